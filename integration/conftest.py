@@ -1,0 +1,33 @@
+import functools
+import glob
+import os
+
+import pytest
+
+from irmeasures_markov.io import read_trec_qrels, read_trec_run
+from irmeasures_markov.testing import DATA_ENV, shared_data_dir
+
+DATA = shared_data_dir()
+
+
+@pytest.fixture(scope="session")
+def data_dir():
+    if DATA is None:
+        pytest.skip(f"shared TREC data not found: set {DATA_ENV} or place it at ../shared/data")
+    return DATA
+
+
+@functools.lru_cache(maxsize=None)
+def _trec8():
+    qrels = read_trec_qrels(DATA / "qrels" / "trec8.qrels.gz")
+    runs = {}
+    for path in sorted(glob.glob(str(DATA / "runs" / "trec8" / "input.*.gz"))):
+        name = os.path.basename(path)[len("input."):-len(".gz")]
+        runs[name] = read_trec_run(path)
+    return qrels, runs
+
+
+@pytest.fixture(scope="session")
+def trec8(data_dir):
+    """(qrels, {run_name: run}) for all 129 TREC-8 runs, parsed as float64."""
+    return _trec8()

@@ -1,0 +1,14 @@
+"""irmeasures_markov: user-model evaluation measures as an ir_measures plug-in.
+
+``import irmeasures_markov`` registers MP, MPcont (and the other families) with
+``ir_measures`` so that ``ir_measures.calc_aggregate([MP@100], qrels, run)``,
+``ir_measures.parse_measure("MP(model='LO_OR_ID')")``, PyTerrier and the
+command line all understand them.
+"""
+__version__ = "0.1.0"
+
+from .measures.markov_precision import estimate_rates, markov_precision
+from .plugin import PROVIDER, MP, MPcont
+from .evaluator import RelevanceEvaluator
+
+__all__ = ["MP", "MPcont", "PROVIDER", "RelevanceEvaluator", "markov_precision", "estimate_rates", "__version__"]

@@ -1,0 +1,33 @@
+"""The solver core: finite Markov chains with numpy/scipy only.
+
+Nothing here knows about queries, documents or ir_measures; measures build
+chains from rankings and call these functions.
+"""
+from .chains import (
+    MarkovChain,
+    censored_transition_matrix,
+    is_irreducible,
+    reversible_stationary_distribution,
+    stationary_distribution,
+    transition_matrix_from_weights,
+)
+from .absorbing import (
+    absorption_probabilities,
+    expected_reward,
+    expected_visits,
+    fundamental_matrix,
+    hitting_probabilities,
+    return_probabilities,
+    solve_tridiagonal,
+    tridiagonal_expected_reward,
+    tridiagonal_hitting_and_return,
+)
+
+__all__ = [
+    "MarkovChain", "censored_transition_matrix", "is_irreducible",
+    "reversible_stationary_distribution", "stationary_distribution",
+    "transition_matrix_from_weights",
+    "absorption_probabilities", "expected_reward", "expected_visits", "fundamental_matrix",
+    "hitting_probabilities", "return_probabilities", "solve_tridiagonal",
+    "tridiagonal_expected_reward", "tridiagonal_hitting_and_return",
+]

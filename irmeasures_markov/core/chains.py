@@ -1,0 +1,291 @@
+r"""Finite Markov chains: invariant distributions and censored ("watched") chains.
+
+A discrete-time chain on states :math:`S = \{0, \dots, n-1\}` is given by a
+row-stochastic matrix :math:`P` (:math:`p_{ij} \ge 0`, :math:`\sum_j p_{ij} = 1`).
+It is *irreducible* when every state reaches every other state with positive
+probability; then it has a unique invariant distribution :math:`\pi = \pi P`.
+
+Reversible chains.  When :math:`p_{ij} = \alpha(i,j) / \deg_i` for a symmetric
+weight :math:`\alpha` with :math:`\deg_i = \sum_k \alpha(i,k)`, detailed balance
+:math:`\deg_i p_{ij} = \alpha(i,j) = \deg_j p_{ji}` holds, so
+:math:`\pi_i = \deg_i / \sum_k \deg_k` without any linear solve.
+
+Censored chains.  Watching a chain only while it is in a subset :math:`A`
+(Norris 1998, §1.3; Ferrante et al. 2014, eq. 8) gives a chain on :math:`A`
+with transition matrix
+
+.. math:: \tilde P = P_{AA} + P_{AB} (I - P_{BB})^{-1} P_{BA}, \qquad B = S \setminus A,
+
+whose invariant distribution is :math:`\pi|_A / \pi(A)` for any irreducible
+chain.  Both facts are used by Markov Precision: the closed forms of the paper
+models rest on the first, the general solver for user-supplied kernels on the
+second.
+
+References
+----------
+.. [1] J. R. Norris, *Markov Chains*, Cambridge University Press, 1998.
+.. [2] M. Ferrante, N. Ferro, M. Maistro, "Injecting User Models and Time into
+       Precision via Markov Chains", SIGIR 2014.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse
+import scipy.sparse.csgraph
+import scipy.sparse.linalg
+
+__all__ = [
+    "MarkovChain",
+    "stationary_distribution",
+    "reversible_stationary_distribution",
+    "censored_transition_matrix",
+    "is_irreducible",
+    "transition_matrix_from_weights",
+]
+
+_STOCHASTIC_ATOL = 1e-10
+
+
+def _as_matrix(P, name="P"):
+    """Return ``P`` as a float64 dense array or CSR matrix, validated as square."""
+    if scipy.sparse.issparse(P):
+        P = scipy.sparse.csr_matrix(P, dtype=np.float64)
+    else:
+        P = np.asarray(P, dtype=np.float64)
+        if P.ndim != 2:
+            raise ValueError(f"`{name}` must be a 2-D matrix, got an array of shape {P.shape}.")
+    if P.shape[0] != P.shape[1]:
+        raise ValueError(f"`{name}` must be a square matrix, got shape {P.shape}.")
+    if P.shape[0] == 0:
+        raise ValueError(f"`{name}` must have at least one state.")
+    return P
+
+
+def _check_stochastic(P):
+    data = P.data if scipy.sparse.issparse(P) else P
+    if not np.all(np.isfinite(data)):
+        raise ValueError("`P` must contain only finite values.")
+    if np.any(data < 0):
+        raise ValueError("`P` must be nonnegative.")
+    rows = np.asarray(P.sum(axis=1)).ravel()
+    if not np.allclose(rows, 1.0, rtol=0, atol=_STOCHASTIC_ATOL):
+        bad = int(np.argmax(np.abs(rows - 1.0)))
+        raise ValueError(f"The rows of `P` must sum to 1 (row {bad} sums to {rows[bad]!r}).")
+
+
+def is_irreducible(P) -> bool:
+    """True when the directed graph of the positive entries of ``P`` is strongly connected."""
+    P = _as_matrix(P)
+    if P.shape[0] == 1:
+        return True
+    graph = scipy.sparse.csr_matrix(P) if not scipy.sparse.issparse(P) else P
+    n_components = scipy.sparse.csgraph.connected_components(
+        graph, directed=True, connection="strong", return_labels=False)
+    return n_components == 1
+
+
+def transition_matrix_from_weights(W):
+    r"""Row-normalise a nonnegative weight matrix: :math:`p_{ij} = w_{ij} / \sum_k w_{ik}`.
+
+    The diagonal is kept as given (MP kernels have no self-loops, so callers pass
+    a zero diagonal).  A state with no outgoing weight is an error because the
+    chain would have nowhere to go.
+    """
+    W = _as_matrix(W, "W")
+    data = W.data if scipy.sparse.issparse(W) else W
+    if not np.all(np.isfinite(data)) or np.any(data < 0):
+        raise ValueError("`W` must be finite and nonnegative.")
+    out = np.asarray(W.sum(axis=1)).ravel()
+    if np.any(out <= 0):
+        bad = int(np.flatnonzero(out <= 0)[0])
+        raise ValueError(f"State {bad} has no outgoing weight; the chain cannot leave it.")
+    if scipy.sparse.issparse(W):
+        return scipy.sparse.diags(1.0 / out) @ W
+    return W / out[:, None]
+
+
+def stationary_distribution(P, *, check=True) -> np.ndarray:
+    r"""Invariant distribution of an irreducible chain by a direct linear solve.
+
+    Solves :math:`\pi (I - P) = 0` with one balance equation replaced by
+    :math:`\sum_i \pi_i = 1`, which is nonsingular exactly when ``P`` is
+    irreducible.  Dense input uses LAPACK; ``scipy.sparse`` input uses SuperLU.
+
+    Parameters
+    ----------
+    P : (n, n) array_like or sparse matrix
+        Row-stochastic, irreducible transition matrix.
+    check : bool
+        Validate stochasticity and irreducibility first (default True).
+
+    Returns
+    -------
+    pi : (n,) ndarray
+        Nonnegative, sums to 1, ``pi @ P == pi``.
+    """
+    P = _as_matrix(P)
+    if check:
+        _check_stochastic(P)
+        if not is_irreducible(P):
+            raise ValueError("`P` is not irreducible: some state cannot reach another, "
+                             "so the invariant distribution is not unique.")
+    n = P.shape[0]
+    if n == 1:
+        return np.ones(1)
+    b = np.zeros(n)
+    b[-1] = 1.0
+    if scipy.sparse.issparse(P):
+        A = (scipy.sparse.identity(n, format="csr") - P).T.tolil()
+        A[n - 1, :] = np.ones(n)
+        pi = scipy.sparse.linalg.spsolve(A.tocsc(), b)
+    else:
+        A = (np.eye(n) - P).T.copy()
+        A[n - 1, :] = 1.0
+        pi = scipy.linalg.solve(A, b)
+    pi = np.clip(pi, 0.0, None)
+    return pi / pi.sum()
+
+
+def reversible_stationary_distribution(W) -> np.ndarray:
+    r"""Invariant distribution of the random walk on a symmetric weight matrix.
+
+    :math:`\pi_i = \deg_i / \sum_k \deg_k` with :math:`\deg_i = \sum_j w_{ij}`
+    (detailed balance); no linear solve.  ``W`` must be symmetric.
+    """
+    W = _as_matrix(W, "W")
+    diff = (W - W.T)
+    diff = abs(diff).max() if scipy.sparse.issparse(W) else np.abs(diff).max()
+    if diff > 1e-12 * max(1.0, float(abs(W).max())):
+        raise ValueError("`W` must be symmetric for the reversible closed form; "
+                         "use stationary_distribution(transition_matrix_from_weights(W)).")
+    deg = np.asarray(W.sum(axis=1)).ravel()
+    if np.any(deg <= 0):
+        raise ValueError("Every state needs positive total weight.")
+    return deg / deg.sum()
+
+
+def censored_transition_matrix(P, watched) -> np.ndarray:
+    r"""Transition matrix of ``P`` watched only on the states ``watched``.
+
+    Computes :math:`\tilde P = P_{AA} + P_{AB} H` where :math:`H = (I - P_{BB})^{-1} P_{BA}`
+    is the minimal nonnegative solution of :math:`h = P_{\cdot A} + P_{\cdot B} h`
+    restricted to :math:`B` (paper eq. 8).  Row ``i`` of the result is the law of
+    the next watched state after leaving watched state ``i``.
+
+    Parameters
+    ----------
+    P : (n, n) array_like or sparse matrix
+        Row-stochastic transition matrix (irreducible, so every unwatched state
+        eventually reaches a watched one).
+    watched : sequence of int or boolean mask
+        The watched set ``A``, in the order the output rows/columns use.
+
+    Returns
+    -------
+    P_tilde : (|A|, |A|) ndarray
+    """
+    P = _as_matrix(P)
+    n = P.shape[0]
+    watched = np.asarray(watched)
+    if watched.dtype == bool:
+        if watched.shape != (n,):
+            raise ValueError(f"Boolean `watched` must have length {n}.")
+        A = np.flatnonzero(watched)
+    else:
+        A = watched.astype(np.int64)
+        if A.size and (A.min() < 0 or A.max() >= n):
+            raise ValueError(f"`watched` indices must lie in [0, {n}).")
+        if np.unique(A).size != A.size:
+            raise ValueError("`watched` contains repeated states.")
+    if A.size == 0:
+        raise ValueError("`watched` must contain at least one state.")
+    mask = np.zeros(n, dtype=bool)
+    mask[A] = True
+    B = np.flatnonzero(~mask)
+    if scipy.sparse.issparse(P):
+        P_AA = P[A][:, A].toarray()
+        if B.size == 0:
+            return P_AA
+        P_AB = P[A][:, B]
+        P_BA = P[B][:, A].toarray()
+        M = (scipy.sparse.identity(B.size, format="csc") - P[B][:, B]).tocsc()
+        H = scipy.sparse.linalg.splu(M).solve(P_BA)
+        return P_AA + np.asarray(P_AB @ H)
+    P_AA = P[np.ix_(A, A)]
+    if B.size == 0:
+        return P_AA.copy()
+    H = scipy.linalg.solve(np.eye(B.size) - P[np.ix_(B, B)], P[np.ix_(B, A)])
+    return P_AA + P[np.ix_(A, B)] @ H
+
+
+class MarkovChain:
+    """A finite discrete-time Markov chain.
+
+    Validation happens once, here; results are cached.
+
+    Parameters
+    ----------
+    P : (n, n) array_like or sparse matrix
+        Row-stochastic transition matrix.
+
+    Examples
+    --------
+    >>> mc = MarkovChain([[0.0, 1.0], [0.5, 0.5]])
+    >>> mc.stationary_distribution
+    array([0.33333333, 0.66666667])
+    """
+
+    def __init__(self, P):
+        self.P = _as_matrix(P)
+        _check_stochastic(self.P)
+        self.n = self.P.shape[0]
+        self._pi = None
+        self._irreducible = None
+
+    @classmethod
+    def from_weights(cls, W):
+        """Chain with ``p_ij = w_ij / sum_k w_ik`` (a random walk on weights ``W``)."""
+        return cls(transition_matrix_from_weights(W))
+
+    @property
+    def is_irreducible(self) -> bool:
+        if self._irreducible is None:
+            self._irreducible = is_irreducible(self.P)
+        return self._irreducible
+
+    @property
+    def stationary_distribution(self) -> np.ndarray:
+        """The unique invariant distribution (requires irreducibility)."""
+        if self._pi is None:
+            if not self.is_irreducible:
+                raise ValueError("The chain is not irreducible; its invariant distribution is not unique.")
+            self._pi = stationary_distribution(self.P, check=False)
+        return self._pi
+
+    def censored(self, watched) -> "MarkovChain":
+        """The chain watched on ``watched`` (see :func:`censored_transition_matrix`)."""
+        if not self.is_irreducible:
+            raise ValueError("Censoring needs an irreducible chain.")
+        return MarkovChain(censored_transition_matrix(self.P, watched))
+
+    def simulate(self, ts_length, init=0, num_reps=None, rng=None) -> np.ndarray:
+        """Simulate paths of length ``ts_length`` (vectorised over replications).
+
+        Returns an int array of shape ``(ts_length,)`` when ``num_reps`` is None,
+        else ``(num_reps, ts_length)``.  ``rng`` is a seed or ``numpy.random.Generator``.
+        """
+        rng = np.random.default_rng(rng)
+        if int(ts_length) < 1:
+            raise ValueError("`ts_length` must be a positive integer.")
+        reps = 1 if num_reps is None else int(num_reps)
+        P = self.P.toarray() if scipy.sparse.issparse(self.P) else self.P
+        cdf = np.cumsum(P, axis=1)
+        cdf[:, -1] = 1.0
+        out = np.empty((reps, int(ts_length)), dtype=np.int64)
+        out[:, 0] = np.broadcast_to(np.asarray(init, dtype=np.int64), (reps,))
+        for t in range(1, int(ts_length)):
+            u = rng.random(reps)
+            rows = cdf[out[:, t - 1]]
+            out[:, t] = (rows < u[:, None]).sum(axis=1)
+        return out[0] if num_reps is None else out

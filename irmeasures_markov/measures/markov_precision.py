@@ -1,0 +1,428 @@
+r"""Markov Precision (MP) and continuous-time Markov Precision (MPcont).
+
+Ferrante, Ferro & Maistro, "Injecting User Models and Time into Precision via
+Markov Chains", SIGIR 2014 (SPEC §1).
+
+A user moves among the ranks of a ranking of length :math:`T` as a Markov chain
+with :math:`p_{ij} = \alpha(i,j) / \sum_k \alpha(i,k)` (no self-loops).  Watching
+the chain only on the ranks :math:`\mathcal R` of the relevant retrieved
+documents gives a chain with invariant distribution :math:`\pi`, and
+
+.. math::
+
+    \mathrm{MP} = \sum_{i \in \mathcal R} \pi_i \,\mathrm{Prec}(i), \qquad
+    \mathrm{Prec}(i) = \frac{1}{i}\sum_{m \le i} a_m .
+
+Models ``CONN_STATES_KERNEL``:
+
+* STATES ``AD`` — the chain lives on all ranks and is watched on :math:`\mathcal R`;
+  ``OR`` — it lives on :math:`\mathcal R` only (distances are still rank distances).
+* CONN ``GL`` — every pair of distinct states is connected; ``LO`` — only
+  neighbours in the state list.
+* KERNEL, with :math:`d = |i-j|` in ranks: ``ID`` :math:`\alpha = 1/(d+1)`;
+  ``LID`` :math:`\alpha = 1/\log_{10}(d+2)`.
+* ``UNIFORM`` (paper §4.2): constant transitions among all ranks; with
+  ``recall_base`` this is exactly AP.
+
+Why the closed form is exact.  A symmetric :math:`\alpha` makes the chain a
+random walk on a weighted graph, which is reversible with
+:math:`\pi_i \propto \deg_i = \sum_j \alpha(i,j)`.  The chain watched on a subset
+:math:`A` of an irreducible chain has invariant distribution
+:math:`\pi|_A / \pi(A)`.  Hence :math:`\mathrm{MP} = \sum_{i\in\mathcal R}\deg_i
+\mathrm{Prec}(i) / \sum_{i\in\mathcal R}\deg_i`, and for the AD models
+:math:`\deg_i = C(i-1) + C(T-i)` with :math:`C(m) = \sum_{d=1}^m \alpha(d)`, a
+prefix sum: O(T) per ranking.  Non-symmetric custom kernels use the general
+censored-chain solve (paper eq. 8) in :mod:`irmeasures_markov.core`.
+
+MPcont weights the watched invariant distribution by the mean holding times
+:math:`1/\mu_i`: :math:`\tilde\pi_i = (\pi_i/\mu_i)/\sum_{j\in\mathcal R}\pi_j/\mu_j`.
+"""
+from __future__ import annotations
+
+from typing import Callable, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+from ..core import censored_transition_matrix, is_irreducible, stationary_distribution, transition_matrix_from_weights
+from ..rankings import RelevanceBatch, segment_cumsum, segment_sum
+
+__all__ = [
+    "PAPER_MODELS",
+    "MODELS",
+    "markov_precision",
+    "markov_precision_batch",
+    "mp_degrees",
+    "estimate_rates",
+    "parse_model",
+]
+
+KERNELS: Mapping[str, Callable[[np.ndarray], np.ndarray]] = {
+    "ID": lambda d: 1.0 / (d + 1.0),
+    "LID": lambda d: 1.0 / np.log10(d + 2.0),
+}
+
+PAPER_MODELS = tuple(f"{c}_{s}_{k}" for c in ("GL", "LO") for s in ("AD", "OR") for k in ("ID", "LID"))
+MODELS = PAPER_MODELS + ("UNIFORM",)
+
+Model = Union[str, Callable, np.ndarray]
+
+
+def parse_model(model: str):
+    """Split a model name into ``(connectivity, states, kernel)``; ``UNIFORM`` gives ``('GL','AD','UNIFORM')``."""
+    if not isinstance(model, str):
+        raise TypeError(f"`model` must be a model name, got {type(model).__name__}.")
+    name = model.upper()
+    if name == "UNIFORM":
+        return "GL", "AD", "UNIFORM"
+    parts = name.split("_")
+    if len(parts) != 3 or parts[0] not in ("GL", "LO") or parts[1] not in ("AD", "OR") or parts[2] not in KERNELS:
+        raise ValueError(f"Unknown MP model {model!r}. Known models: {', '.join(MODELS)} "
+                         "(or pass a weight function / weight matrix as a custom kernel).")
+    return parts[0], parts[1], parts[2]
+
+
+# ---------------------------------------------------------------------------
+# Validation
+# ---------------------------------------------------------------------------
+
+def _relevance_iv(relevance) -> np.ndarray:
+    a = np.asarray(relevance)
+    if a.ndim != 1:
+        raise ValueError(f"`relevance` must be a 1-D sequence of 0/1 values in rank order, got shape {a.shape}.")
+    if a.dtype != bool:
+        if not np.issubdtype(a.dtype, np.number) or not np.all(np.isfinite(a)):
+            raise ValueError("`relevance` must hold finite 0/1 values.")
+        if not np.all((a == 0) | (a == 1)):
+            raise ValueError("`relevance` must be binary (0/1); apply a relevance threshold first.")
+    return a.astype(bool)
+
+
+def _rates_iv(rates, T: int, where: str = "") -> np.ndarray:
+    mu = np.asarray(rates, dtype=np.float64)
+    if mu.ndim != 1:
+        raise ValueError(f"`rates` must be a 1-D sequence of holding rates per rank{where}.")
+    if mu.size < T:
+        raise ValueError(f"`rates` gives holding rates for ranks 1..{mu.size} but the ranking{where} has "
+                         f"{T} documents; every rank needs a rate (evaluate with a cutoff, e.g. MPcont@{mu.size}, "
+                         "or supply more rates).")
+    mu = mu[:T]
+    if not np.all(np.isfinite(mu)) or np.any(mu <= 0):
+        bad = int(np.flatnonzero(~(np.isfinite(mu) & (mu > 0)))[0])
+        raise ValueError(f"`rates` must be positive and finite; rank {bad + 1}{where} has rate {mu[bad]!r}.")
+    return mu
+
+
+def _recall_base_iv(recall_base):
+    if recall_base is None:
+        return None
+    if isinstance(recall_base, (bool, np.bool_)) or not float(recall_base).is_integer() or recall_base < 0:
+        raise ValueError(f"`recall_base` must be a nonnegative integer, got {recall_base!r}.")
+    return int(recall_base)
+
+
+# ---------------------------------------------------------------------------
+# Closed form (reversible chains)
+# ---------------------------------------------------------------------------
+
+def _kernel_prefix(kernel: str, max_t: int) -> np.ndarray:
+    """C[m] = sum_{d=1}^m alpha(d), for m = 0..max_t."""
+    d = np.arange(1, max_t + 1, dtype=np.float64)
+    C = np.zeros(max_t + 1)
+    np.cumsum(KERNELS[kernel](d), out=C[1:])
+    return C
+
+
+def mp_degrees(relevant: np.ndarray, model: str) -> np.ndarray:
+    r"""Degrees :math:`\deg_i` of the relevant ranks under a paper model (one ranking).
+
+    The watched invariant distribution is ``deg / deg.sum()``.
+    """
+    relevant = _relevance_iv(relevant)
+    batch = _single_batch(relevant)
+    return _batch_degrees(batch, parse_model(model))
+
+
+def _single_batch(relevant: np.ndarray, recall_base: int = 0) -> RelevanceBatch:
+    rel = relevant.astype(bool)
+    return RelevanceBatch(["q"], np.array([0, rel.size]), rel.astype(np.int64), rel,
+                          np.array([recall_base]), 1)
+
+
+def _batch_degrees(batch: RelevanceBatch, parsed) -> np.ndarray:
+    """Degree of every relevant flat position (in flat order of relevant positions)."""
+    conn, states, kernel = parsed
+    rel = batch.relevant
+    ranks = batch.ranks[rel]
+    qidx = batch.query_index[rel]
+    T = batch.lengths[qidx]
+    n_rel = ranks.size
+    if n_rel == 0:
+        return np.zeros(0)
+    if kernel == "UNIFORM":
+        return np.ones(n_rel)
+    if states == "AD":
+        if conn == "GL":
+            C = _kernel_prefix(kernel, int(batch.lengths.max()))
+            deg = C[ranks - 1] + C[T - ranks]
+        else:
+            deg = ((ranks > 1).astype(np.float64) + (ranks < T)) * KERNELS[kernel](np.float64(1.0))
+    else:
+        counts = np.bincount(qidx, minlength=batch.n_queries)
+        first = np.zeros(batch.n_queries + 1, dtype=np.int64)
+        np.cumsum(counts, out=first[1:])
+        if conn == "LO":
+            alpha = KERNELS[kernel]
+            same_prev = np.zeros(n_rel, dtype=bool)
+            same_prev[1:] = qidx[1:] == qidx[:-1]
+            gap = np.zeros(n_rel)
+            gap[1:] = ranks[1:] - ranks[:-1]
+            left = np.where(same_prev, alpha(np.where(same_prev, gap, 1.0)), 0.0)
+            right = np.zeros(n_rel)
+            right[:-1] = left[1:]
+            deg = left + right
+        else:
+            per = counts[qidx]
+            total = int(np.sum(counts.astype(np.int64) ** 2))
+            # pair (e, f) for every relevant e and every relevant f of the same query
+            e = np.repeat(np.arange(n_rel), per)
+            block_start = np.cumsum(per) - per
+            f = np.arange(total) - np.repeat(block_start - first[qidx], per)
+            d = np.abs(ranks[e] - ranks[f]).astype(np.float64)
+            w = np.where(d > 0, KERNELS[kernel](np.maximum(d, 1.0)), 0.0)
+            deg = np.bincount(e, weights=w, minlength=n_rel)
+    # a single-state chain (T = 1, or OR with r = 1) has no transitions: pi = 1
+    return np.where(deg > 0, deg, 1.0)
+
+
+def markov_precision_batch(batch: RelevanceBatch, model: str = "GL_AD_ID", *, recall: bool = False,
+                           rates=None) -> np.ndarray:
+    """MP (or MPcont when ``rates`` is given) of every query of a batch, vectorised.
+
+    ``rates``: None, a 1-D array of holding rates per rank (applies to every
+    query), or a mapping ``qid -> array``.
+    """
+    parsed = parse_model(model)
+    rel = batch.relevant
+    out = np.zeros(batch.n_queries)
+    if batch.offsets[-1] == 0:
+        return out
+    R = segment_cumsum(rel, batch.offsets)
+    ranks = batch.ranks
+    prec = (R / ranks)[rel]
+    w = _batch_degrees(batch, parsed)
+    qidx = batch.query_index[rel]
+    if rates is not None:
+        w = w / _batch_rates(batch, rates)[rel]
+    num = np.bincount(qidx, weights=w * prec, minlength=batch.n_queries)
+    den = np.bincount(qidx, weights=w, minlength=batch.n_queries)
+    np.divide(num, den, out=out, where=den > 0)
+    if recall:
+        r = np.bincount(qidx, minlength=batch.n_queries)
+        rb = batch.recall_base
+        out = np.where(rb > 0, out * r / np.maximum(rb, 1), 0.0)
+    return out
+
+
+def _batch_rates(batch: RelevanceBatch, rates) -> np.ndarray:
+    """Holding rate of every flat position."""
+    if isinstance(rates, Mapping):
+        parts = []
+        for i, q in enumerate(batch.qids):
+            T = int(batch.lengths[i])
+            if q not in rates:
+                raise ValueError(f"`rates` has no holding rates for query {q!r}.")
+            parts.append(_rates_iv(rates[q], T, f" of query {q!r}"))
+        return np.concatenate(parts) if parts else np.zeros(0)
+    T = int(batch.lengths.max()) if batch.n_queries else 0
+    mu = np.asarray(rates, dtype=np.float64)
+    if mu.ndim == 1 and mu.size < T:
+        longest = batch.qids[int(np.argmax(batch.lengths))]
+        _rates_iv(mu, T, f" of query {longest!r}")
+    mu = _rates_iv(mu, T)
+    return mu[batch.ranks - 1]
+
+
+# ---------------------------------------------------------------------------
+# General solver (any kernel)
+# ---------------------------------------------------------------------------
+
+def _weight_matrix(model, parsed, positions: np.ndarray) -> np.ndarray:
+    """Weights among the given 1-based rank positions (zero diagonal)."""
+    i = positions[:, None].astype(np.float64)
+    j = positions[None, :].astype(np.float64)
+    n = positions.size
+    if parsed is not None:
+        conn, states, kernel = parsed
+        if kernel == "UNIFORM":
+            W = np.ones((n, n))
+        else:
+            W = KERNELS[kernel](np.abs(i - j))
+        if conn == "LO":
+            idx = np.arange(n)
+            W = np.where(np.abs(idx[:, None] - idx[None, :]) == 1, W, 0.0)
+    elif callable(model):
+        W = np.asarray(np.broadcast_to(model(i, j), (n, n)), dtype=np.float64).copy()
+    else:
+        M = np.asarray(model, dtype=np.float64)
+        if M.ndim != 2 or M.shape[0] != M.shape[1]:
+            raise ValueError(f"A custom kernel matrix must be square, got shape {M.shape}.")
+        if M.shape[0] < positions.max():
+            raise ValueError(f"The custom kernel matrix covers ranks 1..{M.shape[0]} but the ranking has "
+                             f"{int(positions.max())} documents.")
+        W = M[np.ix_(positions - 1, positions - 1)].copy()
+    if not np.all(np.isfinite(W)) or np.any(W < 0):
+        raise ValueError("Kernel weights must be finite and nonnegative.")
+    np.fill_diagonal(W, 0.0)
+    return W
+
+
+def _solve_pi(model, parsed, relevant: np.ndarray, states: str) -> np.ndarray:
+    """Watched invariant distribution on the relevant ranks by the general solver."""
+    T = relevant.size
+    rel_pos = np.flatnonzero(relevant) + 1
+    if rel_pos.size == 1:
+        return np.ones(1)
+    positions = np.arange(1, T + 1) if states == "AD" else rel_pos
+    W = _weight_matrix(model, parsed, positions)
+    if not is_irreducible(W):
+        kind = "custom kernel" if parsed is None else f"model {model}"
+        raise ValueError(f"The {kind} gives a chain that is not irreducible on "
+                         f"{'all ranks' if states == 'AD' else 'the relevant ranks'} (ranks "
+                         f"{positions.tolist()[:10]}{'...' if positions.size > 10 else ''}); "
+                         "MP needs every state to reach every other.")
+    P = transition_matrix_from_weights(W)
+    if states == "AD":
+        P = censored_transition_matrix(P, rel_pos - 1)
+    return stationary_distribution(P, check=False)
+
+
+def markov_precision(relevance, model: Model = "GL_AD_ID", *, recall_base: Optional[int] = None,
+                     rates: Optional[Sequence[float]] = None, states: str = "AD",
+                     method: str = "auto") -> float:
+    r"""Markov Precision of one ranking (MPcont when ``rates`` is given).
+
+    .. math:: \mathrm{MP} = \sum_{i\in\mathcal R}\pi_i\,\mathrm{Prec}(i)
+
+    Parameters
+    ----------
+    relevance : sequence of {0, 1}
+        Binary relevance in rank order (rank 1 first).
+    model : str, callable or (n, n) array
+        A paper model ``'GL_AD_ID'``, ``'GL_AD_LID'``, ``'GL_OR_ID'``, ``'GL_OR_LID'``,
+        ``'LO_AD_ID'``, ``'LO_AD_LID'``, ``'LO_OR_ID'``, ``'LO_OR_LID'``, or ``'UNIFORM'``;
+        or a custom kernel: a function ``alpha(i, j)`` of 1-based ranks (called
+        with broadcastable arrays) or a weight matrix indexed by rank-1.  Custom
+        kernels may be non-symmetric; the diagonal is ignored (no self-loops).
+    recall_base : int, optional
+        The number RB of relevant documents for the topic.  When given the
+        value is multiplied by :math:`r/RB` (the paper's ``@Rec(T)``); RB = 0 gives 0.
+    rates : sequence of float, optional
+        Holding-time rates :math:`\mu_1, \mu_2, \dots` per rank (MPcont, paper §4.1).
+    states : {'AD', 'OR'}
+        State space of a custom kernel (ignored for named models).
+    method : {'auto', 'closed', 'solve'}
+        ``'closed'``: reversible closed form (symmetric kernels only);
+        ``'solve'``: general censored-chain linear solve; ``'auto'``: closed
+        form whenever the kernel is symmetric.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(markov_precision([1, 1, 1, 1, 0, 0, 0, 1, 0, 0]), 4)
+    0.9205
+    >>> markov_precision([1, 0, 1, 0], 'UNIFORM', recall_base=3)  # AP
+    0.5555555555555556
+    """
+    rel = _relevance_iv(relevance)
+    rb = _recall_base_iv(recall_base)
+    if method not in ("auto", "closed", "solve"):
+        raise ValueError(f"`method` must be 'auto', 'closed' or 'solve', got {method!r}.")
+    if states not in ("AD", "OR"):
+        raise ValueError(f"`states` must be 'AD' or 'OR', got {states!r}.")
+    parsed = parse_model(model) if isinstance(model, str) else None
+    if parsed is None and not callable(model) and not hasattr(model, "shape") and not isinstance(model, (list, tuple)):
+        raise TypeError("`model` must be a model name, a weight function alpha(i, j) or a weight matrix.")
+    T = rel.size
+    mu = _rates_iv(rates, T) if rates is not None else None
+    r = int(rel.sum())
+    if r == 0:
+        return 0.0
+    if rb is not None and rb == 0:
+        return 0.0
+    prec = (np.cumsum(rel) / np.arange(1, T + 1))[rel]
+    if parsed is not None:
+        st = parsed[1]
+    else:
+        st = states
+    use_closed = parsed is not None and method != "solve"
+    if parsed is None and method != "solve":
+        # a symmetric custom kernel is reversible too
+        positions = np.arange(1, T + 1) if st == "AD" else np.flatnonzero(rel) + 1
+        W = _weight_matrix(model, None, positions)
+        if np.allclose(W, W.T, rtol=1e-13, atol=0):
+            if not is_irreducible(W) and r > 1:
+                raise ValueError("The custom kernel gives a chain that is not irreducible; "
+                                 "MP needs every state to reach every other.")
+            deg = W.sum(axis=1)
+            pi = (deg[rel] if st == "AD" else deg)
+            pi = np.where(pi > 0, pi, 1.0) if r == 1 else pi
+            pi = pi / pi.sum()
+        elif method == "closed":
+            raise ValueError("`method='closed'` needs a symmetric kernel; this custom kernel is not symmetric.")
+        else:
+            pi = _solve_pi(model, None, rel, st)
+    elif use_closed:
+        pi = _batch_degrees(_single_batch(rel), parsed)
+        pi = pi / pi.sum()
+    else:
+        pi = _solve_pi(model, parsed, rel, st)
+    if mu is not None:
+        pi = pi / mu[rel]
+        pi = pi / pi.sum()
+    value = float(np.dot(pi, prec))
+    if rb is not None:
+        value *= r / rb
+    return value
+
+
+def estimate_rates(dwell_times) -> np.ndarray:
+    r"""Estimate exponential holding rates per rank from observed dwell times (paper §5.5).
+
+    For rank :math:`k` with :math:`n \ge 2` observations :math:`t_1..t_n`,
+
+    .. math:: \hat\mu_k = \frac{n-1}{n\,\bar t} = \frac{n-1}{\sum_m t_m},
+
+    the unbiased estimator of an exponential rate.
+
+    Parameters
+    ----------
+    dwell_times : mapping rank -> sequence of float, or sequence of sequences
+        Dwell times (any time unit) observed at each 1-based rank; a sequence is
+        read as ranks 1, 2, ...  Ranks must be contiguous from 1.
+
+    Returns
+    -------
+    ndarray
+        ``mu[k-1]`` is the rate for rank ``k`` (pass as ``rates=``).
+    """
+    if isinstance(dwell_times, Mapping):
+        ranks = sorted(dwell_times)
+        if not ranks or ranks != list(range(1, len(ranks) + 1)):
+            raise ValueError(f"`dwell_times` must cover ranks 1..K contiguously, got ranks {ranks}.")
+        samples = [dwell_times[k] for k in ranks]
+    else:
+        samples = list(dwell_times)
+        if not samples:
+            raise ValueError("`dwell_times` is empty.")
+    mu = np.empty(len(samples))
+    for k, s in enumerate(samples, start=1):
+        t = np.asarray(s, dtype=np.float64).ravel()
+        if t.size < 2:
+            raise ValueError(f"rank {k} has {t.size} dwell-time observation(s); the estimator needs at least 2.")
+        if not np.all(np.isfinite(t)) or np.any(t <= 0):
+            raise ValueError(f"rank {k}: dwell times must be positive and finite.")
+        mu[k - 1] = (t.size - 1) / t.sum()
+    return mu

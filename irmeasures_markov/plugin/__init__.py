@@ -1,0 +1,12 @@
+"""ir_measures integration: Measure classes of every family, one provider, registration.
+
+Importing this package registers all measures with ``ir_measures`` and appends
+:data:`PROVIDER` to ``ir_measures.DefaultPipeline`` (once, even on re-import).
+Each family lives in its own module; add a family by importing it here.
+"""
+from .base import PROVIDER, FamilyMeasure, MarkovProvider, install_provider, register_measure
+from .mp import MP, MPcont
+
+install_provider()
+
+__all__ = ["PROVIDER", "FamilyMeasure", "MarkovProvider", "register_measure", "MP", "MPcont"]

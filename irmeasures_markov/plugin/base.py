@@ -1,0 +1,170 @@
+"""Shared ir_measures machinery: a validating Measure base and one Provider for all families.
+
+Each measure family (MP, M1–M4, P@H, TBG) defines subclasses of
+:class:`FamilyMeasure` with ``SUPPORTED_PARAMS`` and a ``compute`` method that
+turns a :class:`~irmeasures_markov.rankings.PreparedRun` into per-query values.
+The single :class:`MarkovProvider` ranks and joins each run once and hands the
+prepared rankings to every requested measure.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Dict, Iterator, List
+
+import numpy as np
+from ir_measures import measures as irm_measures
+from ir_measures import providers as irm_providers
+from ir_measures.util import Metric
+
+from ..io import to_qrels_dict, to_run_dict
+from ..rankings import PreparedRun, QrelsIndex
+
+__all__ = ["FamilyMeasure", "MarkovProvider", "PROVIDER", "register_measure", "FLOAT", "ParamInfo"]
+
+ParamInfo = irm_measures.ParamInfo
+#: Float parameters accept ints too (``p=1`` parses as an int).
+FLOAT = (int, float)
+_NOT_PROVIDED = irm_measures.base._NOT_PROVIDED
+
+
+def _type_name(dtype) -> str:
+    if isinstance(dtype, tuple):
+        return " or ".join(t.__name__ for t in dtype)
+    return dtype.__name__
+
+
+class FamilyMeasure(irm_measures.Measure):
+    """A Measure whose parameters are validated with clear ``ValueError`` messages.
+
+    Subclasses set ``__name__``/``NAME``, ``SUPPORTED_PARAMS`` and implement
+    :meth:`compute`; :meth:`check_params` adds cross-parameter rules.
+    """
+    AT_PARAM = "cutoff"
+    DEFAULT = 0.0
+
+    def validate_params(self):
+        if self.validated:
+            return
+        unknown = sorted(set(self.params) - set(self.SUPPORTED_PARAMS))
+        if unknown:
+            raise ValueError(f"{self.NAME}: unknown parameter(s) {unknown}; supported: "
+                             f"{sorted(self.SUPPORTED_PARAMS)}")
+        for name, info in self.SUPPORTED_PARAMS.items():
+            value = self.params.get(name, _NOT_PROVIDED)
+            if value is _NOT_PROVIDED:
+                if info.required:
+                    raise ValueError(f"{self.NAME}: parameter `{name}` is required ({info.desc}).")
+                continue
+            if info.dtype is not None and not isinstance(value, info.dtype):
+                raise ValueError(f"{self.NAME}: parameter `{name}` must be {_type_name(info.dtype)}, "
+                                 f"got {value!r} ({info.desc}).")
+            if info.dtype is int and isinstance(value, bool):
+                raise ValueError(f"{self.NAME}: parameter `{name}` must be an integer, got {value!r}.")
+            if info.choices is not _NOT_PROVIDED and value not in info.choices:
+                raise ValueError(f"{self.NAME}: parameter `{name}`={value!r} is not one of "
+                                 f"{list(info.choices)} ({info.desc}).")
+        cutoff = self.params.get("cutoff")
+        if cutoff is not None and (isinstance(cutoff, bool) or cutoff < 1):
+            raise ValueError(f"{self.NAME}: cutoff must be a positive integer, got {cutoff!r}.")
+        self.check_params()
+        self.validated = True
+
+    def check_params(self):
+        """Cross-parameter validation; raise ValueError with a clear message."""
+
+    def compute(self, prepared: PreparedRun) -> np.ndarray:
+        """Values for ``prepared.qids``, in that order."""
+        raise NotImplementedError
+
+    # shortcuts used by compute() implementations
+    @property
+    def cutoff(self):
+        return self.params.get("cutoff")
+
+    def batch(self, prepared: PreparedRun, with_docids: bool = False):
+        rel = self["rel"] if "rel" in self.SUPPORTED_PARAMS else 1
+        jo = self["judged_only"] if "judged_only" in self.SUPPORTED_PARAMS else False
+        return prepared.batch(rel=rel, judged_only=jo, cutoff=self.cutoff, with_docids=with_docids)
+
+
+class MarkovEvaluator(irm_providers.Evaluator):
+    def __init__(self, measures, qrels):
+        self.qrels_index = QrelsIndex(to_qrels_dict(qrels))
+        measures = list(measures)
+        for m in measures:
+            m.validate_params()
+        super().__init__(measures, self.qrels_index.query_ids)
+
+    def prepare(self, run) -> PreparedRun:
+        return PreparedRun(self.qrels_index, to_run_dict(run))
+
+    def values(self, run) -> Dict[irm_measures.Measure, Dict[str, float]]:
+        """``{measure: {qid: value}}`` for the queries present in both qrels and run."""
+        prepared = self.prepare(run)
+        rels = {m["rel"] for m in self.measures if "rel" in m.SUPPORTED_PARAMS}
+        for rel in sorted(rels) or [1]:
+            self.qrels_index.warn_if_no_relevant(self.qrels_index.query_ids, rel)
+        out = {}
+        qids = prepared.qids
+        for m in self.measures:
+            vals = np.asarray(m.compute(prepared), dtype=np.float64)
+            if vals.shape != (len(qids),):
+                raise RuntimeError(f"{m}: compute returned shape {vals.shape} for {len(qids)} queries")
+            out[m] = dict(zip(qids, vals.tolist()))
+        return out
+
+    def _iter_calc(self, run) -> Iterator[Metric]:
+        for m, per_query in self.values(run).items():
+            for qid, v in per_query.items():
+                yield Metric(query_id=qid, measure=m, value=v)
+
+
+class MarkovProvider(irm_providers.Provider):
+    """ir_measures provider for every irmeasures_markov measure.
+
+    Usable directly, e.g. ``PROVIDER.calc_aggregate([MP], qrels, run)``, or
+    through ``ir_measures.calc_aggregate`` once registered in the DefaultPipeline.
+    """
+    NAME = "irmeasures_markov"
+    SUPPORTED_MEASURES: List[irm_measures.Measure] = []
+
+    def supports(self, measure) -> bool:
+        if not isinstance(measure, FamilyMeasure):
+            return False
+        if measure.NAME not in {m.NAME for m in self.SUPPORTED_MEASURES}:
+            return False
+        measure.validate_params()
+        return True
+
+    def _evaluator(self, measures, qrels):
+        return MarkovEvaluator(measures, qrels)
+
+    def install_instructions(self):
+        return "pip install irmeasures-markov"
+
+
+PROVIDER = MarkovProvider()
+
+
+def register_measure(measure: FamilyMeasure, aliases=()) -> FamilyMeasure:
+    """Register ``measure`` (and aliases) with ir_measures and our provider, once."""
+    registry = irm_measures.registry
+    for name in (measure.NAME, *aliases):
+        existing = registry.get(name)
+        if existing is None:
+            registry[name] = measure
+        elif type(existing).__module__.split(".")[0] != "irmeasures_markov" and \
+                type(existing).__qualname__ != type(measure).__qualname__:
+            warnings.warn(f"ir_measures already has a measure named {name!r}; not overriding it.")
+    if all(m.NAME != measure.NAME for m in MarkovProvider.SUPPORTED_MEASURES):
+        MarkovProvider.SUPPORTED_MEASURES.append(measure)
+    return measure
+
+
+def install_provider():
+    """Append our provider to ``ir_measures.DefaultPipeline`` once (idempotent)."""
+    import ir_measures
+    irm_providers.registry.setdefault(PROVIDER.NAME, PROVIDER)
+    pipeline = ir_measures.DefaultPipeline.providers
+    if not any(getattr(p, "NAME", None) == PROVIDER.NAME for p in pipeline):
+        pipeline.append(PROVIDER)

@@ -1,0 +1,224 @@
+"""Normalised rankings: the one place where documents are joined with judgments.
+
+Every measure family consumes :class:`RelevanceBatch` objects: per query, the
+grades of the retrieved documents in trec_eval order (score descending, ties
+broken by docid descending), already joined with the qrels, plus the recall
+base.  Doing the join and the sort once per (run, query) is what lets many
+measures share one pass over a run (SPEC §0).
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from operator import itemgetter
+from typing import Dict, Iterator, List, Mapping, Optional, Tuple
+
+import numpy as np
+
+__all__ = [
+    "UNJUDGED",
+    "QrelsIndex",
+    "RankedQuery",
+    "RelevanceBatch",
+    "PreparedRun",
+    "rank_documents",
+]
+
+#: Grade given to retrieved documents that have no judgment.  Smaller than any
+#: real grade, so ``grade >= rel`` is False for every sensible ``rel``.
+UNJUDGED = np.iinfo(np.int64).min
+
+_by_score_then_docid = itemgetter(1, 0)
+
+
+def rank_documents(doc_scores: Mapping[str, float], qid: str = "?") -> Tuple[List[str], np.ndarray]:
+    """Order one query's documents as trec_eval does: score desc, then docid desc.
+
+    Scores are read as float64.  NaN or infinite scores raise ``ValueError``
+    naming the query and document.
+    """
+    n = len(doc_scores)
+    scores = np.fromiter(doc_scores.values(), dtype=np.float64, count=n)
+    if not np.all(np.isfinite(scores)):
+        bad_pos = int(np.flatnonzero(~np.isfinite(scores))[0])
+        bad_doc = list(doc_scores)[bad_pos]
+        raise ValueError(f"query {qid!r}: document {bad_doc!r} has a non-finite score "
+                         f"({scores[bad_pos]!r}); scores must be finite numbers.")
+    keys = list(doc_scores)
+    order = np.argsort(-scores, kind="stable")
+    ranked_scores = scores[order]
+    if n > 1 and np.any(ranked_scores[1:] == ranked_scores[:-1]):
+        # Ties need the docid tie-break; Python's sort on (score, docid) reversed
+        # gives exactly score desc / docid desc (code-point order = strcmp on ASCII).
+        items = sorted(zip(keys, scores.tolist()), key=_by_score_then_docid, reverse=True)
+        return [k for k, _ in items], np.array([s for _, s in items], dtype=np.float64)
+    return [keys[i] for i in order.tolist()], ranked_scores
+
+
+class QrelsIndex:
+    """Judgments by query, with recall bases cached per relevance level."""
+
+    def __init__(self, qrels: Mapping[str, Mapping[str, int]]):
+        self.qrels: Dict[str, Dict[str, int]] = {
+            str(q): {str(d): int(g) for d, g in docs.items()} for q, docs in qrels.items()}
+        self._grades_desc: Dict[str, np.ndarray] = {}
+        self._warned_empty = set()
+
+    @property
+    def query_ids(self) -> List[str]:
+        return list(self.qrels)
+
+    def judged_grades(self, qid: str) -> np.ndarray:
+        """All judged grades of the query, sorted descending (the ideal ranking)."""
+        g = self._grades_desc.get(qid)
+        if g is None:
+            g = np.sort(np.fromiter(self.qrels.get(qid, {}).values(), dtype=np.int64))[::-1]
+            self._grades_desc[qid] = g
+        return g
+
+    def recall_base(self, qid: str, rel: int = 1) -> int:
+        g = self.judged_grades(qid)
+        # descending order: count of grades >= rel
+        return int(np.count_nonzero(g >= rel))
+
+    def warn_if_no_relevant(self, qids, rel: int = 1):
+        empty = [q for q in qids if self.recall_base(q, rel) == 0 and (q, rel) not in self._warned_empty]
+        if empty:
+            self._warned_empty.update((q, rel) for q in empty)
+            warnings.warn(f"{len(empty)} qrels quer{'y has' if len(empty) == 1 else 'ies have'} no document "
+                          f"with grade >= {rel}; they score 0 (as in trec_eval): {', '.join(map(str, empty[:20]))}"
+                          f"{' ...' if len(empty) > 20 else ''}", RuntimeWarning, stacklevel=2)
+
+
+@dataclass
+class RankedQuery:
+    """One query of a run in trec_eval order, joined with its judgments."""
+    qid: str
+    docids: List[str]
+    scores: np.ndarray
+    grades: np.ndarray  # int64, UNJUDGED where no judgment
+
+
+@dataclass
+class RelevanceBatch:
+    """Rankings of all evaluated queries of one run, flattened for vectorised kernels.
+
+    Query ``i`` occupies ``slice(offsets[i], offsets[i+1])`` of the flat arrays.
+    ``relevant`` is ``grades >= rel``; ``judged_only`` rankings have unjudged
+    documents removed before the cutoff is applied.
+    """
+    qids: List[str]
+    offsets: np.ndarray
+    grades: np.ndarray
+    relevant: np.ndarray
+    recall_base: np.ndarray
+    rel: int
+    docids: Optional[List[List[str]]] = None
+    _positions: Optional[np.ndarray] = field(default=None, repr=False)
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.qids)
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    @property
+    def ranks(self) -> np.ndarray:
+        """1-based rank of every flat position within its query."""
+        if self._positions is None:
+            idx = np.arange(self.offsets[-1], dtype=np.int64)
+            self._positions = idx - np.repeat(self.offsets[:-1], self.lengths) + 1
+        return self._positions
+
+    @property
+    def query_index(self) -> np.ndarray:
+        """Query number (0-based) of every flat position."""
+        return np.repeat(np.arange(self.n_queries), self.lengths)
+
+    def segments(self) -> Iterator[Tuple[str, np.ndarray, np.ndarray, int]]:
+        """Yield ``(qid, relevant, grades, recall_base)`` per query."""
+        for i, q in enumerate(self.qids):
+            s = slice(self.offsets[i], self.offsets[i + 1])
+            yield q, self.relevant[s], self.grades[s], int(self.recall_base[i])
+
+
+class PreparedRun:
+    """A run ranked and joined with qrels once, for any number of measures.
+
+    Only queries present in both the qrels and the run are kept (run queries
+    without judgments are skipped; qrels queries without results get each
+    measure's DEFAULT from the caller).
+    """
+
+    def __init__(self, qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]]):
+        self.qrels_index = qrels
+        self.queries: List[RankedQuery] = []
+        judged = qrels.qrels
+        for qid, doc_scores in run.items():
+            qid = str(qid)
+            qdocs = judged.get(qid)
+            if qdocs is None or len(doc_scores) == 0:
+                continue
+            docids, scores = rank_documents(doc_scores, qid)
+            get = qdocs.get
+            grades = np.fromiter((get(d, UNJUDGED) for d in docids), dtype=np.int64, count=len(docids))
+            self.queries.append(RankedQuery(qid, docids, scores, grades))
+        self._batches: Dict[tuple, RelevanceBatch] = {}
+
+    @property
+    def qids(self) -> List[str]:
+        return [q.qid for q in self.queries]
+
+    def batch(self, rel: int = 1, judged_only: bool = False, cutoff: Optional[int] = None,
+              with_docids: bool = False) -> RelevanceBatch:
+        """The flattened rankings for one (rel, judged_only, cutoff) setting, cached."""
+        key = (rel, bool(judged_only), cutoff, with_docids)
+        b = self._batches.get(key)
+        if b is not None:
+            return b
+        grades_list = []
+        docids_list = [] if with_docids else None
+        for q in self.queries:
+            g = q.grades
+            keep = None
+            if judged_only:
+                keep = g != UNJUDGED
+                g = g[keep]
+            if cutoff is not None:
+                g = g[:cutoff]
+            grades_list.append(g)
+            if with_docids:
+                d = q.docids
+                if keep is not None:
+                    d = [x for x, k in zip(d, keep.tolist()) if k]
+                docids_list.append(d[:cutoff] if cutoff is not None else d)
+        lengths = np.fromiter((g.size for g in grades_list), dtype=np.int64, count=len(grades_list))
+        offsets = np.zeros(len(grades_list) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        grades = np.concatenate(grades_list) if grades_list else np.zeros(0, dtype=np.int64)
+        rb = np.fromiter((self.qrels_index.recall_base(q.qid, rel) for q in self.queries),
+                         dtype=np.int64, count=len(self.queries))
+        b = RelevanceBatch(self.qids, offsets, grades, grades >= rel, rb, rel, docids_list)
+        self._batches[key] = b
+        return b
+
+
+def segment_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Cumulative sum restarting at every query boundary (flat layout)."""
+    c = np.cumsum(values)
+    if c.size == 0:
+        return c
+    starts = offsets[:-1]
+    lengths = np.diff(offsets)
+    base = np.where(starts > 0, c[np.maximum(starts - 1, 0)], 0)
+    base = np.where(lengths > 0, base, 0)
+    return c - np.repeat(base, lengths)
+
+
+def segment_sum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Sum of ``values`` per query (0 for empty queries)."""
+    c = np.concatenate(([0], np.cumsum(values, dtype=np.float64 if values.dtype != bool else np.int64)))
+    return c[offsets[1:]] - c[offsets[:-1]]
+
