@@ -42,6 +42,14 @@ class FamilyMeasure(irm_measures.Measure):
     AT_PARAM = "cutoff"
     DEFAULT = 0.0
 
+    def __init__(self, **params):
+        # unknown names are rejected here: ir_measures' repr (used for hashing) cannot print them
+        unknown = sorted(set(params) - set(self.SUPPORTED_PARAMS))
+        if unknown:
+            raise ValueError(f"{self.NAME}: unknown parameter(s) {unknown}; supported: "
+                             f"{sorted(self.SUPPORTED_PARAMS)}")
+        super().__init__(**params)
+
     def validate_params(self):
         if self.validated:
             return
