@@ -1,0 +1,39 @@
+"""The console script."""
+import json
+
+import pytest
+
+from irmeasures_markov.cli import main, sample_path
+
+
+def test_demo_runs(capsys):
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert "MP\t" in out and "AP\t" in out
+    lines = dict(l.split("\t") for l in out.strip().splitlines())
+    assert lines["MP(model='UNIFORM',recall=True)"] == lines["AP"]  # the paper's identity
+
+
+def test_same_arguments_as_ir_measures(capsys):
+    q, r = sample_path("sample.qrels"), sample_path("sample.run")
+    assert main([q, r, "MP(model='GL_AD_LID')@100", "map", "-q", "-n", "-p", "6", "-o", "jsonl"]) == 0
+    rows = [json.loads(l) for l in capsys.readouterr().out.splitlines()]
+    assert {r["measure"] for r in rows} == {"MP(model='GL_AD_LID')@100", "AP"}
+    assert all("query_id" in r for r in rows) and not any(r["query_id"] == "all" for r in rows)
+
+
+def test_malformed_run_reports_file_and_line(tmp_path, capsys):
+    bad = tmp_path / "bad.run"
+    bad.write_text("q1 Q0 a 1 1.0 t\nq1 Q0 b 2 oops t\n")
+    assert main([sample_path("sample.qrels"), str(bad), "MP"]) == 2
+    assert "bad.run:2: score 'oops' is not a number" in capsys.readouterr().err
+
+
+def test_unknown_measure():
+    with pytest.raises(SystemExit, match="unknown measure: Nope"):
+        main([sample_path("sample.qrels"), sample_path("sample.run"), "Nope"])
+
+
+def test_bad_model_parameter():
+    with pytest.raises(SystemExit, match="not one of"):
+        main([sample_path("sample.qrels"), sample_path("sample.run"), "MP(model='XX')"])
