@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from operator import itemgetter
+from itertools import repeat
 from typing import Dict, Iterator, List, Mapping, Optional, Tuple
 
 import numpy as np
@@ -28,7 +28,31 @@ __all__ = [
 #: real grade, so ``grade >= rel`` is False for every sensible ``rel``.
 UNJUDGED = np.iinfo(np.int64).min
 
-_by_score_then_docid = itemgetter(1, 0)
+def _trec_order(keys: List[str], scores: np.ndarray) -> np.ndarray:
+    """Indices ordering documents as trec_eval does: score desc, then docid desc."""
+    order = np.argsort(-scores, kind="stable")
+    ranked = scores[order]
+    tie = ranked[1:] == ranked[:-1]
+    if tie.any():
+        # Only documents inside tie groups need the docid tie-break.  Tie groups are
+        # contiguous in score order, so sorting just those documents by (score desc,
+        # docid desc) and writing them back into the same slots gives trec_eval's
+        # order.  numpy compares str by code point, like strcmp on ASCII docnos.
+        in_group = np.zeros(ranked.size, dtype=bool)
+        in_group[1:] = tie
+        in_group[:-1] |= tie
+        slots = np.flatnonzero(in_group)
+        members = order[slots]
+        member_keys = np.array([keys[i] for i in members.tolist()])
+        order[slots] = members[np.lexsort((member_keys, scores[members]))[::-1]]
+    return order
+
+
+def _check_finite(keys, scores: np.ndarray, qid: str):
+    if not np.all(np.isfinite(scores)):
+        bad = int(np.flatnonzero(~np.isfinite(scores))[0])
+        raise ValueError(f"query {qid!r}: document {keys[bad]!r} has a non-finite score "
+                         f"({scores[bad]!r}); scores must be finite numbers.")
 
 
 def rank_documents(doc_scores: Mapping[str, float], qid: str = "?") -> Tuple[List[str], np.ndarray]:
@@ -37,22 +61,11 @@ def rank_documents(doc_scores: Mapping[str, float], qid: str = "?") -> Tuple[Lis
     Scores are read as float64.  NaN or infinite scores raise ``ValueError``
     naming the query and document.
     """
-    n = len(doc_scores)
-    scores = np.fromiter(doc_scores.values(), dtype=np.float64, count=n)
-    if not np.all(np.isfinite(scores)):
-        bad_pos = int(np.flatnonzero(~np.isfinite(scores))[0])
-        bad_doc = list(doc_scores)[bad_pos]
-        raise ValueError(f"query {qid!r}: document {bad_doc!r} has a non-finite score "
-                         f"({scores[bad_pos]!r}); scores must be finite numbers.")
     keys = list(doc_scores)
-    order = np.argsort(-scores, kind="stable")
-    ranked_scores = scores[order]
-    if n > 1 and np.any(ranked_scores[1:] == ranked_scores[:-1]):
-        # Ties need the docid tie-break; Python's sort on (score, docid) reversed
-        # gives exactly score desc / docid desc (code-point order = strcmp on ASCII).
-        items = sorted(zip(keys, scores.tolist()), key=_by_score_then_docid, reverse=True)
-        return [k for k, _ in items], np.array([s for _, s in items], dtype=np.float64)
-    return [keys[i] for i in order.tolist()], ranked_scores
+    scores = np.fromiter(doc_scores.values(), dtype=np.float64, count=len(keys))
+    _check_finite(keys, scores, qid)
+    order = _trec_order(keys, scores)
+    return [keys[i] for i in order.tolist()], scores[order]
 
 
 class QrelsIndex:
@@ -90,13 +103,28 @@ class QrelsIndex:
                           f"{' ...' if len(empty) > 20 else ''}", RuntimeWarning, stacklevel=2)
 
 
-@dataclass
 class RankedQuery:
-    """One query of a run in trec_eval order, joined with its judgments."""
-    qid: str
-    docids: List[str]
-    scores: np.ndarray
-    grades: np.ndarray  # int64, UNJUDGED where no judgment
+    """One query of a run in trec_eval order, joined with its judgments.
+
+    ``grades[k]`` and ``scores[k]`` belong to the document at rank k+1
+    (``UNJUDGED`` where there is no judgment); ``docids`` is built on first use.
+    """
+    __slots__ = ("qid", "scores", "grades", "_keys", "_order", "_docids")
+
+    def __init__(self, qid: str, keys: List[str], order: np.ndarray, scores: np.ndarray, grades: np.ndarray):
+        self.qid = qid
+        self.scores = scores
+        self.grades = grades
+        self._keys = keys
+        self._order = order
+        self._docids = None
+
+    @property
+    def docids(self) -> List[str]:
+        if self._docids is None:
+            keys = self._keys
+            self._docids = [keys[i] for i in self._order.tolist()]
+        return self._docids
 
 
 @dataclass
@@ -115,6 +143,10 @@ class RelevanceBatch:
     rel: int
     docids: Optional[List[List[str]]] = None
     _positions: Optional[np.ndarray] = field(default=None, repr=False)
+    _query_index: Optional[np.ndarray] = field(default=None, repr=False)
+    #: per-batch memo for kernels (e.g. MP caches its per-model values so the
+    #: recall-rescaled variant costs one multiplication)
+    cache: Dict[object, object] = field(default_factory=dict, repr=False)
 
     @property
     def n_queries(self) -> int:
@@ -135,7 +167,9 @@ class RelevanceBatch:
     @property
     def query_index(self) -> np.ndarray:
         """Query number (0-based) of every flat position."""
-        return np.repeat(np.arange(self.n_queries), self.lengths)
+        if self._query_index is None:
+            self._query_index = np.repeat(np.arange(self.n_queries), self.lengths)
+        return self._query_index
 
     def segments(self) -> Iterator[Tuple[str, np.ndarray, np.ndarray, int]]:
         """Yield ``(qid, relevant, grades, recall_base)`` per query."""
@@ -159,12 +193,16 @@ class PreparedRun:
         for qid, doc_scores in run.items():
             qid = str(qid)
             qdocs = judged.get(qid)
-            if qdocs is None or len(doc_scores) == 0:
+            n = len(doc_scores)
+            if qdocs is None or n == 0:
                 continue
-            docids, scores = rank_documents(doc_scores, qid)
-            get = qdocs.get
-            grades = np.fromiter((get(d, UNJUDGED) for d in docids), dtype=np.int64, count=len(docids))
-            self.queries.append(RankedQuery(qid, docids, scores, grades))
+            keys = list(doc_scores)
+            scores = np.fromiter(doc_scores.values(), dtype=np.float64, count=n)
+            _check_finite(keys, scores, qid)
+            order = _trec_order(keys, scores)
+            # map() with the dict's own get keeps the join in C: one lookup per document
+            grades = np.fromiter(map(qdocs.get, keys, repeat(UNJUDGED, n)), dtype=np.int64, count=n)
+            self.queries.append(RankedQuery(qid, keys, order, scores[order], grades[order]))
         self._batches: Dict[tuple, RelevanceBatch] = {}
 
     @property

@@ -202,3 +202,14 @@ def test_empty_run_gives_defaults():
         warnings.simplefilter("ignore")
         res = list(ir_measures.iter_calc([MP], {"q": {"a": 1}}, {}))
     assert [(m.query_id, m.value) for m in res] == [("q", 0.0)]
+
+
+def test_trec_order_with_many_tie_groups():
+    from irmeasures_markov.rankings import rank_documents
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        n = int(rng.integers(1, 60))
+        docs = {f"d{int(x)}": float(rng.integers(0, 6)) for x in rng.choice(10**6, size=n, replace=False)}
+        docids, scores = rank_documents(docs)
+        assert docids == trec_order(docs)
+        assert list(scores) == [docs[d] for d in docids]

@@ -124,12 +124,29 @@ def _recall_base_iv(recall_base):
 # Closed form (reversible chains)
 # ---------------------------------------------------------------------------
 
+_TABLES: dict = {}
+
+
+def _kernel_table(kernel: str, max_d: int) -> np.ndarray:
+    """alpha(d) for d = 0..max_d (entry 0 unused), cached and grown by doubling."""
+    table = _TABLES.get(("alpha", kernel))
+    if table is None or table.size <= max_d:
+        n = max(1024, 2 * max_d)
+        table = np.zeros(n + 1)
+        table[1:] = KERNELS[kernel](np.arange(1, n + 1, dtype=np.float64))
+        _TABLES[("alpha", kernel)] = table
+        _TABLES.pop(("prefix", kernel), None)
+    return table
+
+
 def _kernel_prefix(kernel: str, max_t: int) -> np.ndarray:
-    """C[m] = sum_{d=1}^m alpha(d), for m = 0..max_t."""
-    d = np.arange(1, max_t + 1, dtype=np.float64)
-    C = np.zeros(max_t + 1)
-    np.cumsum(KERNELS[kernel](d), out=C[1:])
-    return C
+    """C[m] = sum_{d=1}^m alpha(d), for m = 0..max_t (and beyond), cached."""
+    table = _kernel_table(kernel, max_t)
+    prefix = _TABLES.get(("prefix", kernel))
+    if prefix is None or prefix.size != table.size:
+        prefix = np.cumsum(table)
+        _TABLES[("prefix", kernel)] = prefix
+    return prefix
 
 
 def mp_degrees(relevant: np.ndarray, model: str) -> np.ndarray:
@@ -148,13 +165,23 @@ def _single_batch(relevant: np.ndarray, recall_base: int = 0) -> RelevanceBatch:
                           np.array([recall_base]), 1)
 
 
+def _relevant_view(batch: RelevanceBatch):
+    """Ranks, query numbers, ranking lengths and Prec(i) at the relevant positions (memoised)."""
+    view = batch.cache.get("mp:relevant")
+    if view is None:
+        rel = batch.relevant
+        ranks = batch.ranks[rel]
+        qidx = batch.query_index[rel]
+        prec = (segment_cumsum(rel, batch.offsets)[rel] / ranks) if ranks.size else np.zeros(0)
+        view = (ranks, qidx, batch.lengths[qidx], prec)
+        batch.cache["mp:relevant"] = view
+    return view
+
+
 def _batch_degrees(batch: RelevanceBatch, parsed) -> np.ndarray:
     """Degree of every relevant flat position (in flat order of relevant positions)."""
     conn, states, kernel = parsed
-    rel = batch.relevant
-    ranks = batch.ranks[rel]
-    qidx = batch.query_index[rel]
-    T = batch.lengths[qidx]
+    ranks, qidx, T, _ = _relevant_view(batch)
     n_rel = ranks.size
     if n_rel == 0:
         return np.zeros(0)
@@ -167,29 +194,29 @@ def _batch_degrees(batch: RelevanceBatch, parsed) -> np.ndarray:
         else:
             deg = ((ranks > 1).astype(np.float64) + (ranks < T)) * KERNELS[kernel](np.float64(1.0))
     else:
-        counts = np.bincount(qidx, minlength=batch.n_queries)
-        first = np.zeros(batch.n_queries + 1, dtype=np.int64)
-        np.cumsum(counts, out=first[1:])
+        alpha = _kernel_table(kernel, int(batch.lengths.max()))
         if conn == "LO":
-            alpha = KERNELS[kernel]
             same_prev = np.zeros(n_rel, dtype=bool)
             same_prev[1:] = qidx[1:] == qidx[:-1]
-            gap = np.zeros(n_rel)
+            gap = np.zeros(n_rel, dtype=np.int64)
             gap[1:] = ranks[1:] - ranks[:-1]
-            left = np.where(same_prev, alpha(np.where(same_prev, gap, 1.0)), 0.0)
+            left = np.where(same_prev, alpha[gap], 0.0)
             right = np.zeros(n_rel)
             right[:-1] = left[1:]
             deg = left + right
         else:
-            per = counts[qidx]
-            total = int(np.sum(counts.astype(np.int64) ** 2))
-            # pair (e, f) for every relevant e and every relevant f of the same query
-            e = np.repeat(np.arange(n_rel), per)
-            block_start = np.cumsum(per) - per
-            f = np.arange(total) - np.repeat(block_start - first[qidx], per)
-            d = np.abs(ranks[e] - ranks[f]).astype(np.float64)
-            w = np.where(d > 0, KERNELS[kernel](np.maximum(d, 1.0)), 0.0)
-            deg = np.bincount(e, weights=w, minlength=n_rel)
+            # sum over all pairs of relevant ranks of each query; a dense |s_m - s_l| block
+            # per query is faster than one flat pair list (fewer index arrays)
+            counts = np.bincount(qidx, minlength=batch.n_queries)
+            bounds = np.concatenate(([0], np.cumsum(counts))).tolist()
+            deg = np.empty(n_rel)
+            for lo, hi in zip(bounds[:-1], bounds[1:]):
+                if hi - lo > 1:
+                    s = ranks[lo:hi]
+                    # alpha[0] is 0: no self-loops
+                    deg[lo:hi] = alpha[np.abs(s[:, None] - s[None, :])].sum(axis=1)
+                elif hi > lo:
+                    deg[lo] = 0.0
     # a single-state chain (T = 1, or OR with r = 1) has no transitions: pi = 1
     return np.where(deg > 0, deg, 1.0)
 
@@ -199,28 +226,31 @@ def markov_precision_batch(batch: RelevanceBatch, model: str = "GL_AD_ID", *, re
     """MP (or MPcont when ``rates`` is given) of every query of a batch, vectorised.
 
     ``rates``: None, a 1-D array of holding rates per rank (applies to every
-    query), or a mapping ``qid -> array``.
+    query), or a mapping ``qid -> array``.  Without rates the per-model values
+    are memoised on the batch, so ``recall=True`` after ``recall=False`` (or the
+    reverse) costs one multiplication.
     """
     parsed = parse_model(model)
-    rel = batch.relevant
-    out = np.zeros(batch.n_queries)
-    if batch.offsets[-1] == 0:
-        return out
-    R = segment_cumsum(rel, batch.offsets)
-    ranks = batch.ranks
-    prec = (R / ranks)[rel]
-    w = _batch_degrees(batch, parsed)
-    qidx = batch.query_index[rel]
-    if rates is not None:
-        w = w / _batch_rates(batch, rates)[rel]
-    num = np.bincount(qidx, weights=w * prec, minlength=batch.n_queries)
-    den = np.bincount(qidx, weights=w, minlength=batch.n_queries)
-    np.divide(num, den, out=out, where=den > 0)
+    key = ("mp", parsed)
+    out = batch.cache.get(key) if rates is None else None
+    if out is None:
+        out = np.zeros(batch.n_queries)
+        ranks, qidx, _, prec = _relevant_view(batch)
+        if ranks.size:
+            w = _batch_degrees(batch, parsed)
+            if rates is not None:
+                w = w / _batch_rates(batch, rates)[batch.relevant]
+            num = np.bincount(qidx, weights=w * prec, minlength=batch.n_queries)
+            den = np.bincount(qidx, weights=w, minlength=batch.n_queries)
+            np.divide(num, den, out=out, where=den > 0)
+        if rates is None:
+            batch.cache[key] = out
     if recall:
+        _, qidx, _, _ = _relevant_view(batch)
         r = np.bincount(qidx, minlength=batch.n_queries)
         rb = batch.recall_base
-        out = np.where(rb > 0, out * r / np.maximum(rb, 1), 0.0)
-    return out
+        return np.where(rb > 0, out * r / np.maximum(rb, 1), 0.0)
+    return out.copy()
 
 
 def _batch_rates(batch: RelevanceBatch, rates) -> np.ndarray:
