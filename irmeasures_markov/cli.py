@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import sys
+import warnings
 from importlib import resources
 from typing import Callable, Dict, List
 
@@ -175,8 +176,13 @@ def demo_main(argv: List[str]) -> int:
 SUBCOMMANDS["demo"] = demo_main
 
 
+def _short_warning(message, category, filename, lineno, file=None, line=None):
+    return f"warning: {message}\n"
+
+
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    warnings.formatwarning = _short_warning
     try:
         if argv and argv[0] in SUBCOMMANDS:
             return SUBCOMMANDS[argv[0]](argv[1:])
