@@ -7,8 +7,8 @@ command line all understand them.
 """
 __version__ = "0.1.0"
 
-from .measures.markov_precision import estimate_rates, markov_precision
+from .measures.markov_precision import estimate_rates, markov_precision, register_kernel
 from .plugin import PROVIDER, MP, MPcont
 from .evaluator import RelevanceEvaluator
 
-__all__ = ["MP", "MPcont", "PROVIDER", "RelevanceEvaluator", "markov_precision", "estimate_rates", "__version__"]
+__all__ = ["MP", "MPcont", "PROVIDER", "RelevanceEvaluator", "markov_precision", "estimate_rates", "register_kernel", "__version__"]

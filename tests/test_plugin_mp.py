@@ -213,3 +213,26 @@ def test_trec_order_with_many_tie_groups():
         docids, scores = rank_documents(docs)
         assert docids == trec_order(docs)
         assert list(scores) == [docs[d] for d in docids]
+
+
+def test_registered_custom_kernel_in_measure_strings():
+    rng = np.random.default_rng(2)
+    W = rng.random((80, 80)) + 0.01
+    name = irmeasures_markov.register_kernel("test_asym", W)
+    assert name == "TEST_ASYM"
+    qrels, run = synthetic(4, n_docs=80)
+    m = ir_measures.parse_measure("MP(model='test_asym',recall=True)")
+    assert str(m) == "MP(model='TEST_ASYM',recall=True)"
+    got = {x.query_id: x.value for x in m.iter_calc(qrels, run)}
+    for qid, docs in run.items():
+        if qid in qrels:
+            rel = [qrels[qid].get(d, 0) >= 1 for d in trec_order(docs)]
+            rb = sum(g >= 1 for g in qrels[qid].values())
+            assert got[qid] == pytest.approx(markov_precision(rel, W, recall_base=rb), abs=1e-14)
+    # a symmetric registered kernel equal to ID reproduces GL_OR_ID
+    irmeasures_markov.register_kernel("id_or", lambda i, j: 1 / (abs(i - j) + 1), states="OR")
+    a = MP(model="ID_OR").calc_aggregate(qrels, run)
+    b = MP(model="GL_OR_ID").calc_aggregate(qrels, run)
+    assert a == pytest.approx(b, abs=1e-14)
+    with pytest.raises(ValueError, match="paper model name"):
+        irmeasures_markov.register_kernel("GL_AD_ID", W)

@@ -54,6 +54,7 @@ __all__ = [
     "mp_degrees",
     "estimate_rates",
     "parse_model",
+    "register_kernel",
 ]
 
 KERNELS: Mapping[str, Callable[[np.ndarray], np.ndarray]] = {
@@ -65,6 +66,49 @@ PAPER_MODELS = tuple(f"{c}_{s}_{k}" for c in ("GL", "LO") for s in ("AD", "OR") 
 MODELS = PAPER_MODELS + ("UNIFORM",)
 
 Model = Union[str, Callable, np.ndarray]
+
+#: name -> (kernel, states) for kernels registered with :func:`register_kernel`.
+CUSTOM_KERNELS: dict = {}
+
+
+def register_kernel(name: str, kernel, states: str = "AD") -> str:
+    """Give a custom kernel a model name usable everywhere, e.g. ``MP(model='MYKERNEL')``.
+
+    Parameters
+    ----------
+    name : str
+        Model name (stored upper-case); must not clash with a paper model.
+    kernel : callable or (n, n) array
+        A weight function ``alpha(i, j)`` of 1-based ranks or a weight matrix
+        indexed by rank-1; may be non-symmetric (then the general censored-chain
+        solver is used per ranking).
+    states : {'AD', 'OR'}
+        Whether the chain lives on all ranks or on the relevant ranks only.
+    """
+    key = str(name).upper()
+    if key in MODELS:
+        raise ValueError(f"{name!r} is a paper model name; choose another name for a custom kernel.")
+    if states not in ("AD", "OR"):
+        raise ValueError(f"`states` must be 'AD' or 'OR', got {states!r}.")
+    if not callable(kernel):
+        kernel = np.asarray(kernel, dtype=np.float64)
+        if kernel.ndim != 2 or kernel.shape[0] != kernel.shape[1]:
+            raise ValueError(f"A custom kernel matrix must be square, got shape {kernel.shape}.")
+    CUSTOM_KERNELS[key] = (kernel, states)
+    return key
+
+
+class ModelChoices:
+    """The valid ``model`` values: the paper models, UNIFORM and registered kernels."""
+
+    def __contains__(self, name) -> bool:
+        return isinstance(name, str) and (name.upper() in MODELS or name.upper() in CUSTOM_KERNELS)
+
+    def __iter__(self):
+        return iter(MODELS + tuple(CUSTOM_KERNELS))
+
+    def __repr__(self):
+        return repr(list(self))
 
 
 def parse_model(model: str):
@@ -230,6 +274,8 @@ def markov_precision_batch(batch: RelevanceBatch, model: str = "GL_AD_ID", *, re
     are memoised on the batch, so ``recall=True`` after ``recall=False`` (or the
     reverse) costs one multiplication.
     """
+    if isinstance(model, str) and model.upper() in CUSTOM_KERNELS:
+        return _custom_batch(batch, model.upper(), recall=recall, rates=rates)
     parsed = parse_model(model)
     key = ("mp", parsed)
     out = batch.cache.get(key) if rates is None else None
@@ -251,6 +297,18 @@ def markov_precision_batch(batch: RelevanceBatch, model: str = "GL_AD_ID", *, re
         rb = batch.recall_base
         return np.where(rb > 0, out * r / np.maximum(rb, 1), 0.0)
     return out.copy()
+
+
+def _custom_batch(batch: RelevanceBatch, name: str, *, recall: bool, rates) -> np.ndarray:
+    """A registered custom kernel: the general solver, one ranking at a time."""
+    kernel, states = CUSTOM_KERNELS[name]
+    mu = _batch_rates(batch, rates) if rates is not None else None
+    out = np.zeros(batch.n_queries)
+    for i, (qid, rel, _, rb) in enumerate(batch.segments()):
+        s = slice(batch.offsets[i], batch.offsets[i + 1])
+        out[i] = markov_precision(rel, kernel, states=states, recall_base=rb if recall else None,
+                                  rates=None if mu is None else mu[s])
+    return out
 
 
 def _batch_rates(batch: RelevanceBatch, rates) -> np.ndarray:

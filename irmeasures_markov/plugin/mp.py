@@ -7,15 +7,16 @@ from functools import lru_cache
 import numpy as np
 
 from ..io import read_rates
-from ..measures.markov_precision import MODELS, markov_precision_batch
+from ..measures.markov_precision import ModelChoices, markov_precision_batch
 from .base import FLOAT, FamilyMeasure, ParamInfo, register_measure
 
 __all__ = ["MP", "MPcont"]
 
 _MP_PARAMS = {
     "cutoff": ParamInfo(dtype=int, required=False, desc="ranking cutoff: evaluate the first k documents only"),
-    "model": ParamInfo(dtype=str, default="GL_AD_ID", choices=MODELS,
-                       desc="user model CONN_STATES_KERNEL (GL|LO, AD|OR, ID|LID) or UNIFORM"),
+    "model": ParamInfo(dtype=str, default="GL_AD_ID", choices=ModelChoices(),
+                       desc="user model CONN_STATES_KERNEL (GL|LO, AD|OR, ID|LID), UNIFORM, or a name "
+                            "given to a custom kernel with irmeasures_markov.register_kernel"),
     "recall": ParamInfo(dtype=bool, default=False,
                         desc="multiply by recall r/RB (the paper's @Rec(T)); UNIFORM with recall is AP"),
     "rel": ParamInfo(dtype=int, default=1, desc="minimum grade counted as relevant (inclusive)"),
