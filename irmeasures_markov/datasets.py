@@ -1,0 +1,618 @@
+"""Test collections, TREC run directories and pool downsampling (SPEC §5).
+
+The experiments of the papers use the TREC 7, 8, 10 (2001 Web) and 14 (Robust
+2005) ad hoc collections, all submitted runs that retrieved at least one
+document for every topic, graded judgments mapped to binary leniently
+(grade >= 1), and pools downsampled as in Buckley & Voorhees (2004).
+
+* :data:`COLLECTIONS` / :func:`collection` — named collections and where
+  their qrels come from (an ``ir_datasets`` id where one exists, else a local
+  file);
+* :func:`load_qrels`, :func:`load_topics` — judgments and topics, from a local
+  file, the shared data directory, or ``ir_datasets`` (with a clear error
+  naming the file to supply when none of those works);
+* :func:`read_run`, :func:`load_run_dir` — a fast TREC run reader (vectorised
+  over the whole file; ``.gz`` or plain) and a run-directory loader with the
+  papers' "retrieved something for every topic" filter and a progress bar;
+* :func:`downsample_qrels` — seeded, nested pool downsampling;
+* :func:`seed_ir_datasets_home` — lay out local qrels/topics files where
+  ``ir_datasets`` expects its downloads, so it works offline.
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import pathlib
+import re
+import tarfile
+import zlib
+from dataclasses import dataclass
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from .io import InputError, read_trec_qrels, read_trec_run
+
+__all__ = [
+    "Collection",
+    "COLLECTIONS",
+    "PAPER_REDUCTION_PERCENTS",
+    "collection",
+    "binarize",
+    "load_qrels",
+    "load_topics",
+    "read_topics",
+    "read_run",
+    "run_name",
+    "list_run_files",
+    "load_run_dir",
+    "complete_runs",
+    "downsample_qrels",
+    "seed_ir_datasets_home",
+]
+
+PathLike = Union[str, os.PathLike]
+Qrels = Dict[str, Dict[str, int]]
+Run = Dict[str, Dict[str, float]]
+
+#: Pool reduction rates R% of the MP paper (§5.1), after Buckley & Voorhees (2004).
+PAPER_REDUCTION_PERCENTS = (90, 70, 50, 30, 10)
+
+
+@dataclass(frozen=True)
+class Collection:
+    """A TREC test collection used in the papers' experiments.
+
+    ``qrels_file``/``topics_file``/``runs_dir`` are paths relative to the shared
+    data directory (``$IRMEASURES_MARKOV_DATA``); ``topic_range`` restricts a
+    topics file that covers several tracks.
+    """
+    name: str
+    title: str
+    ir_datasets_id: Optional[str]
+    qrels_file: str
+    topics_file: Optional[str]
+    topic_range: Optional[Tuple[int, int]]
+    runs_dir: Optional[str]
+    graded: bool
+    official_url: str
+
+
+COLLECTIONS: Dict[str, Collection] = {}
+
+
+def _add(c: Collection, *aliases: str):
+    for name in (c.name, *aliases):
+        COLLECTIONS[name] = c
+
+
+_add(Collection("trec7", "TREC 7 ad hoc (disks 4&5 minus CR), topics 351-400", "disks45/nocr/trec7",
+                "qrels/trec7.qrels.gz", "topics/trec7.topics", (351, 400), None, False,
+                "https://trec.nist.gov/data/qrels_eng/qrels.trec7.adhoc.parts1-5.tar.gz"))
+_add(Collection("trec8", "TREC 8 ad hoc (disks 4&5 minus CR), topics 401-450", "disks45/nocr/trec8",
+                "qrels/trec8.qrels.gz", "topics/trec8.topics", (401, 450), "runs/trec8", False,
+                "https://trec.nist.gov/data/qrels_eng/qrels.trec8.adhoc.parts1-5.tar.gz"))
+_add(Collection("trec10", "TREC 2001 (TREC-10) Web track, WT10g, topics 501-550", None,
+                "qrels/web2001.qrels.gz", "topics/trec9-10.topics", (501, 550), None, True,
+                "https://trec.nist.gov/data/qrels_eng/ (qrels.trec10.main_web / adhoc_qrels.txt for topics 501-550)"),
+     "web2001")
+_add(Collection("trec14", "TREC 2005 (TREC-14) Robust track, AQUAINT, 50 topics", "aquaint/trec-robust-2005",
+                "qrels/robust05.qrels.gz", "topics/robust05.topics", None, None, True,
+                "https://trec.nist.gov/data/robust/05/TREC2005.qrels.txt"),
+     "robust05")
+_add(Collection("robust04", "TREC 2004 Robust track (disks 4&5 minus CR), 249 topics",
+                "disks45/nocr/trec-robust-2004", "qrels/robust04.qrels.gz", "topics/robust04.topics", None,
+                "runs/robust04", True, "https://trec.nist.gov/data/robust/qrels.robust2004.txt"))
+_add(Collection("robust03", "TREC 2003 Robust track, 100 topics (local files only)", None,
+                "qrels/robust03.qrels.gz", None, None, "runs/robust03", True,
+                "https://trec.nist.gov/data/robust/ (qrels.robust2003.txt)"))
+
+
+def collection(name: str) -> Collection:
+    """The :class:`Collection` called ``name`` (``trec7``, ``trec8``, ``trec10``, ``trec14``/``robust05``, ``robust04``, ``robust03``)."""
+    try:
+        return COLLECTIONS[name.lower()]
+    except (KeyError, AttributeError):
+        raise ValueError(f"Unknown collection {name!r}; known: {', '.join(sorted(COLLECTIONS))}") from None
+
+
+def binarize(qrels: Mapping[str, Mapping[str, int]], rel: int = 1) -> Qrels:
+    """Lenient binary mapping (paper §5.1): grade ``>= rel`` becomes 1, anything else 0.
+
+    Every judgment is kept (a judged non-relevant document stays judged, which
+    matters for bpref and for ``judged_only`` measures).
+    """
+    return {q: {d: int(g >= rel) for d, g in docs.items()} for q, docs in qrels.items()}
+
+
+def _data_dir(data_dir: Optional[PathLike]) -> Optional[pathlib.Path]:
+    if data_dir is not None:
+        return pathlib.Path(data_dir)
+    from .testing import shared_data_dir
+    return shared_data_dir()
+
+
+def _missing_message(c: Collection, what: str, data_dir, reason: str) -> str:
+    from .testing import DATA_ENV
+    where = f"{data_dir}/{c.qrels_file}" if data_dir else f"$({DATA_ENV})/{c.qrels_file}"
+    return (f"cannot load the {what} of {c.name} ({c.title}): {reason}. Supply the file yourself: "
+            f"pass path='...' (the official file is {c.official_url}), or place it at {where} "
+            f"(the data directory is ${DATA_ENV}, default ../shared/data).")
+
+
+def load_qrels(name: str, *, binary: bool = False, path: Optional[PathLike] = None,
+               source: str = "auto", data_dir: Optional[PathLike] = None) -> Qrels:
+    """Qrels ``{qid: {docid: grade}}`` of a named collection.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`COLLECTIONS`, or any ``ir_datasets`` id with qrels.
+    binary : bool
+        Apply the lenient binary mapping (grade >= 1 -> 1) of :func:`binarize`.
+    path : path, optional
+        A local TREC qrels file (plain or ``.gz``); overrides everything else.
+    source : {'auto', 'local', 'ir_datasets'}
+        ``auto`` reads the collection's file from the data directory when it is
+        there, else asks ``ir_datasets``; ``local``/``ir_datasets`` force one.
+    data_dir : path, optional
+        The data directory (default ``$IRMEASURES_MARKOV_DATA`` or ../shared/data).
+
+    Raises
+    ------
+    FileNotFoundError
+        Nothing could provide the qrels; the message names the file to supply.
+    """
+    if source not in ("auto", "local", "ir_datasets"):
+        raise ValueError(f"`source` must be 'auto', 'local' or 'ir_datasets', got {source!r}.")
+    if path is not None:
+        qrels = read_trec_qrels(path)
+        return binarize(qrels) if binary else qrels
+    c = COLLECTIONS.get(name.lower()) if isinstance(name, str) else None
+    if c is None:
+        if "/" not in str(name):
+            raise ValueError(f"Unknown collection {name!r}; known: {', '.join(sorted(COLLECTIONS))} "
+                             "(or give an ir_datasets id such as 'disks45/nocr/trec8').")
+        qrels = _ir_datasets_qrels(str(name), None)
+        return binarize(qrels) if binary else qrels
+    ddir = _data_dir(data_dir)
+    local = ddir / c.qrels_file if ddir is not None else None
+    qrels = None
+    if source in ("auto", "local") and local is not None and local.exists():
+        qrels = read_trec_qrels(local)
+    elif source == "local":
+        raise FileNotFoundError(_missing_message(c, "qrels", ddir, f"{local or c.qrels_file} does not exist"))
+    else:
+        if c.ir_datasets_id is None:
+            raise FileNotFoundError(_missing_message(
+                c, "qrels", ddir, "ir_datasets has no id for this collection"
+                + (f" and {local} does not exist" if local is not None else "")))
+        qrels = _ir_datasets_qrels(c.ir_datasets_id, c)
+    return binarize(qrels) if binary else qrels
+
+
+def _ir_datasets_qrels(dataset_id: str, c: Optional[Collection]) -> Qrels:
+    try:
+        import ir_datasets
+    except ImportError:  # pragma: no cover - ir_datasets is a dependency
+        raise FileNotFoundError((_missing_message(c, "qrels", None, "ir_datasets is not installed") if c
+                                 else "ir_datasets is not installed: pip install ir_datasets")) from None
+    try:
+        ds = ir_datasets.load(dataset_id)
+    except KeyError:
+        raise ValueError(f"{dataset_id!r} is not an ir_datasets id") from None
+    if not ds.has_qrels():
+        raise ValueError(f"ir_datasets id {dataset_id!r} has no qrels")
+    try:
+        qrels: Qrels = {}
+        for q in ds.qrels_iter():
+            qrels.setdefault(q.query_id, {})[q.doc_id] = int(q.relevance)
+    except Exception as e:  # download failures come as many exception types
+        reason = f"ir_datasets could not provide {dataset_id!r} ({type(e).__name__}: {e})"
+        if c is not None:
+            raise FileNotFoundError(_missing_message(c, "qrels", None, reason)) from e
+        raise FileNotFoundError(reason) from e
+    return qrels
+
+
+_TOP_RE = re.compile(r"<top>(.*?)</top>", re.S | re.I)
+_NUM_RE = re.compile(r"<num>\s*(?:Number:)?\s*(\S+)", re.I)
+_TITLE_RE = re.compile(r"<title>\s*(?:Topic:)?(.*?)(?=<desc>|<narr>|</top>|$)", re.S | re.I)
+
+
+def read_topics(path: PathLike, topic_range: Optional[Tuple[int, int]] = None) -> Dict[str, str]:
+    """Titles ``{qid: title}`` from a TREC topics file (``<top> <num> <title> ...``)."""
+    from .io import open_text
+    with open_text(path) as fh:
+        text = fh.read()
+    topics: Dict[str, str] = {}
+    for block in _TOP_RE.findall(text):
+        num = _NUM_RE.search(block)
+        if num is None:
+            raise InputError(f"{path}: a <top> block has no <num> field")
+        qid = num.group(1).strip()
+        title = _TITLE_RE.search(block)
+        topics[qid] = " ".join(title.group(1).split()) if title else ""
+    if not topics:
+        raise InputError(f"{path}: no <top> blocks found; is this a TREC topics file?")
+    if topic_range is not None:
+        lo, hi = topic_range
+        topics = {q: t for q, t in topics.items() if q.isdigit() and lo <= int(q) <= hi}
+    return topics
+
+
+def load_topics(name: str, *, path: Optional[PathLike] = None, source: str = "auto",
+                data_dir: Optional[PathLike] = None) -> Dict[str, str]:
+    """Topic titles ``{qid: title}`` of a named collection (local topics file or ``ir_datasets``)."""
+    c = collection(name)
+    if path is not None:
+        return read_topics(path, c.topic_range)
+    ddir = _data_dir(data_dir)
+    local = ddir / c.topics_file if (ddir is not None and c.topics_file) else None
+    if source in ("auto", "local") and local is not None and local.exists():
+        return read_topics(local, c.topic_range)
+    if source == "local" or c.ir_datasets_id is None:
+        raise FileNotFoundError(f"cannot load the topics of {c.name}: no local topics file"
+                                + (f" at {local}" if local else "")
+                                + ("" if c.ir_datasets_id else " and ir_datasets has no id for it")
+                                + "; pass path='...' (a TREC topics file).")
+    import ir_datasets
+    try:
+        return {q.query_id: getattr(q, "title", "") for q in ir_datasets.load(c.ir_datasets_id).queries_iter()}
+    except Exception as e:
+        raise FileNotFoundError(f"ir_datasets could not provide the topics of {c.name} "
+                                f"({type(e).__name__}: {e}); pass path='...' (a TREC topics file).") from e
+
+
+# ---------------------------------------------------------------------------
+# Fast run reading
+# ---------------------------------------------------------------------------
+
+def _read_bytes(path: PathLike) -> bytes:
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            return gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as e:
+            raise InputError(f"{os.fspath(path)}: not a valid gzip file ({e})") from None
+    return raw
+
+
+def _columns(data: bytes):
+    """Tokenise a whole run file into compact columns, or None when the fast path does not apply.
+
+    Returns ``(qids, bounds, docids_joined, scores)``: query ``qids[k]`` owns
+    records ``bounds[k]:bounds[k+1]``; the docids are joined by newlines (one
+    string is cheap to hand between processes) and the scores are a float64
+    array.  None means "use the line-by-line reader", which also produces the
+    exact error message for a malformed file.
+    """
+    text = data.decode("utf-8", errors="replace")
+    tok = text.split()
+    n_tok = len(tok)
+    if n_tok == 0:
+        return [], [0], "", np.zeros(0)
+    n = n_tok // 6
+    # Alignment check: a line with a missing or extra field shifts every later
+    # record, which puts other values into the constant 'Q0' and tag columns.
+    col1, tags = tok[1::6], tok[5::6]
+    if n_tok % 6 or col1.count(col1[0]) != n or tags.count(tags[0]) != n:
+        return None
+    del col1, tags
+    try:
+        scores = np.array(list(map(float, tok[4::6])), dtype=np.float64)
+    except ValueError:
+        return None
+    if not np.isfinite(scores).all():
+        return None
+    qids = tok[0::6]
+    docids = "\n".join(tok[2::6])
+    del tok
+    # query segments: a sample proposes the order of distinct qids; the counts verify it
+    order = list(dict.fromkeys(qids[::64]))
+    if order[0] != qids[0]:
+        order.insert(0, qids[0])
+    bounds = [0]
+    start = 0
+    for k, q in enumerate(order):
+        try:
+            end = qids.index(order[k + 1], start) if k + 1 < len(order) else n
+        except ValueError:
+            end = -1
+        if end < start or qids[start:end].count(q) != end - start:
+            order = None
+            break
+        bounds.append(end)
+        start = end
+    if order is None:
+        order = list(dict.fromkeys(qids))
+        # unsorted or short segments: sort records by query, keeping file order within a query
+        rank = {q: i for i, q in enumerate(order)}
+        key = np.fromiter((rank[q] for q in qids), dtype=np.int64, count=n)
+        perm = np.argsort(key, kind="stable")
+        doc_list = docids.split("\n")
+        docids = "\n".join([doc_list[i] for i in perm.tolist()])
+        scores = scores[perm]
+        counts = np.bincount(key, minlength=len(order))
+        bounds = [0] + np.cumsum(counts).tolist()
+    return order, bounds, docids, scores
+
+
+def _build_run(cols) -> Optional[Run]:
+    qids, bounds, docids, scores = cols
+    if not qids:
+        return {}
+    doc_list = docids.split("\n")
+    score_list = scores.tolist()
+    run: Run = {}
+    for k, q in enumerate(qids):
+        a, b = bounds[k], bounds[k + 1]
+        docs = dict(zip(doc_list[a:b], score_list[a:b]))
+        if len(docs) != b - a:
+            return None  # a document listed twice: let the exact reader report it
+        run[q] = docs
+    return run
+
+
+def _parse_run_bytes(data: bytes, path: str) -> Run:
+    cols = _columns(data)
+    run = _build_run(cols) if cols is not None else None
+    return run if run is not None else read_trec_run(path)
+
+
+def _columns_of_file(path: str):
+    """Worker task: read, decompress and tokenise one file (None: use the exact reader)."""
+    try:
+        return _columns(_read_bytes(path))
+    except InputError:
+        return None
+
+
+def read_run(path: PathLike) -> Run:
+    """Read a TREC run file (plain or gzip) into ``{qid: {docid: score}}``, fast.
+
+    Gives exactly what :func:`irmeasures_markov.io.read_trec_run` gives (scores
+    as float64, the same errors for malformed files) but tokenises the whole
+    file at once instead of line by line.
+    """
+    return _parse_run_bytes(_read_bytes(path), os.fspath(path))
+
+
+def run_name(path: PathLike) -> str:
+    """Run name from a file name: ``input.NAME.gz`` / ``input.NAME`` -> ``NAME``; else the name without ``.gz``."""
+    base = os.path.basename(os.fspath(path))
+    if base.endswith(".gz"):
+        base = base[:-3]
+    if base.startswith("input.") and len(base) > len("input."):
+        base = base[len("input."):]
+    return base
+
+
+def list_run_files(directory: PathLike, pattern: Optional[str] = None) -> List[str]:
+    """Run files in ``directory``: ``input.*`` (TREC's naming) if any exist, else every regular file.
+
+    Hidden files are ignored; ``pattern`` (a glob) overrides the choice.
+    """
+    import glob
+    directory = os.fspath(directory)
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(f"run directory {directory!r} does not exist")
+    if pattern is not None:
+        files = glob.glob(os.path.join(directory, pattern))
+    else:
+        files = glob.glob(os.path.join(directory, "input.*"))
+        if not files:
+            files = [os.path.join(directory, f) for f in os.listdir(directory) if not f.startswith(".")]
+    files = sorted(f for f in files if os.path.isfile(f))
+    if not files:
+        raise FileNotFoundError(f"no run files in {directory!r}" + (f" matching {pattern!r}" if pattern else ""))
+    names = [run_name(f) for f in files]
+    dup = {x for x in names if names.count(x) > 1}
+    if dup:
+        raise InputError(f"{directory}: several files give the run name(s) {sorted(dup)} "
+                         "(e.g. input.X and input.X.gz); keep one")
+    return files
+
+
+def complete_runs(runs: Mapping[str, Mapping[str, Mapping[str, float]]],
+                  topics: Iterable[str]) -> Tuple[Dict[str, Run], List[str]]:
+    """Split runs into those that retrieved at least one document for every topic, and the others.
+
+    Returns ``(kept, dropped_names)``; this is the papers' run-selection rule.
+    """
+    topics = [str(t) for t in topics]
+    kept, dropped = {}, []
+    for name, run in runs.items():
+        if all(len(run.get(t, ())) > 0 for t in topics):
+            kept[name] = run
+        else:
+            dropped.append(name)
+    return kept, dropped
+
+
+def _default_jobs() -> int:
+    return max(1, min(2, os.cpu_count() or 1))
+
+
+def load_run_dir(directory: PathLike, *, topics: Optional[Iterable[str]] = None, pattern: Optional[str] = None,
+                 progress: bool = True, n_jobs: Optional[int] = None) -> Dict[str, Run]:
+    """Load every run of a TREC run directory: ``{run_name: {qid: {docid: score}}}``.
+
+    Parameters
+    ----------
+    directory : path
+        A directory of run files (``input.NAME`` or ``input.NAME.gz``, TREC's
+        naming; any file names otherwise).  Names come from :func:`run_name`.
+    topics : iterable of str, optional
+        When given (e.g. the qrels' topic ids), keep only runs that retrieved at
+        least one document for every topic (paper §5.1); dropped runs are named
+        in a ``RuntimeWarning``.
+    pattern : str, optional
+        Glob selecting the files (default ``input.*``, else every file).
+    progress : bool
+        Show a tqdm progress bar.
+    n_jobs : int, optional
+        Worker processes that read, decompress and tokenise files while this
+        process builds the dictionaries (default ``min(2, cpu_count)``; 1 reads
+        everything in this process).
+
+    The result equals reading each file with :func:`irmeasures_markov.io.read_trec_run`
+    (same dictionaries, same order, same errors).
+    """
+    files = list_run_files(directory, pattern)
+    n_jobs = _default_jobs() if n_jobs is None else int(n_jobs)
+    if n_jobs < 1:
+        raise ValueError(f"`n_jobs` must be a positive integer, got {n_jobs!r}.")
+    runs: Dict[str, Run] = {}
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+        bar = tqdm(total=len(files), desc=f"runs {os.path.basename(os.fspath(directory).rstrip('/'))}",
+                   unit="run")
+
+    def add(path, cols):
+        run = _build_run(cols) if cols is not None else None
+        runs[run_name(path)] = run if run is not None else read_trec_run(path)
+        if bar is not None:
+            bar.update(1)
+
+    try:
+        if n_jobs == 1 or len(files) < 4:
+            for f in files:
+                runs[run_name(f)] = read_run(f)
+                if bar is not None:
+                    bar.update(1)
+        else:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+            methods = multiprocessing.get_all_start_methods()
+            ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
+            with ProcessPoolExecutor(max_workers=n_jobs, mp_context=ctx) as pool:
+                for f, cols in zip(files, pool.map(_columns_of_file, files, chunksize=1)):
+                    add(f, cols)
+    finally:
+        if bar is not None:
+            bar.close()
+    if topics is not None:
+        runs, dropped = complete_runs(runs, topics)
+        if dropped:
+            import warnings
+            warnings.warn(f"{len(dropped)} run(s) did not retrieve a document for every topic and were "
+                          f"dropped: {', '.join(dropped)}", RuntimeWarning, stacklevel=2)
+    return runs
+
+
+# ---------------------------------------------------------------------------
+# Pool downsampling
+# ---------------------------------------------------------------------------
+
+def _topic_rng(seed: int, qid: str) -> np.random.Generator:
+    return np.random.default_rng([int(seed), zlib.crc32(str(qid).encode("utf-8"))])
+
+
+def _keep_count(n: int, percent: float, minimum: int) -> int:
+    k = int(np.floor(n * percent / 100.0 + 0.5))
+    return min(n, max(minimum, k))
+
+
+def downsample_qrels(qrels: Mapping[str, Mapping[str, int]], percent: float, *, seed: int = 0,
+                     rel: int = 1, min_relevant: int = 1, min_nonrelevant: int = 10) -> Qrels:
+    """Reduce the pool to ``percent`` % of its judgments per topic (Buckley & Voorhees 2004).
+
+    For each topic the relevant (grade >= ``rel``) and the non-relevant judged
+    documents are shuffled separately and the first ``round(percent% * n)`` of
+    each list are kept, but at least ``min_relevant`` relevant and
+    ``min_nonrelevant`` non-relevant documents (or all of them when there are
+    fewer).  Documents dropped from the pool become unjudged.
+
+    The shuffle of a topic depends only on ``seed`` and the topic id, so pools
+    for different percentages are nested (the 10% pool is inside the 30% pool)
+    and results do not depend on the order of the qrels.
+    """
+    if isinstance(percent, bool) or not isinstance(percent, (int, float)) or not (0 < percent <= 100):
+        raise ValueError(f"`percent` must be in (0, 100], got {percent!r} "
+                         "(the paper's rates are 90, 70, 50, 30, 10).")
+    if min_relevant < 0 or min_nonrelevant < 0:
+        raise ValueError("`min_relevant` and `min_nonrelevant` must be non-negative.")
+    out: Qrels = {}
+    for qid, docs in qrels.items():
+        items = sorted(docs.items())
+        relevant = [d for d, g in items if g >= rel]
+        nonrel = [d for d, g in items if g < rel]
+        rng = _topic_rng(seed, qid)
+        perm_r = rng.permutation(len(relevant))
+        perm_n = rng.permutation(len(nonrel))
+        keep = [relevant[i] for i in perm_r[:_keep_count(len(relevant), percent, min_relevant)]]
+        keep += [nonrel[i] for i in perm_n[:_keep_count(len(nonrel), percent, min_nonrelevant)]]
+        out[qid] = {d: docs[d] for d in sorted(keep)}
+    return out
+
+
+# ---------------------------------------------------------------------------
+# ir_datasets offline cache
+# ---------------------------------------------------------------------------
+
+def _gz_text(path: pathlib.Path) -> bytes:
+    return _read_bytes(path)
+
+
+def _write_tar(dest: pathlib.Path, members: Sequence[Tuple[str, bytes]]):
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_suffix(dest.suffix + ".tmp")
+    with tarfile.open(tmp, "w:gz") as tar:
+        for name, payload in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(payload)
+            tar.addfile(info, io.BytesIO(payload))
+    os.replace(tmp, dest)
+
+
+def _write(dest: pathlib.Path, payload: bytes):
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_suffix(dest.suffix + ".tmp")
+    tmp.write_bytes(payload)
+    os.replace(tmp, dest)
+
+
+def seed_ir_datasets_home(home: PathLike, data_dir: Optional[PathLike] = None,
+                          names: Sequence[str] = ("trec7", "trec8", "robust04", "trec14")) -> pathlib.Path:
+    """Place local qrels (and topics) where ``ir_datasets`` caches its downloads.
+
+    ``ir_datasets`` does not re-check files already at their cache path, so after
+    this, with ``IR_DATASETS_HOME=home`` set *before* ``ir_datasets`` is imported,
+    ``ir_datasets.load('disks45/nocr/trec8').qrels_iter()`` works offline.
+    Returns ``home``.
+    """
+    ddir = _data_dir(data_dir)
+    if ddir is None:
+        raise FileNotFoundError("no data directory: pass data_dir or set $IRMEASURES_MARKOV_DATA")
+    home = pathlib.Path(home)
+    for name in names:
+        c = collection(name)
+        qrels = _gz_text(ddir / c.qrels_file)
+        topics = _gz_text(ddir / c.topics_file) if c.topics_file and (ddir / c.topics_file).exists() else None
+        if c.name == "trec8":
+            _write_tar(home / "disks45" / "qrels.trec8.adhoc.parts1-5.tar.gz", [("qrels.trec8.adhoc.parts1-5", qrels)])
+            if topics:
+                _write(home / "disks45" / "topics.401-450.gz", gzip.compress(topics))
+        elif c.name == "trec7":
+            lines = qrels.splitlines(keepends=True)
+            step = -(-len(lines) // 5)
+            parts = [(f"qrels.trec7.adhoc.part{i + 1}.gz", gzip.compress(b"".join(lines[i * step:(i + 1) * step])))
+                     for i in range(5)]
+            _write_tar(home / "disks45" / "qrels.trec7.adhoc.parts1-5.tar.gz", parts)
+            if topics:
+                _write(home / "disks45" / "topics.351-400.gz", gzip.compress(topics))
+        elif c.name == "robust04":
+            _write(home / "disks45" / "qrels.robust2004.txt", qrels)
+            if topics:
+                _write(home / "disks45" / "04.testset.gz", gzip.compress(topics))
+        elif c.name == "trec14":
+            _write(home / "aquaint" / "trec-robust-2005" / "qrels", qrels)
+            if topics:
+                _write(home / "aquaint" / "trec-robust-2005" / "queries", topics)
+        else:
+            raise ValueError(f"{name}: ir_datasets has no id for this collection; nothing to seed")
+    return home

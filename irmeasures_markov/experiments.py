@@ -1,0 +1,380 @@
+"""Experiment harness: many measures over many runs, system rankings and their correlations.
+
+This reproduces the protocol of the papers' experimental sections (e.g. the MP
+paper §5):
+
+* :func:`evaluate` — per-topic values of many measures for many runs in one
+  pass per run (our measures share one ranking preparation per run; the
+  standard measures go through ``ir_measures``/``pytrec_eval``), with a tqdm
+  progress bar and optional parallelism across runs;
+* :func:`kendall_tau` — Kendall's τ-b between two score vectors (ties
+  handled as in scipy's default);
+* :func:`tau_table` — τ between the system rankings of pairs of measures
+  (the papers' Tables 2 and 3);
+* :func:`pool_reduction` — mean scores and τ (full pool vs reduced pool) for
+  each pool reduction rate (the MP paper's Figures 3 and 4).
+
+Everything returns plain numpy arrays inside small dataclasses; ``.to_frame()``
+methods give pandas DataFrames when pandas is installed.
+"""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Dict, List, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+__all__ = [
+    "Evaluation",
+    "PoolReduction",
+    "parse_measures",
+    "evaluate",
+    "kendall_tau",
+    "tau_table",
+    "system_ranking",
+    "pool_reduction",
+    "MP_PAPER_BASELINES",
+    "mp_paper_measures",
+]
+
+Qrels = Mapping[str, Mapping[str, int]]
+Run = Mapping[str, Mapping[str, float]]
+
+
+def parse_measures(measures) -> list:
+    """Measure objects from objects or strings (``'AP'``, ``"MP(model='LO_OR_ID')"``, ``'P@10'``)."""
+    import ir_measures
+    import irmeasures_markov  # noqa: F401  (registers our measures)
+    if isinstance(measures, (str, bytes)) or not isinstance(measures, Sequence):
+        measures = [measures]
+    out = []
+    for m in measures:
+        out.append(ir_measures.parse_measure(m) if isinstance(m, str) else m)
+    if not out:
+        raise ValueError("`measures` is empty.")
+    if len(set(out)) != len(out):
+        raise ValueError(f"`measures` lists a measure twice: {[str(m) for m in out]}")
+    return out
+
+
+#: The comparison measures of the MP paper (Table 2): AP, P@10, Rprec, bpref, RBP with p = 0.8.
+MP_PAPER_BASELINES = ("AP", "P@10", "Rprec", "Bpref", "RBP(p=0.8,rel=1)")
+
+
+def mp_paper_measures() -> Dict[str, object]:
+    """The 21 measures of the MP paper's Table 3, keyed by the paper's labels.
+
+    ``AP, P@10, Rprec, bpref, RBP`` and the 16 MP variants
+    ``MP <model>`` / ``MP <model>@Rec(T)`` for the 8 models.
+    """
+    import ir_measures
+    from .measures.markov_precision import PAPER_MODELS
+    from .plugin import MP
+    labels = ["AP", "P@10", "Rprec", "bpref", "RBP"]
+    out = {lab: ir_measures.parse_measure(m) for lab, m in zip(labels, MP_PAPER_BASELINES)}
+    for model in PAPER_MODELS:
+        out[f"MP {model}"] = MP(model=model)
+        out[f"MP {model}@Rec(T)"] = MP(model=model, recall=True)
+    return out
+
+
+def _is_ours(m) -> bool:
+    from .plugin.base import FamilyMeasure
+    return isinstance(m, FamilyMeasure)
+
+
+def _is_native_rbp(m) -> bool:
+    """Binary RBP (``rel`` given), computed from our ranking preparation (trec_eval tie order)."""
+    return getattr(m, "NAME", None) == "RBP" and type(m).__module__.startswith("ir_measures") \
+        and "rel" in m.params
+
+
+def _rbp_batch(batch, p: float) -> np.ndarray:
+    from .rankings import segment_sum
+    w = (1.0 - p) * np.power(p, batch.ranks - 1.0)
+    return segment_sum(np.where(batch.relevant, w, 0.0), batch.offsets)
+
+
+@dataclass
+class Evaluation:
+    """Per-topic values: ``values[i, j, k]`` is measure ``j`` of run ``i`` on topic ``k``.
+
+    Topics a run did not answer hold the measure's DEFAULT (0), as in
+    ``ir_measures``.  ``labels`` are the names the columns are shown with.
+    """
+    runs: List[str]
+    measures: list
+    topics: List[str]
+    values: np.ndarray
+    labels: List[str] = field(default_factory=list)
+
+    def __post_init__(self):
+        if not self.labels:
+            self.labels = [str(m) for m in self.measures]
+
+    def means(self) -> np.ndarray:
+        """Mean over topics: array ``[run, measure]``."""
+        return self.values.mean(axis=2)
+
+    def column(self, measure) -> np.ndarray:
+        """Per-run means of one measure (given as object, printed form or label)."""
+        return self.means()[:, self._index(measure)]
+
+    def _index(self, measure) -> int:
+        key = str(measure)
+        for j, (m, lab) in enumerate(zip(self.measures, self.labels)):
+            if measure is m or key == lab or key == str(m):
+                return j
+        raise KeyError(f"{measure!r} is not among the evaluated measures {self.labels}")
+
+    def to_frame(self):
+        """Mean scores as a DataFrame (runs x measure labels)."""
+        import pandas as pd
+        return pd.DataFrame(self.means(), index=self.runs, columns=self.labels)
+
+
+class _RunScorer:
+    """Computes all measures for one run: our measures (and binary RBP) on one shared
+    ranking preparation, everything else through one ``ir_measures`` evaluator."""
+
+    def __init__(self, measures, qrels, topics):
+        import ir_measures
+        from .plugin.base import install_provider
+        from .rankings import QrelsIndex
+        install_provider()
+        self.measures = measures
+        self.topics = topics
+        self.topic_index = {t: k for k, t in enumerate(topics)}
+        self.qrels_index = QrelsIndex(qrels)
+        self.ours = [j for j, m in enumerate(measures) if _is_ours(m) or _is_native_rbp(m)]
+        self.others = [j for j, m in enumerate(measures) if j not in set(self.ours)]
+        for j in self.ours:
+            if _is_ours(measures[j]):
+                measures[j].validate_params()
+        self.other_eval = (ir_measures.evaluator([measures[j] for j in self.others], qrels)
+                           if self.others else None)
+        self.other_pos = {measures[j]: j for j in self.others}
+
+    def __call__(self, run) -> np.ndarray:
+        from .io import to_run_dict
+        from .rankings import PreparedRun
+        out = np.zeros((len(self.measures), len(self.topics)))
+        for j, m in enumerate(self.measures):
+            out[j, :] = m.DEFAULT
+        if self.ours:
+            run = to_run_dict(run)
+            prepared = PreparedRun(self.qrels_index, run)
+            cols = np.array([self.topic_index.get(q, -1) for q in prepared.qids], dtype=np.int64)
+            keep = cols >= 0
+            for j in self.ours:
+                m = self.measures[j]
+                if _is_ours(m):
+                    vals = np.asarray(m.compute(prepared), dtype=np.float64)
+                else:
+                    b = prepared.batch(rel=m["rel"], cutoff=m.params.get("cutoff"))
+                    vals = _rbp_batch(b, float(m["p"]))
+                out[j, cols[keep]] = vals[keep]
+        if self.other_eval is not None:
+            for metric in self.other_eval.iter_calc(run):
+                k = self.topic_index.get(metric.query_id)
+                if k is not None:
+                    out[self.other_pos[metric.measure], k] = metric.value
+        return out
+
+
+# Worker state for fork-based parallelism: set before the pool forks, so runs are not pickled.
+_WORKER = {}
+
+
+def _worker_eval(names):
+    scorer = _WORKER.get("scorer")
+    if scorer is None:
+        scorer = _WORKER["scorer"] = _RunScorer(_WORKER["measures"], _WORKER["qrels"], _WORKER["topics"])
+    runs = _WORKER["runs"]
+    return [scorer(runs[n]) for n in names]
+
+
+def _default_topics(qrels: Qrels) -> List[str]:
+    return sorted((q for q, docs in qrels.items() if any(g >= 1 for g in docs.values())),
+                  key=lambda q: (len(q), q))
+
+
+def evaluate(measures, qrels: Qrels, runs: Mapping[str, Run], *, topics: Optional[Sequence[str]] = None,
+             labels: Optional[Sequence[str]] = None, n_jobs: int = 1, progress: bool = True) -> Evaluation:
+    """Evaluate every measure on every run, per topic.
+
+    Parameters
+    ----------
+    measures : list of measures or strings, or dict {label: measure}
+        ``ir_measures`` measures (ours included); strings are parsed.
+    qrels : dict
+        ``{qid: {docid: grade}}``.
+    runs : dict
+        ``{run_name: {qid: {docid: score}}}``, e.g. from :func:`irmeasures_markov.datasets.load_run_dir`.
+    topics : sequence of str, optional
+        The topics to average over.  Default: the qrels topics with at least
+        one relevant (grade >= 1) document — trec_eval's convention, which is
+        also the papers' (e.g. Robust04 has 249 such topics out of 250).
+    labels : sequence of str, optional
+        Display names (default: the measures' printed forms, or the dict keys).
+    n_jobs : int
+        Processes to spread the runs over (1 = in this process).  Uses ``fork``
+        where available, so runs are shared with the workers without copying.
+    progress : bool
+        Show a tqdm progress bar.
+    """
+    if isinstance(measures, Mapping):
+        labels = list(measures) if labels is None else labels
+        measures = list(measures.values())
+    measures = parse_measures(list(measures))
+    if labels is not None and len(labels) != len(measures):
+        raise ValueError(f"`labels` has {len(labels)} names for {len(measures)} measures.")
+    if not runs:
+        raise ValueError("`runs` is empty.")
+    topics = list(topics) if topics is not None else _default_topics(qrels)
+    if not topics:
+        raise ValueError("no topics to evaluate: the qrels have no topic with a relevant document.")
+    names = list(runs)
+    n_jobs = int(n_jobs)
+    if n_jobs < 1:
+        raise ValueError(f"`n_jobs` must be a positive integer, got {n_jobs!r}.")
+    values = np.zeros((len(names), len(measures), len(topics)))
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+        bar = tqdm(total=len(names), desc="evaluating", unit="run")
+    try:
+        if n_jobs == 1 or len(names) < 2 * n_jobs:
+            scorer = _RunScorer(measures, qrels, topics)
+            for i, n in enumerate(names):
+                values[i] = scorer(runs[n])
+                if bar is not None:
+                    bar.update(1)
+        else:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+            if "fork" not in multiprocessing.get_all_start_methods():
+                raise RuntimeError("n_jobs > 1 needs the 'fork' start method (Linux/macOS); use n_jobs=1.")
+            _WORKER.clear()
+            _WORKER.update(measures=measures, qrels=qrels, topics=topics, runs=runs)
+            chunk = max(1, math.ceil(len(names) / (n_jobs * 8)))
+            chunks = [names[a:a + chunk] for a in range(0, len(names), chunk)]
+            try:
+                with ProcessPoolExecutor(n_jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+                    i = 0
+                    for res in pool.map(_worker_eval, chunks):
+                        for v in res:
+                            values[i] = v
+                            i += 1
+                        if bar is not None:
+                            bar.update(len(res))
+            finally:
+                _WORKER.clear()
+    finally:
+        if bar is not None:
+            bar.close()
+    return Evaluation(names, measures, topics, values, list(labels) if labels is not None else [])
+
+
+def kendall_tau(x, y) -> float:
+    r"""Kendall's rank correlation τ-b between two score vectors.
+
+    .. math::
+
+        \tau_b = \frac{C - D}{\sqrt{(n_0 - n_1)(n_0 - n_2)}}
+
+    with C/D the concordant/discordant pairs, :math:`n_0 = n(n-1)/2` and
+    :math:`n_1, n_2` the pairs tied in ``x`` and in ``y``.  Without ties this is
+    the τ of the papers.  Returns NaN when one vector is constant.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if x.ndim != 1 or x.shape != y.shape:
+        raise ValueError(f"`x` and `y` must be 1-D of the same length, got shapes {x.shape} and {y.shape}.")
+    if x.size < 2:
+        raise ValueError("Kendall's tau needs at least 2 systems.")
+    if not (np.isfinite(x).all() and np.isfinite(y).all()):
+        raise ValueError("`x` and `y` must be finite.")
+    iu = np.triu_indices(x.size, 1)
+    sx = np.sign(x[:, None] - x[None, :])[iu]
+    sy = np.sign(y[:, None] - y[None, :])[iu]
+    s = float(np.sum(sx * sy))
+    n0 = sx.size
+    tx = n0 - np.count_nonzero(sx)
+    ty = n0 - np.count_nonzero(sy)
+    denom = math.sqrt((n0 - tx) * (n0 - ty))
+    return s / denom if denom > 0 else float("nan")
+
+
+def system_ranking(evaluation: Evaluation, measure) -> List[str]:
+    """Run names from best to worst by the mean of ``measure`` (ties by name)."""
+    col = evaluation.column(measure)
+    order = sorted(range(len(col)), key=lambda i: (-col[i], evaluation.runs[i]))
+    return [evaluation.runs[i] for i in order]
+
+
+def tau_table(evaluation: Evaluation, rows: Optional[Sequence] = None, cols: Optional[Sequence] = None):
+    """Kendall τ-b between the system rankings of measures ``rows`` x ``cols``.
+
+    Returns ``(array, row_labels, col_labels)``; the defaults are every
+    measure against every measure.
+    """
+    rows = list(evaluation.labels if rows is None else rows)
+    cols = list(evaluation.labels if cols is None else cols)
+    means = evaluation.means()
+    ri = [evaluation._index(r) for r in rows]
+    ci = [evaluation._index(c) for c in cols]
+    out = np.array([[kendall_tau(means[:, a], means[:, b]) for b in ci] for a in ri])
+    return out, [evaluation.labels[a] for a in ri], [evaluation.labels[b] for b in ci]
+
+
+@dataclass
+class PoolReduction:
+    """Results of :func:`pool_reduction`, one row per pool (100 % first).
+
+    ``mean_scores[r, j]``: measure ``j`` averaged over topics and runs with pool ``percents[r]``;
+    ``tau[r, j]``: τ-b between the run rankings of measure ``j`` on the full pool and on pool ``percents[r]``.
+    """
+    percents: List[float]
+    labels: List[str]
+    mean_scores: np.ndarray
+    tau: np.ndarray
+    evaluations: List[Evaluation]
+
+    def to_frames(self):
+        """``(mean_scores, tau)`` as DataFrames indexed by percent."""
+        import pandas as pd
+        return (pd.DataFrame(self.mean_scores, index=self.percents, columns=self.labels),
+                pd.DataFrame(self.tau, index=self.percents, columns=self.labels))
+
+
+def pool_reduction(measures, qrels: Qrels, runs: Mapping[str, Run], *,
+                   percents: Sequence[float] = (90, 70, 50, 30, 10), seed: int = 0,
+                   labels: Optional[Sequence[str]] = None, n_jobs: int = 1, progress: bool = True,
+                   full: Optional[Evaluation] = None) -> PoolReduction:
+    """Effect of pool downsampling (MP paper §5.3–5.4, after Buckley & Voorhees 2004).
+
+    For each ``percent`` the qrels are reduced with
+    :func:`irmeasures_markov.datasets.downsample_qrels` (seeded, nested) and all
+    runs re-evaluated over the same topics as the full pool.  ``full`` may pass
+    an :func:`evaluate` result on the complete qrels to avoid recomputing it.
+    """
+    from .datasets import downsample_qrels
+    if isinstance(measures, Mapping):
+        labels = list(measures) if labels is None else labels
+        measures = list(measures.values())
+    measures = parse_measures(list(measures))
+    if full is None:
+        full = evaluate(measures, qrels, runs, labels=labels, n_jobs=n_jobs, progress=progress)
+    evals = [full]
+    for pc in percents:
+        reduced = downsample_qrels(qrels, pc, seed=seed)
+        evals.append(evaluate(measures, reduced, runs, topics=full.topics, labels=full.labels,
+                              n_jobs=n_jobs, progress=progress))
+    full_means = full.means()
+    mean_scores = np.array([e.means().mean(axis=0) for e in evals])
+    tau = np.array([[kendall_tau(full_means[:, j], e.means()[:, j]) for j in range(len(measures))]
+                    for e in evals])
+    return PoolReduction([100.0] + [float(p) for p in percents], list(full.labels), mean_scores, tau, evals)
