@@ -112,9 +112,11 @@ def markdown(table2, table3, n_runs, n_topics, dropped, timings) -> str:
         "",
         f"TREC-8 ad hoc, {n_runs} runs (all submitted runs that retrieved a document for every topic"
         + (f"; dropped: {', '.join(dropped)}" if dropped else "; none dropped") + f"), {n_topics} topics.",
-        "Kendall's τ-b between the run rankings by mean score. AP, P@10, Rprec and bpref by pytrec_eval "
-        "(trec_eval); RBP with p = 0.8 (binary, whole ranking) and MP by irmeasures_markov, "
-        "on rankings in trec_eval order (score descending, docid descending, float64 scores).",
+        "Kendall's τ-b between the run rankings by mean score over the topics. All measures are computed by "
+        "`irmeasures_markov.experiments.evaluate` on rankings in trec_eval order (score descending, docid "
+        "descending, float64 scores): AP, P@10, Rprec and bpref with trec_eval's definitions (equal to "
+        "trec_eval's per-topic output for every run, integration/test_trec_eval_reference.py), RBP with "
+        "p = 0.8 (binary, whole ranking), and MP.",
         "Each cell: ours | paper | ours − paper.",
         "",
         "## Table 2: τ between AP and the other comparison measures",

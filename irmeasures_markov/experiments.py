@@ -85,16 +85,71 @@ def _is_ours(m) -> bool:
     return isinstance(m, FamilyMeasure)
 
 
-def _is_native_rbp(m) -> bool:
-    """Binary RBP (``rel`` given), computed from our ranking preparation (trec_eval tie order)."""
-    return getattr(m, "NAME", None) == "RBP" and type(m).__module__.startswith("ir_measures") \
-        and "rel" in m.params
+def _param(m, name, default=None):
+    v = m.params.get(name, default)
+    return default if v is None else v
 
 
-def _rbp_batch(batch, p: float) -> np.ndarray:
-    from .rankings import segment_sum
-    w = (1.0 - p) * np.power(p, batch.ranks - 1.0)
-    return segment_sum(np.where(batch.relevant, w, 0.0), batch.offsets)
+def _native_kind(m) -> Optional[str]:
+    """Which standard ir_measures measures we compute on our own float64 ranking preparation.
+
+    ``pytrec_eval`` (0.5.x) holds scores as float32, which reorders near-ties
+    (TREC-8 ``uwmt8a0`` topic 441: AP 0.6105 instead of trec_eval's 0.6326), so
+    AP, P@k, Rprec, bpref and binary RBP are computed here from
+    :class:`~irmeasures_markov.rankings.PreparedRun` (trec_eval's definitions,
+    checked against trec_eval's output for every TREC-8 run in
+    integration/test_trec_eval_reference.py).  Other measures, or these with
+    ``judged_only=True``, go through ``ir_measures``.
+    """
+    if not type(m).__module__.startswith("ir_measures"):
+        return None
+    name = getattr(m, "NAME", None)
+    if _param(m, "judged_only", False):
+        return None
+    if name == "AP":
+        return "AP"
+    if name == "P" and m.params.get("cutoff") is not None:
+        return "P"
+    if name == "Rprec":
+        return "Rprec"
+    if name == "Bpref":
+        return "Bpref"
+    if name == "RBP" and m.params.get("rel") is not None:
+        return "RBP"
+    return None
+
+
+def _native_values(kind: str, m, prepared) -> np.ndarray:
+    from .rankings import segment_cumsum, segment_sum
+    rel = int(_param(m, "rel", 1))
+    if kind == "Bpref":
+        b = prepared.batch(rel=rel, judged_only=True)
+        R = b.recall_base.astype(np.float64)
+        qi = prepared.qrels_index
+        N = np.array([np.count_nonzero(qi.judged_grades(q) < rel) for q in b.qids], dtype=np.float64)
+        nonrel = (~b.relevant).astype(np.float64)
+        before = segment_cumsum(nonrel, b.offsets) - nonrel
+        Rq, Nq = np.repeat(R, b.lengths), np.repeat(N, b.lengths)
+        denom = np.maximum(np.minimum(Rq, Nq), 1.0)
+        term = np.where(before > 0, 1.0 - np.minimum(before, Rq) / denom, 1.0)
+        total = segment_sum(np.where(b.relevant, term, 0.0), b.offsets)
+        return np.where(R > 0, total / np.maximum(R, 1.0), 0.0)
+    cutoff = m.params.get("cutoff")
+    b = prepared.batch(rel=rel, cutoff=cutoff)
+    relv = b.relevant.astype(np.float64)
+    R = b.recall_base.astype(np.float64)
+    if kind == "RBP":
+        p = float(m["p"])
+        return segment_sum(np.where(b.relevant, (1.0 - p) * np.power(p, b.ranks - 1.0), 0.0), b.offsets)
+    if kind == "P":
+        return segment_sum(relv, b.offsets) / float(cutoff)
+    if kind == "Rprec":
+        top = b.ranks <= np.repeat(R, b.lengths)
+        return segment_sum(np.where(top, relv, 0.0), b.offsets) / np.maximum(R, 1.0)
+    if kind == "AP":
+        hits = segment_cumsum(relv, b.offsets)
+        return segment_sum(np.where(b.relevant, hits / b.ranks, 0.0), b.offsets) / np.maximum(R, 1.0)
+    raise AssertionError(kind)
 
 
 @dataclass
@@ -139,7 +194,7 @@ class _RunScorer:
     """Computes all measures for one run: our measures (and binary RBP) on one shared
     ranking preparation, everything else through one ``ir_measures`` evaluator."""
 
-    def __init__(self, measures, qrels, topics):
+    def __init__(self, measures, qrels, topics, native=True):
         import ir_measures
         from .plugin.base import install_provider
         from .rankings import QrelsIndex
@@ -148,7 +203,8 @@ class _RunScorer:
         self.topics = topics
         self.topic_index = {t: k for k, t in enumerate(topics)}
         self.qrels_index = QrelsIndex(qrels)
-        self.ours = [j for j, m in enumerate(measures) if _is_ours(m) or _is_native_rbp(m)]
+        self.native = {j: _native_kind(m) for j, m in enumerate(measures) if native and _native_kind(m)}
+        self.ours = [j for j, m in enumerate(measures) if _is_ours(m) or j in self.native]
         self.others = [j for j, m in enumerate(measures) if j not in set(self.ours)]
         for j in self.ours:
             if _is_ours(measures[j]):
@@ -173,8 +229,7 @@ class _RunScorer:
                 if _is_ours(m):
                     vals = np.asarray(m.compute(prepared), dtype=np.float64)
                 else:
-                    b = prepared.batch(rel=m["rel"], cutoff=m.params.get("cutoff"))
-                    vals = _rbp_batch(b, float(m["p"]))
+                    vals = _native_values(self.native[j], m, prepared)
                 out[j, cols[keep]] = vals[keep]
         if self.other_eval is not None:
             for metric in self.other_eval.iter_calc(run):
@@ -191,7 +246,8 @@ _WORKER = {}
 def _worker_eval(names):
     scorer = _WORKER.get("scorer")
     if scorer is None:
-        scorer = _WORKER["scorer"] = _RunScorer(_WORKER["measures"], _WORKER["qrels"], _WORKER["topics"])
+        scorer = _WORKER["scorer"] = _RunScorer(_WORKER["measures"], _WORKER["qrels"], _WORKER["topics"],
+                                                _WORKER["native"])
     runs = _WORKER["runs"]
     return [scorer(runs[n]) for n in names]
 
@@ -202,7 +258,8 @@ def _default_topics(qrels: Qrels) -> List[str]:
 
 
 def evaluate(measures, qrels: Qrels, runs: Mapping[str, Run], *, topics: Optional[Sequence[str]] = None,
-             labels: Optional[Sequence[str]] = None, n_jobs: int = 1, progress: bool = True) -> Evaluation:
+             labels: Optional[Sequence[str]] = None, n_jobs: int = 1, progress: bool = True,
+             native: bool = True) -> Evaluation:
     """Evaluate every measure on every run, per topic.
 
     Parameters
@@ -224,6 +281,11 @@ def evaluate(measures, qrels: Qrels, runs: Mapping[str, Run], *, topics: Optiona
         where available, so runs are shared with the workers without copying.
     progress : bool
         Show a tqdm progress bar.
+    native : bool
+        Compute AP, P@k, Rprec, bpref and binary RBP on our float64 ranking
+        preparation (default; trec_eval's values) instead of through
+        ``ir_measures``/``pytrec_eval``, whose float32 scores can reorder
+        near-ties.
     """
     if isinstance(measures, Mapping):
         labels = list(measures) if labels is None else labels
@@ -247,7 +309,7 @@ def evaluate(measures, qrels: Qrels, runs: Mapping[str, Run], *, topics: Optiona
         bar = tqdm(total=len(names), desc="evaluating", unit="run")
     try:
         if n_jobs == 1 or len(names) < 2 * n_jobs:
-            scorer = _RunScorer(measures, qrels, topics)
+            scorer = _RunScorer(measures, qrels, topics, native)
             for i, n in enumerate(names):
                 values[i] = scorer(runs[n])
                 if bar is not None:
@@ -258,7 +320,7 @@ def evaluate(measures, qrels: Qrels, runs: Mapping[str, Run], *, topics: Optiona
             if "fork" not in multiprocessing.get_all_start_methods():
                 raise RuntimeError("n_jobs > 1 needs the 'fork' start method (Linux/macOS); use n_jobs=1.")
             _WORKER.clear()
-            _WORKER.update(measures=measures, qrels=qrels, topics=topics, runs=runs)
+            _WORKER.update(measures=measures, qrels=qrels, topics=topics, runs=runs, native=native)
             chunk = max(1, math.ceil(len(names) / (n_jobs * 8)))
             chunks = [names[a:a + chunk] for a in range(0, len(names), chunk)]
             try:
@@ -353,7 +415,7 @@ class PoolReduction:
 def pool_reduction(measures, qrels: Qrels, runs: Mapping[str, Run], *,
                    percents: Sequence[float] = (90, 70, 50, 30, 10), seed: int = 0,
                    labels: Optional[Sequence[str]] = None, n_jobs: int = 1, progress: bool = True,
-                   full: Optional[Evaluation] = None) -> PoolReduction:
+                   full: Optional[Evaluation] = None, native: bool = True) -> PoolReduction:
     """Effect of pool downsampling (MP paper §5.3–5.4, after Buckley & Voorhees 2004).
 
     For each ``percent`` the qrels are reduced with
@@ -367,12 +429,12 @@ def pool_reduction(measures, qrels: Qrels, runs: Mapping[str, Run], *,
         measures = list(measures.values())
     measures = parse_measures(list(measures))
     if full is None:
-        full = evaluate(measures, qrels, runs, labels=labels, n_jobs=n_jobs, progress=progress)
+        full = evaluate(measures, qrels, runs, labels=labels, n_jobs=n_jobs, progress=progress, native=native)
     evals = [full]
     for pc in percents:
         reduced = downsample_qrels(qrels, pc, seed=seed)
         evals.append(evaluate(measures, reduced, runs, topics=full.topics, labels=full.labels,
-                              n_jobs=n_jobs, progress=progress))
+                              n_jobs=n_jobs, progress=progress, native=native))
     full_means = full.means()
     mean_scores = np.array([e.means().mean(axis=0) for e in evals])
     tau = np.array([[kendall_tau(full_means[:, j], e.means()[:, j]) for j in range(len(measures))]
