@@ -20,6 +20,13 @@ Result key names:
 
 As in pytrec_eval, only queries present in both the qrels and the run appear
 in the output.
+
+Precision note: pytrec_eval (``pytrec-eval-terrier`` 0.5.x) stores run scores
+as float32, so near-tied scores can be reordered relative to trec_eval (TREC-8
+run ``uwmt8a0``, topic 441: ``map`` 0.6105 here, 0.6326 in trec_eval). Our
+measures rank with float64 scores in trec_eval's order (score descending, docid
+descending); for trec_eval-exact AP/P@k/Rprec/bpref on real runs use
+:func:`irmeasures_markov.experiments.evaluate`.
 """
 from __future__ import annotations
 
