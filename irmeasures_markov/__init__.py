@@ -9,6 +9,10 @@ __version__ = "0.1.0"
 
 from .measures.markov_precision import estimate_rates, markov_precision, register_kernel
 from .plugin import PROVIDER, MP, MPcont
+from .plugin import M1, M2, M3, M4, RBTR, RBAP, CDG, DAG, EPR, ARR, RRG, RAP, RRR, RRAP
+from .measures.carterette import user_model_measure
 from .evaluator import RelevanceEvaluator
 
-__all__ = ["MP", "MPcont", "PROVIDER", "RelevanceEvaluator", "markov_precision", "estimate_rates", "register_kernel", "__version__"]
+__all__ = ["MP", "MPcont", "PROVIDER", "RelevanceEvaluator", "markov_precision", "estimate_rates", "register_kernel", "__version__",
+           "M1", "M2", "M3", "M4", "RBTR", "RBAP", "CDG", "DAG", "EPR", "ARR", "RRG", "RAP", "RRR", "RRAP",
+           "user_model_measure"]

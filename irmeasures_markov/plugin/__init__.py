@@ -6,7 +6,10 @@ Each family lives in its own module; add a family by importing it here.
 """
 from .base import PROVIDER, FamilyMeasure, MarkovProvider, install_provider, register_measure
 from .mp import MP, MPcont
+from .carterette import (M1, M2, M3, M4, RBTR, RBAP, CDG, DAG, EPR, ARR, RRG, RAP, RRR,  # noqa: E402
+                         RRAP)
 
 install_provider()
 
-__all__ = ["PROVIDER", "FamilyMeasure", "MarkovProvider", "register_measure", "MP", "MPcont"]
+__all__ = ["PROVIDER", "FamilyMeasure", "MarkovProvider", "register_measure", "MP", "MPcont",
+           "M1", "M2", "M3", "M4", "RBTR", "RBAP", "CDG", "DAG", "EPR", "ARR", "RRG", "RAP", "RRR", "RRAP"]

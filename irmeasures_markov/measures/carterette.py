@@ -1,0 +1,328 @@
+r"""Carterette's user-model framework: measures M1–M4 over six stopping distributions.
+
+B. Carterette, "System effectiveness, user models, and user utility: a
+conceptual framework for investigation", SIGIR 2011 (``../shared/papers``;
+SPEC §2).  A user stops at rank k with probability P(k); F(k) = Σ_{i≥k} P(i)
+is the probability of looking at rank k.  With binary relevance a_k, the
+relevance count R_k = Σ_{i≤k} a_i and precision Prec(k) = R_k / k:
+
+=====  ===========================================  =================================
+model  value                                        reading
+=====  ===========================================  =================================
+M1     Σ_k a_k P(k)                                 relevance at the stopping rank
+M2     Σ_k a_k F(k)  (= Σ_k P(k) R_k)               total relevance seen
+M3     Σ_k f(k) P(k),  f(k) = 1/k or k               effort (1/rank, or rank, at stop)
+M4     Σ_k P(k) Prec(k)                             precision at the stopping rank
+=====  ===========================================  =================================
+
+Stopping distributions (θ where given):
+
+=====  =====================================  ======================  =========
+dist   P(k)                                   F(k)                    kind
+=====  =====================================  ======================  =========
+RBP    (1−θ) θ^{k−1}   (θ = 0.8)              θ^{k−1}                 static
+DCG    1/log2(k+1) − 1/log2(k+2)              1/log2(k+1)             static
+RR     1/(k(k+1))                             1/k                     static
+ERR    a_k θ (1−θ)^{R_{k−1}}   (θ = 0.5)      suffix sum of P         dynamic
+AP     a_k / RB                               suffix sum of P         dynamic
+RRR    a_k / (R_k (R_k + 1))                  suffix sum of P         dynamic
+=====  =====================================  ======================  =========
+
+Conventions of this implementation (SPEC §2):
+
+* Sums run over the ranks of the (cut) ranking, k = 1..N; documents that are
+  not retrieved contribute nothing.  For M2 with a static distribution F is
+  the infinite tail, so a ranking cut at N is completed with non-relevant
+  documents (the paper's worst case).  For dynamic distributions P is zero at
+  non-relevant ranks and F is the suffix sum over the ranking, so
+  M2 = Σ_k P(k) R_k for every distribution.
+* M3 with a static distribution does not depend on the judgments (only on N);
+  M1/M3 with RRR and M1 with AP are likewise degenerate (see
+  docs/user-model-framework.md).  They are computed, not rejected.
+* ``norm`` divides by the value of the ideal ranking: RB relevant documents
+  (the query's whole recall base, not cut to the run's length) cut at the
+  cutoff when one is given (trec_eval's nDCG@k convention).  The paper
+  normalises the M2 family and ARR (M3 with AP): those are the defaults.
+* RB = 0 gives 0.
+
+Exemplar identities (checked in tests/ and integration/): M4(AP) = AP,
+M2(DCG, norm) = binary nDCG, M1(RBP, θ) = RBP(p=θ), M3(ERR) = binary ERR.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Optional, Sequence
+
+import numpy as np
+
+from ..rankings import segment_cumsum, segment_sum
+
+__all__ = [
+    "MODELS",
+    "DISTRIBUTIONS",
+    "STATIC_DISTRIBUTIONS",
+    "DYNAMIC_DISTRIBUTIONS",
+    "DEFAULT_THETA",
+    "PAPER_MEASURES",
+    "NAMED_MEASURES",
+    "default_norm",
+    "stopping_distribution",
+    "user_model_measure",
+    "user_model_batch",
+]
+
+MODELS = ("M1", "M2", "M3", "M4")
+STATIC_DISTRIBUTIONS = ("RBP", "DCG", "RR")
+DYNAMIC_DISTRIBUTIONS = ("ERR", "AP", "RRR")
+DISTRIBUTIONS = STATIC_DISTRIBUTIONS + DYNAMIC_DISTRIBUTIONS
+#: Distributions with a parameter θ, and its default.
+DEFAULT_THETA = {"RBP": 0.8, "ERR": 0.5}
+F_CHOICES = ("1/k", "k")
+
+#: The paper's 15 measures: name -> (model, dist).  Five share a name with a
+#: classic measure (RBP, DCG, RR, ERR, AP); the other ten are new names.
+PAPER_MEASURES = {
+    "RBP": ("M1", "RBP"), "CDG": ("M1", "DCG"), "RRG": ("M1", "RR"),
+    "RBTR": ("M2", "RBP"), "DCG": ("M2", "DCG"), "RR": ("M2", "RR"),
+    "ERR": ("M3", "ERR"), "ARR": ("M3", "AP"), "RRR": ("M3", "RRR"),
+    "RBAP": ("M4", "RBP"), "DAG": ("M4", "DCG"), "RAP": ("M4", "RR"),
+    "EPR": ("M4", "ERR"), "AP": ("M4", "AP"), "RRAP": ("M4", "RRR"),
+}
+#: The ten names registered as measures of their own (the others clash with ir_measures).
+NAMED_MEASURES = {k: v for k, v in PAPER_MEASURES.items() if k not in ("RBP", "DCG", "RR", "ERR", "AP")}
+
+
+def default_norm(model: str, dist: str) -> bool:
+    """The paper's choice (§3.1): normalise the M2 family and ARR (M3 with AP)."""
+    return model == "M2" or (model == "M3" and dist == "AP")
+
+
+def _check(model: str, dist: str, theta, f: str):
+    if model not in MODELS:
+        raise ValueError(f"unknown model {model!r}; choose one of {list(MODELS)}")
+    if dist not in DISTRIBUTIONS:
+        raise ValueError(f"unknown stopping distribution dist={dist!r}; choose one of {list(DISTRIBUTIONS)}")
+    if theta is not None:
+        if dist not in DEFAULT_THETA:
+            raise ValueError(f"dist={dist!r} has no parameter theta (only {sorted(DEFAULT_THETA)} do)")
+        if isinstance(theta, bool) or not isinstance(theta, (int, float)) or not (0 < theta < 1):
+            raise ValueError(f"theta must be in (0, 1), got {theta!r}")
+    if f not in F_CHOICES:
+        raise ValueError(f"f must be '1/k' (reciprocal rank) or 'k' (rank), got {f!r}")
+    if f != "1/k" and model != "M3":
+        raise ValueError(f"f only applies to M3 (got f={f!r} with {model})")
+
+
+@lru_cache(maxsize=64)
+def _static_tables(dist: str, theta: Optional[float], n: int):
+    """(P(k), F(k)) for k = 1..n of a static distribution, float64, read-only."""
+    k = np.arange(1, n + 1, dtype=np.float64)
+    if dist == "RBP":
+        tail = theta ** (k - 1)
+        p = (1.0 - theta) * tail
+    elif dist == "DCG":
+        tail = 1.0 / np.log2(k + 1.0)
+        p = tail - 1.0 / np.log2(k + 2.0)
+    else:  # RR
+        tail = 1.0 / k
+        p = 1.0 / (k * (k + 1.0))
+    p.flags.writeable = False
+    tail.flags.writeable = False
+    return p, tail
+
+
+def _table(dist, theta, n):
+    size = 1 << max(4, int(n - 1).bit_length())  # few distinct cache entries
+    p, tail = _static_tables(dist, theta, size)
+    return p, tail
+
+
+def stopping_distribution(relevance, dist: str = "RBP", theta: Optional[float] = None,
+                          recall_base: Optional[int] = None):
+    """P(k) and F(k) (k = 1..N) of a stopping distribution on one ranking.
+
+    For static distributions F is the infinite tail Σ_{i≥k} P(i); for dynamic
+    ones (ERR, AP, RRR) it is the suffix sum over the ranking.  ``recall_base``
+    is needed for ``dist='AP'`` (default: the relevant documents in the ranking).
+    """
+    a = _as_relevance(relevance)
+    _check("M1", dist, theta, "1/k")
+    return _distribution(a, np.cumsum(a), dist, _theta(dist, theta), _rb(a, recall_base))
+
+
+def _theta(dist, theta):
+    return float(theta) if theta is not None else DEFAULT_THETA.get(dist)
+
+
+def _rb(a, recall_base):
+    if recall_base is None:
+        return int(a.sum())
+    if isinstance(recall_base, bool) or int(recall_base) != recall_base or recall_base < a.sum():
+        raise ValueError(f"recall_base must be an integer >= the relevant documents in the ranking "
+                         f"({int(a.sum())}), got {recall_base!r}")
+    return int(recall_base)
+
+
+def _as_relevance(relevance) -> np.ndarray:
+    a = np.asarray(relevance, dtype=np.float64).ravel()
+    if a.size and not np.all((a == 0) | (a == 1)):
+        raise ValueError("relevance must be binary (0/1) in rank order")
+    return a
+
+
+def _distribution(a, r, dist, theta, rb):
+    n = a.size
+    if dist in STATIC_DISTRIBUTIONS:
+        p, tail = _table(dist, theta, n)
+        return p[:n].copy(), tail[:n].copy()
+    if dist == "ERR":
+        p = a * theta * (1.0 - theta) ** (r - a)
+    elif dist == "AP":
+        p = a / rb if rb > 0 else np.zeros(n)
+    else:  # RRR
+        p = np.divide(a, r * (r + 1.0), out=np.zeros(n), where=a > 0)
+    tail = np.cumsum(p[::-1])[::-1]
+    return p, tail
+
+
+def _value(a, r, k, p, tail, model, dist, f):
+    if model == "M1":
+        return float(np.dot(a, p))
+    if model == "M2":
+        return float(np.dot(a, tail)) if dist in STATIC_DISTRIBUTIONS else float(np.dot(p, r))
+    if model == "M3":
+        return float(np.dot(1.0 / k if f == "1/k" else k, p))
+    return float(np.dot(p, r / k))
+
+
+def user_model_measure(relevance, model: str = "M1", dist: str = "RBP", *, theta: Optional[float] = None,
+                       f: str = "1/k", norm: Optional[bool] = None, recall_base: Optional[int] = None,
+                       cutoff: Optional[int] = None) -> float:
+    r"""One of Carterette's measures M1–M4 for one ranking.
+
+    Parameters
+    ----------
+    relevance : array_like of 0/1
+        Binary relevance a_k of the ranked documents, top first.
+    model : {'M1', 'M2', 'M3', 'M4'}
+        Accumulation model (module docstring).
+    dist : {'RBP', 'DCG', 'RR', 'ERR', 'AP', 'RRR'}
+        Stopping distribution P(k).
+    theta : float in (0, 1), optional
+        Parameter of RBP (default 0.8) or ERR (default 0.5); rejected for the others.
+    f : {'1/k', 'k'}
+        M3's effort function (only for M3).
+    norm : bool, optional
+        Divide by the ideal ranking's value; default :func:`default_norm`.
+    recall_base : int, optional
+        RB, the number of relevant documents for the query (default: those in
+        the ranking).  Used by ``dist='AP'`` and by ``norm``.
+    cutoff : int, optional
+        Evaluate the first ``cutoff`` documents (and cut the ideal ranking there).
+
+    Examples
+    --------
+    >>> user_model_measure([1, 0, 1], 'M4', 'AP', recall_base=3)   # AP
+    0.5555555555555556
+    >>> round(user_model_measure([1, 0, 1], 'M2', 'DCG', recall_base=2), 6)   # nDCG
+    0.919721
+    """
+    a = _as_relevance(relevance)
+    _check(model, dist, theta, f)
+    if cutoff is not None:
+        if isinstance(cutoff, bool) or int(cutoff) != cutoff or cutoff < 1:
+            raise ValueError(f"cutoff must be a positive integer, got {cutoff!r}")
+        rb_full = _rb(a, recall_base)
+        a = a[:int(cutoff)]
+    else:
+        rb_full = _rb(a, recall_base)
+    th = _theta(dist, theta)
+    norm = default_norm(model, dist) if norm is None else bool(norm)
+    if rb_full == 0:
+        return 0.0
+    k = np.arange(1, a.size + 1, dtype=np.float64)
+    r = np.cumsum(a)
+    p, tail = _distribution(a, r, dist, th, rb_full)
+    value = _value(a, r, k, p, tail, model, dist, f)
+    if not norm:
+        return value
+    n_ideal = rb_full if cutoff is None else min(rb_full, int(cutoff))
+    ideal = np.ones(n_ideal)
+    ki = np.arange(1, n_ideal + 1, dtype=np.float64)
+    pi, ti = _distribution(ideal, ki, dist, th, rb_full)
+    best = _value(ideal, ki, ki, pi, ti, model, dist, f)
+    return value / best if best > 0 else 0.0
+
+
+# ---------------------------------------------------------------------------
+# Vectorised over a RelevanceBatch
+# ---------------------------------------------------------------------------
+
+def _contributions(a, r, k, rb_flat, model, dist, theta, f, offsets):
+    """Per-rank terms whose per-query sums are the measure (flat layout)."""
+    if dist in STATIC_DISTRIBUTIONS:
+        n = int(k.max()) if k.size else 1
+        p_tab, t_tab = _table(dist, theta, n)
+        idx = k.astype(np.int64) - 1
+        p = p_tab[idx]
+        if model == "M2":
+            return a * t_tab[idx]
+    elif dist == "ERR":
+        p = a * theta * (1.0 - theta) ** (r - a)
+    elif dist == "AP":
+        p = np.divide(a, rb_flat, out=np.zeros_like(a), where=rb_flat > 0)
+    else:
+        p = np.divide(a, r * (r + 1.0), out=np.zeros_like(a), where=a > 0)
+    if model == "M1":
+        return a * p
+    if model == "M2":
+        return p * r
+    if model == "M3":
+        return p / k if f == "1/k" else p * k
+    return p * r / k
+
+
+@lru_cache(maxsize=64)
+def _ideal_prefix(model, dist, theta, f, n):
+    """Ideal value for an all-relevant ranking of length L = 0..n (AP: times RB)."""
+    ones = np.ones(n)
+    k = np.arange(1, n + 1, dtype=np.float64)
+    rb = np.ones(n)  # AP's 1/RB is applied by the caller
+    c = _contributions(ones, k, k, rb, model, dist, theta, f, None)
+    out = np.concatenate(([0.0], np.cumsum(c)))
+    out.flags.writeable = False
+    return out
+
+
+def user_model_batch(batch, model: str, dist: str, *, theta: Optional[float] = None, f: str = "1/k",
+                     norm: Optional[bool] = None, cutoff: Optional[int] = None) -> np.ndarray:
+    """:func:`user_model_measure` for every query of a :class:`~irmeasures_markov.rankings.RelevanceBatch`.
+
+    ``batch`` must already be cut at ``cutoff``; ``cutoff`` here only cuts the
+    ideal ranking used by ``norm``.  One pass of numpy operations over all
+    queries; per-query sums by prefix differences.
+    """
+    _check(model, dist, theta, f)
+    th = _theta(dist, theta)
+    norm = default_norm(model, dist) if norm is None else bool(norm)
+    offsets = batch.offsets
+    a = batch.relevant.astype(np.float64)
+    rb = batch.recall_base.astype(np.float64)
+    key = ("carterette-r",)
+    r = batch.cache.get(key)
+    if r is None:
+        r = segment_cumsum(batch.relevant.astype(np.int64), offsets).astype(np.float64)
+        batch.cache[key] = r
+    k = batch.ranks.astype(np.float64)
+    rb_flat = rb[batch.query_index] if dist == "AP" else None
+    values = segment_sum(_contributions(a, r, k, rb_flat, model, dist, th, f, offsets), offsets)
+    values = np.where(rb > 0, values, 0.0)
+    if norm:
+        n_ideal = batch.recall_base if cutoff is None else np.minimum(batch.recall_base, int(cutoff))
+        top = int(n_ideal.max()) if n_ideal.size else 0
+        prefix = _ideal_prefix(model, dist, th, f, 1 << max(4, top.bit_length()))
+        best = prefix[n_ideal]
+        if dist == "AP":
+            best = np.divide(best, rb, out=np.zeros_like(best), where=rb > 0)
+        values = np.divide(values, best, out=np.zeros_like(values), where=best > 0)
+    return values

@@ -1,0 +1,108 @@
+"""ir_measures Measures for Carterette's framework: ``M1``–``M4`` and the paper's ten new names.
+
+``M1(dist='RBP')`` … ``M4(dist='RRR')`` take ``dist``, ``theta`` (RBP/ERR
+only), ``f`` (M3 only), ``norm``, ``rel``, ``judged_only`` and a cutoff.  The
+names RBTR, RBAP, CDG, DAG, EPR, ARR, RRG, RAP, RRR and RRAP are measures of
+their own with the model and distribution fixed (``RBTR`` is
+``M2(dist='RBP')``), so their ``str()`` is just the name plus any non-default
+parameter: ``RBTR``, ``RBTR(theta=0.9)@10``.  Names that ir_measures already
+has (RBP, DCG, RR, ERR, AP) are reached as ``M1(dist='RBP')`` and so on.
+See docs/user-model-framework.md.
+"""
+from __future__ import annotations
+
+from ..measures.carterette import (DEFAULT_THETA, DISTRIBUTIONS, F_CHOICES, MODELS, NAMED_MEASURES,
+                                   default_norm, user_model_batch)
+from .base import FLOAT, FamilyMeasure, ParamInfo, register_measure
+
+__all__ = ["M1", "M2", "M3", "M4", *NAMED_MEASURES]
+
+_COMMON = {
+    "cutoff": ParamInfo(dtype=int, required=False,
+                        desc="evaluate the first k documents; the ideal ranking for norm is cut there too"),
+    "theta": ParamInfo(dtype=FLOAT, required=False,
+                       desc="parameter of the RBP (persistence, default 0.8) or ERR (stopping probability at "
+                            "a relevant document, default 0.5) distribution; in (0, 1)"),
+    "norm": ParamInfo(dtype=bool, required=False,
+                      desc="divide by the ideal ranking's value (default: on for M2 and ARR, off otherwise)"),
+    "rel": ParamInfo(dtype=int, default=1, desc="minimum grade counted as relevant (inclusive)"),
+    "judged_only": ParamInfo(dtype=bool, default=False,
+                             desc="drop unjudged documents before ranking (condensed list)"),
+}
+_DIST = ParamInfo(dtype=str, default="RBP", choices=DISTRIBUTIONS,
+                  desc="stopping distribution P(k): RBP, DCG, RR (static) or ERR, AP, RRR (dynamic)")
+_F = ParamInfo(dtype=str, default="1/k", choices=F_CHOICES,
+               desc="M3's effort f(k): '1/k' (expected reciprocal rank) or 'k' (expected stopping rank)")
+
+
+class _UserModelMeasure(FamilyMeasure):
+    """Base of M1–M4: value = Σ_k over the ranking under stopping distribution P(k) (SPEC §2)."""
+    MODEL = "M1"
+    FIXED_DIST = None  # set by the named measures
+
+    @property
+    def dist(self) -> str:
+        return self.FIXED_DIST or self["dist"]
+
+    def check_params(self):
+        dist = self.dist
+        theta = self.params.get("theta")
+        if theta is not None:
+            if dist not in DEFAULT_THETA:
+                raise ValueError(f"{self.NAME}: dist={dist!r} has no parameter theta "
+                                 f"(only {sorted(DEFAULT_THETA)} do)")
+            if not (0 < theta < 1):
+                raise ValueError(f"{self.NAME}: theta must be in (0, 1), got {theta!r}")
+        f = self.params.get("f")
+        if f is not None and self.MODEL != "M3":
+            raise ValueError(f"{self.NAME}: f only applies to M3")
+
+    def norm(self) -> bool:
+        n = self.params.get("norm")
+        return default_norm(self.MODEL, self.dist) if n is None else n
+
+    def compute(self, prepared):
+        return user_model_batch(self.batch(prepared), self.MODEL, self.dist, theta=self.params.get("theta"),
+                                f=self.params.get("f") or "1/k", norm=self.norm(), cutoff=self.cutoff)
+
+
+def _model_class(model: str, reading: str):
+    params = {"dist": _DIST, **_COMMON}
+    if model == "M3":
+        params["f"] = _F
+    return type(f"_{model}", (_UserModelMeasure,), {
+        "__name__": model, "NAME": model, "MODEL": model,
+        "PRETTY_NAME": f"Carterette's {model}",
+        "SHORT_DESC": reading,
+        "__doc__": f"Carterette (SIGIR 2011) {model}: {reading}",
+        "SUPPORTED_PARAMS": params,
+    })
+
+
+_READINGS = {
+    "M1": "expected relevance at the stopping rank, sum_k a_k P(k)",
+    "M2": "expected total relevance seen, sum_k a_k F(k)",
+    "M3": "expected effort at the stopping rank, sum_k f(k) P(k)",
+    "M4": "expected precision at the stopping rank, sum_k P(k) Prec(k)",
+}
+
+M1, M2, M3, M4 = (register_measure(_model_class(m, _READINGS[m])()) for m in MODELS)
+
+
+def _named_class(name: str, model: str, dist: str):
+    params = dict(_COMMON)
+    if dist not in DEFAULT_THETA:
+        del params["theta"]
+    if model == "M3":
+        params["f"] = _F
+    return type(f"_{name}", (_UserModelMeasure,), {
+        "__name__": name, "NAME": name, "MODEL": model, "FIXED_DIST": dist,
+        "PRETTY_NAME": f"{name} ({model} with the {dist} stopping distribution)",
+        "SHORT_DESC": f"{model}(dist='{dist}'): {_READINGS[model]}",
+        "__doc__": f"{name} = {model}(dist='{dist}') of Carterette (SIGIR 2011): {_READINGS[model]}",
+        "SUPPORTED_PARAMS": params,
+    })
+
+
+globals().update({name: register_measure(_named_class(name, model, dist)())
+                  for name, (model, dist) in NAMED_MEASURES.items()})

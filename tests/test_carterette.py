@@ -1,0 +1,250 @@
+"""Carterette's M1–M4 (SPEC §2): brute force, identities with pytrec_eval/ir_measures, validation."""
+import math
+
+import ir_measures
+import numpy as np
+import pytest
+import pytrec_eval
+from hypothesis import given, settings, strategies as st
+
+import irmeasures_markov as imm
+from irmeasures_markov.measures.carterette import (DISTRIBUTIONS, MODELS, NAMED_MEASURES, PAPER_MEASURES,
+                                                   default_norm, stopping_distribution, user_model_measure)
+
+COMBOS = [(m, d) for m in MODELS for d in DISTRIBUTIONS]
+
+
+# --------------------------------------------------------------------------- brute force
+
+def brute_p(a, k, dist, theta, rb):
+    """P(k) straight from the paper's definitions (1-based k), with R_{k-1} counted by a loop."""
+    if dist == "RBP":
+        return (1 - theta) * theta ** (k - 1)
+    if dist == "DCG":
+        return 1 / math.log2(k + 1) - 1 / math.log2(k + 2)
+    if dist == "RR":
+        return 1 / (k * (k + 1))
+    a_k = a[k - 1] if k <= len(a) else 0
+    r_prev = sum(a[:k - 1])
+    if dist == "ERR":
+        return a_k * theta * (1 - theta) ** r_prev
+    if dist == "AP":
+        return a_k / rb
+    return a_k / ((r_prev + a_k) * (r_prev + a_k + 1)) if a_k else 0.0
+
+
+def brute(a, model, dist, theta=None, f="1/k", rb=None):
+    """The defining sum of each model; M2 as expected total relevance over an infinite ranking
+    completed with non-relevant documents (static P sums to 1, so the tail past N has mass 1 - Σ P)."""
+    theta = theta if theta is not None else {"RBP": 0.8, "ERR": 0.5}.get(dist)
+    rb = sum(a) if rb is None else rb
+    if rb == 0:
+        return 0.0
+    n = len(a)
+    P = [brute_p(a, k, dist, theta, rb) for k in range(1, n + 1)]
+    R = [sum(a[:k]) for k in range(1, n + 1)]
+    if model == "M1":
+        return sum(a[k] * P[k] for k in range(n))
+    if model == "M2":
+        total = sum(P[k] * R[k] for k in range(n))
+        if dist in ("RBP", "DCG", "RR") and n:
+            total += (1 - sum(P)) * R[-1]
+        return total
+    if model == "M3":
+        return sum((1 / (k + 1) if f == "1/k" else (k + 1)) * P[k] for k in range(n))
+    return sum(P[k] * R[k] / (k + 1) for k in range(n))
+
+
+def brute_norm(a, model, dist, theta=None, f="1/k", rb=None, cutoff=None):
+    rb = sum(a) if rb is None else rb
+    cut = a[:cutoff] if cutoff else a
+    v = brute(cut, model, dist, theta, f, rb)
+    ideal = [1] * (rb if cutoff is None else min(rb, cutoff))
+    best = brute(ideal, model, dist, theta, f, rb)
+    return v / best if best > 0 else 0.0
+
+
+rankings = st.lists(st.integers(0, 1), min_size=1, max_size=60)
+
+
+@settings(max_examples=150, deadline=None)
+@given(rankings, st.integers(0, 8), st.sampled_from(COMBOS), st.floats(0.05, 0.95), st.sampled_from(["1/k", "k"]))
+def test_every_combination_equals_brute_force(a, extra, combo, theta, f):
+    model, dist = combo
+    rb = sum(a) + extra
+    th = theta if dist in ("RBP", "ERR") else None
+    f = f if model == "M3" else "1/k"
+    got = user_model_measure(a, model, dist, theta=th, f=f, norm=False, recall_base=rb)
+    assert got == pytest.approx(brute(a, model, dist, th, f, rb), abs=1e-12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(rankings, st.integers(0, 8), st.sampled_from(sorted(PAPER_MEASURES)), st.one_of(st.none(), st.integers(1, 30)))
+def test_paper_measures_normalised_brute_force_range_and_ideal(a, extra, name, cutoff):
+    model, dist = PAPER_MEASURES[name]
+    rb = sum(a) + extra
+    norm = default_norm(model, dist)
+    got = user_model_measure(a, model, dist, norm=norm, recall_base=rb, cutoff=cutoff)
+    if norm:
+        assert got == pytest.approx(brute_norm(a, model, dist, rb=rb, cutoff=cutoff), abs=1e-12)
+    else:
+        assert got == pytest.approx(brute(a[:cutoff] if cutoff else a, model, dist, rb=rb), abs=1e-12)
+    # the paper's normalised measures (M2 family, ARR) lie in [0, 1] and score 1 on an ideal ranking
+    if norm:
+        assert -1e-12 <= got <= 1 + 1e-12
+        if rb:
+            ideal = [1] * rb + [0] * 5
+            assert user_model_measure(ideal, model, dist, recall_base=rb, cutoff=cutoff) == pytest.approx(1.0)
+
+
+def test_distributions():
+    p, tail = stopping_distribution([0, 1, 1, 0], "RBP", theta=0.5)
+    np.testing.assert_allclose(p, [0.5, 0.25, 0.125, 0.0625])
+    np.testing.assert_allclose(tail, [1, 0.5, 0.25, 0.125])
+    p, tail = stopping_distribution([1, 0, 1, 1], "RRR")
+    np.testing.assert_allclose(p, [1 / 2, 0, 1 / 6, 1 / 12])
+    np.testing.assert_allclose(tail, [3 / 4, 1 / 4, 1 / 4, 1 / 12])
+    p, _ = stopping_distribution([1, 0, 1], "AP", recall_base=4)
+    np.testing.assert_allclose(p, [0.25, 0, 0.25])
+    p, _ = stopping_distribution([1, 1, 0, 1], "ERR", theta=0.5)
+    np.testing.assert_allclose(p, [0.5, 0.25, 0, 0.125])
+
+
+def test_hand_values():
+    a = [1, 0, 1, 0]
+    assert user_model_measure(a, "M4", "AP", recall_base=3) == pytest.approx((1 + 2 / 3) / 3)
+    assert user_model_measure(a, "M3", "AP", recall_base=2, norm=True) == pytest.approx((1 + 1 / 3) / 1.5)
+    assert user_model_measure(a, "M2", "RBP", theta=0.5, norm=False) == pytest.approx(1 + 0.25)
+    # at a cutoff RBTR completes with non-relevant documents: F(k) is the infinite tail
+    assert user_model_measure(a, "M2", "RBP", theta=0.5, norm=False, cutoff=1) == pytest.approx(1.0)
+    assert user_model_measure([1, 1], "M3", "RBP", f="k", norm=False) == pytest.approx(0.2 + 2 * 0.16)
+    assert user_model_measure([0, 0, 0], "M2", "DCG", recall_base=0) == 0.0
+
+
+def test_validation():
+    with pytest.raises(ValueError, match="unknown stopping distribution"):
+        user_model_measure([1], "M1", "XYZ")
+    with pytest.raises(ValueError, match="unknown model"):
+        user_model_measure([1], "M5", "RBP")
+    with pytest.raises(ValueError, match=r"theta must be in \(0, 1\)"):
+        user_model_measure([1], "M1", "RBP", theta=1.0)
+    with pytest.raises(ValueError, match="no parameter theta"):
+        user_model_measure([1], "M1", "AP", theta=0.5)
+    with pytest.raises(ValueError, match="only applies to M3"):
+        user_model_measure([1], "M1", "RBP", f="k")
+    with pytest.raises(ValueError, match="binary"):
+        user_model_measure([2, 0], "M1", "RBP")
+    with pytest.raises(ValueError, match="recall_base"):
+        user_model_measure([1, 1], "M4", "AP", recall_base=1)
+    for s in ["M1(dist='XYZ')", "M1(theta=0)", "M2(dist='DCG',theta=0.5)", "M4(f='k')", "CDG(theta=0.5)",
+              "EPR(theta=2)", "ARR(theta=0.5)"]:
+        with pytest.raises(ValueError):
+            m = ir_measures.parse_measure(s)
+            m.validate_params()
+            imm.PROVIDER.calc_aggregate([m], {"1": {"a": 1}}, {"1": {"a": 1.0}})
+
+
+# --------------------------------------------------------------------------- plug-in and identities
+
+def synthetic(seed=0, n_topics=8, depth=50, graded=False):
+    rng = np.random.default_rng(seed)
+    qrels, run = {}, {}
+    for t in range(n_topics):
+        q = str(t + 1)
+        docs = [f"d{i}" for i in range(120)]
+        qrels[q] = {d: int(rng.random() < 0.2) * (int(rng.integers(1, 3)) if graded else 1)
+                    for d in rng.choice(docs, 80, replace=False)}
+        chosen = rng.choice(docs, depth, replace=False)
+        run[q] = {d: float(s) for d, s in zip(chosen, rng.permutation(depth) + rng.random(depth))}
+    qrels["1"]["d0"] = 1
+    return qrels, run
+
+
+def ranked_relevance(qrels, run, q, rel=1):
+    docs = sorted(run[q].items(), key=lambda x: (x[1], x[0]), reverse=True)
+    return [int(qrels[q].get(d, 0) >= rel) for d, _ in docs]
+
+
+def per_query(measure, qrels, run):
+    return {m.query_id: m.value for m in ir_measures.iter_calc([measure], qrels, run)}
+
+
+def test_plugin_equals_functional_for_all_combinations():
+    qrels, run = synthetic(seed=1, graded=True)
+    for model, dist in COMBOS:
+        for cutoff in (None, 5, 20):
+            for norm in (False, True):
+                for rel in (1, 2):
+                    cls = getattr(imm, model)
+                    m = cls(dist=dist, norm=norm, rel=rel)
+                    m = m @ cutoff if cutoff else m
+                    got = per_query(m, qrels, run)
+                    for q in run:
+                        a = ranked_relevance(qrels, run, q, rel)
+                        rb = sum(g >= rel for g in qrels[q].values())
+                        want = user_model_measure(a, model, dist, norm=norm, recall_base=rb, cutoff=cutoff)
+                        assert got[q] == pytest.approx(want, abs=1e-12), (str(m), q)
+
+
+def test_named_measures_are_their_model_and_distribution():
+    qrels, run = synthetic(seed=2)
+    for name, (model, dist) in NAMED_MEASURES.items():
+        named = ir_measures.parse_measure(name)
+        assert str(named) == name
+        generic = getattr(imm, model)(dist=dist)
+        assert per_query(named, qrels, run) == per_query(generic, qrels, run)
+        assert per_query(named @ 10, qrels, run) == per_query(generic @ 10, qrels, run)
+    assert str(imm.RBTR(theta=0.9) @ 10) == "RBTR(theta=0.9)@10"
+    assert str(ir_measures.parse_measure("M2(dist='DCG')")) == "M2(dist='DCG')"
+    assert str(imm.M1) == "M1"  # dist='RBP' is the default and omitted
+    # the classic names stay ir_measures' own
+    for name in ("RBP", "DCG", "RR", "ERR", "AP"):
+        existing = ir_measures.measures.registry.get(name)  # ir_measures has no DCG: we do not claim it either
+        assert existing is None or not type(existing).__module__.startswith("irmeasures_markov")
+
+
+def test_identities_with_pytrec_eval():
+    """M4(AP) = AP; M2(DCG, norm) = binary nDCG (also @10); on binary qrels."""
+    qrels, run = synthetic(seed=3)
+    ev = pytrec_eval.RelevanceEvaluator(qrels, {"map", "ndcg", "ndcg_cut_10"})
+    ref = ev.evaluate(run)
+    ours = {m: per_query(m, qrels, run) for m in (imm.M4(dist="AP"), imm.M2(dist="DCG"), imm.M2(dist="DCG") @ 10)}
+    for q in run:
+        assert ours[imm.M4(dist="AP")][q] == pytest.approx(ref[q]["map"], abs=1e-12)
+        assert ours[imm.M2(dist="DCG")][q] == pytest.approx(ref[q]["ndcg"], abs=1e-12)
+        assert ours[imm.M2(dist="DCG") @ 10][q] == pytest.approx(ref[q]["ndcg_cut_10"], abs=1e-12)
+
+
+def test_m1_rbp_equals_ir_measures_rbp():
+    qrels, run = synthetic(seed=4)
+    for theta in (0.5, 0.8, 0.95):
+        ours = per_query(imm.M1(dist="RBP", theta=theta), qrels, run)
+        ref = per_query(ir_measures.parse_measure(f"RBP(p={theta},rel=1)"), qrels, run)
+        for q in run:
+            assert ours[q] == pytest.approx(ref[q], abs=1e-12)
+
+
+def test_m3_err_is_binary_err():
+    """θ = 0.5: ERR = Σ_k (1/k) θ a_k Π_{i<k} (1 − θ a_i); θ = 1/16 is gdeval's ERR on 0/1 grades."""
+    qrels, run = synthetic(seed=5)
+    ours = per_query(imm.M3(dist="ERR"), qrels, run)
+    for q in run:
+        a = ranked_relevance(qrels, run, q)
+        err, stay = 0.0, 1.0
+        for k, ak in enumerate(a, 1):
+            err += stay * 0.5 * ak / k
+            stay *= 1 - 0.5 * ak
+        assert ours[q] == pytest.approx(err, abs=1e-12)
+    gd = per_query(ir_measures.parse_measure("ERR@20"), qrels, run)
+    ours16 = per_query(imm.M3(dist="ERR", theta=1 / 16) @ 20, qrels, run)
+    for q in run:
+        assert ours16[q] == pytest.approx(gd[q], abs=6e-6)  # gdeval prints 5 decimals
+
+
+def test_batch_edge_cases():
+    qrels = {"1": {"a": 1, "b": 0}, "2": {"x": 0}, "3": {"z": 1}}
+    run = {"1": {"b": 2.0, "a": 1.0}, "2": {"x": 1.0}, "3": {"u": 1.0}}
+    res = imm.PROVIDER.calc_aggregate([imm.M4(dist="AP"), imm.ARR, imm.RBTR @ 1], qrels, run)
+    assert res[imm.M4(dist="AP")] == pytest.approx((0.5 + 0 + 0) / 3)
+    per = per_query(imm.RBTR @ 1, qrels, run)
+    assert per == {"1": 0.0, "2": 0.0, "3": 0.0}
