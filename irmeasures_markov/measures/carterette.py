@@ -258,25 +258,35 @@ def user_model_measure(relevance, model: str = "M1", dist: str = "RBP", *, theta
 # Vectorised over a RelevanceBatch
 # ---------------------------------------------------------------------------
 
-def _contributions(a, r, k, rb_flat, model, dist, theta, f, offsets):
-    """Per-rank terms whose per-query sums are the measure (flat layout)."""
+def _flat_distribution(a, r, k, rb_flat, dist, theta, cache=None):
+    """(P(k), F(k) or None) at every flat position; static tables are looked up by rank."""
+    key = ("carterette-dist", dist, theta)
+    if cache is not None and key in cache:
+        return cache[key]
+    tail = None
     if dist in STATIC_DISTRIBUTIONS:
         n = int(k.max()) if k.size else 1
         p_tab, t_tab = _table(dist, theta, n)
         idx = k.astype(np.int64) - 1
-        p = p_tab[idx]
-        if model == "M2":
-            return a * t_tab[idx]
+        p, tail = p_tab[idx], t_tab[idx]
     elif dist == "ERR":
         p = a * theta * (1.0 - theta) ** (r - a)
     elif dist == "AP":
         p = np.divide(a, rb_flat, out=np.zeros_like(a), where=rb_flat > 0)
     else:
         p = np.divide(a, r * (r + 1.0), out=np.zeros_like(a), where=a > 0)
+    if cache is not None:
+        cache[key] = (p, tail)
+    return p, tail
+
+
+def _contributions(a, r, k, rb_flat, model, dist, theta, f, cache=None):
+    """Per-rank terms whose per-query sums are the measure (flat layout)."""
+    p, tail = _flat_distribution(a, r, k, rb_flat, dist, theta, cache)
     if model == "M1":
         return a * p
     if model == "M2":
-        return p * r
+        return a * tail if tail is not None else p * r
     if model == "M3":
         return p / k if f == "1/k" else p * k
     return p * r / k
@@ -288,7 +298,7 @@ def _ideal_prefix(model, dist, theta, f, n):
     ones = np.ones(n)
     k = np.arange(1, n + 1, dtype=np.float64)
     rb = np.ones(n)  # AP's 1/RB is applied by the caller
-    c = _contributions(ones, k, k, rb, model, dist, theta, f, None)
+    c = _contributions(ones, k, k, rb, model, dist, theta, f)
     out = np.concatenate(([0.0], np.cumsum(c)))
     out.flags.writeable = False
     return out
@@ -306,16 +316,17 @@ def user_model_batch(batch, model: str, dist: str, *, theta: Optional[float] = N
     th = _theta(dist, theta)
     norm = default_norm(model, dist) if norm is None else bool(norm)
     offsets = batch.offsets
-    a = batch.relevant.astype(np.float64)
-    rb = batch.recall_base.astype(np.float64)
-    key = ("carterette-r",)
-    r = batch.cache.get(key)
-    if r is None:
+    cache = batch.cache
+    shared = cache.get("carterette")
+    if shared is None:
+        a = batch.relevant.astype(np.float64)
         r = segment_cumsum(batch.relevant.astype(np.int64), offsets).astype(np.float64)
-        batch.cache[key] = r
-    k = batch.ranks.astype(np.float64)
-    rb_flat = rb[batch.query_index] if dist == "AP" else None
-    values = segment_sum(_contributions(a, r, k, rb_flat, model, dist, th, f, offsets), offsets)
+        k = batch.ranks.astype(np.float64)
+        rb = batch.recall_base.astype(np.float64)
+        shared = cache["carterette"] = (a, r, k, rb, rb[batch.query_index])
+    a, r, k, rb, rb_flat = shared
+    terms = _contributions(a, r, k, rb_flat, model, dist, th, f, cache)
+    values = segment_sum(terms, offsets)
     values = np.where(rb > 0, values, 0.0)
     if norm:
         n_ideal = batch.recall_base if cutoff is None else np.minimum(batch.recall_base, int(cutoff))
