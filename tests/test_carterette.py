@@ -248,3 +248,36 @@ def test_batch_edge_cases():
     assert res[imm.M4(dist="AP")] == pytest.approx((0.5 + 0 + 0) / 3)
     per = per_query(imm.RBTR @ 1, qrels, run)
     assert per == {"1": 0.0, "2": 0.0, "3": 0.0}
+
+
+def test_canonical_printed_form():
+    """Defaults that depend on dist/model are dropped, so equal measures compare and hash equal."""
+    parse = ir_measures.parse_measure
+    assert imm.M1(theta=0.8) == imm.M1 and str(parse("M1(dist='RBP',theta=0.8)")) == "M1"
+    assert parse("M2(dist='DCG',norm=True)") == parse("M2(dist='DCG')")
+    assert str(parse("M2(dist='dcg',norm=False)")) == "M2(dist='DCG',norm=False)"
+    assert str(parse("ARR(norm=True)")) == "ARR" and str(parse("EPR(theta=0.5)")) == "EPR"
+    assert str(parse("M3(dist='ERR',f='1/k')@10")) == "M3(dist='ERR')@10"
+    assert str(parse("M4(dist='ERR',theta=0.3)@10")) == "M4(dist='ERR',theta=0.3)@10"
+    assert len({imm.M1, imm.M1(theta=0.8), imm.M1(dist="RBP"), imm.M1(dist="RBP", norm=False)}) == 1
+    # theta given for a distribution without one is kept (and rejected at validation)
+    with pytest.raises(ValueError, match="no parameter theta"):
+        imm.M1(dist="AP", theta=0.8).validate_params()
+
+
+@pytest.mark.parametrize("r,rb", [(0, 3), (1, 1), (3, 5), (6, 6)])
+def test_degenerate_combinations_depend_only_on_r(r, rb):
+    """The closed forms documented for M1/M2 with dynamic distributions and M3 with static ones."""
+    rng = np.random.default_rng(r)
+    for _ in range(3):
+        a = rng.permutation([1] * r + [0] * 7).tolist()
+        um = lambda m, d, **kw: user_model_measure(a, m, d, norm=False, recall_base=rb, **kw)  # noqa: E731
+        assert um("M1", "AP") == pytest.approx(r / rb)
+        assert um("M1", "RRR") == pytest.approx(r / (r + 1))
+        assert um("M1", "ERR", theta=0.3) == pytest.approx(1 - 0.7 ** r)
+        assert um("M2", "AP") == pytest.approx(r * (r + 1) / (2 * rb))
+        assert um("M2", "RRR") == pytest.approx(sum(1 / (j + 1) for j in range(1, r + 1)))
+        assert um("M2", "ERR", theta=0.3) == pytest.approx(sum(j * 0.3 * 0.7 ** (j - 1) for j in range(1, r + 1)))
+        assert um("M3", "RBP") == pytest.approx(sum(0.2 * 0.8 ** (k - 1) / k for k in range(1, len(a) + 1)))
+        assert um("M3", "RR") == pytest.approx(user_model_measure([0] * len(a), "M3", "RR", norm=False,
+                                                                  recall_base=rb))

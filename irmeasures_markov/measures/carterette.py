@@ -36,9 +36,13 @@ Conventions of this implementation (SPEC §2):
   documents (the paper's worst case).  For dynamic distributions P is zero at
   non-relevant ranks and F is the suffix sum over the ranking, so
   M2 = Σ_k P(k) R_k for every distribution.
-* M3 with a static distribution does not depend on the judgments (only on N);
-  M1/M3 with RRR and M1 with AP are likewise degenerate (see
-  docs/user-model-framework.md).  They are computed, not rejected.
+* Some combinations are degenerate; they are computed, not rejected (see
+  docs/user-model-framework.md).  M3 with a static distribution does not
+  depend on the judgments at all (only on N, and is 0 when RB = 0).  M1 and M2
+  with a dynamic distribution depend only on r, the number of relevant
+  documents retrieved, not on their ranks: M1(AP) = r/RB (recall),
+  M1(RRR) = r/(r+1), M1(ERR) = 1 − (1−θ)^r, M2(AP) = r(r+1)/(2 RB),
+  M2(RRR) = H_{r+1} − 1, M2(ERR) = Σ_{j≤r} jθ(1−θ)^{j−1}.
 * ``norm`` divides by the value of the ideal ranking: RB relevant documents
   (the query's whole recall base, not cut to the run's length) cut at the
   cutoff when one is given (trec_eval's nDCG@k convention).  The paper
@@ -270,7 +274,10 @@ def _flat_distribution(a, r, k, rb_flat, dist, theta, cache=None):
         idx = k.astype(np.int64) - 1
         p, tail = p_tab[idx], t_tab[idx]
     elif dist == "ERR":
-        p = a * theta * (1.0 - theta) ** (r - a)
+        # (1-θ)^{R_{k-1}} by table lookup: R_{k-1} is a small integer
+        before = (r - a).astype(np.int64)
+        powers = (1.0 - theta) ** np.arange(int(before.max()) + 1 if before.size else 1)
+        p = a * (theta * powers[before])
     elif dist == "AP":
         p = np.divide(a, rb_flat, out=np.zeros_like(a), where=rb_flat > 0)
     else:

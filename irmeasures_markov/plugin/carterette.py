@@ -40,6 +40,22 @@ class _UserModelMeasure(FamilyMeasure):
     MODEL = "M1"
     FIXED_DIST = None  # set by the named measures
 
+    def __init__(self, **params):
+        # Canonical form, so that measures equal in meaning print (and compare, hash) the same:
+        # dist is upper-cased, and theta/norm are dropped when they equal the default of the
+        # chosen distribution/model (those defaults depend on dist, so ParamInfo cannot hold them).
+        if isinstance(params.get("dist"), str):
+            params["dist"] = params["dist"].upper()
+        dist = self.FIXED_DIST or params.get("dist", "RBP")
+        theta = params.get("theta")
+        if (dist in DEFAULT_THETA and isinstance(theta, (int, float)) and not isinstance(theta, bool)
+                and theta == DEFAULT_THETA[dist]):
+            del params["theta"]
+        norm = params.get("norm")
+        if isinstance(norm, bool) and dist in DISTRIBUTIONS and norm == default_norm(self.MODEL, dist):
+            del params["norm"]
+        super().__init__(**params)
+
     @property
     def dist(self) -> str:
         return self.FIXED_DIST or self["dist"]
