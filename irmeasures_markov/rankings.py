@@ -256,7 +256,21 @@ def segment_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
 
 def segment_sum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Sum of ``values`` per query (0 for empty queries)."""
-    c = np.concatenate(([0], np.cumsum(values, dtype=np.float64 if values.dtype != bool else np.int64)))
-    return c[offsets[1:]] - c[offsets[:-1]]
+    """Sum of ``values`` per query (0 for empty queries).
 
+    ``np.add.reduceat`` sums each segment with numpy's pairwise summation:
+    faster than a running cumsum and without its cancellation error.
+    """
+    values = np.asarray(values)
+    if values.dtype == bool:
+        values = values.astype(np.int64)
+    lengths = np.diff(offsets)
+    n = lengths.size
+    out = np.zeros(n, dtype=np.result_type(values.dtype, np.float64) if values.dtype.kind == "f" else np.int64)
+    if values.size == 0 or n == 0:
+        return out
+    nonempty = lengths > 0
+    if nonempty.all():
+        return np.add.reduceat(values, offsets[:-1]).astype(out.dtype, copy=False)
+    out[nonempty] = np.add.reduceat(values, offsets[:-1][nonempty])
+    return out
