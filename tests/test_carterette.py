@@ -281,3 +281,29 @@ def test_degenerate_combinations_depend_only_on_r(r, rb):
         assert um("M3", "RBP") == pytest.approx(sum(0.2 * 0.8 ** (k - 1) / k for k in range(1, len(a) + 1)))
         assert um("M3", "RR") == pytest.approx(user_model_measure([0] * len(a), "M3", "RR", norm=False,
                                                                   recall_base=rb))
+
+
+def test_normalised_arr_equals_normalised_sum_of_reciprocal_ranks():
+    """M3(AP) = M2(RR) / RB, so with the paper's normalisation ARR and RR coincide."""
+    qrels, run = synthetic(seed=6)
+    for cutoff in (None, 7):
+        arr = per_query(imm.ARR @ cutoff if cutoff else imm.ARR, qrels, run)
+        rr = imm.M2(dist="RR")
+        rr = per_query(rr @ cutoff if cutoff else rr, qrels, run)
+        assert arr == pytest.approx(rr, abs=1e-12)
+
+
+def test_judged_only_and_empty_condensed_rankings():
+    qrels, run = synthetic(seed=7)
+    run["1"]["unjudged-top"] = 1e9   # ranks first, removed by judged_only
+    run["2"] = {"u1": 2.0, "u2": 1.0}  # nothing judged: empty condensed ranking
+    for model, dist in COMBOS:
+        m = getattr(imm, model)(dist=dist, judged_only=True)
+        got = per_query(m @ 10, qrels, run)
+        for q in run:
+            docs = sorted(run[q].items(), key=lambda x: (x[1], x[0]), reverse=True)
+            a = [int(qrels[q][d] >= 1) for d, _ in docs if d in qrels[q]]
+            rb = sum(g >= 1 for g in qrels[q].values())
+            want = user_model_measure(a, model, dist, recall_base=rb, cutoff=10)
+            assert got[q] == pytest.approx(want, abs=1e-12), (str(m), q)
+        assert got["2"] == 0.0
