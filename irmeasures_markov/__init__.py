@@ -11,8 +11,10 @@ from .measures.markov_precision import estimate_rates, markov_precision, registe
 from .plugin import PROVIDER, MP, MPcont
 from .plugin import M1, M2, M3, M4, RBTR, RBAP, CDG, DAG, EPR, ARR, RRG, RAP, RRR, RRAP
 from .measures.carterette import user_model_measure
+from .plugin import TBG, register_lengths
+from .measures.tbg import time_biased_gain
 from .evaluator import RelevanceEvaluator
 
 __all__ = ["MP", "MPcont", "PROVIDER", "RelevanceEvaluator", "markov_precision", "estimate_rates", "register_kernel", "__version__",
            "M1", "M2", "M3", "M4", "RBTR", "RBAP", "CDG", "DAG", "EPR", "ARR", "RRG", "RAP", "RRR", "RRAP",
-           "user_model_measure"]
+           "user_model_measure", "TBG", "register_lengths", "time_biased_gain"]

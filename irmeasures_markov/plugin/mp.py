@@ -9,6 +9,7 @@ import numpy as np
 from ..io import read_rates
 from ..measures.markov_precision import ModelChoices, markov_precision_batch
 from .base import FLOAT, FamilyMeasure, ParamInfo, register_measure
+from .tbg import LENGTH_PARAMS, TIME_MODEL_PARAMS, tbg_rates, time_parameters
 
 __all__ = ["MP", "MPcont"]
 
@@ -74,17 +75,37 @@ class _MPcont(_MP):
         "rates": ParamInfo(dtype=str, required=False,
                            desc="path of a TSV file of holding rates: 'rank<TAB>mu' (1-based ranks, all "
                                 "queries) or 'qid<TAB>rank<TAB>mu' (per query)"),
+        "time": ParamInfo(dtype=str, default="rates", choices=("rates", "tbg"),
+                          desc="where holding times come from: 'rates' (the rates file) or 'tbg' (TBG's time "
+                               "model: mean time at rank i = t_summary + (a*l_i + b)*P(C=1|r_i), from document "
+                               "lengths l_i)"),
+        **LENGTH_PARAMS,
+        **TIME_MODEL_PARAMS,
     }
 
     def check_params(self):
-        if "rates" not in self.params:
-            raise ValueError("MPcont needs holding rates: MPcont(rates='path/to/rates.tsv'), "
-                             "a file of 'rank<TAB>mu' lines (see docs/markov-precision.md).")
+        time = self.params.get("time", "rates")
+        tbg_only = sorted(n for n in (*LENGTH_PARAMS, *TIME_MODEL_PARAMS) if n in self.params)
+        if time == "rates":
+            if "rates" not in self.params:
+                raise ValueError("MPcont needs holding rates: MPcont(rates='path/to/rates.tsv'), a file of "
+                                 "'rank<TAB>mu' lines, or MPcont(time='tbg', lengths=...) for TBG's time model "
+                                 "(see docs/markov-precision.md).")
+            if tbg_only:
+                raise ValueError(f"MPcont: {tbg_only} only apply with time='tbg'")
+        else:
+            if "rates" in self.params:
+                raise ValueError("MPcont: give either rates='file' or time='tbg', not both")
+            time_parameters(self)  # validates the constants
 
     def holding_rates(self, prepared):
         return load_rates(self["rates"])
 
     def compute(self, prepared):
+        if self["time"] == "tbg":
+            batch = self.batch(prepared, with_docids=True)
+            return markov_precision_batch(batch, self["model"], recall=self["recall"],
+                                          rates=tbg_rates(batch, self))
         rates = self.holding_rates(prepared)
         return markov_precision_batch(self.batch(prepared), self["model"], recall=self["recall"], rates=rates)
 

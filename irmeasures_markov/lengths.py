@@ -1,0 +1,242 @@
+"""Document lengths (in words) for time-based measures: TBG and MPcont with ``time='tbg'``.
+
+Sources:
+
+* a Python mapping ``{docid: words}``;
+* a file of ``docid<TAB>length`` lines (plain or gzip; ``#`` comments and
+  blank lines skipped) — :func:`read_lengths`, errors name the file and line;
+* an ``ir_datasets`` docs store — :func:`lengths_from_ir_datasets` counts
+  whitespace-separated words of each document's text once, with a progress
+  bar, and caches the result on disk as such a file.
+
+Duplicate groups (Smucker & Clarke 2012, §3: a document that duplicates an
+earlier-ranked one is read as length 0) come from a mapping ``{docid: group}``
+or a ``docid<TAB>group`` file (:func:`read_duplicates`).
+
+An unknown length is never silently guessed: :class:`DocumentLengths` raises
+:class:`UnknownLengthError` naming the missing documents, unless a
+``default_length`` is given explicitly.
+"""
+from __future__ import annotations
+
+import math
+import os
+import pathlib
+from functools import lru_cache
+from itertools import repeat
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+from .io import InputError, open_text
+
+__all__ = [
+    "UnknownLengthError",
+    "DocumentLengths",
+    "read_lengths",
+    "read_duplicates",
+    "write_lengths",
+    "lengths_from_ir_datasets",
+    "load_length_source",
+]
+
+PathLike = Union[str, os.PathLike]
+
+
+class UnknownLengthError(KeyError):
+    """A document's length is needed but unknown and no ``default_length`` was given."""
+
+    def __str__(self):  # KeyError would print the repr of the message
+        return self.args[0] if self.args else ""
+
+
+def read_lengths(path: PathLike) -> Dict[str, float]:
+    """``{docid: length}`` from a ``docid<TAB>length`` file (plain or gzip).
+
+    Lengths are word counts: non-negative finite numbers.  A non-numeric,
+    negative or non-finite length, a line without two fields, or a docid given
+    twice with different lengths raises :class:`~irmeasures_markov.io.InputError`
+    naming the file and line.
+    """
+    out: Dict[str, float] = {}
+    with open_text(path) as fh:
+        for lineno, line in enumerate(fh, 1):
+            s = line.strip()
+            if not s or s.startswith("#"):
+                continue
+            parts = s.split()
+            if len(parts) != 2:
+                raise InputError(f"{path}:{lineno}: expected 'docid<TAB>length', got {line.rstrip()!r}")
+            doc, raw = parts
+            try:
+                value = float(raw)
+            except ValueError:
+                raise InputError(f"{path}:{lineno}: length {raw!r} of document {doc!r} is not a number") from None
+            if not math.isfinite(value) or value < 0:
+                raise InputError(f"{path}:{lineno}: length of document {doc!r} must be a non-negative number "
+                                 f"of words, got {raw!r}")
+            old = out.get(doc)
+            if old is not None and old != value:
+                raise InputError(f"{path}:{lineno}: document {doc!r} has two lengths ({old:g} and {value:g})")
+            out[doc] = value
+    return out
+
+
+def read_duplicates(path: PathLike) -> Dict[str, str]:
+    """``{docid: group}`` from a ``docid<TAB>group`` file: documents of a group duplicate each other."""
+    out: Dict[str, str] = {}
+    with open_text(path) as fh:
+        for lineno, line in enumerate(fh, 1):
+            s = line.strip()
+            if not s or s.startswith("#"):
+                continue
+            parts = s.split()
+            if len(parts) != 2:
+                raise InputError(f"{path}:{lineno}: expected 'docid<TAB>group', got {line.rstrip()!r}")
+            doc, group = parts
+            if out.get(doc, group) != group:
+                raise InputError(f"{path}:{lineno}: document {doc!r} is in two duplicate groups "
+                                 f"({out[doc]!r} and {group!r})")
+            out[doc] = group
+    return out
+
+
+def write_lengths(lengths: Mapping[str, float], path: PathLike):
+    """Write a ``docid<TAB>length`` file (gzip when the name ends in .gz), atomically."""
+    import gzip
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(tmp, "wt", encoding="utf-8") as fh:
+        for d, n in lengths.items():
+            fh.write(f"{d}\t{n:g}\n")
+    os.replace(tmp, path)
+
+
+def _cache_dir() -> pathlib.Path:
+    base = os.environ.get("IRMEASURES_MARKOV_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "irmeasures_markov")
+    return pathlib.Path(base) / "lengths"
+
+
+def lengths_from_ir_datasets(dataset_id: str, *, cache_dir: Optional[PathLike] = None, progress: bool = True,
+                             text_fields: Optional[Sequence[str]] = None) -> Dict[str, float]:
+    """Word counts of every document of an ``ir_datasets`` docs store, cached on disk.
+
+    The first call iterates the collection (with a tqdm bar) and counts
+    whitespace-separated tokens of ``doc.default_text()`` (or of the given
+    ``text_fields`` joined); the counts are written to
+    ``<cache_dir>/<dataset_id with / as __>.tsv.gz`` (default cache:
+    ``$IRMEASURES_MARKOV_CACHE`` or ``~/.cache/irmeasures_markov``) and later
+    calls read that file.
+    """
+    cache = pathlib.Path(cache_dir) if cache_dir is not None else _cache_dir()
+    path = cache / (dataset_id.replace("/", "__") + ".tsv.gz")
+    if path.exists():
+        return read_lengths(path)
+    import ir_datasets
+    ds = ir_datasets.load(dataset_id)
+    if not ds.has_docs():
+        raise ValueError(f"ir_datasets id {dataset_id!r} has no documents")
+    it = ds.docs_iter()
+    if progress:
+        from tqdm.auto import tqdm
+        try:
+            total = ds.docs_count()
+        except Exception:  # some stores cannot count without a full pass
+            total = None
+        it = tqdm(it, total=total, desc=f"lengths {dataset_id}", unit="doc")
+    out: Dict[str, float] = {}
+    for doc in it:
+        if text_fields:
+            text = " ".join(str(getattr(doc, f, "") or "") for f in text_fields)
+        else:
+            text = doc.default_text() if hasattr(doc, "default_text") else str(getattr(doc, "text", ""))
+        out[doc.doc_id] = float(len(text.split()))
+    write_lengths(out, path)
+    return out
+
+
+@lru_cache(maxsize=16)
+def _read_cached(kind: str, path: str, mtime: float):
+    return read_lengths(path) if kind == "lengths" else read_duplicates(path)
+
+
+def load_length_source(spec: str, kind: str = "lengths"):
+    """A mapping from a measure-string value: a file path, or ``irds:<dataset id>`` for lengths.
+
+    Files are cached per path and modification time, so evaluating many runs
+    reads them once.
+    """
+    if kind == "lengths" and spec.startswith("irds:"):
+        return lengths_from_ir_datasets(spec[len("irds:"):])
+    if not os.path.exists(spec):
+        raise FileNotFoundError(f"{kind} file {spec!r} does not exist")
+    return _read_cached(kind, os.path.abspath(spec), os.path.getmtime(spec))
+
+
+class DocumentLengths:
+    """Lengths in words with an explicit unknown-length policy and duplicate groups.
+
+    Parameters
+    ----------
+    lengths : mapping or path
+        ``{docid: words}``, or a ``docid<TAB>length`` file, or ``'irds:<id>'``.
+    duplicates : mapping or path, optional
+        ``{docid: group}``; within one ranking, a document whose group already
+        appeared at an earlier rank gets length 0.
+    default_length : float, optional
+        Length used for documents missing from ``lengths``.  Without it a
+        missing length raises :class:`UnknownLengthError`.
+    """
+
+    def __init__(self, lengths: Union[Mapping[str, float], PathLike, None] = None,
+                 duplicates: Union[Mapping[str, str], PathLike, None] = None,
+                 default_length: Optional[float] = None):
+        if lengths is None:
+            lengths = {}
+        if isinstance(lengths, (str, os.PathLike)):
+            lengths = load_length_source(os.fspath(lengths), "lengths")
+        if isinstance(duplicates, (str, os.PathLike)):
+            duplicates = load_length_source(os.fspath(duplicates), "duplicates")
+        if default_length is not None:
+            if isinstance(default_length, bool) or not isinstance(default_length, (int, float)) \
+                    or not math.isfinite(default_length) or default_length < 0:
+                raise ValueError(f"default_length must be a non-negative number of words, got {default_length!r}")
+        self.lengths = lengths
+        self.duplicates = duplicates or None
+        self.default_length = default_length
+
+    def lookup(self, docids: Sequence[str]) -> np.ndarray:
+        """Lengths of ``docids`` in order (duplicates not applied)."""
+        n = len(docids)
+        vals = np.fromiter(map(self.lengths.get, docids, repeat(math.nan)), dtype=np.float64, count=n)
+        missing = np.isnan(vals)
+        if missing.any():
+            if self.default_length is None:
+                names = [docids[i] for i in np.flatnonzero(missing)[:10].tolist()]
+                raise UnknownLengthError(
+                    f"no length for {int(missing.sum())} document(s), e.g. {names}; supply them "
+                    "(lengths=mapping/file/'irds:<id>') or set default_length=<words> explicitly")
+            vals[missing] = self.default_length
+        return vals
+
+    def for_ranking(self, docids: Sequence[str]) -> np.ndarray:
+        """Lengths of a ranking, with later members of a duplicate group read as 0."""
+        vals = self.lookup(docids)
+        if self.duplicates:
+            seen = set()
+            get = self.duplicates.get
+            for i, d in enumerate(docids):
+                g = get(d)
+                if g is None:
+                    continue
+                if g in seen:
+                    vals[i] = 0.0
+                else:
+                    seen.add(g)
+        return vals
+
+    def for_rankings(self, rankings: Iterable[Sequence[str]]) -> List[np.ndarray]:
+        return [self.for_ranking(r) for r in rankings]

@@ -1,0 +1,179 @@
+"""ir_measures Measure for Time-Biased Gain: ``TBG``, and the length sources MPcont(time='tbg') shares.
+
+``TBG(lengths='doclen.tsv.gz')``, ``TBG(lengths='irds:disks45/nocr', norm='constant')@100``,
+``TBG(default_length=500)`` (every document assumed 500 words: stated, not
+guessed), ``TBG(lengths='mydocs')`` for a mapping registered with
+:func:`register_lengths`.  See docs/time-biased-gain.md.
+"""
+from __future__ import annotations
+
+import os
+from typing import Dict, Mapping, Optional
+
+import numpy as np
+
+from ..lengths import DocumentLengths, load_length_source
+from ..measures.tbg import NORMS, TBG_DEFAULTS, TBGParameters, ideal_normaliser, tbg_batch
+from .base import FLOAT, FamilyMeasure, ParamInfo, register_measure
+
+__all__ = ["TBG", "register_lengths", "REGISTERED_LENGTHS", "LENGTH_PARAMS", "TIME_MODEL_PARAMS",
+           "document_lengths", "batch_lengths", "tbg_rates", "time_parameters"]
+
+#: Length mappings registered by name with :func:`register_lengths`.
+REGISTERED_LENGTHS: Dict[str, Mapping[str, float]] = {}
+REGISTERED_DUPLICATES: Dict[str, Mapping[str, str]] = {}
+
+
+def register_lengths(name: str, lengths: Optional[Mapping[str, float]] = None,
+                     duplicates: Optional[Mapping[str, str]] = None) -> str:
+    """Make a Python mapping usable in measure strings: ``TBG(lengths='name')``.
+
+    ``lengths`` is ``{docid: words}``; ``duplicates`` (``{docid: group}``) is
+    registered under the same name for ``duplicates='name'``.  Returns ``name``.
+    """
+    if not isinstance(name, str) or not name or os.sep in name or name.startswith("irds:"):
+        raise ValueError(f"register_lengths: name must be a plain word (not a path), got {name!r}")
+    if lengths is None and duplicates is None:
+        raise ValueError("register_lengths: give lengths and/or duplicates")
+    if lengths is not None:
+        DocumentLengths(lengths)  # validates the mapping type early
+        bad = [d for d, v in lengths.items() if not (isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                     and v >= 0 and np.isfinite(v))]
+        if bad:
+            raise ValueError(f"register_lengths: lengths must be non-negative numbers of words; bad: {bad[:5]}")
+        REGISTERED_LENGTHS[name] = lengths
+    if duplicates is not None:
+        REGISTERED_DUPLICATES[name] = duplicates
+    return name
+
+
+LENGTH_PARAMS = {
+    "lengths": ParamInfo(dtype=str, required=False,
+                         desc="document lengths in words: a 'docid<TAB>length' file (.gz ok), 'irds:<dataset id>' "
+                              "(counted once from ir_datasets and cached), or a name given to a mapping with "
+                              "irmeasures_markov.register_lengths"),
+    "duplicates": ParamInfo(dtype=str, required=False,
+                            desc="duplicate groups: a 'docid<TAB>group' file or a registered name; a document "
+                                 "whose group appeared at an earlier rank counts as length 0"),
+    "default_length": ParamInfo(dtype=FLOAT, required=False,
+                                desc="length (words) assumed for documents without one; without it an unknown "
+                                     "length is an error naming the documents"),
+}
+
+TIME_MODEL_PARAMS = {
+    "t_summary": ParamInfo(dtype=FLOAT, default=TBG_DEFAULTS["t_summary"], desc="T_S, seconds to read a summary"),
+    "a": ParamInfo(dtype=FLOAT, default=TBG_DEFAULTS["a"], desc="seconds per word of a document, T_D(l) = a*l + b"),
+    "b": ParamInfo(dtype=FLOAT, default=TBG_DEFAULTS["b"], desc="fixed seconds per document, T_D(l) = a*l + b"),
+    "pc_rel": ParamInfo(dtype=FLOAT, default=TBG_DEFAULTS["pc_rel"],
+                        desc="P(C=1|R=1), probability of clicking a relevant summary"),
+    "pc_nonrel": ParamInfo(dtype=FLOAT, default=TBG_DEFAULTS["pc_nonrel"],
+                           desc="P(C=1|R=0), probability of clicking a non-relevant summary"),
+    "pc_by_grade": ParamInfo(dtype=str, required=False,
+                             desc="graded click probabilities 'grade:p,...' overriding pc_rel/pc_nonrel"),
+}
+
+
+def _mapping(spec: str, registry, kind: str):
+    if spec in registry:
+        return registry[spec]
+    if kind == "lengths" and spec.startswith("irds:"):
+        return load_length_source(spec, kind)
+    if os.path.exists(spec):
+        return load_length_source(spec, kind)
+    known = f"; registered names: {sorted(registry)}" if registry else ""
+    raise FileNotFoundError(f"{kind}={spec!r} is neither a registered name nor an existing file{known}")
+
+
+def document_lengths(measure) -> DocumentLengths:
+    """The :class:`DocumentLengths` described by a measure's lengths/duplicates/default_length params."""
+    p = measure.params
+    lengths = _mapping(p["lengths"], REGISTERED_LENGTHS, "lengths") if p.get("lengths") else {}
+    dups = _mapping(p["duplicates"], REGISTERED_DUPLICATES, "duplicates") if p.get("duplicates") else None
+    return DocumentLengths(lengths, dups, p.get("default_length"))
+
+
+def batch_lengths(batch, lengths: DocumentLengths) -> np.ndarray:
+    """Lengths of every flattened ranking position of a batch built ``with_docids=True``."""
+    parts = [lengths.for_ranking(d) for d in batch.docids]
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def time_parameters(measure, extra=()) -> TBGParameters:
+    """The :class:`TBGParameters` of a measure's time-model parameters (validated)."""
+    names = [n for n in (*TIME_MODEL_PARAMS, *extra) if n in measure.SUPPORTED_PARAMS]
+    values = {n: measure[n] for n in names}
+    # ir_measures returns a sentinel object for optional parameters that were not given
+    return TBGParameters(**{n: v for n, v in values.items() if isinstance(v, (int, float, str))})
+
+
+def tbg_rates(batch, measure) -> Dict[str, np.ndarray]:
+    """MPcont holding rates from TBG's time model: mu_i = 1 / (T_S + T_D(l_i) P(C=1|r_i)) per query."""
+    params = time_parameters(measure)
+    flat = batch_lengths(batch, document_lengths(measure))
+    pc, _ = params.click_and_gain(batch.grades, batch.rel)
+    mean_time = params.t_summary + (params.a * flat + params.b) * pc
+    if np.any(mean_time <= 0):
+        raise ValueError("MPcont(time='tbg'): a holding time is 0 (t_summary = 0 and no click time); "
+                         "rates would be infinite")
+    rates = 1.0 / mean_time
+    o = batch.offsets
+    return {q: rates[o[i]:o[i + 1]] for i, q in enumerate(batch.qids)}
+
+
+class _TBG(FamilyMeasure):
+    """Time-Biased Gain (Smucker & Clarke, SIGIR 2012): sum_k g_k exp(-T(k) ln2 / h).
+
+    T(k) is the expected time to reach rank k from document lengths; see
+    docs/time-biased-gain.md for the calibration and length sources.
+    """
+    __name__ = "TBG"
+    NAME = __name__
+    PRETTY_NAME = "Time-Biased Gain"
+    SHORT_DESC = "Gain discounted by the expected time to reach each rank (document lengths, clicks, saves)."
+    SUPPORTED_PARAMS = {
+        "cutoff": ParamInfo(dtype=int, required=False, desc="evaluate the first k documents"),
+        "halflife": ParamInfo(dtype=FLOAT, default=TBG_DEFAULTS["halflife"], desc="h, users' half-life in seconds"),
+        **TIME_MODEL_PARAMS,
+        "ps_rel": ParamInfo(dtype=FLOAT, default=TBG_DEFAULTS["ps_rel"],
+                            desc="P(S=1|R=1), probability of saving a clicked relevant document"),
+        "ps_nonrel": ParamInfo(dtype=FLOAT, default=TBG_DEFAULTS["ps_nonrel"],
+                               desc="P(S=1|R=0) (calibrated but unused: non-relevant gain is 0)"),
+        "ps_by_grade": ParamInfo(dtype=str, required=False,
+                                 desc="graded save probabilities 'grade:p,...' (gain = pc*ps per grade)"),
+        "norm": ParamInfo(dtype=str, default="none", choices=NORMS,
+                          desc="normaliser: 'none' (the paper), 'constant' (unlimited zero-length relevant "
+                               "documents, ~17.2) or 'ideal' (best order of the query's relevant documents)"),
+        **LENGTH_PARAMS,
+        "rel": ParamInfo(dtype=int, default=1, desc="minimum grade counted as relevant (inclusive)"),
+        "judged_only": ParamInfo(dtype=bool, default=False,
+                                 desc="drop unjudged documents before ranking (condensed list)"),
+    }
+
+    def params_object(self) -> TBGParameters:
+        return time_parameters(self, extra=("halflife", "ps_rel", "ps_nonrel", "ps_by_grade"))
+
+    def check_params(self):
+        self.params_object()
+        dl = self.params.get("default_length")
+        if dl is not None and dl < 0:
+            raise ValueError(f"TBG: default_length must be >= 0 words, got {dl!r}")
+
+    def compute(self, prepared):
+        params = self.params_object()
+        lengths = document_lengths(self)
+        batch = self.batch(prepared, with_docids=True)
+        flat = batch_lengths(batch, lengths)
+        ideal = None
+        if self["norm"] == "ideal":
+            rel = batch.rel
+            judged = prepared.qrels_index.qrels
+            ideal = np.zeros(batch.n_queries)
+            for i, q in enumerate(batch.qids):
+                docs = [(d, g) for d, g in judged.get(q, {}).items() if g >= rel]
+                if docs:
+                    ideal[i] = ideal_normaliser(np.array([g for _, g in docs]),
+                                                lengths.lookup([d for d, _ in docs]), params, rel, self.cutoff)
+        return tbg_batch(batch, flat, params, self["norm"], ideal)
+
+
+TBG = register_measure(_TBG())
