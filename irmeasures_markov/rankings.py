@@ -11,7 +11,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import Dict, Iterator, List, Mapping, Optional, Tuple
+from typing import Callable, Dict, Iterator, List, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -118,6 +118,14 @@ class RankedQuery:
         self._keys = keys
         self._order = order
         self._docids = None
+
+    def ranked_values(self, lookup: Callable[[List[str]], np.ndarray]) -> np.ndarray:
+        """``lookup`` applied to the documents in retrieval-file order, returned in rank order.
+
+        Saves building the ranked docid list when only a per-document value
+        (e.g. a length) is needed.
+        """
+        return np.asarray(lookup(self._keys))[self._order]
 
     @property
     def docids(self) -> List[str]:
@@ -241,6 +249,23 @@ class PreparedRun:
         b = RelevanceBatch(self.qids, offsets, grades, grades >= rel, rb, rel, docids_list)
         self._batches[key] = b
         return b
+
+    def document_values(self, lookup: Callable[[List[str]], np.ndarray], judged_only: bool = False,
+                        cutoff: Optional[int] = None) -> np.ndarray:
+        """A per-document value for every flat position of ``batch(judged_only=..., cutoff=...)``.
+
+        ``lookup(docids) -> array`` is called once per query (documents in
+        file order) and the values are put in rank order, filtered like the
+        batch.
+        """
+        parts = [_filtered(q, q.ranked_values(lookup), judged_only, cutoff) for q in self.queries]
+        return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def _filtered(q: "RankedQuery", values: np.ndarray, judged_only: bool, cutoff: Optional[int]) -> np.ndarray:
+    if judged_only:
+        values = values[q.grades != UNJUDGED]
+    return values[:cutoff] if cutoff is not None else values
 
 
 def segment_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:

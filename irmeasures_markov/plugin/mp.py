@@ -103,9 +103,9 @@ class _MPcont(_MP):
 
     def compute(self, prepared):
         if self["time"] == "tbg":
-            batch = self.batch(prepared, with_docids=True)
+            batch = self.batch(prepared)
             return markov_precision_batch(batch, self["model"], recall=self["recall"],
-                                          rates=tbg_rates(batch, self))
+                                          rates=tbg_rates(prepared, batch, self))
         rates = self.holding_rates(prepared)
         return markov_precision_batch(self.batch(prepared), self["model"], recall=self["recall"], rates=rates)
 

@@ -92,10 +92,14 @@ def document_lengths(measure) -> DocumentLengths:
     return DocumentLengths(lengths, dups, p.get("default_length"))
 
 
-def batch_lengths(batch, lengths: DocumentLengths) -> np.ndarray:
-    """Lengths of every flattened ranking position of a batch built ``with_docids=True``."""
-    parts = [lengths.for_ranking(d) for d in batch.docids]
-    return np.concatenate(parts) if parts else np.zeros(0)
+def batch_lengths(prepared, measure, lengths: DocumentLengths) -> np.ndarray:
+    """Lengths at every flat position of the measure's batch (duplicate groups applied)."""
+    jo = bool(measure["judged_only"]) if "judged_only" in measure.SUPPORTED_PARAMS else False
+    if lengths.duplicates:
+        batch = measure.batch(prepared, with_docids=True)
+        parts = [lengths.for_ranking(d) for d in batch.docids]
+        return np.concatenate(parts) if parts else np.zeros(0)
+    return prepared.document_values(lengths.lookup, judged_only=jo, cutoff=measure.cutoff)
 
 
 def time_parameters(measure, extra=()) -> TBGParameters:
@@ -106,10 +110,10 @@ def time_parameters(measure, extra=()) -> TBGParameters:
     return TBGParameters(**{n: v for n, v in values.items() if isinstance(v, (int, float, str))})
 
 
-def tbg_rates(batch, measure) -> Dict[str, np.ndarray]:
+def tbg_rates(prepared, batch, measure) -> Dict[str, np.ndarray]:
     """MPcont holding rates from TBG's time model: mu_i = 1 / (T_S + T_D(l_i) P(C=1|r_i)) per query."""
     params = time_parameters(measure)
-    flat = batch_lengths(batch, document_lengths(measure))
+    flat = batch_lengths(prepared, measure, document_lengths(measure))
     pc, _ = params.click_and_gain(batch.grades, batch.rel)
     mean_time = params.t_summary + (params.a * flat + params.b) * pc
     if np.any(mean_time <= 0):
@@ -161,8 +165,8 @@ class _TBG(FamilyMeasure):
     def compute(self, prepared):
         params = self.params_object()
         lengths = document_lengths(self)
-        batch = self.batch(prepared, with_docids=True)
-        flat = batch_lengths(batch, lengths)
+        batch = self.batch(prepared)
+        flat = batch_lengths(prepared, self, lengths)
         ideal = None
         if self["norm"] == "ideal":
             rel = batch.rel
