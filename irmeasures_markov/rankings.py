@@ -269,7 +269,20 @@ def _filtered(q: "RankedQuery", values: np.ndarray, judged_only: bool, cutoff: O
 
 
 def segment_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Cumulative sum restarting at every query boundary (flat layout)."""
+    """Cumulative sum restarting at every query boundary (flat layout).
+
+    Integer sums use one running cumsum (exact); floating-point sums are taken
+    per segment, so a query's partial sums never carry the rounding error of
+    the large running total of the queries before it.
+    """
+    values = np.asarray(values)
+    if values.dtype.kind == "f":
+        out = np.empty_like(values)
+        bounds = offsets.tolist()
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            if b > a:
+                np.cumsum(values[a:b], out=out[a:b])
+        return out
     c = np.cumsum(values)
     if c.size == 0:
         return c

@@ -1,0 +1,41 @@
+"""TBG on TREC-8: the cwl-eval identity (unit costs) and a plain-loop evaluation on real rankings."""
+import math
+import sys
+import pathlib
+
+import numpy as np
+import pytest
+
+import irmeasures_markov as imm
+from irmeasures_markov.rankings import PreparedRun, QrelsIndex
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+pytest.importorskip("cwl")
+from crosscheck_cwl_tbg import compare  # noqa: E402
+
+
+def test_unit_cost_tbg_equals_cwl_eval(trec8):
+    qrels, runs = trec8
+    worst, n = compare(qrels, [runs[name] for name in sorted(runs)[::8]])
+    assert n == 17 * 50 * 3
+    assert worst < 1e-12
+
+
+def test_tbg_with_assumed_lengths_equals_plain_loop(trec8):
+    qrels, runs = trec8
+    rng = np.random.default_rng(1)
+    names = sorted(runs)[::16]
+    docs = sorted({d for n in names for ranking in runs[n].values() for d in ranking})
+    lengths = dict(zip(docs, rng.integers(20, 3000, len(docs)).astype(float).tolist()))
+    imm.register_lengths("trec8-assumed", lengths)
+    m = imm.TBG(lengths="trec8-assumed")
+    qi = QrelsIndex(qrels)
+    for name in names:
+        got = {r.query_id: r.value for r in imm.PROVIDER.iter_calc([m], qrels, runs[name])}
+        for q in PreparedRun(qi, runs[name]).queries:
+            total, t = 0.0, 0.0
+            for d, g in zip(q.docids, q.grades.tolist()):
+                if g >= 1:
+                    total += 0.64 * 0.77 * math.exp(-t * math.log(2) / 224)
+                t += 4.4 + (0.018 * lengths[d] + 7.8) * (0.64 if g >= 1 else 0.39)
+            assert got[q.qid] == pytest.approx(total, rel=1e-12, abs=1e-15), (name, q.qid)
