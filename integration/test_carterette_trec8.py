@@ -88,7 +88,7 @@ def test_batch_equals_functional_all_combinations(trec8):
                     want = [user_model_measure(b.relevant[b.offsets[i]:b.offsets[i + 1]], model, dist,
                                                recall_base=int(b.recall_base[i]), cutoff=cutoff)
                             for i in range(b.n_queries)]
-                    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14,
+                    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13,  # M4 static: prefix differences
                                                err_msg=f"{name} {model} {dist} @{cutoff}")
 
 

@@ -59,7 +59,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..rankings import segment_cumsum, segment_sum
+from ..rankings import segment_sum
 
 __all__ = [
     "MODELS",
@@ -261,35 +261,35 @@ def user_model_measure(relevance, model: str = "M1", dist: str = "RBP", *, theta
 # ---------------------------------------------------------------------------
 # Vectorised over a RelevanceBatch
 # ---------------------------------------------------------------------------
+#
+# Every model needs the ranking only at its relevant positions, plus the
+# ranking's length N.  With P(k) = 0 at non-relevant ranks for the dynamic
+# distributions, and prefix tables C(n) = Σ_{k≤n} P(k) g(k) for the static ones:
+#
+#   M1 = Σ_{j∈𝓡} P(j)                      M2 = Σ_{j∈𝓡} F(j)  (static) | Σ_{j∈𝓡} P(j) R_j
+#   M3 = C_f(N)  (static, f = 1/k or k)     | Σ_{j∈𝓡} f(j) P(j)
+#   M4 = Σ_{j∈𝓡} (C_{1/k}(N) − C_{1/k}(j−1))  (static: Σ_k P(k) R_k/k with R_k = #{j∈𝓡: j≤k})
+#                                           | Σ_{j∈𝓡} P(j) R_j / j
+#
+# so a run costs O(relevant retrieved) plus one table lookup per query, instead
+# of O(ranking length) per measure.  The per-ranking functional API above sums
+# over every rank directly; the tests check that the two agree.
 
-def _flat_distribution(a, r, k, rb_flat, dist, theta, cache=None):
-    """(P(k), F(k) or None) at every flat position; static tables are looked up by rank."""
-    key = ("carterette-dist", dist, theta)
-    if cache is not None and key in cache:
-        return cache[key]
-    tail = None
+def _dense_distribution(a, r, k, rb, dist, theta):
+    """(P(k), F(k) or None) at every position of one dense ranking (used for the ideal ranking)."""
     if dist in STATIC_DISTRIBUTIONS:
-        n = int(k.max()) if k.size else 1
-        p_tab, t_tab = _table(dist, theta, n)
-        idx = k.astype(np.int64) - 1
-        p, tail = p_tab[idx], t_tab[idx]
-    elif dist == "ERR":
-        # (1-θ)^{R_{k-1}} by table lookup: R_{k-1} is a small integer
-        before = (r - a).astype(np.int64)
-        powers = (1.0 - theta) ** np.arange(int(before.max()) + 1 if before.size else 1)
-        p = a * (theta * powers[before])
-    elif dist == "AP":
-        p = np.divide(a, rb_flat, out=np.zeros_like(a), where=rb_flat > 0)
-    else:
-        p = np.divide(a, r * (r + 1.0), out=np.zeros_like(a), where=a > 0)
-    if cache is not None:
-        cache[key] = (p, tail)
-    return p, tail
+        p_tab, t_tab = _table(dist, theta, k.size)
+        return p_tab[:k.size], t_tab[:k.size]
+    if dist == "ERR":
+        return a * theta * (1.0 - theta) ** (r - a), None
+    if dist == "AP":
+        return a / rb, None
+    return np.divide(a, r * (r + 1.0), out=np.zeros_like(a), where=a > 0), None
 
 
-def _contributions(a, r, k, rb_flat, model, dist, theta, f, cache=None):
-    """Per-rank terms whose per-query sums are the measure (flat layout)."""
-    p, tail = _flat_distribution(a, r, k, rb_flat, dist, theta, cache)
+def _contributions(a, r, k, rb, model, dist, theta, f):
+    """Per-rank terms whose sum is the measure, on one dense ranking."""
+    p, tail = _dense_distribution(a, r, k, rb, dist, theta)
     if model == "M1":
         return a * p
     if model == "M2":
@@ -304,11 +304,65 @@ def _ideal_prefix(model, dist, theta, f, n):
     """Ideal value for an all-relevant ranking of length L = 0..n (AP: times RB)."""
     ones = np.ones(n)
     k = np.arange(1, n + 1, dtype=np.float64)
-    rb = np.ones(n)  # AP's 1/RB is applied by the caller
-    c = _contributions(ones, k, k, rb, model, dist, theta, f)
+    c = _contributions(ones, k, k, 1.0, model, dist, theta, f)  # AP's 1/RB is applied by the caller
     out = np.concatenate(([0.0], np.cumsum(c)))
     out.flags.writeable = False
     return out
+
+
+@lru_cache(maxsize=64)
+def _static_prefix(dist, theta, weight, n):
+    """C(m) = Σ_{k≤m} P(k)·w(k), m = 0..n, for w(k) = 1/k or k."""
+    p, _ = _static_tables(dist, theta, n)
+    k = np.arange(1, n + 1, dtype=np.float64)
+    out = np.concatenate(([0.0], np.cumsum(p / k if weight == "1/k" else p * k)))
+    out.flags.writeable = False
+    return out
+
+
+class _Relevant:
+    """A batch seen at its relevant positions only (built once per batch, cached on it)."""
+    __slots__ = ("offsets", "lengths", "rb", "ranks", "idx", "count", "rb_at", "dists")
+
+    def __init__(self, batch):
+        pos = np.flatnonzero(batch.relevant)
+        self.offsets = np.searchsorted(pos, batch.offsets)      # segment bounds within pos
+        counts = np.diff(self.offsets)
+        self.lengths = np.diff(batch.offsets)                    # N per query
+        self.rb = batch.recall_base.astype(np.float64)
+        self.idx = batch.ranks[pos] - 1                          # 0-based rank j−1
+        self.ranks = self.idx + 1.0                              # j
+        self.count = (np.arange(pos.size) - np.repeat(self.offsets[:-1], counts) + 1).astype(np.float64)  # R_j
+        self.rb_at = np.repeat(self.rb, counts)
+        self.dists = {}
+
+    def sum(self, values):
+        return segment_sum(values, self.offsets)
+
+    def distribution(self, dist, theta):
+        """(P(j), F(j) or None) at the relevant positions."""
+        key = (dist, theta)
+        out = self.dists.get(key)
+        if out is None:
+            if dist in STATIC_DISTRIBUTIONS:
+                n = int(self.idx.max()) + 1 if self.idx.size else 1
+                p_tab, t_tab = _table(dist, theta, n)
+                out = (p_tab.take(self.idx), t_tab.take(self.idx))
+            elif dist == "ERR":
+                out = (theta * (1.0 - theta) ** (self.count - 1.0), None)
+            elif dist == "AP":
+                out = (1.0 / self.rb_at, None)
+            else:
+                out = (1.0 / (self.count * (self.count + 1.0)), None)
+            self.dists[key] = out
+        return out
+
+
+def _relevant_view(batch) -> _Relevant:
+    view = batch.cache.get("carterette-relevant")
+    if view is None:
+        view = batch.cache["carterette-relevant"] = _Relevant(batch)
+    return view
 
 
 def user_model_batch(batch, model: str, dist: str, *, theta: Optional[float] = None, f: str = "1/k",
@@ -316,31 +370,44 @@ def user_model_batch(batch, model: str, dist: str, *, theta: Optional[float] = N
     """:func:`user_model_measure` for every query of a :class:`~irmeasures_markov.rankings.RelevanceBatch`.
 
     ``batch`` must already be cut at ``cutoff``; ``cutoff`` here only cuts the
-    ideal ranking used by ``norm``.  One pass of numpy operations over all
-    queries; per-query sums by prefix differences.
+    ideal ranking used by ``norm``.  Works on the relevant positions only (see
+    the comment above); per-query sums by segment.
     """
     _check(model, dist, theta, f)
     th = _theta(dist, theta)
     norm = default_norm(model, dist) if norm is None else bool(norm)
-    offsets = batch.offsets
-    cache = batch.cache
-    shared = cache.get("carterette")
-    if shared is None:
-        a = batch.relevant.astype(np.float64)
-        r = segment_cumsum(batch.relevant.astype(np.int64), offsets).astype(np.float64)
-        k = batch.ranks.astype(np.float64)
-        rb = batch.recall_base.astype(np.float64)
-        shared = cache["carterette"] = (a, r, k, rb, rb[batch.query_index])
-    a, r, k, rb, rb_flat = shared
-    terms = _contributions(a, r, k, rb_flat, model, dist, th, f, cache)
-    values = segment_sum(terms, offsets)
+    v = _relevant_view(batch)
+    p, tail = v.distribution(dist, th)
+    static = dist in STATIC_DISTRIBUTIONS
+    if model == "M1":
+        values = v.sum(p)
+    elif model == "M2":
+        values = v.sum(tail if static else p * v.count)
+    elif model == "M3":
+        if static:
+            n = int(v.lengths.max()) if v.lengths.size else 0
+            values = _static_prefix(dist, th, f, _table_size(n))[v.lengths]
+        else:
+            values = v.sum(p / v.ranks if f == "1/k" else p * v.ranks)
+    else:
+        if static:
+            n = int(v.lengths.max()) if v.lengths.size else 0
+            c = _static_prefix(dist, th, "1/k", _table_size(n))
+            values = v.sum(c[np.repeat(v.lengths, np.diff(v.offsets))] - c.take(v.idx))
+        else:
+            values = v.sum(p * v.count / v.ranks)
+    rb = v.rb
     values = np.where(rb > 0, values, 0.0)
     if norm:
         n_ideal = batch.recall_base if cutoff is None else np.minimum(batch.recall_base, int(cutoff))
         top = int(n_ideal.max()) if n_ideal.size else 0
-        prefix = _ideal_prefix(model, dist, th, f, 1 << max(4, top.bit_length()))
-        best = prefix[n_ideal]
+        best = _ideal_prefix(model, dist, th, f, _table_size(top))[n_ideal]
         if dist == "AP":
             best = np.divide(best, rb, out=np.zeros_like(best), where=rb > 0)
         values = np.divide(values, best, out=np.zeros_like(values), where=best > 0)
     return values
+
+
+def _table_size(n: int) -> int:
+    """A power of two >= n (>= 16), so lru-cached tables have few distinct sizes."""
+    return 1 << max(4, int(n).bit_length())
