@@ -1,0 +1,316 @@
+r"""Classic significance tests on paired per-topic scores, with their models stated.
+
+Every test compares two systems A and B on the same n topics through the
+differences d_i = y_iA − y_iB.  ``alternative`` is about A − B:
+``'two-sided'``, ``'greater'`` (A better) or ``'less'``.
+
+The model behind each test (Carterette 2011, §2.2):
+
+* **paired t-test** — the linear model y_ij = μ + β_j + α_i + ε_ij with
+  ε_ij ~ N(0, σ²) i.i.d.: normal, homoskedastic, additive errors and
+  independent topics.  The statistic is d̄ / (s_d/√n) with n − 1 degrees of freedom.
+* **Wilcoxon signed-rank** — d_i independent and symmetric about their median;
+  ranks of |d_i| replace the values (scipy.stats.wilcoxon, zero differences dropped).
+* **sign test** — only the signs of d_i; P(d_i > 0) = 1/2 under H0 (ties dropped),
+  a binomial test.
+* **randomization (permutation) test** — exchangeability of the two systems'
+  scores within each topic: under H0 every sign pattern of the d_i is equally
+  likely; the statistic is d̄.  Exact (all 2^n patterns) when 2^n ≤
+  ``n_resamples``, else ``n_resamples`` seeded random patterns.
+* **bootstrap test** — topics are an i.i.d. sample; the null distribution of d̄
+  is approximated by resampling the centred differences d_i − d̄ with
+  replacement (``n_resamples`` seeded resamples).
+
+Randomization and bootstrap p-values are (count + 1) / (resamples + 1) for the
+random versions, which never reports an impossible p = 0; the exact
+enumeration reports the exact proportion.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Dict, List, Optional, Sequence
+
+import numpy as np
+from scipy import stats
+
+from .inputs import ScoreMatrix, score_matrix
+
+__all__ = [
+    "TestResult",
+    "TESTS",
+    "paired_t_test",
+    "wilcoxon_test",
+    "sign_test",
+    "randomization_test",
+    "bootstrap_test",
+    "adjust_pvalues",
+    "PairwiseResult",
+    "all_pairs",
+    "discriminative_power",
+]
+
+ALTERNATIVES = ("two-sided", "greater", "less")
+
+
+@dataclass
+class TestResult:
+    """Outcome of one paired test of A against B."""
+    test: str
+    statistic: float
+    pvalue: float
+    mean_difference: float
+    n_topics: int
+    alternative: str
+    n_resamples: Optional[int] = None
+    exact: Optional[bool] = None
+
+
+def _pair(a, b):
+    a = np.asarray(a, dtype=np.float64).ravel()
+    b = np.asarray(b, dtype=np.float64).ravel()
+    if a.shape != b.shape:
+        raise ValueError(f"paired tests need the same topics for both systems: {a.size} vs {b.size} scores")
+    if a.size < 2:
+        raise ValueError(f"paired tests need at least 2 topics, got {a.size}")
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        raise ValueError("scores must be finite numbers (NaN or inf found)")
+    return a, b
+
+
+def _alt(alternative):
+    if alternative not in ALTERNATIVES:
+        raise ValueError(f"alternative must be one of {list(ALTERNATIVES)}, got {alternative!r}")
+    return alternative
+
+
+def paired_t_test(a, b, alternative: str = "two-sided") -> TestResult:
+    """Paired t-test of A − B (the linear model y_ij = μ + β_j + α_i + ε_ij, ε ~ N(0, σ²))."""
+    a, b = _pair(a, b)
+    _alt(alternative)
+    d = a - b
+    n = d.size
+    mean = d.mean()
+    sd = d.std(ddof=1)
+    if sd == 0:
+        t = 0.0 if mean == 0 else np.copysign(np.inf, mean)
+    else:
+        t = mean / (sd / np.sqrt(n))
+    df = n - 1
+    if np.isnan(t):
+        p = np.nan
+    elif alternative == "two-sided":
+        p = 2 * stats.t.sf(abs(t), df)
+    elif alternative == "greater":
+        p = stats.t.sf(t, df)
+    else:
+        p = stats.t.cdf(t, df)
+    return TestResult("t", float(t), float(min(1.0, p)), float(mean), n, alternative)
+
+
+def wilcoxon_test(a, b, alternative: str = "two-sided") -> TestResult:
+    """Wilcoxon signed-rank test (differences symmetric about their median; zero differences dropped)."""
+    a, b = _pair(a, b)
+    _alt(alternative)
+    d = a - b
+    if np.all(d == 0):
+        return TestResult("wilcoxon", 0.0, 1.0, 0.0, d.size, alternative)
+    r = stats.wilcoxon(d, alternative=alternative)
+    return TestResult("wilcoxon", float(r.statistic), float(r.pvalue), float(d.mean()), d.size, alternative)
+
+
+def sign_test(a, b, alternative: str = "two-sided") -> TestResult:
+    """Sign test: the number of topics where A > B is Binomial(m, 1/2) under H0 (m = non-tied topics)."""
+    a, b = _pair(a, b)
+    _alt(alternative)
+    d = a - b
+    wins, losses = int(np.sum(d > 0)), int(np.sum(d < 0))
+    m = wins + losses
+    p = 1.0 if m == 0 else stats.binomtest(wins, m, 0.5, alternative=alternative).pvalue
+    return TestResult("sign", float(wins), float(p), float(d.mean()), d.size, alternative)
+
+
+def _pvalue_from_null(obs, null, alternative, exact):
+    """p-value of ``obs`` against null draws (rows: draws; columns: pairs); a relative tolerance
+    keeps draws equal to the observation (up to rounding) counted as 'as extreme'."""
+    tol = 1e-12 * np.maximum(1.0, np.abs(obs))
+    if alternative == "two-sided":
+        hits = np.sum(np.abs(null) >= np.abs(obs) - tol, axis=0)
+    elif alternative == "greater":
+        hits = np.sum(null >= obs - tol, axis=0)
+    else:
+        hits = np.sum(null <= obs + tol, axis=0)
+    b = null.shape[0]
+    return hits / b if exact else (hits + 1) / (b + 1)
+
+
+def _sign_patterns(n, n_resamples, rng):
+    if n <= 20 and 2 ** n <= n_resamples:
+        codes = np.arange(2 ** n, dtype=np.int64)
+        bits = (codes[:, None] >> np.arange(n)) & 1
+        return 1.0 - 2.0 * bits, True
+    return rng.choice(np.array([-1.0, 1.0]), size=(n_resamples, n)), False
+
+
+def randomization_test(a, b, alternative: str = "two-sided", n_resamples: int = 10000,
+                       seed: Optional[int] = 0) -> TestResult:
+    """Paired randomization test on the mean difference (exchangeability within topics)."""
+    a, b = _pair(a, b)
+    _alt(alternative)
+    d = a - b
+    rng = np.random.default_rng(seed)
+    signs, exact = _sign_patterns(d.size, int(n_resamples), rng)
+    null = signs @ d / d.size
+    p = float(_pvalue_from_null(np.array([d.mean()]), null[:, None], alternative, exact)[0])
+    return TestResult("randomization", float(d.mean()), p, float(d.mean()), d.size, alternative,
+                      n_resamples=signs.shape[0], exact=exact)
+
+
+def _bootstrap_counts(n, n_resamples, rng):
+    return rng.multinomial(n, np.full(n, 1.0 / n), size=n_resamples).astype(np.float64)
+
+
+def bootstrap_test(a, b, alternative: str = "two-sided", n_resamples: int = 10000,
+                   seed: Optional[int] = 0) -> TestResult:
+    """Paired bootstrap test: resample the centred differences with replacement."""
+    a, b = _pair(a, b)
+    _alt(alternative)
+    d = a - b
+    rng = np.random.default_rng(seed)
+    counts = _bootstrap_counts(d.size, int(n_resamples), rng)
+    null = counts @ (d - d.mean()) / d.size
+    p = float(_pvalue_from_null(np.array([d.mean()]), null[:, None], alternative, False)[0])
+    return TestResult("bootstrap", float(d.mean()), p, float(d.mean()), d.size, alternative,
+                      n_resamples=int(n_resamples), exact=False)
+
+
+TESTS = {"t": paired_t_test, "wilcoxon": wilcoxon_test, "sign": sign_test,
+         "randomization": randomization_test, "bootstrap": bootstrap_test}
+
+
+def adjust_pvalues(pvalues, method: Optional[str] = "holm") -> np.ndarray:
+    """Family-wise error correction: ``'holm'`` (step-down), ``'bonferroni'`` or None."""
+    p = np.asarray(pvalues, dtype=np.float64)
+    if method is None or method == "none":
+        return p.copy()
+    m = p.size
+    if method == "bonferroni":
+        return np.minimum(1.0, p * m)
+    if method == "holm":
+        order = np.argsort(p, kind="stable")
+        adj = np.maximum.accumulate(p[order] * (m - np.arange(m)))
+        out = np.empty(m)
+        out[order] = np.minimum(1.0, adj)
+        return out
+    raise ValueError(f"correction must be 'holm', 'bonferroni' or None, got {method!r}")
+
+
+@dataclass
+class PairwiseResult:
+    """All-pairs comparisons: ``pvalue[k]`` tests ``systems[a[k]]`` against ``systems[b[k]]``."""
+    systems: List[str]
+    a: np.ndarray
+    b: np.ndarray
+    mean_difference: np.ndarray
+    statistic: np.ndarray
+    pvalue: np.ndarray
+    adjusted_pvalue: np.ndarray
+    test: str
+    alternative: str
+    correction: Optional[str]
+
+    def significant(self, alpha: float = 0.05) -> np.ndarray:
+        return self.adjusted_pvalue < alpha
+
+    def to_frame(self):
+        import pandas as pd
+        return pd.DataFrame({"system_a": [self.systems[i] for i in self.a],
+                             "system_b": [self.systems[i] for i in self.b],
+                             "mean_difference": self.mean_difference, "statistic": self.statistic,
+                             "pvalue": self.pvalue, "adjusted_pvalue": self.adjusted_pvalue})
+
+
+def _vectorised_pairs(diffs, test, alternative, n_resamples, seed, chunk):
+    """Statistic and p-values of randomization/bootstrap/t for every column of ``diffs`` (topics × pairs)."""
+    n, k = diffs.shape
+    mean = diffs.mean(axis=0)
+    if test == "t":
+        sd = diffs.std(axis=0, ddof=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(sd > 0, mean / (sd / np.sqrt(n)), np.where(mean == 0, 0.0, np.sign(mean) * np.inf))
+        if alternative == "two-sided":
+            p = 2 * stats.t.sf(np.abs(t), n - 1)
+        elif alternative == "greater":
+            p = stats.t.sf(t, n - 1)
+        else:
+            p = stats.t.cdf(t, n - 1)
+        return t, np.minimum(p, 1.0)
+    rng = np.random.default_rng(seed)
+    if test == "randomization":
+        weights, exact = _sign_patterns(n, int(n_resamples), rng)
+        centred = diffs
+    else:
+        weights, exact = _bootstrap_counts(n, int(n_resamples), rng), False
+        centred = diffs - mean
+    p = np.empty(k)
+    for s in range(0, k, chunk):
+        null = weights @ centred[:, s:s + chunk] / n
+        p[s:s + chunk] = _pvalue_from_null(mean[s:s + chunk], null, alternative, exact)
+    return mean, p
+
+
+def all_pairs(scores, test: str = "t", *, measure=None, alternative: str = "two-sided",
+              correction: Optional[str] = "holm", n_resamples: int = 10000, seed: Optional[int] = 0,
+              chunk: int = 512, progress: bool = False) -> PairwiseResult:
+    """Test every pair of systems (j < k) and correct for multiple comparisons.
+
+    The same seeded sign patterns / bootstrap resamples serve every pair, so
+    the t, randomization and bootstrap tests run as matrix products over all
+    pairs at once (``chunk`` pairs at a time).
+    """
+    sm = score_matrix(scores, measure)
+    _alt(alternative)
+    if test not in TESTS:
+        raise ValueError(f"unknown test {test!r}; choose one of {list(TESTS)}")
+    a, b = (np.array(x, dtype=np.int64) for x in zip(*combinations(range(sm.n_systems), 2))) \
+        if sm.n_systems >= 2 else (np.zeros(0, np.int64), np.zeros(0, np.int64))
+    if a.size == 0:
+        raise ValueError("all_pairs needs at least 2 systems")
+    diffs = sm.values[:, a] - sm.values[:, b]
+    if test in ("t", "randomization", "bootstrap"):
+        stat, p = _vectorised_pairs(diffs, test, alternative, n_resamples, seed, chunk)
+    else:
+        it = range(a.size)
+        if progress:
+            from tqdm.auto import tqdm
+            it = tqdm(it, desc=f"{test} tests", unit="pair")
+        res = [TESTS[test](sm.values[:, a[k]], sm.values[:, b[k]], alternative) for k in it]
+        stat = np.array([r.statistic for r in res])
+        p = np.array([r.pvalue for r in res])
+    return PairwiseResult(sm.systems, a, b, diffs.mean(axis=0), stat, p, adjust_pvalues(p, correction), test,
+                          alternative, correction)
+
+
+def discriminative_power(scores_by_measure: Dict[str, object], *, alpha: float = 0.05,
+                         tests: Sequence[str] = ("t", "randomization", "bootstrap"),
+                         n_resamples: int = 10000, seed: Optional[int] = 0, correction: Optional[str] = None,
+                         progress: bool = True):
+    """Share of system pairs significantly different at ``alpha`` (Smucker & Clarke 2012, Table 2).
+
+    ``scores_by_measure``: ``{measure label: scores}`` with anything
+    :func:`score_matrix` accepts (all over the same systems and topics).
+    Returns a DataFrame, one row per measure, one column per test.
+    """
+    import pandas as pd
+    items = list(scores_by_measure.items())
+    rows = {}
+    it = items
+    if progress:
+        from tqdm.auto import tqdm
+        it = tqdm(items, desc="discriminative power", unit="measure")
+    for label, scores in it:
+        sm = score_matrix(scores)
+        rows[str(label)] = {t: float(np.mean(all_pairs(sm, t, alternative="two-sided", correction=correction,
+                                                         n_resamples=n_resamples, seed=seed).adjusted_pvalue < alpha))
+                            for t in tests}
+    return pd.DataFrame.from_dict(rows, orient="index")[list(tests)]

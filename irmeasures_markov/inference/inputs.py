@@ -1,0 +1,178 @@
+"""Per-topic scores in, a topics × systems matrix out.
+
+Accepted inputs (one measure at a time):
+
+* a pandas DataFrame of per-query results: ``ir_measures.iter_calc`` rows
+  turned into a frame (columns ``query_id``, ``measure``, ``value``, plus a
+  system column such as ``run_id``/``name``/``system``), or
+  ``pt.Experiment(..., perquery=True)`` (columns ``name``, ``qid``,
+  ``measure``, ``value``);
+* a mapping ``{system: per-query results}`` where each value is an
+  ``iter_calc`` list/iterator of ``Metric`` rows, a DataFrame as above without
+  the system column, our evaluator's ``{qid: {measure_name: value}}``, or
+  plain ``{qid: value}``;
+* a 2-D array (topics × systems) with optional ``topics=`` and ``systems=``.
+
+Bad input raises ``ValueError`` naming the problem: NaN scores (which
+system/topic), a system missing topics (which ones), fewer than 2 topics,
+several measures without ``measure=``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Mapping, Optional, Sequence
+
+import numpy as np
+
+__all__ = ["ScoreMatrix", "score_matrix"]
+
+_QID_COLUMNS = ("query_id", "qid", "topic")
+_SYSTEM_COLUMNS = ("run_id", "name", "system", "run")
+
+
+@dataclass
+class ScoreMatrix:
+    """Scores ``values[i, j]`` of system ``systems[j]`` on topic ``topics[i]`` for one measure."""
+    values: np.ndarray
+    topics: List[str]
+    systems: List[str]
+    measure: Optional[str] = None
+
+    @property
+    def n_topics(self) -> int:
+        return self.values.shape[0]
+
+    @property
+    def n_systems(self) -> int:
+        return self.values.shape[1]
+
+    def column(self, system) -> np.ndarray:
+        try:
+            return self.values[:, self.systems.index(system)]
+        except ValueError:
+            raise KeyError(f"no system {system!r}; systems: {self.systems[:10]}...") from None
+
+    def means(self) -> np.ndarray:
+        return self.values.mean(axis=0)
+
+
+def _measure_name(m) -> str:
+    return str(m)
+
+
+def _pick_measure(values_by_measure: Dict[str, object], measure, where: str):
+    if measure is None:
+        if len(values_by_measure) != 1:
+            raise ValueError(f"{where} holds several measures {sorted(values_by_measure)[:8]}; pass measure=")
+        return next(iter(values_by_measure.values()))
+    key = _measure_name(measure)
+    if key not in values_by_measure:
+        raise ValueError(f"{where} has no measure {key!r}; it has {sorted(values_by_measure)[:8]}")
+    return values_by_measure[key]
+
+
+def _per_query_from_frame(df, measure, where) -> Dict[str, float]:
+    qcol = next((c for c in _QID_COLUMNS if c in df.columns), None)
+    if qcol is None or "value" not in df.columns:
+        raise ValueError(f"{where}: a per-query DataFrame needs a query column ({'/'.join(_QID_COLUMNS)}) and "
+                         f"'value'; got columns {list(df.columns)}")
+    if "measure" in df.columns:
+        df = df.assign(measure=df["measure"].map(_measure_name))
+        groups = {m: g for m, g in df.groupby("measure", sort=False)}
+        df = _pick_measure(groups, measure, where)
+    qids = df[qcol].astype(str).tolist()
+    if len(set(qids)) != len(qids):
+        raise ValueError(f"{where}: a topic appears twice for one measure (is there a system column?)")
+    return dict(zip(qids, df["value"].astype(float).tolist()))
+
+
+def _per_query(obj, measure, where) -> Dict[str, float]:
+    try:
+        import pandas as pd
+        if isinstance(obj, pd.DataFrame):
+            return _per_query_from_frame(obj, measure, where)
+    except ImportError:  # pragma: no cover
+        pass
+    if isinstance(obj, Mapping):
+        out = {}
+        nested = None
+        for q, v in obj.items():
+            if isinstance(v, Mapping):
+                nested = True
+                out[str(q)] = _pick_measure({_measure_name(k): x for k, x in v.items()}, measure, f"{where}, topic {q}")
+            else:
+                out[str(q)] = v
+        return {q: float(v) for q, v in out.items()}
+    # an iter_calc iterable of Metric(query_id, measure, value)
+    by_measure: Dict[str, Dict[str, float]] = {}
+    for row in obj:
+        by_measure.setdefault(_measure_name(row.measure), {})[str(row.query_id)] = float(row.value)
+    if not by_measure:
+        raise ValueError(f"{where}: no per-query results")
+    return _pick_measure(by_measure, measure, where)
+
+
+def score_matrix(data, measure=None, *, topics: Optional[Sequence[str]] = None,
+                 systems: Optional[Sequence[str]] = None) -> ScoreMatrix:
+    """Build a :class:`ScoreMatrix` from per-query results (module docstring lists the inputs).
+
+    Topics are the union over systems, sorted (numerically when all are
+    integers); every system must have every topic.
+    """
+    if isinstance(data, ScoreMatrix):
+        return data
+    if isinstance(data, np.ndarray) or (isinstance(data, (list, tuple)) and data and
+                                        isinstance(data[0], (list, tuple, np.ndarray))):
+        values = np.asarray(data, dtype=np.float64)
+        if values.ndim != 2:
+            raise ValueError(f"a score matrix must be 2-D (topics × systems), got shape {values.shape}")
+        t = [str(x) for x in topics] if topics is not None else [str(i) for i in range(values.shape[0])]
+        s = [str(x) for x in systems] if systems is not None else [f"system{j}" for j in range(values.shape[1])]
+        if len(t) != values.shape[0] or len(s) != values.shape[1]:
+            raise ValueError(f"topics/systems labels ({len(t)}, {len(s)}) do not match the shape {values.shape}")
+        return _checked(values, t, s, measure)
+    per_system: Dict[str, Dict[str, float]] = {}
+    try:
+        import pandas as pd
+        is_frame = isinstance(data, pd.DataFrame)
+    except ImportError:  # pragma: no cover
+        is_frame = False
+    if is_frame:
+        scol = next((c for c in _SYSTEM_COLUMNS if c in data.columns), None)
+        if scol is None:
+            raise ValueError(f"a DataFrame of several systems needs a system column ({'/'.join(_SYSTEM_COLUMNS)}); "
+                             f"for one system pass {{'name': frame}}. Columns: {list(data.columns)}")
+        for name, group in data.groupby(scol, sort=False):
+            per_system[str(name)] = _per_query_from_frame(group, measure, f"system {name!r}")
+    elif isinstance(data, Mapping):
+        for name, obj in data.items():
+            per_system[str(name)] = _per_query(obj, measure, f"system {name!r}")
+    else:
+        raise ValueError(f"cannot read per-query scores from {type(data).__name__}: pass a DataFrame, a "
+                         "{system: results} mapping or a topics × systems array")
+    if not per_system:
+        raise ValueError("no systems in the input")
+    names = list(systems) if systems is not None else list(per_system)
+    all_topics = sorted(set().union(*per_system.values()))
+    if topics is not None:
+        all_topics = [str(t) for t in topics]
+    elif all(t.isdigit() for t in all_topics):
+        all_topics.sort(key=int)
+    missing = {n: sorted(set(all_topics) - set(per_system[n])) for n in names}
+    missing = {n: m for n, m in missing.items() if m}
+    if missing:
+        desc = "; ".join(f"{n!r} lacks {len(m)} topic(s): {m[:10]}" for n, m in list(missing.items())[:5])
+        raise ValueError(f"every system must have a score for every topic: {desc}")
+    values = np.array([[per_system[n][t] for n in names] for t in all_topics], dtype=np.float64)
+    return _checked(values, all_topics, names, measure)
+
+
+def _checked(values, topics, systems, measure) -> ScoreMatrix:
+    bad = np.argwhere(~np.isfinite(values))
+    if bad.size:
+        i, j = bad[0]
+        raise ValueError(f"score of system {systems[j]!r} on topic {topics[i]!r} is {values[i, j]!r}: "
+                         f"scores must be finite ({len(bad)} such value(s))")
+    if values.shape[0] < 2:
+        raise ValueError(f"inference needs at least 2 topics, got {values.shape[0]}")
+    return ScoreMatrix(values, list(topics), list(systems), None if measure is None else _measure_name(measure))
