@@ -171,7 +171,7 @@ def _checked(values, topics, systems, measure) -> ScoreMatrix:
     bad = np.argwhere(~np.isfinite(values))
     if bad.size:
         i, j = bad[0]
-        raise ValueError(f"score of system {systems[j]!r} on topic {topics[i]!r} is {values[i, j]!r}: "
+        raise ValueError(f"score of system {systems[j]!r} on topic {topics[i]!r} is {float(values[i, j])}: "
                          f"scores must be finite ({len(bad)} such value(s))")
     if values.shape[0] < 2:
         raise ValueError(f"inference needs at least 2 topics, got {values.shape[0]}")
