@@ -312,3 +312,10 @@ def test_judged_only_and_empty_condensed_rankings():
             want = user_model_measure(a, model, dist, recall_base=rb, cutoff=10)
             assert got[q] == pytest.approx(want, abs=1e-12), (str(m), q)
         assert got["2"] == 0.0
+
+
+def test_docstring_examples():
+    import doctest
+
+    import irmeasures_markov.measures.carterette as module
+    assert doctest.testmod(module).failed == 0

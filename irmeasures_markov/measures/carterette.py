@@ -226,8 +226,8 @@ def user_model_measure(relevance, model: str = "M1", dist: str = "RBP", *, theta
 
     Examples
     --------
-    >>> user_model_measure([1, 0, 1], 'M4', 'AP', recall_base=3)   # AP
-    0.5555555555555556
+    >>> round(user_model_measure([1, 0, 1], 'M4', 'AP', recall_base=3), 6)   # AP
+    0.555556
     >>> round(user_model_measure([1, 0, 1], 'M2', 'DCG', recall_base=2), 6)   # nDCG
     0.919721
     """
