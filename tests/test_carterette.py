@@ -220,7 +220,26 @@ def test_identities_with_pytrec_eval():
         assert ours[imm.M2(dist="DCG") @ 10][q] == pytest.approx(ref[q]["ndcg_cut_10"], abs=1e-12)
 
 
+def provider_or_skip(name):
+    provider = ir_measures.providers.registry[name]
+    if not provider.is_available():
+        pytest.skip(f"ir_measures provider {name} not available: {provider.install_instructions()}")
+    return provider
+
+
+def test_m1_rbp_is_rbp():
+    """M1(RBP, θ) = (1−θ) Σ a_k θ^{k−1}, Moffat & Zobel's RBP (direct formula)."""
+    qrels, run = synthetic(seed=4)
+    for theta in (0.5, 0.8, 0.95):
+        ours = per_query(imm.M1(dist="RBP", theta=theta), qrels, run)
+        for q in run:
+            a = ranked_relevance(qrels, run, q)
+            assert ours[q] == pytest.approx((1 - theta) * sum(x * theta ** k for k, x in enumerate(a)), abs=1e-12)
+
+
 def test_m1_rbp_equals_ir_measures_rbp():
+    """Against ir_measures' RBP (cwl-eval 1.0.12 provider)."""
+    provider_or_skip("cwl_eval")
     qrels, run = synthetic(seed=4)
     for theta in (0.5, 0.8, 0.95):
         ours = per_query(imm.M1(dist="RBP", theta=theta), qrels, run)
@@ -240,6 +259,7 @@ def test_m3_err_is_binary_err():
             err += stay * 0.5 * ak / k
             stay *= 1 - 0.5 * ak
         assert ours[q] == pytest.approx(err, abs=1e-12)
+    provider_or_skip("gdeval")
     gd = per_query(ir_measures.parse_measure("ERR@20"), qrels, run)
     ours16 = per_query(imm.M3(dist="ERR", theta=1 / 16) @ 20, qrels, run)
     for q in run:
@@ -319,3 +339,27 @@ def test_docstring_examples():
 
     import irmeasures_markov.measures.carterette as module
     assert doctest.testmod(module).failed == 0
+
+
+def test_figure_script(tmp_path):
+    """docs/scripts/make_carterette_fig1.py draws the distributions the measures use."""
+    import runpy
+    import sys
+    from pathlib import Path
+
+    pytest.importorskip("matplotlib")
+    script = Path(__file__).resolve().parents[1] / "docs" / "scripts" / "make_carterette_fig1.py"
+    mod = runpy.run_path(str(script))
+    curves = mod["curves"]()
+    for dist in ("RBP", "DCG", "RR"):   # static: F(k) is the infinite tail, F(1) = 1
+        p, tail = curves[dist]
+        assert tail[0] == pytest.approx(1.0) and np.all(np.diff(tail) <= 0)
+        np.testing.assert_allclose(tail[:-1] - tail[1:], p[:-1], atol=1e-15)
+    np.testing.assert_allclose(curves["AP"][1][0], mod["EXAMPLE"].sum() / mod["RECALL_BASE"])
+    out = tmp_path / "fig.png"
+    argv, sys.argv = sys.argv, ["make_carterette_fig1.py", "--out", str(out)]
+    try:
+        mod["main"]()
+    finally:
+        sys.argv = argv
+    assert out.stat().st_size > 10_000
