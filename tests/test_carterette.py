@@ -141,7 +141,8 @@ def test_validation():
             user_model_measure([1, 0], "M2", "DCG", cutoff=bad)
     with pytest.raises(ValueError, match="f must be"):
         user_model_measure([1], "M3", "RBP", f="log")
-    for s in ["M1(dist='XYZ')", "M1(theta='x')", "M3(f='log')", "RBTR(dist='DCG')", "M2(norm=1)", "M1@0", "M1(theta=0)", "M2(dist='DCG',theta=0.5)", "M4(f='k')", "CDG(theta=0.5)",
+    for s in ["M1(dist='XYZ')", "M1(theta='x')", "M3(f='log')", "RBTR(dist='DCG')", "M2(norm=1)", "M1@0",
+              "M1(theta=0)", "M2(dist='DCG',theta=0.5)", "M4(f='k')", "CDG(theta=0.5)",
               "EPR(theta=2)", "ARR(theta=0.5)"]:
         with pytest.raises(ValueError):
             m = ir_measures.parse_measure(s)

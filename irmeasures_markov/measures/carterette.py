@@ -55,7 +55,7 @@ M2(DCG, norm) = binary nDCG, M1(RBP, θ) = RBP(p=θ), M3(ERR) = binary ERR.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Optional, Sequence
+from typing import Optional
 
 import numpy as np
 
