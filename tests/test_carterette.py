@@ -364,3 +364,32 @@ def test_figure_script(tmp_path):
     finally:
         sys.argv = argv
     assert out.stat().st_size > 10_000
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.integers(0, 2), max_size=40), st.integers(0, 4)), min_size=1, max_size=6),
+       st.sampled_from(COMBOS), st.one_of(st.none(), st.integers(1, 25)), st.booleans(), st.integers(1, 2))
+def test_batch_kernel_equals_functional(queries, combo, cutoff, norm, rel):
+    """The relevant-positions batch kernel against the dense per-ranking sums, on random multi-query runs
+    (graded judgments, unjudged documents as grade 2 -> absent, empty rankings, RB = 0)."""
+    from irmeasures_markov.measures.carterette import user_model_batch
+    from irmeasures_markov.rankings import PreparedRun, QrelsIndex
+    model, dist = combo
+    qrels, run, want = {}, {}, []
+    for i, (grades, extra) in enumerate(queries):
+        q = str(i)
+        qrels[q] = {f"x{j}": 1 for j in range(extra)}  # relevant, not retrieved
+        qrels[q][f"n{i}"] = 0
+        run[q] = {f"d{j}": float(len(grades) - j) for j in range(len(grades))}
+        for j, g in enumerate(grades):
+            if g < 2:
+                qrels[q][f"d{j}"] = g * 2 if rel == 2 else g  # grades 0/1 (rel=1) or 0/2 (rel=2); 2 = unjudged
+    prepared = PreparedRun(QrelsIndex(qrels), run)
+    batch = prepared.batch(rel=rel, cutoff=cutoff)
+    got = user_model_batch(batch, model, dist, norm=norm, cutoff=cutoff)
+    for qi, q in enumerate(prepared.qids):
+        grades = queries[int(q)][0]
+        a = [int(g == 1) for g in grades]
+        rb = sum(v >= rel for v in qrels[q].values())
+        want = user_model_measure(a, model, dist, norm=norm, recall_base=rb, cutoff=cutoff)
+        assert got[qi] == pytest.approx(want, abs=1e-12), (q, a, rb)
