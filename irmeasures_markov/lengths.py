@@ -24,6 +24,7 @@ import os
 import pathlib
 from functools import lru_cache
 from itertools import repeat
+from operator import itemgetter
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
@@ -211,6 +212,12 @@ class DocumentLengths:
     def lookup(self, docids: Sequence[str]) -> np.ndarray:
         """Lengths of ``docids`` in order (duplicates not applied)."""
         n = len(docids)
+        if n > 1:
+            # fast path: one C-level pass when every length is known (a KeyError sends us to the policy below)
+            try:
+                return np.array(itemgetter(*docids)(self.lengths), dtype=np.float64)
+            except KeyError:
+                pass
         vals = np.fromiter(map(self.lengths.get, docids, repeat(math.nan)), dtype=np.float64, count=n)
         missing = np.isnan(vals)
         if missing.any():
