@@ -1,0 +1,323 @@
+r"""Bayesian models of IR evaluation (Carterette, "Model-based inference about IR systems", ICTIR 2011).
+
+Requires PyMC: ``pip install "irmeasures-markov[bayes]"``.
+
+**Linear model (§3.1)** — the t-test's model made explicit, with priors:
+
+.. math::
+
+    y_{ij} \sim N(\mu + \beta_j + \alpha_i, \sigma^2),\quad
+    \mu \sim N(0, \sigma_{int}^2),\ \beta_j \sim N(0, \sigma_{run}^2),\ \alpha_i \sim N(0, \sigma_{topic}^2),
+
+and Jeffreys priors p(σ) ∝ 1/σ on every scale (a flat prior on log σ).
+Two deviations from the paper, both because the Jeffreys prior makes the
+posterior improper where a scale is informed by few draws or can collapse:
+a single intercept cannot inform its own scale σ_int, so μ gets a wide fixed
+prior N(0, 10²); and for the scales of the random effects (σ_run, σ_topic,
+extra effects) p(σ) ∝ 1/σ puts infinite posterior mass near σ = 0 (the
+marginal likelihood stays positive there), so they get the weakly
+informative half-Cauchy(0, 1) prior recommended by Gelman (2006) for
+hierarchical scales.  The residual σ keeps the Jeffreys prior.
+Inference about systems uses the posterior of β: P(A > B) = P(β_A > β_B | y).
+
+**Direct model of relevance (§3.2)** — judgments x_ijk of the document that
+system j ranks at k for topic i are Bernoulli(p_ij) with
+p_ij = logistic(y_ij) and y_ij the linear model above; a user-model rank
+distribution p_k weights rank k's evidence (weighted likelihood
+Σ_k w_k log Bernoulli(x_ijk | p_ij), w_k ∝ p_k scaled to the distribution's
+effective sample size (Σ p_k)² / Σ p_k²).  The weighted maximum-likelihood
+p_ij is Σ_k p_k x_ijk / Σ_k p_k: precision@K for p_k uniform on 1..K,
+RBP for geometric p_k = θ^{k−1}(1−θ) (normalised over the judged depth).
+
+**Extra effects (§3.3)** — :func:`fit_linear_model` takes a long table with
+any categorical columns (e.g. ``assessor``, ``corpus``) as effects plus named
+two-way interactions, each a normal effect with its own Jeffreys-prior scale.
+
+All models use a non-centred parametrisation (effect = scale · z, z ~ N(0, 1))
+so NUTS samples the hierarchical scales without divergences.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .inputs import ScoreMatrix, score_matrix
+
+__all__ = ["BayesResult", "fit_linear_model", "bayesian_linear_model", "gibbs_linear_model",
+           "direct_relevance_model", "rank_weights"]
+
+
+#: Standard deviation of the intercept's prior (see the module docstring).
+MU_PRIOR_SD = 10.0
+
+
+def _pymc():
+    try:
+        import pymc as pm
+    except ImportError:
+        raise ImportError('the Bayesian models need PyMC: pip install "irmeasures-markov[bayes]"') from None
+    return pm
+
+
+@dataclass
+class BayesResult:
+    """Posterior of a fitted model.
+
+    ``system_effects``: draws × systems array of β_j (all chains pooled);
+    ``idata``: the ArviZ InferenceData (every parameter, diagnostics);
+    ``cell_estimates``: for the direct model, draws-averaged p_ij (topics × systems).
+    """
+    systems: List[str]
+    system_effects: np.ndarray
+    idata: object
+    topics: List[str] = field(default_factory=list)
+    cell_estimates: Optional[np.ndarray] = None
+    cell_intervals: Optional[np.ndarray] = None
+
+    def prob_better(self, a, b) -> float:
+        """P(system a better than system b | data) = P(β_a > β_b)."""
+        ia, ib = self.systems.index(str(a)), self.systems.index(str(b))
+        return float(np.mean(self.system_effects[:, ia] > self.system_effects[:, ib]))
+
+    def prob_better_matrix(self) -> np.ndarray:
+        """``M[a, b] = P(β_a > β_b)`` for every pair."""
+        s = self.system_effects
+        return (s[:, :, None] > s[:, None, :]).mean(axis=0)
+
+    def credible_intervals(self, level: float = 0.95) -> np.ndarray:
+        """Equal-tailed credible intervals of the system effects: systems × (low, high)."""
+        lo = (1 - level) / 2
+        return np.quantile(self.system_effects, [lo, 1 - lo], axis=0).T
+
+    def summary(self, level: float = 0.95):
+        import pandas as pd
+        ci = self.credible_intervals(level)
+        return pd.DataFrame({"mean": self.system_effects.mean(axis=0), "low": ci[:, 0], "high": ci[:, 1]},
+                            index=self.systems)
+
+
+def _jeffreys_scale(pm, name):
+    """σ with p(σ) ∝ 1/σ: a flat prior on log σ."""
+    log_s = pm.Flat(f"log_{name}")
+    return pm.Deterministic(name, pm.math.exp(log_s))
+
+
+#: Scale of the half-Cauchy prior on random-effect scales (see the module docstring).
+EFFECT_SCALE_PRIOR = 1.0
+
+
+def _effect(pm, name, n, dims=None):
+    scale = pm.HalfCauchy(f"sigma_{name}", EFFECT_SCALE_PRIOR)
+    z = pm.Normal(f"z_{name}", 0.0, 1.0, shape=n)
+    return pm.Deterministic(name, scale * z, dims=dims)
+
+
+def _sample(pm, model, draws, tune, chains, seed, progress, cores, target_accept):
+    with model:
+        return pm.sample(draws=draws, tune=tune, chains=chains, random_seed=seed, progressbar=progress,
+                         cores=cores, target_accept=target_accept, compute_convergence_checks=False)
+
+
+def _codes(values) -> Tuple[np.ndarray, List[str]]:
+    labels = [str(v) for v in values]
+    levels = list(dict.fromkeys(labels))
+    index = {l: i for i, l in enumerate(levels)}
+    return np.array([index[l] for l in labels], dtype=np.int64), levels
+
+
+def fit_linear_model(data, *, value: str = "value", system: str = "system", topic: str = "topic",
+                     effects: Sequence[str] = (), interactions: Sequence[Tuple[str, str]] = (),
+                     draws: int = 1000, tune: int = 1000, chains: int = 4, seed: Optional[int] = 0,
+                     progress: bool = True, cores: Optional[int] = None, target_accept: float = 0.9) -> BayesResult:
+    """The Bayesian linear model with optional extra effects and interactions (§3.1, §3.3).
+
+    ``data`` is a long table (pandas DataFrame or mapping of columns): one row
+    per observation with columns ``system``, ``topic``, ``value`` and any extra
+    categorical ``effects`` (e.g. ``'assessor'``).  ``interactions`` names
+    pairs among ``'system'``, ``'topic'`` and the extra effects, e.g.
+    ``[('topic', 'assessor'), ('system', 'assessor')]``.  Every effect and
+    interaction is N(0, σ_e²) with a Jeffreys prior on σ_e.
+    """
+    pm = _pymc()
+    import pandas as pd
+    df = pd.DataFrame(data)
+    for col in (value, system, topic, *effects):
+        if col not in df.columns:
+            raise ValueError(f"column {col!r} not in the data (columns: {list(df.columns)})")
+    y = df[value].to_numpy(dtype=np.float64)
+    if not np.all(np.isfinite(y)):
+        raise ValueError("values must be finite (NaN or inf found)")
+    names = {"system": system, "topic": topic, **{e: e for e in effects}}
+    codes = {k: _codes(df[c]) for k, c in names.items()}
+    if len(codes["topic"][1]) < 2:
+        raise ValueError("the model needs at least 2 topics")
+    for a, b in interactions:
+        for x in (a, b):
+            if x not in names:
+                raise ValueError(f"interaction {a}×{b}: unknown effect {x!r}; effects: {list(names)}")
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0.0, MU_PRIOR_SD)
+        mean = mu
+        for k, (idx, levels) in codes.items():
+            eff = _effect(pm, k, len(levels))
+            mean = mean + eff[idx]
+        for a, b in interactions:
+            ia, la = codes[a]
+            ib, lb = codes[b]
+            eff = _effect(pm, f"{a}_x_{b}", len(la) * len(lb))
+            mean = mean + eff[ia * len(lb) + ib]
+        sigma = _jeffreys_scale(pm, "sigma")
+        pm.Normal("y", mean, sigma, observed=y)
+    idata = _sample(pm, model, draws, tune, chains, seed, progress, cores, target_accept)
+    beta = idata.posterior["system"].values.reshape(-1, len(codes["system"][1]))
+    return BayesResult(codes["system"][1], beta, idata, topics=codes["topic"][1])
+
+
+def bayesian_linear_model(scores, measure=None, *, backend: str = "pymc", **kwargs) -> BayesResult:
+    """§3.1 on a topics × systems score matrix (anything :func:`score_matrix` accepts).
+
+    ``backend='pymc'`` samples with NUTS; ``backend='gibbs'`` uses
+    :func:`gibbs_linear_model`, the same model's conjugate Gibbs sampler (much
+    faster; checked against PyMC in tests/test_inference_bayes.py).
+    """
+    sm = score_matrix(scores, measure)
+    if backend == "gibbs":
+        return gibbs_linear_model(sm, **kwargs)
+    if backend != "pymc":
+        raise ValueError(f"backend must be 'pymc' or 'gibbs', got {backend!r}")
+    t_idx, s_idx = np.meshgrid(np.arange(sm.n_topics), np.arange(sm.n_systems), indexing="ij")
+    data = {"system": [sm.systems[j] for j in s_idx.ravel()], "topic": [sm.topics[i] for i in t_idx.ravel()],
+            "value": sm.values.ravel()}
+    return fit_linear_model(data, **kwargs)
+
+
+def gibbs_linear_model(scores, measure=None, *, draws: int = 1000, tune: int = 1000, chains: int = 4,
+                       seed: Optional[int] = 0, progress: bool = True, **_ignored) -> BayesResult:
+    r"""The §3.1 linear model sampled by blocked Gibbs (all chains at once, numpy only).
+
+    Same model as the PyMC version: y_ij ~ N(μ + β_j + α_i, σ²), β_j ~ N(0, σ_run²),
+    α_i ~ N(0, σ_topic²), μ ~ N(0, 10²), p(σ) ∝ 1/σ, σ_run and σ_topic half-Cauchy(0, 1).
+    Every full conditional is conjugate: normal for μ, β, α (each block
+    independent given the rest) and inverse-gamma for the variances, e.g.
+    σ² | · ~ InvGamma(N/2, Σ residual²/2); the half-Cauchy priors are the
+    inverse-gamma mixture σ_e² | a_e ~ InvGamma(1/2, 1/a_e), a_e ~ InvGamma(1/2, 1/A²)
+    (Wand et al. 2011).  Needs a complete topics × systems matrix.
+    """
+    sm = score_matrix(scores, measure)
+    y = sm.values
+    n_t, n_s = y.shape
+    n = y.size
+    rng = np.random.default_rng(seed)
+    c = int(chains)
+    mu = np.full(c, y.mean())
+    beta = np.zeros((c, n_s))
+    alpha = np.zeros((c, n_t))
+    var, var_b, var_a = np.full(c, y.var() + 1e-6), np.full(c, 0.01), np.full(c, 0.01)
+    aux_b, aux_a = np.ones(c), np.ones(c)
+    big_a2 = EFFECT_SCALE_PRIOR ** 2
+    keep = np.empty((c, int(draws), n_s))
+    keep_mu = np.empty((c, int(draws)))
+    keep_sd = np.empty((c, int(draws), 3))
+    total = int(tune) + int(draws)
+    it = range(total)
+    if progress:
+        from tqdm.auto import tqdm
+        it = tqdm(it, desc="Gibbs", unit="iter")
+
+    def inv_gamma(shape, scale):
+        return scale / rng.gamma(shape, 1.0, size=c)
+
+    for step in it:
+        # μ
+        r = y[None] - beta[:, None, :] - alpha[:, :, None]
+        v = 1.0 / (n / var + 1.0 / MU_PRIOR_SD ** 2)
+        mu = v * r.sum(axis=(1, 2)) / var + np.sqrt(v) * rng.standard_normal(c)
+        # β_j
+        r = y[None] - mu[:, None, None] - alpha[:, :, None]
+        v = 1.0 / (n_t / var[:, None] + 1.0 / var_b[:, None])
+        beta = v * r.sum(axis=1) / var[:, None] + np.sqrt(v) * rng.standard_normal((c, n_s))
+        # α_i
+        r = y[None] - mu[:, None, None] - beta[:, None, :]
+        v = 1.0 / (n_s / var[:, None] + 1.0 / var_a[:, None])
+        alpha = v * r.sum(axis=2) / var[:, None] + np.sqrt(v) * rng.standard_normal((c, n_t))
+        # variances: Jeffreys for σ (shape N/2), half-Cauchy mixtures for the effect scales
+        resid = y[None] - mu[:, None, None] - beta[:, None, :] - alpha[:, :, None]
+        var = inv_gamma(n / 2.0, (resid ** 2).sum(axis=(1, 2)) / 2.0)
+        var_b = inv_gamma((n_s + 1) / 2.0, (beta ** 2).sum(axis=1) / 2.0 + 1.0 / aux_b)
+        var_a = inv_gamma((n_t + 1) / 2.0, (alpha ** 2).sum(axis=1) / 2.0 + 1.0 / aux_a)
+        aux_b = inv_gamma(1.0, 1.0 / var_b + 1.0 / big_a2)
+        aux_a = inv_gamma(1.0, 1.0 / var_a + 1.0 / big_a2)
+        if step >= tune:
+            k = step - int(tune)
+            keep[:, k] = beta
+            keep_mu[:, k] = mu
+            keep_sd[:, k] = np.sqrt(np.column_stack([var, var_b, var_a]))
+    idata = None
+    try:
+        import arviz as az
+        idata = az.from_dict(posterior={"system": keep, "mu": keep_mu, "sigma": keep_sd[..., 0],
+                                        "sigma_system": keep_sd[..., 1], "sigma_topic": keep_sd[..., 2]})
+    except ImportError:  # pragma: no cover - arviz comes with the bayes extra
+        pass
+    return BayesResult(sm.systems, keep.reshape(-1, n_s), idata, topics=sm.topics)
+
+
+def rank_weights(depth: int, user: str = "precision", theta: float = 0.8) -> np.ndarray:
+    """User-model rank distribution p_k for k = 1..depth: ``'precision'`` (uniform) or ``'rbp'`` (geometric)."""
+    if depth < 1:
+        raise ValueError(f"depth must be >= 1, got {depth}")
+    k = np.arange(1, depth + 1)
+    if user == "precision":
+        return np.full(depth, 1.0 / depth)
+    if user == "rbp":
+        if not 0 < theta < 1:
+            raise ValueError(f"theta must be in (0, 1), got {theta}")
+        return theta ** (k - 1) * (1 - theta)
+    raise ValueError(f"user must be 'precision' or 'rbp', got {user!r}")
+
+
+def direct_relevance_model(judgments, *, systems: Optional[Sequence[str]] = None,
+                           topics: Optional[Sequence[str]] = None, user: str = "precision", theta: float = 0.8,
+                           draws: int = 1000, tune: int = 1000, chains: int = 4, seed: Optional[int] = 0,
+                           progress: bool = True, cores: Optional[int] = None,
+                           target_accept: float = 0.9) -> BayesResult:
+    """§3.2: judgments x_ijk ~ Bernoulli(logistic(y_ij)), y_ij ~ N(μ + β_j + α_i, σ²), ranks weighted by p_k.
+
+    ``judgments``: array topics × systems × depth of 0/1 (unjudged as 0).
+    ``user``: ``'precision'`` (p_ij estimates precision@depth) or ``'rbp'``
+    (geometric p_k with ``theta``; p_ij estimates RBP normalised over the depth).
+    ``cell_estimates`` of the result are the posterior means of p_ij.
+    """
+    pm = _pymc()
+    x = np.asarray(judgments, dtype=np.float64)
+    if x.ndim != 3:
+        raise ValueError(f"judgments must be topics × systems × depth, got shape {x.shape}")
+    if not np.all((x == 0) | (x == 1)):
+        raise ValueError("judgments must be 0/1")
+    n_t, n_s, depth = x.shape
+    if n_t < 2:
+        raise ValueError("the model needs at least 2 topics")
+    pk = rank_weights(depth, user, theta)
+    w = pk * (pk.sum() ** 2 / np.sum(pk ** 2)) / pk.sum()  # scaled to the effective sample size
+    hits = np.tensordot(x, w, axes=([2], [0]))             # Σ_k w_k x_ijk
+    total = w.sum()
+    systems = [str(s) for s in systems] if systems is not None else [f"system{j}" for j in range(n_s)]
+    topics = [str(t) for t in topics] if topics is not None else [str(i) for i in range(n_t)]
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0.0, MU_PRIOR_SD)
+        beta = _effect(pm, "system", n_s)
+        alpha = _effect(pm, "topic", n_t)
+        sigma = _jeffreys_scale(pm, "sigma")
+        z = pm.Normal("z_cell", 0.0, 1.0, shape=(n_t, n_s))
+        y = mu + beta[None, :] + alpha[:, None] + sigma * z
+        p = pm.Deterministic("p", pm.math.sigmoid(y))
+        # weighted Bernoulli log-likelihood: Σ_k w_k [x log p + (1 − x) log(1 − p)]
+        pm.Potential("relevance", pm.math.sum(hits * pm.math.log(p) + (total - hits) * pm.math.log(1.0 - p)))
+    idata = _sample(pm, model, draws, tune, chains, seed, progress, cores, target_accept)
+    beta_draws = idata.posterior["system"].values.reshape(-1, n_s)
+    p_draws = idata.posterior["p"].values.reshape(-1, n_t, n_s)
+    return BayesResult(systems, beta_draws, idata, topics, p_draws.mean(axis=0),
+                       np.quantile(p_draws, [0.025, 0.975], axis=0))
