@@ -11,13 +11,21 @@ from irmeasures_markov.rankings import PreparedRun, QrelsIndex
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 pytest.importorskip("cwl")
-from crosscheck_cwl_tbg import compare  # noqa: E402
+from crosscheck_cwl_tbg import compare, compare_time_model, seeded_lengths  # noqa: E402
 
 
 def test_unit_cost_tbg_equals_cwl_eval(trec8):
     qrels, runs = trec8
     worst, n = compare(qrels, [runs[name] for name in sorted(runs)[::8]])
     assert n == 17 * 50 * 3
+    assert worst < 1e-12
+
+
+def test_tbg_time_model_equals_cwl_eval_with_our_costs(trec8):
+    qrels, runs = trec8
+    subset = [runs[name] for name in sorted(runs)[3::16]]
+    worst, n = compare_time_model(qrels, subset, seeded_lengths(subset))
+    assert n == len(subset) * 50
     assert worst < 1e-12
 
 
