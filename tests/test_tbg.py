@@ -224,3 +224,21 @@ def test_mpcont_time_tbg_equals_explicit_rates():
                 mean = [ts + (0.018 * l + 7.8) * (0.64 if r else pcn) for r, l in zip(rel, lens)]
                 want = markov_precision(rel, model, rates=[1 / x for x in mean])
                 assert got[q] == pytest.approx(want, abs=1e-12), (str(m), q)
+
+
+def test_ideal_normaliser_under_a_cutoff_is_the_best_subset_and_order():
+    """Graded gains with a cutoff k: the best of all orderings of all subsets of at most k relevant documents."""
+    rng = np.random.default_rng(5)
+    p = TBGParameters(pc_by_grade="1:0.5,2:0.8,3:0.9", ps_by_grade="1:0.6,2:0.8,3:0.95", halflife=30)
+    for _ in range(60):
+        n = int(rng.integers(1, 6))
+        k = int(rng.integers(1, n + 2))
+        grades = rng.integers(1, 4, n)
+        lengths = rng.integers(0, 5000, n).astype(float)
+        best = max(time_biased_gain(grades[list(o)], lengths[list(o)], params=p)
+                   for r in range(1, min(k, n) + 1) for o in itertools.permutations(range(n), r))
+        assert ideal_normaliser(grades, lengths, p, cutoff=k) == pytest.approx(best, rel=1e-12)
+    # the index order cut at k is not enough: a long, high-gain document beats a short, low-gain one at k = 1
+    q = TBGParameters(pc_by_grade="1:1,2:1", ps_by_grade="1:0.5,2:1")   # index order: grade 1 (0.5, 12.2 s) first
+    assert ideal_normaliser([1, 2], [0, 3000], q, cutoff=1) == pytest.approx(1.0)
+    assert ideal_normaliser([1, 2], [0, 3000], q) == pytest.approx(0.5 + 2 ** (-12.2 / 224))

@@ -30,7 +30,8 @@ documents, N = g / (1 − e^{−T_x ln2/h}) with T_x = T_S + T_D(0)·P(C=1|R=1),
 ≈ 17.2 with the defaults), or ``'ideal'`` (the query's judged relevant
 documents in the order that maximises TBG: by g/(1 − e^{−t ln2/h})
 descending, t the time a document costs — shortest first for binary gain;
-duplicate groups are ignored there).
+under a cutoff k the best k of them, exactly, by a small dynamic programme
+for graded gains; duplicate groups are ignored there).
 
 Graded gain (an extension the paper leaves open): per-grade click and save
 probabilities ``pc_by_grade``/``ps_by_grade`` override the binary ones for
@@ -199,10 +200,19 @@ def ideal_normaliser(relevant_grades, relevant_lengths, params=None, rel: int = 
         index = np.where(h > 0, gain / -np.expm1(-c * h), np.inf)
     order = np.lexsort((h, -index))
     h, gain = h[order], gain[order]
-    if cutoff is not None:
+    if cutoff is None or cutoff >= h.size or np.all(gain == gain[0]):
+        # all documents fit (or equal gains: the `cutoff` shortest, shortest first, are best)
         h, gain = h[:cutoff], gain[:cutoff]
-    t = np.concatenate(([0.0], np.cumsum(h)[:-1]))
-    return float(np.dot(gain, np.exp(-c * t)))
+        t = np.concatenate(([0.0], np.cumsum(h)[:-1]))
+        return float(np.dot(gain, np.exp(-c * t)))
+    # Graded gains under a cutoff: the best k-subset, read in index order (the exchange argument holds
+    # within any subset).  Backwards over the index order, best[j] is the best value of j documents
+    # chosen among those seen so far; putting document i in front of them gives g_i + e^{-c h_i} best[j].
+    best = np.full(cutoff + 1, -np.inf)
+    best[0] = 0.0
+    for g_i, d_i in zip(gain[::-1].tolist(), np.exp(-c * h[::-1]).tolist()):
+        np.maximum(best[1:], g_i + d_i * best[:-1], out=best[1:])
+    return float(best.max())
 
 
 def time_biased_gain(relevance, lengths, *, params=None, norm: str = "none", rel: int = 1,
