@@ -14,7 +14,10 @@ from .measures.carterette import user_model_measure
 from .plugin import TBG, register_lengths
 from .measures.tbg import time_biased_gain
 from .evaluator import RelevanceEvaluator
+from .plugin import PH
+from .measures.stopping_time import browsing_model, path_at_h, BrowsingModel
 
 __all__ = ["MP", "MPcont", "PROVIDER", "RelevanceEvaluator", "markov_precision", "estimate_rates", "register_kernel", "__version__",
            "M1", "M2", "M3", "M4", "RBTR", "RBAP", "CDG", "DAG", "EPR", "ARR", "RRG", "RAP", "RRR", "RRAP",
-           "user_model_measure", "TBG", "register_lengths", "time_biased_gain"]
+           "user_model_measure", "TBG", "register_lengths", "time_biased_gain",
+           "PH", "browsing_model", "path_at_h", "BrowsingModel"]

@@ -306,7 +306,7 @@ class BrowsingModel:
             ab[2, :-1] = lower[1:]
             rhs = np.stack([self.gain, np.ones(self.n)], axis=1)
             rhs[-1, 1] += extra
-            x = scipy.linalg.solve_banded((1, 1), ab, rhs)
+            x = _solve_banded(ab, rhs)
             return float(x[0, 0]), float(x[0, 1])
         return _visit_count_gain(lower[None], diag[None], upper[None], self.gain[None], self.loss,
                                  extra=np.array([extra]))
@@ -364,7 +364,7 @@ class BrowsingModel:
         if self.is_forward:
             vals, pmf = self._forward_values(), self._stopping_rank_pmf()
             keep = pmf > 0
-            support, inv = np.unique(np.round(vals[keep], 12), return_inverse=True)
+            support, inv = np.unique(vals[keep], return_inverse=True)
             probs = np.bincount(inv, weights=pmf[keep], minlength=support.size)
             return PHDistribution(support, probs, True)
         sample = self.simulate(n_users, seed)
@@ -668,6 +668,18 @@ def path_at_h(grades, *, order: Optional[int] = None, **params) -> float:
 # kernels shared by the single-ranking and batch paths
 # ----------------------------------------------------------------------------------------------
 
+def _solve_banded(ab, rhs):
+    try:
+        x = scipy.linalg.solve_banded((1, 1), ab, rhs, check_finite=False)
+    except (np.linalg.LinAlgError, ValueError) as exc:
+        raise ValueError("singular birth–death system: some states are never absorbed "
+                         "(the user never stops).") from exc
+    if not np.all(np.isfinite(x)):
+        raise ValueError("singular birth–death system: some states are never absorbed "
+                         "(the user never stops).")
+    return x
+
+
 def _visit_count_gain(lower, diag, upper, gain, loss, extra=None, last=None):
     """(E[Σ g], E[H]) per row with utility loss: Σ_i gain_i N_1i / ((1-c) N_ii + c).
 
@@ -920,7 +932,7 @@ def path_at_h_batch(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=None,
                 ab[0, cut[cut < g.size]] = 0.0
             rhs = np.stack([g, np.ones(g.size)], axis=1)
             rhs[lastpos, 1] += extra
-            x = scipy.linalg.solve_banded((1, 1), ab, rhs, check_finite=False)
+            x = _solve_banded(ab, rhs)
             eg = np.zeros(nq)
             eh = np.zeros(nq)
             eg[nonempty] = x[starts[nonempty], 0]

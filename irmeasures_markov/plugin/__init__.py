@@ -9,9 +9,10 @@ from .mp import MP, MPcont
 from .carterette import (M1, M2, M3, M4, RBTR, RBAP, CDG, DAG, EPR, ARR, RRG, RAP, RRR,  # noqa: E402
                          RRAP)
 from .tbg import TBG, register_lengths
+from .ph import PH
 
 install_provider()
 
 __all__ = ["PROVIDER", "FamilyMeasure", "MarkovProvider", "register_measure", "MP", "MPcont",
            "M1", "M2", "M3", "M4", "RBTR", "RBAP", "CDG", "DAG", "EPR", "ARR", "RRG", "RAP", "RRR", "RRAP",
-           "TBG", "register_lengths"]
+           "TBG", "register_lengths", "PH"]

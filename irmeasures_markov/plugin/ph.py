@@ -1,0 +1,107 @@
+"""ir_measures Measure for P@H (Ferrante & Ferro, ICTIR 2020): ``PH``, alias ``PatH``.
+
+``PH`` alone is SFBM with p = 0.8, order 2 (RBP(N) with p = 0.8).  Examples:
+``PH(browse='RWBM',p=0.5,q=0.25,loss=0.25,order=1)``, ``PH(user='AP')``,
+``PH(user='RBP',p=0.5,tail='inf')`` (= RBP), ``PH(user='DCG',gain='grade')@10``.
+See docs/stopping-time.md.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..measures.stopping_time import BROWSING_MODELS, GAINS, USERS, _model_params_iv, _user_defaults, path_at_h_batch
+from .base import FLOAT, FamilyMeasure, ParamInfo, register_measure
+
+__all__ = ["PH"]
+
+
+class _PH(FamilyMeasure):
+    """P@H: accumulated gain over the stopping time H of a Markov-chain browsing user.
+
+    P@H = (1/f(H)) sum_{n<=H} gain(r[X_n]) (1-loss)^(k(n)-1).  Order 1 gives
+    E[P@H], order 2 gives E[sum g]/E[f(H)]; both are computed exactly.
+    """
+    __name__ = "PH"
+    NAME = __name__
+    PRETTY_NAME = "P@H (stopping-time precision)"
+    SHORT_DESC = "Expected gain per visited document of a user who walks the ranking as a Markov chain."
+    SUPPORTED_PARAMS = {
+        "cutoff": ParamInfo(dtype=int, required=False, desc="ranking cutoff: evaluate the first k documents only"),
+        "browse": ParamInfo(dtype=str, default="SFBM", choices=BROWSING_MODELS,
+                            desc="browsing model: DFBM (read all), SFBM (forward or stop), RWBM (forward, "
+                                 "backward or stop)"),
+        "p": ParamInfo(dtype=FLOAT, default=0.8, desc="forward probability (at non-relevant documents when "
+                                                      "p_rel is given)"),
+        "q": ParamInfo(dtype=FLOAT, default=0.0, desc="backward probability (RWBM; at non-relevant documents "
+                                                      "when q_rel is given)"),
+        "p_rel": ParamInfo(dtype=FLOAT, required=False, desc="forward probability at relevant documents"),
+        "q_rel": ParamInfo(dtype=FLOAT, required=False, desc="backward probability at relevant documents (RWBM)"),
+        "user": ParamInfo(dtype=str, required=False, choices=USERS,
+                          desc="classical instantiation: P (DFBM), AP (over retrieved relevant, order 1), "
+                               "RBP (SFBM p, order 2), DCG (f=1, discount max(1, log_b i)), ERR (E[1/H])"),
+        "loss": ParamInfo(dtype=FLOAT, default=0.0, desc="utility loss per revisit, lambda in [0, 1]"),
+        "f": ParamInfo(dtype=str, default="h", choices=("h", "1"), desc="normaliser f(H): 'h' (H) or '1'"),
+        "order": ParamInfo(dtype=int, default=2, choices=(1, 2),
+                           desc="1: E[P@H]; 2: E[sum g]/E[f(H)]"),
+        "top": ParamInfo(dtype=str, default="stop", choices=("stop", "forward"),
+                         desc="where backward mass at rank 1 goes: stop, or forward"),
+        "tail": ParamInfo(dtype=str, default="none", choices=("none", "inf"),
+                          desc="'inf': the ranking continues with endless non-relevant documents "
+                               "(RBP(inf), K(p,q,inf)); order 2 only"),
+        "gain": ParamInfo(dtype=str, default="binary", choices=GAINS,
+                          desc="gain of a relevant document: 1, its grade, or 2^grade - 1"),
+        "b": ParamInfo(dtype=FLOAT, default=2, desc="log base of user='DCG'"),
+        "rel": ParamInfo(dtype=int, default=1, desc="minimum grade counted as relevant (inclusive)"),
+        "judged_only": ParamInfo(dtype=bool, default=False,
+                                 desc="drop unjudged documents before ranking (condensed list)"),
+    }
+
+    def __init__(self, **params):
+        user = params.get("user")
+        if isinstance(user, str) and user in USERS:
+            # canonical printed form: drop what the user instantiation fixes anyway
+            ubrowse, uf, uorder = _user_defaults(user)
+            for name, implied in (("browse", ubrowse), ("f", uf), ("order", uorder)):
+                if name in params and params[name] == implied and not isinstance(params[name], bool):
+                    del params[name]
+        super().__init__(**params)
+
+    def _model_kwargs(self):
+        P = self.params
+        user = P.get("user")
+        if "b" in P and user != "DCG":
+            raise ValueError("PH: `b` is the log base of user='DCG'; it is not used otherwise.")
+        if user is None:
+            browse = P.get("browse", "SFBM")
+            if browse == "DFBM":
+                used = sorted(n for n in ("p", "q", "p_rel", "q_rel", "loss", "top", "tail") if n in P)
+                if used:
+                    raise ValueError(f"PH: browse='DFBM' reads every document (p = 1); it does not take {used}.")
+            if browse != "RWBM" and P.get("loss", 0) != 0:
+                raise ValueError("PH: `loss` needs revisits; with browse='SFBM'/'DFBM' nobody revisits a "
+                                 "document (use browse='RWBM').")
+        return dict(browse=P.get("browse") if "browse" in P or user is None else None,
+                    p=P.get("p", 0.8), q=P.get("q", 0.0), p_rel=P.get("p_rel"), q_rel=P.get("q_rel"),
+                    user=user, loss=P.get("loss", 0.0), f=P.get("f") if "f" in P or user is None else None,
+                    order=P.get("order") if "order" in P or user is None else None, top=P.get("top", "stop"),
+                    tail=P.get("tail", "none"), gain=P.get("gain", "binary"), b=P.get("b", 2))
+
+    def check_params(self):
+        kw = self._model_kwargs()
+        try:
+            _model_params_iv(**kw, p_given="p" in self.params, q_given="q" in self.params)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"PH: {exc}") from None
+
+    def compute(self, prepared):
+        batch = self.batch(prepared)
+        kw = self._model_kwargs()
+        g_max = None
+        if kw["user"] == "ERR":
+            qi = prepared.qrels_index
+            g_max = np.array([max(1, int(qi.judged_grades(q)[0])) if qi.judged_grades(q).size else 1
+                              for q in batch.qids], dtype=np.float64)
+        return path_at_h_batch(batch, g_max=g_max, **kw)
+
+
+PH = register_measure(_PH(), aliases=["PatH"])
