@@ -95,7 +95,8 @@ def document_lengths(measure) -> DocumentLengths:
 def batch_lengths(prepared, measure, lengths: DocumentLengths) -> np.ndarray:
     """Lengths at every flat position of the measure's batch (duplicate groups applied)."""
     jo = bool(measure["judged_only"]) if "judged_only" in measure.SUPPORTED_PARAMS else False
-    if lengths.duplicates:
+    if lengths.duplicates or measure.cutoff is not None:
+        # duplicates need the ranked docids; a cutoff needs only the top k looked up
         batch = measure.batch(prepared, with_docids=True)
         parts = [lengths.for_ranking(d) for d in batch.docids]
         return np.concatenate(parts) if parts else np.zeros(0)
