@@ -174,6 +174,8 @@ def demo_main(argv: List[str]) -> int:
 
 
 SUBCOMMANDS["demo"] = demo_main
+from .ph_compare import ph_compare_main  # noqa: E402
+SUBCOMMANDS["ph-compare"] = ph_compare_main
 
 
 def _short_warning(message, category, filename, lineno, file=None, line=None):
