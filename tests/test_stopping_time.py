@@ -273,24 +273,37 @@ def _random_rwbm(seed, loss):
                           gain="grade", top=["stop", "forward"][seed % 2])
 
 
+try:
+    import numba  # noqa: F401
+    ENGINES = ["numpy", "numba"]
+except ImportError:  # the compiled engine is optional
+    ENGINES = ["numpy"]
+
+
 class TestSimulation:
+    @pytest.mark.parametrize("engine", ENGINES)
     @pytest.mark.parametrize("seed,loss", [(1, 0.0), (2, 0.0), (3, 0.25), (4, 0.6), (5, 1.0)])
-    def test_exact_within_four_standard_errors(self, seed, loss):
+    def test_exact_within_four_standard_errors(self, seed, loss, engine):
         m = _random_rwbm(seed, loss)
         n = 1_000_000
-        vals, steps = m.simulate(n, seed=seed, return_steps=True)
+        vals, steps = m.simulate(n, seed=seed, return_steps=True, engine=engine)
         sums = vals * steps
         for exact, sample in ((m.expectation(1), vals), (m.expected_gain_and_steps()[0], sums),
                               (m.expected_gain_and_steps()[1], steps)):
             se = sample.std() / math.sqrt(n)
             assert abs(sample.mean() - exact) < 4 * se, (exact, sample.mean(), se)
 
-    def test_same_seed_same_users(self):
+    @pytest.mark.parametrize("engine", ENGINES)
+    def test_same_seed_same_users(self, engine):
         m = _random_rwbm(7, 0.3)
-        a, b, c = m.simulate(50_000, seed=11), m.simulate(50_000, seed=11), m.simulate(50_000, seed=12)
+        a, b, c = (m.simulate(50_000, seed=s, engine=engine) for s in (11, 11, 12))
         assert np.array_equal(a, b) and not np.array_equal(a, c)
-        ra, rb = m.simulate(3000, seed=np.random.default_rng(5)), m.simulate(3000, seed=np.random.default_rng(5))
+        ra, rb = (m.simulate(3000, seed=np.random.default_rng(5), engine=engine) for _ in range(2))
         assert np.array_equal(ra, rb)
+
+    def test_unknown_engine(self):
+        with pytest.raises(ValueError, match="`engine` must be one of"):
+            _random_rwbm(1, 0.0).simulate(10, engine="gpu")
 
     def test_forward_exact_distribution_against_simulation(self):
         m = browsing_model(R, user="AP")

@@ -384,11 +384,13 @@ class BrowsingModel:
         """Quantiles of P@H (exact for forward models, Monte Carlo otherwise)."""
         return self.distribution(n_users, seed).quantile(u)
 
-    def simulate(self, n_users: int, seed=None, return_steps: bool = False):
-        """P@H of ``n_users`` simulated users (vectorised; the same seed gives the same users).
+    def simulate(self, n_users: int, seed=None, return_steps: bool = False, engine: str = "auto"):
+        """P@H of ``n_users`` simulated users (the same seed gives the same users).
 
         Returns an array of P@H values, and also the stopping times H when
-        ``return_steps``.  ``tail='inf'`` is not simulated.
+        ``return_steps``.  ``engine``: ``'numba'`` (compiled loop; the ``'auto'``
+        choice when numba is installed) or ``'numpy'`` (vectorised over users).
+        The two engines use different random streams.  ``tail='inf'`` is not simulated.
         """
         if isinstance(n_users, bool) or not isinstance(n_users, (int, np.integer)) or n_users < 1:
             raise ValueError(f"`n_users` must be a positive integer, got {n_users!r}.")
@@ -398,7 +400,7 @@ class BrowsingModel:
             z = np.zeros(n_users)
             return (z, z.astype(np.int64)) if return_steps else z
         values, steps = _simulate(self.forward, self.backward, self.gain, self.loss, self.f == "h",
-                                  int(n_users), np.random.default_rng(seed))
+                                  int(n_users), np.random.default_rng(seed), engine=engine)
         return (values, steps) if return_steps else values
 
     def dominance(self, other: "BrowsingModel", n_users: int = DEFAULT_USERS, seed=0,
@@ -743,7 +745,41 @@ def _order1_generating(forward, backward, gain, loss):
     return F @ weights
 
 
-def _simulate(forward, backward, gain, loss, f_is_h, n_users, rng):
+def _numba_walk():
+    try:
+        from ._ph_walk_numba import walk
+    except ImportError:
+        return None
+    return walk
+
+
+ENGINES = ("auto", "numba", "numpy")
+
+
+def _simulate(forward, backward, gain, loss, f_is_h, n_users, rng, engine="auto"):
+    """Walk of ``n_users`` users; returns (P@H, H).
+
+    ``engine='numba'`` (the default ``'auto'`` when numba is installed): a compiled
+    loop over users; ``'numpy'``: vectorised over users, one step at a time.
+    """
+    if engine not in ENGINES:
+        raise ValueError(f"`engine` must be one of {list(ENGINES)}, got {engine!r}.")
+    walk = _numba_walk() if engine != "numpy" else None
+    if engine == "numba" and walk is None:
+        raise ValueError("engine='numba' needs numba (pip install numba).")
+    if walk is not None:
+        values = np.empty(n_users)
+        steps = np.empty(n_users, dtype=np.int64)
+        seed = int(rng.integers(0, 2 ** 63 - 1))
+        walk(np.ascontiguousarray(forward), np.ascontiguousarray(forward + backward),
+             np.ascontiguousarray(gain), 1.0 - loss, loss > 0, n_users, seed, values, steps)
+        if f_is_h:
+            values = values / steps
+        return values, steps
+    return _simulate_numpy(forward, backward, gain, loss, f_is_h, n_users, rng)
+
+
+def _simulate_numpy(forward, backward, gain, loss, f_is_h, n_users, rng):
     """Vectorised walk of ``n_users`` users; returns (P@H, H).
 
     The End state is index N (gain 0, absorbing), so users that stopped stay
