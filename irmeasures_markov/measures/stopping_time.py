@@ -372,7 +372,7 @@ class BrowsingModel:
         probs = counts / sample.size
         F = np.cumsum(probs)
         return PHDistribution(support, probs, False, n_users=int(sample.size),
-                              stderr=np.sqrt(F * (1 - F) / sample.size))
+                              stderr=np.sqrt(np.clip(F * (1 - F), 0, None) / sample.size))
 
     def variance(self, n_users: int = DEFAULT_USERS, seed=0) -> float:
         """Var[P@H]: exact for forward models, Monte Carlo (``n_users``, ``seed``) otherwise."""
