@@ -47,3 +47,17 @@ def test_tbg_with_assumed_lengths_equals_plain_loop(trec8):
                     total += 0.64 * 0.77 * math.exp(-t * math.log(2) / 224)
                 t += 4.4 + (0.018 * lengths[d] + 7.8) * (0.64 if g >= 1 else 0.39)
             assert got[q.qid] == pytest.approx(total, rel=1e-12, abs=1e-15), (name, q.qid)
+
+
+def test_figure_script(data_dir, tmp_path, monkeypatch):
+    """docs/scripts/make_tbg_figures.py runs on the shared data; its G(t) ends at the run's total gain."""
+    import runpy
+    pytest.importorskip("matplotlib")
+    script = pathlib.Path(__file__).resolve().parents[1] / "docs" / "scripts" / "make_tbg_figures.py"
+    mod = runpy.run_path(str(script))
+    out = tmp_path / "tbg.png"
+    monkeypatch.setattr(sys, "argv", ["make_tbg_figures.py", "--out", str(out)])
+    mod["main"]()
+    assert out.stat().st_size > 10_000
+    lengths = mod["assumed_lengths"]([{"q": {"b": 1.0, "a": 2.0}}])
+    assert sorted(lengths) == ["a", "b"] and all(v > 0 for v in lengths.values())
