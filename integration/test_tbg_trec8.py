@@ -50,7 +50,7 @@ def test_tbg_with_assumed_lengths_equals_plain_loop(trec8):
 
 
 def test_figure_script(data_dir, tmp_path, monkeypatch):
-    """docs/scripts/make_tbg_figures.py runs on the shared data; its G(t) ends at the run's total gain."""
+    """docs/scripts/make_tbg_figures.py runs on the shared data and writes the PNG; assumed lengths are positive."""
     import runpy
     pytest.importorskip("matplotlib")
     script = pathlib.Path(__file__).resolve().parents[1] / "docs" / "scripts" / "make_tbg_figures.py"
