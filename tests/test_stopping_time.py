@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 import ir_measures
 import irmeasures_markov  # noqa: F401  (registers PH)
 from irmeasures_markov.core.absorbing import fundamental_matrix
-from irmeasures_markov.core.birth_death import batched_inverse_diagonal, batched_tridiagonal_solve
+from irmeasures_markov.core.birth_death import (batched_inverse_diagonal, batched_tridiagonal_solve,
+                                                birth_death_inverse_diagonal)
 from irmeasures_markov.measures.stopping_time import (BrowsingModel, browsing_model, compare_distributions,
                                                       k_infinite, path_at_h, path_at_h_batch, rbp_normaliser)
 from irmeasures_markov.rankings import PreparedRun, QrelsIndex
@@ -231,6 +232,20 @@ class TestExactMethods:
             M = np.eye(n) + np.diag(lo[b, 1:], -1) + np.diag(up[b, :-1], 1)
             np.testing.assert_allclose(M @ x[b], rhs[b], atol=1e-13)
             np.testing.assert_allclose(np.diag(np.linalg.inv(M)), d[b], rtol=1e-13)
+
+    def test_lapack_inverse_diagonal_of_stacked_chains(self, rng):
+        n = 40
+        fw, bw = rng.uniform(0, 0.6, n), rng.uniform(0, 0.4, n)
+        fw[[9, 25, n - 1]] = 0          # three uncoupled chains ...
+        bw[[0, 10, 26]] = 0
+        bw[5] = 0                      # ... one with a one-way link inside
+        d = np.ones(n)
+        d[-1] = 0.7                    # a folded tail
+        M = np.diag(d) - np.diag(fw[:-1], 1) - np.diag(bw[1:], -1)
+        np.testing.assert_allclose(birth_death_inverse_diagonal(fw, bw, d), np.diag(np.linalg.inv(M)), rtol=1e-13)
+        assert birth_death_inverse_diagonal([0.0], [0.0]).tolist() == [1.0]
+        with pytest.raises(ValueError, match="never absorbed"):
+            birth_death_inverse_diagonal([1.0, 0.0], [0.0, 1.0])
 
     def test_singular_chain_is_rejected(self):
         m = BrowsingModel([1.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1, 0, 1])

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["batched_tridiagonal_solve", "batched_inverse_diagonal", "graded_gauss_legendre"]
+__all__ = ["batched_tridiagonal_solve", "batched_inverse_diagonal", "graded_gauss_legendre",
+           "birth_death_inverse_diagonal"]
 
 _TINY = 1e-300
 
@@ -107,3 +108,34 @@ def graded_gauss_legendre(levels: int, nodes_per_piece: int = 12):
         nodes.append(a + (b - a) * (x + 1) / 2)
         weights.append(w * (b - a) / 2)
     return np.concatenate(nodes), np.concatenate(weights)
+
+
+def birth_death_inverse_diagonal(forward, backward, diag=None) -> np.ndarray:
+    r"""Diagonal of :math:`(D - Q)^{-1}` for a birth–death chain, with LAPACK (O(n)).
+
+    ``Q[i, i+1] = forward[i]``, ``Q[i+1, i] = backward[i+1]``; ``diag`` defaults
+    to ones.  The elimination pivots of a tridiagonal matrix depend on the
+    off-diagonals only through the products ``forward[i] * backward[i+1]``, so
+    they equal those of the symmetric matrix with off-diagonal
+    :math:`-\sqrt{p_i q_{i+1}}`, which is positive definite when the chain is
+    absorbing; ``?pttrf`` (:math:`LDL^T`, no pivoting) gives them from the top,
+    and again on the reversed chain from the bottom.  Independent chains can
+    be stacked into one array: a zero product uncouples them.
+    """
+    from scipy.linalg import lapack
+    forward = np.asarray(forward, dtype=np.float64)
+    backward = np.asarray(backward, dtype=np.float64)
+    n = forward.size
+    d = np.ones(n) if diag is None else np.asarray(diag, dtype=np.float64)
+    if n <= 1:
+        if n == 1 and not d[0] > 0:
+            raise ValueError("singular birth–death system: some states are never absorbed "
+                             "(the user never stops).")
+        return 1.0 / d
+    e = -np.sqrt(forward[:-1] * backward[1:])
+    top, _, info1 = lapack.dpttrf(d, e)
+    bot, _, info2 = lapack.dpttrf(d[::-1], e[::-1])
+    if info1 != 0 or info2 != 0:
+        raise ValueError("singular birth–death system: some states are never absorbed "
+                         "(the user never stops).")
+    return 1.0 / (top + bot[::-1] - d)

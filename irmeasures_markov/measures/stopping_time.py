@@ -55,7 +55,8 @@ from typing import Callable, Optional, Sequence, Union
 import numpy as np
 import scipy.linalg
 
-from ..core.birth_death import batched_inverse_diagonal, batched_tridiagonal_solve, graded_gauss_legendre
+from ..core.birth_death import (batched_inverse_diagonal, batched_tridiagonal_solve, birth_death_inverse_diagonal,
+                                graded_gauss_legendre)
 
 __all__ = [
     "BROWSING_MODELS", "USERS", "BrowsingModel", "PHDistribution", "DominanceResult",
@@ -308,8 +309,11 @@ class BrowsingModel:
             rhs[-1, 1] += extra
             x = _solve_banded(ab, rhs)
             return float(x[0, 0]), float(x[0, 1])
-        return _visit_count_gain(lower[None], diag[None], upper[None], self.gain[None], self.loss,
-                                 extra=np.array([extra]))
+        fwd_c = self.forward.copy()
+        fwd_c[-1] = 0.0
+        eg, eh = _visit_count_flat(fwd_c, self.backward, diag, self.gain, np.array([0, self.n]), self.loss,
+                                   np.array([extra]))
+        return float(eg[0]), float(eh[0])
 
     def _system(self, z=1.0):
         """Rows of I - zQ (lower, diag, upper) plus the tail's expected extra visits at rank N."""
@@ -682,28 +686,33 @@ def _solve_banded(ab, rhs):
     return x
 
 
-def _visit_count_gain(lower, diag, upper, gain, loss, extra=None, last=None):
-    """(E[Σ g], E[H]) per row with utility loss: Σ_i gain_i N_1i / ((1-c) N_ii + c).
+def _visit_count_flat(fwd, bwd, diag, gain, offsets, loss, extra):
+    """(E[Σ g], E[H]) per block of stacked uncoupled chains, with utility loss (O(total), LAPACK).
 
-    ``extra[b]``: expected tail visits per visit of rank ``last[b]`` (tail='inf')."""
+    ``fwd`` must be 0 at every block's last rank and ``bwd`` 0 at every first
+    rank; ``extra[b]`` are expected tail visits per visit of block b's last rank.
+    E[Σ g] = Σ_i gain_i N_1i / ((1-c) N_ii + c): row 1 of N from one banded
+    solve of M^T x = Σ_b e_start(b), the diagonal from two LDL^T factorisations.
+    """
     c = 1.0 - loss
-    B, n = diag.shape
-    e1 = np.zeros((B, n))
-    e1[:, 0] = 1.0
-    # row 1 of N: solve M^T x = e_1 (M^T lower = upper shifted, upper = lower shifted)
-    lt = np.zeros_like(lower)
-    ut = np.zeros_like(upper)
-    lt[:, 1:] = upper[:, :-1]
-    ut[:, :-1] = lower[:, 1:]
-    row = batched_tridiagonal_solve(lt, diag, ut, e1)
-    dg = batched_inverse_diagonal(lower, diag, upper)
-    eg = np.sum(gain * row / ((1 - c) * dg + c), axis=1)
-    eh = row.sum(axis=1)
-    if extra is not None:
-        last = np.full(B, n - 1) if last is None else np.asarray(last)
-        eh = eh + row[np.arange(B), last] * extra
-    if B == 1:
-        return float(eg[0]), float(eh[0])
+    n = gain.size
+    lengths = np.diff(offsets)
+    nonempty = lengths > 0
+    starts = offsets[:-1][nonempty]
+    ab = np.zeros((3, n))
+    ab[0, 1:] = -bwd[1:]          # M^T[j-1, j] = M[j, j-1]
+    ab[1] = diag
+    ab[2, :-1] = -fwd[:-1]        # M^T[j+1, j] = M[j, j+1]
+    rhs = np.zeros(n)
+    rhs[starts] = 1.0
+    row = _solve_banded(ab, rhs)
+    dg = birth_death_inverse_diagonal(fwd, bwd, diag)
+    nq = lengths.size
+    eg = np.zeros(nq)
+    eh = np.zeros(nq)
+    eg[nonempty] = np.add.reduceat(gain * row / ((1 - c) * dg + c), starts)
+    eh[nonempty] = np.add.reduceat(row, starts)
+    eh[nonempty] += row[offsets[1:][nonempty] - 1] * np.asarray(extra, dtype=np.float64)[nonempty]
     return eg, eh
 
 
@@ -974,21 +983,12 @@ def path_at_h_batch(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=None,
             eg[nonempty] = x[starts[nonempty], 0]
             eh[nonempty] = x[starts[nonempty], 1]
         else:
-            P_f = _pad(fwd, offsets)
-            P_b = _pad(bwd, offsets)
-            lower = np.zeros_like(P_f)
-            upper = np.zeros_like(P_f)
-            lower[:, 1:] = -P_b[:, 1:]
-            upper[:, :-1] = -P_f[:, :-1]
-            # no coupling from a query's last rank into the padding (the tail is in the diagonal)
-            upper[np.arange(nq)[nonempty], lengths[nonempty] - 1] = 0.0
-            D = _pad(diag, offsets, fill=1.0)
+            fwd_c = fwd.copy()
+            fwd_c[lastpos] = 0.0          # the tail (if any) is folded into the diagonal
             ex = np.zeros(nq)
             if tail_pq is not None:
                 ex[nonempty] = extra
-            eg, eh = _visit_count_gain(lower, D, upper, _pad(g, offsets), loss, extra=ex,
-                                       last=np.maximum(lengths - 1, 0))
-            eg, eh = np.atleast_1d(eg), np.atleast_1d(eh)
+            eg, eh = _visit_count_flat(fwd_c, bwd, diag, g, offsets, loss, ex)
         out = eg if f == "1" else np.divide(eg, eh, out=np.zeros(nq), where=eh > 0)
     else:
         out[nonempty] = _order1_generating(_pad(fwd, offsets)[nonempty], _pad(bwd, offsets)[nonempty],
