@@ -40,7 +40,8 @@ Exact methods, and where each is used:
   :math:`c = 1 - \lambda`.  Each node costs three tridiagonal solves (O(N));
   the integral uses Gauss–Legendre on pieces graded towards 1, with the number
   of pieces set from :math:`\max_i E_i[H]` (the pole of the integrand lies
-  beyond :math:`1 + 1/\max_i E_i[H]`), which gives near machine precision.
+  beyond :math:`1 + 1/\max_i E_i[H]`), which gives near machine precision;
+  all queries of a run share each node's banded LAPACK solves.
   This replaces the O(N²·steps) step recursion of SPEC §3 by O(N·nodes).
 - **distribution, variance, quantiles with backward moves**: no exact method
   is implemented; they come from a seeded Monte Carlo simulation and carry
@@ -55,8 +56,7 @@ from typing import Callable, Optional, Sequence, Union
 import numpy as np
 import scipy.linalg
 
-from ..core.birth_death import (batched_inverse_diagonal, batched_tridiagonal_solve, birth_death_inverse_diagonal,
-                                graded_gauss_legendre)
+from ..core.birth_death import birth_death_inverse_diagonal, graded_gauss_legendre
 
 __all__ = [
     "BROWSING_MODELS", "USERS", "BrowsingModel", "PHDistribution", "DominanceResult",
@@ -344,7 +344,7 @@ class BrowsingModel:
         if self.is_forward:
             pmf = self._stopping_rank_pmf()
             return float(pmf @ self._forward_values())
-        return float(_order1_generating(self.forward[None], self.backward[None], self.gain[None],
+        return float(_order1_generating(self.forward, self.backward, self.gain, np.array([0, self.n]),
                                         self.loss)[0])
 
     def value(self) -> float:
@@ -720,38 +720,48 @@ def _quadrature_levels(max_eh: float) -> int:
     return int(np.clip(math.ceil(math.log2(max(max_eh, 1.0))) + 2, 2, 45))
 
 
-def _order1_generating(forward, backward, gain, loss):
-    """E[Σ g / H] per row (rows = rankings, padded), via ∫_0^1 of the generating function."""
-    B, n = forward.shape
+def _order1_generating(forward, backward, gain, offsets, loss):
+    """E[Σ g / H] per block of stacked uncoupled chains, via ∫_0^1 of the generating function.
+
+    ``forward`` is 0 at every block's last rank and ``backward`` 0 at every first
+    rank, so one banded LAPACK solve per quadrature node serves all blocks.
+    """
+    n = gain.size
+    lengths = np.diff(offsets)
+    nonempty = lengths > 0
+    starts = offsets[:-1][nonempty]
+    out = np.zeros(lengths.size)
+    if n == 0:
+        return out
     stop = np.clip(1.0 - forward - backward, 0.0, 1.0)
-    # expected visits from every start bounds the spectral radius: pole beyond 1 + 1/max E_i[H]
-    lower = np.zeros((B, n))
-    upper = np.zeros((B, n))
-    lower[:, 1:] = -backward[:, 1:]
-    upper[:, :-1] = -forward[:, :-1]
-    eh_all = batched_tridiagonal_solve(lower, np.ones((B, n)), upper, np.ones((B, n)))
-    nodes, weights = graded_gauss_legendre(_quadrature_levels(float(eh_all.max())))
-    K = nodes.size
     c = 1.0 - loss
-    zs = np.repeat(nodes[None, :], B, axis=0).reshape(-1, 1)          # (B*K, 1), row-major by ranking
-    lo = np.repeat(lower, K, axis=0) * zs
-    up = np.repeat(upper, K, axis=0) * zs
-    dg = np.ones((B * K, n))
-    e1 = np.zeros((B * K, n))
-    e1[:, 0] = 1.0
-    lt = np.zeros_like(lo)
-    ut = np.zeros_like(up)
-    lt[:, 1:] = up[:, :-1]
-    ut[:, :-1] = lo[:, 1:]
-    row = batched_tridiagonal_solve(lt, dg, ut, e1)
-    psi = batched_tridiagonal_solve(lo, dg, up, np.repeat(stop, K, axis=0))
-    if loss > 0:
-        inv_diag = batched_inverse_diagonal(lo, dg, up)
-        weight = 1.0 / ((1 - c) * inv_diag + c)
-    else:
-        weight = 1.0
-    F = np.sum(np.repeat(gain, K, axis=0) * row * psi * weight, axis=1).reshape(B, K)
-    return F @ weights
+
+    def banded(z, transpose):
+        ab = np.zeros((3, n))
+        if transpose:
+            ab[0, 1:] = -z * backward[1:]
+            ab[2, :-1] = -z * forward[:-1]
+        else:
+            ab[0, 1:] = -z * forward[:-1]
+            ab[2, :-1] = -z * backward[1:]
+        ab[1] = 1.0
+        return ab
+
+    # expected visits from every start bound the spectral radius: the pole lies beyond 1 + 1/max E_i[H]
+    eh_all = _solve_banded(banded(1.0, False), np.ones(n))
+    nodes, weights = graded_gauss_legendre(_quadrature_levels(float(eh_all.max())))
+    e_start = np.zeros(n)
+    e_start[starts] = 1.0
+    total = np.zeros(starts.size)
+    for z, w in zip(nodes.tolist(), weights.tolist()):
+        row = _solve_banded(banded(z, True), e_start)
+        psi = _solve_banded(banded(z, False), stop)
+        term = gain * row * psi
+        if loss > 0:
+            term = term / ((1 - c) * birth_death_inverse_diagonal(z * forward, z * backward) + c)
+        total += w * np.add.reduceat(term, starts)
+    out[nonempty] = total
+    return out
 
 
 def _numba_walk():
@@ -909,15 +919,6 @@ def _segment_cumprod_shift(values, offsets):
     return out
 
 
-def _pad(values, offsets, fill=0.0):
-    lengths = np.diff(offsets)
-    B, n = lengths.size, int(lengths.max()) if lengths.size else 0
-    out = np.full((B, n), fill, dtype=np.float64)
-    mask = np.arange(n)[None, :] < lengths[:, None]
-    out[mask] = values
-    return out
-
-
 def path_at_h_batch(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=None, user=None, loss=0.0,
                     f=None, order=None, top="stop", tail="none", gain="binary", b=2.0, g_max=None) -> np.ndarray:
     """P@H of every query of a :class:`~irmeasures_markov.rankings.RelevanceBatch` (plugin path).
@@ -991,8 +992,7 @@ def path_at_h_batch(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=None,
             eg, eh = _visit_count_flat(fwd_c, bwd, diag, g, offsets, loss, ex)
         out = eg if f == "1" else np.divide(eg, eh, out=np.zeros(nq), where=eh > 0)
     else:
-        out[nonempty] = _order1_generating(_pad(fwd, offsets)[nonempty], _pad(bwd, offsets)[nonempty],
-                                           _pad(g, offsets)[nonempty], loss)
+        out = _order1_generating(fwd, bwd, g, offsets, loss)
     out = np.asarray(out, dtype=np.float64)
     out[batch.recall_base == 0] = 0.0
     return out
