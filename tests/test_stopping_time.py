@@ -425,9 +425,6 @@ class TestPlugin:
 
     def test_identities_through_ir_measures(self, rng):
         qrels, run = _synthetic(rng)
-        vals = {str(m): v for m, v in ir_measures.iter_calc  # noqa: E731
-                ([ir_measures.parse_measure(x) for x in ("PH(user='P')@10", "P@10")], qrels, run)} \
-            if False else None  # (per-query check below)
         res = {}
         for metric in ir_measures.iter_calc([ir_measures.parse_measure("PH(user='P')"),
                                              ir_measures.parse_measure("PH(user='AP')"),

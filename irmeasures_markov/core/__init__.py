@@ -31,3 +31,7 @@ __all__ = [
     "hitting_probabilities", "return_probabilities", "solve_tridiagonal",
     "tridiagonal_expected_reward", "tridiagonal_hitting_and_return",
 ]
+from .birth_death import (batched_inverse_diagonal, batched_tridiagonal_solve,  # noqa: E402
+                          birth_death_inverse_diagonal, graded_gauss_legendre)
+__all__ += ["batched_inverse_diagonal", "batched_tridiagonal_solve", "birth_death_inverse_diagonal",
+            "graded_gauss_legendre"]
