@@ -124,3 +124,20 @@ def test_direct_model_estimates_precision_and_rbp():
         direct_relevance_model(x * 2, **FAST)
     with pytest.raises(ValueError, match="at least 2 topics"):
         direct_relevance_model(x[:1], **FAST)
+
+
+def test_pymc_credible_intervals_cover_the_truth():
+    """The PyMC model itself (not only the Gibbs sampler checked against it) is calibrated: over 3 simulations of
+    40 systems × 10 topics, the 90% intervals of β_j − β̄ cover the true centred effects at about 90%."""
+    rng = np.random.default_rng(21)
+    covered, total = 0, 0
+    for rep in range(3):
+        y, beta = simulate(rng, n_topics=10, n_systems=40)
+        res = bayesian_linear_model(y, seed=rep, **dict(FAST, draws=200, tune=200))
+        lo, hi = np.quantile(centred(res), [0.05, 0.95], axis=0)
+        truth = beta - beta.mean()
+        covered += int(np.sum((lo <= truth) & (truth <= hi)))
+        total += truth.size
+    rate = covered / total
+    # 120 intervals (binomial s.e. 2.7 points, more as they are correlated within a simulation; 0.875 observed)
+    assert 0.80 <= rate <= 0.97, rate

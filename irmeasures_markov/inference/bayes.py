@@ -17,7 +17,10 @@ prior N(0, 10²); and for the scales of the random effects (σ_run, σ_topic,
 extra effects) p(σ) ∝ 1/σ puts infinite posterior mass near σ = 0 (the
 marginal likelihood stays positive there), so they get the weakly
 informative half-Cauchy(0, 1) prior recommended by Gelman (2006) for
-hierarchical scales.  The residual σ keeps the Jeffreys prior.
+hierarchical scales.  The residual σ of the linear model keeps the
+Jeffreys prior (it is informed by every observation); in the direct model
+below σ is the scale of the latent y_ij, a random effect, so it gets the
+half-Cauchy prior too.
 Inference about systems uses the posterior of β: P(A > B) = P(β_A > β_B | y).
 
 **Direct model of relevance (§3.2)** — judgments x_ijk of the document that
@@ -31,7 +34,8 @@ RBP for geometric p_k = θ^{k−1}(1−θ) (normalised over the judged depth).
 
 **Extra effects (§3.3)** — :func:`fit_linear_model` takes a long table with
 any categorical columns (e.g. ``assessor``, ``corpus``) as effects plus named
-two-way interactions, each a normal effect with its own Jeffreys-prior scale.
+two-way interactions, each a normal effect N(0, σ_e²) with its own scale σ_e
+(half-Cauchy(0, 1), as for σ_run and σ_topic).
 
 All models use a non-centred parametrisation (effect = scale · z, z ~ N(0, 1))
 so NUTS samples the hierarchical scales without divergences.
@@ -139,7 +143,9 @@ def fit_linear_model(data, *, value: str = "value", system: str = "system", topi
     categorical ``effects`` (e.g. ``'assessor'``).  ``interactions`` names
     pairs among ``'system'``, ``'topic'`` and the extra effects, e.g.
     ``[('topic', 'assessor'), ('system', 'assessor')]``.  Every effect and
-    interaction is N(0, σ_e²) with a Jeffreys prior on σ_e.
+    interaction is N(0, σ_e²) with σ_e ~ half-Cauchy(0, 1); μ ~ N(0, 10²); the
+    residual σ has the Jeffreys prior p(σ) ∝ 1/σ.  Rows may be unbalanced
+    (any number per cell, missing cells).
     """
     pm = _pymc()
     import pandas as pd
@@ -310,7 +316,7 @@ def direct_relevance_model(judgments, *, systems: Optional[Sequence[str]] = None
         mu = pm.Normal("mu", 0.0, MU_PRIOR_SD)
         beta = _effect(pm, "system", n_s)
         alpha = _effect(pm, "topic", n_t)
-        sigma = _jeffreys_scale(pm, "sigma")
+        sigma = pm.HalfCauchy("sigma", EFFECT_SCALE_PRIOR)  # latent scale: p(σ) ∝ 1/σ would be improper here
         z = pm.Normal("z_cell", 0.0, 1.0, shape=(n_t, n_s))
         y = mu + beta[None, :] + alpha[:, None] + sigma * z
         p = pm.Deterministic("p", pm.math.sigmoid(y))
