@@ -149,3 +149,27 @@ def test_discriminative_power(scores):
     assert table.loc["good"].min() > table.loc["noise"].max()
     sig = all_pairs(scores, "t", correction=None).pvalue < 0.05
     assert table.loc["good", "t"] == pytest.approx(sig.mean())
+
+
+def test_input_from_a_real_pyterrier_experiment():
+    """``pt.Experiment(..., perquery=True)`` output goes straight in; our t-test equals PyTerrier's baseline p-value."""
+    pt = pytest.importorskip("pyterrier")
+    rng = np.random.default_rng(3)
+    qids = [str(q) for q in range(1, 9)]
+    topics = pd.DataFrame({"qid": qids, "query": ["q"] * len(qids)})
+    qrels = pd.DataFrame([(q, f"d{i}", int(rng.random() < 0.4)) for q in qids for i in range(20)],
+                         columns=["qid", "docno", "label"])
+    systems = [pd.DataFrame([(q, f"d{i}", float(rng.random() + 0.3 * s * (i % 2))) for q in qids for i in range(20)],
+                            columns=["qid", "docno", "score"]) for s in range(3)]
+    names = ["A", "B", "C"]
+    perq = pt.Experiment(systems, topics, qrels, eval_metrics=["map", imm.MP], names=names, perquery=True)
+    sm = score_matrix(perq, measure="map")
+    assert sm.systems == names and sm.topics == qids
+    by_hand = perq[perq.measure == "map"].pivot(index="qid", columns="name", values="value").loc[qids, names]
+    np.testing.assert_array_equal(sm.values, by_hand.to_numpy())
+    summary = pt.Experiment(systems, topics, qrels, eval_metrics=["map"], names=names, baseline=0)
+    for j in (1, 2):
+        # PyTerrier's baseline column: scipy's two-sided paired t-test of system j against system 0
+        assert paired_t_test(sm.values[:, j], sm.values[:, 0]).pvalue == pytest.approx(
+            summary["map p-value"].iloc[j], rel=1e-9)
+    assert score_matrix(perq, measure=imm.MP).values.shape == (8, 3)
