@@ -138,6 +138,9 @@ def test_bad_input():
         randomization_test([0.1, np.nan], [0.2, 0.3])
     with pytest.raises(ValueError, match="alternative"):
         paired_t_test([0.1, 0.2], [0.2, 0.3], "bigger")
+    with pytest.raises(ValueError, match=r"systems \['C'\] are not in the input"):
+        score_matrix(good, systems=["A", "C"])
+    assert score_matrix(good, systems=["B", "A"]).systems == ["B", "A"]
     with pytest.raises(ValueError, match="unknown test"):
         all_pairs(score_matrix(good), "anova")
 

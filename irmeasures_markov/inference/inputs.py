@@ -95,10 +95,8 @@ def _per_query(obj, measure, where) -> Dict[str, float]:
         pass
     if isinstance(obj, Mapping):
         out = {}
-        nested = None
         for q, v in obj.items():
             if isinstance(v, Mapping):
-                nested = True
                 out[str(q)] = _pick_measure({_measure_name(k): x for k, x in v.items()}, measure, f"{where}, topic {q}")
             else:
                 out[str(q)] = v
@@ -152,7 +150,10 @@ def score_matrix(data, measure=None, *, topics: Optional[Sequence[str]] = None,
                          "{system: results} mapping or a topics × systems array")
     if not per_system:
         raise ValueError("no systems in the input")
-    names = list(systems) if systems is not None else list(per_system)
+    names = [str(n) for n in systems] if systems is not None else list(per_system)
+    unknown = [n for n in names if n not in per_system]
+    if unknown:
+        raise ValueError(f"systems {unknown[:10]} are not in the input; it has {list(per_system)[:10]}")
     all_topics = sorted(set().union(*per_system.values()))
     if topics is not None:
         all_topics = [str(t) for t in topics]
