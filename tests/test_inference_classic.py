@@ -176,3 +176,16 @@ def test_input_from_a_real_pyterrier_experiment():
         assert paired_t_test(sm.values[:, j], sm.values[:, 0]).pvalue == pytest.approx(
             summary["map p-value"].iloc[j], rel=1e-9)
     assert score_matrix(perq, measure=imm.MP).values.shape == (8, 3)
+
+
+def test_bayes_without_pymc_says_how_to_install(monkeypatch):
+    """Without PyMC the Gibbs backend still works and the PyMC models name the extra to install."""
+    import sys
+    from irmeasures_markov.inference.bayes import bayesian_linear_model, direct_relevance_model
+    monkeypatch.setitem(sys.modules, "pymc", None)
+    y = np.random.default_rng(0).random((5, 3))
+    assert bayesian_linear_model(y, backend="gibbs", draws=20, tune=20, progress=False).system_effects.shape == (80, 3)
+    with pytest.raises(ImportError, match=r'pip install "irmeasures-markov\[bayes\]"'):
+        bayesian_linear_model(y)
+    with pytest.raises(ImportError, match="bayes"):
+        direct_relevance_model(np.zeros((2, 2, 3)))
