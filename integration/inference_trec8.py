@@ -12,8 +12,15 @@
   t-test p-value of "A better than B" against the Bayesian linear model's
   posterior P(β_A > β_B) (one model over all 129 runs, conjugate Gibbs
   sampler, 4 chains × 1000 draws), for P@10 and RBP(0.8), with their correlation.
+  Panel (b), as the paper's Figure 1(b): the direct model of relevance (§3.2,
+  PyMC NUTS, 2 chains × 500 draws) on the top-ranked judgments of 33 seeded
+  runs (all their 528 pairs; user model uniform on ranks 1..10 for P@10,
+  geometric θ = 0.8 to depth 25 for RBP), against the same one-sided t-test,
+  and how well its p_ij estimates the per-topic measure (the paper's Fig. 2a).
+  About a minute; ``--direct-runs 0`` skips it (and needs no PyMC).
 
     python integration/inference_trec8.py [--data-dir ../shared/data] [--n-jobs 2] [--resamples 10000]
+                                          [--direct-runs 33]
 
 Writes docs/inference-trec8.md and docs/figures/inference_fig1_{p10,rbp}.png.
 """
@@ -23,6 +30,7 @@ import argparse
 import pathlib
 import sys
 import time
+from itertools import combinations
 
 import numpy as np
 
@@ -39,6 +47,8 @@ from irmeasures_markov.inference import all_pairs, discriminative_power, paired_
 from irmeasures_markov.inference.bayes import bayesian_linear_model  # noqa: E402
 
 PH_MODEL = "PH(browse='RWBM',p=0.7,q=0.2)"
+#: user model (rank distribution) and judged depth of the direct model per measure
+DIRECT_USERS = {"P@10": ("precision", 10), "RBP(0.8)": ("rbp", 25)}
 
 
 def assumed_lengths(runs, seed=0):
@@ -86,24 +96,67 @@ def figure1(mats, labels, n_pairs=500, seed=0, progress=True):
     return out
 
 
-def plot_figure1(pvals, probs, corr, label, path):
+def judgments(qrels, runs, names, topics, depth):
+    """x[i, j, k] = 1 when the document run j ranks at k + 1 for topic i is relevant (trec_eval order)."""
+    from irmeasures_markov.rankings import rank_documents
+    x = np.zeros((len(topics), len(names), depth))
+    for j, name in enumerate(names):
+        for i, q in enumerate(topics):
+            keys, _ = rank_documents(runs[name].get(q, {}), q)
+            rel = qrels.get(q, {})
+            top = [float(rel.get(d, 0) >= 1) for d in keys[:depth]]
+            x[i, j, :len(top)] = top
+    return x
+
+
+def figure1_direct(mats, qrels, runs, labels, n_runs=33, seed=0, progress=True):
+    """Direct model of relevance on ``n_runs`` seeded runs: (pvalues, posterior probabilities, correlation,
+    correlation of the posterior p_ij with the per-topic measure) per label, over all pairs of those runs."""
+    from irmeasures_markov.inference.bayes import direct_relevance_model
+    sm0 = mats[labels[0]]
+    rng = np.random.default_rng(seed)
+    names = [sm0.systems[i] for i in sorted(rng.choice(sm0.n_systems, n_runs, replace=False))]
+    pairs = list(combinations(range(n_runs), 2))
+    out = {}
+    for lab in labels:
+        user, depth = DIRECT_USERS[lab]
+        sm = mats[lab]
+        y = sm.values[:, [sm.systems.index(n) for n in names]]
+        x = judgments(qrels, runs, names, sm.topics, depth)
+        post = direct_relevance_model(x, systems=names, topics=sm.topics, user=user, theta=0.8, draws=500,
+                                      tune=500, chains=2, cores=2, seed=seed, progress=progress)
+        beta = post.system_effects
+        probs = np.array([np.mean(beta[:, a] > beta[:, b]) for a, b in pairs])
+        pvals = np.array([paired_t_test(y[:, a], y[:, b], "greater").pvalue for a, b in pairs])
+        out[lab] = (pvals, probs, float(np.corrcoef(pvals, probs)[0, 1]),
+                    float(np.corrcoef(post.cell_estimates.ravel(), y.ravel())[0, 1]))
+    return out
+
+
+def plot_figure1(pvals, probs, corr, label, path, direct=None):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(5, 5))
-    ax.scatter(pvals, probs, s=8, alpha=0.6)
-    ax.plot([0, 1], [1, 0], "k--", lw=0.8, label="P = 1 − p")
-    ax.set_xlabel("one-sided paired t-test p-value (A > B)")
-    ax.set_ylabel("posterior P(β_A > β_B) (Bayesian linear model)")
-    ax.set_title(f"TREC-8 {label}: 500 random run pairs (r = {corr:.3f})")
-    ax.legend(loc="upper right")
+    panels = [(pvals, probs, corr, "Bayesian linear model", f"500 random run pairs")]
+    if direct is not None:
+        dp, dq, dc, _ = direct
+        n = int(round((1 + np.sqrt(1 + 8 * len(dp))) / 2))
+        panels.append((dp, dq, dc, "direct model of relevance", f"all {len(dp)} pairs of {n} runs"))
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 5), squeeze=False)
+    for ax, (pv, pr, r, model, what), tag in zip(axes[0], panels, "ab"):
+        ax.scatter(pv, pr, s=8, alpha=0.6)
+        ax.plot([0, 1], [1, 0], "k--", lw=0.8, label="P = 1 − p")
+        ax.set_xlabel("one-sided paired t-test p-value (A > B)")
+        ax.set_ylabel(f"posterior P(β_A > β_B) ({model})")
+        ax.set_title(f"({tag}) TREC-8 {label}: {what} (r = {r:.3f})", fontsize=10)
+        ax.legend(loc="upper right")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
 
-def markdown(table, fig, n_runs, n_topics, resamples, seconds, ph_included) -> str:
+def markdown(table, fig, n_runs, n_topics, resamples, seconds, ph_included, direct=None) -> str:
     lines = [
         "# Inference on TREC-8 (reproduced)",
         "",
@@ -127,6 +180,15 @@ def markdown(table, fig, n_runs, n_topics, resamples, seconds, ph_included) -> s
     for lab, (pvals, probs, corr) in fig.items():
         lines.append(f"* {lab}: Pearson r = {corr:.3f} between the one-sided p-value and P(β_A > β_B) over 500 "
                      "random run pairs (a perfect negative relation would be r = −1).")
+    if direct:
+        m = len(next(iter(direct.values()))[0])
+        n = int(round((1 + np.sqrt(1 + 8 * m)) / 2))
+        lines += ["", f"Direct model of relevance (§3.2; panel b), {n} seeded runs, all {m} pairs; the user model "
+                  "weights rank k by p_k (uniform on 1..10 for P@10, geometric θ = 0.8 to depth 25 for RBP):", ""]
+        for lab, (_, _, corr, mcorr) in direct.items():
+            lines.append(f"* {lab}: Pearson r = {corr:.3f} between the one-sided p-value and P(β_A > β_B); "
+                         f"the posterior mean of p_ij correlates with the per-topic {lab} at {mcorr:.3f} "
+                         "(the paper's Figure 2a).")
     lines += ["", "![P@10](figures/inference_fig1_p10.png) ![RBP](figures/inference_fig1_rbp.png)", "",
               f"Wall time: {seconds:.0f} s.", ""]
     return "\n".join(lines)
@@ -140,6 +202,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(REPO / "docs" / "inference-trec8.md"))
     ap.add_argument("--figures", default=str(REPO / "docs" / "figures"))
     ap.add_argument("--no-progress", action="store_true")
+    ap.add_argument("--direct-runs", type=int, default=33,
+                    help="runs for the direct model of relevance (PyMC; 0 skips it)")
     args = ap.parse_args(argv)
     from reproduce_mp_tables import load_trec8
     t0 = time.perf_counter()
@@ -150,15 +214,23 @@ def main(argv=None) -> int:
     mats = matrices(ev)
     table = discriminative_power(mats, n_resamples=args.resamples, progress=progress)
     fig = figure1(mats, ["P@10", "RBP(0.8)"], progress=progress)
+    direct = None
+    if args.direct_runs > 0:
+        direct = figure1_direct(mats, qrels, runs, ["P@10", "RBP(0.8)"], n_runs=args.direct_runs,
+                                progress=progress)
     figdir = pathlib.Path(args.figures)
     for lab, name in (("P@10", "p10"), ("RBP(0.8)", "rbp")):
-        plot_figure1(*fig[lab], lab, figdir / f"inference_fig1_{name}.png")
+        plot_figure1(*fig[lab], lab, figdir / f"inference_fig1_{name}.png",
+                     direct=None if direct is None else direct[lab])
     seconds = time.perf_counter() - t0
-    text = markdown(table, fig, len(runs), len(ev.topics), args.resamples, seconds, "P@H (RWBM)" in measures)
+    text = markdown(table, fig, len(runs), len(ev.topics), args.resamples, seconds, "P@H (RWBM)" in measures,
+                    direct)
     pathlib.Path(args.out).write_text(text)
     print(table.round(3).to_string())
     for lab, (_, _, corr) in fig.items():
         print(f"{lab}: r(p-value, posterior) = {corr:.3f}")
+    for lab, (_, _, corr, mcorr) in (direct or {}).items():
+        print(f"{lab}, direct model: r(p-value, posterior) = {corr:.3f}; r(p_ij, measure) = {mcorr:.3f}")
     print(f"total {seconds:.0f} s; wrote {args.out}")
     return 0
 

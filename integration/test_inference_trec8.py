@@ -42,3 +42,18 @@ def test_posterior_tracks_the_t_test(mats):
     probs = [np.mean(post.system_effects[:, a] > post.system_effects[:, b]) for a, b in pairs]
     pvals = [stats.ttest_rel(sm.values[:, a], sm.values[:, b], alternative="greater").pvalue for a, b in pairs]
     assert np.corrcoef(pvals, probs)[0, 1] < -0.98
+
+
+def test_direct_model_on_real_judgments(mats, trec8):
+    """§3.2 on TREC-8 top-10 judgments of 8 runs: p_ij estimates P@10 and P(A > B) tracks the t-test."""
+    pytest.importorskip("pymc", reason='PyMC not installed: pip install "irmeasures-markov[bayes]"')
+    import sys
+    import pathlib
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+    from inference_trec8 import figure1_direct
+    qrels, runs = trec8
+    out = figure1_direct(mats, qrels, runs, ["P@10"], n_runs=8, progress=False)
+    pvals, probs, corr, measure_corr = out["P@10"]
+    assert len(pvals) == 28
+    assert measure_corr > 0.9
+    assert corr < -0.9
