@@ -249,3 +249,10 @@ def test_pool_reduction_synthetic():
     assert kendall_tau(full.means()[:, 0], reduced.means()[:, 0]) == pytest.approx(res.tau[2, 0])
     mean, tau = res.to_frames()
     assert list(mean.columns) == ["AP", "bpref", "MP"]
+
+
+def test_fast_reader_corrupt_gzip(tmp_path):
+    p = tmp_path / "input.bad.gz"
+    p.write_bytes(gzip.compress(b"1 Q0 a 1 0.5 t\n")[:-6])
+    with pytest.raises(InputError, match="not a valid gzip file"):
+        read_run(p)
