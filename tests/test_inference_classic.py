@@ -189,3 +189,12 @@ def test_bayes_without_pymc_says_how_to_install(monkeypatch):
         bayesian_linear_model(y)
     with pytest.raises(ImportError, match="bayes"):
         direct_relevance_model(np.zeros((2, 2, 3)))
+
+
+def test_t_test_with_constant_differences_is_documented_not_nan():
+    a = np.array([0.5, 0.25, 0.75, 0.125])   # dyadic: a + 0.25 - a is exactly 0.25 for every topic
+    same = paired_t_test(a, a)
+    assert (same.statistic, same.pvalue) == (0.0, 1.0)
+    shifted = paired_t_test(a + 0.25, a)
+    assert shifted.statistic == np.inf and shifted.pvalue == 0.0
+    assert paired_t_test(a + 0.25, a, alternative="less").pvalue == 1.0

@@ -85,7 +85,13 @@ def _alt(alternative):
 
 
 def paired_t_test(a, b, alternative: str = "two-sided") -> TestResult:
-    """Paired t-test of A − B (the linear model y_ij = μ + β_j + α_i + ε_ij, ε ~ N(0, σ²))."""
+    """Paired t-test of A − B (the linear model y_ij = μ + β_j + α_i + ε_ij, ε ~ N(0, σ²)).
+
+    Differences that are all equal have no variance estimate; rather than
+    scipy's NaN this returns t = 0, p = 1 when they are all 0 (no evidence of a
+    difference) and t = ±inf, p = 0 (two-sided) otherwise (every topic moves
+    the same way by the same amount).
+    """
     a, b = _pair(a, b)
     _alt(alternative)
     d = a - b
@@ -172,7 +178,14 @@ def _bootstrap_counts(n, n_resamples, rng):
 
 def bootstrap_test(a, b, alternative: str = "two-sided", n_resamples: int = 10000,
                    seed: Optional[int] = 0) -> TestResult:
-    """Paired bootstrap test: resample the centred differences with replacement."""
+    """Paired bootstrap test: resample the centred differences with replacement.
+
+    Model: topics are i.i.d. draws from a population and the per-topic
+    differences d_i = y_iA − y_iB follow the linear model with errors drawn
+    from their empirical distribution; under H0 the mean difference is 0, so
+    the null distribution of d̄ is that of the resampled *centred* differences.
+    p = (count + 1) / (n_resamples + 1).
+    """
     a, b = _pair(a, b)
     _alt(alternative)
     d = a - b
