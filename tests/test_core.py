@@ -112,6 +112,35 @@ def substochastic(rng, n):
     return 0.9 * Q / Q.sum(axis=1, keepdims=True) * rng.random((n, 1))
 
 
+def matrix_limit(P, squarings=64):
+    """lim P^k of a chain whose transient mass dies out, by repeated squaring (k = 2^64)."""
+    M = np.asarray(P, dtype=np.float64)
+    for _ in range(squarings):
+        M = M @ M
+    return M
+
+
+def first_passage_hits(Q):
+    """H[s, j] = P_s(ever at j): j and a 'dead' state made absorbing, then lim P^k[s, j]."""
+    n = Q.shape[0]
+    H = np.empty((n, n))
+    for j in range(n):
+        P = np.zeros((n + 1, n + 1))
+        P[:n, :n] = Q
+        P[:n, n] = 1 - Q.sum(axis=1)
+        P[n, n] = 1.0
+        P[j] = 0.0
+        P[j, j] = 1.0
+        H[:, j] = matrix_limit(P)[:n, j]
+    return H
+
+
+def first_passage_returns(Q):
+    """f_i = sum_k Q[i, k] P_k(ever at i), first-step analysis on the absorbing construction."""
+    H = first_passage_hits(Q)
+    return np.array([Q[i] @ H[:, i] for i in range(Q.shape[0])])
+
+
 class TestAbsorbing:
     def test_fundamental_matrix_is_series(self, rng):
         Q = substochastic(rng, 6)
@@ -135,6 +164,62 @@ class TestAbsorbing:
         # visits to j from 0 = P(hit j) * expected visits once there = h_j / (1 - f_j)
         assert_allclose(N[0], h / (1 - f), atol=1e-12)
         assert h[0] == pytest.approx(1.0)
+
+    @pytest.mark.parametrize("seed", range(4))
+    def test_hitting_and_return_by_first_passage(self, seed):
+        # independent of N: target made absorbing, limit of matrix powers (first-step analysis for f)
+        rng = np.random.default_rng(seed)
+        n = 6
+        Q = substochastic(rng, n) * (rng.random((n, n)) < 0.7)
+        for start in range(n):
+            assert_allclose(hitting_probabilities(Q, start), first_passage_hits(Q)[start], atol=1e-12)
+        assert_allclose(return_probabilities(Q), first_passage_returns(Q), atol=1e-12)
+
+    @pytest.mark.parametrize("n", [1, 2, 3, 5, 40])
+    def test_tridiagonal_hitting_and_return_by_first_passage(self, rng, n):
+        fwd = rng.random(n) * 0.7
+        bwd = rng.random(n) * 0.29
+        fwd[-1] = 0
+        bwd[0] = 0
+        Q = np.diag(fwd[:-1], 1) + np.diag(bwd[1:], -1)
+        hits = first_passage_hits(Q)
+        f_brute = first_passage_returns(Q)
+        for start in {0, n // 2, n - 1}:
+            h, f = tridiagonal_hitting_and_return(fwd, bwd, start=start)
+            assert_allclose(h, hits[start], atol=1e-12)
+            assert_allclose(f, f_brute, atol=1e-12)
+
+    @pytest.mark.parametrize("fast", [False, True])
+    def test_hitting_and_return_hand_computed(self, fast):
+        # 0 <-> 1 <-> 2, forward p, backward q, the rest absorbed; first-step analysis by hand:
+        # P_1(hit 0) = q / (1 - pq), P_1(hit 2) = p / (1 - pq)
+        p, q = 0.5, 0.3
+        fwd, bwd = np.array([p, p, 0.0]), np.array([0.0, q, q])
+        if fast:
+            h, f = tridiagonal_hitting_and_return(fwd, bwd, start=0)
+        else:
+            Q = np.diag(fwd[:-1], 1) + np.diag(bwd[1:], -1)
+            h, f = hitting_probabilities(Q, 0), return_probabilities(Q)
+        assert_allclose(h, [1.0, p, p * p / (1 - p * q)], rtol=1e-14)
+        assert_allclose(f, [p * q / (1 - p * q), 2 * p * q, q * p / (1 - p * q)], rtol=1e-14)
+
+    @pytest.mark.parametrize("seed", range(3))
+    def test_absorption_by_matrix_powers(self, seed):
+        # several absorbing states; the full chain's powers converge to B in the transient rows
+        rng = np.random.default_rng(seed)
+        n, m = 7, 3
+        M = rng.random((n, n + m)) * (rng.random((n, n + m)) < 0.6)
+        M[:, n + (np.arange(n) % m)] += 0.05  # every state leaks to some absorbing state
+        M /= M.sum(axis=1, keepdims=True)
+        Q, R = M[:, :n], M[:, n:]
+        P = np.zeros((n + m, n + m))
+        P[:n] = M
+        P[n:, n:] = np.eye(m)
+        B = absorption_probabilities(Q, R)
+        assert_allclose(B, matrix_limit(P)[:n, n:], atol=1e-12)
+        assert_allclose(B.sum(axis=1), 1.0, atol=1e-12)
+        # with part of the mass leaking to an unlisted state, rows sum to less than 1
+        assert_allclose(absorption_probabilities(Q, R[:, :2]), matrix_limit(P)[:n, n:n + 2], atol=1e-12)
 
     @pytest.mark.parametrize("n", [1, 2, 3, 50])
     def test_tridiagonal_matches_dense(self, rng, n):
