@@ -19,7 +19,17 @@ Result key names:
   ``"MP(model='GL_AD_LID',recall=True)@100"``.
 
 As in pytrec_eval, only queries present in both the qrels and the run appear
-in the output.
+in the output.  ``relevance_level`` and ``judged_docs_only_flag`` are
+pytrec_eval's keyword arguments: pytrec_eval receives them as they are, and our
+measures (and other ir_measures measures) get ``rel`` and ``judged_only`` when
+they have those parameters and do not set them.  ``supported_measures`` is
+pytrec_eval's set plus the names of our measures that evaluate without
+parameters (``MPcont`` needs rates and ``TBG`` document lengths, so they are
+accepted only with parameters and are not in the set); passing the whole set,
+as pytrec_eval scripts do, works.
+
+Scores are checked before any measure runs: a NaN or infinite score is an
+error naming the query and the document (pytrec_eval would silently rank it).
 
 Precision note: pytrec_eval (``pytrec-eval-terrier`` 0.5.x) stores run scores
 as float32, so near-tied scores can be reordered relative to trec_eval (TREC-8
@@ -30,21 +40,53 @@ descending); for trec_eval-exact AP/P@k/Rprec/bpref on real runs use
 """
 from __future__ import annotations
 
+import math
+from numbers import Integral
 from typing import Dict, Iterable, Mapping, Union
 
 import ir_measures
+import numpy as np
 
 from .io import to_qrels_dict, to_run_dict
 from .plugin import PROVIDER
+from .plugin.base import FamilyMeasure
 
 __all__ = ["RelevanceEvaluator", "supported_measures"]
 
 MeasureSpec = Union[str, "ir_measures.Measure"]
 
+#: Our measures that need data to evaluate (a bare name is an error), kept out of supported_measures.
+_NEED_PARAMETERS = {"MPcont": "rates", "TBG": "lengths"}
+
 
 def _pytrec_eval_names():
     import pytrec_eval
     return set(pytrec_eval.supported_measures)
+
+
+def _our_names():
+    return {name for name, m in ir_measures.measures.registry.items()
+            if isinstance(m, FamilyMeasure) and m.NAME not in _NEED_PARAMETERS}
+
+
+#: Like ``pytrec_eval.supported_measures``: every name that RelevanceEvaluator accepts as it is.
+supported_measures = _pytrec_eval_names() | _our_names()
+
+
+def _check_scores(run, qrels):
+    """Raise on a non-numeric or non-finite score of an evaluated query, naming query and document."""
+    for qid, docs in run.items():
+        if qid not in qrels:
+            continue
+        for docid, score in docs.items():
+            try:
+                ok = math.isfinite(score)
+            except TypeError:
+                raise ValueError(f"query {qid!r}: document {docid!r} has score {score!r}, "
+                                 "which is not a number.") from None
+            if not ok:
+                raise ValueError(f"query {qid!r}: document {docid!r} has a non-finite score ({score!r}); "
+                                 "scores must be finite numbers.")
 
 
 def _is_trec_name(name: str, trec_names) -> bool:
@@ -72,12 +114,22 @@ class RelevanceEvaluator:
         Measure objects (``MP(recall=True)``).
     relevance_level : int
         Minimum grade counted as relevant, applied to pytrec_eval measures and
-        to our measures that do not set ``rel`` themselves.
+        to other measures that do not set ``rel`` themselves.
+    judged_docs_only_flag : bool
+        Drop unjudged documents before evaluating (trec_eval ``-J``), applied
+        to pytrec_eval measures and as ``judged_only=True`` to other measures
+        that support it and do not set it themselves.
     """
 
-    def __init__(self, query_relevance, measures: Iterable[MeasureSpec], relevance_level: int = 1):
+    def __init__(self, query_relevance, measures: Iterable[MeasureSpec], relevance_level: int = 1,
+                 judged_docs_only_flag: bool = False):
+        if isinstance(relevance_level, (bool, np.bool_)) or not isinstance(relevance_level, Integral):
+            raise TypeError(f"`relevance_level` must be an integer, got {relevance_level!r}.")
+        if not isinstance(judged_docs_only_flag, (bool, np.bool_)):
+            raise TypeError(f"`judged_docs_only_flag` must be a bool, got {judged_docs_only_flag!r}.")
         self.qrels = to_qrels_dict(query_relevance)
         self.relevance_level = int(relevance_level)
+        self.judged_docs_only_flag = bool(judged_docs_only_flag)
         trec_names = _pytrec_eval_names()
         self._trec_measures = set()
         self._ours: Dict[str, "ir_measures.Measure"] = {}
@@ -94,6 +146,9 @@ class RelevanceEvaluator:
             key = str(measure)
             if "rel" in measure.SUPPORTED_PARAMS and "rel" not in measure.params and self.relevance_level != 1:
                 measure = measure(rel=self.relevance_level)
+            if self.judged_docs_only_flag and "judged_only" in measure.SUPPORTED_PARAMS \
+                    and "judged_only" not in measure.params:
+                measure = measure(judged_only=True)
             if PROVIDER.supports(measure):
                 self._ours[key] = measure
             else:
@@ -105,11 +160,13 @@ class RelevanceEvaluator:
         if self._trec_measures:
             import pytrec_eval
             self._trec_evaluator = pytrec_eval.RelevanceEvaluator(
-                self.qrels, self._trec_measures, relevance_level=self.relevance_level)
+                self.qrels, self._trec_measures, relevance_level=self.relevance_level,
+                judged_docs_only_flag=self.judged_docs_only_flag)
 
     def evaluate(self, scores: Mapping[str, Mapping[str, float]]) -> Dict[str, Dict[str, float]]:
         """Return ``{qid: {measure_name: value}}`` for queries in both qrels and run."""
         run = to_run_dict(scores)
+        _check_scores(run, self.qrels)
         results: Dict[str, Dict[str, float]] = {}
         evaluated = {q for q in run if q in self.qrels and len(run[q]) > 0}
         if self._trec_evaluator is not None:
@@ -127,7 +184,3 @@ class RelevanceEvaluator:
                     results.setdefault(metric.query_id, {})[inverse[metric.measure]] = metric.value
         return results
 
-
-def supported_measures():
-    """Names of our registered measures (pytrec_eval's names are also accepted)."""
-    return sorted(m.NAME for m in PROVIDER.SUPPORTED_MEASURES)

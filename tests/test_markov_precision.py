@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
 from irmeasures_markov.core import stationary_distribution, transition_matrix_from_weights
+from irmeasures_markov.measures import markov_precision as mpm
 from irmeasures_markov.measures.markov_precision import (
     MODELS, PAPER_MODELS, estimate_rates, markov_precision, markov_precision_batch, mp_degrees,
 )
@@ -244,3 +245,124 @@ def test_batch_equals_single(model):
         got = markov_precision_batch(batch, model, recall=recall)
         want = [markov_precision(r, model, recall_base=int(b) if recall else None) for r, b in zip(rels, rb)]
         assert_allclose(got, want, atol=1e-14)
+
+
+class TestRegisteredKernelsFunctional:
+    def test_registered_names_accepted(self, rng):
+        from irmeasures_markov import register_kernel
+        W = rng.random((12, 12)) + np.triu(np.ones((12, 12)))
+        rel = np.array([1, 0, 0, 1, 1, 0, 1, 0, 0, 1], bool)
+        register_kernel("test_functional_mine", W)
+        assert markov_precision(rel, "TEST_FUNCTIONAL_MINE") == markov_precision(rel, W)
+        assert markov_precision(rel, "test_functional_mine", recall_base=7) == markov_precision(rel, W, recall_base=7)
+        f = lambda i, j: 1.0 / np.log10(np.abs(i - j) + 2)  # noqa: E731
+        register_kernel("test_functional_or", f, states="OR")
+        # the registered state space is used, as for a paper model name
+        assert markov_precision(rel, "test_functional_or") == pytest.approx(markov_precision(rel, "GL_OR_LID"),
+                                                                            abs=1e-14)
+        with pytest.raises(ValueError, match="Unknown MP model 'NOT_REGISTERED'.*TEST_FUNCTIONAL_MINE"):
+            markov_precision(rel, "NOT_REGISTERED")
+
+
+class TestRecallBase:
+    def test_smaller_than_relevant_retrieved_is_an_error(self):
+        with pytest.raises(ValueError, match=r"`recall_base` \(2\) is smaller than the 3 relevant documents"):
+            markov_precision([1, 1, 0, 1], recall_base=2)
+        with pytest.raises(ValueError, match="recall_base"):
+            markov_precision([1, 1, 0, 1], "UNIFORM", recall_base=1)
+        assert markov_precision([1, 1, 0, 1], "UNIFORM", recall_base=3) == pytest.approx(average_precision(
+            [1, 1, 0, 1], 3))
+
+
+class TestRatesMapping:
+    def test_mapping_equals_sequence(self):
+        rel = [1, 0, 1, 1, 0]
+        mu = [0.2, 0.05, 0.01, 0.3, 0.7]
+        by_rank = {k + 1: m for k, m in enumerate(mu)}
+        for model in ("GL_AD_ID", "LO_OR_LID"):
+            assert markov_precision(rel, model, rates=by_rank) == markov_precision(rel, model, rates=mu)
+        # ranks beyond the ranking are not needed, order of keys does not matter
+        assert markov_precision(rel, rates={**dict(reversed(list(by_rank.items()))), 6: 1.0}) == \
+            markov_precision(rel, rates=mu)
+        assert markov_precision(rel, rates={np.int64(k): np.float64(m) for k, m in by_rank.items()}) == \
+            markov_precision(rel, rates=mu)
+
+    @pytest.mark.parametrize("bad,msg", [
+        ({1: 1.0, 3: 2.0}, r"no rate for rank 2\b.*every rank"),
+        ({1: 1.0, 2: 1.0}, r"no rate for rank 3\b"),
+        ({1: 1.0, 2: 0.0, 3: 1.0}, r"positive and finite; rank 2 has rate 0\.0"),
+        ({1: 1.0, 2: -1.0, 3: 1.0}, "positive and finite; rank 2"),
+        ({1: 1.0, 2: np.inf, 3: 1.0}, "positive and finite; rank 2"),
+        ({1: 1.0, 2: np.nan, 3: 1.0}, "positive and finite; rank 2"),
+        ({0: 1.0, 1: 1.0, 2: 1.0, 3: 1.0}, "1-based integer ranks, got 0"),
+        ({"1": 1.0, 2: 1.0, 3: 1.0}, "1-based integer ranks, got '1'"),
+        ({1: [1.0], 2: 1.0, 3: 1.0}, "maps rank 1 to"),
+    ])
+    def test_bad_mappings(self, bad, msg):
+        with pytest.raises(ValueError, match=msg):
+            markov_precision([1, 0, 1], rates=bad)
+
+    def test_batch_mapping_forms(self):
+        rels = [np.array([1, 0, 1], bool), np.array([0, 1, 1, 1, 0], bool)]
+        offsets = np.array([0, 3, 8])
+        flat = np.concatenate(rels)
+        batch = RelevanceBatch(["a", "b"], offsets, flat.astype(np.int64), flat, np.array([2, 3]), 1)
+        mu = [0.5, 0.25, 2.0, 1.0, 3.0]
+        want = [markov_precision(r, rates=mu[:r.size]) for r in rels]
+        assert_allclose(markov_precision_batch(batch, rates={k + 1: m for k, m in enumerate(mu)}), want, atol=1e-15)
+        per_query = {"a": {1: 0.5, 2: 0.25, 3: 2.0}, "b": mu}
+        assert_allclose(markov_precision_batch(batch, rates=per_query), want, atol=1e-15)
+        with pytest.raises(ValueError, match=r"no rate for rank 4 of query 'b'"):
+            markov_precision_batch(batch, rates={1: 1.0, 2: 1.0, 3: 1.0})
+        with pytest.raises(ValueError, match="mixes numbers and sequences"):
+            markov_precision_batch(batch, rates={"a": [1.0] * 3, 1: 1.0})
+
+
+class TestGLORConvolution:
+    """GL_OR degrees by FFT convolution (large r) against the dense r x r block and the general solver."""
+
+    @staticmethod
+    def degrees(monkeypatch, rel, model, fft):
+        monkeypatch.setattr(mpm, "_FFT_RATIO", 0.0 if fft else np.inf)
+        monkeypatch.setattr(mpm, "_FFT_MIN_R", 2)
+        return mp_degrees(rel, model)
+
+    @pytest.mark.parametrize("model", ["GL_OR_ID", "GL_OR_LID"])
+    @pytest.mark.parametrize("T,p", [(2, 1.0), (3, 0.7), (50, 0.3), (1000, 0.2), (2000, 0.02), (20000, 0.07)])
+    def test_fft_equals_dense(self, monkeypatch, model, T, p):
+        rel = np.random.default_rng(T).random(T) < p
+        rel[-1] = rel[0] = True
+        dense = self.degrees(monkeypatch, rel, model, fft=False)
+        fft = self.degrees(monkeypatch, rel, model, fft=True)
+        assert_allclose(fft, dense, rtol=1e-12, atol=0)
+
+    def test_default_threshold_uses_fft_for_many_relevant(self):
+        mpm._TABLES.clear()
+        rel = np.zeros(1000, bool)
+        rel[::4] = True  # r = 250: r^2 is far above 8 * 2000
+        mp_degrees(rel, "GL_OR_ID")
+        assert any(k[0] == "spectrum" for k in mpm._TABLES)
+        mpm._TABLES.clear()
+        mp_degrees(rel[:100], "GL_OR_ID")  # r = 25: dense block
+        assert not any(k[0] == "spectrum" for k in mpm._TABLES)
+
+    @pytest.mark.parametrize("model", ["GL_OR_ID", "GL_OR_LID"])
+    @pytest.mark.parametrize("T,p", [(600, 0.5), (2000, 0.3), (2000, 0.9)])
+    def test_closed_form_with_fft_equals_general_solver(self, model, T, p):
+        rel = np.random.default_rng(T + int(10 * p)).random(T) < p
+        assert abs(markov_precision(rel, model, method="closed") - markov_precision(rel, model, method="solve")) \
+            <= 1e-12
+
+    def test_batch_groups_of_mixed_lengths(self, monkeypatch):
+        monkeypatch.setattr(mpm, "_FFT_CHUNK", 3000)  # several chunks per FFT length
+        rng = np.random.default_rng(8)
+        rels = [rng.random(int(rng.integers(1, 800))) < rng.random() for _ in range(25)]
+        lengths = np.array([r.size for r in rels])
+        offsets = np.concatenate([[0], np.cumsum(lengths)])
+        flat = np.concatenate(rels)
+        batch = RelevanceBatch([str(i) for i in range(len(rels))], offsets, flat.astype(np.int64), flat,
+                               np.array([int(r.sum()) for r in rels]), 1)
+        monkeypatch.setattr(mpm, "_FFT_RATIO", 0.0)
+        got = markov_precision_batch(batch, "GL_OR_ID")
+        want = [markov_precision(r, "GL_OR_ID", method="solve") for r in rels]
+        assert_allclose(got, want, rtol=0, atol=1e-12)

@@ -1,6 +1,7 @@
 """MP and MPcont through ir_measures: registration, parsing, per-query values, identities."""
 import importlib
 import warnings
+from pathlib import Path
 
 import ir_measures
 import numpy as np
@@ -236,3 +237,124 @@ def test_registered_custom_kernel_in_measure_strings():
     assert a == pytest.approx(b, abs=1e-14)
     with pytest.raises(ValueError, match="paper model name"):
         irmeasures_markov.register_kernel("GL_AD_ID", W)
+
+
+def readme_block(heading):
+    """The first python code block after ``heading`` in README.md."""
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    rest = text[text.index(heading):]
+    start = rest.index("```python\n") + len("```python\n")
+    return rest[start:rest.index("```", start)]
+
+
+def test_readme_ir_measures_example_prints_every_query(tmp_path, monkeypatch, capsys):
+    data = Path(irmeasures_markov.__file__).parent / "data"
+    (tmp_path / "qrels.txt").write_text((data / "sample.qrels").read_text())
+    (tmp_path / "run.txt").write_text((data / "sample.run").read_text())
+    monkeypatch.chdir(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exec(compile(readme_block("### ir_measures"), "README.md", "exec"), {})
+    lines = capsys.readouterr().out.splitlines()
+    qids = {line.split()[0] for line in (data / "sample.qrels").read_text().splitlines() if line.strip()}
+    # the per-query loop runs after calc_aggregate: with one-shot readers it would print nothing
+    assert {line.split()[0] for line in lines} == qids
+    assert len(lines) == len(qids)
+
+
+class TestCustomKernelErrorsNameTheQuery:
+    QRELS = {"q1": {"a": 1, "b": 1, "c": 0, "d": 1}, "q2": {"a": 1}}
+    RUN = {"q1": {"a": 4.0, "b": 3.0, "c": 2.0, "d": 1.0}, "q2": {"a": 1.0}}
+
+    def calc(self, kernel, **kw):
+        name = irmeasures_markov.register_kernel("test_errors_kernel", kernel, **kw)
+        return MP(model=name).calc_aggregate(self.QRELS, self.RUN)
+
+    def test_not_irreducible(self):
+        W = np.zeros((4, 4))
+        W[0, 1] = W[1, 0] = W[2, 3] = W[3, 2] = 1
+        with pytest.raises(ValueError, match=r"model 'TEST_ERRORS_KERNEL', query 'q1'.*not irreducible"):
+            self.calc(W)
+        W2 = W + np.triu(np.ones((4, 4)), 1)  # non-symmetric: the general solver's check
+        W2[0, 1] = W2[1, 0] = 0
+        with pytest.raises(ValueError, match=r"query 'q1'.*(not irreducible|no outgoing weight)"):
+            self.calc(W2)
+
+    def test_matrix_too_small(self):
+        with pytest.raises(ValueError, match=r"query 'q1'.*covers ranks 1\.\.2 but the ranking has 4 documents"):
+            self.calc(np.ones((2, 2)))
+
+    @pytest.mark.parametrize("kernel", [lambda i, j: np.ones(3), lambda i, j: np.ones((i.size + 1, j.size))])
+    def test_function_wrong_shape(self, kernel):
+        with pytest.raises(ValueError, match=r"query 'q1'.*returned an array of shape \((3,|5, 4)\); "
+                                             r"expected shape \(4, 4\)"):
+            self.calc(kernel)
+
+    def test_mpcont_too(self):
+        irmeasures_markov.register_kernel("test_errors_kernel", np.ones((2, 2)))
+        irmeasures_markov.register_rates("test_errors_rates", [1.0] * 4)
+        with pytest.raises(ValueError, match=r"query 'q1'.*covers ranks 1\.\.2"):
+            MPcont(model="TEST_ERRORS_KERNEL", rates="test_errors_rates").calc_aggregate(self.QRELS, self.RUN)
+
+
+class TestRegisteredRates:
+    REL = [1, 1, 1, 1, 0, 0, 0, 1, 0, 0]
+    MU = [0.2, 0.0357, 0.2, 0.04, 0.0056, 0.0005, 0.0035, 0.0017, 0.0034, 0.0024]
+    DOCS = [f"d{i}" for i in range(10)]
+    QRELS = {"q": dict(zip(DOCS, REL)), "r": {"d0": 1}}
+    RUN = {"q": {d: 10.0 - i for i, d in enumerate(DOCS)}, "r": {"d1": 2.0, "d0": 1.0}}
+
+    def values(self, name, cutoff=None):
+        m = ir_measures.parse_measure(f"MPcont(rates='{name}')" + (f"@{cutoff}" if cutoff else ""))
+        return {x.query_id: x.value for x in m.iter_calc(self.QRELS, self.RUN)}
+
+    def test_sequence_mapping_and_per_query(self):
+        want_q = markov_precision(self.REL, rates=self.MU)
+        want_r = markov_precision([0, 1], rates=self.MU[:2])
+        irmeasures_markov.register_rates("test_seq", self.MU)
+        irmeasures_markov.register_rates("test_map", {k + 1: m for k, m in enumerate(self.MU)})
+        for name in ("test_seq", "test_map"):
+            got = self.values(name)
+            assert got["q"] == pytest.approx(want_q, abs=1e-15) and got["r"] == pytest.approx(want_r, abs=1e-15)
+        assert abs(want_q - 0.6603) < 5e-4  # paper Table 4, run 1
+        irmeasures_markov.register_rates("test_perq", {"q": self.MU, "r": {1: 1.0, 2: 5.0}})
+        got = self.values("test_perq")
+        assert got["q"] == pytest.approx(want_q, abs=1e-15)
+        assert got["r"] == pytest.approx(markov_precision([0, 1], rates=[1.0, 5.0]), abs=1e-15)
+
+    def test_registered_name_wins_over_file(self, tmp_path, monkeypatch):
+        monkeypatch.chdir(tmp_path)
+        (tmp_path / "test_shadow").write_text("".join(f"{k}\t1.0\n" for k in range(1, 11)))
+        irmeasures_markov.register_rates("test_shadow", self.MU)
+        assert self.values("test_shadow")["q"] == pytest.approx(markov_precision(self.REL, rates=self.MU))
+
+    def test_missing_rank_and_query(self):
+        irmeasures_markov.register_rates("test_short", {k: 1.0 for k in range(1, 6)})
+        with pytest.raises(ValueError, match=r"no rate for rank 6 of query 'q'"):
+            self.values("test_short")
+        assert self.values("test_short", cutoff=5)["q"] == pytest.approx(markov_precision(self.REL[:5]))
+        irmeasures_markov.register_rates("test_perq_missing", {"q": self.MU})
+        with pytest.raises(ValueError, match="no holding rates for query 'r'"):
+            self.values("test_perq_missing")
+
+    @pytest.mark.parametrize("rates,msg", [
+        ([], "non-empty"),
+        ([1.0, 0.0], "positive and finite; rank 2 has rate 0.0"),
+        ([1.0, float("nan")], "positive and finite; rank 2"),
+        ({1: 1.0, 2: -2.0}, "positive and finite; rank 2"),
+        ({"q": [1.0, float("inf")]}, "rank 2 of query 'q'"),
+        ({"q": {1: 1.0, 2: 0}}, "rank 2 of query 'q'"),
+        ({0: 1.0}, "1-based integer ranks"),
+        ({1: 1.0, "q": [1.0]}, "mixes numbers and sequences"),
+        ("rates.tsv", "non-empty 1-D sequence"),
+    ])
+    def test_invalid_rates_rejected_at_registration(self, rates, msg):
+        with pytest.raises(ValueError, match=msg):
+            irmeasures_markov.register_rates("test_invalid", rates)
+
+    def test_bad_name_and_unknown_name(self):
+        with pytest.raises(ValueError, match="plain word"):
+            irmeasures_markov.register_rates("dir/rates.tsv", [1.0])
+        irmeasures_markov.register_rates("test_known", [1.0] * 10)
+        with pytest.raises(FileNotFoundError, match=r"rates='test_nope' is neither.*register_rates.*test_known"):
+            self.values("test_nope")

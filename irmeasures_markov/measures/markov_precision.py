@@ -42,6 +42,7 @@ from __future__ import annotations
 from typing import Callable, Mapping, Optional, Sequence, Union
 
 import numpy as np
+import scipy.fft
 
 from ..core import censored_transition_matrix, is_irreducible, stationary_distribution, transition_matrix_from_weights
 from ..rankings import RelevanceBatch, segment_cumsum, segment_sum
@@ -53,6 +54,8 @@ __all__ = [
     "markov_precision_batch",
     "mp_degrees",
     "estimate_rates",
+    "check_rates",
+    "rates_per_query",
     "parse_model",
     "register_kernel",
 ]
@@ -120,8 +123,10 @@ def parse_model(model: str):
         return "GL", "AD", "UNIFORM"
     parts = name.split("_")
     if len(parts) != 3 or parts[0] not in ("GL", "LO") or parts[1] not in ("AD", "OR") or parts[2] not in KERNELS:
-        raise ValueError(f"Unknown MP model {model!r}. Known models: {', '.join(MODELS)} "
-                         "(or pass a weight function / weight matrix as a custom kernel).")
+        known = ", ".join(MODELS + tuple(CUSTOM_KERNELS))
+        raise ValueError(f"Unknown MP model {model!r}. Known models: {known} "
+                         "(or pass a weight function / weight matrix as a custom kernel, or name one "
+                         "with register_kernel).")
     return parts[0], parts[1], parts[2]
 
 
@@ -141,19 +146,94 @@ def _relevance_iv(relevance) -> np.ndarray:
     return a.astype(bool)
 
 
-def _rates_iv(rates, T: int, where: str = "") -> np.ndarray:
-    mu = np.asarray(rates, dtype=np.float64)
+def _is_rate(value) -> bool:
+    return not isinstance(value, (Mapping, bool, np.bool_, str, bytes)) and np.ndim(value) == 0
+
+
+def _rank_rates_iv(rates: Mapping, T: int, where: str, ranking: str) -> np.ndarray:
+    """A ``{rank: mu}`` mapping as the array of rates of ranks 1..T."""
+    for k in rates:
+        if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"`rates` keys must be 1-based integer ranks{where}, got {k!r}.")
+    for k, v in rates.items():
+        if not _is_rate(v):
+            raise ValueError(f"`rates` maps rank {k}{where} to {v!r}; expected one number per rank.")
+    missing = [k for k in range(1, T + 1) if k not in rates]
+    if missing:
+        raise ValueError(f"`rates` has no rate for rank {missing[0]}{ranking}: every rank of the ranking "
+                         f"(1..{T}) needs one.")
+    # every given rate is checked, not only those of ranks 1..T: a bad rate is a bad input either way
+    for k in sorted(rates):
+        mu = float(rates[k])
+        if not (np.isfinite(mu) and mu > 0):
+            raise ValueError(f"`rates` must be positive and finite; rank {k}{where} has rate {mu!r}.")
+    return np.array([float(rates[k]) for k in range(1, T + 1)])
+
+
+def _rates_iv(rates, T: int, where: str = "", ranking: Optional[str] = None) -> np.ndarray:
+    """Rates of ranks 1..T from a sequence or a ``{rank: mu}`` mapping.
+
+    ``where`` names the owner of the rates in value errors, ``ranking`` the
+    ranking in coverage errors (defaults to ``where``).
+    """
+    ranking = where if ranking is None else ranking
+    if isinstance(rates, Mapping):
+        return _rank_rates_iv(rates, T, where, ranking)
+    try:
+        mu = np.asarray(rates, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"`rates`{where} must be a sequence of holding rates per rank or a mapping "
+                         "{rank: rate}.") from None
     if mu.ndim != 1:
         raise ValueError(f"`rates` must be a 1-D sequence of holding rates per rank{where}.")
     if mu.size < T:
-        raise ValueError(f"`rates` gives holding rates for ranks 1..{mu.size} but the ranking{where} has "
+        raise ValueError(f"`rates` gives holding rates for ranks 1..{mu.size} but the ranking{ranking} has "
                          f"{T} documents; every rank needs a rate (evaluate with a cutoff, e.g. MPcont@{mu.size}, "
                          "or supply more rates).")
     mu = mu[:T]
     if not np.all(np.isfinite(mu)) or np.any(mu <= 0):
         bad = int(np.flatnonzero(~(np.isfinite(mu) & (mu > 0)))[0])
-        raise ValueError(f"`rates` must be positive and finite; rank {bad + 1}{where} has rate {mu[bad]!r}.")
+        raise ValueError(f"`rates` must be positive and finite; rank {bad + 1}{where} has rate {float(mu[bad])!r}.")
     return mu
+
+
+def rates_per_query(rates) -> bool:
+    """True when ``rates`` maps query ids to rates, False for one set of rates for all queries.
+
+    A mapping whose values are numbers is ``{rank: mu}``; one whose values are
+    sequences or mappings is ``{qid: rates}``.
+    """
+    if not isinstance(rates, Mapping):
+        return False
+    if not rates:
+        raise ValueError("`rates` is an empty mapping.")
+    scalar = [_is_rate(v) for v in rates.values()]
+    if all(scalar):
+        return False
+    if any(scalar):
+        raise ValueError("`rates` mixes numbers and sequences: give {rank: mu} for all queries or "
+                         "{qid: rates} per query, not both.")
+    return True
+
+
+def check_rates(rates, where: str = ""):
+    """Validate every rate of a rates source once, e.g. at registration; returns a normalised copy.
+
+    ``rates`` is a sequence (ranks 1, 2, ...), a ``{rank: mu}`` mapping or a
+    ``{qid: sequence or {rank: mu}}`` mapping.  Query ids become strings, as
+    ir_measures reads them.
+    """
+    if not where and rates_per_query(rates):
+        return {str(q): check_rates(v, f" of query {str(q)!r}") for q, v in rates.items()}
+    if isinstance(rates, Mapping):
+        if not rates:
+            raise ValueError(f"`rates`{where} is empty.")
+        _rank_rates_iv(rates, 0, where, where)
+        return {int(k): float(v) for k, v in rates.items()}
+    if isinstance(rates, (str, bytes)) or np.ndim(rates) != 1 or len(rates) == 0:
+        raise ValueError(f"`rates`{where} must be a non-empty 1-D sequence of holding rates per rank, a "
+                         "mapping {rank: mu}" + ("" if where else " or a mapping {qid: rates}") + ".")
+    return _rates_iv(rates, len(rates), where).copy()
 
 
 def _recall_base_iv(recall_base):
@@ -249,28 +329,84 @@ def _batch_degrees(batch: RelevanceBatch, parsed) -> np.ndarray:
             right[:-1] = left[1:]
             deg = left + right
         else:
-            # sum over all pairs of relevant ranks of each query; a dense |s_m - s_l| block
-            # per query is faster than one flat pair list (fewer index arrays)
-            counts = np.bincount(qidx, minlength=batch.n_queries)
-            bounds = np.concatenate(([0], np.cumsum(counts))).tolist()
-            deg = np.empty(n_rel)
-            for lo, hi in zip(bounds[:-1], bounds[1:]):
-                if hi - lo > 1:
-                    s = ranks[lo:hi]
-                    # alpha[0] is 0: no self-loops
-                    deg[lo:hi] = alpha[np.abs(s[:, None] - s[None, :])].sum(axis=1)
-                elif hi > lo:
-                    deg[lo] = 0.0
+            deg = _gl_or_degrees(batch, kernel, alpha)
     # a single-state chain (T = 1, or OR with r = 1) has no transitions: pi = 1
     return np.where(deg > 0, deg, 1.0)
+
+
+#: GL_OR uses the FFT convolution for a query when r^2 > _FFT_RATIO * L (L the FFT length, about 2T)
+#: and r >= _FFT_MIN_R; below that the dense r x r block is faster (measured on 50 queries at a
+#: time: the two cost the same near r^2 = 8 L for T = 300, 1000 and 5000).
+_FFT_RATIO = 8.0
+_FFT_MIN_R = 64
+#: rows x FFT length per batched transform, bounding the memory of long rankings
+_FFT_CHUNK = 1 << 21
+
+
+def _kernel_spectrum(kernel: str, L: int) -> np.ndarray:
+    """rfft of the circular kernel of length L: alpha(d) at d and at L-d, 0 at 0 (cached)."""
+    key = ("spectrum", kernel, L)
+    spec = _TABLES.get(key)
+    if spec is None:
+        half = (L - 1) // 2
+        alpha = _kernel_table(kernel, half + 1)
+        k = np.zeros(L)
+        k[1:half + 1] = alpha[1:half + 1]
+        k[L - half:] = alpha[half:0:-1]
+        if L % 2 == 0:
+            k[L // 2] = alpha[L // 2]
+        spec = np.fft.rfft(k)
+        _TABLES[key] = spec
+    return spec
+
+
+def _gl_or_degrees(batch: RelevanceBatch, kernel: str, alpha: np.ndarray) -> np.ndarray:
+    r"""GL_OR degrees :math:`\deg_i = \sum_{j \in \mathcal R, j \ne i} \alpha(|i-j|)` of every relevant position.
+
+    The degree is the convolution of the 0/1 relevance indicator with the
+    kernel, evaluated at the relevant ranks.  Small r: a dense r x r block per
+    query, O(r^2).  Large r: FFT convolution, O(T log T), batched over the
+    queries that share an FFT length.  With a circular kernel of length
+    L >= 2T - 1 the distances -(T-1)..T-1 never wrap onto each other, so the
+    circular convolution equals the linear one.  All terms are positive, so
+    the FFT's rounding (about 1e-16 of the largest term times log L) stays
+    near 1e-15 relative to each degree.
+    """
+    ranks, qidx, _, _ = _relevant_view(batch)
+    counts = np.bincount(qidx, minlength=batch.n_queries)
+    bounds = np.concatenate(([0], np.cumsum(counts)))
+    deg = np.zeros(ranks.size)
+    by_length: dict = {}
+    for q in np.flatnonzero(counts > 1).tolist():
+        lo, hi = int(bounds[q]), int(bounds[q + 1])
+        r = hi - lo
+        L = scipy.fft.next_fast_len(2 * int(batch.lengths[q]) - 1, real=True)
+        if r >= _FFT_MIN_R and r * r > _FFT_RATIO * L:
+            by_length.setdefault(L, []).append(q)
+            continue
+        s = ranks[lo:hi]
+        # alpha[0] is 0: no self-loops
+        deg[lo:hi] = alpha[np.abs(s[:, None] - s[None, :])].sum(axis=1)
+    for L, queries in by_length.items():
+        spec = _kernel_spectrum(kernel, L)
+        step = max(1, _FFT_CHUNK // L)
+        for c in range(0, len(queries), step):
+            chunk = queries[c:c + step]
+            x = np.zeros((len(chunk), L))
+            sel = np.concatenate([np.arange(bounds[q], bounds[q + 1]) for q in chunk])
+            rows = np.repeat(np.arange(len(chunk)), counts[chunk])
+            x[rows, ranks[sel] - 1] = 1.0
+            y = np.fft.irfft(np.fft.rfft(x, axis=1) * spec, n=L, axis=1)
+            deg[sel] = y[rows, ranks[sel] - 1]
+    return deg
 
 
 def markov_precision_batch(batch: RelevanceBatch, model: str = "GL_AD_ID", *, recall: bool = False,
                            rates=None) -> np.ndarray:
     """MP (or MPcont when ``rates`` is given) of every query of a batch, vectorised.
 
-    ``rates``: None, a 1-D array of holding rates per rank (applies to every
-    query), or a mapping ``qid -> array``.  Without rates the per-model values
+    ``rates``: None, holding rates per rank for every query (a sequence or a
+    ``{rank: mu}`` mapping), or a mapping ``{qid: rates}``.  Without rates the per-model values
     are memoised on the batch, so ``recall=True`` after ``recall=False`` (or the
     reverse) costs one multiplication.
     """
@@ -306,14 +442,18 @@ def _custom_batch(batch: RelevanceBatch, name: str, *, recall: bool, rates) -> n
     out = np.zeros(batch.n_queries)
     for i, (qid, rel, _, rb) in enumerate(batch.segments()):
         s = slice(batch.offsets[i], batch.offsets[i + 1])
-        out[i] = markov_precision(rel, kernel, states=states, recall_base=rb if recall else None,
-                                  rates=None if mu is None else mu[s])
+        try:
+            out[i] = markov_precision(rel, kernel, states=states, recall_base=rb if recall else None,
+                                      rates=None if mu is None else mu[s])
+        except ValueError as exc:
+            # the kernel is the same for every query; which ranking broke it is what the user needs
+            raise ValueError(f"model {name!r}, query {qid!r} (ranking of {rel.size} documents): {exc}") from exc
     return out
 
 
 def _batch_rates(batch: RelevanceBatch, rates) -> np.ndarray:
     """Holding rate of every flat position."""
-    if isinstance(rates, Mapping):
+    if rates_per_query(rates):
         parts = []
         for i, q in enumerate(batch.qids):
             T = int(batch.lengths[i])
@@ -321,12 +461,11 @@ def _batch_rates(batch: RelevanceBatch, rates) -> np.ndarray:
                 raise ValueError(f"`rates` has no holding rates for query {q!r}.")
             parts.append(_rates_iv(rates[q], T, f" of query {q!r}"))
         return np.concatenate(parts) if parts else np.zeros(0)
-    T = int(batch.lengths.max()) if batch.n_queries else 0
-    mu = np.asarray(rates, dtype=np.float64)
-    if mu.ndim == 1 and mu.size < T:
-        longest = batch.qids[int(np.argmax(batch.lengths))]
-        _rates_iv(mu, T, f" of query {longest!r}")
-    mu = _rates_iv(mu, T)
+    if batch.n_queries == 0:
+        return np.zeros(0)
+    longest = int(np.argmax(batch.lengths))
+    # the rates apply to every query: a shortage is reported on the longest ranking
+    mu = _rates_iv(rates, int(batch.lengths[longest]), ranking=f" of query {batch.qids[longest]!r}")
     return mu[batch.ranks - 1]
 
 
@@ -349,14 +488,21 @@ def _weight_matrix(model, parsed, positions: np.ndarray) -> np.ndarray:
             idx = np.arange(n)
             W = np.where(np.abs(idx[:, None] - idx[None, :]) == 1, W, 0.0)
     elif callable(model):
-        W = np.asarray(np.broadcast_to(model(i, j), (n, n)), dtype=np.float64).copy()
+        values = np.asarray(model(i, j), dtype=np.float64)
+        try:
+            W = np.broadcast_to(values, (n, n)).copy()
+        except ValueError:
+            raise ValueError(f"The custom kernel function returned an array of shape {values.shape}; expected "
+                             f"shape ({n}, {n}) (or one that broadcasts to it): it is called with i of shape "
+                             f"({n}, 1) and j of shape (1, {n}) holding 1-based ranks.") from None
     else:
         M = np.asarray(model, dtype=np.float64)
         if M.ndim != 2 or M.shape[0] != M.shape[1]:
             raise ValueError(f"A custom kernel matrix must be square, got shape {M.shape}.")
         if M.shape[0] < positions.max():
             raise ValueError(f"The custom kernel matrix covers ranks 1..{M.shape[0]} but the ranking has "
-                             f"{int(positions.max())} documents.")
+                             f"{int(positions.max())} documents (evaluate with a cutoff @{M.shape[0]} or give "
+                             "a larger matrix).")
         W = M[np.ix_(positions - 1, positions - 1)].copy()
     if not np.all(np.isfinite(W)) or np.any(W < 0):
         raise ValueError("Kernel weights must be finite and nonnegative.")
@@ -385,7 +531,7 @@ def _solve_pi(model, parsed, relevant: np.ndarray, states: str) -> np.ndarray:
 
 
 def markov_precision(relevance, model: Model = "GL_AD_ID", *, recall_base: Optional[int] = None,
-                     rates: Optional[Sequence[float]] = None, states: str = "AD",
+                     rates: Union[Sequence[float], Mapping[int, float], None] = None, states: str = "AD",
                      method: str = "auto") -> float:
     r"""Markov Precision of one ranking (MPcont when ``rates`` is given).
 
@@ -398,16 +544,22 @@ def markov_precision(relevance, model: Model = "GL_AD_ID", *, recall_base: Optio
     model : str, callable or (n, n) array
         A paper model ``'GL_AD_ID'``, ``'GL_AD_LID'``, ``'GL_OR_ID'``, ``'GL_OR_LID'``,
         ``'LO_AD_ID'``, ``'LO_AD_LID'``, ``'LO_OR_ID'``, ``'LO_OR_LID'``, or ``'UNIFORM'``;
+        a name given to a kernel with :func:`register_kernel` (case-insensitive);
         or a custom kernel: a function ``alpha(i, j)`` of 1-based ranks (called
         with broadcastable arrays) or a weight matrix indexed by rank-1.  Custom
         kernels may be non-symmetric; the diagonal is ignored (no self-loops).
     recall_base : int, optional
         The number RB of relevant documents for the topic.  When given the
-        value is multiplied by :math:`r/RB` (the paper's ``@Rec(T)``); RB = 0 gives 0.
-    rates : sequence of float, optional
-        Holding-time rates :math:`\mu_1, \mu_2, \dots` per rank (MPcont, paper §4.1).
+        value is multiplied by :math:`r/RB` (the paper's ``@Rec(T)``); RB = 0 gives 0
+        (trec_eval's convention), and RB smaller than the number r of relevant
+        documents in the ranking is an error.
+    rates : sequence of float or mapping {rank: float}, optional
+        Holding-time rates :math:`\mu_1, \mu_2, \dots` per rank (MPcont, paper §4.1):
+        a sequence for ranks 1, 2, ... or a mapping from 1-based rank to rate.
+        Every rank of the ranking needs a positive, finite rate.
     states : {'AD', 'OR'}
-        State space of a custom kernel (ignored for named models).
+        State space of a custom kernel function or matrix (ignored for paper
+        models and registered names, which carry their own).
     method : {'auto', 'closed', 'solve'}
         ``'closed'``: reversible closed form (symmetric kernels only);
         ``'solve'``: general censored-chain linear solve; ``'auto'``: closed
@@ -430,6 +582,9 @@ def markov_precision(relevance, model: Model = "GL_AD_ID", *, recall_base: Optio
         raise ValueError(f"`method` must be 'auto', 'closed' or 'solve', got {method!r}.")
     if states not in ("AD", "OR"):
         raise ValueError(f"`states` must be 'AD' or 'OR', got {states!r}.")
+    if isinstance(model, str) and model.upper() in CUSTOM_KERNELS:
+        # a registered kernel carries its own state space, as a paper model name does
+        model, states = CUSTOM_KERNELS[model.upper()]
     parsed = parse_model(model) if isinstance(model, str) else None
     if parsed is None and not callable(model) and not hasattr(model, "shape") and not isinstance(model, (list, tuple)):
         raise TypeError("`model` must be a model name, a weight function alpha(i, j) or a weight matrix.")
@@ -439,7 +594,11 @@ def markov_precision(relevance, model: Model = "GL_AD_ID", *, recall_base: Optio
     if r == 0:
         return 0.0
     if rb is not None and rb == 0:
+        # trec_eval's convention for a topic with nothing relevant (SPEC §0)
         return 0.0
+    if rb is not None and rb < r:
+        raise ValueError(f"`recall_base` ({rb}) is smaller than the {r} relevant documents in the ranking; "
+                         "it must count every relevant document of the topic (retrieved or not).")
     prec = (np.cumsum(rel) / np.arange(1, T + 1))[rel]
     if parsed is not None:
         st = parsed[1]

@@ -3,15 +3,36 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
-
-import numpy as np
+from typing import Dict
 
 from ..io import read_rates
-from ..measures.markov_precision import ModelChoices, markov_precision_batch
-from .base import FLOAT, FamilyMeasure, ParamInfo, register_measure
+from ..measures.markov_precision import ModelChoices, check_rates, markov_precision_batch
+from .base import FamilyMeasure, ParamInfo, register_measure
 from .tbg import LENGTH_PARAMS, TIME_MODEL_PARAMS, tbg_rates, time_parameters
 
-__all__ = ["MP", "MPcont"]
+__all__ = ["MP", "MPcont", "register_rates", "REGISTERED_RATES"]
+
+#: Rates registered by name with :func:`register_rates` (validated, normalised).
+REGISTERED_RATES: Dict[str, object] = {}
+
+
+def register_rates(name: str, rates) -> str:
+    """Make in-memory holding rates usable in measure strings: ``MPcont(rates='name')``.
+
+    ``rates`` is one of
+
+    * a sequence ``[mu_1, mu_2, ...]`` for ranks 1, 2, ... of every query;
+    * a mapping ``{rank: mu}`` (1-based ranks) for every query;
+    * a mapping ``{qid: sequence or {rank: mu}}``, rates per query.
+
+    Every rate must be positive and finite (checked here); every rank of an
+    evaluated ranking needs a rate (checked when the measure runs, naming the
+    rank).  A registered name wins over a file of the same name.  Returns ``name``.
+    """
+    if not isinstance(name, str) or not name or os.sep in name or "'" in name or '"' in name:
+        raise ValueError(f"register_rates: name must be a plain word (not a path), got {name!r}")
+    REGISTERED_RATES[name] = check_rates(rates)
+    return name
 
 _MP_PARAMS = {
     "cutoff": ParamInfo(dtype=int, required=False, desc="ranking cutoff: evaluate the first k documents only"),
@@ -54,9 +75,18 @@ def _load_rates(path: str, mtime: float):
 
 
 def load_rates(path: str):
-    """Rates from a ``rank<TAB>mu`` or ``qid<TAB>rank<TAB>mu`` file, cached per path and mtime."""
+    """Rates registered under ``path`` with :func:`register_rates`, else read from the file.
+
+    Files hold ``rank<TAB>mu`` or ``qid<TAB>rank<TAB>mu`` lines and are cached
+    per path and mtime.
+    """
+    if path in REGISTERED_RATES:
+        return REGISTERED_RATES[path]
     if not os.path.exists(path):
-        raise FileNotFoundError(f"MPcont: rates file {path!r} does not exist")
+        known = f"; registered names: {sorted(REGISTERED_RATES)}" if REGISTERED_RATES else ""
+        raise FileNotFoundError(f"MPcont: rates={path!r} is neither a name given to rates with "
+                                f"irmeasures_markov.register_rates nor an existing file (the file does not "
+                                f"exist){known}")
     return _load_rates(os.path.abspath(path), os.path.getmtime(path))
 
 
@@ -64,7 +94,9 @@ class _MPcont(_MP):
     """Continuous-time Markov Precision: MP with exponential holding times per rank.
 
     pi~_i = (pi_i / mu_i) / sum_j pi_j / mu_j;  MPcont = sum_i pi~_i Prec(i).
-    Rates come from ``rates='path'`` (TSV ``rank<TAB>mu`` or ``qid<TAB>rank<TAB>mu``).
+    Rates come from ``rates='path'`` (TSV ``rank<TAB>mu`` or ``qid<TAB>rank<TAB>mu``),
+    from ``rates='name'`` for rates given to :func:`register_rates`, or from
+    TBG's time model with ``time='tbg'``.
     """
     __name__ = "MPcont"
     NAME = __name__
@@ -73,8 +105,9 @@ class _MPcont(_MP):
     SUPPORTED_PARAMS = {
         **_MP_PARAMS,
         "rates": ParamInfo(dtype=str, required=False,
-                           desc="path of a TSV file of holding rates: 'rank<TAB>mu' (1-based ranks, all "
-                                "queries) or 'qid<TAB>rank<TAB>mu' (per query)"),
+                           desc="holding rates: a TSV file 'rank<TAB>mu' (1-based ranks, all queries) or "
+                                "'qid<TAB>rank<TAB>mu' (per query), or a name given to rates with "
+                                "irmeasures_markov.register_rates"),
         "time": ParamInfo(dtype=str, default="rates", choices=("rates", "tbg"),
                           desc="where holding times come from: 'rates' (the rates file) or 'tbg' (TBG's time "
                                "model: mean time at rank i = t_summary + (a*l_i + b)*P(C=1|r_i), from document "
@@ -89,8 +122,9 @@ class _MPcont(_MP):
         if time == "rates":
             if "rates" not in self.params:
                 raise ValueError("MPcont needs holding rates: MPcont(rates='path/to/rates.tsv'), a file of "
-                                 "'rank<TAB>mu' lines, or MPcont(time='tbg', lengths=...) for TBG's time model "
-                                 "(see docs/markov-precision.md).")
+                                 "'rank<TAB>mu' lines, MPcont(rates='name') for rates given to "
+                                 "irmeasures_markov.register_rates, or MPcont(time='tbg', lengths=...) for TBG's "
+                                 "time model (see docs/markov-precision.md).")
             if tbg_only:
                 raise ValueError(f"MPcont: {tbg_only} only apply with time='tbg'")
         else:
