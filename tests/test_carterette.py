@@ -9,7 +9,8 @@ from hypothesis import given, settings, strategies as st
 
 import irmeasures_markov as imm
 from irmeasures_markov.measures.carterette import (DISTRIBUTIONS, MODELS, NAMED_MEASURES, PAPER_MEASURES,
-                                                   default_norm, stopping_distribution, user_model_measure)
+                                                   default_norm, stopping_distribution, user_model_measure,
+                                                   user_model_values)
 
 COMBOS = [(m, d) for m in MODELS for d in DISTRIBUTIONS]
 
@@ -55,12 +56,18 @@ def brute(a, model, dist, theta=None, f="1/k", rb=None):
     return sum(P[k] * R[k] / (k + 1) for k in range(n))
 
 
+def ideal_ranking(n, rb, cutoff=None):
+    """The best permutation of a ranking of n documents holding all RB relevant ones: RB relevant first,
+    then non-relevant up to max(n, RB), cut at the cutoff (SPEC §2, docs/user-model-framework.md)."""
+    ideal = [1] * rb + [0] * max(0, n - rb)
+    return ideal[:cutoff] if cutoff else ideal
+
+
 def brute_norm(a, model, dist, theta=None, f="1/k", rb=None, cutoff=None):
     rb = sum(a) if rb is None else rb
     cut = a[:cutoff] if cutoff else a
     v = brute(cut, model, dist, theta, f, rb)
-    ideal = [1] * (rb if cutoff is None else min(rb, cutoff))
-    best = brute(ideal, model, dist, theta, f, rb)
+    best = brute(ideal_ranking(len(cut), rb, cutoff), model, dist, theta, f, rb)
     return v / best if best > 0 else 0.0
 
 
@@ -95,6 +102,50 @@ def test_paper_measures_normalised_brute_force_range_and_ideal(a, extra, name, c
         if rb:
             ideal = [1] * rb + [0] * 5
             assert user_model_measure(ideal, model, dist, recall_base=rb, cutoff=cutoff) == pytest.approx(1.0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(rankings, st.integers(0, 8), st.sampled_from(COMBOS), st.one_of(st.none(), st.integers(1, 30)),
+       st.floats(0.05, 0.95))
+def test_every_normalised_combination_in_unit_interval_and_one_on_the_ideal(a, extra, combo, cutoff, theta):
+    """norm=True on any model x dist (f = 1/k): the brute-force ratio to the padded ideal ranking, in [0, 1],
+    and 1 on that ideal ranking.  Without the non-relevant padding static M3/M4 exceeded 1."""
+    model, dist = combo
+    rb = sum(a) + extra
+    th = theta if dist in ("RBP", "ERR") else None
+    got = user_model_measure(a, model, dist, theta=th, norm=True, recall_base=rb, cutoff=cutoff)
+    assert got == pytest.approx(brute_norm(a, model, dist, th, rb=rb, cutoff=cutoff), abs=1e-12)
+    assert -1e-12 <= got <= 1 + 1e-12
+    if rb:
+        ideal = ideal_ranking(len(a), rb)
+        assert user_model_measure(ideal, model, dist, theta=th, norm=True, recall_base=rb,
+                                  cutoff=cutoff) == pytest.approx(1.0, abs=1e-12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(rankings, st.integers(0, 8), st.sampled_from(DISTRIBUTIONS), st.one_of(st.none(), st.integers(1, 30)))
+def test_normalised_expected_stopping_rank_is_times_the_ideal_effort(a, extra, dist, cutoff):
+    """M3 with f='k' (lower is better) normalised reads "times the ideal effort": not bounded by 1."""
+    rb = sum(a) + extra
+    got = user_model_measure(a, "M3", dist, f="k", norm=True, recall_base=rb, cutoff=cutoff)
+    assert got == pytest.approx(brute_norm(a, "M3", dist, f="k", rb=rb, cutoff=cutoff), rel=1e-12, abs=1e-12)
+    cut = a[:cutoff] if cutoff else a
+    n_rel = min(rb, cutoff) if cutoff else rb
+    if rb and dist in ("RBP", "DCG", "RR") and len(cut) >= n_rel:
+        assert got == pytest.approx(1.0, abs=1e-12)   # static: depends only on N, as the ideal
+    if rb and dist in ("ERR", "AP", "RRR") and sum(cut) == n_rel:
+        assert got >= 1 - 1e-12   # the j-th relevant document sits at rank >= j
+
+
+def test_normalised_static_m3_m4_audit_examples():
+    """Runs longer than RB used to beat their ideal ranking (RAP 1.135, RBAP@10 1.915, DAG 1.286)."""
+    assert user_model_measure([1, 1, 1] + [0] * 50, "M4", "RR", norm=True, recall_base=3) == pytest.approx(1.0)
+    assert user_model_measure([1, 0, 0, 0, 0, 0, 0], "M4", "RBP", norm=True, recall_base=1,
+                              cutoff=10) == pytest.approx(1.0)
+    assert user_model_measure([1, 0, 0, 0, 0], "M4", "DCG", norm=True, recall_base=1) == pytest.approx(1.0)
+    # the ideal is padded only up to the run's length: a short run still loses to RB relevant documents
+    assert user_model_measure([1], "M3", "RR", norm=True, recall_base=3) == pytest.approx(
+        (1 / 2) / (1 / 2 + 1 / 12 + 1 / 36))
 
 
 def test_distributions():
@@ -141,6 +192,9 @@ def test_validation():
             user_model_measure([1, 0], "M2", "DCG", cutoff=bad)
     with pytest.raises(ValueError, match="f must be"):
         user_model_measure([1], "M3", "RBP", f="log")
+    for bad in (True, np.bool_(True), "0.5", np.float32(1.0), float("nan")):
+        with pytest.raises(ValueError, match=r"theta must be in \(0, 1\)"):
+            user_model_measure([1], "M1", "RBP", theta=bad)
     for s in ["M1(dist='XYZ')", "M1(theta='x')", "M3(f='log')", "RBTR(dist='DCG')", "M2(norm=1)", "M1@0",
               "M1(theta=0)", "M2(dist='DCG',theta=0.5)", "M4(f='k')", "CDG(theta=0.5)",
               "EPR(theta=2)", "ARR(theta=0.5)"]:
@@ -148,6 +202,58 @@ def test_validation():
             m = ir_measures.parse_measure(s)
             m.validate_params()
             imm.PROVIDER.calc_aggregate([m], {"1": {"a": 1}}, {"1": {"a": 1.0}})
+
+
+def test_numpy_theta_is_accepted():
+    want = user_model_measure([1, 0, 1], "M1", "RBP", theta=0.5)
+    for theta in (np.float32(0.5), np.float64(0.5), np.array(0.5)[()]):
+        assert user_model_measure([1, 0, 1], "M1", "RBP", theta=theta) == want
+        assert user_model_measure([1, 0, 1], "M3", "ERR", theta=theta) == user_model_measure([1, 0, 1], "M3", "ERR",
+                                                                                            theta=0.5)
+    # the plug-in stores a float, so the measure prints (and compares) as one written by hand
+    m = imm.M1(theta=np.float32(0.5))
+    assert m == imm.M1(theta=0.5) and str(m) == "M1(theta=0.5)"
+    assert imm.EPR(theta=np.float64(0.5)) == imm.EPR
+    assert imm.PROVIDER.calc_aggregate([m], {"1": {"a": 1}}, {"1": {"a": 1.0}})[m] == pytest.approx(0.5)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.integers(0, 1), max_size=30), st.integers(0, 4)), min_size=1, max_size=6),
+       st.sampled_from(COMBOS), st.one_of(st.none(), st.integers(1, 20)), st.booleans())
+def test_user_model_values_is_user_model_measure_per_ranking(queries, combo, cutoff, norm):
+    """The flat-array API: each ranking as user_model_measure (and brute force), cutoff applied per ranking."""
+    model, dist = combo
+    flat = [x for a, _ in queries for x in a]
+    offsets = np.cumsum([0] + [len(a) for a, _ in queries])
+    rbs = np.array([sum(a) + extra for a, extra in queries])
+    got = user_model_values(flat, offsets, rbs, model, dist, norm=norm, cutoff=cutoff)
+    assert got.shape == (len(queries),) and got.dtype == np.float64
+    for i, (a, _) in enumerate(queries):
+        rb = int(rbs[i])
+        assert got[i] == user_model_measure(a, model, dist, norm=norm, recall_base=rb, cutoff=cutoff)
+        want = (brute_norm(a, model, dist, rb=rb, cutoff=cutoff) if norm
+                else brute(a[:cutoff] if cutoff else a, model, dist, rb=rb))
+        assert got[i] == pytest.approx(want, abs=1e-12)
+    np.testing.assert_array_equal(
+        user_model_values(np.asarray(flat, dtype=bool), offsets, rbs, model, dist, norm=norm, cutoff=cutoff), got)
+
+
+def test_user_model_values_validation():
+    with pytest.raises(ValueError, match="offsets must be"):
+        user_model_values([1, 0], [0, 1], [1])
+    with pytest.raises(ValueError, match="offsets must be"):
+        user_model_values([1, 0], [0, 2, 1, 2], [1, 1, 1])
+    with pytest.raises(ValueError, match="offsets must be"):
+        user_model_values([1, 0], [0.0, 2.0], [1])
+    with pytest.raises(ValueError, match="recall_base must hold one integer per ranking"):
+        user_model_values([1, 0], [0, 1, 2], [1])
+    with pytest.raises(ValueError, match="recall_base must be >= the relevant documents"):
+        user_model_values([1, 1, 1], [0, 1, 3], [1, 1])
+    with pytest.raises(ValueError, match="binary"):
+        user_model_values([1, 2], [0, 2], [2])
+    with pytest.raises(ValueError, match="cutoff must be a positive integer"):
+        user_model_values([1, 0], [0, 2], [1], cutoff=0)
+    assert user_model_values([], [0], np.zeros(0, dtype=int)).shape == (0,)
 
 
 # --------------------------------------------------------------------------- plug-in and identities
@@ -370,8 +476,8 @@ def test_figure_script(tmp_path):
 @given(st.lists(st.tuples(st.lists(st.integers(0, 2), max_size=40), st.integers(0, 4)), min_size=1, max_size=6),
        st.sampled_from(COMBOS), st.one_of(st.none(), st.integers(1, 25)), st.booleans(), st.integers(1, 2))
 def test_batch_kernel_equals_functional(queries, combo, cutoff, norm, rel):
-    """The relevant-positions batch kernel against the dense per-ranking sums, on random multi-query runs
-    (graded judgments, unjudged documents as grade 2 -> absent, empty rankings, RB = 0)."""
+    """The batch path (RelevanceBatch from a PreparedRun) against the functional API and brute force, on random
+    multi-query runs (graded judgments, unjudged documents as grade 2 -> absent, empty rankings, RB = 0)."""
     from irmeasures_markov.measures.carterette import user_model_batch
     from irmeasures_markov.rankings import PreparedRun, QrelsIndex
     model, dist = combo
@@ -393,3 +499,47 @@ def test_batch_kernel_equals_functional(queries, combo, cutoff, norm, rel):
         rb = sum(v >= rel for v in qrels[q].values())
         want = user_model_measure(a, model, dist, norm=norm, recall_base=rb, cutoff=cutoff)
         assert got[qi] == pytest.approx(want, abs=1e-12), (q, a, rb)
+        independent = (brute_norm(a, model, dist, rb=rb, cutoff=cutoff) if norm
+                       else brute(a[:cutoff] if cutoff else a, model, dist, rb=rb))
+        assert got[qi] == pytest.approx(independent, abs=1e-12), (q, a, rb)
+
+
+@pytest.mark.filterwarnings("ignore:.*no document with grade")   # generated queries with RB = 0 score 0
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.integers(0, 2), min_size=1, max_size=40), st.integers(0, 4)),
+                min_size=1, max_size=5),
+       st.one_of(st.none(), st.integers(1, 25)), st.booleans(), st.floats(0.05, 0.95))
+def test_plugin_normalised_in_unit_interval_and_one_on_the_ideal(queries, cutoff, judged_only, theta):
+    """All 24 combinations with norm=True through ir_measures: in [0, 1], equal to brute force, and 1 on
+    each query's ideal ranking (RB relevant, then judged non-relevant documents; grade 2 = unjudged)."""
+    qrels, run, rankings_of = {}, {}, {}
+    for i, (grades, extra) in enumerate(queries):
+        q = str(i)
+        qrels[q] = {f"x{j}": 1 for j in range(extra)}   # relevant, not retrieved
+        run[q] = {f"d{j}": float(len(grades) - j) for j in range(len(grades))}
+        qrels[q].update({f"d{j}": g for j, g in enumerate(grades) if g < 2})
+        rankings_of[q] = [int(g == 1) for g in grades if g < 2 or not judged_only]
+        rb = sum(g == 1 for g in qrels[q].values())
+        if rb:   # the ideal: every relevant document first, then judged non-relevant ones
+            qi = f"{i}ideal"
+            n = max(len(rankings_of[q]), rb)
+            qrels[qi] = {f"r{j}": 1 for j in range(rb)} | {f"n{j}": 0 for j in range(n - rb)}
+            run[qi] = {f"r{j}": 2.0 + n - j for j in range(rb)} | {f"n{j}": 1.0 - j / (n + 1) for j in range(n - rb)}
+            rankings_of[qi] = [1] * rb + [0] * (n - rb)
+    measures = []
+    for model, dist in COMBOS:
+        m = getattr(imm, model)(dist=dist, norm=True, judged_only=judged_only,
+                                **({"theta": theta} if dist in ("RBP", "ERR") else {}))
+        measures.append((m @ cutoff if cutoff else m, model, dist))
+    got = {}
+    for metric in imm.PROVIDER.iter_calc([m for m, _, _ in measures], qrels, run):
+        got[metric.measure, metric.query_id] = metric.value
+    for m, model, dist in measures:
+        th = theta if dist in ("RBP", "ERR") else None
+        for q, a in rankings_of.items():
+            rb = sum(g == 1 for g in qrels[q].values())
+            v = got[m, q]
+            assert -1e-12 <= v <= 1 + 1e-12, (str(m), q)
+            assert v == pytest.approx(brute_norm(a, model, dist, th, rb=rb, cutoff=cutoff), abs=1e-12), (str(m), q)
+            if q.endswith("ideal"):
+                assert v == pytest.approx(1.0, abs=1e-12), (str(m), q)

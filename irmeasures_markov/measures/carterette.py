@@ -43,10 +43,21 @@ Conventions of this implementation (SPEC §2):
   documents retrieved, not on their ranks: M1(AP) = r/RB (recall),
   M1(RRR) = r/(r+1), M1(ERR) = 1 − (1−θ)^r, M2(AP) = r(r+1)/(2 RB),
   M2(RRR) = H_{r+1} − 1, M2(ERR) = Σ_{j≤r} jθ(1−θ)^{j−1}.
-* ``norm`` divides by the value of the ideal ranking: RB relevant documents
-  (the query's whole recall base, not cut to the run's length) cut at the
-  cutoff when one is given (trec_eval's nDCG@k convention).  The paper
-  normalises the M2 family and ARR (M3 with AP): those are the defaults.
+* ``norm`` divides by the value of the ideal ranking: the best permutation of
+  a ranking as long as the run's, i.e. the query's RB relevant documents first
+  (the whole recall base, not cut to the run's length), then non-relevant
+  documents up to max(N, RB), cut at the cutoff when one is given (trec_eval's
+  nDCG@k convention).  This is SPEC §2's ideal ranking; the non-relevant tail
+  adds nothing to M1, M2 or any dynamic distribution, but static M3 and M4 sum
+  over all N ranks, and without the tail a run longer than RB could beat the
+  ideal.  So every normalised value lies in [0, 1] and is 1 on the ideal
+  ranking; static M3, normalised, is 1 for every run of N >= min(RB, cutoff)
+  documents.  M3 with f = 'k' (expected stopping rank: lower is better)
+  normalised reads "times the ideal ranking's effort"; it is not clamped and
+  is not bounded by 1 (it is >= 1 when the run retrieves min(RB, cutoff)
+  relevant documents and the distribution is dynamic).  The paper normalises
+  the M2 family and ARR (M3 with AP): those are the defaults, and the tail
+  leaves their values unchanged.
 * RB = 0 gives 0.
 
 Exemplar identities (checked in tests/ and integration/): M4(AP) = AP,
@@ -54,6 +65,7 @@ M2(DCG, norm) = binary nDCG, M1(RBP, θ) = RBP(p=θ), M3(ERR) = binary ERR.
 """
 from __future__ import annotations
 
+import numbers
 from functools import lru_cache
 from typing import Optional
 
@@ -72,6 +84,7 @@ __all__ = [
     "default_norm",
     "stopping_distribution",
     "user_model_measure",
+    "user_model_values",
     "user_model_batch",
 ]
 
@@ -109,7 +122,8 @@ def _check(model: str, dist: str, theta, f: str):
     if theta is not None:
         if dist not in DEFAULT_THETA:
             raise ValueError(f"dist={dist!r} has no parameter theta (only {sorted(DEFAULT_THETA)} do)")
-        if isinstance(theta, bool) or not isinstance(theta, (int, float)) or not (0 < theta < 1):
+        # numpy scalars (np.float32(0.5), np.int64) are numbers.Real; bools and np.bool_ are not accepted
+        if isinstance(theta, (bool, np.bool_)) or not isinstance(theta, numbers.Real) or not (0 < theta < 1):
             raise ValueError(f"theta must be in (0, 1), got {theta!r}")
     if f not in F_CHOICES:
         raise ValueError(f"f must be '1/k' (reciprocal rank) or 'k' (rank), got {f!r}")
@@ -189,20 +203,13 @@ def _distribution(a, r, dist, theta, rb):
     return p, tail
 
 
-def _value(a, r, k, p, tail, model, dist, f):
-    if model == "M1":
-        return float(np.dot(a, p))
-    if model == "M2":
-        return float(np.dot(a, tail)) if dist in STATIC_DISTRIBUTIONS else float(np.dot(p, r))
-    if model == "M3":
-        return float(np.dot(1.0 / k if f == "1/k" else k, p))
-    return float(np.dot(p, r / k))
-
-
 def user_model_measure(relevance, model: str = "M1", dist: str = "RBP", *, theta: Optional[float] = None,
                        f: str = "1/k", norm: Optional[bool] = None, recall_base: Optional[int] = None,
                        cutoff: Optional[int] = None) -> float:
     r"""One of Carterette's measures M1–M4 for one ranking.
+
+    A one-query :func:`user_model_values`: the ir_measures classes run the
+    same kernel on every query of a run.
 
     Parameters
     ----------
@@ -217,7 +224,8 @@ def user_model_measure(relevance, model: str = "M1", dist: str = "RBP", *, theta
     f : {'1/k', 'k'}
         M3's effort function (only for M3).
     norm : bool, optional
-        Divide by the ideal ranking's value; default :func:`default_norm`.
+        Divide by the ideal ranking's value (module docstring); default
+        :func:`default_norm`.
     recall_base : int, optional
         RB, the number of relevant documents for the query (default: those in
         the ranking).  Used by ``dist='AP'`` and by ``norm``.
@@ -232,39 +240,83 @@ def user_model_measure(relevance, model: str = "M1", dist: str = "RBP", *, theta
     0.919721
     """
     a = _as_relevance(relevance)
+    rb = _rb(a, recall_base)
+    return float(user_model_values(a, np.array([0, a.size]), np.array([rb]), model, dist, theta=theta, f=f,
+                                   norm=norm, cutoff=cutoff)[0])
+
+
+def user_model_values(relevance, offsets, recall_base, model: str = "M1", dist: str = "RBP", *,
+                      theta: Optional[float] = None, f: str = "1/k", norm: Optional[bool] = None,
+                      cutoff: Optional[int] = None) -> np.ndarray:
+    r"""Carterette's M1–M4 for many rankings stored flat, one value per ranking.
+
+    Parameters
+    ----------
+    relevance : array_like of 0/1 or bool
+        All rankings' binary relevance, concatenated, each top first.
+    offsets : array_like of int, length n + 1
+        Ranking i is ``relevance[offsets[i]:offsets[i+1]]`` (``offsets[0] = 0``,
+        non-decreasing, ``offsets[-1] = len(relevance)``).
+    recall_base : array_like of int, length n
+        RB of each ranking's query, at least its relevant documents.
+    model, dist, theta, f, norm
+        As in :func:`user_model_measure`.
+    cutoff : int, optional
+        Evaluate the first ``cutoff`` documents of each ranking (and cut the
+        ideal rankings there).
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (n,)
+
+    Examples
+    --------
+    >>> user_model_values([1, 0, 1, 0, 1], [0, 3, 5], [3, 1], 'M4', 'AP').round(6)   # AP of two rankings
+    array([0.555556, 0.5     ])
+    """
     _check(model, dist, theta, f)
-    if cutoff is not None:
-        if isinstance(cutoff, bool) or int(cutoff) != cutoff or cutoff < 1:
-            raise ValueError(f"cutoff must be a positive integer, got {cutoff!r}")
-        rb_full = _rb(a, recall_base)
-        a = a[:int(cutoff)]
-    else:
-        rb_full = _rb(a, recall_base)
-    th = _theta(dist, theta)
-    norm = default_norm(model, dist) if norm is None else bool(norm)
-    if rb_full == 0:
-        return 0.0
-    k = np.arange(1, a.size + 1, dtype=np.float64)
-    r = np.cumsum(a)
-    p, tail = _distribution(a, r, dist, th, rb_full)
-    value = _value(a, r, k, p, tail, model, dist, f)
-    if not norm:
-        return value
-    n_ideal = rb_full if cutoff is None else min(rb_full, int(cutoff))
-    ideal = np.ones(n_ideal)
-    ki = np.arange(1, n_ideal + 1, dtype=np.float64)
-    pi, ti = _distribution(ideal, ki, dist, th, rb_full)
-    best = _value(ideal, ki, ki, pi, ti, model, dist, f)
-    return value / best if best > 0 else 0.0
+    cutoff = _cutoff(cutoff)
+    rel = np.asarray(relevance)
+    if rel.dtype != bool:
+        rel = _as_relevance(rel) > 0
+    rel = rel.ravel()
+    offsets = np.asarray(offsets)
+    if (offsets.ndim != 1 or offsets.size < 1 or offsets.dtype.kind not in "iu" or offsets[0] != 0
+            or offsets[-1] != rel.size or np.any(np.diff(offsets) < 0)):
+        raise ValueError(f"offsets must be non-decreasing integers from 0 to len(relevance) = {rel.size}")
+    rb = np.asarray(recall_base)
+    if rb.shape != (offsets.size - 1,) or (rb.size and rb.dtype.kind not in "iu"):
+        raise ValueError(f"recall_base must hold one integer per ranking ({offsets.size - 1})")
+    found = segment_sum(rel, offsets)
+    if np.any(rb < found):
+        i = int(np.flatnonzero(rb < found)[0])
+        raise ValueError(f"recall_base must be >= the relevant documents in each ranking: ranking {i} has "
+                         f"{int(found[i])}, recall_base {int(rb[i])}")
+    if cutoff is not None and offsets.size > 1 and int(np.diff(offsets).max()) > cutoff:
+        lengths = np.diff(offsets)
+        keep = np.arange(rel.size) - np.repeat(offsets[:-1], lengths) < cutoff
+        rel = rel[keep]
+        offsets = np.concatenate(([0], np.cumsum(np.minimum(lengths, cutoff))))
+    return _values(_Relevant(rel, offsets, rb), model, dist, _theta(dist, theta), f,
+                   default_norm(model, dist) if norm is None else bool(norm), cutoff)
+
+
+def _cutoff(cutoff):
+    if cutoff is None:
+        return None
+    if isinstance(cutoff, (bool, np.bool_)) or not isinstance(cutoff, numbers.Real) or int(cutoff) != cutoff \
+            or cutoff < 1:
+        raise ValueError(f"cutoff must be a positive integer, got {cutoff!r}")
+    return int(cutoff)
 
 
 # ---------------------------------------------------------------------------
-# Vectorised over a RelevanceBatch
+# The kernel, on relevant positions
 # ---------------------------------------------------------------------------
 #
-# Every model needs the ranking only at its relevant positions, plus the
-# ranking's length N.  With P(k) = 0 at non-relevant ranks for the dynamic
-# distributions, and prefix tables C(n) = Σ_{k≤n} P(k) g(k) for the static ones:
+# Every model needs a ranking only at its relevant positions, plus its length
+# N.  With P(k) = 0 at non-relevant ranks for the dynamic distributions, and
+# prefix tables C(n) = Σ_{k≤n} P(k) g(k) for the static ones:
 #
 #   M1 = Σ_{j∈𝓡} P(j)                      M2 = Σ_{j∈𝓡} F(j)  (static) | Σ_{j∈𝓡} P(j) R_j
 #   M3 = C_f(N)  (static, f = 1/k or k)     | Σ_{j∈𝓡} f(j) P(j)
@@ -272,43 +324,8 @@ def user_model_measure(relevance, model: str = "M1", dist: str = "RBP", *, theta
 #                                           | Σ_{j∈𝓡} P(j) R_j / j
 #
 # so a run costs O(relevant retrieved) plus one table lookup per query, instead
-# of O(ranking length) per measure.  The per-ranking functional API above sums
-# over every rank directly; the tests check that the two agree.
-
-def _dense_distribution(a, r, k, rb, dist, theta):
-    """(P(k), F(k) or None) at every position of one dense ranking (used for the ideal ranking)."""
-    if dist in STATIC_DISTRIBUTIONS:
-        p_tab, t_tab = _table(dist, theta, k.size)
-        return p_tab[:k.size], t_tab[:k.size]
-    if dist == "ERR":
-        return a * theta * (1.0 - theta) ** (r - a), None
-    if dist == "AP":
-        return a / rb, None
-    return np.divide(a, r * (r + 1.0), out=np.zeros_like(a), where=a > 0), None
-
-
-def _contributions(a, r, k, rb, model, dist, theta, f):
-    """Per-rank terms whose sum is the measure, on one dense ranking."""
-    p, tail = _dense_distribution(a, r, k, rb, dist, theta)
-    if model == "M1":
-        return a * p
-    if model == "M2":
-        return a * tail if tail is not None else p * r
-    if model == "M3":
-        return p / k if f == "1/k" else p * k
-    return p * r / k
-
-
-@lru_cache(maxsize=64)
-def _ideal_prefix(model, dist, theta, f, n):
-    """Ideal value for an all-relevant ranking of length L = 0..n (AP: times RB)."""
-    ones = np.ones(n)
-    k = np.arange(1, n + 1, dtype=np.float64)
-    c = _contributions(ones, k, k, 1.0, model, dist, theta, f)  # AP's 1/RB is applied by the caller
-    out = np.concatenate(([0.0], np.cumsum(c)))
-    out.flags.writeable = False
-    return out
-
+# of O(ranking length) per measure.  The tests check it against brute-force
+# sums over every rank.
 
 @lru_cache(maxsize=64)
 def _static_prefix(dist, theta, weight, n):
@@ -321,17 +338,17 @@ def _static_prefix(dist, theta, weight, n):
 
 
 class _Relevant:
-    """A batch seen at its relevant positions only (built once per batch, cached on it)."""
+    """Rankings seen at their relevant positions only (for a batch: built once, cached on it)."""
     __slots__ = ("offsets", "lengths", "rb", "ranks", "idx", "count", "rb_at", "dists")
 
-    def __init__(self, batch):
-        pos = np.flatnonzero(batch.relevant)
-        self.offsets = np.searchsorted(pos, batch.offsets)      # segment bounds within pos
+    def __init__(self, relevant, offsets, recall_base):
+        pos = np.flatnonzero(relevant)
+        self.offsets = np.searchsorted(pos, offsets)             # segment bounds within pos
         counts = np.diff(self.offsets)
-        self.lengths = np.diff(batch.offsets)                    # N per query
-        self.rb = batch.recall_base.astype(np.float64)
-        self.idx = batch.ranks[pos] - 1                          # 0-based rank j−1
-        self.ranks = self.idx + 1.0                              # j
+        self.lengths = np.diff(offsets)                           # N per ranking
+        self.rb = np.asarray(recall_base, dtype=np.float64)
+        self.idx = pos - np.repeat(np.asarray(offsets)[:-1], counts)  # 0-based rank j−1
+        self.ranks = self.idx + 1.0                               # j
         self.count = (np.arange(pos.size) - np.repeat(self.offsets[:-1], counts) + 1).astype(np.float64)  # R_j
         self.rb_at = np.repeat(self.rb, counts)
         self.dists = {}
@@ -358,56 +375,96 @@ class _Relevant:
         return out
 
 
+def _relevant_terms(v: _Relevant, model, dist, theta, f):
+    """Per relevant position terms whose per-ranking sum is the measure (all but static M3/M4)."""
+    p, tail = v.distribution(dist, theta)
+    if model == "M1":
+        return p
+    if model == "M2":
+        return tail if tail is not None else p * v.count
+    if model == "M3":
+        return p / v.ranks if f == "1/k" else p * v.ranks
+    return p * v.count / v.ranks
+
+
+@lru_cache(maxsize=64)
+def _ideal_prefix(model, dist, theta, f, n):
+    """The value of an all-relevant ranking of length L = 0..n (AP: times RB), by the kernel's own terms."""
+    ones = _Relevant(np.ones(n, dtype=bool), np.array([0, n]), np.array([1]))  # RB = 1: AP's 1/RB is the caller's
+    out = np.concatenate(([0.0], np.cumsum(_relevant_terms(ones, model, dist, theta, f))))
+    out.flags.writeable = False
+    return out
+
+
+def _values(v: _Relevant, model, dist, theta, f, norm, cutoff):
+    """The kernel behind :func:`user_model_values` and :func:`user_model_batch` (arguments checked)."""
+    static = dist in STATIC_DISTRIBUTIONS
+    if static and model in ("M3", "M4"):
+        n = int(v.lengths.max()) if v.lengths.size else 0
+        c = _static_prefix(dist, theta, f if model == "M3" else "1/k", _table_size(n))
+        if model == "M3":
+            values = c[v.lengths]
+        else:
+            values = v.sum(c[np.repeat(v.lengths, np.diff(v.offsets))] - c.take(v.idx))
+    else:
+        values = v.sum(_relevant_terms(v, model, dist, theta, f))
+    rb = v.rb
+    values = np.where(rb > 0, values, 0.0)
+    if norm:
+        values = _normalise(values, v, model, dist, theta, f, cutoff)
+    return values
+
+
+def _normalise(values, v: _Relevant, model, dist, theta, f, cutoff):
+    """Divide by the ideal ranking's value: RB relevant documents, then non-relevant ones up to the run's
+    length N, cut at the cutoff.  The non-relevant tail only matters for static M3 and M4, whose sums run
+    over all N ranks; it keeps M1/M4 <= 1 and gives static M3 the value 1 once N >= min(RB, cutoff)."""
+    rb = v.rb
+    rb_int = rb.astype(np.int64)
+    n_rel = rb_int if cutoff is None else np.minimum(rb_int, cutoff)      # relevant documents of the ideal
+    n_all = np.maximum(v.lengths, rb_int)                                 # its length
+    if cutoff is not None:
+        n_all = np.minimum(n_all, cutoff)
+    static = dist in STATIC_DISTRIBUTIONS
+    if static and model in ("M3", "M4"):
+        top = int(n_all.max()) if n_all.size else 0
+        c = _static_prefix(dist, theta, f if model == "M3" else "1/k", _table_size(top))
+        if model == "M3":
+            best = c[n_all]
+        else:
+            # R_k = k down to n_rel, then n_rel: Σ_{k≤n_rel} P(k) + n_rel Σ_{n_rel<k≤n_all} P(k)/k
+            stop = _ideal_prefix("M1", dist, theta, "1/k", _table_size(top))
+            best = stop[n_rel] + n_rel * (c[n_all] - c[n_rel])
+    else:
+        top = int(n_rel.max()) if n_rel.size else 0
+        best = _ideal_prefix(model, dist, theta, f, _table_size(top))[n_rel]
+        if dist == "AP":
+            best = np.divide(best, rb, out=np.zeros_like(best), where=rb > 0)
+    best = np.where(rb > 0, best, 0.0)
+    return np.divide(values, best, out=np.zeros_like(values), where=best > 0)
+
+
 def _relevant_view(batch) -> _Relevant:
     view = batch.cache.get("carterette-relevant")
     if view is None:
-        view = batch.cache["carterette-relevant"] = _Relevant(batch)
+        view = batch.cache["carterette-relevant"] = _Relevant(batch.relevant, batch.offsets, batch.recall_base)
     return view
 
 
 def user_model_batch(batch, model: str, dist: str, *, theta: Optional[float] = None, f: str = "1/k",
                      norm: Optional[bool] = None, cutoff: Optional[int] = None) -> np.ndarray:
-    """:func:`user_model_measure` for every query of a :class:`~irmeasures_markov.rankings.RelevanceBatch`.
+    """:func:`user_model_values` for every query of a :class:`~irmeasures_markov.rankings.RelevanceBatch`.
 
     ``batch`` must already be cut at ``cutoff``; ``cutoff`` here only cuts the
-    ideal ranking used by ``norm``.  Works on the relevant positions only (see
-    the comment above); per-query sums by segment.
+    ideal ranking used by ``norm``.  The batch is trusted (built by
+    :class:`~irmeasures_markov.rankings.PreparedRun`): its relevant-positions
+    view is built once and cached on it, shared by every measure.
     """
     _check(model, dist, theta, f)
-    th = _theta(dist, theta)
     norm = default_norm(model, dist) if norm is None else bool(norm)
-    v = _relevant_view(batch)
-    p, tail = v.distribution(dist, th)
-    static = dist in STATIC_DISTRIBUTIONS
-    if model == "M1":
-        values = v.sum(p)
-    elif model == "M2":
-        values = v.sum(tail if static else p * v.count)
-    elif model == "M3":
-        if static:
-            n = int(v.lengths.max()) if v.lengths.size else 0
-            values = _static_prefix(dist, th, f, _table_size(n))[v.lengths]
-        else:
-            values = v.sum(p / v.ranks if f == "1/k" else p * v.ranks)
-    else:
-        if static:
-            n = int(v.lengths.max()) if v.lengths.size else 0
-            c = _static_prefix(dist, th, "1/k", _table_size(n))
-            values = v.sum(c[np.repeat(v.lengths, np.diff(v.offsets))] - c.take(v.idx))
-        else:
-            values = v.sum(p * v.count / v.ranks)
-    rb = v.rb
-    values = np.where(rb > 0, values, 0.0)
-    if norm:
-        n_ideal = batch.recall_base if cutoff is None else np.minimum(batch.recall_base, int(cutoff))
-        top = int(n_ideal.max()) if n_ideal.size else 0
-        best = _ideal_prefix(model, dist, th, f, _table_size(top))[n_ideal]
-        if dist == "AP":
-            best = np.divide(best, rb, out=np.zeros_like(best), where=rb > 0)
-        values = np.divide(values, best, out=np.zeros_like(values), where=best > 0)
-    return values
+    return _values(_relevant_view(batch), model, dist, _theta(dist, theta), f, norm, _cutoff(cutoff))
 
 
 def _table_size(n: int) -> int:
-    """A power of two >= n (>= 16), so lru-cached tables have few distinct sizes."""
+    """A power of two > n (>= 16), so lru-cached tables have few distinct sizes."""
     return 1 << max(4, int(n).bit_length())

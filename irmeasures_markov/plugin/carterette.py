@@ -11,6 +11,8 @@ See docs/user-model-framework.md.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..measures.carterette import (DEFAULT_THETA, DISTRIBUTIONS, F_CHOICES, MODELS, NAMED_MEASURES,
                                    default_norm, user_model_batch)
 from .base import FLOAT, FamilyMeasure, ParamInfo, register_measure
@@ -24,7 +26,8 @@ _COMMON = {
                        desc="parameter of the RBP (persistence, default 0.8) or ERR (stopping probability at "
                             "a relevant document, default 0.5) distribution; in (0, 1)"),
     "norm": ParamInfo(dtype=bool, required=False,
-                      desc="divide by the ideal ranking's value (default: on for M2 and ARR, off otherwise)"),
+                      desc="divide by the ideal ranking's value (RB relevant documents, then non-relevant ones "
+                           "up to the run's length; default: on for M2 and ARR, off otherwise)"),
     "rel": ParamInfo(dtype=int, default=1, desc="minimum grade counted as relevant (inclusive)"),
     "judged_only": ParamInfo(dtype=bool, default=False,
                              desc="drop unjudged documents before ranking (condensed list)"),
@@ -48,6 +51,9 @@ class _UserModelMeasure(FamilyMeasure):
             params["dist"] = params["dist"].upper()
         dist = self.FIXED_DIST or params.get("dist", "RBP")
         theta = params.get("theta")
+        if isinstance(theta, (np.floating, np.integer)):
+            # a numpy scalar would print as np.float32(0.5), which no measure string parses back
+            theta = params["theta"] = float(theta)
         if (dist in DEFAULT_THETA and isinstance(theta, (int, float)) and not isinstance(theta, bool)
                 and theta == DEFAULT_THETA[dist]):
             del params["theta"]
