@@ -48,16 +48,19 @@ def main():
     fig, axes = plt.subplots(2, 2, figsize=(10, 7), sharex=True)
     for col, (group, title) in enumerate([(STATIC_DISTRIBUTIONS, "static"),
                                           (DYNAMIC_DISTRIBUTIONS, "dynamic (example ranking)")]):
-        for row, (idx, label) in enumerate([(0, "P(k)  stopping probability"),
-                                            (1, "F(k) = Σ_{i≥k} P(i)  viewing probability")]):
+        # mathtext, so subscripts print as subscripts (a plain string shows its TeX source);
+        # an inline Σ keeps the y-label on one line
+        for row, (idx, symbol, label) in enumerate([
+                (0, "P", r"$P(k)$: stopping probability"),
+                (1, "F", r"$F(k) = \Sigma_{i \geq k}\, P(i)$: viewing probability")]):
             ax = axes[row, col]
             for dist in group:
-                name = f"P_{dist}" + (f" (θ={THETA[dist]})" if dist in THETA else "")
+                name = rf"${symbol}_{{\mathrm{{{dist}}}}}$" + (f" (θ={THETA[dist]})" if dist in THETA else "")
                 ax.plot(k, data[dist][idx], STYLE[dist], ms=3.5, lw=1, label=name)
             if col == 1:
                 rel = np.flatnonzero(EXAMPLE) + 1
                 ax.plot(rel, np.zeros(rel.size), "k|", ms=10, label="relevant document")
-            ax.set_title(f"{label.split()[0]} — {title}", fontsize=10)
+            ax.set_title(f"${symbol}(k)$ — {title}", fontsize=10)
             ax.set_ylabel(label, fontsize=9)
             ax.grid(alpha=0.3)
             ax.set_ylim(bottom=-0.02)
