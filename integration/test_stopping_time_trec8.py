@@ -150,3 +150,18 @@ def test_order1_with_loss_against_simulation(trec8):
         model = browsing_model(relevant.astype(int), **params)
         v = model.simulate(300_000, seed=k)
         assert abs(v.mean() - got[k]) < 4 * v.std() / math.sqrt(v.size) + 1e-12, q
+
+
+def test_order1_generating_function_equals_step_recursion(trec8):
+    # the plugin's stacked generating-function integral against SPEC §3's step recursion, on full
+    # 1000-document TREC-8 rankings (many steps, tens of relevant documents)
+    qrels, runs = trec8
+    qi = QrelsIndex(qrels)
+    prepared = PreparedRun(qi, runs[sorted(runs)[11]])
+    b = prepared.batch()
+    for params in (dict(browse="RWBM", p=0.55, q=0.35, loss=0.25, order=1),
+                   dict(browse="RWBM", p=0.6, q=0.3, p_rel=0.3, q_rel=0.5, top="forward", order=1)):
+        got = imm.PH(**params).compute(prepared)
+        for k, (q, relevant, grades, rb) in list(enumerate(b.segments()))[:5]:
+            model = browsing_model(relevant.astype(int), **params)
+            assert got[k] == pytest.approx(model.expectation(1, method="recursion"), rel=1e-11, abs=2e-12), q

@@ -6,11 +6,14 @@ distributions): which run dominates, ``=`` for equal distributions, or ``x``
 for incomparable, with the P@H values where the CDFs cross.  Forward models
 (DFBM/SFBM, all ``--user`` choices) have exact distributions; random-walk
 models are simulated (``--users``, ``--seed``) and a CDF difference within
-``--z`` standard errors counts as a tie.
+``--z`` standard errors counts as a tie.  With ``--tail inf`` (the ranking
+continues with endless non-relevant documents) only order 2 is defined
+(and order 1 when f = 1, where it equals order 2); the other columns show ``-``.
 """
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from typing import List
 
@@ -32,7 +35,11 @@ def _grades(ranked, rel, judged_only, cutoff):
 
 def compare_runs(qrels, run_a, run_b, *, rel=1, judged_only=False, cutoff=None, n_users=100_000, seed=0,
                  z=4.0, **model):
-    """Per-topic comparison rows: ``(qid, e1_a, e1_b, e2_a, e2_b, DominanceResult)``."""
+    """Per-topic comparison rows: ``(qid, e1_a, e1_b, e2_a, e2_b, DominanceResult)``.
+
+    With ``tail='inf'`` the order-1 values are NaN unless f = 1, and the
+    dominance result is None (no distribution is defined for the endless tail).
+    """
     index = QrelsIndex(qrels)
     prepared = [PreparedRun(index, run) for run in (run_a, run_b)]
     by_qid = [{q.qid: q for q in p.queries} for p in prepared]
@@ -50,8 +57,10 @@ def compare_runs(qrels, run_a, run_b, *, rel=1, judged_only=False, cutoff=None, 
         if index.recall_base(qid, rel) == 0:
             continue
         a, b = models
-        dom = a.dominance(b, n_users=n_users, seed=seed, z=z)
-        rows.append((qid, a.expectation(1), b.expectation(1), a.expectation(2), b.expectation(2), dom))
+        finite = model.get("tail", "none") == "none"
+        dom = a.dominance(b, n_users=n_users, seed=seed, z=z) if finite else None
+        e1 = [m.expectation(1) if finite or m.f == "1" else math.nan for m in models]
+        rows.append((qid, e1[0], e1[1], a.expectation(2), b.expectation(2), dom))
     return rows
 
 
@@ -67,7 +76,13 @@ def _verdict(dom, names):
 
 
 def _winner(a, b, names, tol=1e-12):
+    if math.isnan(a) or math.isnan(b):
+        return "-"
     return names[0] if a > b + tol else names[1] if b > a + tol else "="
+
+
+def _fmt(x):
+    return "-" if math.isnan(x) else f"{x:.4f}"
 
 
 def ph_compare_main(argv: List[str]) -> int:
@@ -90,6 +105,9 @@ def ph_compare_main(argv: List[str]) -> int:
     parser.add_argument("--loss", type=float, default=0.0, help="utility loss per revisit (RWBM)")
     parser.add_argument("--f", choices=("h", "1"), help="normaliser f(H) (default h)")
     parser.add_argument("--top", choices=("stop", "forward"), default="stop")
+    parser.add_argument("--tail", choices=("none", "inf"), default="none",
+                        help="'inf': the ranking continues with endless non-relevant documents browsed with "
+                             "--p/--q (RBP(inf) with --user RBP); order 2 only")
     parser.add_argument("--gain", choices=GAINS, default="binary")
     parser.add_argument("--b", type=float, default=2.0, help="log base for --user DCG")
     parser.add_argument("--rel", type=int, default=1)
@@ -112,6 +130,8 @@ def ph_compare_main(argv: List[str]) -> int:
         model.update(q=args.q, p_rel=args.p_rel, q_rel=args.q_rel)
     if args.user == "DCG":
         model["b"] = args.b
+    if args.tail != "none":
+        model["tail"] = args.tail
     try:
         qrels = _load_qrels(args.qrels)
         runs = [read_trec_run(args.run_a), read_trec_run(args.run_b)]
@@ -127,19 +147,25 @@ def ph_compare_main(argv: List[str]) -> int:
     counts = {1: {}, 2: {}, 3: {}}
     for qid, e1a, e1b, e2a, e2b, dom in rows:
         w1, w2 = _winner(e1a, e1b, names), _winner(e2a, e2b, names)
-        v3 = _verdict(dom, names)
-        key3 = {"first": a, "second": b, "equal": "=", "incomparable": "x"}[dom.relation]
+        if dom is None:
+            v3 = key3 = "-"
+        else:
+            v3 = _verdict(dom, names)
+            key3 = {"first": a, "second": b, "equal": "=", "incomparable": "x"}[dom.relation]
         for k, w in ((1, w1), (2, w2), (3, key3)):
             counts[k][w] = counts[k].get(w, 0) + 1
-        print(f"{qid}\t{e1a:.4f}\t{e1b:.4f}\t{e2a:.4f}\t{e2b:.4f}\t{w1}\t{w2}\t{v3}")
+        print(f"{qid}\t{_fmt(e1a)}\t{_fmt(e1b)}\t{_fmt(e2a)}\t{_fmt(e2b)}\t{w1}\t{w2}\t{v3}")
     n = len(rows)
     if n:
         m = np.array([r[1:5] for r in rows], dtype=np.float64).mean(axis=0)
-        print(f"mean\t{m[0]:.4f}\t{m[1]:.4f}\t{m[2]:.4f}\t{m[3]:.4f}")
+        print("mean\t" + "\t".join(_fmt(x) for x in m))
     print(f"# {n} topics")
     labels = {1: "order 1 (E[P@H])", 2: "order 2 (E[sum g]/E[f(H)])", 3: "order 3 (dominance)"}
     for k in (1, 2, 3):
         c = counts[k]
+        if n and c.get("-", 0) == n:
+            print(f"# {labels[k]}: not defined with tail='inf'")
+            continue
         parts = [f"{a} better {c.get(a, 0)}", f"{b} better {c.get(b, 0)}", f"tied {c.get('=', 0)}"]
         if k == 3:
             parts.append(f"incomparable {c.get('x', 0)}")

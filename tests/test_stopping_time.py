@@ -10,7 +10,10 @@ import ir_measures
 import irmeasures_markov  # noqa: F401  (registers PH)
 from irmeasures_markov.core.absorbing import fundamental_matrix
 from irmeasures_markov.core.birth_death import (batched_inverse_diagonal, batched_tridiagonal_solve,
-                                                birth_death_inverse_diagonal)
+                                                birth_death_average_reward, birth_death_average_reward_recursion,
+                                                birth_death_discounted_visits, birth_death_expected_visits,
+                                                birth_death_inverse_diagonal, birth_death_solve,
+                                                birth_death_solve_pair)
 from irmeasures_markov.measures.stopping_time import (BrowsingModel, browsing_model, compare_distributions,
                                                       k_infinite, path_at_h, path_at_h_batch, rbp_normaliser)
 from irmeasures_markov.rankings import PreparedRun, QrelsIndex
@@ -190,6 +193,7 @@ class TestExactMethods:
         m = browsing_model(grades, browse="RWBM", p=p, q=q, loss=loss, top=top, f=f, gain="grade")
         e1, eg, eh = brute_force(m)
         assert m.expectation(1) == pytest.approx(e1, rel=1e-9, abs=1e-12)
+        assert m.expectation(1, method="recursion") == pytest.approx(e1, rel=1e-9, abs=1e-12)
         got_g, got_h = m.expected_gain_and_steps()
         assert got_g == pytest.approx(eg, rel=1e-9, abs=1e-12)
         assert got_h == pytest.approx(eh, rel=1e-9)
@@ -245,11 +249,85 @@ class TestExactMethods:
         with pytest.raises(ValueError, match="never absorbed"):
             birth_death_inverse_diagonal([1.0, 0.0], [0.0, 1.0])
 
+    @pytest.mark.parametrize("seed", range(8))
+    def test_step_recursion_equals_generating_function(self, seed):
+        # SPEC §3's step recursion and the generating-function integral are independent exact methods
+        rng = np.random.default_rng(seed)
+        n = int(rng.integers(1, 30))
+        grades = rng.integers(0, 3, n)
+        p = rng.uniform(0.05, 0.9)
+        q = rng.uniform(0.0, 0.99 - p)
+        p_rel = rng.uniform(0.0, 1.0 - q)
+        for loss in (0.0, 0.3, 1.0):
+            for top in ("stop", "forward"):
+                for f in ("h", "1"):
+                    m = browsing_model(grades, browse="RWBM", p=p, q=q, p_rel=p_rel, loss=loss, top=top, f=f,
+                                       gain="grade")
+                    rec = m.expectation(1, method="recursion")
+                    assert rec == pytest.approx(m.expectation(1), rel=1e-12, abs=3e-12), (loss, top, f)
+                    assert rec == pytest.approx(m.expectation(1, method="generating"), rel=1e-12, abs=3e-12)
+
+    def test_order1_methods_on_forward_models(self):
+        for m in (browsing_model(R, user="AP"), browsing_model(S, p=0.6, p_rel=0.3, order=1),
+                  browsing_model(R, user="ERR")):
+            closed = m.expectation(1)
+            assert m.expectation(1, method="generating") == pytest.approx(closed, rel=1e-13)
+            assert m.expectation(1, method="recursion") == pytest.approx(closed, rel=1e-12, abs=1e-12)
+
+    def test_core_birth_death_kernels_against_dense(self, rng):
+        # three stacked chains (forward 0 at each last state, backward 0 at each first state)
+        n = 23
+        fw, bw = rng.uniform(0, 0.6, n), rng.uniform(0, 0.35, n)
+        fw[[6, 14, n - 1]] = 0
+        bw[[0, 7, 15]] = 0
+        starts = [0, 7, 15]
+        d = np.ones(n)
+        d[14] = 0.8
+        M = np.diag(d) - np.diag(fw[:-1], 1) - np.diag(bw[1:], -1)
+        N = np.linalg.inv(M)
+        rhs = rng.normal(size=(n, 2))
+        np.testing.assert_allclose(birth_death_solve(fw, bw, rhs, diag=d), N @ rhs, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(birth_death_solve(fw, bw, rhs[:, 0], diag=d, transpose=True), N.T @ rhs[:, 0],
+                                   rtol=1e-12, atol=1e-14)
+        x, y = birth_death_solve_pair(fw, bw, rhs[:, 0], rhs[:, 1], diag=d)
+        np.testing.assert_allclose(x, N @ rhs[:, 0], rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(y, N.T @ rhs[:, 1], rtol=1e-12, atol=1e-14)
+        row = N[starts].sum(axis=0)     # blocks are uncoupled: each block holds its start's row
+        np.testing.assert_allclose(birth_death_expected_visits(fw, bw, starts, diag=d), row, rtol=1e-12)
+        visits, disc = birth_death_discounted_visits(fw, bw, starts, 0.35, diag=d)
+        np.testing.assert_allclose(visits, row, rtol=1e-12)
+        np.testing.assert_allclose(disc, row / (0.65 * np.diag(N) + 0.35), rtol=1e-12)
+        # the generating-function terms summed per block equal the per-block recursion
+        reward = rng.uniform(0, 2, n)
+        terms = birth_death_average_reward(fw, bw, reward, starts, 0.4)
+        for a, b in ((0, 7), (7, 15), (15, n)):
+            rec = birth_death_average_reward_recursion(fw[a:b], bw[a:b], reward[a:b], 0, 0.4)
+            assert terms[a:b].sum() == pytest.approx(rec, rel=1e-11, abs=1e-12)
+        # without 1/H the recursion gives the discounted visit-count formula
+        rec = birth_death_average_reward_recursion(fw[:7], bw[:7], reward[:7], 2, 0.4, average=False)
+        _, disc = birth_death_discounted_visits(fw[:7], bw[:7], [2], 0.4)
+        assert rec == pytest.approx(reward[:7] @ disc, rel=1e-11)
+        for n_small in (0, 1, 2):
+            z = np.zeros(n_small)
+            assert birth_death_solve(z, z, np.ones(n_small)).tolist() == [1.0] * n_small
+            assert [a.tolist() for a in birth_death_solve_pair(z, z, np.ones(n_small), np.ones(n_small))] == \
+                [[1.0] * n_small] * 2
+        with pytest.raises(ValueError, match="never absorbed"):
+            birth_death_solve([1.0, 0.0], [0.0, 1.0], [1.0, 1.0])
+        with pytest.raises(ValueError, match="never absorbed"):
+            birth_death_average_reward_recursion([1.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 1.0])
+        with pytest.raises(ValueError, match="`discount` must be in"):
+            birth_death_discounted_visits(fw, bw, [0], 1.5)
+        with pytest.raises(ValueError, match="`starts` must be states"):
+            birth_death_expected_visits(fw, bw, [n])
+
     def test_singular_chain_is_rejected(self):
         m = BrowsingModel([1.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1, 0, 1])
         for order in (1, 2):
             with pytest.raises(ValueError, match="never absorbed"):
                 m.expectation(order)
+        with pytest.raises(ValueError, match="never absorbed"):
+            m.expectation(1, method="recursion")
         with pytest.raises(ValueError, match="never absorbed"):
             BrowsingModel([1.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1, 0, 1], loss=0.5).expectation(2)
 
@@ -357,11 +435,33 @@ class TestDominance:
         assert res.relation == "second"
 
     def test_quantile_and_cdf(self):
-        d = browsing_model(R, user="RBP", p=0.5).distribution()
+        m = browsing_model(R, user="RBP", p=0.5)
+        d = m.distribution()
         assert d.cdf(d.support[-1]) == pytest.approx(1.0)
         assert d.cdf(-1.0) == 0.0
         assert d.quantile(0.5) in d.support
         assert compare_distributions(d, d).relation == "equal"
+        # by hand: P(H = h) = 2^-h (h < 10), 2^-9 (h = 10); P@H = R_h / h with R_h the relevant in the
+        # first h of 1001001001: h = 1 -> 1; 2, 4 -> 1/2; 3, 6, 9 -> 1/3; 5, 10 -> 2/5; 7 -> 3/7; 8 -> 3/8
+        support = [1 / 3, 3 / 8, 2 / 5, 3 / 7, 1 / 2, 1.0]
+        probs = np.array([64 + 8 + 1, 2, 16 + 1, 4, 128 + 32, 256]) / 512
+        assert d.exact
+        np.testing.assert_allclose(d.support, support, rtol=1e-15)
+        np.testing.assert_allclose(d.probabilities, probs, rtol=1e-14)
+        F = np.cumsum(probs)               # 73, 75, 92, 96, 256, 512 (/512)
+        np.testing.assert_allclose(d.cdf([0.3, 1 / 3, 0.39, 0.45, 0.99, 1.0, 2.0]),
+                                   [0, F[0], F[1], F[3], F[4], 1, 1], rtol=1e-14, atol=0)
+        levels = {0.0: 1 / 3, 0.1: 1 / 3, F[0]: 1 / 3, F[0] + 1e-9: 3 / 8, F[1]: 3 / 8, 0.16: 2 / 5,
+                  F[2]: 2 / 5, 0.184: 3 / 7, 0.3: 1 / 2, 0.5: 1 / 2, 0.5 + 1e-9: 1.0, 0.999: 1.0, 1.0: 1.0}
+        got = d.quantile(list(levels))
+        np.testing.assert_array_equal(got, np.array(list(levels.values())))
+        assert m.quantile(0.5) == 1 / 2
+        # against the sorted sample of 10^6 simulated users, at levels >= 9 standard errors from any jump of F
+        sim = np.sort(m.simulate(1_000_000, seed=3))
+        for u in (0.05, 0.16, 0.184, 0.3, 0.7, 0.999):
+            assert sim[math.ceil(u * sim.size) - 1] == pytest.approx(d.quantile(u), abs=1e-12), u
+        dfbm = browsing_model(R, browse="DFBM").distribution()
+        np.testing.assert_array_equal(dfbm.quantile([0.0, 0.5, 1.0]), [0.4, 0.4, 0.4])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -421,6 +521,43 @@ class TestPlugin:
         assert ir_measures.parse_measure("PH(p=0.8,order=2)") == ir_measures.parse_measure("PH")
         assert ir_measures.parse_measure("PH(p=1)") == ir_measures.parse_measure("PH(p=1)")
 
+    @pytest.mark.parametrize("given,plain", [
+        ("PH(user='AP',order=2)", "PH(user='AP')"), ("PH(user='ERR',order=2)", "PH(user='ERR')"),
+        ("PH(user='DCG',f='h')", "PH(user='DCG')"), ("PH(user='P',browse='SFBM')", "PH(user='P')"),
+        ("PH(user='AP',p=0.8,q=0.0,loss=0)", "PH(user='AP')"), ("PH(browse='DFBM',p=0.8)", "PH(browse='DFBM')"),
+        ("PH(b=2,order=2)", "PH"),
+    ])
+    def test_default_valued_parameters_are_unspecified(self, given, plain, rng):
+        # measures compare by their printed form, which omits defaults: equal measures behave identically
+        a, b = ir_measures.parse_measure(given), ir_measures.parse_measure(plain)
+        assert a == b and str(a) == str(b) and hash(a) == hash(b)
+        a.validate_params()
+        b.validate_params()
+        assert a(cutoff=5) == b @ 5
+        qrels, run = _synthetic(rng)
+        assert irmeasures_markov.PROVIDER.calc_aggregate([a], qrels, run)[a] == \
+            irmeasures_markov.PROVIDER.calc_aggregate([b], qrels, run)[b]
+
+    def test_user_with_default_order_from_python(self):
+        PH = irmeasures_markov.PH
+        for m in (PH(user="AP", order=2), PH(order=2)(user="AP"), PH(user="AP")(order=2)):
+            assert m == PH(user="AP") and m.params == {"user": "AP"}
+            m.validate_params()
+        # the functional API has no declared default order: order=2 there is a real request
+        with pytest.raises(ValueError, match="conflicts with order=2"):
+            browsing_model(R, user="AP", order=2)
+
+    def test_validation_shared_with_functional_api(self):
+        for text, kwargs in (("PH(browse='DFBM',p=0.5)", dict(browse="DFBM", p=0.5)),
+                             ("PH(browse='DFBM',loss=0.2)", dict(browse="DFBM", loss=0.2)),
+                             ("PH(browse='SFBM',loss=0.2)", dict(browse="SFBM", loss=0.2)),
+                             ("PH(user='AP',q=0.1)", dict(user="AP", q=0.1))):
+            with pytest.raises(ValueError) as plugin_error:
+                ir_measures.parse_measure(text).validate_params()
+            with pytest.raises(ValueError) as functional_error:
+                browsing_model(R, **kwargs)
+            assert str(plugin_error.value) == f"PH: {functional_error.value}"
+
     def test_identities_through_ir_measures(self, rng):
         qrels, run = _synthetic(rng)
         res = {}
@@ -438,9 +575,11 @@ class TestPlugin:
 
     @pytest.mark.parametrize("text,message", [
         ("PH(browse='RWBM',p=0.7,q=0.5)", "p \\+ q must be <= 1"),
-        ("PH(user='AP',order=2)", "conflicts with order=2"),
+        ("PH(user='RBP',order=1)", "conflicts with order=1"),
         ("PH(user='AP',browse='RWBM')", "conflicts with browse"),
-        ("PH(user='DCG',f='h')", "conflicts with f"),
+        ("PH(user='P',browse='RWBM')", "conflicts with browse"),
+        ("PH(user='AP',f='1')", "conflicts with f"),
+        ("PH(user='AP',p=0.5)", "does not take \\['p'\\]"),
         ("PH(loss=0.3)", "needs revisits"),
         ("PH(browse='RWBM',loss=1.5)", "`loss` must be in \\[0, 1\\]"),
         ("PH(browse='RWBM',p=1.5)", "`p` must be in \\[0, 1\\]"),
@@ -487,6 +626,23 @@ class TestInputValidation:
             browsing_model(R).dominance([1, 0])
         with pytest.raises(ValueError, match="`u` must be in"):
             browsing_model(R).distribution().quantile(1.5)
+        with pytest.raises(ValueError, match="does not take \\['p'\\]"):
+            browsing_model(R, browse="DFBM", p=0.5)
+        with pytest.raises(ValueError, match="does not take \\['loss', 'p'\\]"):
+            browsing_model(R, browse="DFBM", p=lambda i, g: 0.5 + 0 * i, loss=0.3)
+        for browse in ("SFBM", None):
+            with pytest.raises(ValueError, match="`loss` needs revisits"):
+                browsing_model(R, browse=browse, loss=0.3)
+        with pytest.raises(ValueError, match="tail='inf' needs constant numbers `p` and `q`.*`p` vary"):
+            browsing_model(R, browse="RWBM", p=lambda i, g: np.full(i.shape, 0.5), q=0.2, tail="inf")
+        with pytest.raises(ValueError, match="`q` vary"):
+            browsing_model(R, browse="RWBM", q=np.full(len(R), 0.1), tail="inf")
+        with pytest.raises(ValueError, match="`method` must be one of"):
+            browsing_model(R).expectation(1, method="quad")
+        with pytest.raises(ValueError, match="order-1 method"):
+            browsing_model(R, browse="RWBM", q=0.1).expectation(2, method="recursion")
+        with pytest.raises(ValueError, match="order 1 is not available with tail"):
+            browsing_model(R, browse="RWBM", q=0.1, tail="inf", f="1").expectation(1, method="recursion")
 
     def test_empty_ranking(self):
         m = browsing_model([], browse="RWBM", q=0.1)

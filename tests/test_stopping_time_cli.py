@@ -47,3 +47,29 @@ def test_rwbm_simulated(files, capsys):
 def test_bad_model_is_a_clear_error(files, capsys):
     assert main(["ph-compare", *files, "--browse", "RWBM", "--p", "0.7", "--q", "0.5"]) == 2
     assert "p + q must be <= 1" in capsys.readouterr().err
+
+
+def test_tail_inf_is_rbp_infinity_order2_only(files, capsys):
+    # RBP(inf) = (1 - p) sum r_i p^(i-1): 0.5 (1 + 2^-3 + 2^-6 + 2^-9) and 0.5 (2^-1 + 2^-2 + 2^-3 + 2^-4)
+    assert main(["ph-compare", *files, "--user", "RBP", "--p", "0.5", "--tail", "inf", "--names", "r", "s"]) == 0
+    out = capsys.readouterr().out
+    assert "tail=inf" in out.splitlines()[0]
+    assert _topic_line(out)[1:] == ["-", "-", "0.5713", "0.4688", "-", "r", "-"]
+    assert "# order 1 (E[P@H]): not defined with tail='inf'" in out
+    assert "# order 3 (dominance): not defined with tail='inf'" in out
+    # without the tail the values are RBP(N), so the option reaches the model
+    assert main(["ph-compare", *files, "--user", "RBP", "--p", "0.5", "--tail", "none"]) == 0
+    assert _topic_line(capsys.readouterr().out)[3:5] == ["0.5718", "0.4692"]
+
+
+def test_tail_inf_with_f1_keeps_order1(files, capsys):
+    # with f = 1, order 1 is E[sum g], the same as order 2, and defined with the tail
+    assert main(["ph-compare", *files, "--browse", "RWBM", "--p", "0.5", "--q", "0.25", "--f", "1",
+                 "--tail", "inf"]) == 0
+    row = _topic_line(capsys.readouterr().out)
+    assert row[1:3] == row[3:5] and row[1] != "-" and row[7] == "-"
+
+
+def test_tail_inf_rejected_for_dfbm(files, capsys):
+    assert main(["ph-compare", *files, "--browse", "DFBM", "--tail", "inf"]) == 2
+    assert "does not take ['tail']" in capsys.readouterr().err

@@ -1,11 +1,37 @@
-r"""Many independent birth–death (tridiagonal) systems at once.
+r"""Birth–death (tridiagonal) absorbing chains.
 
-The absorbing chains of P@H move only between neighbouring ranks, so
-:math:`M = I - zQ` is tridiagonal.  The functions here solve a stack of such
-systems, one per row of 2-D arrays (row = one query, or one quadrature node of
-one query), with the Thomas algorithm vectorised over rows and a loop over the
-columns.  Shorter systems are padded with identity rows (diagonal 1, zero
-couplings), which leaves the solution of the real part unchanged.
+A birth–death chain moves only between neighbouring states: from state
+:math:`i` to :math:`i+1` with probability ``forward[i]``, to :math:`i-1` with
+``backward[i]``, and it is absorbed with the rest,
+:math:`s_i = 1 - \mathrm{forward}_i - \mathrm{backward}_i` (mass that would
+leave the range, ``forward[-1]`` and ``backward[0]``, is absorbed too).  Its
+transient part :math:`Q` is tridiagonal, and so is :math:`M = D - zQ`
+(:math:`D = I` unless a caller folds something into the diagonal).
+
+Several independent chains can be laid end to end in one array: a zero
+``forward`` at the last state of a block and a zero ``backward`` at the first
+state of the next uncouple them, so :math:`M` is block diagonal and one O(n)
+LAPACK call serves every block.  On such stacked chains:
+
+- :func:`birth_death_solve`, :func:`birth_death_solve_pair`: solves with
+  :math:`M` and :math:`M^T` (``?gtsv``; ``?gttrf``/``?gttrs``);
+- :func:`birth_death_expected_visits`: rows of the fundamental matrix
+  :math:`N = (I - Q)^{-1}` (expected visits from a start state);
+- :func:`birth_death_discounted_visits`: expected visits whose value decays
+  geometrically with each revisit, from the row and the diagonal of :math:`N`;
+- :func:`birth_death_inverse_diagonal`: the diagonal of :math:`M^{-1}` (``?pttrf``);
+- :func:`birth_death_average_reward`: :math:`E[\frac1H \sum_{n \le H} r(X_n)
+  c^{k(n)-1}]` (:math:`H` the absorption time, :math:`k(n)` the visit count)
+  by integrating the generating function of :math:`H`.
+
+:func:`birth_death_average_reward_recursion` computes the same quantity on one
+chain by step recursions, with no quadrature.
+
+The batched functions solve a stack of systems given as rows of 2-D arrays
+(row = one system), with the Thomas algorithm vectorised over rows and a
+loop over the columns.  Shorter systems are padded with identity rows
+(diagonal 1, zero couplings), which leaves the solution of the real part
+unchanged.
 
 Without pivoting the Thomas algorithm is stable for (weakly) diagonally
 dominant matrices; :math:`I - zQ` with :math:`Q` substochastic and
@@ -20,12 +46,18 @@ References
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
+from scipy.linalg import lapack
 
 __all__ = ["batched_tridiagonal_solve", "batched_inverse_diagonal", "graded_gauss_legendre",
-           "birth_death_inverse_diagonal"]
+           "birth_death_inverse_diagonal", "birth_death_solve", "birth_death_solve_pair",
+           "birth_death_expected_visits", "birth_death_discounted_visits", "birth_death_average_reward",
+           "birth_death_average_reward_recursion"]
 
 _TINY = 1e-300
+_SINGULAR = "singular birth–death system: some states are never absorbed (from them the walk never stops)."
 
 
 def _parts(lower, diag, upper):
@@ -44,8 +76,7 @@ def _left_pivots(lower, diag, upper):
     for i in range(1, n):
         d[:, i] = diag[:, i] - lower[:, i] * upper[:, i - 1] / d[:, i - 1]
     if np.any(np.abs(d) < 1e-14):
-        raise ValueError("singular birth–death system: some states are never absorbed "
-                         "(the user never stops).")
+        raise ValueError(_SINGULAR)
     return d
 
 
@@ -122,20 +153,343 @@ def birth_death_inverse_diagonal(forward, backward, diag=None) -> np.ndarray:
     and again on the reversed chain from the bottom.  Independent chains can
     be stacked into one array: a zero product uncouples them.
     """
-    from scipy.linalg import lapack
     forward = np.asarray(forward, dtype=np.float64)
     backward = np.asarray(backward, dtype=np.float64)
     n = forward.size
     d = np.ones(n) if diag is None else np.asarray(diag, dtype=np.float64)
     if n <= 1:
         if n == 1 and not d[0] > 0:
-            raise ValueError("singular birth–death system: some states are never absorbed "
-                             "(the user never stops).")
+            raise ValueError(_SINGULAR)
         return 1.0 / d
     e = -np.sqrt(forward[:-1] * backward[1:])
     top, _, info1 = lapack.dpttrf(d, e)
     bot, _, info2 = lapack.dpttrf(d[::-1], e[::-1])
     if info1 != 0 or info2 != 0:
-        raise ValueError("singular birth–death system: some states are never absorbed "
-                         "(the user never stops).")
+        raise ValueError(_SINGULAR)
     return 1.0 / (top + bot[::-1] - d)
+
+
+# ----------------------------------------------------------------------------------------------
+# stacked chains: one LAPACK call for all blocks
+# ----------------------------------------------------------------------------------------------
+
+def _chain(forward, backward, diag):
+    """``(lower, diag, upper)`` of :math:`M = D - Q` in LAPACK's tridiagonal layout."""
+    forward = np.asarray(forward, dtype=np.float64)
+    backward = np.asarray(backward, dtype=np.float64)
+    if forward.ndim != 1 or forward.shape != backward.shape:
+        raise ValueError(f"`forward` and `backward` must be 1-D of one length, got shapes "
+                         f"{forward.shape} and {backward.shape}.")
+    n = forward.size
+    d = np.ones(n) if diag is None else np.array(diag, dtype=np.float64)
+    if d.shape != (n,):
+        raise ValueError(f"`diag` must have shape ({n},), got {d.shape}.")
+    return -backward[1:], d, -forward[:-1]
+
+
+def _rhs(rhs, n, name="rhs"):
+    b = np.asarray(rhs, dtype=np.float64)
+    if b.ndim not in (1, 2) or b.shape[0] != n:
+        raise ValueError(f"`{name}` must have shape ({n},) or ({n}, k), got {b.shape}.")
+    return b
+
+
+def birth_death_solve(forward, backward, rhs, *, diag=None, transpose: bool = False) -> np.ndarray:
+    r"""Solve :math:`M x = b` (or :math:`M^T x = b`), :math:`M = D - Q`, for a birth–death chain.
+
+    Parameters
+    ----------
+    forward, backward : array_like, shape (n,)
+        ``Q[i, i+1] = forward[i]``, ``Q[i+1, i] = backward[i+1]``;
+        ``forward[-1]`` and ``backward[0]`` are not used.  Stacked chains
+        (see the module doc) are solved together.
+    rhs : array_like, shape (n,) or (n, k)
+    diag : array_like, shape (n,), optional
+        the diagonal :math:`D` (default ones).
+    transpose : bool
+        solve with :math:`M^T`.  With ``rhs`` the indicator of a start state,
+        :math:`x` is that row of the fundamental matrix :math:`M^{-1}`.
+
+    Returns
+    -------
+    ndarray, the shape of ``rhs``.
+
+    Notes
+    -----
+    LAPACK ``?gtsv`` (Gaussian elimination with partial pivoting), O(n k).
+    A singular :math:`M` (states from which the chain is never absorbed)
+    raises ``ValueError``.
+    """
+    lower, d, upper = _chain(forward, backward, diag)
+    b = _rhs(rhs, d.size)
+    if d.size <= 1:
+        # f2py's ?gtsv wrapper rejects empty off-diagonals
+        if d.size == 1 and d[0] == 0:
+            raise ValueError(_SINGULAR)
+        return b / d[0] if d.size else b.copy()
+    if transpose:
+        lower, upper = upper, lower
+    _, _, _, x, info = lapack.dgtsv(lower, d, upper, b if b.ndim == 2 else b[:, None])
+    if info != 0 or not np.all(np.isfinite(x)):
+        raise ValueError(_SINGULAR)
+    return x if b.ndim == 2 else x[:, 0]
+
+
+def birth_death_solve_pair(forward, backward, rhs, rhs_transposed, *, diag=None):
+    r"""``(x, y)`` with :math:`M x = b` and :math:`M^T y = b'` from one LU factorisation.
+
+    Same arguments as :func:`birth_death_solve`; LAPACK ``?gttrf`` then two
+    ``?gttrs``, cheaper than two separate solves on long chains.
+    """
+    lower, d, upper = _chain(forward, backward, diag)
+    n = d.size
+    b, bt = _rhs(rhs, n), _rhs(rhs_transposed, n, "rhs_transposed")
+    if n <= 2:
+        # f2py's ?gttrf wrapper rejects an empty second superdiagonal
+        return (birth_death_solve(forward, backward, b, diag=diag),
+                birth_death_solve(forward, backward, bt, diag=diag, transpose=True))
+    dl, du_, dd, du2, ipiv, info = lapack.dgttrf(lower, d, upper)
+    if info != 0:
+        raise ValueError(_SINGULAR)
+    x, info1 = lapack.dgttrs(dl, du_, dd, du2, ipiv, b if b.ndim == 2 else b[:, None])
+    y, info2 = lapack.dgttrs(dl, du_, dd, du2, ipiv, bt if bt.ndim == 2 else bt[:, None], trans="T")
+    if info1 != 0 or info2 != 0 or not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+        raise ValueError(_SINGULAR)
+    return (x if b.ndim == 2 else x[:, 0]), (y if bt.ndim == 2 else y[:, 0])
+
+
+def _start_indicator(starts, n):
+    starts = np.asarray(starts, dtype=np.intp).ravel()
+    if starts.size and (starts.min() < 0 or starts.max() >= n):
+        raise ValueError(f"`starts` must be states in [0, {n}).")
+    return np.bincount(starts, minlength=n).astype(np.float64)
+
+
+def birth_death_expected_visits(forward, backward, starts, *, diag=None) -> np.ndarray:
+    r"""Expected visits to every state before absorption, from the start states ``starts``.
+
+    On stacked chains with one start per block, the entries of a block are the
+    row :math:`N_{s\cdot}` of its fundamental matrix :math:`N = M^{-1}`
+    (:math:`M = D - Q`, :func:`birth_death_solve`): one transposed solve with
+    the indicator of the starts, O(n).
+    """
+    _, d, _ = _chain(forward, backward, diag)
+    return birth_death_solve(forward, backward, _start_indicator(starts, d.size), diag=diag, transpose=True)
+
+
+def birth_death_discounted_visits(forward, backward, starts, discount: float = 1.0, *, diag=None):
+    r"""Expected visits and expected *discounted* visits to every state, from ``starts``.
+
+    The :math:`k`-th visit to state :math:`j` counts :math:`c^{k-1}`
+    (:math:`c` = ``discount``).  With :math:`h_j = N_{sj}/N_{jj}` the
+    probability of ever reaching :math:`j` and :math:`f_j = 1 - 1/N_{jj}` that
+    of returning to it, the visit count :math:`V_j` has
+    :math:`P(V_j \ge k) = h_j f_j^{k-1}`, so
+
+    .. math::
+
+        E\Big[\sum_{k=1}^{V_j} c^{k-1}\Big] = \frac{h_j}{1 - c f_j}
+        = \frac{N_{sj}}{(1-c) N_{jj} + c}.
+
+    The row of :math:`N` comes from :func:`birth_death_expected_visits`, its
+    diagonal from :func:`birth_death_inverse_diagonal`; O(n) in all.  Needs at
+    most one start per block of stacked chains.
+
+    Returns
+    -------
+    visits, discounted : ndarray, shape (n,)
+        ``discounted is visits`` when ``discount == 1``.
+    """
+    c = float(discount)
+    if not 0.0 <= c <= 1.0:
+        raise ValueError(f"`discount` must be in [0, 1], got {discount!r}.")
+    visits = birth_death_expected_visits(forward, backward, starts, diag=diag)
+    if c == 1.0:
+        return visits, visits
+    n_jj = birth_death_inverse_diagonal(forward, backward, diag)
+    return visits, visits / ((1.0 - c) * n_jj + c)
+
+
+def _absorption(forward, backward):
+    """``(forward, backward, stop)`` with the out-of-range moves turned into absorption."""
+    fwd = np.array(forward, dtype=np.float64)
+    bwd = np.array(backward, dtype=np.float64)
+    if fwd.ndim != 1 or fwd.shape != bwd.shape:
+        raise ValueError(f"`forward` and `backward` must be 1-D of one length, got shapes "
+                         f"{fwd.shape} and {bwd.shape}.")
+    if fwd.size:
+        fwd[-1] = 0.0
+        bwd[0] = 0.0
+    if not (np.all(np.isfinite(fwd)) and np.all(np.isfinite(bwd))) or np.any(fwd < 0) or np.any(bwd < 0) \
+            or np.any(fwd + bwd > 1 + 1e-12):
+        raise ValueError("`forward` and `backward` must be probabilities with forward + backward <= 1.")
+    return fwd, bwd, np.clip(1.0 - fwd - bwd, 0.0, 1.0)
+
+
+def _quadrature_levels(max_visits: float) -> int:
+    # the integrand's pole lies beyond 1 + 1/max_i E_i[H]; pieces of length 2^-K <= 1/(4 max E_i[H])
+    return int(np.clip(math.ceil(math.log2(max(max_visits, 1.0))) + 2, 2, 45))
+
+
+def birth_death_average_reward(forward, backward, reward, starts, discount: float = 1.0) -> np.ndarray:
+    r"""Terms of :math:`E_s[\frac1H \sum_{n=1}^{H} r(X_n)\, c^{k(n)-1}]` by the generating function of H.
+
+    :math:`H` is the number of states visited before absorption (the
+    absorption time), :math:`X_n` the :math:`n`-th state and :math:`k(n)` how
+    many times it has been visited so far; :math:`c` = ``discount``.  Since
+    :math:`1/H = \int_0^1 z^{H-1} dz`,
+
+    .. math::
+
+        E_s\Big[\frac1H \sum_{n \le H} r(X_n) c^{k(n)-1}\Big] = \int_0^1 \sum_j r_j\,
+        \frac{N^z_{sj}\, \psi^z_j}{(1-c) N^z_{jj} + c}\, dz,
+        \qquad N^z = (I - zQ)^{-1},\ \psi^z = N^z s,
+
+    where :math:`N^z_{sj}` carries :math:`z` per step up to a visit of
+    :math:`j`, :math:`\psi^z_j` per remaining step after it, and the
+    denominator discounts revisits as in :func:`birth_death_discounted_visits`.
+    Gauss–Legendre on pieces graded towards 1 (:func:`graded_gauss_legendre`),
+    with :math:`\log_2 \max_i E_i[H] + 2` pieces (the integrand's pole lies
+    beyond :math:`1 + 1/\max_i E_i[H]`): exact up to ~1e-15.  Each node costs
+    one ``?gttrf`` and two ``?gttrs`` (plus two ``?pttrf`` when :math:`c < 1`),
+    O(n) for all blocks of stacked chains together.
+
+    Parameters
+    ----------
+    forward, backward : array_like, shape (n,)
+        transition probabilities (out-of-range moves are absorbed); stacked
+        chains need zero couplings at their block boundaries.
+    reward : array_like, shape (n,)
+    starts : array_like of int
+        the start state of every block (one per block).
+    discount : float in [0, 1]
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        per-state terms: their sum over a block is that block's expectation.
+
+    See Also
+    --------
+    birth_death_average_reward_recursion : the same expectation by step recursions.
+    """
+    fwd, bwd, stop = _absorption(forward, backward)
+    reward = np.asarray(reward, dtype=np.float64)
+    n = fwd.size
+    if reward.shape != (n,):
+        raise ValueError(f"`reward` must have shape ({n},), got {reward.shape}.")
+    c = float(discount)
+    if not 0.0 <= c <= 1.0:
+        raise ValueError(f"`discount` must be in [0, 1], got {discount!r}.")
+    if n == 0:
+        return np.zeros(0)
+    e_start = _start_indicator(starts, n)
+    max_visits = float(birth_death_solve(fwd, bwd, np.ones(n)).max())
+    nodes, weights = graded_gauss_legendre(_quadrature_levels(max_visits))
+    total = np.zeros(n)
+    for z, w in zip(nodes.tolist(), weights.tolist()):
+        zf, zb = z * fwd, z * bwd
+        psi, row = birth_death_solve_pair(zf, zb, stop, e_start)
+        term = row * psi
+        if c < 1.0:
+            term /= (1.0 - c) * birth_death_inverse_diagonal(zf, zb) + c
+        total += w * term
+    return reward * total
+
+
+def birth_death_average_reward_recursion(forward, backward, reward, start: int = 0, discount: float = 1.0, *,
+                                         average: bool = True, tol: float = 1e-12) -> float:
+    r""":math:`E_s[\frac1H \sum_{n=1}^{H} r(X_n)\, c^{k(n)-1}]` on one chain by step recursions.
+
+    Notation of :func:`birth_death_average_reward`.  By the Markov property at
+    step :math:`n`,
+
+    .. math::
+
+        E\Big[\frac1H \sum_{n \le H} r(X_n) c^{k(n)-1}\Big] = \sum_j r_j \sum_{n \ge 1}
+        w_n(j)\, \phi_n(j),
+
+    with :math:`w_n(j) = E[1\{X_n = j\}\, c^{k(n)-1}]` and :math:`\phi_n(j) =
+    E[1/H \mid X_n = j, H \ge n]`.  For every target :math:`j` with
+    :math:`r_j \ne 0`, a forward recursion carries the distribution of
+    :math:`X_n` with mass discounted by :math:`c` at each pass through
+    :math:`j` (so :math:`w_n(j)` is its mass at :math:`j`); a backward
+    recursion gives :math:`\phi_n = s/n + Q \phi_{n+1}`.  The steps stop at
+    the first :math:`T` with :math:`P(H > T) <` ``tol`` (SPEC §3: surviving
+    mass below 1e-12) and start the backward recursion from
+    :math:`\phi_{T+1} = 0`, which makes :math:`\phi_n(j) = E[1\{H \le T\}/H
+    \mid X_n = j, H \ge n]`: the result is exactly the expectation restricted
+    to :math:`\{H \le T\}`, so it differs by at most :math:`\max_j |r_j| \cdot`
+    ``tol``.  With ``average=False`` the neglected part is at most
+    :math:`\max_j |r_j|\, E[H; H > T] \le \max_j |r_j|\, P(H > T)\, (T + m)`,
+    :math:`m = \max_i E_i[H]`, so the steps stop when :math:`P(H > T)(T + m)
+    <` ``tol``.  O(n · targets · T) with discounting, O(n · T) without (every
+    target shares one distribution); no quadrature.
+
+    Parameters
+    ----------
+    forward, backward, reward : array_like, shape (n,)
+        one chain (out-of-range moves are absorbed).
+    start : int
+        the start state.
+    discount : float in [0, 1]
+    average : bool
+        ``False`` drops the :math:`1/H` (then :math:`\phi \equiv 1` up to the
+        truncation): :math:`E_s[\sum_{n \le H} r(X_n) c^{k(n)-1}]`.
+    tol : float
+        truncation: surviving mass :math:`P(H > T)` below which steps stop.
+
+    Returns
+    -------
+    float
+    """
+    fwd, bwd, stop = _absorption(forward, backward)
+    reward = np.asarray(reward, dtype=np.float64)
+    n = fwd.size
+    if reward.shape != (n,):
+        raise ValueError(f"`reward` must have shape ({n},), got {reward.shape}.")
+    c = float(discount)
+    if not 0.0 <= c <= 1.0:
+        raise ValueError(f"`discount` must be in [0, 1], got {discount!r}.")
+    if not (isinstance(tol, (int, float)) and 0 < tol < 1):
+        raise ValueError(f"`tol` must be in (0, 1), got {tol!r}.")
+    if n == 0:
+        return 0.0
+    if not (isinstance(start, (int, np.integer)) and 0 <= start < n):
+        raise ValueError(f"`start` must be a state in [0, {n}), got {start!r}.")
+    targets = np.flatnonzero(reward)
+    if targets.size == 0:
+        return 0.0
+    # P(H > 2m) <= 1/2 from any state (Markov's inequality), m = max_i E_i[H]: the
+    # surviving mass halves every 2m steps, which bounds T (and raises on singular chains)
+    m = float(birth_death_solve(fwd, bwd, np.ones(n)).max())
+    max_steps = math.ceil(2 * m) * (math.ceil(math.log2(1 / tol) + math.log2(m + 1)) + 9)
+    # rows: one per target (discounted at its own state), plus the undiscounted distribution
+    # when revisits are discounted, whose mass is P(H >= n)
+    shared = c == 1.0
+    rows = 1 if shared else targets.size + 1
+    v = np.zeros((rows, n))
+    v[:, start] = 1.0
+    at_target = (np.zeros(targets.size, dtype=np.intp) if shared else np.arange(targets.size),
+                 targets)
+    w = []
+    for step in range(1, max_steps + 1):
+        # without 1/H the neglected part is E[H; H > T] <= P(H > T) (T + m), not P(H > T)
+        if v[-1].sum() * (1.0 if average else step + m) < tol:
+            break
+        w.append(v[at_target])
+        if not shared:
+            v[at_target] *= c
+        nxt = np.zeros_like(v)
+        nxt[:, 1:] = v[:, :-1] * fwd[:-1]
+        nxt[:, :-1] += v[:, 1:] * bwd[1:]
+        v = nxt
+    acc = np.zeros(targets.size)
+    phi = np.zeros(n)
+    for step in range(len(w), 0, -1):
+        back = np.zeros(n)
+        back[:-1] = fwd[:-1] * phi[1:]
+        back[1:] += bwd[1:] * phi[:-1]
+        phi = (stop / step if average else stop) + back
+        acc += w[step - 1] * phi[targets]
+    return float(reward[targets] @ acc)

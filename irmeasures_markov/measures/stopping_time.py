@@ -22,30 +22,42 @@ stops (``top='stop'``) or goes forward (``top='forward'``).  ``tail='inf'``
 continues the ranking with infinitely many non-relevant documents browsed with
 the non-relevant ``p, q`` (RBP(∞), :math:`K(p, q, \infty)`; order 2 only).
 
-Exact methods, and where each is used:
+Exact methods, and where each is used (the chain algebra is in
+:mod:`irmeasures_markov.core.birth_death`; this module builds the chains and
+sums per query):
 
 - **forward models** (no backward moves: DFBM, SFBM): :math:`H` is the stopping
   rank, :math:`P(H = h) = (1-p_h)\prod_{j<h} p_j`; expectation (both orders),
   variance, distribution and quantiles are closed form.
-- **order 2, λ = 0**: :math:`E_1[\sum g] = ((I - \tilde P)^{-1} \rho)_1` and
-  :math:`E_1[H] = ((I - \tilde P)^{-1} 1)_1`, one banded (tridiagonal) solve.
-- **order 2, λ > 0**: visit-count formula :math:`E_1[\sum g] = \sum_i
-  \mathrm{gain}_i h_i / (1 - (1-\lambda) f_i)` with :math:`h_i = N_{1i}/N_{ii}`,
-  :math:`f_i = 1 - 1/N_{ii}` from the tridiagonal fundamental matrix.
+- **order 2** (and order 1 with f = 1): visit-count formula :math:`E_1[\sum g]
+  = \sum_i \mathrm{gain}_i N_{1i} / ((1-c) N_{ii} + c)`, :math:`c = 1-\lambda`,
+  and :math:`E_1[H] = \sum_i N_{1i}` with :math:`N = (I - \tilde P)^{-1}` the
+  tridiagonal fundamental matrix: its first row from one tridiagonal solve,
+  its diagonal (λ > 0 only) from two ``?pttrf``
+  (``core.birth_death.birth_death_discounted_visits``).  With λ = 0 this is
+  :math:`((I - \tilde P)^{-1} \rho)_1`.
 - **order 1, backward moves, f = h** (with or without λ): generating function
   of the stopping time, :math:`1/H = \int_0^1 z^{H-1} dz`, so
   :math:`E[\sum g / H] = \int_0^1 \sum_i \mathrm{gain}_i\, N^z_{1i}\,
   \psi^z_i / ((1-c) N^z_{ii} + c)\, dz` with :math:`N^z = (I - z\tilde P)^{-1}`,
-  :math:`\psi^z = N^z s` (generating function of the remaining steps) and
-  :math:`c = 1 - \lambda`.  Each node costs three tridiagonal solves (O(N));
-  the integral uses Gauss–Legendre on pieces graded towards 1, with the number
-  of pieces set from :math:`\max_i E_i[H]` (the pole of the integrand lies
-  beyond :math:`1 + 1/\max_i E_i[H]`), which gives near machine precision;
-  all queries of a run share each node's banded LAPACK solves.
-  This replaces the O(N²·steps) step recursion of SPEC §3 by O(N·nodes).
+  :math:`\psi^z = N^z s` (``core.birth_death.birth_death_average_reward``).
+  Each node costs one tridiagonal LU factorisation and two solves (O(N));
+  Gauss–Legendre on pieces graded towards 1, as many as
+  :math:`\log_2 \max_i E_i[H] + 2` (the pole of the integrand lies beyond
+  :math:`1 + 1/\max_i E_i[H]`), gives near machine precision.
+- **order 1 by step recursion** (``expectation(1, method='recursion')``, SPEC §3):
+  per target rank a forward recursion carries the expected loss discount and
+  a backward recursion :math:`E[1/H]` of the remaining steps, truncated when
+  the surviving mass is below 1e-12
+  (``core.birth_death.birth_death_average_reward_recursion``); agrees with
+  the generating function to ~1e-12 but costs O(N²·steps) with λ > 0.
 - **distribution, variance, quantiles with backward moves**: no exact method
   is implemented; they come from a seeded Monte Carlo simulation and carry
   their standard errors (``exact=False``).
+
+In the batch (plugin) path all queries of a run are one stack of uncoupled
+chains (forward 0 at each last rank, backward 0 at each first rank), so every
+tridiagonal solve or factorisation above serves all queries at once.
 """
 from __future__ import annotations
 
@@ -54,9 +66,9 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence, Union
 
 import numpy as np
-import scipy.linalg
 
-from ..core.birth_death import birth_death_inverse_diagonal, graded_gauss_legendre
+from ..core.birth_death import (birth_death_average_reward, birth_death_average_reward_recursion,
+                                birth_death_discounted_visits)
 
 __all__ = [
     "BROWSING_MODELS", "USERS", "BrowsingModel", "PHDistribution", "DominanceResult",
@@ -66,6 +78,8 @@ __all__ = [
 BROWSING_MODELS = ("DFBM", "SFBM", "RWBM")
 USERS = ("P", "AP", "RBP", "DCG", "ERR")
 GAINS = ("binary", "grade", "exp2")
+#: order-1 methods of :meth:`BrowsingModel.expectation`
+ORDER1_METHODS = ("auto", "generating", "recursion")
 #: default number of simulated users when no exact method exists
 DEFAULT_USERS = 1_000_000
 #: users x ranks cells held at once by the simulation with utility loss
@@ -293,59 +307,97 @@ class BrowsingModel:
 
     # ---- expectations ----------------------------------------------------------------------
     def expected_gain_and_steps(self):
-        """``(E[Σ g], E[H])`` exactly (tridiagonal solve or visit-count formula)."""
+        """``(E[Σ g], E[H])`` exactly (closed form, or the visit-count formula on the tridiagonal chain)."""
         if self.n == 0:
             return 0.0, 0.0
         if self.is_forward:
             surv = np.concatenate([[1.0], np.cumprod(self.forward[:-1])])
             return float(self.gain @ surv), float(surv.sum())
-        lower, diag, upper, extra = self._system()
-        if self.loss == 0:
-            ab = np.zeros((3, self.n))
-            ab[0, 1:] = upper[:-1]
-            ab[1] = diag
-            ab[2, :-1] = lower[1:]
-            rhs = np.stack([self.gain, np.ones(self.n)], axis=1)
-            rhs[-1, 1] += extra
-            x = _solve_banded(ab, rhs)
-            return float(x[0, 0]), float(x[0, 1])
-        fwd_c = self.forward.copy()
-        fwd_c[-1] = 0.0
-        eg, eh = _visit_count_flat(fwd_c, self.backward, diag, self.gain, np.array([0, self.n]), self.loss,
-                                   np.array([extra]))
+        fwd, diag, extra = self._folded_tail()
+        eg, eh = _gain_and_steps_flat(fwd, self.backward, diag, self.gain, np.array([0, self.n]), self.loss,
+                                      np.array([extra]))
         return float(eg[0]), float(eh[0])
 
-    def _system(self, z=1.0):
-        """Rows of I - zQ (lower, diag, upper) plus the tail's expected extra visits at rank N."""
-        lower = np.zeros(self.n)
-        upper = np.zeros(self.n)
-        lower[1:] = -z * self.backward[1:]
-        upper[:-1] = -z * self.forward[:-1]
+    def _folded_tail(self):
+        """(forward with no coupling past rank N, diagonal of I - Q, expected tail visits per visit of rank N).
+
+        The endless tail is replaced by its effect on rank N: a return to N with
+        probability ``forward[-1] * u`` (on the diagonal) and ``T`` tail documents
+        read per excursion."""
+        fwd = self.forward.copy()
         diag = np.ones(self.n)
         extra = 0.0
         if self.tail is not None:
             u, T = _tail_constants(*self.tail)
-            diag[-1] -= z * self.forward[-1] * u
-            extra = self.forward[-1] * T
-        return lower, diag, upper, extra
+            diag[-1] -= fwd[-1] * u
+            extra = fwd[-1] * T
+        fwd[-1] = 0.0
+        return fwd, diag, extra
 
-    def expectation(self, order: Optional[int] = None) -> float:
-        """Order 1: :math:`E[P@H]`; order 2: :math:`E[\\sum g]/E[f(H)]` (exact; see module doc)."""
+    def expectation(self, order: Optional[int] = None, method: str = "auto") -> float:
+        r"""Order 1: :math:`E[P@H]`; order 2: :math:`E[\sum g]/E[f(H)]`; both exact.
+
+        Methods (SPEC §3; ``irmeasures_markov.core.birth_death``):
+
+        - order 2, and order 1 with f = 1 (where :math:`P@H = \sum g`):
+          forward models in closed form, :math:`\sum_i g_i \prod_{j<i} p_j`
+          over :math:`\sum_i \prod_{j<i} p_j`; with backward moves the
+          visit-count formula :math:`E_1[\sum g] = \sum_i g_i N_{1i} / ((1-c)
+          N_{ii} + c)`, :math:`c = 1 - \lambda`, and :math:`E_1[H] = \sum_i
+          N_{1i}`, from one tridiagonal solve for the row of the fundamental
+          matrix :math:`N` and, when λ > 0, two ``?pttrf`` for its diagonal
+          (:func:`~irmeasures_markov.core.birth_death.birth_death_discounted_visits`).
+        - order 1, f = h, forward models: closed form
+          :math:`\sum_h P(H = h) \sum_{i \le h} g_i / h`.
+        - order 1, f = h, backward moves (RWBM): the generating function of
+          :math:`H` integrated by Gauss–Legendre, exact to ~1e-15
+          (:func:`~irmeasures_markov.core.birth_death.birth_death_average_reward`);
+          ``method='recursion'`` uses the step recursion of SPEC §3 instead
+          (:func:`~irmeasures_markov.core.birth_death.birth_death_average_reward_recursion`:
+          per target rank a forward recursion carries the loss discount and a
+          backward one E[1/H] of the remaining steps, truncated when the
+          surviving mass is below 1e-12; O(N²·steps) with λ > 0, O(N·steps)
+          without).
+
+        Parameters
+        ----------
+        order : {1, 2}, optional
+            default: the model's ``order``.
+        method : {'auto', 'generating', 'recursion'}
+            order 1 only: ``'auto'`` is the closed form for forward models and
+            ``'generating'`` otherwise; ``'generating'`` and ``'recursion'``
+            apply to any model without tail, forward or not.  With f = 1
+            (order 1 = E[Σ g]) ``'auto'`` and ``'generating'`` use the
+            visit-count formula, ``'recursion'`` the step recursion without
+            1/H.  The methods agree to ~1e-12; the generating function is
+            faster on long rankings (O(N · nodes)).
+        """
         order = self.order if order is None else order
         if order not in (1, 2):
             raise ValueError(f"`order` must be 1 or 2, got {order!r}.")
+        if method not in ORDER1_METHODS:
+            raise ValueError(f"`method` must be one of {list(ORDER1_METHODS)}, got {method!r}.")
+        if method != "auto" and order != 1:
+            raise ValueError(f"`method` selects an order-1 method; order 2 has one exact method "
+                             f"(got method={method!r} with order=2).")
         if self.n == 0:
             return 0.0
+        if self.tail is not None and order == 1 and (self.f == "h" or method == "recursion"):
+            raise ValueError("order 1 is not available with tail='inf' (use order 2).")
+        if method == "recursion":
+            return birth_death_average_reward_recursion(self.forward, self.backward, self.gain, 0, 1.0 - self.loss,
+                                                        average=self.f == "h")
+        if method == "generating" and self.f == "h":
+            return float(birth_death_average_reward(self.forward, self.backward, self.gain, [0],
+                                                    1.0 - self.loss).sum())
         if order == 2 or self.f == "1":
             eg, eh = self.expected_gain_and_steps()
             return eg if self.f == "1" else eg / eh
-        if self.tail is not None:
-            raise ValueError("order 1 is not available with tail='inf' (use order 2).")
         if self.is_forward:
             pmf = self._stopping_rank_pmf()
             return float(pmf @ self._forward_values())
-        return float(_order1_generating(self.forward, self.backward, self.gain, np.array([0, self.n]),
-                                        self.loss)[0])
+        return float(birth_death_average_reward(self.forward, self.backward, self.gain, [0],
+                                                1.0 - self.loss).sum())
 
     def value(self) -> float:
         """The expectation of the model's default order."""
@@ -497,7 +549,8 @@ def browsing_model(grades, *, browse: Optional[str] = None, p: Prob = 0.8, q: Pr
     grades : array_like of int
         relevance grades in rank order (unjudged: anything below ``rel``).
     browse : {'DFBM', 'SFBM', 'RWBM'}
-        browsing model (default 'SFBM'; fixed by ``user``).
+        browsing model (default 'SFBM'; fixed by ``user``).  DFBM takes none
+        of ``p, q, p_rel, q_rel, loss, top, tail``; ``loss`` needs RWBM.
     p, q : float, array of length N, or callable ``(ranks, grades) -> array``
         forward / backward probabilities (at non-relevant documents when
         ``p_rel`` / ``q_rel`` are given; everywhere otherwise).  DFBM forces
@@ -505,17 +558,22 @@ def browsing_model(grades, *, browse: Optional[str] = None, p: Prob = 0.8, q: Pr
     p_rel, q_rel : float, optional
         forward / backward probabilities at relevant documents.
     user : {'P', 'AP', 'RBP', 'DCG', 'ERR'}, optional
-        a classical instantiation; fixes browse, f and order.
+        a classical instantiation; fixes browse, f and order (giving a
+        different one is an error; here ``None`` means unspecified, while the
+        ``PH`` measure also treats its declared defaults, e.g. ``order=2``, as
+        unspecified because its printed form omits them).
     loss : float
         utility loss λ in [0, 1] per revisit.
     f : {'h', '1'}
         normalisation f(H) (default 'h').
     order : {1, 2}
-        default order of :meth:`BrowsingModel.value` (default 2).
+        default order of :meth:`BrowsingModel.value` (default 2; with
+        ``user``, the user model's order).
     top : {'stop', 'forward'}
         where backward mass at rank 1 goes.
     tail : {'none', 'inf'}
-        'inf' adds an endless tail of non-relevant documents (order 2 only).
+        'inf' adds an endless tail of non-relevant documents browsed with
+        ``p, q``, which must then be numbers (order 2 only).
     gain : {'binary', 'grade', 'exp2'}
         gain of a relevant document: 1, its grade, or 2^grade - 1.
     rel : int
@@ -567,11 +625,7 @@ def browsing_model(grades, *, browse: Optional[str] = None, p: Prob = 0.8, q: Pr
                 fwd[0] = min(1.0, fwd[0] + bwd[0])
             bwd[0] = 0.0
             if params["tail"] == "inf":
-                if not np.ndim(p) == 0 or not np.ndim(q) == 0:
-                    raise ValueError("tail='inf' needs constant p and q for the non-relevant tail.")
                 tail_pq = (float(p), float(q))
-                if params["browse"] == "DFBM":
-                    raise ValueError("tail='inf' is not defined for DFBM (the user would never stop).")
             else:
                 fwd[-1] = 0.0
     return BrowsingModel(fwd, bwd, gain_vals, loss=params["loss"], f=params["f"], order=params["order"],
@@ -588,6 +642,22 @@ def _resolve_prob(name, base, rel_value, ranks, grades, relevant, n):
     return arr
 
 
+def _given(value, default, flag):
+    """Whether a parameter counts as given: as the plugin says (``flag``), else when not at its default."""
+    if flag is not None:
+        return bool(flag)
+    return callable(value) or np.ndim(value) != 0 or value != default
+
+
+def _unused_params(*, p, q, p_rel, q_rel, loss, top, tail, p_given, q_given):
+    """Names of the browsing parameters given to a model that fixes its own browsing."""
+    used = [name for name, given in (("p", _given(p, 0.8, p_given)), ("q", _given(q, 0.0, q_given)),
+                                     ("p_rel", p_rel is not None), ("q_rel", q_rel is not None),
+                                     ("loss", _given(loss, 0.0, None)), ("top", top != "stop"),
+                                     ("tail", tail != "none")) if given]
+    return sorted(used)
+
+
 def _model_params_iv(*, browse, p, q, p_rel, q_rel, user, loss, f, order, top, tail, gain, b,
                      p_given=None, q_given=None):
     """Validate and normalise the model parameters (shared by the functional API and the plugin)."""
@@ -601,26 +671,11 @@ def _model_params_iv(*, browse, p, q, p_rel, q_rel, user, loss, f, order, top, t
             raise ValueError(f"user='{user}' is defined with order {uorder}; it conflicts with order={order!r}.")
         if f is not None and f != uf:
             raise ValueError(f"user='{user}' uses f='{uf}'; it conflicts with f={f!r}.")
-        extras = []
-        if user != "RBP" and p_given is not False and not (np.ndim(p) == 0 and p == 0.8):
-            extras.append("p")
-        if p_given is True and user != "RBP":
-            extras.append("p")
-        if not (np.ndim(q) == 0 and q == 0.0) or q_given:
-            extras.append("q")
-        if p_rel is not None:
-            extras.append("p_rel")
-        if q_rel is not None:
-            extras.append("q_rel")
-        if loss not in (0, 0.0):
-            extras.append("loss")
-        if top != "stop":
-            extras.append("top")
-        if tail != "none" and user != "RBP":
-            extras.append("tail")
+        extras = _unused_params(p=p if user != "RBP" else 0.8, q=q, p_rel=p_rel, q_rel=q_rel, loss=loss, top=top,
+                                tail=tail if user != "RBP" else "none",
+                                p_given=p_given if user != "RBP" else None, q_given=q_given)
         if extras:
-            raise ValueError(f"user='{user}' fixes its browsing model; it does not take "
-                             f"{sorted(set(extras))}.")
+            raise ValueError(f"user='{user}' fixes its browsing model; it does not take {extras}.")
         if user == "RBP":
             p = _check_prob("p", p)
             if tail == "inf" and p >= 1:
@@ -633,6 +688,19 @@ def _model_params_iv(*, browse, p, q, p_rel, q_rel, user, loss, f, order, top, t
         browse = "SFBM" if browse is None else browse
         if browse not in BROWSING_MODELS:
             raise ValueError(f"`browse` must be one of {list(BROWSING_MODELS)}, got {browse!r}.")
+        if browse == "DFBM":
+            used = _unused_params(p=p, q=q, p_rel=p_rel, q_rel=q_rel, loss=loss, top=top, tail=tail,
+                                  p_given=p_given, q_given=q_given)
+            if used:
+                raise ValueError(f"browse='DFBM' reads every document (p = 1); it does not take {used}.")
+        if browse != "RWBM" and loss != 0:
+            raise ValueError("`loss` needs revisits; with browse='SFBM'/'DFBM' nobody revisits a document "
+                             "(use browse='RWBM').")
+        if tail == "inf":
+            varying = [f"`{name}`" for name, v in (("p", p), ("q", q)) if callable(v) or np.ndim(v) != 0]
+            if varying:
+                raise ValueError(f"tail='inf' needs constant numbers `p` and `q` (the probabilities of the "
+                                 f"endless non-relevant tail); {' and '.join(varying)} vary with the rank.")
         for name, v in (("p", p), ("q", q), ("p_rel", p_rel), ("q_rel", q_rel)):
             if v is not None and np.ndim(v) == 0 and not callable(v):
                 _check_prob(name, v)
@@ -674,93 +742,35 @@ def path_at_h(grades, *, order: Optional[int] = None, **params) -> float:
 # kernels shared by the single-ranking and batch paths
 # ----------------------------------------------------------------------------------------------
 
-def _solve_banded(ab, rhs):
-    try:
-        x = scipy.linalg.solve_banded((1, 1), ab, rhs, check_finite=False)
-    except (np.linalg.LinAlgError, ValueError) as exc:
-        raise ValueError("singular birth–death system: some states are never absorbed "
-                         "(the user never stops).") from exc
-    if not np.all(np.isfinite(x)):
-        raise ValueError("singular birth–death system: some states are never absorbed "
-                         "(the user never stops).")
-    return x
-
-
-def _visit_count_flat(fwd, bwd, diag, gain, offsets, loss, extra):
-    """(E[Σ g], E[H]) per block of stacked uncoupled chains, with utility loss (O(total), LAPACK).
+def _gain_and_steps_flat(fwd, bwd, diag, gain, offsets, loss, extra):
+    """(E[Σ g], E[H]) per block of stacked uncoupled chains (visit-count formula, O(total)).
 
     ``fwd`` must be 0 at every block's last rank and ``bwd`` 0 at every first
     rank; ``extra[b]`` are expected tail visits per visit of block b's last rank.
-    E[Σ g] = Σ_i gain_i N_1i / ((1-c) N_ii + c): row 1 of N from one banded
-    solve of M^T x = Σ_b e_start(b), the diagonal from two LDL^T factorisations.
     """
-    c = 1.0 - loss
-    n = gain.size
     lengths = np.diff(offsets)
     nonempty = lengths > 0
     starts = offsets[:-1][nonempty]
-    ab = np.zeros((3, n))
-    ab[0, 1:] = -bwd[1:]          # M^T[j-1, j] = M[j, j-1]
-    ab[1] = diag
-    ab[2, :-1] = -fwd[:-1]        # M^T[j+1, j] = M[j, j+1]
-    rhs = np.zeros(n)
-    rhs[starts] = 1.0
-    row = _solve_banded(ab, rhs)
-    dg = birth_death_inverse_diagonal(fwd, bwd, diag)
+    visits, discounted = birth_death_discounted_visits(fwd, bwd, starts, 1.0 - loss, diag=diag)
     nq = lengths.size
     eg = np.zeros(nq)
     eh = np.zeros(nq)
-    eg[nonempty] = np.add.reduceat(gain * row / ((1 - c) * dg + c), starts)
-    eh[nonempty] = np.add.reduceat(row, starts)
-    eh[nonempty] += row[offsets[1:][nonempty] - 1] * np.asarray(extra, dtype=np.float64)[nonempty]
+    eg[nonempty] = np.add.reduceat(gain * discounted, starts)
+    eh[nonempty] = np.add.reduceat(visits, starts)
+    eh[nonempty] += visits[offsets[1:][nonempty] - 1] * np.asarray(extra, dtype=np.float64)[nonempty]
     return eg, eh
 
 
-def _quadrature_levels(max_eh: float) -> int:
-    return int(np.clip(math.ceil(math.log2(max(max_eh, 1.0))) + 2, 2, 45))
-
-
-def _order1_generating(forward, backward, gain, offsets, loss):
-    """E[Σ g / H] per block of stacked uncoupled chains, via ∫_0^1 of the generating function.
-
-    ``forward`` is 0 at every block's last rank and ``backward`` 0 at every first
-    rank, so one banded LAPACK solve per quadrature node serves all blocks.
-    """
-    n = gain.size
+def _order1_flat(forward, backward, gain, offsets, loss):
+    """E[Σ g / H] per block of stacked uncoupled chains (generating function, all blocks per node)."""
     lengths = np.diff(offsets)
     nonempty = lengths > 0
-    starts = offsets[:-1][nonempty]
     out = np.zeros(lengths.size)
-    if n == 0:
+    if gain.size == 0:
         return out
-    stop = np.clip(1.0 - forward - backward, 0.0, 1.0)
-    c = 1.0 - loss
-
-    def banded(z, transpose):
-        ab = np.zeros((3, n))
-        if transpose:
-            ab[0, 1:] = -z * backward[1:]
-            ab[2, :-1] = -z * forward[:-1]
-        else:
-            ab[0, 1:] = -z * forward[:-1]
-            ab[2, :-1] = -z * backward[1:]
-        ab[1] = 1.0
-        return ab
-
-    # expected visits from every start bound the spectral radius: the pole lies beyond 1 + 1/max E_i[H]
-    eh_all = _solve_banded(banded(1.0, False), np.ones(n))
-    nodes, weights = graded_gauss_legendre(_quadrature_levels(float(eh_all.max())))
-    e_start = np.zeros(n)
-    e_start[starts] = 1.0
-    total = np.zeros(starts.size)
-    for z, w in zip(nodes.tolist(), weights.tolist()):
-        row = _solve_banded(banded(z, True), e_start)
-        psi = _solve_banded(banded(z, False), stop)
-        term = gain * row * psi
-        if loss > 0:
-            term = term / ((1 - c) * birth_death_inverse_diagonal(z * forward, z * backward) + c)
-        total += w * np.add.reduceat(term, starts)
-    out[nonempty] = total
+    starts = offsets[:-1][nonempty]
+    terms = birth_death_average_reward(forward, backward, gain, starts, 1.0 - loss)
+    out[nonempty] = np.add.reduceat(terms, starts)
     return out
 
 
@@ -924,9 +934,10 @@ def path_at_h_batch(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=None,
     """P@H of every query of a :class:`~irmeasures_markov.rankings.RelevanceBatch` (plugin path).
 
     Same methods as :class:`BrowsingModel` (exact throughout): forward models in
-    closed form, order 2 with one banded solve over all queries (the queries'
-    systems are uncoupled blocks of one tridiagonal matrix), order 1 with
-    backward moves by the generating-function integral.  Queries with no
+    closed form; with backward moves the queries are stacked into one chain
+    of uncoupled blocks, so order 2 (visit-count formula) takes one
+    tridiagonal solve, plus two ``?pttrf`` with loss, for all queries, and
+    order 1 (generating-function integral) one factorisation per node.  Queries with no
     relevant document (RB = 0) or an empty ranking score 0.
     """
     params = _model_params_iv(browse=browse, p=p, q=q, p_rel=p_rel, q_rel=q_rel, user=user, loss=loss, f=f,
@@ -960,39 +971,19 @@ def path_at_h_batch(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=None,
             out[nonempty] = np.add.reduceat(surv * (1.0 - fwd) * vals, starts[nonempty])
     elif order == 2 or f == "1":
         lastpos = offsets[1:][nonempty] - 1
-        extra = 0.0
         diag = np.ones(g.size)
+        ex = np.zeros(nq)
+        fwd_c = fwd.copy()
         if tail_pq is not None:
+            # the endless tail folded into each last rank (see BrowsingModel._folded_tail)
             u, T = _tail_constants(*tail_pq)
             diag[lastpos] -= fwd[lastpos] * u
-            extra = fwd[lastpos] * T
-        if loss == 0:
-            ab = np.zeros((3, g.size))
-            ab[0, 1:] = -fwd[:-1]
-            ab[1] = diag
-            ab[2, :-1] = -bwd[1:]
-            # block boundaries are uncoupled: forward is 0 at each last rank (or the tail is folded
-            # into the diagonal), backward is 0 at each first rank
-            if tail_pq is not None:
-                cut = lastpos + 1
-                ab[0, cut[cut < g.size]] = 0.0
-            rhs = np.stack([g, np.ones(g.size)], axis=1)
-            rhs[lastpos, 1] += extra
-            x = _solve_banded(ab, rhs)
-            eg = np.zeros(nq)
-            eh = np.zeros(nq)
-            eg[nonempty] = x[starts[nonempty], 0]
-            eh[nonempty] = x[starts[nonempty], 1]
-        else:
-            fwd_c = fwd.copy()
-            fwd_c[lastpos] = 0.0          # the tail (if any) is folded into the diagonal
-            ex = np.zeros(nq)
-            if tail_pq is not None:
-                ex[nonempty] = extra
-            eg, eh = _visit_count_flat(fwd_c, bwd, diag, g, offsets, loss, ex)
+            ex[nonempty] = fwd[lastpos] * T
+        fwd_c[lastpos] = 0.0          # uncouples the queries' blocks
+        eg, eh = _gain_and_steps_flat(fwd_c, bwd, diag, g, offsets, loss, ex)
         out = eg if f == "1" else np.divide(eg, eh, out=np.zeros(nq), where=eh > 0)
     else:
-        out = _order1_generating(fwd, bwd, g, offsets, loss)
+        out = _order1_flat(fwd, bwd, g, offsets, loss)
     out = np.asarray(out, dtype=np.float64)
     out[batch.recall_base == 0] = 0.0
     return out

@@ -29,7 +29,8 @@ class _PH(FamilyMeasure):
         "cutoff": ParamInfo(dtype=int, required=False, desc="ranking cutoff: evaluate the first k documents only"),
         "browse": ParamInfo(dtype=str, default="SFBM", choices=BROWSING_MODELS,
                             desc="browsing model: DFBM (read all), SFBM (forward or stop), RWBM (forward, "
-                                 "backward or stop)"),
+                                 "backward or stop); with `user`, SFBM (the default) means the user "
+                                 "model's own (P: DFBM)"),
         "p": ParamInfo(dtype=FLOAT, default=0.8, desc="forward probability (at non-relevant documents when "
                                                       "p_rel is given)"),
         "q": ParamInfo(dtype=FLOAT, default=0.0, desc="backward probability (RWBM; at non-relevant documents "
@@ -40,9 +41,13 @@ class _PH(FamilyMeasure):
                           desc="classical instantiation: P (DFBM), AP (over retrieved relevant, order 1), "
                                "RBP (SFBM p, order 2), DCG (f=1, discount max(1, log_b i)), ERR (E[1/H])"),
         "loss": ParamInfo(dtype=FLOAT, default=0.0, desc="utility loss per revisit, lambda in [0, 1]"),
-        "f": ParamInfo(dtype=str, default="h", choices=("h", "1"), desc="normaliser f(H): 'h' (H) or '1'"),
+        "f": ParamInfo(dtype=str, default="h", choices=("h", "1"),
+                       desc="normaliser f(H): 'h' (H) or '1'; with `user`, 'h' (the default) means the user "
+                            "model's own f (DCG: '1')"),
         "order": ParamInfo(dtype=int, default=2, choices=(1, 2),
-                           desc="1: E[P@H]; 2: E[sum g]/E[f(H)]"),
+                           desc="1: E[P@H]; 2: E[sum g]/E[f(H)]. With `user`, 2 (the default) means the "
+                                "user model's own order (AP, ERR: 1), since PH(user='AP',order=2) prints, "
+                                "and so compares, as PH(user='AP')"),
         "top": ParamInfo(dtype=str, default="stop", choices=("stop", "forward"),
                          desc="where backward mass at rank 1 goes: stop, or forward"),
         "tail": ParamInfo(dtype=str, default="none", choices=("none", "inf"),
@@ -57,13 +62,23 @@ class _PH(FamilyMeasure):
     }
 
     def __init__(self, **params):
+        # Measures compare by their printed form, which omits parameters at their declared
+        # default: PH(user='AP',order=2) prints as PH(user='AP').  Dropping such parameters
+        # here makes equal measures behave identically (order=2, f='h', browse='SFBM' with a
+        # `user` mean "as the user model defines").  What a user instantiation implies is
+        # dropped as well, so PH(user='AP',order=1) is PH(user='AP').
         user = params.get("user")
+        implied = {}
         if isinstance(user, str) and user in USERS:
-            # canonical printed form: drop what the user instantiation fixes anyway
-            ubrowse, uf, uorder = _user_defaults(user)
-            for name, implied in (("browse", ubrowse), ("f", uf), ("order", uorder)):
-                if name in params and params[name] == implied and not isinstance(params[name], bool):
-                    del params[name]
+            implied = dict(zip(("browse", "f", "order"), _user_defaults(user)))
+        for name in list(params):
+            value = params[name]
+            info = self.SUPPORTED_PARAMS.get(name)
+            if info is None or name in ("cutoff", "user") or not isinstance(value, (str, int, float)) \
+                    or isinstance(value, bool) != isinstance(info.default, bool):
+                continue
+            if value == info.default or (name in implied and value == implied[name]):
+                del params[name]
         super().__init__(**params)
 
     def _model_kwargs(self):
@@ -71,15 +86,6 @@ class _PH(FamilyMeasure):
         user = P.get("user")
         if "b" in P and user != "DCG":
             raise ValueError("PH: `b` is the log base of user='DCG'; it is not used otherwise.")
-        if user is None:
-            browse = P.get("browse", "SFBM")
-            if browse == "DFBM":
-                used = sorted(n for n in ("p", "q", "p_rel", "q_rel", "loss", "top", "tail") if n in P)
-                if used:
-                    raise ValueError(f"PH: browse='DFBM' reads every document (p = 1); it does not take {used}.")
-            if browse != "RWBM" and P.get("loss", 0) != 0:
-                raise ValueError("PH: `loss` needs revisits; with browse='SFBM'/'DFBM' nobody revisits a "
-                                 "document (use browse='RWBM').")
         return dict(browse=P.get("browse") if "browse" in P or user is None else None,
                     p=P.get("p", 0.8), q=P.get("q", 0.0), p_rel=P.get("p_rel"), q_rel=P.get("q_rel"),
                     user=user, loss=P.get("loss", 0.0), f=P.get("f") if "f" in P or user is None else None,
