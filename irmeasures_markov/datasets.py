@@ -66,7 +66,9 @@ class Collection:
 
     ``qrels_file``/``topics_file``/``runs_dir`` are paths relative to the shared
     data directory (``$IRMEASURES_MARKOV_DATA``); ``topic_range`` restricts a
-    topics file that covers several tracks.
+    topics file that covers several tracks.  ``official_url`` and
+    ``official_topics_url`` are where NIST publishes the qrels and the topics
+    (named in the error raised when a file has to be supplied by hand).
     """
     name: str
     title: str
@@ -77,6 +79,7 @@ class Collection:
     runs_dir: Optional[str]
     graded: bool
     official_url: str
+    official_topics_url: Optional[str] = None
 
 
 COLLECTIONS: Dict[str, Collection] = {}
@@ -89,21 +92,26 @@ def _add(c: Collection, *aliases: str):
 
 _add(Collection("trec7", "TREC 7 ad hoc (disks 4&5 minus CR), topics 351-400", "disks45/nocr/trec7",
                 "qrels/trec7.qrels.gz", "topics/trec7.topics", (351, 400), None, False,
-                "https://trec.nist.gov/data/qrels_eng/qrels.trec7.adhoc.parts1-5.tar.gz"))
+                "https://trec.nist.gov/data/qrels_eng/qrels.trec7.adhoc.parts1-5.tar.gz",
+                "https://trec.nist.gov/data/topics_eng/topics.351-400.gz"))
 _add(Collection("trec8", "TREC 8 ad hoc (disks 4&5 minus CR), topics 401-450", "disks45/nocr/trec8",
                 "qrels/trec8.qrels.gz", "topics/trec8.topics", (401, 450), "runs/trec8", False,
-                "https://trec.nist.gov/data/qrels_eng/qrels.trec8.adhoc.parts1-5.tar.gz"))
+                "https://trec.nist.gov/data/qrels_eng/qrels.trec8.adhoc.parts1-5.tar.gz",
+                "https://trec.nist.gov/data/topics_eng/topics.401-450.gz"))
 _add(Collection("trec10", "TREC 2001 (TREC-10) Web track, WT10g, topics 501-550", None,
                 "qrels/web2001.qrels.gz", "topics/trec9-10.topics", (501, 550), None, True,
-                "https://trec.nist.gov/data/qrels_eng/ (qrels.trec10.main_web / adhoc_qrels.txt for topics 501-550)"),
+                "https://trec.nist.gov/data/qrels_eng/ (qrels.trec10.main_web / adhoc_qrels.txt for topics 501-550)",
+                "https://trec.nist.gov/data/topics_eng/topics.501-550.txt"),
      "web2001")
 _add(Collection("trec14", "TREC 2005 (TREC-14) Robust track, AQUAINT, 50 topics", "aquaint/trec-robust-2005",
                 "qrels/robust05.qrels.gz", "topics/robust05.topics", None, None, True,
-                "https://trec.nist.gov/data/robust/05/TREC2005.qrels.txt"),
+                "https://trec.nist.gov/data/robust/05/TREC2005.qrels.txt",
+                "https://trec.nist.gov/data/robust/05/05.50.topics.txt"),
      "robust05")
 _add(Collection("robust04", "TREC 2004 Robust track (disks 4&5 minus CR), 249 topics",
                 "disks45/nocr/trec-robust-2004", "qrels/robust04.qrels.gz", "topics/robust04.topics", None,
-                "runs/robust04", True, "https://trec.nist.gov/data/robust/qrels.robust2004.txt"))
+                "runs/robust04", True, "https://trec.nist.gov/data/robust/qrels.robust2004.txt",
+                "https://trec.nist.gov/data/robust/04.testset.gz"))
 _add(Collection("robust03", "TREC 2003 Robust track, 100 topics (local files only)", None,
                 "qrels/robust03.qrels.gz", None, None, "runs/robust03", True,
                 "https://trec.nist.gov/data/robust/ (qrels.robust2003.txt)"))
@@ -133,12 +141,39 @@ def _data_dir(data_dir: Optional[PathLike]) -> Optional[pathlib.Path]:
     return shared_data_dir()
 
 
-def _missing_message(c: Collection, what: str, data_dir, reason: str) -> str:
+def _short(e: BaseException, limit: int = 200) -> str:
+    """One line of a nested exception: download errors from ir_datasets can run to whole tracebacks."""
+    lines = str(e).strip().splitlines()
+    text = lines[0] if lines else ""
+    if len(text) > limit:
+        text = text[:limit - 1] + "…"
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
+def _official_source(c: Collection, what: str) -> Optional[str]:
+    return c.official_url if what == "qrels" else c.official_topics_url
+
+
+def _missing_message(c: Collection, what: str, data_dir: Optional[pathlib.Path], reason: str,
+                     cause: Optional[BaseException] = None) -> str:
+    """What to do first, then why: the nested exception, if any, goes last and shortened."""
     from .testing import DATA_ENV
-    where = f"{data_dir}/{c.qrels_file}" if data_dir else f"$({DATA_ENV})/{c.qrels_file}"
-    return (f"cannot load the {what} of {c.name} ({c.title}): {reason}. Supply the file yourself: "
-            f"pass path='...' (the official file is {c.official_url}), or place it at {where} "
-            f"(the data directory is ${DATA_ENV}, default ../shared/data).")
+    rel = c.qrels_file if what == "qrels" else c.topics_file
+    if rel is None:
+        place = ""
+    elif data_dir is not None:
+        place = f" or place it at {pathlib.Path(data_dir) / rel}"
+    else:
+        # no data directory was found, so name the setting rather than a path that does not exist
+        place = (f" or place it at ${DATA_ENV}/{rel} (set {DATA_ENV} to your data directory, "
+                 "or pass data_dir='...')")
+    kind = "TREC qrels file" if what == "qrels" else "TREC topics file"
+    source = _official_source(c, what)
+    msg = (f"cannot load the {what} of {c.name} ({reason}). To fix: pass path='...' (a {kind}){place}."
+           + (f" Official file: {source}." if source else ""))
+    if cause is not None:
+        msg += f" [ir_datasets said: {_short(cause)}]"
+    return msg
 
 
 def load_qrels(name: str, *, binary: bool = False, path: Optional[PathLike] = None,
@@ -174,7 +209,7 @@ def load_qrels(name: str, *, binary: bool = False, path: Optional[PathLike] = No
         if "/" not in str(name):
             raise ValueError(f"Unknown collection {name!r}; known: {', '.join(sorted(COLLECTIONS))} "
                              "(or give an ir_datasets id such as 'disks45/nocr/trec8').")
-        qrels = _ir_datasets_qrels(str(name), None)
+        qrels = _ir_datasets_qrels(str(name), None, None)
         return binarize(qrels) if binary else qrels
     ddir = _data_dir(data_dir)
     local = ddir / c.qrels_file if ddir is not None else None
@@ -182,26 +217,34 @@ def load_qrels(name: str, *, binary: bool = False, path: Optional[PathLike] = No
     if source in ("auto", "local") and local is not None and local.exists():
         qrels = read_trec_qrels(local)
     elif source == "local":
-        raise FileNotFoundError(_missing_message(c, "qrels", ddir, f"{local or c.qrels_file} does not exist"))
+        raise FileNotFoundError(_missing_message(
+            c, "qrels", ddir, f"{local} does not exist" if local is not None else "no data directory found"))
     else:
         if c.ir_datasets_id is None:
             raise FileNotFoundError(_missing_message(
                 c, "qrels", ddir, "ir_datasets has no id for this collection"
                 + (f" and {local} does not exist" if local is not None else "")))
-        qrels = _ir_datasets_qrels(c.ir_datasets_id, c)
+        qrels = _ir_datasets_qrels(c.ir_datasets_id, c, ddir)
     return binarize(qrels) if binary else qrels
 
 
-def _ir_datasets_qrels(dataset_id: str, c: Optional[Collection]) -> Qrels:
+def _ir_datasets_qrels(dataset_id: str, c: Optional[Collection], ddir: Optional[pathlib.Path]) -> Qrels:
+    def unavailable(reason: str, cause: Optional[BaseException] = None) -> FileNotFoundError:
+        if c is not None:
+            return FileNotFoundError(_missing_message(c, "qrels", ddir, reason, cause))
+        return FileNotFoundError(f"cannot load the qrels of {dataset_id!r} ({reason}). To fix: pass path='...' "
+                                 "(a TREC qrels file)." + (f" [ir_datasets said: {_short(cause)}]" if cause else ""))
+
     try:
         import ir_datasets
-    except ImportError:  # pragma: no cover - ir_datasets is a dependency
-        raise FileNotFoundError((_missing_message(c, "qrels", None, "ir_datasets is not installed") if c
-                                 else "ir_datasets is not installed: pip install ir_datasets")) from None
+    except ImportError as e:  # pragma: no cover - ir_datasets is a dependency
+        raise unavailable("ir_datasets is not installed: pip install ir_datasets") from e
     try:
         ds = ir_datasets.load(dataset_id)
     except KeyError:
         raise ValueError(f"{dataset_id!r} is not an ir_datasets id") from None
+    except Exception as e:  # whatever stops ir_datasets here, the user's way out is the same local file
+        raise unavailable("ir_datasets could not download them", e) from e
     if not ds.has_qrels():
         raise ValueError(f"ir_datasets id {dataset_id!r} has no qrels")
     try:
@@ -209,10 +252,7 @@ def _ir_datasets_qrels(dataset_id: str, c: Optional[Collection]) -> Qrels:
         for q in ds.qrels_iter():
             qrels.setdefault(q.query_id, {})[q.doc_id] = int(q.relevance)
     except Exception as e:  # download failures come as many exception types
-        reason = f"ir_datasets could not provide {dataset_id!r} ({type(e).__name__}: {e})"
-        if c is not None:
-            raise FileNotFoundError(_missing_message(c, "qrels", None, reason)) from e
-        raise FileNotFoundError(reason) from e
+        raise unavailable("ir_datasets could not download them", e) from e
     return qrels
 
 
@@ -244,7 +284,15 @@ def read_topics(path: PathLike, topic_range: Optional[Tuple[int, int]] = None) -
 
 def load_topics(name: str, *, path: Optional[PathLike] = None, source: str = "auto",
                 data_dir: Optional[PathLike] = None) -> Dict[str, str]:
-    """Topic titles ``{qid: title}`` of a named collection (local topics file or ``ir_datasets``)."""
+    """Topic titles ``{qid: title}`` of a named collection (local topics file or ``ir_datasets``).
+
+    Raises
+    ------
+    FileNotFoundError
+        Nothing could provide the topics; the message names the file to supply.
+    """
+    if source not in ("auto", "local", "ir_datasets"):
+        raise ValueError(f"`source` must be 'auto', 'local' or 'ir_datasets', got {source!r}.")
     c = collection(name)
     if path is not None:
         return read_topics(path, c.topic_range)
@@ -253,16 +301,20 @@ def load_topics(name: str, *, path: Optional[PathLike] = None, source: str = "au
     if source in ("auto", "local") and local is not None and local.exists():
         return read_topics(local, c.topic_range)
     if source == "local" or c.ir_datasets_id is None:
-        raise FileNotFoundError(f"cannot load the topics of {c.name}: no local topics file"
-                                + (f" at {local}" if local else "")
-                                + ("" if c.ir_datasets_id else " and ir_datasets has no id for it")
-                                + "; pass path='...' (a TREC topics file).")
-    import ir_datasets
+        reason = (f"{local} does not exist" if local is not None
+                  else "no data directory found" if ddir is None else "no local topics file")
+        if c.ir_datasets_id is None:
+            reason += " and ir_datasets has no id for this collection"
+        raise FileNotFoundError(_missing_message(c, "topics", ddir, reason))
+    try:
+        import ir_datasets
+    except ImportError as e:  # pragma: no cover - ir_datasets is a dependency
+        raise FileNotFoundError(_missing_message(c, "topics", ddir, "ir_datasets is not installed")) from e
     try:
         return {q.query_id: getattr(q, "title", "") for q in ir_datasets.load(c.ir_datasets_id).queries_iter()}
-    except Exception as e:
-        raise FileNotFoundError(f"ir_datasets could not provide the topics of {c.name} "
-                                f"({type(e).__name__}: {e}); pass path='...' (a TREC topics file).") from e
+    except Exception as e:  # download failures come as many exception types
+        raise FileNotFoundError(_missing_message(c, "topics", ddir, "ir_datasets could not download them",
+                                                 e)) from e
 
 
 # ---------------------------------------------------------------------------

@@ -412,6 +412,31 @@ class PoolReduction:
                 pd.DataFrame(self.tau, index=self.percents, columns=self.labels))
 
 
+def _check_full(full: Evaluation, measures: list, labels, qrels: Qrels, runs: Mapping[str, Run]):
+    """τ pairs column j and row i of ``full`` with those of every reduced pool, so a ``full`` computed
+    for other measures, runs or qrels would give wrong numbers without any error."""
+    if not isinstance(full, Evaluation):
+        raise TypeError(f"`full` must be an Evaluation from evaluate(), got {type(full).__name__}.")
+    if list(full.measures) != list(measures):
+        raise ValueError("`full` was computed for other measures: it has "
+                         f"{[str(m) for m in full.measures]}, pool_reduction got {[str(m) for m in measures]}.")
+    if labels is not None and list(labels) != list(full.labels):
+        raise ValueError(f"`full` labels its measures {list(full.labels)}, pool_reduction got {list(labels)}.")
+    names = list(runs)
+    if list(full.runs) != names:
+        missing = [n for n in names if n not in set(full.runs)]
+        extra = [n for n in full.runs if n not in runs]
+        detail = (f"missing {missing[:5]}" if missing else "") + ("; " if missing and extra else "") \
+            + (f"not in `runs`: {extra[:5]}" if extra else "")
+        raise ValueError("`full` was computed for other runs"
+                         + (f" ({detail})" if detail else " (same names, other order)")
+                         + ": evaluate() the same `runs` mapping.")
+    unknown = [t for t in full.topics if t not in qrels]
+    if unknown:
+        raise ValueError(f"`full` was computed on topics absent from `qrels` ({unknown[:5]}"
+                         f"{', ...' if len(unknown) > 5 else ''}): was it evaluated on other qrels?")
+
+
 def pool_reduction(measures, qrels: Qrels, runs: Mapping[str, Run], *,
                    percents: Sequence[float] = (90, 70, 50, 30, 10), seed: int = 0,
                    labels: Optional[Sequence[str]] = None, n_jobs: int = 1, progress: bool = True,
@@ -421,7 +446,9 @@ def pool_reduction(measures, qrels: Qrels, runs: Mapping[str, Run], *,
     For each ``percent`` the qrels are reduced with
     :func:`irmeasures_markov.datasets.downsample_qrels` (seeded, nested) and all
     runs re-evaluated over the same topics as the full pool.  ``full`` may pass
-    an :func:`evaluate` result on the complete qrels to avoid recomputing it.
+    an :func:`evaluate` result on the complete qrels to avoid recomputing it;
+    it must hold the same measures (and labels, when given) and the same runs
+    in the same order, on topics of ``qrels``, else ``ValueError``.
     """
     from .datasets import downsample_qrels
     if isinstance(measures, Mapping):
@@ -430,6 +457,8 @@ def pool_reduction(measures, qrels: Qrels, runs: Mapping[str, Run], *,
     measures = parse_measures(list(measures))
     if full is None:
         full = evaluate(measures, qrels, runs, labels=labels, n_jobs=n_jobs, progress=progress, native=native)
+    else:
+        _check_full(full, measures, labels, qrels, runs)
     evals = [full]
     for pc in percents:
         reduced = downsample_qrels(qrels, pc, seed=seed)

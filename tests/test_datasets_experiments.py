@@ -88,6 +88,75 @@ def test_topics(tmp_path):
         read_topics(bad)
 
 
+class _Offline:
+    """An ir_datasets dataset whose every download fails the way requests reports it (long, multi-line)."""
+    error = ConnectionError("HTTPSConnectionPool(host='trec.nist.gov', port=443): Max retries exceeded\n"
+                            + "Caused by NewConnectionError: " + "x" * 500)
+
+    def has_qrels(self):
+        return True
+
+    def qrels_iter(self):
+        raise self.error
+
+    def queries_iter(self):
+        raise self.error
+
+
+def _offline(monkeypatch, fail_on_load=False):
+    ir_datasets = pytest.importorskip("ir_datasets")
+
+    def load(dataset_id):
+        if fail_on_load:
+            raise _Offline.error
+        return _Offline()
+    monkeypatch.setattr(ir_datasets, "load", load)
+
+
+def _check_advice_first(exc, path_named):
+    msg = str(exc)
+    assert path_named in msg
+    assert "$(" not in msg  # a shell command substitution is no path anyone can use
+    assert "path='...'" in msg
+    assert msg.index("path='...'") < msg.index(path_named) < msg.index("ConnectionError")
+    assert "Caused by" not in msg and "x" * 300 not in msg  # the nested text is cut to its first line
+    assert exc.__cause__ is _Offline.error
+
+
+@pytest.mark.parametrize("fail_on_load", [False, True])
+def test_qrels_download_failure_names_the_file_to_supply(tmp_path, monkeypatch, fail_on_load):
+    _offline(monkeypatch, fail_on_load)
+    for source in ("ir_datasets", "auto"):  # auto: nothing in the data directory, so ir_datasets is asked
+        with pytest.raises(FileNotFoundError, match=r"^cannot load the qrels of trec8") as e:
+            load_qrels("trec8", data_dir=tmp_path, source=source)
+        _check_advice_first(e.value, str(tmp_path / "qrels" / "trec8.qrels.gz"))
+        assert "qrels.trec8.adhoc.parts1-5.tar.gz" in str(e.value)
+    import irmeasures_markov.testing
+    monkeypatch.setattr(irmeasures_markov.testing, "shared_data_dir", lambda: None)
+    with pytest.raises(FileNotFoundError) as e:
+        load_qrels("trec8")
+    _check_advice_first(e.value, "$IRMEASURES_MARKOV_DATA/qrels/trec8.qrels.gz")
+    assert "data_dir=" in str(e.value)
+
+
+@pytest.mark.parametrize("fail_on_load", [False, True])
+def test_topics_download_failure_names_the_file_to_supply(tmp_path, monkeypatch, fail_on_load):
+    _offline(monkeypatch, fail_on_load)
+    with pytest.raises(FileNotFoundError, match=r"^cannot load the topics of trec14") as e:
+        load_topics("trec14", data_dir=tmp_path, source="ir_datasets")
+    _check_advice_first(e.value, str(tmp_path / "topics" / "robust05.topics"))
+    assert "05.50.topics.txt" in str(e.value)
+    import irmeasures_markov.testing
+    monkeypatch.setattr(irmeasures_markov.testing, "shared_data_dir", lambda: None)
+    with pytest.raises(FileNotFoundError) as e:
+        load_topics("trec8")
+    _check_advice_first(e.value, "$IRMEASURES_MARKOV_DATA/topics/trec8.topics")
+    with pytest.raises(FileNotFoundError, match=r"trec10.*no id.*path='\.\.\.'.*topics\.501-550"):
+        load_topics("trec10", data_dir=tmp_path)
+    with pytest.raises(ValueError, match="`source`"):
+        load_topics("trec8", source="web")
+
+
 def test_fast_reader_equals_exact_reader(tmp_path):
     _, runs = synthetic()
     rng = np.random.default_rng(1)
@@ -249,6 +318,34 @@ def test_pool_reduction_synthetic():
     assert kendall_tau(full.means()[:, 0], reduced.means()[:, 0]) == pytest.approx(res.tau[2, 0])
     mean, tau = res.to_frames()
     assert list(mean.columns) == ["AP", "bpref", "MP"]
+
+
+def test_pool_reduction_reuses_full_only_when_it_matches():
+    qrels, runs = synthetic(seed=5, n_runs=6, n_docs=80)
+    measures = {"AP": "AP", "MP": "MP"}
+    full = evaluate(measures, qrels, runs, progress=False)
+    res = pool_reduction(measures, qrels, runs, percents=(30,), seed=4, full=full, progress=False)
+    fresh = pool_reduction(measures, qrels, runs, percents=(30,), seed=4, progress=False)
+    assert res.evaluations[0] is full
+    np.testing.assert_array_equal(res.tau, fresh.tau)
+    np.testing.assert_array_equal(res.mean_scores, fresh.mean_scores)
+    with pytest.raises(ValueError, match="other measures"):
+        pool_reduction({"AP": "AP", "bpref": "Bpref"}, qrels, runs, percents=(30,), full=full, progress=False)
+    with pytest.raises(ValueError, match="other measures"):
+        pool_reduction({"MP": "MP", "AP": "AP"}, qrels, runs, percents=(30,), full=full, progress=False)
+    with pytest.raises(ValueError, match="labels"):
+        pool_reduction({"map": "AP", "MP": "MP"}, qrels, runs, percents=(30,), full=full, progress=False)
+    subset = {n: runs[n] for n in list(runs)[:4]}
+    with pytest.raises(ValueError, match=r"other runs \(not in `runs`"):
+        pool_reduction(measures, qrels, subset, percents=(30,), full=full, progress=False)
+    reordered = dict(reversed(list(runs.items())))
+    with pytest.raises(ValueError, match="other order"):
+        pool_reduction(measures, qrels, reordered, percents=(30,), full=full, progress=False)
+    other_qrels = {str(int(q) + 100): docs for q, docs in qrels.items()}
+    with pytest.raises(ValueError, match="other qrels"):
+        pool_reduction(measures, other_qrels, runs, percents=(30,), full=full, progress=False)
+    with pytest.raises(TypeError, match="Evaluation"):
+        pool_reduction(measures, qrels, runs, percents=(30,), full=full.means(), progress=False)
 
 
 def test_fast_reader_corrupt_gzip(tmp_path):
