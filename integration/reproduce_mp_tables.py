@@ -70,14 +70,18 @@ PRINTED_LABEL = {
 }
 
 
-def load_trec8(data_dir=None, progress=True):
-    """(qrels, runs, dropped_names, load_seconds) for TREC-8 with the paper's run filter."""
+def load_trec8(data_dir=None, progress=True, n_jobs=None):
+    """(qrels, runs, dropped_names, load_seconds) for TREC-8 with the paper's run filter.
+
+    ``n_jobs`` is the number of processes reading the run files (default: the
+    loader's, ``min(2, cpu_count)``).
+    """
     ddir = pathlib.Path(data_dir) if data_dir else shared_data_dir()
     if ddir is None:
         raise SystemExit("TREC data not found: pass --data-dir or set IRMEASURES_MARKOV_DATA")
     t = time.perf_counter()
     qrels = load_qrels("trec8", data_dir=ddir, source="local")
-    runs = load_run_dir(ddir / collection("trec8").runs_dir, progress=progress)
+    runs = load_run_dir(ddir / collection("trec8").runs_dir, progress=progress, n_jobs=n_jobs)
     n_all = len(runs)
     topics = [q for q, docs in qrels.items() if any(g >= 1 for g in docs.values())]
     from irmeasures_markov.datasets import complete_runs
@@ -173,11 +177,12 @@ def main(argv=None) -> int:
     ap.add_argument("--data-dir", default=None, help="shared data directory (default: $IRMEASURES_MARKOV_DATA "
                                                      "or ../shared/data)")
     ap.add_argument("--out", default=str(REPO / "docs" / "mp-table3-trec8.md"), help="Markdown output")
-    ap.add_argument("--n-jobs", type=int, default=2, help="worker processes (default 2)")
+    ap.add_argument("--n-jobs", type=int, default=2, help="worker processes, for loading the runs and for "
+                                                          "evaluating them (default 2)")
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
-    qrels, runs, dropped, t_load = load_trec8(args.data_dir, progress=not args.no_progress)
+    qrels, runs, dropped, t_load = load_trec8(args.data_dir, progress=not args.no_progress, n_jobs=args.n_jobs)
     ev, table2, table3, t_eval = compute_tables(qrels, runs, n_jobs=args.n_jobs, progress=not args.no_progress)
     text = markdown(table2, table3, len(runs), len(ev.topics), dropped,
                     {"load": t_load, "eval": t_eval, "n_jobs": args.n_jobs})
