@@ -135,7 +135,7 @@ def _native_values(kind: str, m, prepared) -> np.ndarray:
         total = segment_sum(np.where(b.relevant, term, 0.0), b.offsets)
         return np.where(R > 0, total / np.maximum(R, 1.0), 0.0)
     cutoff = m.params.get("cutoff")
-    b = prepared.batch(rel=rel, cutoff=cutoff)
+    b = prepared.batch(rel=rel, cutoff=cutoff, judgments=False)
     relv = b.relevant.astype(np.float64)
     R = b.recall_base.astype(np.float64)
     if kind == "RBP":

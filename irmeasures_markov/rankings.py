@@ -37,14 +37,20 @@ def _trec_order(keys: List[str], scores: np.ndarray) -> np.ndarray:
         # Only documents inside tie groups need the docid tie-break.  Tie groups are
         # contiguous in score order, so sorting just those documents by (score desc,
         # docid desc) and writing them back into the same slots gives trec_eval's
-        # order.  numpy compares str by code point, like strcmp on ASCII docnos.
+        # order.  Python orders str by code point, like strcmp on ASCII docnos;
+        # ranking the member docids with one C-level sort is cheaper than building
+        # a numpy string array for np.lexsort.
         in_group = np.zeros(ranked.size, dtype=bool)
         in_group[1:] = tie
         in_group[:-1] |= tie
         slots = np.flatnonzero(in_group)
         members = order[slots]
-        member_keys = np.array([keys[i] for i in members.tolist()])
-        order[slots] = members[np.lexsort((member_keys, scores[members]))[::-1]]
+        member_keys = [keys[i] for i in members.tolist()]
+        m = len(member_keys)
+        key_rank = np.empty(m, dtype=np.int64)
+        key_rank[np.fromiter(sorted(range(m), key=member_keys.__getitem__), dtype=np.int64, count=m)] = \
+            np.arange(m)
+        order[slots] = members[np.lexsort((key_rank, ranked[slots]))[::-1]]
     return order
 
 
@@ -75,6 +81,7 @@ class QrelsIndex:
         self.qrels: Dict[str, Dict[str, int]] = {
             str(q): {str(d): int(g) for d, g in docs.items()} for q, docs in qrels.items()}
         self._grades_desc: Dict[str, np.ndarray] = {}
+        self._positive: Dict[str, Dict[str, int]] = {}
         self._warned_empty = set()
 
     @property
@@ -88,6 +95,18 @@ class QrelsIndex:
             g = np.sort(np.fromiter(self.qrels.get(qid, {}).values(), dtype=np.int64))[::-1]
             self._grades_desc[qid] = g
         return g
+
+    def positive(self, qid: str) -> Dict[str, int]:
+        """The query's documents with a grade > 0, ``{docid: grade}``.
+
+        Every measure with ``rel >= 1`` needs only these: joining a ranking
+        with this small dict instead of all judgments keeps the join in CPU
+        cache, which is most of the cost of ranking many runs.
+        """
+        d = self._positive.get(qid)
+        if d is None:
+            d = self._positive[qid] = {doc: g for doc, g in self.qrels.get(qid, {}).items() if g > 0}
+        return d
 
     def recall_base(self, qid: str, rel: int = 1) -> int:
         g = self.judged_grades(qid)
@@ -106,18 +125,35 @@ class QrelsIndex:
 class RankedQuery:
     """One query of a run in trec_eval order, joined with its judgments.
 
-    ``grades[k]`` and ``scores[k]`` belong to the document at rank k+1
-    (``UNJUDGED`` where there is no judgment); ``docids`` is built on first use.
+    ``positive_grades[k]``, ``grades[k]`` and ``scores[k]`` belong to the
+    document at rank k+1.  ``positive_grades`` holds the grade where it is
+    > 0 and 0 otherwise (judged non-relevant and unjudged alike): all that a
+    measure with ``rel >= 1`` needs.  ``grades`` tells every judgment apart
+    (``UNJUDGED`` where there is none) and is joined on first use, as is
+    ``docids``.
     """
-    __slots__ = ("qid", "scores", "grades", "_keys", "_order", "_docids")
+    __slots__ = ("qid", "scores", "positive_grades", "_keys", "_order", "_docids", "_judged", "_grades")
 
-    def __init__(self, qid: str, keys: List[str], order: np.ndarray, scores: np.ndarray, grades: np.ndarray):
+    def __init__(self, qid: str, keys: List[str], order: np.ndarray, scores: np.ndarray,
+                 positive_grades: np.ndarray, judged: Mapping[str, int]):
         self.qid = qid
         self.scores = scores
-        self.grades = grades
+        self.positive_grades = positive_grades
         self._keys = keys
         self._order = order
+        self._judged = judged
         self._docids = None
+        self._grades = None
+
+    @property
+    def grades(self) -> np.ndarray:
+        if self._grades is None:
+            keys = self._keys
+            n = len(keys)
+            # map() with the dict's own get keeps the join in C: one lookup per document
+            full = np.fromiter(map(self._judged.get, keys, repeat(UNJUDGED, n)), dtype=np.int64, count=n)
+            self._grades = full[self._order]
+        return self._grades
 
     def ranked_values(self, lookup: Callable[[List[str]], np.ndarray]) -> np.ndarray:
         """``lookup`` applied to the documents in retrieval-file order, returned in rank order.
@@ -141,7 +177,9 @@ class RelevanceBatch:
 
     Query ``i`` occupies ``slice(offsets[i], offsets[i+1])`` of the flat arrays.
     ``relevant`` is ``grades >= rel``; ``judged_only`` rankings have unjudged
-    documents removed before the cutoff is applied.
+    documents removed before the cutoff is applied.  With ``judgments``
+    False, ``grades`` is 0 wherever the grade is not positive (judged
+    non-relevant and unjudged alike; see :meth:`PreparedRun.batch`).
     """
     qids: List[str]
     offsets: np.ndarray
@@ -150,6 +188,7 @@ class RelevanceBatch:
     recall_base: np.ndarray
     rel: int
     docids: Optional[List[List[str]]] = None
+    judgments: bool = True
     _positions: Optional[np.ndarray] = field(default=None, repr=False)
     _query_index: Optional[np.ndarray] = field(default=None, repr=False)
     #: per-batch memo for kernels (e.g. MP caches its per-model values so the
@@ -208,9 +247,9 @@ class PreparedRun:
             scores = np.fromiter(doc_scores.values(), dtype=np.float64, count=n)
             _check_finite(keys, scores, qid)
             order = _trec_order(keys, scores)
-            # map() with the dict's own get keeps the join in C: one lookup per document
-            grades = np.fromiter(map(qdocs.get, keys, repeat(UNJUDGED, n)), dtype=np.int64, count=n)
-            self.queries.append(RankedQuery(qid, keys, order, scores[order], grades[order]))
+            positive = qrels.positive(qid).get
+            grades = np.fromiter(map(positive, keys, repeat(0, n)), dtype=np.int64, count=n)
+            self.queries.append(RankedQuery(qid, keys, order, scores[order], grades[order], qdocs))
         self._batches: Dict[tuple, RelevanceBatch] = {}
 
     @property
@@ -218,16 +257,23 @@ class PreparedRun:
         return [q.qid for q in self.queries]
 
     def batch(self, rel: int = 1, judged_only: bool = False, cutoff: Optional[int] = None,
-              with_docids: bool = False) -> RelevanceBatch:
-        """The flattened rankings for one (rel, judged_only, cutoff) setting, cached."""
-        key = (rel, bool(judged_only), cutoff, with_docids)
+              with_docids: bool = False, judgments: bool = True) -> RelevanceBatch:
+        """The flattened rankings for one (rel, judged_only, cutoff) setting, cached.
+
+        ``judgments=False`` says the caller needs only grades >= ``rel``: when
+        ``rel >= 1`` and not ``judged_only``, the batch is then built from the
+        positive grades joined when the run was ranked, and the full join with
+        every judgment is never made.
+        """
+        judgments = bool(judgments or judged_only or rel < 1)
+        key = (rel, bool(judged_only), cutoff, with_docids, judgments)
         b = self._batches.get(key)
         if b is not None:
             return b
         grades_list = []
         docids_list = [] if with_docids else None
         for q in self.queries:
-            g = q.grades
+            g = q.grades if judgments else q.positive_grades
             keep = None
             if judged_only:
                 keep = g != UNJUDGED
@@ -246,7 +292,7 @@ class PreparedRun:
         grades = np.concatenate(grades_list) if grades_list else np.zeros(0, dtype=np.int64)
         rb = np.fromiter((self.qrels_index.recall_base(q.qid, rel) for q in self.queries),
                          dtype=np.int64, count=len(self.queries))
-        b = RelevanceBatch(self.qids, offsets, grades, grades >= rel, rb, rel, docids_list)
+        b = RelevanceBatch(self.qids, offsets, grades, grades >= rel, rb, rel, docids_list, judgments)
         self._batches[key] = b
         return b
 

@@ -89,10 +89,20 @@ class FamilyMeasure(irm_measures.Measure):
     def cutoff(self):
         return self.params.get("cutoff")
 
+    def needs_judgments(self) -> bool:
+        """Whether compute() tells judged non-relevant from unjudged documents by grade.
+
+        Measures that read only ``grade >= rel`` keep the default False, so
+        their batches skip the join with every judgment (see
+        :meth:`PreparedRun.batch`); per-grade parameters may name grades <= 0.
+        """
+        return any(self.params.get(name) for name in ("pc_by_grade", "ps_by_grade"))
+
     def batch(self, prepared: PreparedRun, with_docids: bool = False):
         rel = self["rel"] if "rel" in self.SUPPORTED_PARAMS else 1
         jo = self["judged_only"] if "judged_only" in self.SUPPORTED_PARAMS else False
-        return prepared.batch(rel=rel, judged_only=jo, cutoff=self.cutoff, with_docids=with_docids)
+        return prepared.batch(rel=rel, judged_only=jo, cutoff=self.cutoff, with_docids=with_docids,
+                              judgments=self.needs_judgments())
 
 
 class MarkovEvaluator(irm_providers.Evaluator):
