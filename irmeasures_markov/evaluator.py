@@ -78,6 +78,12 @@ def _check_scores(run, qrels):
     for qid, docs in run.items():
         if qid not in qrels:
             continue
+        try:
+            # one C-level pass per query; only a query that fails it is walked to name the document
+            if np.isfinite(np.fromiter(docs.values(), dtype=np.float64, count=len(docs))).all():
+                continue
+        except (TypeError, ValueError):
+            pass
         for docid, score in docs.items():
             try:
                 ok = math.isfinite(score)
