@@ -176,6 +176,11 @@ def _missing_message(c: Collection, what: str, data_dir: Optional[pathlib.Path],
     return msg
 
 
+def _check_source(source: str):
+    if source not in ("auto", "local", "ir_datasets"):
+        raise ValueError(f"`source` must be 'auto', 'local' or 'ir_datasets', got {source!r}.")
+
+
 def load_qrels(name: str, *, binary: bool = False, path: Optional[PathLike] = None,
                source: str = "auto", data_dir: Optional[PathLike] = None) -> Qrels:
     """Qrels ``{qid: {docid: grade}}`` of a named collection.
@@ -199,8 +204,7 @@ def load_qrels(name: str, *, binary: bool = False, path: Optional[PathLike] = No
     FileNotFoundError
         Nothing could provide the qrels; the message names the file to supply.
     """
-    if source not in ("auto", "local", "ir_datasets"):
-        raise ValueError(f"`source` must be 'auto', 'local' or 'ir_datasets', got {source!r}.")
+    _check_source(source)
     if path is not None:
         qrels = read_trec_qrels(path)
         return binarize(qrels) if binary else qrels
@@ -291,8 +295,7 @@ def load_topics(name: str, *, path: Optional[PathLike] = None, source: str = "au
     FileNotFoundError
         Nothing could provide the topics; the message names the file to supply.
     """
-    if source not in ("auto", "local", "ir_datasets"):
-        raise ValueError(f"`source` must be 'auto', 'local' or 'ir_datasets', got {source!r}.")
+    _check_source(source)
     c = collection(name)
     if path is not None:
         return read_topics(path, c.topic_range)

@@ -326,6 +326,17 @@ def _absorption(forward, backward):
     return fwd, bwd, np.clip(1.0 - fwd - bwd, 0.0, 1.0)
 
 
+def _reward_and_discount(reward, discount, n: int):
+    """Validated per-state reward (shape (n,)) and visit discount c in [0, 1]."""
+    reward = np.asarray(reward, dtype=np.float64)
+    if reward.shape != (n,):
+        raise ValueError(f"`reward` must have shape ({n},), got {reward.shape}.")
+    c = float(discount)
+    if not 0.0 <= c <= 1.0:
+        raise ValueError(f"`discount` must be in [0, 1], got {discount!r}.")
+    return reward, c
+
+
 def _quadrature_levels(max_visits: float) -> int:
     # the integrand's pole lies beyond 1 + 1/max_i E_i[H]; pieces of length 2^-K <= 1/(4 max E_i[H])
     return int(np.clip(math.ceil(math.log2(max(max_visits, 1.0))) + 2, 2, 45))
@@ -374,13 +385,8 @@ def birth_death_average_reward(forward, backward, reward, starts, discount: floa
     birth_death_average_reward_recursion : the same expectation by step recursions.
     """
     fwd, bwd, stop = _absorption(forward, backward)
-    reward = np.asarray(reward, dtype=np.float64)
     n = fwd.size
-    if reward.shape != (n,):
-        raise ValueError(f"`reward` must have shape ({n},), got {reward.shape}.")
-    c = float(discount)
-    if not 0.0 <= c <= 1.0:
-        raise ValueError(f"`discount` must be in [0, 1], got {discount!r}.")
+    reward, c = _reward_and_discount(reward, discount, n)
     if n == 0:
         return np.zeros(0)
     e_start = _start_indicator(starts, n)
@@ -444,13 +450,8 @@ def birth_death_average_reward_recursion(forward, backward, reward, start: int =
     float
     """
     fwd, bwd, stop = _absorption(forward, backward)
-    reward = np.asarray(reward, dtype=np.float64)
     n = fwd.size
-    if reward.shape != (n,):
-        raise ValueError(f"`reward` must have shape ({n},), got {reward.shape}.")
-    c = float(discount)
-    if not 0.0 <= c <= 1.0:
-        raise ValueError(f"`discount` must be in [0, 1], got {discount!r}.")
+    reward, c = _reward_and_discount(reward, discount, n)
     if not (isinstance(tol, (int, float)) and 0 < tol < 1):
         raise ValueError(f"`tol` must be in (0, 1), got {tol!r}.")
     if n == 0:
