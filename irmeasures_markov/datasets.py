@@ -341,8 +341,81 @@ def _read_bytes(path: PathLike) -> bytes:
     return raw
 
 
+def _plain_ascii(buf: np.ndarray) -> bool:
+    """No bytes but printable ASCII, tab and newline: what the vectorised tokeniser handles.
+
+    Anything else (non-ASCII, NUL, carriage returns the line reader turns into
+    line ends, the other whitespace of ``str.split``) goes to the str-based path.
+    """
+    if buf.max() > 126:
+        return False
+    controls = np.count_nonzero(buf < 32)
+    return controls == 0 or controls == np.count_nonzero(buf == 10) + np.count_nonzero(buf == 9)
+
+
+def _joined(buf: np.ndarray, start: np.ndarray, end: np.ndarray) -> str:
+    """The tokens ``buf[start[i]:end[i]]`` joined by newlines, gathered in one numpy pass (ASCII)."""
+    slot = end - start + 1                      # each token and the newline after it
+    slot_end = np.cumsum(slot)
+    src = np.repeat(start - (slot_end - slot), slot) + np.arange(int(slot_end[-1]))
+    out = buf[np.minimum(src, buf.size - 1)]
+    out[slot_end - 1] = 10
+    return out[:-1].tobytes().decode("ascii")
+
+
 def _columns(data: bytes):
     """Tokenise a whole run file into compact columns, or None when the fast path does not apply.
+
+    Plain ASCII files (the usual case) are tokenised with numpy on the bytes:
+    every non-blank line must hold exactly 6 tokens, and only the docids and
+    scores become Python objects.  Other files go through :func:`_columns_by_split`.
+    Returns what :func:`_columns_by_split` returns.
+    """
+    buf = np.frombuffer(data, dtype=np.uint8)
+    if buf.size == 0 or not _plain_ascii(buf):
+        return _columns_by_split(data)
+    sep = buf <= 32                             # plain ASCII: the only such bytes are tab, newline, space
+    inside = ~sep
+    start = np.flatnonzero(inside & np.concatenate(([True], sep[:-1])))
+    end = np.flatnonzero(inside & np.concatenate((sep[1:], [True]))) + 1
+    if start.size == 0:
+        return [], [0], "", np.zeros(0)
+    # every line with tokens holds exactly six (the line reader's rule): newlines between tokens
+    # fall exactly on the gaps before tokens 6, 12, ..., and each such gap has one
+    gap = np.searchsorted(start, np.flatnonzero(buf == 10))
+    gap = gap[(gap > 0) & (gap < start.size)]
+    if start.size % 6 or np.any(gap % 6) or np.unique(gap).size != start.size // 6 - 1:
+        return None
+    n = start.size // 6
+    start, end = start.reshape(n, 6), end.reshape(n, 6)
+    width = int((end[:, 0] - start[:, 0]).max())
+    if width > 64:
+        return _columns_by_split(data)
+    # qids as fixed-width byte strings (NUL-padded; NUL never occurs in the file) to find the segments
+    at = start[:, :1] + np.arange(width)
+    qid_bytes = np.where(at < end[:, :1], buf[np.minimum(at, buf.size - 1)], 0).astype(np.uint8)
+    qids = np.ascontiguousarray(qid_bytes).view(f"S{width}").ravel()
+    first = np.flatnonzero(np.concatenate(([True], qids[1:] != qids[:-1])))
+    if np.unique(qids[first]).size != first.size:
+        # a query in several pieces: group records by query, first-seen order, file order within a query
+        _, first_seen, group = np.unique(qids, return_index=True, return_inverse=True)
+        rank = np.empty(first_seen.size, dtype=np.int64)
+        rank[np.argsort(first_seen, kind="stable")] = np.arange(first_seen.size)
+        perm = np.argsort(rank[group.ravel()], kind="stable")
+        start, end, qids = start[perm], end[perm], qids[perm]
+        first = np.flatnonzero(np.concatenate(([True], qids[1:] != qids[:-1])))
+    try:
+        scores = np.array(list(map(float, _joined(buf, start[:, 4], end[:, 4]).split("\n"))), dtype=np.float64)
+    except ValueError:
+        return None
+    if not np.isfinite(scores).all():
+        return None
+    order = [q.decode("ascii") for q in qids[first].tolist()]
+    return order, first.tolist() + [n], _joined(buf, start[:, 2], end[:, 2]), scores
+
+
+def _columns_by_split(data: bytes):
+    """Tokenise a whole run file with ``str.split`` into compact columns, or None (see :func:`_columns`).
 
     Returns ``(qids, bounds, docids_joined, scores)``: query ``qids[k]`` owns
     records ``bounds[k]:bounds[k+1]``; the docids are joined by newlines (one
