@@ -26,6 +26,7 @@ import os
 import pathlib
 import re
 import tarfile
+import warnings
 import zlib
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
@@ -353,6 +354,28 @@ def _plain_ascii(buf: np.ndarray) -> bool:
     return controls == 0 or controls == np.count_nonzero(buf == 10) + np.count_nonzero(buf == 9)
 
 
+def _parse_scores(text: str, n: int) -> Optional[np.ndarray]:
+    """The ``n`` newline-separated scores of ``text`` as float64, exactly as ``float()`` reads them.
+
+    numpy reads text numbers with ``PyOS_string_to_double``, the parser behind
+    ``float(str)``, in one C pass; a token it does not take whole (``float``
+    also accepts underscores) sends the text through ``float`` itself.  None
+    when a token is not a number at all.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")      # numpy only warns when it stops before the end
+        try:
+            scores = np.fromstring(text, dtype=np.float64, sep="\n")
+        except (ValueError, DeprecationWarning):
+            scores = None
+    if scores is not None and scores.size == n:
+        return scores
+    try:
+        return np.array(list(map(float, text.split("\n"))), dtype=np.float64)
+    except ValueError:
+        return None
+
+
 def _joined(buf: np.ndarray, start: np.ndarray, end: np.ndarray) -> str:
     """The tokens ``buf[start[i]:end[i]]`` joined by newlines, gathered in one numpy pass (ASCII)."""
     slot = end - start + 1                      # each token and the newline after it
@@ -374,10 +397,12 @@ def _columns(data: bytes):
     buf = np.frombuffer(data, dtype=np.uint8)
     if buf.size == 0 or not _plain_ascii(buf):
         return _columns_by_split(data)
-    sep = buf <= 32                             # plain ASCII: the only such bytes are tab, newline, space
-    inside = ~sep
-    start = np.flatnonzero(inside & np.concatenate(([True], sep[:-1])))
-    end = np.flatnonzero(inside & np.concatenate((sep[1:], [True]))) + 1
+    sep = np.empty(buf.size + 2, dtype=bool)    # one separator before and after the file
+    sep[0] = sep[-1] = True
+    np.less_equal(buf, 32, out=sep[1:-1])       # plain ASCII: the only such bytes are tab, newline, space
+    edge = sep[:-1] != sep[1:]                  # edge[i]: a token starts at i or ends before i
+    start = np.flatnonzero(edge[:-1] & sep[:-2])
+    end = np.flatnonzero(edge[1:] & sep[2:]) + 1
     if start.size == 0:
         return [], [0], "", np.zeros(0)
     # every line with tokens holds exactly six (the line reader's rule): newlines between tokens
@@ -404,11 +429,8 @@ def _columns(data: bytes):
         perm = np.argsort(rank[group.ravel()], kind="stable")
         start, end, qids = start[perm], end[perm], qids[perm]
         first = np.flatnonzero(np.concatenate(([True], qids[1:] != qids[:-1])))
-    try:
-        scores = np.array(list(map(float, _joined(buf, start[:, 4], end[:, 4]).split("\n"))), dtype=np.float64)
-    except ValueError:
-        return None
-    if not np.isfinite(scores).all():
+    scores = _parse_scores(_joined(buf, start[:, 4], end[:, 4]), n)
+    if scores is None or not np.isfinite(scores).all():
         return None
     order = [q.decode("ascii") for q in qids[first].tolist()]
     return order, first.tolist() + [n], _joined(buf, start[:, 2], end[:, 2]), scores
@@ -632,7 +654,6 @@ def load_run_dir(directory: PathLike, *, topics: Optional[Iterable[str]] = None,
     if topics is not None:
         runs, dropped = complete_runs(runs, topics)
         if dropped:
-            import warnings
             warnings.warn(f"{len(dropped)} run(s) did not retrieve a document for every topic and were "
                           f"dropped: {', '.join(dropped)}", RuntimeWarning, stacklevel=2)
     return runs

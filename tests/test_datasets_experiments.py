@@ -11,7 +11,8 @@ from hypothesis import given, settings, strategies as st
 
 import irmeasures_markov  # noqa: F401
 from irmeasures_markov.datasets import (binarize, collection, complete_runs, downsample_qrels, list_run_files,
-                                        load_qrels, load_run_dir, load_topics, read_run, read_topics, run_name)
+                                        load_qrels, load_run_dir, load_topics, read_run, read_topics, run_name,
+                                        _parse_scores)
 from irmeasures_markov.experiments import (evaluate, kendall_tau, mp_paper_measures, pool_reduction,
                                            system_ranking, tau_table)
 from irmeasures_markov.io import InputError, read_trec_run
@@ -178,6 +179,22 @@ def test_fast_reader_any_order(tmp_path_factory, records):
     p.write_text("".join(f"{q} Q0 d{d} 0 {s!r} t\n" for q, d, s in records))
     fast, exact = read_run(p), read_trec_run(p)
     assert fast == exact and list(fast) == list(exact)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.floats(allow_nan=False, allow_infinity=False),
+                          st.sampled_from(["{!r}", "{:.17g}", "{:.6f}", "{:e}", "{:+.3E}", "{:.0f}", "{:g}"])),
+                min_size=1, max_size=50),
+       st.sampled_from(["", "5.", ".5", "1_000.5", "0x1p3", "1e400", "-0"]))
+def test_score_parser_reads_exactly_what_float_reads(numbers, odd):
+    tokens = [fmt.format(x) for x, fmt in numbers] + ([odd] if odd else [])
+    try:
+        expected = np.array([float(t) for t in tokens])
+    except ValueError:
+        assert _parse_scores("\n".join(tokens), len(tokens)) is None
+        return
+    got = _parse_scores("\n".join(tokens), len(tokens))
+    assert got.tobytes() == expected.tobytes()   # bit for bit, signed zeros and infinities included
 
 
 @st.composite
