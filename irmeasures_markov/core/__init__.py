@@ -32,6 +32,11 @@ __all__ = [
     "tridiagonal_expected_reward", "tridiagonal_hitting_and_return",
 ]
 from .birth_death import (batched_inverse_diagonal, batched_tridiagonal_solve,  # noqa: E402
-                          birth_death_inverse_diagonal, graded_gauss_legendre)
-__all__ += ["batched_inverse_diagonal", "batched_tridiagonal_solve", "birth_death_inverse_diagonal",
-            "graded_gauss_legendre"]
+                          birth_death_average_reward, birth_death_average_reward_recursion,
+                          birth_death_discounted_visits, birth_death_expected_visits,
+                          birth_death_inverse_diagonal, birth_death_solve, birth_death_solve_pair,
+                          graded_gauss_legendre)
+__all__ += ["batched_inverse_diagonal", "batched_tridiagonal_solve", "birth_death_average_reward",
+            "birth_death_average_reward_recursion", "birth_death_discounted_visits",
+            "birth_death_expected_visits", "birth_death_inverse_diagonal", "birth_death_solve",
+            "birth_death_solve_pair", "graded_gauss_legendre"]
