@@ -112,6 +112,15 @@ def substochastic(rng, n):
     return 0.9 * Q / Q.sum(axis=1, keepdims=True) * rng.random((n, 1))
 
 
+def random_birth_death(rng, n):
+    """Forward/backward probabilities of a random birth-death chain (absorbed off the ends) and its Q."""
+    fwd = rng.random(n) * 0.7
+    bwd = rng.random(n) * 0.29
+    fwd[-1] = 0
+    bwd[0] = 0
+    return fwd, bwd, np.diag(fwd[:-1], 1) + np.diag(bwd[1:], -1)
+
+
 def matrix_limit(P, squarings=64):
     """lim P^k of a chain whose transient mass dies out, by repeated squaring (k = 2^64)."""
     M = np.asarray(P, dtype=np.float64)
@@ -177,11 +186,7 @@ class TestAbsorbing:
 
     @pytest.mark.parametrize("n", [1, 2, 3, 5, 40])
     def test_tridiagonal_hitting_and_return_by_first_passage(self, rng, n):
-        fwd = rng.random(n) * 0.7
-        bwd = rng.random(n) * 0.29
-        fwd[-1] = 0
-        bwd[0] = 0
-        Q = np.diag(fwd[:-1], 1) + np.diag(bwd[1:], -1)
+        fwd, bwd, Q = random_birth_death(rng, n)
         hits = first_passage_hits(Q)
         f_brute = first_passage_returns(Q)
         for start in {0, n // 2, n - 1}:
@@ -223,11 +228,7 @@ class TestAbsorbing:
 
     @pytest.mark.parametrize("n", [1, 2, 3, 50])
     def test_tridiagonal_matches_dense(self, rng, n):
-        fwd = rng.random(n) * 0.7
-        bwd = rng.random(n) * 0.29
-        fwd[-1] = 0
-        bwd[0] = 0
-        Q = np.diag(fwd[:-1], 1) + np.diag(bwd[1:], -1)
+        fwd, bwd, Q = random_birth_death(rng, n)
         rho = rng.random(n)
         assert_allclose(tridiagonal_expected_reward(fwd, bwd, rho), expected_reward(Q, rho), atol=1e-12)
         s = n // 2
