@@ -40,7 +40,6 @@ descending); for trec_eval-exact AP/P@k/Rprec/bpref on real runs use
 """
 from __future__ import annotations
 
-import math
 from numbers import Integral
 from typing import Dict, Iterable, Mapping, Union
 
@@ -50,6 +49,7 @@ import numpy as np
 from .io import to_qrels_dict, to_run_dict
 from .plugin import PROVIDER
 from .plugin.base import FamilyMeasure
+from .rankings import _check_finite
 
 __all__ = ["RelevanceEvaluator", "supported_measures"]
 
@@ -79,20 +79,17 @@ def _check_scores(run, qrels):
         if qid not in qrels:
             continue
         try:
-            # one C-level pass per query; only a query that fails it is walked to name the document
-            if np.isfinite(np.fromiter(docs.values(), dtype=np.float64, count=len(docs))).all():
-                continue
+            scores = np.fromiter(docs.values(), dtype=np.float64, count=len(docs))
         except (TypeError, ValueError):
-            pass
-        for docid, score in docs.items():
-            try:
-                ok = math.isfinite(score)
-            except TypeError:
-                raise ValueError(f"query {qid!r}: document {docid!r} has score {score!r}, "
-                                 "which is not a number.") from None
-            if not ok:
-                raise ValueError(f"query {qid!r}: document {docid!r} has a non-finite score ({score!r}); "
-                                 "scores must be finite numbers.")
+            for docid, score in docs.items():
+                try:
+                    float(score)
+                except (TypeError, ValueError):
+                    raise ValueError(f"query {qid!r}: document {docid!r} has score {score!r}, "
+                                     "which is not a number.") from None
+            raise
+        if not np.isfinite(scores).all():
+            _check_finite(list(docs), scores, qid)   # the ranking step's own message
 
 
 def _is_trec_name(name: str, trec_names) -> bool:
