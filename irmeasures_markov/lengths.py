@@ -20,20 +20,23 @@ An unknown length is never silently guessed: :class:`DocumentLengths` raises
 from __future__ import annotations
 
 import math
+from collections import abc
 import os
 import pathlib
 from functools import lru_cache
-from itertools import repeat
+from itertools import chain, repeat
 from operator import itemgetter
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
+from .docid_table import SEPARATOR, DocidTable
 from .io import InputError, open_text
 
 __all__ = [
     "UnknownLengthError",
     "DocumentLengths",
+    "LengthTable",
     "read_lengths",
     "read_duplicates",
     "write_lengths",
@@ -159,9 +162,64 @@ def lengths_from_ir_datasets(dataset_id: str, *, cache_dir: Optional[PathLike] =
     return out
 
 
+class LengthTable(abc.Mapping):
+    """A read-only snapshot of ``{docid: words}`` that looks up whole runs at once.
+
+    Named length sources (files, ``irds:`` ids, :func:`register_lengths`
+    mappings) are held as a ``LengthTable``: the first lookup builds a
+    :class:`~irmeasures_markov.docid_table.DocidTable` (exact, vectorised;
+    about 0.2 s for 350K documents) that every later run reuses.  Lengths
+    must be non-negative finite numbers.  It is a snapshot: changing the
+    original mapping afterwards changes nothing here.
+    """
+
+    def __init__(self, lengths: Mapping[str, float]):
+        items = dict(lengths)
+        bad = [d for d, v in items.items() if isinstance(v, bool) or not isinstance(v, (int, float, np.number))
+               or not math.isfinite(v) or v < 0]
+        if bad:
+            raise ValueError(f"lengths must be non-negative numbers of words; bad: "
+                             f"{[(d, items[d]) for d in bad[:5]]}")
+        self._items = items
+        self._table: Optional[DocidTable] = None
+
+    def __getitem__(self, docid):
+        return self._items[docid]
+
+    def __iter__(self):
+        return iter(self._items)
+
+    def __len__(self):
+        return len(self._items)
+
+    def get(self, docid, default=None):
+        return self._items.get(docid, default)
+
+    def _docid_table(self) -> DocidTable:
+        if self._table is None:
+            self._table = DocidTable(self._items)
+        return self._table
+
+    def lookup(self, docids: Sequence[str]):
+        """``(values, found)``: lengths of ``docids`` (NaN where unknown) and where they are known."""
+        return self._docid_table().lookup(docids)
+
+    def lookup_joined(self, joined: Optional[str], n: int, docids: Optional[Sequence[str]] = None):
+        """:meth:`lookup` for ``n`` docids joined by newlines (see :meth:`DocidTable.lookup_joined`)."""
+        return self._docid_table().lookup_joined(joined, n, docids)
+
+    def __repr__(self):
+        return f"LengthTable({len(self)} documents)"
+
+
 @lru_cache(maxsize=16)
 def _read_cached(kind: str, path: str, mtime: float):
-    return read_lengths(path) if kind == "lengths" else read_duplicates(path)
+    return LengthTable(read_lengths(path)) if kind == "lengths" else read_duplicates(path)
+
+
+@lru_cache(maxsize=4)
+def _irds_cached(dataset_id: str) -> LengthTable:
+    return LengthTable(lengths_from_ir_datasets(dataset_id))
 
 
 def load_length_source(spec: str, kind: str = "lengths"):
@@ -171,7 +229,7 @@ def load_length_source(spec: str, kind: str = "lengths"):
     reads them once.
     """
     if kind == "lengths" and spec.startswith("irds:"):
-        return lengths_from_ir_datasets(spec[len("irds:"):])
+        return _irds_cached(spec[len("irds:"):])
     if not os.path.exists(spec):
         raise FileNotFoundError(f"{kind} file {spec!r} does not exist")
     return _read_cached(kind, os.path.abspath(spec), os.path.getmtime(spec))
@@ -212,6 +270,9 @@ class DocumentLengths:
     def lookup(self, docids: Sequence[str]) -> np.ndarray:
         """Lengths of ``docids`` in order (duplicates not applied)."""
         n = len(docids)
+        if isinstance(self.lengths, LengthTable):
+            vals, found = self.lengths.lookup(docids)
+            return self._unknown_policy(docids, vals, ~found)
         if n > 1:
             # fast path: one C-level pass when every length is known (a KeyError sends us to the policy below)
             try:
@@ -219,9 +280,33 @@ class DocumentLengths:
             except KeyError:
                 pass
         vals = np.fromiter(map(self.lengths.get, docids, repeat(math.nan)), dtype=np.float64, count=n)
-        missing = np.isnan(vals)
+        return self._unknown_policy(docids, vals, np.isnan(vals))
+
+    def lookup_segments(self, segments: Sequence[Sequence[str]]) -> np.ndarray:
+        """Lengths of the documents of every segment (e.g. every query of a run), one after another.
+
+        The same values as :meth:`lookup` on the concatenation, in one
+        vectorised lookup when the lengths are a :class:`LengthTable`.
+        """
+        if not isinstance(self.lengths, LengthTable):
+            return self.lookup(list(chain.from_iterable(segments)))
+        n = sum(map(len, segments))
+        try:
+            joined = SEPARATOR.join([SEPARATOR.join(s) for s in segments if len(s)])
+        except TypeError:  # a non-str docid
+            joined = None
+        if joined is not None and (not joined.isascii() or "\x00" in joined):
+            joined = None
+        vals, found = self.lengths.lookup_joined(joined, n, None if joined is not None
+                                                 else list(chain.from_iterable(segments)))
+        return self._unknown_policy(lambda: list(chain.from_iterable(segments)), vals, ~found)
+
+    def _unknown_policy(self, docids, vals: np.ndarray, missing: np.ndarray) -> np.ndarray:
+        """Apply the unknown-length policy; ``docids`` may be a callable giving them (for the message)."""
         if missing.any():
             if self.default_length is None:
+                if callable(docids):
+                    docids = docids()
                 names = [docids[i] for i in np.flatnonzero(missing)[:10].tolist()]
                 raise UnknownLengthError(
                     f"no length for {int(missing.sum())} document(s), e.g. {names}; supply them "

@@ -155,14 +155,6 @@ class RankedQuery:
             self._grades = full[self._order]
         return self._grades
 
-    def ranked_values(self, lookup: Callable[[List[str]], np.ndarray]) -> np.ndarray:
-        """``lookup`` applied to the documents in retrieval-file order, returned in rank order.
-
-        Saves building the ranked docid list when only a per-document value
-        (e.g. a length) is needed.
-        """
-        return np.asarray(lookup(self._keys))[self._order]
-
     @property
     def docids(self) -> List[str]:
         if self._docids is None:
@@ -296,16 +288,29 @@ class PreparedRun:
         self._batches[key] = b
         return b
 
-    def document_values(self, lookup: Callable[[List[str]], np.ndarray], judged_only: bool = False,
+    def document_values(self, lookup_segments: Callable[[List[List[str]]], np.ndarray], judged_only: bool = False,
                         cutoff: Optional[int] = None) -> np.ndarray:
         """A per-document value for every flat position of ``batch(judged_only=..., cutoff=...)``.
 
-        ``lookup(docids) -> array`` is called once per query (documents in
-        file order) and the values are put in rank order, filtered like the
-        batch.
+        ``lookup_segments(segments) -> array`` is called once, with one list
+        of docids per query (each in file order), and returns the values of
+        all of them one query after another (e.g.
+        :meth:`~irmeasures_markov.lengths.DocumentLengths.lookup_segments`);
+        they are put in rank order and filtered like the batch.  One call per
+        run pays per-call overheads (and a vectorised lookup's fixed costs)
+        once, not once per query.
         """
-        parts = [_filtered(q, q.ranked_values(lookup), judged_only, cutoff) for q in self.queries]
-        return np.concatenate(parts) if parts else np.zeros(0)
+        queries = self.queries
+        if not queries:
+            return np.zeros(0)
+        values = np.asarray(lookup_segments([q._keys for q in queries]))
+        starts = np.zeros(len(queries) + 1, dtype=np.intp)
+        np.cumsum([len(q._keys) for q in queries], out=starts[1:])
+        if not judged_only and cutoff is None:
+            return values[np.concatenate([q._order + s for q, s in zip(queries, starts.tolist())])]
+        bounds = starts.tolist()
+        return np.concatenate([_filtered(q, values[a:b][q._order], judged_only, cutoff)
+                               for q, a, b in zip(queries, bounds[:-1], bounds[1:])])
 
 
 def _filtered(q: "RankedQuery", values: np.ndarray, judged_only: bool, cutoff: Optional[int]) -> np.ndarray:

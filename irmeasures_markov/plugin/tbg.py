@@ -12,7 +12,7 @@ from typing import Dict, Mapping, Optional
 
 import numpy as np
 
-from ..lengths import DocumentLengths, load_length_source
+from ..lengths import DocumentLengths, LengthTable, load_length_source
 from ..measures.tbg import NORMS, TBG_DEFAULTS, TBGParameters, ideal_normaliser, tbg_batch
 from .base import FLOAT, FamilyMeasure, ParamInfo, register_measure
 
@@ -30,18 +30,21 @@ def register_lengths(name: str, lengths: Optional[Mapping[str, float]] = None,
 
     ``lengths`` is ``{docid: words}``; ``duplicates`` (``{docid: group}``) is
     registered under the same name for ``duplicates='name'``.  Returns ``name``.
+    The lengths are copied into a :class:`~irmeasures_markov.lengths.LengthTable`
+    (validated once, looked up a whole run at a time): register again after
+    changing the mapping.
     """
     if not isinstance(name, str) or not name or os.sep in name or name.startswith("irds:"):
         raise ValueError(f"register_lengths: name must be a plain word (not a path), got {name!r}")
     if lengths is None and duplicates is None:
         raise ValueError("register_lengths: give lengths and/or duplicates")
     if lengths is not None:
-        DocumentLengths(lengths)  # validates the mapping type early
-        bad = [d for d, v in lengths.items() if not (isinstance(v, (int, float)) and not isinstance(v, bool)
-                                                     and v >= 0 and np.isfinite(v))]
-        if bad:
-            raise ValueError(f"register_lengths: lengths must be non-negative numbers of words; bad: {bad[:5]}")
-        REGISTERED_LENGTHS[name] = lengths
+        if not isinstance(lengths, Mapping):
+            raise TypeError(f"register_lengths: lengths must be a mapping {{docid: words}}, got {type(lengths).__name__}")
+        try:
+            REGISTERED_LENGTHS[name] = lengths if isinstance(lengths, LengthTable) else LengthTable(lengths)
+        except ValueError as e:
+            raise ValueError(f"register_lengths: {e}") from None
     if duplicates is not None:
         REGISTERED_DUPLICATES[name] = duplicates
     return name
@@ -100,7 +103,7 @@ def batch_lengths(prepared, measure, lengths: DocumentLengths) -> np.ndarray:
         batch = measure.batch(prepared, with_docids=True)
         parts = [lengths.for_ranking(d) for d in batch.docids]
         return np.concatenate(parts) if parts else np.zeros(0)
-    return prepared.document_values(lengths.lookup, judged_only=jo, cutoff=measure.cutoff)
+    return prepared.document_values(lengths.lookup_segments, judged_only=jo, cutoff=measure.cutoff)
 
 
 def time_parameters(measure, extra=()) -> TBGParameters:
