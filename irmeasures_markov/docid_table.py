@@ -16,7 +16,7 @@ reported as absent without being truncated into a false match.
 """
 from __future__ import annotations
 
-from typing import List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -160,20 +160,20 @@ class DocidTable:
         joined = join_docids(docids) if self._table is not None and len(docids) else None
         return self.lookup_joined(joined, len(docids), docids)
 
-    def lookup_joined(self, joined: Optional[str], n: int, docids: Optional[Sequence[str]] = None
-                      ) -> Tuple[np.ndarray, np.ndarray]:
+    def lookup_joined(self, joined: Optional[str], n: int,
+                      docids: Union[Sequence[str], Callable[[], Sequence[str]]]) -> Tuple[np.ndarray, np.ndarray]:
         """Like :meth:`lookup`, for ``n`` docids given joined by newlines (:func:`join_docids`).
 
-        ``docids`` (the same documents as a sequence) is used only when the
-        table cannot answer (``joined`` is None, or a docid holds a newline);
-        without it they are split out of ``joined``.
+        ``docids`` (the same documents as a sequence, or a function returning
+        them) is read only when the table cannot answer: ``joined`` is None,
+        or it does not split into ``n`` docids because one holds a newline.
         """
         encoded = None
         if self._table is not None and joined is not None and n:
             encoded = encode_joined(joined, n, self._n_words)
         if encoded is None:
-            if docids is None:
-                docids = joined.split(SEPARATOR) if n else []
+            if callable(docids):
+                docids = docids()
             get = self._dict.get
             values = np.fromiter((get(d, np.nan) for d in docids), dtype=np.float64, count=n)
             return values, ~np.isnan(values)

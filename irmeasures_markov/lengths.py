@@ -204,7 +204,7 @@ class LengthTable(abc.Mapping):
         """``(values, found)``: lengths of ``docids`` (NaN where unknown) and where they are known."""
         return self._docid_table().lookup(docids)
 
-    def lookup_joined(self, joined: Optional[str], n: int, docids: Optional[Sequence[str]] = None):
+    def lookup_joined(self, joined: Optional[str], n: int, docids):
         """:meth:`lookup` for ``n`` docids joined by newlines (see :meth:`DocidTable.lookup_joined`)."""
         return self._docid_table().lookup_joined(joined, n, docids)
 
@@ -297,9 +297,9 @@ class DocumentLengths:
             joined = None
         if joined is not None and (not joined.isascii() or "\x00" in joined):
             joined = None
-        vals, found = self.lengths.lookup_joined(joined, n, None if joined is not None
-                                                 else list(chain.from_iterable(segments)))
-        return self._unknown_policy(lambda: list(chain.from_iterable(segments)), vals, ~found)
+        docids = lambda: list(chain.from_iterable(segments))  # noqa: E731 - only on the slow paths
+        vals, found = self.lengths.lookup_joined(joined, n, docids)
+        return self._unknown_policy(docids, vals, ~found)
 
     def _unknown_policy(self, docids, vals: np.ndarray, missing: np.ndarray) -> np.ndarray:
         """Apply the unknown-length policy; ``docids`` may be a callable giving them (for the message)."""
