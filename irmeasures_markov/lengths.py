@@ -282,17 +282,22 @@ class DocumentLengths:
         vals = np.fromiter(map(self.lengths.get, docids, repeat(math.nan)), dtype=np.float64, count=n)
         return self._unknown_policy(docids, vals, np.isnan(vals))
 
-    def lookup_segments(self, segments: Sequence[Sequence[str]]) -> np.ndarray:
+    def lookup_segments(self, segments: Sequence[Sequence[str]],
+                        joined_segments: Optional[Sequence[str]] = None) -> np.ndarray:
         """Lengths of the documents of every segment (e.g. every query of a run), one after another.
 
         The same values as :meth:`lookup` on the concatenation, in one
         vectorised lookup when the lengths are a :class:`LengthTable`.
+        ``joined_segments`` may give each segment's docids already joined by
+        newlines (faster: the docids are not read again).
         """
         if not isinstance(self.lengths, LengthTable):
             return self.lookup(list(chain.from_iterable(segments)))
         n = sum(map(len, segments))
         try:
-            joined = SEPARATOR.join([SEPARATOR.join(s) for s in segments if len(s)])
+            if joined_segments is None:
+                joined_segments = [SEPARATOR.join(s) for s in segments]
+            joined = SEPARATOR.join([j for j, s in zip(joined_segments, segments) if len(s)])
         except TypeError:  # a non-str docid
             joined = None
         if joined is not None and (not joined.isascii() or "\x00" in joined):

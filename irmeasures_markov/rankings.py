@@ -15,6 +15,8 @@ from typing import Callable, Dict, Iterator, List, Mapping, Optional, Tuple
 
 import numpy as np
 
+from .docid_table import SEPARATOR
+
 __all__ = [
     "UNJUDGED",
     "QrelsIndex",
@@ -132,11 +134,14 @@ class RankedQuery:
     (``UNJUDGED`` where there is none) and is joined on first use, as is
     ``docids``.
     """
-    __slots__ = ("qid", "scores", "positive_grades", "_keys", "_order", "_docids", "_judged", "_grades")
+    __slots__ = ("qid", "scores", "positive_grades", "joined_keys", "_keys", "_order", "_docids", "_judged",
+                 "_grades")
 
     def __init__(self, qid: str, keys: List[str], order: np.ndarray, scores: np.ndarray,
-                 positive_grades: np.ndarray, judged: Mapping[str, int]):
+                 positive_grades: np.ndarray, judged: Mapping[str, int], joined_keys: Optional[str] = None):
         self.qid = qid
+        #: the docids in file order joined by newlines, when the run was prepared with join_docids
+        self.joined_keys = joined_keys
         self.scores = scores
         self.positive_grades = positive_grades
         self._keys = keys
@@ -223,9 +228,14 @@ class PreparedRun:
     Only queries present in both the qrels and the run are kept (run queries
     without judgments are skipped; qrels queries without results get each
     measure's DEFAULT from the caller).
+
+    ``join_docids=True`` also keeps each query's docids joined by newlines
+    (``RankedQuery.joined_keys``), made while the docids are in cache: a
+    vectorised per-document lookup (:meth:`document_values`) reads them
+    from there instead of from thousands of scattered str objects.
     """
 
-    def __init__(self, qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]]):
+    def __init__(self, qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join_docids: bool = False):
         self.qrels_index = qrels
         self.queries: List[RankedQuery] = []
         judged = qrels.qrels
@@ -241,7 +251,13 @@ class PreparedRun:
             order = _trec_order(keys, scores)
             positive = qrels.positive(qid).get
             grades = np.fromiter(map(positive, keys, repeat(0, n)), dtype=np.int64, count=n)
-            self.queries.append(RankedQuery(qid, keys, order, scores[order], grades[order], qdocs))
+            joined = None
+            if join_docids:
+                try:
+                    joined = SEPARATOR.join(keys)
+                except TypeError:  # a docid that is not a str: looked up one by one
+                    pass
+            self.queries.append(RankedQuery(qid, keys, order, scores[order], grades[order], qdocs, joined))
         self._batches: Dict[tuple, RelevanceBatch] = {}
 
     @property
@@ -292,8 +308,9 @@ class PreparedRun:
                         cutoff: Optional[int] = None) -> np.ndarray:
         """A per-document value for every flat position of ``batch(judged_only=..., cutoff=...)``.
 
-        ``lookup_segments(segments) -> array`` is called once, with one list
-        of docids per query (each in file order), and returns the values of
+        ``lookup_segments(segments, joined) -> array`` is called once, with
+        one list of docids per query (each in file order; ``joined``: the
+        same lists joined by newlines, or None), and returns the values of
         all of them one query after another (e.g.
         :meth:`~irmeasures_markov.lengths.DocumentLengths.lookup_segments`);
         they are put in rank order and filtered like the batch.  One call per
@@ -303,7 +320,10 @@ class PreparedRun:
         queries = self.queries
         if not queries:
             return np.zeros(0)
-        values = np.asarray(lookup_segments([q._keys for q in queries]))
+        joined = [q.joined_keys for q in queries]
+        if any(j is None for j in joined):
+            joined = None
+        values = np.asarray(lookup_segments([q._keys for q in queries], joined))
         starts = np.zeros(len(queries) + 1, dtype=np.intp)
         np.cumsum([len(q._keys) for q in queries], out=starts[1:])
         if not judged_only and cutoff is None:

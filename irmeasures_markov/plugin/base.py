@@ -98,6 +98,15 @@ class FamilyMeasure(irm_measures.Measure):
         """
         return any(self.params.get(name) for name in ("pc_by_grade", "ps_by_grade"))
 
+    def reads_document_values(self) -> bool:
+        """Whether compute() looks a value up for every retrieved document (e.g. its length).
+
+        If any measure does, the evaluator has each query's docids joined
+        into one string while they are still in cache (see
+        :class:`~irmeasures_markov.rankings.PreparedRun`).
+        """
+        return False
+
     def batch(self, prepared: PreparedRun, with_docids: bool = False):
         rel = self["rel"] if "rel" in self.SUPPORTED_PARAMS else 1
         jo = self["judged_only"] if "judged_only" in self.SUPPORTED_PARAMS else False
@@ -114,7 +123,8 @@ class MarkovEvaluator(irm_providers.Evaluator):
         super().__init__(measures, self.qrels_index.query_ids)
 
     def prepare(self, run) -> PreparedRun:
-        return PreparedRun(self.qrels_index, to_run_dict(run))
+        return PreparedRun(self.qrels_index, to_run_dict(run),
+                           join_docids=any(m.reads_document_values() for m in self.measures))
 
     def values(self, run) -> Dict[irm_measures.Measure, Dict[str, float]]:
         """``{measure: {qid: value}}`` for the queries present in both qrels and run."""

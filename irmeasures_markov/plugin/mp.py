@@ -132,6 +132,9 @@ class _MPcont(_MP):
                 raise ValueError("MPcont: give either rates='file' or time='tbg', not both")
             time_parameters(self)  # validates the constants
 
+    def reads_document_values(self) -> bool:
+        return self.params.get("time", "rates") == "tbg"
+
     def holding_rates(self, prepared):
         return load_rates(self["rates"])
 

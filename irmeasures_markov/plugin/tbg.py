@@ -157,6 +157,9 @@ class _TBG(FamilyMeasure):
                                  desc="drop unjudged documents before ranking (condensed list)"),
     }
 
+    def reads_document_values(self) -> bool:
+        return True
+
     def params_object(self) -> TBGParameters:
         return time_parameters(self, extra=("halflife", "ps_rel", "ps_nonrel", "ps_by_grade"))
 
