@@ -56,3 +56,12 @@ def test_per_grade_tbg_tells_judged_nonrelevant_from_unjudged():
     t_doc = 0.018 * 100 + 7.8
     t_rel = 4.4 + t_doc * 0.1 + 4.4 + t_doc * 0.39   # judged grade 0 clicks with 0.1, unjudged with pc_nonrel
     assert got == pytest.approx(0.64 * 0.77 * math.exp(-t_rel * math.log(2) / 224), rel=1e-12)
+
+
+def test_positive_grades_placed_inside_tie_groups():
+    # one big tie group (with -0.0 == 0.0) holding relevant documents at both ends and inside
+    run = {"q": {"a": 0.0, "z": -0.0, "m": 0.0, "b": 2.0, "y": 0.0, "c": 1.0}}
+    qrels = {"q": {"a": 1, "z": 2, "m": 3, "b": 1, "nope": 4, "y": 0}}
+    q = PreparedRun(QrelsIndex(qrels), run).queries[0]
+    assert q.docids == ["b", "c", "z", "y", "m", "a"]
+    assert q.positive_grades.tolist() == [1, 0, 2, 0, 3, 1]
