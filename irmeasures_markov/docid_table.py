@@ -31,6 +31,8 @@ _EMPTY = np.float64(np.nan).view(np.uint64)
 #: _LOW_BYTES[r] keeps the r low-order bytes of a little-endian word
 _LOW_BYTES = np.array([(1 << (8 * r)) - 1 for r in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
 SEPARATOR = "\n"
+#: fewer docids than this are looked up in the dict: the table's fixed cost (a dozen numpy calls) is larger
+SMALL_BATCH = 64
 
 
 def join_docids(docids: Sequence[str]) -> Optional[str]:
@@ -157,7 +159,7 @@ class DocidTable:
 
     def lookup(self, docids: Sequence[str]) -> Tuple[np.ndarray, np.ndarray]:
         """``(values, found)`` for ``docids`` in order; values are NaN where not found."""
-        joined = join_docids(docids) if self._table is not None and len(docids) else None
+        joined = join_docids(docids) if self._table is not None and len(docids) >= SMALL_BATCH else None
         return self.lookup_joined(joined, len(docids), docids)
 
     def lookup_joined(self, joined: Optional[str], n: int,
@@ -169,7 +171,7 @@ class DocidTable:
         or it does not split into ``n`` docids because one holds a newline.
         """
         encoded = None
-        if self._table is not None and joined is not None and n:
+        if self._table is not None and joined is not None and n >= SMALL_BATCH:
             encoded = encode_joined(joined, n, self._n_words)
         if encoded is None:
             if callable(docids):

@@ -8,6 +8,17 @@ from irmeasures_markov import docid_table
 from irmeasures_markov.docid_table import DocidTable, encode_joined, join_docids
 from irmeasures_markov.lengths import DocumentLengths, LengthTable, UnknownLengthError
 
+
+def setup_module():
+    # the tests use short lists: make the table answer them (normally short lists go to the dict)
+    global _small_batch
+    _small_batch, docid_table.SMALL_BATCH = docid_table.SMALL_BATCH, 1
+
+
+def teardown_module():
+    docid_table.SMALL_BATCH = _small_batch
+
+
 # docids that exercise every boundary: word-length multiples, prefixes, the empty string,
 # and characters the table must refuse (newline, NUL, non-ASCII)
 PLAIN = st.text(alphabet="abAB09-_.", min_size=0, max_size=26)

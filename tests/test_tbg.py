@@ -43,19 +43,27 @@ def test_tbg_equals_brute_force(docs, h, ts, a, b, pcr, pcn, psr, rel):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 3000)), min_size=1, max_size=60),
+@given(st.lists(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 3000)), min_size=1, max_size=60),
+                min_size=1, max_size=4),
        st.one_of(st.none(), st.integers(1, 20)))
-def test_plugin_equals_functional(docs, cutoff):
-    grades, lengths = zip(*docs)
-    docids = [f"d{i:03d}" for i in range(len(docs))]
-    qrels = {"q": {d: g for d, g in zip(docids, grades)}}
-    run = {"q": {d: float(len(docs) - i) for i, d in enumerate(docids)}}
-    imm.register_lengths("hyp", dict(zip(docids, map(float, lengths))))
+def test_plugin_equals_functional(queries, cutoff):
+    # several queries: a run holds enough documents for the vectorised length table to answer
+    qrels, run, lengths, want = {}, {}, {}, {}
+    for j, docs in enumerate(queries):
+        grades, lens = zip(*docs)
+        docids = [f"q{j}-d{i:03d}" for i in range(len(docs))]
+        qrels[f"q{j}"] = dict(zip(docids, grades))
+        run[f"q{j}"] = {d: float(len(docs) - i) for i, d in enumerate(docids)}
+        lengths.update(zip(docids, map(float, lens)))
+        cut = slice(None, cutoff)
+        want[f"q{j}"] = brute_tbg(grades[cut], lens[cut])
+    imm.register_lengths("hyp", lengths)
     m = imm.TBG(lengths="hyp")
     m = m @ cutoff if cutoff else m
-    got = imm.PROVIDER.calc_aggregate([m], qrels, run)[m]
-    cut = slice(None, cutoff)
-    assert got == pytest.approx(brute_tbg(grades[cut], lengths[cut]), rel=1e-12, abs=1e-15)
+    got = {r.query_id: r.value for r in imm.PROVIDER.iter_calc([m], qrels, run)}
+    assert got.keys() == want.keys()
+    for q in want:
+        assert got[q] == pytest.approx(want[q], rel=1e-12, abs=1e-15)
 
 
 def test_constant_normaliser():
