@@ -9,10 +9,11 @@ bytes and the value share one row of a single open-addressing table, so a
 lookup is one random memory access, done for a whole run at once by numpy.
 
 Exactness: docids are compared byte for byte, never by hash alone.  The
-table is only used when every key is ASCII without NUL characters (so a key
-is exactly its zero-padded bytes); a batch of docids that is not plain ASCII
-without NUL falls back to the dict, and docids longer than every key are
-reported as absent without being truncated into a false match.
+table is only used when every key is ASCII without NUL or newline characters
+(so a key is exactly its zero-padded bytes).  A batch holding a docid that is
+not such a str, and a batch of fewer than ``SMALL_BATCH`` docids, is
+answered by the dict instead; a docid longer than every key is reported as
+absent, never truncated into a false match.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from typing import Callable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-__all__ = ["DocidTable"]
+__all__ = ["DocidTable", "join_docids", "encode_joined", "SEPARATOR", "SMALL_BATCH"]
 
 _MULTIPLIERS = tuple(np.uint64(m) for m in (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F,
                                             0x165667B19E3779F9, 0xD6E8FEB86659FD93))
@@ -105,6 +106,7 @@ class DocidTable:
     """
 
     def __init__(self, mapping: Mapping[str, float]):
+        # the dict answers what the table cannot; callers hand over a mapping nobody changes afterwards
         self._dict = mapping
         keys: List[str] = list(mapping)
         values = np.fromiter(mapping.values(), dtype=np.float64, count=len(keys))

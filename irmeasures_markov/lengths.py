@@ -20,9 +20,9 @@ An unknown length is never silently guessed: :class:`DocumentLengths` raises
 from __future__ import annotations
 
 import math
-from collections import abc
 import os
 import pathlib
+from collections import abc
 from functools import lru_cache
 from itertools import chain, repeat
 from operator import itemgetter
@@ -30,7 +30,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from .docid_table import SEPARATOR, DocidTable
+from .docid_table import SEPARATOR, DocidTable, join_docids
 from .io import InputError, open_text
 
 __all__ = [
@@ -294,14 +294,14 @@ class DocumentLengths:
         if not isinstance(self.lengths, LengthTable):
             return self.lookup(list(chain.from_iterable(segments)))
         n = sum(map(len, segments))
+        joined = None
         try:
             if joined_segments is None:
                 joined_segments = [SEPARATOR.join(s) for s in segments]
-            joined = SEPARATOR.join([j for j, s in zip(joined_segments, segments) if len(s)])
-        except TypeError:  # a non-str docid
-            joined = None
-        if joined is not None and (not joined.isascii() or "\x00" in joined):
-            joined = None
+        except TypeError:  # a non-str docid: the dict answers
+            pass
+        else:
+            joined = join_docids([j for j, s in zip(joined_segments, segments) if len(s)])
         docids = lambda: list(chain.from_iterable(segments))  # noqa: E731 - only on the slow paths
         vals, found = self.lengths.lookup_joined(joined, n, docids)
         return self._unknown_policy(docids, vals, ~found)
