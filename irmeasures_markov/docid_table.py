@@ -21,7 +21,7 @@ from typing import Callable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-__all__ = ["DocidTable", "join_docids", "encode_joined", "SEPARATOR", "SMALL_BATCH"]
+__all__ = ["DocidTable", "join_docids", "encode_joined", "SEPARATOR", "SMALL_BATCH", "MAX_TABLE_BYTES"]
 
 _MULTIPLIERS = tuple(np.uint64(m) for m in (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F,
                                             0x165667B19E3779F9, 0xD6E8FEB86659FD93))
@@ -34,6 +34,8 @@ _LOW_BYTES = np.array([(1 << (8 * r)) - 1 for r in range(8)] + [(1 << 64) - 1], 
 SEPARATOR = "\n"
 #: fewer docids than this are looked up in the dict: the table's fixed cost (a dozen numpy calls) is larger
 SMALL_BATCH = 64
+#: no table larger than this is built (the dict answers): e.g. 50M ClueWeb docids would need 5.4 GB
+MAX_TABLE_BYTES = 2 << 30
 
 
 def join_docids(docids: Sequence[str]) -> Optional[str]:
@@ -101,8 +103,9 @@ class DocidTable:
 
     ``lookup(docids)`` returns ``(values, found)``: the values (NaN where a
     docid is absent) and a boolean mask.  ``vectorised`` says whether the
-    numpy table is in use (False when some key is not plain ASCII, or the
-    mapping is empty); either way the answers are those of the dict.
+    numpy table is in use (False when some key is not plain ASCII, the
+    mapping is empty, or the table would exceed ``MAX_TABLE_BYTES``); either
+    way the answers are those of the dict.
     """
 
     def __init__(self, mapping: Mapping[str, float]):
@@ -122,6 +125,8 @@ class DocidTable:
             return
         columns, _ = encoded
         bits = max(int(len(keys) - 1).bit_length() + 1, 4)  # load factor <= 1/2
+        if (1 << bits) * 8 * (self._n_words + 1) > MAX_TABLE_BYTES:
+            return
         while self._table is None:
             self._table = self._build(columns, values, bits)
             bits += 1

@@ -100,6 +100,14 @@ def test_many_keys_with_collisions_and_rebuilds(monkeypatch):
     assert_same(table, mapping, probes(keys, strangers))
 
 
+def test_no_table_beyond_the_memory_cap(monkeypatch):
+    mapping = {f"doc-{i}": float(i) for i in range(1000)}
+    monkeypatch.setattr(docid_table, "MAX_TABLE_BYTES", 1000)
+    table = DocidTable(mapping)
+    assert not table.vectorised
+    assert_same(table, mapping, probes(list(mapping), ["doc-1000", "doc"]))
+
+
 def test_nan_values_are_refused():
     with pytest.raises(ValueError, match="NaN"):
         DocidTable({"a": float("nan")})
