@@ -25,11 +25,11 @@ import pathlib
 from collections import abc
 from functools import lru_cache
 from itertools import chain, repeat
-from operator import itemgetter
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
+from . import docid_table
 from .docid_table import SEPARATOR, DocidTable, join_docids
 from .io import InputError, open_text
 
@@ -131,12 +131,16 @@ def lengths_from_ir_datasets(dataset_id: str, *, cache_dir: Optional[PathLike] =
     The first call iterates the collection (with a tqdm bar) and counts
     whitespace-separated tokens of ``doc.default_text()`` (or of the given
     ``text_fields`` joined); the counts are written to
-    ``<cache_dir>/<dataset_id with / as __>.tsv.gz`` (default cache:
-    ``$IRMEASURES_MARKOV_CACHE`` or ``~/.cache/irmeasures_markov``) and later
-    calls read that file.
+    ``<cache_dir>/<dataset_id with / as __>.tsv.gz``, or
+    ``...<id>.fields-title+body.tsv.gz`` for ``text_fields=['title', 'body']``
+    (default cache dir: ``$IRMEASURES_MARKOV_CACHE/lengths``, else
+    ``$XDG_CACHE_HOME/irmeasures_markov/lengths``, else
+    ``~/.cache/irmeasures_markov/lengths``), and later calls read that file.
     """
     cache = pathlib.Path(cache_dir) if cache_dir is not None else _cache_dir()
-    path = cache / (dataset_id.replace("/", "__") + ".tsv.gz")
+    # counts of other fields are other data: they get their own file
+    fields = "" if not text_fields else ".fields-" + "+".join(text_fields)
+    path = cache / (dataset_id.replace("/", "__") + fields + ".tsv.gz")
     if path.exists():
         return read_lengths(path)
     import ir_datasets
@@ -200,12 +204,20 @@ class LengthTable(abc.Mapping):
             self._table = DocidTable(self._items)
         return self._table
 
+    def _lookup_in_dict(self, docids: Sequence[str]):
+        vals = np.fromiter(map(self._items.get, docids, repeat(math.nan)), dtype=np.float64, count=len(docids))
+        return vals, ~np.isnan(vals)
+
     def lookup(self, docids: Sequence[str]):
         """``(values, found)``: lengths of ``docids`` (NaN where unknown) and where they are known."""
+        if len(docids) < docid_table.SMALL_BATCH:  # not worth building the table for
+            return self._lookup_in_dict(docids)
         return self._docid_table().lookup(docids)
 
     def lookup_joined(self, joined: Optional[str], n: int, docids):
         """:meth:`lookup` for ``n`` docids joined by newlines (see :meth:`DocidTable.lookup_joined`)."""
+        if n < docid_table.SMALL_BATCH:
+            return self._lookup_in_dict(docids() if callable(docids) else docids)
         return self._docid_table().lookup_joined(joined, n, docids)
 
     def __repr__(self):
@@ -242,6 +254,8 @@ class DocumentLengths:
     ----------
     lengths : mapping or path
         ``{docid: words}``, or a ``docid<TAB>length`` file, or ``'irds:<id>'``.
+        A mapping is validated and copied into a :class:`LengthTable`
+        (lengths must be non-negative finite numbers).
     duplicates : mapping or path, optional
         ``{docid: group}``; within one ranking, a document whose group already
         appeared at an earlier rank gets length 0.
@@ -263,36 +277,24 @@ class DocumentLengths:
             if isinstance(default_length, bool) or not isinstance(default_length, (int, float)) \
                     or not math.isfinite(default_length) or default_length < 0:
                 raise ValueError(f"default_length must be a non-negative number of words, got {default_length!r}")
-        self.lengths = lengths
+        self.lengths = lengths if isinstance(lengths, LengthTable) else LengthTable(lengths)
         self.duplicates = duplicates or None
         self.default_length = default_length
 
     def lookup(self, docids: Sequence[str]) -> np.ndarray:
         """Lengths of ``docids`` in order (duplicates not applied)."""
-        n = len(docids)
-        if isinstance(self.lengths, LengthTable):
-            vals, found = self.lengths.lookup(docids)
-            return self._unknown_policy(docids, vals, ~found)
-        if n > 1:
-            # fast path: one C-level pass when every length is known (a KeyError sends us to the policy below)
-            try:
-                return np.array(itemgetter(*docids)(self.lengths), dtype=np.float64)
-            except KeyError:
-                pass
-        vals = np.fromiter(map(self.lengths.get, docids, repeat(math.nan)), dtype=np.float64, count=n)
-        return self._unknown_policy(docids, vals, np.isnan(vals))
+        vals, found = self.lengths.lookup(docids)
+        return self._unknown_policy(docids, vals, ~found)
 
     def lookup_segments(self, segments: Sequence[Sequence[str]],
                         joined_segments: Optional[Sequence[str]] = None) -> np.ndarray:
         """Lengths of the documents of every segment (e.g. every query of a run), one after another.
 
         The same values as :meth:`lookup` on the concatenation, in one
-        vectorised lookup when the lengths are a :class:`LengthTable`.
+        vectorised lookup.
         ``joined_segments`` may give each segment's docids already joined by
         newlines (faster: the docids are not read again).
         """
-        if not isinstance(self.lengths, LengthTable):
-            return self.lookup(list(chain.from_iterable(segments)))
         n = sum(map(len, segments))
         joined = None
         try:
@@ -320,19 +322,27 @@ class DocumentLengths:
         return vals
 
     def for_ranking(self, docids: Sequence[str]) -> np.ndarray:
-        """Lengths of a ranking, with later members of a duplicate group read as 0."""
-        vals = self.lookup(docids)
-        if self.duplicates:
-            seen = set()
-            get = self.duplicates.get
-            for i, d in enumerate(docids):
-                g = get(d)
-                if g is None:
-                    continue
-                if g in seen:
-                    vals[i] = 0.0
-                else:
-                    seen.add(g)
+        """Lengths of a ranking, with later members of a duplicate group read as 0.
+
+        Those later members are not looked up: their length is 0 whether
+        known or not, so an unknown one is no error.
+        """
+        if not self.duplicates:
+            return self.lookup(docids)
+        later = np.zeros(len(docids), dtype=bool)
+        seen = set()
+        get = self.duplicates.get
+        for i, d in enumerate(docids):
+            g = get(d)
+            if g is None:
+                continue
+            if g in seen:
+                later[i] = True
+            else:
+                seen.add(g)
+        vals = np.zeros(len(docids))
+        first = np.flatnonzero(~later)
+        vals[first] = self.lookup([docids[i] for i in first.tolist()])
         return vals
 
     def for_rankings(self, rankings: Iterable[Sequence[str]]) -> List[np.ndarray]:

@@ -120,7 +120,7 @@ def time_models(qrels, run, lengths: LengthSource = None, *, params=None, rel: i
     Returns
     -------
     dict
-        ``{qid: QueryTimeModel}`` in qrels order.
+        ``{qid: QueryTimeModel}`` in run order.
     """
     if cutoff is not None and (isinstance(cutoff, bool) or not isinstance(cutoff, int) or cutoff < 1):
         raise ValueError(f"`cutoff` must be a positive integer, got {cutoff!r}")

@@ -100,6 +100,16 @@ def test_many_keys_with_collisions_and_rebuilds(monkeypatch):
     assert_same(table, mapping, probes(keys, strangers))
 
 
+def test_keys_sharing_one_hash_give_up_growing(monkeypatch):
+    # more keys than the overflow area holds, all on the last home slot: every size fails, so the dict answers
+    mapping = {f"doc-{i}": float(i) for i in range(200)}
+    last_home = lambda columns, shift: np.full(columns[0].size, (1 << (64 - int(shift))) - 1, dtype=np.intp)  # noqa: E731
+    monkeypatch.setattr(docid_table, "_slot_hash", last_home)
+    table = DocidTable(mapping)
+    assert not table.vectorised
+    assert_same(table, mapping, probes(list(mapping), ["doc-200", "doc"]))
+
+
 def test_no_table_beyond_the_memory_cap(monkeypatch):
     mapping = {f"doc-{i}": float(i) for i in range(1000)}
     monkeypatch.setattr(docid_table, "MAX_TABLE_BYTES", 1000)

@@ -14,6 +14,7 @@ from irmeasures_markov.io import InputError
 from irmeasures_markov.lengths import (DocumentLengths, UnknownLengthError, lengths_from_ir_datasets, read_duplicates,
                                        read_lengths)
 from irmeasures_markov.measures.markov_precision import markov_precision
+from irmeasures_markov.plugin.tbg import tbg_rates
 from irmeasures_markov.measures.tbg import (TBGParameters, constant_normaliser, gain_curve, holding_times,
                                             ideal_normaliser, time_biased_gain, time_to_rank)
 
@@ -131,6 +132,23 @@ def test_duplicates_are_read_as_length_zero(tmp_path):
         read_duplicates(f)
 
 
+def test_a_later_duplicate_needs_no_length():
+    dl = DocumentLengths({"a": 100, "b": 200}, duplicates={"a": "g", "x": "g"})
+    np.testing.assert_allclose(dl.for_ranking(["a", "b", "x"]), [100, 200, 0])
+    with pytest.raises(UnknownLengthError, match=r"\['x'\]"):
+        dl.for_ranking(["x", "a"])  # x comes first: its length counts
+
+
+def test_plain_mappings_are_validated_like_registered_ones():
+    for bad in (-1, float("nan"), "12", True):
+        with pytest.raises(ValueError, match="non-negative"):
+            DocumentLengths({"d": bad})
+    with pytest.raises(ValueError, match="not a path"):
+        imm.register_lengths("it's", {"d": 1})
+    with pytest.raises(TypeError, match="duplicates must be a mapping"):
+        imm.register_lengths("dups", {"d": 1}, duplicates=[("d", "g")])
+
+
 def test_unknown_length_policies():
     qrels = {"q": {"a": 1, "b": 0}}
     run = {"q": {"a": 2.0, "b": 1.0, "zz": 0.5}}
@@ -174,8 +192,8 @@ def test_length_files(tmp_path):
 def test_lengths_from_ir_datasets_are_counted_once_and_cached(tmp_path, monkeypatch):
     import ir_datasets
     calls = []
-    docs = [types.SimpleNamespace(doc_id="a", default_text=lambda: "one two three"),
-            types.SimpleNamespace(doc_id="b", default_text=lambda: "  four\nfive ")]
+    docs = [types.SimpleNamespace(doc_id="a", default_text=lambda: "one two three", title="t", body="x y"),
+            types.SimpleNamespace(doc_id="b", default_text=lambda: "  four\nfive ", title="", body="z")]
 
     class Fake:
         def has_docs(self):
@@ -194,10 +212,18 @@ def test_lengths_from_ir_datasets_are_counted_once_and_cached(tmp_path, monkeypa
     assert first == second == {"a": 3.0, "b": 2.0}
     assert len(calls) == 1
     assert (tmp_path / "fake__collection.tsv.gz").exists()
+    # counts of other fields are other data: their own cache file, not the default text's counts
+    fields = lengths_from_ir_datasets("fake/collection", cache_dir=tmp_path, progress=False,
+                                      text_fields=["title", "body"])
+    assert fields == {"a": 3.0, "b": 1.0} and len(calls) == 2
+    assert (tmp_path / "fake__collection.fields-title+body.tsv.gz").exists()
 
 
 def test_parameter_validation():
-    for s, message in [("TBG(halflife=0)", "halflife"), ("TBG(pc_rel=1.5)", "pc_rel"), ("TBG(a=-1)", None),
+    # ir_measures' parser itself refuses a negative literal; the measure object refuses a negative constant
+    with pytest.raises(ValueError, match="a must be >= 0"):
+        imm.PROVIDER.calc_aggregate([imm.TBG(a=-1.0)], {"q": {"a": 1}}, {"q": {"a": 1.0}})
+    for s, message in [("TBG(halflife=0)", "halflife"), ("TBG(pc_rel=1.5)", "pc_rel"), ("TBG(a=-1)", "problem parsing"),
                        ("TBG(norm='max')", "norm"), ("TBG(ps_by_grade='x')", "ps_by_grade")]:
         with pytest.raises(ValueError, match=message):
             m = ir_measures.parse_measure(s)
@@ -217,11 +243,11 @@ def test_mpcont_time_tbg_equals_explicit_rates():
     run = {q: {d: float(rng.random()) for d in docids[:30]} for q in qrels}
     imm.register_lengths("mpc", lengths, duplicates={"d3": "g", "d4": "g"})
     for model in ("GL_AD_ID", "LO_OR_LID"):
-        for extra in ("", ",t_summary=2.0,pc_nonrel=0.2", ",duplicates='mpc'"):
+        for extra in ("", ",t_summary=2.0,pc_rel=0.5", ",duplicates='mpc'"):
             m = ir_measures.parse_measure(f"MPcont(time='tbg',lengths='mpc',model='{model}'{extra})@25")
             got = {r.query_id: r.value for r in imm.PROVIDER.iter_calc([m], qrels, run)}
             ts = 2.0 if "t_summary" in extra else 4.4
-            pcn = 0.2 if "pc_nonrel" in extra else 0.39
+            pcr = 0.5 if "pc_rel" in extra else 0.64
             for q, docs in run.items():
                 ranked = sorted(docs, key=lambda d: (docs[d], d), reverse=True)[:25]
                 rel = [int(qrels[q][d] >= 1) for d in ranked]
@@ -229,9 +255,48 @@ def test_mpcont_time_tbg_equals_explicit_rates():
                 if "duplicates" in extra:
                     later = [d for d in ranked if d in ("d3", "d4")][1:]
                     lens = [0.0 if d in later else l for d, l in zip(ranked, lens)]
-                mean = [ts + (0.018 * l + 7.8) * (0.64 if r else pcn) for r, l in zip(rel, lens)]
+                mean = [ts + (0.018 * l + 7.8) * (pcr if r else 0.39) for r, l in zip(rel, lens)]
                 want = markov_precision(rel, model, rates=[1 / x for x in mean])
                 assert got[q] == pytest.approx(want, abs=1e-12), (str(m), q)
+                # and the rates themselves, at the ranks the chain visits
+                prepared = imm.PROVIDER.evaluator([m], qrels).prepare(run)
+                rates = tbg_rates(prepared, m.batch(prepared), m)[q]
+                visited = np.flatnonzero(rel)
+                np.testing.assert_allclose(rates[visited], [1 / mean[i] for i in visited], rtol=1e-14)
+
+
+def test_constants_either_as_params_or_keywords():
+    with pytest.raises(TypeError, match="not both"):
+        time_biased_gain([1], [100], params={"halflife": 100}, t_summary=2.0)
+    assert time_biased_gain([0, 1], [100, 100], params={"halflife": 100}) == \
+        time_biased_gain([0, 1], [100, 100], halflife=100)
+
+
+def test_ideal_norm_counts_every_document_with_a_gain():
+    # grade 0 given a gain by per-grade probabilities: the ideal ranking must include such documents too
+    qrels = {"q": {"a": 0, "b": 0, "c": 1}}
+    run = {"q": {"a": 3.0, "b": 2.0, "c": 1.0}}
+    m = ir_measures.parse_measure("TBG(default_length=100,norm='ideal',pc_by_grade='0:1',ps_by_grade='0:1')")
+    value = imm.PROVIDER.calc_aggregate([m], qrels, run)[m]
+    assert 0 < value <= 1
+    # the run: two gain-1 documents first, then c; the ideal puts them first too (highest g / (1 - e^{-c t}))
+    assert value == pytest.approx(1.0, abs=1e-12)
+
+
+def test_mpcont_refuses_inert_click_probability_and_tolerates_zero_time_off_the_chain():
+    with pytest.raises(ValueError, match="pc_nonrel has no effect"):
+        ir_measures.parse_measure("MPcont(time='tbg',default_length=100,pc_nonrel=0.2)")
+    qrels = {"q": {"a": 1, "b": 0, "c": 1}}
+    run = {"q": {"a": 3.0, "b": 2.0, "c": 1.0}}
+    # t_summary = 0 and pc_by_grade makes non-relevant clicks free: zero time off the chain is fine ...
+    m = imm.MPcont(time="tbg", default_length=100, t_summary=0.0, pc_by_grade="0:0")
+    rates = [1 / (0.018 * 100 + 7.8) / 0.64] * 3
+    want = markov_precision([1, 0, 1], "GL_AD_ID", rates=rates)
+    assert imm.PROVIDER.calc_aggregate([m], qrels, run)[m] == pytest.approx(want, abs=1e-12)
+    # ... but not at a relevant rank
+    m0 = imm.MPcont(time="tbg", default_length=100, t_summary=0.0, pc_by_grade="1:0")
+    with pytest.raises(ValueError, match="relevant rank is 0"):
+        imm.PROVIDER.calc_aggregate([m0], qrels, run)
 
 
 def test_ideal_normaliser_under_a_cutoff_is_the_best_subset_and_order():

@@ -237,13 +237,18 @@ def time_biased_gain(relevance, lengths, *, params=None, norm: str = "none", rel
         Evaluate the first ``cutoff`` documents.
     relevant_lengths, relevant_grades : array_like, optional
         Lengths (and grades; default: all ``rel``) of the query's judged
-        relevant documents, for ``norm='ideal'``.
+        documents that carry a gain, for ``norm='ideal'``: those with a grade
+        >= ``rel``, and any other grade that ``pc_by_grade``/``ps_by_grade``
+        give a gain.
 
     Examples
     --------
     >>> round(time_biased_gain([1, 0, 1], [100, 300, 50]), 4)   # 0.4928 * (1 + 2^(-20.092/224))
     0.9559
     """
+    if params is not None and constants:
+        raise TypeError(f"time_biased_gain: give the constants either as params= or as keywords, not both "
+                        f"(got params and {sorted(constants)})")
     p = _params(params if params is not None else (constants or None))
     if norm not in NORMS:
         raise ValueError(f"TBG: norm must be one of {list(NORMS)}, got {norm!r}")

@@ -113,8 +113,16 @@ class _MPcont(_MP):
                                "model: mean time at rank i = t_summary + (a*l_i + b)*P(C=1|r_i), from document "
                                "lengths l_i)"),
         **LENGTH_PARAMS,
-        **TIME_MODEL_PARAMS,
+        # the chain moves between relevant documents only: the click probability of a non-relevant one is inert
+        **{n: p for n, p in TIME_MODEL_PARAMS.items() if n != "pc_nonrel"},
     }
+
+    def __init__(self, **params):
+        if "pc_nonrel" in params:
+            raise ValueError("MPcont: pc_nonrel has no effect: MP's chain moves between relevant documents only, "
+                             "so only their holding times t_summary + (a*l + b)*pc_rel count (pc_by_grade may "
+                             "set pc per relevant grade).")
+        super().__init__(**params)
 
     def check_params(self):
         time = self.params.get("time", "rates")

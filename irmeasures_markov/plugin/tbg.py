@@ -31,10 +31,11 @@ def register_lengths(name: str, lengths: Optional[Mapping[str, float]] = None,
     ``lengths`` is ``{docid: words}``; ``duplicates`` (``{docid: group}``) is
     registered under the same name for ``duplicates='name'``.  Returns ``name``.
     The lengths are copied into a :class:`~irmeasures_markov.lengths.LengthTable`
-    (validated once, looked up a whole run at a time): register again after
-    changing the mapping.
+    (validated once, looked up a whole run at a time) and the groups into a
+    dict: register again after changing either mapping.
     """
-    if not isinstance(name, str) or not name or os.sep in name or name.startswith("irds:"):
+    if not isinstance(name, str) or not name or os.sep in name or name.startswith("irds:") \
+            or "'" in name or '"' in name:
         raise ValueError(f"register_lengths: name must be a plain word (not a path), got {name!r}")
     if lengths is None and duplicates is None:
         raise ValueError("register_lengths: give lengths and/or duplicates")
@@ -46,7 +47,10 @@ def register_lengths(name: str, lengths: Optional[Mapping[str, float]] = None,
         except ValueError as e:
             raise ValueError(f"register_lengths: {e}") from None
     if duplicates is not None:
-        REGISTERED_DUPLICATES[name] = duplicates
+        if not isinstance(duplicates, Mapping):
+            raise TypeError(f"register_lengths: duplicates must be a mapping {{docid: group}}, "
+                            f"got {type(duplicates).__name__}")
+        REGISTERED_DUPLICATES[name] = dict(duplicates)  # a snapshot, like the lengths
     return name
 
 
@@ -120,9 +124,12 @@ def tbg_rates(prepared, batch, measure) -> Dict[str, np.ndarray]:
     flat = batch_lengths(prepared, measure, document_lengths(measure))
     pc, _ = params.click_and_gain(batch.grades, batch.rel)
     mean_time = params.t_summary + (params.a * flat + params.b) * pc
-    if np.any(mean_time <= 0):
-        raise ValueError("MPcont(time='tbg'): a holding time is 0 (t_summary = 0 and no click time); "
-                         "rates would be infinite")
+    relevant = batch.relevant
+    if np.any(mean_time[relevant] <= 0):
+        raise ValueError("MPcont(time='tbg'): the holding time at a relevant rank is 0 (t_summary = 0 and no "
+                         "click time); its rate would be infinite")
+    # MP's chain never stays at a non-relevant rank, so its rate is inert; it only has to be a valid rate
+    mean_time[~relevant & (mean_time <= 0)] = 1.0
     rates = 1.0 / mean_time
     o = batch.offsets
     return {q: rates[o[i]:o[i + 1]] for i, q in enumerate(batch.qids)}
@@ -180,10 +187,14 @@ class _TBG(FamilyMeasure):
             judged = prepared.qrels_index.qrels
             ideal = np.zeros(batch.n_queries)
             for i, q in enumerate(batch.qids):
-                docs = [(d, g) for d, g in judged.get(q, {}).items() if g >= rel]
-                if docs:
-                    ideal[i] = ideal_normaliser(np.array([g for _, g in docs]),
-                                                lengths.lookup([d for d, _ in docs]), params, rel, self.cutoff)
+                # every judged document with a gain: pc_by_grade/ps_by_grade may give one to grades below rel
+                docs = judged.get(q, {})
+                grades = np.fromiter(docs.values(), dtype=np.int64, count=len(docs))
+                _, gain = params.click_and_gain(grades, rel)
+                useful = gain > 0
+                if useful.any():
+                    names = [d for d, u in zip(docs, useful.tolist()) if u]
+                    ideal[i] = ideal_normaliser(grades[useful], lengths.lookup(names), params, rel, self.cutoff)
         return tbg_batch(batch, flat, params, self["norm"], ideal)
 
 
