@@ -116,7 +116,7 @@ def main():
     print(f"  of which ranking preparation {t_prep:.3f} s; {n_docs} length lookups (one per run) {t_look:.3f} s")
 
     subset = runs[:args.cwl_runs]
-    t_cwl = best(lambda: [cwl_tbg(qrels, r, lengths) for r in subset], 1)
+    t_cwl = best(lambda: [cwl_tbg(qrels, r, lengths) for r in subset], args.repeat)
     t_ours = best(lambda: run_tbg(subset), args.repeat)
     ev = imm.PROVIDER.evaluator([tbg], qrels)
     worst = max(abs(v - ev.values(r)[tbg][q]) for r in subset for q, v in cwl_tbg(qrels, r, lengths).items())

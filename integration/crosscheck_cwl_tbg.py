@@ -2,9 +2,10 @@
 
 cwl-eval (Azzopardi, Thomas & Moffat) builds TBG inside the C/W/L framework:
 each ranked item has a cost, the weight of rank k is proportional to the
-integral of the decay 2^(−t/h) over the cost interval before it, and the
-weights are normalised to sum to 1 over its ranking, which it pads or cuts to
-``max_n`` = 1000 items.  Its score is the expected utility per item,
+integral of the decay 2^(−t/h) from C_{k−1}, the cumulative cost of the items
+before rank k, to infinity (its ``integral_decay``, h·2^(−C_{k−1}/h)/ln 2),
+and the weights are normalised to sum to 1 over its ranking, which it pads or
+cuts to ``max_n`` = 1000 items.  Its score is the expected utility per item,
 Σ_k w_k gain_k.  Smucker & Clarke's TBG (ours) is Σ_k g_k 2^(−T(k)/h) with
 T(k) built from summary time, document lengths and click probabilities, and
 no normalisation (N = 1).
@@ -23,12 +24,18 @@ from the lengths) and its gain to P(C=1|R=1)·P(S=1|R=1), and no padding
 (``max_n`` = ranking length), ours = cwl-eval × Σ_k 2^(−T(k)/h) on every
 ranking.  The lengths are seeded random (TREC-8 texts are not available).
 
+Both checks hand cwl-eval our own ranking (trec_eval order) and gains through
+its ``Ranking`` class, so they cover the discounting and normalisation, not
+our ranking or qrels join; integration/test_trec_eval_reference.py checks
+those against trec_eval.
+
 Where they differ otherwise: cwl-eval has no document lengths, no summary/click
 stage and no save probability (costs are per element type from a cost file);
 it normalises to utility per item (so values are not "expected documents
-saved"); it breaks score ties by its own order; and duplicate handling is left
-to preprocessing.  None of these is a bug in either: they are different
-measures that share a name and a decay.
+saved"); the cwl-eval script takes the ranking in the run file's line order
+and ignores the scores; and duplicate handling is left to preprocessing.
+None of these is a bug in either: they are different measures that share a
+name and a decay.
 
     python integration/crosscheck_cwl_tbg.py [--runs N]
 """

@@ -120,7 +120,7 @@ def write_lengths(lengths: Mapping[str, float], path: PathLike):
 
 def _cache_dir() -> pathlib.Path:
     base = os.environ.get("IRMEASURES_MARKOV_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "irmeasures_markov")
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "irmeasures_markov")  # empty: unset
     return pathlib.Path(base) / "lengths"
 
 

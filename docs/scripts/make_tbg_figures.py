@@ -3,17 +3,21 @@
     python docs/scripts/make_tbg_figures.py [--out docs/figures/tbg_gain_curves_trec8.png]
 
 TREC-8 document texts are not in the shared data, so the lengths are an
-ASSUMPTION, stated in the figure: every retrieved document gets a seeded
-random length, log-normal with median 300 words (sigma 0.8, seed 0; the same
-lengths as ``integration/bench_tbg.py``), and for comparison a fixed length
-of 300 words for every document.  Calibration: the paper's Table 1 defaults.
+ASSUMPTION, stated in the figure: every document retrieved by the four runs
+gets a seeded random length, log-normal with median 300 words (sigma 0.8,
+seed 0), and for comparison a fixed length of 300 words for every document.
+``integration/bench_tbg.py`` draws the same way but over the docids of all
+129 runs, so a docid gets a different length there.  Calibration: the
+paper's Table 1 defaults.
 
 Left: G(t), the expected cumulative gain (no decay) by time t, averaged over
 the 50 topics (a topic contributes its final G once its ranking is exhausted).
 Right: T(k), the expected time to reach rank k, for the top 100 ranks,
-averaged over the topics with at least 100 documents.  Values come from :mod:`irmeasures_markov.time_model`, so the
-figure shows what the measure computes; the legend gives each run's mean TBG
-(``TBG`` with the random lengths, N = 1).
+averaged over the topics where the run has at least 100 documents (23 for
+READWARE2, 46 to 50 for the others), so that every rank has the same topics.
+Values come from :mod:`irmeasures_markov.time_model`, so the figure shows
+what the measure computes; the legend gives each run's mean TBG (``TBG`` with
+the random lengths, N = 1).
 """
 import argparse
 import sys
@@ -30,7 +34,7 @@ from irmeasures_markov.io import read_trec_qrels, read_trec_run  # noqa: E402
 from irmeasures_markov.testing import shared_data_dir  # noqa: E402
 from irmeasures_markov.time_model import mean_gain_curve, plot_gain_curves, time_models  # noqa: E402
 
-#: four of the best TREC-8 ad hoc runs by official MAP (READWARE2 answers fewer than 1000 documents for some topics)
+#: four of the best TREC-8 ad hoc runs by official MAP (READWARE2 answers fewer than 1000 documents for every topic)
 RUNS = ("READWARE2", "orcl99man", "iit99ma1", "CL99XT")
 MEDIAN_WORDS, SIGMA, SEED, FIXED_WORDS = 300, 0.8, 0, 300
 MINUTES = 150
