@@ -50,21 +50,20 @@ def join_docids(docids: Sequence[str]) -> Optional[str]:
     return joined
 
 
-def encode_joined(joined: str, n: int, n_words: int) -> Optional[Tuple[List[np.ndarray], np.ndarray]]:
+def encode_joined(joined: str, n: int, n_words: Optional[int]) -> Optional[Tuple[List[np.ndarray], np.ndarray]]:
     """The ``n`` newline-separated docids of ``joined`` as zero-padded little-endian 8-byte words.
 
     Returns ``(columns, lengths)``: ``columns[k][i]`` holds bytes 8k..8k+7 of
-    docid i (only its first ``8 * n_words`` bytes; see ``lengths`` for the
-    rest), or None when ``joined`` does not hold exactly ``n`` docids (a
-    docid contains a newline).  One pass of C over the bytes and a few numpy
+    docid i (only its first ``8 * n_words`` bytes, ``n_words`` by default
+    enough for the longest; see ``lengths`` for the rest), or None when
+    ``joined`` does not hold exactly ``n`` docids (a docid contains a
+    newline).  One pass of C over the bytes and a few numpy
     operations per word: reading the docids out of their str objects one by
     one would cost more than the whole lookup.
     """
-    raw = joined.encode("ascii")
-    size = len(raw)
-    buf = np.zeros(size + 8 * n_words + 8, dtype=np.uint8)
-    buf[:size] = np.frombuffer(raw, dtype=np.uint8)
-    ends = np.flatnonzero(buf[:size] == ord(SEPARATOR))
+    raw = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
+    size = raw.size
+    ends = np.flatnonzero(raw == ord(SEPARATOR))
     if ends.size != n - 1:
         return None
     starts = np.empty(n, dtype=np.intp)
@@ -73,6 +72,10 @@ def encode_joined(joined: str, n: int, n_words: int) -> Optional[Tuple[List[np.n
     lengths = np.empty(n, dtype=np.intp)
     lengths[:-1] = ends - starts[:-1]
     lengths[-1] = size - starts[-1]
+    if n_words is None:
+        n_words = (int(lengths.max()) + 7) // 8 or 1
+    buf = np.zeros(size + 8 * n_words + 8, dtype=np.uint8)
+    buf[:size] = raw
     # every byte offset of buf as the start of an (unaligned) little-endian word
     at = np.ndarray((buf.size - 7,), dtype="<u8", buffer=buf, strides=(1,))
     columns = []
@@ -119,11 +122,11 @@ class DocidTable:
         joined = join_docids(keys) if keys else None
         if joined is None:
             return
-        self._n_words = (max(map(len, keys)) + 7) // 8 or 1
-        encoded = encode_joined(joined, len(keys), self._n_words)
+        encoded = encode_joined(joined, len(keys), None)
         if encoded is None:
             return
         columns, _ = encoded
+        self._n_words = len(columns)
         bits = max(int(len(keys) - 1).bit_length() + 1, 4)  # load factor <= 1/2
         # a probe run longer than _OVERFLOW slots asks for a bigger table; more than 66 keys sharing one
         # 64-bit hash would ask forever, so growth stops at the memory cap or after a few doublings
@@ -144,26 +147,19 @@ class DocidTable:
         size = (1 << bits) + _OVERFLOW + 1  # the last row stays empty: every probe ends there at the latest
         table = np.zeros((size, n_words + 1), dtype=np.uint64)
         table[:, n_words] = _EMPTY
-        taken = np.zeros(size, dtype=bool)
         shift = np.uint64(64 - bits)
-        slot = _slot_hash(columns, shift)
-        pending = np.arange(n)
-        while pending.size:
-            want = slot[pending]
-            if want.max() >= size - 1:
-                return None  # a probe run reached the end: rebuild with twice the slots
-            free = np.flatnonzero(~taken[want])
-            # of the keys wanting the same free slot, the first one takes it; the others move on
-            claimed, first = np.unique(want[free], return_index=True)
-            winners = pending[free[first]]
-            taken[claimed] = True
-            for k, col in enumerate(columns):
-                table[claimed, k] = col[winners]
-            table[claimed, n_words] = values[winners].view(np.uint64)
-            placed = np.zeros(pending.size, dtype=bool)
-            placed[free[first]] = True
-            pending = pending[~placed]
-            slot[pending] += 1
+        home = _slot_hash(columns, shift)
+        # Linear probing, all keys at once: inserted in order of home slot, key i lands at
+        # max(home_i, slot of key i-1 + 1), a running maximum.  Every slot between a key's home and
+        # its own is then taken by keys of the same cluster, which is what lookups rely on.
+        by_home = np.argsort(home, kind="stable")
+        ranks = np.arange(n)
+        slot = np.maximum.accumulate(home[by_home] - ranks) + ranks
+        if n and slot[-1] >= size - 1:
+            return None  # a probe run reached the end: rebuild with twice the slots
+        for k, col in enumerate(columns):
+            table[slot, k] = col[by_home]
+        table[slot, n_words] = values[by_home].view(np.uint64)
         self._shift = shift
         return table
 

@@ -166,6 +166,29 @@ def lengths_from_ir_datasets(dataset_id: str, *, cache_dir: Optional[PathLike] =
     return out
 
 
+def _bad_lengths(items: Dict[str, object]) -> List[str]:
+    """Docids whose length is not a non-negative finite number (bool, str, NaN, ... included)."""
+    if set(map(type, items.values())) <= {int, float}:
+        # the usual case, checked in one vectorised pass
+        try:
+            values = np.fromiter(items.values(), dtype=np.float64, count=len(items))
+        except OverflowError:  # an int beyond float64: found by the loop below
+            pass
+        else:
+            ok = np.isfinite(values) & (values >= 0)
+            return [] if ok.all() else [d for d, good in zip(items, ok.tolist()) if not good]
+    return [d for d, v in items.items() if not _is_length(v)]
+
+
+def _is_length(v) -> bool:
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.number)):
+        return False
+    try:
+        return math.isfinite(v) and v >= 0
+    except OverflowError:
+        return False
+
+
 class LengthTable(abc.Mapping):
     """A read-only snapshot of ``{docid: words}`` that looks up whole runs at once.
 
@@ -179,8 +202,7 @@ class LengthTable(abc.Mapping):
 
     def __init__(self, lengths: Mapping[str, float]):
         items = dict(lengths)
-        bad = [d for d, v in items.items() if isinstance(v, bool) or not isinstance(v, (int, float, np.number))
-               or not math.isfinite(v) or v < 0]
+        bad = _bad_lengths(items)
         if bad:
             raise ValueError(f"lengths must be non-negative numbers of words; bad: "
                              f"{[(d, items[d]) for d in bad[:5]]}")

@@ -128,7 +128,7 @@ def test_length_table_is_a_validated_snapshot():
     table = LengthTable(source)
     source["a"] = 99
     assert table["a"] == 10 and dict(table) == {"a": 10, "b": 2.5} and len(table) == 2
-    for bad in (-1, float("inf"), float("nan"), "12", True):
+    for bad in (-1, float("inf"), float("nan"), "12", True, 10 ** 400, np.float64(-2)):
         with pytest.raises(ValueError, match="non-negative"):
             LengthTable({"x": bad})
     imm.register_lengths("snapshot-test", source)
