@@ -195,7 +195,7 @@ class LengthTable(abc.Mapping):
     Named length sources (files, ``irds:`` ids, :func:`register_lengths`
     mappings) are held as a ``LengthTable``: the first lookup builds a
     :class:`~irmeasures_markov.docid_table.DocidTable` (exact, vectorised;
-    about 0.2 s for 350K documents) that every later run reuses.  Lengths
+    about 0.1 s for 350K documents) that every later run reuses.  Lengths
     must be non-negative finite numbers.  It is a snapshot: changing the
     original mapping afterwards changes nothing here.
     """
