@@ -192,8 +192,9 @@ def _is_length(v) -> bool:
 class LengthTable(abc.Mapping):
     """A read-only snapshot of ``{docid: words}`` that looks up whole runs at once.
 
-    Named length sources (files, ``irds:`` ids, :func:`register_lengths`
-    mappings) are held as a ``LengthTable``: the first lookup builds a
+    Every length source (files, ``irds:`` ids, :func:`register_lengths`
+    mappings, mappings given to :class:`DocumentLengths`) is held as a
+    ``LengthTable``: the first lookup of 64 or more documents builds a
     :class:`~irmeasures_markov.docid_table.DocidTable` (exact, vectorised;
     about 0.1 s for 350K documents) that every later run reuses.  Lengths
     must be non-negative finite numbers.  It is a snapshot: changing the
