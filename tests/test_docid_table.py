@@ -160,3 +160,16 @@ def test_unknown_lengths_are_named_from_a_segment_lookup():
     lengths = DocumentLengths(LengthTable({"a": 1.0}))
     with pytest.raises(UnknownLengthError, match=r"2 document\(s\), e.g. \['b', 'c'\]"):
         lengths.lookup_segments([["a", "b"], ["c", "a"]])
+
+
+def test_length_table_builds_once_lookups_add_up_to_its_size():
+    table = LengthTable({f"d{i}": float(i) for i in range(1000)})
+    docids = [f"d{i}" for i in range(0, 1000, 3)]  # 334 per lookup
+    for _ in range(2):
+        values, found = table.lookup(docids)
+        assert table._table is None and found.all()
+    table.lookup(docids[:10])  # too few to count
+    assert table._table is None
+    values, found = table.lookup(docids)  # 1002 looked up: now the table answers
+    assert table._table is not None and table._table.vectorised
+    np.testing.assert_array_equal(values, [float(d[1:]) for d in docids])
