@@ -194,15 +194,19 @@ class LengthTable(abc.Mapping):
 
     Every length source (files, ``irds:`` ids, :func:`register_lengths`
     mappings, mappings given to :class:`DocumentLengths`) is held as a
-    ``LengthTable``.  Once lookups add up to as many documents as it holds,
-    it builds a :class:`~irmeasures_markov.docid_table.DocidTable` (exact,
-    vectorised; about 0.1 s for 350K documents) that answers every later
-    lookup of 64 or more documents.  Lengths
+    ``LengthTable``.  Once lookups add up to ``build_after`` times as many
+    documents as it holds, it builds a
+    :class:`~irmeasures_markov.docid_table.DocidTable` (exact, vectorised;
+    about 0.1 s for 350K documents) that answers every later lookup of 64 or
+    more documents; until then the dict answers.  Named sources (files,
+    ``irds:`` ids, registered mappings) are made with ``build_after=0``.  Lengths
     must be non-negative finite numbers.  It is a snapshot: changing the
     original mapping afterwards changes nothing here.
     """
 
-    def __init__(self, lengths: Mapping[str, float]):
+    def __init__(self, lengths: Mapping[str, float], build_after: float = 1.0):
+        if isinstance(build_after, bool) or not isinstance(build_after, (int, float)) or not build_after >= 0:
+            raise ValueError(f"build_after must be a number >= 0, got {build_after!r}")
         items = dict(lengths)
         bad = _bad_lengths(items)
         if bad:
@@ -211,6 +215,7 @@ class LengthTable(abc.Mapping):
         self._items = items
         self._table: Optional[DocidTable] = None
         self._looked_up = 0
+        self._build_at = build_after * len(items)
 
     def __getitem__(self, docid):
         return self._items[docid]
@@ -225,18 +230,19 @@ class LengthTable(abc.Mapping):
         return self._items.get(docid, default)
 
     def _table_for(self, n: int) -> Optional[DocidTable]:
-        """The vectorised table, once it pays: for 64+ docids, after as many lookups as there are lengths.
+        """The vectorised table for a lookup of ``n`` docids, or None when the dict should answer.
 
         Building costs about as much per length as a dict lookup costs per
-        docid, so waiting until the lookups add up to the table's size never
-        spends more than twice the best choice made in hindsight, even for a
-        large mapping used once on a small run.
+        docid, so waiting until the lookups add up to the table's size
+        (``build_after=1``) never spends more than twice the best choice made
+        in hindsight, even for a large mapping used once on a small run.
+        Named sources, made to be reused, build at once (``build_after=0``).
         """
         if n < docid_table.SMALL_BATCH:
             return None
         if self._table is None:
             self._looked_up += n
-            if self._looked_up < len(self._items):
+            if self._looked_up < self._build_at:
                 return None
             self._table = DocidTable(self._items)
         return self._table
@@ -263,12 +269,12 @@ class LengthTable(abc.Mapping):
 
 @lru_cache(maxsize=16)
 def _read_cached(kind: str, path: str, mtime: float):
-    return LengthTable(read_lengths(path)) if kind == "lengths" else read_duplicates(path)
+    return LengthTable(read_lengths(path), build_after=0) if kind == "lengths" else read_duplicates(path)
 
 
 @lru_cache(maxsize=4)
 def _irds_cached(dataset_id: str) -> LengthTable:
-    return LengthTable(lengths_from_ir_datasets(dataset_id))
+    return LengthTable(lengths_from_ir_datasets(dataset_id), build_after=0)
 
 
 def load_length_source(spec: str, kind: str = "lengths"):

@@ -173,3 +173,12 @@ def test_length_table_builds_once_lookups_add_up_to_its_size():
     values, found = table.lookup(docids)  # 1002 looked up: now the table answers
     assert table._table is not None and table._table.vectorised
     np.testing.assert_array_equal(values, [float(d[1:]) for d in docids])
+    # sources made for reuse build at their first lookup of 64+ documents
+    imm.register_lengths("eager-test", dict(table))
+    eager = imm.plugin.tbg.REGISTERED_LENGTHS["eager-test"]
+    eager.lookup(docids[:63])
+    assert eager._table is None
+    eager.lookup(docids[:64])
+    assert eager._table is not None
+    with pytest.raises(ValueError, match="build_after"):
+        LengthTable({}, build_after=-1)

@@ -43,7 +43,9 @@ def register_lengths(name: str, lengths: Optional[Mapping[str, float]] = None,
         if not isinstance(lengths, Mapping):
             raise TypeError(f"register_lengths: lengths must be a mapping {{docid: words}}, got {type(lengths).__name__}")
         try:
-            REGISTERED_LENGTHS[name] = lengths if isinstance(lengths, LengthTable) else LengthTable(lengths)
+            # registered to be reused over many runs: the vectorised table pays from the first one
+            REGISTERED_LENGTHS[name] = lengths if isinstance(lengths, LengthTable) else LengthTable(lengths,
+                                                                                                build_after=0)
         except ValueError as e:
             raise ValueError(f"register_lengths: {e}") from None
     if duplicates is not None:
