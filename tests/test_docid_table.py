@@ -162,7 +162,8 @@ def test_unknown_lengths_are_named_from_a_segment_lookup():
         lengths.lookup_segments([["a", "b"], ["c", "a"]])
 
 
-def test_length_table_builds_once_lookups_add_up_to_its_size():
+def test_length_table_builds_once_lookups_add_up_to_its_size(monkeypatch):
+    monkeypatch.setattr(docid_table, "SMALL_BATCH", 64)  # this module lowers it for the other tests
     table = LengthTable({f"d{i}": float(i) for i in range(1000)})
     docids = [f"d{i}" for i in range(0, 1000, 3)]  # 334 per lookup
     for _ in range(2):
