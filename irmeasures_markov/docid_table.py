@@ -13,7 +13,9 @@ table is only used when every key is ASCII without NUL or newline characters
 (so a key is exactly its zero-padded bytes).  A batch holding a docid that is
 not such a str, and a batch of fewer than ``SMALL_BATCH`` docids, is
 answered by the dict instead; a docid longer than every key is reported as
-absent, never truncated into a false match.
+absent, never truncated into a false match.  Equality is str equality of the
+characters: a str subclass that redefines ``__eq__`` or ``__hash__`` is
+compared by its characters here, where a dict would call its methods.
 """
 from __future__ import annotations
 
