@@ -258,6 +258,8 @@ class LengthTable(abc.Mapping):
 
     def lookup_joined(self, joined: Optional[str], n: int, docids):
         """:meth:`lookup` for ``n`` docids joined by newlines (see :meth:`DocidTable.lookup_joined`)."""
+        if not self._items:  # e.g. TBG(default_length=500): every length is unknown, no docid need be read
+            return np.full(n, math.nan), np.zeros(n, dtype=bool)
         table = self._table_for(n)
         if table is None:
             return self._lookup_in_dict(docids() if callable(docids) else docids)
