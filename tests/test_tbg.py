@@ -2,7 +2,6 @@
 import gzip
 import itertools
 import math
-import types
 
 import ir_measures
 import numpy as np
@@ -11,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 import irmeasures_markov as imm
 from irmeasures_markov.io import InputError
-from irmeasures_markov.lengths import (DocumentLengths, UnknownLengthError, lengths_from_ir_datasets, read_duplicates,
+from irmeasures_markov.lengths import (DocumentLengths, UnknownLengthError, read_duplicates,
                                        read_lengths)
 from irmeasures_markov.measures.markov_precision import markov_precision
 from irmeasures_markov.plugin.tbg import tbg_rates
@@ -187,36 +186,6 @@ def test_length_files(tmp_path):
             read_lengths(bad)
     with pytest.raises(FileNotFoundError, match="neither a registered name nor an existing file"):
         imm.PROVIDER.calc_aggregate([ir_measures.parse_measure("TBG(lengths='missing.tsv')")], qrels, run)
-
-
-def test_lengths_from_ir_datasets_are_counted_once_and_cached(tmp_path, monkeypatch):
-    import ir_datasets
-    calls = []
-    docs = [types.SimpleNamespace(doc_id="a", default_text=lambda: "one two three", title="t", body="x y"),
-            types.SimpleNamespace(doc_id="b", default_text=lambda: "  four\nfive ", title="", body="z")]
-
-    class Fake:
-        def has_docs(self):
-            return True
-
-        def docs_count(self):
-            return len(docs)
-
-        def docs_iter(self):
-            calls.append(1)
-            return iter(docs)
-
-    monkeypatch.setattr(ir_datasets, "load", lambda i: Fake())
-    first = lengths_from_ir_datasets("fake/collection", cache_dir=tmp_path, progress=True)
-    second = lengths_from_ir_datasets("fake/collection", cache_dir=tmp_path, progress=False)
-    assert first == second == {"a": 3.0, "b": 2.0}
-    assert len(calls) == 1
-    assert (tmp_path / "fake__collection.tsv.gz").exists()
-    # counts of other fields are other data: their own cache file, not the default text's counts
-    fields = lengths_from_ir_datasets("fake/collection", cache_dir=tmp_path, progress=False,
-                                      text_fields=["title", "body"])
-    assert fields == {"a": 3.0, "b": 1.0} and len(calls) == 2
-    assert (tmp_path / "fake__collection.fields-title+body.tsv.gz").exists()
 
 
 def test_parameter_validation():

@@ -232,7 +232,8 @@ def fake_irds(monkeypatch, tmp_path):
             if iterations:
                 raise AssertionError("fake/x iterated twice: the cache was not used")
             iterations.append(1)
-            return iter(types.SimpleNamespace(doc_id=d, default_text=(lambda t=t: t)) for d, t, _ in docs)
+            return iter(types.SimpleNamespace(doc_id=d, default_text=(lambda t=t: t), title=d, body=t)
+                        for d, t, _ in docs)
 
     def load(dataset_id):
         if dataset_id != "fake/x":
@@ -265,6 +266,15 @@ def test_irds_lengths_are_counted_once_and_read_back_from_the_cache(fake_irds):
         fh.write("fixed-a\t17\nfd-000\t2.5\n")
     assert lengths_from_ir_datasets("fake/x", progress=False) == {"fixed-a": 17.0, "fd-000": 2.5}
     assert len(fake_irds.iterations) == 1
+
+
+def test_irds_field_counts_and_an_explicit_cache_dir_get_their_own_files(fake_irds, tmp_path):
+    # counts of other fields are other data: not the default text's counts, and a file of their own
+    fake_irds.iterations.clear()
+    fields = lengths_from_ir_datasets("fake/x", progress=True, text_fields=["title", "body"],
+                                      cache_dir=tmp_path / "elsewhere")
+    assert fields == {d: 1.0 + k for d, k in fake_irds.words.items()}
+    assert (tmp_path / "elsewhere" / "fake__x.fields-title+body.tsv.gz").exists()
 
 
 def test_tbg_with_irds_lengths_equals_brute_force(fake_irds):
