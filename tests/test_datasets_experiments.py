@@ -124,6 +124,11 @@ def _check_advice_first(exc, path_named):
     assert exc.__cause__ is _Offline.error
 
 
+def _without_shared_data(monkeypatch):
+    import irmeasures_markov.testing
+    monkeypatch.setattr(irmeasures_markov.testing, "shared_data_dir", lambda: None)
+
+
 @pytest.mark.parametrize("fail_on_load", [False, True])
 def test_qrels_download_failure_names_the_file_to_supply(tmp_path, monkeypatch, fail_on_load):
     _offline(monkeypatch, fail_on_load)
@@ -132,8 +137,7 @@ def test_qrels_download_failure_names_the_file_to_supply(tmp_path, monkeypatch, 
             load_qrels("trec8", data_dir=tmp_path, source=source)
         _check_advice_first(e.value, str(tmp_path / "qrels" / "trec8.qrels.gz"))
         assert "qrels.trec8.adhoc.parts1-5.tar.gz" in str(e.value)
-    import irmeasures_markov.testing
-    monkeypatch.setattr(irmeasures_markov.testing, "shared_data_dir", lambda: None)
+    _without_shared_data(monkeypatch)
     with pytest.raises(FileNotFoundError) as e:
         load_qrels("trec8")
     _check_advice_first(e.value, "$IRMEASURES_MARKOV_DATA/qrels/trec8.qrels.gz")
@@ -147,8 +151,7 @@ def test_topics_download_failure_names_the_file_to_supply(tmp_path, monkeypatch,
         load_topics("trec14", data_dir=tmp_path, source="ir_datasets")
     _check_advice_first(e.value, str(tmp_path / "topics" / "robust05.topics"))
     assert "05.50.topics.txt" in str(e.value)
-    import irmeasures_markov.testing
-    monkeypatch.setattr(irmeasures_markov.testing, "shared_data_dir", lambda: None)
+    _without_shared_data(monkeypatch)
     with pytest.raises(FileNotFoundError) as e:
         load_topics("trec8")
     _check_advice_first(e.value, "$IRMEASURES_MARKOV_DATA/topics/trec8.topics")
