@@ -19,6 +19,7 @@ compared by its characters here, where a dict would call its methods.
 """
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Callable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -96,6 +97,20 @@ def _slot_hash(columns: List[np.ndarray], shift: np.uint64) -> np.ndarray:
         h ^= h >> _FOLD
         h *= _MULTIPLIERS[1]
     return (h >> shift).astype(np.intp)
+
+
+def lookup_in_dict(mapping: Mapping[str, float], docids: Sequence[str]) -> Tuple[np.ndarray, np.ndarray]:
+    """``(values, found)`` by one dict probe per docid: the answer the table must match."""
+    values = np.fromiter(map(mapping.get, docids, repeat(np.nan)), dtype=np.float64, count=len(docids))
+    return values, ~np.isnan(values)
+
+
+def _same_key(rows: np.ndarray, columns: List[np.ndarray], at) -> np.ndarray:
+    """Whether each table row holds the docid ``columns[:][at]``, word by word."""
+    hit = rows[:, 0] == columns[0][at]
+    for k in range(1, len(columns)):
+        hit &= rows[:, k] == columns[k][at]
+    return hit
 
 
 class DocidTable:
@@ -182,31 +197,22 @@ class DocidTable:
         if self._table is not None and joined is not None and n >= SMALL_BATCH:
             encoded = encode_joined(joined, n, self._n_words)
         if encoded is None:
-            if callable(docids):
-                docids = docids()
-            get = self._dict.get
-            values = np.fromiter((get(d, np.nan) for d in docids), dtype=np.float64, count=n)
-            return values, ~np.isnan(values)
+            return lookup_in_dict(self._dict, docids() if callable(docids) else docids)
         columns, lengths = encoded
         n_words = self._n_words
         table = self._table
         slot = _slot_hash(columns, self._shift)
         rows = table.take(slot, axis=0)
         values = rows[:, n_words].view(np.float64).copy()
-        match = rows[:, 0] == columns[0]
-        for k in range(1, n_words):
-            match &= rows[:, k] == columns[k]
         # occupied by another key: probe on; an empty slot ends the search
-        pending = np.flatnonzero(~match & ~np.isnan(values))
+        pending = np.flatnonzero(~_same_key(rows, columns, slice(None)) & ~np.isnan(values))
         values[pending] = np.nan
         while pending.size:
             slot_p = slot[pending] + 1
             slot[pending] = slot_p
             rows = table.take(slot_p, axis=0)
             here = rows[:, n_words].view(np.float64)
-            hit = rows[:, 0] == columns[0][pending]
-            for k in range(1, n_words):
-                hit &= rows[:, k] == columns[k][pending]
+            hit = _same_key(rows, columns, pending)
             values[pending[hit]] = here[hit]
             pending = pending[~hit & ~np.isnan(here)]
         # only the first 8 * n_words bytes were compared: longer docids are longer than every key

@@ -24,13 +24,13 @@ import os
 import pathlib
 from collections import abc
 from functools import lru_cache
-from itertools import chain, repeat
+from itertools import chain
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
 from . import docid_table
-from .docid_table import SEPARATOR, DocidTable, join_docids
+from .docid_table import SEPARATOR, DocidTable, join_docids, lookup_in_dict
 from .io import InputError, open_text
 
 __all__ = [
@@ -247,14 +247,10 @@ class LengthTable(abc.Mapping):
             self._table = DocidTable(self._items)
         return self._table
 
-    def _lookup_in_dict(self, docids: Sequence[str]):
-        vals = np.fromiter(map(self._items.get, docids, repeat(math.nan)), dtype=np.float64, count=len(docids))
-        return vals, ~np.isnan(vals)
-
     def lookup(self, docids: Sequence[str]):
         """``(values, found)``: lengths of ``docids`` (NaN where unknown) and where they are known."""
         table = self._table_for(len(docids))
-        return self._lookup_in_dict(docids) if table is None else table.lookup(docids)
+        return lookup_in_dict(self._items, docids) if table is None else table.lookup(docids)
 
     def lookup_joined(self, joined: Optional[str], n: int, docids):
         """:meth:`lookup` for ``n`` docids joined by newlines (see :meth:`DocidTable.lookup_joined`)."""
@@ -262,7 +258,7 @@ class LengthTable(abc.Mapping):
             return np.full(n, math.nan), np.zeros(n, dtype=bool)
         table = self._table_for(n)
         if table is None:
-            return self._lookup_in_dict(docids() if callable(docids) else docids)
+            return lookup_in_dict(self._items, docids() if callable(docids) else docids)
         return table.lookup_joined(joined, n, docids)
 
     def __repr__(self):
