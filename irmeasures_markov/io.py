@@ -12,6 +12,8 @@ from typing import Dict, Iterable, Mapping, Union
 
 import numpy as np
 
+from .errors import InputError
+
 __all__ = [
     "InputError",
     "open_text",
@@ -23,10 +25,6 @@ __all__ = [
 ]
 
 PathLike = Union[str, os.PathLike]
-
-
-class InputError(ValueError):
-    """Malformed input; the message names the file and line (or query and document)."""
 
 
 def open_text(path: PathLike):

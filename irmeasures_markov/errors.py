@@ -1,0 +1,13 @@
+"""Exceptions shared by every input path (files, in-memory runs and qrels, measure strings).
+
+Kept in a module of its own, with no imports, so that readers, in-memory
+normalisation, measures and the command line can all raise and catch the same
+classes without importing each other.
+"""
+from __future__ import annotations
+
+__all__ = ["InputError"]
+
+
+class InputError(ValueError):
+    """Malformed input; the message names the file and line (or query and document)."""
