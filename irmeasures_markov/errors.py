@@ -6,8 +6,16 @@ classes without importing each other.
 """
 from __future__ import annotations
 
-__all__ = ["InputError"]
+__all__ = ["InputError", "InputTypeError"]
 
 
 class InputError(ValueError):
     """Malformed input; the message names the file and line (or query and document)."""
+
+
+class InputTypeError(InputError, TypeError):
+    """An in-memory id or grade of the wrong type (e.g. an int docid, a float grade).
+
+    A ``TypeError``, as pytrec_eval raises for the same inputs, and an
+    :class:`InputError`, so code that reports malformed input catches it too.
+    """

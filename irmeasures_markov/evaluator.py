@@ -31,6 +31,17 @@ as pytrec_eval scripts do, works.
 Scores are checked before any measure runs: a NaN or infinite score is an
 error naming the query and the document (pytrec_eval would silently rank it).
 
+Inputs follow one rule on every path (:mod:`irmeasures_markov.inputs`): query
+and document ids must be ``str`` (any other type raises ``TypeError`` naming
+the query and document, as pytrec_eval does for its measures), and grades
+integers in the signed 32-bit range (a grade outside it raises
+``InputError``, a ``ValueError``, before pytrec_eval could read it as 0).
+The qrels are checked and copied once, when the evaluator is made.  A
+pytrec_eval measure that would abort the process (``'P_0'``, ``'ndcg_cut_0'``,
+``P@0``, ``'ndcg_5'``) is refused with a ``ValueError`` naming it.  A run
+that shares no query with the qrels (or an empty run or qrels) gives ``{}``
+and a ``RuntimeWarning`` saying so.
+
 Precision note: pytrec_eval (``pytrec-eval-terrier`` 0.5.x) stores run scores
 as float32, so near-tied scores can be reordered relative to trec_eval (TREC-8
 run ``uwmt8a0``, topic 441: ``map`` 0.6105 here, 0.6326 in trec_eval). Our
@@ -46,12 +57,12 @@ from typing import Dict, Iterable, Mapping, Union
 import ir_measures
 import numpy as np
 
-from .io import to_qrels_dict, to_run_dict
+from .inputs import to_qrels_dict, to_run_dict, warn_if_nothing_to_evaluate
 from .plugin import PROVIDER
 from .plugin.base import FamilyMeasure
 from .rankings import _check_finite
 
-__all__ = ["RelevanceEvaluator", "supported_measures"]
+__all__ = ["RelevanceEvaluator", "supported_measures", "check_native_measure"]
 
 MeasureSpec = Union[str, "ir_measures.Measure"]
 
@@ -92,17 +103,58 @@ def _check_scores(run, qrels):
             _check_finite(list(docs), scores, qid)   # the ranking step's own message
 
 
-def _is_trec_name(name: str, trec_names) -> bool:
+#: pytrec_eval families whose parameter is a list of cutoffs ('P_5,10'); a cutoff that is not a
+#: positive integer ('P_0', 'P_0.5') makes pytrec_eval abort the whole process (assertion, SIGABRT).
+_TREC_CUTOFF_FAMILIES = {"P", "recall", "map_cut", "ndcg_cut", "success", "relative_P"}
+#: pytrec_eval families that abort the process on any parameter ('ndcg_5', 'ndcg_1=2').
+_TREC_NO_PARAMETER_FAMILIES = {"ndcg", "G", "Rndcg", "ndcg_rel"}
+
+
+def _trec_family(name: str, trec_names):
+    """``(family, parameter)`` of a pytrec_eval measure name: 'P_5,10' -> ('P', '5,10'), 'map' -> ('map', None).
+
+    The family is the longest pytrec_eval name that ``name`` starts with
+    followed by '_' ('ndcg_cut_10' is ndcg_cut's, not ndcg's); ``(None, None)``
+    if there is none.
+    """
     if name in trec_names:
-        return True
-    base, sep, _ = name.partition("_")
-    # 'P_10', 'ndcg_cut_10', 'map_cut_5'...: pytrec_eval accepts family names with parameters
-    while sep:
-        if base in trec_names:
-            return True
-        nxt, sep, _ = name[len(base) + 1:].partition("_")
-        base = f"{base}_{nxt}"
-    return False
+        return name, None
+    family = max((f for f in trec_names if name.startswith(f + "_")), key=len, default=None)
+    return (family, name[len(family) + 1:]) if family else (None, None)
+
+
+def _is_trec_name(name: str, trec_names) -> bool:
+    return _trec_family(name, trec_names)[0] is not None
+
+
+def check_native_measure(measure) -> None:
+    """Raise ``ValueError`` naming a measure that pytrec_eval would abort the process on.
+
+    ``measure`` is a pytrec_eval name ('P_0', 'ndcg_cut_0', 'ndcg_5') or an
+    ir_measures measure computed by another provider (``P@0``, ``nDCG@0``):
+    cutoffs must be positive integers, and ``ndcg``, ``G``, ``Rndcg`` and
+    ``ndcg_rel`` take no parameter.  Other names are left to pytrec_eval,
+    which refuses what it does not know with a ValueError of its own.
+    """
+    if isinstance(measure, str):
+        family, param = _trec_family(measure, _pytrec_eval_names())
+        if param is None:
+            return
+        if family in _TREC_CUTOFF_FAMILIES:
+            cutoffs = [c for c in param.split(",") if c]  # pytrec_eval skips empty items ('ndcg_cut_5,')
+            if not cutoffs or not all(c.isascii() and c.isdigit() and int(c) >= 1 for c in cutoffs):
+                raise ValueError(f"measure {measure!r}: the cutoffs of {family} must be positive integers, as in "
+                                 f"'{family}_10' or '{family}_5,10' (pytrec_eval would abort the process on "
+                                 f"{param!r}).")
+        elif family in _TREC_NO_PARAMETER_FAMILIES:
+            alt = " ('ndcg_cut_10' for a cutoff)" if family == "ndcg" else ""
+            raise ValueError(f"measure {measure!r}: pytrec_eval evaluates {family} without a parameter only: "
+                             f"use '{family}'{alt} (pytrec_eval would abort the process on {param!r}).")
+        return
+    cutoff = measure.params.get("cutoff")
+    if cutoff is not None and (isinstance(cutoff, (bool, np.bool_)) or not isinstance(cutoff, Integral)
+                               or cutoff < 1):
+        raise ValueError(f"measure {measure}: cutoff must be a positive integer, got {cutoff!r}.")
 
 
 class RelevanceEvaluator:
@@ -141,6 +193,7 @@ class RelevanceEvaluator:
             measures = [measures]
         for spec in measures:
             if isinstance(spec, str) and _is_trec_name(spec, trec_names):
+                check_native_measure(spec)
                 self._trec_measures.add(spec)
                 continue
             measure = ir_measures.parse_measure(spec) if isinstance(spec, str) else spec
@@ -155,6 +208,7 @@ class RelevanceEvaluator:
             if PROVIDER.supports(measure):
                 self._ours[key] = measure
             else:
+                check_native_measure(measure)
                 self._others[key] = measure
         self._our_evaluator = PROVIDER.evaluator(list(self._ours.values()), self.qrels) if self._ours else None
         self._other_evaluator = ir_measures.evaluator(list(self._others.values()), self.qrels) \
@@ -172,11 +226,13 @@ class RelevanceEvaluator:
         _check_scores(run, self.qrels)
         results: Dict[str, Dict[str, float]] = {}
         evaluated = {q for q in run if q in self.qrels and len(run[q]) > 0}
+        if not evaluated:
+            warn_if_nothing_to_evaluate(self.qrels, run, stacklevel=2)
         if self._trec_evaluator is not None:
             for qid, vals in self._trec_evaluator.evaluate(run).items():
                 results.setdefault(qid, {}).update(vals)
         if self._our_evaluator is not None:
-            by_measure = self._our_evaluator.values(run)
+            by_measure = self._our_evaluator.values(run, warn_empty=False)
             for key, measure in self._ours.items():
                 for qid, v in by_measure[measure].items():
                     results.setdefault(qid, {})[key] = v

@@ -13,6 +13,8 @@ from typing import Dict, Iterable, Mapping, Union
 import numpy as np
 
 from .errors import InputError
+# in-memory qrels and runs (ids must be str, grades int32) are normalised in .inputs; re-exported here
+from .inputs import to_qrels_dict, to_run_dict  # noqa: E402,F401
 
 __all__ = [
     "InputError",
@@ -166,58 +168,3 @@ def read_rates(path: PathLike):
 
 def _is_path(x) -> bool:
     return isinstance(x, (str, os.PathLike))
-
-
-def to_qrels_dict(qrels) -> Dict[str, Dict[str, int]]:
-    """Normalise qrels given as a dict-of-dict, a path, a DataFrame or ``Qrel`` namedtuples."""
-    if isinstance(qrels, Mapping):
-        return qrels  # type: ignore[return-value]
-    if _is_path(qrels):
-        return read_trec_qrels(qrels)
-    from ir_measures.util import QrelsConverter
-    conv = QrelsConverter(qrels)
-    kind, err = conv.predict_type()
-    if err:
-        raise InputError(f"Unsupported qrels format: {err}")
-    return conv.as_dict_of_dict()
-
-
-def to_run_dict(run) -> Dict[str, Dict[str, float]]:
-    """Normalise a run given as a dict-of-dict, a path, a DataFrame or ``ScoredDoc`` namedtuples.
-
-    Unlike a plain dict conversion, a document listed twice for a query is an
-    error rather than silently overwritten.
-    """
-    if isinstance(run, Mapping):
-        return run  # type: ignore[return-value]
-    if _is_path(run):
-        return read_trec_run(run)
-    if hasattr(run, "itertuples"):
-        missing = [c for c in ("query_id", "doc_id", "score") if c not in run.columns]
-        if missing:
-            raise InputError(f"run DataFrame is missing columns {missing} (found {list(run.columns)}); "
-                             "expected query_id, doc_id, score")
-        dup = run.duplicated(subset=["query_id", "doc_id"])
-        if dup.any():
-            row = run[dup].iloc[0]
-            raise InputError(f"run DataFrame: document {row['doc_id']!r} appears twice for query {row['query_id']!r}")
-        out: Dict[str, Dict[str, float]] = {}
-        for q, d, s in zip(run["query_id"].astype(str), run["doc_id"].astype(str), run["score"].astype(float)):
-            out.setdefault(q, {})[d] = s
-        return out
-    if isinstance(run, Iterable):
-        out = {}
-        for n, item in enumerate(run, start=1):
-            try:
-                q, d, s = item.query_id, item.doc_id, item.score
-            except AttributeError:
-                raise InputError("Unsupported run format: expected a dict-of-dict {qid: {docid: score}}, a path "
-                                 "to a TREC run file, a DataFrame with query_id/doc_id/score, or ScoredDoc "
-                                 f"namedtuples; item {n} is {type(item).__name__}") from None
-            docs = out.setdefault(q, {})
-            if d in docs:
-                raise InputError(f"run item {n}: document {d!r} appears twice for query {q!r}")
-            docs[d] = s
-        return out
-    raise InputError("Unsupported run format: expected a dict-of-dict {qid: {docid: score}}, a path to a TREC "
-                     "run file, a DataFrame with query_id/doc_id/score, or ScoredDoc namedtuples.")

@@ -17,6 +17,7 @@ from typing import Callable, Dict, Iterator, List, Mapping, Optional, Tuple
 import numpy as np
 
 from .docid_table import SEPARATOR
+from .inputs import check_document_ids, check_qrels, check_query_id, join_document_ids
 
 __all__ = [
     "UNJUDGED",
@@ -112,11 +113,15 @@ def rank_documents(doc_scores: Mapping[str, float], qid: str = "?") -> Tuple[Lis
 
 
 class QrelsIndex:
-    """Judgments by query, with recall bases cached per relevance level."""
+    """Judgments by query, with recall bases cached per relevance level.
+
+    ``qrels`` is ``{qid: {docid: grade}}`` with str ids and integer grades
+    in the signed 32-bit range; anything else raises (a ``TypeError`` for
+    types, naming query and document: see :mod:`irmeasures_markov.inputs`).
+    """
 
     def __init__(self, qrels: Mapping[str, Mapping[str, int]]):
-        self.qrels: Dict[str, Dict[str, int]] = {
-            str(q): {str(d): int(g) for d, g in docs.items()} for q, docs in qrels.items()}
+        self.qrels: Dict[str, Dict[str, int]] = check_qrels(qrels)
         self._grades_desc: Dict[str, np.ndarray] = {}
         self._positive: Dict[str, Dict[str, int]] = {}
         self._warned_empty = set()
@@ -262,7 +267,9 @@ class PreparedRun:
 
     Only queries present in both the qrels and the run are kept (run queries
     without judgments are skipped; qrels queries without results get each
-    measure's DEFAULT from the caller).
+    measure's DEFAULT from the caller).  Query and document ids must be str
+    (:mod:`irmeasures_markov.inputs`): one C-level ``str.join`` per query
+    checks them, and an id of another type raises ``TypeError`` naming it.
 
     ``join_docids=True`` also keeps each query's docids joined by newlines
     (``RankedQuery.joined_keys``), made while the docids are in cache: a
@@ -275,23 +282,23 @@ class PreparedRun:
         self.queries: List[RankedQuery] = []
         judged = qrels.qrels
         for qid, doc_scores in run.items():
-            qid = str(qid)
+            check_query_id(qid)
             qdocs = judged.get(qid)
             n = len(doc_scores)
             if qdocs is None or n == 0:
+                check_document_ids(doc_scores, qid)
                 continue
             keys = list(doc_scores)
+            if join_docids:
+                joined = join_document_ids(SEPARATOR, keys, qid)  # the join checks the ids too
+            else:
+                joined = None
+                check_document_ids(keys, qid)
             scores = np.fromiter(doc_scores.values(), dtype=np.float64, count=n)
             _check_finite(keys, scores, qid)
             order = _trec_order(keys, scores)
             ranked = scores[order]
             grades = _positive_grades(keys, doc_scores, order, ranked, qrels.positive(qid))
-            joined = None
-            if join_docids:
-                try:
-                    joined = SEPARATOR.join(keys)
-                except TypeError:  # a docid that is not a str: looked up one by one
-                    pass
             self.queries.append(RankedQuery(qid, keys, order, ranked, grades, qdocs, joined))
         self._batches: Dict[tuple, RelevanceBatch] = {}
 

@@ -9,6 +9,8 @@ prepared rankings to every requested measure.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
+from numbers import Real
 from typing import Dict, Iterator, List
 
 import numpy as np
@@ -16,7 +18,7 @@ from ir_measures import measures as irm_measures
 from ir_measures import providers as irm_providers
 from ir_measures.util import Metric
 
-from ..io import to_qrels_dict, to_run_dict
+from ..inputs import to_qrels_dict, to_run_dict, warn_if_nothing_to_evaluate
 from ..rankings import PreparedRun, QrelsIndex
 
 __all__ = ["FamilyMeasure", "MarkovProvider", "PROVIDER", "register_measure", "FLOAT", "ParamInfo"]
@@ -33,11 +35,40 @@ def _type_name(dtype) -> str:
     return dtype.__name__
 
 
+def _canonical_value(info: ParamInfo, value):
+    """The one stored form of a parameter value, so that equal values make equal measures.
+
+    A float parameter given as an int or a numpy number is stored as a Python
+    float (``p=1`` and ``p=1.0`` both print ``p=1.0``; ``-0.0`` becomes
+    ``0.0``), an int parameter given as a numpy integer as an int.  Values of
+    the wrong type are left for :meth:`FamilyMeasure.validate_params` to
+    report as given.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value) if info.dtype is bool else value
+    if info.dtype == FLOAT and isinstance(value, Real):
+        try:
+            return float(value) + 0.0
+        except (OverflowError, ValueError):
+            return value
+    if info.dtype is int and isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
 class FamilyMeasure(irm_measures.Measure):
     """A Measure whose parameters are validated with clear ``ValueError`` messages.
 
     Subclasses set ``__name__``/``NAME``, ``SUPPORTED_PARAMS`` and implement
     :meth:`compute`; :meth:`check_params` adds cross-parameter rules.
+
+    Measures compare, hash and print by their ``str()`` (ir_measures), so the
+    constructor stores parameters in one canonical form: float parameters as
+    Python floats (``PH(p=1)`` is ``PH(p=1.0)``: equal, one hash, one result
+    key) and every parameter in ``SUPPORTED_PARAMS`` order, whatever order
+    they were given in (``PH(q=0.1,p=0.5)`` is ``PH(p=0.5,q=0.1)``).
+    Parameters equal to their default are omitted from ``str()``, so
+    ``MP(model='GL_AD_ID')`` is ``MP``.
     """
     AT_PARAM = "cutoff"
     DEFAULT = 0.0
@@ -48,6 +79,8 @@ class FamilyMeasure(irm_measures.Measure):
         if unknown:
             raise ValueError(f"{self.NAME}: unknown parameter(s) {unknown}; supported: "
                              f"{sorted(self.SUPPORTED_PARAMS)}")
+        params = {name: _canonical_value(info, params[name])
+                  for name, info in self.SUPPORTED_PARAMS.items() if name in params}
         super().__init__(**params)
 
     def validate_params(self):
@@ -68,6 +101,8 @@ class FamilyMeasure(irm_measures.Measure):
                                  f"got {value!r} ({info.desc}).")
             if info.dtype is int and isinstance(value, bool):
                 raise ValueError(f"{self.NAME}: parameter `{name}` must be an integer, got {value!r}.")
+            if info.dtype == FLOAT and isinstance(value, bool):
+                raise ValueError(f"{self.NAME}: parameter `{name}` must be a number, got {value!r}.")
             if info.choices is not _NOT_PROVIDED and value not in info.choices:
                 raise ValueError(f"{self.NAME}: parameter `{name}`={value!r} is not one of "
                                  f"{list(info.choices)} ({info.desc}).")
@@ -79,6 +114,10 @@ class FamilyMeasure(irm_measures.Measure):
 
     def check_params(self):
         """Cross-parameter validation; raise ValueError with a clear message."""
+
+    def aggregator(self):
+        # the mean over no query (empty qrels, which MarkovEvaluator warns about) is DEFAULT, never NaN
+        return irm_measures.base.MeanAgg(default=self.DEFAULT)
 
     def compute(self, prepared: PreparedRun) -> np.ndarray:
         """Values for ``prepared.qids``, in that order."""
@@ -114,21 +153,53 @@ class FamilyMeasure(irm_measures.Measure):
                               judgments=self.needs_judgments())
 
 
+def _check_ours(measures) -> None:
+    """Refuse what :class:`MarkovProvider` does not compute, saying where to go instead."""
+    ours = {m.NAME for m in MarkovProvider.SUPPORTED_MEASURES}
+    for m in measures:
+        if not isinstance(m, irm_measures.Measure):
+            raise TypeError(f"measures must be ir_measures Measure objects, got {m!r}"
+                            + (" (parse strings with ir_measures.parse_measure)" if isinstance(m, str) else ""))
+        if not isinstance(m, FamilyMeasure) or m.NAME not in ours:
+            raise ValueError(f"{m} is not an irmeasures_markov measure: irmeasures_markov.PROVIDER computes only "
+                             f"this package's measures ({', '.join(sorted(ours))}). Evaluate other measures, or a "
+                             "mixture, with ir_measures.calc_aggregate / ir_measures.iter_calc / "
+                             "ir_measures.evaluator, which hand each measure to its provider.")
+        m.validate_params()
+
+
 class MarkovEvaluator(irm_providers.Evaluator):
+    """Evaluates runs for fixed qrels and measures of this package.
+
+    In-memory qrels and runs follow :mod:`irmeasures_markov.inputs`: str ids,
+    int32 grades.  When the run and the qrels share no query, or either is
+    empty, :meth:`values` warns once (``RuntimeWarning``) naming the
+    situation; every qrels query then scores the measure's DEFAULT (0), and
+    aggregates are never NaN.
+    """
+
     def __init__(self, measures, qrels):
-        self.qrels_index = QrelsIndex(to_qrels_dict(qrels))
         measures = list(measures)
-        for m in measures:
-            m.validate_params()
+        _check_ours(measures)
+        self.qrels_index = QrelsIndex(to_qrels_dict(qrels))
         super().__init__(measures, self.qrels_index.query_ids)
 
     def prepare(self, run) -> PreparedRun:
-        return PreparedRun(self.qrels_index, to_run_dict(run),
+        # PreparedRun checks the ids of a dict run itself, while ranking it
+        return PreparedRun(self.qrels_index, run if isinstance(run, Mapping) else to_run_dict(run),
                            join_docids=any(m.reads_document_values() for m in self.measures))
 
-    def values(self, run) -> Dict[irm_measures.Measure, Dict[str, float]]:
-        """``{measure: {qid: value}}`` for the queries present in both qrels and run."""
+    def values(self, run, warn_empty: bool = True) -> Dict[irm_measures.Measure, Dict[str, float]]:
+        """``{measure: {qid: value}}`` for the queries present in both qrels and run.
+
+        ``warn_empty=False`` leaves the warning about an empty or disjoint
+        run/qrels pair to the caller.
+        """
+        if not isinstance(run, Mapping):
+            run = to_run_dict(run)  # once: an iterator of ScoredDoc cannot be read twice
         prepared = self.prepare(run)
+        if warn_empty and not prepared.queries:
+            warn_if_nothing_to_evaluate(self.qrels_index.qrels, run, stacklevel=2)
         rels = {m["rel"] for m in self.measures if "rel" in m.SUPPORTED_PARAMS}
         for rel in sorted(rels) or [1]:
             self.qrels_index.warn_if_no_relevant(self.qrels_index.query_ids, rel)
@@ -152,11 +223,15 @@ class MarkovProvider(irm_providers.Provider):
 
     Usable directly, e.g. ``PROVIDER.calc_aggregate([MP], qrels, run)``, or
     through ``ir_measures.calc_aggregate`` once registered in the DefaultPipeline.
+    Directly it computes only this package's measures: any other measure
+    (``ir_measures.AP``) raises ``ValueError``; ``ir_measures.calc_aggregate``
+    evaluates mixtures.
     """
     NAME = "irmeasures_markov"
     SUPPORTED_MEASURES: List[irm_measures.Measure] = []
 
     def supports(self, measure) -> bool:
+        """Whether ``measure`` is one of this package's (its parameters are validated: ValueError if bad)."""
         if not isinstance(measure, FamilyMeasure):
             return False
         if measure.NAME not in {m.NAME for m in self.SUPPORTED_MEASURES}:
@@ -165,6 +240,7 @@ class MarkovProvider(irm_providers.Provider):
         return True
 
     def _evaluator(self, measures, qrels):
+        # a measure of another provider raises a ValueError saying to use ir_measures' own functions
         return MarkovEvaluator(measures, qrels)
 
     def install_instructions(self):

@@ -1,0 +1,269 @@
+"""In-memory qrels and runs: one rule for ids and one for grades, on every entry point.
+
+Qrels and runs reach the measures from files (:mod:`irmeasures_markov.io`),
+or in memory as a dict of dicts (``{qid: {docid: grade}}``,
+``{qid: {docid: score}}``), a pandas DataFrame (columns ``query_id``,
+``doc_id``, ``relevance`` / ``score``) or ``ir_measures`` namedtuples
+(``Qrel``, ``ScoredDoc``).  In memory, every entry point applies the same
+rules: ``ir_measures.calc_aggregate`` and ``PROVIDER`` for our measures,
+:class:`~irmeasures_markov.RelevanceEvaluator`,
+``experiments.evaluate``, :class:`~irmeasures_markov.rankings.QrelsIndex`
+and :class:`~irmeasures_markov.rankings.PreparedRun`.
+
+**Ids are ``str``.**  A query or document id of any other type (an ``int``
+docid, an ``int64`` ``query_id`` column of a DataFrame) raises
+:class:`~irmeasures_markov.errors.InputTypeError`, a ``TypeError`` as in
+pytrec_eval, naming the query (and document); convert the ids with ``str()``
+(``df["query_id"] = df["query_id"].astype(str)`` for a DataFrame).  Ids are
+never converted for you: pytrec_eval and the other ir_measures providers
+refuse them, so converting in one place only would give a call that mixes
+measures two answers, and ``str()`` of a float id (``'1.0'``) would not match
+the ``'1'`` of a qrels file anyway.
+
+**Grades are integers in the signed 32-bit range** [-2147483648, 2147483647]
+that trec_eval and pytrec_eval read (pytrec_eval silently reads a larger
+grade as 0).  ``int``, ``bool`` and numpy integers are accepted and stored as
+``int``; a float (even ``1.0``) or str grade raises ``InputTypeError`` (a
+``TypeError``, as in pytrec_eval), a grade out of range raises
+:class:`~irmeasures_markov.errors.InputError`; both name query and document.
+
+Checking costs one C-level pass over each query's keys (``str.join`` fails on
+the first id that is not a str), so the check adds no per-document Python
+work to the ranking of a run.
+"""
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Collection, Dict, Iterable, Mapping
+
+import numpy as np
+
+from .errors import InputError, InputTypeError
+
+__all__ = [
+    "GRADE_MIN",
+    "GRADE_MAX",
+    "check_query_id",
+    "check_document_ids",
+    "join_document_ids",
+    "check_qrels",
+    "check_run",
+    "to_qrels_dict",
+    "to_run_dict",
+    "warn_if_nothing_to_evaluate",
+]
+
+#: Smallest and largest relevance grade (trec_eval and pytrec_eval store grades as C ``int``).
+GRADE_MIN = -2 ** 31
+GRADE_MAX = 2 ** 31 - 1
+
+_ID_HINT = "query and document ids must be str (as in pytrec_eval): convert them with str()"
+_NO_DOCUMENT = object()
+
+
+def _id_type_error(what: str, qid, docid=_NO_DOCUMENT) -> InputTypeError:
+    if docid is _NO_DOCUMENT:
+        return InputTypeError(f"{what}: query id {qid!r} is {type(qid).__name__}, not str; {_ID_HINT}")
+    return InputTypeError(f"{what}: query {qid!r}: document id {docid!r} is {type(docid).__name__}, not str; "
+                          f"{_ID_HINT}")
+
+
+def check_query_id(qid, what: str = "run") -> None:
+    """Raise :class:`InputTypeError` unless ``qid`` is a str (``what`` names the input: 'run', 'qrels')."""
+    if not isinstance(qid, str):
+        raise _id_type_error(what, qid)
+
+
+def check_document_ids(docids: Iterable, qid, what: str = "run") -> None:
+    """Raise :class:`InputTypeError` naming the first document id of ``qid`` that is not a str.
+
+    ``docids`` is iterated twice at most (a dict, its keys or a list): once at
+    C speed by ``str.join``, and again only to find the culprit.
+    """
+    join_document_ids("", docids, qid, what)
+
+
+def join_document_ids(separator: str, docids: Iterable, qid, what: str = "run") -> str:
+    """``separator.join(docids)``, raising :class:`InputTypeError` if an id is not a str."""
+    try:
+        return separator.join(docids)
+    except TypeError:
+        bad = next(d for d in docids if not isinstance(d, str))
+        raise _id_type_error(what, qid, bad) from None
+
+
+def _grade_range_error(what: str, qid, docid, grade) -> InputError:
+    return InputError(f"{what}: query {qid!r}, document {docid!r}: grade {grade} is outside the signed 32-bit "
+                      f"range [{GRADE_MIN}, {GRADE_MAX}] of trec_eval and pytrec_eval grades")
+
+
+def _checked_grades(docs: Mapping, qid, what: str) -> Dict[str, int]:
+    grades = list(docs.values())
+    if set(map(type, grades)) <= {int}:
+        if grades and (min(grades) < GRADE_MIN or max(grades) > GRADE_MAX):
+            docid, grade = next((d, g) for d, g in docs.items() if not GRADE_MIN <= g <= GRADE_MAX)
+            raise _grade_range_error(what, qid, docid, grade)
+        return dict(docs)
+    out = {}
+    for docid, grade in docs.items():
+        if not isinstance(grade, (int, np.integer)):  # bool is an int
+            raise InputTypeError(f"{what}: query {qid!r}, document {docid!r}: grade {grade!r} is "
+                                 f"{type(grade).__name__}, not an integer; grades must be integers (as in "
+                                 "pytrec_eval): convert whole-number grades with int()")
+        grade = int(grade)
+        if not GRADE_MIN <= grade <= GRADE_MAX:
+            raise _grade_range_error(what, qid, docid, grade)
+        out[docid] = grade
+    return out
+
+
+def check_qrels(qrels: Mapping, what: str = "qrels") -> Dict[str, Dict[str, int]]:
+    """A checked copy of ``{qid: {docid: grade}}``: str ids and int grades (see the module docstring).
+
+    Raises :class:`InputTypeError` for an id that is not a str or a grade
+    that is not an integer, :class:`InputError` for a grade outside int32.
+    """
+    out: Dict[str, Dict[str, int]] = {}
+    for qid, docs in qrels.items():
+        check_query_id(qid, what)
+        if not isinstance(docs, Mapping):
+            raise InputTypeError(f"{what}: query {qid!r} maps to a {type(docs).__name__}, not a dict "
+                                 "{docid: grade}")
+        check_document_ids(docs, qid, what)
+        out[qid] = _checked_grades(docs, qid, what)
+    return out
+
+
+def check_run(run: Mapping, what: str = "run") -> None:
+    """Raise :class:`InputTypeError` if a query or document id of ``{qid: {docid: score}}`` is not a str."""
+    for qid, docs in run.items():
+        check_query_id(qid, what)
+        if not isinstance(docs, Mapping):
+            raise InputTypeError(f"{what}: query {qid!r} maps to a {type(docs).__name__}, not a dict "
+                                 "{docid: score}")
+        check_document_ids(docs, qid, what)
+
+
+def _is_path(x) -> bool:
+    return isinstance(x, (str, os.PathLike))
+
+
+def _check_frame_ids(frame, what: str) -> None:
+    """Refuse DataFrame id columns that hold anything but str, naming the row's query (and document)."""
+    for column in ("query_id", "doc_id"):
+        values = frame[column]
+        if set(map(type, values)) <= {str}:
+            continue
+        for row, value in enumerate(values):
+            if not isinstance(value, str):
+                query = f"query {frame['query_id'].iloc[row]!r}, " if column == "doc_id" else ""
+                raise InputTypeError(
+                    f"{what} DataFrame, row {row}: {query}{column} {value!r} is {type(value).__name__} (column "
+                    f"dtype {values.dtype}), not str; {_ID_HINT} "
+                    f"(df[{column!r}] = df[{column!r}].astype(str))")
+
+
+def to_qrels_dict(qrels) -> Dict[str, Dict[str, int]]:
+    """``{qid: {docid: grade}}`` from a dict-of-dict, a path, a DataFrame or ``Qrel`` namedtuples.
+
+    In-memory qrels are checked and copied: ids must be str and grades
+    integers in int32 (see the module docstring for the rule and its errors).
+    """
+    if isinstance(qrels, Mapping):
+        return check_qrels(qrels)
+    if _is_path(qrels):
+        from .io import read_trec_qrels
+        return read_trec_qrels(qrels)
+    from ir_measures.util import QrelsConverter
+    conv = QrelsConverter(qrels)
+    kind, err = conv.predict_type()
+    if err:
+        raise InputError(f"Unsupported qrels format: {err}")
+    if kind == "pd_dataframe":
+        _check_frame_ids(qrels, "qrels")
+        return check_qrels(conv.as_dict_of_dict(), "qrels DataFrame")
+    return check_qrels(conv.as_dict_of_dict())
+
+
+def to_run_dict(run) -> Dict[str, Dict[str, float]]:
+    """``{qid: {docid: score}}`` from a dict-of-dict, a path, a DataFrame or ``ScoredDoc`` namedtuples.
+
+    Ids must be str (see the module docstring); a dict is checked and returned
+    as it is.  Unlike a plain dict conversion, a document listed twice for a
+    query is an error rather than silently overwritten.
+    """
+    if isinstance(run, Mapping):
+        check_run(run)
+        return run  # type: ignore[return-value]
+    if _is_path(run):
+        from .io import read_trec_run
+        return read_trec_run(run)
+    if hasattr(run, "itertuples"):
+        missing = [c for c in ("query_id", "doc_id", "score") if c not in run.columns]
+        if missing:
+            raise InputError(f"run DataFrame is missing columns {missing} (found {list(run.columns)}); "
+                             "expected query_id, doc_id, score")
+        _check_frame_ids(run, "run")
+        dup = run.duplicated(subset=["query_id", "doc_id"])
+        if dup.any():
+            row = run[dup].iloc[0]
+            raise InputError(f"run DataFrame: document {row['doc_id']!r} appears twice for query {row['query_id']!r}")
+        out: Dict[str, Dict[str, float]] = {}
+        for q, d, s in zip(run["query_id"], run["doc_id"], run["score"].astype(float)):
+            out.setdefault(q, {})[d] = s
+        return out
+    if isinstance(run, Iterable):
+        out = {}
+        for n, item in enumerate(run, start=1):
+            try:
+                q, d, s = item.query_id, item.doc_id, item.score
+            except AttributeError:
+                raise InputError("Unsupported run format: expected a dict-of-dict {qid: {docid: score}}, a path "
+                                 "to a TREC run file, a DataFrame with query_id/doc_id/score, or ScoredDoc "
+                                 f"namedtuples; item {n} is {type(item).__name__}") from None
+            if not isinstance(q, str):
+                raise _id_type_error(f"run item {n}", q)
+            if not isinstance(d, str):
+                raise _id_type_error(f"run item {n}", q, d)
+            docs = out.setdefault(q, {})
+            if d in docs:
+                raise InputError(f"run item {n}: document {d!r} appears twice for query {q!r}")
+            docs[d] = s
+        return out
+    raise InputError("Unsupported run format: expected a dict-of-dict {qid: {docid: score}}, a path to a TREC "
+                     "run file, a DataFrame with query_id/doc_id/score, or ScoredDoc namedtuples.")
+
+
+def _examples(ids: Iterable[str], k: int = 3) -> str:
+    shown = []
+    for q in ids:
+        if len(shown) == k:
+            return ", ".join(shown) + ", ..."
+        shown.append(repr(q))
+    return ", ".join(shown)
+
+
+def warn_if_nothing_to_evaluate(qrels_qids: Collection[str], run: Mapping, stacklevel: int = 2) -> bool:
+    """Warn (once per call, ``RuntimeWarning``) when no query of the run can be evaluated.
+
+    The three situations are told apart: the qrels hold no query (every
+    aggregate is the measures' default, 0), the run holds no document, or
+    run and qrels share no query (every qrels query scores 0; the message
+    shows a few ids of each side, which is how '401' vs 'q401' shows up).
+    Returns whether it warned.  ``qrels_qids`` must support ``in``.
+    """
+    n = len(qrels_qids)
+    every = "the qrels query scores 0" if n == 1 else f"all {n} qrels queries score 0"
+    if not n:
+        msg = ("the qrels hold no query: there is nothing to evaluate, and every aggregate is the measure's "
+               "default (0)")
+    elif not any(len(docs) for docs in run.values()):
+        msg = f"the run holds no document: {every}"
+    elif not any(q in qrels_qids for q, docs in run.items() if len(docs)):
+        msg = (f"the run and the qrels share no query: {every} (run queries: "
+               f"{_examples(q for q, docs in run.items() if len(docs))}; qrels queries: {_examples(qrels_qids)})")
+    else:
+        return False
+    warnings.warn(msg, RuntimeWarning, stacklevel=stacklevel + 1)
+    return True
