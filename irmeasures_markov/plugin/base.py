@@ -65,8 +65,8 @@ class FamilyMeasure(irm_measures.Measure):
     Measures compare, hash and print by their ``str()`` (ir_measures), so the
     constructor stores parameters in one canonical form: float parameters as
     Python floats (``PH(p=1)`` is ``PH(p=1.0)``: equal, one hash, one result
-    key) and every parameter in ``SUPPORTED_PARAMS`` order, whatever order
-    they were given in (``PH(q=0.1,p=0.5)`` is ``PH(p=0.5,q=0.1)``).
+    key), and parameters in alphabetical order, whatever order they were
+    written in (``PH(q=0.1,p=0.5)`` is ``PH(p=0.5,q=0.1)``).
     Parameters equal to their default are omitted from ``str()``, so
     ``MP(model='GL_AD_ID')`` is ``MP``.
     """
@@ -79,8 +79,9 @@ class FamilyMeasure(irm_measures.Measure):
         if unknown:
             raise ValueError(f"{self.NAME}: unknown parameter(s) {unknown}; supported: "
                              f"{sorted(self.SUPPORTED_PARAMS)}")
-        params = {name: _canonical_value(info, params[name])
-                  for name, info in self.SUPPORTED_PARAMS.items() if name in params}
+        # ir_measures prints parameters in dict order: sorted, so the order they were written in is not part
+        # of the measure
+        params = {name: _canonical_value(self.SUPPORTED_PARAMS[name], params[name]) for name in sorted(params)}
         super().__init__(**params)
 
     def validate_params(self):
