@@ -247,22 +247,22 @@ def _examples(ids: Iterable[str], k: int = 3) -> str:
 def warn_if_nothing_to_evaluate(qrels_qids: Collection[str], run: Mapping, stacklevel: int = 2) -> bool:
     """Warn (once per call, ``RuntimeWarning``) when no query of the run can be evaluated.
 
-    The three situations are told apart: the qrels hold no query (every
-    aggregate is the measures' default, 0), the run holds no document, or
-    run and qrels share no query (every qrels query scores 0; the message
-    shows a few ids of each side, which is how '401' vs 'q401' shows up).
+    The three situations are told apart: the qrels hold no query (an
+    aggregate over no query is the measure's default, 0), the run holds no
+    document, or run and qrels share no query (every qrels query scores 0;
+    the message shows a few ids of each side, which is how '401' vs 'q401'
+    shows up).
     Returns whether it warned.  ``qrels_qids`` must support ``in``.
     """
-    n = len(qrels_qids)
-    every = "the qrels query scores 0" if n == 1 else f"all {n} qrels queries score 0"
-    if not n:
-        msg = ("the qrels hold no query: there is nothing to evaluate, and every aggregate is the measure's "
-               "default (0)")
+    unanswered = "a qrels query the run does not answer scores 0"
+    if not len(qrels_qids):
+        msg = "the qrels hold no query: nothing can be evaluated (an aggregate over no query is the measure's " \
+              "default, 0)"
     elif not any(len(docs) for docs in run.values()):
-        msg = f"the run holds no document: {every}"
+        msg = f"the run holds no document: no query can be evaluated ({unanswered})"
     elif not any(q in qrels_qids for q, docs in run.items() if len(docs)):
-        msg = (f"the run and the qrels share no query: {every} (run queries: "
-               f"{_examples(q for q, docs in run.items() if len(docs))}; qrels queries: {_examples(qrels_qids)})")
+        msg = (f"the run and the qrels share no query: no query can be evaluated ({unanswered}); run queries: "
+               f"{_examples(q for q, docs in run.items() if len(docs))}; qrels queries: {_examples(qrels_qids)}")
     else:
         return False
     warnings.warn(msg, RuntimeWarning, stacklevel=stacklevel + 1)

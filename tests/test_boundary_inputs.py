@@ -278,10 +278,11 @@ def _calc_with_warnings(qrels, run, measures=(MP, PH)):
 
 @pytest.mark.parametrize("qrels,run,match", [
     ({}, RUN, "the qrels hold no query"),
-    (QRELS, {}, "the run holds no document: all 2 qrels queries score 0"),
+    (QRELS, {}, "the run holds no document: no query can be evaluated"),
     (QRELS, {"q1": {}, "q2": {}}, "the run holds no document"),
-    (QRELS, {"401": {"a": 1.0}}, "the run and the qrels share no query: all 2 qrels queries score 0 "
-                                 "(run queries: '401'; qrels queries: 'q1', 'q2')"),
+    (QRELS, {"401": {"a": 1.0}}, "the run and the qrels share no query: no query can be evaluated (a qrels "
+                                 "query the run does not answer scores 0); run queries: '401'; qrels queries: "
+                                 "'q1', 'q2'"),
 ], ids=["empty qrels", "empty run", "run without documents", "disjoint"])
 def test_nothing_to_evaluate_warns_once_and_never_gives_nan(qrels, run, match):
     # today's main: empty qrels gave NaN, and no case warned
