@@ -4,9 +4,12 @@ This reproduces the protocol of the papers' experimental sections (e.g. the MP
 paper §5):
 
 * :func:`evaluate` — per-topic values of many measures for many runs in one
-  pass per run (our measures share one ranking preparation per run; the
-  standard measures go through ``ir_measures``/``pytrec_eval``), with a tqdm
-  progress bar and optional parallelism across runs;
+  pass per run (our measures and AP, P@k, Rprec, bpref, RR, nDCG and binary
+  RBP share one float64 ranking preparation per run, with trec_eval's
+  definitions; other standard measures go through
+  ``ir_measures``/``pytrec_eval``), over every qrels topic by default
+  (trec_eval ``-c``), with a tqdm progress bar and optional parallelism
+  across runs;
 * :func:`kendall_tau` — Kendall's τ-b between two score vectors (ties
   handled as in scipy's default);
 * :func:`tau_table` — τ between the system rankings of pairs of measures
