@@ -281,7 +281,11 @@ class _RunScorer:
         for j in self.ours:
             if _is_ours(measures[j]):
                 measures[j].validate_params()
-        self.other_eval = (ir_measures.evaluator([measures[j] for j in self.others], qrels)
+        # trec_eval (inside pytrec_eval) sizes its per-grade counts by the largest grade, so a topic
+        # whose grades are all negative makes it write out of bounds (segmentation fault); nothing is
+        # relevant there, so such topics keep the DEFAULT (0) instead of reaching it.
+        safe_qrels = {q: docs for q, docs in qrels.items() if any(g >= 0 for g in docs.values())}
+        self.other_eval = (ir_measures.evaluator([measures[j] for j in self.others], safe_qrels)
                            if self.others else None)
         self.other_pos = {measures[j]: j for j in self.others}
 

@@ -184,6 +184,23 @@ def test_pool_reduction_keeps_the_full_topic_set():
     assert all(e.topics == [str(q) for q in range(1, 10)] for e in res.evaluations)
 
 
+def test_topic_with_only_negative_grades_never_reaches_pytrec_eval():
+    """trec_eval writes out of bounds on such a topic (segfault with several measures); it scores 0."""
+    code = textwrap.dedent("""
+        import warnings
+        warnings.simplefilter("ignore")
+        from irmeasures_markov.experiments import evaluate
+        ev = evaluate(["R@5", "infAP", "AP", "nDCG", "Bpref", "RR", "P@5", "Rprec"],
+                      {"1": {"a": -1}, "2": {"b": 1}}, {"r": {"1": {"a": 1.0, "x": 2.0}, "2": {"b": 1.0}}},
+                      progress=False, native=False)
+        print(ev.values[0, :, 0].tolist(), ev.values[0, :, 1].tolist())
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120,
+                          env={**__import__("os").environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 0, (proc.returncode, proc.stderr[-500:])
+    assert proc.stdout.split("] [")[0] == "[" + ", ".join(["0.0"] * 8)
+
+
 # ----------------------------------------------------------------------------- cutoffs (item 11)
 
 @pytest.mark.parametrize("measure", ["P@0", "RR@0", "nDCG@0", "AP@0", ir_measures.P @ 0, "P@1.5"])
