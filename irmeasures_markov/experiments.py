@@ -118,7 +118,7 @@ def _native_kind(m) -> Optional[str]:
     bpref, RR (also RR@k), nDCG, nDCG@k and binary RBP are computed here from
     :class:`~irmeasures_markov.rankings.PreparedRun` with trec_eval's
     definitions (checked against trec_eval's output for every TREC-8 run in
-    integration/test_trec_eval_reference.py).  Other measures, these with
+    integration/test_trec_eval_reference.py and test_trec_eval_rr_ndcg.py).  Other measures, these with
     ``judged_only=True``, nDCG with ``gains``/``dcg`` other than the
     default, or a negative ``rel`` go through ``ir_measures``.
     """
