@@ -169,6 +169,8 @@ def test_default_topics_average_in_judged_topics_without_relevant_documents():
     # ir_measures.calc_aggregate (and so the CLI) averages over the same three topics
     agg = ir_measures.calc_aggregate([ir_measures.AP], qrels, run)
     assert ev.column("AP")[0] == pytest.approx(agg[ir_measures.AP], abs=1e-15)
+    with pytest.raises(ValueError, match="no topics to evaluate: the qrels are empty"):
+        evaluate(["AP"], {}, {"r": run}, progress=False)
     # explicit topics still select
     sub = evaluate(["AP"], qrels, {"r": run}, topics=["1"], progress=False)
     assert sub.topics == ["1"] and sub.column("AP")[0] == pytest.approx(1.0)
