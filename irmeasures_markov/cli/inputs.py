@@ -7,7 +7,11 @@ ir_datasets id), so the boundary prints one line instead of a traceback.
 """
 from __future__ import annotations
 
+import importlib.util
 import os
+import shutil
+import sys
+import tempfile
 from importlib import resources
 from typing import Dict
 
@@ -81,7 +85,25 @@ def _check_grades(qrels, name: str) -> None:
 def load_run(spec: str) -> Dict[str, Dict[str, float]]:
     """A run from a file (plain or compressed) or ``-`` (standard input)."""
     with reading(_display(spec)):
+        if spec == STDIN and not _READERS_TAKE_STDIN:
+            return _run_from_stdin()
         return read_trec_run(spec)
+
+
+# The file readers of irmeasures_markov.readers read '-' as standard input themselves.
+_READERS_TAKE_STDIN = importlib.util.find_spec(f"{__package__.rsplit('.', 1)[0]}.readers") is not None
+
+
+def _run_from_stdin() -> Dict[str, Dict[str, float]]:
+    """Standard input through the path-based reader (for readers that cannot read stdin themselves)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "stdin.run")
+        with open(path, "wb") as fh:
+            shutil.copyfileobj(sys.stdin.buffer, fh)
+        try:
+            return read_trec_run(path)
+        except InputError as exc:
+            raise InputError(str(exc).replace(path, "<stdin>")) from None
 
 
 def check_overlap(qrels, run, qrels_name: str, run_name: str) -> None:
