@@ -7,6 +7,7 @@ from typing import Dict, List, Tuple
 import ir_measures
 
 from .errors import PROG, CliError, CliParser
+from .ids import evaluation_groups
 from .inputs import STDIN, check_overlap, load_qrels, load_run
 from .measure_args import parse_measures
 from .output import format_value, json_number, natural_key, write_record
@@ -89,10 +90,18 @@ def check_output_args(args) -> None:
 
 def _per_query(measures, qrels, run) -> Tuple[List[str], Dict[object, Dict[str, float]]]:
     values: Dict[object, Dict[str, float]] = {m: {} for m in measures}
-    for metric in ir_measures.iter_calc(measures, qrels, run):
-        values[metric.measure][metric.query_id] = metric.value
+    for group, q, r, original_qid in evaluation_groups(measures, qrels, run):
+        for metric in ir_measures.iter_calc(group, q, r):
+            values[metric.measure][original_qid(metric.query_id)] = metric.value
     qids = sorted({q for per_query in values.values() for q in per_query}, key=natural_key)
     return qids, values
+
+
+def _aggregates(measures, qrels, run) -> Dict[object, float]:
+    out = {}
+    for group, q, r, _ in evaluation_groups(measures, qrels, run):
+        out.update(ir_measures.calc_aggregate(group, q, r))
+    return out
 
 
 def report(measures, qrels, run, args) -> int:
@@ -111,7 +120,7 @@ def report(measures, qrels, run, args) -> int:
                         aggregator.add(values[m][qid])
                 _emit(args, SUMMARY_QID, m, aggregator.result())
     else:
-        results = ir_measures.calc_aggregate(measures, qrels, run)
+        results = _aggregates(measures, qrels, run)
         for m in measures:
             _emit(args, SUMMARY_QID, m, results[m])
     return 0
