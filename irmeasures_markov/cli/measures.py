@@ -18,12 +18,31 @@ def _default_text(p) -> str:
     return f"default {p.default!r}"
 
 
+def _compact(p) -> str:
+    name = "@k" if p.name == "cutoff" else p.name
+    default = "" if p.default is None else f"={p.default!r}"
+    return f"{name}: {p.type.replace(' or ', '|')}{default}"
+
+
+def _wrap(items: List[str], width: int = 100, indent: str = "    ") -> List[str]:
+    """Items joined by commas into lines of at most ``width`` characters, never breaking an item."""
+    lines, line = [], ""
+    for item in items:
+        if line and len(indent) + len(line) + 2 + len(item) > width:
+            lines.append(indent + line + ",")
+            line = item
+        else:
+            line = f"{line}, {item}" if line else item
+    return lines + ([indent + line] if line else [])
+
+
 def describe(info: MeasureInfo, verbose: bool) -> List[str]:
-    """Text lines for one measure: a summary line, and with ``verbose`` one line per parameter."""
+    """Text lines for one measure: a summary line and its parameters (type=default), or with ``verbose``
+    two lines per parameter (type, default, choices; meaning)."""
     aliases = f" (alias {', '.join(info.aliases)})" if info.aliases else ""
     lines = [f"{info.name}{aliases}: {info.meaning}"]
     if not verbose:
-        return lines
+        return lines + _wrap([_compact(p) for p in info.parameters])
     lines.append(f"  {info.title}")
     for p in info.parameters:
         name = "@k" if p.name == "cutoff" else p.name
@@ -36,8 +55,8 @@ def describe(info: MeasureInfo, verbose: bool) -> List[str]:
 def measures_main(argv: List[str]) -> int:
     parser = CliParser(prog=f"{PROG} measures",
                        description="List the measures irmeasures_markov adds to ir_measures (name, aliases, "
-                                   "one-line meaning); with NAME, or -v, also every parameter with its type, "
-                                   "default, choices and meaning.  ir_measures' own measures (AP, P, nDCG, ...) "
+                                   "one-line meaning, parameters with their types and defaults); with NAME, "
+                                   "or -v, also each parameter's choices and meaning.  ir_measures' own measures (AP, P, nDCG, ...) "
                                    "are documented at https://ir-measur.es.")
     parser.add_argument("names", nargs="*", metavar="NAME", help="measures to describe in full (or aliases)")
     parser.add_argument("--verbose", "-v", action="store_true", help="describe every measure in full")
