@@ -36,8 +36,8 @@ def files(tmp_path):
 
 def cli(*args, stdin=None, env=None):
     """The console command in a child process: (exit status, stdout bytes, stderr text)."""
-    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    full_env.pop("IRMEASURES_MARKOV_DEBUG", None) if not env or "IRMEASURES_MARKOV_DEBUG" not in env else None
+    full_env = {k: v for k, v in os.environ.items() if k != "IRMEASURES_MARKOV_DEBUG"}
+    full_env.update(PYTHONPATH=str(ROOT), **(env or {}))
     p = subprocess.run([sys.executable, "-m", "irmeasures_markov.cli", *args], input=stdin, capture_output=True,
                        env=full_env, timeout=300)
     return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
