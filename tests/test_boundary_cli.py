@@ -18,7 +18,7 @@ import pytest
 
 import irmeasures_markov
 from irmeasures_markov import lengths as lengths_module
-from irmeasures_markov.cli import main, sample_path
+from irmeasures_markov.cli import main
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 ERROR = "irmeasures-markov: error: "

@@ -48,10 +48,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     returned) and leaves warnings and standard output as it found them.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
+    debug = debugging(argv)
+    if argv[:1] == ["--debug"] and argv[1:2] and argv[1] in SUBCOMMANDS:  # `--debug COMMAND ...`
+        argv = argv[1:]
     command = SUBCOMMANDS.get(argv[0]) if argv else None
     args = argv[1:] if command is not None else argv
     with cli_session():
-        return run_guarded(command or _evaluate, args, debug=debugging(args))
+        return run_guarded(command or _evaluate, args, debug=debug)
 
 
 if __name__ == "__main__":  # pragma: no cover - `python -m irmeasures_markov.cli` runs __main__.py
