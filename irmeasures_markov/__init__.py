@@ -17,6 +17,7 @@ from .time_model import time_models, gain_curves, mean_gain_curve, plot_gain_cur
 from .evaluator import RelevanceEvaluator, supported_measures
 from .plugin.mp import register_rates
 from .plugin import PH
+from .plugin.catalogue import list_measures
 from .measures.stopping_time import browsing_model, path_at_h, BrowsingModel
 
 __all__ = ["MP", "MPcont", "PROVIDER", "RelevanceEvaluator", "markov_precision", "estimate_rates", "register_kernel", "__version__",
@@ -24,4 +25,4 @@ __all__ = ["MP", "MPcont", "PROVIDER", "RelevanceEvaluator", "markov_precision",
            "M1", "M2", "M3", "M4", "RBTR", "RBAP", "CDG", "DAG", "EPR", "ARR", "RRG", "RAP", "RRR", "RRAP",
            "user_model_measure", "TBG", "register_lengths", "time_biased_gain",
            "time_models", "gain_curves", "mean_gain_curve", "plot_gain_curves",
-           "PH", "browsing_model", "path_at_h", "BrowsingModel"]
+           "PH", "browsing_model", "path_at_h", "BrowsingModel", "list_measures"]

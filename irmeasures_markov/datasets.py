@@ -1,4 +1,4 @@
-"""Test collections, TREC run directories and pool downsampling (SPEC §5).
+"""Test collections, TREC run directories and pool downsampling (docs/reproducing-the-papers.md).
 
 The experiments of the papers use the TREC 7, 8, 10 (2001 Web) and 14 (Robust
 2005) ad hoc collections, all submitted runs that retrieved at least one

@@ -4,9 +4,12 @@ This reproduces the protocol of the papers' experimental sections (e.g. the MP
 paper §5):
 
 * :func:`evaluate` — per-topic values of many measures for many runs in one
-  pass per run (our measures share one ranking preparation per run; the
-  standard measures go through ``ir_measures``/``pytrec_eval``), with a tqdm
-  progress bar and optional parallelism across runs;
+  pass per run (our measures and AP, P@k, Rprec, bpref, RR, nDCG and binary
+  RBP share one float64 ranking preparation per run, with trec_eval's
+  definitions; other standard measures go through
+  ``ir_measures``/``pytrec_eval``), over every qrels topic by default
+  (trec_eval ``-c``), with a tqdm progress bar and optional parallelism
+  across runs;
 * :func:`kendall_tau` — Kendall's τ-b between two score vectors (ties
   handled as in scipy's default);
 * :func:`tau_table` — τ between the system rankings of pairs of measures
@@ -21,7 +24,9 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from dataclasses import dataclass, field
+from numbers import Integral
 from typing import Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
@@ -51,12 +56,25 @@ def parse_measures(measures) -> list:
         measures = [measures]
     out = []
     for m in measures:
-        out.append(ir_measures.parse_measure(m) if isinstance(m, str) else m)
+        m = ir_measures.parse_measure(m) if isinstance(m, str) else m
+        _check_cutoff(m)
+        out.append(m)
     if not out:
         raise ValueError("`measures` is empty.")
     if len(set(out)) != len(out):
         raise ValueError(f"`measures` lists a measure twice: {[str(m) for m in out]}")
     return out
+
+
+def _check_cutoff(m):
+    """A cutoff must be a positive integer: pytrec_eval aborts the whole process on ``P_0``."""
+    params = getattr(m, "params", None) or {}
+    cutoff = params.get("cutoff")
+    if cutoff is None:
+        return
+    if isinstance(cutoff, bool) or not isinstance(cutoff, Integral) or cutoff < 1:
+        raise ValueError(f"measure {m}: the cutoff must be a positive integer (the number of top-ranked "
+                         f"documents kept), got {cutoff!r}.")
 
 
 #: The comparison measures of the MP paper (Table 2): AP, P@10, Rprec, bpref, RBP with p = 0.8.
@@ -94,17 +112,22 @@ def _native_kind(m) -> Optional[str]:
     """Which standard ir_measures measures we compute on our own float64 ranking preparation.
 
     ``pytrec_eval`` (0.5.x) holds scores as float32, which reorders near-ties
-    (TREC-8 ``uwmt8a0`` topic 441: AP 0.6105 instead of trec_eval's 0.6326), so
-    AP, P@k, Rprec, bpref and binary RBP are computed here from
-    :class:`~irmeasures_markov.rankings.PreparedRun` (trec_eval's definitions,
-    checked against trec_eval's output for every TREC-8 run in
-    integration/test_trec_eval_reference.py).  Other measures, or these with
-    ``judged_only=True``, go through ``ir_measures``.
+    (TREC-8 ``uwmt8a0`` topic 441: AP 0.6105 instead of trec_eval's 0.6326;
+    47 of that run's 50 rankings have float32 score collisions, and its RR
+    differs from trec_eval's by up to 0.1667), so AP, P@k, Rprec,
+    bpref, RR (also RR@k), nDCG, nDCG@k and binary RBP are computed here from
+    :class:`~irmeasures_markov.rankings.PreparedRun` with trec_eval's
+    definitions (checked against trec_eval's output for every TREC-8 run in
+    integration/test_trec_eval_reference.py and test_trec_eval_rr_ndcg.py).  Other measures, these with
+    ``judged_only=True``, nDCG with ``gains``/``dcg`` other than the
+    default, or a negative ``rel`` go through ``ir_measures``.
     """
     if not type(m).__module__.startswith("ir_measures"):
         return None
     name = getattr(m, "NAME", None)
     if _param(m, "judged_only", False):
+        return None
+    if int(_param(m, "rel", 1)) < 0:
         return None
     if name == "AP":
         return "AP"
@@ -114,30 +137,79 @@ def _native_kind(m) -> Optional[str]:
         return "Rprec"
     if name == "Bpref":
         return "Bpref"
+    if name == "RR":
+        return "RR"
+    if name == "nDCG" and m.params.get("gains") is None and _param(m, "dcg", "log2") == "log2":
+        return "nDCG"
     if name == "RBP" and m.params.get("rel") is not None:
         return "RBP"
     return None
 
 
-def _native_values(kind: str, m, prepared) -> np.ndarray:
+def _bpref(m, prepared) -> np.ndarray:
+    """trec_eval's bpref: only judged documents count, and a negative grade means "in the pool, unjudged".
+
+    R counts judged grades >= rel, N judged grades in [0, rel); each relevant
+    document scores 1 - min(n, R) / min(R, N) with n the judged non-relevant
+    documents ranked above it (1 when n = 0).
+    """
     from .rankings import segment_cumsum, segment_sum
     rel = int(_param(m, "rel", 1))
+    b = prepared.batch(rel=rel, judged_only=True)
+    qi = prepared.qrels_index
+    judged = [qi.judged_grades(q) for q in b.qids]
+    R = np.array([np.count_nonzero(g >= max(rel, 0)) for g in judged], dtype=np.float64)
+    N = np.array([np.count_nonzero((g >= 0) & (g < rel)) for g in judged], dtype=np.float64)
+    counted = b.grades >= 0
+    relevant = counted & (b.grades >= rel)
+    nonrel = (counted & ~relevant).astype(np.float64)
+    before = segment_cumsum(nonrel, b.offsets) - nonrel
+    Rq, Nq = np.repeat(R, b.lengths), np.repeat(N, b.lengths)
+    denom = np.maximum(np.minimum(Rq, Nq), 1.0)
+    term = np.where(before > 0, 1.0 - np.minimum(before, Rq) / denom, 1.0)
+    total = segment_sum(np.where(relevant, term, 0.0), b.offsets)
+    return np.where(R > 0, total / np.maximum(R, 1.0), 0.0)
+
+
+def _ndcg(m, prepared) -> np.ndarray:
+    """trec_eval's ndcg / ndcg_cut: gain = grade (0 for grades <= 0), discount log2(rank + 1).
+
+    The ideal ranking holds every judged document with a positive grade,
+    grades descending, cut at the cutoff; a query with none scores 0.
+    """
+    from .rankings import segment_sum
+    cutoff = m.params.get("cutoff")
+    b = prepared.batch(rel=1, cutoff=cutoff, judgments=False)
+    gain = np.maximum(b.grades, 0).astype(np.float64)
+    dcg = segment_sum(np.where(gain > 0, gain / np.log2(b.ranks + 1.0), 0.0), b.offsets)
+    ideal = np.zeros(len(b.qids))
+    for i, q in enumerate(b.qids):
+        g = prepared.qrels_index.judged_grades(q)
+        g = g[g > 0][:cutoff].astype(np.float64)
+        ideal[i] = float(np.sum(g / np.log2(np.arange(2.0, g.size + 2.0))))
+    return np.where(ideal > 0, dcg / np.where(ideal > 0, ideal, 1.0), 0.0)
+
+
+def _native_values(kind: str, m, prepared) -> np.ndarray:
+    from .rankings import segment_cumsum, segment_sum
     if kind == "Bpref":
-        b = prepared.batch(rel=rel, judged_only=True)
-        R = b.recall_base.astype(np.float64)
-        qi = prepared.qrels_index
-        N = np.array([np.count_nonzero(qi.judged_grades(q) < rel) for q in b.qids], dtype=np.float64)
-        nonrel = (~b.relevant).astype(np.float64)
-        before = segment_cumsum(nonrel, b.offsets) - nonrel
-        Rq, Nq = np.repeat(R, b.lengths), np.repeat(N, b.lengths)
-        denom = np.maximum(np.minimum(Rq, Nq), 1.0)
-        term = np.where(before > 0, 1.0 - np.minimum(before, Rq) / denom, 1.0)
-        total = segment_sum(np.where(b.relevant, term, 0.0), b.offsets)
-        return np.where(R > 0, total / np.maximum(R, 1.0), 0.0)
+        return _bpref(m, prepared)
+    if kind == "nDCG":
+        return _ndcg(m, prepared)
+    rel = int(_param(m, "rel", 1))
     cutoff = m.params.get("cutoff")
     b = prepared.batch(rel=rel, cutoff=cutoff, judgments=False)
     relv = b.relevant.astype(np.float64)
     R = b.recall_base.astype(np.float64)
+    if kind == "RR":
+        out = np.zeros(len(b.qids))
+        nonempty = b.lengths > 0
+        if b.relevant.size:
+            first = np.minimum.reduceat(np.where(b.relevant, b.ranks, np.iinfo(np.int64).max),
+                                        b.offsets[:-1][nonempty])
+            found = first < np.iinfo(np.int64).max
+            out[np.flatnonzero(nonempty)[found]] = 1.0 / first[found]
+        return out
     if kind == "RBP":
         p = float(m["p"])
         return segment_sum(np.where(b.relevant, (1.0 - p) * np.power(p, b.ranks - 1.0), 0.0), b.offsets)
@@ -209,7 +281,11 @@ class _RunScorer:
         for j in self.ours:
             if _is_ours(measures[j]):
                 measures[j].validate_params()
-        self.other_eval = (ir_measures.evaluator([measures[j] for j in self.others], qrels)
+        # trec_eval (inside pytrec_eval) sizes its per-grade counts by the largest grade, so a topic
+        # whose grades are all negative makes it write out of bounds (segmentation fault); nothing is
+        # relevant there, so such topics keep the DEFAULT (0) instead of reaching it.
+        safe_qrels = {q: docs for q, docs in qrels.items() if any(g >= 0 for g in docs.values())}
+        self.other_eval = (ir_measures.evaluator([measures[j] for j in self.others], safe_qrels)
                            if self.others else None)
         self.other_pos = {measures[j]: j for j in self.others}
 
@@ -253,8 +329,17 @@ def _worker_eval(names):
 
 
 def _default_topics(qrels: Qrels) -> List[str]:
-    return sorted((q for q, docs in qrels.items() if any(g >= 1 for g in docs.values())),
-                  key=lambda q: (len(q), q))
+    """Every qrels topic, as trec_eval -c averages (a topic without relevant documents included)."""
+    return sorted(qrels, key=lambda q: (len(q), q))
+
+
+def _warn_no_relevant(qrels: Qrels, topics: Sequence[str]):
+    empty = [t for t in topics if t in qrels and not any(g >= 1 for g in qrels[t].values())]
+    if empty:
+        warnings.warn(f"{len(empty)} topic{'' if len(empty) == 1 else 's'} with judgments but no relevant "
+                      f"(grade >= 1) document score 0 and are averaged in, as trec_eval does: "
+                      f"{', '.join(empty[:20])}{' ...' if len(empty) > 20 else ''}; pass topics=... to leave "
+                      "them out.", RuntimeWarning, stacklevel=3)
 
 
 def evaluate(measures, qrels: Qrels, runs: Mapping[str, Run], *, topics: Optional[Sequence[str]] = None,
@@ -271,9 +356,13 @@ def evaluate(measures, qrels: Qrels, runs: Mapping[str, Run], *, topics: Optiona
     runs : dict
         ``{run_name: {qid: {docid: score}}}``, e.g. from :func:`irmeasures_markov.datasets.load_run_dir`.
     topics : sequence of str, optional
-        The topics to average over.  Default: the qrels topics with at least
-        one relevant (grade >= 1) document — trec_eval's convention, which is
-        also the papers' (e.g. Robust04 has 249 such topics out of 250).
+        The topics to average over.  Default: every qrels topic, which is
+        trec_eval ``-c`` (and ``ir_measures.calc_aggregate``): a topic a run did
+        not answer scores the measure's DEFAULT (0), and a judged topic without
+        a relevant document scores 0 (with a ``RuntimeWarning`` naming it);
+        both are averaged in.  Topics absent from the qrels score 0.  Some
+        papers drop topics without a relevant document (Robust04: 249 of 250
+        topics); pass them explicitly for that.
     labels : sequence of str, optional
         Display names (default: the measures' printed forms, or the dict keys).
     n_jobs : int
@@ -282,10 +371,17 @@ def evaluate(measures, qrels: Qrels, runs: Mapping[str, Run], *, topics: Optiona
     progress : bool
         Show a tqdm progress bar.
     native : bool
-        Compute AP, P@k, Rprec, bpref and binary RBP on our float64 ranking
-        preparation (default; trec_eval's values) instead of through
-        ``ir_measures``/``pytrec_eval``, whose float32 scores can reorder
-        near-ties.
+        Compute AP, P@k, Rprec, bpref, RR, RR@k, nDCG, nDCG@k and binary RBP
+        on our float64 ranking preparation (default; trec_eval's definitions
+        and values, e.g. bpref ignores negative grades as trec_eval does)
+        instead of through ``ir_measures``/``pytrec_eval``, whose float32
+        scores can reorder near-ties.
+
+    Raises
+    ------
+    ValueError
+        Empty ``measures``, ``runs`` or topic set, a measure listed twice, a
+        cutoff that is not a positive integer (``P@0``), or bad ``labels``/``n_jobs``.
     """
     if isinstance(measures, Mapping):
         labels = list(measures) if labels is None else labels
@@ -297,7 +393,8 @@ def evaluate(measures, qrels: Qrels, runs: Mapping[str, Run], *, topics: Optiona
         raise ValueError("`runs` is empty.")
     topics = list(topics) if topics is not None else _default_topics(qrels)
     if not topics:
-        raise ValueError("no topics to evaluate: the qrels have no topic with a relevant document.")
+        raise ValueError("no topics to evaluate: the qrels are empty and `topics` was not given.")
+    _warn_no_relevant(qrels, topics)
     names = list(runs)
     n_jobs = int(n_jobs)
     if n_jobs < 1:

@@ -4,7 +4,7 @@ Every measure family consumes :class:`RelevanceBatch` objects: per query, the
 grades of the retrieved documents in trec_eval order (score descending, ties
 broken by docid descending), already joined with the qrels, plus the recall
 base.  Doing the join and the sort once per (run, query) is what lets many
-measures share one pass over a run (SPEC §0).
+measures share one pass over a run (docs/conventions.md).
 """
 from __future__ import annotations
 

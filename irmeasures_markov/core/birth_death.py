@@ -421,7 +421,7 @@ def birth_death_average_reward_recursion(forward, backward, reward, start: int =
     :math:`X_n` with mass discounted by :math:`c` at each pass through
     :math:`j` (so :math:`w_n(j)` is its mass at :math:`j`); a backward
     recursion gives :math:`\phi_n = s/n + Q \phi_{n+1}`.  The steps stop at
-    the first :math:`T` with :math:`P(H > T) <` ``tol`` (SPEC §3: surviving
+    the first :math:`T` with :math:`P(H > T) <` ``tol`` (the stopping rule: surviving
     mass below 1e-12) and start the backward recursion from
     :math:`\phi_{T+1} = 0`, which makes :math:`\phi_n(j) = E[1\{H \le T\}/H
     \mid X_n = j, H \ge n]`: the result is exactly the expectation restricted

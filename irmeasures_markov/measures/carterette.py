@@ -2,7 +2,7 @@ r"""Carterette's user-model framework: measures M1–M4 over six stopping distri
 
 B. Carterette, "System effectiveness, user models, and user utility: a
 conceptual framework for investigation", SIGIR 2011 (``../shared/papers``;
-SPEC §2).  A user stops at rank k with probability P(k); F(k) = Σ_{i≥k} P(i)
+docs/user-model-framework.md).  A user stops at rank k with probability P(k); F(k) = Σ_{i≥k} P(i)
 is the probability of looking at rank k.  With binary relevance a_k, the
 relevance count R_k = Σ_{i≤k} a_i and precision Prec(k) = R_k / k:
 
@@ -28,7 +28,7 @@ AP     a_k / RB                               suffix sum of P         dynamic
 RRR    a_k / (R_k (R_k + 1))                  suffix sum of P         dynamic
 =====  =====================================  ======================  =========
 
-Conventions of this implementation (SPEC §2):
+Conventions of this implementation (docs/user-model-framework.md):
 
 * Sums run over the ranks of the (cut) ranking, k = 1..N; documents that are
   not retrieved contribute nothing.  For M2 with a static distribution F is
@@ -47,7 +47,7 @@ Conventions of this implementation (SPEC §2):
   a ranking as long as the run's, i.e. the query's RB relevant documents first
   (the whole recall base, not cut to the run's length), then non-relevant
   documents up to max(N, RB), cut at the cutoff when one is given (trec_eval's
-  nDCG@k convention).  This is SPEC §2's ideal ranking; the non-relevant tail
+  nDCG@k convention).  It holds all RB relevant documents; the non-relevant tail
   adds nothing to M1, M2 or any dynamic distribution, but static M3 and M4 sum
   over all N ranks, and without the tail a run longer than RB could beat the
   ideal.  So every normalised value lies in [0, 1] and is 1 on the ideal

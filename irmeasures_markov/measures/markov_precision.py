@@ -1,7 +1,7 @@
 r"""Markov Precision (MP) and continuous-time Markov Precision (MPcont).
 
 Ferrante, Ferro & Maistro, "Injecting User Models and Time into Precision via
-Markov Chains", SIGIR 2014 (SPEC §1).
+Markov Chains", SIGIR 2014 (docs/markov-precision.md).
 
 A user moves among the ranks of a ranking of length :math:`T` as a Markov chain
 with :math:`p_{ij} = \alpha(i,j) / \sum_k \alpha(i,k)` (no self-loops).  Watching
@@ -594,7 +594,7 @@ def markov_precision(relevance, model: Model = "GL_AD_ID", *, recall_base: Optio
     if r == 0:
         return 0.0
     if rb is not None and rb == 0:
-        # trec_eval's convention for a topic with nothing relevant (SPEC §0)
+        # trec_eval's convention for a topic with nothing relevant (docs/conventions.md)
         return 0.0
     if rb is not None and rb < r:
         raise ValueError(f"`recall_base` ({rb}) is smaller than the {r} relevant documents in the ranking; "

@@ -17,7 +17,7 @@ or :math:`1`.  P@H is a random variable; runs are ordered by
 - order 2: :math:`E[\sum g] / E[f(H)]`;
 - order 3: first-order stochastic dominance of the distributions.
 
-Boundaries (SPEC §3): forward mass at rank N stops; backward mass at rank 1
+Boundaries (docs/stopping-time.md): forward mass at rank N stops; backward mass at rank 1
 stops (``top='stop'``) or goes forward (``top='forward'``).  ``tail='inf'``
 continues the ranking with infinitely many non-relevant documents browsed with
 the non-relevant ``p, q`` (RBP(∞), :math:`K(p, q, \infty)`; order 2 only).
@@ -45,7 +45,7 @@ sums per query):
   Gauss–Legendre on pieces graded towards 1, as many as
   :math:`\log_2 \max_i E_i[H] + 2` (the pole of the integrand lies beyond
   :math:`1 + 1/\max_i E_i[H]`), gives near machine precision.
-- **order 1 by step recursion** (``expectation(1, method='recursion')``, SPEC §3):
+- **order 1 by step recursion** (``expectation(1, method='recursion')``):
   per target rank a forward recursion carries the expected loss discount and
   a backward recursion :math:`E[1/H]` of the remaining steps, truncated when
   the surviving mass is below 1e-12
@@ -337,7 +337,7 @@ class BrowsingModel:
     def expectation(self, order: Optional[int] = None, method: str = "auto") -> float:
         r"""Order 1: :math:`E[P@H]`; order 2: :math:`E[\sum g]/E[f(H)]`; both exact.
 
-        Methods (SPEC §3; ``irmeasures_markov.core.birth_death``):
+        Methods (docs/stopping-time.md; ``irmeasures_markov.core.birth_death``):
 
         - order 2, and order 1 with f = 1 (where :math:`P@H = \sum g`):
           forward models in closed form, :math:`\sum_i g_i \prod_{j<i} p_j`
@@ -352,7 +352,7 @@ class BrowsingModel:
         - order 1, f = h, backward moves (RWBM): the generating function of
           :math:`H` integrated by Gauss–Legendre, exact to ~1e-15
           (:func:`~irmeasures_markov.core.birth_death.birth_death_average_reward`);
-          ``method='recursion'`` uses the step recursion of SPEC §3 instead
+          ``method='recursion'`` uses the step recursion instead
           (:func:`~irmeasures_markov.core.birth_death.birth_death_average_reward_recursion`:
           per target rank a forward recursion carries the loss discount and a
           backward one E[1/H] of the remaining steps, truncated when the
@@ -542,7 +542,7 @@ def browsing_model(grades, *, browse: Optional[str] = None, p: Prob = 0.8, q: Pr
                    loss: float = 0.0, f: Optional[str] = None, order: Optional[int] = None,
                    top: str = "stop", tail: str = "none", gain: str = "binary", rel: int = 1,
                    b: float = 2.0, g_max: Optional[int] = None) -> BrowsingModel:
-    """Build the P@H user model of one ranking (SPEC §3).
+    """Build the P@H user model of one ranking (docs/stopping-time.md).
 
     Parameters
     ----------

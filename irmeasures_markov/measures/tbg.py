@@ -1,4 +1,4 @@
-r"""Time-Biased Gain (Smucker & Clarke, SIGIR 2012; SPEC §4).
+r"""Time-Biased Gain (Smucker & Clarke, SIGIR 2012; docs/time-biased-gain.md).
 
 .. math::
 

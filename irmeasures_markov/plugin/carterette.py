@@ -39,7 +39,7 @@ _F = ParamInfo(dtype=str, default="1/k", choices=F_CHOICES,
 
 
 class _UserModelMeasure(FamilyMeasure):
-    """Base of M1–M4: value = Σ_k over the ranking under stopping distribution P(k) (SPEC §2)."""
+    """Base of M1–M4: value = Σ_k over the ranking under stopping distribution P(k) (docs/user-model-framework.md)."""
     MODEL = "M1"
     FIXED_DIST = None  # set by the named measures
 

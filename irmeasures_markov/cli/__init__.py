@@ -1,0 +1,61 @@
+"""Command line: ``irmeasures-markov QRELS RUN MEASURE... [-q] [-n] [-p N] [-o tsv|jsonl]``.
+
+The same arguments as the ``ir_measures`` command, with our measures
+registered.  Other commands (``irmeasures-markov COMMAND --help`` for each):
+
+* ``demo`` — evaluate the sample qrels/run bundled in the package;
+* ``measures [NAME]`` — list this package's measures, their parameters and defaults;
+* ``ph-compare`` — compare two runs topic by topic under a P@H browsing model.
+
+Exit status: 0 success, 2 usage or input error, 1 internal error (see
+:mod:`irmeasures_markov.cli.errors`).  Library modules never import this package.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Callable, Dict, List, Optional
+
+import irmeasures_markov  # noqa: F401  (registers our measures)
+
+from .demo import DEMO_MEASURES, demo_main
+from .errors import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, debugging, run_guarded
+from .evaluate import SUMMARY_QID, evaluate_main, report
+from .inputs import sample_path
+from .measure_args import parse_measures
+from .measures import measures_main
+from .output import cli_session
+from .ph_compare import ph_compare_main
+
+__all__ = ["main", "SUBCOMMANDS", "sample_path", "parse_measures", "report", "SUMMARY_QID", "DEMO_MEASURES",
+           "EXIT_OK", "EXIT_USAGE", "EXIT_INTERNAL"]
+
+#: name -> function(argv) -> exit status, for the commands other than evaluation
+SUBCOMMANDS: Dict[str, Callable[[List[str]], int]] = {
+    "demo": demo_main,
+    "measures": measures_main,
+    "ph-compare": ph_compare_main,
+}
+
+
+def _evaluate(argv: List[str]) -> int:
+    return evaluate_main(argv, subcommands=sorted(SUBCOMMANDS))
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit status.
+
+    Never raises (``--help`` and usage errors included: their status is
+    returned) and leaves warnings and standard output as it found them.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = debugging(argv)
+    if argv[:1] == ["--debug"] and argv[1:2] and argv[1] in SUBCOMMANDS:  # `--debug COMMAND ...`
+        argv = argv[1:]
+    command = SUBCOMMANDS.get(argv[0]) if argv else None
+    args = argv[1:] if command is not None else argv
+    with cli_session():
+        return run_guarded(command or _evaluate, args, debug=debug)
+
+
+if __name__ == "__main__":  # pragma: no cover - `python -m irmeasures_markov.cli` runs __main__.py
+    sys.exit(main())
