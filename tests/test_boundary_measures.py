@@ -1,0 +1,97 @@
+"""Boundary cases of the measure families (issue 13): short rankings, ill-conditioned chains, sampler diagnostics."""
+from fractions import Fraction
+
+import ir_measures
+import numpy as np
+import pytest
+import pytrec_eval
+
+import irmeasures_markov as imm
+from irmeasures_markov.measures.stopping_time import browsing_model
+
+
+def per_query(measure, qrels, run):
+    return {m.query_id: m.value for m in ir_measures.iter_calc([measure], qrels, run)}
+
+
+# ----------------------------------------------------------------------------------------------
+# PH(user='P')@k on rankings shorter than k
+# ----------------------------------------------------------------------------------------------
+
+def test_ph_precision_padded_to_the_cutoff_is_trec_eval_p_at_k():
+    """A 2-document ranking with both documents relevant: trec_eval's P@10 is 2/10."""
+    qrels = {"q": {"a": 1, "b": 1, "c": 0}}
+    run = {"q": {"a": 2.0, "b": 1.0}}
+    padded = imm.PH(user="P", pad_to_cutoff=True) @ 10
+    ref = pytrec_eval.RelevanceEvaluator(qrels, {"P_10"}).evaluate(run)["q"]["P_10"]
+    assert ref == pytest.approx(0.2)
+    assert per_query(padded, qrels, run)["q"] == pytest.approx(ref, abs=1e-15)
+    assert per_query(ir_measures.P @ 10, qrels, run)["q"] == pytest.approx(0.2, abs=1e-15)
+    # the default is the paper's model: the DFBM user reads the N = 2 retrieved documents
+    assert per_query(imm.PH(user="P") @ 10, qrels, run)["q"] == pytest.approx(1.0, abs=1e-15)
+    assert str(ir_measures.parse_measure("PH(user='P',pad_to_cutoff=True)@10")) == str(padded)
+    assert ir_measures.parse_measure("PH(user='P',pad_to_cutoff=False)@10") == imm.PH(user="P") @ 10
+
+
+def random_collection(seed, n_topics=12, max_len=15):
+    rng = np.random.default_rng(seed)
+    qrels, run = {}, {}
+    for t in range(n_topics):
+        q = f"q{t}"
+        docs = [f"d{i}" for i in range(30)]
+        qrels[q] = {d: int(rng.integers(0, 3)) for d in rng.choice(docs, 20, replace=False)}
+        qrels[q]["d0"] = 1
+        n = int(rng.integers(1, max_len + 1))
+        chosen = rng.choice(docs, n, replace=False)
+        run[q] = {str(d): float(s) for d, s in zip(chosen, rng.permutation(n) + rng.random(n))}
+    return qrels, run
+
+
+@pytest.mark.parametrize("k", [1, 5, 10, 20])
+def test_ph_precision_padded_equals_pytrec_eval_on_random_rankings(k):
+    qrels, run = random_collection(seed=k)
+    ref = pytrec_eval.RelevanceEvaluator(qrels, {f"P_{k}"}).evaluate(run)
+    padded = per_query(imm.PH(user="P", pad_to_cutoff=True) @ k, qrels, run)
+    plain = per_query(imm.PH(user="P") @ k, qrels, run)
+    for q in run:
+        assert padded[q] == pytest.approx(ref[q][f"P_{k}"], abs=1e-14)
+        n = min(k, len(run[q]))
+        assert plain[q] == pytest.approx(ref[q][f"P_{k}"] * k / n, abs=1e-14)
+        if len(run[q]) >= k:
+            assert plain[q] == padded[q]
+
+
+@pytest.mark.parametrize("params", [
+    dict(user="AP"), dict(user="DCG", gain="grade"), dict(user="RBP", p=0.6),
+    dict(user="RBP", p=0.6, tail="inf"), dict(user="ERR"),
+    dict(browse="RWBM", p=0.5, q=0.25, loss=0.25), dict(browse="RWBM", p=0.5, q=0.25, tail="inf"),
+    dict(browse="RWBM", p=0.6, q=0.3, order=1, top="forward"),
+])
+def test_padding_is_browsing_non_relevant_documents(params):
+    """pad_to_cutoff=True equals the functional API on the grades completed with zeros (every model)."""
+    qrels, run = random_collection(seed=3, max_len=8)
+    k = 10
+    ours = per_query(imm.PH(pad_to_cutoff=True, **params) @ k, qrels, run)
+    plain = per_query(imm.PH(**params) @ k, qrels, run)
+    for q in run:
+        ranked = sorted(run[q].items(), key=lambda x: (x[1], x[0]), reverse=True)
+        grades = [qrels[q].get(d, 0) for d, _ in ranked][:k]
+        g_max = max(1, max(qrels[q].values())) if params.get("user") == "ERR" else None
+        expected = browsing_model(grades + [0] * (k - len(grades)), g_max=g_max, **params).value()
+        assert ours[q] == pytest.approx(expected, rel=1e-12, abs=1e-15)
+        if params.get("user") in ("AP", "DCG") or params.get("tail") == "inf":
+            # the AP user stops at the last relevant document, DCG gains nothing from non-relevant
+            # ones, and tail='inf' already continues the ranking with non-relevant documents
+            assert ours[q] == pytest.approx(plain[q], rel=1e-12, abs=1e-15)
+
+
+def test_pad_to_cutoff_needs_a_cutoff():
+    with pytest.raises(ValueError, match="pad_to_cutoff=True .* give one"):
+        imm.PROVIDER.calc_aggregate([imm.PH(user="P", pad_to_cutoff=True)], {"q": {"a": 1}}, {"q": {"a": 1.0}})
+
+
+def test_stopping_time_docs_state_both_precision_conventions():
+    from pathlib import Path
+    doc = Path(__file__).resolve().parents[1].joinpath("docs", "stopping-time.md").read_text("utf-8")
+    assert "PH(user='P',pad_to_cutoff=True)@k = P@k" in doc
+    assert "PH(user='P')@k = P@k for rankings with at least k documents" in doc
