@@ -95,3 +95,85 @@ def test_stopping_time_docs_state_both_precision_conventions():
     doc = Path(__file__).resolve().parents[1].joinpath("docs", "stopping-time.md").read_text("utf-8")
     assert "PH(user='P',pad_to_cutoff=True)@k = P@k" in doc
     assert "PH(user='P')@k = P@k for rankings with at least k documents" in doc
+
+
+# ----------------------------------------------------------------------------------------------
+# P@H on nearly non-absorbing chains (p + q = 1): exact rational reference
+# ----------------------------------------------------------------------------------------------
+
+def exact_chain(grades, p, q, top, p_rel=None, q_rel=None, z=Fraction(1)):
+    """(forward, backward, stop) of the RWBM chain in exact arithmetic, moves weighted by z."""
+    n = len(grades)
+    fwd = [Fraction(p_rel if (g and p_rel is not None) else p) for g in grades]
+    bwd = [Fraction(q_rel if (g and q_rel is not None) else q) for g in grades]
+    if top == "forward":
+        fwd[0] += bwd[0]
+    bwd[0] = Fraction(0)
+    fwd[n - 1] = Fraction(0)
+    stop = [1 - f - b for f, b in zip(fwd, bwd)]
+    return [z * f for f in fwd], [z * b for b in bwd], stop
+
+
+def exact_fundamental(fwd, bwd):
+    """Row 1 and diagonal of N = (I - Q)^{-1} for tridiagonal Q, from the principal minors.
+
+    theta_i: leading minors of M = I - Q, phi_i: trailing ones; (M^{-1})_jj = theta_{j-1} phi_{j+1} / theta_n
+    and (M^{-1})_1j = prod_{i<j} fwd_i phi_{j+1} / theta_n (Usmani's formulas).
+    """
+    n = len(fwd)
+    theta = [Fraction(1), Fraction(1)]
+    for i in range(1, n):
+        theta.append(theta[-1] - fwd[i - 1] * bwd[i] * theta[-2])
+    phi = [Fraction(0)] * (n + 2)
+    phi[n + 1], phi[n] = Fraction(1), Fraction(1)
+    for i in range(n - 1, 0, -1):
+        phi[i] = phi[i + 1] - fwd[i - 1] * bwd[i] * phi[i + 2]
+    det = theta[n]
+    diag = [theta[j - 1] * phi[j + 1] / det for j in range(1, n + 1)]
+    row, prod = [], Fraction(1)
+    for j in range(1, n + 1):
+        row.append(prod * phi[j + 1] / det)
+        prod *= fwd[j - 1]
+    return row, diag
+
+
+def exact_order2(grades, p, q, loss, top, **rel):
+    fwd, bwd, _ = exact_chain(grades, p, q, top, **rel)
+    row, diag = exact_fundamental(fwd, bwd)
+    c = 1 - Fraction(loss)
+    gain = sum(r / ((1 - c) * d + c) for g, r, d in zip(grades, row, diag) if g)
+    return gain / sum(row)
+
+
+CHAINS = [  # (p, q, loss, top, p_rel, q_rel): dyadic, so the float model is the exact one
+    (0.25, 0.75, 0.5, "forward", None, None),
+    (0.375, 0.625, 0.5, "forward", None, None),
+    (0.5, 0.5, 0.5, "forward", None, None),
+    (0.625, 0.375, 0.25, "forward", None, None),
+    (0.25, 0.75, 0.0, "forward", None, None),
+    (0.3125, 0.6875, 1.0, "forward", None, None),
+    (0.25, 0.625, 0.5, "stop", None, None),
+    (0.5, 0.25, 0.25, "forward", 0.25, 0.75),
+    (0.5, 0.5, 0.5, "forward", 0.25, 0.625),
+]
+
+
+def grades_for(n, seed):
+    rng = np.random.default_rng(seed)
+    g = (rng.random(n) < 0.3).astype(int)
+    g[0] = 1
+    return g.tolist()
+
+
+@pytest.mark.parametrize("n", [10, 40, 50, 200])
+@pytest.mark.parametrize("chain", CHAINS)
+def test_order2_on_nearly_non_absorbing_chains_is_exact(n, chain):
+    """E[sum g] / E[H] to 1e-10 relative against exact rationals, including p + q = 1 with the drift to the top
+    (expected absorption times up to 3^200), where the LAPACK path raised 'singular' from N = 50 on."""
+    p, q, loss, top, p_rel, q_rel = chain
+    for seed in (0, 1):
+        grades = grades_for(n, seed + n)
+        exact = float(exact_order2(grades, p, q, loss, top, p_rel=p_rel, q_rel=q_rel))
+        model = browsing_model(grades, browse="RWBM", p=p, q=q, p_rel=p_rel, q_rel=q_rel, loss=loss, top=top)
+        got = model.expectation(2)
+        assert got == pytest.approx(exact, rel=1e-10), (grades, exact, got)

@@ -51,6 +51,8 @@ import math
 import numpy as np
 from scipy.linalg import lapack
 
+from .birth_death_stable import stable_parts, uncoupled_blocks
+
 __all__ = ["batched_tridiagonal_solve", "batched_inverse_diagonal", "graded_gauss_legendre",
            "birth_death_inverse_diagonal", "birth_death_solve", "birth_death_solve_pair",
            "birth_death_expected_visits", "birth_death_discounted_visits", "birth_death_average_reward",
@@ -58,6 +60,12 @@ __all__ = ["batched_tridiagonal_solve", "batched_inverse_diagonal", "graded_gaus
 
 _TINY = 1e-300
 _SINGULAR = "singular birth–death system: some states are never absorbed (from them the walk never stops)."
+#: Blocks whose expected absorption time (from some state) exceeds this go through the
+#: subtraction-free elimination of :mod:`.birth_death_stable`: the LAPACK path loses about
+#: log10 of it in digits (measured: relative error below 1e-12 up to here).
+WELL_CONDITIONED_VISITS = 1e3
+#: nodes x states held at once by the subtraction-free quadrature
+_STABLE_CELLS = 1 << 20
 
 
 def _parts(lower, diag, upper):
@@ -303,11 +311,97 @@ def birth_death_discounted_visits(forward, backward, starts, discount: float = 1
     c = float(discount)
     if not 0.0 <= c <= 1.0:
         raise ValueError(f"`discount` must be in [0, 1], got {discount!r}.")
-    visits = birth_death_expected_visits(forward, backward, starts, diag=diag)
-    if c == 1.0:
-        return visits, visits
-    n_jj = birth_death_inverse_diagonal(forward, backward, diag)
-    return visits, visits / ((1.0 - c) * n_jj + c)
+    fwd, bwd, d = _stacked(forward, backward, diag)
+    offsets, ill = _ill_conditioned_blocks(fwd, bwd, d)
+    good = _positions(offsets, ~ill)
+    visits = np.zeros(fwd.size)
+    discounted = visits if c == 1.0 else np.zeros(fwd.size)
+    if good.all():
+        visits = birth_death_expected_visits(fwd, bwd, starts, diag=d)
+        if c == 1.0:
+            return visits, visits
+        n_jj = birth_death_inverse_diagonal(fwd, bwd, d)
+        return visits, visits / ((1.0 - c) * n_jj + c)
+    starts = np.asarray(starts, dtype=np.intp).ravel()
+    if good.any():
+        sub_starts = _renumber(starts[good[starts]], good)
+        v = birth_death_expected_visits(fwd[good], bwd[good], sub_starts, diag=d[good])
+        visits[good] = v
+        if c < 1.0:
+            discounted[good] = v / ((1.0 - c) * birth_death_inverse_diagonal(fwd[good], bwd[good], d[good]) + c)
+    bad = ~good
+    bad_offsets = _sub_offsets(offsets, ill)
+    h, e, _ = stable_parts(fwd[bad], bwd[bad], np.clip(d - fwd - bwd, 0.0, None)[bad], bad_offsets,
+                           _block_starts(starts, offsets, ill), np.zeros(1))
+    h, e = h[0], e[0]
+    if not np.all(e > 0):
+        raise ValueError(_SINGULAR)
+    visits[bad] = h / e
+    if c < 1.0:
+        discounted[bad] = h / ((1.0 - c) + c * e)
+    return visits, discounted
+
+
+def _stacked(forward, backward, diag):
+    """Float copies with the out-of-range couplings zeroed, and the diagonal (default ones)."""
+    fwd = np.array(forward, dtype=np.float64)
+    bwd = np.array(backward, dtype=np.float64)
+    if fwd.ndim != 1 or fwd.shape != bwd.shape:
+        raise ValueError(f"`forward` and `backward` must be 1-D of one length, got shapes "
+                         f"{fwd.shape} and {bwd.shape}.")
+    d = np.ones(fwd.size) if diag is None else np.array(diag, dtype=np.float64)
+    if d.shape != fwd.shape:
+        raise ValueError(f"`diag` must have shape ({fwd.size},), got {d.shape}.")
+    if fwd.size:
+        fwd[-1] = 0.0
+        bwd[0] = 0.0
+    return fwd, bwd, d
+
+
+def _ill_conditioned_blocks(fwd, bwd, diag):
+    """(offsets of the uncoupled blocks, mask of the blocks the LAPACK path cannot solve exactly).
+
+    A block is ill-conditioned when the expected number of steps before
+    absorption from one of its states exceeds :data:`WELL_CONDITIONED_VISITS`
+    (or the LAPACK solve of those times fails): the LAPACK path's relative
+    error grows with it.
+    """
+    offsets = uncoupled_blocks(fwd, bwd)
+    if fwd.size == 0:
+        return offsets, np.zeros(0, dtype=bool)
+    try:
+        with np.errstate(all="ignore"):
+            steps = birth_death_solve(fwd, bwd, np.ones(fwd.size), diag=diag)
+    except ValueError:
+        return offsets, np.ones(offsets.size - 1, dtype=bool)
+    starts = offsets[:-1]
+    worst = np.maximum.reduceat(np.where(np.isfinite(steps), steps, np.inf), starts)
+    lowest = np.minimum.reduceat(steps, starts)
+    return offsets, ~((worst <= WELL_CONDITIONED_VISITS) & (lowest >= 1.0 - 1e-9))
+
+
+def _positions(offsets, block_mask):
+    return np.repeat(block_mask, np.diff(offsets))
+
+
+def _renumber(indices, mask):
+    """Positions ``indices`` (all inside ``mask``) renumbered within ``positions[mask]``."""
+    return (np.cumsum(mask) - 1)[indices]
+
+
+def _sub_offsets(offsets, block_mask):
+    return np.concatenate([[0], np.cumsum(np.diff(offsets)[block_mask])]).astype(np.intp)
+
+
+def _block_starts(starts, offsets, block_mask):
+    """The start state of every selected block, counted from the block's first state."""
+    block_of = np.searchsorted(offsets, starts, side="right") - 1
+    if np.unique(block_of).size != block_of.size:
+        raise ValueError("at most one start state per block of stacked chains.")
+    # -1: no start in the block (it is never reached: its row entries are 0)
+    chosen = np.full(offsets.size - 1, -1, dtype=np.intp)
+    chosen[block_of] = starts - offsets[block_of]
+    return chosen[block_mask]
 
 
 def _absorption(forward, backward):
@@ -389,7 +483,18 @@ def birth_death_average_reward(forward, backward, reward, starts, discount: floa
     reward, c = _reward_and_discount(reward, discount, n)
     if n == 0:
         return np.zeros(0)
+    starts = np.asarray(starts, dtype=np.intp).ravel()
     e_start = _start_indicator(starts, n)
+    offsets, ill = _ill_conditioned_blocks(fwd, bwd, None)
+    if ill.any():
+        good = _positions(offsets, ~ill)
+        total = np.zeros(n)
+        if good.any():
+            total[good] = birth_death_average_reward(fwd[good], bwd[good], np.ones(good.sum()),
+                                                     _renumber(starts[good[starts]], good), c)
+        total[~good] = _stable_average_reward(fwd[~good], bwd[~good], stop[~good], _sub_offsets(offsets, ill),
+                                              _block_starts(starts, offsets, ill), c)
+        return reward * total
     max_visits = float(birth_death_solve(fwd, bwd, np.ones(n)).max())
     nodes, weights = graded_gauss_legendre(_quadrature_levels(max_visits))
     total = np.zeros(n)
@@ -401,6 +506,35 @@ def birth_death_average_reward(forward, backward, reward, starts, discount: floa
             term /= (1.0 - c) * birth_death_inverse_diagonal(zf, zb) + c
         total += w * term
     return reward * total
+
+
+def _stable_average_reward(fwd, bwd, stop, offsets, local_starts, c):
+    r"""Per-state integrals :math:`\int_0^1 N^z_{sj} \psi^z_j / ((1-c) N^z_{jj} + c)\, dz` by the
+    subtraction-free elimination, in :math:`w = 1 - z` (nodes graded towards w = 0, down to
+    a quarter of :math:`1/\max_i E_i[H]`, which bounds the integrand's pole away from [0, 1])."""
+    _, e1, _ = stable_parts(fwd, bwd, stop, offsets, local_starts, np.zeros(1))
+    e1 = e1[0]
+    if not np.all(e1 > 0):
+        raise ValueError(_SINGULAR)
+    with np.errstate(over="ignore"):
+        # max_i E_i[H] <= max over blocks of sum_j N_jj (N_ij <= N_jj)
+        bound = float(np.max(np.add.reduceat(1.0 / e1, offsets[:-1])))
+    levels = int(np.clip(math.ceil(math.log2(max(bound, 1.0))) + 2 if np.isfinite(bound) else 1070, 2, 1070))
+    x, wx = np.polynomial.legendre.leggauss(12)
+    edges = np.concatenate([0.5 ** np.arange(levels + 1), [0.0]])
+    w_nodes = np.concatenate([b + (a - b) * (x + 1) / 2 for a, b in zip(edges[:-1], edges[1:])])
+    w_weights = np.concatenate([wx * (a - b) / 2 for a, b in zip(edges[:-1], edges[1:])])
+    total = np.zeros(fwd.size)
+    chunk = max(1, _STABLE_CELLS // max(1, fwd.size))
+    for k in range(0, w_nodes.size, chunk):
+        h, e, g = stable_parts(fwd, bwd, stop, offsets, local_starts, w_nodes[k:k + chunk], need_absorption=True)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+            term = h * g / (e * ((1.0 - c) + c * e))
+        term = np.where(h > 0, term, 0.0)       # unreachable states add nothing (even with e = 0)
+        if not np.all(np.isfinite(term)):
+            raise ValueError(_SINGULAR)
+        total += w_weights[k:k + chunk] @ term
+    return total
 
 
 def birth_death_average_reward_recursion(forward, backward, reward, start: int = 0, discount: float = 1.0, *,
