@@ -104,8 +104,15 @@ def test_stopping_time_docs_state_both_precision_conventions():
 def exact_chain(grades, p, q, top, p_rel=None, q_rel=None, z=Fraction(1)):
     """(forward, backward, stop) of the RWBM chain in exact arithmetic, moves weighted by z."""
     n = len(grades)
-    fwd = [Fraction(p_rel if (g and p_rel is not None) else p) for g in grades]
-    bwd = [Fraction(q_rel if (g and q_rel is not None) else q) for g in grades]
+
+    def pair(a, b):
+        # p + q == 1 in floating point means a user who never stops there (the model's stop is 1 - p - q = 0)
+        a = Fraction(a)
+        return a, (1 - a if float(a) + b == 1.0 else Fraction(b))
+
+    plain, relevant = pair(p, q), pair(p if p_rel is None else p_rel, q if q_rel is None else q_rel)
+    fwd = [(relevant if g else plain)[0] for g in grades]
+    bwd = [(relevant if g else plain)[1] for g in grades]
     if top == "forward":
         fwd[0] += bwd[0]
     bwd[0] = Fraction(0)
@@ -145,7 +152,10 @@ def exact_order2(grades, p, q, loss, top, **rel):
     return gain / sum(row)
 
 
-CHAINS = [  # (p, q, loss, top, p_rel, q_rel): dyadic, so the float model is the exact one
+CHAINS = [  # (p, q, loss, top, p_rel, q_rel)
+    (0.3, 0.7, 0.5, "forward", None, None),
+    (0.4, 0.6, 0.5, "forward", None, None),
+    (0.2, 0.8, 0.5, "forward", None, None),
     (0.25, 0.75, 0.5, "forward", None, None),
     (0.375, 0.625, 0.5, "forward", None, None),
     (0.5, 0.5, 0.5, "forward", None, None),
@@ -177,3 +187,84 @@ def test_order2_on_nearly_non_absorbing_chains_is_exact(n, chain):
         model = browsing_model(grades, browse="RWBM", p=p, q=q, p_rel=p_rel, q_rel=q_rel, loss=loss, top=top)
         got = model.expectation(2)
         assert got == pytest.approx(exact, rel=1e-10), (grades, exact, got)
+
+
+def exact_inverse(fwd, bwd):
+    """N = (I - Q)^{-1} of a tridiagonal Q, entry by entry from the principal minors."""
+    n = len(fwd)
+    theta = [Fraction(1), Fraction(1)]
+    for i in range(1, n):
+        theta.append(theta[-1] - fwd[i - 1] * bwd[i] * theta[-2])
+    phi = [Fraction(0)] * (n + 2)
+    phi[n + 1], phi[n] = Fraction(1), Fraction(1)
+    for i in range(n - 1, 0, -1):
+        phi[i] = phi[i + 1] - fwd[i - 1] * bwd[i] * phi[i + 2]
+    inv = [[Fraction(0)] * n for _ in range(n)]
+    for j in range(1, n + 1):
+        prod = Fraction(1)
+        for k in range(j, n + 1):          # j <= k: products of forward moves
+            inv[j - 1][k - 1] = prod * theta[j - 1] * phi[k + 1] / theta[n]
+            prod *= fwd[k - 1]
+        prod = Fraction(1)
+        for k in range(j - 1, 0, -1):      # k < j: products of backward moves
+            prod *= bwd[k]
+            inv[j - 1][k - 1] = prod * theta[k - 1] * phi[j + 1] / theta[n]
+    return inv
+
+
+@pytest.mark.parametrize("n", [10, 40, 50])
+@pytest.mark.parametrize("chain", CHAINS[:4] + CHAINS[7:8])
+def test_subtraction_free_elimination_is_exact_at_every_node(n, chain):
+    """The order-1 integrand's parts at z = 1 - w, w in {0, 2^-60, 1/1000, 1/2}: row of N^z, its diagonal and
+    psi^z = N^z s, each to 1e-10 relative against exact rationals (Usmani's minors)."""
+    from irmeasures_markov.core.birth_death_stable import stable_parts
+    p, q, _, top, p_rel, q_rel = chain
+    grades = grades_for(n, n)
+    model = browsing_model(grades, browse="RWBM", p=p, q=q, p_rel=p_rel, q_rel=q_rel, top=top)
+    for w in (Fraction(0), Fraction(1, 2 ** 60), Fraction(1, 1000), Fraction(1, 2)):
+        fwd, bwd, stop = exact_chain(grades, p, q, top, p_rel=p_rel, q_rel=q_rel, z=1 - w)
+        inv = exact_inverse(fwd, bwd)
+        psi = [sum(a * s for a, s in zip(r, stop)) for r in inv]
+        h, e, g = stable_parts(model.forward, model.backward, model.stop, np.array([0, n]), np.array([0]),
+                               np.array([float(w)]), need_absorption=True)
+        np.testing.assert_allclose(h[0] / e[0], [float(x) for x in inv[0]], rtol=1e-10, atol=0)
+        np.testing.assert_allclose(1 / e[0], [float(inv[j][j]) for j in range(n)], rtol=1e-10, atol=0)
+        np.testing.assert_allclose(g[0] / e[0], [float(x) for x in psi], rtol=1e-10, atol=0)
+
+
+@pytest.mark.parametrize("chain", CHAINS)
+def test_order1_subtraction_free_path_agrees_with_lapack_where_both_are_exact(chain, monkeypatch):
+    """Moderately ill-conditioned chains (expected absorption times 1e2..1e4): the w-quadrature of the
+    subtraction-free path equals the LAPACK generating function, and the batch of stacked queries mixes both."""
+    import irmeasures_markov.core.birth_death as bd
+    p, q, loss, top, p_rel, q_rel = chain
+    for n in (6, 8, 12):
+        grades = grades_for(n, n)
+        model = browsing_model(grades, browse="RWBM", p=p, q=q, p_rel=p_rel, q_rel=q_rel, loss=loss, top=top)
+        monkeypatch.setattr(bd, "WELL_CONDITIONED_VISITS", 1e300)
+        lapack = model.expectation(1)
+        monkeypatch.setattr(bd, "WELL_CONDITIONED_VISITS", 0.5)
+        stable = model.expectation(1)
+        assert stable == pytest.approx(lapack, rel=1e-11)
+        monkeypatch.undo()
+
+
+def test_stacked_queries_mix_both_paths():
+    """A run with one well-conditioned and one nearly non-absorbing query: each block goes its own way."""
+    qrels = {"a": {"d1": 1, "d5": 1}, "b": {"d2": 1}}
+    run = {"a": {f"d{i}": float(-i) for i in range(1, 61)}, "b": {f"d{i}": float(-i) for i in range(1, 9)}}
+    for order in (1, 2):
+        for p, q in ((0.3, 0.7), (0.5, 0.25)):
+            measure = imm.PH(browse="RWBM", p=p, q=q, loss=0.5, top="forward", order=order)
+            got = per_query(measure, qrels, run)
+            for qid in run:
+                ranked = sorted(run[qid], key=lambda d: run[qid][d], reverse=True)
+                grades = [qrels[qid].get(d, 0) for d in ranked]
+                alone = browsing_model(grades, browse="RWBM", p=p, q=q, loss=0.5, top="forward").expectation(order)
+                assert got[qid] == pytest.approx(alone, rel=1e-12)
+    exact = float(exact_order2([qrels["a"].get(f"d{i}", 0) for i in range(1, 61)], 0.3, 0.7, 0.5, "forward"))
+    assert got_order2(qrels, run) == pytest.approx(exact, rel=1e-10)
+
+
+def got_order2(qrels, run):
+    return per_query(imm.PH(browse="RWBM", p=0.3, q=0.7, loss=0.5, top="forward"), qrels, run)["a"]
