@@ -311,27 +311,40 @@ def birth_death_discounted_visits(forward, backward, starts, discount: float = 1
     c = float(discount)
     if not 0.0 <= c <= 1.0:
         raise ValueError(f"`discount` must be in [0, 1], got {discount!r}.")
-    fwd, bwd, d = _stacked(forward, backward, diag)
-    offsets, ill = _ill_conditioned_blocks(fwd, bwd, d)
-    good = _positions(offsets, ~ill)
-    visits = np.zeros(fwd.size)
-    discounted = visits if c == 1.0 else np.zeros(fwd.size)
-    if good.all():
-        visits = birth_death_expected_visits(fwd, bwd, starts, diag=d)
+    lower, d, upper = _chain(forward, backward, diag)
+    n = d.size
+    if n == 0:
+        return np.zeros(0), np.zeros(0)
+    starts = np.asarray(starts, dtype=np.intp).ravel()
+    offsets = uncoupled_blocks(np.asarray(forward, dtype=np.float64), np.asarray(backward, dtype=np.float64))
+    visits, ill = None, np.ones(offsets.size - 1, dtype=bool)
+    if n > 1:
+        # one transposed solve gives the row of N from the starts and N's column sums 1^T N, whose
+        # largest entry (the norm |N|_1, a condition number of M up to a factor 2) tells each block's
+        # path apart
+        rhs = np.ones((n, 2), order="F")          # LAPACK's column-major layout: no copy
+        rhs[:, 0] = _start_indicator(starts, n)
+        _, _, _, both, info = lapack.dgtsv(upper, d, lower, rhs, overwrite_b=True)
+        if info == 0:
+            visits = np.ascontiguousarray(both[:, 0])
+            ill = _ill_conditioned(offsets, both[:, 1])
+    elif n == 1 and d[0] > 0:
+        visits = _start_indicator(starts, n) / d
+        ill = _ill_conditioned(offsets, 1.0 / d)
+    if not ill.any():
         if c == 1.0:
             return visits, visits
-        n_jj = birth_death_inverse_diagonal(fwd, bwd, d)
+        n_jj = birth_death_inverse_diagonal(forward, backward, d)
         return visits, visits / ((1.0 - c) * n_jj + c)
-    starts = np.asarray(starts, dtype=np.intp).ravel()
-    if good.any():
-        sub_starts = _renumber(starts[good[starts]], good)
-        v = birth_death_expected_visits(fwd[good], bwd[good], sub_starts, diag=d[good])
-        visits[good] = v
-        if c < 1.0:
-            discounted[good] = v / ((1.0 - c) * birth_death_inverse_diagonal(fwd[good], bwd[good], d[good]) + c)
+    fwd, bwd, d = _stacked(forward, backward, d)
+    good = _positions(offsets, ~ill)
+    visits = np.where(good, visits, 0.0) if visits is not None else np.zeros(n)
+    discounted = visits if c == 1.0 else np.zeros(n)
+    if good.any() and c < 1.0:
+        discounted[good] = visits[good] / ((1.0 - c) * birth_death_inverse_diagonal(fwd[good], bwd[good], d[good])
+                                           + c)
     bad = ~good
-    bad_offsets = _sub_offsets(offsets, ill)
-    h, e, _ = stable_parts(fwd[bad], bwd[bad], np.clip(d - fwd - bwd, 0.0, None)[bad], bad_offsets,
+    h, e, _ = stable_parts(fwd[bad], bwd[bad], np.clip(d - fwd - bwd, 0.0, None)[bad], _sub_offsets(offsets, ill),
                            _block_starts(starts, offsets, ill), np.zeros(1))
     h, e = h[0], e[0]
     if not np.all(e > 0):
@@ -358,26 +371,21 @@ def _stacked(forward, backward, diag):
     return fwd, bwd, d
 
 
-def _ill_conditioned_blocks(fwd, bwd, diag):
-    """(offsets of the uncoupled blocks, mask of the blocks the LAPACK path cannot solve exactly).
+def _ill_conditioned(offsets, load):
+    """Mask of the blocks that the LAPACK path cannot solve exactly.
 
-    A block is ill-conditioned when the expected number of steps before
-    absorption from one of its states exceeds :data:`WELL_CONDITIONED_VISITS`
-    (or the LAPACK solve of those times fails): the LAPACK path's relative
-    error grows with it.
+    ``load`` holds expected visit counts summed over start states or over
+    targets (row or column sums of N) from a LAPACK solve: a block is
+    ill-conditioned when one exceeds :data:`WELL_CONDITIONED_VISITS`, or is
+    not finite or below 1 (the solve already failed), since the LAPACK
+    path's relative error grows with it.
     """
-    offsets = uncoupled_blocks(fwd, bwd)
-    if fwd.size == 0:
-        return offsets, np.zeros(0, dtype=bool)
-    try:
-        with np.errstate(all="ignore"):
-            steps = birth_death_solve(fwd, bwd, np.ones(fwd.size), diag=diag)
-    except ValueError:
-        return offsets, np.ones(offsets.size - 1, dtype=bool)
     starts = offsets[:-1]
-    worst = np.maximum.reduceat(np.where(np.isfinite(steps), steps, np.inf), starts)
-    lowest = np.minimum.reduceat(steps, starts)
-    return offsets, ~((worst <= WELL_CONDITIONED_VISITS) & (lowest >= 1.0 - 1e-9))
+    if starts.size == 0:
+        return np.zeros(0, dtype=bool)
+    worst = np.maximum.reduceat(np.where(np.isfinite(load), load, np.inf), starts)
+    lowest = np.minimum.reduceat(np.where(np.isfinite(load), load, -np.inf), starts)
+    return ~((worst <= WELL_CONDITIONED_VISITS) & (lowest >= 1.0 - 1e-9))
 
 
 def _positions(offsets, block_mask):
@@ -485,7 +493,13 @@ def birth_death_average_reward(forward, backward, reward, starts, discount: floa
         return np.zeros(0)
     starts = np.asarray(starts, dtype=np.intp).ravel()
     e_start = _start_indicator(starts, n)
-    offsets, ill = _ill_conditioned_blocks(fwd, bwd, None)
+    offsets = uncoupled_blocks(fwd, bwd)
+    try:
+        with np.errstate(all="ignore"):
+            steps = birth_death_solve(fwd, bwd, np.ones(n))      # E_i[H]
+        ill = _ill_conditioned(offsets, steps)
+    except ValueError:
+        ill = np.ones(offsets.size - 1, dtype=bool)
     if ill.any():
         good = _positions(offsets, ~ill)
         total = np.zeros(n)
@@ -495,7 +509,7 @@ def birth_death_average_reward(forward, backward, reward, starts, discount: floa
         total[~good] = _stable_average_reward(fwd[~good], bwd[~good], stop[~good], _sub_offsets(offsets, ill),
                                               _block_starts(starts, offsets, ill), c)
         return reward * total
-    max_visits = float(birth_death_solve(fwd, bwd, np.ones(n)).max())
+    max_visits = float(steps.max())
     nodes, weights = graded_gauss_legendre(_quadrature_levels(max_visits))
     total = np.zeros(n)
     for z, w in zip(nodes.tolist(), weights.tolist()):
