@@ -268,3 +268,17 @@ def test_stacked_queries_mix_both_paths():
 
 def got_order2(qrels, run):
     return per_query(imm.PH(browse="RWBM", p=0.3, q=0.7, loss=0.5, top="forward"), qrels, run)["a"]
+
+
+def test_step_recursion_refuses_nearly_non_absorbing_chains():
+    """It used to loop for ~(7/3)^50 steps; now it says why and names the exact alternative."""
+    model = browsing_model(grades_for(50, 1), browse="RWBM", p=0.3, q=0.7, loss=0.5, top="forward")
+    with pytest.raises(ValueError, match=r"step recursion would take about .* steps.*method='generating'"):
+        model.expectation(1, method="recursion")
+    assert model.expectation(1, method="generating") == model.expectation(1) > 0
+    stuck = imm.BrowsingModel([1.0, 0.0], [0.0, 1.0], [1.0, 0.0], order=1)
+    for method in ("recursion", "generating"):
+        with pytest.raises(ValueError, match="singular"):
+            stuck.expectation(1, method=method)
+    with pytest.raises(ValueError, match="singular"):
+        stuck.expectation(2)

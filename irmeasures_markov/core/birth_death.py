@@ -35,8 +35,22 @@ unchanged.
 
 Without pivoting the Thomas algorithm is stable for (weakly) diagonally
 dominant matrices; :math:`I - zQ` with :math:`Q` substochastic and
-:math:`0 \le z \le 1` is one.  A zero pivot means that some states are never
-absorbed (e.g. forward 1 at rank i and backward 1 at rank i+1): that raises.
+:math:`0 \le z \le 1` is one.  Stable is not exact, though: its relative
+error grows with the condition number, about the expected absorption time,
+which for a walk that rarely stops (p + q = 1 with the drift towards the top,
+``top='forward'``: about :math:`(q/p)^N` steps) loses every digit and can
+produce zero pivots for a chain that is absorbed.  So
+:func:`birth_death_discounted_visits` and :func:`birth_death_average_reward`
+check every uncoupled block (from the same LAPACK solve: the column or row
+sums of :math:`N`) and send the blocks where they exceed
+:data:`WELL_CONDITIONED_VISITS` to the subtraction-free elimination of
+:mod:`.birth_death_stable`, exact to ~1e-13 relative however ill-conditioned,
+for values down to the smallest double (order 1 integrates there in
+:math:`w = 1 - z` with the pieces graded down to :math:`1/(4 \max_i E_i[H])`,
+so absorption times up to ~1e300 are resolved).  The other functions here
+(solves, rows, inverse diagonals) are the LAPACK path only.  A chain with
+states that are never absorbed (e.g. forward 1 at rank i and backward 1 at
+rank i+1) raises.
 
 References
 ----------
@@ -64,6 +78,9 @@ _SINGULAR = "singular birth–death system: some states are never absorbed (from
 #: subtraction-free elimination of :mod:`.birth_death_stable`: the LAPACK path loses about
 #: log10 of it in digits (measured: relative error below 1e-12 up to here).
 WELL_CONDITIONED_VISITS = 1e3
+#: the step recursion refuses chains whose expected absorption time exceeds this (it would take
+#: about that many steps)
+MAX_RECURSION_VISITS = 1e6
 #: nodes x states held at once by the subtraction-free quadrature
 _STABLE_CELLS = 1 << 20
 
@@ -611,7 +628,21 @@ def birth_death_average_reward_recursion(forward, backward, reward, start: int =
         return 0.0
     # P(H > 2m) <= 1/2 from any state (Markov's inequality), m = max_i E_i[H]: the
     # surviving mass halves every 2m steps, which bounds T (and raises on singular chains)
-    m = float(birth_death_solve(fwd, bwd, np.ones(n)).max())
+    try:
+        with np.errstate(all="ignore"):
+            m = float(birth_death_solve(fwd, bwd, np.ones(n)).max())
+    except ValueError:
+        m = math.inf
+    if not m <= MAX_RECURSION_VISITS:
+        # nearly non-absorbing (or singular): the recursion would need about m steps
+        _, e, _ = stable_parts(fwd, bwd, stop, np.array([0, n]), np.array([start]), np.zeros(1))
+        if not np.all(e[0] > 0):
+            raise ValueError(_SINGULAR)
+        with np.errstate(over="ignore"):
+            m = float(np.sum(1.0 / e[0]))
+        raise ValueError(f"the step recursion would take about {m:.3g} steps (the expected absorption time "
+                         f"reaches that order); use the generating function (method='generating'), which "
+                         f"is exact here.")
     max_steps = math.ceil(2 * m) * (math.ceil(math.log2(1 / tol) + math.log2(m + 1)) + 9)
     # rows: one per target (discounted at its own state), plus the undiscounted distribution
     # when revisits are discounted, whose mass is P(H >= n)
