@@ -282,3 +282,34 @@ def test_step_recursion_refuses_nearly_non_absorbing_chains():
             stuck.expectation(1, method=method)
     with pytest.raises(ValueError, match="singular"):
         stuck.expectation(2)
+
+
+def test_order1_integral_against_high_precision_quadrature():
+    """E[sum g / H] for p + q = 1 (expected absorption time ~(7/3)^12): the same generating-function integral
+    evaluated with 30-digit arithmetic (dense solves, no cancellation left) and mpmath's Gauss-Legendre."""
+    mp = pytest.importorskip("mpmath")
+    n, p, loss = 12, 0.3, 0.5
+    grades = grades_for(n, 1)
+    with mp.workdps(30):
+        P = [mp.mpf(p)] * n
+        Qb = [1 - mp.mpf(p)] * n
+        P[0], Qb[0], P[-1] = P[0] + Qb[0], mp.mpf(0), mp.mpf(0)
+        S = [1 - a - b for a, b in zip(P, Qb)]
+        c = 1 - mp.mpf(loss)
+
+        def integrand(w):
+            z = 1 - w
+            M = mp.eye(n)
+            for i in range(n):
+                if i + 1 < n:
+                    M[i, i + 1] = -z * P[i]
+                if i:
+                    M[i, i - 1] = -z * Qb[i]
+            N = M ** -1
+            return sum(N[0, j] * sum(N[j, k] * S[k] for k in range(n)) / ((1 - c) * N[j, j] + c)
+                       for j in range(n) if grades[j])
+
+        pieces = [mp.mpf(0)] + [mp.mpf(2) ** -k for k in range(24, -1, -1)]
+        reference = float(mp.quad(integrand, pieces, method="gauss-legendre", maxdegree=2))
+    got = browsing_model(grades, browse="RWBM", p=p, q=1 - p, loss=loss, top="forward").expectation(1)
+    assert got == pytest.approx(reference, rel=1e-10)
