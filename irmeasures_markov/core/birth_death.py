@@ -344,7 +344,8 @@ def birth_death_discounted_visits(forward, backward, starts, discount: float = 1
         _, _, _, both, info = lapack.dgtsv(upper, d, lower, rhs, overwrite_b=True)
         if info == 0:
             visits = np.ascontiguousarray(both[:, 0])
-            ill = _ill_conditioned(offsets, both[:, 1])
+            # an overflow in one block can reach its neighbour through a zero coupling (0 * inf)
+            ill = _ill_conditioned(offsets, np.where(np.isfinite(visits), both[:, 1], np.inf))
     elif n == 1 and d[0] > 0:
         visits = _start_indicator(starts, n) / d
         ill = _ill_conditioned(offsets, 1.0 / d)
