@@ -65,7 +65,8 @@ import math
 import numpy as np
 from scipy.linalg import lapack
 
-from .birth_death_stable import stable_parts, uncoupled_blocks
+from .birth_death_stable import (SINGULAR, block_positions, block_starts, renumber, stable_average_reward,
+                                 stable_parts, stacked_chain, sub_offsets, uncoupled_blocks)
 
 __all__ = ["batched_tridiagonal_solve", "batched_inverse_diagonal", "graded_gauss_legendre",
            "birth_death_inverse_diagonal", "birth_death_solve", "birth_death_solve_pair",
@@ -73,7 +74,7 @@ __all__ = ["batched_tridiagonal_solve", "batched_inverse_diagonal", "graded_gaus
            "birth_death_average_reward_recursion"]
 
 _TINY = 1e-300
-_SINGULAR = "singular birth–death system: some states are never absorbed (from them the walk never stops)."
+_SINGULAR = SINGULAR
 #: Blocks whose expected absorption time (from some state) exceeds this go through the
 #: subtraction-free elimination of :mod:`.birth_death_stable`: the LAPACK path loses about
 #: log10 of it in digits (measured: relative error below 1e-12 up to here).
@@ -81,8 +82,6 @@ WELL_CONDITIONED_VISITS = 1e3
 #: the step recursion refuses chains whose expected absorption time exceeds this (it would take
 #: about that many steps)
 MAX_RECURSION_VISITS = 1e6
-#: nodes x states held at once by the subtraction-free quadrature
-_STABLE_CELLS = 1 << 20
 
 
 def _parts(lower, diag, upper):
@@ -354,16 +353,16 @@ def birth_death_discounted_visits(forward, backward, starts, discount: float = 1
             return visits, visits
         n_jj = birth_death_inverse_diagonal(forward, backward, d)
         return visits, visits / ((1.0 - c) * n_jj + c)
-    fwd, bwd, d = _stacked(forward, backward, d)
-    good = _positions(offsets, ~ill)
+    fwd, bwd, d = stacked_chain(forward, backward, d)
+    good = block_positions(offsets, ~ill)
     visits = np.where(good, visits, 0.0) if visits is not None else np.zeros(n)
     discounted = visits if c == 1.0 else np.zeros(n)
     if good.any() and c < 1.0:
         discounted[good] = visits[good] / ((1.0 - c) * birth_death_inverse_diagonal(fwd[good], bwd[good], d[good])
                                            + c)
     bad = ~good
-    h, e, _ = stable_parts(fwd[bad], bwd[bad], np.clip(d - fwd - bwd, 0.0, None)[bad], _sub_offsets(offsets, ill),
-                           _block_starts(starts, offsets, ill), np.zeros(1))
+    h, e, _ = stable_parts(fwd[bad], bwd[bad], np.clip(d - fwd - bwd, 0.0, None)[bad], sub_offsets(offsets, ill),
+                           block_starts(starts, offsets, ill), np.zeros(1))
     h, e = h[0], e[0]
     if not np.all(e > 0):
         raise ValueError(_SINGULAR)
@@ -371,22 +370,6 @@ def birth_death_discounted_visits(forward, backward, starts, discount: float = 1
     if c < 1.0:
         discounted[bad] = h / ((1.0 - c) + c * e)
     return visits, discounted
-
-
-def _stacked(forward, backward, diag):
-    """Float copies with the out-of-range couplings zeroed, and the diagonal (default ones)."""
-    fwd = np.array(forward, dtype=np.float64)
-    bwd = np.array(backward, dtype=np.float64)
-    if fwd.ndim != 1 or fwd.shape != bwd.shape:
-        raise ValueError(f"`forward` and `backward` must be 1-D of one length, got shapes "
-                         f"{fwd.shape} and {bwd.shape}.")
-    d = np.ones(fwd.size) if diag is None else np.array(diag, dtype=np.float64)
-    if d.shape != fwd.shape:
-        raise ValueError(f"`diag` must have shape ({fwd.size},), got {d.shape}.")
-    if fwd.size:
-        fwd[-1] = 0.0
-        bwd[0] = 0.0
-    return fwd, bwd, d
 
 
 def _ill_conditioned(offsets, load):
@@ -404,30 +387,6 @@ def _ill_conditioned(offsets, load):
     worst = np.maximum.reduceat(np.where(np.isfinite(load), load, np.inf), starts)
     lowest = np.minimum.reduceat(np.where(np.isfinite(load), load, -np.inf), starts)
     return ~((worst <= WELL_CONDITIONED_VISITS) & (lowest >= 1.0 - 1e-9))
-
-
-def _positions(offsets, block_mask):
-    return np.repeat(block_mask, np.diff(offsets))
-
-
-def _renumber(indices, mask):
-    """Positions ``indices`` (all inside ``mask``) renumbered within ``positions[mask]``."""
-    return (np.cumsum(mask) - 1)[indices]
-
-
-def _sub_offsets(offsets, block_mask):
-    return np.concatenate([[0], np.cumsum(np.diff(offsets)[block_mask])]).astype(np.intp)
-
-
-def _block_starts(starts, offsets, block_mask):
-    """The start state of every selected block, counted from the block's first state."""
-    block_of = np.searchsorted(offsets, starts, side="right") - 1
-    if np.unique(block_of).size != block_of.size:
-        raise ValueError("at most one start state per block of stacked chains.")
-    # -1: no start in the block (it is never reached: its row entries are 0)
-    chosen = np.full(offsets.size - 1, -1, dtype=np.intp)
-    chosen[block_of] = starts - offsets[block_of]
-    return chosen[block_mask]
 
 
 def _absorption(forward, backward):
@@ -519,13 +478,13 @@ def birth_death_average_reward(forward, backward, reward, starts, discount: floa
     except ValueError:
         ill = np.ones(offsets.size - 1, dtype=bool)
     if ill.any():
-        good = _positions(offsets, ~ill)
+        good = block_positions(offsets, ~ill)
         total = np.zeros(n)
         if good.any():
             total[good] = birth_death_average_reward(fwd[good], bwd[good], np.ones(good.sum()),
-                                                     _renumber(starts[good[starts]], good), c)
-        total[~good] = _stable_average_reward(fwd[~good], bwd[~good], stop[~good], _sub_offsets(offsets, ill),
-                                              _block_starts(starts, offsets, ill), c)
+                                                     renumber(starts[good[starts]], good), c)
+        total[~good] = stable_average_reward(fwd[~good], bwd[~good], stop[~good], sub_offsets(offsets, ill),
+                                              block_starts(starts, offsets, ill), c)
         return reward * total
     max_visits = float(steps.max())
     nodes, weights = graded_gauss_legendre(_quadrature_levels(max_visits))
@@ -538,35 +497,6 @@ def birth_death_average_reward(forward, backward, reward, starts, discount: floa
             term /= (1.0 - c) * birth_death_inverse_diagonal(zf, zb) + c
         total += w * term
     return reward * total
-
-
-def _stable_average_reward(fwd, bwd, stop, offsets, local_starts, c):
-    r"""Per-state integrals :math:`\int_0^1 N^z_{sj} \psi^z_j / ((1-c) N^z_{jj} + c)\, dz` by the
-    subtraction-free elimination, in :math:`w = 1 - z` (nodes graded towards w = 0, down to
-    a quarter of :math:`1/\max_i E_i[H]`, which bounds the integrand's pole away from [0, 1])."""
-    _, e1, _ = stable_parts(fwd, bwd, stop, offsets, local_starts, np.zeros(1))
-    e1 = e1[0]
-    if not np.all(e1 > 0):
-        raise ValueError(_SINGULAR)
-    with np.errstate(over="ignore"):
-        # max_i E_i[H] <= max over blocks of sum_j N_jj (N_ij <= N_jj)
-        bound = float(np.max(np.add.reduceat(1.0 / e1, offsets[:-1])))
-    levels = int(np.clip(math.ceil(math.log2(max(bound, 1.0))) + 2 if np.isfinite(bound) else 1070, 2, 1070))
-    x, wx = np.polynomial.legendre.leggauss(12)
-    edges = np.concatenate([0.5 ** np.arange(levels + 1), [0.0]])
-    w_nodes = np.concatenate([b + (a - b) * (x + 1) / 2 for a, b in zip(edges[:-1], edges[1:])])
-    w_weights = np.concatenate([wx * (a - b) / 2 for a, b in zip(edges[:-1], edges[1:])])
-    total = np.zeros(fwd.size)
-    chunk = max(1, _STABLE_CELLS // max(1, fwd.size))
-    for k in range(0, w_nodes.size, chunk):
-        h, e, g = stable_parts(fwd, bwd, stop, offsets, local_starts, w_nodes[k:k + chunk], need_absorption=True)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
-            term = h * g / (e * ((1.0 - c) + c * e))
-        term = np.where(h > 0, term, 0.0)       # unreachable states add nothing (even with e = 0)
-        if not np.all(np.isfinite(term)):
-            raise ValueError(_SINGULAR)
-        total += w_weights[k:k + chunk] @ term
-    return total
 
 
 def birth_death_average_reward_recursion(forward, backward, reward, start: int = 0, discount: float = 1.0, *,

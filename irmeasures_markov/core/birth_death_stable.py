@@ -37,9 +37,15 @@ the blocks whose expected absorption time makes the LAPACK path inexact.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-__all__ = ["uncoupled_blocks", "stable_parts"]
+__all__ = ["uncoupled_blocks", "stable_parts", "stable_average_reward", "SINGULAR"]
+
+SINGULAR = "singular birth–death system: some states are never absorbed (from them the walk never stops)."
+#: nodes x states held at once by the subtraction-free quadrature
+STABLE_CELLS = 1 << 20
 
 
 def uncoupled_blocks(forward, backward) -> np.ndarray:
@@ -109,3 +115,76 @@ def stable_parts(forward, backward, slack, offsets, local_starts, w, need_absorp
     valid = np.arange(width)[None, :] < np.diff(offsets)[:, None]
     out = [x[:, valid] if x is not None else None for x in (h, e, g)]
     return tuple(out)
+
+
+# ----------------------------------------------------------------------------------------------
+# selecting blocks of stacked chains, and the order-1 integral
+# ----------------------------------------------------------------------------------------------
+
+def stacked_chain(forward, backward, diag):
+    """Float copies with the out-of-range couplings zeroed, and the diagonal (default ones)."""
+    fwd = np.array(forward, dtype=np.float64)
+    bwd = np.array(backward, dtype=np.float64)
+    if fwd.ndim != 1 or fwd.shape != bwd.shape:
+        raise ValueError(f"`forward` and `backward` must be 1-D of one length, got shapes "
+                         f"{fwd.shape} and {bwd.shape}.")
+    d = np.ones(fwd.size) if diag is None else np.array(diag, dtype=np.float64)
+    if d.shape != fwd.shape:
+        raise ValueError(f"`diag` must have shape ({fwd.size},), got {d.shape}.")
+    if fwd.size:
+        fwd[-1] = 0.0
+        bwd[0] = 0.0
+    return fwd, bwd, d
+
+
+def block_positions(offsets, block_mask):
+    return np.repeat(block_mask, np.diff(offsets))
+
+
+def renumber(indices, mask):
+    """Positions ``indices`` (all inside ``mask``) renumbered within ``positions[mask]``."""
+    return (np.cumsum(mask) - 1)[indices]
+
+
+def sub_offsets(offsets, block_mask):
+    return np.concatenate([[0], np.cumsum(np.diff(offsets)[block_mask])]).astype(np.intp)
+
+
+def block_starts(starts, offsets, block_mask):
+    """The start state of every selected block, counted from the block's first state."""
+    block_of = np.searchsorted(offsets, starts, side="right") - 1
+    if np.unique(block_of).size != block_of.size:
+        raise ValueError("at most one start state per block of stacked chains.")
+    # -1: no start in the block (it is never reached: its row entries are 0)
+    chosen = np.full(offsets.size - 1, -1, dtype=np.intp)
+    chosen[block_of] = starts - offsets[block_of]
+    return chosen[block_mask]
+
+
+def stable_average_reward(fwd, bwd, stop, offsets, local_starts, c):
+    r"""Per-state integrals :math:`\int_0^1 N^z_{sj} \psi^z_j / ((1-c) N^z_{jj} + c)\, dz` by the
+    subtraction-free elimination, in :math:`w = 1 - z` (nodes graded towards w = 0, down to
+    a quarter of :math:`1/\max_i E_i[H]`, which bounds the integrand's pole away from [0, 1])."""
+    _, e1, _ = stable_parts(fwd, bwd, stop, offsets, local_starts, np.zeros(1))
+    e1 = e1[0]
+    if not np.all(e1 > 0):
+        raise ValueError(SINGULAR)
+    with np.errstate(over="ignore"):
+        # max_i E_i[H] <= max over blocks of sum_j N_jj (N_ij <= N_jj)
+        bound = float(np.max(np.add.reduceat(1.0 / e1, offsets[:-1])))
+    levels = int(np.clip(math.ceil(math.log2(max(bound, 1.0))) + 2 if np.isfinite(bound) else 1070, 2, 1070))
+    x, wx = np.polynomial.legendre.leggauss(12)
+    edges = np.concatenate([0.5 ** np.arange(levels + 1), [0.0]])
+    w_nodes = np.concatenate([b + (a - b) * (x + 1) / 2 for a, b in zip(edges[:-1], edges[1:])])
+    w_weights = np.concatenate([wx * (a - b) / 2 for a, b in zip(edges[:-1], edges[1:])])
+    total = np.zeros(fwd.size)
+    chunk = max(1, STABLE_CELLS // max(1, fwd.size))
+    for k in range(0, w_nodes.size, chunk):
+        h, e, g = stable_parts(fwd, bwd, stop, offsets, local_starts, w_nodes[k:k + chunk], need_absorption=True)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+            term = h * g / (e * ((1.0 - c) + c * e))
+        term = np.where(h > 0, term, 0.0)       # unreachable states add nothing (even with e = 0)
+        if not np.all(np.isfinite(term)):
+            raise ValueError(SINGULAR)
+        total += w_weights[k:k + chunk] @ term
+    return total
