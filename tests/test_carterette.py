@@ -373,6 +373,48 @@ def test_m3_err_is_binary_err():
         assert ours16[q] == pytest.approx(gd[q], abs=6e-6)  # gdeval prints 5 decimals
 
 
+def chapelle_err(grades, g_max, cutoff=None):
+    """Chapelle's ERR written out: stop at rank k with R_k = (2^g_k - 1) / 2^g_max."""
+    err, stay = 0.0, 1.0
+    for k, g in enumerate(grades[:cutoff], 1):
+        r = (2.0 ** g - 1.0) / 2.0 ** g_max
+        err += stay * r / k
+        stay *= 1.0 - r
+    return err
+
+
+def test_m3_err_mapping_to_gdeval():
+    """The mapping stated in docs/user-model-framework.md and the module docstring.
+
+    On 0/1 grades: M3(dist='ERR') (θ = 1/2) is Chapelle's ERR with g_max = 1, and
+    M3(dist='ERR',theta=1/16)@20 is gdeval's ERR@20 (g_max fixed at 4), which is
+    ir_measures' ERR; the two differ from each other.
+    """
+    import irmeasures_markov.measures.carterette as cart
+    from pathlib import Path
+    doc = Path(__file__).resolve().parents[1].joinpath("docs", "user-model-framework.md").read_text("utf-8")
+    for text in (doc, cart.__doc__):
+        assert "theta=1/16)@20" in text and "g_max = 1" in text and "g_max" in text
+    qrels, run = synthetic(seed=6)
+    half = per_query(imm.M3(dist="ERR"), qrels, run)
+    half20 = per_query(imm.M3(dist="ERR") @ 20, qrels, run)
+    sixteenth = per_query(imm.M3(dist="ERR", theta=1 / 16) @ 20, qrels, run)
+    differs = 0
+    for q in run:
+        g = ranked_relevance(qrels, run, q)
+        assert half[q] == pytest.approx(chapelle_err(g, g_max=1), abs=1e-14)
+        assert half20[q] == pytest.approx(chapelle_err(g, g_max=1, cutoff=20), abs=1e-14)
+        assert sixteenth[q] == pytest.approx(chapelle_err(g, g_max=4, cutoff=20), abs=1e-14)
+        if any(g[:20]):
+            differs += 1
+            assert abs(half20[q] - sixteenth[q]) > 1e-3
+    assert differs >= 4
+    if ir_measures.providers.registry["gdeval"].is_available():
+        gd = per_query(ir_measures.parse_measure("ERR@20"), qrels, run)
+        for q in run:
+            assert sixteenth[q] == pytest.approx(gd[q], abs=6e-6)  # gdeval prints 5 decimals
+
+
 def test_batch_edge_cases():
     qrels = {"1": {"a": 1, "b": 0}, "2": {"x": 0}, "3": {"z": 1}}
     run = {"1": {"b": 2.0, "a": 1.0}, "2": {"x": 1.0}, "3": {"u": 1.0}}

@@ -10,6 +10,9 @@ from irmeasures_markov.inference.bayes import (bayesian_linear_model, direct_rel
                                                fit_linear_model, rank_weights)
 
 FAST = dict(draws=300, tune=300, chains=2, progress=False, cores=1)
+# the fits here are kept small for speed, so their R-hat is often above 1.01: the SamplingWarning
+# that says so is tested on its own below
+pytestmark = pytest.mark.filterwarnings("ignore::irmeasures_markov.inference.bayes.SamplingWarning")
 
 
 def simulate(rng, n_topics=25, n_systems=6, sd_run=0.06, sd_topic=0.15, sd=0.07):
@@ -141,3 +144,58 @@ def test_pymc_credible_intervals_cover_the_truth():
     rate = covered / total
     # 120 intervals (binomial s.e. 2.7 points, more as they are correlated within a simulation; 0.875 observed)
     assert 0.80 <= rate <= 0.97, rate
+
+
+def three_runs_of_the_sample():
+    """AP of three runs on the bundled sample (10 topics): the sample run and two noisier versions of it."""
+    import ir_measures
+    from importlib import resources
+    from irmeasures_markov.inference import score_matrix
+    data = resources.files("irmeasures_markov") / "data"
+    qrels = list(ir_measures.read_trec_qrels(str(data / "sample.qrels")))
+    run = list(ir_measures.read_trec_run(str(data / "sample.run")))
+    rng = np.random.default_rng(0)
+    runs = {"runA": run,
+            "runB": [r._replace(score=r.score + rng.normal(0, 0.5)) for r in run],
+            "runC": [r._replace(score=r.score + rng.normal(0, 1.0)) for r in run]}
+    return score_matrix({name: list(ir_measures.iter_calc([ir_measures.AP], qrels, r)) for name, r in runs.items()})
+
+
+def test_divergences_and_rhat_are_reported_and_warned():
+    """3 runs x 10 topics: NUTS diverges on this hierarchical model; the result counts it and a SamplingWarning
+    says what to do (it used to be silent while the docstring promised no divergences)."""
+    from irmeasures_markov.inference.bayes import SamplingWarning
+    ap = three_runs_of_the_sample()
+    with pytest.warns(SamplingWarning, match=r"divergent transitions.*target_accept") as record:
+        res = bayesian_linear_model(ap, seed=0, draws=200, tune=200, chains=2, progress=False, cores=1)
+    assert res.divergences == int(res.idata.sample_stats["diverging"].values.sum()) > 0
+    assert f"{res.divergences} divergent" in str(record[0].message)
+    import arviz as az
+    beta = res.idata.posterior["system"]
+    contrast = (beta - beta.mean(beta.dims[-1])).to_dataset(name="c")
+    rhats = [az.rhat(contrast).to_array().values.max(),
+             az.rhat(res.idata.posterior[["sigma", "sigma_system", "sigma_topic"]]).to_array().values.max()]
+    assert res.max_rhat == pytest.approx(float(max(rhats)))
+    assert "without divergences" not in bayesian_linear_model.__doc__
+
+
+def test_clean_fits_do_not_warn_and_gibbs_reports_rhat():
+    import warnings
+    from irmeasures_markov.inference.bayes import SamplingWarning, _diagnostics
+    import arviz as az
+    rng = np.random.default_rng(1)
+    good = az.from_dict(posterior={"x": rng.normal(size=(4, 500))},
+                        sample_stats={"diverging": np.zeros((4, 500), dtype=bool)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SamplingWarning)
+        assert _diagnostics(good) == (0, pytest.approx(float(az.rhat(good).x), abs=0))
+    stuck = az.from_dict(posterior={"x": rng.normal(size=(2, 500)) + np.array([[0.0], [5.0]])},
+                         sample_stats={"diverging": np.zeros((2, 500), dtype=bool)})
+    with pytest.warns(SamplingWarning, match="R-hat .* > 1.01"):
+        divergences, rhat = _diagnostics(stuck)
+    assert divergences == 0 and rhat > 1.5
+    y, _ = simulate(np.random.default_rng(3), n_topics=20, n_systems=8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SamplingWarning)
+        g = bayesian_linear_model(y, backend="gibbs", draws=1000, tune=300, chains=4, progress=False, seed=0)
+    assert g.divergences is None and 0.99 < g.max_rhat <= 1.01

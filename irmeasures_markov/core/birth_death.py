@@ -35,8 +35,22 @@ unchanged.
 
 Without pivoting the Thomas algorithm is stable for (weakly) diagonally
 dominant matrices; :math:`I - zQ` with :math:`Q` substochastic and
-:math:`0 \le z \le 1` is one.  A zero pivot means that some states are never
-absorbed (e.g. forward 1 at rank i and backward 1 at rank i+1): that raises.
+:math:`0 \le z \le 1` is one.  Stable is not exact, though: its relative
+error grows with the condition number, about the expected absorption time,
+which for a walk that rarely stops (p + q = 1 with the drift towards the top,
+``top='forward'``: about :math:`(q/p)^N` steps) loses every digit and can
+produce zero pivots for a chain that is absorbed.  So
+:func:`birth_death_discounted_visits` and :func:`birth_death_average_reward`
+check every uncoupled block (from the same LAPACK solve: the column or row
+sums of :math:`N`) and send the blocks where they exceed
+:data:`WELL_CONDITIONED_VISITS` to the subtraction-free elimination of
+:mod:`.birth_death_stable`, exact to ~1e-13 relative however ill-conditioned,
+for values down to the smallest double (order 1 integrates there in
+:math:`w = 1 - z` with the pieces graded down to :math:`1/(4 \max_i E_i[H])`,
+so absorption times up to ~1e300 are resolved).  The other functions here
+(solves, rows, inverse diagonals) are the LAPACK path only.  A chain with
+states that are never absorbed (e.g. forward 1 at rank i and backward 1 at
+rank i+1) raises.
 
 References
 ----------
@@ -51,13 +65,23 @@ import math
 import numpy as np
 from scipy.linalg import lapack
 
+from .birth_death_stable import (SINGULAR, block_positions, block_starts, renumber, stable_average_reward,
+                                 stable_parts, stacked_chain, sub_offsets, uncoupled_blocks)
+
 __all__ = ["batched_tridiagonal_solve", "batched_inverse_diagonal", "graded_gauss_legendre",
            "birth_death_inverse_diagonal", "birth_death_solve", "birth_death_solve_pair",
            "birth_death_expected_visits", "birth_death_discounted_visits", "birth_death_average_reward",
            "birth_death_average_reward_recursion"]
 
 _TINY = 1e-300
-_SINGULAR = "singular birth–death system: some states are never absorbed (from them the walk never stops)."
+_SINGULAR = SINGULAR
+#: Blocks whose expected absorption time (from some state) exceeds this go through the
+#: subtraction-free elimination of :mod:`.birth_death_stable`: the LAPACK path loses about
+#: log10 of it in digits (measured: relative error below 1e-12 up to here).
+WELL_CONDITIONED_VISITS = 1e3
+#: the step recursion refuses chains whose expected absorption time exceeds this (it would take
+#: about that many steps)
+MAX_RECURSION_VISITS = 1e6
 
 
 def _parts(lower, diag, upper):
@@ -303,11 +327,66 @@ def birth_death_discounted_visits(forward, backward, starts, discount: float = 1
     c = float(discount)
     if not 0.0 <= c <= 1.0:
         raise ValueError(f"`discount` must be in [0, 1], got {discount!r}.")
-    visits = birth_death_expected_visits(forward, backward, starts, diag=diag)
-    if c == 1.0:
-        return visits, visits
-    n_jj = birth_death_inverse_diagonal(forward, backward, diag)
-    return visits, visits / ((1.0 - c) * n_jj + c)
+    lower, d, upper = _chain(forward, backward, diag)
+    n = d.size
+    if n == 0:
+        return np.zeros(0), np.zeros(0)
+    starts = np.asarray(starts, dtype=np.intp).ravel()
+    offsets = uncoupled_blocks(np.asarray(forward, dtype=np.float64), np.asarray(backward, dtype=np.float64))
+    visits, ill = None, np.ones(offsets.size - 1, dtype=bool)
+    if n > 1:
+        # one transposed solve gives the row of N from the starts and N's column sums 1^T N, whose
+        # largest entry (the norm |N|_1, a condition number of M up to a factor 2) tells each block's
+        # path apart
+        rhs = np.ones((n, 2), order="F")          # LAPACK's column-major layout: no copy
+        rhs[:, 0] = _start_indicator(starts, n)
+        _, _, _, both, info = lapack.dgtsv(upper, d, lower, rhs, overwrite_b=True)
+        if info == 0:
+            visits = np.ascontiguousarray(both[:, 0])
+            # an overflow in one block can reach its neighbour through a zero coupling (0 * inf)
+            ill = _ill_conditioned(offsets, np.where(np.isfinite(visits), both[:, 1], np.inf))
+    elif n == 1 and d[0] > 0:
+        visits = _start_indicator(starts, n) / d
+        ill = _ill_conditioned(offsets, 1.0 / d)
+    if not ill.any():
+        if c == 1.0:
+            return visits, visits
+        n_jj = birth_death_inverse_diagonal(forward, backward, d)
+        return visits, visits / ((1.0 - c) * n_jj + c)
+    fwd, bwd, d = stacked_chain(forward, backward, d)
+    good = block_positions(offsets, ~ill)
+    visits = np.where(good, visits, 0.0) if visits is not None else np.zeros(n)
+    discounted = visits if c == 1.0 else np.zeros(n)
+    if good.any() and c < 1.0:
+        discounted[good] = visits[good] / ((1.0 - c) * birth_death_inverse_diagonal(fwd[good], bwd[good], d[good])
+                                           + c)
+    bad = ~good
+    h, e, _ = stable_parts(fwd[bad], bwd[bad], np.clip(d - fwd - bwd, 0.0, None)[bad], sub_offsets(offsets, ill),
+                           block_starts(starts, offsets, ill), np.zeros(1))
+    h, e = h[0], e[0]
+    if not np.all(e > 0):
+        raise ValueError(_SINGULAR)
+    visits[bad] = h / e
+    if c < 1.0:
+        discounted[bad] = h / ((1.0 - c) + c * e)
+    return visits, discounted
+
+
+def _ill_conditioned(offsets, load):
+    """Mask of the blocks that the LAPACK path cannot solve exactly.
+
+    ``load`` holds expected visit counts summed over start states or over
+    targets (row or column sums of N) from a LAPACK solve: a block is
+    ill-conditioned when one exceeds :data:`WELL_CONDITIONED_VISITS`, or is
+    not finite or below 1 (the solve already failed), since the LAPACK
+    path's relative error grows with it.
+    """
+    starts = offsets[:-1]
+    if starts.size == 0:
+        return np.zeros(0, dtype=bool)
+    worst = np.maximum.reduceat(np.where(np.isfinite(load), load, np.inf), starts)
+    lowest = np.minimum.reduceat(np.where(np.isfinite(load), load, -np.inf), starts)
+    return ~((worst <= WELL_CONDITIONED_VISITS) & (lowest >= 1.0 - 1e-9))
 
 
 def _absorption(forward, backward):
@@ -389,8 +468,25 @@ def birth_death_average_reward(forward, backward, reward, starts, discount: floa
     reward, c = _reward_and_discount(reward, discount, n)
     if n == 0:
         return np.zeros(0)
+    starts = np.asarray(starts, dtype=np.intp).ravel()
     e_start = _start_indicator(starts, n)
-    max_visits = float(birth_death_solve(fwd, bwd, np.ones(n)).max())
+    offsets = uncoupled_blocks(fwd, bwd)
+    try:
+        with np.errstate(all="ignore"):
+            steps = birth_death_solve(fwd, bwd, np.ones(n))      # E_i[H]
+        ill = _ill_conditioned(offsets, steps)
+    except ValueError:
+        ill = np.ones(offsets.size - 1, dtype=bool)
+    if ill.any():
+        good = block_positions(offsets, ~ill)
+        total = np.zeros(n)
+        if good.any():
+            total[good] = birth_death_average_reward(fwd[good], bwd[good], np.ones(good.sum()),
+                                                     renumber(starts[good[starts]], good), c)
+        total[~good] = stable_average_reward(fwd[~good], bwd[~good], stop[~good], sub_offsets(offsets, ill),
+                                              block_starts(starts, offsets, ill), c)
+        return reward * total
+    max_visits = float(steps.max())
     nodes, weights = graded_gauss_legendre(_quadrature_levels(max_visits))
     total = np.zeros(n)
     for z, w in zip(nodes.tolist(), weights.tolist()):
@@ -463,7 +559,21 @@ def birth_death_average_reward_recursion(forward, backward, reward, start: int =
         return 0.0
     # P(H > 2m) <= 1/2 from any state (Markov's inequality), m = max_i E_i[H]: the
     # surviving mass halves every 2m steps, which bounds T (and raises on singular chains)
-    m = float(birth_death_solve(fwd, bwd, np.ones(n)).max())
+    try:
+        with np.errstate(all="ignore"):
+            m = float(birth_death_solve(fwd, bwd, np.ones(n)).max())
+    except ValueError:
+        m = math.inf
+    if not m <= MAX_RECURSION_VISITS:
+        # nearly non-absorbing (or singular): the recursion would need about m steps
+        _, e, _ = stable_parts(fwd, bwd, stop, np.array([0, n]), np.array([start]), np.zeros(1))
+        if not np.all(e[0] > 0):
+            raise ValueError(_SINGULAR)
+        with np.errstate(over="ignore"):
+            m = float(np.sum(1.0 / e[0]))
+        raise ValueError(f"the step recursion would take about {m:.3g} steps (the expected absorption time "
+                         f"reaches that order); use the generating function (method='generating'), which "
+                         f"is exact here.")
     max_steps = math.ceil(2 * m) * (math.ceil(math.log2(1 / tol) + math.log2(m + 1)) + 9)
     # rows: one per target (discounted at its own state), plus the undiscounted distribution
     # when revisits are discounted, whose mass is P(H >= n)

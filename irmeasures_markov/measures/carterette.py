@@ -62,6 +62,14 @@ Conventions of this implementation (docs/user-model-framework.md):
 
 Exemplar identities (checked in tests/ and integration/): M4(AP) = AP,
 M2(DCG, norm) = binary nDCG, M1(RBP, θ) = RBP(p=θ), M3(ERR) = binary ERR.
+
+ERR mapping.  Chapelle's ERR stops at rank k with R_k = (2^g_k − 1)/2^g_max;
+M3(dist='ERR') uses R_k = θ a_k (binary relevance), so the default θ = 1/2 is
+the binary case g_max = 1.  ir_measures' ``ERR`` is gdeval's, with g_max fixed
+at 4 (R = 1/16 at grade 1) and cutoff 20: on 0/1 grades
+``M3(dist='ERR',theta=1/16)@20`` equals ir_measures' ``ERR@20``, while
+``M3(dist='ERR')`` (θ = 1/2) does not.  With grades above 1 they differ
+(M3 is binary).
 """
 from __future__ import annotations
 
@@ -221,6 +229,9 @@ def user_model_measure(relevance, model: str = "M1", dist: str = "RBP", *, theta
         Stopping distribution P(k).
     theta : float in (0, 1), optional
         Parameter of RBP (default 0.8) or ERR (default 0.5); rejected for the others.
+        ERR's θ is the stopping probability at a relevant document: 0.5 is
+        Chapelle's R = (2^g − 1)/2^g_max with g_max = 1 (binary ERR); 1/16 is
+        gdeval's (ir_measures' ``ERR``) on 0/1 grades (module docstring).
     f : {'1/k', 'k'}
         M3's effort function (only for M3).
     norm : bool, optional

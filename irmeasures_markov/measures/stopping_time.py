@@ -72,7 +72,7 @@ from ..core.birth_death import (birth_death_average_reward, birth_death_average_
 
 __all__ = [
     "BROWSING_MODELS", "USERS", "BrowsingModel", "PHDistribution", "DominanceResult",
-    "browsing_model", "path_at_h", "path_at_h_batch", "k_infinite", "rbp_normaliser",
+    "browsing_model", "path_at_h", "path_at_h_batch", "pad_batch", "k_infinite", "rbp_normaliser",
 ]
 
 BROWSING_MODELS = ("DFBM", "SFBM", "RWBM")
@@ -929,8 +929,33 @@ def _segment_cumprod_shift(values, offsets):
     return out
 
 
+def pad_batch(batch, length: int):
+    """``batch`` with every ranking shorter than ``length`` completed with non-relevant documents.
+
+    The padding documents have grade ``min(0, rel - 1)`` (below ``rel``, so not
+    relevant and without gain); rankings of ``length`` or more are unchanged.
+    """
+    from ..rankings import RelevanceBatch
+    if isinstance(length, bool) or not isinstance(length, (int, np.integer)) or length < 1:
+        raise ValueError(f"`length` must be a positive integer, got {length!r}.")
+    lengths = np.diff(batch.offsets)
+    if not np.any(lengths < length):
+        return batch
+    new_lengths = np.maximum(lengths, int(length))
+    offsets = np.concatenate([[0], np.cumsum(new_lengths)]).astype(batch.offsets.dtype)
+    # position of every original document in the padded arrays
+    keep = np.arange(batch.offsets[-1]) + np.repeat(offsets[:-1] - batch.offsets[:-1], lengths)
+    grades = np.full(offsets[-1], min(0, batch.rel - 1), dtype=batch.grades.dtype)
+    grades[keep] = batch.grades
+    relevant = np.zeros(offsets[-1], dtype=bool)
+    relevant[keep] = batch.relevant
+    return RelevanceBatch(list(batch.qids), offsets, grades, relevant, batch.recall_base, batch.rel,
+                          judgments=batch.judgments)
+
+
 def path_at_h_batch(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=None, user=None, loss=0.0,
-                    f=None, order=None, top="stop", tail="none", gain="binary", b=2.0, g_max=None) -> np.ndarray:
+                    f=None, order=None, top="stop", tail="none", gain="binary", b=2.0, g_max=None,
+                    pad_to: Optional[int] = None) -> np.ndarray:
     """P@H of every query of a :class:`~irmeasures_markov.rankings.RelevanceBatch` (plugin path).
 
     Same methods as :class:`BrowsingModel` (exact throughout): forward models in
@@ -939,9 +964,16 @@ def path_at_h_batch(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=None,
     tridiagonal solve, plus two ``?pttrf`` with loss, for all queries, and
     order 1 (generating-function integral) one factorisation per node.  Queries with no
     relevant document (RB = 0) or an empty ranking score 0.
+
+    ``pad_to=k`` first completes every ranking shorter than k with
+    non-relevant documents (:func:`pad_batch`): the user then browses k
+    documents, as trec_eval's P@k divides by k.  ``None`` (the default) browses
+    the ranking as retrieved, so a DFBM user reads N documents (the paper's H = N).
     """
     params = _model_params_iv(browse=browse, p=p, q=q, p_rel=p_rel, q_rel=q_rel, user=user, loss=loss, f=f,
                               order=order, top=top, tail=tail, gain=gain, b=b)
+    if pad_to is not None:
+        batch = pad_batch(batch, pad_to)
     offsets = batch.offsets
     lengths = np.diff(offsets)
     nq = lengths.size

@@ -59,6 +59,10 @@ class _PH(FamilyMeasure):
         "rel": ParamInfo(dtype=int, default=1, desc="minimum grade counted as relevant (inclusive)"),
         "judged_only": ParamInfo(dtype=bool, default=False,
                                  desc="drop unjudged documents before ranking (condensed list)"),
+        "pad_to_cutoff": ParamInfo(dtype=bool, default=False,
+                                   desc="complete a ranking shorter than the cutoff k with non-relevant "
+                                        "documents, so the user browses k documents (trec_eval's P@k "
+                                        "divides by k); default: the ranking as retrieved (H = N)"),
     }
 
     def __init__(self, **params):
@@ -93,6 +97,8 @@ class _PH(FamilyMeasure):
                     tail=P.get("tail", "none"), gain=P.get("gain", "binary"), b=P.get("b", 2))
 
     def check_params(self):
+        if self.params.get("pad_to_cutoff") and self.cutoff is None:
+            raise ValueError("PH: pad_to_cutoff=True completes rankings up to the cutoff; give one (@k).")
         kw = self._model_kwargs()
         try:
             _model_params_iv(**kw, p_given="p" in self.params, q_given="q" in self.params)
@@ -107,7 +113,8 @@ class _PH(FamilyMeasure):
             qi = prepared.qrels_index
             g_max = np.array([max(1, int(qi.judged_grades(q)[0])) if qi.judged_grades(q).size else 1
                               for q in batch.qids], dtype=np.float64)
-        return path_at_h_batch(batch, g_max=g_max, **kw)
+        pad_to = self.cutoff if self.params.get("pad_to_cutoff") else None
+        return path_at_h_batch(batch, g_max=g_max, pad_to=pad_to, **kw)
 
 
 PH = register_measure(_PH(), aliases=["PatH"])
