@@ -19,11 +19,15 @@ Lines = Iterable[Tuple[int, bytes]]
 GRADE_MIN, GRADE_MAX = -(2 ** 31), 2 ** 31 - 1
 
 
+def _fields(n: int) -> str:
+    return f"{n} field" + ("" if n == 1 else "s")
+
+
 def field_count_error(where: str, expected: str, parts, line: bytes) -> InputError:
     hint = ""
     if b"\r" in line and len(parts) > 6:
         hint = " (lines end at LF or CRLF; a lone CR, as in old Mac files, separates fields)"
-    return InputError(f"{where}: expected {expected}, found {len(parts)} fields{hint}: {short(line)}")
+    return InputError(f"{where}: expected {expected}, found {_fields(len(parts))}{hint}: {short(line)}")
 
 
 def parse_float(text: bytes, what: str, where: str) -> float:
