@@ -31,9 +31,9 @@ BOM = b"\xef\xbb\xbf"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 #: (magic bytes, name, stream class) of the compressions recognised whatever the file is called
 _COMPRESSIONS = (
-    (b"\x1f\x8b", "gzip", gzip.GzipFile),
-    (b"BZh", "bzip2", bz2.BZ2File),
-    (b"\xfd7zXZ\x00", "xz", lzma.LZMAFile),
+    (b"\x1f\x8b", "gzip", lambda raw: gzip.GzipFile(fileobj=raw, mode="rb")),
+    (b"BZh", "bzip2", lambda raw: bz2.BZ2File(raw, "rb")),
+    (b"\xfd7zXZ\x00", "xz", lambda raw: lzma.LZMAFile(raw, "rb")),
 )
 #: what the decompressors raise on truncated or corrupt data
 DECOMPRESSION_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError, ValueError)
@@ -104,7 +104,7 @@ def open_binary(path: PathLike, content: Optional[bytes] = None) -> Tuple[io.Buf
     raw.seek(0)
     for magic, name, opener in _COMPRESSIONS:
         if head.startswith(magic):
-            return opener(fileobj=raw, mode="rb"), name
+            return opener(raw), name
     return raw, None
 
 
