@@ -212,13 +212,20 @@ def messy_run_text(draw):
     docid = st.sampled_from(["a", "b", "DOC-1", "x" * 20, "FT911-1"]
                             + ([] if plain else ["dé", "d\udcfe", "d\udcff", "d\xa0e", "d\x1c", "\ufeffa"]))
     score = st.one_of(st.floats(-1e6, 1e6, allow_nan=False).map(repr), st.sampled_from(["1e3", "-0", "1_0", "7"]))
+    # one tag for the whole file (as in real runs) or mixed tags
+    tag = st.sampled_from(["tag", "0"]) if draw(st.booleans()) else st.just(draw(st.sampled_from(["tag", "0"])))
     lines = []
     for _ in range(draw(st.integers(0, 25))):
         # numeric tags and extra fields let a shifted record still parse: only the line check catches it
         fields = [draw(qid), "Q0", draw(docid), str(draw(st.integers(0, 9))), draw(score),
-                  draw(st.sampled_from(["tag", "0"]))]
-        n_fields = draw(st.sampled_from([6, 6, 6, 6, 6, 6, 6, 6, 5, 7, 0]))
-        fields = (fields + [draw(st.sampled_from(["extra", "3"]))])[:n_fields]
+                  draw(tag)]
+        n_fields = draw(st.sampled_from([6, 6, 6, 6, 6, 6, 6, 6, 5, 7, 0, "wrapped"]))
+        if n_fields == "wrapped":  # one record over two lines: both readers must refuse it
+            cut = draw(st.integers(1, 5))
+            lines.append(draw(sep).join(fields[:cut]))
+            fields = fields[cut:]
+        else:
+            fields = (fields + [draw(st.sampled_from(["extra", "3"]))])[:n_fields]
         lines.append(draw(sep).join(fields) + draw(sep) * draw(st.integers(0, 1)))
     newline = "\n" if plain else draw(st.sampled_from(["\n", "\r\n", "\r\n", "\r"]))
     bom = "" if plain else draw(st.sampled_from(["", "\ufeff"]))
