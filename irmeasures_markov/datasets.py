@@ -36,7 +36,7 @@ import numpy as np
 from .io import InputError, read_trec_qrels, read_trec_run
 from .readers.atomic import replacing
 from .readers.fast_run import _parse_scores, build_run, columns_of_file, read_run  # noqa: F401  (_parse_scores: tests)
-from .readers.text import decompress, display_name, read_raw, short
+from .readers.text import decode, decompress, display_name, read_raw, short
 from .readers.trec import GRADE_MAX, GRADE_MIN
 
 __all__ = [
@@ -292,9 +292,7 @@ _TITLE_RE = re.compile(r"<title>\s*(?:Topic:)?(.*?)(?=<desc>|<narr>|</top>|$)", 
 
 def read_topics(path: PathLike, topic_range: Optional[Tuple[int, int]] = None) -> Dict[str, str]:
     """Titles ``{qid: title}`` from a TREC topics file (``<top> <num> <title> ...``)."""
-    from .io import open_text
-    with open_text(path) as fh:
-        text = fh.read()
+    text = decode(decompress(read_raw(path), display_name(path)))
     topics: Dict[str, str] = {}
     for block in _TOP_RE.findall(text):
         num = _NUM_RE.search(block)

@@ -473,3 +473,10 @@ def test_seeding_ir_datasets_writes_atomically(tmp_path):
     home = datasets.seed_ir_datasets_home(tmp_path / "home", data, names=["robust04"])
     assert (home / "disks45" / "qrels.robust2004.txt").read_bytes() == QRELS
     assert not list(home.rglob("*.tmp"))
+
+
+def test_a_truncated_topics_file_is_named(tmp_path):
+    topics = b"".join(b"<top>\n<num> Number: %d\n<title> topic %d\n</top>\n" % (i, i) for i in range(2000))
+    assert len(datasets.read_topics(write(tmp_path, "topics.bz2", topics, "bz2"))) == 2000
+    with pytest.raises(InputError, match=r"topics\.cut: not a valid gzip file"):
+        datasets.read_topics(write(tmp_path, "topics.cut", truncated(topics, "gz")))
