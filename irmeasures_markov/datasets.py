@@ -34,6 +34,10 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Uni
 import numpy as np
 
 from .io import InputError, read_trec_qrels, read_trec_run
+from .readers.atomic import replacing
+from .readers.fast_run import _parse_scores, build_run, columns_of_file, read_run  # noqa: F401  (_parse_scores: tests)
+from .readers.text import decode, decompress, display_name, read_raw, short
+from .readers.trec import GRADE_MAX, GRADE_MIN
 
 __all__ = [
     "Collection",
@@ -253,12 +257,32 @@ def _ir_datasets_qrels(dataset_id: str, c: Optional[Collection], ddir: Optional[
     if not ds.has_qrels():
         raise ValueError(f"ir_datasets id {dataset_id!r} has no qrels")
     try:
-        qrels: Qrels = {}
-        for q in ds.qrels_iter():
-            qrels.setdefault(q.query_id, {})[q.doc_id] = int(q.relevance)
+        records = [(q.query_id, q.doc_id, q.relevance) for q in ds.qrels_iter()]
     except Exception as e:  # download failures come as many exception types
         raise unavailable("ir_datasets could not download them", e) from e
+    qrels: Qrels = {}
+    for qid, docid, grade in records:
+        qrels.setdefault(qid, {})[docid] = _grade_of(grade, f"ir_datasets {dataset_id!r}: query {short(qid)}, "
+                                                           f"document {short(docid)}")
     return qrels
+
+
+def _grade_of(value, where: str) -> int:
+    """A relevance grade from ir_datasets as an int in the signed 32-bit range trec_eval reads."""
+    grade = None
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        grade = int(value)
+    elif isinstance(value, str):
+        try:
+            grade = int(value)
+        except ValueError:
+            pass
+    elif isinstance(value, float) and value.is_integer():
+        grade = int(value)
+    if grade is None or not GRADE_MIN <= grade <= GRADE_MAX:
+        raise InputError(f"{where}: relevance grade {short(value)} is not an integer in the 32-bit range "
+                         f"[{GRADE_MIN}, {GRADE_MAX}] that trec_eval and pytrec_eval read")
+    return grade
 
 
 _TOP_RE = re.compile(r"<top>(.*?)</top>", re.S | re.I)
@@ -268,9 +292,7 @@ _TITLE_RE = re.compile(r"<title>\s*(?:Topic:)?(.*?)(?=<desc>|<narr>|</top>|$)", 
 
 def read_topics(path: PathLike, topic_range: Optional[Tuple[int, int]] = None) -> Dict[str, str]:
     """Titles ``{qid: title}`` from a TREC topics file (``<top> <num> <title> ...``)."""
-    from .io import open_text
-    with open_text(path) as fh:
-        text = fh.read()
+    text = decode(decompress(read_raw(path), display_name(path)))
     topics: Dict[str, str] = {}
     for block in _TOP_RE.findall(text):
         num = _NUM_RE.search(block)
@@ -324,217 +346,6 @@ def load_topics(name: str, *, path: Optional[PathLike] = None, source: str = "au
 # ---------------------------------------------------------------------------
 # Fast run reading
 # ---------------------------------------------------------------------------
-
-try:  # python-isal (the 'fast' extra) decompresses gzip about twice as fast as zlib
-    from isal.igzip import decompress as _gunzip
-except ImportError:  # pragma: no cover - optional
-    _gunzip = gzip.decompress
-
-
-def _read_bytes(path: PathLike) -> bytes:
-    with open(path, "rb") as fh:
-        raw = fh.read()
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            return _gunzip(raw)
-        except (OSError, EOFError, zlib.error, ValueError) as e:
-            raise InputError(f"{os.fspath(path)}: not a valid gzip file ({e})") from None
-    return raw
-
-
-def _plain_ascii(buf: np.ndarray) -> bool:
-    """No bytes but printable ASCII, tab and newline: what the vectorised tokeniser handles.
-
-    Anything else (non-ASCII, NUL, carriage returns the line reader turns into
-    line ends, the other whitespace of ``str.split``) goes to the str-based path.
-    """
-    if buf.max() > 126:
-        return False
-    controls = np.count_nonzero(buf < 32)
-    return controls == 0 or controls == np.count_nonzero(buf == 10) + np.count_nonzero(buf == 9)
-
-
-def _parse_scores(text: str, n: int) -> Optional[np.ndarray]:
-    """The ``n`` newline-separated scores of ``text`` as float64, exactly as ``float()`` reads them.
-
-    numpy reads text numbers with ``PyOS_string_to_double``, the parser behind
-    ``float(str)``, in one C pass; a token it does not take whole (``float``
-    also accepts underscores) sends the text through ``float`` itself.  None
-    when a token is not a number at all.
-    """
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")      # numpy only warns when it stops before the end
-        try:
-            scores = np.fromstring(text, dtype=np.float64, sep="\n")
-        except (ValueError, DeprecationWarning):
-            scores = None
-    if scores is not None and scores.size == n:
-        return scores
-    try:
-        return np.array(list(map(float, text.split("\n"))), dtype=np.float64)
-    except ValueError:
-        return None
-
-
-def _joined(buf: np.ndarray, start: np.ndarray, end: np.ndarray) -> str:
-    """The tokens ``buf[start[i]:end[i]]`` joined by newlines, gathered in one numpy pass (ASCII)."""
-    slot = end - start + 1                      # each token and the newline after it
-    slot_end = np.cumsum(slot)
-    src = np.repeat(start - (slot_end - slot), slot) + np.arange(int(slot_end[-1]))
-    out = buf[np.minimum(src, buf.size - 1)]
-    out[slot_end - 1] = 10
-    return out[:-1].tobytes().decode("ascii")
-
-
-def _columns(data: bytes):
-    """Tokenise a whole run file into compact columns, or None when the fast path does not apply.
-
-    Plain ASCII files (the usual case) are tokenised with numpy on the bytes:
-    every non-blank line must hold exactly 6 tokens, and only the docids and
-    scores become Python objects.  Other files go through :func:`_columns_by_split`.
-    Returns what :func:`_columns_by_split` returns.
-    """
-    buf = np.frombuffer(data, dtype=np.uint8)
-    if buf.size == 0 or not _plain_ascii(buf):
-        return _columns_by_split(data)
-    sep = np.empty(buf.size + 2, dtype=bool)    # one separator before and after the file
-    sep[0] = sep[-1] = True
-    np.less_equal(buf, 32, out=sep[1:-1])       # plain ASCII: the only such bytes are tab, newline, space
-    edge = sep[:-1] != sep[1:]                  # edge[i]: a token starts at i or ends before i
-    start = np.flatnonzero(edge[:-1] & sep[:-2])
-    end = np.flatnonzero(edge[1:] & sep[2:]) + 1
-    if start.size == 0:
-        return [], [0], "", np.zeros(0)
-    # every line with tokens holds exactly six (the line reader's rule): newlines between tokens
-    # fall exactly on the gaps before tokens 6, 12, ..., and each such gap has one
-    gap = np.searchsorted(start, np.flatnonzero(buf == 10))
-    gap = gap[(gap > 0) & (gap < start.size)]
-    if start.size % 6 or np.any(gap % 6) or np.unique(gap).size != start.size // 6 - 1:
-        return None
-    n = start.size // 6
-    start, end = start.reshape(n, 6), end.reshape(n, 6)
-    width = int((end[:, 0] - start[:, 0]).max())
-    if width > 64:
-        return _columns_by_split(data)
-    # qids as fixed-width byte strings (NUL-padded; NUL never occurs in the file) to find the segments
-    at = start[:, :1] + np.arange(width)
-    qid_bytes = np.where(at < end[:, :1], buf[np.minimum(at, buf.size - 1)], 0).astype(np.uint8)
-    qids = np.ascontiguousarray(qid_bytes).view(f"S{width}").ravel()
-    first = np.flatnonzero(np.concatenate(([True], qids[1:] != qids[:-1])))
-    if np.unique(qids[first]).size != first.size:
-        # a query in several pieces: group records by query, first-seen order, file order within a query
-        _, first_seen, group = np.unique(qids, return_index=True, return_inverse=True)
-        rank = np.empty(first_seen.size, dtype=np.int64)
-        rank[np.argsort(first_seen, kind="stable")] = np.arange(first_seen.size)
-        perm = np.argsort(rank[group.ravel()], kind="stable")
-        start, end, qids = start[perm], end[perm], qids[perm]
-        first = np.flatnonzero(np.concatenate(([True], qids[1:] != qids[:-1])))
-    scores = _parse_scores(_joined(buf, start[:, 4], end[:, 4]), n)
-    if scores is None or not np.isfinite(scores).all():
-        return None
-    order = [q.decode("ascii") for q in qids[first].tolist()]
-    return order, first.tolist() + [n], _joined(buf, start[:, 2], end[:, 2]), scores
-
-
-def _columns_by_split(data: bytes):
-    """Tokenise a whole run file with ``str.split`` into compact columns, or None (see :func:`_columns`).
-
-    Returns ``(qids, bounds, docids_joined, scores)``: query ``qids[k]`` owns
-    records ``bounds[k]:bounds[k+1]``; the docids are joined by newlines (one
-    string is cheap to hand between processes) and the scores are a float64
-    array.  None means "use the line-by-line reader", which also produces the
-    exact error message for a malformed file.
-    """
-    text = data.decode("utf-8", errors="replace")
-    tok = text.split()
-    n_tok = len(tok)
-    if n_tok == 0:
-        return [], [0], "", np.zeros(0)
-    n = n_tok // 6
-    # Alignment check: a line with a missing or extra field shifts every later
-    # record, which puts other values into the constant 'Q0' and tag columns.
-    col1, tags = tok[1::6], tok[5::6]
-    if n_tok % 6 or col1.count(col1[0]) != n or tags.count(tags[0]) != n:
-        return None
-    del col1, tags
-    try:
-        scores = np.array(list(map(float, tok[4::6])), dtype=np.float64)
-    except ValueError:
-        return None
-    if not np.isfinite(scores).all():
-        return None
-    qids = tok[0::6]
-    docids = "\n".join(tok[2::6])
-    del tok
-    # query segments: a sample proposes the order of distinct qids; the counts verify it
-    order = list(dict.fromkeys(qids[::64]))
-    if order[0] != qids[0]:
-        order.insert(0, qids[0])
-    bounds = [0]
-    start = 0
-    for k, q in enumerate(order):
-        try:
-            end = qids.index(order[k + 1], start) if k + 1 < len(order) else n
-        except ValueError:
-            end = -1
-        if end < start or qids[start:end].count(q) != end - start:
-            order = None
-            break
-        bounds.append(end)
-        start = end
-    if order is None:
-        order = list(dict.fromkeys(qids))
-        # unsorted or short segments: sort records by query, keeping file order within a query
-        rank = {q: i for i, q in enumerate(order)}
-        key = np.fromiter((rank[q] for q in qids), dtype=np.int64, count=n)
-        perm = np.argsort(key, kind="stable")
-        doc_list = docids.split("\n")
-        docids = "\n".join([doc_list[i] for i in perm.tolist()])
-        scores = scores[perm]
-        counts = np.bincount(key, minlength=len(order))
-        bounds = [0] + np.cumsum(counts).tolist()
-    return order, bounds, docids, scores
-
-
-def _build_run(cols) -> Optional[Run]:
-    qids, bounds, docids, scores = cols
-    if not qids:
-        return {}
-    doc_list = docids.split("\n")
-    score_list = scores.tolist()
-    run: Run = {}
-    for k, q in enumerate(qids):
-        a, b = bounds[k], bounds[k + 1]
-        docs = dict(zip(doc_list[a:b], score_list[a:b]))
-        if len(docs) != b - a:
-            return None  # a document listed twice: let the exact reader report it
-        run[q] = docs
-    return run
-
-
-def _parse_run_bytes(data: bytes, path: str) -> Run:
-    cols = _columns(data)
-    run = _build_run(cols) if cols is not None else None
-    return run if run is not None else read_trec_run(path)
-
-
-def _columns_of_file(path: str):
-    """Worker task: read, decompress and tokenise one file (None: use the exact reader)."""
-    try:
-        return _columns(_read_bytes(path))
-    except InputError:
-        return None
-
-
-def read_run(path: PathLike) -> Run:
-    """Read a TREC run file (plain or gzip) into ``{qid: {docid: score}}``, fast.
-
-    Gives exactly what :func:`irmeasures_markov.io.read_trec_run` gives (scores
-    as float64, the same errors for malformed files) but tokenises the whole
-    file at once instead of line by line.
-    """
-    return _parse_run_bytes(_read_bytes(path), os.fspath(path))
-
 
 def run_name(path: PathLike) -> str:
     """Run name from a file name: ``input.NAME.gz`` / ``input.NAME`` -> ``NAME``; else the name without ``.gz``."""
@@ -629,7 +440,7 @@ def load_run_dir(directory: PathLike, *, topics: Optional[Iterable[str]] = None,
                    unit="run")
 
     def add(path, cols):
-        run = _build_run(cols) if cols is not None else None
+        run = build_run(cols) if cols is not None else None
         runs[run_name(path)] = run if run is not None else read_trec_run(path)
         if bar is not None:
             bar.update(1)
@@ -646,7 +457,7 @@ def load_run_dir(directory: PathLike, *, topics: Optional[Iterable[str]] = None,
             methods = multiprocessing.get_all_start_methods()
             ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
             with ProcessPoolExecutor(max_workers=n_jobs, mp_context=ctx) as pool:
-                for f, cols in zip(files, pool.map(_columns_of_file, files, chunksize=1)):
+                for f, cols in zip(files, pool.map(columns_of_file, files, chunksize=1)):
                     add(f, cols)
     finally:
         if bar is not None:
@@ -710,25 +521,20 @@ def downsample_qrels(qrels: Mapping[str, Mapping[str, int]], percent: float, *, 
 # ---------------------------------------------------------------------------
 
 def _gz_text(path: pathlib.Path) -> bytes:
-    return _read_bytes(path)
+    return decompress(read_raw(path), display_name(path))
 
 
 def _write_tar(dest: pathlib.Path, members: Sequence[Tuple[str, bytes]]):
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_suffix(dest.suffix + ".tmp")
-    with tarfile.open(tmp, "w:gz") as tar:
+    with replacing(dest) as tmp, tarfile.open(tmp, "w:gz") as tar:
         for name, payload in members:
             info = tarfile.TarInfo(name)
             info.size = len(payload)
             tar.addfile(info, io.BytesIO(payload))
-    os.replace(tmp, dest)
 
 
 def _write(dest: pathlib.Path, payload: bytes):
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_suffix(dest.suffix + ".tmp")
-    tmp.write_bytes(payload)
-    os.replace(tmp, dest)
+    with replacing(dest) as tmp:
+        tmp.write_bytes(payload)
 
 
 def seed_ir_datasets_home(home: PathLike, data_dir: Optional[PathLike] = None,

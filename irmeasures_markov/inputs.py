@@ -173,7 +173,7 @@ def to_qrels_dict(qrels) -> Dict[str, Dict[str, int]]:
     if isinstance(qrels, Mapping):
         return check_qrels(qrels)
     if _is_path(qrels):
-        from .io import read_trec_qrels
+        from .readers.trec import read_trec_qrels
         return read_trec_qrels(qrels)
     from ir_measures.util import QrelsConverter
     conv = QrelsConverter(qrels)
@@ -197,7 +197,7 @@ def to_run_dict(run) -> Dict[str, Dict[str, float]]:
         check_run(run)
         return run  # type: ignore[return-value]
     if _is_path(run):
-        from .io import read_trec_run
+        from .readers.trec import read_trec_run
         return read_trec_run(run)
     if hasattr(run, "itertuples"):
         missing = [c for c in ("query_id", "doc_id", "score") if c not in run.columns]

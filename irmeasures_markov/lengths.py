@@ -22,16 +22,21 @@ from __future__ import annotations
 import math
 import os
 import pathlib
+import warnings
 from collections import abc
 from functools import lru_cache
 from itertools import chain
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from urllib.parse import quote
 
 import numpy as np
 
 from . import docid_table
 from .docid_table import SEPARATOR, DocidTable, join_docids, lookup_in_dict
-from .io import InputError, open_text
+from .errors import InputError
+from .readers.atomic import replacing
+from .readers.text import decode, display_name, open_lines, short
+from .readers.trec import _fields
 
 __all__ = [
     "UnknownLengthError",
@@ -47,81 +52,139 @@ __all__ = [
 PathLike = Union[str, os.PathLike]
 
 
-class UnknownLengthError(KeyError):
-    """A document's length is needed but unknown and no ``default_length`` was given."""
+class UnknownLengthError(InputError, KeyError):
+    """A document's length is needed but unknown and no ``default_length`` was given.
+
+    An :class:`~irmeasures_markov.errors.InputError` (so every handler of bad
+    input catches it) and, as before, a ``KeyError``.
+    """
 
     def __str__(self):  # KeyError would print the repr of the message
         return self.args[0] if self.args else ""
 
 
+def _length_lines(path: PathLike, what: str):
+    """``(line number, docid, value field)`` of a ``docid<TAB>value`` file; ``#`` comments and blank lines skipped."""
+    name = display_name(path)
+    with open_lines(path) as lines:
+        for lineno, line in lines:
+            parts = line.split()
+            if not parts or parts[0].startswith(b"#"):
+                continue
+            if len(parts) != 2:
+                raise InputError(f"{name}:{lineno}: expected 'docid<TAB>{what}', found {_fields(len(parts))}: "
+                                 f"{short(line)}")
+            yield lineno, decode(parts[0]), parts[1]
+
+
 def read_lengths(path: PathLike) -> Dict[str, float]:
-    """``{docid: length}`` from a ``docid<TAB>length`` file (plain or gzip).
+    """``{docid: length}`` from a ``docid<TAB>length`` file (plain, gzip, bzip2 or xz).
 
     Lengths are word counts: non-negative finite numbers.  A non-numeric,
     negative or non-finite length, a line without two fields, or a docid given
     twice with different lengths raises :class:`~irmeasures_markov.io.InputError`
-    naming the file and line.
+    naming the file and line.  Docids are read byte-exactly, like run docids.
     """
+    name = display_name(path)
     out: Dict[str, float] = {}
-    with open_text(path) as fh:
-        for lineno, line in enumerate(fh, 1):
-            s = line.strip()
-            if not s or s.startswith("#"):
-                continue
-            parts = s.split()
-            if len(parts) != 2:
-                raise InputError(f"{path}:{lineno}: expected 'docid<TAB>length', got {line.rstrip()!r}")
-            doc, raw = parts
-            try:
-                value = float(raw)
-            except ValueError:
-                raise InputError(f"{path}:{lineno}: length {raw!r} of document {doc!r} is not a number") from None
-            if not math.isfinite(value) or value < 0:
-                raise InputError(f"{path}:{lineno}: length of document {doc!r} must be a non-negative number "
-                                 f"of words, got {raw!r}")
-            old = out.get(doc)
-            if old is not None and old != value:
-                raise InputError(f"{path}:{lineno}: document {doc!r} has two lengths ({old:g} and {value:g})")
-            out[doc] = value
+    for lineno, doc, raw in _length_lines(path, "length"):
+        try:
+            value = float(raw)
+        except ValueError:
+            raise InputError(f"{name}:{lineno}: length {short(raw)} of document {short(doc)} is not a number") \
+                from None
+        if not math.isfinite(value) or value < 0:
+            raise InputError(f"{name}:{lineno}: length of document {short(doc)} must be a non-negative number "
+                             f"of words, got {short(raw)}")
+        old = out.get(doc)
+        if old is not None and old != value:
+            raise InputError(f"{name}:{lineno}: document {short(doc)} has two lengths ({old:g} and {value:g})")
+        out[doc] = value
     return out
 
 
 def read_duplicates(path: PathLike) -> Dict[str, str]:
     """``{docid: group}`` from a ``docid<TAB>group`` file: documents of a group duplicate each other."""
+    name = display_name(path)
     out: Dict[str, str] = {}
-    with open_text(path) as fh:
-        for lineno, line in enumerate(fh, 1):
-            s = line.strip()
-            if not s or s.startswith("#"):
-                continue
-            parts = s.split()
-            if len(parts) != 2:
-                raise InputError(f"{path}:{lineno}: expected 'docid<TAB>group', got {line.rstrip()!r}")
-            doc, group = parts
-            if out.get(doc, group) != group:
-                raise InputError(f"{path}:{lineno}: document {doc!r} is in two duplicate groups "
-                                 f"({out[doc]!r} and {group!r})")
-            out[doc] = group
+    for lineno, doc, raw in _length_lines(path, "group"):
+        group = decode(raw)
+        if out.get(doc, group) != group:
+            raise InputError(f"{name}:{lineno}: document {short(doc)} is in two duplicate groups "
+                             f"({short(out[doc])} and {short(group)})")
+        out[doc] = group
     return out
 
 
 def write_lengths(lengths: Mapping[str, float], path: PathLike):
-    """Write a ``docid<TAB>length`` file (gzip when the name ends in .gz), atomically."""
+    """Write a ``docid<TAB>length`` file (gzip when the name ends in .gz), atomically.
+
+    The file is written under a temporary name of its own and renamed, so
+    processes writing the same file at once never mix their output.
+    """
     import gzip
     path = pathlib.Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(tmp, "wt", encoding="utf-8") as fh:
-        for d, n in lengths.items():
-            fh.write(f"{d}\t{n:g}\n")
-    os.replace(tmp, path)
+    with replacing(path) as tmp:
+        # surrogateescape: a docid read from non-UTF-8 bytes is written back as those bytes
+        with opener(tmp, "wt", encoding="utf-8", errors="surrogateescape", newline="\n") as fh:
+            for d, n in lengths.items():
+                fh.write(f"{d}\t{n:g}\n")
 
 
 def _cache_dir() -> pathlib.Path:
     base = os.environ.get("IRMEASURES_MARKOV_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "irmeasures_markov")  # empty: unset
     return pathlib.Path(base) / "lengths"
+
+
+def _cache_file_name(dataset_id: str, text_fields: Optional[Sequence[str]]) -> str:
+    """The cache file's name: one file name (no directory part), different for different ids or fields.
+
+    ``/`` in the dataset id becomes ``__`` (the names existing caches have);
+    any other character that is not a letter, digit, ``_.-~+`` is
+    percent-encoded, so ``text_fields=['title/../../x']`` stays inside the
+    cache directory.
+    """
+    fields = "" if not text_fields else ".fields-" + "+".join(map(str, text_fields))
+    return quote(dataset_id.replace("/", "__") + fields, safe="+") + ".tsv.gz"
+
+
+def _count_words(dataset_id: str, progress: bool, text_fields: Optional[Sequence[str]]) -> Dict[str, float]:
+    try:
+        import ir_datasets
+    except ImportError as e:  # pragma: no cover - ir_datasets is a dependency
+        raise InputError(f"lengths='irds:{dataset_id}' needs ir_datasets: pip install ir_datasets") from e
+    try:
+        ds = ir_datasets.load(dataset_id)
+    except KeyError:
+        raise InputError(f"lengths='irds:{dataset_id}': {dataset_id!r} is not an ir_datasets id (see "
+                         "https://ir-datasets.com for the ids; or give lengths='<docid TAB words file>')") from None
+    if not ds.has_docs():
+        raise InputError(f"lengths='irds:{dataset_id}': ir_datasets id {dataset_id!r} has no documents")
+    try:
+        it = ds.docs_iter()
+        if progress:
+            from tqdm.auto import tqdm
+            try:
+                total = ds.docs_count()
+            except Exception:  # some stores cannot count without a full pass
+                total = None
+            it = tqdm(it, total=total, desc=f"lengths {dataset_id}", unit="doc")
+        out: Dict[str, float] = {}
+        for doc in it:
+            if text_fields:
+                text = " ".join(str(getattr(doc, f, "") or "") for f in text_fields)
+            else:
+                text = doc.default_text() if hasattr(doc, "default_text") else str(getattr(doc, "text", ""))
+            out[doc.doc_id] = float(len(text.split()))
+    except Exception as e:  # download failures come as many exception types
+        first = (str(e).strip().splitlines() or [""])[0][:200]
+        raise FileNotFoundError(
+            f"cannot count the document lengths of {dataset_id!r}: ir_datasets could not read the documents "
+            f"({type(e).__name__}: {first}). To fix: give lengths='<file of docid TAB words lines>', or make "
+            "the documents available to ir_datasets") from e
+    return out
 
 
 def lengths_from_ir_datasets(dataset_id: str, *, cache_dir: Optional[PathLike] = None, progress: bool = True,
@@ -133,35 +196,30 @@ def lengths_from_ir_datasets(dataset_id: str, *, cache_dir: Optional[PathLike] =
     ``text_fields`` joined); the counts are written to
     ``<cache_dir>/<dataset_id with / as __>.tsv.gz``, or
     ``...<id>.fields-title+body.tsv.gz`` for ``text_fields=['title', 'body']``
-    (default cache dir: ``$IRMEASURES_MARKOV_CACHE/lengths``, else
+    (other unusual characters percent-encoded; default cache dir:
+    ``$IRMEASURES_MARKOV_CACHE/lengths``, else
     ``$XDG_CACHE_HOME/irmeasures_markov/lengths``, else
     ``~/.cache/irmeasures_markov/lengths``), and later calls read that file.
+    Processes building the same cache at once each write a temporary file and
+    rename it, so the cache is always whole.  A cache file that cannot be read
+    (truncated, corrupt) is rebuilt, with a warning naming it.
+
+    Raises :class:`~irmeasures_markov.errors.InputError` for an unknown
+    dataset id, ``FileNotFoundError`` when ir_datasets cannot read the documents.
     """
     cache = pathlib.Path(cache_dir) if cache_dir is not None else _cache_dir()
     # counts of other fields are other data: they get their own file
-    fields = "" if not text_fields else ".fields-" + "+".join(text_fields)
-    path = cache / (dataset_id.replace("/", "__") + fields + ".tsv.gz")
+    path = cache / _cache_file_name(dataset_id, text_fields)
     if path.exists():
-        return read_lengths(path)
-    import ir_datasets
-    ds = ir_datasets.load(dataset_id)
-    if not ds.has_docs():
-        raise ValueError(f"ir_datasets id {dataset_id!r} has no documents")
-    it = ds.docs_iter()
-    if progress:
-        from tqdm.auto import tqdm
         try:
-            total = ds.docs_count()
-        except Exception:  # some stores cannot count without a full pass
-            total = None
-        it = tqdm(it, total=total, desc=f"lengths {dataset_id}", unit="doc")
-    out: Dict[str, float] = {}
-    for doc in it:
-        if text_fields:
-            text = " ".join(str(getattr(doc, f, "") or "") for f in text_fields)
-        else:
-            text = doc.default_text() if hasattr(doc, "default_text") else str(getattr(doc, "text", ""))
-        out[doc.doc_id] = float(len(text.split()))
+            cached = read_lengths(path)
+            if not cached:  # a cache is never written empty: this one was cut short
+                raise InputError(f"{path}: empty")
+            return cached
+        except InputError as e:
+            warnings.warn(f"length cache {path} cannot be read ({e}); counting the lengths again",
+                          RuntimeWarning, stacklevel=2)
+    out = _count_words(dataset_id, progress, text_fields)
     write_lengths(out, path)
     return out
 
@@ -355,10 +413,16 @@ class DocumentLengths:
             if self.default_length is None:
                 if callable(docids):
                     docids = docids()
-                names = [docids[i] for i in np.flatnonzero(missing)[:10].tolist()]
+                # a document retrieved for several queries is missing once per query: name each once
+                unknown = list(dict.fromkeys(docids[i] for i in np.flatnonzero(missing).tolist()))
+                examples = "[" + ", ".join(short(d) for d in unknown[:5]) + (", ...]" if len(unknown) > 5 else "]")
+                given = "" if len(self.lengths) else " (no lengths were given)"
                 raise UnknownLengthError(
-                    f"no length for {int(missing.sum())} document(s), e.g. {names}; supply them "
-                    "(lengths=mapping/file/'irds:<id>') or set default_length=<words> explicitly")
+                    f"no length for {len(unknown)} document(s), e.g. {examples}{given}. "
+                    "Give lengths with lengths=: a file of 'docid<TAB>words' lines, "
+                    "'irds:<ir_datasets id>' (counted from the collection once and cached), or a name given to "
+                    "a mapping with irmeasures_markov.register_lengths (measure strings: "
+                    "TBG(lengths='lengths.tsv')); or set default_length=<words> to assume a length")
             vals[missing] = self.default_length
         return vals
 

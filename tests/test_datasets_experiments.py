@@ -202,22 +202,34 @@ def test_score_parser_reads_exactly_what_float_reads(numbers, odd):
 
 @st.composite
 def messy_run_text(draw):
-    """Run files with irregular whitespace, blank lines, split queries and some malformed lines."""
-    sep = st.sampled_from([" ", "  ", "\t", " \t "])
+    """Run files with irregular whitespace, blank lines, split queries and some malformed lines.
+
+    Not "plain": CR, CRLF, a BOM, non-ASCII and non-UTF-8 (surrogate-escaped) ids, NUL bytes.
+    """
     plain = draw(st.sampled_from([True, True, True, False]))   # most files take the vectorised path
-    qid = st.sampled_from(["1", "2", "10"] + ([] if plain else ["q" * 70, "é3"]))
-    docid = st.sampled_from(["a", "b", "DOC-1", "x" * 20, "FT911-1"] + ([] if plain else ["dé"]))
+    sep = st.sampled_from([" ", "  ", "\t", " \t "] + ([] if plain else ["\r", " \x0b", "\x0c"]))
+    qid = st.sampled_from(["1", "2", "10"] + ([] if plain else ["q" * 70, "é3", "\udcff", "q\x00"]))
+    docid = st.sampled_from(["a", "b", "DOC-1", "x" * 20, "FT911-1"]
+                            + ([] if plain else ["dé", "d\udcfe", "d\udcff", "d\xa0e", "d\x1c", "\ufeffa"]))
     score = st.one_of(st.floats(-1e6, 1e6, allow_nan=False).map(repr), st.sampled_from(["1e3", "-0", "1_0", "7"]))
+    # one tag for the whole file (as in real runs) or mixed tags
+    tag = st.sampled_from(["tag", "0"]) if draw(st.booleans()) else st.just(draw(st.sampled_from(["tag", "0"])))
     lines = []
     for _ in range(draw(st.integers(0, 25))):
         # numeric tags and extra fields let a shifted record still parse: only the line check catches it
         fields = [draw(qid), "Q0", draw(docid), str(draw(st.integers(0, 9))), draw(score),
-                  draw(st.sampled_from(["tag", "0"]))]
-        n_fields = draw(st.sampled_from([6, 6, 6, 6, 6, 6, 6, 6, 5, 7, 0]))
-        fields = (fields + [draw(st.sampled_from(["extra", "3"]))])[:n_fields]
+                  draw(tag)]
+        n_fields = draw(st.sampled_from([6, 6, 6, 6, 6, 6, 6, 6, 5, 7, 0, "wrapped"]))
+        if n_fields == "wrapped":  # one record over two lines: both readers must refuse it
+            cut = draw(st.integers(1, 5))
+            lines.append(draw(sep).join(fields[:cut]))
+            fields = fields[cut:]
+        else:
+            fields = (fields + [draw(st.sampled_from(["extra", "3"]))])[:n_fields]
         lines.append(draw(sep).join(fields) + draw(sep) * draw(st.integers(0, 1)))
-    newline = "\n" if plain else draw(st.sampled_from(["\n", "\r\n"]))
-    return newline.join(lines) + draw(st.sampled_from([newline, ""]))
+    newline = "\n" if plain else draw(st.sampled_from(["\n", "\r\n", "\r\n", "\r"]))
+    bom = "" if plain else draw(st.sampled_from(["", "\ufeff"]))
+    return bom + newline.join(lines) + draw(st.sampled_from([newline, ""]))
 
 
 @settings(max_examples=300, deadline=None)
@@ -225,7 +237,7 @@ def messy_run_text(draw):
 def test_fast_reader_equals_exact_reader_on_messy_files(tmp_path_factory, text):
     """The vectorised tokeniser gives the line reader's dictionaries, or its exact error."""
     p = tmp_path_factory.mktemp("r") / "run"
-    p.write_bytes(text.encode("utf-8"))
+    p.write_bytes(text.encode("utf-8", "surrogateescape"))
     try:
         exact = read_trec_run(p)
     except InputError as e:

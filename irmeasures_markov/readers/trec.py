@@ -1,0 +1,183 @@
+"""Line readers for TREC runs, TREC qrels and MPcont rate files (grammar: :mod:`irmeasures_markov.readers`)."""
+from __future__ import annotations
+
+import math
+import os
+from typing import Dict, Iterable, Optional, Tuple, Union
+
+import numpy as np
+
+from ..errors import InputError
+from .text import decode, display_name, open_lines, short
+
+__all__ = ["read_trec_run", "read_trec_qrels", "read_rates", "run_from_lines", "GRADE_MIN", "GRADE_MAX"]
+
+PathLike = Union[str, os.PathLike]
+Lines = Iterable[Tuple[int, bytes]]
+
+#: relevance grades are signed 32-bit integers, as trec_eval and pytrec_eval read them
+GRADE_MIN, GRADE_MAX = -(2 ** 31), 2 ** 31 - 1
+
+
+def _fields(n: int) -> str:
+    return f"{n} field" + ("" if n == 1 else "s")
+
+
+def field_count_error(where: str, expected: str, parts, line: bytes) -> InputError:
+    hint = ""
+    if b"\r" in line and len(parts) > 6:
+        hint = " (lines end at LF or CRLF; a lone CR, as in old Mac files, separates fields)"
+    return InputError(f"{where}: expected {expected}, found {_fields(len(parts))}{hint}: {short(line)}")
+
+
+def parse_float(text: bytes, what: str, where: str) -> float:
+    """An ASCII number as ``float()`` reads it; InputError when it is not one or not finite."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError(f"{where}: {what} {short(text)} is not a number") from None
+    if not math.isfinite(value):
+        raise InputError(f"{where}: {what} {short(text)} is not finite")
+    return value
+
+
+def parse_grade(text: bytes, where: str) -> int:
+    """A relevance grade: an ASCII integer in the signed 32-bit range."""
+    try:
+        grade = int(text)
+    except ValueError:
+        raise InputError(f"{where}: relevance grade {short(text)} is not an integer") from None
+    if not GRADE_MIN <= grade <= GRADE_MAX:
+        raise InputError(f"{where}: relevance grade {short(text)} is outside the 32-bit integer range "
+                         f"[{GRADE_MIN}, {GRADE_MAX}] that trec_eval and pytrec_eval read")
+    return grade
+
+
+def run_from_lines(lines: Lines, name: str) -> Dict[str, Dict[str, float]]:
+    """``{qid: {docid: score}}`` from ``(line number, bytes)`` pairs of a run file called ``name``."""
+    run: Dict[str, Dict[str, float]] = {}
+    first_line: Dict[str, Dict[str, int]] = {}
+    qids: Dict[bytes, str] = {}   # one str per distinct qid
+    for lineno, line in lines:
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 6:
+            raise field_count_error(f"{name}:{lineno}", "6 fields 'qid Q0 docid rank score tag'", parts, line)
+        qid = qids.get(parts[0])
+        if qid is None:
+            qid = qids[parts[0]] = decode(parts[0])
+            run[qid] = {}
+            first_line[qid] = {}
+        docid = decode(parts[2])
+        value = parse_float(parts[4], "score", f"{name}:{lineno}")
+        docs = run[qid]
+        if docid in docs:
+            raise InputError(f"{name}:{lineno}: document {short(docid)} appears twice for query {short(qid)} "
+                             f"(first at line {first_line[qid][docid]})")
+        docs[docid] = value
+        first_line[qid][docid] = lineno
+    return run
+
+
+def read_trec_run(path: PathLike) -> Dict[str, Dict[str, float]]:
+    """Read a TREC run file (``qid Q0 docid rank score tag``) into ``{qid: {docid: score}}``.
+
+    Plain, gzip, bzip2 or xz (by content); ``-`` reads standard input.
+    Scores are parsed as float64; the rank and tag fields are not used.
+    Raises :class:`InputError` naming the file and line for a line without
+    6 fields, a non-numeric or non-finite score, a document listed twice for
+    one query, or truncated compressed data.
+    """
+    with open_lines(path) as lines:
+        return run_from_lines(lines, display_name(path))
+
+
+def read_trec_qrels(path: PathLike) -> Dict[str, Dict[str, int]]:
+    """Read a TREC qrels file (``qid iter docid grade``) into ``{qid: {docid: grade}}``.
+
+    Grades are integers in the signed 32-bit range (as for trec_eval); a
+    document judged twice for one query with the same grade is accepted, with
+    different grades it is an error.  Errors name the file and line.
+    """
+    name = display_name(path)
+    qrels: Dict[str, Dict[str, int]] = {}
+    qids: Dict[bytes, str] = {}
+    with open_lines(path) as lines:
+        for lineno, line in lines:
+            parts = line.split()
+            if not parts:
+                continue
+            if len(parts) != 4:
+                raise field_count_error(f"{name}:{lineno}", "4 fields 'qid iter docid grade'", parts, line)
+            qid = qids.get(parts[0])
+            if qid is None:
+                qid = qids[parts[0]] = decode(parts[0])
+                qrels[qid] = {}
+            docid = decode(parts[2])
+            grade = parse_grade(parts[3], f"{name}:{lineno}")
+            docs = qrels[qid]
+            old = docs.get(docid)
+            if old is not None and old != grade:
+                raise InputError(f"{name}:{lineno}: document {short(docid)} judged twice for query {short(qid)} "
+                                 f"with different grades ({old} and {grade})")
+            docs[docid] = grade
+    return qrels
+
+
+def read_rates(path: PathLike):
+    """Read holding rates for MPcont.
+
+    Two layouts (tab- or whitespace-separated, ``#`` comments allowed):
+
+    * ``rank mu`` — one rate per 1-based rank, for every query; returns an array;
+    * ``qid rank mu`` — per-query rates; returns ``{qid: array}``.
+
+    Ranks must be contiguous from 1 (a rank with no rate is an error) and rates
+    positive and finite.  Checking costs time and memory in proportion to the
+    file, whatever the ranks.
+    """
+    name = display_name(path)
+    ncols: Optional[int] = None
+    by_query: Dict[Optional[str], Dict[int, Tuple[float, int]]] = {}
+    with open_lines(path) as lines:
+        for lineno, line in lines:
+            parts = line.split(b"#", 1)[0].split()
+            if not parts:
+                continue
+            where = f"{name}:{lineno}"
+            if ncols is None:
+                ncols = len(parts)
+                if ncols not in (2, 3):
+                    raise field_count_error(where, "'rank<TAB>mu' or 'qid<TAB>rank<TAB>mu'", parts, line)
+            elif len(parts) != ncols:
+                raise field_count_error(where, f"{ncols} fields like the first line", parts, line)
+            try:
+                rank = int(parts[-2])
+            except ValueError:
+                raise InputError(f"{where}: rank {short(parts[-2])} is not an integer") from None
+            if rank < 1:
+                raise InputError(f"{where}: ranks are 1-based, got {rank}")
+            mu = parse_float(parts[-1], "rate", where)
+            if mu <= 0:
+                raise InputError(f"{where}: rate must be positive, got {short(parts[-1])}")
+            qid = decode(parts[0]) if ncols == 3 else None
+            seen = by_query.setdefault(qid, {})
+            if rank in seen:
+                raise InputError(f"{where}: rank {rank} given twice"
+                                 + (f" for query {short(qid)}" if qid is not None else "")
+                                 + f" (first at line {seen[rank][1]})")
+            seen[rank] = (mu, lineno)
+    if not by_query:
+        raise InputError(f"{name}: no rates found")
+    out = {}
+    for qid, ranks in by_query.items():
+        k = max(ranks)
+        if len(ranks) != k:  # distinct ranks >= 1: contiguous exactly when there are max-rank of them
+            # sorted distinct ranks: the i-th is at least i, and the first that is more follows a gap
+            missing = next(i for i, r in enumerate(sorted(ranks), start=1) if r != i)
+            raise InputError(f"{name}: no rate for rank {missing}"
+                             + (f" of query {short(qid)}" if qid is not None else "")
+                             + f" (ranks must be contiguous from 1 up to {k})")
+        out[qid] = np.array([ranks[r][0] for r in range(1, k + 1)])
+    return out[None] if ncols == 2 else out
