@@ -60,6 +60,7 @@ import numpy as np
 from .inputs import to_qrels_dict, to_run_dict, warn_if_nothing_to_evaluate
 from .plugin import PROVIDER
 from .plugin.base import FamilyMeasure
+from .pytrec_inputs import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
 from .rankings import _check_finite
 
 __all__ = ["RelevanceEvaluator", "supported_measures", "check_native_measure"]
@@ -211,13 +212,14 @@ class RelevanceEvaluator:
                 check_native_measure(measure)
                 self._others[key] = measure
         self._our_evaluator = PROVIDER.evaluator(list(self._ours.values()), self.qrels) if self._ours else None
-        self._other_evaluator = ir_measures.evaluator(list(self._others.values()), self.qrels) \
+        native_qrels = qrels_for_pytrec_eval(self.qrels) if self._others or self._trec_measures else None
+        self._other_evaluator = ir_measures.evaluator(list(self._others.values()), native_qrels) \
             if self._others else None
         self._trec_evaluator = None
         if self._trec_measures:
             import pytrec_eval
             self._trec_evaluator = pytrec_eval.RelevanceEvaluator(
-                self.qrels, self._trec_measures, relevance_level=self.relevance_level,
+                native_qrels, self._trec_measures, relevance_level=self.relevance_level,
                 judged_docs_only_flag=self.judged_docs_only_flag)
 
     def evaluate(self, scores: Mapping[str, Mapping[str, float]]) -> Dict[str, Dict[str, float]]:
@@ -228,9 +230,10 @@ class RelevanceEvaluator:
         evaluated = {q for q in run if q in self.qrels and len(run[q]) > 0}
         if not evaluated:
             warn_if_nothing_to_evaluate(self.qrels, run, stacklevel=2)
+        native_run = run_for_pytrec_eval(run) if self._others or self._trec_measures else None
         if self._trec_evaluator is not None:
-            for qid, vals in self._trec_evaluator.evaluate(run).items():
-                results.setdefault(qid, {}).update(vals)
+            for qid, vals in self._trec_evaluator.evaluate(native_run).items():
+                results.setdefault(id_from_pytrec_eval(qid), {}).update(vals)
         if self._our_evaluator is not None:
             by_measure = self._our_evaluator.values(run, warn_empty=False)
             for key, measure in self._ours.items():
@@ -238,8 +241,9 @@ class RelevanceEvaluator:
                     results.setdefault(qid, {})[key] = v
         if self._other_evaluator is not None:
             inverse = {m: k for k, m in self._others.items()}
-            for metric in self._other_evaluator.iter_calc(run):
-                if metric.query_id in evaluated:
-                    results.setdefault(metric.query_id, {})[inverse[metric.measure]] = metric.value
+            for metric in self._other_evaluator.iter_calc(native_run):
+                qid = id_from_pytrec_eval(metric.query_id)
+                if qid in evaluated:
+                    results.setdefault(qid, {})[inverse[metric.measure]] = metric.value
         return results
 

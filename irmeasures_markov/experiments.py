@@ -31,6 +31,8 @@ from typing import Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
+from .pytrec_inputs import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
+
 __all__ = [
     "Evaluation",
     "PoolReduction",
@@ -281,11 +283,7 @@ class _RunScorer:
         for j in self.ours:
             if _is_ours(measures[j]):
                 measures[j].validate_params()
-        # trec_eval (inside pytrec_eval) sizes its per-grade counts by the largest grade, so a topic
-        # whose grades are all negative makes it write out of bounds (segmentation fault); nothing is
-        # relevant there, so such topics keep the DEFAULT (0) instead of reaching it.
-        safe_qrels = {q: docs for q, docs in qrels.items() if any(g >= 0 for g in docs.values())}
-        self.other_eval = (ir_measures.evaluator([measures[j] for j in self.others], safe_qrels)
+        self.other_eval = (ir_measures.evaluator([measures[j] for j in self.others], qrels_for_pytrec_eval(qrels))
                            if self.others else None)
         self.other_pos = {measures[j]: j for j in self.others}
 
@@ -295,8 +293,8 @@ class _RunScorer:
         out = np.zeros((len(self.measures), len(self.topics)))
         for j, m in enumerate(self.measures):
             out[j, :] = m.DEFAULT
+        run = to_run_dict(run)
         if self.ours:
-            run = to_run_dict(run)
             prepared = PreparedRun(self.qrels_index, run)
             cols = np.array([self.topic_index.get(q, -1) for q in prepared.qids], dtype=np.int64)
             keep = cols >= 0
@@ -308,8 +306,8 @@ class _RunScorer:
                     vals = _native_values(self.native[j], m, prepared)
                 out[j, cols[keep]] = vals[keep]
         if self.other_eval is not None:
-            for metric in self.other_eval.iter_calc(run):
-                k = self.topic_index.get(metric.query_id)
+            for metric in self.other_eval.iter_calc(run_for_pytrec_eval(run)):
+                k = self.topic_index.get(id_from_pytrec_eval(metric.query_id))
                 if k is not None:
                     out[self.other_pos[metric.measure], k] = metric.value
         return out
