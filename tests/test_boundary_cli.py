@@ -11,10 +11,10 @@ import os
 import pathlib
 import subprocess
 import sys
-import types
 import warnings
 
 import pytest
+from fake_ir_datasets import FakeDataset, FakeIrDatasets
 
 import irmeasures_markov
 from irmeasures_markov import lengths as lengths_module
@@ -84,21 +84,8 @@ def test_tbg_with_an_unknown_ir_datasets_id(files, capsys):
 @pytest.fixture
 def offline_irds(monkeypatch):
     """An ir_datasets whose 'fake/offline' qrels cannot be downloaded."""
-    class Dataset:
-        def has_qrels(self):
-            return True
-
-        def qrels_iter(self):
-            raise RuntimeError("All download sources failed")
-
-    def load(dataset_id):
-        if dataset_id != "fake/offline":
-            raise KeyError(dataset_id)
-        return Dataset()
-
-    module = types.ModuleType("ir_datasets")
-    module.load = load
-    monkeypatch.setitem(sys.modules, "ir_datasets", module)
+    offline = FakeDataset(error=RuntimeError("All download sources failed"))
+    FakeIrDatasets({"fake/offline": offline}).install(monkeypatch)
 
 
 def test_ir_datasets_qrels_offline(offline_irds, files, capsys):
@@ -129,39 +116,23 @@ def test_bad_cutoff_of_a_native_measure_is_refused_before_pytrec_eval(files, mea
     assert "Traceback" not in err and err.startswith(ERROR) and measure in err
 
 
+def clear_length_caches():
+    """Forget the lengths read so far (every lru_cache of irmeasures_markov.lengths)."""
+    for f in vars(lengths_module).values():
+        if hasattr(f, "cache_clear"):
+            f.cache_clear()
+
+
 @pytest.fixture
 def fake_docs_irds(monkeypatch, tmp_path):
     """An ir_datasets with one docs store, 'fake/docs', and the length cache in tmp_path."""
     docs = {"a": "one two", "b": "three", "c": "four five six", "d": "", "x": "seven"}
-
-    class Dataset:
-        def has_docs(self):
-            return True
-
-        def docs_count(self):
-            return len(docs)
-
-        def docs_iter(self):
-            return iter(types.SimpleNamespace(doc_id=d, default_text=(lambda t=t: t)) for d, t in docs.items())
-
-    def load(dataset_id):
-        if dataset_id != "fake/docs":
-            raise KeyError(dataset_id)
-        return Dataset()
-
-    module = types.ModuleType("ir_datasets")
-    module.load = load
-    monkeypatch.setitem(sys.modules, "ir_datasets", module)
+    FakeIrDatasets({"fake/docs": FakeDataset(docs=docs.items())}).install(monkeypatch)
     monkeypatch.setenv("IRMEASURES_MARKOV_CACHE", str(tmp_path / "cache"))
 
-    def clear_caches():
-        for f in vars(lengths_module).values():
-            if hasattr(f, "cache_clear"):
-                f.cache_clear()
-
-    clear_caches()
+    clear_length_caches()
     yield tmp_path / "cache"
-    clear_caches()
+    clear_length_caches()
 
 
 def test_corrupt_length_cache_is_rebuilt_or_named(files, fake_docs_irds, capsys):
@@ -172,9 +143,7 @@ def test_corrupt_length_cache_is_rebuilt_or_named(files, fake_docs_irds, capsys)
     assert caches
     for path in caches:
         path.write_bytes(path.read_bytes()[:12])  # truncated gzip
-    for f in vars(lengths_module).values():
-        if hasattr(f, "cache_clear"):
-            f.cache_clear()
+    clear_length_caches()
     status = main([*files, measure])
     out, err = capsys.readouterr()
     assert "Traceback" not in err

@@ -121,11 +121,11 @@ def exact_chain(grades, p, q, top, p_rel=None, q_rel=None, z=Fraction(1)):
     return [z * f for f in fwd], [z * b for b in bwd], stop
 
 
-def exact_fundamental(fwd, bwd):
-    """Row 1 and diagonal of N = (I - Q)^{-1} for tridiagonal Q, from the principal minors.
+def _principal_minors(fwd, bwd):
+    """(theta, phi): the leading and trailing principal minors of M = I - Q, Q tridiagonal with a zero diagonal.
 
-    theta_i: leading minors of M = I - Q, phi_i: trailing ones; (M^{-1})_jj = theta_{j-1} phi_{j+1} / theta_n
-    and (M^{-1})_1j = prod_{i<j} fwd_i phi_{j+1} / theta_n (Usmani's formulas).
+    theta[i] is the determinant of M's leading i x i block (theta[0] = 1), phi[i] that of its trailing block
+    from row i on (phi[n + 1] = 1); both are 1-based, as in Usmani's formulas.
     """
     n = len(fwd)
     theta = [Fraction(1), Fraction(1)]
@@ -135,6 +135,17 @@ def exact_fundamental(fwd, bwd):
     phi[n + 1], phi[n] = Fraction(1), Fraction(1)
     for i in range(n - 1, 0, -1):
         phi[i] = phi[i + 1] - fwd[i - 1] * bwd[i] * phi[i + 2]
+    return theta, phi
+
+
+def exact_fundamental(fwd, bwd):
+    """Row 1 and diagonal of N = (I - Q)^{-1} for tridiagonal Q, from the principal minors.
+
+    theta_i: leading minors of M = I - Q, phi_i: trailing ones; (M^{-1})_jj = theta_{j-1} phi_{j+1} / theta_n
+    and (M^{-1})_1j = prod_{i<j} fwd_i phi_{j+1} / theta_n (Usmani's formulas).
+    """
+    n = len(fwd)
+    theta, phi = _principal_minors(fwd, bwd)
     det = theta[n]
     diag = [theta[j - 1] * phi[j + 1] / det for j in range(1, n + 1)]
     row, prod = [], Fraction(1)
@@ -192,13 +203,7 @@ def test_order2_on_nearly_non_absorbing_chains_is_exact(n, chain):
 def exact_inverse(fwd, bwd):
     """N = (I - Q)^{-1} of a tridiagonal Q, entry by entry from the principal minors."""
     n = len(fwd)
-    theta = [Fraction(1), Fraction(1)]
-    for i in range(1, n):
-        theta.append(theta[-1] - fwd[i - 1] * bwd[i] * theta[-2])
-    phi = [Fraction(0)] * (n + 2)
-    phi[n + 1], phi[n] = Fraction(1), Fraction(1)
-    for i in range(n - 1, 0, -1):
-        phi[i] = phi[i + 1] - fwd[i - 1] * bwd[i] * phi[i + 2]
+    theta, phi = _principal_minors(fwd, bwd)
     inv = [[Fraction(0)] * n for _ in range(n)]
     for j in range(1, n + 1):
         prod = Fraction(1)

@@ -19,6 +19,8 @@ import ir_measures
 import numpy as np
 import pytest
 
+from fake_ir_datasets import FakeDataset, FakeIrDatasets
+
 import irmeasures_markov as imm
 import irmeasures_markov.lengths as lengths_module
 from irmeasures_markov import datasets
@@ -183,48 +185,9 @@ def test_grades_at_the_int32_limits_are_read(tmp_path):
     assert read_trec_qrels(p) == {"q": {"a": 2 ** 31 - 1, "b": -(2 ** 31)}}
 
 
-class FakeIrDatasets:
-    """Just enough of ``ir_datasets`` for qrels and docs: ``load(id)`` for the ids in ``datasets``."""
-
-    def __init__(self, datasets):
-        self.datasets = datasets
-        self.module = types.ModuleType("ir_datasets")
-        self.module.load = self.load
-
-    def load(self, dataset_id):
-        if dataset_id not in self.datasets:
-            raise KeyError(dataset_id)
-        return self.datasets[dataset_id]
-
-
-class FakeDataset:
-    def __init__(self, qrels=(), docs=(), error=None):
-        self.qrels, self.docs, self.error = list(qrels), list(docs), error
-
-    def has_qrels(self):
-        return True
-
-    def has_docs(self):
-        return True
-
-    def docs_count(self):
-        return len(self.docs)
-
-    def qrels_iter(self):
-        if self.error:
-            raise self.error
-        return iter(types.SimpleNamespace(query_id=q, doc_id=d, relevance=g, iteration="0") for q, d, g in self.qrels)
-
-    def docs_iter(self):
-        if self.error:
-            raise self.error
-        return iter(types.SimpleNamespace(doc_id=d, default_text=(lambda t=t: t)) for d, t in self.docs)
-
-
 @pytest.fixture
 def fake_irds(monkeypatch, tmp_path):
-    fake = FakeIrDatasets({})
-    monkeypatch.setitem(sys.modules, "ir_datasets", fake.module)
+    fake = FakeIrDatasets().install(monkeypatch)
     monkeypatch.setenv("IRMEASURES_MARKOV_CACHE", str(tmp_path / "cache"))
     lengths_module._irds_cached.cache_clear()
     yield fake

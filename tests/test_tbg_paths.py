@@ -11,12 +11,12 @@ The click probability of non-relevant documents is never set here (only its defa
 import doctest
 import gzip
 import math
-import sys
 import types
 
 import ir_measures
 import numpy as np
 import pytest
+from fake_ir_datasets import FakeDataset, FakeIrDatasets
 
 import irmeasures_markov as imm
 import irmeasures_markov.lengths as lengths_module
@@ -219,30 +219,8 @@ def _fake_docs(n=80, seed=4):
 def fake_irds(monkeypatch, tmp_path):
     """A fake ``ir_datasets`` module whose only dataset, 'fake/x', may be iterated once."""
     docs = _fake_docs()
-    iterations = []
-
-    class Dataset:
-        def has_docs(self):
-            return True
-
-        def docs_count(self):
-            return len(docs)
-
-        def docs_iter(self):
-            if iterations:
-                raise AssertionError("fake/x iterated twice: the cache was not used")
-            iterations.append(1)
-            return iter(types.SimpleNamespace(doc_id=d, default_text=(lambda t=t: t), title=d, body=t)
-                        for d, t, _ in docs)
-
-    def load(dataset_id):
-        if dataset_id != "fake/x":
-            raise KeyError(dataset_id)
-        return Dataset()
-
-    module = types.ModuleType("ir_datasets")
-    module.load = load
-    monkeypatch.setitem(sys.modules, "ir_datasets", module)
+    dataset = FakeDataset(docs=[(d, t, {"title": d, "body": t}) for d, t, _ in docs], docs_once=True, name="fake/x")
+    FakeIrDatasets({"fake/x": dataset}).install(monkeypatch)
     monkeypatch.setenv("IRMEASURES_MARKOV_CACHE", str(tmp_path))
 
     def clear_caches():
@@ -251,7 +229,7 @@ def fake_irds(monkeypatch, tmp_path):
                 f.cache_clear()
 
     clear_caches()
-    yield types.SimpleNamespace(words={d: float(k) for d, _, k in docs}, iterations=iterations,
+    yield types.SimpleNamespace(words={d: float(k) for d, _, k in docs}, iterations=dataset.docs_iterations,
                                 cache=tmp_path / "lengths" / "fake__x.tsv.gz")
     clear_caches()
 
