@@ -124,25 +124,24 @@ def check_qrels(qrels: Mapping, what: str = "qrels") -> Dict[str, Dict[str, int]
     Raises :class:`InputTypeError` for an id that is not a str or a grade
     that is not an integer, :class:`InputError` for a grade outside int32.
     """
-    out: Dict[str, Dict[str, int]] = {}
-    for qid, docs in qrels.items():
-        check_query_id(qid, what)
-        if not isinstance(docs, Mapping):
-            raise InputTypeError(f"{what}: query {qid!r} maps to a {type(docs).__name__}, not a dict "
-                                 "{docid: grade}")
-        check_document_ids(docs, qid, what)
-        out[qid] = _checked_grades(docs, qid, what)
-    return out
+    return {qid: _checked_grades(docs, qid, what) for qid, docs in _checked_queries(qrels, what, "grade")}
 
 
 def check_run(run: Mapping, what: str = "run") -> None:
     """Raise :class:`InputTypeError` if a query or document id of ``{qid: {docid: score}}`` is not a str."""
-    for qid, docs in run.items():
+    for _ in _checked_queries(run, what, "score"):
+        pass
+
+
+def _checked_queries(data: Mapping, what: str, value: str):
+    """``(qid, docs)`` of ``{qid: {docid: value}}`` once the query's ids are checked."""
+    for qid, docs in data.items():
         check_query_id(qid, what)
         if not isinstance(docs, Mapping):
             raise InputTypeError(f"{what}: query {qid!r} maps to a {type(docs).__name__}, not a dict "
-                                 "{docid: score}")
+                                 f"{{docid: {value}}}")
         check_document_ids(docs, qid, what)
+        yield qid, docs
 
 
 def _is_path(x) -> bool:
