@@ -199,15 +199,7 @@ def birth_death_inverse_diagonal(forward, backward, diag=None) -> np.ndarray:
 
 def _chain(forward, backward, diag):
     """``(lower, diag, upper)`` of :math:`M = D - Q` in LAPACK's tridiagonal layout."""
-    forward = np.asarray(forward, dtype=np.float64)
-    backward = np.asarray(backward, dtype=np.float64)
-    if forward.ndim != 1 or forward.shape != backward.shape:
-        raise ValueError(f"`forward` and `backward` must be 1-D of one length, got shapes "
-                         f"{forward.shape} and {backward.shape}.")
-    n = forward.size
-    d = np.ones(n) if diag is None else np.array(diag, dtype=np.float64)
-    if d.shape != (n,):
-        raise ValueError(f"`diag` must have shape ({n},), got {d.shape}.")
+    forward, backward, d = stacked_chain(forward, backward, diag)
     return -backward[1:], d, -forward[:-1]
 
 
