@@ -53,22 +53,31 @@ def parse_grade(text: bytes, where: str) -> int:
     return grade
 
 
-def run_from_lines(lines: Lines, name: str) -> Dict[str, Dict[str, float]]:
-    """``{qid: {docid: score}}`` from ``(line number, bytes)`` pairs of a run file called ``name``."""
-    run: Dict[str, Dict[str, float]] = {}
-    first_line: Dict[str, Dict[str, int]] = {}
-    qids: Dict[bytes, str] = {}   # one str per distinct qid
+def _records(lines: Lines, name: str, n_fields: int, layout: str, table: Dict[str, dict]):
+    """``(where, qid, fields)`` of each non-blank line; ``table`` gets an empty dict per new query.
+
+    Query ids repeat on consecutive lines, so each distinct qid's bytes are
+    decoded once.
+    """
+    qids: Dict[bytes, str] = {}
     for lineno, line in lines:
         parts = line.split()
         if not parts:
             continue
-        if len(parts) != 6:
-            raise field_count_error(f"{name}:{lineno}", "6 fields 'qid Q0 docid rank score tag'", parts, line)
+        if len(parts) != n_fields:
+            raise field_count_error(f"{name}:{lineno}", f"{n_fields} fields '{layout}'", parts, line)
         qid = qids.get(parts[0])
         if qid is None:
             qid = qids[parts[0]] = decode(parts[0])
-            run[qid] = {}
-            first_line[qid] = {}
+            table[qid] = {}
+        yield lineno, qid, parts
+
+
+def run_from_lines(lines: Lines, name: str) -> Dict[str, Dict[str, float]]:
+    """``{qid: {docid: score}}`` from ``(line number, bytes)`` pairs of a run file called ``name``."""
+    run: Dict[str, Dict[str, float]] = {}
+    first_line: Dict[str, Dict[str, int]] = {}
+    for lineno, qid, parts in _records(lines, name, 6, "qid Q0 docid rank score tag", run):
         docid = decode(parts[2])
         value = parse_float(parts[4], "score", f"{name}:{lineno}")
         docs = run[qid]
@@ -76,7 +85,7 @@ def run_from_lines(lines: Lines, name: str) -> Dict[str, Dict[str, float]]:
             raise InputError(f"{name}:{lineno}: document {short(docid)} appears twice for query {short(qid)} "
                              f"(first at line {first_line[qid][docid]})")
         docs[docid] = value
-        first_line[qid][docid] = lineno
+        first_line.setdefault(qid, {})[docid] = lineno
     return run
 
 
@@ -102,18 +111,8 @@ def read_trec_qrels(path: PathLike) -> Dict[str, Dict[str, int]]:
     """
     name = display_name(path)
     qrels: Dict[str, Dict[str, int]] = {}
-    qids: Dict[bytes, str] = {}
     with open_lines(path) as lines:
-        for lineno, line in lines:
-            parts = line.split()
-            if not parts:
-                continue
-            if len(parts) != 4:
-                raise field_count_error(f"{name}:{lineno}", "4 fields 'qid iter docid grade'", parts, line)
-            qid = qids.get(parts[0])
-            if qid is None:
-                qid = qids[parts[0]] = decode(parts[0])
-                qrels[qid] = {}
+        for lineno, qid, parts in _records(lines, name, 4, "qid iter docid grade", qrels):
             docid = decode(parts[2])
             grade = parse_grade(parts[3], f"{name}:{lineno}")
             docs = qrels[qid]
