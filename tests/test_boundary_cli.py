@@ -108,6 +108,13 @@ def test_grade_outside_int32(files, tmp_path, capsys, grade):
     fails_cleanly(capsys, [str(q), files[1], "AP", "MP"], "big.qrels")
 
 
+@pytest.mark.parametrize("grade", [2 ** 31, -2 ** 31 - 1, 1.5])
+def test_grade_from_ir_datasets_outside_int32_or_not_an_integer(files, monkeypatch, capsys, grade):
+    dataset = FakeDataset(qrels=[("q1", "a", 1), ("q2", "e", grade)])
+    FakeIrDatasets({"fake/big": dataset}).install(monkeypatch)
+    fails_cleanly(capsys, ["fake/big", files[1], "AP", "MP"], "fake/big", "'q2'", "'e'")
+
+
 @pytest.mark.parametrize("measure", ["P@0", "nDCG@0", "P_0", "ndcg_cut_0", "P@-1", "AP@x"])
 def test_bad_cutoff_of_a_native_measure_is_refused_before_pytrec_eval(files, measure):
     # pytrec_eval aborts the process (status 134) on a cutoff of 0: hence a child process

@@ -7,15 +7,11 @@ ir_datasets id), so the boundary prints one line instead of a traceback.
 """
 from __future__ import annotations
 
-import importlib.util
 import os
-import shutil
-import sys
-import tempfile
 from importlib import resources
 from typing import Dict
 
-from ..errors import InputError
+from ..inputs import check_qrels
 from ..io import read_trec_qrels, read_trec_run
 from .errors import CliError, reading
 from .output import warn
@@ -24,8 +20,6 @@ __all__ = ["STDIN", "sample_path", "load_qrels", "load_run", "check_overlap"]
 
 #: the run (or qrels) argument that means standard input
 STDIN = "-"
-#: relevance grades are signed 32-bit integers, as for trec_eval and pytrec_eval
-GRADE_MIN, GRADE_MAX = -2 ** 31, 2 ** 31 - 1
 
 
 def sample_path(name: str) -> str:
@@ -43,8 +37,8 @@ def load_qrels(spec: str) -> Dict[str, Dict[str, int]]:
         with reading(_display(spec)):
             qrels = read_trec_qrels(spec)
     else:
-        qrels = _qrels_from_ir_datasets(spec)
-    _check_grades(qrels, _display(spec))
+        # the file reader checks grades as it reads; ir_datasets' grades get the same in-memory rule
+        qrels = check_qrels(_qrels_from_ir_datasets(spec), spec)
     if not any(qrels.values()):
         raise CliError(f"{_display(spec)}: the qrels hold no judgments: nothing can be evaluated")
     return qrels
@@ -72,38 +66,10 @@ def _qrels_from_ir_datasets(spec: str) -> Dict[str, Dict[str, int]]:
     return out
 
 
-def _check_grades(qrels, name: str) -> None:
-    """Grades of qrels that did not come through the file reader (ir_datasets) must fit in int32 too."""
-    for qid, docs in qrels.items():
-        for docid, grade in docs.items():
-            if isinstance(grade, bool) or not isinstance(grade, int) or not GRADE_MIN <= grade <= GRADE_MAX:
-                raise InputError(f"{name}: relevance grade {str(grade)[:24]!r} of document {docid[:40]!r} for "
-                                 f"query {qid[:40]!r} is not an integer in the signed 32-bit range "
-                                 f"{GRADE_MIN}..{GRADE_MAX}")
-
-
 def load_run(spec: str) -> Dict[str, Dict[str, float]]:
     """A run from a file (plain or compressed) or ``-`` (standard input)."""
     with reading(_display(spec)):
-        if spec == STDIN and not _READERS_TAKE_STDIN:
-            return _run_from_stdin()
         return read_trec_run(spec)
-
-
-# The file readers of irmeasures_markov.readers read '-' as standard input themselves.
-_READERS_TAKE_STDIN = importlib.util.find_spec(f"{__package__.rsplit('.', 1)[0]}.readers") is not None
-
-
-def _run_from_stdin() -> Dict[str, Dict[str, float]]:
-    """Standard input through the path-based reader (for readers that cannot read stdin themselves)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "stdin.run")
-        with open(path, "wb") as fh:
-            shutil.copyfileobj(sys.stdin.buffer, fh)
-        try:
-            return read_trec_run(path)
-        except InputError as exc:
-            raise InputError(str(exc).replace(path, "<stdin>")) from None
 
 
 def check_overlap(qrels, run, qrels_name: str, run_name: str) -> None:

@@ -14,6 +14,7 @@ from typing import List
 import ir_measures
 from ir_measures import measures as irm_measures
 
+from ..evaluator import check_native_measure
 from ..plugin.base import FamilyMeasure
 from .errors import CliError
 
@@ -107,11 +108,11 @@ def _check(measure, text: str) -> None:
     except (ValueError, AssertionError, TypeError) as exc:
         raise CliError(f"{text}: {exc}") from None
     params = getattr(measure, "params", {})
-    if not isinstance(measure, FamilyMeasure) and "cutoff" in params:
-        # pytrec_eval aborts the whole process (no exception) on a cutoff below 1: refuse it first
-        cutoff = params["cutoff"]
-        if isinstance(cutoff, bool) or not isinstance(cutoff, int) or cutoff < 1:
-            raise CliError(f"{text}: the cutoff (@k) must be a positive integer, got {cutoff!r}")
+    if not isinstance(measure, FamilyMeasure):
+        try:  # pytrec_eval aborts the whole process (no exception) on a cutoff below 1: refuse it first
+            check_native_measure(measure)
+        except ValueError as exc:
+            raise CliError(f"{text}: {exc}") from None
     for name in _LENGTH_SOURCE_PARAMS:
         value = params.get(name)
         if isinstance(value, str) and value.startswith(_IRDS_PREFIX):
