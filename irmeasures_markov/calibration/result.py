@@ -1,0 +1,86 @@
+"""A fitted user model: what every fit returns and every registry stores.
+
+:class:`FamilyFit` is plain data (JSON round-trip through ``to_dict`` /
+``from_dict``) plus :meth:`FamilyFit.measure_parameters`, which turns the fitted
+parameters into what the family's measure functions take.  The fitting code
+(``calibration`` family modules) fills ``params``; the registry
+(``register_fitted``, ``'fit:NAME'`` / ``'file:PATH'`` measure parameters)
+reads only ``measure_parameters()``.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Dict, Optional, Tuple
+
+__all__ = ["FamilyFit", "FAMILIES"]
+
+#: The families a log can calibrate.
+FAMILIES = ("mp", "ph", "carterette", "tbg")
+
+
+@dataclass
+class FamilyFit:
+    """One candidate user model of one family, fitted to a log by maximum likelihood.
+
+    Attributes
+    ----------
+    family : {'mp', 'ph', 'carterette', 'tbg'}
+    model : str
+        The candidate's name within its family (e.g. ``'GL_AD_ID'``,
+        ``'nonparametric'``, ``'RWBM'``, ``'RBP'``, ``'empirical'``).
+    params : dict
+        Fitted parameters (JSON-able: floats, ints, strings, lists).
+    intervals : dict
+        ``name -> [low, high]``: bootstrap-over-sessions 95% intervals.
+    loglik : float
+        Log-likelihood of the training sessions at the fitted parameters.
+    n_params : int
+        Free parameters (for AIC/BIC).
+    n_sessions : int
+        Training sessions.
+    heldout_loglik : float or None
+        Log-likelihood of held-out sessions, when a test log was given.
+    n_heldout : int
+        Held-out sessions (0 when none).
+    n_events : int
+        Observations the likelihood counts (for perplexity per event).
+    log_description : str
+        Where the log came from (kept so a calibrated measure can cite it).
+    """
+
+    family: str
+    model: str
+    params: Dict[str, object]
+    intervals: Dict[str, Tuple[float, float]] = field(default_factory=dict)
+    loglik: float = float("nan")
+    n_params: int = 0
+    n_sessions: int = 0
+    heldout_loglik: Optional[float] = None
+    n_heldout: int = 0
+    n_events: int = 0
+    log_description: str = ""
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["intervals"] = {k: [float(v[0]), float(v[1])] for k, v in self.intervals.items()}
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "FamilyFit":
+        d = dict(d)
+        d["intervals"] = {k: (float(v[0]), float(v[1])) for k, v in d.get("intervals", {}).items()}
+        return cls(**d)
+
+    def measure_parameters(self) -> dict:
+        """What the family's measure takes, built from ``params``.
+
+        - ``mp``: ``{'kernel': alpha, 'states': 'AD'|'OR', 'rates': None}``,
+          ``alpha(i, j)`` a vectorised weight function of 1-based rank arrays
+          (as :func:`~irmeasures_markov.measures.markov_precision.register_kernel` takes);
+        - ``carterette``: ``{'stop_probabilities': f}``, ``f(n)`` an array of
+          P(stop at rank k), k = 1..n (the mass beyond n is the remainder);
+        - ``ph``: keyword arguments of the PH measure (``browse``, ``p``, ``q``, ...);
+        - ``tbg``: keyword arguments of the TBG measure.
+        """
+        from . import parameters  # the family-specific conversions live with the fits
+        return parameters.measure_parameters(self)
