@@ -25,7 +25,8 @@ import pathlib
 import warnings
 from collections import abc
 from functools import lru_cache
-from itertools import chain
+from itertools import chain, compress, count, repeat
+from operator import is_not
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Union
 from urllib.parse import quote
 
@@ -448,6 +449,33 @@ class DocumentLengths:
         vals = np.zeros(len(docids))
         first = np.flatnonzero(~later)
         vals[first] = self.lookup([docids[i] for i in first.tolist()])
+        return vals
+
+    def for_flat_rankings(self, docids: Sequence[str], offsets: np.ndarray) -> np.ndarray:
+        """:meth:`for_ranking` of many rankings stored flat (ranking ``i`` is ``docids[offsets[i]:offsets[i+1]]``).
+
+        The same values as :meth:`for_ranking` of each ranking, concatenated,
+        with no Python step per ranking: a document is a later member of its
+        group when its (ranking, group) pair occurred at an earlier position.
+        """
+        n = len(docids)
+        if not self.duplicates:
+            return self.lookup(docids)
+        groups = list(map(self.duplicates.get, docids))
+        grouped = np.fromiter(map(is_not, groups, repeat(None)), dtype=bool, count=n)
+        where = np.flatnonzero(grouped)
+        numbers: Dict[object, int] = {}
+        gid = np.fromiter(map(numbers.setdefault, compress(groups, grouped), count()), dtype=np.int64,
+                          count=where.size)
+        ranking = np.searchsorted(np.asarray(offsets), where, side="right") - 1
+        # np.unique's return_index gives the first position of every (ranking, group) pair
+        _, first_seen = np.unique(ranking * (int(gid.max(initial=0)) + 1) + gid, return_index=True)
+        later = np.zeros(n, dtype=bool)
+        later[where] = True
+        later[where[first_seen]] = False
+        vals = np.zeros(n)
+        first = np.flatnonzero(~later)
+        vals[first] = self.lookup(list(map(docids.__getitem__, first.tolist())))
         return vals
 
     def for_rankings(self, rankings: Iterable[Sequence[str]]) -> List[np.ndarray]:

@@ -377,16 +377,25 @@ def _gl_or_degrees(batch: RelevanceBatch, kernel: str, alpha: np.ndarray) -> np.
     bounds = np.concatenate(([0], np.cumsum(counts)))
     deg = np.zeros(ranks.size)
     by_length: dict = {}
-    for q in np.flatnonzero(counts > 1).tolist():
-        lo, hi = int(bounds[q]), int(bounds[q + 1])
-        r = hi - lo
+    dense = np.flatnonzero(counts > 1)
+    big = dense[counts[dense] >= _FFT_MIN_R]
+    for q in big.tolist():
+        r = int(counts[q])
         L = scipy.fft.next_fast_len(2 * int(batch.lengths[q]) - 1, real=True)
-        if r >= _FFT_MIN_R and r * r > _FFT_RATIO * L:
+        if r * r > _FFT_RATIO * L:
             by_length.setdefault(L, []).append(q)
-            continue
-        s = ranks[lo:hi]
-        # alpha[0] is 0: no self-loops
-        deg[lo:hi] = alpha[np.abs(s[:, None] - s[None, :])].sum(axis=1)
+    if by_length:
+        dense = np.setdiff1d(dense, np.concatenate([np.asarray(v) for v in by_length.values()]))
+    # the dense r x r blocks of all queries with the same r at once, as one (queries, r, r) array: each
+    # row is summed exactly as the query's own block would be (same values, same order, no padding)
+    for r in np.unique(counts[dense]).tolist():
+        group = dense[counts[dense] == r]
+        step = max(1, _FFT_CHUNK // (r * r))
+        for c in range(0, group.size, step):
+            pos = bounds[group[c:c + step]][:, None] + np.arange(r)
+            s = ranks[pos]
+            # alpha[0] is 0: no self-loops
+            deg[pos] = alpha[np.abs(s[:, :, None] - s[:, None, :])].sum(axis=2)
     for L, queries in by_length.items():
         spec = _kernel_spectrum(kernel, L)
         step = max(1, _FFT_CHUNK // L)
@@ -402,14 +411,25 @@ def _gl_or_degrees(batch: RelevanceBatch, kernel: str, alpha: np.ndarray) -> np.
 
 
 def markov_precision_batch(batch: RelevanceBatch, model: str = "GL_AD_ID", *, recall: bool = False,
-                           rates=None) -> np.ndarray:
+                           rates=None, flat_rates: Optional[np.ndarray] = None) -> np.ndarray:
     """MP (or MPcont when ``rates`` is given) of every query of a batch, vectorised.
 
     ``rates``: None, holding rates per rank for every query (a sequence or a
-    ``{rank: mu}`` mapping), or a mapping ``{qid: rates}``.  Without rates the per-model values
-    are memoised on the batch, so ``recall=True`` after ``recall=False`` (or the
-    reverse) costs one multiplication.
+    ``{rank: mu}`` mapping), or a mapping ``{qid: rates}``.  ``flat_rates``
+    instead gives the rate at every flat position of the batch, already
+    checked positive and finite (e.g. from TBG's time model), with no
+    per-query step.  Without rates the per-model values are memoised on the
+    batch, so ``recall=True`` after ``recall=False`` (or the reverse) costs
+    one multiplication.
     """
+    if flat_rates is not None:
+        if rates is not None:
+            raise ValueError("give `rates` or `flat_rates`, not both")
+        flat_rates = np.asarray(flat_rates, dtype=np.float64)
+        if flat_rates.shape != batch.grades.shape:
+            raise ValueError(f"`flat_rates` has shape {flat_rates.shape}; the batch has {batch.grades.size} "
+                             "flat positions")
+        rates = _FlatRates(flat_rates)
     if isinstance(model, str) and model.upper() in CUSTOM_KERNELS:
         return _custom_batch(batch, model.upper(), recall=recall, rates=rates)
     parsed = parse_model(model)
@@ -451,8 +471,18 @@ def _custom_batch(batch: RelevanceBatch, name: str, *, recall: bool, rates) -> n
     return out
 
 
+class _FlatRates:
+    """Rates already laid out like the batch (``markov_precision_batch(flat_rates=...)``)."""
+    __slots__ = ("values",)
+
+    def __init__(self, values: np.ndarray):
+        self.values = values
+
+
 def _batch_rates(batch: RelevanceBatch, rates) -> np.ndarray:
     """Holding rate of every flat position."""
+    if isinstance(rates, _FlatRates):
+        return rates.values
     if rates_per_query(rates):
         parts = []
         for i, q in enumerate(batch.qids):

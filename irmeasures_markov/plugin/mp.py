@@ -8,7 +8,7 @@ from typing import Dict
 from ..io import read_rates
 from ..measures.markov_precision import ModelChoices, check_rates, markov_precision_batch
 from .base import FamilyMeasure, ParamInfo, register_measure
-from .tbg import LENGTH_PARAMS, TIME_MODEL_PARAMS, tbg_rates, time_parameters
+from .tbg import LENGTH_PARAMS, TIME_MODEL_PARAMS, tbg_flat_rates, time_parameters
 
 __all__ = ["MP", "MPcont", "register_rates", "REGISTERED_RATES"]
 
@@ -150,7 +150,7 @@ class _MPcont(_MP):
         if self["time"] == "tbg":
             batch = self.batch(prepared)
             return markov_precision_batch(batch, self["model"], recall=self["recall"],
-                                          rates=tbg_rates(prepared, batch, self))
+                                          flat_rates=tbg_flat_rates(prepared, batch, self))
         rates = self.holding_rates(prepared)
         return markov_precision_batch(self.batch(prepared), self["model"], recall=self["recall"], rates=rates)
 

@@ -8,6 +8,7 @@ guessed), ``TBG(lengths='mydocs')`` for a mapping registered with
 from __future__ import annotations
 
 import os
+from itertools import chain
 from typing import Dict, Mapping, Optional
 
 import numpy as np
@@ -17,7 +18,7 @@ from ..measures.tbg import NORMS, TBG_DEFAULTS, TBGParameters, ideal_normaliser,
 from .base import FLOAT, FamilyMeasure, ParamInfo, register_measure
 
 __all__ = ["TBG", "register_lengths", "REGISTERED_LENGTHS", "LENGTH_PARAMS", "TIME_MODEL_PARAMS",
-           "document_lengths", "batch_lengths", "tbg_rates", "time_parameters"]
+           "document_lengths", "batch_lengths", "tbg_rates", "tbg_flat_rates", "time_parameters"]
 
 #: Length mappings registered by name with :func:`register_lengths`.
 REGISTERED_LENGTHS: Dict[str, Mapping[str, float]] = {}
@@ -104,11 +105,10 @@ def document_lengths(measure) -> DocumentLengths:
 def batch_lengths(prepared, measure, lengths: DocumentLengths) -> np.ndarray:
     """Lengths at every flat position of the measure's batch (duplicate groups applied)."""
     jo = bool(measure["judged_only"]) if "judged_only" in measure.SUPPORTED_PARAMS else False
-    if lengths.duplicates or measure.cutoff is not None:
-        # duplicates need the ranked docids; a cutoff needs only the top k looked up
+    if lengths.duplicates:
+        # duplicate groups are read along each ranking
         batch = measure.batch(prepared, with_docids=True)
-        parts = [lengths.for_ranking(d) for d in batch.docids]
-        return np.concatenate(parts) if parts else np.zeros(0)
+        return lengths.for_flat_rankings(list(chain.from_iterable(batch.docids)), batch.offsets)
     return prepared.document_values(lengths.lookup_segments, judged_only=jo, cutoff=measure.cutoff)
 
 
@@ -122,6 +122,13 @@ def time_parameters(measure, extra=()) -> TBGParameters:
 
 def tbg_rates(prepared, batch, measure) -> Dict[str, np.ndarray]:
     """MPcont holding rates from TBG's time model: mu_i = 1 / (T_S + T_D(l_i) P(C=1|r_i)) per query."""
+    rates = tbg_flat_rates(prepared, batch, measure)
+    o = batch.offsets
+    return {q: rates[o[i]:o[i + 1]] for i, q in enumerate(batch.qids)}
+
+
+def tbg_flat_rates(prepared, batch, measure) -> np.ndarray:
+    """:func:`tbg_rates` at every flat position of ``batch``, with no per-query step."""
     params = time_parameters(measure)
     flat = batch_lengths(prepared, measure, document_lengths(measure))
     pc, _ = params.click_and_gain(batch.grades, batch.rel)
@@ -132,9 +139,7 @@ def tbg_rates(prepared, batch, measure) -> Dict[str, np.ndarray]:
                          "click time); its rate would be infinite")
     # MP's chain never stays at a non-relevant rank, so its rate is inert; it only has to be a valid rate
     mean_time[~relevant & (mean_time <= 0)] = 1.0
-    rates = 1.0 / mean_time
-    o = batch.offsets
-    return {q: rates[o[i]:o[i + 1]] for i, q in enumerate(batch.qids)}
+    return 1.0 / mean_time
 
 
 class _TBG(FamilyMeasure):
