@@ -197,7 +197,7 @@ def test_gl_or_degrees_grouped_by_r_equal_each_query_block(kernel):
     """GL_OR's dense degrees, now one (queries, r, r) array per r, equal each query's own r x r block sum."""
     from irmeasures_markov.measures import markov_precision as mp
     rng = np.random.default_rng(11)
-    rel = [rng.random(int(n)) < rng.uniform(0.05, 0.9) for n in rng.integers(1, 120, size=80)]
+    rel = [rng.random(int(n)) < rng.uniform(0.05, 0.9) for n in rng.integers(1, 64, size=80)]  # r < 64: dense
     offsets = np.concatenate(([0], np.cumsum([r.size for r in rel]))).astype(np.int64)
     flat = np.concatenate(rel)
     batch = rankings.RelevanceBatch([str(i) for i in range(len(rel))], offsets, flat.astype(np.int64), flat,

@@ -395,7 +395,8 @@ def _gl_or_degrees(batch: RelevanceBatch, kernel: str, alpha: np.ndarray) -> np.
             pos = bounds[group[c:c + step]][:, None] + np.arange(r)
             s = ranks[pos]
             # alpha[0] is 0: no self-loops
-            deg[pos] = alpha[np.abs(s[:, :, None] - s[:, None, :])].sum(axis=2)
+            rows = alpha[np.abs(s[:, :, None] - s[:, None, :])].reshape(-1, r)
+            deg[pos] = rows.sum(axis=1).reshape(pos.shape)
     for L, queries in by_length.items():
         spec = _kernel_spectrum(kernel, L)
         step = max(1, _FFT_CHUNK // L)
