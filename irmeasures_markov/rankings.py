@@ -274,10 +274,10 @@ class _FlatRun:
     ``scores`` and ``positive_grades`` the ranked scores and positive grades.
     The arrays are read-only: batches share them instead of copying.
     """
-    __slots__ = ("qids", "judged", "keys", "starts", "order", "scores", "positive_grades", "joined", "_grades",
-                 "_docids")
+    __slots__ = ("qids", "judged", "keys", "starts", "order", "scores", "positive_grades", "joined", "joins",
+                 "_grades", "_docids")
 
-    def __init__(self, qids, judged, keys, starts, order, scores, positive_grades, joined):
+    def __init__(self, qids, judged, keys, starts, order, scores, positive_grades, joined, joins=False):
         self.qids: List[str] = qids
         self.judged: List[Mapping[str, int]] = judged
         self.keys: List[str] = keys
@@ -287,6 +287,8 @@ class _FlatRun:
         self.positive_grades = _frozen(positive_grades)
         #: all docids in file order joined by newlines, when the run was prepared with join_docids
         self.joined: Optional[str] = joined
+        #: whether the run was prepared with join_docids (each RankedQuery then has its joined_keys)
+        self.joins = joins or joined is not None
         self._grades = None
         self._docids = None
 
@@ -332,7 +334,7 @@ class _FlatRun:
         a, b = int(self.starts[i]), int(self.starts[i + 1])
         keys = self.keys[a:b]
         return RankedQuery(self.qids[i], keys, self.order[a:b] - a, self.scores[a:b], self.positive_grades[a:b],
-                           self.judged[i], SEPARATOR.join(keys) if self.joined is not None else None)
+                           self.judged[i], SEPARATOR.join(keys) if self.joins else None)
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
@@ -437,6 +439,10 @@ def _break_ties_flat(order: np.ndarray, keys: List[str], scores: np.ndarray, sta
 #: step per query then costs little per document, and joining only each query's positive judgments (about
 #: 100 of 1000 documents on TREC-8) is cheaper than probing every document (measured crossover: 300-1000)
 _FLAT_MAX_MEAN_LENGTH = 512
+#: documents per block where a whole-run step would otherwise hold a copy of the run (the docid check,
+#: the per-document lookups of document_values)
+_CHECK_BLOCK = 1 << 16
+_LOOKUP_BLOCK = 1 << 18
 
 
 def _prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join_docids: bool) -> Optional[_FlatRun]:
@@ -467,12 +473,11 @@ def _prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], joi
     if n != int(lengths.sum()):
         return None
     try:
-        # the join checks that every docid is a str, at C speed
-        joined = SEPARATOR.join(keys) if join_docids else "".join(keys)
+        # the join checks that every docid is a str at C speed; in blocks, so it never holds a copy of the run
+        for a in range(0, n, _CHECK_BLOCK):
+            "".join(keys[a:a + _CHECK_BLOCK])
     except TypeError:
         return None
-    if not join_docids:
-        joined = None
     try:
         scores = np.fromiter(chain.from_iterable(map(methodcaller("values"), dicts)), dtype=np.float64, count=n)
     except (TypeError, ValueError):
@@ -490,7 +495,9 @@ def _prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], joi
     getters = list(map(attrgetter("get"), map(qrels.positive, qids)))
     positive = np.fromiter(chain.from_iterable(map(map, getters, dicts, repeat(repeat(0)))), dtype=np.int64,
                            count=n)[order]
-    return _FlatRun(qids, list(map(judged_all.__getitem__, qids)), keys, starts, order, ranked, positive, joined)
+    # join_docids is not needed: document_values joins the docids block by block, which bounds its memory
+    return _FlatRun(qids, list(map(judged_all.__getitem__, qids)), keys, starts, order, ranked, positive, None,
+                    join_docids)
 
 
 class PreparedRun:
@@ -613,13 +620,13 @@ class PreparedRun:
                         cutoff: Optional[int] = None) -> np.ndarray:
         """A per-document value for every flat position of ``batch(judged_only=..., cutoff=...)``.
 
-        ``lookup_segments(segments, joined) -> array`` is called once, with
-        one sequence of docids per segment and ``joined``, the same segments
-        joined by newlines, or None; it returns the values of all of them one
-        segment after another (e.g.
+        ``lookup_segments(segments, joined) -> array`` is called once per
+        block of ``_LOOKUP_BLOCK`` documents, with one sequence of docids per
+        segment and ``joined``, the same segments joined by newlines, or None;
+        it returns the values of all of them one segment after another (e.g.
         :meth:`~irmeasures_markov.lengths.DocumentLengths.lookup_segments`).
-        The whole run is one segment, in file order; the values are put in
-        rank order and filtered like the batch.  Without a cutoff every
+        Each block is one segment of the run in file order; the values are put
+        in rank order and filtered like the batch.  Without a cutoff every
         retrieved document is looked up (an unknown length is an error even
         where ``judged_only`` drops the document); with one, only the
         documents kept.  One call per run pays per-call overheads (and a
@@ -630,11 +637,26 @@ class PreparedRun:
             return np.zeros(0)
         keep, _ = self._selection(judged_only, cutoff)
         if cutoff is not None and keep is not None:
-            wanted = flat.order[keep]
-            return np.asarray(lookup_segments([list(map(flat.keys.__getitem__, wanted.tolist()))], None))
-        values = np.asarray(lookup_segments([flat.keys], None if flat.joined is None else [flat.joined]))
-        values = values[flat.order]
+            wanted = flat.order[keep].tolist()
+            return self._lookup_blocks(lookup_segments, list(map(flat.keys.__getitem__, wanted)), None)
+        values = self._lookup_blocks(lookup_segments, flat.keys, flat.joined)[flat.order]
         return values if keep is None else values[keep]
+
+    def _lookup_blocks(self, lookup_segments, keys: List[str], joined: Optional[str]) -> np.ndarray:
+        """``lookup_segments`` over ``keys`` in blocks of ``_LOOKUP_BLOCK`` documents, concatenated.
+
+        A vectorised lookup holds several arrays per document while it works
+        (the docids' bytes, the table rows it gathers): blocks bound that
+        memory without changing a value.  Prepared one query at a time, the
+        run's docids may come joined already (``joined``).
+        """
+        n = len(keys)
+        if n <= _LOOKUP_BLOCK:
+            return np.asarray(lookup_segments([keys], None if joined is None else [joined]))
+        out = np.empty(n)
+        for a in range(0, n, _LOOKUP_BLOCK):
+            out[a:a + _LOOKUP_BLOCK] = lookup_segments([keys[a:a + _LOOKUP_BLOCK]], None)
+        return out
 
 
 _RECALL_BASES: "weakref.WeakKeyDictionary[QrelsIndex, Dict[int, tuple]]" = weakref.WeakKeyDictionary()

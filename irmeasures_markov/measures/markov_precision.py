@@ -45,7 +45,7 @@ import numpy as np
 import scipy.fft
 
 from ..core import censored_transition_matrix, is_irreducible, stationary_distribution, transition_matrix_from_weights
-from ..rankings import RelevanceBatch, segment_cumsum, segment_sum
+from ..rankings import RelevanceBatch, segment_sum
 
 __all__ = [
     "PAPER_MODELS",
@@ -293,10 +293,14 @@ def _relevant_view(batch: RelevanceBatch):
     """Ranks, query numbers, ranking lengths and Prec(i) at the relevant positions (memoised)."""
     view = batch.cache.get("mp:relevant")
     if view is None:
-        rel = batch.relevant
-        ranks = batch.ranks[rel]
-        qidx = batch.query_index[rel]
-        prec = (segment_cumsum(rel, batch.offsets)[rel] / ranks) if ranks.size else np.zeros(0)
+        # from the relevant positions alone: memory in proportion to the relevant documents, not the run
+        at = np.flatnonzero(batch.relevant)
+        starts = batch.offsets[:-1]
+        qidx = np.searchsorted(batch.offsets, at, side="right") - 1
+        ranks = at - starts[qidx] + 1
+        # relevant documents up to and including each one, within its query
+        found = np.arange(1, at.size + 1) - np.searchsorted(at, starts)[qidx]
+        prec = found / ranks
         view = (ranks, qidx, batch.lengths[qidx], prec)
         batch.cache["mp:relevant"] = view
     return view

@@ -289,6 +289,10 @@ def gain_curve(grades, lengths, params=None, rel: int = 1, times=None):
     return times, np.concatenate(([0.0], cum))[idx]
 
 
+#: documents per block of :func:`tbg_batch`
+_BLOCK = 1 << 16
+
+
 def tbg_batch(batch, lengths_flat: np.ndarray, params=None, norm: str = "none", ideal: Optional[np.ndarray] = None):
     """TBG for every query of a :class:`~irmeasures_markov.rankings.RelevanceBatch`.
 
@@ -299,10 +303,19 @@ def tbg_batch(batch, lengths_flat: np.ndarray, params=None, norm: str = "none", 
     p = _params(params)
     if norm not in NORMS:
         raise ValueError(f"TBG: norm must be one of {list(NORMS)}, got {norm!r}")
-    pc, gain = p.click_and_gain(batch.grades, batch.rel)
-    h = p.t_summary + (p.a * lengths_flat + p.b) * pc
-    reach = segment_cumsum(h, batch.offsets) - h  # T(k): time before rank k
-    values = segment_sum(gain * np.exp(-p.decay_rate * reach), batch.offsets)
+    offsets = batch.offsets
+    values = np.zeros(batch.n_queries)
+    # whole queries at a time, about _BLOCK documents each: the temporaries (click probabilities, gains,
+    # times) stay in cache and their memory stays bounded, whatever the run's size
+    bounds = np.searchsorted(offsets, np.arange(0, int(offsets[-1]) + _BLOCK, _BLOCK))
+    cuts = np.unique(np.concatenate(([0], bounds, [batch.n_queries])).clip(0, batch.n_queries))
+    for q0, q1 in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+        a, b = int(offsets[q0]), int(offsets[q1])
+        o = offsets[q0:q1 + 1] - a
+        pc, gain = p.click_and_gain(batch.grades[a:b], batch.rel)
+        h = p.t_summary + (p.a * lengths_flat[a:b] + p.b) * pc
+        reach = segment_cumsum(h, o) - h  # T(k): time before rank k
+        values[q0:q1] = segment_sum(gain * np.exp(-p.decay_rate * reach), o)
     if norm == "constant":
         values = values / constant_normaliser(p)
     elif norm == "ideal":
