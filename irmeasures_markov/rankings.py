@@ -271,19 +271,22 @@ class _FlatRun:
     Query ``i`` occupies ``slice(starts[i], starts[i+1])`` of every array.
     ``keys`` holds the docids in file order (query after query); ``order``
     the index into ``keys`` of the document at each rank (trec_eval order),
-    ``scores`` and ``positive_grades`` the ranked scores and positive grades.
-    The arrays are read-only: batches share them instead of copying.
+    ``positive_grades`` the positive grade at each rank.  ``runs`` holds the
+    run's own mapping of each query, from which :meth:`query` reads the
+    scores again (the flat layout keeps no copy of them: 8 bytes per
+    document less).  The arrays are read-only: batches share them instead
+    of copying.
     """
-    __slots__ = ("qids", "judged", "keys", "starts", "order", "scores", "positive_grades", "joined", "joins",
+    __slots__ = ("qids", "judged", "keys", "starts", "order", "runs", "positive_grades", "joined", "joins",
                  "_grades", "_docids")
 
-    def __init__(self, qids, judged, keys, starts, order, scores, positive_grades, joined, joins=False):
+    def __init__(self, qids, judged, keys, starts, order, runs, positive_grades, joined, joins=False):
         self.qids: List[str] = qids
         self.judged: List[Mapping[str, int]] = judged
         self.keys: List[str] = keys
         self.starts = _frozen(starts)
         self.order = _frozen(order)
-        self.scores = _frozen(scores)
+        self.runs: Optional[List[Mapping[str, float]]] = runs
         self.positive_grades = _frozen(positive_grades)
         #: all docids in file order joined by newlines, when the run was prepared with join_docids
         self.joined: Optional[str] = joined
@@ -302,9 +305,8 @@ class _FlatRun:
         joined = SEPARATOR.join(joined) if queries and all(j is not None for j in joined) else None
         cat = (lambda arrays, dtype: np.concatenate(arrays) if arrays else np.zeros(0, dtype=dtype))
         order = cat([q._order + s for q, s in zip(queries, starts.tolist())], np.int64)
-        return cls([q.qid for q in queries], [q._judged for q in queries], keys, starts, order,
-                   cat([q.scores for q in queries], np.float64), cat([q.positive_grades for q in queries], np.int64),
-                   joined)
+        return cls([q.qid for q in queries], [q._judged for q in queries], keys, starts, order, None,
+                   cat([q.positive_grades for q in queries], np.int64), joined)
 
     @property
     def n_documents(self) -> int:
@@ -333,8 +335,10 @@ class _FlatRun:
     def query(self, i: int) -> RankedQuery:
         a, b = int(self.starts[i]), int(self.starts[i + 1])
         keys = self.keys[a:b]
-        return RankedQuery(self.qids[i], keys, self.order[a:b] - a, self.scores[a:b], self.positive_grades[a:b],
-                           self.judged[i], SEPARATOR.join(keys) if self.joins else None)
+        order = self.order[a:b] - a
+        scores = np.fromiter(self.runs[i].values(), dtype=np.float64, count=b - a)[order]
+        return RankedQuery(self.qids[i], keys, order, scores, self.positive_grades[a:b], self.judged[i],
+                           SEPARATOR.join(keys) if self.joins else None)
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
@@ -487,7 +491,6 @@ def _prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], joi
     starts = np.zeros(len(qids) + 1, dtype=np.int64)
     np.cumsum(lengths, out=starts[1:])
     order = _break_ties_flat(_segment_argsort_desc(scores, starts), keys, scores, starts)
-    ranked = scores[order]
     del scores
     # one C-level probe of the query's positive judgments per retrieved document: across a run of short
     # rankings this costs less than intersecting each query's judgments with its ranking and placing the
@@ -496,7 +499,7 @@ def _prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], joi
     positive = np.fromiter(chain.from_iterable(map(map, getters, dicts, repeat(repeat(0)))), dtype=np.int64,
                            count=n)[order]
     # join_docids is not needed: document_values joins the docids block by block, which bounds its memory
-    return _FlatRun(qids, list(map(judged_all.__getitem__, qids)), keys, starts, order, ranked, positive, None,
+    return _FlatRun(qids, list(map(judged_all.__getitem__, qids)), keys, starts, order, dicts, positive, None,
                     join_docids)
 
 
