@@ -374,8 +374,8 @@ class _LazyQueries(Sequence):
         return q
 
 
-#: rows x width of one block of the per-query sort (bounds its temporary memory to about 32 MB)
-_SORT_BLOCK = 1 << 20
+#: rows x width of one block of the per-query sort (bounds its temporary memory to about 8 MB)
+_SORT_BLOCK = 1 << 18
 
 
 def _segment_argsort_desc(scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
