@@ -2,14 +2,18 @@
 against pytrec_eval's `map` on the same parsed inputs in the same process, and against
 cwl-eval's TBGCWLMetric given the same time model as item costs (first --cwl-runs runs).
 
-    python integration/bench_tbg.py [--repeat 3] [--cwl-runs 10]
+    python integration/bench_tbg.py [--rounds 5] [--cwl-runs 10]
 
 TREC-8 has no public document lengths: every retrieved document gets a seeded
 random length (log-normal, median ~300 words), registered as a mapping.
-Prints wall times and the ratios (target: TBG / map <= 1.0).
+pytrec_eval map and TBG are timed interleaved, round by round
+(integration/benchkit.py; target: TBG / map <= 0.6); so are cwl-eval and TBG
+on the first --cwl-runs runs.  Printed once: the first pass (which also
+builds the length table), the ranking preparation and the length lookups.
 """
 import argparse
 import glob
+import os
 import sys
 import time
 
@@ -19,6 +23,9 @@ import pytrec_eval
 import irmeasures_markov as imm
 from irmeasures_markov.io import read_trec_qrels, read_trec_run
 from irmeasures_markov.testing import shared_data_dir
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchkit import interleaved, print_report  # noqa: E402
 
 
 def assumed_lengths(runs, seed=0):
@@ -64,7 +71,7 @@ def best(fn, repeat):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--cwl-runs", type=int, default=10)
     args = ap.parse_args()
     data = shared_data_dir()
@@ -103,26 +110,23 @@ def main():
             p.document_values(lookup)
         return time.perf_counter() - t
 
-    t_map = best(run_map, args.repeat)
     t_first = best(run_tbg, 1)  # includes building the length table, once per length source
-    t_tbg = best(run_tbg, args.repeat)
-    t_prep = best(run_prepare, args.repeat)
-    t_look = best(run_lookup, args.repeat)
+    times = interleaved({"map": run_map, "TBG": run_tbg}, rounds=args.rounds)
+    print_report(times, peer="map", targets={"TBG": 0.6})
+    t_map = min(times["map"])
+    t_prep = best(run_prepare, 1)
+    t_look = best(run_lookup, 1)
     n_docs = sum(len(docs) for run in runs for docs in run.values())
-    print(f"pytrec_eval map:            {t_map:7.3f} s")
-    print(f"irmeasures_markov TBG:      {t_tbg:7.3f} s  (ranking preparation and length lookup included)")
-    print(f"ratio TBG / map:            {t_tbg / t_map:7.3f}  (target <= 1.0)")
-    print(f"first pass, building the length table too: {t_first:.3f} s, ratio {t_first / t_map:.3f}")
-    print(f"  of which ranking preparation {t_prep:.3f} s; {n_docs} length lookups (one per run) {t_look:.3f} s")
+    print(f"  first pass, building the length table too: {t_first:.3f} s, ratio {t_first / t_map:.3f}")
+    print(f"  once: ranking preparation {t_prep:.3f} s; {n_docs} length lookups (one per run) {t_look:.3f} s")
 
     subset = runs[:args.cwl_runs]
-    t_cwl = best(lambda: [cwl_tbg(qrels, r, lengths) for r in subset], args.repeat)
-    t_ours = best(lambda: run_tbg(subset), args.repeat)
+    times = interleaved({"cwl-eval": lambda: [cwl_tbg(qrels, r, lengths) for r in subset],
+                         "TBG": lambda: run_tbg(subset)}, rounds=args.rounds)
     ev = imm.PROVIDER.evaluator([tbg], qrels)
     worst = max(abs(v - ev.values(r)[tbg][q]) for r in subset for q, v in cwl_tbg(qrels, r, lengths).items())
-    print(f"cwl-eval TBG (our costs), {len(subset)} runs: {t_cwl:7.3f} s")
-    print(f"irmeasures_markov, same runs:     {t_ours:7.3f} s  -> speed-up {t_cwl / t_ours:.1f}x "
-          f"(values agree to {worst:.1g})")
+    print(f"cwl-eval TBG (our costs) vs ours, {len(subset)} runs (values agree to {worst:.1g}):")
+    print_report(times, peer="cwl-eval")
 
 
 if __name__ == "__main__":
