@@ -492,15 +492,16 @@ def _prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], joi
     np.cumsum(lengths, out=starts[1:])
     order = _break_ties_flat(_segment_argsort_desc(scores, starts), keys, scores, starts)
     del scores
-    # one C-level probe of the query's positive judgments per retrieved document: across a run of short
-    # rankings this costs less than intersecting each query's judgments with its ranking and placing the
-    # hits by binary search, which needs Python code per query
-    getters = list(map(attrgetter("get"), map(qrels.positive, qids)))
+    # one C-level probe of the query's judgments per retrieved document: across a run of short rankings
+    # this costs less than intersecting each query's positive judgments with its ranking and placing the
+    # hits by binary search, which needs Python code per query (and so does making those positive subsets)
+    judged = list(map(judged_all.__getitem__, qids))
+    getters = list(map(attrgetter("get"), judged))
     positive = np.fromiter(chain.from_iterable(map(map, getters, dicts, repeat(repeat(0)))), dtype=np.int64,
                            count=n)[order]
+    np.maximum(positive, 0, out=positive)  # grade where > 0, else 0 (judged non-relevant or unjudged)
     # join_docids is not needed: document_values joins the docids block by block, which bounds its memory
-    return _FlatRun(qids, list(map(judged_all.__getitem__, qids)), keys, starts, order, dicts, positive, None,
-                    join_docids)
+    return _FlatRun(qids, judged, keys, starts, order, dicts, positive, None, join_docids)
 
 
 class PreparedRun:
