@@ -32,9 +32,12 @@ from itertools import combinations
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np
-from scipy import stats
 
+from .._lazy import lazy_module
 from .inputs import ScoreMatrix, score_matrix
+
+# imported at the first test, so that importing the package does not load scipy.stats
+stats = lazy_module("scipy.stats")
 
 __all__ = [
     "TestResult",
