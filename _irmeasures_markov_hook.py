@@ -108,7 +108,10 @@ class _Finder:
 
 
 def install() -> None:
-    """Register irmeasures_markov with ir_measures as soon as ir_measures is imported (now, if it is already)."""
+    """Register irmeasures_markov with ir_measures as soon as ir_measures is imported (now, if it is already).
+
+    The .pth line reads the opt-out variable before calling this; a direct call installs regardless.
+    """
     if TARGET in sys.modules:
         _register()
     elif not any(isinstance(f, _Finder) for f in sys.meta_path):

@@ -26,9 +26,10 @@ HEAVY = ("scipy.fft", "scipy.linalg", "scipy.special", "scipy.stats", "scipy.spa
 
 def run_python(*code, env_extra=None, pythonpath=(REPO,), check=True):
     """Run the pieces of ``code`` (each dedented) in a fresh interpreter importing this checkout."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("IRMEASURES_MARKOV_NO_HOOK", "IRMEASURES_MARKOV_HOOK_DEBUG")}
+    env = {k: v for k, v in os.environ.items() if k != "IRMEASURES_MARKOV_HOOK_DEBUG"}
     env["PYTHONPATH"] = os.pathsep.join(map(str, pythonpath))
+    # an installed hook (irmeasures_markov.pth) stays out of the way; hook.install() below ignores the variable
+    env["IRMEASURES_MARKOV_NO_HOOK"] = "1"
     env.update(env_extra or {})
     proc = subprocess.run([sys.executable, "-c", "\n".join(textwrap.dedent(c) for c in code)], env=env, capture_output=True, text=True,
                           cwd=str(pythonpath[0]), timeout=120)  # `-c` puts the working directory first
@@ -217,5 +218,5 @@ def test_pth_line_reads_the_opt_out_variable_and_calls_install():
         exec({line.strip()!r})
         print(any(type(f).__name__ == "_Finder" for f in sys.meta_path))
         """
-    assert run_python(code).stdout.strip() == "True"
+    assert run_python(code, env_extra={"IRMEASURES_MARKOV_NO_HOOK": ""}).stdout.strip() == "True"
     assert run_python(code, env_extra={"IRMEASURES_MARKOV_NO_HOOK": "1"}).stdout.strip() == "False"
