@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 pt = pytest.importorskip("pyterrier")
-pd = pytest.importorskip("pandas")
+import pandas as pd  # noqa: E402
 stats = pytest.importorskip("scipy.stats")
 
 import irmeasures_markov as imm  # noqa: E402
@@ -43,8 +43,8 @@ def test_values_equal_our_evaluation(trec8, experiment):
     res, _ = experiment
     sub = {n: runs[n] for n in RUNS}
     names = ["AP", "MP", "MP(model='LO_OR_ID',recall=True)"]
-    ours = evaluate(names, qrels, sub, progress=False).means()
-    via_pytrec = evaluate(names, qrels, sub, progress=False, native=False).means()
+    ours = evaluate(names, qrels, sub, progress=False).means_array()
+    via_pytrec = evaluate(names, qrels, sub, progress=False, native=False).means_array()
     res = res.set_index("name")
     for i, n in enumerate(RUNS):
         assert res.loc[n, "MP"] == pytest.approx(ours[i, 1], abs=1e-12)

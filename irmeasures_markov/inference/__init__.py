@@ -10,9 +10,9 @@
   :mod:`irmeasures_markov.inference.bayes`.
 """
 from .classic import (TESTS, PairwiseResult, TestResult, adjust_pvalues, all_pairs, bootstrap_test,
-                      discriminative_power, paired_t_test, randomization_test, sign_test, wilcoxon_test)
+                      discriminative_power, paired_t_test, pairwise, randomization_test, sign_test, wilcoxon_test)
 from .inputs import ScoreMatrix, score_matrix
 
 __all__ = ["ScoreMatrix", "score_matrix", "TestResult", "PairwiseResult", "TESTS", "paired_t_test",
-           "wilcoxon_test", "sign_test", "randomization_test", "bootstrap_test", "adjust_pvalues", "all_pairs",
+           "wilcoxon_test", "sign_test", "randomization_test", "bootstrap_test", "adjust_pvalues", "all_pairs", "pairwise",
            "discriminative_power"]
