@@ -3,7 +3,8 @@
 No Java is needed: PyTerrier evaluates result DataFrames with ir_measures,
 which finds our measures through the provider we append to its pipeline.
 The values must equal our own evaluation and trec_eval's, and the
-``baseline=`` columns must be paired t-tests on the per-topic values.
+``baseline=`` columns must be paired t-tests on the per-topic values, or our
+randomization / Bayesian tests when passed as ``test=`` callables.
 Skipped when python-terrier is not installed (``pip install python-terrier``).
 """
 import numpy as np

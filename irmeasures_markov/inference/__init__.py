@@ -4,8 +4,11 @@
   evaluator, arrays) to a topics × systems matrix, with clear errors;
 * classic paired tests with their model assumptions stated:
   :func:`paired_t_test`, :func:`wilcoxon_test`, :func:`sign_test`,
-  :func:`randomization_test`, :func:`bootstrap_test`; :func:`all_pairs` with
-  Holm/Bonferroni correction; :func:`discriminative_power`;
+  :func:`randomization_test`, :func:`bootstrap_test`; :func:`all_pairs` and
+  :func:`pairwise` with Holm/Bonferroni/Benjamini–Hochberg correction;
+  :func:`discriminative_power`;
+* PyTerrier ``pt.Experiment(test=...)`` callables in
+  :mod:`irmeasures_markov.inference.pyterrier`;
 * Bayesian models (PyMC, optional extra ``irmeasures-markov[bayes]``) in
   :mod:`irmeasures_markov.inference.bayes`.
 """
