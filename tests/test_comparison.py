@@ -273,7 +273,7 @@ def test_plot(data):
 
 # TESTS: command line
 
-def test_cli_reproduces_python(tmp_path, data):
+def test_cli_reproduces_python(tmp_path, data, capsys):
     qrels, runs = data
     qpath, rdir = write_collection(tmp_path, qrels, runs)
     code, out = cli("compare", str(qpath), str(rdir), "-m", "AP", "P@5", "-o", "jsonl", "--pairs",
@@ -289,6 +289,8 @@ def test_cli_reproduces_python(tmp_path, data):
     assert code == 0
     frame = pd.read_csv(io.StringIO(out), keep_default_na=False)
     assert list(frame.run) == ["r0", "r1", "r2", "r4"]
+    err = capsys.readouterr().err
+    assert "evaluating" not in err and "reading runs" not in err  # no progress bar when stderr is no terminal
     code, out = cli("compare", str(qpath), str(rdir), "-m", "AP", "-o", "latex", "--ci")
     assert code == 0 and len(latex_is_well_formed(out.strip())) == 1 + len(runs)
 
