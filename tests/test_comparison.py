@@ -261,6 +261,24 @@ def test_markdown_text_and_csv(data):
     np.testing.assert_array_equal(pairs.pvalue.to_numpy(), cmp.tests.pvalue.to_numpy())
 
 
+def test_effect_sizes_against_the_baseline(data):
+    qrels, runs = data
+    cmp = experiments.compare(qrels, runs, ["AP"], baseline="r0")
+    ap = cmp.evaluation.per_topic("AP")
+    d = ap["r3"] - ap["r0"]
+    expected = d.mean() / d.std(ddof=1)
+    assert f"(d={expected:+.2f})" in cmp.to_text(effect=True)
+    assert "(d=" not in cmp.to_text()
+    latex_is_well_formed(cmp.to_latex(effect=True))
+    frame = pd.read_csv(io.StringIO(cmp.to_csv()), keep_default_na=False).set_index("run")
+    assert float(frame.loc["r3", "AP effect_size"]) == pytest.approx(expected, rel=1e-12)
+    assert frame.loc["r0", "AP effect_size"] == ""  # the baseline against itself: nothing
+    p = cmp.tests.set_index("run_a").loc["r3", "adjusted_pvalue"]
+    assert float(frame.loc["r3", "AP adjusted_pvalue"]) == pytest.approx(p, rel=1e-12)
+    with pytest.raises(ValueError, match="need a baseline"):
+        experiments.compare(qrels, runs, ["AP"]).to_text(effect=True)
+
+
 def test_plot(data):
     pytest.importorskip("matplotlib")
     import matplotlib
@@ -306,6 +324,8 @@ def test_cli_errors(tmp_path, data, capsys):
     assert "--baseline zz: not one of the runs" in capsys.readouterr().err
     assert cli("compare", str(qpath), str(rdir), "-m", "AP", "--test", "bayes", "--correction", "holm")[0] == 2
     assert "takes no correction" in capsys.readouterr().err
+    assert cli("compare", str(qpath), str(rdir), "-m", "AP", "--effect-size")[0] == 2
+    assert "--effect-size needs --baseline" in capsys.readouterr().err
     assert cli("compare", str(qpath), str(rdir), "-m", "APP")[0] == 2
     assert "bad measure" in capsys.readouterr().err
     (tmp_path / "runs" / "input.r0.gz").write_bytes(b"")

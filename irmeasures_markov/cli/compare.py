@@ -45,7 +45,8 @@ tests (paired, per topic; A - B, A the run and B the baseline):
 
 output:
   table (aligned text with a legend), md, latex (a tabular), csv, tsv, jsonl (one
-  object per run and measure). --pairs prints the tests instead: one row per
+  object per run and measure; with --baseline also each run's effect size and
+  corrected p-value against it). --pairs prints the tests instead: one row per
   measure and pair with mean_difference, effect_size, statistic, pvalue,
   adjusted_pvalue, significant. csv, tsv and jsonl print every digit unless -p.
   Topics: every qrels topic (a topic a run did not answer scores 0, as trec_eval -c).
@@ -83,6 +84,8 @@ def _parser() -> argparse.ArgumentParser:
     out.add_argument("--output_format", "--output-format", "-o", dest="output_format", choices=_FORMATS,
                      default="table", help="table (default), md, latex, csv, tsv or jsonl")
     out.add_argument("--pairs", action="store_true", help="print the tests (one row per measure and pair)")
+    out.add_argument("--effect-size", "--effect_size", dest="effect_size", action="store_true",
+                     help="with --baseline, table/md/latex: add each run's Cohen's d_z against the baseline")
     out.add_argument("--places", "-p", type=int, metavar="N",
                      help="decimal places (-1: every digit; default 4 for table/md/latex, every digit otherwise)")
     out.add_argument("--no-progress", "--no_progress", dest="no_progress", action="store_true",
@@ -112,6 +115,8 @@ def compare_main(argv: List[str]) -> int:
     if args.test == "bayes" and args.correction not in (None, "none"):
         raise CliError("--test bayes takes no correction (its posterior probabilities come from one model of "
                        "every run): drop --correction or give --correction none")
+    if args.effect_size and args.baseline is None:
+        raise CliError("--effect-size needs --baseline (for all pairs, --pairs prints every effect size)")
     measures = parse_measures(args.measures)  # before reading: a typo is reported at once
     files = _run_files(args.runs)
     from ..comparison import _run_names
@@ -172,6 +177,6 @@ def _print(cmp, args) -> None:
         sys.stdout.write(render.to_delimited(cmp, "," if fmt == "csv" else "\t", places, pairs=args.pairs))
         return
     places = 4 if args.places is None else args.places
-    text = {"table": render.to_text, "md": render.to_markdown, "latex": render.to_latex}[fmt](cmp, places,
-                                                                                             args.pairs)
+    text = {"table": render.to_text, "md": render.to_markdown, "latex": render.to_latex}[fmt](
+        cmp, places, args.pairs, args.effect_size)
     print(text)

@@ -39,7 +39,8 @@ Markers (a pair is significant when its corrected p-value is below ``alpha``):
 * all pairs: every run gets a letter (``a``, ``b``, ... in the order given;
   ``A``.. after ``z``), and a mean carries the letters of the runs it is
   significantly better than;
-* the best mean of each measure is bold in Markdown and LaTeX.
+* the best mean of each measure is bold in Markdown and LaTeX;
+* ``effect=True`` (baseline only) adds each run's d_z against the baseline, ``(d=+0.31)``.
 """
 from __future__ import annotations
 
@@ -211,24 +212,24 @@ class Comparison:
         col = "adjusted_pvalue" if adjusted else "pvalue"
         return rows.set_index(["run_a", "run_b"])[col]
 
-    def legend(self) -> str:
+    def legend(self, effect: bool = False) -> str:
         from .render import legend
-        return legend(self)
+        return legend(self, effect)
 
-    def to_text(self, places: int = 4, pairs: bool = False) -> str:
+    def to_text(self, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
         """The means table as aligned text with the legend (``pairs=True``: the tests table)."""
         from .render import to_text
-        return to_text(self, places, pairs)
+        return to_text(self, places, pairs, effect)
 
-    def to_markdown(self, places: int = 4, pairs: bool = False) -> str:
+    def to_markdown(self, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
         """A Markdown pipe table; best means bold, letters as ``<sup>``."""
         from .render import to_markdown
-        return to_markdown(self, places, pairs)
+        return to_markdown(self, places, pairs, effect)
 
-    def to_latex(self, places: int = 4, pairs: bool = False) -> str:
+    def to_latex(self, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
         """A LaTeX ``tabular`` (``\\hline`` rules only; the triangles need amssymb), legend as comments."""
         from .render import to_latex
-        return to_latex(self, places, pairs)
+        return to_latex(self, places, pairs, effect)
 
     def to_csv(self, sep: str = ",", places: int = -1, pairs: bool = False) -> str:
         """CSV (or TSV with ``sep='\\t'``): one row per run, or one per test with ``pairs=True``."""

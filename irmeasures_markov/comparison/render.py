@@ -38,7 +38,7 @@ def _num(x: float, places: int) -> str:
     return repr(float(x)) if places < 0 else f"{x:.{places}f}"
 
 
-def legend(cmp) -> str:
+def legend(cmp, effect: bool = False) -> str:
     """One paragraph saying what the markers mean."""
     test = TEST_NAMES[cmp.test]
     if cmp.test == "bayes":
@@ -56,6 +56,8 @@ def legend(cmp) -> str:
                 f"pairs; {n} topics).")
     if cmp.ci is not None:
         text += f" Brackets: {cmp.ci:.0%} t confidence interval of the mean."
+    if effect:
+        text += " d: Cohen's d_z of the per-topic differences with the baseline (mean / standard deviation)."
     return text
 
 
@@ -65,14 +67,31 @@ def _run_label(cmp, run: str) -> str:
     return f"({cmp.letters[run]}) {run}"
 
 
-def means_grid(cmp, places: int, style: str) -> Tuple[List[str], List[List[str]]]:
-    """Header and rows of the means table; ``style`` is 'text', 'md' or 'latex' (markers and bold differ)."""
+def baseline_effects(cmp) -> Dict[Tuple[str, str], float]:
+    """Cohen's d_z of each (run, measure) against the baseline."""
+    if cmp.baseline is None:
+        return {}
+    rows = cmp.tests[cmp.tests["run_b"] == cmp.baseline]
+    return {(r.run_a, r.measure): float(r.effect_size) for r in rows.itertuples(index=False)}
+
+
+def means_grid(cmp, places: int, style: str, effect: bool = False) -> Tuple[List[str], List[List[str]]]:
+    """Header and rows of the means table; ``style`` is 'text', 'md' or 'latex' (markers and bold differ).
+
+    ``effect``: add each run's effect size against the baseline, ``(d=+0.31)``.
+    """
+    if effect and cmp.baseline is None:
+        raise ValueError("effect sizes in the means table need a baseline; for all pairs they are in the "
+                         "tests table (pairs=True).")
+    effects = baseline_effects(cmp) if effect else {}
     table = cmp.table
     best = {label: table[label].max() for label in table.columns}
     esc = latex_escape if style == "latex" else (lambda s: s.replace("|", r"\|") if style == "md" else s)
     header = ["run"] + [esc(str(c)) for c in table.columns]
     # text: markers left-aligned after the numbers, so the numbers of a column stay aligned
     pad = {label: max(len(m) for m in cmp.markers[label]) for label in table.columns}
+    effect_pad = {label: max([len(f"(d={d:+.2f})") for (r, m), d in effects.items() if m == label] or [0])
+                  for label in table.columns}
     rows = []
     for run in table.index:
         row = [esc(_run_label(cmp, run))]
@@ -93,7 +112,10 @@ def means_grid(cmp, places: int, style: str) -> Tuple[List[str], List[List[str]]
                     cell += mark if mark in (UP, DOWN) else f"<sup>{mark}</sup>"
             if style == "text" and pad[label]:
                 cell += " " + mark.ljust(pad[label])
-            row.append(cell)
+            if effect:
+                text = f"(d={effects[run, label]:+.2f})" if (run, label) in effects else ""
+                cell += " " + (text.ljust(effect_pad[label]) if style == "text" else text)
+            row.append(cell.rstrip() if style != "text" else cell)
         rows.append(row)
     return header, rows
 
@@ -146,20 +168,20 @@ def _width(s: str) -> int:
     return len(s)
 
 
-def to_text(cmp, places: int = 4, pairs: bool = False) -> str:
-    grid = pairs_grid(cmp, places) if pairs else means_grid(cmp, places, "text")
-    return layout(*grid, "text") + ("" if pairs else "\n\n" + legend(cmp))
+def to_text(cmp, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
+    grid = pairs_grid(cmp, places) if pairs else means_grid(cmp, places, "text", effect)
+    return layout(*grid, "text") + ("" if pairs else "\n\n" + legend(cmp, effect))
 
 
-def to_markdown(cmp, places: int = 4, pairs: bool = False) -> str:
-    grid = pairs_grid(cmp, places, "md") if pairs else means_grid(cmp, places, "md")
-    return layout(*grid, "md") + ("" if pairs else "\n\n" + legend(cmp).replace("<", "&lt;"))
+def to_markdown(cmp, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
+    grid = pairs_grid(cmp, places, "md") if pairs else means_grid(cmp, places, "md", effect)
+    return layout(*grid, "md") + ("" if pairs else "\n\n" + legend(cmp, effect).replace("<", "&lt;"))
 
 
-def to_latex(cmp, places: int = 4, pairs: bool = False) -> str:
+def to_latex(cmp, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
     """A tabular (needs amssymb for the baseline triangles); the legend as ``%`` comment lines above it."""
-    grid = pairs_grid(cmp, places, "latex") if pairs else means_grid(cmp, places, "latex")
-    head = "" if pairs else "".join(f"% {line}\n" for line in _wrap(legend(cmp), 96))
+    grid = pairs_grid(cmp, places, "latex") if pairs else means_grid(cmp, places, "latex", effect)
+    head = "" if pairs else "".join(f"% {line}\n" for line in _wrap(legend(cmp, effect), 96))
     if not pairs and cmp.baseline is not None:
         head += "% \\blacktriangle needs \\usepackage{amssymb}\n"
     return head + layout(*grid, "latex")
@@ -187,7 +209,10 @@ def to_delimited(cmp, sep: str = ",", places: int = -1, pairs: bool = False) -> 
         if cmp.intervals is not None:
             header += [f"{label} ci_low", f"{label} ci_high"]
         header.append(f"{label} markers")
+        if cmp.baseline is not None:
+            header += [f"{label} effect_size", f"{label} adjusted_pvalue"]
     w.writerow(header)
+    vs = _versus_baseline(cmp)
     for run in cmp.runs:
         row = [run] + ([cmp.letters[run]] if cmp.baseline is None else [])
         for label in cmp.labels:
@@ -195,8 +220,20 @@ def to_delimited(cmp, sep: str = ",", places: int = -1, pairs: bool = False) -> 
             if cmp.intervals is not None:
                 row += [_num(float(cmp.intervals.loc[run, (label, b)]), places) for b in ("low", "high")]
             row.append(cmp.markers.loc[run, label])
+            if cmp.baseline is not None:
+                d, p = vs.get((run, label), (None, None))
+                row += ["" if d is None else _num(d, places), "" if p is None else _num(p, places)]
         w.writerow(row)
     return buf.getvalue()
+
+
+def _versus_baseline(cmp) -> Dict[Tuple[str, str], Tuple[float, float]]:
+    """(effect size, adjusted p-value) of each (run, measure) against the baseline; the baseline has none."""
+    if cmp.baseline is None:
+        return {}
+    rows = cmp.tests[cmp.tests["run_b"] == cmp.baseline]
+    return {(r.run_a, r.measure): (float(r.effect_size), float(r.adjusted_pvalue))
+            for r in rows.itertuples(index=False)}
 
 
 def _json(x: float):
@@ -213,6 +250,7 @@ def records(cmp, pairs: bool = False) -> Iterator[Dict[str, object]]:
                    "adjusted_pvalue": _json(r.adjusted_pvalue), "significant": bool(r.significant),
                    "test": cmp.test, "correction": cmp.correction}
         return
+    vs = _versus_baseline(cmp)
     for run in cmp.runs:
         for label in cmp.labels:
             rec = {"run": run, "measure": label, "mean": _json(float(cmp.table.loc[run, label]))}
@@ -222,6 +260,9 @@ def records(cmp, pairs: bool = False) -> Iterator[Dict[str, object]]:
             rec["markers"] = cmp.markers.loc[run, label]
             if cmp.baseline is None:
                 rec["letter"] = cmp.letters[run]
+            elif run != cmp.baseline:
+                d, p = vs[run, label]
+                rec.update(effect_size=_json(d), adjusted_pvalue=_json(p))
             yield rec
 
 
