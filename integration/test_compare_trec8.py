@@ -8,7 +8,6 @@ import io
 import json
 from contextlib import redirect_stdout
 
-import numpy as np
 import pytest
 
 from irmeasures_markov.cli import main

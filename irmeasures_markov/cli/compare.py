@@ -12,7 +12,7 @@ import sys
 from typing import List
 
 from .errors import PROG, CliError, CliParser, reading
-from .inputs import check_overlap, load_qrels, load_run
+from .inputs import check_overlap, load_qrels
 from .measure_args import parse_measures
 from .output import write_record
 
@@ -130,8 +130,10 @@ def compare_main(argv: List[str]) -> int:
     runs = {}
     bar = _bar(progress, len(files))
     try:
+        from ..datasets import read_run  # the fast reader: io.read_trec_run's dicts and errors
         for name, path in zip(names, files):
-            runs[name] = load_run(path)
+            with reading(path):
+                runs[name] = read_run(path)
             check_overlap(qrels, runs[name], args.qrels, path)
             if bar is not None:
                 bar.update(1)

@@ -132,12 +132,12 @@ def _run_names(paths: Sequence[str]) -> List[str]:
 
 def _load_runs(runs) -> Dict[str, dict]:
     """``{name: run}`` from a mapping (values: run dicts or paths) or paths/directories/globs."""
-    from ..io import read_trec_run
+    from ..datasets import read_run  # the fast reader: io.read_trec_run's dicts and errors
     if isinstance(runs, Mapping):
-        return {str(k): (read_trec_run(os.fspath(v)) if isinstance(v, (str, os.PathLike)) else v)
+        return {str(k): (read_run(os.fspath(v)) if isinstance(v, (str, os.PathLike)) else v)
                 for k, v in runs.items()}
     paths = resolve_run_paths(runs)
-    return dict(zip(_run_names(paths), (read_trec_run(p) for p in paths)))
+    return dict(zip(_run_names(paths), (read_run(p) for p in paths)))
 
 
 def _compare_iv(runs, baseline, test, correction, alpha, alternative, ci, n_resamples):
@@ -167,7 +167,7 @@ def _compare_iv(runs, baseline, test, correction, alpha, alternative, ci, n_resa
     return correction
 
 
-@dataclass
+@dataclass(eq=False)  # DataFrame fields have no boolean equality
 class Comparison:
     """Runs compared on several measures (see the module docstring for the tests and markers).
 
