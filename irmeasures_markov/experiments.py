@@ -35,7 +35,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from .comparison import compare  # noqa: E402  (re-exported: experiments.compare)
+from .comparison import compare  # noqa: F401  (re-exported as experiments.compare)
 from .pytrec_inputs import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
 
 __all__ = [
