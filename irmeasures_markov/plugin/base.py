@@ -18,7 +18,8 @@ from ir_measures import measures as irm_measures
 from ir_measures import providers as irm_providers
 from ir_measures.util import Metric
 
-from ..inputs import to_qrels_dict, to_run_dict, warn_if_nothing_to_evaluate
+from ..inputs import to_run_dict, warn_if_nothing_to_evaluate
+from ..qrels_cache import qrels_index
 from ..rankings import PreparedRun, QrelsIndex
 
 __all__ = ["FamilyMeasure", "MarkovProvider", "PROVIDER", "register_measure", "FLOAT", "ParamInfo"]
@@ -177,17 +178,29 @@ class MarkovEvaluator(irm_providers.Evaluator):
     empty, :meth:`values` warns once (``RuntimeWarning``) naming the
     situation; every qrels query then scores the measure's DEFAULT (0), and
     aggregates are never NaN.
+
+    ``qrels`` may also be a :class:`~irmeasures_markov.rankings.QrelsIndex`.
+    Otherwise the index comes from :func:`irmeasures_markov.qrels_cache.qrels_index`:
+    ``ir_measures.calc_aggregate`` makes an evaluator per call, and the
+    judgments of an unchanged qrels dict or DataFrame are indexed once, not
+    once per call.
     """
 
     def __init__(self, measures, qrels):
         measures = list(measures)
         _check_ours(measures)
-        self.qrels_index = QrelsIndex(to_qrels_dict(qrels))
+        self.qrels_index = qrels if isinstance(qrels, QrelsIndex) else qrels_index(qrels)
+        # per evaluator, as when every evaluator had its own index: each warns once about queries without
+        # relevant documents, even when the index is shared
+        self._warned_empty = set()
         super().__init__(measures, self.qrels_index.query_ids)
 
-    def prepare(self, run) -> PreparedRun:
+    def prepare(self, run, ids_checked: bool = False) -> PreparedRun:
+        """The run ranked and joined with the qrels (ids checked unless ``ids_checked``; scores always)."""
         # PreparedRun checks the ids of a dict run itself, while ranking it
-        return PreparedRun(self.qrels_index, run if isinstance(run, Mapping) else to_run_dict(run),
+        if not isinstance(run, Mapping):
+            run, ids_checked = to_run_dict(run), True
+        return PreparedRun(self.qrels_index, run, ids_checked=ids_checked,
                            join_docids=any(m.reads_document_values() for m in self.measures))
 
     def values(self, run, warn_empty: bool = True) -> Dict[irm_measures.Measure, Dict[str, float]]:
@@ -198,12 +211,16 @@ class MarkovEvaluator(irm_providers.Evaluator):
         """
         if not isinstance(run, Mapping):
             run = to_run_dict(run)  # once: an iterator of ScoredDoc cannot be read twice
-        prepared = self.prepare(run)
+        return self.prepared_values(self.prepare(run), run, warn_empty=warn_empty)
+
+    def prepared_values(self, prepared: PreparedRun, run: Mapping, warn_empty: bool = True
+                        ) -> Dict[irm_measures.Measure, Dict[str, float]]:
+        """:meth:`values` of a run already ranked by :meth:`prepare` (``run``: the dict it was made from)."""
         if warn_empty and not prepared.queries:
-            warn_if_nothing_to_evaluate(self.qrels_index.qrels, run, stacklevel=2)
+            warn_if_nothing_to_evaluate(self.qrels_index.qrels, run, stacklevel=3)
         rels = {m["rel"] for m in self.measures if "rel" in m.SUPPORTED_PARAMS}
         for rel in sorted(rels) or [1]:
-            self.qrels_index.warn_if_no_relevant(self.qrels_index.query_ids, rel)
+            self.qrels_index.warn_if_no_relevant(rel=rel, warned=self._warned_empty)
         out = {}
         qids = prepared.qids
         for m in self.measures:
