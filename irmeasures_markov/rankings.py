@@ -59,6 +59,23 @@ def _trec_order(keys: List[str], scores: np.ndarray) -> np.ndarray:
     return order
 
 
+def _top_order(keys: List[str], scores: np.ndarray, k: int) -> np.ndarray:
+    """The first ``k`` indices of :func:`_trec_order` (``k < len(keys)``), without sorting the rest.
+
+    Every document of the top k scores at least the k-th largest score t,
+    so ranking just the documents scoring >= t (a whole tie group at t
+    included) and keeping the first k gives the same k documents in the same
+    order as the full ranking.
+    """
+    n = scores.size
+    t = np.partition(scores, n - k)[n - k]
+    candidates = np.flatnonzero(scores >= t)
+    if candidates.size == n:
+        return _trec_order(keys, scores)[:k]
+    sub = _trec_order([keys[i] for i in candidates.tolist()], scores[candidates])
+    return candidates[sub[:k]]
+
+
 def _positive_grades(keys: List[str], doc_scores: Mapping[str, float], order: np.ndarray, ranked: np.ndarray,
                      positive: Mapping[str, int]) -> np.ndarray:
     """Grade > 0 of the document at each rank (0 elsewhere), for one query ranked by :func:`_trec_order`.
@@ -254,9 +271,14 @@ class RankedQuery:
         if self._grades is None:
             keys = self._keys
             n = len(keys)
-            # map() with the dict's own get keeps the join in C: one lookup per document
-            full = np.fromiter(map(self._judged.get, keys, repeat(UNJUDGED, n)), dtype=np.int64, count=n)
-            self._grades = full[self._order]
+            if self._order.size < n:  # ranked to a depth (PreparedRun): only the ranked documents are joined
+                keys, n = self.docids, self._order.size
+                # map() with the dict's own get keeps the join in C: one lookup per document
+                self._grades = np.fromiter(map(self._judged.get, keys, repeat(UNJUDGED, n)), dtype=np.int64,
+                                           count=n)
+            else:
+                full = np.fromiter(map(self._judged.get, keys, repeat(UNJUDGED, n)), dtype=np.int64, count=n)
+                self._grades = full[self._order]
         return self._grades
 
     @property
@@ -337,11 +359,20 @@ class PreparedRun:
     (``RankedQuery.joined_keys``), made while the docids are in cache: a
     vectorised per-document lookup (:meth:`document_values`) reads them
     from there instead of from thousands of scattered str objects.
+
+    ``depth=k`` ranks only the top k documents of each query (all of them
+    are still checked): for measures that read no further than rank k (a
+    cutoff <= k, without ``judged_only``), a partial sort instead of a full
+    one.  The ranked arrays then hold ``min(k, n)`` documents, the first ones
+    of the full ranking; ``batch(cutoff=c)`` with ``c <= k`` is unchanged.
     """
 
     def __init__(self, qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join_docids: bool = False,
-                 ids_checked: bool = False):
+                 ids_checked: bool = False, depth: Optional[int] = None):
+        if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+            raise ValueError(f"depth must be a positive integer or None, got {depth!r}")
         self.qrels_index = qrels
+        self.depth = depth
         self.queries: List[RankedQuery] = []
         judged = qrels.qrels
         for qid, doc_scores in run.items():
@@ -361,9 +392,17 @@ class PreparedRun:
                 if not ids_checked:
                     check_document_ids(keys, qid)
             scores = read_scores(doc_scores, qid, keys)
-            order = _trec_order(keys, scores)
-            ranked = scores[order]
-            grades = _positive_grades(keys, doc_scores, order, ranked, qrels.positive(qid))
+            if depth is not None and depth < n:
+                order = _top_order(keys, scores, depth)
+                positive = qrels.positive(qid)
+                # k dict probes: for a small k, cheaper than placing every judged document by its score
+                grades = np.fromiter(map(positive.get, [keys[i] for i in order.tolist()], repeat(0, depth)),
+                                     dtype=np.int64, count=depth)
+                ranked = scores[order]
+            else:
+                order = _trec_order(keys, scores)
+                ranked = scores[order]
+                grades = _positive_grades(keys, doc_scores, order, ranked, qrels.positive(qid))
             self.queries.append(RankedQuery(qid, keys, order, ranked, grades, qdocs, joined))
         self._batches: Dict[tuple, RelevanceBatch] = {}
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping
 from numbers import Real
-from typing import Dict, Iterator, List
+from typing import Dict, Iterator, List, Optional
 
 import numpy as np
 from ir_measures import measures as irm_measures
@@ -148,6 +148,19 @@ class FamilyMeasure(irm_measures.Measure):
         """
         return False
 
+    def ranks_read(self) -> Optional[int]:
+        """How many top-ranked documents of each query compute() reads, or None for all of them.
+
+        compute() reads a prepared run through :meth:`batch`, so a cutoff
+        bounds what it reads, unless ``judged_only`` removes unjudged
+        documents first.  When every measure of an evaluator is bounded, the
+        evaluator ranks only that deep (``PreparedRun(depth=...)``).  A
+        family that reads anything else of the prepared run beyond its
+        cutoff overrides this to return None.
+        """
+        jo = self["judged_only"] if "judged_only" in self.SUPPORTED_PARAMS else False
+        return None if jo else self.cutoff
+
     def batch(self, prepared: PreparedRun, with_docids: bool = False):
         rel = self["rel"] if "rel" in self.SUPPORTED_PARAMS else 1
         jo = self["judged_only"] if "judged_only" in self.SUPPORTED_PARAMS else False
@@ -193,6 +206,8 @@ class MarkovEvaluator(irm_providers.Evaluator):
         # per evaluator, as when every evaluator had its own index: each warns once about queries without
         # relevant documents, even when the index is shared
         self._warned_empty = set()
+        depths = [m.ranks_read() for m in measures]
+        self._depth = None if not depths or None in depths else max(depths)
         super().__init__(measures, self.qrels_index.query_ids)
 
     def prepare(self, run, ids_checked: bool = False) -> PreparedRun:
@@ -200,7 +215,7 @@ class MarkovEvaluator(irm_providers.Evaluator):
         # PreparedRun checks the ids of a dict run itself, while ranking it
         if not isinstance(run, Mapping):
             run, ids_checked = to_run_dict(run), True
-        return PreparedRun(self.qrels_index, run, ids_checked=ids_checked,
+        return PreparedRun(self.qrels_index, run, ids_checked=ids_checked, depth=self._depth,
                            join_docids=any(m.reads_document_values() for m in self.measures))
 
     def values(self, run, warn_empty: bool = True) -> Dict[irm_measures.Measure, Dict[str, float]]:
@@ -234,6 +249,38 @@ class MarkovEvaluator(irm_providers.Evaluator):
         for m, per_query in self.values(run).items():
             for qid, v in per_query.items():
                 yield Metric(query_id=qid, measure=m, value=v)
+
+    # iter_calc and calc_aggregate give exactly what ir_measures' Evaluator gives (same metrics, same order, same
+    # sums), without hashing every (measure, query) pair: a Measure hashes by its repr, rebuilt on every call,
+    # which costs more than computing the measure when there are many queries.
+
+    def iter_calc(self, run) -> Iterator[Metric]:
+        """Per-query metrics: the run's queries in run order, then qrels queries it did not answer at DEFAULT."""
+        values = self.values(run)
+        for m, per_query in values.items():
+            for qid, v in per_query.items():
+                yield Metric(query_id=qid, measure=m, value=v)
+        missing = []
+        for m, per_query in values.items():
+            name = str(m)
+            missing.extend((name, qid, m) for qid in self.qrel_qids if qid not in per_query)
+        missing.sort(key=lambda item: item[:2])  # as ir_measures orders them: by (str(measure), query id)
+        for _, qid, m in missing:
+            yield Metric(query_id=qid, measure=m, value=m.DEFAULT)
+
+    def calc_aggregate(self, run) -> Dict[irm_measures.Measure, float]:
+        """Each measure's aggregate (the mean) over every qrels query, one unanswered scoring DEFAULT."""
+        values = self.values(run)
+        aggregators = {m: m.aggregator() for m in self.measures}
+        n_qrels = len(self.qrel_qids)
+        for m, per_query in values.items():
+            agg = aggregators[m]
+            # the order of ir_measures' Evaluator: the computed values, then the unanswered queries' defaults
+            for v in per_query.values():
+                agg.add(v)
+            for _ in range(n_qrels - len(per_query)):
+                agg.add(m.DEFAULT)
+        return {m: agg.result() for m, agg in aggregators.items()}
 
 
 class MarkovProvider(irm_providers.Provider):
