@@ -30,13 +30,16 @@ as pytrec_eval scripts do, works.
 
 Scores are checked before any measure runs: a NaN or infinite score is an
 error naming the query and the document (pytrec_eval would silently rank it).
+The check is part of ranking the run for our measures, so every score is
+read once.
 
 Inputs follow one rule on every path (:mod:`irmeasures_markov.inputs`): query
 and document ids must be ``str`` (any other type raises ``TypeError`` naming
 the query and document, as pytrec_eval does for its measures), and grades
 integers in the signed 32-bit range (a grade outside it raises
 ``InputError``, a ``ValueError``, before pytrec_eval could read it as 0).
-The qrels are checked and copied once, when the evaluator is made.  A
+The qrels are checked and indexed when the evaluator is made, once per
+qrels object while it is unchanged (:mod:`irmeasures_markov.qrels_cache`).  A
 pytrec_eval measure that would abort the process (``'P_0'``, ``'ndcg_cut_0'``,
 ``P@0``, ``'ndcg_5'``) is refused with a ``ValueError`` naming it.  A run
 that shares no query with the qrels (or an empty run or qrels) gives ``{}``
