@@ -15,8 +15,8 @@ The rule, by kind of qrels:
   type; anything else rebuilds it, checking the qrels again.  So a query or
   judgment added or removed, or a grade changed, between two calls is seen,
   and a grade changed to a float raises as it would on a first call.  The
-  comparison runs at C speed (about 3 ms for TREC-8's judgments, against
-  about 25 ms to check, copy and index them).  Dicts cannot be weakly
+  comparison runs at C speed: on TREC-8's 86,830 judgments it takes about a
+  sixth of the time that checking, copying and indexing them takes.  Dicts cannot be weakly
   referenced, so the cache keeps no reference to them, only the indexes;
   an ``id`` reused by a new dict is harmless, as the comparison decides.
 * **pandas DataFrame**: weakly referenced (its entry goes when the frame
