@@ -323,7 +323,7 @@ class _RunScorer:
             out[j, :] = m.DEFAULT
         run = to_run_dict(run)
         if self.ours:
-            prepared = PreparedRun(self.qrels_index, run)
+            prepared = PreparedRun(self.qrels_index, run, ids_checked=True)  # to_run_dict checked the ids
             cols = np.array([self.topic_index.get(q, -1) for q in prepared.qids], dtype=np.int64)
             keep = cols >= 0
             for j in self.ours:
