@@ -387,12 +387,12 @@ class _FlatRun:
         starts = np.zeros(len(queries) + 1, dtype=np.int64)
         np.cumsum([q._order.size for q in queries], out=starts[1:])
         keys = list(chain.from_iterable(q._keys for q in queries))
-        joined = [q.joined_keys for q in queries]
-        joined = SEPARATOR.join(joined) if queries and all(j is not None for j in joined) else None
+        # no whole-run joined string: document_values joins the docids block by block, in bounded memory
+        joins = bool(queries) and all(q.joined_keys is not None for q in queries)
         cat = (lambda arrays, dtype: np.concatenate(arrays) if arrays else np.zeros(0, dtype=dtype))
         order = cat([q._order + s for q, s in zip(queries, key_starts.tolist())], np.int64)
         return cls([q.qid for q in queries], [q._judged for q in queries], keys, starts, order, None,
-                   cat([q.positive_grades for q in queries], np.int64), joined, key_starts=key_starts)
+                   cat([q.positive_grades for q in queries], np.int64), None, joins, key_starts=key_starts)
 
     @property
     def n_documents(self) -> int:

@@ -210,3 +210,24 @@ def test_gl_or_degrees_grouped_by_r_equal_each_query_block(kernel):
         if s.size > 1:
             np.testing.assert_array_equal(got[at:at + s.size], alpha[np.abs(s[:, None] - s[None, :])].sum(axis=1))
         at += s.size
+
+
+@pytest.mark.parametrize("depth", [1, 3, 17])
+def test_depth_flat_equals_per_query(depth, monkeypatch):
+    """Ranked to a depth: the flat path (a full sort, cut) equals the per-query partial sort."""
+    qrels, run = random_inputs(300 + depth)
+    qi = QrelsIndex(qrels)
+    flat = PreparedRun(qi, run, depth=depth)
+    assert isinstance(flat.queries, rankings._LazyQueries)
+    with monkeypatch.context() as m:
+        per_query(m)
+        ref = PreparedRun(qi, run, depth=depth)
+    for a, b in zip(flat.queries, ref.queries):
+        assert a.docids == b.docids and len(a.docids) <= depth
+        np.testing.assert_array_equal(a.positive_grades, b.positive_grades)
+        np.testing.assert_array_equal(a.grades, b.grades)
+    for cutoff in (1, depth):
+        for jm in (False, True):
+            fb, rb = flat.batch(cutoff=cutoff, judgments=jm), ref.batch(cutoff=cutoff, judgments=jm)
+            np.testing.assert_array_equal(fb.offsets, rb.offsets)
+            np.testing.assert_array_equal(fb.grades, rb.grades)
