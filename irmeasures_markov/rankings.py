@@ -21,6 +21,8 @@ import numpy as np
 
 from .docid_table import SEPARATOR
 from .inputs import check_document_ids, check_qrels, check_query_id, join_document_ids
+# the flat-layout kernels live in .segments; measures import segment_cumsum and segment_sum from here
+from .segments import segment_argsort_desc, segment_cumsum, segment_sum  # noqa: F401
 
 __all__ = [
     "UNJUDGED",
@@ -461,48 +463,6 @@ class _LazyQueries(Sequence):
         return q
 
 
-#: rows x width of one block of the per-query sort (bounds its temporary memory to about 8 MB)
-_SORT_BLOCK = 1 << 18
-
-
-def _segment_argsort_desc(scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Per query, a stable argsort of the scores, highest first, as global indices (flat layout).
-
-    Queries are grouped by length (lengths within a factor of 2 share a group)
-    and each group is sorted as a 2-D array of negated scores, one row per
-    query, padded with +inf (sorted last): the stable order of each row is the stable order of
-    its query alone, and a row sort stays in cache where one sort over the
-    whole run would not (about 8x faster for 100k queries of 100 documents).
-    """
-    lengths = np.diff(starts)
-    order = np.empty(scores.size, dtype=np.int64)
-    if scores.size == 0:
-        return order
-    cls = np.frexp(lengths.astype(np.float64))[1]
-    for c in np.unique(cls[lengths > 0]).tolist():
-        group = np.flatnonzero(cls == c)
-        width = int(lengths[group].max())
-        step = max(1, _SORT_BLOCK // width)
-        col = np.arange(width)
-        for k in range(0, group.size, step):
-            qs = group[k:k + step]
-            a = starts[qs][:, None]
-            n = lengths[qs][:, None]
-            pos = a + col
-            if np.all(n == width):
-                keys = -scores[pos]
-                local = np.argsort(keys, axis=1, kind="stable")
-                order[pos] = local + a
-            else:
-                real = col < n
-                keys = np.full(pos.shape, np.inf)
-                keys[real] = -scores[pos[real]]
-                local = np.argsort(keys, axis=1, kind="stable")
-                # each row's real entries sort before its padding, so they are its first n
-                order[pos[real]] = (local + a)[real]
-    return order
-
-
 def _break_ties_flat(order: np.ndarray, keys: List[str], scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """Reorder tie groups by docid descending, all queries at once (see :func:`_trec_order`)."""
     ranked = scores[order]
@@ -578,7 +538,7 @@ def _prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], joi
         return None
     starts = np.zeros(len(qids) + 1, dtype=np.int64)
     np.cumsum(lengths, out=starts[1:])
-    order = _break_ties_flat(_segment_argsort_desc(scores, starts), keys, scores, starts)
+    order = _break_ties_flat(segment_argsort_desc(scores, starts), keys, scores, starts)
     del scores
     # one C-level probe of the query's judgments per retrieved document: across a run of short rankings
     # this costs less than intersecting each query's positive judgments with its ranking and placing the
@@ -803,79 +763,3 @@ def _recall_base_table(qrels: QrelsIndex, rel: int):
                              count=int(offsets[-1]))
         table = tables[rel] = (dict(zip(judged, range(len(judged)))), segment_sum(grades >= rel, offsets))
     return table
-
-
-def segment_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Cumulative sum restarting at every query boundary (flat layout).
-
-    Integer sums use one running cumsum (exact); floating-point sums are taken
-    per segment, so a query's partial sums never carry the rounding error of
-    the large running total of the queries before it: the same numbers, bit
-    for bit, as ``np.cumsum`` of each segment alone.
-    """
-    values = np.asarray(values)
-    if values.dtype.kind == "f":
-        return _segment_cumsum_float(values, np.asarray(offsets))
-    c = np.cumsum(values)
-    if c.size == 0:
-        return c
-    starts = offsets[:-1]
-    lengths = np.diff(offsets)
-    base = np.where(starts > 0, c[np.maximum(starts - 1, 0)], 0)
-    base = np.where(lengths > 0, base, 0)
-    return c - np.repeat(base, lengths)
-
-
-def _segment_cumsum_float(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Per-segment ``np.cumsum`` of floats without a Python loop over segments.
-
-    Segments are grouped by length (within a factor of 2) and summed as the
-    rows of a zero-padded 2-D array: ``np.cumsum(axis=1)`` adds each row
-    left to right, exactly as ``np.cumsum`` adds the segment alone, and the
-    padding comes after a row's values, so it changes none of them.
-    """
-    out = np.empty_like(values)
-    lengths = np.diff(offsets)
-    if values.size == 0:
-        return out
-    cls = np.frexp(lengths.astype(np.float64))[1]
-    for c in np.unique(cls[lengths > 0]).tolist():
-        group = np.flatnonzero(cls == c)
-        width = int(lengths[group].max())
-        step = max(1, _SORT_BLOCK // width)
-        col = np.arange(width)
-        for k in range(0, group.size, step):
-            qs = group[k:k + step]
-            a = offsets[qs][:, None]
-            n = lengths[qs][:, None]
-            if np.all(n == width):
-                pos = a + col
-                out[pos] = np.cumsum(values[pos], axis=1)
-            else:
-                real = col < n
-                pos = (a + col)[real]
-                block = np.zeros(real.shape, dtype=values.dtype)
-                block[real] = values[pos]
-                out[pos] = np.cumsum(block, axis=1)[real]
-    return out
-
-
-def segment_sum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Sum of ``values`` per query (0 for empty queries).
-
-    ``np.add.reduceat`` sums each segment with numpy's pairwise summation:
-    faster than a running cumsum and without its cancellation error.
-    """
-    values = np.asarray(values)
-    if values.dtype == bool:
-        values = values.astype(np.int64)
-    lengths = np.diff(offsets)
-    n = lengths.size
-    out = np.zeros(n, dtype=np.result_type(values.dtype, np.float64) if values.dtype.kind == "f" else np.int64)
-    if values.size == 0 or n == 0:
-        return out
-    nonempty = lengths > 0
-    if nonempty.all():
-        return np.add.reduceat(values, offsets[:-1]).astype(out.dtype, copy=False)
-    out[nonempty] = np.add.reduceat(values, offsets[:-1][nonempty])
-    return out

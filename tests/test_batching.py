@@ -17,7 +17,8 @@ import irmeasures_markov as imm
 from irmeasures_markov import rankings
 from irmeasures_markov.lengths import DocumentLengths
 from irmeasures_markov.measures.markov_precision import PAPER_MODELS
-from irmeasures_markov.rankings import UNJUDGED, PreparedRun, QrelsIndex, segment_cumsum
+from irmeasures_markov.rankings import UNJUDGED, PreparedRun, QrelsIndex
+from irmeasures_markov.segments import segment_argsort_desc, segment_cumsum
 
 
 def random_inputs(seed, n_queries=60, max_len=40, long=False):
@@ -171,7 +172,7 @@ def test_segment_kernels_equal_each_segment_alone(seed):
     values = rng.lognormal(0, 3, size=int(offsets[-1]))
     got = segment_cumsum(values, offsets)
     scores = np.round(rng.normal(size=values.size), 1)       # many ties
-    order = rankings._segment_argsort_desc(scores, offsets)
+    order = segment_argsort_desc(scores, offsets)
     for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist()):
         np.testing.assert_array_equal(got[a:b], np.cumsum(values[a:b]))
         np.testing.assert_array_equal(order[a:b] - a, np.argsort(-scores[a:b], kind="stable"))

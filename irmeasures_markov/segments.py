@@ -1,0 +1,133 @@
+"""Kernels on the flat layout of many rankings: per-segment sums, prefix sums and sorts.
+
+A run's rankings are stored one after another in flat arrays, ranking ``i``
+at ``slice(offsets[i], offsets[i+1])`` (:class:`~irmeasures_markov.rankings.RelevanceBatch`).
+These kernels work on every segment at once, with no Python step per
+segment, and give the numbers the same operation gives on each segment
+alone, bit for bit: segments are grouped by length (within a factor of 2)
+and processed as the rows of 2-D arrays, padded after each row's values
+(tests/test_batching.py).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["segment_cumsum", "segment_sum", "segment_argsort_desc"]
+
+#: rows x width of one block of the per-query sort (bounds its temporary memory to about 8 MB)
+_SORT_BLOCK = 1 << 18
+
+
+def segment_argsort_desc(scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Per query, a stable argsort of the scores, highest first, as global indices (flat layout).
+
+    Queries are grouped by length (lengths within a factor of 2 share a
+    group) and each group is sorted as a 2-D array of negated scores, one
+    row per query, padded with +inf (sorted last): the stable order of each
+    row is the stable order of its query alone, and a row sort stays in
+    cache where one sort over the whole run would not (about 8x faster for
+    100k queries of 100 documents).
+    """
+    lengths = np.diff(starts)
+    order = np.empty(scores.size, dtype=np.int64)
+    if scores.size == 0:
+        return order
+    cls = np.frexp(lengths.astype(np.float64))[1]
+    for c in np.unique(cls[lengths > 0]).tolist():
+        group = np.flatnonzero(cls == c)
+        width = int(lengths[group].max())
+        step = max(1, _SORT_BLOCK // width)
+        col = np.arange(width)
+        for k in range(0, group.size, step):
+            qs = group[k:k + step]
+            a = starts[qs][:, None]
+            n = lengths[qs][:, None]
+            pos = a + col
+            if np.all(n == width):
+                keys = -scores[pos]
+                local = np.argsort(keys, axis=1, kind="stable")
+                order[pos] = local + a
+            else:
+                real = col < n
+                keys = np.full(pos.shape, np.inf)
+                keys[real] = -scores[pos[real]]
+                local = np.argsort(keys, axis=1, kind="stable")
+                # each row's real entries sort before its padding, so they are its first n
+                order[pos[real]] = (local + a)[real]
+    return order
+
+
+def segment_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Cumulative sum restarting at every query boundary (flat layout).
+
+    Integer sums use one running cumsum (exact); floating-point sums are taken
+    per segment, so a query's partial sums never carry the rounding error of
+    the large running total of the queries before it: the same numbers, bit
+    for bit, as ``np.cumsum`` of each segment alone.
+    """
+    values = np.asarray(values)
+    if values.dtype.kind == "f":
+        return _cumsum_float(values, np.asarray(offsets))
+    c = np.cumsum(values)
+    if c.size == 0:
+        return c
+    starts = offsets[:-1]
+    lengths = np.diff(offsets)
+    base = np.where(starts > 0, c[np.maximum(starts - 1, 0)], 0)
+    base = np.where(lengths > 0, base, 0)
+    return c - np.repeat(base, lengths)
+
+
+def _cumsum_float(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Per-segment ``np.cumsum`` of floats without a Python loop over segments.
+
+    Segments are grouped by length (within a factor of 2) and summed as the
+    rows of a zero-padded 2-D array: ``np.cumsum(axis=1)`` adds each row
+    left to right, exactly as ``np.cumsum`` adds the segment alone, and the
+    padding comes after a row's values, so it changes none of them.
+    """
+    out = np.empty_like(values)
+    lengths = np.diff(offsets)
+    if values.size == 0:
+        return out
+    cls = np.frexp(lengths.astype(np.float64))[1]
+    for c in np.unique(cls[lengths > 0]).tolist():
+        group = np.flatnonzero(cls == c)
+        width = int(lengths[group].max())
+        step = max(1, _SORT_BLOCK // width)
+        col = np.arange(width)
+        for k in range(0, group.size, step):
+            qs = group[k:k + step]
+            a = offsets[qs][:, None]
+            n = lengths[qs][:, None]
+            if np.all(n == width):
+                pos = a + col
+                out[pos] = np.cumsum(values[pos], axis=1)
+            else:
+                real = col < n
+                pos = (a + col)[real]
+                block = np.zeros(real.shape, dtype=values.dtype)
+                block[real] = values[pos]
+                out[pos] = np.cumsum(block, axis=1)[real]
+    return out
+
+
+def segment_sum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Sum of ``values`` per query (0 for empty queries).
+
+    ``np.add.reduceat`` sums each segment with numpy's pairwise summation:
+    faster than a running cumsum and without its cancellation error.
+    """
+    values = np.asarray(values)
+    if values.dtype == bool:
+        values = values.astype(np.int64)
+    lengths = np.diff(offsets)
+    n = lengths.size
+    out = np.zeros(n, dtype=np.result_type(values.dtype, np.float64) if values.dtype.kind == "f" else np.int64)
+    if values.size == 0 or n == 0:
+        return out
+    nonempty = lengths > 0
+    if nonempty.all():
+        return np.add.reduceat(values, offsets[:-1]).astype(out.dtype, copy=False)
+    out[nonempty] = np.add.reduceat(values, offsets[:-1][nonempty])
+    return out
