@@ -10,7 +10,9 @@ MS MARCO's numeric passage ids.  For each size, the run is evaluated by
 pytrec_eval ``map`` and by one measure of each family, interleaved
 (integration/benchkit.py): MP (GL_AD_ID), TBG (a length registered for every
 document), Carterette M1 (RBP) and P@H (order 2).  The time of each includes
-building its evaluator from the qrels.
+building its evaluator from the qrels (ours reuses the qrels index it made
+for the same qrels object, irmeasures_markov.qrels_cache; pytrec_eval
+rebuilds its own each time).
 
 Memory (unless --no-memory): each family, and `map`, is run in a subprocess
 of its own on the same inputs; after the inputs are built, the kernel's
