@@ -60,11 +60,14 @@ References
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 from scipy.linalg import lapack
 
+from .birth_death_quadrature import (MAX_GAUSS_NODES, gauss_nodes_for_bound, graded_gauss_legendre, identical_blocks,
+                                     node_terms, quadrature_levels, ranges, reach_truncation, spectral_radius_bound)
 from .birth_death_stable import (SINGULAR, block_positions, block_starts, renumber, stable_average_reward,
                                  stable_parts, stacked_chain, sub_offsets, uncoupled_blocks)
 
@@ -82,6 +85,14 @@ WELL_CONDITIONED_VISITS = 1e3
 #: the step recursion refuses chains whose expected absorption time exceeds this (it would take
 #: about that many steps)
 MAX_RECURSION_VISITS = 1e6
+#: the order-1 integral drops states reached with probability below this (times the largest |reward|)
+ORDER1_TRUNCATION_TOL = 1e-16
+#: a-priori bound on the order-1 quadrature error (times the largest |reward| of a block)
+ORDER1_QUADRATURE_TOL = 1e-15
+#: where the bound of the order-1 integrand is taken: r = 1 + this * (1/rho(Q) - 1)
+ORDER1_BOUND_POSITION = 0.75
+#: nodes x states solved at once by the order-1 Gauss rule
+ORDER1_CELLS = 1 << 21
 
 
 def _parts(lower, diag, upper):
@@ -144,25 +155,6 @@ def batched_inverse_diagonal(lower, diag, upper) -> np.ndarray:
     for i in range(n - 2, -1, -1):
         d_bot[:, i] = diag[:, i] - upper[:, i] * lower[:, i + 1] / d_bot[:, i + 1]
     return 1.0 / (d_top + d_bot - diag)
-
-
-def graded_gauss_legendre(levels: int, nodes_per_piece: int = 12):
-    r"""Nodes and weights on [0, 1], refined geometrically towards 1.
-
-    Pieces :math:`[0, 1/2], [1/2, 3/4], \dots, [1 - 2^{-K}, 1]` with
-    ``levels`` = K, each with a Gauss–Legendre rule.  A function analytic in
-    a disc of radius :math:`1 + \varepsilon` around 0 (a generating function
-    with a pole just beyond 1) is integrated to near machine precision when
-    :math:`2^{-K} \lesssim \varepsilon / 4`: every piece then has its nearest
-    singularity at least one piece-length away.
-    """
-    x, w = np.polynomial.legendre.leggauss(int(nodes_per_piece))
-    edges = np.concatenate([1.0 - 0.5 ** np.arange(int(levels) + 1), [1.0]])
-    nodes, weights = [], []
-    for a, b in zip(edges[:-1], edges[1:]):
-        nodes.append(a + (b - a) * (x + 1) / 2)
-        weights.append(w * (b - a) / 2)
-    return np.concatenate(nodes), np.concatenate(weights)
 
 
 def birth_death_inverse_diagonal(forward, backward, diag=None) -> np.ndarray:
@@ -408,11 +400,6 @@ def _reward_and_discount(reward, discount, n: int):
     return reward, c
 
 
-def _quadrature_levels(max_visits: float) -> int:
-    # the integrand's pole lies beyond 1 + 1/max_i E_i[H]; pieces of length 2^-K <= 1/(4 max E_i[H])
-    return int(np.clip(math.ceil(math.log2(max(max_visits, 1.0))) + 2, 2, 45))
-
-
 def birth_death_average_reward(forward, backward, reward, starts, discount: float = 1.0) -> np.ndarray:
     r"""Terms of :math:`E_s[\frac1H \sum_{n=1}^{H} r(X_n)\, c^{k(n)-1}]` by the generating function of H.
 
@@ -430,11 +417,18 @@ def birth_death_average_reward(forward, backward, reward, starts, discount: floa
     where :math:`N^z_{sj}` carries :math:`z` per step up to a visit of
     :math:`j`, :math:`\psi^z_j` per remaining step after it, and the
     denominator discounts revisits as in :func:`birth_death_discounted_visits`.
-    Gauss–Legendre on pieces graded towards 1 (:func:`graded_gauss_legendre`),
-    with :math:`\log_2 \max_i E_i[H] + 2` pieces (the integrand's pole lies
-    beyond :math:`1 + 1/\max_i E_i[H]`): exact up to ~1e-15.  Each node costs
-    one ``?gttrf`` and two ``?gttrs`` (plus two ``?pttrf`` when :math:`c < 1`),
-    O(n) for all blocks of stacked chains together.
+
+    Each block is first cut where the walk from its start is reached with
+    probability below :data:`ORDER1_TRUNCATION_TOL` (a bound from the forward
+    and backward probabilities alone), then integrated by one Gauss–Legendre
+    rule with as many nodes as Trefethen's a-priori bound asks for an error
+    below :data:`ORDER1_QUADRATURE_TOL` (both relative to the block's largest
+    :math:`|r_j|`; :mod:`.birth_death_quadrature`).  Each node costs two
+    ``?pttrf`` and two ``?gttrs``, O(n) for all blocks and all nodes stacked
+    together.  Blocks that need more than
+    :data:`~.birth_death_quadrature.MAX_GAUSS_NODES` nodes take the graded
+    rule (pieces refined towards 1, :func:`graded_gauss_legendre`), nearly
+    non-absorbing ones the subtraction-free elimination (module doc).
 
     Parameters
     ----------
@@ -449,12 +443,137 @@ def birth_death_average_reward(forward, backward, reward, starts, discount: floa
     Returns
     -------
     ndarray, shape (n,)
-        per-state terms: their sum over a block is that block's expectation.
+        per-state terms: their sum over a block is that block's expectation
+        (0 beyond the truncation depth).
 
     See Also
     --------
     birth_death_average_reward_recursion : the same expectation by step recursions.
     """
+    fwd, bwd, stop = _absorption(forward, backward)
+    n = fwd.size
+    reward, c = _reward_and_discount(reward, discount, n)
+    if n == 0:
+        return np.zeros(0)
+    starts = np.asarray(starts, dtype=np.intp).ravel()
+    _start_indicator(starts, n)
+    offsets = uncoupled_blocks(fwd, bwd)
+    lengths = np.diff(offsets)
+    local = block_starts(starts, offsets, np.ones(lengths.size, dtype=bool))
+    scale = np.maximum.reduceat(np.abs(reward), offsets[:-1])
+    local[scale == 0] = -1                   # a block without reward adds nothing: drop it whole
+    keep = reach_truncation(fwd, bwd, offsets, local, ORDER1_TRUNCATION_TOL)
+    kept = keep > 0
+    total = np.zeros(n)
+    if not kept.any():
+        return total
+    mask = ranges(offsets[:-1][kept], keep[kept])
+    f_t, b_t, s_t = fwd[mask], bwd[mask], stop[mask]
+    sub = np.concatenate([[0], np.cumsum(keep[kept])]).astype(np.intp)
+    last = sub[1:] - 1
+    s_t[last] += f_t[last]                   # the cut: forward mass at the last kept state stops
+    f_t[last] = 0.0
+    # the integrals depend on the chain only: blocks with the same transitions and start (every
+    # query, when p and q do not depend on relevance) are integrated once
+    rep = identical_blocks(f_t, b_t, sub, local[kept])
+    unique = rep == np.arange(rep.size)
+    at = block_positions(sub, unique)
+    once = np.zeros(f_t.size)
+    once[at] = _average_reward_cut(f_t[at], b_t[at], s_t[at], sub_offsets(sub, unique),
+                                   sub_offsets(sub, unique)[:-1] + local[kept][unique], c)
+    sub_len = np.diff(sub)
+    same_state = np.arange(f_t.size) + np.repeat(sub[rep] - sub[:-1], sub_len)
+    total[mask] = once[same_state]
+    return reward * total
+
+
+def _average_reward_cut(fwd, bwd, stop, offsets, starts, c):
+    """Per-state integrals of :func:`birth_death_average_reward` (reward excluded) on cut blocks,
+    one start per block: one Gauss rule for all well-conditioned blocks, the other paths for the rest."""
+    n = fwd.size
+    e_start = _start_indicator(starts, n)
+    try:
+        with np.errstate(all="ignore"):
+            steps = birth_death_solve(fwd, bwd, np.ones(n))      # E_i[H]
+        ill = _ill_conditioned(offsets, steps)
+    except ValueError:
+        ill = np.ones(offsets.size - 1, dtype=bool)
+    total = np.zeros(n)
+    if ill.any():
+        total[block_positions(offsets, ill)] = stable_average_reward(
+            fwd[block_positions(offsets, ill)], bwd[block_positions(offsets, ill)],
+            stop[block_positions(offsets, ill)], sub_offsets(offsets, ill), block_starts(starts, offsets, ill), c)
+    good = ~ill
+    if not good.any():
+        return total
+    at = block_positions(offsets, good)
+    f, b, s, e1 = fwd[at], bwd[at], stop[at], e_start[at]
+    offs = sub_offsets(offsets, good)
+    lengths = np.diff(offs)
+    # the bound M = G(r) of the integrand on the disc |z| <= r, r between 1 and 1/rho(Q)
+    rho = spectral_radius_bound(f, b, offs, np.maximum.reduceat(steps[at], offs[:-1]))
+    with np.errstate(divide="ignore"):
+        r = 1.0 + ORDER1_BOUND_POSITION * np.minimum(1.0 / rho - 1.0, 8.0)
+    g_r = node_terms(f, b, s, e1, np.repeat(r, lengths), c) if f.size > 2 else None
+    if g_r is None:
+        need = np.full(lengths.size, MAX_GAUSS_NODES + 1)
+    else:
+        # |sum_j r_j T_j(z)| <= max |r| sum_j T_j(|z|): the bound relative to the largest reward
+        with np.errstate(invalid="ignore", over="ignore"):
+            bound = 2.0 * np.add.reduceat(g_r, offs[:-1])          # 2: headroom for rounding
+        need = gauss_nodes_for_bound(r, bound, ORDER1_QUADRATURE_TOL)
+        need[~np.isfinite(bound) | (bound < 0)] = MAX_GAUSS_NODES + 1
+    fast = need <= MAX_GAUSS_NODES
+    if not fast.all():
+        # too close to non-absorbing for one rule: the graded rule
+        slow_at = block_positions(offs, ~fast)
+        sub_starts = offs[:-1][~fast] + block_starts(np.flatnonzero(e1), offs, ~fast)
+        idx = np.flatnonzero(at)[slow_at]
+        total[idx] = _birth_death_average_reward_graded(f[slow_at], b[slow_at], np.ones(slow_at.sum()),
+                                                        renumber(sub_starts, slow_at), c)
+    if fast.any():
+        fast_at = block_positions(offs, fast)
+        idx = np.flatnonzero(at)[fast_at]
+        total[idx] = _gauss_integral(f[fast_at], b[fast_at], s[fast_at], e1[fast_at], int(need[fast].max()), c)
+    return total
+
+
+@functools.lru_cache(maxsize=None)
+def _gauss_legendre_01(n_nodes: int):
+    x, w = np.polynomial.legendre.leggauss(n_nodes)
+    return (x + 1.0) / 2.0, w / 2.0
+
+
+def _gauss_integral(fwd, bwd, stop, e_start, n_nodes: int, c: float):
+    """Per-state integrals over [0, 1] with an ``n_nodes``-point Gauss–Legendre rule, nodes stacked
+    as uncoupled copies of the chain (in chunks of :data:`ORDER1_CELLS` states)."""
+    z, w = _gauss_legendre_01(n_nodes)
+    n = fwd.size
+    total = np.zeros(n)
+    per = max(1, ORDER1_CELLS // max(n, 1))
+    for k in range(0, n_nodes, per):
+        zk = z[k:k + per]
+        m = zk.size
+        terms = node_terms(np.tile(fwd, m), np.tile(bwd, m), np.tile(stop, m), np.tile(e_start, m),
+                           np.repeat(zk, n), c) if m * n > 2 else None
+        if terms is None:
+            # a factorisation without pivoting failed (it cannot for an absorbing chain): pivot
+            for zz, ww in zip(zk.tolist(), w[k:k + per].tolist()):
+                psi, row = birth_death_solve_pair(zz * fwd, zz * bwd, stop, e_start)
+                term = row * psi
+                if c < 1.0:
+                    term /= (1.0 - c) * birth_death_inverse_diagonal(zz * fwd, zz * bwd) + c
+                total += ww * term
+            continue
+        total += w[k:k + per] @ terms.reshape(m, n)
+    return total
+
+
+def _birth_death_average_reward_graded(forward, backward, reward, starts, discount: float = 1.0) -> np.ndarray:
+    """The order-1 integral of :func:`birth_death_average_reward` without truncation, by the graded
+    Gauss–Legendre rule (:math:`\\log_2 \\max_i E_i[H] + 2` pieces of 12 nodes, the integrand's pole
+    lying beyond :math:`1 + 1/\\max_i E_i[H]`): the method before the a-priori rule, kept for blocks
+    that need more nodes than one rule allows and as an independent check."""
     fwd, bwd, stop = _absorption(forward, backward)
     n = fwd.size
     reward, c = _reward_and_discount(reward, discount, n)
@@ -473,13 +592,13 @@ def birth_death_average_reward(forward, backward, reward, starts, discount: floa
         good = block_positions(offsets, ~ill)
         total = np.zeros(n)
         if good.any():
-            total[good] = birth_death_average_reward(fwd[good], bwd[good], np.ones(good.sum()),
-                                                     renumber(starts[good[starts]], good), c)
+            total[good] = _birth_death_average_reward_graded(fwd[good], bwd[good], np.ones(good.sum()),
+                                                             renumber(starts[good[starts]], good), c)
         total[~good] = stable_average_reward(fwd[~good], bwd[~good], stop[~good], sub_offsets(offsets, ill),
                                               block_starts(starts, offsets, ill), c)
         return reward * total
     max_visits = float(steps.max())
-    nodes, weights = graded_gauss_legendre(_quadrature_levels(max_visits))
+    nodes, weights = graded_gauss_legendre(quadrature_levels(max_visits))
     total = np.zeros(n)
     for z, w in zip(nodes.tolist(), weights.tolist()):
         zf, zb = z * fwd, z * bwd
