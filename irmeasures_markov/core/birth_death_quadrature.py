@@ -186,8 +186,8 @@ def spectral_radius_bound(fwd, bwd, offsets, max_visits) -> np.ndarray:
     sym[:-1] += g
     sym[1:] += g
     starts = offsets[:-1]
-    gersh = np.maximum.reduceat(np.minimum(sym, fwd + bwd), starts)
-    gersh = np.minimum(gersh, np.maximum.reduceat(sym, starts))
+    # each bound holds on its own (max over the block); a row-wise minimum of the two would not
+    gersh = np.maximum.reduceat(sym, starts)
     rows = np.maximum.reduceat(fwd + bwd, starts)
     norm = 1.0 - 1.0 / np.maximum(np.asarray(max_visits, dtype=np.float64), 1.0)
     return np.minimum(np.minimum(gersh, rows), norm)
