@@ -66,6 +66,17 @@ class TestAgainstGradedRule:
             for q in old:
                 assert new[m][q] == pytest.approx(old[q], abs=1e-12), (m, q)
 
+    def test_chunks_of_blocks_and_nodes(self, monkeypatch):
+        """Groups of blocks (and nodes of one long block) solved in several stacked calls: same values."""
+        rng = np.random.default_rng(9)
+        fwd, bwd, offsets = random_stack(rng, 9, 90, (0.5, 0.9))
+        reward = rng.uniform(0, 1, fwd.size)
+        whole = birth_death_average_reward(fwd, bwd, reward, offsets[:-1], 0.5)
+        for cells in (40, 200, 1000):
+            monkeypatch.setattr(order1, "ORDER1_CELLS", cells)
+            np.testing.assert_allclose(birth_death_average_reward(fwd, bwd, reward, offsets[:-1], 0.5), whole,
+                                       rtol=1e-13, atol=1e-16)
+
     def test_start_inside_a_block_against_the_step_recursion(self):
         rng = np.random.default_rng(3)
         fwd, bwd, _ = random_stack(rng, 1, 1, (0.5, 0.9))
@@ -158,9 +169,9 @@ def test_work_per_run(monkeypatch):
     calls = []
     real = order1._gauss_integral
 
-    def spy(fwd, bwd, stop, e_start, n_nodes, c):
+    def spy(fwd, bwd, stop, e_start, offsets, n_nodes, c):
         calls.append((fwd.size, n_nodes))
-        return real(fwd, bwd, stop, e_start, n_nodes, c)
+        return real(fwd, bwd, stop, e_start, offsets, n_nodes, c)
 
     monkeypatch.setattr(order1, "_gauss_integral", spy)
     rng = np.random.default_rng(0)

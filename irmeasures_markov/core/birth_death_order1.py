@@ -31,8 +31,8 @@ ORDER1_TRUNCATION_TOL = 1e-16
 ORDER1_QUADRATURE_TOL = 1e-15
 #: where the bound of the order-1 integrand is taken: r = 1 + this * (1/rho(Q) - 1)
 ORDER1_BOUND_POSITION = 0.75
-#: nodes x states solved at once by the order-1 Gauss rule
-ORDER1_CELLS = 1 << 21
+#: nodes x states solved at once by the order-1 Gauss rule (about 20 arrays of this many doubles)
+ORDER1_CELLS = 1 << 18
 
 
 def _absorption(forward, backward):
@@ -196,7 +196,8 @@ def _average_reward_cut(fwd, bwd, stop, offsets, starts, c):
     if fast.any():
         fast_at = block_positions(offs, fast)
         idx = np.flatnonzero(at)[fast_at]
-        total[idx] = _gauss_integral(f[fast_at], b[fast_at], s[fast_at], e1[fast_at], int(need[fast].max()), c)
+        total[idx] = _gauss_integral(f[fast_at], b[fast_at], s[fast_at], e1[fast_at], sub_offsets(offs, fast),
+                                     int(need[fast].max()), c)
     return total
 
 
@@ -206,28 +207,40 @@ def _gauss_legendre_01(n_nodes: int):
     return (x + 1.0) / 2.0, w / 2.0
 
 
-def _gauss_integral(fwd, bwd, stop, e_start, n_nodes: int, c: float):
-    """Per-state integrals over [0, 1] with an ``n_nodes``-point Gauss–Legendre rule, nodes stacked
-    as uncoupled copies of the chain (in chunks of :data:`ORDER1_CELLS` states)."""
+def _gauss_integral(fwd, bwd, stop, e_start, offsets, n_nodes: int, c: float):
+    """Per-state integrals over [0, 1] with an ``n_nodes``-point Gauss–Legendre rule.
+
+    The nodes of a group of blocks are stacked as uncoupled copies of the
+    chain, so one ``?pttrf``/``?gttrs`` sequence serves them all; groups hold
+    about :data:`ORDER1_CELLS` states x nodes, which bounds the memory.
+    """
     z, w = _gauss_legendre_01(n_nodes)
     n = fwd.size
     total = np.zeros(n)
-    per = max(1, ORDER1_CELLS // max(n, 1))
-    for k in range(0, n_nodes, per):
-        zk = z[k:k + per]
-        m = zk.size
-        terms = node_terms(np.tile(fwd, m), np.tile(bwd, m), np.tile(stop, m), np.tile(e_start, m),
-                           np.repeat(zk, n), c) if m * n > 2 else None
-        if terms is None:
-            # a factorisation without pivoting failed (it cannot for an absorbing chain): pivot
-            for zz, ww in zip(zk.tolist(), w[k:k + per].tolist()):
-                psi, row = birth_death_solve_pair(zz * fwd, zz * bwd, stop, e_start)
-                term = row * psi
-                if c < 1.0:
-                    term /= (1.0 - c) * birth_death_inverse_diagonal(zz * fwd, zz * bwd) + c
-                total += ww * term
-            continue
-        total += w[k:k + per] @ terms.reshape(m, n)
+    per_group = max(1, ORDER1_CELLS // n_nodes)
+    group = offsets[:-1] // per_group
+    cuts = np.concatenate([offsets[:-1][np.flatnonzero(np.diff(group)) + 1], [n]]) if n else np.zeros(0, np.intp)
+    lo = 0
+    for hi in cuts.tolist():
+        size = hi - lo
+        per = max(1, ORDER1_CELLS // size)            # nodes at once (all of them unless a block is huge)
+        f, b, s, e = fwd[lo:hi], bwd[lo:hi], stop[lo:hi], e_start[lo:hi]
+        for k in range(0, n_nodes, per):
+            zk = z[k:k + per]
+            m = zk.size
+            terms = node_terms(np.tile(f, m), np.tile(b, m), np.tile(s, m), np.tile(e, m), np.repeat(zk, size),
+                               c) if m * size > 2 else None
+            if terms is None:
+                # a factorisation without pivoting failed (it cannot for an absorbing chain): pivot
+                for zz, ww in zip(zk.tolist(), w[k:k + per].tolist()):
+                    psi, row = birth_death_solve_pair(zz * f, zz * b, s, e)
+                    term = row * psi
+                    if c < 1.0:
+                        term /= (1.0 - c) * birth_death_inverse_diagonal(zz * f, zz * b) + c
+                    total[lo:hi] += ww * term
+                continue
+            total[lo:hi] += w[k:k + per] @ terms.reshape(m, size)
+        lo = hi
     return total
 
 
