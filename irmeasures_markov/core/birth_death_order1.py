@@ -33,6 +33,8 @@ ORDER1_QUADRATURE_TOL = 1e-15
 ORDER1_BOUND_POSITION = 0.75
 #: nodes x states solved at once by the order-1 Gauss rule (about 20 arrays of this many doubles)
 ORDER1_CELLS = 1 << 18
+#: kept states of the blocks handled together by the order-1 integral
+ORDER1_GROUP_STATES = 1 << 17
 
 
 def _absorption(forward, backward):
@@ -112,41 +114,72 @@ def birth_death_average_reward(forward, backward, reward, starts, discount: floa
     --------
     birth_death_average_reward_recursion : the same expectation by step recursions.
     """
-    fwd, bwd, stop = _absorption(forward, backward)
+    fwd, bwd = _probabilities(forward, backward)
     n = fwd.size
     reward, c = _reward_and_discount(reward, discount, n)
     if n == 0:
         return np.zeros(0)
     starts = np.asarray(starts, dtype=np.intp).ravel()
-    _start_indicator(starts, n)
+    if starts.size and (starts.min() < 0 or starts.max() >= n):
+        raise ValueError(f"`starts` must be states in [0, {n}).")
     offsets = uncoupled_blocks(fwd, bwd)
     lengths = np.diff(offsets)
     local = block_starts(starts, offsets, np.ones(lengths.size, dtype=bool))
-    scale = np.maximum.reduceat(np.abs(reward), offsets[:-1])
+    scale = np.maximum(np.maximum.reduceat(reward, offsets[:-1]), -np.minimum.reduceat(reward, offsets[:-1]))
     local[scale == 0] = -1                   # a block without reward adds nothing: drop it whole
     keep = reach_truncation(fwd, bwd, offsets, local, ORDER1_TRUNCATION_TOL)
-    kept = keep > 0
     total = np.zeros(n)
-    if not kept.any():
-        return total
-    mask = ranges(offsets[:-1][kept], keep[kept])
-    f_t, b_t, s_t = fwd[mask], bwd[mask], stop[mask]
-    sub = np.concatenate([[0], np.cumsum(keep[kept])]).astype(np.intp)
+    kept = np.flatnonzero(keep > 0)
+    # groups of about ORDER1_GROUP_STATES kept states bound the memory of everything below
+    first = np.cumsum(keep[kept]) - keep[kept]
+    group = first // ORDER1_GROUP_STATES
+    bounds = np.concatenate([[0], np.flatnonzero(np.diff(group)) + 1, [kept.size]])
+    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        blocks = kept[a:b]
+        if blocks.size:
+            mask = ranges(offsets[blocks], keep[blocks])
+            total[mask] = _average_reward_kept(fwd[mask], bwd[mask], keep[blocks], local[blocks], c) * reward[mask]
+    return total
+
+
+def _average_reward_kept(f_t, b_t, keep, local, c):
+    """Per-state integrals on the kept states of some blocks (``keep[k]`` states each, start
+    ``local[k]``): the cut applied, identical blocks integrated once."""
+    s_t = np.clip(1.0 - f_t - b_t, 0.0, 1.0)
+    sub = np.concatenate([[0], np.cumsum(keep)]).astype(np.intp)
     last = sub[1:] - 1
     s_t[last] += f_t[last]                   # the cut: forward mass at the last kept state stops
     f_t[last] = 0.0
     # the integrals depend on the chain only: blocks with the same transitions and start (every
     # query, when p and q do not depend on relevance) are integrated once
-    rep = identical_blocks(f_t, b_t, sub, local[kept])
+    rep = identical_blocks(f_t, b_t, sub, local)
     unique = rep == np.arange(rep.size)
+    if unique.all():
+        return _average_reward_cut(f_t, b_t, s_t, sub, sub[:-1] + local, c)
     at = block_positions(sub, unique)
     once = np.zeros(f_t.size)
     once[at] = _average_reward_cut(f_t[at], b_t[at], s_t[at], sub_offsets(sub, unique),
-                                   sub_offsets(sub, unique)[:-1] + local[kept][unique], c)
-    sub_len = np.diff(sub)
-    same_state = np.arange(f_t.size) + np.repeat(sub[rep] - sub[:-1], sub_len)
-    total[mask] = once[same_state]
-    return reward * total
+                                   sub_offsets(sub, unique)[:-1] + local[unique], c)
+    return once[np.arange(f_t.size) + np.repeat(sub[rep] - sub[:-1], np.diff(sub))]
+
+
+def _probabilities(forward, backward):
+    """Validated ``(forward, backward)`` with the out-of-range moves absorbed, copied only when
+    that changes them (the plugin passes large arrays that already satisfy it)."""
+    fwd = np.asarray(forward, dtype=np.float64)
+    bwd = np.asarray(backward, dtype=np.float64)
+    if fwd.ndim != 1 or fwd.shape != bwd.shape:
+        raise ValueError(f"`forward` and `backward` must be 1-D of one length, got shapes "
+                         f"{fwd.shape} and {bwd.shape}.")
+    if fwd.size and (fwd[-1] != 0 or bwd[0] != 0):
+        fwd, bwd = fwd.copy(), bwd.copy()
+        fwd[-1] = 0.0
+        bwd[0] = 0.0
+    lo = min(float(fwd.min()), float(bwd.min())) if fwd.size else 0.0
+    hi = float(np.max(fwd + bwd)) if fwd.size else 0.0
+    if not (lo >= 0 and hi <= 1 + 1e-12):          # NaN fails both comparisons
+        raise ValueError("`forward` and `backward` must be probabilities with forward + backward <= 1.")
+    return fwd, bwd
 
 
 def _average_reward_cut(fwd, bwd, stop, offsets, starts, c):
@@ -168,9 +201,10 @@ def _average_reward_cut(fwd, bwd, stop, offsets, starts, c):
     good = ~ill
     if not good.any():
         return total
-    at = block_positions(offsets, good)
-    f, b, s, e1 = fwd[at], bwd[at], stop[at], e_start[at]
-    offs = sub_offsets(offsets, good)
+    # (fancy indexing copies; the usual case, every block well-conditioned, needs none)
+    at = block_positions(offsets, good) if ill.any() else slice(None)
+    f, b, s, e1 = (fwd[at], bwd[at], stop[at], e_start[at]) if ill.any() else (fwd, bwd, stop, e_start)
+    offs = sub_offsets(offsets, good) if ill.any() else offsets
     lengths = np.diff(offs)
     # the bound M = G(r) of the integrand on the disc |z| <= r, r between 1 and 1/rho(Q)
     rho = spectral_radius_bound(f, b, offs, np.maximum.reduceat(steps[at], offs[:-1]))
@@ -186,18 +220,20 @@ def _average_reward_cut(fwd, bwd, stop, offsets, starts, c):
         need = gauss_nodes_for_bound(r, bound, ORDER1_QUADRATURE_TOL)
         need[~np.isfinite(bound) | (bound < 0)] = MAX_GAUSS_NODES + 1
     fast = need <= MAX_GAUSS_NODES
+    positions = np.arange(n)[at]
     if not fast.all():
         # too close to non-absorbing for one rule: the graded rule
         slow_at = block_positions(offs, ~fast)
         sub_starts = offs[:-1][~fast] + block_starts(np.flatnonzero(e1), offs, ~fast)
-        idx = np.flatnonzero(at)[slow_at]
-        total[idx] = _birth_death_average_reward_graded(f[slow_at], b[slow_at], np.ones(slow_at.sum()),
-                                                        renumber(sub_starts, slow_at), c)
-    if fast.any():
+        total[positions[slow_at]] = _birth_death_average_reward_graded(f[slow_at], b[slow_at],
+                                                                       np.ones(slow_at.sum()),
+                                                                       renumber(sub_starts, slow_at), c)
+    if fast.all():
+        total[at] = _gauss_integral(f, b, s, e1, offs, int(need.max()), c)
+    elif fast.any():
         fast_at = block_positions(offs, fast)
-        idx = np.flatnonzero(at)[fast_at]
-        total[idx] = _gauss_integral(f[fast_at], b[fast_at], s[fast_at], e1[fast_at], sub_offsets(offs, fast),
-                                     int(need[fast].max()), c)
+        total[positions[fast_at]] = _gauss_integral(f[fast_at], b[fast_at], s[fast_at], e1[fast_at],
+                                                    sub_offsets(offs, fast), int(need[fast].max()), c)
     return total
 
 

@@ -128,7 +128,8 @@ def _reach_keep(fwd, bwd, offsets, local_starts, tol):
     return np.where(has, keep, 0)
 
 
-def reach_truncation(fwd, bwd, offsets, local_starts, tol: float, window: int = 128) -> np.ndarray:
+def reach_truncation(fwd, bwd, offsets, local_starts, tol: float, window: int = 128,
+                     chunk: int = 1 << 17) -> np.ndarray:
     """Number of states to keep in each block so that the dropped ones are reached with probability < ``tol``.
 
     ``local_starts[b]`` is block b's start counted from its first state (-1:
@@ -136,21 +137,33 @@ def reach_truncation(fwd, bwd, offsets, local_starts, tol: float, window: int = 
     it, the first state whose reach probability is bounded by ``tol`` (see the
     module doc) and every later one are dropped.  The bounds are first
     computed on the ``window`` states after each start, then on the whole of
-    the blocks not settled there, so the cost follows the kept states.
+    the blocks not settled there, so the cost follows the kept states; blocks
+    are taken in groups of about ``chunk`` states, which bounds the memory.
     """
     lengths = np.diff(offsets)
     local_starts = np.asarray(local_starts, dtype=np.intp)
     has = local_starts >= 0
     span = np.where(has, np.minimum(lengths, local_starts + window), 0)
-    w_offsets = np.concatenate([[0], np.cumsum(span)]).astype(np.intp)
-    idx = ranges(offsets[:-1], span)
-    keep = _reach_keep(fwd[idx], bwd[idx], w_offsets, local_starts, tol)
-    open_ = has & (keep == span) & (span < lengths)
-    if open_.any():
-        sel = ranges(offsets[:-1][open_], lengths[open_])
-        keep[open_] = _reach_keep(fwd[sel], bwd[sel], np.concatenate([[0], np.cumsum(lengths[open_])]),
-                                  local_starts[open_], tol)
+    keep = np.zeros(lengths.size, dtype=np.intp)
+    _keep_in_groups(fwd, bwd, offsets, local_starts, tol, np.flatnonzero(has), span, keep, chunk)
+    # blocks still reached at the window's end: their whole length
+    open_ = np.flatnonzero(has & (keep == span) & (span < lengths))
+    _keep_in_groups(fwd, bwd, offsets, local_starts, tol, open_, lengths, keep, chunk)
     return keep
+
+
+def _keep_in_groups(fwd, bwd, offsets, local_starts, tol, blocks, span, keep, chunk):
+    """``keep[blocks]`` from the first ``span[blocks]`` states of each, in groups of about ``chunk`` states."""
+    if blocks.size == 0:
+        return
+    sizes = span[blocks]
+    group = (np.cumsum(sizes) - sizes) // max(int(chunk), 1)
+    bounds = np.concatenate([[0], np.flatnonzero(np.diff(group)) + 1, [blocks.size]])
+    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        ids = blocks[a:b]
+        idx = ranges(offsets[ids], sizes[a:b])
+        keep[ids] = _reach_keep(fwd[idx], bwd[idx], np.concatenate([[0], np.cumsum(sizes[a:b])]).astype(np.intp),
+                                local_starts[ids], tol)
 
 
 def identical_blocks(fwd, bwd, offsets, local_starts) -> np.ndarray:

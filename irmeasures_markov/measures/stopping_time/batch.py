@@ -30,7 +30,6 @@ def batch_transitions(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=Non
     gain_vals = _gain_values(grades, batch.rel, gain)
     n = grades.size
     starts, lasts = offsets[:-1][lengths > 0], offsets[1:][lengths > 0] - 1
-    ranks = batch.ranks.astype(np.float64)
     tail_pq = None
     bwd = np.zeros(n)
     if user is not None:
@@ -41,6 +40,7 @@ def batch_transitions(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=Non
             ahead = _segment_reverse_cumsum(relevant.astype(np.float64), offsets)
             fwd = np.where(relevant, 1.0 - 1.0 / np.maximum(ahead, 1.0), 1.0)
         elif user == "DCG":
+            ranks = batch.ranks.astype(np.float64)
             fwd = np.maximum(1.0, np.log(ranks) / math.log(b)) / np.maximum(1.0, np.log(ranks + 1) / math.log(b))
         elif user == "ERR":
             if g_max is None:
@@ -58,8 +58,9 @@ def batch_transitions(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=Non
         if browse == "DFBM":
             fwd = np.ones(n)
         else:
-            fwd = np.where(relevant, p if p_rel is None else p_rel, p).astype(np.float64)
-            bwd = np.where(relevant, q if q_rel is None else q_rel, q).astype(np.float64)
+            # float64 scalars: np.where then returns float64 without a second copy
+            fwd = np.where(relevant, np.float64(p if p_rel is None else p_rel), np.float64(p))
+            bwd = np.where(relevant, np.float64(q if q_rel is None else q_rel), np.float64(q))
         if top == "forward":
             fwd[starts] = np.minimum(1.0, fwd[starts] + bwd[starts])
         bwd[starts] = 0.0
