@@ -212,3 +212,42 @@ def test_against_30_digit_reference():
 
         reference = float(mp.quad(integrand, [0, mp.mpf(1) / 2, 1], method="gauss-legendre", maxdegree=3))
     assert model.expectation(1) == pytest.approx(reference, rel=1e-13)
+
+
+class TestManySmallQueries:
+    """The batch path with many short rankings: running sums and products across segments, and the
+    visit-count formula in groups of queries, against each query on its own."""
+
+    def test_segment_sums_and_products_are_the_per_segment_ones(self):
+        from irmeasures_markov.measures.stopping_time.batch import _segment_cumprod_shift, _segment_cumsum
+        rng = np.random.default_rng(2)
+        for n_segments in (3, 60):           # fewer and more segments than the longest one
+            lengths = rng.integers(0, 25, n_segments)
+            offsets = np.concatenate([[0], np.cumsum(lengths)])
+            v, g = rng.random(offsets[-1]), rng.integers(0, 8, offsets[-1])
+            for a, b in zip(offsets[:-1], offsets[1:]):
+                if b > a:
+                    assert _segment_cumprod_shift(v, offsets)[a:b].tolist() == \
+                        [1.0] + np.cumprod(v[a:b - 1]).tolist()
+                    assert _segment_cumsum(g, offsets)[a:b].tolist() == np.cumsum(g[a:b]).tolist()
+                    assert _segment_cumsum(g, offsets, reverse=True)[a:b].tolist() == \
+                        np.cumsum(g[a:b][::-1])[::-1].tolist()
+
+    @pytest.mark.parametrize("params", [dict(user="AP"), dict(p=0.7, order=1), dict(user="RBP", p=0.6),
+                                        dict(browse="RWBM", p=0.5, q=0.3, loss=0.4),
+                                        dict(browse="RWBM", p=0.5, q=0.3, p_rel=0.2, q_rel=0.6, loss=0.4, order=1)])
+    def test_batch_equals_each_query_alone(self, params, monkeypatch):
+        import irmeasures_markov.measures.stopping_time.expectations as expectations
+        from irmeasures_markov.measures.stopping_time import path_at_h_batch
+        from irmeasures_markov.rankings import RelevanceBatch
+        monkeypatch.setattr(expectations, "GROUP_RANKS", 16)
+        rng = np.random.default_rng(4)
+        lengths = rng.integers(0, 9, 300)
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        grades = rng.integers(0, 3, offsets[-1]).astype(np.int32)
+        batch = RelevanceBatch([str(i) for i in range(lengths.size)], offsets, grades, grades >= 1,
+                               np.full(lengths.size, 5), 1)
+        got = path_at_h_batch(batch, **params)
+        for k, (a, b) in enumerate(zip(offsets[:-1], offsets[1:])):
+            alone = browsing_model(grades[a:b], **params).value() if b > a else 0.0
+            assert got[k] == pytest.approx(alone, rel=1e-12, abs=1e-14)

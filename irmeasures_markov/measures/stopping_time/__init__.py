@@ -69,7 +69,7 @@ from __future__ import annotations
 # (params), result objects (results), the expectation kernels on stacked chains (expectations),
 # the model of one ranking (model), the Monte Carlo walk (simulation) and the batch path of the
 # plugin (batch).  Every name of the former single module stays importable from here.
-from .batch import _segment_cumprod_shift, _segment_reverse_cumsum, batch_transitions, pad_batch, path_at_h_batch
+from .batch import _segment_cumprod_shift, _segment_cumsum, batch_transitions, pad_batch, path_at_h_batch
 from .expectations import _gain_and_steps_flat, _order1_flat
 from .model import ORDER1_METHODS, BrowsingModel, _resolve_prob, _user_transitions, browsing_model, path_at_h
 from .params import (BROWSING_MODELS, GAINS, USERS, Prob, _check_prob, _gain_values, _given, _model_params_iv,

@@ -12,12 +12,16 @@ from .params import _gain_values, _model_params_iv, _tail_constants
 __all__ = ["batch_transitions", "pad_batch", "path_at_h_batch"]
 
 
-def _segment_reverse_cumsum(values, offsets):
-    out = np.empty(values.shape, dtype=np.float64)
-    for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist()):
-        if b > a:
-            out[a:b] = np.cumsum(values[a:b][::-1])[::-1]
-    return out
+def _segment_cumsum(values, offsets, reverse=False):
+    """Per segment, the running sum of integer-valued ``values`` (from the segment's end with
+    ``reverse``): differences of one running sum over all segments, exact below 2^53."""
+    run = np.empty(values.size + 1)
+    run[0] = 0.0
+    np.cumsum(values, dtype=np.float64, out=run[1:])
+    lengths = np.diff(offsets)
+    if reverse:
+        return np.repeat(run[offsets[1:]], lengths) - run[:-1]
+    return run[1:] - np.repeat(run[offsets[:-1]], lengths)
 
 
 def batch_transitions(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=None, user=None, top="stop",
@@ -37,7 +41,7 @@ def batch_transitions(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=Non
         if user == "RBP":
             fwd[:] = p
         elif user == "AP":
-            ahead = _segment_reverse_cumsum(relevant.astype(np.float64), offsets)
+            ahead = _segment_cumsum(relevant, offsets, reverse=True)
             fwd = np.where(relevant, 1.0 - 1.0 / np.maximum(ahead, 1.0), 1.0)
         elif user == "DCG":
             ranks = batch.ranks.astype(np.float64)
@@ -72,13 +76,30 @@ def batch_transitions(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=Non
 
 
 def _segment_cumprod_shift(values, offsets):
-    """Per segment: [1, v0, v0 v1, ...] (survival to each rank)."""
+    """Per segment: [1, v0, v0 v1, ...] (survival to each rank).
+
+    The same sequential products as ``np.cumprod`` per segment; with many
+    short segments they are formed rank by rank across all segments at once.
+    """
     out = np.empty(values.shape, dtype=np.float64)
-    for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist()):
-        if b > a:
-            out[a] = 1.0
-            if b - a > 1:
-                np.cumprod(values[a:b - 1], out=out[a + 1:b])
+    lengths = np.diff(offsets)
+    if lengths.size == 0:
+        return out
+    longest = int(lengths.max())
+    if lengths.size <= longest:
+        for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist()):
+            if b > a:
+                out[a] = 1.0
+                if b - a > 1:
+                    np.cumprod(values[a:b - 1], out=out[a + 1:b])
+        return out
+    order = np.argsort(-lengths, kind="stable")          # longest first: rank k is a prefix of them
+    heads = offsets[:-1][order]
+    alive = np.searchsorted(-lengths[order], -np.arange(1, longest + 1), side="right")
+    out[heads[:alive[0]]] = 1.0
+    for k in range(1, longest):
+        at = heads[:alive[k]] + k
+        out[at] = out[at - 1] * values[at - 1]
     return out
 
 
@@ -148,11 +169,8 @@ def path_at_h_batch(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=None,
             eh[nonempty] = np.add.reduceat(surv, starts[nonempty])
             out = eg if f == "1" else np.divide(eg, eh, out=np.zeros(nq), where=eh > 0)
         else:
-            cum = np.zeros(g.size)
-            for a, bb in zip(offsets[:-1].tolist(), offsets[1:].tolist()):
-                if bb > a:
-                    np.cumsum(g[a:bb], out=cum[a:bb])
-            vals = cum / batch.ranks
+            # gains are integer-valued (1, the grade or 2^grade - 1): running sums exact
+            vals = _segment_cumsum(g, offsets) / batch.ranks
             out[nonempty] = np.add.reduceat(surv * (1.0 - fwd) * vals, starts[nonempty])
     elif order == 2 or f == "1":
         lastpos = offsets[1:][nonempty] - 1
