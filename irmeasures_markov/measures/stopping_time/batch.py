@@ -37,12 +37,17 @@ def batch_transitions(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=Non
     tail_pq = None
     bwd = np.zeros(n)
     if user is not None:
-        fwd = np.ones(n)
         if user == "RBP":
-            fwd[:] = p
+            fwd = np.full(n, float(p))
         elif user == "AP":
-            ahead = _segment_cumsum(relevant, offsets, reverse=True)
-            fwd = np.where(relevant, 1.0 - 1.0 / np.maximum(ahead, 1.0), 1.0)
+            # stop at a relevant document with probability 1 / (relevant retrieved still ahead)
+            fwd = _segment_cumsum(relevant, offsets, reverse=True)
+            np.maximum(fwd, 1.0, out=fwd)
+            np.divide(-1.0, fwd, out=fwd)
+            fwd += 1.0
+            fwd[~relevant] = 1.0
+        elif user == "P":
+            fwd = np.ones(n)
         elif user == "DCG":
             ranks = batch.ranks.astype(np.float64)
             fwd = np.maximum(1.0, np.log(ranks) / math.log(b)) / np.maximum(1.0, np.log(ranks + 1) / math.log(b))
@@ -170,8 +175,13 @@ def path_at_h_batch(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=None,
             out = eg if f == "1" else np.divide(eg, eh, out=np.zeros(nq), where=eh > 0)
         else:
             # gains are integer-valued (1, the grade or 2^grade - 1): running sums exact
-            vals = _segment_cumsum(g, offsets) / batch.ranks
-            out[nonempty] = np.add.reduceat(surv * (1.0 - fwd) * vals, starts[nonempty])
+            vals = _segment_cumsum(g, offsets)
+            vals /= batch.ranks
+            vals *= surv
+            surv = None                      # (peak memory: one array per document fewer)
+            np.subtract(1.0, fwd, out=fwd)   # fwd is this function's own array
+            vals *= fwd
+            out[nonempty] = np.add.reduceat(vals, starts[nonempty])
     elif order == 2 or f == "1":
         lastpos = offsets[1:][nonempty] - 1
         diag = np.ones(g.size)
