@@ -152,6 +152,14 @@ class TestQuadratureRule:
         fewest = next(k for k in range(1, 400) if error(k) <= tol + rounding)
         assert n <= 2 * fewest + 2
 
+    def test_node_count_without_a_finite_rule(self):
+        """A radius at 1 or a bound that is not finite asks for 'too many' nodes (the caller then falls back),
+        never for a negative or zero count."""
+        need = gauss_nodes_for_bound(np.array([1.0, 1.0 + 1e-17, 1.2, 1.2]), np.array([1.0, 1.0, np.inf, np.nan]),
+                                     1e-15)
+        assert np.all(need > 64)
+        assert gauss_nodes_for_bound(np.array([5.0]), np.array([0.0]), 1e-15).tolist() == [1]
+
     def test_identical_blocks(self):
         a, b = np.array([0.5, 0.4, 0.0]), np.array([0.0, 0.2, 0.3])
         fwd = np.concatenate([a, a, a, [0.5, 0.0]])

@@ -210,11 +210,13 @@ def gauss_nodes_for_bound(radius, bound_value, tol) -> np.ndarray:
     r"""Gauss–Legendre nodes needed on [0, 1] for an error below ``tol`` given :math:`|G| \le`
     ``bound_value`` on the disc of ``radius`` (> 1) about 0 (Trefethen's bound, module doc)."""
     x = 2.0 * np.asarray(radius, dtype=np.float64) - 1.0       # the ellipse reaching |z| = radius
-    rho = x + np.sqrt(x * x - 1.0)
-    with np.errstate(divide="ignore"):
+    rho = x + np.sqrt(np.maximum(x * x - 1.0, 0.0))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         need = np.log(64.0 * np.maximum(bound_value, 1e-300) / (15.0 * (rho * rho - 1.0) * tol)) \
             / (2.0 * np.log(rho))
-    return np.maximum(np.ceil(need), 1).astype(np.int64)
+    # a radius at 1 (or a bound that is not finite) admits no finite rule: "too many"
+    need = np.where(np.isfinite(need) & (rho > 1.0), need, 1e9)
+    return np.clip(np.ceil(need), 1, 1e9).astype(np.int64)
 
 
 def node_terms(fwd, bwd, stop, e_start, z, c: float):
