@@ -140,9 +140,11 @@ def path_at_h_batch(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=None,
     Same methods as :class:`BrowsingModel` (exact throughout): forward models in
     closed form; with backward moves the queries are stacked into one chain
     of uncoupled blocks, so order 2 (visit-count formula) takes one
-    tridiagonal solve, plus two ``?pttrf`` with loss, for all queries, and
-    order 1 (generating-function integral) one factorisation per node.  Queries with no
-    relevant document (RB = 0) or an empty ranking score 0.
+    tridiagonal solve, plus two ``?pttrf`` with loss, per group of queries, and
+    order 1 (generating-function integral) cuts every ranking where the walk
+    is no longer reached and solves all its nodes in one stacked call
+    (queries with identical chains once).  Queries with no relevant document
+    (RB = 0) or an empty ranking score 0.
 
     ``pad_to=k`` first completes every ranking shorter than k with
     non-relevant documents (:func:`pad_batch`): the user then browses k
