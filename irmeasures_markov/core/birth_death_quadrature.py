@@ -56,7 +56,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.linalg import lapack
+from .._lazy import lazy_module
+
+lapack = lazy_module("scipy.linalg.lapack")  # imported at the first call: `import irmeasures_markov` stays cheap
 
 __all__ = ["graded_gauss_legendre", "ranges", "reach_truncation", "identical_blocks", "spectral_radius_bound",
            "gauss_nodes_for_bound", "node_terms"]
