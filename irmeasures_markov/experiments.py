@@ -581,10 +581,25 @@ def pool_reduction(measures, qrels: Qrels, runs: Mapping[str, Run], *,
                            progress=progress, desc="pool reduction")
     if full is None:
         full = evs[(100.0, 0)]
-    evals = [full] + [evs[_pool_key(p)] for p in pools[-len(percents):]] if percents else [full]
+    return reduction_of(full, [evs[_pool_key(p)] for p in pools[len(pools) - len(percents):]], percents)
+
+
+def reduction_of(full: Evaluation, reduced: Sequence[Evaluation], percents: Sequence[float]) -> PoolReduction:
+    """The :class:`PoolReduction` of evaluations already computed: ``reduced[i]`` on the pool ``percents[i]``.
+
+    For grids holding many pool samples at once (e.g. an
+    :class:`~irmeasures_markov.grid.EvaluationGrid` over several seeds).
+    """
+    if len(reduced) != len(percents):
+        raise ValueError(f"{len(reduced)} reduced evaluations for {len(percents)} percents.")
+    evals = [full] + list(reduced)
+    for e in reduced:
+        if list(e.runs) != list(full.runs) or list(e.topics) != list(full.topics) or e.labels != full.labels:
+            raise ValueError("every reduced evaluation must hold the runs, topics and measures of `full`, "
+                             "in the same order.")
     full_means = full.means()
     mean_scores = np.array([e.means().mean(axis=0) for e in evals])
-    tau = np.array([[kendall_tau(full_means[:, j], e.means()[:, j]) for j in range(len(measures))]
+    tau = np.array([[kendall_tau(full_means[:, j], e.means()[:, j]) for j in range(len(full.labels))]
                     for e in evals])
     return PoolReduction([100.0] + [float(p) for p in percents], list(full.labels), mean_scores, tau, evals)
 
