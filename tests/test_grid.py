@@ -218,13 +218,13 @@ def test_a_killed_client_resumes(tmp_path):
         sys.path.insert(0, {os.path.dirname(__file__)!r})
         from test_grid import toy_cells, toy_tasks
         from irmeasures_markov.grid import LocalBackend, ParquetStore, run_grid
-        run_grid(toy_cells(60), toy_tasks(per_task=1, sleep=0.1), lambda n: {{"offset": 0.0}},
+        run_grid(toy_cells(60), toy_tasks(per_task=1, sleep=0.2), lambda n: {{"offset": 0.0}},
                  backend=LocalBackend(1), store=ParquetStore({str(store_path)!r}), progress=False,
                  flush_seconds=0.0)
     """)
     proc = subprocess.Popen([sys.executable, "-c", script], env=dict(os.environ))
     try:
-        deadline = time.time() + 30
+        deadline = time.time() + 120  # the child's imports can take long on a loaded machine
         while time.time() < deadline and len(ParquetStore(store_path).parts()) < 5:
             time.sleep(0.05)
         os.kill(proc.pid, signal.SIGKILL)

@@ -38,6 +38,8 @@ FULL: Pool = (100.0, 0)
 MIN_CELLS_PER_TASK = 16
 #: Tasks per worker aimed at, so that workers finish together.
 TASKS_PER_WORKER = 4
+#: Pools per task at most: half the scorer cache, so a worker's current pools stay cached.
+POOLS_PER_TASK = 128
 
 # Per-process caches of the worker side.
 _SCORERS: "OrderedDict[tuple, object]" = OrderedDict()
@@ -246,33 +248,40 @@ class EvaluationGrid:
                 for c in missing:
                     bi, name, pool = where[c.key]
                     by_block.setdefault(bi, {}).setdefault(name, []).append(pool)
-                n_runs = sum(len(v) for v in by_block.values())
                 tasks = []
                 for bi, per_run in by_block.items():
                     b = self._blocks[bi]
                     qt = qtokens[id(b.qrels)]
-                    names = list(per_run)
-                    mean_pools = sum(len(v) for v in per_run.values()) / len(names)
-                    k = runs_per_task or max(1, min(math.ceil(MIN_CELLS_PER_TASK / mean_pools),
-                                                    math.ceil(n_runs / (TASKS_PER_WORKER * workers))))
-                    for a in range(0, len(names), k):
-                        chunk = names[a:a + k]
-                        runs, pairs, tcells, needs = [], [], [], [f"qrels:{qt}"]
-                        for ri, name in enumerate(chunk):
-                            r = b.runs[name]
-                            path = os.fspath(r) if isinstance(r, (str, os.PathLike)) else None
-                            ref = cells_by_block[bi][(name, per_run[name][0])].run_hash
-                            if path is None:
-                                ref = f"run:{ref}"
-                                needs.append(ref)
-                            runs.append((name, path, ref))
-                            for pool in per_run[name]:
-                                pairs.append((ri, pool))
-                                tcells.append(cells_by_block[bi][(name, pool)])
-                        key = "grid-eval-" + hashlib.sha256("".join(c.key for c in tcells).encode()).hexdigest()[:24]
-                        tasks.append(_EvalTask(key, tcells, needs, b.measures,
-                                               measures_key(b.measures, b.topics, b.native), b.topics, b.native,
-                                               f"qrels:{qt}", qt, runs, pairs))
+                    mkey = measures_key(b.measures, b.topics, b.native)
+                    # Pools in chunks that fit the workers' scorer cache; tasks ordered chunk by chunk, so a
+                    # worker (Dask runs tasks about in submission order) builds each pool's scorer about once.
+                    groups: Dict[tuple, List[str]] = {}
+                    for name, pools in per_run.items():
+                        for a in range(0, len(pools), POOLS_PER_TASK):
+                            groups.setdefault(tuple(pools[a:a + POOLS_PER_TASK]), []).append(name)
+                    n_tasks_min = TASKS_PER_WORKER * workers
+                    n_pairs = sum(len(p) * len(ns) for p, ns in groups.items())
+                    for pools, names in groups.items():
+                        k = runs_per_task or max(1, min(math.ceil(MIN_CELLS_PER_TASK / len(pools)),
+                                                        math.ceil(n_pairs / len(pools) / n_tasks_min)))
+                        for a in range(0, len(names), k):
+                            chunk = names[a:a + k]
+                            runs, pairs, tcells, needs = [], [], [], [f"qrels:{qt}"]
+                            for ri, name in enumerate(chunk):
+                                r = b.runs[name]
+                                path = os.fspath(r) if isinstance(r, (str, os.PathLike)) else None
+                                ref = cells_by_block[bi][(name, pools[0])].run_hash
+                                if path is None:
+                                    ref = f"run:{ref}"
+                                    needs.append(ref)
+                                runs.append((name, path, ref))
+                                for pool in pools:
+                                    pairs.append((ri, pool))
+                                    tcells.append(cells_by_block[bi][(name, pool)])
+                            key = "grid-eval-" + hashlib.sha256("".join(c.key for c in tcells).encode()
+                                                                ).hexdigest()[:24]
+                            tasks.append(_EvalTask(key, tcells, needs, b.measures, mkey, b.topics, b.native,
+                                                   f"qrels:{qt}", qt, runs, pairs))
                 return tasks
 
             def shared(names):
