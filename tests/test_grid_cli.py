@@ -1,5 +1,4 @@
 """``irmeasures-markov pool-reduction``: the command line of the grid, checked against the Python API."""
-import numpy as np
 import pytest
 
 from irmeasures_markov.cli import main

@@ -13,10 +13,9 @@ given as file paths are not shared at all: workers read them.
 """
 from __future__ import annotations
 
-import math
 import os
 import time
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, Mapping, Optional, Sequence, Tuple
 
 __all__ = ["LocalBackend", "DaskBackend", "resolve_backend"]
 

@@ -10,7 +10,8 @@ Tasks group a few runs with every pool missing for them: a worker reads each
 run once per task (from its path, or from the copy scattered once), and
 keeps the scorer of each pool in a small per-process cache (building one
 takes about as long as one cell), so a task of one TREC-8 run on 101 pools
-costs about 2.5 s while scheduling it costs milliseconds.
+costs seconds (about 25 ms a cell on a quiet machine) while scheduling it
+costs milliseconds.
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -74,7 +74,7 @@ class GridError(RuntimeError):
 
 def run_grid(cells: Sequence[Cell], make_tasks: Callable[[List[Cell]], List[Any]],
              shared: Callable[[set], Mapping[str, Any]], *, backend, store=None, progress: bool = True,
-             desc: str = "grid", flush_seconds: float = 2.0) -> (Dict[str, np.ndarray], GridSummary):
+             desc: str = "grid", flush_seconds: float = 2.0) -> Tuple[Dict[str, np.ndarray], GridSummary]:
     """Every cell's array, ``{cell.key: array}``, and a :class:`GridSummary`.
 
     ``make_tasks(missing)`` groups the cells to compute into tasks (see
