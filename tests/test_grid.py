@@ -295,3 +295,15 @@ def test_backend_validation(data, tmp_path):
     (tmp_path / "afile").write_text("x")
     with pytest.raises(ValueError, match="directory"):
         ParquetStore(tmp_path / "afile")
+
+
+def test_without_dask_or_pyarrow_the_local_backend_still_works(data, monkeypatch, tmp_path):
+    qrels, runs = data
+    for m in ("distributed", "dask", "pyarrow", "pyarrow.parquet"):
+        monkeypatch.setitem(sys.modules, m, None)  # import of these now raises ImportError
+    evs, _ = evaluate_grid(["AP"], qrels, runs, pools=[100, (30, 1)], progress=False)
+    np.testing.assert_array_equal(evs[(30.0, 1)].values, _reference(qrels, runs, [(30, 1)], ["AP"])[(30.0, 1)])
+    with pytest.raises(ImportError, match=r"irmeasures-markov\[dask\]"):
+        evaluate_grid(["AP"], qrels, runs, store=tmp_path / "s", progress=False)
+    with pytest.raises(ImportError, match=r"irmeasures-markov\[dask\]"):
+        evaluate_grid(["AP"], qrels, runs, scheduler="local", progress=False)
