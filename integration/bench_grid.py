@@ -87,12 +87,13 @@ def main(argv=None) -> int:
     print(f"{datetime.date.today().isoformat()}: TREC-8, {len(runs)} runs x {len(MEASURES)} measures x "
           f"{len(pools)} pools ({args.seeds} seeds) = {n_cells} cells", flush=True)
 
-    from distributed import Client, LocalCluster
+    from distributed import Client
+    from irmeasures_markov.grid.backends import local_cluster
     cluster = None
     if args.scheduler:
         client = Client(args.scheduler)
     else:
-        cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=":0")
+        cluster = local_cluster(args.workers)
         client = Client(cluster)
     print(f"dask: {client.dashboard_link}", flush=True)
     dask = DaskBackend(client)

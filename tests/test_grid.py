@@ -53,7 +53,8 @@ def data():
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
+    from irmeasures_markov.grid.backends import local_cluster
+    cluster = local_cluster(2)
     c = distributed.Client(cluster)
     yield c
     c.close()
@@ -82,6 +83,8 @@ def test_dask_backend_equals_local_bit_for_bit(data, client, tmp_path):
     evs, summary = evaluate_grid(MEASURES, qrels, runs, pools=POOLS, client=client, progress=False)
     _assert_same(evs, {p: e.values for p, e in local.items()})
     assert summary.backend == "dask" and summary.workers == 2
+    import irmeasures_markov  # the workers compute with this very package, not another installed copy
+    assert set(client.run(lambda: __import__("irmeasures_markov").__file__).values()) == {irmeasures_markov.__file__}
     # runs given as paths are read by the workers, never shipped from the client
     paths = {n: str(write_run(tmp_path / f"input.{n}.gz", r, gz=True)) for n, r in runs.items()}
     evs, _ = evaluate_grid(MEASURES, qrels, paths, pools=POOLS, client=client, progress=False)

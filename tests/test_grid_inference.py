@@ -20,7 +20,8 @@ def _scores(seed, n_topics=25, n_systems=7):
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
+    from irmeasures_markov.grid.backends import local_cluster
+    cluster = local_cluster(2)
     c = distributed.Client(cluster)
     yield c
     c.close()

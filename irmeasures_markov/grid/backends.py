@@ -17,7 +17,7 @@ import os
 import time
 from typing import Any, Dict, Iterator, Mapping, Optional, Sequence, Tuple
 
-__all__ = ["LocalBackend", "DaskBackend", "resolve_backend"]
+__all__ = ["LocalBackend", "DaskBackend", "local_cluster", "resolve_backend"]
 
 # Inputs of the running grid, published before the local pool forks.
 _SHARED: Dict[str, Any] = {}
@@ -91,6 +91,25 @@ class LocalBackend:
         pass
 
 
+def local_cluster(n_workers: int = 2, **kwargs):
+    """A ``LocalCluster`` of ``n_workers`` single-threaded worker processes that import this very package.
+
+    Workers are new processes: without help they would import
+    ``irmeasures_markov`` from wherever their ``sys.path`` finds it (e.g. an
+    installed copy while the client runs a source tree), and could compute
+    with other code.  The package's parent directory is put first on their
+    ``PYTHONPATH``.
+    """
+    import pathlib
+
+    from distributed import LocalCluster
+    root = str(pathlib.Path(__file__).resolve().parents[2])
+    paths = [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != root]
+    kwargs.setdefault("dashboard_address", ":0")
+    return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                        env={"PYTHONPATH": os.pathsep.join(paths)}, **kwargs)
+
+
 class DaskBackend:
     """Tasks on a ``dask.distributed`` cluster.
 
@@ -130,15 +149,14 @@ class DaskBackend:
     def client(self):
         if self._client is None:
             try:
-                from distributed import Client, LocalCluster
+                from distributed import Client
             except ImportError as e:  # pragma: no cover - depends on the installation
                 raise ImportError("the Dask backend needs dask.distributed: pip install "
                                   "'irmeasures-markov[dask]'") from e
             if self.scheduler:
                 self._client = Client(self.scheduler)
             else:
-                cluster = LocalCluster(n_workers=self._n_workers or 2, threads_per_worker=1, processes=True,
-                                       dashboard_address=":0")
+                cluster = local_cluster(self._n_workers or 2)
                 self._own.append(cluster)
                 self._client = Client(cluster)
             self._own.insert(0, self._client)
