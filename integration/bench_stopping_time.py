@@ -1,76 +1,88 @@
-"""Benchmark P@H (SPEC §3): single-ranking order-2 latency, simulation throughput, and the whole
-TREC-8 set under an RWBM model (exact order 2) against pytrec_eval `map` on the same parsed inputs,
-in the same process.
+"""Benchmark P@H: single-ranking latency, simulation throughput, and the whole TREC-8 set against
+pytrec_eval `map` on the same parsed inputs, in the same process.
 
-    python integration/bench_stopping_time.py [--repeat 3] [--skip-trec]
+    python integration/bench_stopping_time.py [--rounds 5] [--skip-trec] [--skip-simulation]
 
-Targets: order-2 expectation of a 1000-document ranking <= 1 ms; simulation >= 5e7 user-steps/s
-on one core; TREC-8 ratio (ours / pytrec_eval map) <= 2.
+Every section times its contenders interleaved round by round (integration/benchkit.py) and prints
+the best time of each, and each ratio's best and per-round range, with the date.
+
+Targets: order-2 expectation of a 1000-document ranking <= 1 ms; simulation >= 5e7 user-steps/s on
+one core (numba engine); TREC-8 ratio (ours / pytrec_eval map) <= 2 for order 2 and <= 1 for
+`PH(browse='RWBM',p=0.5,q=0.25,loss=0.25,order=1)`.
 """
 import argparse
 import glob
+import os
 import sys
-import time
-import timeit
 
 import numpy as np
 
-import irmeasures_markov as imm
-from irmeasures_markov.measures.stopping_time import browsing_model
-from irmeasures_markov.testing import shared_data_dir
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from benchkit import interleaved, print_report, ratios  # noqa: E402
+
+import irmeasures_markov as imm  # noqa: E402
+from irmeasures_markov.core.birth_death_order1 import _birth_death_average_reward_graded  # noqa: E402
+from irmeasures_markov.measures.stopping_time import _numba_walk, browsing_model  # noqa: E402
+from irmeasures_markov.testing import shared_data_dir  # noqa: E402
+
+RWBM = dict(browse="RWBM", p=0.5, q=0.25)
 
 
-def best_of(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
+def per_call(fn, loops):
+    def run():
+        for _ in range(loops):
+            fn()
+    return run
 
 
-def bench_single(repeat):
+def bench_single(rounds):
     rng = np.random.default_rng(0)
     grades = (rng.random(1000) < 0.1).astype(int)
-    print("single ranking, N = 1000 (best of 7 x loops):")
-    for label, params in (("RWBM p=.5 q=.25, order 2", dict(browse="RWBM", p=0.5, q=0.25)),
-                          ("RWBM p=.5 q=.25 loss=.25, order 2", dict(browse="RWBM", p=0.5, q=0.25, loss=0.25)),
-                          ("RWBM p=.5 q=.25 loss=.25, order 1", dict(browse="RWBM", p=0.5, q=0.25, loss=0.25,
-                                                                    order=1)),
-                          ("SFBM p=.8, order 1", dict(p=0.8, order=1))):
-        model = browsing_model(grades, **params)
-        t = timeit.Timer(model.value)
-        n, _ = t.autorange()
-        per = min(t.repeat(7, n)) / n
-        t2 = timeit.Timer(lambda: browsing_model(grades, **params).value())
-        n2, _ = t2.autorange()
-        per2 = min(t2.repeat(7, n2)) / n2
-        print(f"  {label:38s} expectation {per * 1e3:8.3f} ms   build + expectation {per2 * 1e3:8.3f} ms")
+    cases = {
+        "order 2, RWBM p=.5 q=.25": dict(RWBM),
+        "order 2, RWBM p=.5 q=.25 loss=.25": dict(RWBM, loss=0.25),
+        "order 1, RWBM p=.5 q=.25 loss=.25": dict(RWBM, loss=0.25, order=1),
+        "order 1, SFBM p=.8 (closed form)": dict(p=0.8, order=1),
+    }
+    models = {label: browsing_model(grades, **params) for label, params in cases.items()}
+    loops = 50
+    contenders = {label: per_call(m.value, loops) for label, m in models.items()}
+    contenders["build + order 2, RWBM"] = per_call(lambda: browsing_model(grades, **RWBM).value(), loops)
+    # the graded rule that order 1 used before the truncated, a-priori-sized rule
+    m1 = models["order 1, RWBM p=.5 q=.25 loss=.25"]
+    old = lambda: float(_birth_death_average_reward_graded(m1.forward, m1.backward, m1.gain, [0],  # noqa: E731
+                                                             1.0 - m1.loss).sum())
+    contenders["order 1, graded rule (before)"] = per_call(old, 5)
+    print(f"single ranking, N = 1000 (times per call in ms; {loops} calls per round, 5 for the graded rule):")
+    times = interleaved(contenders, rounds=rounds)
+    times = {name: [t * 1e3 / (5 if "graded" in name else loops) for t in ts] for name, ts in times.items()}
+    print_report(times, peer="order 2, RWBM p=.5 q=.25", unit="ms")
 
 
-def bench_simulation(repeat):
-    from irmeasures_markov.measures.stopping_time import _numba_walk
+def bench_simulation(rounds, users=200_000):
     engines = ["numba", "numpy"] if _numba_walk() is not None else ["numpy"]
-    print(f"simulation, one core, 10^6 users (engines: {', '.join(engines)}):")
+    print(f"simulation, one core, {users} users per call (engines: {', '.join(engines)}):")
     r = [1, 0, 0, 1, 0, 0, 1, 0, 0, 1]
     rng = np.random.default_rng(1)
     long_r = (rng.random(1000) < 0.1).astype(int)
     for label, grades, params in (
-            ("Fig. 1d RWBM N=10, loss .25", r, dict(browse="RWBM", p=0.5, q=0.25, loss=0.25, top="forward")),
-            ("RWBM N=10, no loss", r, dict(browse="RWBM", p=0.5, q=0.25, top="forward")),
-            ("RWBM N=1000 p=.7 q=.29, no loss", long_r, dict(browse="RWBM", p=0.7, q=0.29)),
+            ("Fig. 1d RWBM N=10, loss .25", r, dict(RWBM, loss=0.25, top="forward")),
             ("RWBM N=1000 p=.7 q=.29, loss .25", long_r, dict(browse="RWBM", p=0.7, q=0.29, loss=0.25)),
             ("SFBM N=10 p=.5 (RBP)", r, dict(p=0.5))):
         model = browsing_model(grades, **params)
-        for engine in engines:
-            _, steps = model.simulate(1_000_000, seed=0, return_steps=True, engine=engine)
-            total = int(steps.sum())
-            t = best_of(lambda: model.simulate(1_000_000, seed=0, engine=engine), repeat)
-            print(f"  {label:34s} {engine:6s} {t:7.3f} s  {total / 1e6:7.2f} steps/user  "
-                  f"{total / t:10.3e} user-steps/s")
+        _, steps = model.simulate(users, seed=0, return_steps=True)
+        total = int(steps.sum())
+        times = interleaved({e: (lambda e=e: model.simulate(users, seed=0, engine=e)) for e in engines},
+                            rounds=rounds)
+        rates = ", ".join(f"{e} {total / min(ts):.3g} user-steps/s" for e, ts in times.items())
+        print(f"  {label}: {total / users:.2f} steps/user; best {rates}")
+        if len(engines) > 1:
+            r_ = ratios(times, "numba", "numpy")
+            print(f"    time numba / numpy: best {min(r_):.3f}, per-round range {min(r_):.3f}-{max(r_):.3f}")
 
 
-def bench_trec8(repeat):
+def bench_trec8(rounds):
     data = shared_data_dir()
     if data is None:
         print("TREC-8: shared data not found (set IRMEASURES_MARKOV_DATA); skipped")
@@ -79,40 +91,50 @@ def bench_trec8(repeat):
     from irmeasures_markov.io import read_trec_qrels, read_trec_run
     qrels = read_trec_qrels(data / "qrels" / "trec8.qrels.gz")
     runs = [read_trec_run(p) for p in sorted(glob.glob(str(data / "runs" / "trec8" / "input.*.gz")))]
-    n_rank = sum(len(r) for r in runs)
-    print(f"TREC-8: {len(runs)} runs, {n_rank} (run, topic) rankings, same parsed dicts for both tools")
+    print(f"TREC-8: {len(runs)} runs, {sum(len(r) for r in runs)} (run, topic) rankings, same parsed dicts "
+          f"for both tools; each round evaluates every run once per contender")
 
     def run_pytrec():
         ev = pytrec_eval.RelevanceEvaluator(qrels, {"map"})
         for run in runs:
             ev.evaluate(run)
 
-    t_ref = best_of(run_pytrec, repeat)
-    print(f"  pytrec_eval map                              {t_ref:7.3f} s")
-    for label, m in (("PH(browse='RWBM',p=0.5,q=0.25) order 2", imm.PH(browse="RWBM", p=0.5, q=0.25)),
-                     ("PH(browse='RWBM',p=0.5,q=0.25,loss=0.25)", imm.PH(browse="RWBM", p=0.5, q=0.25, loss=0.25)),
-                     ("PH(user='AP')", imm.PH(user="AP"))):
+    measures = {
+        "PH(browse='RWBM',p=0.5,q=0.25) order 2": imm.PH(**RWBM),
+        "PH(...,loss=0.25) order 2": imm.PH(**RWBM, loss=0.25),
+        "PH(...,loss=0.25,order=1)": imm.PH(**RWBM, loss=0.25, order=1),
+        "PH(...,p_rel=0.3,q_rel=0.4,loss=0.25,order=1)": imm.PH(**RWBM, p_rel=0.3, q_rel=0.4, loss=0.25, order=1),
+        "PH(user='AP')": imm.PH(user="AP"),
+    }
+
+    def ours(m):
         def run_ours():
             ev = imm.PROVIDER.evaluator([m], qrels)
             for run in runs:
                 ev.values(run)
-        t = best_of(run_ours, repeat)
-        print(f"  {label:44s} {t:7.3f} s   ratio {t / t_ref:5.2f}")
-    m = imm.PH(browse="RWBM", p=0.5, q=0.25, loss=0.25, order=1)
-    ev = imm.PROVIDER.evaluator([m], qrels)
-    t = best_of(lambda: [ev.values(run) for run in runs[:10]], 1)
-    print(f"  {str(m):44s} {t:7.3f} s for 10 runs (order 1, generating-function integral)")
+        return run_ours
+
+    contenders = {"pytrec_eval map": run_pytrec}
+    contenders.update({label: ours(m) for label, m in measures.items()})
+    times = interleaved(contenders, rounds=rounds)
+    print_report(times, peer="pytrec_eval map",
+                 targets={"PH(browse='RWBM',p=0.5,q=0.25) order 2": 2.0, "PH(...,loss=0.25) order 2": 2.0,
+                          "PH(...,loss=0.25,order=1)": 1.0})
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--skip-trec", action="store_true")
+    ap.add_argument("--skip-simulation", action="store_true")
     args = ap.parse_args()
-    bench_single(args.repeat)
-    bench_simulation(args.repeat)
+    if args.rounds < 5:
+        ap.error("--rounds must be at least 5 (interleaved rounds give the ratio's range)")
+    bench_single(args.rounds)
+    if not args.skip_simulation:
+        bench_simulation(args.rounds)
     if not args.skip_trec:
-        bench_trec8(args.repeat)
+        bench_trec8(args.rounds)
 
 
 if __name__ == "__main__":

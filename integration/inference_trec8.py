@@ -20,7 +20,13 @@
   About a minute; ``--direct-runs 0`` skips it (and needs no PyMC).
 
     python integration/inference_trec8.py [--data-dir ../shared/data] [--n-jobs 2] [--resamples 10000]
-                                          [--direct-runs 33]
+                                          [--direct-runs 33] [--scheduler ADDRESS|local] [--store DIR]
+
+The discriminative-power table (one cell per measure and test) and the
+Bayesian linear model fits (one cell per measure) are :mod:`irmeasures_markov.grid`
+cells: on ``--n-jobs`` local processes by default, on a Dask cluster with
+``--scheduler`` (``local`` starts a LocalCluster), resumable with ``--store``.
+The numbers do not depend on the backend.
 
 Writes docs/inference-trec8.md and docs/figures/inference_fig1_{p10,rbp}.png.
 """
@@ -44,7 +50,6 @@ import ir_measures  # noqa: E402
 import irmeasures_markov as imm  # noqa: E402
 from irmeasures_markov.experiments import evaluate  # noqa: E402
 from irmeasures_markov.inference import all_pairs, discriminative_power, paired_t_test, score_matrix  # noqa: E402
-from irmeasures_markov.inference.bayes import bayesian_linear_model  # noqa: E402
 
 PH_MODEL = "PH(browse='RWBM',p=0.7,q=0.2)"
 #: user model (rank distribution) and judged depth of the direct model per measure
@@ -75,8 +80,13 @@ def matrices(ev):
             for j, lab in enumerate(ev.labels)}
 
 
-def figure1(mats, labels, n_pairs=500, seed=0, progress=True):
-    """(pvalues, posterior probabilities, correlation) per measure label for seeded random run pairs."""
+def figure1(mats, labels, n_pairs=500, seed=0, progress=True, **grid):
+    """(pvalues, posterior probabilities, correlation) per measure label for seeded random run pairs.
+
+    The Gibbs fits (one per measure) are grid cells; ``grid`` goes to
+    :func:`irmeasures_markov.grid.inference.fit_per_collection` (``backend``, ``store``, ``n_jobs``).
+    """
+    from irmeasures_markov.grid.inference import fit_per_collection
     rng = np.random.default_rng(seed)
     n = mats[labels[0]].n_systems
     pairs = set()
@@ -84,12 +94,12 @@ def figure1(mats, labels, n_pairs=500, seed=0, progress=True):
         a, b = rng.choice(n, 2, replace=False)
         pairs.add((int(a), int(b)))
     pairs = sorted(pairs)
+    fits, _ = fit_per_collection({f"trec8 {lab}": mats[lab] for lab in labels}, sampler="gibbs", draws=1000,
+                                 tune=1000, chains=4, seed=seed, progress=progress, **grid)
     out = {}
     for lab in labels:
         sm = mats[lab]
-        post = bayesian_linear_model(sm, backend="gibbs", draws=1000, tune=1000, chains=4, seed=seed,
-                                     progress=progress)
-        beta = post.system_effects
+        beta = fits[f"trec8 {lab}"].system_effects
         probs = np.array([np.mean(beta[:, a] > beta[:, b]) for a, b in pairs])
         pvals = np.array([paired_t_test(sm.values[:, a], sm.values[:, b], "greater").pvalue for a, b in pairs])
         out[lab] = (pvals, probs, float(np.corrcoef(pvals, probs)[0, 1]))
@@ -204,6 +214,10 @@ def main(argv=None) -> int:
     ap.add_argument("--no-progress", action="store_true")
     ap.add_argument("--direct-runs", type=int, default=33,
                     help="runs for the direct model of relevance (PyMC; 0 skips it)")
+    ap.add_argument("--scheduler", default=None,
+                    help="run the tests and fits on a Dask cluster: a scheduler address, or 'local' for a "
+                         "LocalCluster of --n-jobs workers (default: --n-jobs local processes)")
+    ap.add_argument("--store", default=None, help="Parquet directory keeping finished cells (resumable reruns)")
     args = ap.parse_args(argv)
     from reproduce_mp_tables import load_trec8
     t0 = time.perf_counter()
@@ -212,8 +226,15 @@ def main(argv=None) -> int:
     measures = measures_for(runs)
     ev = evaluate(measures, qrels, runs, n_jobs=args.n_jobs, progress=progress)
     mats = matrices(ev)
-    table = discriminative_power(mats, n_resamples=args.resamples, progress=progress)
-    fig = figure1(mats, ["P@10", "RBP(0.8)"], progress=progress)
+    from irmeasures_markov.grid import resolve_backend
+    backend, owned = resolve_backend(scheduler=args.scheduler, n_jobs=args.n_jobs)
+    try:
+        table = discriminative_power(mats, n_resamples=args.resamples, progress=progress, backend=backend,
+                                     store=args.store)
+        fig = figure1(mats, ["P@10", "RBP(0.8)"], progress=progress, backend=backend, store=args.store)
+    finally:
+        if owned:
+            backend.close()
     direct = None
     if args.direct_runs > 0:
         direct = figure1_direct(mats, qrels, runs, ["P@10", "RBP(0.8)"], n_runs=args.direct_runs,

@@ -24,7 +24,14 @@ repeats the 30% and 10% pools with other seeds for every GL model with
 Usage (from the repository root)::
 
     python integration/reproduce_mp_figures.py [--data-dir ../shared/data] [--n-jobs 2] [--seed 0]
-        [--seeds 5] [--no-progress]
+        [--seeds 5] [--scheduler ADDRESS|local] [--store DIR] [--no-progress]
+
+Every (run, pool) evaluation is a cell of one :mod:`irmeasures_markov.grid`
+grid: on local processes by default, on a Dask cluster with ``--scheduler``
+(``local`` starts a LocalCluster of ``--n-jobs`` workers; the workers read
+the run files themselves), and resumable with ``--store`` (a Parquet
+directory: a rerun computes only missing cells).  The numbers do not depend
+on the backend.
 
 Writes docs/figures/mp_fig3_trec8.png, docs/figures/mp_fig4_trec8.png and
 docs/mp-figures-trec8.md (the plotted numbers as tables, the findings check).
@@ -42,7 +49,8 @@ if str(REPO) not in sys.path:
 
 import numpy as np  # noqa: E402
 
-from irmeasures_markov.experiments import evaluate, pool_reduction  # noqa: E402
+from irmeasures_markov.experiments import pool_reduction, reduction_of  # noqa: E402
+from irmeasures_markov.grid import evaluate_grid  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from reproduce_mp_tables import load_trec8  # noqa: E402
@@ -100,12 +108,20 @@ def plot(result, column, ylabel, title, path):
     plt.close(fig)
 
 
-def sensitivity(qrels, runs, seeds, n_jobs=1, progress=True):
-    """{seed: PoolReduction} of :data:`SENSITIVITY_MEASURES` on the 30% and 10% pools for each seed."""
-    full = evaluate(SENSITIVITY_MEASURES, qrels, runs, n_jobs=n_jobs, progress=progress)
-    return {seed: pool_reduction(SENSITIVITY_MEASURES, qrels, runs, percents=SENSITIVITY_PERCENTS, seed=seed,
-                                 n_jobs=n_jobs, progress=progress, full=full)
-            for seed in seeds}
+def sensitivity(qrels, runs, seeds, n_jobs=1, progress=True, **grid):
+    """{seed: PoolReduction} of :data:`SENSITIVITY_MEASURES` on the 30% and 10% pools for each seed.
+
+    One grid holds every seed's pools, so a cluster works on all of them at
+    once; ``grid`` goes to :func:`irmeasures_markov.grid.evaluate_grid`
+    (``backend``, ``store``).
+    """
+    seeds = list(seeds)
+    pools = [100] + [(pc, s) for s in seeds for pc in SENSITIVITY_PERCENTS]
+    evs, _ = evaluate_grid(SENSITIVITY_MEASURES, qrels, runs, pools=pools, n_jobs=n_jobs, progress=progress,
+                           collection="trec8", desc="seed check", **grid)
+    full = evs[(100.0, 0)]
+    return {s: reduction_of(full, [evs[(float(pc), s)] for pc in SENSITIVITY_PERCENTS], SENSITIVITY_PERCENTS)
+            for s in seeds}
 
 
 def bpref_gaps(sens):
@@ -324,6 +340,15 @@ def markdown(result, n_runs, n_topics, seed, seconds, fig3, fig4, sens=None) -> 
     return "\n".join(lines)
 
 
+def run_paths(data_dir, runs):
+    """``{name: path}`` of the TREC-8 run files of ``runs``, in the order of ``runs``."""
+    from irmeasures_markov.datasets import collection, list_run_files, run_name
+    from irmeasures_markov.testing import shared_data_dir
+    ddir = pathlib.Path(data_dir) if data_dir else shared_data_dir()
+    files = {run_name(f): str(f) for f in list_run_files(ddir / collection("trec8").runs_dir)}
+    return {name: files[name] for name in runs}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data-dir", default=None, help="shared data directory (default: $IRMEASURES_MARKOV_DATA "
@@ -335,14 +360,30 @@ def main(argv=None) -> int:
                                                          "pool: --seed and the next ones (default 5; 0 skips it)")
     ap.add_argument("--figures", default=str(REPO / "docs" / "figures"), help="output directory for the PNGs")
     ap.add_argument("--out", default=str(REPO / "docs" / "mp-figures-trec8.md"), help="Markdown output")
+    ap.add_argument("--scheduler", default=None,
+                    help="evaluate on a Dask cluster: a scheduler address (tcp://host:8786), or 'local' for a "
+                         "LocalCluster of --n-jobs workers (default: local processes, no Dask)")
+    ap.add_argument("--store", default=None, help="Parquet directory keeping finished cells (resumable reruns)")
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
-    qrels, runs, _, _ = load_trec8(args.data_dir, progress=not args.no_progress, n_jobs=args.n_jobs)
-    result = pool_reduction(MEASURES, qrels, runs, percents=PERCENTS, seed=args.seed, n_jobs=args.n_jobs,
-                            progress=not args.no_progress)
-    sens = (sensitivity(qrels, runs, range(args.seed, args.seed + args.seeds), n_jobs=args.n_jobs,
-                        progress=not args.no_progress) if args.seeds > 0 else None)
+    progress = not args.no_progress
+    qrels, runs, _, _ = load_trec8(args.data_dir, progress=progress, n_jobs=args.n_jobs)
+    grid = {"store": args.store}
+    backend = None
+    if args.scheduler:
+        from irmeasures_markov.grid import resolve_backend
+        backend, _ = resolve_backend(scheduler=args.scheduler, n_jobs=args.n_jobs)
+        grid["backend"] = backend
+        runs = run_paths(args.data_dir, runs)  # workers read the files; nothing big leaves this process
+    try:
+        result = pool_reduction(MEASURES, qrels, runs, percents=PERCENTS, seed=args.seed, n_jobs=args.n_jobs,
+                                progress=progress, collection="trec8", **grid)
+        sens = (sensitivity(qrels, runs, range(args.seed, args.seed + args.seeds), n_jobs=args.n_jobs,
+                            progress=progress, **grid) if args.seeds > 0 else None)
+    finally:
+        if backend is not None:
+            backend.close()
     seconds = time.perf_counter() - t0
     figdir = pathlib.Path(args.figures)
     fig3, fig4 = figdir / "mp_fig3_trec8.png", figdir / "mp_fig4_trec8.png"

@@ -563,7 +563,8 @@ def _check_full(full: Evaluation, measures: list, labels, qrels: Qrels, runs: Ma
 def pool_reduction(measures, qrels: Qrels, runs: Mapping[str, Run], *,
                    percents: Sequence[float] = (90, 70, 50, 30, 10), seed: int = 0,
                    labels: Optional[Sequence[str]] = None, n_jobs: int = 1, progress: bool = True,
-                   full: Optional[Evaluation] = None, native: bool = True) -> PoolReduction:
+                   full: Optional[Evaluation] = None, native: bool = True, backend=None, client=None,
+                   scheduler: Optional[str] = None, store=None, collection: str = "") -> PoolReduction:
     """Effect of pool downsampling (MP paper §5.3–5.4, after Buckley & Voorhees 2004).
 
     For each ``percent`` the qrels are reduced with
@@ -572,23 +573,65 @@ def pool_reduction(measures, qrels: Qrels, runs: Mapping[str, Run], *,
     an :func:`evaluate` result on the complete qrels to avoid recomputing it;
     it must hold the same measures (and labels, when given) and the same runs
     in the same order, on topics of ``qrels``, else ``ValueError``.
+
+    Every (run, pool) pair is a cell of an :mod:`irmeasures_markov.grid`
+    evaluation grid, computed on a backend: local processes by default
+    (``n_jobs``), or Dask with ``client=`` (a ``distributed.Client``),
+    ``scheduler=`` (an address; ``"local"`` starts a ``LocalCluster`` of
+    ``n_jobs`` workers, at least 2) or ``backend=``.  The numbers are the same
+    bits on every backend and equal :func:`evaluate`'s.  ``store`` (a directory
+    or :class:`~irmeasures_markov.grid.ParquetStore`) keeps finished cells, so
+    a rerun computes only what is missing.  ``runs`` may map names to run file
+    paths, which the workers read.
     """
-    from .datasets import downsample_qrels
+    from .grid import evaluate_grid
     if isinstance(measures, Mapping):
         labels = list(measures) if labels is None else labels
         measures = list(measures.values())
     measures = parse_measures(list(measures))
-    if full is None:
-        full = evaluate(measures, qrels, runs, labels=labels, n_jobs=n_jobs, progress=progress, native=native)
-    else:
+    if labels is not None and len(labels) != len(measures):
+        raise ValueError(f"`labels` has {len(labels)} names for {len(measures)} measures.")
+    if full is not None:
         _check_full(full, measures, labels, qrels, runs)
-    evals = [full]
-    for pc in percents:
-        reduced = downsample_qrels(qrels, pc, seed=seed)
-        evals.append(evaluate(measures, reduced, runs, topics=full.topics, labels=full.labels,
-                              n_jobs=n_jobs, progress=progress, native=native))
+    pools = [(float(pc), int(seed)) for pc in percents]
+    if full is None:
+        if not runs:
+            raise ValueError("`runs` is empty.")
+        topics = _default_topics(qrels)
+        if topics:
+            _warn_no_relevant(qrels, topics)
+        pools = [(100.0, 0)] + pools
+    else:
+        topics = full.topics
+    evs, _ = evaluate_grid(measures, qrels, runs, pools=pools, topics=topics, native=native,
+                           labels=full.labels if full is not None else labels, collection=collection,
+                           backend=backend, client=client, scheduler=scheduler, n_jobs=n_jobs, store=store,
+                           progress=progress, desc="pool reduction")
+    if full is None:
+        full = evs[(100.0, 0)]
+    return reduction_of(full, [evs[_pool_key(p)] for p in pools[len(pools) - len(percents):]], percents)
+
+
+def reduction_of(full: Evaluation, reduced: Sequence[Evaluation], percents: Sequence[float]) -> PoolReduction:
+    """The :class:`PoolReduction` of evaluations already computed: ``reduced[i]`` on the pool ``percents[i]``.
+
+    For grids holding many pool samples at once (e.g. an
+    :class:`~irmeasures_markov.grid.EvaluationGrid` over several seeds).
+    """
+    if len(reduced) != len(percents):
+        raise ValueError(f"{len(reduced)} reduced evaluations for {len(percents)} percents.")
+    evals = [full] + list(reduced)
+    for e in reduced:
+        if list(e.runs) != list(full.runs) or list(e.topics) != list(full.topics) or e.labels != full.labels:
+            raise ValueError("every reduced evaluation must hold the runs, topics and measures of `full`, "
+                             "in the same order.")
     full_means = full.means_array()
     mean_scores = np.array([e.means_array().mean(axis=0) for e in evals])
-    tau = np.array([[kendall_tau(full_means[:, j], e.means_array()[:, j]) for j in range(len(measures))]
+    tau = np.array([[kendall_tau(full_means[:, j], e.means_array()[:, j]) for j in range(len(full.labels))]
                     for e in evals])
     return PoolReduction([100.0] + [float(p) for p in percents], list(full.labels), mean_scores, tau, evals)
+
+
+def _pool_key(pool):
+    """The grid's key of a pool: the full pool (100 %) has no seed."""
+    return (100.0, 0) if pool[0] == 100.0 else pool

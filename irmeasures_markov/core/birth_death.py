@@ -25,7 +25,9 @@ LAPACK call serves every block.  On such stacked chains:
   by integrating the generating function of :math:`H`.
 
 :func:`birth_death_average_reward_recursion` computes the same quantity on one
-chain by step recursions, with no quadrature.
+chain by step recursions, with no quadrature.  These two live in
+:mod:`.birth_death_order1` (and are re-exported here), its quadrature rules
+and their error bounds in :mod:`.birth_death_quadrature`.
 
 The batched functions solve a stack of systems given as rows of 2-D arrays
 (row = one system), with the Thomas algorithm vectorised over rows and a
@@ -60,13 +62,12 @@ References
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from .._lazy import lazy_module
 
-from .birth_death_stable import (SINGULAR, block_positions, block_starts, renumber, stable_average_reward,
-                                 stable_parts, stacked_chain, sub_offsets, uncoupled_blocks)
+from .birth_death_quadrature import graded_gauss_legendre
+from .birth_death_stable import (SINGULAR, block_positions, block_starts, stable_parts, stacked_chain, sub_offsets,
+                                 uncoupled_blocks)
 
 lapack = lazy_module("scipy.linalg.lapack")  # imported at the first call: `import irmeasures_markov` stays cheap
 
@@ -81,9 +82,6 @@ _SINGULAR = SINGULAR
 #: subtraction-free elimination of :mod:`.birth_death_stable`: the LAPACK path loses about
 #: log10 of it in digits (measured: relative error below 1e-12 up to here).
 WELL_CONDITIONED_VISITS = 1e3
-#: the step recursion refuses chains whose expected absorption time exceeds this (it would take
-#: about that many steps)
-MAX_RECURSION_VISITS = 1e6
 
 
 def _parts(lower, diag, upper):
@@ -146,25 +144,6 @@ def batched_inverse_diagonal(lower, diag, upper) -> np.ndarray:
     for i in range(n - 2, -1, -1):
         d_bot[:, i] = diag[:, i] - upper[:, i] * lower[:, i + 1] / d_bot[:, i + 1]
     return 1.0 / (d_top + d_bot - diag)
-
-
-def graded_gauss_legendre(levels: int, nodes_per_piece: int = 12):
-    r"""Nodes and weights on [0, 1], refined geometrically towards 1.
-
-    Pieces :math:`[0, 1/2], [1/2, 3/4], \dots, [1 - 2^{-K}, 1]` with
-    ``levels`` = K, each with a Gauss–Legendre rule.  A function analytic in
-    a disc of radius :math:`1 + \varepsilon` around 0 (a generating function
-    with a pole just beyond 1) is integrated to near machine precision when
-    :math:`2^{-K} \lesssim \varepsilon / 4`: every piece then has its nearest
-    singularity at least one piece-length away.
-    """
-    x, w = np.polynomial.legendre.leggauss(int(nodes_per_piece))
-    edges = np.concatenate([1.0 - 0.5 ** np.arange(int(levels) + 1), [1.0]])
-    nodes, weights = [], []
-    for a, b in zip(edges[:-1], edges[1:]):
-        nodes.append(a + (b - a) * (x + 1) / 2)
-        weights.append(w * (b - a) / 2)
-    return np.concatenate(nodes), np.concatenate(weights)
 
 
 def birth_death_inverse_diagonal(forward, backward, diag=None) -> np.ndarray:
@@ -383,218 +362,7 @@ def _ill_conditioned(offsets, load):
     return ~((worst <= WELL_CONDITIONED_VISITS) & (lowest >= 1.0 - 1e-9))
 
 
-def _absorption(forward, backward):
-    """``(forward, backward, stop)`` with the out-of-range moves turned into absorption."""
-    fwd = np.array(forward, dtype=np.float64)
-    bwd = np.array(backward, dtype=np.float64)
-    if fwd.ndim != 1 or fwd.shape != bwd.shape:
-        raise ValueError(f"`forward` and `backward` must be 1-D of one length, got shapes "
-                         f"{fwd.shape} and {bwd.shape}.")
-    if fwd.size:
-        fwd[-1] = 0.0
-        bwd[0] = 0.0
-    if not (np.all(np.isfinite(fwd)) and np.all(np.isfinite(bwd))) or np.any(fwd < 0) or np.any(bwd < 0) \
-            or np.any(fwd + bwd > 1 + 1e-12):
-        raise ValueError("`forward` and `backward` must be probabilities with forward + backward <= 1.")
-    return fwd, bwd, np.clip(1.0 - fwd - bwd, 0.0, 1.0)
-
-
-def _reward_and_discount(reward, discount, n: int):
-    """Validated per-state reward (shape (n,)) and visit discount c in [0, 1]."""
-    reward = np.asarray(reward, dtype=np.float64)
-    if reward.shape != (n,):
-        raise ValueError(f"`reward` must have shape ({n},), got {reward.shape}.")
-    c = float(discount)
-    if not 0.0 <= c <= 1.0:
-        raise ValueError(f"`discount` must be in [0, 1], got {discount!r}.")
-    return reward, c
-
-
-def _quadrature_levels(max_visits: float) -> int:
-    # the integrand's pole lies beyond 1 + 1/max_i E_i[H]; pieces of length 2^-K <= 1/(4 max E_i[H])
-    return int(np.clip(math.ceil(math.log2(max(max_visits, 1.0))) + 2, 2, 45))
-
-
-def birth_death_average_reward(forward, backward, reward, starts, discount: float = 1.0) -> np.ndarray:
-    r"""Terms of :math:`E_s[\frac1H \sum_{n=1}^{H} r(X_n)\, c^{k(n)-1}]` by the generating function of H.
-
-    :math:`H` is the number of states visited before absorption (the
-    absorption time), :math:`X_n` the :math:`n`-th state and :math:`k(n)` how
-    many times it has been visited so far; :math:`c` = ``discount``.  Since
-    :math:`1/H = \int_0^1 z^{H-1} dz`,
-
-    .. math::
-
-        E_s\Big[\frac1H \sum_{n \le H} r(X_n) c^{k(n)-1}\Big] = \int_0^1 \sum_j r_j\,
-        \frac{N^z_{sj}\, \psi^z_j}{(1-c) N^z_{jj} + c}\, dz,
-        \qquad N^z = (I - zQ)^{-1},\ \psi^z = N^z s,
-
-    where :math:`N^z_{sj}` carries :math:`z` per step up to a visit of
-    :math:`j`, :math:`\psi^z_j` per remaining step after it, and the
-    denominator discounts revisits as in :func:`birth_death_discounted_visits`.
-    Gauss–Legendre on pieces graded towards 1 (:func:`graded_gauss_legendre`),
-    with :math:`\log_2 \max_i E_i[H] + 2` pieces (the integrand's pole lies
-    beyond :math:`1 + 1/\max_i E_i[H]`): exact up to ~1e-15.  Each node costs
-    one ``?gttrf`` and two ``?gttrs`` (plus two ``?pttrf`` when :math:`c < 1`),
-    O(n) for all blocks of stacked chains together.
-
-    Parameters
-    ----------
-    forward, backward : array_like, shape (n,)
-        transition probabilities (out-of-range moves are absorbed); stacked
-        chains need zero couplings at their block boundaries.
-    reward : array_like, shape (n,)
-    starts : array_like of int
-        the start state of every block (one per block).
-    discount : float in [0, 1]
-
-    Returns
-    -------
-    ndarray, shape (n,)
-        per-state terms: their sum over a block is that block's expectation.
-
-    See Also
-    --------
-    birth_death_average_reward_recursion : the same expectation by step recursions.
-    """
-    fwd, bwd, stop = _absorption(forward, backward)
-    n = fwd.size
-    reward, c = _reward_and_discount(reward, discount, n)
-    if n == 0:
-        return np.zeros(0)
-    starts = np.asarray(starts, dtype=np.intp).ravel()
-    e_start = _start_indicator(starts, n)
-    offsets = uncoupled_blocks(fwd, bwd)
-    try:
-        with np.errstate(all="ignore"):
-            steps = birth_death_solve(fwd, bwd, np.ones(n))      # E_i[H]
-        ill = _ill_conditioned(offsets, steps)
-    except ValueError:
-        ill = np.ones(offsets.size - 1, dtype=bool)
-    if ill.any():
-        good = block_positions(offsets, ~ill)
-        total = np.zeros(n)
-        if good.any():
-            total[good] = birth_death_average_reward(fwd[good], bwd[good], np.ones(good.sum()),
-                                                     renumber(starts[good[starts]], good), c)
-        total[~good] = stable_average_reward(fwd[~good], bwd[~good], stop[~good], sub_offsets(offsets, ill),
-                                              block_starts(starts, offsets, ill), c)
-        return reward * total
-    max_visits = float(steps.max())
-    nodes, weights = graded_gauss_legendre(_quadrature_levels(max_visits))
-    total = np.zeros(n)
-    for z, w in zip(nodes.tolist(), weights.tolist()):
-        zf, zb = z * fwd, z * bwd
-        psi, row = birth_death_solve_pair(zf, zb, stop, e_start)
-        term = row * psi
-        if c < 1.0:
-            term /= (1.0 - c) * birth_death_inverse_diagonal(zf, zb) + c
-        total += w * term
-    return reward * total
-
-
-def birth_death_average_reward_recursion(forward, backward, reward, start: int = 0, discount: float = 1.0, *,
-                                         average: bool = True, tol: float = 1e-12) -> float:
-    r""":math:`E_s[\frac1H \sum_{n=1}^{H} r(X_n)\, c^{k(n)-1}]` on one chain by step recursions.
-
-    Notation of :func:`birth_death_average_reward`.  By the Markov property at
-    step :math:`n`,
-
-    .. math::
-
-        E\Big[\frac1H \sum_{n \le H} r(X_n) c^{k(n)-1}\Big] = \sum_j r_j \sum_{n \ge 1}
-        w_n(j)\, \phi_n(j),
-
-    with :math:`w_n(j) = E[1\{X_n = j\}\, c^{k(n)-1}]` and :math:`\phi_n(j) =
-    E[1/H \mid X_n = j, H \ge n]`.  For every target :math:`j` with
-    :math:`r_j \ne 0`, a forward recursion carries the distribution of
-    :math:`X_n` with mass discounted by :math:`c` at each pass through
-    :math:`j` (so :math:`w_n(j)` is its mass at :math:`j`); a backward
-    recursion gives :math:`\phi_n = s/n + Q \phi_{n+1}`.  The steps stop at
-    the first :math:`T` with :math:`P(H > T) <` ``tol`` (the stopping rule: surviving
-    mass below 1e-12) and start the backward recursion from
-    :math:`\phi_{T+1} = 0`, which makes :math:`\phi_n(j) = E[1\{H \le T\}/H
-    \mid X_n = j, H \ge n]`: the result is exactly the expectation restricted
-    to :math:`\{H \le T\}`, so it differs by at most :math:`\max_j |r_j| \cdot`
-    ``tol``.  With ``average=False`` the neglected part is at most
-    :math:`\max_j |r_j|\, E[H; H > T] \le \max_j |r_j|\, P(H > T)\, (T + m)`,
-    :math:`m = \max_i E_i[H]`, so the steps stop when :math:`P(H > T)(T + m)
-    <` ``tol``.  O(n · targets · T) with discounting, O(n · T) without (every
-    target shares one distribution); no quadrature.
-
-    Parameters
-    ----------
-    forward, backward, reward : array_like, shape (n,)
-        one chain (out-of-range moves are absorbed).
-    start : int
-        the start state.
-    discount : float in [0, 1]
-    average : bool
-        ``False`` drops the :math:`1/H` (then :math:`\phi \equiv 1` up to the
-        truncation): :math:`E_s[\sum_{n \le H} r(X_n) c^{k(n)-1}]`.
-    tol : float
-        truncation: surviving mass :math:`P(H > T)` below which steps stop.
-
-    Returns
-    -------
-    float
-    """
-    fwd, bwd, stop = _absorption(forward, backward)
-    n = fwd.size
-    reward, c = _reward_and_discount(reward, discount, n)
-    if not (isinstance(tol, (int, float)) and 0 < tol < 1):
-        raise ValueError(f"`tol` must be in (0, 1), got {tol!r}.")
-    if n == 0:
-        return 0.0
-    if not (isinstance(start, (int, np.integer)) and 0 <= start < n):
-        raise ValueError(f"`start` must be a state in [0, {n}), got {start!r}.")
-    targets = np.flatnonzero(reward)
-    if targets.size == 0:
-        return 0.0
-    # P(H > 2m) <= 1/2 from any state (Markov's inequality), m = max_i E_i[H]: the
-    # surviving mass halves every 2m steps, which bounds T (and raises on singular chains)
-    try:
-        with np.errstate(all="ignore"):
-            m = float(birth_death_solve(fwd, bwd, np.ones(n)).max())
-    except ValueError:
-        m = math.inf
-    if not m <= MAX_RECURSION_VISITS:
-        # nearly non-absorbing (or singular): the recursion would need about m steps
-        _, e, _ = stable_parts(fwd, bwd, stop, np.array([0, n]), np.array([start]), np.zeros(1))
-        if not np.all(e[0] > 0):
-            raise ValueError(_SINGULAR)
-        with np.errstate(over="ignore"):
-            m = float(np.sum(1.0 / e[0]))
-        raise ValueError(f"the step recursion would take about {m:.3g} steps (the expected absorption time "
-                         f"reaches that order); use the generating function (method='generating'), which "
-                         f"is exact here.")
-    max_steps = math.ceil(2 * m) * (math.ceil(math.log2(1 / tol) + math.log2(m + 1)) + 9)
-    # rows: one per target (discounted at its own state), plus the undiscounted distribution
-    # when revisits are discounted, whose mass is P(H >= n)
-    shared = c == 1.0
-    rows = 1 if shared else targets.size + 1
-    v = np.zeros((rows, n))
-    v[:, start] = 1.0
-    at_target = (np.zeros(targets.size, dtype=np.intp) if shared else np.arange(targets.size),
-                 targets)
-    w = []
-    for step in range(1, max_steps + 1):
-        # without 1/H the neglected part is E[H; H > T] <= P(H > T) (T + m), not P(H > T)
-        if v[-1].sum() * (1.0 if average else step + m) < tol:
-            break
-        w.append(v[at_target])
-        if not shared:
-            v[at_target] *= c
-        nxt = np.zeros_like(v)
-        nxt[:, 1:] = v[:, :-1] * fwd[:-1]
-        nxt[:, :-1] += v[:, 1:] * bwd[1:]
-        v = nxt
-    acc = np.zeros(targets.size)
-    phi = np.zeros(n)
-    for step in range(len(w), 0, -1):
-        back = np.zeros(n)
-        back[:-1] = fwd[:-1] * phi[1:]
-        back[1:] += bwd[1:] * phi[:-1]
-        phi = (stop / step if average else stop) + back
-        acc += w[step - 1] * phi[targets]
-    return float(reward[targets] @ acc)
+# the order-1 quantities (re-exported: their home is .birth_death_order1, which uses the solves above)
+from .birth_death_order1 import (MAX_RECURSION_VISITS, ORDER1_QUADRATURE_TOL, ORDER1_TRUNCATION_TOL,  # noqa: E402
+                                 _birth_death_average_reward_graded, birth_death_average_reward,
+                                 birth_death_average_reward_recursion)

@@ -365,23 +365,21 @@ def pairwise(scores, pairs, test: str = "t", *, measure=None, alternative: str =
 def discriminative_power(scores_by_measure: Dict[str, object], *, alpha: float = 0.05,
                          tests: Sequence[str] = ("t", "randomization", "bootstrap"),
                          n_resamples: int = 10000, seed: Optional[int] = 0, correction: Optional[str] = None,
-                         progress: bool = True):
+                         progress: bool = True, backend=None, client=None, scheduler=None, n_jobs: int = 1,
+                         store=None):
     """Share of system pairs significantly different at ``alpha`` (Smucker & Clarke 2012, Table 2).
 
     ``scores_by_measure``: ``{measure label: scores}`` with anything
     :func:`score_matrix` accepts (all over the same systems and topics).
     Returns a DataFrame, one row per measure, one column per test.
+
+    Each (measure, test) is a cell of an :mod:`irmeasures_markov.grid` grid:
+    computed in this process by default, on ``n_jobs`` local processes, or on
+    Dask (``client=``, ``scheduler=``, ``backend=``), with the same numbers on
+    every backend; ``store`` (a directory) keeps the p-values for reruns.
     """
-    import pandas as pd
-    items = list(scores_by_measure.items())
-    rows = {}
-    it = items
-    if progress:
-        from tqdm.auto import tqdm
-        it = tqdm(items, desc="discriminative power", unit="measure")
-    for label, scores in it:
-        sm = score_matrix(scores)
-        rows[str(label)] = {t: float(np.mean(all_pairs(sm, t, alternative="two-sided", correction=correction,
-                                                         n_resamples=n_resamples, seed=seed).adjusted_pvalue < alpha))
-                            for t in tests}
-    return pd.DataFrame.from_dict(rows, orient="index")[list(tests)]
+    from ..grid.inference import discriminative_power_grid
+    table, _ = discriminative_power_grid(scores_by_measure, alpha=alpha, tests=tests, n_resamples=n_resamples,
+                                         seed=seed, correction=correction, progress=progress, backend=backend,
+                                         client=client, scheduler=scheduler, n_jobs=n_jobs, store=store)
+    return table

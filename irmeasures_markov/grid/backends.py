@@ -1,0 +1,229 @@
+"""Backends that compute the tasks of a grid: local processes or a ``dask.distributed`` cluster.
+
+A *task* computes a batch of cells (see :mod:`.runner`): an object with
+``cells`` (list of :class:`~.cells.Cell`), ``needs`` (names of shared inputs
+it reads, e.g. the qrels and in-memory runs), ``key`` (a deterministic name)
+and ``compute(shared) -> list of arrays``.  Every backend calls the same
+``compute`` on the same inputs, so the numbers do not depend on the backend.
+
+Shared inputs move once: the local backend forks its worker processes after
+publishing them (nothing is pickled); the Dask backend scatters each once and
+passes the futures to tasks, so a worker fetches each at most once.  Runs
+given as file paths are not shared at all: workers read them.
+"""
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Dict, Iterator, Mapping, Optional, Sequence, Tuple
+
+__all__ = ["LocalBackend", "DaskBackend", "local_cluster", "resolve_backend"]
+
+# Inputs of the running grid, published before the local pool forks.
+_SHARED: Dict[str, Any] = {}
+
+
+def _execute(task, *payloads):
+    """Run one task; returns (arrays, seconds spent computing, worker pid)."""
+    shared = dict(zip(task.needs, payloads))
+    t0 = time.perf_counter()
+    out = task.compute(shared)
+    return out, time.perf_counter() - t0, os.getpid()
+
+
+def _execute_forked(i, task):
+    return (i,) + _execute(task, *[_SHARED[n] for n in task.needs])
+
+
+class LocalBackend:
+    """Today's local parallelism: ``n_jobs`` forked processes (1 = in this process, no Dask needed)."""
+
+    name = "local"
+
+    def __init__(self, n_jobs: int = 1):
+        if isinstance(n_jobs, bool) or int(n_jobs) != n_jobs or n_jobs < 1:
+            raise ValueError(f"`n_jobs` must be a positive integer, got {n_jobs!r}.")
+        self.n_jobs = int(n_jobs)
+
+    @property
+    def n_workers(self) -> int:
+        return self.n_jobs
+
+    def __repr__(self):
+        return f"LocalBackend(n_jobs={self.n_jobs})"
+
+    def describe(self) -> str:
+        return f"local backend, {self.n_jobs} process{'es' if self.n_jobs > 1 else ''}"
+
+    def run(self, tasks: Sequence, shared: Mapping[str, Any]) -> Iterator[Tuple[int, Any, Optional[BaseException]]]:
+        """Yield ``(task index, (arrays, seconds, pid), None)`` or ``(index, None, error)`` as tasks finish."""
+        if self.n_jobs == 1 or len(tasks) < 2:
+            for i, t in enumerate(tasks):
+                try:
+                    res = _execute(t, *[shared[n] for n in t.needs])
+                except Exception as e:
+                    yield i, None, e
+                else:
+                    yield i, res, None
+            return
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+        if "fork" not in multiprocessing.get_all_start_methods():
+            raise RuntimeError("the local backend with n_jobs > 1 needs the 'fork' start method (Linux/macOS); "
+                               "use n_jobs=1 or the Dask backend.")
+        _SHARED.clear()
+        _SHARED.update(shared)
+        try:
+            with ProcessPoolExecutor(self.n_jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+                futs = [pool.submit(_execute_forked, i, t) for i, t in enumerate(tasks)]
+                index = {f: i for i, f in enumerate(futs)}
+                for f in as_completed(futs):
+                    try:
+                        res = f.result()
+                    except Exception as e:
+                        yield index[f], None, e
+                    else:
+                        yield res[0], res[1:], None
+        finally:
+            _SHARED.clear()
+
+    def close(self):
+        pass
+
+
+def local_cluster(n_workers: int = 2, **kwargs):
+    """A ``LocalCluster`` of ``n_workers`` single-threaded worker processes that import this very package.
+
+    Workers are new processes: without help they would import
+    ``irmeasures_markov`` from wherever their ``sys.path`` finds it (e.g. an
+    installed copy while the client runs a source tree), and could compute
+    with other code.  The package's parent directory is put first on their
+    ``PYTHONPATH``.
+    """
+    import pathlib
+
+    from distributed import LocalCluster
+    root = str(pathlib.Path(__file__).resolve().parents[2])
+    paths = [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != root]
+    kwargs.setdefault("dashboard_address", ":0")
+    return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                        env={"PYTHONPATH": os.pathsep.join(paths)}, **kwargs)
+
+
+class DaskBackend:
+    """Tasks on a ``dask.distributed`` cluster.
+
+    Parameters
+    ----------
+    client : distributed.Client, optional
+        An existing client (left open at the end).
+    scheduler : str, optional
+        Address of a running scheduler (``tcp://host:8786``) to connect to.
+    n_workers : int, optional
+        With neither: a ``LocalCluster`` of ``n_workers`` single-threaded
+        worker processes (default 2), closed with the backend.
+
+    A worker that dies mid-grid loses its running tasks; the scheduler
+    reruns them elsewhere (Dask's ``distributed.scheduler.allowed-failures``,
+    3 by default), and each task's result is taken once, when its future
+    completes, so no cell is lost or counted twice.
+    """
+
+    name = "dask"
+
+    def __init__(self, client=None, *, scheduler: Optional[str] = None, n_workers: Optional[int] = None):
+        if client is not None and scheduler is not None:
+            raise ValueError("give `client` or `scheduler`, not both.")
+        if n_workers is not None and (isinstance(n_workers, bool) or int(n_workers) != n_workers or n_workers < 1):
+            raise ValueError(f"`n_workers` must be a positive integer, got {n_workers!r}.")
+        self._client = client
+        self.scheduler = scheduler
+        self._n_workers = n_workers
+        self._own = []
+
+    def __repr__(self):
+        where = self.scheduler or ("client" if self._client is not None else f"LocalCluster({self._n_workers or 2})")
+        return f"DaskBackend({where})"
+
+    @property
+    def client(self):
+        if self._client is None:
+            try:
+                from distributed import Client
+            except ImportError as e:  # pragma: no cover - depends on the installation
+                raise ImportError("the Dask backend needs dask.distributed: pip install "
+                                  "'irmeasures-markov[dask]'") from e
+            if self.scheduler:
+                self._client = Client(self.scheduler)
+            else:
+                cluster = local_cluster(self._n_workers or 2)
+                self._own.append(cluster)
+                self._client = Client(cluster)
+            self._own.insert(0, self._client)
+        return self._client
+
+    @property
+    def n_workers(self) -> int:
+        info = self.client.scheduler_info()
+        return max(1, sum(w.get("nthreads", 1) for w in info.get("workers", {}).values()))
+
+    def describe(self) -> str:
+        c = self.client
+        return f"dask backend, scheduler {c.scheduler.address}, {self.n_workers} worker threads; " \
+               f"dashboard {c.dashboard_link}"
+
+    def run(self, tasks: Sequence, shared: Mapping[str, Any]) -> Iterator[Tuple[int, Any, Optional[BaseException]]]:
+        from distributed import as_completed
+        client = self.client
+        needed = sorted({n for t in tasks for n in t.needs})
+        futures = dict(zip(needed, client.scatter([shared[n] for n in needed], hash=False))) if needed else {}
+        futs = [client.submit(_execute, t, *[futures[n] for n in t.needs], key=t.key, pure=False)
+                for t in tasks]
+        index = {f.key: i for i, f in enumerate(futs)}
+        try:
+            for f in as_completed(futs):
+                i = index[f.key]
+                try:
+                    res = f.result()
+                except Exception as e:
+                    yield i, None, e
+                else:
+                    yield i, res, None
+                f.release()
+        finally:
+            for f in futs:
+                f.release()
+            for f in futures.values():
+                f.release()
+
+    def close(self):
+        owned = bool(self._own)
+        for obj in self._own:
+            obj.close()
+        self._own = []
+        if owned:
+            self._client = None
+
+
+def resolve_backend(backend=None, *, client=None, scheduler: Optional[str] = None, n_jobs: int = 1):
+    """The backend asked for: an instance, ``"local"``/None, ``"dask"``, or ``client=``/``scheduler=``.
+
+    ``scheduler="local"`` (or ``backend="dask"`` without an address) starts a
+    ``LocalCluster`` of ``n_jobs`` workers (at least 2 when ``n_jobs`` is 1).
+    Returns ``(backend, owned)``; ``owned`` backends are closed by the caller.
+    """
+    if backend is not None and not isinstance(backend, str):
+        if client is not None or scheduler is not None:
+            raise ValueError("give a backend instance or `client`/`scheduler`, not both.")
+        return backend, False
+    if client is not None or scheduler is not None or backend == "dask":
+        if backend not in (None, "dask"):
+            raise ValueError(f"backend={backend!r} with a Dask client or scheduler: use backend='dask' or None.")
+        if scheduler == "local":
+            scheduler = None
+        if client is not None:
+            return DaskBackend(client), False
+        return DaskBackend(scheduler=scheduler, n_workers=None if scheduler else max(2, int(n_jobs))), True
+    if backend in (None, "local"):
+        return LocalBackend(n_jobs), False
+    raise ValueError(f"unknown backend {backend!r}; choose 'local' or 'dask' (or pass a DaskBackend).")

@@ -1,0 +1,112 @@
+"""Cells of an experiment grid, their keys, and content hashes of qrels and runs.
+
+A *cell* is the smallest result a grid stores: one array computed for one
+(collection, run, measure set, pool sample, resample) combination, e.g. the
+per-topic values ``[measure, topic]`` of one run on one reduced pool.  Its
+:attr:`Cell.key` hashes every field, including content hashes of the qrels
+and of the run, so a result read back from a store is reused only when the
+inputs that produced it are byte-for-byte the same data.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import pathlib
+import uuid
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+__all__ = ["Cell", "qrels_hash", "run_hash", "file_hash", "measures_key", "fresh_token"]
+
+#: Bumped when a change of the code changes stored numbers, so old stores are not reused.
+CELL_FORMAT = "1"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One result of a grid.
+
+    ``kind`` names the computation (``"evaluate"``, ``"allpairs"``, ...);
+    ``collection`` and ``run`` name the data; ``measures`` is the canonical
+    measure-set key (:func:`measures_key`); ``pool`` the percent of the pool
+    kept (100 = the full qrels) and ``seed`` the pool sample; ``resample``
+    describes a resampling (test, number of resamples, seed), empty when none.
+    ``qrels_hash`` and ``run_hash`` are content hashes (:func:`qrels_hash`,
+    :func:`run_hash`).
+    """
+    kind: str
+    collection: str
+    run: str
+    measures: str
+    pool: float = 100.0
+    seed: int = 0
+    resample: str = ""
+    qrels_hash: str = ""
+    run_hash: str = ""
+    key: str = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self):
+        parts = (CELL_FORMAT, self.kind, self.collection, self.run, self.measures, repr(float(self.pool)),
+                 str(int(self.seed)), self.resample, self.qrels_hash, self.run_hash)
+        h = hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:32]
+        object.__setattr__(self, "key", h)
+
+
+def _update_str(h, s: str):
+    b = s.encode("utf-8", "surrogateescape")
+    h.update(len(b).to_bytes(8, "little"))
+    h.update(b)
+
+
+def qrels_hash(qrels: Mapping[str, Mapping[str, int]]) -> str:
+    """SHA-256 of the qrels' content, independent of dict order."""
+    h = hashlib.sha256(b"qrels\0")
+    for q in sorted(qrels):
+        _update_str(h, q)
+        docs = qrels[q]
+        h.update(len(docs).to_bytes(8, "little"))
+        for d in sorted(docs):
+            _update_str(h, d)
+            h.update(int(docs[d]).to_bytes(8, "little", signed=True))
+    return h.hexdigest()[:32]
+
+
+def run_hash(run) -> str:
+    """SHA-256 of a run: of the file's bytes for a path, of the content (order-free) for a dict.
+
+    Scores are hashed as their float64 ``repr``, which round-trips exactly.
+    """
+    if isinstance(run, (str, os.PathLike)):
+        return file_hash(run)
+    h = hashlib.sha256(b"run\0")
+    for q in sorted(run):
+        _update_str(h, q)
+        docs = run[q]
+        h.update(len(docs).to_bytes(8, "little"))
+        for d in sorted(docs):
+            _update_str(h, d)
+            _update_str(h, repr(float(docs[d])))
+    return h.hexdigest()[:32]
+
+
+def file_hash(path) -> str:
+    """SHA-256 of a file's bytes (the file as stored: a ``.gz`` run is hashed compressed)."""
+    h = hashlib.sha256(b"file\0")
+    with open(pathlib.Path(path), "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()[:32]
+
+
+def measures_key(measures: Sequence, topics: Iterable[str], native: bool = True) -> str:
+    """Canonical key of a measure set evaluated over ``topics``: measure reprs, a hash of the topics, ``native``.
+
+    Labels are left out: they name columns and do not change numbers.
+    """
+    th = hashlib.sha256("\x1f".join(topics).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return ";".join(repr(m) for m in measures) + f"|topics={th}|native={int(bool(native))}"
+
+
+def fresh_token() -> str:
+    """A token unique to this grid, standing in for a content hash when no store is used."""
+    return "mem-" + uuid.uuid4().hex

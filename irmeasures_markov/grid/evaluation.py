@@ -1,0 +1,319 @@
+"""Evaluation grids: per-topic values of a measure set for runs x pool samples x collections.
+
+A cell is one run evaluated on one pool (the full qrels, or
+:func:`~irmeasures_markov.datasets.downsample_qrels` at ``pool`` percent with
+``seed``): an array ``[measure, topic]``, computed by the same
+``experiments._RunScorer`` as :func:`~irmeasures_markov.experiments.evaluate`,
+so the numbers are those of ``evaluate`` bit for bit on every backend.
+
+Tasks group a few runs with every pool missing for them: a worker reads each
+run once per task (from its path, or from the copy scattered once), and
+keeps the scorer of each pool in a small per-process cache (building one
+takes about as long as one cell), so a task of one TREC-8 run on 101 pools
+costs seconds (about 25 ms a cell on a quiet machine) while scheduling it
+costs milliseconds.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from .backends import resolve_backend
+from .cells import Cell, fresh_token, measures_key, qrels_hash, run_hash
+from .runner import GridSummary, run_grid
+from .store import ParquetStore
+
+__all__ = ["EvaluationGrid", "GridResult", "evaluate_grid"]
+
+Pool = Tuple[float, int]
+FULL: Pool = (100.0, 0)
+
+#: Cells a task should hold at least (about 25 ms each on TREC-8), so that the
+#: scheduler's few milliseconds per task stay far below 5% of the work.
+MIN_CELLS_PER_TASK = 16
+#: Tasks per worker aimed at, so that workers finish together.
+TASKS_PER_WORKER = 4
+#: Pools per task at most: half the scorer cache, so a worker's current pools stay cached.
+POOLS_PER_TASK = 128
+
+# Per-process caches of the worker side.
+_SCORERS: "OrderedDict[tuple, object]" = OrderedDict()
+_SCORER_CACHE = 256
+_RUNS: "OrderedDict[tuple, object]" = OrderedDict()
+_RUN_CACHE = 4
+
+
+def _pool(p) -> Pool:
+    if isinstance(p, (int, float)) and not isinstance(p, bool):
+        p = (p, 0)
+    try:
+        pc, seed = p
+    except (TypeError, ValueError):
+        raise ValueError(f"a pool is a percent or a (percent, seed) pair, got {p!r}") from None
+    if isinstance(pc, bool) or not isinstance(pc, (int, float)) or not (0 < pc <= 100):
+        raise ValueError(f"a pool's percent must be in (0, 100], got {pc!r}.")
+    if isinstance(seed, bool) or int(seed) != seed:
+        raise ValueError(f"a pool's seed must be an integer, got {seed!r}.")
+    pc = float(pc)
+    return (pc, 0) if pc == 100.0 else (pc, int(seed))
+
+
+def _scorer(measures, mkey, topics, native, qrels, qtoken, pool: Pool):
+    from ..experiments import _RunScorer
+    key = (qtoken, mkey, pool)
+    s = _SCORERS.get(key)
+    if s is None:
+        if pool == FULL:
+            reduced = qrels
+        else:
+            from ..datasets import downsample_qrels
+            reduced = downsample_qrels(qrels, pool[0], seed=pool[1])
+        s = _SCORERS[key] = _RunScorer(list(measures), reduced, list(topics), native)
+        while len(_SCORERS) > _SCORER_CACHE:
+            _SCORERS.popitem(last=False)
+    else:
+        _SCORERS.move_to_end(key)
+    return s
+
+
+def _read(path, token):
+    from ..readers.fast_run import read_run
+    key = (os.fspath(path), token)
+    run = _RUNS.get(key)
+    if run is None:
+        run = _RUNS[key] = read_run(path)
+        while len(_RUNS) > _RUN_CACHE:
+            _RUNS.popitem(last=False)
+    return run
+
+
+@dataclass
+class _EvalTask:
+    """Cells of one block: ``pairs[k] = (run index, pool)`` gives ``cells[k]``."""
+    key: str
+    cells: List[Cell]
+    needs: List[str]
+    measures: list
+    mkey: str
+    topics: List[str]
+    native: bool
+    qrels_name: str
+    qrels_token: str
+    runs: List[Tuple[str, Optional[str], str]]  # (name, path or None, shared name or hash)
+    pairs: List[Tuple[int, Pool]]
+
+    def compute(self, shared) -> List[np.ndarray]:
+        qrels = shared[self.qrels_name]
+        out, current, run = [], None, None
+        for r, pool in self.pairs:
+            if r != current:
+                name, path, ref = self.runs[r]
+                run = _read(path, ref) if path is not None else shared[ref]
+                current = r
+            scorer = _scorer(self.measures, self.mkey, self.topics, self.native, qrels, self.qrels_token, pool)
+            out.append(scorer(run))
+        return out
+
+
+@dataclass
+class _Block:
+    collection: str
+    measures: list
+    labels: List[str]
+    topics: List[str]
+    native: bool
+    qrels: Mapping
+    runs: Mapping
+    pools: List[Pool]
+
+
+class GridResult:
+    """Evaluations of an :class:`EvaluationGrid`: ``result.evaluations(block)[(pool, seed)]``."""
+
+    def __init__(self, blocks, arrays, cells, summary: GridSummary):
+        self._blocks = blocks
+        self._arrays = arrays
+        self._cells = cells
+        self.summary = summary
+
+    def evaluations(self, block: int = 0) -> Dict[Pool, object]:
+        """``{(percent, seed): Evaluation}`` of block ``block`` (the full pool is ``(100.0, 0)``)."""
+        from ..experiments import Evaluation
+        b = self._blocks[block]
+        cells = self._cells[block]
+        names = list(b.runs)
+        out = {}
+        for pool in b.pools:
+            values = np.stack([self._arrays[cells[(n, pool)].key] for n in names])
+            out[pool] = Evaluation(names, list(b.measures), list(b.topics), values, list(b.labels))
+        return out
+
+
+class EvaluationGrid:
+    """A grid of evaluation cells: blocks of (collection, measure set, runs, pools).
+
+    >>> g = EvaluationGrid()                                        # doctest: +SKIP
+    >>> b = g.add(["AP", "MP"], qrels, runs, pools=[100, (30, 0), (30, 1)], collection="trec8")
+    >>> res = g.run(client=client, store="grid-store")             # or n_jobs=2, or scheduler="tcp://..."
+    >>> res.evaluations(b)[(30.0, 1)].means()
+
+    ``runs`` maps run names to run dicts or to run file paths; a path is read
+    by the worker (on a cluster it must be on storage every worker sees), a
+    dict is scattered to the cluster once.
+    """
+
+    def __init__(self):
+        self._blocks: List[_Block] = []
+
+    def add(self, measures, qrels, runs: Mapping, *, pools: Sequence = (100,), topics: Optional[Sequence[str]] = None,
+            labels: Optional[Sequence[str]] = None, native: bool = True, collection: str = "") -> int:
+        """Add a block; returns its index for :meth:`GridResult.evaluations`.
+
+        ``pools``: percents (seed 0) or ``(percent, seed)`` pairs; 100 is the
+        full qrels.  ``topics`` default to every qrels topic (trec_eval ``-c``),
+        as in :func:`~irmeasures_markov.experiments.evaluate`.
+        """
+        from ..experiments import _default_topics, _is_ours, parse_measures
+        if isinstance(measures, Mapping):
+            labels = list(measures) if labels is None else labels
+            measures = list(measures.values())
+        measures = parse_measures(list(measures))
+        if labels is not None and len(labels) != len(measures):
+            raise ValueError(f"`labels` has {len(labels)} names for {len(measures)} measures.")
+        if not runs:
+            raise ValueError("`runs` is empty.")
+        for name, r in runs.items():
+            if not isinstance(name, str):
+                raise TypeError(f"run names must be str, got {name!r}")
+            if not isinstance(r, (str, os.PathLike, Mapping)):
+                raise TypeError(f"run {name!r}: give a run dict or a run file path, got {type(r).__name__}.")
+            if isinstance(r, (str, os.PathLike)) and not os.path.isfile(r):
+                raise FileNotFoundError(f"run {name!r}: no such file {os.fspath(r)!r}")
+        topics = list(topics) if topics is not None else _default_topics(qrels)
+        if not topics:
+            raise ValueError("no topics to evaluate: the qrels are empty and `topics` was not given.")
+        pools = list(dict.fromkeys(_pool(p) for p in pools))
+        if not pools:
+            raise ValueError("`pools` is empty.")
+        for m in measures:  # here, not on a worker: a bad parameter is the caller's error, not a failed task
+            if _is_ours(m):
+                m.validate_params()
+        self._blocks.append(_Block(str(collection), measures, list(labels) if labels is not None else
+                                   [str(m) for m in measures], topics, bool(native), qrels, runs, pools))
+        return len(self._blocks) - 1
+
+    def run(self, *, backend=None, client=None, scheduler: Optional[str] = None, n_jobs: int = 1,
+            store: Union[None, str, os.PathLike, ParquetStore] = None, progress: bool = True,
+            runs_per_task: Optional[int] = None, desc: str = "evaluation grid") -> GridResult:
+        """Compute every cell not in ``store`` on the backend; see :func:`~.backends.resolve_backend`."""
+        if not self._blocks:
+            raise ValueError("the grid is empty: add() a block first.")
+        if runs_per_task is not None and (isinstance(runs_per_task, bool) or int(runs_per_task) != runs_per_task
+                                          or runs_per_task < 1):
+            raise ValueError(f"`runs_per_task` must be a positive integer, got {runs_per_task!r}.")
+        if store is not None and not isinstance(store, ParquetStore):
+            store = ParquetStore(store)
+        hashed = store is not None
+        qtokens: Dict[int, str] = {}
+        rtokens: Dict[Tuple[int, str], str] = {}
+        cells_by_block, all_cells, where = [], [], {}
+        for bi, b in enumerate(self._blocks):
+            qid = id(b.qrels)
+            if qid not in qtokens:
+                qtokens[qid] = qrels_hash(b.qrels) if hashed else fresh_token()
+            qt = qtokens[qid]
+            mkey = measures_key(b.measures, b.topics, b.native)
+            cells = {}
+            for name, r in b.runs.items():
+                rid = (id(r), name) if not isinstance(r, (str, os.PathLike)) else (os.fspath(r), name)
+                if rid not in rtokens:
+                    rtokens[rid] = run_hash(r) if hashed else fresh_token()
+                for pool in b.pools:
+                    c = Cell("evaluate", b.collection, name, mkey, pool[0], pool[1], "", qt, rtokens[rid])
+                    cells[(name, pool)] = c
+                    all_cells.append(c)
+                    where.setdefault(c.key, (bi, name, pool))
+            cells_by_block.append(cells)
+
+        be, owned = resolve_backend(backend, client=client, scheduler=scheduler, n_jobs=n_jobs)
+        try:
+            def make_tasks(missing: List[Cell]):
+                workers = be.n_workers
+                by_block: Dict[int, Dict[str, List[Pool]]] = {}
+                for c in missing:
+                    bi, name, pool = where[c.key]
+                    by_block.setdefault(bi, {}).setdefault(name, []).append(pool)
+                tasks = []
+                for bi, per_run in by_block.items():
+                    b = self._blocks[bi]
+                    qt = qtokens[id(b.qrels)]
+                    mkey = measures_key(b.measures, b.topics, b.native)
+                    # Pools in chunks that fit the workers' scorer cache; tasks ordered chunk by chunk, so a
+                    # worker (Dask runs tasks about in submission order) builds each pool's scorer about once.
+                    groups: Dict[tuple, List[str]] = {}
+                    for name, pools in per_run.items():
+                        for a in range(0, len(pools), POOLS_PER_TASK):
+                            groups.setdefault(tuple(pools[a:a + POOLS_PER_TASK]), []).append(name)
+                    n_tasks_min = TASKS_PER_WORKER * workers
+                    n_pairs = sum(len(p) * len(ns) for p, ns in groups.items())
+                    for pools, names in groups.items():
+                        k = runs_per_task or max(1, min(math.ceil(MIN_CELLS_PER_TASK / len(pools)),
+                                                        math.ceil(n_pairs / len(pools) / n_tasks_min)))
+                        for a in range(0, len(names), k):
+                            chunk = names[a:a + k]
+                            runs, pairs, tcells, needs = [], [], [], [f"qrels:{qt}"]
+                            for ri, name in enumerate(chunk):
+                                r = b.runs[name]
+                                path = os.fspath(r) if isinstance(r, (str, os.PathLike)) else None
+                                ref = cells_by_block[bi][(name, pools[0])].run_hash
+                                if path is None:
+                                    ref = f"run:{ref}"
+                                    needs.append(ref)
+                                runs.append((name, path, ref))
+                                for pool in pools:
+                                    pairs.append((ri, pool))
+                                    tcells.append(cells_by_block[bi][(name, pool)])
+                            key = "grid-eval-" + hashlib.sha256("".join(c.key for c in tcells).encode()
+                                                                ).hexdigest()[:24]
+                            tasks.append(_EvalTask(key, tcells, needs, b.measures, mkey, b.topics, b.native,
+                                                   f"qrels:{qt}", qt, runs, pairs))
+                return tasks
+
+            def shared(names):
+                out = {}
+                for bi, b in enumerate(self._blocks):
+                    qn = f"qrels:{qtokens[id(b.qrels)]}"
+                    if qn in names:
+                        out[qn] = b.qrels
+                    for (name, pool), c in cells_by_block[bi].items():
+                        rn = f"run:{c.run_hash}"
+                        if rn in names and rn not in out:
+                            out[rn] = b.runs[name]
+                return out
+
+            arrays, summary = run_grid(all_cells, make_tasks, shared, backend=be, store=store, progress=progress,
+                                       desc=desc)
+        finally:
+            if owned:
+                be.close()
+        return GridResult(self._blocks, arrays, cells_by_block, summary)
+
+
+def evaluate_grid(measures, qrels, runs: Mapping, *, pools: Sequence = (100,), topics=None, labels=None,
+                  native: bool = True, collection: str = "", **run_kwargs):
+    """One block's evaluations ``{(percent, seed): Evaluation}`` and the :class:`GridSummary`.
+
+    Keyword arguments after ``collection`` go to :meth:`EvaluationGrid.run`
+    (``backend``, ``client``, ``scheduler``, ``n_jobs``, ``store``, ``progress``).
+    """
+    g = EvaluationGrid()
+    b = g.add(measures, qrels, runs, pools=pools, topics=topics, labels=labels, native=native,
+              collection=collection)
+    res = g.run(**run_kwargs)
+    return res.evaluations(b), res.summary

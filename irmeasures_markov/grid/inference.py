@@ -1,0 +1,187 @@
+"""Inference grids: all-pairs significance tests with resamples, and Bayesian fits per collection.
+
+Cells:
+
+* ``allpairs`` — one (measure, test) of a discriminative-power table: the
+  adjusted p-values of every system pair from
+  :func:`~irmeasures_markov.inference.all_pairs` (same seed, same resamples,
+  so the same bits on every backend); the share below ``alpha`` is taken on
+  the client, so another ``alpha`` reuses the stored cells;
+* ``bayes`` — one Bayesian linear model (Carterette 2011, §3.1) fitted to
+  one collection's score matrix: the posterior draws of the system effects
+  (draws x systems), with a second cell holding ``[max_rhat, divergences]``.
+
+Each cell is keyed by a content hash of its score matrix (values, topics,
+systems), its test or sampler settings and the seed.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import List, Mapping, Optional, Sequence
+
+import numpy as np
+
+from .backends import resolve_backend
+from .cells import Cell
+from .runner import run_grid
+from .store import ParquetStore
+
+__all__ = ["discriminative_power_grid", "fit_per_collection", "matrix_hash"]
+
+
+def matrix_hash(sm) -> str:
+    """SHA-256 of a score matrix: its float64 values, topics and systems."""
+    h = hashlib.sha256(b"scores\0")
+    v = np.ascontiguousarray(sm.values, dtype=np.float64)
+    h.update(repr(v.shape).encode())
+    h.update(v.tobytes())
+    h.update("\x1f".join(sm.topics).encode("utf-8", "surrogateescape") + b"\0")
+    h.update("\x1f".join(sm.systems).encode("utf-8", "surrogateescape"))
+    return h.hexdigest()[:32]
+
+
+@dataclass
+class _PairsTask:
+    key: str
+    cells: List[Cell]
+    needs: List[str]
+    test: str
+    n_resamples: int
+    seed: Optional[int]
+    correction: Optional[str]
+
+    def compute(self, shared):
+        from ..inference.classic import all_pairs
+        sm = shared[self.needs[0]]
+        res = all_pairs(sm, self.test, alternative="two-sided", correction=self.correction,
+                        n_resamples=self.n_resamples, seed=self.seed)
+        return [res.adjusted_pvalue]
+
+
+def _store(store):
+    return store if store is None or isinstance(store, ParquetStore) else ParquetStore(store)
+
+
+def discriminative_power_grid(scores_by_measure: Mapping[str, object], *, alpha: float = 0.05,
+                              tests: Sequence[str] = ("t", "randomization", "bootstrap"),
+                              n_resamples: int = 10000, seed: Optional[int] = 0, correction: Optional[str] = None,
+                              progress: bool = True, backend=None, client=None, scheduler=None, n_jobs: int = 1,
+                              store=None, collection: str = ""):
+    """:func:`~irmeasures_markov.inference.discriminative_power` with one grid cell per (measure, test).
+
+    Returns ``(table, summary)``: the DataFrame (one row per measure, one
+    column per test) and the :class:`~.runner.GridSummary`.
+    """
+    import pandas as pd
+    from ..inference.classic import TESTS
+    from ..inference.inputs import score_matrix
+    if not 0 < alpha < 1:
+        raise ValueError(f"`alpha` must be in (0, 1), got {alpha!r}.")
+    for t in tests:
+        if t not in TESTS:
+            raise ValueError(f"unknown test {t!r}; choose among {list(TESTS)}")
+    mats = {str(label): score_matrix(s) for label, s in scores_by_measure.items()}
+    if not mats:
+        raise ValueError("`scores_by_measure` is empty.")
+    hashes = {label: matrix_hash(sm) for label, sm in mats.items()}
+    cells = {}
+    for label in mats:
+        for t in tests:
+            resample = f"{t}/n={int(n_resamples) if t in ('randomization', 'bootstrap') else 0}/seed={seed}" \
+                       f"/correction={correction}"
+            cells[(label, t)] = Cell("allpairs", collection, "", label, 100.0, 0, resample, hashes[label], "")
+    where = {c.key: lt for lt, c in cells.items()}
+
+    def make_tasks(missing):
+        out = []
+        for c in missing:
+            label, t = where[c.key]
+            out.append(_PairsTask(f"grid-pairs-{c.key}", [c], [f"scores:{hashes[label]}"], t, int(n_resamples),
+                                  seed, correction))
+        return out
+
+    def shared(names):
+        return {f"scores:{hashes[l]}": sm for l, sm in mats.items() if f"scores:{hashes[l]}" in names}
+
+    be, owned = resolve_backend(backend, client=client, scheduler=scheduler, n_jobs=n_jobs)
+    try:
+        arrays, summary = run_grid(list(cells.values()), make_tasks, shared, backend=be, store=_store(store),
+                                   progress=progress, desc="discriminative power")
+    finally:
+        if owned:
+            be.close()
+    rows = {label: {t: float(np.mean(arrays[cells[(label, t)].key] < alpha)) for t in tests} for label in mats}
+    return pd.DataFrame.from_dict(rows, orient="index")[list(tests)], summary
+
+
+@dataclass
+class _FitTask:
+    key: str
+    cells: List[Cell]
+    needs: List[str]
+    backend: str
+    kwargs: dict
+
+    def compute(self, shared):
+        from ..inference.bayes import bayesian_linear_model
+        sm = shared[self.needs[0]]
+        res = bayesian_linear_model(sm, backend=self.backend, progress=False, **self.kwargs)
+        diag = np.array([np.nan if res.max_rhat is None else float(res.max_rhat),
+                         np.nan if res.divergences is None else float(res.divergences)])
+        return [np.asarray(res.system_effects, dtype=np.float64), diag]
+
+
+def fit_per_collection(scores_by_collection: Mapping[str, object], *, sampler: str = "gibbs",
+                       progress: bool = True, backend=None, client=None, scheduler=None, n_jobs: int = 1,
+                       store=None, **fit_kwargs):
+    """One Bayesian linear model per collection, each a grid cell: ``({collection: BayesResult}, summary)``.
+
+    ``scores_by_collection``: ``{collection: scores}`` (anything
+    :func:`~irmeasures_markov.inference.score_matrix` accepts, one measure).
+    ``sampler`` and ``fit_kwargs`` (``draws``, ``tune``, ``chains``, ``seed``, ...)
+    go to :func:`~irmeasures_markov.inference.bayes.bayesian_linear_model`; a
+    seed must be given for the fit to be reproducible (it is 0 by default for
+    the Gibbs sampler).  The results carry ``system_effects``, ``max_rhat`` and
+    ``divergences``; ``idata`` is None (the draws come back from the worker or
+    the store, not the sampler's InferenceData).
+    """
+    from ..inference.bayes import BayesResult
+    from ..inference.inputs import score_matrix
+    if sampler not in ("gibbs", "pymc"):
+        raise ValueError(f"`sampler` must be 'gibbs' or 'pymc', got {sampler!r}")
+    mats = {str(c): score_matrix(s) for c, s in scores_by_collection.items()}
+    if not mats:
+        raise ValueError("`scores_by_collection` is empty.")
+    settings = json.dumps({"sampler": sampler, **fit_kwargs}, sort_keys=True, default=repr)
+    hashes = {c: matrix_hash(sm) for c, sm in mats.items()}
+    cells = {}
+    for c in mats:
+        seed = int(fit_kwargs.get("seed", 0) or 0)
+        cells[c] = (Cell("bayes", c, "", "effects", 100.0, seed, settings, hashes[c], ""),
+                    Cell("bayes", c, "", "diagnostics", 100.0, seed, settings, hashes[c], ""))
+    where = {cell.key: c for c, pair in cells.items() for cell in pair}
+
+    def make_tasks(missing):
+        todo = list(dict.fromkeys(where[k.key] for k in missing))
+        return [_FitTask(f"grid-bayes-{cells[c][0].key}", list(cells[c]), [f"scores:{hashes[c]}"], sampler,
+                         dict(fit_kwargs)) for c in todo]
+
+    def shared(names):
+        return {f"scores:{hashes[c]}": sm for c, sm in mats.items() if f"scores:{hashes[c]}" in names}
+
+    be, owned = resolve_backend(backend, client=client, scheduler=scheduler, n_jobs=n_jobs)
+    try:
+        arrays, summary = run_grid([x for pair in cells.values() for x in pair], make_tasks, shared, backend=be,
+                                   store=_store(store), progress=progress, desc="Bayesian fits")
+    finally:
+        if owned:
+            be.close()
+    out = {}
+    for c, (ce, cd) in cells.items():
+        rhat, div = arrays[cd.key]
+        out[c] = BayesResult(list(mats[c].systems), arrays[ce.key], None, topics=list(mats[c].topics),
+                             divergences=None if np.isnan(div) else int(div),
+                             max_rhat=None if np.isnan(rhat) else float(rhat))
+    return out, summary

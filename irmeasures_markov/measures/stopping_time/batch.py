@@ -1,0 +1,204 @@
+"""P@H of every query of a run at once (the plugin path): queries stacked as uncoupled chains."""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import numpy as np
+
+from .expectations import _gain_and_steps_flat, _order1_flat
+from .params import _gain_values, _model_params_iv, _tail_constants
+
+__all__ = ["batch_transitions", "pad_batch", "path_at_h_batch"]
+
+
+def _segment_cumsum(values, offsets, reverse=False):
+    """Per segment, the running sum of integer-valued ``values`` (from the segment's end with
+    ``reverse``): differences of one running sum over all segments, exact below 2^53."""
+    run = np.empty(values.size + 1)
+    run[0] = 0.0
+    np.cumsum(values, dtype=np.float64, out=run[1:])
+    lengths = np.diff(offsets)
+    if reverse:
+        return np.repeat(run[offsets[1:]], lengths) - run[:-1]
+    return run[1:] - np.repeat(run[offsets[:-1]], lengths)
+
+
+def batch_transitions(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=None, user=None, top="stop",
+                      tail="none", gain="binary", b=2.0, g_max=None):
+    """Flat (forward, backward, gain, tail) arrays of every query of a RelevanceBatch."""
+    offsets = batch.offsets
+    lengths = np.diff(offsets)
+    relevant = batch.relevant
+    grades = batch.grades
+    gain_vals = _gain_values(grades, batch.rel, gain)
+    n = grades.size
+    starts, lasts = offsets[:-1][lengths > 0], offsets[1:][lengths > 0] - 1
+    tail_pq = None
+    bwd = np.zeros(n)
+    if user is not None:
+        if user == "RBP":
+            fwd = np.full(n, float(p))
+        elif user == "AP":
+            # stop at a relevant document with probability 1 / (relevant retrieved still ahead)
+            fwd = _segment_cumsum(relevant, offsets, reverse=True)
+            np.maximum(fwd, 1.0, out=fwd)
+            np.divide(-1.0, fwd, out=fwd)
+            fwd += 1.0
+            fwd[~relevant] = 1.0
+        elif user == "P":
+            fwd = np.ones(n)
+        elif user == "DCG":
+            ranks = batch.ranks.astype(np.float64)
+            fwd = np.maximum(1.0, np.log(ranks) / math.log(b)) / np.maximum(1.0, np.log(ranks + 1) / math.log(b))
+        elif user == "ERR":
+            if g_max is None:
+                g_max = np.ones(lengths.size)
+            gm = np.repeat(np.maximum(np.asarray(g_max, dtype=np.float64), 1.0), lengths)
+            g = np.where(relevant, grades, 0).astype(np.float64)
+            fwd = 1.0 - (np.exp2(g) - 1.0) / np.exp2(gm)
+            gain_vals = np.zeros(n)
+            gain_vals[starts] = 1.0
+        if user == "RBP" and tail == "inf":
+            tail_pq = (float(p), 0.0)
+        else:
+            fwd[lasts] = 0.0
+    else:
+        if browse == "DFBM":
+            fwd = np.ones(n)
+        else:
+            # float64 scalars: np.where then returns float64 without a second copy
+            fwd = np.where(relevant, np.float64(p if p_rel is None else p_rel), np.float64(p))
+            bwd = np.where(relevant, np.float64(q if q_rel is None else q_rel), np.float64(q))
+        if top == "forward":
+            fwd[starts] = np.minimum(1.0, fwd[starts] + bwd[starts])
+        bwd[starts] = 0.0
+        if tail == "inf":
+            tail_pq = (float(p), float(q))
+        else:
+            fwd[lasts] = 0.0
+    return fwd, bwd, gain_vals, tail_pq
+
+
+def _segment_cumprod_shift(values, offsets):
+    """Per segment: [1, v0, v0 v1, ...] (survival to each rank).
+
+    The same sequential products as ``np.cumprod`` per segment; with many
+    short segments they are formed rank by rank across all segments at once.
+    """
+    out = np.empty(values.shape, dtype=np.float64)
+    lengths = np.diff(offsets)
+    if lengths.size == 0:
+        return out
+    longest = int(lengths.max())
+    if lengths.size <= longest:
+        for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist()):
+            if b > a:
+                out[a] = 1.0
+                if b - a > 1:
+                    np.cumprod(values[a:b - 1], out=out[a + 1:b])
+        return out
+    order = np.argsort(-lengths, kind="stable")          # longest first: rank k is a prefix of them
+    heads = offsets[:-1][order]
+    alive = np.searchsorted(-lengths[order], -np.arange(1, longest + 1), side="right")
+    out[heads[:alive[0]]] = 1.0
+    for k in range(1, longest):
+        at = heads[:alive[k]] + k
+        out[at] = out[at - 1] * values[at - 1]
+    return out
+
+
+def pad_batch(batch, length: int):
+    """``batch`` with every ranking shorter than ``length`` completed with non-relevant documents.
+
+    The padding documents have grade ``min(0, rel - 1)`` (below ``rel``, so not
+    relevant and without gain); rankings of ``length`` or more are unchanged.
+    """
+    from ...rankings import RelevanceBatch
+    if isinstance(length, bool) or not isinstance(length, (int, np.integer)) or length < 1:
+        raise ValueError(f"`length` must be a positive integer, got {length!r}.")
+    lengths = np.diff(batch.offsets)
+    if not np.any(lengths < length):
+        return batch
+    new_lengths = np.maximum(lengths, int(length))
+    offsets = np.concatenate([[0], np.cumsum(new_lengths)]).astype(batch.offsets.dtype)
+    # position of every original document in the padded arrays
+    keep = np.arange(batch.offsets[-1]) + np.repeat(offsets[:-1] - batch.offsets[:-1], lengths)
+    grades = np.full(offsets[-1], min(0, batch.rel - 1), dtype=batch.grades.dtype)
+    grades[keep] = batch.grades
+    relevant = np.zeros(offsets[-1], dtype=bool)
+    relevant[keep] = batch.relevant
+    return RelevanceBatch(list(batch.qids), offsets, grades, relevant, batch.recall_base, batch.rel,
+                          judgments=batch.judgments)
+
+
+def path_at_h_batch(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=None, user=None, loss=0.0,
+                    f=None, order=None, top="stop", tail="none", gain="binary", b=2.0, g_max=None,
+                    pad_to: Optional[int] = None) -> np.ndarray:
+    """P@H of every query of a :class:`~irmeasures_markov.rankings.RelevanceBatch` (plugin path).
+
+    Same methods as :class:`BrowsingModel` (exact throughout): forward models in
+    closed form; with backward moves the queries are stacked into one chain
+    of uncoupled blocks, so order 2 (visit-count formula) takes one
+    tridiagonal solve, plus two ``?pttrf`` with loss, per group of queries, and
+    order 1 (generating-function integral) cuts every ranking where the walk
+    is no longer reached and solves all its nodes in one stacked call
+    (queries with identical chains once).  Queries with no relevant document
+    (RB = 0) or an empty ranking score 0.
+
+    ``pad_to=k`` first completes every ranking shorter than k with
+    non-relevant documents (:func:`pad_batch`): the user then browses k
+    documents, as trec_eval's P@k divides by k.  ``None`` (the default) browses
+    the ranking as retrieved, so a DFBM user reads N documents (the paper's H = N).
+    """
+    params = _model_params_iv(browse=browse, p=p, q=q, p_rel=p_rel, q_rel=q_rel, user=user, loss=loss, f=f,
+                              order=order, top=top, tail=tail, gain=gain, b=b)
+    if pad_to is not None:
+        batch = pad_batch(batch, pad_to)
+    offsets = batch.offsets
+    lengths = np.diff(offsets)
+    nq = lengths.size
+    out = np.zeros(nq)
+    if nq == 0 or offsets[-1] == 0:
+        return out
+    fwd, bwd, g, tail_pq = batch_transitions(batch, browse=params["browse"], p=p, q=q, p_rel=p_rel, q_rel=q_rel,
+                                             user=params["user"], top=top, tail=tail, gain=gain, b=params["b"],
+                                             g_max=g_max)
+    f, order, loss = params["f"], params["order"], params["loss"]
+    nonempty = lengths > 0
+    starts = offsets[:-1]
+    if tail_pq is None and not np.any(bwd > 0):
+        surv = _segment_cumprod_shift(fwd, offsets)
+        if order == 2 or f == "1":
+            eg = np.zeros(nq)
+            eh = np.zeros(nq)
+            eg[nonempty] = np.add.reduceat(g * surv, starts[nonempty])
+            eh[nonempty] = np.add.reduceat(surv, starts[nonempty])
+            out = eg if f == "1" else np.divide(eg, eh, out=np.zeros(nq), where=eh > 0)
+        else:
+            # gains are integer-valued (1, the grade or 2^grade - 1): running sums exact
+            vals = _segment_cumsum(g, offsets)
+            vals /= batch.ranks
+            vals *= surv
+            surv = None                      # (peak memory: one array per document fewer)
+            np.subtract(1.0, fwd, out=fwd)   # fwd is this function's own array
+            vals *= fwd
+            out[nonempty] = np.add.reduceat(vals, starts[nonempty])
+    elif order == 2 or f == "1":
+        lastpos = offsets[1:][nonempty] - 1
+        diag = np.ones(g.size)
+        ex = np.zeros(nq)
+        fwd_c = fwd.copy()
+        if tail_pq is not None:
+            # the endless tail folded into each last rank (see BrowsingModel._folded_tail)
+            u, T = _tail_constants(*tail_pq)
+            diag[lastpos] -= fwd[lastpos] * u
+            ex[nonempty] = fwd[lastpos] * T
+        fwd_c[lastpos] = 0.0          # uncouples the queries' blocks
+        eg, eh = _gain_and_steps_flat(fwd_c, bwd, diag, g, offsets, loss, ex)
+        out = eg if f == "1" else np.divide(eg, eh, out=np.zeros(nq), where=eh > 0)
+    else:
+        out = _order1_flat(fwd, bwd, g, offsets, loss)
+    out = np.asarray(out, dtype=np.float64)
+    out[batch.recall_base == 0] = 0.0
+    return out
