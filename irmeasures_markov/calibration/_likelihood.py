@@ -212,7 +212,7 @@ def fit_candidate(family: str, cand: Candidate, train, test=None, *, bootstrap: 
     params = dict(cand.fixed or {})
     params.update(cand.unpack(est.theta))
     intervals = {}
-    if est.cov is not None and len(cand.x0) <= 8:
+    if est.cov is not None and len(cand.x0) <= 12:
         draws = est.draws
         if draws is None:
             cov = 0.5 * (est.cov + est.cov.T)

@@ -90,8 +90,12 @@ class WalkData:
         return bool(self.group_rel.any())
 
 
-def walk_data(log, qrels: Optional[dict] = None, rel: int = 1) -> WalkData:
-    """Group a ClickLog's sessions for the walk likelihood (relevance from ``qrels`` when given)."""
+def walk_data(log, qrels: Optional[dict] = None, rel: int = 1, order: str = "clicks") -> WalkData:
+    """Group a ClickLog's sessions for the walk likelihood (relevance from ``qrels`` when given).
+
+    ``order='clicks'``: the click sequence as logged (repeats merged); ``'set'``: the
+    set of clicked ranks in rank order, for top-down readers whose likelihood is about
+    which ranks were clicked, not in which order (Carterette's and TBG's users)."""
     gindex: Dict[Tuple[int, Tuple[bool, ...]], int] = {}
     seqs, group_of = [], []
     for s in log:
@@ -106,7 +110,10 @@ def walk_data(log, qrels: Optional[dict] = None, rel: int = 1) -> WalkData:
         if gg is None:
             gg = gindex[key] = len(gindex)
         group_of.append(gg)
-        seqs.append(tuple(int(c) for c in merge_repeats(s.clicks)))
+        if order == "set":
+            seqs.append(tuple(sorted({int(c) for c in s.clicks})))
+        else:
+            seqs.append(tuple(int(c) for c in merge_repeats(s.clicks)))
     keys = list(gindex)
     lens = np.array([k[0] for k in keys], dtype=np.int64)
     Tmax = int(lens.max()) if lens.size else 1
