@@ -67,20 +67,23 @@ def maximise(loglik: Callable[[np.ndarray], np.ndarray], counts: np.ndarray, x0:
         v = float(counts @ loglik(x)) - (penalty(x) if penalty is not None else 0.0)
         return -v / scale if np.isfinite(v) else 1e300
 
+    if x0.size == 1 and grad is None:
+        # one parameter: Brent's method from a bracket found downhill of x0 (fewer evaluations than
+        # L-BFGS with a numerical gradient); a bounded search when no bracket exists (flat or monotone)
+        g = lambda t: f(np.array([t]))
+        try:
+            r = optimize.minimize_scalar(g, bracket=(x0[0] - 0.5, x0[0] + 0.5), tol=1e-8)
+            x = np.array([r.x])
+        except (ValueError, RuntimeError):
+            r = optimize.minimize_scalar(g, bounds=(-30.0, 30.0), method="bounded", options={"xatol": 1e-8})
+            x = np.array([r.x])
+        return x, float(counts @ loglik(x))
     if grad is None:
         res = optimize.minimize(f, x0, method="L-BFGS-B", options={"maxiter": 500})
     else:
         res = optimize.minimize(f, x0, jac=lambda x: -grad(x) / scale, method="L-BFGS-B",
                                 options={"maxiter": 500})
     x = res.x
-    if x.size == 1:
-        # polish a scalar with a bounded search around the L-BFGS answer (flat likelihoods stop early)
-        try:
-            r = optimize.minimize_scalar(lambda t: f(np.array([t])), bracket=(x[0] - 0.5, x[0], x[0] + 0.5))
-            if r.fun <= f(x):
-                x = np.array([r.x])
-        except ValueError:      # no bracket around L-BFGS's answer: keep it
-            pass
     return x, float(counts @ loglik(x))
 
 

@@ -27,7 +27,9 @@ MPcont's holding rates :math:`\mu_r` are exponential rates of the dwell times
 per rank, where the log has them: :math:`\hat\mu_r = n_r / \sum d`, with
 :math:`n_r` the uncensored dwells at rank :math:`r` and the sum over all
 dwells there; the last click's dwell of a session is right-censored (the log
-does not see the user finish reading), so it adds time but not a count.
+does not see the user finish reading), so it adds time but not a count —
+unless the session's end is observed (``ended=True``: the last dwell ran to
+the user's leaving, an exact dwell).
 """
 from __future__ import annotations
 
@@ -195,7 +197,8 @@ def _nonparametric(T: int) -> Candidate:
         return data.counts @ scores(data, theta) - gpen
 
     def penalty(theta):
-        full = np.log(table(theta))
+        with np.errstate(divide="ignore"):
+            full = np.log(table(theta))
         neg, pos = full[:T - 1][::-1], full[T:]        # d = -1, -2, ... and d = 1, 2, ...
         return SMOOTHING * sum(float(np.sum(np.diff(side, 2) ** 2)) for side in (neg, pos))
 
@@ -253,7 +256,7 @@ def fit_rates(log) -> Optional[dict]:
         r = s.clicks - 1
         ok = np.isfinite(d)
         censored = np.zeros(d.size, dtype=bool)
-        censored[-1] = True
+        censored[-1] = not s.ended
         np.add.at(total, r[ok], d[ok])
         np.add.at(n, r[ok & ~censored], 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):

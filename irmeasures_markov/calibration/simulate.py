@@ -109,7 +109,7 @@ def mp_kernel(kernel: str, decay: float = 1.0) -> Callable[[np.ndarray], np.ndar
 def simulate_mp(n_sessions: int, *, model: str = "GL_AD_ID", decay: float = 1.0,
                 weights: Optional[dict] = None, n_docs: int = 10, click_fraction: float = 0.35,
                 mean_jumps: float = 1.0, rng=None) -> ClickLog:
-    """MP click chains.
+    r"""MP click chains.
 
     Per session: S = the ranks clicked (each rank with ``click_fraction``; a session
     with fewer than two keeps one click), a start uniform in S, then moves of the
@@ -145,7 +145,11 @@ def simulate_mp(n_sessions: int, *, model: str = "GL_AD_ID", decay: float = 1.0,
     seen = np.zeros((n, T), dtype=bool)
     seen[np.arange(n), start] = True
     extra = rng.poisson(mean_jumps, size=n)
-    seqs = [[int(s) + 1] for s in start]
+    cap = 256               # a session stops after this many clicks (a stopping time too)
+    seq = np.zeros((n, cap), dtype=np.int64)
+    seq[:, 0] = start + 1
+    length = np.ones(n, dtype=np.int64)
+    n_S = S.sum(axis=1)
     active = ~single
     pos_in_S = np.cumsum(S, axis=1) - 1
     while active.any():
@@ -158,18 +162,19 @@ def simulate_mp(n_sessions: int, *, model: str = "GL_AD_ID", decay: float = 1.0,
                 w = w * (np.abs(pos_in_S[idx] - pc[:, None]) == 1)
         cw = np.cumsum(w, axis=1)
         u = rng.random(idx.size) * cw[:, -1]
-        nxt = (cw < u[:, None]).sum(axis=1)
+        nxt = np.minimum((cw < u[:, None]).sum(axis=1), T - 1)
         cur[idx] = nxt
         hit = S[idx, nxt] & (nxt != last[idx])
-        for k in np.flatnonzero(hit):
-            sidx = idx[k]
-            if seen[sidx].sum() == S[sidx].sum():
-                extra[sidx] -= 1
-            seqs[sidx].append(int(nxt[k]) + 1)
-            seen[sidx, nxt[k]] = True
-            last[sidx] = nxt[k]
-        done = (seen[idx].sum(axis=1) == S[idx].sum(axis=1)) & (extra[idx] <= 0)
+        sidx, nx = idx[hit], nxt[hit]
+        covered = seen[sidx].sum(axis=1) == n_S[sidx]
+        extra[sidx[covered]] -= 1
+        seq[sidx, length[sidx]] = nx + 1
+        length[sidx] += 1
+        seen[sidx, nx] = True
+        last[sidx] = nx
+        done = ((seen[idx].sum(axis=1) == n_S[idx]) & (extra[idx] <= 0)) | (length[idx] >= cap)
         active[idx[done]] = False
+    seqs = [seq[k, :length[k]] for k in range(n)]
     shown = _shown(T, "q0")
     sessions = [Session("q0", shown, np.array(sq, dtype=np.int64), session_id=str(k)) for k, sq in enumerate(seqs)]
     return ClickLog(sessions, description=f"simulated MP {model if weights is None else 'nonparametric'}",
@@ -186,8 +191,8 @@ def simulate_times(log: ClickLog, *, t_summary: float = 4.0, rates=None, censor_
     read for an exponential dwell of rate ``rates[r-1]`` (default 1/30 s).
 
     Without ``halflife`` the last click's dwell is cut by an independent
-    exponential of rate ``censor_rate`` (right-censoring, as in real logs) and
-    ``ended`` is None.  With ``halflife`` the user leaves at the first click's
+    exponential of rate ``censor_rate`` (right-censoring, as in real logs;
+    ``ended`` None) unless it ends first (``ended=True``: the end was seen).  With ``halflife`` the user leaves at the first click's
     time plus an exponential of that half-life, reading or scanning: clicks
     after it are dropped, the session ends there (``ended=True``) and the last
     dwell runs to that end.
@@ -218,7 +223,11 @@ def simulate_times(log: ClickLog, *, t_summary: float = 4.0, rates=None, censor_
                 dwell[-1] = leave - times[-1]
                 ended = True
             else:
-                dwell[-1] = min(dwell[-1], rng.exponential(1.0 / censor_rate))
+                cut = rng.exponential(1.0 / censor_rate)
+                if cut < dwell[-1]:
+                    dwell[-1] = cut         # the log stopped watching first: right-censored
+                else:
+                    ended = True            # the user finished reading and left: an observed end
         out.append(Session(s.query_id, s.shown, np.array(clicks, dtype=np.int64), np.array(times, dtype=np.float64),
                            np.array(dwell, dtype=np.float64), ended, s.session_id))
     return ClickLog(out, description=log.description + " with times", source=log.source, meta=dict(log.meta))

@@ -1,0 +1,218 @@
+"""Calibration fits: parameter recovery on simulated logs, model selection, report and measure parameters.
+
+Recovery: 20 seeds of 10,000 simulated sessions per family; the 95% intervals
+must cover the generating value in >= 90% of seeds (18 of 20) and held-out
+likelihood must pick the generating model in >= 95% (19 of 20).  The
+simulators walk users step by step (calibration.simulate), independently of
+the closed-form likelihoods they test.
+"""
+import json
+
+import numpy as np
+import pytest
+
+from irmeasures_markov.calibration import FitReport, fit, simulate as sim
+from irmeasures_markov.calibration import carterette as cart, mp, ph
+from irmeasures_markov.calibration._likelihood import fit_candidate
+from irmeasures_markov.calibration._walk import walk_data, walk_loglik
+
+SEEDS = range(20)
+N = 10_000
+
+
+def _covers(fit_, name, truth):
+    lo, hi = fit_.intervals[name]
+    return lo <= truth <= hi
+
+
+# ---------------------------------------------------------------------------------------------
+# recovery
+# ---------------------------------------------------------------------------------------------
+
+def test_ph_rwbm_recovery_and_selection():
+    cover = {"p": 0, "q": 0, "gamma": 0}
+    picked = 0
+    cands = {c.name: c for c in ph.candidates(False)}
+    for seed in SEEDS:
+        truth = {"p": 0.55 + 0.01 * (seed % 5), "q": 0.2, "gamma": 0.35}
+        log, _ = sim.simulate_ph(N, browse="RWBM", p=truth["p"], q=truth["q"], gamma=truth["gamma"], rng=seed)
+        test, _ = sim.simulate_ph(N // 2, browse="RWBM", p=truth["p"], q=truth["q"], gamma=truth["gamma"],
+                                  rng=1000 + seed)
+        tr, te = walk_data(log), walk_data(test)
+        fits = {n: fit_candidate("ph", c, tr, te, bootstrap=0, rng=np.random.default_rng(seed))[0]
+                for n, c in cands.items() if n in ("RWBM", "SFBM", "RWBM(p=0.5,q=0.25)")}
+        f = fits["RWBM"]
+        for k in cover:
+            cover[k] += _covers(f, k, truth[k])
+        picked += max(fits.values(), key=lambda x: x.heldout_loglik).model == "RWBM"
+    assert all(v >= 18 for v in cover.values()), cover
+    assert picked >= 19
+
+
+def test_stopping_recovery_and_selection():
+    """RBP stopping with theta; selection among the parametric distributions (the empirical one nests them)."""
+    cover_t = cover_g = 0
+    picked = 0
+    cands = [c for c in cart.candidates(False) if c.name in ("RBP", "DCG", "RR")]
+    for seed in SEEDS:
+        theta = 0.6 + 0.01 * (seed % 7)
+        P = (1 - theta) * theta ** np.arange(10)
+        log = sim.simulate_stopping(N, P, gamma=0.4, rng=seed)
+        test = sim.simulate_stopping(N // 2, P, gamma=0.4, rng=500 + seed)
+        tr, te = walk_data(log, order="set"), walk_data(test, order="set")
+        fits = [fit_candidate("carterette", c, tr, te, bootstrap=0, rng=np.random.default_rng(seed))[0]
+                for c in cands]
+        f = fits[0]
+        cover_t += _covers(f, "theta", theta)
+        cover_g += _covers(f, "gamma", 0.4)
+        picked += max(fits, key=lambda x: x.heldout_loglik).model == "RBP"
+    assert cover_t >= 18 and cover_g >= 18, (cover_t, cover_g)
+    assert picked >= 19
+
+
+def test_mp_decay_recovery_and_selection():
+    cover = 0
+    picked = 0
+    names = ("GL_AD_ID", "GL_AD_LID", "GL_OR_ID", "GL_OR_LID")
+    cands = [c for c in mp.candidates(10, nonparametric=False) if c.name in tuple(f"{m}(decay)" for m in names)]
+    for seed in SEEDS:
+        decay = 1.2 + 0.05 * (seed % 4)
+        log = sim.simulate_mp(N, model="GL_AD_ID", decay=decay, rng=seed)
+        test = sim.simulate_mp(N // 2, model="GL_AD_ID", decay=decay, rng=700 + seed)
+        tr, te = mp.mp_data(log), mp.mp_data(test)
+        fits = [fit_candidate("mp", c, tr, te, bootstrap=0, rng=np.random.default_rng(seed))[0] for c in cands]
+        f = fits[0]
+        assert f.model == "GL_AD_ID(decay)"
+        cover += _covers(f, "decay", decay)
+        picked += max(fits, key=lambda x: x.heldout_loglik).model == "GL_AD_ID(decay)"
+    assert cover >= 18
+    assert picked >= 19
+
+
+def test_bootstrap_agrees_with_wald():
+    """Linearised bootstrap percentile intervals and sandwich Wald intervals: two computations, one answer."""
+    log, _ = sim.simulate_ph(N, browse="RWBM", p=0.6, q=0.2, gamma=0.4, rng=3)
+    tr = walk_data(log)
+    c = [c for c in ph.candidates(False) if c.name == "RWBM"][0]
+    a = fit_candidate("ph", c, tr, bootstrap=0, rng=np.random.default_rng(0))[0]
+    b = fit_candidate("ph", c, tr, bootstrap=2000, rng=np.random.default_rng(1))[0]
+    for k in ("p", "q", "gamma"):
+        wa = a.intervals[k][1] - a.intervals[k][0]
+        wb = b.intervals[k][1] - b.intervals[k][0]
+        assert abs(wa - wb) < 0.15 * wa, (k, a.intervals[k], b.intervals[k])
+
+
+def test_mpcont_rates_recovery():
+    rates = np.linspace(1 / 20, 1 / 60, 10)
+    cover = 0
+    for seed in range(20):
+        log, _ = sim.simulate_ph(3000, browse="RWBM", p=0.6, q=0.2, gamma=0.5, rng=seed)
+        timed = sim.simulate_times(log, rates=rates, rng=seed)
+        r = mp.fit_rates(timed)
+        cover += (r["rates_low"][0] <= rates[0] <= r["rates_high"][0])
+    assert cover >= 18
+
+
+def test_tbg_times_recovery():
+    from irmeasures_markov.calibration import tbg
+    cover_h = cover_t = 0
+    for seed in range(20):
+        log, _ = sim.simulate_ph(3000, browse="RWBM", p=0.6, q=0.2, gamma=0.5, rng=seed)
+        timed = sim.simulate_times(log, t_summary=4.0, halflife=90.0, rng=seed)
+        r = tbg.fit_times(timed, bootstrap=300, rng=seed)
+        lo, hi = r["intervals"]["halflife"]
+        cover_h += lo <= 90.0 <= hi
+        lo, hi = r["intervals"]["t_summary"]
+        cover_t += lo <= 4.0 <= hi
+    assert cover_h >= 18 and cover_t >= 18, (cover_h, cover_t)
+
+
+# ---------------------------------------------------------------------------------------------
+# likelihood identities
+# ---------------------------------------------------------------------------------------------
+
+def test_walk_likelihood_sums_to_one_over_sequences():
+    """All click sequences of a 3-rank SFBM/RWBM user: probabilities (repeats merged) sum to 1."""
+    from itertools import product
+    from irmeasures_markov.calibration.logs import ClickLog, Session
+    seqs = [()]
+    for m in range(1, 7):
+        for s in product((1, 2, 3), repeat=m):
+            if all(a != b for a, b in zip(s[:-1], s[1:])):
+                seqs.append(s)
+    log = ClickLog([Session("q", ("a", "b", "c"), np.array(s, dtype=np.int64)) for s in seqs])
+    d = walk_data(log)
+    for p, q in ((0.7, 0.0), (0.5, 0.3)):
+        P = np.full(d.group_rel.shape, p)
+        total = np.exp(walk_loglik(d, P, np.full_like(P, q), np.full_like(P, 0.4)))
+        # sequences longer than 6 clicks carry the rest of the mass (RWBM): bounded below 1
+        assert total.sum() == pytest.approx(1.0, abs=2e-3 if q else 1e-12)
+
+
+def test_forward_model_cannot_explain_backward_clicks():
+    from irmeasures_markov.calibration.logs import ClickLog, Session
+    log = ClickLog([Session("q", tuple("abcde"), np.array([3, 1]))])
+    d = walk_data(log)
+    P = np.full(d.group_rel.shape, 0.8)
+    assert walk_loglik(d, P, np.zeros_like(P), np.full_like(P, 0.5))[0] == -np.inf
+
+
+# ---------------------------------------------------------------------------------------------
+# fit(), FitReport, measure parameters
+# ---------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def report():
+    log, qrels = sim.simulate_ph(3000, browse="RWBM", p=0.6, q=0.2, gamma=0.4, rng=11)
+    test, _ = sim.simulate_ph(1000, browse="RWBM", p=0.6, q=0.2, gamma=0.4, rng=12)
+    return fit(log, test=test, qrels=qrels, bootstrap=50, seed=0)
+
+
+def test_report_table_frame_dict(report, tmp_path):
+    text = str(report)
+    assert "RWBM *" in text and "held-out" in text
+    df = report.to_frame()
+    assert set(df.family) == {"mp", "ph", "carterette", "tbg"}
+    back = FitReport.from_dict(json.loads(json.dumps(report.to_dict())))
+    assert [f.to_dict() for f in back.fits] == [f.to_dict() for f in report.fits]
+    assert back.best("ph").model == report.best("ph").model == "RWBM"
+    fig = report.plot()
+    fig.savefig(tmp_path / "r.png")
+
+
+def test_best_uses_aic_without_test():
+    log, _ = sim.simulate_ph(2000, browse="RWBM", p=0.6, q=0.2, gamma=0.4, rng=5)
+    r = fit(log, families=("ph",), bootstrap=0)
+    assert all(f.heldout_loglik is None for f in r.fits)
+    assert r.best("ph").model == "RWBM"
+
+
+def test_measure_parameters(report):
+    from irmeasures_markov.measures.markov_precision import markov_precision
+    from irmeasures_markov.measures.stopping_time import path_at_h
+    p = report.best("ph").measure_parameters()
+    assert p["browse"] == "RWBM" and 0 < p["q"] < 1
+    assert 0 <= path_at_h([1, 0, 1, 0, 0], **p) <= 1
+    for f in report.family("mp"):
+        if f.model == "GL_AD_ID(decay)":
+            mpp = f.measure_parameters()
+            # decay 1 is the paper's GL_AD_ID: the fitted kernel at decay 1 must give the same MP
+            f1 = type(f).from_dict({**f.to_dict(), "params": {**f.params, "decay": 1.0}})
+            k1 = f1.measure_parameters()["kernel"]
+            rel = [1, 0, 1, 1, 0, 0, 1]
+            assert markov_precision(rel, k1) == pytest.approx(markov_precision(rel, "GL_AD_ID"), rel=1e-10)
+            assert mpp["states"] == "AD"
+    c = [f for f in report.family("carterette") if f.model == "RBP"][0]
+    sp = c.measure_parameters()["stop_probabilities"](5)
+    th = c.params["theta"]
+    np.testing.assert_allclose(sp, (1 - th) * th ** np.arange(5))
+    t = report.best("tbg").measure_parameters()
+    assert set(t) >= {"pc_rel", "pc_nonrel"}
+
+
+def test_input_validation():
+    log, _ = sim.simulate_ph(100, rng=0)
+    with pytest.raises(ValueError, match="unknown families"):
+        fit(log, families=("xyz",))
+    with pytest.raises(ValueError, match="`bootstrap`"):
+        fit(log, bootstrap=-1)
