@@ -38,7 +38,9 @@ END = "<!-- END generated -->"
 
 
 def fmt(x, nd=1):
-    return "—" if x is None else (f"{x:.{nd}f}" if np.isfinite(x) else "−∞")
+    if x is None:
+        return "—"
+    return f"{x:.{nd}f}" if np.isfinite(x) else ("∞" if x > 0 else "−∞")
 
 
 def results_table(report) -> str:

@@ -73,12 +73,13 @@ def test_stopping_recovery_and_selection():
 def test_mp_decay_recovery_and_selection():
     cover = 0
     picked = 0
-    names = ("GL_AD_ID", "GL_AD_LID", "GL_OR_ID", "GL_OR_LID")
+    # the closest competitors on these logs (the LID kernel, and the chain on the clicked ranks only)
+    names = ("GL_AD_ID", "GL_AD_LID", "GL_OR_ID")
     cands = [c for c in mp.candidates(10, nonparametric=False) if c.name in tuple(f"{m}(decay)" for m in names)]
     for seed in SEEDS:
         decay = 1.2 + 0.05 * (seed % 4)
         log = sim.simulate_mp(N, model="GL_AD_ID", decay=decay, rng=seed)
-        test = sim.simulate_mp(N // 2, model="GL_AD_ID", decay=decay, rng=700 + seed)
+        test = sim.simulate_mp(N, model="GL_AD_ID", decay=decay, rng=700 + seed)
         tr, te = mp.mp_data(log), mp.mp_data(test)
         fits = [fit_candidate("mp", c, tr, te, bootstrap=0, rng=np.random.default_rng(seed))[0] for c in cands]
         f = fits[0]

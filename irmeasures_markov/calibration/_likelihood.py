@@ -110,7 +110,11 @@ def estimate(loglik: Callable[[np.ndarray], np.ndarray], counts: np.ndarray, x0:
     adds its own curvature."""
     theta, ll = maximise(loglik, counts, x0, grad=grad, penalty=penalty)
     k = theta.size
-    if k == 0 or not np.isfinite(ll):
+    if not np.isfinite(ll):
+        # probability 0 for some session at every parameter value: there is no estimate to report
+        theta = np.asarray(x0, dtype=np.float64)
+        return Estimate(theta, float(counts @ loglik(theta)), None, None)
+    if k == 0:
         return Estimate(theta, ll, None, None)
     step = 1e-4 * np.maximum(1.0, np.abs(theta))
     S = scores(theta) if scores is not None else _pattern_scores(loglik, theta, step)
@@ -118,12 +122,12 @@ def estimate(loglik: Callable[[np.ndarray], np.ndarray], counts: np.ndarray, x0:
     S = np.where(ok[:, None], S, 0.0)
     if k <= 4 and scores is None:
         H = np.empty((k, k))
+        s0 = counts @ S
         for a in range(k):
             e = np.zeros(k)
-            e[a] = step[a]
+            e[a] = 10 * step[a]
             sp = counts @ _pattern_scores(loglik, theta + e, step)
-            sm = counts @ _pattern_scores(loglik, theta - e, step)
-            H[:, a] = -(sp - sm) / (2 * step[a])
+            H[:, a] = -(sp - s0) / e[a]
     else:
         H = (S * counts[:, None]).T @ S
     if penalty is not None:

@@ -177,6 +177,8 @@ def _bic(f: FamilyFit) -> float:
 
 
 def _short_params(f: FamilyFit) -> str:
+    if not np.isfinite(f.loglik):
+        return "probability 0 for some sessions: no estimate"
     parts = []
     for k, v in f.params.items():
         if k in ("continuation", "weights", "rates", "rates_low", "rates_high", "rates_events"):
