@@ -72,7 +72,7 @@ def maximise(loglik: Callable[[np.ndarray], np.ndarray], counts: np.ndarray, x0:
         # L-BFGS with a numerical gradient); a bounded search when no bracket exists (flat or monotone)
         g = lambda t: f(np.array([t]))
         try:
-            r = optimize.minimize_scalar(g, bracket=(x0[0] - 0.5, x0[0] + 0.5), tol=1e-8)
+            r = optimize.minimize_scalar(g, bracket=(x0[0] - 0.5, x0[0] + 0.5), tol=1e-6)
             x = np.array([r.x])
         except (ValueError, RuntimeError):
             r = optimize.minimize_scalar(g, bounds=(-30.0, 30.0), method="bounded", options={"xatol": 1e-8})

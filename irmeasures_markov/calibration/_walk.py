@@ -36,6 +36,12 @@ __all__ = ["WalkData", "walk_data", "walk_matrices", "walk_loglik", "click_proba
            "merge_repeats"]
 
 
+def merged_tuple(clicks) -> tuple:
+    """Clicks as a tuple of ints with consecutive repeats of one rank merged (plain Python: sessions are short)."""
+    c = clicks.tolist() if hasattr(clicks, "tolist") else list(clicks)
+    return tuple(b for k, b in enumerate(c) if k == 0 or b != c[k - 1])
+
+
 def merge_repeats(clicks: np.ndarray) -> np.ndarray:
     """Clicks with consecutive repeats of one rank merged."""
     c = np.asarray(clicks, dtype=np.int64)
@@ -111,9 +117,9 @@ def walk_data(log, qrels: Optional[dict] = None, rel: int = 1, order: str = "cli
             gg = gindex[key] = len(gindex)
         group_of.append(gg)
         if order == "set":
-            seqs.append(tuple(sorted({int(c) for c in s.clicks})))
+            seqs.append(tuple(sorted(set(s.clicks.tolist()))))
         else:
-            seqs.append(tuple(int(c) for c in merge_repeats(s.clicks)))
+            seqs.append(merged_tuple(s.clicks))
     keys = list(gindex)
     lens = np.array([k[0] for k in keys], dtype=np.int64)
     Tmax = int(lens.max()) if lens.size else 1

@@ -38,7 +38,7 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 
 from ._likelihood import Candidate, Z95, group_patterns, safe_log
-from ._walk import merge_repeats
+from ._walk import merged_tuple
 
 __all__ = ["MPData", "mp_data", "candidates", "fit_rates", "PAPER_MODELS"]
 
@@ -55,7 +55,7 @@ class MPData:
         ctx_index: Dict[Tuple[int, Tuple[int, ...]], int] = {}
         keys = []
         for s in log:
-            seq = tuple(int(c) for c in merge_repeats(s.clicks))
+            seq = merged_tuple(s.clicks)
             S = tuple(sorted(set(seq)))
             if len(S) < 2:
                 continue

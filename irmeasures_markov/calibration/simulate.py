@@ -139,7 +139,7 @@ def simulate_mp(n_sessions: int, *, model: str = "GL_AD_ID", decay: float = 1.0,
     none = S.sum(axis=1) == 0
     S[none, rng.integers(0, T, size=int(none.sum()))] = True
     single = S.sum(axis=1) < 2
-    start = np.array([rng.choice(np.flatnonzero(row)) for row in S])
+    start = np.argmax(np.where(S, rng.random((n, T)), -1.0), axis=1)   # uniform among the ranks of S
     cur = start.copy()
     last = start.copy()
     seen = np.zeros((n, T), dtype=bool)
@@ -202,32 +202,28 @@ def simulate_times(log: ClickLog, *, t_summary: float = 4.0, rates=None, censor_
     for s in log:
         T = s.n_shown
         mu = np.full(T, 1 / 30.0) if rates is None else np.asarray(rates, dtype=np.float64)
-        t, prev = 0.0, 0
-        clicks, times, dwell = [], [], []
-        leave = np.inf
-        for k, r in enumerate(s.clicks):
-            moved = abs(int(r) - prev) if prev else int(r)
-            t += rng.gamma(moved, t_summary)
-            if k == 0 and halflife is not None:
-                leave = t + rng.exponential(halflife / np.log(2.0))
-            if t > leave:
-                break
-            clicks.append(int(r)); times.append(t)
-            d = rng.exponential(1.0 / mu[int(r) - 1])
-            dwell.append(d)
-            t += d
-            prev = int(r)
+        c = np.asarray(s.clicks, dtype=np.int64)
+        m = c.size
+        if m == 0:
+            out.append(Session(s.query_id, s.shown, c, np.zeros(0), np.zeros(0), None, s.session_id))
+            continue
+        moved = np.abs(np.diff(np.concatenate(([0], c))))
+        scan = rng.gamma(moved, t_summary)
+        d = rng.exponential(1.0 / mu[c - 1])
+        times = np.cumsum(scan + np.concatenate(([0.0], d[:-1])))
         ended = None
-        if dwell:
-            if halflife is not None:
-                dwell[-1] = leave - times[-1]
-                ended = True
+        if halflife is not None:
+            leave = times[0] + rng.exponential(halflife / np.log(2.0))
+            keep = int(np.searchsorted(times, leave, side="left"))   # clicks strictly before leaving
+            c, times, d = c[:keep], times[:keep], d[:keep].copy()
+            d[-1] = leave - times[-1]
+            ended = True
+        else:
+            cut = rng.exponential(1.0 / censor_rate)
+            d = d.copy()
+            if cut < d[-1]:
+                d[-1] = cut                 # the log stopped watching first: right-censored
             else:
-                cut = rng.exponential(1.0 / censor_rate)
-                if cut < dwell[-1]:
-                    dwell[-1] = cut         # the log stopped watching first: right-censored
-                else:
-                    ended = True            # the user finished reading and left: an observed end
-        out.append(Session(s.query_id, s.shown, np.array(clicks, dtype=np.int64), np.array(times, dtype=np.float64),
-                           np.array(dwell, dtype=np.float64), ended, s.session_id))
+                ended = True                # the user finished reading and left: an observed end
+        out.append(Session(s.query_id, s.shown, c, times, d, ended, s.session_id))
     return ClickLog(out, description=log.description + " with times", source=log.source, meta=dict(log.meta))
