@@ -239,7 +239,8 @@ def tables_for(data: MPData, params: dict) -> np.ndarray:
 def fit_rates(log) -> Optional[dict]:
     """MPcont holding rates per rank from dwell times (last dwell right-censored), with 95% intervals.
 
-    Returns None when the log has no dwell times.  The interval is the exact
+    Returns None when the log has no dwell times.  A rank without an uncensored
+    dwell gets the pooled rate of all ranks.  The interval is the exact
     chi-square interval of an exponential rate from ``n`` events in a total
     time (censored times included): :math:`[\\chi^2_{2n,0.025}, \\chi^2_{2n,0.975}]/(2\\sum d)`.
     """
@@ -259,8 +260,10 @@ def fit_rates(log) -> Optional[dict]:
         censored[-1] = not s.ended
         np.add.at(total, r[ok], d[ok])
         np.add.at(n, r[ok & ~censored], 1.0)
+    pooled = n.sum() / total.sum() if total.sum() > 0 else np.nan
     with np.errstate(divide="ignore", invalid="ignore"):
-        mu = np.where(total > 0, n / total, np.nan)
+        # a rank nobody dwelt on gets the pooled rate of all ranks (the measure needs one per rank)
+        mu = np.where((total > 0) & (n > 0), n / np.where(total > 0, total, 1.0), pooled)
         lo = np.where(n > 0, chi2.ppf(0.025, 2 * n) / (2 * total), 0.0)
         hi = np.where(total > 0, chi2.ppf(0.975, 2 * n + 2) / (2 * total), np.nan)
     return {"rates": mu.tolist(), "rates_low": lo.tolist(), "rates_high": hi.tolist(),

@@ -157,7 +157,8 @@ def _draw(ax, fam, model, key, d):
     elif key == "rates":
         r = np.arange(1, len(d["rates"]) + 1)
         ax.errorbar(r, d["rates"], yerr=[np.subtract(d["rates"], d["rates_low"]),
-                                         np.subtract(d["rates_high"], d["rates"])], fmt="o", color="C4")
+                                         np.subtract(d["rates_high"], d["rates"])], fmt="o", color="C4",
+                    label="fitted rate, 95% interval")
         ax.set_xlabel("rank")
         ax.set_ylabel("holding rate (1/s)")
     ax.set_title(f"{fam}: {model}", fontsize=9)
@@ -211,7 +212,7 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
         from the session-clustered sandwich variance.
     seed : int
     progress : bool
-        Print one line per candidate (to stderr).
+        A progress bar (tqdm, on stderr), one step per fitted candidate.
 
     Returns
     -------
@@ -235,10 +236,16 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
     diagnostics: Dict[str, dict] = {}
     notes: List[str] = []
 
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+        bar = tqdm(desc="fitting", unit="model", file=sys.stderr)
+
     def run(family, cand, tr, te, extra=None):
         f, _ = fit_candidate(family, cand, tr, te, bootstrap=bootstrap, rng=rng, description=desc, extra=extra)
-        if progress:
-            print(f"fitted {family}/{cand.name}: loglik {f.loglik:.1f}", file=sys.stderr)
+        if bar is not None:
+            bar.set_postfix_str(f"{family}/{cand.name}")
+            bar.update(1)
         fits.append(f)
         return f
 
@@ -286,7 +293,7 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
             notes.append("tbg: click probabilities P(C|R) need qrels (relevance of the shown documents)")
             if times:
                 f = FamilyFit("tbg", "times", dict(times["params"]), dict(times["intervals"]),
-                              loglik=times["loglik"], n_params=1, n_sessions=times["n_sessions"],
+                              loglik=times["loglik"], n_params=2, n_sessions=times["n_sessions"],
                               n_events=times["n_ended"], log_description=desc)
                 fits.append(f)
         if times:
@@ -297,6 +304,8 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
                         survival_t=s["t"], survival_fitted=s["fitted"], survival_empirical=s["ended_only_empirical"])
         else:
             notes.append("tbg: no click timestamps in the log; half-life and summary time not fitted")
+    if bar is not None:
+        bar.close()
     log = {"description": train.description, "source": train.source, "n_sessions": len(train),
            "n_heldout": len(test) if test is not None else 0}
     return FitReport(fits, diagnostics, notes, log)
