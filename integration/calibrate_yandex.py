@@ -151,6 +151,17 @@ def main(argv=None):
            "(with the bootstrap, on a shared 2-core machine).", "",
            results_table(report), ""]
     out += [f"Notes: " + "; ".join(report.notes) + ".", ""]
+    npf = [f for f in report.family("mp") if f.model == "nonparametric_OR"]
+    if npf:
+        f = npf[0]
+        out += ["The non-parametric MP kernel: the weight of each jump j − i between consecutive clicks, "
+                "relative to the weight of +1 (95% intervals):", "",
+                "| j − i | " + " | ".join(f.params["weights"]) + " |",
+                "|---|" + "---:|" * len(f.params["weights"]),
+                "| weight | " + " | ".join(f"{v:.3f}" for v in f.params["weights"].values()) + " |",
+                "| 95% | " + " | ".join(
+                    (f"{f.intervals[f'weights[{k}]'][0]:.3f}–{f.intervals[f'weights[{k}]'][1]:.3f}"
+                     if f"weights[{k}]" in f.intervals else "fixed") for k in f.params["weights"]) + " |", ""]
     for fam, name in figs:
         out += [f"![{fam}](figures/{name})", ""]
     if not args.no_trec:

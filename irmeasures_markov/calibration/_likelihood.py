@@ -219,16 +219,21 @@ def fit_candidate(family: str, cand: Candidate, train, test=None, *, bootstrap: 
     params = dict(cand.fixed or {})
     params.update(cand.unpack(est.theta))
     intervals = {}
-    if est.cov is not None and len(cand.x0) <= 12:
+    if est.cov is not None:
         draws = est.draws
         if draws is None:
             cov = 0.5 * (est.cov + est.cov.T)
             draws = rng.multivariate_normal(est.theta, cov, size=4000, check_valid="ignore")
         nat = [cand.unpack(d) for d in draws]
+        flat = {}
         for key, val in params.items():
-            if key in (cand.fixed or {}) or not isinstance(val, (float, int)) or isinstance(val, bool):
-                continue
-            vals = np.array([float(d[key]) for d in nat])
+            if isinstance(val, dict):       # e.g. the non-parametric kernel's weights: 'weights[+2]'
+                for sub, v in val.items():
+                    flat[f"{key}[{sub}]"] = (lambda d, key=key, sub=sub: d[key][sub])
+            elif isinstance(val, (float, int)) and not isinstance(val, bool) and key not in (cand.fixed or {}):
+                flat[key] = (lambda d, key=key: d[key])
+        for key, get in flat.items():
+            vals = np.array([float(get(d)) for d in nat])
             vals = vals[np.isfinite(vals)]
             if vals.size and np.ptp(vals) > 0:
                 lo, hi = np.percentile(vals, [2.5, 97.5])

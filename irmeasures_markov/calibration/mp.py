@@ -167,7 +167,7 @@ def _nonparametric(T: int) -> Candidate:
     def unpack(theta):
         t = table(theta)
         return {"connectivity": "GL", "states": "OR", "kernel": "nonparametric",
-                "weights": {str(int(d)): float(t[d + T - 1]) for d in disp}}
+                "weights": {f"{int(d):+d}": float(t[d + T - 1]) for d in disp}}
 
     def tables(data, theta):
         return transition_tables(data, "GL", "OR", _displacement_weights(data.T, "", table=table(theta)))

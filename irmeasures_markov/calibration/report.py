@@ -156,8 +156,9 @@ def _draw(ax, fam, model, key, d):
         ax.set_ylabel("P(still searching)")
     elif key == "rates":
         r = np.arange(1, len(d["rates"]) + 1)
-        ax.errorbar(r, d["rates"], yerr=[np.subtract(d["rates"], d["rates_low"]),
-                                         np.subtract(d["rates_high"], d["rates"])], fmt="o", color="C4",
+        err = [np.clip(np.subtract(d["rates"], d["rates_low"]), 0, None),
+               np.clip(np.nan_to_num(np.subtract(d["rates_high"], d["rates"])), 0, None)]
+        ax.errorbar(r, d["rates"], yerr=err, fmt="o", color="C4",
                     label="fitted rate, 95% interval")
         ax.set_xlabel("rank")
         ax.set_ylabel("holding rate (1/s)")
