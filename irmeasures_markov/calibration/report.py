@@ -131,8 +131,8 @@ def _draw(ax, fam, model, key, d):
         obs, pred = np.asarray(d["jumps_observed"]), np.asarray(d["jumps_predicted"])
         T = (obs.size + 1) // 2
         x = np.arange(-(T - 1), T)
-        ax.bar(x, obs / max(obs.sum(), 1), color="0.75", label="observed")
-        ax.plot(x, pred / max(pred.sum(), 1), "o-", color="C0", label=model)
+        ax.bar(x, obs / obs.sum() if obs.sum() > 0 else obs, color="0.75", label="observed")
+        ax.plot(x, pred / pred.sum() if pred.sum() > 0 else pred, "o-", color="C0", label=model)
         ax.set_xlabel("jump j - i between consecutive clicks (ranks)")
         ax.set_ylabel("share of jumps")
     elif key == "ctr":
@@ -145,7 +145,8 @@ def _draw(ax, fam, model, key, d):
         r = np.arange(1, len(d["stop_probabilities"]) + 1)
         if "last_click_observed" in d:
             lc = np.asarray(d["last_click_observed"])[1:]
-            ax.bar(r, lc / max(lc.sum(), 1), color="0.75", label="last click (observed, clicked sessions)")
+            ax.bar(r, lc / lc.sum() if lc.sum() > 0 else lc, color="0.75",
+                   label="last click (observed, sessions with a click)")
         ax.plot(r, d["stop_probabilities"], "o-", color="C2", label=f"P(stop at k), {model}")
         ax.set_xlabel("rank")
         ax.set_ylabel("probability")
