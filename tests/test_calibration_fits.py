@@ -107,7 +107,7 @@ def test_mpcont_rates_recovery():
     rates = np.linspace(1 / 20, 1 / 60, 10)
     cover = 0
     for seed in range(20):
-        log, _ = sim.simulate_ph(3000, browse="RWBM", p=0.6, q=0.2, gamma=0.5, rng=seed)
+        log, _ = sim.simulate_ph(2000, browse="RWBM", p=0.6, q=0.2, gamma=0.5, rng=seed)
         timed = sim.simulate_times(log, rates=rates, rng=seed)
         r = mp.fit_rates(timed)
         cover += (r["rates_low"][0] <= rates[0] <= r["rates_high"][0])

@@ -3,7 +3,7 @@ r"""Maximum likelihood on grouped sessions, and intervals by resampling sessions
 Every family module reduces a log to *patterns*: identical sessions (as the
 family's likelihood sees them) are one pattern with a count, so a likelihood
 evaluation costs the number of distinct patterns, not the number of sessions
-(the 35k Yandex training sessions are about two thousand patterns).
+(the 35,064 Yandex training sessions are 2,585 distinct click sequences).
 
 A candidate model is a function ``loglik(theta) -> (U,)`` giving the
 log-likelihood of one session of each pattern at the unconstrained parameter
