@@ -25,6 +25,12 @@ def _covers(fit_, name, truth):
     return lo <= truth <= hi
 
 
+def _near(fit_, name, truth, z=3.3):
+    """Single-seed check: within z standard errors (the 95% interval is about 2 x 1.96 of them)."""
+    lo, hi = fit_.intervals[name]
+    return abs(fit_.params[name] - truth) <= z * (hi - lo) / (2 * 1.96)
+
+
 # ---------------------------------------------------------------------------------------------
 # recovery
 # ---------------------------------------------------------------------------------------------
@@ -219,3 +225,40 @@ def test_input_validation():
         fit(log, families=("xyz",))
     with pytest.raises(ValueError, match="`bootstrap`"):
         fit(log, bootstrap=-1)
+
+
+def test_relevance_dependent_parameters_recovered():
+    """With qrels: P@H's p_rel/q_rel and TBG's P(C|R) (one seed each, 10k sessions)."""
+    from irmeasures_markov.calibration import tbg
+    log, qrels = sim.simulate_ph(N, browse="RWBM", p=0.6, q=0.2, p_rel=0.35, q_rel=0.3, gamma=0.4, rng=21)
+    c = [c for c in ph.candidates(True) if c.name == "RWBM"][0]
+    f = fit_candidate("ph", c, walk_data(log, qrels), bootstrap=0)[0]
+    for k, v in (("p", 0.6), ("q", 0.2), ("p_rel", 0.35), ("q_rel", 0.3)):
+        assert _near(f, k, v), (k, f.params[k], f.intervals[k])
+    log, qrels = sim.simulate_ph(N, browse="SFBM", p=0.7, q=0.0, gamma=(0.65, 0.3), rng=22)
+    c = tbg.candidates()[0]
+    f = fit_candidate("tbg", c, walk_data(log, qrels, order="set"), bootstrap=0)[0]
+    for k, v in (("p_continue", 0.7), ("pc_rel", 0.65), ("pc_nonrel", 0.3)):
+        assert _near(f, k, v), (k, f.params[k], f.intervals[k])
+
+
+def test_dynamic_stopping_matches_the_ph_users():
+    """Carterette's AP stopping as continuation probabilities equals P@H's AP user (separate code)."""
+    from irmeasures_markov.calibration.logs import ClickLog, Session
+    from irmeasures_markov.measures.stopping_time import browsing_model
+    grades = [1, 0, 0, 1, 1, 0, 1, 0]
+    shown = tuple(f"d{k}" for k in range(len(grades)))
+    qrels = {"q": {d: g for d, g in zip(shown, grades)}}
+    d = walk_data(ClickLog([Session("q", shown, np.array([1]))]), qrels, order="set")
+    cont = cart.continuation(d, "AP", {})[0]
+    fwd = browsing_model(grades, user="AP").forward
+    np.testing.assert_allclose(cont[:-1], fwd[:-1])
+
+
+def test_empirical_stopping_distribution_recovered():
+    P = np.array([0.3, 0.25, 0.15, 0.1, 0.08, 0.05, 0.03, 0.02, 0.01, 0.01])
+    log = sim.simulate_stopping(N, P, gamma=0.5, rng=4)
+    c = [c for c in cart.candidates(False) if c.name == "empirical"][0]
+    f = fit_candidate("carterette", c, walk_data(log, order="set"), bootstrap=0)[0]
+    sp = f.measure_parameters()["stop_probabilities"](10)
+    np.testing.assert_allclose(sp[:9], P[:9], atol=0.03)
