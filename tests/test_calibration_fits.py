@@ -262,3 +262,17 @@ def test_empirical_stopping_distribution_recovered():
     f = fit_candidate("carterette", c, walk_data(log, order="set"), bootstrap=0)[0]
     sp = f.measure_parameters()["stop_probabilities"](10)
     np.testing.assert_allclose(sp[:9], P[:9], atol=0.03)
+
+
+def test_dwell_survival_diagnostic():
+    """Kaplan-Meier of simulated dwells (last ones censored) follows the fitted exponential; with no
+    censoring it is the empirical survival function."""
+    from irmeasures_markov.calibration.mp import _dwell_survival
+    log, _ = sim.simulate_ph(3000, browse="RWBM", p=0.6, q=0.2, gamma=0.5, rng=9)
+    r = mp.fit_rates(sim.simulate_times(log, rng=9))
+    ds = r["dwell_survival"]
+    assert np.max(np.abs(np.subtract(ds["kaplan_meier"], ds["exponential"]))) < 0.03
+    d = np.array([3.0, 1.0, 2.0, 5.0])
+    s = _dwell_survival(d, np.ones(4, dtype=bool), 1.0, points=6)
+    emp = [(d > t).mean() for t in s["t"]]
+    np.testing.assert_allclose(s["kaplan_meier"], emp, atol=1e-12)

@@ -250,6 +250,7 @@ def fit_rates(log) -> Optional[dict]:
     T = max(s.n_shown for s in log)
     n = np.zeros(T)
     total = np.zeros(T)
+    all_d, all_event = [], []
     for s in log:
         if s.dwell is None or s.n_clicks == 0:
             continue
@@ -260,11 +261,29 @@ def fit_rates(log) -> Optional[dict]:
         censored[-1] = not s.ended
         np.add.at(total, r[ok], d[ok])
         np.add.at(n, r[ok & ~censored], 1.0)
+        all_d.append(d[ok])
+        all_event.append(~censored[ok])
     pooled = n.sum() / total.sum() if total.sum() > 0 else np.nan
     with np.errstate(divide="ignore", invalid="ignore"):
         # a rank nobody dwelt on gets the pooled rate of all ranks (the measure needs one per rank)
         mu = np.where((total > 0) & (n > 0), n / np.where(total > 0, total, 1.0), pooled)
         lo = np.where(n > 0, chi2.ppf(0.025, 2 * n) / (2 * total), 0.0)
         hi = np.where(total > 0, chi2.ppf(0.975, 2 * n + 2) / (2 * total), np.nan)
-    return {"rates": mu.tolist(), "rates_low": lo.tolist(), "rates_high": hi.tolist(),
-            "rates_events": n.astype(int).tolist()}
+    out = {"rates": mu.tolist(), "rates_low": lo.tolist(), "rates_high": hi.tolist(),
+           "rates_events": n.astype(int).tolist()}
+    if all_d:
+        out["dwell_survival"] = _dwell_survival(np.concatenate(all_d), np.concatenate(all_event), float(pooled))
+    return out
+
+
+def _dwell_survival(d: np.ndarray, event: np.ndarray, rate: float, points: int = 60) -> dict:
+    """Kaplan-Meier survival of all dwells (censored last dwells included) and the pooled exponential."""
+    order = np.argsort(d, kind="stable")
+    d, event = d[order], event[order]
+    at_risk = d.size - np.arange(d.size)
+    factors = np.where(event, 1.0 - 1.0 / at_risk, 1.0)
+    km = np.cumprod(factors)
+    grid = np.linspace(0.0, float(np.percentile(d, 99)) if d.size else 1.0, points)
+    idx = np.searchsorted(d, grid, side="right") - 1
+    s = np.where(idx >= 0, km[np.maximum(idx, 0)], 1.0)
+    return {"t": grid.tolist(), "kaplan_meier": s.tolist(), "exponential": np.exp(-rate * grid).tolist()}

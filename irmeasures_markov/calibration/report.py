@@ -105,7 +105,7 @@ class FitReport:
         for fam in fams:
             b = self.best(fam)
             diag = self.diagnostics.get(f"{fam}/{b.model}", {})
-            for key in ("jumps", "ctr", "stop", "survival", "rates"):
+            for key in ("jumps", "ctr", "stop", "survival", "rates", "dwell"):
                 if any(k.startswith(key) for k in diag):
                     panels.append((fam, b.model, key, diag))
         if not panels:
@@ -163,6 +163,11 @@ def _draw(ax, fam, model, key, d):
                     label="fitted rate, 95% interval")
         ax.set_xlabel("rank")
         ax.set_ylabel("holding rate (1/s)")
+    elif key == "dwell":
+        ax.plot(d["dwell_t"], d["dwell_km"], color="0.4", label="observed (Kaplan-Meier)")
+        ax.plot(d["dwell_t"], d["dwell_fitted"], color="C4", label="exponential, pooled rate")
+        ax.set_xlabel("dwell time (s)")
+        ax.set_ylabel("P(dwell > t)")
     ax.set_title(f"{fam}: {model}", fontsize=9)
     ax.legend(fontsize=7)
 
@@ -264,13 +269,18 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
             notes.append("mp: no session clicks two different ranks; the kernel cannot be fitted")
         else:
             for cand in mp_mod.candidates(dtr.T):
-                f = run("mp", cand, dtr, dte, extra=rates)
+                f = run("mp", cand, dtr, dte,
+                        extra={k: v for k, v in rates.items() if k != "dwell_survival"} if rates else None)
                 if np.isfinite(f.loglik):
                     diagnostics[f"mp/{f.model}"] = {"jumps_observed": dtr.observed_jumps.tolist(),
                                                     "jumps_predicted": mp_mod.predicted_jumps(dtr, f.params).tolist()}
                     if rates:
                         diagnostics[f"mp/{f.model}"].update(rates=rates["rates"], rates_low=rates["rates_low"],
                                                             rates_high=rates["rates_high"])
+                        if "dwell_survival" in rates:
+                            ds = rates["dwell_survival"]
+                            diagnostics[f"mp/{f.model}"].update(dwell_t=ds["t"], dwell_km=ds["kaplan_meier"],
+                                                                dwell_fitted=ds["exponential"])
         if rates is None:
             notes.append("mp: no dwell times in the log; MPcont holding rates not fitted")
     if "ph" in families:
