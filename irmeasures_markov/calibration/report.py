@@ -208,7 +208,7 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
     train : ClickLog
     test : ClickLog, optional
         Held-out sessions: each candidate's held-out log-likelihood and perplexity.
-    families : sequence of {'mp', 'ph', 'carterette', 'tbg'}
+    families : sequence of {'mp', 'ph', 'carterette', 'tbg'}, or one of them, or 'all'
     qrels : dict, optional
         ``{query_id: {doc_id: grade}}``: enables P@H's p_rel/q_rel, the
         relevance-dependent click probabilities, Carterette's dynamic
@@ -229,6 +229,8 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
     from . import carterette as cart_mod, mp as mp_mod, ph as ph_mod, tbg as tbg_mod
     from ._likelihood import fit_candidate
     from ._walk import walk_data
+    if isinstance(families, str):
+        families = FAMILIES if families == "all" else (families,)
     families = tuple(families)
     bad = [f for f in families if f not in FAMILIES]
     if bad:
