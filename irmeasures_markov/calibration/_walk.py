@@ -104,6 +104,7 @@ def walk_data(log, qrels: Optional[dict] = None, rel: int = 1, order: str = "cli
     which ranks were clicked, not in which order (Carterette's and TBG's users)."""
     gindex: Dict[Tuple[int, Tuple[bool, ...]], int] = {}
     seqs, group_of = [], []
+    cache: Dict[bytes, tuple] = {}
     for s in log:
         T = s.n_shown
         if qrels is not None:
@@ -116,10 +117,12 @@ def walk_data(log, qrels: Optional[dict] = None, rel: int = 1, order: str = "cli
         if gg is None:
             gg = gindex[key] = len(gindex)
         group_of.append(gg)
-        if order == "set":
-            seqs.append(tuple(sorted(set(s.clicks.tolist()))))
-        else:
-            seqs.append(merged_tuple(s.clicks))
+        raw = s.clicks.tobytes()
+        seq = cache.get(raw)
+        if seq is None:
+            # logs repeat the same click sequences many times: convert each distinct one once
+            seq = cache[raw] = tuple(sorted(set(s.clicks.tolist()))) if order == "set" else merged_tuple(s.clicks)
+        seqs.append(seq)
     keys = list(gindex)
     lens = np.array([k[0] for k in keys], dtype=np.int64)
     Tmax = int(lens.max()) if lens.size else 1

@@ -54,9 +54,14 @@ class MPData:
     def __init__(self, log):
         ctx_index: Dict[Tuple[int, Tuple[int, ...]], int] = {}
         keys = []
+        cache: Dict[bytes, tuple] = {}
         for s in log:
-            seq = merged_tuple(s.clicks)
-            S = tuple(sorted(set(seq)))
+            raw = s.clicks.tobytes()
+            hit = cache.get(raw)
+            if hit is None:
+                seq = merged_tuple(s.clicks)
+                hit = cache[raw] = (seq, tuple(sorted(set(seq))))
+            seq, S = hit
             if len(S) < 2:
                 continue
             ctx = ctx_index.setdefault((s.n_shown, S), len(ctx_index))
