@@ -225,6 +225,14 @@ def test_input_validation():
         fit(log, families=("xyz",))
     with pytest.raises(ValueError, match="`bootstrap`"):
         fit(log, bootstrap=-1)
+    with pytest.raises(TypeError, match="ClickLog"):
+        fit([1, 2])
+    from irmeasures_markov.calibration.logs import ClickLog, Session
+    bad = ClickLog([Session("q7", ("a", "b"), np.array([1, 3]), session_id="s9")])
+    with pytest.raises(ValueError, match="session 's9' .*rank 3"):
+        fit(bad)
+    with pytest.raises(TypeError, match="`qrels`"):
+        fit(log, qrels={"q0": 1})
 
 
 def test_relevance_dependent_parameters_recovered():

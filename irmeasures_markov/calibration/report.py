@@ -199,6 +199,18 @@ def _short_params(f: FamilyFit) -> str:
     return ", ".join(parts)
 
 
+def _check_log(log, name: str) -> None:
+    """Every click a rank of its session's ranking (a bad in-memory session would index out of range)."""
+    if not hasattr(log, "sessions"):
+        raise TypeError(f"`{name}` must be a ClickLog, got {type(log).__name__}.")
+    for s in log:
+        c = s.clicks
+        if c.size and (c.min() < 1 or c.max() > s.n_shown):
+            bad = int(c[(c < 1) | (c > s.n_shown)][0])
+            raise ValueError(f"`{name}` session {s.session_id!r} (query {s.query_id!r}): click on rank {bad}, "
+                             f"outside the {s.n_shown} documents shown (ranks are 1-based).")
+
+
 def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional[dict] = None,
         bootstrap: int = 200, seed: int = 0, progress: bool = False, rel: int = 1) -> FitReport:
     """Fit every candidate user model of the chosen families to a click log.
@@ -237,8 +249,13 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
         raise ValueError(f"unknown families {bad}; choose from {list(FAMILIES)}")
     if not isinstance(bootstrap, int) or bootstrap < 0:
         raise ValueError(f"`bootstrap` must be a non-negative integer, got {bootstrap!r}.")
+    _check_log(train, "train")
+    if test is not None:
+        _check_log(test, "test")
     if len(train) == 0:
         raise ValueError("the training log has no sessions")
+    if qrels is not None and not (isinstance(qrels, dict) and all(isinstance(v, dict) for v in qrels.values())):
+        raise TypeError("`qrels` must be a dict {query_id: {doc_id: grade}}.")
     rng = np.random.default_rng(seed)
     desc = train.description
     fits: List[FamilyFit] = []
