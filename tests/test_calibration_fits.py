@@ -284,3 +284,17 @@ def test_dwell_survival_diagnostic():
     s = _dwell_survival(d, np.ones(4, dtype=bool), 1.0, points=6)
     emp = [(d > t).mean() for t in s["t"]]
     np.testing.assert_allclose(s["kaplan_meier"], emp, atol=1e-12)
+
+
+def test_mp_likelihood_with_mixed_ranking_lengths():
+    """Sessions over rankings of different lengths: the joint likelihood is the sum of the separate ones
+    (the padded ranks of a short ranking are never entered)."""
+    from irmeasures_markov.calibration.logs import ClickLog
+    a = sim.simulate_mp(400, n_docs=5, rng=1).sessions
+    b = sim.simulate_mp(400, n_docs=10, rng=2).sessions
+    for name in ("GL_AD_ID(decay)", "GL_OR_LID(decay)", "LO_OR_ID"):
+        c = [c for c in mp.candidates(10) if c.name == name][0]
+        th = np.array([1.3])[:len(c.x0)]
+        both = c.loglik(mp.mp_data(ClickLog(a + b)), th).sum()
+        apart = c.loglik(mp.mp_data(ClickLog(a)), th).sum() + c.loglik(mp.mp_data(ClickLog(b)), th).sum()
+        assert both == pytest.approx(apart, rel=1e-12) or both == apart == -np.inf

@@ -112,15 +112,20 @@ def transition_tables(data: MPData, conn: str, states: str, W: np.ndarray) -> np
     C, T = data.mask.shape
     inside = np.arange(T)[None, :] < data.ctx_len[:, None]
     if states == "AD":
-        Wc = np.broadcast_to(W, (C, T, T)) * (inside[:, :, None] & inside[:, None, :])
         if conn == "LO":
             r = np.arange(T)
-            Wc = Wc * (np.abs(r[:, None] - r[None, :]) == 1)[None]
-        rs = Wc.sum(axis=2, keepdims=True)
-        P = Wc / np.where(rs > 0, rs, 1.0)
+            W = W * (np.abs(r[:, None] - r[None, :]) == 1)
+        if np.all(data.ctx_len == T):
+            # one ranking length (the usual log): one chain for every context
+            rs = W.sum(axis=1, keepdims=True)
+            P = np.broadcast_to(W / np.where(rs > 0, rs, 1.0), (C, T, T))
+        else:
+            Wc = np.broadcast_to(W, (C, T, T)) * (inside[:, :, None] & inside[:, None, :])
+            rs = Wc.sum(axis=2, keepdims=True)
+            P = Wc / np.where(rs > 0, rs, 1.0)
         hidden = inside & ~data.mask
         X = np.matmul(P, np.linalg.inv(np.eye(T)[None] - hidden[:, :, None] * P))
-        X = X * data.mask[:, None, :]
+        X *= data.mask[:, None, :]
     else:
         both = data.mask[:, :, None] & data.mask[:, None, :]
         Wc = np.broadcast_to(W, (C, T, T)) * both
@@ -128,10 +133,12 @@ def transition_tables(data: MPData, conn: str, states: str, W: np.ndarray) -> np
             pos = np.cumsum(data.mask, axis=1) - 1
             Wc = Wc * (np.abs(pos[:, :, None] - pos[:, None, :]) == 1)
         X = Wc
-    diag = np.einsum("cii->ci", X)
-    X = X - diag[:, :, None] * np.eye(T)[None]
+    X = np.array(X, dtype=np.float64)
+    r = np.arange(T)
+    X[:, r, r] = 0.0            # a return to the current rank is no new click
     rs = X.sum(axis=2, keepdims=True)
-    return X / np.where(rs > 0, rs, 1.0)
+    X /= np.where(rs > 0, rs, 1.0)
+    return X
 
 
 def _loglik(data: MPData, Q: np.ndarray) -> np.ndarray:
