@@ -87,6 +87,15 @@ class WalkData:
             last[max(seq) if seq else 0] += self.counts[u]
         self.observed_last_click = last / max(self.counts.sum(), 1.0)   # index 0: no click
 
+    def by_kind(self):
+        """Per event kind (0 no click, 1 first click, 2 next click, 3 end): its (g, i, j) and positions."""
+        if not hasattr(self, "_by_kind"):
+            self._by_kind = []
+            for k in range(4):
+                where = np.flatnonzero(self.kind == k)
+                self._by_kind.append((k, (self.g[where], self.i[where], self.j[where]), where))
+        return self._by_kind
+
     @property
     def n_sessions(self) -> int:
         return int(self.counts.sum())
@@ -159,12 +168,18 @@ def walk_loglik(data: WalkData, p: np.ndarray, q: np.ndarray, gamma: np.ndarray)
     _, a, A = walk_matrices(p, q, gamma, data.group_len)
     stay = np.einsum("gii->gi", A)
     leave = 1.0 - stay
-    end = (1.0 - A.sum(axis=2)) / np.where(leave > 0, leave, 1.0)
-    g, i, j, kind = data.g, data.i, data.j, data.kind
-    prob = np.where(kind == 0, 1.0 - a.sum(axis=1)[g],
-                    np.where(kind == 1, a[g, j],
-                             np.where(kind == 2, A[g, i, j] / np.where(leave[g, i] > 0, leave[g, i], 1.0),
-                                      end[g, i])))
+    leave = np.where(leave > 0, leave, 1.0)
+    end = (1.0 - A.sum(axis=2)) / leave
+    prob = np.empty(data.kind.size)
+    for kind, (g, i, j), where in data.by_kind():
+        if kind == 0:
+            prob[where] = 1.0 - a.sum(axis=1)[g]
+        elif kind == 1:
+            prob[where] = a[g, j]
+        elif kind == 2:
+            prob[where] = A[g, i, j] / leave[g, i]
+        else:
+            prob[where] = end[g, i]
     logp = safe_log(np.clip(prob, 0.0, 1.0))
     return np.bincount(data.owner, weights=logp, minlength=len(data.patterns))
 
