@@ -231,7 +231,8 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
         from the session-clustered sandwich variance.
     seed : int
     progress : bool
-        A progress bar (tqdm, on stderr), one step per fitted candidate.
+        Print ``fitted FAMILY/MODEL: loglik X`` on standard error after each
+        candidate (``irmeasures-markov fit`` shows these lines as a progress bar).
 
     Returns
     -------
@@ -262,16 +263,11 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
     diagnostics: Dict[str, dict] = {}
     notes: List[str] = []
 
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(desc="fitting", unit="model", file=sys.stderr)
-
     def run(family, cand, tr, te, extra=None):
         f, _ = fit_candidate(family, cand, tr, te, bootstrap=bootstrap, rng=rng, description=desc, extra=extra)
-        if bar is not None:
-            bar.set_postfix_str(f"{family}/{cand.name}")
-            bar.update(1)
+        if progress:
+            # one line per candidate; the command line turns these lines into a progress bar
+            print(f"fitted {family}/{cand.name}: loglik {f.loglik:.1f}", file=sys.stderr, flush=True)
         fits.append(f)
         return f
 
@@ -335,8 +331,6 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
                         survival_t=s["t"], survival_fitted=s["fitted"], survival_empirical=s["ended_only_empirical"])
         else:
             notes.append("tbg: no click timestamps in the log; half-life and summary time not fitted")
-    if bar is not None:
-        bar.close()
     log = {"description": train.description, "source": train.source, "n_sessions": len(train),
            "n_heldout": len(test) if test is not None else 0}
     return FitReport(fits, diagnostics, notes, log)
