@@ -26,7 +26,7 @@ lookup per click once the :math:`T\times T` matrices of its ranking's group
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 

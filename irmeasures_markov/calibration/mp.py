@@ -37,7 +37,7 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ._likelihood import Candidate, Z95, group_patterns, safe_log
+from ._likelihood import Candidate, group_patterns, safe_log
 from ._walk import merged_tuple
 
 __all__ = ["MPData", "mp_data", "candidates", "fit_rates", "PAPER_MODELS"]

@@ -17,7 +17,7 @@ measure's default SFBM :math:`p=0.8`, and the paper's Figure 1 users SFBM
 """
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List
 
 import numpy as np
 

@@ -28,7 +28,7 @@ from typing import List, Optional
 
 import numpy as np
 
-from ._likelihood import Candidate, Z95, expit, logit
+from ._likelihood import Candidate, expit, logit
 from ._walk import WalkData, click_probability_by_rank, walk_loglik
 
 __all__ = ["candidates", "fit_times"]
