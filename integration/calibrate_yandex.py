@@ -151,6 +151,20 @@ def main(argv=None):
            "(with the bootstrap, on a shared 2-core machine).", "",
            results_table(report), ""]
     out += [f"Notes: " + "; ".join(report.notes) + ".", ""]
+    out += ["Reading the table (computed from it):", ""]
+    for fam in ("mp", "ph", "carterette"):
+        cands = [f for f in report.family(fam) if np.isfinite(f.loglik)]
+        if not cands:
+            continue
+        by_held = report.best(fam)
+        by_aic = min(cands, key=lambda f: 2 * f.n_params - 2 * f.loglik)
+        zero = [f.model for f in report.family(fam) if not np.isfinite(f.loglik)]
+        line = f"- {fam}: best held-out {by_held.model}"
+        line += f"; best AIC on the training sessions {by_aic.model}" if by_aic is not by_held else " (also best AIC)"
+        if zero:
+            line += f"; probability 0 for some sessions: {', '.join(zero)}"
+        out.append(line + ".")
+    out.append("")
     npf = [f for f in report.family("mp") if f.model == "nonparametric_OR"]
     if npf:
         f = npf[0]
