@@ -165,6 +165,18 @@ def main(argv=None):
             line += f"; probability 0 for some sessions: {', '.join(zero)}"
         out.append(line + ".")
     out.append("")
+    ctr_models = [("ph", report.best("ph").model), ("carterette", report.best("carterette").model)]
+    diags = [report.diagnostics.get(f"{fam}/{m}", {}) for fam, m in ctr_models]
+    if all("ctr_observed" in d for d in diags):
+        obs = diags[0]["ctr_observed"]
+        out += ["Click-through by rank on the training sessions (share of sessions with a click there): "
+                "observed, and predicted by the best P@H and M1–M4 models:", "",
+                "| rank | " + " | ".join(str(r) for r in range(1, len(obs) + 1)) + " |",
+                "|---|" + "---:|" * len(obs),
+                "| observed | " + " | ".join(f"{v:.3f}" for v in obs) + " |"]
+        for (fam, m), d in zip(ctr_models, diags):
+            out.append(f"| {fam} {m} | " + " | ".join(f"{v:.3f}" for v in d["ctr_predicted"]) + " |")
+        out.append("")
     npf = [f for f in report.family("mp") if f.model == "nonparametric_OR"]
     if npf:
         f = npf[0]
