@@ -117,7 +117,9 @@ def estimate(loglik: Callable[[np.ndarray], np.ndarray], counts: np.ndarray, x0:
     if k == 0:
         return Estimate(theta, ll, None, None)
     step = 1e-4 * np.maximum(1.0, np.abs(theta))
-    S = scores(theta) if scores is not None else _pattern_scores(loglik, theta, step)
+    S = scores(theta) if scores is not None else None
+    if S is None:
+        S = _pattern_scores(loglik, theta, step)
     ok = np.all(np.isfinite(S), axis=1)
     S = np.where(ok[:, None], S, 0.0)
     if k <= 4 and scores is None:

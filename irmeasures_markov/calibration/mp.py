@@ -17,10 +17,11 @@ each next click :math:`j \ne i` has probability
 with ``GL`` every pair connected and ``LO`` neighbours only (in ranks for AD,
 in the list :math:`S` for OR).  Kernels of the displacement :math:`d=|i-j|`
 with a fitted decay :math:`\beta` (the paper's models are :math:`\beta = 1`):
-``ID`` :math:`(d+1)^{-\beta}`, ``LID`` :math:`\log_{10}(d+2)^{-\beta}`; and a
-non-parametric kernel: a free weight per signed displacement :math:`j-i`
-(forward and backward jumps may differ), smoothed by a small penalty on the
-second differences of its logarithm.  Sessions with fewer than two distinct
+``ID`` :math:`(d+1)^{-\beta}`, ``LID`` :math:`\log_{10}(d+2)^{-\beta}`; and two
+non-parametric kernels, smoothed by a small penalty on the second differences
+of their logarithm: ``nonparametric_OR`` a free weight per signed displacement
+:math:`j-i` (forward and backward jumps may differ), ``nonparametric_AD`` a
+free weight per distance :math:`|j-i|` on all ranks.  Sessions with fewer than two distinct
 clicked ranks carry no transition and are left out.
 
 MPcont's holding rates :math:`\mu_r` are exponential rates of the dwell times
@@ -218,11 +219,89 @@ def _nonparametric(T: int) -> Candidate:
     return Candidate("nonparametric_OR", x0, loglik, unpack, penalty=penalty, grad=grad, scores=scores)
 
 
+def _nonparametric_ad(T: int) -> Candidate:
+    r"""A free weight per distance |j - i| (distance 1 fixed at 1), chain on all ranks watched on the clicks.
+
+    Symmetric, so the chain stays reversible as in the paper's AD models.  The
+    score has a closed form: with :math:`Y = (I - D_N P)^{-1}` and
+    :math:`X = PY`, a change :math:`dP` of the transitions changes the
+    censored chain by :math:`dX = (I + X D_N)\,dP\,Y`."""
+    dists = np.arange(2, T)
+
+    def weights(theta):
+        w = np.ones(T)
+        w[0] = 0.0
+        w[dists] = np.exp(theta)
+        return w
+
+    def unpack(theta):
+        w = weights(theta)
+        return {"connectivity": "GL", "states": "AD", "kernel": "nonparametric",
+                "weights": {f"{s}{d}": float(w[d]) for d in range(1, T) for s in ("-", "+")}}
+
+    def base(data, theta):
+        Tn = data.T
+        r = np.arange(Tn)
+        D = np.abs(r[:, None] - r[None, :])
+        W = weights(theta)[np.minimum(D, T - 1)] * (D > 0)
+        return D, W
+
+    def loglik(data, theta):
+        _, W = base(data, theta)
+        return _loglik(data, transition_tables(data, "GL", "AD", W))
+
+    def scores(data, theta):
+        D, W = base(data, theta)
+        C, Tn = data.mask.shape
+        if not np.all(data.ctx_len == Tn):
+            return None
+        rsum = W.sum(axis=1, keepdims=True)
+        P = W / rsum
+        hidden = ~data.mask
+        Y = np.linalg.inv(np.eye(Tn)[None] - hidden[:, :, None] * P[None])
+        X = np.matmul(P[None], Y)
+        r = np.arange(Tn)
+        Xm = X * data.mask[:, None, :]
+        Xm[:, r, r] = 0.0
+        R = Xm.sum(axis=2)
+        XH = X * hidden[:, None, :]
+        c, i, j = data.c, data.i, data.j
+        xe = Xm[c, i, j]
+        re = R[c, i]
+        out = np.zeros((len(data.patterns), dists.size))
+        for a, d in enumerate(dists):
+            dW = np.where(D == d, W, 0.0)
+            dP = (dW - P * dW.sum(axis=1, keepdims=True)) / rsum
+            Z = np.matmul(dP[None], Y)
+            dX = Z + np.matmul(XH, Z)
+            dX *= data.mask[:, None, :]
+            dX[:, r, r] = 0.0
+            ev = dX[c, i, j] / xe - dX.sum(axis=2)[c, i] / re
+            out[:, a] = np.bincount(data.owner, weights=ev, minlength=len(data.patterns))
+        return out
+
+    def penalty(theta):
+        lw = np.log(weights(theta)[1:])
+        return SMOOTHING * float(np.sum(np.diff(lw, 2) ** 2))
+
+    def grad(data, theta):
+        sc = scores(data, theta)
+        h = 1e-5
+        if sc is None:      # rankings of several lengths: central differences of the total
+            sc = np.stack([(loglik(data, theta + h * e) - loglik(data, theta - h * e)) / (2 * h)
+                           for e in np.eye(theta.size)], axis=1)
+        gpen = np.array([(penalty(theta + h * e) - penalty(theta - h * e)) / (2 * h) for e in np.eye(theta.size)])
+        return data.counts @ sc - gpen
+
+    x0 = [-np.log(d) for d in dists]
+    return Candidate("nonparametric_AD", x0, loglik, unpack, penalty=penalty, grad=grad, scores=scores)
+
+
 def candidates(T: int = 10, nonparametric: bool = True) -> List[Candidate]:
     out = [_paper(m, False) for m in PAPER_MODELS]
     out += [_paper(m, True) for m in DECAY_MODELS]
     if nonparametric:
-        out.append(_nonparametric(T))
+        out += [_nonparametric_ad(T), _nonparametric(T)]
     return out
 
 

@@ -119,12 +119,13 @@ def simulate_mp(n_sessions: int, *, model: str = "GL_AD_ID", decay: float = 1.0,
     rank of S was clicked (S is then the session's clicked set, as the likelihood reads
     it), then Poisson(``mean_jumps``) more clicks.  Both rules are stopping times of
     the path, so they do not bias the transition likelihood.  ``weights``: a signed
-    displacement kernel ``{j - i: weight}`` (the non-parametric model, OR states).
+    displacement kernel ``{j - i: weight}`` (the non-parametric models), with
+    ``model='AD'`` or ``'OR'`` for its states.
     """
     rng = np.random.default_rng(rng)
     T = n_docs
     if weights is not None:
-        conn, states = "GL", "OR"
+        conn, states = "GL", (model if model in ("AD", "OR") else "OR")
         r = np.arange(T)
         W = np.array([[weights.get(int(j - i), 0.0) for j in r] for i in r], dtype=np.float64)
     else:
