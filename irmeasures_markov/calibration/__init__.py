@@ -1,6 +1,8 @@
 """User models calibrated from interaction logs (MP, P@H, M1-M4, TBG)."""
 from .logs import ClickLog, Session
 from .readers import from_dataframe, from_ir_datasets, read_log, read_wscd, to_dataframe, write_log
+from .registry import FitFile, load_fit, register_fitted, registered_fits, save_fit, unregister_fitted
 
 __all__ = ["ClickLog", "Session"]
-__all__ += ["read_wscd", "read_log", "write_log", "from_dataframe", "to_dataframe", "from_ir_datasets"]
+__all__ += ["read_wscd", "read_log", "write_log", "from_dataframe", "to_dataframe", "from_ir_datasets",
+            "register_fitted", "unregister_fitted", "registered_fits", "save_fit", "load_fit", "FitFile"]
