@@ -20,6 +20,7 @@ import irmeasures_markov  # noqa: F401  (registers our measures)
 from .demo import DEMO_MEASURES, demo_main
 from .errors import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, debugging, run_guarded
 from .evaluate import SUMMARY_QID, evaluate_main, report
+from .fit import fit_main
 from .inputs import sample_path
 from .measure_args import parse_measures
 from .measures import measures_main
@@ -34,6 +35,7 @@ SUBCOMMANDS: Dict[str, Callable[[List[str]], int]] = {
     "demo": demo_main,
     "measures": measures_main,
     "ph-compare": ph_compare_main,
+    "fit": fit_main,
 }
 
 
