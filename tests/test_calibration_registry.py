@@ -33,10 +33,14 @@ from irmeasures_markov.plugin import fitted
 def stub_measure_parameters(fit):
     p = fit.params
     if fit.family == "mp":
+        if "model" in p:  # a paper model: named, no kernel function
+            return {"kernel": None, "model": p["model"], "states": p["model"].split("_")[1], "rates": None}
         assert p["kernel"] == "ID"
         return {"kernel": lambda i, j: 1.0 / (np.abs(i - j) + 1.0), "states": p.get("states", "AD"),
                 "rates": p.get("rates")}
     if fit.family == "carterette":
+        if "dist" in p:  # one of the six distributions with its θ
+            return {"stop_probabilities": None, **p}
         theta = p["rbp"]
         return {"stop_probabilities": lambda n: (1 - theta) * theta ** np.arange(n)}
     return dict(p)
@@ -203,6 +207,19 @@ class TestFittedMeasures:
         register_fitted("or", FamilyFit("mp", "x", {"kernel": "ID", "states": "OR"}))
         got = values(["MP(model='fit:or')", "MP(model='GL_OR_ID')"], qrels, run)
         a, b = got
+        assert a == pytest.approx(b, abs=1e-12)
+
+    @pytest.mark.parametrize("params, fitted, same", [
+        ({"model": "LO_OR_LID"}, "MP(model='fit:n')@20", "MP(model='LO_OR_LID')@20"),
+        ({"dist": "ERR", "theta": 0.3}, "M3(dist='fit:n')", "M3(dist='ERR',theta=0.3)"),
+        ({"dist": "AP"}, "M3(dist='fit:n')", "ARR"),  # the paper normalises ARR: the default follows the fit
+        ({"dist": "RBP", "theta": 0.6}, "M2(dist='fit:n')", "RBTR(theta=0.6)"),
+    ])
+    def test_named_models_and_distributions(self, data, params, fitted, same):
+        """A fit that is a paper model or one of the six distributions is evaluated as that model."""
+        family = "mp" if "model" in params else "carterette"
+        register_fitted("n", FamilyFit(family, "x", params))
+        a, b = values([fitted, same], *data)
         assert a == pytest.approx(b, abs=1e-12)
 
     def test_registering_again_replaces(self, data):

@@ -85,14 +85,16 @@ class _UserModelMeasure(FamilyMeasure):
         if is_fit_spec(dist):
             carterette_distribution(dist, self.NAME)  # an unknown name or a bad file is reported now
 
-    def norm(self) -> bool:
+    def norm(self, dist=None) -> bool:
         n = self.params.get("norm")
-        return default_norm(self.MODEL, self.dist) if n is None else n
+        return default_norm(self.MODEL, dist or self.dist) if n is None else n
 
     def compute(self, prepared):
-        dist = carterette_distribution(self.dist, self.NAME) if is_fit_spec(self.dist) else self.dist
-        return user_model_batch(self.batch(prepared), self.MODEL, dist, theta=self.params.get("theta"),
-                                f=self.params.get("f") or "1/k", norm=self.norm(), cutoff=self.cutoff)
+        dist, theta = self.dist, self.params.get("theta")
+        if is_fit_spec(dist):  # the fitted distribution (and θ), with the paper's norm default for it
+            dist, theta = carterette_distribution(dist, self.NAME)
+        return user_model_batch(self.batch(prepared), self.MODEL, dist, theta=theta,
+                                f=self.params.get("f") or "1/k", norm=self.norm(dist), cutoff=self.cutoff)
 
 
 def _model_class(model: str, reading: str):

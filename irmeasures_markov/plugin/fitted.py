@@ -52,27 +52,51 @@ def _where(measure: str, param: str, spec: str) -> str:
     return f"{measure}: {param}={spec!r}"
 
 
-def mp_model(spec: str, measure: str = "MP") -> Tuple[object, str, object]:
-    """``(kernel, states, rates)`` of the MP fit a spec names (rates: None when the fit has none)."""
+def mp_model(spec: str, measure: str = "MP") -> Tuple[object, object, str, object]:
+    """``(model name or None, kernel, states, rates)`` of the MP fit a spec names.
+
+    A fit that is one of the paper models (``'model'`` in its measure
+    parameters, e.g. a fitted decay of exactly 1) is evaluated by that model's
+    closed form; any other by its kernel.  ``rates`` is None when the fit has
+    no holding rates.
+    """
     from ..calibration.registry import fit_parameters
-    _, p = fit_parameters(spec, "mp", _where(measure, "model", spec))
-    return p["kernel"], p.get("states", "AD"), p.get("rates")
+    where = _where(measure, "model", spec)
+    _, p = fit_parameters(spec, "mp", where)
+    name, kernel = p.get("model"), p.get("kernel")
+    if name is None and kernel is None:
+        raise ValueError(f"{where}: the fit gives neither a kernel nor a model name")
+    return name, kernel, p.get("states", "AD"), p.get("rates")
 
 
 _DIST_KEYS: Dict[tuple, str] = {}
 
 
-def carterette_distribution(spec: str, measure: str = "M1") -> str:
-    """The name under which the stopping distribution of a Carterette fit is registered (done on first use)."""
+def carterette_distribution(spec: str, measure: str = "M1") -> Tuple[str, object]:
+    """``(dist, theta)`` for the measure kernel: the stopping distribution of the Carterette fit a spec names.
+
+    A fit of one of the six distributions (``'dist'`` in its measure
+    parameters) is that distribution with its fitted θ; any other (an
+    empirical distribution) is registered with
+    :func:`~irmeasures_markov.measures.carterette.register_distribution` on
+    first use, under a name of its own.
+    """
     from ..calibration.registry import fit_parameters
-    from ..measures.carterette import register_distribution
-    token, p = fit_parameters(spec, "carterette", _where(measure, "dist", spec))
+    from ..measures.carterette import DEFAULT_THETA, DISTRIBUTIONS, register_distribution
+    where = _where(measure, "dist", spec)
+    token, p = fit_parameters(spec, "carterette", where)
+    dist, theta = p.get("dist"), p.get("theta")
+    if dist in DISTRIBUTIONS and (theta is None or dist in DEFAULT_THETA):
+        return dist, theta
+    if p.get("stop_probabilities") is None:
+        raise ValueError(f"{where}: the fit gives neither stopping probabilities nor one of the distributions "
+                         f"{list(DISTRIBUTIONS)} (it gives dist={dist!r})")
     key = _DIST_KEYS.get(token)
     if key is None:
         # one name per fit (and per version of a fit file), so tables cached for an earlier fit are never reused
         key = register_distribution(f"{spec}#{len(_DIST_KEYS) + 1}", p["stop_probabilities"])
         _DIST_KEYS[token] = key
-    return key
+    return key, None
 
 
 def fitted_kwargs(spec: str, family: str, measure: str, param: str, supported, given) -> dict:

@@ -76,8 +76,10 @@ class _MP(FamilyMeasure):
         """MP of a batch under this measure's model (a fitted kernel goes to the general solver)."""
         model = self["model"]
         if is_fit_spec(model):
-            kernel, states, _ = mp_model(model, self.NAME)
-            return kernel_batch(batch, kernel, states, recall=self["recall"], rates=rates, name=model)
+            name, kernel, states, _ = mp_model(model, self.NAME)
+            if name is None:
+                return kernel_batch(batch, kernel, states, recall=self["recall"], rates=rates, name=model)
+            model = name
         return markov_precision_batch(batch, model, recall=self["recall"], rates=rates)
 
     def compute(self, prepared):
@@ -145,7 +147,7 @@ class _MPcont(_MP):
         tbg_only = sorted(n for n in (*LENGTH_PARAMS, *TIME_MODEL_PARAMS) if n in self.params)
         if time == "rates":
             if "rates" not in self.params and is_fit_spec(self.params.get("model")):
-                if mp_model(self["model"], self.NAME)[2] is None:
+                if mp_model(self["model"], self.NAME)[3] is None:
                     raise ValueError(f"MPcont: the fit {self['model']!r} has no holding rates (its log has no "
                                      "timestamps); give rates='file' or time='tbg'")
             elif "rates" not in self.params:
@@ -165,7 +167,7 @@ class _MPcont(_MP):
 
     def holding_rates(self, prepared):
         if "rates" not in self.params and is_fit_spec(self.params.get("model")):
-            return mp_model(self["model"], self.NAME)[2]  # the fit's own rates
+            return mp_model(self["model"], self.NAME)[3]  # the fit's own rates
         return load_rates(self["rates"])
 
     def compute(self, prepared):
