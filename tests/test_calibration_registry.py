@@ -345,6 +345,12 @@ class TestRegistry:
         register_fitted("again", back)  # a loaded file registers like a report
         assert registered_fits()["again"] == back.families
 
+    def test_the_report_describes_its_log(self):
+        report = StubReport(fits())
+        report.log = {"description": "d", "source": "s", "n_sessions": 35064, "n_heldout": 21413}
+        save_fit("r.json", report)
+        assert load_fit("r.json").log == report.log
+
     def test_numpy_parameters_are_saved_as_json(self):
         save_fit("n.json", FamilyFit("mp", "np", {"kernel": "ID", "w": np.arange(3.0), "k": np.int64(2)}))
         assert load_fit("n.json").fits[0].params == {"kernel": "ID", "w": [0.0, 1.0, 2.0], "k": 2}

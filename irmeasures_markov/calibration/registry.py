@@ -104,11 +104,11 @@ def _as_fit_file(fit_or_report) -> FitFile:
             continue
         chosen = best(family)
         index[family] = next(i for i, f in enumerate(fits) if f is chosen)
-    first = fits[0] if fits else None
-    log = {"description": getattr(fit_or_report, "log_description", None) or (first.log_description if first else ""),
-           "source": getattr(fit_or_report, "source", "") or "",
-           "n_sessions": first.n_sessions if first else 0}
-    return FitFile(fits, index, log)
+    log = getattr(fit_or_report, "log", None)
+    if not isinstance(log, dict):  # a report that does not describe its log: what its fits say
+        log = {"description": fits[0].log_description if fits else "", "source": "",
+               "n_sessions": max((f.n_sessions for f in fits), default=0)}
+    return FitFile(fits, index, dict(log))
 
 
 def _check_family(f: FamilyFit) -> None:
