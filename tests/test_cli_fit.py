@@ -78,6 +78,24 @@ def test_test_log_and_split(calls, log, tmp_path):
     assert ids == {"1", "2", "3", "4", "5"}
 
 
+def test_progress_bar(monkeypatch, log, capsys):
+    """fit(progress=True) prints a line per candidate; the command line turns them into a tqdm bar."""
+    import sys
+
+    def chatty_fit(train, *, test=None, families=(), qrels=None, bootstrap=200, seed=0, progress=False):
+        for f in families:
+            print(f"fitted {f}/stub: loglik -1.0", file=sys.stderr)
+        print("a warning", file=sys.stderr)
+        return StubReport(families)
+
+    monkeypatch.setattr(calibration, "fit", chatty_fit, raising=False)
+    assert main(["fit", log, "--progress", "--family", "mp,ph"]) == 0
+    err = capsys.readouterr().err
+    assert "fitting: " in err and "2 candidates" in err and "ph/stub" in err
+    assert "fitted mp/stub" not in err and "a warning\n" in err
+    assert sys.stderr is not None and not hasattr(sys.stderr, "bar")  # restored
+
+
 def test_qrels(calls, log, tmp_path):
     q = tmp_path / "q.txt"
     q.write_text("q1 0 d1 1\nq1 0 d2 0\n")

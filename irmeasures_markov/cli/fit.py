@@ -10,6 +10,7 @@ with ``-o``, writes the fit file that measure strings read
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from typing import List, Optional
 
@@ -103,6 +104,48 @@ def _read(path: str, fmt: Optional[str]):
     return log
 
 
+class _ProgressStream:
+    """Standard error while fitting: each ``fitted FAMILY/MODEL ...`` line of ``fit(progress=True)`` advances a
+    tqdm bar (showing the candidate); every other line is printed above the bar."""
+
+    def __init__(self, bar, stream):
+        self.bar, self.stream, self.pending = bar, stream, ""
+
+    def write(self, text: str) -> int:
+        self.pending += text
+        *lines, self.pending = self.pending.split("\n")
+        for line in lines:
+            if line.startswith("fitted "):
+                self.bar.set_postfix_str(line[len("fitted "):].split(":")[0], refresh=False)
+                self.bar.update(1)
+            else:
+                self.bar.write(line, file=self.stream)
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+
+@contextlib.contextmanager
+def _progress_bar(enabled: bool):
+    if not enabled:
+        yield False
+        return
+    from tqdm import tqdm
+    real = sys.stderr
+    with tqdm(desc="fitting", unit=" candidates", file=real, dynamic_ncols=True) as bar:
+        sys.stderr = _ProgressStream(bar, real)
+        try:
+            yield True
+        finally:
+            if sys.stderr.pending:
+                bar.write(sys.stderr.pending, file=real)
+            sys.stderr = real
+
+
 def fit_main(argv: List[str]) -> int:
     args = _parser().parse_args(argv)
     families = _families(args.family)
@@ -130,8 +173,9 @@ def fit_main(argv: List[str]) -> int:
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     print(f"# {len(train)} training sessions" + (f", {len(test)} held out" if test is not None else "")
           + f"; families: {', '.join(families)}", file=sys.stderr)
-    report = fit(train, test=test, families=families, qrels=qrels, bootstrap=args.bootstrap, seed=args.seed,
-                 progress=progress)
+    with _progress_bar(progress) as shown:
+        report = fit(train, test=test, families=families, qrels=qrels, bootstrap=args.bootstrap, seed=args.seed,
+                     progress=shown)
     sys.stdout.write(str(report).rstrip("\n") + "\n")
     if args.output:
         from ..calibration.registry import save_fit
