@@ -3,7 +3,6 @@ import bz2
 import collections
 import gzip
 import io
-import json
 import lzma
 import math
 import sys
@@ -12,7 +11,7 @@ from datetime import datetime, timedelta
 import numpy as np
 import pytest
 
-from irmeasures_markov.calibration import ClickLog, Session
+from irmeasures_markov.calibration import ClickLog
 from irmeasures_markov.calibration.readers import (from_dataframe, from_ir_datasets, make_session, read_log,
                                                    read_wscd, to_dataframe, write_log)
 from irmeasures_markov.errors import InputError
@@ -168,7 +167,8 @@ class TestReadJsonl:
 
     def test_doc_and_rank(self, tmp_path):
         log = self.read(tmp_path, [
-            '{"query_id": "q", "shown": ["a", "b", "a"], "clicks": [{"doc": "a"}, {"rank": 3}, {"doc": "b", "rank": 2}]}',
+            '{"query_id": "q", "shown": ["a", "b", "a"], '
+            '"clicks": [{"doc": "a"}, {"rank": 3}, {"doc": "b", "rank": 2}]}',
             '{"query_id": "q", "shown": ["a"]}'])
         assert log[0].clicks.tolist() == [1, 3, 2]  # a document shown twice: its first rank
         assert [s.session_id for s in log] == ["1", "2"] and log[1].n_clicks == 0

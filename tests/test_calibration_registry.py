@@ -20,7 +20,7 @@ from irmeasures_markov.calibration import registry
 from irmeasures_markov.calibration.registry import (FitFile, load_fit, register_fitted, registered_fits, save_fit,
                                                     unregister_fitted)
 from irmeasures_markov.calibration.result import FamilyFit
-from irmeasures_markov.cli import main, sample_path
+from irmeasures_markov.cli import main
 from irmeasures_markov.errors import InputError
 from irmeasures_markov.measures import carterette
 from irmeasures_markov.plugin import fitted

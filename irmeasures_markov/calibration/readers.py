@@ -28,12 +28,12 @@ import math
 import os
 import sys
 from datetime import datetime
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from ..errors import InputError
-from ..readers.text import STDIN, decompress, display_name, open_lines, read_raw, short
+from ..readers.text import STDIN, decompress, display_name, read_raw, short
 from .logs import ClickLog, Session
 
 __all__ = ["read_wscd", "read_log", "write_log", "from_dataframe", "to_dataframe", "from_ir_datasets",
