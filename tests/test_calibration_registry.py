@@ -382,3 +382,52 @@ class TestRegisterDistribution:
             carterette.user_model_measure([1, 0], "M1", "BADF")
         with pytest.raises(ValueError, match="unknown stopping distribution"):
             carterette.user_model_measure([1, 0], "M1", "NOPE")
+
+
+# ---------------------------------------------------------------------------
+# With the fits' own conversions (FamilyFit.measure_parameters of calibration.parameters), when present
+# ---------------------------------------------------------------------------
+
+def _real_conversions() -> bool:
+    try:
+        FamilyFit("tbg", "x", {}).measure_parameters()
+    except NotImplementedError:
+        return False
+    return True
+
+
+_REAL = _real_conversions()  # evaluated at import, before the autouse fixture stubs the conversions
+
+
+@pytest.mark.skipif(not _REAL, reason="calibration.parameters has no conversions yet (the fits are elsewhere)")
+class TestRealFits:
+    @pytest.fixture(autouse=True)
+    def real(self, monkeypatch):
+        monkeypatch.undo()  # the conversions of calibration.parameters, not the stub
+        monkeypatch.setattr(registry, "_REGISTERED", {})
+        monkeypatch.setattr(registry, "_PARAMS", {})
+        monkeypatch.setattr(carterette, "CUSTOM_DISTRIBUTIONS", {})
+        monkeypatch.setattr(fitted, "_DIST_KEYS", {})
+
+    @pytest.mark.parametrize("fit, fitted, same", [
+        (FamilyFit("mp", "GL_AD_ID", {"connectivity": "GL", "states": "AD", "kernel": "ID", "decay": 1.0}),
+         "MP(model='fit:r')", "MP"),
+        (FamilyFit("mp", "GL_OR_LID", {"connectivity": "GL", "states": "OR", "kernel": "LID", "decay": 1.0}),
+         "MP(model='fit:r')@15", "MP(model='GL_OR_LID')@15"),
+        (FamilyFit("mp", "GL_AD_ID(decay)", {"connectivity": "GL", "states": "AD", "kernel": "ID", "decay": 2.0}),
+         "MP(model='fit:r')@20", "MP(model='SQUARED')@20"),
+        (FamilyFit("carterette", "empirical", {"dist": "empirical", "continuation": [0.8] * 9}),
+         "M1(dist='fit:r')", "M1(dist='RBP')"),
+        (FamilyFit("carterette", "empirical", {"dist": "empirical", "continuation": [0.8] * 9}),
+         "M2(dist='fit:r')@10", "M2(dist='RBP')@10"),
+        (FamilyFit("carterette", "RBP", {"dist": "RBP", "theta": 0.7}), "M4(dist='fit:r')", "RBAP(theta=0.7)"),
+        (FamilyFit("ph", "RWBM", {"browse": "RWBM", "p": 0.6, "q": 0.3, "gamma": 0.2}),
+         "PH(browse='fit:r')", "PH(browse='RWBM',p=0.6,q=0.3)"),
+        (FamilyFit("tbg", "clicks", {"pc_rel": 0.5, "pc_nonrel": 0.2}),
+         "TBG(user='fit:r',default_length=300)", "TBG(pc_rel=0.5,pc_nonrel=0.2,default_length=300)"),
+    ])
+    def test_fitted_parameters(self, data, fit, fitted, same):
+        irmeasures_markov.register_kernel("SQUARED", lambda i, j: 1.0 / (np.abs(i - j) + 1.0) ** 2)
+        register_fitted("r", fit)
+        a, b = values([fitted, same], *data)
+        assert a == pytest.approx(b, abs=1e-12)
