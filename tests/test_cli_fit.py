@@ -5,6 +5,7 @@ check the command line itself; the fits are tested with the fits.
 """
 import gzip
 import json
+import warnings
 
 import pytest
 
@@ -145,3 +146,38 @@ def test_guess_format():
 def test_help(capsys):
     assert main(["fit", "--help"]) == 0
     assert "--test-split" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(not hasattr(calibration, "fit"), reason="calibration.fit is not on this branch")
+def test_real_fit_to_measure(tmp_path, capsys, monkeypatch):
+    """Fit a log simulated from RBP(0.7) stopping, write the fit file, evaluate M1 with it on the command line."""
+    import numpy as np
+    from irmeasures_markov.calibration import ClickLog
+    from irmeasures_markov.calibration.readers import make_session, write_log
+    from irmeasures_markov.cli import sample_path
+    rng = np.random.default_rng(0)
+    sessions = []
+    for i in range(3000):
+        stop = min(int(rng.geometric(0.3)), 10)  # users scan ranks 1..stop, clicking each with probability 1/2
+        clicks = [k for k in range(1, stop + 1) if rng.random() < 0.5] or [stop]
+        sessions.append(make_session("q", [f"d{k}" for k in range(10)], clicks, session_id=str(i)))
+    write_log(ClickLog(sessions, "simulated"), tmp_path / "sim.jsonl")
+    monkeypatch.chdir(tmp_path)
+    assert main(["fit", "sim.jsonl", "--family", "carterette", "--bootstrap", "0", "-o", "sim.json"]) == 0
+    assert "RBP" in capsys.readouterr().out
+    q, r = sample_path("sample.qrels"), sample_path("sample.run")
+    assert main([q, r, "M1(dist='fit:sim')", "-p", "-1"]) == 0
+    value = float(capsys.readouterr().out.split("\t")[1])
+    # the same fit, loaded and registered in this process, through ir_measures
+    import ir_measures
+    from irmeasures_markov.calibration import load_fit, register_fitted, unregister_fitted
+    from irmeasures_markov.io import read_trec_qrels, read_trec_run
+    register_fitted("simulated", load_fit("sim.json"))
+    try:
+        m = ir_measures.parse_measure("M1(dist='fit:simulated')")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # the sample's q9 has no relevant document
+            want = ir_measures.calc_aggregate([m], read_trec_qrels(q), read_trec_run(r))[m]
+    finally:
+        unregister_fitted("simulated")
+    assert 0 < value < 1 and value == pytest.approx(want, abs=1e-12)
