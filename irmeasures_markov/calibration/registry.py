@@ -54,8 +54,8 @@ FITS_ENV = "IRMEASURES_MARKOV_FITS"
 
 #: name -> {family: FamilyFit}
 _REGISTERED: Dict[str, Dict[str, FamilyFit]] = {}
-#: bumped by every registration, so cached measure parameters of a replaced fit are never used
-_GENERATION = [0]
+#: name -> how many times it was registered, so cached measure parameters of a replaced fit are never used
+_VERSIONS: Dict[str, int] = {}
 _FILES: Dict[str, Tuple[tuple, "FitFile"]] = {}
 _PARAMS: Dict[tuple, dict] = {}
 
@@ -138,14 +138,14 @@ def register_fitted(name: str, fit_or_report) -> str:
     entry = _REGISTERED.setdefault(name, {})
     for family in ff.families:
         entry[family] = ff.best(family)
-    _GENERATION[0] += 1
+    _VERSIONS[name] = _VERSIONS.get(name, 0) + 1
     return name
 
 
 def unregister_fitted(name: str) -> None:
     """Forget the fits registered under ``name`` (KeyError if there are none)."""
     del _REGISTERED[name]
-    _GENERATION[0] += 1
+    _VERSIONS[name] = _VERSIONS.get(name, 0) + 1
 
 
 def registered_fits() -> Dict[str, Tuple[str, ...]]:
@@ -278,7 +278,7 @@ def _lookup(spec: str, where: str) -> Tuple[tuple, object]:
         return _file(rest)
     name = rest
     if name in _REGISTERED:
-        return ("fit", name, _GENERATION[0]), _REGISTERED[name]
+        return ("fit", name, _VERSIONS.get(name, 0)), _REGISTERED[name]
     dirs = _search_dirs()
     for d in dirs:
         candidate = os.path.join(d, name + ".json")
