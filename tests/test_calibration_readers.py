@@ -145,6 +145,14 @@ class TestRoundTrip:
             assert back.description == log.description and back.source == "tests"
             assert back.meta["note"] == "synthetic"
 
+    def test_stdout(self, tmp_path, capsys):
+        write_log(sample_log(), "-", format="jsonl")
+        write_log(sample_log(), "-", format="jsonl")  # standard output is still open
+        text = capsys.readouterr().out
+        p = tmp_path / "out.jsonl"
+        p.write_text(text.split("\n", 5)[-1])  # the second copy: header and four sessions per copy
+        same_sessions(sample_log(), read_log(p))
+
     def test_dataframe(self):
         pytest.importorskip("pandas")
         log = sample_log()

@@ -20,6 +20,7 @@ standard input, as for every reader of the package.
 from __future__ import annotations
 
 import bz2
+import contextlib
 import gzip
 import io
 import json
@@ -480,14 +481,26 @@ def _sessions_from_rows(rows, unshown: str) -> List[Session]:
 # Writers
 # ---------------------------------------------------------------------------
 
+@contextlib.contextmanager
 def _open_write(path: PathLike):
     """A text stream for writing: compressed by the name's suffix (.gz, .bz2, .xz); ``-`` is standard output."""
     p = os.fspath(path)
     if p == STDIN:
-        return io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", errors="surrogateescape", newline="\n",
-                                write_through=True)
+        buffer = getattr(sys.stdout, "buffer", None)
+        if buffer is None:  # a text-only replacement of sys.stdout
+            yield sys.stdout
+            return
+        sys.stdout.flush()
+        out = io.TextIOWrapper(buffer, encoding="utf-8", errors="surrogateescape", newline="\n")
+        try:
+            yield out
+        finally:
+            out.flush()
+            out.detach()  # standard output stays open
+        return
     opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get(os.path.splitext(p)[1].lower(), open)
-    return opener(p, "wt", encoding="utf-8", errors="surrogateescape", newline="\n")
+    with opener(p, "wt", encoding="utf-8", errors="surrogateescape", newline="\n") as out:
+        yield out
 
 
 def _format_of(path: PathLike, format: Optional[str]) -> str:
