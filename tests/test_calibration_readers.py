@@ -336,6 +336,17 @@ class TestFromIrDatasets:
         assert log[1].n_shown == 10 and log[2].n_shown == 12
         assert from_ir_datasets(recs, depth=3)[0].n_shown == 3
 
+    def test_ir_datasets_record_classes(self):
+        """The records ir_datasets itself defines (the fakes above copy their fields)."""
+        tc = pytest.importorskip("ir_datasets.datasets.tripclick")
+        aol = pytest.importorskip("ir_datasets.datasets.aol_ia")
+        assert tc.TripClickQlog._fields == TripQlog._fields and tc.LogItem._fields == TripItem._fields
+        assert aol.AolQlog._fields == AolQlog._fields and aol.LogItem._fields == AolItem._fields
+        trip = [tc.TripClickQlog("S", "q", "x", "x", T0, (tc.LogItem("a", False), tc.LogItem("b", True)))]
+        aols = [aol.AolQlog("U", "q", "x", "x", T0, (aol.LogItem("u", "2", True),))]
+        assert from_ir_datasets(trip)[0].clicks.tolist() == [2]
+        assert from_ir_datasets(aols)[0].shown[:2] == ("", "u")
+
     def test_errors(self):
         recs = [AolQlog("U1", "q1", "x", "x", T0, (AolItem("u3", "3", True),)),
                 AolQlog("U1", "q1", "x", "x", T0, (AolItem("u4", "3", True),))]
