@@ -71,7 +71,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="bootstrap resamples of the sessions for the 95%% intervals (default 200; 0: none)")
     parser.add_argument("--seed", type=int, default=0, help="random seed of the split and the bootstrap (default 0)")
     parser.add_argument("-o", "--output", metavar="FIT.JSON", help="write the fit file here")
-    parser.add_argument("--description", help="what the log is, stored in the fit file (default: its file name)")
+    parser.add_argument("--description",
+                        help="what the log is, stored in the fit file (default: the log's own description: the "
+                             "header of a JSONL log, else the format and file name)")
     progress = parser.add_mutually_exclusive_group()
     progress.add_argument("--progress", dest="progress", action="store_true", default=None,
                           help="show a progress bar on standard error (default: when it is a terminal)")
