@@ -70,20 +70,31 @@ def make_session(query_id: str, shown: Sequence[str], clicks: Sequence[int], *, 
     read-only.
     """
     at = f"{where}: " if where else ""
-    if not isinstance(query_id, str) or not query_id:
-        raise InputError(f"{at}the query id must be a non-empty string, got {short(query_id)}")
     shown = tuple(shown)
-    if not shown:
-        raise InputError(f"{at}session {session_id or '?'} of query {query_id!r}: the ranking shown is empty")
     for d in shown:
         if not isinstance(d, str):
             raise InputError(f"{at}document ids must be strings, got {short(d)} ({type(d).__name__})")
+    return _session(query_id, shown, clicks, times, dwell, ended, session_id, where)
+
+
+_NO_CLICKS = _frozen(np.zeros(0, dtype=np.int64))
+
+
+def _session(query_id, shown: tuple, clicks, times, dwell, ended, session_id, where: str) -> Session:
+    """:func:`make_session` for a ranking already known to be a tuple of str (the readers' own)."""
+    at = f"{where}: " if where else ""
+    if not isinstance(query_id, str) or not query_id:
+        raise InputError(f"{at}the query id must be a non-empty string, got {short(query_id)}")
+    if not shown:
+        raise InputError(f"{at}session {session_id or '?'} of query {query_id!r}: the ranking shown is empty")
     n = len(shown)
-    c = np.asarray(clicks, dtype=np.int64).reshape(-1) if len(clicks) else np.zeros(0, dtype=np.int64)
-    if c.size and (c.min() < 1 or c.max() > n):
-        bad = int(c[(c < 1) | (c > n)][0])
+    # sessions have a few clicks: Python's min/max on the list cost less than numpy's reductions
+    ranks = clicks.tolist() if isinstance(clicks, np.ndarray) else list(clicks)
+    if ranks and (min(ranks) < 1 or max(ranks) > n):
+        bad = next(r for r in ranks if not 1 <= r <= n)
         raise InputError(f"{at}session {session_id or '?'}: click on rank {bad}, outside the ranking shown "
                          f"(ranks 1..{n})")
+    c = _frozen(np.array(ranks, dtype=np.int64)) if ranks else _NO_CLICKS
     t = None
     if times is not None:
         t = np.asarray(times, dtype=np.float64).reshape(-1)
@@ -109,7 +120,7 @@ def make_session(query_id: str, shown: Sequence[str], clicks: Sequence[int], *, 
     if ended is not None and not isinstance(ended, (bool, np.bool_)):
         raise InputError(f"{at}session {session_id or '?'}: `ended` must be true, false or absent, "
                          f"got {short(ended)}")
-    return Session(query_id, shown, _frozen(c), t, w, None if ended is None else bool(ended), str(session_id))
+    return Session(query_id, shown, c, t, w, None if ended is None else bool(ended), str(session_id))
 
 
 def _check_unshown(unshown: str) -> str:
@@ -282,6 +293,7 @@ def _read_jsonl(text: str, name: str, unshown: str):
     sessions: List[Session] = []
     info: dict = {}
     seen: Dict[str, int] = {}
+    rankings: Dict[tuple, tuple] = {}
     for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
@@ -309,10 +321,13 @@ def _read_jsonl(text: str, name: str, unshown: str):
         if not isinstance(clicks, list) or not all(isinstance(c, dict) for c in clicks):
             raise InputError(f"{where}: 'clicks' must be a list of objects {{\"doc\" or \"rank\", \"time\"?, "
                              f"\"dwell\"?}}, got {short(json.dumps(clicks))}")
-        shown_t = tuple(shown)
-        if not all(isinstance(d, str) for d in shown_t):
+        shown_t = tuple(shown) if all(isinstance(d, str) for d in shown) else None
+        if shown_t is None:
             raise InputError(f"{where}: document ids in 'shown' must be strings")
-        first = _first_ranks(shown_t)
+        known = rankings.get(shown_t)  # many sessions share a ranking: one tuple, one rank index
+        if known is None:
+            known = rankings[shown_t] = (shown_t, _first_ranks(shown_t))
+        shown_t, first = known
         ranks, times, dwell = [], [], []
         for c in clicks:
             unknown = sorted(set(c) - {"doc", "rank", "time", "dwell"})
@@ -336,10 +351,9 @@ def _read_jsonl(text: str, name: str, unshown: str):
         if sid in seen:
             raise InputError(f"{where}: session_id {sid!r} was already used on line {seen[sid]}")
         seen[sid] = lineno
-        sessions.append(make_session(obj["query_id"], shown_t, ranks,
-                                     times=times if times and all(timed) else None,
-                                     dwell=dwell if any(not math.isnan(w) for w in dwell) else None,
-                                     ended=obj.get("ended"), session_id=sid, where=where))
+        sessions.append(_session(obj["query_id"], shown_t, ranks, times if times and all(timed) else None,
+                                 dwell if any(not math.isnan(w) for w in dwell) else None, obj.get("ended"), sid,
+                                 where))
     return sessions, info
 
 
@@ -410,6 +424,7 @@ def _sessions_from_rows(rows, unshown: str) -> List[Session]:
     """Sessions from click rows ``(where, {column: text})`` (the TSV lines, the DataFrame rows)."""
     sessions: List[Session] = []
     done: Dict[str, str] = {}
+    rankings: Dict[str, tuple] = {}
     i = 0
     while i < len(rows):
         where0, first_row = rows[i]
@@ -424,8 +439,11 @@ def _sessions_from_rows(rows, unshown: str) -> List[Session]:
             j += 1
         group = rows[i:j]
         done[sid] = where0
-        shown = tuple(first_row["shown"].split())
-        first = _first_ranks(shown)
+        known = rankings.get(first_row["shown"])
+        if known is None:
+            ids = tuple(first_row["shown"].split())
+            known = rankings[first_row["shown"]] = (ids, _first_ranks(ids))
+        shown, first = known
         ranks, times, dwell, ended = [], [], [], None
         for where, row in group:
             for key in ("query_id", "shown"):
@@ -469,10 +487,8 @@ def _sessions_from_rows(rows, unshown: str) -> List[Session]:
                     raise InputError(f"{group[k][0]}: session {sid!r}: click times are not in order ({times[k]!r} s "
                                      f"after {times[k - 1]!r} s on the previous line); list clicks in the order "
                                      "they happened")
-        sessions.append(make_session(first_row["query_id"], shown, ranks,
-                                     times=times if times and all(timed) else None,
-                                     dwell=dwell if any(not math.isnan(w) for w in dwell) else None,
-                                     ended=ended, session_id=sid, where=where0))
+        sessions.append(_session(first_row["query_id"], shown, ranks, times if times and all(timed) else None,
+                                 dwell if any(not math.isnan(w) for w in dwell) else None, ended, sid, where0))
         i = j
     return sessions
 
