@@ -348,8 +348,10 @@ class TestRegistry:
     def test_the_report_describes_its_log(self):
         report = StubReport(fits())
         report.log = {"description": "d", "source": "s", "n_sessions": 35064, "n_heldout": 21413}
+        report.notes = ["tbg: no click timestamps in the log"]
         save_fit("r.json", report)
-        assert load_fit("r.json").log == report.log
+        back = load_fit("r.json")
+        assert back.log == report.log and back.notes == report.notes
 
     def test_numpy_parameters_are_saved_as_json(self):
         save_fit("n.json", FamilyFit("mp", "np", {"kernel": "ID", "w": np.arange(3.0), "k": np.int64(2)}))
@@ -431,3 +433,9 @@ class TestRealFits:
         register_fitted("r", fit)
         a, b = values([fitted, same], *data)
         assert a == pytest.approx(b, abs=1e-12)
+
+    def test_file_to_report(self, tmp_path):
+        save_fit(tmp_path / "r.json", StubReport(fits()))
+        report = load_fit(tmp_path / "r.json").to_report()
+        assert [f.model for f in report.fits] == [f.model for f in fits()]
+        assert "RWBM" in str(report) and report.best("carterette").model == "RBP"

@@ -29,12 +29,15 @@ The fit file (JSON)::
     {"format": "irmeasures_markov.fit", "version": 1,
      "log": {"description": ..., "source": ..., "n_sessions": ...},
      "fits": [FamilyFit.to_dict(), ...],
-     "best": {"mp": 0, "carterette": 3, ...}}
+     "best": {"mp": 0, "carterette": 3, ...},
+     "notes": ["what could not be fitted and why", ...]}
 
-``best`` gives, per family, the index in ``fits`` of the fit that measures use.
+``best`` gives, per family, the index in ``fits`` of the fit that measures use;
+``notes`` (optional) are the report's.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -68,6 +71,7 @@ class FitFile:
     best_index: Dict[str, int]
     log: dict = field(default_factory=dict)
     path: str = ""
+    notes: List[str] = field(default_factory=list)
 
     @property
     def families(self) -> Tuple[str, ...]:
@@ -80,8 +84,16 @@ class FitFile:
         return self.fits[self.best_index[family]]
 
     def to_dict(self) -> dict:
-        return {"format": FIT_FORMAT, "version": FIT_VERSION, "log": dict(self.log),
-                "fits": [f.to_dict() for f in self.fits], "best": dict(self.best_index)}
+        out = {"format": FIT_FORMAT, "version": FIT_VERSION, "log": dict(self.log),
+               "fits": [f.to_dict() for f in self.fits], "best": dict(self.best_index)}
+        if self.notes:
+            out["notes"] = list(self.notes)
+        return out
+
+    def to_report(self):
+        """The fits as a :class:`~irmeasures_markov.calibration.FitReport` (its table; the file keeps no plot data)."""
+        from .report import FitReport
+        return FitReport(self.fits, notes=self.notes, log=self.log)
 
 
 def _as_fit_file(fit_or_report) -> FitFile:
@@ -108,7 +120,8 @@ def _as_fit_file(fit_or_report) -> FitFile:
     if not isinstance(log, dict):  # a report that does not describe its log: what its fits say
         log = {"description": fits[0].log_description if fits else "", "source": "",
                "n_sessions": max((f.n_sessions for f in fits), default=0)}
-    return FitFile(fits, index, dict(log))
+    notes = getattr(fit_or_report, "notes", None)
+    return FitFile(fits, index, dict(log), notes=[str(n) for n in notes] if isinstance(notes, list) else [])
 
 
 def _check_family(f: FamilyFit) -> None:
@@ -179,9 +192,9 @@ def save_fit(path, fit_or_report, *, description: Optional[str] = None, source: 
     """
     ff = _as_fit_file(fit_or_report)
     if description is not None:
-        ff = FitFile(ff.fits, ff.best_index, {**ff.log, "description": description})
+        ff = dataclasses.replace(ff, log={**ff.log, "description": description})
     if source is not None:
-        ff = FitFile(ff.fits, ff.best_index, {**ff.log, "source": source})
+        ff = dataclasses.replace(ff, log={**ff.log, "source": source})
     text = json.dumps(_jsonable(ff.to_dict()), indent=1, allow_nan=False)
     with open(path, "w", encoding="utf-8") as out:
         out.write(text + "\n")
@@ -243,7 +256,8 @@ def _fit_file_from_dict(obj, name: str) -> FitFile:
                 or fits[i].family != family:
             raise InputError(f"{name}: \"best\": {family!r} -> {i!r} is not the index of a {family!r} fit")
     log = obj.get("log") if isinstance(obj.get("log"), dict) else {}
-    return FitFile(fits, dict(best), log, name)
+    notes = obj.get("notes") if isinstance(obj.get("notes"), list) else []
+    return FitFile(fits, dict(best), log, name, [str(n) for n in notes])
 
 
 # ---------------------------------------------------------------------------
