@@ -42,10 +42,13 @@ from __future__ import annotations
 from typing import Callable, Mapping, Optional, Sequence, Union
 
 import numpy as np
-import scipy.fft
 
+from .._lazy import lazy_module
 from ..core import censored_transition_matrix, is_irreducible, stationary_distribution, transition_matrix_from_weights
 from ..rankings import RelevanceBatch, segment_cumsum, segment_sum
+
+# scipy.fft loads at the first call: `import irmeasures_markov` stays cheap
+scipy = lazy_module("scipy")
 
 __all__ = [
     "PAPER_MODELS",
