@@ -1,59 +1,70 @@
 """Benchmark: all 16 MP variants (8 paper models x recall on/off) on all 129 TREC-8 runs,
 against pytrec_eval's `map` on the same parsed inputs, in the same process.
 
-    python integration/bench_mp.py [--repeat 3]
+    python integration/bench_mp.py [--rounds 5] [--runs 129]
 
-Prints both wall times (best of --repeat) and the ratio MP16 / map (target <= 1.0).
+Contenders, each over every run (evaluator made inside the timed call, qrels
+cache emptied first, so each pays for indexing the judgments once):
+
+* ``map``: ``pytrec_eval.RelevanceEvaluator(qrels, {'map'})`` (the peer);
+* ``MP16 RelevanceEvaluator``: ``irmeasures_markov.RelevanceEvaluator(qrels,
+  the 16 variants).evaluate(run)`` (target: MP16 / map <= 0.5);
+* ``MP16 PROVIDER.evaluator``: ``PROVIDER.evaluator(the 16 variants,
+  qrels).values(run)``, the same work without pytrec_eval's dict of dicts.
+
+They run interleaved (integration/benchkit.py): the report gives each best
+time and each ratio's best and per-round range, with the date.
 """
 import argparse
-import glob
 import os
 import sys
-import time
 
 import pytrec_eval
 
-from irmeasures_markov import MP, PROVIDER
-from irmeasures_markov.io import read_trec_qrels, read_trec_run
-from irmeasures_markov.measures.markov_precision import PAPER_MODELS
-from irmeasures_markov.testing import shared_data_dir
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchkit import interleaved, print_report  # noqa: E402
+
+from irmeasures_markov import MP, PROVIDER, RelevanceEvaluator, qrels_cache  # noqa: E402
+from irmeasures_markov.datasets import load_run_dir  # noqa: E402
+from irmeasures_markov.io import read_trec_qrels  # noqa: E402
+from irmeasures_markov.measures.markov_precision import PAPER_MODELS  # noqa: E402
+from irmeasures_markov.testing import shared_data_dir  # noqa: E402
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=None, help="use only the first N runs (default: all)")
     args = ap.parse_args()
     data = shared_data_dir()
     if data is None:
         sys.exit("shared data not found (set IRMEASURES_MARKOV_DATA)")
     qrels = read_trec_qrels(data / "qrels" / "trec8.qrels.gz")
-    runs = [read_trec_run(p) for p in sorted(glob.glob(str(data / "runs" / "trec8" / "input.*.gz")))]
+    runs = list(load_run_dir(data / "runs" / "trec8", progress=False).values())[:args.runs]
     measures = [MP(model=m, recall=r) for m in PAPER_MODELS for r in (False, True)]
-    print(f"{len(runs)} runs, {sum(len(r) for r in runs)} (run, topic) rankings, {len(measures)} MP variants")
+    print(f"{len(runs)} runs, {sum(len(r) for r in runs)} (run, topic) rankings, {len(measures)} MP variants",
+          flush=True)
 
     def run_map():
         ev = pytrec_eval.RelevanceEvaluator(qrels, {"map"})
         for run in runs:
             ev.evaluate(run)
 
-    def run_mp():
+    def run_evaluator():
+        qrels_cache.clear()
+        ev = RelevanceEvaluator(qrels, measures)
+        for run in runs:
+            ev.evaluate(run)
+
+    def run_provider():
+        qrels_cache.clear()
         ev = PROVIDER.evaluator(measures, qrels)
         for run in runs:
             ev.values(run)
 
-    def best(fn):
-        times = []
-        for _ in range(args.repeat):
-            t = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t)
-        return min(times)
-
-    t_map = best(run_map)
-    t_mp = best(run_mp)
-    print(f"pytrec_eval map:            {t_map:7.3f} s")
-    print(f"irmeasures_markov 16 x MP:  {t_mp:7.3f} s  (ranking preparation included)")
-    print(f"ratio MP16 / map:           {t_mp / t_map:7.3f}  (target <= 1.0)")
+    times = interleaved({"map": run_map, "MP16 RelevanceEvaluator": run_evaluator,
+                         "MP16 PROVIDER.evaluator": run_provider}, rounds=args.rounds)
+    print_report(times, peer="map", targets={"MP16 RelevanceEvaluator": 0.5})
 
 
 if __name__ == "__main__":

@@ -56,9 +56,9 @@ def test_reduced_evaluation_matches_direct(trec8, reduction):
     ev = evaluate(MEASURES, reduced, {n: runs[n] for n in names[:5]}, topics=reduction.evaluations[0].topics,
                   progress=False)
     np.testing.assert_allclose(ev.values, reduction.evaluations[2].values[:5], rtol=0, atol=1e-12)
-    full = reduction.evaluations[0].means()
+    full = reduction.evaluations[0].means_array()
     j = reduction.labels.index("AP")
-    assert kendall_tau(full[:, j], reduction.evaluations[2].means()[:, j]) == pytest.approx(reduction.tau[2, j])
+    assert kendall_tau(full[:, j], reduction.evaluations[2].means_array()[:, j]) == pytest.approx(reduction.tau[2, j])
 
 
 def test_downsampled_pools(trec8):

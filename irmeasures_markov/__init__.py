@@ -3,7 +3,13 @@
 ``import irmeasures_markov`` registers MP, MPcont (and the other families) with
 ``ir_measures`` so that ``ir_measures.calc_aggregate([MP@100], qrels, run)``,
 ``ir_measures.parse_measure("MP(model='LO_OR_ID')")``, PyTerrier and the
-command line all understand them.
+command line all understand them.  Once the package is installed, importing
+``ir_measures`` does that import by itself (the start-up hook of
+``_irmeasures_markov_hook``; opt-out ``IRMEASURES_MARKOV_NO_HOOK=1``).
+
+The import is kept cheap: scipy's submodules (linalg, sparse, fft, stats),
+pandas, ir_datasets, tqdm, matplotlib and numba load only when first used
+(``irmeasures_markov._lazy``; tests/test_startup.py checks it).
 """
 __version__ = "0.1.0"
 

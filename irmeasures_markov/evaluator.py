@@ -30,13 +30,16 @@ as pytrec_eval scripts do, works.
 
 Scores are checked before any measure runs: a NaN or infinite score is an
 error naming the query and the document (pytrec_eval would silently rank it).
+The check is part of ranking the run for our measures, so every score is
+read once.
 
 Inputs follow one rule on every path (:mod:`irmeasures_markov.inputs`): query
 and document ids must be ``str`` (any other type raises ``TypeError`` naming
 the query and document, as pytrec_eval does for its measures), and grades
 integers in the signed 32-bit range (a grade outside it raises
 ``InputError``, a ``ValueError``, before pytrec_eval could read it as 0).
-The qrels are checked and copied once, when the evaluator is made.  A
+The qrels are checked and indexed when the evaluator is made, once per
+qrels object while it is unchanged (:mod:`irmeasures_markov.qrels_cache`).  A
 pytrec_eval measure that would abort the process (``'P_0'``, ``'ndcg_cut_0'``,
 ``P@0``, ``'ndcg_5'``) is refused with a ``ValueError`` naming it.  A run
 that shares no query with the qrels (or an empty run or qrels) gives ``{}``
@@ -57,11 +60,12 @@ from typing import Dict, Iterable, Mapping, Union
 import ir_measures
 import numpy as np
 
-from .inputs import to_qrels_dict, to_run_dict, warn_if_nothing_to_evaluate
+from .inputs import to_run_dict, warn_if_nothing_to_evaluate
 from .plugin import PROVIDER
 from .plugin.base import FamilyMeasure
 from .pytrec_inputs import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
-from .rankings import _check_finite
+from .qrels_cache import qrels_index
+from .rankings import read_scores
 
 __all__ = ["RelevanceEvaluator", "supported_measures", "check_native_measure"]
 
@@ -86,22 +90,14 @@ supported_measures = _pytrec_eval_names() | _our_names()
 
 
 def _check_scores(run, qrels):
-    """Raise on a non-numeric or non-finite score of an evaluated query, naming query and document."""
+    """Raise on a non-numeric or non-finite score of an evaluated query, naming query and document.
+
+    Only for evaluators without measures of ours: otherwise ranking the run
+    reads and checks the scores (:func:`~irmeasures_markov.rankings.read_scores`), in one pass.
+    """
     for qid, docs in run.items():
-        if qid not in qrels:
-            continue
-        try:
-            scores = np.fromiter(docs.values(), dtype=np.float64, count=len(docs))
-        except (TypeError, ValueError):
-            for docid, score in docs.items():
-                try:
-                    float(score)
-                except (TypeError, ValueError):
-                    raise ValueError(f"query {qid!r}: document {docid!r} has score {score!r}, "
-                                     "which is not a number.") from None
-            raise
-        if not np.isfinite(scores).all():
-            _check_finite(list(docs), scores, qid)   # the ranking step's own message
+        if qid in qrels and len(docs):
+            read_scores(docs, qid)
 
 
 #: pytrec_eval families whose parameter is a list of cutoffs ('P_5,10'); a cutoff that is not a
@@ -183,7 +179,8 @@ class RelevanceEvaluator:
             raise TypeError(f"`relevance_level` must be an integer, got {relevance_level!r}.")
         if not isinstance(judged_docs_only_flag, (bool, np.bool_)):
             raise TypeError(f"`judged_docs_only_flag` must be a bool, got {judged_docs_only_flag!r}.")
-        self.qrels = to_qrels_dict(query_relevance)
+        index = qrels_index(query_relevance)
+        self.qrels = index.qrels
         self.relevance_level = int(relevance_level)
         self.judged_docs_only_flag = bool(judged_docs_only_flag)
         trec_names = _pytrec_eval_names()
@@ -211,7 +208,7 @@ class RelevanceEvaluator:
             else:
                 check_native_measure(measure)
                 self._others[key] = measure
-        self._our_evaluator = PROVIDER.evaluator(list(self._ours.values()), self.qrels) if self._ours else None
+        self._our_evaluator = PROVIDER.evaluator(list(self._ours.values()), index) if self._ours else None
         native_qrels = qrels_for_pytrec_eval(self.qrels) if self._others or self._trec_measures else None
         self._other_evaluator = ir_measures.evaluator(list(self._others.values()), native_qrels) \
             if self._others else None
@@ -224,8 +221,12 @@ class RelevanceEvaluator:
 
     def evaluate(self, scores: Mapping[str, Mapping[str, float]]) -> Dict[str, Dict[str, float]]:
         """Return ``{qid: {measure_name: value}}`` for queries in both qrels and run."""
-        run = to_run_dict(scores)
-        _check_scores(run, self.qrels)
+        run = to_run_dict(scores)   # every id checked, before any score
+        if self._our_evaluator is not None:
+            # ranking the run for our measures reads and checks the scores: the only pass over them
+            prepared = self._our_evaluator.prepare(run, ids_checked=True)
+        else:
+            _check_scores(run, self.qrels)
         results: Dict[str, Dict[str, float]] = {}
         evaluated = {q for q in run if q in self.qrels and len(run[q]) > 0}
         if not evaluated:
@@ -235,7 +236,7 @@ class RelevanceEvaluator:
             for qid, vals in self._trec_evaluator.evaluate(native_run).items():
                 results.setdefault(id_from_pytrec_eval(qid), {}).update(vals)
         if self._our_evaluator is not None:
-            by_measure = self._our_evaluator.values(run, warn_empty=False)
+            by_measure = self._our_evaluator.prepared_values(prepared, run, warn_empty=False)
             for key, measure in self._ours.items():
                 for qid, v in by_measure[measure].items():
                     results.setdefault(qid, {})[key] = v

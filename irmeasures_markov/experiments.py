@@ -14,11 +14,15 @@ paper §5):
   handled as in scipy's default);
 * :func:`tau_table` — τ between the system rankings of pairs of measures
   (the papers' Tables 2 and 3);
+* :func:`compare` — runs × measures with significance tests against a
+  baseline or between all pairs (:mod:`irmeasures_markov.comparison`);
 * :func:`pool_reduction` — mean scores and τ (full pool vs reduced pool) for
   each pool reduction rate (the MP paper's Figures 3 and 4).
 
-Everything returns plain numpy arrays inside small dataclasses; ``.to_frame()``
-methods give pandas DataFrames when pandas is installed.
+Results are small dataclasses holding numpy arrays; :class:`Evaluation`'s
+summaries (``means()``, ``column()``, ``per_topic()``) are labelled pandas
+objects, with the plain arrays under explicit names (``values``,
+``means_array()``, ``column_array()``).
 """
 from __future__ import annotations
 
@@ -31,6 +35,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
+from .comparison import compare  # noqa: F401  (re-exported as experiments.compare)
 from .pytrec_inputs import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
 
 __all__ = [
@@ -44,6 +49,7 @@ __all__ = [
     "pool_reduction",
     "MP_PAPER_BASELINES",
     "mp_paper_measures",
+    "compare",
 ]
 
 Qrels = Mapping[str, Mapping[str, int]]
@@ -232,6 +238,10 @@ class Evaluation:
 
     Topics a run did not answer hold the measure's DEFAULT (0), as in
     ``ir_measures``.  ``labels`` are the names the columns are shown with.
+
+    The summaries are labelled pandas objects (:meth:`means`, :meth:`column`,
+    :meth:`per_topic`); the same numbers as plain arrays are ``values`` and
+    :meth:`means_array` / :meth:`column_array`.
     """
     runs: List[str]
     measures: list
@@ -243,13 +253,32 @@ class Evaluation:
         if not self.labels:
             self.labels = [str(m) for m in self.measures]
 
-    def means(self) -> np.ndarray:
-        """Mean over topics: array ``[run, measure]``."""
+    def means_array(self) -> np.ndarray:
+        """Mean over topics as a plain array ``[run, measure]`` (rows ``runs``, columns ``labels``)."""
         return self.values.mean(axis=2)
 
-    def column(self, measure) -> np.ndarray:
-        """Per-run means of one measure (given as object, printed form or label)."""
-        return self.means()[:, self._index(measure)]
+    def means(self):
+        """Mean over topics: a DataFrame, index ``runs`` (named ``run``), columns ``labels`` (named ``measure``)."""
+        import pandas as pd
+        return pd.DataFrame(self.means_array(), index=pd.Index(list(self.runs), name="run"),
+                            columns=pd.Index(list(self.labels), name="measure"))
+
+    def column_array(self, measure) -> np.ndarray:
+        """Per-run means of one measure (given as object, printed form or label), as an array in ``runs`` order."""
+        return self.means_array()[:, self._index(measure)]
+
+    def column(self, measure):
+        """Per-run means of one measure as a Series indexed by run, named by the measure's label."""
+        import pandas as pd
+        j = self._index(measure)
+        return pd.Series(self.means_array()[:, j], index=pd.Index(list(self.runs), name="run"), name=self.labels[j])
+
+    def per_topic(self, measure):
+        """Per-topic values of one measure: a DataFrame, index ``topics`` (named ``topic``), columns ``runs``."""
+        import pandas as pd
+        j = self._index(measure)
+        return pd.DataFrame(self.values[:, j, :].T, index=pd.Index(list(self.topics), name="topic"),
+                            columns=pd.Index(list(self.runs), name="run"))
 
     def _index(self, measure) -> int:
         key = str(measure)
@@ -259,9 +288,8 @@ class Evaluation:
         raise KeyError(f"{measure!r} is not among the evaluated measures {self.labels}")
 
     def to_frame(self):
-        """Mean scores as a DataFrame (runs x measure labels)."""
-        import pandas as pd
-        return pd.DataFrame(self.means(), index=self.runs, columns=self.labels)
+        """Mean scores as a DataFrame (runs x measure labels); the same as :meth:`means`."""
+        return self.means()
 
 
 class _RunScorer:
@@ -295,7 +323,7 @@ class _RunScorer:
             out[j, :] = m.DEFAULT
         run = to_run_dict(run)
         if self.ours:
-            prepared = PreparedRun(self.qrels_index, run)
+            prepared = PreparedRun(self.qrels_index, run, ids_checked=True)  # to_run_dict checked the ids
             cols = np.array([self.topic_index.get(q, -1) for q in prepared.qids], dtype=np.int64)
             keep = cols >= 0
             for j in self.ours:
@@ -467,7 +495,7 @@ def kendall_tau(x, y) -> float:
 
 def system_ranking(evaluation: Evaluation, measure) -> List[str]:
     """Run names from best to worst by the mean of ``measure`` (ties by name)."""
-    col = evaluation.column(measure)
+    col = evaluation.column_array(measure)
     order = sorted(range(len(col)), key=lambda i: (-col[i], evaluation.runs[i]))
     return [evaluation.runs[i] for i in order]
 
@@ -480,7 +508,7 @@ def tau_table(evaluation: Evaluation, rows: Optional[Sequence] = None, cols: Opt
     """
     rows = list(evaluation.labels if rows is None else rows)
     cols = list(evaluation.labels if cols is None else cols)
-    means = evaluation.means()
+    means = evaluation.means_array()
     ri = [evaluation._index(r) for r in rows]
     ci = [evaluation._index(c) for c in cols]
     out = np.array([[kendall_tau(means[:, a], means[:, b]) for b in ci] for a in ri])
@@ -559,8 +587,8 @@ def pool_reduction(measures, qrels: Qrels, runs: Mapping[str, Run], *,
         reduced = downsample_qrels(qrels, pc, seed=seed)
         evals.append(evaluate(measures, reduced, runs, topics=full.topics, labels=full.labels,
                               n_jobs=n_jobs, progress=progress, native=native))
-    full_means = full.means()
-    mean_scores = np.array([e.means().mean(axis=0) for e in evals])
-    tau = np.array([[kendall_tau(full_means[:, j], e.means()[:, j]) for j in range(len(measures))]
+    full_means = full.means_array()
+    mean_scores = np.array([e.means_array().mean(axis=0) for e in evals])
+    tau = np.array([[kendall_tau(full_means[:, j], e.means_array()[:, j]) for j in range(len(measures))]
                     for e in evals])
     return PoolReduction([100.0] + [float(p) for p in percents], list(full.labels), mean_scores, tau, evals)

@@ -26,6 +26,7 @@ __all__ = [
     "RelevanceBatch",
     "PreparedRun",
     "rank_documents",
+    "read_scores",
 ]
 
 #: Grade given to retrieved documents that have no judgment.  Smaller than any
@@ -56,6 +57,23 @@ def _trec_order(keys: List[str], scores: np.ndarray) -> np.ndarray:
             np.arange(m)
         order[slots] = members[np.lexsort((key_rank, ranked[slots]))[::-1]]
     return order
+
+
+def _top_order(keys: List[str], scores: np.ndarray, k: int) -> np.ndarray:
+    """The first ``k`` indices of :func:`_trec_order` (``k < len(keys)``), without sorting the rest.
+
+    Every document of the top k scores at least the k-th largest score t,
+    so ranking just the documents scoring >= t (a whole tie group at t
+    included) and keeping the first k gives the same k documents in the same
+    order as the full ranking.
+    """
+    n = scores.size
+    t = np.partition(scores, n - k)[n - k]
+    candidates = np.flatnonzero(scores >= t)
+    if candidates.size == n:
+        return _trec_order(keys, scores)[:k]
+    sub = _trec_order([keys[i] for i in candidates.tolist()], scores[candidates])
+    return candidates[sub[:k]]
 
 
 def _positive_grades(keys: List[str], doc_scores: Mapping[str, float], order: np.ndarray, ranked: np.ndarray,
@@ -99,6 +117,28 @@ def _check_finite(keys, scores: np.ndarray, qid: str):
                          f"({scores[bad]!r}); scores must be finite numbers.")
 
 
+def read_scores(doc_scores: Mapping[str, float], qid: str, keys: Optional[List[str]] = None) -> np.ndarray:
+    """The scores of one query as float64, in the dict's order: the one pass that reads and checks them.
+
+    A score that is not a number, or is NaN or infinite, raises
+    ``ValueError`` naming the query and the document.  ``keys`` (the dict's
+    keys, as a list) only serves the message; they are listed if needed.
+    """
+    try:
+        scores = np.fromiter(doc_scores.values(), dtype=np.float64, count=len(doc_scores))
+    except (TypeError, ValueError):
+        for docid, score in doc_scores.items():
+            try:
+                float(score)
+            except (TypeError, ValueError):
+                raise ValueError(f"query {qid!r}: document {docid!r} has score {score!r}, "
+                                 "which is not a number.") from None
+        raise
+    if not np.isfinite(scores).all():
+        _check_finite(list(doc_scores) if keys is None else keys, scores, qid)
+    return scores
+
+
 def rank_documents(doc_scores: Mapping[str, float], qid: str = "?") -> Tuple[List[str], np.ndarray]:
     """Order one query's documents as trec_eval does: score desc, then docid desc.
 
@@ -106,8 +146,7 @@ def rank_documents(doc_scores: Mapping[str, float], qid: str = "?") -> Tuple[Lis
     naming the query and document.
     """
     keys = list(doc_scores)
-    scores = np.fromiter(doc_scores.values(), dtype=np.float64, count=len(keys))
-    _check_finite(keys, scores, qid)
+    scores = read_scores(doc_scores, qid, keys)
     order = _trec_order(keys, scores)
     return [keys[i] for i in order.tolist()], scores[order]
 
@@ -118,12 +157,27 @@ class QrelsIndex:
     ``qrels`` is ``{qid: {docid: grade}}`` with str ids and integer grades
     in the signed 32-bit range; anything else raises (a ``TypeError`` for
     types, naming query and document: see :mod:`irmeasures_markov.inputs`).
+    The index holds a checked copy: later changes to ``qrels`` do not reach
+    it.  :func:`irmeasures_markov.qrels_cache.qrels_index` gives one index
+    per qrels object, for callers that are handed the same qrels many times.
     """
 
     def __init__(self, qrels: Mapping[str, Mapping[str, int]]):
-        self.qrels: Dict[str, Dict[str, int]] = check_qrels(qrels)
+        self._set(check_qrels(qrels))
+
+    @classmethod
+    def from_checked(cls, qrels: Dict[str, Dict[str, int]]) -> "QrelsIndex":
+        """An index over the result of :func:`~irmeasures_markov.inputs.check_qrels` (not checked again)."""
+        index = cls.__new__(cls)
+        index._set(qrels)
+        return index
+
+    def _set(self, qrels: Dict[str, Dict[str, int]]):
+        self.qrels: Dict[str, Dict[str, int]] = qrels
         self._grades_desc: Dict[str, np.ndarray] = {}
         self._positive: Dict[str, Dict[str, int]] = {}
+        self._recall_base: Dict[Tuple[str, int], int] = {}
+        self._no_relevant: Dict[int, List[str]] = {}
         self._warned_empty = set()
 
     @property
@@ -151,14 +205,36 @@ class QrelsIndex:
         return d
 
     def recall_base(self, qid: str, rel: int = 1) -> int:
-        g = self.judged_grades(qid)
-        # descending order: count of grades >= rel
-        return int(np.count_nonzero(g >= rel))
+        """Number of the query's judgments with grade >= ``rel`` (cached: asked once per query and run)."""
+        rb = self._recall_base.get((qid, rel))
+        if rb is None:
+            # descending order: count of grades >= rel
+            rb = self._recall_base[(qid, rel)] = int(np.count_nonzero(self.judged_grades(qid) >= rel))
+        return rb
 
-    def warn_if_no_relevant(self, qids, rel: int = 1):
-        empty = [q for q in qids if self.recall_base(q, rel) == 0 and (q, rel) not in self._warned_empty]
+    def queries_without_relevant(self, rel: int = 1) -> List[str]:
+        """The qrels queries with no judgment of grade >= ``rel``, in qrels order (computed once per ``rel``)."""
+        empty = self._no_relevant.get(rel)
+        if empty is None:
+            empty = self._no_relevant[rel] = [q for q in self.qrels if self.recall_base(q, rel) == 0]
+        return empty
+
+    def warn_if_no_relevant(self, qids=None, rel: int = 1, warned: Optional[set] = None):
+        """Warn once about the queries of ``qids`` (default: every qrels query) that have nothing relevant.
+
+        ``warned`` holds the ``(qid, rel)`` pairs already reported (default:
+        this index's own set); an evaluator passes its own, so that every
+        evaluator warns once, even when it shares a cached index.
+        """
+        if warned is None:
+            warned = self._warned_empty
+        if qids is None:
+            candidates = self.queries_without_relevant(rel)
+        else:
+            candidates = [q for q in qids if self.recall_base(q, rel) == 0]
+        empty = [q for q in candidates if (q, rel) not in warned]
         if empty:
-            self._warned_empty.update((q, rel) for q in empty)
+            warned.update((q, rel) for q in empty)
             warnings.warn(f"{len(empty)} qrels quer{'y has' if len(empty) == 1 else 'ies have'} no document "
                           f"with grade >= {rel}; they score 0 (as in trec_eval): {', '.join(map(str, empty[:20]))}"
                           f"{' ...' if len(empty) > 20 else ''}", RuntimeWarning, stacklevel=2)
@@ -195,9 +271,14 @@ class RankedQuery:
         if self._grades is None:
             keys = self._keys
             n = len(keys)
-            # map() with the dict's own get keeps the join in C: one lookup per document
-            full = np.fromiter(map(self._judged.get, keys, repeat(UNJUDGED, n)), dtype=np.int64, count=n)
-            self._grades = full[self._order]
+            if self._order.size < n:  # ranked to a depth (PreparedRun): only the ranked documents are joined
+                keys, n = self.docids, self._order.size
+                # map() with the dict's own get keeps the join in C: one lookup per document
+                self._grades = np.fromiter(map(self._judged.get, keys, repeat(UNJUDGED, n)), dtype=np.int64,
+                                           count=n)
+            else:
+                full = np.fromiter(map(self._judged.get, keys, repeat(UNJUDGED, n)), dtype=np.int64, count=n)
+                self._grades = full[self._order]
         return self._grades
 
     @property
@@ -269,36 +350,59 @@ class PreparedRun:
     without judgments are skipped; qrels queries without results get each
     measure's DEFAULT from the caller).  Query and document ids must be str
     (:mod:`irmeasures_markov.inputs`): one C-level ``str.join`` per query
-    checks them, and an id of another type raises ``TypeError`` naming it.
+    checks them, and an id of another type raises ``TypeError`` naming it;
+    ``ids_checked=True`` says the caller has checked them already
+    (:func:`~irmeasures_markov.inputs.to_run_dict`).  The scores of the kept
+    queries are read once, by :func:`read_scores`, which checks them too.
 
     ``join_docids=True`` also keeps each query's docids joined by newlines
     (``RankedQuery.joined_keys``), made while the docids are in cache: a
     vectorised per-document lookup (:meth:`document_values`) reads them
     from there instead of from thousands of scattered str objects.
+
+    ``depth=k`` ranks only the top k documents of each query (all of them
+    are still checked): for measures that read no further than rank k (a
+    cutoff <= k, without ``judged_only``), a partial sort instead of a full
+    one.  The ranked arrays then hold ``min(k, n)`` documents, the first ones
+    of the full ranking; ``batch(cutoff=c)`` with ``c <= k`` is unchanged.
     """
 
-    def __init__(self, qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join_docids: bool = False):
+    def __init__(self, qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join_docids: bool = False,
+                 ids_checked: bool = False, depth: Optional[int] = None):
+        if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+            raise ValueError(f"depth must be a positive integer or None, got {depth!r}")
         self.qrels_index = qrels
+        self.depth = depth
         self.queries: List[RankedQuery] = []
         judged = qrels.qrels
         for qid, doc_scores in run.items():
-            check_query_id(qid)
+            if not ids_checked:
+                check_query_id(qid)
             qdocs = judged.get(qid)
             n = len(doc_scores)
             if qdocs is None or n == 0:
-                check_document_ids(doc_scores, qid)
+                if not ids_checked:
+                    check_document_ids(doc_scores, qid)
                 continue
             keys = list(doc_scores)
             if join_docids:
                 joined = join_document_ids(SEPARATOR, keys, qid)  # the join checks the ids too
             else:
                 joined = None
-                check_document_ids(keys, qid)
-            scores = np.fromiter(doc_scores.values(), dtype=np.float64, count=n)
-            _check_finite(keys, scores, qid)
-            order = _trec_order(keys, scores)
-            ranked = scores[order]
-            grades = _positive_grades(keys, doc_scores, order, ranked, qrels.positive(qid))
+                if not ids_checked:
+                    check_document_ids(keys, qid)
+            scores = read_scores(doc_scores, qid, keys)
+            if depth is not None and depth < n:
+                order = _top_order(keys, scores, depth)
+                positive = qrels.positive(qid)
+                # k dict probes: for a small k, cheaper than placing every judged document by its score
+                grades = np.fromiter(map(positive.get, [keys[i] for i in order.tolist()], repeat(0, depth)),
+                                     dtype=np.int64, count=depth)
+                ranked = scores[order]
+            else:
+                order = _trec_order(keys, scores)
+                ranked = scores[order]
+                grades = _positive_grades(keys, doc_scores, order, ranked, qrels.positive(qid))
             self.queries.append(RankedQuery(qid, keys, order, ranked, grades, qdocs, joined))
         self._batches: Dict[tuple, RelevanceBatch] = {}
 

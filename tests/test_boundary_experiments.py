@@ -165,15 +165,15 @@ def test_default_topics_average_in_judged_topics_without_relevant_documents():
     # trec_eval -c: topic 2 is evaluated (pytrec_eval reports it, at 0) and topic 3 scores 0
     ref = _trec(qrels, run, ["map"])
     assert set(ref) == {"1", "2"} and ref["2"]["map"] == 0.0
-    assert ev.column("AP")[0] == pytest.approx(np.mean([ref["1"]["map"], ref["2"]["map"], 0.0]), abs=1e-15)
+    assert ev.column_array("AP")[0] == pytest.approx(np.mean([ref["1"]["map"], ref["2"]["map"], 0.0]), abs=1e-15)
     # ir_measures.calc_aggregate (and so the CLI) averages over the same three topics
     agg = ir_measures.calc_aggregate([ir_measures.AP], qrels, run)
-    assert ev.column("AP")[0] == pytest.approx(agg[ir_measures.AP], abs=1e-15)
+    assert ev.column_array("AP")[0] == pytest.approx(agg[ir_measures.AP], abs=1e-15)
     with pytest.raises(ValueError, match="no topics to evaluate: the qrels are empty"):
         evaluate(["AP"], {}, {"r": run}, progress=False)
     # explicit topics still select
     sub = evaluate(["AP"], qrels, {"r": run}, topics=["1"], progress=False)
-    assert sub.topics == ["1"] and sub.column("AP")[0] == pytest.approx(1.0)
+    assert sub.topics == ["1"] and sub.column_array("AP")[0] == pytest.approx(1.0)
 
 
 def test_pool_reduction_keeps_the_full_topic_set():

@@ -68,7 +68,7 @@ def test_str_subclasses_are_str():
 
 
 def test_dataframes_with_int_ids_raise_with_astype_hint():
-    pd = pytest.importorskip("pandas")
+    import pandas as pd
     run = pd.DataFrame({"query_id": [1, 1], "doc_id": ["a", "b"], "score": [1.0, 2.0]})
     qrels = pd.DataFrame({"query_id": ["1"], "doc_id": [5], "relevance": [1]})
     # today's main: the run's ids were str()-ed, so this evaluated
@@ -146,7 +146,7 @@ def test_numpy_and_bool_grades_are_integers():
 
 
 def test_dataframe_grades_are_checked_too():
-    pd = pytest.importorskip("pandas")
+    import pandas as pd
     big = pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [2 ** 40]})
     with pytest.raises(InputError, match="qrels DataFrame: query 'q', document 'a': grade 1099511627776"):
         to_qrels_dict(big)

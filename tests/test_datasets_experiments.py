@@ -366,7 +366,7 @@ def test_tau_table_and_ranking():
     table, rows, cols = tau_table(ev, rows=["AP", "MP GL_AD_ID"], cols=["AP", "P@10"])
     assert rows == ["AP", "MP GL_AD_ID"] and cols == ["AP", "P@10"]
     assert table[0, 0] == pytest.approx(1.0)
-    means = ev.means()
+    means = ev.means_array()
     j_ap, j_p10 = ev.labels.index("AP"), ev.labels.index("P@10")
     assert table[0, 1] == pytest.approx(scipy.stats.kendalltau(means[:, j_ap], means[:, j_p10]).statistic)
     ranking = system_ranking(ev, "AP")
@@ -382,10 +382,10 @@ def test_pool_reduction_synthetic():
     assert res.percents == [100.0, 50.0, 10.0]
     np.testing.assert_allclose(res.tau[0], 1.0)
     full = evaluate(["AP"], qrels, runs, progress=False)
-    assert res.mean_scores[0, 0] == pytest.approx(full.means().mean())
+    assert res.mean_scores[0, 0] == pytest.approx(full.means_array().mean())
     reduced = evaluate(["AP"], downsample_qrels(qrels, 10, seed=2), runs, topics=full.topics, progress=False)
-    assert res.mean_scores[2, 0] == pytest.approx(reduced.means().mean())
-    assert kendall_tau(full.means()[:, 0], reduced.means()[:, 0]) == pytest.approx(res.tau[2, 0])
+    assert res.mean_scores[2, 0] == pytest.approx(reduced.means_array().mean())
+    assert kendall_tau(full.means_array()[:, 0], reduced.means_array()[:, 0]) == pytest.approx(res.tau[2, 0])
     mean, tau = res.to_frames()
     assert list(mean.columns) == ["AP", "bpref", "MP"]
 

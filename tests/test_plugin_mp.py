@@ -186,7 +186,7 @@ def test_bad_scores_and_duplicates():
 
 
 def test_provider_direct_and_dataframe_inputs():
-    pd = pytest.importorskip("pandas")
+    import pandas as pd
     qrels, run = synthetic(3)
     qdf = pd.DataFrame([(q, d, g) for q, ds in qrels.items() for d, g in ds.items()],
                        columns=["query_id", "doc_id", "relevance"])

@@ -5,7 +5,8 @@ registered.  Other commands (``irmeasures-markov COMMAND --help`` for each):
 
 * ``demo`` — evaluate the sample qrels/run bundled in the package;
 * ``measures [NAME]`` — list this package's measures, their parameters and defaults;
-* ``ph-compare`` — compare two runs topic by topic under a P@H browsing model.
+* ``ph-compare`` — compare two runs topic by topic under a P@H browsing model;
+* ``compare`` — runs × measures with significance markers (baseline or all pairs).
 
 Exit status: 0 success, 2 usage or input error, 1 internal error (see
 :mod:`irmeasures_markov.cli.errors`).  Library modules never import this package.
@@ -20,6 +21,7 @@ import irmeasures_markov  # noqa: F401  (registers our measures)
 from .demo import DEMO_MEASURES, demo_main
 from .errors import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, debugging, run_guarded
 from .evaluate import SUMMARY_QID, evaluate_main, report
+from .fit import fit_main
 from .inputs import sample_path
 from .measure_args import parse_measures
 from .measures import measures_main
@@ -34,6 +36,8 @@ SUBCOMMANDS: Dict[str, Callable[[List[str]], int]] = {
     "demo": demo_main,
     "measures": measures_main,
     "ph-compare": ph_compare_main,
+    "compare": lambda argv: __import__("irmeasures_markov.cli.compare", fromlist=["compare_main"]).compare_main(argv),
+    "fit": fit_main,
 }
 
 

@@ -19,7 +19,11 @@ O(n) with the banded solvers below.
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
+
+from .._lazy import lazy_module
+
+# scipy.linalg loads at the first call: `import irmeasures_markov` stays cheap
+scipy = lazy_module("scipy")
 
 __all__ = [
     "fundamental_matrix",

@@ -63,10 +63,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.linalg import lapack
+from .._lazy import lazy_module
 
 from .birth_death_stable import (SINGULAR, block_positions, block_starts, renumber, stable_average_reward,
                                  stable_parts, stacked_chain, sub_offsets, uncoupled_blocks)
+
+lapack = lazy_module("scipy.linalg.lapack")  # imported at the first call: `import irmeasures_markov` stays cheap
 
 __all__ = ["batched_tridiagonal_solve", "batched_inverse_diagonal", "graded_gauss_legendre",
            "birth_death_inverse_diagonal", "birth_death_solve", "birth_death_solve_pair",

@@ -30,10 +30,11 @@ References
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
-import scipy.sparse
-import scipy.sparse.csgraph
-import scipy.sparse.linalg
+
+from .._lazy import lazy_module
+
+# scipy.linalg and scipy.sparse(.csgraph, .linalg) load at the first call: `import irmeasures_markov` stays cheap
+scipy = lazy_module("scipy")
 
 __all__ = [
     "MarkovChain",

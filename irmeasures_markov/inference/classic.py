@@ -32,9 +32,12 @@ from itertools import combinations
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np
-from scipy import stats
 
+from .._lazy import lazy_module
 from .inputs import ScoreMatrix, score_matrix
+
+# imported at the first test, so that importing the package does not load scipy.stats
+stats = lazy_module("scipy.stats")
 
 __all__ = [
     "TestResult",
@@ -47,6 +50,8 @@ __all__ = [
     "adjust_pvalues",
     "PairwiseResult",
     "all_pairs",
+    "pairwise",
+    "CORRECTIONS",
     "discriminative_power",
 ]
 
@@ -201,12 +206,30 @@ TESTS = {"t": paired_t_test, "wilcoxon": wilcoxon_test, "sign": sign_test,
          "randomization": randomization_test, "bootstrap": bootstrap_test}
 
 
+#: the multiple-comparison corrections of :func:`adjust_pvalues` (None also means "none")
+CORRECTIONS = ("holm", "bonferroni", "fdr_bh", "none")
+
+
 def adjust_pvalues(pvalues, method: Optional[str] = "holm") -> np.ndarray:
-    """Family-wise error correction: ``'holm'`` (step-down), ``'bonferroni'`` or None."""
+    """Multiple-comparison correction of m p-values.
+
+    * ``'holm'``: Holm's step-down family-wise correction, p_(i) ↦ max_{j≤i} min(1, (m − j + 1) p_(j));
+    * ``'bonferroni'``: min(1, m p) (family-wise);
+    * ``'fdr_bh'``: Benjamini–Hochberg false discovery rate, p_(i) ↦ min_{j≥i} min(1, m p_(j) / j)
+      (the same values as statsmodels' ``multipletests(method='fdr_bh')``);
+    * ``'none'`` or None: the p-values unchanged.
+    """
     p = np.asarray(pvalues, dtype=np.float64)
     if method is None or method == "none":
         return p.copy()
     m = p.size
+    if method == "fdr_bh":
+        order = np.argsort(p, kind="stable")
+        scaled = p[order] * m / np.arange(1, m + 1)
+        adj = np.minimum.accumulate(scaled[::-1])[::-1]
+        out = np.empty(m)
+        out[order] = np.minimum(1.0, adj)
+        return out
     if method == "bonferroni":
         return np.minimum(1.0, p * m)
     if method == "holm":
@@ -215,7 +238,7 @@ def adjust_pvalues(pvalues, method: Optional[str] = "holm") -> np.ndarray:
         out = np.empty(m)
         out[order] = np.minimum(1.0, adj)
         return out
-    raise ValueError(f"correction must be 'holm', 'bonferroni' or None, got {method!r}")
+    raise ValueError(f"correction must be one of {list(CORRECTIONS)} or None, got {method!r}")
 
 
 @dataclass
@@ -282,13 +305,48 @@ def all_pairs(scores, test: str = "t", *, measure=None, alternative: str = "two-
     pairs at once (``chunk`` pairs at a time).
     """
     sm = score_matrix(scores, measure)
+    if sm.n_systems < 2:
+        raise ValueError("all_pairs needs at least 2 systems")
+    return pairwise(sm, list(combinations(range(sm.n_systems), 2)), test, alternative=alternative,
+                    correction=correction, n_resamples=n_resamples, seed=seed, chunk=chunk, progress=progress)
+
+
+def pairwise(scores, pairs, test: str = "t", *, measure=None, alternative: str = "two-sided",
+             correction: Optional[str] = "holm", n_resamples: int = 10000, seed: Optional[int] = 0,
+             chunk: int = 512, progress: bool = False) -> PairwiseResult:
+    """Test the given pairs of systems, ``pairs = [(a, b), ...]`` (names or column indices), A − B each.
+
+    The correction runs over these pairs only (e.g. every run against one
+    baseline).  A pair's p-value does not depend on the other pairs: the
+    randomization and bootstrap tests draw the same seeded sign patterns /
+    resamples for every pair, so a pair tested here has the p-value
+    :func:`all_pairs` gives it (before correction) with the same ``seed``.
+    """
+    sm = score_matrix(scores, measure)
     _alt(alternative)
     if test not in TESTS:
         raise ValueError(f"unknown test {test!r}; choose one of {list(TESTS)}")
-    a, b = (np.array(x, dtype=np.int64) for x in zip(*combinations(range(sm.n_systems), 2))) \
-        if sm.n_systems >= 2 else (np.zeros(0, np.int64), np.zeros(0, np.int64))
-    if a.size == 0:
-        raise ValueError("all_pairs needs at least 2 systems")
+    if correction is not None and correction not in CORRECTIONS:
+        raise ValueError(f"correction must be one of {list(CORRECTIONS)} or None, got {correction!r}")
+    index = {name: j for j, name in enumerate(sm.systems)}
+
+    def position(x):
+        if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+            if not 0 <= x < sm.n_systems:
+                raise ValueError(f"system index {x} out of range: there are {sm.n_systems} systems")
+            return int(x)
+        if str(x) not in index:
+            raise ValueError(f"no system {x!r}; systems: {sm.systems[:10]}")
+        return index[str(x)]
+
+    pairs = [(position(x), position(y)) for x, y in pairs]
+    if not pairs:
+        raise ValueError("no pairs to test")
+    same = [sm.systems[x] for x, y in pairs if x == y]
+    if same:
+        raise ValueError(f"a system cannot be tested against itself: {same[:5]}")
+    a = np.array([x for x, _ in pairs], dtype=np.int64)
+    b = np.array([y for _, y in pairs], dtype=np.int64)
     diffs = sm.values[:, a] - sm.values[:, b]
     if test in ("t", "randomization", "bootstrap"):
         stat, p = _vectorised_pairs(diffs, test, alternative, n_resamples, seed, chunk)

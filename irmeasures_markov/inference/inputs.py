@@ -87,12 +87,9 @@ def _per_query_from_frame(df, measure, where) -> Dict[str, float]:
 
 
 def _per_query(obj, measure, where) -> Dict[str, float]:
-    try:
-        import pandas as pd
-        if isinstance(obj, pd.DataFrame):
-            return _per_query_from_frame(obj, measure, where)
-    except ImportError:  # pragma: no cover
-        pass
+    import pandas as pd
+    if isinstance(obj, pd.DataFrame):
+        return _per_query_from_frame(obj, measure, where)
     if isinstance(obj, Mapping):
         out = {}
         for q, v in obj.items():
@@ -130,11 +127,8 @@ def score_matrix(data, measure=None, *, topics: Optional[Sequence[str]] = None,
             raise ValueError(f"topics/systems labels ({len(t)}, {len(s)}) do not match the shape {values.shape}")
         return _checked(values, t, s, measure)
     per_system: Dict[str, Dict[str, float]] = {}
-    try:
-        import pandas as pd
-        is_frame = isinstance(data, pd.DataFrame)
-    except ImportError:  # pragma: no cover
-        is_frame = False
+    import pandas as pd
+    is_frame = isinstance(data, pd.DataFrame)
     if is_frame:
         scol = next((c for c in _SYSTEM_COLUMNS if c in data.columns), None)
         if scol is None:

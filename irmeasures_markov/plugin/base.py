@@ -11,14 +11,15 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping
 from numbers import Real
-from typing import Dict, Iterator, List
+from typing import Dict, Iterator, List, Optional
 
 import numpy as np
 from ir_measures import measures as irm_measures
 from ir_measures import providers as irm_providers
 from ir_measures.util import Metric
 
-from ..inputs import to_qrels_dict, to_run_dict, warn_if_nothing_to_evaluate
+from ..inputs import to_run_dict, warn_if_nothing_to_evaluate
+from ..qrels_cache import qrels_index
 from ..rankings import PreparedRun, QrelsIndex
 
 __all__ = ["FamilyMeasure", "MarkovProvider", "PROVIDER", "register_measure", "FLOAT", "ParamInfo"]
@@ -147,6 +148,19 @@ class FamilyMeasure(irm_measures.Measure):
         """
         return False
 
+    def ranks_read(self) -> Optional[int]:
+        """How many top-ranked documents of each query compute() reads, or None for all of them.
+
+        compute() reads a prepared run through :meth:`batch`, so a cutoff
+        bounds what it reads, unless ``judged_only`` removes unjudged
+        documents first.  When every measure of an evaluator is bounded, the
+        evaluator ranks only that deep (``PreparedRun(depth=...)``).  A
+        family that reads anything else of the prepared run beyond its
+        cutoff overrides this to return None.
+        """
+        jo = self["judged_only"] if "judged_only" in self.SUPPORTED_PARAMS else False
+        return None if jo else self.cutoff
+
     def batch(self, prepared: PreparedRun, with_docids: bool = False):
         rel = self["rel"] if "rel" in self.SUPPORTED_PARAMS else 1
         jo = self["judged_only"] if "judged_only" in self.SUPPORTED_PARAMS else False
@@ -177,17 +191,31 @@ class MarkovEvaluator(irm_providers.Evaluator):
     empty, :meth:`values` warns once (``RuntimeWarning``) naming the
     situation; every qrels query then scores the measure's DEFAULT (0), and
     aggregates are never NaN.
+
+    ``qrels`` may also be a :class:`~irmeasures_markov.rankings.QrelsIndex`.
+    Otherwise the index comes from :func:`irmeasures_markov.qrels_cache.qrels_index`:
+    ``ir_measures.calc_aggregate`` makes an evaluator per call, and the
+    judgments of an unchanged qrels dict or DataFrame are indexed once, not
+    once per call.
     """
 
     def __init__(self, measures, qrels):
         measures = list(measures)
         _check_ours(measures)
-        self.qrels_index = QrelsIndex(to_qrels_dict(qrels))
+        self.qrels_index = qrels if isinstance(qrels, QrelsIndex) else qrels_index(qrels)
+        # per evaluator, as when every evaluator had its own index: each warns once about queries without
+        # relevant documents, even when the index is shared
+        self._warned_empty = set()
+        depths = [m.ranks_read() for m in measures]
+        self._depth = None if not depths or None in depths else max(depths)
         super().__init__(measures, self.qrels_index.query_ids)
 
-    def prepare(self, run) -> PreparedRun:
+    def prepare(self, run, ids_checked: bool = False) -> PreparedRun:
+        """The run ranked and joined with the qrels (ids checked unless ``ids_checked``; scores always)."""
         # PreparedRun checks the ids of a dict run itself, while ranking it
-        return PreparedRun(self.qrels_index, run if isinstance(run, Mapping) else to_run_dict(run),
+        if not isinstance(run, Mapping):
+            run, ids_checked = to_run_dict(run), True
+        return PreparedRun(self.qrels_index, run, ids_checked=ids_checked, depth=self._depth,
                            join_docids=any(m.reads_document_values() for m in self.measures))
 
     def values(self, run, warn_empty: bool = True) -> Dict[irm_measures.Measure, Dict[str, float]]:
@@ -198,12 +226,16 @@ class MarkovEvaluator(irm_providers.Evaluator):
         """
         if not isinstance(run, Mapping):
             run = to_run_dict(run)  # once: an iterator of ScoredDoc cannot be read twice
-        prepared = self.prepare(run)
+        return self.prepared_values(self.prepare(run), run, warn_empty=warn_empty)
+
+    def prepared_values(self, prepared: PreparedRun, run: Mapping, warn_empty: bool = True
+                        ) -> Dict[irm_measures.Measure, Dict[str, float]]:
+        """:meth:`values` of a run already ranked by :meth:`prepare` (``run``: the dict it was made from)."""
         if warn_empty and not prepared.queries:
-            warn_if_nothing_to_evaluate(self.qrels_index.qrels, run, stacklevel=2)
+            warn_if_nothing_to_evaluate(self.qrels_index.qrels, run, stacklevel=3)
         rels = {m["rel"] for m in self.measures if "rel" in m.SUPPORTED_PARAMS}
         for rel in sorted(rels) or [1]:
-            self.qrels_index.warn_if_no_relevant(self.qrels_index.query_ids, rel)
+            self.qrels_index.warn_if_no_relevant(rel=rel, warned=self._warned_empty)
         out = {}
         qids = prepared.qids
         for m in self.measures:
@@ -217,6 +249,38 @@ class MarkovEvaluator(irm_providers.Evaluator):
         for m, per_query in self.values(run).items():
             for qid, v in per_query.items():
                 yield Metric(query_id=qid, measure=m, value=v)
+
+    # iter_calc and calc_aggregate give exactly what ir_measures' Evaluator gives (same metrics, same order, same
+    # sums), without hashing every (measure, query) pair: a Measure hashes by its repr, rebuilt on every call,
+    # which costs more than computing the measure when there are many queries.
+
+    def iter_calc(self, run) -> Iterator[Metric]:
+        """Per-query metrics: the run's queries in run order, then qrels queries it did not answer at DEFAULT."""
+        values = self.values(run)
+        for m, per_query in values.items():
+            for qid, v in per_query.items():
+                yield Metric(query_id=qid, measure=m, value=v)
+        missing = []
+        for m, per_query in values.items():
+            name = str(m)
+            missing.extend((name, qid, m) for qid in self.qrel_qids if qid not in per_query)
+        missing.sort(key=lambda item: item[:2])  # as ir_measures orders them: by (str(measure), query id)
+        for _, qid, m in missing:
+            yield Metric(query_id=qid, measure=m, value=m.DEFAULT)
+
+    def calc_aggregate(self, run) -> Dict[irm_measures.Measure, float]:
+        """Each measure's aggregate (the mean) over every qrels query, one unanswered scoring DEFAULT."""
+        values = self.values(run)
+        aggregators = {m: m.aggregator() for m in self.measures}
+        n_qrels = len(self.qrel_qids)
+        for m, per_query in values.items():
+            agg = aggregators[m]
+            # the order of ir_measures' Evaluator: the computed values, then the unanswered queries' defaults
+            for v in per_query.values():
+                agg.add(v)
+            for _ in range(n_qrels - len(per_query)):
+                agg.add(m.DEFAULT)
+        return {m: agg.result() for m, agg in aggregators.items()}
 
 
 class MarkovProvider(irm_providers.Provider):

@@ -1,0 +1,184 @@
+"""``irmeasures-markov compare QRELS RUN... -m MEASURE...``: runs × measures with significance markers.
+
+The command line face of :func:`irmeasures_markov.comparison.compare`: the
+same evaluation (trec_eval's float64 values for AP, P@k, nDCG, ...), the same
+tests and corrections, the same renderings.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import List
+
+from .errors import PROG, CliError, CliParser, reading
+from .inputs import check_overlap, load_qrels
+from .measure_args import parse_measures
+from .output import write_record
+
+__all__ = ["compare_main"]
+
+_TESTS = ("t", "wilcoxon", "sign", "randomization", "bootstrap", "bayes")
+_CORRECTIONS = ("holm", "bonferroni", "fdr_bh", "none")
+_FORMATS = ("table", "md", "latex", "csv", "tsv", "jsonl")
+
+_EPILOG = """\
+runs:
+  Each RUN is a run file, a directory (its input.* files, else every file) or a
+  quoted glob pattern ('runs/input.*'). Run names come from the file names
+  (input.NAME.gz -> NAME); two files giving one name are an error.
+
+markers (a pair is significant when its corrected p-value is below --alpha):
+  with --baseline: ▲ significantly better than the baseline, ▼ worse
+                   (LaTeX: $^{\\blacktriangle}$ / $^{\\blacktriangledown}$, package amssymb);
+  all pairs:       each run gets a letter (a, b, ...); a mean carries the letters of
+                   the runs it is significantly better than.
+  The best mean of each measure is bold in md and latex.
+
+tests (paired, per topic; A - B, A the run and B the baseline):
+  t, wilcoxon, sign, randomization, bootstrap: classic tests (randomization and
+  bootstrap seeded by --seed, with --resamples draws); bayes: Carterette's linear
+  model fitted to all runs at once, reporting P(A > B) as the statistic and
+  2 min(P(A>B), P(A<B)) as the p-value, uncorrected (--correction none).
+  Effect size: Cohen's d_z = mean(d) / sd(d) of the per-topic differences.
+  --ci: t interval of each mean over the topics.
+
+output:
+  table (aligned text with a legend), md, latex (a tabular), csv, tsv, jsonl (one
+  object per run and measure; with --baseline also each run's effect size and
+  corrected p-value against it). --pairs prints the tests instead: one row per
+  measure and pair with mean_difference, effect_size, statistic, pvalue,
+  adjusted_pvalue, significant. csv, tsv and jsonl print every digit unless -p.
+  Topics: every qrels topic (a topic a run did not answer scores 0, as trec_eval -c).
+
+exit status: 0 success; 2 usage or input error; 1 internal error.
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = CliParser(
+        prog=f"{PROG} compare", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_EPILOG,
+        description="Compare runs on several measures: one table of means with significance markers "
+                    "against a baseline or between all pairs.")
+    parser.add_argument("qrels", help="qrels file (plain, .gz, .bz2, .xz) or an ir_datasets id")
+    parser.add_argument("runs", nargs="+", metavar="RUN", help="run files, directories or quoted glob patterns")
+    parser.add_argument("-m", "--measures", nargs="+", required=True, metavar="MEASURE",
+                        help="measures, e.g. AP P@10 \"MP(model='GL_AD_LID')\" (as for the main command)")
+    tests = parser.add_argument_group("tests")
+    tests.add_argument("--baseline", "-b", metavar="RUN",
+                       help="test every run against this one (a run name or one of the RUN paths); "
+                            "default: every pair")
+    tests.add_argument("--test", "-t", choices=_TESTS, default="t", help="significance test (default t)")
+    tests.add_argument("--correction", "-c", choices=_CORRECTIONS,
+                       help="multiple-comparison correction over the pairs of a measure "
+                            "(default holm; none for bayes)")
+    tests.add_argument("--alpha", type=float, default=0.05, help="significance level of the markers (default 0.05)")
+    tests.add_argument("--alternative", choices=("two-sided", "greater", "less"), default="two-sided",
+                       help="alternative hypothesis about A - B (default two-sided)")
+    tests.add_argument("--ci", nargs="?", type=float, const=0.95, metavar="LEVEL",
+                       help="show t confidence intervals of the means (level 0.95 unless given)")
+    tests.add_argument("--resamples", type=int, default=10000,
+                       help="randomization/bootstrap resamples (default 10000)")
+    tests.add_argument("--seed", type=int, default=0, help="seed of the resampling tests and of bayes (default 0)")
+    out = parser.add_argument_group("output")
+    out.add_argument("--output_format", "--output-format", "-o", dest="output_format", choices=_FORMATS,
+                     default="table", help="table (default), md, latex, csv, tsv or jsonl")
+    out.add_argument("--pairs", action="store_true", help="print the tests (one row per measure and pair)")
+    out.add_argument("--effect-size", "--effect_size", dest="effect_size", action="store_true",
+                     help="with --baseline, table/md/latex: add each run's Cohen's d_z against the baseline")
+    out.add_argument("--places", "-p", type=int, metavar="N",
+                     help="decimal places (-1: every digit; default 4 for table/md/latex, every digit otherwise)")
+    out.add_argument("--no-progress", "--no_progress", dest="no_progress", action="store_true",
+                     help="no progress bar (there is none either when standard error is not a terminal)")
+    out.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
+    return parser
+
+
+def _run_files(specs: List[str]) -> List[str]:
+    from ..comparison import resolve_run_paths
+    try:
+        return resolve_run_paths(specs)
+    except FileNotFoundError as exc:
+        raise CliError(str(exc).strip("'\"")) from None
+
+
+def compare_main(argv: List[str]) -> int:
+    args = _parser().parse_args(argv)
+    if not 0 < args.alpha < 1:
+        raise CliError(f"--alpha must be in (0, 1), got {args.alpha}")
+    if args.ci is not None and not 0 < args.ci < 1:
+        raise CliError(f"--ci must be a confidence level in (0, 1) such as 0.95, got {args.ci}")
+    if args.resamples < 1:
+        raise CliError(f"--resamples must be a positive integer, got {args.resamples}")
+    if args.places is not None and args.places < -1:
+        raise CliError(f"--places (-p) must be -1 or a number of decimals >= 0, got {args.places}")
+    if args.test == "bayes" and args.correction not in (None, "none"):
+        raise CliError("--test bayes takes no correction (its posterior probabilities come from one model of "
+                       "every run): drop --correction or give --correction none")
+    if args.effect_size and args.baseline is None:
+        raise CliError("--effect-size needs --baseline (for all pairs, --pairs prints every effect size)")
+    measures = parse_measures(args.measures)  # before reading: a typo is reported at once
+    files = _run_files(args.runs)
+    from ..comparison import _run_names
+    with reading(files[0]):
+        names = _run_names(files)
+    if len(files) < 2:
+        raise CliError(f"compare needs at least 2 runs, got {len(files)} ({', '.join(args.runs)})")
+    baseline = _baseline(args.baseline, files, names)
+    progress = not args.no_progress and sys.stderr.isatty()
+    qrels = load_qrels(args.qrels)
+    runs = {}
+    bar = _bar(progress, len(files))
+    try:
+        from ..datasets import read_run  # the fast reader: io.read_trec_run's dicts and errors
+        for name, path in zip(names, files):
+            with reading(path):
+                runs[name] = read_run(path)
+            check_overlap(qrels, runs[name], args.qrels, path)
+            if bar is not None:
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    from ..comparison import compare
+    cmp = compare(qrels, runs, measures, baseline=baseline, test=args.test, correction=args.correction,
+                  alpha=args.alpha, alternative=args.alternative, ci=args.ci, n_resamples=args.resamples,
+                  seed=args.seed, progress=progress)
+    _print(cmp, args)
+    return 0
+
+
+def _bar(progress: bool, total: int):
+    if not progress:
+        return None
+    from tqdm.auto import tqdm
+    return tqdm(total=total, desc="reading runs", unit="run", file=sys.stderr)
+
+
+def _baseline(spec, files: List[str], names: List[str]):
+    if spec is None:
+        return None
+    if spec in names:
+        return spec
+    for path, name in zip(files, names):
+        if os.path.abspath(spec) == os.path.abspath(path):
+            return name
+    raise CliError(f"--baseline {spec}: not one of the runs ({', '.join(names[:10])}"
+                   f"{', ...' if len(names) > 10 else ''})")
+
+
+def _print(cmp, args) -> None:
+    from ..comparison import render
+    fmt = args.output_format
+    if fmt == "jsonl":
+        for rec in render.records(cmp, pairs=args.pairs):
+            write_record(rec)
+        return
+    if fmt in ("csv", "tsv"):
+        places = -1 if args.places is None else args.places
+        sys.stdout.write(render.to_delimited(cmp, "," if fmt == "csv" else "\t", places, pairs=args.pairs))
+        return
+    places = 4 if args.places is None else args.places
+    text = {"table": render.to_text, "md": render.to_markdown, "latex": render.to_latex}[fmt](
+        cmp, places, args.pairs, args.effect_size)
+    print(text)

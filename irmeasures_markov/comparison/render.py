@@ -1,0 +1,304 @@
+"""Renderings of a :class:`~irmeasures_markov.comparison.Comparison`: text, Markdown, LaTeX, CSV/TSV, records, plot.
+
+Every table is built once as a grid of cell strings (:func:`means_grid`,
+:func:`pairs_grid`) and then laid out for its format, so the formats cannot
+disagree on a number or a marker.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import math
+from typing import Dict, Iterator, List, Tuple
+
+import numpy as np
+
+from . import DOWN, UP
+
+__all__ = ["legend", "means_grid", "pairs_grid", "to_text", "to_markdown", "to_latex", "to_delimited",
+           "records", "plot", "layout", "latex_escape"]
+
+TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test", "sign": "sign test",
+              "randomization": "paired randomization test", "bootstrap": "paired bootstrap test",
+              "bayes": "Bayesian linear model (Carterette 2011)"}
+CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "fdr_bh": "Benjamini-Hochberg FDR",
+                    "none": "no"}
+
+_LATEX_ESCAPES = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
+                  "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}"}
+
+
+def latex_escape(text: str) -> str:
+    return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in str(text))
+
+
+def _num(x: float, places: int) -> str:
+    if not math.isfinite(x):
+        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    return repr(float(x)) if places < 0 else f"{x:.{places}f}"
+
+
+def legend(cmp, effect: bool = False) -> str:
+    """One paragraph saying what the markers mean."""
+    test = TEST_NAMES[cmp.test]
+    if cmp.test == "bayes":
+        how = f"{test}, posterior two-sided tail 2 min(P(A>B), P(A<B)) < {cmp.alpha:g}" \
+            if cmp.alternative == "two-sided" else f"{test}, posterior P(not better) < {cmp.alpha:g}"
+    else:
+        alt = "" if cmp.alternative == "two-sided" else f", one-sided ({cmp.alternative})"
+        how = f"{test}{alt}, {CORRECTION_NAMES[cmp.correction]} correction, p < {cmp.alpha:g}"
+    n = len(cmp.evaluation.topics)
+    if cmp.baseline is not None:
+        text = (f"{UP}/{DOWN}: significantly better/worse than the baseline {cmp.baseline} ({how}; "
+                f"{n} topics).")
+    else:
+        text = (f"Letters: the runs a mean is significantly better than ({how}; all {len(cmp.tests) // max(1, len(cmp.labels))} "
+                f"pairs; {n} topics).")
+    if cmp.ci is not None:
+        text += f" Brackets: {cmp.ci:.0%} t confidence interval of the mean."
+    if effect:
+        text += " d: Cohen's d_z of the per-topic differences with the baseline (mean / standard deviation)."
+    return text
+
+
+def _run_label(cmp, run: str) -> str:
+    if cmp.baseline is not None:
+        return f"{run} (baseline)" if run == cmp.baseline else run
+    return f"({cmp.letters[run]}) {run}"
+
+
+def baseline_effects(cmp) -> Dict[Tuple[str, str], float]:
+    """Cohen's d_z of each (run, measure) against the baseline."""
+    if cmp.baseline is None:
+        return {}
+    rows = cmp.tests[cmp.tests["run_b"] == cmp.baseline]
+    return {(r.run_a, r.measure): float(r.effect_size) for r in rows.itertuples(index=False)}
+
+
+def means_grid(cmp, places: int, style: str, effect: bool = False) -> Tuple[List[str], List[List[str]]]:
+    """Header and rows of the means table; ``style`` is 'text', 'md' or 'latex' (markers and bold differ).
+
+    ``effect``: add each run's effect size against the baseline, ``(d=+0.31)``.
+    """
+    if effect and cmp.baseline is None:
+        raise ValueError("effect sizes in the means table need a baseline; for all pairs they are in the "
+                         "tests table (pairs=True).")
+    effects = baseline_effects(cmp) if effect else {}
+    table = cmp.table
+    best = {label: table[label].max() for label in table.columns}
+    esc = latex_escape if style == "latex" else (lambda s: s.replace("|", r"\|") if style == "md" else s)
+    header = ["run"] + [esc(str(c)) for c in table.columns]
+    # text: markers left-aligned after the numbers, so the numbers of a column stay aligned
+    pad = {label: max(len(m) for m in cmp.markers[label]) for label in table.columns}
+    effect_pad = {label: max([len(f"(d={d:+.2f})") for (r, m), d in effects.items() if m == label] or [0])
+                  for label in table.columns}
+    rows = []
+    for run in table.index:
+        row = [esc(_run_label(cmp, run))]
+        for label in table.columns:
+            mean = float(table.loc[run, label])
+            cell = _num(mean, places)
+            if style in ("md", "latex") and mean == best[label]:
+                cell = f"**{cell}**" if style == "md" else rf"\textbf{{{cell}}}"
+            if cmp.intervals is not None:
+                lo, hi = (float(cmp.intervals.loc[run, (label, b)]) for b in ("low", "high"))
+                cell += f" [{_num(lo, places)}, {_num(hi, places)}]"
+            mark = cmp.markers.loc[run, label]
+            if mark and style != "text":
+                if style == "latex":
+                    mark = {UP: r"\blacktriangle", DOWN: r"\blacktriangledown"}.get(mark, rf"\mathrm{{{mark}}}")
+                    cell += f"$^{{{mark}}}$"
+                elif style == "md":
+                    cell += mark if mark in (UP, DOWN) else f"<sup>{mark}</sup>"
+            if style == "text" and pad[label]:
+                cell += " " + mark.ljust(pad[label])
+            if effect:
+                text = f"(d={effects[run, label]:+.2f})" if (run, label) in effects else ""
+                cell += " " + (text.ljust(effect_pad[label]) if style == "text" else text)
+            row.append(cell.rstrip() if style != "text" else cell)
+        rows.append(row)
+    return header, rows
+
+
+PAIR_COLUMNS = ["measure", "run_a", "run_b", "mean_difference", "effect_size", "statistic", "pvalue",
+                "adjusted_pvalue", "significant"]
+
+
+def pairs_grid(cmp, places: int, style: str = "text") -> Tuple[List[str], List[List[str]]]:
+    """Header and rows of the tests table (one row per measure and pair)."""
+    esc = latex_escape if style == "latex" else (lambda s: s.replace("|", r"\|") if style == "md" else s)
+    rows = []
+    for r in cmp.tests.itertuples(index=False):
+        rows.append([esc(str(r.measure)), esc(r.run_a), esc(r.run_b), _num(r.mean_difference, places),
+                     _num(r.effect_size, places), _num(r.statistic, places), _pvalue(r.pvalue, places),
+                     _pvalue(r.adjusted_pvalue, places), "yes" if r.significant else "no"])
+    return [esc(c) for c in PAIR_COLUMNS], rows
+
+
+def _pvalue(p: float, places: int) -> str:
+    if places >= 0 and 0 < p < 10 ** -places:
+        return f"{p:.{max(1, places - 2)}e}"  # a small p stays readable instead of 0.0000
+    return _num(p, places)
+
+
+def layout(header: List[str], rows: List[List[str]], style: str) -> str:
+    """Lay out a grid: aligned text, a Markdown pipe table or a LaTeX tabular."""
+    if style == "md":
+        lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
+        lines += ["| " + " | ".join(r) + " |" for r in rows]
+        return "\n".join(lines)
+    if style == "latex":
+        lines = [r"\begin{tabular}{l" + "r" * (len(header) - 1) + "}", r"\hline",
+                 " & ".join(header) + r" \\", r"\hline"]
+        lines += [" & ".join(r) + r" \\" for r in rows]
+        lines += [r"\hline", r"\end{tabular}"]
+        return "\n".join(lines)
+    widths = [max(_width(x) for x in col) for col in zip(header, *rows)]
+    out = []
+    for k, r in enumerate([header] + rows):
+        cells = [r[0] + " " * (widths[0] - _width(r[0]))] + \
+                [" " * (w - _width(x)) + x for x, w in zip(r[1:], widths[1:])]
+        out.append("  ".join(cells).rstrip())
+        if k == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return "\n".join(out)
+
+
+def _width(s: str) -> int:
+    return len(s)
+
+
+def to_text(cmp, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
+    grid = pairs_grid(cmp, places) if pairs else means_grid(cmp, places, "text", effect)
+    return layout(*grid, "text") + ("" if pairs else "\n\n" + legend(cmp, effect))
+
+
+def to_markdown(cmp, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
+    grid = pairs_grid(cmp, places, "md") if pairs else means_grid(cmp, places, "md", effect)
+    return layout(*grid, "md") + ("" if pairs else "\n\n" + legend(cmp, effect).replace("<", "&lt;"))
+
+
+def to_latex(cmp, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
+    """A tabular (needs amssymb for the baseline triangles); the legend as ``%`` comment lines above it."""
+    grid = pairs_grid(cmp, places, "latex") if pairs else means_grid(cmp, places, "latex", effect)
+    head = "" if pairs else "".join(f"% {line}\n" for line in _wrap(legend(cmp, effect), 96))
+    if not pairs and cmp.baseline is not None:
+        head += "% \\blacktriangle needs \\usepackage{amssymb}\n"
+    return head + layout(*grid, "latex")
+
+
+def _wrap(text: str, width: int) -> List[str]:
+    import textwrap
+    return textwrap.wrap(text, width)
+
+
+def to_delimited(cmp, sep: str = ",", places: int = -1, pairs: bool = False) -> str:
+    """CSV/TSV: the means table (one row per run; per measure its mean, interval and markers) or the tests."""
+    buf = io.StringIO()
+    w = csv.writer(buf, delimiter=sep, lineterminator="\n")
+    if pairs:
+        w.writerow(PAIR_COLUMNS)
+        for r in cmp.tests.itertuples(index=False):
+            w.writerow([r.measure, r.run_a, r.run_b] + [_num(x, places) for x in (
+                r.mean_difference, r.effect_size, r.statistic, r.pvalue, r.adjusted_pvalue)]
+                + [str(bool(r.significant)).lower()])
+        return buf.getvalue()
+    header = ["run"] + (["letter"] if cmp.baseline is None else [])
+    for label in cmp.labels:
+        header.append(label)
+        if cmp.intervals is not None:
+            header += [f"{label} ci_low", f"{label} ci_high"]
+        header.append(f"{label} markers")
+        if cmp.baseline is not None:
+            header += [f"{label} effect_size", f"{label} adjusted_pvalue"]
+    w.writerow(header)
+    vs = _versus_baseline(cmp)
+    for run in cmp.runs:
+        row = [run] + ([cmp.letters[run]] if cmp.baseline is None else [])
+        for label in cmp.labels:
+            row.append(_num(float(cmp.table.loc[run, label]), places))
+            if cmp.intervals is not None:
+                row += [_num(float(cmp.intervals.loc[run, (label, b)]), places) for b in ("low", "high")]
+            row.append(cmp.markers.loc[run, label])
+            if cmp.baseline is not None:
+                d, p = vs.get((run, label), (None, None))
+                row += ["" if d is None else _num(d, places), "" if p is None else _num(p, places)]
+        w.writerow(row)
+    return buf.getvalue()
+
+
+def _versus_baseline(cmp) -> Dict[Tuple[str, str], Tuple[float, float]]:
+    """(effect size, adjusted p-value) of each (run, measure) against the baseline; the baseline has none."""
+    if cmp.baseline is None:
+        return {}
+    rows = cmp.tests[cmp.tests["run_b"] == cmp.baseline]
+    return {(r.run_a, r.measure): (float(r.effect_size), float(r.adjusted_pvalue))
+            for r in rows.itertuples(index=False)}
+
+
+def _json(x: float):
+    return float(x) if math.isfinite(x) else None
+
+
+def records(cmp, pairs: bool = False) -> Iterator[Dict[str, object]]:
+    """JSON-ready records: one per run and measure (mean, interval, markers) or one per test."""
+    if pairs:
+        for r in cmp.tests.itertuples(index=False):
+            yield {"measure": r.measure, "run_a": r.run_a, "run_b": r.run_b,
+                   "mean_difference": _json(r.mean_difference), "effect_size": _json(r.effect_size),
+                   "statistic": _json(r.statistic), "pvalue": _json(r.pvalue),
+                   "adjusted_pvalue": _json(r.adjusted_pvalue), "significant": bool(r.significant),
+                   "test": cmp.test, "correction": cmp.correction}
+        return
+    vs = _versus_baseline(cmp)
+    for run in cmp.runs:
+        for label in cmp.labels:
+            rec = {"run": run, "measure": label, "mean": _json(float(cmp.table.loc[run, label]))}
+            if cmp.intervals is not None:
+                rec["ci_low"] = _json(float(cmp.intervals.loc[run, (label, "low")]))
+                rec["ci_high"] = _json(float(cmp.intervals.loc[run, (label, "high")]))
+            rec["markers"] = cmp.markers.loc[run, label]
+            if cmp.baseline is None:
+                rec["letter"] = cmp.letters[run]
+            elif run != cmp.baseline:
+                d, p = vs[run, label]
+                rec.update(effect_size=_json(d), adjusted_pvalue=_json(p))
+            yield rec
+
+
+def plot(cmp, measure=None, baseline=None, axes=None):
+    """See :meth:`Comparison.plot`."""
+    import matplotlib.pyplot as plt
+    ev = cmp.evaluation
+    j = 0 if measure is None else ev._index(measure)
+    label = ev.labels[j]
+    base = baseline if baseline is not None else (cmp.baseline if cmp.baseline is not None else ev.runs[0])
+    if base not in ev.runs:
+        raise ValueError(f"`baseline` {base!r} is not one of the runs {ev.runs[:10]}.")
+    b = ev.runs.index(base)
+    others = [i for i in range(len(ev.runs)) if i != b]
+    if axes is None:
+        ncols = min(3, len(others))
+        nrows = math.ceil(len(others) / ncols)
+        fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 2.8 * nrows), squeeze=False, sharey=True)
+        axes = axes.ravel()
+    else:
+        axes = np.atleast_1d(axes).ravel()
+        fig = axes[0].figure
+    if len(axes) < len(others):
+        raise ValueError(f"`axes` has {len(axes)} panels for {len(others)} runs.")
+    tests = cmp.tests[cmp.tests["measure"] == label]
+    for ax, i in zip(axes, others):
+        d = np.sort(ev.values[i, j, :] - ev.values[b, j, :])[::-1]
+        ax.bar(np.arange(d.size), d, width=1.0, color=np.where(d >= 0, "tab:blue", "tab:red"))
+        ax.axhline(0.0, color="black", linewidth=0.8)
+        row = tests[((tests.run_a == ev.runs[i]) & (tests.run_b == base)) |
+                    ((tests.run_a == base) & (tests.run_b == ev.runs[i]))]
+        note = f", p = {row.adjusted_pvalue.iloc[0]:.3g}" if len(row) else ""
+        ax.set_title(f"{ev.runs[i]} − {base}: {d.mean():+.4f}{note}", fontsize=9)
+        ax.set_xlabel("topics (sorted by difference)")
+    axes[0].set_ylabel(f"Δ {label}")
+    for ax in axes[len(others):]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,90 @@
+"""A throw-away virtual environment with this package installed from a freshly built wheel.
+
+Used by tests/test_startup_hook.py and integration/bench_import.py to run the
+start-up hook as a user gets it: ``pip install`` puts ``irmeasures_markov.pth``
+and ``_irmeasures_markov_hook`` into site-packages.  Offline and fast: the venv
+sees the system site-packages (numpy, scipy, ir_measures...), the wheel is
+built without build isolation and installed without dependencies.
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+from typing import Optional
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+#: What a wheel is built from (a copy, so that the build never writes into the work tree).
+SOURCES = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE", "_irmeasures_markov_hook.py",
+           "irmeasures_markov.pth", "irmeasures_markov")
+
+
+def build_tools_missing() -> Optional[str]:
+    """Why a wheel cannot be built offline here, or None."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    def release(name):
+        try:
+            return tuple(int(x) for x in re.findall(r"\d+", version(name))[:2])
+        except PackageNotFoundError:
+            return None
+    setuptools, wheel, pip = release("setuptools"), release("wheel"), release("pip")
+    if setuptools is None or setuptools < (64, 0):
+        return f"setuptools >= 64 is needed to build the wheel (found {setuptools})"
+    if setuptools < (70, 1) and wheel is None:  # setuptools >= 70.1 builds wheels by itself
+        return "setuptools < 70.1 needs the `wheel` package to build wheels"
+    if pip is None or pip < (22, 3):
+        return f"pip >= 22.3 is needed (--python option; found {pip})"
+    return None
+
+
+def _run(cmd, **kwargs):
+    proc = subprocess.run(cmd, capture_output=True, text=True, **kwargs)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(map(str, cmd))} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def clean_env(**extra) -> dict:
+    """The environment for a child interpreter: no PYTHONPATH, so the venv's copy is imported."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "IRMEASURES_MARKOV_NO_HOOK", "IRMEASURES_MARKOV_HOOK_DEBUG")}
+    env.update(extra)
+    return env
+
+
+def make_venv(root: pathlib.Path, editable: bool = False) -> pathlib.Path:
+    """Create ``root/venv`` with the package installed; return the venv's python."""
+    src = root / "src"
+    src.mkdir(parents=True)
+    for name in SOURCES:
+        path = REPO / name
+        if path.is_dir():
+            shutil.copytree(path, src / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            shutil.copy2(path, src / name)
+    venv = root / "venv"
+    _run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)])
+    python = venv / ("Scripts" if os.name == "nt" else "bin") / ("python.exe" if os.name == "nt" else "python")
+    pip = [sys.executable, "-m", "pip", "--python", str(python), "--disable-pip-version-check", "--no-input",
+           "install", "--quiet", "--no-deps", "--no-build-isolation", "--ignore-installed"]
+    env = clean_env()
+    if editable:
+        _run(pip + ["--editable", str(src)], env=env, cwd=root)
+    else:
+        dist = root / "dist"
+        _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+              "--disable-pip-version-check", "-w", str(dist), str(src)], env=env, cwd=root)
+        wheels = sorted(dist.glob("irmeasures_markov-*.whl"))
+        if len(wheels) != 1:
+            raise RuntimeError(f"expected one wheel in {dist}, found {wheels}")
+        _run(pip + [str(wheels[0])], env=env, cwd=root)
+    return python
+
+
+def site_packages(python: pathlib.Path) -> pathlib.Path:
+    out = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], env=clean_env())
+    return pathlib.Path(out.stdout.strip())
