@@ -89,7 +89,7 @@ def trec8_taus(report):
     t0 = time.perf_counter()
     ev = evaluate(measures, qrels, runs, progress=False)
     elapsed = time.perf_counter() - t0
-    means = ev.means()
+    means = ev.means_array()
     labels = list(measures)
     col = {lab: means[:, i] for i, lab in enumerate(labels)}
     rows = []
