@@ -1,4 +1,14 @@
-"""User models calibrated from interaction logs (MP, P@H, M1-M4, TBG)."""
-from .logs import ClickLog, Session
+"""User models calibrated from interaction logs (MP, P@H, M1-M4, TBG).
 
-__all__ = ["ClickLog", "Session"]
+``fit(train, test=...)`` fits every candidate user model of each family by
+maximum likelihood and returns a :class:`FitReport` (docs/calibration.md).
+"""
+from .logs import ClickLog, Session
+from .readers import from_dataframe, from_ir_datasets, read_log, read_wscd, to_dataframe, write_log
+from .registry import FitFile, load_fit, register_fitted, registered_fits, save_fit, unregister_fitted
+from .report import FitReport, fit
+from .result import FAMILIES, FamilyFit
+
+__all__ = ["ClickLog", "Session", "FamilyFit", "FAMILIES", "FitReport", "fit"]
+__all__ += ["read_wscd", "read_log", "write_log", "from_dataframe", "to_dataframe", "from_ir_datasets",
+            "register_fitted", "unregister_fitted", "registered_fits", "save_fit", "load_fit", "FitFile"]

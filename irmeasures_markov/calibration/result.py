@@ -46,6 +46,8 @@ class FamilyFit:
         Observations the likelihood counts (for perplexity per event).
     log_description : str
         Where the log came from (kept so a calibrated measure can cite it).
+    n_heldout_events : int
+        Observations the held-out likelihood counts (held-out perplexity per event).
     """
 
     family: str
@@ -59,6 +61,7 @@ class FamilyFit:
     n_heldout: int = 0
     n_events: int = 0
     log_description: str = ""
+    n_heldout_events: int = 0
 
     def to_dict(self) -> dict:
         d = asdict(self)

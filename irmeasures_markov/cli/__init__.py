@@ -22,6 +22,7 @@ import irmeasures_markov  # noqa: F401  (registers our measures)
 from .demo import DEMO_MEASURES, demo_main
 from .errors import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, debugging, run_guarded
 from .evaluate import SUMMARY_QID, evaluate_main, report
+from .fit import fit_main
 from .inputs import sample_path
 from .measure_args import parse_measures
 from .measures import measures_main
@@ -38,6 +39,7 @@ SUBCOMMANDS: Dict[str, Callable[[List[str]], int]] = {
     "ph-compare": ph_compare_main,
     "compare": lambda argv: __import__("irmeasures_markov.cli.compare", fromlist=["compare_main"]).compare_main(argv),
     "pool-reduction": lambda argv: __import__("irmeasures_markov.cli.grid", fromlist=["_"]).pool_reduction_main(argv),
+    "fit": fit_main,
 }
 
 

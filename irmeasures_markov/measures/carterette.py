@@ -94,6 +94,9 @@ __all__ = [
     "user_model_measure",
     "user_model_values",
     "user_model_batch",
+    "register_distribution",
+    "CUSTOM_DISTRIBUTIONS",
+    "DistributionChoices",
 ]
 
 MODELS = ("M1", "M2", "M3", "M4")
@@ -116,6 +119,66 @@ PAPER_MEASURES = {
 #: The ten names registered as measures of their own (the others clash with ir_measures).
 NAMED_MEASURES = {k: v for k, v in PAPER_MEASURES.items() if k not in ("RBP", "DCG", "RR", "ERR", "AP")}
 
+#: name -> P(stop at rank k) function of static distributions given to :func:`register_distribution`.
+CUSTOM_DISTRIBUTIONS: dict = {}
+
+
+def register_distribution(name: str, stop_probabilities) -> str:
+    """Give a static stopping distribution a name usable as ``dist``, e.g. ``M1(dist='MYDIST')``.
+
+    ``stop_probabilities`` is a function ``f(n)`` returning P(stop at rank k)
+    for k = 1..n (an array of length n), or such an array itself (P = 0 beyond
+    its end).  Probabilities are >= 0 and sum to at most 1; the mass missing
+    from ranks 1..n is the probability of going deeper, so
+    F(k) = 1 − Σ_{i<k} P(i) as for RBP, DCG and RR.  The name is stored
+    upper-case and must not be one of the six built-in distributions;
+    registering a name again replaces its distribution.  Returns the name.
+    """
+    key = str(name).upper()
+    if key in DISTRIBUTIONS:
+        raise ValueError(f"{name!r} is a built-in distribution; choose another name")
+    if not callable(stop_probabilities):
+        table = np.asarray(stop_probabilities, dtype=np.float64).ravel()
+        _stop_table_iv(table, name)
+        stop_probabilities = _padded(table)
+    CUSTOM_DISTRIBUTIONS[key] = stop_probabilities
+    for cached in (_static_tables, _static_prefix, _ideal_prefix):  # tables of an earlier distribution of that name
+        cached.cache_clear()
+    return key
+
+
+def _padded(table):
+    def f(n):
+        out = np.zeros(n)
+        m = min(n, table.size)
+        out[:m] = table[:m]
+        return out
+    return f
+
+
+def _stop_table_iv(p: np.ndarray, name) -> None:
+    if not np.all(np.isfinite(p)) or np.any(p < 0):
+        raise ValueError(f"stopping distribution {name!r}: probabilities must be finite and >= 0")
+    if p.sum() > 1.0 + 1e-9:
+        raise ValueError(f"stopping distribution {name!r}: probabilities sum to {p.sum()!r} > 1")
+
+
+class DistributionChoices:
+    """The valid ``dist`` values: the six built-in distributions and registered ones."""
+
+    def __contains__(self, name) -> bool:
+        return isinstance(name, str) and (name.upper() in DISTRIBUTIONS or name.upper() in CUSTOM_DISTRIBUTIONS)
+
+    def __iter__(self):
+        return iter(DISTRIBUTIONS + tuple(CUSTOM_DISTRIBUTIONS))
+
+    def __repr__(self):
+        return repr(list(self))
+
+
+def _static(dist: str) -> bool:
+    return dist in STATIC_DISTRIBUTIONS or dist in CUSTOM_DISTRIBUTIONS
+
 
 def default_norm(model: str, dist: str) -> bool:
     """The paper's choice (§3.1): normalise the M2 family and ARR (M3 with AP)."""
@@ -125,8 +188,8 @@ def default_norm(model: str, dist: str) -> bool:
 def _check(model: str, dist: str, theta, f: str):
     if model not in MODELS:
         raise ValueError(f"unknown model {model!r}; choose one of {list(MODELS)}")
-    if dist not in DISTRIBUTIONS:
-        raise ValueError(f"unknown stopping distribution dist={dist!r}; choose one of {list(DISTRIBUTIONS)}")
+    if dist not in DISTRIBUTIONS and dist not in CUSTOM_DISTRIBUTIONS:
+        raise ValueError(f"unknown stopping distribution dist={dist!r}; choose one of {list(DistributionChoices())}")
     if theta is not None:
         if dist not in DEFAULT_THETA:
             raise ValueError(f"dist={dist!r} has no parameter theta (only {sorted(DEFAULT_THETA)} do)")
@@ -149,9 +212,15 @@ def _static_tables(dist: str, theta: Optional[float], n: int):
     elif dist == "DCG":
         tail = 1.0 / np.log2(k + 1.0)
         p = tail - 1.0 / np.log2(k + 2.0)
-    else:  # RR
+    elif dist == "RR":
         tail = 1.0 / k
         p = 1.0 / (k * (k + 1.0))
+    else:  # registered: F(k) is what P leaves for ranks >= k (summed from the end: small tails stay exact)
+        p = np.array(CUSTOM_DISTRIBUTIONS[dist](n), dtype=np.float64).reshape(-1)
+        if p.shape != (n,):
+            raise ValueError(f"stopping distribution {dist!r}: f({n}) returned shape {p.shape}, expected ({n},)")
+        _stop_table_iv(p, dist)
+        tail = np.cumsum(p[::-1])[::-1] + max(0.0, 1.0 - p.sum())
     p.flags.writeable = False
     tail.flags.writeable = False
     return p, tail
@@ -198,7 +267,7 @@ def _as_relevance(relevance) -> np.ndarray:
 
 def _distribution(a, r, dist, theta, rb):
     n = a.size
-    if dist in STATIC_DISTRIBUTIONS:
+    if _static(dist):
         p, tail = _table(dist, theta, n)
         return p[:n].copy(), tail[:n].copy()
     if dist == "ERR":
@@ -372,7 +441,7 @@ class _Relevant:
         key = (dist, theta)
         out = self.dists.get(key)
         if out is None:
-            if dist in STATIC_DISTRIBUTIONS:
+            if _static(dist):
                 n = int(self.idx.max()) + 1 if self.idx.size else 1
                 p_tab, t_tab = _table(dist, theta, n)
                 out = (p_tab.take(self.idx), t_tab.take(self.idx))
@@ -409,7 +478,7 @@ def _ideal_prefix(model, dist, theta, f, n):
 
 def _values(v: _Relevant, model, dist, theta, f, norm, cutoff):
     """The kernel behind :func:`user_model_values` and :func:`user_model_batch` (arguments checked)."""
-    static = dist in STATIC_DISTRIBUTIONS
+    static = _static(dist)
     if static and model in ("M3", "M4"):
         n = int(v.lengths.max()) if v.lengths.size else 0
         c = _static_prefix(dist, theta, f if model == "M3" else "1/k", _table_size(n))
@@ -436,7 +505,7 @@ def _normalise(values, v: _Relevant, model, dist, theta, f, cutoff):
     n_all = np.maximum(v.lengths, rb_int)                                 # its length
     if cutoff is not None:
         n_all = np.minimum(n_all, cutoff)
-    static = dist in STATIC_DISTRIBUTIONS
+    static = _static(dist)
     if static and model in ("M3", "M4"):
         top = int(n_all.max()) if n_all.size else 0
         c = _static_prefix(dist, theta, f if model == "M3" else "1/k", _table_size(top))

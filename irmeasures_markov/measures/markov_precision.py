@@ -61,6 +61,7 @@ __all__ = [
     "rates_per_query",
     "parse_model",
     "register_kernel",
+    "kernel_batch",
 ]
 
 KERNELS: Mapping[str, Callable[[np.ndarray], np.ndarray]] = {
@@ -466,6 +467,15 @@ def markov_precision_batch(batch: RelevanceBatch, model: str = "GL_AD_ID", *, re
 def _custom_batch(batch: RelevanceBatch, name: str, *, recall: bool, rates) -> np.ndarray:
     """A registered custom kernel: the general solver, one ranking at a time."""
     kernel, states = CUSTOM_KERNELS[name]
+    return kernel_batch(batch, kernel, states, recall=recall, rates=rates, name=name)
+
+
+def kernel_batch(batch: RelevanceBatch, kernel, states: str = "AD", *, recall: bool = False, rates=None,
+                 name: str = "custom") -> np.ndarray:
+    """MP of every query of a batch under a kernel given as a function or matrix (e.g. one fitted to a log).
+
+    The general solver, one ranking at a time; ``name`` labels errors.
+    """
     mu = _batch_rates(batch, rates) if rates is not None else None
     out = np.zeros(batch.n_queries)
     for i, (qid, rel, _, rb) in enumerate(batch.segments()):

@@ -14,8 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..measures.carterette import (DEFAULT_THETA, DISTRIBUTIONS, F_CHOICES, MODELS, NAMED_MEASURES,
-                                   default_norm, user_model_batch)
+                                   DistributionChoices, default_norm, user_model_batch)
 from .base import FLOAT, FamilyMeasure, ParamInfo, register_measure
+from .fitted import FitChoices, canonical_spec, carterette_distribution, is_fit_spec
 
 __all__ = ["M1", "M2", "M3", "M4", *NAMED_MEASURES]
 
@@ -32,8 +33,10 @@ _COMMON = {
     "judged_only": ParamInfo(dtype=bool, default=False,
                              desc="drop unjudged documents before ranking (condensed list)"),
 }
-_DIST = ParamInfo(dtype=str, default="RBP", choices=DISTRIBUTIONS,
-                  desc="stopping distribution P(k): RBP, DCG, RR (static) or ERR, AP, RRR (dynamic)")
+_DIST = ParamInfo(dtype=str, default="RBP", choices=FitChoices(DistributionChoices()),
+                  desc="stopping distribution P(k): RBP, DCG, RR (static) or ERR, AP, RRR (dynamic), a name given "
+                       "to one with register_distribution, or one fitted to a log: 'fit:NAME' "
+                       "(calibration.register_fitted) or 'file:PATH' (a fit file)")
 _F = ParamInfo(dtype=str, default="1/k", choices=F_CHOICES,
                desc="M3's effort f(k): '1/k' (expected reciprocal rank) or 'k' (expected stopping rank)")
 
@@ -48,7 +51,8 @@ class _UserModelMeasure(FamilyMeasure):
         # dist is upper-cased, and theta/norm are dropped when they equal the default of the
         # chosen distribution/model (those defaults depend on dist, so ParamInfo cannot hold them).
         if isinstance(params.get("dist"), str):
-            params["dist"] = params["dist"].upper()
+            dist = params["dist"]
+            params["dist"] = canonical_spec(dist) if is_fit_spec(dist) else dist.upper()
         dist = self.FIXED_DIST or params.get("dist", "RBP")
         theta = params.get("theta")
         if isinstance(theta, (np.floating, np.integer)):
@@ -78,14 +82,19 @@ class _UserModelMeasure(FamilyMeasure):
         f = self.params.get("f")
         if f is not None and self.MODEL != "M3":
             raise ValueError(f"{self.NAME}: f only applies to M3")
+        if is_fit_spec(dist):
+            carterette_distribution(dist, self.NAME)  # an unknown name or a bad file is reported now
 
-    def norm(self) -> bool:
+    def norm(self, dist=None) -> bool:
         n = self.params.get("norm")
-        return default_norm(self.MODEL, self.dist) if n is None else n
+        return default_norm(self.MODEL, dist or self.dist) if n is None else n
 
     def compute(self, prepared):
-        return user_model_batch(self.batch(prepared), self.MODEL, self.dist, theta=self.params.get("theta"),
-                                f=self.params.get("f") or "1/k", norm=self.norm(), cutoff=self.cutoff)
+        dist, theta = self.dist, self.params.get("theta")
+        if is_fit_spec(dist):  # the fitted distribution (and θ), with the paper's norm default for it
+            dist, theta = carterette_distribution(dist, self.NAME)
+        return user_model_batch(self.batch(prepared), self.MODEL, dist, theta=theta,
+                                f=self.params.get("f") or "1/k", norm=self.norm(dist), cutoff=self.cutoff)
 
 
 def _model_class(model: str, reading: str):

@@ -6,9 +6,10 @@ from functools import lru_cache
 from typing import Dict
 
 from ..io import read_rates
-from ..measures.markov_precision import ModelChoices, check_rates, markov_precision_batch
+from ..measures.markov_precision import ModelChoices, check_rates, kernel_batch, markov_precision_batch
 from .base import FamilyMeasure, ParamInfo, register_measure
-from .tbg import LENGTH_PARAMS, TIME_MODEL_PARAMS, tbg_flat_rates, time_parameters
+from .fitted import FitChoices, canonical_spec, is_fit_spec, mp_model
+from .tbg import LENGTH_PARAMS, TIME_MODEL_PARAMS, tbg_flat_rates, tbg_rates, time_parameters
 
 __all__ = ["MP", "MPcont", "register_rates", "REGISTERED_RATES"]
 
@@ -36,9 +37,10 @@ def register_rates(name: str, rates) -> str:
 
 _MP_PARAMS = {
     "cutoff": ParamInfo(dtype=int, required=False, desc="ranking cutoff: evaluate the first k documents only"),
-    "model": ParamInfo(dtype=str, default="GL_AD_ID", choices=ModelChoices(),
-                       desc="user model CONN_STATES_KERNEL (GL|LO, AD|OR, ID|LID), UNIFORM, or a name "
-                            "given to a custom kernel with irmeasures_markov.register_kernel"),
+    "model": ParamInfo(dtype=str, default="GL_AD_ID", choices=FitChoices(ModelChoices()),
+                       desc="user model CONN_STATES_KERNEL (GL|LO, AD|OR, ID|LID), UNIFORM, a name "
+                            "given to a custom kernel with irmeasures_markov.register_kernel, or a model fitted "
+                            "to a log: 'fit:NAME' (calibration.register_fitted) or 'file:PATH' (a fit file)"),
     "recall": ParamInfo(dtype=bool, default=False,
                         desc="multiply by recall r/RB (the paper's @Rec(T)); UNIFORM with recall is AP"),
     "rel": ParamInfo(dtype=int, default=1, desc="minimum grade counted as relevant (inclusive)"),
@@ -62,11 +64,26 @@ class _MP(FamilyMeasure):
 
     def __init__(self, **params):
         if isinstance(params.get("model"), str):
-            params["model"] = params["model"].upper()
+            model = params["model"]
+            params["model"] = canonical_spec(model) if is_fit_spec(model) else model.upper()
         super().__init__(**params)
 
+    def check_params(self):
+        if is_fit_spec(self.params.get("model")):
+            mp_model(self["model"], self.NAME)  # an unknown name or a bad file is reported now
+
+    def mp_values(self, batch, rates=None, flat_rates=None):
+        """MP of a batch under this measure's model (a fitted kernel goes to the general solver)."""
+        model = self["model"]
+        if is_fit_spec(model):
+            name, kernel, states, _ = mp_model(model, self.NAME)
+            if name is None:
+                return kernel_batch(batch, kernel, states, recall=self["recall"], rates=rates, name=model)
+            model = name
+        return markov_precision_batch(batch, model, recall=self["recall"], rates=rates, flat_rates=flat_rates)
+
     def compute(self, prepared):
-        return markov_precision_batch(self.batch(prepared), self["model"], recall=self["recall"])
+        return self.mp_values(self.batch(prepared))
 
 
 @lru_cache(maxsize=32)
@@ -125,10 +142,15 @@ class _MPcont(_MP):
         super().__init__(**params)
 
     def check_params(self):
+        super().check_params()
         time = self.params.get("time", "rates")
         tbg_only = sorted(n for n in (*LENGTH_PARAMS, *TIME_MODEL_PARAMS) if n in self.params)
         if time == "rates":
-            if "rates" not in self.params:
+            if "rates" not in self.params and is_fit_spec(self.params.get("model")):
+                if mp_model(self["model"], self.NAME)[3] is None:
+                    raise ValueError(f"MPcont: the fit {self['model']!r} has no holding rates (its log has no "
+                                     "timestamps); give rates='file' or time='tbg'")
+            elif "rates" not in self.params:
                 raise ValueError("MPcont needs holding rates: MPcont(rates='path/to/rates.tsv'), a file of "
                                  "'rank<TAB>mu' lines, MPcont(rates='name') for rates given to "
                                  "irmeasures_markov.register_rates, or MPcont(time='tbg', lengths=...) for TBG's "
@@ -144,15 +166,19 @@ class _MPcont(_MP):
         return self.params.get("time", "rates") == "tbg"
 
     def holding_rates(self, prepared):
+        if "rates" not in self.params and is_fit_spec(self.params.get("model")):
+            return mp_model(self["model"], self.NAME)[3]  # the fit's own rates
         return load_rates(self["rates"])
 
     def compute(self, prepared):
         if self["time"] == "tbg":
             batch = self.batch(prepared)
-            return markov_precision_batch(batch, self["model"], recall=self["recall"],
-                                          flat_rates=tbg_flat_rates(prepared, batch, self))
+            if is_fit_spec(self["model"]) and mp_model(self["model"], self.NAME)[0] is None:
+                # a fitted kernel goes to the general solver, which takes rates per query
+                return self.mp_values(batch, rates=tbg_rates(prepared, batch, self))
+            return self.mp_values(batch, flat_rates=tbg_flat_rates(prepared, batch, self))
         rates = self.holding_rates(prepared)
-        return markov_precision_batch(self.batch(prepared), self["model"], recall=self["recall"], rates=rates)
+        return self.mp_values(self.batch(prepared), rates=rates)
 
 
 MP = register_measure(_MP())

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..measures.stopping_time import BROWSING_MODELS, GAINS, USERS, _model_params_iv, _user_defaults, path_at_h_batch
 from .base import FLOAT, FamilyMeasure, ParamInfo, register_measure
+from .fitted import FitChoices, canonical_spec, fitted_kwargs, is_fit_spec
 
 __all__ = ["PH"]
 
@@ -27,10 +28,11 @@ class _PH(FamilyMeasure):
     SHORT_DESC = "Expected gain per visited document of a user who walks the ranking as a Markov chain."
     SUPPORTED_PARAMS = {
         "cutoff": ParamInfo(dtype=int, required=False, desc="ranking cutoff: evaluate the first k documents only"),
-        "browse": ParamInfo(dtype=str, default="SFBM", choices=BROWSING_MODELS,
+        "browse": ParamInfo(dtype=str, default="SFBM", choices=FitChoices(BROWSING_MODELS),
                             desc="browsing model: DFBM (read all), SFBM (forward or stop), RWBM (forward, "
                                  "backward or stop); with `user`, SFBM (the default) means the user "
-                                 "model's own (P: DFBM)"),
+                                 "model's own (P: DFBM); 'fit:NAME' or 'file:PATH': the browsing model and "
+                                 "its p, q (p_rel, q_rel) fitted to a log"),
         "p": ParamInfo(dtype=FLOAT, default=0.8, desc="forward probability (at non-relevant documents when "
                                                       "p_rel is given)"),
         "q": ParamInfo(dtype=FLOAT, default=0.0, desc="backward probability (RWBM; at non-relevant documents "
@@ -71,6 +73,8 @@ class _PH(FamilyMeasure):
         # here makes equal measures behave identically (order=2, f='h', browse='SFBM' with a
         # `user` mean "as the user model defines").  What a user instantiation implies is
         # dropped as well, so PH(user='AP',order=1) is PH(user='AP').
+        if is_fit_spec(params.get("browse")):
+            params["browse"] = canonical_spec(params["browse"])
         user = params.get("user")
         implied = {}
         if isinstance(user, str) and user in USERS:
@@ -90,6 +94,12 @@ class _PH(FamilyMeasure):
         user = P.get("user")
         if "b" in P and user != "DCG":
             raise ValueError("PH: `b` is the log base of user='DCG'; it is not used otherwise.")
+        if is_fit_spec(P.get("browse")):
+            # a fitted browsing model: browse, p, q (p_rel, q_rel) come from the fit
+            if user is not None:
+                raise ValueError(f"PH: browse={P['browse']!r} sets the browsing model; `user` cannot be given too")
+            P = {**P, **fitted_kwargs(P["browse"], "ph", "PH", "browse", ("browse", "p", "q", "p_rel", "q_rel"),
+                                      self.params)}
         return dict(browse=P.get("browse") if "browse" in P or user is None else None,
                     p=P.get("p", 0.8), q=P.get("q", 0.0), p_rel=P.get("p_rel"), q_rel=P.get("q_rel"),
                     user=user, loss=P.get("loss", 0.0), f=P.get("f") if "f" in P or user is None else None,

@@ -7,6 +7,7 @@ guessed), ``TBG(lengths='mydocs')`` for a mapping registered with
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from itertools import chain
 from typing import Dict, Mapping, Optional
@@ -16,6 +17,7 @@ import numpy as np
 from ..lengths import DocumentLengths, LengthTable, load_length_source
 from ..measures.tbg import NORMS, TBG_DEFAULTS, TBGParameters, ideal_normaliser, tbg_batch
 from .base import FLOAT, FamilyMeasure, ParamInfo, register_measure
+from .fitted import FitChoices, canonical_spec, fitted_kwargs, is_fit_spec
 
 __all__ = ["TBG", "register_lengths", "REGISTERED_LENGTHS", "LENGTH_PARAMS", "TIME_MODEL_PARAMS",
            "document_lengths", "batch_lengths", "tbg_rates", "tbg_flat_rates", "time_parameters"]
@@ -169,13 +171,25 @@ class _TBG(FamilyMeasure):
         "rel": ParamInfo(dtype=int, default=1, desc="minimum grade counted as relevant (inclusive)"),
         "judged_only": ParamInfo(dtype=bool, default=False,
                                  desc="drop unjudged documents before ranking (condensed list)"),
+        "user": ParamInfo(dtype=str, required=False, choices=FitChoices(()),
+                          desc="a user model fitted to a log, 'fit:NAME' or 'file:PATH': the click probabilities, "
+                               "half-life and summary time the fit has replace the defaults"),
     }
+
+    def __init__(self, **params):
+        if is_fit_spec(params.get("user")):
+            params["user"] = canonical_spec(params["user"])
+        super().__init__(**params)
 
     def reads_document_values(self) -> bool:
         return True
 
     def params_object(self) -> TBGParameters:
-        return time_parameters(self, extra=("halflife", "ps_rel", "ps_nonrel", "ps_by_grade"))
+        extra = ("halflife", "ps_rel", "ps_nonrel", "ps_by_grade")
+        if self.params.get("user") is None:
+            return time_parameters(self, extra=extra)
+        fitted = fitted_kwargs(self["user"], "tbg", "TBG", "user", [*TIME_MODEL_PARAMS, *extra], self.params)
+        return dataclasses.replace(time_parameters(self, extra=extra), **fitted)
 
     def check_params(self):
         self.params_object()

@@ -1,0 +1,257 @@
+r"""Maximum likelihood on grouped sessions, and intervals by resampling sessions.
+
+Every family module reduces a log to *patterns*: identical sessions (as the
+family's likelihood sees them) are one pattern with a count, so a likelihood
+evaluation costs the number of distinct patterns, not the number of sessions
+(the 35,064 Yandex training sessions are 2,585 distinct click sequences).
+
+A candidate model is a function ``loglik(theta) -> (U,)`` giving the
+log-likelihood of one session of each pattern at the unconstrained parameter
+vector ``theta``; the total is ``counts @ loglik(theta)``.
+
+Intervals.  Resampling sessions with replacement is a multinomial draw of
+pattern counts with probabilities ``counts / n``.  Re-fitting every replicate
+is replaced by one Newton step from the full-data estimate (the linearised
+bootstrap): :math:`\theta^*_b = \hat\theta + H^{-1} g_b`, with
+:math:`g_b = \sum_u w_{bu} s_u` the replicate's score at :math:`\hat\theta`
+(:math:`s_u` the score of one session of pattern u) and :math:`H` the observed
+information.  Its variance is the session-clustered sandwich
+:math:`H^{-1}(\sum_u c_u s_u s_u^\top)H^{-1}`, which stays valid when events
+within a session are dependent; ``bootstrap=0`` gives that Wald interval
+directly.  Both are computed on the unconstrained scale (logit, log) and
+mapped back, so an interval never leaves the parameter space.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Dict, Optional, Sequence, Tuple
+
+import numpy as np
+from scipy import optimize
+
+Z95 = 1.959963984540054
+
+
+def group_patterns(keys: Sequence) -> Tuple[list, np.ndarray, np.ndarray]:
+    """Distinct keys (first-seen order), their counts, and each input's pattern index."""
+    index: Dict[object, int] = {}
+    inverse = np.empty(len(keys), dtype=np.int64)
+    for n, k in enumerate(keys):
+        u = index.get(k)
+        if u is None:
+            u = index[k] = len(index)
+        inverse[n] = u
+    counts = np.bincount(inverse, minlength=len(index)).astype(np.float64)
+    return list(index), counts, inverse
+
+
+@dataclass
+class Estimate:
+    theta: np.ndarray            # unconstrained estimate
+    loglik: float                # counts @ loglik(theta)
+    cov: Optional[np.ndarray]    # sandwich covariance of theta (None when k == 0)
+    draws: Optional[np.ndarray]  # (B, k) linearised bootstrap replicates of theta
+
+
+def maximise(loglik: Callable[[np.ndarray], np.ndarray], counts: np.ndarray, x0: Sequence[float],
+             *, grad: Optional[Callable] = None, penalty: Optional[Callable] = None) -> Tuple[np.ndarray, float]:
+    """``argmax counts @ loglik(theta) - penalty(theta)`` by L-BFGS-B (numerical gradient unless given).
+
+    Returns the estimate and its unpenalised log-likelihood."""
+    x0 = np.asarray(x0, dtype=np.float64)
+    if x0.size == 0:
+        return x0, float(counts @ loglik(x0))
+    scale = max(float(counts.sum()), 1.0)
+
+    def f(x):
+        v = float(counts @ loglik(x)) - (penalty(x) if penalty is not None else 0.0)
+        return -v / scale if np.isfinite(v) else 1e300
+
+    if x0.size == 1 and grad is None:
+        # one parameter: Brent's method from a bracket found downhill of x0 (fewer evaluations than
+        # L-BFGS with a numerical gradient); a bounded search when no bracket exists (flat or monotone)
+        g = lambda t: f(np.array([t]))
+        try:
+            r = optimize.minimize_scalar(g, bracket=(x0[0] - 0.5, x0[0] + 0.5), tol=1e-6)
+            x = np.array([r.x])
+        except (ValueError, RuntimeError):
+            r = optimize.minimize_scalar(g, bounds=(-30.0, 30.0), method="bounded", options={"xatol": 1e-8})
+            x = np.array([r.x])
+        return x, float(counts @ loglik(x))
+    if grad is None:
+        res = optimize.minimize(f, x0, method="L-BFGS-B", options={"maxiter": 500})
+    else:
+        res = optimize.minimize(f, x0, jac=lambda x: -grad(x) / scale, method="L-BFGS-B",
+                                options={"maxiter": 500})
+    x = res.x
+    return x, float(counts @ loglik(x))
+
+
+def _pattern_scores(loglik, theta, step):
+    """(U, k) scores of one session of each pattern, by central differences."""
+    k = theta.size
+    cols = []
+    for a in range(k):
+        e = np.zeros(k)
+        e[a] = step[a]
+        cols.append((loglik(theta + e) - loglik(theta - e)) / (2 * step[a]))
+    return np.stack(cols, axis=1)
+
+
+def estimate(loglik: Callable[[np.ndarray], np.ndarray], counts: np.ndarray, x0: Sequence[float], *,
+             bootstrap: int = 0, rng: Optional[np.random.Generator] = None,
+             grad: Optional[Callable] = None, penalty: Optional[Callable] = None,
+             scores: Optional[Callable] = None) -> Estimate:
+    """Fit, then the sandwich covariance and (``bootstrap > 0``) linearised bootstrap draws.
+
+    The information matrix is the observed one (differences of the total score)
+    for up to four parameters, the outer product of the session scores beyond
+    (cheaper, and equal to it in expectation under the model); a ``penalty``
+    adds its own curvature."""
+    theta, ll = maximise(loglik, counts, x0, grad=grad, penalty=penalty)
+    k = theta.size
+    if not np.isfinite(ll):
+        # probability 0 for some session at every parameter value: there is no estimate to report
+        theta = np.asarray(x0, dtype=np.float64)
+        return Estimate(theta, float(counts @ loglik(theta)), None, None)
+    if k == 0:
+        return Estimate(theta, ll, None, None)
+    step = 1e-4 * np.maximum(1.0, np.abs(theta))
+    S = scores(theta) if scores is not None else None
+    if S is None:
+        S = _pattern_scores(loglik, theta, step)
+    ok = np.all(np.isfinite(S), axis=1)
+    S = np.where(ok[:, None], S, 0.0)
+    if k <= 4 and scores is None:
+        H = np.empty((k, k))
+        s0 = counts @ S
+        for a in range(k):
+            e = np.zeros(k)
+            e[a] = 10 * step[a]
+            sp = counts @ _pattern_scores(loglik, theta + e, step)
+            H[:, a] = -(sp - s0) / e[a]
+    else:
+        H = (S * counts[:, None]).T @ S
+    if penalty is not None:
+        h = 1e-3
+        for a in range(k):
+            for b in range(a, k):
+                ea, eb = np.zeros(k), np.zeros(k)
+                ea[a], eb[b] = h, h
+                v = (penalty(theta + ea + eb) - penalty(theta + ea - eb) - penalty(theta - ea + eb)
+                     + penalty(theta - ea - eb)) / (4 * h * h)
+                H[a, b] += v
+                if a != b:
+                    H[b, a] += v
+    H = 0.5 * (H + H.T)
+    try:
+        Hinv = np.linalg.pinv(H)
+    except np.linalg.LinAlgError:
+        return Estimate(theta, ll, None, None)
+    meat = (S * counts[:, None]).T @ S
+    cov = Hinv @ meat @ Hinv
+    draws = None
+    if bootstrap > 0:
+        rng = np.random.default_rng() if rng is None else rng
+        n = int(round(counts.sum()))
+        W = rng.multinomial(n, counts / counts.sum(), size=bootstrap).astype(np.float64)
+        g = W @ S                       # replicate scores at theta (the full-data score is ~0)
+        draws = theta[None, :] + g @ Hinv.T
+    return Estimate(theta, ll, cov, draws)
+
+
+def interval(est: Estimate, index: int, transform: Callable[[float], float]) -> Tuple[float, float]:
+    """95% interval of one parameter on its natural scale (percentile of the draws, else Wald)."""
+    if est.cov is None:
+        v = transform(float(est.theta[index])) if est.theta.size else float("nan")
+        return (v, v)
+    if est.draws is not None:
+        lo, hi = np.percentile(est.draws[:, index], [2.5, 97.5])
+    else:
+        se = float(np.sqrt(max(est.cov[index, index], 0.0)))
+        lo, hi = est.theta[index] - Z95 * se, est.theta[index] + Z95 * se
+    a, b = transform(float(lo)), transform(float(hi))
+    return (min(a, b), max(a, b))
+
+
+def logit(x):
+    x = np.clip(np.asarray(x, dtype=np.float64), 1e-12, 1 - 1e-12)
+    return np.log(x) - np.log1p(-x)
+
+
+def expit(t):
+    return 1.0 / (1.0 + np.exp(-np.asarray(t, dtype=np.float64)))
+
+
+def safe_log(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(np.where(np.asarray(x) > 0, x, 0.0))
+
+
+@dataclass
+class Candidate:
+    """One model of a family: how to compute its likelihood and read its parameters.
+
+    ``loglik(data, theta)`` gives the (U,) pattern log-likelihoods of a prepared
+    data object; ``unpack(theta)`` the natural parameters (a dict of floats or
+    lists); ``x0`` the starting point (empty for a model with nothing to fit).
+    ``fixed`` holds parameters reported but not fitted (e.g. a paper default).
+    """
+
+    name: str
+    x0: Sequence[float]
+    loglik: Callable
+    unpack: Callable[[np.ndarray], dict]
+    fixed: dict = None
+    grad: Optional[Callable] = None
+    penalty: Optional[Callable] = None
+    scores: Optional[Callable] = None
+
+
+def fit_candidate(family: str, cand: Candidate, train, test=None, *, bootstrap: int = 0,
+                  rng: Optional[np.random.Generator] = None, description: str = "", extra: dict = None):
+    """Fit one candidate on prepared train data; score it on prepared test data. Returns a FamilyFit."""
+    from .result import FamilyFit
+    rng = np.random.default_rng(0) if rng is None else rng
+    f = lambda th: cand.loglik(train, th)
+    g = (lambda th: cand.grad(train, th)) if cand.grad is not None else None
+    sc = getattr(cand, "scores", None)
+    est = estimate(f, train.counts, cand.x0, bootstrap=bootstrap, rng=rng, grad=g, penalty=cand.penalty,
+                   scores=(lambda th: sc(train, th)) if sc is not None else None)
+    params = dict(cand.fixed or {})
+    params.update(cand.unpack(est.theta))
+    intervals = {}
+    if est.cov is not None:
+        draws = est.draws
+        if draws is None:
+            cov = 0.5 * (est.cov + est.cov.T)
+            draws = rng.multivariate_normal(est.theta, cov, size=4000, check_valid="ignore")
+        nat = [cand.unpack(d) for d in draws]
+        flat = {}
+        for key, val in params.items():
+            if isinstance(val, dict):       # e.g. the non-parametric kernel's weights: 'weights[+2]'
+                for sub, v in val.items():
+                    flat[f"{key}[{sub}]"] = (lambda d, key=key, sub=sub: d[key][sub])
+            elif isinstance(val, (float, int)) and not isinstance(val, bool) and key not in (cand.fixed or {}):
+                flat[key] = (lambda d, key=key: d[key])
+        for key, get in flat.items():
+            vals = np.array([float(get(d)) for d in nat])
+            vals = vals[np.isfinite(vals)]
+            if vals.size and np.ptp(vals) > 0:
+                lo, hi = np.percentile(vals, [2.5, 97.5])
+                intervals[key] = (float(lo), float(hi))
+    if extra:
+        params.update(extra)
+    held = None
+    n_held = 0
+    n_held_events = 0
+    if test is not None:
+        held = float(test.counts @ cand.loglik(test, est.theta))
+        n_held = int(test.counts.sum())
+        n_held_events = int(test.n_events)
+    fit = FamilyFit(family=family, model=cand.name, params=params, intervals=intervals,
+                    loglik=float(est.loglik), n_params=int(np.size(est.theta)),
+                    n_sessions=int(train.counts.sum()), heldout_loglik=held, n_heldout=n_held,
+                    n_events=int(train.n_events), log_description=description,
+                    n_heldout_events=n_held_events)
+    return fit, est

@@ -1,0 +1,135 @@
+r"""Carterette's stopping distributions (M1-M4, SIGIR 2011) fitted to click logs.
+
+Observation model: the user reads ranks :math:`1..K` and stops, :math:`P(K=k)`
+the stopping distribution; each read document is clicked with probability
+:math:`\gamma` (``gamma``; ``gamma_rel``/``gamma_nonrel`` with qrels).  The
+last click is therefore a lower bound of the stop, :math:`K \ge` last click,
+and the unclicked ranks between tell how far the user read.  A top-down reader clicks in rank
+order, so the observation is the set of clicked ranks (the logged click order is not used).  Mass beyond the
+ranking's length :math:`T` reads all :math:`T` documents.  This is the walk
+likelihood of :mod:`._walk` with forward probability
+:math:`p_k = F(k+1)/F(k)` (the continuation :math:`F(k)=\sum_{i\ge k}P(i)`).
+
+Candidates (``theta`` fitted where the distribution has one; the paper
+defaults :math:`\theta_{RBP}=0.8`, :math:`\theta_{ERR}=0.5` are candidates too):
+
+- static: ``RBP`` :math:`(1-\theta)\theta^{k-1}`, ``DCG``
+  :math:`1/\log_2(k+1)-1/\log_2(k+2)`, ``RR`` :math:`1/(k(k+1))`;
+- dynamic (need qrels; :math:`a_k` relevance, :math:`R_k` relevant up to
+  :math:`k`, RB the relevant shown documents): ``ERR`` stops at a relevant
+  rank with :math:`\theta`; ``AP`` with :math:`1/(\text{relevant at ranks}\ge k)`;
+  ``RRR`` with :math:`1/(R_k+1)`;
+- ``empirical``: a free continuation probability per rank, i.e. a free
+  :math:`P(k)`, usable as a new stopping distribution.
+"""
+from __future__ import annotations
+
+from typing import List
+
+import numpy as np
+
+from ._likelihood import Candidate, expit, logit
+from ._walk import WalkData, click_probability_by_rank, walk_loglik
+from .ph import _gamma_names, _gammas
+
+__all__ = ["candidates", "continuation", "stop_probabilities"]
+
+
+def continuation(data: WalkData, dist: str, values: dict) -> np.ndarray:
+    """(G, Tmax) forward probability at each rank for a stopping distribution."""
+    G, T = data.group_rel.shape
+    k = np.arange(1, T + 1, dtype=np.float64)[None, :].repeat(G, axis=0)
+    rel = data.group_rel
+    if dist == "RBP":
+        return np.full((G, T), values["theta"])
+    if dist == "DCG":
+        return np.log2(k + 1) / np.log2(k + 2)
+    if dist == "RR":
+        return k / (k + 1)
+    if dist == "empirical":
+        c = np.asarray(values["continuation"], dtype=np.float64)
+        out = np.ones((G, T))
+        out[:, :min(T, c.size)] = c[:T]
+        return out
+    R = np.cumsum(rel, axis=1)
+    if dist == "ERR":
+        return np.where(rel, 1.0 - values["theta"], 1.0)
+    if dist == "AP":
+        ahead = np.cumsum(rel[:, ::-1], axis=1)[:, ::-1]
+        return np.where(rel, 1.0 - 1.0 / np.maximum(ahead, 1), 1.0)
+    if dist == "RRR":
+        return np.where(rel, 1.0 - 1.0 / (R + 1.0), 1.0)
+    raise ValueError(f"unknown stopping distribution {dist!r}")
+
+
+def stop_probabilities(dist: str, values: dict, n: int) -> np.ndarray:
+    """P(stop at k), k = 1..n, of a static or empirical distribution (the rest lies beyond n)."""
+    k = np.arange(1, n + 1, dtype=np.float64)
+    if dist == "RBP":
+        th = values["theta"]
+        return (1 - th) * th ** (k - 1)
+    if dist == "DCG":
+        return 1 / np.log2(k + 1) - 1 / np.log2(k + 2)
+    if dist == "RR":
+        return 1 / (k * (k + 1))
+    if dist == "empirical":
+        c = np.asarray(values["continuation"], dtype=np.float64)
+        c = np.concatenate([c, np.full(max(0, n - c.size), c[-1] if c.size else 0.0)])[:n]
+        surv = np.concatenate([[1.0], np.cumprod(c[:-1])])
+        return surv * (1 - c)
+    raise ValueError(f"dist={dist!r} depends on relevance: it has no static stopping probabilities")
+
+
+def _make(name: str, dist: str, with_rel: bool, *, fit_theta: bool, theta=None, T: int = 10) -> Candidate:
+    gnames = _gamma_names(with_rel)
+    n_cont = T - 1 if dist == "empirical" else 0
+
+    def unpack(th):
+        th = np.asarray(th, dtype=np.float64)
+        out, k = {"dist": dist}, 0
+        if fit_theta:
+            out["theta"] = float(expit(th[0])); k = 1
+        elif theta is not None:
+            out["theta"] = theta
+        if n_cont:
+            cont = expit(th[k:k + n_cont])
+            out["continuation"] = [float(x) for x in cont]
+            for r, x in enumerate(cont, start=1):
+                out[f"continue_{r}"] = float(x)
+            k += n_cont
+        for gname in gnames:
+            out[gname] = float(expit(th[k])); k += 1
+        return out
+
+    def loglik(data, th):
+        v = unpack(th)
+        p = continuation(data, dist, v)
+        return walk_loglik(data, p, np.zeros_like(p), _gammas(data, v))
+
+    x0 = ([logit(0.7)] if fit_theta else []) + [logit(0.8)] * n_cont + [logit(0.3)] * len(gnames)
+    return Candidate(name, x0, loglik, unpack)
+
+
+def candidates(with_rel: bool = False, T: int = 10) -> List[Candidate]:
+    out = [_make("RBP", "RBP", with_rel, fit_theta=True),
+           _make("RBP(theta=0.8)", "RBP", with_rel, fit_theta=False, theta=0.8),
+           _make("DCG", "DCG", with_rel, fit_theta=False),
+           _make("RR", "RR", with_rel, fit_theta=False),
+           _make("empirical", "empirical", with_rel, fit_theta=False, T=T)]
+    if with_rel:
+        out += [_make("ERR", "ERR", True, fit_theta=True),
+                _make("ERR(theta=0.5)", "ERR", True, fit_theta=False, theta=0.5),
+                _make("AP", "AP", True, fit_theta=False),
+                _make("RRR", "RRR", True, fit_theta=False)]
+    return out
+
+
+def diagnostics(data: WalkData, params: dict) -> dict:
+    p = continuation(data, params["dist"], params)
+    g = _gammas(data, params)
+    pred = click_probability_by_rank(data, p, np.zeros_like(p), g)
+    out = {"ctr_observed": data.observed_ctr.tolist(), "ctr_predicted": pred.tolist(),
+           "last_click_observed": data.observed_last_click.tolist()}
+    if params["dist"] in ("RBP", "DCG", "RR", "empirical"):
+        out["stop_probabilities"] = stop_probabilities(params["dist"], params, data.T).tolist()
+    return out

@@ -1,0 +1,342 @@
+"""From fit to measure: fitted user models under names that measure strings accept, and fit files.
+
+``register_fitted('yandex', report)`` keeps the best fit of each family of a
+:class:`FitReport` (or one :class:`~.result.FamilyFit`) under a name, and the
+measures read it through their model parameter:
+
+=============  ==========================  ==========================================
+measure        spelling                    what the fit sets
+=============  ==========================  ==========================================
+MP, MPcont     ``model='fit:yandex'``      kernel and state space (MPcont: and the
+                                           holding rates, when the fit has them and
+                                           no ``rates`` is given)
+M1–M4          ``dist='fit:yandex'``       the stopping distribution P(k)
+PH             ``browse='fit:yandex'``     browsing model, p, q (p_rel, q_rel)
+TBG            ``user='fit:yandex'``       click probabilities, half-life, summary
+                                           time (those the fit has)
+=============  ==========================  ==========================================
+
+``'file:PATH'`` in place of ``'fit:NAME'`` reads a fit file written by
+:func:`save_fit` (a path relative to the working directory; the file is read
+again when it changes).  A name that is not registered in this process is
+looked up as the file ``NAME.json`` in the directories of the environment
+variable ``IRMEASURES_MARKOV_FITS`` (separated by ``os.pathsep``; default:
+the working directory), so ``MP(model='fit:yandex')`` works on the command
+line after ``irmeasures-markov fit LOG -o yandex.json``.
+
+The fit file (JSON)::
+
+    {"format": "irmeasures_markov.fit", "version": 1,
+     "log": {"description": ..., "source": ..., "n_sessions": ...},
+     "fits": [FamilyFit.to_dict(), ...],
+     "best": {"mp": 0, "carterette": 3, ...},
+     "notes": ["what could not be fitted and why", ...]}
+
+``best`` gives, per family, the index in ``fits`` of the fit that measures use;
+``notes`` (optional) are the report's.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+from ..errors import InputError
+from .result import FAMILIES, FamilyFit
+
+__all__ = ["register_fitted", "unregister_fitted", "registered_fits", "save_fit", "load_fit", "FitFile",
+           "resolve_fit", "fit_parameters", "FIT_FORMAT", "FIT_VERSION", "FITS_ENV"]
+
+FIT_FORMAT = "irmeasures_markov.fit"
+FIT_VERSION = 1
+#: directories searched for ``NAME.json`` when ``fit:NAME`` is not registered in this process
+FITS_ENV = "IRMEASURES_MARKOV_FITS"
+
+#: name -> {family: FamilyFit}
+_REGISTERED: Dict[str, Dict[str, FamilyFit]] = {}
+#: name -> how many times it was registered, so cached measure parameters of a replaced fit are never used
+_VERSIONS: Dict[str, int] = {}
+_FILES: Dict[str, Tuple[tuple, "FitFile"]] = {}
+_PARAMS: Dict[tuple, dict] = {}
+
+
+@dataclass
+class FitFile:
+    """The content of a fit file: every fit, which one is best per family, and the log's description."""
+
+    fits: List[FamilyFit]
+    best_index: Dict[str, int]
+    log: dict = field(default_factory=dict)
+    path: str = ""
+    notes: List[str] = field(default_factory=list)
+
+    @property
+    def families(self) -> Tuple[str, ...]:
+        return tuple(f for f in FAMILIES if f in self.best_index)
+
+    def best(self, family: str) -> FamilyFit:
+        if family not in self.best_index:
+            where = f"{self.path}: " if self.path else ""
+            raise ValueError(f"{where}no {family!r} fit (the file has: {', '.join(self.families) or 'none'})")
+        return self.fits[self.best_index[family]]
+
+    def to_dict(self) -> dict:
+        out = {"format": FIT_FORMAT, "version": FIT_VERSION, "log": dict(self.log),
+               "fits": [f.to_dict() for f in self.fits], "best": dict(self.best_index)}
+        if self.notes:
+            out["notes"] = list(self.notes)
+        return out
+
+    def to_report(self):
+        """The fits as a :class:`~irmeasures_markov.calibration.FitReport` (its table; the file keeps no plot data)."""
+        from .report import FitReport
+        return FitReport(self.fits, notes=self.notes, log=self.log)
+
+
+def _as_fit_file(fit_or_report) -> FitFile:
+    """A :class:`FitFile` view of a FamilyFit, a FitReport (``.fits``, ``.best(family)``) or a FitFile."""
+    if isinstance(fit_or_report, FitFile):
+        return fit_or_report
+    if isinstance(fit_or_report, FamilyFit):
+        f = fit_or_report
+        _check_family(f)
+        return FitFile([f], {f.family: 0}, {"description": f.log_description, "n_sessions": f.n_sessions})
+    fits = getattr(fit_or_report, "fits", None)
+    best = getattr(fit_or_report, "best", None)
+    if fits is None or not callable(best):
+        raise TypeError(f"expected a FamilyFit or a FitReport (with .fits and .best(family)), "
+                        f"got {type(fit_or_report).__name__}")
+    fits = list(fits)
+    index = {}
+    for family in FAMILIES:
+        if not any(f.family == family for f in fits):
+            continue
+        chosen = best(family)
+        index[family] = next(i for i, f in enumerate(fits) if f is chosen)
+    log = getattr(fit_or_report, "log", None)
+    if not isinstance(log, dict):  # a report that does not describe its log: what its fits say
+        log = {"description": fits[0].log_description if fits else "", "source": "",
+               "n_sessions": max((f.n_sessions for f in fits), default=0)}
+    notes = getattr(fit_or_report, "notes", None)
+    return FitFile(fits, index, dict(log), notes=[str(n) for n in notes] if isinstance(notes, list) else [])
+
+
+def _check_family(f: FamilyFit) -> None:
+    if f.family not in FAMILIES:
+        raise ValueError(f"unknown family {f.family!r} of fit {f.model!r}; families are {list(FAMILIES)}")
+
+
+def _check_name(name) -> str:
+    if not isinstance(name, str) or not name or any(c in name for c in "'\"\\/:") or name != name.strip():
+        raise ValueError(f"register_fitted: the name must be a plain word (no quotes, slashes or ':'), got {name!r}")
+    return name
+
+
+def register_fitted(name: str, fit_or_report) -> str:
+    """Make a fitted model usable in measure strings as ``'fit:NAME'`` (module docstring).
+
+    ``fit_or_report``: a :class:`FitReport` (its best fit of each family is
+    registered), a :class:`FitFile` from :func:`load_fit` (likewise), or one
+    :class:`~.result.FamilyFit` (its family).  Families already registered
+    under ``name`` and not in ``fit_or_report`` are kept; the others are
+    replaced.  Returns ``name``.
+    """
+    _check_name(name)
+    ff = _as_fit_file(fit_or_report)
+    if not ff.best_index:
+        raise ValueError("register_fitted: nothing to register (no fit)")
+    entry = _REGISTERED.setdefault(name, {})
+    for family in ff.families:
+        entry[family] = ff.best(family)
+    _VERSIONS[name] = _VERSIONS.get(name, 0) + 1
+    return name
+
+
+def unregister_fitted(name: str) -> None:
+    """Forget the fits registered under ``name`` (KeyError if there are none)."""
+    del _REGISTERED[name]
+    _VERSIONS[name] = _VERSIONS.get(name, 0) + 1
+
+
+def registered_fits() -> Dict[str, Tuple[str, ...]]:
+    """``{name: families}`` of the fits registered in this process."""
+    return {n: tuple(f for f in FAMILIES if f in e) for n, e in _REGISTERED.items()}
+
+
+# ---------------------------------------------------------------------------
+# Fit files
+# ---------------------------------------------------------------------------
+
+def _jsonable(x):
+    """Strict JSON: numpy values as Python ones, non-finite floats as null."""
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if hasattr(x, "tolist") and not isinstance(x, (str, bytes)):
+        return _jsonable(x.tolist())
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def save_fit(path, fit_or_report, *, description: Optional[str] = None, source: Optional[str] = None) -> None:
+    """Write a fit file (module docstring): every fit of a report, or one FamilyFit, and the log's description.
+
+    ``description``/``source`` replace those the fits carry (say where the
+    log came from: the file is how a calibrated measure is shared and cited).
+    Non-finite numbers are written as ``null`` (strict JSON).
+    """
+    ff = _as_fit_file(fit_or_report)
+    if description is not None:
+        ff = dataclasses.replace(ff, log={**ff.log, "description": description})
+    if source is not None:
+        ff = dataclasses.replace(ff, log={**ff.log, "source": source})
+    text = json.dumps(_jsonable(ff.to_dict()), indent=1, allow_nan=False)
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(text + "\n")
+
+
+def load_fit(path) -> FitFile:
+    """Read a fit file written by :func:`save_fit`.
+
+    Raises ``FileNotFoundError`` for a missing file and
+    :class:`~irmeasures_markov.errors.InputError` naming the file (and line,
+    for bad JSON) for one that is not a fit file.
+    """
+    name = os.fspath(path)
+    try:
+        with open(name, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        raise FileNotFoundError(2, f"no such fit file: {name}", name) from None
+    except UnicodeDecodeError:
+        raise InputError(f"{name}: not a fit file (not UTF-8 text)") from None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(f"{name}:{e.lineno}: not a fit file: not valid JSON ({e.msg}, column {e.colno})") from None
+    return _fit_file_from_dict(obj, name)
+
+
+def _fit_file_from_dict(obj, name: str) -> FitFile:
+    if not isinstance(obj, dict) or obj.get("format") != FIT_FORMAT:
+        raise InputError(f"{name}: not a fit file (expected a JSON object with \"format\": \"{FIT_FORMAT}\"; "
+                         "write one with irmeasures_markov.calibration.save_fit or `irmeasures-markov fit -o`)")
+    version = obj.get("version")
+    if version != FIT_VERSION:
+        raise InputError(f"{name}: fit file version {version!r}; this version of irmeasures_markov reads version "
+                         f"{FIT_VERSION}")
+    raw = obj.get("fits")
+    if not isinstance(raw, list):
+        raise InputError(f"{name}: \"fits\" must be a list of fits")
+    fits = []
+    for i, d in enumerate(raw):
+        try:
+            if not isinstance(d, dict):
+                raise TypeError("not an object")
+            d = dict(d)
+            if d.get("loglik") is None:
+                d["loglik"] = float("nan")  # written as null: no training likelihood
+            f = FamilyFit.from_dict(d)
+            _check_family(f)
+            if not isinstance(f.params, dict):
+                raise TypeError("params must be an object")
+        except (TypeError, ValueError, KeyError, IndexError) as e:
+            raise InputError(f"{name}: fit {i} is not a valid fit ({e})") from None
+        fits.append(f)
+    best = obj.get("best")
+    if not isinstance(best, dict):
+        raise InputError(f"{name}: \"best\" must map each family to the index of its fit")
+    for family, i in best.items():
+        if family not in FAMILIES or isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(fits) \
+                or fits[i].family != family:
+            raise InputError(f"{name}: \"best\": {family!r} -> {i!r} is not the index of a {family!r} fit")
+    log = obj.get("log") if isinstance(obj.get("log"), dict) else {}
+    notes = obj.get("notes") if isinstance(obj.get("notes"), list) else []
+    return FitFile(fits, dict(best), log, name, [str(n) for n in notes])
+
+
+# ---------------------------------------------------------------------------
+# Resolution of 'fit:NAME' / 'file:PATH'
+# ---------------------------------------------------------------------------
+
+def _search_dirs() -> List[str]:
+    env = os.environ.get(FITS_ENV)
+    return [d for d in env.split(os.pathsep) if d] if env else [os.getcwd()]
+
+
+def _file(path: str) -> Tuple[tuple, FitFile]:
+    """The fit file at ``path`` with a token that changes when the file does (cached)."""
+    full = os.path.abspath(path)
+    try:
+        st = os.stat(full)
+    except FileNotFoundError:
+        raise FileNotFoundError(2, f"no such fit file: {path}", path) from None
+    token = ("file", full, st.st_mtime_ns, st.st_size)
+    hit = _FILES.get(full)
+    if hit is None or hit[0] != token:
+        ff = load_fit(path)
+        hit = _FILES[full] = (token, ff)
+    return hit
+
+
+def _lookup(spec: str, where: str) -> Tuple[tuple, object]:
+    """``(token, source)``: the registered entry ``{family: fit}`` or the :class:`FitFile` a spec names."""
+    kind, _, rest = spec.partition(":")
+    kind = kind.lower()
+    if kind == "file":
+        return _file(rest)
+    name = rest
+    if name in _REGISTERED:
+        return ("fit", name, _VERSIONS.get(name, 0)), _REGISTERED[name]
+    dirs = _search_dirs()
+    for d in dirs:
+        candidate = os.path.join(d, name + ".json")
+        if os.path.isfile(candidate):
+            return _file(candidate)
+    registered = sorted(_REGISTERED)
+    raise ValueError(f"{where}: no fit is registered under {name!r} (registered: {registered or 'none'}) and there "
+                     f"is no {name}.json in {dirs} (${FITS_ENV}); register one with "
+                     f"irmeasures_markov.calibration.register_fitted({name!r}, fit), or write {name}.json with "
+                     f"save_fit or `irmeasures-markov fit LOG -o {name}.json`, or use 'file:PATH'")
+
+
+def resolve_fit(spec: str, family: str, where: str = "") -> Tuple[tuple, FamilyFit]:
+    """``(token, fit)``: the ``family`` fit named by ``'fit:NAME'`` or ``'file:PATH'``.
+
+    ``token`` identifies this fit until it is registered again or its file
+    changes (for caches).  ``where`` (e.g. ``"MP: model='fit:yandex'"``)
+    starts error messages.
+    """
+    where = where or spec
+    token, source = _lookup(spec, where)
+    if isinstance(source, FitFile):
+        if family not in source.best_index:
+            raise ValueError(f"{where}: the fit file {source.path} has no {family!r} fit (it has: "
+                             f"{', '.join(source.families) or 'none'})")
+        return token + (family,), source.best(family)
+    if family not in source:
+        raise ValueError(f"{where}: the fits registered under {spec.partition(':')[2]!r} have no {family!r} fit "
+                         f"(they have: {', '.join(f for f in FAMILIES if f in source)})")
+    return token + (family,), source[family]
+
+
+def fit_parameters(spec: str, family: str, where: str = "") -> Tuple[tuple, dict]:
+    """``(token, measure parameters)`` of the ``family`` fit a spec names (``FamilyFit.measure_parameters()``,
+    cached per token)."""
+    token, fit = resolve_fit(spec, family, where)
+    params = _PARAMS.get(token)
+    if params is None:
+        try:
+            params = fit.measure_parameters()
+        except (TypeError, ValueError, KeyError) as e:
+            raise ValueError(f"{where or spec}: the {family} fit {fit.model!r} cannot be used as a measure: {e}") \
+                from None
+        if len(_PARAMS) > 256:
+            _PARAMS.clear()
+        _PARAMS[token] = params
+    return token, params

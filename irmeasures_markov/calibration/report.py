@@ -1,0 +1,336 @@
+"""`fit`: every candidate of every family on a log, and the `FitReport` that compares them."""
+from __future__ import annotations
+
+import math
+from typing import Dict, List, Optional, Sequence
+
+import numpy as np
+
+from .result import FAMILIES, FamilyFit
+
+__all__ = ["fit", "FitReport"]
+
+
+class FitReport:
+    """All candidates fitted to one log, with their comparison.
+
+    Attributes
+    ----------
+    fits : list of FamilyFit
+    diagnostics : dict
+        ``"family/model" -> {curve name: list}`` for the plots (CTR by rank,
+        jump distribution, stopping distribution, dwell survival).
+    notes : list of str
+        What could not be fitted and why (e.g. TBG clicks without qrels).
+    """
+
+    def __init__(self, fits: List[FamilyFit], diagnostics: Optional[dict] = None, notes: Optional[list] = None,
+                 log: Optional[dict] = None):
+        self.fits = list(fits)
+        self.diagnostics = dict(diagnostics or {})
+        self.notes = list(notes or [])
+        self.log = dict(log or {})
+
+    # -- selection ------------------------------------------------------------------------
+    def family(self, family: str) -> List[FamilyFit]:
+        return [f for f in self.fits if f.family == family]
+
+    def best(self, family: str) -> FamilyFit:
+        """Highest held-out log-likelihood when a test log was given, else lowest AIC."""
+        cands = self.family(family)
+        if not cands:
+            raise KeyError(f"no {family!r} fit in this report (fitted: {sorted({f.family for f in self.fits})})")
+        if all(f.heldout_loglik is not None for f in cands):
+            return max(cands, key=lambda f: (_finite(f.heldout_loglik), -f.n_params))
+        return min(cands, key=lambda f: (_aic(f), f.n_params))
+
+    # -- tables ---------------------------------------------------------------------------
+    def rows(self) -> List[dict]:
+        out = []
+        for f in self.fits:
+            held = f.heldout_loglik
+            ev = f.n_heldout_events if held is not None else f.n_events
+            ll = held if held is not None else f.loglik
+            out.append({
+                "family": f.family, "model": f.model, "k": f.n_params, "n": f.n_sessions,
+                "loglik": f.loglik, "AIC": _aic(f), "BIC": _bic(f),
+                "heldout_loglik": held,
+                "perplexity": math.exp(-ll / ev) if ev and np.isfinite(ll) else float("inf"),
+                "params": _short_params(f),
+            })
+        return out
+
+    def to_frame(self):
+        import pandas as pd
+        return pd.DataFrame(self.rows())
+
+    def __str__(self) -> str:
+        rows = self.rows()
+        head = f"{'family':10s} {'model':24s} {'k':>3s} {'loglik':>12s} {'AIC':>12s} {'BIC':>12s} " \
+               f"{'held-out ll':>12s} {'perplexity':>10s}  parameters"
+        lines = [head, "-" * len(head)]
+        for r in rows:
+            held = "" if r["heldout_loglik"] is None else f"{r['heldout_loglik']:12.1f}"
+            best = self.best(r["family"]).model == r["model"]
+            lines.append(f"{r['family']:10s} {r['model'] + (' *' if best else ''):24s} {r['k']:3d} "
+                         f"{r['loglik']:12.1f} {r['AIC']:12.1f} {r['BIC']:12.1f} {held:>12s} "
+                         f"{r['perplexity']:10.4f}  {r['params']}")
+        lines.append("* best of its family (held-out log-likelihood, else AIC)")
+        lines += [f"note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+    # -- serialisation --------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        best = {}
+        for fam in FAMILIES:
+            if self.family(fam):
+                best[fam] = self.fits.index(self.best(fam))
+        return {"fits": [f.to_dict() for f in self.fits], "best": best, "diagnostics": self.diagnostics,
+                "notes": self.notes, "log": self.log}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "FitReport":
+        return cls([FamilyFit.from_dict(x) for x in d.get("fits", [])], d.get("diagnostics"), d.get("notes"),
+                   d.get("log"))
+
+    # -- plots ----------------------------------------------------------------------------
+    def plot(self, family: Optional[str] = None, *, axes=None):
+        """Draw the diagnostics of the best fit of each family (or of one family); returns the figure."""
+        import matplotlib
+        import matplotlib.pyplot as plt
+        panels = []
+        fams = [family] if family else [f for f in FAMILIES if self.family(f)]
+        for fam in fams:
+            b = self.best(fam)
+            diag = self.diagnostics.get(f"{fam}/{b.model}", {})
+            for key in ("jumps", "ctr", "stop", "survival", "rates", "dwell"):
+                if any(k.startswith(key) for k in diag):
+                    panels.append((fam, b.model, key, diag))
+        if not panels:
+            raise ValueError("nothing to plot: the report holds no diagnostics")
+        if axes is None:
+            ncol = min(3, len(panels))
+            nrow = int(math.ceil(len(panels) / ncol))
+            fig, axes = plt.subplots(nrow, ncol, figsize=(4.2 * ncol, 3.2 * nrow), squeeze=False)
+            axes = axes.ravel()
+        else:
+            axes = np.atleast_1d(axes).ravel()
+            fig = axes[0].figure
+        for ax, (fam, model, key, d) in zip(axes, panels):
+            _draw(ax, fam, model, key, d)
+        for ax in axes[len(panels):]:
+            ax.set_visible(False)
+        fig.tight_layout()
+        return fig
+
+
+def _draw(ax, fam, model, key, d):
+    if key == "jumps":
+        obs, pred = np.asarray(d["jumps_observed"]), np.asarray(d["jumps_predicted"])
+        T = (obs.size + 1) // 2
+        x = np.arange(-(T - 1), T)
+        ax.bar(x, obs / obs.sum() if obs.sum() > 0 else obs, color="0.75", label="observed")
+        ax.plot(x, pred / pred.sum() if pred.sum() > 0 else pred, "o-", color="C0", label=model)
+        ax.set_xlabel("jump j - i between consecutive clicks (ranks)")
+        ax.set_ylabel("share of jumps")
+    elif key == "ctr":
+        r = np.arange(1, len(d["ctr_observed"]) + 1)
+        ax.bar(r, d["ctr_observed"], color="0.75", label="observed")
+        ax.plot(r, d["ctr_predicted"], "o-", color="C1", label=model)
+        ax.set_xlabel("rank")
+        ax.set_ylabel("P(click at rank)")
+    elif key == "stop":
+        r = np.arange(1, len(d["stop_probabilities"]) + 1)
+        if "last_click_observed" in d:
+            lc = np.asarray(d["last_click_observed"])[1:]
+            ax.bar(r, lc / lc.sum() if lc.sum() > 0 else lc, color="0.75",
+                   label="last click (observed, sessions with a click)")
+        ax.plot(r, d["stop_probabilities"], "o-", color="C2", label=f"P(stop at k), {model}")
+        ax.set_xlabel("rank")
+        ax.set_ylabel("probability")
+    elif key == "survival":
+        ax.plot(d["survival_t"], d["survival_fitted"], color="C3", label="fitted")
+        ax.plot(d["survival_t"], d["survival_empirical"], color="0.5", label="observed ends")
+        ax.set_xlabel("seconds after the first click")
+        ax.set_ylabel("P(still searching)")
+    elif key == "rates":
+        r = np.arange(1, len(d["rates"]) + 1)
+        err = [np.clip(np.subtract(d["rates"], d["rates_low"]), 0, None),
+               np.clip(np.nan_to_num(np.subtract(d["rates_high"], d["rates"])), 0, None)]
+        ax.errorbar(r, d["rates"], yerr=err, fmt="o", color="C4",
+                    label="fitted rate, 95% interval")
+        ax.set_xlabel("rank")
+        ax.set_ylabel("holding rate (1/s)")
+    elif key == "dwell":
+        ax.plot(d["dwell_t"], d["dwell_km"], color="0.4", label="observed (Kaplan-Meier)")
+        ax.plot(d["dwell_t"], d["dwell_fitted"], color="C4", label="exponential, pooled rate")
+        ax.set_xlabel("dwell time (s)")
+        ax.set_ylabel("P(dwell > t)")
+    ax.set_title(f"{fam}: {model}", fontsize=9)
+    ax.legend(fontsize=7)
+
+
+def _finite(x):
+    return x if x is not None and np.isfinite(x) else -np.inf
+
+
+def _aic(f: FamilyFit) -> float:
+    return 2 * f.n_params - 2 * f.loglik if np.isfinite(f.loglik) else float("inf")
+
+
+def _bic(f: FamilyFit) -> float:
+    return f.n_params * math.log(max(f.n_sessions, 1)) - 2 * f.loglik if np.isfinite(f.loglik) else float("inf")
+
+
+def _short_params(f: FamilyFit) -> str:
+    if not np.isfinite(f.loglik):
+        return "probability 0 for some sessions: no estimate"
+    parts = []
+    for k, v in f.params.items():
+        if k in ("continuation", "weights", "rates", "rates_low", "rates_high", "rates_events"):
+            continue
+        if isinstance(v, float):
+            iv = f.intervals.get(k)
+            parts.append(f"{k}={v:.3g}" + (f" [{iv[0]:.3g}, {iv[1]:.3g}]" if iv else ""))
+        elif isinstance(v, str) and k in ("browse", "dist"):
+            continue
+    return ", ".join(parts)
+
+
+def _check_log(log, name: str) -> None:
+    """Every click a rank of its session's ranking (a bad in-memory session would index out of range)."""
+    if not hasattr(log, "sessions"):
+        raise TypeError(f"`{name}` must be a ClickLog, got {type(log).__name__}.")
+    for s in log:
+        c = s.clicks
+        if c.size and (c.min() < 1 or c.max() > s.n_shown):
+            bad = int(c[(c < 1) | (c > s.n_shown)][0])
+            raise ValueError(f"`{name}` session {s.session_id!r} (query {s.query_id!r}): click on rank {bad}, "
+                             f"outside the {s.n_shown} documents shown (ranks are 1-based).")
+
+
+def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional[dict] = None,
+        bootstrap: int = 200, seed: int = 0, progress: bool = False, rel: int = 1) -> FitReport:
+    """Fit every candidate user model of the chosen families to a click log.
+
+    Parameters
+    ----------
+    train : ClickLog
+    test : ClickLog, optional
+        Held-out sessions: each candidate's held-out log-likelihood and perplexity.
+    families : sequence of {'mp', 'ph', 'carterette', 'tbg'}, or one of them, or 'all'
+    qrels : dict, optional
+        ``{query_id: {doc_id: grade}}``: enables P@H's p_rel/q_rel, the
+        relevance-dependent click probabilities, Carterette's dynamic
+        distributions and TBG's click probabilities.
+    bootstrap : int
+        Replicates of the bootstrap over sessions for the 95% intervals
+        (linearised: one Newton step per replicate); 0 gives Wald intervals
+        from the session-clustered sandwich variance.
+    seed : int
+    progress : bool
+        Print ``fitted FAMILY/MODEL: loglik X`` on standard error after each
+        candidate (``irmeasures-markov fit`` shows these lines as a progress bar).
+
+    Returns
+    -------
+    FitReport
+    """
+    import sys
+    from . import carterette as cart_mod, mp as mp_mod, ph as ph_mod, tbg as tbg_mod
+    from ._likelihood import fit_candidate
+    from ._walk import walk_data
+    if isinstance(families, str):
+        families = FAMILIES if families == "all" else (families,)
+    families = tuple(families)
+    bad = [f for f in families if f not in FAMILIES]
+    if bad:
+        raise ValueError(f"unknown families {bad}; choose from {list(FAMILIES)}")
+    if not isinstance(bootstrap, int) or bootstrap < 0:
+        raise ValueError(f"`bootstrap` must be a non-negative integer, got {bootstrap!r}.")
+    _check_log(train, "train")
+    if test is not None:
+        _check_log(test, "test")
+    if len(train) == 0:
+        raise ValueError("the training log has no sessions")
+    if qrels is not None and not (isinstance(qrels, dict) and all(isinstance(v, dict) for v in qrels.values())):
+        raise TypeError("`qrels` must be a dict {query_id: {doc_id: grade}}.")
+    rng = np.random.default_rng(seed)
+    desc = train.description
+    fits: List[FamilyFit] = []
+    diagnostics: Dict[str, dict] = {}
+    notes: List[str] = []
+
+    def run(family, cand, tr, te, extra=None):
+        f, _ = fit_candidate(family, cand, tr, te, bootstrap=bootstrap, rng=rng, description=desc, extra=extra)
+        if progress:
+            # one line per candidate; the command line turns these lines into a progress bar
+            print(f"fitted {family}/{cand.name}: loglik {f.loglik:.1f}", file=sys.stderr, flush=True)
+        fits.append(f)
+        return f
+
+    with_rel = qrels is not None
+    wtrain = walk_data(train, qrels, rel) if "ph" in families else None
+    wtest = walk_data(test, qrels, rel) if "ph" in families and test is not None else None
+    if "carterette" in families or "tbg" in families:
+        strain = walk_data(train, qrels, rel, order="set")
+        stest = walk_data(test, qrels, rel, order="set") if test is not None else None
+    if "mp" in families:
+        dtr, dte = mp_mod.mp_data(train), (mp_mod.mp_data(test) if test is not None else None)
+        rates = mp_mod.fit_rates(train)
+        if dtr.n_events == 0:
+            notes.append("mp: no session clicks two different ranks; the kernel cannot be fitted")
+        else:
+            for cand in mp_mod.candidates(dtr.T):
+                f = run("mp", cand, dtr, dte,
+                        extra={k: v for k, v in rates.items() if k != "dwell_survival"} if rates else None)
+                if np.isfinite(f.loglik):
+                    diagnostics[f"mp/{f.model}"] = {"jumps_observed": dtr.observed_jumps.tolist(),
+                                                    "jumps_predicted": mp_mod.predicted_jumps(dtr, f.params).tolist()}
+                    if rates:
+                        diagnostics[f"mp/{f.model}"].update(rates=rates["rates"], rates_low=rates["rates_low"],
+                                                            rates_high=rates["rates_high"])
+                        if "dwell_survival" in rates:
+                            ds = rates["dwell_survival"]
+                            diagnostics[f"mp/{f.model}"].update(dwell_t=ds["t"], dwell_km=ds["kaplan_meier"],
+                                                                dwell_fitted=ds["exponential"])
+        if rates is None:
+            notes.append("mp: no dwell times in the log; MPcont holding rates not fitted")
+    if "ph" in families:
+        for cand in ph_mod.candidates(with_rel):
+            f = run("ph", cand, wtrain, wtest)
+            diagnostics[f"ph/{f.model}"] = ph_mod.diagnostics(wtrain, f.params)
+    if "carterette" in families:
+        for cand in cart_mod.candidates(with_rel, strain.T):
+            f = run("carterette", cand, strain, stest)
+            diagnostics[f"carterette/{f.model}"] = cart_mod.diagnostics(strain, f.params)
+        if not with_rel:
+            notes.append("carterette: ERR, AP and RRR stop at relevant documents; they need qrels")
+    if "tbg" in families:
+        times = tbg_mod.fit_times(train, bootstrap=bootstrap, rng=rng)
+        if with_rel:
+            for cand in tbg_mod.candidates():
+                f = run("tbg", cand, strain, stest, extra=(times or {}).get("params"))
+                if times:
+                    f.intervals.update(times["intervals"])
+                diagnostics[f"tbg/{f.model}"] = tbg_mod.diagnostics(strain, cand, f.params)
+        else:
+            notes.append("tbg: click probabilities P(C|R) need qrels (relevance of the shown documents)")
+            if times:
+                f = FamilyFit("tbg", "times", dict(times["params"]), dict(times["intervals"]),
+                              loglik=times["loglik"], n_params=2, n_sessions=times["n_sessions"],
+                              n_events=times["n_ended"], log_description=desc)
+                fits.append(f)
+        if times:
+            for f in fits:
+                if f.family == "tbg":
+                    s = times["survival"]
+                    diagnostics.setdefault(f"tbg/{f.model}", {}).update(
+                        survival_t=s["t"], survival_fitted=s["fitted"], survival_empirical=s["ended_only_empirical"])
+        else:
+            notes.append("tbg: no click timestamps in the log; half-life and summary time not fitted")
+    log = {"description": train.description, "source": train.source, "n_sessions": len(train),
+           "n_heldout": len(test) if test is not None else 0}
+    return FitReport(fits, diagnostics, notes, log)

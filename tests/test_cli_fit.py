@@ -1,0 +1,183 @@
+"""``irmeasures-markov fit``: reading logs, splitting, calling calibration.fit, printing, writing the fit file.
+
+``calibration.fit`` is replaced by a stub that records its arguments and returns a stub report, so these tests
+check the command line itself; the fits are tested with the fits.
+"""
+import gzip
+import json
+import warnings
+
+import pytest
+
+from irmeasures_markov import calibration
+from irmeasures_markov.calibration.registry import load_fit
+from irmeasures_markov.calibration.result import FamilyFit
+from irmeasures_markov.cli import main
+from irmeasures_markov.cli.fit import guess_format
+
+WSCD = "q1\td1,d2,d3 : d2 , d1; q1\td1,d2,d3 :; q1\td1,d2,d3 : d3;\nq2\td4,d5,d6 : d6; q2\td4,d5,d6 :;\n"
+
+
+class StubReport:
+    def __init__(self, families):
+        self.fits = [FamilyFit(f, "stub", {"x": 1.0}, loglik=-1.0, n_sessions=3) for f in families]
+
+    def best(self, family):
+        return next(f for f in self.fits if f.family == family)
+
+    def __str__(self):
+        return "family\tmodel\n" + "".join(f"{f.family}\t{f.model}\n" for f in self.fits)
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    seen = []
+
+    def fake_fit(train, *, test=None, families=("mp", "ph", "carterette", "tbg"), qrels=None, bootstrap=200,
+                 seed=0, progress=False):
+        seen.append(dict(train=train, test=test, families=families, qrels=qrels, bootstrap=bootstrap, seed=seed,
+                         progress=progress))
+        return StubReport(families)
+
+    monkeypatch.setattr(calibration, "fit", fake_fit, raising=False)
+    return seen
+
+
+@pytest.fixture
+def log(tmp_path):
+    p = tmp_path / "train.txt"
+    p.write_text(WSCD)
+    return str(p)
+
+
+def test_fit_prints_the_table_and_writes_the_file(calls, log, tmp_path, capsys):
+    out = tmp_path / "fit.json"
+    assert main(["fit", log, "-o", str(out), "--family", "mp,carterette", "--bootstrap", "50", "--seed", "3"]) == 0
+    cap = capsys.readouterr()
+    assert cap.out == "family\tmodel\nmp\tstub\ncarterette\tstub\n"
+    assert f"wrote {out}" in cap.err and "MP(model='file:" in cap.err
+    (call,) = calls
+    assert len(call["train"]) == 5 and call["test"] is None
+    assert call["families"] == ("mp", "carterette") and call["bootstrap"] == 50 and call["seed"] == 3
+    assert call["progress"] is False  # stderr is not a terminal under pytest
+    saved = load_fit(out)
+    assert saved.families == ("mp", "carterette")
+    assert saved.log["description"] == f"WSCD 2012 click log {log}" and saved.log["source"] == log
+
+
+def test_test_log_and_split(calls, log, tmp_path):
+    test = tmp_path / "test.jsonl.gz"
+    with gzip.open(test, "wt") as fh:
+        fh.write(json.dumps({"query_id": "q1", "shown": ["d1"], "clicks": [{"rank": 1}]}) + "\n")
+    assert main(["fit", log, "--test", str(test), "--format", "wscd", "--no-progress"]) == 2  # --format for both
+    assert main(["fit", log, "--test", str(test)]) == 0
+    assert len(calls[-1]["test"]) == 1 and calls[-1]["families"] == ("mp", "ph", "carterette", "tbg")
+    assert main(["fit", log, "--test-split", "0.4", "--seed", "1", "--progress"]) == 0
+    call = calls[-1]
+    assert (len(call["train"]), len(call["test"])) == (3, 2) and call["progress"] is True
+    ids = {s.session_id for s in call["train"]} | {s.session_id for s in call["test"]}
+    assert ids == {"1", "2", "3", "4", "5"}
+
+
+def test_progress_bar(monkeypatch, log, capsys):
+    """fit(progress=True) prints a line per candidate; the command line turns them into a tqdm bar."""
+    import sys
+
+    def chatty_fit(train, *, test=None, families=(), qrels=None, bootstrap=200, seed=0, progress=False):
+        for f in families:
+            print(f"fitted {f}/stub: loglik -1.0", file=sys.stderr)
+        print("a warning", file=sys.stderr)
+        return StubReport(families)
+
+    monkeypatch.setattr(calibration, "fit", chatty_fit, raising=False)
+    assert main(["fit", log, "--progress", "--family", "mp,ph"]) == 0
+    err = capsys.readouterr().err
+    assert "fitting: " in err and "2 candidates" in err and "ph/stub" in err
+    assert "fitted mp/stub" not in err and "a warning\n" in err
+    assert sys.stderr is not None and not hasattr(sys.stderr, "bar")  # restored
+
+
+def test_qrels(calls, log, tmp_path):
+    q = tmp_path / "q.txt"
+    q.write_text("q1 0 d1 1\nq1 0 d2 0\n")
+    assert main(["fit", log, "--qrels", str(q), "--family", "ph"]) == 0
+    assert calls[-1]["qrels"] == {"q1": {"d1": 1, "d2": 0}}
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--family", "mp,xx"], "--family: xx is not a family"),
+    (["--test-split", "1.5"], r"--test-split must be in \(0, 1\)"),
+    (["--bootstrap", "-1"], "--bootstrap must be >= 0"),
+    (["--test", "a", "--test-split", "0.3"], "not allowed with argument"),
+    (["--format", "csv"], "invalid choice: 'csv'"),
+])
+def test_usage_errors(calls, log, capsys, argv, message):
+    import re
+    assert main(["fit", log, *argv]) == 2
+    assert re.search(message, capsys.readouterr().err)
+    assert not calls
+
+
+def test_input_errors(calls, tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"query_id": "q", "shown": ["a"]}\n{"query_id": "q", "shown": ["a"], "clicks": [{"rank": 2}]}\n')
+    assert main(["fit", str(bad)]) == 2
+    assert f"irmeasures-markov: error: {bad}:2: click on rank 2, outside the ranking shown" in capsys.readouterr().err
+    assert main(["fit", str(tmp_path / "missing.txt")]) == 2
+    assert "missing.txt: no such file" in capsys.readouterr().err
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n")
+    assert main(["fit", str(empty)]) == 2
+    assert "the log holds no session" in capsys.readouterr().err
+    assert not calls
+
+
+def test_without_fit(monkeypatch, log, capsys):
+    monkeypatch.delattr(calibration, "fit", raising=False)
+    assert main(["fit", log]) == 2
+    assert "fitting is not available" in capsys.readouterr().err
+
+
+def test_guess_format():
+    assert [guess_format(n) for n in ("a.jsonl", "a.JSONL.gz", "a.tsv.xz", "train.txt", "-")] == \
+        ["jsonl", "jsonl", "tsv", "wscd", "wscd"]
+
+
+def test_help(capsys):
+    assert main(["fit", "--help"]) == 0
+    assert "--test-split" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(not hasattr(calibration, "fit"), reason="calibration.fit is not on this branch")
+def test_real_fit_to_measure(tmp_path, capsys, monkeypatch):
+    """Fit a log simulated from RBP(0.7) stopping, write the fit file, evaluate M1 with it on the command line."""
+    import numpy as np
+    from irmeasures_markov.calibration import ClickLog
+    from irmeasures_markov.calibration.readers import make_session, write_log
+    from irmeasures_markov.cli import sample_path
+    rng = np.random.default_rng(0)
+    sessions = []
+    for i in range(3000):
+        stop = min(int(rng.geometric(0.3)), 10)  # users scan ranks 1..stop, clicking each with probability 1/2
+        clicks = [k for k in range(1, stop + 1) if rng.random() < 0.5] or [stop]
+        sessions.append(make_session("q", [f"d{k}" for k in range(10)], clicks, session_id=str(i)))
+    write_log(ClickLog(sessions, "simulated"), tmp_path / "sim.jsonl")
+    monkeypatch.chdir(tmp_path)
+    assert main(["fit", "sim.jsonl", "--family", "carterette", "--bootstrap", "0", "-o", "sim.json"]) == 0
+    assert "RBP" in capsys.readouterr().out
+    q, r = sample_path("sample.qrels"), sample_path("sample.run")
+    assert main([q, r, "M1(dist='fit:sim')", "-p", "-1"]) == 0
+    value = float(capsys.readouterr().out.split("\t")[1])
+    # the same fit, loaded and registered in this process, through ir_measures
+    import ir_measures
+    from irmeasures_markov.calibration import load_fit, register_fitted, unregister_fitted
+    from irmeasures_markov.io import read_trec_qrels, read_trec_run
+    register_fitted("simulated", load_fit("sim.json"))
+    try:
+        m = ir_measures.parse_measure("M1(dist='fit:simulated')")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # the sample's q9 has no relevant document
+            want = ir_measures.calc_aggregate([m], read_trec_qrels(q), read_trec_run(r))[m]
+    finally:
+        unregister_fitted("simulated")
+    assert 0 < value < 1 and value == pytest.approx(want, abs=1e-12)
