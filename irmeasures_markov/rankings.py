@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import warnings
 import weakref
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import chain, compress, islice, repeat
-from operator import attrgetter, methodcaller
+from operator import and_, attrgetter, gt, methodcaller
 from typing import Callable, Dict, Iterator, List, Mapping, Optional, Tuple
 
 import numpy as np
@@ -360,18 +360,21 @@ class _FlatRun:
     document less).  The arrays are read-only: batches share them instead
     of copying.
     """
-    __slots__ = ("qids", "judged", "keys", "starts", "key_starts", "order", "runs", "positive_grades", "joined",
-                 "joins", "_grades", "_docids")
+    __slots__ = ("qids", "judged", "keys", "starts", "key_starts", "_order", "_ties", "runs", "positive_grades",
+                 "joined", "joins", "_grades", "_docids")
 
     def __init__(self, qids, judged, keys, starts, order, runs, positive_grades, joined, joins=False,
-                 key_starts=None):
+                 key_starts=None, ties=None):
         self.qids: List[str] = qids
         self.judged: List[Mapping[str, int]] = judged
         self.keys: List[str] = keys
         self.starts = _frozen(starts)
         #: where each query's docids start in ``keys``: ``starts`` unless the rankings were cut at a depth
         self.key_starts = self.starts if key_starts is None else _frozen(key_starts)
-        self.order = _frozen(order)
+        #: ``(slots, scores)`` of the tie groups (:func:`_tie_slots`) while ``order`` still has them in file
+        #: order: the docid tie-break is made on first use of ``order``, which many measures never need
+        self._ties = ties
+        self._order = order if ties is not None else _frozen(order)
         self.runs: Optional[List[Mapping[str, float]]] = runs
         self.positive_grades = _frozen(positive_grades)
         #: all docids in file order joined by newlines, when the run was prepared with join_docids
@@ -395,6 +398,15 @@ class _FlatRun:
         order = cat([q._order + s for q, s in zip(queries, key_starts.tolist())], np.int64)
         return cls([q.qid for q in queries], [q._judged for q in queries], keys, starts, order, None,
                    cat([q.positive_grades for q in queries], np.int64), None, joins, key_starts=key_starts)
+
+    @property
+    def order(self) -> np.ndarray:
+        """Index into ``keys`` of the document at each rank (trec_eval order), read-only."""
+        if self._ties is not None:
+            _fix_ties(self._order, self.keys, self.key_starts, *self._ties)
+            self._ties = None
+            _frozen(self._order)
+        return self._order
 
     @property
     def n_documents(self) -> int:
@@ -465,16 +477,27 @@ class _LazyQueries(Sequence):
 
 def _break_ties_flat(order: np.ndarray, keys: List[str], scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """Reorder tie groups by docid descending, all queries at once (see :func:`_trec_order`)."""
-    ranked = scores[order]
+    ties = _tie_slots(scores[order], starts)
+    return order if ties is None else _fix_ties(order, keys, starts, *ties)
+
+
+def _tie_slots(ranked: np.ndarray, starts: np.ndarray) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+    """``(slots, scores)`` of the ranked positions inside a tie group of scores (flat layout), or None."""
     tie = ranked[1:] == ranked[:-1]
     inner = starts[1:-1]
     tie[inner[(inner > 0) & (inner < ranked.size)] - 1] = False  # never across a query boundary
     if not tie.any():
-        return order
+        return None
     in_group = np.zeros(ranked.size, dtype=bool)
     in_group[1:] = tie
     in_group[:-1] |= tie
     slots = np.flatnonzero(in_group)
+    return slots, ranked[slots]
+
+
+def _fix_ties(order: np.ndarray, keys: List[str], starts: np.ndarray, slots: np.ndarray,
+              slot_scores: np.ndarray) -> np.ndarray:
+    """Sort the tie groups of a stable score order by docid descending, in place (see :func:`_tie_slots`)."""
     members = order[slots]
     member_keys = list(map(keys.__getitem__, members.tolist()))
     m = len(member_keys)
@@ -482,18 +505,91 @@ def _break_ties_flat(order: np.ndarray, keys: List[str], scores: np.ndarray, sta
     key_rank[np.fromiter(sorted(range(m), key=member_keys.__getitem__), dtype=np.int64, count=m)] = np.arange(m)
     query = np.searchsorted(starts, slots, side="right") - 1
     # by query, then score descending, then docid descending; tie groups keep their slots
-    order[slots] = members[np.lexsort((-key_rank, -ranked[slots], query))]
+    order[slots] = members[np.lexsort((-key_rank, -slot_scores, query))]
     return order
 
 
-#: runs whose rankings hold this many documents on average are prepared one query at a time: a Python
-#: step per query then costs little per document, and joining only each query's positive judgments (about
-#: 100 of 1000 documents on TREC-8) is cheaper than probing every document (measured crossover: 300-1000)
+#: runs whose rankings hold this many documents on average are joined with their judgments by intersecting
+#: each query's positive judgments with its ranking (about 100 of 1000 documents on TREC-8) instead of
+#: probing every retrieved document (measured crossover: 300-1000)
 _FLAT_MAX_MEAN_LENGTH = 512
+#: tied hits times their tie group's size above which :func:`_join_positive_flat` places the tied hits with
+#: one sorted docid list per tie group instead of comparing every hit with every member of its group
+_TIE_COMPARE_MAX = 1 << 20
 #: documents per block where a whole-run step would otherwise hold a copy of the run (the docid check,
 #: the per-document lookups of document_values)
 _CHECK_BLOCK = 1 << 16
 _LOOKUP_BLOCK = 1 << 18
+
+
+def _join_positive_flat(qrels: QrelsIndex, qids: List[str], dicts: List[Mapping[str, float]], keys: List[str],
+                        order: np.ndarray, ranked: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Positive grade at every rank of every query (flat layout), joined through the positive judgments only.
+
+    Why: probing every retrieved document costs a dict lookup per document
+    (in a dict of all ~1700 judgments of a TREC-8 topic, often a cache miss);
+    a query has ~100 positive judgments, so intersecting those with the
+    query's retrieved docids (one C-level set operation per query) finds
+    the hits for a tenth of the probes.  Each hit is then placed at its
+    rank by binary search on (query, -score) over the whole run at once:
+    complex numbers sort lexicographically by (real, imaginary), so the
+    ranked run, as ``query + 1j * -score``, is one sorted array (exact:
+    query numbers are small integers, scores are float64 as they are).
+    A hit inside a tie group of scores goes after the group members whose
+    docid is larger (trec_eval order: docid descending within a tie).
+    ``ranked`` is ``scores[order]``; ``order`` only needs to be sorted by
+    score: the order inside a tie group does not matter here.
+    """
+    n = order.size
+    out = np.zeros(n, dtype=np.int64)
+    positive = list(map(qrels.positive, qids))
+    # dict_keys & dict_keys iterates the smaller side (the positive judgments) and probes the other
+    commons = list(map(list, map(and_, map(methodcaller("keys"), positive), map(methodcaller("keys"), dicts))))
+    counts = np.fromiter(map(len, commons), dtype=np.int64, count=len(commons))
+    m = int(counts.sum())
+    if not m:
+        return out
+    hits = list(chain.from_iterable(commons))
+    hit_scores = np.fromiter(chain.from_iterable(map(map, map(attrgetter("__getitem__"), dicts), commons)),
+                             dtype=np.float64, count=m)
+    hit_grades = np.fromiter(chain.from_iterable(map(map, map(attrgetter("__getitem__"), positive), commons)),
+                             dtype=np.int64, count=m)
+    lengths = np.diff(starts)
+    keyed = np.empty(n, dtype=np.complex128)
+    keyed.real = np.repeat(np.arange(lengths.size, dtype=np.float64), lengths)
+    np.negative(ranked, out=keyed.imag)
+    needles = np.empty(m, dtype=np.complex128)
+    needles.real = np.repeat(np.arange(lengths.size, dtype=np.float64), counts)
+    np.negative(hit_scores, out=needles.imag)
+    first = np.searchsorted(keyed, needles, side="left")
+    past = np.searchsorted(keyed, needles, side="right")
+    del keyed, needles
+    rank = first
+    size = past - first
+    tied = np.flatnonzero(size > 1)
+    if tied.size:
+        sizes = size[tied]
+        total = int(sizes.sum())
+        if total <= _TIE_COMPARE_MAX:
+            # every tied hit against every member of its group: rank = first + members with a larger docid
+            begin = np.repeat(first[tied] - np.cumsum(sizes) + sizes, sizes)
+            members = order[begin + np.arange(total)].tolist()
+            owner = np.repeat(tied, sizes).tolist()
+            larger = np.fromiter(map(gt, map(keys.__getitem__, members), map(hits.__getitem__, owner)),
+                                 dtype=bool, count=total)
+            offsets = np.zeros(tied.size + 1, dtype=np.int64)
+            np.cumsum(sizes, out=offsets[1:])
+            rank[tied] += segment_sum(larger, offsets)
+        else:  # a few huge tie groups with many hits: sort each group's docids once
+            groups: Dict[int, List[str]] = {}
+            for j in tied.tolist():
+                a, b = int(first[j]), int(past[j])
+                group = groups.get(a)
+                if group is None:
+                    group = groups[a] = sorted(map(keys.__getitem__, order[a:b].tolist()))
+                rank[j] = a + (b - a) - bisect_right(group, hits[j])
+    out[rank] = hit_grades
+    return out
 
 
 def _prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join_docids: bool,
@@ -502,9 +598,10 @@ def _prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], joi
 
     Returns None when an input check fails (a non-str id, a score that is not
     a finite number, a mapping whose length disagrees with its items), and
-    :class:`PreparedRun` then prepares query by query, which names the culprit;
-    also None for long rankings (``_FLAT_MAX_MEAN_LENGTH``), which are
-    cheaper one at a time.
+    :class:`PreparedRun` then prepares query by query, which names the culprit.
+    Long rankings (``_FLAT_MAX_MEAN_LENGTH``) are joined through their
+    positive judgments (:func:`_join_positive_flat`), short ones by probing
+    every document.
     The result is the same as preparing each query alone (tests/test_batching.py).
     """
     if not ids_checked and not all(map(isinstance, run, repeat(str))):
@@ -518,8 +615,7 @@ def _prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], joi
         if not set(map(type, chain.from_iterable(skipped))) <= {str}:
             return None
     lengths = np.fromiter(map(len, dicts), dtype=np.int64, count=len(dicts))
-    if int(lengths.sum()) >= _FLAT_MAX_MEAN_LENGTH * max(1, len(dicts)):
-        return None
+    long_rankings = int(lengths.sum()) >= _FLAT_MAX_MEAN_LENGTH * max(1, len(dicts))
     keys = list(chain.from_iterable(dicts))
     n = len(keys)
     if n != int(lengths.sum()):
@@ -538,18 +634,30 @@ def _prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], joi
         return None
     starts = np.zeros(len(qids) + 1, dtype=np.int64)
     np.cumsum(lengths, out=starts[1:])
-    order = _break_ties_flat(segment_argsort_desc(scores, starts), keys, scores, starts)
+    order = segment_argsort_desc(scores, starts)
+    ranked = scores[order]
     del scores
-    # one C-level probe of the query's judgments per retrieved document: across a run of short rankings
-    # this costs less than intersecting each query's positive judgments with its ranking and placing the
-    # hits by binary search, which needs Python code per query (and so does making those positive subsets)
+    ties = _tie_slots(ranked, starts)
+    cut = depth is not None and lengths.size and int(lengths.max()) > depth
     judged = list(map(judged_all.__getitem__, qids))
-    getters = list(map(attrgetter("get"), judged))
-    positive = np.fromiter(chain.from_iterable(map(map, getters, dicts, repeat(repeat(0)))), dtype=np.int64,
-                           count=n)[order]
-    np.maximum(positive, 0, out=positive)  # grade where > 0, else 0 (judged non-relevant or unjudged)
+    if long_rankings:
+        # the join needs only which documents tie, not their order: the docid tie-break waits for a use
+        positive = _join_positive_flat(qrels, qids, dicts, keys, order, ranked, starts)
+    else:
+        if ties is not None:
+            order, ties = _fix_ties(order, keys, starts, *ties), None
+        # one C-level probe of the query's judgments per retrieved document: across a run of short rankings
+        # this costs less than intersecting each query's positive judgments with its ranking and placing
+        # the hits by binary search (making the positive subsets costs a Python call per query)
+        getters = list(map(attrgetter("get"), judged))
+        positive = np.fromiter(chain.from_iterable(map(map, getters, dicts, repeat(repeat(0)))), dtype=np.int64,
+                               count=n)[order]
+        np.maximum(positive, 0, out=positive)  # grade where > 0, else 0 (judged non-relevant or unjudged)
+    del ranked
     key_starts = starts
-    if depth is not None and lengths.size and int(lengths.max()) > depth:
+    if cut:
+        if ties is not None:
+            order, ties = _fix_ties(order, keys, starts, *ties), None
         # ranked to a depth: the first min(depth, n) documents of each full ranking (a full sort of short
         # rankings costs less than a partial sort per query)
         top = np.arange(n, dtype=np.int64) - np.repeat(starts[:-1], lengths) < depth
@@ -557,7 +665,7 @@ def _prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], joi
         starts = np.zeros_like(key_starts)
         np.cumsum(np.minimum(lengths, depth), out=starts[1:])
     # join_docids is not needed: document_values joins the docids block by block, which bounds its memory
-    return _FlatRun(qids, judged, keys, starts, order, dicts, positive, None, join_docids, key_starts)
+    return _FlatRun(qids, judged, keys, starts, order, dicts, positive, None, join_docids, key_starts, ties)
 
 
 class PreparedRun:
