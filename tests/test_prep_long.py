@@ -42,12 +42,16 @@ def reference(qrels, run):
     return out
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("seed,n_scores", [(0, 7), (1, 7), (2, 301), (3, 2001)])
 @pytest.mark.parametrize("tie_compare_max", [None, 0])
-def test_long_flat_preparation_matches_sorted_reference(monkeypatch, seed, tie_compare_max):
+@pytest.mark.parametrize("pairwise_max_group", [None, 1, 10 ** 6])
+def test_long_flat_preparation_matches_sorted_reference(monkeypatch, seed, n_scores, tie_compare_max,
+                                                        pairwise_max_group):
     if tie_compare_max is not None:   # the per-group sorted-list placement of tied hits
         monkeypatch.setattr(rankings, "_TIE_COMPARE_MAX", tie_compare_max)
-    qrels, run = tied_inputs(seed)
+    if pairwise_max_group is not None:   # every tie group sorted (1), or every one ordered pairwise
+        monkeypatch.setattr(rankings, "_PAIRWISE_MAX_GROUP", pairwise_max_group)
+    qrels, run = tied_inputs(seed, n_scores=n_scores)
     prepared = PreparedRun(QrelsIndex(qrels), run)
     assert isinstance(prepared.queries, rankings._LazyQueries)   # the flat path, not the per-query loop
     ref = reference(qrels, run)
