@@ -584,7 +584,8 @@ def _join_positive_flat(qrels: QrelsIndex, qids: List[str], dicts: List[Mapping[
     out = np.zeros(n, dtype=np.int64)
     positive = list(map(qrels.positive, qids))
     # dict_keys & dict_keys iterates the smaller side (the positive judgments) and probes the other
-    commons = list(map(list, map(and_, map(methodcaller("keys"), positive), map(methodcaller("keys"), dicts))))
+    # (sets: iterated three times below, unchanged, so in the same order each time)
+    commons = list(map(and_, map(methodcaller("keys"), positive), map(methodcaller("keys"), dicts)))
     counts = np.fromiter(map(len, commons), dtype=np.int64, count=len(commons))
     m = int(counts.sum())
     if not m:
@@ -602,13 +603,15 @@ def _join_positive_flat(qrels: QrelsIndex, qids: List[str], dicts: List[Mapping[
     needles.real = np.repeat(np.arange(lengths.size, dtype=np.float64), counts)
     np.negative(hit_scores, out=needles.imag)
     first = np.searchsorted(keyed, needles, side="left")
-    past = np.searchsorted(keyed, needles, side="right")
+    # a hit is in a tie group if the next ranked document has its (query, score): only those are searched again
+    tied = np.flatnonzero(keyed[np.minimum(first + 1, n - 1)] == needles)
+    tied = tied[first[tied] + 1 < n]
+    past = first.copy()
+    past[tied] = np.searchsorted(keyed, needles[tied], side="right")
     del keyed, needles
     rank = first
-    size = past - first
-    tied = np.flatnonzero(size > 1)
     if tied.size:
-        sizes = size[tied]
+        sizes = past[tied] - first[tied]
         total = int(sizes.sum())
         if total <= _TIE_COMPARE_MAX:
             # every tied hit against every member of its group: rank = first + members with a larger docid
