@@ -596,19 +596,35 @@ def _join_positive_flat(qrels: QrelsIndex, qids: List[str], dicts: List[Mapping[
     hit_grades = np.fromiter(chain.from_iterable(map(map, map(attrgetter("__getitem__"), positive), commons)),
                              dtype=np.int64, count=m)
     lengths = np.diff(starts)
-    keyed = np.empty(n, dtype=np.complex128)
-    keyed.real = np.repeat(np.arange(lengths.size, dtype=np.float64), lengths)
-    np.negative(ranked, out=keyed.imag)
-    needles = np.empty(m, dtype=np.complex128)
-    needles.real = np.repeat(np.arange(lengths.size, dtype=np.float64), counts)
-    np.negative(hit_scores, out=needles.imag)
-    first = np.searchsorted(keyed, needles, side="left")
-    # a hit is in a tie group if the next ranked document has its (query, score): only those are searched again
-    tied = np.flatnonzero(keyed[np.minimum(first + 1, n - 1)] == needles)
-    tied = tied[first[tied] + 1 < n]
-    past = first.copy()
-    past[tied] = np.searchsorted(keyed, needles[tied], side="right")
-    del keyed, needles
+    hit_starts = np.zeros(counts.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=hit_starts[1:])
+    first = np.empty(m, dtype=np.int64)
+    past = np.empty(m, dtype=np.int64)
+    # whole queries at a time, about _LOOKUP_BLOCK documents each: the complex keys (16 bytes per document)
+    # then never exist for the whole run at once
+    bounds = np.searchsorted(starts, np.arange(0, n + _LOOKUP_BLOCK, _LOOKUP_BLOCK))
+    cuts = np.unique(np.concatenate(([0], bounds, [lengths.size])).clip(0, lengths.size)).tolist()
+    for q0, q1 in zip(cuts[:-1], cuts[1:]):
+        a, b, c, d = int(starts[q0]), int(starts[q1]), int(hit_starts[q0]), int(hit_starts[q1])
+        if c == d:
+            continue
+        query = np.arange(q0, q1, dtype=np.float64)
+        keyed = np.empty(b - a, dtype=np.complex128)
+        keyed.real = np.repeat(query, lengths[q0:q1])
+        np.negative(ranked[a:b], out=keyed.imag)
+        needles = np.empty(d - c, dtype=np.complex128)
+        needles.real = np.repeat(query, counts[q0:q1])
+        np.negative(hit_scores[c:d], out=needles.imag)
+        f = np.searchsorted(keyed, needles, side="left")
+        # in a tie group if the next ranked document has the same (query, score): only those are searched again
+        # (the block holds whole queries: its last document is never tied with the next block's first)
+        t = np.flatnonzero(keyed[np.minimum(f + 1, b - a - 1)] == needles)
+        t = t[f[t] + 1 < b - a]
+        p = f.copy()
+        p[t] = np.searchsorted(keyed, needles[t], side="right")
+        first[c:d] = f + a
+        past[c:d] = p + a
+    tied = np.flatnonzero(past - first > 1)
     rank = first
     if tied.size:
         sizes = past[tied] - first[tied]

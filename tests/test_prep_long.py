@@ -66,6 +66,16 @@ def test_long_flat_preparation_matches_sorted_reference(monkeypatch, seed, n_sco
         np.testing.assert_array_equal(q.scores, [run[q.qid][d] for d in ref[q.qid][0]])
 
 
+def test_long_flat_join_in_blocks_of_queries(monkeypatch):
+    monkeypatch.setattr(rankings, "_LOOKUP_BLOCK", 2000)   # blocks of 1-2 queries, some with no hits
+    qrels, run = tied_inputs(4, n_queries=7, n_scores=31)
+    qrels["q3"] = {"nothing": 1}
+    ref = reference(qrels, run)
+    flat = PreparedRun(QrelsIndex(qrels), run)._flat
+    np.testing.assert_array_equal(flat.positive_grades, np.concatenate([ref[q][1] for q in flat.qids]))
+    assert flat.docids == [d for q in flat.qids for d in ref[q][0]]
+
+
 def test_long_flat_preparation_with_depth_and_documents_values():
     qrels, run = tied_inputs(5, n_queries=3, length=900)
     ref = reference(qrels, run)
