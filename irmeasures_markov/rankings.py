@@ -660,7 +660,8 @@ def _prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], joi
     :class:`PreparedRun` then prepares query by query, which names the culprit.
     Long rankings (``_FLAT_MAX_MEAN_LENGTH``) are joined through their
     positive judgments (:func:`_join_positive_flat`), short ones by probing
-    every document.
+    every document; long rankings ranked to a ``depth`` give None (the
+    per-query partial sort is cheaper).
     The result is the same as preparing each query alone (tests/test_batching.py).
     """
     if not ids_checked and not all(map(isinstance, run, repeat(str))):
@@ -675,6 +676,8 @@ def _prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], joi
             return None
     lengths = np.fromiter(map(len, dicts), dtype=np.int64, count=len(dicts))
     long_rankings = int(lengths.sum()) >= _FLAT_MAX_MEAN_LENGTH * max(1, len(dicts))
+    if long_rankings and depth is not None:
+        return None  # a partial sort and a probe per ranked document, query by query, cost less (measured 2x)
     keys = list(chain.from_iterable(dicts))
     n = len(keys)
     if n != int(lengths.sum()):

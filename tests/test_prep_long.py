@@ -76,7 +76,7 @@ def test_long_flat_join_in_blocks_of_queries(monkeypatch):
     assert flat.docids == [d for q in flat.qids for d in ref[q][0]]
 
 
-def test_long_flat_preparation_with_depth_and_documents_values():
+def test_long_preparation_with_depth_and_flat_document_values():
     qrels, run = tied_inputs(5, n_queries=3, length=900)
     ref = reference(qrels, run)
     prepared = PreparedRun(QrelsIndex(qrels), run, depth=40)
