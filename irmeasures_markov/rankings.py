@@ -374,7 +374,7 @@ class _FlatRun:
         #: ``(slots, scores)`` of the tie groups (:func:`_tie_slots`) while ``order`` still has them in file
         #: order: the docid tie-break is made on first use of ``order``, which many measures never need
         self._ties = ties
-        self._order = order if ties is not None else _frozen(order)
+        self._order = _frozen(order)
         self.runs: Optional[List[Mapping[str, float]]] = runs
         self.positive_grades = _frozen(positive_grades)
         #: all docids in file order joined by newlines, when the run was prepared with join_docids
@@ -402,10 +402,11 @@ class _FlatRun:
     @property
     def order(self) -> np.ndarray:
         """Index into ``keys`` of the document at each rank (trec_eval order), read-only."""
-        if self._ties is not None:
-            _fix_ties(self._order, self.keys, self.key_starts, *self._ties)
+        ties = self._ties
+        if ties is not None:
+            # fixed in a copy, published whole: a reader in another thread never sees a half-sorted order
+            self._order = _frozen(_fix_ties(self._order.copy(), self.keys, self.key_starts, *ties))
             self._ties = None
-            _frozen(self._order)
         return self._order
 
     @property
