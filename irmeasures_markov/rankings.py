@@ -893,7 +893,8 @@ class PreparedRun:
         if cutoff is not None and keep is not None:
             wanted = flat.order[keep].tolist()
             return self._lookup_blocks(lookup_segments, list(map(flat.keys.__getitem__, wanted)), None)
-        values = self._lookup_blocks(lookup_segments, flat.keys, flat.joined)[flat.order]
+        order = flat.order  # first: a pending docid tie-break then runs before the values take their memory
+        values = self._lookup_blocks(lookup_segments, flat.keys, flat.joined)[order]
         return values if keep is None else values[keep]
 
     def _lookup_blocks(self, lookup_segments, keys: List[str], joined: Optional[str]) -> np.ndarray:
