@@ -683,10 +683,16 @@ def _prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], joi
     n = len(keys)
     if n != int(lengths.sum()):
         return None
+    joined = None
     try:
-        # the join checks that every docid is a str at C speed; in blocks, so it never holds a copy of the run
-        for a in range(0, 0 if ids_checked else n, _CHECK_BLOCK):
-            "".join(keys[a:a + _CHECK_BLOCK])
+        if join_docids and n <= _LOOKUP_BLOCK:
+            # a run of one lookup block keeps its docids joined (document_values reads them from there):
+            # the same C-level join checks the ids
+            joined = SEPARATOR.join(keys)
+        else:
+            # the join checks that every docid is a str at C speed; in blocks, so it never holds a copy of the run
+            for a in range(0, 0 if ids_checked else n, _CHECK_BLOCK):
+                "".join(keys[a:a + _CHECK_BLOCK])
     except TypeError:
         return None
     try:
@@ -727,8 +733,8 @@ def _prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], joi
         order, positive = order[top], positive[top]
         starts = np.zeros_like(key_starts)
         np.cumsum(np.minimum(lengths, depth), out=starts[1:])
-    # join_docids is not needed: document_values joins the docids block by block, which bounds its memory
-    return _FlatRun(qids, judged, keys, starts, order, dicts, positive, None, join_docids, key_starts, ties)
+    # a larger run is not joined whole: document_values joins its docids block by block, which bounds its memory
+    return _FlatRun(qids, judged, keys, starts, order, dicts, positive, joined, join_docids, key_starts, ties)
 
 
 class PreparedRun:

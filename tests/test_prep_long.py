@@ -95,3 +95,15 @@ def test_single_score_everywhere_and_no_hits():
     ref = reference(qrels, run)
     np.testing.assert_array_equal(prepared._flat.positive_grades, np.concatenate([ref[q][1] for q in "ab"]))
     assert prepared._flat.docids == ref["a"][0] + ref["b"][0]
+
+
+def test_tbg_with_registered_lengths_same_as_per_query(monkeypatch):
+    import irmeasures_markov as imm
+    qrels, run = tied_inputs(6, n_queries=4, length=700)
+    lengths = {d: float(10 + int(d[1:]) % 500) for docs in run.values() for d in docs}
+    imm.register_lengths("test-prep-long", lengths)
+    measures = [imm.TBG(lengths="test-prep-long"), imm.MP(model="GL_AD_ID")]
+    flat = imm.PROVIDER.evaluator(measures, qrels).values(run)      # docids joined once for the whole run
+    monkeypatch.setattr(rankings, "_prepare_flat", lambda *args: None)
+    ref = imm.PROVIDER.evaluator(measures, qrels).values(run)       # one query at a time
+    assert flat == ref and all(len(v) == 4 for v in ref.values())
