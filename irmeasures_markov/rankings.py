@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import warnings
 import weakref
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import chain, compress, islice, repeat
-from operator import attrgetter, methodcaller
+from operator import and_, attrgetter, gt, methodcaller
 from typing import Callable, Dict, Iterator, List, Mapping, Optional, Tuple
 
 import numpy as np
@@ -360,18 +360,21 @@ class _FlatRun:
     document less).  The arrays are read-only: batches share them instead
     of copying.
     """
-    __slots__ = ("qids", "judged", "keys", "starts", "key_starts", "order", "runs", "positive_grades", "joined",
-                 "joins", "_grades", "_docids")
+    __slots__ = ("qids", "judged", "keys", "starts", "key_starts", "_order", "_ties", "runs", "positive_grades",
+                 "joined", "joins", "_grades", "_docids")
 
     def __init__(self, qids, judged, keys, starts, order, runs, positive_grades, joined, joins=False,
-                 key_starts=None):
+                 key_starts=None, ties=None):
         self.qids: List[str] = qids
         self.judged: List[Mapping[str, int]] = judged
         self.keys: List[str] = keys
         self.starts = _frozen(starts)
         #: where each query's docids start in ``keys``: ``starts`` unless the rankings were cut at a depth
         self.key_starts = self.starts if key_starts is None else _frozen(key_starts)
-        self.order = _frozen(order)
+        #: ``(slots, scores)`` of the tie groups (:func:`_tie_slots`) while ``order`` still has them in file
+        #: order: the docid tie-break is made on first use of ``order``, which many measures never need
+        self._ties = ties
+        self._order = _frozen(order)
         self.runs: Optional[List[Mapping[str, float]]] = runs
         self.positive_grades = _frozen(positive_grades)
         #: all docids in file order joined by newlines, when the run was prepared with join_docids
@@ -395,6 +398,16 @@ class _FlatRun:
         order = cat([q._order + s for q, s in zip(queries, key_starts.tolist())], np.int64)
         return cls([q.qid for q in queries], [q._judged for q in queries], keys, starts, order, None,
                    cat([q.positive_grades for q in queries], np.int64), None, joins, key_starts=key_starts)
+
+    @property
+    def order(self) -> np.ndarray:
+        """Index into ``keys`` of the document at each rank (trec_eval order), read-only."""
+        ties = self._ties
+        if ties is not None:
+            # fixed in a copy, published whole: a reader in another thread never sees a half-sorted order
+            self._order = _frozen(_fix_ties(self._order.copy(), self.keys, self.key_starts, *ties))
+            self._ties = None
+        return self._order
 
     @property
     def n_documents(self) -> int:
@@ -465,35 +478,178 @@ class _LazyQueries(Sequence):
 
 def _break_ties_flat(order: np.ndarray, keys: List[str], scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """Reorder tie groups by docid descending, all queries at once (see :func:`_trec_order`)."""
-    ranked = scores[order]
+    ties = _tie_slots(scores[order], starts)
+    return order if ties is None else _fix_ties(order, keys, starts, *ties)
+
+
+def _tie_slots(ranked: np.ndarray, starts: np.ndarray) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+    """``(slots, scores)`` of the ranked positions inside a tie group of scores (flat layout), or None."""
     tie = ranked[1:] == ranked[:-1]
     inner = starts[1:-1]
     tie[inner[(inner > 0) & (inner < ranked.size)] - 1] = False  # never across a query boundary
     if not tie.any():
-        return order
+        return None
     in_group = np.zeros(ranked.size, dtype=bool)
     in_group[1:] = tie
     in_group[:-1] |= tie
     slots = np.flatnonzero(in_group)
+    return slots, ranked[slots]
+
+
+def _fix_ties(order: np.ndarray, keys: List[str], starts: np.ndarray, slots: np.ndarray,
+              slot_scores: np.ndarray) -> np.ndarray:
+    """Sort the tie groups of a stable score order by docid descending, in place (see :func:`_tie_slots`).
+
+    Why not one sort of all tied docids: most tie groups are small (on
+    TREC-8 runs, half have 2 documents, 99% at most 16), so a member's place
+    is found by comparing it with each other member of its group (C-level
+    string comparisons, s*(s-1)/2 per group of s) for a fraction of the
+    comparisons of a sort of every tied docid together; groups larger than
+    ``_PAIRWISE_MAX_GROUP`` are sorted, and only their members.
+    """
     members = order[slots]
+    m = slots.size
     member_keys = list(map(keys.__getitem__, members.tolist()))
-    m = len(member_keys)
-    key_rank = np.empty(m, dtype=np.int64)
-    key_rank[np.fromiter(sorted(range(m), key=member_keys.__getitem__), dtype=np.int64, count=m)] = np.arange(m)
     query = np.searchsorted(starts, slots, side="right") - 1
-    # by query, then score descending, then docid descending; tie groups keep their slots
-    order[slots] = members[np.lexsort((-key_rank, -ranked[slots], query))]
+    # a group: consecutive tied slots of one query with one score (-0.0 and 0.0 are one score, as in the sort)
+    new = np.ones(m, dtype=bool)
+    new[1:] = (slot_scores[1:] != slot_scores[:-1]) | (query[1:] != query[:-1])
+    group_start = np.flatnonzero(new)
+    group_size = np.diff(np.append(group_start, m))
+    dest = np.empty(m, dtype=np.int64)  # where, among the slots, each member goes
+    small = group_size <= _PAIRWISE_MAX_GROUP
+    if small.any():
+        g0, gs = group_start[small], group_size[small]
+        idx = _expand(g0, gs)                                    # the members of small groups
+        after = np.repeat(g0 + gs, gs) - idx - 1                 # members of its group after each member
+        this = np.repeat(idx, after)
+        other = _expand(idx + 1, after)                          # every pair of a group once, this < other
+        larger = np.fromiter(map(gt, map(member_keys.__getitem__, other.tolist()),
+                                 map(member_keys.__getitem__, this.tolist())), dtype=bool, count=this.size)
+        # members with a larger docid go first: each pair counts once for one of its two members
+        above = np.bincount(this[larger], minlength=m) + np.bincount(other[~larger], minlength=m)
+        dest[idx] = np.repeat(g0, gs) + above[idx]
+    if not small.all():
+        big_start, big_size = group_start[~small], group_size[~small]
+        idx = _expand(big_start, big_size)
+        big_keys = list(map(member_keys.__getitem__, idx.tolist()))
+        by_key = np.fromiter(sorted(range(idx.size), key=big_keys.__getitem__, reverse=True), dtype=np.int64,
+                             count=idx.size)
+        group = np.repeat(np.arange(big_start.size), big_size)
+        # docid descending within each group (a stable sort by group keeps the docid order)
+        dest[idx[by_key[np.argsort(group[by_key], kind="stable")]]] = idx
+    order[slots[dest]] = members
     return order
 
 
-#: runs whose rankings hold this many documents on average are prepared one query at a time: a Python
-#: step per query then costs little per document, and joining only each query's positive judgments (about
-#: 100 of 1000 documents on TREC-8) is cheaper than probing every document (measured crossover: 300-1000)
+def _expand(begin: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """``concatenate([arange(b, b + s) for b, s in zip(begin, size)])`` without a Python step per range."""
+    total = int(size.sum())
+    return np.repeat(begin - np.cumsum(size) + size, size) + np.arange(total, dtype=np.int64)
+
+
+#: runs whose rankings hold this many documents on average are joined with their judgments by intersecting
+#: each query's positive judgments with its ranking (about 100 of 1000 documents on TREC-8) instead of
+#: probing every retrieved document (measured crossover: 300-1000)
 _FLAT_MAX_MEAN_LENGTH = 512
+#: tied hits times their tie group's size above which :func:`_join_positive_flat` places the tied hits with
+#: one sorted docid list per tie group instead of comparing every hit with every member of its group
+_TIE_COMPARE_MAX = 1 << 20
+#: tie groups of at most this many documents are ordered by comparing every pair of members (:func:`_fix_ties`)
+_PAIRWISE_MAX_GROUP = 8
 #: documents per block where a whole-run step would otherwise hold a copy of the run (the docid check,
 #: the per-document lookups of document_values)
 _CHECK_BLOCK = 1 << 16
 _LOOKUP_BLOCK = 1 << 18
+
+
+def _join_positive_flat(qrels: QrelsIndex, qids: List[str], dicts: List[Mapping[str, float]], keys: List[str],
+                        order: np.ndarray, ranked: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Positive grade at every rank of every query (flat layout), joined through the positive judgments only.
+
+    Why: probing every retrieved document costs a dict lookup per document
+    (in a dict of all ~1700 judgments of a TREC-8 topic, often a cache miss);
+    a query has ~100 positive judgments, so intersecting those with the
+    query's retrieved docids (one C-level set operation per query) finds
+    the hits for a tenth of the probes.  Each hit is then placed at its
+    rank by binary search on (query, -score) over the whole run at once:
+    complex numbers sort lexicographically by (real, imaginary), so the
+    ranked run, as ``query + 1j * -score``, is one sorted array (exact:
+    query numbers are small integers, scores are float64 as they are).
+    A hit inside a tie group of scores goes after the group members whose
+    docid is larger (trec_eval order: docid descending within a tie).
+    ``ranked`` is ``scores[order]``; ``order`` only needs to be sorted by
+    score: the order inside a tie group does not matter here.
+    """
+    n = order.size
+    out = np.zeros(n, dtype=np.int64)
+    positive = list(map(qrels.positive, qids))
+    # dict_keys & dict_keys iterates the smaller side (the positive judgments) and probes the other
+    # (sets: iterated three times below, unchanged, so in the same order each time)
+    commons = list(map(and_, map(methodcaller("keys"), positive), map(methodcaller("keys"), dicts)))
+    counts = np.fromiter(map(len, commons), dtype=np.int64, count=len(commons))
+    m = int(counts.sum())
+    if not m:
+        return out
+    hits = list(chain.from_iterable(commons))
+    hit_scores = np.fromiter(chain.from_iterable(map(map, map(attrgetter("__getitem__"), dicts), commons)),
+                             dtype=np.float64, count=m)
+    hit_grades = np.fromiter(chain.from_iterable(map(map, map(attrgetter("__getitem__"), positive), commons)),
+                             dtype=np.int64, count=m)
+    lengths = np.diff(starts)
+    hit_starts = np.zeros(counts.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=hit_starts[1:])
+    first = np.empty(m, dtype=np.int64)
+    past = np.empty(m, dtype=np.int64)
+    # whole queries at a time, about _LOOKUP_BLOCK documents each: the complex keys (16 bytes per document)
+    # then never exist for the whole run at once
+    bounds = np.searchsorted(starts, np.arange(0, n + _LOOKUP_BLOCK, _LOOKUP_BLOCK))
+    cuts = np.unique(np.concatenate(([0], bounds, [lengths.size])).clip(0, lengths.size)).tolist()
+    for q0, q1 in zip(cuts[:-1], cuts[1:]):
+        a, b, c, d = int(starts[q0]), int(starts[q1]), int(hit_starts[q0]), int(hit_starts[q1])
+        if c == d:
+            continue
+        query = np.arange(q0, q1, dtype=np.float64)
+        keyed = np.empty(b - a, dtype=np.complex128)
+        keyed.real = np.repeat(query, lengths[q0:q1])
+        np.negative(ranked[a:b], out=keyed.imag)
+        needles = np.empty(d - c, dtype=np.complex128)
+        needles.real = np.repeat(query, counts[q0:q1])
+        np.negative(hit_scores[c:d], out=needles.imag)
+        f = np.searchsorted(keyed, needles, side="left")
+        # in a tie group if the next ranked document has the same (query, score): only those are searched again
+        # (the block holds whole queries: its last document is never tied with the next block's first)
+        t = np.flatnonzero(keyed[np.minimum(f + 1, b - a - 1)] == needles)
+        t = t[f[t] + 1 < b - a]
+        p = f.copy()
+        p[t] = np.searchsorted(keyed, needles[t], side="right")
+        first[c:d] = f + a
+        past[c:d] = p + a
+    tied = np.flatnonzero(past - first > 1)
+    rank = first
+    if tied.size:
+        sizes = past[tied] - first[tied]
+        total = int(sizes.sum())
+        if total <= _TIE_COMPARE_MAX:
+            # every tied hit against every member of its group: rank = first + members with a larger docid
+            begin = np.repeat(first[tied] - np.cumsum(sizes) + sizes, sizes)
+            members = order[begin + np.arange(total)].tolist()
+            owner = np.repeat(tied, sizes).tolist()
+            larger = np.fromiter(map(gt, map(keys.__getitem__, members), map(hits.__getitem__, owner)),
+                                 dtype=bool, count=total)
+            offsets = np.zeros(tied.size + 1, dtype=np.int64)
+            np.cumsum(sizes, out=offsets[1:])
+            rank[tied] += segment_sum(larger, offsets)
+        else:  # a few huge tie groups with many hits: sort each group's docids once
+            groups: Dict[int, List[str]] = {}
+            for j in tied.tolist():
+                a, b = int(first[j]), int(past[j])
+                group = groups.get(a)
+                if group is None:
+                    group = groups[a] = sorted(map(keys.__getitem__, order[a:b].tolist()))
+                rank[j] = a + (b - a) - bisect_right(group, hits[j])
+    out[rank] = hit_grades
+    return out
 
 
 def _prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join_docids: bool,
@@ -502,9 +658,11 @@ def _prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], joi
 
     Returns None when an input check fails (a non-str id, a score that is not
     a finite number, a mapping whose length disagrees with its items), and
-    :class:`PreparedRun` then prepares query by query, which names the culprit;
-    also None for long rankings (``_FLAT_MAX_MEAN_LENGTH``), which are
-    cheaper one at a time.
+    :class:`PreparedRun` then prepares query by query, which names the culprit.
+    Long rankings (``_FLAT_MAX_MEAN_LENGTH``) are joined through their
+    positive judgments (:func:`_join_positive_flat`), short ones by probing
+    every document; long rankings ranked to a ``depth`` give None (the
+    per-query partial sort is cheaper).
     The result is the same as preparing each query alone (tests/test_batching.py).
     """
     if not ids_checked and not all(map(isinstance, run, repeat(str))):
@@ -518,16 +676,23 @@ def _prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], joi
         if not set(map(type, chain.from_iterable(skipped))) <= {str}:
             return None
     lengths = np.fromiter(map(len, dicts), dtype=np.int64, count=len(dicts))
-    if int(lengths.sum()) >= _FLAT_MAX_MEAN_LENGTH * max(1, len(dicts)):
-        return None
+    long_rankings = int(lengths.sum()) >= _FLAT_MAX_MEAN_LENGTH * max(1, len(dicts))
+    if long_rankings and depth is not None:
+        return None  # a partial sort and a probe per ranked document, query by query, cost less (measured 2x)
     keys = list(chain.from_iterable(dicts))
     n = len(keys)
     if n != int(lengths.sum()):
         return None
+    joined = None
     try:
-        # the join checks that every docid is a str at C speed; in blocks, so it never holds a copy of the run
-        for a in range(0, 0 if ids_checked else n, _CHECK_BLOCK):
-            "".join(keys[a:a + _CHECK_BLOCK])
+        if join_docids and n <= _LOOKUP_BLOCK:
+            # a run of one lookup block keeps its docids joined (document_values reads them from there):
+            # the same C-level join checks the ids
+            joined = SEPARATOR.join(keys)
+        else:
+            # the join checks that every docid is a str at C speed; in blocks, so it never holds a copy of the run
+            for a in range(0, 0 if ids_checked else n, _CHECK_BLOCK):
+                "".join(keys[a:a + _CHECK_BLOCK])
     except TypeError:
         return None
     try:
@@ -538,26 +703,38 @@ def _prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], joi
         return None
     starts = np.zeros(len(qids) + 1, dtype=np.int64)
     np.cumsum(lengths, out=starts[1:])
-    order = _break_ties_flat(segment_argsort_desc(scores, starts), keys, scores, starts)
+    order = segment_argsort_desc(scores, starts)
+    ranked = scores[order]
     del scores
-    # one C-level probe of the query's judgments per retrieved document: across a run of short rankings
-    # this costs less than intersecting each query's positive judgments with its ranking and placing the
-    # hits by binary search, which needs Python code per query (and so does making those positive subsets)
+    ties = _tie_slots(ranked, starts)
+    cut = depth is not None and lengths.size and int(lengths.max()) > depth
     judged = list(map(judged_all.__getitem__, qids))
-    getters = list(map(attrgetter("get"), judged))
-    positive = np.fromiter(chain.from_iterable(map(map, getters, dicts, repeat(repeat(0)))), dtype=np.int64,
-                           count=n)[order]
-    np.maximum(positive, 0, out=positive)  # grade where > 0, else 0 (judged non-relevant or unjudged)
+    if long_rankings:
+        # the join needs only which documents tie, not their order: the docid tie-break waits for a use
+        positive = _join_positive_flat(qrels, qids, dicts, keys, order, ranked, starts)
+    else:
+        if ties is not None:
+            order, ties = _fix_ties(order, keys, starts, *ties), None
+        # one C-level probe of the query's judgments per retrieved document: across a run of short rankings
+        # this costs less than intersecting each query's positive judgments with its ranking and placing
+        # the hits by binary search (making the positive subsets costs a Python call per query)
+        getters = list(map(attrgetter("get"), judged))
+        positive = np.fromiter(chain.from_iterable(map(map, getters, dicts, repeat(repeat(0)))), dtype=np.int64,
+                               count=n)[order]
+        np.maximum(positive, 0, out=positive)  # grade where > 0, else 0 (judged non-relevant or unjudged)
+    del ranked
     key_starts = starts
-    if depth is not None and lengths.size and int(lengths.max()) > depth:
+    if cut:
+        if ties is not None:
+            order, ties = _fix_ties(order, keys, starts, *ties), None
         # ranked to a depth: the first min(depth, n) documents of each full ranking (a full sort of short
         # rankings costs less than a partial sort per query)
         top = np.arange(n, dtype=np.int64) - np.repeat(starts[:-1], lengths) < depth
         order, positive = order[top], positive[top]
         starts = np.zeros_like(key_starts)
         np.cumsum(np.minimum(lengths, depth), out=starts[1:])
-    # join_docids is not needed: document_values joins the docids block by block, which bounds its memory
-    return _FlatRun(qids, judged, keys, starts, order, dicts, positive, None, join_docids, key_starts)
+    # a larger run is not joined whole: document_values joins its docids block by block, which bounds its memory
+    return _FlatRun(qids, judged, keys, starts, order, dicts, positive, joined, join_docids, key_starts, ties)
 
 
 class PreparedRun:
@@ -722,7 +899,8 @@ class PreparedRun:
         if cutoff is not None and keep is not None:
             wanted = flat.order[keep].tolist()
             return self._lookup_blocks(lookup_segments, list(map(flat.keys.__getitem__, wanted)), None)
-        values = self._lookup_blocks(lookup_segments, flat.keys, flat.joined)[flat.order]
+        order = flat.order  # first: a pending docid tie-break then runs before the values take their memory
+        values = self._lookup_blocks(lookup_segments, flat.keys, flat.joined)[order]
         return values if keep is None else values[keep]
 
     def _lookup_blocks(self, lookup_segments, keys: List[str], joined: Optional[str]) -> np.ndarray:

@@ -93,17 +93,22 @@ def test_flat_preparation_equals_per_query_preparation(seed, monkeypatch):
         assert [list(d[:cutoff]) for d in expect] == b.docids
 
 
-def test_long_rankings_take_the_per_query_path_with_the_same_result(monkeypatch):
+def test_long_rankings_joined_through_positive_judgments_give_the_same_result(monkeypatch):
     qrels, run = random_inputs(7, n_queries=8, max_len=700, long=True)
     qi = QrelsIndex(qrels)
-    assert rankings._prepare_flat(qi, run, False) is None          # long on average: one query at a time
-    ref = PreparedRun(qi, run)
+    flat = PreparedRun(qi, run)                                     # long on average: joined by intersection
+    assert isinstance(flat.queries, rankings._LazyQueries) and flat._flat._ties is not None
+    positive = flat._flat.positive_grades.copy()                    # made before the docid tie-break
     monkeypatch.setattr(rankings, "_FLAT_MAX_MEAN_LENGTH", 10 ** 9)
-    flat = PreparedRun(qi, run)
-    assert isinstance(flat.queries, rankings._LazyQueries)
-    for a, b in zip(flat.queries, ref.queries):
-        assert a.docids == b.docids
-        np.testing.assert_array_equal(a.positive_grades, b.positive_grades)
+    probed = PreparedRun(qi, run)                                   # every document probed
+    per_query(monkeypatch)
+    ref = PreparedRun(qi, run)
+    for prepared in (flat, probed):
+        for a, b in zip(prepared.queries, ref.queries):
+            assert a.docids == b.docids
+            np.testing.assert_array_equal(a.positive_grades, b.positive_grades)
+            np.testing.assert_array_equal(a.grades, b.grades)
+    np.testing.assert_array_equal(positive, np.concatenate([q.positive_grades for q in ref.queries]))
 
 
 def _measures():

@@ -1,0 +1,109 @@
+"""Flat preparation of long rankings against a straightforward reference, on inputs full of ties.
+
+The reference ranks each query with Python's ``sorted`` on (score desc,
+docid desc) and joins every document with one dict probe: nothing shared
+with the flat path (segment sorts, lazy docid tie-break, the intersection
+join placed by binary search on complex keys).
+"""
+import numpy as np
+import pytest
+
+from irmeasures_markov import rankings
+from irmeasures_markov.rankings import UNJUDGED, PreparedRun, QrelsIndex
+
+
+def tied_inputs(seed, n_queries=6, length=1500, n_scores=7):
+    """Long rankings with few distinct scores (huge tie groups), -0.0 beside 0.0, docids shared across queries."""
+    rng = np.random.default_rng(seed)
+    universe = [f"D{k:05d}" for k in range(3 * length)]       # the same docids recur in every query
+    qrels, run = {}, {}
+    for q in range(n_queries):
+        qid = f"q{q}"
+        docs = [universe[i] for i in rng.choice(len(universe), size=length, replace=False).tolist()]
+        scores = (rng.integers(-(n_scores // 2), n_scores // 2 + 1, size=length) * 0.25).astype(float)
+        zero = scores == 0
+        scores[zero] = rng.choice([0.0, -0.0], size=int(zero.sum()))
+        run[qid] = dict(zip(docs, scores.tolist()))
+        judged = rng.choice(len(universe), size=length // 2, replace=False).tolist()
+        qrels[qid] = {universe[j]: int(rng.integers(-1, 4)) for j in judged}
+    return qrels, run
+
+
+def reference(qrels, run):
+    """``{qid: (docids, positive grades, grades)}`` by sorting and probing each query alone."""
+    out = {}
+    for qid, doc_scores in run.items():
+        if qid not in qrels or not doc_scores:
+            continue
+        # score desc, then docid desc: sort by docid desc first, then stably by score desc
+        docs = sorted(sorted(doc_scores, reverse=True), key=lambda d: -doc_scores[d])
+        grades = np.array([qrels[qid].get(d, UNJUDGED) for d in docs], dtype=np.int64)
+        out[qid] = (docs, np.where(grades > 0, grades, 0), grades)
+    return out
+
+
+@pytest.mark.parametrize("seed,n_scores", [(0, 7), (1, 7), (2, 301), (3, 2001)])
+@pytest.mark.parametrize("tie_compare_max", [None, 0])
+@pytest.mark.parametrize("pairwise_max_group", [None, 1, 10 ** 6])
+def test_long_flat_preparation_matches_sorted_reference(monkeypatch, seed, n_scores, tie_compare_max,
+                                                        pairwise_max_group):
+    if tie_compare_max is not None:   # the per-group sorted-list placement of tied hits
+        monkeypatch.setattr(rankings, "_TIE_COMPARE_MAX", tie_compare_max)
+    if pairwise_max_group is not None:   # every tie group sorted (1), or every one ordered pairwise
+        monkeypatch.setattr(rankings, "_PAIRWISE_MAX_GROUP", pairwise_max_group)
+    qrels, run = tied_inputs(seed, n_scores=n_scores)
+    prepared = PreparedRun(QrelsIndex(qrels), run)
+    assert isinstance(prepared.queries, rankings._LazyQueries)   # the flat path, not the per-query loop
+    ref = reference(qrels, run)
+    flat = prepared._flat
+    assert flat.qids == list(ref)
+    # positive grades first: they are made without the docid tie-break of the order
+    np.testing.assert_array_equal(flat.positive_grades, np.concatenate([ref[q][1] for q in flat.qids]))
+    assert flat.docids == [d for q in flat.qids for d in ref[q][0]]
+    np.testing.assert_array_equal(flat.grades, np.concatenate([ref[q][2] for q in flat.qids]))
+    for i, q in enumerate(prepared.queries):
+        assert q.docids == ref[q.qid][0]
+        np.testing.assert_array_equal(q.scores, [run[q.qid][d] for d in ref[q.qid][0]])
+
+
+def test_long_flat_join_in_blocks_of_queries(monkeypatch):
+    monkeypatch.setattr(rankings, "_LOOKUP_BLOCK", 2000)   # blocks of 1-2 queries, some with no hits
+    qrels, run = tied_inputs(4, n_queries=7, n_scores=31)
+    qrels["q3"] = {"nothing": 1}
+    ref = reference(qrels, run)
+    flat = PreparedRun(QrelsIndex(qrels), run)._flat
+    np.testing.assert_array_equal(flat.positive_grades, np.concatenate([ref[q][1] for q in flat.qids]))
+    assert flat.docids == [d for q in flat.qids for d in ref[q][0]]
+
+
+def test_long_preparation_with_depth_and_flat_document_values():
+    qrels, run = tied_inputs(5, n_queries=3, length=900)
+    ref = reference(qrels, run)
+    prepared = PreparedRun(QrelsIndex(qrels), run, depth=40)
+    b = prepared.batch(judgments=False)
+    np.testing.assert_array_equal(b.grades, np.concatenate([ref[q][1][:40] for q in b.qids]))
+    full = PreparedRun(QrelsIndex(qrels), run)
+    values = full.document_values(lambda segments, joined: np.array([float(d[1:]) for s in segments for d in s]))
+    np.testing.assert_array_equal(values, [float(d[1:]) for q in full.qids for d in ref[q][0]])
+
+
+def test_single_score_everywhere_and_no_hits():
+    docs = [f"x{k}" for k in range(800)]
+    run = {"a": dict.fromkeys(docs, -0.0), "b": {d: 0.0 for d in docs}}
+    qrels = {"a": {"x5": 2, "x799": 1, "nope": 3}, "b": {"zzz": 1}}
+    prepared = PreparedRun(QrelsIndex(qrels), run)
+    ref = reference(qrels, run)
+    np.testing.assert_array_equal(prepared._flat.positive_grades, np.concatenate([ref[q][1] for q in "ab"]))
+    assert prepared._flat.docids == ref["a"][0] + ref["b"][0]
+
+
+def test_tbg_with_registered_lengths_same_as_per_query(monkeypatch):
+    import irmeasures_markov as imm
+    qrels, run = tied_inputs(6, n_queries=4, length=700)
+    lengths = {d: float(10 + int(d[1:]) % 500) for docs in run.values() for d in docs}
+    imm.register_lengths("test-prep-long", lengths)
+    measures = [imm.TBG(lengths="test-prep-long"), imm.MP(model="GL_AD_ID")]
+    flat = imm.PROVIDER.evaluator(measures, qrels).values(run)      # docids joined once for the whole run
+    monkeypatch.setattr(rankings, "_prepare_flat", lambda *args: None)
+    ref = imm.PROVIDER.evaluator(measures, qrels).values(run)       # one query at a time
+    assert flat == ref and all(len(v) == 4 for v in ref.values())
