@@ -26,12 +26,9 @@ import sys
 import ir_measures
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchkit import interleaved, print_report  # noqa: E402
+from benchkit import interleaved, print_report, trec8_inputs  # noqa: E402
 
 from irmeasures_markov import MP, qrels_cache  # noqa: E402
-from irmeasures_markov.datasets import load_run_dir  # noqa: E402
-from irmeasures_markov.io import read_trec_qrels  # noqa: E402
-from irmeasures_markov.testing import shared_data_dir  # noqa: E402
 
 
 def main():
@@ -39,11 +36,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--runs", type=int, default=None, help="use only the first N runs (default: all)")
     args = ap.parse_args()
-    data = shared_data_dir()
-    if data is None:
-        sys.exit("shared data not found (set IRMEASURES_MARKOV_DATA)")
-    qrels = read_trec_qrels(data / "qrels" / "trec8.qrels.gz")
-    runs = list(load_run_dir(data / "runs" / "trec8", progress=False).values())[:args.runs]
+    qrels, runs = trec8_inputs(args.runs)
     ours, peer = MP @ 10, ir_measures.AP
     print(f"{len(runs)} runs, {sum(len(r) for r in runs)} (run, topic) rankings, "
           f"{sum(len(d) for q in qrels.values() for d in [q])} judgments", flush=True)

@@ -70,3 +70,23 @@ def format_report(times: Timings, peer: str, *, targets: Optional[Mapping[str, f
 
 def print_report(times: Timings, peer: str, **kwargs) -> None:
     print(format_report(times, peer, **kwargs), flush=True)
+
+
+def trec8_inputs(n_runs: Optional[int] = None):
+    """``(qrels, runs)`` of TREC-8 from the shared data: the qrels dict and a list of run dicts.
+
+    ``n_runs`` keeps only the first runs (by file name).  Exits with a
+    message when the shared data is absent, as a benchmark script should.
+    """
+    import sys
+
+    from irmeasures_markov.datasets import load_run_dir
+    from irmeasures_markov.io import read_trec_qrels
+    from irmeasures_markov.testing import shared_data_dir
+
+    data = shared_data_dir()
+    if data is None:
+        sys.exit("shared data not found (set IRMEASURES_MARKOV_DATA)")
+    qrels = read_trec_qrels(data / "qrels" / "trec8.qrels.gz")
+    runs = list(load_run_dir(data / "runs" / "trec8", progress=False).values())[:n_runs]
+    return qrels, runs

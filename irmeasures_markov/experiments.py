@@ -368,6 +368,21 @@ def _warn_no_relevant(qrels: Qrels, topics: Sequence[str]):
                       "them out.", RuntimeWarning, stacklevel=3)
 
 
+def labelled_measures(measures, labels: Optional[Sequence[str]] = None):
+    """``(parsed measures, labels)`` from a list of measures or a ``{label: measure}`` mapping.
+
+    Labels default to the mapping's keys (None for a list); a ``labels`` list
+    of another length than the measures is a ``ValueError``.
+    """
+    if isinstance(measures, Mapping):
+        labels = list(measures) if labels is None else labels
+        measures = list(measures.values())
+    measures = parse_measures(list(measures))
+    if labels is not None and len(labels) != len(measures):
+        raise ValueError(f"`labels` has {len(labels)} names for {len(measures)} measures.")
+    return measures, labels
+
+
 def evaluate(measures, qrels: Qrels, runs: Mapping[str, Run], *, topics: Optional[Sequence[str]] = None,
              labels: Optional[Sequence[str]] = None, n_jobs: int = 1, progress: bool = True,
              native: bool = True) -> Evaluation:
@@ -409,12 +424,7 @@ def evaluate(measures, qrels: Qrels, runs: Mapping[str, Run], *, topics: Optiona
         Empty ``measures``, ``runs`` or topic set, a measure listed twice, a
         cutoff that is not a positive integer (``P@0``), or bad ``labels``/``n_jobs``.
     """
-    if isinstance(measures, Mapping):
-        labels = list(measures) if labels is None else labels
-        measures = list(measures.values())
-    measures = parse_measures(list(measures))
-    if labels is not None and len(labels) != len(measures):
-        raise ValueError(f"`labels` has {len(labels)} names for {len(measures)} measures.")
+    measures, labels = labelled_measures(measures, labels)
     if not runs:
         raise ValueError("`runs` is empty.")
     topics = list(topics) if topics is not None else _default_topics(qrels)

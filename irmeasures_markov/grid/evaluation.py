@@ -179,13 +179,8 @@ class EvaluationGrid:
         full qrels.  ``topics`` default to every qrels topic (trec_eval ``-c``),
         as in :func:`~irmeasures_markov.experiments.evaluate`.
         """
-        from ..experiments import _default_topics, _is_ours, parse_measures
-        if isinstance(measures, Mapping):
-            labels = list(measures) if labels is None else labels
-            measures = list(measures.values())
-        measures = parse_measures(list(measures))
-        if labels is not None and len(labels) != len(measures):
-            raise ValueError(f"`labels` has {len(labels)} names for {len(measures)} measures.")
+        from ..experiments import _default_topics, _is_ours, labelled_measures
+        measures, labels = labelled_measures(measures, labels)
         if not runs:
             raise ValueError("`runs` is empty.")
         for name, r in runs.items():
