@@ -18,6 +18,26 @@ __all__ = ["segment_cumsum", "segment_sum", "segment_argsort_desc"]
 _SORT_BLOCK = 1 << 18
 
 
+def _length_blocks(offsets: np.ndarray):
+    """Blocks of non-empty segments of similar length: ``(starts, lengths, columns)`` per block.
+
+    Segments whose lengths share a power of two form a group; a group is cut
+    into blocks of at most ``_SORT_BLOCK`` cells (rows x width).  ``starts``
+    and ``lengths`` are column vectors (one row per segment), ``columns`` is
+    ``arange(width)``, width being the longest segment of the group.
+    """
+    lengths = np.diff(offsets)
+    cls = np.frexp(lengths.astype(np.float64))[1]
+    for c in np.unique(cls[lengths > 0]).tolist():
+        group = np.flatnonzero(cls == c)
+        width = int(lengths[group].max())
+        step = max(1, _SORT_BLOCK // width)
+        col = np.arange(width)
+        for k in range(0, group.size, step):
+            qs = group[k:k + step]
+            yield offsets[qs][:, None], lengths[qs][:, None], col
+
+
 def segment_argsort_desc(scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """Per query, a stable argsort of the scores, highest first, as global indices (flat layout).
 
@@ -28,32 +48,23 @@ def segment_argsort_desc(scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
     cache where one sort over the whole run would not (about 8x faster for
     100k queries of 100 documents).
     """
-    lengths = np.diff(starts)
     order = np.empty(scores.size, dtype=np.int64)
     if scores.size == 0:
         return order
-    cls = np.frexp(lengths.astype(np.float64))[1]
-    for c in np.unique(cls[lengths > 0]).tolist():
-        group = np.flatnonzero(cls == c)
-        width = int(lengths[group].max())
-        step = max(1, _SORT_BLOCK // width)
-        col = np.arange(width)
-        for k in range(0, group.size, step):
-            qs = group[k:k + step]
-            a = starts[qs][:, None]
-            n = lengths[qs][:, None]
-            pos = a + col
-            if np.all(n == width):
-                keys = -scores[pos]
-                local = np.argsort(keys, axis=1, kind="stable")
-                order[pos] = local + a
-            else:
-                real = col < n
-                keys = np.full(pos.shape, np.inf)
-                keys[real] = -scores[pos[real]]
-                local = np.argsort(keys, axis=1, kind="stable")
-                # each row's real entries sort before its padding, so they are its first n
-                order[pos[real]] = (local + a)[real]
+    for a, n, col in _length_blocks(starts):
+        width = col.size
+        pos = a + col
+        if np.all(n == width):
+            keys = -scores[pos]
+            local = np.argsort(keys, axis=1, kind="stable")
+            order[pos] = local + a
+        else:
+            real = col < n
+            keys = np.full(pos.shape, np.inf)
+            keys[real] = -scores[pos[real]]
+            local = np.argsort(keys, axis=1, kind="stable")
+            # each row's real entries sort before its padding, so they are its first n
+            order[pos[real]] = (local + a)[real]
     return order
 
 
@@ -87,28 +98,19 @@ def _cumsum_float(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     padding comes after a row's values, so it changes none of them.
     """
     out = np.empty_like(values)
-    lengths = np.diff(offsets)
     if values.size == 0:
         return out
-    cls = np.frexp(lengths.astype(np.float64))[1]
-    for c in np.unique(cls[lengths > 0]).tolist():
-        group = np.flatnonzero(cls == c)
-        width = int(lengths[group].max())
-        step = max(1, _SORT_BLOCK // width)
-        col = np.arange(width)
-        for k in range(0, group.size, step):
-            qs = group[k:k + step]
-            a = offsets[qs][:, None]
-            n = lengths[qs][:, None]
-            if np.all(n == width):
-                pos = a + col
-                out[pos] = np.cumsum(values[pos], axis=1)
-            else:
-                real = col < n
-                pos = (a + col)[real]
-                block = np.zeros(real.shape, dtype=values.dtype)
-                block[real] = values[pos]
-                out[pos] = np.cumsum(block, axis=1)[real]
+    for a, n, col in _length_blocks(offsets):
+        width = col.size
+        if np.all(n == width):
+            pos = a + col
+            out[pos] = np.cumsum(values[pos], axis=1)
+        else:
+            real = col < n
+            pos = (a + col)[real]
+            block = np.zeros(real.shape, dtype=values.dtype)
+            block[real] = values[pos]
+            out[pos] = np.cumsum(block, axis=1)[real]
     return out
 
 
