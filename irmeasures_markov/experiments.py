@@ -595,12 +595,7 @@ def pool_reduction(measures, qrels: Qrels, runs: Mapping[str, Run], *,
     paths, which the workers read.
     """
     from .grid import evaluate_grid
-    if isinstance(measures, Mapping):
-        labels = list(measures) if labels is None else labels
-        measures = list(measures.values())
-    measures = parse_measures(list(measures))
-    if labels is not None and len(labels) != len(measures):
-        raise ValueError(f"`labels` has {len(labels)} names for {len(measures)} measures.")
+    measures, labels = labelled_measures(measures, labels)
     if full is not None:
         _check_full(full, measures, labels, qrels, runs)
     pools = [(float(pc), int(seed)) for pc in percents]
