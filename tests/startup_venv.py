@@ -73,7 +73,10 @@ def make_venv(root: pathlib.Path, editable: bool = False) -> pathlib.Path:
            "install", "--quiet", "--no-deps", "--no-build-isolation", "--ignore-installed"]
     env = clean_env()
     if editable:
-        _run(pip + ["--editable", str(src)], env=env, cwd=root)
+        # compat mode puts the source directory on sys.path through a .pth of the venv, ahead of the
+        # system site-packages: a regular install there (as in CI) would otherwise shadow the editable one,
+        # whose default finder is consulted only after the ordinary path search
+        _run(pip + ["--config-settings", "editable_mode=compat", "--editable", str(src)], env=env, cwd=root)
     else:
         dist = root / "dist"
         _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
