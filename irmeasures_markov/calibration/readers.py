@@ -35,6 +35,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..readers.text import STDIN, decompress, display_name, read_raw, short
+from ..readers.trec import parse_float
 from .logs import ClickLog, Session
 
 __all__ = ["read_wscd", "read_log", "write_log", "from_dataframe", "to_dataframe", "from_ir_datasets",
@@ -411,13 +412,7 @@ def _parse_ended(value: str, where: str) -> Optional[bool]:
 def _parse_number(value: str, what: str, where: str) -> Optional[float]:
     if value in ("", "NA", "nan", "NaN", "None"):
         return None
-    try:
-        v = float(value)
-    except ValueError:
-        raise InputError(f"{where}: {what} {short(value)} is not a number") from None
-    if not math.isfinite(v):
-        raise InputError(f"{where}: {what} {short(value)} is not finite")
-    return v
+    return parse_float(value, what, where)
 
 
 def _sessions_from_rows(rows, unshown: str) -> List[Session]:
