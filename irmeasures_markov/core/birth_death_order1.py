@@ -182,22 +182,28 @@ def _probabilities(forward, backward):
     return fwd, bwd
 
 
+def _expected_steps(fwd, bwd, offsets):
+    """``(E_i[H] per state, ill-conditioned flag per block)``; every block is ill when the solve fails
+    (the steps are then None and only the subtraction-free path is used)."""
+    try:
+        with np.errstate(all="ignore"):
+            steps = birth_death_solve(fwd, bwd, np.ones(fwd.size))
+        return steps, _ill_conditioned(offsets, steps)
+    except ValueError:
+        return None, np.ones(offsets.size - 1, dtype=bool)
+
+
 def _average_reward_cut(fwd, bwd, stop, offsets, starts, c):
     """Per-state integrals of :func:`birth_death_average_reward` (reward excluded) on cut blocks,
     one start per block: one Gauss rule for all well-conditioned blocks, the other paths for the rest."""
     n = fwd.size
     e_start = _start_indicator(starts, n)
-    try:
-        with np.errstate(all="ignore"):
-            steps = birth_death_solve(fwd, bwd, np.ones(n))      # E_i[H]
-        ill = _ill_conditioned(offsets, steps)
-    except ValueError:
-        ill = np.ones(offsets.size - 1, dtype=bool)
+    steps, ill = _expected_steps(fwd, bwd, offsets)
     total = np.zeros(n)
     if ill.any():
-        total[block_positions(offsets, ill)] = stable_average_reward(
-            fwd[block_positions(offsets, ill)], bwd[block_positions(offsets, ill)],
-            stop[block_positions(offsets, ill)], sub_offsets(offsets, ill), block_starts(starts, offsets, ill), c)
+        bad = block_positions(offsets, ill)
+        total[bad] = stable_average_reward(fwd[bad], bwd[bad], stop[bad], sub_offsets(offsets, ill),
+                                           block_starts(starts, offsets, ill), c)
     good = ~ill
     if not good.any():
         return total
@@ -293,12 +299,7 @@ def _birth_death_average_reward_graded(forward, backward, reward, starts, discou
     starts = np.asarray(starts, dtype=np.intp).ravel()
     e_start = _start_indicator(starts, n)
     offsets = uncoupled_blocks(fwd, bwd)
-    try:
-        with np.errstate(all="ignore"):
-            steps = birth_death_solve(fwd, bwd, np.ones(n))      # E_i[H]
-        ill = _ill_conditioned(offsets, steps)
-    except ValueError:
-        ill = np.ones(offsets.size - 1, dtype=bool)
+    steps, ill = _expected_steps(fwd, bwd, offsets)
     if ill.any():
         good = block_positions(offsets, ~ill)
         total = np.zeros(n)
