@@ -51,16 +51,6 @@ def data():
     return synthetic(seed=21, n_runs=7, n_docs=90)
 
 
-@pytest.fixture(scope="module")
-def client():
-    from irmeasures_markov.grid.backends import local_cluster
-    cluster = local_cluster(2)
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
-
-
 def _assert_same(evs, ref):
     assert set(evs) == set(ref)
     for pool, values in ref.items():

@@ -18,16 +18,6 @@ def _scores(seed, n_topics=25, n_systems=7):
                    + rng.normal(0, 0.1, (n_topics, n_systems)), 0, 1)
 
 
-@pytest.fixture(scope="module")
-def client():
-    from irmeasures_markov.grid.backends import local_cluster
-    cluster = local_cluster(2)
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
-
-
 def test_discriminative_power_grid_equals_all_pairs(client, tmp_path):
     mats = {"A": _scores(1), "B": _scores(2), "noise": np.random.default_rng(3).random((25, 7))}
     kw = dict(n_resamples=500, seed=4, progress=False)
