@@ -20,10 +20,15 @@ the workers from their paths.  Reported, with the date:
 * the scheduler's cost per task (no-op tasks) against the mean task cost
   (target: under 5% of the work);
 * a cached rerun from a Parquet store vs the first run that filled it
-  (target: under 5%).
+  (target: under 5%);
+* the cost of a 40-measure cell (16 MP variants, Carterette's 10 named
+  measures, 14 trec_eval measures; ``--projection-runs`` runs x 6 pools on
+  the local backend, ``--rounds`` rounds) and from it, with the efficiency
+  measured above, the wall time of a 5,000-run x 40-measure x 100-seed grid
+  (5 pool sizes x 100 seeds + the full pool) on 8 and 64 workers.
 
     python integration/bench_grid.py [--data-dir ../shared/data] [--seeds 20] [--runs N] [--rounds 5]
-        [--workers 2] [--scheduler ADDRESS]
+        [--workers 2] [--scheduler ADDRESS] [--projection-runs 8] [--skip-grid]
 
 Numbers equal bit for bit between the backends (checked on every round).
 On a quiet 2-core machine the full benchmark (20 seeds, 5 rounds) takes
@@ -66,6 +71,41 @@ def scheduler_cost(client, n=400):
     return (time.perf_counter() - t) / n
 
 
+#: A 40-measure set for the projection: every MP variant, Carterette's named measures, common trec_eval ones.
+CLASSIC_MEASURES = ["AP", "P@5", "P@10", "P@20", "P@100", "Rprec", "Bpref", "nDCG", "nDCG@10", "nDCG@20", "RR",
+                    "RBP(p=0.8,rel=1)", "R@100", "R@1000"]
+
+
+def projection_measures():
+    from irmeasures_markov.measures.carterette import NAMED_MEASURES
+    from irmeasures_markov.measures.markov_precision import PAPER_MODELS
+    mp = [f"MP(model='{m}'{',recall=True' if r else ''})" for m in PAPER_MODELS for r in (False, True)]
+    out = mp + list(NAMED_MEASURES) + CLASSIC_MEASURES
+    assert len(out) == 40, len(out)
+    return out
+
+
+def projection(qrels, runs, rounds, efficiency, n_runs=5000, seeds=100, pool_sizes=5):
+    """Measured cost of a 40-measure cell and the projected wall time of a large grid."""
+    measures = projection_measures()
+    pools = [100] + list(PERCENTS)
+    local = LocalBackend(1)
+    costs = []
+    for _ in range(rounds):
+        _, s = evaluate_grid(measures, qrels, runs, pools=pools, backend=local, progress=False)
+        costs.append(s.seconds_per_cell)
+    cost = min(costs)
+    cells = n_runs * (pool_sizes * seeds + 1)
+    core_hours = cells * cost / 3600
+    print(f"  40-measure cell (local, 1 process, {len(runs)} runs x {len(pools)} pools): {1e3 * cost:.1f} ms "
+          f"best, per-round range {1e3 * min(costs):.1f}-{1e3 * max(costs):.1f} ms")
+    print(f"  projection, {n_runs} runs x 40 measures x {seeds} seeds ({cells:,} cells): "
+          f"{core_hours:.1f} core-hours at the best cell cost")
+    for eff_name, eff in ((("measured", efficiency),) if efficiency is not None else ()) + (("target", 0.9),):
+        walls = ", ".join(f"{w} workers {core_hours / (w * eff):.2f} h" for w in (8, 64))
+        print(f"    at the {eff_name} efficiency {eff:.2f}: {walls}")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data-dir", default=None)
@@ -74,6 +114,9 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--scheduler", default=None, help="address of a running scheduler (default: a LocalCluster)")
+    ap.add_argument("--projection-runs", type=int, default=8, help="runs timed with 40 measures (default 8)")
+    ap.add_argument("--skip-grid", action="store_true",
+                    help="only the 40-measure cell cost and projection (at the target efficiency)")
     args = ap.parse_args(argv)
     ddir = pathlib.Path(args.data_dir) if args.data_dir else shared_data_dir()
     if ddir is None:
@@ -86,6 +129,10 @@ def main(argv=None) -> int:
     n_cells = len(runs) * len(pools)
     print(f"{datetime.date.today().isoformat()}: TREC-8, {len(runs)} runs x {len(MEASURES)} measures x "
           f"{len(pools)} pools ({args.seeds} seeds) = {n_cells} cells", flush=True)
+
+    if args.skip_grid:
+        projection(qrels, dict(list(runs.items())[:args.projection_runs]), max(args.rounds, 5), None)
+        return 0
 
     from distributed import Client
     from irmeasures_markov.grid.backends import local_cluster
@@ -156,6 +203,7 @@ def main(argv=None) -> int:
               f"{max(cached):.2f}) vs {first:.1f} s for the first run: {min(cached) / first:.2%} (target < 5%)")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    projection(qrels, dict(list(runs.items())[:args.projection_runs]), args.rounds, max(eff))
     client.close()
     if cluster is not None:
         cluster.close()
