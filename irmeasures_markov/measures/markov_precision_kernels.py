@@ -129,6 +129,17 @@ def _kernel_spectrum(kernel: str, L: int) -> np.ndarray:
 _PAIR_CACHE_MAX = 1 << 22
 
 
+_FAST_LENGTHS: dict = {}
+
+
+def _fft_length(T: int) -> int:
+    """The FFT length for a ranking of T documents: a fast size >= 2T - 1 (cached; scipy's search is slow)."""
+    L = _FAST_LENGTHS.get(T)
+    if L is None:
+        L = _FAST_LENGTHS[T] = scipy.fft.next_fast_len(2 * T - 1, real=True)
+    return L
+
+
 class _GLORPlan:
     """How GL_OR's degrees of one batch are computed, kernel-independent (memoised on the batch).
 
@@ -153,14 +164,15 @@ class _GLORPlan:
         self.by_length = by_length = {}
         big = dense[counts[dense] >= _FFT_MIN_R]
         if big.size:
-            lengths = batch.lengths[big]
-            fast = {int(t): scipy.fft.next_fast_len(2 * int(t) - 1, real=True) for t in np.unique(lengths).tolist()}
-            for q, t in zip(big.tolist(), lengths.tolist()):
-                r, L = int(counts[q]), fast[int(t)]
+            for q, t in zip(big.tolist(), batch.lengths[big].tolist()):
+                r, L = int(counts[q]), _fft_length(t)
                 if r * r > _FFT_RATIO * L:
                     by_length.setdefault(L, []).append(q)
         if by_length:
-            dense = np.setdiff1d(dense, np.concatenate([np.asarray(v) for v in by_length.values()]))
+            keep = np.ones(counts.size, dtype=bool)
+            for queries in by_length.values():
+                keep[queries] = False
+            dense = dense[keep[dense]]
         # the queries of equal r as one (queries, r, r) block: one vectorised difference per distinct r,
         # in int32 (several times faster than int64 here; ranks of one ranking fit easily)
         r_dense = counts[dense]
