@@ -301,11 +301,23 @@ def markov_precision_batch(batch: RelevanceBatch, model: str = "GL_AD_ID", *, re
         if rates is None:
             batch.cache[key] = out
     if recall:
-        _, qidx, _, _ = _relevant_view(batch)
-        r = np.bincount(qidx, minlength=batch.n_queries)
-        rb = batch.recall_base
-        return np.where(rb > 0, out * r / np.maximum(rb, 1), 0.0)
+        r, rb, judged = _recall_terms(batch)
+        value = out * r
+        value /= rb
+        value[~judged] = 0.0  # RB = 0: trec_eval's 0
+        return value
     return out.copy()
+
+
+def _recall_terms(batch: RelevanceBatch):
+    """``(r, max(RB, 1), RB > 0)`` per query, memoised: every recall variant of a batch rescales by them."""
+    terms = batch.cache.get("mp:recall")
+    if terms is None:
+        _, qidx, _, _ = _relevant_view(batch)
+        rb = batch.recall_base
+        terms = (np.bincount(qidx, minlength=batch.n_queries), np.maximum(rb, 1), rb > 0)
+        batch.cache["mp:recall"] = terms
+    return terms
 
 
 def _custom_batch(batch: RelevanceBatch, name: str, *, recall: bool, rates) -> np.ndarray:
