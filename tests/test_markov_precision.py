@@ -7,6 +7,7 @@ from numpy.testing import assert_allclose
 
 from irmeasures_markov.core import stationary_distribution, transition_matrix_from_weights
 from irmeasures_markov.measures import markov_precision as mpm
+from irmeasures_markov.measures import markov_precision_kernels as mpk
 from irmeasures_markov.measures.markov_precision import (
     MODELS, PAPER_MODELS, estimate_rates, markov_precision, markov_precision_batch, mp_degrees,
 )
@@ -323,8 +324,8 @@ class TestGLORConvolution:
 
     @staticmethod
     def degrees(monkeypatch, rel, model, fft):
-        monkeypatch.setattr(mpm, "_FFT_RATIO", 0.0 if fft else np.inf)
-        monkeypatch.setattr(mpm, "_FFT_MIN_R", 2)
+        monkeypatch.setattr(mpk, "_FFT_RATIO", 0.0 if fft else np.inf)
+        monkeypatch.setattr(mpk, "_FFT_MIN_R", 2)
         return mp_degrees(rel, model)
 
     @pytest.mark.parametrize("model", ["GL_OR_ID", "GL_OR_LID"])
@@ -354,7 +355,7 @@ class TestGLORConvolution:
             <= 1e-12
 
     def test_batch_groups_of_mixed_lengths(self, monkeypatch):
-        monkeypatch.setattr(mpm, "_FFT_CHUNK", 3000)  # several chunks per FFT length
+        monkeypatch.setattr(mpk, "_FFT_CHUNK", 3000)  # several chunks per FFT length
         rng = np.random.default_rng(8)
         rels = [rng.random(int(rng.integers(1, 800))) < rng.random() for _ in range(25)]
         lengths = np.array([r.size for r in rels])
@@ -362,7 +363,7 @@ class TestGLORConvolution:
         flat = np.concatenate(rels)
         batch = RelevanceBatch([str(i) for i in range(len(rels))], offsets, flat.astype(np.int64), flat,
                                np.array([int(r.sum()) for r in rels]), 1)
-        monkeypatch.setattr(mpm, "_FFT_RATIO", 0.0)
+        monkeypatch.setattr(mpk, "_FFT_RATIO", 0.0)
         got = markov_precision_batch(batch, "GL_OR_ID")
         want = [markov_precision(r, "GL_OR_ID", method="solve") for r in rels]
         assert_allclose(got, want, rtol=0, atol=1e-12)

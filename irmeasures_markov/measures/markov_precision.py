@@ -43,12 +43,11 @@ from typing import Callable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from .._lazy import lazy_module
 from ..core import censored_transition_matrix, is_irreducible, stationary_distribution, transition_matrix_from_weights
 from ..rankings import RelevanceBatch, segment_sum
-
-# scipy.fft loads at the first call: `import irmeasures_markov` stays cheap
-scipy = lazy_module("scipy")
+# the degree computations of the closed form live beside this module; these names stay importable from here
+from .markov_precision_kernels import KERNELS, _TABLES, _batch_degrees, _kernel_prefix, _kernel_table  # noqa: F401
+from .markov_precision_kernels import _relevant_view
 
 __all__ = [
     "PAPER_MODELS",
@@ -63,11 +62,6 @@ __all__ = [
     "register_kernel",
     "kernel_batch",
 ]
-
-KERNELS: Mapping[str, Callable[[np.ndarray], np.ndarray]] = {
-    "ID": lambda d: 1.0 / (d + 1.0),
-    "LID": lambda d: 1.0 / np.log10(d + 2.0),
-}
 
 PAPER_MODELS = tuple(f"{c}_{s}_{k}" for c in ("GL", "LO") for s in ("AD", "OR") for k in ("ID", "LID"))
 MODELS = PAPER_MODELS + ("UNIFORM",)
@@ -252,30 +246,6 @@ def _recall_base_iv(recall_base):
 # Closed form (reversible chains)
 # ---------------------------------------------------------------------------
 
-_TABLES: dict = {}
-
-
-def _kernel_table(kernel: str, max_d: int) -> np.ndarray:
-    """alpha(d) for d = 0..max_d (entry 0 unused), cached and grown by doubling."""
-    table = _TABLES.get(("alpha", kernel))
-    if table is None or table.size <= max_d:
-        n = max(1024, 2 * max_d)
-        table = np.zeros(n + 1)
-        table[1:] = KERNELS[kernel](np.arange(1, n + 1, dtype=np.float64))
-        _TABLES[("alpha", kernel)] = table
-        _TABLES.pop(("prefix", kernel), None)
-    return table
-
-
-def _kernel_prefix(kernel: str, max_t: int) -> np.ndarray:
-    """C[m] = sum_{d=1}^m alpha(d), for m = 0..max_t (and beyond), cached."""
-    table = _kernel_table(kernel, max_t)
-    prefix = _TABLES.get(("prefix", kernel))
-    if prefix is None or prefix.size != table.size:
-        prefix = np.cumsum(table)
-        _TABLES[("prefix", kernel)] = prefix
-    return prefix
-
 
 def mp_degrees(relevant: np.ndarray, model: str) -> np.ndarray:
     r"""Degrees :math:`\deg_i` of the relevant ranks under a paper model (one ranking).
@@ -291,132 +261,6 @@ def _single_batch(relevant: np.ndarray, recall_base: int = 0) -> RelevanceBatch:
     rel = relevant.astype(bool)
     return RelevanceBatch(["q"], np.array([0, rel.size]), rel.astype(np.int64), rel,
                           np.array([recall_base]), 1)
-
-
-def _relevant_view(batch: RelevanceBatch):
-    """Ranks, query numbers, ranking lengths and Prec(i) at the relevant positions (memoised)."""
-    view = batch.cache.get("mp:relevant")
-    if view is None:
-        # from the relevant positions alone: memory in proportion to the relevant documents, not the run
-        at = np.flatnonzero(batch.relevant)
-        starts = batch.offsets[:-1]
-        qidx = np.searchsorted(batch.offsets, at, side="right") - 1
-        ranks = at - starts[qidx] + 1
-        # relevant documents up to and including each one, within its query
-        found = np.arange(1, at.size + 1) - np.searchsorted(at, starts)[qidx]
-        prec = found / ranks
-        view = (ranks, qidx, batch.lengths[qidx], prec)
-        batch.cache["mp:relevant"] = view
-    return view
-
-
-def _batch_degrees(batch: RelevanceBatch, parsed) -> np.ndarray:
-    """Degree of every relevant flat position (in flat order of relevant positions)."""
-    conn, states, kernel = parsed
-    ranks, qidx, T, _ = _relevant_view(batch)
-    n_rel = ranks.size
-    if n_rel == 0:
-        return np.zeros(0)
-    if kernel == "UNIFORM":
-        return np.ones(n_rel)
-    if states == "AD":
-        if conn == "GL":
-            C = _kernel_prefix(kernel, int(batch.lengths.max()))
-            deg = C[ranks - 1] + C[T - ranks]
-        else:
-            deg = ((ranks > 1).astype(np.float64) + (ranks < T)) * KERNELS[kernel](np.float64(1.0))
-    else:
-        alpha = _kernel_table(kernel, int(batch.lengths.max()))
-        if conn == "LO":
-            same_prev = np.zeros(n_rel, dtype=bool)
-            same_prev[1:] = qidx[1:] == qidx[:-1]
-            gap = np.zeros(n_rel, dtype=np.int64)
-            gap[1:] = ranks[1:] - ranks[:-1]
-            left = np.where(same_prev, alpha[gap], 0.0)
-            right = np.zeros(n_rel)
-            right[:-1] = left[1:]
-            deg = left + right
-        else:
-            deg = _gl_or_degrees(batch, kernel, alpha)
-    # a single-state chain (T = 1, or OR with r = 1) has no transitions: pi = 1
-    return np.where(deg > 0, deg, 1.0)
-
-
-#: GL_OR uses the FFT convolution for a query when r^2 > _FFT_RATIO * L (L the FFT length, about 2T)
-#: and r >= _FFT_MIN_R; below that the dense r x r block is faster (measured on 50 queries at a
-#: time: the two cost the same near r^2 = 8 L for T = 300, 1000 and 5000).
-_FFT_RATIO = 8.0
-_FFT_MIN_R = 64
-#: rows x FFT length per batched transform, bounding the memory of long rankings
-_FFT_CHUNK = 1 << 21
-
-
-def _kernel_spectrum(kernel: str, L: int) -> np.ndarray:
-    """rfft of the circular kernel of length L: alpha(d) at d and at L-d, 0 at 0 (cached)."""
-    key = ("spectrum", kernel, L)
-    spec = _TABLES.get(key)
-    if spec is None:
-        half = (L - 1) // 2
-        alpha = _kernel_table(kernel, half + 1)
-        k = np.zeros(L)
-        k[1:half + 1] = alpha[1:half + 1]
-        k[L - half:] = alpha[half:0:-1]
-        if L % 2 == 0:
-            k[L // 2] = alpha[L // 2]
-        spec = np.fft.rfft(k)
-        _TABLES[key] = spec
-    return spec
-
-
-def _gl_or_degrees(batch: RelevanceBatch, kernel: str, alpha: np.ndarray) -> np.ndarray:
-    r"""GL_OR degrees :math:`\deg_i = \sum_{j \in \mathcal R, j \ne i} \alpha(|i-j|)` of every relevant position.
-
-    The degree is the convolution of the 0/1 relevance indicator with the
-    kernel, evaluated at the relevant ranks.  Small r: a dense r x r block per
-    query, O(r^2).  Large r: FFT convolution, O(T log T), batched over the
-    queries that share an FFT length.  With a circular kernel of length
-    L >= 2T - 1 the distances -(T-1)..T-1 never wrap onto each other, so the
-    circular convolution equals the linear one.  All terms are positive, so
-    the FFT's rounding (about 1e-16 of the largest term times log L) stays
-    near 1e-15 relative to each degree.
-    """
-    ranks, qidx, _, _ = _relevant_view(batch)
-    counts = np.bincount(qidx, minlength=batch.n_queries)
-    bounds = np.concatenate(([0], np.cumsum(counts)))
-    deg = np.zeros(ranks.size)
-    by_length: dict = {}
-    dense = np.flatnonzero(counts > 1)
-    big = dense[counts[dense] >= _FFT_MIN_R]
-    for q in big.tolist():
-        r = int(counts[q])
-        L = scipy.fft.next_fast_len(2 * int(batch.lengths[q]) - 1, real=True)
-        if r * r > _FFT_RATIO * L:
-            by_length.setdefault(L, []).append(q)
-    if by_length:
-        dense = np.setdiff1d(dense, np.concatenate([np.asarray(v) for v in by_length.values()]))
-    # the dense r x r blocks of all queries with the same r at once, as one (queries, r, r) array: each
-    # row is summed exactly as the query's own block would be (same values, same order, no padding)
-    for r in np.unique(counts[dense]).tolist():
-        group = dense[counts[dense] == r]
-        step = max(1, _FFT_CHUNK // (r * r))
-        for c in range(0, group.size, step):
-            pos = bounds[group[c:c + step]][:, None] + np.arange(r)
-            s = ranks[pos]
-            # alpha[0] is 0: no self-loops
-            rows = alpha[np.abs(s[:, :, None] - s[:, None, :])].reshape(-1, r)
-            deg[pos] = rows.sum(axis=1).reshape(pos.shape)
-    for L, queries in by_length.items():
-        spec = _kernel_spectrum(kernel, L)
-        step = max(1, _FFT_CHUNK // L)
-        for c in range(0, len(queries), step):
-            chunk = queries[c:c + step]
-            x = np.zeros((len(chunk), L))
-            sel = np.concatenate([np.arange(bounds[q], bounds[q + 1]) for q in chunk])
-            rows = np.repeat(np.arange(len(chunk)), counts[chunk])
-            x[rows, ranks[sel] - 1] = 1.0
-            y = np.fft.irfft(np.fft.rfft(x, axis=1) * spec, n=L, axis=1)
-            deg[sel] = y[rows, ranks[sel] - 1]
-    return deg
 
 
 def markov_precision_batch(batch: RelevanceBatch, model: str = "GL_AD_ID", *, recall: bool = False,
@@ -457,11 +301,23 @@ def markov_precision_batch(batch: RelevanceBatch, model: str = "GL_AD_ID", *, re
         if rates is None:
             batch.cache[key] = out
     if recall:
-        _, qidx, _, _ = _relevant_view(batch)
-        r = np.bincount(qidx, minlength=batch.n_queries)
-        rb = batch.recall_base
-        return np.where(rb > 0, out * r / np.maximum(rb, 1), 0.0)
+        r, rb, judged = _recall_terms(batch)
+        value = out * r
+        value /= rb
+        value[~judged] = 0.0  # RB = 0: trec_eval's 0
+        return value
     return out.copy()
+
+
+def _recall_terms(batch: RelevanceBatch):
+    """``(r, max(RB, 1), RB > 0)`` per query, memoised: every recall variant of a batch rescales by them."""
+    terms = batch.cache.get("mp:recall")
+    if terms is None:
+        _, qidx, _, _ = _relevant_view(batch)
+        rb = batch.recall_base
+        terms = (np.bincount(qidx, minlength=batch.n_queries), np.maximum(rb, 1), rb > 0)
+        batch.cache["mp:recall"] = terms
+    return terms
 
 
 def _custom_batch(batch: RelevanceBatch, name: str, *, recall: bool, rates) -> np.ndarray:
