@@ -115,8 +115,7 @@ def pad_batch(batch, length: int):
     relevant and without gain); rankings of ``length`` or more are unchanged.
     """
     from ...rankings import RelevanceBatch
-    if isinstance(length, bool) or not isinstance(length, (int, np.integer)) or length < 1:
-        raise ValueError(f"`length` must be a positive integer, got {length!r}.")
+    _check_pad_length(length)
     lengths = np.diff(batch.offsets)
     if not np.any(lengths < length):
         return batch
@@ -150,9 +149,74 @@ def path_at_h_batch(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=None,
     non-relevant documents (:func:`pad_batch`): the user then browses k
     documents, as trec_eval's P@k divides by k.  ``None`` (the default) browses
     the ranking as retrieved, so a DFBM user reads N documents (the paper's H = N).
+
+    Memory: forward models (every model without backward moves or an endless
+    tail, the default included) take the queries in blocks of about
+    :data:`BLOCK_DOCS` retrieved documents (padded per block), so their
+    temporaries (a handful of arrays of 8 bytes per document, and the ranks)
+    do not grow with the run.  The values are those of one pass over all
+    queries, bit for bit: every quantity is formed per query (the running
+    sums of integer gains are exact).  Models with backward moves or the
+    endless tail take the run at once (their order-2 solves are grouped in
+    ``_gain_and_steps_flat``).
     """
     params = _model_params_iv(browse=browse, p=p, q=q, p_rel=p_rel, q_rel=q_rel, user=user, loss=loss, f=f,
                               order=order, top=top, tail=tail, gain=gain, b=b)
+    if pad_to is not None:
+        _check_pad_length(pad_to)
+    kw = dict(p=p, q=q, p_rel=p_rel, q_rel=q_rel, top=top, tail=tail, gain=gain)
+    if batch.offsets.size < 2 or batch.offsets[-1] <= BLOCK_DOCS or not _forward_only(params, p, q, p_rel, q_rel):
+        return _path_at_h_block(batch, params, kw, g_max, pad_to)
+    out = np.zeros(batch.offsets.size - 1)
+    for a, b in _query_blocks(batch.offsets, BLOCK_DOCS):
+        out[a:b] = _path_at_h_block(_sub_batch(batch, a, b), params, kw,
+                                    None if g_max is None else np.asarray(g_max)[a:b], pad_to)
+    return out
+
+
+#: documents per block of the forward (closed-form) batch path; its temporaries are a few
+#: float64 arrays of this size instead of the run's
+BLOCK_DOCS = 1 << 17
+
+
+def _check_pad_length(length):
+    if isinstance(length, bool) or not isinstance(length, (int, np.integer)) or length < 1:
+        raise ValueError(f"`length` must be a positive integer, got {length!r}.")
+
+
+def _forward_only(params, p, q, p_rel, q_rel) -> bool:
+    """Whether the model has no backward move and no endless tail, so queries can go in blocks.
+
+    Only scalar probabilities qualify (array ones are per flat position and are not sliced)."""
+    if any(v is not None and (callable(v) or np.ndim(v) != 0) for v in (p, q, p_rel, q_rel)):
+        return False
+    if params["user"] is not None:
+        return not (params["user"] == "RBP" and params["tail"] == "inf")
+    if params["tail"] != "none":
+        return False
+    return params["browse"] != "RWBM" or (q == 0 and (q_rel is None or q_rel == 0))
+
+
+def _query_blocks(offsets, size):
+    """``(a, b)`` bounds of consecutive queries, a new block wherever a query starts in a new
+    multiple of ``size`` documents (so a block holds at most ``size`` + one ranking)."""
+    nq = offsets.size - 1
+    group = offsets[:-1] // size
+    bounds = np.concatenate([[0], np.flatnonzero(np.diff(group)) + 1, [nq]])
+    return zip(bounds[:-1].tolist(), bounds[1:].tolist())
+
+
+def _sub_batch(batch, a, b):
+    """Queries ``a:b`` of ``batch`` as a batch of their own (views of its arrays)."""
+    from ...rankings import RelevanceBatch
+    lo, hi = int(batch.offsets[a]), int(batch.offsets[b])
+    return RelevanceBatch(batch.qids[a:b], batch.offsets[a:b + 1] - lo, batch.grades[lo:hi],
+                          batch.relevant[lo:hi], batch.recall_base[a:b], batch.rel, judgments=batch.judgments)
+
+
+def _path_at_h_block(batch, params, kw, g_max, pad_to):
+    """:func:`path_at_h_batch` on validated parameters, all of ``batch``'s queries at once."""
+    p, q, p_rel, q_rel, top, tail, gain = (kw[k] for k in ("p", "q", "p_rel", "q_rel", "top", "tail", "gain"))
     if pad_to is not None:
         batch = pad_batch(batch, pad_to)
     offsets = batch.offsets
