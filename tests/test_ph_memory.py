@@ -88,3 +88,61 @@ def test_peak_memory_follows_the_block_size(monkeypatch):
     n = int(batch.offsets[-1])
     peak = _kernel_peak(batch, order=1)
     assert peak / n < 3, f"{peak / n:.1f} bytes per document"
+
+
+BACKWARD_ORDER2 = [
+    dict(browse="RWBM", p=0.5, q=0.3), dict(browse="RWBM", p=0.5, q=0.3, loss=0.4, gain="grade"),
+    dict(browse="RWBM", p=0.6, q=0.0, p_rel=0.3, q_rel=0.5, top="forward"),
+    dict(browse="RWBM", p=0.4, q=0.35, p_rel=0.7, q_rel=0.0, loss=0.2),
+    dict(browse="RWBM", p=0.5, q=0.3, order=1, f="1"), dict(browse="RWBM", p=0.5, q=0.2, tail="inf"),
+    dict(p=0.7, tail="inf"), dict(user="RBP", p=0.6, tail="inf"),
+]
+
+
+def _batch_with_short_head(seed):
+    # the first queries have a single document: a block of them has no backward move, while the
+    # run has; the method must still be the run's
+    b = _batch(300, 8, seed=seed)
+    lengths = np.diff(b.offsets)
+    lengths[:60] = 1
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    grades = np.random.default_rng(seed).integers(-1, 4, offsets[-1]).astype(np.int32)
+    return RelevanceBatch(b.qids, offsets, grades, grades >= 1, b.recall_base, 1)
+
+
+@pytest.mark.parametrize("params", BACKWARD_ORDER2)
+@pytest.mark.parametrize("group", [4, 33, 500])
+def test_backward_order2_blocks_give_the_values_of_one_pass_bit_for_bit(params, group, monkeypatch):
+    import irmeasures_markov.measures.stopping_time.expectations as expectations
+    monkeypatch.setattr(expectations, "GROUP_RANKS", group)
+    batch = _batch_with_short_head(group)
+    monkeypatch.setattr(batch_mod, "BLOCK_DOCS", 1 << 62, raising=False)
+    whole = path_at_h_batch(batch, **params)
+    monkeypatch.setattr(batch_mod, "BLOCK_DOCS", 10, raising=False)
+    assert path_at_h_batch(batch, **params).tobytes() == whole.tobytes()
+    assert np.count_nonzero(whole) > 100
+
+
+@pytest.mark.parametrize("q,q_rel", [(0.3, None), (0.0, 0.4), (0.2, 0.0), (0.0, 0.0), (0.3, 0.1)])
+def test_has_backward_agrees_with_the_transitions(q, q_rel):
+    from irmeasures_markov.measures.stopping_time import batch_transitions
+    for seed in range(30):
+        rng = np.random.default_rng(seed)
+        lengths = rng.integers(0, 3, rng.integers(1, 6))
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        grades = rng.integers(0, 2, offsets[-1]).astype(np.int32)
+        batch = RelevanceBatch([str(i) for i in range(lengths.size)], offsets, grades, grades >= 1,
+                               np.ones(lengths.size, dtype=np.int64), 1)
+        bwd = batch_transitions(batch, browse="RWBM", p=0.5, q=q, q_rel=q_rel)[1]
+        assert batch_mod._has_backward(batch, q, q_rel) == bool(np.any(bwd > 0))
+
+
+def test_backward_order2_peak_memory_does_not_grow_with_the_run(monkeypatch):
+    # its solves hold ~140 bytes per rank of a group: with groups of 2^12 ranks, ~0.6 MB
+    import irmeasures_markov.measures.stopping_time.expectations as expectations
+    monkeypatch.setattr(expectations, "GROUP_RANKS", 1 << 12)
+    params = dict(browse="RWBM", p=0.5, q=0.25, loss=0.25)
+    path_at_h_batch(_batch(20, 10, seed=1), **params)         # imports LAPACK outside the measurement
+    batch = _batch(3_000, 100, seed=9)
+    peak = _kernel_peak(batch, **params)
+    assert peak / int(batch.offsets[-1]) < 4, f"{peak / int(batch.offsets[-1]):.1f} bytes per document"

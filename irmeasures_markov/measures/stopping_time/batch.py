@@ -6,6 +6,7 @@ from typing import Optional
 
 import numpy as np
 
+from . import expectations as _expectations
 from .expectations import _gain_and_steps_flat, _order1_flat
 from .params import _gain_values, _model_params_iv, _tail_constants
 
@@ -150,27 +151,43 @@ def path_at_h_batch(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=None,
     documents, as trec_eval's P@k divides by k.  ``None`` (the default) browses
     the ranking as retrieved, so a DFBM user reads N documents (the paper's H = N).
 
-    Memory: forward models (every model without backward moves or an endless
-    tail, the default included) take the queries in blocks of about
-    :data:`BLOCK_DOCS` retrieved documents (padded per block), so their
-    temporaries (a handful of arrays of 8 bytes per document, and the ranks)
-    do not grow with the run.  The values are those of one pass over all
+    Memory: with numbers for the probabilities the queries go in blocks, so
+    the temporaries (a handful of arrays of 8 bytes per document, and the
+    ranks) do not grow with the run: forward models (no backward move, no
+    endless tail; the default included) in blocks of about
+    :data:`BLOCK_DOCS` retrieved documents (padded per block), order 2 (and
+    f = 1) with backward moves or the tail in the groups of ``GROUP_RANKS``
+    ranks its solves use anyway (unless padded).  The values are those of one pass over all
     queries, bit for bit: every quantity is formed per query (the running
-    sums of integer gains are exact).  Models with backward moves or the
-    endless tail take the run at once (their order-2 solves are grouped in
-    ``_gain_and_steps_flat``).
+    sums of integer gains are exact), and the method (closed form or solves)
+    is chosen for the whole run.  Order 1 with backward moves takes the run
+    at once (one quadrature rule serves all its queries).
     """
     params = _model_params_iv(browse=browse, p=p, q=q, p_rel=p_rel, q_rel=q_rel, user=user, loss=loss, f=f,
                               order=order, top=top, tail=tail, gain=gain, b=b)
     if pad_to is not None:
         _check_pad_length(pad_to)
     kw = dict(p=p, q=q, p_rel=p_rel, q_rel=q_rel, top=top, tail=tail, gain=gain)
-    if batch.offsets.size < 2 or batch.offsets[-1] <= BLOCK_DOCS or not _forward_only(params, p, q, p_rel, q_rel):
+    offsets = batch.offsets
+    if offsets.size < 2 or offsets[-1] <= BLOCK_DOCS or not _scalar_probabilities(p, q, p_rel, q_rel):
         return _path_at_h_block(batch, params, kw, g_max, pad_to)
-    out = np.zeros(batch.offsets.size - 1)
-    for a, b in _query_blocks(batch.offsets, BLOCK_DOCS):
+    if _forward_only(params, q, q_rel):
+        block, backward = BLOCK_DOCS, False
+    elif pad_to is None and (params["order"] == 2 or params["f"] == "1"):
+        # the visit-count solves already go in groups of GROUP_RANKS ranks by the queries' first
+        # rank; blocks formed by the same rule hand them exactly the same groups (padding would
+        # move the first ranks).  Whether the run has backward moves at all, which selects the
+        # method, is decided for the whole run.
+        backward = params["tail"] != "none" or _has_backward(batch, q, q_rel)
+        block = _expectations.GROUP_RANKS if backward else BLOCK_DOCS
+    else:
+        # order 1 with backward moves: one quadrature rule serves all queries; keep them together
+        # (and padded backward models)
+        return _path_at_h_block(batch, params, kw, g_max, pad_to)
+    out = np.zeros(offsets.size - 1)
+    for a, b in _query_blocks(offsets, block):
         out[a:b] = _path_at_h_block(_sub_batch(batch, a, b), params, kw,
-                                    None if g_max is None else np.asarray(g_max)[a:b], pad_to)
+                                    None if g_max is None else np.asarray(g_max)[a:b], pad_to, backward)
     return out
 
 
@@ -184,17 +201,35 @@ def _check_pad_length(length):
         raise ValueError(f"`length` must be a positive integer, got {length!r}.")
 
 
-def _forward_only(params, p, q, p_rel, q_rel) -> bool:
-    """Whether the model has no backward move and no endless tail, so queries can go in blocks.
+def _scalar_probabilities(*probs) -> bool:
+    """Blocks need numbers: array or callable probabilities are per flat position (not sliced)."""
+    return all(v is None or (not callable(v) and np.ndim(v) == 0) for v in probs)
 
-    Only scalar probabilities qualify (array ones are per flat position and are not sliced)."""
-    if any(v is not None and (callable(v) or np.ndim(v) != 0) for v in (p, q, p_rel, q_rel)):
-        return False
+
+def _forward_only(params, q, q_rel) -> bool:
+    """Whether the model (scalar probabilities) can have no backward move and no endless tail."""
     if params["user"] is not None:
         return not (params["user"] == "RBP" and params["tail"] == "inf")
     if params["tail"] != "none":
         return False
     return params["browse"] != "RWBM" or (q == 0 and (q_rel is None or q_rel == 0))
+
+
+def _has_backward(batch, q, q_rel) -> bool:
+    """Whether :func:`batch_transitions` gives a backward probability > 0 anywhere in ``batch``
+    (RWBM, scalar q and q_rel): at every rank but a query's first, q_rel where relevant, q elsewhere."""
+    q_rel = q if q_rel is None else q_rel
+    lengths = np.diff(batch.offsets)
+    if q > 0 and q_rel > 0:
+        return bool(np.any(lengths >= 2))
+    if q == 0 and q_rel == 0:
+        return False
+    heads = batch.offsets[:-1][lengths > 0]
+    relevant_heads = int(np.count_nonzero(batch.relevant[heads]))
+    relevant = int(np.count_nonzero(batch.relevant))
+    if q_rel > 0:
+        return relevant > relevant_heads
+    return int(batch.offsets[-1]) - relevant > heads.size - relevant_heads
 
 
 def _query_blocks(offsets, size):
@@ -214,8 +249,11 @@ def _sub_batch(batch, a, b):
                           batch.relevant[lo:hi], batch.recall_base[a:b], batch.rel, judgments=batch.judgments)
 
 
-def _path_at_h_block(batch, params, kw, g_max, pad_to):
-    """:func:`path_at_h_batch` on validated parameters, all of ``batch``'s queries at once."""
+def _path_at_h_block(batch, params, kw, g_max, pad_to, backward=None):
+    """:func:`path_at_h_batch` on validated parameters, all of ``batch``'s queries at once.
+
+    ``backward`` (None: from this batch's transitions) selects the closed form (False) or the
+    chain solves (True); blocks of a run are given the run's choice."""
     p, q, p_rel, q_rel, top, tail, gain = (kw[k] for k in ("p", "q", "p_rel", "q_rel", "top", "tail", "gain"))
     if pad_to is not None:
         batch = pad_batch(batch, pad_to)
@@ -231,7 +269,9 @@ def _path_at_h_block(batch, params, kw, g_max, pad_to):
     f, order, loss = params["f"], params["order"], params["loss"]
     nonempty = lengths > 0
     starts = offsets[:-1]
-    if tail_pq is None and not np.any(bwd > 0):
+    if backward is None:
+        backward = tail_pq is not None or bool(np.any(bwd > 0))
+    if not backward:
         surv = _segment_cumprod_shift(fwd, offsets)
         if order == 2 or f == "1":
             eg = np.zeros(nq)
