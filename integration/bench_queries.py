@@ -19,8 +19,10 @@ of its own on the same inputs; after the inputs are built, the kernel's
 peak-RSS mark is reset (``/proc/self/clear_refs``), and the peak reached
 while evaluating, above the RSS with the inputs loaded, is reported in
 bytes per retrieved document (also tracemalloc's peak, numpy's allocations
-included, for our families).  Targets: time ratio MP / map <= 1.0 at
-100,000 x 100; peak memory of every family <= map's.
+included, for our families), for the timed families and MEMORY_ONLY: P@H
+order 1, P@H RWBM order 1 (outside the memory bound), MPcont with TBG time,
+Carterette M2-M4.  Targets: time ratio MP / map <= 1.0 at 100,000 x 100;
+peak memory of every family <= map's.
 """
 import argparse
 import gc
@@ -37,6 +39,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchkit import interleaved, print_report  # noqa: E402
 
 FAMILIES = ("map", "MP", "TBG", "Carterette", "PH")
+#: measured for memory only (not timed): the other variants the memory bound covers
+MEMORY_ONLY = ("PH1", "PHrw1", "MPcont", "M2", "M3", "M4")
 
 
 def synthetic(n_queries: int, n_docs: int, seed: int = 0):
@@ -55,14 +59,18 @@ def synthetic(n_queries: int, n_docs: int, seed: int = 0):
     return qrels, run
 
 
-def evaluators(qrels, run):
-    """``{family: zero-argument callable evaluating the run}``."""
+def evaluators(qrels, run, memory_only=False):
+    """``{family: zero-argument callable evaluating the run}`` (with ``memory_only``, MEMORY_ONLY too)."""
     import pytrec_eval
     import irmeasures_markov as imm
     lengths = {d: 50.0 + int(d) % 300 for docs in run.values() for d in docs}
     imm.register_lengths("bench-queries", lengths)
     ours = {"MP": imm.MP, "TBG": imm.TBG(lengths="bench-queries"), "Carterette": imm.M1(dist="RBP"),
             "PH": imm.PH(order=2)}
+    if memory_only:
+        ours.update({"PH1": imm.PH(order=1), "PHrw1": imm.PH(browse="RWBM", p=0.5, q=0.25, loss=0.25, order=1),
+                     "MPcont": imm.MPcont(time="tbg", lengths="bench-queries"),
+                     "M2": imm.M2(dist="RBP"), "M3": imm.M3(dist="RBP"), "M4": imm.M4(dist="RBP")})
 
     def ours_fn(m):
         def run_it():
@@ -85,9 +93,9 @@ def _status(field: str) -> int:
 def memory_child(family: str, n_queries: int, n_docs: int) -> dict:
     """Peak memory of evaluating one family, above the loaded inputs (run in a subprocess)."""
     qrels, run = synthetic(n_queries, n_docs)
-    fns = evaluators(qrels, run)
+    fns = evaluators(qrels, run, memory_only=True)
     fn = fns[family]
-    if family == "TBG":
+    if family in ("TBG", "MPcont"):
         # the length table is built once per length source and reused by every run: not per-run memory
         import irmeasures_markov as imm
         imm.PROVIDER.evaluator([imm.TBG(lengths="bench-queries")], qrels).values({q: run[q] for q in list(run)[:1]})
@@ -118,6 +126,8 @@ def main():
     ap.add_argument("--no-time", action="store_true")
     ap.add_argument("--memory-sizes", default="100000x100",
                     help="sizes at which memory is measured (each family in its own subprocess)")
+    ap.add_argument("--memory-families", default=",".join(FAMILIES + MEMORY_ONLY),
+                    help="families whose memory is measured (PH1 = PH(order=1); MPcont, M2-M4 memory only)")
     ap.add_argument("--memory-child", nargs=3, metavar=("FAMILY", "QUERIES", "DOCS"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.memory_child:
@@ -141,7 +151,7 @@ def main():
         for spec in args.memory_sizes.split(","):
             nq, nd = map(int, spec.split("x"))
             print(f"\npeak memory while evaluating {nq} x {nd}, above the loaded inputs (one subprocess each):")
-            for family in FAMILIES:
+            for family in args.memory_families.split(","):
                 t = time.perf_counter()
                 out = subprocess.run([sys.executable, os.path.abspath(__file__), "--memory-child", family,
                                       str(nq), str(nd)], capture_output=True, text=True, check=True)

@@ -6,6 +6,7 @@ from typing import Optional
 
 import numpy as np
 
+from . import expectations as _expectations
 from .expectations import _gain_and_steps_flat, _order1_flat
 from .params import _gain_values, _model_params_iv, _tail_constants
 
@@ -115,8 +116,7 @@ def pad_batch(batch, length: int):
     relevant and without gain); rankings of ``length`` or more are unchanged.
     """
     from ...rankings import RelevanceBatch
-    if isinstance(length, bool) or not isinstance(length, (int, np.integer)) or length < 1:
-        raise ValueError(f"`length` must be a positive integer, got {length!r}.")
+    _check_pad_length(length)
     lengths = np.diff(batch.offsets)
     if not np.any(lengths < length):
         return batch
@@ -150,9 +150,111 @@ def path_at_h_batch(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=None,
     non-relevant documents (:func:`pad_batch`): the user then browses k
     documents, as trec_eval's P@k divides by k.  ``None`` (the default) browses
     the ranking as retrieved, so a DFBM user reads N documents (the paper's H = N).
+
+    Memory: with numbers for the probabilities the queries go in blocks, so
+    the temporaries (a handful of arrays of 8 bytes per document, and the
+    ranks) do not grow with the run: forward models (no backward move, no
+    endless tail; the default included) in blocks of about
+    :data:`BLOCK_DOCS` retrieved documents (padded per block), order 2 (and
+    f = 1) with backward moves or the tail in the groups of ``GROUP_RANKS``
+    ranks its solves use anyway (unless padded).  The values are those of one pass over all
+    queries, bit for bit: every quantity is formed per query (the running
+    sums of integer gains are exact), and the method (closed form or solves)
+    is chosen for the whole run.  Order 1 with backward moves takes the run
+    at once (one quadrature rule serves all its queries).
     """
     params = _model_params_iv(browse=browse, p=p, q=q, p_rel=p_rel, q_rel=q_rel, user=user, loss=loss, f=f,
                               order=order, top=top, tail=tail, gain=gain, b=b)
+    if pad_to is not None:
+        _check_pad_length(pad_to)
+    kw = dict(p=p, q=q, p_rel=p_rel, q_rel=q_rel, top=top, tail=tail, gain=gain)
+    offsets = batch.offsets
+    if offsets.size < 2 or offsets[-1] <= BLOCK_DOCS or not _scalar_probabilities(p, q, p_rel, q_rel):
+        return _path_at_h_block(batch, params, kw, g_max, pad_to)
+    if _forward_only(params, q, q_rel):
+        block, backward = BLOCK_DOCS, False
+    elif pad_to is None and (params["order"] == 2 or params["f"] == "1"):
+        # the visit-count solves already go in groups of GROUP_RANKS ranks by the queries' first
+        # rank; blocks formed by the same rule hand them exactly the same groups (padding would
+        # move the first ranks).  Whether the run has backward moves at all, which selects the
+        # method, is decided for the whole run.
+        backward = params["tail"] != "none" or _has_backward(batch, q, q_rel)
+        block = _expectations.GROUP_RANKS if backward else BLOCK_DOCS
+    else:
+        # order 1 with backward moves: one quadrature rule serves all queries; keep them together
+        # (and padded backward models)
+        return _path_at_h_block(batch, params, kw, g_max, pad_to)
+    out = np.zeros(offsets.size - 1)
+    for a, b in _query_blocks(offsets, block):
+        out[a:b] = _path_at_h_block(_sub_batch(batch, a, b), params, kw,
+                                    None if g_max is None else np.asarray(g_max)[a:b], pad_to, backward)
+    return out
+
+
+#: documents per block of the forward (closed-form) batch path; its temporaries are a few
+#: float64 arrays of this size instead of the run's
+BLOCK_DOCS = 1 << 17
+
+
+def _check_pad_length(length):
+    if isinstance(length, bool) or not isinstance(length, (int, np.integer)) or length < 1:
+        raise ValueError(f"`length` must be a positive integer, got {length!r}.")
+
+
+def _scalar_probabilities(*probs) -> bool:
+    """Blocks need numbers: array or callable probabilities are per flat position (not sliced)."""
+    return all(v is None or (not callable(v) and np.ndim(v) == 0) for v in probs)
+
+
+def _forward_only(params, q, q_rel) -> bool:
+    """Whether the model (scalar probabilities) can have no backward move and no endless tail."""
+    if params["user"] is not None:
+        return not (params["user"] == "RBP" and params["tail"] == "inf")
+    if params["tail"] != "none":
+        return False
+    return params["browse"] != "RWBM" or (q == 0 and (q_rel is None or q_rel == 0))
+
+
+def _has_backward(batch, q, q_rel) -> bool:
+    """Whether :func:`batch_transitions` gives a backward probability > 0 anywhere in ``batch``
+    (RWBM, scalar q and q_rel): at every rank but a query's first, q_rel where relevant, q elsewhere."""
+    q_rel = q if q_rel is None else q_rel
+    lengths = np.diff(batch.offsets)
+    if q > 0 and q_rel > 0:
+        return bool(np.any(lengths >= 2))
+    if q == 0 and q_rel == 0:
+        return False
+    heads = batch.offsets[:-1][lengths > 0]
+    relevant_heads = int(np.count_nonzero(batch.relevant[heads]))
+    relevant = int(np.count_nonzero(batch.relevant))
+    if q_rel > 0:
+        return relevant > relevant_heads
+    return int(batch.offsets[-1]) - relevant > heads.size - relevant_heads
+
+
+def _query_blocks(offsets, size):
+    """``(a, b)`` bounds of consecutive queries, a new block wherever a query starts in a new
+    multiple of ``size`` documents (so a block holds at most ``size`` + one ranking)."""
+    nq = offsets.size - 1
+    group = offsets[:-1] // size
+    bounds = np.concatenate([[0], np.flatnonzero(np.diff(group)) + 1, [nq]])
+    return zip(bounds[:-1].tolist(), bounds[1:].tolist())
+
+
+def _sub_batch(batch, a, b):
+    """Queries ``a:b`` of ``batch`` as a batch of their own (views of its arrays)."""
+    from ...rankings import RelevanceBatch
+    lo, hi = int(batch.offsets[a]), int(batch.offsets[b])
+    return RelevanceBatch(batch.qids[a:b], batch.offsets[a:b + 1] - lo, batch.grades[lo:hi],
+                          batch.relevant[lo:hi], batch.recall_base[a:b], batch.rel, judgments=batch.judgments)
+
+
+def _path_at_h_block(batch, params, kw, g_max, pad_to, backward=None):
+    """:func:`path_at_h_batch` on validated parameters, all of ``batch``'s queries at once.
+
+    ``backward`` (None: from this batch's transitions) selects the closed form (False) or the
+    chain solves (True); blocks of a run are given the run's choice."""
+    p, q, p_rel, q_rel, top, tail, gain = (kw[k] for k in ("p", "q", "p_rel", "q_rel", "top", "tail", "gain"))
     if pad_to is not None:
         batch = pad_batch(batch, pad_to)
     offsets = batch.offsets
@@ -167,7 +269,9 @@ def path_at_h_batch(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=None,
     f, order, loss = params["f"], params["order"], params["loss"]
     nonempty = lengths > 0
     starts = offsets[:-1]
-    if tail_pq is None and not np.any(bwd > 0):
+    if backward is None:
+        backward = tail_pq is not None or bool(np.any(bwd > 0))
+    if not backward:
         surv = _segment_cumprod_shift(fwd, offsets)
         if order == 2 or f == "1":
             eg = np.zeros(nq)
