@@ -314,6 +314,10 @@ class _RunScorer:
         self.other_eval = (ir_measures.evaluator([measures[j] for j in self.others], qrels_for_pytrec_eval(qrels))
                            if self.others else None)
         self.other_pos = {measures[j]: j for j in self.others}
+        # bpref (and our measures with per-grade parameters) read every judgment: the run is then joined with
+        # all of them once, while it is ranked, instead of with its positive judgments first and all on demand
+        self.judgments = any(self.native.get(j) == "Bpref" or (_is_ours(measures[j]) and measures[j].needs_judgments())
+                             for j in self.ours)
 
     def __call__(self, run) -> np.ndarray:
         from .io import to_run_dict
@@ -323,7 +327,8 @@ class _RunScorer:
             out[j, :] = m.DEFAULT
         run = to_run_dict(run)
         if self.ours:
-            prepared = PreparedRun(self.qrels_index, run, ids_checked=True)  # to_run_dict checked the ids
+            # to_run_dict checked the ids
+            prepared = PreparedRun(self.qrels_index, run, ids_checked=True, judgments=self.judgments)
             cols = np.array([self.topic_index.get(q, -1) for q in prepared.qids], dtype=np.int64)
             keep = cols >= 0
             for j in self.ours:
