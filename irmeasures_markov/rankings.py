@@ -552,23 +552,53 @@ def _in_rank_order(values: np.ndarray, order: np.ndarray, keys: List[str], key_s
     same in any order, and ordering every tie group costs more than the join
     itself on runs with many ties (TREC-8: ~7 ms of a 50k-document run).
     ``order`` itself is left as it is, for the measures that never need it.
+
+    Most mixed groups are many unjudged documents and a few judged ones: in
+    a group where at most ``_ODD_COMPARE_MAX`` members differ from the
+    group's smallest value, each of those is placed by counting the members
+    with a larger docid (as :func:`_join_positive_flat` places tied hits),
+    and the others all read the smallest value; other mixed groups are
+    ordered by :func:`_fix_ties`.
     """
     out = values[order]
     if ties is None:
         return out
     slots, slot_scores = ties
+    m = slots.size
     query = np.searchsorted(key_starts, slots, side="right") - 1
     # the groups as _fix_ties delimits them: consecutive tied slots of one query with one score
-    new = np.ones(slots.size, dtype=bool)
+    new = np.ones(m, dtype=bool)
     new[1:] = (slot_scores[1:] != slot_scores[:-1]) | (query[1:] != query[:-1])
     group_start = np.flatnonzero(new)
+    group = np.cumsum(new) - 1
     member = out[slots]
-    mixed = np.minimum.reduceat(member, group_start) != np.maximum.reduceat(member, group_start)
-    if mixed.any():
-        keep = mixed[np.cumsum(new) - 1]
+    low = np.minimum.reduceat(member, group_start)
+    mixed = low != np.maximum.reduceat(member, group_start)
+    if not mixed.any():
+        return out
+    odd = member != low[group]
+    few = mixed & (np.add.reduceat(odd, group_start) <= _ODD_COMPARE_MAX)
+    many = mixed & ~few
+    if many.any():
+        keep = many[group]
         kept = slots[keep]
         fixed = _fix_ties(order.copy(), keys, key_starts, kept, slot_scores[keep])
         out[kept] = values[fixed[kept]]
+    if few.any():
+        placed = few[group]
+        mover = np.flatnonzero(odd & placed)              # members (indices into slots) to place
+        begin = group_start[group[mover]]
+        size = np.append(group_start[1:], m)[group[mover]] - begin
+        others = _expand(begin, size)                     # every member of each mover's group
+        movers = np.repeat(mover, size)
+        ranked_keys = list(map(keys.__getitem__, order[slots].tolist()))
+        larger = np.fromiter(map(gt, map(ranked_keys.__getitem__, others.tolist()),
+                                 map(ranked_keys.__getitem__, movers.tolist())), dtype=bool, count=others.size)
+        offsets = np.zeros(mover.size + 1, dtype=np.int64)
+        np.cumsum(size, out=offsets[1:])
+        out[slots[placed]] = low[group[placed]]
+        # docids are distinct within a query: a mover goes after the members with a larger docid
+        out[slots[begin + segment_sum(larger, offsets)]] = member[mover]
     return out
 
 
@@ -585,6 +615,9 @@ _FLAT_MAX_MEAN_LENGTH = 512
 #: tied hits times their tie group's size above which :func:`_join_positive_flat` places the tied hits with
 #: one sorted docid list per tie group instead of comparing every hit with every member of its group
 _TIE_COMPARE_MAX = 1 << 20
+#: mixed-grade tie groups with at most this many members off the group's smallest grade place those members by
+#: comparing each with the whole group, instead of ordering the group (:func:`_in_rank_order`)
+_ODD_COMPARE_MAX = 4
 #: tie groups of at most this many documents are ordered by comparing every pair of members (:func:`_fix_ties`)
 _PAIRWISE_MAX_GROUP = 8
 #: documents per block where a whole-run step would otherwise hold a copy of the run (the docid check,
