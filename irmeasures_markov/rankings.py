@@ -953,6 +953,10 @@ class PreparedRun:
         hit = self._batches[key] = (keep, _frozen(offsets) if offsets is not flat.starts else offsets)
         return hit
 
+    def recall_bases(self, rel: int) -> np.ndarray:
+        """Recall base of every prepared query at ``rel`` (judgments with grade >= ``rel``), in ``qids`` order."""
+        return self._recall_bases(rel)
+
     def _recall_bases(self, rel: int) -> np.ndarray:
         """Recall base of every prepared query at ``rel``, from a table made once per qrels and ``rel``."""
         index, bases = _recall_base_table(self.qrels_index, rel)
