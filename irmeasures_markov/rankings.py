@@ -618,6 +618,10 @@ _TIE_COMPARE_MAX = 1 << 20
 #: mixed-grade tie groups with at most this many members off the group's smallest grade place those members by
 #: comparing each with the whole group, instead of ordering the group (:func:`_in_rank_order`)
 _ODD_COMPARE_MAX = 4
+#: tied hits of :func:`_join_positive_flat` in a group of at least _TIE_SORT_MIN_SIZE documents holding at least
+#: _TIE_SORT_MIN_HITS hits are placed by sorting the group's docids once instead of comparing each hit with the group
+_TIE_SORT_MIN_HITS = 3
+_TIE_SORT_MIN_SIZE = 16
 #: tie groups of at most this many documents are ordered by comparing every pair of members (:func:`_fix_ties`)
 _PAIRWISE_MAX_GROUP = 8
 #: documents per block where a whole-run step would otherwise hold a copy of the run (the docid check,
@@ -692,8 +696,24 @@ def _join_positive_flat(qrels: QrelsIndex, qids: List[str], dicts: List[Mapping[
     rank = first
     if tied.size:
         sizes = past[tied] - first[tied]
+        # a large group with several hits is sorted once (s log s C-level comparisons) rather than compared
+        # with each of its hits (s per hit, each a Python-level step): TREC-8's heavily tied runs made up to
+        # 200k such comparisons per run
+        _, group, hits_in_group = np.unique(first[tied], return_inverse=True, return_counts=True)
+        by_sort = (hits_in_group[group] >= _TIE_SORT_MIN_HITS) & (sizes >= _TIE_SORT_MIN_SIZE)
+        if int(sizes[~by_sort].sum()) > _TIE_COMPARE_MAX:
+            by_sort[:] = True
+        if by_sort.any():  # sort each such group's docids once
+            groups: Dict[int, List[str]] = {}
+            for j in tied[by_sort].tolist():
+                a, b = int(first[j]), int(past[j])
+                group_keys = groups.get(a)
+                if group_keys is None:
+                    group_keys = groups[a] = sorted(map(keys.__getitem__, order[a:b].tolist()))
+                rank[j] = a + (b - a) - bisect_right(group_keys, hits[j])
+            tied, sizes = tied[~by_sort], sizes[~by_sort]
         total = int(sizes.sum())
-        if total <= _TIE_COMPARE_MAX:
+        if total:
             # every tied hit against every member of its group: rank = first + members with a larger docid
             begin = np.repeat(first[tied] - np.cumsum(sizes) + sizes, sizes)
             members = order[begin + np.arange(total)].tolist()
@@ -703,14 +723,6 @@ def _join_positive_flat(qrels: QrelsIndex, qids: List[str], dicts: List[Mapping[
             offsets = np.zeros(tied.size + 1, dtype=np.int64)
             np.cumsum(sizes, out=offsets[1:])
             rank[tied] += segment_sum(larger, offsets)
-        else:  # a few huge tie groups with many hits: sort each group's docids once
-            groups: Dict[int, List[str]] = {}
-            for j in tied.tolist():
-                a, b = int(first[j]), int(past[j])
-                group = groups.get(a)
-                if group is None:
-                    group = groups[a] = sorted(map(keys.__getitem__, order[a:b].tolist()))
-                rank[j] = a + (b - a) - bisect_right(group, hits[j])
     out[rank] = hit_grades
     return out
 
