@@ -1,4 +1,4 @@
-"""Every judged grade at every rank (``_FlatRun.grades``, ``PreparedRun(judgments=True)``) against a dict-probe reference.
+"""Every judged grade at every rank (``_FlatRun.grades``, ``PreparedRun(judgments=True)``) vs a dict-probe reference.
 
 The reference sorts each query alone with Python's ``sorted`` on (score desc,
 docid desc) and probes every retrieved document in the query's judgments:
