@@ -164,14 +164,15 @@ def _bpref(m, prepared) -> np.ndarray:
     from .rankings import segment_cumsum, segment_sum
     rel = int(_param(m, "rel", 1))
     b = prepared.batch(rel=rel, judged_only=True)
-    qi = prepared.qrels_index
-    judged = [qi.judged_grades(q) for q in b.qids]
-    R = np.array([np.count_nonzero(g >= max(rel, 0)) for g in judged], dtype=np.float64)
-    N = np.array([np.count_nonzero((g >= 0) & (g < rel)) for g in judged], dtype=np.float64)
+    # judgment counts per query from the recall-base tables (made once per qrels and level, no loop per query):
+    # N = #{0 <= g < rel} = #{g >= 0} - #{g >= rel}, empty when rel <= 0
+    R = prepared.recall_bases(max(rel, 0)).astype(np.float64)
+    N = (prepared.recall_bases(0) - prepared.recall_bases(rel)).astype(np.float64) if rel > 0 else np.zeros(R.size)
     counted = b.grades >= 0
     relevant = counted & (b.grades >= rel)
-    nonrel = (counted & ~relevant).astype(np.float64)
-    before = segment_cumsum(nonrel, b.offsets) - nonrel
+    nonrel = counted & ~relevant
+    # judged non-relevant documents ranked above each one: exact integer counts
+    before = (segment_cumsum(nonrel, b.offsets) - nonrel).astype(np.float64)
     Rq, Nq = np.repeat(R, b.lengths), np.repeat(N, b.lengths)
     denom = np.maximum(np.minimum(Rq, Nq), 1.0)
     term = np.where(before > 0, 1.0 - np.minimum(before, Rq) / denom, 1.0)
@@ -227,7 +228,8 @@ def _native_values(kind: str, m, prepared) -> np.ndarray:
         top = b.ranks <= np.repeat(R, b.lengths)
         return segment_sum(np.where(top, relv, 0.0), b.offsets) / np.maximum(R, 1.0)
     if kind == "AP":
-        hits = segment_cumsum(relv, b.offsets)
+        # an integer running count (exact, one cumsum): the same numbers as a float cumsum of 0/1 per query
+        hits = segment_cumsum(b.relevant, b.offsets).astype(np.float64)
         return segment_sum(np.where(b.relevant, hits / b.ranks, 0.0), b.offsets) / np.maximum(R, 1.0)
     raise AssertionError(kind)
 
@@ -314,6 +316,10 @@ class _RunScorer:
         self.other_eval = (ir_measures.evaluator([measures[j] for j in self.others], qrels_for_pytrec_eval(qrels))
                            if self.others else None)
         self.other_pos = {measures[j]: j for j in self.others}
+        # bpref (and our measures with per-grade parameters) read every judgment: the run is then joined with
+        # all of them once, while it is ranked, instead of with its positive judgments first and all on demand
+        self.judgments = any(self.native.get(j) == "Bpref" or (_is_ours(measures[j]) and measures[j].needs_judgments())
+                             for j in self.ours)
 
     def __call__(self, run) -> np.ndarray:
         from .io import to_run_dict
@@ -323,7 +329,8 @@ class _RunScorer:
             out[j, :] = m.DEFAULT
         run = to_run_dict(run)
         if self.ours:
-            prepared = PreparedRun(self.qrels_index, run, ids_checked=True)  # to_run_dict checked the ids
+            # to_run_dict checked the ids
+            prepared = PreparedRun(self.qrels_index, run, ids_checked=True, judgments=self.judgments)
             cols = np.array([self.topic_index.get(q, -1) for q in prepared.qids], dtype=np.int64)
             keep = cols >= 0
             for j in self.ours:

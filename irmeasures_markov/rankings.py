@@ -364,7 +364,7 @@ class _FlatRun:
                  "joined", "joins", "_grades", "_docids")
 
     def __init__(self, qids, judged, keys, starts, order, runs, positive_grades, joined, joins=False,
-                 key_starts=None, ties=None):
+                 key_starts=None, ties=None, grades=None):
         self.qids: List[str] = qids
         self.judged: List[Mapping[str, int]] = judged
         self.keys: List[str] = keys
@@ -381,7 +381,7 @@ class _FlatRun:
         self.joined: Optional[str] = joined
         #: whether the run was prepared with join_docids (each RankedQuery then has its joined_keys)
         self.joins = joins or joined is not None
-        self._grades = None
+        self._grades = None if grades is None else _frozen(grades)
         self._docids = None
 
     @classmethod
@@ -423,7 +423,7 @@ class _FlatRun:
             # one C-level dict probe per document: chained maps, no Python code per query or document
             per_query = map(map, getters, _segments(self.keys, lengths), repeat(repeat(UNJUDGED)))
             full = np.fromiter(chain.from_iterable(per_query), dtype=np.int64, count=n)
-            self._grades = _frozen(full[self.order])
+            self._grades = _frozen(_in_rank_order(full, self._order, self.keys, self.key_starts, self._ties))
         return self._grades
 
     @property
@@ -542,6 +542,66 @@ def _fix_ties(order: np.ndarray, keys: List[str], starts: np.ndarray, slots: np.
     return order
 
 
+def _in_rank_order(values: np.ndarray, order: np.ndarray, keys: List[str], key_starts: np.ndarray,
+                   ties: Optional[Tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """``values`` (one per document of ``keys``) at each rank: ``values[order]`` once ``order``'s ties are broken.
+
+    ``ties`` (:func:`_tie_slots`, or None when ``order`` is final) are the
+    tie groups still in file order.  Only the groups whose members have
+    different values are ordered by docid: a group of equal values reads the
+    same in any order, and ordering every tie group costs more than the join
+    itself on runs with many ties (TREC-8: ~7 ms of a 50k-document run).
+    ``order`` itself is left as it is, for the measures that never need it.
+
+    Most mixed groups are many unjudged documents and a few judged ones: in
+    a group where at most ``_ODD_COMPARE_MAX`` members differ from the
+    group's smallest value, each of those is placed by counting the members
+    with a larger docid (as :func:`_join_positive_flat` places tied hits),
+    and the others all read the smallest value; other mixed groups are
+    ordered by :func:`_fix_ties`.
+    """
+    out = values[order]
+    if ties is None:
+        return out
+    slots, slot_scores = ties
+    m = slots.size
+    query = np.searchsorted(key_starts, slots, side="right") - 1
+    # the groups as _fix_ties delimits them: consecutive tied slots of one query with one score
+    new = np.ones(m, dtype=bool)
+    new[1:] = (slot_scores[1:] != slot_scores[:-1]) | (query[1:] != query[:-1])
+    group_start = np.flatnonzero(new)
+    group = np.cumsum(new) - 1
+    member = out[slots]
+    low = np.minimum.reduceat(member, group_start)
+    mixed = low != np.maximum.reduceat(member, group_start)
+    if not mixed.any():
+        return out
+    odd = member != low[group]
+    few = mixed & (np.add.reduceat(odd, group_start) <= _ODD_COMPARE_MAX)
+    many = mixed & ~few
+    if many.any():
+        keep = many[group]
+        kept = slots[keep]
+        fixed = _fix_ties(order.copy(), keys, key_starts, kept, slot_scores[keep])
+        out[kept] = values[fixed[kept]]
+    if few.any():
+        placed = few[group]
+        mover = np.flatnonzero(odd & placed)              # members (indices into slots) to place
+        begin = group_start[group[mover]]
+        size = np.append(group_start[1:], m)[group[mover]] - begin
+        others = _expand(begin, size)                     # every member of each mover's group
+        movers = np.repeat(mover, size)
+        ranked_keys = list(map(keys.__getitem__, order[slots].tolist()))
+        larger = np.fromiter(map(gt, map(ranked_keys.__getitem__, others.tolist()),
+                                 map(ranked_keys.__getitem__, movers.tolist())), dtype=bool, count=others.size)
+        offsets = np.zeros(mover.size + 1, dtype=np.int64)
+        np.cumsum(size, out=offsets[1:])
+        out[slots[placed]] = low[group[placed]]
+        # docids are distinct within a query: a mover goes after the members with a larger docid
+        out[slots[begin + segment_sum(larger, offsets)]] = member[mover]
+    return out
+
+
 def _expand(begin: np.ndarray, size: np.ndarray) -> np.ndarray:
     """``concatenate([arange(b, b + s) for b, s in zip(begin, size)])`` without a Python step per range."""
     total = int(size.sum())
@@ -555,6 +615,13 @@ _FLAT_MAX_MEAN_LENGTH = 512
 #: tied hits times their tie group's size above which :func:`_join_positive_flat` places the tied hits with
 #: one sorted docid list per tie group instead of comparing every hit with every member of its group
 _TIE_COMPARE_MAX = 1 << 20
+#: mixed-grade tie groups with at most this many members off the group's smallest grade place those members by
+#: comparing each with the whole group, instead of ordering the group (:func:`_in_rank_order`)
+_ODD_COMPARE_MAX = 4
+#: tied hits of :func:`_join_positive_flat` in a group of at least _TIE_SORT_MIN_SIZE documents holding at least
+#: _TIE_SORT_MIN_HITS hits are placed by sorting the group's docids once instead of comparing each hit with the group
+_TIE_SORT_MIN_HITS = 3
+_TIE_SORT_MIN_SIZE = 16
 #: tie groups of at most this many documents are ordered by comparing every pair of members (:func:`_fix_ties`)
 _PAIRWISE_MAX_GROUP = 8
 #: documents per block where a whole-run step would otherwise hold a copy of the run (the docid check,
@@ -629,8 +696,24 @@ def _join_positive_flat(qrels: QrelsIndex, qids: List[str], dicts: List[Mapping[
     rank = first
     if tied.size:
         sizes = past[tied] - first[tied]
+        # a large group with several hits is sorted once (s log s C-level comparisons) rather than compared
+        # with each of its hits (s per hit, each a Python-level step): TREC-8's heavily tied runs made up to
+        # 200k such comparisons per run
+        _, group, hits_in_group = np.unique(first[tied], return_inverse=True, return_counts=True)
+        by_sort = (hits_in_group[group] >= _TIE_SORT_MIN_HITS) & (sizes >= _TIE_SORT_MIN_SIZE)
+        if int(sizes[~by_sort].sum()) > _TIE_COMPARE_MAX:
+            by_sort[:] = True
+        if by_sort.any():  # sort each such group's docids once
+            groups: Dict[int, List[str]] = {}
+            for j in tied[by_sort].tolist():
+                a, b = int(first[j]), int(past[j])
+                group_keys = groups.get(a)
+                if group_keys is None:
+                    group_keys = groups[a] = sorted(map(keys.__getitem__, order[a:b].tolist()))
+                rank[j] = a + (b - a) - bisect_right(group_keys, hits[j])
+            tied, sizes = tied[~by_sort], sizes[~by_sort]
         total = int(sizes.sum())
-        if total <= _TIE_COMPARE_MAX:
+        if total:
             # every tied hit against every member of its group: rank = first + members with a larger docid
             begin = np.repeat(first[tied] - np.cumsum(sizes) + sizes, sizes)
             members = order[begin + np.arange(total)].tolist()
@@ -640,20 +723,13 @@ def _join_positive_flat(qrels: QrelsIndex, qids: List[str], dicts: List[Mapping[
             offsets = np.zeros(tied.size + 1, dtype=np.int64)
             np.cumsum(sizes, out=offsets[1:])
             rank[tied] += segment_sum(larger, offsets)
-        else:  # a few huge tie groups with many hits: sort each group's docids once
-            groups: Dict[int, List[str]] = {}
-            for j in tied.tolist():
-                a, b = int(first[j]), int(past[j])
-                group = groups.get(a)
-                if group is None:
-                    group = groups[a] = sorted(map(keys.__getitem__, order[a:b].tolist()))
-                rank[j] = a + (b - a) - bisect_right(group, hits[j])
     out[rank] = hit_grades
     return out
 
 
 def _prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join_docids: bool,
-                  ids_checked: bool = False, depth: Optional[int] = None) -> Optional[_FlatRun]:
+                  ids_checked: bool = False, depth: Optional[int] = None,
+                  judgments: bool = False) -> Optional[_FlatRun]:
     """Rank and join every query of ``run`` at once, with no Python code per query or document.
 
     Returns None when an input check fails (a non-str id, a score that is not
@@ -662,7 +738,10 @@ def _prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], joi
     Long rankings (``_FLAT_MAX_MEAN_LENGTH``) are joined through their
     positive judgments (:func:`_join_positive_flat`), short ones by probing
     every document; long rankings ranked to a ``depth`` give None (the
-    per-query partial sort is cheaper).
+    per-query partial sort is cheaper).  With ``judgments``, every
+    retrieved document is probed in the query's judgments at once (the
+    grades every ``judgments=True`` batch reads), and the positive grades
+    are read from those instead of a second join.
     The result is the same as preparing each query alone (tests/test_batching.py).
     """
     if not ids_checked and not all(map(isinstance, run, repeat(str))):
@@ -709,18 +788,25 @@ def _prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], joi
     ties = _tie_slots(ranked, starts)
     cut = depth is not None and lengths.size and int(lengths.max()) > depth
     judged = list(map(judged_all.__getitem__, qids))
-    if long_rankings:
+    grades = None
+    if long_rankings and not judgments:
         # the join needs only which documents tie, not their order: the docid tie-break waits for a use
         positive = _join_positive_flat(qrels, qids, dicts, keys, order, ranked, starts)
     else:
-        if ties is not None:
+        if ties is not None and not long_rankings:
             order, ties = _fix_ties(order, keys, starts, *ties), None
         # one C-level probe of the query's judgments per retrieved document: across a run of short rankings
         # this costs less than intersecting each query's positive judgments with its ranking and placing
         # the hits by binary search (making the positive subsets costs a Python call per query)
         getters = list(map(attrgetter("get"), judged))
-        positive = np.fromiter(chain.from_iterable(map(map, getters, dicts, repeat(repeat(0)))), dtype=np.int64,
-                               count=n)[order]
+        missing = UNJUDGED if judgments else 0
+        full = np.fromiter(chain.from_iterable(map(map, getters, dicts, repeat(repeat(missing)))), dtype=np.int64,
+                           count=n)
+        # long rankings keep their docid tie-break pending: only tie groups of mixed grades are ordered
+        positive = _in_rank_order(full, order, keys, starts, ties)
+        del full
+        if judgments:
+            grades = positive.copy()
         np.maximum(positive, 0, out=positive)  # grade where > 0, else 0 (judged non-relevant or unjudged)
     del ranked
     key_starts = starts
@@ -731,10 +817,13 @@ def _prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], joi
         # rankings costs less than a partial sort per query)
         top = np.arange(n, dtype=np.int64) - np.repeat(starts[:-1], lengths) < depth
         order, positive = order[top], positive[top]
+        if grades is not None:
+            grades = grades[top]
         starts = np.zeros_like(key_starts)
         np.cumsum(np.minimum(lengths, depth), out=starts[1:])
     # a larger run is not joined whole: document_values joins its docids block by block, which bounds its memory
-    return _FlatRun(qids, judged, keys, starts, order, dicts, positive, joined, join_docids, key_starts, ties)
+    return _FlatRun(qids, judged, keys, starts, order, dicts, positive, joined, join_docids, key_starts, ties,
+                    grades)
 
 
 class PreparedRun:
@@ -759,10 +848,16 @@ class PreparedRun:
     cutoff <= k, without ``judged_only``), a partial sort instead of a full
     one.  The ranked arrays then hold ``min(k, n)`` documents, the first ones
     of the full ranking; ``batch(cutoff=c)`` with ``c <= k`` is unchanged.
+
+    ``judgments=True`` says a ``judgments=True`` batch (every judged grade,
+    e.g. for bpref or ``judged_only``) will be asked for: a run of long
+    rankings is then joined with all its judgments once, while it is ranked,
+    instead of with its positive judgments first and all of them on demand.
+    Values are the same either way.
     """
 
     def __init__(self, qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join_docids: bool = False,
-                 ids_checked: bool = False, depth: Optional[int] = None):
+                 ids_checked: bool = False, depth: Optional[int] = None, judgments: bool = False):
         if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
             raise ValueError(f"depth must be a positive integer or None, got {depth!r}")
         self.qrels_index = qrels
@@ -770,7 +865,7 @@ class PreparedRun:
         self._batches: Dict[tuple, RelevanceBatch] = {}
         # all queries at once (no per-query Python work); None when an input check fails, and the per-query
         # loop below then raises the error naming the query and document
-        flat = _prepare_flat(qrels, run, join_docids, ids_checked, depth)
+        flat = _prepare_flat(qrels, run, join_docids, ids_checked, depth, judgments)
         if flat is not None:
             self._flat = flat
             self.queries = _LazyQueries(flat)
@@ -869,6 +964,10 @@ class PreparedRun:
                 np.cumsum(np.minimum(lengths, cutoff), out=offsets[1:])
         hit = self._batches[key] = (keep, _frozen(offsets) if offsets is not flat.starts else offsets)
         return hit
+
+    def recall_bases(self, rel: int) -> np.ndarray:
+        """Recall base of every prepared query at ``rel`` (judgments with grade >= ``rel``), in ``qids`` order."""
+        return self._recall_bases(rel)
 
     def _recall_bases(self, rel: int) -> np.ndarray:
         """Recall base of every prepared query at ``rel``, from a table made once per qrels and ``rel``."""

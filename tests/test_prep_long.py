@@ -43,11 +43,13 @@ def reference(qrels, run):
 
 
 @pytest.mark.parametrize("seed,n_scores", [(0, 7), (1, 7), (2, 301), (3, 2001)])
-@pytest.mark.parametrize("tie_compare_max", [None, 0])
+@pytest.mark.parametrize("tie_compare_max", [None, 0, "compare"])
 @pytest.mark.parametrize("pairwise_max_group", [None, 1, 10 ** 6])
 def test_long_flat_preparation_matches_sorted_reference(monkeypatch, seed, n_scores, tie_compare_max,
                                                         pairwise_max_group):
-    if tie_compare_max is not None:   # the per-group sorted-list placement of tied hits
+    if tie_compare_max == "compare":   # every tied hit compared with its whole group, however large
+        monkeypatch.setattr(rankings, "_TIE_SORT_MIN_HITS", 10 ** 9)
+    elif tie_compare_max is not None:   # the per-group sorted-list placement of tied hits
         monkeypatch.setattr(rankings, "_TIE_COMPARE_MAX", tie_compare_max)
     if pairwise_max_group is not None:   # every tie group sorted (1), or every one ordered pairwise
         monkeypatch.setattr(rankings, "_PAIRWISE_MAX_GROUP", pairwise_max_group)
