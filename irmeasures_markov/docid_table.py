@@ -41,7 +41,8 @@ SMALL_BATCH = 64
 #: no table larger than this is built (the dict answers): e.g. 50M ClueWeb docids would need 5.4 GB
 MAX_TABLE_BYTES = 2 << 30
 #: lookup engines: 'numba' probes each docid in one compiled pass over the joined bytes (numba installed),
-#: 'numpy' in whole-array passes; 'auto' takes numba once a table has looked up COMPILED_AFTER docids
+#: 'numpy' in whole-array passes; 'auto' takes numba once it is loaded in the process, or once a table has looked
+#: up COMPILED_AFTER docids (it is then loaded)
 ENGINES = ("auto", "numba", "numpy")
 #: importing numba and loading the compiled probe costs ~0.5 s once per process: switching once the lookups so
 #: far would have paid for it (like LengthTable.build_after) never costs more than twice the best choice made
@@ -223,7 +224,8 @@ class DocidTable:
         encoded = None
         if self._table is not None and joined is not None and n >= SMALL_BATCH:
             self._looked_up += n
-            if engine == "numba" or (engine == "auto" and self._looked_up > COMPILED_AFTER):
+            loaded = bool(_PROBE) and _PROBE[0] is not None  # already paid for in this process
+            if engine == "numba" or (engine == "auto" and (loaded or self._looked_up > COMPILED_AFTER)):
                 probe = _compiled_probe()
                 if probe is None and engine == "numba":
                     raise RuntimeError("DocidTable: engine='numba' needs numba: pip install numba")

@@ -104,6 +104,7 @@ def test_auto_takes_the_compiled_probe_after_enough_lookups(monkeypatch):
         calls.append(args[2])
         return real(*args)
     monkeypatch.setattr(docid_table, "_compiled_probe", lambda: spy)
+    monkeypatch.setattr(docid_table, "_PROBE", [])  # not loaded yet in this process
     monkeypatch.setattr(docid_table, "COMPILED_AFTER", 2 * len(docids))
     table = DocidTable(mapping)
     want = dict_reference(mapping, docids)
@@ -111,6 +112,11 @@ def test_auto_takes_the_compiled_probe_after_enough_lookups(monkeypatch):
         values, _ = table.lookup_joined(join_docids(docids), len(docids), docids)
         np.testing.assert_array_equal(values, want)
     assert calls == [len(docids)] * 2  # the third and fourth lookups: past 2 * len(docids) docids
+    # once loaded in the process, a new table takes it from its first lookup
+    monkeypatch.setattr(docid_table, "_PROBE", [spy])
+    values, _ = DocidTable(mapping).lookup_joined(join_docids(docids), len(docids), docids)
+    np.testing.assert_array_equal(values, want)
+    assert len(calls) == 3
 
 
 def test_engines_are_checked_and_missing_numba_is_named(monkeypatch):
@@ -118,6 +124,7 @@ def test_engines_are_checked_and_missing_numba_is_named(monkeypatch):
     with pytest.raises(ValueError, match="engine must be one of"):
         table.lookup_joined("a", 1, ["a"], engine="fast")
     monkeypatch.setattr(docid_table, "_compiled_probe", lambda: None)
+    monkeypatch.setattr(docid_table, "_PROBE", [None])
     with pytest.raises(RuntimeError, match="pip install numba"):
         table.lookup_joined("a", 1, ["a"], engine="numba")
     monkeypatch.setattr(docid_table, "COMPILED_AFTER", 0)
@@ -137,6 +144,7 @@ def test_tbg_values_are_bit_identical_with_either_probe(monkeypatch):
     out = {}
     for after in (10**12, 0):  # numpy, then compiled
         monkeypatch.setattr(docid_table, "COMPILED_AFTER", after)
+        monkeypatch.setattr(docid_table, "_PROBE", [])
         out[after] = imm.PROVIDER.evaluator(measures, qrels).values(run)
     assert out[0] == out[10**12]
     # and TBG read from a plain loop over the same lengths
