@@ -3,9 +3,10 @@
 Why: the numpy lookup makes about a dozen passes over arrays of one entry
 per docid (cutting the joined bytes into words, hashing, gathering rows,
 comparing, probing on); on TREC-8 (6.3M docids per pass over 129 runs) that
-costs more than the random memory accesses themselves.  Here each docid is
-read from the joined bytes, hashed and probed in one pass, with the same
-words, hash and table as the numpy path, which stays the fallback and the
+costs more than the random memory accesses themselves.  Here one pass reads
+the joined bytes eight at a time and cuts and hashes every docid, and a
+second probes the table, with the same words, hash and table as the numpy
+path, which stays the fallback and the
 reference (tests/test_tbg_speed_lookup.py checks both against a dict).
 """
 import numpy as np
@@ -17,8 +18,6 @@ _HIGHS = np.uint64(0x8080808080808080)
 _NEWLINES = np.uint64(0x0A0A0A0A0A0A0A0A)
 _ZERO = np.uint64(0)
 _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
-#: bytes after the joined docids, so that every 8-byte read stays inside the buffer
-PADDING = 16  # docid_table._PROBE_PADDING
 
 
 @njit(cache=True, inline="always")
@@ -42,7 +41,7 @@ def _newline_at(w):  # pragma: no cover - compiled
 def probe_joined(buf, size, n, table, table_values, n_words, multipliers, shift, values):  # pragma: no cover
     """Look up the ``n`` newline-separated docids in ``buf[:size]``; write their values (NaN: absent).
 
-    ``buf`` is the docids' bytes followed by ``PADDING`` zero bytes, seen as
+    ``buf`` is the docids' bytes followed by ``docid_table._PROBE_PADDING`` (16) zero bytes, seen as
     one little-endian 8-byte word at every byte offset (a strided view).
     ``table_values`` is the table's last column seen as float64 (NaN marks an
     empty slot).  Returns False, with ``values`` incomplete, when the bytes do

@@ -74,7 +74,7 @@ def test_every_length_around_the_word_boundaries():
     mapping = {k: float(i) for i, k in enumerate(dict.fromkeys(keys))}
     # each key with its last character changed: same length, same words but one
     changed = [k[:-1] + ("q" if k[-1] != "q" else "r") for k in mapping if k]
-    assert_engines_equal_dict(mapping, list(mapping) + changed + ["", "\u00e9t\u00e9"[:0]])
+    assert_engines_equal_dict(mapping, list(mapping) + changed + ["", "x" * 40])
 
 
 def test_a_large_table_with_collisions_and_misses():
