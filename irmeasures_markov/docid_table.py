@@ -40,14 +40,13 @@ SEPARATOR = "\n"
 SMALL_BATCH = 64
 #: no table larger than this is built (the dict answers): e.g. 50M ClueWeb docids would need 5.4 GB
 MAX_TABLE_BYTES = 2 << 30
-#: lookup engines: 'numba' probes each docid in one compiled pass over the joined bytes (numba installed),
+#: lookup engines: 'numba' cuts, hashes and probes the joined docids in two compiled passes (numba installed),
 #: 'numpy' in whole-array passes; 'auto' takes numba once it is loaded in the process, or once a table has looked
-#: up COMPILED_AFTER docids (it is then loaded)
+#: up COMPILED_AFTER docids (it is then loaded).  The answers are the same.
 ENGINES = ("auto", "numba", "numpy")
-#: importing numba and loading the compiled probe costs ~0.5 s once per process: switching once the lookups so
-#: far would have paid for it (like LengthTable.build_after) never costs more than twice the best choice made
-#: in hindsight. The compiled probe
-#: saves ~60 ns per docid on TREC-8
+#: importing numba and loading the compiled probe costs ~0.5 s once per process, and the compiled probe saves
+#: ~25-60 ns per docid (TREC-8): switching once the lookups so far took about as long as the import (like
+#: LengthTable.build_after) never costs more than twice the best choice made in hindsight
 COMPILED_AFTER = 8_000_000
 _MULTIPLIER_ARRAY = np.array(_MULTIPLIERS, dtype=np.uint64)
 _PROBE_PADDING = 16  # zero bytes after the docids: every 8-byte read of the compiled probe stays inside
