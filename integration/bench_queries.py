@@ -99,6 +99,9 @@ def memory_child(family: str, n_queries: int, n_docs: int) -> dict:
         # the length table is built once per length source and reused by every run: not per-run memory
         import irmeasures_markov as imm
         imm.PROVIDER.evaluator([imm.TBG(lengths="bench-queries")], qrels).values({q: run[q] for q in list(run)[:1]})
+        # so is numba's compiled docid probe (when installed), loaded once per process: 'auto' uses it from then on
+        from irmeasures_markov import docid_table
+        docid_table._compiled_probe()
     del fns
     gc.collect()
     base = _status("VmRSS")
