@@ -418,8 +418,15 @@ def _static_prefix(dist, theta, weight, n):
 
 
 class _Relevant:
-    """Rankings seen at their relevant positions only (for a batch: built once, cached on it)."""
-    __slots__ = ("offsets", "lengths", "rb", "ranks", "idx", "count", "rb_at", "dists")
+    """Rankings seen at their relevant positions only (for a batch: built once, cached on it).
+
+    Everything the measures of one evaluation have in common is kept here, made
+    once for all of them: the per-position arrays, the stopping distributions
+    at those positions (``dists``), the segment layout used to sum them, and
+    and the relevant positions' ranking lengths.
+    """
+    __slots__ = ("offsets", "lengths", "rb", "ranks", "idx", "count", "rb_at", "dists",
+                 "_starts", "_nonempty", "_has_rb", "_len_at", "_max_idx", "_max_len", "_ideal")
 
     def __init__(self, relevant, offsets, recall_base):
         pos = np.flatnonzero(relevant)
@@ -432,9 +439,46 @@ class _Relevant:
         self.count = (np.arange(pos.size) - np.repeat(self.offsets[:-1], counts) + 1).astype(np.float64)  # R_j
         self.rb_at = np.repeat(self.rb, counts)
         self.dists = {}
+        # segment_sum's layout, made once instead of once per measure: starts of the non-empty segments
+        # (None when every segment is non-empty) and their query numbers
+        nonempty = counts > 0
+        if pos.size == 0:
+            self._starts, self._nonempty = None, None
+        elif nonempty.all():
+            self._starts, self._nonempty = self.offsets[:-1], slice(None)
+        else:
+            self._starts, self._nonempty = self.offsets[:-1][nonempty], nonempty
+        self._has_rb = self.rb > 0
+        self._len_at = None
+        self._ideal = {}
+        self._max_idx = int(self.idx.max()) if self.idx.size else 0
+        self._max_len = int(self.lengths.max()) if self.lengths.size else 0
 
     def sum(self, values):
-        return segment_sum(values, self.offsets)
+        """Per-ranking sums of per-position ``values``, as :func:`segment_sum` (same reduceat, same order)."""
+        out = np.zeros(self.lengths.size)
+        if self._starts is not None:
+            out[self._nonempty] = np.add.reduceat(values, self._starts)
+        return out
+
+    def len_at(self):
+        """N of each relevant position's ranking."""
+        if self._len_at is None:
+            self._len_at = np.repeat(self.lengths, np.diff(self.offsets))
+        return self._len_at
+
+    def ideal_lengths(self, cutoff):
+        """(relevant documents, length) of each ranking's ideal ranking, and their maxima (see _normalise)."""
+        out = self._ideal.get(cutoff)
+        if out is None:
+            rb_int = self.rb.astype(np.int64)
+            n_rel = rb_int if cutoff is None else np.minimum(rb_int, cutoff)
+            n_all = np.maximum(self.lengths, rb_int)
+            if cutoff is not None:
+                n_all = np.minimum(n_all, cutoff)
+            out = self._ideal[cutoff] = (n_rel, n_all, int(n_rel.max()) if n_rel.size else 0,
+                                         int(n_all.max()) if n_all.size else 0)
+        return out
 
     def distribution(self, dist, theta):
         """(P(j), F(j) or None) at the relevant positions."""
@@ -442,8 +486,7 @@ class _Relevant:
         out = self.dists.get(key)
         if out is None:
             if _static(dist):
-                n = int(self.idx.max()) + 1 if self.idx.size else 1
-                p_tab, t_tab = _table(dist, theta, n)
+                p_tab, t_tab = _table(dist, theta, self._max_idx + 1)
                 out = (p_tab.take(self.idx), t_tab.take(self.idx))
             elif dist == "ERR":
                 out = (theta * (1.0 - theta) ** (self.count - 1.0), None)
@@ -480,16 +523,14 @@ def _values(v: _Relevant, model, dist, theta, f, norm, cutoff):
     """The kernel behind :func:`user_model_values` and :func:`user_model_batch` (arguments checked)."""
     static = _static(dist)
     if static and model in ("M3", "M4"):
-        n = int(v.lengths.max()) if v.lengths.size else 0
-        c = _static_prefix(dist, theta, f if model == "M3" else "1/k", _table_size(n))
+        c = _static_prefix(dist, theta, f if model == "M3" else "1/k", _table_size(v._max_len))
         if model == "M3":
             values = c[v.lengths]
         else:
-            values = v.sum(c[np.repeat(v.lengths, np.diff(v.offsets))] - c.take(v.idx))
+            values = v.sum(c[v.len_at()] - c.take(v.idx))
     else:
         values = v.sum(_relevant_terms(v, model, dist, theta, f))
-    rb = v.rb
-    values = np.where(rb > 0, values, 0.0)
+    values = np.where(v._has_rb, values, 0.0)
     if norm:
         values = _normalise(values, v, model, dist, theta, f, cutoff)
     return values
@@ -500,27 +541,21 @@ def _normalise(values, v: _Relevant, model, dist, theta, f, cutoff):
     length N, cut at the cutoff.  The non-relevant tail only matters for static M3 and M4, whose sums run
     over all N ranks; it keeps M1/M4 <= 1 and gives static M3 the value 1 once N >= min(RB, cutoff)."""
     rb = v.rb
-    rb_int = rb.astype(np.int64)
-    n_rel = rb_int if cutoff is None else np.minimum(rb_int, cutoff)      # relevant documents of the ideal
-    n_all = np.maximum(v.lengths, rb_int)                                 # its length
-    if cutoff is not None:
-        n_all = np.minimum(n_all, cutoff)
+    n_rel, n_all, top_rel, top_all = v.ideal_lengths(cutoff)     # relevant documents of the ideal, its length
     static = _static(dist)
     if static and model in ("M3", "M4"):
-        top = int(n_all.max()) if n_all.size else 0
-        c = _static_prefix(dist, theta, f if model == "M3" else "1/k", _table_size(top))
+        c = _static_prefix(dist, theta, f if model == "M3" else "1/k", _table_size(top_all))
         if model == "M3":
             best = c[n_all]
         else:
             # R_k = k down to n_rel, then n_rel: Σ_{k≤n_rel} P(k) + n_rel Σ_{n_rel<k≤n_all} P(k)/k
-            stop = _ideal_prefix("M1", dist, theta, "1/k", _table_size(top))
+            stop = _ideal_prefix("M1", dist, theta, "1/k", _table_size(top_all))
             best = stop[n_rel] + n_rel * (c[n_all] - c[n_rel])
     else:
-        top = int(n_rel.max()) if n_rel.size else 0
-        best = _ideal_prefix(model, dist, theta, f, _table_size(top))[n_rel]
+        best = _ideal_prefix(model, dist, theta, f, _table_size(top_rel))[n_rel]
         if dist == "AP":
-            best = np.divide(best, rb, out=np.zeros_like(best), where=rb > 0)
-    best = np.where(rb > 0, best, 0.0)
+            best = np.divide(best, rb, out=np.zeros_like(best), where=v._has_rb)
+    best = np.where(v._has_rb, best, 0.0)
     return np.divide(values, best, out=np.zeros_like(values), where=best > 0)
 
 
