@@ -32,7 +32,7 @@ the workers from their paths.  Reported, with the date:
 
 Numbers equal bit for bit between the backends (checked on every round).
 On a quiet 2-core machine the full benchmark (20 seeds, 5 rounds) takes
-about 45 minutes (a round is about 5 minutes local and 3 on Dask);
+about 40 minutes (a round is about 4 minutes local and 2 on Dask, 2026-11-23);
 ``--seeds 5`` takes about a quarter of that.
 """
 from __future__ import annotations

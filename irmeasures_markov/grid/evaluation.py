@@ -10,7 +10,7 @@ Tasks group a few runs with every pool missing for them: a worker reads each
 run once per task (from its path, or from the copy scattered once), and
 keeps the scorer of each pool in a small per-process cache (building one
 takes about as long as one cell), so a task of one TREC-8 run on 101 pools
-costs seconds (about 25 ms a cell on a quiet machine) while scheduling it
+costs seconds (about 17 ms a cell on a quiet machine) while scheduling it
 costs milliseconds.
 """
 from __future__ import annotations
@@ -34,7 +34,7 @@ __all__ = ["EvaluationGrid", "GridResult", "evaluate_grid"]
 Pool = Tuple[float, int]
 FULL: Pool = (100.0, 0)
 
-#: Cells a task should hold at least (about 25 ms each on TREC-8), so that the
+#: Cells a task should hold at least (about 17 ms each on TREC-8), so that the
 #: scheduler's few milliseconds per task stay far below 5% of the work.
 MIN_CELLS_PER_TASK = 16
 #: Tasks per worker aimed at, so that workers finish together.
