@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import warnings
 import weakref
-from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from bisect import bisect_left
 from dataclasses import dataclass, field
-from itertools import chain, compress, islice, repeat
-from operator import and_, attrgetter, gt, methodcaller
+from itertools import chain, compress, repeat
+from operator import methodcaller
 from typing import Callable, Dict, Iterator, List, Mapping, Optional, Tuple
 
 import numpy as np
@@ -22,7 +21,7 @@ import numpy as np
 from .docid_table import SEPARATOR
 from .inputs import check_document_ids, check_qrels, check_query_id, join_document_ids
 # the flat-layout kernels live in .segments; measures import segment_cumsum and segment_sum from here
-from .segments import segment_argsort_desc, segment_cumsum, segment_sum  # noqa: F401
+from .segments import segment_cumsum, segment_sum  # noqa: F401
 
 __all__ = [
     "UNJUDGED",
@@ -348,482 +347,6 @@ class RelevanceBatch:
             yield q, self.relevant[s], self.grades[s], int(self.recall_base[i])
 
 
-class _FlatRun:
-    """Every evaluated query of a run in one flat layout: what :class:`PreparedRun` keeps.
-
-    Query ``i`` occupies ``slice(starts[i], starts[i+1])`` of every array.
-    ``keys`` holds the docids in file order (query after query); ``order``
-    the index into ``keys`` of the document at each rank (trec_eval order),
-    ``positive_grades`` the positive grade at each rank.  ``runs`` holds the
-    run's own mapping of each query, from which :meth:`query` reads the
-    scores again (the flat layout keeps no copy of them: 8 bytes per
-    document less).  The arrays are read-only: batches share them instead
-    of copying.
-    """
-    __slots__ = ("qids", "judged", "keys", "starts", "key_starts", "_order", "_ties", "runs", "positive_grades",
-                 "joined", "joins", "_grades", "_docids")
-
-    def __init__(self, qids, judged, keys, starts, order, runs, positive_grades, joined, joins=False,
-                 key_starts=None, ties=None, grades=None):
-        self.qids: List[str] = qids
-        self.judged: List[Mapping[str, int]] = judged
-        self.keys: List[str] = keys
-        self.starts = _frozen(starts)
-        #: where each query's docids start in ``keys``: ``starts`` unless the rankings were cut at a depth
-        self.key_starts = self.starts if key_starts is None else _frozen(key_starts)
-        #: ``(slots, scores)`` of the tie groups (:func:`_tie_slots`) while ``order`` still has them in file
-        #: order: the docid tie-break is made on first use of ``order``, which many measures never need
-        self._ties = ties
-        self._order = _frozen(order)
-        self.runs: Optional[List[Mapping[str, float]]] = runs
-        self.positive_grades = _frozen(positive_grades)
-        #: all docids in file order joined by newlines, when the run was prepared with join_docids
-        self.joined: Optional[str] = joined
-        #: whether the run was prepared with join_docids (each RankedQuery then has its joined_keys)
-        self.joins = joins or joined is not None
-        self._grades = None if grades is None else _frozen(grades)
-        self._docids = None
-
-    @classmethod
-    def from_queries(cls, queries: List[RankedQuery]) -> "_FlatRun":
-        """The flat layout of rankings prepared one query at a time."""
-        key_starts = np.zeros(len(queries) + 1, dtype=np.int64)
-        np.cumsum([len(q._keys) for q in queries], out=key_starts[1:])
-        starts = np.zeros(len(queries) + 1, dtype=np.int64)
-        np.cumsum([q._order.size for q in queries], out=starts[1:])
-        keys = list(chain.from_iterable(q._keys for q in queries))
-        # no whole-run joined string: document_values joins the docids block by block, in bounded memory
-        joins = bool(queries) and all(q.joined_keys is not None for q in queries)
-        cat = (lambda arrays, dtype: np.concatenate(arrays) if arrays else np.zeros(0, dtype=dtype))
-        order = cat([q._order + s for q, s in zip(queries, key_starts.tolist())], np.int64)
-        return cls([q.qid for q in queries], [q._judged for q in queries], keys, starts, order, None,
-                   cat([q.positive_grades for q in queries], np.int64), None, joins, key_starts=key_starts)
-
-    @property
-    def order(self) -> np.ndarray:
-        """Index into ``keys`` of the document at each rank (trec_eval order), read-only."""
-        ties = self._ties
-        if ties is not None:
-            # fixed in a copy, published whole: a reader in another thread never sees a half-sorted order
-            self._order = _frozen(_fix_ties(self._order.copy(), self.keys, self.key_starts, *ties))
-            self._ties = None
-        return self._order
-
-    @property
-    def n_documents(self) -> int:
-        return len(self.keys)
-
-    @property
-    def grades(self) -> np.ndarray:
-        """Every grade at every rank, ``UNJUDGED`` where there is no judgment (joined on first use)."""
-        if self._grades is None:
-            n = len(self.keys)
-            getters = [d.get for d in self.judged]
-            lengths = np.diff(self.key_starts).tolist()
-            # one C-level dict probe per document: chained maps, no Python code per query or document
-            per_query = map(map, getters, _segments(self.keys, lengths), repeat(repeat(UNJUDGED)))
-            full = np.fromiter(chain.from_iterable(per_query), dtype=np.int64, count=n)
-            self._grades = _frozen(_in_rank_order(full, self._order, self.keys, self.key_starts, self._ties))
-        return self._grades
-
-    @property
-    def docids(self) -> List[str]:
-        """The docids in rank order, query after query."""
-        if self._docids is None:
-            self._docids = list(map(self.keys.__getitem__, self.order.tolist()))
-        return self._docids
-
-    def query(self, i: int) -> RankedQuery:
-        a, b = int(self.starts[i]), int(self.starts[i + 1])
-        ka, kb = int(self.key_starts[i]), int(self.key_starts[i + 1])
-        keys = self.keys[ka:kb]
-        order = self.order[a:b] - ka
-        scores = np.fromiter(self.runs[i].values(), dtype=np.float64, count=kb - ka)[order]
-        return RankedQuery(self.qids[i], keys, order, scores, self.positive_grades[a:b], self.judged[i],
-                           SEPARATOR.join(keys) if self.joins else None)
-
-
-def _frozen(a: np.ndarray) -> np.ndarray:
-    a.setflags(write=False)
-    return a
-
-
-def _segments(keys: List[str], lengths: List[int]) -> Iterator[Iterator[str]]:
-    """``keys`` cut into consecutive runs of the given lengths (each to be read in turn, once)."""
-    return map(islice, repeat(iter(keys)), lengths)
-
-
-class _LazyQueries(Sequence):
-    """``PreparedRun.queries`` for a run prepared flat: each :class:`RankedQuery` is made on first access."""
-
-    def __init__(self, flat: _FlatRun):
-        self._flat = flat
-        self._made: Dict[int, RankedQuery] = {}
-
-    def __len__(self) -> int:
-        return len(self._flat.qids)
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        n = len(self)
-        if not -n <= i < n:
-            raise IndexError("query index out of range")
-        i %= n
-        q = self._made.get(i)
-        if q is None:
-            q = self._made[i] = self._flat.query(i)
-        return q
-
-
-def _break_ties_flat(order: np.ndarray, keys: List[str], scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Reorder tie groups by docid descending, all queries at once (see :func:`_trec_order`)."""
-    ties = _tie_slots(scores[order], starts)
-    return order if ties is None else _fix_ties(order, keys, starts, *ties)
-
-
-def _tie_slots(ranked: np.ndarray, starts: np.ndarray) -> Optional[Tuple[np.ndarray, np.ndarray]]:
-    """``(slots, scores)`` of the ranked positions inside a tie group of scores (flat layout), or None."""
-    tie = ranked[1:] == ranked[:-1]
-    inner = starts[1:-1]
-    tie[inner[(inner > 0) & (inner < ranked.size)] - 1] = False  # never across a query boundary
-    if not tie.any():
-        return None
-    in_group = np.zeros(ranked.size, dtype=bool)
-    in_group[1:] = tie
-    in_group[:-1] |= tie
-    slots = np.flatnonzero(in_group)
-    return slots, ranked[slots]
-
-
-def _fix_ties(order: np.ndarray, keys: List[str], starts: np.ndarray, slots: np.ndarray,
-              slot_scores: np.ndarray) -> np.ndarray:
-    """Sort the tie groups of a stable score order by docid descending, in place (see :func:`_tie_slots`).
-
-    Why not one sort of all tied docids: most tie groups are small (on
-    TREC-8 runs, half have 2 documents, 99% at most 16), so a member's place
-    is found by comparing it with each other member of its group (C-level
-    string comparisons, s*(s-1)/2 per group of s) for a fraction of the
-    comparisons of a sort of every tied docid together; groups larger than
-    ``_PAIRWISE_MAX_GROUP`` are sorted, and only their members.
-    """
-    members = order[slots]
-    m = slots.size
-    member_keys = list(map(keys.__getitem__, members.tolist()))
-    query = np.searchsorted(starts, slots, side="right") - 1
-    # a group: consecutive tied slots of one query with one score (-0.0 and 0.0 are one score, as in the sort)
-    new = np.ones(m, dtype=bool)
-    new[1:] = (slot_scores[1:] != slot_scores[:-1]) | (query[1:] != query[:-1])
-    group_start = np.flatnonzero(new)
-    group_size = np.diff(np.append(group_start, m))
-    dest = np.empty(m, dtype=np.int64)  # where, among the slots, each member goes
-    small = group_size <= _PAIRWISE_MAX_GROUP
-    if small.any():
-        g0, gs = group_start[small], group_size[small]
-        idx = _expand(g0, gs)                                    # the members of small groups
-        after = np.repeat(g0 + gs, gs) - idx - 1                 # members of its group after each member
-        this = np.repeat(idx, after)
-        other = _expand(idx + 1, after)                          # every pair of a group once, this < other
-        larger = np.fromiter(map(gt, map(member_keys.__getitem__, other.tolist()),
-                                 map(member_keys.__getitem__, this.tolist())), dtype=bool, count=this.size)
-        # members with a larger docid go first: each pair counts once for one of its two members
-        above = np.bincount(this[larger], minlength=m) + np.bincount(other[~larger], minlength=m)
-        dest[idx] = np.repeat(g0, gs) + above[idx]
-    if not small.all():
-        big_start, big_size = group_start[~small], group_size[~small]
-        idx = _expand(big_start, big_size)
-        big_keys = list(map(member_keys.__getitem__, idx.tolist()))
-        by_key = np.fromiter(sorted(range(idx.size), key=big_keys.__getitem__, reverse=True), dtype=np.int64,
-                             count=idx.size)
-        group = np.repeat(np.arange(big_start.size), big_size)
-        # docid descending within each group (a stable sort by group keeps the docid order)
-        dest[idx[by_key[np.argsort(group[by_key], kind="stable")]]] = idx
-    order[slots[dest]] = members
-    return order
-
-
-def _in_rank_order(values: np.ndarray, order: np.ndarray, keys: List[str], key_starts: np.ndarray,
-                   ties: Optional[Tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
-    """``values`` (one per document of ``keys``) at each rank: ``values[order]`` once ``order``'s ties are broken.
-
-    ``ties`` (:func:`_tie_slots`, or None when ``order`` is final) are the
-    tie groups still in file order.  Only the groups whose members have
-    different values are ordered by docid: a group of equal values reads the
-    same in any order, and ordering every tie group costs more than the join
-    itself on runs with many ties (TREC-8: ~7 ms of a 50k-document run).
-    ``order`` itself is left as it is, for the measures that never need it.
-
-    Most mixed groups are many unjudged documents and a few judged ones: in
-    a group where at most ``_ODD_COMPARE_MAX`` members differ from the
-    group's smallest value, each of those is placed by counting the members
-    with a larger docid (as :func:`_join_positive_flat` places tied hits),
-    and the others all read the smallest value; other mixed groups are
-    ordered by :func:`_fix_ties`.
-    """
-    out = values[order]
-    if ties is None:
-        return out
-    slots, slot_scores = ties
-    m = slots.size
-    query = np.searchsorted(key_starts, slots, side="right") - 1
-    # the groups as _fix_ties delimits them: consecutive tied slots of one query with one score
-    new = np.ones(m, dtype=bool)
-    new[1:] = (slot_scores[1:] != slot_scores[:-1]) | (query[1:] != query[:-1])
-    group_start = np.flatnonzero(new)
-    group = np.cumsum(new) - 1
-    member = out[slots]
-    low = np.minimum.reduceat(member, group_start)
-    mixed = low != np.maximum.reduceat(member, group_start)
-    if not mixed.any():
-        return out
-    odd = member != low[group]
-    few = mixed & (np.add.reduceat(odd, group_start) <= _ODD_COMPARE_MAX)
-    many = mixed & ~few
-    if many.any():
-        keep = many[group]
-        kept = slots[keep]
-        fixed = _fix_ties(order.copy(), keys, key_starts, kept, slot_scores[keep])
-        out[kept] = values[fixed[kept]]
-    if few.any():
-        placed = few[group]
-        mover = np.flatnonzero(odd & placed)              # members (indices into slots) to place
-        begin = group_start[group[mover]]
-        size = np.append(group_start[1:], m)[group[mover]] - begin
-        others = _expand(begin, size)                     # every member of each mover's group
-        movers = np.repeat(mover, size)
-        ranked_keys = list(map(keys.__getitem__, order[slots].tolist()))
-        larger = np.fromiter(map(gt, map(ranked_keys.__getitem__, others.tolist()),
-                                 map(ranked_keys.__getitem__, movers.tolist())), dtype=bool, count=others.size)
-        offsets = np.zeros(mover.size + 1, dtype=np.int64)
-        np.cumsum(size, out=offsets[1:])
-        out[slots[placed]] = low[group[placed]]
-        # docids are distinct within a query: a mover goes after the members with a larger docid
-        out[slots[begin + segment_sum(larger, offsets)]] = member[mover]
-    return out
-
-
-def _expand(begin: np.ndarray, size: np.ndarray) -> np.ndarray:
-    """``concatenate([arange(b, b + s) for b, s in zip(begin, size)])`` without a Python step per range."""
-    total = int(size.sum())
-    return np.repeat(begin - np.cumsum(size) + size, size) + np.arange(total, dtype=np.int64)
-
-
-#: runs whose rankings hold this many documents on average are joined with their judgments by intersecting
-#: each query's positive judgments with its ranking (about 100 of 1000 documents on TREC-8) instead of
-#: probing every retrieved document (measured crossover: 300-1000)
-_FLAT_MAX_MEAN_LENGTH = 512
-#: tied hits times their tie group's size above which :func:`_join_positive_flat` places the tied hits with
-#: one sorted docid list per tie group instead of comparing every hit with every member of its group
-_TIE_COMPARE_MAX = 1 << 20
-#: mixed-grade tie groups with at most this many members off the group's smallest grade place those members by
-#: comparing each with the whole group, instead of ordering the group (:func:`_in_rank_order`)
-_ODD_COMPARE_MAX = 4
-#: tied hits of :func:`_join_positive_flat` in a group of at least _TIE_SORT_MIN_SIZE documents holding at least
-#: _TIE_SORT_MIN_HITS hits are placed by sorting the group's docids once instead of comparing each hit with the group
-_TIE_SORT_MIN_HITS = 3
-_TIE_SORT_MIN_SIZE = 16
-#: tie groups of at most this many documents are ordered by comparing every pair of members (:func:`_fix_ties`)
-_PAIRWISE_MAX_GROUP = 8
-#: documents per block where a whole-run step would otherwise hold a copy of the run (the docid check,
-#: the per-document lookups of document_values)
-_CHECK_BLOCK = 1 << 16
-_LOOKUP_BLOCK = 1 << 18
-
-
-def _join_positive_flat(qrels: QrelsIndex, qids: List[str], dicts: List[Mapping[str, float]], keys: List[str],
-                        order: np.ndarray, ranked: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Positive grade at every rank of every query (flat layout), joined through the positive judgments only.
-
-    Why: probing every retrieved document costs a dict lookup per document
-    (in a dict of all ~1700 judgments of a TREC-8 topic, often a cache miss);
-    a query has ~100 positive judgments, so intersecting those with the
-    query's retrieved docids (one C-level set operation per query) finds
-    the hits for a tenth of the probes.  Each hit is then placed at its
-    rank by binary search on (query, -score) over the whole run at once:
-    complex numbers sort lexicographically by (real, imaginary), so the
-    ranked run, as ``query + 1j * -score``, is one sorted array (exact:
-    query numbers are small integers, scores are float64 as they are).
-    A hit inside a tie group of scores goes after the group members whose
-    docid is larger (trec_eval order: docid descending within a tie).
-    ``ranked`` is ``scores[order]``; ``order`` only needs to be sorted by
-    score: the order inside a tie group does not matter here.
-    """
-    n = order.size
-    out = np.zeros(n, dtype=np.int64)
-    positive = list(map(qrels.positive, qids))
-    # dict_keys & dict_keys iterates the smaller side (the positive judgments) and probes the other
-    # (sets: iterated three times below, unchanged, so in the same order each time)
-    commons = list(map(and_, map(methodcaller("keys"), positive), map(methodcaller("keys"), dicts)))
-    counts = np.fromiter(map(len, commons), dtype=np.int64, count=len(commons))
-    m = int(counts.sum())
-    if not m:
-        return out
-    hits = list(chain.from_iterable(commons))
-    hit_scores = np.fromiter(chain.from_iterable(map(map, map(attrgetter("__getitem__"), dicts), commons)),
-                             dtype=np.float64, count=m)
-    hit_grades = np.fromiter(chain.from_iterable(map(map, map(attrgetter("__getitem__"), positive), commons)),
-                             dtype=np.int64, count=m)
-    lengths = np.diff(starts)
-    hit_starts = np.zeros(counts.size + 1, dtype=np.int64)
-    np.cumsum(counts, out=hit_starts[1:])
-    first = np.empty(m, dtype=np.int64)
-    past = np.empty(m, dtype=np.int64)
-    # whole queries at a time, about _LOOKUP_BLOCK documents each: the complex keys (16 bytes per document)
-    # then never exist for the whole run at once
-    bounds = np.searchsorted(starts, np.arange(0, n + _LOOKUP_BLOCK, _LOOKUP_BLOCK))
-    cuts = np.unique(np.concatenate(([0], bounds, [lengths.size])).clip(0, lengths.size)).tolist()
-    for q0, q1 in zip(cuts[:-1], cuts[1:]):
-        a, b, c, d = int(starts[q0]), int(starts[q1]), int(hit_starts[q0]), int(hit_starts[q1])
-        if c == d:
-            continue
-        query = np.arange(q0, q1, dtype=np.float64)
-        keyed = np.empty(b - a, dtype=np.complex128)
-        keyed.real = np.repeat(query, lengths[q0:q1])
-        np.negative(ranked[a:b], out=keyed.imag)
-        needles = np.empty(d - c, dtype=np.complex128)
-        needles.real = np.repeat(query, counts[q0:q1])
-        np.negative(hit_scores[c:d], out=needles.imag)
-        f = np.searchsorted(keyed, needles, side="left")
-        # in a tie group if the next ranked document has the same (query, score): only those are searched again
-        # (the block holds whole queries: its last document is never tied with the next block's first)
-        t = np.flatnonzero(keyed[np.minimum(f + 1, b - a - 1)] == needles)
-        t = t[f[t] + 1 < b - a]
-        p = f.copy()
-        p[t] = np.searchsorted(keyed, needles[t], side="right")
-        first[c:d] = f + a
-        past[c:d] = p + a
-    tied = np.flatnonzero(past - first > 1)
-    rank = first
-    if tied.size:
-        sizes = past[tied] - first[tied]
-        # a large group with several hits is sorted once (s log s C-level comparisons) rather than compared
-        # with each of its hits (s per hit, each a Python-level step): TREC-8's heavily tied runs made up to
-        # 200k such comparisons per run
-        _, group, hits_in_group = np.unique(first[tied], return_inverse=True, return_counts=True)
-        by_sort = (hits_in_group[group] >= _TIE_SORT_MIN_HITS) & (sizes >= _TIE_SORT_MIN_SIZE)
-        if int(sizes[~by_sort].sum()) > _TIE_COMPARE_MAX:
-            by_sort[:] = True
-        if by_sort.any():  # sort each such group's docids once
-            groups: Dict[int, List[str]] = {}
-            for j in tied[by_sort].tolist():
-                a, b = int(first[j]), int(past[j])
-                group_keys = groups.get(a)
-                if group_keys is None:
-                    group_keys = groups[a] = sorted(map(keys.__getitem__, order[a:b].tolist()))
-                rank[j] = a + (b - a) - bisect_right(group_keys, hits[j])
-            tied, sizes = tied[~by_sort], sizes[~by_sort]
-        total = int(sizes.sum())
-        if total:
-            # every tied hit against every member of its group: rank = first + members with a larger docid
-            begin = np.repeat(first[tied] - np.cumsum(sizes) + sizes, sizes)
-            members = order[begin + np.arange(total)].tolist()
-            owner = np.repeat(tied, sizes).tolist()
-            larger = np.fromiter(map(gt, map(keys.__getitem__, members), map(hits.__getitem__, owner)),
-                                 dtype=bool, count=total)
-            offsets = np.zeros(tied.size + 1, dtype=np.int64)
-            np.cumsum(sizes, out=offsets[1:])
-            rank[tied] += segment_sum(larger, offsets)
-    out[rank] = hit_grades
-    return out
-
-
-def _prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join_docids: bool,
-                  ids_checked: bool = False, depth: Optional[int] = None,
-                  judgments: bool = False) -> Optional[_FlatRun]:
-    """Rank and join every query of ``run`` at once, with no Python code per query or document.
-
-    Returns None when an input check fails (a non-str id, a score that is not
-    a finite number, a mapping whose length disagrees with its items), and
-    :class:`PreparedRun` then prepares query by query, which names the culprit.
-    Long rankings (``_FLAT_MAX_MEAN_LENGTH``) are joined through their
-    positive judgments (:func:`_join_positive_flat`), short ones by probing
-    every document; long rankings ranked to a ``depth`` give None (the
-    per-query partial sort is cheaper).  With ``judgments``, every
-    retrieved document is probed in the query's judgments at once (the
-    grades every ``judgments=True`` batch reads), and the positive grades
-    are read from those instead of a second join.
-    The result is the same as preparing each query alone (tests/test_batching.py).
-    """
-    if not ids_checked and not all(map(isinstance, run, repeat(str))):
-        return None
-    judged_all = qrels.qrels
-    qids = [q for q, d in run.items() if len(d) and q in judged_all]
-    dicts = list(map(run.__getitem__, qids))
-    if len(qids) != len(run) and not ids_checked:
-        kept = set(qids)
-        skipped = [d for q, d in run.items() if q not in kept]
-        if not set(map(type, chain.from_iterable(skipped))) <= {str}:
-            return None
-    lengths = np.fromiter(map(len, dicts), dtype=np.int64, count=len(dicts))
-    long_rankings = int(lengths.sum()) >= _FLAT_MAX_MEAN_LENGTH * max(1, len(dicts))
-    if long_rankings and depth is not None:
-        return None  # a partial sort and a probe per ranked document, query by query, cost less (measured 2x)
-    keys = list(chain.from_iterable(dicts))
-    n = len(keys)
-    if n != int(lengths.sum()):
-        return None
-    joined = None
-    try:
-        if join_docids and n <= _LOOKUP_BLOCK:
-            # a run of one lookup block keeps its docids joined (document_values reads them from there):
-            # the same C-level join checks the ids
-            joined = SEPARATOR.join(keys)
-        else:
-            # the join checks that every docid is a str at C speed; in blocks, so it never holds a copy of the run
-            for a in range(0, 0 if ids_checked else n, _CHECK_BLOCK):
-                "".join(keys[a:a + _CHECK_BLOCK])
-    except TypeError:
-        return None
-    try:
-        scores = np.fromiter(chain.from_iterable(map(methodcaller("values"), dicts)), dtype=np.float64, count=n)
-    except (TypeError, ValueError):
-        return None
-    if not np.isfinite(scores).all():
-        return None
-    starts = np.zeros(len(qids) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=starts[1:])
-    order = segment_argsort_desc(scores, starts)
-    ranked = scores[order]
-    del scores
-    ties = _tie_slots(ranked, starts)
-    cut = depth is not None and lengths.size and int(lengths.max()) > depth
-    judged = list(map(judged_all.__getitem__, qids))
-    grades = None
-    if long_rankings and not judgments:
-        # the join needs only which documents tie, not their order: the docid tie-break waits for a use
-        positive = _join_positive_flat(qrels, qids, dicts, keys, order, ranked, starts)
-    else:
-        if ties is not None and not long_rankings:
-            order, ties = _fix_ties(order, keys, starts, *ties), None
-        # one C-level probe of the query's judgments per retrieved document: across a run of short rankings
-        # this costs less than intersecting each query's positive judgments with its ranking and placing
-        # the hits by binary search (making the positive subsets costs a Python call per query)
-        getters = list(map(attrgetter("get"), judged))
-        missing = UNJUDGED if judgments else 0
-        full = np.fromiter(chain.from_iterable(map(map, getters, dicts, repeat(repeat(missing)))), dtype=np.int64,
-                           count=n)
-        # long rankings keep their docid tie-break pending: only tie groups of mixed grades are ordered
-        positive = _in_rank_order(full, order, keys, starts, ties)
-        del full
-        if judgments:
-            grades = positive.copy()
-        np.maximum(positive, 0, out=positive)  # grade where > 0, else 0 (judged non-relevant or unjudged)
-    del ranked
-    key_starts = starts
-    if cut:
-        if ties is not None:
-            order, ties = _fix_ties(order, keys, starts, *ties), None
-        # ranked to a depth: the first min(depth, n) documents of each full ranking (a full sort of short
-        # rankings costs less than a partial sort per query)
-        top = np.arange(n, dtype=np.int64) - np.repeat(starts[:-1], lengths) < depth
-        order, positive = order[top], positive[top]
-        if grades is not None:
-            grades = grades[top]
-        starts = np.zeros_like(key_starts)
-        np.cumsum(np.minimum(lengths, depth), out=starts[1:])
-    # a larger run is not joined whole: document_values joins its docids block by block, which bounds its memory
-    return _FlatRun(qids, judged, keys, starts, order, dicts, positive, joined, join_docids, key_starts, ties,
-                    grades)
 
 
 class PreparedRun:
@@ -865,10 +388,10 @@ class PreparedRun:
         self._batches: Dict[tuple, RelevanceBatch] = {}
         # all queries at once (no per-query Python work); None when an input check fails, and the per-query
         # loop below then raises the error naming the query and document
-        flat = _prepare_flat(qrels, run, join_docids, ids_checked, depth, judgments)
+        flat = _flat_run._prepare_flat(qrels, run, join_docids, ids_checked, depth, judgments)
         if flat is not None:
             self._flat = flat
-            self.queries = _LazyQueries(flat)
+            self.queries = _flat_run._LazyQueries(flat)
             return
         self.queries: List[RankedQuery] = []
         judged = qrels.qrels
@@ -901,7 +424,7 @@ class PreparedRun:
                 ranked = scores[order]
                 grades = _positive_grades(keys, doc_scores, order, ranked, qrels.positive(qid))
             self.queries.append(RankedQuery(qid, keys, order, ranked, grades, qdocs, joined))
-        self._flat = _FlatRun.from_queries(self.queries)
+        self._flat = _flat_run._FlatRun.from_queries(self.queries)
 
     @property
     def qids(self) -> List[str]:
@@ -931,7 +454,7 @@ class PreparedRun:
         docids = None
         if with_docids:
             ranked = flat.docids if keep is None else list(compress(flat.docids, keep.tolist()))
-            docids = list(map(list, _segments(ranked, np.diff(offsets).tolist())))
+            docids = list(map(list, _flat_run._segments(ranked, np.diff(offsets).tolist())))
         b = RelevanceBatch(list(flat.qids), offsets, grades, grades >= rel, self._recall_bases(rel), rel, docids,
                            judgments)
         self._batches[key] = b
@@ -962,7 +485,7 @@ class PreparedRun:
                     keep[np.flatnonzero(keep)[~top]] = False
                 offsets = np.zeros_like(offsets)
                 np.cumsum(np.minimum(lengths, cutoff), out=offsets[1:])
-        hit = self._batches[key] = (keep, _frozen(offsets) if offsets is not flat.starts else offsets)
+        hit = self._batches[key] = (keep, _flat_run._frozen(offsets) if offsets is not flat.starts else offsets)
         return hit
 
     def recall_bases(self, rel: int) -> np.ndarray:
@@ -1003,7 +526,7 @@ class PreparedRun:
         return values if keep is None else values[keep]
 
     def _lookup_blocks(self, lookup_segments, keys: List[str], joined: Optional[str]) -> np.ndarray:
-        """``lookup_segments`` over ``keys`` in blocks of ``_LOOKUP_BLOCK`` documents, concatenated.
+        """``lookup_segments`` over ``keys`` in blocks of ``flat_run._LOOKUP_BLOCK`` documents, concatenated.
 
         A vectorised lookup holds several arrays per document while it works
         (the docids' bytes, the table rows it gathers): blocks bound that
@@ -1011,11 +534,12 @@ class PreparedRun:
         run's docids may come joined already (``joined``).
         """
         n = len(keys)
-        if n <= _LOOKUP_BLOCK:
+        block = _flat_run._LOOKUP_BLOCK
+        if n <= block:
             return np.asarray(lookup_segments([keys], None if joined is None else [joined]))
         out = np.empty(n)
-        for a in range(0, n, _LOOKUP_BLOCK):
-            out[a:a + _LOOKUP_BLOCK] = lookup_segments([keys[a:a + _LOOKUP_BLOCK]], None)
+        for a in range(0, n, block):
+            out[a:a + block] = lookup_segments([keys[a:a + block]], None)
         return out
 
 
@@ -1040,3 +564,8 @@ def _recall_base_table(qrels: QrelsIndex, rel: int):
                              count=int(offsets[-1]))
         table = tables[rel] = (dict(zip(judged, range(len(judged)))), segment_sum(grades >= rel, offsets))
     return table
+
+
+# Whole-run preparation lives in .flat_run, which builds on the classes above: imported last, so either module
+# can be imported first, and used through the module (tests swap its functions and block sizes there).
+from . import flat_run as _flat_run  # noqa: E402

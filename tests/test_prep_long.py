@@ -8,7 +8,7 @@ join placed by binary search on complex keys).
 import numpy as np
 import pytest
 
-from irmeasures_markov import rankings
+from irmeasures_markov import flat_run
 from irmeasures_markov.rankings import UNJUDGED, PreparedRun, QrelsIndex
 
 
@@ -48,14 +48,14 @@ def reference(qrels, run):
 def test_long_flat_preparation_matches_sorted_reference(monkeypatch, seed, n_scores, tie_compare_max,
                                                         pairwise_max_group):
     if tie_compare_max == "compare":   # every tied hit compared with its whole group, however large
-        monkeypatch.setattr(rankings, "_TIE_SORT_MIN_HITS", 10 ** 9)
+        monkeypatch.setattr(flat_run, "_TIE_SORT_MIN_HITS", 10 ** 9)
     elif tie_compare_max is not None:   # the per-group sorted-list placement of tied hits
-        monkeypatch.setattr(rankings, "_TIE_COMPARE_MAX", tie_compare_max)
+        monkeypatch.setattr(flat_run, "_TIE_COMPARE_MAX", tie_compare_max)
     if pairwise_max_group is not None:   # every tie group sorted (1), or every one ordered pairwise
-        monkeypatch.setattr(rankings, "_PAIRWISE_MAX_GROUP", pairwise_max_group)
+        monkeypatch.setattr(flat_run, "_PAIRWISE_MAX_GROUP", pairwise_max_group)
     qrels, run = tied_inputs(seed, n_scores=n_scores)
     prepared = PreparedRun(QrelsIndex(qrels), run)
-    assert isinstance(prepared.queries, rankings._LazyQueries)   # the flat path, not the per-query loop
+    assert isinstance(prepared.queries, flat_run._LazyQueries)   # the flat path, not the per-query loop
     ref = reference(qrels, run)
     flat = prepared._flat
     assert flat.qids == list(ref)
@@ -69,7 +69,7 @@ def test_long_flat_preparation_matches_sorted_reference(monkeypatch, seed, n_sco
 
 
 def test_long_flat_join_in_blocks_of_queries(monkeypatch):
-    monkeypatch.setattr(rankings, "_LOOKUP_BLOCK", 2000)   # blocks of 1-2 queries, some with no hits
+    monkeypatch.setattr(flat_run, "_LOOKUP_BLOCK", 2000)   # blocks of 1-2 queries, some with no hits
     qrels, run = tied_inputs(4, n_queries=7, n_scores=31)
     qrels["q3"] = {"nothing": 1}
     ref = reference(qrels, run)
@@ -106,6 +106,6 @@ def test_tbg_with_registered_lengths_same_as_per_query(monkeypatch):
     imm.register_lengths("test-prep-long", lengths)
     measures = [imm.TBG(lengths="test-prep-long"), imm.MP(model="GL_AD_ID")]
     flat = imm.PROVIDER.evaluator(measures, qrels).values(run)      # docids joined once for the whole run
-    monkeypatch.setattr(rankings, "_prepare_flat", lambda *args: None)
+    monkeypatch.setattr(flat_run, "_prepare_flat", lambda *args: None)
     ref = imm.PROVIDER.evaluator(measures, qrels).values(run)       # one query at a time
     assert flat == ref and all(len(v) == 4 for v in ref.values())
