@@ -10,23 +10,14 @@ import pytest
 
 from irmeasures_markov import flat_run
 from irmeasures_markov.rankings import UNJUDGED, PreparedRun, QrelsIndex
+from random_runs import tied_run
 
 
 def make_inputs(seed, n_queries=5, length=1200, n_scores=9):
     """Rankings full of ties (-0.0 beside 0.0), negative and zero grades, docids shared across queries,
     a run query without judgments and a qrels query with no judgment at all."""
-    rng = np.random.default_rng(seed)
-    universe = [f"D{k:05d}" for k in range(3 * length)]
-    qrels, run = {}, {}
-    for q in range(n_queries):
-        qid = f"q{q}"
-        docs = [universe[i] for i in rng.choice(len(universe), size=length, replace=False).tolist()]
-        scores = (rng.integers(-(n_scores // 2), n_scores // 2 + 1, size=length) * 0.5).astype(float)
-        zero = scores == 0
-        scores[zero] = rng.choice([0.0, -0.0], size=int(zero.sum()))
-        run[qid] = dict(zip(docs, scores.tolist()))
-        judged = rng.choice(len(universe), size=length // 2, replace=False).tolist()
-        qrels[qid] = {universe[j]: int(rng.integers(-2, 4)) for j in judged}
+    qrels, run, universe = tied_run(seed, n_queries, length, scores=(-(n_scores // 2), n_scores // 2),
+                                    grades=(-2, 3))
     run["unjudged-query"] = {universe[0]: 1.0, universe[1]: 2.0}      # no qrels: skipped
     qrels["empty"] = {}                                                # judged query with no judgment
     run["empty"] = {universe[2]: 0.5, universe[3]: 0.5}

@@ -10,22 +10,13 @@ import pytest
 
 from irmeasures_markov import flat_run
 from irmeasures_markov.rankings import UNJUDGED, PreparedRun, QrelsIndex
+from random_runs import tied_run
 
 
 def tied_inputs(seed, n_queries=6, length=1500, n_scores=7):
     """Long rankings with few distinct scores (huge tie groups), -0.0 beside 0.0, docids shared across queries."""
-    rng = np.random.default_rng(seed)
-    universe = [f"D{k:05d}" for k in range(3 * length)]       # the same docids recur in every query
-    qrels, run = {}, {}
-    for q in range(n_queries):
-        qid = f"q{q}"
-        docs = [universe[i] for i in rng.choice(len(universe), size=length, replace=False).tolist()]
-        scores = (rng.integers(-(n_scores // 2), n_scores // 2 + 1, size=length) * 0.25).astype(float)
-        zero = scores == 0
-        scores[zero] = rng.choice([0.0, -0.0], size=int(zero.sum()))
-        run[qid] = dict(zip(docs, scores.tolist()))
-        judged = rng.choice(len(universe), size=length // 2, replace=False).tolist()
-        qrels[qid] = {universe[j]: int(rng.integers(-1, 4)) for j in judged}
+    qrels, run, _ = tied_run(seed, n_queries, length, scores=(-(n_scores // 2), n_scores // 2), step=0.25,
+                             grades=(-1, 3))
     return qrels, run
 
 

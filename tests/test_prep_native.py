@@ -11,18 +11,12 @@ import pytest
 
 from irmeasures_markov.experiments import _native_values
 from irmeasures_markov.rankings import UNJUDGED, PreparedRun, QrelsIndex
+from random_runs import tied_run
 
 
 def random_inputs(seed, n_queries=6, length=700):
-    rng = np.random.default_rng(seed)
-    universe = [f"D{k:05d}" for k in range(2 * length)]
-    qrels, run = {}, {}
-    for q in range(n_queries):
-        qid = f"q{q}"
-        docs = [universe[i] for i in rng.choice(len(universe), size=length, replace=False).tolist()]
-        run[qid] = dict(zip(docs, (rng.integers(0, 40, size=length) * 0.5).tolist()))   # many ties
-        judged = rng.choice(len(universe), size=length // 2, replace=False).tolist()
-        qrels[qid] = {universe[j]: int(rng.integers(-1, 3)) for j in judged}
+    qrels, run, _ = tied_run(seed, n_queries, length, universe=2, scores=(0, 39), grades=(-1, 2),
+                             signed_zeros=False)                        # many ties
     qrels["q0"] = {d: g for d, g in qrels["q0"].items() if g <= 0}     # a query with nothing relevant
     return qrels, run
 
