@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["segment_cumsum", "segment_sum", "segment_argsort_desc"]
+__all__ = ["segment_cumsum", "segment_sum", "SegmentSums", "segment_argsort_desc"]
 
 #: rows x width of one block of the per-query sort (bounds its temporary memory to about 8 MB)
 _SORT_BLOCK = 1 << 18
@@ -120,16 +120,39 @@ def segment_sum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     ``np.add.reduceat`` sums each segment with numpy's pairwise summation:
     faster than a running cumsum and without its cancellation error.
     """
-    values = np.asarray(values)
-    if values.dtype == bool:
-        values = values.astype(np.int64)
-    lengths = np.diff(offsets)
-    n = lengths.size
-    out = np.zeros(n, dtype=np.result_type(values.dtype, np.float64) if values.dtype.kind == "f" else np.int64)
-    if values.size == 0 or n == 0:
+    return SegmentSums(offsets)(values)
+
+
+class SegmentSums:
+    """:func:`segment_sum` over fixed ``offsets``, its layout (the non-empty segments) worked out once.
+
+    For many value arrays over the same segments (e.g. every measure of one
+    evaluation summing over the same relevant positions); each call gives
+    what ``segment_sum(values, offsets)`` gives, bit for bit.
+    """
+    __slots__ = ("n", "_starts", "_nonempty")
+
+    def __init__(self, offsets: np.ndarray):
+        lengths = np.diff(offsets)
+        self.n = lengths.size
+        nonempty = lengths > 0
+        if self.n == 0 or not nonempty.any():
+            self._starts, self._nonempty = None, None
+        elif nonempty.all():
+            self._starts, self._nonempty = offsets[:-1], None
+        else:
+            self._starts, self._nonempty = offsets[:-1][nonempty], nonempty
+
+    def __call__(self, values: np.ndarray) -> np.ndarray:
+        values = np.asarray(values)
+        if values.dtype == bool:
+            values = values.astype(np.int64)
+        dtype = np.result_type(values.dtype, np.float64) if values.dtype.kind == "f" else np.int64
+        if self._starts is None:
+            return np.zeros(self.n, dtype=dtype)
+        sums = np.add.reduceat(values, self._starts)
+        if self._nonempty is None:
+            return sums.astype(dtype, copy=False)
+        out = np.zeros(self.n, dtype=dtype)
+        out[self._nonempty] = sums
         return out
-    nonempty = lengths > 0
-    if nonempty.all():
-        return np.add.reduceat(values, offsets[:-1]).astype(out.dtype, copy=False)
-    out[nonempty] = np.add.reduceat(values, offsets[:-1][nonempty])
-    return out

@@ -154,3 +154,8 @@ def test_view_sum_is_segment_sum_bit_for_bit(seed):
     got = view.sum(values)
     assert got.dtype == want.dtype and got.shape == want.shape
     assert got.tobytes() == want.tobytes()
+    # segment_sum itself now runs on the same layout object: also against each segment reduced on its own
+    bounds = view.offsets.tolist()
+    alone = np.array([np.add.reduceat(values[a:b], [0])[0] if b > a else 0.0
+                      for a, b in zip(bounds[:-1], bounds[1:])], dtype=np.float64)
+    assert got.tobytes() == alone.tobytes()

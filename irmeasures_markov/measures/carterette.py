@@ -80,6 +80,8 @@ from typing import Optional
 import numpy as np
 
 from ..rankings import segment_sum
+from ..segments import SegmentSums
+from ._choices import RegisteredNames
 
 __all__ = [
     "MODELS",
@@ -163,17 +165,11 @@ def _stop_table_iv(p: np.ndarray, name) -> None:
         raise ValueError(f"stopping distribution {name!r}: probabilities sum to {p.sum()!r} > 1")
 
 
-class DistributionChoices:
+class DistributionChoices(RegisteredNames):
     """The valid ``dist`` values: the six built-in distributions and registered ones."""
 
-    def __contains__(self, name) -> bool:
-        return isinstance(name, str) and (name.upper() in DISTRIBUTIONS or name.upper() in CUSTOM_DISTRIBUTIONS)
-
-    def __iter__(self):
-        return iter(DISTRIBUTIONS + tuple(CUSTOM_DISTRIBUTIONS))
-
-    def __repr__(self):
-        return repr(list(self))
+    def __init__(self):
+        super().__init__(DISTRIBUTIONS, lambda: CUSTOM_DISTRIBUTIONS)
 
 
 def _static(dist: str) -> bool:
@@ -426,7 +422,7 @@ class _Relevant:
     and the relevant positions' ranking lengths.
     """
     __slots__ = ("offsets", "lengths", "rb", "ranks", "idx", "count", "rb_at", "dists",
-                 "_starts", "_nonempty", "_has_rb", "_len_at", "_max_idx", "_max_len", "_ideal")
+                 "sum", "_has_rb", "_len_at", "_max_idx", "_max_len", "_ideal")
 
     def __init__(self, relevant, offsets, recall_base):
         pos = np.flatnonzero(relevant)
@@ -439,27 +435,13 @@ class _Relevant:
         self.count = (np.arange(pos.size) - np.repeat(self.offsets[:-1], counts) + 1).astype(np.float64)  # R_j
         self.rb_at = np.repeat(self.rb, counts)
         self.dists = {}
-        # segment_sum's layout, made once instead of once per measure: starts of the non-empty segments
-        # (None when every segment is non-empty) and their query numbers
-        nonempty = counts > 0
-        if pos.size == 0:
-            self._starts, self._nonempty = None, None
-        elif nonempty.all():
-            self._starts, self._nonempty = self.offsets[:-1], slice(None)
-        else:
-            self._starts, self._nonempty = self.offsets[:-1][nonempty], nonempty
+        #: per-ranking sums of per-position values (segment_sum's layout made once, not once per measure)
+        self.sum = SegmentSums(self.offsets)
         self._has_rb = self.rb > 0
         self._len_at = None
         self._ideal = {}
         self._max_idx = int(self.idx.max()) if self.idx.size else 0
         self._max_len = int(self.lengths.max()) if self.lengths.size else 0
-
-    def sum(self, values):
-        """Per-ranking sums of per-position ``values``, as :func:`segment_sum` (same reduceat, same order)."""
-        out = np.zeros(self.lengths.size)
-        if self._starts is not None:
-            out[self._nonempty] = np.add.reduceat(values, self._starts)
-        return out
 
     def len_at(self):
         """N of each relevant position's ranking."""
