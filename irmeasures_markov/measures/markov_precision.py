@@ -47,6 +47,7 @@ from ..core import censored_transition_matrix, is_irreducible, stationary_distri
 from ..rankings import RelevanceBatch, segment_sum
 # the degree computations of the closed form live beside this module; these names stay importable from here
 from .markov_precision_kernels import KERNELS, _TABLES, _batch_degrees, _kernel_prefix, _kernel_table  # noqa: F401
+from ._choices import RegisteredNames
 from .markov_precision_kernels import _relevant_view
 
 __all__ = [
@@ -99,17 +100,11 @@ def register_kernel(name: str, kernel, states: str = "AD") -> str:
     return key
 
 
-class ModelChoices:
+class ModelChoices(RegisteredNames):
     """The valid ``model`` values: the paper models, UNIFORM and registered kernels."""
 
-    def __contains__(self, name) -> bool:
-        return isinstance(name, str) and (name.upper() in MODELS or name.upper() in CUSTOM_KERNELS)
-
-    def __iter__(self):
-        return iter(MODELS + tuple(CUSTOM_KERNELS))
-
-    def __repr__(self):
-        return repr(list(self))
+    def __init__(self):
+        super().__init__(MODELS, lambda: CUSTOM_KERNELS)
 
 
 def parse_model(model: str):
