@@ -20,7 +20,7 @@ import numpy as np
 
 from .docid_table import SEPARATOR
 from .rankings import UNJUDGED, QrelsIndex, RankedQuery
-from .segments import segment_argsort_desc, segment_sum
+from .segments import query_blocks, segment_argsort_desc, segment_sum
 
 
 class _FlatRun:
@@ -345,9 +345,7 @@ def _join_positive_flat(qrels: QrelsIndex, qids: List[str], dicts: List[Mapping[
     past = np.empty(m, dtype=np.int64)
     # whole queries at a time, about _LOOKUP_BLOCK documents each: the complex keys (16 bytes per document)
     # then never exist for the whole run at once
-    bounds = np.searchsorted(starts, np.arange(0, n + _LOOKUP_BLOCK, _LOOKUP_BLOCK))
-    cuts = np.unique(np.concatenate(([0], bounds, [lengths.size])).clip(0, lengths.size)).tolist()
-    for q0, q1 in zip(cuts[:-1], cuts[1:]):
+    for q0, q1 in query_blocks(starts, _LOOKUP_BLOCK):
         a, b, c, d = int(starts[q0]), int(starts[q1]), int(hit_starts[q0]), int(hit_starts[q1])
         if c == d:
             continue

@@ -10,9 +10,11 @@ and processed as the rows of 2-D arrays, padded after each row's values
 """
 from __future__ import annotations
 
+from typing import List, Tuple
+
 import numpy as np
 
-__all__ = ["segment_cumsum", "segment_sum", "SegmentSums", "segment_argsort_desc"]
+__all__ = ["segment_cumsum", "segment_sum", "SegmentSums", "segment_argsort_desc", "query_blocks"]
 
 #: rows x width of one block of the per-query sort (bounds its temporary memory to about 8 MB)
 _SORT_BLOCK = 1 << 18
@@ -156,3 +158,20 @@ class SegmentSums:
         out = np.zeros(self.n, dtype=dtype)
         out[self._nonempty] = sums
         return out
+
+
+def query_blocks(offsets: np.ndarray, size: int) -> List[Tuple[int, int]]:
+    """``(a, b)`` bounds of blocks of whole queries, about ``size`` documents each.
+
+    A block starts wherever a query starts in a new multiple of ``size``
+    documents, so a block holds at most ``size`` documents plus one ranking
+    (queries without documents are one block; no queries, no block).  Work
+    done block by block then keeps its temporaries bounded without
+    splitting a query.
+    """
+    nq = offsets.size - 1
+    if nq < 1:
+        return []
+    group = np.asarray(offsets[:-1]) // size
+    bounds = np.concatenate([[0], np.flatnonzero(np.diff(group)) + 1, [nq]])
+    return list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))

@@ -46,6 +46,7 @@ from typing import Dict, Mapping, Optional, Sequence
 import numpy as np
 
 from ..rankings import UNJUDGED, segment_cumsum, segment_sum
+from ..segments import query_blocks
 
 __all__ = [
     "TBG_DEFAULTS",
@@ -307,9 +308,7 @@ def tbg_batch(batch, lengths_flat: np.ndarray, params=None, norm: str = "none", 
     values = np.zeros(batch.n_queries)
     # whole queries at a time, about _BLOCK documents each: the temporaries (click probabilities, gains,
     # times) stay in cache and their memory stays bounded, whatever the run's size
-    bounds = np.searchsorted(offsets, np.arange(0, int(offsets[-1]) + _BLOCK, _BLOCK))
-    cuts = np.unique(np.concatenate(([0], bounds, [batch.n_queries])).clip(0, batch.n_queries))
-    for q0, q1 in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+    for q0, q1 in query_blocks(offsets, _BLOCK):
         a, b = int(offsets[q0]), int(offsets[q1])
         o = offsets[q0:q1 + 1] - a
         pc, gain = p.click_and_gain(batch.grades[a:b], batch.rel)

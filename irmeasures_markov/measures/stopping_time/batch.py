@@ -6,6 +6,7 @@ from typing import Optional
 
 import numpy as np
 
+from ...segments import query_blocks
 from . import expectations as _expectations
 from .expectations import _gain_and_steps_flat, _order1_flat
 from .params import _gain_values, _model_params_iv, _tail_constants
@@ -185,7 +186,7 @@ def path_at_h_batch(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=None,
         # (and padded backward models)
         return _path_at_h_block(batch, params, kw, g_max, pad_to)
     out = np.zeros(offsets.size - 1)
-    for a, b in _query_blocks(offsets, block):
+    for a, b in query_blocks(offsets, block):
         out[a:b] = _path_at_h_block(_sub_batch(batch, a, b), params, kw,
                                     None if g_max is None else np.asarray(g_max)[a:b], pad_to, backward)
     return out
@@ -230,15 +231,6 @@ def _has_backward(batch, q, q_rel) -> bool:
     if q_rel > 0:
         return relevant > relevant_heads
     return int(batch.offsets[-1]) - relevant > heads.size - relevant_heads
-
-
-def _query_blocks(offsets, size):
-    """``(a, b)`` bounds of consecutive queries, a new block wherever a query starts in a new
-    multiple of ``size`` documents (so a block holds at most ``size`` + one ranking)."""
-    nq = offsets.size - 1
-    group = offsets[:-1] // size
-    bounds = np.concatenate([[0], np.flatnonzero(np.diff(group)) + 1, [nq]])
-    return zip(bounds[:-1].tolist(), bounds[1:].tolist())
 
 
 def _sub_batch(batch, a, b):
