@@ -20,15 +20,19 @@ __all__ = ["segment_cumsum", "segment_sum", "SegmentSums", "segment_argsort_desc
 _SORT_BLOCK = 1 << 18
 
 
-def _length_blocks(offsets: np.ndarray):
+def _length_blocks(offsets: np.ndarray, which: "np.ndarray | None" = None):
     """Blocks of non-empty segments of similar length: ``(starts, lengths, columns)`` per block.
 
     Segments whose lengths share a power of two form a group; a group is cut
     into blocks of at most ``_SORT_BLOCK`` cells (rows x width).  ``starts``
     and ``lengths`` are column vectors (one row per segment), ``columns`` is
     ``arange(width)``, width being the longest segment of the group.
+    ``which`` (segment numbers, increasing) restricts the blocks to those segments.
     """
     lengths = np.diff(offsets)
+    begins = offsets[:-1]
+    if which is not None:
+        lengths, begins = lengths[which], begins[which]
     cls = np.frexp(lengths.astype(np.float64))[1]
     for c in np.unique(cls[lengths > 0]).tolist():
         group = np.flatnonzero(cls == c)
@@ -37,23 +41,40 @@ def _length_blocks(offsets: np.ndarray):
         col = np.arange(width)
         for k in range(0, group.size, step):
             qs = group[k:k + step]
-            yield offsets[qs][:, None], lengths[qs][:, None], col
+            yield begins[qs][:, None], lengths[qs][:, None], col
+
+
+def _unsorted_segments(scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Numbers of the segments whose scores are not already non-increasing (flat layout)."""
+    rises = np.flatnonzero(scores[1:] > scores[:-1])   # pair (i, i+1) out of order
+    if rises.size == 0:
+        return rises
+    segment = np.searchsorted(starts, rises, side="right") - 1
+    # a pair across a boundary (i + 1 starts the next segment) says nothing
+    segment = segment[rises + 1 < starts[segment + 1]]
+    return np.unique(segment)
 
 
 def segment_argsort_desc(scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """Per query, a stable argsort of the scores, highest first, as global indices (flat layout).
 
-    Queries are grouped by length (lengths within a factor of 2 share a
-    group) and each group is sorted as a 2-D array of negated scores, one
-    row per query, padded with +inf (sorted last): the stable order of each
-    row is the stable order of its query alone, and a row sort stays in
-    cache where one sort over the whole run would not (about 8x faster for
-    100k queries of 100 documents).
+    A query whose scores are already non-increasing keeps its file order
+    (the stable sort of such a segment is the identity; runs are usually
+    written in rank order: 98% of TREC-8's rankings).  The others are grouped
+    by length (lengths within a factor of 2 share a group) and each group is
+    sorted as a 2-D array of negated scores, one row per query, padded with
+    +inf (sorted last): the stable order of each row is the stable order of
+    its query alone, and a row sort stays in cache where one sort over the
+    whole run would not (about 8x faster for 100k queries of 100 documents).
+    Scores must not be NaN (the rankings check them first).
     """
-    order = np.empty(scores.size, dtype=np.int64)
+    order = np.arange(scores.size, dtype=np.int64)
     if scores.size == 0:
         return order
-    for a, n, col in _length_blocks(starts):
+    unsorted = _unsorted_segments(scores, starts)
+    if unsorted.size == 0:
+        return order
+    for a, n, col in _length_blocks(starts, unsorted):
         width = col.size
         pos = a + col
         if np.all(n == width):

@@ -183,6 +183,28 @@ def test_segment_kernels_equal_each_segment_alone(seed):
         np.testing.assert_array_equal(order[a:b] - a, np.argsort(-scores[a:b], kind="stable"))
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_segment_argsort_of_runs_partly_in_rank_order(seed):
+    """Segments already in rank order keep their file order; the others are sorted, each as alone."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.choice([0, 1, 2, 3, 7, 64, 100, 129, 1000], size=300)
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    scores = np.round(rng.normal(size=int(offsets[-1])), 1)
+    for k, (a, b) in enumerate(zip(offsets[:-1].tolist(), offsets[1:].tolist())):
+        if k % 3:   # two thirds in rank order, ties and signed zeros included
+            scores[a:b] = -np.sort(-scores[a:b], kind="stable")
+            if b - a > 2:
+                scores[a:a + 2] = [0.0, -0.0]
+                scores[a + 2:b] = np.minimum(scores[a + 2:b], 0.0)
+                scores[a + 2:b] = -np.sort(-scores[a + 2:b])
+    order = segment_argsort_desc(scores, offsets)
+    for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist()):
+        np.testing.assert_array_equal(order[a:b] - a, np.argsort(-scores[a:b], kind="stable"))
+    # every segment in rank order but a rise across each boundary: the identity
+    rising = np.repeat(np.arange(lengths.size, dtype=np.float64), lengths) - np.arange(offsets[-1]) * 1e-9
+    np.testing.assert_array_equal(segment_argsort_desc(rising, offsets), np.arange(offsets[-1]))
+
+
 def test_errors_still_name_the_query_and_document():
     qi = QrelsIndex({"q1": {"a": 1}, "q2": {"b": 1}})
     with pytest.raises(ValueError, match=r"query 'q2': document 'bad' has a non-finite score"):
