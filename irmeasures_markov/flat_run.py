@@ -13,7 +13,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import chain, islice, repeat
-from operator import and_, attrgetter, gt, methodcaller
+from operator import and_, attrgetter, gt, itemgetter, lt, methodcaller
 from typing import Dict, Iterator, List, Mapping, Optional, Tuple
 
 import numpy as np
@@ -175,7 +175,10 @@ def _fix_ties(order: np.ndarray, keys: List[str], starts: np.ndarray, slots: np.
               slot_scores: np.ndarray) -> np.ndarray:
     """Sort the tie groups of a stable score order by docid descending, in place (see :func:`_tie_slots`).
 
-    Why not one sort of all tied docids: most tie groups are small (on
+    Runs often list a tie group in docid order already (TREC-8: 88% of the
+    tied documents ascending, 3% descending): one comparison of each member
+    with the next finds those groups, which are reversed or kept as they are.
+    The other groups are ordered as follows.  Most tie groups are small (on
     TREC-8 runs, half have 2 documents, 99% at most 16), so a member's place
     is found by comparing it with each other member of its group (C-level
     string comparisons, s*(s-1)/2 per group of s) for a fraction of the
@@ -184,28 +187,40 @@ def _fix_ties(order: np.ndarray, keys: List[str], starts: np.ndarray, slots: np.
     """
     members = order[slots]
     m = slots.size
-    member_keys = list(map(keys.__getitem__, members.tolist()))
+    # a tuple from one C-level call (itemgetter of one index gives the item itself)
+    member_keys = itemgetter(*members.tolist())(keys) if m > 1 else tuple(map(keys.__getitem__, members.tolist()))
     query = np.searchsorted(starts, slots, side="right") - 1
     # a group: consecutive tied slots of one query with one score (-0.0 and 0.0 are one score, as in the sort)
     new = np.ones(m, dtype=bool)
     new[1:] = (slot_scores[1:] != slot_scores[:-1]) | (query[1:] != query[:-1])
     group_start = np.flatnonzero(new)
     group_size = np.diff(np.append(group_start, m))
-    dest = np.empty(m, dtype=np.int64)  # where, among the slots, each member goes
-    small = group_size <= _PAIRWISE_MAX_GROUP
+    # rises[j]: member j's docid is smaller than member j+1's (docids of a query are distinct)
+    rises = np.fromiter(map(lt, member_keys[:-1], member_keys[1:]), dtype=bool, count=m - 1)
+    rises &= ~new[1:]                                           # only pairs inside a group
+    n_rises = np.add.reduceat(rises, group_start) if m > 1 else np.zeros(0, dtype=np.int64)
+    ascending = n_rises == group_size - 1
+    dest = np.arange(m, dtype=np.int64)  # where, among the slots, each member goes: kept where descending
+    if ascending.any():
+        g0, gs = group_start[ascending], group_size[ascending]
+        idx = _expand(g0, gs)
+        dest[idx] = np.repeat(2 * g0 + gs - 1, gs) - idx        # reversed: g0 + (g0 + gs - 1 - idx)
+    other = (n_rises > 0) & ~ascending
+    small = other & (group_size <= _PAIRWISE_MAX_GROUP)
     if small.any():
         g0, gs = group_start[small], group_size[small]
         idx = _expand(g0, gs)                                    # the members of small groups
         after = np.repeat(g0 + gs, gs) - idx - 1                 # members of its group after each member
         this = np.repeat(idx, after)
-        other = _expand(idx + 1, after)                          # every pair of a group once, this < other
-        larger = np.fromiter(map(gt, map(member_keys.__getitem__, other.tolist()),
+        other_member = _expand(idx + 1, after)                   # every pair of a group once, this < other
+        larger = np.fromiter(map(gt, map(member_keys.__getitem__, other_member.tolist()),
                                  map(member_keys.__getitem__, this.tolist())), dtype=bool, count=this.size)
         # members with a larger docid go first: each pair counts once for one of its two members
-        above = np.bincount(this[larger], minlength=m) + np.bincount(other[~larger], minlength=m)
+        above = np.bincount(this[larger], minlength=m) + np.bincount(other_member[~larger], minlength=m)
         dest[idx] = np.repeat(g0, gs) + above[idx]
-    if not small.all():
-        big_start, big_size = group_start[~small], group_size[~small]
+    big = other & ~small
+    if big.any():
+        big_start, big_size = group_start[big], group_size[big]
         idx = _expand(big_start, big_size)
         big_keys = list(map(member_keys.__getitem__, idx.tolist()))
         by_key = np.fromiter(sorted(range(idx.size), key=big_keys.__getitem__, reverse=True), dtype=np.int64,
@@ -266,7 +281,7 @@ def _in_rank_order(values: np.ndarray, order: np.ndarray, keys: List[str], key_s
         size = np.append(group_start[1:], m)[group[mover]] - begin
         others = _expand(begin, size)                     # every member of each mover's group
         movers = np.repeat(mover, size)
-        ranked_keys = list(map(keys.__getitem__, order[slots].tolist()))
+        ranked_keys = itemgetter(*order[slots].tolist())(keys)      # slots: at least one group of two
         larger = np.fromiter(map(gt, map(ranked_keys.__getitem__, others.tolist()),
                                  map(ranked_keys.__getitem__, movers.tolist())), dtype=bool, count=others.size)
         offsets = np.zeros(mover.size + 1, dtype=np.int64)

@@ -100,3 +100,39 @@ def test_tbg_with_registered_lengths_same_as_per_query(monkeypatch):
     monkeypatch.setattr(flat_run, "_prepare_flat", lambda *args: None)
     ref = imm.PROVIDER.evaluator(measures, qrels).values(run)       # one query at a time
     assert flat == ref and all(len(v) == 4 for v in ref.values())
+
+
+@pytest.mark.parametrize("length", [60, 1500])          # short rankings (ties fixed at once) and long ones (lazily)
+@pytest.mark.parametrize("pairwise_max_group", [None, 1, 10 ** 6])
+def test_tie_groups_listed_in_docid_order(monkeypatch, length, pairwise_max_group):
+    """Runs written in rank order with each tie group ascending by docid (most TREC-8 runs), descending
+    (trec_eval's order) or mixed: the groups found already ordered are reversed or kept, the others ordered."""
+    if pairwise_max_group is not None:
+        monkeypatch.setattr(flat_run, "_PAIRWISE_MAX_GROUP", pairwise_max_group)
+    qrels, run, _ = tied_run(7, 9, length, scores=(-4, 4), step=0.5)
+    rng = np.random.default_rng(7)
+    for i, (qid, doc_scores) in enumerate(list(run.items())):
+        by_score = sorted(doc_scores, key=lambda d: -doc_scores[d])      # stable: ties keep their file order
+        groups = {}
+        for d in by_score:
+            groups.setdefault(doc_scores[d], []).append(d)
+        docs = []
+        for k, members in enumerate(groups.values()):
+            how = (i + k) % 3
+            if how == 0:
+                members = sorted(members)                                 # ascending: reversed by the prep
+            elif how == 1:
+                members = sorted(members, reverse=True)                   # descending: kept
+            else:
+                members = sorted(members)
+                j = int(rng.integers(0, len(members)))                    # ascending but one member out of place
+                members.insert(0, members.pop(j))
+            docs.extend(members)
+        run[qid] = {d: doc_scores[d] for d in docs}
+    prepared = PreparedRun(QrelsIndex(qrels), run)
+    assert isinstance(prepared.queries, flat_run._LazyQueries)
+    ref = reference(qrels, run)
+    flat = prepared._flat
+    assert flat.docids == [d for q in flat.qids for d in ref[q][0]]
+    np.testing.assert_array_equal(flat.positive_grades, np.concatenate([ref[q][1] for q in flat.qids]))
+    np.testing.assert_array_equal(flat.grades, np.concatenate([ref[q][2] for q in flat.qids]))
