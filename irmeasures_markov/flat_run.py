@@ -13,7 +13,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import chain, islice, repeat
-from operator import and_, attrgetter, gt, itemgetter, lt, methodcaller
+from operator import attrgetter, gt, itemgetter, lt, methodcaller
 from typing import Dict, Iterator, List, Mapping, Optional, Tuple
 
 import numpy as np
@@ -326,9 +326,9 @@ def _join_positive_flat(qrels: QrelsIndex, qids: List[str], dicts: List[Mapping[
 
     Why: probing every retrieved document costs a dict lookup per document
     (in a dict of all ~1700 judgments of a TREC-8 topic, often a cache miss);
-    a query has ~100 positive judgments, so intersecting those with the
-    query's retrieved docids (one C-level set operation per query) finds
-    the hits for a tenth of the probes.  Each hit is then placed at its
+    a query has ~100 positive judgments, so probing the ranking's dict with
+    each of those (C-level, the score or NaN) finds the hits and their
+    scores for a tenth of the probes.  Each hit is then placed at its
     rank by binary search on (query, -score) over the whole run at once:
     complex numbers sort lexicographically by (real, imaginary), so the
     ranked run, as ``query + 1j * -score``, is one sorted array (exact:
@@ -340,19 +340,22 @@ def _join_positive_flat(qrels: QrelsIndex, qids: List[str], dicts: List[Mapping[
     """
     n = order.size
     out = np.zeros(n, dtype=np.int64)
-    positive = list(map(qrels.positive, qids))
-    # dict_keys & dict_keys iterates the smaller side (the positive judgments) and probes the other
-    # (sets: iterated three times below, unchanged, so in the same order each time)
-    commons = list(map(and_, map(methodcaller("keys"), positive), map(methodcaller("keys"), dicts)))
-    counts = np.fromiter(map(len, commons), dtype=np.int64, count=len(commons))
-    m = int(counts.sum())
+    positive = list(map(qrels.positive_lists, qids))
+    judged_keys = [p[0] for p in positive]
+    n_positive = np.fromiter(map(len, judged_keys), dtype=np.int64, count=len(judged_keys))
+    # one probe of the ranking per positive judgment: its score, NaN where not retrieved (scores are finite)
+    probed = np.fromiter(chain.from_iterable(map(map, map(attrgetter("get"), dicts), judged_keys,
+                                                 repeat(repeat(np.nan)))), dtype=np.float64, count=int(n_positive.sum()))
+    found = np.flatnonzero(~np.isnan(probed))
+    m = found.size
     if not m:
         return out
-    hits = list(chain.from_iterable(commons))
-    hit_scores = np.fromiter(chain.from_iterable(map(map, map(attrgetter("__getitem__"), dicts), commons)),
-                             dtype=np.float64, count=m)
-    hit_grades = np.fromiter(chain.from_iterable(map(map, map(attrgetter("__getitem__"), positive), commons)),
-                             dtype=np.int64, count=m)
+    hit_scores = probed[found]
+    del probed
+    hit_grades = np.concatenate([p[1] for p in positive])[found]
+    positive_starts = np.zeros(n_positive.size + 1, dtype=np.int64)
+    np.cumsum(n_positive, out=positive_starts[1:])
+    counts = np.diff(np.searchsorted(found, positive_starts))     # hits per query
     lengths = np.diff(starts)
     hit_starts = np.zeros(counts.size + 1, dtype=np.int64)
     np.cumsum(counts, out=hit_starts[1:])
@@ -383,6 +386,7 @@ def _join_positive_flat(qrels: QrelsIndex, qids: List[str], dicts: List[Mapping[
     tied = np.flatnonzero(past - first > 1)
     rank = first
     if tied.size:
+        judged_flat = list(chain.from_iterable(judged_keys))
         sizes = past[tied] - first[tied]
         # a large group with several hits is sorted once (s log s C-level comparisons) rather than compared
         # with each of its hits (s per hit, each a Python-level step): TREC-8's heavily tied runs made up to
@@ -398,15 +402,15 @@ def _join_positive_flat(qrels: QrelsIndex, qids: List[str], dicts: List[Mapping[
                 group_keys = groups.get(a)
                 if group_keys is None:
                     group_keys = groups[a] = sorted(map(keys.__getitem__, order[a:b].tolist()))
-                rank[j] = a + (b - a) - bisect_right(group_keys, hits[j])
+                rank[j] = a + (b - a) - bisect_right(group_keys, judged_flat[found[j]])
             tied, sizes = tied[~by_sort], sizes[~by_sort]
         total = int(sizes.sum())
         if total:
             # every tied hit against every member of its group: rank = first + members with a larger docid
             begin = np.repeat(first[tied] - np.cumsum(sizes) + sizes, sizes)
             members = order[begin + np.arange(total)].tolist()
-            owner = np.repeat(tied, sizes).tolist()
-            larger = np.fromiter(map(gt, map(keys.__getitem__, members), map(hits.__getitem__, owner)),
+            owner = found[np.repeat(tied, sizes)].tolist()         # each comparison's hit, in judged_flat
+            larger = np.fromiter(map(gt, map(keys.__getitem__, members), map(judged_flat.__getitem__, owner)),
                                  dtype=bool, count=total)
             offsets = np.zeros(tied.size + 1, dtype=np.int64)
             np.cumsum(sizes, out=offsets[1:])

@@ -180,6 +180,7 @@ class QrelsIndex:
         self.qrels: Dict[str, Dict[str, int]] = qrels
         self._grades_desc: Dict[str, np.ndarray] = {}
         self._positive: Dict[str, Dict[str, int]] = {}
+        self._positive_lists: Dict[str, Tuple[List[str], np.ndarray]] = {}
         self._recall_base: Dict[Tuple[str, int], int] = {}
         self._no_relevant: Dict[int, List[str]] = {}
         self._warned_empty = set()
@@ -207,6 +208,14 @@ class QrelsIndex:
         if d is None:
             d = self._positive[qid] = {doc: g for doc, g in self.qrels.get(qid, {}).items() if g > 0}
         return d
+
+    def positive_lists(self, qid: str) -> Tuple[List[str], np.ndarray]:
+        """The query's documents with a grade > 0 as ``(docids, grades)`` (cached; the order of :meth:`positive`)."""
+        lists = self._positive_lists.get(qid)
+        if lists is None:
+            d = self.positive(qid)
+            lists = self._positive_lists[qid] = (list(d), np.fromiter(d.values(), dtype=np.int64, count=len(d)))
+        return lists
 
     def recall_base(self, qid: str, rel: int = 1) -> int:
         """Number of the query's judgments with grade >= ``rel`` (cached: asked once per query and run)."""
