@@ -237,9 +237,11 @@ class RelevanceEvaluator:
                 results.setdefault(id_from_pytrec_eval(qid), {}).update(vals)
         if self._our_evaluator is not None:
             by_measure = self._our_evaluator.prepared_values(prepared, run, warn_empty=False)
+            # each measure's values follow prepared.qids: one row per query, filled column by column
+            rows = [results.setdefault(qid, {}) for qid in prepared.qids]
             for key, measure in self._ours.items():
-                for qid, v in by_measure[measure].items():
-                    results.setdefault(qid, {})[key] = v
+                for row, v in zip(rows, by_measure[measure].values()):
+                    row[key] = v
         if self._other_evaluator is not None:
             inverse = {m: k for k, m in self._others.items()}
             for metric in self._other_evaluator.iter_calc(native_run):
