@@ -37,6 +37,8 @@ ORDER1_BOUND_POSITION = 0.75
 ORDER1_CELLS = 1 << 18
 #: kept states of the blocks handled together by the order-1 integral
 ORDER1_GROUP_STATES = 1 << 17
+#: states per group of the truncation's bounds (:func:`~.birth_death_quadrature.reach_truncation`)
+ORDER1_REACH_CHUNK = 1 << 17
 
 
 def _absorption(forward, backward):
@@ -155,7 +157,7 @@ def average_reward_groups(gather, offsets, local_starts, discount: float = 1.0):
     the kept states only: the same values as one pass over the chains.
     """
     c = float(discount)
-    keep = reach_truncation_gathered(gather, offsets, local_starts, ORDER1_TRUNCATION_TOL)
+    keep = reach_truncation_gathered(gather, offsets, local_starts, ORDER1_TRUNCATION_TOL, chunk=ORDER1_REACH_CHUNK)
     kept = np.flatnonzero(keep > 0)
     # groups of about ORDER1_GROUP_STATES kept states bound the memory of everything below
     first = np.cumsum(keep[kept]) - keep[kept]
