@@ -331,7 +331,8 @@ def _order1_in_blocks(batch, params, kw, g_max, pad_to):
     their starts; the truncation and the groups then read the transitions of
     just the queries they cover (:func:`~irmeasures_markov.core.birth_death_order1.average_reward_groups`):
     the same states in the same groups, so the same rules and values.
-    Memory: the chains' bounds and starts (two integers per query), and the
+    Memory: the chains' bounds and starts (two integers per chain: one chain
+    per ranking unless a forward probability of 0 cuts it), and the
     transitions of about ``BLOCK_DOCS`` documents at a time besides a
     group's own solves.
     """
@@ -374,18 +375,10 @@ def _order1_in_blocks(batch, params, kw, g_max, pad_to):
 
     def gather(idx):
         """(fwd, bwd, gain) at the increasing positions ``idx``, from the queries they fall in."""
-        query = np.searchsorted(offsets, idx, side="right") - 1
-        qs, first = np.unique(query, return_index=True)
         out = tuple(np.empty(idx.size) for _ in range(3))
-        for a, b in query_blocks(np.concatenate([[0], np.cumsum(lengths[qs])]), BLOCK_DOCS):
-            sel = qs[a:b]
-            hi = idx.size if b == qs.size else first[b]
-            at = slice(first[a], hi)
-            sub_offsets = np.concatenate([[0], np.cumsum(lengths[sel])])
-            # position within the selected queries: the offset in its query plus the query's start there
-            local_at = idx[at] - offsets[query[at]] + np.repeat(sub_offsets[:-1], np.diff(np.append(first[a:b], hi)))
-            for dst, src in zip(out, transitions(sel)):
-                dst[at] = src[local_at]
+        for qs, part, local, _ in _by_query_blocks(idx, offsets, lengths):
+            for dst, src in zip(out, transitions(qs)):
+                dst[part] = src[local]
         return out
 
     out = np.zeros(nq)
@@ -404,15 +397,26 @@ def _order1_in_blocks(batch, params, kw, g_max, pad_to):
 def _query_sums(at, terms, offsets, lengths, out):
     """``out[q]`` = the sum over query q's ranks of ``terms`` (at positions ``at``, 0 elsewhere), for the
     queries with a position in ``at``: the sum of one pass over the run's per-rank terms, zeros included."""
+    for qs, part, local, heads in _by_query_blocks(at, offsets, lengths):
+        buf = np.zeros(int(heads[-1]))
+        buf[local] = terms[part]
+        out[qs] = np.add.reduceat(buf, heads[:-1])
+
+
+def _by_query_blocks(at, offsets, lengths):
+    """For increasing positions ``at`` of the run (``offsets``, ``lengths`` per query), blocks of about
+    :data:`BLOCK_DOCS` documents of the queries they fall in: ``(queries, part, local, heads)``, the
+    slice of ``at`` in those queries, its positions counted in the queries' concatenation and the
+    queries' offsets there."""
     if at.size == 0:
         return
     query = np.searchsorted(offsets, at, side="right") - 1
-    qs, first = np.unique(query, return_index=True)
-    for a, b in query_blocks(np.concatenate([[0], np.cumsum(lengths[qs])]), BLOCK_DOCS):
-        hi = at.size if b == qs.size else first[b]
-        sub_offsets = np.concatenate([[0], np.cumsum(lengths[qs[a:b]])])
-        buf = np.zeros(int(sub_offsets[-1]))
-        buf[at[first[a]:hi] - offsets[query[first[a]:hi]] + np.repeat(sub_offsets[:-1],
-                                                                   np.diff(np.append(first[a:b], hi)))] = \
-            terms[first[a]:hi]
-        out[qs[a:b]] = np.add.reduceat(buf, sub_offsets[:-1])
+    first = np.flatnonzero(np.concatenate([[True], query[1:] != query[:-1]]))
+    ends = np.append(first[1:], at.size)
+    qs = query[first]
+    sizes = lengths[qs]
+    for a, b in query_blocks(np.concatenate([[0], np.cumsum(sizes)]), BLOCK_DOCS):
+        part = slice(int(first[a]), int(ends[b - 1]))
+        heads = np.concatenate([[0], np.cumsum(sizes[a:b])])
+        local = at[part] - offsets[query[part]] + np.repeat(heads[:-1], ends[a:b] - first[a:b])
+        yield qs[a:b], part, local, heads
