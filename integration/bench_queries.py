@@ -2,6 +2,7 @@
 
     python integration/bench_queries.py [--sizes 100x100,1000x100,10000x100,100000x100,7000x1000]
                                         [--rounds 5] [--no-memory] [--no-time]
+                                        [--memory-sizes 100000x100] [--memory-families map,MP,...]
 
 Synthetic inputs, seeded: ``Q x N`` is Q queries of N retrieved documents
 each (scores with 3 decimals, so ties occur), 10 judged documents per query
@@ -20,9 +21,11 @@ peak-RSS mark is reset (``/proc/self/clear_refs``), and the peak reached
 while evaluating, above the RSS with the inputs loaded, is reported in
 bytes per retrieved document (also tracemalloc's peak, numpy's allocations
 included, for our families), for the timed families and MEMORY_ONLY: P@H
-order 1, P@H RWBM order 1 (outside the memory bound), MPcont with TBG time,
-Carterette M2-M4.  Targets: time ratio MP / map <= 1.0 at 100,000 x 100;
-peak memory of every family <= map's.
+order 1, P@H RWBM order 1 with loss, MPcont with TBG time, Carterette
+M2-M4.  Memory is measured at --memory-sizes, else at the --sizes given,
+else at 100,000 x 100.  Targets: time ratio MP / map <= 1.0 at
+100,000 x 100; peak memory of every family <= map's and <= 64 bytes per
+retrieved document.
 """
 import argparse
 import gc
@@ -123,12 +126,15 @@ def memory_child(family: str, n_queries: int, n_docs: int) -> dict:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", default="100x100,1000x100,10000x100,100000x100,7000x1000")
+    ap.add_argument("--sizes", default=None,
+                    help="QxN sizes timed (default 100x100,1000x100,10000x100,100000x100,7000x1000); also the "
+                         "sizes of the memory measurement when given without --memory-sizes")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--no-memory", action="store_true")
     ap.add_argument("--no-time", action="store_true")
-    ap.add_argument("--memory-sizes", default="100000x100",
-                    help="sizes at which memory is measured (each family in its own subprocess)")
+    ap.add_argument("--memory-sizes", default=None,
+                    help="sizes at which memory is measured (each family in its own subprocess); default: "
+                         "--sizes when given, else 100000x100")
     ap.add_argument("--memory-families", default=",".join(FAMILIES + MEMORY_ONLY),
                     help="families whose memory is measured (PH1 = PH(order=1); MPcont, M2-M4 memory only)")
     ap.add_argument("--memory-child", nargs=3, metavar=("FAMILY", "QUERIES", "DOCS"), help=argparse.SUPPRESS)
@@ -137,6 +143,10 @@ def main():
         family, nq, nd = args.memory_child
         print(json.dumps(memory_child(family, int(nq), int(nd))))
         return
+    if args.memory_sizes is None:
+        args.memory_sizes = args.sizes or "100000x100"
+    if args.sizes is None:
+        args.sizes = "100x100,1000x100,10000x100,100000x100,7000x1000"
     sizes = [tuple(map(int, s.split("x"))) for s in args.sizes.split(",") if s]
     if not args.no_time:
         for nq, nd in sizes:

@@ -16,11 +16,13 @@ import numpy as np
 from .birth_death import (_SINGULAR, _ill_conditioned, _start_indicator, birth_death_inverse_diagonal,
                           birth_death_solve, birth_death_solve_pair)
 from .birth_death_quadrature import (MAX_GAUSS_NODES, gauss_nodes_for_bound, graded_gauss_legendre, identical_blocks,
-                                     node_terms, quadrature_levels, ranges, reach_truncation, spectral_radius_bound)
+                                     node_terms, quadrature_levels, ranges, reach_truncation_gathered,
+                                     spectral_radius_bound)
 from .birth_death_stable import (block_positions, block_starts, renumber, stable_average_reward, stable_parts,
                                  sub_offsets, uncoupled_blocks)
 
-__all__ = ["birth_death_average_reward", "birth_death_average_reward_recursion"]
+__all__ = ["birth_death_average_reward", "birth_death_average_reward_recursion", "average_reward_groups",
+           "average_reward_starts"]
 
 #: the step recursion refuses chains whose expected absorption time exceeds this (it would take
 #: about that many steps)
@@ -35,6 +37,8 @@ ORDER1_BOUND_POSITION = 0.75
 ORDER1_CELLS = 1 << 18
 #: kept states of the blocks handled together by the order-1 integral
 ORDER1_GROUP_STATES = 1 << 17
+#: states per group of the truncation's bounds (:func:`~.birth_death_quadrature.reach_truncation`)
+ORDER1_REACH_CHUNK = 1 << 17
 
 
 def _absorption(forward, backward):
@@ -123,12 +127,37 @@ def birth_death_average_reward(forward, backward, reward, starts, discount: floa
     if starts.size and (starts.min() < 0 or starts.max() >= n):
         raise ValueError(f"`starts` must be states in [0, {n}).")
     offsets = uncoupled_blocks(fwd, bwd)
-    lengths = np.diff(offsets)
-    local = block_starts(starts, offsets, np.ones(lengths.size, dtype=bool))
+    local = average_reward_starts(offsets, starts, reward)
+    total = np.zeros(n)
+    for mask, values, _ in average_reward_groups(lambda idx: (fwd[idx], bwd[idx]), offsets, local, c):
+        total[mask] = values * reward[mask]
+    return total
+
+
+def average_reward_starts(offsets, starts, reward) -> np.ndarray:
+    """The start of every uncoupled block (``offsets``) counted from its first state; -1 where the block has
+    no start or no reward (it adds nothing).  ``starts`` are states of the stacked chains."""
+    local = block_starts(starts, offsets, np.ones(offsets.size - 1, dtype=bool))
     scale = np.maximum(np.maximum.reduceat(reward, offsets[:-1]), -np.minimum.reduceat(reward, offsets[:-1]))
     local[scale == 0] = -1                   # a block without reward adds nothing: drop it whole
-    keep = reach_truncation(fwd, bwd, offsets, local, ORDER1_TRUNCATION_TOL)
-    total = np.zeros(n)
+    return local
+
+
+def average_reward_groups(gather, offsets, local_starts, discount: float = 1.0):
+    """:func:`birth_death_average_reward`'s per-state integrals (reward excluded), group by group.
+
+    ``offsets`` are the uncoupled blocks of the stacked chains and
+    ``local_starts`` their starts (:func:`average_reward_starts`);
+    ``gather(idx) -> (fwd[idx], bwd[idx], *extra)`` reads the chains (after
+    :func:`_probabilities`) at an increasing array of states, so the caller
+    need not hold them.  Yields ``(states, values, extra)`` for groups of about
+    :data:`ORDER1_GROUP_STATES` kept states (0 elsewhere), in order of state;
+    ``extra`` is what ``gather`` returned for ``states`` besides the chains.
+    The groups, hence the quadrature rule of each, depend on ``offsets`` and
+    the kept states only: the same values as one pass over the chains.
+    """
+    c = float(discount)
+    keep = reach_truncation_gathered(gather, offsets, local_starts, ORDER1_TRUNCATION_TOL, chunk=ORDER1_REACH_CHUNK)
     kept = np.flatnonzero(keep > 0)
     # groups of about ORDER1_GROUP_STATES kept states bound the memory of everything below
     first = np.cumsum(keep[kept]) - keep[kept]
@@ -138,8 +167,8 @@ def birth_death_average_reward(forward, backward, reward, starts, discount: floa
         blocks = kept[a:b]
         if blocks.size:
             mask = ranges(offsets[blocks], keep[blocks])
-            total[mask] = _average_reward_kept(fwd[mask], bwd[mask], keep[blocks], local[blocks], c) * reward[mask]
-    return total
+            f, bw, *extra = gather(mask)
+            yield mask, _average_reward_kept(f, bw, keep[blocks], local_starts[blocks], c), extra
 
 
 def _average_reward_kept(f_t, b_t, keep, local, c):

@@ -60,8 +60,8 @@ from .._lazy import lazy_module
 
 lapack = lazy_module("scipy.linalg.lapack")  # imported at the first call: `import irmeasures_markov` stays cheap
 
-__all__ = ["graded_gauss_legendre", "ranges", "reach_truncation", "identical_blocks", "spectral_radius_bound",
-           "gauss_nodes_for_bound", "node_terms"]
+__all__ = ["graded_gauss_legendre", "ranges", "reach_truncation", "reach_truncation_gathered", "identical_blocks",
+           "spectral_radius_bound", "gauss_nodes_for_bound", "node_terms"]
 
 #: most Gauss–Legendre nodes of one rule; blocks that need more use the graded rule
 MAX_GAUSS_NODES = 64
@@ -142,19 +142,30 @@ def reach_truncation(fwd, bwd, offsets, local_starts, tol: float, window: int = 
     the blocks not settled there, so the cost follows the kept states; blocks
     are taken in groups of about ``chunk`` states, which bounds the memory.
     """
+    return reach_truncation_gathered(lambda idx: (fwd[idx], bwd[idx]), offsets, local_starts, tol, window, chunk)
+
+
+def reach_truncation_gathered(gather, offsets, local_starts, tol: float, window: int = 128,
+                              chunk: int = 1 << 17) -> np.ndarray:
+    """:func:`reach_truncation` reading the chains through ``gather(idx) -> (fwd[idx], bwd[idx], ...)``.
+
+    ``idx`` is an increasing array of states (whole stretches of blocks); only
+    the first two arrays returned are read.  The caller need not hold the
+    chains: the same groups of states are gathered, so the same counts.
+    """
     lengths = np.diff(offsets)
     local_starts = np.asarray(local_starts, dtype=np.intp)
     has = local_starts >= 0
     span = np.where(has, np.minimum(lengths, local_starts + window), 0)
     keep = np.zeros(lengths.size, dtype=np.intp)
-    _keep_in_groups(fwd, bwd, offsets, local_starts, tol, np.flatnonzero(has), span, keep, chunk)
+    _keep_in_groups(gather, offsets, local_starts, tol, np.flatnonzero(has), span, keep, chunk)
     # blocks still reached at the window's end: their whole length
     open_ = np.flatnonzero(has & (keep == span) & (span < lengths))
-    _keep_in_groups(fwd, bwd, offsets, local_starts, tol, open_, lengths, keep, chunk)
+    _keep_in_groups(gather, offsets, local_starts, tol, open_, lengths, keep, chunk)
     return keep
 
 
-def _keep_in_groups(fwd, bwd, offsets, local_starts, tol, blocks, span, keep, chunk):
+def _keep_in_groups(gather, offsets, local_starts, tol, blocks, span, keep, chunk):
     """``keep[blocks]`` from the first ``span[blocks]`` states of each, in groups of about ``chunk`` states."""
     if blocks.size == 0:
         return
@@ -163,8 +174,8 @@ def _keep_in_groups(fwd, bwd, offsets, local_starts, tol, blocks, span, keep, ch
     bounds = np.concatenate([[0], np.flatnonzero(np.diff(group)) + 1, [blocks.size]])
     for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
         ids = blocks[a:b]
-        idx = ranges(offsets[ids], sizes[a:b])
-        keep[ids] = _reach_keep(fwd[idx], bwd[idx], np.concatenate([[0], np.cumsum(sizes[a:b])]).astype(np.intp),
+        f, bw = gather(ranges(offsets[ids], sizes[a:b]))[:2]
+        keep[ids] = _reach_keep(f, bw, np.concatenate([[0], np.cumsum(sizes[a:b])]).astype(np.intp),
                                 local_starts[ids], tol)
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..lengths import DocumentLengths, LengthTable, load_length_source
 from ..measures.tbg import NORMS, TBG_DEFAULTS, TBGParameters, ideal_normaliser, tbg_batch
+from ..segments import query_blocks
 from .base import FLOAT, FamilyMeasure, ParamInfo, register_measure
 from .fitted import FitChoices, canonical_spec, fitted_kwargs, is_fit_spec
 
@@ -130,18 +131,32 @@ def tbg_rates(prepared, batch, measure) -> Dict[str, np.ndarray]:
 
 
 def tbg_flat_rates(prepared, batch, measure) -> np.ndarray:
-    """:func:`tbg_rates` at every flat position of ``batch``, with no per-query step."""
+    """:func:`tbg_rates` at every flat position of ``batch``, with no per-query step.
+
+    Besides the lengths and the rates (8 bytes per document each), the
+    arithmetic holds its temporaries for blocks of whole queries of about
+    :data:`RATE_BLOCK` documents only (elementwise, so the same values).
+    """
     params = time_parameters(measure)
     flat = batch_lengths(prepared, measure, document_lengths(measure))
-    pc, _ = params.click_and_gain(batch.grades, batch.rel)
-    mean_time = params.t_summary + (params.a * flat + params.b) * pc
-    relevant = batch.relevant
-    if np.any(mean_time[relevant] <= 0):
-        raise ValueError("MPcont(time='tbg'): the holding time at a relevant rank is 0 (t_summary = 0 and no "
-                         "click time); its rate would be infinite")
-    # MP's chain never stays at a non-relevant rank, so its rate is inert; it only has to be a valid rate
-    mean_time[~relevant & (mean_time <= 0)] = 1.0
-    return 1.0 / mean_time
+    rates = np.empty(flat.size)
+    offsets = batch.offsets
+    for qa, qb in query_blocks(offsets, RATE_BLOCK):
+        a, b = int(offsets[qa]), int(offsets[qb])
+        pc, _ = params.click_and_gain(batch.grades[a:b], batch.rel)
+        mean_time = params.t_summary + (params.a * flat[a:b] + params.b) * pc
+        relevant = batch.relevant[a:b]
+        if np.any(mean_time[relevant] <= 0):
+            raise ValueError("MPcont(time='tbg'): the holding time at a relevant rank is 0 (t_summary = 0 and "
+                             "no click time); its rate would be infinite")
+        # MP's chain never stays at a non-relevant rank, so its rate is inert; it only has to be a valid rate
+        mean_time[~relevant & (mean_time <= 0)] = 1.0
+        np.divide(1.0, mean_time, out=rates[a:b])
+    return rates
+
+
+#: documents (whole queries) per block of :func:`tbg_flat_rates`' arithmetic
+RATE_BLOCK = 1 << 16
 
 
 class _TBG(FamilyMeasure):

@@ -6,6 +6,9 @@ from typing import Optional
 
 import numpy as np
 
+from ...core.birth_death_order1 import average_reward_groups, average_reward_starts
+from ...core.birth_death_quadrature import ranges
+from ...core.birth_death_stable import uncoupled_blocks
 from ...segments import query_blocks
 from . import expectations as _expectations
 from .expectations import _gain_and_steps_flat, _order1_flat
@@ -161,8 +164,12 @@ def path_at_h_batch(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=None,
     ranks its solves use anyway (unless padded).  The values are those of one pass over all
     queries, bit for bit: every quantity is formed per query (the running
     sums of integer gains are exact), and the method (closed form or solves)
-    is chosen for the whole run.  Order 1 with backward moves takes the run
-    at once (one quadrature rule serves all its queries).
+    is chosen for the whole run.  Order 1 with backward moves integrates
+    groups of about ``ORDER1_GROUP_STATES`` kept states with one quadrature
+    rule each; the groups are those of one pass, found by a first pass over
+    blocks of queries, and each group reads its queries' transitions when
+    it is integrated (:func:`_order1_in_blocks`).  Padded order 2 with backward
+    moves takes the run at once.
     """
     params = _model_params_iv(browse=browse, p=p, q=q, p_rel=p_rel, q_rel=q_rel, user=user, loss=loss, f=f,
                               order=order, top=top, tail=tail, gain=gain, b=b)
@@ -181,9 +188,11 @@ def path_at_h_batch(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=None,
         # method, is decided for the whole run.
         backward = params["tail"] != "none" or _has_backward(batch, q, q_rel)
         block = _expectations.GROUP_RANKS if backward else BLOCK_DOCS
+    elif params["order"] == 1:
+        # order 1 (f = h): the quadrature's groups of states are the run's; see _order1_in_blocks
+        return _order1_in_blocks(batch, params, kw, g_max, pad_to)
     else:
-        # order 1 with backward moves: one quadrature rule serves all queries; keep them together
-        # (and padded backward models)
+        # padded order 2 with backward moves: padding would move the solves' groups; keep the run together
         return _path_at_h_block(batch, params, kw, g_max, pad_to)
     out = np.zeros(offsets.size - 1)
     for a, b in query_blocks(offsets, block):
@@ -298,3 +307,116 @@ def _path_at_h_block(batch, params, kw, g_max, pad_to, backward=None):
     out = np.asarray(out, dtype=np.float64)
     out[batch.recall_base == 0] = 0.0
     return out
+
+
+def _select_queries(batch, qs):
+    """Queries ``qs`` (increasing indices) of ``batch`` as a batch of their own."""
+    from ...rankings import RelevanceBatch
+    if qs.size and qs[-1] - qs[0] + 1 == qs.size:
+        return _sub_batch(batch, int(qs[0]), int(qs[-1]) + 1)
+    lengths = np.diff(batch.offsets)[qs]
+    at = ranges(batch.offsets[:-1][qs], lengths)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(batch.offsets.dtype)
+    return RelevanceBatch([batch.qids[i] for i in qs.tolist()], offsets, batch.grades[at], batch.relevant[at],
+                          batch.recall_base[qs], batch.rel, judgments=batch.judgments)
+
+
+def _order1_in_blocks(batch, params, kw, g_max, pad_to):
+    """:func:`path_at_h_batch` for order 1 (f = h) without the run's transitions in memory, bit for bit.
+
+    One pass over all queries (``_path_at_h_block``) integrates groups of
+    about ``ORDER1_GROUP_STATES`` kept states, one quadrature rule (node count)
+    per group, so a query's value depends on the other queries of its group.
+    Here a first pass over blocks of queries finds the uncoupled chains and
+    their starts; the truncation and the groups then read the transitions of
+    just the queries they cover (:func:`~irmeasures_markov.core.birth_death_order1.average_reward_groups`):
+    the same states in the same groups, so the same rules and values.
+    Memory: the chains' bounds and starts (two integers per chain: one chain
+    per ranking unless a forward probability of 0 cuts it), and the
+    transitions of about ``BLOCK_DOCS`` documents at a time besides a
+    group's own solves.
+    """
+    lengths = np.diff(batch.offsets)
+    if pad_to is not None:
+        lengths = np.maximum(lengths, int(pad_to))
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)   # of the (padded) run
+    nq = lengths.size
+    tkw = dict(browse=params["browse"], p=kw["p"], q=kw["q"], p_rel=kw["p_rel"], q_rel=kw["q_rel"],
+               user=params["user"], top=kw["top"], tail=kw["tail"], gain=kw["gain"], b=params["b"])
+
+    def transitions(qs):
+        sub = _select_queries(batch, qs)
+        if pad_to is not None:
+            sub = pad_batch(sub, pad_to)
+        fwd, bwd, g, _ = batch_transitions(sub, g_max=None if g_max is None else np.asarray(g_max)[qs], **tkw)
+        return fwd, bwd, g
+
+    # first pass: the uncoupled chains (every query's first and last ranks cut them) and their starts
+    heads, starts, backward = [], [], False
+    for a, b in query_blocks(offsets, BLOCK_DOCS):
+        lo = int(offsets[a])
+        if offsets[b] == lo:
+            continue
+        fwd, bwd, g = transitions(np.arange(a, b))
+        backward = backward or bool(np.any(bwd > 0))
+        chains = uncoupled_blocks(fwd, bwd)
+        sub = offsets[a:b + 1] - lo
+        heads.append(chains[:-1] + lo)
+        starts.append(average_reward_starts(chains, sub[:-1][np.diff(sub) > 0], g))
+    if not backward:
+        # no backward move anywhere (e.g. rankings of one document): the closed form, as one pass chooses
+        out = np.zeros(nq)
+        for a, b in query_blocks(batch.offsets, BLOCK_DOCS):
+            out[a:b] = _path_at_h_block(_sub_batch(batch, a, b), params, kw,
+                                        None if g_max is None else np.asarray(g_max)[a:b], pad_to, False)
+        return out
+    chains = np.concatenate(heads + [offsets[-1:]])
+    local = np.concatenate(starts)
+
+    def gather(idx):
+        """(fwd, bwd, gain) at the increasing positions ``idx``, from the queries they fall in."""
+        out = tuple(np.empty(idx.size) for _ in range(3))
+        for qs, part, local, _ in _by_query_blocks(idx, offsets, lengths):
+            for dst, src in zip(out, transitions(qs)):
+                dst[part] = src[local]
+        return out
+
+    out = np.zeros(nq)
+    held_at, held = np.zeros(0, dtype=np.intp), np.zeros(0)
+    for at, values, (gain,) in average_reward_groups(gather, chains, local, 1.0 - params["loss"]):
+        at, terms = np.concatenate([held_at, at]), np.concatenate([held, values * gain])
+        # the last query may have states in the next group: its sum waits for them
+        cut = np.searchsorted(at, offsets[np.searchsorted(offsets, at[-1], side="right") - 1])
+        _query_sums(at[:cut], terms[:cut], offsets, lengths, out)
+        held_at, held = at[cut:], terms[cut:]
+    _query_sums(held_at, held, offsets, lengths, out)
+    out[batch.recall_base == 0] = 0.0
+    return out
+
+
+def _query_sums(at, terms, offsets, lengths, out):
+    """``out[q]`` = the sum over query q's ranks of ``terms`` (at positions ``at``, 0 elsewhere), for the
+    queries with a position in ``at``: the sum of one pass over the run's per-rank terms, zeros included."""
+    for qs, part, local, heads in _by_query_blocks(at, offsets, lengths):
+        buf = np.zeros(int(heads[-1]))
+        buf[local] = terms[part]
+        out[qs] = np.add.reduceat(buf, heads[:-1])
+
+
+def _by_query_blocks(at, offsets, lengths):
+    """For increasing positions ``at`` of the run (``offsets``, ``lengths`` per query), blocks of about
+    :data:`BLOCK_DOCS` documents of the queries they fall in: ``(queries, part, local, heads)``, the
+    slice of ``at`` in those queries, its positions counted in the queries' concatenation and the
+    queries' offsets there."""
+    if at.size == 0:
+        return
+    query = np.searchsorted(offsets, at, side="right") - 1
+    first = np.flatnonzero(np.concatenate([[True], query[1:] != query[:-1]]))
+    ends = np.append(first[1:], at.size)
+    qs = query[first]
+    sizes = lengths[qs]
+    for a, b in query_blocks(np.concatenate([[0], np.cumsum(sizes)]), BLOCK_DOCS):
+        part = slice(int(first[a]), int(ends[b - 1]))
+        heads = np.concatenate([[0], np.cumsum(sizes[a:b])])
+        local = at[part] - offsets[query[part]] + np.repeat(heads[:-1], ends[a:b] - first[a:b])
+        yield qs[a:b], part, local, heads
