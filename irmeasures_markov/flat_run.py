@@ -20,7 +20,7 @@ import numpy as np
 
 from .docid_table import SEPARATOR
 from .rankings import UNJUDGED, QrelsIndex, RankedQuery
-from .segments import query_blocks, segment_argsort_desc, segment_sum
+from .segments import segment_argsort_desc, segment_sum
 
 
 class _FlatRun:
@@ -329,10 +329,7 @@ def _join_positive_flat(qrels: QrelsIndex, qids: List[str], dicts: List[Mapping[
     a query has ~100 positive judgments, so probing the ranking's dict with
     each of those (C-level, the score or NaN) finds the hits and their
     scores for a tenth of the probes.  Each hit is then placed at its
-    rank by binary search on (query, -score) over the whole run at once:
-    complex numbers sort lexicographically by (real, imaginary), so the
-    ranked run, as ``query + 1j * -score``, is one sorted array (exact:
-    query numbers are small integers, scores are float64 as they are).
+    rank by binary search on its score among its query's ranked scores.
     A hit inside a tie group of scores goes after the group members whose
     docid is larger (trec_eval order: docid descending within a tie).
     ``ranked`` is ``scores[order]``; ``order`` only needs to be sorted by
@@ -356,33 +353,24 @@ def _join_positive_flat(qrels: QrelsIndex, qids: List[str], dicts: List[Mapping[
     positive_starts = np.zeros(n_positive.size + 1, dtype=np.int64)
     np.cumsum(n_positive, out=positive_starts[1:])
     counts = np.diff(np.searchsorted(found, positive_starts))     # hits per query
-    lengths = np.diff(starts)
     hit_starts = np.zeros(counts.size + 1, dtype=np.int64)
     np.cumsum(counts, out=hit_starts[1:])
     first = np.empty(m, dtype=np.int64)
     past = np.empty(m, dtype=np.int64)
-    # whole queries at a time, about _LOOKUP_BLOCK documents each: the complex keys (16 bytes per document)
-    # then never exist for the whole run at once
-    for q0, q1 in query_blocks(starts, _LOOKUP_BLOCK):
-        a, b, c, d = int(starts[q0]), int(starts[q1]), int(hit_starts[q0]), int(hit_starts[q1])
+    # two binary searches per query among its ranked scores (negated: ascending): this path takes rankings of
+    # 512 documents or more on average, so a step per query costs little beside the documents, and it needs
+    # no array keyed over the whole run (the former complex (query, -score) keys: 16 bytes per document)
+    negated_hits = np.negative(hit_scores)
+    bounds = zip(starts[:-1].tolist(), starts[1:].tolist(), hit_starts[:-1].tolist(), hit_starts[1:].tolist())
+    for a, b, c, d in bounds:
         if c == d:
             continue
-        query = np.arange(q0, q1, dtype=np.float64)
-        keyed = np.empty(b - a, dtype=np.complex128)
-        keyed.real = np.repeat(query, lengths[q0:q1])
-        np.negative(ranked[a:b], out=keyed.imag)
-        needles = np.empty(d - c, dtype=np.complex128)
-        needles.real = np.repeat(query, counts[q0:q1])
-        np.negative(hit_scores[c:d], out=needles.imag)
-        f = np.searchsorted(keyed, needles, side="left")
-        # in a tie group if the next ranked document has the same (query, score): only those are searched again
-        # (the block holds whole queries: its last document is never tied with the next block's first)
-        t = np.flatnonzero(keyed[np.minimum(f + 1, b - a - 1)] == needles)
-        t = t[f[t] + 1 < b - a]
-        p = f.copy()
-        p[t] = np.searchsorted(keyed, needles[t], side="right")
-        first[c:d] = f + a
-        past[c:d] = p + a
+        negated = np.negative(ranked[a:b])
+        needles = negated_hits[c:d]
+        first[c:d] = np.searchsorted(negated, needles, side="left")
+        first[c:d] += a
+        past[c:d] = np.searchsorted(negated, needles, side="right")
+        past[c:d] += a
     tied = np.flatnonzero(past - first > 1)
     rank = first
     if tied.size:
