@@ -298,9 +298,9 @@ def _expand(begin: np.ndarray, size: np.ndarray) -> np.ndarray:
     return np.repeat(begin - np.cumsum(size) + size, size) + np.arange(total, dtype=np.int64)
 
 
-#: runs whose rankings hold this many documents on average are joined with their judgments by intersecting
-#: each query's positive judgments with its ranking (about 100 of 1000 documents on TREC-8) instead of
-#: probing every retrieved document (measured crossover: 300-1000)
+#: runs whose rankings hold this many documents on average are joined with their judgments by probing each
+#: query's ranking with its positive judgments (about 100 of 1000 documents on TREC-8) instead of probing the
+#: judgments with every retrieved document (measured crossover: 300-1000)
 _FLAT_MAX_MEAN_LENGTH = 512
 #: tied hits times their tie group's size above which :func:`_join_positive_flat` places the tied hits with
 #: one sorted docid list per tie group instead of comparing every hit with every member of its group
@@ -476,8 +476,8 @@ def _prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], joi
         if ties is not None and not long_rankings:
             order, ties = _fix_ties(order, keys, starts, *ties), None
         # one C-level probe of the query's judgments per retrieved document: across a run of short rankings
-        # this costs less than intersecting each query's positive judgments with its ranking and placing
-        # the hits by binary search (making the positive subsets costs a Python call per query)
+        # this costs less than probing each query's ranking with its positive judgments and placing the hits
+        # by binary search (a few Python steps per query)
         getters = list(map(attrgetter("get"), judged))
         missing = UNJUDGED if judgments else 0
         full = np.fromiter(chain.from_iterable(map(map, getters, dicts, repeat(repeat(missing)))), dtype=np.int64,
