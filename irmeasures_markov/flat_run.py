@@ -320,7 +320,41 @@ _CHECK_BLOCK = 1 << 16
 _LOOKUP_BLOCK = 1 << 18
 
 
-def _join_positive_flat(qrels: QrelsIndex, qids: List[str], dicts: List[Mapping[str, float]], keys: List[str],
+def _read_long_rankings(dicts: List[Mapping[str, float]], positive: List[Tuple[List[str], np.ndarray]], n: int,
+                        check_ids: bool) -> Optional[Tuple[List[str], np.ndarray, np.ndarray]]:
+    """``(keys, scores, probed)`` of a run of long rankings, query by query; None when an input check fails.
+
+    ``keys`` are the docids in file order, ``scores`` their scores, and
+    ``probed`` the score of each positive judgment of ``positive`` (each
+    query's ``(docids, grades)``), NaN where not retrieved.  Why query by
+    query: a ranking's dict (about 100 KB for 1,000 documents) is read
+    three times, and reading it whole each time keeps it in cache for the
+    next; reading the whole run three times over fetched every dict from
+    memory three times.  ``check_ids``: check that every docid is a str.
+    """
+    keys: List[str] = []
+    extend = keys.extend
+    scores = np.empty(n)
+    probes = []
+    a = 0
+    nan = np.nan
+    try:
+        for d, (judged, _) in zip(dicts, positive):
+            b = a + len(d)
+            extend(d)
+            if check_ids:
+                "".join(d)
+            scores[a:b] = np.fromiter(d.values(), dtype=np.float64, count=b - a)
+            probes.append(np.fromiter(map(d.get, judged, repeat(nan)), dtype=np.float64, count=len(judged)))
+            a = b
+    except (TypeError, ValueError):
+        return None
+    if a != n:
+        return None
+    return keys, scores, (np.concatenate(probes) if probes else np.zeros(0))
+
+
+def _join_positive_flat(qrels: QrelsIndex, qids: List[str], probed: np.ndarray, keys: List[str],
                         order: np.ndarray, ranked: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """Positive grade at every rank of every query (flat layout), joined through the positive judgments only.
 
@@ -340,9 +374,8 @@ def _join_positive_flat(qrels: QrelsIndex, qids: List[str], dicts: List[Mapping[
     positive = list(map(qrels.positive_lists, qids))
     judged_keys = [p[0] for p in positive]
     n_positive = np.fromiter(map(len, judged_keys), dtype=np.int64, count=len(judged_keys))
-    # one probe of the ranking per positive judgment: its score, NaN where not retrieved (scores are finite)
-    probed = np.fromiter(chain.from_iterable(map(map, map(attrgetter("get"), dicts), judged_keys,
-                                                 repeat(repeat(np.nan)))), dtype=np.float64, count=int(n_positive.sum()))
+    # ``probed``: one probe of the ranking per positive judgment, its score or NaN where not retrieved (scores
+    # are finite), made by _read_long_rankings
     found = np.flatnonzero(~np.isnan(probed))
     m = found.size
     if not m:
@@ -438,11 +471,21 @@ def _prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], joi
     long_rankings = int(lengths.sum()) >= _FLAT_MAX_MEAN_LENGTH * max(1, len(dicts))
     if long_rankings and depth is not None:
         return None  # a partial sort and a probe per ranked document, query by query, cost less (measured 2x)
-    keys = list(chain.from_iterable(dicts))
-    n = len(keys)
-    if n != int(lengths.sum()):
-        return None
+    n = int(lengths.sum())
     joined = None
+    probed = None
+    if long_rankings and not judgments:
+        # each query's dict read once while it is in cache: its docids, its scores and its positive judgments
+        read = _read_long_rankings(dicts, list(map(qrels.positive_lists, qids)), n,
+                                   check_ids=not ids_checked and not (join_docids and n <= _LOOKUP_BLOCK))
+        if read is None:
+            return None
+        keys, scores, probed = read
+        ids_checked = True
+    else:
+        keys = list(chain.from_iterable(dicts))
+    if n != len(keys):
+        return None
     try:
         if join_docids and n <= _LOOKUP_BLOCK:
             # a run of one lookup block keeps its docids joined (document_values reads them from there):
@@ -455,7 +498,8 @@ def _prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], joi
     except TypeError:
         return None
     try:
-        scores = np.fromiter(chain.from_iterable(map(methodcaller("values"), dicts)), dtype=np.float64, count=n)
+        if probed is None:
+            scores = np.fromiter(chain.from_iterable(map(methodcaller("values"), dicts)), dtype=np.float64, count=n)
     except (TypeError, ValueError):
         return None
     if not np.isfinite(scores).all():
@@ -471,7 +515,7 @@ def _prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], joi
     grades = None
     if long_rankings and not judgments:
         # the join needs only which documents tie, not their order: the docid tie-break waits for a use
-        positive = _join_positive_flat(qrels, qids, dicts, keys, order, ranked, starts)
+        positive = _join_positive_flat(qrels, qids, probed, keys, order, ranked, starts)
     else:
         if ties is not None and not long_rankings:
             order, ties = _fix_ties(order, keys, starts, *ties), None
