@@ -321,8 +321,8 @@ _LOOKUP_BLOCK = 1 << 18
 
 
 def _read_long_rankings(dicts: List[Mapping[str, float]], positive: List[Tuple[List[str], np.ndarray]], n: int,
-                        check_ids: bool) -> Optional[Tuple[List[str], np.ndarray, np.ndarray]]:
-    """``(keys, scores, probed)`` of a run of long rankings, query by query; None when an input check fails.
+                        check_ids: bool, join: bool = False):
+    """``(keys, scores, probed, joined)`` of a run of long rankings, query by query; None when an input check fails.
 
     ``keys`` are the docids in file order, ``scores`` their scores, and
     ``probed`` the score of each positive judgment of ``positive`` (each
@@ -330,19 +330,24 @@ def _read_long_rankings(dicts: List[Mapping[str, float]], positive: List[Tuple[L
     query: a ranking's dict (about 100 KB for 1,000 documents) is read
     three times, and reading it whole each time keeps it in cache for the
     next; reading the whole run three times over fetched every dict from
-    memory three times.  ``check_ids``: check that every docid is a str.
+    memory three times.  ``check_ids``: check that every docid is a str;
+    ``join``: also give ``joined``, every docid joined by newlines (checked
+    so), else ``joined`` is None.
     """
     keys: List[str] = []
     extend = keys.extend
     scores = np.empty(n)
     probes = []
+    parts: List[str] = []
     a = 0
     nan = np.nan
     try:
         for d, (judged, _) in zip(dicts, positive):
             b = a + len(d)
             extend(d)
-            if check_ids:
+            if join:
+                parts.append(SEPARATOR.join(d))
+            elif check_ids:
                 "".join(d)
             scores[a:b] = np.fromiter(d.values(), dtype=np.float64, count=b - a)
             probes.append(np.fromiter(map(d.get, judged, repeat(nan)), dtype=np.float64, count=len(judged)))
@@ -351,7 +356,8 @@ def _read_long_rankings(dicts: List[Mapping[str, float]], positive: List[Tuple[L
         return None
     if a != n:
         return None
-    return keys, scores, (np.concatenate(probes) if probes else np.zeros(0))
+    joined = SEPARATOR.join(parts) if join else None
+    return keys, scores, (np.concatenate(probes) if probes else np.zeros(0)), joined
 
 
 def _join_positive_flat(qrels: QrelsIndex, qids: List[str], probed: np.ndarray, keys: List[str],
@@ -476,18 +482,21 @@ def _prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], joi
     probed = None
     if long_rankings and not judgments:
         # each query's dict read once while it is in cache: its docids, its scores and its positive judgments
-        read = _read_long_rankings(dicts, list(map(qrels.positive_lists, qids)), n,
-                                   check_ids=not ids_checked and not (join_docids and n <= _LOOKUP_BLOCK))
+        join = join_docids and n <= _LOOKUP_BLOCK
+        read = _read_long_rankings(dicts, list(map(qrels.positive_lists, qids)), n, check_ids=not ids_checked,
+                                   join=join)
         if read is None:
             return None
-        keys, scores, probed = read
+        keys, scores, probed, joined = read
         ids_checked = True
     else:
         keys = list(chain.from_iterable(dicts))
     if n != len(keys):
         return None
     try:
-        if join_docids and n <= _LOOKUP_BLOCK:
+        if joined is not None:
+            pass  # joined (and so checked) query by query
+        elif join_docids and n <= _LOOKUP_BLOCK:
             # a run of one lookup block keeps its docids joined (document_values reads them from there):
             # the same C-level join checks the ids
             joined = SEPARATOR.join(keys)
