@@ -327,10 +327,10 @@ def _read_long_rankings(dicts: List[Mapping[str, float]], positive: List[Tuple[L
     ``keys`` are the docids in file order, ``scores`` their scores, and
     ``probed`` the score of each positive judgment of ``positive`` (each
     query's ``(docids, grades)``), NaN where not retrieved.  Why query by
-    query: a ranking's dict (about 100 KB for 1,000 documents) is read
-    three times, and reading it whole each time keeps it in cache for the
-    next; reading the whole run three times over fetched every dict from
-    memory three times.  ``check_ids``: check that every docid is a str;
+    query: the three reads of a ranking's dict (about 100 KB for 1,000
+    documents) then follow one another while it is in cache, where three
+    passes over the whole run fetched every dict from memory three times.
+    ``check_ids``: check that every docid is a str;
     ``join``: also give ``joined``, every docid joined by newlines (checked
     so), else ``joined`` is None.
     """
