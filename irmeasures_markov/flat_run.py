@@ -20,7 +20,7 @@ import numpy as np
 
 from .docid_table import SEPARATOR
 from .rankings import UNJUDGED, QrelsIndex, RankedQuery
-from .segments import segment_argsort_desc, segment_sum
+from .segments import segment_argsort_desc, segment_sum, within_segments
 
 
 class _FlatRun:
@@ -159,9 +159,7 @@ def _break_ties_flat(order: np.ndarray, keys: List[str], scores: np.ndarray, sta
 
 def _tie_slots(ranked: np.ndarray, starts: np.ndarray) -> Optional[Tuple[np.ndarray, np.ndarray]]:
     """``(slots, scores)`` of the ranked positions inside a tie group of scores (flat layout), or None."""
-    tie = ranked[1:] == ranked[:-1]
-    inner = starts[1:-1]
-    tie[inner[(inner > 0) & (inner < ranked.size)] - 1] = False  # never across a query boundary
+    tie = within_segments(ranked[1:] == ranked[:-1], starts)
     if not tie.any():
         return None
     in_group = np.zeros(ranked.size, dtype=bool)
@@ -169,6 +167,15 @@ def _tie_slots(ranked: np.ndarray, starts: np.ndarray) -> Optional[Tuple[np.ndar
     in_group[:-1] |= tie
     slots = np.flatnonzero(in_group)
     return slots, ranked[slots]
+
+
+def _tie_groups(slots: np.ndarray, slot_scores: np.ndarray, starts: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """``(new, group_start)`` of the tie groups of :func:`_tie_slots`: consecutive tied slots of one query with
+    one score (-0.0 and 0.0 are one score, as in the sort); ``new`` marks each group's first slot."""
+    query = np.searchsorted(starts, slots, side="right") - 1
+    new = np.ones(slots.size, dtype=bool)
+    new[1:] = (slot_scores[1:] != slot_scores[:-1]) | (query[1:] != query[:-1])
+    return new, np.flatnonzero(new)
 
 
 def _fix_ties(order: np.ndarray, keys: List[str], starts: np.ndarray, slots: np.ndarray,
@@ -189,11 +196,7 @@ def _fix_ties(order: np.ndarray, keys: List[str], starts: np.ndarray, slots: np.
     m = slots.size
     # a tuple from one C-level call (itemgetter of one index gives the item itself)
     member_keys = itemgetter(*members.tolist())(keys) if m > 1 else tuple(map(keys.__getitem__, members.tolist()))
-    query = np.searchsorted(starts, slots, side="right") - 1
-    # a group: consecutive tied slots of one query with one score (-0.0 and 0.0 are one score, as in the sort)
-    new = np.ones(m, dtype=bool)
-    new[1:] = (slot_scores[1:] != slot_scores[:-1]) | (query[1:] != query[:-1])
-    group_start = np.flatnonzero(new)
+    new, group_start = _tie_groups(slots, slot_scores, starts)
     group_size = np.diff(np.append(group_start, m))
     # rises[j]: member j's docid is smaller than member j+1's (docids of a query are distinct)
     rises = np.fromiter(map(lt, member_keys[:-1], member_keys[1:]), dtype=bool, count=m - 1)
@@ -255,11 +258,7 @@ def _in_rank_order(values: np.ndarray, order: np.ndarray, keys: List[str], key_s
         return out
     slots, slot_scores = ties
     m = slots.size
-    query = np.searchsorted(key_starts, slots, side="right") - 1
-    # the groups as _fix_ties delimits them: consecutive tied slots of one query with one score
-    new = np.ones(m, dtype=bool)
-    new[1:] = (slot_scores[1:] != slot_scores[:-1]) | (query[1:] != query[:-1])
-    group_start = np.flatnonzero(new)
+    new, group_start = _tie_groups(slots, slot_scores, key_starts)
     group = np.cumsum(new) - 1
     member = out[slots]
     low = np.minimum.reduceat(member, group_start)
@@ -360,7 +359,7 @@ def _read_long_rankings(dicts: List[Mapping[str, float]], positive: List[Tuple[L
     return keys, scores, (np.concatenate(probes) if probes else np.zeros(0)), joined
 
 
-def _join_positive_flat(qrels: QrelsIndex, qids: List[str], probed: np.ndarray, keys: List[str],
+def _join_positive_flat(positive: List[Tuple[List[str], np.ndarray]], probed: np.ndarray, keys: List[str],
                         order: np.ndarray, ranked: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """Positive grade at every rank of every query (flat layout), joined through the positive judgments only.
 
@@ -374,14 +373,14 @@ def _join_positive_flat(qrels: QrelsIndex, qids: List[str], probed: np.ndarray, 
     docid is larger (trec_eval order: docid descending within a tie).
     ``ranked`` is ``scores[order]``; ``order`` only needs to be sorted by
     score: the order inside a tie group does not matter here.
+    ``positive`` holds each query's positive judgments as ``(docids, grades)``
+    and ``probed`` the ranking's score of each of those docids, NaN where not
+    retrieved (scores are finite), both as :func:`_read_long_rankings` reads them.
     """
     n = order.size
     out = np.zeros(n, dtype=np.int64)
-    positive = list(map(qrels.positive_lists, qids))
     judged_keys = [p[0] for p in positive]
     n_positive = np.fromiter(map(len, judged_keys), dtype=np.int64, count=len(judged_keys))
-    # ``probed``: one probe of the ranking per positive judgment, its score or NaN where not retrieved (scores
-    # are finite), made by _read_long_rankings
     found = np.flatnonzero(~np.isnan(probed))
     m = found.size
     if not m:
@@ -478,39 +477,31 @@ def _prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], joi
     if long_rankings and depth is not None:
         return None  # a partial sort and a probe per ranked document, query by query, cost less (measured 2x)
     n = int(lengths.sum())
+    # a run of one lookup block keeps its docids joined (document_values reads them from there)
+    join = join_docids and n <= _LOOKUP_BLOCK
     joined = None
-    probed = None
     if long_rankings and not judgments:
         # each query's dict read once while it is in cache: its docids, its scores and its positive judgments
-        join = join_docids and n <= _LOOKUP_BLOCK
-        read = _read_long_rankings(dicts, list(map(qrels.positive_lists, qids)), n, check_ids=not ids_checked,
-                                   join=join)
+        positive_lists = list(map(qrels.positive_lists, qids))
+        read = _read_long_rankings(dicts, positive_lists, n, check_ids=not ids_checked, join=join)
         if read is None:
             return None
         keys, scores, probed, joined = read
-        ids_checked = True
     else:
         keys = list(chain.from_iterable(dicts))
-    if n != len(keys):
-        return None
-    try:
-        if joined is not None:
-            pass  # joined (and so checked) query by query
-        elif join_docids and n <= _LOOKUP_BLOCK:
-            # a run of one lookup block keeps its docids joined (document_values reads them from there):
-            # the same C-level join checks the ids
-            joined = SEPARATOR.join(keys)
-        else:
-            # the join checks that every docid is a str at C speed; in blocks, so it never holds a copy of the run
-            for a in range(0, 0 if ids_checked else n, _CHECK_BLOCK):
-                "".join(keys[a:a + _CHECK_BLOCK])
-    except TypeError:
-        return None
-    try:
-        if probed is None:
+        if n != len(keys):
+            return None
+        try:
+            if join:
+                joined = SEPARATOR.join(keys)  # the same C-level join checks the ids
+            else:
+                # the join checks that every docid is a str at C speed; in blocks, so it never holds a copy of
+                # the run
+                for a in range(0, 0 if ids_checked else n, _CHECK_BLOCK):
+                    "".join(keys[a:a + _CHECK_BLOCK])
             scores = np.fromiter(chain.from_iterable(map(methodcaller("values"), dicts)), dtype=np.float64, count=n)
-    except (TypeError, ValueError):
-        return None
+        except (TypeError, ValueError):
+            return None
     if not np.isfinite(scores).all():
         return None
     starts = np.zeros(len(qids) + 1, dtype=np.int64)
@@ -524,7 +515,7 @@ def _prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], joi
     grades = None
     if long_rankings and not judgments:
         # the join needs only which documents tie, not their order: the docid tie-break waits for a use
-        positive = _join_positive_flat(qrels, qids, probed, keys, order, ranked, starts)
+        positive = _join_positive_flat(positive_lists, probed, keys, order, ranked, starts)
     else:
         if ties is not None and not long_rankings:
             order, ties = _fix_ties(order, keys, starts, *ties), None

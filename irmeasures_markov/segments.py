@@ -14,7 +14,7 @@ from typing import List, Tuple
 
 import numpy as np
 
-__all__ = ["segment_cumsum", "segment_sum", "SegmentSums", "segment_argsort_desc", "query_blocks"]
+__all__ = ["segment_cumsum", "segment_sum", "SegmentSums", "segment_argsort_desc", "query_blocks", "within_segments"]
 
 #: rows x width of one block of the per-query sort (bounds its temporary memory to about 8 MB)
 _SORT_BLOCK = 1 << 18
@@ -44,15 +44,20 @@ def _length_blocks(offsets: np.ndarray, which: "np.ndarray | None" = None):
             yield begins[qs][:, None], lengths[qs][:, None], col
 
 
+def within_segments(pairs: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """``pairs`` (one flag per neighbouring pair ``(i, i+1)`` of a flat layout) with the pairs that straddle
+    a segment boundary cleared, in place; returned for convenience."""
+    inner = starts[1:-1]
+    pairs[inner[(inner > 0) & (inner <= pairs.size)] - 1] = False
+    return pairs
+
+
 def _unsorted_segments(scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """Numbers of the segments whose scores are not already non-increasing (flat layout)."""
-    rises = np.flatnonzero(scores[1:] > scores[:-1])   # pair (i, i+1) out of order
+    rises = np.flatnonzero(within_segments(scores[1:] > scores[:-1], starts))   # pair (i, i+1) out of order
     if rises.size == 0:
         return rises
-    segment = np.searchsorted(starts, rises, side="right") - 1
-    # a pair across a boundary (i + 1 starts the next segment) says nothing
-    segment = segment[rises + 1 < starts[segment + 1]]
-    return np.unique(segment)
+    return np.unique(np.searchsorted(starts, rises, side="right") - 1)
 
 
 def segment_argsort_desc(scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
