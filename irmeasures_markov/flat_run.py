@@ -36,7 +36,7 @@ class _FlatRun:
     of copying.
     """
     __slots__ = ("qids", "judged", "keys", "starts", "key_starts", "_order", "_ties", "runs", "positive_grades",
-                 "joined", "joins", "_grades", "_docids")
+                 "joined", "joins", "_grades", "_docids", "_positive_order")
 
     def __init__(self, qids, judged, keys, starts, order, runs, positive_grades, joined, joins=False,
                  key_starts=None, ties=None, grades=None):
@@ -58,6 +58,7 @@ class _FlatRun:
         self.joins = joins or joined is not None
         self._grades = None if grades is None else _frozen(grades)
         self._docids = None
+        self._positive_order = None
 
     @classmethod
     def from_queries(cls, queries: List[RankedQuery]) -> "_FlatRun":
@@ -83,6 +84,33 @@ class _FlatRun:
             self._order = _frozen(_fix_ties(self._order.copy(), self.keys, self.key_starts, *ties))
             self._ties = None
         return self._order
+
+    @property
+    def positive_tie_order(self) -> np.ndarray:
+        """``order`` with the docid tie-break made only in the tie groups that hold a positive grade, read-only.
+
+        In the other tie groups (every member's positive grade 0) the members
+        keep file order.  What such a group holds, and where it sits, is the
+        same as in ``order``, and at every rank with a positive grade the
+        document is the one of ``order``: enough for a consumer that reads
+        per-document values at positive ranks and only sums the others.
+        Why: on TREC-8, 21% of the tied documents share a tie group with a
+        positive grade, so the tie-break costs a fifth.  Once ``order`` is
+        final, this is ``order``.
+        """
+        ties = self._ties
+        if ties is None:
+            return self._order
+        if self._positive_order is None:
+            slots, slot_scores = ties
+            new, group_start = _tie_groups(slots, slot_scores, self.key_starts)
+            holds_positive = np.logical_or.reduceat(self.positive_grades[slots] > 0, group_start)
+            kept = holds_positive[np.cumsum(new) - 1]
+            order = self._order
+            if kept.any():
+                order = _fix_ties(order.copy(), self.keys, self.key_starts, slots[kept], slot_scores[kept])
+            self._positive_order = _frozen(order) if order is not self._order else order
+        return self._positive_order
 
     @property
     def n_documents(self) -> int:

@@ -508,7 +508,7 @@ class PreparedRun:
         return bases[np.fromiter(map(index.__getitem__, qids), dtype=np.int64, count=len(qids))]
 
     def document_values(self, lookup_segments: Callable[[List[List[str]]], np.ndarray], judged_only: bool = False,
-                        cutoff: Optional[int] = None) -> np.ndarray:
+                        cutoff: Optional[int] = None, exact_tie_order: bool = True) -> np.ndarray:
         """A per-document value for every flat position of ``batch(judged_only=..., cutoff=...)``.
 
         ``lookup_segments(segments, joined) -> array`` is called once per
@@ -522,6 +522,14 @@ class PreparedRun:
         where ``judged_only`` drops the document); with one, only the
         documents kept.  One call per run pays per-call overheads (and a
         vectorised lookup's fixed costs) once, not once per query.
+
+        ``exact_tie_order=False`` lets the documents of a tie group of scores
+        that holds no positive grade keep file order among themselves (the
+        group and the value at every rank with a positive grade are as in rank
+        order): it spares most of the docid tie-break for a caller that only
+        sums the values of documents without a positive grade, and the sums
+        then agree with rank order up to floating-point rounding.  It applies
+        when the batch keeps every document (no ``judged_only``, no cutoff).
         """
         flat = self._flat
         if not flat.keys:
@@ -530,7 +538,8 @@ class PreparedRun:
         if cutoff is not None and keep is not None:
             wanted = flat.order[keep].tolist()
             return self._lookup_blocks(lookup_segments, list(map(flat.keys.__getitem__, wanted)), None)
-        order = flat.order  # first: a pending docid tie-break then runs before the values take their memory
+        # first: a pending docid tie-break then runs before the values take their memory
+        order = flat.order if exact_tie_order or keep is not None else flat.positive_tie_order
         values = self._lookup_blocks(lookup_segments, flat.keys, flat.joined)[order]
         return values if keep is None else values[keep]
 

@@ -90,16 +90,73 @@ def test_single_score_everywhere_and_no_hits():
     assert prepared._flat.docids == ref["a"][0] + ref["b"][0]
 
 
-def test_tbg_with_registered_lengths_same_as_per_query(monkeypatch):
+@pytest.mark.parametrize("seed", [6, 10, 11])
+def test_tbg_with_registered_lengths_same_as_per_query(monkeypatch, seed):
+    """The flat path against the per-query one (every tie group in docid order).  TBG sums the lengths of a
+    tie group without a positive grade in file order: equal up to rounding, and bit for bit wherever the
+    exact order is kept (per-grade probabilities, rel < 1, a cutoff that cuts, judged_only) and for MP."""
     import irmeasures_markov as imm
-    qrels, run = tied_inputs(6, n_queries=4, length=700)
-    lengths = {d: float(10 + int(d[1:]) % 500) for docs in run.values() for d in docs}
+    qrels, run = tied_inputs(seed, n_queries=4, length=700, n_scores=151)
+    lengths = {d: float(10 + int(d[1:]) % 500) + 0.1 for docs in run.values() for d in docs}
     imm.register_lengths("test-prep-long", lengths)
-    measures = [imm.TBG(lengths="test-prep-long"), imm.MP(model="GL_AD_ID")]
+    summed = [imm.TBG(lengths="test-prep-long"), imm.TBG(lengths="test-prep-long", halflife=20.0),
+              imm.TBG(lengths="test-prep-long", rel=2)]
+    exact = [imm.MP(model="GL_AD_ID"), imm.TBG(lengths="test-prep-long", pc_by_grade="0:0.1,2:0.9"),
+             imm.TBG(lengths="test-prep-long", rel=0), imm.TBG(lengths="test-prep-long") @ 300,
+             imm.TBG(lengths="test-prep-long", judged_only=True),
+             imm.MPcont(model="GL_AD_ID", time="tbg", lengths="test-prep-long")]
+    measures = summed + exact
     flat = imm.PROVIDER.evaluator(measures, qrels).values(run)      # docids joined once for the whole run
     monkeypatch.setattr(flat_run, "_prepare_flat", lambda *args: None)
     ref = imm.PROVIDER.evaluator(measures, qrels).values(run)       # one query at a time
-    assert flat == ref and all(len(v) == 4 for v in ref.values())
+    assert all(len(v) == 4 for v in ref.values())
+    for m in exact:
+        assert flat[m] == ref[m], m
+    for m in summed:
+        assert flat[m].keys() == ref[m].keys()
+        np.testing.assert_allclose([flat[m][q] for q in ref[m]], list(ref[m].values()), rtol=1e-12, atol=1e-15)
+    monkeypatch.undo()
+    prepared = PreparedRun(QrelsIndex(qrels), run, join_docids=True)
+    for m in summed:
+        m.compute(prepared)
+    assert prepared._flat._ties is not None     # the file-order sums were in use: no whole docid tie-break
+    exact[3].compute(prepared)
+    assert prepared._flat._ties is None
+
+
+@pytest.mark.parametrize("seed", [8, 9])
+def test_positive_tie_order_orders_the_groups_that_hold_a_positive_grade(seed):
+    qrels, run = tied_inputs(seed, n_queries=5, length=1200, n_scores=201)
+    ref = reference(qrels, run)
+    flat = PreparedRun(QrelsIndex(qrels), run)._flat
+    assert flat._ties is not None                       # the docid tie-break is still pending
+    partial = flat.positive_tie_order
+    assert flat._ties is not None                       # and still is: only some groups were ordered
+    assert flat.positive_tie_order is partial           # made once
+    exact = flat.order
+    keys = flat.keys
+    query = np.repeat(np.arange(len(flat.qids)), np.diff(flat.starts))
+    place = [(flat.qids[i], run[flat.qids[i]][keys[k]]) for i, k in zip(query.tolist(), partial.tolist())]
+    ranked = [(q, run[q][d]) for q in flat.qids for d in ref[q][0]]
+    assert sorted(partial.tolist()) == sorted(exact.tolist())
+    assert place == ranked                              # every document in its tie group's place
+    positive = flat.positive_grades > 0
+    ranked_docs = np.array([d for q in flat.qids for d in ref[q][0]], dtype=object)
+    assert [keys[k] for k in partial[positive].tolist()] == ranked_docs[positive].tolist()
+    # the groups holding a positive grade are in docid order throughout, the others as listed in the file
+    holds_positive = {}
+    for (q, s), p in zip(ranked, positive.tolist()):
+        holds_positive[q, s] = holds_positive.get((q, s), False) or p
+    ordered = np.array([holds_positive[qs] for qs in ranked])
+    assert [keys[k] for k in partial[ordered].tolist()] == ranked_docs[ordered].tolist()
+    assert (partial[~ordered] != exact[~ordered]).any()
+    for i, q in enumerate(flat.qids):   # file order: the run's listing order within each group
+        in_file = {d: j for j, d in enumerate(run[q])}
+        a, b = int(flat.starts[i]), int(flat.starts[i + 1])
+        for (qq, s) in {ranked[j] for j in range(a, b) if not ordered[j]}:
+            members = [keys[k] for j, k in zip(range(a, b), partial[a:b].tolist()) if ranked[j] == (qq, s)]
+            assert members == sorted(members, key=in_file.__getitem__)
+    assert flat.positive_tie_order is exact             # once the order is final, it is that order
 
 
 @pytest.mark.parametrize("length", [60, 1500])          # short rankings (ties fixed at once) and long ones (lazily)

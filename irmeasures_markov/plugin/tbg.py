@@ -105,14 +105,18 @@ def document_lengths(measure) -> DocumentLengths:
     return DocumentLengths(lengths, dups, p.get("default_length"))
 
 
-def batch_lengths(prepared, measure, lengths: DocumentLengths) -> np.ndarray:
-    """Lengths at every flat position of the measure's batch (duplicate groups applied)."""
+def batch_lengths(prepared, measure, lengths: DocumentLengths, exact_tie_order: bool = True) -> np.ndarray:
+    """Lengths at every flat position of the measure's batch (duplicate groups applied).
+
+    ``exact_tie_order=False``: see :meth:`~irmeasures_markov.rankings.PreparedRun.document_values`.
+    """
     jo = bool(measure["judged_only"]) if "judged_only" in measure.SUPPORTED_PARAMS else False
     if lengths.duplicates:
         # duplicate groups are read along each ranking
         batch = measure.batch(prepared, with_docids=True)
         return lengths.for_flat_rankings(list(chain.from_iterable(batch.docids)), batch.offsets)
-    return prepared.document_values(lengths.lookup_segments, judged_only=jo, cutoff=measure.cutoff)
+    return prepared.document_values(lengths.lookup_segments, judged_only=jo, cutoff=measure.cutoff,
+                                    exact_tie_order=exact_tie_order)
 
 
 def time_parameters(measure, extra=()) -> TBGParameters:
@@ -216,7 +220,12 @@ class _TBG(FamilyMeasure):
         params = self.params_object()
         lengths = document_lengths(self)
         batch = self.batch(prepared)
-        flat = batch_lengths(prepared, self, lengths)
+        # T(k) reads the lengths at relevant ranks and sums the others: documents tied on score with no
+        # positive grade may be summed in file order when their holding times follow one formula (no
+        # per-grade probabilities, every grade below rel >= 1 not relevant); T(k) then agrees with the docid
+        # order up to rounding (a few units in the last place), for a fifth of the tie-break on TREC-8
+        exact = self.needs_judgments() or self["rel"] < 1
+        flat = batch_lengths(prepared, self, lengths, exact_tie_order=exact)
         ideal = None
         if self["norm"] == "ideal":
             rel = batch.rel
