@@ -131,6 +131,13 @@ def _cumsum_float(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     for a, n, col in _length_blocks(offsets):
         width = col.size
         if np.all(n == width):
+            first, rows = int(a[0, 0]), a.shape[0]
+            if int(a[-1, 0]) == first + (rows - 1) * width:
+                # consecutive segments of one length (e.g. TREC runs of 1000 per query): the block is a
+                # 2-D view of the flat arrays, summed in place without a gather and a scatter
+                span = slice(first, first + rows * width)
+                np.cumsum(values[span].reshape(rows, width), axis=1, out=out[span].reshape(rows, width))
+                continue
             pos = a + col
             out[pos] = np.cumsum(values[pos], axis=1)
         else:

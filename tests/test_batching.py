@@ -183,6 +183,20 @@ def test_segment_kernels_equal_each_segment_alone(seed):
         np.testing.assert_array_equal(order[a:b] - a, np.argsort(-scores[a:b], kind="stable"))
 
 
+@pytest.mark.parametrize("lengths", [[1000] * 9, [100] * 4 + [0, 0] + [100] * 3, [64] * 5 + [100] + [64] * 5,
+                                     [0, 3, 3, 3, 2, 3, 3], [7]])
+@pytest.mark.parametrize("strided", [False, True])
+def test_segment_cumsum_of_consecutive_equal_segments(lengths, strided):
+    """Blocks of one length, consecutive (summed as a 2-D view of the flat array) or not, on a strided input."""
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    values = np.random.default_rng(len(lengths)).lognormal(0, 3, size=2 * int(offsets[-1]))
+    values = values[::2] if strided else values[:int(offsets[-1])]
+    got = segment_cumsum(values, offsets)
+    assert got.shape == values.shape
+    for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist()):
+        np.testing.assert_array_equal(got[a:b], np.cumsum(values[a:b]))
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_segment_argsort_of_runs_partly_in_rank_order(seed):
     """Segments already in rank order keep their file order; the others are sorted, each as alone."""

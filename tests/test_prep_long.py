@@ -193,3 +193,22 @@ def test_tie_groups_listed_in_docid_order(monkeypatch, length, pairwise_max_grou
     assert flat.docids == [d for q in flat.qids for d in ref[q][0]]
     np.testing.assert_array_equal(flat.positive_grades, np.concatenate([ref[q][1] for q in flat.qids]))
     np.testing.assert_array_equal(flat.grades, np.concatenate([ref[q][2] for q in flat.qids]))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bisect_descending_equals_searchsorted_of_each_interval(seed):
+    rng = np.random.default_rng(seed)
+    lengths = rng.choice([0, 1, 2, 5, 40, 1000], size=60)
+    starts = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    ranked = np.concatenate([-np.sort(-rng.integers(-3, 4, size=k) * 0.5) for k in lengths.tolist()])
+    ranked[ranked == 0] = rng.choice([0.0, -0.0], size=int((ranked == 0).sum()))
+    query = rng.integers(0, lengths.size, size=3000)
+    lo, hi = starts[query], starts[query + 1]
+    inner = rng.integers(0, np.maximum(hi - lo, 1))
+    lo = np.where(rng.random(query.size) < 0.3, np.minimum(lo + inner, hi), lo)   # intervals that start inside
+    needles = rng.integers(-4, 5, size=query.size) * 0.5
+    needles[needles == 0] = rng.choice([0.0, -0.0], size=int((needles == 0).sum()))
+    for strict, side in ((False, "left"), (True, "right")):
+        got = flat_run._bisect_descending(ranked, lo, hi, needles, strict)
+        want = [a + np.searchsorted(-ranked[a:b], -x, side=side) for a, b, x in zip(lo, hi, needles)]
+        np.testing.assert_array_equal(got, want)
