@@ -313,8 +313,13 @@ def tbg_batch(batch, lengths_flat: np.ndarray, params=None, norm: str = "none", 
         o = offsets[q0:q1 + 1] - a
         pc, gain = p.click_and_gain(batch.grades[a:b], batch.rel)
         h = p.t_summary + (p.a * lengths_flat[a:b] + p.b) * pc
-        reach = segment_cumsum(h, o) - h  # T(k): time before rank k
-        values[q0:q1] = segment_sum(gain * np.exp(-p.decay_rate * reach), o)
+        # T(k), the time before rank k, and its discount only where there is a gain (a few percent of the
+        # ranks): elsewhere the term is 0 * a discount in [0, 1], which is 0.0, as written here
+        useful = np.flatnonzero(gain)
+        reach = segment_cumsum(h, o)[useful] - h[useful]
+        terms = np.zeros(b - a)
+        terms[useful] = gain[useful] * np.exp(-p.decay_rate * reach)
+        values[q0:q1] = segment_sum(terms, o)
     if norm == "constant":
         values = values / constant_normaliser(p)
     elif norm == "ideal":
