@@ -35,8 +35,8 @@ class _FlatRun:
     document less).  The arrays are read-only: batches share them instead
     of copying.
     """
-    __slots__ = ("qids", "judged", "keys", "starts", "key_starts", "_order", "_ties", "runs", "positive_grades",
-                 "joined", "joins", "_grades", "_docids", "_positive_order")
+    __slots__ = ("qids", "judged", "keys", "starts", "key_starts", "_state", "runs", "positive_grades",
+                 "joined", "joins", "_grades", "_docids")
 
     def __init__(self, qids, judged, keys, starts, order, runs, positive_grades, joined, joins=False,
                  key_starts=None, ties=None, grades=None):
@@ -46,10 +46,12 @@ class _FlatRun:
         self.starts = _frozen(starts)
         #: where each query's docids start in ``keys``: ``starts`` unless the rankings were cut at a depth
         self.key_starts = self.starts if key_starts is None else _frozen(key_starts)
-        #: ``(slots, scores)`` of the tie groups (:func:`_tie_slots`) while ``order`` still has them in file
-        #: order: the docid tie-break is made on first use of ``order``, which many measures never need
-        self._ties = ties
-        self._order = _frozen(order)
+        #: ``(order, ties, positive_ties_ordered)``, replaced whole (so a reader in another thread always sees
+        #: a consistent triple): ``ties``, the ``(slots, scores)`` of the tie groups (:func:`_tie_slots`) while
+        #: ``order`` may still list them in file order (the docid tie-break is made on first use of ``order``,
+        #: which many measures never need), None once it is final; ``positive_ties_ordered``: the groups that
+        #: hold a positive grade are in docid order already (:attr:`positive_tie_order`)
+        self._state = (_frozen(order), ties, ties is None)
         self.runs: Optional[List[Mapping[str, float]]] = runs
         self.positive_grades = _frozen(positive_grades)
         #: all docids in file order joined by newlines, when the run was prepared with join_docids
@@ -58,7 +60,6 @@ class _FlatRun:
         self.joins = joins or joined is not None
         self._grades = None if grades is None else _frozen(grades)
         self._docids = None
-        self._positive_order = None
 
     @classmethod
     def from_queries(cls, queries: List[RankedQuery]) -> "_FlatRun":
@@ -76,14 +77,23 @@ class _FlatRun:
                    cat([q.positive_grades for q in queries], np.int64), None, joins, key_starts=key_starts)
 
     @property
+    def _order(self) -> np.ndarray:
+        return self._state[0]
+
+    @property
+    def _ties(self) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+        return self._state[1]
+
+    @property
     def order(self) -> np.ndarray:
         """Index into ``keys`` of the document at each rank (trec_eval order), read-only."""
-        ties = self._ties
+        order, ties, _ = self._state
         if ties is not None:
             # fixed in a copy, published whole: a reader in another thread never sees a half-sorted order
-            self._order = _frozen(_fix_ties(self._order.copy(), self.keys, self.key_starts, *ties))
-            self._ties = None
-        return self._order
+            # (any order of each tie group will do as the start: _fix_ties orders each group by docid alone)
+            order = _frozen(_fix_ties(order.copy(), self.keys, self.key_starts, *ties))
+            self._state = (order, None, True)
+        return order
 
     @property
     def positive_tie_order(self) -> np.ndarray:
@@ -96,21 +106,21 @@ class _FlatRun:
         per-document values at positive ranks and only sums the others.
         Why: on TREC-8, 21% of the tied documents share a tie group with a
         positive grade, so the tie-break costs a fifth.  Once ``order`` is
-        final, this is ``order``.
+        final, this is ``order``.  This order replaces the pending one (no
+        second array per document): the tie break of ``order``, if it comes,
+        starts from it.
         """
-        ties = self._ties
-        if ties is None:
-            return self._order
-        if self._positive_order is None:
-            slots, slot_scores = ties
-            new, group_start = _tie_groups(slots, slot_scores, self.key_starts)
-            holds_positive = np.logical_or.reduceat(self.positive_grades[slots] > 0, group_start)
-            kept = holds_positive[np.cumsum(new) - 1]
-            order = self._order
-            if kept.any():
-                order = _fix_ties(order.copy(), self.keys, self.key_starts, slots[kept], slot_scores[kept])
-            self._positive_order = _frozen(order) if order is not self._order else order
-        return self._positive_order
+        order, ties, positive_ordered = self._state
+        if positive_ordered:
+            return order
+        slots, slot_scores = ties
+        new, group_start = _tie_groups(slots, slot_scores, self.key_starts)
+        holds_positive = np.logical_or.reduceat(self.positive_grades[slots] > 0, group_start)
+        kept = holds_positive[np.cumsum(new) - 1]
+        if kept.any():
+            order = _frozen(_fix_ties(order.copy(), self.keys, self.key_starts, slots[kept], slot_scores[kept]))
+        self._state = (order, ties, True)
+        return order
 
     @property
     def n_documents(self) -> int:
@@ -126,7 +136,8 @@ class _FlatRun:
             # one C-level dict probe per document: chained maps, no Python code per query or document
             per_query = map(map, getters, _segments(self.keys, lengths), repeat(repeat(UNJUDGED)))
             full = np.fromiter(chain.from_iterable(per_query), dtype=np.int64, count=n)
-            self._grades = _frozen(_in_rank_order(full, self._order, self.keys, self.key_starts, self._ties))
+            order, ties, _ = self._state   # one consistent pair, whatever another thread publishes meanwhile
+            self._grades = _frozen(_in_rank_order(full, order, self.keys, self.key_starts, ties))
         return self._grades
 
     @property

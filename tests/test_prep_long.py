@@ -133,6 +133,9 @@ def test_positive_tie_order_orders_the_groups_that_hold_a_positive_grade(seed):
     partial = flat.positive_tie_order
     assert flat._ties is not None                       # and still is: only some groups were ordered
     assert flat.positive_tie_order is partial           # made once
+    # every grade in rank order, joined while the order is partial (a judged_only measure after TBG)
+    np.testing.assert_array_equal(flat.grades, np.concatenate([ref[q][2] for q in flat.qids]))
+    assert flat._ties is not None
     exact = flat.order
     keys = flat.keys
     query = np.repeat(np.arange(len(flat.qids)), np.diff(flat.starts))
@@ -157,6 +160,9 @@ def test_positive_tie_order_orders_the_groups_that_hold_a_positive_grade(seed):
             members = [keys[k] for j, k in zip(range(a, b), partial[a:b].tolist()) if ranked[j] == (qq, s)]
             assert members == sorted(members, key=in_file.__getitem__)
     assert flat.positive_tie_order is exact             # once the order is final, it is that order
+    # the whole tie-break, started from the partial order that replaced the pending one, is trec_eval's order
+    assert [keys[k] for k in exact.tolist()] == ranked_docs.tolist()
+    assert flat._ties is None
 
 
 @pytest.mark.parametrize("length", [60, 1500])          # short rankings (ties fixed at once) and long ones (lazily)
