@@ -61,3 +61,16 @@ def test_figure_script(data_dir, tmp_path, monkeypatch):
     assert out.stat().st_size > 10_000
     lengths = mod["assumed_lengths"]([{"q": {"b": 1.0, "a": 2.0}}])
     assert sorted(lengths) == ["a", "b"] and all(v > 0 for v in lengths.values())
+
+
+def test_tbg_tie_groups_without_relevant_documents_in_file_order(trec8):
+    """TBG adds the times of tie groups without a relevant document in file order: within rounding of the
+    full docid order on real runs (integration/crosscheck_tbg_tie_order.py prints the whole of TREC-8)."""
+    from crosscheck_tbg_tie_order import compare, tied_share
+    qrels, runs = trec8
+    subset = [runs[name] for name in sorted(runs)[1::8]]
+    tied, with_relevant = tied_share(qrels, subset)
+    assert 0 < with_relevant < tied
+    n, differing, worst = compare(qrels, subset)
+    assert n == len(subset) * 50 * 3
+    assert worst < 1e-13
