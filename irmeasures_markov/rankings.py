@@ -114,11 +114,16 @@ def _positive_grades(keys: List[str], doc_scores: Mapping[str, float], order: np
     return out
 
 
-def _check_finite(keys, scores: np.ndarray, qid: str):
+def _check_finite(keys, scores: np.ndarray, qid: str, doc_scores: Optional[Mapping[str, float]] = None):
     if not np.all(np.isfinite(scores)):
         bad = int(np.flatnonzero(~np.isfinite(scores))[0])
-        raise ValueError(f"query {qid!r}: document {keys[bad]!r} has a non-finite score "
-                         f"({scores[bad]!r}); scores must be finite numbers.")
+        docid = keys[bad]
+        given = doc_scores[docid] if doc_scores is not None else scores[bad]
+        if given is None or isinstance(given, (str, bytes)):
+            # numpy reads None as NaN: name what the run holds, not the NaN it became
+            raise ValueError(f"query {qid!r}: document {docid!r} has score {given!r}, which is not a number.")
+        raise ValueError(f"query {qid!r}: document {docid!r} has a non-finite score "
+                         f"({float(scores[bad])!r}); scores must be finite numbers.")
 
 
 def read_scores(doc_scores: Mapping[str, float], qid: str, keys: Optional[List[str]] = None) -> np.ndarray:
@@ -139,7 +144,7 @@ def read_scores(doc_scores: Mapping[str, float], qid: str, keys: Optional[List[s
                                  "which is not a number.") from None
         raise
     if not np.isfinite(scores).all():
-        _check_finite(list(doc_scores) if keys is None else keys, scores, qid)
+        _check_finite(list(doc_scores) if keys is None else keys, scores, qid, doc_scores)
     return scores
 
 
@@ -529,7 +534,8 @@ class PreparedRun:
         order): it spares most of the docid tie-break for a caller that only
         sums the values of documents without a positive grade, and the sums
         then agree with rank order up to floating-point rounding.  It applies
-        when the batch keeps every document (no ``judged_only``, no cutoff).
+        when the batch keeps every document (no ``judged_only``, no cutoff
+        that drops a document); otherwise the values are in rank order.
         """
         flat = self._flat
         if not flat.keys:

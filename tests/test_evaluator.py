@@ -52,6 +52,18 @@ class TestScoreValidation:
         with pytest.raises(ValueError, match=r"query 'q1': document 'b' has a non-finite score"):
             RelevanceEvaluator(QRELS, measures).evaluate(run)
 
+    @pytest.mark.parametrize("measures", [{"map"}, {"MP"}])
+    @pytest.mark.parametrize("bad", [None, "nan", "inf"])
+    def test_none_or_text_score_is_named_as_given(self, measures, bad):
+        # numpy reads None (and 'nan') as NaN: the message names what the run holds
+        run = {"q1": {"a": 0.5, "b": bad, "c": 1.0}}
+        with pytest.raises(ValueError, match=rf"query 'q1': document 'b' has score {bad!r}, which is not a number"):
+            RelevanceEvaluator(QRELS, measures).evaluate(run)
+
+    def test_non_finite_score_message_shows_the_value(self):
+        with pytest.raises(ValueError, match=r"has a non-finite score \(inf\); scores must be finite numbers"):
+            RelevanceEvaluator(QRELS, {"MP"}).evaluate({"q1": {"a": float("inf")}})
+
     def test_non_numeric_score(self):
         with pytest.raises(ValueError, match=r"query 'q2': document 'x' has score 'high', which is not a number"):
             RelevanceEvaluator(QRELS, {"map"}).evaluate({"q2": {"x": "high"}})

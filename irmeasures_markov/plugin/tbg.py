@@ -220,9 +220,9 @@ class _TBG(FamilyMeasure):
         params = self.params_object()
         lengths = document_lengths(self)
         batch = self.batch(prepared)
-        # T(k) reads the lengths at relevant ranks and sums the others: documents tied on score with no
-        # positive grade may be summed in file order when their holding times follow one formula (no
-        # per-grade probabilities, every grade below rel >= 1 not relevant); T(k) then agrees with the docid
+        # T(k) reads the lengths at relevant ranks and sums the others: a tie group of scores with no
+        # positive grade may be summed in file order when its members' holding times follow one formula (no
+        # per-grade probabilities, and rel >= 1: none of them is relevant); T(k) then agrees with the docid
         # order up to rounding (a few units in the last place), for a fifth of the tie-break on TREC-8
         exact = self.needs_judgments() or self["rel"] < 1
         flat = batch_lengths(prepared, self, lengths, exact_tie_order=exact)
