@@ -99,12 +99,13 @@ def memory_child(family: str, n_queries: int, n_docs: int) -> dict:
     fns = evaluators(qrels, run, memory_only=True)
     fn = fns[family]
     if family in ("TBG", "MPcont"):
-        # the length table is built once per length source and reused by every run: not per-run memory
+        # the length table is built once per length source and reused by every run: not per-run memory; so is
+        # numba's compiled docid probe (when installed), loaded once per process ('auto' uses it from then on)
+        # and its machine code, loaded on its first call: loaded first, then called once by this warm-up
         import irmeasures_markov as imm
-        imm.PROVIDER.evaluator([imm.TBG(lengths="bench-queries")], qrels).values({q: run[q] for q in list(run)[:1]})
-        # so is numba's compiled docid probe (when installed), loaded once per process: 'auto' uses it from then on
         from irmeasures_markov import docid_table
         docid_table._compiled_probe()
+        imm.PROVIDER.evaluator([imm.TBG(lengths="bench-queries")], qrels).values({q: run[q] for q in list(run)[:1]})
     del fns
     gc.collect()
     base = _status("VmRSS")
