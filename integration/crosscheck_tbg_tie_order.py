@@ -15,10 +15,7 @@ import os
 import sys
 from typing import Dict, List, Mapping, Tuple
 
-import numpy as np
-
 import irmeasures_markov as imm
-from irmeasures_markov import flat_run
 from irmeasures_markov.plugin import tbg as tbg_plugin
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -39,13 +36,12 @@ def tied_share(qrels: Mapping, runs: List[Mapping]) -> Tuple[int, int]:
     tied = with_relevant = 0
     for run in runs:
         flat = evaluator.prepare(run)._flat
-        if flat._ties is None:
+        ties = flat._ties
+        if ties is None:
             continue
-        slots, scores = flat._ties
-        new, group_start = flat_run._tie_groups(slots, scores, flat.key_starts)
-        holds = np.logical_or.reduceat(flat.positive_grades[slots] > 0, group_start)
-        tied += slots.size
-        with_relevant += int(holds[np.cumsum(new) - 1].sum())
+        in_positive_groups = flat.in_positive_tie_groups(ties)
+        tied += in_positive_groups.size
+        with_relevant += int(in_positive_groups.sum())
     return tied, with_relevant
 
 

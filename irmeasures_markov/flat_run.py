@@ -77,10 +77,6 @@ class _FlatRun:
                    cat([q.positive_grades for q in queries], np.int64), None, joins, key_starts=key_starts)
 
     @property
-    def _order(self) -> np.ndarray:
-        return self._state[0]
-
-    @property
     def _ties(self) -> Optional[Tuple[np.ndarray, np.ndarray]]:
         return self._state[1]
 
@@ -114,13 +110,17 @@ class _FlatRun:
         if positive_ordered:
             return order
         slots, slot_scores = ties
-        new, group_start = _tie_groups(slots, slot_scores, self.key_starts)
-        holds_positive = np.logical_or.reduceat(self.positive_grades[slots] > 0, group_start)
-        kept = holds_positive[np.cumsum(new) - 1]
+        kept = self.in_positive_tie_groups(ties)
         if kept.any():
             order = _frozen(_fix_ties(order.copy(), self.keys, self.key_starts, slots[kept], slot_scores[kept]))
         self._state = (order, ties, True)
         return order
+
+    def in_positive_tie_groups(self, ties: Tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        """For each tied slot of ``ties`` (:func:`_tie_slots`), whether its tie group holds a positive grade."""
+        slots, slot_scores = ties
+        new, group_start = _tie_groups(slots, slot_scores, self.key_starts)
+        return np.logical_or.reduceat(self.positive_grades[slots] > 0, group_start)[np.cumsum(new) - 1]
 
     @property
     def n_documents(self) -> int:
@@ -434,14 +434,14 @@ def _join_positive_flat(positive: List[Tuple[List[str], np.ndarray]], probed: np
     # calls, ~50 per TREC-8 run) cost more than the whole-array steps of a bisection (log2 of the longest
     # ranking, each on one entry per hit), and no array is keyed over the whole run
     query_of_hit = np.repeat(np.arange(counts.size), counts)
-    begin, end = starts[query_of_hit], starts[query_of_hit + 1]
-    first = _bisect_descending(ranked, begin, end, hit_scores, strict=False)
+    query_end = starts[query_of_hit + 1]
+    first = _bisect_descending(ranked, starts[query_of_hit], query_end, hit_scores, strict=False)
     past = first + 1
     # a hit tied with the next ranked document: where its tie group ends, by a second bisection
     nxt = np.minimum(past, n - 1)
-    again = np.flatnonzero((past < end) & (ranked[nxt] == hit_scores))
+    again = np.flatnonzero((past < query_end) & (ranked[nxt] == hit_scores))
     if again.size:
-        past[again] = _bisect_descending(ranked, past[again], end[again], hit_scores[again], strict=True)
+        past[again] = _bisect_descending(ranked, past[again], query_end[again], hit_scores[again], strict=True)
     tied = np.flatnonzero(past - first > 1)
     rank = first
     if tied.size:

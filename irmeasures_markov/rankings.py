@@ -114,11 +114,11 @@ def _positive_grades(keys: List[str], doc_scores: Mapping[str, float], order: np
     return out
 
 
-def _check_finite(keys, scores: np.ndarray, qid: str, doc_scores: Optional[Mapping[str, float]] = None):
+def _check_finite(keys, scores: np.ndarray, qid: str, doc_scores: Mapping[str, float]):
     if not np.all(np.isfinite(scores)):
         bad = int(np.flatnonzero(~np.isfinite(scores))[0])
         docid = keys[bad]
-        given = doc_scores[docid] if doc_scores is not None else scores[bad]
+        given = doc_scores[docid]
         if given is None or isinstance(given, (str, bytes)):
             # numpy reads None as NaN: name what the run holds, not the NaN it became
             raise ValueError(f"query {qid!r}: document {docid!r} has score {given!r}, which is not a number.")
