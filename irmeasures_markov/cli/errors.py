@@ -25,7 +25,7 @@ from typing import Callable, Iterator, List, NoReturn
 from ..errors import InputError
 from ..lengths import UnknownLengthError
 
-__all__ = ["PROG", "EXIT_OK", "EXIT_INTERNAL", "EXIT_USAGE", "DEBUG_ENV", "CliError", "CliParser",
+__all__ = ["PROG", "EXIT_OK", "EXIT_INTERNAL", "EXIT_USAGE", "DEBUG_ENV", "DEBUG_HELP", "CliError", "CliParser",
            "print_error", "reading", "run_guarded"]
 
 PROG = "irmeasures-markov"
@@ -42,8 +42,20 @@ class CliError(Exception):
     """A usage or input error found by the command line itself: its message is printed, exit 2."""
 
 
+DEBUG_HELP = f"print the traceback of an internal error (also: {DEBUG_ENV}=1)"
+
+
 class CliParser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors use the command line's one prefix (and exit 2, as argparse does)."""
+    """An ArgumentParser whose errors use the command line's one prefix (and exit 2, as argparse does).
+
+    Every parser of the command line is one, so every command accepts ``--debug`` (the error text of an
+    internal error recommends it): :func:`run_guarded` reads it from the arguments, the parser only has to
+    accept it.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.add_argument("--debug", action="store_true", help=DEBUG_HELP)
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)

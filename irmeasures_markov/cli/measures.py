@@ -60,7 +60,6 @@ def measures_main(argv: List[str]) -> int:
                                    "are documented at https://ir-measur.es.")
     parser.add_argument("names", nargs="*", metavar="NAME", help="measures to describe in full (or aliases)")
     parser.add_argument("--verbose", "-v", action="store_true", help="describe every measure in full")
-    parser.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
     args = parser.parse_args(argv)
     catalogue = list_measures()
     by_name = {n: info for info in catalogue for n in (info.name, *info.aliases)}

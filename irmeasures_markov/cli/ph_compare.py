@@ -82,7 +82,6 @@ def _parser() -> argparse.ArgumentParser:
                                                                              "default 4)")
     out.add_argument("--output_format", "--output-format", "-o", dest="output_format", choices=("tsv", "jsonl"),
                      default="tsv", help="tsv (default, with '#' comment lines) or jsonl (NaN written as null)")
-    out.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
     return parser
 
 

@@ -1,0 +1,142 @@
+"""The command line's answers to what users try: range limits, --debug everywhere, one-topic comparisons,
+plain TBG without lengths, offline ir_datasets, measure names as the user spelled them."""
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+from irmeasures_markov.cli import SUBCOMMANDS, main
+from irmeasures_markov.cli.errors import CliError
+
+ERROR = "irmeasures-markov: error: "
+WARNING = "irmeasures-markov: warning: "
+
+
+def _files(tmp_path, qrels, runs):
+    q = tmp_path / "t.qrels"
+    q.write_text(qrels)
+    paths = []
+    for name, text in runs.items():
+        p = tmp_path / name
+        p.write_text(text)
+        paths.append(str(p))
+    return str(q), paths
+
+
+ONE_TOPIC = "q1 0 a 1\nq1 0 b 0\nq1 0 c 1\n"
+RUN_A = "q1 Q0 a 1 3.0 t\nq1 Q0 b 2 2.0 t\n"
+RUN_B = "q1 Q0 b 1 3.0 t\nq1 Q0 a 2 2.0 t\n"
+
+
+def error_line(err):
+    lines = [line for line in err.splitlines() if line.startswith(ERROR)]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err and "internal error" not in err, err
+    return lines[0]
+
+
+# --- item 12: ranges are checked before they are expanded ---------------------------------------------------
+
+def test_a_huge_seed_range_is_refused_before_it_is_expanded(tmp_path, capsys):
+    from irmeasures_markov.cli.grid import MAX_LIST_VALUES
+    q, runs = _files(tmp_path, ONE_TOPIC, {"a.run": RUN_A, "b.run": RUN_B})
+    # 10^11 values: expanding them would need terabytes (MemoryError reported as an internal error before)
+    assert main(["pool-reduction", q, *runs, "-m", "AP", "--seeds", "0-100000000000", "--no-progress"]) == 2
+    line = error_line(capsys.readouterr().err)
+    assert "--seeds" in line and "100000000001 values" in line and str(MAX_LIST_VALUES) in line
+
+
+def test_parse_list_counts_every_range_and_item_against_the_limit():
+    from irmeasures_markov.cli.grid import parse_list
+    assert parse_list("0-3,7", "--seeds", int) == [0, 1, 2, 3, 7]
+    assert parse_list("0-9", "--seeds", int, limit=10) == list(range(10))
+    with pytest.raises(CliError, match=r"--seeds: '0-5,7-10' holds 10 values; at most 9 are allowed"):
+        parse_list("0-5,7-10", "--seeds", int, limit=9)
+    with pytest.raises(CliError, match=r"at most 2 are allowed"):
+        parse_list("10,20,30", "--percents", limit=2)
+    with pytest.raises(CliError, match="lists a value twice"):
+        parse_list("1,0-2", "--seeds", int)
+
+
+def test_percents_times_seeds_is_bounded_too(tmp_path, capsys):
+    q, runs = _files(tmp_path, ONE_TOPIC, {"a.run": RUN_A, "b.run": RUN_B})
+    assert main(["pool-reduction", q, *runs, "-m", "AP", "--seeds", "0-4000", "--percents", "10,50,90",
+                 "--no-progress"]) == 2
+    line = error_line(capsys.readouterr().err)
+    assert "--percents x --seeds" in line and "12003 pool samples" in line
+
+
+# --- item 13: every subcommand accepts --debug --------------------------------------------------------------
+
+@pytest.mark.parametrize("command", [None, *sorted(SUBCOMMANDS)])
+def test_every_command_accepts_debug(command, capsys):
+    prefix = [] if command is None else [command]
+    assert main([*prefix, "--debug", "--help"]) == 0
+    assert "--debug" in capsys.readouterr().out
+    main([*prefix, "--debug"])  # whatever else is missing, --debug itself is never the complaint
+    assert "unrecognized arguments" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["fit", "pool-reduction"])
+def test_debug_shows_the_traceback_of_an_internal_error_in_fit_and_pool_reduction(command, tmp_path, capsys,
+                                                                                    monkeypatch):
+    from irmeasures_markov.cli import fit, grid
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(fit, "_families", boom)
+    monkeypatch.setattr(grid, "parse_list", boom)
+    log = tmp_path / "log.tsv"
+    log.write_text("x")
+    args = [str(log)] if command == "fit" else [str(log), str(log), str(log), "-m", "AP"]
+    assert main([command, *args, "--debug"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "RuntimeError: boom" in err and "internal error" in err
+
+
+# --- item 16: compare on one topic, and --test none -----------------------------------------------------------
+
+def test_compare_on_one_topic_prints_the_means_and_says_no_test_is_possible(tmp_path, capsys):
+    q, runs = _files(tmp_path, ONE_TOPIC, {"a.run": RUN_A, "b.run": RUN_B})
+    assert main(["compare", q, *runs, "-m", "AP", "P@1"]) == 0
+    captured = capsys.readouterr()
+    assert "no test is possible" in captured.out  # the legend
+    warned = [line for line in captured.err.splitlines() if line.startswith(WARNING)]
+    assert len(warned) == 1 and "no significance test is possible" in warned[0], captured.err
+    rows = {line.split()[1]: line.split()[2:] for line in captured.out.splitlines() if line.startswith("(")}
+    # 2 relevant documents (a, c); run a finds a at rank 1: AP = 1/2; run b finds it at rank 2: AP = 1/4
+    assert rows["a.run"] == ["0.5000", "1.0000"] and rows["b.run"] == ["0.2500", "0.0000"]
+
+
+def test_compare_test_none_gives_the_means_only(tmp_path, capsys):
+    qrels = ONE_TOPIC + "q2 0 a 1\nq2 0 b 1\n"
+    q, runs = _files(tmp_path, qrels, {"a.run": RUN_A + "q2 Q0 a 1 1 t\n", "b.run": RUN_B})
+    assert main(["compare", q, *runs, "-m", "AP", "--test", "none", "-o", "jsonl", "--pairs"]) == 0
+    captured = capsys.readouterr()
+    assert WARNING not in captured.err
+    import json
+    (rec,) = [json.loads(line) for line in captured.out.splitlines()]
+    assert rec["test"] == "none" and rec["pvalue"] is None and rec["significant"] is False
+    # AP per topic: run a (1/2, 1/2: q2's a at rank 1 of 2 relevant), run b (1/4, 0: b answers no q2)
+    assert rec["mean_difference"] == pytest.approx(((0.5 - 0.25) + (0.5 - 0.0)) / 2)
+    assert main(["compare", q, *runs, "-m", "AP", "--test", "none", "--correction", "holm"]) == 2
+    assert "--test none" in error_line(capsys.readouterr().err)
+
+
+def test_library_compare_on_one_topic_warns_and_keeps_the_means():
+    from irmeasures_markov.comparison import compare
+    qrels = {"q1": {"a": 1, "b": 0, "c": 1}}
+    runs = {"A": {"q1": {"a": 3.0, "b": 2.0}}, "B": {"q1": {"b": 3.0, "a": 2.0}}}
+    with pytest.warns(UserWarning, match="no significance test is possible"):
+        cmp = compare(qrels, runs, ["AP"], ci=0.95)
+    assert cmp.test == "none" and not cmp.tests["significant"].any()
+    assert cmp.table.loc["A", "AP"] == 0.5 and cmp.table.loc["B", "AP"] == 0.25
+    assert np.isnan(cmp.tests["pvalue"]).all() and np.isnan(cmp.intervals.to_numpy()).all()
+    assert "no test is possible" in cmp.to_text()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # test='none' asked for: no warning
+        compare(qrels, runs, ["AP"], test="none", baseline="A")
+    with pytest.raises(ValueError, match="takes no correction"):
+        compare(qrels, runs, ["AP"], test="none", correction="holm")
