@@ -140,3 +140,113 @@ def test_library_compare_on_one_topic_warns_and_keeps_the_means():
         compare(qrels, runs, ["AP"], test="none", baseline="A")
     with pytest.raises(ValueError, match="takes no correction"):
         compare(qrels, runs, ["AP"], test="none", correction="holm")
+
+
+# --- item 21: plain TBG without lengths ----------------------------------------------------------------------
+
+def test_plain_tbg_through_ir_measures_ends_in_a_short_traceback_with_one_line_saying_how(tmp_path):
+    import subprocess
+    import sys
+    q, (r,) = _files(tmp_path, ONE_TOPIC, {"a.run": RUN_A})
+    script = ("import irmeasures_markov, ir_measures\n"
+              f"qrels = list(ir_measures.read_trec_qrels({q!r})); run = list(ir_measures.read_trec_run({r!r}))\n"
+              "ir_measures.calc_aggregate([ir_measures.parse_measure('TBG'), ir_measures.parse_measure('AP')], "
+              "qrels, run)\n")
+    import os
+    import pathlib
+    env = {k: v for k, v in os.environ.items() if k != "IRMEASURES_MARKOV_DEBUG"}
+    env["PYTHONPATH"] = str(pathlib.Path(__file__).resolve().parents[1])
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 1
+    lines = p.stderr.strip().splitlines()
+    last = lines[-1]
+    assert last.startswith("irmeasures_markov.lengths.UnknownLengthError: no document lengths were given")
+    assert "lengths='FILE'" in last and "default_length=" in last
+    # the frames inside the evaluation (down to the length lookup) are gone: ir_measures' own and the
+    # evaluator's entry remain (38 lines before)
+    assert len(lines) <= 20, p.stderr
+    assert "lookup_segments" not in p.stderr and "During handling" not in p.stderr
+
+
+def test_an_input_error_inside_the_evaluation_is_raised_from_the_evaluators_entry(tmp_path):
+    import ir_measures
+    import irmeasures_markov as imm
+    from irmeasures_markov.errors import InputError
+    rates = tmp_path / "rates.tsv"
+    rates.write_text("a\tnot-a-number\n")
+    m = ir_measures.parse_measure(f"MPcont(rates='{rates}')")
+    with pytest.raises(InputError, match="rates.tsv") as e:
+        imm.PROVIDER.calc_aggregate([m], {"q1": {"a": 1}}, {"q1": {"a": 1.0}})
+    frames = [f.name for f in __import__("traceback").extract_tb(e.value.__traceback__)]
+    assert "compute" not in frames and "prepared_values" not in frames, frames
+
+
+# --- item 22: offline ir_datasets, P_0, measures AP ----------------------------------------------------------
+
+class NameResolutionError(Exception):
+    """What urllib3 raises when a host name cannot be resolved (offline)."""
+
+
+def _offline_error():
+    """requests' ConnectionError as ir_datasets meets it: a long message around a nested one, chained."""
+    try:
+        try:
+            raise NameResolutionError("HTTPSConnection(host='ciir.cs.umass.edu', port=443): Failed to resolve")
+        except NameResolutionError as inner:
+            raise OSError("HTTPSConnectionPool(host='ciir.cs.umass.edu', port=443): Max retries exceeded with url: "
+                          "/downloads/Antique/antique-test.qrel (Caused by NameResolutionError(\"HTTPSConnection("
+                          "host='ciir.cs.umass.edu', port=443): Failed to resolve 'ciir.cs.umass.edu' ([Errno -2] "
+                          "Name or service not known)\"))") from inner
+    except OSError as outer:
+        return outer
+
+
+def test_offline_ir_datasets_qrels_name_the_dataset_the_cause_and_where_the_file_goes(tmp_path, monkeypatch, capsys):
+    from fake_ir_datasets import FakeDataset, FakeIrDatasets
+    cache = tmp_path / "irds" / "antique" / "test" / "qrels"
+
+    class Download:
+        mirrors = [type("Mirror", (), {"url": "https://example.org/antique-test.qrel"})()]
+        _cache_path = str(cache)
+
+    class Dataset(FakeDataset):
+        def qrels_handler(self):
+            return type("Handler", (), {"_qrels_dlc": type("Cache", (), {"_streamer": Download()})()})()
+
+    FakeIrDatasets({"antique/test": Dataset(error=_offline_error())}).install(monkeypatch)
+    _, (r,) = _files(tmp_path, ONE_TOPIC, {"a.run": RUN_A})
+    assert main(["antique/test", r, "AP"]) == 2
+    line = error_line(capsys.readouterr().err)
+    assert line.startswith(ERROR + "antique/test: ir_datasets could not provide the qrels")
+    assert "offline" in line and "Give a TREC qrels file instead" in line
+    assert f"downloaded from https://example.org/antique-test.qrel at {cache}" in line
+    assert "HTTPSConnection" not in line and "host=" not in line  # no piece of the nested message
+
+
+def test_download_failure_reads_the_errors_ir_datasets_lists_per_mirror():
+    from irmeasures_markov.datasets import download_failure
+    listed = RuntimeError("All download sources failed", [("mirror-1", _offline_error())])
+    assert download_failure(listed) == "the download failed: this machine seems to be offline (NameResolutionError)"
+    checksum = RuntimeError("Expected md5 abc, got def")
+    assert download_failure(checksum) == "the download failed (RuntimeError: Expected md5 abc, got def)"
+
+
+def test_a_cutoff_error_names_the_measure_as_the_user_spelled_it(tmp_path, capsys):
+    q, (r,) = _files(tmp_path, ONE_TOPIC, {"a.run": RUN_A})
+    assert main([q, r, "P_0"]) == 2
+    line = error_line(capsys.readouterr().err)
+    assert "P_0" in line and "P@0" not in line and "positive integer" in line
+    assert main([q, r, "P@0"]) == 2
+    assert "P@0" in error_line(capsys.readouterr().err)
+
+
+def test_measures_of_ir_measures_are_named_as_such_and_unknown_ones_get_suggestions(capsys):
+    assert main(["measures", "AP", "MP", "map"]) == 0
+    out = capsys.readouterr().out
+    ap, = [line for line in out.splitlines() if line.startswith("AP:")]
+    assert "ir_measures' own measure" in ap and "works" in ap and "RAP" not in out
+    assert any(line.startswith("MP:") for line in out.splitlines())
+    assert any(line.startswith("map: trec_eval's name for AP") for line in out.splitlines())
+    assert main(["measures", "APX"]) == 2
+    line = error_line(capsys.readouterr().err)
+    assert "'APX' is not a measure" in line and "did you mean AP" in line
