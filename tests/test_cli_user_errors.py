@@ -250,3 +250,24 @@ def test_measures_of_ir_measures_are_named_as_such_and_unknown_ones_get_suggesti
     assert main(["measures", "APX"]) == 2
     line = error_line(capsys.readouterr().err)
     assert "'APX' is not a measure" in line and "did you mean AP" in line
+
+
+def test_ph_compare_users_are_bounded_before_the_simulation(tmp_path, capsys):
+    from irmeasures_markov.cli.ph_compare import MAX_USERS
+    q, runs = _files(tmp_path, ONE_TOPIC, {"a.run": RUN_A, "b.run": RUN_B})
+    assert main(["ph-compare", q, *runs, "--browse", "RWBM", "--q", "0.2", "--users", str(10 ** 11)]) == 2
+    line = error_line(capsys.readouterr().err)
+    assert "--users" in line and str(MAX_USERS) in line
+
+
+def test_running_out_of_memory_is_not_reported_as_a_bug(tmp_path, capsys, monkeypatch):
+    import irmeasures_markov.cli.evaluate as evaluate
+
+    def too_big(*args, **kwargs):
+        raise MemoryError("Unable to allocate 745. GiB for an array with shape (100000000000,)")
+
+    monkeypatch.setattr(evaluate, "report", too_big)
+    q, (r,) = _files(tmp_path, ONE_TOPIC, {"a.run": RUN_A})
+    assert main([q, r, "AP"]) == 2
+    line = error_line(capsys.readouterr().err)
+    assert "out of memory" in line and "745. GiB" in line

@@ -92,6 +92,10 @@ def _user_error_message(exc: BaseException) -> str:
     """The one-line message of an exception that means bad usage or input, or '' for any other."""
     if isinstance(exc, (CliError, InputError, UnknownLengthError)):
         return str(exc)
+    if isinstance(exc, MemoryError):  # not a bug: the inputs or options ask for more than the machine has
+        detail = f" ({exc})" if str(exc) else ""
+        return (f"out of memory{detail}: the inputs or the options that set sizes (numbers of seeds, samples, "
+                "users, resamples) ask for more memory than this machine has")
     if isinstance(exc, DECOMPRESSION_ERRORS):
         return f"compressed input is truncated or corrupt ({type(exc).__name__}: {str(exc)[:80]})"
     if isinstance(exc, OSError):
