@@ -1,6 +1,11 @@
 """The command line's answers to what users try: range limits, --debug everywhere, one-topic comparisons,
 plain TBG without lengths, offline ir_datasets, measure names as the user spelled them."""
-import re
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import traceback
 import warnings
 
 import numpy as np
@@ -116,7 +121,6 @@ def test_compare_test_none_gives_the_means_only(tmp_path, capsys):
     assert main(["compare", q, *runs, "-m", "AP", "--test", "none", "-o", "jsonl", "--pairs"]) == 0
     captured = capsys.readouterr()
     assert WARNING not in captured.err
-    import json
     (rec,) = [json.loads(line) for line in captured.out.splitlines()]
     assert rec["test"] == "none" and rec["pvalue"] is None and rec["significant"] is False
     # AP per topic: run a (1/2, 1/2: q2's a at rank 1 of 2 relevant), run b (1/4, 0: b answers no q2)
@@ -145,15 +149,11 @@ def test_library_compare_on_one_topic_warns_and_keeps_the_means():
 # --- item 21: plain TBG without lengths ----------------------------------------------------------------------
 
 def test_plain_tbg_through_ir_measures_ends_in_a_short_traceback_with_one_line_saying_how(tmp_path):
-    import subprocess
-    import sys
     q, (r,) = _files(tmp_path, ONE_TOPIC, {"a.run": RUN_A})
     script = ("import irmeasures_markov, ir_measures\n"
               f"qrels = list(ir_measures.read_trec_qrels({q!r})); run = list(ir_measures.read_trec_run({r!r}))\n"
               "ir_measures.calc_aggregate([ir_measures.parse_measure('TBG'), ir_measures.parse_measure('AP')], "
               "qrels, run)\n")
-    import os
-    import pathlib
     env = {k: v for k, v in os.environ.items() if k != "IRMEASURES_MARKOV_DEBUG"}
     env["PYTHONPATH"] = str(pathlib.Path(__file__).resolve().parents[1])
     p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
@@ -177,7 +177,7 @@ def test_an_input_error_inside_the_evaluation_is_raised_from_the_evaluators_entr
     m = ir_measures.parse_measure(f"MPcont(rates='{rates}')")
     with pytest.raises(InputError, match="rates.tsv") as e:
         imm.PROVIDER.calc_aggregate([m], {"q1": {"a": 1}}, {"q1": {"a": 1.0}})
-    frames = [f.name for f in __import__("traceback").extract_tb(e.value.__traceback__)]
+    frames = [f.name for f in traceback.extract_tb(e.value.__traceback__)]
     assert "compute" not in frames and "prepared_values" not in frames, frames
 
 
