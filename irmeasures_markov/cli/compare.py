@@ -70,7 +70,8 @@ def _parser() -> argparse.ArgumentParser:
     tests.add_argument("--baseline", "-b", metavar="RUN",
                        help="test every run against this one (a run name or one of the RUN paths); "
                             "default: every pair")
-    tests.add_argument("--test", "-t", choices=_TESTS, default="t", help="significance test (default t; none: the means only)")
+    tests.add_argument("--test", "-t", choices=_TESTS, default="t",
+                       help="significance test (default t; none: the means only)")
     tests.add_argument("--correction", "-c", choices=_CORRECTIONS,
                        help="multiple-comparison correction over the pairs of a measure "
                             "(default holm; none for bayes and for --test none)")
