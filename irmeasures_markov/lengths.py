@@ -41,6 +41,7 @@ from .readers.trec import _fields
 
 __all__ = [
     "UnknownLengthError",
+    "HOW_TO_GIVE_LENGTHS",
     "DocumentLengths",
     "LengthTable",
     "read_lengths",
@@ -51,6 +52,13 @@ __all__ = [
 ]
 
 PathLike = Union[str, os.PathLike]
+
+
+#: what an unknown length's error says to do, in one line
+HOW_TO_GIVE_LENGTHS = ("give lengths='FILE' (lines 'docid<TAB>words'), lengths='irds:<ir_datasets id>' (counted "
+                       "from the collection once, then cached) or lengths='NAME' (a mapping registered with "
+                       "irmeasures_markov.register_lengths), or default_length=<words> to assume one length; "
+                       "e.g. TBG(lengths='lengths.tsv')")
 
 
 class UnknownLengthError(InputError, KeyError):
@@ -417,13 +425,9 @@ class DocumentLengths:
                 # a document retrieved for several queries is missing once per query: name each once
                 unknown = list(dict.fromkeys(docids[i] for i in np.flatnonzero(missing).tolist()))
                 examples = "[" + ", ".join(short(d) for d in unknown[:5]) + (", ...]" if len(unknown) > 5 else "]")
-                given = "" if len(self.lengths) else " (no lengths were given)"
-                raise UnknownLengthError(
-                    f"no length for {len(unknown)} document(s), e.g. {examples}{given}. "
-                    "Give lengths with lengths=: a file of 'docid<TAB>words' lines, "
-                    "'irds:<ir_datasets id>' (counted from the collection once and cached), or a name given to "
-                    "a mapping with irmeasures_markov.register_lengths (measure strings: "
-                    "TBG(lengths='lengths.tsv')); or set default_length=<words> to assume a length")
+                what = (f"no length for {len(unknown)} document(s), e.g. {examples}" if len(self.lengths) else
+                        f"no document lengths were given ({len(unknown)} document(s) need one, e.g. {examples})")
+                raise UnknownLengthError(f"{what}: {HOW_TO_GIVE_LENGTHS}")
             vals[missing] = self.default_length
         return vals
 

@@ -18,7 +18,7 @@ from .output import write_record
 
 __all__ = ["compare_main"]
 
-_TESTS = ("t", "wilcoxon", "sign", "randomization", "bootstrap", "bayes")
+_TESTS = ("t", "wilcoxon", "sign", "randomization", "bootstrap", "bayes", "none")
 _CORRECTIONS = ("holm", "bonferroni", "fdr_bh", "none")
 _FORMATS = ("table", "md", "latex", "csv", "tsv", "jsonl")
 
@@ -39,7 +39,9 @@ tests (paired, per topic; A - B, A the run and B the baseline):
   t, wilcoxon, sign, randomization, bootstrap: classic tests (randomization and
   bootstrap seeded by --seed, with --resamples draws); bayes: Carterette's linear
   model fitted to all runs at once, reporting P(A > B) as the statistic and
-  2 min(P(A>B), P(A<B)) as the p-value, uncorrected (--correction none).
+  2 min(P(A>B), P(A<B)) as the p-value, uncorrected (--correction none);
+  none: no test, the means only.  With one topic no test is possible: the
+  means are printed with a one-line warning saying so.
   Effect size: Cohen's d_z = mean(d) / sd(d) of the per-topic differences.
   --ci: t interval of each mean over the topics.
 
@@ -68,10 +70,11 @@ def _parser() -> argparse.ArgumentParser:
     tests.add_argument("--baseline", "-b", metavar="RUN",
                        help="test every run against this one (a run name or one of the RUN paths); "
                             "default: every pair")
-    tests.add_argument("--test", "-t", choices=_TESTS, default="t", help="significance test (default t)")
+    tests.add_argument("--test", "-t", choices=_TESTS, default="t",
+                       help="significance test (default t; none: the means only)")
     tests.add_argument("--correction", "-c", choices=_CORRECTIONS,
                        help="multiple-comparison correction over the pairs of a measure "
-                            "(default holm; none for bayes)")
+                            "(default holm; none for bayes and for --test none)")
     tests.add_argument("--alpha", type=float, default=0.05, help="significance level of the markers (default 0.05)")
     tests.add_argument("--alternative", choices=("two-sided", "greater", "less"), default="two-sided",
                        help="alternative hypothesis about A - B (default two-sided)")
@@ -90,7 +93,6 @@ def _parser() -> argparse.ArgumentParser:
                      help="decimal places (-1: every digit; default 4 for table/md/latex, every digit otherwise)")
     out.add_argument("--no-progress", "--no_progress", dest="no_progress", action="store_true",
                      help="no progress bar (there is none either when standard error is not a terminal)")
-    out.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
     return parser
 
 
@@ -115,6 +117,8 @@ def compare_main(argv: List[str]) -> int:
     if args.test == "bayes" and args.correction not in (None, "none"):
         raise CliError("--test bayes takes no correction (its posterior probabilities come from one model of "
                        "every run): drop --correction or give --correction none")
+    if args.test == "none" and args.correction not in (None, "none"):
+        raise CliError("--test none runs no test, so it takes no correction: drop --correction")
     if args.effect_size and args.baseline is None:
         raise CliError("--effect-size needs --baseline (for all pairs, --pairs prints every effect size)")
     measures = parse_measures(args.measures)  # before reading: a typo is reported at once

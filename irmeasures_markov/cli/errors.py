@@ -25,7 +25,7 @@ from typing import Callable, Iterator, List, NoReturn
 from ..errors import InputError
 from ..lengths import UnknownLengthError
 
-__all__ = ["PROG", "EXIT_OK", "EXIT_INTERNAL", "EXIT_USAGE", "DEBUG_ENV", "CliError", "CliParser",
+__all__ = ["PROG", "EXIT_OK", "EXIT_INTERNAL", "EXIT_USAGE", "DEBUG_ENV", "DEBUG_HELP", "CliError", "CliParser",
            "print_error", "reading", "run_guarded"]
 
 PROG = "irmeasures-markov"
@@ -42,8 +42,20 @@ class CliError(Exception):
     """A usage or input error found by the command line itself: its message is printed, exit 2."""
 
 
+DEBUG_HELP = f"print the traceback of an internal error (also: {DEBUG_ENV}=1)"
+
+
 class CliParser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors use the command line's one prefix (and exit 2, as argparse does)."""
+    """An ArgumentParser whose errors use the command line's one prefix (and exit 2, as argparse does).
+
+    Every parser of the command line is one, so every command accepts ``--debug`` (the error text of an
+    internal error recommends it): :func:`run_guarded` reads it from the arguments, the parser only has to
+    accept it.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.add_argument("--debug", action="store_true", help=DEBUG_HELP)
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
@@ -80,6 +92,10 @@ def _user_error_message(exc: BaseException) -> str:
     """The one-line message of an exception that means bad usage or input, or '' for any other."""
     if isinstance(exc, (CliError, InputError, UnknownLengthError)):
         return str(exc)
+    if isinstance(exc, MemoryError):  # not a bug: the inputs or options ask for more than the machine has
+        detail = f" ({exc})" if str(exc) else ""
+        return (f"out of memory{detail}: the inputs or the options that set sizes (numbers of seeds, samples, "
+                "users, resamples) ask for more memory than this machine has")
     if isinstance(exc, DECOMPRESSION_ERRORS):
         return f"compressed input is truncated or corrupt ({type(exc).__name__}: {str(exc)[:80]})"
     if isinstance(exc, OSError):

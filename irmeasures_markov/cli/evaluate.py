@@ -43,8 +43,6 @@ def add_output_args(parser: argparse.ArgumentParser) -> None:
                         help="with -q: omit the aggregate 'all' rows")
     parser.add_argument("--output_format", "--output-format", "-o", dest="output_format", choices=("tsv", "jsonl"),
                         default="tsv", help="tsv (default) or jsonl (JSON lines; NaN written as null)")
-    parser.add_argument("--debug", action="store_true",
-                        help="print the traceback of an internal error (also: IRMEASURES_MARKOV_DEBUG=1)")
 
 
 def evaluate_main(argv: List[str], subcommands=()) -> int:

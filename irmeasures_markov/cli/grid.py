@@ -20,7 +20,7 @@ from .inputs import load_qrels
 from .measure_args import parse_measures
 from .output import format_value, json_number, write_record
 
-__all__ = ["pool_reduction_main"]
+__all__ = ["pool_reduction_main", "parse_list", "MAX_LIST_VALUES", "MAX_POOLS"]
 
 _EPILOG = """\
 RUN may be a run file or a directory of run files (TREC's input.NAME[.gz]);
@@ -56,8 +56,23 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _numbers(text: str, what: str, kind=float) -> list:
-    out = []
+#: values one list or range argument may hold (--seeds, --percents): every value is a pool sample that
+#: evaluates every run again, and the grid holds every (run, pool) result in memory
+MAX_LIST_VALUES = 10_000
+#: pool samples in all (--percents x --seeds), for the same reason
+MAX_POOLS = 10_000
+_WHY = "every value is a pool sample on which every run is evaluated again, and every result is held in memory"
+
+
+def parse_list(text: str, what: str, kind=float, limit: int = MAX_LIST_VALUES) -> list:
+    """The values of a comma-separated list argument; with ``kind=int`` an item may be a range ``A-B``.
+
+    The size of a range is checked from its ends before it is expanded: an
+    argument holding more than ``limit`` values is a :class:`CliError`
+    naming the limit (``--seeds 0-100000000000`` is refused at once instead
+    of filling the memory).
+    """
+    items = []
     try:
         for part in text.split(","):
             part = part.strip()
@@ -66,12 +81,18 @@ def _numbers(text: str, what: str, kind=float) -> list:
                 a, b = int(a), int(b)
                 if b < a:
                     raise ValueError
-                out += list(range(a, b + 1))
+                items.append((a, b))
             else:
-                out.append(kind(part))
+                items.append(kind(part))
     except ValueError:
         expected = "integers or ranges A-B" if kind is int else "numbers"
         raise CliError(f"{what}: expected a comma-separated list of {expected}, got {text!r}") from None
+    count = sum(item[1] - item[0] + 1 if isinstance(item, tuple) else 1 for item in items)
+    if count > limit:
+        raise CliError(f"{what}: {text!r} holds {count} values; at most {limit} are allowed ({_WHY})")
+    out = []
+    for item in items:
+        out += list(range(item[0], item[1] + 1)) if isinstance(item, tuple) else [item]
     if len(set(out)) != len(out):
         raise CliError(f"{what}: {text!r} lists a value twice")
     return out
@@ -102,11 +123,14 @@ def _run_paths(specs: List[str]) -> dict:
 
 def pool_reduction_main(argv: List[str]) -> int:
     args = _parser().parse_args(argv)
-    percents = _numbers(args.percents, "--percents")
+    percents = parse_list(args.percents, "--percents")
     bad = [p for p in percents if not 0 < p < 100]
     if bad:
         raise CliError(f"--percents: every pool size must be in (0, 100), got {bad}")
-    seeds = _numbers(args.seeds, "--seeds", int)
+    seeds = parse_list(args.seeds, "--seeds", int)
+    if len(seeds) * len(percents) > MAX_POOLS:
+        raise CliError(f"--percents x --seeds: {len(percents)} x {len(seeds)} = {len(percents) * len(seeds)} pool "
+                       f"samples; at most {MAX_POOLS} are allowed ({_WHY})")
     if args.n_jobs < 1:
         raise CliError(f"-j/--n-jobs must be a positive integer, got {args.n_jobs}")
     if args.places < -1:

@@ -61,8 +61,8 @@ def _qrels_from_ir_datasets(spec: str) -> Dict[str, Dict[str, int]]:
         for q in dataset.qrels_iter():
             out.setdefault(q.query_id, {})[q.doc_id] = q.relevance
     except Exception as exc:  # downloads fail in many ways (offline, moved, checksum): name the dataset
-        raise CliError(f"{spec}: ir_datasets could not provide the qrels ({type(exc).__name__}: "
-                       f"{str(exc)[:200]}); download them once while online, or give a qrels file") from None
+        from ..datasets import ir_datasets_unavailable
+        raise CliError(ir_datasets_unavailable(spec, "qrels", exc, dataset)) from None
     return out
 
 

@@ -112,7 +112,11 @@ def _check(measure, text: str) -> None:
         try:  # pytrec_eval aborts the whole process (no exception) on a cutoff below 1: refuse it first
             check_native_measure(measure)
         except ValueError as exc:
-            raise CliError(f"{text}: {exc}") from None
+            # named as the user spelled it (P_0), not as ir_measures prints the measure it parsed (P@0)
+            message = str(exc)
+            own_name = f"measure {measure}: "
+            raise CliError(f"{text}: {message[len(own_name):] if message.startswith(own_name) else message}") \
+                from None
     for name in _LENGTH_SOURCE_PARAMS:
         value = params.get(name)
         if isinstance(value, str) and value.startswith(_IRDS_PREFIX):

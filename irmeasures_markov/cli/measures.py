@@ -3,11 +3,16 @@ from __future__ import annotations
 
 from typing import List
 
+import ir_measures
+from ir_measures import measures as irm_measures
+
 from ..plugin.catalogue import MeasureInfo, list_measures
 from .errors import PROG, CliError, CliParser
 from .measure_args import suggest_names
 
-__all__ = ["measures_main", "describe"]
+__all__ = ["measures_main", "describe", "IR_MEASURES_DOCS"]
+
+IR_MEASURES_DOCS = "https://ir-measur.es"
 
 
 def _default_text(p) -> str:
@@ -52,32 +57,48 @@ def describe(info: MeasureInfo, verbose: bool) -> List[str]:
     return lines
 
 
+def _ir_measures_name(name: str) -> str:
+    """What ``name`` is when ir_measures knows it but this package does not define it ('' otherwise)."""
+    if name in irm_measures.registry:
+        return (f"ir_measures' own measure, not one of this package's: it works in measure strings as usual, "
+                f"evaluated by ir_measures (documented at {IR_MEASURES_DOCS})")
+    try:
+        parsed = list(ir_measures.parse_trec_measure(name))
+    except Exception:  # noqa: BLE001 - ir_measures refuses an unknown trec_eval name with a bare ValueError
+        return ""
+    return (f"trec_eval's name for {', '.join(map(str, parsed))} (ir_measures' measures): it works in measure "
+            f"strings as usual, evaluated by ir_measures (documented at {IR_MEASURES_DOCS})")
+
+
 def measures_main(argv: List[str]) -> int:
     parser = CliParser(prog=f"{PROG} measures",
                        description="List the measures irmeasures_markov adds to ir_measures (name, aliases, "
                                    "one-line meaning, parameters with their types and defaults); with NAME, "
                                    "or -v, also each parameter's choices and meaning.  ir_measures' own measures (AP, P, nDCG, ...) "
-                                   "are documented at https://ir-measur.es.")
+                                   f"are documented at {IR_MEASURES_DOCS}.")
     parser.add_argument("names", nargs="*", metavar="NAME", help="measures to describe in full (or aliases)")
     parser.add_argument("--verbose", "-v", action="store_true", help="describe every measure in full")
-    parser.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
     args = parser.parse_args(argv)
     catalogue = list_measures()
     by_name = {n: info for info in catalogue for n in (info.name, *info.aliases)}
     if args.names:
-        unknown = [n for n in args.names if n not in by_name]
+        theirs = [n for n in args.names if n not in by_name and _ir_measures_name(n)]
+        unknown = [n for n in args.names if n not in by_name and n not in theirs]
         if unknown:
             parts = []
             for n in unknown:
-                hint = [s for s in suggest_names(n) if s in by_name]
-                parts.append(f"{n!r} is not a measure of irmeasures_markov" +
+                hint = suggest_names(n)
+                parts.append(f"{n!r} is not a measure of irmeasures_markov or ir_measures" +
                              (f" (did you mean {' or '.join(hint)}?)" if hint else ""))
-            raise CliError("; ".join(parts) + f"; '{PROG} measures' lists them")
-        chosen, verbose = [by_name[n] for n in args.names], True
+            raise CliError("; ".join(parts) + f"; '{PROG} measures' lists this package's measures")
+        chosen, verbose = [by_name.get(n, n) for n in args.names], True
     else:
         chosen, verbose = list(catalogue), args.verbose
     for i, info in enumerate(chosen):
         if verbose and i:
             print()
-        print("\n".join(describe(info, verbose)))
+        if isinstance(info, str):  # a name of ir_measures' own
+            print(f"{info}: {_ir_measures_name(info)}")
+        else:
+            print("\n".join(describe(info, verbose)))
     return 0

@@ -22,7 +22,10 @@ from .errors import PROG, CliError, CliParser
 from .inputs import STDIN, check_overlap, load_qrels, load_run
 from .output import format_value, json_number, natural_key, write_record
 
-__all__ = ["ph_compare_main"]
+__all__ = ["ph_compare_main", "MAX_USERS"]
+
+#: simulated users per topic and run at most: the simulation holds them all at once (about 40 bytes each)
+MAX_USERS = 10_000_000
 
 _EPILOG = """\
 Forward models (DFBM/SFBM, every --user) have exact distributions; random-walk
@@ -72,7 +75,8 @@ def _parser() -> argparse.ArgumentParser:
     model.add_argument("--cutoff", type=int, help="evaluate the first k documents of each ranking")
     sim = parser.add_argument_group("simulation (RWBM)")
     sim.add_argument("--users", type=int, default=100_000,
-                     help="simulated users per topic and run when no exact distribution exists (default 100000)")
+                     help="simulated users per topic and run when no exact distribution exists (default 100000; "
+                          f"at most {MAX_USERS})")
     sim.add_argument("--seed", type=int, default=0, help="random seed of the simulation (default 0)")
     sim.add_argument("--z", type=float, default=4.0,
                      help="simulated CDF differences within z standard errors count as ties (default 4)")
@@ -82,7 +86,6 @@ def _parser() -> argparse.ArgumentParser:
                                                                              "default 4)")
     out.add_argument("--output_format", "--output-format", "-o", dest="output_format", choices=("tsv", "jsonl"),
                      default="tsv", help="tsv (default, with '#' comment lines) or jsonl (NaN written as null)")
-    out.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
     return parser
 
 
@@ -132,6 +135,9 @@ def ph_compare_main(argv: List[str]) -> int:
         raise CliError("--cutoff must be a positive integer")
     if args.places < -1:
         raise CliError(f"--places (-p) must be -1 or a number of decimals >= 0, got {args.places}")
+    if args.users > MAX_USERS:
+        raise CliError(f"--users: at most {MAX_USERS} simulated users, got {args.users} (the simulation holds "
+                       f"every user of a topic in memory at once, about 40 bytes each)")
     if args.run_a == STDIN and args.run_b == STDIN:
         raise CliError("only one of the runs can be read from standard input (-)")
     names = args.names or ["A", "B"]

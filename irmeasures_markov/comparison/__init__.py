@@ -15,6 +15,10 @@ Tests (``test=``), on the per-topic scores of one measure, A − B for each pair
   (their models are stated there); every pair's p-value is the one
   :func:`~irmeasures_markov.inference.classic.all_pairs` gives it with the
   same ``seed``;
+* ``'none'`` — no test: the means only (the tests table keeps each pair's
+  mean difference and effect size; its p-values are NaN and no pair is
+  significant).  It is also what a comparison on fewer than 2 topics does,
+  with a warning, since no paired test is possible on one topic;
 * ``'bayes'`` — Carterette's (2011) linear model
   :math:`y_{ij} = \mu + \beta_j + \alpha_i + \varepsilon_{ij}` fitted once per
   measure to every run together (:func:`~irmeasures_markov.inference.bayes.gibbs_linear_model`,
@@ -27,7 +31,7 @@ Tests (``test=``), on the per-topic scores of one measure, A − B for each pair
 
 Effect size: Cohen's :math:`d_z = \bar d / s_d`, the mean of the paired
 per-topic differences over their standard deviation (``ddof=1``); 0 when all
-differences are 0 and ±inf when they are all equal and non-zero.
+differences are 0, ±inf when they are all equal and non-zero, NaN with one topic.
 
 Confidence intervals (``ci=0.95``): the t interval of each run's mean over
 topics, :math:`\bar y \pm t_{(1+\ell)/2,\,n-1}\, s/\sqrt n`.
@@ -57,7 +61,7 @@ __all__ = ["compare", "compare_evaluation", "Comparison", "COMPARE_TESTS", "CORR
            "resolve_run_paths", "run_letters"]
 
 #: the tests :func:`compare` knows
-COMPARE_TESTS = ("t", "wilcoxon", "sign", "randomization", "bootstrap", "bayes")
+COMPARE_TESTS = ("t", "wilcoxon", "sign", "randomization", "bootstrap", "bayes", "none")
 #: the multiple-comparison corrections (the same as :func:`~irmeasures_markov.inference.classic.adjust_pvalues`)
 CORRECTIONS = ("holm", "bonferroni", "fdr_bh", "none")
 
@@ -66,10 +70,15 @@ _GLOB_CHARS = set("*?[")
 
 
 def effect_size(d) -> np.ndarray:
-    """Cohen's d_z of paired differences: ``mean(d) / std(d, ddof=1)`` along axis 0 (topics)."""
+    """Cohen's d_z of paired differences: ``mean(d) / std(d, ddof=1)`` along axis 0 (topics).
+
+    NaN with fewer than 2 topics (no standard deviation to divide by).
+    """
     d = np.asarray(d, dtype=np.float64)
     mean = d.mean(axis=0)
-    sd = d.std(axis=0, ddof=1) if d.shape[0] > 1 else np.zeros_like(mean)
+    if d.shape[0] < 2:
+        return np.full_like(mean, np.nan)
+    sd = d.std(axis=0, ddof=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(sd > 0, mean / np.where(sd > 0, sd, 1.0), np.where(mean == 0, 0.0, np.sign(mean) * np.inf))
 
@@ -80,6 +89,8 @@ def mean_intervals(values, level: float = 0.95) -> np.ndarray:
     v = np.asarray(values, dtype=np.float64)
     n = v.shape[0]
     mean = v.mean(axis=0)
+    if n < 2:  # no spread to estimate from one topic: the interval is undefined
+        return np.stack([np.full_like(mean, np.nan), np.full_like(mean, np.nan)], axis=-1)
     half = stats.t.ppf((1 + level) / 2, n - 1) * v.std(axis=0, ddof=1) / math.sqrt(n)
     return np.stack([mean - half, mean + half], axis=-1)
 
@@ -146,12 +157,14 @@ def _compare_iv(runs, baseline, test, correction, alpha, alternative, ci, n_resa
     if test not in COMPARE_TESTS:
         raise ValueError(f"`test` must be one of {list(COMPARE_TESTS)}, got {test!r}.")
     if correction is None:
-        correction = "none" if test == "bayes" else "holm"
+        correction = "none" if test in ("bayes", "none") else "holm"
     if correction not in CORRECTIONS:
         raise ValueError(f"`correction` must be one of {list(CORRECTIONS)}, got {correction!r}.")
     if test == "bayes" and correction != "none":
         raise ValueError("`test='bayes'` takes no correction: its posterior probabilities come from one "
                          "hierarchical model of every run, which already pools them; use correction='none'.")
+    if test == "none" and correction != "none":
+        raise ValueError("`test='none'` runs no test, so it takes no correction; use correction='none'.")
     if alternative not in ALTERNATIVES:
         raise ValueError(f"`alternative` must be one of {list(ALTERNATIVES)}, got {alternative!r}.")
     if isinstance(alpha, bool) or not (0.0 < float(alpha) < 1.0):
@@ -288,9 +301,11 @@ def compare(qrels, runs, measures, *, baseline: Optional[str] = None, test: str 
         As for :func:`~irmeasures_markov.experiments.evaluate`.
     baseline : str, optional
         Test every other run against this one (A = run, B = baseline); default: every pair.
-    test : {'t', 'wilcoxon', 'sign', 'randomization', 'bootstrap', 'bayes'}
+    test : {'t', 'wilcoxon', 'sign', 'randomization', 'bootstrap', 'bayes', 'none'}
+        ``'none'``: the means only.  With fewer than 2 topics no test is possible: the comparison is
+        made as with ``'none'`` and a ``UserWarning`` says so.
     correction : {'holm', 'bonferroni', 'fdr_bh', 'none'}, optional
-        Over the pairs of one measure.  Default ``'holm'`` (``'none'`` for ``'bayes'``).
+        Over the pairs of one measure.  Default ``'holm'`` (``'none'`` for ``'bayes'`` and ``'none'``).
     alpha : float
         Significance level of the markers (on the corrected p-values).
     alternative : {'two-sided', 'greater', 'less'}
@@ -336,6 +351,12 @@ def compare_evaluation(evaluation, *, baseline: Optional[str] = None, test: str 
     names = list(ev.runs)
     correction = _compare_iv(dict.fromkeys(names), baseline, test, correction, alpha, alternative, ci,
                              n_resamples)
+    n_topics = len(ev.topics)
+    if n_topics < 2 and test != "none":
+        import warnings
+        warnings.warn(f"{n_topics} topic{'' if n_topics == 1 else 's'}: no significance test is possible with "
+                      "fewer than 2 topics; the means only (test 'none')", UserWarning, stacklevel=2)
+        test, correction = "none", "none"
     if baseline is not None:
         base = names.index(str(baseline))
         pairs = [(j, base) for j in range(len(names)) if j != base]
@@ -347,7 +368,9 @@ def compare_evaluation(evaluation, *, baseline: Optional[str] = None, test: str 
     for j, label in enumerate(ev.labels):
         values = ev.values[:, j, :].T  # topics × runs
         diffs = values[:, a] - values[:, b]
-        if test == "bayes":
+        if test == "none":
+            stat = p = adjusted = np.full(len(pairs), np.nan)
+        elif test == "bayes":
             stat, p = _bayes_pairs(values, a, b, alternative, seed, int(bayes_draws), int(bayes_chains), progress)
             adjusted = p.copy()
         else:

@@ -20,7 +20,7 @@ __all__ = ["legend", "means_grid", "pairs_grid", "to_text", "to_markdown", "to_l
 
 TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test", "sign": "sign test",
               "randomization": "paired randomization test", "bootstrap": "paired bootstrap test",
-              "bayes": "Bayesian linear model (Carterette 2011)"}
+              "bayes": "Bayesian linear model (Carterette 2011)", "none": "no significance test"}
 CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "fdr_bh": "Benjamini-Hochberg FDR",
                     "none": "no"}
 
@@ -48,14 +48,18 @@ def legend(cmp, effect: bool = False) -> str:
         alt = "" if cmp.alternative == "two-sided" else f", one-sided ({cmp.alternative})"
         how = f"{test}{alt}, {CORRECTION_NAMES[cmp.correction]} correction, p < {cmp.alpha:g}"
     n = len(cmp.evaluation.topics)
-    if cmp.baseline is not None:
+    if cmp.test == "none":
+        why = "no test is possible with fewer than 2 topics" if n < 2 else "means only"
+        text = f"No significance test ({why}; {n} topic{'' if n == 1 else 's'})."
+    elif cmp.baseline is not None:
         text = (f"{UP}/{DOWN}: significantly better/worse than the baseline {cmp.baseline} ({how}; "
                 f"{n} topics).")
     else:
         text = (f"Letters: the runs a mean is significantly better than ({how}; all {len(cmp.tests) // max(1, len(cmp.labels))} "
                 f"pairs; {n} topics).")
     if cmp.ci is not None:
-        text += f" Brackets: {cmp.ci:.0%} t confidence interval of the mean."
+        text += f" Brackets: {cmp.ci:.0%} t confidence interval of the mean" + \
+            (" (undefined with one topic)." if n < 2 else ".")
     if effect:
         text += " d: Cohen's d_z of the per-topic differences with the baseline (mean / standard deviation)."
     return text

@@ -18,6 +18,7 @@ from ir_measures import measures as irm_measures
 from ir_measures import providers as irm_providers
 from ir_measures.util import Metric
 
+from ..errors import InputError
 from ..inputs import to_run_dict, warn_if_nothing_to_evaluate
 from ..qrels_cache import qrels_index
 from ..rankings import PreparedRun, QrelsIndex
@@ -226,7 +227,12 @@ class MarkovEvaluator(irm_providers.Evaluator):
         """
         if not isinstance(run, Mapping):
             run = to_run_dict(run)  # once: an iterator of ScoredDoc cannot be read twice
-        return self.prepared_values(self.prepare(run), run, warn_empty=warn_empty)
+        try:
+            return self.prepared_values(self.prepare(run), run, warn_empty=warn_empty)
+        except InputError as exc:
+            # an input error's message names the file, field or parameter: the frames inside the evaluation
+            # (a dozen, e.g. down to the length lookup of a TBG without lengths) only bury it (its cause is kept)
+            raise exc.with_traceback(None)
 
     def prepared_values(self, prepared: PreparedRun, run: Mapping, warn_empty: bool = True
                         ) -> Dict[irm_measures.Measure, Dict[str, float]]:
