@@ -225,10 +225,10 @@ class RelevanceEvaluator:
             prepared = self._our_evaluator.prepare(run, ids_checked=True)
         else:
             _check_scores(run, self.qrels)
-        # as in pytrec_eval, every query with judgments and a run entry has a row (empty with no measures)
+        # pytrec_eval's rows: every query with judgments and an entry in the run, even an empty one (and
+        # empty rows when no measure is asked for)
         results: Dict[str, Dict[str, float]] = {q: {} for q in run if self.qrels.get(q)}
-        evaluated = {q for q in run if q in self.qrels and len(run[q]) > 0}
-        if not evaluated:
+        if not any(len(run[q]) for q in results):
             warn_if_nothing_to_evaluate(self.qrels, run, stacklevel=2)
         native_run = run_for_pytrec_eval(run) if self._others or self._trec_measures else None
         if self._trec_evaluator is not None:
@@ -236,16 +236,20 @@ class RelevanceEvaluator:
                 results.setdefault(id_from_pytrec_eval(qid), {}).update(vals)
         if self._our_evaluator is not None:
             by_measure = self._our_evaluator.prepared_values(prepared, run, warn_empty=False)
-            # each measure's values follow prepared.qids: one row per query, filled column by column
-            rows = [results.setdefault(qid, {}) for qid in prepared.qids]
+            # each measure's values follow prepared.qids: one row per query, filled column by column (a
+            # topic without judgments has no row, as in pytrec_eval)
+            rows = [results.get(qid) for qid in prepared.qids]
             for key, measure in self._ours.items():
                 for row, v in zip(rows, by_measure[measure].values()):
-                    row[key] = v
+                    if row is not None:
+                        row[key] = v
+                for row in results.values():   # an empty ranking scores as an unanswered query (iter_calc)
+                    row.setdefault(key, measure.DEFAULT)
         if self._other_evaluator is not None:
             inverse = {m: k for k, m in self._others.items()}
             for metric in self._other_evaluator.iter_calc(native_run):
-                qid = id_from_pytrec_eval(metric.query_id)
-                if qid in evaluated:
-                    results.setdefault(qid, {})[inverse[metric.measure]] = metric.value
+                row = results.get(id_from_pytrec_eval(metric.query_id))
+                if row is not None:
+                    row[inverse[metric.measure]] = metric.value
         return results
 

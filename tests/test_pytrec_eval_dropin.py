@@ -212,6 +212,24 @@ def test_dotted_spellings_beside_our_measures():
     assert {m.query_id: m.value for m in mp.iter_calc(run)} == {q: mine[q]["MP"] for q in mine}
 
 
+@pytest.mark.filterwarnings("ignore:.*:RuntimeWarning")
+def test_rows_are_pytrec_eval_rows_and_every_measure_has_a_value_in_each():
+    """Rows: judged queries with a run entry, an empty ranking included; our measures and ir_measures' score
+    an empty ranking as an unanswered query (iter_calc's value), pytrec_eval's as pytrec_eval does."""
+    qrels = {**QRELS, "q10": {}}
+    run = {"q1": {"d1": 1.0, "d2": 0.0, "d3": 1.5}, "q2": {}, "q10": {"d1": 1.0}, "q11": {"d1": 1.0}}
+    mine = ours.RelevanceEvaluator(qrels, {"map", "P.5", "MP", "PH", "nDCG@5"}).evaluate(run)
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, {"map", "P.5"}).evaluate(run)
+    assert mine.keys() == theirs.keys() == {"q1", "q2"}
+    for q in mine:
+        assert set(mine[q]) == {"map", "P_5", "MP", "PH", "nDCG@5"}
+        assert {k: mine[q][k] for k in theirs[q]} == theirs[q]
+    for name, m in (("MP", irmeasures_markov.MP), ("PH", irmeasures_markov.PH)):
+        expected = {x.query_id: x.value for x in irmeasures_markov.PROVIDER.evaluator([m], QRELS).iter_calc(run)}
+        assert {q: mine[q][name] for q in mine} == {q: expected[q] for q in mine}
+    assert mine["q2"]["nDCG@5"] == 0.0
+
+
 # ----------------------------------------------------------------------------- cutoffs in every spelling
 
 ZERO_CUTOFFS = ["map_cut.0", "map_cut.5,0", "map_cut_0", "P.0", "P_5,0", "ndcg_cut.0,5", "recall.0",
