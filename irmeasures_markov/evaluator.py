@@ -3,9 +3,20 @@
 A script written for pytrec_eval switches by changing one import::
 
     # import pytrec_eval
-    import irmeasures_markov as pytrec_eval
-    ev = pytrec_eval.RelevanceEvaluator(qrels, {'map', 'P_10', "MP(model='GL_AD_LID')@100"})
+    import irmeasures_markov.pytrec_eval as pytrec_eval
+    ev = pytrec_eval.RelevanceEvaluator(qrels, {'map', 'P.10', "MP(model='GL_AD_LID')@100"})
     results = ev.evaluate(run)          # {qid: {name: value}}
+
+The module surface is pytrec_eval's (:mod:`irmeasures_markov.pytrec_eval`
+re-exports it; the same names are attributes of ``irmeasures_markov``):
+``RelevanceEvaluator``, ``supported_measures``, ``supported_nicknames``,
+``compute_aggregated_measure``, ``parse_run`` and ``parse_qrel``.  Strings are
+taken as pytrec_eval takes them: both spellings of parameters (``'P_5'``,
+``'P.5'``, ``'ndcg_cut.1,4'``), the nicknames (``'all_trec'``, ``'set'``,
+``'official'``, ...), and the rows are pytrec_eval's: every query with
+judgments and an entry in the run (an empty ranking included), ``{}`` for each
+when no measure is asked for.  tests/test_pytrec_eval_dropin.py runs each case
+of pytrec_eval's own test file through both and finds identical results.
 
 Result key names:
 
@@ -19,14 +30,18 @@ Result key names:
   ``"MP(model='GL_AD_LID',recall=True)@100"``.
 
 As in pytrec_eval, only queries present in both the qrels and the run appear
-in the output.  ``relevance_level`` and ``judged_docs_only_flag`` are
+in the output; a measure of ours (or another ir_measures measure) scores a
+query whose ranking is empty as ``iter_calc`` scores a query the run does not
+answer (0).  ``relevance_level`` and ``judged_docs_only_flag`` are
 pytrec_eval's keyword arguments: pytrec_eval receives them as they are, and our
 measures (and other ir_measures measures) get ``rel`` and ``judged_only`` when
 they have those parameters and do not set them.  ``supported_measures`` is
 pytrec_eval's set plus the names of our measures that evaluate without
 parameters (``MPcont`` needs rates and ``TBG`` document lengths, so they are
 accepted only with parameters and are not in the set); passing the whole set,
-as pytrec_eval scripts do, works.
+as pytrec_eval scripts do, works.  It iterates pytrec_eval's names first, so a
+script that finds the family of a trec_eval name by prefix (``'P_5'`` ->
+``'P'``) never lands on ``'PH'`` or ``'PatH'``, whatever ``PYTHONHASHSEED`` is.
 
 Scores are checked before any measure runs: a NaN or infinite score is an
 error naming the query and the document (pytrec_eval would silently rank it).
@@ -40,10 +55,11 @@ integers in the signed 32-bit range (a grade outside it raises
 ``InputError``, a ``ValueError``, before pytrec_eval could read it as 0).
 The qrels are checked and indexed when the evaluator is made, once per
 qrels object while it is unchanged (:mod:`irmeasures_markov.qrels_cache`).  A
-pytrec_eval measure that would abort the process (``'P_0'``, ``'ndcg_cut_0'``,
-``P@0``, ``'ndcg_5'``) is refused with a ``ValueError`` naming it.  A run
-that shares no query with the qrels (or an empty run or qrels) gives ``{}``
-and a ``RuntimeWarning`` saying so.
+pytrec_eval measure that would abort the process (``'P_0'``, ``'map_cut.0'``,
+``'map_cut.5,0'``, ``P@0``, ``'ndcg_5'``) is refused with a ``ValueError``
+naming it (:func:`irmeasures_markov.cutoffs.check_measure_cutoffs`, the one
+cutoff check).  A run that shares no query with the qrels (or an empty run or
+qrels) gives ``{}`` and a ``RuntimeWarning`` saying so.
 
 Precision note: pytrec_eval (``pytrec-eval-terrier`` 0.5.x) stores run scores
 as float32, so near-tied scores can be reordered relative to trec_eval (TREC-8
