@@ -22,7 +22,7 @@ from .measures.tbg import time_biased_gain
 from .time_model import time_models, gain_curves, mean_gain_curve, plot_gain_curves
 from .evaluator import (RelevanceEvaluator, compute_aggregated_measure, parse_qrel, parse_run, supported_measures,
                         supported_nicknames)
-from . import pytrec_eval  # noqa: E402  (the pytrec_eval drop-in module: irmeasures_markov.pytrec_eval)
+from . import pytrec_eval  # noqa: F401  (the drop-in module irmeasures_markov.pytrec_eval; not in __all__)
 from .plugin.mp import register_rates
 from .plugin import PH
 from .plugin.catalogue import list_measures
