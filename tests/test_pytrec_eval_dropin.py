@@ -257,6 +257,29 @@ def test_zero_cutoffs_in_every_spelling_cannot_abort_the_process():
     assert "pytrec_eval evaluates ndcg without a parameter only" in lines[ZERO_CUTOFFS.index("ndcg.3")]
 
 
+def test_no_spelling_of_any_pytrec_eval_family_aborts_the_process():
+    """Every family with a range of parameters, in both spellings, in one child process: each is evaluated or
+    refused with a ValueError; pytrec_eval itself aborts on about a hundred of them."""
+    code = textwrap.dedent("""
+        import pytrec_eval
+        import irmeasures_markov.pytrec_eval as ours
+        refused = 0
+        for family in sorted(pytrec_eval.supported_measures):
+            for param in ("0", "1", "5", "0.5", "2.0", "1000000", "1,0", "5,", ","):
+                for sep in "_.":
+                    try:
+                        ours.RelevanceEvaluator({"q": {"a": 1, "b": 0}}, {family + sep + param}).evaluate(
+                            {"q": {"a": 1.0, "b": 2.0}})
+                    except ValueError:
+                        refused += 1
+        print("done", refused)
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=REPO,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
+    assert proc.stdout.startswith("done ")
+
+
 def test_one_cutoff_rule_for_values_and_names():
     from irmeasures_markov.cutoffs import check_cutoff, check_measure_cutoffs, trec_measure_parts
     assert trec_measure_parts("map_cut.5,0") == ("map_cut", "5,0")
