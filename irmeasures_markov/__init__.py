@@ -20,14 +20,17 @@ from .measures.carterette import user_model_measure
 from .plugin import TBG, register_lengths
 from .measures.tbg import time_biased_gain
 from .time_model import time_models, gain_curves, mean_gain_curve, plot_gain_curves
-from .evaluator import RelevanceEvaluator, supported_measures
+from .evaluator import (RelevanceEvaluator, compute_aggregated_measure, parse_qrel, parse_run, supported_measures,
+                        supported_nicknames)
+from . import pytrec_eval  # noqa: F401  (the drop-in module irmeasures_markov.pytrec_eval; not in __all__)
 from .plugin.mp import register_rates
 from .plugin import PH
 from .plugin.catalogue import list_measures
 from .measures.stopping_time import browsing_model, path_at_h, BrowsingModel
 
 __all__ = ["MP", "MPcont", "PROVIDER", "RelevanceEvaluator", "markov_precision", "estimate_rates", "register_kernel", "__version__",
-           "register_rates", "supported_measures",
+           "register_rates", "supported_measures", "supported_nicknames", "compute_aggregated_measure", "parse_run",
+           "parse_qrel",
            "M1", "M2", "M3", "M4", "RBTR", "RBAP", "CDG", "DAG", "EPR", "ARR", "RRG", "RAP", "RRR", "RRAP",
            "user_model_measure", "TBG", "register_lengths", "time_biased_gain",
            "time_models", "gain_curves", "mean_gain_curve", "plot_gain_curves",

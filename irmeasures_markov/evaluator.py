@@ -3,9 +3,20 @@
 A script written for pytrec_eval switches by changing one import::
 
     # import pytrec_eval
-    import irmeasures_markov as pytrec_eval
-    ev = pytrec_eval.RelevanceEvaluator(qrels, {'map', 'P_10', "MP(model='GL_AD_LID')@100"})
+    import irmeasures_markov.pytrec_eval as pytrec_eval
+    ev = pytrec_eval.RelevanceEvaluator(qrels, {'map', 'P.10', "MP(model='GL_AD_LID')@100"})
     results = ev.evaluate(run)          # {qid: {name: value}}
+
+The module surface is pytrec_eval's (:mod:`irmeasures_markov.pytrec_eval`
+re-exports it; the same names are attributes of ``irmeasures_markov``):
+``RelevanceEvaluator``, ``supported_measures``, ``supported_nicknames``,
+``compute_aggregated_measure``, ``parse_run`` and ``parse_qrel``.  Strings are
+taken as pytrec_eval takes them: both spellings of parameters (``'P_5'``,
+``'P.5'``, ``'ndcg_cut.1,4'``), the nicknames (``'all_trec'``, ``'set'``,
+``'official'``, ...), and the rows are pytrec_eval's: every query with
+judgments and an entry in the run (an empty ranking included), ``{}`` for each
+when no measure is asked for.  tests/test_pytrec_eval_dropin.py runs each case
+of pytrec_eval's own test file through both and finds identical results.
 
 Result key names:
 
@@ -19,14 +30,18 @@ Result key names:
   ``"MP(model='GL_AD_LID',recall=True)@100"``.
 
 As in pytrec_eval, only queries present in both the qrels and the run appear
-in the output.  ``relevance_level`` and ``judged_docs_only_flag`` are
+in the output; a measure of ours (or another ir_measures measure) scores a
+query whose ranking is empty as ``iter_calc`` scores a query the run does not
+answer (0).  ``relevance_level`` and ``judged_docs_only_flag`` are
 pytrec_eval's keyword arguments: pytrec_eval receives them as they are, and our
 measures (and other ir_measures measures) get ``rel`` and ``judged_only`` when
 they have those parameters and do not set them.  ``supported_measures`` is
 pytrec_eval's set plus the names of our measures that evaluate without
 parameters (``MPcont`` needs rates and ``TBG`` document lengths, so they are
 accepted only with parameters and are not in the set); passing the whole set,
-as pytrec_eval scripts do, works.
+as pytrec_eval scripts do, works.  It iterates pytrec_eval's names first, so a
+script that finds the family of a trec_eval name by prefix (``'P_5'`` ->
+``'P'``) never lands on ``'PH'`` or ``'PatH'``, whatever ``PYTHONHASHSEED`` is.
 
 Scores are checked before any measure runs: a NaN or infinite score is an
 error naming the query and the document (pytrec_eval would silently rank it).
@@ -40,10 +55,11 @@ integers in the signed 32-bit range (a grade outside it raises
 ``InputError``, a ``ValueError``, before pytrec_eval could read it as 0).
 The qrels are checked and indexed when the evaluator is made, once per
 qrels object while it is unchanged (:mod:`irmeasures_markov.qrels_cache`).  A
-pytrec_eval measure that would abort the process (``'P_0'``, ``'ndcg_cut_0'``,
-``P@0``, ``'ndcg_5'``) is refused with a ``ValueError`` naming it.  A run
-that shares no query with the qrels (or an empty run or qrels) gives ``{}``
-and a ``RuntimeWarning`` saying so.
+pytrec_eval measure that would abort the process (``'P_0'``, ``'map_cut.0'``,
+``'map_cut.5,0'``, ``P@0``, ``'ndcg_5'``) is refused with a ``ValueError``
+naming it (:func:`irmeasures_markov.cutoffs.check_measure_cutoffs`, the one
+cutoff check).  A run that shares no query with the qrels (or an empty run or
+qrels) gives ``{}`` and a ``RuntimeWarning`` saying so.
 
 Precision note: pytrec_eval (``pytrec-eval-terrier`` 0.5.x) stores run scores
 as float32, so near-tied scores can be reordered relative to trec_eval (TREC-8
@@ -55,11 +71,13 @@ descending); for trec_eval-exact AP/P@k/Rprec/bpref on real runs use
 from __future__ import annotations
 
 from numbers import Integral
-from typing import Dict, Iterable, Mapping, Union
+from typing import Dict, Iterable, List, Mapping, Union
 
 import ir_measures
 import numpy as np
+import pytrec_eval as _pytrec_eval
 
+from .cutoffs import check_measure_cutoffs, trec_measure_parts
 from .inputs import to_run_dict, warn_if_nothing_to_evaluate
 from .plugin import PROVIDER
 from .plugin.base import FamilyMeasure
@@ -67,17 +85,17 @@ from .pytrec_inputs import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_p
 from .qrels_cache import qrels_index
 from .rankings import read_scores
 
-__all__ = ["RelevanceEvaluator", "supported_measures", "check_native_measure"]
+__all__ = ["RelevanceEvaluator", "supported_measures", "supported_nicknames", "compute_aggregated_measure",
+           "parse_run", "parse_qrel", "check_native_measure"]
 
 MeasureSpec = Union[str, "ir_measures.Measure"]
 
 #: Our measures that need data to evaluate (a bare name is an error), kept out of supported_measures.
 _NEED_PARAMETERS = {"MPcont": "rates", "TBG": "lengths"}
 
-
-def _pytrec_eval_names():
-    import pytrec_eval
-    return set(pytrec_eval.supported_measures)
+#: pytrec_eval's own readers of TREC run and qrels lines (``parse_run(open('x.run'))``), unchanged.
+parse_run = _pytrec_eval.parse_run
+parse_qrel = _pytrec_eval.parse_qrel
 
 
 def _our_names():
@@ -85,8 +103,55 @@ def _our_names():
             if isinstance(m, FamilyMeasure) and m.NAME not in _NEED_PARAMETERS}
 
 
-#: Like ``pytrec_eval.supported_measures``: every name that RelevanceEvaluator accepts as it is.
-supported_measures = _pytrec_eval_names() | _our_names()
+class MeasureNames(set):
+    """A ``set`` of measure names that lists pytrec_eval's names first, then ours (sorted).
+
+    pytrec_eval scripts find the family of a trec_eval output name by a
+    prefix match over ``supported_measures`` (``max(names, key=common prefix
+    length)``: ``'P_5'`` shares one letter with ``'P'``, ``'PH'`` and
+    ``'PatH'``).  A plain set would iterate in an order that changes with
+    ``PYTHONHASHSEED`` and could hand ``'P_5'`` to ``PatH``; in this order
+    the first best match is always the one pytrec_eval's own set gives.
+    """
+
+    def __iter__(self):
+        trec = _pytrec_eval.supported_measures
+        first = [n for n in trec if n in self]
+        return iter(first + sorted((n for n in set.__iter__(self) if n not in trec), key=str))
+
+
+#: Like ``pytrec_eval.supported_measures``: every name that RelevanceEvaluator accepts as it is
+#: (pytrec_eval's, in pytrec_eval's order, then ours).
+supported_measures = MeasureNames(set(_pytrec_eval.supported_measures) | _our_names())
+
+#: pytrec_eval's nicknames (``'all_trec'``, ``'set'``, ``'official'``, ...), each a set of pytrec_eval names.
+supported_nicknames = {name: set(names) for name, names in _pytrec_eval.supported_nicknames.items()}
+
+
+def _is_trec_spec(spec) -> bool:
+    """A measure written as pytrec_eval writes it: a nickname, a family, or a family with parameters."""
+    return isinstance(spec, str) and (spec in supported_nicknames or trec_measure_parts(spec)[0] is not None)
+
+
+def compute_aggregated_measure(measure: str, values: List[float]) -> float:
+    """The value over all queries of a result key, from its per-query values (as pytrec_eval's).
+
+    pytrec_eval's keys aggregate as in pytrec_eval (``num_*`` summed,
+    ``gm_*`` by geometric mean, the others by mean); the key of an ir_measures
+    measure (ours included) by that measure's own aggregator, which for our
+    measures is the mean (their default value when ``values`` is empty).
+    """
+    if trec_measure_parts(measure)[0] is None:
+        try:
+            parsed = ir_measures.parse_measure(measure)
+        except Exception:  # not an ir_measures name either: pytrec_eval's rule (the mean)
+            parsed = None
+        if parsed is not None:
+            agg = parsed.aggregator()
+            for v in values:
+                agg.add(v)
+            return float(agg.result())
+    return _pytrec_eval.compute_aggregated_measure(measure, values)
 
 
 def _check_scores(run, qrels):
@@ -100,58 +165,9 @@ def _check_scores(run, qrels):
             read_scores(docs, qid)
 
 
-#: pytrec_eval families whose parameter is a list of cutoffs ('P_5,10'); a cutoff that is not a
-#: positive integer ('P_0', 'P_0.5') makes pytrec_eval abort the whole process (assertion, SIGABRT).
-_TREC_CUTOFF_FAMILIES = {"P", "recall", "map_cut", "ndcg_cut", "success", "relative_P"}
-#: pytrec_eval families that abort the process on any parameter ('ndcg_5', 'ndcg_1=2').
-_TREC_NO_PARAMETER_FAMILIES = {"ndcg", "G", "Rndcg", "ndcg_rel"}
-
-
-def _trec_family(name: str, trec_names):
-    """``(family, parameter)`` of a pytrec_eval measure name: 'P_5,10' -> ('P', '5,10'), 'map' -> ('map', None).
-
-    The family is the longest pytrec_eval name that ``name`` starts with
-    followed by '_' ('ndcg_cut_10' is ndcg_cut's, not ndcg's); ``(None, None)``
-    if there is none.
-    """
-    if name in trec_names:
-        return name, None
-    family = max((f for f in trec_names if name.startswith(f + "_")), key=len, default=None)
-    return (family, name[len(family) + 1:]) if family else (None, None)
-
-
-def _is_trec_name(name: str, trec_names) -> bool:
-    return _trec_family(name, trec_names)[0] is not None
-
-
-def check_native_measure(measure) -> None:
-    """Raise ``ValueError`` naming a measure that pytrec_eval would abort the process on.
-
-    ``measure`` is a pytrec_eval name ('P_0', 'ndcg_cut_0', 'ndcg_5') or an
-    ir_measures measure computed by another provider (``P@0``, ``nDCG@0``):
-    cutoffs must be positive integers, and ``ndcg``, ``G``, ``Rndcg`` and
-    ``ndcg_rel`` take no parameter.  Other names are left to pytrec_eval,
-    which refuses what it does not know with a ValueError of its own.
-    """
-    if isinstance(measure, str):
-        family, param = _trec_family(measure, _pytrec_eval_names())
-        if param is None:
-            return
-        if family in _TREC_CUTOFF_FAMILIES:
-            cutoffs = [c for c in param.split(",") if c]  # pytrec_eval skips empty items ('ndcg_cut_5,')
-            if not cutoffs or not all(c.isascii() and c.isdigit() and int(c) >= 1 for c in cutoffs):
-                raise ValueError(f"measure {measure!r}: the cutoffs of {family} must be positive integers, as in "
-                                 f"'{family}_10' or '{family}_5,10' (pytrec_eval would abort the process on "
-                                 f"{param!r}).")
-        elif family in _TREC_NO_PARAMETER_FAMILIES:
-            alt = " ('ndcg_cut_10' for a cutoff)" if family == "ndcg" else ""
-            raise ValueError(f"measure {measure!r}: pytrec_eval evaluates {family} without a parameter only: "
-                             f"use '{family}'{alt} (pytrec_eval would abort the process on {param!r}).")
-        return
-    cutoff = measure.params.get("cutoff")
-    if cutoff is not None and (isinstance(cutoff, (bool, np.bool_)) or not isinstance(cutoff, Integral)
-                               or cutoff < 1):
-        raise ValueError(f"measure {measure}: cutoff must be a positive integer, got {cutoff!r}.")
+#: The name this module has long exported for the cutoff check; the check is
+#: :func:`irmeasures_markov.cutoffs.check_measure_cutoffs` (one rule for every spelling).
+check_native_measure = check_measure_cutoffs
 
 
 class RelevanceEvaluator:
@@ -183,15 +199,14 @@ class RelevanceEvaluator:
         self.qrels = index.qrels
         self.relevance_level = int(relevance_level)
         self.judged_docs_only_flag = bool(judged_docs_only_flag)
-        trec_names = _pytrec_eval_names()
         self._trec_measures = set()
         self._ours: Dict[str, "ir_measures.Measure"] = {}
         self._others: Dict[str, "ir_measures.Measure"] = {}
         if isinstance(measures, (str, ir_measures.Measure)):
             measures = [measures]
         for spec in measures:
-            if isinstance(spec, str) and _is_trec_name(spec, trec_names):
-                check_native_measure(spec)
+            if _is_trec_spec(spec):  # pytrec_eval's spellings ('P_5', 'P.5', 'ndcg_cut.1,4', 'official')
+                check_measure_cutoffs(spec)
                 self._trec_measures.add(spec)
                 continue
             measure = ir_measures.parse_measure(spec) if isinstance(spec, str) else spec
@@ -206,7 +221,7 @@ class RelevanceEvaluator:
             if PROVIDER.supports(measure):
                 self._ours[key] = measure
             else:
-                check_native_measure(measure)
+                check_measure_cutoffs(measure)
                 self._others[key] = measure
         self._our_evaluator = PROVIDER.evaluator(list(self._ours.values()), index) if self._ours else None
         native_qrels = qrels_for_pytrec_eval(self.qrels) if self._others or self._trec_measures else None
@@ -214,8 +229,7 @@ class RelevanceEvaluator:
             if self._others else None
         self._trec_evaluator = None
         if self._trec_measures:
-            import pytrec_eval
-            self._trec_evaluator = pytrec_eval.RelevanceEvaluator(
+            self._trec_evaluator = _pytrec_eval.RelevanceEvaluator(
                 native_qrels, self._trec_measures, relevance_level=self.relevance_level,
                 judged_docs_only_flag=self.judged_docs_only_flag)
 
@@ -227,9 +241,10 @@ class RelevanceEvaluator:
             prepared = self._our_evaluator.prepare(run, ids_checked=True)
         else:
             _check_scores(run, self.qrels)
-        results: Dict[str, Dict[str, float]] = {}
-        evaluated = {q for q in run if q in self.qrels and len(run[q]) > 0}
-        if not evaluated:
+        # pytrec_eval's rows: every query with judgments and an entry in the run, even an empty one (and
+        # empty rows when no measure is asked for)
+        results: Dict[str, Dict[str, float]] = {q: {} for q in run if self.qrels.get(q)}
+        if not any(len(run[q]) for q in results):
             warn_if_nothing_to_evaluate(self.qrels, run, stacklevel=2)
         native_run = run_for_pytrec_eval(run) if self._others or self._trec_measures else None
         if self._trec_evaluator is not None:
@@ -237,16 +252,20 @@ class RelevanceEvaluator:
                 results.setdefault(id_from_pytrec_eval(qid), {}).update(vals)
         if self._our_evaluator is not None:
             by_measure = self._our_evaluator.prepared_values(prepared, run, warn_empty=False)
-            # each measure's values follow prepared.qids: one row per query, filled column by column
-            rows = [results.setdefault(qid, {}) for qid in prepared.qids]
+            # each measure's values follow prepared.qids: one row per query, filled column by column (a
+            # topic without judgments has no row, as in pytrec_eval)
+            rows = [results.get(qid) for qid in prepared.qids]
             for key, measure in self._ours.items():
                 for row, v in zip(rows, by_measure[measure].values()):
-                    row[key] = v
+                    if row is not None:
+                        row[key] = v
+                for row in results.values():   # an empty ranking scores as an unanswered query (iter_calc)
+                    row.setdefault(key, measure.DEFAULT)
         if self._other_evaluator is not None:
             inverse = {m: k for k, m in self._others.items()}
             for metric in self._other_evaluator.iter_calc(native_run):
-                qid = id_from_pytrec_eval(metric.query_id)
-                if qid in evaluated:
-                    results.setdefault(qid, {})[inverse[metric.measure]] = metric.value
+                row = results.get(id_from_pytrec_eval(metric.query_id))
+                if row is not None:
+                    row[inverse[metric.measure]] = metric.value
         return results
 

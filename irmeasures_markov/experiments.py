@@ -30,12 +30,12 @@ import math
 import os
 import warnings
 from dataclasses import dataclass, field
-from numbers import Integral
 from typing import Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
 from .comparison import compare  # noqa: F401  (re-exported as experiments.compare)
+from .cutoffs import check_measure_cutoffs
 from .pytrec_inputs import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
 
 __all__ = [
@@ -65,24 +65,13 @@ def parse_measures(measures) -> list:
     out = []
     for m in measures:
         m = ir_measures.parse_measure(m) if isinstance(m, str) else m
-        _check_cutoff(m)
+        check_measure_cutoffs(m)
         out.append(m)
     if not out:
         raise ValueError("`measures` is empty.")
     if len(set(out)) != len(out):
         raise ValueError(f"`measures` lists a measure twice: {[str(m) for m in out]}")
     return out
-
-
-def _check_cutoff(m):
-    """A cutoff must be a positive integer: pytrec_eval aborts the whole process on ``P_0``."""
-    params = getattr(m, "params", None) or {}
-    cutoff = params.get("cutoff")
-    if cutoff is None:
-        return
-    if isinstance(cutoff, bool) or not isinstance(cutoff, Integral) or cutoff < 1:
-        raise ValueError(f"measure {m}: the cutoff must be a positive integer (the number of top-ranked "
-                         f"documents kept), got {cutoff!r}.")
 
 
 #: The comparison measures of the MP paper (Table 2): AP, P@10, Rprec, bpref, RBP with p = 0.8.

@@ -38,6 +38,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from .cutoffs import check_cutoff
 from .io import to_qrels_dict, to_run_dict
 from .lengths import DocumentLengths
 from .measures.tbg import TBGParameters, _params
@@ -122,8 +123,7 @@ def time_models(qrels, run, lengths: LengthSource = None, *, params=None, rel: i
     dict
         ``{qid: QueryTimeModel}`` in run order.
     """
-    if cutoff is not None and (isinstance(cutoff, bool) or not isinstance(cutoff, int) or cutoff < 1):
-        raise ValueError(f"`cutoff` must be a positive integer, got {cutoff!r}")
+    cutoff = check_cutoff(cutoff, "`cutoff`")
     p = _params(params)
     dl = _lengths_iv(lengths, default_length)
     prepared = PreparedRun(QrelsIndex(to_qrels_dict(qrels)), to_run_dict(run))

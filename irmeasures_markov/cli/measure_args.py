@@ -14,7 +14,7 @@ from typing import List
 import ir_measures
 from ir_measures import measures as irm_measures
 
-from ..evaluator import check_native_measure
+from ..cutoffs import check_measure_cutoffs
 from ..plugin.base import FamilyMeasure
 from .errors import CliError
 
@@ -110,7 +110,7 @@ def _check(measure, text: str) -> None:
     params = getattr(measure, "params", {})
     if not isinstance(measure, FamilyMeasure):
         try:  # pytrec_eval aborts the whole process (no exception) on a cutoff below 1: refuse it first
-            check_native_measure(measure)
+            check_measure_cutoffs(measure)
         except ValueError as exc:
             # named as the user spelled it (P_0), not as ir_measures prints the measure it parsed (P@0)
             message = str(exc)

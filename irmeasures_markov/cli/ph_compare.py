@@ -15,6 +15,7 @@ from typing import List
 
 import numpy as np
 
+from ..cutoffs import check_cutoff
 from ..measures.stopping_time import BROWSING_MODELS, GAINS, USERS
 from ..ph_compare import compare_runs
 from ..plugin.ph import PH
@@ -131,8 +132,10 @@ def _winner(a, b, names, tol=1e-12):
 
 def ph_compare_main(argv: List[str]) -> int:
     args = _parser().parse_args(argv)
-    if args.cutoff is not None and args.cutoff < 1:
-        raise CliError("--cutoff must be a positive integer")
+    try:
+        check_cutoff(args.cutoff, "--cutoff")
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
     if args.places < -1:
         raise CliError(f"--places (-p) must be -1 or a number of decimals >= 0, got {args.places}")
     if args.users > MAX_USERS:

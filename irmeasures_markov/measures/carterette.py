@@ -79,6 +79,7 @@ from typing import Optional
 
 import numpy as np
 
+from ..cutoffs import check_cutoff
 from ..rankings import segment_sum
 from ..segments import SegmentSums
 from ._choices import RegisteredNames
@@ -378,12 +379,7 @@ def user_model_values(relevance, offsets, recall_base, model: str = "M1", dist: 
 
 
 def _cutoff(cutoff):
-    if cutoff is None:
-        return None
-    if isinstance(cutoff, (bool, np.bool_)) or not isinstance(cutoff, numbers.Real) or int(cutoff) != cutoff \
-            or cutoff < 1:
-        raise ValueError(f"cutoff must be a positive integer, got {cutoff!r}")
-    return int(cutoff)
+    return check_cutoff(cutoff, "`cutoff`")
 
 
 # ---------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from ir_measures import measures as irm_measures
 from ir_measures import providers as irm_providers
 from ir_measures.util import Metric
 
+from ..cutoffs import check_cutoff
 from ..errors import InputError
 from ..inputs import to_run_dict, warn_if_nothing_to_evaluate
 from ..qrels_cache import qrels_index
@@ -109,9 +110,7 @@ class FamilyMeasure(irm_measures.Measure):
             if info.choices is not _NOT_PROVIDED and value not in info.choices:
                 raise ValueError(f"{self.NAME}: parameter `{name}`={value!r} is not one of "
                                  f"{list(info.choices)} ({info.desc}).")
-        cutoff = self.params.get("cutoff")
-        if cutoff is not None and (isinstance(cutoff, bool) or cutoff < 1):
-            raise ValueError(f"{self.NAME}: cutoff must be a positive integer, got {cutoff!r}.")
+        check_cutoff(self.params.get("cutoff"), self.NAME)
         self.check_params()
         self.validated = True
 
