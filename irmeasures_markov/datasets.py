@@ -33,7 +33,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Uni
 
 import numpy as np
 
-from .io import InputError, read_trec_qrels, read_trec_run
+from .io import InputError, read_trec_qrels, read_trec_run, to_qrels_dict
 from .readers.atomic import replacing
 from .readers.fast_run import _parse_scores, build_run, columns_of_file, read_run  # noqa: F401  (_parse_scores: tests)
 from .readers.text import decode, decompress, display_name, read_raw, short
@@ -134,8 +134,11 @@ def binarize(qrels: Mapping[str, Mapping[str, int]], rel: int = 1) -> Qrels:
     """Lenient binary mapping (paper §5.1): grade ``>= rel`` becomes 1, anything else 0.
 
     Every judgment is kept (a judged non-relevant document stays judged, which
-    matters for bpref and for ``judged_only`` measures).
+    matters for bpref and for ``judged_only`` measures).  ``qrels`` may also be a
+    qrels file path (or any form :func:`irmeasures_markov.io.to_qrels_dict` takes).
     """
+    if not isinstance(qrels, Mapping):
+        qrels = to_qrels_dict(qrels)
     return {q: {d: int(g >= rel) for d, g in docs.items()} for q, docs in qrels.items()}
 
 
@@ -495,8 +498,11 @@ def downsample_qrels(qrels: Mapping[str, Mapping[str, int]], percent: float, *, 
 
     The shuffle of a topic depends only on ``seed`` and the topic id, so pools
     for different percentages are nested (the 10% pool is inside the 30% pool)
-    and results do not depend on the order of the qrels.
+    and results do not depend on the order of the qrels.  ``qrels`` may also be a
+    qrels file path (or any form :func:`irmeasures_markov.io.to_qrels_dict` takes).
     """
+    if not isinstance(qrels, Mapping):
+        qrels = to_qrels_dict(qrels)
     if isinstance(percent, bool) or not isinstance(percent, (int, float)) or not (0 < percent <= 100):
         raise ValueError(f"`percent` must be in (0, 100], got {percent!r} "
                          "(the paper's rates are 90, 70, 50, 30, 10).")

@@ -166,8 +166,16 @@ def _check_frame_ids(frame, what: str) -> None:
 def to_qrels_dict(qrels) -> Dict[str, Dict[str, int]]:
     """``{qid: {docid: grade}}`` from a dict-of-dict, a path, a DataFrame or ``Qrel`` namedtuples.
 
-    In-memory qrels are checked and copied: ids must be str and grades
-    integers in int32 (see the module docstring for the rule and its errors).
+    The one conversion of qrels for every entry point.  A path (``str`` or
+    ``os.PathLike``; plain or compressed) is read with
+    :func:`~irmeasures_markov.io.read_trec_qrels`.  In-memory qrels are
+    checked and copied: ids must be str and grades integers in int32 (see
+    the module docstring for the rule and its errors).  A document judged
+    twice for one query (rows of a DataFrame, namedtuples) follows the file
+    reader's rule (:func:`~irmeasures_markov.readers.trec.add_judgment`): the
+    same grade again is one judgment, a different grade an
+    :class:`~irmeasures_markov.errors.InputError` naming the row or item, the
+    query, the document and both grades.
     """
     if isinstance(qrels, Mapping):
         return check_qrels(qrels)
@@ -181,8 +189,26 @@ def to_qrels_dict(qrels) -> Dict[str, Dict[str, int]]:
         raise InputError(f"Unsupported qrels format: {err}")
     if kind == "pd_dataframe":
         _check_frame_ids(qrels, "qrels")
-        return check_qrels(conv.as_dict_of_dict(), "qrels DataFrame")
-    return check_qrels(conv.as_dict_of_dict())
+        rows = zip(qrels["query_id"].tolist(), qrels["doc_id"].tolist(), qrels["relevance"].tolist())
+        return check_qrels(_judgments(rows, "qrels DataFrame, row {}", 0), "qrels DataFrame")
+    # namedtuples: predict_type read the first one through a copy of the iterator, kept as conv.qrels
+    rows = ((q.query_id, q.doc_id, q.relevance) for q in conv.qrels)
+    return check_qrels(_judgments(rows, "qrels item {}", 1))
+
+
+def _judgments(rows: Iterable, where: str, start: int) -> Dict[str, Dict[object, object]]:
+    """``{qid: {docid: grade}}`` from ``(qid, docid, grade)`` rows, a repeated judgment as the file reader has it."""
+    from .readers.trec import add_judgment
+    out: Dict[str, Dict[object, object]] = {}
+    for n, (qid, docid, grade) in enumerate(rows, start=start):
+        docs = out.get(qid)
+        if docs is None:
+            docs = out[qid] = {}
+        elif docid in docs:
+            add_judgment(docs, qid, docid, grade, where.format(n))
+            continue
+        docs[docid] = grade
+    return out
 
 
 def to_run_dict(run) -> Dict[str, Dict[str, float]]:

@@ -279,7 +279,8 @@ def compare(qrels, runs, measures, *, baseline: Optional[str] = None, test: str 
     Parameters
     ----------
     qrels : dict or path
-        ``{qid: {docid: grade}}`` or a TREC qrels file.
+        ``{qid: {docid: grade}}`` or a TREC qrels file (any form
+        :func:`~irmeasures_markov.experiments.evaluate` takes).
     runs : mapping or paths
         ``{name: run}`` (run dicts or file paths), or run files, directories
         and glob patterns (names from the file names, ``input.NAME.gz`` ->
@@ -314,9 +315,8 @@ def compare(qrels, runs, measures, *, baseline: Optional[str] = None, test: str 
         not a run, a correction with ``test='bayes'``.
     """
     from ..experiments import evaluate
-    from ..io import read_trec_qrels
-    if isinstance(qrels, (str, os.PathLike)):
-        qrels = read_trec_qrels(os.fspath(qrels))
+    from ..inputs import to_qrels_dict
+    qrels = to_qrels_dict(qrels)
     runs = _load_runs(runs)
     correction = _compare_iv(runs, baseline, test, correction, alpha, alternative, ci, n_resamples)
     ev = evaluate(measures, qrels, runs, topics=topics, labels=labels, n_jobs=n_jobs, progress=progress)
