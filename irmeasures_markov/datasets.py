@@ -50,6 +50,7 @@ __all__ = [
     "read_topics",
     "read_run",
     "run_name",
+    "run_names",
     "list_run_files",
     "load_run_dir",
     "complete_runs",
@@ -350,14 +351,41 @@ def load_topics(name: str, *, path: Optional[PathLike] = None, source: str = "au
 # Fast run reading
 # ---------------------------------------------------------------------------
 
+#: Suffixes :func:`run_name` drops, compression first, then the usual run-file extensions (any letter case).
+COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz", ".zst")
+RUN_FILE_SUFFIXES = (".run", ".txt", ".trec", ".res")
+
+
+def _without_suffix(name: str, suffixes: Sequence[str]) -> str:
+    low = name.lower()
+    for suffix in suffixes:
+        if low.endswith(suffix) and len(name) > len(suffix):
+            return name[:-len(suffix)]
+    return name
+
+
 def run_name(path: PathLike) -> str:
-    """Run name from a file name: ``input.NAME.gz`` / ``input.NAME`` -> ``NAME``; else the name without ``.gz``."""
+    """Run name from a file name: the file name without a compression suffix (``.gz``, ``.bz2``, ``.xz``,
+    ``.zst``), then without a run-file suffix (``.run``, ``.txt``, ``.trec``, ``.res``), then without TREC's
+    ``input.`` prefix: ``input.NAME.gz`` -> ``NAME``, ``bm25.run`` -> ``bm25``, ``runs/dph.res.bz2`` -> ``dph``.
+    """
     base = os.path.basename(os.fspath(path))
-    if base.endswith(".gz"):
-        base = base[:-3]
+    base = _without_suffix(_without_suffix(base, COMPRESSION_SUFFIXES), RUN_FILE_SUFFIXES)
     if base.startswith("input.") and len(base) > len("input."):
         base = base[len("input."):]
     return base
+
+
+def run_names(paths: Sequence[PathLike]) -> List[str]:
+    """:func:`run_name` of every path; :class:`InputError` naming both files when two give one name."""
+    names = [run_name(p) for p in paths]
+    seen: Dict[str, PathLike] = {}
+    for name, path in zip(names, paths):
+        if name in seen:
+            raise InputError(f"{os.fspath(path)}: gives the run name {name!r}, as {os.fspath(seen[name])} does; "
+                             "give runs distinct file names")
+        seen[name] = path
+    return names
 
 
 def list_run_files(directory: PathLike, pattern: Optional[str] = None) -> List[str]:
@@ -378,11 +406,7 @@ def list_run_files(directory: PathLike, pattern: Optional[str] = None) -> List[s
     files = sorted(f for f in files if os.path.isfile(f))
     if not files:
         raise FileNotFoundError(f"no run files in {directory!r}" + (f" matching {pattern!r}" if pattern else ""))
-    names = [run_name(f) for f in files]
-    dup = {x for x in names if names.count(x) > 1}
-    if dup:
-        raise InputError(f"{directory}: several files give the run name(s) {sorted(dup)} "
-                         "(e.g. input.X and input.X.gz); keep one")
+    run_names(files)  # two files giving one name (input.X and input.X.gz, X.run and X.txt) are an error
     return files
 
 
