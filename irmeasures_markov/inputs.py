@@ -151,7 +151,7 @@ def _is_path(x) -> bool:
 def _check_frame_ids(frame, what: str) -> None:
     """Refuse DataFrame id columns that hold anything but str, naming the row's query (and document)."""
     for column in ("query_id", "doc_id"):
-        values = frame[column]
+        values = frame[column].tolist()  # a list iterates at C speed, a Series (pandas' str dtype) does not
         if set(map(type, values)) <= {str}:
             continue
         for row, value in enumerate(values):
@@ -159,7 +159,7 @@ def _check_frame_ids(frame, what: str) -> None:
                 query = f"query {frame['query_id'].iloc[row]!r}, " if column == "doc_id" else ""
                 raise InputTypeError(
                     f"{what} DataFrame, row {row}: {query}{column} {value!r} is {type(value).__name__} (column "
-                    f"dtype {values.dtype}), not str; {_ID_HINT} "
+                    f"dtype {frame[column].dtype}), not str; {_ID_HINT} "
                     f"(df[{column!r}] = df[{column!r}].astype(str))")
 
 

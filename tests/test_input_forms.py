@@ -38,6 +38,8 @@ def test_conflicting_judgments_in_memory_are_refused_on_every_entry_point(form, 
     # today's main: accepted, the last judgment wins (MP 0.0 one way, 1.0 the other)
     with pytest.raises(InputError, match=rf"^{_where(form)}: {message}$"):
         ir_measures.calc_aggregate([MP], make(), RUN)
+    with pytest.raises(InputError, match=message):  # with a measure of pytrec_eval's in the same call
+        ir_measures.calc_aggregate([ir_measures.AP, MP], make(), RUN)
     for measures in ({"MP"}, {"map"}, {"map", "MP"}):
         with pytest.raises(InputError, match=message):
             RelevanceEvaluator(make(), measures)
