@@ -279,6 +279,17 @@ def test_compare_evaluation_puts_the_baseline_first(evaluation):
     assert list(compare_evaluation(evaluation, baseline="qld.run").table.index)[0] == "qld"
 
 
+def test_plot_takes_the_baseline_as_compare_does(evaluation):
+    import matplotlib
+    matplotlib.use("Agg")
+    from irmeasures_markov.comparison import compare_evaluation
+    cmp = compare_evaluation(evaluation)
+    fig = cmp.plot("AP", baseline="dph.run")
+    assert [ax.get_title().split(":")[0] for ax in fig.axes[:3]] == ["bm25 − dph", "qld − dph", "rm3 − dph"]
+    with pytest.raises(ValueError, match="`baseline` 'bm9' is not one of the runs"):
+        cmp.plot("AP", baseline="bm9")
+
+
 def test_two_files_giving_one_run_name_are_an_error_naming_both(tmp_path):
     from irmeasures_markov.comparison import compare
     from irmeasures_markov.datasets import list_run_files, load_run_dir, run_names
