@@ -277,7 +277,11 @@ class Evaluation:
         return pd.Series(self.means_array()[:, j], index=pd.Index(list(self.runs), name="run"), name=self.labels[j])
 
     def per_topic(self, measure):
-        """Per-topic values of one measure: a DataFrame, index ``topics`` (named ``topic``), columns ``runs``."""
+        """Per-topic values of one measure: a DataFrame, index ``topics`` (named ``topic``), columns ``runs``.
+
+        :func:`~irmeasures_markov.inference.score_matrix`, ``all_pairs`` and
+        ``discriminative_power`` take it as it is.
+        """
         import pandas as pd
         j = self._index(measure)
         return pd.DataFrame(self.values[:, j, :].T, index=pd.Index(list(self.topics), name="topic"),

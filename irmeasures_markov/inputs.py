@@ -27,6 +27,13 @@ grade as 0).  ``int``, ``bool`` and numpy integers are accepted and stored as
 ``TypeError``, as in pytrec_eval), a grade out of range raises
 :class:`~irmeasures_markov.errors.InputError`; both name query and document.
 
+**A document judged twice** for one query (rows of a DataFrame, ``Qrel``
+namedtuples) follows the rule of the qrels file reader: with the same grade it
+is one judgment, with different grades an
+:class:`~irmeasures_markov.errors.InputError` naming the row or item, the
+query, the document and both grades.  (A dict cannot hold a repeat; a run
+refuses any repeated document.)
+
 Checking costs one C-level pass over each query's keys (``str.join`` fails on
 the first id that is not a str), so the check adds no per-document Python
 work to the ranking of a run.

@@ -7,7 +7,6 @@ tests and corrections, the same renderings.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import List
 
