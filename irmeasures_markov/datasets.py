@@ -33,7 +33,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Uni
 
 import numpy as np
 
-from .io import InputError, read_trec_qrels, read_trec_run
+from .io import InputError, read_trec_qrels, read_trec_run, to_qrels_dict
 from .readers.atomic import replacing
 from .readers.fast_run import _parse_scores, build_run, columns_of_file, read_run  # noqa: F401  (_parse_scores: tests)
 from .readers.text import decode, decompress, display_name, read_raw, short
@@ -50,6 +50,7 @@ __all__ = [
     "read_topics",
     "read_run",
     "run_name",
+    "run_names",
     "list_run_files",
     "load_run_dir",
     "complete_runs",
@@ -137,8 +138,11 @@ def binarize(qrels: Mapping[str, Mapping[str, int]], rel: int = 1) -> Qrels:
     """Lenient binary mapping (paper §5.1): grade ``>= rel`` becomes 1, anything else 0.
 
     Every judgment is kept (a judged non-relevant document stays judged, which
-    matters for bpref and for ``judged_only`` measures).
+    matters for bpref and for ``judged_only`` measures).  ``qrels`` may also be a
+    qrels file path (or any form :func:`irmeasures_markov.io.to_qrels_dict` takes).
     """
+    if not isinstance(qrels, Mapping):
+        qrels = to_qrels_dict(qrels)
     return {q: {d: int(g >= rel) for d, g in docs.items()} for q, docs in qrels.items()}
 
 
@@ -436,14 +440,41 @@ def load_topics(name: str, *, path: Optional[PathLike] = None, source: str = "au
 # Fast run reading
 # ---------------------------------------------------------------------------
 
+#: Suffixes :func:`run_name` drops, compression first, then the usual run-file extensions (any letter case).
+COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz", ".zst")
+RUN_FILE_SUFFIXES = (".run", ".txt", ".trec", ".res")
+
+
+def _without_suffix(name: str, suffixes: Sequence[str]) -> str:
+    low = name.lower()
+    for suffix in suffixes:
+        if low.endswith(suffix) and len(name) > len(suffix):
+            return name[:-len(suffix)]
+    return name
+
+
 def run_name(path: PathLike) -> str:
-    """Run name from a file name: ``input.NAME.gz`` / ``input.NAME`` -> ``NAME``; else the name without ``.gz``."""
+    """Run name from a file name: the file name without a compression suffix (``.gz``, ``.bz2``, ``.xz``,
+    ``.zst``), then without a run-file suffix (``.run``, ``.txt``, ``.trec``, ``.res``), then without TREC's
+    ``input.`` prefix: ``input.NAME.gz`` -> ``NAME``, ``bm25.run`` -> ``bm25``, ``runs/dph.res.bz2`` -> ``dph``.
+    """
     base = os.path.basename(os.fspath(path))
-    if base.endswith(".gz"):
-        base = base[:-3]
+    base = _without_suffix(_without_suffix(base, COMPRESSION_SUFFIXES), RUN_FILE_SUFFIXES)
     if base.startswith("input.") and len(base) > len("input."):
         base = base[len("input."):]
     return base
+
+
+def run_names(paths: Sequence[PathLike]) -> List[str]:
+    """:func:`run_name` of every path; :class:`InputError` naming both files when two give one name."""
+    names = [run_name(p) for p in paths]
+    seen: Dict[str, PathLike] = {}
+    for name, path in zip(names, paths):
+        if name in seen:
+            raise InputError(f"{os.fspath(path)}: gives the run name {name!r}, as {os.fspath(seen[name])} does; "
+                             "give runs distinct file names")
+        seen[name] = path
+    return names
 
 
 def list_run_files(directory: PathLike, pattern: Optional[str] = None) -> List[str]:
@@ -464,11 +495,7 @@ def list_run_files(directory: PathLike, pattern: Optional[str] = None) -> List[s
     files = sorted(f for f in files if os.path.isfile(f))
     if not files:
         raise FileNotFoundError(f"no run files in {directory!r}" + (f" matching {pattern!r}" if pattern else ""))
-    names = [run_name(f) for f in files]
-    dup = {x for x in names if names.count(x) > 1}
-    if dup:
-        raise InputError(f"{directory}: several files give the run name(s) {sorted(dup)} "
-                         "(e.g. input.X and input.X.gz); keep one")
+    run_names(files)  # two files giving one name (input.X and input.X.gz, X.run and X.txt) are an error
     return files
 
 
@@ -584,8 +611,11 @@ def downsample_qrels(qrels: Mapping[str, Mapping[str, int]], percent: float, *, 
 
     The shuffle of a topic depends only on ``seed`` and the topic id, so pools
     for different percentages are nested (the 10% pool is inside the 30% pool)
-    and results do not depend on the order of the qrels.
+    and results do not depend on the order of the qrels.  ``qrels`` may also be a
+    qrels file path (or any form :func:`irmeasures_markov.io.to_qrels_dict` takes).
     """
+    if not isinstance(qrels, Mapping):
+        qrels = to_qrels_dict(qrels)
     if isinstance(percent, bool) or not isinstance(percent, (int, float)) or not (0 < percent <= 100):
         raise ValueError(f"`percent` must be in (0, 100], got {percent!r} "
                          "(the paper's rates are 90, 70, 50, 30, 10).")

@@ -36,6 +36,7 @@ import numpy as np
 
 from .comparison import compare  # noqa: F401  (re-exported as experiments.compare)
 from .cutoffs import check_measure_cutoffs
+from .inputs import to_qrels_dict
 from .pytrec_inputs import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
 
 __all__ = [
@@ -265,7 +266,11 @@ class Evaluation:
         return pd.Series(self.means_array()[:, j], index=pd.Index(list(self.runs), name="run"), name=self.labels[j])
 
     def per_topic(self, measure):
-        """Per-topic values of one measure: a DataFrame, index ``topics`` (named ``topic``), columns ``runs``."""
+        """Per-topic values of one measure: a DataFrame, index ``topics`` (named ``topic``), columns ``runs``.
+
+        :func:`~irmeasures_markov.inference.score_matrix`, ``all_pairs`` and
+        ``discriminative_power`` take it as it is.
+        """
         import pandas as pd
         j = self._index(measure)
         return pd.DataFrame(self.values[:, j, :].T, index=pd.Index(list(self.topics), name="topic"),
@@ -388,8 +393,9 @@ def evaluate(measures, qrels: Qrels, runs: Mapping[str, Run], *, topics: Optiona
     ----------
     measures : list of measures or strings, or dict {label: measure}
         ``ir_measures`` measures (ours included); strings are parsed.
-    qrels : dict
-        ``{qid: {docid: grade}}``.
+    qrels : dict, path, DataFrame or Qrel namedtuples
+        ``{qid: {docid: grade}}``, a TREC qrels file (``str`` or ``os.PathLike``;
+        plain or compressed), or any form :func:`irmeasures_markov.io.to_qrels_dict` takes.
     runs : dict
         ``{run_name: {qid: {docid: score}}}``, e.g. from :func:`irmeasures_markov.datasets.load_run_dir`.
     topics : sequence of str, optional
@@ -421,6 +427,7 @@ def evaluate(measures, qrels: Qrels, runs: Mapping[str, Run], *, topics: Optiona
         cutoff that is not a positive integer (``P@0``), or bad ``labels``/``n_jobs``.
     """
     measures, labels = labelled_measures(measures, labels)
+    qrels = to_qrels_dict(qrels)
     if not runs:
         raise ValueError("`runs` is empty.")
     topics = list(topics) if topics is not None else _default_topics(qrels)
@@ -588,10 +595,12 @@ def pool_reduction(measures, qrels: Qrels, runs: Mapping[str, Run], *,
     bits on every backend and equal :func:`evaluate`'s.  ``store`` (a directory
     or :class:`~irmeasures_markov.grid.ParquetStore`) keeps finished cells, so
     a rerun computes only what is missing.  ``runs`` may map names to run file
-    paths, which the workers read.
+    paths, which the workers read.  ``qrels`` is anything :func:`evaluate` takes
+    (a dict, a qrels file path, ...).
     """
     from .grid import evaluate_grid
     measures, labels = labelled_measures(measures, labels)
+    qrels = to_qrels_dict(qrels)
     if full is not None:
         _check_full(full, measures, labels, qrels, runs)
     pools = [(float(pc), int(seed)) for pc in percents]

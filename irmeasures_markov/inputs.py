@@ -27,6 +27,13 @@ grade as 0).  ``int``, ``bool`` and numpy integers are accepted and stored as
 ``TypeError``, as in pytrec_eval), a grade out of range raises
 :class:`~irmeasures_markov.errors.InputError`; both name query and document.
 
+**A document judged twice** for one query (rows of a DataFrame, ``Qrel``
+namedtuples) follows the rule of the qrels file reader: with the same grade it
+is one judgment, with different grades an
+:class:`~irmeasures_markov.errors.InputError` naming the row or item, the
+query, the document and both grades.  (A dict cannot hold a repeat; a run
+refuses any repeated document.)
+
 Checking costs one C-level pass over each query's keys (``str.join`` fails on
 the first id that is not a str), so the check adds no per-document Python
 work to the ranking of a run.
@@ -151,7 +158,7 @@ def _is_path(x) -> bool:
 def _check_frame_ids(frame, what: str) -> None:
     """Refuse DataFrame id columns that hold anything but str, naming the row's query (and document)."""
     for column in ("query_id", "doc_id"):
-        values = frame[column]
+        values = frame[column].tolist()  # a list iterates at C speed, a Series (pandas' str dtype) does not
         if set(map(type, values)) <= {str}:
             continue
         for row, value in enumerate(values):
@@ -159,15 +166,23 @@ def _check_frame_ids(frame, what: str) -> None:
                 query = f"query {frame['query_id'].iloc[row]!r}, " if column == "doc_id" else ""
                 raise InputTypeError(
                     f"{what} DataFrame, row {row}: {query}{column} {value!r} is {type(value).__name__} (column "
-                    f"dtype {values.dtype}), not str; {_ID_HINT} "
+                    f"dtype {frame[column].dtype}), not str; {_ID_HINT} "
                     f"(df[{column!r}] = df[{column!r}].astype(str))")
 
 
 def to_qrels_dict(qrels) -> Dict[str, Dict[str, int]]:
     """``{qid: {docid: grade}}`` from a dict-of-dict, a path, a DataFrame or ``Qrel`` namedtuples.
 
-    In-memory qrels are checked and copied: ids must be str and grades
-    integers in int32 (see the module docstring for the rule and its errors).
+    The one conversion of qrels for every entry point.  A path (``str`` or
+    ``os.PathLike``; plain or compressed) is read with
+    :func:`~irmeasures_markov.io.read_trec_qrels`.  In-memory qrels are
+    checked and copied: ids must be str and grades integers in int32 (see
+    the module docstring for the rule and its errors).  A document judged
+    twice for one query (rows of a DataFrame, namedtuples) follows the file
+    reader's rule (:func:`~irmeasures_markov.readers.trec.add_judgment`): the
+    same grade again is one judgment, a different grade an
+    :class:`~irmeasures_markov.errors.InputError` naming the row or item, the
+    query, the document and both grades.
     """
     if isinstance(qrels, Mapping):
         return check_qrels(qrels)
@@ -181,8 +196,26 @@ def to_qrels_dict(qrels) -> Dict[str, Dict[str, int]]:
         raise InputError(f"Unsupported qrels format: {err}")
     if kind == "pd_dataframe":
         _check_frame_ids(qrels, "qrels")
-        return check_qrels(conv.as_dict_of_dict(), "qrels DataFrame")
-    return check_qrels(conv.as_dict_of_dict())
+        rows = zip(qrels["query_id"].tolist(), qrels["doc_id"].tolist(), qrels["relevance"].tolist())
+        return check_qrels(_judgments(rows, "qrels DataFrame, row {}", 0), "qrels DataFrame")
+    # namedtuples: predict_type read the first one through a copy of the iterator, kept as conv.qrels
+    rows = ((q.query_id, q.doc_id, q.relevance) for q in conv.qrels)
+    return check_qrels(_judgments(rows, "qrels item {}", 1))
+
+
+def _judgments(rows: Iterable, where: str, start: int) -> Dict[str, Dict[object, object]]:
+    """``{qid: {docid: grade}}`` from ``(qid, docid, grade)`` rows, a repeated judgment as the file reader has it."""
+    from .readers.trec import add_judgment
+    out: Dict[str, Dict[object, object]] = {}
+    for n, (qid, docid, grade) in enumerate(rows, start=start):
+        docs = out.get(qid)
+        if docs is None:
+            docs = out[qid] = {}
+        elif docid in docs:
+            add_judgment(docs, qid, docid, grade, where.format(n))
+            continue
+        docs[docid] = grade
+    return out
 
 
 def to_run_dict(run) -> Dict[str, Dict[str, float]]:

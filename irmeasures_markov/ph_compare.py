@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from .inputs import to_qrels_dict
 from .measures.stopping_time import browsing_model
 from .rankings import UNJUDGED, PreparedRun, QrelsIndex
 
@@ -34,10 +35,13 @@ def compare_runs(qrels, run_a, run_b, *, rel=1, judged_only=False, cutoff=None, 
                  z=4.0, **model):
     """Per-topic comparison rows: ``(qid, e1_a, e1_b, e2_a, e2_b, DominanceResult)``.
 
+    ``qrels``: ``{qid: {docid: grade}}``, a TREC qrels file or any form
+    :func:`irmeasures_markov.io.to_qrels_dict` takes.
+
     With ``tail='inf'`` the order-1 values are NaN unless f = 1, and the
     dominance result is None (no distribution is defined for the endless tail).
     """
-    index = QrelsIndex(qrels)
+    index = QrelsIndex.from_checked(to_qrels_dict(qrels))
     prepared = [PreparedRun(index, run) for run in (run_a, run_b)]
     by_qid = [{q.qid: q for q in p.queries} for p in prepared]
     rows = []

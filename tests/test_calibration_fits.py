@@ -232,7 +232,7 @@ def test_input_validation():
     bad = ClickLog([Session("q7", ("a", "b"), np.array([1, 3]), session_id="s9")])
     with pytest.raises(ValueError, match="session 's9' .*rank 3"):
         fit(bad)
-    with pytest.raises(TypeError, match="`qrels`"):
+    with pytest.raises(TypeError, match="qrels: query 'q0' maps to a int, not a dict"):
         fit(log, qrels={"q0": 1})
 
 

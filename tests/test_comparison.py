@@ -306,7 +306,7 @@ def test_cli_reproduces_python(tmp_path, data, capsys):
                     "--baseline", str(rdir / "input.r4"), "-o", "csv")
     assert code == 0
     frame = pd.read_csv(io.StringIO(out), keep_default_na=False)
-    assert list(frame.run) == ["r0", "r1", "r2", "r4"]
+    assert list(frame.run) == ["r4", "r0", "r1", "r2"]  # the baseline first
     err = capsys.readouterr().err
     assert "evaluating" not in err and "reading runs" not in err  # no progress bar when stderr is no terminal
     code, out = cli("compare", str(qpath), str(rdir), "-m", "AP", "-o", "latex", "--ci")

@@ -221,8 +221,9 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
     test : ClickLog, optional
         Held-out sessions: each candidate's held-out log-likelihood and perplexity.
     families : sequence of {'mp', 'ph', 'carterette', 'tbg'}, or one of them, or 'all'
-    qrels : dict, optional
-        ``{query_id: {doc_id: grade}}``: enables P@H's p_rel/q_rel, the
+    qrels : dict or path, optional
+        ``{query_id: {doc_id: grade}}`` or a TREC qrels file (any form
+        :func:`irmeasures_markov.io.to_qrels_dict` takes): enables P@H's p_rel/q_rel, the
         relevance-dependent click probabilities, Carterette's dynamic
         distributions and TBG's click probabilities.
     bootstrap : int
@@ -255,8 +256,9 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
         _check_log(test, "test")
     if len(train) == 0:
         raise ValueError("the training log has no sessions")
-    if qrels is not None and not (isinstance(qrels, dict) and all(isinstance(v, dict) for v in qrels.values())):
-        raise TypeError("`qrels` must be a dict {query_id: {doc_id: grade}}.")
+    if qrels is not None:
+        from ..inputs import to_qrels_dict
+        qrels = to_qrels_dict(qrels)
     rng = np.random.default_rng(seed)
     desc = train.description
     fits: List[FamilyFit] = []

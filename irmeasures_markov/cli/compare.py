@@ -7,7 +7,6 @@ tests and corrections, the same renderings.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import List
 
@@ -25,8 +24,11 @@ _FORMATS = ("table", "md", "latex", "csv", "tsv", "jsonl")
 _EPILOG = """\
 runs:
   Each RUN is a run file, a directory (its input.* files, else every file) or a
-  quoted glob pattern ('runs/input.*'). Run names come from the file names
-  (input.NAME.gz -> NAME); two files giving one name are an error.
+  quoted glob pattern ('runs/input.*'). Run names come from the file names,
+  without a compression suffix (.gz .bz2 .xz .zst), a run-file suffix (.run
+  .txt .trec .res) and TREC's input. prefix (input.NAME.gz, NAME.run -> NAME);
+  two files giving one name are an error. --baseline takes a run name or file;
+  the baseline is the first row of the table.
 
 markers (a pair is significant when its corrected p-value is below --alpha):
   with --baseline: ▲ significantly better than the baseline, ▼ worse
@@ -123,9 +125,9 @@ def compare_main(argv: List[str]) -> int:
         raise CliError("--effect-size needs --baseline (for all pairs, --pairs prints every effect size)")
     measures = parse_measures(args.measures)  # before reading: a typo is reported at once
     files = _run_files(args.runs)
-    from ..comparison import _run_names
+    from ..datasets import run_names
     with reading(files[0]):
-        names = _run_names(files)
+        names = run_names(files)
     if len(files) < 2:
         raise CliError(f"compare needs at least 2 runs, got {len(files)} ({', '.join(args.runs)})")
     baseline = _baseline(args.baseline, files, names)
@@ -160,15 +162,12 @@ def _bar(progress: bool, total: int):
 
 
 def _baseline(spec, files: List[str], names: List[str]):
-    if spec is None:
-        return None
-    if spec in names:
-        return spec
-    for path, name in zip(files, names):
-        if os.path.abspath(spec) == os.path.abspath(path):
-            return name
-    raise CliError(f"--baseline {spec}: not one of the runs ({', '.join(names[:10])}"
-                   f"{', ...' if len(names) > 10 else ''})")
+    from ..comparison import resolve_baseline
+    try:
+        return resolve_baseline(spec, names, dict(zip(names, files)))
+    except ValueError:
+        raise CliError(f"--baseline {spec}: not one of the runs ({', '.join(names[:10])}"
+                       f"{', ...' if len(names) > 10 else ''}); give a run name or one of the RUN files") from None
 
 
 def _print(cmp, args) -> None:

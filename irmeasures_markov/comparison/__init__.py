@@ -53,12 +53,12 @@ import math
 import os
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Dict, List, Mapping, Optional, Sequence, Union
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 __all__ = ["compare", "compare_evaluation", "Comparison", "COMPARE_TESTS", "CORRECTIONS", "effect_size", "mean_intervals",
-           "resolve_run_paths", "run_letters"]
+           "resolve_baseline", "resolve_run_paths", "run_letters"]
 
 #: the tests :func:`compare` knows
 COMPARE_TESTS = ("t", "wilcoxon", "sign", "randomization", "bootstrap", "bayes", "none")
@@ -128,27 +128,41 @@ def resolve_run_paths(specs: Union[str, os.PathLike, Sequence]) -> List[str]:
     return out
 
 
-def _run_names(paths: Sequence[str]) -> List[str]:
-    from ..datasets import run_name
-    from ..errors import InputError
-    names = [run_name(p) for p in paths]
-    seen: Dict[str, str] = {}
-    for name, path in zip(names, paths):
-        if name in seen:
-            raise InputError(f"{path}: gives the run name {name!r}, as {seen[name]} does; give runs distinct "
-                             "file names")
-        seen[name] = path
-    return names
-
-
-def _load_runs(runs) -> Dict[str, dict]:
-    """``{name: run}`` from a mapping (values: run dicts or paths) or paths/directories/globs."""
-    from ..datasets import read_run  # the fast reader: io.read_trec_run's dicts and errors
+def _load_runs(runs) -> Tuple[Dict[str, dict], Dict[str, str]]:
+    """``({name: run}, {name: path})`` from a mapping (values: run dicts or paths) or paths/directories/globs."""
+    from ..datasets import read_run, run_names  # read_run: the fast reader, io.read_trec_run's dicts and errors
     if isinstance(runs, Mapping):
-        return {str(k): (read_run(os.fspath(v)) if isinstance(v, (str, os.PathLike)) else v)
-                for k, v in runs.items()}
-    paths = resolve_run_paths(runs)
-    return dict(zip(_run_names(paths), (read_run(p) for p in paths)))
+        paths = {str(k): os.fspath(v) for k, v in runs.items() if isinstance(v, (str, os.PathLike))}
+        return {str(k): (read_run(paths[str(k)]) if str(k) in paths else v) for k, v in runs.items()}, paths
+    files = resolve_run_paths(runs)
+    paths = dict(zip(run_names(files), files))
+    return {name: read_run(p) for name, p in paths.items()}, paths
+
+
+def resolve_baseline(baseline, runs: Sequence[str], paths: Optional[Mapping[str, str]] = None) -> Optional[str]:
+    """The name of the run ``baseline`` designates: a run name, a run's file path, or a file name.
+
+    ``runs`` are the run names, ``paths`` the file of each run read from one
+    (``{name: path}``).  ``baseline`` is, in this order: a run name; the path
+    of one of the runs' files (compared as absolute paths); a file name
+    without a directory whose :func:`~irmeasures_markov.datasets.run_name` is
+    a run name (``bm25.run`` for the run ``bm25``).  None gives None;
+    anything else is a ``ValueError`` listing the runs.
+    """
+    if baseline is None:
+        return None
+    from ..datasets import run_name
+    names = [str(n) for n in runs]
+    spec = os.fspath(baseline) if isinstance(baseline, os.PathLike) else str(baseline)
+    if spec in names:
+        return spec
+    for name, path in (paths or {}).items():
+        if os.path.abspath(spec) == os.path.abspath(path):
+            return name
+    if os.path.basename(spec) == spec and run_name(spec) in names:
+        return run_name(spec)
+    raise ValueError(f"`baseline` {spec!r} is not one of the runs ({', '.join(names[:10])}"
+                     f"{', ...' if len(names) > 10 else ''}): give a run name or one of the run files")
 
 
 def _compare_iv(runs, baseline, test, correction, alpha, alternative, ci, n_resamples):
@@ -292,15 +306,20 @@ def compare(qrels, runs, measures, *, baseline: Optional[str] = None, test: str 
     Parameters
     ----------
     qrels : dict or path
-        ``{qid: {docid: grade}}`` or a TREC qrels file.
+        ``{qid: {docid: grade}}`` or a TREC qrels file (any form
+        :func:`~irmeasures_markov.experiments.evaluate` takes).
     runs : mapping or paths
         ``{name: run}`` (run dicts or file paths), or run files, directories
-        and glob patterns (names from the file names, ``input.NAME.gz`` ->
-        ``NAME``).
+        and glob patterns (names from the file names by
+        :func:`~irmeasures_markov.datasets.run_name`: ``input.NAME.gz``,
+        ``NAME.run``, ``NAME.txt.gz`` -> ``NAME``; two files giving one name are
+        an error naming both).
     measures : list, or dict {label: measure}
         As for :func:`~irmeasures_markov.experiments.evaluate`.
-    baseline : str, optional
-        Test every other run against this one (A = run, B = baseline); default: every pair.
+    baseline : str or path, optional
+        Test every other run against this one (A = run, B = baseline); a run
+        name, a run's file, or its file name (:func:`resolve_baseline`).  The
+        baseline comes first in the tables.  Default: every pair.
     test : {'t', 'wilcoxon', 'sign', 'randomization', 'bootstrap', 'bayes', 'none'}
         ``'none'``: the means only.  With fewer than 2 topics no test is possible: the comparison is
         made as with ``'none'`` and a ``UserWarning`` says so.
@@ -329,10 +348,10 @@ def compare(qrels, runs, measures, *, baseline: Optional[str] = None, test: str 
         not a run, a correction with ``test='bayes'``.
     """
     from ..experiments import evaluate
-    from ..io import read_trec_qrels
-    if isinstance(qrels, (str, os.PathLike)):
-        qrels = read_trec_qrels(os.fspath(qrels))
-    runs = _load_runs(runs)
+    from ..inputs import to_qrels_dict
+    qrels = to_qrels_dict(qrels)
+    runs, paths = _load_runs(runs)
+    baseline = resolve_baseline(baseline, list(runs), paths)
     correction = _compare_iv(runs, baseline, test, correction, alpha, alternative, ci, n_resamples)
     ev = evaluate(measures, qrels, runs, topics=topics, labels=labels, n_jobs=n_jobs, progress=progress)
     return compare_evaluation(ev, baseline=baseline, test=test, correction=correction, alpha=alpha,
@@ -348,8 +367,8 @@ def compare_evaluation(evaluation, *, baseline: Optional[str] = None, test: str 
     import pandas as pd
     from ..inference.classic import pairwise
     ev = evaluation
-    names = list(ev.runs)
-    correction = _compare_iv(dict.fromkeys(names), baseline, test, correction, alpha, alternative, ci,
+    baseline = resolve_baseline(baseline, list(ev.runs))
+    correction = _compare_iv(dict.fromkeys(ev.runs), baseline, test, correction, alpha, alternative, ci,
                              n_resamples)
     n_topics = len(ev.topics)
     if n_topics < 2 and test != "none":
@@ -357,9 +376,12 @@ def compare_evaluation(evaluation, *, baseline: Optional[str] = None, test: str 
         warnings.warn(f"{n_topics} topic{'' if n_topics == 1 else 's'}: no significance test is possible with "
                       "fewer than 2 topics; the means only (test 'none')", UserWarning, stacklevel=2)
         test, correction = "none", "none"
+    if baseline is not None:  # the baseline first, in every table
+        ev = _baseline_first(ev, baseline)
+    names = list(ev.runs)
     if baseline is not None:
-        base = names.index(str(baseline))
-        pairs = [(j, base) for j in range(len(names)) if j != base]
+        base = 0
+        pairs = [(j, base) for j in range(1, len(names))]
     else:
         pairs = list(combinations(range(len(names)), 2))
     a = np.array([x for x, _ in pairs], dtype=np.int64)
@@ -396,6 +418,17 @@ def compare_evaluation(evaluation, *, baseline: Optional[str] = None, test: str 
                      correction, float(alpha), alternative, None if ci is None else float(ci), letters=letters)
     cmp.markers = _markers(cmp)
     return cmp
+
+
+def _baseline_first(ev, baseline: str):
+    """``ev`` with the run ``baseline`` moved first (the others keep their order)."""
+    from ..experiments import Evaluation
+    names = list(ev.runs)
+    order = [names.index(baseline)] + [i for i, n in enumerate(names) if n != baseline]
+    if order == list(range(len(names))):
+        return ev
+    return Evaluation([names[i] for i in order], list(ev.measures), list(ev.topics), ev.values[order],
+                      list(ev.labels))
 
 
 def _markers(cmp: Comparison):

@@ -276,9 +276,11 @@ def plot(cmp, measure=None, baseline=None, axes=None):
     ev = cmp.evaluation
     j = 0 if measure is None else ev._index(measure)
     label = ev.labels[j]
-    base = baseline if baseline is not None else (cmp.baseline if cmp.baseline is not None else ev.runs[0])
-    if base not in ev.runs:
-        raise ValueError(f"`baseline` {base!r} is not one of the runs {ev.runs[:10]}.")
+    if baseline is not None:
+        from . import resolve_baseline
+        base = resolve_baseline(baseline, ev.runs)  # a run name or its file name, as for compare()
+    else:
+        base = cmp.baseline if cmp.baseline is not None else ev.runs[0]
     b = ev.runs.index(base)
     others = [i for i in range(len(ev.runs)) if i != b]
     if axes is None:

@@ -177,10 +177,13 @@ class EvaluationGrid:
 
         ``pools``: percents (seed 0) or ``(percent, seed)`` pairs; 100 is the
         full qrels.  ``topics`` default to every qrels topic (trec_eval ``-c``),
+        and ``qrels`` may be any form it takes (a dict, a qrels file path, ...),
         as in :func:`~irmeasures_markov.experiments.evaluate`.
         """
         from ..experiments import _default_topics, _is_ours, labelled_measures
+        from ..inputs import to_qrels_dict
         measures, labels = labelled_measures(measures, labels)
+        qrels = to_qrels_dict(qrels)
         if not runs:
             raise ValueError("`runs` is empty.")
         for name, r in runs.items():

@@ -11,6 +11,10 @@ Accepted inputs (one measure at a time):
   ``iter_calc`` list/iterator of ``Metric`` rows, a DataFrame as above without
   the system column, our evaluator's ``{qid: {measure_name: value}}``, or
   plain ``{qid: value}``;
+* a wide DataFrame, one row per topic and one column per system, as
+  :meth:`Evaluation.per_topic <irmeasures_markov.experiments.Evaluation.per_topic>`
+  gives it (index: topics, columns: runs): recognised by having no ``value``
+  column and only numeric columns;
 * a 2-D array (topics × systems) with optional ``topics=`` and ``systems=``.
 
 Bad input raises ``ValueError`` naming the problem: NaN scores (which
@@ -107,6 +111,23 @@ def _per_query(obj, measure, where) -> Dict[str, float]:
     return _pick_measure(by_measure, measure, where)
 
 
+def _is_wide(df) -> bool:
+    """Whether a DataFrame is a topics × systems table: no 'value' column, and every column numeric."""
+    return "value" not in df.columns and len(df.columns) > 0 and all(k in "iufb" for k in df.dtypes.map(
+        lambda t: t.kind))
+
+
+def _per_system_from_wide(df) -> Dict[str, Dict[str, float]]:
+    """``{system: {topic: score}}`` of a topics × systems DataFrame (index topics, columns systems)."""
+    for what, labels in (("topic (index)", df.index), ("system (column)", df.columns)):
+        names = [str(x) for x in labels]
+        if len(set(names)) != len(names):
+            twice = next(n for n in names if names.count(n) > 1)
+            raise ValueError(f"a topics × systems DataFrame lists the {what} {twice!r} twice")
+    topics = [str(t) for t in df.index]
+    return {str(name): dict(zip(topics, df.iloc[:, j].astype(float).tolist())) for j, name in enumerate(df.columns)}
+
+
 def score_matrix(data, measure=None, *, topics: Optional[Sequence[str]] = None,
                  systems: Optional[Sequence[str]] = None) -> ScoreMatrix:
     """Build a :class:`ScoreMatrix` from per-query results (module docstring lists the inputs).
@@ -129,11 +150,14 @@ def score_matrix(data, measure=None, *, topics: Optional[Sequence[str]] = None,
     per_system: Dict[str, Dict[str, float]] = {}
     import pandas as pd
     is_frame = isinstance(data, pd.DataFrame)
-    if is_frame:
+    if is_frame and _is_wide(data):
+        per_system = _per_system_from_wide(data)
+    elif is_frame:
         scol = next((c for c in _SYSTEM_COLUMNS if c in data.columns), None)
         if scol is None:
             raise ValueError(f"a DataFrame of several systems needs a system column ({'/'.join(_SYSTEM_COLUMNS)}); "
-                             f"for one system pass {{'name': frame}}. Columns: {list(data.columns)}")
+                             f"for one system pass {{'name': frame}}; a topics × systems table (as "
+                             f"Evaluation.per_topic gives) has only numeric columns. Columns: {list(data.columns)}")
         for name, group in data.groupby(scol, sort=False):
             per_system[str(name)] = _per_query_from_frame(group, measure, f"system {name!r}")
     elif isinstance(data, Mapping):

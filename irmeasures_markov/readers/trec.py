@@ -10,7 +10,8 @@ import numpy as np
 from ..errors import InputError
 from .text import decode, display_name, open_lines, short
 
-__all__ = ["read_trec_run", "read_trec_qrels", "read_rates", "run_from_lines", "GRADE_MIN", "GRADE_MAX"]
+__all__ = ["read_trec_run", "read_trec_qrels", "read_rates", "run_from_lines", "add_judgment", "GRADE_MIN",
+           "GRADE_MAX"]
 
 PathLike = Union[str, os.PathLike]
 Lines = Iterable[Tuple[int, bytes]]
@@ -51,6 +52,22 @@ def parse_grade(text: bytes, where: str) -> int:
         raise InputError(f"{where}: relevance grade {short(text)} is outside the 32-bit integer range "
                          f"[{GRADE_MIN}, {GRADE_MAX}] that trec_eval and pytrec_eval read")
     return grade
+
+
+def add_judgment(docs: Dict[str, int], qid, docid, grade, where: str) -> None:
+    """Record ``docs[docid] = grade`` (``docs``: one query's judgments) under the rule for repeated judgments.
+
+    The one rule of every qrels form (files, ``Qrel`` namedtuples,
+    DataFrames): a document judged again with the same grade is one
+    judgment; with a different grade it is an :class:`InputError` naming
+    ``where`` (file and line, or item/row), the query, the document and both
+    grades.
+    """
+    old = docs.get(docid)
+    if old is not None and old != grade:
+        raise InputError(f"{where}: document {short(docid)} judged twice for query {short(qid)} "
+                         f"with different grades ({old} and {grade})")
+    docs[docid] = grade
 
 
 def _records(lines: Lines, name: str, n_fields: int, layout: str, table: Dict[str, dict]):
@@ -115,12 +132,7 @@ def read_trec_qrels(path: PathLike) -> Dict[str, Dict[str, int]]:
         for lineno, qid, parts in _records(lines, name, 4, "qid iter docid grade", qrels):
             docid = decode(parts[2])
             grade = parse_grade(parts[3], f"{name}:{lineno}")
-            docs = qrels[qid]
-            old = docs.get(docid)
-            if old is not None and old != grade:
-                raise InputError(f"{name}:{lineno}: document {short(docid)} judged twice for query {short(qid)} "
-                                 f"with different grades ({old} and {grade})")
-            docs[docid] = grade
+            add_judgment(qrels[qid], qid, docid, grade, f"{name}:{lineno}")
     return qrels
 
 
