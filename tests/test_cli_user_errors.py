@@ -112,7 +112,7 @@ def test_compare_on_one_topic_prints_the_means_and_says_no_test_is_possible(tmp_
     assert len(warned) == 1 and "no significance test is possible" in warned[0], captured.err
     rows = {line.split()[1]: line.split()[2:] for line in captured.out.splitlines() if line.startswith("(")}
     # 2 relevant documents (a, c); run a finds a at rank 1: AP = 1/2; run b finds it at rank 2: AP = 1/4
-    assert rows["a.run"] == ["0.5000", "1.0000"] and rows["b.run"] == ["0.2500", "0.0000"]
+    assert rows["a"] == ["0.5000", "1.0000"] and rows["b"] == ["0.2500", "0.0000"]
 
 
 def test_compare_test_none_gives_the_means_only(tmp_path, capsys):
