@@ -142,10 +142,12 @@ def test_one_session_of_100000_documents_fits_in_bounded_memory():
     log = ClickLog(sessions)
     tracemalloc.start()
     try:
-        report = fit(log, families=("ph",), bootstrap=0)
+        report = fit(log, families=("ph", "mp"), bootstrap=0)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     assert peak < 200 * 2 ** 20, f"peak {peak / 2 ** 20:.0f} MiB"
     best = report.best("ph")
     assert best.model == "RWBM" and np.isfinite(best.loglik)     # the only fitted user that moves backwards
+    assert best.n_sessions == 5 and report.best("mp").n_sessions == 1
+    assert any("1 session on rankings longer than 100 documents left out" in n for n in report.notes)

@@ -250,7 +250,7 @@ def _long_probabilities(T, p, q, gamma, kind, i, j):
         block = max(1, _COLUMN_ELEMENTS // T)
         for s in range(0, need.size, block):
             cs = need[s:s + block]
-            E = np.zeros((T, cs.size))
+            E = np.zeros((T, cs.size), order="F")
             E[cs, np.arange(cs.size)] = 1.0
             X = _solve(lu, E)
             sel = (where >= s) & (where < s + cs.size)

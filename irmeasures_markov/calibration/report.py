@@ -307,8 +307,13 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
     if "mp" in families:
         dtr, dte = mp_mod.mp_data(train), (mp_mod.mp_data(test) if test is not None else None)
         rates = mp_mod.fit_rates(train)
+        if dtr.n_long:
+            notes.append(f"mp: {dtr.n_long} session{'s' if dtr.n_long != 1 else ''} on rankings longer than "
+                         f"{mp_mod.MAX_RANKS} documents left out of the kernel fit (MP's chain over all ranks "
+                         "needs memory in the square of the ranking's length)")
         if dtr.n_events == 0:
-            notes.append("mp: no session clicks two different ranks; the kernel cannot be fitted")
+            notes.append("mp: no session clicks two different ranks on a ranking of at most "
+                         f"{mp_mod.MAX_RANKS} documents; the kernel cannot be fitted")
         else:
             for cand in mp_mod.candidates(dtr.T):
                 f = run("mp", cand, dtr, dte,
