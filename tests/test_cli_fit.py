@@ -264,3 +264,19 @@ def test_no_start_values_stored_for_impossible_models(tmp_path, capsys):
     assert main(["fit", str(p), "--family", "ph", "--bootstrap", "0", "-o", str(out)]) == 0
     assert "no estimate" in capsys.readouterr().out           # the table still lists them
     assert {f.model for f in load_fit(out).fits} == {"RWBM", "RWBM(p=0.5,q=0.25)"}
+
+
+def test_time_parameters_the_log_cannot_estimate_are_not_stored(tmp_path, capsys):
+    """Timestamps but no observed session end: the half-life is infinite, so it is noted, not written."""
+    p = tmp_path / "log.jsonl"
+    rows = [{"query_id": "q1", "shown": ["a", "b", "c"],
+             "clicks": [{"rank": 1, "time": 1.0, "dwell": 5.0}, {"rank": 3, "time": 10.0}]},
+            {"query_id": "q1", "shown": ["a", "b", "c"], "clicks": [{"rank": 2, "time": 4.0}]}]
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "fit.json"
+    assert main(["fit", str(p), "--family", "tbg", "--bootstrap", "0", "-o", str(out)]) == 0
+    assert "tbg: halflife not fitted: no session has an observed end" in capsys.readouterr().out
+    saved = load_fit(out)
+    # summary time: 1 s to rank 1, then 10 - 1 - 5 = 4 s for 2 ranks; 4 s to rank 2: 9 s / 5 ranks
+    assert saved.best("tbg").params == {"t_summary": pytest.approx(9 / 5)}
+    assert "halflife" not in json.loads(out.read_text())["fits"][0]["params"]

@@ -41,6 +41,7 @@ class FitReport:
         self.notes = list(notes or [])
         self.log = dict(log or {})
         self.unfitted = list(unfitted or [])
+        self._sequence: List[FamilyFit] = []     # fit() sets it: every candidate in the order it was fitted
 
     @property
     def families(self) -> tuple:
@@ -63,7 +64,11 @@ class FitReport:
     # -- tables ---------------------------------------------------------------------------
     def rows(self) -> List[dict]:
         out = []
-        for f in self.fits + self.unfitted:
+        listed = self.fits + self.unfitted
+        # the candidates in the order they were fitted (fit() records it), then any added since
+        ordered = [f for f in self._sequence if any(f is g for g in listed)]
+        ordered += [f for f in listed if not any(f is g for g in ordered)]
+        for f in ordered:
             held = f.heldout_loglik
             ev = f.n_heldout_events if held is not None else f.n_events
             ll = held if held is not None else f.loglik
@@ -277,6 +282,7 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
     desc = train.description
     fits: List[FamilyFit] = []
     unfitted: List[FamilyFit] = []
+    sequence: List[FamilyFit] = []
     diagnostics: Dict[str, dict] = {}
     notes: List[str] = []
 
@@ -285,6 +291,7 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
         if progress:
             # one line per candidate; the command line turns these lines into a progress bar
             print(f"fitted {family}/{cand.name}: loglik {f.loglik:.1f}", file=sys.stderr, flush=True)
+        sequence.append(f)
         if not np.isfinite(f.loglik):
             unfitted.append(f)
             return None
@@ -355,6 +362,17 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
         left_out("carterette")
     if "tbg" in families:
         times = tbg_mod.fit_times(train, bootstrap=bootstrap, rng=rng)
+        timed = times is not None
+        if times:
+            # a time parameter the log cannot estimate is not stored (no infinite or missing values in a fit)
+            why = {"halflife": "no session has an observed end (ended, with the last dwell known)",
+                   "t_summary": "no pair of consecutive clicks with the first one's dwell known"}
+            for key in [k for k, v in times["params"].items() if not np.isfinite(v)]:
+                notes.append(f"tbg: {key} not fitted: {why.get(key, 'not estimable from this log')}")
+                del times["params"][key]
+                times["intervals"].pop(key, None)
+            if not times["params"]:
+                times = None
         if with_rel:
             for cand in tbg_mod.candidates():
                 f = run("tbg", cand, strain, stest, extra=(times or {}).get("params"))
@@ -368,7 +386,7 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
             notes.append("tbg: click probabilities P(C|R) need qrels (relevance of the shown documents)")
             if times:
                 f = FamilyFit("tbg", "times", dict(times["params"]), dict(times["intervals"]),
-                              loglik=times["loglik"], n_params=2, n_sessions=times["n_sessions"],
+                              loglik=times["loglik"], n_params=len(times["params"]), n_sessions=times["n_sessions"],
                               n_events=times["n_ended"], log_description=desc)
                 fits.append(f)
         if times:
@@ -377,7 +395,7 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
                     s = times["survival"]
                     diagnostics.setdefault(f"tbg/{f.model}", {}).update(
                         survival_t=s["t"], survival_fitted=s["fitted"], survival_empirical=s["ended_only_empirical"])
-        else:
+        elif not timed:
             notes.append("tbg: no click timestamps in the log; half-life and summary time not fitted")
     log = {"description": train.description, "source": train.source, "n_sessions": len(train),
            "n_heldout": len(test) if test is not None else 0}
@@ -385,4 +403,6 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
         log["dropped_clicks"] = int(train.meta["dropped_clicks"])
     if test is not None and "dropped_clicks" in test.meta:
         log["heldout_dropped_clicks"] = int(test.meta["dropped_clicks"])
-    return FitReport(fits, diagnostics, notes, log, unfitted)
+    report = FitReport(fits, diagnostics, notes, log, unfitted)
+    report._sequence = sequence
+    return report
