@@ -251,8 +251,9 @@ def fit_candidate(family: str, cand: Candidate, train, test=None, *, bootstrap: 
     held = None
     n_held = 0
     n_held_events = 0
-    if test is not None and fitted:
-        held = float(test.counts @ cand.loglik(test, est.theta))
+    if test is not None:
+        # no estimate: no held-out value either (one at the start values would mean nothing)
+        held = float(test.counts @ cand.loglik(test, est.theta)) if fitted else float("-inf")
         n_held = int(test.counts.sum())
         n_held_events = int(test.n_events)
     fit = FamilyFit(family=family, model=cand.name, params=params, intervals=intervals,
