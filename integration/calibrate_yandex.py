@@ -164,7 +164,8 @@ def main(argv=None):
             continue
         by_held = report.best(fam)
         by_aic = min(cands, key=lambda f: 2 * f.n_params - 2 * f.loglik)
-        zero = [f.model for f in report.family(fam) if not np.isfinite(f.loglik)]
+        zero = [f.model for f in report.family(fam) + report.unfitted
+                if f.family == fam and not np.isfinite(f.loglik)]
         line = f"- {fam}: best held-out {by_held.model}"
         line += f"; best AIC on the training sessions {by_aic.model}" if by_aic is not by_held else " (also best AIC)"
         if zero:

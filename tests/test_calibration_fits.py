@@ -153,7 +153,7 @@ def test_walk_likelihood_sums_to_one_over_sequences():
     log = ClickLog([Session("q", ("a", "b", "c"), np.array(s, dtype=np.int64)) for s in seqs])
     d = walk_data(log)
     for p, q in ((0.7, 0.0), (0.5, 0.3)):
-        P = np.full(d.group_rel.shape, p)
+        P = np.full(d.rel.shape, p)
         total = np.exp(walk_loglik(d, P, np.full_like(P, q), np.full_like(P, 0.4)))
         # sequences longer than 6 clicks carry the rest of the mass (RWBM): bounded below 1
         assert total.sum() == pytest.approx(1.0, abs=2e-3 if q else 1e-12)
@@ -163,7 +163,7 @@ def test_forward_model_cannot_explain_backward_clicks():
     from irmeasures_markov.calibration.logs import ClickLog, Session
     log = ClickLog([Session("q", tuple("abcde"), np.array([3, 1]))])
     d = walk_data(log)
-    P = np.full(d.group_rel.shape, 0.8)
+    P = np.full(d.rel.shape, 0.8)
     assert walk_loglik(d, P, np.zeros_like(P), np.full_like(P, 0.5))[0] == -np.inf
 
 
@@ -259,7 +259,7 @@ def test_dynamic_stopping_matches_the_ph_users():
     shown = tuple(f"d{k}" for k in range(len(grades)))
     qrels = {"q": {d: g for d, g in zip(shown, grades)}}
     d = walk_data(ClickLog([Session("q", shown, np.array([1]))]), qrels, order="set")
-    cont = cart.continuation(d, "AP", {})[0]
+    cont = cart.continuation(d, "AP", {})
     fwd = browsing_model(grades, user="AP").forward
     np.testing.assert_allclose(cont[:-1], fwd[:-1])
 

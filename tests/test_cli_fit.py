@@ -7,6 +7,7 @@ import gzip
 import json
 import warnings
 
+import numpy as np
 import pytest
 
 from irmeasures_markov import calibration
@@ -181,3 +182,101 @@ def test_real_fit_to_measure(tmp_path, capsys, monkeypatch):
     finally:
         unregister_fitted("simulated")
     assert 0 < value < 1 and value == pytest.approx(want, abs=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------
+# the real fit: what is fitted, what is not, and what the command says about it (issue #24 items 10, 14)
+# ---------------------------------------------------------------------------------------------
+
+ONE_DOC = "q1\td1 : d1; q1\td1 :; q1\td1 : d1; q2\td2 :; q2\td2 : d2;\n"
+
+
+def test_one_document_rankings_fit_what_can_be_fitted(tmp_path, capsys):
+    """Every ranking shows one document: only the click probability can be fitted; no internal error."""
+    p = tmp_path / "one.txt"
+    p.write_text(ONE_DOC)
+    out = tmp_path / "fit.json"
+    assert main(["fit", str(p), "--bootstrap", "0", "-o", str(out), "--no-progress"]) == 0
+    cap = capsys.readouterr()
+    assert "internal error" not in cap.err
+    assert "ph: every ranking shown has one document" in cap.out and "(SFBM and RWBM left out)" in cap.out
+    assert "carterette: every ranking shown has one document" in cap.out
+    saved = load_fit(out)
+    assert saved.families == ("ph", "carterette")
+    models = {f.model for f in saved.fits}
+    assert {"SFBM", "RWBM", "RBP", "empirical"}.isdisjoint(models) and {"DFBM", "DCG"} <= models
+    assert saved.best("ph").params["gamma"] == pytest.approx(3 / 5, abs=1e-6)   # 3 clicks in 5 sessions
+    assert any("one document" in n for n in saved.notes)
+
+
+def test_nothing_fitted_exits_2_and_says_why(tmp_path, capsys):
+    p = tmp_path / "log.txt"
+    p.write_text(WSCD)
+    out = tmp_path / "fit.json"
+    assert main(["fit", str(p), "--family", "tbg", "--bootstrap", "0", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "nothing could be fitted (tbg)" in err and "need qrels" in err and "no click timestamps" in err
+    assert not out.exists()
+    p.write_text("q1\td1,d2 : d1; q1\td1,d2 : d2 , d2;\n")
+    assert main(["fit", str(p), "--family", "mp", "--bootstrap", "0"]) == 2
+    assert "no session clicks two different ranks" in capsys.readouterr().err
+
+
+def test_advice_names_only_the_families_in_the_file(tmp_path, capsys):
+    p = tmp_path / "log.txt"
+    p.write_text(WSCD)
+    out = tmp_path / "fit.json"
+    assert main(["fit", str(p), "--family", "ph,tbg", "--bootstrap", "0", "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    (line,) = [x for x in err.splitlines() if x.startswith("# wrote")]
+    assert f"PH(browse='file:{out}')" in line and "TBG(" not in line and "(no tbg fit in it)" in line
+    assert load_fit(out).families == ("ph",)
+
+
+def test_dropped_clicks_are_reported_and_stored(tmp_path, capsys):
+    """Clicks on documents that were not shown: counted on standard error and in the fit file's log."""
+    p = tmp_path / "log.txt"
+    p.write_text("q1\td1,d2,d3 : d2 , dX , d1; q1\td1,d2,d3 : dY; q1\td1,d2,d3 : d3;\n")
+    out = tmp_path / "fit.json"
+    assert main(["fit", str(p), "--family", "ph", "--bootstrap", "0", "-o", str(out)]) == 0
+    assert f"# {p}: 2 clicks on documents not in the ranking shown dropped" in capsys.readouterr().err
+    assert load_fit(out).log["dropped_clicks"] == 2
+    # a split counts the dropped clicks of each part's own sessions
+    assert main(["fit", str(p), "--family", "ph", "--bootstrap", "0", "--test-split", "0.34", "--seed", "0",
+                 "-o", str(out)]) == 0
+    log = load_fit(out).log
+    assert log["dropped_clicks"] + log["heldout_dropped_clicks"] == 2 and log["n_heldout"] == 1
+
+
+def test_no_start_values_stored_for_impossible_models(tmp_path, capsys):
+    """Backward clicks: DFBM and SFBM give them probability 0; their start values are no estimate."""
+    from irmeasures_markov.calibration import fit as real_fit
+    from irmeasures_markov.calibration.readers import read_wscd
+    p = tmp_path / "log.txt"
+    p.write_text("q1\td1,d2,d3 : d3 , d1; q1\td1,d2,d3 : d2; q1\td1,d2,d3 :;\n")
+    report = real_fit(read_wscd(str(p)), families=("ph",), bootstrap=0)
+    assert {f.model for f in report.unfitted} == {"DFBM", "SFBM", "SFBM(p=0.8)", "SFBM(p=0.5)"}
+    assert all(np.isfinite(f.loglik) for f in report.fits)
+    sfbm = next(f for f in report.unfitted if f.model == "SFBM")
+    assert "p" not in sfbm.params and "gamma" not in sfbm.params and sfbm.heldout_loglik is None
+    assert any("DFBM, SFBM" in n and "probability 0" in n for n in report.notes)
+    out = tmp_path / "fit.json"
+    assert main(["fit", str(p), "--family", "ph", "--bootstrap", "0", "-o", str(out)]) == 0
+    assert "no estimate" in capsys.readouterr().out           # the table still lists them
+    assert {f.model for f in load_fit(out).fits} == {"RWBM", "RWBM(p=0.5,q=0.25)"}
+
+
+def test_time_parameters_the_log_cannot_estimate_are_not_stored(tmp_path, capsys):
+    """Timestamps but no observed session end: the half-life is infinite, so it is noted, not written."""
+    p = tmp_path / "log.jsonl"
+    rows = [{"query_id": "q1", "shown": ["a", "b", "c"],
+             "clicks": [{"rank": 1, "time": 1.0, "dwell": 5.0}, {"rank": 3, "time": 10.0}]},
+            {"query_id": "q1", "shown": ["a", "b", "c"], "clicks": [{"rank": 2, "time": 4.0}]}]
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "fit.json"
+    assert main(["fit", str(p), "--family", "tbg", "--bootstrap", "0", "-o", str(out)]) == 0
+    assert "tbg: halflife not fitted: no session has an observed end" in capsys.readouterr().out
+    saved = load_fit(out)
+    # summary time: 1 s to rank 1, then 10 - 1 - 5 = 4 s for 2 ranks; 4 s to rank 2: 9 s / 5 ranks
+    assert saved.best("tbg").params == {"t_summary": pytest.approx(9 / 5)}
+    assert "halflife" not in json.loads(out.read_text())["fits"][0]["params"]

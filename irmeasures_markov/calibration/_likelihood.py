@@ -220,6 +220,12 @@ def fit_candidate(family: str, cand: Candidate, train, test=None, *, bootstrap: 
                    scores=(lambda th: sc(train, th)) if sc is not None else None)
     params = dict(cand.fixed or {})
     params.update(cand.unpack(est.theta))
+    fitted = bool(np.isfinite(est.loglik))
+    if not fitted:
+        # probability 0 for some session at every parameter value: the fitted parameters would be the
+        # start values, which are no estimate; keep only what the candidate fixes (its name, fixed values)
+        for key in _free_keys(cand):
+            params.pop(key, None)
     intervals = {}
     if est.cov is not None:
         draws = est.draws
@@ -246,7 +252,8 @@ def fit_candidate(family: str, cand: Candidate, train, test=None, *, bootstrap: 
     n_held = 0
     n_held_events = 0
     if test is not None:
-        held = float(test.counts @ cand.loglik(test, est.theta))
+        # no estimate: no held-out value either (one at the start values would mean nothing)
+        held = float(test.counts @ cand.loglik(test, est.theta)) if fitted else float("-inf")
         n_held = int(test.counts.sum())
         n_held_events = int(test.n_events)
     fit = FamilyFit(family=family, model=cand.name, params=params, intervals=intervals,
@@ -255,3 +262,12 @@ def fit_candidate(family: str, cand: Candidate, train, test=None, *, bootstrap: 
                     n_events=int(train.n_events), log_description=description,
                     n_heldout_events=n_held_events)
     return fit, est
+
+
+def _free_keys(cand: Candidate) -> list:
+    """The parameters of ``cand.unpack`` that depend on the fitted vector (those a fit estimates)."""
+    x0 = np.asarray(cand.x0, dtype=np.float64)
+    if x0.size == 0:
+        return []
+    a, b = cand.unpack(x0), cand.unpack(x0 + 0.5)
+    return [k for k in a if k not in b or a[k] != b[k]]

@@ -20,20 +20,33 @@ after a click at :math:`i` the next *different* click is at :math:`j` with
 :math:`A_{ij}/(1-A_{ii})` and the session ends with
 :math:`(1-\sum_j A_{ij})/(1-A_{ii})`.
 
-The sequence probability is the product of these, so a session costs one
-lookup per click once the :math:`T\times T` matrices of its ranking's group
-(same length and, with qrels, same relevance pattern) are known.
+The sequence probability is the product of these.  Sessions are grouped by
+their ranking (same length and, with qrels, same relevance pattern).  Per-rank
+arrays are flat, one entry per rank of each group (``WalkData.offsets``): they
+cost the sum of the groups' lengths, never groups x the longest ranking.
+Groups of up to ``DENSE_MAX`` ranks use the dense :math:`T\times T` matrices
+above, batched by length a bounded number of groups at a time; longer ones a
+tridiagonal LU factorisation of :math:`I - D_0P`, solved only for
+:math:`Z\gamma` (the row sums) and for the columns of :math:`Z` their clicks
+need, so a ranking of :math:`T` documents costs memory in :math:`O(T)`.
 """
 from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
 
 import numpy as np
+from scipy.linalg import lapack
 
 from ._likelihood import group_patterns, safe_log
 
 __all__ = ["WalkData", "walk_data", "walk_matrices", "walk_loglik", "click_probability_by_rank",
-           "merge_repeats"]
+           "merge_repeats", "DENSE_MAX"]
+
+#: groups with rankings up to this length use the dense matrices (batched); longer ones the tridiagonal solves
+DENSE_MAX = 64
+#: elements of one dense (groups, T, T) batch, and of one block of solved columns of a long group
+_BATCH_ELEMENTS = 1 << 18
+_COLUMN_ELEMENTS = 1 << 20
 
 
 def merged_tuple(clicks) -> tuple:
@@ -52,15 +65,21 @@ def merge_repeats(clicks: np.ndarray) -> np.ndarray:
 
 
 class WalkData:
-    """Sessions grouped into patterns (group, merged click sequence) with flat event arrays."""
+    """Sessions grouped into patterns (group, merged click sequence) with flat event arrays.
 
-    def __init__(self, groups: List[Tuple[int, Tuple[int, ...]]], group_len: np.ndarray,
-                 group_rel: np.ndarray, seqs: List[Tuple[int, ...]], group_of: List[int]):
+    Per-rank data is flat: group ``g`` holds ranks ``offsets[g]:offsets[g + 1]``
+    of ``rel`` (relevance, all False without qrels), ``rank`` (0-based rank) and
+    ``gid`` (its group), so per-rank parameter arrays have ``n_ranks`` entries."""
+
+    def __init__(self, group_len: np.ndarray, rel: np.ndarray, seqs: List[Tuple[int, ...]], group_of: List[int]):
         keys = [(g, s) for g, s in zip(group_of, seqs)]
         self.patterns, self.counts, self.inverse = group_patterns(keys)
-        self.group_len = group_len              # (G,) ranking length of each group
-        self.group_rel = group_rel              # (G, Tmax) bool relevance (all False without qrels)
-        self.T = int(group_len.max()) if group_len.size else 1
+        self.group_len = np.asarray(group_len, dtype=np.int64)     # (G,) ranking length of each group
+        self.offsets = np.concatenate(([0], np.cumsum(self.group_len))).astype(np.int64)
+        self.rel = np.asarray(rel, dtype=bool)                    # (N,) relevance per group and rank
+        self.gid = np.repeat(np.arange(self.group_len.size), self.group_len)
+        self.rank = np.arange(self.rel.size) - self.offsets[self.gid]
+        self.T = int(self.group_len.max()) if self.group_len.size else 1
         owner, kind, g, i, j = [], [], [], [], []
         for u, (gg, seq) in enumerate(self.patterns):
             if not seq:
@@ -87,14 +106,38 @@ class WalkData:
             last[max(seq) if seq else 0] += self.counts[u]
         self.observed_last_click = last / max(self.counts.sum(), 1.0)   # index 0: no click
 
-    def by_kind(self):
-        """Per event kind (0 no click, 1 first click, 2 next click, 3 end): its (g, i, j) and positions."""
-        if not hasattr(self, "_by_kind"):
-            self._by_kind = []
-            for k in range(4):
-                where = np.flatnonzero(self.kind == k)
-                self._by_kind.append((k, (self.g[where], self.i[where], self.j[where]), where))
-        return self._by_kind
+    @property
+    def n_ranks(self) -> int:
+        return int(self.rel.size)
+
+    def units(self):
+        """The computation plan: ``('dense', T, groups, events)`` batches and ``('long', T, group, events)``."""
+        if not hasattr(self, "_units"):
+            plan = []
+            order = np.argsort(self.g, kind="stable")
+            bounds = np.searchsorted(self.g[order], np.arange(self.group_len.size + 1))
+            events_of = lambda gs: np.concatenate([order[bounds[x]:bounds[x + 1]] for x in gs]) if len(gs) \
+                else np.zeros(0, dtype=np.int64)
+            for T in np.unique(self.group_len):
+                T = int(T)
+                gs = np.flatnonzero(self.group_len == T)
+                if T <= max(DENSE_MAX, 2):
+                    step = max(1, _BATCH_ELEMENTS // (T * T))
+                    for s in range(0, gs.size, step):
+                        part = gs[s:s + step]
+                        plan.append(("dense", T, part, events_of(part)))
+                else:
+                    for x in gs:
+                        plan.append(("long", T, int(x), events_of([x])))
+            self._units = plan
+        return self._units
+
+    def group_slice(self, g: int) -> slice:
+        return slice(int(self.offsets[g]), int(self.offsets[g + 1]))
+
+    def gather(self, groups: np.ndarray, T: int) -> np.ndarray:
+        """(len(groups), T) flat indices of the ranks of groups that all have T ranks."""
+        return self.offsets[groups][:, None] + np.arange(T)[None, :]
 
     @property
     def n_sessions(self) -> int:
@@ -102,7 +145,7 @@ class WalkData:
 
     @property
     def has_relevance(self) -> bool:
-        return bool(self.group_rel.any())
+        return bool(self.rel.any())
 
 
 def walk_data(log, qrels: Optional[dict] = None, rel: int = 1, order: str = "clicks") -> WalkData:
@@ -120,7 +163,7 @@ def walk_data(log, qrels: Optional[dict] = None, rel: int = 1, order: str = "cli
             judged = qrels.get(s.query_id, {})
             relv = tuple(judged.get(d, 0) >= rel for d in s.shown)
         else:
-            relv = (False,) * T
+            relv = T     # no relevance: the length alone identifies the group
         key = (T, relv)
         gg = gindex.get(key)
         if gg is None:
@@ -134,17 +177,20 @@ def walk_data(log, qrels: Optional[dict] = None, rel: int = 1, order: str = "cli
         seqs.append(seq)
     keys = list(gindex)
     lens = np.array([k[0] for k in keys], dtype=np.int64)
-    Tmax = int(lens.max()) if lens.size else 1
-    relm = np.zeros((len(keys), Tmax), dtype=bool)
-    for n, (T, relv) in enumerate(keys):
-        relm[n, :T] = relv
-    return WalkData(keys, lens, relm, seqs, group_of)
+    flat = np.zeros(int(lens.sum()), dtype=bool)
+    if qrels is not None:
+        at = 0
+        for T, relv in keys:
+            flat[at:at + T] = relv
+            at += T
+    return WalkData(lens, flat, seqs, group_of)
 
 
 def walk_matrices(p: np.ndarray, q: np.ndarray, gamma: np.ndarray, lengths: np.ndarray):
     """Per group: transitions P, first-click vector a and next-click matrix A (see module docstring).
 
-    ``p, q, gamma``: (G, Tmax) per-rank probabilities; the boundary rules are applied here.
+    ``p, q, gamma``: (G, T) per-rank probabilities; the boundary rules are applied here.
+    Dense: for short rankings (the batches of :func:`walk_loglik`).
     """
     G, T = p.shape
     ranks = np.arange(T)
@@ -163,39 +209,172 @@ def walk_matrices(p: np.ndarray, q: np.ndarray, gamma: np.ndarray, lengths: np.n
     return P, a, A
 
 
-def walk_loglik(data: WalkData, p: np.ndarray, q: np.ndarray, gamma: np.ndarray) -> np.ndarray:
-    """(U,) log-likelihood of one session of each pattern."""
-    _, a, A = walk_matrices(p, q, gamma, data.group_len)
-    stay = np.einsum("gii->gi", A)
+def _boundary(p, q):
+    """One group's forward and backward probabilities with the boundary rule (no forward at T, no backward at 1)."""
+    p = np.array(p, dtype=np.float64)
+    q = np.array(q, dtype=np.float64)
+    p[-1] = 0.0
+    q[0] = 0.0
+    return p, q
+
+
+def _factor(sub, diag, sup):
+    """LU factors of a tridiagonal matrix (LAPACK ``gttrf``); None when it is singular."""
+    dl, d, du, du2, ipiv, info = lapack.dgttrf(sub, diag, sup)
+    return None if info != 0 else (dl, d, du, du2, ipiv)
+
+
+def _solve(lu, b, trans: str = "N"):
+    x, info = lapack.dgttrs(*lu, b, trans=trans)
+    return x
+
+
+def _long_probabilities(T, p, q, gamma, kind, i, j):
+    """Event probabilities of one long group (module docstring), in O(T) memory per block of columns."""
+    p, q = _boundary(p, q)
+    gamma = np.asarray(gamma, dtype=np.float64)
+    lu = _factor(-(1.0 - gamma[1:]) * q[1:], np.ones(T), -(1.0 - gamma[:-1]) * p[:-1])
+    out = np.full(kind.size, np.nan)
+    if lu is None:
+        return out
+    y = _solve(lu, gamma[:, None])[:, 0]                          # Z gamma
+    # entries Z[r, c] the events need: first clicks Z[0, j]; next clicks Z[i +- 1, j]; staying Z[i +- 1, i]
+    up, down = np.minimum(i + 1, T - 1), np.maximum(i - 1, 0)
+    k1, k2, k3 = kind == 1, kind == 2, kind == 3
+    moved = k2 | k3
+    rows = np.concatenate([np.zeros(k1.sum(), dtype=np.int64), up[k2], down[k2], up[moved], down[moved]])
+    cols = np.concatenate([j[k1], j[k2], j[k2], i[moved], i[moved]])
+    vals = np.zeros(rows.size)
+    if cols.size:
+        need, where = np.unique(cols, return_inverse=True)
+        block = max(1, _COLUMN_ELEMENTS // T)
+        for s in range(0, need.size, block):
+            cs = need[s:s + block]
+            E = np.zeros((T, cs.size), order="F")
+            E[cs, np.arange(cs.size)] = 1.0
+            X = _solve(lu, E)
+            sel = (where >= s) & (where < s + cs.size)
+            vals[sel] = X[rows[sel], where[sel] - s]
+    n1, n2, nm = int(k1.sum()), int(k2.sum()), int(moved.sum())
+    z0j = vals[:n1]
+    zup_j, zdown_j = vals[n1:n1 + n2], vals[n1 + n2:n1 + 2 * n2]
+    zup_i, zdown_i = vals[n1 + 2 * n2:n1 + 2 * n2 + nm], vals[n1 + 2 * n2 + nm:]
+    im = i[moved]
+    stay = (p[im] * zup_i + q[im] * zdown_i) * gamma[im]
     leave = 1.0 - stay
     leave = np.where(leave > 0, leave, 1.0)
-    end = (1.0 - A.sum(axis=2)) / leave
+    y_up = np.where(im + 1 < T, y[np.minimum(im + 1, T - 1)], 0.0)
+    y_down = np.where(im > 0, y[np.maximum(im - 1, 0)], 0.0)
+    out[kind == 0] = 1.0 - y[0]
+    out[k1] = z0j * gamma[j[k1]]
+    i2, j2 = i[k2], j[k2]
+    leave_m = np.empty(kind.size)
+    leave_m[moved] = leave
+    out[k2] = (p[i2] * zup_j + q[i2] * zdown_j) * gamma[j2] / leave_m[k2]
+    end = np.empty(kind.size)
+    end[moved] = (1.0 - (p[im] * y_up + q[im] * y_down)) / leave
+    out[k3] = end[k3]
+    return out
+
+
+def walk_loglik(data: WalkData, p: np.ndarray, q: np.ndarray, gamma: np.ndarray) -> np.ndarray:
+    """(U,) log-likelihood of one session of each pattern; ``p, q, gamma``: flat (``data.n_ranks``,) arrays."""
+    p, q, gamma = (np.asarray(x, dtype=np.float64) for x in (p, q, gamma))
     prob = np.empty(data.kind.size)
-    for kind, (g, i, j), where in data.by_kind():
-        if kind == 0:
-            prob[where] = 1.0 - a.sum(axis=1)[g]
-        elif kind == 1:
-            prob[where] = a[g, j]
-        elif kind == 2:
-            prob[where] = A[g, i, j] / leave[g, i]
-        else:
-            prob[where] = end[g, i]
+    for how, T, groups, ev in data.units():
+        if not ev.size:
+            continue
+        kind, i, j = data.kind[ev], data.i[ev], data.j[ev]
+        if how == "long":
+            sl = data.group_slice(groups)
+            prob[ev] = _long_probabilities(T, p[sl], q[sl], gamma[sl], kind, i, j)
+            continue
+        idx = data.gather(groups, T)
+        _, a, A = walk_matrices(p[idx], q[idx], gamma[idx], np.full(groups.size, T))
+        local = np.full(int(groups.max()) + 1, -1)
+        local[groups] = np.arange(groups.size)
+        g = local[data.g[ev]]
+        stay = np.einsum("gii->gi", A)
+        leave = 1.0 - stay
+        leave = np.where(leave > 0, leave, 1.0)
+        end = (1.0 - A.sum(axis=2)) / leave
+        out = np.empty(ev.size)
+        m = kind == 0
+        out[m] = 1.0 - a.sum(axis=1)[g[m]]
+        m = kind == 1
+        out[m] = a[g[m], j[m]]
+        m = kind == 2
+        out[m] = A[g[m], i[m], j[m]] / leave[g[m], i[m]]
+        m = kind == 3
+        out[m] = end[g[m], i[m]]
+        prob[ev] = out
     logp = safe_log(np.clip(prob, 0.0, 1.0))
     return np.bincount(data.owner, weights=logp, minlength=len(data.patterns))
 
 
+def _pivots(c: List[float], T: int) -> List[float]:
+    """d[0] = 1, d[k] = 1 - c[k] / d[k-1]: the pivots of a unit-diagonal tridiagonal matrix (c = sub * super)."""
+    out = [1.0] * T
+    d = 1.0
+    for k in range(1, T):
+        d = 1.0 - c[k] / d
+        out[k] = d
+    return out
+
+
+def _long_click_probability(T, p, q, gamma) -> np.ndarray:
+    r"""P(a click at r) for one long group, r = 1..T.
+
+    With :math:`W = (I-P)^{-1}`, a clicked visit of r absorbing is a rank-one
+    change of :math:`I-P`, so (Sherman-Morrison)
+    :math:`P(\text{click at } r) = W_{1r}\gamma_r / (1 + \gamma_r (PW)_{rr})`;
+    :math:`(PW)_{rr} = p_r W_{r+1,r} + q_r W_{r-1,r}` comes from the
+    tridiagonal matrix's pivots (forward and backward), in O(T)."""
+    p, q = _boundary(p, q)
+    gamma = np.asarray(gamma, dtype=np.float64)
+    lu = _factor(-q[1:], np.ones(T), -p[:-1])
+    if lu is None:
+        return np.full(T, np.nan)
+    e0 = np.zeros((T, 1))
+    e0[0, 0] = 1.0
+    w0 = _solve(lu, e0, trans="T")[:, 0]                          # first row of W
+    c = np.zeros(T)
+    c[1:] = q[1:] * p[:-1]                                        # sub * super of I - P
+    fwd = np.array(_pivots(c.tolist(), T))
+    cb = np.zeros(T)
+    cb[1:] = c[1:][::-1]
+    bwd = np.array(_pivots(cb.tolist(), T))[::-1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        wrr = 1.0 / (fwd + bwd - 1.0)
+        below = np.zeros(T)
+        below[:-1] = wrr[:-1] * q[1:] / bwd[1:]                   # W[r+1, r]
+        above = np.zeros(T)
+        above[1:] = wrr[1:] * p[:-1] / fwd[:-1]                   # W[r-1, r]
+        pw = p * below + q * above
+        return w0 * gamma / (1.0 + gamma * pw)
+
+
 def click_probability_by_rank(data: WalkData, p, q, gamma) -> np.ndarray:
     """Model P(at least one click at rank r), averaged over the sessions, r = 1..Tmax."""
-    P, _, _ = walk_matrices(p, q, gamma, data.group_len)
-    G, T, _ = P.shape
-    lengths = data.group_len
-    gam = np.where(np.arange(T)[None, :] < lengths[:, None], gamma, 0.0)
-    out = np.zeros((G, T))
-    for r in range(T):
-        # visits continue everywhere, except a clicked visit of r (absorbed: the event happened)
-        d = np.ones((G, T))
-        d[:, r] = 1.0 - gam[:, r]
-        Zr = np.linalg.inv(np.eye(T)[None] - d[:, :, None] * P)
-        out[:, r] = Zr[:, 0, r] * gam[:, r]
-    weights = np.bincount(np.array([g for g, _ in data.patterns]), weights=data.counts, minlength=G)
-    return (weights @ out) / max(weights.sum(), 1.0)
+    p, q, gamma = (np.asarray(x, dtype=np.float64) for x in (p, q, gamma))
+    weights = np.bincount(np.array([g for g, _ in data.patterns], dtype=np.int64), weights=data.counts,
+                          minlength=data.group_len.size)
+    total = np.zeros(data.T)
+    for how, T, groups, _ in data.units():
+        if how == "long":
+            sl = data.group_slice(groups)
+            total[:T] += weights[groups] * _long_click_probability(T, p[sl], q[sl], gamma[sl])
+            continue
+        idx = data.gather(groups, T)
+        lengths = np.full(groups.size, T)
+        P, _, _ = walk_matrices(p[idx], q[idx], gamma[idx], lengths)
+        gam = gamma[idx]
+        out = np.zeros((groups.size, T))
+        for r in range(T):
+            # visits continue everywhere, except a clicked visit of r (absorbed: the event happened)
+            d = np.ones((groups.size, T))
+            d[:, r] = 1.0 - gam[:, r]
+            Zr = np.linalg.inv(np.eye(T)[None] - d[:, :, None] * P)
+            out[:, r] = Zr[:, 0, r] * gam[:, r]
+        total[:T] += weights[groups] @ out
+    return total / max(weights.sum(), 1.0)

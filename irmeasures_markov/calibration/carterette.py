@@ -20,7 +20,10 @@ defaults :math:`\theta_{RBP}=0.8`, :math:`\theta_{ERR}=0.5` are candidates too):
   rank with :math:`\theta`; ``AP`` with :math:`1/(\text{relevant at ranks}\ge k)`;
   ``RRR`` with :math:`1/(R_k+1)`;
 - ``empirical``: a free continuation probability per rank, i.e. a free
-  :math:`P(k)`, usable as a new stopping distribution.
+  :math:`P(k)`, usable as a new stopping distribution: one per rank up to rank
+  ``EMPIRICAL_RANKS`` (30), the last one repeated beyond (a geometric tail), so
+  the parameters do not grow with the longest ranking; none when every
+  ranking shows one document (there is no continuation to fit).
 """
 from __future__ import annotations
 
@@ -32,30 +35,37 @@ from ._likelihood import Candidate, expit, logit
 from ._walk import WalkData, click_probability_by_rank, walk_loglik
 from .ph import _gamma_names, _gammas
 
-__all__ = ["candidates", "continuation", "stop_probabilities"]
+__all__ = ["candidates", "continuation", "stop_probabilities", "EMPIRICAL_RANKS"]
+
+#: ranks with a continuation probability of their own in the empirical distribution
+EMPIRICAL_RANKS = 30
 
 
 def continuation(data: WalkData, dist: str, values: dict) -> np.ndarray:
-    """(G, Tmax) forward probability at each rank for a stopping distribution."""
-    G, T = data.group_rel.shape
-    k = np.arange(1, T + 1, dtype=np.float64)[None, :].repeat(G, axis=0)
-    rel = data.group_rel
+    """Forward probability at each rank of each group (flat, ``data.n_ranks``) for a stopping distribution."""
+    k = data.rank.astype(np.float64) + 1.0
+    rel = data.rel
     if dist == "RBP":
-        return np.full((G, T), values["theta"])
+        return np.full(k.shape, values["theta"])
     if dist == "DCG":
         return np.log2(k + 1) / np.log2(k + 2)
     if dist == "RR":
         return k / (k + 1)
     if dist == "empirical":
         c = np.asarray(values["continuation"], dtype=np.float64)
-        out = np.ones((G, T))
-        out[:, :min(T, c.size)] = c[:T]
-        return out
-    R = np.cumsum(rel, axis=1)
+        if not c.size:
+            return np.ones(k.shape)
+        # ranks beyond the fitted ones keep the last continuation (as stop_probabilities does)
+        return c[np.minimum(data.rank, c.size - 1)]
+    # relevant documents up to each rank (R) and from it on (ahead), counted within each group
+    cs = np.cumsum(rel)
+    base = np.concatenate(([0], cs))[data.offsets[:-1]]
+    R = cs - base[data.gid]
+    total = np.concatenate(([0], cs))[data.offsets[1:]] - base
     if dist == "ERR":
         return np.where(rel, 1.0 - values["theta"], 1.0)
     if dist == "AP":
-        ahead = np.cumsum(rel[:, ::-1], axis=1)[:, ::-1]
+        ahead = total[data.gid] - R + rel
         return np.where(rel, 1.0 - 1.0 / np.maximum(ahead, 1), 1.0)
     if dist == "RRR":
         return np.where(rel, 1.0 - 1.0 / (R + 1.0), 1.0)
@@ -82,7 +92,7 @@ def stop_probabilities(dist: str, values: dict, n: int) -> np.ndarray:
 
 def _make(name: str, dist: str, with_rel: bool, *, fit_theta: bool, theta=None, T: int = 10) -> Candidate:
     gnames = _gamma_names(with_rel)
-    n_cont = T - 1 if dist == "empirical" else 0
+    n_cont = min(T - 1, EMPIRICAL_RANKS) if dist == "empirical" else 0
 
     def unpack(th):
         th = np.asarray(th, dtype=np.float64)
@@ -111,16 +121,23 @@ def _make(name: str, dist: str, with_rel: bool, *, fit_theta: bool, theta=None, 
 
 
 def candidates(with_rel: bool = False, T: int = 10) -> List[Candidate]:
-    out = [_make("RBP", "RBP", with_rel, fit_theta=True),
-           _make("RBP(theta=0.8)", "RBP", with_rel, fit_theta=False, theta=0.8),
-           _make("DCG", "DCG", with_rel, fit_theta=False),
-           _make("RR", "RR", with_rel, fit_theta=False),
-           _make("empirical", "empirical", with_rel, fit_theta=False, T=T)]
+    """The candidates on a log whose longest ranking has ``T`` documents.
+
+    With ``T == 1`` the user reads rank 1 and nothing else can happen: the
+    candidates that fit a stopping parameter (RBP, ERR with a fitted theta,
+    empirical) are left out, since it changes nothing in the likelihood."""
+    moves = T > 1
+    out = ([_make("RBP", "RBP", with_rel, fit_theta=True)] if moves else []) + [
+        _make("RBP(theta=0.8)", "RBP", with_rel, fit_theta=False, theta=0.8),
+        _make("DCG", "DCG", with_rel, fit_theta=False),
+        _make("RR", "RR", with_rel, fit_theta=False)]
+    if moves:
+        out.append(_make("empirical", "empirical", with_rel, fit_theta=False, T=T))
     if with_rel:
-        out += [_make("ERR", "ERR", True, fit_theta=True),
-                _make("ERR(theta=0.5)", "ERR", True, fit_theta=False, theta=0.5),
-                _make("AP", "AP", True, fit_theta=False),
-                _make("RRR", "RRR", True, fit_theta=False)]
+        out += ([_make("ERR", "ERR", True, fit_theta=True)] if moves else []) + [
+            _make("ERR(theta=0.5)", "ERR", True, fit_theta=False, theta=0.5),
+            _make("AP", "AP", True, fit_theta=False),
+            _make("RRR", "RRR", True, fit_theta=False)]
     return out
 
 

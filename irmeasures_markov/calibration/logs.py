@@ -44,6 +44,9 @@ class Session:
         (an observed end), None when it does not say.
     session_id : str
         An id unique within the log (readers make one when the file has none).
+    dropped_clicks : int
+        Clicks of this session the reader dropped because they named a document
+        that was not in the ranking shown (``unshown='drop'``); 0 otherwise.
     """
 
     query_id: str
@@ -53,6 +56,7 @@ class Session:
     dwell: Optional[np.ndarray] = None
     ended: Optional[bool] = None
     session_id: str = ""
+    dropped_clicks: int = 0
 
     @property
     def n_shown(self) -> int:
@@ -84,7 +88,7 @@ class ClickLog:
 
     def __getitem__(self, i):
         if isinstance(i, slice):
-            return ClickLog(self.sessions[i], self.description, self.source, dict(self.meta))
+            return self.subset(range(len(self.sessions))[i])
         return self.sessions[i]
 
     @property
@@ -99,7 +103,12 @@ class ClickLog:
         return sorted({s.query_id for s in self.sessions})
 
     def subset(self, indices: Iterable[int]) -> "ClickLog":
-        return ClickLog([self.sessions[i] for i in indices], self.description, self.source, dict(self.meta))
+        """The chosen sessions; ``meta['dropped_clicks']``, when the log has it, counts theirs."""
+        sessions = [self.sessions[i] for i in indices]
+        meta = dict(self.meta)
+        if "dropped_clicks" in meta:
+            meta["dropped_clicks"] = sum(s.dropped_clicks for s in sessions)
+        return ClickLog(sessions, self.description, self.source, meta)
 
     def split(self, test_fraction: float = 0.3, seed: int = 0) -> Tuple["ClickLog", "ClickLog"]:
         """A seeded random split of the sessions into (train, test)."""

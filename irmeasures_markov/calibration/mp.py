@@ -22,7 +22,9 @@ non-parametric kernels, smoothed by a small penalty on the second differences
 of their logarithm: ``nonparametric_OR`` a free weight per signed displacement
 :math:`j-i` (forward and backward jumps may differ), ``nonparametric_AD`` a
 free weight per distance :math:`|j-i|` on all ranks.  Sessions with fewer than two distinct
-clicked ranks carry no transition and are left out.
+clicked ranks carry no transition and are left out, and so are sessions on
+rankings longer than ``MAX_RANKS`` documents (the chain on all ranks costs
+memory in the square of the ranking's length; ``fit`` says how many).
 
 MPcont's holding rates :math:`\mu_r` are exponential rates of the dwell times
 per rank, where the log has them: :math:`\hat\mu_r = n_r / \sum d`, with
@@ -47,15 +49,18 @@ PAPER_MODELS = tuple(f"{c}_{s}_{k}" for c in ("GL", "LO") for s in ("AD", "OR") 
 #: models whose decay changes the likelihood (LO_AD moves one rank at a time: the kernel cancels)
 DECAY_MODELS = tuple(m for m in PAPER_MODELS if not m.startswith("LO_AD"))
 SMOOTHING = 1.0
+#: longest ranking whose sessions enter the kernel fit
+MAX_RANKS = 100
 
 
 class MPData:
     """Transitions between consecutive distinct clicks, grouped by (ranking length, clicked set)."""
 
-    def __init__(self, log):
+    def __init__(self, log, max_ranks: int = MAX_RANKS):
         ctx_index: Dict[Tuple[int, Tuple[int, ...]], int] = {}
         keys = []
         cache: Dict[bytes, tuple] = {}
+        self.n_long = 0         # sessions with a transition left out: ranking longer than max_ranks
         for s in log:
             raw = s.clicks.tobytes()
             hit = cache.get(raw)
@@ -64,6 +69,9 @@ class MPData:
                 hit = cache[raw] = (seq, tuple(sorted(set(seq))))
             seq, S = hit
             if len(S) < 2:
+                continue
+            if s.n_shown > max_ranks:
+                self.n_long += 1
                 continue
             ctx = ctx_index.setdefault((s.n_shown, S), len(ctx_index))
             keys.append((ctx, seq))

@@ -46,14 +46,14 @@ def _inv_softmax_pq(p, q):
 
 def _gammas(data: WalkData, values: dict) -> np.ndarray:
     if data.has_relevance:
-        return np.where(data.group_rel, values["gamma_rel"], values["gamma_nonrel"])
-    return np.full(data.group_rel.shape, values["gamma"])
+        return np.where(data.rel, values["gamma_rel"], values["gamma_nonrel"])
+    return np.full(data.rel.shape, values["gamma"])
 
 
 def walk_arrays(data: WalkData, values: dict):
     """(p, q, gamma) per group and rank for the natural parameters ``values``."""
-    shape = data.group_rel.shape
-    rel = data.group_rel
+    shape = data.rel.shape
+    rel = data.rel
     p = np.full(shape, values.get("p", 1.0))
     q = np.full(shape, values.get("q", 0.0))
     if "p_rel" in values:
@@ -106,9 +106,12 @@ def _make(name: str, browse: str, with_rel: bool, *, fixed_pq=None) -> Candidate
     return Candidate(name, x0, loglik, unpack)
 
 
-def candidates(with_rel: bool = False) -> List[Candidate]:
-    """DFBM, SFBM, RWBM fitted, and the paper-default users (with only the click probability fitted)."""
-    out = [_make(b, b, with_rel) for b in ("DFBM", "SFBM", "RWBM")]
+def candidates(with_rel: bool = False, T: int = 2) -> List[Candidate]:
+    """DFBM, SFBM, RWBM fitted, and the paper-default users (with only the click probability fitted).
+
+    ``T``: the longest ranking of the log; with one document the user never
+    moves, p and q change nothing, and SFBM and RWBM (which fit them) are left out."""
+    out = [_make(b, b, with_rel) for b in (("DFBM", "SFBM", "RWBM") if T > 1 else ("DFBM",))]
     out += [_make(name, browse, with_rel, fixed_pq=(p, q)) for name, browse, p, q in DEFAULTS]
     return out
 

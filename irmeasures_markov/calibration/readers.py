@@ -174,7 +174,7 @@ def read_wscd(path: PathLike, *, unshown: str = "drop", description: Optional[st
                 hit = parsed[segment] = _wscd_session(segment, rankings, unshown, f"{name}:{lineno}: session {k}")
             qid, shown, clicks, n_dropped = hit
             dropped += n_dropped
-            sessions.append(Session(qid, shown, clicks, None, None, None, str(len(sessions) + 1)))
+            sessions.append(Session(qid, shown, clicks, None, None, None, str(len(sessions) + 1), n_dropped))
     meta = {"format": "wscd", "dropped_clicks": dropped}
     return ClickLog(sessions, description if description is not None else f"WSCD 2012 click log {name}",
                     name, meta)

@@ -22,14 +22,31 @@ class FitReport:
         jump distribution, stopping distribution, dwell survival).
     notes : list of str
         What could not be fitted and why (e.g. TBG clicks without qrels).
+    unfitted : list of FamilyFit
+        Candidates that give probability 0 to some training session whatever
+        their parameters (e.g. a forward-only user and a backward click): no
+        estimate, so they are not among ``fits`` (nor in a fit file); the table
+        lists them, and ``notes`` names them.
+    log : dict
+        What the log was: ``description``, ``source``, ``n_sessions``,
+        ``n_heldout`` and, when the reader dropped clicks on documents that were
+        not in the ranking shown, ``dropped_clicks`` (training sessions) and
+        ``heldout_dropped_clicks``.
     """
 
     def __init__(self, fits: List[FamilyFit], diagnostics: Optional[dict] = None, notes: Optional[list] = None,
-                 log: Optional[dict] = None):
+                 log: Optional[dict] = None, unfitted: Optional[List[FamilyFit]] = None):
         self.fits = list(fits)
         self.diagnostics = dict(diagnostics or {})
         self.notes = list(notes or [])
         self.log = dict(log or {})
+        self.unfitted = list(unfitted or [])
+        self._sequence: List[FamilyFit] = []     # fit() sets it: every candidate in the order it was fitted
+
+    @property
+    def families(self) -> tuple:
+        """The families with at least one fitted candidate (those a fit file of this report can serve)."""
+        return tuple(f for f in FAMILIES if self.family(f))
 
     # -- selection ------------------------------------------------------------------------
     def family(self, family: str) -> List[FamilyFit]:
@@ -47,7 +64,11 @@ class FitReport:
     # -- tables ---------------------------------------------------------------------------
     def rows(self) -> List[dict]:
         out = []
-        for f in self.fits:
+        listed = self.fits + self.unfitted
+        # the candidates in the order they were fitted (fit() records it), then any added since
+        ordered = [f for f in self._sequence if any(f is g for g in listed)]
+        ordered += [f for f in listed if not any(f is g for g in ordered)]
+        for f in ordered:
             held = f.heldout_loglik
             ev = f.n_heldout_events if held is not None else f.n_events
             ll = held if held is not None else f.loglik
@@ -71,7 +92,7 @@ class FitReport:
         lines = [head, "-" * len(head)]
         for r in rows:
             held = "" if r["heldout_loglik"] is None else f"{r['heldout_loglik']:12.1f}"
-            best = self.best(r["family"]).model == r["model"]
+            best = bool(self.family(r["family"])) and self.best(r["family"]).model == r["model"]
             lines.append(f"{r['family']:10s} {r['model'] + (' *' if best else ''):24s} {r['k']:3d} "
                          f"{r['loglik']:12.1f} {r['AIC']:12.1f} {r['BIC']:12.1f} {held:>12s} "
                          f"{r['perplexity']:10.4f}  {r['params']}")
@@ -88,12 +109,12 @@ class FitReport:
             if self.family(fam):
                 best[fam] = self.fits.index(self.best(fam))
         return {"fits": [f.to_dict() for f in self.fits], "best": best, "diagnostics": self.diagnostics,
-                "notes": self.notes, "log": self.log}
+                "notes": self.notes, "log": self.log, "unfitted": [f.to_dict() for f in self.unfitted]}
 
     @classmethod
     def from_dict(cls, d: dict) -> "FitReport":
         return cls([FamilyFit.from_dict(x) for x in d.get("fits", [])], d.get("diagnostics"), d.get("notes"),
-                   d.get("log"))
+                   d.get("log"), [FamilyFit.from_dict(x) for x in d.get("unfitted", [])])
 
     # -- plots ----------------------------------------------------------------------------
     def plot(self, family: Optional[str] = None, *, axes=None):
@@ -262,6 +283,8 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
     rng = np.random.default_rng(seed)
     desc = train.description
     fits: List[FamilyFit] = []
+    unfitted: List[FamilyFit] = []
+    sequence: List[FamilyFit] = []
     diagnostics: Dict[str, dict] = {}
     notes: List[str] = []
 
@@ -270,9 +293,20 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
         if progress:
             # one line per candidate; the command line turns these lines into a progress bar
             print(f"fitted {family}/{cand.name}: loglik {f.loglik:.1f}", file=sys.stderr, flush=True)
+        sequence.append(f)
+        if not np.isfinite(f.loglik):
+            unfitted.append(f)
+            return None
         fits.append(f)
         return f
 
+    def left_out(family):
+        names = [f.model for f in unfitted if f.family == family]
+        if names:
+            notes.append(f"{family}: {', '.join(names)} give probability 0 to some training sessions whatever "
+                         "their parameters (no estimate; not written to a fit file)")
+
+    one_doc = "every ranking shown has one document"
     with_rel = qrels is not None
     wtrain = walk_data(train, qrels, rel) if "ph" in families else None
     wtest = walk_data(test, qrels, rel) if "ph" in families and test is not None else None
@@ -282,13 +316,18 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
     if "mp" in families:
         dtr, dte = mp_mod.mp_data(train), (mp_mod.mp_data(test) if test is not None else None)
         rates = mp_mod.fit_rates(train)
+        if dtr.n_long:
+            notes.append(f"mp: {dtr.n_long} session{'s' if dtr.n_long != 1 else ''} on rankings longer than "
+                         f"{mp_mod.MAX_RANKS} documents left out of the kernel fit (MP's chain over all ranks "
+                         "needs memory in the square of the ranking's length)")
         if dtr.n_events == 0:
-            notes.append("mp: no session clicks two different ranks; the kernel cannot be fitted")
+            notes.append("mp: no session clicks two different ranks on a ranking of at most "
+                         f"{mp_mod.MAX_RANKS} documents; the kernel cannot be fitted")
         else:
             for cand in mp_mod.candidates(dtr.T):
                 f = run("mp", cand, dtr, dte,
                         extra={k: v for k, v in rates.items() if k != "dwell_survival"} if rates else None)
-                if np.isfinite(f.loglik):
+                if f is not None:
                     diagnostics[f"mp/{f.model}"] = {"jumps_observed": dtr.observed_jumps.tolist(),
                                                     "jumps_predicted": mp_mod.predicted_jumps(dtr, f.params).tolist()}
                     if rates:
@@ -298,31 +337,58 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
                             ds = rates["dwell_survival"]
                             diagnostics[f"mp/{f.model}"].update(dwell_t=ds["t"], dwell_km=ds["kaplan_meier"],
                                                                 dwell_fitted=ds["exponential"])
+            left_out("mp")
         if rates is None:
             notes.append("mp: no dwell times in the log; MPcont holding rates not fitted")
+        elif dtr.n_events == 0:
+            notes.append("mp: the MPcont holding rates are stored with a kernel fit only; none was fitted")
     if "ph" in families:
-        for cand in ph_mod.candidates(with_rel):
+        for cand in ph_mod.candidates(with_rel, wtrain.T):
             f = run("ph", cand, wtrain, wtest)
-            diagnostics[f"ph/{f.model}"] = ph_mod.diagnostics(wtrain, f.params)
+            if f is not None:
+                diagnostics[f"ph/{f.model}"] = ph_mod.diagnostics(wtrain, f.params)
+        if wtrain.T < 2:
+            notes.append(f"ph: {one_doc}: the user never moves, so p and q cannot be fitted "
+                         "(SFBM and RWBM left out)")
+        left_out("ph")
     if "carterette" in families:
         for cand in cart_mod.candidates(with_rel, strain.T):
             f = run("carterette", cand, strain, stest)
-            diagnostics[f"carterette/{f.model}"] = cart_mod.diagnostics(strain, f.params)
+            if f is not None:
+                diagnostics[f"carterette/{f.model}"] = cart_mod.diagnostics(strain, f.params)
+        if strain.T < 2:
+            notes.append(f"carterette: {one_doc}: where a user stops cannot be seen, so no stopping parameter "
+                         "is fitted (RBP and ERR with a fitted theta, and empirical, left out)")
         if not with_rel:
             notes.append("carterette: ERR, AP and RRR stop at relevant documents; they need qrels")
+        left_out("carterette")
     if "tbg" in families:
         times = tbg_mod.fit_times(train, bootstrap=bootstrap, rng=rng)
+        timed = times is not None
+        if times:
+            # a time parameter the log cannot estimate is not stored (no infinite or missing values in a fit)
+            why = {"halflife": "no session has an observed end (ended, with the last dwell known)",
+                   "t_summary": "no pair of consecutive clicks with the first one's dwell known"}
+            for key in [k for k, v in times["params"].items() if not np.isfinite(v)]:
+                notes.append(f"tbg: {key} not fitted: {why.get(key, 'not estimable from this log')}")
+                del times["params"][key]
+                times["intervals"].pop(key, None)
+            if not times["params"]:
+                times = None
         if with_rel:
             for cand in tbg_mod.candidates():
                 f = run("tbg", cand, strain, stest, extra=(times or {}).get("params"))
+                if f is None:
+                    continue
                 if times:
                     f.intervals.update(times["intervals"])
                 diagnostics[f"tbg/{f.model}"] = tbg_mod.diagnostics(strain, cand, f.params)
+            left_out("tbg")
         else:
             notes.append("tbg: click probabilities P(C|R) need qrels (relevance of the shown documents)")
             if times:
                 f = FamilyFit("tbg", "times", dict(times["params"]), dict(times["intervals"]),
-                              loglik=times["loglik"], n_params=2, n_sessions=times["n_sessions"],
+                              loglik=times["loglik"], n_params=len(times["params"]), n_sessions=times["n_sessions"],
                               n_events=times["n_ended"], log_description=desc)
                 fits.append(f)
         if times:
@@ -331,8 +397,14 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
                     s = times["survival"]
                     diagnostics.setdefault(f"tbg/{f.model}", {}).update(
                         survival_t=s["t"], survival_fitted=s["fitted"], survival_empirical=s["ended_only_empirical"])
-        else:
+        elif not timed:
             notes.append("tbg: no click timestamps in the log; half-life and summary time not fitted")
     log = {"description": train.description, "source": train.source, "n_sessions": len(train),
            "n_heldout": len(test) if test is not None else 0}
-    return FitReport(fits, diagnostics, notes, log)
+    if "dropped_clicks" in train.meta:
+        log["dropped_clicks"] = int(train.meta["dropped_clicks"])
+    if test is not None and "dropped_clicks" in test.meta:
+        log["heldout_dropped_clicks"] = int(test.meta["dropped_clicks"])
+    report = FitReport(fits, diagnostics, notes, log, unfitted)
+    report._sequence = sequence
+    return report

@@ -45,8 +45,8 @@ def _make(name: str, fixed=None) -> Candidate:
         return out
 
     def arrays(data, v):
-        p = np.full(data.group_rel.shape, v["p_continue"])
-        g = np.where(data.group_rel, v["pc_rel"], v["pc_nonrel"])
+        p = np.full(data.rel.shape, v["p_continue"])
+        g = np.where(data.rel, v["pc_rel"], v["pc_nonrel"])
         return p, np.zeros_like(p), g
 
     def loglik(data, th):

@@ -21,6 +21,10 @@ __all__ = ["fit_main", "FAMILY_CHOICES", "guess_format"]
 FAMILY_CHOICES = ("mp", "ph", "carterette", "tbg")
 _FORMATS = ("wscd", "jsonl", "tsv")
 
+#: the measure string that reads each family's fit from a fit file
+_MEASURE_OF = {"mp": "MP(model='{spec}')", "carterette": "M1(dist='{spec}')", "ph": "PH(browse='{spec}')",
+               "tbg": "TBG(user='{spec}')"}
+
 _EPILOG = """\
 log formats (docs/interaction-logs.md): wscd (the Yandex WSCD 2012 sample:
 one line per query, sessions 'QUERYID<TAB>DOC1,...,DOCn : CLICKED1 , ...'
@@ -32,10 +36,12 @@ standard input.
 Without --test or --test-split, candidates are compared by AIC; with them, by
 held-out log-likelihood.  The fit file written with -o is used as
 MP(model='file:fit.json'), M1(dist='file:fit.json'), PH(browse='file:fit.json')
-and TBG(user='file:fit.json'); saved as NAME.json in the working directory (or
-in $IRMEASURES_MARKOV_FITS) it is also 'fit:NAME'.
+and TBG(user='file:fit.json'), for the families it holds (the command names
+them); saved as NAME.json in the working directory (or in
+$IRMEASURES_MARKOV_FITS) it is also 'fit:NAME'.
 
-exit status: 0 success; 2 usage or input error; 1 internal error.
+exit status: 0 success (something was fitted; the notes say what was not);
+2 usage or input error, or nothing could be fitted; 1 internal error.
 """
 
 
@@ -103,6 +109,10 @@ def _read(path: str, fmt: Optional[str]):
             log = read_log(path, format=fmt)
     if not len(log):
         raise CliError(f"{name}: the log holds no session")
+    dropped = int(log.meta.get("dropped_clicks", 0) or 0)
+    if dropped:
+        print(f"# {name}: {dropped} click{'s' if dropped != 1 else ''} on documents not in the ranking shown "
+              "dropped", file=sys.stderr)
     return log
 
 
@@ -178,12 +188,19 @@ def fit_main(argv: List[str]) -> int:
     with _progress_bar(progress) as shown:
         report = fit(train, test=test, families=families, qrels=qrels, bootstrap=args.bootstrap, seed=args.seed,
                      progress=shown)
+    fitted = [f for f in FAMILY_CHOICES if any(x.family == f for x in report.fits)]
+    notes = [str(n) for n in getattr(report, "notes", [])]
+    if not fitted:
+        why = "; ".join(notes) or "no candidate has a finite likelihood"
+        raise CliError(f"{args.log}: nothing could be fitted ({', '.join(families)}): {why}")
     sys.stdout.write(str(report).rstrip("\n") + "\n")
     if args.output:
         from ..calibration.registry import save_fit
         with reading(args.output):
             save_fit(args.output, report, description=train.description, source=train.source)
         spec = f"file:{args.output}"
-        print(f"# wrote {args.output}: use it as MP(model='{spec}'), M1(dist='{spec}'), PH(browse='{spec}'), "
-              f"TBG(user='{spec}')", file=sys.stderr)
+        uses = ", ".join(_MEASURE_OF[f].format(spec=spec) for f in fitted)
+        missing = [f for f in families if f not in fitted]
+        print(f"# wrote {args.output}: use it as {uses}"
+              + (f" (no {', '.join(missing)} fit in it)" if missing else ""), file=sys.stderr)
     return 0
