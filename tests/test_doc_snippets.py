@@ -70,7 +70,9 @@ def make_workdir(d: Path) -> None:
     sessions = []
     for i in range(40):
         shown = [f"d{(i + k) % 12}" for k in range(5)]
-        clicks = [{"rank": 1 + (i % 3), "time": 2.0 + i % 5, "dwell": 5.0 + i % 7}] if i % 4 else []
+        ranks = [1 + (i * 7) % 5, 1 + i % 3, 1 + (i * 3) % 4][: i % 4]  # 0 to 3 clicks, back and forth
+        ranks = [r for k, r in enumerate(ranks) if k == 0 or r != ranks[k - 1]]
+        clicks = [{"rank": r, "time": 2.0 + 9 * k + i % 5, "dwell": 5.0 + i % 7} for k, r in enumerate(ranks)]
         sessions.append({"session_id": f"s{i}", "query_id": f"q{i % 3}", "shown": shown,
                          "clicks": clicks, "ended": True})
     (d / "clicks.jsonl").write_text("".join(json.dumps(s) + "\n" for s in sessions))
