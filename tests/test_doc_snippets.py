@@ -144,3 +144,52 @@ def test_runner_finds_blocks_and_their_lines():
     bs = blocks(text)
     assert [(b.lang, b.line, b.mark) for b in bs] == [("python", 3, None), ("python", 7, "not-run"), ("bash", 10, None)]
     assert bs[1].reason == "needs a cluster" and bs[2].code == "irmeasures-markov demo\n"
+
+
+def test_benchmark_history_lives_in_benchmarks_md():
+    """Dated measurements, per-round ranges and earlier figures are in docs/benchmarks.md only."""
+    bad = [f"{p.relative_to(REPO)}:{i}" for p in PAGES if p.name != "benchmarks.md"
+           for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+           if re.search(r"\d\d:\d\d UTC|per-round range|earlier version of this page|other runs that night", line)]
+    assert not bad, bad
+    bench = (REPO / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    scripts = sorted(p.name for p in (REPO / "integration").glob("bench_*.py"))
+    assert scripts and all(f"`{s}`" in bench for s in scripts), "a bench script without its table"
+
+
+def test_console_excerpts_mark_dropped_rows():
+    """The ph-compare excerpt lists consecutive topics, or says with '…' that rows were left out."""
+    text = (REPO / "docs" / "stopping-time.md").read_text(encoding="utf-8")
+    rows = text.split("topic\tE1[", 1)[1].split("\nmean\t", 1)[0].splitlines()[1:]
+    previous = None
+    for row in rows:
+        if row.startswith("…"):
+            previous = None
+            continue
+        topic = int(row.split("\t")[0])
+        assert previous is None or topic == previous + 1, f"row {topic} follows {previous} without '…'"
+        previous = topic
+
+
+def test_pool_reduction_is_documented():
+    cli = (REPO / "docs" / "command-line.md").read_text(encoding="utf-8")
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "| `irmeasures-markov pool-reduction" in cli and "## pool-reduction" in cli
+    assert "irmeasures-markov pool-reduction qrels.txt" in readme
+
+
+def test_cwl_cross_check_figure_is_the_printed_one():
+    """integration/crosscheck_cwl_tbg.py prints 4.06e-14 for the time-model check (TREC-8, seeded lengths)."""
+    tbg = (REPO / "docs" / "time-biased-gain.md").read_text(encoding="utf-8")
+    assert "largest relative difference is 4·10⁻¹⁴" in tbg and "~1·10⁻¹⁴" not in tbg
+
+
+def test_jsonl_example_is_a_jsonl_file(tmp_path):
+    """The JSONL example of interaction-logs.md is one session per line: read_log reads it as printed."""
+    from irmeasures_markov.calibration import read_log
+    text = (REPO / "docs" / "interaction-logs.md").read_text(encoding="utf-8")
+    block = text.split("**JSONL**", 1)[1].split("```json\n", 1)[1].split("```", 1)[0]
+    for line in block.splitlines():
+        json.loads(line)
+    (tmp_path / "example.jsonl").write_text(block, encoding="utf-8")
+    assert len(read_log(tmp_path / "example.jsonl").sessions) == len(block.splitlines()) == 2
