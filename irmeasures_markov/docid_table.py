@@ -2,9 +2,10 @@
 
 Why: TBG and MPcont(time='tbg') need the length of every retrieved document.
 On TREC-8 that is 6.3M lookups in a 350K-entry table per pass over the 129
-runs.  A Python dict spends ~300 ns on each of them, almost all of it waiting
-for memory: the dict's index, its entry, the key object (to compare the
-strings) and the value object sit in four unrelated places.  Here the keys'
+runs.  A Python dict spends almost all of each lookup waiting for memory
+(figures: docs/benchmarks.md, ``bench_tbg.py``): the dict's index, its entry,
+the key object (to compare the strings) and the value object sit in four
+unrelated places.  Here the keys'
 bytes and the value share one row of a single open-addressing table, so a
 lookup is one random memory access, done for a whole run at once by numpy.
 
@@ -44,8 +45,8 @@ MAX_TABLE_BYTES = 2 << 30
 #: 'numpy' in whole-array passes; 'auto' takes numba once it is loaded in the process, or once a table has looked
 #: up COMPILED_AFTER docids (it is then loaded).  The answers are the same.
 ENGINES = ("auto", "numba", "numpy")
-#: importing numba and loading the compiled probe costs ~0.5 s once per process, and the compiled probe saves
-#: ~25-60 ns per docid (TREC-8): switching once the lookups so far took about as long as the import (like
+#: importing numba and loading the compiled probe costs a fixed time once per process, and the compiled probe
+#: saves a little per docid (docs/benchmarks.md, bench_tbg.py): switching once the lookups so far took about as long as the import (like
 #: LengthTable.build_after) never costs more than twice the best choice made in hindsight
 COMPILED_AFTER = 8_000_000
 _MULTIPLIER_ARRAY = np.array(_MULTIPLIERS, dtype=np.uint64)

@@ -282,7 +282,7 @@ def _in_rank_order(values: np.ndarray, order: np.ndarray, keys: List[str], key_s
     tie groups still in file order.  Only the groups whose members have
     different values are ordered by docid: a group of equal values reads the
     same in any order, and ordering every tie group costs more than the join
-    itself on runs with many ties (TREC-8: ~7 ms of a 50k-document run).
+    itself on runs with many ties (docs/benchmarks.md).
     ``order`` itself is left as it is, for the measures that never need it.
 
     Most mixed groups are many unjudged documents and a few judged ones: in

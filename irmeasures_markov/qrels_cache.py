@@ -3,7 +3,7 @@
 ``ir_measures.calc_aggregate(measures, qrels, run)`` and ``ir_measures.iter_calc``
 make a new evaluator on every call.  Evaluating many runs against the same
 qrels that way would check, copy and index every judgment once per run (on
-TREC-8's 86,830 judgments, over half the time of a call).  Evaluators made by
+TREC-8, over half the time of a call: docs/benchmarks.md).  Evaluators made by
 this package therefore take their index from :func:`qrels_index`, which
 builds it once per qrels object and reuses it while the object is unchanged.
 
@@ -15,8 +15,8 @@ The rule, by kind of qrels:
   type; anything else rebuilds it, checking the qrels again.  So a query or
   judgment added or removed, or a grade changed, between two calls is seen,
   and a grade changed to a float raises as it would on a first call.  The
-  comparison runs at C speed: on TREC-8's 86,830 judgments it takes about a
-  sixth of the time that checking, copying and indexing them takes.  Dicts cannot be weakly
+  comparison runs at C speed, a fraction of the time that checking, copying
+  and indexing the judgments takes.  Dicts cannot be weakly
   referenced, so the cache keeps no reference to them, only the indexes;
   an ``id`` reused by a new dict is harmless, as the comparison decides.
 * **pandas DataFrame**: weakly referenced (its entry goes when the frame

@@ -103,7 +103,7 @@ def local_cluster(n_workers: int = 2, **kwargs):
     Dask starts workers with ``MALLOC_TRIM_THRESHOLD_=65536``, which fixes
     glibc's allocation thresholds: every array above 128 KiB is then mapped
     and unmapped anew, and a grid cell costs about 30% more than in a plain
-    process (measured on TREC-8 cells, 2026-11-23).  Workers started here go
+    process (docs/benchmarks.md, ``bench_grid.py``).  Workers started here go
     without it; for workers you start yourself see docs/scaling.md.
     """
     import pathlib
