@@ -3,9 +3,11 @@
 After ``pip install``, ``ir_measures`` (its Python API and its command) knows
 every measure of this package without ``import irmeasures_markov``; with
 ``IRMEASURES_MARKOV_NO_HOOK=1`` it fails on them exactly as plain ir_measures
-does.  The venv sees the system site-packages (offline, no dependency
-installed); the child interpreters get no PYTHONPATH, so they import the
-venv's copy of the package.  Skipped only when the build tools are missing.
+does.  The venv sees the running interpreter's site-packages after its own
+(offline, no dependency installed; tests/startup_venv.py); the child
+interpreters get no PYTHONPATH, so they import the venv's copy of the package.
+``pip install ".[test]"`` brings the build tools; without them these tests fail
+and say what is missing.
 """
 import pathlib
 import subprocess
@@ -21,10 +23,6 @@ QRELS, RUN = str(DATA / "sample.qrels"), str(DATA / "sample.run")
 PARSE = "import ir_measures; print(ir_measures.parse_measure(\"MP(model='GL_AD_LID')@10\"))"
 #: exactly what the `ir_measures` console script runs
 IR_MEASURES_SCRIPT = "import sys; from ir_measures.__main__ import main_cli; sys.argv[0] = 'ir_measures'; sys.exit(main_cli())"
-
-_missing = startup_venv.build_tools_missing()
-pytestmark = pytest.mark.skipif(_missing is not None, reason=f"cannot build a wheel offline: {_missing}")
-
 
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory):
