@@ -1,0 +1,26 @@
+"""The repository tracks sources only: build outputs and wheels are neither tracked nor picked up by `git add`."""
+import pathlib
+import subprocess
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+#: what `pip install .`, `pip wheel .` and `python -m build` leave in a checkout
+BUILD_OUTPUTS = ["build/lib/irmeasures_markov/__init__.py", "dist/irmeasures_markov-0.1.0.tar.gz",
+                 "irmeasures_markov-0.1.0-py3-none-any.whl", "pyflakes-4.1.0-py2.py3-none-any.whl",
+                 "irmeasures_markov.egg-info/PKG-INFO"]
+
+
+def git(*args):
+    proc = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=60)
+    assert proc.returncode in (0, 1), proc.stderr
+    return proc.stdout.splitlines()
+
+
+def test_no_build_output_or_wheel_is_tracked():
+    tracked = git("ls-files")
+    assert tracked, "not a git checkout"
+    assert [f for f in tracked if f.endswith(".whl") or f.split("/")[0] in ("build", "dist")
+            or ".egg-info/" in f] == []
+
+
+def test_build_outputs_are_ignored():
+    assert git("check-ignore", "--no-index", *BUILD_OUTPUTS) == BUILD_OUTPUTS
