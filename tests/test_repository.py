@@ -24,3 +24,21 @@ def test_no_build_output_or_wheel_is_tracked():
 
 def test_build_outputs_are_ignored():
     assert git("check-ignore", "--no-index", *BUILD_OUTPUTS) == BUILD_OUTPUTS
+
+
+def test_ci_runs_the_readme_set_up_in_a_fresh_venv():
+    """.ci/run is the newcomer: a venv without system site-packages, then the README's set-up commands in it."""
+    ci = (ROOT / ".ci" / "run").read_text()
+    readme = (ROOT / "README.md").read_text()
+    set_up = readme[readme.index("## Set-up"):]
+    set_up = set_up[:set_up.index("\n## ", 1)]
+    commands = [block.split("\n")[1] for block in set_up.split("```bash")[1:]]
+    assert commands == ['pip install . && irmeasures-markov demo', 'pip install ".[test]" && python -m pytest tests']
+    lines = [line.strip().replace(" -q", "") for line in ci.splitlines()]
+    venv = lines.index('python3 -m venv "$tmp/venv"')
+    activate = lines.index('. "$tmp/venv/bin/activate"')
+    first_install = min(i for i, line in enumerate(lines) if "pip install" in line)
+    assert venv < activate < first_install
+    assert all(command in lines[activate:] for command in commands)
+    assert "--system-site-packages" not in ci
+    assert "trap 'status=$?; rm -rf \"$tmp\"" in ci  # the temporary venv goes away, whatever happens
