@@ -2,9 +2,20 @@
 
 Used by tests/test_startup_hook.py and integration/bench_import.py to run the
 start-up hook as a user gets it: ``pip install`` puts ``irmeasures_markov.pth``
-and ``_irmeasures_markov_hook`` into site-packages.  Offline and fast: the venv
-sees the system site-packages (numpy, scipy, ir_measures...), the wheel is
-built without build isolation and installed without dependencies.
+and ``_irmeasures_markov_hook`` into site-packages.  Offline and fast: the wheel
+is built without build isolation and installed without dependencies.
+
+The dependencies (numpy, scipy, ir_measures..., and setuptools/wheel for the
+editable build) come from the *running* interpreter, whatever it is (a fresh
+venv holding only ``.[test]``, or a developer's interpreter): the nested venv
+is made without system site-packages, and a ``.pth`` file of its own, run
+last, appends the running interpreter's site-packages directories to
+``sys.path``, after the nested venv's own.  They are added as plain path
+entries, their ``.pth`` files are not executed: a copy of this package
+installed in the running interpreter (as CI installs it) neither runs its
+start-up hook there nor shadows the copy under test, which the nested
+site-packages (or, for an editable install, its source directory) provides
+first.
 """
 from __future__ import annotations
 
@@ -12,9 +23,10 @@ import os
 import pathlib
 import re
 import shutil
+import site
 import subprocess
 import sys
-from typing import Optional
+from typing import List, Optional
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 #: What a wheel is built from (a copy, so that the build never writes into the work tree).
@@ -41,6 +53,22 @@ def build_tools_missing() -> Optional[str]:
     return None
 
 
+def running_site_dirs() -> List[str]:
+    """The site-packages directories of the running interpreter (its venv's, and the user's when enabled)."""
+    dirs = list(site.getsitepackages())
+    if site.ENABLE_USER_SITE:
+        dirs.append(site.getusersitepackages())
+    seen = []
+    for d in dirs:
+        if os.path.isdir(d) and d not in seen:
+            seen.append(d)
+    return seen
+
+
+#: named to be processed after every other .pth file of the nested site-packages (they run in name order)
+PARENT_PTH = "zzz_running_interpreter_site.pth"
+
+
 def _run(cmd, **kwargs):
     proc = subprocess.run(cmd, capture_output=True, text=True, **kwargs)
     if proc.returncode != 0:
@@ -58,6 +86,9 @@ def clean_env(**extra) -> dict:
 
 def make_venv(root: pathlib.Path, editable: bool = False) -> pathlib.Path:
     """Create ``root/venv`` with the package installed; return the venv's python."""
+    missing = build_tools_missing()
+    if missing:
+        raise RuntimeError(f"cannot build a wheel offline: {missing} (pip install \".[test]\" installs them)")
     src = root / "src"
     src.mkdir(parents=True)
     for name in SOURCES:
@@ -67,15 +98,18 @@ def make_venv(root: pathlib.Path, editable: bool = False) -> pathlib.Path:
         else:
             shutil.copy2(path, src / name)
     venv = root / "venv"
-    _run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)])
+    _run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
     python = venv / ("Scripts" if os.name == "nt" else "bin") / ("python.exe" if os.name == "nt" else "python")
+    # the running interpreter's packages, after the nested venv's own (a line naming a directory is appended to
+    # sys.path as it is; an `import` line would run code, which this file does not need)
+    (site_packages(python) / PARENT_PTH).write_text("".join(d + "\n" for d in running_site_dirs()))
     pip = [sys.executable, "-m", "pip", "--python", str(python), "--disable-pip-version-check", "--no-input",
            "install", "--quiet", "--no-deps", "--no-build-isolation", "--ignore-installed"]
     env = clean_env()
     if editable:
-        # compat mode puts the source directory on sys.path through a .pth of the venv, ahead of the
-        # system site-packages: a regular install there (as in CI) would otherwise shadow the editable one,
-        # whose default finder is consulted only after the ordinary path search
+        # compat mode puts the source directory on sys.path through a .pth of the venv, ahead of the running
+        # interpreter's site-packages: a regular install there (as in CI) would otherwise shadow the editable
+        # one, whose default finder is consulted only after the ordinary path search
         _run(pip + ["--config-settings", "editable_mode=compat", "--editable", str(src)], env=env, cwd=root)
     else:
         dist = root / "dist"

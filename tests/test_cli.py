@@ -1,9 +1,15 @@
 """The console script."""
 import json
+import os
+import pathlib
+import subprocess
+import sys
 
 import pytest
 
 from irmeasures_markov.cli import main, sample_path
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def test_demo_runs(capsys):
@@ -12,6 +18,28 @@ def test_demo_runs(capsys):
     assert "MP\t" in out and "AP\t" in out
     lines = dict(l.split("\t") for l in out.strip().splitlines())
     assert lines["MP(model='UNIFORM',recall=True)"] == lines["AP"]  # the paper's identity
+
+
+def test_demo_prints_no_warning_and_no_path(tmp_path):
+    """A newcomer's first command: the table alone, no warning (every sample query has a relevant document)
+    and no install path (the sample's holding rates are the registered name 'sample')."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IRMEASURES_MARKOV")}
+    env.update(PYTHONPATH=str(ROOT), PYTHONWARNINGS="error")
+    proc = subprocess.run([sys.executable, "-m", "irmeasures_markov.cli", "demo"], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0 and proc.stderr == ""
+    measures = [line.split("\t")[0] for line in proc.stdout.splitlines()]
+    assert "MPcont(rates='sample')@10" in measures and len(measures) == 8
+    assert not any(sep in proc.stdout for sep in ("/", "\\", "site-packages", "sample_rates"))
+
+
+def test_sample_rates_name_is_the_bundled_file(capsys):
+    """rates='sample' evaluates as the bundled rates file read by path."""
+    q, r = sample_path("sample.qrels"), sample_path("sample.run")
+    assert main([q, r, "MPcont(rates='sample')@10", f"MPcont(rates='{sample_path('sample_rates.tsv')}')@10",
+                 "-p", "-1"]) == 0
+    by_name, by_file = (float(line.split("\t")[1]) for line in capsys.readouterr().out.splitlines())
+    assert by_name == by_file > 0
 
 
 def test_same_arguments_as_ir_measures(capsys):

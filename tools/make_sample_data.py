@@ -20,8 +20,9 @@ for q in range(1, 9):
     order = np.lexsort((-np.arange(k), -scores))
     for rank, i in enumerate(order, start=1):
         run_lines.append(f"{qid} Q0 {docs[chosen[i]]} {rank} {scores[i]:.1f} sample")
-# a judged query with nothing relevant (RB = 0) and one missing from the run
-qrels_lines += ["q9 0 D09-0001 0", "q9 0 D09-0002 0", "q10 0 D10-0001 1"]
+# a short query (one relevant document, retrieved at rank 2) and a judged query missing from the run; every
+# query has a relevant document, so that `irmeasures-markov demo` prints no warning
+qrels_lines += ["q9 0 D09-0001 0", "q9 0 D09-0002 0", "q9 0 D09-0003 1", "q10 0 D10-0001 1"]
 run_lines += ["q9 Q0 D09-0001 1 2.0 sample", "q9 Q0 D09-0003 2 1.0 sample"]
 (out / "sample.qrels").write_text("\n".join(qrels_lines) + "\n")
 (out / "sample.run").write_text("\n".join(run_lines) + "\n")

@@ -35,6 +35,12 @@ def register_rates(name: str, rates) -> str:
     REGISTERED_RATES[name] = check_rates(rates)
     return name
 
+
+#: ``MPcont(rates='sample')``: the holding rates bundled with the sample data (the paper's Table 4, run 1,
+#: ranks 1-10; irmeasures_markov/data/sample_rates.tsv), used by ``irmeasures-markov demo``
+register_rates("sample", read_rates(os.path.join(os.path.dirname(os.path.dirname(__file__)), "data",
+                                                 "sample_rates.tsv")))
+
 _MP_PARAMS = {
     "cutoff": ParamInfo(dtype=int, required=False, desc="ranking cutoff: evaluate the first k documents only"),
     "model": ParamInfo(dtype=str, default="GL_AD_ID", choices=FitChoices(ModelChoices()),
