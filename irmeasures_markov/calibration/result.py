@@ -9,7 +9,7 @@ reads only ``measure_parameters()``.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Dict, Optional, Tuple
 
 __all__ = ["FamilyFit", "FAMILIES"]
@@ -71,6 +71,10 @@ class FamilyFit:
     @classmethod
     def from_dict(cls, d: dict) -> "FamilyFit":
         d = dict(d)
+        known = [f.name for f in fields(cls)]
+        unknown = [k for k in d if k not in known]
+        if unknown:
+            raise ValueError(f"unknown field {unknown[0]!r}; the fields of a fit are {', '.join(known)}")
         d["intervals"] = {k: (float(v[0]), float(v[1])) for k, v in d.get("intervals", {}).items()}
         return cls(**d)
 
