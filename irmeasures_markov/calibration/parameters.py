@@ -57,9 +57,9 @@ def _schemas():
                "rates_events": _list(_Field("an integer >= 0", lambda v: isinstance(v, int)
                                              and not isinstance(v, bool) and v >= 0))},
         "ph": {"browse": _choice(*BROWSING_MODELS), "p": _PROB, "q": _PROB, "p_rel": _PROB, "q_rel": _PROB,
-               "gamma_rel": _PROB, "gamma_nonrel": _PROB},
+               "gamma": _PROB, "gamma_rel": _PROB, "gamma_nonrel": _PROB},
         "carterette": {"dist": _choice(*DISTRIBUTIONS, "empirical"), "theta": _PROB, "continuation": _list(_PROB),
-                       "continue_<k>": _PROB, "gamma_rel": _PROB, "gamma_nonrel": _PROB},
+                       "continue_<k>": _PROB, "gamma": _PROB, "gamma_rel": _PROB, "gamma_nonrel": _PROB},
         "tbg": {"p_continue": _PROB, "pc_rel": _PROB, "pc_nonrel": _PROB,
                 "halflife": _number("a number > 0", lambda v: v > 0), "t_summary": _NONNEG},
     }
