@@ -20,7 +20,7 @@ import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import Callable, Generic, Optional, Tuple, TypeVar
+from typing import Callable, Generic, Tuple, TypeVar
 
 import numpy as np
 
