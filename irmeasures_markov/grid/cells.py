@@ -52,8 +52,8 @@ class Cell:
     key: str = field(init=False, compare=False, repr=False)
 
     def __post_init__(self):
-        parts = (CELL_FORMAT, __version__, self.kind, self.collection, self.run, self.measures, repr(float(self.pool)),
-                 str(int(self.seed)), self.resample, self.qrels_hash, self.run_hash)
+        parts = (CELL_FORMAT, __version__, self.kind, self.collection, self.run, self.measures,
+                 repr(float(self.pool)), str(int(self.seed)), self.resample, self.qrels_hash, self.run_hash)
         h = hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:32]
         object.__setattr__(self, "key", h)
 
