@@ -260,12 +260,28 @@ def test_fit_files_are_checked_against_their_family_schema(tmp_path, family, par
     assert path in str(e.value) and repr(field) in str(e.value)
 
 
-def test_unknown_fields_of_a_fit_are_named_with_the_known_ones(tmp_path):
+@pytest.mark.parametrize("change, message", [
+    ({"colour": "red"}, r"bad\.json: fit 0 .*unknown field 'colour'; the fields of a fit are family, model, params"),
+    ({"n_sessions": "many"}, r"bad\.json: fit 0 .*field 'n_sessions' is 'many'; it must be an integer >= 0"),
+    ({"intervals": {"p": [0.1]}}, r"bad\.json: fit 0 .*field 'intervals' .*\[low, high\] pairs"),
+    ({"model": 3}, r"bad\.json: fit 0 .*field 'model' is 3; it must be a string"),
+])
+def test_every_field_of_a_fit_is_checked(tmp_path, change, message):
     path = tmp_path / "bad.json"
-    fit = {"family": "tbg", "model": "m", "params": {"pc_rel": 0.5}, "colour": "red"}
+    fit = {"family": "tbg", "model": "m", "params": {"pc_rel": 0.5}, **change}
     path.write_text(json.dumps({"format": registry.FIT_FORMAT, "version": registry.FIT_VERSION, "fits": [fit],
                                 "best": {"tbg": 0}}))
-    with pytest.raises(InputError, match=r"bad\.json: fit 0 .*unknown field 'colour'.*family, model, params"):
+    with pytest.raises(InputError, match=message):
+        load_fit(path)
+
+
+def test_unknown_fields_of_a_fit_file_are_named_with_the_known_ones(tmp_path):
+    path = tmp_path / "bad.json"
+    fit = {"family": "tbg", "model": "m", "params": {"pc_rel": 0.5}}
+    path.write_text(json.dumps({"format": registry.FIT_FORMAT, "version": registry.FIT_VERSION, "fits": [fit],
+                                "best": {"tbg": 0}, "bset": {}}))
+    with pytest.raises(InputError, match=r"bad\.json: unknown field 'bset'; the fields of a fit file are format, "
+                                         r"version, log, fits, best, notes"):
         load_fit(path)
 
 

@@ -234,6 +234,9 @@ def _parse_fit(name: str, content: bytes) -> FitFile:
     return _fit_file_from_dict(obj, name)
 
 
+_FILE_FIELDS = ("format", "version", "log", "fits", "best", "notes")
+
+
 def _fit_file_from_dict(obj, name: str) -> FitFile:
     if not isinstance(obj, dict) or obj.get("format") != FIT_FORMAT:
         raise InputError(f"{name}: not a fit file (expected a JSON object with \"format\": \"{FIT_FORMAT}\"; "
@@ -242,6 +245,14 @@ def _fit_file_from_dict(obj, name: str) -> FitFile:
     if version != FIT_VERSION:
         raise InputError(f"{name}: fit file version {version!r}; this version of irmeasures_markov reads version "
                          f"{FIT_VERSION}")
+    unknown = [k for k in obj if k not in _FILE_FIELDS]
+    if unknown:
+        raise InputError(f"{name}: unknown field {unknown[0]!r}; the fields of a fit file are "
+                         f"{', '.join(_FILE_FIELDS)}")
+    if not isinstance(obj.get("log", {}), dict):
+        raise InputError(f"{name}: field 'log' must be an object (the log's description, source, ...)")
+    if not isinstance(obj.get("notes", []), list):
+        raise InputError(f"{name}: field 'notes' must be a list of strings")
     raw = obj.get("fits")
     if not isinstance(raw, list):
         raise InputError(f"{name}: \"fits\" must be a list of fits")
