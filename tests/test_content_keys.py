@@ -128,6 +128,29 @@ def test_grid_store_recomputes_cells_whose_fit_rates_or_lengths_file_changed(fil
     assert all(abs(old - new) > 1e-6 for old, new in zip(first, second))  # each file's change shows
 
 
+def test_a_file_changed_while_the_grid_runs_is_never_stored_under_the_old_key(files, tmp_path, monkeypatch):
+    pytest.importorskip("pyarrow")
+    from irmeasures_markov.grid import GridError, ParquetStore, evaluate_grid, evaluation
+    store = ParquetStore(tmp_path / "store")
+    measures = {"MPcont": files["MPcont"]}
+    original = evaluation._scorer
+
+    def scorer_after_a_rewrite(*args, **kwargs):  # the rates file changes after the cells were keyed
+        if (tmp_path / "rates.tsv").read_text() == RATES_1:
+            rewrite_keeping_size_and_mtime(tmp_path / "rates.tsv", RATES_2)
+        return original(*args, **kwargs)
+    monkeypatch.setattr(evaluation, "_scorer", scorer_after_a_rewrite)
+    with pytest.raises(GridError, match=r"rates='rates.tsv'.* changed while the grid ran"):
+        evaluate_grid(measures, QRELS, RUNS, store=store, progress=False)
+    assert store.keys() == set()  # nothing stored under the key of RATES_1
+    monkeypatch.setattr(evaluation, "_scorer", original)
+    evs, summary = evaluate_grid(measures, QRELS, RUNS, store=store, progress=False)
+    got = [float(v) for v in evs[(100.0, 0)].values[:, 0].mean(axis=1)]
+    m = ir_measures.parse_measure(files["MPcont"])
+    assert summary.done == 2 and got == pytest.approx([ir_measures.calc_aggregate([m], QRELS, r)[m]
+                                                         for r in RUNS.values()], abs=1e-12)
+
+
 def test_grid_store_keys_hold_one_file_each_and_the_package_version(files, tmp_path, monkeypatch):
     from irmeasures_markov.grid import cells
     measures = [ir_measures.parse_measure(m) for m in files.values()]

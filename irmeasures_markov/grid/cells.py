@@ -15,11 +15,11 @@ import hashlib
 import os
 import uuid
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Optional, Sequence
 
 from .. import __version__
 from ..plugin import measure_fingerprint
-from ..readers.content import file_digest
+from ..readers.content import digest_value, file_digest
 
 __all__ = ["Cell", "qrels_hash", "run_hash", "file_hash", "measures_key", "fresh_token"]
 
@@ -100,17 +100,23 @@ def file_hash(path) -> str:
     return file_digest(path)
 
 
-def measures_key(measures: Sequence, topics: Iterable[str], native: bool = True) -> str:
+def measures_key(measures: Sequence, topics: Iterable[str], native: bool = True,
+                 inputs: Optional[Sequence[Mapping[str, str]]] = None) -> str:
     """Canonical key of a measure set evaluated over ``topics``: measure reprs with the content fingerprint of
     what each reads besides the run and qrels (:func:`~irmeasures_markov.plugin.measure_fingerprint`: files by
     their bytes, registered tables, kernels and fits by content), a hash of the topics, ``native``.
 
-    Labels are left out: they name columns and do not change numbers.
+    ``inputs``: each measure's :func:`~irmeasures_markov.plugin.measure_inputs`,
+    when already read.  Labels are left out: they name columns and do not
+    change numbers.
     """
     th = hashlib.sha256("\x1f".join(topics).encode("utf-8", "surrogateescape")).hexdigest()[:16]
     parts = []
-    for m in measures:
-        fp = measure_fingerprint(m)
+    for i, m in enumerate(measures):
+        if inputs is None:
+            fp = measure_fingerprint(m)
+        else:
+            fp = digest_value(dict(inputs[i])) if inputs[i] else ""
         parts.append(f"{m!r}#{fp}" if fp else repr(m))
     return ";".join(parts) + f"|topics={th}|native={int(bool(native))}"
 

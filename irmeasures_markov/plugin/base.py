@@ -23,8 +23,8 @@ from ..qrels_cache import qrels_index
 from ..readers.content import digest_value
 from ..rankings import PreparedRun, QrelsIndex
 
-__all__ = ["FamilyMeasure", "MarkovProvider", "PROVIDER", "register_measure", "measure_fingerprint", "FLOAT",
-           "ParamInfo"]
+__all__ = ["FamilyMeasure", "MarkovProvider", "PROVIDER", "register_measure", "measure_fingerprint",
+           "measure_inputs", "FLOAT", "ParamInfo"]
 
 ParamInfo = irm_measures.ParamInfo
 #: Float parameters accept ints too (``p=1`` parses as an int).
@@ -185,16 +185,20 @@ class FamilyMeasure(irm_measures.Measure):
                               judgments=self.needs_judgments())
 
 
+def measure_inputs(measure) -> Dict[str, str]:
+    """``{parameter: fingerprint}`` of what a measure reads besides the run and the qrels (files by their
+    bytes, registered tables, kernels and fits by content); ``{}`` for every measure of other providers."""
+    return measure.input_fingerprints() if isinstance(measure, FamilyMeasure) else {}
+
+
 def measure_fingerprint(measure) -> str:
     """What a measure reads besides the run and the qrels, by content: ``''`` when nothing (every measure of
-    other providers), else a digest of the files (their bytes), registered tables, kernels and fits it reads.
+    other providers), else one digest of :func:`measure_inputs`.
 
     A stored result is the same for the same measure string, qrels, run and
     fingerprint; the grid's cell keys hold it (see docs/reliability.md).
     """
-    if not isinstance(measure, FamilyMeasure):
-        return ""
-    return measure.content_fingerprint()
+    return measure.content_fingerprint() if isinstance(measure, FamilyMeasure) else ""
 
 
 def _check_ours(measures) -> None:

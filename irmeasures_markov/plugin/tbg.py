@@ -87,11 +87,26 @@ TIME_MODEL_PARAMS = {
 }
 
 
+#: id -> (registered duplicates mapping, its digest): registered mappings are snapshots, hashed once
+_REGISTERED_DIGESTS: Dict[int, tuple] = {}
+
+
+def _registered_digest(mapping) -> str:
+    if isinstance(mapping, LengthTable):
+        return mapping.content_digest()
+    hit = _REGISTERED_DIGESTS.get(id(mapping))
+    if hit is None or hit[0] is not mapping:
+        if len(_REGISTERED_DIGESTS) > 64:
+            _REGISTERED_DIGESTS.clear()
+        hit = _REGISTERED_DIGESTS[id(mapping)] = (mapping, digest_value(mapping))
+    return hit[1]
+
+
 def _source(spec: str, registry, kind: str):
     """``(fingerprint, mapping)`` of a lengths or duplicates value: a registered name, ``irds:ID`` or a file."""
     if spec in registry:
         mapping = registry[spec]
-        return (mapping.content_digest() if isinstance(mapping, LengthTable) else digest_value(mapping)), mapping
+        return _registered_digest(mapping), mapping
     if (kind == "lengths" and spec.startswith("irds:")) or os.path.exists(spec):
         return length_source(spec, kind)
     known = f"; registered names: {sorted(registry)}" if registry else ""

@@ -26,10 +26,13 @@ import numpy as np
 
 from .text import read_raw
 
-__all__ = ["DIGEST_SIZE", "digest_bytes", "digest_value", "registration_fingerprint", "file_digest", "ContentCache"]
+__all__ = ["DIGEST_SIZE", "REGISTRATION", "digest_bytes", "digest_value", "registration_fingerprint", "file_digest",
+           "ContentCache"]
 
 #: bytes of a digest (hex strings are twice as long)
 DIGEST_SIZE = 16
+#: how the fingerprint of something known only by its registration starts (see :func:`registration_fingerprint`)
+REGISTRATION = "registration-"
 
 T = TypeVar("T")
 
@@ -100,7 +103,7 @@ def registration_fingerprint(*parts) -> str:
     try:
         return digest_value(parts)
     except TypeError:
-        return "registration-" + uuid.uuid4().hex
+        return REGISTRATION + uuid.uuid4().hex
 
 
 def file_digest(path) -> str:
