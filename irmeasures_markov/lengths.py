@@ -350,9 +350,9 @@ def _irds_cached(dataset_id: str) -> LengthTable:
 def length_source(spec: str, kind: str = "lengths"):
     """``(fingerprint, mapping)`` of a measure-string value: a file path, or ``irds:<dataset id>`` for lengths.
 
-    A file is read and hashed on every call and parsed only when its bytes
-    are new, so a rewritten file is always seen (whatever its size and
-    modification time); its fingerprint is the digest of its bytes.  An
+    A file is read on every call and parsed only when its bytes are new, so a
+    rewritten file is always seen (whatever its size and modification time);
+    its fingerprint is the digest of its bytes.  An
     ``irds:`` table is counted once per process; its fingerprint is the
     digest of the lengths it holds.
     """

@@ -104,9 +104,9 @@ def rates_source(path: str):
     of the file.
 
     Files hold ``rank<TAB>mu`` or ``qid<TAB>rank<TAB>mu`` lines; a file is
-    read and hashed on every call and parsed only when its bytes are new, so
-    a rewritten file is always seen.  The fingerprint is the digest of the
-    file's bytes, or of the registered rates.
+    read on every call and parsed only when its bytes are new, so a rewritten
+    file is always seen.  The fingerprint is the digest of the file's bytes,
+    or of the registered rates.
     """
     if path in REGISTERED_RATES:
         return digest_value(REGISTERED_RATES[path]), REGISTERED_RATES[path]
@@ -119,8 +119,8 @@ def rates_source(path: str):
 
 
 def load_rates(path: str):
-    """The rates of :func:`rates_source`."""
-    return rates_source(path)[1]
+    """The rates of :func:`rates_source` (registered rates are not hashed: they are used as they are)."""
+    return REGISTERED_RATES[path] if path in REGISTERED_RATES else rates_source(path)[1]
 
 
 class _MPcont(_MP):
