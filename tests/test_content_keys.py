@@ -213,6 +213,25 @@ def test_a_rewrite_keeping_size_and_mtime_is_read_by_every_file_cache(files, tmp
     assert all(abs(a - b) > 1e-6 for a, b in zip(first, second))
 
 
+def test_a_duplicates_file_rewritten_keeping_size_and_mtime_is_read_again(files, tmp_path):
+    (tmp_path / "dups.tsv").write_text("d1\tg1\nd5\tg1\n")
+    m = ir_measures.parse_measure("TBG(lengths='lengths.tsv',duplicates='dups.tsv')")
+    fresh_path = tmp_path / "fresh-dups.tsv"
+
+    def pair():
+        fresh = ir_measures.parse_measure(f"TBG(lengths='lengths.tsv',duplicates='{fresh_path}')")
+        return (ir_measures.calc_aggregate([m], QRELS, RUNS["a"])[m],
+                ir_measures.calc_aggregate([fresh], QRELS, RUNS["a"])[fresh])
+    fresh_path.write_text("d1\tg1\nd5\tg1\n")
+    first, expected = pair()
+    assert first == expected
+    rewrite_keeping_size_and_mtime(tmp_path / "dups.tsv", "d2\tg1\nd3\tg1\n")
+    fresh_path.unlink()
+    fresh_path.write_text("d2\tg1\nd3\tg1\n")
+    second, expected = pair()
+    assert second == expected and second != first
+
+
 def test_a_qrels_file_rewritten_keeping_size_and_mtime_is_read_again(tmp_path):
     path = tmp_path / "qrels.txt"
     path.write_text("q1 0 d1 1\nq1 0 d2 0\n")
