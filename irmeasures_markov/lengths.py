@@ -36,6 +36,7 @@ from . import docid_table
 from .docid_table import SEPARATOR, DocidTable, join_docids, lookup_in_dict
 from .errors import InputError
 from .readers.atomic import replacing
+from .readers.content import ContentCache, digest_value
 from .readers.text import decode, display_name, open_lines, short
 from .readers.trec import _fields
 
@@ -49,6 +50,7 @@ __all__ = [
     "write_lengths",
     "lengths_from_ir_datasets",
     "load_length_source",
+    "length_source",
 ]
 
 PathLike = Union[str, os.PathLike]
@@ -72,10 +74,10 @@ class UnknownLengthError(InputError, KeyError):
         return self.args[0] if self.args else ""
 
 
-def _length_lines(path: PathLike, what: str):
+def _length_lines(path: PathLike, what: str, content: Optional[bytes] = None):
     """``(line number, docid, value field)`` of a ``docid<TAB>value`` file; ``#`` comments and blank lines skipped."""
     name = display_name(path)
-    with open_lines(path) as lines:
+    with open_lines(path, content) as lines:
         for lineno, line in lines:
             parts = line.split()
             if not parts or parts[0].startswith(b"#"):
@@ -86,8 +88,10 @@ def _length_lines(path: PathLike, what: str):
             yield lineno, decode(parts[0]), parts[1]
 
 
-def read_lengths(path: PathLike) -> Dict[str, float]:
+def read_lengths(path: PathLike, content: Optional[bytes] = None) -> Dict[str, float]:
     """``{docid: length}`` from a ``docid<TAB>length`` file (plain, gzip, bzip2 or xz).
+
+    ``content``: the file's bytes, when they were read already.
 
     Lengths are word counts: non-negative finite numbers.  A non-numeric,
     negative or non-finite length, a line without two fields, or a docid given
@@ -96,7 +100,7 @@ def read_lengths(path: PathLike) -> Dict[str, float]:
     """
     name = display_name(path)
     out: Dict[str, float] = {}
-    for lineno, doc, raw in _length_lines(path, "length"):
+    for lineno, doc, raw in _length_lines(path, "length", content):
         try:
             value = float(raw)
         except ValueError:
@@ -112,11 +116,11 @@ def read_lengths(path: PathLike) -> Dict[str, float]:
     return out
 
 
-def read_duplicates(path: PathLike) -> Dict[str, str]:
+def read_duplicates(path: PathLike, content: Optional[bytes] = None) -> Dict[str, str]:
     """``{docid: group}`` from a ``docid<TAB>group`` file: documents of a group duplicate each other."""
     name = display_name(path)
     out: Dict[str, str] = {}
-    for lineno, doc, raw in _length_lines(path, "group"):
+    for lineno, doc, raw in _length_lines(path, "group", content):
         group = decode(raw)
         if out.get(doc, group) != group:
             raise InputError(f"{name}:{lineno}: document {short(doc)} is in two duplicate groups "
@@ -280,6 +284,7 @@ class LengthTable(abc.Mapping):
             raise ValueError(f"lengths must be non-negative numbers of words; bad: "
                              f"{[(d, items[d]) for d in bad[:5]]}")
         self._items = items
+        self._digest: Optional[str] = None
         self._table: Optional[DocidTable] = None
         self._looked_up = 0
         self._build_at = build_after * len(items)
@@ -295,6 +300,12 @@ class LengthTable(abc.Mapping):
 
     def get(self, docid, default=None):
         return self._items.get(docid, default)
+
+    def content_digest(self) -> str:
+        """Digest of the lengths held (computed once: the table is a snapshot)."""
+        if self._digest is None:
+            self._digest = digest_value(self._items)
+        return self._digest
 
     def _table_for(self, n: int) -> Optional[DocidTable]:
         """The vectorised table for a lookup of ``n`` docids, or None when the dict should answer.
@@ -332,9 +343,11 @@ class LengthTable(abc.Mapping):
         return f"LengthTable({len(self)} documents)"
 
 
-@lru_cache(maxsize=16)
-def _read_cached(kind: str, path: str, mtime: float):
-    return LengthTable(read_lengths(path), build_after=0) if kind == "lengths" else read_duplicates(path)
+#: files read, keyed by the digest of their bytes (see :mod:`irmeasures_markov.readers.content`)
+_FILES = {
+    "lengths": ContentCache(lambda path, content: LengthTable(read_lengths(path, content), build_after=0), 8),
+    "duplicates": ContentCache(read_duplicates, 8),
+}
 
 
 @lru_cache(maxsize=4)
@@ -342,17 +355,26 @@ def _irds_cached(dataset_id: str) -> LengthTable:
     return LengthTable(lengths_from_ir_datasets(dataset_id), build_after=0)
 
 
-def load_length_source(spec: str, kind: str = "lengths"):
-    """A mapping from a measure-string value: a file path, or ``irds:<dataset id>`` for lengths.
+def length_source(spec: str, kind: str = "lengths"):
+    """``(fingerprint, mapping)`` of a measure-string value: a file path, or ``irds:<dataset id>`` for lengths.
 
-    Files are cached per path and modification time, so evaluating many runs
-    reads them once.
+    A file is read on every call and parsed only when its bytes are new, so a
+    rewritten file is always seen (whatever its size and modification time);
+    its fingerprint is the digest of its bytes.  An
+    ``irds:`` table is counted once per process; its fingerprint is the
+    digest of the lengths it holds.
     """
     if kind == "lengths" and spec.startswith("irds:"):
-        return _irds_cached(spec[len("irds:"):])
+        table = _irds_cached(spec[len("irds:"):])
+        return table.content_digest(), table
     if not os.path.exists(spec):
         raise FileNotFoundError(f"{kind} file {spec!r} does not exist")
-    return _read_cached(kind, os.path.abspath(spec), os.path.getmtime(spec))
+    return _FILES[kind].get(spec)
+
+
+def load_length_source(spec: str, kind: str = "lengths"):
+    """The mapping of :func:`length_source` (a file is re-read when its content changes)."""
+    return length_source(spec, kind)[1]
 
 
 class DocumentLengths:

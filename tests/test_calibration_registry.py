@@ -49,8 +49,9 @@ def stub_measure_parameters(fit):
 @pytest.fixture(autouse=True)
 def clean(monkeypatch, tmp_path):
     monkeypatch.setattr(parameters_module, "measure_parameters", stub_measure_parameters)
+    # the stub fits' parameters are not those of real fits (schema checks are tested in test_content_keys.py)
+    monkeypatch.setattr(parameters_module, "check_params", lambda fit: None)
     monkeypatch.setattr(registry, "_REGISTERED", {})
-    monkeypatch.setattr(registry, "_FILES", {})
     monkeypatch.setattr(registry, "_PARAMS", {})
     monkeypatch.setattr(carterette, "CUSTOM_DISTRIBUTIONS", {})
     monkeypatch.setattr(fitted, "_DIST_KEYS", {})
@@ -434,7 +435,8 @@ class TestRealFits:
         a, b = values([fitted, same], *data)
         assert a == pytest.approx(b, abs=1e-12)
 
-    def test_file_to_report(self, tmp_path):
+    def test_file_to_report(self, tmp_path, monkeypatch):
+        monkeypatch.setattr(parameters_module, "check_params", lambda fit: None)  # stub fits
         save_fit(tmp_path / "r.json", StubReport(fits()))
         report = load_fit(tmp_path / "r.json").to_report()
         assert [f.model for f in report.fits] == [f.model for f in fits()]

@@ -18,9 +18,15 @@ from irmeasures_markov.cli.fit import guess_format
 WSCD = "q1\td1,d2,d3 : d2 , d1; q1\td1,d2,d3 :; q1\td1,d2,d3 : d3;\nq2\td4,d5,d6 : d6; q2\td4,d5,d6 :;\n"
 
 
+#: valid parameters of each family (a fit file is checked against the family's schema when read)
+STUB_PARAMS = {"mp": {"connectivity": "GL", "states": "AD", "kernel": "ID", "decay": 1.0},
+               "ph": {"browse": "SFBM", "p": 0.5}, "carterette": {"dist": "RBP", "theta": 0.8},
+               "tbg": {"halflife": 100.0, "t_summary": 4.0}}
+
+
 class StubReport:
     def __init__(self, families):
-        self.fits = [FamilyFit(f, "stub", {"x": 1.0}, loglik=-1.0, n_sessions=3) for f in families]
+        self.fits = [FamilyFit(f, "stub", dict(STUB_PARAMS[f]), loglik=-1.0, n_sessions=3) for f in families]
 
     def best(self, family):
         return next(f for f in self.fits if f.family == family)

@@ -1,9 +1,121 @@
-"""From fitted parameters to measure parameters, per family (see FamilyFit.measure_parameters)."""
+"""From fitted parameters to measure parameters, per family (see FamilyFit.measure_parameters),
+and the schema every fit's parameters follow (:func:`check_params`)."""
 from __future__ import annotations
+
+import math
+import re
 
 import numpy as np
 
-__all__ = ["measure_parameters"]
+__all__ = ["measure_parameters", "check_params", "PARAM_SCHEMAS"]
+
+
+class _Field:
+    """One fitted parameter: ``check(value)`` returns None when it is valid, else what it must be."""
+
+    def __init__(self, what: str, ok):
+        self.what, self.ok = what, ok
+
+    def check(self, value):
+        return None if self.ok(value) else self.what
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _number(what: str, ok=lambda v: True) -> _Field:
+    # null is what save_fit writes for a non-finite number (strict JSON): valid in a file, refused when used
+    return _Field(f"{what} (or null)", lambda v: v is None or (_is_number(v) and (not math.isfinite(v) or ok(v))))
+
+
+def _choice(*values) -> _Field:
+    return _Field("one of " + ", ".join(map(repr, values)), lambda v: isinstance(v, str) and v in values)
+
+
+def _list(item: _Field) -> _Field:
+    return _Field(f"a list, each item {item.what}",
+                  lambda v: isinstance(v, list) and all(item.check(x) is None for x in v))
+
+
+_PROB = _number("a probability in [0, 1]", lambda v: 0 <= v <= 1)
+_ANY = _number("a number")
+_NONNEG = _number("a number >= 0", lambda v: v >= 0)
+_WEIGHTS = _Field("an object mapping signed displacements ('+1', '-2', ...) to weights >= 0 (or null)",
+                  lambda v: isinstance(v, dict) and all(re.fullmatch(r"[+-][0-9]+", k) and _NONNEG.check(w) is None
+                                                        for k, w in v.items()))
+
+
+def _schemas():
+    from ..measures.carterette import DISTRIBUTIONS
+    from ..measures.stopping_time.params import BROWSING_MODELS
+    return {
+        "mp": {"connectivity": _choice("GL", "LO"), "states": _choice("AD", "OR"),
+               "kernel": _choice("ID", "LID", "nonparametric"), "decay": _ANY, "weights": _WEIGHTS,
+               "rates": _list(_number("a rate > 0", lambda v: v > 0)), "rates_low": _list(_NONNEG),
+               "rates_high": _list(_NONNEG),
+               "rates_events": _list(_Field("an integer >= 0", lambda v: isinstance(v, int)
+                                             and not isinstance(v, bool) and v >= 0))},
+        "ph": {"browse": _choice(*BROWSING_MODELS), "p": _PROB, "q": _PROB, "p_rel": _PROB, "q_rel": _PROB,
+               "gamma": _PROB, "gamma_rel": _PROB, "gamma_nonrel": _PROB},
+        "carterette": {"dist": _choice(*DISTRIBUTIONS, "empirical"), "theta": _PROB, "continuation": _list(_PROB),
+                       "continue_<k>": _PROB, "gamma": _PROB, "gamma_rel": _PROB, "gamma_nonrel": _PROB},
+        "tbg": {"p_continue": _PROB, "pc_rel": _PROB, "pc_nonrel": _PROB,
+                "halflife": _number("a number > 0", lambda v: v > 0), "t_summary": _NONNEG},
+    }
+
+
+#: family -> {field: what it must be} (``continue_<k>``: ``continue_1``, ``continue_2``, ...)
+PARAM_SCHEMAS = {}
+#: the fields a family's measure needs, per value of the field that selects the model
+_REQUIRED = {
+    "mp": ("kernel", {"ID": ("connectivity", "states", "decay"), "LID": ("connectivity", "states", "decay"),
+                      "nonparametric": ("states", "weights")}),
+    "ph": ("browse", {"DFBM": (), "SFBM": ("p",), "RWBM": ("p", "q")}),
+    "carterette": ("dist", {"empirical": ("continuation",)}),
+    "tbg": (None, {}),
+}
+
+
+def check_params(fit) -> None:
+    """Check a fit's ``params`` against its family's schema: every field known, every value of the type
+    and in the range the field allows, the fields that select the model present.
+
+    Raises ``ValueError`` naming the field, its value and what it may be.
+    """
+    if not PARAM_SCHEMAS:
+        PARAM_SCHEMAS.update(_schemas())
+    schema = PARAM_SCHEMAS.get(fit.family)
+    if schema is None:
+        raise ValueError(f"unknown family {fit.family!r}; families are {list(PARAM_SCHEMAS)}")
+    params = fit.params
+    if not isinstance(params, dict):
+        raise ValueError(f"params must be an object, got {type(params).__name__}")
+    for name, value in params.items():
+        field = schema.get("continue_<k>" if re.fullmatch(r"continue_[0-9]+", str(name)) else name)
+        if field is None:
+            raise ValueError(f"unknown field {name!r} in the {fit.family} params; the fields are "
+                             f"{', '.join(schema)}")
+        what = field.check(value)
+        if what is not None:
+            shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "…"
+            raise ValueError(f"field {name!r} is {shown}; it must be {what}")
+    selector, required = _REQUIRED[fit.family]
+    if selector is not None:
+        if selector not in params:
+            raise ValueError(f"field {selector!r} is missing; it must be {schema[selector].what}")
+        missing = [n for n in required.get(params[selector], ()) if n not in params]
+        if missing:
+            raise ValueError(f"field {missing[0]!r} is missing (a {fit.family} fit with {selector}="
+                             f"{params[selector]!r} needs {', '.join(required[params[selector]])})")
+
+
+def _finite(fit, *names) -> None:
+    """The fields a measure reads must be numbers (a null, i.e. a non-finite fit, cannot be evaluated)."""
+    for n in names:
+        v = fit.params.get(n)
+        if n in fit.params and not (_is_number(v) and math.isfinite(v)):
+            raise ValueError(f"field {n!r} is {v!r}; a measure needs a finite number")
 
 
 def _mp(fit) -> dict:
@@ -79,8 +191,14 @@ def _tbg(fit) -> dict:
 
 
 def measure_parameters(fit) -> dict:
-    """What the family's measure takes (shapes documented in FamilyFit.measure_parameters)."""
+    """What the family's measure takes (shapes documented in FamilyFit.measure_parameters).
+
+    The fit is checked first (:func:`check_params`): a value outside its
+    field's choices is an error, never read as another model.
+    """
     conv = {"mp": _mp, "ph": _ph, "carterette": _carterette, "tbg": _tbg}.get(fit.family)
     if conv is None:
         raise ValueError(f"unknown family {fit.family!r}")
+    check_params(fit)
+    _finite(fit, "decay", "p", "q", "p_rel", "q_rel", "theta", "pc_rel", "pc_nonrel", "halflife", "t_summary")
     return conv(fit)

@@ -45,10 +45,13 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 from ..errors import InputError
+from ..readers.content import ContentCache, digest_value
+from . import parameters
 from .result import FAMILIES, FamilyFit
 
 __all__ = ["register_fitted", "unregister_fitted", "registered_fits", "save_fit", "load_fit", "FitFile",
-           "resolve_fit", "fit_parameters", "FIT_FORMAT", "FIT_VERSION", "FITS_ENV"]
+           "resolve_fit", "fit_parameters", "fit_fingerprint", "check_fit_name", "FIT_FORMAT", "FIT_VERSION",
+           "FITS_ENV"]
 
 FIT_FORMAT = "irmeasures_markov.fit"
 FIT_VERSION = 1
@@ -59,8 +62,8 @@ FITS_ENV = "IRMEASURES_MARKOV_FITS"
 _REGISTERED: Dict[str, Dict[str, FamilyFit]] = {}
 #: name -> how many times it was registered, so cached measure parameters of a replaced fit are never used
 _VERSIONS: Dict[str, int] = {}
-_FILES: Dict[str, Tuple[tuple, "FitFile"]] = {}
 _PARAMS: Dict[tuple, dict] = {}
+_FINGERPRINTS: Dict[tuple, str] = {}
 
 
 @dataclass
@@ -129,9 +132,12 @@ def _check_family(f: FamilyFit) -> None:
         raise ValueError(f"unknown family {f.family!r} of fit {f.model!r}; families are {list(FAMILIES)}")
 
 
-def _check_name(name) -> str:
+def check_fit_name(name, where: str = "register_fitted") -> str:
+    """The rule for fit names, registered or looked up as ``NAME.json``: a plain word (no quotes, slashes,
+    backslashes or ':', no surrounding space), so ``fit:NAME`` never reaches outside the fit directories."""
     if not isinstance(name, str) or not name or any(c in name for c in "'\"\\/:") or name != name.strip():
-        raise ValueError(f"register_fitted: the name must be a plain word (no quotes, slashes or ':'), got {name!r}")
+        raise ValueError(f"{where}: the name must be a plain word (no quotes, slashes or ':'), got {name!r}"
+                         + ("" if where == "register_fitted" else "; use 'file:PATH' to read a fit file by its path"))
     return name
 
 
@@ -144,7 +150,7 @@ def register_fitted(name: str, fit_or_report) -> str:
     under ``name`` and not in ``fit_or_report`` are kept; the others are
     replaced.  Returns ``name``.
     """
-    _check_name(name)
+    check_fit_name(name)
     ff = _as_fit_file(fit_or_report)
     if not ff.best_index:
         raise ValueError("register_fitted: nothing to register (no fit)")
@@ -209,10 +215,16 @@ def load_fit(path) -> FitFile:
     """
     name = os.fspath(path)
     try:
-        with open(name, encoding="utf-8") as fh:
-            text = fh.read()
+        with open(name, "rb") as fh:
+            content = fh.read()
     except FileNotFoundError:
         raise FileNotFoundError(2, f"no such fit file: {name}", name) from None
+    return _parse_fit(name, content)
+
+
+def _parse_fit(name: str, content: bytes) -> FitFile:
+    try:
+        text = content.decode("utf-8")
     except UnicodeDecodeError:
         raise InputError(f"{name}: not a fit file (not UTF-8 text)") from None
     try:
@@ -220,6 +232,9 @@ def load_fit(path) -> FitFile:
     except json.JSONDecodeError as e:
         raise InputError(f"{name}:{e.lineno}: not a fit file: not valid JSON ({e.msg}, column {e.colno})") from None
     return _fit_file_from_dict(obj, name)
+
+
+_FILE_FIELDS = ("format", "version", "log", "fits", "best", "notes")
 
 
 def _fit_file_from_dict(obj, name: str) -> FitFile:
@@ -230,6 +245,14 @@ def _fit_file_from_dict(obj, name: str) -> FitFile:
     if version != FIT_VERSION:
         raise InputError(f"{name}: fit file version {version!r}; this version of irmeasures_markov reads version "
                          f"{FIT_VERSION}")
+    unknown = [k for k in obj if k not in _FILE_FIELDS]
+    if unknown:
+        raise InputError(f"{name}: unknown field {unknown[0]!r}; the fields of a fit file are "
+                         f"{', '.join(_FILE_FIELDS)}")
+    if not isinstance(obj.get("log", {}), dict):
+        raise InputError(f"{name}: field 'log' must be an object (the log's description, source, ...)")
+    if not isinstance(obj.get("notes", []), list):
+        raise InputError(f"{name}: field 'notes' must be a list of strings")
     raw = obj.get("fits")
     if not isinstance(raw, list):
         raise InputError(f"{name}: \"fits\" must be a list of fits")
@@ -247,6 +270,10 @@ def _fit_file_from_dict(obj, name: str) -> FitFile:
                 raise TypeError("params must be an object")
         except (TypeError, ValueError, KeyError, IndexError) as e:
             raise InputError(f"{name}: fit {i} is not a valid fit ({e})") from None
+        try:
+            parameters.check_params(f)
+        except ValueError as e:
+            raise InputError(f"{name}: fit {i} ({f.family} {f.model!r}): {e}") from None
         fits.append(f)
     best = obj.get("best")
     if not isinstance(best, dict):
@@ -269,19 +296,17 @@ def _search_dirs() -> List[str]:
     return [d for d in env.split(os.pathsep) if d] if env else [os.getcwd()]
 
 
+#: fit files read, keyed by the digest of their bytes
+_FILES = ContentCache(_parse_fit, maxsize=32)
+
+
 def _file(path: str) -> Tuple[tuple, FitFile]:
-    """The fit file at ``path`` with a token that changes when the file does (cached)."""
-    full = os.path.abspath(path)
+    """The fit file at ``path`` as it is now, with a token naming its content (the digest of its bytes)."""
     try:
-        st = os.stat(full)
-    except FileNotFoundError:
+        digest, ff = _FILES.get(path)
+    except (FileNotFoundError, IsADirectoryError):
         raise FileNotFoundError(2, f"no such fit file: {path}", path) from None
-    token = ("file", full, st.st_mtime_ns, st.st_size)
-    hit = _FILES.get(full)
-    if hit is None or hit[0] != token:
-        ff = load_fit(path)
-        hit = _FILES[full] = (token, ff)
-    return hit
+    return ("file", digest), ff
 
 
 def _lookup(spec: str, where: str) -> Tuple[tuple, object]:
@@ -290,7 +315,7 @@ def _lookup(spec: str, where: str) -> Tuple[tuple, object]:
     kind = kind.lower()
     if kind == "file":
         return _file(rest)
-    name = rest
+    name = check_fit_name(rest, where)
     if name in _REGISTERED:
         return ("fit", name, _VERSIONS.get(name, 0)), _REGISTERED[name]
     dirs = _search_dirs()
@@ -340,3 +365,16 @@ def fit_parameters(spec: str, family: str, where: str = "") -> Tuple[tuple, dict
             _PARAMS.clear()
         _PARAMS[token] = params
     return token, params
+
+
+def fit_fingerprint(spec: str, family: str, where: str = "") -> str:
+    """Digest of the content of the ``family`` fit a spec names (every field of the fit, not its name or
+    path): results stored for a measure using it are reused only while the fit is the same."""
+    token, fit = resolve_fit(spec, family, where)
+    digest = _FINGERPRINTS.get(token)
+    if digest is None:
+        digest = digest_value(fit.to_dict())
+        if len(_FINGERPRINTS) > 256:
+            _FINGERPRINTS.clear()
+        _FINGERPRINTS[token] = digest
+    return digest

@@ -9,13 +9,42 @@ reads only ``measure_parameters()``.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Dict, Optional, Tuple
 
 __all__ = ["FamilyFit", "FAMILIES"]
 
 #: The families a log can calibrate.
 FAMILIES = ("mp", "ph", "carterette", "tbg")
+
+
+def _float(v) -> float:
+    return float("nan") if v is None else float(v)
+
+
+def _is_number(v) -> bool:
+    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+
+
+def _rule(what: str, ok):
+    return what, (lambda v: None if ok(v) else what)
+
+
+#: field -> (what it may be, check returning None when the value is valid)
+_FIELD_RULES = {
+    "family": _rule("a string", lambda v: isinstance(v, str)),
+    "model": _rule("a string", lambda v: isinstance(v, str)),
+    "params": _rule("an object", lambda v: isinstance(v, dict)),
+    "intervals": _rule("an object mapping names to [low, high] pairs of numbers (or null)",
+                       lambda v: isinstance(v, dict) and all(isinstance(k, str) and isinstance(i, (list, tuple))
+                                                             and len(i) == 2 and all(map(_is_number, i))
+                                                             for k, i in v.items())),
+    "loglik": _rule("a number (or null)", _is_number),
+    "heldout_loglik": _rule("a number (or null)", _is_number),
+    "log_description": _rule("a string", lambda v: isinstance(v, str)),
+    **{n: _rule("an integer >= 0", lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0)
+       for n in ("n_params", "n_sessions", "n_heldout", "n_events", "n_heldout_events")},
+}
 
 
 @dataclass
@@ -70,8 +99,22 @@ class FamilyFit:
 
     @classmethod
     def from_dict(cls, d: dict) -> "FamilyFit":
+        """The fit a :meth:`to_dict` dict describes; every field is checked (``ValueError`` naming the field,
+        its value and what it may be; a number written as null, i.e. not finite, reads as NaN)."""
         d = dict(d)
-        d["intervals"] = {k: (float(v[0]), float(v[1])) for k, v in d.get("intervals", {}).items()}
+        known = [f.name for f in fields(cls)]
+        unknown = [k for k in d if k not in known]
+        if unknown:
+            raise ValueError(f"unknown field {unknown[0]!r}; the fields of a fit are {', '.join(known)}")
+        missing = [k for k in ("family", "model", "params") if k not in d]
+        if missing:
+            raise ValueError(f"field {missing[0]!r} is missing")
+        for name, value in d.items():
+            what = _FIELD_RULES[name][1](value)
+            if what is not None:
+                shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "…"
+                raise ValueError(f"field {name!r} is {shown}; it must be {_FIELD_RULES[name][0]}")
+        d["intervals"] = {k: (_float(v[0]), _float(v[1])) for k, v in d.get("intervals", {}).items()}
         return cls(**d)
 
     def measure_parameters(self) -> dict:

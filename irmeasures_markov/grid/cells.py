@@ -4,22 +4,28 @@ A *cell* is the smallest result a grid stores: one array computed for one
 (collection, run, measure set, pool sample, resample) combination, e.g. the
 per-topic values ``[measure, topic]`` of one run on one reduced pool.  Its
 :attr:`Cell.key` hashes every field, including content hashes of the qrels
-and of the run, so a result read back from a store is reused only when the
-inputs that produced it are byte-for-byte the same data.
+and of the run, the content fingerprint of every file, table, kernel or fit a
+measure reads, and the package version, so a result read back from a store
+is reused only when the inputs that produced it are byte-for-byte the same
+data.
 """
 from __future__ import annotations
 
 import hashlib
 import os
-import pathlib
 import uuid
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Optional, Sequence
+
+from .. import __version__
+from ..plugin import measure_fingerprint
+from ..readers.content import digest_value, file_digest
 
 __all__ = ["Cell", "qrels_hash", "run_hash", "file_hash", "measures_key", "fresh_token"]
 
-#: Bumped when a change of the code changes stored numbers, so old stores are not reused.
-CELL_FORMAT = "1"
+#: Bumped when a change of the cell key changes; the package version is part of every key as well, so a store
+#: written by another version of the package is never reused.
+CELL_FORMAT = "2"
 
 
 @dataclass(frozen=True)
@@ -46,8 +52,8 @@ class Cell:
     key: str = field(init=False, compare=False, repr=False)
 
     def __post_init__(self):
-        parts = (CELL_FORMAT, self.kind, self.collection, self.run, self.measures, repr(float(self.pool)),
-                 str(int(self.seed)), self.resample, self.qrels_hash, self.run_hash)
+        parts = (CELL_FORMAT, __version__, self.kind, self.collection, self.run, self.measures,
+                 repr(float(self.pool)), str(int(self.seed)), self.resample, self.qrels_hash, self.run_hash)
         h = hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:32]
         object.__setattr__(self, "key", h)
 
@@ -90,21 +96,29 @@ def run_hash(run) -> str:
 
 
 def file_hash(path) -> str:
-    """SHA-256 of a file's bytes (the file as stored: a ``.gz`` run is hashed compressed)."""
-    h = hashlib.sha256(b"file\0")
-    with open(pathlib.Path(path), "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()[:32]
+    """Digest of a file's bytes (the file as stored: a ``.gz`` run is hashed compressed)."""
+    return file_digest(path)
 
 
-def measures_key(measures: Sequence, topics: Iterable[str], native: bool = True) -> str:
-    """Canonical key of a measure set evaluated over ``topics``: measure reprs, a hash of the topics, ``native``.
+def measures_key(measures: Sequence, topics: Iterable[str], native: bool = True,
+                 inputs: Optional[Sequence[Mapping[str, str]]] = None) -> str:
+    """Canonical key of a measure set evaluated over ``topics``: measure reprs with the content fingerprint of
+    what each reads besides the run and qrels (:func:`~irmeasures_markov.plugin.measure_fingerprint`: files by
+    their bytes, registered tables, kernels and fits by content), a hash of the topics, ``native``.
 
-    Labels are left out: they name columns and do not change numbers.
+    ``inputs``: each measure's :func:`~irmeasures_markov.plugin.measure_inputs`,
+    when already read.  Labels are left out: they name columns and do not
+    change numbers.
     """
     th = hashlib.sha256("\x1f".join(topics).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    return ";".join(repr(m) for m in measures) + f"|topics={th}|native={int(bool(native))}"
+    parts = []
+    for i, m in enumerate(measures):
+        if inputs is None:
+            fp = measure_fingerprint(m)
+        else:
+            fp = digest_value(dict(inputs[i])) if inputs[i] else ""
+        parts.append(f"{m!r}#{fp}" if fp else repr(m))
+    return ";".join(parts) + f"|topics={th}|native={int(bool(native))}"
 
 
 def fresh_token() -> str:

@@ -25,6 +25,8 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .backends import resolve_backend
+from ..plugin import measure_inputs
+from ..readers.content import REGISTRATION
 from .cells import Cell, fresh_token, measures_key, qrels_hash, run_hash
 from .runner import GridSummary, run_grid
 from .store import ParquetStore
@@ -107,6 +109,7 @@ class _EvalTask:
     qrels_token: str
     runs: List[Tuple[str, Optional[str], str]]  # (name, path or None, shared name or hash)
     pairs: List[Tuple[int, Pool]]
+    inputs: Optional[List[Dict[str, str]]] = None  # measure_inputs of each measure when the cells were keyed
 
     def compute(self, shared) -> List[np.ndarray]:
         qrels = shared[self.qrels_name]
@@ -118,7 +121,25 @@ class _EvalTask:
                 current = r
             scorer = _scorer(self.measures, self.mkey, self.topics, self.native, qrels, self.qrels_token, pool)
             out.append(scorer(run))
+        if self.inputs is not None:
+            _check_inputs(self.measures, self.inputs)
         return out
+
+
+def _check_inputs(measures, keyed: List[Dict[str, str]]) -> None:
+    """Refuse the cells of a task if a file a measure reads changed after its cells were keyed (their values
+    may come from the new file): they are not stored under the old content's key.
+
+    Inputs identified by a registration (a kernel given as a function) are
+    not compared: another process registers them under another token.
+    """
+    from ..errors import InputError
+    for m, before in zip(measures, keyed):
+        now = measure_inputs(m)
+        for param, fp in before.items():
+            if not fp.startswith(REGISTRATION) and now.get(param) != fp:
+                raise InputError(f"{m}: the content of {param}={m[param]!r} changed while the grid ran; its cells "
+                                 "were not stored (run the grid again)")
 
 
 @dataclass
@@ -221,12 +242,16 @@ class EvaluationGrid:
         qtokens: Dict[int, str] = {}
         rtokens: Dict[Tuple[int, str], str] = {}
         cells_by_block, all_cells, where = [], [], {}
+        # what each measure reads (files by content), read once: the cell keys hold it, and a worker checks
+        # that it is still what it reads before its cells are stored
+        inputs = [[measure_inputs(m) for m in b.measures] for b in self._blocks]
+        mkeys = [measures_key(b.measures, b.topics, b.native, inputs[bi]) for bi, b in enumerate(self._blocks)]
         for bi, b in enumerate(self._blocks):
             qid = id(b.qrels)
             if qid not in qtokens:
                 qtokens[qid] = qrels_hash(b.qrels) if hashed else fresh_token()
             qt = qtokens[qid]
-            mkey = measures_key(b.measures, b.topics, b.native)
+            mkey = mkeys[bi]
             cells = {}
             for name, r in b.runs.items():
                 rid = (id(r), name) if not isinstance(r, (str, os.PathLike)) else (os.fspath(r), name)
@@ -251,7 +276,7 @@ class EvaluationGrid:
                 for bi, per_run in by_block.items():
                     b = self._blocks[bi]
                     qt = qtokens[id(b.qrels)]
-                    mkey = measures_key(b.measures, b.topics, b.native)
+                    mkey = mkeys[bi]
                     # Pools in chunks that fit the workers' scorer cache; tasks ordered chunk by chunk, so a
                     # worker (Dask runs tasks about in submission order) builds each pool's scorer about once.
                     groups: Dict[tuple, List[str]] = {}
@@ -280,7 +305,7 @@ class EvaluationGrid:
                             key = "grid-eval-" + hashlib.sha256("".join(c.key for c in tcells).encode()
                                                                 ).hexdigest()[:24]
                             tasks.append(_EvalTask(key, tcells, needs, b.measures, mkey, b.topics, b.native,
-                                                   f"qrels:{qt}", qt, runs, pairs))
+                                                   f"qrels:{qt}", qt, runs, pairs, inputs[bi] if hashed else None))
                 return tasks
 
             def shared(names):

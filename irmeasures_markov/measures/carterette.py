@@ -81,10 +81,12 @@ import numpy as np
 
 from ..cutoffs import check_cutoff
 from ..rankings import segment_sum
+from ..readers.content import registration_fingerprint
 from ..segments import SegmentSums
 from ._choices import RegisteredNames
 
 __all__ = [
+    "distribution_fingerprint",
     "MODELS",
     "DISTRIBUTIONS",
     "STATIC_DISTRIBUTIONS",
@@ -124,6 +126,8 @@ NAMED_MEASURES = {k: v for k, v in PAPER_MEASURES.items() if k not in ("RBP", "D
 
 #: name -> P(stop at rank k) function of static distributions given to :func:`register_distribution`.
 CUSTOM_DISTRIBUTIONS: dict = {}
+#: name -> fingerprint of the registered distribution (see :func:`distribution_fingerprint`)
+_DISTRIBUTION_FINGERPRINTS: dict = {}
 
 
 def register_distribution(name: str, stop_probabilities) -> str:
@@ -143,11 +147,21 @@ def register_distribution(name: str, stop_probabilities) -> str:
     if not callable(stop_probabilities):
         table = np.asarray(stop_probabilities, dtype=np.float64).ravel()
         _stop_table_iv(table, name)
+        _DISTRIBUTION_FINGERPRINTS[key] = registration_fingerprint(table)
         stop_probabilities = _padded(table)
+    else:
+        _DISTRIBUTION_FINGERPRINTS[key] = registration_fingerprint(stop_probabilities)
     CUSTOM_DISTRIBUTIONS[key] = stop_probabilities
     for cached in (_static_tables, _static_prefix, _ideal_prefix):  # tables of an earlier distribution of that name
         cached.cache_clear()
     return key
+
+
+def distribution_fingerprint(name: str) -> str:
+    """What identifies the distribution registered under ``name``: its table's content for a table; for a
+    function (whose content cannot be read) this registration, so results are not kept beyond it."""
+    key = str(name).upper()
+    return _DISTRIBUTION_FINGERPRINTS.get(key) or registration_fingerprint(CUSTOM_DISTRIBUTIONS.get(key))
 
 
 def _padded(table):

@@ -45,6 +45,7 @@ import numpy as np
 
 from ..core import censored_transition_matrix, is_irreducible, stationary_distribution, transition_matrix_from_weights
 from ..rankings import RelevanceBatch, segment_sum
+from ..readers.content import registration_fingerprint
 # the degree computations of the closed form live beside this module; these names stay importable from here
 from .markov_precision_kernels import KERNELS, _TABLES, _batch_degrees, _kernel_prefix, _kernel_table  # noqa: F401
 from ._choices import RegisteredNames
@@ -61,6 +62,7 @@ __all__ = [
     "rates_per_query",
     "parse_model",
     "register_kernel",
+    "kernel_fingerprint",
     "kernel_batch",
 ]
 
@@ -71,6 +73,8 @@ Model = Union[str, Callable, np.ndarray]
 
 #: name -> (kernel, states) for kernels registered with :func:`register_kernel`.
 CUSTOM_KERNELS: dict = {}
+#: name -> fingerprint of the registered kernel (see :func:`kernel_fingerprint`)
+_KERNEL_FINGERPRINTS: dict = {}
 
 
 def register_kernel(name: str, kernel, states: str = "AD") -> str:
@@ -97,7 +101,15 @@ def register_kernel(name: str, kernel, states: str = "AD") -> str:
         if kernel.ndim != 2 or kernel.shape[0] != kernel.shape[1]:
             raise ValueError(f"A custom kernel matrix must be square, got shape {kernel.shape}.")
     CUSTOM_KERNELS[key] = (kernel, states)
+    _KERNEL_FINGERPRINTS[key] = registration_fingerprint(kernel, states)
     return key
+
+
+def kernel_fingerprint(name: str) -> str:
+    """What identifies the kernel registered under ``name``: its weights and states for a weight matrix;
+    for a function (whose content cannot be read) this registration, so results are not kept beyond it."""
+    key = str(name).upper()
+    return _KERNEL_FINGERPRINTS.get(key) or registration_fingerprint(*CUSTOM_KERNELS.get(key, (None,)))
 
 
 class ModelChoices(RegisteredNames):

@@ -4,7 +4,8 @@ Importing this package registers all measures with ``ir_measures`` and appends
 :data:`PROVIDER` to ``ir_measures.DefaultPipeline`` (once, even on re-import).
 Each family lives in its own module; add a family by importing it here.
 """
-from .base import PROVIDER, FamilyMeasure, MarkovProvider, install_provider, register_measure
+from .base import (PROVIDER, FamilyMeasure, MarkovProvider, install_provider, measure_fingerprint, measure_inputs,
+                   register_measure)
 from .mp import MP, MPcont
 from .carterette import (M1, M2, M3, M4, RBTR, RBAP, CDG, DAG, EPR, ARR, RRG, RAP, RRR,  # noqa: E402
                          RRAP)
@@ -13,6 +14,7 @@ from .ph import PH
 
 install_provider()
 
-__all__ = ["PROVIDER", "FamilyMeasure", "MarkovProvider", "register_measure", "MP", "MPcont",
+__all__ = ["PROVIDER", "FamilyMeasure", "MarkovProvider", "register_measure", "measure_fingerprint",
+           "measure_inputs", "MP", "MPcont",
            "M1", "M2", "M3", "M4", "RBTR", "RBAP", "CDG", "DAG", "EPR", "ARR", "RRG", "RAP", "RRR", "RRAP",
            "TBG", "register_lengths", "PH"]

@@ -22,9 +22,11 @@ from ..cutoffs import check_cutoff
 from ..errors import InputError
 from ..inputs import to_run_dict, warn_if_nothing_to_evaluate
 from ..qrels_cache import qrels_index
+from ..readers.content import digest_value
 from ..rankings import PreparedRun, QrelsIndex
 
-__all__ = ["FamilyMeasure", "MarkovProvider", "PROVIDER", "register_measure", "FLOAT", "ParamInfo"]
+__all__ = ["FamilyMeasure", "MarkovProvider", "PROVIDER", "register_measure", "measure_fingerprint",
+           "measure_inputs", "FLOAT", "ParamInfo"]
 
 ParamInfo = irm_measures.ParamInfo
 #: Float parameters accept ints too (``p=1`` parses as an int).
@@ -117,6 +119,21 @@ class FamilyMeasure(irm_measures.Measure):
     def check_params(self):
         """Cross-parameter validation; raise ValueError with a clear message."""
 
+    def input_fingerprints(self) -> Dict[str, str]:
+        """``{parameter: fingerprint}`` of what compute() reads besides the run and the qrels.
+
+        Files are named by the digest of their bytes, registered tables,
+        kernels and fits by their content (never by a path, a name or a
+        modification time).  Families whose parameters name such inputs
+        override this; the default reads nothing else.
+        """
+        return {}
+
+    def content_fingerprint(self) -> str:
+        """One digest of :meth:`input_fingerprints`, or ``''`` when the measure reads nothing else."""
+        parts = self.input_fingerprints()
+        return digest_value(parts) if parts else ""
+
     def aggregator(self):
         # the mean over no query (empty qrels, which MarkovEvaluator warns about) is DEFAULT, never NaN
         return irm_measures.base.MeanAgg(default=self.DEFAULT)
@@ -166,6 +183,22 @@ class FamilyMeasure(irm_measures.Measure):
         jo = self["judged_only"] if "judged_only" in self.SUPPORTED_PARAMS else False
         return prepared.batch(rel=rel, judged_only=jo, cutoff=self.cutoff, with_docids=with_docids,
                               judgments=self.needs_judgments())
+
+
+def measure_inputs(measure) -> Dict[str, str]:
+    """``{parameter: fingerprint}`` of what a measure reads besides the run and the qrels (files by their
+    bytes, registered tables, kernels and fits by content); ``{}`` for every measure of other providers."""
+    return measure.input_fingerprints() if isinstance(measure, FamilyMeasure) else {}
+
+
+def measure_fingerprint(measure) -> str:
+    """What a measure reads besides the run and the qrels, by content: ``''`` when nothing (every measure of
+    other providers), else one digest of :func:`measure_inputs`.
+
+    A stored result is the same for the same measure string, qrels, run and
+    fingerprint; the grid's cell keys hold it (see docs/reliability.md).
+    """
+    return measure.content_fingerprint() if isinstance(measure, FamilyMeasure) else ""
 
 
 def _check_ours(measures) -> None:

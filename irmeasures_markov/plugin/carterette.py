@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..measures import carterette as _carterette
 from ..measures.carterette import (DEFAULT_THETA, DISTRIBUTIONS, F_CHOICES, MODELS, NAMED_MEASURES,
                                    DistributionChoices, default_norm, user_model_batch)
 from .base import FLOAT, FamilyMeasure, ParamInfo, register_measure
-from .fitted import FitChoices, canonical_spec, carterette_distribution, is_fit_spec
+from .fitted import FitChoices, canonical_spec, carterette_distribution, fit_fingerprint, is_fit_spec
 
 __all__ = ["M1", "M2", "M3", "M4", *NAMED_MEASURES]
 
@@ -84,6 +85,14 @@ class _UserModelMeasure(FamilyMeasure):
             raise ValueError(f"{self.NAME}: f only applies to M3")
         if is_fit_spec(dist):
             carterette_distribution(dist, self.NAME)  # an unknown name or a bad file is reported now
+
+    def input_fingerprints(self):
+        dist = self.dist
+        if is_fit_spec(dist):
+            return {"dist": fit_fingerprint(dist, "carterette", self.NAME, "dist")}
+        if isinstance(dist, str) and dist.upper() in _carterette.CUSTOM_DISTRIBUTIONS:
+            return {"dist": _carterette.distribution_fingerprint(dist)}
+        return {}
 
     def norm(self, dist=None) -> bool:
         n = self.params.get("norm")

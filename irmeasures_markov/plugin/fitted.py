@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Dict, Tuple
 
-__all__ = ["FitChoices", "is_fit_spec", "canonical_spec", "mp_model", "carterette_distribution", "fitted_kwargs"]
+__all__ = ["FitChoices", "is_fit_spec", "canonical_spec", "mp_model", "carterette_distribution", "fitted_kwargs",
+           "fit_fingerprint"]
 
 _PREFIXES = ("fit:", "file:")
 
@@ -50,6 +51,13 @@ class FitChoices:
 
 def _where(measure: str, param: str, spec: str) -> str:
     return f"{measure}: {param}={spec!r}"
+
+
+def fit_fingerprint(spec: str, family: str, measure: str, param: str) -> str:
+    """Digest of the content of the ``family`` fit a spec names (see
+    :func:`~irmeasures_markov.calibration.registry.fit_fingerprint`)."""
+    from ..calibration.registry import fit_fingerprint as fingerprint
+    return fingerprint(spec, family, _where(measure, param, spec))
 
 
 def mp_model(spec: str, measure: str = "MP") -> Tuple[object, object, str, object]:

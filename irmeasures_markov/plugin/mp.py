@@ -2,16 +2,17 @@
 from __future__ import annotations
 
 import os
-from functools import lru_cache
 from typing import Dict
 
 from ..io import read_rates
+from ..readers.content import ContentCache, digest_value
+from ..measures import markov_precision as _mp
 from ..measures.markov_precision import ModelChoices, check_rates, kernel_batch, markov_precision_batch
 from .base import FamilyMeasure, ParamInfo, register_measure
-from .fitted import FitChoices, canonical_spec, is_fit_spec, mp_model
-from .tbg import LENGTH_PARAMS, TIME_MODEL_PARAMS, tbg_flat_rates, tbg_rates, time_parameters
+from .fitted import FitChoices, canonical_spec, fit_fingerprint, is_fit_spec, mp_model
+from .tbg import LENGTH_PARAMS, TIME_MODEL_PARAMS, length_fingerprints, tbg_flat_rates, tbg_rates, time_parameters
 
-__all__ = ["MP", "MPcont", "register_rates", "REGISTERED_RATES"]
+__all__ = ["MP", "MPcont", "register_rates", "REGISTERED_RATES", "load_rates", "rates_source"]
 
 #: Rates registered by name with :func:`register_rates` (validated, normalised).
 REGISTERED_RATES: Dict[str, object] = {}
@@ -78,6 +79,14 @@ class _MP(FamilyMeasure):
         if is_fit_spec(self.params.get("model")):
             mp_model(self["model"], self.NAME)  # an unknown name or a bad file is reported now
 
+    def input_fingerprints(self):
+        model = self.params.get("model")
+        if is_fit_spec(model):
+            return {"model": fit_fingerprint(model, "mp", self.NAME, "model")}
+        if isinstance(model, str) and model.upper() in _mp.CUSTOM_KERNELS:
+            return {"model": _mp.kernel_fingerprint(model)}
+        return {}
+
     def mp_values(self, batch, rates=None, flat_rates=None):
         """MP of a batch under this measure's model (a fitted kernel goes to the general solver)."""
         model = self["model"]
@@ -92,25 +101,32 @@ class _MP(FamilyMeasure):
         return self.mp_values(self.batch(prepared))
 
 
-@lru_cache(maxsize=32)
-def _load_rates(path: str, mtime: float):
-    return read_rates(path)
+#: rates files read, keyed by the digest of their bytes
+_RATES_FILES = ContentCache(read_rates, maxsize=32)
 
 
-def load_rates(path: str):
-    """Rates registered under ``path`` with :func:`register_rates`, else read from the file.
+def rates_source(path: str):
+    """``(fingerprint, rates)``: the rates registered under ``path`` with :func:`register_rates`, else those
+    of the file.
 
-    Files hold ``rank<TAB>mu`` or ``qid<TAB>rank<TAB>mu`` lines and are cached
-    per path and mtime.
+    Files hold ``rank<TAB>mu`` or ``qid<TAB>rank<TAB>mu`` lines; a file is
+    read on every call and parsed only when its bytes are new, so a rewritten
+    file is always seen.  The fingerprint is the digest of the file's bytes,
+    or of the registered rates.
     """
     if path in REGISTERED_RATES:
-        return REGISTERED_RATES[path]
-    if not os.path.exists(path):
+        return digest_value(REGISTERED_RATES[path]), REGISTERED_RATES[path]
+    if not os.path.isfile(path):
         known = f"; registered names: {sorted(REGISTERED_RATES)}" if REGISTERED_RATES else ""
         raise FileNotFoundError(f"MPcont: rates={path!r} is neither a name given to rates with "
                                 f"irmeasures_markov.register_rates nor an existing file (the file does not "
                                 f"exist){known}")
-    return _load_rates(os.path.abspath(path), os.path.getmtime(path))
+    return _RATES_FILES.get(path)
+
+
+def load_rates(path: str):
+    """The rates of :func:`rates_source` (registered rates are not hashed: they are used as they are)."""
+    return REGISTERED_RATES[path] if path in REGISTERED_RATES else rates_source(path)[1]
 
 
 class _MPcont(_MP):
@@ -170,6 +186,14 @@ class _MPcont(_MP):
 
     def reads_document_values(self) -> bool:
         return self.params.get("time", "rates") == "tbg"
+
+    def input_fingerprints(self):
+        out = super().input_fingerprints()
+        if "rates" in self.params:
+            out["rates"] = rates_source(self["rates"])[0]
+        if self.params.get("time", "rates") == "tbg":
+            out.update(length_fingerprints(self))
+        return out
 
     def holding_rates(self, prepared):
         if "rates" not in self.params and is_fit_spec(self.params.get("model")):

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..measures.stopping_time import BROWSING_MODELS, GAINS, USERS, _model_params_iv, _user_defaults, path_at_h_batch
 from .base import FLOAT, FamilyMeasure, ParamInfo, register_measure
-from .fitted import FitChoices, canonical_spec, fitted_kwargs, is_fit_spec
+from .fitted import FitChoices, canonical_spec, fit_fingerprint, fitted_kwargs, is_fit_spec
 
 __all__ = ["PH"]
 
@@ -88,6 +88,10 @@ class _PH(FamilyMeasure):
             if value == info.default or (name in implied and value == implied[name]):
                 del params[name]
         super().__init__(**params)
+
+    def input_fingerprints(self):
+        browse = self.params.get("browse")
+        return {"browse": fit_fingerprint(browse, "ph", "PH", "browse")} if is_fit_spec(browse) else {}
 
     def _model_kwargs(self):
         P = self.params

@@ -14,14 +14,15 @@ from typing import Dict, Mapping, Optional
 
 import numpy as np
 
-from ..lengths import DocumentLengths, LengthTable, load_length_source
+from ..lengths import DocumentLengths, LengthTable, length_source
+from ..readers.content import digest_value
 from ..measures.tbg import NORMS, TBG_DEFAULTS, TBGParameters, ideal_normaliser, tbg_batch
 from ..segments import query_blocks
 from .base import FLOAT, FamilyMeasure, ParamInfo, register_measure
-from .fitted import FitChoices, canonical_spec, fitted_kwargs, is_fit_spec
+from .fitted import FitChoices, canonical_spec, fit_fingerprint, fitted_kwargs, is_fit_spec
 
 __all__ = ["TBG", "register_lengths", "REGISTERED_LENGTHS", "LENGTH_PARAMS", "TIME_MODEL_PARAMS",
-           "document_lengths", "batch_lengths", "tbg_rates", "tbg_flat_rates", "time_parameters"]
+           "document_lengths", "length_fingerprints", "batch_lengths", "tbg_rates", "tbg_flat_rates", "time_parameters"]
 
 #: Length mappings registered by name with :func:`register_lengths`.
 REGISTERED_LENGTHS: Dict[str, Mapping[str, float]] = {}
@@ -86,15 +87,46 @@ TIME_MODEL_PARAMS = {
 }
 
 
-def _mapping(spec: str, registry, kind: str):
+#: id -> (registered duplicates mapping, its digest): registered mappings are snapshots, hashed once
+_REGISTERED_DIGESTS: Dict[int, tuple] = {}
+
+
+def _registered_digest(mapping) -> str:
+    if isinstance(mapping, LengthTable):
+        return mapping.content_digest()
+    hit = _REGISTERED_DIGESTS.get(id(mapping))
+    if hit is None or hit[0] is not mapping:
+        if len(_REGISTERED_DIGESTS) > 64:
+            _REGISTERED_DIGESTS.clear()
+        hit = _REGISTERED_DIGESTS[id(mapping)] = (mapping, digest_value(mapping))
+    return hit[1]
+
+
+def _source(spec: str, registry, kind: str):
+    """``(fingerprint, mapping)`` of a lengths or duplicates value: a registered name, ``irds:ID`` or a file."""
     if spec in registry:
-        return registry[spec]
-    if kind == "lengths" and spec.startswith("irds:"):
-        return load_length_source(spec, kind)
-    if os.path.exists(spec):
-        return load_length_source(spec, kind)
+        mapping = registry[spec]
+        return _registered_digest(mapping), mapping
+    if (kind == "lengths" and spec.startswith("irds:")) or os.path.exists(spec):
+        return length_source(spec, kind)
     known = f"; registered names: {sorted(registry)}" if registry else ""
     raise FileNotFoundError(f"{kind}={spec!r} is neither a registered name nor an existing file{known}")
+
+
+def _mapping(spec: str, registry, kind: str):
+    # a registered mapping is used as it is (its fingerprint is computed only for stored results)
+    return registry[spec] if spec in registry else _source(spec, registry, kind)[1]
+
+
+def length_fingerprints(measure) -> Dict[str, str]:
+    """``{parameter: fingerprint}`` of the lengths and duplicates a measure reads (by content)."""
+    p = measure.params
+    out = {}
+    if p.get("lengths"):
+        out["lengths"] = _source(p["lengths"], REGISTERED_LENGTHS, "lengths")[0]
+    if p.get("duplicates"):
+        out["duplicates"] = _source(p["duplicates"], REGISTERED_DUPLICATES, "duplicates")[0]
+    return out
 
 
 def document_lengths(measure) -> DocumentLengths:
@@ -202,6 +234,12 @@ class _TBG(FamilyMeasure):
 
     def reads_document_values(self) -> bool:
         return True
+
+    def input_fingerprints(self):
+        out = length_fingerprints(self)
+        if self.params.get("user") is not None:
+            out["user"] = fit_fingerprint(self["user"], "tbg", self.NAME, "user")
+        return out
 
     def params_object(self) -> TBGParameters:
         extra = ("halflife", "ps_rel", "ps_nonrel", "ps_by_grade")

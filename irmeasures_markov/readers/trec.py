@@ -136,8 +136,8 @@ def read_trec_qrels(path: PathLike) -> Dict[str, Dict[str, int]]:
     return qrels
 
 
-def read_rates(path: PathLike):
-    """Read holding rates for MPcont.
+def read_rates(path: PathLike, content: Optional[bytes] = None):
+    """Read holding rates for MPcont (``content``: the file's bytes, when already read).
 
     Two layouts (tab- or whitespace-separated, ``#`` comments allowed):
 
@@ -151,7 +151,7 @@ def read_rates(path: PathLike):
     name = display_name(path)
     ncols: Optional[int] = None
     by_query: Dict[Optional[str], Dict[int, Tuple[float, int]]] = {}
-    with open_lines(path) as lines:
+    with open_lines(path, content) as lines:
         for lineno, line in lines:
             parts = line.split(b"#", 1)[0].split()
             if not parts:
