@@ -212,7 +212,7 @@ def _check_log(log, name: str) -> None:
 
 
 def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional[dict] = None,
-        bootstrap: int = 200, seed: int = 0, progress: bool = False, rel: int = 1) -> FitReport:
+        bootstrap: int = 200, seed: int = 0, progress: Optional[bool] = None, rel: int = 1) -> FitReport:
     """Fit every candidate user model of the chosen families to a click log.
 
     Parameters
@@ -230,15 +230,17 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
         (linearised: one Newton step per replicate); 0 gives Wald intervals
         from the session-clustered sandwich variance.
     seed : int
-    progress : bool
+    progress : bool or None
         Print ``fitted FAMILY/MODEL: loglik X`` on standard error after each
-        candidate (``irmeasures-markov fit`` shows these lines as a progress bar).
+        candidate (``irmeasures-markov fit`` shows these lines as a progress bar):
+        ``None`` (default) only when standard error is a terminal, ``True``
+        always, ``False`` never.
 
     Returns
     -------
     FitReport
     """
-    import sys
+    from ..progress import progress_line, show_progress
     from . import carterette as cart_mod, mp as mp_mod, ph as ph_mod, tbg as tbg_mod
     from ._likelihood import fit_candidate
     from ._walk import walk_data
@@ -257,6 +259,7 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
         raise ValueError("the training log has no sessions")
     if qrels is not None and not (isinstance(qrels, dict) and all(isinstance(v, dict) for v in qrels.values())):
         raise TypeError("`qrels` must be a dict {query_id: {doc_id: grade}}.")
+    progress = show_progress(progress)
     rng = np.random.default_rng(seed)
     desc = train.description
     fits: List[FamilyFit] = []
@@ -265,9 +268,8 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
 
     def run(family, cand, tr, te, extra=None):
         f, _ = fit_candidate(family, cand, tr, te, bootstrap=bootstrap, rng=rng, description=desc, extra=extra)
-        if progress:
-            # one line per candidate; the command line turns these lines into a progress bar
-            print(f"fitted {family}/{cand.name}: loglik {f.loglik:.1f}", file=sys.stderr, flush=True)
+        # one line per candidate; the command line turns these lines into a progress bar
+        progress_line(f"fitted {family}/{cand.name}: loglik {f.loglik:.1f}", progress)
         fits.append(f)
         return f
 

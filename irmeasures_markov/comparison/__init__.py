@@ -273,7 +273,7 @@ def compare(qrels, runs, measures, *, baseline: Optional[str] = None, test: str 
             correction: Optional[str] = None, alpha: float = 0.05, alternative: str = "two-sided",
             ci: Optional[float] = None, n_resamples: int = 10000, seed: Optional[int] = 0,
             topics: Optional[Sequence[str]] = None, labels: Optional[Sequence[str]] = None, n_jobs: int = 1,
-            progress: bool = False, bayes_draws: int = 2000, bayes_chains: int = 4) -> Comparison:
+            progress: Optional[bool] = None, bayes_draws: int = 2000, bayes_chains: int = 4) -> Comparison:
     """Evaluate runs on measures and test them against a baseline or pairwise.
 
     Parameters
@@ -328,7 +328,7 @@ def compare(qrels, runs, measures, *, baseline: Optional[str] = None, test: str 
 def compare_evaluation(evaluation, *, baseline: Optional[str] = None, test: str = "t",
                        correction: Optional[str] = None, alpha: float = 0.05, alternative: str = "two-sided",
                        ci: Optional[float] = None, n_resamples: int = 10000, seed: Optional[int] = 0,
-                       progress: bool = False, bayes_draws: int = 2000, bayes_chains: int = 4) -> Comparison:
+                       progress: Optional[bool] = None, bayes_draws: int = 2000, bayes_chains: int = 4) -> Comparison:
     """:func:`compare` on an :class:`~irmeasures_markov.experiments.Evaluation` already computed."""
     import pandas as pd
     from ..inference.classic import pairwise
