@@ -303,3 +303,25 @@ def test_clean_fits_do_not_warn_and_gibbs_reports_rhat():
         warnings.simplefilter("error", SamplingWarning)
         g = bayesian_linear_model(y, backend="gibbs", draws=1000, tune=300, chains=4, progress=False, seed=0)
     assert g.divergences is None and 0.99 < g.max_rhat <= 1.01
+
+
+def test_exactly_additive_scores_are_refused_and_compare_reports_the_certain_difference():
+    """Scores that are exactly μ + β_j + α_i (identical runs, a run shifted by a constant) leave no residual, where
+    the posterior under p(σ) ∝ 1/σ is improper: a clear error instead of a LinAlgError or NaN draws, and
+    compare(test='bayes') reports the limit: P(A > B) = 1 for a constant positive difference, 1/2 for none."""
+    from irmeasures_markov.inference.bayes import ImproperPosteriorError, gibbs_linear_model
+    from irmeasures_markov.comparison import compare
+    y = np.add.outer(np.linspace(0.1, 0.9, 8), [0.0, 0.1, 0.1])
+    with pytest.raises(ImproperPosteriorError, match="no residual variation"):
+        gibbs_linear_model(y, progress=False)
+    with pytest.raises(ValueError, match="no residual variation"):
+        bayesian_linear_model(np.zeros((5, 3)), progress=False)
+    qrels = {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 1}}
+    run = {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d3": 1.0, "d4": 2.0}}
+    cmp = compare(qrels, {"a": run, "b": dict(run)}, ["AP"], baseline="a", test="bayes")
+    row = cmp.tests.iloc[0]
+    assert row["statistic"] == 0.5 and row["pvalue"] == 1.0  # was P = 0, p = 0: "significant"
+    from irmeasures_markov.inference.pyterrier import pyterrier_test
+    x = np.linspace(0.1, 0.5, 6)
+    assert tuple(pyterrier_test("bayes")(x + 0.05, x)) == (1.0, 0.0)
+    assert tuple(pyterrier_test("bayes")(x, x)) == (0.5, 1.0)

@@ -256,10 +256,9 @@ class Comparison:
 
 def _bayes_pairs(values, a, b, alternative, seed, draws, chains, progress):
     """Posterior P(β_A > β_B) of the joint linear model and its tail "p-value" for each pair."""
-    from ..inference.bayes import gibbs_linear_model
-    fit = gibbs_linear_model(values, draws=draws, tune=draws, chains=chains, seed=seed, progress=progress)
-    prob = fit.prob_better_matrix()
-    p_ab, p_ba = prob[a, b], prob[b, a]
+    from ..inference.bayes import prob_better_pairs
+    p_ab, p_ba = prob_better_pairs(values, a, b, draws=draws, tune=draws, chains=chains, seed=seed,
+                                   progress=progress)
     if alternative == "two-sided":
         p = np.minimum(1.0, 2.0 * np.minimum(p_ab, p_ba))
     elif alternative == "greater":

@@ -60,8 +60,8 @@ import warnings
 
 from .inputs import ScoreMatrix, score_matrix
 
-__all__ = ["BayesResult", "SamplingWarning", "fit_linear_model", "bayesian_linear_model", "gibbs_linear_model",
-           "direct_relevance_model", "rank_weights", "MAX_RHAT"]
+__all__ = ["BayesResult", "SamplingWarning", "ImproperPosteriorError", "fit_linear_model", "bayesian_linear_model", "gibbs_linear_model",
+           "direct_relevance_model", "rank_weights", "MAX_RHAT", "prob_better_pairs"]
 
 #: R-hat above this (Vehtari et al. 2021) means the chains have not mixed.
 MAX_RHAT = 1.01
@@ -69,6 +69,12 @@ MAX_RHAT = 1.01
 
 class SamplingWarning(RuntimeWarning):
     """The sampler's diagnostics (divergences, R-hat) say the posterior draws may not be trustworthy."""
+
+
+class ImproperPosteriorError(ValueError):
+    """The scores are exactly μ + β_j + α_i (no residual variation): under p(σ) ∝ 1/σ the posterior is improper.
+
+    Every pair of runs then differs by the same amount on every topic."""
 
 
 #: Standard deviation of the intercept's prior (see the module docstring).
@@ -331,6 +337,11 @@ def gibbs_linear_model(scores, measure=None, *, draws: int = 2000, tune: int = 1
     y = sm.values
     n_t, n_s = y.shape
     n = y.size
+    additive = y - y.mean(axis=0) - y.mean(axis=1, keepdims=True) + y.mean()
+    if not np.sum(additive ** 2) > 1e-20 * max(1.0, float(np.sum((y - y.mean()) ** 2))):
+        raise ImproperPosteriorError("the scores are exactly a topic effect plus a system effect (no residual variation: "
+                         "e.g. identical or constant runs), where the linear model's posterior is improper; "
+                         "compare the runs' means directly")
     rng = np.random.default_rng(seed)
     c = int(chains)
     draws, tune = int(draws), int(tune)
@@ -415,6 +426,28 @@ def gibbs_linear_model(scores, measure=None, *, draws: int = 2000, tune: int = 1
         pass
     max_rhat = _diagnostics(idata, "gibbs")[1] if idata is not None else None
     return BayesResult(sm.systems, keep.reshape(-1, n_s), idata, topics=sm.topics, max_rhat=max_rhat)
+
+
+def prob_better_pairs(scores, a, b, *, draws: int = 2000, tune: int = 1000, chains: int = 4,
+                      seed: Optional[int] = 0, progress: Optional[bool] = None) -> Tuple[np.ndarray, np.ndarray]:
+    """``(P(β_a > β_b | y), P(β_a < β_b | y))`` for the column indices ``a[k]``, ``b[k]`` of a topics × systems
+    matrix, from one :func:`gibbs_linear_model` fit of all its columns.
+
+    Scores that are exactly μ + β_j + α_i (e.g. identical runs) have an improper
+    posterior; every pair then differs by the same amount on every topic, and the
+    probabilities are their limit as σ → 0: 1 and 0 for a positive difference,
+    1/2 each for none.
+    """
+    a, b = np.atleast_1d(np.asarray(a)), np.atleast_1d(np.asarray(b))
+    sm = score_matrix(scores)
+    try:
+        fit = gibbs_linear_model(sm, draws=draws, tune=tune, chains=chains, seed=seed, progress=progress)
+    except ImproperPosteriorError:
+        d = (sm.values[:, a] - sm.values[:, b]).mean(axis=0)
+        p_ab = np.where(d > 0, 1.0, np.where(d < 0, 0.0, 0.5))
+        return p_ab, 1.0 - p_ab
+    prob = fit.prob_better_matrix()
+    return prob[a, b], prob[b, a]
 
 
 def rank_weights(depth: int, user: str = "precision", theta: float = 0.8) -> np.ndarray:
