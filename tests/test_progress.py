@@ -161,3 +161,21 @@ def test_pool_reduction_command_shows_progress_on_a_terminal_only(data, tmp_path
     tty.truncate()
     assert main(argv + ["--no-progress"]) == 0
     assert tty.getvalue() == ""
+
+
+def test_compare_command_shows_progress_on_a_terminal_only(data, tmp_path, capsys, monkeypatch):
+    from irmeasures_markov.cli import main
+    qpath, rdir = _pool_reduction_files(data, tmp_path)
+    argv = ["compare", qpath, rdir, "-m", "AP", "--test", "bayes"]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and "AP" in out
+    tty = Terminal()
+    monkeypatch.setattr(sys, "stderr", tty)
+    assert main(argv) == 0
+    shown = tty.getvalue()
+    assert "reading runs" in shown and "evaluating" in shown and "Gibbs" in shown
+    tty.seek(0)
+    tty.truncate()
+    assert main(argv + ["--no-progress"]) == 0
+    assert tty.getvalue() == ""
