@@ -52,7 +52,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--store", default=None, help="Parquet directory of finished cells (resumable)")
     p.add_argument("-p", "--places", type=int, default=4, help="decimals (-1: all digits); default 4")
     p.add_argument("-o", "--output", choices=("tsv", "jsonl"), default="tsv")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar or summary on standard error (there is none either when it is not a terminal)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar or summary on standard error "
+                   "(there is none either when it is not a terminal)")
     return p
 
 

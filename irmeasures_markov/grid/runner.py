@@ -83,8 +83,8 @@ def run_grid(cells: Sequence[Cell], make_tasks: Callable[[List[Cell]], List[Any]
     name in ``needs`` (called only when something is to be computed, so a
     fully cached grid loads nothing).  ``progress``: a bar, the number of
     cells to compute and the summary on standard error; ``None`` only when it
-    is a terminal (:func:`irmeasures_markov.progress.show_progress`).  Raises :class:`GridError` when a task
-    failed, after storing every cell that finished.
+    is a terminal (:func:`irmeasures_markov.progress.show_progress`).  Raises
+    :class:`GridError` when a task failed, after storing every cell that finished.
     """
     t0 = time.perf_counter()
     progress = show_progress(progress)

@@ -42,8 +42,9 @@ two-way interactions, each a normal effect N(0, σ_e²) with its own scale σ_e
 conditionals, no divergences, seconds).  The PyMC models use a non-centred
 parametrisation (effect = scale · z, z ~ N(0, 1)), which removes most, not
 all, of NUTS's divergent transitions on hierarchical scales: with few systems
-(e.g. 3 runs × 10 topics) some remain.  Every result therefore reports ``divergences`` (divergent transitions after tuning) and
-``max_rhat`` (the largest split R-hat of the system contrasts and scales), and a
+(e.g. 3 runs × 10 topics) some remain.  Every result therefore reports
+``divergences`` (divergent transitions after tuning) and ``max_rhat`` (the
+largest split R-hat of the system contrasts and scales), and a
 :class:`SamplingWarning` is issued when there is any divergence or R-hat
 exceeds 1.01: the posterior may then be biased (raise ``target_accept``
 towards 0.99 and ``tune``, or use ``backend='gibbs'`` for the linear model).
@@ -60,8 +61,8 @@ import warnings
 
 from .inputs import ScoreMatrix, score_matrix
 
-__all__ = ["BayesResult", "SamplingWarning", "ImproperPosteriorError", "fit_linear_model", "bayesian_linear_model", "gibbs_linear_model",
-           "direct_relevance_model", "rank_weights", "MAX_RHAT", "prob_better_pairs"]
+__all__ = ["BayesResult", "SamplingWarning", "ImproperPosteriorError", "fit_linear_model", "bayesian_linear_model",
+           "gibbs_linear_model", "prob_better_pairs", "direct_relevance_model", "rank_weights", "MAX_RHAT"]
 
 #: R-hat above this (Vehtari et al. 2021) means the chains have not mixed.
 MAX_RHAT = 1.01
@@ -339,9 +340,9 @@ def gibbs_linear_model(scores, measure=None, *, draws: int = 2000, tune: int = 1
     n = y.size
     additive = y - y.mean(axis=0) - y.mean(axis=1, keepdims=True) + y.mean()
     if not np.sum(additive ** 2) > 1e-20 * max(1.0, float(np.sum((y - y.mean()) ** 2))):
-        raise ImproperPosteriorError("the scores are exactly a topic effect plus a system effect (no residual variation: "
-                         "e.g. identical or constant runs), where the linear model's posterior is improper; "
-                         "compare the runs' means directly")
+        raise ImproperPosteriorError("the scores are exactly a topic effect plus a system effect (no residual "
+                                     "variation: e.g. identical or constant runs), where the linear model's "
+                                     "posterior is improper; compare the runs' means directly")
     rng = np.random.default_rng(seed)
     c = int(chains)
     draws, tune = int(draws), int(tune)
@@ -371,8 +372,9 @@ def gibbs_linear_model(scores, measure=None, *, draws: int = 2000, tune: int = 1
         return (np.swapaxes(inv_l, 1, 2) @ w[:, :, None])[:, :, 0]
 
     for step in progress_bar(range(tune + draws), progress, desc="Gibbs", unit="iter"):
-        # 1. (μ, e_u, e_w) | s_u, s_w, σ²: precision X'X/σ² + prior; the e_w block is diagonal (d_w) and each of
-        #    its columns couples to (μ, e_u) through the same vector v, so integrating e_w out leaves Q − n_w v v'/d_w
+        # 1. (μ, e_u, e_w) | s_u, s_w, σ²: precision X'X/σ² + prior; the e_w block is diagonal (d_w) and each
+        #    of its columns couples to (μ, e_u) through the same vector v, so integrating e_w out leaves
+        #    Q − n_w v v'/d_w
         d_w = n_u / var + 1.0 / s_w
         v = np.empty((c, p))
         v[:, 0] = n_u / var
@@ -388,12 +390,13 @@ def gibbs_linear_model(scores, measure=None, *, draws: int = 2000, tune: int = 1
         Q -= n_w * v[:, :, None] * v[:, None, :] / d_w[:, None, None]
         u = gaussian(Q, b_u - v * (b_w.sum(axis=1) / d_w)[:, None])
         mu, e_u = u[:, 0], u[:, 1:]
-        e_w = (b_w - (v * u).sum(axis=1)[:, None]) / d_w[:, None] + rng.standard_normal((c, n_w)) / np.sqrt(d_w)[:, None]
+        e_w = ((b_w - (v * u).sum(axis=1)[:, None]) / d_w[:, None]
+               + rng.standard_normal((c, n_w)) / np.sqrt(d_w)[:, None])
         # 2. centred scale updates through the half-Cauchy mixture
         s_u = inv_gamma((n_u + 1) / 2.0, (e_u ** 2).sum(axis=1) / 2.0 + 1.0 / inv_gamma(1.0, 1.0 / s_u + 1.0 / a2))
         s_w = inv_gamma((n_w + 1) / 2.0, (e_w ** 2).sum(axis=1) / 2.0 + 1.0 / inv_gamma(1.0, 1.0 / s_w + 1.0 / a2))
-        # 3. expanded move: ξ | σ_e has density ∝ |ξ| exp(−ξ² (1/σ_e² + 1/A²) / 2), so ξ² is exponential; then
-        #    η = e/ξ, τ² = σ_e²/ξ²; (ξ_u, ξ_w) | η is a two-coefficient regression; τ² | η is inverse-gamma
+        # 3. expanded move: ξ | σ_e has density ∝ |ξ| exp(−ξ² (1/σ_e² + 1/A²) / 2), so ξ² is exponential;
+        #    then η = e/ξ, τ² = σ_e²/ξ²; (ξ_u, ξ_w) | η: a two-coefficient regression; τ² | η: inverse-gamma
         xi = np.sqrt(rng.exponential(2.0 / (1.0 / np.column_stack([s_u, s_w]) + 1.0 / a2)))
         xi *= rng.choice((-1.0, 1.0), size=xi.shape)
         eta_u, eta_w = e_u / xi[:, :1], e_w / xi[:, 1:]
