@@ -76,8 +76,8 @@ def main():
                                                          seed=0, progress=False)),
     }
     if not args.skip_pymc:
-        contenders[NUTS] = keep(NUTS, lambda: bayesian_linear_model(sm, draws=1000, tune=1000, chains=4, cores=2,
-                                                                    seed=0, progress=False))
+        contenders[NUTS] = keep(NUTS, lambda: bayesian_linear_model(sm, backend="pymc", draws=1000, tune=1000,
+                                                                    chains=4, cores=2, seed=0, progress=False))
     # no untimed warm-up: NUTS compile time is part of what a user waits for, in every round alike
     times = interleaved(contenders, rounds=args.rounds, warmup=False)
     print(f"{last[RAND].pvalue.size} pairs × 10,000 permutations or resamples; 4 chains × 1000 draws (+1000 tune)")

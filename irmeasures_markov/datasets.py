@@ -34,6 +34,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Uni
 import numpy as np
 
 from .io import InputError, read_trec_qrels, read_trec_run, to_qrels_dict
+from .progress import progress_bar
 from .readers.atomic import replacing
 from .readers.fast_run import _parse_scores, build_run, columns_of_file, read_run  # noqa: F401  (_parse_scores: tests)
 from .readers.text import decode, decompress, display_name, read_raw, short
@@ -520,7 +521,7 @@ def _default_jobs() -> int:
 
 
 def load_run_dir(directory: PathLike, *, topics: Optional[Iterable[str]] = None, pattern: Optional[str] = None,
-                 progress: bool = True, n_jobs: Optional[int] = None) -> Dict[str, Run]:
+                 progress: Optional[bool] = None, n_jobs: Optional[int] = None) -> Dict[str, Run]:
     """Load every run of a TREC run directory: ``{run_name: {qid: {docid: score}}}``.
 
     Parameters
@@ -534,8 +535,9 @@ def load_run_dir(directory: PathLike, *, topics: Optional[Iterable[str]] = None,
         in a ``RuntimeWarning``.
     pattern : str, optional
         Glob selecting the files (default ``input.*``, else every file).
-    progress : bool
-        Show a tqdm progress bar.
+    progress : bool or None
+        A progress bar on standard error: ``None`` (default) only when it is a
+        terminal, ``True`` always, ``False`` never.
     n_jobs : int, optional
         Worker processes that read, decompress and tokenise files while this
         process builds the dictionaries (default ``min(2, cpu_count)``; 1 reads
@@ -549,24 +551,19 @@ def load_run_dir(directory: PathLike, *, topics: Optional[Iterable[str]] = None,
     if n_jobs < 1:
         raise ValueError(f"`n_jobs` must be a positive integer, got {n_jobs!r}.")
     runs: Dict[str, Run] = {}
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=len(files), desc=f"runs {os.path.basename(os.fspath(directory).rstrip('/'))}",
-                   unit="run")
+    bar = progress_bar(None, progress, total=len(files), unit="run",
+                       desc=f"runs {os.path.basename(os.fspath(directory).rstrip('/'))}")
 
     def add(path, cols):
         run = build_run(cols) if cols is not None else None
         runs[run_name(path)] = run if run is not None else read_trec_run(path)
-        if bar is not None:
-            bar.update(1)
+        bar.update(1)
 
     try:
         if n_jobs == 1 or len(files) < 4:
             for f in files:
                 runs[run_name(f)] = read_run(f)
-                if bar is not None:
-                    bar.update(1)
+                bar.update(1)
         else:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
@@ -576,8 +573,7 @@ def load_run_dir(directory: PathLike, *, topics: Optional[Iterable[str]] = None,
                 for f, cols in zip(files, pool.map(columns_of_file, files, chunksize=1)):
                     add(f, cols)
     finally:
-        if bar is not None:
-            bar.close()
+        bar.close()
     if topics is not None:
         runs, dropped = complete_runs(runs, topics)
         if dropped:

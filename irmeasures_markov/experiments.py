@@ -37,6 +37,7 @@ import numpy as np
 from .comparison import compare  # noqa: F401  (re-exported as experiments.compare)
 from .cutoffs import check_measure_cutoffs
 from .inputs import to_qrels_dict
+from .progress import progress_bar
 from .pytrec_inputs import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
 
 __all__ = [
@@ -385,7 +386,7 @@ def labelled_measures(measures, labels: Optional[Sequence[str]] = None):
 
 
 def evaluate(measures, qrels: Qrels, runs: Mapping[str, Run], *, topics: Optional[Sequence[str]] = None,
-             labels: Optional[Sequence[str]] = None, n_jobs: int = 1, progress: bool = True,
+             labels: Optional[Sequence[str]] = None, n_jobs: int = 1, progress: Optional[bool] = None,
              native: bool = True) -> Evaluation:
     """Evaluate every measure on every run, per topic.
 
@@ -411,8 +412,9 @@ def evaluate(measures, qrels: Qrels, runs: Mapping[str, Run], *, topics: Optiona
     n_jobs : int
         Processes to spread the runs over (1 = in this process).  Uses ``fork``
         where available, so runs are shared with the workers without copying.
-    progress : bool
-        Show a tqdm progress bar.
+    progress : bool or None
+        A progress bar on standard error: ``None`` (default) only when it is a
+        terminal, ``True`` always, ``False`` never.
     native : bool
         Compute AP, P@k, Rprec, bpref, RR, RR@k, nDCG, nDCG@k and binary RBP
         on our float64 ranking preparation (default; trec_eval's definitions
@@ -439,17 +441,13 @@ def evaluate(measures, qrels: Qrels, runs: Mapping[str, Run], *, topics: Optiona
     if n_jobs < 1:
         raise ValueError(f"`n_jobs` must be a positive integer, got {n_jobs!r}.")
     values = np.zeros((len(names), len(measures), len(topics)))
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=len(names), desc="evaluating", unit="run")
+    bar = progress_bar(None, progress, total=len(names), desc="evaluating", unit="run")
     try:
         if n_jobs == 1 or len(names) < 2 * n_jobs:
             scorer = _RunScorer(measures, qrels, topics, native)
             for i, n in enumerate(names):
                 values[i] = scorer(runs[n])
-                if bar is not None:
-                    bar.update(1)
+                bar.update(1)
         else:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
@@ -466,13 +464,11 @@ def evaluate(measures, qrels: Qrels, runs: Mapping[str, Run], *, topics: Optiona
                         for v in res:
                             values[i] = v
                             i += 1
-                        if bar is not None:
-                            bar.update(len(res))
+                        bar.update(len(res))
             finally:
                 _WORKER.clear()
     finally:
-        if bar is not None:
-            bar.close()
+        bar.close()
     return Evaluation(names, measures, topics, values, list(labels) if labels is not None else [])
 
 
@@ -575,7 +571,7 @@ def _check_full(full: Evaluation, measures: list, labels, qrels: Qrels, runs: Ma
 
 def pool_reduction(measures, qrels: Qrels, runs: Mapping[str, Run], *,
                    percents: Sequence[float] = (90, 70, 50, 30, 10), seed: int = 0,
-                   labels: Optional[Sequence[str]] = None, n_jobs: int = 1, progress: bool = True,
+                   labels: Optional[Sequence[str]] = None, n_jobs: int = 1, progress: Optional[bool] = None,
                    full: Optional[Evaluation] = None, native: bool = True, backend=None, client=None,
                    scheduler: Optional[str] = None, store=None, collection: str = "") -> PoolReduction:
     """Effect of pool downsampling (MP paper §5.3–5.4, after Buckley & Voorhees 2004).
@@ -596,7 +592,8 @@ def pool_reduction(measures, qrels: Qrels, runs: Mapping[str, Run], *,
     or :class:`~irmeasures_markov.grid.ParquetStore`) keeps finished cells, so
     a rerun computes only what is missing.  ``runs`` may map names to run file
     paths, which the workers read.  ``qrels`` is anything :func:`evaluate` takes
-    (a dict, a qrels file path, ...).
+    (a dict, a qrels file path, ...).  ``progress``: the grid's bar and summary on
+    standard error, as for :func:`evaluate`.
     """
     from .grid import evaluate_grid
     measures, labels = labelled_measures(measures, labels)

@@ -35,6 +35,7 @@ import numpy as np
 from . import docid_table
 from .docid_table import SEPARATOR, DocidTable, join_docids, lookup_in_dict
 from .errors import InputError
+from .progress import progress_bar, show_progress
 from .readers.atomic import replacing
 from .readers.content import ContentCache, digest_value
 from .readers.text import decode, display_name, open_lines, short
@@ -163,7 +164,7 @@ def _cache_file_name(dataset_id: str, text_fields: Optional[Sequence[str]]) -> s
     return quote(dataset_id.replace("/", "__") + fields, safe="+") + ".tsv.gz"
 
 
-def _count_words(dataset_id: str, progress: bool, text_fields: Optional[Sequence[str]]) -> Dict[str, float]:
+def _count_words(dataset_id: str, progress: Optional[bool], text_fields: Optional[Sequence[str]]) -> Dict[str, float]:
     try:
         import ir_datasets
     except ImportError as e:  # pragma: no cover - ir_datasets is a dependency
@@ -177,13 +178,12 @@ def _count_words(dataset_id: str, progress: bool, text_fields: Optional[Sequence
         raise InputError(f"lengths='irds:{dataset_id}': ir_datasets id {dataset_id!r} has no documents")
     try:
         it = ds.docs_iter()
-        if progress:
-            from tqdm.auto import tqdm
+        if show_progress(progress):
             try:
                 total = ds.docs_count()
             except Exception:  # some stores cannot count without a full pass
                 total = None
-            it = tqdm(it, total=total, desc=f"lengths {dataset_id}", unit="doc")
+            it = progress_bar(it, True, total=total, desc=f"lengths {dataset_id}", unit="doc")
         out: Dict[str, float] = {}
         for doc in it:
             if text_fields:
@@ -200,11 +200,12 @@ def _count_words(dataset_id: str, progress: bool, text_fields: Optional[Sequence
     return out
 
 
-def lengths_from_ir_datasets(dataset_id: str, *, cache_dir: Optional[PathLike] = None, progress: bool = True,
+def lengths_from_ir_datasets(dataset_id: str, *, cache_dir: Optional[PathLike] = None, progress: Optional[bool] = None,
                              text_fields: Optional[Sequence[str]] = None) -> Dict[str, float]:
     """Word counts of every document of an ``ir_datasets`` docs store, cached on disk.
 
-    The first call iterates the collection (with a tqdm bar) and counts
+    The first call iterates the collection (with a progress bar on standard
+    error when it is a terminal, or with ``progress=True``) and counts
     whitespace-separated tokens of ``doc.default_text()`` (or of the given
     ``text_fields`` joined); the counts are written to
     ``<cache_dir>/<dataset_id with / as __>.tsv.gz``, or

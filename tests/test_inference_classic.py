@@ -178,6 +178,7 @@ def test_input_from_a_real_pyterrier_experiment():
     assert score_matrix(perq, measure=imm.MP).values.shape == (8, 3)
 
 
+@pytest.mark.filterwarnings("ignore::irmeasures_markov.inference.bayes.SamplingWarning")  # 20 draws: R-hat warns
 def test_bayes_without_pymc_says_how_to_install(monkeypatch):
     """Without PyMC the Gibbs backend still works and the PyMC models name the extra to install."""
     import sys
@@ -186,7 +187,8 @@ def test_bayes_without_pymc_says_how_to_install(monkeypatch):
     y = np.random.default_rng(0).random((5, 3))
     assert bayesian_linear_model(y, backend="gibbs", draws=20, tune=20, progress=False).system_effects.shape == (80, 3)
     with pytest.raises(ImportError, match=r'pip install "irmeasures-markov\[bayes\]"'):
-        bayesian_linear_model(y)
+        bayesian_linear_model(y, backend="pymc")
+    assert bayesian_linear_model(y, draws=20, tune=20).system_effects.shape == (80, 3)  # the default: Gibbs
     with pytest.raises(ImportError, match="bayes"):
         direct_relevance_model(np.zeros((2, 2, 3)))
 

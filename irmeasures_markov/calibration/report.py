@@ -233,7 +233,7 @@ def _check_log(log, name: str) -> None:
 
 
 def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional[dict] = None,
-        bootstrap: int = 200, seed: int = 0, progress: bool = False, rel: int = 1) -> FitReport:
+        bootstrap: int = 200, seed: int = 0, progress: Optional[bool] = None, rel: int = 1) -> FitReport:
     """Fit every candidate user model of the chosen families to a click log.
 
     Parameters
@@ -252,15 +252,17 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
         (linearised: one Newton step per replicate); 0 gives Wald intervals
         from the session-clustered sandwich variance.
     seed : int
-    progress : bool
+    progress : bool or None
         Print ``fitted FAMILY/MODEL: loglik X`` on standard error after each
-        candidate (``irmeasures-markov fit`` shows these lines as a progress bar).
+        candidate (``irmeasures-markov fit`` shows these lines as a progress bar):
+        ``None`` (default) only when standard error is a terminal, ``True``
+        always, ``False`` never.
 
     Returns
     -------
     FitReport
     """
-    import sys
+    from ..progress import progress_line, show_progress
     from . import carterette as cart_mod, mp as mp_mod, ph as ph_mod, tbg as tbg_mod
     from ._likelihood import fit_candidate
     from ._walk import walk_data
@@ -280,6 +282,7 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
     if qrels is not None:
         from ..inputs import to_qrels_dict
         qrels = to_qrels_dict(qrels)
+    progress = show_progress(progress)
     rng = np.random.default_rng(seed)
     desc = train.description
     fits: List[FamilyFit] = []
@@ -290,9 +293,8 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
 
     def run(family, cand, tr, te, extra=None):
         f, _ = fit_candidate(family, cand, tr, te, bootstrap=bootstrap, rng=rng, description=desc, extra=extra)
-        if progress:
-            # one line per candidate; the command line turns these lines into a progress bar
-            print(f"fitted {family}/{cand.name}: loglik {f.loglik:.1f}", file=sys.stderr, flush=True)
+        # one line per candidate; the command line turns these lines into a progress bar
+        progress_line(f"fitted {family}/{cand.name}: loglik {f.loglik:.1f}", progress)
         sequence.append(f)
         if not np.isfinite(f.loglik):
             unfitted.append(f)

@@ -52,7 +52,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--store", default=None, help="Parquet directory of finished cells (resumable)")
     p.add_argument("-p", "--places", type=int, default=4, help="decimals (-1: all digits); default 4")
     p.add_argument("-o", "--output", choices=("tsv", "jsonl"), default="tsv")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar or summary on standard error")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar or summary on standard error "
+                   "(there is none either when it is not a terminal)")
     return p
 
 
@@ -142,7 +143,7 @@ def pool_reduction_main(argv: List[str]) -> int:
     from ..experiments import reduction_of
     from ..grid import evaluate_grid
     pools = [100] + [(pc, s) for s in seeds for pc in percents]
-    progress = not args.no_progress
+    progress = False if args.no_progress else None  # None: only when standard error is a terminal
     stdout = sys.stdout
     sys.stdout = sys.stderr  # the grid's progress lines go with the bar, not into the table
     try:

@@ -283,10 +283,9 @@ class Comparison:
 
 def _bayes_pairs(values, a, b, alternative, seed, draws, chains, progress):
     """Posterior P(β_A > β_B) of the joint linear model and its tail "p-value" for each pair."""
-    from ..inference.bayes import gibbs_linear_model
-    fit = gibbs_linear_model(values, draws=draws, tune=draws, chains=chains, seed=seed, progress=progress)
-    prob = fit.prob_better_matrix()
-    p_ab, p_ba = prob[a, b], prob[b, a]
+    from ..inference.bayes import prob_better_pairs
+    p_ab, p_ba = prob_better_pairs(values, a, b, draws=draws, tune=draws, chains=chains, seed=seed,
+                                   progress=progress)
     if alternative == "two-sided":
         p = np.minimum(1.0, 2.0 * np.minimum(p_ab, p_ba))
     elif alternative == "greater":
@@ -300,7 +299,7 @@ def compare(qrels, runs, measures, *, baseline: Optional[str] = None, test: str 
             correction: Optional[str] = None, alpha: float = 0.05, alternative: str = "two-sided",
             ci: Optional[float] = None, n_resamples: int = 10000, seed: Optional[int] = 0,
             topics: Optional[Sequence[str]] = None, labels: Optional[Sequence[str]] = None, n_jobs: int = 1,
-            progress: bool = False, bayes_draws: int = 2000, bayes_chains: int = 4) -> Comparison:
+            progress: Optional[bool] = None, bayes_draws: int = 2000, bayes_chains: int = 4) -> Comparison:
     """Evaluate runs on measures and test them against a baseline or pairwise.
 
     Parameters
@@ -362,7 +361,7 @@ def compare(qrels, runs, measures, *, baseline: Optional[str] = None, test: str 
 def compare_evaluation(evaluation, *, baseline: Optional[str] = None, test: str = "t",
                        correction: Optional[str] = None, alpha: float = 0.05, alternative: str = "two-sided",
                        ci: Optional[float] = None, n_resamples: int = 10000, seed: Optional[int] = 0,
-                       progress: bool = False, bayes_draws: int = 2000, bayes_chains: int = 4) -> Comparison:
+                       progress: Optional[bool] = None, bayes_draws: int = 2000, bayes_chains: int = 4) -> Comparison:
     """:func:`compare` on an :class:`~irmeasures_markov.experiments.Evaluation` already computed."""
     import pandas as pd
     from ..inference.classic import pairwise

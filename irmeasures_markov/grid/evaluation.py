@@ -228,7 +228,7 @@ class EvaluationGrid:
         return len(self._blocks) - 1
 
     def run(self, *, backend=None, client=None, scheduler: Optional[str] = None, n_jobs: int = 1,
-            store: Union[None, str, os.PathLike, ParquetStore] = None, progress: bool = True,
+            store: Union[None, str, os.PathLike, ParquetStore] = None, progress: Optional[bool] = None,
             runs_per_task: Optional[int] = None, desc: str = "evaluation grid") -> GridResult:
         """Compute every cell not in ``store`` on the backend; see :func:`~.backends.resolve_backend`."""
         if not self._blocks:

@@ -67,8 +67,8 @@ def _store(store):
 def discriminative_power_grid(scores_by_measure: Mapping[str, object], *, alpha: float = 0.05,
                               tests: Sequence[str] = ("t", "randomization", "bootstrap"),
                               n_resamples: int = 10000, seed: Optional[int] = 0, correction: Optional[str] = None,
-                              progress: bool = True, backend=None, client=None, scheduler=None, n_jobs: int = 1,
-                              store=None, collection: str = ""):
+                              progress: Optional[bool] = None, backend=None, client=None, scheduler=None,
+                              n_jobs: int = 1, store=None, collection: str = ""):
     """:func:`~irmeasures_markov.inference.discriminative_power` with one grid cell per (measure, test).
 
     Returns ``(table, summary)``: the DataFrame (one row per measure, one
@@ -134,7 +134,7 @@ class _FitTask:
 
 
 def fit_per_collection(scores_by_collection: Mapping[str, object], *, sampler: str = "gibbs",
-                       progress: bool = True, backend=None, client=None, scheduler=None, n_jobs: int = 1,
+                       progress: Optional[bool] = None, backend=None, client=None, scheduler=None, n_jobs: int = 1,
                        store=None, **fit_kwargs):
     """One Bayesian linear model per collection, each a grid cell: ``({collection: BayesResult}, summary)``.
 

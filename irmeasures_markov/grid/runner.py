@@ -15,6 +15,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ..progress import progress_bar, progress_line, show_progress
 from .cells import Cell
 
 __all__ = ["GridSummary", "GridError", "run_grid"]
@@ -73,17 +74,20 @@ class GridError(RuntimeError):
 
 
 def run_grid(cells: Sequence[Cell], make_tasks: Callable[[List[Cell]], List[Any]],
-             shared: Callable[[set], Mapping[str, Any]], *, backend, store=None, progress: bool = True,
+             shared: Callable[[set], Mapping[str, Any]], *, backend, store=None, progress: Optional[bool] = None,
              desc: str = "grid", flush_seconds: float = 2.0) -> Tuple[Dict[str, np.ndarray], GridSummary]:
     """Every cell's array, ``{cell.key: array}``, and a :class:`GridSummary`.
 
     ``make_tasks(missing)`` groups the cells to compute into tasks (see
     :mod:`.backends`); ``shared(names)`` returns the shared inputs the tasks
     name in ``needs`` (called only when something is to be computed, so a
-    fully cached grid loads nothing).  Raises :class:`GridError` when a task
-    failed, after storing every cell that finished.
+    fully cached grid loads nothing).  ``progress``: a bar, the number of
+    cells to compute and the summary on standard error; ``None`` only when it
+    is a terminal (:func:`irmeasures_markov.progress.show_progress`).  Raises
+    :class:`GridError` when a task failed, after storing every cell that finished.
     """
     t0 = time.perf_counter()
+    progress = show_progress(progress)
     cells = list(cells)
     keys = {c.key for c in cells}
     summary = GridSummary(total=len(keys), backend=getattr(backend, "name", type(backend).__name__))
@@ -104,12 +108,10 @@ def run_grid(cells: Sequence[Cell], make_tasks: Callable[[List[Cell]], List[Any]
     data = shared(names) if names else {}
     summary.workers = backend.n_workers
     t_run = time.perf_counter()
-    bar = None
     if progress:
-        print(f"{desc}: {len(missing)} cells to compute in {len(tasks)} tasks ({summary.cached} cached) on the "
-              f"{backend.describe()}", flush=True)
-        from tqdm.auto import tqdm
-        bar = tqdm(total=len(missing), desc=desc, unit="cell")
+        progress_line(f"{desc}: {len(missing)} cells to compute in {len(tasks)} tasks ({summary.cached} cached) "
+                      f"on the {backend.describe()}", progress)
+    bar = progress_bar(None, progress, total=len(missing), desc=desc, unit="cell")
     pending_cells: List[Cell] = []
     pending_arrays: List[np.ndarray] = []
     last_flush = time.perf_counter()
@@ -130,8 +132,7 @@ def run_grid(cells: Sequence[Cell], make_tasks: Callable[[List[Cell]], List[Any]
                 summary.failed += len(task.cells)
                 summary.errors.append(f"{task.key}: {type(err).__name__}: {err}")
                 first_error = first_error or err
-                if bar is not None:
-                    bar.update(len(task.cells))
+                bar.update(len(task.cells))
                 continue
             arrays, seconds, _pid = res
             if len(arrays) != len(task.cells):
@@ -143,14 +144,12 @@ def run_grid(cells: Sequence[Cell], make_tasks: Callable[[List[Cell]], List[Any]
                     summary.done += 1
                     pending_cells.append(c)
                     pending_arrays.append(a)
-            if bar is not None:
-                bar.update(len(task.cells))
+            bar.update(len(task.cells))
             if time.perf_counter() - last_flush >= flush_seconds:
                 flush()
     finally:
         flush()
-        if bar is not None:
-            bar.close()
+        bar.close()
         summary.wall_seconds = time.perf_counter() - t0
         summary.run_seconds = time.perf_counter() - t_run
     _report(summary, progress)
@@ -161,5 +160,4 @@ def run_grid(cells: Sequence[Cell], make_tasks: Callable[[List[Cell]], List[Any]
 
 
 def _report(summary: GridSummary, progress: bool):
-    if progress:
-        print(str(summary), flush=True)
+    progress_line(str(summary), progress)

@@ -34,6 +34,7 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 
 from .._lazy import lazy_module
+from ..progress import progress_bar
 from .inputs import ScoreMatrix, score_matrix
 
 # imported at the first test, so that importing the package does not load scipy.stats
@@ -297,7 +298,7 @@ def _vectorised_pairs(diffs, test, alternative, n_resamples, seed, chunk):
 
 def all_pairs(scores, test: str = "t", *, measure=None, alternative: str = "two-sided",
               correction: Optional[str] = "holm", n_resamples: int = 10000, seed: Optional[int] = 0,
-              chunk: int = 512, progress: bool = False) -> PairwiseResult:
+              chunk: int = 512, progress: Optional[bool] = None) -> PairwiseResult:
     """Test every pair of systems (j < k) and correct for multiple comparisons.
 
     The same seeded sign patterns / bootstrap resamples serve every pair, so
@@ -313,7 +314,7 @@ def all_pairs(scores, test: str = "t", *, measure=None, alternative: str = "two-
 
 def pairwise(scores, pairs, test: str = "t", *, measure=None, alternative: str = "two-sided",
              correction: Optional[str] = "holm", n_resamples: int = 10000, seed: Optional[int] = 0,
-             chunk: int = 512, progress: bool = False) -> PairwiseResult:
+             chunk: int = 512, progress: Optional[bool] = None) -> PairwiseResult:
     """Test the given pairs of systems, ``pairs = [(a, b), ...]`` (names or column indices), A − B each.
 
     The correction runs over these pairs only (e.g. every run against one
@@ -351,10 +352,7 @@ def pairwise(scores, pairs, test: str = "t", *, measure=None, alternative: str =
     if test in ("t", "randomization", "bootstrap"):
         stat, p = _vectorised_pairs(diffs, test, alternative, n_resamples, seed, chunk)
     else:
-        it = range(a.size)
-        if progress:
-            from tqdm.auto import tqdm
-            it = tqdm(it, desc=f"{test} tests", unit="pair")
+        it = progress_bar(range(a.size), progress, desc=f"{test} tests", unit="pair")
         res = [TESTS[test](sm.values[:, a[k]], sm.values[:, b[k]], alternative) for k in it]
         stat = np.array([r.statistic for r in res])
         p = np.array([r.pvalue for r in res])
@@ -365,7 +363,7 @@ def pairwise(scores, pairs, test: str = "t", *, measure=None, alternative: str =
 def discriminative_power(scores_by_measure: Dict[str, object], *, alpha: float = 0.05,
                          tests: Sequence[str] = ("t", "randomization", "bootstrap"),
                          n_resamples: int = 10000, seed: Optional[int] = 0, correction: Optional[str] = None,
-                         progress: bool = True, backend=None, client=None, scheduler=None, n_jobs: int = 1,
+                         progress: Optional[bool] = None, backend=None, client=None, scheduler=None, n_jobs: int = 1,
                          store=None):
     """Share of system pairs significantly different at ``alpha`` (Smucker & Clarke 2012, Table 2).
 

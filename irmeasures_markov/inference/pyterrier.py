@@ -65,12 +65,10 @@ def pyterrier_test(test: str = "randomization", *, alternative: str = "two-sided
 
     if test == "bayes":
         def f(system, baseline):
-            from .bayes import gibbs_linear_model
+            from .bayes import prob_better_pairs
             y = np.column_stack([np.asarray(system, dtype=np.float64), np.asarray(baseline, dtype=np.float64)])
-            fit = gibbs_linear_model(y, draws=int(draws), tune=int(draws), chains=int(chains), seed=seed,
-                                     progress=False)
-            p_ab = float(np.mean(fit.system_effects[:, 0] > fit.system_effects[:, 1]))
-            p_ba = float(np.mean(fit.system_effects[:, 0] < fit.system_effects[:, 1]))
+            p_ab, p_ba = (float(x[0]) for x in prob_better_pairs(y, [0], [1], draws=int(draws), tune=int(draws),
+                                                                 chains=int(chains), seed=seed, progress=False))
             if alternative == "two-sided":
                 p = min(1.0, 2.0 * min(p_ab, p_ba))
             else:
