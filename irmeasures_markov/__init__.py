@@ -13,6 +13,10 @@ pandas, ir_datasets, tqdm, matplotlib and numba load only when first used
 """
 __version__ = "0.1.0"
 
+from ._util import moved as _moved
+
+_moved.install()  # old paths of moved modules keep working, with a DeprecationWarning
+
 from .measures.markov_precision import estimate_rates, markov_precision, register_kernel
 from .plugin import PROVIDER, MP, MPcont
 from .plugin import M1, M2, M3, M4, RBTR, RBAP, CDG, DAG, EPR, ARR, RRG, RAP, RRR, RRAP
