@@ -69,4 +69,4 @@ def test_version_is_public_and_other_names_still_raise():
     assert namespace["__version__"] == package_version()
     assert "__version__" in irmeasures_markov.__all__
     with pytest.raises(AttributeError, match="no_such_name"):
-        irmeasures_markov.no_such_name
+        _ = irmeasures_markov.no_such_name
