@@ -11,9 +11,8 @@ The import is kept cheap: scipy's submodules (linalg, sparse, fft, stats),
 pandas, ir_datasets, tqdm, matplotlib and numba load only when first used
 (``irmeasures_markov._lazy``; tests/test_startup.py checks it).
 """
-__version__ = "0.1.0"
-
 from ._util import moved as _moved
+from ._util.version import package_version as _package_version
 
 _moved.install()  # old paths of moved modules keep working, with a DeprecationWarning
 
@@ -39,3 +38,11 @@ __all__ = ["MP", "MPcont", "PROVIDER", "RelevanceEvaluator", "markov_precision",
            "user_model_measure", "TBG", "register_lengths", "time_biased_gain",
            "time_models", "gain_curves", "mean_gain_curve", "plot_gain_curves",
            "PH", "browsing_model", "path_at_h", "BrowsingModel", "list_measures"]
+
+
+def __getattr__(name: str) -> str:
+    # __version__ (in __all__) comes from the installed metadata on first use, so that `import irmeasures_markov`
+    # does not pay for importlib.metadata; the number itself lives in pyproject.toml only
+    if name == "__version__":
+        return _package_version()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

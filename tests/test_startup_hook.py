@@ -120,3 +120,14 @@ def test_editable_install_gets_the_hook_too(tmp_path):
     assert parsed == "MP(model='GL_AD_LID')@10"
     assert pathlib.Path(origin).is_relative_to(tmp_path / "src")  # the editable source, not a copy
     assert run(python, "-c", PARSE, opt_out=True).returncode == 1
+
+
+def test_wheel_ships_py_typed_and_the_installed_copy_reports_the_pyproject_version(venv):
+    """PEP 561's marker is in the wheel; ``__version__`` of the installed copy is pyproject.toml's number."""
+    python, root = venv
+    (wheel,) = (root / "dist").glob("*.whl")
+    assert "irmeasures_markov/py.typed" in zipfile.ZipFile(wheel).namelist()
+    proc = run(python, "-c", "import irmeasures_markov; print(irmeasures_markov.__version__)")
+    assert proc.returncode == 0, proc.stderr
+    pyproject = (pathlib.Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
+    assert f'\nversion = "{proc.stdout.strip()}"\n' in pyproject

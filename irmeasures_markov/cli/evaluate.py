@@ -6,6 +6,7 @@ from typing import Dict, List, Tuple
 
 import ir_measures
 
+from .._util.version import package_version
 from .errors import PROG, CliError, CliParser
 from .ids import evaluation_groups
 from .inputs import STDIN, check_overlap, load_qrels, load_run
@@ -51,7 +52,7 @@ def evaluate_main(argv: List[str], subcommands=()) -> int:
         description="Evaluate a TREC run with ir_measures measures plus MP, MPcont, P@H, TBG and Carterette's "
                     "M1-M4.  Other commands: " + ", ".join(f"'{PROG} {c}'" for c in subcommands) +
                     f" ('{PROG} COMMAND --help' for each).")
-    parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
+    parser.add_argument("--version", action="version", version=f"{PROG} {package_version()}")
     parser.add_argument("qrels", help="TREC qrels file (plain, .gz, .bz2, .xz) or an ir_datasets id")
     parser.add_argument("run", help="TREC run file (plain, .gz, .bz2, .xz), or - to read the run from standard input")
     parser.add_argument("measures", nargs="+",
@@ -68,15 +69,6 @@ def evaluate_main(argv: List[str], subcommands=()) -> int:
     run = load_run(args.run)
     check_overlap(qrels, run, args.qrels, args.run)
     return report(measures, qrels, run, args)
-
-
-def _version() -> str:
-    from importlib import metadata
-    try:
-        return metadata.version("irmeasures-markov")
-    except metadata.PackageNotFoundError:  # running from a source tree that is not installed
-        from .. import __version__
-        return __version__
 
 
 def check_output_args(args) -> None:
