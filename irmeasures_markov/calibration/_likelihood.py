@@ -27,9 +27,11 @@ from dataclasses import dataclass
 from typing import Callable, Dict, Optional, Sequence, Tuple
 
 import numpy as np
-from scipy import optimize
 
-Z95 = 1.959963984540054
+from .._lazy import lazy_module
+from .result import FamilyFit
+
+optimize = lazy_module("scipy.optimize")
 
 
 def group_patterns(keys: Sequence) -> Tuple[list, np.ndarray, np.ndarray]:
@@ -160,20 +162,6 @@ def estimate(loglik: Callable[[np.ndarray], np.ndarray], counts: np.ndarray, x0:
     return Estimate(theta, ll, cov, draws)
 
 
-def interval(est: Estimate, index: int, transform: Callable[[float], float]) -> Tuple[float, float]:
-    """95% interval of one parameter on its natural scale (percentile of the draws, else Wald)."""
-    if est.cov is None:
-        v = transform(float(est.theta[index])) if est.theta.size else float("nan")
-        return (v, v)
-    if est.draws is not None:
-        lo, hi = np.percentile(est.draws[:, index], [2.5, 97.5])
-    else:
-        se = float(np.sqrt(max(est.cov[index, index], 0.0)))
-        lo, hi = est.theta[index] - Z95 * se, est.theta[index] + Z95 * se
-    a, b = transform(float(lo)), transform(float(hi))
-    return (min(a, b), max(a, b))
-
-
 def logit(x):
     x = np.clip(np.asarray(x, dtype=np.float64), 1e-12, 1 - 1e-12)
     return np.log(x) - np.log1p(-x)
@@ -211,7 +199,6 @@ class Candidate:
 def fit_candidate(family: str, cand: Candidate, train, test=None, *, bootstrap: int = 0,
                   rng: Optional[np.random.Generator] = None, description: str = "", extra: dict = None):
     """Fit one candidate on prepared train data; score it on prepared test data. Returns a FamilyFit."""
-    from .result import FamilyFit
     rng = np.random.default_rng(0) if rng is None else rng
     f = lambda th: cand.loglik(train, th)
     g = (lambda th: cand.grad(train, th)) if cand.grad is not None else None

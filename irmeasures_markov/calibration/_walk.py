@@ -35,12 +35,14 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Tuple
 
 import numpy as np
-from scipy.linalg import lapack
 
+from .._lazy import lazy_module
 from ._likelihood import group_patterns, safe_log
 
+lapack = lazy_module("scipy.linalg.lapack")
+
 __all__ = ["WalkData", "walk_data", "walk_matrices", "walk_loglik", "click_probability_by_rank",
-           "merge_repeats", "DENSE_MAX"]
+           "click_gammas", "gamma_names", "merged_tuple", "DENSE_MAX"]
 
 #: groups with rankings up to this length use the dense matrices (batched); longer ones the tridiagonal solves
 DENSE_MAX = 64
@@ -53,15 +55,6 @@ def merged_tuple(clicks) -> tuple:
     """Clicks as a tuple of ints with consecutive repeats of one rank merged (plain Python: sessions are short)."""
     c = clicks.tolist() if hasattr(clicks, "tolist") else list(clicks)
     return tuple(b for k, b in enumerate(c) if k == 0 or b != c[k - 1])
-
-
-def merge_repeats(clicks: np.ndarray) -> np.ndarray:
-    """Clicks with consecutive repeats of one rank merged."""
-    c = np.asarray(clicks, dtype=np.int64)
-    if c.size < 2:
-        return c
-    keep = np.concatenate(([True], c[1:] != c[:-1]))
-    return c[keep]
 
 
 class WalkData:
@@ -146,6 +139,44 @@ class WalkData:
     @property
     def has_relevance(self) -> bool:
         return bool(self.rel.any())
+
+
+def gamma_names(with_rel: bool) -> list[str]:
+    r"""Names of the click probabilities :math:`\gamma` of the observation model.
+
+    Parameters
+    ----------
+    with_rel : bool
+        Whether the log comes with qrels: then a relevant and a non-relevant
+        visit have their own click probability.
+
+    Returns
+    -------
+    list of str
+        ``['gamma_rel', 'gamma_nonrel']`` with qrels, else ``['gamma']``.
+    """
+    return ["gamma_rel", "gamma_nonrel"] if with_rel else ["gamma"]
+
+
+def click_gammas(data: WalkData, values: dict) -> np.ndarray:
+    r"""Click probability :math:`\gamma_r` of a visit at each rank of each group (flat, ``data.n_ranks``).
+
+    Parameters
+    ----------
+    data : WalkData
+        The grouped sessions.
+    values : dict
+        Natural parameters holding the names :func:`gamma_names` gives
+        (``gamma_rel``/``gamma_nonrel`` when ``data`` has relevance, else ``gamma``).
+
+    Returns
+    -------
+    ndarray of float64
+        One probability per rank of each group.
+    """
+    if data.has_relevance:
+        return np.where(data.rel, values["gamma_rel"], values["gamma_nonrel"])
+    return np.full(data.rel.shape, values["gamma"])
 
 
 def walk_data(log, qrels: Optional[dict] = None, rel: int = 1, order: str = "clicks") -> WalkData:

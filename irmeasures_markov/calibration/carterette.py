@@ -32,8 +32,8 @@ from typing import List
 import numpy as np
 
 from ._likelihood import Candidate, expit, logit
-from ._walk import WalkData, click_probability_by_rank, walk_loglik
-from .ph import _gamma_names, _gammas
+from ._walk import WalkData, click_gammas, click_probability_by_rank, gamma_names, walk_loglik
+from .parameters import stop_probabilities
 
 __all__ = ["candidates", "continuation", "stop_probabilities", "EMPIRICAL_RANKS"]
 
@@ -72,26 +72,8 @@ def continuation(data: WalkData, dist: str, values: dict) -> np.ndarray:
     raise ValueError(f"unknown stopping distribution {dist!r}")
 
 
-def stop_probabilities(dist: str, values: dict, n: int) -> np.ndarray:
-    """P(stop at k), k = 1..n, of a static or empirical distribution (the rest lies beyond n)."""
-    k = np.arange(1, n + 1, dtype=np.float64)
-    if dist == "RBP":
-        th = values["theta"]
-        return (1 - th) * th ** (k - 1)
-    if dist == "DCG":
-        return 1 / np.log2(k + 1) - 1 / np.log2(k + 2)
-    if dist == "RR":
-        return 1 / (k * (k + 1))
-    if dist == "empirical":
-        c = np.asarray(values["continuation"], dtype=np.float64)
-        c = np.concatenate([c, np.full(max(0, n - c.size), c[-1] if c.size else 0.0)])[:n]
-        surv = np.concatenate([[1.0], np.cumprod(c[:-1])])
-        return surv * (1 - c)
-    raise ValueError(f"dist={dist!r} depends on relevance: it has no static stopping probabilities")
-
-
 def _make(name: str, dist: str, with_rel: bool, *, fit_theta: bool, theta=None, T: int = 10) -> Candidate:
-    gnames = _gamma_names(with_rel)
+    gnames = gamma_names(with_rel)
     n_cont = min(T - 1, EMPIRICAL_RANKS) if dist == "empirical" else 0
 
     def unpack(th):
@@ -114,7 +96,7 @@ def _make(name: str, dist: str, with_rel: bool, *, fit_theta: bool, theta=None, 
     def loglik(data, th):
         v = unpack(th)
         p = continuation(data, dist, v)
-        return walk_loglik(data, p, np.zeros_like(p), _gammas(data, v))
+        return walk_loglik(data, p, np.zeros_like(p), click_gammas(data, v))
 
     x0 = ([logit(0.7)] if fit_theta else []) + [logit(0.8)] * n_cont + [logit(0.3)] * len(gnames)
     return Candidate(name, x0, loglik, unpack)
@@ -143,7 +125,7 @@ def candidates(with_rel: bool = False, T: int = 10) -> List[Candidate]:
 
 def diagnostics(data: WalkData, params: dict) -> dict:
     p = continuation(data, params["dist"], params)
-    g = _gammas(data, params)
+    g = click_gammas(data, params)
     pred = click_probability_by_rank(data, p, np.zeros_like(p), g)
     out = {"ctr_observed": data.observed_ctr.tolist(), "ctr_predicted": pred.tolist(),
            "last_click_observed": data.observed_last_click.tolist()}

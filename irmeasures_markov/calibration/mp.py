@@ -40,8 +40,11 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
+from .._lazy import lazy_module
 from ._likelihood import Candidate, group_patterns, safe_log
 from ._walk import merged_tuple
+
+stats = lazy_module("scipy.stats")
 
 __all__ = ["MPData", "mp_data", "candidates", "fit_rates", "PAPER_MODELS"]
 
@@ -343,7 +346,6 @@ def fit_rates(log) -> Optional[dict]:
     chi-square interval of an exponential rate from ``n`` events in a total
     time (censored times included): :math:`[\\chi^2_{2n,0.025}, \\chi^2_{2n,0.975}]/(2\\sum d)`.
     """
-    from scipy.stats import chi2
     if not log.has_dwell:
         return None
     T = max(s.n_shown for s in log)
@@ -366,8 +368,8 @@ def fit_rates(log) -> Optional[dict]:
     with np.errstate(divide="ignore", invalid="ignore"):
         # a rank nobody dwelt on gets the pooled rate of all ranks (the measure needs one per rank)
         mu = np.where((total > 0) & (n > 0), n / np.where(total > 0, total, 1.0), pooled)
-        lo = np.where(n > 0, chi2.ppf(0.025, 2 * n) / (2 * total), 0.0)
-        hi = np.where(total > 0, chi2.ppf(0.975, 2 * n + 2) / (2 * total), np.nan)
+        lo = np.where(n > 0, stats.chi2.ppf(0.025, 2 * n) / (2 * total), 0.0)
+        hi = np.where(total > 0, stats.chi2.ppf(0.975, 2 * n + 2) / (2 * total), np.nan)
     out = {"rates": mu.tolist(), "rates_low": lo.tolist(), "rates_high": hi.tolist(),
            "rates_events": n.astype(int).tolist()}
     if all_d:

@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 
-__all__ = ["measure_parameters", "check_params", "PARAM_SCHEMAS"]
+__all__ = ["measure_parameters", "check_params", "stop_probabilities", "PARAM_SCHEMAS"]
 
 
 class _Field:
@@ -170,7 +170,6 @@ def _ph(fit) -> dict:
 
 
 def _carterette(fit) -> dict:
-    from .carterette import stop_probabilities
     p = fit.params
     dist = p["dist"]
     if dist in ("ERR", "AP", "RRR"):
@@ -184,6 +183,24 @@ def _carterette(fit) -> dict:
         if "theta" in p:
             out["theta"] = float(p["theta"])
     return out
+
+
+def stop_probabilities(dist: str, values: dict, n: int) -> np.ndarray:
+    """P(stop at k), k = 1..n, of a static or empirical distribution (the rest lies beyond n)."""
+    k = np.arange(1, n + 1, dtype=np.float64)
+    if dist == "RBP":
+        th = values["theta"]
+        return (1 - th) * th ** (k - 1)
+    if dist == "DCG":
+        return 1 / np.log2(k + 1) - 1 / np.log2(k + 2)
+    if dist == "RR":
+        return 1 / (k * (k + 1))
+    if dist == "empirical":
+        c = np.asarray(values["continuation"], dtype=np.float64)
+        c = np.concatenate([c, np.full(max(0, n - c.size), c[-1] if c.size else 0.0)])[:n]
+        surv = np.concatenate([[1.0], np.cumprod(c[:-1])])
+        return surv * (1 - c)
+    raise ValueError(f"dist={dist!r} depends on relevance: it has no static stopping probabilities")
 
 
 def _tbg(fit) -> dict:

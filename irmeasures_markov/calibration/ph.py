@@ -22,7 +22,7 @@ from typing import List
 import numpy as np
 
 from ._likelihood import Candidate, expit, logit
-from ._walk import WalkData, click_probability_by_rank, walk_loglik
+from ._walk import WalkData, click_gammas, click_probability_by_rank, gamma_names, walk_loglik
 
 __all__ = ["candidates", "walk_arrays", "DEFAULTS"]
 
@@ -44,12 +44,6 @@ def _inv_softmax_pq(p, q):
     return np.log(max(p, 1e-9) / s), np.log(max(q, 1e-9) / s)
 
 
-def _gammas(data: WalkData, values: dict) -> np.ndarray:
-    if data.has_relevance:
-        return np.where(data.rel, values["gamma_rel"], values["gamma_nonrel"])
-    return np.full(data.rel.shape, values["gamma"])
-
-
 def walk_arrays(data: WalkData, values: dict):
     """(p, q, gamma) per group and rank for the natural parameters ``values``."""
     shape = data.rel.shape
@@ -60,15 +54,11 @@ def walk_arrays(data: WalkData, values: dict):
         p = np.where(rel, values["p_rel"], p)
     if "q_rel" in values:
         q = np.where(rel, values["q_rel"], q)
-    return p, q, _gammas(data, values)
-
-
-def _gamma_names(with_rel: bool) -> List[str]:
-    return ["gamma_rel", "gamma_nonrel"] if with_rel else ["gamma"]
+    return p, q, click_gammas(data, values)
 
 
 def _make(name: str, browse: str, with_rel: bool, *, fixed_pq=None) -> Candidate:
-    gnames = _gamma_names(with_rel)
+    gnames = gamma_names(with_rel)
     if fixed_pq is not None:
         blocks = []
     elif browse == "DFBM":

@@ -52,10 +52,6 @@ _TSV_REQUIRED = ("session_id", "query_id", "shown")
 _UNSHOWN = ("error", "drop")
 
 
-def _empty_float() -> np.ndarray:
-    return np.zeros(0, dtype=np.float64)
-
-
 def _frozen(a: np.ndarray) -> np.ndarray:
     a.flags.writeable = False  # arrays may be shared between sessions (WSCD repeats whole sessions)
     return a

@@ -6,6 +6,14 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
+from ..inputs import to_qrels_dict
+from ..progress import progress_line, show_progress
+from . import carterette as cart_mod
+from . import mp as mp_mod
+from . import ph as ph_mod
+from . import tbg as tbg_mod
+from ._likelihood import fit_candidate
+from ._walk import walk_data
 from .result import FAMILIES, FamilyFit
 
 __all__ = ["fit", "FitReport"]
@@ -119,7 +127,6 @@ class FitReport:
     # -- plots ----------------------------------------------------------------------------
     def plot(self, family: Optional[str] = None, *, axes=None):
         """Draw the diagnostics of the best fit of each family (or of one family); returns the figure."""
-        import matplotlib
         import matplotlib.pyplot as plt
         panels = []
         fams = [family] if family else [f for f in FAMILIES if self.family(f)]
@@ -262,10 +269,6 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
     -------
     FitReport
     """
-    from ..progress import progress_line, show_progress
-    from . import carterette as cart_mod, mp as mp_mod, ph as ph_mod, tbg as tbg_mod
-    from ._likelihood import fit_candidate
-    from ._walk import walk_data
     if isinstance(families, str):
         families = FAMILIES if families == "all" else (families,)
     families = tuple(families)
@@ -280,7 +283,6 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
     if len(train) == 0:
         raise ValueError("the training log has no sessions")
     if qrels is not None:
-        from ..inputs import to_qrels_dict
         qrels = to_qrels_dict(qrels)
     progress = show_progress(progress)
     rng = np.random.default_rng(seed)

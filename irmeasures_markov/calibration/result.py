@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Dict, Optional, Tuple
 
+from . import parameters
+
 __all__ = ["FamilyFit", "FAMILIES"]
 
 #: The families a log can calibrate.
@@ -128,5 +130,4 @@ class FamilyFit:
         - ``ph``: keyword arguments of the PH measure (``browse``, ``p``, ``q``, ...);
         - ``tbg``: keyword arguments of the TBG measure.
         """
-        from . import parameters  # the family-specific conversions live with the fits
         return parameters.measure_parameters(self)

@@ -20,6 +20,7 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
+from ..measures.stopping_time import browsing_model
 from .logs import ClickLog, Session
 
 __all__ = ["simulate_ph", "simulate_stopping", "simulate_mp", "simulate_times", "mp_kernel"]
@@ -45,7 +46,6 @@ def simulate_ph(n_sessions: int, *, browse: str = "RWBM", p: float = 0.6, q: flo
 
     ``gamma`` is the click probability of a visit, or ``(gamma_rel, gamma_nonrel)``.
     """
-    from ..measures.stopping_time import browsing_model
     rng = np.random.default_rng(rng)
     qids, rel, which, qrels = _relevance(rng, n_sessions, n_docs, n_queries, rel_fraction)
     g_rel, g_non = (gamma, gamma) if np.ndim(gamma) == 0 else gamma
