@@ -14,11 +14,14 @@ logs) builds these objects, and every fit reads only them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, List, Optional, Tuple
+from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-__all__ = ["Session", "ClickLog"]
+from ..errors import InputError
+from ..readers.text import short
+
+__all__ = ["Session", "ClickLog", "make_session", "build_session", "click_array"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -118,3 +121,91 @@ class ClickLog:
         perm = np.random.default_rng(seed).permutation(n)
         n_test = int(round(test_fraction * n))
         return self.subset(np.sort(perm[n_test:])), self.subset(np.sort(perm[:n_test]))
+
+
+# ---------------------------------------------------------------------------
+# Checked construction (every reader builds its sessions here)
+# ---------------------------------------------------------------------------
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False  # arrays may be shared between sessions (WSCD repeats whole sessions)
+    return a
+
+
+_NO_CLICKS = _frozen(np.zeros(0, dtype=np.int64))
+
+
+def click_array(ranks: Sequence[int]) -> np.ndarray:
+    """Clicked ranks as :attr:`Session.clicks` holds them: a read-only int64 array.
+
+    Parameters
+    ----------
+    ranks : sequence of int
+        1-based ranks in click order (not checked here: see :func:`make_session`).
+
+    Returns
+    -------
+    ndarray of int64
+        Read-only; every click-less session shares one empty array.
+    """
+    return _frozen(np.array(ranks, dtype=np.int64)) if len(ranks) else _NO_CLICKS
+
+
+def make_session(query_id: str, shown: Sequence[str], clicks: Sequence[int], *, times=None, dwell=None,
+                 ended: Optional[bool] = None, session_id: str = "", where: str = "") -> Session:
+    """A checked :class:`Session`; ``where`` (``FILE:LINE``) starts every error message.
+
+    ``clicks`` are 1-based ranks into ``shown``.  ``times`` (seconds, one per
+    click, non-decreasing, finite) and ``dwell`` (seconds >= 0 or NaN for
+    unknown, one per click) are optional.  The arrays of the session are
+    read-only.
+    """
+    at = f"{where}: " if where else ""
+    shown = tuple(shown)
+    for d in shown:
+        if not isinstance(d, str):
+            raise InputError(f"{at}document ids must be strings, got {short(d)} ({type(d).__name__})")
+    return build_session(query_id, shown, clicks, times, dwell, ended, session_id, where)
+
+
+def build_session(query_id, shown: tuple, clicks, times, dwell, ended, session_id, where: str) -> Session:
+    """:func:`make_session` for a ranking already known to be a tuple of str (the readers' own)."""
+    at = f"{where}: " if where else ""
+    if not isinstance(query_id, str) or not query_id:
+        raise InputError(f"{at}the query id must be a non-empty string, got {short(query_id)}")
+    if not shown:
+        raise InputError(f"{at}session {session_id or '?'} of query {query_id!r}: the ranking shown is empty")
+    n = len(shown)
+    # sessions have a few clicks: Python's min/max on the list cost less than numpy's reductions
+    ranks = clicks.tolist() if isinstance(clicks, np.ndarray) else list(clicks)
+    if ranks and (min(ranks) < 1 or max(ranks) > n):
+        bad = next(r for r in ranks if not 1 <= r <= n)
+        raise InputError(f"{at}session {session_id or '?'}: click on rank {bad}, outside the ranking shown "
+                         f"(ranks 1..{n})")
+    c = click_array(ranks)
+    t = None
+    if times is not None:
+        t = np.asarray(times, dtype=np.float64).reshape(-1)
+        if t.size != c.size:
+            raise InputError(f"{at}session {session_id or '?'}: {t.size} timestamps for {c.size} clicks "
+                             "(give every click a time, or none)")
+        if not np.all(np.isfinite(t)):
+            raise InputError(f"{at}session {session_id or '?'}: click times must be finite numbers")
+        if t.size > 1 and np.any(np.diff(t) < 0):
+            k = int(np.flatnonzero(np.diff(t) < 0)[0])
+            raise InputError(f"{at}session {session_id or '?'}: click times are not in order: click {k + 2} at "
+                             f"{float(t[k + 1])!r} s comes before click {k + 1} at {float(t[k])!r} s (clicks are "
+                             "listed in the order they happened)")
+        t = _frozen(t)
+    w = None
+    if dwell is not None:
+        w = np.asarray(dwell, dtype=np.float64).reshape(-1)
+        if w.size != c.size:
+            raise InputError(f"{at}session {session_id or '?'}: {w.size} dwell times for {c.size} clicks")
+        if np.any(w < 0) or np.any(np.isinf(w)):
+            raise InputError(f"{at}session {session_id or '?'}: dwell times must be >= 0 seconds (NaN: unknown)")
+        w = _frozen(w)
+    if ended is not None and not isinstance(ended, (bool, np.bool_)):
+        raise InputError(f"{at}session {session_id or '?'}: `ended` must be true, false or absent, "
+                         f"got {short(ended)}")
+    return Session(query_id, shown, c, t, w, None if ended is None else bool(ended), str(session_id))
