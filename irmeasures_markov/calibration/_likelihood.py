@@ -24,7 +24,7 @@ mapped back, so an interval never leaves the parameter space.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Dict, Optional, Sequence, Tuple
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -34,9 +34,9 @@ from .result import FamilyFit
 optimize = lazy_module("scipy.optimize")
 
 
-def group_patterns(keys: Sequence) -> Tuple[list, np.ndarray, np.ndarray]:
+def group_patterns(keys: Sequence) -> tuple[list, np.ndarray, np.ndarray]:
     """Distinct keys (first-seen order), their counts, and each input's pattern index."""
-    index: Dict[object, int] = {}
+    index: dict[object, int] = {}
     inverse = np.empty(len(keys), dtype=np.int64)
     for n, k in enumerate(keys):
         u = index.get(k)
@@ -51,12 +51,12 @@ def group_patterns(keys: Sequence) -> Tuple[list, np.ndarray, np.ndarray]:
 class Estimate:
     theta: np.ndarray            # unconstrained estimate
     loglik: float                # counts @ loglik(theta)
-    cov: Optional[np.ndarray]    # sandwich covariance of theta (None when k == 0)
-    draws: Optional[np.ndarray]  # (B, k) linearised bootstrap replicates of theta
+    cov: np.ndarray | None    # sandwich covariance of theta (None when k == 0)
+    draws: np.ndarray | None  # (B, k) linearised bootstrap replicates of theta
 
 
 def maximise(loglik: Callable[[np.ndarray], np.ndarray], counts: np.ndarray, x0: Sequence[float],
-             *, grad: Optional[Callable] = None, penalty: Optional[Callable] = None) -> Tuple[np.ndarray, float]:
+             *, grad: Callable | None = None, penalty: Callable | None = None) -> tuple[np.ndarray, float]:
     """``argmax counts @ loglik(theta) - penalty(theta)`` by L-BFGS-B (numerical gradient unless given).
 
     Returns the estimate and its unpenalised log-likelihood."""
@@ -101,9 +101,9 @@ def _pattern_scores(loglik, theta, step):
 
 
 def estimate(loglik: Callable[[np.ndarray], np.ndarray], counts: np.ndarray, x0: Sequence[float], *,
-             bootstrap: int = 0, rng: Optional[np.random.Generator] = None,
-             grad: Optional[Callable] = None, penalty: Optional[Callable] = None,
-             scores: Optional[Callable] = None) -> Estimate:
+             bootstrap: int = 0, rng: np.random.Generator | None = None,
+             grad: Callable | None = None, penalty: Callable | None = None,
+             scores: Callable | None = None) -> Estimate:
     """Fit, then the sandwich covariance and (``bootstrap > 0``) linearised bootstrap draws.
 
     The information matrix is the observed one (differences of the total score)
@@ -191,13 +191,13 @@ class Candidate:
     loglik: Callable
     unpack: Callable[[np.ndarray], dict]
     fixed: dict = None
-    grad: Optional[Callable] = None
-    penalty: Optional[Callable] = None
-    scores: Optional[Callable] = None
+    grad: Callable | None = None
+    penalty: Callable | None = None
+    scores: Callable | None = None
 
 
 def fit_candidate(family: str, cand: Candidate, train, test=None, *, bootstrap: int = 0,
-                  rng: Optional[np.random.Generator] = None, description: str = "", extra: dict = None):
+                  rng: np.random.Generator | None = None, description: str = "", extra: dict = None):
     """Fit one candidate on prepared train data; score it on prepared test data. Returns a FamilyFit."""
     rng = np.random.default_rng(0) if rng is None else rng
     f = lambda th: cand.loglik(train, th)

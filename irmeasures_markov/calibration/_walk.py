@@ -32,7 +32,6 @@ need, so a ranking of :math:`T` documents costs memory in :math:`O(T)`.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -64,7 +63,7 @@ class WalkData:
     of ``rel`` (relevance, all False without qrels), ``rank`` (0-based rank) and
     ``gid`` (its group), so per-rank parameter arrays have ``n_ranks`` entries."""
 
-    def __init__(self, group_len: np.ndarray, rel: np.ndarray, seqs: List[Tuple[int, ...]], group_of: List[int]):
+    def __init__(self, group_len: np.ndarray, rel: np.ndarray, seqs: list[tuple[int, ...]], group_of: list[int]):
         keys = [(g, s) for g, s in zip(group_of, seqs)]
         self.patterns, self.counts, self.inverse = group_patterns(keys)
         self.group_len = np.asarray(group_len, dtype=np.int64)     # (G,) ranking length of each group
@@ -179,15 +178,15 @@ def click_gammas(data: WalkData, values: dict) -> np.ndarray:
     return np.full(data.rel.shape, values["gamma"])
 
 
-def walk_data(log, qrels: Optional[dict] = None, rel: int = 1, order: str = "clicks") -> WalkData:
+def walk_data(log, qrels: dict | None = None, rel: int = 1, order: str = "clicks") -> WalkData:
     """Group a ClickLog's sessions for the walk likelihood (relevance from ``qrels`` when given).
 
     ``order='clicks'``: the click sequence as logged (repeats merged); ``'set'``: the
     set of clicked ranks in rank order, for top-down readers whose likelihood is about
     which ranks were clicked, not in which order (Carterette's and TBG's users)."""
-    gindex: Dict[Tuple[int, Tuple[bool, ...]], int] = {}
+    gindex: dict[tuple[int, tuple[bool, ...]], int] = {}
     seqs, group_of = [], []
-    cache: Dict[bytes, tuple] = {}
+    cache: dict[bytes, tuple] = {}
     for s in log:
         T = s.n_shown
         if qrels is not None:
@@ -343,7 +342,7 @@ def walk_loglik(data: WalkData, p: np.ndarray, q: np.ndarray, gamma: np.ndarray)
     return np.bincount(data.owner, weights=logp, minlength=len(data.patterns))
 
 
-def _pivots(c: List[float], T: int) -> List[float]:
+def _pivots(c: list[float], T: int) -> list[float]:
     """d[0] = 1, d[k] = 1 - c[k] / d[k-1]: the pivots of a unit-diagonal tridiagonal matrix (c = sub * super)."""
     out = [1.0] * T
     d = 1.0

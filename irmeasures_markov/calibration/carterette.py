@@ -27,7 +27,6 @@ defaults :math:`\theta_{RBP}=0.8`, :math:`\theta_{ERR}=0.5` are candidates too):
 """
 from __future__ import annotations
 
-from typing import List
 
 import numpy as np
 
@@ -102,7 +101,7 @@ def _make(name: str, dist: str, with_rel: bool, *, fit_theta: bool, theta=None, 
     return Candidate(name, x0, loglik, unpack)
 
 
-def candidates(with_rel: bool = False, T: int = 10) -> List[Candidate]:
+def candidates(with_rel: bool = False, T: int = 10) -> list[Candidate]:
     """The candidates on a log whose longest ranking has ``T`` documents.
 
     With ``T == 1`` the user reads rank 1 and nothing else can happen: the

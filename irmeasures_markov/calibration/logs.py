@@ -14,7 +14,7 @@ logs) builds these objects, and every fit reads only them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -53,11 +53,11 @@ class Session:
     """
 
     query_id: str
-    shown: Tuple[str, ...]
+    shown: tuple[str, ...]
     clicks: np.ndarray
-    times: Optional[np.ndarray] = None
-    dwell: Optional[np.ndarray] = None
-    ended: Optional[bool] = None
+    times: np.ndarray | None = None
+    dwell: np.ndarray | None = None
+    ended: bool | None = None
     session_id: str = ""
     dropped_clicks: int = 0
 
@@ -70,7 +70,7 @@ class Session:
         return int(self.clicks.shape[0])
 
     @property
-    def clicked_documents(self) -> List[str]:
+    def clicked_documents(self) -> list[str]:
         return [self.shown[r - 1] for r in self.clicks]
 
 
@@ -78,7 +78,7 @@ class Session:
 class ClickLog:
     """A sequence of :class:`Session` with a description of its source."""
 
-    sessions: List[Session]
+    sessions: list[Session]
     description: str = ""
     source: str = ""
     meta: dict = field(default_factory=dict)
@@ -102,10 +102,10 @@ class ClickLog:
     def has_dwell(self) -> bool:
         return any(s.dwell is not None for s in self.sessions)
 
-    def query_ids(self) -> List[str]:
+    def query_ids(self) -> list[str]:
         return sorted({s.query_id for s in self.sessions})
 
-    def subset(self, indices: Iterable[int]) -> "ClickLog":
+    def subset(self, indices: Iterable[int]) -> ClickLog:
         """The chosen sessions; ``meta['dropped_clicks']``, when the log has it, counts theirs."""
         sessions = [self.sessions[i] for i in indices]
         meta = dict(self.meta)
@@ -113,7 +113,7 @@ class ClickLog:
             meta["dropped_clicks"] = sum(s.dropped_clicks for s in sessions)
         return ClickLog(sessions, self.description, self.source, meta)
 
-    def split(self, test_fraction: float = 0.3, seed: int = 0) -> Tuple["ClickLog", "ClickLog"]:
+    def split(self, test_fraction: float = 0.3, seed: int = 0) -> tuple[ClickLog, ClickLog]:
         """A seeded random split of the sessions into (train, test)."""
         if not 0.0 < test_fraction < 1.0:
             raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
@@ -152,7 +152,7 @@ def click_array(ranks: Sequence[int]) -> np.ndarray:
 
 
 def make_session(query_id: str, shown: Sequence[str], clicks: Sequence[int], *, times=None, dwell=None,
-                 ended: Optional[bool] = None, session_id: str = "", where: str = "") -> Session:
+                 ended: bool | None = None, session_id: str = "", where: str = "") -> Session:
     """A checked :class:`Session`; ``where`` (``FILE:LINE``) starts every error message.
 
     ``clicks`` are 1-based ranks into ``shown``.  ``times`` (seconds, one per

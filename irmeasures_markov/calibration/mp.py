@@ -36,7 +36,6 @@ the user's leaving, an exact dwell).
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -60,9 +59,9 @@ class MPData:
     """Transitions between consecutive distinct clicks, grouped by (ranking length, clicked set)."""
 
     def __init__(self, log, max_ranks: int = MAX_RANKS):
-        ctx_index: Dict[Tuple[int, Tuple[int, ...]], int] = {}
+        ctx_index: dict[tuple[int, tuple[int, ...]], int] = {}
         keys = []
-        cache: Dict[bytes, tuple] = {}
+        cache: dict[bytes, tuple] = {}
         self.n_long = 0         # sessions with a transition left out: ranking longer than max_ranks
         for s in log:
             raw = s.clicks.tobytes()
@@ -103,7 +102,7 @@ def mp_data(log) -> MPData:
     return MPData(log)
 
 
-def _displacement_weights(T: int, kernel: str, decay: float = 1.0, table: Optional[np.ndarray] = None):
+def _displacement_weights(T: int, kernel: str, decay: float = 1.0, table: np.ndarray | None = None):
     """(T, T) weights alpha(i, j), zero diagonal; ``table`` indexed by j - i + T - 1 for the signed kernel."""
     r = np.arange(T)
     D = r[None, :] - r[:, None]
@@ -308,7 +307,7 @@ def _nonparametric_ad(T: int) -> Candidate:
     return Candidate("nonparametric_AD", x0, loglik, unpack, penalty=penalty, grad=grad, scores=scores)
 
 
-def candidates(T: int = 10, nonparametric: bool = True) -> List[Candidate]:
+def candidates(T: int = 10, nonparametric: bool = True) -> list[Candidate]:
     out = [_paper(m, False) for m in PAPER_MODELS]
     out += [_paper(m, True) for m in DECAY_MODELS]
     if nonparametric:
@@ -338,7 +337,7 @@ def tables_for(data: MPData, params: dict) -> np.ndarray:
     return transition_tables(data, params["connectivity"], params["states"], W)
 
 
-def fit_rates(log) -> Optional[dict]:
+def fit_rates(log) -> dict | None:
     """MPcont holding rates per rank from dwell times (last dwell right-censored), with 95% intervals.
 
     Returns None when the log has no dwell times.  A rank without an uncensored

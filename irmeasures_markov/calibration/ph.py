@@ -17,7 +17,6 @@ measure's default SFBM :math:`p=0.8`, and the paper's Figure 1 users SFBM
 """
 from __future__ import annotations
 
-from typing import List
 
 import numpy as np
 
@@ -96,7 +95,7 @@ def _make(name: str, browse: str, with_rel: bool, *, fixed_pq=None) -> Candidate
     return Candidate(name, x0, loglik, unpack)
 
 
-def candidates(with_rel: bool = False, T: int = 2) -> List[Candidate]:
+def candidates(with_rel: bool = False, T: int = 2) -> list[Candidate]:
     """DFBM, SFBM, RWBM fitted, and the paper-default users (with only the click probability fitted).
 
     ``T``: the longest ranking of the log; with one document the user never

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from typing import Dict, List, Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -42,14 +42,14 @@ class FitReport:
         ``heldout_dropped_clicks``.
     """
 
-    def __init__(self, fits: List[FamilyFit], diagnostics: Optional[dict] = None, notes: Optional[list] = None,
-                 log: Optional[dict] = None, unfitted: Optional[List[FamilyFit]] = None):
+    def __init__(self, fits: list[FamilyFit], diagnostics: dict | None = None, notes: list | None = None,
+                 log: dict | None = None, unfitted: list[FamilyFit] | None = None):
         self.fits = list(fits)
         self.diagnostics = dict(diagnostics or {})
         self.notes = list(notes or [])
         self.log = dict(log or {})
         self.unfitted = list(unfitted or [])
-        self._sequence: List[FamilyFit] = []     # fit() sets it: every candidate in the order it was fitted
+        self._sequence: list[FamilyFit] = []     # fit() sets it: every candidate in the order it was fitted
 
     @property
     def families(self) -> tuple:
@@ -57,7 +57,7 @@ class FitReport:
         return tuple(f for f in FAMILIES if self.family(f))
 
     # -- selection ------------------------------------------------------------------------
-    def family(self, family: str) -> List[FamilyFit]:
+    def family(self, family: str) -> list[FamilyFit]:
         return [f for f in self.fits if f.family == family]
 
     def best(self, family: str) -> FamilyFit:
@@ -70,7 +70,7 @@ class FitReport:
         return min(cands, key=lambda f: (_aic(f), f.n_params))
 
     # -- tables ---------------------------------------------------------------------------
-    def rows(self) -> List[dict]:
+    def rows(self) -> list[dict]:
         out = []
         listed = self.fits + self.unfitted
         # the candidates in the order they were fitted (fit() records it), then any added since
@@ -120,12 +120,12 @@ class FitReport:
                 "notes": self.notes, "log": self.log, "unfitted": [f.to_dict() for f in self.unfitted]}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "FitReport":
+    def from_dict(cls, d: dict) -> FitReport:
         return cls([FamilyFit.from_dict(x) for x in d.get("fits", [])], d.get("diagnostics"), d.get("notes"),
                    d.get("log"), [FamilyFit.from_dict(x) for x in d.get("unfitted", [])])
 
     # -- plots ----------------------------------------------------------------------------
-    def plot(self, family: Optional[str] = None, *, axes=None):
+    def plot(self, family: str | None = None, *, axes=None):
         """Draw the diagnostics of the best fit of each family (or of one family); returns the figure."""
         import matplotlib.pyplot as plt
         panels = []
@@ -239,8 +239,8 @@ def _check_log(log, name: str) -> None:
                              f"outside the {s.n_shown} documents shown (ranks are 1-based).")
 
 
-def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional[dict] = None,
-        bootstrap: int = 200, seed: int = 0, progress: Optional[bool] = None, rel: int = 1) -> FitReport:
+def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: dict | None = None,
+        bootstrap: int = 200, seed: int = 0, progress: bool | None = None, rel: int = 1) -> FitReport:
     """Fit every candidate user model of the chosen families to a click log.
 
     Parameters
@@ -287,11 +287,11 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
     progress = show_progress(progress)
     rng = np.random.default_rng(seed)
     desc = train.description
-    fits: List[FamilyFit] = []
-    unfitted: List[FamilyFit] = []
-    sequence: List[FamilyFit] = []
-    diagnostics: Dict[str, dict] = {}
-    notes: List[str] = []
+    fits: list[FamilyFit] = []
+    unfitted: list[FamilyFit] = []
+    sequence: list[FamilyFit] = []
+    diagnostics: dict[str, dict] = {}
+    notes: list[str] = []
 
     def run(family, cand, tr, te, extra=None):
         f, _ = fit_candidate(family, cand, tr, te, bootstrap=bootstrap, rng=rng, description=desc, extra=extra)

@@ -10,7 +10,6 @@ reads only ``measure_parameters()``.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import Dict, Optional, Tuple
 
 from . import parameters
 
@@ -83,12 +82,12 @@ class FamilyFit:
 
     family: str
     model: str
-    params: Dict[str, object]
-    intervals: Dict[str, Tuple[float, float]] = field(default_factory=dict)
+    params: dict[str, object]
+    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
     loglik: float = float("nan")
     n_params: int = 0
     n_sessions: int = 0
-    heldout_loglik: Optional[float] = None
+    heldout_loglik: float | None = None
     n_heldout: int = 0
     n_events: int = 0
     log_description: str = ""
@@ -100,7 +99,7 @@ class FamilyFit:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict) -> "FamilyFit":
+    def from_dict(cls, d: dict) -> FamilyFit:
         """The fit a :meth:`to_dict` dict describes; every field is checked (``ValueError`` naming the field,
         its value and what it may be; a number written as null, i.e. not finite, reads as NaN)."""
         d = dict(d)

@@ -16,7 +16,7 @@ censored chains), and returns a :class:`~irmeasures_markov.calibration.ClickLog`
 """
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -40,7 +40,7 @@ def _relevance(rng, n_sessions, n_docs, n_queries, rel_fraction):
 
 
 def simulate_ph(n_sessions: int, *, browse: str = "RWBM", p: float = 0.6, q: float = 0.2,
-                p_rel: Optional[float] = None, q_rel: Optional[float] = None, gamma=0.4,
+                p_rel: float | None = None, q_rel: float | None = None, gamma=0.4,
                 n_docs: int = 10, n_queries: int = 20, rel_fraction: float = 0.3, rng=None):
     """A click log of P@H users. Returns ``(log, qrels)``.
 
@@ -107,7 +107,7 @@ def mp_kernel(kernel: str, decay: float = 1.0) -> Callable[[np.ndarray], np.ndar
 
 
 def simulate_mp(n_sessions: int, *, model: str = "GL_AD_ID", decay: float = 1.0,
-                weights: Optional[dict] = None, n_docs: int = 10, click_fraction: float = 0.35,
+                weights: dict | None = None, n_docs: int = 10, click_fraction: float = 0.35,
                 mean_jumps: float = 1.0, rng=None) -> ClickLog:
     r"""MP click chains.
 
@@ -183,7 +183,7 @@ def simulate_mp(n_sessions: int, *, model: str = "GL_AD_ID", decay: float = 1.0,
 
 
 def simulate_times(log: ClickLog, *, t_summary: float = 4.0, rates=None, censor_rate: float = 1 / 60.0,
-                   halflife: Optional[float] = None, rng=None) -> ClickLog:
+                   halflife: float | None = None, rng=None) -> ClickLog:
     """Add times to a log's clicks.
 
     Reaching the click at rank r from the previous click at rank r' takes a

@@ -24,7 +24,6 @@ replicate costs one weighted sum).
 """
 from __future__ import annotations
 
-from typing import List, Optional
 
 import numpy as np
 
@@ -58,7 +57,7 @@ def _make(name: str, fixed=None) -> Candidate:
     return c
 
 
-def candidates() -> List[Candidate]:
+def candidates() -> list[Candidate]:
     return [_make("clicks"), _make("clicks(paper)", fixed=(0.64, 0.39))]
 
 
@@ -67,7 +66,7 @@ def diagnostics(data: WalkData, cand: Candidate, params: dict) -> dict:
     return {"ctr_observed": data.observed_ctr.tolist(), "ctr_predicted": pred.tolist()}
 
 
-def fit_times(log, *, bootstrap: int = 200, rng=None) -> Optional[dict]:
+def fit_times(log, *, bootstrap: int = 200, rng=None) -> dict | None:
     """Half-life and summary time from click timestamps; None when the log has none.
 
     Returns ``{'params': {...}, 'intervals': {...}, 'n_sessions': n, 'survival': {...}}``.

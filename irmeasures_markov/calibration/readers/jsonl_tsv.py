@@ -11,7 +11,6 @@ import lzma
 import math
 import os
 import sys
-from typing import Dict, List, Optional
 
 from ...errors import InputError
 from ...readers.text import STDIN, display_name, short
@@ -23,7 +22,7 @@ __all__ = ["read_log", "write_log"]
 
 
 def read_log(path: PathLike, format: str = "jsonl", *, unshown: str = "error",
-             description: Optional[str] = None) -> ClickLog:
+             description: str | None = None) -> ClickLog:
     """Read a log in this package's JSONL or TSV format (docs/interaction-logs.md).
 
     JSONL: one session per line, ``{"query_id": "q1", "shown": ["d1", "d2",
@@ -63,10 +62,10 @@ def _number(value, what: str, where: str) -> float:
 
 
 def _read_jsonl(text: str, name: str, unshown: str):
-    sessions: List[Session] = []
+    sessions: list[Session] = []
     info: dict = {}
-    seen: Dict[str, int] = {}
-    rankings: Dict[tuple, tuple] = {}
+    seen: dict[str, int] = {}
+    rankings: dict[tuple, tuple] = {}
     for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
@@ -197,7 +196,7 @@ def _open_write(path: PathLike):
         yield out
 
 
-def _format_of(path: PathLike, format: Optional[str]) -> str:
+def _format_of(path: PathLike, format: str | None) -> str:
     if format is not None:
         if format not in LOG_FORMATS:
             raise ValueError(f"`format` must be one of {list(LOG_FORMATS)}, got {format!r}")
@@ -216,7 +215,7 @@ def _float_text(x: float) -> str:
     return repr(float(x))
 
 
-def write_log(log: ClickLog, path: PathLike, format: Optional[str] = None) -> None:
+def write_log(log: ClickLog, path: PathLike, format: str | None = None) -> None:
     """Write ``log`` in this package's JSONL or TSV format (default: from the file name's extension).
 
     ``.gz``/``.bz2``/``.xz`` names are compressed; ``-`` writes to standard

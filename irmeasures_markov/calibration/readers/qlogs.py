@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Dict, List, Optional
 
 from ...errors import InputError
 from ...readers.text import short
@@ -11,7 +10,7 @@ from ..logs import ClickLog, Session, make_session
 __all__ = ["from_ir_datasets"]
 
 
-def from_ir_datasets(source, *, depth: int = 10, description: Optional[str] = None) -> ClickLog:
+def from_ir_datasets(source, *, depth: int = 10, description: str | None = None) -> ClickLog:
     """A log from ir_datasets query-log records: a dataset with ``qlogs_iter()`` or an iterable of records.
 
     Records are ir_datasets' qlog namedtuples (``TripClickQlog``, ``AolQlog``):
@@ -36,9 +35,9 @@ def from_ir_datasets(source, *, depth: int = 10, description: Optional[str] = No
         raise ValueError(f"`depth` must be a positive integer, got {depth!r}")
     records = source.qlogs_iter() if hasattr(source, "qlogs_iter") else source
     name = getattr(source, "dataset_id", None) or type(source).__name__
-    sessions: List[Session] = []
-    searches: Dict[str, int] = {}
-    group: Optional[_Search] = None
+    sessions: list[Session] = []
+    searches: dict[str, int] = {}
+    group: _Search | None = None
     for i, rec in enumerate(records, start=1):
         where = f"{name}: qlogs record {i}"
         try:
@@ -69,14 +68,14 @@ def from_ir_datasets(source, *, depth: int = 10, description: Optional[str] = No
 class _Search:
     """The records of one search (consecutive records of one session, query and ranking)."""
 
-    def __init__(self, key, where: str, depth: int, t0: Optional[float]):
+    def __init__(self, key, where: str, depth: int, t0: float | None):
         self.key, self.where, self.t0 = key, where, t0
         sid, qid, shown = key
         self.docs = list(shown) if shown is not None else [""] * depth
-        self.ranks: List[int] = []
-        self.times: List[Optional[float]] = []
+        self.ranks: list[int] = []
+        self.times: list[float | None] = []
 
-    def add(self, items, ranked: bool, t: Optional[float], where: str):
+    def add(self, items, ranked: bool, t: float | None, where: str):
         for pos, it in enumerate(items, start=1):
             if not getattr(it, "clicked", True):
                 continue
@@ -92,7 +91,7 @@ class _Search:
             self.ranks.append(r)
             self.times.append(None if t is None or self.t0 is None else t - self.t0)
 
-    def session(self, searches: Dict[str, int]) -> Session:
+    def session(self, searches: dict[str, int]) -> Session:
         sid, qid, _ = self.key
         n = searches.get(sid, 0) + 1
         searches[sid] = n

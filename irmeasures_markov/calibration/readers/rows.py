@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 import os
-from typing import Dict, List, Optional, Tuple, Union
 
 from ...errors import InputError
 from ...readers.text import decompress, display_name, read_raw, short
@@ -15,7 +14,8 @@ from ..logs import Session, build_session
 __all__ = ["LOG_FORMATS", "TSV_COLUMNS", "TSV_REQUIRED", "PathLike", "check_unshown", "read_text", "first_ranks",
            "click_rank", "sessions_from_rows"]
 
-PathLike = Union[str, os.PathLike]
+#: a file path: a ``str`` or an :class:`os.PathLike` (``pathlib.Path``); ``-`` is standard input
+PathLike = str | os.PathLike
 
 #: the formats :func:`read_log` and :func:`write_log` know
 LOG_FORMATS = ("jsonl", "tsv")
@@ -33,19 +33,19 @@ def check_unshown(unshown: str) -> str:
     return unshown
 
 
-def read_text(path: PathLike) -> Tuple[str, str]:
+def read_text(path: PathLike) -> tuple[str, str]:
     name = display_name(path)
     return decompress(read_raw(path), name).decode("utf-8", "surrogateescape"), name
 
 
-def first_ranks(shown) -> Dict[str, int]:
-    first: Dict[str, int] = {}
+def first_ranks(shown) -> dict[str, int]:
+    first: dict[str, int] = {}
     for r, d in enumerate(shown, start=1):
         first.setdefault(d, r)
     return first
 
 
-def click_rank(click: dict, shown: tuple, first: Dict[str, int], where: str, unshown: str) -> Optional[int]:
+def click_rank(click: dict, shown: tuple, first: dict[str, int], where: str, unshown: str) -> int | None:
     rank = click.get("rank")
     doc = click.get("doc")
     if rank is None and doc is None:
@@ -67,7 +67,7 @@ def click_rank(click: dict, shown: tuple, first: Dict[str, int], where: str, uns
     return r
 
 
-def _parse_ended(value: str, where: str) -> Optional[bool]:
+def _parse_ended(value: str, where: str) -> bool | None:
     if value in ("", "NA", "nan", "None"):
         return None
     if value in ("1", "true", "True"):
@@ -77,17 +77,17 @@ def _parse_ended(value: str, where: str) -> Optional[bool]:
     raise InputError(f"{where}: 'ended' must be 1, 0 or empty, got {short(value)}")
 
 
-def _parse_number(value: str, what: str, where: str) -> Optional[float]:
+def _parse_number(value: str, what: str, where: str) -> float | None:
     if value in ("", "NA", "nan", "NaN", "None"):
         return None
     return parse_float(value, what, where)
 
 
-def sessions_from_rows(rows, unshown: str) -> List[Session]:
+def sessions_from_rows(rows, unshown: str) -> list[Session]:
     """Sessions from click rows ``(where, {column: text})`` (the TSV lines, the DataFrame rows)."""
-    sessions: List[Session] = []
-    done: Dict[str, str] = {}
-    rankings: Dict[str, tuple] = {}
+    sessions: list[Session] = []
+    done: dict[str, str] = {}
+    rankings: dict[str, tuple] = {}
     i = 0
     while i < len(rows):
         where0, first_row = rows[i]

@@ -1,7 +1,6 @@
 """The WSCD 2012 log format (Yandex Relevance Prediction Challenge sample): :func:`read_wscd`."""
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -13,7 +12,7 @@ from .rows import PathLike, check_unshown, first_ranks, read_text
 __all__ = ["read_wscd"]
 
 
-def read_wscd(path: PathLike, *, unshown: str = "drop", description: Optional[str] = None) -> ClickLog:
+def read_wscd(path: PathLike, *, unshown: str = "drop", description: str | None = None) -> ClickLog:
     """Read a log in the WSCD 2012 sample format (PyClick's ``trainSample``/``testSample``).
 
     One line per query; its sessions are separated by ``;``, each
@@ -32,9 +31,9 @@ def read_wscd(path: PathLike, *, unshown: str = "drop", description: Optional[st
     """
     check_unshown(unshown)
     text, name = read_text(path)
-    sessions: List[Session] = []
-    parsed: Dict[str, Tuple[str, tuple, np.ndarray, int]] = {}  # a session's text -> its parts (sessions repeat)
-    rankings: Dict[str, tuple] = {}  # the documents' text -> (ids, first rank of each id)
+    sessions: list[Session] = []
+    parsed: dict[str, tuple[str, tuple, np.ndarray, int]] = {}  # a session's text -> its parts (sessions repeat)
+    rankings: dict[str, tuple] = {}  # the documents' text -> (ids, first rank of each id)
     dropped = 0
     for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
@@ -54,7 +53,7 @@ def read_wscd(path: PathLike, *, unshown: str = "drop", description: Optional[st
                     name, meta)
 
 
-def _wscd_session(segment: str, rankings: Dict[str, tuple], unshown: str, where: str):
+def _wscd_session(segment: str, rankings: dict[str, tuple], unshown: str, where: str):
     """(query id, ranking, clicked ranks, clicks dropped) of one session's text."""
     left, colon, right = segment.partition(":")
     if not colon:
