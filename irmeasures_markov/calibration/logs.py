@@ -63,20 +63,34 @@ class Session:
 
     @property
     def n_shown(self) -> int:
+        """Documents in the ranking shown."""
         return len(self.shown)
 
     @property
     def n_clicks(self) -> int:
+        """Clicks, repeats included."""
         return int(self.clicks.shape[0])
 
     @property
     def clicked_documents(self) -> list[str]:
+        """The clicked documents' ids, in click order."""
         return [self.shown[r - 1] for r in self.clicks]
 
 
 @dataclass
 class ClickLog:
-    """A sequence of :class:`Session` with a description of its source."""
+    """A sequence of :class:`Session` with a description of its source.
+
+    Attributes
+    ----------
+    sessions : list of Session
+    description : str
+        Where the log comes from, in words (kept with every fit made from it).
+    source : str
+        The file or dataset it was read from.
+    meta : dict
+        What the reader adds, e.g. ``format`` and ``dropped_clicks``.
+    """
 
     sessions: list[Session]
     description: str = ""
@@ -89,24 +103,39 @@ class ClickLog:
     def __iter__(self) -> Iterator[Session]:
         return iter(self.sessions)
 
-    def __getitem__(self, i):
+    def __getitem__(self, i: int | slice) -> Session | ClickLog:
         if isinstance(i, slice):
             return self.subset(range(len(self.sessions))[i])
         return self.sessions[i]
 
     @property
     def has_times(self) -> bool:
+        """Whether some session has click times."""
         return any(s.times is not None for s in self.sessions)
 
     @property
     def has_dwell(self) -> bool:
+        """Whether some session has dwell times."""
         return any(s.dwell is not None for s in self.sessions)
 
     def query_ids(self) -> list[str]:
+        """The distinct query ids, sorted."""
         return sorted({s.query_id for s in self.sessions})
 
     def subset(self, indices: Iterable[int]) -> ClickLog:
-        """The chosen sessions; ``meta['dropped_clicks']``, when the log has it, counts theirs."""
+        """The chosen sessions as a log of their own.
+
+        Parameters
+        ----------
+        indices : iterable of int
+            Positions of the sessions to keep, in the order wanted.
+
+        Returns
+        -------
+        ClickLog
+            Same description and source; ``meta['dropped_clicks']``, when the
+            log has it, counts the chosen sessions' dropped clicks.
+        """
         sessions = [self.sessions[i] for i in indices]
         meta = dict(self.meta)
         if "dropped_clicks" in meta:
@@ -114,7 +143,25 @@ class ClickLog:
         return ClickLog(sessions, self.description, self.source, meta)
 
     def split(self, test_fraction: float = 0.3, seed: int = 0) -> tuple[ClickLog, ClickLog]:
-        """A seeded random split of the sessions into (train, test)."""
+        """A seeded random split of the sessions into (train, test).
+
+        Parameters
+        ----------
+        test_fraction : float
+            Share of the sessions in the test log, in (0, 1).
+        seed : int
+            Seed of the permutation (the same seed gives the same split).
+
+        Returns
+        -------
+        (ClickLog, ClickLog)
+            The training and the test sessions, each in the log's order.
+
+        Raises
+        ------
+        ValueError
+            When ``test_fraction`` is not in (0, 1).
+        """
         if not 0.0 < test_fraction < 1.0:
             raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
         n = len(self.sessions)
@@ -151,14 +198,41 @@ def click_array(ranks: Sequence[int]) -> np.ndarray:
     return _frozen(np.array(ranks, dtype=np.int64)) if len(ranks) else _NO_CLICKS
 
 
-def make_session(query_id: str, shown: Sequence[str], clicks: Sequence[int], *, times=None, dwell=None,
+def make_session(query_id: str, shown: Sequence[str], clicks: Sequence[int], *,
+                 times: Sequence[float] | np.ndarray | None = None, dwell: Sequence[float] | np.ndarray | None = None,
                  ended: bool | None = None, session_id: str = "", where: str = "") -> Session:
-    """A checked :class:`Session`; ``where`` (``FILE:LINE``) starts every error message.
+    """A checked :class:`Session` (what every reader builds).
 
-    ``clicks`` are 1-based ranks into ``shown``.  ``times`` (seconds, one per
-    click, non-decreasing, finite) and ``dwell`` (seconds >= 0 or NaN for
-    unknown, one per click) are optional.  The arrays of the session are
-    read-only.
+    Parameters
+    ----------
+    query_id : str
+        Non-empty.
+    shown : sequence of str
+        The ranking shown, rank 1 first; not empty.
+    clicks : sequence of int
+        1-based ranks into ``shown``, in click order.
+    times : sequence of float, optional
+        Seconds from the session's start to each click: one per click,
+        finite, non-decreasing.
+    dwell : sequence of float, optional
+        Seconds on each clicked document (>= 0, NaN where unknown), one per click.
+    ended : bool, optional
+        Whether the log saw the user leave after the last click.
+    session_id : str
+    where : str
+        ``FILE:LINE`` (or another place) that starts every error message.
+
+    Returns
+    -------
+    Session
+        Its arrays are read-only.
+
+    Raises
+    ------
+    InputError
+        Naming ``where`` and the session, for an empty ranking, a non-string
+        id, a click outside the ranking, times or dwell times of the wrong
+        length, out of order or out of range.
     """
     at = f"{where}: " if where else ""
     shown = tuple(shown)
@@ -168,8 +242,15 @@ def make_session(query_id: str, shown: Sequence[str], clicks: Sequence[int], *, 
     return build_session(query_id, shown, clicks, times, dwell, ended, session_id, where)
 
 
-def build_session(query_id, shown: tuple, clicks, times, dwell, ended, session_id, where: str) -> Session:
-    """:func:`make_session` for a ranking already known to be a tuple of str (the readers' own)."""
+def build_session(query_id: str, shown: tuple[str, ...], clicks: Sequence[int] | np.ndarray,
+                  times: Sequence[float] | np.ndarray | None, dwell: Sequence[float] | np.ndarray | None,
+                  ended: bool | None, session_id: str | int, where: str) -> Session:
+    """:func:`make_session` for a ranking already known to be a tuple of str (the readers' own).
+
+    Same checks and result as :func:`make_session` except that the ids of
+    ``shown`` are not checked one by one (a reader that built the tuple from
+    its file knows them to be strings).
+    """
     at = f"{where}: " if where else ""
     if not isinstance(query_id, str) or not query_id:
         raise InputError(f"{at}the query id must be a non-empty string, got {short(query_id)}")

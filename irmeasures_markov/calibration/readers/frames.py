@@ -2,6 +2,8 @@
 :func:`to_dataframe`."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ...errors import InputError
@@ -9,10 +11,14 @@ from ...readers.text import short
 from ..logs import ClickLog
 from .rows import TSV_COLUMNS, TSV_REQUIRED, check_unshown, sessions_from_rows
 
+if TYPE_CHECKING:
+    import pandas
+
 __all__ = ["from_dataframe", "to_dataframe"]
 
 
-def from_dataframe(df, *, unshown: str = "error", description: str = "", source: str = "DataFrame") -> ClickLog:
+def from_dataframe(df: pandas.DataFrame, *, unshown: str = "error", description: str = "",
+                   source: str = "DataFrame") -> ClickLog:
     """A log from a pandas DataFrame with the TSV format's columns, one row per click.
 
     Required columns ``session_id``, ``query_id``, ``shown`` (a list/tuple of
@@ -21,6 +27,22 @@ def from_dataframe(df, *, unshown: str = "error", description: str = "", source:
     values (None, NaN) mean "no click" (``rank``/``doc``), "unknown"
     (``dwell``, ``ended``).  Rows of a session must be together, in click
     order.  Errors name the row (its position and index label).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+    unshown : {'error', 'drop'}
+    description : str
+    source : str
+
+    Returns
+    -------
+    ClickLog
+
+    Raises
+    ------
+    InputError
+        Missing or unknown columns, or a bad value, naming the row.
     """
     check_unshown(unshown)
     missing = [c for c in TSV_REQUIRED if c not in df.columns]
@@ -84,11 +106,20 @@ def _cell_text(column: str, v, where: str) -> str:
     return v
 
 
-def to_dataframe(log: ClickLog):
+def to_dataframe(log: ClickLog) -> pandas.DataFrame:
     """The log as a DataFrame, one row per click (a session without clicks: one row with rank None).
 
     Columns are the TSV format's; ``shown`` holds tuples.  :func:`from_dataframe`
     reads it back.
+
+    Parameters
+    ----------
+    log : ClickLog
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``TSV_COLUMNS``; ``rank`` is a nullable integer column.
     """
     import pandas as pd
     records = []

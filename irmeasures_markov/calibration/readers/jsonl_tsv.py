@@ -43,6 +43,27 @@ def read_log(path: PathLike, format: str = "jsonl", *, unshown: str = "error",
 
     ``unshown``: ``'error'`` (default) or ``'drop'`` for a click on a
     document that is not in the ranking shown.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file (gzip, bzip2 or xz compressed, or ``-`` for standard input).
+    format : {'jsonl', 'tsv'}
+    unshown : {'error', 'drop'}
+    description : str, optional
+        Overrides the description of the header line (JSONL) or the default
+        ``'click log NAME'``.
+
+    Returns
+    -------
+    ClickLog
+
+    Raises
+    ------
+    InputError
+        A malformed line or session, naming the file and line.
+    ValueError
+        A ``format`` or ``unshown`` that is not one of the choices.
     """
     check_unshown(unshown)
     if format not in LOG_FORMATS:
@@ -222,6 +243,19 @@ def write_log(log: ClickLog, path: PathLike, format: str | None = None) -> None:
     output.  :func:`read_log` reads the file back to an equal log (same
     sessions, description and meta for JSONL; TSV keeps no description).
     Document ids of the TSV format must not hold whitespace.
+
+    Parameters
+    ----------
+    log : ClickLog
+    path : str or os.PathLike
+    format : {'jsonl', 'tsv'}, optional
+        Default: the extension of ``path`` (before a compression suffix).
+
+    Raises
+    ------
+    ValueError
+        When the format cannot be told from the name, or a TSV document id
+        holds whitespace.
     """
     fmt = _format_of(path, format)
     with _open_write(path) as out:

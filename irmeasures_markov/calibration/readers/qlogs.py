@@ -10,7 +10,7 @@ from ..logs import ClickLog, Session, make_session
 __all__ = ["from_ir_datasets"]
 
 
-def from_ir_datasets(source, *, depth: int = 10, description: str | None = None) -> ClickLog:
+def from_ir_datasets(source: object, *, depth: int = 10, description: str | None = None) -> ClickLog:
     """A log from ir_datasets query-log records: a dataset with ``qlogs_iter()`` or an iterable of records.
 
     Records are ir_datasets' qlog namedtuples (``TripClickQlog``, ``AolQlog``):
@@ -30,6 +30,25 @@ def from_ir_datasets(source, *, depth: int = 10, description: str | None = None)
       click is at 0); they are absent when a record has no time.
     * Session ids are the records' ``session_id`` (``user_id`` for AOL), with
       ``#2``, ``#3``, ... added for the later searches of one session.
+
+    Parameters
+    ----------
+    source : ir_datasets dataset or iterable of qlog records
+    depth : int
+        Length of an AOL ranking (known only at its clicked ranks).
+    description : str, optional
+        Default: ``'ir_datasets query log NAME'``.
+
+    Returns
+    -------
+    ClickLog
+
+    Raises
+    ------
+    InputError
+        A record that is not a qlog record, or contradicts an earlier one, naming the record.
+    ValueError
+        A ``depth`` that is not a positive integer.
     """
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
         raise ValueError(f"`depth` must be a positive integer, got {depth!r}")

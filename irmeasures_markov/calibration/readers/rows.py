@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Sequence
 
 from ...errors import InputError
 from ...readers.text import decompress, display_name, read_raw, short
@@ -28,24 +29,51 @@ _UNSHOWN = ("error", "drop")
 
 
 def check_unshown(unshown: str) -> str:
+    """``unshown`` itself when it is one of ``'error'``, ``'drop'``; else ``ValueError`` naming the choices."""
     if unshown not in _UNSHOWN:
         raise ValueError(f"`unshown` must be one of {list(_UNSHOWN)}, got {unshown!r}")
     return unshown
 
 
 def read_text(path: PathLike) -> tuple[str, str]:
+    """(text, display name) of a log file: decompressed when compressed, ``-`` read from standard input."""
     name = display_name(path)
     return decompress(read_raw(path), name).decode("utf-8", "surrogateescape"), name
 
 
-def first_ranks(shown) -> dict[str, int]:
+def first_ranks(shown: Sequence[str]) -> dict[str, int]:
+    """Document id -> its first 1-based rank in ``shown`` (a click on a repeated id is on its first rank)."""
     first: dict[str, int] = {}
     for r, d in enumerate(shown, start=1):
         first.setdefault(d, r)
     return first
 
 
-def click_rank(click: dict, shown: tuple, first: dict[str, int], where: str, unshown: str) -> int | None:
+def click_rank(click: dict, shown: tuple[str, ...], first: dict[str, int], where: str, unshown: str) -> int | None:
+    """The 1-based rank of a click ``{'rank': r}``, ``{'doc': d}`` or both (which must agree).
+
+    Parameters
+    ----------
+    click : dict
+    shown : tuple of str
+        The session's ranking.
+    first : dict
+        :func:`first_ranks` of ``shown``.
+    where : str
+        ``FILE:LINE`` that starts every error message.
+    unshown : {'error', 'drop'}
+
+    Returns
+    -------
+    int or None
+        None for a click on a document not shown, with ``unshown='drop'``.
+
+    Raises
+    ------
+    InputError
+        A click without rank or doc, a rank outside the ranking, a rank and a
+        doc that disagree, or (``unshown='error'``) a document not shown.
+    """
     rank = click.get("rank")
     doc = click.get("doc")
     if rank is None and doc is None:
@@ -83,8 +111,13 @@ def _parse_number(value: str, what: str, where: str) -> float | None:
     return parse_float(value, what, where)
 
 
-def sessions_from_rows(rows, unshown: str) -> list[Session]:
-    """Sessions from click rows ``(where, {column: text})`` (the TSV lines, the DataFrame rows)."""
+def sessions_from_rows(rows: Sequence[tuple[str, dict[str, str]]], unshown: str) -> list[Session]:
+    """Sessions from click rows ``(where, {column: text})`` (the TSV lines, the DataFrame rows).
+
+    The rows of a session are consecutive, in click order; a row without
+    ``rank`` and ``doc`` is a session without clicks.  Errors are
+    :class:`~irmeasures_markov.errors.InputError` naming the row's ``where``.
+    """
     sessions: list[Session] = []
     done: dict[str, str] = {}
     rankings: dict[str, tuple] = {}

@@ -28,6 +28,27 @@ def read_wscd(path: PathLike, *, unshown: str = "drop", description: str | None 
     is kept in ``log.meta['dropped_clicks']``) or an :class:`InputError`
     naming the file, line and session with ``unshown='error'``.  A clicked id
     shown twice counts as a click on its first rank.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file (gzip, bzip2 or xz compressed, or ``-`` for standard input).
+    unshown : {'drop', 'error'}
+        What to do with a click on a document that is not in the ranking shown.
+    description : str, optional
+        The log's description (default: ``'WSCD 2012 click log NAME'``).
+
+    Returns
+    -------
+    ClickLog
+        ``meta`` holds ``format='wscd'`` and ``dropped_clicks``.
+
+    Raises
+    ------
+    InputError
+        A malformed session, naming the file, line and session.
+    ValueError
+        An ``unshown`` that is not one of the choices.
     """
     check_unshown(unshown)
     text, name = read_text(path)
