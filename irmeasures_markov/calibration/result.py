@@ -94,14 +94,31 @@ class FamilyFit:
     n_heldout_events: int = 0
 
     def to_dict(self) -> dict:
+        """The fit as plain JSON-able data (intervals as ``[low, high]`` lists); :meth:`from_dict` reads it back."""
         d = asdict(self)
         d["intervals"] = {k: [float(v[0]), float(v[1])] for k, v in self.intervals.items()}
         return d
 
     @classmethod
     def from_dict(cls, d: dict) -> FamilyFit:
-        """The fit a :meth:`to_dict` dict describes; every field is checked (``ValueError`` naming the field,
-        its value and what it may be; a number written as null, i.e. not finite, reads as NaN)."""
+        """The fit a :meth:`to_dict` dict describes, every field checked.
+
+        Parameters
+        ----------
+        d : dict
+            As :meth:`to_dict` writes it; a number written as null (not
+            finite) reads as NaN.
+
+        Returns
+        -------
+        FamilyFit
+
+        Raises
+        ------
+        ValueError
+            An unknown or missing field, or a value of the wrong type, naming
+            the field, its value and what it may be.
+        """
         d = dict(d)
         known = [f.name for f in fields(cls)]
         unknown = [k for k in d if k not in known]
@@ -128,5 +145,16 @@ class FamilyFit:
           P(stop at rank k), k = 1..n (the mass beyond n is the remainder);
         - ``ph``: keyword arguments of the PH measure (``browse``, ``p``, ``q``, ...);
         - ``tbg``: keyword arguments of the TBG measure.
+
+        Returns
+        -------
+        dict
+
+        Raises
+        ------
+        ValueError
+            When ``params`` break the family's schema
+            (:func:`~irmeasures_markov.calibration.parameters.check_params`) or a
+            value the measure reads is not finite.
         """
         return parameters.measure_parameters(self)
