@@ -41,7 +41,25 @@ EMPIRICAL_RANKS = 30
 
 
 def continuation(data: WalkData, dist: str, values: dict) -> np.ndarray:
-    """Forward probability at each rank of each group (flat, ``data.n_ranks``) for a stopping distribution."""
+    r"""Forward probability :math:`p_k = F(k+1)/F(k)` at each rank of each group (flat, ``data.n_ranks``).
+
+    Parameters
+    ----------
+    data : WalkData
+        Sessions grouped by ranking (and relevance pattern, for the dynamic distributions).
+    dist : {'RBP', 'DCG', 'RR', 'empirical', 'ERR', 'AP', 'RRR'}
+    values : dict
+        The distribution's parameters (``theta``, ``continuation``).
+
+    Returns
+    -------
+    ndarray of float64
+
+    Raises
+    ------
+    ValueError
+        An unknown distribution.
+    """
     k = data.rank.astype(np.float64) + 1.0
     rel = data.rel
     if dist == "RBP":
@@ -102,11 +120,23 @@ def _make(name: str, dist: str, with_rel: bool, *, fit_theta: bool, theta=None, 
 
 
 def candidates(with_rel: bool = False, T: int = 10) -> list[Candidate]:
-    """The candidates on a log whose longest ranking has ``T`` documents.
+    """Carterette's stopping distributions (SIGIR 2011) as candidates (module docstring for each and its likelihood).
 
-    With ``T == 1`` the user reads rank 1 and nothing else can happen: the
-    candidates that fit a stopping parameter (RBP, ERR with a fitted theta,
-    empirical) are left out, since it changes nothing in the likelihood."""
+    Parameters
+    ----------
+    with_rel : bool
+        Whether the log has qrels: then the dynamic distributions (ERR, AP,
+        RRR) are candidates too, and the click probability depends on relevance.
+    T : int
+        The longest ranking of the log.  With ``T == 1`` the user reads rank 1
+        and nothing else can happen: the candidates that fit a stopping
+        parameter (RBP, ERR with a fitted theta, empirical) are left out,
+        since it changes nothing in the likelihood.
+
+    Returns
+    -------
+    list of Candidate
+    """
     moves = T > 1
     out = ([_make("RBP", "RBP", with_rel, fit_theta=True)] if moves else []) + [
         _make("RBP(theta=0.8)", "RBP", with_rel, fit_theta=False, theta=0.8),
@@ -123,6 +153,8 @@ def candidates(with_rel: bool = False, T: int = 10) -> list[Candidate]:
 
 
 def diagnostics(data: WalkData, params: dict) -> dict:
+    """Observed and predicted click probability by rank, the observed last click and (static distributions)
+    P(stop at k), for the plots."""
     p = continuation(data, params["dist"], params)
     g = click_gammas(data, params)
     pred = click_probability_by_rank(data, p, np.zeros_like(p), g)

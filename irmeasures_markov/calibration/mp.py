@@ -42,6 +42,7 @@ import numpy as np
 from .._lazy import lazy_module
 from ._likelihood import Candidate, group_patterns, safe_log
 from ._walk import merged_tuple
+from .logs import ClickLog
 
 stats = lazy_module("scipy.stats")
 
@@ -58,7 +59,7 @@ MAX_RANKS = 100
 class MPData:
     """Transitions between consecutive distinct clicks, grouped by (ranking length, clicked set)."""
 
-    def __init__(self, log, max_ranks: int = MAX_RANKS):
+    def __init__(self, log: ClickLog, max_ranks: int = MAX_RANKS) -> None:
         ctx_index: dict[tuple[int, tuple[int, ...]], int] = {}
         keys = []
         cache: dict[bytes, tuple] = {}
@@ -98,7 +99,8 @@ class MPData:
         self.observed_jumps = np.bincount(d + self.T - 1, weights=self.counts[self.owner], minlength=2 * self.T - 1)
 
 
-def mp_data(log) -> MPData:
+def mp_data(log: ClickLog) -> MPData:
+    """The log's transitions between consecutive distinct clicks (:class:`MPData`), for :func:`candidates`."""
     return MPData(log)
 
 
@@ -119,7 +121,22 @@ def _displacement_weights(T: int, kernel: str, decay: float = 1.0, table: np.nda
 
 
 def transition_tables(data: MPData, conn: str, states: str, W: np.ndarray) -> np.ndarray:
-    """(C, T, T): probability of the next distinct click j given the current i, per context."""
+    """(C, T, T): probability of the next distinct click j given the current i, per context.
+
+    Parameters
+    ----------
+    data : MPData
+    conn : {'GL', 'LO'}
+        Every pair of ranks connected, or neighbours only.
+    states : {'AD', 'OR'}
+        The chain on all ranks (censored on the clicked set), or on the clicked set only.
+    W : ndarray, shape (T, T)
+        Kernel weights :math:`\\alpha(i, j)`, zero diagonal.
+
+    Returns
+    -------
+    ndarray, shape (contexts, T, T)
+    """
     C, T = data.mask.shape
     inside = np.arange(T)[None, :] < data.ctx_len[:, None]
     if states == "AD":
@@ -308,6 +325,21 @@ def _nonparametric_ad(T: int) -> Candidate:
 
 
 def candidates(T: int = 10, nonparametric: bool = True) -> list[Candidate]:
+    r"""MP's candidate kernels (Ferrante, Ferro & Maistro, SIGIR 2014): the paper's models
+    (``PAPER_MODELS``, :math:`\beta = 1`), the ``DECAY_MODELS`` with a fitted decay
+    :math:`\beta`, and the non-parametric kernels (module docstring for the likelihood).
+
+    Parameters
+    ----------
+    T : int
+        The longest ranking of the log (the non-parametric kernels have a weight per displacement up to it).
+    nonparametric : bool
+        Whether to include the non-parametric kernels.
+
+    Returns
+    -------
+    list of Candidate
+    """
     out = [_paper(m, False) for m in PAPER_MODELS]
     out += [_paper(m, True) for m in DECAY_MODELS]
     if nonparametric:
@@ -316,7 +348,19 @@ def candidates(T: int = 10, nonparametric: bool = True) -> list[Candidate]:
 
 
 def predicted_jumps(data: MPData, params: dict) -> np.ndarray:
-    """Expected count of each signed jump j - i under the model (same conditioning as the data)."""
+    """Expected count of each signed jump j - i under the model (same conditioning as the data).
+
+    Parameters
+    ----------
+    data : MPData
+    params : dict
+        A fitted MP candidate's parameters.
+
+    Returns
+    -------
+    ndarray, shape (2T - 1,)
+        Index ``d + T - 1`` holds the jumps of displacement ``d``.
+    """
     Q = tables_for(data, params)
     P = Q[data.c, data.i, :] * data.counts[data.owner][:, None]
     T = data.T
@@ -325,6 +369,7 @@ def predicted_jumps(data: MPData, params: dict) -> np.ndarray:
 
 
 def tables_for(data: MPData, params: dict) -> np.ndarray:
+    """:func:`transition_tables` of a fitted candidate's parameters."""
     if params["kernel"] == "nonparametric":
         T = data.T
         t = np.zeros(2 * T - 1)
@@ -337,7 +382,7 @@ def tables_for(data: MPData, params: dict) -> np.ndarray:
     return transition_tables(data, params["connectivity"], params["states"], W)
 
 
-def fit_rates(log) -> dict | None:
+def fit_rates(log: ClickLog) -> dict | None:
     """MPcont holding rates per rank from dwell times (last dwell right-censored), with 95% intervals.
 
     Returns None when the log has no dwell times.  A rank without an uncensored

@@ -43,8 +43,12 @@ def _inv_softmax_pq(p, q):
     return np.log(max(p, 1e-9) / s), np.log(max(q, 1e-9) / s)
 
 
-def walk_arrays(data: WalkData, values: dict):
-    """(p, q, gamma) per group and rank for the natural parameters ``values``."""
+def walk_arrays(data: WalkData, values: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(p, q, gamma) per group and rank (flat, ``data.n_ranks``) for the natural parameters ``values``.
+
+    ``p_rel``/``q_rel`` apply at relevant ranks, ``p``/``q`` at the others
+    (DFBM: :math:`p = 1, q = 0`); :math:`\\gamma` from :func:`~._walk.click_gammas`.
+    """
     shape = data.rel.shape
     rel = data.rel
     p = np.full(shape, values.get("p", 1.0))
@@ -96,16 +100,33 @@ def _make(name: str, browse: str, with_rel: bool, *, fixed_pq=None) -> Candidate
 
 
 def candidates(with_rel: bool = False, T: int = 2) -> list[Candidate]:
-    """DFBM, SFBM, RWBM fitted, and the paper-default users (with only the click probability fitted).
+    r"""The P@H browsing models of Ferrante & Ferro (ICTIR 2020) as candidates.
 
-    ``T``: the longest ranking of the log; with one document the user never
-    moves, p and q change nothing, and SFBM and RWBM (which fit them) are left out."""
+    DFBM, SFBM, RWBM fitted, and the paper-default users (:data:`DEFAULTS`,
+    with only the click probability fitted).  The likelihood of a session is
+    the walk likelihood (:mod:`._walk`) with forward :math:`p`, backward
+    :math:`q`, stop :math:`1-p-q` and click probability :math:`\gamma` per visit.
+
+    Parameters
+    ----------
+    with_rel : bool
+        Whether the log has qrels: then ``p_rel``/``q_rel`` and
+        ``gamma_rel``/``gamma_nonrel`` are fitted too.
+    T : int
+        The longest ranking of the log; with one document the user never
+        moves, p and q change nothing, and SFBM and RWBM (which fit them) are
+        left out.
+
+    Returns
+    -------
+    list of Candidate
+    """
     out = [_make(b, b, with_rel) for b in (("DFBM", "SFBM", "RWBM") if T > 1 else ("DFBM",))]
     out += [_make(name, browse, with_rel, fixed_pq=(p, q)) for name, browse, p, q in DEFAULTS]
     return out
 
 
 def diagnostics(data: WalkData, params: dict) -> dict:
-    """Observed and predicted click probability by rank."""
+    """Observed and predicted click probability by rank (``ctr_observed``, ``ctr_predicted``), for the plots."""
     pred = click_probability_by_rank(data, *walk_arrays(data, params))
     return {"ctr_observed": data.observed_ctr.tolist(), "ctr_predicted": pred.tolist()}

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -14,7 +16,13 @@ from . import ph as ph_mod
 from . import tbg as tbg_mod
 from ._likelihood import fit_candidate
 from ._walk import walk_data
+from .logs import ClickLog
 from .result import FAMILIES, FamilyFit
+
+if TYPE_CHECKING:
+    import matplotlib.axes
+    import matplotlib.figure
+    import pandas
 
 __all__ = ["fit", "FitReport"]
 
@@ -42,8 +50,8 @@ class FitReport:
         ``heldout_dropped_clicks``.
     """
 
-    def __init__(self, fits: list[FamilyFit], diagnostics: dict | None = None, notes: list | None = None,
-                 log: dict | None = None, unfitted: list[FamilyFit] | None = None):
+    def __init__(self, fits: list[FamilyFit], diagnostics: dict | None = None, notes: list[str] | None = None,
+                 log: dict | None = None, unfitted: list[FamilyFit] | None = None) -> None:
         self.fits = list(fits)
         self.diagnostics = dict(diagnostics or {})
         self.notes = list(notes or [])
@@ -52,16 +60,32 @@ class FitReport:
         self._sequence: list[FamilyFit] = []     # fit() sets it: every candidate in the order it was fitted
 
     @property
-    def families(self) -> tuple:
+    def families(self) -> tuple[str, ...]:
         """The families with at least one fitted candidate (those a fit file of this report can serve)."""
         return tuple(f for f in FAMILIES if self.family(f))
 
     # -- selection ------------------------------------------------------------------------
     def family(self, family: str) -> list[FamilyFit]:
+        """The fitted candidates of one family (``'mp'``, ``'ph'``, ``'carterette'``, ``'tbg'``), in fit order."""
         return [f for f in self.fits if f.family == family]
 
     def best(self, family: str) -> FamilyFit:
-        """Highest held-out log-likelihood when a test log was given, else lowest AIC."""
+        """The family's best candidate: highest held-out log-likelihood when a test log was given, else lowest
+        AIC (:math:`2k - 2\\log L`; ties: fewer parameters).
+
+        Parameters
+        ----------
+        family : {'mp', 'ph', 'carterette', 'tbg'}
+
+        Returns
+        -------
+        FamilyFit
+
+        Raises
+        ------
+        KeyError
+            When the report has no fit of that family.
+        """
         cands = self.family(family)
         if not cands:
             raise KeyError(f"no {family!r} fit in this report (fitted: {sorted({f.family for f in self.fits})})")
@@ -71,6 +95,13 @@ class FitReport:
 
     # -- tables ---------------------------------------------------------------------------
     def rows(self) -> list[dict]:
+        """The comparison table, one dict per candidate (fitted or not) in the order they were fitted.
+
+        Keys: ``family``, ``model``, ``k`` (free parameters), ``n`` (training
+        sessions), ``loglik``, ``AIC``, ``BIC`` (:math:`k\\log n - 2\\log L`),
+        ``heldout_loglik``, ``perplexity`` (:math:`\\exp(-\\log L / \\text{events})`,
+        held out when a test log was given) and ``params`` (a short text).
+        """
         out = []
         listed = self.fits + self.unfitted
         # the candidates in the order they were fitted (fit() records it), then any added since
@@ -89,7 +120,8 @@ class FitReport:
             })
         return out
 
-    def to_frame(self):
+    def to_frame(self) -> pandas.DataFrame:
+        """:meth:`rows` as a pandas DataFrame."""
         import pandas as pd
         return pd.DataFrame(self.rows())
 
@@ -112,6 +144,7 @@ class FitReport:
 
     # -- serialisation --------------------------------------------------------------------
     def to_dict(self) -> dict:
+        """The report as JSON-able data (fits, index of each family's best, diagnostics, notes, log, unfitted)."""
         best = {}
         for fam in FAMILIES:
             if self.family(fam):
@@ -121,12 +154,31 @@ class FitReport:
 
     @classmethod
     def from_dict(cls, d: dict) -> FitReport:
+        """The report a :meth:`to_dict` dict describes (every fit checked by :meth:`FamilyFit.from_dict`)."""
         return cls([FamilyFit.from_dict(x) for x in d.get("fits", [])], d.get("diagnostics"), d.get("notes"),
                    d.get("log"), [FamilyFit.from_dict(x) for x in d.get("unfitted", [])])
 
     # -- plots ----------------------------------------------------------------------------
-    def plot(self, family: str | None = None, *, axes=None):
-        """Draw the diagnostics of the best fit of each family (or of one family); returns the figure."""
+    def plot(self, family: str | None = None, *, axes: matplotlib.axes.Axes | np.ndarray | None = None
+             ) -> matplotlib.figure.Figure:
+        """Draw the diagnostics of the best fit of each family (or of one family).
+
+        Parameters
+        ----------
+        family : str, optional
+            One family; default every family with a fit.
+        axes : matplotlib Axes or array of them, optional
+            Where to draw, one panel per axes; default a new figure.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+
+        Raises
+        ------
+        ValueError
+            When the report holds no diagnostics (e.g. one read from a fit file).
+        """
         import matplotlib.pyplot as plt
         panels = []
         fams = [family] if family else [f for f in FAMILIES if self.family(f)]
@@ -239,7 +291,8 @@ def _check_log(log, name: str) -> None:
                              f"outside the {s.n_shown} documents shown (ranks are 1-based).")
 
 
-def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: dict | None = None,
+def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str] | str = FAMILIES,
+        qrels: dict | str | os.PathLike | None = None,
         bootstrap: int = 200, seed: int = 0, progress: bool | None = None, rel: int = 1) -> FitReport:
     """Fit every candidate user model of the chosen families to a click log.
 
@@ -268,6 +321,14 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: dict | N
     Returns
     -------
     FitReport
+
+    Raises
+    ------
+    ValueError
+        An unknown family, a negative ``bootstrap``, an empty training log, or
+        a session with a click outside its ranking.
+    TypeError
+        When ``train`` or ``test`` is not a ClickLog.
     """
     if isinstance(families, str):
         families = FAMILIES if families == "all" else (families,)
