@@ -23,8 +23,9 @@ mapped back, so an interval never leaves the parameter space.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from collections.abc import Callable, Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -34,8 +35,30 @@ from .result import FamilyFit
 optimize = lazy_module("scipy.optimize")
 
 
-def group_patterns(keys: Sequence) -> tuple[list, np.ndarray, np.ndarray]:
-    """Distinct keys (first-seen order), their counts, and each input's pattern index."""
+class PatternData(Protocol):
+    """What :func:`fit_candidate` reads of a family's prepared data (``WalkData``, ``MPData``)."""
+
+    counts: np.ndarray   # (U,) sessions of each pattern
+    n_events: int        # observations the likelihood counts
+
+
+def group_patterns(keys: Sequence[Hashable]) -> tuple[list, np.ndarray, np.ndarray]:
+    """Group identical keys into patterns.
+
+    Parameters
+    ----------
+    keys : sequence of hashable
+        One key per session (what the family's likelihood sees of it).
+
+    Returns
+    -------
+    patterns : list
+        The distinct keys, in first-seen order.
+    counts : ndarray of float64
+        Sessions of each pattern.
+    inverse : ndarray of int64
+        Each input's pattern index.
+    """
     index: dict[object, int] = {}
     inverse = np.empty(len(keys), dtype=np.int64)
     for n, k in enumerate(keys):
@@ -49,6 +72,8 @@ def group_patterns(keys: Sequence) -> tuple[list, np.ndarray, np.ndarray]:
 
 @dataclass
 class Estimate:
+    """A maximum-likelihood fit on the unconstrained scale, with its sandwich covariance and bootstrap draws."""
+
     theta: np.ndarray            # unconstrained estimate
     loglik: float                # counts @ loglik(theta)
     cov: np.ndarray | None    # sandwich covariance of theta (None when k == 0)
@@ -162,16 +187,19 @@ def estimate(loglik: Callable[[np.ndarray], np.ndarray], counts: np.ndarray, x0:
     return Estimate(theta, ll, cov, draws)
 
 
-def logit(x):
+def logit(x: float | np.ndarray) -> np.ndarray:
+    """:math:`\\log(x/(1-x))`, with ``x`` clipped to :math:`[10^{-12}, 1-10^{-12}]`."""
     x = np.clip(np.asarray(x, dtype=np.float64), 1e-12, 1 - 1e-12)
     return np.log(x) - np.log1p(-x)
 
 
-def expit(t):
+def expit(t: float | np.ndarray) -> np.ndarray:
+    """:math:`1/(1+e^{-t})`, the inverse of :func:`logit`."""
     return 1.0 / (1.0 + np.exp(-np.asarray(t, dtype=np.float64)))
 
 
-def safe_log(x):
+def safe_log(x: float | np.ndarray) -> np.ndarray:
+    """:math:`\\log x` with ``-inf`` (no warning) where ``x <= 0``."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.log(np.where(np.asarray(x) > 0, x, 0.0))
 
@@ -190,15 +218,36 @@ class Candidate:
     x0: Sequence[float]
     loglik: Callable
     unpack: Callable[[np.ndarray], dict]
-    fixed: dict = None
+    fixed: dict | None = None
     grad: Callable | None = None
     penalty: Callable | None = None
     scores: Callable | None = None
 
 
-def fit_candidate(family: str, cand: Candidate, train, test=None, *, bootstrap: int = 0,
-                  rng: np.random.Generator | None = None, description: str = "", extra: dict = None):
-    """Fit one candidate on prepared train data; score it on prepared test data. Returns a FamilyFit."""
+def fit_candidate(family: str, cand: Candidate, train: PatternData, test: PatternData | None = None, *,
+                  bootstrap: int = 0, rng: np.random.Generator | None = None, description: str = "",
+                  extra: dict | None = None) -> tuple[FamilyFit, Estimate]:
+    """Fit one candidate by maximum likelihood on prepared training data; score it on prepared test data.
+
+    Parameters
+    ----------
+    family : str
+    cand : Candidate
+    train, test : prepared data of the family (``test`` optional)
+    bootstrap : int
+        Linearised bootstrap replicates for the 95% intervals (0: Wald, from the sandwich covariance).
+    rng : numpy Generator, optional
+    description : str
+        The log's description, kept in the fit.
+    extra : dict, optional
+        Parameters added to the fit's (e.g. MPcont's holding rates).
+
+    Returns
+    -------
+    (FamilyFit, Estimate)
+        A candidate that gives probability 0 to some training session at every
+        parameter value has log-likelihood ``-inf`` and only its fixed parameters.
+    """
     rng = np.random.default_rng(0) if rng is None else rng
     f = lambda th: cand.loglik(train, th)
     g = (lambda th: cand.grad(train, th)) if cand.grad is not None else None

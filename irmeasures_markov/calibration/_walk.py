@@ -32,11 +32,13 @@ need, so a ranking of :math:`T` documents costs memory in :math:`O(T)`.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 
 import numpy as np
 
 from .._lazy import lazy_module
 from ._likelihood import group_patterns, safe_log
+from .logs import ClickLog
 
 lapack = lazy_module("scipy.linalg.lapack")
 
@@ -50,7 +52,7 @@ _BATCH_ELEMENTS = 1 << 18
 _COLUMN_ELEMENTS = 1 << 20
 
 
-def merged_tuple(clicks) -> tuple:
+def merged_tuple(clicks: Sequence[int] | np.ndarray) -> tuple[int, ...]:
     """Clicks as a tuple of ints with consecutive repeats of one rank merged (plain Python: sessions are short)."""
     c = clicks.tolist() if hasattr(clicks, "tolist") else list(clicks)
     return tuple(b for k, b in enumerate(c) if k == 0 or b != c[k - 1])
@@ -63,7 +65,8 @@ class WalkData:
     of ``rel`` (relevance, all False without qrels), ``rank`` (0-based rank) and
     ``gid`` (its group), so per-rank parameter arrays have ``n_ranks`` entries."""
 
-    def __init__(self, group_len: np.ndarray, rel: np.ndarray, seqs: list[tuple[int, ...]], group_of: list[int]):
+    def __init__(self, group_len: np.ndarray, rel: np.ndarray, seqs: list[tuple[int, ...]],
+                 group_of: list[int]) -> None:
         keys = [(g, s) for g, s in zip(group_of, seqs)]
         self.patterns, self.counts, self.inverse = group_patterns(keys)
         self.group_len = np.asarray(group_len, dtype=np.int64)     # (G,) ranking length of each group
@@ -100,9 +103,10 @@ class WalkData:
 
     @property
     def n_ranks(self) -> int:
+        """Entries of a flat per-rank array (the sum of the groups' lengths)."""
         return int(self.rel.size)
 
-    def units(self):
+    def units(self) -> list[tuple[str, int, np.ndarray | int, np.ndarray]]:
         """The computation plan: ``('dense', T, groups, events)`` batches and ``('long', T, group, events)``."""
         if not hasattr(self, "_units"):
             plan = []
@@ -125,6 +129,7 @@ class WalkData:
         return self._units
 
     def group_slice(self, g: int) -> slice:
+        """Where group ``g``'s ranks lie in a flat per-rank array."""
         return slice(int(self.offsets[g]), int(self.offsets[g + 1]))
 
     def gather(self, groups: np.ndarray, T: int) -> np.ndarray:
@@ -133,10 +138,12 @@ class WalkData:
 
     @property
     def n_sessions(self) -> int:
+        """Sessions grouped (the sum of the pattern counts)."""
         return int(self.counts.sum())
 
     @property
     def has_relevance(self) -> bool:
+        """Whether some rank is relevant (the data was built with qrels that judge a shown document relevant)."""
         return bool(self.rel.any())
 
 
@@ -178,12 +185,27 @@ def click_gammas(data: WalkData, values: dict) -> np.ndarray:
     return np.full(data.rel.shape, values["gamma"])
 
 
-def walk_data(log, qrels: dict | None = None, rel: int = 1, order: str = "clicks") -> WalkData:
-    """Group a ClickLog's sessions for the walk likelihood (relevance from ``qrels`` when given).
+def walk_data(log: ClickLog, qrels: dict[str, dict[str, int]] | None = None, rel: int = 1,
+              order: str = "clicks") -> WalkData:
+    """Group a ClickLog's sessions for the walk likelihood.
 
-    ``order='clicks'``: the click sequence as logged (repeats merged); ``'set'``: the
-    set of clicked ranks in rank order, for top-down readers whose likelihood is about
-    which ranks were clicked, not in which order (Carterette's and TBG's users)."""
+    Parameters
+    ----------
+    log : ClickLog
+    qrels : dict, optional
+        ``{query_id: {doc_id: grade}}``: the relevance of each shown document.
+    rel : int
+        The lowest grade that counts as relevant.
+    order : {'clicks', 'set'}
+        ``'clicks'``: the click sequence as logged (repeats merged); ``'set'``:
+        the set of clicked ranks in rank order, for top-down readers whose
+        likelihood is about which ranks were clicked, not in which order
+        (Carterette's and TBG's users).
+
+    Returns
+    -------
+    WalkData
+    """
     gindex: dict[tuple[int, tuple[bool, ...]], int] = {}
     seqs, group_of = [], []
     cache: dict[bytes, tuple] = {}
@@ -216,7 +238,8 @@ def walk_data(log, qrels: dict | None = None, rel: int = 1, order: str = "clicks
     return WalkData(lens, flat, seqs, group_of)
 
 
-def walk_matrices(p: np.ndarray, q: np.ndarray, gamma: np.ndarray, lengths: np.ndarray):
+def walk_matrices(p: np.ndarray, q: np.ndarray, gamma: np.ndarray,
+                  lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per group: transitions P, first-click vector a and next-click matrix A (see module docstring).
 
     ``p, q, gamma``: (G, T) per-rank probabilities; the boundary rules are applied here.
@@ -308,7 +331,19 @@ def _long_probabilities(T, p, q, gamma, kind, i, j):
 
 
 def walk_loglik(data: WalkData, p: np.ndarray, q: np.ndarray, gamma: np.ndarray) -> np.ndarray:
-    """(U,) log-likelihood of one session of each pattern; ``p, q, gamma``: flat (``data.n_ranks``,) arrays."""
+    """Log-likelihood of one session of each pattern under the walk (module docstring).
+
+    Parameters
+    ----------
+    data : WalkData
+    p, q, gamma : ndarray
+        Forward, backward and click probabilities, flat (``data.n_ranks``,).
+
+    Returns
+    -------
+    ndarray, shape (U,)
+        ``-inf`` for a pattern the walk cannot produce.
+    """
     p, q, gamma = (np.asarray(x, dtype=np.float64) for x in (p, q, gamma))
     prob = np.empty(data.kind.size)
     for how, T, groups, ev in data.units():
@@ -384,7 +419,7 @@ def _long_click_probability(T, p, q, gamma) -> np.ndarray:
         return w0 * gamma / (1.0 + gamma * pw)
 
 
-def click_probability_by_rank(data: WalkData, p, q, gamma) -> np.ndarray:
+def click_probability_by_rank(data: WalkData, p: np.ndarray, q: np.ndarray, gamma: np.ndarray) -> np.ndarray:
     """Model P(at least one click at rank r), averaged over the sessions, r = 1..Tmax."""
     p, q, gamma = (np.asarray(x, dtype=np.float64) for x in (p, q, gamma))
     weights = np.bincount(np.array([g for g, _ in data.patterns], dtype=np.int64), weights=data.counts,

@@ -40,11 +40,30 @@ def _relevance(rng, n_sessions, n_docs, n_queries, rel_fraction):
 
 
 def simulate_ph(n_sessions: int, *, browse: str = "RWBM", p: float = 0.6, q: float = 0.2,
-                p_rel: float | None = None, q_rel: float | None = None, gamma=0.4,
-                n_docs: int = 10, n_queries: int = 20, rel_fraction: float = 0.3, rng=None):
-    """A click log of P@H users. Returns ``(log, qrels)``.
+                p_rel: float | None = None, q_rel: float | None = None,
+                gamma: float | tuple[float, float] = 0.4, n_docs: int = 10, n_queries: int = 20,
+                rel_fraction: float = 0.3, rng: np.random.Generator | int | None = None
+                ) -> tuple[ClickLog, dict[str, dict[str, int]]]:
+    """A click log of P@H users (Ferrante & Ferro, ICTIR 2020).
 
-    ``gamma`` is the click probability of a visit, or ``(gamma_rel, gamma_nonrel)``.
+    Parameters
+    ----------
+    n_sessions : int
+    browse : {'DFBM', 'SFBM', 'RWBM'}
+    p, q : float
+        Forward and backward probabilities (``p_rel``, ``q_rel`` at relevant ranks when given).
+    gamma : float or (float, float)
+        The click probability of a visit, or ``(gamma_rel, gamma_nonrel)``.
+    n_docs, n_queries : int
+        Ranking length and number of queries.
+    rel_fraction : float
+        Share of relevant documents.
+    rng : numpy Generator or seed, optional
+
+    Returns
+    -------
+    (ClickLog, dict)
+        The log and its qrels.
     """
     rng = np.random.default_rng(rng)
     qids, rel, which, qrels = _relevance(rng, n_sessions, n_docs, n_queries, rel_fraction)
@@ -82,7 +101,7 @@ def simulate_ph(n_sessions: int, *, browse: str = "RWBM", p: float = 0.6, q: flo
 
 
 def simulate_stopping(n_sessions: int, stop_probabilities: Sequence[float], *, gamma: float = 0.4,
-                      n_docs: int = 10, rng=None) -> ClickLog:
+                      n_docs: int = 10, rng: np.random.Generator | int | None = None) -> ClickLog:
     """Users who read ranks 1..K, P(K = k) = ``stop_probabilities[k-1]`` (mass beyond n_docs reads all)."""
     rng = np.random.default_rng(rng)
     P = np.asarray(stop_probabilities, dtype=np.float64)
@@ -108,7 +127,7 @@ def mp_kernel(kernel: str, decay: float = 1.0) -> Callable[[np.ndarray], np.ndar
 
 def simulate_mp(n_sessions: int, *, model: str = "GL_AD_ID", decay: float = 1.0,
                 weights: dict | None = None, n_docs: int = 10, click_fraction: float = 0.35,
-                mean_jumps: float = 1.0, rng=None) -> ClickLog:
+                mean_jumps: float = 1.0, rng: np.random.Generator | int | None = None) -> ClickLog:
     r"""MP click chains.
 
     Per session: S = the ranks clicked (each rank with ``click_fraction``; a session
@@ -182,8 +201,9 @@ def simulate_mp(n_sessions: int, *, model: str = "GL_AD_ID", decay: float = 1.0,
                     source="simulate_mp")
 
 
-def simulate_times(log: ClickLog, *, t_summary: float = 4.0, rates=None, censor_rate: float = 1 / 60.0,
-                   halflife: float | None = None, rng=None) -> ClickLog:
+def simulate_times(log: ClickLog, *, t_summary: float = 4.0, rates: Sequence[float] | np.ndarray | None = None,
+                   censor_rate: float = 1 / 60.0, halflife: float | None = None,
+                   rng: np.random.Generator | int | None = None) -> ClickLog:
     """Add times to a log's clicks.
 
     Reaching the click at rank r from the previous click at rank r' takes a
