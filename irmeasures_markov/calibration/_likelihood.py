@@ -272,7 +272,7 @@ def fit_candidate(family: str, cand: Candidate, train: PatternData, test: Patter
         flat = {}
         for key, val in params.items():
             if isinstance(val, dict):       # e.g. the non-parametric kernel's weights: 'weights[+2]'
-                for sub, v in val.items():
+                for sub in val:
                     flat[f"{key}[{sub}]"] = (lambda d, key=key, sub=sub: d[key][sub])
             elif isinstance(val, (float, int)) and not isinstance(val, bool) and key not in (cand.fixed or {}):
                 flat[key] = (lambda d, key=key: d[key])

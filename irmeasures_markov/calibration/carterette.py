@@ -27,7 +27,6 @@ defaults :math:`\theta_{RBP}=0.8`, :math:`\theta_{ERR}=0.5` are candidates too):
 """
 from __future__ import annotations
 
-
 import numpy as np
 
 from ._likelihood import Candidate, expit, logit

@@ -13,8 +13,8 @@ logs) builds these objects, and every fit reads only them.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 

@@ -36,7 +36,6 @@ the user's leaving, an exact dwell).
 """
 from __future__ import annotations
 
-
 import numpy as np
 
 from .._lazy import lazy_module

@@ -17,7 +17,6 @@ measure's default SFBM :math:`p=0.8`, and the paper's Figure 1 users SFBM
 """
 from __future__ import annotations
 
-
 import numpy as np
 
 from ._likelihood import Candidate, expit, logit

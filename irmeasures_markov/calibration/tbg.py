@@ -24,7 +24,6 @@ replicate costs one weighted sum).
 """
 from __future__ import annotations
 
-
 import numpy as np
 
 from ._likelihood import Candidate, expit, logit

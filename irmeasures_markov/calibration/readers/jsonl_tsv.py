@@ -15,8 +15,17 @@ import sys
 from ...errors import InputError
 from ...readers.text import STDIN, display_name, short
 from ..logs import ClickLog, Session, build_session
-from .rows import (LOG_FORMATS, TSV_COLUMNS, TSV_REQUIRED, PathLike, check_unshown, click_rank, first_ranks, read_text,
-                   sessions_from_rows)
+from .rows import (
+    LOG_FORMATS,
+    TSV_COLUMNS,
+    TSV_REQUIRED,
+    PathLike,
+    check_unshown,
+    click_rank,
+    first_ranks,
+    read_text,
+    sessions_from_rows,
+)
 
 __all__ = ["read_log", "write_log"]
 

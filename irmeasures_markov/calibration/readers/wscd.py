@@ -1,7 +1,6 @@
 """The WSCD 2012 log format (Yandex Relevance Prediction Challenge sample): :func:`read_wscd`."""
 from __future__ import annotations
 
-
 import numpy as np
 
 from ...errors import InputError
