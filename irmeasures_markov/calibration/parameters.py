@@ -8,6 +8,9 @@ from typing import Protocol
 
 import numpy as np
 
+from ..measures.carterette import DISTRIBUTIONS
+from ..measures.stopping_time.params import BROWSING_MODELS
+
 __all__ = ["measure_parameters", "check_params", "stop_probabilities", "PARAM_SCHEMAS", "FitLike"]
 
 
@@ -55,8 +58,6 @@ _WEIGHTS = _Field("an object mapping signed displacements ('+1', '-2', ...) to w
 
 
 def _schemas():
-    from ..measures.carterette import DISTRIBUTIONS
-    from ..measures.stopping_time.params import BROWSING_MODELS
     return {
         "mp": {"connectivity": _choice("GL", "LO"), "states": _choice("AD", "OR"),
                "kernel": _choice("ID", "LID", "nonparametric"), "decay": _ANY, "weights": _WEIGHTS,
