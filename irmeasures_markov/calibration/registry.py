@@ -47,8 +47,8 @@ from typing import Dict, List, Optional, Tuple
 from ..errors import InputError
 from ..readers.content import ContentCache, digest_value
 from . import parameters
-from .result import FAMILIES, FamilyFit
 from .report import FitReport
+from .result import FAMILIES, FamilyFit
 
 __all__ = ["register_fitted", "unregister_fitted", "registered_fits", "save_fit", "load_fit", "FitFile",
            "resolve_fit", "fit_parameters", "fit_fingerprint", "check_fit_name", "FIT_FORMAT", "FIT_VERSION",
