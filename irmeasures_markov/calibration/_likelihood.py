@@ -97,7 +97,9 @@ def maximise(loglik: Callable[[np.ndarray], np.ndarray], counts: np.ndarray, x0:
     if x0.size == 1 and grad is None:
         # one parameter: Brent's method from a bracket found downhill of x0 (fewer evaluations than
         # L-BFGS with a numerical gradient); a bounded search when no bracket exists (flat or monotone)
-        g = lambda t: f(np.array([t]))
+        def g(t):
+            return f(np.array([t]))
+
         try:
             r = optimize.minimize_scalar(g, bracket=(x0[0] - 0.5, x0[0] + 0.5), tol=1e-6)
             x = np.array([r.x])
@@ -249,7 +251,9 @@ def fit_candidate(family: str, cand: Candidate, train: PatternData, test: Patter
         parameter value has log-likelihood ``-inf`` and only its fixed parameters.
     """
     rng = np.random.default_rng(0) if rng is None else rng
-    f = lambda th: cand.loglik(train, th)
+    def f(th):
+        return cand.loglik(train, th)
+
     g = (lambda th: cand.grad(train, th)) if cand.grad is not None else None
     sc = getattr(cand, "scores", None)
     est = estimate(f, train.counts, cand.x0, bootstrap=bootstrap, rng=rng, grad=g, penalty=cand.penalty,

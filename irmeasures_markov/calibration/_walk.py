@@ -112,8 +112,12 @@ class WalkData:
             plan = []
             order = np.argsort(self.g, kind="stable")
             bounds = np.searchsorted(self.g[order], np.arange(self.group_len.size + 1))
-            events_of = lambda gs: np.concatenate([order[bounds[x]:bounds[x + 1]] for x in gs]) if len(gs) \
-                else np.zeros(0, dtype=np.int64)
+
+            def events_of(gs):
+                if len(gs):
+                    return np.concatenate([order[bounds[x]:bounds[x + 1]] for x in gs])
+                return np.zeros(0, dtype=np.int64)
+
             for T in np.unique(self.group_len):
                 T = int(T)
                 gs = np.flatnonzero(self.group_len == T)

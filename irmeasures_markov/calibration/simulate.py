@@ -213,8 +213,8 @@ def simulate_times(log: ClickLog, *, t_summary: float = 4.0, rates: Sequence[flo
 
     Without ``halflife`` the last click's dwell is cut by an independent
     exponential of rate ``censor_rate`` (right-censoring, as in real logs;
-    ``ended`` None) unless it ends first (``ended=True``: the end was seen).  With ``halflife`` the user leaves at the first click's
-    time plus an exponential of that half-life, reading or scanning: clicks
+    ``ended`` None) unless it ends first (``ended=True``: the end was seen).  With ``halflife`` the
+    user leaves at the first click's time plus an exponential of that half-life, reading or scanning: clicks
     after it are dropped, the session ends there (``ended=True``) and the last
     dwell runs to that end.
     """
