@@ -138,11 +138,11 @@ def main(argv=None):
         figs.append((fam, path.name))
     # the MP jump distribution of the default model next to the fitted ones
     import matplotlib.pyplot as plt
-    from irmeasures_markov.calibration.report import _draw
+    from irmeasures_markov.calibration.plots import draw_panel
     names = list(dict.fromkeys(["GL_AD_ID", "GL_AD_ID(decay)", "nonparametric_AD", report.best("mp").model]))
     fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.2))
     for ax, n in zip(axes, names):
-        _draw(ax, "mp", n, "jumps", report.diagnostics[f"mp/{n}"])
+        draw_panel(ax, "mp", n, "jumps", report.diagnostics[f"mp/{n}"])
     fig.tight_layout()
     fig.savefig(FIGS / "calibration-mp-jumps.png", dpi=110)
     figs.append(("mp, default vs fitted kernels", "calibration-mp-jumps.png"))

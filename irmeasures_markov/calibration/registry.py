@@ -47,6 +47,7 @@ from typing import Dict, List, Optional, Tuple
 from ..errors import InputError
 from ..readers.content import ContentCache, digest_value
 from . import parameters
+from .report import FitReport
 from .result import FAMILIES, FamilyFit
 
 __all__ = ["register_fitted", "unregister_fitted", "registered_fits", "save_fit", "load_fit", "FitFile",
@@ -77,25 +78,27 @@ class FitFile:
     notes: List[str] = field(default_factory=list)
 
     @property
-    def families(self) -> Tuple[str, ...]:
+    def families(self) -> tuple[str, ...]:
+        """The families with a best fit, in the order of ``FAMILIES``."""
         return tuple(f for f in FAMILIES if f in self.best_index)
 
     def best(self, family: str) -> FamilyFit:
+        """The fit that measures use for ``family`` (``ValueError`` naming the file when it has none)."""
         if family not in self.best_index:
             where = f"{self.path}: " if self.path else ""
             raise ValueError(f"{where}no {family!r} fit (the file has: {', '.join(self.families) or 'none'})")
         return self.fits[self.best_index[family]]
 
     def to_dict(self) -> dict:
+        """The file's JSON content (module docstring)."""
         out = {"format": FIT_FORMAT, "version": FIT_VERSION, "log": dict(self.log),
                "fits": [f.to_dict() for f in self.fits], "best": dict(self.best_index)}
         if self.notes:
             out["notes"] = list(self.notes)
         return out
 
-    def to_report(self):
+    def to_report(self) -> FitReport:
         """The fits as a :class:`~irmeasures_markov.calibration.FitReport` (its table; the file keeps no plot data)."""
-        from .report import FitReport
         return FitReport(self.fits, notes=self.notes, log=self.log)
 
 
@@ -189,11 +192,20 @@ def _jsonable(x):
     return x
 
 
-def save_fit(path, fit_or_report, *, description: Optional[str] = None, source: Optional[str] = None) -> None:
+def save_fit(path: str | os.PathLike, fit_or_report: FitReport | FitFile | FamilyFit, *,
+             description: Optional[str] = None, source: Optional[str] = None) -> None:
     """Write a fit file (module docstring): every fit of a report, or one FamilyFit, and the log's description.
 
-    ``description``/``source`` replace those the fits carry (say where the
-    log came from: the file is how a calibrated measure is shared and cited).
+    Parameters
+    ----------
+    path : str or os.PathLike
+    fit_or_report : FitReport, FitFile or FamilyFit
+    description, source : str, optional
+        Replace those the fits carry (say where the log came from: the file
+        is how a calibrated measure is shared and cited).
+
+    Notes
+    -----
     Non-finite numbers are written as ``null`` (strict JSON).
     """
     ff = _as_fit_file(fit_or_report)
@@ -206,12 +218,24 @@ def save_fit(path, fit_or_report, *, description: Optional[str] = None, source: 
         out.write(text + "\n")
 
 
-def load_fit(path) -> FitFile:
+def load_fit(path: str | os.PathLike) -> FitFile:
     """Read a fit file written by :func:`save_fit`.
 
-    Raises ``FileNotFoundError`` for a missing file and
-    :class:`~irmeasures_markov.errors.InputError` naming the file (and line,
-    for bad JSON) for one that is not a fit file.
+    Parameters
+    ----------
+    path : str or os.PathLike
+
+    Returns
+    -------
+    FitFile
+        Every fit checked (:meth:`FamilyFit.from_dict`, the family's parameter schema).
+
+    Raises
+    ------
+    FileNotFoundError
+        For a missing file.
+    InputError
+        Naming the file (and line, for bad JSON) for one that is not a fit file.
     """
     name = os.fspath(path)
     try:
