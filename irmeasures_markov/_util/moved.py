@@ -23,6 +23,20 @@ __all__ = ["MOVED", "install"]
 
 #: old module path -> new module path.  Keep one line per moved module, sorted.
 MOVED: dict[str, str] = {
+    "irmeasures_markov._lazy": "irmeasures_markov._util.lazy",
+    "irmeasures_markov.cutoffs": "irmeasures_markov._util.cutoffs",
+    "irmeasures_markov.datasets": "irmeasures_markov.io.datasets",
+    "irmeasures_markov.errors": "irmeasures_markov._util.errors",
+    "irmeasures_markov.inputs": "irmeasures_markov.io.normalise",
+    "irmeasures_markov.progress": "irmeasures_markov._util.progress",
+    "irmeasures_markov.pytrec_inputs": "irmeasures_markov.io.pytrec",
+    "irmeasures_markov.readers": "irmeasures_markov.io",
+    "irmeasures_markov.readers.atomic": "irmeasures_markov.io.atomic",
+    "irmeasures_markov.readers.content": "irmeasures_markov.io.content",
+    "irmeasures_markov.readers.fast_run": "irmeasures_markov.io.fast_run",
+    "irmeasures_markov.readers.text": "irmeasures_markov.io.text",
+    "irmeasures_markov.readers.trec": "irmeasures_markov.io.trec",
+    "irmeasures_markov.segments": "irmeasures_markov._util.segments",
 }
 
 
@@ -55,6 +69,12 @@ _FINDER = _MovedModuleFinder()
 
 
 def install() -> None:
-    """Put the finder of old module paths on :data:`sys.meta_path` (once)."""
+    """Put the finder of old module paths first on :data:`sys.meta_path` (once).
+
+    First, so that a submodule of a moved package (``irmeasures_markov.readers.trec``
+    once ``readers`` is ``io``) is answered by :data:`MOVED` rather than found again
+    by the path finder under the new package's directory, as a second module object.
+    The finder answers only the names in :data:`MOVED`.
+    """
     if _FINDER not in sys.meta_path:
-        sys.meta_path.append(_FINDER)
+        sys.meta_path.insert(0, _FINDER)

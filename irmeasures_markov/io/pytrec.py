@@ -29,7 +29,7 @@ Every place where this package hands inputs to pytrec_eval (the command line,
 """
 from __future__ import annotations
 
-from typing import Dict, Mapping
+from collections.abc import Mapping
 
 __all__ = [
     "ABSENT_DOCID",
@@ -67,12 +67,12 @@ def _docs(docs: Mapping[str, object]) -> Mapping[str, object]:
     return {id_for_pytrec_eval(d): v for d, v in docs.items()}
 
 
-def qrels_for_pytrec_eval(qrels: Mapping[str, Mapping[str, int]]) -> Dict[str, Mapping[str, int]]:
+def qrels_for_pytrec_eval(qrels: Mapping[str, Mapping[str, int]]) -> dict[str, Mapping[str, int]]:
     """The qrels with ids pytrec_eval takes and no topic whose grades are all negative.
 
     Topics that need no change are the caller's own dicts (not copied).
     """
-    out: Dict[str, Mapping[str, int]] = {}
+    out: dict[str, Mapping[str, int]] = {}
     for q, docs in qrels.items():
         converted = _docs(docs)
         if docs and max(docs.values()) < 0:

@@ -15,14 +15,13 @@ import lzma
 import os
 import sys
 import zlib
-from typing import Iterator, Optional, Tuple, Union
+from collections.abc import Iterator
 
-from ..errors import InputError
+from .._util.errors import InputError
+from .._util.types import PathLike
 
 __all__ = ["STDIN", "BOM", "display_name", "open_binary", "open_lines", "open_text", "read_raw", "decompress",
            "decode", "short"]
-
-PathLike = Union[str, os.PathLike]
 
 #: the path that means standard input
 STDIN = "-"
@@ -68,7 +67,7 @@ def short(value, limit: int = QUOTE_LIMIT) -> str:
     return repr(value)
 
 
-def compression_of(head: bytes) -> Optional[str]:
+def compression_of(head: bytes) -> str | None:
     """``'gzip'``, ``'bzip2'``, ``'xz'`` from a file's first bytes, or None."""
     for magic, name, _ in _COMPRESSIONS:
         if head.startswith(magic):
@@ -84,7 +83,7 @@ def read_raw(path: PathLike) -> bytes:
         return fh.read()
 
 
-def open_binary(path: PathLike, content: Optional[bytes] = None) -> Tuple[io.BufferedIOBase, Optional[str]]:
+def open_binary(path: PathLike, content: bytes | None = None) -> tuple[io.BufferedIOBase, str | None]:
     """``(stream, compression)``: the file's decompressed bytes and the compression's name (None: plain).
 
     Pipes and standard input are read into memory first (their first bytes
@@ -113,7 +112,7 @@ def _utf16_error(name: str) -> InputError:
                       "(e.g. iconv -f UTF-16 -t UTF-8)")
 
 
-def _lines(stream, name: str, compression: Optional[str]) -> Iterator[Tuple[int, bytes]]:
+def _lines(stream, name: str, compression: str | None) -> Iterator[tuple[int, bytes]]:
     lineno = 0
     try:
         for lineno, line in enumerate(stream, start=1):
@@ -131,7 +130,7 @@ def _lines(stream, name: str, compression: Optional[str]) -> Iterator[Tuple[int,
 
 
 @contextlib.contextmanager
-def open_lines(path: PathLike, content: Optional[bytes] = None) -> Iterator[Iterator[Tuple[int, bytes]]]:
+def open_lines(path: PathLike, content: bytes | None = None) -> Iterator[Iterator[tuple[int, bytes]]]:
     """``with open_lines(path) as lines:`` — ``(line number, line bytes)`` pairs, decompressed, BOM removed.
 
     Truncated or corrupt compressed data raises :class:`InputError` naming the

@@ -1,34 +1,48 @@
-"""Line readers for TREC runs, TREC qrels and MPcont rate files (grammar: :mod:`irmeasures_markov.readers`)."""
+"""Readers of TREC runs, TREC qrels and MPcont rate files (grammar: :mod:`irmeasures_markov.io`).
+
+:func:`read_trec_run` is the one run reader of the package: every path that
+reads a run file (``io.read_trec_run``, ``to_run_dict``, run directories, the
+command line, comparisons, grids) calls it.  It tokenises the whole file at
+once (:mod:`.fast_run`) and falls back to the line grammar of
+:func:`run_from_lines` whenever a file breaks a rule, so its dictionaries and
+error messages are exactly those of :func:`read_trec_run_lines`, the
+line-by-line reference.
+"""
 from __future__ import annotations
 
+import io
 import math
-import os
-from typing import Dict, Iterable, Optional, Tuple, Union
+from collections.abc import Iterable
 
 import numpy as np
 
-from ..errors import InputError
-from .text import decode, display_name, open_lines, short
+from .._util.errors import InputError
+from .._util.types import PathLike
+from .fast_run import build_run, run_columns
+from .text import decode, decompress, display_name, open_lines, read_raw, short
 
-__all__ = ["read_trec_run", "read_trec_qrels", "read_rates", "run_from_lines", "add_judgment", "GRADE_MIN",
-           "GRADE_MAX"]
+__all__ = ["read_trec_run", "read_trec_run_lines", "run_from_bytes", "read_trec_qrels", "read_rates",
+           "run_from_lines", "add_judgment", "field_count", "field_count_error", "parse_float", "parse_grade",
+           "GRADE_MIN", "GRADE_MAX"]
 
-PathLike = Union[str, os.PathLike]
-Lines = Iterable[Tuple[int, bytes]]
+Lines = Iterable[tuple[int, bytes]]
+Run = dict[str, dict[str, float]]
 
 #: relevance grades are signed 32-bit integers, as trec_eval and pytrec_eval read them
 GRADE_MIN, GRADE_MAX = -(2 ** 31), 2 ** 31 - 1
 
 
-def _fields(n: int) -> str:
+def field_count(n: int) -> str:
+    """``'1 field'``, ``'6 fields'``: a count of fields as error messages give it."""
     return f"{n} field" + ("" if n == 1 else "s")
 
 
-def field_count_error(where: str, expected: str, parts, line: bytes) -> InputError:
+def field_count_error(where: str, expected: str, parts: list[bytes], line: bytes) -> InputError:
+    """The error for a line with the wrong number of fields, hinting at lone CRs when they explain it."""
     hint = ""
     if b"\r" in line and len(parts) > 6:
         hint = " (lines end at LF or CRLF; a lone CR, as in old Mac files, separates fields)"
-    return InputError(f"{where}: expected {expected}, found {_fields(len(parts))}{hint}: {short(line)}")
+    return InputError(f"{where}: expected {expected}, found {field_count(len(parts))}{hint}: {short(line)}")
 
 
 def parse_float(text: bytes, what: str, where: str) -> float:
@@ -54,7 +68,7 @@ def parse_grade(text: bytes, where: str) -> int:
     return grade
 
 
-def add_judgment(docs: Dict[str, int], qid, docid, grade, where: str) -> None:
+def add_judgment(docs: dict[str, int], qid, docid, grade, where: str) -> None:
     """Record ``docs[docid] = grade`` (``docs``: one query's judgments) under the rule for repeated judgments.
 
     The one rule of every qrels form (files, ``Qrel`` namedtuples,
@@ -70,13 +84,13 @@ def add_judgment(docs: Dict[str, int], qid, docid, grade, where: str) -> None:
     docs[docid] = grade
 
 
-def _records(lines: Lines, name: str, n_fields: int, layout: str, table: Dict[str, dict]):
+def _records(lines: Lines, name: str, n_fields: int, layout: str, table: dict[str, dict]):
     """``(where, qid, fields)`` of each non-blank line; ``table`` gets an empty dict per new query.
 
     Query ids repeat on consecutive lines, so each distinct qid's bytes are
     decoded once.
     """
-    qids: Dict[bytes, str] = {}
+    qids: dict[bytes, str] = {}
     for lineno, line in lines:
         parts = line.split()
         if not parts:
@@ -90,10 +104,10 @@ def _records(lines: Lines, name: str, n_fields: int, layout: str, table: Dict[st
         yield lineno, qid, parts
 
 
-def run_from_lines(lines: Lines, name: str) -> Dict[str, Dict[str, float]]:
+def run_from_lines(lines: Lines, name: str) -> Run:
     """``{qid: {docid: score}}`` from ``(line number, bytes)`` pairs of a run file called ``name``."""
-    run: Dict[str, Dict[str, float]] = {}
-    first_line: Dict[str, Dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    first_line: dict[str, dict[str, int]] = {}
     for lineno, qid, parts in _records(lines, name, 6, "qid Q0 docid rank score tag", run):
         docid = decode(parts[2])
         value = parse_float(parts[4], "score", f"{name}:{lineno}")
@@ -106,20 +120,65 @@ def run_from_lines(lines: Lines, name: str) -> Dict[str, Dict[str, float]]:
     return run
 
 
-def read_trec_run(path: PathLike) -> Dict[str, Dict[str, float]]:
+def read_trec_run(path: PathLike) -> Run:
     """Read a TREC run file (``qid Q0 docid rank score tag``) into ``{qid: {docid: score}}``.
 
-    Plain, gzip, bzip2 or xz (by content); ``-`` reads standard input.
-    Scores are parsed as float64; the rank and tag fields are not used.
-    Raises :class:`InputError` naming the file and line for a line without
-    6 fields, a non-numeric or non-finite score, a document listed twice for
-    one query, or truncated compressed data.
+    The package's one run reader.  Plain, gzip, bzip2 or xz (by content);
+    ``-`` reads standard input.  Scores are parsed as float64, exactly as
+    ``float()`` reads them; the rank and tag fields are not used.  The whole
+    file is tokenised at once; a file that breaks a rule of the grammar is
+    read again line by line, so the result and the errors are those of
+    :func:`read_trec_run_lines`.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The run file, or ``-`` for standard input.
+
+    Returns
+    -------
+    dict
+        ``{qid: {docid: score}}``, queries and documents in file order
+        (a query's lines need not be consecutive).
+
+    Raises
+    ------
+    InputError
+        Naming the file and line: a line without 6 fields, a non-numeric or
+        non-finite score, a document listed twice for one query, or
+        truncated compressed data.
+    OSError
+        The file cannot be read.
+    """
+    return run_from_bytes(read_raw(path), display_name(path))
+
+
+def run_from_bytes(raw: bytes, name: str) -> Run:
+    """:func:`read_trec_run` of a file's stored bytes (compressed or not) called ``name`` in errors."""
+    try:
+        data = decompress(raw, name)
+    except InputError:
+        with open_lines(name, raw) as lines:   # reads up to the damage: the error gets its line number
+            return run_from_lines(lines, name)
+    cols = run_columns(data)
+    run = build_run(cols) if cols is not None else None
+    if run is None:
+        run = run_from_lines(enumerate(io.BytesIO(data), start=1), name)
+    return run
+
+
+def read_trec_run_lines(path: PathLike) -> Run:
+    """:func:`read_trec_run` line by line: the reference reader of the run grammar (same result, same errors).
+
+    Reads the file as a stream, one line at a time; slower than
+    :func:`read_trec_run`, which is what the package uses.  Raises
+    :class:`InputError` as :func:`read_trec_run` does.
     """
     with open_lines(path) as lines:
         return run_from_lines(lines, display_name(path))
 
 
-def read_trec_qrels(path: PathLike) -> Dict[str, Dict[str, int]]:
+def read_trec_qrels(path: PathLike) -> dict[str, dict[str, int]]:
     """Read a TREC qrels file (``qid iter docid grade``) into ``{qid: {docid: grade}}``.
 
     Grades are integers in the signed 32-bit range (as for trec_eval); a
@@ -127,7 +186,7 @@ def read_trec_qrels(path: PathLike) -> Dict[str, Dict[str, int]]:
     different grades it is an error.  Errors name the file and line.
     """
     name = display_name(path)
-    qrels: Dict[str, Dict[str, int]] = {}
+    qrels: dict[str, dict[str, int]] = {}
     with open_lines(path) as lines:
         for lineno, qid, parts in _records(lines, name, 4, "qid iter docid grade", qrels):
             docid = decode(parts[2])
@@ -136,7 +195,7 @@ def read_trec_qrels(path: PathLike) -> Dict[str, Dict[str, int]]:
     return qrels
 
 
-def read_rates(path: PathLike, content: Optional[bytes] = None):
+def read_rates(path: PathLike, content: bytes | None = None) -> np.ndarray | dict[str, np.ndarray]:
     """Read holding rates for MPcont (``content``: the file's bytes, when already read).
 
     Two layouts (tab- or whitespace-separated, ``#`` comments allowed):
@@ -149,8 +208,8 @@ def read_rates(path: PathLike, content: Optional[bytes] = None):
     file, whatever the ranks.
     """
     name = display_name(path)
-    ncols: Optional[int] = None
-    by_query: Dict[Optional[str], Dict[int, Tuple[float, int]]] = {}
+    ncols: int | None = None
+    by_query: dict[str | None, dict[int, tuple[float, int]]] = {}
     with open_lines(path, content) as lines:
         for lineno, line in lines:
             parts = line.split(b"#", 1)[0].split()

@@ -5,11 +5,11 @@ import contextlib
 import os
 import pathlib
 import tempfile
-from typing import Iterator, Union
+from collections.abc import Iterator
+
+from .._util.types import PathLike
 
 __all__ = ["replacing"]
-
-PathLike = Union[str, os.PathLike]
 
 
 @contextlib.contextmanager

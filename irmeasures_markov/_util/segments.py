@@ -10,8 +10,6 @@ and processed as the rows of 2-D arrays, padded after each row's values
 """
 from __future__ import annotations
 
-from typing import List, Tuple
-
 import numpy as np
 
 __all__ = ["segment_cumsum", "segment_sum", "SegmentSums", "segment_argsort_desc", "query_blocks", "within_segments"]
@@ -20,7 +18,7 @@ __all__ = ["segment_cumsum", "segment_sum", "SegmentSums", "segment_argsort_desc
 _SORT_BLOCK = 1 << 18
 
 
-def _length_blocks(offsets: np.ndarray, which: "np.ndarray | None" = None):
+def _length_blocks(offsets: np.ndarray, which: np.ndarray | None = None):
     """Blocks of non-empty segments of similar length: ``(starts, lengths, columns)`` per block.
 
     Segments whose lengths share a power of two form a group; a group is cut
@@ -193,7 +191,7 @@ class SegmentSums:
         return out
 
 
-def query_blocks(offsets: np.ndarray, size: int) -> List[Tuple[int, int]]:
+def query_blocks(offsets: np.ndarray, size: int) -> list[tuple[int, int]]:
     """``(a, b)`` bounds of blocks of whole queries, about ``size`` documents each.
 
     A block starts wherever a query starts in a new multiple of ``size``

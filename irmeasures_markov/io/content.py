@@ -19,8 +19,8 @@ import os
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Mapping
-from typing import Callable, Generic, Tuple, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Generic, TypeVar
 
 import numpy as np
 
@@ -130,12 +130,12 @@ class ContentCache(Generic[T]):
     def __init__(self, parse: Callable[[str, bytes], T], maxsize: int = 16):
         self._parse = parse
         self._maxsize = maxsize
-        self._entries: "OrderedDict[Tuple[str, str], T]" = OrderedDict()
+        self._entries: OrderedDict[tuple[str, str], T] = OrderedDict()
         #: absolute path -> (bytes, digest) last read there
-        self._last: "OrderedDict[str, Tuple[bytes, str]]" = OrderedDict()
+        self._last: OrderedDict[str, tuple[bytes, str]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, path) -> Tuple[str, T]:
+    def get(self, path) -> tuple[str, T]:
         """``(digest, parsed value)`` of the file as it is now."""
         name = os.fspath(path)
         content = read_raw(name)

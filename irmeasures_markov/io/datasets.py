@@ -1,4 +1,4 @@
-"""Test collections, TREC run directories and pool downsampling (docs/reproducing-the-papers.md).
+"""Test collections, their qrels and topics, and pool downsampling (docs/reproducing-the-papers.md).
 
 The experiments of the papers use the TREC 7, 8, 10 (2001 Web) and 14 (Robust
 2005) ad hoc collections, all submitted runs that retrieved at least one
@@ -10,35 +10,39 @@ document for every topic, graded judgments mapped to binary leniently
   file);
 * :func:`load_qrels`, :func:`load_topics` — judgments and topics, from a local
   file, the shared data directory, or ``ir_datasets`` (with a clear error
-  naming the file to supply when none of those works);
-* :func:`read_run`, :func:`load_run_dir` — a fast TREC run reader (vectorised
-  over the whole file; ``.gz`` or plain) and a run-directory loader with the
-  papers' "retrieved something for every topic" filter and a progress bar;
+  naming the file to supply when none of those works; :mod:`.downloads`);
 * :func:`downsample_qrels` — seeded, nested pool downsampling;
 * :func:`seed_ir_datasets_home` — lay out local qrels/topics files where
   ``ir_datasets`` expects its downloads, so it works offline.
+
+Run directories (:func:`load_run_dir`, :func:`run_name`, ...) live in
+:mod:`.run_files` and the download messages in :mod:`.downloads`; this module
+also answers for their names (and ``read_run``, the old name of
+:func:`irmeasures_markov.io.read_trec_run`), so ``irmeasures_markov.datasets``
+imports keep working.
 """
 from __future__ import annotations
 
 import gzip
 import io
-import os
 import pathlib
 import re
 import tarfile
-import warnings
 import zlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .io import InputError, read_trec_qrels, read_trec_run, to_qrels_dict
-from .progress import progress_bar
-from .readers.atomic import replacing
-from .readers.fast_run import _parse_scores, build_run, columns_of_file, read_run  # noqa: F401  (_parse_scores: tests)
-from .readers.text import decode, decompress, display_name, read_raw, short
-from .readers.trec import GRADE_MAX, GRADE_MIN
+from .._util.errors import InputError
+from .._util.types import PathLike
+from .atomic import replacing
+from .downloads import download_failure, ir_datasets_download, ir_datasets_unavailable
+from .normalise import to_qrels_dict
+from .run_files import complete_runs, list_run_files, load_run_dir, run_name, run_names
+from .text import decode, decompress, display_name, read_raw, short
+from .trec import GRADE_MAX, GRADE_MIN, read_trec_qrels
+from .trec import read_trec_run as read_run
 
 __all__ = [
     "Collection",
@@ -62,9 +66,7 @@ __all__ = [
     "ir_datasets_unavailable",
 ]
 
-PathLike = Union[str, os.PathLike]
-Qrels = Dict[str, Dict[str, int]]
-Run = Dict[str, Dict[str, float]]
+Qrels = dict[str, dict[str, int]]
 
 #: Pool reduction rates R% of the MP paper (§5.1), after Buckley & Voorhees (2004).
 PAPER_REDUCTION_PERCENTS = (90, 70, 50, 30, 10)
@@ -82,17 +84,17 @@ class Collection:
     """
     name: str
     title: str
-    ir_datasets_id: Optional[str]
+    ir_datasets_id: str | None
     qrels_file: str
-    topics_file: Optional[str]
-    topic_range: Optional[Tuple[int, int]]
-    runs_dir: Optional[str]
+    topics_file: str | None
+    topic_range: tuple[int, int] | None
+    runs_dir: str | None
     graded: bool
     official_url: str
-    official_topics_url: Optional[str] = None
+    official_topics_url: str | None = None
 
 
-COLLECTIONS: Dict[str, Collection] = {}
+COLLECTIONS: dict[str, Collection] = {}
 
 
 def _add(c: Collection, *aliases: str):
@@ -147,114 +149,19 @@ def binarize(qrels: Mapping[str, Mapping[str, int]], rel: int = 1) -> Qrels:
     return {q: {d: int(g >= rel) for d, g in docs.items()} for q, docs in qrels.items()}
 
 
-def _data_dir(data_dir: Optional[PathLike]) -> Optional[pathlib.Path]:
+def _data_dir(data_dir: PathLike | None) -> pathlib.Path | None:
     if data_dir is not None:
         return pathlib.Path(data_dir)
     from .testing import shared_data_dir
     return shared_data_dir()
 
 
-def _short(e: BaseException, limit: int = 200) -> str:
-    """One line of a nested exception: download errors from ir_datasets can run to whole tracebacks."""
-    lines = str(e).strip().splitlines()
-    text = lines[0] if lines else ""
-    if len(text) > limit:
-        text = text[:limit - 1] + "…"
-    return f"{type(e).__name__}: {text}" if text else type(e).__name__
-
-
-#: exceptions (by class name, anywhere in a download error's chain) meaning that no connection could be made:
-#: requests', urllib3's and urllib's names besides the builtin ConnectionError and socket.gaierror's subclasses
-_NO_CONNECTION = {"ConnectionError", "NameResolutionError", "NewConnectionError", "MaxRetryError", "ConnectTimeout",
-                  "ConnectTimeoutError", "gaierror", "URLError", "ProxyError"}
-
-
-def _exception_chain(exc: BaseException) -> List[BaseException]:
-    """``exc`` and the exceptions it was raised from or while handling, or holds in its arguments (ir_datasets'
-    "All download sources failed" lists each mirror's error), outermost first."""
-    chain: List[BaseException] = []
-    todo = [exc]
-    while todo and len(chain) < 100:
-        e = todo.pop(0)
-        if any(e is seen for seen in chain):
-            continue
-        chain.append(e)
-        todo += [x for x in (e.__cause__ or e.__context__,) if x is not None] + list(_held(e.args))
-    return chain
-
-
-def _held(value, depth: int = 3):
-    """The exceptions inside nested lists and tuples (a few levels deep)."""
-    for item in value:
-        if isinstance(item, BaseException):
-            yield item
-        elif depth and isinstance(item, (list, tuple)):
-            yield from _held(item, depth - 1)
-
-
-def download_failure(exc: BaseException) -> str:
-    """Why ``ir_datasets`` could not provide a file, in one line (never a piece of a nested message).
-
-    A chain holding a connection error (name resolution, refused or timed-out
-    connection) reads "the download failed: this machine seems to be offline
-    (ConnectionError)"; any other failure gives the first line of its
-    innermost exception.
-    """
-    chain = _exception_chain(exc)
-    offline = [type(e).__name__ for e in chain if type(e).__name__ in _NO_CONNECTION]
-    if offline:
-        return f"the download failed: this machine seems to be offline ({offline[0]})"
-    return f"the download failed ({_short(chain[-1])})"
-
-
-def ir_datasets_download(dataset, what: str = "qrels") -> Tuple[Optional[str], Optional[str]]:
-    """``(path, url)``: where ``ir_datasets`` keeps the file behind a dataset's qrels (``what='qrels'``) or
-    queries (``'queries'``), and where it downloads it from; None for what it does not say.
-
-    Placing that file (as downloaded) at ``path`` lets ``ir_datasets`` work
-    offline.  Read from ir_datasets' download objects, which are not a public
-    interface: any other layout gives ``(None, None)``.
-    """
-    try:
-        handler = getattr(dataset, f"{what}_handler")()
-        node = getattr(handler, f"_{what}_dlc", None)
-    except Exception:  # noqa: BLE001 - a dataset without that handler: nothing to say
-        return None, None
-    path = url = None
-    for _ in range(8):  # a Cache or TarExtract wraps the Download that holds the URL
-        if node is None:
-            break
-        for attr in ("_cache_path", "_path"):
-            value = getattr(node, attr, None)
-            if path is None and isinstance(value, (str, os.PathLike)):
-                path = os.fspath(value)
-        mirrors = getattr(node, "mirrors", None)
-        if url is None and mirrors:
-            url = getattr(mirrors[0], "url", None)
-        node = getattr(node, "_streamer", None)
-    return path, url if isinstance(url, str) else None
-
-
-def ir_datasets_unavailable(dataset_id: str, what: str, exc: BaseException, dataset=None) -> str:
-    """One line for a download by ``ir_datasets`` that failed: the dataset, why (offline or the error), and how to
-    provide the file: a local file instead, or the downloaded file placed in ir_datasets' cache."""
-    path, url = ir_datasets_download(dataset, "queries" if what == "topics" else what) if dataset is not None \
-        else (None, None)
-    kind = "TREC qrels file" if what == "qrels" else "TREC topics file"
-    msg = f"{dataset_id}: ir_datasets could not provide the {what}: {download_failure(exc)}. Give a {kind} instead"
-    if path is not None:
-        msg += f", or put the file{f' downloaded from {url}' if url else ''} at {path} (ir_datasets' cache)"
-    else:
-        msg += ", or run once where the download works (ir_datasets caches it)"
-    return msg
-
-
-def _official_source(c: Collection, what: str) -> Optional[str]:
+def _official_source(c: Collection, what: str) -> str | None:
     return c.official_url if what == "qrels" else c.official_topics_url
 
 
-def _missing_message(c: Collection, what: str, data_dir: Optional[pathlib.Path], reason: str,
-                     cause: Optional[BaseException] = None) -> str:
+def _missing_message(c: Collection, what: str, data_dir: pathlib.Path | None, reason: str,
+                     cause: BaseException | None = None) -> str:
     """What to do first, then why: the nested exception, if any, goes last and shortened."""
     from .testing import DATA_ENV
     rel = c.qrels_file if what == "qrels" else c.topics_file
@@ -280,8 +187,8 @@ def _check_source(source: str):
         raise ValueError(f"`source` must be 'auto', 'local' or 'ir_datasets', got {source!r}.")
 
 
-def load_qrels(name: str, *, binary: bool = False, path: Optional[PathLike] = None,
-               source: str = "auto", data_dir: Optional[PathLike] = None) -> Qrels:
+def load_qrels(name: str, *, binary: bool = False, path: PathLike | None = None,
+               source: str = "auto", data_dir: PathLike | None = None) -> Qrels:
     """Qrels ``{qid: {docid: grade}}`` of a named collection.
 
     Parameters
@@ -331,8 +238,8 @@ def load_qrels(name: str, *, binary: bool = False, path: Optional[PathLike] = No
     return binarize(qrels) if binary else qrels
 
 
-def _ir_datasets_qrels(dataset_id: str, c: Optional[Collection], ddir: Optional[pathlib.Path]) -> Qrels:
-    def unavailable(reason: str, cause: Optional[BaseException] = None) -> FileNotFoundError:
+def _ir_datasets_qrels(dataset_id: str, c: Collection | None, ddir: pathlib.Path | None) -> Qrels:
+    def unavailable(reason: str, cause: BaseException | None = None) -> FileNotFoundError:
         if c is not None:
             return FileNotFoundError(_missing_message(c, "qrels", ddir, reason, cause))
         return FileNotFoundError(f"cannot load the qrels of {dataset_id!r} ({reason}). To fix: pass path='...' "
@@ -384,10 +291,10 @@ _NUM_RE = re.compile(r"<num>\s*(?:Number:)?\s*(\S+)", re.I)
 _TITLE_RE = re.compile(r"<title>\s*(?:Topic:)?(.*?)(?=<desc>|<narr>|</top>|$)", re.S | re.I)
 
 
-def read_topics(path: PathLike, topic_range: Optional[Tuple[int, int]] = None) -> Dict[str, str]:
+def read_topics(path: PathLike, topic_range: tuple[int, int] | None = None) -> dict[str, str]:
     """Titles ``{qid: title}`` from a TREC topics file (``<top> <num> <title> ...``)."""
     text = decode(decompress(read_raw(path), display_name(path)))
-    topics: Dict[str, str] = {}
+    topics: dict[str, str] = {}
     for block in _TOP_RE.findall(text):
         num = _NUM_RE.search(block)
         if num is None:
@@ -403,8 +310,8 @@ def read_topics(path: PathLike, topic_range: Optional[Tuple[int, int]] = None) -
     return topics
 
 
-def load_topics(name: str, *, path: Optional[PathLike] = None, source: str = "auto",
-                data_dir: Optional[PathLike] = None) -> Dict[str, str]:
+def load_topics(name: str, *, path: PathLike | None = None, source: str = "auto",
+                data_dir: PathLike | None = None) -> dict[str, str]:
     """Topic titles ``{qid: title}`` of a named collection (local topics file or ``ir_datasets``).
 
     Raises
@@ -435,151 +342,6 @@ def load_topics(name: str, *, path: Optional[PathLike] = None, source: str = "au
     except Exception as e:  # download failures come as many exception types
         raise FileNotFoundError(_missing_message(c, "topics", ddir, "ir_datasets could not download them",
                                                  e)) from e
-
-
-# ---------------------------------------------------------------------------
-# Fast run reading
-# ---------------------------------------------------------------------------
-
-#: Suffixes :func:`run_name` drops, compression first, then the usual run-file extensions (any letter case).
-COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz", ".zst")
-RUN_FILE_SUFFIXES = (".run", ".txt", ".trec", ".res")
-
-
-def _without_suffix(name: str, suffixes: Sequence[str]) -> str:
-    low = name.lower()
-    for suffix in suffixes:
-        if low.endswith(suffix) and len(name) > len(suffix):
-            return name[:-len(suffix)]
-    return name
-
-
-def run_name(path: PathLike) -> str:
-    """Run name from a file name: the file name without a compression suffix (``.gz``, ``.bz2``, ``.xz``,
-    ``.zst``), then without a run-file suffix (``.run``, ``.txt``, ``.trec``, ``.res``), then without TREC's
-    ``input.`` prefix: ``input.NAME.gz`` -> ``NAME``, ``bm25.run`` -> ``bm25``, ``runs/dph.res.bz2`` -> ``dph``.
-    """
-    base = os.path.basename(os.fspath(path))
-    base = _without_suffix(_without_suffix(base, COMPRESSION_SUFFIXES), RUN_FILE_SUFFIXES)
-    if base.startswith("input.") and len(base) > len("input."):
-        base = base[len("input."):]
-    return base
-
-
-def run_names(paths: Sequence[PathLike]) -> List[str]:
-    """:func:`run_name` of every path; :class:`InputError` naming both files when two give one name."""
-    names = [run_name(p) for p in paths]
-    seen: Dict[str, PathLike] = {}
-    for name, path in zip(names, paths):
-        if name in seen:
-            raise InputError(f"{os.fspath(path)}: gives the run name {name!r}, as {os.fspath(seen[name])} does; "
-                             "give runs distinct file names")
-        seen[name] = path
-    return names
-
-
-def list_run_files(directory: PathLike, pattern: Optional[str] = None) -> List[str]:
-    """Run files in ``directory``: ``input.*`` (TREC's naming) if any exist, else every regular file.
-
-    Hidden files are ignored; ``pattern`` (a glob) overrides the choice.
-    """
-    import glob
-    directory = os.fspath(directory)
-    if not os.path.isdir(directory):
-        raise FileNotFoundError(f"run directory {directory!r} does not exist")
-    if pattern is not None:
-        files = glob.glob(os.path.join(directory, pattern))
-    else:
-        files = glob.glob(os.path.join(directory, "input.*"))
-        if not files:
-            files = [os.path.join(directory, f) for f in os.listdir(directory) if not f.startswith(".")]
-    files = sorted(f for f in files if os.path.isfile(f))
-    if not files:
-        raise FileNotFoundError(f"no run files in {directory!r}" + (f" matching {pattern!r}" if pattern else ""))
-    run_names(files)  # two files giving one name (input.X and input.X.gz, X.run and X.txt) are an error
-    return files
-
-
-def complete_runs(runs: Mapping[str, Mapping[str, Mapping[str, float]]],
-                  topics: Iterable[str]) -> Tuple[Dict[str, Run], List[str]]:
-    """Split runs into those that retrieved at least one document for every topic, and the others.
-
-    Returns ``(kept, dropped_names)``; this is the papers' run-selection rule.
-    """
-    topics = [str(t) for t in topics]
-    kept, dropped = {}, []
-    for name, run in runs.items():
-        if all(len(run.get(t, ())) > 0 for t in topics):
-            kept[name] = run
-        else:
-            dropped.append(name)
-    return kept, dropped
-
-
-def _default_jobs() -> int:
-    return max(1, min(2, os.cpu_count() or 1))
-
-
-def load_run_dir(directory: PathLike, *, topics: Optional[Iterable[str]] = None, pattern: Optional[str] = None,
-                 progress: Optional[bool] = None, n_jobs: Optional[int] = None) -> Dict[str, Run]:
-    """Load every run of a TREC run directory: ``{run_name: {qid: {docid: score}}}``.
-
-    Parameters
-    ----------
-    directory : path
-        A directory of run files (``input.NAME`` or ``input.NAME.gz``, TREC's
-        naming; any file names otherwise).  Names come from :func:`run_name`.
-    topics : iterable of str, optional
-        When given (e.g. the qrels' topic ids), keep only runs that retrieved at
-        least one document for every topic (paper §5.1); dropped runs are named
-        in a ``RuntimeWarning``.
-    pattern : str, optional
-        Glob selecting the files (default ``input.*``, else every file).
-    progress : bool or None
-        A progress bar on standard error: ``None`` (default) only when it is a
-        terminal, ``True`` always, ``False`` never.
-    n_jobs : int, optional
-        Worker processes that read, decompress and tokenise files while this
-        process builds the dictionaries (default ``min(2, cpu_count)``; 1 reads
-        everything in this process).
-
-    The result equals reading each file with :func:`irmeasures_markov.io.read_trec_run`
-    (same dictionaries, same order, same errors).
-    """
-    files = list_run_files(directory, pattern)
-    n_jobs = _default_jobs() if n_jobs is None else int(n_jobs)
-    if n_jobs < 1:
-        raise ValueError(f"`n_jobs` must be a positive integer, got {n_jobs!r}.")
-    runs: Dict[str, Run] = {}
-    bar = progress_bar(None, progress, total=len(files), unit="run",
-                       desc=f"runs {os.path.basename(os.fspath(directory).rstrip('/'))}")
-
-    def add(path, cols):
-        run = build_run(cols) if cols is not None else None
-        runs[run_name(path)] = run if run is not None else read_trec_run(path)
-        bar.update(1)
-
-    try:
-        if n_jobs == 1 or len(files) < 4:
-            for f in files:
-                runs[run_name(f)] = read_run(f)
-                bar.update(1)
-        else:
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
-            methods = multiprocessing.get_all_start_methods()
-            ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
-            with ProcessPoolExecutor(max_workers=n_jobs, mp_context=ctx) as pool:
-                for f, cols in zip(files, pool.map(columns_of_file, files, chunksize=1)):
-                    add(f, cols)
-    finally:
-        bar.close()
-    if topics is not None:
-        runs, dropped = complete_runs(runs, topics)
-        if dropped:
-            warnings.warn(f"{len(dropped)} run(s) did not retrieve a document for every topic and were "
-                          f"dropped: {', '.join(dropped)}", RuntimeWarning, stacklevel=2)
-    return runs
 
 
 # ---------------------------------------------------------------------------
@@ -639,7 +401,7 @@ def _gz_text(path: pathlib.Path) -> bytes:
     return decompress(read_raw(path), display_name(path))
 
 
-def _write_tar(dest: pathlib.Path, members: Sequence[Tuple[str, bytes]]):
+def _write_tar(dest: pathlib.Path, members: Sequence[tuple[str, bytes]]):
     with replacing(dest) as tmp, tarfile.open(tmp, "w:gz") as tar:
         for name, payload in members:
             info = tarfile.TarInfo(name)
@@ -652,7 +414,7 @@ def _write(dest: pathlib.Path, payload: bytes):
         tmp.write_bytes(payload)
 
 
-def seed_ir_datasets_home(home: PathLike, data_dir: Optional[PathLike] = None,
+def seed_ir_datasets_home(home: PathLike, data_dir: PathLike | None = None,
                           names: Sequence[str] = ("trec7", "trec8", "robust04", "trec14")) -> pathlib.Path:
     """Place local qrels (and topics) where ``ir_datasets`` caches its downloads.
 

@@ -7,7 +7,7 @@ call (``--help`` included) and, once the start-up hook is installed, whenever
 import, and none is needed until a measure is computed or a test is run.  So
 a module that calls ``scipy.linalg.solve(...)`` writes::
 
-    from .._lazy import lazy_module
+    from .._util.lazy import lazy_module
     scipy = lazy_module("scipy")
 
 and its calls stay as they were; ``lapack = lazy_module("scipy.linalg.lapack")``

@@ -16,12 +16,12 @@ through the same parameter.  tqdm is imported only when a bar is shown.
 from __future__ import annotations
 
 import sys
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
 __all__ = ["show_progress", "progress_bar", "progress_line"]
 
 
-def show_progress(progress: Optional[bool] = None) -> bool:
+def show_progress(progress: bool | None = None) -> bool:
     """``progress`` as a yes/no: ``None`` means "only if standard error is a terminal"."""
     if progress is None:
         stream = sys.stderr
@@ -63,7 +63,7 @@ class _NoBar:
         return False
 
 
-def progress_bar(iterable: Optional[Iterable] = None, progress: Optional[bool] = None, **kwargs):
+def progress_bar(iterable: Iterable | None = None, progress: bool | None = None, **kwargs):
     """A tqdm bar on standard error over ``iterable`` (or with ``total=`` and ``update()``), when
     :func:`show_progress` says so; else an object with the same ``update``/``close`` that prints nothing.
 
@@ -75,7 +75,7 @@ def progress_bar(iterable: Optional[Iterable] = None, progress: Optional[bool] =
     return tqdm(iterable, **kwargs)
 
 
-def progress_line(text: str, progress: Optional[bool] = None) -> None:
+def progress_line(text: str, progress: bool | None = None) -> None:
     """Print one progress line (e.g. a grid's summary) to standard error when :func:`show_progress` says so."""
     if show_progress(progress):
         print(text, file=sys.stderr, flush=True)

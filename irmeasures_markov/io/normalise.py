@@ -42,11 +42,12 @@ from __future__ import annotations
 
 import os
 import warnings
-from typing import Collection, Dict, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 
 import numpy as np
 
-from .errors import InputError, InputTypeError
+from .._util.errors import InputError, InputTypeError
+from .trec import GRADE_MAX, GRADE_MIN, add_judgment, read_trec_qrels, read_trec_run
 
 __all__ = [
     "GRADE_MIN",
@@ -60,10 +61,6 @@ __all__ = [
     "to_run_dict",
     "warn_if_nothing_to_evaluate",
 ]
-
-#: Smallest and largest relevance grade (trec_eval and pytrec_eval store grades as C ``int``).
-GRADE_MIN = -2 ** 31
-GRADE_MAX = 2 ** 31 - 1
 
 _ID_HINT = "query and document ids must be str (as in pytrec_eval): convert them with str()"
 _NO_DOCUMENT = object()
@@ -105,7 +102,7 @@ def _grade_range_error(what: str, qid, docid, grade) -> InputError:
                       f"range [{GRADE_MIN}, {GRADE_MAX}] of trec_eval and pytrec_eval grades")
 
 
-def _checked_grades(docs: Mapping, qid, what: str) -> Dict[str, int]:
+def _checked_grades(docs: Mapping, qid, what: str) -> dict[str, int]:
     grades = list(docs.values())
     if set(map(type, grades)) <= {int}:
         if grades and (min(grades) < GRADE_MIN or max(grades) > GRADE_MAX):
@@ -125,7 +122,7 @@ def _checked_grades(docs: Mapping, qid, what: str) -> Dict[str, int]:
     return out
 
 
-def check_qrels(qrels: Mapping, what: str = "qrels") -> Dict[str, Dict[str, int]]:
+def check_qrels(qrels: Mapping, what: str = "qrels") -> dict[str, dict[str, int]]:
     """A checked copy of ``{qid: {docid: grade}}``: str ids and int grades (see the module docstring).
 
     Raises :class:`InputTypeError` for an id that is not a str or a grade
@@ -170,7 +167,7 @@ def _check_frame_ids(frame, what: str) -> None:
                     f"(df[{column!r}] = df[{column!r}].astype(str))")
 
 
-def to_qrels_dict(qrels) -> Dict[str, Dict[str, int]]:
+def to_qrels_dict(qrels) -> dict[str, dict[str, int]]:
     """``{qid: {docid: grade}}`` from a dict-of-dict, a path, a DataFrame or ``Qrel`` namedtuples.
 
     The one conversion of qrels for every entry point.  A path (``str`` or
@@ -179,7 +176,7 @@ def to_qrels_dict(qrels) -> Dict[str, Dict[str, int]]:
     checked and copied: ids must be str and grades integers in int32 (see
     the module docstring for the rule and its errors).  A document judged
     twice for one query (rows of a DataFrame, namedtuples) follows the file
-    reader's rule (:func:`~irmeasures_markov.readers.trec.add_judgment`): the
+    reader's rule (:func:`~irmeasures_markov.io.trec.add_judgment`): the
     same grade again is one judgment, a different grade an
     :class:`~irmeasures_markov.errors.InputError` naming the row or item, the
     query, the document and both grades.
@@ -187,7 +184,6 @@ def to_qrels_dict(qrels) -> Dict[str, Dict[str, int]]:
     if isinstance(qrels, Mapping):
         return check_qrels(qrels)
     if _is_path(qrels):
-        from .readers.trec import read_trec_qrels
         return read_trec_qrels(qrels)
     from ir_measures.util import QrelsConverter
     conv = QrelsConverter(qrels)
@@ -203,10 +199,9 @@ def to_qrels_dict(qrels) -> Dict[str, Dict[str, int]]:
     return check_qrels(_judgments(rows, "qrels item {}", 1))
 
 
-def _judgments(rows: Iterable, where: str, start: int) -> Dict[str, Dict[object, object]]:
+def _judgments(rows: Iterable, where: str, start: int) -> dict[str, dict[object, object]]:
     """``{qid: {docid: grade}}`` from ``(qid, docid, grade)`` rows, a repeated judgment as the file reader has it."""
-    from .readers.trec import add_judgment
-    out: Dict[str, Dict[object, object]] = {}
+    out: dict[str, dict[object, object]] = {}
     for n, (qid, docid, grade) in enumerate(rows, start=start):
         docs = out.get(qid)
         if docs is None:
@@ -218,7 +213,7 @@ def _judgments(rows: Iterable, where: str, start: int) -> Dict[str, Dict[object,
     return out
 
 
-def to_run_dict(run) -> Dict[str, Dict[str, float]]:
+def to_run_dict(run) -> dict[str, dict[str, float]]:
     """``{qid: {docid: score}}`` from a dict-of-dict, a path, a DataFrame or ``ScoredDoc`` namedtuples.
 
     Ids must be str (see the module docstring); a dict is checked and returned
@@ -229,7 +224,6 @@ def to_run_dict(run) -> Dict[str, Dict[str, float]]:
         check_run(run)
         return run  # type: ignore[return-value]
     if _is_path(run):
-        from .readers.trec import read_trec_run
         return read_trec_run(run)
     if hasattr(run, "itertuples"):
         missing = [c for c in ("query_id", "doc_id", "score") if c not in run.columns]
@@ -241,7 +235,7 @@ def to_run_dict(run) -> Dict[str, Dict[str, float]]:
         if dup.any():
             row = run[dup].iloc[0]
             raise InputError(f"run DataFrame: document {row['doc_id']!r} appears twice for query {row['query_id']!r}")
-        out: Dict[str, Dict[str, float]] = {}
+        out: dict[str, dict[str, float]] = {}
         for q, d, s in zip(run["query_id"], run["doc_id"], run["score"].astype(float)):
             out.setdefault(q, {})[d] = s
         return out

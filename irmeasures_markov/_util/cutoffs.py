@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 from numbers import Integral
-from typing import FrozenSet, Optional, Tuple
 
 import numpy as np
 
@@ -45,13 +44,13 @@ TREC_SEPARATORS = "._"
 
 
 @lru_cache(maxsize=1)
-def pytrec_eval_names() -> FrozenSet[str]:
+def pytrec_eval_names() -> frozenset[str]:
     """pytrec_eval's measure families (``pytrec_eval.supported_measures``), read once."""
     import pytrec_eval
     return frozenset(pytrec_eval.supported_measures)
 
 
-def check_cutoff(value, what: str) -> Optional[int]:
+def check_cutoff(value, what: str) -> int | None:
     """``value`` as an ``int`` if it is a positive integer, ``None`` for ``None``; else ``ValueError``.
 
     ``what`` names the measure or parameter in the message (``'measure P@0'``,
@@ -66,7 +65,7 @@ def check_cutoff(value, what: str) -> Optional[int]:
     return int(value)
 
 
-def trec_measure_parts(name: str) -> Tuple[Optional[str], Optional[str]]:
+def trec_measure_parts(name: str) -> tuple[str | None, str | None]:
     """``(family, parameter)`` of a pytrec_eval measure name, in either of pytrec_eval's spellings.
 
     ``'P_5,10'`` and ``'P.5,10'`` give ``('P', '5,10')``, ``'map'`` gives
