@@ -36,6 +36,7 @@ import numpy as np
 
 from .._util.errors import InputError
 from .._util.types import PathLike
+from .. import testing
 from .atomic import replacing
 from .downloads import download_failure, ir_datasets_download, ir_datasets_unavailable
 from .normalise import to_qrels_dict
@@ -152,8 +153,7 @@ def binarize(qrels: Mapping[str, Mapping[str, int]], rel: int = 1) -> Qrels:
 def _data_dir(data_dir: PathLike | None) -> pathlib.Path | None:
     if data_dir is not None:
         return pathlib.Path(data_dir)
-    from .testing import shared_data_dir
-    return shared_data_dir()
+    return testing.shared_data_dir()  # looked up at each call (tests replace it)
 
 
 def _official_source(c: Collection, what: str) -> str | None:
@@ -163,7 +163,6 @@ def _official_source(c: Collection, what: str) -> str | None:
 def _missing_message(c: Collection, what: str, data_dir: pathlib.Path | None, reason: str,
                      cause: BaseException | None = None) -> str:
     """What to do first, then why: the nested exception, if any, goes last and shortened."""
-    from .testing import DATA_ENV
     rel = c.qrels_file if what == "qrels" else c.topics_file
     if rel is None:
         place = ""
@@ -171,7 +170,7 @@ def _missing_message(c: Collection, what: str, data_dir: pathlib.Path | None, re
         place = f" or place it at {pathlib.Path(data_dir) / rel}"
     else:
         # no data directory was found, so name the setting rather than a path that does not exist
-        place = (f" or place it at ${DATA_ENV}/{rel} (set {DATA_ENV} to your data directory, "
+        place = (f" or place it at ${testing.DATA_ENV}/{rel} (set {testing.DATA_ENV} to your data directory, "
                  "or pass data_dir='...')")
     kind = "TREC qrels file" if what == "qrels" else "TREC topics file"
     source = _official_source(c, what)

@@ -21,7 +21,7 @@ from .._util.types import PathLike
 from .fast_run import build_run, run_columns
 from .text import decode, decompress, display_name, open_lines, read_raw, short
 
-__all__ = ["read_trec_run", "read_trec_run_lines", "run_from_bytes", "read_trec_qrels", "read_rates",
+__all__ = ["read_trec_run", "read_trec_run_lines", "read_trec_qrels", "read_rates",
            "run_from_lines", "add_judgment", "field_count", "field_count_error", "parse_float", "parse_grade",
            "GRADE_MIN", "GRADE_MAX"]
 
@@ -150,11 +150,7 @@ def read_trec_run(path: PathLike) -> Run:
     OSError
         The file cannot be read.
     """
-    return run_from_bytes(read_raw(path), display_name(path))
-
-
-def run_from_bytes(raw: bytes, name: str) -> Run:
-    """:func:`read_trec_run` of a file's stored bytes (compressed or not) called ``name`` in errors."""
+    raw, name = read_raw(path), display_name(path)
     try:
         data = decompress(raw, name)
     except InputError:
