@@ -50,7 +50,7 @@ def pytrec_eval_names() -> frozenset[str]:
     return frozenset(pytrec_eval.supported_measures)
 
 
-def check_cutoff(value, what: str) -> int | None:
+def check_cutoff(value: object, what: str) -> int | None:
     """``value`` as an ``int`` if it is a positive integer, ``None`` for ``None``; else ``ValueError``.
 
     ``what`` names the measure or parameter in the message (``'measure P@0'``,
@@ -82,7 +82,7 @@ def trec_measure_parts(name: str) -> tuple[str | None, str | None]:
     return (family, name[len(family) + 1:]) if family else (None, None)
 
 
-def check_measure_cutoffs(measure) -> None:
+def check_measure_cutoffs(measure: object) -> None:
     """Raise ``ValueError`` naming a measure whose cutoff is not a positive integer.
 
     ``measure`` is a pytrec_eval name (``'P_0'``, ``'map_cut.5,0'``,

@@ -17,6 +17,7 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import sys
+import types
 import warnings
 
 __all__ = ["MOVED", "install"]
@@ -44,21 +45,22 @@ class _MovedModuleLoader(importlib.abc.Loader):
     def __init__(self, old: str, new: str):
         self.old, self.new = old, new
 
-    def create_module(self, spec):
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
         warnings.warn(f"{self.old} moved to {self.new}; import it from there (the old path will be removed "
                       "in a future release)", DeprecationWarning, stacklevel=2)  # importlib's own frames are skipped
         module = importlib.import_module(self.new)
         self._spec = module.__spec__
         return module
 
-    def exec_module(self, module):
+    def exec_module(self, module: types.ModuleType) -> None:
         # the import machinery gave the module the alias's spec; it keeps its own
         module.__spec__ = self._spec
         module.__loader__ = self._spec.loader
 
 
 class _MovedModuleFinder(importlib.abc.MetaPathFinder):
-    def find_spec(self, fullname, path=None, target=None):
+    def find_spec(self, fullname: str, path: object = None,
+                  target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
         new = MOVED.get(fullname)
         if new is None:
             return None

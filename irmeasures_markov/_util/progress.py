@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
+from typing import Any
 
 __all__ = ["show_progress", "progress_bar", "progress_line"]
 
@@ -47,13 +48,13 @@ class _NoBar:
     def __iter__(self):
         return iter(self._iterable if self._iterable is not None else ())
 
-    def update(self, n=1):
+    def update(self, n: float = 1) -> None:
         pass
 
-    def set_description(self, *args, **kwargs):
+    def set_description(self, *args: Any, **kwargs: Any) -> None:
         pass
 
-    def close(self):
+    def close(self) -> None:
         pass
 
     def __enter__(self):
@@ -63,7 +64,7 @@ class _NoBar:
         return False
 
 
-def progress_bar(iterable: Iterable | None = None, progress: bool | None = None, **kwargs):
+def progress_bar(iterable: Iterable | None = None, progress: bool | None = None, **kwargs: Any) -> Any:
     """A tqdm bar on standard error over ``iterable`` (or with ``total=`` and ``update()``), when
     :func:`show_progress` says so; else an object with the same ``update``/``close`` that prints nothing.
 

@@ -24,6 +24,7 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
+from .._util.types import PathLike
 from .text import read_raw
 
 __all__ = ["DIGEST_SIZE", "REGISTRATION", "digest_bytes", "digest_value", "registration_fingerprint", "file_digest",
@@ -83,7 +84,7 @@ def _feed(h, obj) -> None:
         raise TypeError(f"no content digest for a {type(obj).__name__}")
 
 
-def digest_value(obj) -> str:
+def digest_value(obj: object) -> str:
     """Digest of plain data by content: None, bools, numbers, str, bytes, numpy arrays, and mappings and
     sequences of them (mappings in key order, so dict order does not count).
 
@@ -96,7 +97,7 @@ def digest_value(obj) -> str:
     return h.hexdigest()
 
 
-def registration_fingerprint(*parts) -> str:
+def registration_fingerprint(*parts: object) -> str:
     """What identifies something registered under a name: :func:`digest_value` of ``parts`` when they are
     plain data (a weight matrix, a table), else a token unique to this registration (a Python function's
     content cannot be read: results computed with it are not reused beyond it, e.g. by a new process)."""
@@ -106,7 +107,7 @@ def registration_fingerprint(*parts) -> str:
         return REGISTRATION + uuid.uuid4().hex
 
 
-def file_digest(path) -> str:
+def file_digest(path: PathLike) -> str:
     """:func:`digest_bytes` of a file's bytes as stored (a compressed file is hashed compressed), read in blocks."""
     h = hashlib.blake2b(digest_size=DIGEST_SIZE)
     with open(path, "rb") as f:
@@ -135,7 +136,7 @@ class ContentCache(Generic[T]):
         self._last: OrderedDict[str, tuple[bytes, str]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, path) -> tuple[str, T]:
+    def get(self, path: PathLike) -> tuple[str, T]:
         """``(digest, parsed value)`` of the file as it is now."""
         name = os.fspath(path)
         content = read_raw(name)

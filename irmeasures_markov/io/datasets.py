@@ -34,9 +34,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import testing
 from .._util.errors import InputError
 from .._util.types import PathLike
-from .. import testing
 from .atomic import replacing
 from .downloads import download_failure, ir_datasets_download, ir_datasets_unavailable
 from .normalise import to_qrels_dict
@@ -131,7 +131,23 @@ _add(Collection("robust03", "TREC 2003 Robust track, 100 topics (local files onl
 
 
 def collection(name: str) -> Collection:
-    """The :class:`Collection` called ``name`` (``trec7``, ``trec8``, ``trec10``, ``trec14``/``robust05``, ``robust04``, ``robust03``)."""
+    """The :class:`Collection` called ``name``.
+
+    Parameters
+    ----------
+    name : str
+        ``trec7``, ``trec8``, ``trec10``, ``trec14``/``robust05``, ``robust04``
+        or ``robust03`` (any letter case).
+
+    Returns
+    -------
+    Collection
+
+    Raises
+    ------
+    ValueError
+        An unknown name; the message lists the known ones.
+    """
     try:
         return COLLECTIONS[name.lower()]
     except (KeyError, AttributeError):

@@ -10,6 +10,7 @@ and the command line give.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 __all__ = ["download_failure", "ir_datasets_download", "ir_datasets_unavailable"]
 
@@ -67,7 +68,7 @@ def download_failure(exc: BaseException) -> str:
     return f"the download failed ({_short(chain[-1])})"
 
 
-def ir_datasets_download(dataset, what: str = "qrels") -> tuple[str | None, str | None]:
+def ir_datasets_download(dataset: Any, what: str = "qrels") -> tuple[str | None, str | None]:
     """``(path, url)``: where ``ir_datasets`` keeps the file behind a dataset's qrels (``what='qrels'``) or
     queries (``'queries'``), and where it downloads it from; None for what it does not say.
 
@@ -95,7 +96,7 @@ def ir_datasets_download(dataset, what: str = "qrels") -> tuple[str | None, str 
     return path, url if isinstance(url, str) else None
 
 
-def ir_datasets_unavailable(dataset_id: str, what: str, exc: BaseException, dataset=None) -> str:
+def ir_datasets_unavailable(dataset_id: str, what: str, exc: BaseException, dataset: Any = None) -> str:
     """One line for a download by ``ir_datasets`` that failed: the dataset, why (offline or the error), and how to
     provide the file: a local file instead, or the downloaded file placed in ir_datasets' cache."""
     path, url = ir_datasets_download(dataset, "queries" if what == "topics" else what) if dataset is not None \

@@ -73,13 +73,13 @@ def _id_type_error(what: str, qid, docid=_NO_DOCUMENT) -> InputTypeError:
                           f"{_ID_HINT}")
 
 
-def check_query_id(qid, what: str = "run") -> None:
+def check_query_id(qid: object, what: str = "run") -> None:
     """Raise :class:`InputTypeError` unless ``qid`` is a str (``what`` names the input: 'run', 'qrels')."""
     if not isinstance(qid, str):
         raise _id_type_error(what, qid)
 
 
-def check_document_ids(docids: Iterable, qid, what: str = "run") -> None:
+def check_document_ids(docids: Iterable, qid: object, what: str = "run") -> None:
     """Raise :class:`InputTypeError` naming the first document id of ``qid`` that is not a str.
 
     ``docids`` is iterated twice at most (a dict, its keys or a list): once at
@@ -88,7 +88,7 @@ def check_document_ids(docids: Iterable, qid, what: str = "run") -> None:
     join_document_ids("", docids, qid, what)
 
 
-def join_document_ids(separator: str, docids: Iterable, qid, what: str = "run") -> str:
+def join_document_ids(separator: str, docids: Iterable, qid: object, what: str = "run") -> str:
     """``separator.join(docids)``, raising :class:`InputTypeError` if an id is not a str."""
     try:
         return separator.join(docids)
@@ -167,7 +167,7 @@ def _check_frame_ids(frame, what: str) -> None:
                     f"(df[{column!r}] = df[{column!r}].astype(str))")
 
 
-def to_qrels_dict(qrels) -> dict[str, dict[str, int]]:
+def to_qrels_dict(qrels: object) -> dict[str, dict[str, int]]:
     """``{qid: {docid: grade}}`` from a dict-of-dict, a path, a DataFrame or ``Qrel`` namedtuples.
 
     The one conversion of qrels for every entry point.  A path (``str`` or
@@ -213,7 +213,7 @@ def _judgments(rows: Iterable, where: str, start: int) -> dict[str, dict[object,
     return out
 
 
-def to_run_dict(run) -> dict[str, dict[str, float]]:
+def to_run_dict(run: object) -> dict[str, dict[str, float]]:
     """``{qid: {docid: score}}`` from a dict-of-dict, a path, a DataFrame or ``ScoredDoc`` namedtuples.
 
     Ids must be str (see the module docstring); a dict is checked and returned

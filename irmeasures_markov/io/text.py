@@ -53,7 +53,7 @@ def decode(field: bytes) -> str:
     return field.decode("utf-8", "surrogateescape")
 
 
-def short(value, limit: int = QUOTE_LIMIT) -> str:
+def short(value: object, limit: int = QUOTE_LIMIT) -> str:
     """``repr`` of at most ``limit`` characters of ``value`` (bytes are decoded first), for error messages.
 
     Error messages quote input, and input may be any file at all (a password
@@ -175,7 +175,7 @@ except ImportError:  # pragma: no cover - optional
     _gunzip = gzip.decompress
 
 
-def open_text(path: PathLike):
+def open_text(path: PathLike) -> io.TextIOWrapper:
     """A text stream over a file (plain, gzip, bzip2 or xz; ``-`` for standard input).
 
     UTF-8 with ``surrogateescape`` (byte-exact), the byte-order mark removed,

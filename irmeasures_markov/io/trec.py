@@ -68,7 +68,7 @@ def parse_grade(text: bytes, where: str) -> int:
     return grade
 
 
-def add_judgment(docs: dict[str, int], qid, docid, grade, where: str) -> None:
+def add_judgment(docs: dict[str, int], qid: object, docid: object, grade: int, where: str) -> None:
     """Record ``docs[docid] = grade`` (``docs``: one query's judgments) under the rule for repeated judgments.
 
     The one rule of every qrels form (files, ``Qrel`` namedtuples,
