@@ -15,9 +15,10 @@ document for every topic, graded judgments mapped to binary leniently
 * :func:`seed_ir_datasets_home` — lay out local qrels/topics files where
   ``ir_datasets`` expects its downloads, so it works offline.
 
-Run directories (:func:`load_run_dir`, :func:`run_name`, ...) live in
-:mod:`.run_files` and the download messages in :mod:`.downloads`; this module
-also answers for their names (and ``read_run``, the old name of
+The collection table (:data:`COLLECTIONS`, :func:`collection`) lives in
+:mod:`.trec_collections`, run directories (:func:`load_run_dir`,
+:func:`run_name`, ...) in :mod:`.run_files` and the download messages in
+:mod:`.downloads`; this module also answers for their names (and ``read_run``, the old name of
 :func:`irmeasures_markov.io.read_trec_run`), so ``irmeasures_markov.datasets``
 imports keep working.
 """
@@ -30,7 +31,6 @@ import re
 import tarfile
 import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -44,6 +44,7 @@ from .run_files import complete_runs, list_run_files, load_run_dir, run_name, ru
 from .text import decode, decompress, display_name, read_raw, short
 from .trec import GRADE_MAX, GRADE_MIN, read_trec_qrels
 from .trec import read_trec_run as read_run
+from .trec_collections import COLLECTIONS, Collection, collection, data_directory
 
 __all__ = [
     "Collection",
@@ -73,103 +74,33 @@ Qrels = dict[str, dict[str, int]]
 PAPER_REDUCTION_PERCENTS = (90, 70, 50, 30, 10)
 
 
-@dataclass(frozen=True)
-class Collection:
-    """A TREC test collection used in the papers' experiments.
-
-    ``qrels_file``/``topics_file``/``runs_dir`` are paths relative to the shared
-    data directory (``$IRMEASURES_MARKOV_DATA``); ``topic_range`` restricts a
-    topics file that covers several tracks.  ``official_url`` and
-    ``official_topics_url`` are where NIST publishes the qrels and the topics
-    (named in the error raised when a file has to be supplied by hand).
-    """
-    name: str
-    title: str
-    ir_datasets_id: str | None
-    qrels_file: str
-    topics_file: str | None
-    topic_range: tuple[int, int] | None
-    runs_dir: str | None
-    graded: bool
-    official_url: str
-    official_topics_url: str | None = None
-
-
-COLLECTIONS: dict[str, Collection] = {}
-
-
-def _add(c: Collection, *aliases: str):
-    for name in (c.name, *aliases):
-        COLLECTIONS[name] = c
-
-
-_add(Collection("trec7", "TREC 7 ad hoc (disks 4&5 minus CR), topics 351-400", "disks45/nocr/trec7",
-                "qrels/trec7.qrels.gz", "topics/trec7.topics", (351, 400), None, False,
-                "https://trec.nist.gov/data/qrels_eng/qrels.trec7.adhoc.parts1-5.tar.gz",
-                "https://trec.nist.gov/data/topics_eng/topics.351-400.gz"))
-_add(Collection("trec8", "TREC 8 ad hoc (disks 4&5 minus CR), topics 401-450", "disks45/nocr/trec8",
-                "qrels/trec8.qrels.gz", "topics/trec8.topics", (401, 450), "runs/trec8", False,
-                "https://trec.nist.gov/data/qrels_eng/qrels.trec8.adhoc.parts1-5.tar.gz",
-                "https://trec.nist.gov/data/topics_eng/topics.401-450.gz"))
-_add(Collection("trec10", "TREC 2001 (TREC-10) Web track, WT10g, topics 501-550", None,
-                "qrels/web2001.qrels.gz", "topics/trec9-10.topics", (501, 550), None, True,
-                "https://trec.nist.gov/data/qrels_eng/ (qrels.trec10.main_web / adhoc_qrels.txt for topics 501-550)",
-                "https://trec.nist.gov/data/topics_eng/topics.501-550.txt"),
-     "web2001")
-_add(Collection("trec14", "TREC 2005 (TREC-14) Robust track, AQUAINT, 50 topics", "aquaint/trec-robust-2005",
-                "qrels/robust05.qrels.gz", "topics/robust05.topics", None, None, True,
-                "https://trec.nist.gov/data/robust/05/TREC2005.qrels.txt",
-                "https://trec.nist.gov/data/robust/05/05.50.topics.txt"),
-     "robust05")
-_add(Collection("robust04", "TREC 2004 Robust track (disks 4&5 minus CR), 249 topics",
-                "disks45/nocr/trec-robust-2004", "qrels/robust04.qrels.gz", "topics/robust04.topics", None,
-                "runs/robust04", True, "https://trec.nist.gov/data/robust/qrels.robust2004.txt",
-                "https://trec.nist.gov/data/robust/04.testset.gz"))
-_add(Collection("robust03", "TREC 2003 Robust track, 100 topics (local files only)", None,
-                "qrels/robust03.qrels.gz", None, None, "runs/robust03", True,
-                "https://trec.nist.gov/data/robust/ (qrels.robust2003.txt)"))
-
-
-def collection(name: str) -> Collection:
-    """The :class:`Collection` called ``name``.
-
-    Parameters
-    ----------
-    name : str
-        ``trec7``, ``trec8``, ``trec10``, ``trec14``/``robust05``, ``robust04``
-        or ``robust03`` (any letter case).
-
-    Returns
-    -------
-    Collection
-
-    Raises
-    ------
-    ValueError
-        An unknown name; the message lists the known ones.
-    """
-    try:
-        return COLLECTIONS[name.lower()]
-    except (KeyError, AttributeError):
-        raise ValueError(f"Unknown collection {name!r}; known: {', '.join(sorted(COLLECTIONS))}") from None
-
-
 def binarize(qrels: Mapping[str, Mapping[str, int]], rel: int = 1) -> Qrels:
     """Lenient binary mapping (paper §5.1): grade ``>= rel`` becomes 1, anything else 0.
 
     Every judgment is kept (a judged non-relevant document stays judged, which
-    matters for bpref and for ``judged_only`` measures).  ``qrels`` may also be a
-    qrels file path (or any form :func:`irmeasures_markov.io.to_qrels_dict` takes).
+    matters for bpref and for ``judged_only`` measures).
+
+    Parameters
+    ----------
+    qrels : mapping or path
+        ``{qid: {docid: grade}}``, a qrels file path, or any form
+        :func:`irmeasures_markov.io.to_qrels_dict` takes.
+    rel : int
+        The smallest grade counted as relevant.
+
+    Returns
+    -------
+    dict
+        ``{qid: {docid: 0 or 1}}``.
+
+    Raises
+    ------
+    InputError
+        Malformed qrels (see :func:`irmeasures_markov.io.to_qrels_dict`).
     """
     if not isinstance(qrels, Mapping):
         qrels = to_qrels_dict(qrels)
     return {q: {d: int(g >= rel) for d, g in docs.items()} for q, docs in qrels.items()}
-
-
-def _data_dir(data_dir: PathLike | None) -> pathlib.Path | None:
-    if data_dir is not None:
-        return pathlib.Path(data_dir)
-    return testing.shared_data_dir()  # looked up at each call (tests replace it)
 
 
 def _official_source(c: Collection, what: str) -> str | None:
@@ -236,7 +167,7 @@ def load_qrels(name: str, *, binary: bool = False, path: PathLike | None = None,
                              "(or give an ir_datasets id such as 'disks45/nocr/trec8').")
         qrels = _ir_datasets_qrels(str(name), None, None)
         return binarize(qrels) if binary else qrels
-    ddir = _data_dir(data_dir)
+    ddir = data_directory(data_dir)
     local = ddir / c.qrels_file if ddir is not None else None
     qrels = None
     if source in ("auto", "local") and local is not None and local.exists():
@@ -307,7 +238,25 @@ _TITLE_RE = re.compile(r"<title>\s*(?:Topic:)?(.*?)(?=<desc>|<narr>|</top>|$)", 
 
 
 def read_topics(path: PathLike, topic_range: tuple[int, int] | None = None) -> dict[str, str]:
-    """Titles ``{qid: title}`` from a TREC topics file (``<top> <num> <title> ...``)."""
+    """Titles ``{qid: title}`` from a TREC topics file (``<top> <num> <title> ...``).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The topics file (plain, gzip, bzip2 or xz).
+    topic_range : tuple of int, optional
+        ``(lo, hi)``: keep only numeric topic ids in that closed range.
+
+    Returns
+    -------
+    dict
+        ``{qid: title}`` in file order (whitespace of a title collapsed).
+
+    Raises
+    ------
+    InputError
+        No ``<top>`` block, or a block without ``<num>``.
+    """
     text = decode(decompress(read_raw(path), display_name(path)))
     topics: dict[str, str] = {}
     for block in _TOP_RE.findall(text):
@@ -329,6 +278,22 @@ def load_topics(name: str, *, path: PathLike | None = None, source: str = "auto"
                 data_dir: PathLike | None = None) -> dict[str, str]:
     """Topic titles ``{qid: title}`` of a named collection (local topics file or ``ir_datasets``).
 
+    Parameters
+    ----------
+    name : str
+        A key of :data:`COLLECTIONS`.
+    path : path, optional
+        A local TREC topics file; overrides everything else.
+    source : {'auto', 'local', 'ir_datasets'}
+        As for :func:`load_qrels`.
+    data_dir : path, optional
+        The data directory (default ``$IRMEASURES_MARKOV_DATA`` or ../shared/data).
+
+    Returns
+    -------
+    dict
+        ``{qid: title}``.
+
     Raises
     ------
     FileNotFoundError
@@ -338,7 +303,7 @@ def load_topics(name: str, *, path: PathLike | None = None, source: str = "auto"
     c = collection(name)
     if path is not None:
         return read_topics(path, c.topic_range)
-    ddir = _data_dir(data_dir)
+    ddir = data_directory(data_dir)
     local = ddir / c.topics_file if (ddir is not None and c.topics_file) else None
     if source in ("auto", "local") and local is not None and local.exists():
         return read_topics(local, c.topic_range)
@@ -384,8 +349,31 @@ def downsample_qrels(qrels: Mapping[str, Mapping[str, int]], percent: float, *, 
 
     The shuffle of a topic depends only on ``seed`` and the topic id, so pools
     for different percentages are nested (the 10% pool is inside the 30% pool)
-    and results do not depend on the order of the qrels.  ``qrels`` may also be a
-    qrels file path (or any form :func:`irmeasures_markov.io.to_qrels_dict` takes).
+    and results do not depend on the order of the qrels.
+
+    Parameters
+    ----------
+    qrels : mapping or path
+        ``{qid: {docid: grade}}``, a qrels file path, or any form
+        :func:`irmeasures_markov.io.to_qrels_dict` takes.
+    percent : float
+        The share of each topic's judgments kept, in (0, 100].
+    seed : int
+        Seeds every topic's shuffle (with the topic id).
+    rel : int
+        The smallest grade counted as relevant.
+    min_relevant, min_nonrelevant : int
+        The fewest relevant and non-relevant judgments kept per topic.
+
+    Returns
+    -------
+    dict
+        The reduced qrels ``{qid: {docid: grade}}``, documents sorted.
+
+    Raises
+    ------
+    ValueError
+        ``percent`` outside (0, 100], or a negative minimum.
     """
     if not isinstance(qrels, Mapping):
         qrels = to_qrels_dict(qrels)
@@ -436,9 +424,30 @@ def seed_ir_datasets_home(home: PathLike, data_dir: PathLike | None = None,
     ``ir_datasets`` does not re-check files already at their cache path, so after
     this, with ``IR_DATASETS_HOME=home`` set *before* ``ir_datasets`` is imported,
     ``ir_datasets.load('disks45/nocr/trec8').qrels_iter()`` works offline.
-    Returns ``home``.
+
+    Parameters
+    ----------
+    home : str or os.PathLike
+        The ``ir_datasets`` home directory to fill.
+    data_dir : path, optional
+        The data directory holding the collections' files (default
+        ``$IRMEASURES_MARKOV_DATA`` or ../shared/data).
+    names : sequence of str
+        The collections to place.
+
+    Returns
+    -------
+    pathlib.Path
+        ``home``.
+
+    Raises
+    ------
+    FileNotFoundError
+        No data directory, or a collection's qrels file is missing.
+    ValueError
+        A collection ``ir_datasets`` has no id for.
     """
-    ddir = _data_dir(data_dir)
+    ddir = data_directory(data_dir)
     if ddir is None:
         raise FileNotFoundError("no data directory: pass data_dir or set $IRMEASURES_MARKOV_DATA")
     home = pathlib.Path(home)

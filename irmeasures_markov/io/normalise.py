@@ -12,7 +12,7 @@ and :class:`~irmeasures_markov.rankings.PreparedRun`.
 
 **Ids are ``str``.**  A query or document id of any other type (an ``int``
 docid, an ``int64`` ``query_id`` column of a DataFrame) raises
-:class:`~irmeasures_markov.errors.InputTypeError`, a ``TypeError`` as in
+:class:`~irmeasures_markov._util.errors.InputTypeError`, a ``TypeError`` as in
 pytrec_eval, naming the query (and document); convert the ids with ``str()``
 (``df["query_id"] = df["query_id"].astype(str)`` for a DataFrame).  Ids are
 never converted for you: pytrec_eval and the other ir_measures providers
@@ -25,12 +25,12 @@ that trec_eval and pytrec_eval read (pytrec_eval silently reads a larger
 grade as 0).  ``int``, ``bool`` and numpy integers are accepted and stored as
 ``int``; a float (even ``1.0``) or str grade raises ``InputTypeError`` (a
 ``TypeError``, as in pytrec_eval), a grade out of range raises
-:class:`~irmeasures_markov.errors.InputError`; both name query and document.
+:class:`~irmeasures_markov.io.InputError`; both name query and document.
 
 **A document judged twice** for one query (rows of a DataFrame, ``Qrel``
 namedtuples) follows the rule of the qrels file reader: with the same grade it
 is one judgment, with different grades an
-:class:`~irmeasures_markov.errors.InputError` naming the row or item, the
+:class:`~irmeasures_markov.io.InputError` naming the row or item, the
 query, the document and both grades.  (A dict cannot hold a repeat; a run
 refuses any repeated document.)
 
@@ -178,8 +178,28 @@ def to_qrels_dict(qrels: object) -> dict[str, dict[str, int]]:
     twice for one query (rows of a DataFrame, namedtuples) follows the file
     reader's rule (:func:`~irmeasures_markov.io.trec.add_judgment`): the
     same grade again is one judgment, a different grade an
-    :class:`~irmeasures_markov.errors.InputError` naming the row or item, the
+    :class:`~irmeasures_markov.io.InputError` naming the row or item, the
     query, the document and both grades.
+
+    Parameters
+    ----------
+    qrels : mapping, path, pandas.DataFrame or iterable of Qrel
+        ``{qid: {docid: grade}}``; a TREC qrels file; a DataFrame with columns
+        ``query_id``, ``doc_id``, ``relevance``; or ``ir_measures`` ``Qrel``
+        namedtuples.
+
+    Returns
+    -------
+    dict
+        A checked copy ``{qid: {docid: grade}}`` (a file: as read).
+
+    Raises
+    ------
+    InputTypeError
+        An id that is not a str, or a grade that is not an integer.
+    InputError
+        A grade outside int32, a document judged twice with different grades,
+        an unsupported form, or a malformed file (naming file and line).
     """
     if isinstance(qrels, Mapping):
         return check_qrels(qrels)
@@ -218,7 +238,28 @@ def to_run_dict(run: object) -> dict[str, dict[str, float]]:
 
     Ids must be str (see the module docstring); a dict is checked and returned
     as it is.  Unlike a plain dict conversion, a document listed twice for a
-    query is an error rather than silently overwritten.
+    query is an error rather than silently overwritten.  A path is read with
+    :func:`~irmeasures_markov.io.read_trec_run`, the one run reader.
+
+    Parameters
+    ----------
+    run : mapping, path, pandas.DataFrame or iterable of ScoredDoc
+        ``{qid: {docid: score}}``; a TREC run file; a DataFrame with columns
+        ``query_id``, ``doc_id``, ``score``; or ``ir_measures`` ``ScoredDoc``
+        namedtuples.
+
+    Returns
+    -------
+    dict
+        ``{qid: {docid: score}}`` (a dict given: that dict itself).
+
+    Raises
+    ------
+    InputTypeError
+        A query or document id that is not a str.
+    InputError
+        A document listed twice for a query, a DataFrame without the needed
+        columns, an unsupported form, or a malformed file (naming file and line).
     """
     if isinstance(run, Mapping):
         check_run(run)

@@ -10,6 +10,7 @@
 """
 from __future__ import annotations
 
+import glob
 import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -49,6 +50,16 @@ def run_name(path: PathLike) -> str:
     """Run name from a file name: the file name without a compression suffix (``.gz``, ``.bz2``, ``.xz``,
     ``.zst``), then without a run-file suffix (``.run``, ``.txt``, ``.trec``, ``.res``), then without TREC's
     ``input.`` prefix: ``input.NAME.gz`` -> ``NAME``, ``bm25.run`` -> ``bm25``, ``runs/dph.res.bz2`` -> ``dph``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A run file's path (only its last component is used).
+
+    Returns
+    -------
+    str
+        The run's name.
     """
     base = os.path.basename(os.fspath(path))
     base = _without_suffix(_without_suffix(base, COMPRESSION_SUFFIXES), RUN_FILE_SUFFIXES)
@@ -58,7 +69,24 @@ def run_name(path: PathLike) -> str:
 
 
 def run_names(paths: Sequence[PathLike]) -> list[str]:
-    """:func:`run_name` of every path; :class:`InputError` naming both files when two give one name."""
+    """:func:`run_name` of every path, refusing two paths that give one name.
+
+    Parameters
+    ----------
+    paths : sequence of str or os.PathLike
+        Run files.
+
+    Returns
+    -------
+    list of str
+        The names, in the order of ``paths``.
+
+    Raises
+    ------
+    InputError
+        Two paths give one name (``input.X`` and ``input.X.gz``); the message
+        names both files.
+    """
     names = [run_name(p) for p in paths]
     seen: dict[str, PathLike] = {}
     for name, path in zip(names, paths):
@@ -73,8 +101,26 @@ def list_run_files(directory: PathLike, pattern: str | None = None) -> list[str]
     """Run files in ``directory``: ``input.*`` (TREC's naming) if any exist, else every regular file.
 
     Hidden files are ignored; ``pattern`` (a glob) overrides the choice.
+
+    Parameters
+    ----------
+    directory : str or os.PathLike
+        The run directory.
+    pattern : str, optional
+        A glob, relative to ``directory``, selecting the files.
+
+    Returns
+    -------
+    list of str
+        The files' paths, sorted.
+
+    Raises
+    ------
+    FileNotFoundError
+        The directory does not exist or holds no run file (matching ``pattern``).
+    InputError
+        Two files give one run name (:func:`run_names`).
     """
-    import glob
     directory = os.fspath(directory)
     if not os.path.isdir(directory):
         raise FileNotFoundError(f"run directory {directory!r} does not exist")
@@ -95,7 +141,20 @@ def complete_runs(runs: Mapping[str, Mapping[str, Mapping[str, float]]],
                   topics: Iterable[str]) -> tuple[dict[str, Run], list[str]]:
     """Split runs into those that retrieved at least one document for every topic, and the others.
 
-    Returns ``(kept, dropped_names)``; this is the papers' run-selection rule.
+    This is the papers' run-selection rule (§5.1).
+
+    Parameters
+    ----------
+    runs : mapping
+        ``{name: {qid: {docid: score}}}``.
+    topics : iterable of str
+        The topics every kept run must answer (e.g. the qrels' topic ids).
+
+    Returns
+    -------
+    tuple
+        ``(kept, dropped_names)``: ``{name: run}`` of the complete runs, in the
+        order of ``runs``, and the names of the others.
     """
     topics = [str(t) for t in topics]
     kept, dropped = {}, []
@@ -134,8 +193,22 @@ def load_run_dir(directory: PathLike, *, topics: Iterable[str] | None = None, pa
         process builds the dictionaries (default ``min(2, cpu_count)``; 1 reads
         everything in this process).
 
-    The result equals reading each file with :func:`irmeasures_markov.io.read_trec_run`
-    (same dictionaries, same order, same errors).
+    Returns
+    -------
+    dict
+        ``{run_name: {qid: {docid: score}}}``, in file-name order: what
+        reading each file with :func:`irmeasures_markov.io.read_trec_run` gives
+        (same dictionaries, same order, same errors).
+
+    Raises
+    ------
+    FileNotFoundError
+        No such directory, or no run file in it.
+    InputError
+        A malformed run file (naming file and line), or two files giving one
+        run name.
+    ValueError
+        ``n_jobs`` is not a positive integer.
     """
     files = list_run_files(directory, pattern)
     n_jobs = _default_jobs() if n_jobs is None else int(n_jobs)

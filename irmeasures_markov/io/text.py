@@ -181,6 +181,21 @@ def open_text(path: PathLike) -> io.TextIOWrapper:
     UTF-8 with ``surrogateescape`` (byte-exact), the byte-order mark removed,
     lines ending at LF only (a CR stays in the text, where field splitting
     treats it as whitespace).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file, or ``-`` for standard input.
+
+    Returns
+    -------
+    io.TextIOWrapper
+        A text stream; close it (or use ``with``) when done.
+
+    Raises
+    ------
+    OSError
+        The file cannot be opened.
     """
     stream, _ = open_binary(path)
     return io.TextIOWrapper(stream, encoding="utf-8-sig", errors="surrogateescape", newline="\n")

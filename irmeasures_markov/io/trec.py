@@ -179,7 +179,26 @@ def read_trec_qrels(path: PathLike) -> dict[str, dict[str, int]]:
 
     Grades are integers in the signed 32-bit range (as for trec_eval); a
     document judged twice for one query with the same grade is accepted, with
-    different grades it is an error.  Errors name the file and line.
+    different grades it is an error.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The qrels file (plain, gzip, bzip2 or xz), or ``-`` for standard input.
+
+    Returns
+    -------
+    dict
+        ``{qid: {docid: grade}}`` in file order.
+
+    Raises
+    ------
+    InputError
+        Naming the file and line: a line without 4 fields, a grade that is not
+        an integer or is outside int32, a document judged twice with different
+        grades, or truncated compressed data.
+    OSError
+        The file cannot be read.
     """
     name = display_name(path)
     qrels: dict[str, dict[str, int]] = {}
@@ -202,6 +221,26 @@ def read_rates(path: PathLike, content: bytes | None = None) -> np.ndarray | dic
     Ranks must be contiguous from 1 (a rank with no rate is an error) and rates
     positive and finite.  Checking costs time and memory in proportion to the
     file, whatever the ranks.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The rate file, or ``-`` for standard input.
+    content : bytes, optional
+        The file's stored bytes, when they have been read already.
+
+    Returns
+    -------
+    numpy.ndarray or dict
+        The rates of ranks 1..k (``rank mu`` layout), or ``{qid: rates}``
+        (``qid rank mu`` layout).
+
+    Raises
+    ------
+    InputError
+        Naming the file and line: a wrong number of fields, a rank that is not
+        a positive integer or is given twice, a rate that is not a positive
+        finite number, a missing rank, or a file holding no rate.
     """
     name = display_name(path)
     ncols: int | None = None
