@@ -53,9 +53,24 @@ def pytrec_eval_names() -> frozenset[str]:
 def check_cutoff(value: object, what: str) -> int | None:
     """``value`` as an ``int`` if it is a positive integer, ``None`` for ``None``; else ``ValueError``.
 
-    ``what`` names the measure or parameter in the message (``'measure P@0'``,
-    ``'MP'``, ``'`cutoff`'``).  ``True`` is not a cutoff; integral numpy
-    integers are.
+    ``True`` is not a cutoff; integral numpy integers are.
+
+    Parameters
+    ----------
+    value : object
+        The cutoff given.
+    what : str
+        Names the measure or parameter in the message (``'measure P@0'``,
+        ``'MP'``, ``'`cutoff`'``).
+
+    Returns
+    -------
+    int or None
+
+    Raises
+    ------
+    ValueError
+        ``value`` is not a positive integer.
     """
     if value is None:
         return None
@@ -73,6 +88,16 @@ def trec_measure_parts(name: str) -> tuple[str | None, str | None]:
     The family is the longest pytrec_eval name that ``name`` starts with,
     followed by ``'_'`` or ``'.'`` (``'ndcg_cut_10'`` is ndcg_cut's, not
     ndcg's), so the answer never depends on the order of a set.
+
+    Parameters
+    ----------
+    name : str
+        A measure name.
+
+    Returns
+    -------
+    tuple
+        ``(family, parameter)``, either ``None`` when absent.
     """
     names = pytrec_eval_names()
     if name in names:
@@ -91,6 +116,17 @@ def check_measure_cutoffs(measure: object) -> None:
     (empty items, which pytrec_eval skips, aside: ``'ndcg_cut_5,'``), and
     ``ndcg``, ``G``, ``Rndcg`` and ``ndcg_rel`` take no parameter.  Other
     strings are left to whoever parses them.
+
+    Parameters
+    ----------
+    measure : str or ir_measures.Measure
+        The measure to check.
+
+    Raises
+    ------
+    ValueError
+        A cutoff that is not a positive integer, or a parameter given to a
+        family that takes none; the message names the measure.
     """
     if isinstance(measure, str):
         family, param = trec_measure_parts(measure)

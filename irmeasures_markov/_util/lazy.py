@@ -62,5 +62,17 @@ class _LazyModule:
 
 
 def lazy_module(name: str) -> _LazyModule:
-    """A stand-in for ``importlib.import_module(name)`` that imports at the first attribute access."""
+    """A stand-in for ``importlib.import_module(name)`` that imports at the first attribute access.
+
+    Parameters
+    ----------
+    name : str
+        The module's dotted name (``'scipy.linalg'``).
+
+    Returns
+    -------
+    _LazyModule
+        A proxy; its first attribute access imports the module (an
+        ``ImportError`` is raised there, naming the module).
+    """
     return _LazyModule(name)

@@ -23,7 +23,23 @@ __all__ = ["show_progress", "progress_bar", "progress_line"]
 
 
 def show_progress(progress: bool | None = None) -> bool:
-    """``progress`` as a yes/no: ``None`` means "only if standard error is a terminal"."""
+    """``progress`` as a yes/no: ``None`` means "only if standard error is a terminal".
+
+    Parameters
+    ----------
+    progress : bool or None
+        ``True`` (show), ``False`` (never) or ``None`` (only on a terminal).
+
+    Returns
+    -------
+    bool
+        Whether to show progress.
+
+    Raises
+    ------
+    ValueError
+        ``progress`` is none of ``True``, ``False`` and ``None``.
+    """
     if progress is None:
         stream = sys.stderr
         try:
@@ -68,7 +84,25 @@ def progress_bar(iterable: Iterable | None = None, progress: bool | None = None,
     """A tqdm bar on standard error over ``iterable`` (or with ``total=`` and ``update()``), when
     :func:`show_progress` says so; else an object with the same ``update``/``close`` that prints nothing.
 
-    ``kwargs`` go to tqdm (``desc``, ``total``, ``unit``, ...)."""
+    Parameters
+    ----------
+    iterable : iterable, optional
+        What the bar iterates over (else count with ``update()``).
+    progress : bool or None
+        As for :func:`show_progress`.
+    **kwargs
+        Passed to tqdm (``desc``, ``total``, ``unit``, ...).
+
+    Returns
+    -------
+    tqdm.tqdm or a silent stand-in
+        Iterable, with ``update``, ``set_description`` and ``close``.
+
+    Raises
+    ------
+    ValueError
+        A bad ``progress`` (see :func:`show_progress`).
+    """
     if not show_progress(progress):
         return _NoBar(iterable)
     from tqdm.auto import tqdm
@@ -77,6 +111,14 @@ def progress_bar(iterable: Iterable | None = None, progress: bool | None = None,
 
 
 def progress_line(text: str, progress: bool | None = None) -> None:
-    """Print one progress line (e.g. a grid's summary) to standard error when :func:`show_progress` says so."""
+    """Print one progress line (e.g. a grid's summary) to standard error when :func:`show_progress` says so.
+
+    Parameters
+    ----------
+    text : str
+        The line.
+    progress : bool or None
+        As for :func:`show_progress`.
+    """
     if show_progress(progress):
         print(text, file=sys.stderr, flush=True)

@@ -71,6 +71,18 @@ def qrels_for_pytrec_eval(qrels: Mapping[str, Mapping[str, int]]) -> dict[str, M
     """The qrels with ids pytrec_eval takes and no topic whose grades are all negative.
 
     Topics that need no change are the caller's own dicts (not copied).
+
+    Parameters
+    ----------
+    qrels : mapping
+        ``{qid: {docid: grade}}``, checked (str ids, int grades).
+
+    Returns
+    -------
+    dict
+        ``{qid: {docid: grade}}`` with ids as :func:`id_for_pytrec_eval` gives
+        them, and :data:`ABSENT_DOCID` judged 0 in topics whose grades are all
+        negative.
     """
     out: dict[str, Mapping[str, int]] = {}
     for q, docs in qrels.items():
@@ -83,7 +95,18 @@ def qrels_for_pytrec_eval(qrels: Mapping[str, Mapping[str, int]]) -> dict[str, M
 
 
 def run_for_pytrec_eval(run: Mapping[str, Mapping[str, float]]) -> Mapping[str, Mapping[str, float]]:
-    """The run with ids pytrec_eval takes; the run itself when every id is ASCII."""
+    """The run with ids pytrec_eval takes; the run itself when every id is ASCII.
+
+    Parameters
+    ----------
+    run : mapping
+        ``{qid: {docid: score}}`` with str ids.
+
+    Returns
+    -------
+    mapping
+        ``run`` itself, or a copy with ids as :func:`id_for_pytrec_eval` gives them.
+    """
     if all(q.isascii() and _ascii(docs) for q, docs in run.items()):
         return run
     return {id_for_pytrec_eval(q): _docs(docs) for q, docs in run.items()}
