@@ -35,17 +35,19 @@ The grammar (the one trec_eval applies to runs and qrels; docs/file-formats.md):
   ``float()`` / ``int()`` read them; grades must fit in a signed 32-bit integer.
 
 Malformed input raises :class:`InputError` naming the file and line, quoting
-at most a short prefix of the offending text.
+at most a short prefix of the offending text; an in-memory id or grade of the
+wrong type raises :class:`InputTypeError` (an ``InputError`` and a ``TypeError``).
 """
 from __future__ import annotations
 
-from .._util.errors import InputError
+from .._util.errors import InputError, InputTypeError
 from .normalise import to_qrels_dict, to_run_dict
 from .text import open_text
 from .trec import read_rates, read_trec_qrels, read_trec_run
 
 __all__ = [
     "InputError",
+    "InputTypeError",
     "open_text",
     "read_trec_run",
     "read_trec_qrels",
