@@ -44,7 +44,20 @@ def _length_blocks(offsets: np.ndarray, which: np.ndarray | None = None):
 
 def within_segments(pairs: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """``pairs`` (one flag per neighbouring pair ``(i, i+1)`` of a flat layout) with the pairs that straddle
-    a segment boundary cleared, in place; returned for convenience."""
+    a segment boundary cleared, in place; returned for convenience.
+
+    Parameters
+    ----------
+    pairs : numpy.ndarray of bool
+        One flag per neighbouring pair of the flat layout (``size - 1`` flags).
+    starts : numpy.ndarray of int
+        Segment offsets (``n + 1`` bounds).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``pairs`` itself.
+    """
     inner = starts[1:-1]
     pairs[inner[(inner > 0) & (inner <= pairs.size)] - 1] = False
     return pairs
@@ -70,6 +83,18 @@ def segment_argsort_desc(scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
     its query alone, and a row sort stays in cache where one sort over the
     whole run would not.
     Scores must not be NaN (the rankings check them first).
+
+    Parameters
+    ----------
+    scores : numpy.ndarray of float
+        The scores of every query, one after another.
+    starts : numpy.ndarray of int
+        Segment offsets (``n + 1`` bounds).
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        Global indices: the ranking of each query inside its own segment.
     """
     order = np.arange(scores.size, dtype=np.int64)
     if scores.size == 0:
@@ -101,6 +126,18 @@ def segment_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     per segment, so a query's partial sums never carry the rounding error of
     the large running total of the queries before it: the same numbers, bit
     for bit, as ``np.cumsum`` of each segment alone.
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        The values of every query, one after another.
+    offsets : numpy.ndarray of int
+        Segment offsets (``n + 1`` bounds).
+
+    Returns
+    -------
+    numpy.ndarray
+        The per-segment cumulative sums, in the flat layout.
     """
     values = np.asarray(values)
     if values.dtype.kind == "f":
@@ -152,6 +189,18 @@ def segment_sum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
     ``np.add.reduceat`` sums each segment with numpy's pairwise summation:
     faster than a running cumsum and without its cancellation error.
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        The values of every query, one after another.
+    offsets : numpy.ndarray of int
+        Segment offsets (``n + 1`` bounds).
+
+    Returns
+    -------
+    numpy.ndarray
+        One sum per segment.
     """
     return SegmentSums(offsets)(values)
 
@@ -162,6 +211,12 @@ class SegmentSums:
     For many value arrays over the same segments (e.g. every measure of one
     evaluation summing over the same relevant positions); each call gives
     what ``segment_sum(values, offsets)`` gives, bit for bit.
+
+    Parameters
+    ----------
+    offsets : numpy.ndarray of int
+        Segment offsets (``n + 1`` bounds); calling the object with a value
+        array gives one sum per segment.
     """
     __slots__ = ("n", "_starts", "_nonempty")
 
@@ -199,6 +254,18 @@ def query_blocks(offsets: np.ndarray, size: int) -> list[tuple[int, int]]:
     (queries without documents are one block; no queries, no block).  Work
     done block by block then keeps its temporaries bounded without
     splitting a query.
+
+    Parameters
+    ----------
+    offsets : numpy.ndarray of int
+        Query offsets (``n + 1`` bounds).
+    size : int
+        The documents a block aims at.
+
+    Returns
+    -------
+    list of tuple of int
+        ``(a, b)``: queries ``a`` to ``b - 1`` form a block.
     """
     nq = offsets.size - 1
     if nq < 1:

@@ -39,7 +39,17 @@ T = TypeVar("T")
 
 
 def digest_bytes(data: bytes) -> str:
-    """BLAKE2b digest of ``data`` (hex, :data:`DIGEST_SIZE` bytes)."""
+    """BLAKE2b digest of ``data`` (hex, :data:`DIGEST_SIZE` bytes).
+
+    Parameters
+    ----------
+    data : bytes
+
+    Returns
+    -------
+    str
+        The digest in hex.
+    """
     return hashlib.blake2b(data, digest_size=DIGEST_SIZE).hexdigest()
 
 
@@ -91,6 +101,21 @@ def digest_value(obj: object) -> str:
     Equal content gives equal digests (``1`` and ``1.0`` differ: the type is
     part of the content); ``TypeError`` for anything else (e.g. a function,
     whose content cannot be read).
+
+    Parameters
+    ----------
+    obj : object
+        Plain data.
+
+    Returns
+    -------
+    str
+        The digest in hex.
+
+    Raises
+    ------
+    TypeError
+        ``obj`` holds something that is not plain data.
     """
     h = hashlib.blake2b(digest_size=DIGEST_SIZE)
     _feed(h, obj)
@@ -100,7 +125,18 @@ def digest_value(obj: object) -> str:
 def registration_fingerprint(*parts: object) -> str:
     """What identifies something registered under a name: :func:`digest_value` of ``parts`` when they are
     plain data (a weight matrix, a table), else a token unique to this registration (a Python function's
-    content cannot be read: results computed with it are not reused beyond it, e.g. by a new process)."""
+    content cannot be read: results computed with it are not reused beyond it, e.g. by a new process).
+
+    Parameters
+    ----------
+    *parts : object
+        What was registered.
+
+    Returns
+    -------
+    str
+        A digest, or a token starting with :data:`REGISTRATION`.
+    """
     try:
         return digest_value(parts)
     except TypeError:
@@ -108,7 +144,22 @@ def registration_fingerprint(*parts: object) -> str:
 
 
 def file_digest(path: PathLike) -> str:
-    """:func:`digest_bytes` of a file's bytes as stored (a compressed file is hashed compressed), read in blocks."""
+    """:func:`digest_bytes` of a file's bytes as stored (a compressed file is hashed compressed), read in blocks.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+
+    Returns
+    -------
+    str
+        The digest in hex.
+
+    Raises
+    ------
+    OSError
+        The file cannot be read.
+    """
     h = hashlib.blake2b(digest_size=DIGEST_SIZE)
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -126,6 +177,13 @@ class ContentCache(Generic[T]):
     hashed and looked up.  The path is part of the key only because parsed
     values and their error messages name the file.  The ``maxsize`` entries
     (and paths) used last are kept.
+
+    Parameters
+    ----------
+    parse : callable
+        ``parse(path, content)`` -> the value kept for those bytes.
+    maxsize : int
+        Entries (and paths) kept.
     """
 
     def __init__(self, parse: Callable[[str, bytes], T], maxsize: int = 16):
@@ -137,7 +195,22 @@ class ContentCache(Generic[T]):
         self._lock = threading.Lock()
 
     def get(self, path: PathLike) -> tuple[str, T]:
-        """``(digest, parsed value)`` of the file as it is now."""
+        """``(digest, parsed value)`` of the file as it is now.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+
+        Returns
+        -------
+        tuple
+            ``(digest, value)``.
+
+        Raises
+        ------
+        OSError
+            The file cannot be read; whatever ``parse`` raises.
+        """
         name = os.fspath(path)
         content = read_raw(name)
         full = os.path.abspath(name)

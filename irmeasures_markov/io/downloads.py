@@ -60,6 +60,15 @@ def download_failure(exc: BaseException) -> str:
     connection) reads "the download failed: this machine seems to be offline
     (ConnectionError)"; any other failure gives the first line of its
     innermost exception.
+
+    Parameters
+    ----------
+    exc : BaseException
+        What ``ir_datasets`` raised.
+
+    Returns
+    -------
+    str
     """
     chain = _exception_chain(exc)
     offline = [type(e).__name__ for e in chain if type(e).__name__ in _NO_CONNECTION]
@@ -75,6 +84,17 @@ def ir_datasets_download(dataset: Any, what: str = "qrels") -> tuple[str | None,
     Placing that file (as downloaded) at ``path`` lets ``ir_datasets`` work
     offline.  Read from ir_datasets' download objects, which are not a public
     interface: any other layout gives ``(None, None)``.
+
+    Parameters
+    ----------
+    dataset : object
+        An ``ir_datasets`` dataset (or None).
+    what : {'qrels', 'queries'}
+
+    Returns
+    -------
+    tuple
+        ``(path, url)``, either None when unknown.
     """
     try:
         handler = getattr(dataset, f"{what}_handler")()
@@ -98,7 +118,21 @@ def ir_datasets_download(dataset: Any, what: str = "qrels") -> tuple[str | None,
 
 def ir_datasets_unavailable(dataset_id: str, what: str, exc: BaseException, dataset: Any = None) -> str:
     """One line for a download by ``ir_datasets`` that failed: the dataset, why (offline or the error), and how to
-    provide the file: a local file instead, or the downloaded file placed in ir_datasets' cache."""
+    provide the file: a local file instead, or the downloaded file placed in ir_datasets' cache.
+
+    Parameters
+    ----------
+    dataset_id : str
+    what : {'qrels', 'topics'}
+    exc : BaseException
+        What ``ir_datasets`` raised.
+    dataset : object, optional
+        The dataset, when it could be loaded.
+
+    Returns
+    -------
+    str
+    """
     path, url = ir_datasets_download(dataset, "queries" if what == "topics" else what) if dataset is not None \
         else (None, None)
     kind = "TREC qrels file" if what == "qrels" else "TREC topics file"

@@ -87,6 +87,15 @@ def run_columns(data: bytes) -> Columns | None:
     error message for a malformed file.  Only the docids and scores become
     Python objects; qids longer than 64 bytes or a NUL byte send the file
     through :func:`_columns_by_split`.
+
+    Parameters
+    ----------
+    data : bytes
+        The file's content, decompressed, BOM removed.
+
+    Returns
+    -------
+    tuple or None
     """
     buf = np.frombuffer(data, dtype=np.uint8)
     if buf.size == 0:
@@ -168,7 +177,17 @@ def _columns_by_split(data: bytes):
 
 
 def build_run(cols: Columns) -> Run | None:
-    """``{qid: {docid: score}}`` from :func:`run_columns`' columns, or None when a query lists a document twice."""
+    """``{qid: {docid: score}}`` from :func:`run_columns`' columns, or None when a query lists a document twice.
+
+    Parameters
+    ----------
+    cols : tuple
+        :func:`run_columns`' answer.
+
+    Returns
+    -------
+    dict or None
+    """
     qids, bounds, docids, scores = cols
     if not qids:
         return {}
@@ -185,7 +204,17 @@ def build_run(cols: Columns) -> Run | None:
 
 
 def columns_of_file(path: str) -> Columns | None:
-    """Worker task: read, decompress and tokenise one file (None: let the line reader read it)."""
+    """Worker task: read, decompress and tokenise one file (None: let the line reader read it).
+
+    Parameters
+    ----------
+    path : str
+
+    Returns
+    -------
+    tuple or None
+        :func:`run_columns`' answer for the file.
+    """
     try:
         return run_columns(decompress(read_raw(path), display_name(path)))
     except (InputError, OSError):

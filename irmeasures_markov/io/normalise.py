@@ -74,7 +74,17 @@ def _id_type_error(what: str, qid, docid=_NO_DOCUMENT) -> InputTypeError:
 
 
 def check_query_id(qid: object, what: str = "run") -> None:
-    """Raise :class:`InputTypeError` unless ``qid`` is a str (``what`` names the input: 'run', 'qrels')."""
+    """Raise :class:`InputTypeError` unless ``qid`` is a str (``what`` names the input: 'run', 'qrels').
+
+    Parameters
+    ----------
+    qid : object
+    what : str
+
+    Raises
+    ------
+    InputTypeError
+    """
     if not isinstance(qid, str):
         raise _id_type_error(what, qid)
 
@@ -84,12 +94,40 @@ def check_document_ids(docids: Iterable, qid: object, what: str = "run") -> None
 
     ``docids`` is iterated twice at most (a dict, its keys or a list): once at
     C speed by ``str.join``, and again only to find the culprit.
+
+    Parameters
+    ----------
+    docids : iterable
+    qid : object
+        The query, named in the message.
+    what : str
+
+    Raises
+    ------
+    InputTypeError
     """
     join_document_ids("", docids, qid, what)
 
 
 def join_document_ids(separator: str, docids: Iterable, qid: object, what: str = "run") -> str:
-    """``separator.join(docids)``, raising :class:`InputTypeError` if an id is not a str."""
+    """``separator.join(docids)``, raising :class:`InputTypeError` if an id is not a str.
+
+    Parameters
+    ----------
+    separator : str
+    docids : iterable
+    qid : object
+        The query, named in the message.
+    what : str
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    InputTypeError
+    """
     try:
         return separator.join(docids)
     except TypeError:
@@ -127,12 +165,40 @@ def check_qrels(qrels: Mapping, what: str = "qrels") -> dict[str, dict[str, int]
 
     Raises :class:`InputTypeError` for an id that is not a str or a grade
     that is not an integer, :class:`InputError` for a grade outside int32.
+
+    Parameters
+    ----------
+    qrels : mapping
+        ``{qid: {docid: grade}}``.
+    what : str
+        Names the input in messages.
+
+    Returns
+    -------
+    dict
+        ``{qid: {docid: int}}``.
+
+    Raises
+    ------
+    InputTypeError, InputError
     """
     return {qid: _checked_grades(docs, qid, what) for qid, docs in _checked_queries(qrels, what, "grade")}
 
 
 def check_run(run: Mapping, what: str = "run") -> None:
-    """Raise :class:`InputTypeError` if a query or document id of ``{qid: {docid: score}}`` is not a str."""
+    """Raise :class:`InputTypeError` if a query or document id of ``{qid: {docid: score}}`` is not a str.
+
+    Parameters
+    ----------
+    run : mapping
+        ``{qid: {docid: score}}``.
+    what : str
+        Names the input in messages.
+
+    Raises
+    ------
+    InputTypeError
+    """
     for _ in _checked_queries(run, what, "score"):
         pass
 
@@ -320,6 +386,18 @@ def warn_if_nothing_to_evaluate(qrels_qids: Collection[str], run: Mapping, stack
     the message shows a few ids of each side, which is how '401' vs 'q401'
     shows up).
     Returns whether it warned.  ``qrels_qids`` must support ``in``.
+
+    Parameters
+    ----------
+    qrels_qids : collection of str
+    run : mapping
+        ``{qid: {docid: score}}``.
+    stacklevel : int
+        Of the warning, counted from the caller.
+
+    Returns
+    -------
+    bool
     """
     unanswered = "a qrels query the run does not answer scores 0"
     if not len(qrels_qids):

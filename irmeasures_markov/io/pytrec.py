@@ -44,14 +44,32 @@ ABSENT_DOCID = "\t(judgment added so that no topic has only negative grades)"
 
 
 def id_for_pytrec_eval(text: str) -> str:
-    """``text`` as pytrec_eval can take it: unchanged if ASCII, else its bytes read as Latin-1."""
+    """``text`` as pytrec_eval can take it: unchanged if ASCII, else its bytes read as Latin-1.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    str
+    """
     if text.isascii():
         return text
     return text.encode("utf-8", "surrogateescape").decode("latin-1")
 
 
 def id_from_pytrec_eval(text: str) -> str:
-    """The original id of :func:`id_for_pytrec_eval`'s result."""
+    """The original id of :func:`id_for_pytrec_eval`'s result.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    str
+    """
     if text.isascii():
         return text
     return text.encode("latin-1").decode("utf-8", "surrogateescape")

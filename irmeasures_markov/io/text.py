@@ -41,7 +41,16 @@ QUOTE_LIMIT = 40
 
 
 def display_name(path: PathLike) -> str:
-    """The name error messages give a file: its path, or ``<stdin>``."""
+    """The name error messages give a file: its path, or ``<stdin>``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+
+    Returns
+    -------
+    str
+    """
     path = os.fspath(path)
     if isinstance(path, bytes):
         path = path.decode("utf-8", "surrogateescape")
@@ -49,7 +58,16 @@ def display_name(path: PathLike) -> str:
 
 
 def decode(field: bytes) -> str:
-    """A field as str, byte-exactly (invalid UTF-8 bytes become lone surrogates)."""
+    """A field as str, byte-exactly (invalid UTF-8 bytes become lone surrogates).
+
+    Parameters
+    ----------
+    field : bytes
+
+    Returns
+    -------
+    str
+    """
     return field.decode("utf-8", "surrogateescape")
 
 
@@ -58,6 +76,16 @@ def short(value: object, limit: int = QUOTE_LIMIT) -> str:
 
     Error messages quote input, and input may be any file at all (a password
     file given as document lengths): never more than a short prefix.
+
+    Parameters
+    ----------
+    value : object
+    limit : int
+        Characters kept.
+
+    Returns
+    -------
+    str
     """
     if isinstance(value, (bytes, bytearray)):
         value = decode(bytes(value))
@@ -68,7 +96,16 @@ def short(value: object, limit: int = QUOTE_LIMIT) -> str:
 
 
 def compression_of(head: bytes) -> str | None:
-    """``'gzip'``, ``'bzip2'``, ``'xz'`` from a file's first bytes, or None."""
+    """``'gzip'``, ``'bzip2'``, ``'xz'`` from a file's first bytes, or None.
+
+    Parameters
+    ----------
+    head : bytes
+
+    Returns
+    -------
+    str or None
+    """
     for magic, name, _ in _COMPRESSIONS:
         if head.startswith(magic):
             return name
@@ -76,7 +113,21 @@ def compression_of(head: bytes) -> str | None:
 
 
 def read_raw(path: PathLike) -> bytes:
-    """The bytes of a file as stored (standard input for ``-``), not decompressed."""
+    """The bytes of a file as stored (standard input for ``-``), not decompressed.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A file, or ``-`` for standard input.
+
+    Returns
+    -------
+    bytes
+
+    Raises
+    ------
+    OSError
+    """
     if os.fspath(path) == STDIN:
         return sys.stdin.buffer.read()
     with open(path, "rb") as fh:
@@ -89,6 +140,21 @@ def open_binary(path: PathLike, content: bytes | None = None) -> tuple[io.Buffer
     Pipes and standard input are read into memory first (their first bytes
     cannot be looked at and put back); regular files are streamed.
     ``content``, when given, is the file's stored bytes, already read.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A file, or ``-`` for standard input.
+    content : bytes, optional
+
+    Returns
+    -------
+    tuple
+        ``(stream, compression)``.
+
+    Raises
+    ------
+    OSError
     """
     if content is not None:
         raw: io.BufferedIOBase = io.BytesIO(content)
@@ -136,6 +202,20 @@ def open_lines(path: PathLike, content: bytes | None = None) -> Iterator[Iterato
     Truncated or corrupt compressed data raises :class:`InputError` naming the
     file and the line where reading stopped.  ``content``: the file's stored
     bytes, when they have been read already (standard input can be read once).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A file, or ``-`` for standard input.
+    content : bytes, optional
+
+    Yields
+    ------
+    iterator of (int, bytes)
+
+    Raises
+    ------
+    InputError, OSError
     """
     stream, compression = open_binary(path, content)
     try:
@@ -149,6 +229,20 @@ def decompress(raw: bytes, name: str) -> bytes:
 
     Raises :class:`InputError` (no line number: the caller may re-read the
     file line by line for one) when the compressed data is truncated or corrupt.
+
+    Parameters
+    ----------
+    raw : bytes
+    name : str
+        The file's name in messages.
+
+    Returns
+    -------
+    bytes
+
+    Raises
+    ------
+    InputError
     """
     kind = compression_of(raw[:8])
     if kind is not None:

@@ -33,12 +33,36 @@ GRADE_MIN, GRADE_MAX = -(2 ** 31), 2 ** 31 - 1
 
 
 def field_count(n: int) -> str:
-    """``'1 field'``, ``'6 fields'``: a count of fields as error messages give it."""
+    """``'1 field'``, ``'6 fields'``: a count of fields as error messages give it.
+
+    Parameters
+    ----------
+    n : int
+
+    Returns
+    -------
+    str
+    """
     return f"{n} field" + ("" if n == 1 else "s")
 
 
 def field_count_error(where: str, expected: str, parts: list[bytes], line: bytes) -> InputError:
-    """The error for a line with the wrong number of fields, hinting at lone CRs when they explain it."""
+    """The error for a line with the wrong number of fields, hinting at lone CRs when they explain it.
+
+    Parameters
+    ----------
+    where : str
+        ``FILE:LINE``.
+    expected : str
+        What the line should hold.
+    parts : list of bytes
+        The line's fields.
+    line : bytes
+
+    Returns
+    -------
+    InputError
+    """
     hint = ""
     if b"\r" in line and len(parts) > 6:
         hint = " (lines end at LF or CRLF; a lone CR, as in old Mac files, separates fields)"
@@ -46,7 +70,24 @@ def field_count_error(where: str, expected: str, parts: list[bytes], line: bytes
 
 
 def parse_float(text: bytes, what: str, where: str) -> float:
-    """An ASCII number as ``float()`` reads it; InputError when it is not one or not finite."""
+    """An ASCII number as ``float()`` reads it; InputError when it is not one or not finite.
+
+    Parameters
+    ----------
+    text : bytes
+    what : str
+        Names the field in messages.
+    where : str
+        ``FILE:LINE``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    InputError
+    """
     try:
         value = float(text)
     except ValueError:
@@ -57,7 +98,22 @@ def parse_float(text: bytes, what: str, where: str) -> float:
 
 
 def parse_grade(text: bytes, where: str) -> int:
-    """A relevance grade: an ASCII integer in the signed 32-bit range."""
+    """A relevance grade: an ASCII integer in the signed 32-bit range.
+
+    Parameters
+    ----------
+    text : bytes
+    where : str
+        ``FILE:LINE``.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    InputError
+    """
     try:
         grade = int(text)
     except ValueError:
@@ -76,6 +132,19 @@ def add_judgment(docs: dict[str, int], qid: object, docid: object, grade: int, w
     judgment; with a different grade it is an :class:`InputError` naming
     ``where`` (file and line, or item/row), the query, the document and both
     grades.
+
+    Parameters
+    ----------
+    docs : dict
+        One query's judgments, updated in place.
+    qid, docid : object
+    grade : int
+    where : str
+        Names the place in messages.
+
+    Raises
+    ------
+    InputError
     """
     old = docs.get(docid)
     if old is not None and old != grade:
@@ -105,7 +174,22 @@ def _records(lines: Lines, name: str, n_fields: int, layout: str, table: dict[st
 
 
 def run_from_lines(lines: Lines, name: str) -> Run:
-    """``{qid: {docid: score}}`` from ``(line number, bytes)`` pairs of a run file called ``name``."""
+    """``{qid: {docid: score}}`` from ``(line number, bytes)`` pairs of a run file called ``name``.
+
+    Parameters
+    ----------
+    lines : iterable of (int, bytes)
+    name : str
+        The file's name in messages.
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    InputError
+    """
     run: dict[str, dict[str, float]] = {}
     first_line: dict[str, dict[str, int]] = {}
     for lineno, qid, parts in _records(lines, name, 6, "qid Q0 docid rank score tag", run):
@@ -169,6 +253,16 @@ def read_trec_run_lines(path: PathLike) -> Run:
     Reads the file as a stream, one line at a time; slower than
     :func:`read_trec_run`, which is what the package uses.  Raises
     :class:`InputError` as :func:`read_trec_run` does.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A run file, or ``-`` for standard input.
+
+    Returns
+    -------
+    dict
+        ``{qid: {docid: score}}``.
     """
     with open_lines(path) as lines:
         return run_from_lines(lines, display_name(path))
