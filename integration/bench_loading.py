@@ -8,7 +8,7 @@ order that alternates between rounds; ratios are formed within a round):
 
 * ``ir_measures.read_trec_run`` consumed into ``{qid: {docid: score}}`` dicts
   (the peer);
-* ``irmeasures_markov.io.read_trec_run`` (our validating line-by-line reader);
+* ``irmeasures_markov.io.read_trec_run`` (the package's one run reader: the whole file at once);
 * ``irmeasures_markov.datasets.load_run_dir`` with 1 and with 2 processes
   (vectorised parsing; identical dictionaries, checked here).
 

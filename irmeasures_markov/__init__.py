@@ -9,7 +9,7 @@ command line all understand them.  Once the package is installed, importing
 
 The import is kept cheap: scipy's submodules (linalg, sparse, fft, stats),
 pandas, ir_datasets, tqdm, matplotlib and numba load only when first used
-(``irmeasures_markov._lazy``; tests/test_startup.py checks it).
+(``irmeasures_markov._util.lazy``; tests/test_startup.py checks it).
 """
 from ._util import moved as _moved
 from ._util.version import package_version as _package_version

@@ -39,7 +39,7 @@ from .progress import progress_bar, show_progress
 from .readers.atomic import replacing
 from .readers.content import ContentCache, digest_value
 from .readers.text import decode, display_name, open_lines, short
-from .readers.trec import _fields
+from .io.trec import field_count
 
 __all__ = [
     "UnknownLengthError",
@@ -84,7 +84,7 @@ def _length_lines(path: PathLike, what: str, content: Optional[bytes] = None):
             if not parts or parts[0].startswith(b"#"):
                 continue
             if len(parts) != 2:
-                raise InputError(f"{name}:{lineno}: expected 'docid<TAB>{what}', found {_fields(len(parts))}: "
+                raise InputError(f"{name}:{lineno}: expected 'docid<TAB>{what}', found {field_count(len(parts))}: "
                                  f"{short(line)}")
             yield lineno, decode(parts[0]), parts[1]
 

@@ -24,8 +24,10 @@ from fake_ir_datasets import FakeDataset, FakeIrDatasets
 import irmeasures_markov as imm
 import irmeasures_markov.lengths as lengths_module
 from irmeasures_markov import datasets
-from irmeasures_markov.datasets import load_qrels, load_run_dir, read_run
-from irmeasures_markov.io import InputError, read_rates, read_trec_qrels, read_trec_run
+from irmeasures_markov.io.datasets import load_qrels, load_run_dir, read_run
+from irmeasures_markov.io import InputError, read_rates, read_trec_qrels
+# the line-by-line reference, to check the one run reader (read_run, io.read_trec_run) against it
+from irmeasures_markov.io.trec import read_trec_run_lines as read_trec_run
 from irmeasures_markov.lengths import (DocumentLengths, LengthTable, UnknownLengthError, lengths_from_ir_datasets,
                                        read_duplicates, read_lengths)
 

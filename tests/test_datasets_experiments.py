@@ -10,12 +10,14 @@ import scipy.stats
 from hypothesis import given, settings, strategies as st
 
 import irmeasures_markov  # noqa: F401
-from irmeasures_markov.datasets import (binarize, collection, complete_runs, downsample_qrels, list_run_files,
-                                        load_qrels, load_run_dir, load_topics, read_run, read_topics, run_name,
-                                        _parse_scores)
+from irmeasures_markov.io.datasets import (binarize, collection, complete_runs, downsample_qrels, list_run_files,
+                                           load_qrels, load_run_dir, load_topics, read_run, read_topics, run_name)
+from irmeasures_markov.io.fast_run import _parse_scores
 from irmeasures_markov.experiments import (evaluate, kendall_tau, mp_paper_measures, pool_reduction,
                                            system_ranking, tau_table)
-from irmeasures_markov.io import InputError, read_trec_run
+from irmeasures_markov.io import InputError
+# the line-by-line reference, to check the one run reader (read_run, io.read_trec_run) against it
+from irmeasures_markov.io.trec import read_trec_run_lines as read_trec_run
 
 
 def synthetic(seed=0, n_topics=6, n_docs=60, n_runs=8, depth=40, ties=True):

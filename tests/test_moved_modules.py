@@ -39,17 +39,17 @@ def test_the_finder_aliases_a_module_and_keeps_its_spec():
         import sys, warnings
         import irmeasures_markov
         from irmeasures_markov._util import moved
-        moved.MOVED["irmeasures_markov.old_errors_path"] = "irmeasures_markov.errors"
+        moved.MOVED["irmeasures_markov.old_errors_path"] = "irmeasures_markov._util.errors"
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             from irmeasures_markov.old_errors_path import InputError
             import irmeasures_markov.old_errors_path as again
-        import irmeasures_markov.errors as errors
+        import irmeasures_markov._util.errors as errors
         assert InputError is errors.InputError and again is errors
-        assert errors.__spec__.name == "irmeasures_markov.errors"
+        assert errors.__spec__.name == "irmeasures_markov._util.errors"
         warned = [w for w in caught if issubclass(w.category, DeprecationWarning)]
         assert len(warned) == 1, [str(w.message) for w in warned]   # once: the second import finds sys.modules
-        assert "irmeasures_markov.old_errors_path moved to irmeasures_markov.errors" in str(warned[0].message)
+        assert "irmeasures_markov.old_errors_path moved to irmeasures_markov._util.errors" in str(warned[0].message)
         assert warned[0].filename == "<string>", warned[0].filename   # names the importing line
         print("ok")
     """)

@@ -17,12 +17,27 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import sys
+import types
 import warnings
 
 __all__ = ["MOVED", "install"]
 
 #: old module path -> new module path.  Keep one line per moved module, sorted.
 MOVED: dict[str, str] = {
+    "irmeasures_markov._lazy": "irmeasures_markov._util.lazy",
+    "irmeasures_markov.cutoffs": "irmeasures_markov._util.cutoffs",
+    "irmeasures_markov.datasets": "irmeasures_markov.io.datasets",
+    "irmeasures_markov.errors": "irmeasures_markov._util.errors",
+    "irmeasures_markov.inputs": "irmeasures_markov.io.normalise",
+    "irmeasures_markov.progress": "irmeasures_markov._util.progress",
+    "irmeasures_markov.pytrec_inputs": "irmeasures_markov.io.pytrec",
+    "irmeasures_markov.readers": "irmeasures_markov.io",
+    "irmeasures_markov.readers.atomic": "irmeasures_markov.io.atomic",
+    "irmeasures_markov.readers.content": "irmeasures_markov.io.content",
+    "irmeasures_markov.readers.fast_run": "irmeasures_markov.io.fast_run",
+    "irmeasures_markov.readers.text": "irmeasures_markov.io.text",
+    "irmeasures_markov.readers.trec": "irmeasures_markov.io.trec",
+    "irmeasures_markov.segments": "irmeasures_markov._util.segments",
 }
 
 
@@ -30,21 +45,22 @@ class _MovedModuleLoader(importlib.abc.Loader):
     def __init__(self, old: str, new: str):
         self.old, self.new = old, new
 
-    def create_module(self, spec):
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
         warnings.warn(f"{self.old} moved to {self.new}; import it from there (the old path will be removed "
                       "in a future release)", DeprecationWarning, stacklevel=2)  # importlib's own frames are skipped
         module = importlib.import_module(self.new)
         self._spec = module.__spec__
         return module
 
-    def exec_module(self, module):
+    def exec_module(self, module: types.ModuleType) -> None:
         # the import machinery gave the module the alias's spec; it keeps its own
         module.__spec__ = self._spec
         module.__loader__ = self._spec.loader
 
 
 class _MovedModuleFinder(importlib.abc.MetaPathFinder):
-    def find_spec(self, fullname, path=None, target=None):
+    def find_spec(self, fullname: str, path: object = None,
+                  target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
         new = MOVED.get(fullname)
         if new is None:
             return None
@@ -55,6 +71,12 @@ _FINDER = _MovedModuleFinder()
 
 
 def install() -> None:
-    """Put the finder of old module paths on :data:`sys.meta_path` (once)."""
+    """Put the finder of old module paths first on :data:`sys.meta_path` (once).
+
+    First, so that a submodule of a moved package (``irmeasures_markov.readers.trec``
+    once ``readers`` is ``io``) is answered by :data:`MOVED` rather than found again
+    by the path finder under the new package's directory, as a second module object.
+    The finder answers only the names in :data:`MOVED`.
+    """
     if _FINDER not in sys.meta_path:
-        sys.meta_path.append(_FINDER)
+        sys.meta_path.insert(0, _FINDER)

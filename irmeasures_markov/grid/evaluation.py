@@ -85,7 +85,7 @@ def _scorer(measures, mkey, topics, native, qrels, qtoken, pool: Pool):
 
 
 def _read(path, token):
-    from ..readers.fast_run import read_run
+    from ..io import read_trec_run as read_run
     key = (os.fspath(path), token)
     run = _RUNS.get(key)
     if run is None:

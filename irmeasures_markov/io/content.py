@@ -19,11 +19,12 @@ import os
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Mapping
-from typing import Callable, Generic, Tuple, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Generic, TypeVar
 
 import numpy as np
 
+from .._util.types import PathLike
 from .text import read_raw
 
 __all__ = ["DIGEST_SIZE", "REGISTRATION", "digest_bytes", "digest_value", "registration_fingerprint", "file_digest",
@@ -38,7 +39,17 @@ T = TypeVar("T")
 
 
 def digest_bytes(data: bytes) -> str:
-    """BLAKE2b digest of ``data`` (hex, :data:`DIGEST_SIZE` bytes)."""
+    """BLAKE2b digest of ``data`` (hex, :data:`DIGEST_SIZE` bytes).
+
+    Parameters
+    ----------
+    data : bytes
+
+    Returns
+    -------
+    str
+        The digest in hex.
+    """
     return hashlib.blake2b(data, digest_size=DIGEST_SIZE).hexdigest()
 
 
@@ -83,31 +94,72 @@ def _feed(h, obj) -> None:
         raise TypeError(f"no content digest for a {type(obj).__name__}")
 
 
-def digest_value(obj) -> str:
+def digest_value(obj: object) -> str:
     """Digest of plain data by content: None, bools, numbers, str, bytes, numpy arrays, and mappings and
     sequences of them (mappings in key order, so dict order does not count).
 
     Equal content gives equal digests (``1`` and ``1.0`` differ: the type is
     part of the content); ``TypeError`` for anything else (e.g. a function,
     whose content cannot be read).
+
+    Parameters
+    ----------
+    obj : object
+        Plain data.
+
+    Returns
+    -------
+    str
+        The digest in hex.
+
+    Raises
+    ------
+    TypeError
+        ``obj`` holds something that is not plain data.
     """
     h = hashlib.blake2b(digest_size=DIGEST_SIZE)
     _feed(h, obj)
     return h.hexdigest()
 
 
-def registration_fingerprint(*parts) -> str:
+def registration_fingerprint(*parts: object) -> str:
     """What identifies something registered under a name: :func:`digest_value` of ``parts`` when they are
     plain data (a weight matrix, a table), else a token unique to this registration (a Python function's
-    content cannot be read: results computed with it are not reused beyond it, e.g. by a new process)."""
+    content cannot be read: results computed with it are not reused beyond it, e.g. by a new process).
+
+    Parameters
+    ----------
+    *parts : object
+        What was registered.
+
+    Returns
+    -------
+    str
+        A digest, or a token starting with :data:`REGISTRATION`.
+    """
     try:
         return digest_value(parts)
     except TypeError:
         return REGISTRATION + uuid.uuid4().hex
 
 
-def file_digest(path) -> str:
-    """:func:`digest_bytes` of a file's bytes as stored (a compressed file is hashed compressed), read in blocks."""
+def file_digest(path: PathLike) -> str:
+    """:func:`digest_bytes` of a file's bytes as stored (a compressed file is hashed compressed), read in blocks.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+
+    Returns
+    -------
+    str
+        The digest in hex.
+
+    Raises
+    ------
+    OSError
+        The file cannot be read.
+    """
     h = hashlib.blake2b(digest_size=DIGEST_SIZE)
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -121,22 +173,44 @@ class ContentCache(Generic[T]):
     :meth:`get` reads the file and returns ``(digest, value)``; ``parse`` runs
     only for bytes not seen before at that path.  The bytes last read at each
     path are kept, so a file read again unchanged is recognised by comparing
-    its bytes with them (no hashing: about 0.1 ms per MB); changed bytes are
+    its bytes with them (no hashing); changed bytes are
     hashed and looked up.  The path is part of the key only because parsed
     values and their error messages name the file.  The ``maxsize`` entries
     (and paths) used last are kept.
+
+    Parameters
+    ----------
+    parse : callable
+        ``parse(path, content)`` -> the value kept for those bytes.
+    maxsize : int
+        Entries (and paths) kept.
     """
 
     def __init__(self, parse: Callable[[str, bytes], T], maxsize: int = 16):
         self._parse = parse
         self._maxsize = maxsize
-        self._entries: "OrderedDict[Tuple[str, str], T]" = OrderedDict()
+        self._entries: OrderedDict[tuple[str, str], T] = OrderedDict()
         #: absolute path -> (bytes, digest) last read there
-        self._last: "OrderedDict[str, Tuple[bytes, str]]" = OrderedDict()
+        self._last: OrderedDict[str, tuple[bytes, str]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, path) -> Tuple[str, T]:
-        """``(digest, parsed value)`` of the file as it is now."""
+    def get(self, path: PathLike) -> tuple[str, T]:
+        """``(digest, parsed value)`` of the file as it is now.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+
+        Returns
+        -------
+        tuple
+            ``(digest, value)``.
+
+        Raises
+        ------
+        OSError
+            The file cannot be read; whatever ``parse`` raises.
+        """
         name = os.fspath(path)
         content = read_raw(name)
         full = os.path.abspath(name)

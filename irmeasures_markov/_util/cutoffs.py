@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 from numbers import Integral
-from typing import FrozenSet, Optional, Tuple
 
 import numpy as np
 
@@ -45,18 +44,33 @@ TREC_SEPARATORS = "._"
 
 
 @lru_cache(maxsize=1)
-def pytrec_eval_names() -> FrozenSet[str]:
+def pytrec_eval_names() -> frozenset[str]:
     """pytrec_eval's measure families (``pytrec_eval.supported_measures``), read once."""
     import pytrec_eval
     return frozenset(pytrec_eval.supported_measures)
 
 
-def check_cutoff(value, what: str) -> Optional[int]:
+def check_cutoff(value: object, what: str) -> int | None:
     """``value`` as an ``int`` if it is a positive integer, ``None`` for ``None``; else ``ValueError``.
 
-    ``what`` names the measure or parameter in the message (``'measure P@0'``,
-    ``'MP'``, ``'`cutoff`'``).  ``True`` is not a cutoff; integral numpy
-    integers are.
+    ``True`` is not a cutoff; integral numpy integers are.
+
+    Parameters
+    ----------
+    value : object
+        The cutoff given.
+    what : str
+        Names the measure or parameter in the message (``'measure P@0'``,
+        ``'MP'``, ``'`cutoff`'``).
+
+    Returns
+    -------
+    int or None
+
+    Raises
+    ------
+    ValueError
+        ``value`` is not a positive integer.
     """
     if value is None:
         return None
@@ -66,7 +80,7 @@ def check_cutoff(value, what: str) -> Optional[int]:
     return int(value)
 
 
-def trec_measure_parts(name: str) -> Tuple[Optional[str], Optional[str]]:
+def trec_measure_parts(name: str) -> tuple[str | None, str | None]:
     """``(family, parameter)`` of a pytrec_eval measure name, in either of pytrec_eval's spellings.
 
     ``'P_5,10'`` and ``'P.5,10'`` give ``('P', '5,10')``, ``'map'`` gives
@@ -74,6 +88,16 @@ def trec_measure_parts(name: str) -> Tuple[Optional[str], Optional[str]]:
     The family is the longest pytrec_eval name that ``name`` starts with,
     followed by ``'_'`` or ``'.'`` (``'ndcg_cut_10'`` is ndcg_cut's, not
     ndcg's), so the answer never depends on the order of a set.
+
+    Parameters
+    ----------
+    name : str
+        A measure name.
+
+    Returns
+    -------
+    tuple
+        ``(family, parameter)``, either ``None`` when absent.
     """
     names = pytrec_eval_names()
     if name in names:
@@ -83,7 +107,7 @@ def trec_measure_parts(name: str) -> Tuple[Optional[str], Optional[str]]:
     return (family, name[len(family) + 1:]) if family else (None, None)
 
 
-def check_measure_cutoffs(measure) -> None:
+def check_measure_cutoffs(measure: object) -> None:
     """Raise ``ValueError`` naming a measure whose cutoff is not a positive integer.
 
     ``measure`` is a pytrec_eval name (``'P_0'``, ``'map_cut.5,0'``,
@@ -92,6 +116,17 @@ def check_measure_cutoffs(measure) -> None:
     (empty items, which pytrec_eval skips, aside: ``'ndcg_cut_5,'``), and
     ``ndcg``, ``G``, ``Rndcg`` and ``ndcg_rel`` take no parameter.  Other
     strings are left to whoever parses them.
+
+    Parameters
+    ----------
+    measure : str or ir_measures.Measure
+        The measure to check.
+
+    Raises
+    ------
+    ValueError
+        A cutoff that is not a positive integer, or a parameter given to a
+        family that takes none; the message names the measure.
     """
     if isinstance(measure, str):
         family, param = trec_measure_parts(measure)

@@ -16,13 +16,30 @@ through the same parameter.  tqdm is imported only when a bar is shown.
 from __future__ import annotations
 
 import sys
-from typing import Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
 __all__ = ["show_progress", "progress_bar", "progress_line"]
 
 
-def show_progress(progress: Optional[bool] = None) -> bool:
-    """``progress`` as a yes/no: ``None`` means "only if standard error is a terminal"."""
+def show_progress(progress: bool | None = None) -> bool:
+    """``progress`` as a yes/no: ``None`` means "only if standard error is a terminal".
+
+    Parameters
+    ----------
+    progress : bool or None
+        ``True`` (show), ``False`` (never) or ``None`` (only on a terminal).
+
+    Returns
+    -------
+    bool
+        Whether to show progress.
+
+    Raises
+    ------
+    ValueError
+        ``progress`` is none of ``True``, ``False`` and ``None``.
+    """
     if progress is None:
         stream = sys.stderr
         try:
@@ -47,13 +64,13 @@ class _NoBar:
     def __iter__(self):
         return iter(self._iterable if self._iterable is not None else ())
 
-    def update(self, n=1):
+    def update(self, n: float = 1) -> None:
         pass
 
-    def set_description(self, *args, **kwargs):
+    def set_description(self, *args: Any, **kwargs: Any) -> None:
         pass
 
-    def close(self):
+    def close(self) -> None:
         pass
 
     def __enter__(self):
@@ -63,11 +80,29 @@ class _NoBar:
         return False
 
 
-def progress_bar(iterable: Optional[Iterable] = None, progress: Optional[bool] = None, **kwargs):
+def progress_bar(iterable: Iterable | None = None, progress: bool | None = None, **kwargs: Any) -> Any:
     """A tqdm bar on standard error over ``iterable`` (or with ``total=`` and ``update()``), when
     :func:`show_progress` says so; else an object with the same ``update``/``close`` that prints nothing.
 
-    ``kwargs`` go to tqdm (``desc``, ``total``, ``unit``, ...)."""
+    Parameters
+    ----------
+    iterable : iterable, optional
+        What the bar iterates over (else count with ``update()``).
+    progress : bool or None
+        As for :func:`show_progress`.
+    **kwargs
+        Passed to tqdm (``desc``, ``total``, ``unit``, ...).
+
+    Returns
+    -------
+    tqdm.tqdm or a silent stand-in
+        Iterable, with ``update``, ``set_description`` and ``close``.
+
+    Raises
+    ------
+    ValueError
+        A bad ``progress`` (see :func:`show_progress`).
+    """
     if not show_progress(progress):
         return _NoBar(iterable)
     from tqdm.auto import tqdm
@@ -75,7 +110,15 @@ def progress_bar(iterable: Optional[Iterable] = None, progress: Optional[bool] =
     return tqdm(iterable, **kwargs)
 
 
-def progress_line(text: str, progress: Optional[bool] = None) -> None:
-    """Print one progress line (e.g. a grid's summary) to standard error when :func:`show_progress` says so."""
+def progress_line(text: str, progress: bool | None = None) -> None:
+    """Print one progress line (e.g. a grid's summary) to standard error when :func:`show_progress` says so.
+
+    Parameters
+    ----------
+    text : str
+        The line.
+    progress : bool or None
+        As for :func:`show_progress`.
+    """
     if show_progress(progress):
         print(text, file=sys.stderr, flush=True)

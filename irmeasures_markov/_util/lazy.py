@@ -7,7 +7,7 @@ call (``--help`` included) and, once the start-up hook is installed, whenever
 import, and none is needed until a measure is computed or a test is run.  So
 a module that calls ``scipy.linalg.solve(...)`` writes::
 
-    from .._lazy import lazy_module
+    from .._util.lazy import lazy_module
     scipy = lazy_module("scipy")
 
 and its calls stay as they were; ``lapack = lazy_module("scipy.linalg.lapack")``
@@ -62,5 +62,17 @@ class _LazyModule:
 
 
 def lazy_module(name: str) -> _LazyModule:
-    """A stand-in for ``importlib.import_module(name)`` that imports at the first attribute access."""
+    """A stand-in for ``importlib.import_module(name)`` that imports at the first attribute access.
+
+    Parameters
+    ----------
+    name : str
+        The module's dotted name (``'scipy.linalg'``).
+
+    Returns
+    -------
+    _LazyModule
+        A proxy; its first attribute access imports the module (an
+        ``ImportError`` is raised there, naming the module).
+    """
     return _LazyModule(name)

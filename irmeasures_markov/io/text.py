@@ -15,14 +15,13 @@ import lzma
 import os
 import sys
 import zlib
-from typing import Iterator, Optional, Tuple, Union
+from collections.abc import Iterator
 
-from ..errors import InputError
+from .._util.errors import InputError
+from .._util.types import PathLike
 
 __all__ = ["STDIN", "BOM", "display_name", "open_binary", "open_lines", "open_text", "read_raw", "decompress",
            "decode", "short"]
-
-PathLike = Union[str, os.PathLike]
 
 #: the path that means standard input
 STDIN = "-"
@@ -42,7 +41,16 @@ QUOTE_LIMIT = 40
 
 
 def display_name(path: PathLike) -> str:
-    """The name error messages give a file: its path, or ``<stdin>``."""
+    """The name error messages give a file: its path, or ``<stdin>``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+
+    Returns
+    -------
+    str
+    """
     path = os.fspath(path)
     if isinstance(path, bytes):
         path = path.decode("utf-8", "surrogateescape")
@@ -50,15 +58,34 @@ def display_name(path: PathLike) -> str:
 
 
 def decode(field: bytes) -> str:
-    """A field as str, byte-exactly (invalid UTF-8 bytes become lone surrogates)."""
+    """A field as str, byte-exactly (invalid UTF-8 bytes become lone surrogates).
+
+    Parameters
+    ----------
+    field : bytes
+
+    Returns
+    -------
+    str
+    """
     return field.decode("utf-8", "surrogateescape")
 
 
-def short(value, limit: int = QUOTE_LIMIT) -> str:
+def short(value: object, limit: int = QUOTE_LIMIT) -> str:
     """``repr`` of at most ``limit`` characters of ``value`` (bytes are decoded first), for error messages.
 
     Error messages quote input, and input may be any file at all (a password
     file given as document lengths): never more than a short prefix.
+
+    Parameters
+    ----------
+    value : object
+    limit : int
+        Characters kept.
+
+    Returns
+    -------
+    str
     """
     if isinstance(value, (bytes, bytearray)):
         value = decode(bytes(value))
@@ -68,8 +95,17 @@ def short(value, limit: int = QUOTE_LIMIT) -> str:
     return repr(value)
 
 
-def compression_of(head: bytes) -> Optional[str]:
-    """``'gzip'``, ``'bzip2'``, ``'xz'`` from a file's first bytes, or None."""
+def compression_of(head: bytes) -> str | None:
+    """``'gzip'``, ``'bzip2'``, ``'xz'`` from a file's first bytes, or None.
+
+    Parameters
+    ----------
+    head : bytes
+
+    Returns
+    -------
+    str or None
+    """
     for magic, name, _ in _COMPRESSIONS:
         if head.startswith(magic):
             return name
@@ -77,19 +113,48 @@ def compression_of(head: bytes) -> Optional[str]:
 
 
 def read_raw(path: PathLike) -> bytes:
-    """The bytes of a file as stored (standard input for ``-``), not decompressed."""
+    """The bytes of a file as stored (standard input for ``-``), not decompressed.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A file, or ``-`` for standard input.
+
+    Returns
+    -------
+    bytes
+
+    Raises
+    ------
+    OSError
+    """
     if os.fspath(path) == STDIN:
         return sys.stdin.buffer.read()
     with open(path, "rb") as fh:
         return fh.read()
 
 
-def open_binary(path: PathLike, content: Optional[bytes] = None) -> Tuple[io.BufferedIOBase, Optional[str]]:
+def open_binary(path: PathLike, content: bytes | None = None) -> tuple[io.BufferedIOBase, str | None]:
     """``(stream, compression)``: the file's decompressed bytes and the compression's name (None: plain).
 
     Pipes and standard input are read into memory first (their first bytes
     cannot be looked at and put back); regular files are streamed.
     ``content``, when given, is the file's stored bytes, already read.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A file, or ``-`` for standard input.
+    content : bytes, optional
+
+    Returns
+    -------
+    tuple
+        ``(stream, compression)``.
+
+    Raises
+    ------
+    OSError
     """
     if content is not None:
         raw: io.BufferedIOBase = io.BytesIO(content)
@@ -113,7 +178,7 @@ def _utf16_error(name: str) -> InputError:
                       "(e.g. iconv -f UTF-16 -t UTF-8)")
 
 
-def _lines(stream, name: str, compression: Optional[str]) -> Iterator[Tuple[int, bytes]]:
+def _lines(stream, name: str, compression: str | None) -> Iterator[tuple[int, bytes]]:
     lineno = 0
     try:
         for lineno, line in enumerate(stream, start=1):
@@ -131,12 +196,26 @@ def _lines(stream, name: str, compression: Optional[str]) -> Iterator[Tuple[int,
 
 
 @contextlib.contextmanager
-def open_lines(path: PathLike, content: Optional[bytes] = None) -> Iterator[Iterator[Tuple[int, bytes]]]:
+def open_lines(path: PathLike, content: bytes | None = None) -> Iterator[Iterator[tuple[int, bytes]]]:
     """``with open_lines(path) as lines:`` — ``(line number, line bytes)`` pairs, decompressed, BOM removed.
 
     Truncated or corrupt compressed data raises :class:`InputError` naming the
     file and the line where reading stopped.  ``content``: the file's stored
     bytes, when they have been read already (standard input can be read once).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A file, or ``-`` for standard input.
+    content : bytes, optional
+
+    Yields
+    ------
+    iterator of (int, bytes)
+
+    Raises
+    ------
+    InputError, OSError
     """
     stream, compression = open_binary(path, content)
     try:
@@ -150,6 +229,20 @@ def decompress(raw: bytes, name: str) -> bytes:
 
     Raises :class:`InputError` (no line number: the caller may re-read the
     file line by line for one) when the compressed data is truncated or corrupt.
+
+    Parameters
+    ----------
+    raw : bytes
+    name : str
+        The file's name in messages.
+
+    Returns
+    -------
+    bytes
+
+    Raises
+    ------
+    InputError
     """
     kind = compression_of(raw[:8])
     if kind is not None:
@@ -176,12 +269,27 @@ except ImportError:  # pragma: no cover - optional
     _gunzip = gzip.decompress
 
 
-def open_text(path: PathLike):
+def open_text(path: PathLike) -> io.TextIOWrapper:
     """A text stream over a file (plain, gzip, bzip2 or xz; ``-`` for standard input).
 
     UTF-8 with ``surrogateescape`` (byte-exact), the byte-order mark removed,
     lines ending at LF only (a CR stays in the text, where field splitting
     treats it as whitespace).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file, or ``-`` for standard input.
+
+    Returns
+    -------
+    io.TextIOWrapper
+        A text stream; close it (or use ``with``) when done.
+
+    Raises
+    ------
+    OSError
+        The file cannot be opened.
     """
     stream, _ = open_binary(path)
     return io.TextIOWrapper(stream, encoding="utf-8-sig", errors="surrogateescape", newline="\n")

@@ -10,8 +10,6 @@ and processed as the rows of 2-D arrays, padded after each row's values
 """
 from __future__ import annotations
 
-from typing import List, Tuple
-
 import numpy as np
 
 __all__ = ["segment_cumsum", "segment_sum", "SegmentSums", "segment_argsort_desc", "query_blocks", "within_segments"]
@@ -20,7 +18,7 @@ __all__ = ["segment_cumsum", "segment_sum", "SegmentSums", "segment_argsort_desc
 _SORT_BLOCK = 1 << 18
 
 
-def _length_blocks(offsets: np.ndarray, which: "np.ndarray | None" = None):
+def _length_blocks(offsets: np.ndarray, which: np.ndarray | None = None):
     """Blocks of non-empty segments of similar length: ``(starts, lengths, columns)`` per block.
 
     Segments whose lengths share a power of two form a group; a group is cut
@@ -46,7 +44,20 @@ def _length_blocks(offsets: np.ndarray, which: "np.ndarray | None" = None):
 
 def within_segments(pairs: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """``pairs`` (one flag per neighbouring pair ``(i, i+1)`` of a flat layout) with the pairs that straddle
-    a segment boundary cleared, in place; returned for convenience."""
+    a segment boundary cleared, in place; returned for convenience.
+
+    Parameters
+    ----------
+    pairs : numpy.ndarray of bool
+        One flag per neighbouring pair of the flat layout (``size - 1`` flags).
+    starts : numpy.ndarray of int
+        Segment offsets (``n + 1`` bounds).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``pairs`` itself.
+    """
     inner = starts[1:-1]
     pairs[inner[(inner > 0) & (inner <= pairs.size)] - 1] = False
     return pairs
@@ -65,13 +76,25 @@ def segment_argsort_desc(scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
 
     A query whose scores are already non-increasing keeps its file order
     (the stable sort of such a segment is the identity; runs are usually
-    written in rank order: 98% of TREC-8's rankings).  The others are grouped
+    written in rank order).  The others are grouped
     by length (lengths within a factor of 2 share a group) and each group is
     sorted as a 2-D array of negated scores, one row per query, padded with
     +inf (sorted last): the stable order of each row is the stable order of
     its query alone, and a row sort stays in cache where one sort over the
-    whole run would not (about 8x faster for 100k queries of 100 documents).
+    whole run would not.
     Scores must not be NaN (the rankings check them first).
+
+    Parameters
+    ----------
+    scores : numpy.ndarray of float
+        The scores of every query, one after another.
+    starts : numpy.ndarray of int
+        Segment offsets (``n + 1`` bounds).
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        Global indices: the ranking of each query inside its own segment.
     """
     order = np.arange(scores.size, dtype=np.int64)
     if scores.size == 0:
@@ -103,6 +126,18 @@ def segment_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     per segment, so a query's partial sums never carry the rounding error of
     the large running total of the queries before it: the same numbers, bit
     for bit, as ``np.cumsum`` of each segment alone.
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        The values of every query, one after another.
+    offsets : numpy.ndarray of int
+        Segment offsets (``n + 1`` bounds).
+
+    Returns
+    -------
+    numpy.ndarray
+        The per-segment cumulative sums, in the flat layout.
     """
     values = np.asarray(values)
     if values.dtype.kind == "f":
@@ -154,6 +189,18 @@ def segment_sum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
     ``np.add.reduceat`` sums each segment with numpy's pairwise summation:
     faster than a running cumsum and without its cancellation error.
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        The values of every query, one after another.
+    offsets : numpy.ndarray of int
+        Segment offsets (``n + 1`` bounds).
+
+    Returns
+    -------
+    numpy.ndarray
+        One sum per segment.
     """
     return SegmentSums(offsets)(values)
 
@@ -164,6 +211,12 @@ class SegmentSums:
     For many value arrays over the same segments (e.g. every measure of one
     evaluation summing over the same relevant positions); each call gives
     what ``segment_sum(values, offsets)`` gives, bit for bit.
+
+    Parameters
+    ----------
+    offsets : numpy.ndarray of int
+        Segment offsets (``n + 1`` bounds); calling the object with a value
+        array gives one sum per segment.
     """
     __slots__ = ("n", "_starts", "_nonempty")
 
@@ -193,7 +246,7 @@ class SegmentSums:
         return out
 
 
-def query_blocks(offsets: np.ndarray, size: int) -> List[Tuple[int, int]]:
+def query_blocks(offsets: np.ndarray, size: int) -> list[tuple[int, int]]:
     """``(a, b)`` bounds of blocks of whole queries, about ``size`` documents each.
 
     A block starts wherever a query starts in a new multiple of ``size``
@@ -201,6 +254,18 @@ def query_blocks(offsets: np.ndarray, size: int) -> List[Tuple[int, int]]:
     (queries without documents are one block; no queries, no block).  Work
     done block by block then keeps its temporaries bounded without
     splitting a query.
+
+    Parameters
+    ----------
+    offsets : numpy.ndarray of int
+        Query offsets (``n + 1`` bounds).
+    size : int
+        The documents a block aims at.
+
+    Returns
+    -------
+    list of tuple of int
+        ``(a, b)``: queries ``a`` to ``b - 1`` form a block.
     """
     nq = offsets.size - 1
     if nq < 1:

@@ -12,7 +12,7 @@ and :class:`~irmeasures_markov.rankings.PreparedRun`.
 
 **Ids are ``str``.**  A query or document id of any other type (an ``int``
 docid, an ``int64`` ``query_id`` column of a DataFrame) raises
-:class:`~irmeasures_markov.errors.InputTypeError`, a ``TypeError`` as in
+:class:`~irmeasures_markov._util.errors.InputTypeError`, a ``TypeError`` as in
 pytrec_eval, naming the query (and document); convert the ids with ``str()``
 (``df["query_id"] = df["query_id"].astype(str)`` for a DataFrame).  Ids are
 never converted for you: pytrec_eval and the other ir_measures providers
@@ -25,12 +25,12 @@ that trec_eval and pytrec_eval read (pytrec_eval silently reads a larger
 grade as 0).  ``int``, ``bool`` and numpy integers are accepted and stored as
 ``int``; a float (even ``1.0``) or str grade raises ``InputTypeError`` (a
 ``TypeError``, as in pytrec_eval), a grade out of range raises
-:class:`~irmeasures_markov.errors.InputError`; both name query and document.
+:class:`~irmeasures_markov.io.InputError`; both name query and document.
 
 **A document judged twice** for one query (rows of a DataFrame, ``Qrel``
 namedtuples) follows the rule of the qrels file reader: with the same grade it
 is one judgment, with different grades an
-:class:`~irmeasures_markov.errors.InputError` naming the row or item, the
+:class:`~irmeasures_markov.io.InputError` naming the row or item, the
 query, the document and both grades.  (A dict cannot hold a repeat; a run
 refuses any repeated document.)
 
@@ -42,11 +42,12 @@ from __future__ import annotations
 
 import os
 import warnings
-from typing import Collection, Dict, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 
 import numpy as np
 
-from .errors import InputError, InputTypeError
+from .._util.errors import InputError, InputTypeError
+from .trec import GRADE_MAX, GRADE_MIN, add_judgment, read_trec_qrels, read_trec_run
 
 __all__ = [
     "GRADE_MIN",
@@ -61,10 +62,6 @@ __all__ = [
     "warn_if_nothing_to_evaluate",
 ]
 
-#: Smallest and largest relevance grade (trec_eval and pytrec_eval store grades as C ``int``).
-GRADE_MIN = -2 ** 31
-GRADE_MAX = 2 ** 31 - 1
-
 _ID_HINT = "query and document ids must be str (as in pytrec_eval): convert them with str()"
 _NO_DOCUMENT = object()
 
@@ -76,23 +73,61 @@ def _id_type_error(what: str, qid, docid=_NO_DOCUMENT) -> InputTypeError:
                           f"{_ID_HINT}")
 
 
-def check_query_id(qid, what: str = "run") -> None:
-    """Raise :class:`InputTypeError` unless ``qid`` is a str (``what`` names the input: 'run', 'qrels')."""
+def check_query_id(qid: object, what: str = "run") -> None:
+    """Raise :class:`InputTypeError` unless ``qid`` is a str (``what`` names the input: 'run', 'qrels').
+
+    Parameters
+    ----------
+    qid : object
+    what : str
+
+    Raises
+    ------
+    InputTypeError
+    """
     if not isinstance(qid, str):
         raise _id_type_error(what, qid)
 
 
-def check_document_ids(docids: Iterable, qid, what: str = "run") -> None:
+def check_document_ids(docids: Iterable, qid: object, what: str = "run") -> None:
     """Raise :class:`InputTypeError` naming the first document id of ``qid`` that is not a str.
 
     ``docids`` is iterated twice at most (a dict, its keys or a list): once at
     C speed by ``str.join``, and again only to find the culprit.
+
+    Parameters
+    ----------
+    docids : iterable
+    qid : object
+        The query, named in the message.
+    what : str
+
+    Raises
+    ------
+    InputTypeError
     """
     join_document_ids("", docids, qid, what)
 
 
-def join_document_ids(separator: str, docids: Iterable, qid, what: str = "run") -> str:
-    """``separator.join(docids)``, raising :class:`InputTypeError` if an id is not a str."""
+def join_document_ids(separator: str, docids: Iterable, qid: object, what: str = "run") -> str:
+    """``separator.join(docids)``, raising :class:`InputTypeError` if an id is not a str.
+
+    Parameters
+    ----------
+    separator : str
+    docids : iterable
+    qid : object
+        The query, named in the message.
+    what : str
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    InputTypeError
+    """
     try:
         return separator.join(docids)
     except TypeError:
@@ -105,7 +140,7 @@ def _grade_range_error(what: str, qid, docid, grade) -> InputError:
                       f"range [{GRADE_MIN}, {GRADE_MAX}] of trec_eval and pytrec_eval grades")
 
 
-def _checked_grades(docs: Mapping, qid, what: str) -> Dict[str, int]:
+def _checked_grades(docs: Mapping, qid, what: str) -> dict[str, int]:
     grades = list(docs.values())
     if set(map(type, grades)) <= {int}:
         if grades and (min(grades) < GRADE_MIN or max(grades) > GRADE_MAX):
@@ -125,17 +160,45 @@ def _checked_grades(docs: Mapping, qid, what: str) -> Dict[str, int]:
     return out
 
 
-def check_qrels(qrels: Mapping, what: str = "qrels") -> Dict[str, Dict[str, int]]:
+def check_qrels(qrels: Mapping, what: str = "qrels") -> dict[str, dict[str, int]]:
     """A checked copy of ``{qid: {docid: grade}}``: str ids and int grades (see the module docstring).
 
     Raises :class:`InputTypeError` for an id that is not a str or a grade
     that is not an integer, :class:`InputError` for a grade outside int32.
+
+    Parameters
+    ----------
+    qrels : mapping
+        ``{qid: {docid: grade}}``.
+    what : str
+        Names the input in messages.
+
+    Returns
+    -------
+    dict
+        ``{qid: {docid: int}}``.
+
+    Raises
+    ------
+    InputTypeError, InputError
     """
     return {qid: _checked_grades(docs, qid, what) for qid, docs in _checked_queries(qrels, what, "grade")}
 
 
 def check_run(run: Mapping, what: str = "run") -> None:
-    """Raise :class:`InputTypeError` if a query or document id of ``{qid: {docid: score}}`` is not a str."""
+    """Raise :class:`InputTypeError` if a query or document id of ``{qid: {docid: score}}`` is not a str.
+
+    Parameters
+    ----------
+    run : mapping
+        ``{qid: {docid: score}}``.
+    what : str
+        Names the input in messages.
+
+    Raises
+    ------
+    InputTypeError
+    """
     for _ in _checked_queries(run, what, "score"):
         pass
 
@@ -170,7 +233,7 @@ def _check_frame_ids(frame, what: str) -> None:
                     f"(df[{column!r}] = df[{column!r}].astype(str))")
 
 
-def to_qrels_dict(qrels) -> Dict[str, Dict[str, int]]:
+def to_qrels_dict(qrels: object) -> dict[str, dict[str, int]]:
     """``{qid: {docid: grade}}`` from a dict-of-dict, a path, a DataFrame or ``Qrel`` namedtuples.
 
     The one conversion of qrels for every entry point.  A path (``str`` or
@@ -179,15 +242,34 @@ def to_qrels_dict(qrels) -> Dict[str, Dict[str, int]]:
     checked and copied: ids must be str and grades integers in int32 (see
     the module docstring for the rule and its errors).  A document judged
     twice for one query (rows of a DataFrame, namedtuples) follows the file
-    reader's rule (:func:`~irmeasures_markov.readers.trec.add_judgment`): the
+    reader's rule (:func:`~irmeasures_markov.io.trec.add_judgment`): the
     same grade again is one judgment, a different grade an
-    :class:`~irmeasures_markov.errors.InputError` naming the row or item, the
+    :class:`~irmeasures_markov.io.InputError` naming the row or item, the
     query, the document and both grades.
+
+    Parameters
+    ----------
+    qrels : mapping, path, pandas.DataFrame or iterable of Qrel
+        ``{qid: {docid: grade}}``; a TREC qrels file; a DataFrame with columns
+        ``query_id``, ``doc_id``, ``relevance``; or ``ir_measures`` ``Qrel``
+        namedtuples.
+
+    Returns
+    -------
+    dict
+        A checked copy ``{qid: {docid: grade}}`` (a file: as read).
+
+    Raises
+    ------
+    InputTypeError
+        An id that is not a str, or a grade that is not an integer.
+    InputError
+        A grade outside int32, a document judged twice with different grades,
+        an unsupported form, or a malformed file (naming file and line).
     """
     if isinstance(qrels, Mapping):
         return check_qrels(qrels)
     if _is_path(qrels):
-        from .readers.trec import read_trec_qrels
         return read_trec_qrels(qrels)
     from ir_measures.util import QrelsConverter
     conv = QrelsConverter(qrels)
@@ -203,10 +285,9 @@ def to_qrels_dict(qrels) -> Dict[str, Dict[str, int]]:
     return check_qrels(_judgments(rows, "qrels item {}", 1))
 
 
-def _judgments(rows: Iterable, where: str, start: int) -> Dict[str, Dict[object, object]]:
+def _judgments(rows: Iterable, where: str, start: int) -> dict[str, dict[object, object]]:
     """``{qid: {docid: grade}}`` from ``(qid, docid, grade)`` rows, a repeated judgment as the file reader has it."""
-    from .readers.trec import add_judgment
-    out: Dict[str, Dict[object, object]] = {}
+    out: dict[str, dict[object, object]] = {}
     for n, (qid, docid, grade) in enumerate(rows, start=start):
         docs = out.get(qid)
         if docs is None:
@@ -218,18 +299,38 @@ def _judgments(rows: Iterable, where: str, start: int) -> Dict[str, Dict[object,
     return out
 
 
-def to_run_dict(run) -> Dict[str, Dict[str, float]]:
+def to_run_dict(run: object) -> dict[str, dict[str, float]]:
     """``{qid: {docid: score}}`` from a dict-of-dict, a path, a DataFrame or ``ScoredDoc`` namedtuples.
 
     Ids must be str (see the module docstring); a dict is checked and returned
     as it is.  Unlike a plain dict conversion, a document listed twice for a
-    query is an error rather than silently overwritten.
+    query is an error rather than silently overwritten.  A path is read with
+    :func:`~irmeasures_markov.io.read_trec_run`, the one run reader.
+
+    Parameters
+    ----------
+    run : mapping, path, pandas.DataFrame or iterable of ScoredDoc
+        ``{qid: {docid: score}}``; a TREC run file; a DataFrame with columns
+        ``query_id``, ``doc_id``, ``score``; or ``ir_measures`` ``ScoredDoc``
+        namedtuples.
+
+    Returns
+    -------
+    dict
+        ``{qid: {docid: score}}`` (a dict given: that dict itself).
+
+    Raises
+    ------
+    InputTypeError
+        A query or document id that is not a str.
+    InputError
+        A document listed twice for a query, a DataFrame without the needed
+        columns, an unsupported form, or a malformed file (naming file and line).
     """
     if isinstance(run, Mapping):
         check_run(run)
         return run  # type: ignore[return-value]
     if _is_path(run):
-        from .readers.trec import read_trec_run
         return read_trec_run(run)
     if hasattr(run, "itertuples"):
         missing = [c for c in ("query_id", "doc_id", "score") if c not in run.columns]
@@ -241,7 +342,7 @@ def to_run_dict(run) -> Dict[str, Dict[str, float]]:
         if dup.any():
             row = run[dup].iloc[0]
             raise InputError(f"run DataFrame: document {row['doc_id']!r} appears twice for query {row['query_id']!r}")
-        out: Dict[str, Dict[str, float]] = {}
+        out: dict[str, dict[str, float]] = {}
         for q, d, s in zip(run["query_id"], run["doc_id"], run["score"].astype(float)):
             out.setdefault(q, {})[d] = s
         return out
@@ -285,6 +386,18 @@ def warn_if_nothing_to_evaluate(qrels_qids: Collection[str], run: Mapping, stack
     the message shows a few ids of each side, which is how '401' vs 'q401'
     shows up).
     Returns whether it warned.  ``qrels_qids`` must support ``in``.
+
+    Parameters
+    ----------
+    qrels_qids : collection of str
+    run : mapping
+        ``{qid: {docid: score}}``.
+    stacklevel : int
+        Of the warning, counted from the caller.
+
+    Returns
+    -------
+    bool
     """
     unanswered = "a qrels query the run does not answer scores 0"
     if not len(qrels_qids):

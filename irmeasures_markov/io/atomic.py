@@ -5,11 +5,11 @@ import contextlib
 import os
 import pathlib
 import tempfile
-from typing import Iterator, Union
+from collections.abc import Iterator
+
+from .._util.types import PathLike
 
 __all__ = ["replacing"]
-
-PathLike = Union[str, os.PathLike]
 
 
 @contextlib.contextmanager
@@ -21,6 +21,17 @@ def replacing(path: PathLike) -> Iterator[pathlib.Path]:
     final ``os.replace`` is a rename within one file system); on an error it
     is removed and ``dest`` is left as it was.  The last writer wins, and
     every reader sees a whole file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to write.
+
+    Yields
+    ------
+    pathlib.Path
+        The temporary file to write; it replaces ``path`` when the block ends
+        without an exception.
     """
     dest = pathlib.Path(path)
     dest.parent.mkdir(parents=True, exist_ok=True)

@@ -29,7 +29,7 @@ Every place where this package hands inputs to pytrec_eval (the command line,
 """
 from __future__ import annotations
 
-from typing import Dict, Mapping
+from collections.abc import Mapping
 
 __all__ = [
     "ABSENT_DOCID",
@@ -44,14 +44,32 @@ ABSENT_DOCID = "\t(judgment added so that no topic has only negative grades)"
 
 
 def id_for_pytrec_eval(text: str) -> str:
-    """``text`` as pytrec_eval can take it: unchanged if ASCII, else its bytes read as Latin-1."""
+    """``text`` as pytrec_eval can take it: unchanged if ASCII, else its bytes read as Latin-1.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    str
+    """
     if text.isascii():
         return text
     return text.encode("utf-8", "surrogateescape").decode("latin-1")
 
 
 def id_from_pytrec_eval(text: str) -> str:
-    """The original id of :func:`id_for_pytrec_eval`'s result."""
+    """The original id of :func:`id_for_pytrec_eval`'s result.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    str
+    """
     if text.isascii():
         return text
     return text.encode("latin-1").decode("utf-8", "surrogateescape")
@@ -67,12 +85,24 @@ def _docs(docs: Mapping[str, object]) -> Mapping[str, object]:
     return {id_for_pytrec_eval(d): v for d, v in docs.items()}
 
 
-def qrels_for_pytrec_eval(qrels: Mapping[str, Mapping[str, int]]) -> Dict[str, Mapping[str, int]]:
+def qrels_for_pytrec_eval(qrels: Mapping[str, Mapping[str, int]]) -> dict[str, Mapping[str, int]]:
     """The qrels with ids pytrec_eval takes and no topic whose grades are all negative.
 
     Topics that need no change are the caller's own dicts (not copied).
+
+    Parameters
+    ----------
+    qrels : mapping
+        ``{qid: {docid: grade}}``, checked (str ids, int grades).
+
+    Returns
+    -------
+    dict
+        ``{qid: {docid: grade}}`` with ids as :func:`id_for_pytrec_eval` gives
+        them, and :data:`ABSENT_DOCID` judged 0 in topics whose grades are all
+        negative.
     """
-    out: Dict[str, Mapping[str, int]] = {}
+    out: dict[str, Mapping[str, int]] = {}
     for q, docs in qrels.items():
         converted = _docs(docs)
         if docs and max(docs.values()) < 0:
@@ -83,7 +113,18 @@ def qrels_for_pytrec_eval(qrels: Mapping[str, Mapping[str, int]]) -> Dict[str, M
 
 
 def run_for_pytrec_eval(run: Mapping[str, Mapping[str, float]]) -> Mapping[str, Mapping[str, float]]:
-    """The run with ids pytrec_eval takes; the run itself when every id is ASCII."""
+    """The run with ids pytrec_eval takes; the run itself when every id is ASCII.
+
+    Parameters
+    ----------
+    run : mapping
+        ``{qid: {docid: score}}`` with str ids.
+
+    Returns
+    -------
+    mapping
+        ``run`` itself, or a copy with ids as :func:`id_for_pytrec_eval` gives them.
+    """
     if all(q.isascii() and _ascii(docs) for q, docs in run.items()):
         return run
     return {id_for_pytrec_eval(q): _docs(docs) for q, docs in run.items()}

@@ -1,28 +1,26 @@
-"""A fast TREC run reader: the whole file at once, with numpy, giving exactly what the line reader gives.
+"""The whole-file tokeniser of TREC runs: a run file's bytes to compact columns at once, with numpy.
 
-The grammar is the line reader's (:mod:`irmeasures_markov.readers`): every
-line holds 0 or 6 fields separated by ASCII whitespace, lines end at LF.  The
-vectorised tokeniser checks that rule on the bytes; whenever the file breaks
-a rule (or a fast path does not apply) the line reader reads it, so the
-dictionaries and the error messages are the line reader's.
+The grammar is the line reader's (:mod:`irmeasures_markov.io`): every line
+holds 0 or 6 fields separated by ASCII whitespace, lines end at LF.  The
+vectorised tokeniser checks that rule on the bytes and answers None whenever
+the file breaks a rule (or a fast path does not apply);
+:func:`irmeasures_markov.io.trec.read_trec_run` then reads the file line by
+line, so the dictionaries and the error messages are the line reader's.
 """
 from __future__ import annotations
 
-import io
-import os
 import warnings
-from typing import Dict, Optional, Union
 
 import numpy as np
 
-from ..errors import InputError
-from .text import decode, decompress, display_name, open_lines, read_raw
-from .trec import run_from_lines
+from .._util.errors import InputError
+from .text import decode, decompress, display_name, read_raw
 
-__all__ = ["read_run", "columns_of_file", "build_run"]
+__all__ = ["run_columns", "columns_of_file", "build_run"]
 
-PathLike = Union[str, os.PathLike]
-Run = Dict[str, Dict[str, float]]
+Run = dict[str, dict[str, float]]
+#: ``(qids, bounds, docids_joined, scores)``: see :func:`run_columns`
+Columns = tuple[list[str], list[int], str, np.ndarray]
 
 #: bytes that separate fields: ASCII whitespace, what ``bytes.split()`` and trec_eval's isspace() split on
 _SEPARATOR = np.zeros(256, dtype=bool)
@@ -30,7 +28,7 @@ _SEPARATOR[[9, 10, 11, 12, 13, 32]] = True
 _LF = 10
 
 
-def _parse_scores(text: str, n: int) -> Optional[np.ndarray]:
+def _parse_scores(text: str, n: int) -> np.ndarray | None:
     """The ``n`` newline-separated scores of ``text`` as float64, exactly as ``float()`` reads them.
 
     numpy reads text numbers with ``PyOS_string_to_double``, the parser behind
@@ -79,7 +77,7 @@ def _token_bounds(buf: np.ndarray):
     return start.reshape(n, 6), end.reshape(n, 6)
 
 
-def _columns(data: bytes):
+def run_columns(data: bytes) -> Columns | None:
     """Tokenise a whole run file (decompressed, BOM removed) into compact columns, or None.
 
     Returns ``(qids, bounds, docids_joined, scores)``: query ``qids[k]`` owns
@@ -89,6 +87,15 @@ def _columns(data: bytes):
     error message for a malformed file.  Only the docids and scores become
     Python objects; qids longer than 64 bytes or a NUL byte send the file
     through :func:`_columns_by_split`.
+
+    Parameters
+    ----------
+    data : bytes
+        The file's content, decompressed, BOM removed.
+
+    Returns
+    -------
+    tuple or None
     """
     buf = np.frombuffer(data, dtype=np.uint8)
     if buf.size == 0:
@@ -127,7 +134,7 @@ def _columns(data: bytes):
 
 
 def _columns_by_split(data: bytes):
-    """:func:`_columns` for a file whose lines all hold 0 or 6 fields, tokenised with ``bytes.split``."""
+    """:func:`run_columns` for a file whose lines all hold 0 or 6 fields, tokenised with ``bytes.split``."""
     tok = data.split()
     n = len(tok) // 6
     try:
@@ -169,8 +176,18 @@ def _columns_by_split(data: bytes):
     return order, bounds, docids, scores
 
 
-def build_run(cols) -> Optional[Run]:
-    """``{qid: {docid: score}}`` from :func:`_columns`' columns, or None when a query lists a document twice."""
+def build_run(cols: Columns) -> Run | None:
+    """``{qid: {docid: score}}`` from :func:`run_columns`' columns, or None when a query lists a document twice.
+
+    Parameters
+    ----------
+    cols : tuple
+        :func:`run_columns`' answer.
+
+    Returns
+    -------
+    dict or None
+    """
     qids, bounds, docids, scores = cols
     if not qids:
         return {}
@@ -186,34 +203,20 @@ def build_run(cols) -> Optional[Run]:
     return run
 
 
-def run_from_bytes(raw: bytes, name: str) -> Run:
-    """A run from a file's stored bytes (compressed or not); the line reader reports any error."""
-    try:
-        data = decompress(raw, name)
-    except InputError:
-        with open_lines(name, raw) as lines:   # reads up to the damage: the error gets its line number
-            return run_from_lines(lines, name)
-    cols = _columns(data)
-    run = build_run(cols) if cols is not None else None
-    if run is None:
-        run = run_from_lines(enumerate(io.BytesIO(data), start=1), name)
-    return run
+def columns_of_file(path: str) -> Columns | None:
+    """Worker task: read, decompress and tokenise one file (None: let the line reader read it).
 
+    Parameters
+    ----------
+    path : str
 
-def columns_of_file(path: str):
-    """Worker task: read, decompress and tokenise one file (None: let the line reader read it)."""
+    Returns
+    -------
+    tuple or None
+        :func:`run_columns`' answer for the file.
+    """
     try:
-        return _columns(decompress(read_raw(path), display_name(path)))
+        return run_columns(decompress(read_raw(path), display_name(path)))
     except (InputError, OSError):
         return None
 
-
-def read_run(path: PathLike) -> Run:
-    """Read a TREC run file into ``{qid: {docid: score}}``, fast.
-
-    Gives exactly what :func:`irmeasures_markov.io.read_trec_run` gives (plain,
-    gzip, bzip2 or xz; ``-`` for standard input; scores as float64; the same
-    errors for malformed files) but tokenises the whole file at once instead
-    of line by line.
-    """
-    return run_from_bytes(read_raw(path), display_name(path))
