@@ -12,7 +12,7 @@ from irmeasures_markov.inference import all_pairs, discriminative_power, score_m
 from irmeasures_markov.inference.bayes import bayesian_linear_model, gibbs_linear_model
 from irmeasures_markov.progress import progress_bar, show_progress
 
-from test_datasets_experiments import synthetic, write_run
+from synthetic_collection import synthetic, write_run
 
 
 class Terminal(io.StringIO):

@@ -9,7 +9,7 @@ import pytest
 
 from irmeasures_markov.cli import main, sample_path
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def test_demo_runs(capsys):

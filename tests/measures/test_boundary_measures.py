@@ -92,7 +92,7 @@ def test_pad_to_cutoff_needs_a_cutoff():
 
 def test_stopping_time_docs_state_both_precision_conventions():
     from pathlib import Path
-    doc = Path(__file__).resolve().parents[1].joinpath("docs", "stopping-time.md").read_text("utf-8")
+    doc = Path(__file__).resolve().parents[2].joinpath("docs", "stopping-time.md").read_text("utf-8")
     assert "PH(user='P',pad_to_cutoff=True)@k = P@k" in doc
     assert "PH(user='P')@k = P@k for rankings with at least k documents" in doc
 

@@ -16,7 +16,7 @@ import pytest
 
 from irmeasures_markov._lazy import lazy_module
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+REPO = pathlib.Path(__file__).resolve().parents[2]
 
 #: Modules that `import irmeasures_markov` must not load: each costs tens of milliseconds (or more) and is
 #: needed only when a measure is computed, a test run, a dataset read or a figure drawn.

@@ -20,7 +20,7 @@ import irmeasures_markov
 from irmeasures_markov import lengths as lengths_module
 from irmeasures_markov.cli import main
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 ERROR = "irmeasures-markov: error: "
 QRELS = "q1 0 a 1\nq1 0 b 0\nq1 0 c 1\nq2 0 a 1\nq2 0 d 2\n"
 RUN = "q1 Q0 a 1 3.0 t\nq1 Q0 b 2 2.0 t\nq1 Q0 c 3 1.0 t\nq2 Q0 d 1 2.0 t\nq2 Q0 x 2 1.0 t\n"

@@ -241,7 +241,7 @@ def test_registered_custom_kernel_in_measure_strings():
 
 def readme_block(heading):
     """The first python code block after ``heading`` in README.md."""
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     rest = text[text.index(heading):]
     start = rest.index("```python\n") + len("```python\n")
     return rest[start:rest.index("```", start)]

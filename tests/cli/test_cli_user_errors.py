@@ -155,7 +155,7 @@ def test_plain_tbg_through_ir_measures_ends_in_a_short_traceback_with_one_line_s
               "ir_measures.calc_aggregate([ir_measures.parse_measure('TBG'), ir_measures.parse_measure('AP')], "
               "qrels, run)\n")
     env = {k: v for k, v in os.environ.items() if k != "IRMEASURES_MARKOV_DEBUG"}
-    env["PYTHONPATH"] = str(pathlib.Path(__file__).resolve().parents[1])
+    env["PYTHONPATH"] = str(pathlib.Path(__file__).resolve().parents[2])
     p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
     assert p.returncode == 1
     lines = p.stderr.strip().splitlines()

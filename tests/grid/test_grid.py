@@ -22,7 +22,7 @@ from irmeasures_markov.experiments import evaluate, pool_reduction
 from irmeasures_markov.grid import (Cell, DaskBackend, EvaluationGrid, GridError, LocalBackend, ParquetStore,
                                     evaluate_grid, qrels_hash, resolve_backend, run_grid, run_hash)
 
-from test_datasets_experiments import synthetic, write_run
+from synthetic_collection import synthetic, write_run
 
 distributed = pytest.importorskip("distributed")
 pytest.importorskip("pyarrow")

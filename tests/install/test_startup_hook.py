@@ -17,7 +17,7 @@ import pytest
 
 import startup_venv
 
-DATA = pathlib.Path(__file__).resolve().parents[1] / "irmeasures_markov" / "data"
+DATA = pathlib.Path(__file__).resolve().parents[2] / "irmeasures_markov" / "data"
 QRELS, RUN = str(DATA / "sample.qrels"), str(DATA / "sample.run")
 PARSE = "import ir_measures; print(ir_measures.parse_measure(\"MP(model='GL_AD_LID')@10\"))"
 #: exactly what the `ir_measures` console script runs

@@ -4,7 +4,7 @@ import pytest
 from irmeasures_markov.cli import main
 from irmeasures_markov.experiments import pool_reduction
 
-from test_datasets_experiments import synthetic, write_run
+from synthetic_collection import synthetic, write_run
 
 pytest.importorskip("pyarrow")
 

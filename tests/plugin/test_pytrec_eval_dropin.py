@@ -26,7 +26,7 @@ import pytrec_eval
 import irmeasures_markov
 import irmeasures_markov.pytrec_eval as ours
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 QRELS = {"q1": {"d1": 0, "d2": 1, "d3": 0}, "q2": {"d2": 1, "d3": 1}}
 

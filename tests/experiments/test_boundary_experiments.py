@@ -22,7 +22,7 @@ from irmeasures_markov.experiments import evaluate, pool_reduction
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+REPO = pathlib.Path(__file__).resolve().parents[2]
 
 # the example: run a, d, b, c, x, f, e by descending score
 NEG_QRELS = {"1": {"a": 2, "b": 1, "c": 0, "d": -1, "e": 0, "f": 1}}

@@ -2,7 +2,7 @@
 import pathlib
 import subprocess
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 #: what `pip install .`, `pip wheel .` and `python -m build` leave in a checkout
 BUILD_OUTPUTS = ["build/lib/irmeasures_markov/__init__.py", "dist/irmeasures_markov-0.1.0.tar.gz",
                  "irmeasures_markov-0.1.0-py3-none-any.whl", "pyflakes-4.1.0-py2.py3-none-any.whl",

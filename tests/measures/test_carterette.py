@@ -392,7 +392,7 @@ def test_m3_err_mapping_to_gdeval():
     """
     import irmeasures_markov.measures.carterette as cart
     from pathlib import Path
-    doc = Path(__file__).resolve().parents[1].joinpath("docs", "user-model-framework.md").read_text("utf-8")
+    doc = Path(__file__).resolve().parents[2].joinpath("docs", "user-model-framework.md").read_text("utf-8")
     for text in (doc, cart.__doc__):
         assert "theta=1/16)@20" in text and "g_max = 1" in text and "g_max" in text
     qrels, run = synthetic(seed=6)
@@ -497,7 +497,7 @@ def test_figure_script(tmp_path):
     from pathlib import Path
 
     pytest.importorskip("matplotlib")
-    script = Path(__file__).resolve().parents[1] / "docs" / "scripts" / "make_carterette_fig1.py"
+    script = Path(__file__).resolve().parents[2] / "docs" / "scripts" / "make_carterette_fig1.py"
     mod = runpy.run_path(str(script))
     curves = mod["curves"]()
     for dist in ("RBP", "DCG", "RR"):   # static: F(k) is the infinite tail, F(1) = 1

@@ -22,12 +22,12 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-RUNNER = Path(__file__).with_name("doc_snippets.py")
+REPO = Path(__file__).resolve().parents[2]
+RUNNER = REPO / "tests" / "doc_snippets.py"
 SAMPLE = REPO / "irmeasures_markov" / "data"
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(RUNNER.parent))
 from doc_snippets import MARK, blocks, runs_in_shell  # noqa: E402
 
 
