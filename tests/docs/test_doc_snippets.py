@@ -153,7 +153,7 @@ def test_benchmark_history_lives_in_benchmarks_md():
            if re.search(r"\d\d:\d\d UTC|per-round range|earlier version of this page|other runs that night", line)]
     assert not bad, bad
     bench = (REPO / "docs" / "benchmarks.md").read_text(encoding="utf-8")
-    scripts = sorted(p.name for p in (REPO / "integration").glob("bench_*.py"))
+    scripts = sorted(p.name for p in (REPO / "integration" / "bench").glob("bench_*.py"))
     assert scripts and all(f"`{s}`" in bench for s in scripts), "a bench script without its table"
 
 
@@ -179,7 +179,7 @@ def test_pool_reduction_is_documented():
 
 
 def test_cwl_cross_check_figure_is_the_printed_one():
-    """integration/crosscheck_cwl_tbg.py prints 4.06e-14 for the time-model check (TREC-8, seeded lengths)."""
+    """integration/reproduce/crosscheck_cwl_tbg.py prints 4.06e-14 for the time-model check (TREC-8, seeded lengths)."""
     tbg = (REPO / "docs" / "time-biased-gain.md").read_text(encoding="utf-8")
     assert "largest relative difference is 4·10⁻¹⁴" in tbg and "~1·10⁻¹⁴" not in tbg
 

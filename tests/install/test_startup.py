@@ -2,7 +2,7 @@
 
 Each check runs in a fresh interpreter (``sys.modules`` of this test process is
 full of everything other tests imported).  No timing here: the times are in
-integration/bench_import.py.  The hook installed from a wheel is tested in
+integration/bench/bench_import.py.  The hook installed from a wheel is tested in
 test_startup_hook.py.
 """
 import json

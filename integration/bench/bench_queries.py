@@ -1,6 +1,6 @@
 """Benchmark: many short rankings (MS MARCO style), every family against pytrec_eval's `map`.
 
-    python integration/bench_queries.py [--sizes 100x100,1000x100,10000x100,100000x100,7000x1000]
+    python integration/bench/bench_queries.py [--sizes 100x100,1000x100,10000x100,100000x100,7000x1000]
                                         [--rounds 5] [--no-memory] [--no-time]
                                         [--memory-sizes 100000x100] [--memory-families map,MP,...]
 
@@ -9,7 +9,7 @@ each (scores with 3 decimals, so ties occur), 10 judged documents per query
 (grades 0-2, about a third relevant, some not retrieved), docids such as
 MS MARCO's numeric passage ids.  For each size, the run is evaluated by
 pytrec_eval ``map`` and by one measure of each family, interleaved
-(integration/benchkit.py): MP (GL_AD_ID), TBG (a length registered for every
+(integration/bench/benchkit.py): MP (GL_AD_ID), TBG (a length registered for every
 document), Carterette M1 (RBP) and P@H (order 2).  The time of each includes
 building its evaluator from the qrels (ours reuses the qrels index it made
 for the same qrels object, irmeasures_markov.qrels_cache; pytrec_eval

@@ -1,9 +1,9 @@
 """Benchmark: start-up costs, each timed in fresh interpreters.
 
-    python integration/bench_import.py [--rounds 7] [--no-hook]
+    python integration/bench/bench_import.py [--rounds 7] [--no-hook]
 
 1. Wall time of fresh ``python`` processes, interleaved round by round
-   (integration/benchkit.py), with ratios formed within each round:
+   (integration/bench/benchkit.py), with ratios formed within each round:
 
    * ``import irmeasures_markov`` against ``import ir_measures`` (target <= 2);
    * ``irmeasures-markov --help`` against ``ir_measures --help`` (target <= 2),
@@ -42,7 +42,7 @@ import tempfile
 
 from benchkit import format_report, interleaved
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+REPO = pathlib.Path(__file__).resolve().parents[2]
 
 IR_MEASURES_HELP = ("import sys; sys.argv = ['ir_measures', '--help']; "
                     "from ir_measures.__main__ import main_cli; sys.exit(main_cli())")

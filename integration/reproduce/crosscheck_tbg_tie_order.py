@@ -1,12 +1,12 @@
 """TBG with the tie groups that hold no relevant document in file order, against the full docid order.
 
-    python integration/crosscheck_tbg_tie_order.py
+    python integration/reproduce/crosscheck_tbg_tie_order.py
 
 TBG orders by docid only the tie groups of scores that hold a relevant
 document and adds the holding times of the others in the run file's order
 (docs/conventions.md, "Ranking order and ties").  On all 129 TREC-8 runs
 (seeded lengths for every retrieved or judged document, as in
-integration/bench_tbg.py) this prints how many of the tied documents share
+integration/bench/bench_tbg.py) this prints how many of the tied documents share
 a tie group with a relevant document, and how many values of three TBG
 variants differ from the same measures computed with every tie group in
 docid order, and by how much.
@@ -18,7 +18,7 @@ from typing import Dict, List, Mapping, Tuple
 import irmeasures_markov as imm
 from irmeasures_markov.plugin import tbg as tbg_plugin
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))  # bench_tbg
 from bench_tbg import assumed_lengths  # noqa: E402
 
 LENGTHS_NAME = "crosscheck-tie-order"

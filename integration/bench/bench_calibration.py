@@ -1,11 +1,11 @@
 """Benchmark: fitting all four families on the 35,064 Yandex training sessions (target < 10 s).
 
 Times ``calibration.fit`` with the default bootstrap (200 replicates) and the
-read of the log, interleaved (integration/benchkit.py).  Without qrels and
+read of the log, interleaved (integration/bench/benchkit.py).  Without qrels and
 timestamps, TBG contributes its notes only; MP, P@H and Carterette fit every
 candidate.
 
-    python integration/bench_calibration.py [--rounds 5]
+    python integration/bench/bench_calibration.py [--rounds 5]
 """
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import argparse
 import pathlib
 import sys
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "integration"))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 from benchkit import interleaved, print_report  # noqa: E402
 

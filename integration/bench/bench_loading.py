@@ -1,9 +1,9 @@
 """Benchmark: loading all 129 TREC-8 runs.
 
-    python integration/bench_loading.py [--rounds 5]
+    python integration/bench/bench_loading.py [--rounds 5]
 
 Times, in one process on the same files (page cache warm), interleaved round
-by round (integration/benchkit.py: each round runs every loader once, in an
+by round (integration/bench/benchkit.py: each round runs every loader once, in an
 order that alternates between rounds; ratios are formed within a round):
 
 * ``ir_measures.read_trec_run`` consumed into ``{qid: {docid: score}}`` dicts

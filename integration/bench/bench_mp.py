@@ -1,7 +1,7 @@
 """Benchmark: all 16 MP variants (8 paper models x recall on/off) on all 129 TREC-8 runs,
 against pytrec_eval's `map` on the same parsed inputs, in the same process.
 
-    python integration/bench_mp.py [--rounds 5] [--runs 129]
+    python integration/bench/bench_mp.py [--rounds 5] [--runs 129]
 
 Contenders, each over every run (evaluator made inside the timed call, qrels
 cache emptied first, so each pays for indexing the judgments once):
@@ -12,7 +12,7 @@ cache emptied first, so each pays for indexing the judgments once):
 * ``MP16 PROVIDER.evaluator``: ``PROVIDER.evaluator(the 16 variants,
   qrels).values(run)``, the same work without pytrec_eval's dict of dicts.
 
-They run interleaved (integration/benchkit.py): the report gives each best
+They run interleaved (integration/bench/benchkit.py): the report gives each best
 time and each ratio's best and per-round range, with the date.
 """
 import argparse

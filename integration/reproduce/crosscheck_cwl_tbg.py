@@ -37,7 +37,7 @@ and ignores the scores; and duplicate handling is left to preprocessing.
 None of these is a bug in either: they are different measures that share a
 name and a decay.
 
-    python integration/crosscheck_cwl_tbg.py [--runs N]
+    python integration/reproduce/crosscheck_cwl_tbg.py [--runs N]
 """
 import argparse
 import glob

@@ -2,12 +2,12 @@
 against pytrec_eval's `map` on the same parsed inputs in the same process, and against
 cwl-eval's TBGCWLMetric given the same time model as item costs (first --cwl-runs runs).
 
-    python integration/bench_tbg.py [--rounds 5] [--cwl-runs 10]
+    python integration/bench/bench_tbg.py [--rounds 5] [--cwl-runs 10]
 
 TREC-8 has no public document lengths: every retrieved document gets a seeded
 random length (log-normal, median ~300 words), registered as a mapping.
 pytrec_eval map and TBG are timed interleaved, round by round
-(integration/benchkit.py; target: TBG / map <= 0.6); so are cwl-eval and TBG
+(integration/bench/benchkit.py; target: TBG / map <= 0.6); so are cwl-eval and TBG
 on the first --cwl-runs runs.  Also printed: the first pass (which also
 builds the length table) and the ranking preparation, once each; as best of
 --rounds passes, the docid tie-break that waits for the first use of the
@@ -44,7 +44,7 @@ def cwl_tbg(qrels, run, lengths, halflife=224.0):
 
     Ranking (trec_eval order), gains g_k and costs T_S + (a*l + b)*P(C|r) are built
     here per query, as a cwl-eval user would; the value times sum_k 2^(-T(k)/h)
-    is our TBG (integration/crosscheck_cwl_tbg.py), returned as such.
+    is our TBG (integration/reproduce/crosscheck_cwl_tbg.py), returned as such.
     """
     from cwl.ruler.measures.cwl_tbg import TBGCWLMetric
     from cwl.ruler.ranking import Ranking

@@ -1,9 +1,9 @@
 """Benchmark P@H: single-ranking latency, simulation throughput, and the whole TREC-8 set against
 pytrec_eval `map` on the same parsed inputs, in the same process.
 
-    python integration/bench_stopping_time.py [--rounds 5] [--skip-trec] [--skip-simulation]
+    python integration/bench/bench_stopping_time.py [--rounds 5] [--skip-trec] [--skip-simulation]
 
-Every section times its contenders interleaved round by round (integration/benchkit.py) and prints
+Every section times its contenders interleaved round by round (integration/bench/benchkit.py) and prints
 the best time of each, and each ratio's best and per-round range, with the date.
 
 Targets: order-2 expectation of a 1000-document ranking <= 1 ms; simulation >= 5e7 user-steps/s on

@@ -1,11 +1,11 @@
 """Benchmark: Bayesian linear model on 129 systems × 50 topics (4 chains × 1000 draws) and
 all-pairs randomization tests (8,256 pairs × 10,000 permutations).
 
-    python integration/bench_inference.py [--rounds 5] [--skip-pymc] [--synthetic]
+    python integration/bench/bench_inference.py [--rounds 5] [--skip-pymc] [--synthetic]
 
 Uses TREC-8 AP scores when ../shared/data is present (unless --synthetic),
 else a synthetic matrix of the same shape.  The computations run interleaved
-round by round (integration/benchkit.py): each round runs each once, in an
+round by round (integration/bench/benchkit.py): each round runs each once, in an
 order that alternates between rounds.  Printed: each one's best time and
 range, the ratio our Gibbs sampler / PyMC NUTS (same model, same sizes; NUTS
 compile included) or, with --skip-pymc, bootstrap / randomization, each as

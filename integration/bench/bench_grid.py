@@ -10,7 +10,7 @@ runs on
 * ``dask`` — a ``LocalCluster`` of ``--workers`` single-threaded worker
   processes (or ``--scheduler ADDRESS``),
 
-interleaved over ``--rounds`` rounds (integration/benchkit.py), runs read by
+interleaved over ``--rounds`` rounds (integration/bench/benchkit.py), runs read by
 the workers from their paths.  Reported, with the date:
 
 * the speed-up local / dask (target >= 1.6 with 2 workers on 2 free cores);
@@ -27,7 +27,7 @@ the workers from their paths.  Reported, with the date:
   measured above, the wall time of a 5,000-run x 40-measure x 100-seed grid
   (5 pool sizes x 100 seeds + the full pool) on 8 and 64 workers.
 
-    python integration/bench_grid.py [--data-dir ../shared/data] [--seeds 20] [--runs N] [--rounds 5]
+    python integration/bench/bench_grid.py [--data-dir ../shared/data] [--seeds 20] [--runs N] [--rounds 5]
         [--workers 2] [--scheduler ADDRESS] [--projection-runs 8] [--skip-grid]
 
 Numbers equal bit for bit between the backends (checked on every round).
@@ -45,10 +45,11 @@ import sys
 import tempfile
 import time
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+REPO = pathlib.Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "reproduce"))  # reproduce_mp_figures
 
 import numpy as np  # noqa: E402
 

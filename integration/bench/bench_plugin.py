@@ -1,6 +1,6 @@
 """Benchmark: our measures through ir_measures' own entry points, per run, on the 129 TREC-8 runs.
 
-    python integration/bench_plugin.py [--rounds 5] [--runs 129]
+    python integration/bench/bench_plugin.py [--rounds 5] [--runs 129]
 
 ``ir_measures.calc_aggregate(measures, qrels, run)`` and ``ir_measures.iter_calc``
 are how most users call a measure: once per run, with the same qrels dict
@@ -16,7 +16,7 @@ indexes the judgments once, as a fresh loop over runs does):
 * the same pair through ``iter_calc`` (every per-query Metric consumed;
   target <= 0.5).
 
-Peer and candidates run interleaved (integration/benchkit.py); the report
+Peer and candidates run interleaved (integration/bench/benchkit.py); the report
 gives the best time of each and each ratio's best and per-round range, dated.
 """
 import argparse

@@ -36,8 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[2] if Path(__file__).resolve().parent.name == "reproduce" \
-    else Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 MP_MODELS = ["GL_AD_ID", "GL_AD_LID", "GL_OR_ID", "GL_OR_LID", "LO_AD_ID", "LO_AD_LID", "LO_OR_ID", "LO_OR_LID"]
 DISTS = ["RBP", "DCG", "RR", "ERR", "AP", "RRR"]

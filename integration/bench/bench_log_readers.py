@@ -5,7 +5,7 @@ least any reader must do: read the file and split it into session strings;
 the ratio is what parsing, checking and building the sessions cost on top.
 The same log written in our JSONL and TSV formats is read too.
 
-    python integration/bench_log_readers.py [--rounds 5]
+    python integration/bench/bench_log_readers.py [--rounds 5]
 """
 from __future__ import annotations
 

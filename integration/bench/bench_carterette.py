@@ -1,9 +1,9 @@
 """Benchmark: Carterette's measures on all 129 TREC-8 runs in one pass, against pytrec_eval
 computing `map` and `ndcg` on the same parsed inputs, in the same process.
 
-    python integration/bench_carterette.py [--rounds 5]
+    python integration/bench/bench_carterette.py [--rounds 5]
 
-Contenders, interleaved round by round (integration/benchkit.py): pytrec_eval
+Contenders, interleaved round by round (integration/bench/benchkit.py): pytrec_eval
 map + ndcg (the peer); the paper's ten new names (CDG, RRG, RBTR, ARR, RRR,
 RBAP, DAG, RAP, EPR, RRAP; target ratio <= 0.4); all 15 measures of the
 paper's table (target <= 1.0).  Each time includes building the evaluator and
