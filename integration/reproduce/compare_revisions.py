@@ -129,7 +129,7 @@ def worker(export: Path, aux: Path, qrels_path: Path, run_paths: list[Path], out
     for s in measure_strings(aux):  # a string equal to an earlier one (a default spelled out) is dropped
         m = ir_measures.parse_measure(s)
         if m not in parsed:
-            names.append(s)
+            names.append(s.replace(str(aux), "<aux>"))   # the same name in both revisions' temporary paths
             parsed.append(m)
     by_measure = {m: i for i, m in enumerate(parsed)}
     qrels = read_trec_qrels(qrels_path)
