@@ -208,7 +208,7 @@ def test_a_killed_client_resumes(tmp_path):
     store_path = tmp_path / "s"
     script = textwrap.dedent(f"""
         import sys
-        sys.path.insert(0, {os.path.dirname(__file__)!r})
+        sys.path[:0] = [{os.path.dirname(__file__)!r}, {os.path.dirname(os.path.dirname(__file__))!r}]  # + tests/
         from test_grid import toy_cells, toy_tasks
         from irmeasures_markov.grid import LocalBackend, ParquetStore, run_grid
         run_grid(toy_cells(60), toy_tasks(per_task=1, sleep=0.2), lambda n: {{"offset": 0.0}},
