@@ -35,6 +35,7 @@ def _near(fit_, name, truth, z=3.3):
 # recovery
 # ---------------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # model fits on large simulated logs
 def test_ph_rwbm_recovery_and_selection():
     cover = {"p": 0, "q": 0, "gamma": 0}
     picked = 0
@@ -55,6 +56,7 @@ def test_ph_rwbm_recovery_and_selection():
     assert picked >= 19
 
 
+@pytest.mark.slow  # model fits on large simulated logs
 def test_stopping_recovery_and_selection():
     """RBP stopping with theta; selection among the parametric distributions (the empirical one nests them)."""
     cover_t = cover_g = 0
@@ -77,6 +79,7 @@ def test_stopping_recovery_and_selection():
     assert picked >= 19
 
 
+@pytest.mark.slow  # model fits on large simulated logs
 def test_mp_decay_recovery_and_selection():
     cover = 0
     picked = 0
@@ -110,6 +113,7 @@ def test_bootstrap_agrees_with_wald():
         assert abs(wa - wb) < 0.15 * wa, (k, a.intervals[k], b.intervals[k])
 
 
+@pytest.mark.slow  # model fits on large simulated logs
 def test_mpcont_rates_recovery():
     rates = np.linspace(1 / 20, 1 / 60, 10)
     cover = 0
@@ -121,6 +125,7 @@ def test_mpcont_rates_recovery():
     assert cover >= 18
 
 
+@pytest.mark.slow  # model fits on large simulated logs
 def test_tbg_times_recovery():
     from irmeasures_markov.calibration import tbg
     cover_h = cover_t = 0
@@ -178,6 +183,7 @@ def report():
     return fit(log, test=test, qrels=qrels, bootstrap=50, seed=0)
 
 
+@pytest.mark.slow  # model fits on large simulated logs
 def test_report_table_frame_dict(report, tmp_path):
     text = str(report)
     assert "RWBM *" in text and "held-out" in text
@@ -197,6 +203,7 @@ def test_best_uses_aic_without_test():
     assert r.best("ph").model == "RWBM"
 
 
+@pytest.mark.slow  # model fits on large simulated logs
 def test_measure_parameters(report):
     from irmeasures_markov.measures.markov_precision import markov_precision
     from irmeasures_markov.measures.stopping_time import path_at_h
@@ -301,6 +308,7 @@ def test_mp_likelihood_with_mixed_ranking_lengths():
         assert both == pytest.approx(apart, rel=1e-12) or both == apart == -np.inf
 
 
+@pytest.mark.slow  # model fits on large simulated logs
 @pytest.mark.parametrize("states", ["AD", "OR"])
 def test_nonparametric_kernels_recovered(states):
     """Free kernels (one seed, 10k sessions): each weight within 3.3 standard errors of the truth."""

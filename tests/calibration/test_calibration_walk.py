@@ -133,6 +133,7 @@ def test_long_ranking_matches_dense_on_a_100_rank_group():
                                rtol=1e-10, atol=1e-14)
 
 
+@pytest.mark.slow  # memory bound
 def test_one_session_of_100000_documents_fits_in_bounded_memory():
     """The former dense (G, T, T) arrays asked for about 149 GiB here; the fit must stay near O(T)."""
     T = 100_000

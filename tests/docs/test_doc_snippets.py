@@ -97,6 +97,7 @@ def _data_dir() -> str:
     return str(found) if found else ""
 
 
+@pytest.mark.slow  # runs every page's snippets in a child process
 @pytest.mark.parametrize("page", [p for p in PAGES if _runnable(p)], ids=lambda p: p.name)
 def test_page_snippets_run_as_printed(page, workdir, tmp_path):
     cwd = tmp_path / "cwd"

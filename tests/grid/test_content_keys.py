@@ -333,6 +333,7 @@ def test_a_registered_fit_with_a_bad_kernel_is_refused_when_used():
         ir_measures.calc_aggregate([ir_measures.parse_measure("MP(model='fit:store_bad')")], QRELS, RUNS["a"])
 
 
+@pytest.mark.slow  # fits every model to the sample logs
 def test_real_fit_files_pass_the_schema(tmp_path):
     from irmeasures_markov.calibration.report import fit
     from irmeasures_markov.calibration.simulate import simulate_mp, simulate_times

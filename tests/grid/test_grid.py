@@ -204,6 +204,7 @@ def test_failed_tasks_are_counted_and_the_rest_stored(tmp_path):
     assert len(store.keys()) == 5
 
 
+@pytest.mark.slow  # kills and restarts a child process
 def test_a_killed_client_resumes(tmp_path):
     store_path = tmp_path / "s"
     script = textwrap.dedent(f"""

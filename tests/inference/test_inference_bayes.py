@@ -15,7 +15,8 @@ FAST = dict(draws=300, tune=300, chains=2, progress=False, cores=1)
 PYMC = dict(FAST, backend="pymc")  # the linear model's NUTS fit (the default backend is the Gibbs sampler)
 # the fits here are kept small for speed, so their R-hat is often above 1.01: the SamplingWarning
 # that says so is tested on its own below
-pytestmark = pytest.mark.filterwarnings("ignore::irmeasures_markov.inference.bayes.SamplingWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::irmeasures_markov.inference.bayes.SamplingWarning"),
+              pytest.mark.slow]  # Bayesian sampling (PyMC, Gibbs)
 
 
 def simulate(rng, n_topics=25, n_systems=6, sd_run=0.06, sd_topic=0.15, sd=0.07):

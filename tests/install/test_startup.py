@@ -24,6 +24,9 @@ HEAVY = ("scipy.fft", "scipy.linalg", "scipy.special", "scipy.stats", "scipy.spa
          "pandas", "ir_datasets", "tqdm", "matplotlib", "numba", "pymc", "arviz", "pyterrier")
 
 
+pytestmark = pytest.mark.slow  # child interpreters timing and tracing the package's start-up
+
+
 def run_python(*code, env_extra=None, pythonpath=(REPO,), check=True):
     """Run the pieces of ``code`` (each dedented) in a fresh interpreter importing this checkout."""
     env = {k: v for k, v in os.environ.items() if k != "IRMEASURES_MARKOV_HOOK_DEBUG"}

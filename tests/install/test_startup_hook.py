@@ -23,6 +23,9 @@ PARSE = "import ir_measures; print(ir_measures.parse_measure(\"MP(model='GL_AD_L
 #: exactly what the `ir_measures` console script runs
 IR_MEASURES_SCRIPT = "import sys; from ir_measures.__main__ import main_cli; sys.argv[0] = 'ir_measures'; sys.exit(main_cli())"
 
+pytestmark = pytest.mark.slow  # builds a wheel and virtual environments
+
+
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory):
     root = tmp_path_factory.mktemp("startup_hook")

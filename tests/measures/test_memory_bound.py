@@ -20,6 +20,9 @@ from irmeasures_markov.measures.tbg import TBGParameters, holding_times
 from irmeasures_markov.rankings import RelevanceBatch
 
 
+pytestmark = pytest.mark.slow  # memory bounds (tracemalloc)
+
+
 def _traced_peak(fn):
     tracemalloc.start()
     try:

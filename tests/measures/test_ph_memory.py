@@ -16,6 +16,9 @@ FORWARD_MODELS = [
 ]
 
 
+pytestmark = pytest.mark.slow  # memory bounds (tracemalloc)
+
+
 def _batch(n_queries, mean_len, seed, rel=1):
     rng = np.random.default_rng(seed)
     lengths = rng.integers(0, 2 * mean_len, n_queries)
