@@ -1,8 +1,9 @@
 """Fixtures shared by every test folder, and the rule that marks whole groups of tests ``slow``.
 
 Besides the tests marked ``slow`` in their own files (wheel and venv builds, memory bounds, Bayesian
-sampling, model fits on large simulated logs, the documentation's snippets), every property-based test
-(hypothesis) and every test on a Dask cluster (the ``client`` fixture) is ``slow``:
+sampling, model fits on large simulated logs, exact and high-precision references, the documentation's
+snippets), every property-based test (hypothesis) and every test on a Dask cluster (the ``client``
+fixture) is ``slow``:
 ``python -m pytest -m "not slow" tests`` runs the fast core.
 """
 import numpy as np

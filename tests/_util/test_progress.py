@@ -163,6 +163,7 @@ def test_pool_reduction_command_shows_progress_on_a_terminal_only(data, tmp_path
     assert tty.getvalue() == ""
 
 
+@pytest.mark.slow  # Bayesian sampling (Gibbs) twice
 def test_compare_command_shows_progress_on_a_terminal_only(data, tmp_path, capsys, monkeypatch):
     from irmeasures_markov.cli import main
     qpath, rdir = _pool_reduction_files(data, tmp_path)

@@ -217,6 +217,7 @@ def exact_inverse(fwd, bwd):
     return inv
 
 
+@pytest.mark.slow  # exact rational references
 @pytest.mark.parametrize("n", [10, 40, 50])
 @pytest.mark.parametrize("chain", CHAINS[:4] + CHAINS[7:8])
 def test_subtraction_free_elimination_is_exact_at_every_node(n, chain):
@@ -289,6 +290,7 @@ def test_step_recursion_refuses_nearly_non_absorbing_chains():
         stuck.expectation(2)
 
 
+@pytest.mark.slow  # high-precision (mpmath) reference
 def test_order1_integral_against_high_precision_quadrature():
     """E[sum g / H] for p + q = 1 (expected absorption time ~(7/3)^12): the same generating-function integral
     evaluated with 30-digit arithmetic (dense solves, no cancellation left) and mpmath's Gauss-Legendre."""
