@@ -1,6 +1,5 @@
 """integration/reproduce/compare_revisions.py: its verdict is bit for bit (no data needed)."""
 import numpy as np
-
 from compare_revisions import compare, measure_strings
 
 

@@ -102,14 +102,14 @@ def write_aux(aux: Path, qrels: Path, runs: list[Path]) -> None:
     rng = np.random.default_rng(20261124)
     lengths = rng.integers(20, 3000, size=len(ordered))
     with gzip.open(aux / "lengths.tsv.gz", "wt", encoding="utf-8") as f:
-        f.writelines(f"{d}\t{n}\n" for d, n in zip(ordered, lengths))
+        f.writelines(f"{d}\t{n}\n" for d, n in zip(ordered, lengths, strict=True))
     keep = rng.random(len(ordered)) < 0.9
     with open(aux / "lengths_part.tsv", "w", encoding="utf-8") as f:
-        f.writelines(f"{d}\t{n}\n" for d, n, k in zip(ordered, lengths, keep) if k)
+        f.writelines(f"{d}\t{n}\n" for d, n, k in zip(ordered, lengths, keep, strict=True) if k)
     dup = rng.random(len(ordered)) < 0.05
     groups = rng.integers(0, 2000, size=len(ordered))
     with open(aux / "dups.tsv", "w", encoding="utf-8") as f:
-        f.writelines(f"{d}\tg{g}\n" for d, g, k in zip(ordered, groups, dup) if k)
+        f.writelines(f"{d}\tg{g}\n" for d, g, k in zip(ordered, groups, dup, strict=True) if k)
     mu = rng.uniform(0.05, 1.5, size=1000)
     with open(aux / "rates.tsv", "w", encoding="utf-8") as f:
         f.writelines(f"{r}\t{float(m)!r}\n" for r, m in enumerate(mu, start=1))
@@ -254,8 +254,8 @@ def main(argv: list[str] | None = None) -> int:
         aux.mkdir()
         write_aux(aux, qrels, runs)
         print(f"{args.rev_a} = {shas['a'][:12]}, {args.rev_b} = {shas['b'][:12]}; {len(runs)} runs, "
-              f"{len(measure_strings(aux))} measure strings, {args.jobs} processes (set-up {time.perf_counter() - t0:.1f} s)",
-              flush=True)
+              f"{len(measure_strings(aux))} measure strings, {args.jobs} processes "
+              f"(set-up {time.perf_counter() - t0:.1f} s)", flush=True)
         n_chunks = max(1, min(len(runs), args.chunks or 2 * args.jobs))
         chunks = [runs[k::n_chunks] for k in range(n_chunks)]
         chunks = [sorted(c) for c in chunks if c]

@@ -10,11 +10,11 @@ docid tie-break waits for a use) both run, on scores full of ties with
 """
 import numpy as np
 import pytest
+from random_runs import tied_run
 
 from irmeasures_markov import flat_run
 from irmeasures_markov.rankings import UNJUDGED, QrelsIndex
 from irmeasures_markov.segments import segment_argsort_desc
-from random_runs import tied_run
 
 
 def trec_order(scores):
@@ -67,10 +67,11 @@ def test_join_against_brute_force_sort_and_probe(seed, long_rankings):
     assert flat.qids == qids
     ref_docs = [trec_order(run[q]) for q in qids]
     # positive grades are made before (and without) the docid tie-break of the order
-    positive = np.concatenate([[max(qrels[q].get(d, 0), 0) for d in docs] for q, docs in zip(qids, ref_docs)])
+    pairs = list(zip(qids, ref_docs, strict=True))
+    positive = np.concatenate([[max(qrels[q].get(d, 0), 0) for d in docs] for q, docs in pairs])
     np.testing.assert_array_equal(flat.positive_grades, positive)
     assert flat.docids == [d for docs in ref_docs for d in docs]
-    grades = np.concatenate([[qrels[q].get(d, UNJUDGED) for d in docs] for q, docs in zip(qids, ref_docs)])
+    grades = np.concatenate([[qrels[q].get(d, UNJUDGED) for d in docs] for q, docs in pairs])
     np.testing.assert_array_equal(flat.grades, grades)
     np.testing.assert_array_equal(np.diff(flat.starts), [len(run[q]) for q in qids])
     for i, q in enumerate(qids):
@@ -88,7 +89,7 @@ def test_tie_slots_and_groups_are_the_brute_force_tie_groups(seed):
     ranked = scores[segment_argsort_desc(scores, starts)]
     slots, slot_scores = flat_run._tie_slots(ranked, starts)
     new, group_start = flat_run._tie_groups(slots, slot_scores, starts)
-    groups = [slots[a:b].tolist() for a, b in zip(group_start, [*group_start[1:], slots.size])]
+    groups = [slots[a:b].tolist() for a, b in zip(group_start, [*group_start[1:], slots.size], strict=True)]
     expected = [[int(starts[i]) + k for k in g] for i, q in enumerate(qids) for g in brute_tie_groups(run[q])]
     assert groups == expected
     assert int(new.sum()) == len(expected)
@@ -119,7 +120,7 @@ def test_positive_tie_order_orders_only_the_groups_with_a_positive_grade(seed):
     partial = [flat.keys[k] for k in flat.positive_tie_order.tolist()]
     start = 0
     n_kept = n_file = 0
-    for i, q in enumerate(qids):
+    for q in qids:
         scores, judged = run[q], qrels[q]
         stable, final = stable_order(scores), trec_order(scores)
         mine = partial[start:start + len(scores)]
@@ -176,7 +177,7 @@ def test_bisect_descending_is_searchsorted_of_the_negated_values(seed):
     for strict in (False, True):
         got = flat_run._bisect_descending(ranked, lo, hi, needles, strict)
         want = [a + int(np.searchsorted(-ranked[a:b], -x, side="right" if strict else "left"))
-                for a, b, x in zip(lo.tolist(), hi.tolist(), needles.tolist())]
+                for a, b, x in zip(lo.tolist(), hi.tolist(), needles.tolist(), strict=True)]
         assert got.tolist() == want
 
 
