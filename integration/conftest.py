@@ -1,6 +1,8 @@
 import functools
 import glob
 import os
+import pathlib
+import sys
 
 import pytest
 
@@ -8,6 +10,9 @@ from irmeasures_markov.io import read_trec_qrels, read_trec_run
 from irmeasures_markov.testing import DATA_ENV, shared_data_dir
 
 DATA = shared_data_dir()
+
+# the tests here import the reproduction scripts (reproduce_mp_tables, crosscheck_cwl_tbg, ...)
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "reproduce"))
 
 
 @pytest.fixture(scope="session")

@@ -49,7 +49,7 @@ def test_direct_model_on_real_judgments(mats, trec8):
     pytest.importorskip("pymc", reason='PyMC not installed: pip install "irmeasures-markov[bayes]"')
     import sys
     import pathlib
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "reproduce"))
     from inference_trec8 import figure1_direct
     qrels, runs = trec8
     out = figure1_direct(mats, qrels, runs, ["P@10"], n_runs=8, progress=False)

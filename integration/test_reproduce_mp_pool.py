@@ -1,7 +1,7 @@
 """Pool downsampling on TREC-8 (MP paper §5.3-5.4, Figures 3 and 4), on a subset of runs to stay fast.
 
 Checks the qualitative findings the paper reports and the invariants of the
-protocol; the full figures come from integration/reproduce_mp_figures.py.
+protocol; the full figures come from integration/reproduce/reproduce_mp_figures.py.
 """
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Run the code blocks of one Markdown page as printed (used by tests/test_doc_snippets.py).
+"""Run the code blocks of one Markdown page as printed (used by tests/docs/test_doc_snippets.py).
 
     python tests/doc_snippets.py PAGE.md [DATA_DIR]
 

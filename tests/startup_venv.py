@@ -1,6 +1,6 @@
 """A throw-away virtual environment with this package installed from a freshly built wheel.
 
-Used by tests/test_startup_hook.py and integration/bench_import.py to run the
+Used by tests/install/test_startup_hook.py and integration/bench/bench_import.py to run the
 start-up hook as a user gets it: ``pip install`` puts ``irmeasures_markov.pth``
 and ``_irmeasures_markov_hook`` into site-packages.  Offline and fast: the wheel
 is built without build isolation and installed without dependencies.

@@ -6,7 +6,7 @@ TREC-8 document texts are not in the shared data, so the lengths are an
 ASSUMPTION, stated in the figure: every document retrieved by the four runs
 gets a seeded random length, log-normal with median 300 words (sigma 0.8,
 seed 0), and for comparison a fixed length of 300 words for every document.
-``integration/bench_tbg.py`` draws the same way but over the docids of all
+``integration/bench/bench_tbg.py`` draws the same way but over the docids of all
 129 runs, so a docid gets a different length there.  Calibration: the
 paper's Table 1 defaults.
 
