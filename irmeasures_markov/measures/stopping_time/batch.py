@@ -11,8 +11,8 @@ from ...core.birth_death_quadrature import ranges
 from ...core.birth_death_stable import uncoupled_blocks
 from ...segments import query_blocks
 from . import expectations as _expectations
-from .expectations import _gain_and_steps_flat, _order1_flat
-from .params import _gain_values, _model_params_iv, _tail_constants
+from .expectations import gain_and_steps_flat, order1_flat
+from .params import gain_values, model_params_iv, tail_constants
 
 __all__ = ["batch_transitions", "pad_batch", "path_at_h_batch"]
 
@@ -36,7 +36,7 @@ def batch_transitions(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=Non
     lengths = np.diff(offsets)
     relevant = batch.relevant
     grades = batch.grades
-    gain_vals = _gain_values(grades, batch.rel, gain)
+    gain_vals = gain_values(grades, batch.rel, gain)
     n = grades.size
     starts, lasts = offsets[:-1][lengths > 0], offsets[1:][lengths > 0] - 1
     tail_pq = None
@@ -171,7 +171,7 @@ def path_at_h_batch(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=None,
     it is integrated (:func:`_order1_in_blocks`).  Padded order 2 with backward
     moves takes the run at once.
     """
-    params = _model_params_iv(browse=browse, p=p, q=q, p_rel=p_rel, q_rel=q_rel, user=user, loss=loss, f=f,
+    params = model_params_iv(browse=browse, p=p, q=q, p_rel=p_rel, q_rel=q_rel, user=user, loss=loss, f=f,
                               order=order, top=top, tail=tail, gain=gain, b=b)
     if pad_to is not None:
         _check_pad_length(pad_to)
@@ -296,14 +296,14 @@ def _path_at_h_block(batch, params, kw, g_max, pad_to, backward=None):
         fwd_c = fwd.copy()
         if tail_pq is not None:
             # the endless tail folded into each last rank (see BrowsingModel._folded_tail)
-            u, T = _tail_constants(*tail_pq)
+            u, T = tail_constants(*tail_pq)
             diag[lastpos] -= fwd[lastpos] * u
             ex[nonempty] = fwd[lastpos] * T
         fwd_c[lastpos] = 0.0          # uncouples the queries' blocks
-        eg, eh = _gain_and_steps_flat(fwd_c, bwd, diag, g, offsets, loss, ex)
+        eg, eh = gain_and_steps_flat(fwd_c, bwd, diag, g, offsets, loss, ex)
         out = eg if f == "1" else np.divide(eg, eh, out=np.zeros(nq), where=eh > 0)
     else:
-        out = _order1_flat(fwd, bwd, g, offsets, loss)
+        out = order1_flat(fwd, bwd, g, offsets, loss)
     out = np.asarray(out, dtype=np.float64)
     out[batch.recall_base == 0] = 0.0
     return out

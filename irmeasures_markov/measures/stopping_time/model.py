@@ -7,10 +7,10 @@ from typing import Optional
 import numpy as np
 
 from ...core.birth_death import birth_death_average_reward, birth_death_average_reward_recursion
-from .expectations import _gain_and_steps_flat
-from .params import Prob, _check_prob, _gain_values, _model_params_iv, _prob_array, _tail_constants
+from .expectations import gain_and_steps_flat
+from .params import Prob, check_prob, gain_values, model_params_iv, prob_array, tail_constants
 from .results import DominanceResult, PHDistribution, compare_distributions
-from .simulation import DEFAULT_USERS, _simulate
+from .simulation import DEFAULT_USERS, simulate_walk
 
 __all__ = ["BrowsingModel", "browsing_model", "path_at_h", "ORDER1_METHODS"]
 
@@ -64,14 +64,14 @@ class BrowsingModel:
             raise ValueError("`forward[-1]` must be 0: forward mass at rank N stops (or give `tail`).")
         if not np.all(np.isfinite(g)) or np.any(g < 0):
             raise ValueError("`gain` must be finite and nonnegative.")
-        self.loss = _check_prob("loss", loss)
+        self.loss = check_prob("loss", loss)
         if f not in ("h", "1"):
             raise ValueError(f"`f` must be 'h' or '1', got {f!r}.")
         if order not in (1, 2):
             raise ValueError(f"`order` must be 1 or 2, got {order!r}.")
         if tail is not None:
-            tp, tq = _check_prob("tail p", tail[0]), _check_prob("tail q", tail[1])
-            _tail_constants(tp, tq)
+            tp, tq = check_prob("tail p", tail[0]), check_prob("tail q", tail[1])
+            tail_constants(tp, tq)
             tail = (tp, tq)
         self.forward, self.backward, self.gain = fwd, bwd, g
         self.f, self.order, self.tail = f, order, tail
@@ -108,7 +108,7 @@ class BrowsingModel:
             surv = np.concatenate([[1.0], np.cumprod(self.forward[:-1])])
             return float(self.gain @ surv), float(surv.sum())
         fwd, diag, extra = self._folded_tail()
-        eg, eh = _gain_and_steps_flat(fwd, self.backward, diag, self.gain, np.array([0, self.n]), self.loss,
+        eg, eh = gain_and_steps_flat(fwd, self.backward, diag, self.gain, np.array([0, self.n]), self.loss,
                                       np.array([extra]))
         return float(eg[0]), float(eh[0])
 
@@ -122,7 +122,7 @@ class BrowsingModel:
         diag = np.ones(self.n)
         extra = 0.0
         if self.tail is not None:
-            u, T = _tail_constants(*self.tail)
+            u, T = tail_constants(*self.tail)
             diag[-1] -= fwd[-1] * u
             extra = fwd[-1] * T
         fwd[-1] = 0.0
@@ -249,7 +249,7 @@ class BrowsingModel:
         if self.n == 0:
             z = np.zeros(n_users)
             return (z, z.astype(np.int64)) if return_steps else z
-        values, steps = _simulate(self.forward, self.backward, self.gain, self.loss, self.f == "h",
+        values, steps = simulate_walk(self.forward, self.backward, self.gain, self.loss, self.f == "h",
                                   int(n_users), np.random.default_rng(seed), engine=engine)
         return (values, steps) if return_steps else values
 
@@ -353,11 +353,11 @@ def browsing_model(grades, *, browse: Optional[str] = None, p: Prob = 0.8, q: Pr
         if grades.size and not np.all(np.equal(np.mod(grades, 1), 0)):
             raise ValueError("`grades` must be integers.")
         grades = grades.astype(np.int64)
-    params = _model_params_iv(browse=browse, p=p, q=q, p_rel=p_rel, q_rel=q_rel, user=user, loss=loss, f=f,
+    params = model_params_iv(browse=browse, p=p, q=q, p_rel=p_rel, q_rel=q_rel, user=user, loss=loss, f=f,
                               order=order, top=top, tail=tail, gain=gain, b=b)
     n = grades.size
     relevant = grades >= rel
-    gain_vals = _gain_values(grades, rel, params["gain"])
+    gain_vals = gain_values(grades, rel, params["gain"])
     ranks = np.arange(1, n + 1)
     user = params["user"]
     tail_pq = None
@@ -391,11 +391,11 @@ def browsing_model(grades, *, browse: Optional[str] = None, p: Prob = 0.8, q: Pr
 
 
 def _resolve_prob(name, base, rel_value, ranks, grades, relevant, n):
-    arr = _prob_array(name, base, ranks, grades, n)
+    arr = prob_array(name, base, ranks, grades, n)
     if arr is None:
         arr = np.full(n, float(base))
     if rel_value is not None:
-        rarr = _prob_array(name + "_rel", rel_value, ranks, grades, n)
+        rarr = prob_array(name + "_rel", rel_value, ranks, grades, n)
         arr = np.where(relevant, float(rel_value) if rarr is None else rarr, arr)
     return arr
 
