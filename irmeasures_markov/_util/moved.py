@@ -23,6 +23,9 @@ __all__ = ["MOVED", "install"]
 
 #: old module path -> new module path.  Keep one line per moved module, sorted.
 MOVED: dict[str, str] = {
+    "irmeasures_markov.evaluator": "irmeasures_markov.plugin.pytrec",
+    "irmeasures_markov.measures.markov_precision_kernels": "irmeasures_markov.measures.markov_precision.kernels",
+    "irmeasures_markov.time_model": "irmeasures_markov.measures.time_model",
 }
 
 

@@ -51,6 +51,7 @@ from ..segments import query_blocks
 __all__ = [
     "TBG_DEFAULTS",
     "TBGParameters",
+    "as_parameters",
     "NORMS",
     "time_to_rank",
     "holding_times",
@@ -142,7 +143,14 @@ class TBGParameters:
         return pc, gain
 
 
-def _params(params) -> TBGParameters:
+def as_parameters(params: TBGParameters | Mapping[str, float] | None) -> TBGParameters:
+    """TBG's constants as a :class:`TBGParameters`: the defaults for ``None``, a mapping as keywords.
+
+    Raises
+    ------
+    TypeError
+        If a mapping names a field :class:`TBGParameters` does not have.
+    """
     if params is None:
         return TBGParameters()
     if isinstance(params, TBGParameters):
@@ -164,7 +172,7 @@ def holding_times(grades, lengths, params=None, rel: int = 1) -> np.ndarray:
 
     This is also the mean holding time MPcont uses with ``time='tbg'``.
     """
-    p = _params(params)
+    p = as_parameters(params)
     grades = np.asarray(grades)
     pc, _ = p.click_and_gain(grades, rel)
     return p.t_summary + (p.a * _as_lengths(lengths, grades.size) + p.b) * pc
@@ -178,7 +186,7 @@ def time_to_rank(grades, lengths, params=None, rel: int = 1) -> np.ndarray:
 
 def constant_normaliser(params=None) -> float:
     """The paper's normaliser over unlimited zero-length relevant documents (≈ 17.2 with defaults)."""
-    p = _params(params)
+    p = as_parameters(params)
     g = p.pc_rel * p.ps_rel
     tx = p.t_summary + p.b * p.pc_rel
     if tx == 0:
@@ -189,7 +197,7 @@ def constant_normaliser(params=None) -> float:
 def ideal_normaliser(relevant_grades, relevant_lengths, params=None, rel: int = 1,
                      cutoff: Optional[int] = None) -> float:
     """TBG of the best ordering of the query's judged relevant documents (cut at ``cutoff``)."""
-    p = _params(params)
+    p = as_parameters(params)
     grades = np.asarray(relevant_grades)
     if grades.size == 0:
         return 0.0
@@ -250,7 +258,7 @@ def time_biased_gain(relevance, lengths, *, params=None, norm: str = "none", rel
     if params is not None and constants:
         raise TypeError(f"time_biased_gain: give the constants either as params= or as keywords, not both "
                         f"(got params and {sorted(constants)})")
-    p = _params(params if params is not None else (constants or None))
+    p = as_parameters(params if params is not None else (constants or None))
     if norm not in NORMS:
         raise ValueError(f"TBG: norm must be one of {list(NORMS)}, got {norm!r}")
     grades = np.asarray(relevance).ravel()
@@ -277,7 +285,7 @@ def gain_curve(grades, lengths, params=None, rel: int = 1, times=None):
     Returns ``(times, G)``.  Without ``times``, the step points: G jumps by g_k
     when the user has finished reading rank k, at T(k+1).
     """
-    p = _params(params)
+    p = as_parameters(params)
     grades = np.asarray(grades)
     h = holding_times(grades, lengths, p, rel)
     _, gain = p.click_and_gain(grades, rel)
@@ -301,7 +309,7 @@ def tbg_batch(batch, lengths_flat: np.ndarray, params=None, norm: str = "none", 
     already applied); ``ideal`` the per-query ideal normalisers for
     ``norm='ideal'``.
     """
-    p = _params(params)
+    p = as_parameters(params)
     if norm not in NORMS:
         raise ValueError(f"TBG: norm must be one of {list(NORMS)}, got {norm!r}")
     offsets = batch.offsets

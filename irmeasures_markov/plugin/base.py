@@ -283,11 +283,6 @@ class MarkovEvaluator(irm_providers.Evaluator):
             out[m] = dict(zip(qids, vals.tolist()))
         return out
 
-    def _iter_calc(self, run) -> Iterator[Metric]:
-        for m, per_query in self.values(run).items():
-            for qid, v in per_query.items():
-                yield Metric(query_id=qid, measure=m, value=v)
-
     # iter_calc and calc_aggregate give exactly what ir_measures' Evaluator gives (same metrics, same order, same
     # sums), without hashing every (measure, query) pair: a Measure hashes by its repr, rebuilt on every call,
     # which costs more than computing the measure when there are many queries.

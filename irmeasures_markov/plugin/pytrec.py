@@ -77,13 +77,12 @@ import ir_measures
 import numpy as np
 import pytrec_eval as _pytrec_eval
 
-from .cutoffs import check_measure_cutoffs, trec_measure_parts
-from .inputs import to_run_dict, warn_if_nothing_to_evaluate
-from .plugin import PROVIDER
-from .plugin.base import FamilyMeasure
-from .pytrec_inputs import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
-from .qrels_cache import qrels_index
-from .rankings import read_scores
+from ..cutoffs import check_measure_cutoffs, trec_measure_parts
+from ..inputs import to_run_dict, warn_if_nothing_to_evaluate
+from ..pytrec_inputs import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
+from ..qrels_cache import qrels_index
+from ..rankings import read_scores
+from .base import PROVIDER, FamilyMeasure
 
 __all__ = ["RelevanceEvaluator", "supported_measures", "supported_nicknames", "compute_aggregated_measure",
            "parse_run", "parse_qrel", "check_native_measure"]

@@ -21,7 +21,7 @@ to a run in trec_eval ranking order with document lengths from any source of
 
 Examples
 --------
->>> from irmeasures_markov.time_model import time_models, mean_gain_curve
+>>> from irmeasures_markov.measures.time_model import time_models, mean_gain_curve
 >>> qrels = {"q1": {"a": 1, "b": 0}}
 >>> run = {"q1": {"a": 2.0, "b": 1.0}}
 >>> tm = time_models(qrels, run, {"a": 100, "b": 300})["q1"]
@@ -38,11 +38,11 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .cutoffs import check_cutoff
-from .io import to_qrels_dict, to_run_dict
-from .lengths import DocumentLengths
-from .measures.tbg import TBGParameters, _params
-from .rankings import UNJUDGED, PreparedRun, QrelsIndex
+from ..cutoffs import check_cutoff
+from ..io import to_qrels_dict, to_run_dict
+from ..lengths import DocumentLengths
+from ..rankings import UNJUDGED, PreparedRun, QrelsIndex
+from .tbg import TBGParameters, as_parameters
 
 __all__ = ["QueryTimeModel", "time_models", "gain_curves", "mean_gain_curve", "plot_gain_curves"]
 
@@ -124,7 +124,7 @@ def time_models(qrels, run, lengths: LengthSource = None, *, params=None, rel: i
         ``{qid: QueryTimeModel}`` in run order.
     """
     cutoff = check_cutoff(cutoff, "`cutoff`")
-    p = _params(params)
+    p = as_parameters(params)
     dl = _lengths_iv(lengths, default_length)
     prepared = PreparedRun(QrelsIndex(to_qrels_dict(qrels)), to_run_dict(run))
     out = {}
