@@ -83,7 +83,7 @@ from ..cutoffs import check_cutoff
 from ..rankings import segment_sum
 from ..readers.content import registration_fingerprint
 from ..segments import SegmentSums
-from ._choices import RegisteredNames
+from .._util.registry import RegisteredNames, Registry
 
 __all__ = [
     "distribution_fingerprint",
@@ -128,6 +128,8 @@ NAMED_MEASURES = {k: v for k, v in PAPER_MEASURES.items() if k not in ("RBP", "D
 CUSTOM_DISTRIBUTIONS: dict = {}
 #: name -> fingerprint of the registered distribution (see :func:`distribution_fingerprint`)
 _DISTRIBUTION_FINGERPRINTS: dict = {}
+#: the rule of distribution names: upper-case, not a built-in distribution
+DISTRIBUTION_REGISTRY = Registry("distribution", lambda: CUSTOM_DISTRIBUTIONS, builtin=DISTRIBUTIONS, upper=True)
 
 
 def register_distribution(name: str, stop_probabilities) -> str:
@@ -141,9 +143,7 @@ def register_distribution(name: str, stop_probabilities) -> str:
     upper-case and must not be one of the six built-in distributions;
     registering a name again replaces its distribution.  Returns the name.
     """
-    key = str(name).upper()
-    if key in DISTRIBUTIONS:
-        raise ValueError(f"{name!r} is a built-in distribution; choose another name")
+    key = DISTRIBUTION_REGISTRY.key(name)
     if not callable(stop_probabilities):
         table = np.asarray(stop_probabilities, dtype=np.float64).ravel()
         _stop_table_iv(table, name)
@@ -151,7 +151,7 @@ def register_distribution(name: str, stop_probabilities) -> str:
         stop_probabilities = _padded(table)
     else:
         _DISTRIBUTION_FINGERPRINTS[key] = registration_fingerprint(stop_probabilities)
-    CUSTOM_DISTRIBUTIONS[key] = stop_probabilities
+    DISTRIBUTION_REGISTRY.register(key, stop_probabilities)
     for cached in (_static_tables, _static_prefix, _ideal_prefix):  # tables of an earlier distribution of that name
         cached.cache_clear()
     return key

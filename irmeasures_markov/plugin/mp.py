@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import os
-from typing import Dict
+from typing import Dict, Mapping, Sequence
 
+from .._util.registry import Registry
 from ..io import read_rates
 from ..readers.content import ContentCache, digest_value
 from ..measures import markov_precision as _mp
@@ -12,13 +13,22 @@ from .base import FamilyMeasure, ParamInfo, register_measure
 from .fitted import FitChoices, canonical_spec, fit_fingerprint, is_fit_spec, mp_model
 from .tbg import LENGTH_PARAMS, TIME_MODEL_PARAMS, length_fingerprints, tbg_flat_rates, tbg_rates, time_parameters
 
-__all__ = ["MP", "MPcont", "register_rates", "REGISTERED_RATES", "load_rates", "rates_source"]
+__all__ = ["MP", "MPcont", "register_rates", "REGISTERED_RATES", "RATES_REGISTRY", "load_rates", "rates_source"]
 
 #: Rates registered by name with :func:`register_rates` (validated, normalised).
 REGISTERED_RATES: Dict[str, object] = {}
 
 
-def register_rates(name: str, rates) -> str:
+def _plain_rates_name(name: object) -> None:
+    if not isinstance(name, str) or not name or os.sep in name or "'" in name or '"' in name:
+        raise ValueError(f"register_rates: name must be a plain word (not a path), got {name!r}")
+
+
+#: the rule of rates names: a plain word, not a path
+RATES_REGISTRY = Registry("rates", lambda: REGISTERED_RATES, name_rule=_plain_rates_name)
+
+
+def register_rates(name: str, rates: Sequence[float] | Mapping) -> str:
     """Make in-memory holding rates usable in measure strings: ``MPcont(rates='name')``.
 
     ``rates`` is one of
@@ -30,11 +40,13 @@ def register_rates(name: str, rates) -> str:
     Every rate must be positive and finite (checked here); every rank of an
     evaluated ranking needs a rate (checked when the measure runs, naming the
     rank).  A registered name wins over a file of the same name.  Returns ``name``.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a plain word or a rate is not positive and finite.
     """
-    if not isinstance(name, str) or not name or os.sep in name or "'" in name or '"' in name:
-        raise ValueError(f"register_rates: name must be a plain word (not a path), got {name!r}")
-    REGISTERED_RATES[name] = check_rates(rates)
-    return name
+    return RATES_REGISTRY.register(name, rates, check=check_rates)
 
 
 #: ``MPcont(rates='sample')``: the holding rates bundled with the sample data (the paper's Table 4, run 1,

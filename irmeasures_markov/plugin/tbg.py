@@ -14,6 +14,7 @@ from typing import Dict, Mapping, Optional
 
 import numpy as np
 
+from .._util.registry import Registry
 from ..lengths import DocumentLengths, LengthTable, length_source
 from ..readers.content import digest_value
 from ..measures.tbg import NORMS, TBG_DEFAULTS, TBGParameters, ideal_normaliser, tbg_batch
@@ -21,12 +22,23 @@ from ..segments import query_blocks
 from .base import FLOAT, FamilyMeasure, ParamInfo, register_measure
 from .fitted import FitChoices, canonical_spec, fit_fingerprint, fitted_kwargs, is_fit_spec
 
-__all__ = ["TBG", "register_lengths", "REGISTERED_LENGTHS", "LENGTH_PARAMS", "TIME_MODEL_PARAMS",
+__all__ = ["TBG", "register_lengths", "REGISTERED_LENGTHS", "LENGTHS_REGISTRY", "LENGTH_PARAMS", "TIME_MODEL_PARAMS",
            "document_lengths", "length_fingerprints", "batch_lengths", "tbg_rates", "tbg_flat_rates", "time_parameters"]
 
 #: Length mappings registered by name with :func:`register_lengths`.
 REGISTERED_LENGTHS: Dict[str, Mapping[str, float]] = {}
 REGISTERED_DUPLICATES: Dict[str, Mapping[str, str]] = {}
+
+
+def _plain_lengths_name(name: object) -> None:
+    if not isinstance(name, str) or not name or os.sep in name or name.startswith("irds:") \
+            or "'" in name or '"' in name:
+        raise ValueError(f"register_lengths: name must be a plain word (not a path), got {name!r}")
+
+
+#: the rule of length-source names: a plain word, not a path or an ``irds:`` id
+LENGTHS_REGISTRY = Registry("lengths", lambda: REGISTERED_LENGTHS, name_rule=_plain_lengths_name)
+DUPLICATES_REGISTRY = Registry("duplicates", lambda: REGISTERED_DUPLICATES, name_rule=_plain_lengths_name)
 
 
 def register_lengths(name: str, lengths: Optional[Mapping[str, float]] = None,
@@ -39,9 +51,7 @@ def register_lengths(name: str, lengths: Optional[Mapping[str, float]] = None,
     (validated once, looked up a whole run at a time) and the groups into a
     dict: register again after changing either mapping.
     """
-    if not isinstance(name, str) or not name or os.sep in name or name.startswith("irds:") \
-            or "'" in name or '"' in name:
-        raise ValueError(f"register_lengths: name must be a plain word (not a path), got {name!r}")
+    LENGTHS_REGISTRY.key(name)
     if lengths is None and duplicates is None:
         raise ValueError("register_lengths: give lengths and/or duplicates")
     if lengths is not None:
@@ -49,15 +59,15 @@ def register_lengths(name: str, lengths: Optional[Mapping[str, float]] = None,
             raise TypeError(f"register_lengths: lengths must be a mapping {{docid: words}}, got {type(lengths).__name__}")
         try:
             # registered to be reused over many runs: the vectorised table pays from the first one
-            REGISTERED_LENGTHS[name] = lengths if isinstance(lengths, LengthTable) else LengthTable(lengths,
-                                                                                                build_after=0)
+            LENGTHS_REGISTRY.register(name, lengths if isinstance(lengths, LengthTable) else LengthTable(lengths,
+                                                                                                       build_after=0))
         except ValueError as e:
             raise ValueError(f"register_lengths: {e}") from None
     if duplicates is not None:
         if not isinstance(duplicates, Mapping):
             raise TypeError(f"register_lengths: duplicates must be a mapping {{docid: group}}, "
                             f"got {type(duplicates).__name__}")
-        REGISTERED_DUPLICATES[name] = dict(duplicates)  # a snapshot, like the lengths
+        DUPLICATES_REGISTRY.register(name, dict(duplicates))  # a snapshot, like the lengths
     return name
 
 

@@ -10,12 +10,12 @@ from typing import Callable, Union
 
 import numpy as np
 
+from ..._util.registry import RegisteredNames, Registry
 from ...readers.content import registration_fingerprint
-from .._choices import RegisteredNames
 from .kernels import KERNELS
 
 __all__ = ["PAPER_MODELS", "MODELS", "Model", "CUSTOM_KERNELS", "register_kernel", "kernel_fingerprint",
-           "ModelChoices", "parse_model"]
+           "ModelChoices", "parse_model", "KERNEL_REGISTRY"]
 
 PAPER_MODELS = tuple(f"{c}_{s}_{k}" for c in ("GL", "LO") for s in ("AD", "OR") for k in ("ID", "LID"))
 MODELS = PAPER_MODELS + ("UNIFORM",)
@@ -26,9 +26,12 @@ Model = Union[str, Callable, np.ndarray]
 CUSTOM_KERNELS: dict = {}
 #: name -> fingerprint of the registered kernel (see :func:`kernel_fingerprint`)
 _KERNEL_FINGERPRINTS: dict = {}
+#: the rule of kernel names: upper-case, not a paper model
+KERNEL_REGISTRY = Registry("kernel", lambda: CUSTOM_KERNELS, builtin=MODELS, upper=True,
+                           builtin_message="{name!r} is a paper model name; choose another name for a custom kernel.")
 
 
-def register_kernel(name: str, kernel, states: str = "AD") -> str:
+def register_kernel(name: str, kernel: Callable | np.ndarray, states: str = "AD") -> str:
     """Give a custom kernel a model name usable everywhere, e.g. ``MP(model='MYKERNEL')``.
 
     Parameters
@@ -41,17 +44,25 @@ def register_kernel(name: str, kernel, states: str = "AD") -> str:
         solver is used per ranking).
     states : {'AD', 'OR'}
         Whether the chain lives on all ranks or on the relevant ranks only.
+
+    Returns
+    -------
+    str
+        The name as stored (upper-case).
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is a paper model, ``states`` is not 'AD' or 'OR', or a matrix is not square.
     """
-    key = str(name).upper()
-    if key in MODELS:
-        raise ValueError(f"{name!r} is a paper model name; choose another name for a custom kernel.")
+    key = KERNEL_REGISTRY.key(name)
     if states not in ("AD", "OR"):
         raise ValueError(f"`states` must be 'AD' or 'OR', got {states!r}.")
     if not callable(kernel):
         kernel = np.asarray(kernel, dtype=np.float64)
         if kernel.ndim != 2 or kernel.shape[0] != kernel.shape[1]:
             raise ValueError(f"A custom kernel matrix must be square, got shape {kernel.shape}.")
-    CUSTOM_KERNELS[key] = (kernel, states)
+    KERNEL_REGISTRY.register(key, (kernel, states))
     _KERNEL_FINGERPRINTS[key] = registration_fingerprint(kernel, states)
     return key
 
