@@ -41,11 +41,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Dict, Mapping, Optional, Sequence
+from typing import Dict, Mapping, Optional
 
 import numpy as np
 
-from ..rankings import UNJUDGED, segment_cumsum, segment_sum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+from ..rankings import segment_cumsum, segment_sum
 from ..segments import query_blocks
 
 __all__ = [
@@ -224,9 +229,10 @@ def ideal_normaliser(relevant_grades, relevant_lengths, params=None, rel: int = 
     return float(best.max())
 
 
-def time_biased_gain(relevance, lengths, *, params=None, norm: str = "none", rel: int = 1,
-                     cutoff: Optional[int] = None, relevant_lengths=None, relevant_grades=None,
-                     **constants) -> float:
+def time_biased_gain(relevance: ArrayLike, lengths: ArrayLike, *,
+                     params: TBGParameters | Mapping[str, float] | None = None, norm: str = "none", rel: int = 1,
+                     cutoff: Optional[int] = None, relevant_lengths: ArrayLike | None = None,
+                     relevant_grades: ArrayLike | None = None, **constants: float) -> float:
     """TBG of one ranking.
 
     Parameters

@@ -42,7 +42,7 @@ from ..cutoffs import check_cutoff
 from ..io import to_qrels_dict, to_run_dict
 from ..lengths import DocumentLengths
 from ..rankings import UNJUDGED, PreparedRun, QrelsIndex
-from .tbg import TBGParameters, as_parameters
+from .tbg import TBGParameters, as_parameters  # noqa: F401  (TBGParameters: annotations)
 
 __all__ = ["QueryTimeModel", "time_models", "gain_curves", "mean_gain_curve", "plot_gain_curves"]
 
@@ -97,7 +97,8 @@ def _lengths_iv(lengths: LengthSource, default_length: Optional[float]) -> Docum
     return DocumentLengths(lengths, default_length=default_length)
 
 
-def time_models(qrels, run, lengths: LengthSource = None, *, params=None, rel: int = 1,
+def time_models(qrels: object, run: object, lengths: LengthSource = None, *,
+                params: TBGParameters | Mapping[str, float] | None = None, rel: int = 1,
                 judged_only: bool = False, cutoff: Optional[int] = None,
                 default_length: Optional[float] = None) -> Dict[str, QueryTimeModel]:
     """The time model of every query present in both ``qrels`` and ``run``.
@@ -143,7 +144,7 @@ def time_models(qrels, run, lengths: LengthSource = None, *, params=None, rel: i
     return out
 
 
-def gain_curves(qrels, run, lengths: LengthSource = None, times: Sequence[float] = (), **kwargs
+def gain_curves(qrels: object, run: object, lengths: LengthSource = None, times: Sequence[float] = (), **kwargs: object
                 ) -> Dict[str, np.ndarray]:
     """G(t) at ``times`` (seconds) for every query in both qrels and run: ``{qid: array}``.
 
@@ -153,7 +154,7 @@ def gain_curves(qrels, run, lengths: LengthSource = None, times: Sequence[float]
     return {q: tm.gain_at(times) for q, tm in time_models(qrels, run, lengths, **kwargs).items()}
 
 
-def mean_gain_curve(qrels, run, lengths: LengthSource = None, times: Sequence[float] = (), **kwargs
+def mean_gain_curve(qrels: object, run: object, lengths: LengthSource = None, times: Sequence[float] = (), **kwargs: object
                     ) -> np.ndarray:
     """G(t) averaged over the qrels queries (a query the run does not answer contributes 0).
 
@@ -171,8 +172,8 @@ def mean_gain_curve(qrels, run, lengths: LengthSource = None, times: Sequence[fl
     return total / len(qrels)
 
 
-def plot_gain_curves(curves: Mapping[str, Tuple[Sequence[float], Sequence[float]]], ax=None, *,
-                     minutes: bool = True, title: Optional[str] = None):
+def plot_gain_curves(curves: Mapping[str, Tuple[Sequence[float], Sequence[float]]], ax: object | None = None, *,
+                     minutes: bool = True, title: Optional[str] = None) -> object:
     """Draw G(t) curves ``{label: (times in seconds, G)}`` on ``ax`` (a new figure when None).
 
     Returns the matplotlib Axes.  matplotlib is imported only here.

@@ -7,8 +7,8 @@ from typing import Dict, Mapping, Sequence
 from .._util.registry import Registry
 from ..io import read_rates
 from ..readers.content import ContentCache, digest_value
-from ..measures import markov_precision as _mp
-from ..measures.markov_precision import ModelChoices, check_rates, kernel_batch, markov_precision_batch
+from ..measures.markov_precision import ModelChoices, check_rates, kernel_batch, kernel_fingerprint, markov_precision_batch
+from ..measures.markov_precision.models import KERNEL_REGISTRY
 from .base import FamilyMeasure, ParamInfo, register_measure
 from .fitted import FitChoices, canonical_spec, fit_fingerprint, is_fit_spec, mp_model
 from .tbg import LENGTH_PARAMS, TIME_MODEL_PARAMS, length_fingerprints, tbg_flat_rates, tbg_rates, time_parameters
@@ -95,8 +95,8 @@ class _MP(FamilyMeasure):
         model = self.params.get("model")
         if is_fit_spec(model):
             return {"model": fit_fingerprint(model, "mp", self.NAME, "model")}
-        if isinstance(model, str) and model.upper() in _mp.CUSTOM_KERNELS:
-            return {"model": _mp.kernel_fingerprint(model)}
+        if isinstance(model, str) and model in KERNEL_REGISTRY:
+            return {"model": kernel_fingerprint(model)}
         return {}
 
     def mp_values(self, batch, rates=None, flat_rates=None):

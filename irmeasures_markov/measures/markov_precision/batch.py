@@ -13,7 +13,7 @@ import numpy as np
 
 from ...rankings import RelevanceBatch
 from .kernels import batch_degrees, relevant_view
-from .models import CUSTOM_KERNELS, parse_model
+from .models import KERNEL_REGISTRY, parse_model
 from .rates import rates_array, rates_per_query
 from .single import markov_precision
 
@@ -40,7 +40,7 @@ def markov_precision_batch(batch: RelevanceBatch, model: str = "GL_AD_ID", *, re
             raise ValueError(f"`flat_rates` has shape {flat_rates.shape}; the batch has {batch.grades.size} "
                              "flat positions")
         rates = _FlatRates(flat_rates)
-    if isinstance(model, str) and model.upper() in CUSTOM_KERNELS:
+    if isinstance(model, str) and model in KERNEL_REGISTRY:
         return _custom_batch(batch, model.upper(), recall=recall, rates=rates)
     parsed = parse_model(model)
     key = ("mp", parsed)
@@ -79,7 +79,7 @@ def _recall_terms(batch: RelevanceBatch):
 
 def _custom_batch(batch: RelevanceBatch, name: str, *, recall: bool, rates) -> np.ndarray:
     """A registered custom kernel: the general solver, one ranking at a time."""
-    kernel, states = CUSTOM_KERNELS[name]
+    kernel, states = KERNEL_REGISTRY.get(name)
     return kernel_batch(batch, kernel, states, recall=recall, rates=rates, name=name)
 
 

@@ -5,14 +5,14 @@ MPcont weights the watched invariant distribution by the mean holding times
 """
 from __future__ import annotations
 
-from typing import Mapping, Optional
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
 __all__ = ["is_rate", "rates_array", "rates_per_query", "check_rates", "estimate_rates"]
 
 
-def is_rate(value) -> bool:
+def is_rate(value: object) -> bool:
     return not isinstance(value, (Mapping, bool, np.bool_, str, bytes)) and np.ndim(value) == 0
 
 
@@ -63,7 +63,7 @@ def rates_array(rates, T: int, where: str = "", ranking: Optional[str] = None) -
     return mu
 
 
-def rates_per_query(rates) -> bool:
+def rates_per_query(rates: object) -> bool:
     """True when ``rates`` maps query ids to rates, False for one set of rates for all queries.
 
     A mapping whose values are numbers is ``{rank: mu}``; one whose values are
@@ -82,7 +82,7 @@ def rates_per_query(rates) -> bool:
     return True
 
 
-def check_rates(rates, where: str = ""):
+def check_rates(rates: Sequence[float] | Mapping, where: str = "") -> np.ndarray | dict:
     """Validate every rate of a rates source once, e.g. at registration; returns a normalised copy.
 
     ``rates`` is a sequence (ranks 1, 2, ...), a ``{rank: mu}`` mapping or a
@@ -102,7 +102,7 @@ def check_rates(rates, where: str = ""):
     return rates_array(rates, len(rates), where).copy()
 
 
-def estimate_rates(dwell_times) -> np.ndarray:
+def estimate_rates(dwell_times: Mapping[int, Sequence[float]] | Sequence[Sequence[float]]) -> np.ndarray:
     r"""Estimate exponential holding rates per rank from observed dwell times (paper §5.5).
 
     For rank :math:`k` with :math:`n \ge 2` observations :math:`t_1..t_n`,

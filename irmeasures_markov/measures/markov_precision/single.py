@@ -43,10 +43,15 @@ from typing import Mapping, Optional, Sequence, Union
 
 import numpy as np
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
 from ...core import censored_transition_matrix, is_irreducible, stationary_distribution, transition_matrix_from_weights
 from ...rankings import RelevanceBatch
 from .kernels import KERNELS, batch_degrees
-from .models import CUSTOM_KERNELS, Model, parse_model
+from .models import KERNEL_REGISTRY, Model, parse_model
 from .rates import rates_array
 
 __all__ = ["markov_precision", "mp_degrees", "single_batch"]
@@ -147,7 +152,7 @@ def _solve_pi(model, parsed, relevant: np.ndarray, states: str) -> np.ndarray:
     return stationary_distribution(P, check=False)
 
 
-def markov_precision(relevance, model: Model = "GL_AD_ID", *, recall_base: Optional[int] = None,
+def markov_precision(relevance: ArrayLike, model: Model = "GL_AD_ID", *, recall_base: Optional[int] = None,
                      rates: Union[Sequence[float], Mapping[int, float], None] = None, states: str = "AD",
                      method: str = "auto") -> float:
     r"""Markov Precision of one ranking (MPcont when ``rates`` is given).
@@ -199,9 +204,9 @@ def markov_precision(relevance, model: Model = "GL_AD_ID", *, recall_base: Optio
         raise ValueError(f"`method` must be 'auto', 'closed' or 'solve', got {method!r}.")
     if states not in ("AD", "OR"):
         raise ValueError(f"`states` must be 'AD' or 'OR', got {states!r}.")
-    if isinstance(model, str) and model.upper() in CUSTOM_KERNELS:
+    if isinstance(model, str) and model in KERNEL_REGISTRY:
         # a registered kernel carries its own state space, as a paper model name does
-        model, states = CUSTOM_KERNELS[model.upper()]
+        model, states = KERNEL_REGISTRY.get(model)
     parsed = parse_model(model) if isinstance(model, str) else None
     if parsed is None and not callable(model) and not hasattr(model, "shape") and not isinstance(model, (list, tuple)):
         raise TypeError("`model` must be a model name, a weight function alpha(i, j) or a weight matrix.")

@@ -6,6 +6,11 @@ from typing import Optional
 
 import numpy as np
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
 from ...core.birth_death import birth_death_average_reward, birth_death_average_reward_recursion
 from .expectations import gain_and_steps_flat
 from .params import Prob, check_prob, gain_values, model_params_iv, prob_array, tail_constants
@@ -295,7 +300,7 @@ def _user_transitions(user, grades, relevant, gain_vals, n, p, b, g_max):
     return fwd, gain_vals
 
 
-def browsing_model(grades, *, browse: Optional[str] = None, p: Prob = 0.8, q: Prob = 0.0,
+def browsing_model(grades: ArrayLike, *, browse: Optional[str] = None, p: Prob = 0.8, q: Prob = 0.0,
                    p_rel: Optional[Prob] = None, q_rel: Optional[Prob] = None, user: Optional[str] = None,
                    loss: float = 0.0, f: Optional[str] = None, order: Optional[int] = None,
                    top: str = "stop", tail: str = "none", gain: str = "binary", rel: int = 1,
@@ -400,7 +405,7 @@ def _resolve_prob(name, base, rel_value, ranks, grades, relevant, n):
     return arr
 
 
-def path_at_h(grades, *, order: Optional[int] = None, **params) -> float:
+def path_at_h(grades: ArrayLike, *, order: Optional[int] = None, **params: object) -> float:
     """P@H of one ranking: the expectation of order ``order`` (see :func:`browsing_model`)."""
     model = browsing_model(grades, order=order, **params)
     return model.value()
