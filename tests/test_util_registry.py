@@ -49,7 +49,7 @@ def test_entries_are_read_on_every_use():
 
 @pytest.mark.parametrize("module, attr", [
     ("irmeasures_markov.measures.markov_precision.models", "KERNEL_REGISTRY"),
-    ("irmeasures_markov.measures.carterette", "DISTRIBUTION_REGISTRY"),
+    ("irmeasures_markov.measures.carterette_distributions", "DISTRIBUTION_REGISTRY"),
     ("irmeasures_markov.plugin.mp", "RATES_REGISTRY"),
     ("irmeasures_markov.plugin.tbg", "LENGTHS_REGISTRY"),
     ("irmeasures_markov.calibration.registry", "FIT_REGISTRY"),

@@ -61,6 +61,7 @@ References
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 from .._lazy import lazy_module
 
 from .birth_death_quadrature import graded_gauss_legendre
@@ -101,7 +102,7 @@ def _left_pivots(lower, diag, upper):
     return d
 
 
-def batched_tridiagonal_solve(lower, diag, upper, rhs) -> np.ndarray:
+def batched_tridiagonal_solve(lower: ArrayLike, diag: ArrayLike, upper: ArrayLike, rhs: ArrayLike) -> np.ndarray:
     """Solve ``M x = rhs`` for every row of a stack of tridiagonal matrices.
 
     Row ``b`` describes ``M_b`` by ``diag[b, i] = M[i, i]``, ``lower[b, i] =
@@ -126,7 +127,7 @@ def batched_tridiagonal_solve(lower, diag, upper, rhs) -> np.ndarray:
     return x
 
 
-def batched_inverse_diagonal(lower, diag, upper) -> np.ndarray:
+def batched_inverse_diagonal(lower: ArrayLike, diag: ArrayLike, upper: ArrayLike) -> np.ndarray:
     r"""Diagonal of :math:`M^{-1}` for every row of a stack of tridiagonal matrices.
 
     With the pivots :math:`\delta_i` of elimination from the top and
@@ -143,7 +144,7 @@ def batched_inverse_diagonal(lower, diag, upper) -> np.ndarray:
     return 1.0 / (d_top + d_bot - diag)
 
 
-def birth_death_inverse_diagonal(forward, backward, diag=None) -> np.ndarray:
+def birth_death_inverse_diagonal(forward: ArrayLike, backward: ArrayLike, diag: ArrayLike | None = None) -> np.ndarray:
     r"""Diagonal of :math:`(D - Q)^{-1}` for a birth–death chain, with LAPACK (O(n)).
 
     ``Q[i, i+1] = forward[i]``, ``Q[i+1, i] = backward[i+1]``; ``diag`` defaults
@@ -188,7 +189,8 @@ def _rhs(rhs, n, name="rhs"):
     return b
 
 
-def birth_death_solve(forward, backward, rhs, *, diag=None, transpose: bool = False) -> np.ndarray:
+def birth_death_solve(forward: ArrayLike, backward: ArrayLike, rhs: ArrayLike, *, diag: ArrayLike | None = None,
+                      transpose: bool = False) -> np.ndarray:
     r"""Solve :math:`M x = b` (or :math:`M^T x = b`), :math:`M = D - Q`, for a birth–death chain.
 
     Parameters
@@ -229,7 +231,8 @@ def birth_death_solve(forward, backward, rhs, *, diag=None, transpose: bool = Fa
     return x if b.ndim == 2 else x[:, 0]
 
 
-def birth_death_solve_pair(forward, backward, rhs, rhs_transposed, *, diag=None):
+def birth_death_solve_pair(forward: ArrayLike, backward: ArrayLike, rhs: ArrayLike, rhs_transposed: ArrayLike, *,
+                           diag: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
     r"""``(x, y)`` with :math:`M x = b` and :math:`M^T y = b'` from one LU factorisation.
 
     Same arguments as :func:`birth_death_solve`; LAPACK ``?gttrf`` then two
@@ -252,7 +255,7 @@ def birth_death_solve_pair(forward, backward, rhs, rhs_transposed, *, diag=None)
     return (x if b.ndim == 2 else x[:, 0]), (y if bt.ndim == 2 else y[:, 0])
 
 
-def start_indicator(starts, n: int) -> np.ndarray:
+def start_indicator(starts: ArrayLike, n: int) -> np.ndarray:
     """Start vector: how many of ``starts`` sit at each of the ``n`` states.
 
     Parameters
@@ -278,7 +281,8 @@ def start_indicator(starts, n: int) -> np.ndarray:
     return np.bincount(starts, minlength=n).astype(np.float64)
 
 
-def birth_death_expected_visits(forward, backward, starts, *, diag=None) -> np.ndarray:
+def birth_death_expected_visits(forward: ArrayLike, backward: ArrayLike, starts: ArrayLike, *,
+                                diag: ArrayLike | None = None) -> np.ndarray:
     r"""Expected visits to every state before absorption, from the start states ``starts``.
 
     On stacked chains with one start per block, the entries of a block are the
@@ -290,7 +294,8 @@ def birth_death_expected_visits(forward, backward, starts, *, diag=None) -> np.n
     return birth_death_solve(forward, backward, start_indicator(starts, d.size), diag=diag, transpose=True)
 
 
-def birth_death_discounted_visits(forward, backward, starts, discount: float = 1.0, *, diag=None):
+def birth_death_discounted_visits(forward: ArrayLike, backward: ArrayLike, starts: ArrayLike, discount: float = 1.0,
+                                  *, diag: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
     r"""Expected visits and expected *discounted* visits to every state, from ``starts``.
 
     The :math:`k`-th visit to state :math:`j` counts :math:`c^{k-1}`

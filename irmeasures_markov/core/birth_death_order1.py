@@ -9,10 +9,13 @@ chain.  Both are re-exported by :mod:`.birth_death`; the solves they use are
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+
 import functools
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .birth_death_lapack import (birth_death_inverse_diagonal, birth_death_solve, birth_death_solve_pair,
                                 ill_conditioned, start_indicator)
@@ -69,7 +72,8 @@ def _reward_and_discount(reward, discount, n: int):
     return reward, c
 
 
-def birth_death_average_reward(forward, backward, reward, starts, discount: float = 1.0) -> np.ndarray:
+def birth_death_average_reward(forward: ArrayLike, backward: ArrayLike, reward: ArrayLike, starts: ArrayLike,
+                               discount: float = 1.0) -> np.ndarray:
     r"""Terms of :math:`E_s[\frac1H \sum_{n=1}^{H} r(X_n)\, c^{k(n)-1}]` by the generating function of H.
 
     :math:`H` is the number of states visited before absorption (the
@@ -135,7 +139,7 @@ def birth_death_average_reward(forward, backward, reward, starts, discount: floa
     return total
 
 
-def average_reward_starts(offsets, starts, reward) -> np.ndarray:
+def average_reward_starts(offsets: ArrayLike, starts: ArrayLike, reward: ArrayLike) -> np.ndarray:
     """The start of every uncoupled block (``offsets``) counted from its first state; -1 where the block has
     no start or no reward (it adds nothing).  ``starts`` are states of the stacked chains."""
     local = block_starts(starts, offsets, np.ones(offsets.size - 1, dtype=bool))
@@ -144,7 +148,8 @@ def average_reward_starts(offsets, starts, reward) -> np.ndarray:
     return local
 
 
-def average_reward_groups(gather, offsets, local_starts, discount: float = 1.0):
+def average_reward_groups(gather: Callable[[np.ndarray], tuple], offsets: ArrayLike, local_starts: ArrayLike,
+                          discount: float = 1.0) -> Iterator[tuple[np.ndarray, np.ndarray, list]]:
     """:func:`birth_death_average_reward`'s per-state integrals (reward excluded), group by group.
 
     ``offsets`` are the uncoupled blocks of the stacked chains and
@@ -352,7 +357,8 @@ def _birth_death_average_reward_graded(forward, backward, reward, starts, discou
     return reward * total
 
 
-def birth_death_average_reward_recursion(forward, backward, reward, start: int = 0, discount: float = 1.0, *,
+def birth_death_average_reward_recursion(forward: ArrayLike, backward: ArrayLike, reward: ArrayLike, start: int = 0,
+                                         discount: float = 1.0, *,
                                          average: bool = True, tol: float = 1e-12) -> float:
     r""":math:`E_s[\frac1H \sum_{n=1}^{H} r(X_n)\, c^{k(n)-1}]` on one chain by step recursions.
 
