@@ -74,16 +74,9 @@ at 4 (R = 1/16 at grade 1) and cutoff 20: on 0/1 grades
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
-
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
-
-    from ..rankings import RelevanceBatch
 
 from ..cutoffs import check_cutoff
 from ..rankings import segment_sum
@@ -93,6 +86,11 @@ from .carterette_distributions import (CUSTOM_DISTRIBUTIONS, DEFAULT_THETA, DIST
                                        STATIC_DISTRIBUTIONS, DistributionChoices, check_arguments, default_norm,
                                        distribution_fingerprint, is_static, register_distribution, static_prefix,
                                        static_table, theta_or_default)
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from ..rankings import RelevanceBatch
 
 __all__ = [
     "distribution_fingerprint",
@@ -203,7 +201,8 @@ def user_model_measure(relevance: ArrayLike, model: str = "M1", dist: str = "RBP
                                    norm=norm, cutoff=cutoff)[0])
 
 
-def user_model_values(relevance: ArrayLike, offsets: ArrayLike, recall_base: ArrayLike, model: str = "M1", dist: str = "RBP", *,
+def user_model_values(relevance: ArrayLike, offsets: ArrayLike, recall_base: ArrayLike, model: str = "M1",
+                      dist: str = "RBP", *,
                       theta: Optional[float] = None, f: str = "1/k", norm: Optional[bool] = None,
                       cutoff: Optional[int] = None) -> np.ndarray:
     r"""Carterette's M1–M4 for many rankings stored flat, one value per ranking.

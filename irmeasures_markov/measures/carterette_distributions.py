@@ -11,12 +11,17 @@ from __future__ import annotations
 
 import numbers
 from functools import lru_cache
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
 from .._util.registry import RegisteredNames, Registry
 from ..readers.content import registration_fingerprint
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from numpy.typing import ArrayLike
+
 
 __all__ = [
     "MODELS", "DISTRIBUTIONS", "STATIC_DISTRIBUTIONS", "DYNAMIC_DISTRIBUTIONS", "DEFAULT_THETA", "F_CHOICES",
@@ -53,7 +58,7 @@ _DISTRIBUTION_FINGERPRINTS: dict = {}
 DISTRIBUTION_REGISTRY = Registry("distribution", lambda: CUSTOM_DISTRIBUTIONS, builtin=DISTRIBUTIONS, upper=True)
 
 
-def register_distribution(name: str, stop_probabilities) -> str:
+def register_distribution(name: str, stop_probabilities: Callable[[int], ArrayLike] | ArrayLike) -> str:
     """Give a static stopping distribution a name usable as ``dist``, e.g. ``M1(dist='MYDIST')``.
 
     ``stop_probabilities`` is a function ``f(n)`` returning P(stop at rank k)
@@ -117,7 +122,16 @@ def default_norm(model: str, dist: str) -> bool:
     return model == "M2" or (model == "M3" and dist == "AP")
 
 
-def check_arguments(model: str, dist: str, theta, f: str):
+def check_arguments(model: str, dist: str, theta: float | None, f: str) -> None:
+    """Check the arguments of a measure M1–M4 (shared by the functional API and the batch kernel).
+
+    Raises
+    ------
+    ValueError
+        Naming the argument and its allowed values: ``model`` not in :data:`MODELS`, ``dist``
+        neither built in nor registered, ``theta`` outside (0, 1) or given to a distribution
+        without one, ``f`` not ``'1/k'`` or ``'k'`` or given to a model other than M3.
+    """
     if model not in MODELS:
         raise ValueError(f"unknown model {model!r}; choose one of {list(MODELS)}")
     if dist not in DISTRIBUTIONS and dist not in CUSTOM_DISTRIBUTIONS:
@@ -135,7 +149,7 @@ def check_arguments(model: str, dist: str, theta, f: str):
 
 
 @lru_cache(maxsize=64)
-def static_tables(dist: str, theta: Optional[float], n: int):
+def static_tables(dist: str, theta: Optional[float], n: int) -> tuple[np.ndarray, np.ndarray]:
     """(P(k), F(k)) for k = 1..n of a static distribution, float64, read-only."""
     k = np.arange(1, n + 1, dtype=np.float64)
     if dist == "RBP":
@@ -158,14 +172,15 @@ def static_tables(dist: str, theta: Optional[float], n: int):
     return p, tail
 
 
-def static_table(dist, theta, n):
+def static_table(dist: str, theta: float | None, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`static_tables` for at least ``n`` ranks, at a power-of-two size (few cache entries)."""
     size = 1 << max(4, int(n - 1).bit_length())  # few distinct cache entries
     p, tail = static_tables(dist, theta, size)
     return p, tail
 
 
 @lru_cache(maxsize=64)
-def static_prefix(dist, theta, weight, n):
+def static_prefix(dist: str, theta: float | None, weight: str, n: int) -> np.ndarray:
     """C(m) = Σ_{k≤m} P(k)·w(k), m = 0..n, for w(k) = 1/k or k."""
     p, _ = static_tables(dist, theta, n)
     k = np.arange(1, n + 1, dtype=np.float64)
@@ -174,7 +189,8 @@ def static_prefix(dist, theta, weight, n):
     return out
 
 
-def theta_or_default(dist, theta):
+def theta_or_default(dist: str, theta: float | None) -> float | None:
+    """``theta`` as a float, or the distribution's default (:data:`DEFAULT_THETA`; None without a parameter)."""
     return float(theta) if theta is not None else DEFAULT_THETA.get(dist)
 
 

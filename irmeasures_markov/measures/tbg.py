@@ -41,17 +41,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Dict, Mapping, Optional
+from typing import TYPE_CHECKING, Dict, Mapping, Optional
 
 import numpy as np
 
-from typing import TYPE_CHECKING
+from ..rankings import segment_cumsum, segment_sum
+from ..segments import query_blocks
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-from ..rankings import segment_cumsum, segment_sum
-from ..segments import query_blocks
+    from ..rankings import RelevanceBatch
 
 __all__ = [
     "TBG_DEFAULTS",
@@ -172,7 +172,8 @@ def _as_lengths(lengths, n):
     return lengths
 
 
-def holding_times(grades, lengths, params=None, rel: int = 1) -> np.ndarray:
+def holding_times(grades: ArrayLike, lengths: ArrayLike, params: TBGParameters | Mapping[str, float] | None = None,
+                  rel: int = 1) -> np.ndarray:
     """Expected time spent at each rank: T_S + T_D(l_i)·P(C=1|r_i) (seconds).
 
     This is also the mean holding time MPcont uses with ``time='tbg'``.
@@ -183,13 +184,14 @@ def holding_times(grades, lengths, params=None, rel: int = 1) -> np.ndarray:
     return p.t_summary + (p.a * _as_lengths(lengths, grades.size) + p.b) * pc
 
 
-def time_to_rank(grades, lengths, params=None, rel: int = 1) -> np.ndarray:
+def time_to_rank(grades: ArrayLike, lengths: ArrayLike, params: TBGParameters | Mapping[str, float] | None = None,
+                 rel: int = 1) -> np.ndarray:
     """T(k), the expected time (s) at which the user reaches rank k (k = 1..N; T(1) = 0)."""
     h = holding_times(grades, lengths, params, rel)
     return np.concatenate(([0.0], np.cumsum(h)[:-1])) if h.size else h
 
 
-def constant_normaliser(params=None) -> float:
+def constant_normaliser(params: TBGParameters | Mapping[str, float] | None = None) -> float:
     """The paper's normaliser over unlimited zero-length relevant documents (≈ 17.2 with defaults)."""
     p = as_parameters(params)
     g = p.pc_rel * p.ps_rel
@@ -199,7 +201,8 @@ def constant_normaliser(params=None) -> float:
     return g / -math.expm1(-tx * p.decay_rate)
 
 
-def ideal_normaliser(relevant_grades, relevant_lengths, params=None, rel: int = 1,
+def ideal_normaliser(relevant_grades: ArrayLike, relevant_lengths: ArrayLike,
+                     params: TBGParameters | Mapping[str, float] | None = None, rel: int = 1,
                      cutoff: Optional[int] = None) -> float:
     """TBG of the best ordering of the query's judged relevant documents (cut at ``cutoff``)."""
     p = as_parameters(params)
@@ -285,7 +288,8 @@ def time_biased_gain(relevance: ArrayLike, lengths: ArrayLike, *,
     return value / best if best > 0 else 0.0
 
 
-def gain_curve(grades, lengths, params=None, rel: int = 1, times=None):
+def gain_curve(grades: ArrayLike, lengths: ArrayLike, params: TBGParameters | Mapping[str, float] | None = None,
+               rel: int = 1, times: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Cumulative gain G(t) (paper Figure 4): expected gain collected by time t, without decay.
 
     Returns ``(times, G)``.  Without ``times``, the step points: G jumps by g_k
@@ -308,7 +312,9 @@ def gain_curve(grades, lengths, params=None, rel: int = 1, times=None):
 _BLOCK = 1 << 16
 
 
-def tbg_batch(batch, lengths_flat: np.ndarray, params=None, norm: str = "none", ideal: Optional[np.ndarray] = None):
+def tbg_batch(batch: RelevanceBatch, lengths_flat: np.ndarray,
+              params: TBGParameters | Mapping[str, float] | None = None, norm: str = "none",
+              ideal: Optional[np.ndarray] = None) -> np.ndarray:
     """TBG for every query of a :class:`~irmeasures_markov.rankings.RelevanceBatch`.
 
     ``lengths_flat`` holds the lengths of the flattened rankings (duplicates

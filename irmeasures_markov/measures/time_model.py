@@ -146,20 +146,54 @@ def time_models(qrels: object, run: object, lengths: LengthSource = None, *,
 
 def gain_curves(qrels: object, run: object, lengths: LengthSource = None, times: Sequence[float] = (), **kwargs: object
                 ) -> Dict[str, np.ndarray]:
-    """G(t) at ``times`` (seconds) for every query in both qrels and run: ``{qid: array}``.
+    r"""G(t) at ``times`` (seconds) for every query in both qrels and run.
 
-    Keyword arguments are those of :func:`time_models`.
+    :math:`G(t) = \sum_{k:\,T(k) \le t} g_k`, the gain collected by time :math:`t`
+    without decay (Smucker & Clarke, "Time-Based Calibration of Effectiveness
+    Measures", SIGIR 2012, Figure 4).
+
+    Parameters
+    ----------
+    qrels, run
+        Qrels and run in any form :func:`time_models` takes.
+    lengths
+        Document lengths (a file, ``'irds:<id>'``, a mapping or a registered name).
+    times : sequence of float
+        The times (seconds) at which G is read.
+    **kwargs
+        The keyword arguments of :func:`time_models`.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``{qid: G(times)}``.
     """
     times = np.asarray(times, dtype=np.float64)
     return {q: tm.gain_at(times) for q, tm in time_models(qrels, run, lengths, **kwargs).items()}
 
 
-def mean_gain_curve(qrels: object, run: object, lengths: LengthSource = None, times: Sequence[float] = (), **kwargs: object
+def mean_gain_curve(qrels: object, run: object, lengths: LengthSource = None, times: Sequence[float] = (),
+                    **kwargs: object
                     ) -> np.ndarray:
-    """G(t) averaged over the qrels queries (a query the run does not answer contributes 0).
+    r"""G(t) averaged over the qrels queries (a query the run does not answer contributes 0).
 
-    This is the curve of the paper's Figure 4 for one run (there drawn for
-    the TREC 2005 Robust track, here for any run).
+    This is the curve of Smucker & Clarke (SIGIR 2012), Figure 4, for one run
+    (there drawn for the TREC 2005 Robust track, here for any run).
+
+    Parameters
+    ----------
+    qrels, run, lengths, times, **kwargs
+        As in :func:`gain_curves`.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`\frac{1}{|Q|}\sum_{q \in Q} G_q(t)` at ``times``, :math:`Q` the qrels queries.
+
+    Raises
+    ------
+    ValueError
+        If ``qrels`` holds no query.
     """
     qrels = to_qrels_dict(qrels)
     times = np.asarray(times, dtype=np.float64)
@@ -174,9 +208,22 @@ def mean_gain_curve(qrels: object, run: object, lengths: LengthSource = None, ti
 
 def plot_gain_curves(curves: Mapping[str, Tuple[Sequence[float], Sequence[float]]], ax: object | None = None, *,
                      minutes: bool = True, title: Optional[str] = None) -> object:
-    """Draw G(t) curves ``{label: (times in seconds, G)}`` on ``ax`` (a new figure when None).
+    """Draw G(t) curves on ``ax`` (a new figure when None); matplotlib is imported only here.
 
-    Returns the matplotlib Axes.  matplotlib is imported only here.
+    Parameters
+    ----------
+    curves : mapping of str to (times, G)
+        ``{label: (times in seconds, G at those times)}``.
+    ax : matplotlib Axes, optional
+        Where to draw.
+    minutes : bool
+        Label the time axis in minutes rather than seconds.
+    title : str, optional
+        The plot's title.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
     """
     import matplotlib.pyplot as plt
     if ax is None:

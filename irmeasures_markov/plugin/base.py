@@ -11,7 +11,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping
 from numbers import Real
-from typing import Dict, Iterator, List, Optional
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional
 
 import numpy as np
 from ir_measures import measures as irm_measures
@@ -24,6 +24,10 @@ from ..inputs import to_run_dict, warn_if_nothing_to_evaluate
 from ..qrels_cache import qrels_index
 from ..readers.content import digest_value
 from ..rankings import PreparedRun, QrelsIndex
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 
 __all__ = ["FamilyMeasure", "MarkovProvider", "PROVIDER", "register_measure", "measure_fingerprint",
            "measure_inputs", "FLOAT", "ParamInfo"]
@@ -185,13 +189,13 @@ class FamilyMeasure(irm_measures.Measure):
                               judgments=self.needs_judgments())
 
 
-def measure_inputs(measure) -> Dict[str, str]:
+def measure_inputs(measure: irm_measures.Measure) -> Dict[str, str]:
     """``{parameter: fingerprint}`` of what a measure reads besides the run and the qrels (files by their
     bytes, registered tables, kernels and fits by content); ``{}`` for every measure of other providers."""
     return measure.input_fingerprints() if isinstance(measure, FamilyMeasure) else {}
 
 
-def measure_fingerprint(measure) -> str:
+def measure_fingerprint(measure: irm_measures.Measure) -> str:
     """What a measure reads besides the run and the qrels, by content: ``''`` when nothing (every measure of
     other providers), else one digest of :func:`measure_inputs`.
 
@@ -348,7 +352,7 @@ class MarkovProvider(irm_providers.Provider):
 PROVIDER = MarkovProvider()
 
 
-def register_measure(measure: FamilyMeasure, aliases=()) -> FamilyMeasure:
+def register_measure(measure: FamilyMeasure, aliases: Sequence[str] = ()) -> FamilyMeasure:
     """Register ``measure`` (and aliases) with ir_measures and our provider, once."""
     registry = irm_measures.registry
     for name in (measure.NAME, *aliases):
@@ -363,7 +367,7 @@ def register_measure(measure: FamilyMeasure, aliases=()) -> FamilyMeasure:
     return measure
 
 
-def install_provider():
+def install_provider() -> None:
     """Append our provider to ``ir_measures.DefaultPipeline`` once (idempotent)."""
     import ir_measures
     irm_providers.registry.setdefault(PROVIDER.NAME, PROVIDER)

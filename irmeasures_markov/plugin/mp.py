@@ -7,7 +7,8 @@ from typing import Dict, Mapping, Sequence
 from .._util.registry import Registry
 from ..io import read_rates
 from ..readers.content import ContentCache, digest_value
-from ..measures.markov_precision import ModelChoices, check_rates, kernel_batch, kernel_fingerprint, markov_precision_batch
+from ..measures.markov_precision import (ModelChoices, check_rates, kernel_batch, kernel_fingerprint,
+                                         markov_precision_batch)
 from ..measures.markov_precision.models import KERNEL_REGISTRY
 from .base import FamilyMeasure, ParamInfo, register_measure
 from .fitted import FitChoices, canonical_spec, fit_fingerprint, is_fit_spec, mp_model
@@ -29,17 +30,29 @@ RATES_REGISTRY = Registry("rates", lambda: REGISTERED_RATES, name_rule=_plain_ra
 
 
 def register_rates(name: str, rates: Sequence[float] | Mapping) -> str:
-    """Make in-memory holding rates usable in measure strings: ``MPcont(rates='name')``.
+    r"""Make in-memory holding rates usable in measure strings: ``MPcont(rates='name')``.
 
-    ``rates`` is one of
+    MPcont (Ferrante, Ferro & Maistro, SIGIR 2014, §4.1) weights the watched
+    invariant distribution by the mean holding times :math:`1/\mu_i`.
 
-    * a sequence ``[mu_1, mu_2, ...]`` for ranks 1, 2, ... of every query;
-    * a mapping ``{rank: mu}`` (1-based ranks) for every query;
-    * a mapping ``{qid: sequence or {rank: mu}}``, rates per query.
+    Parameters
+    ----------
+    name : str
+        A plain word (not a path); a registered name wins over a file of the same name.
+    rates : sequence or mapping
+        One of
 
-    Every rate must be positive and finite (checked here); every rank of an
-    evaluated ranking needs a rate (checked when the measure runs, naming the
-    rank).  A registered name wins over a file of the same name.  Returns ``name``.
+        * a sequence ``[mu_1, mu_2, ...]`` for ranks 1, 2, ... of every query;
+        * a mapping ``{rank: mu}`` (1-based ranks) for every query;
+        * a mapping ``{qid: sequence or {rank: mu}}``, rates per query.
+
+        Every rate must be positive and finite (checked here); every rank of an
+        evaluated ranking needs a rate (checked when the measure runs, naming the rank).
+
+    Returns
+    -------
+    str
+        ``name``.
 
     Raises
     ------
@@ -117,7 +130,7 @@ class _MP(FamilyMeasure):
 _RATES_FILES = ContentCache(read_rates, maxsize=32)
 
 
-def rates_source(path: str):
+def rates_source(path: str) -> tuple[str, object]:
     """``(fingerprint, rates)``: the rates registered under ``path`` with :func:`register_rates`, else those
     of the file.
 
@@ -136,7 +149,7 @@ def rates_source(path: str):
     return _RATES_FILES.get(path)
 
 
-def load_rates(path: str):
+def load_rates(path: str) -> object:
     """The rates of :func:`rates_source` (registered rates are not hashed: they are used as they are)."""
     return REGISTERED_RATES[path] if path in REGISTERED_RATES else rates_source(path)[1]
 

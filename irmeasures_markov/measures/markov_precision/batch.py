@@ -7,7 +7,7 @@ general solver one ranking at a time.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
@@ -17,11 +17,16 @@ from .models import KERNEL_REGISTRY, parse_model
 from .rates import rates_array, rates_per_query
 from .single import markov_precision
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+
 __all__ = ["markov_precision_batch", "kernel_batch"]
 
 
 def markov_precision_batch(batch: RelevanceBatch, model: str = "GL_AD_ID", *, recall: bool = False,
-                           rates=None, flat_rates: Optional[np.ndarray] = None) -> np.ndarray:
+                           rates: Sequence[float] | Mapping | None = None,
+                           flat_rates: Optional[np.ndarray] = None) -> np.ndarray:
     """MP (or MPcont when ``rates`` is given) of every query of a batch, vectorised.
 
     ``rates``: None, holding rates per rank for every query (a sequence or a
@@ -83,7 +88,8 @@ def _custom_batch(batch: RelevanceBatch, name: str, *, recall: bool, rates) -> n
     return kernel_batch(batch, kernel, states, recall=recall, rates=rates, name=name)
 
 
-def kernel_batch(batch: RelevanceBatch, kernel, states: str = "AD", *, recall: bool = False, rates=None,
+def kernel_batch(batch: RelevanceBatch, kernel: Callable | np.ndarray, states: str = "AD", *, recall: bool = False,
+                 rates: Sequence[float] | Mapping | None = None,
                  name: str = "custom") -> np.ndarray:
     """MP of every query of a batch under a kernel given as a function or matrix (e.g. one fitted to a log).
 

@@ -51,7 +51,7 @@ def kernel_prefix(kernel: str, max_t: int) -> np.ndarray:
     return prefix
 
 
-def relevant_view(batch: RelevanceBatch):
+def relevant_view(batch: RelevanceBatch) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Ranks, query numbers, ranking lengths and Prec(i) at the relevant positions (memoised)."""
     view = batch.cache.get("mp:relevant")
     if view is None:
@@ -68,7 +68,7 @@ def relevant_view(batch: RelevanceBatch):
     return view
 
 
-def batch_degrees(batch: RelevanceBatch, parsed) -> np.ndarray:
+def batch_degrees(batch: RelevanceBatch, parsed: tuple[str, str, str]) -> np.ndarray:
     """Degree of every relevant flat position (in flat order of relevant positions)."""
     conn, states, kernel = parsed
     ranks, qidx, T, _ = relevant_view(batch)

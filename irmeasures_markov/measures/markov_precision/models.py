@@ -81,7 +81,7 @@ class ModelChoices(RegisteredNames):
         super().__init__(MODELS, lambda: CUSTOM_KERNELS)
 
 
-def parse_model(model: str):
+def parse_model(model: str) -> tuple[str, str, str]:
     """Split a model name into ``(connectivity, states, kernel)``; ``UNIFORM`` gives ``('GL','AD','UNIFORM')``."""
     if not isinstance(model, str):
         raise TypeError(f"`model` must be a model name, got {type(model).__name__}.")

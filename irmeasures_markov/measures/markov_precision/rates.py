@@ -36,7 +36,8 @@ def _rank_rates_iv(rates: Mapping, T: int, where: str, ranking: str) -> np.ndarr
     return np.array([float(rates[k]) for k in range(1, T + 1)])
 
 
-def rates_array(rates, T: int, where: str = "", ranking: Optional[str] = None) -> np.ndarray:
+def rates_array(rates: Sequence[float] | Mapping[int, float], T: int, where: str = "",
+                ranking: Optional[str] = None) -> np.ndarray:
     """Rates of ranks 1..T from a sequence or a ``{rank: mu}`` mapping.
 
     ``where`` names the owner of the rates in value errors, ``ranking`` the

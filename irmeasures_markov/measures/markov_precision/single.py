@@ -39,20 +39,18 @@ MPcont weights the watched invariant distribution by the mean holding times
 """
 from __future__ import annotations
 
-from typing import Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Mapping, Optional, Sequence, Union
 
 import numpy as np
-
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 from ...core import censored_transition_matrix, is_irreducible, stationary_distribution, transition_matrix_from_weights
 from ...rankings import RelevanceBatch
 from .kernels import KERNELS, batch_degrees
 from .models import KERNEL_REGISTRY, Model, parse_model
 from .rates import rates_array
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["markov_precision", "mp_degrees", "single_batch"]
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
@@ -13,6 +13,11 @@ from ...segments import query_blocks
 from . import expectations as _expectations
 from .expectations import gain_and_steps_flat, order1_flat
 from .params import gain_values, model_params_iv, tail_constants
+
+if TYPE_CHECKING:
+    from ...rankings import RelevanceBatch
+    from .params import Prob
+
 
 __all__ = ["batch_transitions", "pad_batch", "path_at_h_batch"]
 
@@ -29,8 +34,9 @@ def _segment_cumsum(values, offsets, reverse=False):
     return run[1:] - np.repeat(run[offsets[:-1]], lengths)
 
 
-def batch_transitions(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=None, user=None, top="stop",
-                      tail="none", gain="binary", b=2.0, g_max=None):
+def batch_transitions(batch: RelevanceBatch, *, browse: str | None = None, p: Prob = 0.8, q: Prob = 0.0,
+                      p_rel: Prob | None = None, q_rel: Prob | None = None, user: str | None = None, top: str = "stop",
+                      tail: str = "none", gain: str = "binary", b: float = 2.0, g_max: int | None = None) -> tuple:
     """Flat (forward, backward, gain, tail) arrays of every query of a RelevanceBatch."""
     offsets = batch.offsets
     lengths = np.diff(offsets)
@@ -113,7 +119,7 @@ def _segment_cumprod_shift(values, offsets):
     return out
 
 
-def pad_batch(batch, length: int):
+def pad_batch(batch: RelevanceBatch, length: int) -> RelevanceBatch:
     """``batch`` with every ranking shorter than ``length`` completed with non-relevant documents.
 
     The padding documents have grade ``min(0, rel - 1)`` (below ``rel``, so not
@@ -136,8 +142,10 @@ def pad_batch(batch, length: int):
                           judgments=batch.judgments)
 
 
-def path_at_h_batch(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=None, user=None, loss=0.0,
-                    f=None, order=None, top="stop", tail="none", gain="binary", b=2.0, g_max=None,
+def path_at_h_batch(batch: RelevanceBatch, *, browse: str | None = None, p: Prob = 0.8, q: Prob = 0.0,
+                    p_rel: Prob | None = None, q_rel: Prob | None = None, user: str | None = None, loss: float = 0.0,
+                    f: str | None = None, order: int | None = None, top: str = "stop", tail: str = "none",
+                    gain: str = "binary", b: float = 2.0, g_max: int | None = None,
                     pad_to: Optional[int] = None) -> np.ndarray:
     """P@H of every query of a :class:`~irmeasures_markov.rankings.RelevanceBatch` (plugin path).
 

@@ -2,20 +2,18 @@
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
-
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 from ...core.birth_death import birth_death_average_reward, birth_death_average_reward_recursion
 from .expectations import gain_and_steps_flat
 from .params import Prob, check_prob, gain_values, model_params_iv, prob_array, tail_constants
 from .results import DominanceResult, PHDistribution, compare_distributions
 from .simulation import DEFAULT_USERS, simulate_walk
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["BrowsingModel", "browsing_model", "path_at_h", "ORDER1_METHODS"]
 

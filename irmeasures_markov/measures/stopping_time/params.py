@@ -131,8 +131,9 @@ def _unused_params(*, p, q, p_rel, q_rel, loss, top, tail, p_given, q_given):
     return sorted(used)
 
 
-def model_params_iv(*, browse, p, q, p_rel, q_rel, user, loss, f, order, top, tail, gain, b,
-                     p_given=None, q_given=None) -> dict:
+def model_params_iv(*, browse: str | None, p: Prob, q: Prob, p_rel: Prob | None, q_rel: Prob | None, user: str | None,
+                    loss: float, f: str | None, order: int | None, top: str, tail: str, gain: str, b: float,
+                     p_given: bool | None = None, q_given: bool | None = None) -> dict:
     """Validate and normalise the model parameters (shared by the functional API and the plugin).
 
     Raises

@@ -1,7 +1,13 @@
 """Monte Carlo walk of P@H users: a compiled loop (numba) or numpy vectorised over users."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 
 __all__ = ["DEFAULT_USERS", "ENGINES", "numba_walk", "simulate_walk"]
 
@@ -12,7 +18,7 @@ _SIM_CELLS = 1 << 22
 _SIM_CHUNK = 1 << 20
 
 
-def numba_walk():
+def numba_walk() -> Callable | None:
     """The compiled walk of :mod:`irmeasures_markov.measures._ph_walk_numba`, or ``None`` without numba."""
     try:
         from .._ph_walk_numba import walk
