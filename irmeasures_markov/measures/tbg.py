@@ -174,9 +174,28 @@ def _as_lengths(lengths, n):
 
 def holding_times(grades: ArrayLike, lengths: ArrayLike, params: TBGParameters | Mapping[str, float] | None = None,
                   rel: int = 1) -> np.ndarray:
-    """Expected time spent at each rank: T_S + T_D(l_i)·P(C=1|r_i) (seconds).
+    r"""Expected time spent at each rank (seconds), Smucker & Clarke (SIGIR 2012):
 
-    This is also the mean holding time MPcont uses with ``time='tbg'``.
+    .. math:: h_i = T_S + (a\,l_i + b)\,P(C = 1 \mid r_i)
+
+    (summary time, then the document's reading time :math:`a l_i + b` when it is
+    clicked).  This is also the mean holding time MPcont uses with ``time='tbg'``.
+
+    Parameters
+    ----------
+    grades : array_like of int
+        Relevance grade at each rank.
+    lengths : array_like of float
+        Document length (words) at each rank.
+    params : TBGParameters or mapping, optional
+        TBG's constants (:data:`TBG_DEFAULTS` when None).
+    rel : int
+        Grades ``>= rel`` are relevant.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`h_i` per rank.
     """
     p = as_parameters(params)
     grades = np.asarray(grades)
@@ -186,7 +205,15 @@ def holding_times(grades: ArrayLike, lengths: ArrayLike, params: TBGParameters |
 
 def time_to_rank(grades: ArrayLike, lengths: ArrayLike, params: TBGParameters | Mapping[str, float] | None = None,
                  rel: int = 1) -> np.ndarray:
-    """T(k), the expected time (s) at which the user reaches rank k (k = 1..N; T(1) = 0)."""
+    r""":math:`T(k) = \sum_{i<k} h_i`, the expected time (s) at which the user reaches rank k (T(1) = 0).
+
+    Parameters and the holding times :math:`h_i` as in :func:`holding_times`.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`T(k)` for k = 1..N.
+    """
     h = holding_times(grades, lengths, params, rel)
     return np.concatenate(([0.0], np.cumsum(h)[:-1])) if h.size else h
 
@@ -204,7 +231,22 @@ def constant_normaliser(params: TBGParameters | Mapping[str, float] | None = Non
 def ideal_normaliser(relevant_grades: ArrayLike, relevant_lengths: ArrayLike,
                      params: TBGParameters | Mapping[str, float] | None = None, rel: int = 1,
                      cutoff: Optional[int] = None) -> float:
-    """TBG of the best ordering of the query's judged relevant documents (cut at ``cutoff``)."""
+    """TBG of the best ordering of the query's judged relevant documents (cut at ``cutoff``).
+
+    Parameters
+    ----------
+    relevant_grades, relevant_lengths : array_like
+        Grades and lengths (words) of the query's judged relevant documents.
+    params, rel
+        As in :func:`holding_times`.
+    cutoff : int, optional
+        Cut the ideal ranking at this rank.
+
+    Returns
+    -------
+    float
+        The ``norm='ideal'`` normaliser.
+    """
     p = as_parameters(params)
     grades = np.asarray(relevant_grades)
     if grades.size == 0:
@@ -290,10 +332,21 @@ def time_biased_gain(relevance: ArrayLike, lengths: ArrayLike, *,
 
 def gain_curve(grades: ArrayLike, lengths: ArrayLike, params: TBGParameters | Mapping[str, float] | None = None,
                rel: int = 1, times: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Cumulative gain G(t) (paper Figure 4): expected gain collected by time t, without decay.
+    r"""Cumulative gain G(t) (Smucker & Clarke, SIGIR 2012, Figure 4): expected gain collected by time t,
+    without decay, :math:`G(t) = \sum_{k:\,T(k+1) \le t} g_k`.
 
-    Returns ``(times, G)``.  Without ``times``, the step points: G jumps by g_k
-    when the user has finished reading rank k, at T(k+1).
+    Parameters
+    ----------
+    grades, lengths, params, rel
+        As in :func:`holding_times`.
+    times : array_like of float, optional
+        Times (s) at which to read G; without them, the step points: G jumps
+        by :math:`g_k` when the user has finished reading rank k, at T(k+1).
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        ``(times, G)``.
     """
     p = as_parameters(params)
     grades = np.asarray(grades)
@@ -315,11 +368,27 @@ _BLOCK = 1 << 16
 def tbg_batch(batch: RelevanceBatch, lengths_flat: np.ndarray,
               params: TBGParameters | Mapping[str, float] | None = None, norm: str = "none",
               ideal: Optional[np.ndarray] = None) -> np.ndarray:
-    """TBG for every query of a :class:`~irmeasures_markov.rankings.RelevanceBatch`.
+    r"""TBG for every query of a :class:`~irmeasures_markov.rankings.RelevanceBatch`:
+    :math:`\sum_k g_k\, e^{-T(k) \ln 2 / h}` per query, divided by the normaliser ``norm`` names
+    (:func:`time_biased_gain`).
 
-    ``lengths_flat`` holds the lengths of the flattened rankings (duplicates
-    already applied); ``ideal`` the per-query ideal normalisers for
-    ``norm='ideal'``.
+    Parameters
+    ----------
+    batch : RelevanceBatch
+        The run's rankings and grades, flattened.
+    lengths_flat : numpy.ndarray
+        Lengths of the flattened rankings (duplicates already applied).
+    params : TBGParameters or mapping, optional
+        TBG's constants.
+    norm : str
+        One of :data:`NORMS`.
+    ideal : numpy.ndarray, optional
+        Per-query ideal normalisers, for ``norm='ideal'``.
+
+    Returns
+    -------
+    numpy.ndarray
+        One value per query of the batch.
     """
     p = as_parameters(params)
     if norm not in NORMS:
