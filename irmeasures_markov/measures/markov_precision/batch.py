@@ -27,15 +27,41 @@ __all__ = ["markov_precision_batch", "kernel_batch"]
 def markov_precision_batch(batch: RelevanceBatch, model: str = "GL_AD_ID", *, recall: bool = False,
                            rates: Sequence[float] | Mapping | None = None,
                            flat_rates: Optional[np.ndarray] = None) -> np.ndarray:
-    """MP (or MPcont when ``rates`` is given) of every query of a batch, vectorised.
+    r"""MP (or MPcont when ``rates`` is given) of every query of a batch, vectorised.
 
-    ``rates``: None, holding rates per rank for every query (a sequence or a
-    ``{rank: mu}`` mapping), or a mapping ``{qid: rates}``.  ``flat_rates``
-    instead gives the rate at every flat position of the batch, already
-    checked positive and finite (e.g. from TBG's time model), with no
-    per-query step.  Without rates the per-model values are memoised on the
-    batch, so ``recall=True`` after ``recall=False`` (or the reverse) costs
-    one multiplication.
+    .. math::
+
+        \mathrm{MP} = \frac{\sum_{i\in\mathcal R}\deg_i\,\mathrm{Prec}(i)}{\sum_{i\in\mathcal R}\deg_i},
+        \qquad \mathrm{MPcont}: \deg_i \to \deg_i / \mu_i
+
+    (Ferrante, Ferro & Maistro, SIGIR 2014; the closed form of a reversible chain).
+    Without rates the per-model values are memoised on the batch, so
+    ``recall=True`` after ``recall=False`` (or the reverse) costs one multiplication.
+
+    Parameters
+    ----------
+    batch : RelevanceBatch
+        The run's rankings, flattened.
+    model : str
+        A paper model, ``'UNIFORM'`` or a name given with :func:`~.models.register_kernel`.
+    recall : bool
+        Multiply by :math:`r / RB` (the paper's ``@Rec(T)``; RB = 0 gives 0).
+    rates : sequence, mapping or None
+        Holding rates per rank for every query (a sequence or a ``{rank: mu}``
+        mapping), or a mapping ``{qid: rates}``.
+    flat_rates : numpy.ndarray, optional
+        Instead of ``rates``: the rate at every flat position of the batch,
+        already checked positive and finite (e.g. from TBG's time model).
+
+    Returns
+    -------
+    numpy.ndarray
+        One value per query of the batch.
+
+    Raises
+    ------
+    ValueError
+        For an unknown model, both ``rates`` and ``flat_rates``, or rates that do not cover a ranking.
     """
     if flat_rates is not None:
         if rates is not None:
