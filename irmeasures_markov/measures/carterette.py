@@ -114,11 +114,31 @@ __all__ = [
 
 def stopping_distribution(relevance: ArrayLike, dist: str = "RBP", theta: Optional[float] = None,
                           recall_base: Optional[int] = None) -> tuple[np.ndarray, np.ndarray]:
-    """P(k) and F(k) (k = 1..N) of a stopping distribution on one ranking.
+    """P(k) and F(k) (k = 1..N) of a stopping distribution on one ranking (Carterette, SIGIR 2011).
 
     For static distributions F is the infinite tail Σ_{i≥k} P(i); for dynamic
-    ones (ERR, AP, RRR) it is the suffix sum over the ranking.  ``recall_base``
-    is needed for ``dist='AP'`` (default: the relevant documents in the ranking).
+    ones (ERR, AP, RRR) it is the suffix sum over the ranking.
+
+    Parameters
+    ----------
+    relevance : array_like of 0/1
+        Binary relevance in rank order.
+    dist : str
+        A built-in distribution (:data:`DISTRIBUTIONS`) or a registered one.
+    theta : float, optional
+        The parameter of RBP and ERR (default :data:`DEFAULT_THETA`).
+    recall_base : int, optional
+        RB, needed for ``dist='AP'`` (default: the relevant documents in the ranking).
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        ``(P, F)`` for ranks 1..N.
+
+    Raises
+    ------
+    ValueError
+        For an unknown distribution, a bad ``theta``, non-binary relevance or a too small ``recall_base``.
     """
     a = _as_relevance(relevance)
     check_arguments("M1", dist, theta, "1/k")
@@ -418,10 +438,22 @@ def user_model_batch(batch: RelevanceBatch, model: str, dist: str, *, theta: Opt
                      norm: Optional[bool] = None, cutoff: Optional[int] = None) -> np.ndarray:
     """:func:`user_model_values` for every query of a :class:`~irmeasures_markov.rankings.RelevanceBatch`.
 
-    ``batch`` must already be cut at ``cutoff``; ``cutoff`` here only cuts the
-    ideal ranking used by ``norm``.  The batch is trusted (built by
-    :class:`~irmeasures_markov.rankings.PreparedRun`): its relevant-positions
-    view is built once and cached on it, shared by every measure.
+    The batch is trusted (built by :class:`~irmeasures_markov.rankings.PreparedRun`):
+    its relevant-positions view is built once and cached on it, shared by every measure.
+
+    Parameters
+    ----------
+    batch : RelevanceBatch
+        The run's rankings, already cut at ``cutoff``.
+    model, dist, theta, f, norm
+        As in :func:`user_model_measure`.
+    cutoff : int, optional
+        Cuts only the ideal ranking used by ``norm``.
+
+    Returns
+    -------
+    numpy.ndarray
+        One value per query of the batch.
     """
     check_arguments(model, dist, theta, f)
     norm = default_norm(model, dist) if norm is None else bool(norm)

@@ -119,7 +119,32 @@ def kernel_batch(batch: RelevanceBatch, kernel: Callable | np.ndarray, states: s
                  name: str = "custom") -> np.ndarray:
     """MP of every query of a batch under a kernel given as a function or matrix (e.g. one fitted to a log).
 
-    The general solver, one ranking at a time; ``name`` labels errors.
+    The general solver (:func:`~.single.markov_precision`), one ranking at a time.
+
+    Parameters
+    ----------
+    batch : RelevanceBatch
+        The run's rankings, flattened.
+    kernel : callable or numpy.ndarray
+        A weight function ``alpha(i, j)`` of 1-based ranks or a weight matrix indexed by rank-1.
+    states : {'AD', 'OR'}
+        Whether the chain lives on all ranks or on the relevant ranks only.
+    recall : bool
+        Multiply by :math:`r / RB`.
+    rates : sequence, mapping or None
+        Holding rates (MPcont), as in :func:`markov_precision_batch`.
+    name : str
+        Labels errors.
+
+    Returns
+    -------
+    numpy.ndarray
+        One value per query of the batch.
+
+    Raises
+    ------
+    ValueError
+        Naming the model, the query and its ranking's length when the kernel fails on it.
     """
     mu = _batch_rates(batch, rates) if rates is not None else None
     out = np.zeros(batch.n_queries)
