@@ -427,7 +427,7 @@ def _normalise(values, v: _Relevant, model, dist, theta, f, cutoff):
     return np.divide(values, best, out=np.zeros_like(values), where=best > 0)
 
 
-def _relevant_view(batch) -> _Relevant:
+def _batch_relevant(batch) -> _Relevant:
     view = batch.cache.get("carterette-relevant")
     if view is None:
         view = batch.cache["carterette-relevant"] = _Relevant(batch.relevant, batch.offsets, batch.recall_base)
@@ -457,7 +457,7 @@ def user_model_batch(batch: RelevanceBatch, model: str, dist: str, *, theta: Opt
     """
     check_arguments(model, dist, theta, f)
     norm = default_norm(model, dist) if norm is None else bool(norm)
-    return _values(_relevant_view(batch), model, dist, theta_or_default(dist, theta), f, norm, _cutoff(cutoff))
+    return _values(_batch_relevant(batch), model, dist, theta_or_default(dist, theta), f, norm, _cutoff(cutoff))
 
 
 def _table_size(n: int) -> int:
