@@ -108,12 +108,6 @@ def test_package_inits_export_public_names_only():
             assert not [n for n in names if n.startswith("_") and f"{target}.{n}" not in MODULES], name
 
 
-def test_dead_iter_calc_is_gone():
-    """MarkovEvaluator overrides iter_calc and calc_aggregate; ir_measures' _iter_calc hook was dead code."""
-    from irmeasures_markov.plugin.base import MarkovEvaluator
-    assert "_iter_calc" not in vars(MarkovEvaluator)
-
-
 def test_the_registration_list_imports_every_family_module():
     """A measure family is one plugin module imported by plugin/__init__.py (the registration list)."""
     source = (PKG / "plugin" / "__init__.py").read_text("utf-8")

@@ -238,7 +238,7 @@ class MarkovChain:
     array([0.33333333, 0.66666667])
     """
 
-    def __init__(self, P):
+    def __init__(self, P: ArrayLike) -> None:
         self.P = _as_matrix(P)
         _check_stochastic(self.P)
         self.n = self.P.shape[0]
@@ -246,7 +246,7 @@ class MarkovChain:
         self._irreducible = None
 
     @classmethod
-    def from_weights(cls, W):
+    def from_weights(cls, W: ArrayLike) -> MarkovChain:
         """Chain with ``p_ij = w_ij / sum_k w_ik`` (a random walk on weights ``W``)."""
         return cls(transition_matrix_from_weights(W))
 
@@ -265,13 +265,14 @@ class MarkovChain:
             self._pi = stationary_distribution(self.P, check=False)
         return self._pi
 
-    def censored(self, watched) -> "MarkovChain":
+    def censored(self, watched: ArrayLike) -> MarkovChain:
         """The chain watched on ``watched`` (see :func:`censored_transition_matrix`)."""
         if not self.is_irreducible:
             raise ValueError("Censoring needs an irreducible chain.")
         return MarkovChain(censored_transition_matrix(self.P, watched))
 
-    def simulate(self, ts_length, init=0, num_reps=None, rng=None) -> np.ndarray:
+    def simulate(self, ts_length: int, init: int = 0, num_reps: int | None = None,
+                 rng: np.random.Generator | int | None = None) -> np.ndarray:
         """Simulate paths of length ``ts_length`` (vectorised over replications).
 
         Returns an int array of shape ``(ts_length,)`` when ``num_reps`` is None,

@@ -130,7 +130,7 @@ class TBGParameters:
     def decay_rate(self) -> float:
         return math.log(2.0) / self.halflife
 
-    def click_and_gain(self, grades: np.ndarray, rel: int = 1):
+    def click_and_gain(self, grades: np.ndarray, rel: int = 1) -> tuple[np.ndarray, np.ndarray]:
         """(P(C=1|r_i), g_i) per document from its grade (UNJUDGED: not relevant)."""
         grades = np.asarray(grades)
         relevant = grades >= rel

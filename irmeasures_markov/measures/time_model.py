@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -43,6 +43,9 @@ from ..io import to_qrels_dict, to_run_dict
 from ..lengths import DocumentLengths
 from ..rankings import UNJUDGED, PreparedRun, QrelsIndex
 from .tbg import TBGParameters, as_parameters  # noqa: F401  (TBGParameters: annotations)
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["QueryTimeModel", "time_models", "gain_curves", "mean_gain_curve", "plot_gain_curves"]
 
@@ -82,7 +85,7 @@ class QueryTimeModel:
         """Time at which the user has finished rank k: T(k) + holding time = T(k+1)."""
         return self.reach + self.holding
 
-    def gain_at(self, times) -> np.ndarray:
+    def gain_at(self, times: ArrayLike) -> np.ndarray:
         """G(t) at each of ``times`` (seconds): total g_k over ranks finished by t."""
         times = np.asarray(times, dtype=np.float64)
         idx = np.searchsorted(self.done, times, side="right")

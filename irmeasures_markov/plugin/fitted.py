@@ -40,7 +40,7 @@ def canonical_spec(value: str) -> str:
 class FitChoices:
     """Valid values of a model parameter: its own choices, ``'fit:NAME'`` and ``'file:PATH'``."""
 
-    def __init__(self, base):
+    def __init__(self, base: object) -> None:
         self.base = base
 
     def __contains__(self, value) -> bool:

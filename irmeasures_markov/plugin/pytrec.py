@@ -188,7 +188,7 @@ class RelevanceEvaluator:
         that support it and do not set it themselves.
     """
 
-    def __init__(self, query_relevance, measures: Iterable[MeasureSpec], relevance_level: int = 1,
+    def __init__(self, query_relevance: object, measures: Iterable[MeasureSpec], relevance_level: int = 1,
                  judged_docs_only_flag: bool = False):
         if isinstance(relevance_level, (bool, np.bool_)) or not isinstance(relevance_level, Integral):
             raise TypeError(f"`relevance_level` must be an integer, got {relevance_level!r}.")

@@ -46,7 +46,8 @@ class BrowsingModel:
         these probabilities (order 2 only).
     """
 
-    def __init__(self, forward, backward, gain, *, loss=0.0, f="h", order=2, tail=None):
+    def __init__(self, forward: np.ndarray, backward: np.ndarray, gain: np.ndarray, *, loss: float = 0.0,
+                 f: str = "h", order: int = 2, tail: tuple | None = None) -> None:
         fwd = np.array(forward, dtype=np.float64, ndmin=1)
         bwd = np.array(backward, dtype=np.float64, ndmin=1)
         g = np.array(gain, dtype=np.float64, ndmin=1)
@@ -103,7 +104,7 @@ class BrowsingModel:
         return surv * (1.0 - self.forward)
 
     # ---- expectations ----------------------------------------------------------------------
-    def expected_gain_and_steps(self):
+    def expected_gain_and_steps(self) -> tuple[float, float]:
         """``(E[Σ g], E[H])`` exactly (closed form, or the visit-count formula on the tridiagonal chain)."""
         if self.n == 0:
             return 0.0, 0.0
@@ -205,7 +206,7 @@ class BrowsingModel:
         cum = np.cumsum(self.gain)
         return cum / np.arange(1, self.n + 1) if self.f == "h" else cum
 
-    def distribution(self, n_users: int = DEFAULT_USERS, seed=0) -> PHDistribution:
+    def distribution(self, n_users: int = DEFAULT_USERS, seed: int | None = 0) -> PHDistribution:
         """Distribution of P@H.
 
         Forward models: exact (support = P@H at each stopping rank, merged).
@@ -227,17 +228,18 @@ class BrowsingModel:
         return PHDistribution(support, probs, False, n_users=int(sample.size),
                               stderr=np.sqrt(np.clip(F * (1 - F), 0, None) / sample.size))
 
-    def variance(self, n_users: int = DEFAULT_USERS, seed=0) -> float:
+    def variance(self, n_users: int = DEFAULT_USERS, seed: int | None = 0) -> float:
         """Var[P@H]: exact for forward models, Monte Carlo (``n_users``, ``seed``) otherwise."""
         if self.is_forward or self.n == 0:
             return self.distribution().variance()
         return float(np.var(self.simulate(n_users, seed)))
 
-    def quantile(self, u, n_users: int = DEFAULT_USERS, seed=0):
+    def quantile(self, u: ArrayLike, n_users: int = DEFAULT_USERS, seed: int | None = 0) -> np.ndarray:
         """Quantiles of P@H (exact for forward models, Monte Carlo otherwise)."""
         return self.distribution(n_users, seed).quantile(u)
 
-    def simulate(self, n_users: int, seed=None, return_steps: bool = False, engine: str = "auto"):
+    def simulate(self, n_users: int, seed: int | None = None, return_steps: bool = False,
+                 engine: str = "auto") -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         """P@H of ``n_users`` simulated users (the same seed gives the same users).
 
         Returns an array of P@H values, and also the stopping times H when
@@ -256,7 +258,7 @@ class BrowsingModel:
                                   int(n_users), np.random.default_rng(seed), engine=engine)
         return (values, steps) if return_steps else values
 
-    def dominance(self, other: "BrowsingModel", n_users: int = DEFAULT_USERS, seed=0,
+    def dominance(self, other: BrowsingModel, n_users: int = DEFAULT_USERS, seed: int | None = 0,
                   z: float = 4.0) -> DominanceResult:
         """Order ≤3: does one run's P@H stochastically dominate the other's?
 
