@@ -51,7 +51,22 @@ def _substochastic(Q):
 
 
 def fundamental_matrix(Q: ArrayLike) -> np.ndarray:
-    """:math:`N = (I - Q)^{-1}`; raises if some transient state is never absorbed."""
+    """The fundamental matrix :math:`N = (I - Q)^{-1}` (Kemeny & Snell 1960): expected visits.
+
+    Parameters
+    ----------
+    Q : array_like, shape (n, n)
+        Transient part of the chain: nonnegative, rows summing to at most 1.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, n)
+
+    Raises
+    ------
+    ValueError
+        If ``Q`` is not substochastic, or some transient state is never absorbed.
+    """
     Q = _substochastic(Q)
     n = Q.shape[0]
     try:
@@ -62,7 +77,20 @@ def fundamental_matrix(Q: ArrayLike) -> np.ndarray:
 
 
 def expected_visits(Q: ArrayLike, start: int) -> np.ndarray:
-    """Row ``start`` of the fundamental matrix: expected visits to each state from ``start``."""
+    """Row ``start`` of the fundamental matrix: expected visits to each state from ``start``.
+
+    Parameters
+    ----------
+    Q : array_like, shape (n, n)
+        Transient part of the chain: nonnegative, rows summing to at most 1.
+    start : int
+        The start state.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+        :math:`N_{start, j}`.
+    """
     Q = _substochastic(Q)
     e = np.zeros(Q.shape[0])
     e[int(start)] = 1.0
@@ -70,25 +98,71 @@ def expected_visits(Q: ArrayLike, start: int) -> np.ndarray:
 
 
 def expected_reward(Q: ArrayLike, reward: ArrayLike) -> np.ndarray:
-    r""":math:`v = (I - Q)^{-1} \rho`: expected total reward collected before absorption, per start."""
+    r""":math:`v = (I - Q)^{-1} \rho`: expected total reward collected before absorption, per start.
+
+    Parameters
+    ----------
+    Q : array_like, shape (n, n)
+        Transient part of the chain: nonnegative, rows summing to at most 1.
+    reward : array_like, shape (n,)
+        Reward :math:`\rho` per visit of each state.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+    """
     Q = _substochastic(Q)
     return scipy.linalg.solve(np.eye(Q.shape[0]) - Q, np.asarray(reward, dtype=np.float64))
 
 
 def absorption_probabilities(Q: ArrayLike, R: ArrayLike) -> np.ndarray:
-    """:math:`B = (I - Q)^{-1} R`: probability of ending in each absorbing state."""
+    """:math:`B = (I - Q)^{-1} R`: probability of ending in each absorbing state.
+
+    Parameters
+    ----------
+    Q : array_like, shape (n, n)
+        Transient part of the chain: nonnegative, rows summing to at most 1.
+    R : array_like, shape (n, m)
+        Transient-to-absorbing probabilities.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, m)
+    """
     Q = _substochastic(Q)
     return scipy.linalg.solve(np.eye(Q.shape[0]) - Q, np.asarray(R, dtype=np.float64))
 
 
 def hitting_probabilities(Q: ArrayLike, start: int) -> np.ndarray:
-    r"""``h[j] = P_start(hit j before absorption)`` (``h[start] = 1``), via :math:`N_{sj}/N_{jj}`."""
+    r"""``h[j] = P_start(hit j before absorption)`` (``h[start] = 1``), via :math:`N_{sj}/N_{jj}`.
+
+    Parameters
+    ----------
+    Q : array_like, shape (n, n)
+        Transient part of the chain: nonnegative, rows summing to at most 1.
+    start : int
+        The start state :math:`s`.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+    """
     N = fundamental_matrix(Q)
     return N[int(start)] / np.diag(N)
 
 
 def return_probabilities(Q: ArrayLike) -> np.ndarray:
-    r"""``f[i] = P_i(return to i before absorption) = 1 - 1/N_ii``."""
+    r"""``f[i] = P_i(return to i before absorption) = 1 - 1/N_ii``.
+
+    Parameters
+    ----------
+    Q : array_like, shape (n, n)
+        Transient part of the chain: nonnegative, rows summing to at most 1.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+    """
     N = fundamental_matrix(Q)
     return 1.0 - 1.0 / np.diag(N)
 
@@ -132,8 +206,8 @@ def tridiagonal_expected_reward(forward: ArrayLike, backward: ArrayLike, reward:
     return solve_tridiagonal(-backward[1:], np.ones(n), -forward[:-1], reward)
 
 
-def tridiagonal_hitting_and_return(forward: ArrayLike, backward: ArrayLike, start: int = 0) -> tuple[np.ndarray,
-                                   np.ndarray]:
+def tridiagonal_hitting_and_return(forward: ArrayLike, backward: ArrayLike,
+                                   start: int = 0) -> tuple[np.ndarray, np.ndarray]:
     r"""Hitting probabilities from ``start`` and return probabilities, birth–death chain, O(n).
 
     Returns ``(h, f)`` with ``h[j] = P_start(hit j)`` and ``f[j] = P_j(return to j)``.
