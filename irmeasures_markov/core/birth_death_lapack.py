@@ -109,6 +109,11 @@ def batched_tridiagonal_solve(lower: ArrayLike, diag: ArrayLike, upper: ArrayLik
     M[i, i-1]`` (``lower[b, 0]`` ignored) and ``upper[b, i] = M[i, i+1]``
     (``upper[b, -1]`` ignored); all arrays have shape ``(B, n)`` (``lower``
     and ``upper`` broadcast).  Thomas algorithm, O(B n).
+
+    Returns
+    -------
+    numpy.ndarray, shape (B, n)
+        ``x`` per row.
     """
     lower, diag, upper = _parts(lower, diag, upper)
     rhs = np.asarray(rhs, dtype=np.float64)
@@ -133,6 +138,10 @@ def batched_inverse_diagonal(lower: ArrayLike, diag: ArrayLike, upper: ArrayLike
     With the pivots :math:`\delta_i` of elimination from the top and
     :math:`\epsilon_i` from the bottom, :math:`(M^{-1})_{ii} = 1 / (\delta_i +
     \epsilon_i - M_{ii})` ([1]_).  Same layout as :func:`batched_tridiagonal_solve`.
+
+    Returns
+    -------
+    numpy.ndarray, shape (B, n)
     """
     lower, diag, upper = _parts(lower, diag, upper)
     n = diag.shape[1]
@@ -155,6 +164,22 @@ def birth_death_inverse_diagonal(forward: ArrayLike, backward: ArrayLike, diag: 
     absorbing; ``?pttrf`` (:math:`LDL^T`, no pivoting) gives them from the top,
     and again on the reversed chain from the bottom.  Independent chains can
     be stacked into one array: a zero product uncouples them.
+
+    Parameters
+    ----------
+    forward, backward : array_like, shape (n,)
+        Probabilities of moving up and down at each state (stacked chains uncoupled by zeros).
+    diag : array_like, shape (n,), optional
+        The diagonal of :math:`D` (ones when None).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+
+    Raises
+    ------
+    ValueError
+        If the chain is not absorbing (the matrix is singular).
     """
     forward = np.asarray(forward, dtype=np.float64)
     backward = np.asarray(backward, dtype=np.float64)
@@ -237,6 +262,16 @@ def birth_death_solve_pair(forward: ArrayLike, backward: ArrayLike, rhs: ArrayLi
 
     Same arguments as :func:`birth_death_solve`; LAPACK ``?gttrf`` then two
     ``?gttrs``, cheaper than two separate solves on long chains.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        ``(x, y)``, each shaped like its right-hand side.
+
+    Raises
+    ------
+    ValueError
+        If the chain is not absorbing (the matrix is singular).
     """
     lower, d, upper = _chain(forward, backward, diag)
     n = d.size
@@ -289,6 +324,19 @@ def birth_death_expected_visits(forward: ArrayLike, backward: ArrayLike, starts:
     row :math:`N_{s\cdot}` of its fundamental matrix :math:`N = M^{-1}`
     (:math:`M = D - Q`, :func:`birth_death_solve`): one transposed solve with
     the indicator of the starts, O(n).
+
+    Parameters
+    ----------
+    forward, backward : array_like, shape (n,)
+        Probabilities of moving up and down at each state (stacked chains uncoupled by zeros).
+    starts : array_like of int
+        Start states (one per block of stacked chains).
+    diag : array_like, shape (n,), optional
+        The diagonal of :math:`D` (ones when None).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
     """
     _, d, _ = _chain(forward, backward, diag)
     return birth_death_solve(forward, backward, start_indicator(starts, d.size), diag=diag, transpose=True)
@@ -312,6 +360,17 @@ def birth_death_discounted_visits(forward: ArrayLike, backward: ArrayLike, start
     The row of :math:`N` comes from :func:`birth_death_expected_visits`, its
     diagonal from :func:`birth_death_inverse_diagonal`; O(n) in all.  Needs at
     most one start per block of stacked chains.
+
+    Parameters
+    ----------
+    forward, backward : array_like, shape (n,)
+        Probabilities of moving up and down at each state (stacked chains uncoupled by zeros).
+    starts : array_like of int
+        Start states (at most one per block).
+    discount : float
+        :math:`c`, the value of a revisit relative to the visit before.
+    diag : array_like, shape (n,), optional
+        The diagonal of :math:`D` (ones when None).
 
     Returns
     -------
