@@ -22,9 +22,9 @@ from .plugin import M1, M2, M3, M4, RBTR, RBAP, CDG, DAG, EPR, ARR, RRG, RAP, RR
 from .measures.carterette import user_model_measure
 from .plugin import TBG, register_lengths
 from .measures.tbg import time_biased_gain
-from .time_model import time_models, gain_curves, mean_gain_curve, plot_gain_curves
-from .evaluator import (RelevanceEvaluator, compute_aggregated_measure, parse_qrel, parse_run, supported_measures,
-                        supported_nicknames)
+from .measures.time_model import time_models, gain_curves, mean_gain_curve, plot_gain_curves
+from .plugin.pytrec import (RelevanceEvaluator, compute_aggregated_measure, parse_qrel, parse_run,
+                            supported_measures, supported_nicknames)
 from . import pytrec_eval  # noqa: F401  (the drop-in module irmeasures_markov.pytrec_eval; not in __all__)
 from .plugin.mp import register_rates
 from .plugin import PH

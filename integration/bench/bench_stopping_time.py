@@ -23,7 +23,8 @@ from benchkit import interleaved, print_report, ratios  # noqa: E402
 
 import irmeasures_markov as imm  # noqa: E402
 from irmeasures_markov.core.birth_death_order1 import _birth_death_average_reward_graded  # noqa: E402
-from irmeasures_markov.measures.stopping_time import _numba_walk, browsing_model  # noqa: E402
+from irmeasures_markov.measures.stopping_time import browsing_model  # noqa: E402
+from irmeasures_markov.measures.stopping_time.simulation import numba_walk  # noqa: E402
 from irmeasures_markov.testing import shared_data_dir  # noqa: E402
 
 RWBM = dict(browse="RWBM", p=0.5, q=0.25)
@@ -61,7 +62,7 @@ def bench_single(rounds):
 
 
 def bench_simulation(rounds, users=200_000):
-    engines = ["numba", "numpy"] if _numba_walk() is not None else ["numpy"]
+    engines = ["numba", "numpy"] if numba_walk() is not None else ["numpy"]
     print(f"simulation, one core, {users} users per call (engines: {', '.join(engines)}):")
     r = [1, 0, 0, 1, 0, 0, 1, 0, 0, 1]
     rng = np.random.default_rng(1)

@@ -28,7 +28,9 @@ MOVED: dict[str, str] = {
     "irmeasures_markov.cutoffs": "irmeasures_markov._util.cutoffs",
     "irmeasures_markov.datasets": "irmeasures_markov.io.datasets",
     "irmeasures_markov.errors": "irmeasures_markov._util.errors",
+    "irmeasures_markov.evaluator": "irmeasures_markov.plugin.pytrec",
     "irmeasures_markov.inputs": "irmeasures_markov.io.normalise",
+    "irmeasures_markov.measures.markov_precision_kernels": "irmeasures_markov.measures.markov_precision.kernels",
     "irmeasures_markov.progress": "irmeasures_markov._util.progress",
     "irmeasures_markov.pytrec_inputs": "irmeasures_markov.io.pytrec",
     "irmeasures_markov.readers": "irmeasures_markov.io",
@@ -38,6 +40,7 @@ MOVED: dict[str, str] = {
     "irmeasures_markov.readers.text": "irmeasures_markov.io.text",
     "irmeasures_markov.readers.trec": "irmeasures_markov.io.trec",
     "irmeasures_markov.segments": "irmeasures_markov._util.segments",
+    "irmeasures_markov.time_model": "irmeasures_markov.measures.time_model",
 }
 
 

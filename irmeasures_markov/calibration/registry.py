@@ -44,6 +44,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
+from .._util.registry import Registry
 from ..errors import InputError
 from ..readers.content import ContentCache, digest_value
 from . import parameters
@@ -144,6 +145,10 @@ def check_fit_name(name, where: str = "register_fitted") -> str:
     return name
 
 
+#: the registered fits, by the rule of fit names
+FIT_REGISTRY = Registry("fit", lambda: _REGISTERED, name_rule=check_fit_name)
+
+
 def register_fitted(name: str, fit_or_report) -> str:
     """Make a fitted model usable in measure strings as ``'fit:NAME'`` (module docstring).
 
@@ -153,7 +158,7 @@ def register_fitted(name: str, fit_or_report) -> str:
     under ``name`` and not in ``fit_or_report`` are kept; the others are
     replaced.  Returns ``name``.
     """
-    check_fit_name(name)
+    FIT_REGISTRY.key(name)
     ff = _as_fit_file(fit_or_report)
     if not ff.best_index:
         raise ValueError("register_fitted: nothing to register (no fit)")
@@ -166,7 +171,7 @@ def register_fitted(name: str, fit_or_report) -> str:
 
 def unregister_fitted(name: str) -> None:
     """Forget the fits registered under ``name`` (KeyError if there are none)."""
-    del _REGISTERED[name]
+    FIT_REGISTRY.unregister(name)
     _VERSIONS[name] = _VERSIONS.get(name, 0) + 1
 
 

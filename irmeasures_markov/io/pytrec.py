@@ -11,7 +11,7 @@ process instead of raising an exception:
   counts by the largest grade and writes out of bounds.
 
 Every place where this package hands inputs to pytrec_eval (the command line,
-:class:`~irmeasures_markov.evaluator.RelevanceEvaluator`,
+:class:`~irmeasures_markov.plugin.pytrec.RelevanceEvaluator`,
 :func:`~irmeasures_markov.experiments.evaluate`) goes through
 :func:`qrels_for_pytrec_eval` and :func:`run_for_pytrec_eval`:
 

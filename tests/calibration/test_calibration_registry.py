@@ -22,7 +22,7 @@ from irmeasures_markov.calibration.registry import (FitFile, load_fit, register_
 from irmeasures_markov.calibration.result import FamilyFit
 from irmeasures_markov.cli import main
 from irmeasures_markov.errors import InputError
-from irmeasures_markov.measures import carterette
+from irmeasures_markov.measures import carterette, carterette_distributions
 from irmeasures_markov.plugin import fitted
 
 # ---------------------------------------------------------------------------
@@ -53,7 +53,7 @@ def clean(monkeypatch, tmp_path):
     monkeypatch.setattr(parameters_module, "check_params", lambda fit: None)
     monkeypatch.setattr(registry, "_REGISTERED", {})
     monkeypatch.setattr(registry, "_PARAMS", {})
-    monkeypatch.setattr(carterette, "CUSTOM_DISTRIBUTIONS", {})
+    monkeypatch.setattr(carterette_distributions, "CUSTOM_DISTRIBUTIONS", {})
     monkeypatch.setattr(fitted, "_DIST_KEYS", {})
     monkeypatch.delenv(registry.FITS_ENV, raising=False)
     monkeypatch.chdir(tmp_path)
@@ -409,7 +409,7 @@ class TestRealFits:
         monkeypatch.undo()  # the conversions of calibration.parameters, not the stub
         monkeypatch.setattr(registry, "_REGISTERED", {})
         monkeypatch.setattr(registry, "_PARAMS", {})
-        monkeypatch.setattr(carterette, "CUSTOM_DISTRIBUTIONS", {})
+        monkeypatch.setattr(carterette_distributions, "CUSTOM_DISTRIBUTIONS", {})
         monkeypatch.setattr(fitted, "_DIST_KEYS", {})
 
     @pytest.mark.parametrize("fit, fitted, same", [

@@ -33,7 +33,7 @@ RUNS = {"a": {"q1": {"d1": 5.0, "d2": 4.0, "d3": 3.0, "d4": 2.0, "d5": 1.0},
 @pytest.fixture(autouse=True)
 def registries(monkeypatch):
     """Names registered by a test are forgotten after it."""
-    from irmeasures_markov.measures import markov_precision
+    from irmeasures_markov.measures.markov_precision import models as markov_precision
     from irmeasures_markov.plugin import mp, tbg
     for module, name in ((mp, "REGISTERED_RATES"), (tbg, "REGISTERED_LENGTHS"), (tbg, "REGISTERED_DUPLICATES"),
                          (markov_precision, "CUSTOM_KERNELS"), (registry, "_REGISTERED")):

@@ -242,7 +242,7 @@ def test_subtraction_free_elimination_is_exact_at_every_node(n, chain):
 def test_order1_subtraction_free_path_agrees_with_lapack_where_both_are_exact(chain, monkeypatch):
     """Moderately ill-conditioned chains (expected absorption times 1e2..1e4): the w-quadrature of the
     subtraction-free path equals the LAPACK generating function, and the batch of stacked queries mixes both."""
-    import irmeasures_markov.core.birth_death as bd
+    import irmeasures_markov.core.birth_death_lapack as bd
     p, q, loss, top, p_rel, q_rel = chain
     for n in (6, 8, 12):
         grades = grades_for(n, n)

@@ -7,7 +7,7 @@ from numpy.testing import assert_allclose
 
 from irmeasures_markov.core import stationary_distribution, transition_matrix_from_weights
 from irmeasures_markov.measures import markov_precision as mpm
-from irmeasures_markov.measures import markov_precision_kernels as mpk
+from irmeasures_markov.measures.markov_precision import kernels as mpk
 from irmeasures_markov.measures.markov_precision import (
     MODELS, PAPER_MODELS, estimate_rates, markov_precision, markov_precision_batch, mp_degrees,
 )
@@ -338,14 +338,14 @@ class TestGLORConvolution:
         assert_allclose(fft, dense, rtol=1e-12, atol=0)
 
     def test_default_threshold_uses_fft_for_many_relevant(self):
-        mpm._TABLES.clear()
+        mpk._TABLES.clear()
         rel = np.zeros(1000, bool)
         rel[::4] = True  # r = 250: r^2 is far above 8 * 2000
         mp_degrees(rel, "GL_OR_ID")
-        assert any(k[0] == "spectrum" for k in mpm._TABLES)
-        mpm._TABLES.clear()
+        assert any(k[0] == "spectrum" for k in mpk._TABLES)
+        mpk._TABLES.clear()
         mp_degrees(rel[:100], "GL_OR_ID")  # r = 25: dense block
-        assert not any(k[0] == "spectrum" for k in mpm._TABLES)
+        assert not any(k[0] == "spectrum" for k in mpk._TABLES)
 
     @pytest.mark.parametrize("model", ["GL_OR_ID", "GL_OR_LID"])
     @pytest.mark.parametrize("T,p", [(600, 0.5), (2000, 0.3), (2000, 0.9)])

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from irmeasures_markov.measures import markov_precision_kernels as mpk
+from irmeasures_markov.measures.markov_precision import kernels as mpk
 from irmeasures_markov.measures.markov_precision import MODELS, markov_precision_batch
 from irmeasures_markov.rankings import RelevanceBatch
 

@@ -21,7 +21,7 @@ from fake_ir_datasets import FakeDataset, FakeIrDatasets
 import irmeasures_markov as imm
 import irmeasures_markov.lengths as lengths_module
 import irmeasures_markov.measures.tbg as tbg_module
-import irmeasures_markov.time_model as time_model_module
+import irmeasures_markov.measures.time_model as time_model_module
 from irmeasures_markov.lengths import UnknownLengthError, lengths_from_ir_datasets
 from irmeasures_markov.plugin.tbg import REGISTERED_LENGTHS
 

@@ -237,14 +237,14 @@ def test_prepared_arrays_are_shared_read_only():
 @pytest.mark.parametrize("kernel", ["ID", "LID"])
 def test_gl_or_degrees_grouped_by_r_equal_each_query_block(kernel):
     """GL_OR's dense degrees, all queries' pairs at once, equal each query's own r x r block sum (to rounding)."""
-    from irmeasures_markov.measures import markov_precision_kernels as mp
+    from irmeasures_markov.measures.markov_precision import kernels as mp
     rng = np.random.default_rng(11)
     rel = [rng.random(int(n)) < rng.uniform(0.05, 0.9) for n in rng.integers(1, 64, size=80)]  # r < 64: dense
     offsets = np.concatenate(([0], np.cumsum([r.size for r in rel]))).astype(np.int64)
     flat = np.concatenate(rel)
     batch = rankings.RelevanceBatch([str(i) for i in range(len(rel))], offsets, flat.astype(np.int64), flat,
                                     np.zeros(len(rel), dtype=np.int64), 1)
-    alpha = mp._kernel_table(kernel, int(batch.lengths.max()))
+    alpha = mp.kernel_table(kernel, int(batch.lengths.max()))
     got = mp._gl_or_degrees(batch, kernel, alpha)
     at = 0
     for r in rel:

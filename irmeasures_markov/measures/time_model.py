@@ -21,7 +21,7 @@ to a run in trec_eval ranking order with document lengths from any source of
 
 Examples
 --------
->>> from irmeasures_markov.time_model import time_models, mean_gain_curve
+>>> from irmeasures_markov.measures.time_model import time_models, mean_gain_curve
 >>> qrels = {"q1": {"a": 1, "b": 0}}
 >>> run = {"q1": {"a": 2.0, "b": 1.0}}
 >>> tm = time_models(qrels, run, {"a": 100, "b": 300})["q1"]
@@ -34,15 +34,18 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .cutoffs import check_cutoff
-from .io import to_qrels_dict, to_run_dict
-from .lengths import DocumentLengths
-from .measures.tbg import TBGParameters, _params
-from .rankings import UNJUDGED, PreparedRun, QrelsIndex
+from ..cutoffs import check_cutoff
+from ..io import to_qrels_dict, to_run_dict
+from ..lengths import DocumentLengths
+from ..rankings import UNJUDGED, PreparedRun, QrelsIndex
+from .tbg import TBGParameters, as_parameters  # noqa: F401  (TBGParameters: annotations)
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["QueryTimeModel", "time_models", "gain_curves", "mean_gain_curve", "plot_gain_curves"]
 
@@ -82,7 +85,7 @@ class QueryTimeModel:
         """Time at which the user has finished rank k: T(k) + holding time = T(k+1)."""
         return self.reach + self.holding
 
-    def gain_at(self, times) -> np.ndarray:
+    def gain_at(self, times: ArrayLike) -> np.ndarray:
         """G(t) at each of ``times`` (seconds): total g_k over ranks finished by t."""
         times = np.asarray(times, dtype=np.float64)
         idx = np.searchsorted(self.done, times, side="right")
@@ -97,7 +100,8 @@ def _lengths_iv(lengths: LengthSource, default_length: Optional[float]) -> Docum
     return DocumentLengths(lengths, default_length=default_length)
 
 
-def time_models(qrels, run, lengths: LengthSource = None, *, params=None, rel: int = 1,
+def time_models(qrels: object, run: object, lengths: LengthSource = None, *,
+                params: TBGParameters | Mapping[str, float] | None = None, rel: int = 1,
                 judged_only: bool = False, cutoff: Optional[int] = None,
                 default_length: Optional[float] = None) -> Dict[str, QueryTimeModel]:
     """The time model of every query present in both ``qrels`` and ``run``.
@@ -124,7 +128,7 @@ def time_models(qrels, run, lengths: LengthSource = None, *, params=None, rel: i
         ``{qid: QueryTimeModel}`` in run order.
     """
     cutoff = check_cutoff(cutoff, "`cutoff`")
-    p = _params(params)
+    p = as_parameters(params)
     dl = _lengths_iv(lengths, default_length)
     prepared = PreparedRun(QrelsIndex(to_qrels_dict(qrels)), to_run_dict(run))
     out = {}
@@ -143,22 +147,56 @@ def time_models(qrels, run, lengths: LengthSource = None, *, params=None, rel: i
     return out
 
 
-def gain_curves(qrels, run, lengths: LengthSource = None, times: Sequence[float] = (), **kwargs
+def gain_curves(qrels: object, run: object, lengths: LengthSource = None, times: Sequence[float] = (), **kwargs: object
                 ) -> Dict[str, np.ndarray]:
-    """G(t) at ``times`` (seconds) for every query in both qrels and run: ``{qid: array}``.
+    r"""G(t) at ``times`` (seconds) for every query in both qrels and run.
 
-    Keyword arguments are those of :func:`time_models`.
+    :math:`G(t) = \sum_{k:\,T(k) \le t} g_k`, the gain collected by time :math:`t`
+    without decay (Smucker & Clarke, "Time-Based Calibration of Effectiveness
+    Measures", SIGIR 2012, Figure 4).
+
+    Parameters
+    ----------
+    qrels, run
+        Qrels and run in any form :func:`time_models` takes.
+    lengths
+        Document lengths (a file, ``'irds:<id>'``, a mapping or a registered name).
+    times : sequence of float
+        The times (seconds) at which G is read.
+    **kwargs
+        The keyword arguments of :func:`time_models`.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``{qid: G(times)}``.
     """
     times = np.asarray(times, dtype=np.float64)
     return {q: tm.gain_at(times) for q, tm in time_models(qrels, run, lengths, **kwargs).items()}
 
 
-def mean_gain_curve(qrels, run, lengths: LengthSource = None, times: Sequence[float] = (), **kwargs
+def mean_gain_curve(qrels: object, run: object, lengths: LengthSource = None, times: Sequence[float] = (),
+                    **kwargs: object
                     ) -> np.ndarray:
-    """G(t) averaged over the qrels queries (a query the run does not answer contributes 0).
+    r"""G(t) averaged over the qrels queries (a query the run does not answer contributes 0).
 
-    This is the curve of the paper's Figure 4 for one run (there drawn for
-    the TREC 2005 Robust track, here for any run).
+    This is the curve of Smucker & Clarke (SIGIR 2012), Figure 4, for one run
+    (there drawn for the TREC 2005 Robust track, here for any run).
+
+    Parameters
+    ----------
+    qrels, run, lengths, times, **kwargs
+        As in :func:`gain_curves`.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`\frac{1}{|Q|}\sum_{q \in Q} G_q(t)` at ``times``, :math:`Q` the qrels queries.
+
+    Raises
+    ------
+    ValueError
+        If ``qrels`` holds no query.
     """
     qrels = to_qrels_dict(qrels)
     times = np.asarray(times, dtype=np.float64)
@@ -171,11 +209,24 @@ def mean_gain_curve(qrels, run, lengths: LengthSource = None, times: Sequence[fl
     return total / len(qrels)
 
 
-def plot_gain_curves(curves: Mapping[str, Tuple[Sequence[float], Sequence[float]]], ax=None, *,
-                     minutes: bool = True, title: Optional[str] = None):
-    """Draw G(t) curves ``{label: (times in seconds, G)}`` on ``ax`` (a new figure when None).
+def plot_gain_curves(curves: Mapping[str, Tuple[Sequence[float], Sequence[float]]], ax: object | None = None, *,
+                     minutes: bool = True, title: Optional[str] = None) -> object:
+    """Draw G(t) curves on ``ax`` (a new figure when None); matplotlib is imported only here.
 
-    Returns the matplotlib Axes.  matplotlib is imported only here.
+    Parameters
+    ----------
+    curves : mapping of str to (times, G)
+        ``{label: (times in seconds, G at those times)}``.
+    ax : matplotlib Axes, optional
+        Where to draw.
+    minutes : bool
+        Label the time axis in minutes rather than seconds.
+    title : str, optional
+        The plot's title.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
     """
     import matplotlib.pyplot as plt
     if ax is None:

@@ -77,13 +77,12 @@ import ir_measures
 import numpy as np
 import pytrec_eval as _pytrec_eval
 
-from .cutoffs import check_measure_cutoffs, trec_measure_parts
-from .inputs import to_run_dict, warn_if_nothing_to_evaluate
-from .plugin import PROVIDER
-from .plugin.base import FamilyMeasure
-from .pytrec_inputs import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
-from .qrels_cache import qrels_index
-from .rankings import read_scores
+from ..cutoffs import check_measure_cutoffs, trec_measure_parts
+from ..inputs import to_run_dict, warn_if_nothing_to_evaluate
+from ..pytrec_inputs import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
+from ..qrels_cache import qrels_index
+from ..rankings import read_scores
+from .base import PROVIDER, FamilyMeasure
 
 __all__ = ["RelevanceEvaluator", "supported_measures", "supported_nicknames", "compute_aggregated_measure",
            "parse_run", "parse_qrel", "check_native_measure"]
@@ -189,7 +188,7 @@ class RelevanceEvaluator:
         that support it and do not set it themselves.
     """
 
-    def __init__(self, query_relevance, measures: Iterable[MeasureSpec], relevance_level: int = 1,
+    def __init__(self, query_relevance: object, measures: Iterable[MeasureSpec], relevance_level: int = 1,
                  judged_docs_only_flag: bool = False):
         if isinstance(relevance_level, (bool, np.bool_)) or not isinstance(relevance_level, Integral):
             raise TypeError(f"`relevance_level` must be an integer, got {relevance_level!r}.")

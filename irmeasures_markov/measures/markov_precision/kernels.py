@@ -5,7 +5,7 @@ watched invariant distribution is :math:`\pi_i = \deg_i / \sum_{j\in\mathcal R}\
 (docs/markov-precision.md, Ferrante, Ferro & Maistro, SIGIR 2014).  This module
 computes :math:`\deg_i` of every relevant position of a whole
 :class:`~irmeasures_markov.rankings.RelevanceBatch` at once, for the paper
-models; :mod:`irmeasures_markov.measures.markov_precision` turns them into MP.
+models; :mod:`.batch` and :mod:`.single` turn them into MP.
 """
 from __future__ import annotations
 
@@ -13,11 +13,13 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from .._lazy import lazy_module
-from ..rankings import RelevanceBatch
+from ..._lazy import lazy_module
+from ...rankings import RelevanceBatch
 
 # scipy.fft loads at the first call: `import irmeasures_markov` stays cheap
 scipy = lazy_module("scipy")
+
+__all__ = ["KERNELS", "kernel_table", "kernel_prefix", "relevant_view", "batch_degrees"]
 
 KERNELS: Mapping[str, Callable[[np.ndarray], np.ndarray]] = {
     "ID": lambda d: 1.0 / (d + 1.0),
@@ -27,7 +29,7 @@ KERNELS: Mapping[str, Callable[[np.ndarray], np.ndarray]] = {
 _TABLES: dict = {}
 
 
-def _kernel_table(kernel: str, max_d: int) -> np.ndarray:
+def kernel_table(kernel: str, max_d: int) -> np.ndarray:
     """alpha(d) for d = 0..max_d (entry 0 unused), cached and grown by doubling."""
     table = _TABLES.get(("alpha", kernel))
     if table is None or table.size <= max_d:
@@ -39,9 +41,9 @@ def _kernel_table(kernel: str, max_d: int) -> np.ndarray:
     return table
 
 
-def _kernel_prefix(kernel: str, max_t: int) -> np.ndarray:
+def kernel_prefix(kernel: str, max_t: int) -> np.ndarray:
     """C[m] = sum_{d=1}^m alpha(d), for m = 0..max_t (and beyond), cached."""
-    table = _kernel_table(kernel, max_t)
+    table = kernel_table(kernel, max_t)
     prefix = _TABLES.get(("prefix", kernel))
     if prefix is None or prefix.size != table.size:
         prefix = np.cumsum(table)
@@ -49,7 +51,7 @@ def _kernel_prefix(kernel: str, max_t: int) -> np.ndarray:
     return prefix
 
 
-def _relevant_view(batch: RelevanceBatch):
+def relevant_view(batch: RelevanceBatch) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Ranks, query numbers, ranking lengths and Prec(i) at the relevant positions (memoised)."""
     view = batch.cache.get("mp:relevant")
     if view is None:
@@ -66,10 +68,10 @@ def _relevant_view(batch: RelevanceBatch):
     return view
 
 
-def _batch_degrees(batch: RelevanceBatch, parsed) -> np.ndarray:
+def batch_degrees(batch: RelevanceBatch, parsed: tuple[str, str, str]) -> np.ndarray:
     """Degree of every relevant flat position (in flat order of relevant positions)."""
     conn, states, kernel = parsed
-    ranks, qidx, T, _ = _relevant_view(batch)
+    ranks, qidx, T, _ = relevant_view(batch)
     n_rel = ranks.size
     if n_rel == 0:
         return np.zeros(0)
@@ -77,12 +79,12 @@ def _batch_degrees(batch: RelevanceBatch, parsed) -> np.ndarray:
         return np.ones(n_rel)
     if states == "AD":
         if conn == "GL":
-            C = _kernel_prefix(kernel, int(batch.lengths.max()))
+            C = kernel_prefix(kernel, int(batch.lengths.max()))
             deg = C[ranks - 1] + C[T - ranks]
         else:
             deg = ((ranks > 1).astype(np.float64) + (ranks < T)) * KERNELS[kernel](np.float64(1.0))
     else:
-        alpha = _kernel_table(kernel, int(batch.lengths.max()))
+        alpha = kernel_table(kernel, int(batch.lengths.max()))
         if conn == "LO":
             same_prev = np.zeros(n_rel, dtype=bool)
             same_prev[1:] = qidx[1:] == qidx[:-1]
@@ -113,7 +115,7 @@ def _kernel_spectrum(kernel: str, L: int) -> np.ndarray:
     spec = _TABLES.get(key)
     if spec is None:
         half = (L - 1) // 2
-        alpha = _kernel_table(kernel, half + 1)
+        alpha = kernel_table(kernel, half + 1)
         k = np.zeros(L)
         k[1:half + 1] = alpha[1:half + 1]
         k[L - half:] = alpha[half:0:-1]
@@ -153,7 +155,7 @@ class _GLORPlan:
     __slots__ = ("chunks", "by_length", "counts", "bounds", "spectra", "spectra_size")
 
     def __init__(self, batch: RelevanceBatch):
-        ranks, qidx, _, _ = _relevant_view(batch)
+        ranks, qidx, _, _ = relevant_view(batch)
         counts = np.bincount(qidx, minlength=batch.n_queries)
         self.counts = counts
         self.bounds = bounds = np.concatenate(([0], np.cumsum(counts)))
@@ -235,7 +237,7 @@ def _gl_or_degrees(batch: RelevanceBatch, kernel: str, alpha: np.ndarray) -> np.
     near 1e-15 relative to each degree, and a sum's order changes it by at
     most r ulps.
     """
-    ranks, _, _, _ = _relevant_view(batch)
+    ranks, _, _, _ = relevant_view(batch)
     plan = _gl_or_plan(batch)
     deg = np.zeros(ranks.size)
     for dist, rows, starts in plan.chunks:
