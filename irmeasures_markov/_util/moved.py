@@ -23,6 +23,9 @@ __all__ = ["MOVED", "install"]
 
 #: old module path -> new module path.  Keep one line per moved module, sorted.
 MOVED: dict[str, str] = {
+    "irmeasures_markov.grid.evaluation": "irmeasures_markov.experiments.grid",
+    "irmeasures_markov.grid.inference": "irmeasures_markov.inference.grid",
+    "irmeasures_markov.ph_compare": "irmeasures_markov.experiments.ph_compare",
 }
 
 

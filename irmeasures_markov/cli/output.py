@@ -12,7 +12,8 @@ import math
 import re
 import sys
 import warnings
-from typing import Iterator, Optional
+from typing import Optional
+from collections.abc import Iterator
 
 from .errors import PROG
 

@@ -9,14 +9,18 @@ from __future__ import annotations
 import csv
 import io
 import math
-from typing import Dict, Iterator, List, Tuple
+import textwrap
+from collections.abc import Iterator
 
 import numpy as np
 
-from . import DOWN, UP
+from .runs import resolve_baseline
 
-__all__ = ["legend", "means_grid", "pairs_grid", "to_text", "to_markdown", "to_latex", "to_delimited",
+__all__ = ["UP", "DOWN", "legend", "means_grid", "pairs_grid", "to_text", "to_markdown", "to_latex", "to_delimited",
            "records", "plot", "layout", "latex_escape"]
+
+#: The markers of a run significantly better (UP) or worse (DOWN) than the baseline.
+UP, DOWN = "\u25b2", "\u25bc"
 
 TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test", "sign": "sign test",
               "randomization": "paired randomization test", "bootstrap": "paired bootstrap test",
@@ -71,7 +75,7 @@ def _run_label(cmp, run: str) -> str:
     return f"({cmp.letters[run]}) {run}"
 
 
-def baseline_effects(cmp) -> Dict[Tuple[str, str], float]:
+def baseline_effects(cmp) -> dict[tuple[str, str], float]:
     """Cohen's d_z of each (run, measure) against the baseline."""
     if cmp.baseline is None:
         return {}
@@ -79,7 +83,7 @@ def baseline_effects(cmp) -> Dict[Tuple[str, str], float]:
     return {(r.run_a, r.measure): float(r.effect_size) for r in rows.itertuples(index=False)}
 
 
-def means_grid(cmp, places: int, style: str, effect: bool = False) -> Tuple[List[str], List[List[str]]]:
+def means_grid(cmp, places: int, style: str, effect: bool = False) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the means table; ``style`` is 'text', 'md' or 'latex' (markers and bold differ).
 
     ``effect``: add each run's effect size against the baseline, ``(d=+0.31)``.
@@ -128,7 +132,7 @@ PAIR_COLUMNS = ["measure", "run_a", "run_b", "mean_difference", "effect_size", "
                 "adjusted_pvalue", "significant"]
 
 
-def pairs_grid(cmp, places: int, style: str = "text") -> Tuple[List[str], List[List[str]]]:
+def pairs_grid(cmp, places: int, style: str = "text") -> tuple[list[str], list[list[str]]]:
     """Header and rows of the tests table (one row per measure and pair)."""
     esc = latex_escape if style == "latex" else (lambda s: s.replace("|", r"\|") if style == "md" else s)
     rows = []
@@ -145,7 +149,7 @@ def _pvalue(p: float, places: int) -> str:
     return _num(p, places)
 
 
-def layout(header: List[str], rows: List[List[str]], style: str) -> str:
+def layout(header: list[str], rows: list[list[str]], style: str) -> str:
     """Lay out a grid: aligned text, a Markdown pipe table or a LaTeX tabular."""
     if style == "md":
         lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
@@ -191,8 +195,7 @@ def to_latex(cmp, places: int = 4, pairs: bool = False, effect: bool = False) ->
     return head + layout(*grid, "latex")
 
 
-def _wrap(text: str, width: int) -> List[str]:
-    import textwrap
+def _wrap(text: str, width: int) -> list[str]:
     return textwrap.wrap(text, width)
 
 
@@ -231,7 +234,7 @@ def to_delimited(cmp, sep: str = ",", places: int = -1, pairs: bool = False) -> 
     return buf.getvalue()
 
 
-def _versus_baseline(cmp) -> Dict[Tuple[str, str], Tuple[float, float]]:
+def _versus_baseline(cmp) -> dict[tuple[str, str], tuple[float, float]]:
     """(effect size, adjusted p-value) of each (run, measure) against the baseline; the baseline has none."""
     if cmp.baseline is None:
         return {}
@@ -244,7 +247,7 @@ def _json(x: float):
     return float(x) if math.isfinite(x) else None
 
 
-def records(cmp, pairs: bool = False) -> Iterator[Dict[str, object]]:
+def records(cmp, pairs: bool = False) -> Iterator[dict[str, object]]:
     """JSON-ready records: one per run and measure (mean, interval, markers) or one per test."""
     if pairs:
         for r in cmp.tests.itertuples(index=False):
@@ -274,10 +277,9 @@ def plot(cmp, measure=None, baseline=None, axes=None):
     """See :meth:`Comparison.plot`."""
     import matplotlib.pyplot as plt
     ev = cmp.evaluation
-    j = 0 if measure is None else ev._index(measure)
+    j = 0 if measure is None else ev.measure_index(measure)
     label = ev.labels[j]
     if baseline is not None:
-        from . import resolve_baseline
         base = resolve_baseline(baseline, ev.runs)  # a run name or its file name, as for compare()
     else:
         base = cmp.baseline if cmp.baseline is not None else ev.runs[0]

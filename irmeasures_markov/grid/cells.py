@@ -14,8 +14,9 @@ from __future__ import annotations
 import hashlib
 import os
 import uuid
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Optional
 
 from .. import __version__
 from ..plugin import measure_fingerprint

@@ -24,7 +24,8 @@ import pathlib
 import socket
 import time
 import uuid
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from collections.abc import Iterable, Sequence
+from typing import Optional
 
 import numpy as np
 
@@ -54,7 +55,7 @@ class ParquetStore:
         shared storage visible to the client (only the client writes).
     """
 
-    def __init__(self, path: Union[str, os.PathLike]):
+    def __init__(self, path: str | os.PathLike):
         self.path = pathlib.Path(path)
         if self.path.exists() and not self.path.is_dir():
             raise ValueError(f"{self.path}: the grid store must be a directory, this is a file.")
@@ -64,15 +65,15 @@ class ParquetStore:
     def __repr__(self):
         return f"ParquetStore({str(self.path)!r})"
 
-    def parts(self) -> List[pathlib.Path]:
+    def parts(self) -> list[pathlib.Path]:
         """The finished part files, in name (= roughly write) order."""
         return sorted(p for p in self.path.glob("part-*.parquet"))
 
-    def get(self, keys: Optional[Iterable[str]] = None) -> Dict[str, np.ndarray]:
+    def get(self, keys: Optional[Iterable[str]] = None) -> dict[str, np.ndarray]:
         """``{key: array}`` for the stored cells among ``keys`` (every stored cell when None)."""
         pa, pq = _pyarrow()
         want = None if keys is None else set(keys)
-        out: Dict[str, np.ndarray] = {}
+        out: dict[str, np.ndarray] = {}
         for part in self.parts():
             try:
                 table = pq.read_table(part, columns=["key", "shape", "values"])
@@ -136,7 +137,7 @@ class ParquetStore:
             raise
         return dest
 
-    def compact(self) -> Tuple[int, int]:
+    def compact(self) -> tuple[int, int]:
         """Merge every part into one (duplicates dropped); returns ``(parts_before, rows_kept)``.
 
         The merged part is written (atomically) before the old parts are

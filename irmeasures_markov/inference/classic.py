@@ -29,13 +29,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Dict, List, Optional, Sequence
+from typing import Optional
 
 import numpy as np
 
 from .._lazy import lazy_module
 from ..progress import progress_bar
-from .inputs import ScoreMatrix, score_matrix
+from .inputs import score_matrix
 
 # imported at the first test, so that importing the package does not load scipy.stats
 stats = lazy_module("scipy.stats")
@@ -53,7 +53,6 @@ __all__ = [
     "all_pairs",
     "pairwise",
     "CORRECTIONS",
-    "discriminative_power",
 ]
 
 ALTERNATIVES = ("two-sided", "greater", "less")
@@ -245,7 +244,7 @@ def adjust_pvalues(pvalues, method: Optional[str] = "holm") -> np.ndarray:
 @dataclass
 class PairwiseResult:
     """All-pairs comparisons: ``pvalue[k]`` tests ``systems[a[k]]`` against ``systems[b[k]]``."""
-    systems: List[str]
+    systems: list[str]
     a: np.ndarray
     b: np.ndarray
     mean_difference: np.ndarray
@@ -358,26 +357,3 @@ def pairwise(scores, pairs, test: str = "t", *, measure=None, alternative: str =
         p = np.array([r.pvalue for r in res])
     return PairwiseResult(sm.systems, a, b, diffs.mean(axis=0), stat, p, adjust_pvalues(p, correction), test,
                           alternative, correction)
-
-
-def discriminative_power(scores_by_measure: Dict[str, object], *, alpha: float = 0.05,
-                         tests: Sequence[str] = ("t", "randomization", "bootstrap"),
-                         n_resamples: int = 10000, seed: Optional[int] = 0, correction: Optional[str] = None,
-                         progress: Optional[bool] = None, backend=None, client=None, scheduler=None, n_jobs: int = 1,
-                         store=None):
-    """Share of system pairs significantly different at ``alpha`` (Smucker & Clarke 2012, Table 2).
-
-    ``scores_by_measure``: ``{measure label: scores}`` with anything
-    :func:`score_matrix` accepts (all over the same systems and topics).
-    Returns a DataFrame, one row per measure, one column per test.
-
-    Each (measure, test) is a cell of an :mod:`irmeasures_markov.grid` grid:
-    computed in this process by default, on ``n_jobs`` local processes, or on
-    Dask (``client=``, ``scheduler=``, ``backend=``), with the same numbers on
-    every backend; ``store`` (a directory) keeps the p-values for reruns.
-    """
-    from ..grid.inference import discriminative_power_grid
-    table, _ = discriminative_power_grid(scores_by_measure, alpha=alpha, tests=tests, n_resamples=n_resamples,
-                                         seed=seed, correction=correction, progress=progress, backend=backend,
-                                         client=client, scheduler=scheduler, n_jobs=n_jobs, store=store)
-    return table

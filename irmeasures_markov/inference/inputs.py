@@ -23,8 +23,9 @@ several measures without ``measure=``.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Dict, List, Mapping, Optional, Sequence
+from typing import Optional
 
 import numpy as np
 
@@ -38,8 +39,8 @@ _SYSTEM_COLUMNS = ("run_id", "name", "system", "run")
 class ScoreMatrix:
     """Scores ``values[i, j]`` of system ``systems[j]`` on topic ``topics[i]`` for one measure."""
     values: np.ndarray
-    topics: List[str]
-    systems: List[str]
+    topics: list[str]
+    systems: list[str]
     measure: Optional[str] = None
 
     @property
@@ -64,7 +65,7 @@ def _measure_name(m) -> str:
     return str(m)
 
 
-def _pick_measure(values_by_measure: Dict[str, object], measure, where: str):
+def _pick_measure(values_by_measure: dict[str, object], measure, where: str):
     if measure is None:
         if len(values_by_measure) != 1:
             raise ValueError(f"{where} holds several measures {sorted(values_by_measure)[:8]}; pass measure=")
@@ -75,7 +76,7 @@ def _pick_measure(values_by_measure: Dict[str, object], measure, where: str):
     return values_by_measure[key]
 
 
-def _per_query_from_frame(df, measure, where) -> Dict[str, float]:
+def _per_query_from_frame(df, measure, where) -> dict[str, float]:
     qcol = next((c for c in _QID_COLUMNS if c in df.columns), None)
     if qcol is None or "value" not in df.columns:
         raise ValueError(f"{where}: a per-query DataFrame needs a query column ({'/'.join(_QID_COLUMNS)}) and "
@@ -90,7 +91,7 @@ def _per_query_from_frame(df, measure, where) -> Dict[str, float]:
     return dict(zip(qids, df["value"].astype(float).tolist()))
 
 
-def _per_query(obj, measure, where) -> Dict[str, float]:
+def _per_query(obj, measure, where) -> dict[str, float]:
     import pandas as pd
     if isinstance(obj, pd.DataFrame):
         return _per_query_from_frame(obj, measure, where)
@@ -103,7 +104,7 @@ def _per_query(obj, measure, where) -> Dict[str, float]:
                 out[str(q)] = v
         return {q: float(v) for q, v in out.items()}
     # an iter_calc iterable of Metric(query_id, measure, value)
-    by_measure: Dict[str, Dict[str, float]] = {}
+    by_measure: dict[str, dict[str, float]] = {}
     for row in obj:
         by_measure.setdefault(_measure_name(row.measure), {})[str(row.query_id)] = float(row.value)
     if not by_measure:
@@ -117,7 +118,7 @@ def _is_wide(df) -> bool:
         lambda t: t.kind))
 
 
-def _per_system_from_wide(df) -> Dict[str, Dict[str, float]]:
+def _per_system_from_wide(df) -> dict[str, dict[str, float]]:
     """``{system: {topic: score}}`` of a topics × systems DataFrame (index topics, columns systems)."""
     for what, labels in (("topic (index)", df.index), ("system (column)", df.columns)):
         names = [str(x) for x in labels]
@@ -147,7 +148,7 @@ def score_matrix(data, measure=None, *, topics: Optional[Sequence[str]] = None,
         if len(t) != values.shape[0] or len(s) != values.shape[1]:
             raise ValueError(f"topics/systems labels ({len(t)}, {len(s)}) do not match the shape {values.shape}")
         return _checked(values, t, s, measure)
-    per_system: Dict[str, Dict[str, float]] = {}
+    per_system: dict[str, dict[str, float]] = {}
     import pandas as pd
     is_frame = isinstance(data, pd.DataFrame)
     if is_frame and _is_wide(data):

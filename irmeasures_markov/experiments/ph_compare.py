@@ -16,9 +16,9 @@ import math
 
 import numpy as np
 
-from .inputs import to_qrels_dict
-from .measures.stopping_time import browsing_model
-from .rankings import UNJUDGED, PreparedRun, QrelsIndex
+from ..inputs import to_qrels_dict
+from ..measures.stopping_time import browsing_model
+from ..rankings import UNJUDGED, PreparedRun, QrelsIndex
 
 __all__ = ["compare_runs"]
 

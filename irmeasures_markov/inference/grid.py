@@ -1,4 +1,4 @@
-"""Inference grids: all-pairs significance tests with resamples, and Bayesian fits per collection.
+"""Inference on the grid engine: discriminative power, and Bayesian fits per collection.
 
 Cells:
 
@@ -18,17 +18,21 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import List, Mapping, Optional, Sequence
+from typing import Optional
 
 import numpy as np
 
-from .backends import resolve_backend
-from .cells import Cell
-from .runner import run_grid
-from .store import ParquetStore
+from ..grid.backends import resolve_backend
+from ..grid.cells import Cell
+from ..grid.runner import run_grid
+from ..grid.store import ParquetStore
+from .bayes import BayesResult, bayesian_linear_model
+from .classic import TESTS, all_pairs
+from .inputs import score_matrix
 
-__all__ = ["discriminative_power_grid", "fit_per_collection", "matrix_hash"]
+__all__ = ["discriminative_power", "discriminative_power_grid", "fit_per_collection", "matrix_hash"]
 
 
 def matrix_hash(sm) -> str:
@@ -45,15 +49,14 @@ def matrix_hash(sm) -> str:
 @dataclass
 class _PairsTask:
     key: str
-    cells: List[Cell]
-    needs: List[str]
+    cells: list[Cell]
+    needs: list[str]
     test: str
     n_resamples: int
     seed: Optional[int]
     correction: Optional[str]
 
     def compute(self, shared):
-        from ..inference.classic import all_pairs
         sm = shared[self.needs[0]]
         res = all_pairs(sm, self.test, alternative="two-sided", correction=self.correction,
                         n_resamples=self.n_resamples, seed=self.seed)
@@ -75,8 +78,6 @@ def discriminative_power_grid(scores_by_measure: Mapping[str, object], *, alpha:
     column per test) and the :class:`~.runner.GridSummary`.
     """
     import pandas as pd
-    from ..inference.classic import TESTS
-    from ..inference.inputs import score_matrix
     if not 0 < alpha < 1:
         raise ValueError(f"`alpha` must be in (0, 1), got {alpha!r}.")
     for t in tests:
@@ -119,13 +120,12 @@ def discriminative_power_grid(scores_by_measure: Mapping[str, object], *, alpha:
 @dataclass
 class _FitTask:
     key: str
-    cells: List[Cell]
-    needs: List[str]
+    cells: list[Cell]
+    needs: list[str]
     backend: str
     kwargs: dict
 
     def compute(self, shared):
-        from ..inference.bayes import bayesian_linear_model
         sm = shared[self.needs[0]]
         res = bayesian_linear_model(sm, backend=self.backend, progress=False, **self.kwargs)
         diag = np.array([np.nan if res.max_rhat is None else float(res.max_rhat),
@@ -147,8 +147,6 @@ def fit_per_collection(scores_by_collection: Mapping[str, object], *, sampler: s
     ``divergences``; ``idata`` is None (the draws come back from the worker or
     the store, not the sampler's InferenceData).
     """
-    from ..inference.bayes import BayesResult
-    from ..inference.inputs import score_matrix
     if sampler not in ("gibbs", "pymc"):
         raise ValueError(f"`sampler` must be 'gibbs' or 'pymc', got {sampler!r}")
     mats = {str(c): score_matrix(s) for c, s in scores_by_collection.items()}
@@ -185,3 +183,25 @@ def fit_per_collection(scores_by_collection: Mapping[str, object], *, sampler: s
                              divergences=None if np.isnan(div) else int(div),
                              max_rhat=None if np.isnan(rhat) else float(rhat))
     return out, summary
+
+
+def discriminative_power(scores_by_measure: dict[str, object], *, alpha: float = 0.05,
+                         tests: Sequence[str] = ("t", "randomization", "bootstrap"),
+                         n_resamples: int = 10000, seed: Optional[int] = 0, correction: Optional[str] = None,
+                         progress: Optional[bool] = None, backend=None, client=None, scheduler=None, n_jobs: int = 1,
+                         store=None):
+    """Share of system pairs significantly different at ``alpha`` (Smucker & Clarke 2012, Table 2).
+
+    ``scores_by_measure``: ``{measure label: scores}`` with anything
+    :func:`score_matrix` accepts (all over the same systems and topics).
+    Returns a DataFrame, one row per measure, one column per test.
+
+    Each (measure, test) is a cell of an :mod:`irmeasures_markov.grid` grid:
+    computed in this process by default, on ``n_jobs`` local processes, or on
+    Dask (``client=``, ``scheduler=``, ``backend=``), with the same numbers on
+    every backend; ``store`` (a directory) keeps the p-values for reruns.
+    """
+    table, _ = discriminative_power_grid(scores_by_measure, alpha=alpha, tests=tests, n_resamples=n_resamples,
+                                         seed=seed, correction=correction, progress=progress, backend=backend,
+                                         client=client, scheduler=scheduler, n_jobs=n_jobs, store=store)
+    return table

@@ -3,7 +3,7 @@
 A cell is one run evaluated on one pool (the full qrels, or
 :func:`~irmeasures_markov.datasets.downsample_qrels` at ``pool`` percent with
 ``seed``): an array ``[measure, topic]``, computed by the same
-``experiments._RunScorer`` as :func:`~irmeasures_markov.experiments.evaluate`,
+``experiments.evaluation.RunScorer`` as :func:`~irmeasures_markov.experiments.evaluate`,
 so the numbers are those of ``evaluate`` bit for bit on every backend.
 
 Tasks group a few runs with every pool missing for them: a worker reads each
@@ -19,21 +19,27 @@ import hashlib
 import math
 import os
 from collections import OrderedDict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Optional
 
 import numpy as np
 
-from .backends import resolve_backend
+from ..datasets import downsample_qrels
+from ..errors import InputError
+from ..grid.backends import resolve_backend
+from ..grid.cells import Cell, fresh_token, measures_key, qrels_hash, run_hash
+from ..grid.runner import GridSummary, run_grid
+from ..grid.store import ParquetStore
+from ..inputs import to_qrels_dict
 from ..plugin import measure_inputs
 from ..readers.content import REGISTRATION
-from .cells import Cell, fresh_token, measures_key, qrels_hash, run_hash
-from .runner import GridSummary, run_grid
-from .store import ParquetStore
+from ..readers.fast_run import read_run
+from .evaluation import Evaluation, RunScorer, default_topics, is_ours, labelled_measures
 
 __all__ = ["EvaluationGrid", "GridResult", "evaluate_grid"]
 
-Pool = Tuple[float, int]
+Pool = tuple[float, int]
 FULL: Pool = (100.0, 0)
 
 #: Cells a task should hold at least (about 17 ms each on TREC-8), so that the
@@ -45,9 +51,9 @@ TASKS_PER_WORKER = 4
 POOLS_PER_TASK = 128
 
 # Per-process caches of the worker side.
-_SCORERS: "OrderedDict[tuple, object]" = OrderedDict()
+_SCORERS: OrderedDict[tuple, object] = OrderedDict()
 _SCORER_CACHE = 256
-_RUNS: "OrderedDict[tuple, object]" = OrderedDict()
+_RUNS: OrderedDict[tuple, object] = OrderedDict()
 _RUN_CACHE = 4
 
 
@@ -67,16 +73,14 @@ def _pool(p) -> Pool:
 
 
 def _scorer(measures, mkey, topics, native, qrels, qtoken, pool: Pool):
-    from ..experiments import _RunScorer
     key = (qtoken, mkey, pool)
     s = _SCORERS.get(key)
     if s is None:
         if pool == FULL:
             reduced = qrels
         else:
-            from ..datasets import downsample_qrels
             reduced = downsample_qrels(qrels, pool[0], seed=pool[1])
-        s = _SCORERS[key] = _RunScorer(list(measures), reduced, list(topics), native)
+        s = _SCORERS[key] = RunScorer(list(measures), reduced, list(topics), native)
         while len(_SCORERS) > _SCORER_CACHE:
             _SCORERS.popitem(last=False)
     else:
@@ -85,7 +89,6 @@ def _scorer(measures, mkey, topics, native, qrels, qtoken, pool: Pool):
 
 
 def _read(path, token):
-    from ..readers.fast_run import read_run
     key = (os.fspath(path), token)
     run = _RUNS.get(key)
     if run is None:
@@ -99,19 +102,19 @@ def _read(path, token):
 class _EvalTask:
     """Cells of one block: ``pairs[k] = (run index, pool)`` gives ``cells[k]``."""
     key: str
-    cells: List[Cell]
-    needs: List[str]
+    cells: list[Cell]
+    needs: list[str]
     measures: list
     mkey: str
-    topics: List[str]
+    topics: list[str]
     native: bool
     qrels_name: str
     qrels_token: str
-    runs: List[Tuple[str, Optional[str], str]]  # (name, path or None, shared name or hash)
-    pairs: List[Tuple[int, Pool]]
-    inputs: Optional[List[Dict[str, str]]] = None  # measure_inputs of each measure when the cells were keyed
+    runs: list[tuple[str, Optional[str], str]]  # (name, path or None, shared name or hash)
+    pairs: list[tuple[int, Pool]]
+    inputs: Optional[list[dict[str, str]]] = None  # measure_inputs of each measure when the cells were keyed
 
-    def compute(self, shared) -> List[np.ndarray]:
+    def compute(self, shared) -> list[np.ndarray]:
         qrels = shared[self.qrels_name]
         out, current, run = [], None, None
         for r, pool in self.pairs:
@@ -126,14 +129,13 @@ class _EvalTask:
         return out
 
 
-def _check_inputs(measures, keyed: List[Dict[str, str]]) -> None:
+def _check_inputs(measures, keyed: list[dict[str, str]]) -> None:
     """Refuse the cells of a task if a file a measure reads changed after its cells were keyed (their values
     may come from the new file): they are not stored under the old content's key.
 
     Inputs identified by a registration (a kernel given as a function) are
     not compared: another process registers them under another token.
     """
-    from ..errors import InputError
     for m, before in zip(measures, keyed):
         now = measure_inputs(m)
         for param, fp in before.items():
@@ -146,12 +148,12 @@ def _check_inputs(measures, keyed: List[Dict[str, str]]) -> None:
 class _Block:
     collection: str
     measures: list
-    labels: List[str]
-    topics: List[str]
+    labels: list[str]
+    topics: list[str]
     native: bool
     qrels: Mapping
     runs: Mapping
-    pools: List[Pool]
+    pools: list[Pool]
 
 
 class GridResult:
@@ -163,9 +165,8 @@ class GridResult:
         self._cells = cells
         self.summary = summary
 
-    def evaluations(self, block: int = 0) -> Dict[Pool, object]:
+    def evaluations(self, block: int = 0) -> dict[Pool, object]:
         """``{(percent, seed): Evaluation}`` of block ``block`` (the full pool is ``(100.0, 0)``)."""
-        from ..experiments import Evaluation
         b = self._blocks[block]
         cells = self._cells[block]
         names = list(b.runs)
@@ -190,7 +191,7 @@ class EvaluationGrid:
     """
 
     def __init__(self):
-        self._blocks: List[_Block] = []
+        self._blocks: list[_Block] = []
 
     def add(self, measures, qrels, runs: Mapping, *, pools: Sequence = (100,), topics: Optional[Sequence[str]] = None,
             labels: Optional[Sequence[str]] = None, native: bool = True, collection: str = "") -> int:
@@ -201,8 +202,6 @@ class EvaluationGrid:
         and ``qrels`` may be any form it takes (a dict, a qrels file path, ...),
         as in :func:`~irmeasures_markov.experiments.evaluate`.
         """
-        from ..experiments import _default_topics, _is_ours, labelled_measures
-        from ..inputs import to_qrels_dict
         measures, labels = labelled_measures(measures, labels)
         qrels = to_qrels_dict(qrels)
         if not runs:
@@ -214,21 +213,21 @@ class EvaluationGrid:
                 raise TypeError(f"run {name!r}: give a run dict or a run file path, got {type(r).__name__}.")
             if isinstance(r, (str, os.PathLike)) and not os.path.isfile(r):
                 raise FileNotFoundError(f"run {name!r}: no such file {os.fspath(r)!r}")
-        topics = list(topics) if topics is not None else _default_topics(qrels)
+        topics = list(topics) if topics is not None else default_topics(qrels)
         if not topics:
             raise ValueError("no topics to evaluate: the qrels are empty and `topics` was not given.")
         pools = list(dict.fromkeys(_pool(p) for p in pools))
         if not pools:
             raise ValueError("`pools` is empty.")
         for m in measures:  # here, not on a worker: a bad parameter is the caller's error, not a failed task
-            if _is_ours(m):
+            if is_ours(m):
                 m.validate_params()
         self._blocks.append(_Block(str(collection), measures, list(labels) if labels is not None else
                                    [str(m) for m in measures], topics, bool(native), qrels, runs, pools))
         return len(self._blocks) - 1
 
     def run(self, *, backend=None, client=None, scheduler: Optional[str] = None, n_jobs: int = 1,
-            store: Union[None, str, os.PathLike, ParquetStore] = None, progress: Optional[bool] = None,
+            store: None | str | os.PathLike | ParquetStore = None, progress: Optional[bool] = None,
             runs_per_task: Optional[int] = None, desc: str = "evaluation grid") -> GridResult:
         """Compute every cell not in ``store`` on the backend; see :func:`~.backends.resolve_backend`."""
         if not self._blocks:
@@ -239,8 +238,8 @@ class EvaluationGrid:
         if store is not None and not isinstance(store, ParquetStore):
             store = ParquetStore(store)
         hashed = store is not None
-        qtokens: Dict[int, str] = {}
-        rtokens: Dict[Tuple[int, str], str] = {}
+        qtokens: dict[int, str] = {}
+        rtokens: dict[tuple[int, str], str] = {}
         cells_by_block, all_cells, where = [], [], {}
         # what each measure reads (files by content), read once: the cell keys hold it, and a worker checks
         # that it is still what it reads before its cells are stored
@@ -266,9 +265,9 @@ class EvaluationGrid:
 
         be, owned = resolve_backend(backend, client=client, scheduler=scheduler, n_jobs=n_jobs)
         try:
-            def make_tasks(missing: List[Cell]):
+            def make_tasks(missing: list[Cell]):
                 workers = be.n_workers
-                by_block: Dict[int, Dict[str, List[Pool]]] = {}
+                by_block: dict[int, dict[str, list[Pool]]] = {}
                 for c in missing:
                     bi, name, pool = where[c.key]
                     by_block.setdefault(bi, {}).setdefault(name, []).append(pool)
@@ -279,7 +278,7 @@ class EvaluationGrid:
                     mkey = mkeys[bi]
                     # Pools in chunks that fit the workers' scorer cache; tasks ordered chunk by chunk, so a
                     # worker (Dask runs tasks about in submission order) builds each pool's scorer about once.
-                    groups: Dict[tuple, List[str]] = {}
+                    groups: dict[tuple, list[str]] = {}
                     for name, pools in per_run.items():
                         for a in range(0, len(pools), POOLS_PER_TASK):
                             groups.setdefault(tuple(pools[a:a + POOLS_PER_TASK]), []).append(name)
