@@ -15,8 +15,8 @@ Exit status: 0 success, 2 usage or input error, 1 internal error (see
 from __future__ import annotations
 
 import sys
-from typing import Dict, List, Optional
 from collections.abc import Callable
+from typing import Dict, List, Optional
 
 import irmeasures_markov  # noqa: F401  (registers our measures)
 
@@ -47,7 +47,7 @@ def _evaluate(argv: list[str]) -> int:
     return evaluate_main(argv, subcommands=sorted(SUBCOMMANDS))
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit status.
 
     Never raises (``--help`` and usage errors included: their status is

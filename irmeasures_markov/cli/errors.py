@@ -20,8 +20,8 @@ import os
 import sys
 import traceback
 import zlib
-from typing import NoReturn
 from collections.abc import Callable, Iterator
+from typing import NoReturn
 
 from ..errors import InputError
 from ..lengths import UnknownLengthError

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from typing import Optional
 
 from .. import calibration
 from ..calibration.readers import read_log, read_wscd
@@ -102,7 +101,7 @@ def _families(spec: str) -> tuple:
     return tuple(dict.fromkeys(parts))
 
 
-def _read(path: str, fmt: Optional[str]):
+def _read(path: str, fmt: str | None):
     fmt = fmt or guess_format(path)
     name = "<stdin>" if path == "-" else path
     with reading(name):

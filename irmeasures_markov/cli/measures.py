@@ -1,7 +1,6 @@
 """``irmeasures-markov measures [NAME]``: this package's measures, their parameters, types and defaults."""
 from __future__ import annotations
 
-
 import ir_measures
 from ir_measures import measures as irm_measures
 

@@ -15,8 +15,8 @@ import math
 import numpy as np
 
 from ..cutoffs import check_cutoff
-from ..measures.stopping_time import BROWSING_MODELS, GAINS, USERS
 from ..experiments.ph_compare import compare_runs
+from ..measures.stopping_time import BROWSING_MODELS, GAINS, USERS
 from ..plugin.ph import PH
 from .errors import PROG, CliError, CliParser
 from .inputs import STDIN, check_overlap, load_qrels, load_run

@@ -11,7 +11,6 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Optional
 
 import numpy as np
 
@@ -114,15 +113,15 @@ class Comparison:
         The per-topic values behind everything.
     """
     table: object
-    intervals: Optional[object]
+    intervals: object | None
     tests: object
     evaluation: object
-    baseline: Optional[str]
+    baseline: str | None
     test: str
     correction: str
     alpha: float
     alternative: str
-    ci: Optional[float]
+    ci: float | None
     markers: object = None
     letters: dict[str, str] = field(default_factory=dict)
 
@@ -167,7 +166,7 @@ class Comparison:
     def _repr_markdown_(self) -> str:  # notebooks
         return self.to_markdown()
 
-    def plot(self, measure=None, *, baseline: Optional[str] = None, axes=None):
+    def plot(self, measure=None, *, baseline: str | None = None, axes=None):
         """Per-topic differences (run − baseline) of one measure, one panel per compared run.
 
         Bars are the topics sorted by difference; the title gives the mean
@@ -191,11 +190,11 @@ def _bayes_pairs(values, a, b, alternative, seed, draws, chains, progress):
     return p_ab, p
 
 
-def compare(qrels, runs, measures, *, baseline: Optional[str] = None, test: str = "t",
-            correction: Optional[str] = None, alpha: float = 0.05, alternative: str = "two-sided",
-            ci: Optional[float] = None, n_resamples: int = 10000, seed: Optional[int] = 0,
-            topics: Optional[Sequence[str]] = None, labels: Optional[Sequence[str]] = None, n_jobs: int = 1,
-            progress: Optional[bool] = None, bayes_draws: int = 2000, bayes_chains: int = 4) -> Comparison:
+def compare(qrels, runs, measures, *, baseline: str | None = None, test: str = "t",
+            correction: str | None = None, alpha: float = 0.05, alternative: str = "two-sided",
+            ci: float | None = None, n_resamples: int = 10000, seed: int | None = 0,
+            topics: Sequence[str] | None = None, labels: Sequence[str] | None = None, n_jobs: int = 1,
+            progress: bool | None = None, bayes_draws: int = 2000, bayes_chains: int = 4) -> Comparison:
     """Evaluate runs on measures and test them against a baseline or pairwise.
 
     Parameters
@@ -252,10 +251,10 @@ def compare(qrels, runs, measures, *, baseline: Optional[str] = None, test: str 
                               progress=progress, bayes_draws=bayes_draws, bayes_chains=bayes_chains)
 
 
-def compare_evaluation(evaluation, *, baseline: Optional[str] = None, test: str = "t",
-                       correction: Optional[str] = None, alpha: float = 0.05, alternative: str = "two-sided",
-                       ci: Optional[float] = None, n_resamples: int = 10000, seed: Optional[int] = 0,
-                       progress: Optional[bool] = None, bayes_draws: int = 2000, bayes_chains: int = 4) -> Comparison:
+def compare_evaluation(evaluation, *, baseline: str | None = None, test: str = "t",
+                       correction: str | None = None, alpha: float = 0.05, alternative: str = "two-sided",
+                       ci: float | None = None, n_resamples: int = 10000, seed: int | None = 0,
+                       progress: bool | None = None, bayes_draws: int = 2000, bayes_chains: int = 4) -> Comparison:
     """:func:`compare` on an :class:`~irmeasures_markov.experiments.Evaluation` already computed."""
     import pandas as pd
     ev = evaluation

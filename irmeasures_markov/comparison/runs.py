@@ -4,7 +4,7 @@ from __future__ import annotations
 import glob
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any, Optional
+from typing import Any
 
 # read_run: the fast reader, io.read_trec_run's dicts and errors
 from ..datasets import list_run_files, read_run, run_name, run_names
@@ -49,7 +49,7 @@ def load_runs(runs: Mapping[str, Any] | str | os.PathLike[str] | Sequence[str | 
     return {name: read_run(p) for name, p in paths.items()}, paths
 
 
-def resolve_baseline(baseline, runs: Sequence[str], paths: Optional[Mapping[str, str]] = None) -> Optional[str]:
+def resolve_baseline(baseline, runs: Sequence[str], paths: Mapping[str, str] | None = None) -> str | None:
     """The name of the run ``baseline`` designates: a run name, a run's file path, or a file name.
 
     ``runs`` are the run names, ``paths`` the file of each run read from one

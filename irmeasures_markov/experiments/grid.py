@@ -21,7 +21,6 @@ import os
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Optional
 
 import numpy as np
 
@@ -110,9 +109,9 @@ class _EvalTask:
     native: bool
     qrels_name: str
     qrels_token: str
-    runs: list[tuple[str, Optional[str], str]]  # (name, path or None, shared name or hash)
+    runs: list[tuple[str, str | None, str]]  # (name, path or None, shared name or hash)
     pairs: list[tuple[int, Pool]]
-    inputs: Optional[list[dict[str, str]]] = None  # measure_inputs of each measure when the cells were keyed
+    inputs: list[dict[str, str]] | None = None  # measure_inputs of each measure when the cells were keyed
 
     def compute(self, shared) -> list[np.ndarray]:
         qrels = shared[self.qrels_name]
@@ -193,8 +192,8 @@ class EvaluationGrid:
     def __init__(self):
         self._blocks: list[_Block] = []
 
-    def add(self, measures, qrels, runs: Mapping, *, pools: Sequence = (100,), topics: Optional[Sequence[str]] = None,
-            labels: Optional[Sequence[str]] = None, native: bool = True, collection: str = "") -> int:
+    def add(self, measures, qrels, runs: Mapping, *, pools: Sequence = (100,), topics: Sequence[str] | None = None,
+            labels: Sequence[str] | None = None, native: bool = True, collection: str = "") -> int:
         """Add a block; returns its index for :meth:`GridResult.evaluations`.
 
         ``pools``: percents (seed 0) or ``(percent, seed)`` pairs; 100 is the
@@ -226,9 +225,9 @@ class EvaluationGrid:
                                    [str(m) for m in measures], topics, bool(native), qrels, runs, pools))
         return len(self._blocks) - 1
 
-    def run(self, *, backend=None, client=None, scheduler: Optional[str] = None, n_jobs: int = 1,
-            store: None | str | os.PathLike | ParquetStore = None, progress: Optional[bool] = None,
-            runs_per_task: Optional[int] = None, desc: str = "evaluation grid") -> GridResult:
+    def run(self, *, backend=None, client=None, scheduler: str | None = None, n_jobs: int = 1,
+            store: None | str | os.PathLike | ParquetStore = None, progress: bool | None = None,
+            runs_per_task: int | None = None, desc: str = "evaluation grid") -> GridResult:
         """Compute every cell not in ``store`` on the backend; see :func:`~.backends.resolve_backend`."""
         if not self._blocks:
             raise ValueError("the grid is empty: add() a block first.")

@@ -19,7 +19,7 @@ import pathlib
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from typing import TYPE_CHECKING, Any, Optional, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -32,7 +32,7 @@ __all__ = ["Backend", "DaskBackend", "LocalBackend", "Task", "TaskOutcome", "loc
 
 #: What a backend yields per task: ``(task index, (arrays, seconds computing, worker pid), None)`` when it
 #: finished, ``(task index, None, error)`` when it raised.
-TaskOutcome = tuple[int, Optional[tuple[list, float, int]], Optional[BaseException]]
+TaskOutcome = tuple[int, tuple[list, float, int] | None, BaseException | None]
 
 
 class Task(Protocol):

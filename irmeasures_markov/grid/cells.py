@@ -16,7 +16,6 @@ import os
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Optional
 
 from .. import __version__
 from ..plugin import measure_fingerprint
@@ -102,7 +101,7 @@ def file_hash(path) -> str:
 
 
 def measures_key(measures: Sequence, topics: Iterable[str], native: bool = True,
-                 inputs: Optional[Sequence[Mapping[str, str]]] = None) -> str:
+                 inputs: Sequence[Mapping[str, str]] | None = None) -> str:
     """Canonical key of a measure set evaluated over ``topics``: measure reprs with the content fingerprint of
     what each reads besides the run and qrels (:func:`~irmeasures_markov.plugin.measure_fingerprint`: files by
     their bytes, registered tables, kernels and fits by content), a hash of the topics, ``native``.

@@ -25,7 +25,6 @@ import socket
 import time
 import uuid
 from collections.abc import Iterable, Sequence
-from typing import Optional
 
 import numpy as np
 
@@ -69,7 +68,7 @@ class ParquetStore:
         """The finished part files, in name (= roughly write) order."""
         return sorted(p for p in self.path.glob("part-*.parquet"))
 
-    def get(self, keys: Optional[Iterable[str]] = None) -> dict[str, np.ndarray]:
+    def get(self, keys: Iterable[str] | None = None) -> dict[str, np.ndarray]:
         """``{key: array}`` for the stored cells among ``keys`` (every stored cell when None)."""
         pa, pq = _pyarrow()
         want = None if keys is None else set(keys)
@@ -102,7 +101,7 @@ class ParquetStore:
                 continue
         return out
 
-    def write(self, cells: Sequence[Cell], arrays: Sequence[np.ndarray]) -> Optional[pathlib.Path]:
+    def write(self, cells: Sequence[Cell], arrays: Sequence[np.ndarray]) -> pathlib.Path | None:
         """Store ``cells`` with their arrays as one new part file (atomically); returns its path."""
         if len(cells) != len(arrays):
             raise ValueError(f"{len(cells)} cells but {len(arrays)} arrays.")

@@ -15,8 +15,19 @@
   models need the optional extra ``irmeasures-markov[bayes]``; the Gibbs
   sampler of the linear model, :mod:`.gibbs`, is numpy only).
 """
-from .classic import (TESTS, PairwiseResult, TestResult, adjust_pvalues, all_pairs, bootstrap_test, paired_t_test,
-                      pairwise, randomization_test, sign_test, wilcoxon_test)
+from .classic import (
+                      TESTS,
+                      PairwiseResult,
+                      TestResult,
+                      adjust_pvalues,
+                      all_pairs,
+                      bootstrap_test,
+                      paired_t_test,
+                      pairwise,
+                      randomization_test,
+                      sign_test,
+                      wilcoxon_test,
+)
 from .grid import discriminative_power
 from .inputs import ScoreMatrix, score_matrix
 

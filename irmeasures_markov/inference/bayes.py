@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Optional
 
 import numpy as np
 
@@ -118,8 +117,8 @@ def _codes(values) -> tuple[np.ndarray, list[str]]:
 
 def fit_linear_model(data, *, value: str = "value", system: str = "system", topic: str = "topic",
                      effects: Sequence[str] = (), interactions: Sequence[tuple[str, str]] = (),
-                     draws: int = 1000, tune: int = 1000, chains: int = 4, seed: Optional[int] = 0,
-                     progress: Optional[bool] = None, cores: Optional[int] = None,
+                     draws: int = 1000, tune: int = 1000, chains: int = 4, seed: int | None = 0,
+                     progress: bool | None = None, cores: int | None = None,
                      target_accept: float = 0.9) -> BayesResult:
     """The Bayesian linear model with optional extra effects and interactions (§3.1, §3.3).
 
@@ -210,10 +209,10 @@ def rank_weights(depth: int, user: str = "precision", theta: float = 0.8) -> np.
     raise ValueError(f"user must be 'precision' or 'rbp', got {user!r}")
 
 
-def direct_relevance_model(judgments, *, systems: Optional[Sequence[str]] = None,
-                           topics: Optional[Sequence[str]] = None, user: str = "precision", theta: float = 0.8,
-                           draws: int = 1000, tune: int = 1000, chains: int = 4, seed: Optional[int] = 0,
-                           progress: Optional[bool] = None, cores: Optional[int] = None,
+def direct_relevance_model(judgments, *, systems: Sequence[str] | None = None,
+                           topics: Sequence[str] | None = None, user: str = "precision", theta: float = 0.8,
+                           draws: int = 1000, tune: int = 1000, chains: int = 4, seed: int | None = 0,
+                           progress: bool | None = None, cores: int | None = None,
                            target_accept: float = 0.9) -> BayesResult:
     """§3.2: judgments x_ijk ~ Bernoulli(logistic(y_ij)), y_ij ~ N(μ + β_j + α_i, σ²), ranks weighted by p_k.
 

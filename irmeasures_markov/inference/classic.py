@@ -27,15 +27,20 @@ enumeration reports the exact proportion.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Optional
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._lazy import lazy_module
 from ..progress import progress_bar
-from .inputs import score_matrix
+from .inputs import ScoresLike, score_matrix
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # imported at the first test, so that importing the package does not load scipy.stats
 stats = lazy_module("scipy.stats")
@@ -67,8 +72,8 @@ class TestResult:
     mean_difference: float
     n_topics: int
     alternative: str
-    n_resamples: Optional[int] = None
-    exact: Optional[bool] = None
+    n_resamples: int | None = None
+    exact: bool | None = None
 
 
 def _pair(a, b):
@@ -89,7 +94,7 @@ def _alt(alternative):
     return alternative
 
 
-def paired_t_test(a, b, alternative: str = "two-sided") -> TestResult:
+def paired_t_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided") -> TestResult:
     """Paired t-test of A − B (the linear model y_ij = μ + β_j + α_i + ε_ij, ε ~ N(0, σ²)).
 
     Differences that are all equal have no variance estimate; rather than
@@ -119,7 +124,7 @@ def paired_t_test(a, b, alternative: str = "two-sided") -> TestResult:
     return TestResult("t", float(t), float(min(1.0, p)), float(mean), n, alternative)
 
 
-def wilcoxon_test(a, b, alternative: str = "two-sided") -> TestResult:
+def wilcoxon_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided") -> TestResult:
     """Wilcoxon signed-rank test (differences symmetric about their median; zero differences dropped)."""
     a, b = _pair(a, b)
     _alt(alternative)
@@ -130,7 +135,7 @@ def wilcoxon_test(a, b, alternative: str = "two-sided") -> TestResult:
     return TestResult("wilcoxon", float(r.statistic), float(r.pvalue), float(d.mean()), d.size, alternative)
 
 
-def sign_test(a, b, alternative: str = "two-sided") -> TestResult:
+def sign_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided") -> TestResult:
     """Sign test: the number of topics where A > B is Binomial(m, 1/2) under H0 (m = non-tied topics)."""
     a, b = _pair(a, b)
     _alt(alternative)
@@ -163,8 +168,8 @@ def _sign_patterns(n, n_resamples, rng):
     return rng.choice(np.array([-1.0, 1.0]), size=(n_resamples, n)), False
 
 
-def randomization_test(a, b, alternative: str = "two-sided", n_resamples: int = 10000,
-                       seed: Optional[int] = 0) -> TestResult:
+def randomization_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided", n_resamples: int = 10000,
+                       seed: int | None = 0) -> TestResult:
     """Paired randomization test on the mean difference (exchangeability within topics)."""
     a, b = _pair(a, b)
     _alt(alternative)
@@ -181,8 +186,8 @@ def _bootstrap_counts(n, n_resamples, rng):
     return rng.multinomial(n, np.full(n, 1.0 / n), size=n_resamples).astype(np.float64)
 
 
-def bootstrap_test(a, b, alternative: str = "two-sided", n_resamples: int = 10000,
-                   seed: Optional[int] = 0) -> TestResult:
+def bootstrap_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided", n_resamples: int = 10000,
+                   seed: int | None = 0) -> TestResult:
     """Paired bootstrap test: resample the centred differences with replacement.
 
     Model: topics are i.i.d. draws from a population and the per-topic
@@ -210,7 +215,7 @@ TESTS = {"t": paired_t_test, "wilcoxon": wilcoxon_test, "sign": sign_test,
 CORRECTIONS = ("holm", "bonferroni", "fdr_bh", "none")
 
 
-def adjust_pvalues(pvalues, method: Optional[str] = "holm") -> np.ndarray:
+def adjust_pvalues(pvalues: ArrayLike, method: str | None = "holm") -> np.ndarray:
     """Multiple-comparison correction of m p-values.
 
     * ``'holm'``: Holm's step-down family-wise correction, p_(i) ↦ max_{j≤i} min(1, (m − j + 1) p_(j));
@@ -253,12 +258,14 @@ class PairwiseResult:
     adjusted_pvalue: np.ndarray
     test: str
     alternative: str
-    correction: Optional[str]
+    correction: str | None
 
     def significant(self, alpha: float = 0.05) -> np.ndarray:
+        """True for each pair whose adjusted p-value is below ``alpha``."""
         return self.adjusted_pvalue < alpha
 
-    def to_frame(self):
+    def to_frame(self) -> pd.DataFrame:
+        """One row per pair: ``system_a, system_b, mean_difference, statistic, pvalue, adjusted_pvalue``."""
         import pandas as pd
         return pd.DataFrame({"system_a": [self.systems[i] for i in self.a],
                              "system_b": [self.systems[i] for i in self.b],
@@ -295,9 +302,9 @@ def _vectorised_pairs(diffs, test, alternative, n_resamples, seed, chunk):
     return mean, p
 
 
-def all_pairs(scores, test: str = "t", *, measure=None, alternative: str = "two-sided",
-              correction: Optional[str] = "holm", n_resamples: int = 10000, seed: Optional[int] = 0,
-              chunk: int = 512, progress: Optional[bool] = None) -> PairwiseResult:
+def all_pairs(scores: ScoresLike, test: str = "t", *, measure: Any = None, alternative: str = "two-sided",
+              correction: str | None = "holm", n_resamples: int = 10000, seed: int | None = 0,
+              chunk: int = 512, progress: bool | None = None) -> PairwiseResult:
     """Test every pair of systems (j < k) and correct for multiple comparisons.
 
     The same seeded sign patterns / bootstrap resamples serve every pair, so
@@ -311,9 +318,10 @@ def all_pairs(scores, test: str = "t", *, measure=None, alternative: str = "two-
                     correction=correction, n_resamples=n_resamples, seed=seed, chunk=chunk, progress=progress)
 
 
-def pairwise(scores, pairs, test: str = "t", *, measure=None, alternative: str = "two-sided",
-             correction: Optional[str] = "holm", n_resamples: int = 10000, seed: Optional[int] = 0,
-             chunk: int = 512, progress: Optional[bool] = None) -> PairwiseResult:
+def pairwise(scores: ScoresLike, pairs: Sequence[tuple[int | str, int | str]], test: str = "t", *,
+             measure: Any = None, alternative: str = "two-sided",
+             correction: str | None = "holm", n_resamples: int = 10000, seed: int | None = 0,
+             chunk: int = 512, progress: bool | None = None) -> PairwiseResult:
     """Test the given pairs of systems, ``pairs = [(a, b), ...]`` (names or column indices), A − B each.
 
     The correction runs over these pairs only (e.g. every run against one

@@ -7,8 +7,6 @@ its priors are stated in :mod:`irmeasures_markov.inference.bayes`.
 """
 from __future__ import annotations
 
-from typing import Optional
-
 import numpy as np
 
 from ..progress import progress_bar
@@ -19,7 +17,7 @@ __all__ = ["gibbs_linear_model", "prob_better_pairs"]
 
 
 def gibbs_linear_model(scores, measure=None, *, draws: int = 2000, tune: int = 1000, chains: int = 4,
-                       seed: Optional[int] = 0, progress: Optional[bool] = None, **_ignored) -> BayesResult:
+                       seed: int | None = 0, progress: bool | None = None, **_ignored) -> BayesResult:
     r"""The §3.1 linear model sampled by a blocked Gibbs sampler with parameter expansion (numpy only).
 
     Same model as the PyMC version: y_ij ~ N(μ + β_j + α_i, σ²), β_j ~ N(0, σ_run²),
@@ -146,7 +144,7 @@ def gibbs_linear_model(scores, measure=None, *, draws: int = 2000, tune: int = 1
 
 
 def prob_better_pairs(scores, a, b, *, draws: int = 2000, tune: int = 1000, chains: int = 4,
-                      seed: Optional[int] = 0, progress: Optional[bool] = None) -> tuple[np.ndarray, np.ndarray]:
+                      seed: int | None = 0, progress: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(P(β_a > β_b | y), P(β_a < β_b | y))`` for the column indices ``a[k]``, ``b[k]`` of a topics × systems
     matrix, from one :func:`gibbs_linear_model` fit of all its columns.
 

@@ -20,7 +20,6 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Optional
 
 import numpy as np
 
@@ -53,8 +52,8 @@ class _PairsTask:
     needs: list[str]
     test: str
     n_resamples: int
-    seed: Optional[int]
-    correction: Optional[str]
+    seed: int | None
+    correction: str | None
 
     def compute(self, shared):
         sm = shared[self.needs[0]]
@@ -69,8 +68,8 @@ def _store(store):
 
 def discriminative_power_grid(scores_by_measure: Mapping[str, object], *, alpha: float = 0.05,
                               tests: Sequence[str] = ("t", "randomization", "bootstrap"),
-                              n_resamples: int = 10000, seed: Optional[int] = 0, correction: Optional[str] = None,
-                              progress: Optional[bool] = None, backend=None, client=None, scheduler=None,
+                              n_resamples: int = 10000, seed: int | None = 0, correction: str | None = None,
+                              progress: bool | None = None, backend=None, client=None, scheduler=None,
                               n_jobs: int = 1, store=None, collection: str = ""):
     """:func:`~irmeasures_markov.inference.discriminative_power` with one grid cell per (measure, test).
 
@@ -134,7 +133,7 @@ class _FitTask:
 
 
 def fit_per_collection(scores_by_collection: Mapping[str, object], *, sampler: str = "gibbs",
-                       progress: Optional[bool] = None, backend=None, client=None, scheduler=None, n_jobs: int = 1,
+                       progress: bool | None = None, backend=None, client=None, scheduler=None, n_jobs: int = 1,
                        store=None, **fit_kwargs):
     """One Bayesian linear model per collection, each a grid cell: ``({collection: BayesResult}, summary)``.
 
@@ -187,8 +186,8 @@ def fit_per_collection(scores_by_collection: Mapping[str, object], *, sampler: s
 
 def discriminative_power(scores_by_measure: dict[str, object], *, alpha: float = 0.05,
                          tests: Sequence[str] = ("t", "randomization", "bootstrap"),
-                         n_resamples: int = 10000, seed: Optional[int] = 0, correction: Optional[str] = None,
-                         progress: Optional[bool] = None, backend=None, client=None, scheduler=None, n_jobs: int = 1,
+                         n_resamples: int = 10000, seed: int | None = 0, correction: str | None = None,
+                         progress: bool | None = None, backend=None, client=None, scheduler=None, n_jobs: int = 1,
                          store=None):
     """Share of system pairs significantly different at ``alpha`` (Smucker & Clarke 2012, Table 2).
 

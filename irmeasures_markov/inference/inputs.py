@@ -25,11 +25,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any
 
 import numpy as np
 
-__all__ = ["ScoreMatrix", "score_matrix"]
+__all__ = ["ScoreMatrix", "ScoresLike", "score_matrix"]
+
+#: Per-topic scores in any form :func:`score_matrix` takes: a :class:`ScoreMatrix`, a DataFrame (long or wide),
+#: ``{system: per-query results}``, ir_measures/PyTerrier per-query results, or a 2-D array (topics × systems).
+ScoresLike = Any
 
 _QID_COLUMNS = ("query_id", "qid", "topic")
 _SYSTEM_COLUMNS = ("run_id", "name", "system", "run")
@@ -41,23 +45,33 @@ class ScoreMatrix:
     values: np.ndarray
     topics: list[str]
     systems: list[str]
-    measure: Optional[str] = None
+    measure: str | None = None
 
     @property
     def n_topics(self) -> int:
+        """Number of topics (rows)."""
         return self.values.shape[0]
 
     @property
     def n_systems(self) -> int:
+        """Number of systems (columns)."""
         return self.values.shape[1]
 
-    def column(self, system) -> np.ndarray:
+    def column(self, system: str) -> np.ndarray:
+        """The per-topic scores of one system.
+
+        Raises
+        ------
+        KeyError
+            ``system`` is not one of :attr:`systems`.
+        """
         try:
             return self.values[:, self.systems.index(system)]
         except ValueError:
             raise KeyError(f"no system {system!r}; systems: {self.systems[:10]}...") from None
 
     def means(self) -> np.ndarray:
+        """Each system's mean over topics."""
         return self.values.mean(axis=0)
 
 
@@ -129,12 +143,31 @@ def _per_system_from_wide(df) -> dict[str, dict[str, float]]:
     return {str(name): dict(zip(topics, df.iloc[:, j].astype(float).tolist())) for j, name in enumerate(df.columns)}
 
 
-def score_matrix(data, measure=None, *, topics: Optional[Sequence[str]] = None,
-                 systems: Optional[Sequence[str]] = None) -> ScoreMatrix:
+def score_matrix(data: ScoresLike, measure: Any = None, *, topics: Sequence[str] | None = None,
+                 systems: Sequence[str] | None = None) -> ScoreMatrix:
     """Build a :class:`ScoreMatrix` from per-query results (module docstring lists the inputs).
 
     Topics are the union over systems, sorted (numerically when all are
     integers); every system must have every topic.
+
+    Parameters
+    ----------
+    data : ScoreMatrix, DataFrame, mapping, per-query results or 2-D array
+        The scores (a ScoreMatrix is returned as it is).
+    measure : ir_measures.Measure or str, optional
+        Which measure to take when ``data`` holds several.
+    topics, systems : sequence of str, optional
+        Labels of the rows and columns of a 2-D array (default ``0, 1, ...`` and ``system0, ...``).
+
+    Returns
+    -------
+    ScoreMatrix
+
+    Raises
+    ------
+    ValueError
+        Data of no known form, several measures without ``measure``, a system missing a topic, labels
+        that do not match the shape, or scores that are not finite.
     """
     if isinstance(data, ScoreMatrix):
         return data

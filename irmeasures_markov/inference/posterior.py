@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -54,10 +54,10 @@ class BayesResult:
     system_effects: np.ndarray
     idata: object
     topics: list[str] = field(default_factory=list)
-    cell_estimates: Optional[np.ndarray] = None
-    cell_intervals: Optional[np.ndarray] = None
-    divergences: Optional[int] = None
-    max_rhat: Optional[float] = None
+    cell_estimates: np.ndarray | None = None
+    cell_intervals: np.ndarray | None = None
+    divergences: int | None = None
+    max_rhat: float | None = None
 
     def prob_better(self, a, b) -> float:
         """P(system a better than system b | data) = P(β_a > β_b)."""
