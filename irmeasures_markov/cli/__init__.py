@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Dict, List, Optional
 
 import irmeasures_markov  # noqa: F401  (registers our measures)
 

@@ -21,24 +21,42 @@ import os
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..datasets import downsample_qrels
 from ..errors import InputError
-from ..grid.backends import resolve_backend
+from ..grid.backends import Backend, resolve_backend
 from ..grid.cells import Cell, fresh_token, measures_key, qrels_hash, run_hash
 from ..grid.runner import GridSummary, run_grid
-from ..grid.store import ParquetStore
+from ..grid.store import ParquetStore, StoreLike
 from ..inputs import to_qrels_dict
 from ..plugin import measure_inputs
 from ..readers.content import REGISTRATION
 from ..readers.fast_run import read_run
-from .evaluation import Evaluation, RunScorer, default_topics, is_ours, labelled_measures
+from .evaluation import (
+    Evaluation,
+    MeasuresLike,
+    QrelsLike,
+    RunLike,
+    RunScorer,
+    default_topics,
+    is_ours,
+    labelled_measures,
+)
 
-__all__ = ["EvaluationGrid", "GridResult", "evaluate_grid"]
+if TYPE_CHECKING:
+    from distributed import Client
 
+__all__ = ["EvaluationGrid", "GridResult", "Pool", "PoolSpec", "RunSource", "evaluate_grid"]
+
+#: A pool sample: ``(percent of the qrels kept, seed)``; the full qrels are ``(100.0, 0)``.
 Pool = tuple[float, int]
+#: What :meth:`EvaluationGrid.add` takes as a pool: a percent (seed 0) or a ``(percent, seed)`` pair.
+PoolSpec = float | tuple[float, int]
+#: A run of a grid: a run in memory, or the path of a run file the workers read.
+RunSource = RunLike | str | os.PathLike[str]
 FULL: Pool = (100.0, 0)
 
 #: Cells a task should hold at least (about 17 ms each on TREC-8), so that the
@@ -158,14 +176,25 @@ class _Block:
 class GridResult:
     """Evaluations of an :class:`EvaluationGrid`: ``result.evaluations(block)[(pool, seed)]``."""
 
-    def __init__(self, blocks, arrays, cells, summary: GridSummary):
+    def __init__(self, blocks: list[_Block], arrays: Mapping[str, np.ndarray],
+                 cells: list[dict[tuple[str, Pool], Cell]], summary: GridSummary) -> None:
         self._blocks = blocks
         self._arrays = arrays
         self._cells = cells
         self.summary = summary
 
-    def evaluations(self, block: int = 0) -> dict[Pool, object]:
-        """``{(percent, seed): Evaluation}`` of block ``block`` (the full pool is ``(100.0, 0)``)."""
+    def evaluations(self, block: int = 0) -> dict[Pool, Evaluation]:
+        """``{(percent, seed): Evaluation}`` of block ``block`` (the full pool is ``(100.0, 0)``).
+
+        Parameters
+        ----------
+        block : int
+            What :meth:`EvaluationGrid.add` returned for the block.
+
+        Returns
+        -------
+        dict of (float, int) to Evaluation
+        """
         b = self._blocks[block]
         cells = self._cells[block]
         names = list(b.runs)
@@ -189,17 +218,39 @@ class EvaluationGrid:
     dict is scattered to the cluster once.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._blocks: list[_Block] = []
 
-    def add(self, measures, qrels, runs: Mapping, *, pools: Sequence = (100,), topics: Sequence[str] | None = None,
+    def add(self, measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, RunSource], *,
+            pools: Sequence[PoolSpec] = (100,), topics: Sequence[str] | None = None,
             labels: Sequence[str] | None = None, native: bool = True, collection: str = "") -> int:
         """Add a block; returns its index for :meth:`GridResult.evaluations`.
 
-        ``pools``: percents (seed 0) or ``(percent, seed)`` pairs; 100 is the
-        full qrels.  ``topics`` default to every qrels topic (trec_eval ``-c``),
-        and ``qrels`` may be any form it takes (a dict, a qrels file path, ...),
-        as in :func:`~irmeasures_markov.experiments.evaluate`.
+        Parameters
+        ----------
+        measures, qrels, topics, labels, native
+            As for :func:`~irmeasures_markov.experiments.evaluate`: ``qrels`` may be any form it takes
+            (a dict, a qrels file path, ...), ``topics`` default to every qrels topic (trec_eval ``-c``).
+        runs : mapping of str to run or path
+            Run names to run dicts or to run file paths (read by the workers).
+        pools : sequence of float or (float, int)
+            Percents (seed 0) or ``(percent, seed)`` pairs; 100 is the full qrels.
+        collection : str
+            The collection's name, part of every cell's key.
+
+        Returns
+        -------
+        int
+            The block's index.
+
+        Raises
+        ------
+        ValueError
+            No run, no topic, no pool, a pool's percent outside (0, 100] or a seed that is not an integer.
+        TypeError
+            A run name that is not a str, or a run that is neither a mapping nor a path.
+        FileNotFoundError
+            A run path that is not a file.
         """
         measures, labels = labelled_measures(measures, labels)
         qrels = to_qrels_dict(qrels)
@@ -225,10 +276,35 @@ class EvaluationGrid:
                                    [str(m) for m in measures], topics, bool(native), qrels, runs, pools))
         return len(self._blocks) - 1
 
-    def run(self, *, backend=None, client=None, scheduler: str | None = None, n_jobs: int = 1,
-            store: None | str | os.PathLike | ParquetStore = None, progress: bool | None = None,
+    def run(self, *, backend: Backend | str | None = None, client: Client | None = None,
+            scheduler: str | None = None, n_jobs: int = 1, store: StoreLike = None, progress: bool | None = None,
             runs_per_task: int | None = None, desc: str = "evaluation grid") -> GridResult:
-        """Compute every cell not in ``store`` on the backend; see :func:`~.backends.resolve_backend`."""
+        """Compute every cell not in ``store`` on the backend.
+
+        Parameters
+        ----------
+        backend, client, scheduler, n_jobs
+            Where the cells are computed (:func:`~irmeasures_markov.grid.resolve_backend`).
+        store : ParquetStore, path or None
+            Finished cells are read from and written to it; a rerun computes only the missing ones.
+        progress : bool or None
+            A bar and a summary on standard error; None: only when it is a terminal.
+        runs_per_task : int, optional
+            Runs per task (default: enough cells per task for the scheduling to stay cheap).
+        desc : str
+            The progress bar's label.
+
+        Returns
+        -------
+        GridResult
+
+        Raises
+        ------
+        ValueError
+            An empty grid or a ``runs_per_task`` that is not a positive integer.
+        irmeasures_markov.grid.GridError
+            A task failed (the other cells are stored).
+        """
         if not self._blocks:
             raise ValueError("the grid is empty: add() a block first.")
         if runs_per_task is not None and (isinstance(runs_per_task, bool) or int(runs_per_task) != runs_per_task
@@ -326,12 +402,23 @@ class EvaluationGrid:
         return GridResult(self._blocks, arrays, cells_by_block, summary)
 
 
-def evaluate_grid(measures, qrels, runs: Mapping, *, pools: Sequence = (100,), topics=None, labels=None,
-                  native: bool = True, collection: str = "", **run_kwargs):
+def evaluate_grid(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, RunSource], *,
+                  pools: Sequence[PoolSpec] = (100,), topics: Sequence[str] | None = None,
+                  labels: Sequence[str] | None = None, native: bool = True, collection: str = "",
+                  **run_kwargs: Any) -> tuple[dict[Pool, Evaluation], GridSummary]:
     """One block's evaluations ``{(percent, seed): Evaluation}`` and the :class:`GridSummary`.
 
-    Keyword arguments after ``collection`` go to :meth:`EvaluationGrid.run`
-    (``backend``, ``client``, ``scheduler``, ``n_jobs``, ``store``, ``progress``).
+    Parameters
+    ----------
+    measures, qrels, runs, pools, topics, labels, native, collection
+        As for :meth:`EvaluationGrid.add`.
+    **run_kwargs
+        For :meth:`EvaluationGrid.run` (``backend``, ``client``, ``scheduler``, ``n_jobs``, ``store``,
+        ``progress``, ``desc``).
+
+    Returns
+    -------
+    (dict of (float, int) to Evaluation, GridSummary)
     """
     g = EvaluationGrid()
     b = g.add(measures, qrels, runs, pools=pools, topics=topics, labels=labels, native=native,

@@ -8,14 +8,13 @@ rankings of each measure (the MP paper's Figures 3 and 4);
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..grid import Backend, ParquetStore
+from ..grid import Backend, StoreLike
 from ..inputs import to_qrels_dict
 from .correlations import kendall_tau
 from .evaluation import (
@@ -23,15 +22,15 @@ from .evaluation import (
     MeasuresLike,
     Qrels,
     QrelsLike,
-    RunLike,
     default_topics,
     labelled_measures,
     warn_no_relevant,
 )
-from .grid import Pool, evaluate_grid
+from .grid import Pool, RunSource, evaluate_grid
 
 if TYPE_CHECKING:
     import pandas as pd
+    from distributed import Client
 
 __all__ = ["PoolReduction", "pool_reduction", "reduction_of"]
 
@@ -56,7 +55,7 @@ class PoolReduction:
                 pd.DataFrame(self.tau, index=self.percents, columns=self.labels))
 
 
-def _check_full(full: Evaluation, measures: list, labels, qrels: Qrels, runs: Mapping[str, RunLike]):
+def _check_full(full: Evaluation, measures: list, labels, qrels: Qrels, runs: Mapping[str, RunSource]) -> None:
     """τ pairs column j and row i of ``full`` with those of every reduced pool, so a ``full`` computed
     for other measures, runs or qrels would give wrong numbers without any error."""
     if not isinstance(full, Evaluation):
@@ -81,12 +80,11 @@ def _check_full(full: Evaluation, measures: list, labels, qrels: Qrels, runs: Ma
                          f"{', ...' if len(unknown) > 5 else ''}): was it evaluated on other qrels?")
 
 
-def pool_reduction(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, RunLike], *,
+def pool_reduction(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, RunSource], *,
                    percents: Sequence[float] = (90, 70, 50, 30, 10), seed: int = 0,
                    labels: Sequence[str] | None = None, n_jobs: int = 1, progress: bool | None = None,
-                   full: Evaluation | None = None, native: bool = True, backend: Backend | None = None,
-                   client: Any = None, scheduler: str | None = None,
-                   store: str | os.PathLike[str] | ParquetStore | None = None,
+                   full: Evaluation | None = None, native: bool = True, backend: Backend | str | None = None,
+                   client: Client | None = None, scheduler: str | None = None, store: StoreLike = None,
                    collection: str = "") -> PoolReduction:
     """Effect of pool downsampling (MP paper §5.3–5.4, after Buckley & Voorhees 2004).
 

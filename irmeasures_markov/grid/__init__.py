@@ -27,12 +27,12 @@ import importlib
 import warnings
 from typing import Any
 
-from .backends import Backend, DaskBackend, LocalBackend, resolve_backend
+from .backends import Backend, DaskBackend, LocalBackend, Task, resolve_backend
 from .cells import Cell, file_hash, measures_key, qrels_hash, run_hash
-from .runner import GridError, GridSummary, Task, run_grid
-from .store import ParquetStore
+from .runner import GridError, GridSummary, run_grid
+from .store import ParquetStore, StoreLike
 
-__all__ = ["Backend", "Cell", "DaskBackend", "GridError", "GridSummary", "LocalBackend", "ParquetStore", "Task",
+__all__ = ["Backend", "Cell", "DaskBackend", "GridError", "GridSummary", "LocalBackend", "ParquetStore", "StoreLike", "Task",
            "file_hash", "measures_key", "qrels_hash", "resolve_backend", "run_grid", "run_hash"]
 
 #: Names this package used to export that now live in a higher layer: ``name -> module``.

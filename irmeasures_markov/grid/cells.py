@@ -77,7 +77,7 @@ def qrels_hash(qrels: Mapping[str, Mapping[str, int]]) -> str:
     return h.hexdigest()[:32]
 
 
-def run_hash(run) -> str:
+def run_hash(run: Mapping[str, Mapping[str, float]] | str | os.PathLike[str]) -> str:
     """SHA-256 of a run: of the file's bytes for a path, of the content (order-free) for a dict.
 
     Scores are hashed as their float64 ``repr``, which round-trips exactly.
@@ -95,7 +95,7 @@ def run_hash(run) -> str:
     return h.hexdigest()[:32]
 
 
-def file_hash(path) -> str:
+def file_hash(path: str | os.PathLike[str]) -> str:
     """Digest of a file's bytes (the file as stored: a ``.gz`` run is hashed compressed)."""
     return file_digest(path)
 

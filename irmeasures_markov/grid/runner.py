@@ -23,7 +23,7 @@ from .cells import Cell
 if TYPE_CHECKING:
     from .store import ParquetStore
 
-__all__ = ["GridError", "GridSummary", "Task", "run_grid"]
+__all__ = ["GridError", "GridSummary", "run_grid"]
 
 
 @dataclass

@@ -30,7 +30,7 @@ import numpy as np
 
 from .cells import Cell
 
-__all__ = ["ParquetStore"]
+__all__ = ["ParquetStore", "StoreLike"]
 
 _FIELDS = ("kind", "collection", "run", "measures", "pool", "seed", "resample", "qrels_hash", "run_hash")
 
@@ -54,14 +54,14 @@ class ParquetStore:
         shared storage visible to the client (only the client writes).
     """
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = pathlib.Path(path)
         if self.path.exists() and not self.path.is_dir():
             raise ValueError(f"{self.path}: the grid store must be a directory, this is a file.")
         self.path.mkdir(parents=True, exist_ok=True)
         self._writer = f"{socket.gethostname()}:{os.getpid()}"
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"ParquetStore({str(self.path)!r})"
 
     def parts(self) -> list[pathlib.Path]:
@@ -90,7 +90,7 @@ class ParquetStore:
                 out[keys_col[i]] = flat[offsets[i]:offsets[i + 1]].reshape(shapes[i]).copy()
         return out
 
-    def keys(self) -> set:
+    def keys(self) -> set[str]:
         """Keys of every stored cell."""
         _, pq = _pyarrow()
         out = set()
@@ -164,3 +164,7 @@ class ParquetStore:
             except FileNotFoundError:
                 pass
         return len(parts), len(take)
+
+
+#: Where a grid keeps finished cells: a :class:`ParquetStore`, its directory, or None (nothing kept).
+StoreLike = ParquetStore | str | os.PathLike | None

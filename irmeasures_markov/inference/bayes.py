@@ -52,13 +52,15 @@ towards 0.99 and ``tune``, or use ``backend='gibbs'`` for the linear model).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..progress import show_progress
 from .gibbs import gibbs_linear_model, prob_better_pairs
-from .inputs import score_matrix
+from .inputs import ScoresLike, score_matrix
 from .posterior import (
     EFFECT_SCALE_PRIOR,
     MAX_RHAT,
@@ -68,6 +70,9 @@ from .posterior import (
     SamplingWarning,
     sampling_diagnostics,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["BayesResult", "SamplingWarning", "ImproperPosteriorError", "fit_linear_model", "bayesian_linear_model",
            "gibbs_linear_model", "prob_better_pairs", "direct_relevance_model", "rank_weights", "MAX_RHAT"]
@@ -115,7 +120,7 @@ def _codes(values) -> tuple[np.ndarray, list[str]]:
     return np.array([index[l] for l in labels], dtype=np.int64), levels
 
 
-def fit_linear_model(data, *, value: str = "value", system: str = "system", topic: str = "topic",
+def fit_linear_model(data: pd.DataFrame | Mapping[str, Sequence[Any]], *, value: str = "value", system: str = "system", topic: str = "topic",
                      effects: Sequence[str] = (), interactions: Sequence[tuple[str, str]] = (),
                      draws: int = 1000, tune: int = 1000, chains: int = 4, seed: int | None = 0,
                      progress: bool | None = None, cores: int | None = None,
@@ -168,7 +173,8 @@ def fit_linear_model(data, *, value: str = "value", system: str = "system", topi
                        max_rhat=max_rhat)
 
 
-def bayesian_linear_model(scores, measure=None, *, backend: str = "gibbs", **kwargs) -> BayesResult:
+def bayesian_linear_model(scores: ScoresLike, measure: Any = None, *, backend: str = "gibbs",
+                          **kwargs: Any) -> BayesResult:
     """§3.1 on a topics × systems score matrix (anything :func:`score_matrix` accepts).
 
     ``backend='gibbs'`` (default) uses :func:`gibbs_linear_model`, a blocked
@@ -209,7 +215,7 @@ def rank_weights(depth: int, user: str = "precision", theta: float = 0.8) -> np.
     raise ValueError(f"user must be 'precision' or 'rbp', got {user!r}")
 
 
-def direct_relevance_model(judgments, *, systems: Sequence[str] | None = None,
+def direct_relevance_model(judgments: ArrayLike, *, systems: Sequence[str] | None = None,
                            topics: Sequence[str] | None = None, user: str = "precision", theta: float = 0.8,
                            draws: int = 1000, tune: int = 1000, chains: int = 4, seed: int | None = 0,
                            progress: bool | None = None, cores: int | None = None,

@@ -7,17 +7,20 @@ its priors are stated in :mod:`irmeasures_markov.inference.bayes`.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..progress import progress_bar
-from .inputs import score_matrix
+from .inputs import ScoresLike, score_matrix
 from .posterior import EFFECT_SCALE_PRIOR, MU_PRIOR_SD, BayesResult, ImproperPosteriorError, sampling_diagnostics
 
 __all__ = ["gibbs_linear_model", "prob_better_pairs"]
 
 
-def gibbs_linear_model(scores, measure=None, *, draws: int = 2000, tune: int = 1000, chains: int = 4,
-                       seed: int | None = 0, progress: bool | None = None, **_ignored) -> BayesResult:
+def gibbs_linear_model(scores: ScoresLike, measure: Any = None, *, draws: int = 2000, tune: int = 1000, chains: int = 4,
+                       seed: int | None = 0, progress: bool | None = None, **_ignored: Any) -> BayesResult:
     r"""The §3.1 linear model sampled by a blocked Gibbs sampler with parameter expansion (numpy only).
 
     Same model as the PyMC version: y_ij ~ N(μ + β_j + α_i, σ²), β_j ~ N(0, σ_run²),
@@ -143,7 +146,7 @@ def gibbs_linear_model(scores, measure=None, *, draws: int = 2000, tune: int = 1
     return BayesResult(sm.systems, keep.reshape(-1, n_s), idata, topics=sm.topics, max_rhat=max_rhat)
 
 
-def prob_better_pairs(scores, a, b, *, draws: int = 2000, tune: int = 1000, chains: int = 4,
+def prob_better_pairs(scores: ScoresLike, a: ArrayLike, b: ArrayLike, *, draws: int = 2000, tune: int = 1000, chains: int = 4,
                       seed: int | None = 0, progress: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(P(β_a > β_b | y), P(β_a < β_b | y))`` for the column indices ``a[k]``, ``b[k]`` of a topics × systems
     matrix, from one :func:`gibbs_linear_model` fit of all its columns.

@@ -20,21 +20,26 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..grid.backends import resolve_backend
+from ..grid.backends import Backend, resolve_backend
 from ..grid.cells import Cell
-from ..grid.runner import run_grid
-from ..grid.store import ParquetStore
+from ..grid.runner import GridSummary, run_grid
+from ..grid.store import ParquetStore, StoreLike
 from .bayes import BayesResult, bayesian_linear_model
 from .classic import TESTS, all_pairs
-from .inputs import score_matrix
+from .inputs import ScoreMatrix, ScoresLike, score_matrix
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from distributed import Client
 
 __all__ = ["discriminative_power", "discriminative_power_grid", "fit_per_collection", "matrix_hash"]
 
 
-def matrix_hash(sm) -> str:
+def matrix_hash(sm: ScoreMatrix) -> str:
     """SHA-256 of a score matrix: its float64 values, topics and systems."""
     h = hashlib.sha256(b"scores\0")
     v = np.ascontiguousarray(sm.values, dtype=np.float64)
@@ -66,11 +71,12 @@ def _store(store):
     return store if store is None or isinstance(store, ParquetStore) else ParquetStore(store)
 
 
-def discriminative_power_grid(scores_by_measure: Mapping[str, object], *, alpha: float = 0.05,
+def discriminative_power_grid(scores_by_measure: Mapping[str, ScoresLike], *, alpha: float = 0.05,
                               tests: Sequence[str] = ("t", "randomization", "bootstrap"),
                               n_resamples: int = 10000, seed: int | None = 0, correction: str | None = None,
-                              progress: bool | None = None, backend=None, client=None, scheduler=None,
-                              n_jobs: int = 1, store=None, collection: str = ""):
+                              progress: bool | None = None, backend: Backend | str | None = None,
+                              client: Client | None = None, scheduler: str | None = None, n_jobs: int = 1,
+                              store: StoreLike = None, collection: str = "") -> tuple[pd.DataFrame, GridSummary]:
     """:func:`~irmeasures_markov.inference.discriminative_power` with one grid cell per (measure, test).
 
     Returns ``(table, summary)``: the DataFrame (one row per measure, one
@@ -132,9 +138,10 @@ class _FitTask:
         return [np.asarray(res.system_effects, dtype=np.float64), diag]
 
 
-def fit_per_collection(scores_by_collection: Mapping[str, object], *, sampler: str = "gibbs",
-                       progress: bool | None = None, backend=None, client=None, scheduler=None, n_jobs: int = 1,
-                       store=None, **fit_kwargs):
+def fit_per_collection(scores_by_collection: Mapping[str, ScoresLike], *, sampler: str = "gibbs",
+                       progress: bool | None = None, backend: Backend | str | None = None,
+                       client: Client | None = None, scheduler: str | None = None, n_jobs: int = 1,
+                       store: StoreLike = None, **fit_kwargs: Any) -> tuple[dict[str, BayesResult], GridSummary]:
     """One Bayesian linear model per collection, each a grid cell: ``({collection: BayesResult}, summary)``.
 
     ``scores_by_collection``: ``{collection: scores}`` (anything
@@ -184,11 +191,12 @@ def fit_per_collection(scores_by_collection: Mapping[str, object], *, sampler: s
     return out, summary
 
 
-def discriminative_power(scores_by_measure: dict[str, object], *, alpha: float = 0.05,
+def discriminative_power(scores_by_measure: Mapping[str, ScoresLike], *, alpha: float = 0.05,
                          tests: Sequence[str] = ("t", "randomization", "bootstrap"),
                          n_resamples: int = 10000, seed: int | None = 0, correction: str | None = None,
-                         progress: bool | None = None, backend=None, client=None, scheduler=None, n_jobs: int = 1,
-                         store=None):
+                         progress: bool | None = None, backend: Backend | str | None = None,
+                         client: Client | None = None, scheduler: str | None = None, n_jobs: int = 1,
+                         store: StoreLike = None) -> pd.DataFrame:
     """Share of system pairs significantly different at ``alpha`` (Smucker & Clarke 2012, Table 2).
 
     ``scores_by_measure``: ``{measure label: scores}`` with anything

@@ -59,7 +59,7 @@ class BayesResult:
     divergences: int | None = None
     max_rhat: float | None = None
 
-    def prob_better(self, a, b) -> float:
+    def prob_better(self, a: str, b: str) -> float:
         """P(system a better than system b | data) = P(β_a > β_b)."""
         ia, ib = self.systems.index(str(a)), self.systems.index(str(b))
         return float(np.mean(self.system_effects[:, ia] > self.system_effects[:, ib]))
