@@ -11,17 +11,25 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from ir_measures import Measure
+from numpy.typing import ArrayLike
 
 from .._lazy import lazy_module
 from ..experiments import Evaluation, evaluate
+from ..experiments.evaluation import MeasuresLike, QrelsLike
 from ..inference.classic import ALTERNATIVES, pairwise
 from ..inference.gibbs import prob_better_pairs
 from ..inputs import to_qrels_dict
 from . import render
 from .render import DOWN, UP
-from .runs import load_runs, resolve_baseline
+from .runs import RunsSpec, load_runs, resolve_baseline
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
 
 # imported at the first interval, so that importing the package does not load scipy.stats
 stats = lazy_module("scipy.stats")
@@ -35,7 +43,7 @@ COMPARE_TESTS = ("t", "wilcoxon", "sign", "randomization", "bootstrap", "bayes",
 CORRECTIONS = ("holm", "bonferroni", "fdr_bh", "none")
 
 
-def effect_size(d) -> np.ndarray:
+def effect_size(d: ArrayLike) -> np.ndarray:
     """Cohen's d_z of paired differences: ``mean(d) / std(d, ddof=1)`` along axis 0 (topics).
 
     NaN with fewer than 2 topics (no standard deviation to divide by).
@@ -49,7 +57,7 @@ def effect_size(d) -> np.ndarray:
         return np.where(sd > 0, mean / np.where(sd > 0, sd, 1.0), np.where(mean == 0, 0.0, np.sign(mean) * np.inf))
 
 
-def mean_intervals(values, level: float = 0.95) -> np.ndarray:
+def mean_intervals(values: ArrayLike, level: float = 0.95) -> np.ndarray:
     """t intervals of the means over axis 0: ``[..., (low, high)]`` for ``values`` of shape (topics, ...)."""
     v = np.asarray(values, dtype=np.float64)
     n = v.shape[0]
@@ -112,17 +120,17 @@ class Comparison:
     evaluation : :class:`~irmeasures_markov.experiments.Evaluation`
         The per-topic values behind everything.
     """
-    table: object
-    intervals: object | None
-    tests: object
-    evaluation: object
+    table: pd.DataFrame
+    intervals: pd.DataFrame | None
+    tests: pd.DataFrame
+    evaluation: Evaluation
     baseline: str | None
     test: str
     correction: str
     alpha: float
     alternative: str
     ci: float | None
-    markers: object = None
+    markers: pd.DataFrame | None = None
     letters: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -133,7 +141,7 @@ class Comparison:
     def labels(self) -> list[str]:
         return list(self.evaluation.labels)
 
-    def pvalues(self, measure, adjusted: bool = False):
+    def pvalues(self, measure: Measure | str, adjusted: bool = False) -> pd.Series:
         """p-values of one measure as a Series indexed by ``(run_a, run_b)``."""
         label = self.labels[self.evaluation.measure_index(measure)]
         rows = self.tests[self.tests["measure"] == label]
@@ -166,7 +174,8 @@ class Comparison:
     def _repr_markdown_(self) -> str:  # notebooks
         return self.to_markdown()
 
-    def plot(self, measure=None, *, baseline: str | None = None, axes=None):
+    def plot(self, measure: Measure | str | None = None, *, baseline: str | None = None,
+             axes: Any = None) -> Figure:
         """Per-topic differences (run − baseline) of one measure, one panel per compared run.
 
         Bars are the topics sorted by difference; the title gives the mean
@@ -190,7 +199,7 @@ def _bayes_pairs(values, a, b, alternative, seed, draws, chains, progress):
     return p_ab, p
 
 
-def compare(qrels, runs, measures, *, baseline: str | None = None, test: str = "t",
+def compare(qrels: QrelsLike, runs: RunsSpec, measures: MeasuresLike, *, baseline: str | None = None, test: str = "t",
             correction: str | None = None, alpha: float = 0.05, alternative: str = "two-sided",
             ci: float | None = None, n_resamples: int = 10000, seed: int | None = 0,
             topics: Sequence[str] | None = None, labels: Sequence[str] | None = None, n_jobs: int = 1,
@@ -251,7 +260,7 @@ def compare(qrels, runs, measures, *, baseline: str | None = None, test: str = "
                               progress=progress, bayes_draws=bayes_draws, bayes_chains=bayes_chains)
 
 
-def compare_evaluation(evaluation, *, baseline: str | None = None, test: str = "t",
+def compare_evaluation(evaluation: Evaluation, *, baseline: str | None = None, test: str = "t",
                        correction: str | None = None, alpha: float = 0.05, alternative: str = "two-sided",
                        ci: float | None = None, n_resamples: int = 10000, seed: int | None = 0,
                        progress: bool | None = None, bayes_draws: int = 2000, bayes_chains: int = 4) -> Comparison:

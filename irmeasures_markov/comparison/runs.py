@@ -9,16 +9,31 @@ from typing import Any
 # read_run: the fast reader, io.read_trec_run's dicts and errors
 from ..datasets import list_run_files, read_run, run_name, run_names
 
-__all__ = ["load_runs", "resolve_baseline", "resolve_run_paths"]
+__all__ = ["RunsSpec", "load_runs", "resolve_baseline", "resolve_run_paths"]
+
+#: The runs to compare: ``{name: run dict or run file path}``, or run files, directories and glob patterns.
+RunsSpec = Mapping[str, Any] | str | os.PathLike | Sequence[str | os.PathLike]
 
 _GLOB_CHARS = set("*?[")
 
 
-def resolve_run_paths(specs: str | os.PathLike | Sequence) -> list[str]:
+def resolve_run_paths(specs: str | os.PathLike | Sequence[str | os.PathLike]) -> list[str]:
     """Run files from files, directories (their ``input.*`` files, else every file) and glob patterns.
 
-    Order: the specs in the order given; files of one directory or pattern sorted.
-    Raises ``FileNotFoundError`` naming a spec that matches nothing.
+    Parameters
+    ----------
+    specs : path or sequence of paths
+        Files, directories and glob patterns.
+
+    Returns
+    -------
+    list of str
+        The specs in the order given, files of one directory or pattern sorted, each file once.
+
+    Raises
+    ------
+    FileNotFoundError
+        A spec that matches nothing (named in the message).
     """
     if isinstance(specs, (str, os.PathLike)):
         specs = [specs]
@@ -39,8 +54,20 @@ def resolve_run_paths(specs: str | os.PathLike | Sequence) -> list[str]:
     return out
 
 
-def load_runs(runs: Mapping[str, Any] | str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> tuple[dict[str, dict], dict[str, str]]:
-    """``({name: run}, {name: path})`` from a mapping (values: run dicts or paths) or paths/directories/globs."""
+def load_runs(runs: RunsSpec) -> tuple[dict[str, dict], dict[str, str]]:
+    """``({name: run}, {name: path})`` from a mapping (values: run dicts or paths) or paths/directories/globs.
+
+    Parameters
+    ----------
+    runs : RunsSpec
+        ``{name: run dict or path}``, or run files, directories and glob patterns (names from the file
+        names by :func:`~irmeasures_markov.datasets.run_names`).
+
+    Returns
+    -------
+    (dict of str to dict, dict of str to str)
+        Every run read, and the file of each run read from one.
+    """
     if isinstance(runs, Mapping):
         paths = {str(k): os.fspath(v) for k, v in runs.items() if isinstance(v, (str, os.PathLike))}
         return {str(k): (read_run(paths[str(k)]) if str(k) in paths else v) for k, v in runs.items()}, paths
@@ -49,7 +76,7 @@ def load_runs(runs: Mapping[str, Any] | str | os.PathLike[str] | Sequence[str | 
     return {name: read_run(p) for name, p in paths.items()}, paths
 
 
-def resolve_baseline(baseline, runs: Sequence[str], paths: Mapping[str, str] | None = None) -> str | None:
+def resolve_baseline(baseline: str | os.PathLike[str] | None, runs: Sequence[str], paths: Mapping[str, str] | None = None) -> str | None:
     """The name of the run ``baseline`` designates: a run name, a run's file path, or a file name.
 
     ``runs`` are the run names, ``paths`` the file of each run read from one
