@@ -82,7 +82,17 @@ def parse_measures(measures: Measure | str | Sequence[Measure | str]) -> list[Me
 
 
 def is_ours(m: Measure) -> bool:
-    """True for a measure of this package's families (a :class:`~irmeasures_markov.plugin.base.FamilyMeasure`)."""
+    """True for a measure of this package's families (a :class:`~irmeasures_markov.plugin.base.FamilyMeasure`).
+
+    Parameters
+    ----------
+    m : ir_measures.Measure
+        Any parsed measure.
+
+    Returns
+    -------
+    bool
+    """
     return isinstance(m, FamilyMeasure)
 
 
@@ -332,6 +342,11 @@ def evaluate(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, RunLik
         and values, e.g. bpref ignores negative grades as trec_eval does)
         instead of through ``ir_measures``/``pytrec_eval``, whose float32
         scores can reorder near-ties.
+
+    Returns
+    -------
+    Evaluation
+        ``values[run, measure, topic]`` in the order of ``runs``, the measures and the topics.
 
     Raises
     ------

@@ -90,22 +90,47 @@ def pool_reduction(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, 
 
     For each ``percent`` the qrels are reduced with
     :func:`irmeasures_markov.datasets.downsample_qrels` (seeded, nested) and all
-    runs re-evaluated over the same topics as the full pool.  ``full`` may pass
-    an :func:`evaluate` result on the complete qrels to avoid recomputing it;
-    it must hold the same measures (and labels, when given) and the same runs
-    in the same order, on topics of ``qrels``, else ``ValueError``.
+    runs re-evaluated over the same topics as the full pool.  Every (run, pool)
+    pair is a cell of an evaluation grid (:class:`~.grid.EvaluationGrid`): the
+    numbers are the same bits on every backend and equal :func:`evaluate`'s.
 
-    Every (run, pool) pair is a cell of an :mod:`irmeasures_markov.grid`
-    evaluation grid, computed on a backend: local processes by default
-    (``n_jobs``), or Dask with ``client=`` (a ``distributed.Client``),
-    ``scheduler=`` (an address; ``"local"`` starts a ``LocalCluster`` of
-    ``n_jobs`` workers, at least 2) or ``backend=``.  The numbers are the same
-    bits on every backend and equal :func:`evaluate`'s.  ``store`` (a directory
-    or :class:`~irmeasures_markov.grid.ParquetStore`) keeps finished cells, so
-    a rerun computes only what is missing.  ``runs`` may map names to run file
-    paths, which the workers read.  ``qrels`` is anything :func:`evaluate` takes
-    (a dict, a qrels file path, ...).  ``progress``: the grid's bar and summary on
-    standard error, as for :func:`evaluate`.
+    Parameters
+    ----------
+    measures, qrels, labels, native
+        As for :func:`evaluate` (``qrels`` may be a dict, a qrels file path, ...).
+    runs : mapping of str to run or path
+        Run names to run dicts or to run file paths (which the workers read).
+    percents : sequence of float
+        Pool sizes, in percent of the judged documents kept.
+    seed : int
+        Seed of the (nested) reductions.
+    n_jobs : int
+        Local processes, or the workers of a ``LocalCluster``.
+    progress : bool or None
+        The grid's bar and summary on standard error, as for :func:`evaluate`.
+    full : Evaluation, optional
+        An :func:`evaluate` result on the complete qrels, not computed again; it must hold the same
+        measures (and labels, when given) and the same runs in the same order, on topics of ``qrels``.
+    backend, client, scheduler
+        Local processes by default, or Dask with ``client=`` (a ``distributed.Client``), ``scheduler=``
+        (an address; ``"local"`` starts a ``LocalCluster`` of ``n_jobs`` workers, at least 2) or
+        ``backend=`` (:func:`~irmeasures_markov.grid.resolve_backend`).
+    store : ParquetStore, path or None
+        Keeps finished cells, so a rerun computes only what is missing.
+    collection : str
+        The collection's name in the cells' keys.
+
+    Returns
+    -------
+    PoolReduction
+
+    Raises
+    ------
+    ValueError
+        No run, a ``full`` evaluation of other measures, labels, runs or qrels, or what :func:`evaluate`
+        raises for its arguments.
+    TypeError
+        ``full`` is not an :class:`Evaluation`.
     """
     measures, labels = labelled_measures(measures, labels)
     qrels = to_qrels_dict(qrels)
