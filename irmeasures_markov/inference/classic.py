@@ -101,6 +101,23 @@ def paired_t_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided") ->
     scipy's NaN this returns t = 0, p = 1 when they are all 0 (no evidence of a
     difference) and t = ±inf, p = 0 (two-sided) otherwise (every topic moves
     the same way by the same amount).
+
+    Parameters
+    ----------
+    a, b : array_like
+        Per-topic scores of systems A and B, in the same topic order (at least 2 topics, finite).
+    alternative : {'two-sided', 'greater', 'less'}
+        About A − B ('greater': A better).
+
+    Returns
+    -------
+    TestResult
+
+    Raises
+    ------
+    ValueError
+        Scores of different lengths, fewer than 2 topics, a value that is not finite, or an unknown
+        ``alternative``.
     """
     a, b = _pair(a, b)
     _alt(alternative)
@@ -125,7 +142,25 @@ def paired_t_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided") ->
 
 
 def wilcoxon_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided") -> TestResult:
-    """Wilcoxon signed-rank test (differences symmetric about their median; zero differences dropped)."""
+    """Wilcoxon signed-rank test (differences symmetric about their median; zero differences dropped).
+
+    Parameters
+    ----------
+    a, b : array_like
+        Per-topic scores of systems A and B, in the same topic order (at least 2 topics, finite).
+    alternative : {'two-sided', 'greater', 'less'}
+        About A − B ('greater': A better).
+
+    Returns
+    -------
+    TestResult
+
+    Raises
+    ------
+    ValueError
+        Scores of different lengths, fewer than 2 topics, a value that is not finite, or an unknown
+        ``alternative``.
+    """
     a, b = _pair(a, b)
     _alt(alternative)
     d = a - b
@@ -136,7 +171,25 @@ def wilcoxon_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided") ->
 
 
 def sign_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided") -> TestResult:
-    """Sign test: the number of topics where A > B is Binomial(m, 1/2) under H0 (m = non-tied topics)."""
+    """Sign test: the number of topics where A > B is Binomial(m, 1/2) under H0 (m = non-tied topics).
+
+    Parameters
+    ----------
+    a, b : array_like
+        Per-topic scores of systems A and B, in the same topic order (at least 2 topics, finite).
+    alternative : {'two-sided', 'greater', 'less'}
+        About A − B ('greater': A better).
+
+    Returns
+    -------
+    TestResult
+
+    Raises
+    ------
+    ValueError
+        Scores of different lengths, fewer than 2 topics, a value that is not finite, or an unknown
+        ``alternative``.
+    """
     a, b = _pair(a, b)
     _alt(alternative)
     d = a - b
@@ -170,7 +223,29 @@ def _sign_patterns(n, n_resamples, rng):
 
 def randomization_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided", n_resamples: int = 10000,
                        seed: int | None = 0) -> TestResult:
-    """Paired randomization test on the mean difference (exchangeability within topics)."""
+    """Paired randomization test on the mean difference (exchangeability within topics).
+
+    Parameters
+    ----------
+    a, b : array_like
+        Per-topic scores of systems A and B, in the same topic order (at least 2 topics, finite).
+    alternative : {'two-sided', 'greater', 'less'}
+        About A − B ('greater': A better).
+    n_resamples : int
+        Random sign patterns / bootstrap resamples.
+    seed : int or None
+        Seed of the resampling.
+
+    Returns
+    -------
+    TestResult
+
+    Raises
+    ------
+    ValueError
+        Scores of different lengths, fewer than 2 topics, a value that is not finite, or an unknown
+        ``alternative``.
+    """
     a, b = _pair(a, b)
     _alt(alternative)
     d = a - b
@@ -195,6 +270,27 @@ def bootstrap_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided", n
     from their empirical distribution; under H0 the mean difference is 0, so
     the null distribution of d̄ is that of the resampled *centred* differences.
     p = (count + 1) / (n_resamples + 1).
+
+    Parameters
+    ----------
+    a, b : array_like
+        Per-topic scores of systems A and B, in the same topic order (at least 2 topics, finite).
+    alternative : {'two-sided', 'greater', 'less'}
+        About A − B ('greater': A better).
+    n_resamples : int
+        Random sign patterns / bootstrap resamples.
+    seed : int or None
+        Seed of the resampling.
+
+    Returns
+    -------
+    TestResult
+
+    Raises
+    ------
+    ValueError
+        Scores of different lengths, fewer than 2 topics, a value that is not finite, or an unknown
+        ``alternative``.
     """
     a, b = _pair(a, b)
     _alt(alternative)
@@ -223,6 +319,22 @@ def adjust_pvalues(pvalues: ArrayLike, method: str | None = "holm") -> np.ndarra
     * ``'fdr_bh'``: Benjamini–Hochberg false discovery rate, p_(i) ↦ min_{j≥i} min(1, m p_(j) / j)
       (the same values as statsmodels' ``multipletests(method='fdr_bh')``);
     * ``'none'`` or None: the p-values unchanged.
+
+    Parameters
+    ----------
+    pvalues : array_like
+        The m p-values of one family.
+    method : {'holm', 'bonferroni', 'fdr_bh', 'none'} or None
+
+    Returns
+    -------
+    numpy.ndarray
+        The adjusted p-values, in the order given.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``method``.
     """
     p = np.asarray(pvalues, dtype=np.float64)
     if method is None or method == "none":
@@ -310,6 +422,34 @@ def all_pairs(scores: ScoresLike, test: str = "t", *, measure: Any = None, alter
     The same seeded sign patterns / bootstrap resamples serve every pair, so
     the t, randomization and bootstrap tests run as matrix products over all
     pairs at once (``chunk`` pairs at a time).
+
+    Parameters
+    ----------
+    scores : ScoresLike
+        Per-topic scores of the systems (anything :func:`~.inputs.score_matrix` takes).
+    test : {'t', 'wilcoxon', 'sign', 'randomization', 'bootstrap'}
+    measure : ir_measures.Measure or str, optional
+        Which measure of ``scores`` when it holds several.
+    alternative : {'two-sided', 'greater', 'less'}
+        About A − B.
+    correction : {'holm', 'bonferroni', 'fdr_bh', 'none'} or None
+        Over the pairs tested.
+    n_resamples, seed
+        Resamples of the randomization and bootstrap tests and their seed.
+    chunk : int
+        Pairs per matrix product.
+    progress : bool or None
+        A progress bar on standard error (None: only when it is a terminal).
+
+    Returns
+    -------
+    PairwiseResult
+
+    Raises
+    ------
+    ValueError
+        An unknown test, alternative or correction, fewer than 2 systems, or scores
+        :func:`~.inputs.score_matrix` refuses.
     """
     sm = score_matrix(scores, measure)
     if sm.n_systems < 2:
@@ -329,6 +469,36 @@ def pairwise(scores: ScoresLike, pairs: Sequence[tuple[int | str, int | str]], t
     randomization and bootstrap tests draw the same seeded sign patterns /
     resamples for every pair, so a pair tested here has the p-value
     :func:`all_pairs` gives it (before correction) with the same ``seed``.
+
+    Parameters
+    ----------
+    scores : ScoresLike
+        Per-topic scores of the systems (anything :func:`~.inputs.score_matrix` takes).
+    pairs : sequence of (a, b)
+        System names or column indices; each pair is tested as A − B.
+    test : {'t', 'wilcoxon', 'sign', 'randomization', 'bootstrap'}
+    measure : ir_measures.Measure or str, optional
+        Which measure of ``scores`` when it holds several.
+    alternative : {'two-sided', 'greater', 'less'}
+        About A − B.
+    correction : {'holm', 'bonferroni', 'fdr_bh', 'none'} or None
+        Over the pairs tested.
+    n_resamples, seed
+        Resamples of the randomization and bootstrap tests and their seed.
+    chunk : int
+        Pairs per matrix product.
+    progress : bool or None
+        A progress bar on standard error (None: only when it is a terminal).
+
+    Returns
+    -------
+    PairwiseResult
+
+    Raises
+    ------
+    ValueError
+        An unknown test, alternative or correction, fewer than 2 systems, or scores
+        :func:`~.inputs.score_matrix` refuses.
     """
     sm = score_matrix(scores, measure)
     _alt(alternative)
