@@ -40,7 +40,17 @@ __all__ = ["discriminative_power", "discriminative_power_grid", "fit_per_collect
 
 
 def matrix_hash(sm: ScoreMatrix) -> str:
-    """SHA-256 of a score matrix: its float64 values, topics and systems."""
+    """SHA-256 of a score matrix: its float64 values, topics and systems.
+
+    Parameters
+    ----------
+    sm : ScoreMatrix
+
+    Returns
+    -------
+    str
+        The first 32 hexadecimal digits.
+    """
     h = hashlib.sha256(b"scores\0")
     v = np.ascontiguousarray(sm.values, dtype=np.float64)
     h.update(repr(v.shape).encode())
@@ -80,7 +90,36 @@ def discriminative_power_grid(scores_by_measure: Mapping[str, ScoresLike], *, al
     """:func:`~irmeasures_markov.inference.discriminative_power` with one grid cell per (measure, test).
 
     Returns ``(table, summary)``: the DataFrame (one row per measure, one
-    column per test) and the :class:`~.runner.GridSummary`.
+    column per test) and the :class:`~irmeasures_markov.grid.GridSummary`.
+
+    Parameters
+    ----------
+    scores_by_measure : mapping of str to ScoresLike
+        ``{measure label: scores}`` with anything :func:`~.inputs.score_matrix` accepts (all over the same
+        systems and topics).
+    alpha : float
+        Significance level, in (0, 1).
+    tests : sequence of str
+        Tests of :data:`~.classic.TESTS`, one column each.
+    n_resamples, seed, correction
+        As for :func:`~.classic.all_pairs` (``correction`` None: uncorrected p-values).
+    progress : bool or None
+        The grid's bar and summary on standard error (None: only when it is a terminal).
+    backend, client, scheduler, n_jobs
+        Where the cells are computed (:func:`~irmeasures_markov.grid.resolve_backend`).
+    store : ParquetStore, path or None
+        Keeps the p-values for reruns.
+    collection : str
+        The collection's name in the cells' keys.
+
+    Returns
+    -------
+    (pandas.DataFrame, GridSummary)
+
+    Raises
+    ------
+    ValueError
+        ``alpha`` outside (0, 1), an unknown test, or no measure.
     """
     import pandas as pd
     if not 0 < alpha < 1:
@@ -152,6 +191,30 @@ def fit_per_collection(scores_by_collection: Mapping[str, ScoresLike], *, sample
     the Gibbs sampler).  The results carry ``system_effects``, ``max_rhat`` and
     ``divergences``; ``idata`` is None (the draws come back from the worker or
     the store, not the sampler's InferenceData).
+
+    Parameters
+    ----------
+    scores_by_collection : mapping of str to ScoresLike
+        ``{collection: scores}``.
+    sampler : {'gibbs', 'pymc'}
+        The ``backend`` of :func:`~irmeasures_markov.inference.bayes.bayesian_linear_model`.
+    progress : bool or None
+        The grid's bar and summary on standard error (None: only when it is a terminal).
+    backend, client, scheduler, n_jobs
+        Where the cells are computed (:func:`~irmeasures_markov.grid.resolve_backend`).
+    store : ParquetStore, path or None
+        Keeps the draws for reruns.
+    **fit_kwargs
+        For the sampler (``draws``, ``tune``, ``chains``, ``seed``, ...); part of the cells' keys.
+
+    Returns
+    -------
+    (dict of str to BayesResult, GridSummary)
+
+    Raises
+    ------
+    ValueError
+        An unknown sampler or no collection.
     """
     if sampler not in ("gibbs", "pymc"):
         raise ValueError(f"`sampler` must be 'gibbs' or 'pymc', got {sampler!r}")
@@ -207,6 +270,35 @@ def discriminative_power(scores_by_measure: Mapping[str, ScoresLike], *, alpha: 
     computed in this process by default, on ``n_jobs`` local processes, or on
     Dask (``client=``, ``scheduler=``, ``backend=``), with the same numbers on
     every backend; ``store`` (a directory) keeps the p-values for reruns.
+
+    Parameters
+    ----------
+    scores_by_measure : mapping of str to ScoresLike
+        ``{measure label: scores}`` with anything :func:`~.inputs.score_matrix` accepts (all over the same
+        systems and topics).
+    alpha : float
+        Significance level, in (0, 1).
+    tests : sequence of str
+        Tests of :data:`~.classic.TESTS`, one column each.
+    n_resamples, seed, correction
+        As for :func:`~.classic.all_pairs` (``correction`` None: uncorrected p-values).
+    progress : bool or None
+        The grid's bar and summary on standard error (None: only when it is a terminal).
+    backend, client, scheduler, n_jobs
+        Where the cells are computed (:func:`~irmeasures_markov.grid.resolve_backend`).
+    store : ParquetStore, path or None
+        Keeps the p-values for reruns.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The share of pairs with an (adjusted) p-value below ``alpha``: one row per measure, one column per
+        test.
+
+    Raises
+    ------
+    ValueError
+        ``alpha`` outside (0, 1), an unknown test, or no measure.
     """
     table, _ = discriminative_power_grid(scores_by_measure, alpha=alpha, tests=tests, n_resamples=n_resamples,
                                          seed=seed, correction=correction, progress=progress, backend=backend,
