@@ -178,17 +178,39 @@ def bayesian_linear_model(scores: ScoresLike, measure: Any = None, *, backend: s
     """§3.1 on a topics × systems score matrix (anything :func:`score_matrix` accepts).
 
     ``backend='gibbs'`` (default) uses :func:`gibbs_linear_model`, a blocked
-    Gibbs sampler with exact conditionals (numpy only, no divergences; about a
-    second for 4 chains × 2000 draws on a few runs, a few seconds on 129 runs ×
-    50 topics), whose max R-hat and effective sample sizes are reported in
+    Gibbs sampler with exact conditionals (numpy only, no divergent
+    transitions), whose max R-hat and effective sample sizes are reported in
     ``max_rhat`` and ``idata``.  ``backend='pymc'`` samples the same model with
-    PyMC's NUTS (``draws``, ``tune``, ``chains``, ``cores``, ``target_accept``;
-    tens of seconds): it is not free of divergent transitions on this model
-    with few systems (3 runs × 10 topics of the bundled sample give about 40 in
-    4 × 1000 draws at ``target_accept=0.9``, 12 at 0.99).  Either way the
+    PyMC's NUTS (``draws``, ``tune``, ``chains``, ``cores``, ``target_accept``):
+    it is not free of divergent transitions on this model with few systems
+    (raising ``target_accept`` towards 0.99 reduces them).  Either way the
     result's ``divergences`` and ``max_rhat`` report the diagnostics, and a
-    :class:`SamplingWarning` says when they are bad.  Both are checked against
-    each other and against the paired t-test in tests/test_inference_bayes.py.
+    :class:`SamplingWarning` says when they are bad.  docs/inference.md gives
+    the samplers' times.
+
+    Parameters
+    ----------
+    scores : ScoresLike
+        Per-topic scores of the systems.
+    measure : ir_measures.Measure or str, optional
+        Which measure of ``scores`` when it holds several.
+    backend : {'gibbs', 'pymc'}
+        The sampler.
+    **kwargs
+        For the sampler: :func:`gibbs_linear_model` or :func:`fit_linear_model`.
+
+    Returns
+    -------
+    BayesResult
+
+    Raises
+    ------
+    ValueError
+        An unknown backend, or scores :func:`score_matrix` refuses.
+    ImproperPosteriorError
+        Scores that are exactly a topic effect plus a system effect (Gibbs).
+    ImportError
+        ``backend='pymc'`` without PyMC.
     """
     sm = score_matrix(scores, measure)
     if backend == "gibbs":

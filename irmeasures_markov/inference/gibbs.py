@@ -48,6 +48,33 @@ def gibbs_linear_model(scores: ScoresLike, measure: Any = None, *, draws: int = 
 
     ``progress``: a progress bar on standard error; ``None`` (default) shows it
     only when standard error is a terminal (:func:`irmeasures_markov.progress.show_progress`).
+
+    Parameters
+    ----------
+    scores : ScoresLike
+        Per-topic scores of the systems (a complete topics × systems matrix).
+    measure : ir_measures.Measure or str, optional
+        Which measure of ``scores`` when it holds several.
+    draws, tune, chains : int
+        Kept draws per chain, discarded draws before them, and independent chains.
+    seed : int or None
+        Seed of the chains.
+    progress : bool or None
+        A progress bar on standard error.
+    **_ignored
+        Options of the PyMC sampler (``cores``, ``target_accept``), which do not apply here.
+
+    Returns
+    -------
+    BayesResult
+        ``system_effects`` (chains × draws pooled), ``idata`` (when ArviZ is installed) and ``max_rhat``.
+
+    Raises
+    ------
+    ImproperPosteriorError
+        Scores that are exactly a topic effect plus a system effect (no residual variation).
+    ValueError
+        Scores :func:`~.inputs.score_matrix` refuses.
     """
     sm = score_matrix(scores, measure)
     y = sm.values
@@ -155,6 +182,20 @@ def prob_better_pairs(scores: ScoresLike, a: ArrayLike, b: ArrayLike, *, draws: 
     posterior; every pair then differs by the same amount on every topic, and the
     probabilities are their limit as σ → 0: 1 and 0 for a positive difference,
     1/2 each for none.
+
+    Parameters
+    ----------
+    scores : ScoresLike
+        Per-topic scores (topics × systems).
+    a, b : array_like of int
+        Column indices of the pairs.
+    draws, tune, chains, seed, progress
+        As for :func:`gibbs_linear_model`.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        ``P(β_a > β_b | y)`` and ``P(β_a < β_b | y)`` of each pair.
     """
     a, b = np.atleast_1d(np.asarray(a)), np.atleast_1d(np.asarray(b))
     sm = score_matrix(scores)
