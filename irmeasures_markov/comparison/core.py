@@ -46,7 +46,16 @@ CORRECTIONS = ("holm", "bonferroni", "fdr_bh", "none")
 def effect_size(d: ArrayLike) -> np.ndarray:
     """Cohen's d_z of paired differences: ``mean(d) / std(d, ddof=1)`` along axis 0 (topics).
 
-    NaN with fewer than 2 topics (no standard deviation to divide by).
+    Parameters
+    ----------
+    d : array_like
+        Paired differences, topics along axis 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        d_z per column: 0 when all differences are 0, ±inf when they are all equal and non-zero, NaN
+        with fewer than 2 topics (no standard deviation to divide by).
     """
     d = np.asarray(d, dtype=np.float64)
     mean = d.mean(axis=0)
@@ -58,7 +67,20 @@ def effect_size(d: ArrayLike) -> np.ndarray:
 
 
 def mean_intervals(values: ArrayLike, level: float = 0.95) -> np.ndarray:
-    """t intervals of the means over axis 0: ``[..., (low, high)]`` for ``values`` of shape (topics, ...)."""
+    r"""t intervals of the means over axis 0: :math:`\bar y \pm t_{(1+\ell)/2,\,n-1}\, s/\sqrt n`.
+
+    Parameters
+    ----------
+    values : array_like
+        Shape (topics, ...).
+    level : float
+        Confidence level ℓ.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``values.shape[1:] + (2,)``: ``(low, high)``; NaN with fewer than 2 topics.
+    """
     v = np.asarray(values, dtype=np.float64)
     n = v.shape[0]
     mean = v.mean(axis=0)
@@ -69,10 +91,19 @@ def mean_intervals(values: ArrayLike, level: float = 0.95) -> np.ndarray:
 
 
 def run_letters(n: int) -> list[str]:
-    """Letters naming n runs in all-pairs markers: a..z, then A..Z, then 53, 54, ... as numbers."""
+    """Letters naming n runs in all-pairs markers: a..z, then A..Z, then 53, 54, ... as numbers.
+
+    Parameters
+    ----------
+    n : int
+        Number of runs.
+
+    Returns
+    -------
+    list of str
+    """
     alphabet = string.ascii_lowercase + string.ascii_uppercase
     return [alphabet[i] if i < len(alphabet) else str(i + 1) for i in range(n)]
-
 
 
 def _compare_iv(runs, baseline, test, correction, alpha, alternative, ci, n_resamples):
@@ -264,7 +295,29 @@ def compare_evaluation(evaluation: Evaluation, *, baseline: str | None = None, t
                        correction: str | None = None, alpha: float = 0.05, alternative: str = "two-sided",
                        ci: float | None = None, n_resamples: int = 10000, seed: int | None = 0,
                        progress: bool | None = None, bayes_draws: int = 2000, bayes_chains: int = 4) -> Comparison:
-    """:func:`compare` on an :class:`~irmeasures_markov.experiments.Evaluation` already computed."""
+    """:func:`compare` on an :class:`~irmeasures_markov.experiments.Evaluation` already computed.
+
+    Parameters
+    ----------
+    evaluation : Evaluation
+        Per-topic values of the runs (from :func:`~irmeasures_markov.experiments.evaluate`).
+    baseline, test, correction, alpha, alternative, ci, n_resamples, seed, progress, bayes_draws, bayes_chains
+        As for :func:`compare`; ``baseline`` is a run name or a run's file name.
+
+    Returns
+    -------
+    Comparison
+
+    Raises
+    ------
+    ValueError
+        As for :func:`compare`.
+
+    Warns
+    -----
+    UserWarning
+        Fewer than 2 topics: no test is possible, the means are compared as with ``test='none'``.
+    """
     import pandas as pd
     ev = evaluation
     baseline = resolve_baseline(baseline, list(ev.runs))
