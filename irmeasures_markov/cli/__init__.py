@@ -26,7 +26,6 @@ from .inputs import sample_path
 from .measure_args import parse_measures
 from .measures import measures_main
 from .output import cli_session
-from .ph_compare import ph_compare_main
 
 __all__ = ["main", "SUBCOMMANDS", "sample_path", "parse_measures", "report", "SUMMARY_QID", "DEMO_MEASURES",
            "EXIT_OK", "EXIT_USAGE", "EXIT_INTERNAL"]
@@ -35,7 +34,8 @@ __all__ = ["main", "SUBCOMMANDS", "sample_path", "parse_measures", "report", "SU
 SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
     "demo": demo_main,
     "measures": measures_main,
-    "ph-compare": ph_compare_main,
+    "ph-compare": lambda argv: __import__("irmeasures_markov.cli.ph_compare",
+                                          fromlist=["ph_compare_main"]).ph_compare_main(argv),
     "compare": lambda argv: __import__("irmeasures_markov.cli.compare", fromlist=["compare_main"]).compare_main(argv),
     "pool-reduction": lambda argv: __import__("irmeasures_markov.cli.grid", fromlist=["_"]).pool_reduction_main(argv),
     "fit": lambda argv: __import__("irmeasures_markov.cli.fit", fromlist=["fit_main"]).fit_main(argv),

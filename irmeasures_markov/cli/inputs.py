@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 from importlib import resources
 
-from ..datasets import ir_datasets_unavailable
 from ..inputs import check_qrels
 from ..io import read_trec_qrels, read_trec_run
 from .errors import CliError, reading
@@ -61,6 +60,8 @@ def _qrels_from_ir_datasets(spec: str) -> dict[str, dict[str, int]]:
         for q in dataset.qrels_iter():
             out.setdefault(q.query_id, {})[q.doc_id] = q.relevance
     except Exception as exc:  # downloads fail in many ways (offline, moved, checksum): name the dataset
+        # imported here, on this error path only: the command line's start-up does not load the datasets module
+        from ..datasets import ir_datasets_unavailable
         raise CliError(ir_datasets_unavailable(spec, "qrels", exc, dataset)) from None
     return out
 
