@@ -67,7 +67,8 @@ def legend(cmp: Comparison, effect: bool = False) -> str:
         text = (f"{UP}/{DOWN}: significantly better/worse than the baseline {cmp.baseline} ({how}; "
                 f"{n} topics).")
     else:
-        text = (f"Letters: the runs a mean is significantly better than ({how}; all {len(cmp.tests) // max(1, len(cmp.labels))} "
+        n_pairs = len(cmp.tests) // max(1, len(cmp.labels))
+        text = (f"Letters: the runs a mean is significantly better than ({how}; all {n_pairs} "
                 f"pairs; {n} topics).")
     if cmp.ci is not None:
         text += f" Brackets: {cmp.ci:.0%} t confidence interval of the mean" + \
@@ -185,7 +186,10 @@ def _width(s: str) -> int:
 
 
 def to_text(cmp: Comparison, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
-    """The means table (``pairs=True``: the tests table) as aligned text with the legend; see :meth:`Comparison.to_text`."""
+    """The means table (``pairs=True``: the tests table) as aligned text with the legend.
+
+    See :meth:`Comparison.to_text`.
+    """
     grid = pairs_grid(cmp, places) if pairs else means_grid(cmp, places, "text", effect)
     return layout(*grid, "text") + ("" if pairs else "\n\n" + legend(cmp, effect))
 

@@ -76,7 +76,8 @@ def load_runs(runs: RunsSpec) -> tuple[dict[str, dict], dict[str, str]]:
     return {name: read_run(p) for name, p in paths.items()}, paths
 
 
-def resolve_baseline(baseline: str | os.PathLike[str] | None, runs: Sequence[str], paths: Mapping[str, str] | None = None) -> str | None:
+def resolve_baseline(baseline: str | os.PathLike[str] | None, runs: Sequence[str],
+                     paths: Mapping[str, str] | None = None) -> str | None:
     """The name of the run ``baseline`` designates: a run name, a run's file path, or a file name.
 
     ``runs`` are the run names, ``paths`` the file of each run read from one

@@ -388,7 +388,7 @@ class EvaluationGrid:
                     qn = f"qrels:{qtokens[id(b.qrels)]}"
                     if qn in names:
                         out[qn] = b.qrels
-                    for (name, pool), c in cells_by_block[bi].items():
+                    for (name, _pool), c in cells_by_block[bi].items():
                         rn = f"run:{c.run_hash}"
                         if rn in names and rn not in out:
                             out[rn] = b.runs[name]

@@ -32,7 +32,8 @@ from .cells import Cell, file_hash, measures_key, qrels_hash, run_hash
 from .runner import GridError, GridSummary, run_grid
 from .store import ParquetStore, StoreLike
 
-__all__ = ["Backend", "Cell", "DaskBackend", "GridError", "GridSummary", "LocalBackend", "ParquetStore", "StoreLike", "Task",
+__all__ = ["Backend", "Cell", "DaskBackend", "GridError", "GridSummary", "LocalBackend", "ParquetStore", "StoreLike",
+           "Task",
            "file_hash", "measures_key", "qrels_hash", "resolve_backend", "run_grid", "run_hash"]
 
 #: Names this package used to export that now live in a higher layer: ``name -> module``.

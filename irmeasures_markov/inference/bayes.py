@@ -116,11 +116,12 @@ def _sample(pm, model, draws, tune, chains, seed, progress, cores, target_accept
 def _codes(values) -> tuple[np.ndarray, list[str]]:
     labels = [str(v) for v in values]
     levels = list(dict.fromkeys(labels))
-    index = {l: i for i, l in enumerate(levels)}
-    return np.array([index[l] for l in labels], dtype=np.int64), levels
+    index = {level: i for i, level in enumerate(levels)}
+    return np.array([index[label] for label in labels], dtype=np.int64), levels
 
 
-def fit_linear_model(data: pd.DataFrame | Mapping[str, Sequence[Any]], *, value: str = "value", system: str = "system", topic: str = "topic",
+def fit_linear_model(data: pd.DataFrame | Mapping[str, Sequence[Any]], *, value: str = "value",
+                     system: str = "system", topic: str = "topic",
                      effects: Sequence[str] = (), interactions: Sequence[tuple[str, str]] = (),
                      draws: int = 1000, tune: int = 1000, chains: int = 4, seed: int | None = 0,
                      progress: bool | None = None, cores: int | None = None,

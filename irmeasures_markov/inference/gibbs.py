@@ -173,8 +173,9 @@ def gibbs_linear_model(scores: ScoresLike, measure: Any = None, *, draws: int = 
     return BayesResult(sm.systems, keep.reshape(-1, n_s), idata, topics=sm.topics, max_rhat=max_rhat)
 
 
-def prob_better_pairs(scores: ScoresLike, a: ArrayLike, b: ArrayLike, *, draws: int = 2000, tune: int = 1000, chains: int = 4,
-                      seed: int | None = 0, progress: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+def prob_better_pairs(scores: ScoresLike, a: ArrayLike, b: ArrayLike, *, draws: int = 2000, tune: int = 1000,
+                      chains: int = 4, seed: int | None = 0,
+                      progress: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(P(β_a > β_b | y), P(β_a < β_b | y))`` for the column indices ``a[k]``, ``b[k]`` of a topics × systems
     matrix, from one :func:`gibbs_linear_model` fit of all its columns.
 

@@ -148,7 +148,7 @@ def discriminative_power_grid(scores_by_measure: Mapping[str, ScoresLike], *, al
         return out
 
     def shared(names):
-        return {f"scores:{hashes[l]}": sm for l, sm in mats.items() if f"scores:{hashes[l]}" in names}
+        return {f"scores:{hashes[label]}": sm for label, sm in mats.items() if f"scores:{hashes[label]}" in names}
 
     be, owned = resolve_backend(backend, client=client, scheduler=scheduler, n_jobs=n_jobs)
     try:
