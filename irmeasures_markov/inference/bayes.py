@@ -136,6 +136,44 @@ def fit_linear_model(data: pd.DataFrame | Mapping[str, Sequence[Any]], *, value:
     interaction is N(0, σ_e²) with σ_e ~ half-Cauchy(0, 1); μ ~ N(0, 10²); the
     residual σ has the Jeffreys prior p(σ) ∝ 1/σ.  Rows may be unbalanced
     (any number per cell, missing cells).
+
+    Parameters
+    ----------
+    data : DataFrame or mapping of columns
+        The long table.
+    value, system, topic : str
+        Names of the score, system and topic columns.
+    effects : sequence of str
+        Extra categorical columns, each a random effect.
+    interactions : sequence of (str, str)
+        Two-way interactions among ``'system'``, ``'topic'`` and ``effects``.
+    draws, tune, chains : int
+        NUTS draws kept per chain, tuning steps, chains.
+    seed : int or None
+        ``random_seed`` of ``pymc.sample``.
+    progress : bool or None
+        PyMC's progress bar (None: only when standard error is a terminal).
+    cores : int, optional
+        Processes sampling chains in parallel (PyMC's default when None).
+    target_accept : float
+        NUTS's target acceptance rate (raise it towards 0.99 against divergences).
+
+    Returns
+    -------
+    BayesResult
+
+    Raises
+    ------
+    ValueError
+        A missing column, a value that is not finite, fewer than 2 topics, or an interaction naming an
+        unknown effect.
+    ImportError
+        PyMC is not installed.
+
+    Warns
+    -----
+    SamplingWarning
+        Divergent transitions, or R-hat above :data:`MAX_RHAT`.
     """
     pm = _pymc()
     import pandas as pd
@@ -225,7 +263,27 @@ def bayesian_linear_model(scores: ScoresLike, measure: Any = None, *, backend: s
 
 
 def rank_weights(depth: int, user: str = "precision", theta: float = 0.8) -> np.ndarray:
-    """User-model rank distribution p_k for k = 1..depth: ``'precision'`` (uniform) or ``'rbp'`` (geometric)."""
+    """User-model rank distribution p_k for k = 1..depth: ``'precision'`` (uniform) or ``'rbp'`` (geometric).
+
+    Parameters
+    ----------
+    depth : int
+        The deepest rank, at least 1.
+    user : {'precision', 'rbp'}
+        Uniform 1/depth, or θ^{k−1}(1 − θ).
+    theta : float
+        RBP's persistence θ, in (0, 1).
+
+    Returns
+    -------
+    numpy.ndarray
+        p_1..p_depth.
+
+    Raises
+    ------
+    ValueError
+        ``depth < 1``, an unknown ``user``, or ``theta`` outside (0, 1).
+    """
     if depth < 1:
         raise ValueError(f"depth must be >= 1, got {depth}")
     k = np.arange(1, depth + 1)
@@ -249,6 +307,39 @@ def direct_relevance_model(judgments: ArrayLike, *, systems: Sequence[str] | Non
     ``user``: ``'precision'`` (p_ij estimates precision@depth) or ``'rbp'``
     (geometric p_k with ``theta``; p_ij estimates RBP normalised over the depth).
     ``cell_estimates`` of the result are the posterior means of p_ij.
+
+    Parameters
+    ----------
+    judgments : array_like
+        0/1, shape topics × systems × depth (unjudged as 0).
+    systems, topics : sequence of str, optional
+        Labels (default ``system0, ...`` and ``0, 1, ...``).
+    user : {'precision', 'rbp'}
+        The rank distribution p_k (:func:`rank_weights`).
+    theta : float
+        RBP's persistence, in (0, 1).
+    draws, tune, chains : int
+        NUTS draws kept per chain, tuning steps, chains.
+    seed : int or None
+        ``random_seed`` of ``pymc.sample``.
+    progress : bool or None
+        PyMC's progress bar (None: only when standard error is a terminal).
+    cores : int, optional
+        Processes sampling chains in parallel (PyMC's default when None).
+    target_accept : float
+        NUTS's target acceptance rate (raise it towards 0.99 against divergences).
+
+    Returns
+    -------
+    BayesResult
+        With ``cell_estimates`` (posterior means of p_ij) and ``cell_intervals`` (95% equal-tailed).
+
+    Raises
+    ------
+    ValueError
+        Judgments that are not 0/1 or not 3-D, fewer than 2 topics, or a bad ``user``/``theta``.
+    ImportError
+        PyMC is not installed.
     """
     pm = _pymc()
     x = np.asarray(judgments, dtype=np.float64)
