@@ -21,6 +21,7 @@ from .._lazy import lazy_module
 from ..experiments import Evaluation, evaluate
 from ..experiments.evaluation import MeasuresLike, QrelsLike
 from ..inference.classic import ALTERNATIVES, pairwise
+from ..inference.corrections import CORRECTIONS  # the corrections compare() takes
 from ..inference.gibbs import prob_better_pairs
 from ..inputs import to_qrels_dict
 from . import render
@@ -39,8 +40,6 @@ __all__ = ["COMPARE_TESTS", "CORRECTIONS", "Comparison", "compare", "compare_eva
 
 #: the tests :func:`compare` knows
 COMPARE_TESTS = ("t", "wilcoxon", "sign", "randomization", "bootstrap", "bayes", "none")
-#: the multiple-comparison corrections (the same as :func:`~irmeasures_markov.inference.classic.adjust_pvalues`)
-CORRECTIONS = ("holm", "bonferroni", "fdr_bh", "none")
 
 
 def effect_size(d: ArrayLike) -> np.ndarray:

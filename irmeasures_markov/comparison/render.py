@@ -1,6 +1,8 @@
 """Renderings of a :class:`~irmeasures_markov.comparison.Comparison`: text, Markdown, LaTeX, CSV/TSV, records, plot.
 
-Every table is built once as a grid of cell strings (:func:`means_grid`,
+Each function takes the :class:`~irmeasures_markov.comparison.Comparison`
+as ``cmp`` (typed ``Any`` here: this module sits below the one defining
+it).  Every table is built once as a grid of cell strings (:func:`means_grid`,
 :func:`pairs_grid`) and then laid out for its format, so the formats cannot
 disagree on a number or a marker.
 """
@@ -20,8 +22,6 @@ from .runs import resolve_baseline
 if TYPE_CHECKING:
     from ir_measures import Measure
     from matplotlib.figure import Figure
-
-    from .core import Comparison
 
 __all__ = ["UP", "DOWN", "legend", "means_grid", "pairs_grid", "to_text", "to_markdown", "to_latex", "to_delimited",
            "records", "plot", "layout", "latex_escape"]
@@ -50,7 +50,7 @@ def _num(x: float, places: int) -> str:
     return repr(float(x)) if places < 0 else f"{x:.{places}f}"
 
 
-def legend(cmp: Comparison, effect: bool = False) -> str:
+def legend(cmp: Any, effect: bool = False) -> str:
     """One paragraph saying what the markers mean."""
     test = TEST_NAMES[cmp.test]
     if cmp.test == "bayes":
@@ -78,13 +78,13 @@ def legend(cmp: Comparison, effect: bool = False) -> str:
     return text
 
 
-def _run_label(cmp: Comparison, run: str) -> str:
+def _run_label(cmp: Any, run: str) -> str:
     if cmp.baseline is not None:
         return f"{run} (baseline)" if run == cmp.baseline else run
     return f"({cmp.letters[run]}) {run}"
 
 
-def baseline_effects(cmp: Comparison) -> dict[tuple[str, str], float]:
+def baseline_effects(cmp: Any) -> dict[tuple[str, str], float]:
     """Cohen's d_z of each (run, measure) against the baseline."""
     if cmp.baseline is None:
         return {}
@@ -92,7 +92,7 @@ def baseline_effects(cmp: Comparison) -> dict[tuple[str, str], float]:
     return {(r.run_a, r.measure): float(r.effect_size) for r in rows.itertuples(index=False)}
 
 
-def means_grid(cmp: Comparison, places: int, style: str, effect: bool = False) -> tuple[list[str], list[list[str]]]:
+def means_grid(cmp: Any, places: int, style: str, effect: bool = False) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the means table; ``style`` is 'text', 'md' or 'latex' (markers and bold differ).
 
     ``effect``: add each run's effect size against the baseline, ``(d=+0.31)``.
@@ -141,7 +141,7 @@ PAIR_COLUMNS = ["measure", "run_a", "run_b", "mean_difference", "effect_size", "
                 "adjusted_pvalue", "significant"]
 
 
-def pairs_grid(cmp: Comparison, places: int, style: str = "text") -> tuple[list[str], list[list[str]]]:
+def pairs_grid(cmp: Any, places: int, style: str = "text") -> tuple[list[str], list[list[str]]]:
     """Header and rows of the tests table (one row per measure and pair)."""
     esc = latex_escape if style == "latex" else (lambda s: s.replace("|", r"\|") if style == "md" else s)
     rows = []
@@ -185,7 +185,7 @@ def _width(s: str) -> int:
     return len(s)
 
 
-def to_text(cmp: Comparison, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
+def to_text(cmp: Any, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
     """The means table (``pairs=True``: the tests table) as aligned text with the legend.
 
     See :meth:`Comparison.to_text`.
@@ -194,13 +194,13 @@ def to_text(cmp: Comparison, places: int = 4, pairs: bool = False, effect: bool 
     return layout(*grid, "text") + ("" if pairs else "\n\n" + legend(cmp, effect))
 
 
-def to_markdown(cmp: Comparison, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
+def to_markdown(cmp: Any, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
     """A Markdown pipe table; see :meth:`Comparison.to_markdown`."""
     grid = pairs_grid(cmp, places, "md") if pairs else means_grid(cmp, places, "md", effect)
     return layout(*grid, "md") + ("" if pairs else "\n\n" + legend(cmp, effect).replace("<", "&lt;"))
 
 
-def to_latex(cmp: Comparison, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
+def to_latex(cmp: Any, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
     """A tabular (needs amssymb for the baseline triangles); the legend as ``%`` comment lines above it."""
     grid = pairs_grid(cmp, places, "latex") if pairs else means_grid(cmp, places, "latex", effect)
     head = "" if pairs else "".join(f"% {line}\n" for line in _wrap(legend(cmp, effect), 96))
@@ -213,7 +213,7 @@ def _wrap(text: str, width: int) -> list[str]:
     return textwrap.wrap(text, width)
 
 
-def to_delimited(cmp: Comparison, sep: str = ",", places: int = -1, pairs: bool = False) -> str:
+def to_delimited(cmp: Any, sep: str = ",", places: int = -1, pairs: bool = False) -> str:
     """CSV/TSV: the means table (one row per run; per measure its mean, interval and markers) or the tests."""
     buf = io.StringIO()
     w = csv.writer(buf, delimiter=sep, lineterminator="\n")
@@ -248,7 +248,7 @@ def to_delimited(cmp: Comparison, sep: str = ",", places: int = -1, pairs: bool 
     return buf.getvalue()
 
 
-def _versus_baseline(cmp: Comparison) -> dict[tuple[str, str], tuple[float, float]]:
+def _versus_baseline(cmp: Any) -> dict[tuple[str, str], tuple[float, float]]:
     """(effect size, adjusted p-value) of each (run, measure) against the baseline; the baseline has none."""
     if cmp.baseline is None:
         return {}
@@ -261,7 +261,7 @@ def _json(x: float):
     return float(x) if math.isfinite(x) else None
 
 
-def records(cmp: Comparison, pairs: bool = False) -> Iterator[dict[str, object]]:
+def records(cmp: Any, pairs: bool = False) -> Iterator[dict[str, object]]:
     """JSON-ready records: one per run and measure (mean, interval, markers) or one per test."""
     if pairs:
         for r in cmp.tests.itertuples(index=False):
@@ -287,7 +287,7 @@ def records(cmp: Comparison, pairs: bool = False) -> Iterator[dict[str, object]]
             yield rec
 
 
-def plot(cmp: Comparison, measure: Measure | str | None = None, baseline: str | None = None,
+def plot(cmp: Any, measure: Measure | str | None = None, baseline: str | None = None,
          axes: Any = None) -> Figure:
     """See :meth:`Comparison.plot`."""
     import matplotlib.pyplot as plt

@@ -19,7 +19,6 @@ from .classic import (
                       TESTS,
                       PairwiseResult,
                       TestResult,
-                      adjust_pvalues,
                       all_pairs,
                       bootstrap_test,
                       paired_t_test,
@@ -28,6 +27,7 @@ from .classic import (
                       sign_test,
                       wilcoxon_test,
 )
+from .corrections import adjust_pvalues
 from .grid import discriminative_power
 from .inputs import ScoreMatrix, score_matrix
 
