@@ -165,14 +165,28 @@ class Comparison:
 
     @property
     def runs(self) -> list[str]:
+        """The run names, in the order of the tables (the baseline first)."""
         return list(self.evaluation.runs)
 
     @property
     def labels(self) -> list[str]:
+        """The measure labels, in the order of the table's columns."""
         return list(self.evaluation.labels)
 
     def pvalues(self, measure: Measure | str, adjusted: bool = False) -> pd.Series:
-        """p-values of one measure as a Series indexed by ``(run_a, run_b)``."""
+        """p-values of one measure as a Series indexed by ``(run_a, run_b)``.
+
+        Parameters
+        ----------
+        measure : ir_measures.Measure or str
+            One of the compared measures (object, printed form or label).
+        adjusted : bool
+            The corrected p-values instead of the raw ones.
+
+        Returns
+        -------
+        pandas.Series
+        """
         label = self.labels[self.evaluation.measure_index(measure)]
         rows = self.tests[self.tests["measure"] == label]
         col = "adjusted_pvalue" if adjusted else "pvalue"
@@ -211,7 +225,20 @@ class Comparison:
         Bars are the topics sorted by difference; the title gives the mean
         difference and the test's (corrected) p-value.  ``baseline`` defaults
         to the comparison's baseline, else the first run.  Needs matplotlib
-        (``pip install "irmeasures-markov[plot]"``).  Returns the figure.
+        (``pip install "irmeasures-markov[plot]"``).
+
+        Parameters
+        ----------
+        measure : ir_measures.Measure or str, optional
+            Default: the first measure.
+        baseline : str, optional
+            A run name (or its file name).
+        axes : sequence of matplotlib Axes, optional
+            One per compared run; default a new figure.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
         """
         return render.plot(self, measure, baseline, axes)
 
