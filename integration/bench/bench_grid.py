@@ -55,7 +55,8 @@ import numpy as np  # noqa: E402
 
 from benchkit import interleaved, print_report  # noqa: E402
 from irmeasures_markov.datasets import collection, list_run_files, load_qrels, run_name  # noqa: E402
-from irmeasures_markov.grid import DaskBackend, LocalBackend, evaluate_grid  # noqa: E402
+from irmeasures_markov.experiments import evaluate_grid  # noqa: E402
+from irmeasures_markov.grid import DaskBackend, LocalBackend  # noqa: E402
 from irmeasures_markov.testing import shared_data_dir  # noqa: E402
 from reproduce_mp_figures import MEASURES, PERCENTS  # noqa: E402
 

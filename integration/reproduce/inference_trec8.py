@@ -84,9 +84,9 @@ def figure1(mats, labels, n_pairs=500, seed=0, progress=True, **grid):
     """(pvalues, posterior probabilities, correlation) per measure label for seeded random run pairs.
 
     The Gibbs fits (one per measure) are grid cells; ``grid`` goes to
-    :func:`irmeasures_markov.grid.inference.fit_per_collection` (``backend``, ``store``, ``n_jobs``).
+    :func:`irmeasures_markov.inference.grid.fit_per_collection` (``backend``, ``store``, ``n_jobs``).
     """
-    from irmeasures_markov.grid.inference import fit_per_collection
+    from irmeasures_markov.inference.grid import fit_per_collection
     rng = np.random.default_rng(seed)
     n = mats[labels[0]].n_systems
     pairs = set()

@@ -50,7 +50,7 @@ if str(REPO) not in sys.path:
 import numpy as np  # noqa: E402
 
 from irmeasures_markov.experiments import pool_reduction, reduction_of  # noqa: E402
-from irmeasures_markov.grid import evaluate_grid  # noqa: E402
+from irmeasures_markov.experiments import evaluate_grid  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from reproduce_mp_tables import load_trec8  # noqa: E402

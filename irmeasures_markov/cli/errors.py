@@ -20,7 +20,8 @@ import os
 import sys
 import traceback
 import zlib
-from typing import Callable, Iterator, List, NoReturn
+from collections.abc import Callable, Iterator
+from typing import NoReturn
 
 from ..errors import InputError
 from ..lengths import UnknownLengthError
@@ -107,11 +108,11 @@ def _user_error_message(exc: BaseException) -> str:
     return ""
 
 
-def debugging(argv: List[str]) -> bool:
+def debugging(argv: list[str]) -> bool:
     return "--debug" in argv or bool(os.environ.get(DEBUG_ENV))
 
 
-def run_guarded(command: Callable[[List[str]], int], argv: List[str], debug: bool = False) -> int:
+def run_guarded(command: Callable[[list[str]], int], argv: list[str], debug: bool = False) -> int:
     """Run a subcommand, mapping every outcome onto the exit-code scheme; never lets a traceback out
     unless ``debug``."""
     try:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import Dict, List, Tuple
 
 import ir_measures
 
@@ -46,7 +45,7 @@ def add_output_args(parser: argparse.ArgumentParser) -> None:
                         default="tsv", help="tsv (default) or jsonl (JSON lines; NaN written as null)")
 
 
-def evaluate_main(argv: List[str], subcommands=()) -> int:
+def evaluate_main(argv: list[str], subcommands=()) -> int:
     parser = CliParser(
         prog=PROG, formatter_class=argparse.RawDescriptionHelpFormatter, epilog=OUTPUT_HELP,
         description="Evaluate a TREC run with ir_measures measures plus MP, MPcont, P@H, TBG and Carterette's "
@@ -78,8 +77,8 @@ def check_output_args(args) -> None:
         raise CliError(f"--places (-p) must be -1 (every digit) or a number of decimals >= 0, got {args.places}")
 
 
-def _per_query(measures, qrels, run) -> Tuple[List[str], Dict[object, Dict[str, float]]]:
-    values: Dict[object, Dict[str, float]] = {m: {} for m in measures}
+def _per_query(measures, qrels, run) -> tuple[list[str], dict[object, dict[str, float]]]:
+    values: dict[object, dict[str, float]] = {m: {} for m in measures}
     for group, q, r, original_qid in evaluation_groups(measures, qrels, run):
         for metric in ir_measures.iter_calc(group, q, r):
             values[metric.measure][original_qid(metric.query_id)] = metric.value
@@ -87,7 +86,7 @@ def _per_query(measures, qrels, run) -> Tuple[List[str], Dict[object, Dict[str, 
     return qids, values
 
 
-def _aggregates(measures, qrels, run) -> Dict[object, float]:
+def _aggregates(measures, qrels, run) -> dict[object, float]:
     out = {}
     for group, q, r, _ in evaluation_groups(measures, qrels, run):
         out.update(ir_measures.calc_aggregate(group, q, r))

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import List
 
 import numpy as np
 
 from ..cutoffs import check_cutoff
+from ..experiments.ph_compare import compare_runs
 from ..measures.stopping_time import BROWSING_MODELS, GAINS, USERS
-from ..ph_compare import compare_runs
 from ..plugin.ph import PH
 from .errors import PROG, CliError, CliParser
 from .inputs import STDIN, check_overlap, load_qrels, load_run
@@ -130,7 +129,7 @@ def _winner(a, b, names, tol=1e-12):
     return names[0] if a > b + tol else names[1] if b > a + tol else "="
 
 
-def ph_compare_main(argv: List[str]) -> int:
+def ph_compare_main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     try:
         check_cutoff(args.cutoff, "--cutoff")

@@ -15,13 +15,39 @@ Every backend runs the same cell code on the same inputs, so the numbers are
 bit-for-bit those of the local backend (and of
 :func:`irmeasures_markov.experiments.evaluate`).  ``docs/scaling.md`` says how
 to run on a real cluster.
-"""
-from .backends import DaskBackend, LocalBackend, resolve_backend
-from .cells import Cell, file_hash, measures_key, qrels_hash, run_hash
-from .evaluation import EvaluationGrid, GridResult, evaluate_grid
-from .runner import GridError, GridSummary, run_grid
-from .store import ParquetStore
 
-__all__ = ["Cell", "DaskBackend", "EvaluationGrid", "GridError", "GridResult", "GridSummary", "LocalBackend",
-           "ParquetStore", "evaluate_grid", "file_hash", "measures_key", "qrels_hash", "resolve_backend",
-           "run_grid", "run_hash"]
+This package is the engine only; the grids built on it live with what they
+compute: evaluation grids in :mod:`irmeasures_markov.experiments.grid`
+(:class:`~irmeasures_markov.experiments.EvaluationGrid`), significance tests
+and Bayesian fits in :mod:`irmeasures_markov.inference.grid`.
+"""
+from __future__ import annotations
+
+import importlib
+import warnings
+from typing import Any
+
+from .backends import Backend, DaskBackend, LocalBackend, Task, resolve_backend
+from .cells import Cell, file_hash, measures_key, qrels_hash, run_hash
+from .runner import GridError, GridSummary, run_grid
+from .store import ParquetStore, StoreLike
+
+__all__ = ["Backend", "Cell", "DaskBackend", "GridError", "GridSummary", "LocalBackend", "ParquetStore", "StoreLike",
+           "Task",
+           "file_hash", "measures_key", "qrels_hash", "resolve_backend", "run_grid", "run_hash"]
+
+#: Names this package used to export that now live in a higher layer: ``name -> module``.
+_MOVED_NAMES = {"EvaluationGrid": "irmeasures_markov.experiments.grid",
+                "GridResult": "irmeasures_markov.experiments.grid",
+                "evaluate_grid": "irmeasures_markov.experiments.grid"}
+
+
+def __getattr__(name: str) -> Any:
+    """The evaluation grid's names (moved to :mod:`irmeasures_markov.experiments`) with a DeprecationWarning."""
+    target = _MOVED_NAMES.get(name)
+    if target is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(f"{__name__}.{name} moved to {target}.{name}; import it from there (the old name will be "
+                  "removed in a future release)", DeprecationWarning, stacklevel=2)
+    # imported by name, at first use only: experiments is a layer above the grid engine
+    return getattr(importlib.import_module(target), name)

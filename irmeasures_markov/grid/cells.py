@@ -14,8 +14,8 @@ from __future__ import annotations
 import hashlib
 import os
 import uuid
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Optional, Sequence
 
 from .. import __version__
 from ..plugin import measure_fingerprint
@@ -77,7 +77,7 @@ def qrels_hash(qrels: Mapping[str, Mapping[str, int]]) -> str:
     return h.hexdigest()[:32]
 
 
-def run_hash(run) -> str:
+def run_hash(run: Mapping[str, Mapping[str, float]] | str | os.PathLike[str]) -> str:
     """SHA-256 of a run: of the file's bytes for a path, of the content (order-free) for a dict.
 
     Scores are hashed as their float64 ``repr``, which round-trips exactly.
@@ -95,13 +95,13 @@ def run_hash(run) -> str:
     return h.hexdigest()[:32]
 
 
-def file_hash(path) -> str:
+def file_hash(path: str | os.PathLike[str]) -> str:
     """Digest of a file's bytes (the file as stored: a ``.gz`` run is hashed compressed)."""
     return file_digest(path)
 
 
 def measures_key(measures: Sequence, topics: Iterable[str], native: bool = True,
-                 inputs: Optional[Sequence[Mapping[str, str]]] = None) -> str:
+                 inputs: Sequence[Mapping[str, str]] | None = None) -> str:
     """Canonical key of a measure set evaluated over ``topics``: measure reprs with the content fingerprint of
     what each reads besides the run and qrels (:func:`~irmeasures_markov.plugin.measure_fingerprint`: files by
     their bytes, registered tables, kernels and fits by content), a hash of the topics, ``native``.

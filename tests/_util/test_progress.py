@@ -53,7 +53,7 @@ def _calls(data, tmp_path):
         return fit(log, families="mp", bootstrap=0, **kw(progress))
 
     def grid_fits(progress):
-        from irmeasures_markov.grid.inference import fit_per_collection
+        from irmeasures_markov.inference.grid import fit_per_collection
         return fit_per_collection({"c": scores["AP"]}, draws=20, tune=20, chains=2, **kw(progress))
 
     def compare(progress):

@@ -109,7 +109,7 @@ def test_evaluate_takes_a_qrels_file(qrels_paths):
 
 
 def test_pool_reduction_and_grids_take_a_qrels_file(qrels_paths):
-    from irmeasures_markov.grid import EvaluationGrid, evaluate_grid
+    from irmeasures_markov.experiments import EvaluationGrid, evaluate_grid
     kw = dict(percents=(50,), progress=False)
     ref = experiments.pool_reduction(MEASURES, QRELS, RUNS, **kw)
     grid_ref, _ = evaluate_grid(MEASURES, QRELS, RUNS, pools=[100, 50], progress=False)
@@ -131,7 +131,7 @@ def test_pool_reduction_and_grids_take_a_qrels_file(qrels_paths):
 
 def test_compare_and_ph_compare_take_a_qrels_file(qrels_paths):
     from irmeasures_markov.comparison import compare
-    from irmeasures_markov.ph_compare import compare_runs
+    from irmeasures_markov.experiments.ph_compare import compare_runs
     ref = compare(QRELS, RUNS, MEASURES, baseline="r1", test="t")
     ref_rows = compare_runs(QRELS, RUNS["r0"], RUNS["r1"], user="RBP", p=0.5, n_users=200)
     for path in qrels_paths:

@@ -1,4 +1,4 @@
-"""Native AP and bpref (experiments._native_values) against a per-query reference written from trec_eval's definitions.
+"""Native AP and bpref (experiments.native.native_values) against a per-query reference written from trec_eval's definitions.
 
 The reference ranks each query alone with ``sorted`` (score desc, docid
 desc), probes every document in the judgments and counts R and N from the
@@ -9,7 +9,7 @@ import ir_measures
 import numpy as np
 import pytest
 
-from irmeasures_markov.experiments import _native_values
+from irmeasures_markov.experiments.native import native_values as _native_values
 from irmeasures_markov.rankings import UNJUDGED, PreparedRun, QrelsIndex
 from random_runs import tied_run
 

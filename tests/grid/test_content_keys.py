@@ -104,7 +104,8 @@ def fresh_means(tmp_path, fit: FamilyFit, rates: str, lengths: str):
 
 def test_grid_store_recomputes_cells_whose_fit_rates_or_lengths_file_changed(files, tmp_path):
     pytest.importorskip("pyarrow")
-    from irmeasures_markov.grid import ParquetStore, evaluate_grid
+    from irmeasures_markov.experiments import evaluate_grid
+    from irmeasures_markov.grid import ParquetStore
     store = ParquetStore(tmp_path / "store")
 
     def grid_means():
@@ -130,7 +131,9 @@ def test_grid_store_recomputes_cells_whose_fit_rates_or_lengths_file_changed(fil
 
 def test_a_file_changed_while_the_grid_runs_is_never_stored_under_the_old_key(files, tmp_path, monkeypatch):
     pytest.importorskip("pyarrow")
-    from irmeasures_markov.grid import GridError, ParquetStore, evaluate_grid, evaluation
+    from irmeasures_markov.experiments import evaluate_grid
+    from irmeasures_markov.experiments import grid as evaluation
+    from irmeasures_markov.grid import GridError, ParquetStore
     store = ParquetStore(tmp_path / "store")
     measures = {"MPcont": files["MPcont"]}
     original = evaluation._scorer

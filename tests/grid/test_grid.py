@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 from irmeasures_markov.datasets import downsample_qrels
-from irmeasures_markov.experiments import evaluate, pool_reduction
-from irmeasures_markov.grid import (Cell, DaskBackend, EvaluationGrid, GridError, LocalBackend, ParquetStore,
-                                    evaluate_grid, qrels_hash, resolve_backend, run_grid, run_hash)
+from irmeasures_markov.experiments import EvaluationGrid, evaluate, evaluate_grid, pool_reduction
+from irmeasures_markov.grid import (Cell, DaskBackend, GridError, LocalBackend, ParquetStore, qrels_hash,
+                                    resolve_backend, run_grid, run_hash)
 
 from synthetic_collection import synthetic, write_run
 

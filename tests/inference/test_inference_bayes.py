@@ -286,7 +286,8 @@ def test_divergences_and_rhat_are_reported_and_warned():
 
 def test_clean_fits_do_not_warn_and_gibbs_reports_rhat():
     import warnings
-    from irmeasures_markov.inference.bayes import SamplingWarning, _diagnostics
+    from irmeasures_markov.inference.bayes import SamplingWarning
+    from irmeasures_markov.inference.posterior import sampling_diagnostics as _diagnostics
     import arviz as az
     rng = np.random.default_rng(1)
     good = az.from_dict(posterior={"x": rng.normal(size=(4, 500))},

@@ -106,7 +106,7 @@ def test_judgments_and_depth_give_the_same_batches_as_without():
 
 def test_run_scorer_asks_for_judgments_only_when_a_measure_reads_them():
     import ir_measures
-    from irmeasures_markov.experiments import _RunScorer
+    from irmeasures_markov.experiments.evaluation import RunScorer as _RunScorer
     qrels, run = make_inputs(3, n_queries=2, length=50)
     topics = sorted(qrels)
     with_bpref = _RunScorer([ir_measures.parse_measure(s) for s in ("AP", "Bpref")], qrels, topics)

@@ -13,12 +13,14 @@ continues with endless non-relevant documents) only order 2 is defined
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
-from .inputs import to_qrels_dict
-from .measures.stopping_time import browsing_model
-from .rankings import UNJUDGED, PreparedRun, QrelsIndex
+from ..inputs import to_qrels_dict
+from ..measures.stopping_time import DominanceResult, browsing_model
+from ..rankings import UNJUDGED, PreparedRun, QrelsIndex
+from .evaluation import QrelsLike, RunLike
 
 __all__ = ["compare_runs"]
 
@@ -31,15 +33,37 @@ def _grades(ranked, rel, judged_only, cutoff):
     return g[:cutoff] if cutoff is not None else g
 
 
-def compare_runs(qrels, run_a, run_b, *, rel=1, judged_only=False, cutoff=None, n_users=100_000, seed=0,
-                 z=4.0, **model):
+def compare_runs(qrels: QrelsLike, run_a: RunLike, run_b: RunLike, *, rel: int = 1, judged_only: bool = False,
+                 cutoff: int | None = None, n_users: int = 100_000, seed: int | None = 0, z: float = 4.0,
+                 **model: Any) -> list[tuple[str, float, float, float, float, DominanceResult | None]]:
     """Per-topic comparison rows: ``(qid, e1_a, e1_b, e2_a, e2_b, DominanceResult)``.
 
-    ``qrels``: ``{qid: {docid: grade}}``, a TREC qrels file or any form
-    :func:`irmeasures_markov.io.to_qrels_dict` takes.
+    Parameters
+    ----------
+    qrels : dict or path
+        ``{qid: {docid: grade}}``, a TREC qrels file or any form
+        :func:`irmeasures_markov.io.to_qrels_dict` takes.
+    run_a, run_b : dict
+        The two runs, ``{qid: {docid: score}}``.
+    rel : int
+        The lowest relevant grade.
+    judged_only : bool
+        Drop unjudged documents from the rankings.
+    cutoff : int, optional
+        Rank cutoff of both rankings.
+    n_users, seed, z
+        Simulated users (random-walk models), their seed, and the standard errors within which two
+        simulated CDFs count as tied.
+    **model
+        The browsing model (:func:`~irmeasures_markov.measures.stopping_time.browsing_model`:
+        ``f``, ``user``, ``tail``, ``p``, ``q``, ...).
 
-    With ``tail='inf'`` the order-1 values are NaN unless f = 1, and the
-    dominance result is None (no distribution is defined for the endless tail).
+    Returns
+    -------
+    list of tuple
+        One row per qrels topic with a relevant document.  With ``tail='inf'`` the order-1 values
+        are NaN unless f = 1, and the dominance result is None (no distribution is defined for the
+        endless tail).
     """
     index = QrelsIndex.from_checked(to_qrels_dict(qrels))
     prepared = [PreparedRun(index, run) for run in (run_a, run_b)]

@@ -1,4 +1,4 @@
-"""Inference grids: all-pairs significance tests with resamples, and Bayesian fits per collection.
+"""Inference on the grid engine: discriminative power, and Bayesian fits per collection.
 
 Cells:
 
@@ -18,21 +18,39 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import List, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .backends import resolve_backend
-from .cells import Cell
-from .runner import run_grid
-from .store import ParquetStore
+from ..grid.backends import Backend, resolve_backend
+from ..grid.cells import Cell
+from ..grid.runner import GridSummary, run_grid
+from ..grid.store import ParquetStore, StoreLike
+from .bayes import BayesResult, bayesian_linear_model
+from .classic import TESTS, all_pairs
+from .inputs import ScoreMatrix, ScoresLike, score_matrix
 
-__all__ = ["discriminative_power_grid", "fit_per_collection", "matrix_hash"]
+if TYPE_CHECKING:
+    import pandas as pd
+    from distributed import Client
+
+__all__ = ["discriminative_power", "discriminative_power_grid", "fit_per_collection", "matrix_hash"]
 
 
-def matrix_hash(sm) -> str:
-    """SHA-256 of a score matrix: its float64 values, topics and systems."""
+def matrix_hash(sm: ScoreMatrix) -> str:
+    """SHA-256 of a score matrix: its float64 values, topics and systems.
+
+    Parameters
+    ----------
+    sm : ScoreMatrix
+
+    Returns
+    -------
+    str
+        The first 32 hexadecimal digits.
+    """
     h = hashlib.sha256(b"scores\0")
     v = np.ascontiguousarray(sm.values, dtype=np.float64)
     h.update(repr(v.shape).encode())
@@ -45,15 +63,14 @@ def matrix_hash(sm) -> str:
 @dataclass
 class _PairsTask:
     key: str
-    cells: List[Cell]
-    needs: List[str]
+    cells: list[Cell]
+    needs: list[str]
     test: str
     n_resamples: int
-    seed: Optional[int]
-    correction: Optional[str]
+    seed: int | None
+    correction: str | None
 
     def compute(self, shared):
-        from ..inference.classic import all_pairs
         sm = shared[self.needs[0]]
         res = all_pairs(sm, self.test, alternative="two-sided", correction=self.correction,
                         n_resamples=self.n_resamples, seed=self.seed)
@@ -64,19 +81,47 @@ def _store(store):
     return store if store is None or isinstance(store, ParquetStore) else ParquetStore(store)
 
 
-def discriminative_power_grid(scores_by_measure: Mapping[str, object], *, alpha: float = 0.05,
+def discriminative_power_grid(scores_by_measure: Mapping[str, ScoresLike], *, alpha: float = 0.05,
                               tests: Sequence[str] = ("t", "randomization", "bootstrap"),
-                              n_resamples: int = 10000, seed: Optional[int] = 0, correction: Optional[str] = None,
-                              progress: Optional[bool] = None, backend=None, client=None, scheduler=None,
-                              n_jobs: int = 1, store=None, collection: str = ""):
+                              n_resamples: int = 10000, seed: int | None = 0, correction: str | None = None,
+                              progress: bool | None = None, backend: Backend | str | None = None,
+                              client: Client | None = None, scheduler: str | None = None, n_jobs: int = 1,
+                              store: StoreLike = None, collection: str = "") -> tuple[pd.DataFrame, GridSummary]:
     """:func:`~irmeasures_markov.inference.discriminative_power` with one grid cell per (measure, test).
 
     Returns ``(table, summary)``: the DataFrame (one row per measure, one
-    column per test) and the :class:`~.runner.GridSummary`.
+    column per test) and the :class:`~irmeasures_markov.grid.GridSummary`.
+
+    Parameters
+    ----------
+    scores_by_measure : mapping of str to ScoresLike
+        ``{measure label: scores}`` with anything :func:`~.inputs.score_matrix` accepts (all over the same
+        systems and topics).
+    alpha : float
+        Significance level, in (0, 1).
+    tests : sequence of str
+        Tests of :data:`~.classic.TESTS`, one column each.
+    n_resamples, seed, correction
+        As for :func:`~.classic.all_pairs` (``correction`` None: uncorrected p-values).
+    progress : bool or None
+        The grid's bar and summary on standard error (None: only when it is a terminal).
+    backend, client, scheduler, n_jobs
+        Where the cells are computed (:func:`~irmeasures_markov.grid.resolve_backend`).
+    store : ParquetStore, path or None
+        Keeps the p-values for reruns.
+    collection : str
+        The collection's name in the cells' keys.
+
+    Returns
+    -------
+    (pandas.DataFrame, GridSummary)
+
+    Raises
+    ------
+    ValueError
+        ``alpha`` outside (0, 1), an unknown test, or no measure.
     """
     import pandas as pd
-    from ..inference.classic import TESTS
-    from ..inference.inputs import score_matrix
     if not 0 < alpha < 1:
         raise ValueError(f"`alpha` must be in (0, 1), got {alpha!r}.")
     for t in tests:
@@ -103,7 +148,7 @@ def discriminative_power_grid(scores_by_measure: Mapping[str, object], *, alpha:
         return out
 
     def shared(names):
-        return {f"scores:{hashes[l]}": sm for l, sm in mats.items() if f"scores:{hashes[l]}" in names}
+        return {f"scores:{hashes[label]}": sm for label, sm in mats.items() if f"scores:{hashes[label]}" in names}
 
     be, owned = resolve_backend(backend, client=client, scheduler=scheduler, n_jobs=n_jobs)
     try:
@@ -119,13 +164,12 @@ def discriminative_power_grid(scores_by_measure: Mapping[str, object], *, alpha:
 @dataclass
 class _FitTask:
     key: str
-    cells: List[Cell]
-    needs: List[str]
+    cells: list[Cell]
+    needs: list[str]
     backend: str
     kwargs: dict
 
     def compute(self, shared):
-        from ..inference.bayes import bayesian_linear_model
         sm = shared[self.needs[0]]
         res = bayesian_linear_model(sm, backend=self.backend, progress=False, **self.kwargs)
         diag = np.array([np.nan if res.max_rhat is None else float(res.max_rhat),
@@ -133,9 +177,10 @@ class _FitTask:
         return [np.asarray(res.system_effects, dtype=np.float64), diag]
 
 
-def fit_per_collection(scores_by_collection: Mapping[str, object], *, sampler: str = "gibbs",
-                       progress: Optional[bool] = None, backend=None, client=None, scheduler=None, n_jobs: int = 1,
-                       store=None, **fit_kwargs):
+def fit_per_collection(scores_by_collection: Mapping[str, ScoresLike], *, sampler: str = "gibbs",
+                       progress: bool | None = None, backend: Backend | str | None = None,
+                       client: Client | None = None, scheduler: str | None = None, n_jobs: int = 1,
+                       store: StoreLike = None, **fit_kwargs: Any) -> tuple[dict[str, BayesResult], GridSummary]:
     """One Bayesian linear model per collection, each a grid cell: ``({collection: BayesResult}, summary)``.
 
     ``scores_by_collection``: ``{collection: scores}`` (anything
@@ -146,9 +191,31 @@ def fit_per_collection(scores_by_collection: Mapping[str, object], *, sampler: s
     the Gibbs sampler).  The results carry ``system_effects``, ``max_rhat`` and
     ``divergences``; ``idata`` is None (the draws come back from the worker or
     the store, not the sampler's InferenceData).
+
+    Parameters
+    ----------
+    scores_by_collection : mapping of str to ScoresLike
+        ``{collection: scores}``.
+    sampler : {'gibbs', 'pymc'}
+        The ``backend`` of :func:`~irmeasures_markov.inference.bayes.bayesian_linear_model`.
+    progress : bool or None
+        The grid's bar and summary on standard error (None: only when it is a terminal).
+    backend, client, scheduler, n_jobs
+        Where the cells are computed (:func:`~irmeasures_markov.grid.resolve_backend`).
+    store : ParquetStore, path or None
+        Keeps the draws for reruns.
+    **fit_kwargs
+        For the sampler (``draws``, ``tune``, ``chains``, ``seed``, ...); part of the cells' keys.
+
+    Returns
+    -------
+    (dict of str to BayesResult, GridSummary)
+
+    Raises
+    ------
+    ValueError
+        An unknown sampler or no collection.
     """
-    from ..inference.bayes import BayesResult
-    from ..inference.inputs import score_matrix
     if sampler not in ("gibbs", "pymc"):
         raise ValueError(f"`sampler` must be 'gibbs' or 'pymc', got {sampler!r}")
     mats = {str(c): score_matrix(s) for c, s in scores_by_collection.items()}
@@ -185,3 +252,55 @@ def fit_per_collection(scores_by_collection: Mapping[str, object], *, sampler: s
                              divergences=None if np.isnan(div) else int(div),
                              max_rhat=None if np.isnan(rhat) else float(rhat))
     return out, summary
+
+
+def discriminative_power(scores_by_measure: Mapping[str, ScoresLike], *, alpha: float = 0.05,
+                         tests: Sequence[str] = ("t", "randomization", "bootstrap"),
+                         n_resamples: int = 10000, seed: int | None = 0, correction: str | None = None,
+                         progress: bool | None = None, backend: Backend | str | None = None,
+                         client: Client | None = None, scheduler: str | None = None, n_jobs: int = 1,
+                         store: StoreLike = None) -> pd.DataFrame:
+    """Share of system pairs significantly different at ``alpha`` (Smucker & Clarke 2012, Table 2).
+
+    ``scores_by_measure``: ``{measure label: scores}`` with anything
+    :func:`score_matrix` accepts (all over the same systems and topics).
+    Returns a DataFrame, one row per measure, one column per test.
+
+    Each (measure, test) is a cell of an :mod:`irmeasures_markov.grid` grid:
+    computed in this process by default, on ``n_jobs`` local processes, or on
+    Dask (``client=``, ``scheduler=``, ``backend=``), with the same numbers on
+    every backend; ``store`` (a directory) keeps the p-values for reruns.
+
+    Parameters
+    ----------
+    scores_by_measure : mapping of str to ScoresLike
+        ``{measure label: scores}`` with anything :func:`~.inputs.score_matrix` accepts (all over the same
+        systems and topics).
+    alpha : float
+        Significance level, in (0, 1).
+    tests : sequence of str
+        Tests of :data:`~.classic.TESTS`, one column each.
+    n_resamples, seed, correction
+        As for :func:`~.classic.all_pairs` (``correction`` None: uncorrected p-values).
+    progress : bool or None
+        The grid's bar and summary on standard error (None: only when it is a terminal).
+    backend, client, scheduler, n_jobs
+        Where the cells are computed (:func:`~irmeasures_markov.grid.resolve_backend`).
+    store : ParquetStore, path or None
+        Keeps the p-values for reruns.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The share of pairs with an (adjusted) p-value below ``alpha``: one row per measure, one column per
+        test.
+
+    Raises
+    ------
+    ValueError
+        ``alpha`` outside (0, 1), an unknown test, or no measure.
+    """
+    table, _ = discriminative_power_grid(scores_by_measure, alpha=alpha, tests=tests, n_resamples=n_resamples,
+                                         seed=seed, correction=correction, progress=progress, backend=backend,
+                                         client=client, scheduler=scheduler, n_jobs=n_jobs, store=store)
+    return table

@@ -3,7 +3,7 @@
 A cell is one run evaluated on one pool (the full qrels, or
 :func:`~irmeasures_markov.datasets.downsample_qrels` at ``pool`` percent with
 ``seed``): an array ``[measure, topic]``, computed by the same
-``experiments._RunScorer`` as :func:`~irmeasures_markov.experiments.evaluate`,
+``experiments.evaluation.RunScorer`` as :func:`~irmeasures_markov.experiments.evaluate`,
 so the numbers are those of ``evaluate`` bit for bit on every backend.
 
 Tasks group a few runs with every pool missing for them: a worker reads each
@@ -19,21 +19,44 @@ import hashlib
 import math
 import os
 from collections import OrderedDict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .backends import resolve_backend
+from ..datasets import downsample_qrels
+from ..errors import InputError
+from ..grid.backends import Backend, resolve_backend
+from ..grid.cells import Cell, fresh_token, measures_key, qrels_hash, run_hash
+from ..grid.runner import GridSummary, run_grid
+from ..grid.store import ParquetStore, StoreLike
+from ..inputs import to_qrels_dict
 from ..plugin import measure_inputs
 from ..readers.content import REGISTRATION
-from .cells import Cell, fresh_token, measures_key, qrels_hash, run_hash
-from .runner import GridSummary, run_grid
-from .store import ParquetStore
+from ..io import read_trec_run as read_run
+from .evaluation import (
+    Evaluation,
+    MeasuresLike,
+    QrelsLike,
+    RunLike,
+    RunScorer,
+    default_topics,
+    is_ours,
+    labelled_measures,
+)
 
-__all__ = ["EvaluationGrid", "GridResult", "evaluate_grid"]
+if TYPE_CHECKING:
+    from distributed import Client
 
-Pool = Tuple[float, int]
+__all__ = ["EvaluationGrid", "GridResult", "Pool", "PoolSpec", "RunSource", "evaluate_grid"]
+
+#: A pool sample: ``(percent of the qrels kept, seed)``; the full qrels are ``(100.0, 0)``.
+Pool = tuple[float, int]
+#: What :meth:`EvaluationGrid.add` takes as a pool: a percent (seed 0) or a ``(percent, seed)`` pair.
+PoolSpec = float | tuple[float, int]
+#: A run of a grid: a run in memory, or the path of a run file the workers read.
+RunSource = RunLike | str | os.PathLike[str]
 FULL: Pool = (100.0, 0)
 
 #: Cells a task should hold at least (about 17 ms each on TREC-8), so that the
@@ -45,9 +68,9 @@ TASKS_PER_WORKER = 4
 POOLS_PER_TASK = 128
 
 # Per-process caches of the worker side.
-_SCORERS: "OrderedDict[tuple, object]" = OrderedDict()
+_SCORERS: OrderedDict[tuple, object] = OrderedDict()
 _SCORER_CACHE = 256
-_RUNS: "OrderedDict[tuple, object]" = OrderedDict()
+_RUNS: OrderedDict[tuple, object] = OrderedDict()
 _RUN_CACHE = 4
 
 
@@ -67,16 +90,14 @@ def _pool(p) -> Pool:
 
 
 def _scorer(measures, mkey, topics, native, qrels, qtoken, pool: Pool):
-    from ..experiments import _RunScorer
     key = (qtoken, mkey, pool)
     s = _SCORERS.get(key)
     if s is None:
         if pool == FULL:
             reduced = qrels
         else:
-            from ..datasets import downsample_qrels
             reduced = downsample_qrels(qrels, pool[0], seed=pool[1])
-        s = _SCORERS[key] = _RunScorer(list(measures), reduced, list(topics), native)
+        s = _SCORERS[key] = RunScorer(list(measures), reduced, list(topics), native)
         while len(_SCORERS) > _SCORER_CACHE:
             _SCORERS.popitem(last=False)
     else:
@@ -85,7 +106,6 @@ def _scorer(measures, mkey, topics, native, qrels, qtoken, pool: Pool):
 
 
 def _read(path, token):
-    from ..io import read_trec_run as read_run
     key = (os.fspath(path), token)
     run = _RUNS.get(key)
     if run is None:
@@ -99,19 +119,19 @@ def _read(path, token):
 class _EvalTask:
     """Cells of one block: ``pairs[k] = (run index, pool)`` gives ``cells[k]``."""
     key: str
-    cells: List[Cell]
-    needs: List[str]
+    cells: list[Cell]
+    needs: list[str]
     measures: list
     mkey: str
-    topics: List[str]
+    topics: list[str]
     native: bool
     qrels_name: str
     qrels_token: str
-    runs: List[Tuple[str, Optional[str], str]]  # (name, path or None, shared name or hash)
-    pairs: List[Tuple[int, Pool]]
-    inputs: Optional[List[Dict[str, str]]] = None  # measure_inputs of each measure when the cells were keyed
+    runs: list[tuple[str, str | None, str]]  # (name, path or None, shared name or hash)
+    pairs: list[tuple[int, Pool]]
+    inputs: list[dict[str, str]] | None = None  # measure_inputs of each measure when the cells were keyed
 
-    def compute(self, shared) -> List[np.ndarray]:
+    def compute(self, shared) -> list[np.ndarray]:
         qrels = shared[self.qrels_name]
         out, current, run = [], None, None
         for r, pool in self.pairs:
@@ -126,14 +146,13 @@ class _EvalTask:
         return out
 
 
-def _check_inputs(measures, keyed: List[Dict[str, str]]) -> None:
+def _check_inputs(measures, keyed: list[dict[str, str]]) -> None:
     """Refuse the cells of a task if a file a measure reads changed after its cells were keyed (their values
     may come from the new file): they are not stored under the old content's key.
 
     Inputs identified by a registration (a kernel given as a function) are
     not compared: another process registers them under another token.
     """
-    from ..errors import InputError
     for m, before in zip(measures, keyed):
         now = measure_inputs(m)
         for param, fp in before.items():
@@ -146,26 +165,36 @@ def _check_inputs(measures, keyed: List[Dict[str, str]]) -> None:
 class _Block:
     collection: str
     measures: list
-    labels: List[str]
-    topics: List[str]
+    labels: list[str]
+    topics: list[str]
     native: bool
     qrels: Mapping
     runs: Mapping
-    pools: List[Pool]
+    pools: list[Pool]
 
 
 class GridResult:
     """Evaluations of an :class:`EvaluationGrid`: ``result.evaluations(block)[(pool, seed)]``."""
 
-    def __init__(self, blocks, arrays, cells, summary: GridSummary):
+    def __init__(self, blocks: list[_Block], arrays: Mapping[str, np.ndarray],
+                 cells: list[dict[tuple[str, Pool], Cell]], summary: GridSummary) -> None:
         self._blocks = blocks
         self._arrays = arrays
         self._cells = cells
         self.summary = summary
 
-    def evaluations(self, block: int = 0) -> Dict[Pool, object]:
-        """``{(percent, seed): Evaluation}`` of block ``block`` (the full pool is ``(100.0, 0)``)."""
-        from ..experiments import Evaluation
+    def evaluations(self, block: int = 0) -> dict[Pool, Evaluation]:
+        """``{(percent, seed): Evaluation}`` of block ``block`` (the full pool is ``(100.0, 0)``).
+
+        Parameters
+        ----------
+        block : int
+            What :meth:`EvaluationGrid.add` returned for the block.
+
+        Returns
+        -------
+        dict of (float, int) to Evaluation
+        """
         b = self._blocks[block]
         cells = self._cells[block]
         names = list(b.runs)
@@ -189,20 +218,40 @@ class EvaluationGrid:
     dict is scattered to the cluster once.
     """
 
-    def __init__(self):
-        self._blocks: List[_Block] = []
+    def __init__(self) -> None:
+        self._blocks: list[_Block] = []
 
-    def add(self, measures, qrels, runs: Mapping, *, pools: Sequence = (100,), topics: Optional[Sequence[str]] = None,
-            labels: Optional[Sequence[str]] = None, native: bool = True, collection: str = "") -> int:
+    def add(self, measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, RunSource], *,
+            pools: Sequence[PoolSpec] = (100,), topics: Sequence[str] | None = None,
+            labels: Sequence[str] | None = None, native: bool = True, collection: str = "") -> int:
         """Add a block; returns its index for :meth:`GridResult.evaluations`.
 
-        ``pools``: percents (seed 0) or ``(percent, seed)`` pairs; 100 is the
-        full qrels.  ``topics`` default to every qrels topic (trec_eval ``-c``),
-        and ``qrels`` may be any form it takes (a dict, a qrels file path, ...),
-        as in :func:`~irmeasures_markov.experiments.evaluate`.
+        Parameters
+        ----------
+        measures, qrels, topics, labels, native
+            As for :func:`~irmeasures_markov.experiments.evaluate`: ``qrels`` may be any form it takes
+            (a dict, a qrels file path, ...), ``topics`` default to every qrels topic (trec_eval ``-c``).
+        runs : mapping of str to run or path
+            Run names to run dicts or to run file paths (read by the workers).
+        pools : sequence of float or (float, int)
+            Percents (seed 0) or ``(percent, seed)`` pairs; 100 is the full qrels.
+        collection : str
+            The collection's name, part of every cell's key.
+
+        Returns
+        -------
+        int
+            The block's index.
+
+        Raises
+        ------
+        ValueError
+            No run, no topic, no pool, a pool's percent outside (0, 100] or a seed that is not an integer.
+        TypeError
+            A run name that is not a str, or a run that is neither a mapping nor a path.
+        FileNotFoundError
+            A run path that is not a file.
         """
-        from ..experiments import _default_topics, _is_ours, labelled_measures
-        from ..inputs import to_qrels_dict
         measures, labels = labelled_measures(measures, labels)
         qrels = to_qrels_dict(qrels)
         if not runs:
@@ -214,23 +263,48 @@ class EvaluationGrid:
                 raise TypeError(f"run {name!r}: give a run dict or a run file path, got {type(r).__name__}.")
             if isinstance(r, (str, os.PathLike)) and not os.path.isfile(r):
                 raise FileNotFoundError(f"run {name!r}: no such file {os.fspath(r)!r}")
-        topics = list(topics) if topics is not None else _default_topics(qrels)
+        topics = list(topics) if topics is not None else default_topics(qrels)
         if not topics:
             raise ValueError("no topics to evaluate: the qrels are empty and `topics` was not given.")
         pools = list(dict.fromkeys(_pool(p) for p in pools))
         if not pools:
             raise ValueError("`pools` is empty.")
         for m in measures:  # here, not on a worker: a bad parameter is the caller's error, not a failed task
-            if _is_ours(m):
+            if is_ours(m):
                 m.validate_params()
         self._blocks.append(_Block(str(collection), measures, list(labels) if labels is not None else
                                    [str(m) for m in measures], topics, bool(native), qrels, runs, pools))
         return len(self._blocks) - 1
 
-    def run(self, *, backend=None, client=None, scheduler: Optional[str] = None, n_jobs: int = 1,
-            store: Union[None, str, os.PathLike, ParquetStore] = None, progress: Optional[bool] = None,
-            runs_per_task: Optional[int] = None, desc: str = "evaluation grid") -> GridResult:
-        """Compute every cell not in ``store`` on the backend; see :func:`~.backends.resolve_backend`."""
+    def run(self, *, backend: Backend | str | None = None, client: Client | None = None,
+            scheduler: str | None = None, n_jobs: int = 1, store: StoreLike = None, progress: bool | None = None,
+            runs_per_task: int | None = None, desc: str = "evaluation grid") -> GridResult:
+        """Compute every cell not in ``store`` on the backend.
+
+        Parameters
+        ----------
+        backend, client, scheduler, n_jobs
+            Where the cells are computed (:func:`~irmeasures_markov.grid.resolve_backend`).
+        store : ParquetStore, path or None
+            Finished cells are read from and written to it; a rerun computes only the missing ones.
+        progress : bool or None
+            A bar and a summary on standard error; None: only when it is a terminal.
+        runs_per_task : int, optional
+            Runs per task (default: enough cells per task for the scheduling to stay cheap).
+        desc : str
+            The progress bar's label.
+
+        Returns
+        -------
+        GridResult
+
+        Raises
+        ------
+        ValueError
+            An empty grid or a ``runs_per_task`` that is not a positive integer.
+        irmeasures_markov.grid.GridError
+            A task failed (the other cells are stored).
+        """
         if not self._blocks:
             raise ValueError("the grid is empty: add() a block first.")
         if runs_per_task is not None and (isinstance(runs_per_task, bool) or int(runs_per_task) != runs_per_task
@@ -239,8 +313,8 @@ class EvaluationGrid:
         if store is not None and not isinstance(store, ParquetStore):
             store = ParquetStore(store)
         hashed = store is not None
-        qtokens: Dict[int, str] = {}
-        rtokens: Dict[Tuple[int, str], str] = {}
+        qtokens: dict[int, str] = {}
+        rtokens: dict[tuple[int, str], str] = {}
         cells_by_block, all_cells, where = [], [], {}
         # what each measure reads (files by content), read once: the cell keys hold it, and a worker checks
         # that it is still what it reads before its cells are stored
@@ -266,9 +340,9 @@ class EvaluationGrid:
 
         be, owned = resolve_backend(backend, client=client, scheduler=scheduler, n_jobs=n_jobs)
         try:
-            def make_tasks(missing: List[Cell]):
+            def make_tasks(missing: list[Cell]):
                 workers = be.n_workers
-                by_block: Dict[int, Dict[str, List[Pool]]] = {}
+                by_block: dict[int, dict[str, list[Pool]]] = {}
                 for c in missing:
                     bi, name, pool = where[c.key]
                     by_block.setdefault(bi, {}).setdefault(name, []).append(pool)
@@ -279,7 +353,7 @@ class EvaluationGrid:
                     mkey = mkeys[bi]
                     # Pools in chunks that fit the workers' scorer cache; tasks ordered chunk by chunk, so a
                     # worker (Dask runs tasks about in submission order) builds each pool's scorer about once.
-                    groups: Dict[tuple, List[str]] = {}
+                    groups: dict[tuple, list[str]] = {}
                     for name, pools in per_run.items():
                         for a in range(0, len(pools), POOLS_PER_TASK):
                             groups.setdefault(tuple(pools[a:a + POOLS_PER_TASK]), []).append(name)
@@ -314,7 +388,7 @@ class EvaluationGrid:
                     qn = f"qrels:{qtokens[id(b.qrels)]}"
                     if qn in names:
                         out[qn] = b.qrels
-                    for (name, pool), c in cells_by_block[bi].items():
+                    for (name, _pool), c in cells_by_block[bi].items():
                         rn = f"run:{c.run_hash}"
                         if rn in names and rn not in out:
                             out[rn] = b.runs[name]
@@ -328,12 +402,23 @@ class EvaluationGrid:
         return GridResult(self._blocks, arrays, cells_by_block, summary)
 
 
-def evaluate_grid(measures, qrels, runs: Mapping, *, pools: Sequence = (100,), topics=None, labels=None,
-                  native: bool = True, collection: str = "", **run_kwargs):
+def evaluate_grid(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, RunSource], *,
+                  pools: Sequence[PoolSpec] = (100,), topics: Sequence[str] | None = None,
+                  labels: Sequence[str] | None = None, native: bool = True, collection: str = "",
+                  **run_kwargs: Any) -> tuple[dict[Pool, Evaluation], GridSummary]:
     """One block's evaluations ``{(percent, seed): Evaluation}`` and the :class:`GridSummary`.
 
-    Keyword arguments after ``collection`` go to :meth:`EvaluationGrid.run`
-    (``backend``, ``client``, ``scheduler``, ``n_jobs``, ``store``, ``progress``).
+    Parameters
+    ----------
+    measures, qrels, runs, pools, topics, labels, native, collection
+        As for :meth:`EvaluationGrid.add`.
+    **run_kwargs
+        For :meth:`EvaluationGrid.run` (``backend``, ``client``, ``scheduler``, ``n_jobs``, ``store``,
+        ``progress``, ``desc``).
+
+    Returns
+    -------
+    (dict of (float, int) to Evaluation, GridSummary)
     """
     g = EvaluationGrid()
     b = g.add(measures, qrels, runs, pools=pools, topics=topics, labels=labels, native=native,
