@@ -23,6 +23,12 @@ __all__ = ["MOVED", "install"]
 
 #: old module path -> new module path.  Keep one line per moved module, sorted.
 MOVED: dict[str, str] = {
+    "irmeasures_markov._docid_probe_numba": "irmeasures_markov.documents._docid_probe_numba",
+    "irmeasures_markov.docid_table": "irmeasures_markov.documents.docid_table",
+    "irmeasures_markov.flat_run": "irmeasures_markov.ranking.join",
+    "irmeasures_markov.lengths": "irmeasures_markov.documents.lengths",
+    "irmeasures_markov.qrels_cache": "irmeasures_markov.ranking.cache",
+    "irmeasures_markov.rankings": "irmeasures_markov.ranking.prepared",
 }
 
 

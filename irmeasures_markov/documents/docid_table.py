@@ -25,6 +25,8 @@ from typing import Callable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from ..ranking.join import SEPARATOR
+
 __all__ = ["DocidTable", "join_docids", "encode_joined", "SEPARATOR", "SMALL_BATCH", "MAX_TABLE_BYTES", "ENGINES",
            "COMPILED_AFTER"]
 
@@ -36,7 +38,6 @@ _OVERFLOW = 64
 _EMPTY = np.float64(np.nan).view(np.uint64)
 #: _LOW_BYTES[r] keeps the r low-order bytes of a little-endian word
 _LOW_BYTES = np.array([(1 << (8 * r)) - 1 for r in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
-SEPARATOR = "\n"
 #: fewer docids than this are looked up in the dict: the table's fixed cost (a dozen numpy calls) is larger
 SMALL_BATCH = 64
 #: no table larger than this is built (the dict answers): e.g. 50M ClueWeb docids would need 5.4 GB
