@@ -82,7 +82,7 @@ def read_duplicates(path: PathLike, content: bytes | None = None) -> dict[str, s
     return out
 
 
-def write_lengths(lengths: Mapping[str, float], path: PathLike):
+def write_lengths(lengths: Mapping[str, float], path: PathLike) -> None:
     """Write a ``docid<TAB>length`` file (gzip when the name ends in .gz), atomically.
 
     The file is written under a temporary name of its own and renamed, so

@@ -24,11 +24,11 @@ from __future__ import annotations
 import math
 import os
 from collections import abc
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from itertools import chain, compress, count, repeat
 from operator import is_not
-from typing import Union
+from typing import Any
 
 import numpy as np
 
@@ -114,7 +114,7 @@ class LengthTable(abc.Mapping):
     original mapping afterwards changes nothing here.
     """
 
-    def __init__(self, lengths: Mapping[str, float], build_after: float = 1.0):
+    def __init__(self, lengths: Mapping[str, float], build_after: float = 1.0) -> None:
         if isinstance(build_after, bool) or not isinstance(build_after, (int, float)) or not build_after >= 0:
             raise ValueError(f"build_after must be a number >= 0, got {build_after!r}")
         items = dict(lengths)
@@ -128,16 +128,16 @@ class LengthTable(abc.Mapping):
         self._looked_up = 0
         self._build_at = build_after * len(items)
 
-    def __getitem__(self, docid):
+    def __getitem__(self, docid: str) -> float:
         return self._items[docid]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._items)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._items)
 
-    def get(self, docid, default=None):
+    def get(self, docid: str, default: float | None = None) -> float | None:
         return self._items.get(docid, default)
 
     def content_digest(self) -> str:
@@ -164,12 +164,13 @@ class LengthTable(abc.Mapping):
             self._table = DocidTable(self._items)
         return self._table
 
-    def lookup(self, docids: Sequence[str]):
+    def lookup(self, docids: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """``(values, found)``: lengths of ``docids`` (NaN where unknown) and where they are known."""
         table = self._table_for(len(docids))
         return lookup_in_dict(self._items, docids) if table is None else table.lookup(docids)
 
-    def lookup_joined(self, joined: str | None, n: int, docids):
+    def lookup_joined(self, joined: str | None, n: int, docids: Sequence[str] | Callable[[], Sequence[str]]
+                      ) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`lookup` for ``n`` docids joined by newlines (see :meth:`DocidTable.lookup_joined`)."""
         if not self._items:  # e.g. TBG(default_length=500): every length is unknown, no docid need be read
             return np.full(n, math.nan), np.zeros(n, dtype=bool)
@@ -178,7 +179,7 @@ class LengthTable(abc.Mapping):
             return lookup_in_dict(self._items, docids() if callable(docids) else docids)
         return table.lookup_joined(joined, n, docids)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"LengthTable({len(self)} documents)"
 
 
@@ -194,7 +195,7 @@ def _irds_cached(dataset_id: str) -> LengthTable:
     return LengthTable(lengths_from_ir_datasets(dataset_id), build_after=0)
 
 
-def length_source(spec: str, kind: str = "lengths"):
+def length_source(spec: str, kind: str = "lengths") -> tuple[str, Mapping[str, Any]]:
     """``(fingerprint, mapping)`` of a measure-string value: a file path, or ``irds:<dataset id>`` for lengths.
 
     A file is read on every call and parsed only when its bytes are new, so a
@@ -211,7 +212,7 @@ def length_source(spec: str, kind: str = "lengths"):
     return _FILES[kind].get(spec)
 
 
-def load_length_source(spec: str, kind: str = "lengths"):
+def load_length_source(spec: str, kind: str = "lengths") -> Mapping[str, Any]:
     """The mapping of :func:`length_source` (a file is re-read when its content changes)."""
     return length_source(spec, kind)[1]
 
@@ -235,7 +236,7 @@ class DocumentLengths:
 
     def __init__(self, lengths: Mapping[str, float] | PathLike | None = None,
                  duplicates: Mapping[str, str] | PathLike | None = None,
-                 default_length: float | None = None):
+                 default_length: float | None = None) -> None:
         if lengths is None:
             lengths = {}
         if isinstance(lengths, (str, os.PathLike)):

@@ -302,7 +302,8 @@ class PreparedRun:
         qids = self._flat.qids
         return bases[np.fromiter(map(index.__getitem__, qids), dtype=np.int64, count=len(qids))]
 
-    def document_values(self, lookup_segments: Callable[[list[list[str]]], np.ndarray], judged_only: bool = False,
+    def document_values(self, lookup_segments: Callable[[list[list[str]], list[str] | None], np.ndarray],
+                        judged_only: bool = False,
                         cutoff: int | None = None, exact_tie_order: bool = True) -> np.ndarray:
         """A per-document value for every flat position of ``batch(judged_only=..., cutoff=...)``.
 
