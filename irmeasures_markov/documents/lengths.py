@@ -102,16 +102,28 @@ def _is_length(v) -> bool:
 class LengthTable(abc.Mapping):
     """A read-only snapshot of ``{docid: words}`` that looks up whole runs at once.
 
-    Every length source (files, ``irds:`` ids, :func:`register_lengths`
-    mappings, mappings given to :class:`DocumentLengths`) is held as a
-    ``LengthTable``.  Once lookups add up to ``build_after`` times as many
-    documents as it holds, it builds a
-    :class:`~irmeasures_markov.docid_table.DocidTable` (exact, vectorised;
-    about 0.1 s for 350K documents) that answers every later lookup of 64 or
-    more documents; until then the dict answers.  Named sources (files,
-    ``irds:`` ids, registered mappings) are made with ``build_after=0``.  Lengths
-    must be non-negative finite numbers.  It is a snapshot: changing the
-    original mapping afterwards changes nothing here.
+    Every length source (files, ``irds:`` ids, mappings registered with
+    :func:`irmeasures_markov.register_lengths`, mappings given to
+    :class:`DocumentLengths`) is held as a ``LengthTable``.  Once lookups add
+    up to ``build_after`` times as many documents as it holds, it builds a
+    :class:`~irmeasures_markov.documents.docid_table.DocidTable` (exact,
+    vectorised) that answers every later lookup of 64 or more documents;
+    until then the dict answers.  It is a snapshot: changing the original
+    mapping afterwards changes nothing here.
+
+    Parameters
+    ----------
+    lengths : mapping of str to float
+        Non-negative finite numbers of words.
+    build_after : float
+        When to build the table, in multiples of the number of lengths held;
+        named sources (files, ``irds:`` ids, registered mappings) use 0.
+
+    Raises
+    ------
+    ValueError
+        A length that is not a non-negative finite number (up to five named),
+        or a ``build_after`` that is not a number >= 0.
     """
 
     def __init__(self, lengths: Mapping[str, float], build_after: float = 1.0) -> None:
@@ -196,13 +208,33 @@ def _irds_cached(dataset_id: str) -> LengthTable:
 
 
 def length_source(spec: str, kind: str = "lengths") -> tuple[str, Mapping[str, Any]]:
-    """``(fingerprint, mapping)`` of a measure-string value: a file path, or ``irds:<dataset id>`` for lengths.
+    """The mapping a measure-string value names, with a fingerprint of its content.
 
     A file is read on every call and parsed only when its bytes are new, so a
     rewritten file is always seen (whatever its size and modification time);
-    its fingerprint is the digest of its bytes.  An
-    ``irds:`` table is counted once per process; its fingerprint is the
-    digest of the lengths it holds.
+    its fingerprint is the digest of its bytes.  An ``irds:`` table is
+    counted once per process; its fingerprint is the digest of the lengths it
+    holds.
+
+    Parameters
+    ----------
+    spec : str
+        A file path, or ``irds:<dataset id>`` for lengths.
+    kind : {'lengths', 'duplicates'}
+        What the file holds.
+
+    Returns
+    -------
+    fingerprint : str
+    mapping : LengthTable or dict
+        A :class:`LengthTable` of lengths, or ``{docid: group}``.
+
+    Raises
+    ------
+    FileNotFoundError
+        The file does not exist, or ir_datasets cannot read the documents.
+    InputError
+        A malformed file (naming file and line), or an unknown dataset id.
     """
     if kind == "lengths" and spec.startswith("irds:"):
         table = _irds_cached(spec[len("irds:"):])
