@@ -19,7 +19,7 @@ from .order import fix_ties, in_rank_order, tie_groups, tie_slots
 from .positive_join import join_positive_flat
 from .qrels_index import UNJUDGED, QrelsIndex
 
-__all__ = ["SEPARATOR", "LOOKUP_BLOCK", "RankedQuery", "FlatRun", "prepare_flat", "read_long_rankings", "frozen",
+__all__ = ["SEPARATOR", "LOOKUP_BLOCK", "RankedQuery", "FlatRun", "prepare_flat", "frozen",
            "consecutive"]
 
 #: joins the docids of a ranking into one string (one docid per line), the form
@@ -287,7 +287,7 @@ def consecutive(keys: list[str], lengths: list[int]) -> Iterator[Iterator[str]]:
     return map(islice, repeat(iter(keys)), lengths)
 
 
-def read_long_rankings(dicts: list[Mapping[str, float]], positive: list[tuple[list[str], np.ndarray]], n: int,
+def _read_long_rankings(dicts: list[Mapping[str, float]], positive: list[tuple[list[str], np.ndarray]], n: int,
                        check_ids: bool, join: bool = False
                        ) -> tuple[list[str], np.ndarray, np.ndarray, str | None] | None:
     """Read a run of long rankings query by query: docids, scores, and the scores of positive judgments.
@@ -397,7 +397,7 @@ def prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join
     if long_rankings and not judgments:
         # each query's dict read once while it is in cache: its docids, its scores and its positive judgments
         positive_lists = list(map(qrels.positive_lists, qids))
-        read = read_long_rankings(dicts, positive_lists, n, check_ids=not ids_checked, join=join)
+        read = _read_long_rankings(dicts, positive_lists, n, check_ids=not ids_checked, join=join)
         if read is None:
             return None
         keys, scores, probed, joined = read

@@ -17,7 +17,7 @@ import numpy as np
 from ..segments import segment_sum, within_segments
 
 __all__ = ["read_scores", "rank_documents", "trec_order", "top_order", "tie_slots", "tie_groups", "fix_ties",
-           "in_rank_order", "expand_ranges"]
+           "in_rank_order"]
 
 #: mixed-grade tie groups with at most this many members off the group's smallest grade place those members by
 #: comparing each with the whole group, instead of ordering the group (:func:`in_rank_order`)
@@ -264,16 +264,16 @@ def fix_ties(order: np.ndarray, keys: list[str], starts: np.ndarray, slots: np.n
     dest = np.arange(m, dtype=np.int64)  # where, among the slots, each member goes: kept where descending
     if ascending.any():
         g0, gs = group_start[ascending], group_size[ascending]
-        idx = expand_ranges(g0, gs)
+        idx = _expand(g0, gs)
         dest[idx] = np.repeat(2 * g0 + gs - 1, gs) - idx        # reversed: g0 + (g0 + gs - 1 - idx)
     other = (n_rises > 0) & ~ascending
     small = other & (group_size <= _PAIRWISE_MAX_GROUP)
     if small.any():
         g0, gs = group_start[small], group_size[small]
-        idx = expand_ranges(g0, gs)                                    # the members of small groups
+        idx = _expand(g0, gs)                                    # the members of small groups
         after = np.repeat(g0 + gs, gs) - idx - 1                 # members of its group after each member
         this = np.repeat(idx, after)
-        other_member = expand_ranges(idx + 1, after)                   # every pair of a group once, this < other
+        other_member = _expand(idx + 1, after)                   # every pair of a group once, this < other
         larger = np.fromiter(map(gt, map(member_keys.__getitem__, other_member.tolist()),
                                  map(member_keys.__getitem__, this.tolist())), dtype=bool, count=this.size)
         # members with a larger docid go first: each pair counts once for one of its two members
@@ -282,7 +282,7 @@ def fix_ties(order: np.ndarray, keys: list[str], starts: np.ndarray, slots: np.n
     big = other & ~small
     if big.any():
         big_start, big_size = group_start[big], group_size[big]
-        idx = expand_ranges(big_start, big_size)
+        idx = _expand(big_start, big_size)
         big_keys = list(map(member_keys.__getitem__, idx.tolist()))
         by_key = np.fromiter(sorted(range(idx.size), key=big_keys.__getitem__, reverse=True), dtype=np.int64,
                              count=idx.size)
@@ -348,7 +348,7 @@ def in_rank_order(values: np.ndarray, order: np.ndarray, keys: list[str], key_st
         mover = np.flatnonzero(odd & placed)              # members (indices into slots) to place
         begin = group_start[group[mover]]
         size = np.append(group_start[1:], m)[group[mover]] - begin
-        others = expand_ranges(begin, size)                     # every member of each mover's group
+        others = _expand(begin, size)                     # every member of each mover's group
         movers = np.repeat(mover, size)
         ranked_keys = itemgetter(*order[slots].tolist())(keys)      # slots: at least one group of two
         larger = np.fromiter(map(gt, map(ranked_keys.__getitem__, others.tolist()),
@@ -361,7 +361,7 @@ def in_rank_order(values: np.ndarray, order: np.ndarray, keys: list[str], key_st
     return out
 
 
-def expand_ranges(begin: np.ndarray, size: np.ndarray) -> np.ndarray:
+def _expand(begin: np.ndarray, size: np.ndarray) -> np.ndarray:
     """``concatenate([arange(b, b + s) for b, s in zip(begin, size)])`` without a Python step per range.
 
     Parameters

@@ -94,8 +94,7 @@ def join_positive_flat(positive: list[tuple[list[str], np.ndarray]], probed: np.
         (:meth:`~irmeasures_markov.ranking.qrels_index.QrelsIndex.positive_lists`).
     probed : numpy.ndarray
         The ranking's score of each of those docids, NaN where not retrieved
-        (scores are finite), as
-        :func:`~irmeasures_markov.ranking.join.read_long_rankings` reads them.
+        (scores are finite).
     keys : list of str
         The docids in file order, query after query.
     order : numpy.ndarray
