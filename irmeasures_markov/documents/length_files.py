@@ -44,12 +44,26 @@ def _length_lines(path: PathLike, what: str, content: bytes | None = None):
 def read_lengths(path: PathLike, content: bytes | None = None) -> dict[str, float]:
     """``{docid: length}`` from a ``docid<TAB>length`` file (plain, gzip, bzip2 or xz).
 
-    ``content``: the file's bytes, when they were read already.
+    Lengths are word counts: non-negative finite numbers.  Docids are read
+    byte-exactly, like run docids.
 
-    Lengths are word counts: non-negative finite numbers.  A non-numeric,
-    negative or non-finite length, a line without two fields, or a docid given
-    twice with different lengths raises :class:`~irmeasures_markov.io.InputError`
-    naming the file and line.  Docids are read byte-exactly, like run docids.
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    content : bytes, optional
+        The file's bytes, when they were read already.
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    InputError
+        A non-numeric, negative or non-finite length, a line without two
+        fields, or a docid given twice with different lengths, naming the
+        file and line.
     """
     name = display_name(path)
     out: dict[str, float] = {}
@@ -70,7 +84,24 @@ def read_lengths(path: PathLike, content: bytes | None = None) -> dict[str, floa
 
 
 def read_duplicates(path: PathLike, content: bytes | None = None) -> dict[str, str]:
-    """``{docid: group}`` from a ``docid<TAB>group`` file: documents of a group duplicate each other."""
+    """``{docid: group}`` from a ``docid<TAB>group`` file: documents of a group duplicate each other.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    content : bytes, optional
+        The file's bytes, when they were read already.
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    InputError
+        A line without two fields, or a docid in two groups, naming the file and line.
+    """
     name = display_name(path)
     out: dict[str, str] = {}
     for lineno, doc, raw in _length_lines(path, "group", content):
@@ -87,6 +118,13 @@ def write_lengths(lengths: Mapping[str, float], path: PathLike) -> None:
 
     The file is written under a temporary name of its own and renamed, so
     processes writing the same file at once never mix their output.
+
+    Parameters
+    ----------
+    lengths : mapping of str to float
+        ``{docid: words}``.
+    path : str or os.PathLike
+        The file to write.
     """
     import gzip
     path = pathlib.Path(path)
@@ -170,8 +208,28 @@ def lengths_from_ir_datasets(dataset_id: str, *, cache_dir: PathLike | None = No
     rename it, so the cache is always whole.  A cache file that cannot be read
     (truncated, corrupt) is rebuilt, with a warning naming it.
 
-    Raises :class:`~irmeasures_markov.errors.InputError` for an unknown
-    dataset id, ``FileNotFoundError`` when ir_datasets cannot read the documents.
+    Parameters
+    ----------
+    dataset_id : str
+        An ``ir_datasets`` id with documents.
+    cache_dir : str or os.PathLike, optional
+        Where the cache file goes (directly in it).
+    progress : bool, optional
+        Show a progress bar; default: when standard error is a terminal.
+    text_fields : sequence of str, optional
+        Count the words of these fields joined, instead of ``default_text()``.
+
+    Returns
+    -------
+    dict
+        ``{docid: words}``.
+
+    Raises
+    ------
+    InputError
+        An unknown dataset id, or one without documents.
+    FileNotFoundError
+        ir_datasets cannot read the documents.
     """
     cache = pathlib.Path(cache_dir) if cache_dir is not None else _cache_dir()
     # counts of other fields are other data: they get their own file

@@ -284,7 +284,21 @@ class DocumentLengths:
         self.default_length = default_length
 
     def lookup(self, docids: Sequence[str]) -> np.ndarray:
-        """Lengths of ``docids`` in order (duplicates not applied)."""
+        """Lengths of ``docids`` in order (duplicates not applied).
+
+        Parameters
+        ----------
+        docids : sequence of str
+
+        Returns
+        -------
+        numpy.ndarray
+
+        Raises
+        ------
+        UnknownLengthError
+            A document without a length, when there is no ``default_length``.
+        """
         vals, found = self.lengths.lookup(docids)
         return self._unknown_policy(docids, vals, ~found)
 
@@ -294,8 +308,23 @@ class DocumentLengths:
 
         The same values as :meth:`lookup` on the concatenation, in one
         vectorised lookup.
-        ``joined_segments`` may give each segment's docids already joined by
-        newlines (faster: the docids are not read again).
+
+        Parameters
+        ----------
+        segments : sequence of sequence of str
+            The docids of each segment.
+        joined_segments : sequence of str, optional
+            Each segment's docids already joined by newlines (the docids are
+            then not read again).
+
+        Returns
+        -------
+        numpy.ndarray
+
+        Raises
+        ------
+        UnknownLengthError
+            A document without a length, when there is no ``default_length``.
         """
         n = sum(map(len, segments))
         joined = None
@@ -330,6 +359,20 @@ class DocumentLengths:
 
         Those later members are not looked up: their length is 0 whether
         known or not, so an unknown one is no error.
+
+        Parameters
+        ----------
+        docids : sequence of str
+            The ranking, in rank order.
+
+        Returns
+        -------
+        numpy.ndarray
+
+        Raises
+        ------
+        UnknownLengthError
+            A document without a length, when there is no ``default_length``.
         """
         if not self.duplicates:
             return self.lookup(docids)
