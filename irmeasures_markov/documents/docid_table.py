@@ -225,7 +225,18 @@ class DocidTable:
         return table
 
     def lookup(self, docids: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """``(values, found)`` for ``docids`` in order; values are NaN where not found."""
+        """Look up ``docids`` in order.
+
+        Parameters
+        ----------
+        docids : sequence of str
+
+        Returns
+        -------
+        values : numpy.ndarray
+            NaN where a docid is absent.
+        found : numpy.ndarray of bool
+        """
         joined = join_docids(docids) if self._table is not None and len(docids) >= SMALL_BATCH else None
         return self.lookup_joined(joined, len(docids), docids)
 
@@ -234,10 +245,31 @@ class DocidTable:
                       engine: str = "auto") -> tuple[np.ndarray, np.ndarray]:
         """Like :meth:`lookup`, for ``n`` docids given joined by newlines (:func:`join_docids`).
 
-        ``docids`` (the same documents as a sequence, or a function returning
-        them) is read only when the table cannot answer: ``joined`` is None,
-        or it does not split into ``n`` docids because one holds a newline.
-        ``engine`` is one of :data:`ENGINES` (the answers are the same).
+        Parameters
+        ----------
+        joined : str or None
+            The docids joined by newlines.
+        n : int
+            How many docids.
+        docids : sequence of str, or callable
+            The same documents as a sequence, or a function returning them;
+            read only when the table cannot answer: ``joined`` is None, or it
+            does not split into ``n`` docids because one holds a newline.
+        engine : {'auto', 'numba', 'numpy'}
+            See :data:`ENGINES` (the answers are the same).
+
+        Returns
+        -------
+        values : numpy.ndarray
+            NaN where a docid is absent.
+        found : numpy.ndarray of bool
+
+        Raises
+        ------
+        ValueError
+            An unknown ``engine``.
+        RuntimeError
+            ``engine='numba'`` without numba installed.
         """
         if engine not in ENGINES:
             raise ValueError(f"DocidTable: engine must be one of {list(ENGINES)}, got {engine!r}")

@@ -80,7 +80,18 @@ class QrelsIndex:
         return list(self.qrels)
 
     def judged_grades(self, qid: str) -> np.ndarray:
-        """All judged grades of the query, sorted descending (the ideal ranking); cached."""
+        """All judged grades of the query, sorted descending (the ideal ranking); cached.
+
+        Parameters
+        ----------
+        qid : str
+            A query id; one without judgments has none.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64.
+        """
         g = self._grades_desc.get(qid)
         if g is None:
             g = np.sort(np.fromiter(self.qrels.get(qid, {}).values(), dtype=np.int64))[::-1]
@@ -92,6 +103,15 @@ class QrelsIndex:
 
         Every measure with ``rel >= 1`` needs only these (docs/design.md,
         "The positive join").
+
+        Parameters
+        ----------
+        qid : str
+            A query id; one without judgments has none.
+
+        Returns
+        -------
+        dict
         """
         d = self._positive.get(qid)
         if d is None:
@@ -99,7 +119,19 @@ class QrelsIndex:
         return d
 
     def positive_lists(self, qid: str) -> tuple[list[str], np.ndarray]:
-        """The query's documents with a grade > 0 as ``(docids, grades)`` (cached; the order of :meth:`positive`)."""
+        """The query's documents with a grade > 0 as two lists, in the order of :meth:`positive` (cached).
+
+        Parameters
+        ----------
+        qid : str
+            A query id; one without judgments has none.
+
+        Returns
+        -------
+        docids : list of str
+        grades : numpy.ndarray
+            int64.
+        """
         lists = self._positive_lists.get(qid)
         if lists is None:
             d = self.positive(qid)
@@ -107,7 +139,19 @@ class QrelsIndex:
         return lists
 
     def recall_base(self, qid: str, rel: int = 1) -> int:
-        """Number of the query's judgments with grade >= ``rel`` (cached: asked once per query and run)."""
+        """Number of the query's judgments with grade >= ``rel`` (cached: asked once per query and run).
+
+        Parameters
+        ----------
+        qid : str
+            A query id; one without judgments has none.
+        rel : int
+            Relevance level.
+
+        Returns
+        -------
+        int
+        """
         rb = self._recall_base.get((qid, rel))
         if rb is None:
             # descending order: count of grades >= rel
@@ -115,7 +159,17 @@ class QrelsIndex:
         return rb
 
     def queries_without_relevant(self, rel: int = 1) -> list[str]:
-        """The qrels queries with no judgment of grade >= ``rel``, in qrels order (computed once per ``rel``)."""
+        """The qrels queries with no judgment of grade >= ``rel``, in qrels order (computed once per ``rel``).
+
+        Parameters
+        ----------
+        rel : int
+            Relevance level.
+
+        Returns
+        -------
+        list of str
+        """
         empty = self._no_relevant.get(rel)
         if empty is None:
             empty = self._no_relevant[rel] = [q for q in self.qrels if self.recall_base(q, rel) == 0]
