@@ -14,9 +14,10 @@ from itertools import compress, repeat
 
 import numpy as np
 
+from ..inputs import check_document_ids, check_query_id, join_document_ids
+
 # segment_cumsum and rank_documents are not used here: the old module irmeasures_markov.rankings (now this one)
 # offered them, and its old path keeps them until every import names their new module
-from ..inputs import check_document_ids, check_query_id, join_document_ids
 from ..segments import segment_cumsum, segment_sum  # noqa: F401
 from . import join
 from .join import SEPARATOR, FlatRun, RankedQuery, consecutive, frozen
@@ -25,6 +26,7 @@ from .positive_join import positive_grades
 from .qrels_index import UNJUDGED, QrelsIndex, recall_base_table
 
 __all__ = ["RelevanceBatch", "PreparedRun"]
+
 
 @dataclass
 class RelevanceBatch:
