@@ -6,8 +6,14 @@
 """
 from .docid_table import DocidTable
 from .length_files import lengths_from_ir_datasets, read_duplicates, read_lengths, write_lengths
-from .lengths import HOW_TO_GIVE_LENGTHS, DocumentLengths, LengthTable, UnknownLengthError, length_source, \
-    load_length_source
+from .lengths import (
+    HOW_TO_GIVE_LENGTHS,
+    DocumentLengths,
+    LengthTable,
+    UnknownLengthError,
+    length_source,
+    load_length_source,
+)
 
 __all__ = ["DocumentLengths", "LengthTable", "UnknownLengthError", "HOW_TO_GIVE_LENGTHS", "length_source",
            "load_length_source", "read_lengths", "read_duplicates", "write_lengths", "lengths_from_ir_datasets",

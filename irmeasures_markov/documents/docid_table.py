@@ -187,10 +187,10 @@ class DocidTable:
             return
         columns, _ = encoded
         self._n_words = len(columns)
-        bits = max(int(len(keys) - 1).bit_length() + 1, 4)  # load factor <= 1/2
+        smallest = max(int(len(keys) - 1).bit_length() + 1, 4)  # load factor <= 1/2
         # a probe run longer than _OVERFLOW slots asks for a bigger table; more than 66 keys sharing one
         # 64-bit hash would ask forever, so growth stops at the memory cap or after a few doublings
-        for bits in range(bits, bits + 4):
+        for bits in range(smallest, smallest + 4):
             if (1 << bits) * 8 * (self._n_words + 1) > MAX_TABLE_BYTES:
                 break
             self._table = self._build(columns, values, bits)

@@ -14,7 +14,6 @@ import os
 import pathlib
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Union
 from urllib.parse import quote
 
 from ..errors import InputError
@@ -25,7 +24,8 @@ from ..readers.trec import field_count_error
 
 __all__ = ["read_lengths", "read_duplicates", "write_lengths", "lengths_from_ir_datasets"]
 
-PathLike = Union[str, os.PathLike]
+#: a file path
+PathLike = str | os.PathLike
 
 
 def _length_lines(path: PathLike, what: str, content: bytes | None = None):

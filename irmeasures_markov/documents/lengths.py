@@ -86,7 +86,7 @@ def _bad_lengths(items: dict[str, object]) -> list[str]:
             pass
         else:
             ok = np.isfinite(values) & (values >= 0)
-            return [] if ok.all() else [d for d, good in zip(items, ok.tolist()) if not good]
+            return [] if ok.all() else [d for d, good in zip(items, ok.tolist(), strict=False) if not good]
     return [d for d, v in items.items() if not _is_length(v)]
 
 
@@ -334,7 +334,7 @@ class DocumentLengths:
         except TypeError:  # a non-str docid: the dict answers
             pass
         else:
-            joined = join_docids([j for j, s in zip(joined_segments, segments) if len(s)])
+            joined = join_docids([j for j, s in zip(joined_segments, segments, strict=False) if len(s)])
         docids = lambda: list(chain.from_iterable(segments))  # noqa: E731 - only on the slow paths
         vals, found = self.lengths.lookup_joined(joined, n, docids)
         return self._unknown_policy(docids, vals, ~found)

@@ -191,7 +191,7 @@ class FlatRun:
         joins = bool(queries) and all(q.joined_keys is not None for q in queries)
         def cat(arrays, dtype):
             return np.concatenate(arrays) if arrays else np.zeros(0, dtype=dtype)
-        order = cat([q._order + s for q, s in zip(queries, key_starts.tolist())], np.int64)
+        order = cat([q._order + s for q, s in zip(queries, key_starts.tolist(), strict=False)], np.int64)
         return cls([q.qid for q in queries], [q._judged for q in queries], keys, starts, order, None,
                    cat([q.positive_grades for q in queries], np.int64), None, joins, key_starts=key_starts)
 
@@ -323,7 +323,7 @@ def _read_long_rankings(dicts: list[Mapping[str, float]], positive: list[tuple[l
     a = 0
     nan = np.nan
     try:
-        for d, (judged, _) in zip(dicts, positive):
+        for d, (judged, _) in zip(dicts, positive, strict=False):
             b = a + len(d)
             extend(d)
             if join:

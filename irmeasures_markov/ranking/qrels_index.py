@@ -238,5 +238,5 @@ def recall_base_table(qrels: QrelsIndex, rel: int) -> tuple[dict[str, int], np.n
         np.cumsum(counts, out=offsets[1:])
         grades = np.fromiter(chain.from_iterable(map(methodcaller("values"), judged.values())), dtype=np.int64,
                              count=int(offsets[-1]))
-        table = tables[rel] = (dict(zip(judged, range(len(judged)))), segment_sum(grades >= rel, offsets))
+        table = tables[rel] = (dict(zip(judged, range(len(judged)), strict=False)), segment_sum(grades >= rel, offsets))
     return table
