@@ -160,7 +160,7 @@ def test_plain_tbg_through_ir_measures_ends_in_a_short_traceback_with_one_line_s
     assert p.returncode == 1
     lines = p.stderr.strip().splitlines()
     last = lines[-1]
-    assert last.startswith("irmeasures_markov.lengths.UnknownLengthError: no document lengths were given")
+    assert last.startswith("irmeasures_markov.documents.lengths.UnknownLengthError: no document lengths were given")
     assert "lengths='FILE'" in last and "default_length=" in last
     # the frames inside the evaluation (down to the length lookup) are gone: ir_measures' own and the
     # evaluator's entry remain (38 lines before)

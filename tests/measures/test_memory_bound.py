@@ -12,7 +12,7 @@ import pytest
 
 import irmeasures_markov as imm
 import irmeasures_markov.core.birth_death_order1 as order1
-import irmeasures_markov.flat_run as flat_run
+import irmeasures_markov.ranking.join as join
 import irmeasures_markov.measures.stopping_time.batch as batch_mod
 import irmeasures_markov.plugin.tbg as tbg_plugin
 from irmeasures_markov.measures.stopping_time import path_at_h_batch
@@ -69,7 +69,7 @@ def test_mpcont_tbg_rates_peak_does_not_grow_with_the_run(mpcont_run, monkeypatc
     # whole-run arithmetic held the lengths, the click probabilities and gains, two temporaries and
     # the rates: ~48 bytes per document; in blocks, the lengths and the rates (16) and the lookup's
     # rank-order copy
-    monkeypatch.setattr(flat_run, "_LOOKUP_BLOCK", 1 << 12)
+    monkeypatch.setattr(join, "LOOKUP_BLOCK", 1 << 12)
     monkeypatch.setattr(tbg_plugin, "RATE_BLOCK", 1 << 10, raising=False)
     qrels, run = mpcont_run
     m = imm.MPcont(time="tbg", lengths="memory-bound-test")

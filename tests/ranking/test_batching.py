@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 import irmeasures_markov as imm
-from irmeasures_markov import flat_run, rankings
+from irmeasures_markov.ranking import join
+from irmeasures_markov.ranking import prepared as prepared_module
 from irmeasures_markov.lengths import DocumentLengths
 from irmeasures_markov.measures.markov_precision import PAPER_MODELS
 from irmeasures_markov.rankings import UNJUDGED, PreparedRun, QrelsIndex
@@ -45,7 +46,7 @@ def random_inputs(seed, n_queries=60, max_len=40, long=False):
 
 
 def per_query(monkeypatch):
-    monkeypatch.setattr(flat_run, "_prepare_flat", lambda *args: None)
+    monkeypatch.setattr(join, "prepare_flat", lambda *args: None)
 
 
 def old_batch(prepared, rel, judged_only, cutoff, judgments):
@@ -97,9 +98,9 @@ def test_long_rankings_joined_through_positive_judgments_give_the_same_result(mo
     qrels, run = random_inputs(7, n_queries=8, max_len=700, long=True)
     qi = QrelsIndex(qrels)
     flat = PreparedRun(qi, run)                                     # long on average: joined by intersection
-    assert isinstance(flat.queries, flat_run._LazyQueries) and flat._flat._ties is not None
+    assert isinstance(flat.queries, prepared_module._LazyQueries) and flat._flat._ties is not None
     positive = flat._flat.positive_grades.copy()                    # made before the docid tie-break
-    monkeypatch.setattr(flat_run, "_FLAT_MAX_MEAN_LENGTH", 10 ** 9)
+    monkeypatch.setattr(join, "_FLAT_MAX_MEAN_LENGTH", 10 ** 9)
     probed = PreparedRun(qi, run)                                   # every document probed
     per_query(monkeypatch)
     ref = PreparedRun(qi, run)
@@ -242,7 +243,7 @@ def test_gl_or_degrees_grouped_by_r_equal_each_query_block(kernel):
     rel = [rng.random(int(n)) < rng.uniform(0.05, 0.9) for n in rng.integers(1, 64, size=80)]  # r < 64: dense
     offsets = np.concatenate(([0], np.cumsum([r.size for r in rel]))).astype(np.int64)
     flat = np.concatenate(rel)
-    batch = rankings.RelevanceBatch([str(i) for i in range(len(rel))], offsets, flat.astype(np.int64), flat,
+    batch = prepared_module.RelevanceBatch([str(i) for i in range(len(rel))], offsets, flat.astype(np.int64), flat,
                                     np.zeros(len(rel), dtype=np.int64), 1)
     alpha = mp.kernel_table(kernel, int(batch.lengths.max()))
     got = mp._gl_or_degrees(batch, kernel, alpha)
@@ -261,7 +262,7 @@ def test_depth_flat_equals_per_query(depth, monkeypatch):
     qrels, run = random_inputs(300 + depth)
     qi = QrelsIndex(qrels)
     flat = PreparedRun(qi, run, depth=depth)
-    assert isinstance(flat.queries, flat_run._LazyQueries)
+    assert isinstance(flat.queries, prepared_module._LazyQueries)
     with monkeypatch.context() as m:
         per_query(m)
         ref = PreparedRun(qi, run, depth=depth)

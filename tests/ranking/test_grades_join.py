@@ -8,7 +8,8 @@ resolved only for tie groups of mixed grades, one join made while ranking).
 import numpy as np
 import pytest
 
-from irmeasures_markov import flat_run
+from irmeasures_markov.ranking import join, order
+from irmeasures_markov.ranking import prepared as prepared_module
 from irmeasures_markov.rankings import UNJUDGED, PreparedRun, QrelsIndex
 from random_runs import tied_run
 
@@ -50,12 +51,12 @@ def reference_batch(ref, rel, judged_only, cutoff):
 @pytest.mark.parametrize("odd_compare_max", [None, 0, 10 ** 6])
 def test_grades_match_dict_probe_reference(monkeypatch, seed, n_scores, judgments, long_rankings, odd_compare_max):
     if odd_compare_max is not None:   # every mixed tie group ordered by _fix_ties (0), or placed by comparisons
-        monkeypatch.setattr(flat_run, "_ODD_COMPARE_MAX", odd_compare_max)
+        monkeypatch.setattr(order, "_ODD_COMPARE_MAX", odd_compare_max)
     if not long_rankings:   # the path for runs of short rankings: a probe per document, ties broken first
-        monkeypatch.setattr(flat_run, "_FLAT_MAX_MEAN_LENGTH", 10 ** 9)
+        monkeypatch.setattr(join, "_FLAT_MAX_MEAN_LENGTH", 10 ** 9)
     qrels, run = make_inputs(seed, n_scores=n_scores)
     prepared = PreparedRun(QrelsIndex(qrels), run, judgments=judgments)
-    assert isinstance(prepared.queries, flat_run._LazyQueries)     # the flat path
+    assert isinstance(prepared.queries, prepared_module._LazyQueries)     # the flat path
     ref = reference_grades(qrels, run)
     assert prepared.qids == list(ref)
     np.testing.assert_array_equal(prepared._flat.grades, np.concatenate(list(ref.values())))

@@ -8,7 +8,8 @@ join placed by binary search on complex keys).
 import numpy as np
 import pytest
 
-from irmeasures_markov import flat_run
+from irmeasures_markov.ranking import join, order, positive_join
+from irmeasures_markov.ranking import prepared as prepared_module
 from irmeasures_markov.rankings import UNJUDGED, PreparedRun, QrelsIndex
 from random_runs import tied_run
 
@@ -39,14 +40,14 @@ def reference(qrels, run):
 def test_long_flat_preparation_matches_sorted_reference(monkeypatch, seed, n_scores, tie_compare_max,
                                                         pairwise_max_group):
     if tie_compare_max == "compare":   # every tied hit compared with its whole group, however large
-        monkeypatch.setattr(flat_run, "_TIE_SORT_MIN_HITS", 10 ** 9)
+        monkeypatch.setattr(positive_join, "_TIE_SORT_MIN_HITS", 10 ** 9)
     elif tie_compare_max is not None:   # the per-group sorted-list placement of tied hits
-        monkeypatch.setattr(flat_run, "_TIE_COMPARE_MAX", tie_compare_max)
+        monkeypatch.setattr(positive_join, "_TIE_COMPARE_MAX", tie_compare_max)
     if pairwise_max_group is not None:   # every tie group sorted (1), or every one ordered pairwise
-        monkeypatch.setattr(flat_run, "_PAIRWISE_MAX_GROUP", pairwise_max_group)
+        monkeypatch.setattr(order, "_PAIRWISE_MAX_GROUP", pairwise_max_group)
     qrels, run = tied_inputs(seed, n_scores=n_scores)
     prepared = PreparedRun(QrelsIndex(qrels), run)
-    assert isinstance(prepared.queries, flat_run._LazyQueries)   # the flat path, not the per-query loop
+    assert isinstance(prepared.queries, prepared_module._LazyQueries)   # the flat path, not the per-query loop
     ref = reference(qrels, run)
     flat = prepared._flat
     assert flat.qids == list(ref)
@@ -60,7 +61,7 @@ def test_long_flat_preparation_matches_sorted_reference(monkeypatch, seed, n_sco
 
 
 def test_long_flat_join_in_blocks_of_queries(monkeypatch):
-    monkeypatch.setattr(flat_run, "_LOOKUP_BLOCK", 2000)   # blocks of 1-2 queries, some with no hits
+    monkeypatch.setattr(join, "LOOKUP_BLOCK", 2000)   # blocks of 1-2 queries, some with no hits
     qrels, run = tied_inputs(4, n_queries=7, n_scores=31)
     qrels["q3"] = {"nothing": 1}
     ref = reference(qrels, run)
@@ -107,7 +108,7 @@ def test_tbg_with_registered_lengths_same_as_per_query(monkeypatch, seed):
              imm.MPcont(model="GL_AD_ID", time="tbg", lengths="test-prep-long")]
     measures = summed + exact
     flat = imm.PROVIDER.evaluator(measures, qrels).values(run)      # docids joined once for the whole run
-    monkeypatch.setattr(flat_run, "_prepare_flat", lambda *args: None)
+    monkeypatch.setattr(join, "prepare_flat", lambda *args: None)
     ref = imm.PROVIDER.evaluator(measures, qrels).values(run)       # one query at a time
     assert all(len(v) == 4 for v in ref.values())
     for m in exact:
@@ -171,7 +172,7 @@ def test_tie_groups_listed_in_docid_order(monkeypatch, length, pairwise_max_grou
     """Runs written in rank order with each tie group ascending by docid (most TREC-8 runs), descending
     (trec_eval's order) or mixed: the groups found already ordered are reversed or kept, the others ordered."""
     if pairwise_max_group is not None:
-        monkeypatch.setattr(flat_run, "_PAIRWISE_MAX_GROUP", pairwise_max_group)
+        monkeypatch.setattr(order, "_PAIRWISE_MAX_GROUP", pairwise_max_group)
     qrels, run, _ = tied_run(7, 9, length, scores=(-4, 4), step=0.5)
     rng = np.random.default_rng(7)
     for i, (qid, doc_scores) in enumerate(list(run.items())):
@@ -193,7 +194,7 @@ def test_tie_groups_listed_in_docid_order(monkeypatch, length, pairwise_max_grou
             docs.extend(members)
         run[qid] = {d: doc_scores[d] for d in docs}
     prepared = PreparedRun(QrelsIndex(qrels), run)
-    assert isinstance(prepared.queries, flat_run._LazyQueries)
+    assert isinstance(prepared.queries, prepared_module._LazyQueries)
     ref = reference(qrels, run)
     flat = prepared._flat
     assert flat.docids == [d for q in flat.qids for d in ref[q][0]]
@@ -215,6 +216,6 @@ def test_bisect_descending_equals_searchsorted_of_each_interval(seed):
     needles = rng.integers(-4, 5, size=query.size) * 0.5
     needles[needles == 0] = rng.choice([0.0, -0.0], size=int((needles == 0).sum()))
     for strict, side in ((False, "left"), (True, "right")):
-        got = flat_run._bisect_descending(ranked, lo, hi, needles, strict)
+        got = positive_join._bisect_descending(ranked, lo, hi, needles, strict)
         want = [a + np.searchsorted(-ranked[a:b], -x, side=side) for a, b, x in zip(lo, hi, needles)]
         np.testing.assert_array_equal(got, want)

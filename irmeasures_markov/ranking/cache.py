@@ -1,9 +1,8 @@
-"""One :class:`~irmeasures_markov.rankings.QrelsIndex` per qrels object, reused across calls.
+"""One :class:`~irmeasures_markov.ranking.qrels_index.QrelsIndex` per qrels object, reused across calls.
 
 ``ir_measures.calc_aggregate(measures, qrels, run)`` and ``ir_measures.iter_calc``
 make a new evaluator on every call.  Evaluating many runs against the same
-qrels that way would check, copy and index every judgment once per run (on
-TREC-8, over half the time of a call: docs/benchmarks.md).  Evaluators made by
+qrels that way would check, copy and index every judgment once per run.  Evaluators made by
 this package therefore take their index from :func:`qrels_index`, which
 builds it once per qrels object and reuses it while the object is unchanged.
 
@@ -40,13 +39,14 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable
 from functools import partial
-from typing import Callable, NamedTuple, Optional
+from typing import NamedTuple
 
 import numpy as np
 
-from .inputs import to_qrels_dict
-from .rankings import QrelsIndex
+from ..inputs import to_qrels_dict
+from .qrels_index import QrelsIndex
 
 __all__ = ["MAX_ENTRIES", "CacheInfo", "qrels_index", "clear", "cache_info"]
 
@@ -58,6 +58,8 @@ _FRAME_COLUMNS = ("query_id", "doc_id", "relevance")
 
 
 class CacheInfo(NamedTuple):
+    """What :func:`cache_info` returns: hits and misses since the last :func:`clear`, and indexes held."""
+
     hits: int
     misses: int
     size: int
@@ -74,7 +76,7 @@ class _Entry:
         self.ref = ref
 
 
-_entries: "OrderedDict[int, _Entry]" = OrderedDict()
+_entries: OrderedDict[int, _Entry] = OrderedDict()
 _lock = threading.Lock()
 _hits = 0
 _misses = 0
@@ -112,7 +114,7 @@ def _column_values(frame, name: str):
     return column.dtype, (values.tolist() if values.dtype == object else values.copy())
 
 
-def _frame_check(frame) -> Optional[Callable[[object], bool]]:
+def _frame_check(frame) -> Callable[[object], bool] | None:
     if frame["relevance"].dtype.kind not in "iub":
         return None
     snapshot = {name: _column_values(frame, name) for name in _FRAME_COLUMNS}
@@ -139,11 +141,25 @@ def _is_frame(qrels) -> bool:
         all(name in qrels.columns for name in _FRAME_COLUMNS)
 
 
-def qrels_index(qrels) -> QrelsIndex:
-    """The :class:`QrelsIndex` of ``qrels`` (any form :func:`~irmeasures_markov.inputs.to_qrels_dict` takes).
+def qrels_index(qrels: object) -> QrelsIndex:
+    """The :class:`QrelsIndex` of ``qrels``, built once per dict or DataFrame and reused while it is unchanged.
 
-    Built once per dict or DataFrame and reused while it is unchanged (see
-    the module docstring); other forms are read on every call.
+    Parameters
+    ----------
+    qrels : object
+        Any form :func:`~irmeasures_markov.inputs.to_qrels_dict` takes; forms
+        other than a dict or a DataFrame are read on every call (see the
+        module docstring).
+
+    Returns
+    -------
+    QrelsIndex
+        Shared by every caller that gets it: treat it as read-only.
+
+    Raises
+    ------
+    InputError, TypeError, ValueError
+        As :func:`~irmeasures_markov.inputs.to_qrels_dict` raises them.
     """
     global _hits, _misses
     if isinstance(qrels, dict):

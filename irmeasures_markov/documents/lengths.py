@@ -3,15 +3,17 @@
 Sources:
 
 * a Python mapping ``{docid: words}``;
-* a file of ``docid<TAB>length`` lines (plain or gzip; ``#`` comments and
-  blank lines skipped) — :func:`read_lengths`, errors name the file and line;
-* an ``ir_datasets`` docs store — :func:`lengths_from_ir_datasets` counts
-  whitespace-separated words of each document's text once, with a progress
-  bar, and caches the result on disk as such a file.
+* a file of ``docid<TAB>length`` lines (plain or compressed; ``#`` comments
+  and blank lines skipped): :func:`~irmeasures_markov.documents.length_files.read_lengths`,
+  errors name the file and line;
+* an ``ir_datasets`` docs store:
+  :func:`~irmeasures_markov.documents.length_files.lengths_from_ir_datasets`
+  counts whitespace-separated words of each document's text once, with a
+  progress bar, and caches the result on disk as such a file.
 
 Duplicate groups (Smucker & Clarke 2012, §3: a document that duplicates an
 earlier-ranked one is read as length 0) come from a mapping ``{docid: group}``
-or a ``docid<TAB>group`` file (:func:`read_duplicates`).
+or a ``docid<TAB>group`` file (:func:`~irmeasures_markov.documents.length_files.read_duplicates`).
 
 An unknown length is never silently guessed: :class:`DocumentLengths` raises
 :class:`UnknownLengthError` naming the missing documents, unless a
@@ -21,25 +23,25 @@ from __future__ import annotations
 
 import math
 import os
-import pathlib
-import warnings
 from collections import abc
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from itertools import chain, compress, count, repeat
 from operator import is_not
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Union
-from urllib.parse import quote
+from typing import Any
 
 import numpy as np
 
+from ..errors import InputError
+from ..ranking.join import SEPARATOR
+from ..readers.content import ContentCache, digest_value
+from ..readers.text import short
 from . import docid_table
-from .docid_table import SEPARATOR, DocidTable, join_docids, lookup_in_dict
-from .errors import InputError
-from .progress import progress_bar, show_progress
-from .readers.atomic import replacing
-from .readers.content import ContentCache, digest_value
-from .readers.text import decode, display_name, open_lines, short
-from .io.trec import field_count
+from .docid_table import DocidTable, join_docids, lookup_in_dict
+
+# write_lengths is not used here: the old module irmeasures_markov.lengths (now this one) offered it with the
+# other readers, and its old path keeps it until every import names its new module
+from .length_files import PathLike, lengths_from_ir_datasets, read_duplicates, read_lengths, write_lengths  # noqa: F401
 
 __all__ = [
     "UnknownLengthError",
@@ -54,7 +56,6 @@ __all__ = [
     "length_source",
 ]
 
-PathLike = Union[str, os.PathLike]
 
 
 #: what an unknown length's error says to do, in one line
@@ -75,170 +76,7 @@ class UnknownLengthError(InputError, KeyError):
         return self.args[0] if self.args else ""
 
 
-def _length_lines(path: PathLike, what: str, content: Optional[bytes] = None):
-    """``(line number, docid, value field)`` of a ``docid<TAB>value`` file; ``#`` comments and blank lines skipped."""
-    name = display_name(path)
-    with open_lines(path, content) as lines:
-        for lineno, line in lines:
-            parts = line.split()
-            if not parts or parts[0].startswith(b"#"):
-                continue
-            if len(parts) != 2:
-                raise InputError(f"{name}:{lineno}: expected 'docid<TAB>{what}', found {field_count(len(parts))}: "
-                                 f"{short(line)}")
-            yield lineno, decode(parts[0]), parts[1]
-
-
-def read_lengths(path: PathLike, content: Optional[bytes] = None) -> Dict[str, float]:
-    """``{docid: length}`` from a ``docid<TAB>length`` file (plain, gzip, bzip2 or xz).
-
-    ``content``: the file's bytes, when they were read already.
-
-    Lengths are word counts: non-negative finite numbers.  A non-numeric,
-    negative or non-finite length, a line without two fields, or a docid given
-    twice with different lengths raises :class:`~irmeasures_markov.io.InputError`
-    naming the file and line.  Docids are read byte-exactly, like run docids.
-    """
-    name = display_name(path)
-    out: Dict[str, float] = {}
-    for lineno, doc, raw in _length_lines(path, "length", content):
-        try:
-            value = float(raw)
-        except ValueError:
-            raise InputError(f"{name}:{lineno}: length {short(raw)} of document {short(doc)} is not a number") \
-                from None
-        if not math.isfinite(value) or value < 0:
-            raise InputError(f"{name}:{lineno}: length of document {short(doc)} must be a non-negative number "
-                             f"of words, got {short(raw)}")
-        old = out.get(doc)
-        if old is not None and old != value:
-            raise InputError(f"{name}:{lineno}: document {short(doc)} has two lengths ({old:g} and {value:g})")
-        out[doc] = value
-    return out
-
-
-def read_duplicates(path: PathLike, content: Optional[bytes] = None) -> Dict[str, str]:
-    """``{docid: group}`` from a ``docid<TAB>group`` file: documents of a group duplicate each other."""
-    name = display_name(path)
-    out: Dict[str, str] = {}
-    for lineno, doc, raw in _length_lines(path, "group", content):
-        group = decode(raw)
-        if out.get(doc, group) != group:
-            raise InputError(f"{name}:{lineno}: document {short(doc)} is in two duplicate groups "
-                             f"({short(out[doc])} and {short(group)})")
-        out[doc] = group
-    return out
-
-
-def write_lengths(lengths: Mapping[str, float], path: PathLike):
-    """Write a ``docid<TAB>length`` file (gzip when the name ends in .gz), atomically.
-
-    The file is written under a temporary name of its own and renamed, so
-    processes writing the same file at once never mix their output.
-    """
-    import gzip
-    path = pathlib.Path(path)
-    opener = gzip.open if path.suffix == ".gz" else open
-    with replacing(path) as tmp:
-        # surrogateescape: a docid read from non-UTF-8 bytes is written back as those bytes
-        with opener(tmp, "wt", encoding="utf-8", errors="surrogateescape", newline="\n") as fh:
-            for d, n in lengths.items():
-                fh.write(f"{d}\t{n:g}\n")
-
-
-def _cache_dir() -> pathlib.Path:
-    base = os.environ.get("IRMEASURES_MARKOV_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "irmeasures_markov")  # empty: unset
-    return pathlib.Path(base) / "lengths"
-
-
-def _cache_file_name(dataset_id: str, text_fields: Optional[Sequence[str]]) -> str:
-    """The cache file's name: one file name (no directory part), different for different ids or fields.
-
-    ``/`` in the dataset id becomes ``__`` (the names existing caches have);
-    any other character that is not a letter, digit, ``_.-~+`` is
-    percent-encoded, so ``text_fields=['title/../../x']`` stays inside the
-    cache directory.
-    """
-    fields = "" if not text_fields else ".fields-" + "+".join(map(str, text_fields))
-    return quote(dataset_id.replace("/", "__") + fields, safe="+") + ".tsv.gz"
-
-
-def _count_words(dataset_id: str, progress: Optional[bool], text_fields: Optional[Sequence[str]]) -> Dict[str, float]:
-    try:
-        import ir_datasets
-    except ImportError as e:  # pragma: no cover - ir_datasets is a dependency
-        raise InputError(f"lengths='irds:{dataset_id}' needs ir_datasets: pip install ir_datasets") from e
-    try:
-        ds = ir_datasets.load(dataset_id)
-    except KeyError:
-        raise InputError(f"lengths='irds:{dataset_id}': {dataset_id!r} is not an ir_datasets id (see "
-                         "https://ir-datasets.com for the ids; or give lengths='<docid TAB words file>')") from None
-    if not ds.has_docs():
-        raise InputError(f"lengths='irds:{dataset_id}': ir_datasets id {dataset_id!r} has no documents")
-    try:
-        it = ds.docs_iter()
-        if show_progress(progress):
-            try:
-                total = ds.docs_count()
-            except Exception:  # some stores cannot count without a full pass
-                total = None
-            it = progress_bar(it, True, total=total, desc=f"lengths {dataset_id}", unit="doc")
-        out: Dict[str, float] = {}
-        for doc in it:
-            if text_fields:
-                text = " ".join(str(getattr(doc, f, "") or "") for f in text_fields)
-            else:
-                text = doc.default_text() if hasattr(doc, "default_text") else str(getattr(doc, "text", ""))
-            out[doc.doc_id] = float(len(text.split()))
-    except Exception as e:  # download failures come as many exception types
-        first = (str(e).strip().splitlines() or [""])[0][:200]
-        raise FileNotFoundError(
-            f"cannot count the document lengths of {dataset_id!r}: ir_datasets could not read the documents "
-            f"({type(e).__name__}: {first}). To fix: give lengths='<file of docid TAB words lines>', or make "
-            "the documents available to ir_datasets") from e
-    return out
-
-
-def lengths_from_ir_datasets(dataset_id: str, *, cache_dir: Optional[PathLike] = None, progress: Optional[bool] = None,
-                             text_fields: Optional[Sequence[str]] = None) -> Dict[str, float]:
-    """Word counts of every document of an ``ir_datasets`` docs store, cached on disk.
-
-    The first call iterates the collection (with a progress bar on standard
-    error when it is a terminal, or with ``progress=True``) and counts
-    whitespace-separated tokens of ``doc.default_text()`` (or of the given
-    ``text_fields`` joined); the counts are written to
-    ``<cache_dir>/<dataset_id with / as __>.tsv.gz``, or
-    ``...<id>.fields-title+body.tsv.gz`` for ``text_fields=['title', 'body']``
-    (other unusual characters percent-encoded; default cache dir:
-    ``$IRMEASURES_MARKOV_CACHE/lengths``, else
-    ``$XDG_CACHE_HOME/irmeasures_markov/lengths``, else
-    ``~/.cache/irmeasures_markov/lengths``), and later calls read that file.
-    Processes building the same cache at once each write a temporary file and
-    rename it, so the cache is always whole.  A cache file that cannot be read
-    (truncated, corrupt) is rebuilt, with a warning naming it.
-
-    Raises :class:`~irmeasures_markov.errors.InputError` for an unknown
-    dataset id, ``FileNotFoundError`` when ir_datasets cannot read the documents.
-    """
-    cache = pathlib.Path(cache_dir) if cache_dir is not None else _cache_dir()
-    # counts of other fields are other data: they get their own file
-    path = cache / _cache_file_name(dataset_id, text_fields)
-    if path.exists():
-        try:
-            cached = read_lengths(path)
-            if not cached:  # a cache is never written empty: this one was cut short
-                raise InputError(f"{path}: empty")
-            return cached
-        except InputError as e:
-            warnings.warn(f"length cache {path} cannot be read ({e}); counting the lengths again",
-                          RuntimeWarning, stacklevel=2)
-    out = _count_words(dataset_id, progress, text_fields)
-    write_lengths(out, path)
-    return out
-
-
-def _bad_lengths(items: Dict[str, object]) -> List[str]:
+def _bad_lengths(items: dict[str, object]) -> list[str]:
     """Docids whose length is not a non-negative finite number (bool, str, NaN, ... included)."""
     if set(map(type, items.values())) <= {int, float}:
         # the usual case, checked in one vectorised pass
@@ -248,7 +86,7 @@ def _bad_lengths(items: Dict[str, object]) -> List[str]:
             pass
         else:
             ok = np.isfinite(values) & (values >= 0)
-            return [] if ok.all() else [d for d, good in zip(items, ok.tolist()) if not good]
+            return [] if ok.all() else [d for d, good in zip(items, ok.tolist(), strict=False) if not good]
     return [d for d, v in items.items() if not _is_length(v)]
 
 
@@ -264,19 +102,31 @@ def _is_length(v) -> bool:
 class LengthTable(abc.Mapping):
     """A read-only snapshot of ``{docid: words}`` that looks up whole runs at once.
 
-    Every length source (files, ``irds:`` ids, :func:`register_lengths`
-    mappings, mappings given to :class:`DocumentLengths`) is held as a
-    ``LengthTable``.  Once lookups add up to ``build_after`` times as many
-    documents as it holds, it builds a
-    :class:`~irmeasures_markov.docid_table.DocidTable` (exact, vectorised;
-    about 0.1 s for 350K documents) that answers every later lookup of 64 or
-    more documents; until then the dict answers.  Named sources (files,
-    ``irds:`` ids, registered mappings) are made with ``build_after=0``.  Lengths
-    must be non-negative finite numbers.  It is a snapshot: changing the
-    original mapping afterwards changes nothing here.
+    Every length source (files, ``irds:`` ids, mappings registered with
+    :func:`irmeasures_markov.register_lengths`, mappings given to
+    :class:`DocumentLengths`) is held as a ``LengthTable``.  Once lookups add
+    up to ``build_after`` times as many documents as it holds, it builds a
+    :class:`~irmeasures_markov.documents.docid_table.DocidTable` (exact,
+    vectorised) that answers every later lookup of 64 or more documents;
+    until then the dict answers.  It is a snapshot: changing the original
+    mapping afterwards changes nothing here.
+
+    Parameters
+    ----------
+    lengths : mapping of str to float
+        Non-negative finite numbers of words.
+    build_after : float
+        When to build the table, in multiples of the number of lengths held;
+        named sources (files, ``irds:`` ids, registered mappings) use 0.
+
+    Raises
+    ------
+    ValueError
+        A length that is not a non-negative finite number (up to five named),
+        or a ``build_after`` that is not a number >= 0.
     """
 
-    def __init__(self, lengths: Mapping[str, float], build_after: float = 1.0):
+    def __init__(self, lengths: Mapping[str, float], build_after: float = 1.0) -> None:
         if isinstance(build_after, bool) or not isinstance(build_after, (int, float)) or not build_after >= 0:
             raise ValueError(f"build_after must be a number >= 0, got {build_after!r}")
         items = dict(lengths)
@@ -285,21 +135,21 @@ class LengthTable(abc.Mapping):
             raise ValueError(f"lengths must be non-negative numbers of words; bad: "
                              f"{[(d, items[d]) for d in bad[:5]]}")
         self._items = items
-        self._digest: Optional[str] = None
-        self._table: Optional[DocidTable] = None
+        self._digest: str | None = None
+        self._table: DocidTable | None = None
         self._looked_up = 0
         self._build_at = build_after * len(items)
 
-    def __getitem__(self, docid):
+    def __getitem__(self, docid: str) -> float:
         return self._items[docid]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._items)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._items)
 
-    def get(self, docid, default=None):
+    def get(self, docid: str, default: float | None = None) -> float | None:
         return self._items.get(docid, default)
 
     def content_digest(self) -> str:
@@ -308,7 +158,7 @@ class LengthTable(abc.Mapping):
             self._digest = digest_value(self._items)
         return self._digest
 
-    def _table_for(self, n: int) -> Optional[DocidTable]:
+    def _table_for(self, n: int) -> DocidTable | None:
         """The vectorised table for a lookup of ``n`` docids, or None when the dict should answer.
 
         Building costs about as much per length as a dict lookup costs per
@@ -326,12 +176,13 @@ class LengthTable(abc.Mapping):
             self._table = DocidTable(self._items)
         return self._table
 
-    def lookup(self, docids: Sequence[str]):
+    def lookup(self, docids: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """``(values, found)``: lengths of ``docids`` (NaN where unknown) and where they are known."""
         table = self._table_for(len(docids))
         return lookup_in_dict(self._items, docids) if table is None else table.lookup(docids)
 
-    def lookup_joined(self, joined: Optional[str], n: int, docids):
+    def lookup_joined(self, joined: str | None, n: int, docids: Sequence[str] | Callable[[], Sequence[str]]
+                      ) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`lookup` for ``n`` docids joined by newlines (see :meth:`DocidTable.lookup_joined`)."""
         if not self._items:  # e.g. TBG(default_length=500): every length is unknown, no docid need be read
             return np.full(n, math.nan), np.zeros(n, dtype=bool)
@@ -340,7 +191,7 @@ class LengthTable(abc.Mapping):
             return lookup_in_dict(self._items, docids() if callable(docids) else docids)
         return table.lookup_joined(joined, n, docids)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"LengthTable({len(self)} documents)"
 
 
@@ -356,14 +207,34 @@ def _irds_cached(dataset_id: str) -> LengthTable:
     return LengthTable(lengths_from_ir_datasets(dataset_id), build_after=0)
 
 
-def length_source(spec: str, kind: str = "lengths"):
-    """``(fingerprint, mapping)`` of a measure-string value: a file path, or ``irds:<dataset id>`` for lengths.
+def length_source(spec: str, kind: str = "lengths") -> tuple[str, Mapping[str, Any]]:
+    """The mapping a measure-string value names, with a fingerprint of its content.
 
     A file is read on every call and parsed only when its bytes are new, so a
     rewritten file is always seen (whatever its size and modification time);
-    its fingerprint is the digest of its bytes.  An
-    ``irds:`` table is counted once per process; its fingerprint is the
-    digest of the lengths it holds.
+    its fingerprint is the digest of its bytes.  An ``irds:`` table is
+    counted once per process; its fingerprint is the digest of the lengths it
+    holds.
+
+    Parameters
+    ----------
+    spec : str
+        A file path, or ``irds:<dataset id>`` for lengths.
+    kind : {'lengths', 'duplicates'}
+        What the file holds.
+
+    Returns
+    -------
+    fingerprint : str
+    mapping : LengthTable or dict
+        A :class:`LengthTable` of lengths, or ``{docid: group}``.
+
+    Raises
+    ------
+    FileNotFoundError
+        The file does not exist, or ir_datasets cannot read the documents.
+    InputError
+        A malformed file (naming file and line), or an unknown dataset id.
     """
     if kind == "lengths" and spec.startswith("irds:"):
         table = _irds_cached(spec[len("irds:"):])
@@ -373,7 +244,7 @@ def length_source(spec: str, kind: str = "lengths"):
     return _FILES[kind].get(spec)
 
 
-def load_length_source(spec: str, kind: str = "lengths"):
+def load_length_source(spec: str, kind: str = "lengths") -> Mapping[str, Any]:
     """The mapping of :func:`length_source` (a file is re-read when its content changes)."""
     return length_source(spec, kind)[1]
 
@@ -395,9 +266,9 @@ class DocumentLengths:
         missing length raises :class:`UnknownLengthError`.
     """
 
-    def __init__(self, lengths: Union[Mapping[str, float], PathLike, None] = None,
-                 duplicates: Union[Mapping[str, str], PathLike, None] = None,
-                 default_length: Optional[float] = None):
+    def __init__(self, lengths: Mapping[str, float] | PathLike | None = None,
+                 duplicates: Mapping[str, str] | PathLike | None = None,
+                 default_length: float | None = None) -> None:
         if lengths is None:
             lengths = {}
         if isinstance(lengths, (str, os.PathLike)):
@@ -413,18 +284,47 @@ class DocumentLengths:
         self.default_length = default_length
 
     def lookup(self, docids: Sequence[str]) -> np.ndarray:
-        """Lengths of ``docids`` in order (duplicates not applied)."""
+        """Lengths of ``docids`` in order (duplicates not applied).
+
+        Parameters
+        ----------
+        docids : sequence of str
+
+        Returns
+        -------
+        numpy.ndarray
+
+        Raises
+        ------
+        UnknownLengthError
+            A document without a length, when there is no ``default_length``.
+        """
         vals, found = self.lengths.lookup(docids)
         return self._unknown_policy(docids, vals, ~found)
 
     def lookup_segments(self, segments: Sequence[Sequence[str]],
-                        joined_segments: Optional[Sequence[str]] = None) -> np.ndarray:
+                        joined_segments: Sequence[str] | None = None) -> np.ndarray:
         """Lengths of the documents of every segment (e.g. every query of a run), one after another.
 
         The same values as :meth:`lookup` on the concatenation, in one
         vectorised lookup.
-        ``joined_segments`` may give each segment's docids already joined by
-        newlines (faster: the docids are not read again).
+
+        Parameters
+        ----------
+        segments : sequence of sequence of str
+            The docids of each segment.
+        joined_segments : sequence of str, optional
+            Each segment's docids already joined by newlines (the docids are
+            then not read again).
+
+        Returns
+        -------
+        numpy.ndarray
+
+        Raises
+        ------
+        UnknownLengthError
+            A document without a length, when there is no ``default_length``.
         """
         n = sum(map(len, segments))
         joined = None
@@ -434,7 +334,7 @@ class DocumentLengths:
         except TypeError:  # a non-str docid: the dict answers
             pass
         else:
-            joined = join_docids([j for j, s in zip(joined_segments, segments) if len(s)])
+            joined = join_docids([j for j, s in zip(joined_segments, segments, strict=False) if len(s)])
         docids = lambda: list(chain.from_iterable(segments))  # noqa: E731 - only on the slow paths
         vals, found = self.lengths.lookup_joined(joined, n, docids)
         return self._unknown_policy(docids, vals, ~found)
@@ -459,6 +359,20 @@ class DocumentLengths:
 
         Those later members are not looked up: their length is 0 whether
         known or not, so an unknown one is no error.
+
+        Parameters
+        ----------
+        docids : sequence of str
+            The ranking, in rank order.
+
+        Returns
+        -------
+        numpy.ndarray
+
+        Raises
+        ------
+        UnknownLengthError
+            A document without a length, when there is no ``default_length``.
         """
         if not self.duplicates:
             return self.lookup(docids)
@@ -491,7 +405,7 @@ class DocumentLengths:
         groups = list(map(self.duplicates.get, docids))
         grouped = np.fromiter(map(is_not, groups, repeat(None)), dtype=bool, count=n)
         where = np.flatnonzero(grouped)
-        numbers: Dict[object, int] = {}
+        numbers: dict[object, int] = {}
         gid = np.fromiter(map(numbers.setdefault, compress(groups, grouped), count()), dtype=np.int64,
                           count=where.size)
         ranking = np.searchsorted(np.asarray(offsets), where, side="right") - 1
@@ -504,6 +418,3 @@ class DocumentLengths:
         first = np.flatnonzero(~later)
         vals[first] = self.lookup(list(map(docids.__getitem__, first.tolist())))
         return vals
-
-    def for_rankings(self, rankings: Iterable[Sequence[str]]) -> List[np.ndarray]:
-        return [self.for_ranking(r) for r in rankings]

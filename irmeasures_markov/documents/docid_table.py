@@ -1,13 +1,9 @@
 """Exact, vectorised lookup of many document ids in a large ``{docid: number}`` table.
 
-Why: TBG and MPcont(time='tbg') need the length of every retrieved document.
-On TREC-8 that is 6.3M lookups in a 350K-entry table per pass over the 129
-runs.  A Python dict spends almost all of each lookup waiting for memory
-(figures: docs/benchmarks.md, ``bench_tbg.py``): the dict's index, its entry,
-the key object (to compare the strings) and the value object sit in four
-unrelated places.  Here the keys'
-bytes and the value share one row of a single open-addressing table, so a
-lookup is one random memory access, done for a whole run at once by numpy.
+TBG and MPcont(time='tbg') need the length of every retrieved document.  Here
+each key's bytes and its value share one row of a single open-addressing
+table, so a lookup is one random memory access, done for a whole run at once
+by numpy (docs/design.md, "The docid table").
 
 Exactness: docids are compared byte for byte, never by hash alone.  The
 table is only used when every key is ASCII without NUL or newline characters
@@ -20,10 +16,12 @@ compared by its characters here, where a dict would call its methods.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from itertools import repeat
-from typing import Callable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
+
+from ..ranking.join import SEPARATOR  # newline: the compiled probe (_docid_probe_numba) assumes it too
 
 __all__ = ["DocidTable", "join_docids", "encode_joined", "SEPARATOR", "SMALL_BATCH", "MAX_TABLE_BYTES", "ENGINES",
            "COMPILED_AFTER"]
@@ -36,7 +34,6 @@ _OVERFLOW = 64
 _EMPTY = np.float64(np.nan).view(np.uint64)
 #: _LOW_BYTES[r] keeps the r low-order bytes of a little-endian word
 _LOW_BYTES = np.array([(1 << (8 * r)) - 1 for r in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
-SEPARATOR = "\n"
 #: fewer docids than this are looked up in the dict: the table's fixed cost (a dozen numpy calls) is larger
 SMALL_BATCH = 64
 #: no table larger than this is built (the dict answers): e.g. 50M ClueWeb docids would need 5.4 GB
@@ -46,7 +43,7 @@ MAX_TABLE_BYTES = 2 << 30
 #: up COMPILED_AFTER docids (it is then loaded).  The answers are the same.
 ENGINES = ("auto", "numba", "numpy")
 #: importing numba and loading the compiled probe costs a fixed time once per process, and the compiled probe
-#: saves a little per docid (docs/benchmarks.md, bench_tbg.py): switching once the lookups so far took about as long as the import (like
+#: saves a little per docid: switching once the lookups so far took about as long as the import (like
 #: LengthTable.build_after) never costs more than twice the best choice made in hindsight
 COMPILED_AFTER = 8_000_000
 _MULTIPLIER_ARRAY = np.array(_MULTIPLIERS, dtype=np.uint64)
@@ -64,9 +61,19 @@ def _compiled_probe():
     return _PROBE[0]
 
 
-def join_docids(docids: Sequence[str]) -> Optional[str]:
-    """The docids joined by newlines, if each is a str of ASCII characters other than NUL and newline
-    (checked later, from the number of separators); else None."""
+def join_docids(docids: Sequence[str]) -> str | None:
+    """The docids joined by newlines, if each is a str of ASCII characters other than NUL and newline.
+
+    Parameters
+    ----------
+    docids : sequence of str
+
+    Returns
+    -------
+    str or None
+        None when a docid is not a str, or not ASCII, or holds a NUL (a
+        newline inside a docid is found later, from the number of separators).
+    """
     try:
         joined = SEPARATOR.join(docids)
     except TypeError:  # a non-str docid: leave it to the dict
@@ -76,7 +83,7 @@ def join_docids(docids: Sequence[str]) -> Optional[str]:
     return joined
 
 
-def encode_joined(joined: str, n: int, n_words: Optional[int]) -> Optional[Tuple[List[np.ndarray], np.ndarray]]:
+def encode_joined(joined: str, n: int, n_words: int | None) -> tuple[list[np.ndarray], np.ndarray] | None:
     """The ``n`` newline-separated docids of ``joined`` as zero-padded little-endian 8-byte words.
 
     Returns ``(columns, lengths)``: ``columns[k][i]`` holds bytes 8k..8k+7 of
@@ -111,7 +118,7 @@ def encode_joined(joined: str, n: int, n_words: Optional[int]) -> Optional[Tuple
     return columns, lengths
 
 
-def _slot_hash(columns: List[np.ndarray], shift: np.uint64) -> np.ndarray:
+def _slot_hash(columns: list[np.ndarray], shift: np.uint64) -> np.ndarray:
     """Home slot of each docid (multiply-xor over its words, high bits)."""
     with np.errstate(over="ignore"):
         h = columns[0] * _MULTIPLIERS[0]
@@ -122,13 +129,25 @@ def _slot_hash(columns: List[np.ndarray], shift: np.uint64) -> np.ndarray:
     return (h >> shift).astype(np.intp)
 
 
-def lookup_in_dict(mapping: Mapping[str, float], docids: Sequence[str]) -> Tuple[np.ndarray, np.ndarray]:
-    """``(values, found)`` by one dict probe per docid: the answer the table must match."""
+def lookup_in_dict(mapping: Mapping[str, float], docids: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Look up ``docids`` by one dict probe each: the answer the table must match.
+
+    Parameters
+    ----------
+    mapping : mapping of str to float
+    docids : sequence of str
+
+    Returns
+    -------
+    values : numpy.ndarray
+        NaN where a docid is absent.
+    found : numpy.ndarray of bool
+    """
     values = np.fromiter(map(mapping.get, docids, repeat(np.nan)), dtype=np.float64, count=len(docids))
     return values, ~np.isnan(values)
 
 
-def _same_key(rows: np.ndarray, columns: List[np.ndarray], at) -> np.ndarray:
+def _same_key(rows: np.ndarray, columns: list[np.ndarray], at) -> np.ndarray:
     """Whether each table row holds the docid ``columns[:][at]``, word by word."""
     hit = rows[:, 0] == columns[0][at]
     for k in range(1, len(columns)):
@@ -151,10 +170,10 @@ class DocidTable:
     way the answers are those of the dict.
     """
 
-    def __init__(self, mapping: Mapping[str, float]):
+    def __init__(self, mapping: Mapping[str, float]) -> None:
         # the dict answers what the table cannot; callers hand over a mapping nobody changes afterwards
         self._dict = mapping
-        keys: List[str] = list(mapping)
+        keys: list[str] = list(mapping)
         values = np.fromiter(mapping.values(), dtype=np.float64, count=len(keys))
         if np.isnan(values).any():
             raise ValueError("DocidTable: values must not be NaN")
@@ -168,10 +187,10 @@ class DocidTable:
             return
         columns, _ = encoded
         self._n_words = len(columns)
-        bits = max(int(len(keys) - 1).bit_length() + 1, 4)  # load factor <= 1/2
+        smallest = max(int(len(keys) - 1).bit_length() + 1, 4)  # load factor <= 1/2
         # a probe run longer than _OVERFLOW slots asks for a bigger table; more than 66 keys sharing one
         # 64-bit hash would ask forever, so growth stops at the memory cap or after a few doublings
-        for bits in range(bits, bits + 4):
+        for bits in range(smallest, smallest + 4):
             if (1 << bits) * 8 * (self._n_words + 1) > MAX_TABLE_BYTES:
                 break
             self._table = self._build(columns, values, bits)
@@ -180,9 +199,10 @@ class DocidTable:
 
     @property
     def vectorised(self) -> bool:
+        """Whether the numpy table is in use (else the dict answers every lookup)."""
         return self._table is not None
 
-    def _build(self, columns: List[np.ndarray], values: np.ndarray, bits: int) -> Optional[np.ndarray]:
+    def _build(self, columns: list[np.ndarray], values: np.ndarray, bits: int) -> np.ndarray | None:
         n_words = len(columns)
         n = values.size
         size = (1 << bits) + _OVERFLOW + 1  # the last row stays empty: every probe ends there at the latest
@@ -204,20 +224,52 @@ class DocidTable:
         self._shift = shift
         return table
 
-    def lookup(self, docids: Sequence[str]) -> Tuple[np.ndarray, np.ndarray]:
-        """``(values, found)`` for ``docids`` in order; values are NaN where not found."""
+    def lookup(self, docids: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Look up ``docids`` in order.
+
+        Parameters
+        ----------
+        docids : sequence of str
+
+        Returns
+        -------
+        values : numpy.ndarray
+            NaN where a docid is absent.
+        found : numpy.ndarray of bool
+        """
         joined = join_docids(docids) if self._table is not None and len(docids) >= SMALL_BATCH else None
         return self.lookup_joined(joined, len(docids), docids)
 
-    def lookup_joined(self, joined: Optional[str], n: int,
-                      docids: Union[Sequence[str], Callable[[], Sequence[str]]],
-                      engine: str = "auto") -> Tuple[np.ndarray, np.ndarray]:
+    def lookup_joined(self, joined: str | None, n: int,
+                      docids: Sequence[str] | Callable[[], Sequence[str]],
+                      engine: str = "auto") -> tuple[np.ndarray, np.ndarray]:
         """Like :meth:`lookup`, for ``n`` docids given joined by newlines (:func:`join_docids`).
 
-        ``docids`` (the same documents as a sequence, or a function returning
-        them) is read only when the table cannot answer: ``joined`` is None,
-        or it does not split into ``n`` docids because one holds a newline.
-        ``engine`` is one of :data:`ENGINES` (the answers are the same).
+        Parameters
+        ----------
+        joined : str or None
+            The docids joined by newlines.
+        n : int
+            How many docids.
+        docids : sequence of str, or callable
+            The same documents as a sequence, or a function returning them;
+            read only when the table cannot answer: ``joined`` is None, or it
+            does not split into ``n`` docids because one holds a newline.
+        engine : {'auto', 'numba', 'numpy'}
+            See :data:`ENGINES` (the answers are the same).
+
+        Returns
+        -------
+        values : numpy.ndarray
+            NaN where a docid is absent.
+        found : numpy.ndarray of bool
+
+        Raises
+        ------
+        ValueError
+            An unknown ``engine``.
+        RuntimeError
+            ``engine='numba'`` without numba installed.
         """
         if engine not in ENGINES:
             raise ValueError(f"DocidTable: engine must be one of {list(ENGINES)}, got {engine!r}")

@@ -1,9 +1,8 @@
-"""Optional compiled probe of a :class:`~irmeasures_markov.docid_table.DocidTable` (used when numba is installed).
+"""Optional compiled probe of a :class:`~irmeasures_markov.documents.docid_table.DocidTable` (with numba installed).
 
-Why: the numpy lookup makes about a dozen passes over arrays of one entry
-per docid (cutting the joined bytes into words, hashing, gathering rows,
-comparing, probing on); on TREC-8 (6.3M docids per pass over 129 runs) that
-costs more than the random memory accesses themselves.  Here one pass reads
+The numpy lookup makes about a dozen passes over arrays of one entry per
+docid (cutting the joined bytes into words, hashing, gathering rows,
+comparing, probing on).  Here one pass reads
 the joined bytes eight at a time and cuts and hashes every docid, and a
 second probes the table, with the same words, hash and table as the numpy
 path, which stays the fallback and the
