@@ -25,7 +25,7 @@ def data_dir():
 @functools.lru_cache(maxsize=None)
 def _trec8():
     # datasets.load_run_dir gives exactly io.read_trec_run's dicts (integration/test_datasets.py), ~3x faster
-    from irmeasures_markov.datasets import load_run_dir
+    from irmeasures_markov.io.datasets import load_run_dir
     qrels = read_trec_qrels(DATA / "qrels" / "trec8.qrels.gz")
     runs = load_run_dir(DATA / "runs" / "trec8", progress=False)
     return qrels, runs

@@ -10,7 +10,7 @@ import pytest
 
 from reproduce_mp_tables import BASELINES, PAPER_TABLE2_TREC8, PAPER_TABLE3_TREC8, compute_tables
 
-from irmeasures_markov.datasets import complete_runs
+from irmeasures_markov.io.datasets import complete_runs
 
 TOL = 0.01
 

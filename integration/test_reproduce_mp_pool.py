@@ -6,7 +6,7 @@ protocol; the full figures come from integration/reproduce/reproduce_mp_figures.
 import numpy as np
 import pytest
 
-from irmeasures_markov.datasets import downsample_qrels
+from irmeasures_markov.io.datasets import downsample_qrels
 from irmeasures_markov.experiments import PoolReduction, evaluate, kendall_tau, pool_reduction
 from reproduce_mp_figures import MEASURES as FIGURE_MEASURES, findings, markdown
 

@@ -54,7 +54,10 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "reproduce"
 import numpy as np  # noqa: E402
 
 from benchkit import interleaved, print_report  # noqa: E402
-from irmeasures_markov.datasets import collection, list_run_files, load_qrels, run_name  # noqa: E402
+from irmeasures_markov.io.datasets import collection
+from irmeasures_markov.io.datasets import list_run_files
+from irmeasures_markov.io.datasets import load_qrels
+from irmeasures_markov.io.datasets import run_name
 from irmeasures_markov.experiments import evaluate_grid  # noqa: E402
 from irmeasures_markov.grid import DaskBackend, LocalBackend  # noqa: E402
 from irmeasures_markov.testing import shared_data_dir  # noqa: E402

@@ -40,7 +40,7 @@ def scores(force_synthetic=False):
     data = shared_data_dir()
     if data is None or force_synthetic:
         return synthetic()
-    from irmeasures_markov.datasets import load_run_dir
+    from irmeasures_markov.io.datasets import load_run_dir
     from irmeasures_markov.experiments import evaluate
     from irmeasures_markov.io import read_trec_qrels
     qrels = read_trec_qrels(data / "qrels" / "trec8.qrels.gz")

@@ -28,7 +28,8 @@ import ir_measures
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchkit import interleaved, print_report, trec8_inputs  # noqa: E402
 
-from irmeasures_markov import MP, qrels_cache  # noqa: E402
+from irmeasures_markov import MP
+from irmeasures_markov.ranking import cache as qrels_cache
 
 
 def main():

@@ -12,7 +12,7 @@ pytrec_eval ``map`` and by one measure of each family, interleaved
 (integration/bench/benchkit.py): MP (GL_AD_ID), TBG (a length registered for every
 document), Carterette M1 (RBP) and P@H (order 2).  The time of each includes
 building its evaluator from the qrels (ours reuses the qrels index it made
-for the same qrels object, irmeasures_markov.qrels_cache; pytrec_eval
+for the same qrels object, irmeasures_markov.ranking.cache; pytrec_eval
 rebuilds its own each time).
 
 Memory (unless --no-memory): each family, and `map`, is run in a subprocess
@@ -103,7 +103,7 @@ def memory_child(family: str, n_queries: int, n_docs: int) -> dict:
         # numba's compiled docid probe (when installed), loaded once per process ('auto' uses it from then on)
         # and its machine code, loaded on its first call: loaded first, then called once by this warm-up
         import irmeasures_markov as imm
-        from irmeasures_markov import docid_table
+        from irmeasures_markov.documents import docid_table
         docid_table._compiled_probe()
         imm.PROVIDER.evaluator([imm.TBG(lengths="bench-queries")], qrels).values({q: run[q] for q in list(run)[:1]})
     del fns

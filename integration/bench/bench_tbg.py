@@ -66,7 +66,7 @@ def cwl_tbg(qrels, run, lengths, halflife=224.0):
 
 def docid_table_engine():
     """The probe 'auto' uses once the table has answered COMPILED_AFTER docids (numba when installed)."""
-    from irmeasures_markov import docid_table
+    from irmeasures_markov.documents import docid_table
     return "compiled" if docid_table._compiled_probe() is not None else "numpy"
 
 

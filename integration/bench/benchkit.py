@@ -80,7 +80,7 @@ def trec8_inputs(n_runs: Optional[int] = None):
     """
     import sys
 
-    from irmeasures_markov.datasets import load_run_dir
+    from irmeasures_markov.io.datasets import load_run_dir
     from irmeasures_markov.io import read_trec_qrels
     from irmeasures_markov.testing import shared_data_dir
 

@@ -57,7 +57,7 @@ def results_table(report) -> str:
 def trec8_taus(report):
     """Kendall tau between TREC-8 system rankings: fitted vs default MP and P@H, at each cutoff."""
     import irmeasures_markov as imm
-    from irmeasures_markov.datasets import load_run_dir
+    from irmeasures_markov.io.datasets import load_run_dir
     from irmeasures_markov.experiments import evaluate, kendall_tau
     from irmeasures_markov.io import read_trec_qrels
     from irmeasures_markov.measures.markov_precision import register_kernel

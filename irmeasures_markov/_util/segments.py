@@ -1,7 +1,7 @@
 """Kernels on the flat layout of many rankings: per-segment sums, prefix sums and sorts.
 
 A run's rankings are stored one after another in flat arrays, ranking ``i``
-at ``slice(offsets[i], offsets[i+1])`` (:class:`~irmeasures_markov.rankings.RelevanceBatch`).
+at ``slice(offsets[i], offsets[i+1])`` (:class:`~irmeasures_markov.ranking.prepared.RelevanceBatch`).
 These kernels work on every segment at once, with no Python step per
 segment, and give the numbers the same operation gives on each segment
 alone, bit for bit: segments are grouped by length (within a factor of 2)

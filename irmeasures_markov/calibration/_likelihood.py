@@ -29,7 +29,7 @@ from typing import Protocol
 
 import numpy as np
 
-from .._lazy import lazy_module
+from .._util.lazy import lazy_module
 from .result import FamilyFit
 
 optimize = lazy_module("scipy.optimize")

@@ -36,7 +36,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._lazy import lazy_module
+from .._util.lazy import lazy_module
 from ._likelihood import group_patterns, safe_log
 from .logs import ClickLog
 

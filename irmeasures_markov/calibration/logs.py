@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InputError
-from ..readers.text import short
+from .._util.errors import InputError
+from ..io.text import short
 
 __all__ = ["Session", "ClickLog", "make_session", "build_session", "click_array"]
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._lazy import lazy_module
+from .._util.lazy import lazy_module
 from ._likelihood import Candidate, group_patterns, safe_log
 from ._walk import merged_tuple
 from .logs import ClickLog

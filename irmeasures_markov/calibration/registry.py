@@ -45,8 +45,8 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 from .._util.registry import Registry
-from ..errors import InputError
-from ..readers.content import ContentCache, digest_value
+from .._util.errors import InputError
+from ..io.content import ContentCache, digest_value
 from . import parameters
 from .report import FitReport
 from .result import FAMILIES, FamilyFit

@@ -4,7 +4,7 @@
 * exit 2: a usage or input error (bad option, unreadable or malformed file,
   unknown measure, nothing to evaluate).  One line on stderr:
   ``irmeasures-markov: error: FILE:LINE: what is wrong`` (the file and line
-  when there are any: :class:`~irmeasures_markov.errors.InputError` messages
+  when there are any: :class:`~irmeasures_markov._util.errors.InputError` messages
   start with them);
 * exit 1: an internal error, i.e. a bug: ``irmeasures-markov: internal error: ...``
   and a request to report it.  The traceback is printed with ``--debug`` or
@@ -23,8 +23,8 @@ import zlib
 from collections.abc import Callable, Iterator
 from typing import NoReturn
 
-from ..errors import InputError
-from ..lengths import UnknownLengthError
+from .._util.errors import InputError
+from ..documents.lengths import UnknownLengthError
 
 __all__ = ["PROG", "EXIT_OK", "EXIT_INTERNAL", "EXIT_USAGE", "DEBUG_ENV", "DEBUG_HELP", "CliError", "CliParser",
            "print_error", "reading", "run_guarded"]

@@ -14,7 +14,7 @@ import argparse
 import os
 import sys
 
-from ..datasets import list_run_files, run_name
+from ..io.datasets import list_run_files, run_name
 from ..experiments import evaluate_grid, reduction_of
 from .errors import PROG, CliError, CliParser, reading
 from .inputs import load_qrels

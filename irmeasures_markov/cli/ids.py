@@ -1,11 +1,11 @@
 """Which inputs each measure gets: this package's measures the ids as read, ir_measures' own
-measures (computed by pytrec_eval) the form of :mod:`irmeasures_markov.pytrec_inputs`."""
+measures (computed by pytrec_eval) the form of :mod:`irmeasures_markov.io.pytrec`."""
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from ..plugin.base import FamilyMeasure
-from ..pytrec_inputs import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
+from ..io.pytrec import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
 
 __all__ = ["evaluation_groups"]
 

@@ -2,7 +2,7 @@
 
 Everything that can go wrong while reading becomes a
 :class:`~irmeasures_markov.cli.errors.CliError` or an
-:class:`~irmeasures_markov.errors.InputError` naming the file (or the
+:class:`~irmeasures_markov._util.errors.InputError` naming the file (or the
 ir_datasets id), so the boundary prints one line instead of a traceback.
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from importlib import resources
 
-from ..inputs import check_qrels
+from ..io.normalise import check_qrels
 from ..io import read_trec_qrels, read_trec_run
 from .errors import CliError, reading
 from .output import warn
@@ -61,7 +61,7 @@ def _qrels_from_ir_datasets(spec: str) -> dict[str, dict[str, int]]:
             out.setdefault(q.query_id, {})[q.doc_id] = q.relevance
     except Exception as exc:  # downloads fail in many ways (offline, moved, checksum): name the dataset
         # imported here, on this error path only: the command line's start-up does not load the datasets module
-        from ..datasets import ir_datasets_unavailable
+        from ..io.datasets import ir_datasets_unavailable
         raise CliError(ir_datasets_unavailable(spec, "qrels", exc, dataset)) from None
     return out
 

@@ -13,7 +13,7 @@ import re
 import ir_measures
 from ir_measures import measures as irm_measures
 
-from ..cutoffs import check_measure_cutoffs
+from .._util.cutoffs import check_measure_cutoffs
 from ..plugin.base import FamilyMeasure
 from .errors import CliError
 

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ..cutoffs import check_cutoff
+from .._util.cutoffs import check_cutoff
 from ..experiments.ph_compare import compare_runs
 from ..measures.stopping_time import BROWSING_MODELS, GAINS, USERS
 from ..plugin.ph import PH

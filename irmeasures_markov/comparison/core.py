@@ -17,13 +17,13 @@ import numpy as np
 from ir_measures import Measure
 from numpy.typing import ArrayLike
 
-from .._lazy import lazy_module
+from .._util.lazy import lazy_module
 from ..experiments import Evaluation, evaluate
 from ..experiments.evaluation import MeasuresLike, QrelsLike
 from ..inference.classic import ALTERNATIVES, pairwise
 from ..inference.corrections import CORRECTIONS  # the corrections compare() takes
 from ..inference.gibbs import prob_better_pairs
-from ..inputs import to_qrels_dict
+from ..io.normalise import to_qrels_dict
 from . import render
 from .render import DOWN, UP
 from .runs import RunsSpec, load_runs, resolve_baseline
@@ -271,7 +271,7 @@ def compare(qrels: QrelsLike, runs: RunsSpec, measures: MeasuresLike, *, baselin
     runs : mapping or paths
         ``{name: run}`` (run dicts or file paths), or run files, directories
         and glob patterns (names from the file names by
-        :func:`~irmeasures_markov.datasets.run_name`: ``input.NAME.gz``,
+        :func:`~irmeasures_markov.io.datasets.run_name`: ``input.NAME.gz``,
         ``NAME.run``, ``NAME.txt.gz`` -> ``NAME``; two files giving one name are
         an error naming both).
     measures : list, or dict {label: measure}

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._lazy import lazy_module
+from .._util.lazy import lazy_module
 
 # scipy.linalg loads at the first call: `import irmeasures_markov` stays cheap
 scipy = lazy_module("scipy")

@@ -59,7 +59,7 @@ import math
 
 import numpy as np
 from numpy.typing import ArrayLike
-from .._lazy import lazy_module
+from .._util.lazy import lazy_module
 
 lapack = lazy_module("scipy.linalg.lapack")  # imported at the first call: `import irmeasures_markov` stays cheap
 

@@ -16,11 +16,11 @@ import warnings
 from collections.abc import Mapping, Sequence
 from urllib.parse import quote
 
-from ..errors import InputError
-from ..progress import progress_bar, show_progress
-from ..readers.atomic import replacing
-from ..readers.text import decode, display_name, open_lines, short
-from ..readers.trec import field_count_error
+from .._util.errors import InputError
+from .._util.progress import progress_bar, show_progress
+from ..io.atomic import replacing
+from ..io.text import decode, display_name, open_lines, short
+from ..io.trec import field_count_error
 
 __all__ = ["read_lengths", "read_duplicates", "write_lengths", "lengths_from_ir_datasets"]
 

@@ -32,14 +32,14 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from .._util.errors import InputError
 from ..ranking.join import SEPARATOR
-from ..readers.content import ContentCache, digest_value
-from ..readers.text import short
+from ..io.content import ContentCache, digest_value
+from ..io.text import short
 from . import docid_table
 from .docid_table import DocidTable, join_docids, lookup_in_dict
 
-# write_lengths is not used here: the old module irmeasures_markov.lengths (now this one) offered it with the
+# write_lengths is not used here: the old module irmeasures_markov.documents.lengths (now this one) offered it with the
 # other readers, and its old path keeps it until every import names its new module
 from .length_files import PathLike, lengths_from_ir_datasets, read_duplicates, read_lengths, write_lengths  # noqa: F401
 
@@ -68,7 +68,7 @@ HOW_TO_GIVE_LENGTHS = ("give lengths='FILE' (lines 'docid<TAB>words'), lengths='
 class UnknownLengthError(InputError, KeyError):
     """A document's length is needed but unknown and no ``default_length`` was given.
 
-    An :class:`~irmeasures_markov.errors.InputError` (so every handler of bad
+    An :class:`~irmeasures_markov._util.errors.InputError` (so every handler of bad
     input catches it) and, as before, a ``KeyError``.
     """
 
@@ -195,7 +195,7 @@ class LengthTable(abc.Mapping):
         return f"LengthTable({len(self)} documents)"
 
 
-#: files read, keyed by the digest of their bytes (see :mod:`irmeasures_markov.readers.content`)
+#: files read, keyed by the digest of their bytes (see :mod:`irmeasures_markov.io.content`)
 _FILES = {
     "lengths": ContentCache(lambda path, content: LengthTable(read_lengths(path, content), build_after=0), 8),
     "duplicates": ContentCache(read_duplicates, 8),

@@ -21,13 +21,13 @@ import ir_measures
 import numpy as np
 from ir_measures import Measure
 
-from ..cutoffs import check_measure_cutoffs
-from ..inputs import to_qrels_dict
+from .._util.cutoffs import check_measure_cutoffs
+from ..io.normalise import to_qrels_dict
 from ..io import to_run_dict
 from ..plugin.base import FamilyMeasure, install_provider
-from ..progress import progress_bar
-from ..pytrec_inputs import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
-from ..rankings import PreparedRun, QrelsIndex
+from .._util.progress import progress_bar
+from ..io.pytrec import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
+from ..ranking.prepared import PreparedRun, QrelsIndex
 from .native import native_kind, native_values
 
 if TYPE_CHECKING:
@@ -319,7 +319,7 @@ def evaluate(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, RunLik
         ``{qid: {docid: grade}}``, a TREC qrels file (``str`` or ``os.PathLike``;
         plain or compressed), or any form :func:`irmeasures_markov.io.to_qrels_dict` takes.
     runs : dict
-        ``{run_name: {qid: {docid: score}}}``, e.g. from :func:`irmeasures_markov.datasets.load_run_dir`.
+        ``{run_name: {qid: {docid: score}}}``, e.g. from :func:`irmeasures_markov.io.datasets.load_run_dir`.
     topics : sequence of str, optional
         The topics to average over.  Default: every qrels topic, which is
         trec_eval ``-c`` (and ``ir_measures.calc_aggregate``): a topic a run did

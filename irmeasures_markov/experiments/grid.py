@@ -1,7 +1,7 @@
 """Evaluation grids: per-topic values of a measure set for runs x pool samples x collections.
 
 A cell is one run evaluated on one pool (the full qrels, or
-:func:`~irmeasures_markov.datasets.downsample_qrels` at ``pool`` percent with
+:func:`~irmeasures_markov.io.datasets.downsample_qrels` at ``pool`` percent with
 ``seed``): an array ``[measure, topic]``, computed by the same
 ``experiments.evaluation.RunScorer`` as :func:`~irmeasures_markov.experiments.evaluate`,
 so the numbers are those of ``evaluate`` bit for bit on every backend.
@@ -25,15 +25,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..datasets import downsample_qrels
-from ..errors import InputError
+from ..io.datasets import downsample_qrels
+from .._util.errors import InputError
 from ..grid.backends import Backend, resolve_backend
 from ..grid.cells import Cell, fresh_token, measures_key, qrels_hash, run_hash
 from ..grid.runner import GridSummary, run_grid
 from ..grid.store import ParquetStore, StoreLike
-from ..inputs import to_qrels_dict
+from ..io.normalise import to_qrels_dict
 from ..plugin import measure_inputs
-from ..readers.content import REGISTRATION
+from ..io.content import REGISTRATION
 from ..io import read_trec_run as read_run
 from .evaluation import (
     Evaluation,

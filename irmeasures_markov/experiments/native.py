@@ -3,7 +3,7 @@
 ``pytrec_eval`` (0.5.x) holds scores as float32, which reorders near-ties, so
 :func:`~irmeasures_markov.experiments.evaluate` computes AP, P@k, Rprec,
 bpref, RR (also RR@k), nDCG, nDCG@k and binary RBP here from a
-:class:`~irmeasures_markov.rankings.PreparedRun`: :func:`native_kind` says
+:class:`~irmeasures_markov.ranking.prepared.PreparedRun`: :func:`native_kind` says
 whether a measure is one of them, :func:`native_values` computes its
 per-query values.
 """
@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 from ir_measures import Measure
 
-from ..rankings import PreparedRun
-from ..segments import segment_cumsum, segment_sum
+from ..ranking.prepared import PreparedRun
+from .._util.segments import segment_cumsum, segment_sum
 
 __all__ = ["native_kind", "native_values"]
 

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from ..inputs import to_qrels_dict
+from ..io.normalise import to_qrels_dict
 from ..measures.stopping_time import DominanceResult, browsing_model
-from ..rankings import UNJUDGED, PreparedRun, QrelsIndex
+from ..ranking.prepared import UNJUDGED, PreparedRun, QrelsIndex
 from .evaluation import QrelsLike, RunLike
 
 __all__ = ["compare_runs"]

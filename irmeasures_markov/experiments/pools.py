@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..grid import Backend, StoreLike
-from ..inputs import to_qrels_dict
+from ..io.normalise import to_qrels_dict
 from .correlations import kendall_tau
 from .evaluation import (
     Evaluation,
@@ -89,7 +89,7 @@ def pool_reduction(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, 
     """Effect of pool downsampling (MP paper §5.3–5.4, after Buckley & Voorhees 2004).
 
     For each ``percent`` the qrels are reduced with
-    :func:`irmeasures_markov.datasets.downsample_qrels` (seeded, nested) and all
+    :func:`irmeasures_markov.io.datasets.downsample_qrels` (seeded, nested) and all
     runs re-evaluated over the same topics as the full pool.  Every (run, pool)
     pair is a cell of an evaluation grid (:class:`~.grid.EvaluationGrid`): the
     numbers are the same bits on every backend and equal :func:`evaluate`'s.

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from .. import __version__
 from ..plugin import measure_fingerprint
-from ..readers.content import digest_value, file_digest
+from ..io.content import digest_value, file_digest
 
 __all__ = ["Cell", "qrels_hash", "run_hash", "file_hash", "measures_key", "fresh_token"]
 

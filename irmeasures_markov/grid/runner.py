@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..progress import progress_bar, progress_line, show_progress
+from .._util.progress import progress_bar, progress_line, show_progress
 from .backends import Backend, Task
 from .cells import Cell
 
@@ -100,7 +100,7 @@ def run_grid(cells: Sequence[Cell], make_tasks: Callable[[list[Cell]], list[Task
         ``flush_seconds``, at the end and on an error.
     progress : bool or None
         A bar, the number of cells to compute and the summary on standard error; ``None`` only when it
-        is a terminal (:func:`irmeasures_markov.progress.show_progress`).
+        is a terminal (:func:`irmeasures_markov._util.progress.show_progress`).
     desc : str
         The bar's label.
     flush_seconds : float

@@ -58,7 +58,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..progress import show_progress
+from .._util.progress import show_progress
 from .gibbs import gibbs_linear_model, prob_better_pairs
 from .inputs import ScoresLike, score_matrix
 from .posterior import (

@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._lazy import lazy_module
-from ..progress import progress_bar
+from .._util.lazy import lazy_module
+from .._util.progress import progress_bar
 from .corrections import CORRECTIONS, adjust_pvalues
 from .inputs import ScoresLike, score_matrix
 

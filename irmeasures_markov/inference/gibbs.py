@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..progress import progress_bar
+from .._util.progress import progress_bar
 from .inputs import ScoresLike, score_matrix
 from .posterior import EFFECT_SCALE_PRIOR, MU_PRIOR_SD, BayesResult, ImproperPosteriorError, sampling_diagnostics
 
@@ -47,7 +47,7 @@ def gibbs_linear_model(scores: ScoresLike, measure: Any = None, *, draws: int = 
     chains are drawn at once, seeded by ``seed``.
 
     ``progress``: a progress bar on standard error; ``None`` (default) shows it
-    only when standard error is a terminal (:func:`irmeasures_markov.progress.show_progress`).
+    only when standard error is a terminal (:func:`irmeasures_markov._util.progress.show_progress`).
 
     Parameters
     ----------

@@ -19,7 +19,7 @@ The collection table (:data:`COLLECTIONS`, :func:`collection`) lives in
 :mod:`.trec_collections`, run directories (:func:`load_run_dir`,
 :func:`run_name`, ...) in :mod:`.run_files` and the download messages in
 :mod:`.downloads`; this module also answers for their names (and ``read_run``, the old name of
-:func:`irmeasures_markov.io.read_trec_run`), so ``irmeasures_markov.datasets``
+:func:`irmeasures_markov.io.read_trec_run`), so ``irmeasures_markov.io.datasets``
 imports keep working.
 """
 from __future__ import annotations

@@ -7,8 +7,8 @@ or in memory as a dict of dicts (``{qid: {docid: grade}}``,
 (``Qrel``, ``ScoredDoc``).  In memory, every entry point applies the same
 rules: ``ir_measures.calc_aggregate`` and ``PROVIDER`` for our measures,
 :class:`~irmeasures_markov.RelevanceEvaluator`,
-``experiments.evaluate``, :class:`~irmeasures_markov.rankings.QrelsIndex`
-and :class:`~irmeasures_markov.rankings.PreparedRun`.
+``experiments.evaluate``, :class:`~irmeasures_markov.ranking.prepared.QrelsIndex`
+and :class:`~irmeasures_markov.ranking.prepared.PreparedRun`.
 
 **Ids are ``str``.**  A query or document id of any other type (an ``int``
 docid, an ``int64`` ``query_id`` column of a DataFrame) raises

@@ -78,9 +78,9 @@ from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
-from ..cutoffs import check_cutoff
-from ..rankings import segment_sum
-from ..segments import SegmentSums
+from .._util.cutoffs import check_cutoff
+from ..ranking.prepared import segment_sum
+from .._util.segments import SegmentSums
 from .carterette_distributions import (CUSTOM_DISTRIBUTIONS, DEFAULT_THETA, DISTRIBUTIONS, DYNAMIC_DISTRIBUTIONS,
                                        F_CHOICES, MODELS, NAMED_MEASURES, PAPER_MEASURES, REGISTRATION_CACHES,
                                        STATIC_DISTRIBUTIONS, DistributionChoices, check_arguments, default_norm,
@@ -90,7 +90,7 @@ from .carterette_distributions import (CUSTOM_DISTRIBUTIONS, DEFAULT_THETA, DIST
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-    from ..rankings import RelevanceBatch
+    from ..ranking.prepared import RelevanceBatch
 
 __all__ = [
     "distribution_fingerprint",
@@ -436,9 +436,9 @@ def _batch_relevant(batch) -> _Relevant:
 
 def user_model_batch(batch: RelevanceBatch, model: str, dist: str, *, theta: Optional[float] = None, f: str = "1/k",
                      norm: Optional[bool] = None, cutoff: Optional[int] = None) -> np.ndarray:
-    """:func:`user_model_values` for every query of a :class:`~irmeasures_markov.rankings.RelevanceBatch`.
+    """:func:`user_model_values` for every query of a :class:`~irmeasures_markov.ranking.prepared.RelevanceBatch`.
 
-    The batch is trusted (built by :class:`~irmeasures_markov.rankings.PreparedRun`):
+    The batch is trusted (built by :class:`~irmeasures_markov.ranking.prepared.PreparedRun`):
     its relevant-positions view is built once and cached on it, shared by every measure.
 
     Parameters

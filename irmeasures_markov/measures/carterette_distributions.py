@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Optional
 import numpy as np
 
 from .._util.registry import RegisteredNames, Registry
-from ..readers.content import registration_fingerprint
+from ..io.content import registration_fingerprint
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -45,13 +45,13 @@ from typing import TYPE_CHECKING, Dict, Mapping, Optional
 
 import numpy as np
 
-from ..rankings import segment_cumsum, segment_sum
-from ..segments import query_blocks
+from ..ranking.prepared import segment_cumsum, segment_sum
+from .._util.segments import query_blocks
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-    from ..rankings import RelevanceBatch
+    from ..ranking.prepared import RelevanceBatch
 
 __all__ = [
     "TBG_DEFAULTS",
@@ -284,7 +284,7 @@ def time_biased_gain(relevance: ArrayLike, lengths: ArrayLike, *,
     ----------
     relevance : array_like of int
         Grades of the ranked documents, top first (binary 0/1 works; use
-        :data:`~irmeasures_markov.rankings.UNJUDGED` or 0 for unjudged).
+        :data:`~irmeasures_markov.ranking.prepared.UNJUDGED` or 0 for unjudged).
     lengths : array_like of float
         Length in words of each ranked document (0 for a duplicate of an earlier one).
     params : TBGParameters or dict, optional
@@ -368,7 +368,7 @@ _BLOCK = 1 << 16
 def tbg_batch(batch: RelevanceBatch, lengths_flat: np.ndarray,
               params: TBGParameters | Mapping[str, float] | None = None, norm: str = "none",
               ideal: Optional[np.ndarray] = None) -> np.ndarray:
-    r"""TBG for every query of a :class:`~irmeasures_markov.rankings.RelevanceBatch`:
+    r"""TBG for every query of a :class:`~irmeasures_markov.ranking.prepared.RelevanceBatch`:
     :math:`\sum_k g_k\, e^{-T(k) \ln 2 / h}` per query, divided by the normaliser ``norm`` names
     (:func:`time_biased_gain`).
 

@@ -17,7 +17,7 @@ The per-ranking formulas are in :mod:`irmeasures_markov.measures.tbg`
 (:func:`~irmeasures_markov.measures.tbg.time_to_rank`,
 :func:`~irmeasures_markov.measures.tbg.gain_curve`); this module applies them
 to a run in trec_eval ranking order with document lengths from any source of
-:class:`~irmeasures_markov.lengths.DocumentLengths`, and draws G(t).
+:class:`~irmeasures_markov.documents.lengths.DocumentLengths`, and draws G(t).
 
 Examples
 --------
@@ -38,10 +38,10 @@ from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..cutoffs import check_cutoff
+from .._util.cutoffs import check_cutoff
 from ..io import to_qrels_dict, to_run_dict
-from ..lengths import DocumentLengths
-from ..rankings import UNJUDGED, PreparedRun, QrelsIndex
+from ..documents.lengths import DocumentLengths
+from ..ranking.prepared import UNJUDGED, PreparedRun, QrelsIndex
 from .tbg import TBGParameters, as_parameters  # noqa: F401  (TBGParameters: annotations)
 
 if TYPE_CHECKING:
@@ -113,14 +113,14 @@ def time_models(qrels: object, run: object, lengths: LengthSource = None, *,
     lengths : DocumentLengths, mapping, path or None
         Document lengths in words (a ``docid<TAB>length`` file, ``'irds:<id>'``,
         or ``{docid: words}``); duplicate groups go through a
-        :class:`~irmeasures_markov.lengths.DocumentLengths`.
+        :class:`~irmeasures_markov.documents.lengths.DocumentLengths`.
     params : TBGParameters or dict, optional
         Calibration constants (defaults: the paper's Table 1).
     rel, judged_only, cutoff
         As for the ``TBG`` measure.
     default_length : float, optional
         Words assumed for documents without a length; without it a missing
-        length raises :class:`~irmeasures_markov.lengths.UnknownLengthError`.
+        length raises :class:`~irmeasures_markov.documents.lengths.UnknownLengthError`.
 
     Returns
     -------

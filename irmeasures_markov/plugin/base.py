@@ -2,7 +2,7 @@
 
 Each measure family (MP, M1–M4, P@H, TBG) defines subclasses of
 :class:`FamilyMeasure` with ``SUPPORTED_PARAMS`` and a ``compute`` method that
-turns a :class:`~irmeasures_markov.rankings.PreparedRun` into per-query values.
+turns a :class:`~irmeasures_markov.ranking.prepared.PreparedRun` into per-query values.
 The single :class:`MarkovProvider` ranks and joins each run once and hands the
 prepared rankings to every requested measure.
 """
@@ -18,17 +18,17 @@ from ir_measures import measures as irm_measures
 from ir_measures import providers as irm_providers
 from ir_measures.util import Metric
 
-from ..cutoffs import check_cutoff
-from ..errors import InputError
-from ..inputs import to_run_dict, warn_if_nothing_to_evaluate
-from ..qrels_cache import qrels_index
-from ..readers.content import digest_value
-from ..rankings import PreparedRun, QrelsIndex
+from .._util.cutoffs import check_cutoff
+from .._util.errors import InputError
+from ..io.normalise import to_run_dict, warn_if_nothing_to_evaluate
+from ..ranking.cache import qrels_index
+from ..io.content import digest_value
+from ..ranking.prepared import PreparedRun, QrelsIndex
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from ..rankings import RelevanceBatch
+    from ..ranking.prepared import RelevanceBatch
 
 
 __all__ = ["FamilyMeasure", "MarkovProvider", "PROVIDER", "register_measure", "measure_fingerprint",
@@ -167,7 +167,7 @@ class FamilyMeasure(irm_measures.Measure):
 
         If any measure does, the evaluator has each query's docids joined
         into one string while they are still in cache (see
-        :class:`~irmeasures_markov.rankings.PreparedRun`).
+        :class:`~irmeasures_markov.ranking.prepared.PreparedRun`).
         """
         return False
 
@@ -225,14 +225,14 @@ def _check_ours(measures) -> None:
 class MarkovEvaluator(irm_providers.Evaluator):
     """Evaluates runs for fixed qrels and measures of this package.
 
-    In-memory qrels and runs follow :mod:`irmeasures_markov.inputs`: str ids,
+    In-memory qrels and runs follow :mod:`irmeasures_markov.io.normalise`: str ids,
     int32 grades.  When the run and the qrels share no query, or either is
     empty, :meth:`values` warns once (``RuntimeWarning``) naming the
     situation; every qrels query then scores the measure's DEFAULT (0), and
     aggregates are never NaN.
 
-    ``qrels`` may also be a :class:`~irmeasures_markov.rankings.QrelsIndex`.
-    Otherwise the index comes from :func:`irmeasures_markov.qrels_cache.qrels_index`:
+    ``qrels`` may also be a :class:`~irmeasures_markov.ranking.prepared.QrelsIndex`.
+    Otherwise the index comes from :func:`irmeasures_markov.ranking.cache.qrels_index`:
     ``ir_measures.calc_aggregate`` makes an evaluator per call, and the
     judgments of an unchanged qrels dict or DataFrame are indexed once, not
     once per call.

@@ -6,7 +6,7 @@ from typing import Dict, Mapping, Sequence
 
 from .._util.registry import Registry
 from ..io import read_rates
-from ..readers.content import ContentCache, digest_value
+from ..io.content import ContentCache, digest_value
 from ..measures.markov_precision import (ModelChoices, check_rates, kernel_batch, kernel_fingerprint,
                                          markov_precision_batch)
 from ..measures.markov_precision.models import KERNEL_REGISTRY

@@ -48,16 +48,16 @@ error naming the query and the document (pytrec_eval would silently rank it).
 The check is part of ranking the run for our measures, so every score is
 read once.
 
-Inputs follow one rule on every path (:mod:`irmeasures_markov.inputs`): query
+Inputs follow one rule on every path (:mod:`irmeasures_markov.io.normalise`): query
 and document ids must be ``str`` (any other type raises ``TypeError`` naming
 the query and document, as pytrec_eval does for its measures), and grades
 integers in the signed 32-bit range (a grade outside it raises
 ``InputError``, a ``ValueError``, before pytrec_eval could read it as 0).
 The qrels are checked and indexed when the evaluator is made, once per
-qrels object while it is unchanged (:mod:`irmeasures_markov.qrels_cache`).  A
+qrels object while it is unchanged (:mod:`irmeasures_markov.ranking.cache`).  A
 pytrec_eval measure that would abort the process (``'P_0'``, ``'map_cut.0'``,
 ``'map_cut.5,0'``, ``P@0``, ``'ndcg_5'``) is refused with a ``ValueError``
-naming it (:func:`irmeasures_markov.cutoffs.check_measure_cutoffs`, the one
+naming it (:func:`irmeasures_markov._util.cutoffs.check_measure_cutoffs`, the one
 cutoff check).  A run that shares no query with the qrels (or an empty run or
 qrels) gives ``{}`` and a ``RuntimeWarning`` saying so.
 
@@ -77,11 +77,11 @@ import ir_measures
 import numpy as np
 import pytrec_eval as _pytrec_eval
 
-from ..cutoffs import check_measure_cutoffs, trec_measure_parts
-from ..inputs import to_run_dict, warn_if_nothing_to_evaluate
-from ..pytrec_inputs import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
-from ..qrels_cache import qrels_index
-from ..rankings import read_scores
+from .._util.cutoffs import check_measure_cutoffs, trec_measure_parts
+from ..io.normalise import to_run_dict, warn_if_nothing_to_evaluate
+from ..io.pytrec import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
+from ..ranking.cache import qrels_index
+from ..ranking.prepared import read_scores
 from .base import PROVIDER, FamilyMeasure
 
 __all__ = ["RelevanceEvaluator", "supported_measures", "supported_nicknames", "compute_aggregated_measure",
@@ -157,7 +157,7 @@ def _check_scores(run, qrels):
     """Raise on a non-numeric or non-finite score of an evaluated query, naming query and document.
 
     Only for evaluators without measures of ours: otherwise ranking the run
-    reads and checks the scores (:func:`~irmeasures_markov.rankings.read_scores`), in one pass.
+    reads and checks the scores (:func:`~irmeasures_markov.ranking.prepared.read_scores`), in one pass.
     """
     for qid, docs in run.items():
         if qid in qrels and len(docs):
@@ -165,7 +165,7 @@ def _check_scores(run, qrels):
 
 
 #: The name this module has long exported for the cutoff check; the check is
-#: :func:`irmeasures_markov.cutoffs.check_measure_cutoffs` (one rule for every spelling).
+#: :func:`irmeasures_markov._util.cutoffs.check_measure_cutoffs` (one rule for every spelling).
 check_native_measure = check_measure_cutoffs
 
 

@@ -15,17 +15,17 @@ from typing import TYPE_CHECKING, Dict, Mapping, Optional
 import numpy as np
 
 from .._util.registry import Registry
-from ..lengths import DocumentLengths, LengthTable, length_source
-from ..readers.content import digest_value
+from ..documents.lengths import DocumentLengths, LengthTable, length_source
+from ..io.content import digest_value
 from ..measures.tbg import NORMS, TBG_DEFAULTS, TBGParameters, ideal_normaliser, tbg_batch
-from ..segments import query_blocks
+from .._util.segments import query_blocks
 from .base import FLOAT, FamilyMeasure, ParamInfo, register_measure
 from .fitted import FitChoices, canonical_spec, fit_fingerprint, fitted_kwargs, is_fit_spec
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from ..rankings import PreparedRun, RelevanceBatch
+    from ..ranking.prepared import PreparedRun, RelevanceBatch
 
 
 __all__ = ["TBG", "register_lengths", "REGISTERED_LENGTHS", "LENGTHS_REGISTRY", "LENGTH_PARAMS", "TIME_MODEL_PARAMS",
@@ -51,7 +51,7 @@ def register_lengths(name: str, lengths: Optional[Mapping[str, float]] = None,
                      duplicates: Optional[Mapping[str, str]] = None) -> str:
     """Make a Python mapping usable in measure strings: ``TBG(lengths='name')``.
 
-    The lengths are copied into a :class:`~irmeasures_markov.lengths.LengthTable`
+    The lengths are copied into a :class:`~irmeasures_markov.documents.lengths.LengthTable`
     (validated once, looked up a whole run at a time) and the groups into a
     dict: register again after changing either mapping.
 
@@ -176,7 +176,7 @@ def batch_lengths(prepared: PreparedRun, measure: FamilyMeasure, lengths: Docume
                   exact_tie_order: bool = True) -> np.ndarray:
     """Lengths at every flat position of the measure's batch (duplicate groups applied).
 
-    ``exact_tie_order=False``: see :meth:`~irmeasures_markov.rankings.PreparedRun.document_values`.
+    ``exact_tie_order=False``: see :meth:`~irmeasures_markov.ranking.prepared.PreparedRun.document_values`.
     """
     jo = bool(measure["judged_only"]) if "judged_only" in measure.SUPPORTED_PARAMS else False
     if lengths.duplicates:

@@ -45,7 +45,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..inputs import to_qrels_dict
+from ..io.normalise import to_qrels_dict
 from .qrels_index import QrelsIndex
 
 __all__ = ["MAX_ENTRIES", "CacheInfo", "qrels_index", "clear", "cache_info"]
@@ -83,7 +83,7 @@ _misses = 0
 
 
 def _integer_grades(qrels) -> bool:
-    """Whether every grade is of a type :func:`~irmeasures_markov.inputs.check_qrels` accepts as an integer."""
+    """Whether every grade is of a type :func:`~irmeasures_markov.io.normalise.check_qrels` accepts as an integer."""
     for docs in qrels.values():
         # a sum of ints and bools is an int, and one float (or numpy value) anywhere makes it something else:
         # summing in C is cheaper than collecting every grade's type, which is done only when the sum is not an int
@@ -147,7 +147,7 @@ def qrels_index(qrels: object) -> QrelsIndex:
     Parameters
     ----------
     qrels : object
-        Any form :func:`~irmeasures_markov.inputs.to_qrels_dict` takes; forms
+        Any form :func:`~irmeasures_markov.io.normalise.to_qrels_dict` takes; forms
         other than a dict or a DataFrame are read on every call (see the
         module docstring).
 
@@ -159,7 +159,7 @@ def qrels_index(qrels: object) -> QrelsIndex:
     Raises
     ------
     InputError, TypeError, ValueError
-        As :func:`~irmeasures_markov.inputs.to_qrels_dict` raises them.
+        As :func:`~irmeasures_markov.io.normalise.to_qrels_dict` raises them.
     """
     global _hits, _misses
     if isinstance(qrels, dict):

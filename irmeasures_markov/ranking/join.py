@@ -14,7 +14,7 @@ from operator import attrgetter, methodcaller
 
 import numpy as np
 
-from ..segments import segment_argsort_desc
+from .._util.segments import segment_argsort_desc
 from .order import fix_ties, in_rank_order, tie_groups, tie_slots
 from .positive_join import join_positive_flat
 from .qrels_index import UNJUDGED, QrelsIndex

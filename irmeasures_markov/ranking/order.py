@@ -14,7 +14,7 @@ from operator import gt, itemgetter, lt
 
 import numpy as np
 
-from ..segments import segment_sum, within_segments
+from .._util.segments import segment_sum, within_segments
 
 __all__ = ["read_scores", "rank_documents", "trec_order", "top_order", "tie_slots", "tie_groups", "fix_ties",
            "in_rank_order"]

@@ -16,7 +16,7 @@ from operator import gt
 
 import numpy as np
 
-from ..segments import segment_sum
+from .._util.segments import segment_sum
 
 __all__ = ["positive_grades", "join_positive_flat"]
 

@@ -14,11 +14,11 @@ from itertools import compress, repeat
 
 import numpy as np
 
-from ..inputs import check_document_ids, check_query_id, join_document_ids
+from ..io.normalise import check_document_ids, check_query_id, join_document_ids
 
-# segment_cumsum and rank_documents are not used here: the old module irmeasures_markov.rankings (now this one)
+# segment_cumsum and rank_documents are not used here: the old module irmeasures_markov.ranking.prepared (now this one)
 # offered them, and its old path keeps them until every import names their new module
-from ..segments import segment_cumsum, segment_sum  # noqa: F401
+from .._util.segments import segment_cumsum, segment_sum  # noqa: F401
 from . import join
 from .join import SEPARATOR, FlatRun, RankedQuery, consecutive, frozen
 from .order import rank_documents, read_scores, top_order, trec_order  # noqa: F401
@@ -138,7 +138,7 @@ class PreparedRun:
         (:meth:`document_values`) reads them from there.
     ids_checked : bool
         The caller has checked already that every id is a str
-        (:func:`~irmeasures_markov.inputs.to_run_dict`).
+        (:func:`~irmeasures_markov.io.normalise.to_run_dict`).
     depth : int, optional
         Rank only the top ``depth`` documents of each query (all of them are
         still checked), for measures that read no further (a cutoff <=

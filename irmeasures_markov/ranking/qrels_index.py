@@ -14,8 +14,8 @@ from operator import methodcaller
 
 import numpy as np
 
-from ..inputs import check_qrels
-from ..segments import segment_sum
+from ..io.normalise import check_qrels
+from .._util.segments import segment_sum
 
 __all__ = ["UNJUDGED", "QrelsIndex", "recall_base_table"]
 
@@ -50,7 +50,7 @@ class QrelsIndex:
 
     @classmethod
     def from_checked(cls, qrels: dict[str, dict[str, int]]) -> QrelsIndex:
-        """An index over the result of :func:`~irmeasures_markov.inputs.check_qrels`, not checked again.
+        """An index over the result of :func:`~irmeasures_markov.io.normalise.check_qrels`, not checked again.
 
         Parameters
         ----------

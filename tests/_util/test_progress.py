@@ -1,16 +1,18 @@
 """Progress output: library calls print nothing when standard error is not a terminal (pytest's capture is
 not one), something with ``progress=True``, and a bar on a terminal by default; ``progress=False`` is silent
-even on a terminal.  One rule, in :mod:`irmeasures_markov.progress`."""
+even on a terminal.  One rule, in :mod:`irmeasures_markov._util.progress`."""
 import io
 import sys
 
 import numpy as np
 import pytest
 
-from irmeasures_markov import datasets, experiments
+from irmeasures_markov import experiments
+from irmeasures_markov.io import datasets
 from irmeasures_markov.inference import all_pairs, discriminative_power, score_matrix
 from irmeasures_markov.inference.bayes import bayesian_linear_model, gibbs_linear_model
-from irmeasures_markov.progress import progress_bar, show_progress
+from irmeasures_markov._util.progress import progress_bar
+from irmeasures_markov._util.progress import show_progress
 
 from synthetic_collection import synthetic, write_run
 

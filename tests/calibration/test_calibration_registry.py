@@ -21,7 +21,7 @@ from irmeasures_markov.calibration.registry import (FitFile, load_fit, register_
                                                     unregister_fitted)
 from irmeasures_markov.calibration.result import FamilyFit
 from irmeasures_markov.cli import main
-from irmeasures_markov.errors import InputError
+from irmeasures_markov._util.errors import InputError
 from irmeasures_markov.measures import carterette, carterette_distributions
 from irmeasures_markov.plugin import fitted
 

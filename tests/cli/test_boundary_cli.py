@@ -17,7 +17,7 @@ import pytest
 from fake_ir_datasets import FakeDataset, FakeIrDatasets
 
 import irmeasures_markov
-from irmeasures_markov import lengths as lengths_module
+from irmeasures_markov.documents import lengths as lengths_module
 from irmeasures_markov.cli import main
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -124,7 +124,7 @@ def test_bad_cutoff_of_a_native_measure_is_refused_before_pytrec_eval(files, mea
 
 
 def clear_length_caches():
-    """Forget the lengths read so far (every lru_cache of irmeasures_markov.lengths)."""
+    """Forget the lengths read so far (every lru_cache of irmeasures_markov.documents.lengths)."""
     for f in vars(lengths_module).values():
         if hasattr(f, "cache_clear"):
             f.cache_clear()
@@ -266,8 +266,8 @@ def test_error_in_stdin_names_stdin(files):
     assert status == 2 and err.startswith(ERROR) and "<stdin>:1" in err and "Traceback" not in err
 
 
-@pytest.mark.skipif(importlib.util.find_spec("irmeasures_markov.readers") is None,
-                    reason="needs the byte-exact (surrogateescape) file readers of irmeasures_markov.readers")
+@pytest.mark.skipif(importlib.util.find_spec("irmeasures_markov.io") is None,
+                    reason="needs the byte-exact (surrogateescape) file readers of irmeasures_markov.io")
 def test_ids_that_are_not_utf8_print_back_byte_exactly(tmp_path):
     q, r = tmp_path / "b.qrels", tmp_path / "b.run"
     q.write_bytes(b"q\xff1 0 d\xfe 1\nq\xff1 0 e 0\n")

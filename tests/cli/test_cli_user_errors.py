@@ -171,7 +171,7 @@ def test_plain_tbg_through_ir_measures_ends_in_a_short_traceback_with_one_line_s
 def test_an_input_error_inside_the_evaluation_is_raised_from_the_evaluators_entry(tmp_path):
     import ir_measures
     import irmeasures_markov as imm
-    from irmeasures_markov.errors import InputError
+    from irmeasures_markov._util.errors import InputError
     rates = tmp_path / "rates.tsv"
     rates.write_text("a\tnot-a-number\n")
     m = ir_measures.parse_measure(f"MPcont(rates='{rates}')")
@@ -224,7 +224,7 @@ def test_offline_ir_datasets_qrels_name_the_dataset_the_cause_and_where_the_file
 
 
 def test_download_failure_reads_the_errors_ir_datasets_lists_per_mirror():
-    from irmeasures_markov.datasets import download_failure
+    from irmeasures_markov.io.datasets import download_failure
     listed = RuntimeError("All download sources failed", [("mirror-1", _offline_error())])
     assert download_failure(listed) == "the download failed: this machine seems to be offline (NameResolutionError)"
     checksum = RuntimeError("Expected md5 abc, got def")

@@ -1,4 +1,4 @@
-"""experiments.compare, the `compare` subcommand, and the labelled results of experiments.evaluate.
+"""comparison.compare, the `compare` subcommand, and the labelled results of experiments.evaluate.
 
 Independent checks: scipy.stats (ttest_rel, t intervals), statsmodels' multipletests (corrections),
 all_pairs (the same tests through the other entry point), and a LaTeX structure check.
@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import scipy.stats
 
-from irmeasures_markov import experiments
+from irmeasures_markov import comparison, experiments
 from irmeasures_markov.cli import main
 from irmeasures_markov.comparison import compare_evaluation, effect_size, resolve_run_paths, run_letters
 from irmeasures_markov.inference import all_pairs, pairwise, randomization_test
@@ -130,7 +130,7 @@ def test_pairwise_input_validation(ev):
 
 def test_compare_all_pairs_matches_all_pairs_and_scipy(data, ev):
     qrels, runs = data
-    cmp = experiments.compare(qrels, runs, ["AP", "P@5", "MP"], ci=0.9)
+    cmp = comparison.compare(qrels, runs, ["AP", "P@5", "MP"], ci=0.9)
     pd.testing.assert_frame_equal(cmp.table, ev.means())
     ap = ev.per_topic("AP").to_numpy()
     ref = all_pairs(ap, "t", correction="holm")
@@ -150,7 +150,7 @@ def test_compare_all_pairs_matches_all_pairs_and_scipy(data, ev):
 
 def test_all_pairs_markers_name_the_runs_beaten(data):
     qrels, runs = data
-    cmp = experiments.compare(qrels, runs, ["AP"], correction="none", alpha=0.2)
+    cmp = comparison.compare(qrels, runs, ["AP"], correction="none", alpha=0.2)
     letters = cmp.letters
     assert list(letters.values()) == run_letters(len(runs))[:len(runs)] == ["a", "b", "c", "d", "e"]
     expected = {r: set() for r in runs}
@@ -165,7 +165,7 @@ def test_all_pairs_markers_name_the_runs_beaten(data):
 
 def test_baseline_markers_and_randomization(data):
     qrels, runs = data
-    cmp = experiments.compare(qrels, runs, ["AP"], baseline="r2", test="randomization", correction="bonferroni",
+    cmp = comparison.compare(qrels, runs, ["AP"], baseline="r2", test="randomization", correction="bonferroni",
                               n_resamples=2000, seed=1)
     ap = cmp.evaluation.per_topic("AP")
     others = [r for r in runs if r != "r2"]
@@ -182,13 +182,13 @@ def test_baseline_markers_and_randomization(data):
 
 def test_bayes_probabilities(data):
     qrels, runs = data
-    cmp = experiments.compare(qrels, runs, ["AP"], baseline="r0", test="bayes")
+    cmp = comparison.compare(qrels, runs, ["AP"], baseline="r0", test="bayes")
     t = cmp.tests.set_index("run_a")
     # the best run beats the worst almost surely; P(A > B) and the two-sided tail agree
     assert t.loc["r4", "statistic"] > 0.95
     np.testing.assert_allclose(t.pvalue, np.minimum(1, 2 * np.minimum(t.statistic, 1 - t.statistic)), atol=1e-12)
     with pytest.raises(ValueError, match="takes no correction"):
-        experiments.compare(qrels, runs, ["AP"], test="bayes", correction="holm")
+        comparison.compare(qrels, runs, ["AP"], test="bayes", correction="holm")
 
 
 def test_compare_input_validation(data, ev):
@@ -204,7 +204,7 @@ def test_compare_input_validation(data, ev):
     with pytest.raises(ValueError, match="`baseline` 'zz'"):
         compare_evaluation(ev, baseline="zz")
     with pytest.raises(ValueError, match="at least 2 runs"):
-        experiments.compare(qrels, {"r0": runs["r0"]}, ["AP"])
+        comparison.compare(qrels, {"r0": runs["r0"]}, ["AP"])
 
 
 def test_effect_size_edge_cases():
@@ -239,17 +239,17 @@ def latex_is_well_formed(text):
 def test_latex_is_a_well_formed_tabular(data):
     qrels, runs = data
     runs = {("run_" + k + "&%#"): v for k, v in runs.items()}  # names that need escaping
-    cmp = experiments.compare(qrels, runs, ["AP", "P@5"], baseline="run_r0&%#", ci=0.95)
+    cmp = comparison.compare(qrels, runs, ["AP", "P@5"], baseline="run_r0&%#", ci=0.95)
     rows = latex_is_well_formed(cmp.to_latex())
     assert len(rows) == 1 + len(runs)
     assert r"run\_r0\&\%\# (baseline)" in cmp.to_latex()
-    latex_is_well_formed(experiments.compare(qrels, runs, ["AP"]).to_latex())
+    latex_is_well_formed(comparison.compare(qrels, runs, ["AP"]).to_latex())
     latex_is_well_formed(cmp.to_latex(pairs=True))
 
 
 def test_markdown_text_and_csv(data):
     qrels, runs = data
-    cmp = experiments.compare(qrels, runs, ["AP", "MP"])
+    cmp = comparison.compare(qrels, runs, ["AP", "MP"])
     md = cmp.to_markdown().splitlines()
     assert md[0] == "| run | AP | MP |" and len(md) >= 2 + len(runs)
     assert sum("**" in line for line in md[2:2 + len(runs)]) >= 1  # the best mean is bold
@@ -263,7 +263,7 @@ def test_markdown_text_and_csv(data):
 
 def test_effect_sizes_against_the_baseline(data):
     qrels, runs = data
-    cmp = experiments.compare(qrels, runs, ["AP"], baseline="r0")
+    cmp = comparison.compare(qrels, runs, ["AP"], baseline="r0")
     ap = cmp.evaluation.per_topic("AP")
     d = ap["r3"] - ap["r0"]
     expected = d.mean() / d.std(ddof=1)
@@ -276,7 +276,7 @@ def test_effect_sizes_against_the_baseline(data):
     p = cmp.tests.set_index("run_a").loc["r3", "adjusted_pvalue"]
     assert float(frame.loc["r3", "AP adjusted_pvalue"]) == pytest.approx(p, rel=1e-12)
     with pytest.raises(ValueError, match="need a baseline"):
-        experiments.compare(qrels, runs, ["AP"]).to_text(effect=True)
+        comparison.compare(qrels, runs, ["AP"]).to_text(effect=True)
 
 
 def test_plot(data):
@@ -284,7 +284,7 @@ def test_plot(data):
     import matplotlib
     matplotlib.use("Agg")
     qrels, runs = data
-    fig = experiments.compare(qrels, runs, ["AP"], baseline="r1").plot()
+    fig = comparison.compare(qrels, runs, ["AP"], baseline="r1").plot()
     assert sum(ax.get_visible() for ax in fig.axes) == len(runs) - 1
     assert fig.axes[0].get_title().startswith("r0 − r1")
 
@@ -298,7 +298,7 @@ def test_cli_reproduces_python(tmp_path, data, capsys):
                     "--test", "randomization", "--resamples", "500", "--no-progress")
     assert code == 0
     got = [json.loads(line) for line in out.splitlines()]
-    cmp = experiments.compare(qrels, runs, ["AP", "P@5"], test="randomization", n_resamples=500)
+    cmp = comparison.compare(qrels, runs, ["AP", "P@5"], test="randomization", n_resamples=500)
     assert [g["pvalue"] for g in got] == cmp.tests.pvalue.tolist()
     assert [g["adjusted_pvalue"] for g in got] == cmp.tests.adjusted_pvalue.tolist()
     # a glob and single files give the same runs; the baseline may be named by its path

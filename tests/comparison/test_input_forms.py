@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from irmeasures_markov import MP, RelevanceEvaluator, experiments
-from irmeasures_markov.errors import InputError
+from irmeasures_markov._util.errors import InputError
 from irmeasures_markov.io import read_trec_qrels
 
 Qrel = ir_measures.Qrel
@@ -144,7 +144,8 @@ def test_compare_and_ph_compare_take_a_qrels_file(qrels_paths):
 
 
 def test_qrels_helpers_take_a_qrels_file(qrels_paths):
-    from irmeasures_markov.datasets import binarize, downsample_qrels
+    from irmeasures_markov.io.datasets import binarize
+    from irmeasures_markov.io.datasets import downsample_qrels
     for path in qrels_paths:
         assert binarize(path, rel=2) == binarize(QRELS, rel=2)
         assert downsample_qrels(path, 50, seed=3, min_nonrelevant=0) == \
@@ -227,7 +228,7 @@ def test_a_wide_table_with_a_repeated_topic_or_a_missing_score_is_refused(evalua
     ("bm25", "bm25"), (".run", ".run"), ("bm25.run.run", "bm25.run"), ("input.", "input."),
 ])
 def test_run_name_strips_compression_then_run_suffixes_then_input(file, name):
-    from irmeasures_markov.datasets import run_name
+    from irmeasures_markov.io.datasets import run_name
     assert run_name(file) == name
     assert run_name(pathlib.Path(file)) == name
 
@@ -292,7 +293,9 @@ def test_plot_takes_the_baseline_as_compare_does(evaluation):
 
 def test_two_files_giving_one_run_name_are_an_error_naming_both(tmp_path):
     from irmeasures_markov.comparison import compare
-    from irmeasures_markov.datasets import list_run_files, load_run_dir, run_names
+    from irmeasures_markov.io.datasets import list_run_files
+    from irmeasures_markov.io.datasets import load_run_dir
+    from irmeasures_markov.io.datasets import run_names
     _write_run(tmp_path / "bm25.run", RUNS["r0"])
     _write_run(tmp_path / "bm25.txt.gz", RUNS["r1"])
     a, b = str(tmp_path / "bm25.run"), str(tmp_path / "bm25.txt.gz")

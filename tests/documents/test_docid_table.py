@@ -4,9 +4,13 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import irmeasures_markov as imm
-from irmeasures_markov import docid_table
-from irmeasures_markov.docid_table import DocidTable, encode_joined, join_docids
-from irmeasures_markov.lengths import DocumentLengths, LengthTable, UnknownLengthError
+from irmeasures_markov.documents import docid_table
+from irmeasures_markov.documents.docid_table import DocidTable
+from irmeasures_markov.documents.docid_table import encode_joined
+from irmeasures_markov.documents.docid_table import join_docids
+from irmeasures_markov.documents.lengths import DocumentLengths
+from irmeasures_markov.documents.lengths import LengthTable
+from irmeasures_markov.documents.lengths import UnknownLengthError
 
 
 def setup_module():

@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import irmeasures_markov as imm
-from irmeasures_markov import docid_table
-from irmeasures_markov.docid_table import DocidTable, join_docids
+from irmeasures_markov.documents import docid_table
+from irmeasures_markov.documents.docid_table import DocidTable
+from irmeasures_markov.documents.docid_table import join_docids
 
 numba = pytest.importorskip("numba")
 

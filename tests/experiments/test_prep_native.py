@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 from irmeasures_markov.experiments.native import native_values as _native_values
-from irmeasures_markov.rankings import UNJUDGED, PreparedRun, QrelsIndex
+from irmeasures_markov.ranking.prepared import UNJUDGED
+from irmeasures_markov.ranking.prepared import PreparedRun
+from irmeasures_markov.ranking.prepared import QrelsIndex
 from random_runs import tied_run
 
 

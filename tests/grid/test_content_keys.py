@@ -15,11 +15,12 @@ import numpy as np
 import pytest
 
 import irmeasures_markov
-from irmeasures_markov import PROVIDER, qrels_cache
+from irmeasures_markov import PROVIDER
+from irmeasures_markov.ranking import cache as qrels_cache
 from irmeasures_markov.calibration import registry
 from irmeasures_markov.calibration.registry import load_fit, register_fitted, save_fit
 from irmeasures_markov.calibration.result import FamilyFit
-from irmeasures_markov.errors import InputError
+from irmeasures_markov._util.errors import InputError
 from irmeasures_markov.plugin.mp import register_rates
 from irmeasures_markov.plugin.tbg import register_lengths
 
@@ -248,7 +249,8 @@ def test_a_qrels_file_rewritten_keeping_size_and_mtime_is_read_again(tmp_path):
 
 
 def test_content_cache_parses_each_content_once_and_never_serves_other_bytes(tmp_path):
-    from irmeasures_markov.readers.content import ContentCache, digest_bytes
+    from irmeasures_markov.io.content import ContentCache
+    from irmeasures_markov.io.content import digest_bytes
     parsed = []
 
     def parse(path, content):

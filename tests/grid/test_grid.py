@@ -17,7 +17,7 @@ from typing import List
 import numpy as np
 import pytest
 
-from irmeasures_markov.datasets import downsample_qrels
+from irmeasures_markov.io.datasets import downsample_qrels
 from irmeasures_markov.experiments import EvaluationGrid, evaluate, evaluate_grid, pool_reduction
 from irmeasures_markov.grid import (Cell, DaskBackend, GridError, LocalBackend, ParquetStore, qrels_hash,
                                     resolve_backend, run_grid, run_hash)

@@ -11,7 +11,7 @@ from irmeasures_markov.measures.markov_precision import kernels as mpk
 from irmeasures_markov.measures.markov_precision import (
     MODELS, PAPER_MODELS, estimate_rates, markov_precision, markov_precision_batch, mp_degrees,
 )
-from irmeasures_markov.rankings import RelevanceBatch
+from irmeasures_markov.ranking.prepared import RelevanceBatch
 
 # Ferrante, Ferro & Maistro (SIGIR 2014), Table 4: GL_AD_ID, runs of length 10.
 TABLE4 = [

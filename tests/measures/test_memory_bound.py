@@ -17,7 +17,7 @@ import irmeasures_markov.measures.stopping_time.batch as batch_mod
 import irmeasures_markov.plugin.tbg as tbg_plugin
 from irmeasures_markov.measures.stopping_time import path_at_h_batch
 from irmeasures_markov.measures.tbg import TBGParameters, holding_times
-from irmeasures_markov.rankings import RelevanceBatch
+from irmeasures_markov.ranking.prepared import RelevanceBatch
 
 
 pytestmark = pytest.mark.slow  # memory bounds (tracemalloc)

@@ -6,7 +6,7 @@ import pytest
 
 import irmeasures_markov.measures.stopping_time.batch as batch_mod
 from irmeasures_markov.measures.stopping_time import path_at_h_batch
-from irmeasures_markov.rankings import RelevanceBatch
+from irmeasures_markov.ranking.prepared import RelevanceBatch
 
 FORWARD_MODELS = [
     dict(), dict(order=1), dict(p=0.55, order=1, gain="grade"), dict(p=0.9, p_rel=0.3, gain="exp2"),

@@ -16,7 +16,8 @@ from irmeasures_markov.core.birth_death import (batched_inverse_diagonal, batche
                                                 birth_death_solve_pair)
 from irmeasures_markov.measures.stopping_time import (BrowsingModel, browsing_model, compare_distributions,
                                                       k_infinite, path_at_h, path_at_h_batch, rbp_normaliser)
-from irmeasures_markov.rankings import PreparedRun, QrelsIndex
+from irmeasures_markov.ranking.prepared import PreparedRun
+from irmeasures_markov.ranking.prepared import QrelsIndex
 
 R = [1, 0, 0, 1, 0, 0, 1, 0, 0, 1]
 S = [0, 1, 1, 1, 1, 0, 0, 0, 0, 0]

@@ -247,7 +247,7 @@ class TestManySmallQueries:
     def test_batch_equals_each_query_alone(self, params, monkeypatch):
         import irmeasures_markov.measures.stopping_time.expectations as expectations
         from irmeasures_markov.measures.stopping_time import path_at_h_batch
-        from irmeasures_markov.rankings import RelevanceBatch
+        from irmeasures_markov.ranking.prepared import RelevanceBatch
         monkeypatch.setattr(expectations, "GROUP_RANKS", 16)
         rng = np.random.default_rng(4)
         lengths = rng.integers(0, 9, 300)

@@ -8,7 +8,9 @@ from ir_measures import providers as irm_providers
 
 import irmeasures_markov as imm
 from irmeasures_markov import MP, PROVIDER, RelevanceEvaluator
-from irmeasures_markov.rankings import UNJUDGED, PreparedRun, QrelsIndex
+from irmeasures_markov.ranking.prepared import UNJUDGED
+from irmeasures_markov.ranking.prepared import PreparedRun
+from irmeasures_markov.ranking.prepared import QrelsIndex
 
 QRELS = {"q1": {"a": 1, "b": 0, "c": 2}, "q2": {"x": 1}, "q3": {"z": 1}}
 

@@ -10,7 +10,9 @@ import pytest
 
 from irmeasures_markov.ranking import join, order
 from irmeasures_markov.ranking import prepared as prepared_module
-from irmeasures_markov.rankings import UNJUDGED, PreparedRun, QrelsIndex
+from irmeasures_markov.ranking.prepared import UNJUDGED
+from irmeasures_markov.ranking.prepared import PreparedRun
+from irmeasures_markov.ranking.prepared import QrelsIndex
 from random_runs import tied_run
 
 

@@ -12,9 +12,11 @@ import numpy as np
 import pytest
 from random_runs import tied_run
 
-from irmeasures_markov import flat_run
-from irmeasures_markov.rankings import UNJUDGED, QrelsIndex
-from irmeasures_markov.segments import segment_argsort_desc
+from irmeasures_markov.ranking import join as flat_run
+from irmeasures_markov.ranking import order, positive_join
+from irmeasures_markov.ranking.prepared import UNJUDGED
+from irmeasures_markov.ranking.prepared import QrelsIndex
+from irmeasures_markov._util.segments import segment_argsort_desc
 
 
 def trec_order(scores):
@@ -61,7 +63,7 @@ def inputs(seed, long_rankings):
 @pytest.mark.parametrize("seed", range(4))
 def test_join_against_brute_force_sort_and_probe(seed, long_rankings):
     qrels, run = inputs(seed, long_rankings)
-    flat = flat_run._prepare_flat(QrelsIndex(qrels), run, join_docids=False)
+    flat = flat_run.prepare_flat(QrelsIndex(qrels), run, join_docids=False)
     assert flat is not None
     qids = evaluated(qrels, run)
     assert flat.qids == qids
@@ -87,8 +89,8 @@ def test_tie_slots_and_groups_are_the_brute_force_tie_groups(seed):
     scores = np.array([s for q in qids for s in run[q].values()])
     starts = np.concatenate([[0], np.cumsum([len(run[q]) for q in qids])])
     ranked = scores[segment_argsort_desc(scores, starts)]
-    slots, slot_scores = flat_run._tie_slots(ranked, starts)
-    new, group_start = flat_run._tie_groups(slots, slot_scores, starts)
+    slots, slot_scores = order.tie_slots(ranked, starts)
+    new, group_start = order.tie_groups(slots, slot_scores, starts)
     groups = [slots[a:b].tolist() for a, b in zip(group_start, [*group_start[1:], slots.size], strict=True)]
     expected = [[int(starts[i]) + k for k in g] for i, q in enumerate(qids) for g in brute_tie_groups(run[q])]
     assert groups == expected
@@ -97,14 +99,14 @@ def test_tie_slots_and_groups_are_the_brute_force_tie_groups(seed):
 
 def test_no_tie_at_all_is_none():
     ranked = np.array([3.0, 2.0, 1.0, 3.0, 2.0])   # equal scores in two queries are not a tie
-    assert flat_run._tie_slots(ranked, np.array([0, 3, 5])) is None
+    assert order.tie_slots(ranked, np.array([0, 3, 5])) is None
 
 
 def test_a_tie_does_not_cross_queries_and_signed_zeros_tie():
     ranked = np.array([1.0, 0.0, 0.0, -0.0, 5.0, 0.0])
-    slots, slot_scores = flat_run._tie_slots(ranked, np.array([0, 4, 6]))
+    slots, slot_scores = order.tie_slots(ranked, np.array([0, 4, 6]))
     assert slots.tolist() == [1, 2, 3]
-    new, _ = flat_run._tie_groups(slots, slot_scores, np.array([0, 4, 6]))
+    new, _ = order.tie_groups(slots, slot_scores, np.array([0, 4, 6]))
     assert new.tolist() == [True, False, False]
 
 
@@ -112,7 +114,7 @@ def test_a_tie_does_not_cross_queries_and_signed_zeros_tie():
 def test_positive_tie_order_orders_only_the_groups_with_a_positive_grade(seed):
     # many distinct scores: small tie groups, some with a positive grade and some without
     qrels, run, _ = tied_run(seed, 5, 700, scores=(-300, 300), step=0.5, grades=(-1, 3))
-    flat = flat_run._prepare_flat(QrelsIndex(qrels), run, join_docids=False)
+    flat = flat_run.prepare_flat(QrelsIndex(qrels), run, join_docids=False)
     qids = evaluated(qrels, run)
     ties = flat._ties
     assert ties is not None   # long rankings keep the docid tie-break pending
@@ -150,7 +152,7 @@ def test_positive_tie_order_orders_only_the_groups_with_a_positive_grade(seed):
 @pytest.mark.parametrize("long_rankings", [False, True])
 def test_depth_keeps_the_top_of_each_full_ranking(long_rankings):
     qrels, run = inputs(7, long_rankings)
-    flat = flat_run._prepare_flat(QrelsIndex(qrels), run, join_docids=False, depth=25)
+    flat = flat_run.prepare_flat(QrelsIndex(qrels), run, join_docids=False, depth=25)
     if long_rankings:
         assert flat is None   # long rankings to a depth: the per-query partial sort is used instead
         return
@@ -163,7 +165,7 @@ def test_depth_keeps_the_top_of_each_full_ranking(long_rankings):
                                  {0: {"D1": 1.0}}])
 def test_inputs_the_flat_path_refuses_fall_back_with_none(bad):
     qrels = {"q0": {"D1": 1}}
-    assert flat_run._prepare_flat(QrelsIndex(qrels), bad, join_docids=False) is None
+    assert flat_run.prepare_flat(QrelsIndex(qrels), bad, join_docids=False) is None
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -175,7 +177,7 @@ def test_bisect_descending_is_searchsorted_of_the_negated_values(seed):
     lo = rng.integers(0, 25, size=30)
     hi = lo + rng.integers(0, 26, size=30)
     for strict in (False, True):
-        got = flat_run._bisect_descending(ranked, lo, hi, needles, strict)
+        got = positive_join._bisect_descending(ranked, lo, hi, needles, strict)
         want = [a + int(np.searchsorted(-ranked[a:b], -x, side="right" if strict else "left"))
                 for a, b, x in zip(lo.tolist(), hi.tolist(), needles.tolist(), strict=True)]
         assert got.tolist() == want
@@ -183,4 +185,4 @@ def test_bisect_descending_is_searchsorted_of_the_negated_values(seed):
 
 def test_expand_is_the_concatenated_ranges():
     begin, size = np.array([5, 0, 9, 3]), np.array([2, 0, 3, 1])
-    assert flat_run._expand(begin, size).tolist() == [5, 6, 9, 10, 11, 3]
+    assert order._expand(begin, size).tolist() == [5, 6, 9, 10, 11, 3]

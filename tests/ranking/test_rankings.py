@@ -6,7 +6,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import irmeasures_markov as imm
-from irmeasures_markov.rankings import UNJUDGED, PreparedRun, QrelsIndex
+from irmeasures_markov.ranking.prepared import UNJUDGED
+from irmeasures_markov.ranking.prepared import PreparedRun
+from irmeasures_markov.ranking.prepared import QrelsIndex
 
 
 @st.composite

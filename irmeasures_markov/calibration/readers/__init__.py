@@ -12,7 +12,7 @@
 Every reader checks each session the same way (:func:`make_session`): a
 non-empty ranking, clicks on ranks 1..n of it (or on documents in it), one
 timestamp and at most one dwell time per click, timestamps non-decreasing.
-A malformed session is an :class:`~irmeasures_markov.errors.InputError` naming
+A malformed session is an :class:`~irmeasures_markov._util.errors.InputError` naming
 the file and line (the DataFrame row, the ir_datasets record).  Files may be
 gzip, bzip2 or xz compressed (recognised by their first bytes) and ``-`` is
 standard input, as for every reader of the package.

@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ...errors import InputError
-from ...readers.text import short
+from ..._util.errors import InputError
+from ...io.text import short
 from ..logs import ClickLog
 from .rows import TSV_COLUMNS, TSV_REQUIRED, check_unshown, sessions_from_rows
 

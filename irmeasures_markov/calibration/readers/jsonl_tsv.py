@@ -12,8 +12,8 @@ import math
 import os
 import sys
 
-from ...errors import InputError
-from ...readers.text import STDIN, display_name, short
+from ..._util.errors import InputError
+from ...io.text import STDIN, display_name, short
 from ..logs import ClickLog, Session, build_session
 from .rows import (
     LOG_FORMATS,

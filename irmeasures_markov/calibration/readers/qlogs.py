@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from ...errors import InputError
-from ...readers.text import short
+from ..._util.errors import InputError
+from ...io.text import short
 from ..logs import ClickLog, Session, make_session
 
 __all__ = ["from_ir_datasets"]

@@ -7,9 +7,9 @@ import math
 import os
 from collections.abc import Sequence
 
-from ...errors import InputError
-from ...readers.text import decompress, display_name, read_raw, short
-from ...readers.trec import parse_float
+from ..._util.errors import InputError
+from ...io.text import decompress, display_name, read_raw, short
+from ...io.trec import parse_float
 from ..logs import Session, build_session
 
 __all__ = ["LOG_FORMATS", "TSV_COLUMNS", "TSV_REQUIRED", "PathLike", "check_unshown", "read_text", "first_ranks",
@@ -116,7 +116,7 @@ def sessions_from_rows(rows: Sequence[tuple[str, dict[str, str]]], unshown: str)
 
     The rows of a session are consecutive, in click order; a row without
     ``rank`` and ``doc`` is a session without clicks.  Errors are
-    :class:`~irmeasures_markov.errors.InputError` naming the row's ``where``.
+    :class:`~irmeasures_markov._util.errors.InputError` naming the row's ``where``.
     """
     sessions: list[Session] = []
     done: dict[str, str] = {}

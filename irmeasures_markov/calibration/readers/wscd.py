@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import InputError
-from ...readers.text import short
+from ..._util.errors import InputError
+from ...io.text import short
 from ..logs import ClickLog, Session, click_array
 from .rows import PathLike, check_unshown, first_ranks, read_text
 

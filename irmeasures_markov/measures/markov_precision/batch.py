@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
-from ...rankings import RelevanceBatch
+from ...ranking.prepared import RelevanceBatch
 from .kernels import batch_degrees, relevant_view
 from .models import KERNEL_REGISTRY, parse_model
 from .rates import rates_array, rates_per_query

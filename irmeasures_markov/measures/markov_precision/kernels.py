@@ -4,7 +4,7 @@ For a symmetric kernel :math:`\alpha` the MP chain is reversible and the
 watched invariant distribution is :math:`\pi_i = \deg_i / \sum_{j\in\mathcal R}\deg_j`
 (docs/markov-precision.md, Ferrante, Ferro & Maistro, SIGIR 2014).  This module
 computes :math:`\deg_i` of every relevant position of a whole
-:class:`~irmeasures_markov.rankings.RelevanceBatch` at once, for the paper
+:class:`~irmeasures_markov.ranking.prepared.RelevanceBatch` at once, for the paper
 models; :mod:`.batch` and :mod:`.single` turn them into MP.
 """
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from ..._lazy import lazy_module
-from ...rankings import RelevanceBatch
+from ..._util.lazy import lazy_module
+from ...ranking.prepared import RelevanceBatch
 
 # scipy.fft loads at the first call: `import irmeasures_markov` stays cheap
 scipy = lazy_module("scipy")

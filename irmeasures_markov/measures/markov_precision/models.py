@@ -11,7 +11,7 @@ from typing import Callable, Union
 import numpy as np
 
 from ..._util.registry import RegisteredNames, Registry
-from ...readers.content import registration_fingerprint
+from ...io.content import registration_fingerprint
 from .kernels import KERNELS
 
 __all__ = ["PAPER_MODELS", "MODELS", "Model", "CUSTOM_KERNELS", "register_kernel", "kernel_fingerprint",

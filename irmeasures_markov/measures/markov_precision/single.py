@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from ...core import censored_transition_matrix, is_irreducible, stationary_distribution, transition_matrix_from_weights
-from ...rankings import RelevanceBatch
+from ...ranking.prepared import RelevanceBatch
 from .kernels import KERNELS, batch_degrees
 from .models import KERNEL_REGISTRY, Model, parse_model
 from .rates import rates_array
@@ -87,7 +87,7 @@ def mp_degrees(relevant: np.ndarray, model: str) -> np.ndarray:
 
 
 def single_batch(relevant: np.ndarray, recall_base: int = 0) -> RelevanceBatch:
-    """One ranking's binary relevance as a one-query :class:`~irmeasures_markov.rankings.RelevanceBatch`."""
+    """One ranking's binary relevance as a one-query :class:`~irmeasures_markov.ranking.prepared.RelevanceBatch`."""
     rel = relevant.astype(bool)
     return RelevanceBatch(["q"], np.array([0, rel.size]), rel.astype(np.int64), rel,
                           np.array([recall_base]), 1)

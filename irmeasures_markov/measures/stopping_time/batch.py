@@ -9,13 +9,13 @@ import numpy as np
 from ...core.birth_death_order1 import average_reward_groups, average_reward_starts
 from ...core.birth_death_quadrature import ranges
 from ...core.birth_death_stable import uncoupled_blocks
-from ...segments import query_blocks
+from ..._util.segments import query_blocks
 from . import expectations as _expectations
 from .expectations import gain_and_steps_flat, order1_flat
 from .params import gain_values, model_params_iv, tail_constants
 
 if TYPE_CHECKING:
-    from ...rankings import RelevanceBatch
+    from ...ranking.prepared import RelevanceBatch
     from .params import Prob
 
 
@@ -125,7 +125,7 @@ def pad_batch(batch: RelevanceBatch, length: int) -> RelevanceBatch:
     The padding documents have grade ``min(0, rel - 1)`` (below ``rel``, so not
     relevant and without gain); rankings of ``length`` or more are unchanged.
     """
-    from ...rankings import RelevanceBatch
+    from ...ranking.prepared import RelevanceBatch
     _check_pad_length(length)
     lengths = np.diff(batch.offsets)
     if not np.any(lengths < length):
@@ -147,7 +147,7 @@ def path_at_h_batch(batch: RelevanceBatch, *, browse: str | None = None, p: Prob
                     f: str | None = None, order: int | None = None, top: str = "stop", tail: str = "none",
                     gain: str = "binary", b: float = 2.0, g_max: int | None = None,
                     pad_to: Optional[int] = None) -> np.ndarray:
-    """P@H of every query of a :class:`~irmeasures_markov.rankings.RelevanceBatch` (plugin path).
+    """P@H of every query of a :class:`~irmeasures_markov.ranking.prepared.RelevanceBatch` (plugin path).
 
     Same methods as :class:`BrowsingModel` (exact throughout): forward models in
     closed form; with backward moves the queries are stacked into one chain
@@ -252,7 +252,7 @@ def _has_backward(batch, q, q_rel) -> bool:
 
 def _sub_batch(batch, a, b):
     """Queries ``a:b`` of ``batch`` as a batch of their own (views of its arrays)."""
-    from ...rankings import RelevanceBatch
+    from ...ranking.prepared import RelevanceBatch
     lo, hi = int(batch.offsets[a]), int(batch.offsets[b])
     return RelevanceBatch(batch.qids[a:b], batch.offsets[a:b + 1] - lo, batch.grades[lo:hi],
                           batch.relevant[lo:hi], batch.recall_base[a:b], batch.rel, judgments=batch.judgments)
@@ -319,7 +319,7 @@ def _path_at_h_block(batch, params, kw, g_max, pad_to, backward=None):
 
 def _select_queries(batch, qs):
     """Queries ``qs`` (increasing indices) of ``batch`` as a batch of their own."""
-    from ...rankings import RelevanceBatch
+    from ...ranking.prepared import RelevanceBatch
     if qs.size and qs[-1] - qs[0] + 1 == qs.size:
         return _sub_batch(batch, int(qs[0]), int(qs[-1]) + 1)
     lengths = np.diff(batch.offsets)[qs]
