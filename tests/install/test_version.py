@@ -14,7 +14,7 @@ import irmeasures_markov
 from irmeasures_markov._util.version import UNKNOWN_VERSION, package_version
 from irmeasures_markov.cli import main
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def pyproject_version() -> str:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-PKG = Path(__file__).resolve().parents[1] / "irmeasures_markov"
+PKG = Path(__file__).resolve().parents[2] / "irmeasures_markov"
 PACKAGES = ("core", "measures", "plugin")
 
 

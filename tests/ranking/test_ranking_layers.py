@@ -5,7 +5,7 @@ import pathlib
 
 import pytest
 
-PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "irmeasures_markov"
+PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "irmeasures_markov"
 #: what ranking/ and documents/ may import from the rest of the package: the layers below them
 #: (old and new paths of the utilities and readers, until every import names the new one)
 BELOW = ("_util", "io", "inputs", "segments", "errors", "progress", "readers", "cutoffs")
