@@ -1,12 +1,10 @@
 import functools
-import glob
-import os
 import pathlib
 import sys
 
 import pytest
 
-from irmeasures_markov.io import read_trec_qrels, read_trec_run
+from irmeasures_markov.io import read_trec_qrels
 from irmeasures_markov.testing import DATA_ENV, shared_data_dir
 
 DATA = shared_data_dir()
@@ -22,7 +20,7 @@ def data_dir():
     return DATA
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _trec8():
     # datasets.load_run_dir gives exactly io.read_trec_run's dicts (integration/test_datasets.py), ~3x faster
     from irmeasures_markov.io.datasets import load_run_dir

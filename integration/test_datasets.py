@@ -7,8 +7,8 @@ import textwrap
 
 import pytest
 
-from irmeasures_markov.io import datasets
-from irmeasures_markov.io import read_trec_qrels
+from irmeasures_markov.io import datasets, read_trec_qrels
+
 # the line-by-line reference: load_run_dir and io.read_trec_run share the whole-file tokeniser
 from irmeasures_markov.io.trec import read_trec_run_lines as read_trec_run
 

@@ -7,7 +7,6 @@ integration/reproduce/reproduce_mp_tables.py and docs/mp-table3-trec8.md.
 """
 import numpy as np
 import pytest
-
 from reproduce_mp_tables import BASELINES, PAPER_TABLE2_TREC8, PAPER_TABLE3_TREC8, compute_tables
 
 from irmeasures_markov.io.datasets import complete_runs

@@ -16,10 +16,7 @@ import pytest
 import irmeasures_markov as imm
 from irmeasures_markov.core.absorbing import fundamental_matrix
 from irmeasures_markov.measures.stopping_time import browsing_model
-from irmeasures_markov.ranking.prepared import PreparedRun
-from irmeasures_markov.ranking.prepared import QrelsIndex
-from irmeasures_markov.ranking.prepared import segment_cumsum
-from irmeasures_markov.ranking.prepared import segment_sum
+from irmeasures_markov.ranking.prepared import PreparedRun, QrelsIndex, segment_cumsum, segment_sum
 
 HALF_ULP = 0.5e-4 + 1e-9
 MEASURES = {

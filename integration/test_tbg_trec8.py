@@ -1,14 +1,13 @@
 """TBG on TREC-8: the cwl-eval identity (unit costs) and a plain-loop evaluation on real rankings."""
 import math
-import sys
 import pathlib
+import sys
 
 import numpy as np
 import pytest
 
 import irmeasures_markov as imm
-from irmeasures_markov.ranking.prepared import PreparedRun
-from irmeasures_markov.ranking.prepared import QrelsIndex
+from irmeasures_markov.ranking.prepared import PreparedRun, QrelsIndex
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "reproduce"))
 pytest.importorskip("cwl")

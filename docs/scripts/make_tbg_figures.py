@@ -31,8 +31,8 @@ import numpy as np  # noqa: E402
 
 import irmeasures_markov as imm  # noqa: E402
 from irmeasures_markov.io import read_trec_qrels, read_trec_run  # noqa: E402
-from irmeasures_markov.testing import shared_data_dir  # noqa: E402
 from irmeasures_markov.measures.time_model import mean_gain_curve, plot_gain_curves, time_models  # noqa: E402
+from irmeasures_markov.testing import shared_data_dir  # noqa: E402
 
 #: four of the best TREC-8 ad hoc runs by official MAP (READWARE2 answers fewer than 1000 documents for every topic)
 RUNS = ("READWARE2", "orcl99man", "iit99ma1", "CL99XT")

@@ -52,16 +52,13 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "reproduce"))  # reproduce_mp_figures
 
 import numpy as np  # noqa: E402
-
 from benchkit import interleaved, print_report  # noqa: E402
-from irmeasures_markov.io.datasets import collection
-from irmeasures_markov.io.datasets import list_run_files
-from irmeasures_markov.io.datasets import load_qrels
-from irmeasures_markov.io.datasets import run_name
+from reproduce_mp_figures import MEASURES, PERCENTS  # noqa: E402
+
 from irmeasures_markov.experiments import evaluate_grid  # noqa: E402
 from irmeasures_markov.grid import DaskBackend, LocalBackend  # noqa: E402
+from irmeasures_markov.io.datasets import collection, list_run_files, load_qrels, run_name
 from irmeasures_markov.testing import shared_data_dir  # noqa: E402
-from reproduce_mp_figures import MEASURES, PERCENTS  # noqa: E402
 
 
 def _noop(x):
@@ -140,6 +137,7 @@ def main(argv=None) -> int:
         return 0
 
     from distributed import Client
+
     from irmeasures_markov.grid.backends import local_cluster
     cluster = None
     if args.scheduler:

@@ -24,8 +24,8 @@ import sys
 import ir_measures
 from benchkit import format_report, interleaved
 
-from irmeasures_markov.io.datasets import load_run_dir
 from irmeasures_markov.io import read_trec_run
+from irmeasures_markov.io.datasets import load_run_dir
 from irmeasures_markov.testing import shared_data_dir
 
 PEER = "ir_measures.read_trec_run -> dict"

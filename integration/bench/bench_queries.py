@@ -65,6 +65,7 @@ def synthetic(n_queries: int, n_docs: int, seed: int = 0):
 def evaluators(qrels, run, memory_only=False):
     """``{family: zero-argument callable evaluating the run}`` (with ``memory_only``, MEMORY_ONLY too)."""
     import pytrec_eval
+
     import irmeasures_markov as imm
     lengths = {d: 50.0 + int(d) % 300 for docs in run.values() for d in docs}
     imm.register_lengths("bench-queries", lengths)

@@ -89,6 +89,7 @@ def bench_trec8(rounds):
         print("TREC-8: shared data not found (set IRMEASURES_MARKOV_DATA); skipped")
         return
     import pytrec_eval
+
     from irmeasures_markov.io import read_trec_qrels, read_trec_run
     qrels = read_trec_qrels(data / "qrels" / "trec8.qrels.gz")
     runs = [read_trec_run(p) for p in sorted(glob.glob(str(data / "runs" / "trec8" / "input.*.gz")))]

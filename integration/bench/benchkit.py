@@ -15,9 +15,9 @@ from __future__ import annotations
 import datetime
 import gc
 import time
-from typing import Callable, Dict, List, Mapping, Optional, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
-Timings = Dict[str, List[float]]
+Timings = dict[str, list[float]]
 
 
 def interleaved(contenders: Mapping[str, Callable[[], object]], rounds: int = 5, *,
@@ -45,13 +45,13 @@ def interleaved(contenders: Mapping[str, Callable[[], object]], rounds: int = 5,
     return times
 
 
-def ratios(times: Timings, candidate: str, peer: str) -> List[float]:
+def ratios(times: Timings, candidate: str, peer: str) -> list[float]:
     """Per-round ratios candidate / peer (same round, so the same machine load)."""
     return [c / p for c, p in zip(times[candidate], times[peer])]
 
 
-def format_report(times: Timings, peer: str, *, targets: Optional[Mapping[str, float]] = None,
-                  candidates: Optional[Sequence[str]] = None, unit: str = "s") -> str:
+def format_report(times: Timings, peer: str, *, targets: Mapping[str, float] | None = None,
+                  candidates: Sequence[str] | None = None, unit: str = "s") -> str:
     """Best time of every contender, and each candidate's ratio to ``peer``: best and range."""
     targets = targets or {}
     candidates = [n for n in (candidates or times) if n != peer]
@@ -72,7 +72,7 @@ def print_report(times: Timings, peer: str, **kwargs) -> None:
     print(format_report(times, peer, **kwargs), flush=True)
 
 
-def trec8_inputs(n_runs: Optional[int] = None):
+def trec8_inputs(n_runs: int | None = None):
     """``(qrels, runs)`` of TREC-8 from the shared data: the qrels dict and a list of run dicts.
 
     ``n_runs`` keeps only the first runs (by file name).  Exits with a
@@ -80,8 +80,8 @@ def trec8_inputs(n_runs: Optional[int] = None):
     """
     import sys
 
-    from irmeasures_markov.io.datasets import load_run_dir
     from irmeasures_markov.io import read_trec_qrels
+    from irmeasures_markov.io.datasets import load_run_dir
     from irmeasures_markov.testing import shared_data_dir
 
     data = shared_data_dir()

@@ -57,9 +57,9 @@ def results_table(report) -> str:
 def trec8_taus(report):
     """Kendall tau between TREC-8 system rankings: fitted vs default MP and P@H, at each cutoff."""
     import irmeasures_markov as imm
-    from irmeasures_markov.io.datasets import load_run_dir
     from irmeasures_markov.experiments import evaluate, kendall_tau
     from irmeasures_markov.io import read_trec_qrels
+    from irmeasures_markov.io.datasets import load_run_dir
     from irmeasures_markov.measures.markov_precision import register_kernel
     data = shared_data_dir()
     qrels = read_trec_qrels(data / "qrels" / "trec8.qrels.gz")
@@ -138,6 +138,7 @@ def main(argv=None):
         figs.append((fam, path.name))
     # the MP jump distribution of the default model next to the fitted ones
     import matplotlib.pyplot as plt
+
     from irmeasures_markov.calibration.plots import draw_panel
     names = list(dict.fromkeys(["GL_AD_ID", "GL_AD_ID(decay)", "nonparametric_AD", report.best("mp").model]))
     fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.2))
@@ -156,7 +157,7 @@ def main(argv=None):
            f"(highest held-out log-likelihood).  Fitting all families took {fit_time:.1f} s "
            "(with the bootstrap, on a shared 2-core machine).", "",
            results_table(report), ""]
-    out += [f"Notes: " + "; ".join(report.notes) + ".", ""]
+    out += ["Notes: " + "; ".join(report.notes) + ".", ""]
     out += ["Reading the table (computed from it):", ""]
     for fam in ("mp", "ph", "carterette"):
         cands = [f for f in report.family(fam) if np.isfinite(f.loglik)]

@@ -13,7 +13,7 @@ docid order, and by how much.
 """
 import os
 import sys
-from typing import Dict, List, Mapping, Tuple
+from collections.abc import Mapping
 
 import irmeasures_markov as imm
 from irmeasures_markov.plugin import tbg as tbg_plugin
@@ -24,12 +24,12 @@ from bench_tbg import assumed_lengths  # noqa: E402
 LENGTHS_NAME = "crosscheck-tie-order"
 
 
-def variants() -> List:
+def variants() -> list:
     return [imm.TBG(lengths=LENGTHS_NAME), imm.TBG(lengths=LENGTHS_NAME, halflife=30.0),
             imm.TBG(lengths=LENGTHS_NAME, norm="ideal")]
 
 
-def tied_share(qrels: Mapping, runs: List[Mapping]) -> Tuple[int, int]:
+def tied_share(qrels: Mapping, runs: list[Mapping]) -> tuple[int, int]:
     """``(tied, with_relevant)``: tied documents of the runs' long rankings, and those in a tie group that holds
     a positive grade."""
     evaluator = imm.PROVIDER.evaluator(variants()[:1], qrels)
@@ -45,12 +45,12 @@ def tied_share(qrels: Mapping, runs: List[Mapping]) -> Tuple[int, int]:
     return tied, with_relevant
 
 
-def compare(qrels: Mapping, runs: List[Mapping]) -> Tuple[int, int, float]:
+def compare(qrels: Mapping, runs: list[Mapping]) -> tuple[int, int, float]:
     """``(values, differing, largest absolute difference)`` of the three TBG variants on ``runs``: as TBG
     computes them, and with every tie group in docid order."""
     imm.register_lengths(LENGTHS_NAME, assumed_lengths(list(runs) + [qrels]))
     measures = variants()
-    as_computed: List[Dict] = [imm.PROVIDER.evaluator(measures, qrels).values(run) for run in runs]
+    as_computed: list[dict] = [imm.PROVIDER.evaluator(measures, qrels).values(run) for run in runs]
     original = tbg_plugin.batch_lengths
     try:
         tbg_plugin.batch_lengths = lambda prepared, m, lengths, exact_tie_order=True: original(prepared, m, lengths)

@@ -49,7 +49,7 @@ import ir_measures  # noqa: E402
 
 import irmeasures_markov as imm  # noqa: E402
 from irmeasures_markov.experiments import evaluate  # noqa: E402
-from irmeasures_markov.inference import all_pairs, discriminative_power, paired_t_test, score_matrix  # noqa: E402
+from irmeasures_markov.inference import discriminative_power, paired_t_test, score_matrix  # noqa: E402
 
 PH_MODEL = "PH(browse='RWBM',p=0.7,q=0.2)"
 #: user model (rank distribution) and judged depth of the direct model per measure
@@ -147,7 +147,7 @@ def plot_figure1(pvals, probs, corr, label, path, direct=None):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    panels = [(pvals, probs, corr, "Bayesian linear model", f"500 random run pairs")]
+    panels = [(pvals, probs, corr, "Bayesian linear model", "500 random run pairs")]
     if direct is not None:
         dp, dq, dc, _ = direct
         n = int(round((1 + np.sqrt(1 + 8 * len(dp))) / 2))

@@ -49,8 +49,11 @@ if str(REPO) not in sys.path:
 
 import numpy as np  # noqa: E402
 
-from irmeasures_markov.experiments import pool_reduction, reduction_of  # noqa: E402
-from irmeasures_markov.experiments import evaluate_grid  # noqa: E402
+from irmeasures_markov.experiments import (  # noqa: E402
+    evaluate_grid,  # noqa: E402
+    pool_reduction,
+    reduction_of,
+)
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from reproduce_mp_tables import load_trec8  # noqa: E402
@@ -342,9 +345,7 @@ def markdown(result, n_runs, n_topics, seed, seconds, fig3, fig4, sens=None) -> 
 
 def run_paths(data_dir, runs):
     """``{name: path}`` of the TREC-8 run files of ``runs``, in the order of ``runs``."""
-    from irmeasures_markov.io.datasets import collection
-    from irmeasures_markov.io.datasets import list_run_files
-    from irmeasures_markov.io.datasets import run_name
+    from irmeasures_markov.io.datasets import collection, list_run_files, run_name
     from irmeasures_markov.testing import shared_data_dir
     ddir = pathlib.Path(data_dir) if data_dir else shared_data_dir()
     files = {run_name(f): str(f) for f in list_run_files(ddir / collection("trec8").runs_dir)}

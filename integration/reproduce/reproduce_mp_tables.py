@@ -18,18 +18,13 @@ import argparse
 import pathlib
 import sys
 import time
-from typing import Dict, List, Optional
-
-import numpy as np
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from irmeasures_markov.io.datasets import collection
-from irmeasures_markov.io.datasets import load_qrels
-from irmeasures_markov.io.datasets import load_run_dir
 from irmeasures_markov.experiments import evaluate, mp_paper_measures, tau_table  # noqa: E402
+from irmeasures_markov.io.datasets import collection, load_qrels, load_run_dir
 from irmeasures_markov.testing import shared_data_dir  # noqa: E402
 
 BASELINES = ["AP", "P@10", "Rprec", "bpref", "RBP"]
@@ -45,7 +40,7 @@ PAPER_TABLE2_TREC8 = {"AP": 1.0, "P@10": 0.8264, "Rprec": 0.9219, "bpref": 0.936
 #: (printed: 0.9195, 0.9195, 0.8714, 0.8987, 0.9127): the AP value is repeated under P@10, and the
 #: P@10, Rprec and bpref values sit under Rprec, bpref and RBP; no RBP value is printed.  We store
 #: the cells in their columns and None where the paper gives no value.
-PAPER_TABLE3_TREC8: Dict[str, List[Optional[float]]] = {
+PAPER_TABLE3_TREC8: dict[str, list[float | None]] = {
     "MP GL_AD_ID": [0.8997, 0.8510, 0.9074, 0.9222, 0.8382],
     "MP GL_AD_ID@Rec(T)": [0.9815, 0.8128, 0.9217, 0.9299, 0.7938],
     "MP GL_AD_LID": [0.8912, 0.8641, 0.9033, 0.9173, 0.8551],

@@ -42,10 +42,9 @@ import json
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
 
-from .._util.registry import Registry
 from .._util.errors import InputError
+from .._util.registry import Registry
 from ..io.content import ContentCache, digest_value
 from . import parameters
 from .report import FitReport
@@ -61,22 +60,22 @@ FIT_VERSION = 1
 FITS_ENV = "IRMEASURES_MARKOV_FITS"
 
 #: name -> {family: FamilyFit}
-_REGISTERED: Dict[str, Dict[str, FamilyFit]] = {}
+_REGISTERED: dict[str, dict[str, FamilyFit]] = {}
 #: name -> how many times it was registered, so cached measure parameters of a replaced fit are never used
-_VERSIONS: Dict[str, int] = {}
-_PARAMS: Dict[tuple, dict] = {}
-_FINGERPRINTS: Dict[tuple, str] = {}
+_VERSIONS: dict[str, int] = {}
+_PARAMS: dict[tuple, dict] = {}
+_FINGERPRINTS: dict[tuple, str] = {}
 
 
 @dataclass
 class FitFile:
     """The content of a fit file: every fit, which one is best per family, and the log's description."""
 
-    fits: List[FamilyFit]
-    best_index: Dict[str, int]
+    fits: list[FamilyFit]
+    best_index: dict[str, int]
     log: dict = field(default_factory=dict)
     path: str = ""
-    notes: List[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def families(self) -> tuple[str, ...]:
@@ -175,7 +174,7 @@ def unregister_fitted(name: str) -> None:
     _VERSIONS[name] = _VERSIONS.get(name, 0) + 1
 
 
-def registered_fits() -> Dict[str, Tuple[str, ...]]:
+def registered_fits() -> dict[str, tuple[str, ...]]:
     """``{name: families}`` of the fits registered in this process."""
     return {n: tuple(f for f in FAMILIES if f in e) for n, e in _REGISTERED.items()}
 
@@ -198,7 +197,7 @@ def _jsonable(x):
 
 
 def save_fit(path: str | os.PathLike, fit_or_report: FitReport | FitFile | FamilyFit, *,
-             description: Optional[str] = None, source: Optional[str] = None) -> None:
+             description: str | None = None, source: str | None = None) -> None:
     """Write a fit file (module docstring): every fit of a report, or one FamilyFit, and the log's description.
 
     Parameters
@@ -320,7 +319,7 @@ def _fit_file_from_dict(obj, name: str) -> FitFile:
 # Resolution of 'fit:NAME' / 'file:PATH'
 # ---------------------------------------------------------------------------
 
-def _search_dirs() -> List[str]:
+def _search_dirs() -> list[str]:
     env = os.environ.get(FITS_ENV)
     return [d for d in env.split(os.pathsep) if d] if env else [os.getcwd()]
 
@@ -329,7 +328,7 @@ def _search_dirs() -> List[str]:
 _FILES = ContentCache(_parse_fit, maxsize=32)
 
 
-def _file(path: str) -> Tuple[tuple, FitFile]:
+def _file(path: str) -> tuple[tuple, FitFile]:
     """The fit file at ``path`` as it is now, with a token naming its content (the digest of its bytes)."""
     try:
         digest, ff = _FILES.get(path)
@@ -338,7 +337,7 @@ def _file(path: str) -> Tuple[tuple, FitFile]:
     return ("file", digest), ff
 
 
-def _lookup(spec: str, where: str) -> Tuple[tuple, object]:
+def _lookup(spec: str, where: str) -> tuple[tuple, object]:
     """``(token, source)``: the registered entry ``{family: fit}`` or the :class:`FitFile` a spec names."""
     kind, _, rest = spec.partition(":")
     kind = kind.lower()
@@ -359,7 +358,7 @@ def _lookup(spec: str, where: str) -> Tuple[tuple, object]:
                      f"save_fit or `irmeasures-markov fit LOG -o {name}.json`, or use 'file:PATH'")
 
 
-def resolve_fit(spec: str, family: str, where: str = "") -> Tuple[tuple, FamilyFit]:
+def resolve_fit(spec: str, family: str, where: str = "") -> tuple[tuple, FamilyFit]:
     """``(token, fit)``: the ``family`` fit named by ``'fit:NAME'`` or ``'file:PATH'``.
 
     ``token`` identifies this fit until it is registered again or its file
@@ -379,7 +378,7 @@ def resolve_fit(spec: str, family: str, where: str = "") -> Tuple[tuple, FamilyF
     return token + (family,), source[family]
 
 
-def fit_parameters(spec: str, family: str, where: str = "") -> Tuple[tuple, dict]:
+def fit_parameters(spec: str, family: str, where: str = "") -> tuple[tuple, dict]:
     """``(token, measure parameters)`` of the ``family`` fit a spec names (``FamilyFit.measure_parameters()``,
     cached per token)."""
     token, fit = resolve_fit(spec, family, where)

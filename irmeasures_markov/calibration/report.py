@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..io.normalise import to_qrels_dict
 from .._util.progress import progress_line, show_progress
+from ..io.normalise import to_qrels_dict
 from . import carterette as cart_mod
 from . import mp as mp_mod
 from . import ph as ph_mod

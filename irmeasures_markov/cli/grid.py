@@ -14,8 +14,8 @@ import argparse
 import os
 import sys
 
-from ..io.datasets import list_run_files, run_name
 from ..experiments import evaluate_grid, reduction_of
+from ..io.datasets import list_run_files, run_name
 from .errors import PROG, CliError, CliParser, reading
 from .inputs import load_qrels
 from .measure_args import parse_measures

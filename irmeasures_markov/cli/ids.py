@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..plugin.base import FamilyMeasure
 from ..io.pytrec import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
+from ..plugin.base import FamilyMeasure
 
 __all__ = ["evaluation_groups"]
 

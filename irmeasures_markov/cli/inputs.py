@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 from importlib import resources
 
-from ..io.normalise import check_qrels
 from ..io import read_trec_qrels, read_trec_run
+from ..io.normalise import check_qrels
 from .errors import CliError, reading
 from .output import warn
 

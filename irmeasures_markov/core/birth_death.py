@@ -21,11 +21,23 @@ The solves live in :mod:`.birth_death_lapack`, the order-1 quantities in
 """
 from __future__ import annotations
 
-from .birth_death_order1 import (MAX_RECURSION_VISITS, ORDER1_QUADRATURE_TOL, ORDER1_TRUNCATION_TOL,
-                                 birth_death_average_reward, birth_death_average_reward_recursion)
-from .birth_death_lapack import (batched_inverse_diagonal, batched_tridiagonal_solve, birth_death_discounted_visits,
-                                birth_death_expected_visits, birth_death_inverse_diagonal, birth_death_solve,
-                                birth_death_solve_pair, graded_gauss_legendre)
+from .birth_death_lapack import (
+                                 batched_inverse_diagonal,
+                                 batched_tridiagonal_solve,
+                                 birth_death_discounted_visits,
+                                 birth_death_expected_visits,
+                                 birth_death_inverse_diagonal,
+                                 birth_death_solve,
+                                 birth_death_solve_pair,
+                                 graded_gauss_legendre,
+)
+from .birth_death_order1 import (
+                                 MAX_RECURSION_VISITS,
+                                 ORDER1_QUADRATURE_TOL,
+                                 ORDER1_TRUNCATION_TOL,
+                                 birth_death_average_reward,
+                                 birth_death_average_reward_recursion,
+)
 
 __all__ = ["batched_tridiagonal_solve", "batched_inverse_diagonal", "graded_gauss_legendre",
            "birth_death_inverse_diagonal", "birth_death_solve", "birth_death_solve_pair",

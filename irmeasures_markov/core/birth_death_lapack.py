@@ -62,11 +62,18 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from .._util.lazy import lazy_module
 
+from .._util.lazy import lazy_module
 from .birth_death_quadrature import graded_gauss_legendre
-from .birth_death_stable import (SINGULAR, block_positions, block_starts, stable_parts, stacked_chain, sub_offsets,
-                                 uncoupled_blocks)
+from .birth_death_stable import (
+    SINGULAR,
+    block_positions,
+    block_starts,
+    stable_parts,
+    stacked_chain,
+    sub_offsets,
+    uncoupled_blocks,
+)
 
 lapack = lazy_module("scipy.linalg.lapack")  # imported at the first call: `import irmeasures_markov` stays cheap
 

@@ -9,21 +9,41 @@ chain.  Both are re-exported by :mod:`.birth_death`; the solves they use are
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-
 import functools
 import math
+from collections.abc import Callable, Iterator
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .birth_death_lapack import (birth_death_inverse_diagonal, birth_death_solve, birth_death_solve_pair,
-                                ill_conditioned, start_indicator)
-from .birth_death_quadrature import (MAX_GAUSS_NODES, gauss_nodes_for_bound, graded_gauss_legendre, identical_blocks,
-                                     node_terms, quadrature_levels, ranges, reach_truncation_gathered,
-                                     spectral_radius_bound)
-from .birth_death_stable import (SINGULAR, block_positions, block_starts, renumber, stable_average_reward, stable_parts,
-                                 sub_offsets, uncoupled_blocks)
+from .birth_death_lapack import (
+    birth_death_inverse_diagonal,
+    birth_death_solve,
+    birth_death_solve_pair,
+    ill_conditioned,
+    start_indicator,
+)
+from .birth_death_quadrature import (
+    MAX_GAUSS_NODES,
+    gauss_nodes_for_bound,
+    graded_gauss_legendre,
+    identical_blocks,
+    node_terms,
+    quadrature_levels,
+    ranges,
+    reach_truncation_gathered,
+    spectral_radius_bound,
+)
+from .birth_death_stable import (
+    SINGULAR,
+    block_positions,
+    block_starts,
+    renumber,
+    stable_average_reward,
+    stable_parts,
+    sub_offsets,
+    uncoupled_blocks,
+)
 
 __all__ = ["birth_death_average_reward", "birth_death_average_reward_recursion", "average_reward_groups",
            "average_reward_starts"]
@@ -278,7 +298,7 @@ def _average_reward_cut(fwd, bwd, stop, offsets, starts, c):
     return total
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _gauss_legendre_01(n_nodes: int):
     x, w = np.polynomial.legendre.leggauss(n_nodes)
     return (x + 1.0) / 2.0, w / 2.0

@@ -53,12 +53,12 @@ References
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import math
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
+
 from .._util.lazy import lazy_module
 
 lapack = lazy_module("scipy.linalg.lapack")  # imported at the first call: `import irmeasures_markov` stays cheap

@@ -33,9 +33,9 @@ from typing import Any
 import numpy as np
 
 from .._util.errors import InputError
-from ..ranking.join import SEPARATOR
 from ..io.content import ContentCache, digest_value
 from ..io.text import short
+from ..ranking.join import SEPARATOR
 from . import docid_table
 from .docid_table import DocidTable, join_docids, lookup_in_dict
 

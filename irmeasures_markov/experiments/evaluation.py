@@ -22,11 +22,11 @@ import numpy as np
 from ir_measures import Measure
 
 from .._util.cutoffs import check_measure_cutoffs
-from ..io.normalise import to_qrels_dict
-from ..io import to_run_dict
-from ..plugin.base import FamilyMeasure, install_provider
 from .._util.progress import progress_bar
+from ..io import to_run_dict
+from ..io.normalise import to_qrels_dict
 from ..io.pytrec import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
+from ..plugin.base import FamilyMeasure, install_provider
 from ..ranking.prepared import PreparedRun, QrelsIndex
 from .native import native_kind, native_values
 

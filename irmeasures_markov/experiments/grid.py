@@ -25,16 +25,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..io.datasets import downsample_qrels
 from .._util.errors import InputError
 from ..grid.backends import Backend, resolve_backend
 from ..grid.cells import Cell, fresh_token, measures_key, qrels_hash, run_hash
 from ..grid.runner import GridSummary, run_grid
 from ..grid.store import ParquetStore, StoreLike
+from ..io import read_trec_run as read_run
+from ..io.content import REGISTRATION
+from ..io.datasets import downsample_qrels
 from ..io.normalise import to_qrels_dict
 from ..plugin import measure_inputs
-from ..io.content import REGISTRATION
-from ..io import read_trec_run as read_run
 from .evaluation import (
     Evaluation,
     MeasuresLike,

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 from ir_measures import Measure
 
-from ..ranking.prepared import PreparedRun
 from .._util.segments import segment_cumsum, segment_sum
+from ..ranking.prepared import PreparedRun
 
 __all__ = ["native_kind", "native_values"]
 

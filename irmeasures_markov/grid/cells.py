@@ -18,8 +18,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .. import __version__
-from ..plugin import measure_fingerprint
 from ..io.content import digest_value, file_digest
+from ..plugin import measure_fingerprint
 
 __all__ = ["Cell", "qrels_hash", "run_hash", "file_hash", "measures_key", "fresh_token"]
 

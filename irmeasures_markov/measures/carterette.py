@@ -74,18 +74,34 @@ at 4 (R = 1/16 at grade 1) and cutoff 20: on 0/1 grades
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .._util.cutoffs import check_cutoff
-from ..ranking.prepared import segment_sum
 from .._util.segments import SegmentSums
-from .carterette_distributions import (CUSTOM_DISTRIBUTIONS, DEFAULT_THETA, DISTRIBUTIONS, DYNAMIC_DISTRIBUTIONS,
-                                       F_CHOICES, MODELS, NAMED_MEASURES, PAPER_MEASURES, REGISTRATION_CACHES,
-                                       STATIC_DISTRIBUTIONS, DistributionChoices, check_arguments, default_norm,
-                                       distribution_fingerprint, is_static, register_distribution, static_prefix,
-                                       static_table, theta_or_default)
+from ..ranking.prepared import segment_sum
+from .carterette_distributions import (
+    CUSTOM_DISTRIBUTIONS,
+    DEFAULT_THETA,
+    DISTRIBUTIONS,
+    DYNAMIC_DISTRIBUTIONS,
+    F_CHOICES,
+    MODELS,
+    NAMED_MEASURES,
+    PAPER_MEASURES,
+    REGISTRATION_CACHES,
+    STATIC_DISTRIBUTIONS,
+    DistributionChoices,
+    check_arguments,
+    default_norm,
+    distribution_fingerprint,
+    is_static,
+    register_distribution,
+    static_prefix,
+    static_table,
+    theta_or_default,
+)
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -112,8 +128,8 @@ __all__ = [
     "F_CHOICES",
 ]
 
-def stopping_distribution(relevance: ArrayLike, dist: str = "RBP", theta: Optional[float] = None,
-                          recall_base: Optional[int] = None) -> tuple[np.ndarray, np.ndarray]:
+def stopping_distribution(relevance: ArrayLike, dist: str = "RBP", theta: float | None = None,
+                          recall_base: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """P(k) and F(k) (k = 1..N) of a stopping distribution on one ranking (Carterette, SIGIR 2011).
 
     For static distributions F is the infinite tail Σ_{i≥k} P(i); for dynamic
@@ -176,9 +192,9 @@ def _distribution(a, r, dist, theta, rb):
     return p, tail
 
 
-def user_model_measure(relevance: ArrayLike, model: str = "M1", dist: str = "RBP", *, theta: Optional[float] = None,
-                       f: str = "1/k", norm: Optional[bool] = None, recall_base: Optional[int] = None,
-                       cutoff: Optional[int] = None) -> float:
+def user_model_measure(relevance: ArrayLike, model: str = "M1", dist: str = "RBP", *, theta: float | None = None,
+                       f: str = "1/k", norm: bool | None = None, recall_base: int | None = None,
+                       cutoff: int | None = None) -> float:
     r"""One of Carterette's measures M1–M4 for one ranking.
 
     A one-query :func:`user_model_values`: the ir_measures classes run the
@@ -223,8 +239,8 @@ def user_model_measure(relevance: ArrayLike, model: str = "M1", dist: str = "RBP
 
 def user_model_values(relevance: ArrayLike, offsets: ArrayLike, recall_base: ArrayLike, model: str = "M1",
                       dist: str = "RBP", *,
-                      theta: Optional[float] = None, f: str = "1/k", norm: Optional[bool] = None,
-                      cutoff: Optional[int] = None) -> np.ndarray:
+                      theta: float | None = None, f: str = "1/k", norm: bool | None = None,
+                      cutoff: int | None = None) -> np.ndarray:
     r"""Carterette's M1–M4 for many rankings stored flat, one value per ranking.
 
     Parameters
@@ -434,8 +450,8 @@ def _batch_relevant(batch) -> _Relevant:
     return view
 
 
-def user_model_batch(batch: RelevanceBatch, model: str, dist: str, *, theta: Optional[float] = None, f: str = "1/k",
-                     norm: Optional[bool] = None, cutoff: Optional[int] = None) -> np.ndarray:
+def user_model_batch(batch: RelevanceBatch, model: str, dist: str, *, theta: float | None = None, f: str = "1/k",
+                     norm: bool | None = None, cutoff: int | None = None) -> np.ndarray:
     """:func:`user_model_values` for every query of a :class:`~irmeasures_markov.ranking.prepared.RelevanceBatch`.
 
     The batch is trusted (built by :class:`~irmeasures_markov.ranking.prepared.PreparedRun`):

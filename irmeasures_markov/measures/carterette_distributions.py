@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numbers
 from functools import lru_cache
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,6 +20,7 @@ from ..io.content import registration_fingerprint
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
     from numpy.typing import ArrayLike
 
 
@@ -149,7 +150,7 @@ def check_arguments(model: str, dist: str, theta: float | None, f: str) -> None:
 
 
 @lru_cache(maxsize=64)
-def static_tables(dist: str, theta: Optional[float], n: int) -> tuple[np.ndarray, np.ndarray]:
+def static_tables(dist: str, theta: float | None, n: int) -> tuple[np.ndarray, np.ndarray]:
     """(P(k), F(k)) for k = 1..n of a static distribution, float64, read-only."""
     k = np.arange(1, n + 1, dtype=np.float64)
     if dist == "RBP":

@@ -40,13 +40,14 @@ the listed grades.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, Mapping, Optional
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..ranking.prepared import segment_cumsum, segment_sum
 from .._util.segments import query_blocks
+from ..ranking.prepared import segment_cumsum, segment_sum
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -72,7 +73,7 @@ TBG_DEFAULTS = {"halflife": 224.0, "t_summary": 4.4, "a": 0.018, "b": 7.8,
 NORMS = ("none", "constant", "ideal")
 
 
-def _parse_by_grade(spec, name) -> Dict[int, float]:
+def _parse_by_grade(spec, name) -> dict[int, float]:
     if spec is None or spec == "":
         return {}
     if isinstance(spec, Mapping):
@@ -107,8 +108,8 @@ class TBGParameters:
     pc_nonrel: float = 0.39
     ps_rel: float = 0.77
     ps_nonrel: float = 0.27
-    pc_by_grade: Optional[str] = None
-    ps_by_grade: Optional[str] = None
+    pc_by_grade: str | None = None
+    ps_by_grade: str | None = None
 
     def __post_init__(self):
         for name in TBG_DEFAULTS:
@@ -230,7 +231,7 @@ def constant_normaliser(params: TBGParameters | Mapping[str, float] | None = Non
 
 def ideal_normaliser(relevant_grades: ArrayLike, relevant_lengths: ArrayLike,
                      params: TBGParameters | Mapping[str, float] | None = None, rel: int = 1,
-                     cutoff: Optional[int] = None) -> float:
+                     cutoff: int | None = None) -> float:
     """TBG of the best ordering of the query's judged relevant documents (cut at ``cutoff``).
 
     Parameters
@@ -276,7 +277,7 @@ def ideal_normaliser(relevant_grades: ArrayLike, relevant_lengths: ArrayLike,
 
 def time_biased_gain(relevance: ArrayLike, lengths: ArrayLike, *,
                      params: TBGParameters | Mapping[str, float] | None = None, norm: str = "none", rel: int = 1,
-                     cutoff: Optional[int] = None, relevant_lengths: ArrayLike | None = None,
+                     cutoff: int | None = None, relevant_lengths: ArrayLike | None = None,
                      relevant_grades: ArrayLike | None = None, **constants: float) -> float:
     """TBG of one ranking.
 
@@ -367,7 +368,7 @@ _BLOCK = 1 << 16
 
 def tbg_batch(batch: RelevanceBatch, lengths_flat: np.ndarray,
               params: TBGParameters | Mapping[str, float] | None = None, norm: str = "none",
-              ideal: Optional[np.ndarray] = None) -> np.ndarray:
+              ideal: np.ndarray | None = None) -> np.ndarray:
     r"""TBG for every query of a :class:`~irmeasures_markov.ranking.prepared.RelevanceBatch`:
     :math:`\sum_k g_k\, e^{-T(k) \ln 2 / h}` per query, divided by the normaliser ``norm`` names
     (:func:`time_biased_gain`).

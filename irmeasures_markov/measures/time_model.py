@@ -33,14 +33,15 @@ Examples
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Union
 
 import numpy as np
 
 from .._util.cutoffs import check_cutoff
-from ..io import to_qrels_dict, to_run_dict
 from ..documents.lengths import DocumentLengths
+from ..io import to_qrels_dict, to_run_dict
 from ..ranking.prepared import UNJUDGED, PreparedRun, QrelsIndex
 from .tbg import TBGParameters, as_parameters  # noqa: F401  (TBGParameters: annotations)
 
@@ -73,7 +74,7 @@ class QueryTimeModel:
         g_k, expected gain of the document at rank k.
     """
     qid: str
-    docids: List[str]
+    docids: list[str]
     grades: np.ndarray
     lengths: np.ndarray
     holding: np.ndarray
@@ -92,7 +93,7 @@ class QueryTimeModel:
         return np.concatenate(([0.0], np.cumsum(self.gain)))[idx]
 
 
-def _lengths_iv(lengths: LengthSource, default_length: Optional[float]) -> DocumentLengths:
+def _lengths_iv(lengths: LengthSource, default_length: float | None) -> DocumentLengths:
     if isinstance(lengths, DocumentLengths):
         if default_length is not None:
             raise ValueError("`default_length` goes into the DocumentLengths object, not next to it")
@@ -102,8 +103,8 @@ def _lengths_iv(lengths: LengthSource, default_length: Optional[float]) -> Docum
 
 def time_models(qrels: object, run: object, lengths: LengthSource = None, *,
                 params: TBGParameters | Mapping[str, float] | None = None, rel: int = 1,
-                judged_only: bool = False, cutoff: Optional[int] = None,
-                default_length: Optional[float] = None) -> Dict[str, QueryTimeModel]:
+                judged_only: bool = False, cutoff: int | None = None,
+                default_length: float | None = None) -> dict[str, QueryTimeModel]:
     """The time model of every query present in both ``qrels`` and ``run``.
 
     Parameters
@@ -148,7 +149,7 @@ def time_models(qrels: object, run: object, lengths: LengthSource = None, *,
 
 
 def gain_curves(qrels: object, run: object, lengths: LengthSource = None, times: Sequence[float] = (), **kwargs: object
-                ) -> Dict[str, np.ndarray]:
+                ) -> dict[str, np.ndarray]:
     r"""G(t) at ``times`` (seconds) for every query in both qrels and run.
 
     :math:`G(t) = \sum_{k:\,T(k) \le t} g_k`, the gain collected by time :math:`t`
@@ -209,8 +210,8 @@ def mean_gain_curve(qrels: object, run: object, lengths: LengthSource = None, ti
     return total / len(qrels)
 
 
-def plot_gain_curves(curves: Mapping[str, Tuple[Sequence[float], Sequence[float]]], ax: object | None = None, *,
-                     minutes: bool = True, title: Optional[str] = None) -> object:
+def plot_gain_curves(curves: Mapping[str, tuple[Sequence[float], Sequence[float]]], ax: object | None = None, *,
+                     minutes: bool = True, title: str | None = None) -> object:
     """Draw G(t) curves on ``ax`` (a new figure when None); matplotlib is imported only here.
 
     Parameters

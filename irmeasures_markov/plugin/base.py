@@ -9,9 +9,9 @@ prepared rankings to every requested measure.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from numbers import Real
-from typing import TYPE_CHECKING, Dict, Iterator, List, Optional
+from typing import TYPE_CHECKING
 
 import numpy as np
 from ir_measures import measures as irm_measures
@@ -20,9 +20,9 @@ from ir_measures.util import Metric
 
 from .._util.cutoffs import check_cutoff
 from .._util.errors import InputError
+from ..io.content import digest_value
 from ..io.normalise import to_run_dict, warn_if_nothing_to_evaluate
 from ..ranking.cache import qrels_index
-from ..io.content import digest_value
 from ..ranking.prepared import PreparedRun, QrelsIndex
 
 if TYPE_CHECKING:
@@ -125,7 +125,7 @@ class FamilyMeasure(irm_measures.Measure):
     def check_params(self) -> None:
         """Cross-parameter validation; raise ValueError with a clear message."""
 
-    def input_fingerprints(self) -> Dict[str, str]:
+    def input_fingerprints(self) -> dict[str, str]:
         """``{parameter: fingerprint}`` of what compute() reads besides the run and the qrels.
 
         Files are named by the digest of their bytes, registered tables,
@@ -171,7 +171,7 @@ class FamilyMeasure(irm_measures.Measure):
         """
         return False
 
-    def ranks_read(self) -> Optional[int]:
+    def ranks_read(self) -> int | None:
         """How many top-ranked documents of each query compute() reads, or None for all of them.
 
         compute() reads a prepared run through :meth:`batch`, so a cutoff
@@ -191,7 +191,7 @@ class FamilyMeasure(irm_measures.Measure):
                               judgments=self.needs_judgments())
 
 
-def measure_inputs(measure: irm_measures.Measure) -> Dict[str, str]:
+def measure_inputs(measure: irm_measures.Measure) -> dict[str, str]:
     """``{parameter: fingerprint}`` of what a measure reads besides the run and the qrels (files by their
     bytes, registered tables, kernels and fits by content); ``{}`` for every measure of other providers."""
     return measure.input_fingerprints() if isinstance(measure, FamilyMeasure) else {}
@@ -257,7 +257,7 @@ class MarkovEvaluator(irm_providers.Evaluator):
         return PreparedRun(self.qrels_index, run, ids_checked=ids_checked, depth=self._depth,
                            join_docids=any(m.reads_document_values() for m in self.measures))
 
-    def values(self, run: object, warn_empty: bool = True) -> Dict[irm_measures.Measure, Dict[str, float]]:
+    def values(self, run: object, warn_empty: bool = True) -> dict[irm_measures.Measure, dict[str, float]]:
         """``{measure: {qid: value}}`` for the queries present in both qrels and run.
 
         ``warn_empty=False`` leaves the warning about an empty or disjoint
@@ -273,7 +273,7 @@ class MarkovEvaluator(irm_providers.Evaluator):
             raise exc.with_traceback(None)
 
     def prepared_values(self, prepared: PreparedRun, run: Mapping, warn_empty: bool = True
-                        ) -> Dict[irm_measures.Measure, Dict[str, float]]:
+                        ) -> dict[irm_measures.Measure, dict[str, float]]:
         """:meth:`values` of a run already ranked by :meth:`prepare` (``run``: the dict it was made from)."""
         if warn_empty and not prepared.queries:
             warn_if_nothing_to_evaluate(self.qrels_index.qrels, run, stacklevel=3)
@@ -314,7 +314,7 @@ class MarkovEvaluator(irm_providers.Evaluator):
         for _, qid, m in missing:
             yield Metric(query_id=qid, measure=m, value=m.DEFAULT)
 
-    def calc_aggregate(self, run: object) -> Dict[irm_measures.Measure, float]:
+    def calc_aggregate(self, run: object) -> dict[irm_measures.Measure, float]:
         """Each measure's aggregate (the mean) over every qrels query, one unanswered scoring DEFAULT."""
         values = self.values(run)
         aggregators = {m: m.aggregator() for m in self.measures}
@@ -339,7 +339,7 @@ class MarkovProvider(irm_providers.Provider):
     evaluates mixtures.
     """
     NAME = "irmeasures_markov"
-    SUPPORTED_MEASURES: List[irm_measures.Measure] = []
+    SUPPORTED_MEASURES: list[irm_measures.Measure] = []
 
     def supports(self, measure: irm_measures.Measure) -> bool:
         """Whether ``measure`` is one of this package's (its parameters are validated: ValueError if bad)."""

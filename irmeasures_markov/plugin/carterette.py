@@ -14,9 +14,17 @@ from __future__ import annotations
 import numpy as np
 
 from ..measures.carterette import user_model_batch
-from ..measures.carterette_distributions import (DEFAULT_THETA, DISTRIBUTIONS, F_CHOICES, MODELS, NAMED_MEASURES,
-                                                 DISTRIBUTION_REGISTRY, DistributionChoices, default_norm,
-                                                 distribution_fingerprint)
+from ..measures.carterette_distributions import (
+    DEFAULT_THETA,
+    DISTRIBUTION_REGISTRY,
+    DISTRIBUTIONS,
+    F_CHOICES,
+    MODELS,
+    NAMED_MEASURES,
+    DistributionChoices,
+    default_norm,
+    distribution_fingerprint,
+)
 from .base import FLOAT, FamilyMeasure, ParamInfo, register_measure
 from .fitted import FitChoices, canonical_spec, carterette_distribution, fit_fingerprint, is_fit_spec
 

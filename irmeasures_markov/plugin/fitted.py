@@ -11,7 +11,7 @@ used.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Tuple
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -64,7 +64,7 @@ def fit_fingerprint(spec: str, family: str, measure: str, param: str) -> str:
     return fingerprint(spec, family, _where(measure, param, spec))
 
 
-def mp_model(spec: str, measure: str = "MP") -> Tuple[object, object, str, object]:
+def mp_model(spec: str, measure: str = "MP") -> tuple[object, object, str, object]:
     """``(model name or None, kernel, states, rates)`` of the MP fit a spec names.
 
     A fit that is one of the paper models (``'model'`` in its measure
@@ -81,10 +81,10 @@ def mp_model(spec: str, measure: str = "MP") -> Tuple[object, object, str, objec
     return name, kernel, p.get("states", "AD"), p.get("rates")
 
 
-_DIST_KEYS: Dict[tuple, str] = {}
+_DIST_KEYS: dict[tuple, str] = {}
 
 
-def carterette_distribution(spec: str, measure: str = "M1") -> Tuple[str, object]:
+def carterette_distribution(spec: str, measure: str = "M1") -> tuple[str, object]:
     """``(dist, theta)`` for the measure kernel: the stopping distribution of the Carterette fit a spec names.
 
     A fit of one of the six distributions (``'dist'`` in its measure

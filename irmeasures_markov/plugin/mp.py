@@ -2,13 +2,18 @@
 from __future__ import annotations
 
 import os
-from typing import Dict, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from .._util.registry import Registry
 from ..io import read_rates
 from ..io.content import ContentCache, digest_value
-from ..measures.markov_precision import (ModelChoices, check_rates, kernel_batch, kernel_fingerprint,
-                                         markov_precision_batch)
+from ..measures.markov_precision import (
+    ModelChoices,
+    check_rates,
+    kernel_batch,
+    kernel_fingerprint,
+    markov_precision_batch,
+)
 from ..measures.markov_precision.models import KERNEL_REGISTRY
 from .base import FamilyMeasure, ParamInfo, register_measure
 from .fitted import FitChoices, canonical_spec, fit_fingerprint, is_fit_spec, mp_model
@@ -17,7 +22,7 @@ from .tbg import LENGTH_PARAMS, TIME_MODEL_PARAMS, length_fingerprints, tbg_flat
 __all__ = ["MP", "MPcont", "register_rates", "REGISTERED_RATES", "RATES_REGISTRY", "load_rates", "rates_source"]
 
 #: Rates registered by name with :func:`register_rates` (validated, normalised).
-REGISTERED_RATES: Dict[str, object] = {}
+REGISTERED_RATES: dict[str, object] = {}
 
 
 def _plain_rates_name(name: object) -> None:

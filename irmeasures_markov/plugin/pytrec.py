@@ -70,8 +70,9 @@ descending); for trec_eval-exact AP/P@k/Rprec/bpref on real runs use
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from numbers import Integral
-from typing import Dict, Iterable, List, Mapping, Union
+from typing import Union
 
 import ir_measures
 import numpy as np
@@ -132,7 +133,7 @@ def _is_trec_spec(spec) -> bool:
     return isinstance(spec, str) and (spec in supported_nicknames or trec_measure_parts(spec)[0] is not None)
 
 
-def compute_aggregated_measure(measure: str, values: List[float]) -> float:
+def compute_aggregated_measure(measure: str, values: list[float]) -> float:
     """The value over all queries of a result key, from its per-query values (as pytrec_eval's).
 
     pytrec_eval's keys aggregate as in pytrec_eval (``num_*`` summed,
@@ -199,8 +200,8 @@ class RelevanceEvaluator:
         self.relevance_level = int(relevance_level)
         self.judged_docs_only_flag = bool(judged_docs_only_flag)
         self._trec_measures = set()
-        self._ours: Dict[str, "ir_measures.Measure"] = {}
-        self._others: Dict[str, "ir_measures.Measure"] = {}
+        self._ours: dict[str, ir_measures.Measure] = {}
+        self._others: dict[str, ir_measures.Measure] = {}
         if isinstance(measures, (str, ir_measures.Measure)):
             measures = [measures]
         for spec in measures:
@@ -232,7 +233,7 @@ class RelevanceEvaluator:
                 native_qrels, self._trec_measures, relevance_level=self.relevance_level,
                 judged_docs_only_flag=self.judged_docs_only_flag)
 
-    def evaluate(self, scores: Mapping[str, Mapping[str, float]]) -> Dict[str, Dict[str, float]]:
+    def evaluate(self, scores: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float]]:
         """Return ``{qid: {measure_name: value}}`` for queries in both qrels and run."""
         run = to_run_dict(scores)   # every id checked, before any score
         if self._our_evaluator is not None:
@@ -242,7 +243,7 @@ class RelevanceEvaluator:
             _check_scores(run, self.qrels)
         # pytrec_eval's rows: every query with judgments and an entry in the run, even an empty one (and
         # empty rows when no measure is asked for)
-        results: Dict[str, Dict[str, float]] = {q: {} for q in run if self.qrels.get(q)}
+        results: dict[str, dict[str, float]] = {q: {} for q in run if self.qrels.get(q)}
         if not any(len(run[q]) for q in results):
             warn_if_nothing_to_evaluate(self.qrels, run, stacklevel=2)
         native_run = run_for_pytrec_eval(run) if self._others or self._trec_measures else None

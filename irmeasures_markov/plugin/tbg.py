@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Mapping
 from itertools import chain
-from typing import TYPE_CHECKING, Dict, Mapping, Optional
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .._util.registry import Registry
+from .._util.segments import query_blocks
 from ..documents.lengths import DocumentLengths, LengthTable, length_source
 from ..io.content import digest_value
 from ..measures.tbg import NORMS, TBG_DEFAULTS, TBGParameters, ideal_normaliser, tbg_batch
-from .._util.segments import query_blocks
 from .base import FLOAT, FamilyMeasure, ParamInfo, register_measure
 from .fitted import FitChoices, canonical_spec, fit_fingerprint, fitted_kwargs, is_fit_spec
 
@@ -32,8 +33,8 @@ __all__ = ["TBG", "register_lengths", "REGISTERED_LENGTHS", "LENGTHS_REGISTRY", 
            "document_lengths", "length_fingerprints", "batch_lengths", "tbg_rates", "tbg_flat_rates", "time_parameters"]
 
 #: Length mappings registered by name with :func:`register_lengths`.
-REGISTERED_LENGTHS: Dict[str, Mapping[str, float]] = {}
-REGISTERED_DUPLICATES: Dict[str, Mapping[str, str]] = {}
+REGISTERED_LENGTHS: dict[str, Mapping[str, float]] = {}
+REGISTERED_DUPLICATES: dict[str, Mapping[str, str]] = {}
 
 
 def _plain_lengths_name(name: object) -> None:
@@ -47,8 +48,8 @@ LENGTHS_REGISTRY = Registry("lengths", lambda: REGISTERED_LENGTHS, name_rule=_pl
 DUPLICATES_REGISTRY = Registry("duplicates", lambda: REGISTERED_DUPLICATES, name_rule=_plain_lengths_name)
 
 
-def register_lengths(name: str, lengths: Optional[Mapping[str, float]] = None,
-                     duplicates: Optional[Mapping[str, str]] = None) -> str:
+def register_lengths(name: str, lengths: Mapping[str, float] | None = None,
+                     duplicates: Mapping[str, str] | None = None) -> str:
     """Make a Python mapping usable in measure strings: ``TBG(lengths='name')``.
 
     The lengths are copied into a :class:`~irmeasures_markov.documents.lengths.LengthTable`
@@ -123,7 +124,7 @@ TIME_MODEL_PARAMS = {
 
 
 #: id -> (registered duplicates mapping, its digest): registered mappings are snapshots, hashed once
-_REGISTERED_DIGESTS: Dict[int, tuple] = {}
+_REGISTERED_DIGESTS: dict[int, tuple] = {}
 
 
 def _registered_digest(mapping) -> str:
@@ -153,7 +154,7 @@ def _mapping(spec: str, registry, kind: str):
     return registry[spec] if spec in registry else _source(spec, registry, kind)[1]
 
 
-def length_fingerprints(measure: FamilyMeasure) -> Dict[str, str]:
+def length_fingerprints(measure: FamilyMeasure) -> dict[str, str]:
     """``{parameter: fingerprint}`` of the lengths and duplicates a measure reads (by content)."""
     p = measure.params
     out = {}
@@ -195,7 +196,7 @@ def time_parameters(measure: FamilyMeasure, extra: Sequence[str] = ()) -> TBGPar
     return TBGParameters(**{n: v for n, v in values.items() if isinstance(v, (int, float, str))})
 
 
-def tbg_rates(prepared: PreparedRun, batch: RelevanceBatch, measure: FamilyMeasure) -> Dict[str, np.ndarray]:
+def tbg_rates(prepared: PreparedRun, batch: RelevanceBatch, measure: FamilyMeasure) -> dict[str, np.ndarray]:
     """MPcont holding rates from TBG's time model: mu_i = 1 / (T_S + T_D(l_i) P(C=1|r_i)) per query."""
     rates = tbg_flat_rates(prepared, batch, measure)
     o = batch.offsets

@@ -14,8 +14,8 @@ from operator import methodcaller
 
 import numpy as np
 
-from ..io.normalise import check_qrels
 from .._util.segments import segment_sum
+from ..io.normalise import check_qrels
 
 __all__ = ["UNJUDGED", "QrelsIndex", "recall_base_table"]
 

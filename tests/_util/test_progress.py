@@ -6,15 +6,13 @@ import sys
 
 import numpy as np
 import pytest
+from synthetic_collection import synthetic, write_run
 
 from irmeasures_markov import experiments
-from irmeasures_markov.io import datasets
+from irmeasures_markov._util.progress import progress_bar, show_progress
 from irmeasures_markov.inference import all_pairs, discriminative_power, score_matrix
 from irmeasures_markov.inference.bayes import bayesian_linear_model, gibbs_linear_model
-from irmeasures_markov._util.progress import progress_bar
-from irmeasures_markov._util.progress import show_progress
-
-from synthetic_collection import synthetic, write_run
+from irmeasures_markov.io import datasets
 
 
 class Terminal(io.StringIO):

@@ -11,8 +11,9 @@ import json
 import numpy as np
 import pytest
 
-from irmeasures_markov.calibration import FitReport, fit, simulate as sim
-from irmeasures_markov.calibration import carterette as cart, mp, ph
+from irmeasures_markov.calibration import FitReport, fit, mp, ph
+from irmeasures_markov.calibration import carterette as cart
+from irmeasures_markov.calibration import simulate as sim
 from irmeasures_markov.calibration._likelihood import fit_candidate
 from irmeasures_markov.calibration._walk import walk_data, walk_loglik
 
@@ -149,6 +150,7 @@ def test_tbg_times_recovery():
 def test_walk_likelihood_sums_to_one_over_sequences():
     """All click sequences of a 3-rank SFBM/RWBM user: probabilities (repeats merged) sum to 1."""
     from itertools import product
+
     from irmeasures_markov.calibration.logs import ClickLog, Session
     seqs = [()]
     for m in range(1, 7):

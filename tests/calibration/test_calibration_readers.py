@@ -11,10 +11,17 @@ from datetime import datetime, timedelta
 import numpy as np
 import pytest
 
-from irmeasures_markov.calibration import ClickLog
-from irmeasures_markov.calibration.readers import (from_dataframe, from_ir_datasets, make_session, read_log,
-                                                   read_wscd, to_dataframe, write_log)
 from irmeasures_markov._util.errors import InputError
+from irmeasures_markov.calibration import ClickLog
+from irmeasures_markov.calibration.readers import (
+    from_dataframe,
+    from_ir_datasets,
+    make_session,
+    read_log,
+    read_wscd,
+    to_dataframe,
+    write_log,
+)
 from irmeasures_markov.testing import shared_data_dir
 
 # ---------------------------------------------------------------------------

@@ -15,13 +15,19 @@ import pytest
 
 import irmeasures_markov
 from irmeasures_markov import RelevanceEvaluator
+from irmeasures_markov._util.errors import InputError
 from irmeasures_markov.calibration import parameters as parameters_module
 from irmeasures_markov.calibration import registry
-from irmeasures_markov.calibration.registry import (FitFile, load_fit, register_fitted, registered_fits, save_fit,
-                                                    unregister_fitted)
+from irmeasures_markov.calibration.registry import (
+    FitFile,
+    load_fit,
+    register_fitted,
+    registered_fits,
+    save_fit,
+    unregister_fitted,
+)
 from irmeasures_markov.calibration.result import FamilyFit
 from irmeasures_markov.cli import main
-from irmeasures_markov._util.errors import InputError
 from irmeasures_markov.measures import carterette, carterette_distributions
 from irmeasures_markov.plugin import fitted
 

@@ -17,8 +17,8 @@ import pytest
 from fake_ir_datasets import FakeDataset, FakeIrDatasets
 
 import irmeasures_markov
-from irmeasures_markov.documents import lengths as lengths_module
 from irmeasures_markov.cli import main
+from irmeasures_markov.documents import lengths as lengths_module
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 ERROR = "irmeasures-markov: error: "

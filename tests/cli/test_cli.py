@@ -5,8 +5,6 @@ import pathlib
 import subprocess
 import sys
 
-import pytest
-
 from irmeasures_markov.cli import main, sample_path
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

@@ -158,6 +158,7 @@ def test_help(capsys):
 def test_real_fit_to_measure(tmp_path, capsys, monkeypatch):
     """Fit a log simulated from RBP(0.7) stopping, write the fit file, evaluate M1 with it on the command line."""
     import numpy as np
+
     from irmeasures_markov.calibration import ClickLog
     from irmeasures_markov.calibration.readers import make_session, write_log
     from irmeasures_markov.cli import sample_path
@@ -176,6 +177,7 @@ def test_real_fit_to_measure(tmp_path, capsys, monkeypatch):
     value = float(capsys.readouterr().out.split("\t")[1])
     # the same fit, loaded and registered in this process, through ir_measures
     import ir_measures
+
     from irmeasures_markov.calibration import load_fit, register_fitted, unregister_fitted
     from irmeasures_markov.io import read_trec_qrels, read_trec_run
     register_fitted("simulated", load_fit("sim.json"))

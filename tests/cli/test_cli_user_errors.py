@@ -170,6 +170,7 @@ def test_plain_tbg_through_ir_measures_ends_in_a_short_traceback_with_one_line_s
 
 def test_an_input_error_inside_the_evaluation_is_raised_from_the_evaluators_entry(tmp_path):
     import ir_measures
+
     import irmeasures_markov as imm
     from irmeasures_markov._util.errors import InputError
     rates = tmp_path / "rates.tsv"

@@ -1,10 +1,9 @@
 """``irmeasures-markov pool-reduction``: the command line of the grid, checked against the Python API."""
 import pytest
+from synthetic_collection import synthetic, write_run
 
 from irmeasures_markov.cli import main
 from irmeasures_markov.experiments import pool_reduction
-
-from synthetic_collection import synthetic, write_run
 
 pytest.importorskip("pyarrow")
 

@@ -19,7 +19,6 @@ from irmeasures_markov.comparison import compare_evaluation, effect_size, resolv
 from irmeasures_markov.inference import all_pairs, pairwise, randomization_test
 from irmeasures_markov.inference.classic import adjust_pvalues
 
-
 # FIXTURES
 
 def collection(seed=0, n_topics=12, n_docs=40, n_runs=5, depth=20):

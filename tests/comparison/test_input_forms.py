@@ -144,8 +144,7 @@ def test_compare_and_ph_compare_take_a_qrels_file(qrels_paths):
 
 
 def test_qrels_helpers_take_a_qrels_file(qrels_paths):
-    from irmeasures_markov.io.datasets import binarize
-    from irmeasures_markov.io.datasets import downsample_qrels
+    from irmeasures_markov.io.datasets import binarize, downsample_qrels
     for path in qrels_paths:
         assert binarize(path, rel=2) == binarize(QRELS, rel=2)
         assert downsample_qrels(path, 50, seed=3, min_nonrelevant=0) == \
@@ -153,7 +152,8 @@ def test_qrels_helpers_take_a_qrels_file(qrels_paths):
 
 
 def test_calibration_fit_takes_a_qrels_file(tmp_path):
-    from irmeasures_markov.calibration import fit, simulate as sim
+    from irmeasures_markov.calibration import fit
+    from irmeasures_markov.calibration import simulate as sim
     log, qrels = sim.simulate_ph(300, browse="RWBM", p=0.6, q=0.2, gamma=0.4, rng=3)
     path = tmp_path / "sim.qrels"
     path.write_text(_qrels_text(qrels))
@@ -293,9 +293,7 @@ def test_plot_takes_the_baseline_as_compare_does(evaluation):
 
 def test_two_files_giving_one_run_name_are_an_error_naming_both(tmp_path):
     from irmeasures_markov.comparison import compare
-    from irmeasures_markov.io.datasets import list_run_files
-    from irmeasures_markov.io.datasets import load_run_dir
-    from irmeasures_markov.io.datasets import run_names
+    from irmeasures_markov.io.datasets import list_run_files, load_run_dir, run_names
     _write_run(tmp_path / "bm25.run", RUNS["r0"])
     _write_run(tmp_path / "bm25.txt.gz", RUNS["r1"])
     a, b = str(tmp_path / "bm25.run"), str(tmp_path / "bm25.txt.gz")

@@ -5,10 +5,21 @@ import scipy.sparse
 from numpy.testing import assert_allclose
 
 from irmeasures_markov.core import (
-    MarkovChain, absorption_probabilities, censored_transition_matrix, expected_reward, expected_visits,
-    fundamental_matrix, hitting_probabilities, is_irreducible, return_probabilities,
-    reversible_stationary_distribution, solve_tridiagonal, stationary_distribution,
-    transition_matrix_from_weights, tridiagonal_expected_reward, tridiagonal_hitting_and_return,
+    MarkovChain,
+    absorption_probabilities,
+    censored_transition_matrix,
+    expected_reward,
+    expected_visits,
+    fundamental_matrix,
+    hitting_probabilities,
+    is_irreducible,
+    return_probabilities,
+    reversible_stationary_distribution,
+    solve_tridiagonal,
+    stationary_distribution,
+    transition_matrix_from_weights,
+    tridiagonal_expected_reward,
+    tridiagonal_hitting_and_return,
 )
 
 

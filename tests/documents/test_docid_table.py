@@ -1,16 +1,13 @@
 """The vectorised docid table answers exactly as the dict it was built from."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import irmeasures_markov as imm
 from irmeasures_markov.documents import docid_table
-from irmeasures_markov.documents.docid_table import DocidTable
-from irmeasures_markov.documents.docid_table import encode_joined
-from irmeasures_markov.documents.docid_table import join_docids
-from irmeasures_markov.documents.lengths import DocumentLengths
-from irmeasures_markov.documents.lengths import LengthTable
-from irmeasures_markov.documents.lengths import UnknownLengthError
+from irmeasures_markov.documents.docid_table import DocidTable, encode_joined, join_docids
+from irmeasures_markov.documents.lengths import DocumentLengths, LengthTable, UnknownLengthError
 
 
 def setup_module():

@@ -3,12 +3,12 @@ import random
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import irmeasures_markov as imm
 from irmeasures_markov.documents import docid_table
-from irmeasures_markov.documents.docid_table import DocidTable
-from irmeasures_markov.documents.docid_table import join_docids
+from irmeasures_markov.documents.docid_table import DocidTable, join_docids
 
 numba = pytest.importorskip("numba")
 

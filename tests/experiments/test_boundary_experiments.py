@@ -11,12 +11,11 @@ import sys
 import textwrap
 import warnings
 
+import ir_measures
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import ir_measures
 
 from irmeasures_markov.experiments import evaluate, pool_reduction
 

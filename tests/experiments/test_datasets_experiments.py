@@ -1,27 +1,42 @@
 """datasets.py and experiments.py on synthetic collections (the real-data versions live in integration/)."""
 import gzip
 import math
-import warnings
 
 import ir_measures
 import numpy as np
 import pytest
 import scipy.stats
-from hypothesis import given, settings, strategies as st
-
-import irmeasures_markov  # noqa: F401
-from irmeasures_markov.io.datasets import (binarize, collection, complete_runs, downsample_qrels, list_run_files,
-                                           load_qrels, load_run_dir, load_topics, read_run, read_topics, run_name)
-from irmeasures_markov.io.fast_run import _parse_scores
-from irmeasures_markov.experiments import (evaluate, kendall_tau, mp_paper_measures, pool_reduction,
-                                           system_ranking, tau_table)
-from irmeasures_markov.io import InputError
-# the line-by-line reference, to check the one run reader (read_run, io.read_trec_run) against it
-from irmeasures_markov.io.trec import read_trec_run_lines as read_trec_run
-
-
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from synthetic_collection import synthetic, write_run  # shared with the grid, grid-command and progress tests
 
+import irmeasures_markov  # noqa: F401
+from irmeasures_markov.experiments import (
+    evaluate,
+    kendall_tau,
+    mp_paper_measures,
+    pool_reduction,
+    system_ranking,
+    tau_table,
+)
+from irmeasures_markov.io import InputError
+from irmeasures_markov.io.datasets import (
+    binarize,
+    collection,
+    complete_runs,
+    downsample_qrels,
+    list_run_files,
+    load_qrels,
+    load_run_dir,
+    load_topics,
+    read_run,
+    read_topics,
+    run_name,
+)
+from irmeasures_markov.io.fast_run import _parse_scores
+
+# the line-by-line reference, to check the one run reader (read_run, io.read_trec_run) against it
+from irmeasures_markov.io.trec import read_trec_run_lines as read_trec_run
 
 # --------------------------------------------------------------------------- datasets
 

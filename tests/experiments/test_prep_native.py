@@ -8,12 +8,10 @@ tables or the judgments join made while ranking.
 import ir_measures
 import numpy as np
 import pytest
+from random_runs import tied_run
 
 from irmeasures_markov.experiments.native import native_values as _native_values
-from irmeasures_markov.ranking.prepared import UNJUDGED
-from irmeasures_markov.ranking.prepared import PreparedRun
-from irmeasures_markov.ranking.prepared import QrelsIndex
-from random_runs import tied_run
+from irmeasures_markov.ranking.prepared import UNJUDGED, PreparedRun, QrelsIndex
 
 
 def random_inputs(seed, n_queries=6, length=700):

@@ -16,13 +16,13 @@ import pytest
 
 import irmeasures_markov
 from irmeasures_markov import PROVIDER
-from irmeasures_markov.ranking import cache as qrels_cache
+from irmeasures_markov._util.errors import InputError
 from irmeasures_markov.calibration import registry
 from irmeasures_markov.calibration.registry import load_fit, register_fitted, save_fit
 from irmeasures_markov.calibration.result import FamilyFit
-from irmeasures_markov._util.errors import InputError
 from irmeasures_markov.plugin.mp import register_rates
 from irmeasures_markov.plugin.tbg import register_lengths
+from irmeasures_markov.ranking import cache as qrels_cache
 
 QRELS = {"q1": {"d1": 1, "d2": 0, "d3": 1, "d5": 1}, "q2": {"d2": 1, "d4": 1, "d6": 0}}
 RUNS = {"a": {"q1": {"d1": 5.0, "d2": 4.0, "d3": 3.0, "d4": 2.0, "d5": 1.0},
@@ -249,8 +249,7 @@ def test_a_qrels_file_rewritten_keeping_size_and_mtime_is_read_again(tmp_path):
 
 
 def test_content_cache_parses_each_content_once_and_never_serves_other_bytes(tmp_path):
-    from irmeasures_markov.io.content import ContentCache
-    from irmeasures_markov.io.content import digest_bytes
+    from irmeasures_markov.io.content import ContentCache, digest_bytes
     parsed = []
 
     def parse(path, content):

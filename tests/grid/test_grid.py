@@ -12,17 +12,24 @@ import textwrap
 import threading
 import time
 from dataclasses import dataclass
-from typing import List
 
 import numpy as np
 import pytest
-
-from irmeasures_markov.io.datasets import downsample_qrels
-from irmeasures_markov.experiments import EvaluationGrid, evaluate, evaluate_grid, pool_reduction
-from irmeasures_markov.grid import (Cell, DaskBackend, GridError, LocalBackend, ParquetStore, qrels_hash,
-                                    resolve_backend, run_grid, run_hash)
-
 from synthetic_collection import synthetic, write_run
+
+from irmeasures_markov.experiments import EvaluationGrid, evaluate, evaluate_grid, pool_reduction
+from irmeasures_markov.grid import (
+    Cell,
+    DaskBackend,
+    GridError,
+    LocalBackend,
+    ParquetStore,
+    qrels_hash,
+    resolve_backend,
+    run_grid,
+    run_hash,
+)
+from irmeasures_markov.io.datasets import downsample_qrels
 
 distributed = pytest.importorskip("distributed")
 pytest.importorskip("pyarrow")
@@ -138,8 +145,8 @@ def _toy_value(cell):
 @dataclass
 class ToyTask:
     key: str
-    cells: List[Cell]
-    needs: List[str]
+    cells: list[Cell]
+    needs: list[str]
     sleep: float = 0.0
 
     def compute(self, shared):

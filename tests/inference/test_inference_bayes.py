@@ -8,8 +8,12 @@ from scipy import stats
 pm = pytest.importorskip("pymc", reason='PyMC not installed: pip install "irmeasures-markov[bayes]"')
 
 from irmeasures_markov.inference import paired_t_test  # noqa: E402
-from irmeasures_markov.inference.bayes import (bayesian_linear_model, direct_relevance_model,  # noqa: E402
-                                               fit_linear_model, rank_weights)
+from irmeasures_markov.inference.bayes import (  # noqa: E402
+    bayesian_linear_model,
+    direct_relevance_model,
+    fit_linear_model,
+    rank_weights,
+)
 
 FAST = dict(draws=300, tune=300, chains=2, progress=False, cores=1)
 PYMC = dict(FAST, backend="pymc")  # the linear model's NUTS fit (the default backend is the Gibbs sampler)
@@ -80,7 +84,9 @@ def test_default_samples_the_readme_example_cleanly_in_seconds():
     the system contrasts and hundreds for every scale (NUTS, the old default, took a minute here with
     ~40 divergent transitions)."""
     import warnings
+
     import arviz as az
+
     from irmeasures_markov.inference.bayes import SamplingWarning
     ap = three_runs_of_the_sample()
     with warnings.catch_warnings():
@@ -252,8 +258,10 @@ def test_pymc_credible_intervals_cover_the_truth():
 
 def three_runs_of_the_sample():
     """AP of three runs on the bundled sample (10 topics): the sample run and two noisier versions of it."""
-    import ir_measures
     from importlib import resources
+
+    import ir_measures
+
     from irmeasures_markov.inference import score_matrix
     data = resources.files("irmeasures_markov") / "data"
     qrels = list(ir_measures.read_trec_qrels(str(data / "sample.qrels")))
@@ -286,9 +294,11 @@ def test_divergences_and_rhat_are_reported_and_warned():
 
 def test_clean_fits_do_not_warn_and_gibbs_reports_rhat():
     import warnings
+
+    import arviz as az
+
     from irmeasures_markov.inference.bayes import SamplingWarning
     from irmeasures_markov.inference.posterior import sampling_diagnostics as _diagnostics
-    import arviz as az
     rng = np.random.default_rng(1)
     good = az.from_dict(posterior={"x": rng.normal(size=(4, 500))},
                         sample_stats={"diverging": np.zeros((4, 500), dtype=bool)})
@@ -311,8 +321,8 @@ def test_exactly_additive_scores_are_refused_and_compare_reports_the_certain_dif
     """Scores that are exactly μ + β_j + α_i (identical runs, a run shifted by a constant) leave no residual, where
     the posterior under p(σ) ∝ 1/σ is improper: a clear error instead of a LinAlgError or NaN draws, and
     compare(test='bayes') reports the limit: P(A > B) = 1 for a constant positive difference, 1/2 for none."""
-    from irmeasures_markov.inference.bayes import ImproperPosteriorError, gibbs_linear_model
     from irmeasures_markov.comparison import compare
+    from irmeasures_markov.inference.bayes import ImproperPosteriorError, gibbs_linear_model
     y = np.add.outer(np.linspace(0.1, 0.9, 8), [0.0, 0.1, 0.1])
     with pytest.raises(ImproperPosteriorError, match="no residual variation"):
         gibbs_linear_model(y, progress=False)

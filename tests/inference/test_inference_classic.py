@@ -8,8 +8,17 @@ import pytest
 from scipy import stats
 
 import irmeasures_markov as imm
-from irmeasures_markov.inference import (adjust_pvalues, all_pairs, bootstrap_test, discriminative_power,
-                                         paired_t_test, randomization_test, score_matrix, sign_test, wilcoxon_test)
+from irmeasures_markov.inference import (
+    adjust_pvalues,
+    all_pairs,
+    bootstrap_test,
+    discriminative_power,
+    paired_t_test,
+    randomization_test,
+    score_matrix,
+    sign_test,
+    wilcoxon_test,
+)
 
 ALTS = ("two-sided", "greater", "less")
 
@@ -182,6 +191,7 @@ def test_input_from_a_real_pyterrier_experiment():
 def test_bayes_without_pymc_says_how_to_install(monkeypatch):
     """Without PyMC the Gibbs backend still works and the PyMC models name the extra to install."""
     import sys
+
     from irmeasures_markov.inference.bayes import bayesian_linear_model, direct_relevance_model
     monkeypatch.setitem(sys.modules, "pymc", None)
     y = np.random.default_rng(0).random((5, 3))

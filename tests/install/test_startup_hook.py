@@ -14,7 +14,6 @@ import subprocess
 import zipfile
 
 import pytest
-
 import startup_venv
 
 DATA = pathlib.Path(__file__).resolve().parents[2] / "irmeasures_markov" / "data"
@@ -74,6 +73,7 @@ def test_ir_measures_command_evaluates_our_measures(venv, how):
     values = dict(line.split("\t") for line in proc.stdout.splitlines())
     # the same numbers as with an explicit import (this process imported irmeasures_markov)
     import ir_measures
+
     import irmeasures_markov  # noqa: F401
     expected = ir_measures.calc_aggregate([ir_measures.parse_measure("MP@10"), ir_measures.P @ 10],
                                           ir_measures.read_trec_qrels(QRELS), ir_measures.read_trec_run(RUN))

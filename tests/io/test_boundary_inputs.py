@@ -9,15 +9,10 @@ import ir_measures
 import numpy as np
 import pytest
 
-from irmeasures_markov import M1, M2, M3, M4, MP, MPcont, PH, PROVIDER, TBG, RelevanceEvaluator
-from irmeasures_markov._util.errors import InputError
-from irmeasures_markov._util.errors import InputTypeError
-from irmeasures_markov.io.normalise import GRADE_MAX
-from irmeasures_markov.io.normalise import GRADE_MIN
-from irmeasures_markov.io.normalise import to_qrels_dict
-from irmeasures_markov.io.normalise import to_run_dict
-from irmeasures_markov.ranking.prepared import PreparedRun
-from irmeasures_markov.ranking.prepared import QrelsIndex
+from irmeasures_markov import M1, M2, M3, M4, MP, PH, PROVIDER, TBG, MPcont, RelevanceEvaluator
+from irmeasures_markov._util.errors import InputError, InputTypeError
+from irmeasures_markov.io.normalise import GRADE_MAX, GRADE_MIN, to_qrels_dict, to_run_dict
+from irmeasures_markov.ranking.prepared import PreparedRun, QrelsIndex
 
 QRELS = {"q1": {"a": 1, "b": 0, "c": 2}, "q2": {"x": 1}}
 RUN = {"q1": {"a": 0.5, "b": 2.0, "c": 1.0}, "q2": {"x": 1.0, "y": 3.0}}

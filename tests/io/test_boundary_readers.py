@@ -18,22 +18,23 @@ import types
 import ir_measures
 import numpy as np
 import pytest
-
 from fake_ir_datasets import FakeDataset, FakeIrDatasets
 
 import irmeasures_markov as imm
 import irmeasures_markov.documents.lengths as lengths_module
-from irmeasures_markov.io import datasets
+from irmeasures_markov.documents.lengths import (
+    DocumentLengths,
+    LengthTable,
+    UnknownLengthError,
+    lengths_from_ir_datasets,
+    read_duplicates,
+    read_lengths,
+)
+from irmeasures_markov.io import InputError, datasets, read_rates, read_trec_qrels
 from irmeasures_markov.io.datasets import load_qrels, load_run_dir, read_run
-from irmeasures_markov.io import InputError, read_rates, read_trec_qrels
+
 # the line-by-line reference, to check the one run reader (read_run, io.read_trec_run) against it
 from irmeasures_markov.io.trec import read_trec_run_lines as read_trec_run
-from irmeasures_markov.documents.lengths import DocumentLengths
-from irmeasures_markov.documents.lengths import LengthTable
-from irmeasures_markov.documents.lengths import UnknownLengthError
-from irmeasures_markov.documents.lengths import lengths_from_ir_datasets
-from irmeasures_markov.documents.lengths import read_duplicates
-from irmeasures_markov.documents.lengths import read_lengths
 
 BOM = b"\xef\xbb\xbf"
 RUN = b"q1 Q0 a 1 3.0 t\nq1 Q0 b 2 2.0 t\nq1 Q0 c 3 1.0 t\nq2 Q0 a 1 1.0 t\n"

@@ -7,13 +7,13 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
-
-from irmeasures_markov.io.pytrec import ABSENT_DOCID
-from irmeasures_markov.io.pytrec import id_for_pytrec_eval
-from irmeasures_markov.io.pytrec import id_from_pytrec_eval
-from irmeasures_markov.io.pytrec import qrels_for_pytrec_eval
-from irmeasures_markov.io.pytrec import run_for_pytrec_eval
+from irmeasures_markov.io.pytrec import (
+    ABSENT_DOCID,
+    id_for_pytrec_eval,
+    id_from_pytrec_eval,
+    qrels_for_pytrec_eval,
+    run_for_pytrec_eval,
+)
 
 # docids holding bytes that are not UTF-8, as the readers decode them (surrogateescape)
 BAD_A = b"d\xff".decode("utf-8", "surrogateescape")

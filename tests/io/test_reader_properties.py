@@ -19,12 +19,14 @@ import re
 
 import ir_measures
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import irmeasures_markov as imm
 from irmeasures_markov import cli
-from irmeasures_markov.io.datasets import read_run
 from irmeasures_markov.io import InputError, read_trec_qrels
+from irmeasures_markov.io.datasets import read_run
+
 # the line-by-line reference, to check the one run reader (read_run, io.read_trec_run) against it
 from irmeasures_markov.io.trec import read_trec_run_lines as read_trec_run
 

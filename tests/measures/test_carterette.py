@@ -5,12 +5,20 @@ import ir_measures
 import numpy as np
 import pytest
 import pytrec_eval
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import irmeasures_markov as imm
-from irmeasures_markov.measures.carterette import (DISTRIBUTIONS, MODELS, NAMED_MEASURES, PAPER_MEASURES,
-                                                   default_norm, stopping_distribution, user_model_measure,
-                                                   user_model_values)
+from irmeasures_markov.measures.carterette import (
+    DISTRIBUTIONS,
+    MODELS,
+    NAMED_MEASURES,
+    PAPER_MEASURES,
+    default_norm,
+    stopping_distribution,
+    user_model_measure,
+    user_model_values,
+)
 
 COMBOS = [(m, d) for m in MODELS for d in DISTRIBUTIONS]
 
@@ -390,8 +398,9 @@ def test_m3_err_mapping_to_gdeval():
     M3(dist='ERR',theta=1/16)@20 is gdeval's ERR@20 (g_max fixed at 4), which is
     ir_measures' ERR; the two differ from each other.
     """
-    import irmeasures_markov.measures.carterette as cart
     from pathlib import Path
+
+    import irmeasures_markov.measures.carterette as cart
     doc = Path(__file__).resolve().parents[2].joinpath("docs", "user-model-framework.md").read_text("utf-8")
     for text in (doc, cart.__doc__):
         assert "theta=1/16)@20" in text and "g_max = 1" in text and "g_max" in text
@@ -521,8 +530,7 @@ def test_batch_kernel_equals_functional(queries, combo, cutoff, norm, rel):
     """The batch path (RelevanceBatch from a PreparedRun) against the functional API and brute force, on random
     multi-query runs (graded judgments, unjudged documents as grade 2 -> absent, empty rankings, RB = 0)."""
     from irmeasures_markov.measures.carterette import user_model_batch
-    from irmeasures_markov.ranking.prepared import PreparedRun
-    from irmeasures_markov.ranking.prepared import QrelsIndex
+    from irmeasures_markov.ranking.prepared import PreparedRun, QrelsIndex
     model, dist = combo
     qrels, run, want = {}, {}, []
     for i, (grades, extra) in enumerate(queries):

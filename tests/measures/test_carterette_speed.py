@@ -12,11 +12,16 @@ import numpy as np
 import pytest
 
 import irmeasures_markov as imm
-from irmeasures_markov.measures.carterette import (DEFAULT_THETA, DISTRIBUTIONS, MODELS, NAMED_MEASURES,
-                                                   _Relevant, user_model_batch)
-from irmeasures_markov.ranking.prepared import PreparedRun
-from irmeasures_markov.ranking.prepared import QrelsIndex
 from irmeasures_markov._util.segments import segment_sum
+from irmeasures_markov.measures.carterette import (
+    DEFAULT_THETA,
+    DISTRIBUTIONS,
+    MODELS,
+    NAMED_MEASURES,
+    _Relevant,
+    user_model_batch,
+)
+from irmeasures_markov.ranking.prepared import PreparedRun, QrelsIndex
 
 
 def reference(a, model, dist, theta, f, rb, norm, cutoff):

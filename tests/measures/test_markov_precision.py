@@ -6,11 +6,14 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
 from irmeasures_markov.core import stationary_distribution, transition_matrix_from_weights
-from irmeasures_markov.measures import markov_precision as mpm
-from irmeasures_markov.measures.markov_precision import kernels as mpk
 from irmeasures_markov.measures.markov_precision import (
-    MODELS, PAPER_MODELS, estimate_rates, markov_precision, markov_precision_batch, mp_degrees,
+    MODELS,
+    estimate_rates,
+    markov_precision,
+    markov_precision_batch,
+    mp_degrees,
 )
+from irmeasures_markov.measures.markov_precision import kernels as mpk
 from irmeasures_markov.ranking.prepared import RelevanceBatch
 
 # Ferrante, Ferro & Maistro (SIGIR 2014), Table 4: GL_AD_ID, runs of length 10.

@@ -12,13 +12,12 @@ import pytest
 
 import irmeasures_markov as imm
 import irmeasures_markov.core.birth_death_order1 as order1
-import irmeasures_markov.ranking.join as join
 import irmeasures_markov.measures.stopping_time.batch as batch_mod
 import irmeasures_markov.plugin.tbg as tbg_plugin
+import irmeasures_markov.ranking.join as join
 from irmeasures_markov.measures.stopping_time import path_at_h_batch
 from irmeasures_markov.measures.tbg import TBGParameters, holding_times
 from irmeasures_markov.ranking.prepared import RelevanceBatch
-
 
 pytestmark = pytest.mark.slow  # memory bounds (tracemalloc)
 

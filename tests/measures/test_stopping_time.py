@@ -1,23 +1,35 @@
 """P@H (SPEC §3): reference values, classical identities, exact vs brute force and simulation."""
 import math
 
+import ir_measures
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import ir_measures
 import irmeasures_markov  # noqa: F401  (registers PH)
 from irmeasures_markov.core.absorbing import fundamental_matrix
-from irmeasures_markov.core.birth_death import (batched_inverse_diagonal, batched_tridiagonal_solve,
-                                                birth_death_average_reward, birth_death_average_reward_recursion,
-                                                birth_death_discounted_visits, birth_death_expected_visits,
-                                                birth_death_inverse_diagonal, birth_death_solve,
-                                                birth_death_solve_pair)
-from irmeasures_markov.measures.stopping_time import (BrowsingModel, browsing_model, compare_distributions,
-                                                      k_infinite, path_at_h, path_at_h_batch, rbp_normaliser)
-from irmeasures_markov.ranking.prepared import PreparedRun
-from irmeasures_markov.ranking.prepared import QrelsIndex
+from irmeasures_markov.core.birth_death import (
+    batched_inverse_diagonal,
+    batched_tridiagonal_solve,
+    birth_death_average_reward,
+    birth_death_average_reward_recursion,
+    birth_death_discounted_visits,
+    birth_death_expected_visits,
+    birth_death_inverse_diagonal,
+    birth_death_solve,
+    birth_death_solve_pair,
+)
+from irmeasures_markov.measures.stopping_time import (
+    BrowsingModel,
+    browsing_model,
+    compare_distributions,
+    k_infinite,
+    path_at_h,
+    path_at_h_batch,
+    rbp_normaliser,
+)
+from irmeasures_markov.ranking.prepared import PreparedRun, QrelsIndex
 
 R = [1, 0, 0, 1, 0, 0, 1, 0, 0, 1]
 S = [0, 1, 1, 1, 1, 0, 0, 0, 0, 0]

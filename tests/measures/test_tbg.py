@@ -6,18 +6,23 @@ import math
 import ir_measures
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import irmeasures_markov as imm
+from irmeasures_markov.documents.lengths import DocumentLengths, UnknownLengthError, read_duplicates, read_lengths
 from irmeasures_markov.io import InputError
-from irmeasures_markov.documents.lengths import DocumentLengths
-from irmeasures_markov.documents.lengths import UnknownLengthError
-from irmeasures_markov.documents.lengths import read_duplicates
-from irmeasures_markov.documents.lengths import read_lengths
 from irmeasures_markov.measures.markov_precision import markov_precision
+from irmeasures_markov.measures.tbg import (
+    TBGParameters,
+    constant_normaliser,
+    gain_curve,
+    holding_times,
+    ideal_normaliser,
+    time_biased_gain,
+    time_to_rank,
+)
 from irmeasures_markov.plugin.tbg import tbg_rates
-from irmeasures_markov.measures.tbg import (TBGParameters, constant_normaliser, gain_curve, holding_times,
-                                            ideal_normaliser, time_biased_gain, time_to_rank)
 
 LN2 = math.log(2)
 

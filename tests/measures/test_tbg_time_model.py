@@ -4,11 +4,11 @@ import math
 import matplotlib
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import irmeasures_markov as imm
-from irmeasures_markov.documents.lengths import DocumentLengths
-from irmeasures_markov.documents.lengths import UnknownLengthError
+from irmeasures_markov.documents.lengths import DocumentLengths, UnknownLengthError
 from irmeasures_markov.measures.tbg import TBGParameters
 from irmeasures_markov.measures.time_model import gain_curves, mean_gain_curve, plot_gain_curves, time_models
 

@@ -3,14 +3,13 @@ exactly what ir_measures' own Evaluator would."""
 import ir_measures
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from ir_measures import providers as irm_providers
 
 import irmeasures_markov as imm
 from irmeasures_markov import MP, PROVIDER, RelevanceEvaluator
-from irmeasures_markov.ranking.prepared import UNJUDGED
-from irmeasures_markov.ranking.prepared import PreparedRun
-from irmeasures_markov.ranking.prepared import QrelsIndex
+from irmeasures_markov.ranking.prepared import UNJUDGED, PreparedRun, QrelsIndex
 
 QRELS = {"q1": {"a": 1, "b": 0, "c": 2}, "q2": {"x": 1}, "q3": {"z": 1}}
 

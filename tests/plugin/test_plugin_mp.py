@@ -9,7 +9,7 @@ import pytest
 import pytrec_eval
 
 import irmeasures_markov
-from irmeasures_markov import MP, MPcont, PROVIDER, markov_precision
+from irmeasures_markov import MP, PROVIDER, MPcont, markov_precision
 
 
 def synthetic(seed=0, n_queries=12, n_docs=60):

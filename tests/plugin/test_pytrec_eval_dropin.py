@@ -20,7 +20,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 import pytrec_eval
 
 import irmeasures_markov
@@ -281,9 +280,7 @@ def test_no_spelling_of_any_pytrec_eval_family_aborts_the_process():
 
 
 def test_one_cutoff_rule_for_values_and_names():
-    from irmeasures_markov._util.cutoffs import check_cutoff
-    from irmeasures_markov._util.cutoffs import check_measure_cutoffs
-    from irmeasures_markov._util.cutoffs import trec_measure_parts
+    from irmeasures_markov._util.cutoffs import check_cutoff, check_measure_cutoffs, trec_measure_parts
     assert trec_measure_parts("map_cut.5,0") == ("map_cut", "5,0")
     assert trec_measure_parts("ndcg_cut_10") == ("ndcg_cut", "10")
     assert trec_measure_parts("map") == ("map", None)

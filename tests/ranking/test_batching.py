@@ -14,15 +14,12 @@ import numpy as np
 import pytest
 
 import irmeasures_markov as imm
-from irmeasures_markov.ranking import join
-from irmeasures_markov.ranking import prepared as prepared_module
+from irmeasures_markov._util.segments import segment_argsort_desc, segment_cumsum
 from irmeasures_markov.documents.lengths import DocumentLengths
 from irmeasures_markov.measures.markov_precision import PAPER_MODELS
-from irmeasures_markov.ranking.prepared import UNJUDGED
-from irmeasures_markov.ranking.prepared import PreparedRun
-from irmeasures_markov.ranking.prepared import QrelsIndex
-from irmeasures_markov._util.segments import segment_argsort_desc
-from irmeasures_markov._util.segments import segment_cumsum
+from irmeasures_markov.ranking import join
+from irmeasures_markov.ranking import prepared as prepared_module
+from irmeasures_markov.ranking.prepared import UNJUDGED, PreparedRun, QrelsIndex
 
 
 def random_inputs(seed, n_queries=60, max_len=40, long=False):

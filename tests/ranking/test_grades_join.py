@@ -7,13 +7,11 @@ resolved only for tie groups of mixed grades, one join made while ranking).
 """
 import numpy as np
 import pytest
+from random_runs import tied_run
 
 from irmeasures_markov.ranking import join, order
 from irmeasures_markov.ranking import prepared as prepared_module
-from irmeasures_markov.ranking.prepared import UNJUDGED
-from irmeasures_markov.ranking.prepared import PreparedRun
-from irmeasures_markov.ranking.prepared import QrelsIndex
-from random_runs import tied_run
+from irmeasures_markov.ranking.prepared import UNJUDGED, PreparedRun, QrelsIndex
 
 
 def make_inputs(seed, n_queries=5, length=1200, n_scores=9):
@@ -109,6 +107,7 @@ def test_judgments_and_depth_give_the_same_batches_as_without():
 
 def test_run_scorer_asks_for_judgments_only_when_a_measure_reads_them():
     import ir_measures
+
     from irmeasures_markov.experiments.evaluation import RunScorer as _RunScorer
     qrels, run = make_inputs(3, n_queries=2, length=50)
     topics = sorted(qrels)

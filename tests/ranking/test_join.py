@@ -12,11 +12,10 @@ import numpy as np
 import pytest
 from random_runs import tied_run
 
+from irmeasures_markov._util.segments import segment_argsort_desc
 from irmeasures_markov.ranking import join as flat_run
 from irmeasures_markov.ranking import order, positive_join
-from irmeasures_markov.ranking.prepared import UNJUDGED
-from irmeasures_markov.ranking.prepared import QrelsIndex
-from irmeasures_markov._util.segments import segment_argsort_desc
+from irmeasures_markov.ranking.prepared import UNJUDGED, QrelsIndex
 
 
 def trec_order(scores):

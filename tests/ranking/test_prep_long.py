@@ -7,13 +7,11 @@ join placed by binary search on complex keys).
 """
 import numpy as np
 import pytest
+from random_runs import tied_run
 
 from irmeasures_markov.ranking import join, order, positive_join
 from irmeasures_markov.ranking import prepared as prepared_module
-from irmeasures_markov.ranking.prepared import UNJUDGED
-from irmeasures_markov.ranking.prepared import PreparedRun
-from irmeasures_markov.ranking.prepared import QrelsIndex
-from random_runs import tied_run
+from irmeasures_markov.ranking.prepared import UNJUDGED, PreparedRun, QrelsIndex
 
 
 def tied_inputs(seed, n_queries=6, length=1500, n_scores=7):

@@ -1,6 +1,5 @@
 """Qrels indexed once per qrels object, reused across ir_measures calls only while the qrels are unchanged."""
 import gc
-import warnings
 import weakref
 
 import ir_measures
@@ -10,10 +9,9 @@ import pytest
 
 import irmeasures_markov as imm
 from irmeasures_markov import MP, PROVIDER, RelevanceEvaluator, markov_precision
-from irmeasures_markov.ranking import cache as qrels_cache
 from irmeasures_markov._util.errors import InputError
-from irmeasures_markov.ranking.prepared import PreparedRun
-from irmeasures_markov.ranking.prepared import QrelsIndex
+from irmeasures_markov.ranking import cache as qrels_cache
+from irmeasures_markov.ranking.prepared import PreparedRun, QrelsIndex
 
 MEASURES = [MP @ 3, MP(model="LO_OR_LID", recall=True), MP(model="UNIFORM", recall=True) @ 5]
 

@@ -3,12 +3,11 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import irmeasures_markov as imm
-from irmeasures_markov.ranking.prepared import UNJUDGED
-from irmeasures_markov.ranking.prepared import PreparedRun
-from irmeasures_markov.ranking.prepared import QrelsIndex
+from irmeasures_markov.ranking.prepared import UNJUDGED, PreparedRun, QrelsIndex
 
 
 @st.composite

@@ -19,8 +19,16 @@ from __future__ import annotations
 
 from .batch import kernel_batch, markov_precision_batch
 from .kernels import KERNELS
-from .models import (CUSTOM_KERNELS, MODELS, PAPER_MODELS, Model, ModelChoices, kernel_fingerprint, parse_model,
-                     register_kernel)
+from .models import (
+                     CUSTOM_KERNELS,
+                     MODELS,
+                     PAPER_MODELS,
+                     Model,
+                     ModelChoices,
+                     kernel_fingerprint,
+                     parse_model,
+                     register_kernel,
+)
 from .rates import check_rates, estimate_rates, rates_per_query
 from .single import markov_precision, mp_degrees
 

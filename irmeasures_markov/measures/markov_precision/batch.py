@@ -7,7 +7,7 @@ general solver one ranking at a time.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,7 +26,7 @@ __all__ = ["markov_precision_batch", "kernel_batch"]
 
 def markov_precision_batch(batch: RelevanceBatch, model: str = "GL_AD_ID", *, recall: bool = False,
                            rates: Sequence[float] | Mapping | None = None,
-                           flat_rates: Optional[np.ndarray] = None) -> np.ndarray:
+                           flat_rates: np.ndarray | None = None) -> np.ndarray:
     r"""MP (or MPcont when ``rates`` is given) of every query of a batch, vectorised.
 
     .. math::

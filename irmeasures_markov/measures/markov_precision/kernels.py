@@ -9,7 +9,7 @@ models; :mod:`.batch` and :mod:`.single` turn them into MP.
 """
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 

@@ -6,7 +6,8 @@ Markov Chains", SIGIR 2014: a model ``CONN_STATES_KERNEL`` (``GL``/``LO``,
 """
 from __future__ import annotations
 
-from typing import Callable, Union
+from collections.abc import Callable
+from typing import Union
 
 import numpy as np
 

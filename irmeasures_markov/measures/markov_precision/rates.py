@@ -5,7 +5,7 @@ MPcont weights the watched invariant distribution by the mean holding times
 """
 from __future__ import annotations
 
-from typing import Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -37,7 +37,7 @@ def _rank_rates_iv(rates: Mapping, T: int, where: str, ranking: str) -> np.ndarr
 
 
 def rates_array(rates: Sequence[float] | Mapping[int, float], T: int, where: str = "",
-                ranking: Optional[str] = None) -> np.ndarray:
+                ranking: str | None = None) -> np.ndarray:
     """Rates of ranks 1..T from a sequence or a ``{rank: mu}`` mapping.
 
     ``where`` names the owner of the rates in value errors, ``ranking`` the

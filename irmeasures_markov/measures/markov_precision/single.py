@@ -39,7 +39,8 @@ MPcont weights the watched invariant distribution by the mean holding times
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, Optional, Sequence, Union
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -150,8 +151,8 @@ def _solve_pi(model, parsed, relevant: np.ndarray, states: str) -> np.ndarray:
     return stationary_distribution(P, check=False)
 
 
-def markov_precision(relevance: ArrayLike, model: Model = "GL_AD_ID", *, recall_base: Optional[int] = None,
-                     rates: Union[Sequence[float], Mapping[int, float], None] = None, states: str = "AD",
+def markov_precision(relevance: ArrayLike, model: Model = "GL_AD_ID", *, recall_base: int | None = None,
+                     rates: Sequence[float] | Mapping[int, float] | None = None, states: str = "AD",
                      method: str = "auto") -> float:
     r"""Markov Precision of one ranking (MPcont when ``rates`` is given).
 

@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..._util.segments import query_blocks
 from ...core.birth_death_order1 import average_reward_groups, average_reward_starts
 from ...core.birth_death_quadrature import ranges
 from ...core.birth_death_stable import uncoupled_blocks
-from ..._util.segments import query_blocks
 from . import expectations as _expectations
 from .expectations import gain_and_steps_flat, order1_flat
 from .params import gain_values, model_params_iv, tail_constants
@@ -146,7 +146,7 @@ def path_at_h_batch(batch: RelevanceBatch, *, browse: str | None = None, p: Prob
                     p_rel: Prob | None = None, q_rel: Prob | None = None, user: str | None = None, loss: float = 0.0,
                     f: str | None = None, order: int | None = None, top: str = "stop", tail: str = "none",
                     gain: str = "binary", b: float = 2.0, g_max: int | None = None,
-                    pad_to: Optional[int] = None) -> np.ndarray:
+                    pad_to: int | None = None) -> np.ndarray:
     """P@H of every query of a :class:`~irmeasures_markov.ranking.prepared.RelevanceBatch` (plugin path).
 
     Same methods as :class:`BrowsingModel` (exact throughout): forward models in

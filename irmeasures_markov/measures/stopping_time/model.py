@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -132,7 +132,7 @@ class BrowsingModel:
         fwd[-1] = 0.0
         return fwd, diag, extra
 
-    def expectation(self, order: Optional[int] = None, method: str = "auto") -> float:
+    def expectation(self, order: int | None = None, method: str = "auto") -> float:
         r"""Order 1: :math:`E[P@H]`; order 2: :math:`E[\sum g]/E[f(H)]`; both exact.
 
         Methods (docs/stopping-time.md; ``irmeasures_markov.core.birth_death``):
@@ -300,11 +300,11 @@ def _user_transitions(user, grades, relevant, gain_vals, n, p, b, g_max):
     return fwd, gain_vals
 
 
-def browsing_model(grades: ArrayLike, *, browse: Optional[str] = None, p: Prob = 0.8, q: Prob = 0.0,
-                   p_rel: Optional[Prob] = None, q_rel: Optional[Prob] = None, user: Optional[str] = None,
-                   loss: float = 0.0, f: Optional[str] = None, order: Optional[int] = None,
+def browsing_model(grades: ArrayLike, *, browse: str | None = None, p: Prob = 0.8, q: Prob = 0.0,
+                   p_rel: Prob | None = None, q_rel: Prob | None = None, user: str | None = None,
+                   loss: float = 0.0, f: str | None = None, order: int | None = None,
                    top: str = "stop", tail: str = "none", gain: str = "binary", rel: int = 1,
-                   b: float = 2.0, g_max: Optional[int] = None) -> BrowsingModel:
+                   b: float = 2.0, g_max: int | None = None) -> BrowsingModel:
     """Build the P@H user model of one ranking (docs/stopping-time.md).
 
     Parameters
@@ -405,7 +405,7 @@ def _resolve_prob(name, base, rel_value, ranks, grades, relevant, n):
     return arr
 
 
-def path_at_h(grades: ArrayLike, *, order: Optional[int] = None, **params: object) -> float:
+def path_at_h(grades: ArrayLike, *, order: int | None = None, **params: object) -> float:
     """P@H of one ranking: the expectation of order ``order`` (see :func:`browsing_model`)."""
     model = browsing_model(grades, order=order, **params)
     return model.value()

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import math
-from typing import Callable, Optional, Sequence, Union
+from collections.abc import Callable, Sequence
+from typing import Union
 
 import numpy as np
 
@@ -99,7 +100,7 @@ def tail_constants(p: float, q: float) -> tuple[float, float]:
     return u, 1.0 / (1 - p * (1 + u))
 
 
-def rbp_normaliser(p: float, n: Optional[int] = None) -> float:
+def rbp_normaliser(p: float, n: int | None = None) -> float:
     """:math:`K(p, N) = (1-p^N)/(1-p)`, or :math:`1/(1-p)` for ``n=None`` (N = ∞)."""
     p = check_prob("p", p)
     if n is None:
@@ -147,7 +148,7 @@ def model_params_iv(*, browse: str | None, p: Prob, q: Prob, p_rel: Prob | None,
         ubrowse, uf, uorder = user_defaults(user)
         if browse is not None and browse != ubrowse:
             raise ValueError(f"user='{user}' is a {ubrowse} model; it conflicts with browse={browse!r}.")
-        if order is not None and order != uorder and not (user in ("P", "DCG")):
+        if order is not None and order != uorder and user not in ("P", "DCG"):
             raise ValueError(f"user='{user}' is defined with order {uorder}; it conflicts with order={order!r}.")
         if f is not None and f != uf:
             raise ValueError(f"user='{user}' uses f='{uf}'; it conflicts with f={f!r}.")

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,8 +23,8 @@ class PHDistribution:
     support: np.ndarray
     probabilities: np.ndarray
     exact: bool
-    n_users: Optional[int] = None
-    stderr: Optional[np.ndarray] = field(default=None, repr=False)
+    n_users: int | None = None
+    stderr: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def cdf_values(self) -> np.ndarray:
