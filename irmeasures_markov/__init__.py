@@ -11,12 +11,9 @@ The import is kept cheap: scipy's submodules (linalg, sparse, fft, stats),
 pandas, ir_datasets, tqdm, matplotlib and numba load only when first used
 (``irmeasures_markov._util.lazy``; tests/test_startup.py checks it).
 """
+from . import pytrec_eval  # noqa: F401  (the drop-in module irmeasures_markov.pytrec_eval; not in __all__)
 from ._util import moved as _moved
 from ._util.version import package_version as _package_version
-
-_moved.install()  # old paths of moved modules keep working, with a DeprecationWarning
-
-from . import pytrec_eval  # noqa: F401  (the drop-in module irmeasures_markov.pytrec_eval; not in __all__)
 from .measures.carterette import user_model_measure
 from .measures.markov_precision import estimate_rates, markov_precision, register_kernel
 from .measures.stopping_time import BrowsingModel, browsing_model, path_at_h
@@ -55,7 +52,10 @@ from .plugin.pytrec import (
     supported_nicknames,
 )
 
-__all__ = ["MP", "MPcont", "PROVIDER", "RelevanceEvaluator", "markov_precision", "estimate_rates", "register_kernel", "__version__",
+_moved.install()  # old paths of moved modules keep working, with a DeprecationWarning
+
+__all__ = ["MP", "MPcont", "PROVIDER", "RelevanceEvaluator", "markov_precision", "estimate_rates", "register_kernel",
+           "__version__",
            "register_rates", "supported_measures", "supported_nicknames", "compute_aggregated_measure", "parse_run",
            "parse_qrel",
            "M1", "M2", "M3", "M4", "RBTR", "RBAP", "CDG", "DAG", "EPR", "ARR", "RRG", "RAP", "RRR", "RRAP",

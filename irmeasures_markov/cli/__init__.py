@@ -17,8 +17,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-import irmeasures_markov  # noqa: F401  (registers our measures)
-
+from .. import plugin  # noqa: F401  (importing the plug-in registers our measures with ir_measures)
 from .demo import DEMO_MEASURES, demo_main
 from .errors import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, debugging, run_guarded
 from .evaluate import SUMMARY_QID, evaluate_main, report

@@ -17,11 +17,14 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .. import __version__
+from .._util.version import package_version
 from ..io.content import digest_value, file_digest
 from ..plugin import measure_fingerprint
 
 __all__ = ["Cell", "qrels_hash", "run_hash", "file_hash", "measures_key", "fresh_token"]
+
+#: the package version, part of every cell key (a new release never serves cells of an old one)
+__version__ = package_version()
 
 #: Bumped when a change of the cell key changes; the package version is part of every key as well, so a store
 #: written by another version of the package is never reused.
