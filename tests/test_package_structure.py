@@ -1,23 +1,21 @@
-"""Layers 4, 5 and 7 (core, measures, plugin): no import cycle, no private name taken from another module,
-no module over 500 lines, package __init__s export public names only (imports inside functions count)."""
+"""The whole package, read with ast (imports inside functions count): the layers of pyproject.toml's import
+contract, no import cycle, no private name taken from another module, at most 4 loose top-level modules, no
+module over 500 lines, package __init__s export public names only."""
 import ast
 from pathlib import Path
 
 import pytest
 
-PKG = Path(__file__).resolve().parents[2] / "irmeasures_markov"
-PACKAGES = ("core", "measures", "plugin")
+PKG = Path(__file__).resolve().parents[1] / "irmeasures_markov"
 
 
 def _modules():
-    for sub in PACKAGES:
-        for path in sorted((PKG / sub).rglob("*.py")):
-            rel = path.relative_to(PKG.parent).with_suffix("")
-            parts = list(rel.parts)
-            is_pkg = parts[-1] == "__init__"
-            if is_pkg:
-                parts.pop()
-            yield ".".join(parts), path, is_pkg
+    for path in sorted(PKG.rglob("*.py")):
+        parts = list(path.relative_to(PKG.parent).with_suffix("").parts)
+        is_pkg = parts[-1] == "__init__"
+        if is_pkg:
+            parts.pop()
+        yield ".".join(parts), path, is_pkg
 
 
 def _imports(name, path, is_pkg):
@@ -106,6 +104,47 @@ def test_package_inits_export_public_names_only():
             continue
         for target, names in _imports(name, path, is_pkg):
             assert not [n for n in names if n.startswith("_") and f"{target}.{n}" not in MODULES], name
+
+
+def test_at_most_four_loose_top_level_modules():
+    loose = sorted(p.name for p in PKG.glob("*.py") if p.name not in ("__init__.py", "__main__.py"))
+    assert len(loose) <= 4, loose
+
+
+def _layers():
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+    config = tomllib.loads((PKG.parent / "pyproject.toml").read_text("utf-8"))
+    contract = next(c for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "layers")
+    return [[name.strip() for name in layer.split("|")] for layer in contract["layers"]]
+
+
+def _top(name):
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 else None
+
+
+def test_every_import_goes_to_the_same_layer_or_below():
+    """The layers contract of pyproject.toml (lint-imports checks it in CI too), highest layer first."""
+    layers = _layers()
+    rank = {top: i for i, layer in enumerate(layers) for top in layer}
+    tops = {_top(name) for name in MODULES} - {None}
+    assert tops <= set(rank), f"top-level modules without a layer: {sorted(tops - set(rank))}"
+    bad = []
+    for name, (path, is_pkg) in MODULES.items():
+        here = _top(name)
+        if here is None:
+            continue
+        for target, names in _imports(name, path, is_pkg):
+            for dep in _resolve(target, names) if target.startswith("irmeasures_markov") else ():
+                there = _top(dep)
+                if there is None:  # the root package imports every layer
+                    bad.append(f"{name} -> {dep} (the root package)")
+                    continue
+                if there == here:
+                    continue
+                if rank[there] <= rank[here]:  # same layer (siblings) or a higher one
+                    bad.append(f"{name} -> {dep}")
+    assert bad == []
 
 
 def test_the_registration_list_imports_every_family_module():
