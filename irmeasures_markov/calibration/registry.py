@@ -148,7 +148,7 @@ def check_fit_name(name, where: str = "register_fitted") -> str:
 FIT_REGISTRY = Registry("fit", lambda: _REGISTERED, name_rule=check_fit_name)
 
 
-def register_fitted(name: str, fit_or_report) -> str:
+def register_fitted(name: str, fit_or_report: FitReport | FitFile | FamilyFit) -> str:
     """Make a fitted model usable in measure strings as ``'fit:NAME'`` (module docstring).
 
     ``fit_or_report``: a :class:`FitReport` (its best fit of each family is
