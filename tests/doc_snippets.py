@@ -98,8 +98,8 @@ def main(argv: list[str]) -> int:
                 print(f"FAIL {where} (python block)\n{traceback.format_exc()}", flush=True)
                 continue
         else:
-            script = ('irmeasures-markov() { "%s" -m irmeasures_markov.cli "$@"; }\nset -e -o pipefail\n'
-                      % sys.executable) + b.code
+            script = (f'irmeasures-markov() {{ "{sys.executable}" -m irmeasures_markov.cli "$@"; }}\n'
+                      'set -e -o pipefail\n') + b.code
             proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True,
                                   stdin=subprocess.DEVNULL, env=os.environ)
             if proc.returncode != 0:

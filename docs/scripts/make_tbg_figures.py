@@ -70,7 +70,7 @@ def main():
         fixed_curves[name] = (times, mean_gain_curve(qrels, run, None, times, default_length=FIXED_WORDS))
     plot_gain_curves(random_curves, ax=left, title="G(t), mean over the 50 TREC-8 topics")
     colours = [line.get_color() for line in left.get_lines()]
-    for (name, (t, g)), colour in zip(fixed_curves.items(), colours):
+    for (_name, (t, g)), colour in zip(fixed_curves.items(), colours):
         left.step(t / 60, g, where="post", color=colour, ls=":", lw=1)
     left.plot([], [], "k:", lw=1, label=f"dotted: every document {FIXED_WORDS} words")
     left.legend(fontsize=8, loc="lower right")

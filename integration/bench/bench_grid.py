@@ -57,7 +57,7 @@ from reproduce_mp_figures import MEASURES, PERCENTS  # noqa: E402
 
 from irmeasures_markov.experiments import evaluate_grid  # noqa: E402
 from irmeasures_markov.grid import DaskBackend, LocalBackend  # noqa: E402
-from irmeasures_markov.io.datasets import collection, list_run_files, load_qrels, run_name
+from irmeasures_markov.io.datasets import collection, list_run_files, load_qrels, run_name  # noqa: E402
 from irmeasures_markov.testing import shared_data_dir  # noqa: E402
 
 
@@ -173,7 +173,7 @@ def main(argv=None) -> int:
     check()
     print_report(times, peer="local")
     workers = dask.n_workers
-    speedups = [l / d for l, d in zip(times["local"], times["dask"])]
+    speedups = [loc / d for loc, d in zip(times["local"], times["dask"])]
     per_cell = [s.seconds_per_cell for s in summaries["local"]]
     eff = [sl.compute_seconds / (workers * td) for sl, td in zip(summaries["local"], times["dask"])]
     own = [1.0 - s.overhead for s in summaries["dask"]]

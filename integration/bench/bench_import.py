@@ -46,7 +46,8 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 
 IR_MEASURES_HELP = ("import sys; sys.argv = ['ir_measures', '--help']; "
                     "from ir_measures.__main__ import main_cli; sys.exit(main_cli())")
-OURS_HELP = "import sys; sys.argv = ['irmeasures-markov', '--help']; from irmeasures_markov.cli import main; sys.exit(main())"
+OURS_HELP = ("import sys; sys.argv = ['irmeasures-markov', '--help']; "
+             "from irmeasures_markov.cli import main; sys.exit(main())")
 
 
 def _env(pycache: str, hook: bool) -> dict:
@@ -77,7 +78,8 @@ def bench_processes(rounds: int) -> None:
             "irmeasures-markov --help": _runner(OURS_HELP, plain),
         }
         # the hook module is imported at start-up only by the installed irmeasures_markov.pth
-        hook_installed = subprocess.run([sys.executable, "-c", "import sys; print('_irmeasures_markov_hook' in sys.modules)"],
+        hook_installed = subprocess.run([sys.executable, "-c",
+                                         "import sys; print('_irmeasures_markov_hook' in sys.modules)"],
                                         env=hooked, capture_output=True, text=True).stdout.strip() == "True"
         if not hook_installed:
             # without the installed hook, `import ir_measures` would not register anything

@@ -44,8 +44,8 @@ def main() -> int:
             write_log(log, tsv)
             times = interleaved({"split into sessions": split_only,
                                  "read_wscd": lambda path=path: read_wscd(path),
-                                 "read_log jsonl": lambda: read_log(jsonl),
-                                 "read_log tsv": lambda: read_log(tsv, format="tsv")}, rounds=args.rounds)
+                                 "read_log jsonl": lambda jsonl=jsonl: read_log(jsonl),
+                                 "read_log tsv": lambda tsv=tsv: read_log(tsv, format="tsv")}, rounds=args.rounds)
         print(f"\n{name}: {len(log)} sessions, {sum(s.n_clicks for s in log)} clicks")
         print_report(times, peer="split into sessions")
         print(f"  target: read_wscd well under 1 s; best {min(times['read_wscd']):.3f} s")

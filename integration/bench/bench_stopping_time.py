@@ -74,7 +74,7 @@ def bench_simulation(rounds, users=200_000):
         model = browsing_model(grades, **params)
         _, steps = model.simulate(users, seed=0, return_steps=True)
         total = int(steps.sum())
-        times = interleaved({e: (lambda e=e: model.simulate(users, seed=0, engine=e)) for e in engines},
+        times = interleaved({e: (lambda e=e, model=model: model.simulate(users, seed=0, engine=e)) for e in engines},
                             rounds=rounds)
         rates = ", ".join(f"{e} {total / min(ts):.3g} user-steps/s" for e, ts in times.items())
         print(f"  {label}: {total / users:.2f} steps/user; best {rates}")

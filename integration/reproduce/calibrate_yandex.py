@@ -44,7 +44,8 @@ def fmt(x, nd=1):
 
 
 def results_table(report) -> str:
-    lines = ["| family | model | k | train loglik | AIC | held-out loglik | perplexity | fitted parameters [95% interval] |",
+    lines = ["| family | model | k | train loglik | AIC | held-out loglik | perplexity "
+             "| fitted parameters [95% interval] |",
              "|---|---|---:|---:|---:|---:|---:|---|"]
     for r in report.rows():
         best = report.best(r["family"]).model == r["model"]

@@ -187,7 +187,7 @@ def markdown(table, fig, n_runs, n_topics, resamples, seconds, ph_included, dire
     for lab, row in table.iterrows():
         lines.append(f"| {lab} | " + " | ".join(f"{v:.3f}" for v in row) + " |")
     lines += ["", "## Figure 1 analogue: t-test p-value vs posterior probability", ""]
-    for lab, (pvals, probs, corr) in fig.items():
+    for lab, (_pvals, _probs, corr) in fig.items():
         lines.append(f"* {lab}: Pearson r = {corr:.3f} between the one-sided p-value and P(β_A > β_B) over 500 "
                      "random run pairs (a perfect negative relation would be r = −1).")
     if direct:

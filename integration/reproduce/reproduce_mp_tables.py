@@ -24,7 +24,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from irmeasures_markov.experiments import evaluate, mp_paper_measures, tau_table  # noqa: E402
-from irmeasures_markov.io.datasets import collection, load_qrels, load_run_dir
+from irmeasures_markov.io.datasets import collection, load_qrels, load_run_dir  # noqa: E402
 from irmeasures_markov.testing import shared_data_dir  # noqa: E402
 
 BASELINES = ["AP", "P@10", "Rprec", "bpref", "RBP"]

@@ -72,7 +72,8 @@ def measures_main(argv: list[str]) -> int:
     parser = CliParser(prog=f"{PROG} measures",
                        description="List the measures irmeasures_markov adds to ir_measures (name, aliases, "
                                    "one-line meaning, parameters with their types and defaults); with NAME, "
-                                   "or -v, also each parameter's choices and meaning.  ir_measures' own measures (AP, P, nDCG, ...) "
+                                   "or -v, also each parameter's choices and meaning.  "
+                                   "ir_measures' own measures (AP, P, nDCG, ...) "
                                    f"are documented at {IR_MEASURES_DOCS}.")
     parser.add_argument("names", nargs="*", metavar="NAME", help="measures to describe in full (or aliases)")
     parser.add_argument("--verbose", "-v", action="store_true", help="describe every measure in full")

@@ -157,7 +157,10 @@ def ph_compare_main(argv: list[str]) -> int:
 
 def _print(rows, names, model, args) -> None:
     a, b = names
-    fmt = (lambda x: "-" if math.isnan(x) else format_value(x, args.places))
+
+    def fmt(x):
+        return "-" if math.isnan(x) else format_value(x, args.places)
+
     tsv = args.output_format == "tsv"
     if tsv:
         print(f"# P@H model: {', '.join(f'{k}={v}' for k, v in model.items() if v is not None)}")

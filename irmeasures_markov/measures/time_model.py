@@ -35,7 +35,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = ["QueryTimeModel", "time_models", "gain_curves", "mean_gain_curve", "plot_gain_curves"]
 
-LengthSource = Union[DocumentLengths, Mapping[str, float], str, os.PathLike, None]
+LengthSource = DocumentLengths | Mapping[str, float] | str | os.PathLike | None
 
 
 @dataclass(frozen=True)

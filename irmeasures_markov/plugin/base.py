@@ -270,7 +270,7 @@ class MarkovEvaluator(irm_providers.Evaluator):
         except InputError as exc:
             # an input error's message names the file, field or parameter: the frames inside the evaluation
             # (a dozen, e.g. down to the length lookup of a TBG without lengths) only bury it (its cause is kept)
-            raise exc.with_traceback(None)
+            raise exc.with_traceback(None)  # noqa: B904  re-raises the caught error itself: `from` would replace its cause
 
     def prepared_values(self, prepared: PreparedRun, run: Mapping, warn_empty: bool = True
                         ) -> dict[irm_measures.Measure, dict[str, float]]:
@@ -370,7 +370,7 @@ def register_measure(measure: FamilyMeasure, aliases: Sequence[str] = ()) -> Fam
             registry[name] = measure
         elif type(existing).__module__.split(".")[0] != "irmeasures_markov" and \
                 type(existing).__qualname__ != type(measure).__qualname__:
-            warnings.warn(f"ir_measures already has a measure named {name!r}; not overriding it.")
+            warnings.warn(f"ir_measures already has a measure named {name!r}; not overriding it.", stacklevel=2)
     if all(m.NAME != measure.NAME for m in MarkovProvider.SUPPORTED_MEASURES):
         MarkovProvider.SUPPORTED_MEASURES.append(measure)
     return measure

@@ -82,7 +82,8 @@ def register_lengths(name: str, lengths: Mapping[str, float] | None = None,
         raise ValueError("register_lengths: give lengths and/or duplicates")
     if lengths is not None:
         if not isinstance(lengths, Mapping):
-            raise TypeError(f"register_lengths: lengths must be a mapping {{docid: words}}, got {type(lengths).__name__}")
+            raise TypeError("register_lengths: lengths must be a mapping {docid: words}, "
+                            f"got {type(lengths).__name__}")
         try:
             # registered to be reused over many runs: the vectorised table pays from the first one
             LENGTHS_REGISTRY.register(name, lengths if isinstance(lengths, LengthTable) else LengthTable(lengths,

@@ -57,4 +57,4 @@ def test_importing_a_lower_package_loads_nothing_from_the_layers_above(package):
 def test_an_unknown_name_is_still_an_attribute_error(package):
     import importlib
     with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
-        importlib.import_module(package).no_such_name
+        _ = importlib.import_module(package).no_such_name

@@ -320,7 +320,10 @@ class FakeQlogs:
 class TestFromIrDatasets:
     def test_tripclick(self):
         shown = ("d1", "d2", "d3")
-        items = lambda c: tuple(TripItem(d, d == c) for d in shown)
+
+        def items(c):
+            return tuple(TripItem(d, d == c) for d in shown)
+
         recs = [TripQlog("S1", "q1", "x", "x", T0, items("d2")),
                 TripQlog("S1", "q1", "x", "x", T0 + timedelta(seconds=30), items("d1")),
                 TripQlog("S1", "q2", "y", "y", T0 + timedelta(seconds=60), items("d3")),

@@ -64,7 +64,7 @@ def _reference_ctr(data, p, q, gamma):
 
 def _random_log(rng, n=300, max_len=12):
     sessions = []
-    for k in range(n):
+    for _k in range(n):
         T = int(rng.integers(1, max_len + 1))
         qid = f"q{rng.integers(4)}"
         clicks = rng.integers(1, T + 1, size=int(rng.integers(0, 6)))

@@ -49,7 +49,7 @@ def fails_cleanly(capsys, argv, *named, status=2):
     err = capsys.readouterr().err
     assert "Traceback" not in err
     assert ERROR in err, err
-    line = next(l for l in err.splitlines() if l.startswith(ERROR))
+    line = next(ln for ln in err.splitlines() if ln.startswith(ERROR))
     for text in named:
         assert text in line, (text, err)
     return err
@@ -247,7 +247,7 @@ def test_json_output_has_no_nan(files, capsys, monkeypatch):
                         lambda ms, q, r: {m: float("nan") for m in real(ms, q, r)})
     assert main([*files, "AP", "MP", "-o", "jsonl"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert [json.loads(l)["value"] for l in lines] == [None, None]
+    assert [json.loads(ln)["value"] for ln in lines] == [None, None]
     assert "NaN" not in "".join(lines)
 
 
@@ -294,7 +294,7 @@ def test_measures_lists_every_measure_and_alias(capsys):
     catalogue = irmeasures_markov.list_measures()
     assert {"MP", "MPcont", "PH", "TBG", "M1", "M4", "RBTR", "RRAP"} <= {m.name for m in catalogue}
     for info in catalogue:
-        assert any(l.startswith(f"{info.name}") for l in out.splitlines()), info.name
+        assert any(ln.startswith(f"{info.name}") for ln in out.splitlines()), info.name
         for alias in info.aliases:
             assert alias in out
     assert "PatH" in out
@@ -336,7 +336,7 @@ def test_by_query_order_is_stable_and_grouped(tmp_path):
         assert status == 0, err
         outs.add(out)
     assert len(outs) == 1
-    rows = [l.split("\t") for l in outs.pop().decode().splitlines()]
+    rows = [ln.split("\t") for ln in outs.pop().decode().splitlines()]
     order = ["1", "2", "10", "a", "b", "q2", "q10", "all"]
     assert [row[:2] for row in rows] == [[t, m] for t in order
                                          for m in ["MP", "P@10", "AP", "MP(model='LO_OR_ID')"]]
@@ -354,11 +354,11 @@ def test_ph_compare_refuses_p_and_q_with_a_fixed_user(files, capsys):
 def test_ph_compare_output_options(files, capsys):
     q, r = files
     assert main(["ph-compare", q, r, r, "--user", "RBP", "-o", "jsonl", "-p", "6"]) == 0
-    records = [json.loads(l) for l in capsys.readouterr().out.splitlines()]
+    records = [json.loads(ln) for ln in capsys.readouterr().out.splitlines()]
     assert [x["topic"] for x in records[:-1]] == ["q1", "q2"] and "summary" in records[-1]
     assert records[0]["order3"] == "="
     assert main(["ph-compare", q, r, r, "--user", "RBP", "-p", "6", "--judged_only"]) == 0
-    row = next(l for l in capsys.readouterr().out.splitlines() if l.startswith("q1\t")).split("\t")
+    row = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("q1\t")).split("\t")
     assert len(row[1].split(".")[1]) == 6
 
 

@@ -14,7 +14,7 @@ def test_demo_runs(capsys):
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
     assert "MP\t" in out and "AP\t" in out
-    lines = dict(l.split("\t") for l in out.strip().splitlines())
+    lines = dict(ln.split("\t") for ln in out.strip().splitlines())
     assert lines["MP(model='UNIFORM',recall=True)"] == lines["AP"]  # the paper's identity
 
 
@@ -43,7 +43,7 @@ def test_sample_rates_name_is_the_bundled_file(capsys):
 def test_same_arguments_as_ir_measures(capsys):
     q, r = sample_path("sample.qrels"), sample_path("sample.run")
     assert main([q, r, "MP(model='GL_AD_LID')@100", "map", "-q", "-n", "-p", "6", "-o", "jsonl"]) == 0
-    rows = [json.loads(l) for l in capsys.readouterr().out.splitlines()]
+    rows = [json.loads(ln) for ln in capsys.readouterr().out.splitlines()]
     assert {r["measure"] for r in rows} == {"MP(model='GL_AD_LID')@100", "AP"}
     assert all("query_id" in r for r in rows) and not any(r["query_id"] == "all" for r in rows)
 

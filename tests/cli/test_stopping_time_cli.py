@@ -20,7 +20,7 @@ def files(tmp_path):
 
 
 def _topic_line(out):
-    return next(l for l in out.splitlines() if l.startswith("t1\t")).split("\t")
+    return next(ln for ln in out.splitlines() if ln.startswith("t1\t")).split("\t")
 
 
 def test_rbp_like_r_dominates(files, capsys):

@@ -59,7 +59,8 @@ def make_workdir(d: Path) -> None:
     (d / "runs").mkdir()
     (d / "runs" / "input.bm25").write_text(run)
     (d / "runs" / "input.dph").write_text(other)
-    (d / "runs" / "input.mix.gz").write_bytes(gzip.compress(_run_lines(run, "mix", lambda s, r: s / 2 + (r % 3) / 10).encode()))
+    (d / "runs" / "input.mix.gz").write_bytes(
+        gzip.compress(_run_lines(run, "mix", lambda s, r: s / 2 + (r % 3) / 10).encode()))
     (d / "rates.tsv").write_text((SAMPLE / "sample_rates.tsv").read_text())
     (d / "r.tsv").write_text((SAMPLE / "sample_rates.tsv").read_text())
     docids = sorted({line.split()[2] for line in (qrels + run).splitlines() if len(line.split()) >= 3})
@@ -141,7 +142,8 @@ def test_markers_are_rare_and_explained():
 
 
 def test_runner_finds_blocks_and_their_lines():
-    text = "x\n```python\na = 1\n```\n<!-- not-run: needs a cluster -->\n```python\nb\n```\n  ```bash\n  irmeasures-markov demo\n  ```\n"
+    text = ("x\n```python\na = 1\n```\n<!-- not-run: needs a cluster -->\n```python\nb\n```\n"
+            "  ```bash\n  irmeasures-markov demo\n  ```\n")
     bs = blocks(text)
     assert [(b.lang, b.line, b.mark) for b in bs] == [("python", 3, None), ("python", 7, "not-run"), ("bash", 10, None)]
     assert bs[1].reason == "needs a cluster" and bs[2].code == "irmeasures-markov demo\n"

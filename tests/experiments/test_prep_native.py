@@ -1,4 +1,5 @@
-"""Native AP and bpref (experiments.native.native_values) against a per-query reference written from trec_eval's definitions.
+"""Native AP and bpref (experiments.native.native_values) against a per-query reference written from
+trec_eval's definitions.
 
 The reference ranks each query alone with ``sorted`` (score desc, docid
 desc), probes every document in the judgments and counts R and N from the

@@ -34,7 +34,8 @@ def test_ci_runs_the_readme_set_up_in_a_fresh_venv():
     set_up = set_up[:set_up.index("\n## ", 1)]
     commands = [line.strip() for block in set_up.split("```bash")[1:] for line in block.split("```")[0].splitlines()
                 if line.strip()]
-    assert {'pip install . && irmeasures-markov demo', 'pip install ".[test]" && python -m pytest tests'} <= set(commands)
+    assert {'pip install . && irmeasures-markov demo',
+            'pip install ".[test]" && python -m pytest tests'} <= set(commands)
     lines = [line.strip().replace(" -q", "") for line in ci.splitlines()]
     venv = lines.index('python3 -m venv "$tmp/venv"')
     activate = lines.index('. "$tmp/venv/bin/activate"')

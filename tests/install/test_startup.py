@@ -34,7 +34,8 @@ def run_python(*code, env_extra=None, pythonpath=(REPO,), check=True):
     # an installed hook (irmeasures_markov.pth) stays out of the way; hook.install() below ignores the variable
     env["IRMEASURES_MARKOV_NO_HOOK"] = "1"
     env.update(env_extra or {})
-    proc = subprocess.run([sys.executable, "-c", "\n".join(textwrap.dedent(c) for c in code)], env=env, capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-c", "\n".join(textwrap.dedent(c) for c in code)], env=env,
+                          capture_output=True, text=True,
                           cwd=str(pythonpath[0]), timeout=120)  # `-c` puts the working directory first
     if check and proc.returncode != 0:
         raise AssertionError(f"child failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
@@ -118,11 +119,11 @@ class TestLazyModule:
     def test_missing_module_fails_at_first_use_naming_it(self):
         m = lazy_module("irmeasures_markov_no_such_module")
         with pytest.raises(ModuleNotFoundError, match="irmeasures_markov_no_such_module"):
-            m.anything
+            _ = m.anything
 
     def test_missing_attribute_is_an_attribute_error_of_the_module(self):
         with pytest.raises(AttributeError, match="no_such_attribute"):
-            lazy_module("json").no_such_attribute
+            _ = lazy_module("json").no_such_attribute
 
     def test_setattr_and_delattr_reach_the_module(self):
         import json

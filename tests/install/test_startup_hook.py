@@ -20,7 +20,8 @@ DATA = pathlib.Path(__file__).resolve().parents[2] / "irmeasures_markov" / "data
 QRELS, RUN = str(DATA / "sample.qrels"), str(DATA / "sample.run")
 PARSE = "import ir_measures; print(ir_measures.parse_measure(\"MP(model='GL_AD_LID')@10\"))"
 #: exactly what the `ir_measures` console script runs
-IR_MEASURES_SCRIPT = "import sys; from ir_measures.__main__ import main_cli; sys.argv[0] = 'ir_measures'; sys.exit(main_cli())"
+IR_MEASURES_SCRIPT = ("import sys; from ir_measures.__main__ import main_cli; sys.argv[0] = 'ir_measures'; "
+                      "sys.exit(main_cli())")
 
 pytestmark = pytest.mark.slow  # builds a wheel and virtual environments
 

@@ -189,8 +189,8 @@ def test_native_measures_that_abort_pytrec_eval_raise_value_error():
     assert len(lines) == len(ABORTING) + 5 and all(line.startswith("refused") for line in lines), proc.stdout
     assert "refused measure 'P_0': the cutoffs of P must be positive integers" in lines[0]
     assert "refused measure 'ndcg_5': pytrec_eval evaluates ndcg without a parameter" in proc.stdout
-    assert "refused measure P@0: the cutoff must be a positive integer (the number of top-ranked documents kept), got 0" \
-        in proc.stdout
+    assert ("refused measure P@0: the cutoff must be a positive integer (the number of top-ranked documents kept), "
+            "got 0") in proc.stdout
 
 
 def test_valid_parameterised_native_measures_still_work():

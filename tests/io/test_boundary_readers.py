@@ -136,7 +136,8 @@ def test_tbg_reads_non_utf8_lengths_files(tmp_path):
     short_first = write(tmp_path, "len2", b"d\xff\t1\nd\xfe\t100\n")
     run = read_trec_run(write(tmp_path, "run", b"q Q0 d\xff 1 2.0 t\nq Q0 d\xfe 2 1.0 t\n"))
     qrels = read_trec_qrels(write(tmp_path, "qrels", b"q 0 d\xfe 1\n"))
-    slow, fast = (value(qrels, run, ir_measures.parse_measure(f"TBG(lengths='{p}')")) for p in (long_first, short_first))
+    slow, fast = (value(qrels, run, ir_measures.parse_measure(f"TBG(lengths='{p}')"))
+                  for p in (long_first, short_first))
     assert 0 < slow < fast  # reading the long first document delays the relevant second one
 
 
@@ -170,7 +171,8 @@ def test_crlf_tabs_blank_lines_and_lone_cr_read_as_trec_eval_reads_them(tmp_path
 
 
 def test_a_file_with_only_cr_line_ends_is_refused_with_a_hint(tmp_path):
-    msg = both_errors(write(tmp_path, "mac", RUN.replace(b"\n", b"\r")), r"mac:1: expected 6 fields .*, found 24 fields")
+    msg = both_errors(write(tmp_path, "mac", RUN.replace(b"\n", b"\r")),
+                      r"mac:1: expected 6 fields .*, found 24 fields")
     assert "CR" in msg
 
 

@@ -33,7 +33,8 @@ def test_float64_precision(tmp_path):
     ("1 Q0 a 1 nan t\n", r"run.txt:1: score 'nan' is not finite"),
     ("1 Q0 a 1 -inf t\n", r"run.txt:1: score '-inf' is not finite"),
     ("1 Q0 a 1 2.5\n", r"run.txt:1: expected 6 fields"),
-    ("1 Q0 a 1 2.5 t\n1 Q0 b 1 2.5 t\n1 Q0 a 3 1.0 t\n", r"run.txt:3: document 'a' appears twice for query '1' \(first at line 1\)"),
+    ("1 Q0 a 1 2.5 t\n1 Q0 b 1 2.5 t\n1 Q0 a 3 1.0 t\n",
+     r"run.txt:3: document 'a' appears twice for query '1' \(first at line 1\)"),
 ])
 def test_malformed_run(tmp_path, text, msg):
     with pytest.raises(InputError, match=msg):

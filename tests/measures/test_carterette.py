@@ -454,7 +454,7 @@ def test_degenerate_combinations_depend_only_on_r(r, rb):
     rng = np.random.default_rng(r)
     for _ in range(3):
         a = rng.permutation([1] * r + [0] * 7).tolist()
-        um = lambda m, d, **kw: user_model_measure(a, m, d, norm=False, recall_base=rb, **kw)  # noqa: E731
+        um = lambda m, d, a=a, **kw: user_model_measure(a, m, d, norm=False, recall_base=rb, **kw)  # noqa: E731
         assert um("M1", "AP") == pytest.approx(r / rb)
         assert um("M1", "RRR") == pytest.approx(r / (r + 1))
         assert um("M1", "ERR", theta=0.3) == pytest.approx(1 - 0.7 ** r)

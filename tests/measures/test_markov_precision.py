@@ -47,7 +47,8 @@ def brute_force_mp(rel, model):
     conn, states, kernel = model.split("_") if model != "UNIFORM" else ("GL", "AD", "UNIFORM")
     states_pos = np.arange(T) if states == "AD" else pos
     d = np.abs(states_pos[:, None] - states_pos[None, :]).astype(float)
-    W = {"ID": lambda x: 1 / (x + 1), "LID": lambda x: 1 / np.log10(x + 2), "UNIFORM": lambda x: np.ones_like(x)}[kernel](d)
+    W = {"ID": lambda x: 1 / (x + 1), "LID": lambda x: 1 / np.log10(x + 2),
+         "UNIFORM": lambda x: np.ones_like(x)}[kernel](d)
     np.fill_diagonal(W, 0)
     if conn == "LO":
         k = np.arange(states_pos.size)

@@ -176,7 +176,7 @@ def test_order1_backward_peak_memory_does_not_grow_with_the_run(monkeypatch):
     params = ORDER1_BACKWARD[0]
     path_at_h_batch(_batch(20, 10, seed=1), **params)                 # imports LAPACK outside the measurement
     small, large = _batch(1_000, 100, seed=9), _batch(4_000, 100, seed=10)
-    peaks = [_traced_peak(lambda: path_at_h_batch(b, **params)) for b in (small, large)]
+    peaks = [_traced_peak(lambda b=b: path_at_h_batch(b, **params)) for b in (small, large)]
     added = int(large.offsets[-1]) - int(small.offsets[-1])
     assert added > 250_000
     assert (peaks[1] - peaks[0]) / added < 4, f"{(peaks[1] - peaks[0]) / added:.1f} bytes per added document"

@@ -515,7 +515,7 @@ def test_batch_equals_functional(params, rng):
         if params.get("user") == "ERR":
             g_max = np.array([max(1, max(qrels[q].values())) for q in batch.qids], dtype=float)
         got = path_at_h_batch(batch, g_max=g_max, **params)
-        for i, (q, relevant, grades, rb) in enumerate(batch.segments()):
+        for i, (q, _relevant, grades, rb) in enumerate(batch.segments()):
             grades = np.where(grades < -1, 0, grades)
             extra = {"g_max": int(g_max[i])} if g_max is not None else {}
             want = path_at_h(grades, **params, **extra) if rb > 0 else 0.0

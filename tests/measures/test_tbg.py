@@ -30,11 +30,11 @@ LN2 = math.log(2)
 def brute_tbg(grades, lengths, rel=1, h=224, ts=4.4, a=0.018, b=7.8, pcr=0.64, pcn=0.39, psr=0.77):
     """Σ_k g_k exp(−T(k) ln2/h), T(k) = Σ_{i<k} [T_S + T_D(l_i) P(C|r_i)], written as a plain loop."""
     total, t = 0.0, 0.0
-    for g, l in zip(grades, lengths):
+    for g, length in zip(grades, lengths):
         relevant = g >= rel
         if relevant:
             total += pcr * psr * math.exp(-t * LN2 / h)
-        t += ts + (a * l + b) * (pcr if relevant else pcn)
+        t += ts + (a * length + b) * (pcr if relevant else pcn)
     return total
 
 
@@ -101,7 +101,8 @@ def test_ideal_normaliser_is_the_best_order():
         n = int(rng.integers(1, 7))
         grades = rng.integers(1, 4, n)
         lengths = rng.integers(0, 3000, n).astype(float)
-        best = max(time_biased_gain(grades[list(o)], lengths[list(o)], params=p) for o in itertools.permutations(range(n)))
+        best = max(time_biased_gain(grades[list(o)], lengths[list(o)], params=p)
+                   for o in itertools.permutations(range(n)))
         assert ideal_normaliser(grades, lengths, p) == pytest.approx(best, rel=1e-12)
     # a run scores at most 1 under norm='ideal' when it holds only judged relevant documents
     v = time_biased_gain([1, 1], [400, 10], norm="ideal", relevant_lengths=[400, 10])
@@ -230,8 +231,8 @@ def test_mpcont_time_tbg_equals_explicit_rates():
                 lens = [lengths[d] for d in ranked]
                 if "duplicates" in extra:
                     later = [d for d in ranked if d in ("d3", "d4")][1:]
-                    lens = [0.0 if d in later else l for d, l in zip(ranked, lens)]
-                mean = [ts + (0.018 * l + 7.8) * (pcr if r else 0.39) for r, l in zip(rel, lens)]
+                    lens = [0.0 if d in later else length for d, length in zip(ranked, lens)]
+                mean = [ts + (0.018 * length + 7.8) * (pcr if r else 0.39) for r, length in zip(rel, lens)]
                 want = markov_precision(rel, model, rates=[1 / x for x in mean])
                 assert got[q] == pytest.approx(want, abs=1e-12), (str(m), q)
                 # and the rates themselves, at the ranks the chain visits

@@ -20,10 +20,10 @@ LN2 = math.log(2)
 def loop_model(grades, lengths, rel=1, ts=4.4, a=0.018, b=7.8, pcr=0.64, pcn=0.39, psr=0.77):
     """(T(k) list, finish-time list, gain list) by a plain loop over the ranking."""
     reach, done, gains, t = [], [], [], 0.0
-    for g, l in zip(grades, lengths):
+    for g, length in zip(grades, lengths):
         relevant = g >= rel
         reach.append(t)
-        t += ts + (a * l + b) * (pcr if relevant else pcn)
+        t += ts + (a * length + b) * (pcr if relevant else pcn)
         done.append(t)
         gains.append(pcr * psr if relevant else 0.0)
     return reach, done, gains
@@ -47,7 +47,7 @@ def test_time_models_equal_plain_loop(docs, judged_only, cutoff):
     qrels = {"q": {d: g for d, (g, _, _) in zip(docids, docs) if g >= 0}}
     qrels["q"]["judged-but-not-retrieved"] = 1
     run = {"q": {d: float(s) for d, (_, _, s) in zip(docids, docs)}}
-    lengths = {d: float(l) for d, (_, l, _) in zip(docids, docs)}
+    lengths = {d: float(length) for d, (_, length, _) in zip(docids, docs)}
     tm = time_models(qrels, run, lengths, judged_only=judged_only, cutoff=cutoff)["q"]
     assert tm.qid == "q"
     order = [d for d in ranked(run["q"]) if not judged_only or d in qrels["q"]][:cutoff]

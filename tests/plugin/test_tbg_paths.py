@@ -44,11 +44,11 @@ def trec_order(scores):
 def brute_tbg(grades, lengths, p=PAPER, rel=1):
     """Σ_k g_k exp(−T(k) ln2/h) with T(k) = Σ_{i<k} [T_S + (a l_i + b) P(C=1|r_i)], as a plain loop."""
     total, t = 0.0, 0.0
-    for g, l in zip(grades, lengths):
+    for g, length in zip(grades, lengths):
         relevant = g is not None and g >= rel
         if relevant:
             total += p["pc_rel"] * p["ps_rel"] * math.exp(-t * LN2 / p["halflife"])
-        t += p["t_summary"] + (p["a"] * l + p["b"]) * (p["pc_rel"] if relevant else PC_NONREL)
+        t += p["t_summary"] + (p["a"] * length + p["b"]) * (p["pc_rel"] if relevant else PC_NONREL)
     return total
 
 

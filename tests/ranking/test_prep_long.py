@@ -55,7 +55,7 @@ def test_long_flat_preparation_matches_sorted_reference(monkeypatch, seed, n_sco
     np.testing.assert_array_equal(flat.positive_grades, np.concatenate([ref[q][1] for q in flat.qids]))
     assert flat.docids == [d for q in flat.qids for d in ref[q][0]]
     np.testing.assert_array_equal(flat.grades, np.concatenate([ref[q][2] for q in flat.qids]))
-    for i, q in enumerate(prepared.queries):
+    for _i, q in enumerate(prepared.queries):
         assert q.docids == ref[q.qid][0]
         np.testing.assert_array_equal(q.scores, [run[q.qid][d] for d in ref[q.qid][0]])
 

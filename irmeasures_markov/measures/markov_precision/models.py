@@ -7,7 +7,6 @@ Markov Chains", SIGIR 2014: a model ``CONN_STATES_KERNEL`` (``GL``/``LO``,
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Union
 
 import numpy as np
 
@@ -21,7 +20,7 @@ __all__ = ["PAPER_MODELS", "MODELS", "Model", "CUSTOM_KERNELS", "register_kernel
 PAPER_MODELS = tuple(f"{c}_{s}_{k}" for c in ("GL", "LO") for s in ("AD", "OR") for k in ("ID", "LID"))
 MODELS = PAPER_MODELS + ("UNIFORM",)
 
-Model = Union[str, Callable, np.ndarray]
+Model = str | Callable | np.ndarray
 
 #: name -> (kernel, states) for kernels registered with :func:`register_kernel`.
 CUSTOM_KERNELS: dict = {}

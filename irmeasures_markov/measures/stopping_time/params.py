@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Union
 
 import numpy as np
 
@@ -14,7 +13,7 @@ BROWSING_MODELS = ("DFBM", "SFBM", "RWBM")
 USERS = ("P", "AP", "RBP", "DCG", "ERR")
 GAINS = ("binary", "grade", "exp2")
 
-Prob = Union[float, Sequence[float], np.ndarray, Callable[[np.ndarray, np.ndarray], np.ndarray]]
+Prob = float | Sequence[float] | np.ndarray | Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
 def check_prob(name: str, value: object) -> float:
