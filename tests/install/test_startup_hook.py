@@ -133,5 +133,5 @@ def test_wheel_ships_py_typed_and_the_installed_copy_reports_the_pyproject_versi
     assert "irmeasures_markov/py.typed" in zipfile.ZipFile(wheel).namelist()
     proc = run(python, "-c", "import irmeasures_markov; print(irmeasures_markov.__version__)")
     assert proc.returncode == 0, proc.stderr
-    pyproject = (pathlib.Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
+    pyproject = (pathlib.Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
     assert f'\nversion = "{proc.stdout.strip()}"\n' in pyproject
