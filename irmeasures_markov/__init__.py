@@ -9,7 +9,7 @@ command line all understand them.  Once the package is installed, importing
 
 The import is kept cheap: scipy's submodules (linalg, sparse, fft, stats),
 pandas, ir_datasets, tqdm, matplotlib and numba load only when first used
-(``irmeasures_markov._util.lazy``; tests/test_startup.py checks it).
+(``irmeasures_markov._util.lazy``; tests/install/test_startup.py checks it).
 """
 from . import pytrec_eval  # noqa: F401  (the drop-in module irmeasures_markov.pytrec_eval; not in __all__)
 from ._util import moved as _moved

@@ -6,7 +6,7 @@ These kernels work on every segment at once, with no Python step per
 segment, and give the numbers the same operation gives on each segment
 alone, bit for bit: segments are grouped by length (within a factor of 2)
 and processed as the rows of 2-D arrays, padded after each row's values
-(tests/test_batching.py).
+(tests/ranking/test_batching.py).
 """
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 ``irmeasures_markov.__version__`` and ``irmeasures-markov --version`` both answer
 :func:`package_version`.  CITATION.cff repeats the number for citation tools;
-tests/test_version.py checks that it agrees with pyproject.toml.
+tests/install/test_version.py checks that it agrees with pyproject.toml.
 """
 from __future__ import annotations
 

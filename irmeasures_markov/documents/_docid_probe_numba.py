@@ -6,7 +6,7 @@ comparing, probing on).  Here one pass reads
 the joined bytes eight at a time and cuts and hashes every docid, and a
 second probes the table, with the same words, hash and table as the numpy
 path, which stays the fallback and the
-reference (tests/test_tbg_speed_lookup.py checks both against a dict).
+reference (tests/documents/test_tbg_speed_lookup.py checks both against a dict).
 """
 import numpy as np
 from numba import njit

@@ -290,7 +290,7 @@ class MarkovEvaluator(irm_providers.Evaluator):
         return out
 
     def _iter_calc(self, run: object) -> Iterator[Metric]:
-        # ir_measures' Evaluator hook: its own iter_calc/calc_aggregate call it (tests/test_one_pass.py
+        # ir_measures' Evaluator hook: its own iter_calc/calc_aggregate call it (tests/plugin/test_one_pass.py
         # checks ours against them), so it is not dead although ours override both
         for m, per_query in self.values(run).items():
             for qid, v in per_query.items():

@@ -15,7 +15,7 @@ taken as pytrec_eval takes them: both spellings of parameters (``'P_5'``,
 ``'P.5'``, ``'ndcg_cut.1,4'``), the nicknames (``'all_trec'``, ``'set'``,
 ``'official'``, ...), and the rows are pytrec_eval's: every query with
 judgments and an entry in the run (an empty ranking included), ``{}`` for each
-when no measure is asked for.  tests/test_pytrec_eval_dropin.py runs each case
+when no measure is asked for.  tests/plugin/test_pytrec_eval_dropin.py runs each case
 of pytrec_eval's own test file through both and finds identical results.
 
 Result key names:
