@@ -19,8 +19,10 @@ import importlib.machinery
 import sys
 import types
 import warnings
+from collections.abc import Callable
+from typing import Any
 
-__all__ = ["MOVED", "install"]
+__all__ = ["MOVED", "install", "moved_names"]
 
 #: old module path -> new module path.  Keep one line per moved module, sorted.
 MOVED: dict[str, str] = {
@@ -92,3 +94,19 @@ def install() -> None:
     """
     if _FINDER not in sys.meta_path:
         sys.meta_path.insert(0, _FINDER)
+
+
+def moved_names(module: str, moved: dict[str, str]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` answering names that moved to another module, with a ``DeprecationWarning``.
+
+    ``moved`` maps each old name of ``module`` to the module now holding it.  The
+    target is imported at first use only, by name: it may sit in a higher layer.
+    """
+    def __getattr__(name: str) -> Any:
+        target = moved.get(name)
+        if target is None:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        warnings.warn(f"{module}.{name} moved to {target}.{name}; import it from there (the old name will be "
+                      "removed in a future release)", DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module(target), name)
+    return __getattr__

@@ -36,10 +36,7 @@ measures on our ranking preparation), :mod:`.correlations`, :mod:`.grid`,
 """
 from __future__ import annotations
 
-import importlib
-import warnings
-from typing import Any
-
+from .._util.moved import moved_names
 from .correlations import MP_PAPER_BASELINES, kendall_tau, mp_paper_measures, system_ranking, tau_table
 from .evaluation import Evaluation, evaluate, labelled_measures, parse_measures
 from .grid import EvaluationGrid, GridResult, evaluate_grid
@@ -67,12 +64,5 @@ __all__ = [
 _MOVED_NAMES = {"compare": "irmeasures_markov.comparison"}
 
 
-def __getattr__(name: str) -> Any:
-    """``experiments.compare`` (moved to :func:`irmeasures_markov.comparison.compare`) with a DeprecationWarning."""
-    target = _MOVED_NAMES.get(name)
-    if target is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(f"{__name__}.{name} moved to {target}.{name}; import it from there (the old name will be "
-                  "removed in a future release)", DeprecationWarning, stacklevel=2)
-    # imported by name, at first use only: comparison is a layer above experiments
-    return getattr(importlib.import_module(target), name)
+#: the old names keep working, with a DeprecationWarning naming the new place
+__getattr__ = moved_names(__name__, _MOVED_NAMES)

@@ -23,10 +23,7 @@ and Bayesian fits in :mod:`irmeasures_markov.inference.grid`.
 """
 from __future__ import annotations
 
-import importlib
-import warnings
-from typing import Any
-
+from .._util.moved import moved_names
 from .backends import Backend, DaskBackend, LocalBackend, Task, resolve_backend
 from .cells import Cell, file_hash, measures_key, qrels_hash, run_hash
 from .runner import GridError, GridSummary, run_grid
@@ -42,12 +39,5 @@ _MOVED_NAMES = {"EvaluationGrid": "irmeasures_markov.experiments.grid",
                 "evaluate_grid": "irmeasures_markov.experiments.grid"}
 
 
-def __getattr__(name: str) -> Any:
-    """The evaluation grid's names (moved to :mod:`irmeasures_markov.experiments`) with a DeprecationWarning."""
-    target = _MOVED_NAMES.get(name)
-    if target is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(f"{__name__}.{name} moved to {target}.{name}; import it from there (the old name will be "
-                  "removed in a future release)", DeprecationWarning, stacklevel=2)
-    # imported by name, at first use only: experiments is a layer above the grid engine
-    return getattr(importlib.import_module(target), name)
+#: the old names keep working, with a DeprecationWarning naming the new place
+__getattr__ = moved_names(__name__, _MOVED_NAMES)
