@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._util.arrays import frozen  # arrays may be shared between sessions (WSCD repeats whole sessions)
 from .._util.errors import InputError
 from ..io.text import short
 
@@ -174,12 +175,7 @@ class ClickLog:
 # Checked construction (every reader builds its sessions here)
 # ---------------------------------------------------------------------------
 
-def _frozen(a: np.ndarray) -> np.ndarray:
-    a.flags.writeable = False  # arrays may be shared between sessions (WSCD repeats whole sessions)
-    return a
-
-
-_NO_CLICKS = _frozen(np.zeros(0, dtype=np.int64))
+_NO_CLICKS = frozen(np.zeros(0, dtype=np.int64))
 
 
 def click_array(ranks: Sequence[int]) -> np.ndarray:
@@ -195,7 +191,7 @@ def click_array(ranks: Sequence[int]) -> np.ndarray:
     ndarray of int64
         Read-only; every click-less session shares one empty array.
     """
-    return _frozen(np.array(ranks, dtype=np.int64)) if len(ranks) else _NO_CLICKS
+    return frozen(np.array(ranks, dtype=np.int64)) if len(ranks) else _NO_CLICKS
 
 
 def make_session(query_id: str, shown: Sequence[str], clicks: Sequence[int], *,
@@ -277,7 +273,7 @@ def build_session(query_id: str, shown: tuple[str, ...], clicks: Sequence[int] |
             raise InputError(f"{at}session {session_id or '?'}: click times are not in order: click {k + 2} at "
                              f"{float(t[k + 1])!r} s comes before click {k + 1} at {float(t[k])!r} s (clicks are "
                              "listed in the order they happened)")
-        t = _frozen(t)
+        t = frozen(t)
     w = None
     if dwell is not None:
         w = np.asarray(dwell, dtype=np.float64).reshape(-1)
@@ -285,7 +281,7 @@ def build_session(query_id: str, shown: tuple[str, ...], clicks: Sequence[int] |
             raise InputError(f"{at}session {session_id or '?'}: {w.size} dwell times for {c.size} clicks")
         if np.any(w < 0) or np.any(np.isinf(w)):
             raise InputError(f"{at}session {session_id or '?'}: dwell times must be >= 0 seconds (NaN: unknown)")
-        w = _frozen(w)
+        w = frozen(w)
     if ended is not None and not isinstance(ended, (bool, np.bool_)):
         raise InputError(f"{at}session {session_id or '?'}: `ended` must be true, false or absent, "
                          f"got {short(ended)}")

@@ -18,14 +18,13 @@ from urllib.parse import quote
 
 from .._util.errors import InputError
 from .._util.progress import progress_bar, show_progress
+from .._util.types import PathLike
 from ..io.atomic import replacing
 from ..io.text import decode, display_name, open_lines, short
 from ..io.trec import field_count_error
 
 __all__ = ["read_lengths", "read_duplicates", "write_lengths", "lengths_from_ir_datasets"]
 
-#: a file path
-PathLike = str | os.PathLike
 
 
 def _length_lines(path: PathLike, what: str, content: bytes | None = None):

@@ -14,12 +14,13 @@ from operator import attrgetter, methodcaller
 
 import numpy as np
 
+from .._util.arrays import frozen
 from .._util.segments import segment_argsort_desc
 from .order import fix_ties, in_rank_order, tie_groups, tie_slots
 from .positive_join import join_positive_flat
 from .qrels_index import UNJUDGED, QrelsIndex
 
-__all__ = ["SEPARATOR", "LOOKUP_BLOCK", "RankedQuery", "FlatRun", "prepare_flat", "frozen",
+__all__ = ["SEPARATOR", "LOOKUP_BLOCK", "RankedQuery", "FlatRun", "prepare_flat",
            "consecutive"]
 
 #: joins the docids of a ranking into one string (one docid per line), the form
@@ -274,12 +275,6 @@ class FlatRun:
         scores = np.fromiter(self.runs[i].values(), dtype=np.float64, count=kb - ka)[order]
         return RankedQuery(self.qids[i], keys, order, scores, self.positive_grades[a:b], self.judged[i],
                            SEPARATOR.join(keys) if self.joins else None)
-
-
-def frozen(a: np.ndarray) -> np.ndarray:
-    """``a``, made read-only (in place)."""
-    a.setflags(write=False)
-    return a
 
 
 def consecutive(keys: list[str], lengths: list[int]) -> Iterator[Iterator[str]]:

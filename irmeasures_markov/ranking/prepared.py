@@ -14,12 +14,14 @@ from itertools import compress, repeat
 
 import numpy as np
 
+from .._util.arrays import frozen
+
 # segment_cumsum and rank_documents are not used here: the old module irmeasures_markov.ranking.prepared (now this one)
 # offered them, and its old path keeps them until every import names their new module
 from .._util.segments import segment_cumsum, segment_sum  # noqa: F401
 from ..io.normalise import check_document_ids, check_query_id, join_document_ids
 from . import join
-from .join import SEPARATOR, FlatRun, RankedQuery, consecutive, frozen
+from .join import SEPARATOR, FlatRun, RankedQuery, consecutive
 from .order import rank_documents, read_scores, top_order, trec_order  # noqa: F401
 from .positive_join import positive_grades
 from .qrels_index import UNJUDGED, QrelsIndex, recall_base_table

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Sequence
 
 from ..._util.errors import InputError
+from ..._util.types import PathLike
 from ...io.text import decompress, display_name, read_raw, short
 from ...io.trec import parse_float
 from ..logs import Session, build_session
@@ -15,8 +15,6 @@ from ..logs import Session, build_session
 __all__ = ["LOG_FORMATS", "TSV_COLUMNS", "TSV_REQUIRED", "PathLike", "check_unshown", "read_text", "first_ranks",
            "click_rank", "sessions_from_rows"]
 
-#: a file path: a ``str`` or an :class:`os.PathLike` (``pathlib.Path``); ``-`` is standard input
-PathLike = str | os.PathLike
 
 #: the formats :func:`read_log` and :func:`write_log` know
 LOG_FORMATS = ("jsonl", "tsv")
