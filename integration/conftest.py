@@ -1,13 +1,16 @@
 import functools
-import glob
-import os
+import pathlib
+import sys
 
 import pytest
 
-from irmeasures_markov.io import read_trec_qrels, read_trec_run
+from irmeasures_markov.io import read_trec_qrels
 from irmeasures_markov.testing import DATA_ENV, shared_data_dir
 
 DATA = shared_data_dir()
+
+# the tests here import the reproduction scripts (reproduce_mp_tables, crosscheck_cwl_tbg, ...)
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "reproduce"))
 
 
 @pytest.fixture(scope="session")
@@ -17,10 +20,10 @@ def data_dir():
     return DATA
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _trec8():
     # datasets.load_run_dir gives exactly io.read_trec_run's dicts (integration/test_datasets.py), ~3x faster
-    from irmeasures_markov.datasets import load_run_dir
+    from irmeasures_markov.io.datasets import load_run_dir
     qrels = read_trec_qrels(DATA / "qrels" / "trec8.qrels.gz")
     runs = load_run_dir(DATA / "runs" / "trec8", progress=False)
     return qrels, runs

@@ -47,9 +47,9 @@ def test_posterior_tracks_the_t_test(mats):
 def test_direct_model_on_real_judgments(mats, trec8):
     """§3.2 on TREC-8 top-10 judgments of 8 runs: p_ij estimates P@10 and P(A > B) tracks the t-test."""
     pytest.importorskip("pymc", reason='PyMC not installed: pip install "irmeasures-markov[bayes]"')
-    import sys
     import pathlib
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "reproduce"))
     from inference_trec8 import figure1_direct
     qrels, runs = trec8
     out = figure1_direct(mats, qrels, runs, ["P@10"], n_runs=8, progress=False)

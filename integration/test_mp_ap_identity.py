@@ -9,7 +9,6 @@ import gzip
 
 import ir_measures
 import numpy as np
-import pytest
 
 from irmeasures_markov import MP
 

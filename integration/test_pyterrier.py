@@ -12,6 +12,7 @@ import pytest
 
 pt = pytest.importorskip("pyterrier")
 import pandas as pd  # noqa: E402
+
 stats = pytest.importorskip("scipy.stats")
 
 import irmeasures_markov as imm  # noqa: E402

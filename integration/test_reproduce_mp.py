@@ -3,14 +3,13 @@
 Every TREC-8 cell the paper reports must agree within 0.01 (the paper prints 4
 decimals; our largest difference is about 0.003, in the P@10 column).  The
 paper's row labels and one shifted row are corrected as documented in
-integration/reproduce_mp_tables.py and docs/mp-table3-trec8.md.
+integration/reproduce/reproduce_mp_tables.py and docs/mp-table3-trec8.md.
 """
 import numpy as np
 import pytest
-
 from reproduce_mp_tables import BASELINES, PAPER_TABLE2_TREC8, PAPER_TABLE3_TREC8, compute_tables
 
-from irmeasures_markov.datasets import complete_runs
+from irmeasures_markov.io.datasets import complete_runs
 
 TOL = 0.01
 

@@ -1,14 +1,15 @@
 """Pool downsampling on TREC-8 (MP paper §5.3-5.4, Figures 3 and 4), on a subset of runs to stay fast.
 
 Checks the qualitative findings the paper reports and the invariants of the
-protocol; the full figures come from integration/reproduce_mp_figures.py.
+protocol; the full figures come from integration/reproduce/reproduce_mp_figures.py.
 """
 import numpy as np
 import pytest
+from reproduce_mp_figures import MEASURES as FIGURE_MEASURES
+from reproduce_mp_figures import findings, markdown
 
-from irmeasures_markov.datasets import downsample_qrels
 from irmeasures_markov.experiments import PoolReduction, evaluate, kendall_tau, pool_reduction
-from reproduce_mp_figures import MEASURES as FIGURE_MEASURES, findings, markdown
+from irmeasures_markov.io.datasets import downsample_qrels
 
 MEASURES = {"AP": "AP", "P@10": "P@10", "bpref": "Bpref", "RBP": "RBP(p=0.8,rel=1)",
             "MP GL_AD_ID": "MP", "MP GL_AD_ID@Rec(T)": "MP(recall=True)",

@@ -16,7 +16,7 @@ import pytest
 import irmeasures_markov as imm
 from irmeasures_markov.core.absorbing import fundamental_matrix
 from irmeasures_markov.measures.stopping_time import browsing_model
-from irmeasures_markov.rankings import PreparedRun, QrelsIndex, segment_cumsum, segment_sum
+from irmeasures_markov.ranking.prepared import PreparedRun, QrelsIndex, segment_cumsum, segment_sum
 
 HALF_ULP = 0.5e-4 + 1e-9
 MEASURES = {
@@ -115,7 +115,7 @@ def test_random_walk_batch_equals_functional(trec8):
             prepared = PreparedRun(qi, runs[name])
             got = m.compute(prepared)
             b = m.batch(prepared)
-            for k, (q, relevant, grades, rb) in enumerate(b.segments()):
+            for k, (q, relevant, _grades, rb) in enumerate(b.segments()):
                 if k % 7:
                     continue
                 want = browsing_model(np.where(relevant, 1, 0), **params).value() if rb else 0.0
@@ -128,7 +128,7 @@ def test_order2_against_dense_fundamental_matrix(trec8):
     prepared = PreparedRun(qi, runs[sorted(runs)[0]])
     b = prepared.batch()
     got = imm.PH(browse="RWBM", p=0.5, q=0.3, loss=0.4).compute(prepared)
-    for k, (q, relevant, grades, rb) in list(enumerate(b.segments()))[:4]:
+    for k, (_q, relevant, _grades, _rb) in list(enumerate(b.segments()))[:4]:
         n = relevant.size
         fw = np.full(n, 0.5)
         bw = np.full(n, 0.3)
@@ -146,7 +146,7 @@ def test_order1_with_loss_against_simulation(trec8):
     b = prepared.batch()
     params = dict(browse="RWBM", p=0.55, q=0.35, loss=0.25, order=1)
     got = imm.PH(**params).compute(prepared)
-    for k, (q, relevant, grades, rb) in list(enumerate(b.segments()))[:6]:
+    for k, (q, relevant, _grades, _rb) in list(enumerate(b.segments()))[:6]:
         model = browsing_model(relevant.astype(int), **params)
         v = model.simulate(300_000, seed=k)
         assert abs(v.mean() - got[k]) < 4 * v.std() / math.sqrt(v.size) + 1e-12, q
@@ -162,6 +162,6 @@ def test_order1_generating_function_equals_step_recursion(trec8):
     for params in (dict(browse="RWBM", p=0.55, q=0.35, loss=0.25, order=1),
                    dict(browse="RWBM", p=0.6, q=0.3, p_rel=0.3, q_rel=0.5, top="forward", order=1)):
         got = imm.PH(**params).compute(prepared)
-        for k, (q, relevant, grades, rb) in list(enumerate(b.segments()))[:5]:
+        for k, (q, relevant, _grades, _rb) in list(enumerate(b.segments()))[:5]:
             model = browsing_model(relevant.astype(int), **params)
             assert got[k] == pytest.approx(model.expectation(1, method="recursion"), rel=1e-11, abs=2e-12), q

@@ -1,15 +1,15 @@
 """TBG on TREC-8: the cwl-eval identity (unit costs) and a plain-loop evaluation on real rankings."""
 import math
-import sys
 import pathlib
+import sys
 
 import numpy as np
 import pytest
 
 import irmeasures_markov as imm
-from irmeasures_markov.rankings import PreparedRun, QrelsIndex
+from irmeasures_markov.ranking.prepared import PreparedRun, QrelsIndex
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "reproduce"))
 pytest.importorskip("cwl")
 from crosscheck_cwl_tbg import compare, compare_time_model, seeded_lengths  # noqa: E402
 
@@ -65,7 +65,7 @@ def test_figure_script(data_dir, tmp_path, monkeypatch):
 
 def test_tbg_tie_groups_without_relevant_documents_in_file_order(trec8):
     """TBG adds the times of tie groups without a relevant document in file order: within rounding of the
-    full docid order on real runs (integration/crosscheck_tbg_tie_order.py prints the whole of TREC-8)."""
+    full docid order on real runs (integration/reproduce/crosscheck_tbg_tie_order.py prints the whole of TREC-8)."""
     from crosscheck_tbg_tie_order import compare, tied_share
     qrels, runs = trec8
     subset = [runs[name] for name in sorted(runs)[1::8]]

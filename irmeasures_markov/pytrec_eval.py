@@ -11,8 +11,14 @@ ours), ``supported_nicknames``, :func:`compute_aggregated_measure`,
 :func:`parse_run` and :func:`parse_qrel`.  The same names are attributes of
 ``irmeasures_markov`` itself.
 """
-from .evaluator import (RelevanceEvaluator, compute_aggregated_measure, parse_qrel, parse_run, supported_measures,
-                        supported_nicknames)
+from .plugin.pytrec import (
+                           RelevanceEvaluator,
+                           compute_aggregated_measure,
+                           parse_qrel,
+                           parse_run,
+                           supported_measures,
+                           supported_nicknames,
+)
 
 __all__ = ["RelevanceEvaluator", "compute_aggregated_measure", "parse_qrel", "parse_run", "supported_measures",
            "supported_nicknames"]

@@ -3,13 +3,12 @@ from __future__ import annotations
 
 import os
 import pathlib
-from typing import Optional
 
 #: Environment variable naming the shared data directory (qrels/, runs/, reference/).
 DATA_ENV = "IRMEASURES_MARKOV_DATA"
 
 
-def shared_data_dir() -> Optional[pathlib.Path]:
+def shared_data_dir() -> pathlib.Path | None:
     """``$IRMEASURES_MARKOV_DATA`` or ``../shared/data`` beside the repository; None when absent."""
     env = os.environ.get(DATA_ENV)
     candidates = [pathlib.Path(env)] if env else []

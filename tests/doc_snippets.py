@@ -1,4 +1,4 @@
-"""Run the code blocks of one Markdown page as printed (used by tests/test_doc_snippets.py).
+"""Run the code blocks of one Markdown page as printed (used by tests/docs/test_doc_snippets.py).
 
     python tests/doc_snippets.py PAGE.md [DATA_DIR]
 
@@ -29,7 +29,7 @@ import sys
 import traceback
 import warnings
 from pathlib import Path
-from typing import List, NamedTuple, Optional
+from typing import NamedTuple
 
 FENCE = re.compile(r"^(\s*)```(\w*)\s*$")
 MARK = re.compile(r"^\s*<!--\s*(not-run|needs-data)\s*:?\s*(.*?)\s*-->\s*$")
@@ -40,11 +40,11 @@ class Block(NamedTuple):
     lang: str
     line: int  # 1-based line of the first code line
     code: str
-    mark: Optional[str]  # 'not-run' / 'needs-data' / None
+    mark: str | None  # 'not-run' / 'needs-data' / None
     reason: str
 
 
-def blocks(text: str) -> List[Block]:
+def blocks(text: str) -> list[Block]:
     lines = text.splitlines()
     out, i = [], 0
     while i < len(lines):
@@ -71,7 +71,7 @@ def runs_in_shell(code: str) -> bool:
     return re.search(r"(^|[|;&]\s*)irmeasures-markov\b", code, re.M) is not None
 
 
-def main(argv: List[str]) -> int:
+def main(argv: list[str]) -> int:
     page = Path(argv[0])
     data = argv[1] if len(argv) > 1 and argv[1] else None
     ns = {"__name__": "__main__"}
@@ -98,8 +98,8 @@ def main(argv: List[str]) -> int:
                 print(f"FAIL {where} (python block)\n{traceback.format_exc()}", flush=True)
                 continue
         else:
-            script = ('irmeasures-markov() { "%s" -m irmeasures_markov.cli "$@"; }\nset -e -o pipefail\n'
-                      % sys.executable) + b.code
+            script = (f'irmeasures-markov() {{ "{sys.executable}" -m irmeasures_markov.cli "$@"; }}\n'
+                      'set -e -o pipefail\n') + b.code
             proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True,
                                   stdin=subprocess.DEVNULL, env=os.environ)
             if proc.returncode != 0:

@@ -1,6 +1,6 @@
 """A throw-away virtual environment with this package installed from a freshly built wheel.
 
-Used by tests/test_startup_hook.py and integration/bench_import.py to run the
+Used by tests/install/test_startup_hook.py and integration/bench/bench_import.py to run the
 start-up hook as a user gets it: ``pip install`` puts ``irmeasures_markov.pth``
 and ``_irmeasures_markov_hook`` into site-packages.  Offline and fast: the wheel
 is built without build isolation and installed without dependencies.
@@ -26,7 +26,6 @@ import shutil
 import site
 import subprocess
 import sys
-from typing import List, Optional
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 #: What a wheel is built from (a copy, so that the build never writes into the work tree).
@@ -34,7 +33,7 @@ SOURCES = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE", 
            "irmeasures_markov.pth", "irmeasures_markov")
 
 
-def build_tools_missing() -> Optional[str]:
+def build_tools_missing() -> str | None:
     """Why a wheel cannot be built offline here, or None."""
     from importlib.metadata import PackageNotFoundError, version
 
@@ -53,7 +52,7 @@ def build_tools_missing() -> Optional[str]:
     return None
 
 
-def running_site_dirs() -> List[str]:
+def running_site_dirs() -> list[str]:
     """The site-packages directories of the running interpreter (its venv's, and the user's when enabled)."""
     dirs = list(site.getsitepackages())
     if site.ENABLE_USER_SITE:

@@ -1,5 +1,6 @@
 """Regenerate the synthetic sample qrels/run bundled in irmeasures_markov/data (seeded)."""
 import pathlib
+
 import numpy as np
 
 out = pathlib.Path(__file__).resolve().parents[1] / "irmeasures_markov" / "data"

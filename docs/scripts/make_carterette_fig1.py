@@ -17,8 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from irmeasures_markov.measures.carterette import (DYNAMIC_DISTRIBUTIONS,  # noqa: E402
-                                                   STATIC_DISTRIBUTIONS, stopping_distribution)
+from irmeasures_markov.measures.carterette import DYNAMIC_DISTRIBUTIONS, STATIC_DISTRIBUTIONS, stopping_distribution  # noqa: E402
 
 N = 25
 #: example ranking for the dynamic distributions: 8 relevant documents in the top 25, RB = 10

@@ -58,7 +58,8 @@ def draw(ax, key, users, seed):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "figures")))
+    ap.add_argument("--out", default=os.path.normpath(
+        os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "figures")))
     ap.add_argument("--users", type=int, default=1_000_000)
     ap.add_argument("--seed", type=int, default=2020)
     args = ap.parse_args()

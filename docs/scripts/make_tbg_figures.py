@@ -6,7 +6,7 @@ TREC-8 document texts are not in the shared data, so the lengths are an
 ASSUMPTION, stated in the figure: every document retrieved by the four runs
 gets a seeded random length, log-normal with median 300 words (sigma 0.8,
 seed 0), and for comparison a fixed length of 300 words for every document.
-``integration/bench_tbg.py`` draws the same way but over the docids of all
+``integration/bench/bench_tbg.py`` draws the same way but over the docids of all
 129 runs, so a docid gets a different length there.  Calibration: the
 paper's Table 1 defaults.
 
@@ -15,7 +15,7 @@ the 50 topics (a topic contributes its final G once its ranking is exhausted).
 Right: T(k), the expected time to reach rank k, for the top 100 ranks,
 averaged over the topics where the run has at least 100 documents (23 for
 READWARE2, 46 to 50 for the others), so that every rank has the same topics.
-Values come from :mod:`irmeasures_markov.time_model`, so the figure shows
+Values come from :mod:`irmeasures_markov.measures.time_model`, so the figure shows
 what the measure computes; the legend gives each run's mean TBG (``TBG`` with
 the random lengths, N = 1).
 """
@@ -31,8 +31,8 @@ import numpy as np  # noqa: E402
 
 import irmeasures_markov as imm  # noqa: E402
 from irmeasures_markov.io import read_trec_qrels, read_trec_run  # noqa: E402
+from irmeasures_markov.measures.time_model import mean_gain_curve, plot_gain_curves, time_models  # noqa: E402
 from irmeasures_markov.testing import shared_data_dir  # noqa: E402
-from irmeasures_markov.time_model import mean_gain_curve, plot_gain_curves, time_models  # noqa: E402
 
 #: four of the best TREC-8 ad hoc runs by official MAP (READWARE2 answers fewer than 1000 documents for every topic)
 RUNS = ("READWARE2", "orcl99man", "iit99ma1", "CL99XT")
@@ -70,7 +70,7 @@ def main():
         fixed_curves[name] = (times, mean_gain_curve(qrels, run, None, times, default_length=FIXED_WORDS))
     plot_gain_curves(random_curves, ax=left, title="G(t), mean over the 50 TREC-8 topics")
     colours = [line.get_color() for line in left.get_lines()]
-    for (name, (t, g)), colour in zip(fixed_curves.items(), colours):
+    for (_name, (t, g)), colour in zip(fixed_curves.items(), colours):
         left.step(t / 60, g, where="post", color=colour, ls=":", lw=1)
     left.plot([], [], "k:", lw=1, label=f"dotted: every document {FIXED_WORDS} words")
     left.legend(fontsize=8, loc="lower right")

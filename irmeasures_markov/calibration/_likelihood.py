@@ -23,18 +23,43 @@ mapped back, so an interval never leaves the parameter space.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Dict, Optional, Sequence, Tuple
+from typing import Protocol
 
 import numpy as np
-from scipy import optimize
 
-Z95 = 1.959963984540054
+from .._util.lazy import lazy_module
+from .result import FamilyFit
+
+optimize = lazy_module("scipy.optimize")
 
 
-def group_patterns(keys: Sequence) -> Tuple[list, np.ndarray, np.ndarray]:
-    """Distinct keys (first-seen order), their counts, and each input's pattern index."""
-    index: Dict[object, int] = {}
+class PatternData(Protocol):
+    """What :func:`fit_candidate` reads of a family's prepared data (``WalkData``, ``MPData``)."""
+
+    counts: np.ndarray   # (U,) sessions of each pattern
+    n_events: int        # observations the likelihood counts
+
+
+def group_patterns(keys: Sequence[Hashable]) -> tuple[list, np.ndarray, np.ndarray]:
+    """Group identical keys into patterns.
+
+    Parameters
+    ----------
+    keys : sequence of hashable
+        One key per session (what the family's likelihood sees of it).
+
+    Returns
+    -------
+    patterns : list
+        The distinct keys, in first-seen order.
+    counts : ndarray of float64
+        Sessions of each pattern.
+    inverse : ndarray of int64
+        Each input's pattern index.
+    """
+    index: dict[object, int] = {}
     inverse = np.empty(len(keys), dtype=np.int64)
     for n, k in enumerate(keys):
         u = index.get(k)
@@ -47,14 +72,16 @@ def group_patterns(keys: Sequence) -> Tuple[list, np.ndarray, np.ndarray]:
 
 @dataclass
 class Estimate:
+    """A maximum-likelihood fit on the unconstrained scale, with its sandwich covariance and bootstrap draws."""
+
     theta: np.ndarray            # unconstrained estimate
     loglik: float                # counts @ loglik(theta)
-    cov: Optional[np.ndarray]    # sandwich covariance of theta (None when k == 0)
-    draws: Optional[np.ndarray]  # (B, k) linearised bootstrap replicates of theta
+    cov: np.ndarray | None    # sandwich covariance of theta (None when k == 0)
+    draws: np.ndarray | None  # (B, k) linearised bootstrap replicates of theta
 
 
 def maximise(loglik: Callable[[np.ndarray], np.ndarray], counts: np.ndarray, x0: Sequence[float],
-             *, grad: Optional[Callable] = None, penalty: Optional[Callable] = None) -> Tuple[np.ndarray, float]:
+             *, grad: Callable | None = None, penalty: Callable | None = None) -> tuple[np.ndarray, float]:
     """``argmax counts @ loglik(theta) - penalty(theta)`` by L-BFGS-B (numerical gradient unless given).
 
     Returns the estimate and its unpenalised log-likelihood."""
@@ -70,7 +97,9 @@ def maximise(loglik: Callable[[np.ndarray], np.ndarray], counts: np.ndarray, x0:
     if x0.size == 1 and grad is None:
         # one parameter: Brent's method from a bracket found downhill of x0 (fewer evaluations than
         # L-BFGS with a numerical gradient); a bounded search when no bracket exists (flat or monotone)
-        g = lambda t: f(np.array([t]))
+        def g(t):
+            return f(np.array([t]))
+
         try:
             r = optimize.minimize_scalar(g, bracket=(x0[0] - 0.5, x0[0] + 0.5), tol=1e-6)
             x = np.array([r.x])
@@ -99,9 +128,9 @@ def _pattern_scores(loglik, theta, step):
 
 
 def estimate(loglik: Callable[[np.ndarray], np.ndarray], counts: np.ndarray, x0: Sequence[float], *,
-             bootstrap: int = 0, rng: Optional[np.random.Generator] = None,
-             grad: Optional[Callable] = None, penalty: Optional[Callable] = None,
-             scores: Optional[Callable] = None) -> Estimate:
+             bootstrap: int = 0, rng: np.random.Generator | None = None,
+             grad: Callable | None = None, penalty: Callable | None = None,
+             scores: Callable | None = None) -> Estimate:
     """Fit, then the sandwich covariance and (``bootstrap > 0``) linearised bootstrap draws.
 
     The information matrix is the observed one (differences of the total score)
@@ -160,30 +189,19 @@ def estimate(loglik: Callable[[np.ndarray], np.ndarray], counts: np.ndarray, x0:
     return Estimate(theta, ll, cov, draws)
 
 
-def interval(est: Estimate, index: int, transform: Callable[[float], float]) -> Tuple[float, float]:
-    """95% interval of one parameter on its natural scale (percentile of the draws, else Wald)."""
-    if est.cov is None:
-        v = transform(float(est.theta[index])) if est.theta.size else float("nan")
-        return (v, v)
-    if est.draws is not None:
-        lo, hi = np.percentile(est.draws[:, index], [2.5, 97.5])
-    else:
-        se = float(np.sqrt(max(est.cov[index, index], 0.0)))
-        lo, hi = est.theta[index] - Z95 * se, est.theta[index] + Z95 * se
-    a, b = transform(float(lo)), transform(float(hi))
-    return (min(a, b), max(a, b))
-
-
-def logit(x):
+def logit(x: float | np.ndarray) -> np.ndarray:
+    """:math:`\\log(x/(1-x))`, with ``x`` clipped to :math:`[10^{-12}, 1-10^{-12}]`."""
     x = np.clip(np.asarray(x, dtype=np.float64), 1e-12, 1 - 1e-12)
     return np.log(x) - np.log1p(-x)
 
 
-def expit(t):
+def expit(t: float | np.ndarray) -> np.ndarray:
+    """:math:`1/(1+e^{-t})`, the inverse of :func:`logit`."""
     return 1.0 / (1.0 + np.exp(-np.asarray(t, dtype=np.float64)))
 
 
-def safe_log(x):
+def safe_log(x: float | np.ndarray) -> np.ndarray:
+    """:math:`\\log x` with ``-inf`` (no warning) where ``x <= 0``."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.log(np.where(np.asarray(x) > 0, x, 0.0))
 
@@ -202,18 +220,40 @@ class Candidate:
     x0: Sequence[float]
     loglik: Callable
     unpack: Callable[[np.ndarray], dict]
-    fixed: dict = None
-    grad: Optional[Callable] = None
-    penalty: Optional[Callable] = None
-    scores: Optional[Callable] = None
+    fixed: dict | None = None
+    grad: Callable | None = None
+    penalty: Callable | None = None
+    scores: Callable | None = None
 
 
-def fit_candidate(family: str, cand: Candidate, train, test=None, *, bootstrap: int = 0,
-                  rng: Optional[np.random.Generator] = None, description: str = "", extra: dict = None):
-    """Fit one candidate on prepared train data; score it on prepared test data. Returns a FamilyFit."""
-    from .result import FamilyFit
+def fit_candidate(family: str, cand: Candidate, train: PatternData, test: PatternData | None = None, *,
+                  bootstrap: int = 0, rng: np.random.Generator | None = None, description: str = "",
+                  extra: dict | None = None) -> tuple[FamilyFit, Estimate]:
+    """Fit one candidate by maximum likelihood on prepared training data; score it on prepared test data.
+
+    Parameters
+    ----------
+    family : str
+    cand : Candidate
+    train, test : prepared data of the family (``test`` optional)
+    bootstrap : int
+        Linearised bootstrap replicates for the 95% intervals (0: Wald, from the sandwich covariance).
+    rng : numpy Generator, optional
+    description : str
+        The log's description, kept in the fit.
+    extra : dict, optional
+        Parameters added to the fit's (e.g. MPcont's holding rates).
+
+    Returns
+    -------
+    (FamilyFit, Estimate)
+        A candidate that gives probability 0 to some training session at every
+        parameter value has log-likelihood ``-inf`` and only its fixed parameters.
+    """
     rng = np.random.default_rng(0) if rng is None else rng
-    f = lambda th: cand.loglik(train, th)
+    def f(th):
+        return cand.loglik(train, th)
+
     g = (lambda th: cand.grad(train, th)) if cand.grad is not None else None
     sc = getattr(cand, "scores", None)
     est = estimate(f, train.counts, cand.x0, bootstrap=bootstrap, rng=rng, grad=g, penalty=cand.penalty,
@@ -236,7 +276,7 @@ def fit_candidate(family: str, cand: Candidate, train, test=None, *, bootstrap: 
         flat = {}
         for key, val in params.items():
             if isinstance(val, dict):       # e.g. the non-parametric kernel's weights: 'weights[+2]'
-                for sub, v in val.items():
+                for sub in val:
                     flat[f"{key}[{sub}]"] = (lambda d, key=key, sub=sub: d[key][sub])
             elif isinstance(val, (float, int)) and not isinstance(val, bool) and key not in (cand.fixed or {}):
                 flat[key] = (lambda d, key=key: d[key])

@@ -32,15 +32,18 @@ need, so a ranking of :math:`T` documents costs memory in :math:`O(T)`.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from collections.abc import Sequence
 
 import numpy as np
-from scipy.linalg import lapack
 
+from .._util.lazy import lazy_module
 from ._likelihood import group_patterns, safe_log
+from .logs import ClickLog
+
+lapack = lazy_module("scipy.linalg.lapack")
 
 __all__ = ["WalkData", "walk_data", "walk_matrices", "walk_loglik", "click_probability_by_rank",
-           "merge_repeats", "DENSE_MAX"]
+           "click_gammas", "gamma_names", "merged_tuple", "DENSE_MAX"]
 
 #: groups with rankings up to this length use the dense matrices (batched); longer ones the tridiagonal solves
 DENSE_MAX = 64
@@ -49,19 +52,10 @@ _BATCH_ELEMENTS = 1 << 18
 _COLUMN_ELEMENTS = 1 << 20
 
 
-def merged_tuple(clicks) -> tuple:
+def merged_tuple(clicks: Sequence[int] | np.ndarray) -> tuple[int, ...]:
     """Clicks as a tuple of ints with consecutive repeats of one rank merged (plain Python: sessions are short)."""
     c = clicks.tolist() if hasattr(clicks, "tolist") else list(clicks)
     return tuple(b for k, b in enumerate(c) if k == 0 or b != c[k - 1])
-
-
-def merge_repeats(clicks: np.ndarray) -> np.ndarray:
-    """Clicks with consecutive repeats of one rank merged."""
-    c = np.asarray(clicks, dtype=np.int64)
-    if c.size < 2:
-        return c
-    keep = np.concatenate(([True], c[1:] != c[:-1]))
-    return c[keep]
 
 
 class WalkData:
@@ -71,7 +65,8 @@ class WalkData:
     of ``rel`` (relevance, all False without qrels), ``rank`` (0-based rank) and
     ``gid`` (its group), so per-rank parameter arrays have ``n_ranks`` entries."""
 
-    def __init__(self, group_len: np.ndarray, rel: np.ndarray, seqs: List[Tuple[int, ...]], group_of: List[int]):
+    def __init__(self, group_len: np.ndarray, rel: np.ndarray, seqs: list[tuple[int, ...]],
+                 group_of: list[int]) -> None:
         keys = [(g, s) for g, s in zip(group_of, seqs)]
         self.patterns, self.counts, self.inverse = group_patterns(keys)
         self.group_len = np.asarray(group_len, dtype=np.int64)     # (G,) ranking length of each group
@@ -97,27 +92,32 @@ class WalkData:
         self.n_events = int(np.sum(self.counts[self.owner]))
         # observed click-through by rank: share of sessions with a click at rank r
         ctr = np.zeros(self.T)
-        for u, (gg, seq) in enumerate(self.patterns):
+        for u, (_, seq) in enumerate(self.patterns):
             for r in set(seq):
                 ctr[r - 1] += self.counts[u]
         self.observed_ctr = ctr / max(self.counts.sum(), 1.0)
         last = np.zeros(self.T + 1)
-        for u, (gg, seq) in enumerate(self.patterns):
+        for u, (_, seq) in enumerate(self.patterns):
             last[max(seq) if seq else 0] += self.counts[u]
         self.observed_last_click = last / max(self.counts.sum(), 1.0)   # index 0: no click
 
     @property
     def n_ranks(self) -> int:
+        """Entries of a flat per-rank array (the sum of the groups' lengths)."""
         return int(self.rel.size)
 
-    def units(self):
+    def units(self) -> list[tuple[str, int, np.ndarray | int, np.ndarray]]:
         """The computation plan: ``('dense', T, groups, events)`` batches and ``('long', T, group, events)``."""
         if not hasattr(self, "_units"):
             plan = []
             order = np.argsort(self.g, kind="stable")
             bounds = np.searchsorted(self.g[order], np.arange(self.group_len.size + 1))
-            events_of = lambda gs: np.concatenate([order[bounds[x]:bounds[x + 1]] for x in gs]) if len(gs) \
-                else np.zeros(0, dtype=np.int64)
+
+            def events_of(gs):
+                if len(gs):
+                    return np.concatenate([order[bounds[x]:bounds[x + 1]] for x in gs])
+                return np.zeros(0, dtype=np.int64)
+
             for T in np.unique(self.group_len):
                 T = int(T)
                 gs = np.flatnonzero(self.group_len == T)
@@ -133,6 +133,7 @@ class WalkData:
         return self._units
 
     def group_slice(self, g: int) -> slice:
+        """Where group ``g``'s ranks lie in a flat per-rank array."""
         return slice(int(self.offsets[g]), int(self.offsets[g + 1]))
 
     def gather(self, groups: np.ndarray, T: int) -> np.ndarray:
@@ -141,22 +142,77 @@ class WalkData:
 
     @property
     def n_sessions(self) -> int:
+        """Sessions grouped (the sum of the pattern counts)."""
         return int(self.counts.sum())
 
     @property
     def has_relevance(self) -> bool:
+        """Whether some rank is relevant (the data was built with qrels that judge a shown document relevant)."""
         return bool(self.rel.any())
 
 
-def walk_data(log, qrels: Optional[dict] = None, rel: int = 1, order: str = "clicks") -> WalkData:
-    """Group a ClickLog's sessions for the walk likelihood (relevance from ``qrels`` when given).
+def gamma_names(with_rel: bool) -> list[str]:
+    r"""Names of the click probabilities :math:`\gamma` of the observation model.
 
-    ``order='clicks'``: the click sequence as logged (repeats merged); ``'set'``: the
-    set of clicked ranks in rank order, for top-down readers whose likelihood is about
-    which ranks were clicked, not in which order (Carterette's and TBG's users)."""
-    gindex: Dict[Tuple[int, Tuple[bool, ...]], int] = {}
+    Parameters
+    ----------
+    with_rel : bool
+        Whether the log comes with qrels: then a relevant and a non-relevant
+        visit have their own click probability.
+
+    Returns
+    -------
+    list of str
+        ``['gamma_rel', 'gamma_nonrel']`` with qrels, else ``['gamma']``.
+    """
+    return ["gamma_rel", "gamma_nonrel"] if with_rel else ["gamma"]
+
+
+def click_gammas(data: WalkData, values: dict) -> np.ndarray:
+    r"""Click probability :math:`\gamma_r` of a visit at each rank of each group (flat, ``data.n_ranks``).
+
+    Parameters
+    ----------
+    data : WalkData
+        The grouped sessions.
+    values : dict
+        Natural parameters holding the names :func:`gamma_names` gives
+        (``gamma_rel``/``gamma_nonrel`` when ``data`` has relevance, else ``gamma``).
+
+    Returns
+    -------
+    ndarray of float64
+        One probability per rank of each group.
+    """
+    if data.has_relevance:
+        return np.where(data.rel, values["gamma_rel"], values["gamma_nonrel"])
+    return np.full(data.rel.shape, values["gamma"])
+
+
+def walk_data(log: ClickLog, qrels: dict[str, dict[str, int]] | None = None, rel: int = 1,
+              order: str = "clicks") -> WalkData:
+    """Group a ClickLog's sessions for the walk likelihood.
+
+    Parameters
+    ----------
+    log : ClickLog
+    qrels : dict, optional
+        ``{query_id: {doc_id: grade}}``: the relevance of each shown document.
+    rel : int
+        The lowest grade that counts as relevant.
+    order : {'clicks', 'set'}
+        ``'clicks'``: the click sequence as logged (repeats merged); ``'set'``:
+        the set of clicked ranks in rank order, for top-down readers whose
+        likelihood is about which ranks were clicked, not in which order
+        (Carterette's and TBG's users).
+
+    Returns
+    -------
+    WalkData
+    """
+    gindex: dict[tuple[int, tuple[bool, ...]], int] = {}
     seqs, group_of = [], []
-    cache: Dict[bytes, tuple] = {}
+    cache: dict[bytes, tuple] = {}
     for s in log:
         T = s.n_shown
         if qrels is not None:
@@ -186,7 +242,8 @@ def walk_data(log, qrels: Optional[dict] = None, rel: int = 1, order: str = "cli
     return WalkData(lens, flat, seqs, group_of)
 
 
-def walk_matrices(p: np.ndarray, q: np.ndarray, gamma: np.ndarray, lengths: np.ndarray):
+def walk_matrices(p: np.ndarray, q: np.ndarray, gamma: np.ndarray,
+                  lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per group: transitions P, first-click vector a and next-click matrix A (see module docstring).
 
     ``p, q, gamma``: (G, T) per-rank probabilities; the boundary rules are applied here.
@@ -278,7 +335,19 @@ def _long_probabilities(T, p, q, gamma, kind, i, j):
 
 
 def walk_loglik(data: WalkData, p: np.ndarray, q: np.ndarray, gamma: np.ndarray) -> np.ndarray:
-    """(U,) log-likelihood of one session of each pattern; ``p, q, gamma``: flat (``data.n_ranks``,) arrays."""
+    """Log-likelihood of one session of each pattern under the walk (module docstring).
+
+    Parameters
+    ----------
+    data : WalkData
+    p, q, gamma : ndarray
+        Forward, backward and click probabilities, flat (``data.n_ranks``,).
+
+    Returns
+    -------
+    ndarray, shape (U,)
+        ``-inf`` for a pattern the walk cannot produce.
+    """
     p, q, gamma = (np.asarray(x, dtype=np.float64) for x in (p, q, gamma))
     prob = np.empty(data.kind.size)
     for how, T, groups, ev in data.units():
@@ -312,7 +381,7 @@ def walk_loglik(data: WalkData, p: np.ndarray, q: np.ndarray, gamma: np.ndarray)
     return np.bincount(data.owner, weights=logp, minlength=len(data.patterns))
 
 
-def _pivots(c: List[float], T: int) -> List[float]:
+def _pivots(c: list[float], T: int) -> list[float]:
     """d[0] = 1, d[k] = 1 - c[k] / d[k-1]: the pivots of a unit-diagonal tridiagonal matrix (c = sub * super)."""
     out = [1.0] * T
     d = 1.0
@@ -354,7 +423,7 @@ def _long_click_probability(T, p, q, gamma) -> np.ndarray:
         return w0 * gamma / (1.0 + gamma * pw)
 
 
-def click_probability_by_rank(data: WalkData, p, q, gamma) -> np.ndarray:
+def click_probability_by_rank(data: WalkData, p: np.ndarray, q: np.ndarray, gamma: np.ndarray) -> np.ndarray:
     """Model P(at least one click at rank r), averaged over the sessions, r = 1..Tmax."""
     p, q, gamma = (np.asarray(x, dtype=np.float64) for x in (p, q, gamma))
     weights = np.bincount(np.array([g for g, _ in data.patterns], dtype=np.int64), weights=data.counts,

@@ -27,13 +27,11 @@ defaults :math:`\theta_{RBP}=0.8`, :math:`\theta_{ERR}=0.5` are candidates too):
 """
 from __future__ import annotations
 
-from typing import List
-
 import numpy as np
 
 from ._likelihood import Candidate, expit, logit
-from ._walk import WalkData, click_probability_by_rank, walk_loglik
-from .ph import _gamma_names, _gammas
+from ._walk import WalkData, click_gammas, click_probability_by_rank, gamma_names, walk_loglik
+from .parameters import stop_probabilities
 
 __all__ = ["candidates", "continuation", "stop_probabilities", "EMPIRICAL_RANKS"]
 
@@ -42,7 +40,25 @@ EMPIRICAL_RANKS = 30
 
 
 def continuation(data: WalkData, dist: str, values: dict) -> np.ndarray:
-    """Forward probability at each rank of each group (flat, ``data.n_ranks``) for a stopping distribution."""
+    r"""Forward probability :math:`p_k = F(k+1)/F(k)` at each rank of each group (flat, ``data.n_ranks``).
+
+    Parameters
+    ----------
+    data : WalkData
+        Sessions grouped by ranking (and relevance pattern, for the dynamic distributions).
+    dist : {'RBP', 'DCG', 'RR', 'empirical', 'ERR', 'AP', 'RRR'}
+    values : dict
+        The distribution's parameters (``theta``, ``continuation``).
+
+    Returns
+    -------
+    ndarray of float64
+
+    Raises
+    ------
+    ValueError
+        An unknown distribution.
+    """
     k = data.rank.astype(np.float64) + 1.0
     rel = data.rel
     if dist == "RBP":
@@ -72,26 +88,8 @@ def continuation(data: WalkData, dist: str, values: dict) -> np.ndarray:
     raise ValueError(f"unknown stopping distribution {dist!r}")
 
 
-def stop_probabilities(dist: str, values: dict, n: int) -> np.ndarray:
-    """P(stop at k), k = 1..n, of a static or empirical distribution (the rest lies beyond n)."""
-    k = np.arange(1, n + 1, dtype=np.float64)
-    if dist == "RBP":
-        th = values["theta"]
-        return (1 - th) * th ** (k - 1)
-    if dist == "DCG":
-        return 1 / np.log2(k + 1) - 1 / np.log2(k + 2)
-    if dist == "RR":
-        return 1 / (k * (k + 1))
-    if dist == "empirical":
-        c = np.asarray(values["continuation"], dtype=np.float64)
-        c = np.concatenate([c, np.full(max(0, n - c.size), c[-1] if c.size else 0.0)])[:n]
-        surv = np.concatenate([[1.0], np.cumprod(c[:-1])])
-        return surv * (1 - c)
-    raise ValueError(f"dist={dist!r} depends on relevance: it has no static stopping probabilities")
-
-
 def _make(name: str, dist: str, with_rel: bool, *, fit_theta: bool, theta=None, T: int = 10) -> Candidate:
-    gnames = _gamma_names(with_rel)
+    gnames = gamma_names(with_rel)
     n_cont = min(T - 1, EMPIRICAL_RANKS) if dist == "empirical" else 0
 
     def unpack(th):
@@ -114,18 +112,30 @@ def _make(name: str, dist: str, with_rel: bool, *, fit_theta: bool, theta=None, 
     def loglik(data, th):
         v = unpack(th)
         p = continuation(data, dist, v)
-        return walk_loglik(data, p, np.zeros_like(p), _gammas(data, v))
+        return walk_loglik(data, p, np.zeros_like(p), click_gammas(data, v))
 
     x0 = ([logit(0.7)] if fit_theta else []) + [logit(0.8)] * n_cont + [logit(0.3)] * len(gnames)
     return Candidate(name, x0, loglik, unpack)
 
 
-def candidates(with_rel: bool = False, T: int = 10) -> List[Candidate]:
-    """The candidates on a log whose longest ranking has ``T`` documents.
+def candidates(with_rel: bool = False, T: int = 10) -> list[Candidate]:
+    """Carterette's stopping distributions (SIGIR 2011) as candidates (module docstring for each and its likelihood).
 
-    With ``T == 1`` the user reads rank 1 and nothing else can happen: the
-    candidates that fit a stopping parameter (RBP, ERR with a fitted theta,
-    empirical) are left out, since it changes nothing in the likelihood."""
+    Parameters
+    ----------
+    with_rel : bool
+        Whether the log has qrels: then the dynamic distributions (ERR, AP,
+        RRR) are candidates too, and the click probability depends on relevance.
+    T : int
+        The longest ranking of the log.  With ``T == 1`` the user reads rank 1
+        and nothing else can happen: the candidates that fit a stopping
+        parameter (RBP, ERR with a fitted theta, empirical) are left out,
+        since it changes nothing in the likelihood.
+
+    Returns
+    -------
+    list of Candidate
+    """
     moves = T > 1
     out = ([_make("RBP", "RBP", with_rel, fit_theta=True)] if moves else []) + [
         _make("RBP(theta=0.8)", "RBP", with_rel, fit_theta=False, theta=0.8),
@@ -142,8 +152,10 @@ def candidates(with_rel: bool = False, T: int = 10) -> List[Candidate]:
 
 
 def diagnostics(data: WalkData, params: dict) -> dict:
+    """Observed and predicted click probability by rank, the observed last click and (static distributions)
+    P(stop at k), for the plots."""
     p = continuation(data, params["dist"], params)
-    g = _gammas(data, params)
+    g = click_gammas(data, params)
     pred = click_probability_by_rank(data, p, np.zeros_like(p), g)
     out = {"ctr_observed": data.observed_ctr.tolist(), "ctr_predicted": pred.tolist(),
            "last_click_observed": data.observed_last_click.tolist()}

@@ -36,12 +36,14 @@ the user's leaving, an exact dwell).
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
-
 import numpy as np
 
+from .._util.lazy import lazy_module
 from ._likelihood import Candidate, group_patterns, safe_log
 from ._walk import merged_tuple
+from .logs import ClickLog
+
+stats = lazy_module("scipy.stats")
 
 __all__ = ["MPData", "mp_data", "candidates", "fit_rates", "PAPER_MODELS"]
 
@@ -56,10 +58,10 @@ MAX_RANKS = 100
 class MPData:
     """Transitions between consecutive distinct clicks, grouped by (ranking length, clicked set)."""
 
-    def __init__(self, log, max_ranks: int = MAX_RANKS):
-        ctx_index: Dict[Tuple[int, Tuple[int, ...]], int] = {}
+    def __init__(self, log: ClickLog, max_ranks: int = MAX_RANKS) -> None:
+        ctx_index: dict[tuple[int, tuple[int, ...]], int] = {}
         keys = []
-        cache: Dict[bytes, tuple] = {}
+        cache: dict[bytes, tuple] = {}
         self.n_long = 0         # sessions with a transition left out: ranking longer than max_ranks
         for s in log:
             raw = s.clicks.tobytes()
@@ -96,11 +98,12 @@ class MPData:
         self.observed_jumps = np.bincount(d + self.T - 1, weights=self.counts[self.owner], minlength=2 * self.T - 1)
 
 
-def mp_data(log) -> MPData:
+def mp_data(log: ClickLog) -> MPData:
+    """The log's transitions between consecutive distinct clicks (:class:`MPData`), for :func:`candidates`."""
     return MPData(log)
 
 
-def _displacement_weights(T: int, kernel: str, decay: float = 1.0, table: Optional[np.ndarray] = None):
+def _displacement_weights(T: int, kernel: str, decay: float = 1.0, table: np.ndarray | None = None):
     """(T, T) weights alpha(i, j), zero diagonal; ``table`` indexed by j - i + T - 1 for the signed kernel."""
     r = np.arange(T)
     D = r[None, :] - r[:, None]
@@ -117,7 +120,22 @@ def _displacement_weights(T: int, kernel: str, decay: float = 1.0, table: Option
 
 
 def transition_tables(data: MPData, conn: str, states: str, W: np.ndarray) -> np.ndarray:
-    """(C, T, T): probability of the next distinct click j given the current i, per context."""
+    """(C, T, T): probability of the next distinct click j given the current i, per context.
+
+    Parameters
+    ----------
+    data : MPData
+    conn : {'GL', 'LO'}
+        Every pair of ranks connected, or neighbours only.
+    states : {'AD', 'OR'}
+        The chain on all ranks (censored on the clicked set), or on the clicked set only.
+    W : ndarray, shape (T, T)
+        Kernel weights :math:`\\alpha(i, j)`, zero diagonal.
+
+    Returns
+    -------
+    ndarray, shape (contexts, T, T)
+    """
     C, T = data.mask.shape
     inside = np.arange(T)[None, :] < data.ctx_len[:, None]
     if states == "AD":
@@ -305,7 +323,22 @@ def _nonparametric_ad(T: int) -> Candidate:
     return Candidate("nonparametric_AD", x0, loglik, unpack, penalty=penalty, grad=grad, scores=scores)
 
 
-def candidates(T: int = 10, nonparametric: bool = True) -> List[Candidate]:
+def candidates(T: int = 10, nonparametric: bool = True) -> list[Candidate]:
+    r"""MP's candidate kernels (Ferrante, Ferro & Maistro, SIGIR 2014): the paper's models
+    (``PAPER_MODELS``, :math:`\beta = 1`), the ``DECAY_MODELS`` with a fitted decay
+    :math:`\beta`, and the non-parametric kernels (module docstring for the likelihood).
+
+    Parameters
+    ----------
+    T : int
+        The longest ranking of the log (the non-parametric kernels have a weight per displacement up to it).
+    nonparametric : bool
+        Whether to include the non-parametric kernels.
+
+    Returns
+    -------
+    list of Candidate
+    """
     out = [_paper(m, False) for m in PAPER_MODELS]
     out += [_paper(m, True) for m in DECAY_MODELS]
     if nonparametric:
@@ -314,7 +347,19 @@ def candidates(T: int = 10, nonparametric: bool = True) -> List[Candidate]:
 
 
 def predicted_jumps(data: MPData, params: dict) -> np.ndarray:
-    """Expected count of each signed jump j - i under the model (same conditioning as the data)."""
+    """Expected count of each signed jump j - i under the model (same conditioning as the data).
+
+    Parameters
+    ----------
+    data : MPData
+    params : dict
+        A fitted MP candidate's parameters.
+
+    Returns
+    -------
+    ndarray, shape (2T - 1,)
+        Index ``d + T - 1`` holds the jumps of displacement ``d``.
+    """
     Q = tables_for(data, params)
     P = Q[data.c, data.i, :] * data.counts[data.owner][:, None]
     T = data.T
@@ -323,6 +368,7 @@ def predicted_jumps(data: MPData, params: dict) -> np.ndarray:
 
 
 def tables_for(data: MPData, params: dict) -> np.ndarray:
+    """:func:`transition_tables` of a fitted candidate's parameters."""
     if params["kernel"] == "nonparametric":
         T = data.T
         t = np.zeros(2 * T - 1)
@@ -335,7 +381,7 @@ def tables_for(data: MPData, params: dict) -> np.ndarray:
     return transition_tables(data, params["connectivity"], params["states"], W)
 
 
-def fit_rates(log) -> Optional[dict]:
+def fit_rates(log: ClickLog) -> dict | None:
     """MPcont holding rates per rank from dwell times (last dwell right-censored), with 95% intervals.
 
     Returns None when the log has no dwell times.  A rank without an uncensored
@@ -343,7 +389,6 @@ def fit_rates(log) -> Optional[dict]:
     chi-square interval of an exponential rate from ``n`` events in a total
     time (censored times included): :math:`[\\chi^2_{2n,0.025}, \\chi^2_{2n,0.975}]/(2\\sum d)`.
     """
-    from scipy.stats import chi2
     if not log.has_dwell:
         return None
     T = max(s.n_shown for s in log)
@@ -366,8 +411,8 @@ def fit_rates(log) -> Optional[dict]:
     with np.errstate(divide="ignore", invalid="ignore"):
         # a rank nobody dwelt on gets the pooled rate of all ranks (the measure needs one per rank)
         mu = np.where((total > 0) & (n > 0), n / np.where(total > 0, total, 1.0), pooled)
-        lo = np.where(n > 0, chi2.ppf(0.025, 2 * n) / (2 * total), 0.0)
-        hi = np.where(total > 0, chi2.ppf(0.975, 2 * n + 2) / (2 * total), np.nan)
+        lo = np.where(n > 0, stats.chi2.ppf(0.025, 2 * n) / (2 * total), 0.0)
+        hi = np.where(total > 0, stats.chi2.ppf(0.975, 2 * n + 2) / (2 * total), np.nan)
     out = {"rates": mu.tolist(), "rates_low": lo.tolist(), "rates_high": hi.tolist(),
            "rates_events": n.astype(int).tolist()}
     if all_d:

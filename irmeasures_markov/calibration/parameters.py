@@ -4,10 +4,21 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Protocol
 
 import numpy as np
 
-__all__ = ["measure_parameters", "check_params", "PARAM_SCHEMAS"]
+from ..measures.carterette import DISTRIBUTIONS
+from ..measures.stopping_time.params import BROWSING_MODELS
+
+__all__ = ["measure_parameters", "check_params", "stop_probabilities", "PARAM_SCHEMAS", "FitLike"]
+
+
+class FitLike(Protocol):
+    """What the conversions read of a fit (a :class:`~irmeasures_markov.calibration.FamilyFit`)."""
+
+    family: str
+    params: dict
 
 
 class _Field:
@@ -47,8 +58,6 @@ _WEIGHTS = _Field("an object mapping signed displacements ('+1', '-2', ...) to w
 
 
 def _schemas():
-    from ..measures.carterette import DISTRIBUTIONS
-    from ..measures.stopping_time.params import BROWSING_MODELS
     return {
         "mp": {"connectivity": _choice("GL", "LO"), "states": _choice("AD", "OR"),
                "kernel": _choice("ID", "LID", "nonparametric"), "decay": _ANY, "weights": _WEIGHTS,
@@ -77,11 +86,21 @@ _REQUIRED = {
 }
 
 
-def check_params(fit) -> None:
-    """Check a fit's ``params`` against its family's schema: every field known, every value of the type
-    and in the range the field allows, the fields that select the model present.
+def check_params(fit: FitLike) -> None:
+    """Check a fit's ``params`` against its family's schema (:data:`PARAM_SCHEMAS`).
 
-    Raises ``ValueError`` naming the field, its value and what it may be.
+    Every field must be known, every value of the type and in the range the
+    field allows, and the fields that select the model present.
+
+    Parameters
+    ----------
+    fit : FamilyFit
+        Or any object with ``family`` and ``params``.
+
+    Raises
+    ------
+    ValueError
+        Naming the field, its value and what it may be (or the unknown family).
     """
     if not PARAM_SCHEMAS:
         PARAM_SCHEMAS.update(_schemas())
@@ -170,7 +189,6 @@ def _ph(fit) -> dict:
 
 
 def _carterette(fit) -> dict:
-    from .carterette import stop_probabilities
     p = fit.params
     dist = p["dist"]
     if dist in ("ERR", "AP", "RRR"):
@@ -186,15 +204,74 @@ def _carterette(fit) -> dict:
     return out
 
 
+def stop_probabilities(dist: str, values: dict, n: int) -> np.ndarray:
+    r"""P(stop at k), k = 1..n, of a static or empirical stopping distribution (Carterette, SIGIR 2011).
+
+    ``RBP`` :math:`(1-\theta)\theta^{k-1}`; ``DCG``
+    :math:`1/\log_2(k+1) - 1/\log_2(k+2)`; ``RR`` :math:`1/(k(k+1))`;
+    ``empirical`` :math:`P(k) = (1-c_k)\prod_{i<k} c_i` from the fitted
+    continuation probabilities :math:`c_k` (the last one repeated beyond them).
+
+    Parameters
+    ----------
+    dist : {'RBP', 'DCG', 'RR', 'empirical'}
+    values : dict
+        The fit's parameters: ``theta`` (RBP), ``continuation`` (empirical).
+    n : int
+        Ranks wanted.
+
+    Returns
+    -------
+    ndarray of float64
+        ``n`` probabilities; the rest of the mass lies beyond rank ``n``.
+
+    Raises
+    ------
+    ValueError
+        For a distribution that depends on relevance (ERR, AP, RRR).
+    """
+    k = np.arange(1, n + 1, dtype=np.float64)
+    if dist == "RBP":
+        th = values["theta"]
+        return (1 - th) * th ** (k - 1)
+    if dist == "DCG":
+        return 1 / np.log2(k + 1) - 1 / np.log2(k + 2)
+    if dist == "RR":
+        return 1 / (k * (k + 1))
+    if dist == "empirical":
+        c = np.asarray(values["continuation"], dtype=np.float64)
+        c = np.concatenate([c, np.full(max(0, n - c.size), c[-1] if c.size else 0.0)])[:n]
+        surv = np.concatenate([[1.0], np.cumprod(c[:-1])])
+        return surv * (1 - c)
+    raise ValueError(f"dist={dist!r} depends on relevance: it has no static stopping probabilities")
+
+
 def _tbg(fit) -> dict:
     return {k: float(fit.params[k]) for k in ("pc_rel", "pc_nonrel", "halflife", "t_summary") if k in fit.params}
 
 
-def measure_parameters(fit) -> dict:
-    """What the family's measure takes (shapes documented in FamilyFit.measure_parameters).
+def measure_parameters(fit: FitLike) -> dict:
+    """What the family's measure takes (shapes documented in :meth:`FamilyFit.measure_parameters`).
 
     The fit is checked first (:func:`check_params`): a value outside its
     field's choices is an error, never read as another model.
+
+    Parameters
+    ----------
+    fit : FamilyFit
+        Or any object with ``family`` and ``params``.
+
+    Returns
+    -------
+    dict
+        Keyword arguments of the family's measure.
+
+    Raises
+    ------
+    ValueError
+        An unknown family, a fit that breaks its schema, a non-finite value a
+        measure reads, or an MP fit that is not a kernel of rank pairs (LO_OR
+        with a fitted decay).
     """
     conv = {"mp": _mp, "ph": _ph, "carterette": _carterette, "tbg": _tbg}.get(fit.family)
     if conv is None:

@@ -17,12 +17,10 @@ measure's default SFBM :math:`p=0.8`, and the paper's Figure 1 users SFBM
 """
 from __future__ import annotations
 
-from typing import List
-
 import numpy as np
 
 from ._likelihood import Candidate, expit, logit
-from ._walk import WalkData, click_probability_by_rank, walk_loglik
+from ._walk import WalkData, click_gammas, click_probability_by_rank, gamma_names, walk_loglik
 
 __all__ = ["candidates", "walk_arrays", "DEFAULTS"]
 
@@ -44,14 +42,12 @@ def _inv_softmax_pq(p, q):
     return np.log(max(p, 1e-9) / s), np.log(max(q, 1e-9) / s)
 
 
-def _gammas(data: WalkData, values: dict) -> np.ndarray:
-    if data.has_relevance:
-        return np.where(data.rel, values["gamma_rel"], values["gamma_nonrel"])
-    return np.full(data.rel.shape, values["gamma"])
+def walk_arrays(data: WalkData, values: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(p, q, gamma) per group and rank (flat, ``data.n_ranks``) for the natural parameters ``values``.
 
-
-def walk_arrays(data: WalkData, values: dict):
-    """(p, q, gamma) per group and rank for the natural parameters ``values``."""
+    ``p_rel``/``q_rel`` apply at relevant ranks, ``p``/``q`` at the others
+    (DFBM: :math:`p = 1, q = 0`); :math:`\\gamma` from :func:`~._walk.click_gammas`.
+    """
     shape = data.rel.shape
     rel = data.rel
     p = np.full(shape, values.get("p", 1.0))
@@ -60,15 +56,11 @@ def walk_arrays(data: WalkData, values: dict):
         p = np.where(rel, values["p_rel"], p)
     if "q_rel" in values:
         q = np.where(rel, values["q_rel"], q)
-    return p, q, _gammas(data, values)
-
-
-def _gamma_names(with_rel: bool) -> List[str]:
-    return ["gamma_rel", "gamma_nonrel"] if with_rel else ["gamma"]
+    return p, q, click_gammas(data, values)
 
 
 def _make(name: str, browse: str, with_rel: bool, *, fixed_pq=None) -> Candidate:
-    gnames = _gamma_names(with_rel)
+    gnames = gamma_names(with_rel)
     if fixed_pq is not None:
         blocks = []
     elif browse == "DFBM":
@@ -106,17 +98,34 @@ def _make(name: str, browse: str, with_rel: bool, *, fixed_pq=None) -> Candidate
     return Candidate(name, x0, loglik, unpack)
 
 
-def candidates(with_rel: bool = False, T: int = 2) -> List[Candidate]:
-    """DFBM, SFBM, RWBM fitted, and the paper-default users (with only the click probability fitted).
+def candidates(with_rel: bool = False, T: int = 2) -> list[Candidate]:
+    r"""The P@H browsing models of Ferrante & Ferro (ICTIR 2020) as candidates.
 
-    ``T``: the longest ranking of the log; with one document the user never
-    moves, p and q change nothing, and SFBM and RWBM (which fit them) are left out."""
+    DFBM, SFBM, RWBM fitted, and the paper-default users (:data:`DEFAULTS`,
+    with only the click probability fitted).  The likelihood of a session is
+    the walk likelihood (:mod:`._walk`) with forward :math:`p`, backward
+    :math:`q`, stop :math:`1-p-q` and click probability :math:`\gamma` per visit.
+
+    Parameters
+    ----------
+    with_rel : bool
+        Whether the log has qrels: then ``p_rel``/``q_rel`` and
+        ``gamma_rel``/``gamma_nonrel`` are fitted too.
+    T : int
+        The longest ranking of the log; with one document the user never
+        moves, p and q change nothing, and SFBM and RWBM (which fit them) are
+        left out.
+
+    Returns
+    -------
+    list of Candidate
+    """
     out = [_make(b, b, with_rel) for b in (("DFBM", "SFBM", "RWBM") if T > 1 else ("DFBM",))]
     out += [_make(name, browse, with_rel, fixed_pq=(p, q)) for name, browse, p, q in DEFAULTS]
     return out
 
 
 def diagnostics(data: WalkData, params: dict) -> dict:
-    """Observed and predicted click probability by rank."""
+    """Observed and predicted click probability by rank (``ctr_observed``, ``ctr_predicted``), for the plots."""
     pred = click_probability_by_rank(data, *walk_arrays(data, params))
     return {"ctr_observed": data.observed_ctr.tolist(), "ctr_predicted": pred.tolist()}

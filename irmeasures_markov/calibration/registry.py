@@ -42,11 +42,12 @@ import json
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
 
-from ..errors import InputError
-from ..readers.content import ContentCache, digest_value
+from .._util.errors import InputError
+from .._util.registry import Registry
+from ..io.content import ContentCache, digest_value
 from . import parameters
+from .report import FitReport
 from .result import FAMILIES, FamilyFit
 
 __all__ = ["register_fitted", "unregister_fitted", "registered_fits", "save_fit", "load_fit", "FitFile",
@@ -59,43 +60,45 @@ FIT_VERSION = 1
 FITS_ENV = "IRMEASURES_MARKOV_FITS"
 
 #: name -> {family: FamilyFit}
-_REGISTERED: Dict[str, Dict[str, FamilyFit]] = {}
+_REGISTERED: dict[str, dict[str, FamilyFit]] = {}
 #: name -> how many times it was registered, so cached measure parameters of a replaced fit are never used
-_VERSIONS: Dict[str, int] = {}
-_PARAMS: Dict[tuple, dict] = {}
-_FINGERPRINTS: Dict[tuple, str] = {}
+_VERSIONS: dict[str, int] = {}
+_PARAMS: dict[tuple, dict] = {}
+_FINGERPRINTS: dict[tuple, str] = {}
 
 
 @dataclass
 class FitFile:
     """The content of a fit file: every fit, which one is best per family, and the log's description."""
 
-    fits: List[FamilyFit]
-    best_index: Dict[str, int]
+    fits: list[FamilyFit]
+    best_index: dict[str, int]
     log: dict = field(default_factory=dict)
     path: str = ""
-    notes: List[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
-    def families(self) -> Tuple[str, ...]:
+    def families(self) -> tuple[str, ...]:
+        """The families with a best fit, in the order of ``FAMILIES``."""
         return tuple(f for f in FAMILIES if f in self.best_index)
 
     def best(self, family: str) -> FamilyFit:
+        """The fit that measures use for ``family`` (``ValueError`` naming the file when it has none)."""
         if family not in self.best_index:
             where = f"{self.path}: " if self.path else ""
             raise ValueError(f"{where}no {family!r} fit (the file has: {', '.join(self.families) or 'none'})")
         return self.fits[self.best_index[family]]
 
     def to_dict(self) -> dict:
+        """The file's JSON content (module docstring)."""
         out = {"format": FIT_FORMAT, "version": FIT_VERSION, "log": dict(self.log),
                "fits": [f.to_dict() for f in self.fits], "best": dict(self.best_index)}
         if self.notes:
             out["notes"] = list(self.notes)
         return out
 
-    def to_report(self):
+    def to_report(self) -> FitReport:
         """The fits as a :class:`~irmeasures_markov.calibration.FitReport` (its table; the file keeps no plot data)."""
-        from .report import FitReport
         return FitReport(self.fits, notes=self.notes, log=self.log)
 
 
@@ -141,7 +144,11 @@ def check_fit_name(name, where: str = "register_fitted") -> str:
     return name
 
 
-def register_fitted(name: str, fit_or_report) -> str:
+#: the registered fits, by the rule of fit names
+FIT_REGISTRY = Registry("fit", lambda: _REGISTERED, name_rule=check_fit_name)
+
+
+def register_fitted(name: str, fit_or_report: FitReport | FitFile | FamilyFit) -> str:
     """Make a fitted model usable in measure strings as ``'fit:NAME'`` (module docstring).
 
     ``fit_or_report``: a :class:`FitReport` (its best fit of each family is
@@ -150,7 +157,7 @@ def register_fitted(name: str, fit_or_report) -> str:
     under ``name`` and not in ``fit_or_report`` are kept; the others are
     replaced.  Returns ``name``.
     """
-    check_fit_name(name)
+    FIT_REGISTRY.key(name)
     ff = _as_fit_file(fit_or_report)
     if not ff.best_index:
         raise ValueError("register_fitted: nothing to register (no fit)")
@@ -163,11 +170,11 @@ def register_fitted(name: str, fit_or_report) -> str:
 
 def unregister_fitted(name: str) -> None:
     """Forget the fits registered under ``name`` (KeyError if there are none)."""
-    del _REGISTERED[name]
+    FIT_REGISTRY.unregister(name)
     _VERSIONS[name] = _VERSIONS.get(name, 0) + 1
 
 
-def registered_fits() -> Dict[str, Tuple[str, ...]]:
+def registered_fits() -> dict[str, tuple[str, ...]]:
     """``{name: families}`` of the fits registered in this process."""
     return {n: tuple(f for f in FAMILIES if f in e) for n, e in _REGISTERED.items()}
 
@@ -189,11 +196,20 @@ def _jsonable(x):
     return x
 
 
-def save_fit(path, fit_or_report, *, description: Optional[str] = None, source: Optional[str] = None) -> None:
+def save_fit(path: str | os.PathLike, fit_or_report: FitReport | FitFile | FamilyFit, *,
+             description: str | None = None, source: str | None = None) -> None:
     """Write a fit file (module docstring): every fit of a report, or one FamilyFit, and the log's description.
 
-    ``description``/``source`` replace those the fits carry (say where the
-    log came from: the file is how a calibrated measure is shared and cited).
+    Parameters
+    ----------
+    path : str or os.PathLike
+    fit_or_report : FitReport, FitFile or FamilyFit
+    description, source : str, optional
+        Replace those the fits carry (say where the log came from: the file
+        is how a calibrated measure is shared and cited).
+
+    Notes
+    -----
     Non-finite numbers are written as ``null`` (strict JSON).
     """
     ff = _as_fit_file(fit_or_report)
@@ -206,12 +222,24 @@ def save_fit(path, fit_or_report, *, description: Optional[str] = None, source: 
         out.write(text + "\n")
 
 
-def load_fit(path) -> FitFile:
+def load_fit(path: str | os.PathLike) -> FitFile:
     """Read a fit file written by :func:`save_fit`.
 
-    Raises ``FileNotFoundError`` for a missing file and
-    :class:`~irmeasures_markov.errors.InputError` naming the file (and line,
-    for bad JSON) for one that is not a fit file.
+    Parameters
+    ----------
+    path : str or os.PathLike
+
+    Returns
+    -------
+    FitFile
+        Every fit checked (:meth:`FamilyFit.from_dict`, the family's parameter schema).
+
+    Raises
+    ------
+    FileNotFoundError
+        For a missing file.
+    InputError
+        Naming the file (and line, for bad JSON) for one that is not a fit file.
     """
     name = os.fspath(path)
     try:
@@ -291,7 +319,7 @@ def _fit_file_from_dict(obj, name: str) -> FitFile:
 # Resolution of 'fit:NAME' / 'file:PATH'
 # ---------------------------------------------------------------------------
 
-def _search_dirs() -> List[str]:
+def _search_dirs() -> list[str]:
     env = os.environ.get(FITS_ENV)
     return [d for d in env.split(os.pathsep) if d] if env else [os.getcwd()]
 
@@ -300,7 +328,7 @@ def _search_dirs() -> List[str]:
 _FILES = ContentCache(_parse_fit, maxsize=32)
 
 
-def _file(path: str) -> Tuple[tuple, FitFile]:
+def _file(path: str) -> tuple[tuple, FitFile]:
     """The fit file at ``path`` as it is now, with a token naming its content (the digest of its bytes)."""
     try:
         digest, ff = _FILES.get(path)
@@ -309,7 +337,7 @@ def _file(path: str) -> Tuple[tuple, FitFile]:
     return ("file", digest), ff
 
 
-def _lookup(spec: str, where: str) -> Tuple[tuple, object]:
+def _lookup(spec: str, where: str) -> tuple[tuple, object]:
     """``(token, source)``: the registered entry ``{family: fit}`` or the :class:`FitFile` a spec names."""
     kind, _, rest = spec.partition(":")
     kind = kind.lower()
@@ -330,7 +358,7 @@ def _lookup(spec: str, where: str) -> Tuple[tuple, object]:
                      f"save_fit or `irmeasures-markov fit LOG -o {name}.json`, or use 'file:PATH'")
 
 
-def resolve_fit(spec: str, family: str, where: str = "") -> Tuple[tuple, FamilyFit]:
+def resolve_fit(spec: str, family: str, where: str = "") -> tuple[tuple, FamilyFit]:
     """``(token, fit)``: the ``family`` fit named by ``'fit:NAME'`` or ``'file:PATH'``.
 
     ``token`` identifies this fit until it is registered again or its file
@@ -350,7 +378,7 @@ def resolve_fit(spec: str, family: str, where: str = "") -> Tuple[tuple, FamilyF
     return token + (family,), source[family]
 
 
-def fit_parameters(spec: str, family: str, where: str = "") -> Tuple[tuple, dict]:
+def fit_parameters(spec: str, family: str, where: str = "") -> tuple[tuple, dict]:
     """``(token, measure parameters)`` of the ``family`` fit a spec names (``FamilyFit.measure_parameters()``,
     cached per token)."""
     token, fit = resolve_fit(spec, family, where)

@@ -2,11 +2,28 @@
 from __future__ import annotations
 
 import math
-from typing import Dict, List, Optional, Sequence
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .._util.progress import progress_line, show_progress
+from ..io.normalise import to_qrels_dict
+from . import carterette as cart_mod
+from . import mp as mp_mod
+from . import ph as ph_mod
+from . import tbg as tbg_mod
+from ._likelihood import fit_candidate
+from ._walk import walk_data
+from .logs import ClickLog
+from .plots import PANELS, draw_panel
 from .result import FAMILIES, FamilyFit
+
+if TYPE_CHECKING:
+    import matplotlib.axes
+    import matplotlib.figure
+    import pandas
 
 __all__ = ["fit", "FitReport"]
 
@@ -34,26 +51,42 @@ class FitReport:
         ``heldout_dropped_clicks``.
     """
 
-    def __init__(self, fits: List[FamilyFit], diagnostics: Optional[dict] = None, notes: Optional[list] = None,
-                 log: Optional[dict] = None, unfitted: Optional[List[FamilyFit]] = None):
+    def __init__(self, fits: list[FamilyFit], diagnostics: dict | None = None, notes: list[str] | None = None,
+                 log: dict | None = None, unfitted: list[FamilyFit] | None = None) -> None:
         self.fits = list(fits)
         self.diagnostics = dict(diagnostics or {})
         self.notes = list(notes or [])
         self.log = dict(log or {})
         self.unfitted = list(unfitted or [])
-        self._sequence: List[FamilyFit] = []     # fit() sets it: every candidate in the order it was fitted
+        self._sequence: list[FamilyFit] = []     # fit() sets it: every candidate in the order it was fitted
 
     @property
-    def families(self) -> tuple:
+    def families(self) -> tuple[str, ...]:
         """The families with at least one fitted candidate (those a fit file of this report can serve)."""
         return tuple(f for f in FAMILIES if self.family(f))
 
     # -- selection ------------------------------------------------------------------------
-    def family(self, family: str) -> List[FamilyFit]:
+    def family(self, family: str) -> list[FamilyFit]:
+        """The fitted candidates of one family (``'mp'``, ``'ph'``, ``'carterette'``, ``'tbg'``), in fit order."""
         return [f for f in self.fits if f.family == family]
 
     def best(self, family: str) -> FamilyFit:
-        """Highest held-out log-likelihood when a test log was given, else lowest AIC."""
+        """The family's best candidate: highest held-out log-likelihood when a test log was given, else lowest
+        AIC (:math:`2k - 2\\log L`; ties: fewer parameters).
+
+        Parameters
+        ----------
+        family : {'mp', 'ph', 'carterette', 'tbg'}
+
+        Returns
+        -------
+        FamilyFit
+
+        Raises
+        ------
+        KeyError
+            When the report has no fit of that family.
+        """
         cands = self.family(family)
         if not cands:
             raise KeyError(f"no {family!r} fit in this report (fitted: {sorted({f.family for f in self.fits})})")
@@ -62,7 +95,14 @@ class FitReport:
         return min(cands, key=lambda f: (_aic(f), f.n_params))
 
     # -- tables ---------------------------------------------------------------------------
-    def rows(self) -> List[dict]:
+    def rows(self) -> list[dict]:
+        """The comparison table, one dict per candidate (fitted or not) in the order they were fitted.
+
+        Keys: ``family``, ``model``, ``k`` (free parameters), ``n`` (training
+        sessions), ``loglik``, ``AIC``, ``BIC`` (:math:`k\\log n - 2\\log L`),
+        ``heldout_loglik``, ``perplexity`` (:math:`\\exp(-\\log L / \\text{events})`,
+        held out when a test log was given) and ``params`` (a short text).
+        """
         out = []
         listed = self.fits + self.unfitted
         # the candidates in the order they were fitted (fit() records it), then any added since
@@ -81,7 +121,8 @@ class FitReport:
             })
         return out
 
-    def to_frame(self):
+    def to_frame(self) -> pandas.DataFrame:
+        """:meth:`rows` as a pandas DataFrame."""
         import pandas as pd
         return pd.DataFrame(self.rows())
 
@@ -104,6 +145,7 @@ class FitReport:
 
     # -- serialisation --------------------------------------------------------------------
     def to_dict(self) -> dict:
+        """The report as JSON-able data (fits, index of each family's best, diagnostics, notes, log, unfitted)."""
         best = {}
         for fam in FAMILIES:
             if self.family(fam):
@@ -112,21 +154,39 @@ class FitReport:
                 "notes": self.notes, "log": self.log, "unfitted": [f.to_dict() for f in self.unfitted]}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "FitReport":
+    def from_dict(cls, d: dict) -> FitReport:
+        """The report a :meth:`to_dict` dict describes (every fit checked by :meth:`FamilyFit.from_dict`)."""
         return cls([FamilyFit.from_dict(x) for x in d.get("fits", [])], d.get("diagnostics"), d.get("notes"),
                    d.get("log"), [FamilyFit.from_dict(x) for x in d.get("unfitted", [])])
 
     # -- plots ----------------------------------------------------------------------------
-    def plot(self, family: Optional[str] = None, *, axes=None):
-        """Draw the diagnostics of the best fit of each family (or of one family); returns the figure."""
-        import matplotlib
+    def plot(self, family: str | None = None, *, axes: matplotlib.axes.Axes | np.ndarray | None = None
+             ) -> matplotlib.figure.Figure:
+        """Draw the diagnostics of the best fit of each family (or of one family).
+
+        Parameters
+        ----------
+        family : str, optional
+            One family; default every family with a fit.
+        axes : matplotlib Axes or array of them, optional
+            Where to draw, one panel per axes; default a new figure.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+
+        Raises
+        ------
+        ValueError
+            When the report holds no diagnostics (e.g. one read from a fit file).
+        """
         import matplotlib.pyplot as plt
         panels = []
         fams = [family] if family else [f for f in FAMILIES if self.family(f)]
         for fam in fams:
             b = self.best(fam)
             diag = self.diagnostics.get(f"{fam}/{b.model}", {})
-            for key in ("jumps", "ctr", "stop", "survival", "rates", "dwell"):
+            for key in PANELS:
                 if any(k.startswith(key) for k in diag):
                     panels.append((fam, b.model, key, diag))
         if not panels:
@@ -140,57 +200,11 @@ class FitReport:
             axes = np.atleast_1d(axes).ravel()
             fig = axes[0].figure
         for ax, (fam, model, key, d) in zip(axes, panels):
-            _draw(ax, fam, model, key, d)
+            draw_panel(ax, fam, model, key, d)
         for ax in axes[len(panels):]:
             ax.set_visible(False)
         fig.tight_layout()
         return fig
-
-
-def _draw(ax, fam, model, key, d):
-    if key == "jumps":
-        obs, pred = np.asarray(d["jumps_observed"]), np.asarray(d["jumps_predicted"])
-        T = (obs.size + 1) // 2
-        x = np.arange(-(T - 1), T)
-        ax.bar(x, obs / obs.sum() if obs.sum() > 0 else obs, color="0.75", label="observed")
-        ax.plot(x, pred / pred.sum() if pred.sum() > 0 else pred, "o-", color="C0", label=model)
-        ax.set_xlabel("jump j - i between consecutive clicks (ranks)")
-        ax.set_ylabel("share of jumps")
-    elif key == "ctr":
-        r = np.arange(1, len(d["ctr_observed"]) + 1)
-        ax.bar(r, d["ctr_observed"], color="0.75", label="observed")
-        ax.plot(r, d["ctr_predicted"], "o-", color="C1", label=model)
-        ax.set_xlabel("rank")
-        ax.set_ylabel("P(click at rank)")
-    elif key == "stop":
-        r = np.arange(1, len(d["stop_probabilities"]) + 1)
-        if "last_click_observed" in d:
-            lc = np.asarray(d["last_click_observed"])[1:]
-            ax.bar(r, lc / lc.sum() if lc.sum() > 0 else lc, color="0.75",
-                   label="last click (observed, sessions with a click)")
-        ax.plot(r, d["stop_probabilities"], "o-", color="C2", label=f"P(stop at k), {model}")
-        ax.set_xlabel("rank")
-        ax.set_ylabel("probability")
-    elif key == "survival":
-        ax.plot(d["survival_t"], d["survival_fitted"], color="C3", label="fitted")
-        ax.plot(d["survival_t"], d["survival_empirical"], color="0.5", label="observed ends")
-        ax.set_xlabel("seconds after the first click")
-        ax.set_ylabel("P(still searching)")
-    elif key == "rates":
-        r = np.arange(1, len(d["rates"]) + 1)
-        err = [np.clip(np.subtract(d["rates"], d["rates_low"]), 0, None),
-               np.clip(np.nan_to_num(np.subtract(d["rates_high"], d["rates"])), 0, None)]
-        ax.errorbar(r, d["rates"], yerr=err, fmt="o", color="C4",
-                    label="fitted rate, 95% interval")
-        ax.set_xlabel("rank")
-        ax.set_ylabel("holding rate (1/s)")
-    elif key == "dwell":
-        ax.plot(d["dwell_t"], d["dwell_km"], color="0.4", label="observed (Kaplan-Meier)")
-        ax.plot(d["dwell_t"], d["dwell_fitted"], color="C4", label="exponential, pooled rate")
-        ax.set_xlabel("dwell time (s)")
-        ax.set_ylabel("P(dwell > t)")
-    ax.set_title(f"{fam}: {model}", fontsize=9)
-    ax.legend(fontsize=7)
 
 
 def _finite(x):
@@ -232,8 +246,9 @@ def _check_log(log, name: str) -> None:
                              f"outside the {s.n_shown} documents shown (ranks are 1-based).")
 
 
-def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional[dict] = None,
-        bootstrap: int = 200, seed: int = 0, progress: Optional[bool] = None, rel: int = 1) -> FitReport:
+def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str] | str = FAMILIES,
+        qrels: dict | str | os.PathLike | None = None,
+        bootstrap: int = 200, seed: int = 0, progress: bool | None = None, rel: int = 1) -> FitReport:
     """Fit every candidate user model of the chosen families to a click log.
 
     Parameters
@@ -261,11 +276,15 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
     Returns
     -------
     FitReport
+
+    Raises
+    ------
+    ValueError
+        An unknown family, a negative ``bootstrap``, an empty training log, or
+        a session with a click outside its ranking.
+    TypeError
+        When ``train`` or ``test`` is not a ClickLog.
     """
-    from ..progress import progress_line, show_progress
-    from . import carterette as cart_mod, mp as mp_mod, ph as ph_mod, tbg as tbg_mod
-    from ._likelihood import fit_candidate
-    from ._walk import walk_data
     if isinstance(families, str):
         families = FAMILIES if families == "all" else (families,)
     families = tuple(families)
@@ -280,16 +299,15 @@ def fit(train, *, test=None, families: Sequence[str] = FAMILIES, qrels: Optional
     if len(train) == 0:
         raise ValueError("the training log has no sessions")
     if qrels is not None:
-        from ..inputs import to_qrels_dict
         qrels = to_qrels_dict(qrels)
     progress = show_progress(progress)
     rng = np.random.default_rng(seed)
     desc = train.description
-    fits: List[FamilyFit] = []
-    unfitted: List[FamilyFit] = []
-    sequence: List[FamilyFit] = []
-    diagnostics: Dict[str, dict] = {}
-    notes: List[str] = []
+    fits: list[FamilyFit] = []
+    unfitted: list[FamilyFit] = []
+    sequence: list[FamilyFit] = []
+    diagnostics: dict[str, dict] = {}
+    notes: list[str] = []
 
     def run(family, cand, tr, te, extra=None):
         f, _ = fit_candidate(family, cand, tr, te, bootstrap=bootstrap, rng=rng, description=desc, extra=extra)

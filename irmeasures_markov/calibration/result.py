@@ -10,7 +10,8 @@ reads only ``measure_parameters()``.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import Dict, Optional, Tuple
+
+from . import parameters
 
 __all__ = ["FamilyFit", "FAMILIES"]
 
@@ -81,26 +82,43 @@ class FamilyFit:
 
     family: str
     model: str
-    params: Dict[str, object]
-    intervals: Dict[str, Tuple[float, float]] = field(default_factory=dict)
+    params: dict[str, object]
+    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
     loglik: float = float("nan")
     n_params: int = 0
     n_sessions: int = 0
-    heldout_loglik: Optional[float] = None
+    heldout_loglik: float | None = None
     n_heldout: int = 0
     n_events: int = 0
     log_description: str = ""
     n_heldout_events: int = 0
 
     def to_dict(self) -> dict:
+        """The fit as plain JSON-able data (intervals as ``[low, high]`` lists); :meth:`from_dict` reads it back."""
         d = asdict(self)
         d["intervals"] = {k: [float(v[0]), float(v[1])] for k, v in self.intervals.items()}
         return d
 
     @classmethod
-    def from_dict(cls, d: dict) -> "FamilyFit":
-        """The fit a :meth:`to_dict` dict describes; every field is checked (``ValueError`` naming the field,
-        its value and what it may be; a number written as null, i.e. not finite, reads as NaN)."""
+    def from_dict(cls, d: dict) -> FamilyFit:
+        """The fit a :meth:`to_dict` dict describes, every field checked.
+
+        Parameters
+        ----------
+        d : dict
+            As :meth:`to_dict` writes it; a number written as null (not
+            finite) reads as NaN.
+
+        Returns
+        -------
+        FamilyFit
+
+        Raises
+        ------
+        ValueError
+            An unknown or missing field, or a value of the wrong type, naming
+            the field, its value and what it may be.
+        """
         d = dict(d)
         known = [f.name for f in fields(cls)]
         unknown = [k for k in d if k not in known]
@@ -127,6 +145,16 @@ class FamilyFit:
           P(stop at rank k), k = 1..n (the mass beyond n is the remainder);
         - ``ph``: keyword arguments of the PH measure (``browse``, ``p``, ``q``, ...);
         - ``tbg``: keyword arguments of the TBG measure.
+
+        Returns
+        -------
+        dict
+
+        Raises
+        ------
+        ValueError
+            When ``params`` break the family's schema
+            (:func:`~irmeasures_markov.calibration.parameters.check_params`) or a
+            value the measure reads is not finite.
         """
-        from . import parameters  # the family-specific conversions live with the fits
         return parameters.measure_parameters(self)

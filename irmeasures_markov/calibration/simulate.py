@@ -16,10 +16,11 @@ censored chains), and returns a :class:`~irmeasures_markov.calibration.ClickLog`
 """
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ..measures.stopping_time import browsing_model
 from .logs import ClickLog, Session
 
 __all__ = ["simulate_ph", "simulate_stopping", "simulate_mp", "simulate_times", "mp_kernel"]
@@ -39,13 +40,31 @@ def _relevance(rng, n_sessions, n_docs, n_queries, rel_fraction):
 
 
 def simulate_ph(n_sessions: int, *, browse: str = "RWBM", p: float = 0.6, q: float = 0.2,
-                p_rel: Optional[float] = None, q_rel: Optional[float] = None, gamma=0.4,
-                n_docs: int = 10, n_queries: int = 20, rel_fraction: float = 0.3, rng=None):
-    """A click log of P@H users. Returns ``(log, qrels)``.
+                p_rel: float | None = None, q_rel: float | None = None,
+                gamma: float | tuple[float, float] = 0.4, n_docs: int = 10, n_queries: int = 20,
+                rel_fraction: float = 0.3, rng: np.random.Generator | int | None = None
+                ) -> tuple[ClickLog, dict[str, dict[str, int]]]:
+    """A click log of P@H users (Ferrante & Ferro, ICTIR 2020).
 
-    ``gamma`` is the click probability of a visit, or ``(gamma_rel, gamma_nonrel)``.
+    Parameters
+    ----------
+    n_sessions : int
+    browse : {'DFBM', 'SFBM', 'RWBM'}
+    p, q : float
+        Forward and backward probabilities (``p_rel``, ``q_rel`` at relevant ranks when given).
+    gamma : float or (float, float)
+        The click probability of a visit, or ``(gamma_rel, gamma_nonrel)``.
+    n_docs, n_queries : int
+        Ranking length and number of queries.
+    rel_fraction : float
+        Share of relevant documents.
+    rng : numpy Generator or seed, optional
+
+    Returns
+    -------
+    (ClickLog, dict)
+        The log and its qrels.
     """
-    from ..measures.stopping_time import browsing_model
     rng = np.random.default_rng(rng)
     qids, rel, which, qrels = _relevance(rng, n_sessions, n_docs, n_queries, rel_fraction)
     g_rel, g_non = (gamma, gamma) if np.ndim(gamma) == 0 else gamma
@@ -82,7 +101,7 @@ def simulate_ph(n_sessions: int, *, browse: str = "RWBM", p: float = 0.6, q: flo
 
 
 def simulate_stopping(n_sessions: int, stop_probabilities: Sequence[float], *, gamma: float = 0.4,
-                      n_docs: int = 10, rng=None) -> ClickLog:
+                      n_docs: int = 10, rng: np.random.Generator | int | None = None) -> ClickLog:
     """Users who read ranks 1..K, P(K = k) = ``stop_probabilities[k-1]`` (mass beyond n_docs reads all)."""
     rng = np.random.default_rng(rng)
     P = np.asarray(stop_probabilities, dtype=np.float64)
@@ -107,8 +126,8 @@ def mp_kernel(kernel: str, decay: float = 1.0) -> Callable[[np.ndarray], np.ndar
 
 
 def simulate_mp(n_sessions: int, *, model: str = "GL_AD_ID", decay: float = 1.0,
-                weights: Optional[dict] = None, n_docs: int = 10, click_fraction: float = 0.35,
-                mean_jumps: float = 1.0, rng=None) -> ClickLog:
+                weights: dict | None = None, n_docs: int = 10, click_fraction: float = 0.35,
+                mean_jumps: float = 1.0, rng: np.random.Generator | int | None = None) -> ClickLog:
     r"""MP click chains.
 
     Per session: S = the ranks clicked (each rank with ``click_fraction``; a session
@@ -182,8 +201,9 @@ def simulate_mp(n_sessions: int, *, model: str = "GL_AD_ID", decay: float = 1.0,
                     source="simulate_mp")
 
 
-def simulate_times(log: ClickLog, *, t_summary: float = 4.0, rates=None, censor_rate: float = 1 / 60.0,
-                   halflife: Optional[float] = None, rng=None) -> ClickLog:
+def simulate_times(log: ClickLog, *, t_summary: float = 4.0, rates: Sequence[float] | np.ndarray | None = None,
+                   censor_rate: float = 1 / 60.0, halflife: float | None = None,
+                   rng: np.random.Generator | int | None = None) -> ClickLog:
     """Add times to a log's clicks.
 
     Reaching the click at rank r from the previous click at rank r' takes a
@@ -193,8 +213,8 @@ def simulate_times(log: ClickLog, *, t_summary: float = 4.0, rates=None, censor_
 
     Without ``halflife`` the last click's dwell is cut by an independent
     exponential of rate ``censor_rate`` (right-censoring, as in real logs;
-    ``ended`` None) unless it ends first (``ended=True``: the end was seen).  With ``halflife`` the user leaves at the first click's
-    time plus an exponential of that half-life, reading or scanning: clicks
+    ``ended`` None) unless it ends first (``ended=True``: the end was seen).  With ``halflife`` the
+    user leaves at the first click's time plus an exponential of that half-life, reading or scanning: clicks
     after it are dropped, the session ends there (``ended=True``) and the last
     dwell runs to that end.
     """

@@ -24,12 +24,11 @@ replicate costs one weighted sum).
 """
 from __future__ import annotations
 
-from typing import List, Optional
-
 import numpy as np
 
 from ._likelihood import Candidate, expit, logit
 from ._walk import WalkData, click_probability_by_rank, walk_loglik
+from .logs import ClickLog
 
 __all__ = ["candidates", "fit_times"]
 
@@ -58,19 +57,40 @@ def _make(name: str, fixed=None) -> Candidate:
     return c
 
 
-def candidates() -> List[Candidate]:
+def candidates() -> list[Candidate]:
+    r"""TBG's click model (Smucker & Clarke, SIGIR 2012) as candidates: the user reads on with a constant fitted
+    continuation :math:`p_\text{continue}` and clicks a read document with :math:`P(C|R)` (``pc_rel``,
+    ``pc_nonrel``): fitted (``clicks``) or the paper's 0.64 and 0.39 (``clicks(paper)``).
+
+    Returns
+    -------
+    list of Candidate
+    """
     return [_make("clicks"), _make("clicks(paper)", fixed=(0.64, 0.39))]
 
 
 def diagnostics(data: WalkData, cand: Candidate, params: dict) -> dict:
+    """Observed and predicted click probability by rank (``ctr_observed``, ``ctr_predicted``), for the plots."""
     pred = click_probability_by_rank(data, *cand.arrays(data, params))
     return {"ctr_observed": data.observed_ctr.tolist(), "ctr_predicted": pred.tolist()}
 
 
-def fit_times(log, *, bootstrap: int = 200, rng=None) -> Optional[dict]:
-    """Half-life and summary time from click timestamps; None when the log has none.
+def fit_times(log: ClickLog, *, bootstrap: int = 200,
+              rng: np.random.Generator | int | None = None) -> dict | None:
+    r"""Half-life :math:`\hat h` and summary time :math:`\hat T_S` from click timestamps (module docstring).
 
-    Returns ``{'params': {...}, 'intervals': {...}, 'n_sessions': n, 'survival': {...}}``.
+    Parameters
+    ----------
+    log : ClickLog
+    bootstrap : int
+        Replicates of the bootstrap over sessions for the 95% intervals.
+    rng : numpy Generator or seed, optional
+
+    Returns
+    -------
+    dict or None
+        ``{'params': {...}, 'intervals': {...}, 'n_sessions': n, 'survival': {...}}``;
+        None when the log has no timestamps.
     """
     if not log.has_times:
         return None

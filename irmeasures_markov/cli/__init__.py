@@ -15,39 +15,37 @@ Exit status: 0 success, 2 usage or input error, 1 internal error (see
 from __future__ import annotations
 
 import sys
-from typing import Callable, Dict, List, Optional
+from collections.abc import Callable
 
-import irmeasures_markov  # noqa: F401  (registers our measures)
-
+from .. import plugin  # noqa: F401  (importing the plug-in registers our measures with ir_measures)
 from .demo import DEMO_MEASURES, demo_main
 from .errors import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, debugging, run_guarded
 from .evaluate import SUMMARY_QID, evaluate_main, report
-from .fit import fit_main
 from .inputs import sample_path
 from .measure_args import parse_measures
 from .measures import measures_main
 from .output import cli_session
-from .ph_compare import ph_compare_main
 
 __all__ = ["main", "SUBCOMMANDS", "sample_path", "parse_measures", "report", "SUMMARY_QID", "DEMO_MEASURES",
            "EXIT_OK", "EXIT_USAGE", "EXIT_INTERNAL"]
 
 #: name -> function(argv) -> exit status, for the commands other than evaluation
-SUBCOMMANDS: Dict[str, Callable[[List[str]], int]] = {
+SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
     "demo": demo_main,
     "measures": measures_main,
-    "ph-compare": ph_compare_main,
+    "ph-compare": lambda argv: __import__("irmeasures_markov.cli.ph_compare",
+                                          fromlist=["ph_compare_main"]).ph_compare_main(argv),
     "compare": lambda argv: __import__("irmeasures_markov.cli.compare", fromlist=["compare_main"]).compare_main(argv),
     "pool-reduction": lambda argv: __import__("irmeasures_markov.cli.grid", fromlist=["_"]).pool_reduction_main(argv),
-    "fit": fit_main,
+    "fit": lambda argv: __import__("irmeasures_markov.cli.fit", fromlist=["fit_main"]).fit_main(argv),
 }
 
 
-def _evaluate(argv: List[str]) -> int:
+def _evaluate(argv: list[str]) -> int:
     return evaluate_main(argv, subcommands=sorted(SUBCOMMANDS))
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit status.
 
     Never raises (``--help`` and usage errors included: their status is

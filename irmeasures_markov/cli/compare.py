@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import List
 
+from ..comparison import COMPARE_TESTS, CORRECTIONS, compare, render, resolve_baseline, resolve_run_paths
+from ..io.datasets import read_run, run_names  # read_run: the fast reader, io.read_trec_run's dicts and errors
 from .errors import PROG, CliError, CliParser, reading
 from .inputs import check_overlap, load_qrels
 from .measure_args import parse_measures
@@ -17,8 +18,6 @@ from .output import write_record
 
 __all__ = ["compare_main"]
 
-_TESTS = ("t", "wilcoxon", "sign", "randomization", "bootstrap", "bayes", "none")
-_CORRECTIONS = ("holm", "bonferroni", "fdr_bh", "none")
 _FORMATS = ("table", "md", "latex", "csv", "tsv", "jsonl")
 
 _EPILOG = """\
@@ -72,9 +71,9 @@ def _parser() -> argparse.ArgumentParser:
     tests.add_argument("--baseline", "-b", metavar="RUN",
                        help="test every run against this one (a run name or one of the RUN paths); "
                             "default: every pair")
-    tests.add_argument("--test", "-t", choices=_TESTS, default="t",
+    tests.add_argument("--test", "-t", choices=COMPARE_TESTS, default="t",
                        help="significance test (default t; none: the means only)")
-    tests.add_argument("--correction", "-c", choices=_CORRECTIONS,
+    tests.add_argument("--correction", "-c", choices=CORRECTIONS,
                        help="multiple-comparison correction over the pairs of a measure "
                             "(default holm; none for bayes and for --test none)")
     tests.add_argument("--alpha", type=float, default=0.05, help="significance level of the markers (default 0.05)")
@@ -98,15 +97,14 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _run_files(specs: List[str]) -> List[str]:
-    from ..comparison import resolve_run_paths
+def _run_files(specs: list[str]) -> list[str]:
     try:
         return resolve_run_paths(specs)
     except FileNotFoundError as exc:
         raise CliError(str(exc).strip("'\"")) from None
 
 
-def compare_main(argv: List[str]) -> int:
+def compare_main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     if not 0 < args.alpha < 1:
         raise CliError(f"--alpha must be in (0, 1), got {args.alpha}")
@@ -125,7 +123,6 @@ def compare_main(argv: List[str]) -> int:
         raise CliError("--effect-size needs --baseline (for all pairs, --pairs prints every effect size)")
     measures = parse_measures(args.measures)  # before reading: a typo is reported at once
     files = _run_files(args.runs)
-    from ..datasets import run_names
     with reading(files[0]):
         names = run_names(files)
     if len(files) < 2:
@@ -136,7 +133,6 @@ def compare_main(argv: List[str]) -> int:
     runs = {}
     bar = _bar(progress, len(files))
     try:
-        from ..datasets import read_run  # the fast reader: io.read_trec_run's dicts and errors
         for name, path in zip(names, files):
             with reading(path):
                 runs[name] = read_run(path)
@@ -146,7 +142,6 @@ def compare_main(argv: List[str]) -> int:
     finally:
         if bar is not None:
             bar.close()
-    from ..comparison import compare
     cmp = compare(qrels, runs, measures, baseline=baseline, test=args.test, correction=args.correction,
                   alpha=args.alpha, alternative=args.alternative, ci=args.ci, n_resamples=args.resamples,
                   seed=args.seed, progress=progress)
@@ -161,8 +156,7 @@ def _bar(progress: bool, total: int):
     return tqdm(total=total, desc="reading runs", unit="run", file=sys.stderr)
 
 
-def _baseline(spec, files: List[str], names: List[str]):
-    from ..comparison import resolve_baseline
+def _baseline(spec, files: list[str], names: list[str]):
     try:
         return resolve_baseline(spec, names, dict(zip(names, files)))
     except ValueError:
@@ -171,7 +165,6 @@ def _baseline(spec, files: List[str], names: List[str]):
 
 
 def _print(cmp, args) -> None:
-    from ..comparison import render
     fmt = args.output_format
     if fmt == "jsonl":
         for rec in render.records(cmp, pairs=args.pairs):

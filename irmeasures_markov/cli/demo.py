@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import List
 
 from .errors import PROG, CliParser
 from .evaluate import OUTPUT_HELP, add_output_args, check_output_args, report
@@ -18,7 +17,7 @@ DEMO_MEASURES = [
 ]
 
 
-def demo_main(argv: List[str]) -> int:
+def demo_main(argv: list[str]) -> int:
     parser = CliParser(prog=f"{PROG} demo", formatter_class=argparse.RawDescriptionHelpFormatter,
                        epilog=OUTPUT_HELP,
                        description="Evaluate the synthetic sample qrels/run bundled with the package.\n"

@@ -4,7 +4,7 @@
 * exit 2: a usage or input error (bad option, unreadable or malformed file,
   unknown measure, nothing to evaluate).  One line on stderr:
   ``irmeasures-markov: error: FILE:LINE: what is wrong`` (the file and line
-  when there are any: :class:`~irmeasures_markov.errors.InputError` messages
+  when there are any: :class:`~irmeasures_markov._util.errors.InputError` messages
   start with them);
 * exit 1: an internal error, i.e. a bug: ``irmeasures-markov: internal error: ...``
   and a request to report it.  The traceback is printed with ``--debug`` or
@@ -20,10 +20,11 @@ import os
 import sys
 import traceback
 import zlib
-from typing import Callable, Iterator, List, NoReturn
+from collections.abc import Callable, Iterator
+from typing import NoReturn
 
-from ..errors import InputError
-from ..lengths import UnknownLengthError
+from .._util.errors import InputError
+from ..documents.lengths import UnknownLengthError
 
 __all__ = ["PROG", "EXIT_OK", "EXIT_INTERNAL", "EXIT_USAGE", "DEBUG_ENV", "DEBUG_HELP", "CliError", "CliParser",
            "print_error", "reading", "run_guarded"]
@@ -107,11 +108,11 @@ def _user_error_message(exc: BaseException) -> str:
     return ""
 
 
-def debugging(argv: List[str]) -> bool:
+def debugging(argv: list[str]) -> bool:
     return "--debug" in argv or bool(os.environ.get(DEBUG_ENV))
 
 
-def run_guarded(command: Callable[[List[str]], int], argv: List[str], debug: bool = False) -> int:
+def run_guarded(command: Callable[[list[str]], int], argv: list[str], debug: bool = False) -> int:
     """Run a subcommand, mapping every outcome onto the exit-code scheme; never lets a traceback out
     unless ``debug``."""
     try:

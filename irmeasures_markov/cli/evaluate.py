@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import argparse
-from typing import Dict, List, Tuple
 
 import ir_measures
 
+from .._util.version import package_version
 from .errors import PROG, CliError, CliParser
 from .ids import evaluation_groups
 from .inputs import STDIN, check_overlap, load_qrels, load_run
@@ -45,13 +45,13 @@ def add_output_args(parser: argparse.ArgumentParser) -> None:
                         default="tsv", help="tsv (default) or jsonl (JSON lines; NaN written as null)")
 
 
-def evaluate_main(argv: List[str], subcommands=()) -> int:
+def evaluate_main(argv: list[str], subcommands=()) -> int:
     parser = CliParser(
         prog=PROG, formatter_class=argparse.RawDescriptionHelpFormatter, epilog=OUTPUT_HELP,
         description="Evaluate a TREC run with ir_measures measures plus MP, MPcont, P@H, TBG and Carterette's "
                     "M1-M4.  Other commands: " + ", ".join(f"'{PROG} {c}'" for c in subcommands) +
                     f" ('{PROG} COMMAND --help' for each).")
-    parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
+    parser.add_argument("--version", action="version", version=f"{PROG} {package_version()}")
     parser.add_argument("qrels", help="TREC qrels file (plain, .gz, .bz2, .xz) or an ir_datasets id")
     parser.add_argument("run", help="TREC run file (plain, .gz, .bz2, .xz), or - to read the run from standard input")
     parser.add_argument("measures", nargs="+",
@@ -70,15 +70,6 @@ def evaluate_main(argv: List[str], subcommands=()) -> int:
     return report(measures, qrels, run, args)
 
 
-def _version() -> str:
-    from importlib import metadata
-    try:
-        return metadata.version("irmeasures-markov")
-    except metadata.PackageNotFoundError:  # running from a source tree that is not installed
-        from .. import __version__
-        return __version__
-
-
 def check_output_args(args) -> None:
     if args.no_summary and not args.by_query:
         raise CliError("--no_summary (-n) only makes sense with --by_query (-q)")
@@ -86,8 +77,8 @@ def check_output_args(args) -> None:
         raise CliError(f"--places (-p) must be -1 (every digit) or a number of decimals >= 0, got {args.places}")
 
 
-def _per_query(measures, qrels, run) -> Tuple[List[str], Dict[object, Dict[str, float]]]:
-    values: Dict[object, Dict[str, float]] = {m: {} for m in measures}
+def _per_query(measures, qrels, run) -> tuple[list[str], dict[object, dict[str, float]]]:
+    values: dict[object, dict[str, float]] = {m: {} for m in measures}
     for group, q, r, original_qid in evaluation_groups(measures, qrels, run):
         for metric in ir_measures.iter_calc(group, q, r):
             values[metric.measure][original_qid(metric.query_id)] = metric.value
@@ -95,7 +86,7 @@ def _per_query(measures, qrels, run) -> Tuple[List[str], Dict[object, Dict[str, 
     return qids, values
 
 
-def _aggregates(measures, qrels, run) -> Dict[object, float]:
+def _aggregates(measures, qrels, run) -> dict[object, float]:
     out = {}
     for group, q, r, _ in evaluation_groups(measures, qrels, run):
         out.update(ir_measures.calc_aggregate(group, q, r))

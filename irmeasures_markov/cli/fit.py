@@ -12,9 +12,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from typing import List, Optional
 
+from .. import calibration
+from ..calibration.readers import read_log, read_wscd
+from ..calibration.registry import save_fit
 from .errors import PROG, CliError, CliParser, reading
+from .inputs import load_qrels
 
 __all__ = ["fit_main", "FAMILY_CHOICES", "guess_format"]
 
@@ -98,8 +101,7 @@ def _families(spec: str) -> tuple:
     return tuple(dict.fromkeys(parts))
 
 
-def _read(path: str, fmt: Optional[str]):
-    from ..calibration.readers import read_log, read_wscd
+def _read(path: str, fmt: str | None):
     fmt = fmt or guess_format(path)
     name = "<stdin>" if path == "-" else path
     with reading(name):
@@ -158,7 +160,7 @@ def _progress_bar(enabled: bool):
             sys.stderr = real
 
 
-def fit_main(argv: List[str]) -> int:
+def fit_main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     families = _families(args.family)
     if args.test_split is not None and not 0 < args.test_split < 1:
@@ -167,7 +169,6 @@ def fit_main(argv: List[str]) -> int:
         raise CliError(f"--bootstrap must be >= 0, got {args.bootstrap}")
     if args.test == "-" and args.log == "-":
         raise CliError("standard input can be read once: give LOG or --test as a file")
-    from .. import calibration
     fit = getattr(calibration, "fit", None)
     if fit is None:
         raise CliError("fitting is not available in this installation (irmeasures_markov.calibration.fit is "
@@ -180,7 +181,6 @@ def fit_main(argv: List[str]) -> int:
         train, test = train.split(args.test_split, seed=args.seed)
     qrels = None
     if args.qrels:
-        from .inputs import load_qrels
         qrels = load_qrels(args.qrels)
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     print(f"# {len(train)} training sessions" + (f", {len(test)} held out" if test is not None else "")
@@ -195,7 +195,6 @@ def fit_main(argv: List[str]) -> int:
         raise CliError(f"{args.log}: nothing could be fitted ({', '.join(families)}): {why}")
     sys.stdout.write(str(report).rstrip("\n") + "\n")
     if args.output:
-        from ..calibration.registry import save_fit
         with reading(args.output):
             save_fit(args.output, report, description=train.description, source=train.source)
         spec = f"file:{args.output}"

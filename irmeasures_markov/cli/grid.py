@@ -13,8 +13,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import List
 
+from ..experiments import evaluate_grid, reduction_of
+from ..io.datasets import list_run_files, run_name
 from .errors import PROG, CliError, CliParser, reading
 from .inputs import load_qrels
 from .measure_args import parse_measures
@@ -99,8 +100,7 @@ def parse_list(text: str, what: str, kind=float, limit: int = MAX_LIST_VALUES) -
     return out
 
 
-def _run_paths(specs: List[str]) -> dict:
-    from ..datasets import list_run_files, run_name
+def _run_paths(specs: list[str]) -> dict:
     paths = {}
     for spec in specs:
         if os.path.isdir(spec):
@@ -122,7 +122,7 @@ def _run_paths(specs: List[str]) -> dict:
     return paths
 
 
-def pool_reduction_main(argv: List[str]) -> int:
+def pool_reduction_main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     percents = parse_list(args.percents, "--percents")
     bad = [p for p in percents if not 0 < p < 100]
@@ -140,8 +140,6 @@ def pool_reduction_main(argv: List[str]) -> int:
     runs = _run_paths(args.runs)
     with reading(args.qrels):
         qrels = load_qrels(args.qrels)
-    from ..experiments import reduction_of
-    from ..grid import evaluate_grid
     pools = [100] + [(pc, s) for s in seeds for pc in percents]
     progress = False if args.no_progress else None  # None: only when standard error is a terminal
     stdout = sys.stdout

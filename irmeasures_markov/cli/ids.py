@@ -1,16 +1,16 @@
 """Which inputs each measure gets: this package's measures the ids as read, ir_measures' own
-measures (computed by pytrec_eval) the form of :mod:`irmeasures_markov.pytrec_inputs`."""
+measures (computed by pytrec_eval) the form of :mod:`irmeasures_markov.io.pytrec`."""
 from __future__ import annotations
 
-from typing import Callable, List, Tuple
+from collections.abc import Callable
 
+from ..io.pytrec import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
 from ..plugin.base import FamilyMeasure
-from ..pytrec_inputs import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
 
 __all__ = ["evaluation_groups"]
 
 
-def evaluation_groups(measures, qrels, run) -> List[Tuple[list, dict, dict, Callable[[str], str]]]:
+def evaluation_groups(measures, qrels, run) -> list[tuple[list, dict, dict, Callable[[str], str]]]:
     """``[(measures, qrels, run, original_qid), ...]``: what to hand to ir_measures, in groups.
 
     This package's measures get the inputs as they are (their length files,

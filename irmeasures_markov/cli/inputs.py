@@ -2,17 +2,16 @@
 
 Everything that can go wrong while reading becomes a
 :class:`~irmeasures_markov.cli.errors.CliError` or an
-:class:`~irmeasures_markov.errors.InputError` naming the file (or the
+:class:`~irmeasures_markov._util.errors.InputError` naming the file (or the
 ir_datasets id), so the boundary prints one line instead of a traceback.
 """
 from __future__ import annotations
 
 import os
 from importlib import resources
-from typing import Dict
 
-from ..inputs import check_qrels
 from ..io import read_trec_qrels, read_trec_run
+from ..io.normalise import check_qrels
 from .errors import CliError, reading
 from .output import warn
 
@@ -31,7 +30,7 @@ def _display(spec: str) -> str:
     return "<stdin>" if spec == STDIN else spec
 
 
-def load_qrels(spec: str) -> Dict[str, Dict[str, int]]:
+def load_qrels(spec: str) -> dict[str, dict[str, int]]:
     """Qrels from a file (plain or compressed; ``-``: stdin) or, when no such file exists, an ir_datasets id."""
     if spec == STDIN or os.path.exists(spec):
         with reading(_display(spec)):
@@ -44,7 +43,7 @@ def load_qrels(spec: str) -> Dict[str, Dict[str, int]]:
     return qrels
 
 
-def _qrels_from_ir_datasets(spec: str) -> Dict[str, Dict[str, int]]:
+def _qrels_from_ir_datasets(spec: str) -> dict[str, dict[str, int]]:
     try:
         import ir_datasets
     except ImportError:
@@ -56,17 +55,18 @@ def _qrels_from_ir_datasets(spec: str) -> Dict[str, Dict[str, int]]:
         raise CliError(f"{spec}: no such file, and not an ir_datasets id") from None
     if not dataset.has_qrels():
         raise CliError(f"{spec}: the ir_datasets dataset has no qrels")
-    out: Dict[str, Dict[str, int]] = {}
+    out: dict[str, dict[str, int]] = {}
     try:
         for q in dataset.qrels_iter():
             out.setdefault(q.query_id, {})[q.doc_id] = q.relevance
     except Exception as exc:  # downloads fail in many ways (offline, moved, checksum): name the dataset
-        from ..datasets import ir_datasets_unavailable
+        # imported here, on this error path only: the command line's start-up does not load the datasets module
+        from ..io.datasets import ir_datasets_unavailable
         raise CliError(ir_datasets_unavailable(spec, "qrels", exc, dataset)) from None
     return out
 
 
-def load_run(spec: str) -> Dict[str, Dict[str, float]]:
+def load_run(spec: str) -> dict[str, dict[str, float]]:
     """A run from a file (plain or compressed) or ``-`` (standard input)."""
     with reading(_display(spec)):
         return read_trec_run(spec)

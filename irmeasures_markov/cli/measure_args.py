@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import List
 
 import ir_measures
 from ir_measures import measures as irm_measures
 
-from ..cutoffs import check_measure_cutoffs
+from .._util.cutoffs import check_measure_cutoffs
 from ..plugin.base import FamilyMeasure
 from .errors import CliError
 
@@ -24,9 +23,9 @@ _LENGTH_SOURCE_PARAMS = ("lengths",)
 _IRDS_PREFIX = "irds:"
 
 
-def split_measure_args(args: List[str]) -> List[str]:
+def split_measure_args(args: list[str]) -> list[str]:
     """Measure strings of the arguments: each split at whitespace outside parentheses and quotes."""
-    out: List[str] = []
+    out: list[str] = []
     for text in args:
         depth, quote, start = 0, None, None
         for i, ch in enumerate(text):
@@ -51,7 +50,7 @@ def split_measure_args(args: List[str]) -> List[str]:
     return out
 
 
-def suggest_names(name: str, limit: int = 3) -> List[str]:
+def suggest_names(name: str, limit: int = 3) -> list[str]:
     """Registered measure names close to ``name`` (case-insensitive: ``mp`` suggests ``MP``)."""
     names = sorted(irm_measures.registry)
     by_lower = {}
@@ -139,7 +138,7 @@ def _check_irds_id(dataset_id: str, where: str) -> None:
         raise CliError(f"{where}: {dataset_id!r} is not an ir_datasets id")
 
 
-def parse_measures(specs: List[str]) -> list:
+def parse_measures(specs: list[str]) -> list:
     """Measures of the command-line arguments, deduplicated in the order given, every one validated.
 
     Raises :class:`CliError` listing every bad measure at once.

@@ -1,8 +1,6 @@
 """``irmeasures-markov measures [NAME]``: this package's measures, their parameters, types and defaults."""
 from __future__ import annotations
 
-from typing import List
-
 import ir_measures
 from ir_measures import measures as irm_measures
 
@@ -29,7 +27,7 @@ def _compact(p) -> str:
     return f"{name}: {p.type.replace(' or ', '|')}{default}"
 
 
-def _wrap(items: List[str], width: int = 100, indent: str = "    ") -> List[str]:
+def _wrap(items: list[str], width: int = 100, indent: str = "    ") -> list[str]:
     """Items joined by commas into lines of at most ``width`` characters, never breaking an item."""
     lines, line = [], ""
     for item in items:
@@ -41,7 +39,7 @@ def _wrap(items: List[str], width: int = 100, indent: str = "    ") -> List[str]
     return lines + ([indent + line] if line else [])
 
 
-def describe(info: MeasureInfo, verbose: bool) -> List[str]:
+def describe(info: MeasureInfo, verbose: bool) -> list[str]:
     """Text lines for one measure: a summary line and its parameters (type=default), or with ``verbose``
     two lines per parameter (type, default, choices; meaning)."""
     aliases = f" (alias {', '.join(info.aliases)})" if info.aliases else ""
@@ -70,11 +68,12 @@ def _ir_measures_name(name: str) -> str:
             f"strings as usual, evaluated by ir_measures (documented at {IR_MEASURES_DOCS})")
 
 
-def measures_main(argv: List[str]) -> int:
+def measures_main(argv: list[str]) -> int:
     parser = CliParser(prog=f"{PROG} measures",
                        description="List the measures irmeasures_markov adds to ir_measures (name, aliases, "
                                    "one-line meaning, parameters with their types and defaults); with NAME, "
-                                   "or -v, also each parameter's choices and meaning.  ir_measures' own measures (AP, P, nDCG, ...) "
+                                   "or -v, also each parameter's choices and meaning.  "
+                                   "ir_measures' own measures (AP, P, nDCG, ...) "
                                    f"are documented at {IR_MEASURES_DOCS}.")
     parser.add_argument("names", nargs="*", metavar="NAME", help="measures to describe in full (or aliases)")
     parser.add_argument("--verbose", "-v", action="store_true", help="describe every measure in full")

@@ -12,7 +12,7 @@ import math
 import re
 import sys
 import warnings
-from typing import Iterator, Optional
+from collections.abc import Iterator
 
 from .errors import PROG
 
@@ -62,7 +62,7 @@ def cli_session() -> Iterator[None]:
                 pass
 
 
-def json_number(x) -> Optional[float]:
+def json_number(x) -> float | None:
     """``x`` as a JSON number; NaN and infinities (which JSON cannot hold) become ``null``."""
     x = float(x)
     return x if math.isfinite(x) else None

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import List
 
 import numpy as np
 
-from ..cutoffs import check_cutoff
+from .._util.cutoffs import check_cutoff
+from ..experiments.ph_compare import compare_runs
 from ..measures.stopping_time import BROWSING_MODELS, GAINS, USERS
-from ..ph_compare import compare_runs
 from ..plugin.ph import PH
 from .errors import PROG, CliError, CliParser
 from .inputs import STDIN, check_overlap, load_qrels, load_run
@@ -130,7 +129,7 @@ def _winner(a, b, names, tol=1e-12):
     return names[0] if a > b + tol else names[1] if b > a + tol else "="
 
 
-def ph_compare_main(argv: List[str]) -> int:
+def ph_compare_main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     try:
         check_cutoff(args.cutoff, "--cutoff")
@@ -158,7 +157,10 @@ def ph_compare_main(argv: List[str]) -> int:
 
 def _print(rows, names, model, args) -> None:
     a, b = names
-    fmt = (lambda x: "-" if math.isnan(x) else format_value(x, args.places))
+
+    def fmt(x):
+        return "-" if math.isnan(x) else format_value(x, args.places)
+
     tsv = args.output_format == "tsv"
     if tsv:
         print(f"# P@H model: {', '.join(f'{k}={v}' for k, v in model.items() if v is not None)}")

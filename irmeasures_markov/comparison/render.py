@@ -1,6 +1,8 @@
 """Renderings of a :class:`~irmeasures_markov.comparison.Comparison`: text, Markdown, LaTeX, CSV/TSV, records, plot.
 
-Every table is built once as a grid of cell strings (:func:`means_grid`,
+Each function takes the :class:`~irmeasures_markov.comparison.Comparison`
+as ``cmp`` (typed ``Any`` here: this module sits below the one defining
+it).  Every table is built once as a grid of cell strings (:func:`means_grid`,
 :func:`pairs_grid`) and then laid out for its format, so the formats cannot
 disagree on a number or a marker.
 """
@@ -9,14 +11,23 @@ from __future__ import annotations
 import csv
 import io
 import math
-from typing import Dict, Iterator, List, Tuple
+import textwrap
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import DOWN, UP
+from .runs import resolve_baseline
 
-__all__ = ["legend", "means_grid", "pairs_grid", "to_text", "to_markdown", "to_latex", "to_delimited",
+if TYPE_CHECKING:
+    from ir_measures import Measure
+    from matplotlib.figure import Figure
+
+__all__ = ["UP", "DOWN", "legend", "means_grid", "pairs_grid", "to_text", "to_markdown", "to_latex", "to_delimited",
            "records", "plot", "layout", "latex_escape"]
+
+#: The markers of a run significantly better (UP) or worse (DOWN) than the baseline.
+UP, DOWN = "\u25b2", "\u25bc"
 
 TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test", "sign": "sign test",
               "randomization": "paired randomization test", "bootstrap": "paired bootstrap test",
@@ -29,6 +40,7 @@ _LATEX_ESCAPES = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{
 
 
 def latex_escape(text: str) -> str:
+    """``text`` with LaTeX's special characters escaped (``_`` -> ``\\_``, ``&`` -> ``\\&``, ...)."""
     return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in str(text))
 
 
@@ -38,7 +50,7 @@ def _num(x: float, places: int) -> str:
     return repr(float(x)) if places < 0 else f"{x:.{places}f}"
 
 
-def legend(cmp, effect: bool = False) -> str:
+def legend(cmp: Any, effect: bool = False) -> str:
     """One paragraph saying what the markers mean."""
     test = TEST_NAMES[cmp.test]
     if cmp.test == "bayes":
@@ -55,7 +67,8 @@ def legend(cmp, effect: bool = False) -> str:
         text = (f"{UP}/{DOWN}: significantly better/worse than the baseline {cmp.baseline} ({how}; "
                 f"{n} topics).")
     else:
-        text = (f"Letters: the runs a mean is significantly better than ({how}; all {len(cmp.tests) // max(1, len(cmp.labels))} "
+        n_pairs = len(cmp.tests) // max(1, len(cmp.labels))
+        text = (f"Letters: the runs a mean is significantly better than ({how}; all {n_pairs} "
                 f"pairs; {n} topics).")
     if cmp.ci is not None:
         text += f" Brackets: {cmp.ci:.0%} t confidence interval of the mean" + \
@@ -65,13 +78,13 @@ def legend(cmp, effect: bool = False) -> str:
     return text
 
 
-def _run_label(cmp, run: str) -> str:
+def _run_label(cmp: Any, run: str) -> str:
     if cmp.baseline is not None:
         return f"{run} (baseline)" if run == cmp.baseline else run
     return f"({cmp.letters[run]}) {run}"
 
 
-def baseline_effects(cmp) -> Dict[Tuple[str, str], float]:
+def baseline_effects(cmp: Any) -> dict[tuple[str, str], float]:
     """Cohen's d_z of each (run, measure) against the baseline."""
     if cmp.baseline is None:
         return {}
@@ -79,7 +92,7 @@ def baseline_effects(cmp) -> Dict[Tuple[str, str], float]:
     return {(r.run_a, r.measure): float(r.effect_size) for r in rows.itertuples(index=False)}
 
 
-def means_grid(cmp, places: int, style: str, effect: bool = False) -> Tuple[List[str], List[List[str]]]:
+def means_grid(cmp: Any, places: int, style: str, effect: bool = False) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the means table; ``style`` is 'text', 'md' or 'latex' (markers and bold differ).
 
     ``effect``: add each run's effect size against the baseline, ``(d=+0.31)``.
@@ -128,7 +141,7 @@ PAIR_COLUMNS = ["measure", "run_a", "run_b", "mean_difference", "effect_size", "
                 "adjusted_pvalue", "significant"]
 
 
-def pairs_grid(cmp, places: int, style: str = "text") -> Tuple[List[str], List[List[str]]]:
+def pairs_grid(cmp: Any, places: int, style: str = "text") -> tuple[list[str], list[list[str]]]:
     """Header and rows of the tests table (one row per measure and pair)."""
     esc = latex_escape if style == "latex" else (lambda s: s.replace("|", r"\|") if style == "md" else s)
     rows = []
@@ -145,7 +158,7 @@ def _pvalue(p: float, places: int) -> str:
     return _num(p, places)
 
 
-def layout(header: List[str], rows: List[List[str]], style: str) -> str:
+def layout(header: list[str], rows: list[list[str]], style: str) -> str:
     """Lay out a grid: aligned text, a Markdown pipe table or a LaTeX tabular."""
     if style == "md":
         lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
@@ -172,17 +185,22 @@ def _width(s: str) -> int:
     return len(s)
 
 
-def to_text(cmp, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
+def to_text(cmp: Any, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
+    """The means table (``pairs=True``: the tests table) as aligned text with the legend.
+
+    See :meth:`Comparison.to_text`.
+    """
     grid = pairs_grid(cmp, places) if pairs else means_grid(cmp, places, "text", effect)
     return layout(*grid, "text") + ("" if pairs else "\n\n" + legend(cmp, effect))
 
 
-def to_markdown(cmp, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
+def to_markdown(cmp: Any, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
+    """A Markdown pipe table; see :meth:`Comparison.to_markdown`."""
     grid = pairs_grid(cmp, places, "md") if pairs else means_grid(cmp, places, "md", effect)
     return layout(*grid, "md") + ("" if pairs else "\n\n" + legend(cmp, effect).replace("<", "&lt;"))
 
 
-def to_latex(cmp, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
+def to_latex(cmp: Any, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
     """A tabular (needs amssymb for the baseline triangles); the legend as ``%`` comment lines above it."""
     grid = pairs_grid(cmp, places, "latex") if pairs else means_grid(cmp, places, "latex", effect)
     head = "" if pairs else "".join(f"% {line}\n" for line in _wrap(legend(cmp, effect), 96))
@@ -191,12 +209,11 @@ def to_latex(cmp, places: int = 4, pairs: bool = False, effect: bool = False) ->
     return head + layout(*grid, "latex")
 
 
-def _wrap(text: str, width: int) -> List[str]:
-    import textwrap
+def _wrap(text: str, width: int) -> list[str]:
     return textwrap.wrap(text, width)
 
 
-def to_delimited(cmp, sep: str = ",", places: int = -1, pairs: bool = False) -> str:
+def to_delimited(cmp: Any, sep: str = ",", places: int = -1, pairs: bool = False) -> str:
     """CSV/TSV: the means table (one row per run; per measure its mean, interval and markers) or the tests."""
     buf = io.StringIO()
     w = csv.writer(buf, delimiter=sep, lineterminator="\n")
@@ -231,7 +248,7 @@ def to_delimited(cmp, sep: str = ",", places: int = -1, pairs: bool = False) -> 
     return buf.getvalue()
 
 
-def _versus_baseline(cmp) -> Dict[Tuple[str, str], Tuple[float, float]]:
+def _versus_baseline(cmp: Any) -> dict[tuple[str, str], tuple[float, float]]:
     """(effect size, adjusted p-value) of each (run, measure) against the baseline; the baseline has none."""
     if cmp.baseline is None:
         return {}
@@ -244,7 +261,7 @@ def _json(x: float):
     return float(x) if math.isfinite(x) else None
 
 
-def records(cmp, pairs: bool = False) -> Iterator[Dict[str, object]]:
+def records(cmp: Any, pairs: bool = False) -> Iterator[dict[str, object]]:
     """JSON-ready records: one per run and measure (mean, interval, markers) or one per test."""
     if pairs:
         for r in cmp.tests.itertuples(index=False):
@@ -270,14 +287,14 @@ def records(cmp, pairs: bool = False) -> Iterator[Dict[str, object]]:
             yield rec
 
 
-def plot(cmp, measure=None, baseline=None, axes=None):
+def plot(cmp: Any, measure: Measure | str | None = None, baseline: str | None = None,
+         axes: Any = None) -> Figure:
     """See :meth:`Comparison.plot`."""
     import matplotlib.pyplot as plt
     ev = cmp.evaluation
-    j = 0 if measure is None else ev._index(measure)
+    j = 0 if measure is None else ev.measure_index(measure)
     label = ev.labels[j]
     if baseline is not None:
-        from . import resolve_baseline
         base = resolve_baseline(baseline, ev.runs)  # a run name or its file name, as for compare()
     else:
         base = cmp.baseline if cmp.baseline is not None else ev.runs[0]

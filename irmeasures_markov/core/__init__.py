@@ -3,14 +3,6 @@
 Nothing here knows about queries, documents or ir_measures; measures build
 chains from rankings and call these functions.
 """
-from .chains import (
-    MarkovChain,
-    censored_transition_matrix,
-    is_irreducible,
-    reversible_stationary_distribution,
-    stationary_distribution,
-    transition_matrix_from_weights,
-)
 from .absorbing import (
     absorption_probabilities,
     expected_reward,
@@ -22,6 +14,14 @@ from .absorbing import (
     tridiagonal_expected_reward,
     tridiagonal_hitting_and_return,
 )
+from .chains import (
+    MarkovChain,
+    censored_transition_matrix,
+    is_irreducible,
+    reversible_stationary_distribution,
+    stationary_distribution,
+    transition_matrix_from_weights,
+)
 
 __all__ = [
     "MarkovChain", "censored_transition_matrix", "is_irreducible",
@@ -31,11 +31,19 @@ __all__ = [
     "hitting_probabilities", "return_probabilities", "solve_tridiagonal",
     "tridiagonal_expected_reward", "tridiagonal_hitting_and_return",
 ]
-from .birth_death import (batched_inverse_diagonal, batched_tridiagonal_solve,  # noqa: E402
-                          birth_death_average_reward, birth_death_average_reward_recursion,
-                          birth_death_discounted_visits, birth_death_expected_visits,
-                          birth_death_inverse_diagonal, birth_death_solve, birth_death_solve_pair,
-                          graded_gauss_legendre)
+from .birth_death import (  # noqa: E402
+    batched_inverse_diagonal,
+    batched_tridiagonal_solve,
+    birth_death_average_reward,
+    birth_death_average_reward_recursion,
+    birth_death_discounted_visits,
+    birth_death_expected_visits,
+    birth_death_inverse_diagonal,
+    birth_death_solve,
+    birth_death_solve_pair,
+    graded_gauss_legendre,
+)
+
 __all__ += ["batched_inverse_diagonal", "batched_tridiagonal_solve", "birth_death_average_reward",
             "birth_death_average_reward_recursion", "birth_death_discounted_visits",
             "birth_death_expected_visits", "birth_death_inverse_diagonal", "birth_death_solve",

@@ -19,8 +19,9 @@ O(n) with the banded solvers below.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from .._lazy import lazy_module
+from .._util.lazy import lazy_module
 
 # scipy.linalg loads at the first call: `import irmeasures_markov` stays cheap
 scipy = lazy_module("scipy")
@@ -49,8 +50,23 @@ def _substochastic(Q):
     return Q
 
 
-def fundamental_matrix(Q) -> np.ndarray:
-    """:math:`N = (I - Q)^{-1}`; raises if some transient state is never absorbed."""
+def fundamental_matrix(Q: ArrayLike) -> np.ndarray:
+    """The fundamental matrix :math:`N = (I - Q)^{-1}` (Kemeny & Snell 1960): expected visits.
+
+    Parameters
+    ----------
+    Q : array_like, shape (n, n)
+        Transient part of the chain: nonnegative, rows summing to at most 1.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, n)
+
+    Raises
+    ------
+    ValueError
+        If ``Q`` is not substochastic, or some transient state is never absorbed.
+    """
     Q = _substochastic(Q)
     n = Q.shape[0]
     try:
@@ -60,39 +76,98 @@ def fundamental_matrix(Q) -> np.ndarray:
     return N
 
 
-def expected_visits(Q, start) -> np.ndarray:
-    """Row ``start`` of the fundamental matrix: expected visits to each state from ``start``."""
+def expected_visits(Q: ArrayLike, start: int) -> np.ndarray:
+    """Row ``start`` of the fundamental matrix: expected visits to each state from ``start``.
+
+    Parameters
+    ----------
+    Q : array_like, shape (n, n)
+        Transient part of the chain: nonnegative, rows summing to at most 1.
+    start : int
+        The start state.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+        :math:`N_{start, j}`.
+    """
     Q = _substochastic(Q)
     e = np.zeros(Q.shape[0])
     e[int(start)] = 1.0
     return scipy.linalg.solve((np.eye(Q.shape[0]) - Q).T, e)
 
 
-def expected_reward(Q, reward) -> np.ndarray:
-    r""":math:`v = (I - Q)^{-1} \rho`: expected total reward collected before absorption, per start."""
+def expected_reward(Q: ArrayLike, reward: ArrayLike) -> np.ndarray:
+    r""":math:`v = (I - Q)^{-1} \rho`: expected total reward collected before absorption, per start.
+
+    Parameters
+    ----------
+    Q : array_like, shape (n, n)
+        Transient part of the chain: nonnegative, rows summing to at most 1.
+    reward : array_like, shape (n,)
+        Reward :math:`\rho` per visit of each state.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+    """
     Q = _substochastic(Q)
     return scipy.linalg.solve(np.eye(Q.shape[0]) - Q, np.asarray(reward, dtype=np.float64))
 
 
-def absorption_probabilities(Q, R) -> np.ndarray:
-    """:math:`B = (I - Q)^{-1} R`: probability of ending in each absorbing state."""
+def absorption_probabilities(Q: ArrayLike, R: ArrayLike) -> np.ndarray:
+    """:math:`B = (I - Q)^{-1} R`: probability of ending in each absorbing state.
+
+    Parameters
+    ----------
+    Q : array_like, shape (n, n)
+        Transient part of the chain: nonnegative, rows summing to at most 1.
+    R : array_like, shape (n, m)
+        Transient-to-absorbing probabilities.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, m)
+    """
     Q = _substochastic(Q)
     return scipy.linalg.solve(np.eye(Q.shape[0]) - Q, np.asarray(R, dtype=np.float64))
 
 
-def hitting_probabilities(Q, start) -> np.ndarray:
-    r"""``h[j] = P_start(hit j before absorption)`` (``h[start] = 1``), via :math:`N_{sj}/N_{jj}`."""
+def hitting_probabilities(Q: ArrayLike, start: int) -> np.ndarray:
+    r"""``h[j] = P_start(hit j before absorption)`` (``h[start] = 1``), via :math:`N_{sj}/N_{jj}`.
+
+    Parameters
+    ----------
+    Q : array_like, shape (n, n)
+        Transient part of the chain: nonnegative, rows summing to at most 1.
+    start : int
+        The start state :math:`s`.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+    """
     N = fundamental_matrix(Q)
     return N[int(start)] / np.diag(N)
 
 
-def return_probabilities(Q) -> np.ndarray:
-    r"""``f[i] = P_i(return to i before absorption) = 1 - 1/N_ii``."""
+def return_probabilities(Q: ArrayLike) -> np.ndarray:
+    r"""``f[i] = P_i(return to i before absorption) = 1 - 1/N_ii``.
+
+    Parameters
+    ----------
+    Q : array_like, shape (n, n)
+        Transient part of the chain: nonnegative, rows summing to at most 1.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+    """
     N = fundamental_matrix(Q)
     return 1.0 - 1.0 / np.diag(N)
 
 
-def solve_tridiagonal(lower, diag, upper, rhs) -> np.ndarray:
+def solve_tridiagonal(lower: ArrayLike, diag: ArrayLike, upper: ArrayLike, rhs: ArrayLike) -> np.ndarray:
     """Solve a tridiagonal system in O(n).
 
     ``lower[i]`` is entry (i+1, i), ``upper[i]`` entry (i, i+1) (both length n-1),
@@ -120,7 +195,7 @@ def _tridiagonal_parts(forward, backward):
     return forward, backward, n
 
 
-def tridiagonal_expected_reward(forward, backward, reward) -> np.ndarray:
+def tridiagonal_expected_reward(forward: ArrayLike, backward: ArrayLike, reward: ArrayLike) -> np.ndarray:
     r"""Expected reward before absorption for a birth–death chain, every start state.
 
     State ``i`` moves to ``i+1`` with probability ``forward[i]``, to ``i-1`` with
@@ -131,7 +206,8 @@ def tridiagonal_expected_reward(forward, backward, reward) -> np.ndarray:
     return solve_tridiagonal(-backward[1:], np.ones(n), -forward[:-1], reward)
 
 
-def tridiagonal_hitting_and_return(forward, backward, start=0):
+def tridiagonal_hitting_and_return(forward: ArrayLike, backward: ArrayLike,
+                                   start: int = 0) -> tuple[np.ndarray, np.ndarray]:
     r"""Hitting probabilities from ``start`` and return probabilities, birth–death chain, O(n).
 
     Returns ``(h, f)`` with ``h[j] = P_start(hit j)`` and ``f[j] = P_j(return to j)``.

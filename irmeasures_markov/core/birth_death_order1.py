@@ -4,22 +4,46 @@ r"""Order-1 quantities of birth–death chains: :math:`E_s[\frac1H \sum_{n \le H
 absorption time :math:`H` (cut where the walk is no longer reached, one
 Gauss–Legendre rule sized by an a-priori error bound: :mod:`.birth_death_quadrature`);
 :func:`birth_death_average_reward_recursion` runs step recursions on one
-chain.  Both are re-exported by :mod:`.birth_death`, whose solves they use.
+chain.  Both are re-exported by :mod:`.birth_death`; the solves they use are
+:mod:`.birth_death_lapack`'s.
 """
 from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable, Iterator
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from .birth_death import (_SINGULAR, _ill_conditioned, _start_indicator, birth_death_inverse_diagonal,
-                          birth_death_solve, birth_death_solve_pair)
-from .birth_death_quadrature import (MAX_GAUSS_NODES, gauss_nodes_for_bound, graded_gauss_legendre, identical_blocks,
-                                     node_terms, quadrature_levels, ranges, reach_truncation_gathered,
-                                     spectral_radius_bound)
-from .birth_death_stable import (block_positions, block_starts, renumber, stable_average_reward, stable_parts,
-                                 sub_offsets, uncoupled_blocks)
+from .birth_death_lapack import (
+    birth_death_inverse_diagonal,
+    birth_death_solve,
+    birth_death_solve_pair,
+    ill_conditioned,
+    start_indicator,
+)
+from .birth_death_quadrature import (
+    MAX_GAUSS_NODES,
+    gauss_nodes_for_bound,
+    graded_gauss_legendre,
+    identical_blocks,
+    node_terms,
+    quadrature_levels,
+    ranges,
+    reach_truncation_gathered,
+    spectral_radius_bound,
+)
+from .birth_death_stable import (
+    SINGULAR,
+    block_positions,
+    block_starts,
+    renumber,
+    stable_average_reward,
+    stable_parts,
+    sub_offsets,
+    uncoupled_blocks,
+)
 
 __all__ = ["birth_death_average_reward", "birth_death_average_reward_recursion", "average_reward_groups",
            "average_reward_starts"]
@@ -68,7 +92,8 @@ def _reward_and_discount(reward, discount, n: int):
     return reward, c
 
 
-def birth_death_average_reward(forward, backward, reward, starts, discount: float = 1.0) -> np.ndarray:
+def birth_death_average_reward(forward: ArrayLike, backward: ArrayLike, reward: ArrayLike, starts: ArrayLike,
+                               discount: float = 1.0) -> np.ndarray:
     r"""Terms of :math:`E_s[\frac1H \sum_{n=1}^{H} r(X_n)\, c^{k(n)-1}]` by the generating function of H.
 
     :math:`H` is the number of states visited before absorption (the
@@ -134,7 +159,7 @@ def birth_death_average_reward(forward, backward, reward, starts, discount: floa
     return total
 
 
-def average_reward_starts(offsets, starts, reward) -> np.ndarray:
+def average_reward_starts(offsets: ArrayLike, starts: ArrayLike, reward: ArrayLike) -> np.ndarray:
     """The start of every uncoupled block (``offsets``) counted from its first state; -1 where the block has
     no start or no reward (it adds nothing).  ``starts`` are states of the stacked chains."""
     local = block_starts(starts, offsets, np.ones(offsets.size - 1, dtype=bool))
@@ -143,7 +168,8 @@ def average_reward_starts(offsets, starts, reward) -> np.ndarray:
     return local
 
 
-def average_reward_groups(gather, offsets, local_starts, discount: float = 1.0):
+def average_reward_groups(gather: Callable[[np.ndarray], tuple], offsets: ArrayLike, local_starts: ArrayLike,
+                          discount: float = 1.0) -> Iterator[tuple[np.ndarray, np.ndarray, list]]:
     """:func:`birth_death_average_reward`'s per-state integrals (reward excluded), group by group.
 
     ``offsets`` are the uncoupled blocks of the stacked chains and
@@ -217,7 +243,7 @@ def _expected_steps(fwd, bwd, offsets):
     try:
         with np.errstate(all="ignore"):
             steps = birth_death_solve(fwd, bwd, np.ones(fwd.size))
-        return steps, _ill_conditioned(offsets, steps)
+        return steps, ill_conditioned(offsets, steps)
     except ValueError:
         return None, np.ones(offsets.size - 1, dtype=bool)
 
@@ -226,7 +252,7 @@ def _average_reward_cut(fwd, bwd, stop, offsets, starts, c):
     """Per-state integrals of :func:`birth_death_average_reward` (reward excluded) on cut blocks,
     one start per block: one Gauss rule for all well-conditioned blocks, the other paths for the rest."""
     n = fwd.size
-    e_start = _start_indicator(starts, n)
+    e_start = start_indicator(starts, n)
     steps, ill = _expected_steps(fwd, bwd, offsets)
     total = np.zeros(n)
     if ill.any():
@@ -272,7 +298,7 @@ def _average_reward_cut(fwd, bwd, stop, offsets, starts, c):
     return total
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _gauss_legendre_01(n_nodes: int):
     x, w = np.polynomial.legendre.leggauss(n_nodes)
     return (x + 1.0) / 2.0, w / 2.0
@@ -326,7 +352,7 @@ def _birth_death_average_reward_graded(forward, backward, reward, starts, discou
     if n == 0:
         return np.zeros(0)
     starts = np.asarray(starts, dtype=np.intp).ravel()
-    e_start = _start_indicator(starts, n)
+    e_start = start_indicator(starts, n)
     offsets = uncoupled_blocks(fwd, bwd)
     steps, ill = _expected_steps(fwd, bwd, offsets)
     if ill.any():
@@ -351,7 +377,8 @@ def _birth_death_average_reward_graded(forward, backward, reward, starts, discou
     return reward * total
 
 
-def birth_death_average_reward_recursion(forward, backward, reward, start: int = 0, discount: float = 1.0, *,
+def birth_death_average_reward_recursion(forward: ArrayLike, backward: ArrayLike, reward: ArrayLike, start: int = 0,
+                                         discount: float = 1.0, *,
                                          average: bool = True, tol: float = 1e-12) -> float:
     r""":math:`E_s[\frac1H \sum_{n=1}^{H} r(X_n)\, c^{k(n)-1}]` on one chain by step recursions.
 
@@ -420,7 +447,7 @@ def birth_death_average_reward_recursion(forward, backward, reward, start: int =
         # nearly non-absorbing (or singular): the recursion would need about m steps
         _, e, _ = stable_parts(fwd, bwd, stop, np.array([0, n]), np.array([start]), np.zeros(1))
         if not np.all(e[0] > 0):
-            raise ValueError(_SINGULAR)
+            raise ValueError(SINGULAR)
         with np.errstate(over="ignore"):
             m = float(np.sum(1.0 / e[0]))
         raise ValueError(f"the step recursion would take about {m:.3g} steps (the expected absorption time "

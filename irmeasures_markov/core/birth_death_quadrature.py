@@ -54,9 +54,12 @@ References
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
-from .._lazy import lazy_module
+from numpy.typing import ArrayLike
+
+from .._util.lazy import lazy_module
 
 lapack = lazy_module("scipy.linalg.lapack")  # imported at the first call: `import irmeasures_markov` stays cheap
 
@@ -67,7 +70,7 @@ __all__ = ["graded_gauss_legendre", "ranges", "reach_truncation", "reach_truncat
 MAX_GAUSS_NODES = 64
 
 
-def graded_gauss_legendre(levels: int, nodes_per_piece: int = 12):
+def graded_gauss_legendre(levels: int, nodes_per_piece: int = 12) -> tuple[np.ndarray, np.ndarray]:
     r"""Nodes and weights on [0, 1], refined geometrically towards 1.
 
     Pieces :math:`[0, 1/2], [1/2, 3/4], \dots, [1 - 2^{-K}, 1]` with
@@ -92,7 +95,7 @@ def quadrature_levels(max_visits: float) -> int:
     return int(np.clip(math.ceil(math.log2(max(max_visits, 1.0))) + 2, 2, 45))
 
 
-def ranges(starts, counts) -> np.ndarray:
+def ranges(starts: ArrayLike, counts: ArrayLike) -> np.ndarray:
     """Concatenated ``arange(starts[k], starts[k] + counts[k])``."""
     counts = np.asarray(counts, dtype=np.intp)
     total = int(counts.sum())
@@ -130,7 +133,8 @@ def _reach_keep(fwd, bwd, offsets, local_starts, tol):
     return np.where(has, keep, 0)
 
 
-def reach_truncation(fwd, bwd, offsets, local_starts, tol: float, window: int = 128,
+def reach_truncation(fwd: ArrayLike, bwd: ArrayLike, offsets: ArrayLike, local_starts: ArrayLike, tol: float,
+                     window: int = 128,
                      chunk: int = 1 << 17) -> np.ndarray:
     """Number of states to keep in each block so that the dropped ones are reached with probability < ``tol``.
 
@@ -145,7 +149,8 @@ def reach_truncation(fwd, bwd, offsets, local_starts, tol: float, window: int = 
     return reach_truncation_gathered(lambda idx: (fwd[idx], bwd[idx]), offsets, local_starts, tol, window, chunk)
 
 
-def reach_truncation_gathered(gather, offsets, local_starts, tol: float, window: int = 128,
+def reach_truncation_gathered(gather: Callable[[np.ndarray], tuple], offsets: ArrayLike, local_starts: ArrayLike,
+                              tol: float, window: int = 128,
                               chunk: int = 1 << 17) -> np.ndarray:
     """:func:`reach_truncation` reading the chains through ``gather(idx) -> (fwd[idx], bwd[idx], ...)``.
 
@@ -179,7 +184,7 @@ def _keep_in_groups(gather, offsets, local_starts, tol, blocks, span, keep, chun
                                 local_starts[ids], tol)
 
 
-def identical_blocks(fwd, bwd, offsets, local_starts) -> np.ndarray:
+def identical_blocks(fwd: ArrayLike, bwd: ArrayLike, offsets: ArrayLike, local_starts: ArrayLike) -> np.ndarray:
     """For every block, the first block with the same forward and backward probabilities and start.
 
     Blocks are grouped by a key (length, start and two weighted sums of the
@@ -203,7 +208,7 @@ def identical_blocks(fwd, bwd, offsets, local_starts) -> np.ndarray:
     return np.where(same, rep, np.arange(nb))
 
 
-def spectral_radius_bound(fwd, bwd, offsets, max_visits) -> np.ndarray:
+def spectral_radius_bound(fwd: ArrayLike, bwd: ArrayLike, offsets: ArrayLike, max_visits: ArrayLike) -> np.ndarray:
     r"""Upper bound on :math:`\rho(Q)` of every block (see the module doc); ``max_visits[b]`` is
     :math:`\max_i E_i[H]` over block b."""
     n = fwd.size
@@ -219,7 +224,7 @@ def spectral_radius_bound(fwd, bwd, offsets, max_visits) -> np.ndarray:
     return np.minimum(np.minimum(gersh, rows), norm)
 
 
-def gauss_nodes_for_bound(radius, bound_value, tol) -> np.ndarray:
+def gauss_nodes_for_bound(radius: ArrayLike, bound_value: ArrayLike, tol: float) -> np.ndarray:
     r"""Gauss–Legendre nodes needed on [0, 1] for an error below ``tol`` given :math:`|G| \le`
     ``bound_value`` on the disc of ``radius`` (> 1) about 0 (Trefethen's bound, module doc)."""
     x = 2.0 * np.asarray(radius, dtype=np.float64) - 1.0       # the ellipse reaching |z| = radius
@@ -232,7 +237,8 @@ def gauss_nodes_for_bound(radius, bound_value, tol) -> np.ndarray:
     return np.clip(np.ceil(need), 1, 1e9).astype(np.int64)
 
 
-def node_terms(fwd, bwd, stop, e_start, z, c: float):
+def node_terms(fwd: ArrayLike, bwd: ArrayLike, stop: ArrayLike, e_start: ArrayLike, z: ArrayLike,
+               c: float) -> np.ndarray | None:
     r""":math:`N^z_{sj} \psi^z_j / ((1-c) N^z_{jj} + c)` at every state of stacked chains, with ``z`` per state.
 
     :math:`M = I - zQ` is an M-matrix for :math:`z \rho(Q) < 1`, so elimination

@@ -40,6 +40,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["uncoupled_blocks", "stable_parts", "stable_average_reward", "SINGULAR"]
 
@@ -48,7 +49,7 @@ SINGULAR = "singular birth–death system: some states are never absorbed (from 
 STABLE_CELLS = 1 << 20
 
 
-def uncoupled_blocks(forward, backward) -> np.ndarray:
+def uncoupled_blocks(forward: ArrayLike, backward: ArrayLike) -> np.ndarray:
     """Offsets of the uncoupled blocks of stacked chains (``forward[i-1] == backward[i] == 0`` cuts)."""
     n = forward.size
     cuts = np.flatnonzero((forward[:-1] == 0) & (backward[1:] == 0)) + 1
@@ -63,7 +64,8 @@ def _padded(values, offsets, fill):
     return out
 
 
-def stable_parts(forward, backward, slack, offsets, local_starts, w, need_absorption=False):
+def stable_parts(forward: ArrayLike, backward: ArrayLike, slack: ArrayLike, offsets: ArrayLike, local_starts: ArrayLike,
+                 w: ArrayLike, need_absorption: bool = False) -> tuple:
     r"""``(h, e, g)`` of the blocks ``offsets`` at the nodes :math:`z = 1 - w`, each shaped (nodes, n).
 
     ``h[:, j]`` is the probability of reaching state j from its block's start
@@ -121,7 +123,8 @@ def stable_parts(forward, backward, slack, offsets, local_starts, w, need_absorp
 # selecting blocks of stacked chains, and the order-1 integral
 # ----------------------------------------------------------------------------------------------
 
-def stacked_chain(forward, backward, diag):
+def stacked_chain(forward: ArrayLike, backward: ArrayLike, diag: ArrayLike) -> tuple[np.ndarray, np.ndarray,
+                  np.ndarray]:
     """Float copies with the out-of-range couplings zeroed, and the diagonal (default ones)."""
     fwd = np.array(forward, dtype=np.float64)
     bwd = np.array(backward, dtype=np.float64)
@@ -137,20 +140,20 @@ def stacked_chain(forward, backward, diag):
     return fwd, bwd, d
 
 
-def block_positions(offsets, block_mask):
+def block_positions(offsets: ArrayLike, block_mask: ArrayLike) -> np.ndarray:
     return np.repeat(block_mask, np.diff(offsets))
 
 
-def renumber(indices, mask):
+def renumber(indices: ArrayLike, mask: ArrayLike) -> np.ndarray:
     """Positions ``indices`` (all inside ``mask``) renumbered within ``positions[mask]``."""
     return (np.cumsum(mask) - 1)[indices]
 
 
-def sub_offsets(offsets, block_mask):
+def sub_offsets(offsets: ArrayLike, block_mask: ArrayLike) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(np.diff(offsets)[block_mask])]).astype(np.intp)
 
 
-def block_starts(starts, offsets, block_mask):
+def block_starts(starts: ArrayLike, offsets: ArrayLike, block_mask: ArrayLike) -> np.ndarray:
     """The start state of every selected block, counted from the block's first state."""
     block_of = np.searchsorted(offsets, starts, side="right") - 1
     if np.unique(block_of).size != block_of.size:
@@ -161,7 +164,8 @@ def block_starts(starts, offsets, block_mask):
     return chosen[block_mask]
 
 
-def stable_average_reward(fwd, bwd, stop, offsets, local_starts, c):
+def stable_average_reward(fwd: ArrayLike, bwd: ArrayLike, stop: ArrayLike, offsets: ArrayLike,
+                          local_starts: ArrayLike, c: float) -> np.ndarray:
     r"""Per-state integrals :math:`\int_0^1 N^z_{sj} \psi^z_j / ((1-c) N^z_{jj} + c)\, dz` by the
     subtraction-free elimination, in :math:`w = 1 - z` (nodes graded towards w = 0, down to
     a quarter of :math:`1/\max_i E_i[H]`, which bounds the integrand's pole away from [0, 1])."""

@@ -30,8 +30,9 @@ References
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from .._lazy import lazy_module
+from .._util.lazy import lazy_module
 
 # scipy.linalg and scipy.sparse(.csgraph, .linalg) load at the first call: `import irmeasures_markov` stays cheap
 scipy = lazy_module("scipy")
@@ -75,7 +76,7 @@ def _check_stochastic(P):
         raise ValueError(f"The rows of `P` must sum to 1 (row {bad} sums to {rows[bad]!r}).")
 
 
-def is_irreducible(P) -> bool:
+def is_irreducible(P: ArrayLike) -> bool:
     """True when the directed graph of the positive entries of ``P`` is strongly connected."""
     P = _as_matrix(P)
     if P.shape[0] == 1:
@@ -86,7 +87,7 @@ def is_irreducible(P) -> bool:
     return n_components == 1
 
 
-def transition_matrix_from_weights(W):
+def transition_matrix_from_weights(W: ArrayLike) -> np.ndarray:
     r"""Row-normalise a nonnegative weight matrix: :math:`p_{ij} = w_{ij} / \sum_k w_{ik}`.
 
     The diagonal is kept as given (MP kernels have no self-loops, so callers pass
@@ -106,7 +107,7 @@ def transition_matrix_from_weights(W):
     return W / out[:, None]
 
 
-def stationary_distribution(P, *, check=True) -> np.ndarray:
+def stationary_distribution(P: ArrayLike, *, check: bool = True) -> np.ndarray:
     r"""Invariant distribution of an irreducible chain by a direct linear solve.
 
     Solves :math:`\pi (I - P) = 0` with one balance equation replaced by
@@ -148,7 +149,7 @@ def stationary_distribution(P, *, check=True) -> np.ndarray:
     return pi / pi.sum()
 
 
-def reversible_stationary_distribution(W) -> np.ndarray:
+def reversible_stationary_distribution(W: ArrayLike) -> np.ndarray:
     r"""Invariant distribution of the random walk on a symmetric weight matrix.
 
     :math:`\pi_i = \deg_i / \sum_k \deg_k` with :math:`\deg_i = \sum_j w_{ij}`
@@ -166,7 +167,7 @@ def reversible_stationary_distribution(W) -> np.ndarray:
     return deg / deg.sum()
 
 
-def censored_transition_matrix(P, watched) -> np.ndarray:
+def censored_transition_matrix(P: ArrayLike, watched: ArrayLike) -> np.ndarray:
     r"""Transition matrix of ``P`` watched only on the states ``watched``.
 
     Computes :math:`\tilde P = P_{AA} + P_{AB} H` where :math:`H = (I - P_{BB})^{-1} P_{BA}`
@@ -237,7 +238,7 @@ class MarkovChain:
     array([0.33333333, 0.66666667])
     """
 
-    def __init__(self, P):
+    def __init__(self, P: ArrayLike) -> None:
         self.P = _as_matrix(P)
         _check_stochastic(self.P)
         self.n = self.P.shape[0]
@@ -245,7 +246,7 @@ class MarkovChain:
         self._irreducible = None
 
     @classmethod
-    def from_weights(cls, W):
+    def from_weights(cls, W: ArrayLike) -> MarkovChain:
         """Chain with ``p_ij = w_ij / sum_k w_ik`` (a random walk on weights ``W``)."""
         return cls(transition_matrix_from_weights(W))
 
@@ -264,13 +265,14 @@ class MarkovChain:
             self._pi = stationary_distribution(self.P, check=False)
         return self._pi
 
-    def censored(self, watched) -> "MarkovChain":
+    def censored(self, watched: ArrayLike) -> MarkovChain:
         """The chain watched on ``watched`` (see :func:`censored_transition_matrix`)."""
         if not self.is_irreducible:
             raise ValueError("Censoring needs an irreducible chain.")
         return MarkovChain(censored_transition_matrix(self.P, watched))
 
-    def simulate(self, ts_length, init=0, num_reps=None, rng=None) -> np.ndarray:
+    def simulate(self, ts_length: int, init: int = 0, num_reps: int | None = None,
+                 rng: np.random.Generator | int | None = None) -> np.ndarray:
         """Simulate paths of length ``ts_length`` (vectorised over replications).
 
         Returns an int array of shape ``(ts_length,)`` when ``num_reps`` is None,

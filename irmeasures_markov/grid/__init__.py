@@ -15,13 +15,29 @@ Every backend runs the same cell code on the same inputs, so the numbers are
 bit-for-bit those of the local backend (and of
 :func:`irmeasures_markov.experiments.evaluate`).  ``docs/scaling.md`` says how
 to run on a real cluster.
-"""
-from .backends import DaskBackend, LocalBackend, resolve_backend
-from .cells import Cell, file_hash, measures_key, qrels_hash, run_hash
-from .evaluation import EvaluationGrid, GridResult, evaluate_grid
-from .runner import GridError, GridSummary, run_grid
-from .store import ParquetStore
 
-__all__ = ["Cell", "DaskBackend", "EvaluationGrid", "GridError", "GridResult", "GridSummary", "LocalBackend",
-           "ParquetStore", "evaluate_grid", "file_hash", "measures_key", "qrels_hash", "resolve_backend",
-           "run_grid", "run_hash"]
+This package is the engine only; the grids built on it live with what they
+compute: evaluation grids in :mod:`irmeasures_markov.experiments.grid`
+(:class:`~irmeasures_markov.experiments.EvaluationGrid`), significance tests
+and Bayesian fits in :mod:`irmeasures_markov.inference.grid`.
+"""
+from __future__ import annotations
+
+from .._util.moved import moved_names
+from .backends import Backend, DaskBackend, LocalBackend, Task, resolve_backend
+from .cells import Cell, file_hash, measures_key, qrels_hash, run_hash
+from .runner import GridError, GridSummary, run_grid
+from .store import ParquetStore, StoreLike
+
+__all__ = ["Backend", "Cell", "DaskBackend", "GridError", "GridSummary", "LocalBackend", "ParquetStore", "StoreLike",
+           "Task",
+           "file_hash", "measures_key", "qrels_hash", "resolve_backend", "run_grid", "run_hash"]
+
+#: Names this package used to export that now live in a higher layer: ``name -> module``.
+_MOVED_NAMES = {"EvaluationGrid": "irmeasures_markov.experiments.grid",
+                "GridResult": "irmeasures_markov.experiments.grid",
+                "evaluate_grid": "irmeasures_markov.experiments.grid"}
+
+
+#: the old names keep working, with a DeprecationWarning naming the new place
+__getattr__ = moved_names(__name__, _MOVED_NAMES)

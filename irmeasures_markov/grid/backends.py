@@ -13,14 +13,74 @@ given as file paths are not shared at all: workers read them.
 """
 from __future__ import annotations
 
+import multiprocessing
 import os
+import pathlib
 import time
-from typing import Any, Dict, Iterator, Mapping, Optional, Sequence, Tuple
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import TYPE_CHECKING, Any, Protocol
 
-__all__ = ["LocalBackend", "DaskBackend", "local_cluster", "resolve_backend"]
+import numpy as np
+
+from .cells import Cell
+
+if TYPE_CHECKING:
+    from distributed import Client, LocalCluster
+
+__all__ = ["Backend", "DaskBackend", "LocalBackend", "Task", "TaskOutcome", "local_cluster", "resolve_backend"]
+
+#: What a backend yields per task: ``(task index, (arrays, seconds computing, worker pid), None)`` when it
+#: finished, ``(task index, None, error)`` when it raised.
+TaskOutcome = tuple[int, tuple[list, float, int] | None, BaseException | None]
+
+
+class Task(Protocol):
+    """A batch of cells computed together (the grid's unit of work).
+
+    Attributes
+    ----------
+    key : str
+        A deterministic name (the Dask key of the task).
+    cells : list of Cell
+        The cells it computes, in the order of ``compute``'s arrays.
+    needs : list of str
+        Names of the shared inputs it reads (qrels, in-memory runs, score matrices).
+    """
+
+    key: str
+    cells: list[Cell]
+    needs: list[str]
+
+    def compute(self, shared: Mapping[str, Any]) -> list[np.ndarray]:
+        """One array per cell, from the shared inputs ``{name: value}`` it ``needs``."""
+        ...
+
+
+class Backend(Protocol):
+    """Where tasks run: :class:`LocalBackend`, :class:`DaskBackend` or any object with these members."""
+
+    name: str
+
+    @property
+    def n_workers(self) -> int:
+        """Tasks that can run at once."""
+        ...
+
+    def describe(self) -> str:
+        """One line saying where the tasks run (shown with the progress bar)."""
+        ...
+
+    def run(self, tasks: Sequence[Task], shared: Mapping[str, Any]) -> Iterator[TaskOutcome]:
+        """Run ``tasks`` with the ``shared`` inputs, yielding each task's outcome as it finishes."""
+        ...
+
+    def close(self) -> None:
+        """Release what the backend started (processes, a cluster)."""
+        ...
 
 # Inputs of the running grid, published before the local pool forks.
-_SHARED: Dict[str, Any] = {}
+_SHARED: dict[str, Any] = {}
 
 
 def _execute(task, *payloads):
@@ -40,23 +100,31 @@ class LocalBackend:
 
     name = "local"
 
-    def __init__(self, n_jobs: int = 1):
+    def __init__(self, n_jobs: int = 1) -> None:
         if isinstance(n_jobs, bool) or int(n_jobs) != n_jobs or n_jobs < 1:
             raise ValueError(f"`n_jobs` must be a positive integer, got {n_jobs!r}.")
         self.n_jobs = int(n_jobs)
 
     @property
     def n_workers(self) -> int:
+        """``n_jobs``."""
         return self.n_jobs
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"LocalBackend(n_jobs={self.n_jobs})"
 
     def describe(self) -> str:
+        """``local backend, N processes``."""
         return f"local backend, {self.n_jobs} process{'es' if self.n_jobs > 1 else ''}"
 
-    def run(self, tasks: Sequence, shared: Mapping[str, Any]) -> Iterator[Tuple[int, Any, Optional[BaseException]]]:
-        """Yield ``(task index, (arrays, seconds, pid), None)`` or ``(index, None, error)`` as tasks finish."""
+    def run(self, tasks: Sequence[Task], shared: Mapping[str, Any]) -> Iterator[TaskOutcome]:
+        """Yield ``(task index, (arrays, seconds, pid), None)`` or ``(index, None, error)`` as tasks finish.
+
+        Raises
+        ------
+        RuntimeError
+            ``n_jobs > 1`` where the ``fork`` start method is not available.
+        """
         if self.n_jobs == 1 or len(tasks) < 2:
             for i, t in enumerate(tasks):
                 try:
@@ -66,8 +134,6 @@ class LocalBackend:
                 else:
                     yield i, res, None
             return
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor, as_completed
         if "fork" not in multiprocessing.get_all_start_methods():
             raise RuntimeError("the local backend with n_jobs > 1 needs the 'fork' start method (Linux/macOS); "
                                "use n_jobs=1 or the Dask backend.")
@@ -87,11 +153,11 @@ class LocalBackend:
         finally:
             _SHARED.clear()
 
-    def close(self):
-        pass
+    def close(self) -> None:
+        """Nothing to release: the processes end with each :meth:`run`."""
 
 
-def local_cluster(n_workers: int = 2, **kwargs):
+def local_cluster(n_workers: int = 2, **kwargs: Any) -> LocalCluster:
     """A ``LocalCluster`` of ``n_workers`` single-threaded worker processes that import this very package.
 
     Workers are new processes: without help they would import
@@ -106,9 +172,7 @@ def local_cluster(n_workers: int = 2, **kwargs):
     process (docs/benchmarks.md, ``bench_grid.py``).  Workers started here go
     without it; for workers you start yourself see docs/scaling.md.
     """
-    import pathlib
-
-    import dask
+    import dask  # optional: the [dask] extra
     from distributed import LocalCluster
     root = str(pathlib.Path(__file__).resolve().parents[2])
     paths = [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != root]
@@ -140,7 +204,8 @@ class DaskBackend:
 
     name = "dask"
 
-    def __init__(self, client=None, *, scheduler: Optional[str] = None, n_workers: Optional[int] = None):
+    def __init__(self, client: Client | None = None, *, scheduler: str | None = None,
+                 n_workers: int | None = None) -> None:
         if client is not None and scheduler is not None:
             raise ValueError("give `client` or `scheduler`, not both.")
         if n_workers is not None and (isinstance(n_workers, bool) or int(n_workers) != n_workers or n_workers < 1):
@@ -150,12 +215,19 @@ class DaskBackend:
         self._n_workers = n_workers
         self._own = []
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         where = self.scheduler or ("client" if self._client is not None else f"LocalCluster({self._n_workers or 2})")
         return f"DaskBackend({where})"
 
     @property
-    def client(self):
+    def client(self) -> Client:
+        """The ``distributed.Client``, connected (or its ``LocalCluster`` started) at first use.
+
+        Raises
+        ------
+        ImportError
+            ``dask.distributed`` is not installed.
+        """
         if self._client is None:
             try:
                 from distributed import Client
@@ -173,15 +245,18 @@ class DaskBackend:
 
     @property
     def n_workers(self) -> int:
+        """Worker threads of the cluster (at least 1)."""
         info = self.client.scheduler_info()
         return max(1, sum(w.get("nthreads", 1) for w in info.get("workers", {}).values()))
 
     def describe(self) -> str:
+        """The scheduler's address, worker threads and dashboard link."""
         c = self.client
         return f"dask backend, scheduler {c.scheduler.address}, {self.n_workers} worker threads; " \
                f"dashboard {c.dashboard_link}"
 
-    def run(self, tasks: Sequence, shared: Mapping[str, Any]) -> Iterator[Tuple[int, Any, Optional[BaseException]]]:
+    def run(self, tasks: Sequence[Task], shared: Mapping[str, Any]) -> Iterator[TaskOutcome]:
+        """Scatter the shared inputs once, submit every task, yield each outcome as its future completes."""
         from distributed import as_completed
         client = self.client
         needed = sorted({n for t in tasks for n in t.needs})
@@ -205,7 +280,8 @@ class DaskBackend:
             for f in futures.values():
                 f.release()
 
-    def close(self):
+    def close(self) -> None:
+        """Close the client and cluster this backend started (a client given to it stays open)."""
         owned = bool(self._own)
         for obj in self._own:
             obj.close()
@@ -214,12 +290,33 @@ class DaskBackend:
             self._client = None
 
 
-def resolve_backend(backend=None, *, client=None, scheduler: Optional[str] = None, n_jobs: int = 1):
+def resolve_backend(backend: Backend | str | None = None, *, client: Client | None = None,
+                    scheduler: str | None = None, n_jobs: int = 1) -> tuple[Backend, bool]:
     """The backend asked for: an instance, ``"local"``/None, ``"dask"``, or ``client=``/``scheduler=``.
 
     ``scheduler="local"`` (or ``backend="dask"`` without an address) starts a
     ``LocalCluster`` of ``n_jobs`` workers (at least 2 when ``n_jobs`` is 1).
-    Returns ``(backend, owned)``; ``owned`` backends are closed by the caller.
+
+    Parameters
+    ----------
+    backend : Backend, {'local', 'dask'} or None
+        An instance is used as it is; None means local unless ``client`` or ``scheduler`` is given.
+    client : distributed.Client, optional
+        Run on this client's cluster.
+    scheduler : str, optional
+        A scheduler address, or ``"local"`` for a new ``LocalCluster``.
+    n_jobs : int
+        Local processes, or the workers of a new ``LocalCluster``.
+
+    Returns
+    -------
+    (Backend, bool)
+        The backend and whether it is ``owned``: owned backends are closed by the caller.
+
+    Raises
+    ------
+    ValueError
+        An unknown backend name, or an instance together with ``client``/``scheduler``.
     """
     if backend is not None and not isinstance(backend, str):
         if client is not None or scheduler is not None:

@@ -14,14 +14,17 @@ from __future__ import annotations
 import hashlib
 import os
 import uuid
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Optional, Sequence
 
-from .. import __version__
+from .._util.version import package_version
+from ..io.content import digest_value, file_digest
 from ..plugin import measure_fingerprint
-from ..readers.content import digest_value, file_digest
 
 __all__ = ["Cell", "qrels_hash", "run_hash", "file_hash", "measures_key", "fresh_token"]
+
+#: the package version, part of every cell key (a new release never serves cells of an old one)
+__version__ = package_version()
 
 #: Bumped when a change of the cell key changes; the package version is part of every key as well, so a store
 #: written by another version of the package is never reused.
@@ -77,7 +80,7 @@ def qrels_hash(qrels: Mapping[str, Mapping[str, int]]) -> str:
     return h.hexdigest()[:32]
 
 
-def run_hash(run) -> str:
+def run_hash(run: Mapping[str, Mapping[str, float]] | str | os.PathLike[str]) -> str:
     """SHA-256 of a run: of the file's bytes for a path, of the content (order-free) for a dict.
 
     Scores are hashed as their float64 ``repr``, which round-trips exactly.
@@ -95,13 +98,13 @@ def run_hash(run) -> str:
     return h.hexdigest()[:32]
 
 
-def file_hash(path) -> str:
+def file_hash(path: str | os.PathLike[str]) -> str:
     """Digest of a file's bytes (the file as stored: a ``.gz`` run is hashed compressed)."""
     return file_digest(path)
 
 
 def measures_key(measures: Sequence, topics: Iterable[str], native: bool = True,
-                 inputs: Optional[Sequence[Mapping[str, str]]] = None) -> str:
+                 inputs: Sequence[Mapping[str, str]] | None = None) -> str:
     """Canonical key of a measure set evaluated over ``topics``: measure reprs with the content fingerprint of
     what each reads besides the run and qrels (:func:`~irmeasures_markov.plugin.measure_fingerprint`: files by
     their bytes, registered tables, kernels and fits by content), a hash of the topics, ``native``.

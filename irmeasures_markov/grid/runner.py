@@ -10,15 +10,20 @@ cell's array with a :class:`GridSummary`.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..progress import progress_bar, progress_line, show_progress
+from .._util.progress import progress_bar, progress_line, show_progress
+from .backends import Backend, Task
 from .cells import Cell
 
-__all__ = ["GridSummary", "GridError", "run_grid"]
+if TYPE_CHECKING:
+    from .store import ParquetStore
+
+__all__ = ["GridError", "GridSummary", "run_grid"]
 
 
 @dataclass
@@ -42,7 +47,7 @@ class GridSummary:
     wall_seconds: float = 0.0
     run_seconds: float = 0.0
     compute_seconds: float = 0.0
-    errors: List[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
 
     @property
     def seconds_per_cell(self) -> float:
@@ -56,7 +61,7 @@ class GridSummary:
             return float("nan")
         return max(0.0, 1.0 - self.compute_seconds / (self.run_seconds * self.workers))
 
-    def __str__(self):
+    def __str__(self) -> str:
         s = (f"{self.total} cells: {self.done} computed, {self.cached} cached, {self.failed} failed "
              f"({self.tasks} tasks, {self.backend}, {self.wall_seconds:.1f} s")
         if self.done:
@@ -67,31 +72,57 @@ class GridSummary:
 class GridError(RuntimeError):
     """Some tasks of a grid failed; the others' cells are stored.  ``summary`` says how many."""
 
-    def __init__(self, message, summary: GridSummary, first: Optional[BaseException] = None):
+    def __init__(self, message: str, summary: GridSummary, first: BaseException | None = None) -> None:
         super().__init__(message)
         self.summary = summary
         self.first = first
 
 
-def run_grid(cells: Sequence[Cell], make_tasks: Callable[[List[Cell]], List[Any]],
-             shared: Callable[[set], Mapping[str, Any]], *, backend, store=None, progress: Optional[bool] = None,
-             desc: str = "grid", flush_seconds: float = 2.0) -> Tuple[Dict[str, np.ndarray], GridSummary]:
+def run_grid(cells: Sequence[Cell], make_tasks: Callable[[list[Cell]], list[Task]],
+             shared: Callable[[set[str]], Mapping[str, Any]], *, backend: Backend,
+             store: ParquetStore | None = None, progress: bool | None = None, desc: str = "grid",
+             flush_seconds: float = 2.0) -> tuple[dict[str, np.ndarray], GridSummary]:
     """Every cell's array, ``{cell.key: array}``, and a :class:`GridSummary`.
 
-    ``make_tasks(missing)`` groups the cells to compute into tasks (see
-    :mod:`.backends`); ``shared(names)`` returns the shared inputs the tasks
-    name in ``needs`` (called only when something is to be computed, so a
-    fully cached grid loads nothing).  ``progress``: a bar, the number of
-    cells to compute and the summary on standard error; ``None`` only when it
-    is a terminal (:func:`irmeasures_markov.progress.show_progress`).  Raises
-    :class:`GridError` when a task failed, after storing every cell that finished.
+    Parameters
+    ----------
+    cells : sequence of Cell
+        The grid's cells (a key listed twice is computed once).
+    make_tasks : callable
+        ``make_tasks(missing)`` groups the cells to compute into tasks (see :class:`~.backends.Task`).
+    shared : callable
+        ``shared(names)`` returns the shared inputs the tasks name in ``needs`` (called only when
+        something is to be computed, so a fully cached grid loads nothing).
+    backend : Backend
+        Where the tasks run (:func:`~.backends.resolve_backend`).
+    store : ParquetStore, optional
+        Cells read from it are not computed; computed cells are written to it every
+        ``flush_seconds``, at the end and on an error.
+    progress : bool or None
+        A bar, the number of cells to compute and the summary on standard error; ``None`` only when it
+        is a terminal (:func:`irmeasures_markov._util.progress.show_progress`).
+    desc : str
+        The bar's label.
+    flush_seconds : float
+        Seconds between writes to the store.
+
+    Returns
+    -------
+    (dict of str to numpy.ndarray, GridSummary)
+
+    Raises
+    ------
+    GridError
+        A task failed (after every cell that finished was stored).
+    RuntimeError
+        A task returned another number of arrays than it has cells.
     """
     t0 = time.perf_counter()
     progress = show_progress(progress)
     cells = list(cells)
     keys = {c.key for c in cells}
     summary = GridSummary(total=len(keys), backend=getattr(backend, "name", type(backend).__name__))
-    results: Dict[str, np.ndarray] = dict(store.get(keys)) if store is not None else {}
+    results: dict[str, np.ndarray] = dict(store.get(keys)) if store is not None else {}
     summary.cached = len(results)
     seen, missing = set(results), []
     for c in cells:
@@ -112,8 +143,8 @@ def run_grid(cells: Sequence[Cell], make_tasks: Callable[[List[Cell]], List[Any]
         progress_line(f"{desc}: {len(missing)} cells to compute in {len(tasks)} tasks ({summary.cached} cached) "
                       f"on the {backend.describe()}", progress)
     bar = progress_bar(None, progress, total=len(missing), desc=desc, unit="cell")
-    pending_cells: List[Cell] = []
-    pending_arrays: List[np.ndarray] = []
+    pending_cells: list[Cell] = []
+    pending_arrays: list[np.ndarray] = []
     last_flush = time.perf_counter()
     first_error = None
 
@@ -159,5 +190,5 @@ def run_grid(cells: Sequence[Cell], make_tasks: Callable[[List[Cell]], List[Any]
     return results, summary
 
 
-def _report(summary: GridSummary, progress: bool):
+def _report(summary: GridSummary, progress: bool) -> None:
     progress_line(str(summary), progress)

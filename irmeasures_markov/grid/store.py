@@ -24,13 +24,13 @@ import pathlib
 import socket
 import time
 import uuid
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
 from .cells import Cell
 
-__all__ = ["ParquetStore"]
+__all__ = ["ParquetStore", "StoreLike"]
 
 _FIELDS = ("kind", "collection", "run", "measures", "pool", "seed", "resample", "qrels_hash", "run_hash")
 
@@ -54,25 +54,25 @@ class ParquetStore:
         shared storage visible to the client (only the client writes).
     """
 
-    def __init__(self, path: Union[str, os.PathLike]):
+    def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = pathlib.Path(path)
         if self.path.exists() and not self.path.is_dir():
             raise ValueError(f"{self.path}: the grid store must be a directory, this is a file.")
         self.path.mkdir(parents=True, exist_ok=True)
         self._writer = f"{socket.gethostname()}:{os.getpid()}"
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"ParquetStore({str(self.path)!r})"
 
-    def parts(self) -> List[pathlib.Path]:
+    def parts(self) -> list[pathlib.Path]:
         """The finished part files, in name (= roughly write) order."""
         return sorted(p for p in self.path.glob("part-*.parquet"))
 
-    def get(self, keys: Optional[Iterable[str]] = None) -> Dict[str, np.ndarray]:
+    def get(self, keys: Iterable[str] | None = None) -> dict[str, np.ndarray]:
         """``{key: array}`` for the stored cells among ``keys`` (every stored cell when None)."""
         pa, pq = _pyarrow()
         want = None if keys is None else set(keys)
-        out: Dict[str, np.ndarray] = {}
+        out: dict[str, np.ndarray] = {}
         for part in self.parts():
             try:
                 table = pq.read_table(part, columns=["key", "shape", "values"])
@@ -90,7 +90,7 @@ class ParquetStore:
                 out[keys_col[i]] = flat[offsets[i]:offsets[i + 1]].reshape(shapes[i]).copy()
         return out
 
-    def keys(self) -> set:
+    def keys(self) -> set[str]:
         """Keys of every stored cell."""
         _, pq = _pyarrow()
         out = set()
@@ -101,7 +101,7 @@ class ParquetStore:
                 continue
         return out
 
-    def write(self, cells: Sequence[Cell], arrays: Sequence[np.ndarray]) -> Optional[pathlib.Path]:
+    def write(self, cells: Sequence[Cell], arrays: Sequence[np.ndarray]) -> pathlib.Path | None:
         """Store ``cells`` with their arrays as one new part file (atomically); returns its path."""
         if len(cells) != len(arrays):
             raise ValueError(f"{len(cells)} cells but {len(arrays)} arrays.")
@@ -136,7 +136,7 @@ class ParquetStore:
             raise
         return dest
 
-    def compact(self) -> Tuple[int, int]:
+    def compact(self) -> tuple[int, int]:
         """Merge every part into one (duplicates dropped); returns ``(parts_before, rows_kept)``.
 
         The merged part is written (atomically) before the old parts are
@@ -164,3 +164,7 @@ class ParquetStore:
             except FileNotFoundError:
                 pass
         return len(parts), len(take)
+
+
+#: Where a grid keeps finished cells: a :class:`ParquetStore`, its directory, or None (nothing kept).
+StoreLike = ParquetStore | str | os.PathLike | None

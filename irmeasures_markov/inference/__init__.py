@@ -6,16 +6,31 @@
   :func:`paired_t_test`, :func:`wilcoxon_test`, :func:`sign_test`,
   :func:`randomization_test`, :func:`bootstrap_test`; :func:`all_pairs` and
   :func:`pairwise` with Holm/Bonferroni/Benjamini–Hochberg correction;
-  :func:`discriminative_power`;
+* :func:`discriminative_power` and the Bayesian fits per collection of
+  :mod:`irmeasures_markov.inference.grid`, on the grid engine (local
+  processes or Dask, resumable from a store);
 * PyTerrier ``pt.Experiment(test=...)`` callables in
   :mod:`irmeasures_markov.inference.pyterrier`;
-* Bayesian models (PyMC, optional extra ``irmeasures-markov[bayes]``) in
-  :mod:`irmeasures_markov.inference.bayes`.
+* Bayesian models in :mod:`irmeasures_markov.inference.bayes` (the PyMC
+  models need the optional extra ``irmeasures-markov[bayes]``; the Gibbs
+  sampler of the linear model, :mod:`.gibbs`, is numpy only).
 """
-from .classic import (TESTS, PairwiseResult, TestResult, adjust_pvalues, all_pairs, bootstrap_test,
-                      discriminative_power, paired_t_test, pairwise, randomization_test, sign_test, wilcoxon_test)
+from .classic import (
+                      TESTS,
+                      PairwiseResult,
+                      TestResult,
+                      all_pairs,
+                      bootstrap_test,
+                      paired_t_test,
+                      pairwise,
+                      randomization_test,
+                      sign_test,
+                      wilcoxon_test,
+)
+from .corrections import adjust_pvalues
+from .grid import discriminative_power
 from .inputs import ScoreMatrix, score_matrix
 
 __all__ = ["ScoreMatrix", "score_matrix", "TestResult", "PairwiseResult", "TESTS", "paired_t_test",
-           "wilcoxon_test", "sign_test", "randomization_test", "bootstrap_test", "adjust_pvalues", "all_pairs", "pairwise",
-           "discriminative_power"]
+           "wilcoxon_test", "sign_test", "randomization_test", "bootstrap_test", "adjust_pvalues", "all_pairs",
+           "pairwise", "discriminative_power"]

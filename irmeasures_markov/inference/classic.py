@@ -27,15 +27,21 @@ enumeration reports the exact proportion.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from .._lazy import lazy_module
-from ..progress import progress_bar
-from .inputs import ScoreMatrix, score_matrix
+from .._util.lazy import lazy_module
+from .._util.progress import progress_bar
+from .corrections import CORRECTIONS, adjust_pvalues
+from .inputs import ScoresLike, score_matrix
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # imported at the first test, so that importing the package does not load scipy.stats
 stats = lazy_module("scipy.stats")
@@ -53,7 +59,6 @@ __all__ = [
     "all_pairs",
     "pairwise",
     "CORRECTIONS",
-    "discriminative_power",
 ]
 
 ALTERNATIVES = ("two-sided", "greater", "less")
@@ -68,8 +73,8 @@ class TestResult:
     mean_difference: float
     n_topics: int
     alternative: str
-    n_resamples: Optional[int] = None
-    exact: Optional[bool] = None
+    n_resamples: int | None = None
+    exact: bool | None = None
 
 
 def _pair(a, b):
@@ -90,13 +95,30 @@ def _alt(alternative):
     return alternative
 
 
-def paired_t_test(a, b, alternative: str = "two-sided") -> TestResult:
+def paired_t_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided") -> TestResult:
     """Paired t-test of A − B (the linear model y_ij = μ + β_j + α_i + ε_ij, ε ~ N(0, σ²)).
 
     Differences that are all equal have no variance estimate; rather than
     scipy's NaN this returns t = 0, p = 1 when they are all 0 (no evidence of a
     difference) and t = ±inf, p = 0 (two-sided) otherwise (every topic moves
     the same way by the same amount).
+
+    Parameters
+    ----------
+    a, b : array_like
+        Per-topic scores of systems A and B, in the same topic order (at least 2 topics, finite).
+    alternative : {'two-sided', 'greater', 'less'}
+        About A − B ('greater': A better).
+
+    Returns
+    -------
+    TestResult
+
+    Raises
+    ------
+    ValueError
+        Scores of different lengths, fewer than 2 topics, a value that is not finite, or an unknown
+        ``alternative``.
     """
     a, b = _pair(a, b)
     _alt(alternative)
@@ -120,8 +142,26 @@ def paired_t_test(a, b, alternative: str = "two-sided") -> TestResult:
     return TestResult("t", float(t), float(min(1.0, p)), float(mean), n, alternative)
 
 
-def wilcoxon_test(a, b, alternative: str = "two-sided") -> TestResult:
-    """Wilcoxon signed-rank test (differences symmetric about their median; zero differences dropped)."""
+def wilcoxon_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided") -> TestResult:
+    """Wilcoxon signed-rank test (differences symmetric about their median; zero differences dropped).
+
+    Parameters
+    ----------
+    a, b : array_like
+        Per-topic scores of systems A and B, in the same topic order (at least 2 topics, finite).
+    alternative : {'two-sided', 'greater', 'less'}
+        About A − B ('greater': A better).
+
+    Returns
+    -------
+    TestResult
+
+    Raises
+    ------
+    ValueError
+        Scores of different lengths, fewer than 2 topics, a value that is not finite, or an unknown
+        ``alternative``.
+    """
     a, b = _pair(a, b)
     _alt(alternative)
     d = a - b
@@ -131,8 +171,26 @@ def wilcoxon_test(a, b, alternative: str = "two-sided") -> TestResult:
     return TestResult("wilcoxon", float(r.statistic), float(r.pvalue), float(d.mean()), d.size, alternative)
 
 
-def sign_test(a, b, alternative: str = "two-sided") -> TestResult:
-    """Sign test: the number of topics where A > B is Binomial(m, 1/2) under H0 (m = non-tied topics)."""
+def sign_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided") -> TestResult:
+    """Sign test: the number of topics where A > B is Binomial(m, 1/2) under H0 (m = non-tied topics).
+
+    Parameters
+    ----------
+    a, b : array_like
+        Per-topic scores of systems A and B, in the same topic order (at least 2 topics, finite).
+    alternative : {'two-sided', 'greater', 'less'}
+        About A − B ('greater': A better).
+
+    Returns
+    -------
+    TestResult
+
+    Raises
+    ------
+    ValueError
+        Scores of different lengths, fewer than 2 topics, a value that is not finite, or an unknown
+        ``alternative``.
+    """
     a, b = _pair(a, b)
     _alt(alternative)
     d = a - b
@@ -164,9 +222,31 @@ def _sign_patterns(n, n_resamples, rng):
     return rng.choice(np.array([-1.0, 1.0]), size=(n_resamples, n)), False
 
 
-def randomization_test(a, b, alternative: str = "two-sided", n_resamples: int = 10000,
-                       seed: Optional[int] = 0) -> TestResult:
-    """Paired randomization test on the mean difference (exchangeability within topics)."""
+def randomization_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided", n_resamples: int = 10000,
+                       seed: int | None = 0) -> TestResult:
+    """Paired randomization test on the mean difference (exchangeability within topics).
+
+    Parameters
+    ----------
+    a, b : array_like
+        Per-topic scores of systems A and B, in the same topic order (at least 2 topics, finite).
+    alternative : {'two-sided', 'greater', 'less'}
+        About A − B ('greater': A better).
+    n_resamples : int
+        Random sign patterns / bootstrap resamples.
+    seed : int or None
+        Seed of the resampling.
+
+    Returns
+    -------
+    TestResult
+
+    Raises
+    ------
+    ValueError
+        Scores of different lengths, fewer than 2 topics, a value that is not finite, or an unknown
+        ``alternative``.
+    """
     a, b = _pair(a, b)
     _alt(alternative)
     d = a - b
@@ -182,8 +262,8 @@ def _bootstrap_counts(n, n_resamples, rng):
     return rng.multinomial(n, np.full(n, 1.0 / n), size=n_resamples).astype(np.float64)
 
 
-def bootstrap_test(a, b, alternative: str = "two-sided", n_resamples: int = 10000,
-                   seed: Optional[int] = 0) -> TestResult:
+def bootstrap_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided", n_resamples: int = 10000,
+                   seed: int | None = 0) -> TestResult:
     """Paired bootstrap test: resample the centred differences with replacement.
 
     Model: topics are i.i.d. draws from a population and the per-topic
@@ -191,6 +271,27 @@ def bootstrap_test(a, b, alternative: str = "two-sided", n_resamples: int = 1000
     from their empirical distribution; under H0 the mean difference is 0, so
     the null distribution of d̄ is that of the resampled *centred* differences.
     p = (count + 1) / (n_resamples + 1).
+
+    Parameters
+    ----------
+    a, b : array_like
+        Per-topic scores of systems A and B, in the same topic order (at least 2 topics, finite).
+    alternative : {'two-sided', 'greater', 'less'}
+        About A − B ('greater': A better).
+    n_resamples : int
+        Random sign patterns / bootstrap resamples.
+    seed : int or None
+        Seed of the resampling.
+
+    Returns
+    -------
+    TestResult
+
+    Raises
+    ------
+    ValueError
+        Scores of different lengths, fewer than 2 topics, a value that is not finite, or an unknown
+        ``alternative``.
     """
     a, b = _pair(a, b)
     _alt(alternative)
@@ -207,45 +308,10 @@ TESTS = {"t": paired_t_test, "wilcoxon": wilcoxon_test, "sign": sign_test,
          "randomization": randomization_test, "bootstrap": bootstrap_test}
 
 
-#: the multiple-comparison corrections of :func:`adjust_pvalues` (None also means "none")
-CORRECTIONS = ("holm", "bonferroni", "fdr_bh", "none")
-
-
-def adjust_pvalues(pvalues, method: Optional[str] = "holm") -> np.ndarray:
-    """Multiple-comparison correction of m p-values.
-
-    * ``'holm'``: Holm's step-down family-wise correction, p_(i) ↦ max_{j≤i} min(1, (m − j + 1) p_(j));
-    * ``'bonferroni'``: min(1, m p) (family-wise);
-    * ``'fdr_bh'``: Benjamini–Hochberg false discovery rate, p_(i) ↦ min_{j≥i} min(1, m p_(j) / j)
-      (the same values as statsmodels' ``multipletests(method='fdr_bh')``);
-    * ``'none'`` or None: the p-values unchanged.
-    """
-    p = np.asarray(pvalues, dtype=np.float64)
-    if method is None or method == "none":
-        return p.copy()
-    m = p.size
-    if method == "fdr_bh":
-        order = np.argsort(p, kind="stable")
-        scaled = p[order] * m / np.arange(1, m + 1)
-        adj = np.minimum.accumulate(scaled[::-1])[::-1]
-        out = np.empty(m)
-        out[order] = np.minimum(1.0, adj)
-        return out
-    if method == "bonferroni":
-        return np.minimum(1.0, p * m)
-    if method == "holm":
-        order = np.argsort(p, kind="stable")
-        adj = np.maximum.accumulate(p[order] * (m - np.arange(m)))
-        out = np.empty(m)
-        out[order] = np.minimum(1.0, adj)
-        return out
-    raise ValueError(f"correction must be one of {list(CORRECTIONS)} or None, got {method!r}")
-
-
 @dataclass
 class PairwiseResult:
     """All-pairs comparisons: ``pvalue[k]`` tests ``systems[a[k]]`` against ``systems[b[k]]``."""
-    systems: List[str]
+    systems: list[str]
     a: np.ndarray
     b: np.ndarray
     mean_difference: np.ndarray
@@ -254,12 +320,14 @@ class PairwiseResult:
     adjusted_pvalue: np.ndarray
     test: str
     alternative: str
-    correction: Optional[str]
+    correction: str | None
 
     def significant(self, alpha: float = 0.05) -> np.ndarray:
+        """True for each pair whose adjusted p-value is below ``alpha``."""
         return self.adjusted_pvalue < alpha
 
-    def to_frame(self):
+    def to_frame(self) -> pd.DataFrame:
+        """One row per pair: ``system_a, system_b, mean_difference, statistic, pvalue, adjusted_pvalue``."""
         import pandas as pd
         return pd.DataFrame({"system_a": [self.systems[i] for i in self.a],
                              "system_b": [self.systems[i] for i in self.b],
@@ -296,14 +364,42 @@ def _vectorised_pairs(diffs, test, alternative, n_resamples, seed, chunk):
     return mean, p
 
 
-def all_pairs(scores, test: str = "t", *, measure=None, alternative: str = "two-sided",
-              correction: Optional[str] = "holm", n_resamples: int = 10000, seed: Optional[int] = 0,
-              chunk: int = 512, progress: Optional[bool] = None) -> PairwiseResult:
+def all_pairs(scores: ScoresLike, test: str = "t", *, measure: Any = None, alternative: str = "two-sided",
+              correction: str | None = "holm", n_resamples: int = 10000, seed: int | None = 0,
+              chunk: int = 512, progress: bool | None = None) -> PairwiseResult:
     """Test every pair of systems (j < k) and correct for multiple comparisons.
 
     The same seeded sign patterns / bootstrap resamples serve every pair, so
     the t, randomization and bootstrap tests run as matrix products over all
     pairs at once (``chunk`` pairs at a time).
+
+    Parameters
+    ----------
+    scores : ScoresLike
+        Per-topic scores of the systems (anything :func:`~.inputs.score_matrix` takes).
+    test : {'t', 'wilcoxon', 'sign', 'randomization', 'bootstrap'}
+    measure : ir_measures.Measure or str, optional
+        Which measure of ``scores`` when it holds several.
+    alternative : {'two-sided', 'greater', 'less'}
+        About A − B.
+    correction : {'holm', 'bonferroni', 'fdr_bh', 'none'} or None
+        Over the pairs tested.
+    n_resamples, seed
+        Resamples of the randomization and bootstrap tests and their seed.
+    chunk : int
+        Pairs per matrix product.
+    progress : bool or None
+        A progress bar on standard error (None: only when it is a terminal).
+
+    Returns
+    -------
+    PairwiseResult
+
+    Raises
+    ------
+    ValueError
+        An unknown test, alternative or correction, fewer than 2 systems, or scores
+        :func:`~.inputs.score_matrix` refuses.
     """
     sm = score_matrix(scores, measure)
     if sm.n_systems < 2:
@@ -312,9 +408,10 @@ def all_pairs(scores, test: str = "t", *, measure=None, alternative: str = "two-
                     correction=correction, n_resamples=n_resamples, seed=seed, chunk=chunk, progress=progress)
 
 
-def pairwise(scores, pairs, test: str = "t", *, measure=None, alternative: str = "two-sided",
-             correction: Optional[str] = "holm", n_resamples: int = 10000, seed: Optional[int] = 0,
-             chunk: int = 512, progress: Optional[bool] = None) -> PairwiseResult:
+def pairwise(scores: ScoresLike, pairs: Sequence[tuple[int | str, int | str]], test: str = "t", *,
+             measure: Any = None, alternative: str = "two-sided",
+             correction: str | None = "holm", n_resamples: int = 10000, seed: int | None = 0,
+             chunk: int = 512, progress: bool | None = None) -> PairwiseResult:
     """Test the given pairs of systems, ``pairs = [(a, b), ...]`` (names or column indices), A − B each.
 
     The correction runs over these pairs only (e.g. every run against one
@@ -322,6 +419,36 @@ def pairwise(scores, pairs, test: str = "t", *, measure=None, alternative: str =
     randomization and bootstrap tests draw the same seeded sign patterns /
     resamples for every pair, so a pair tested here has the p-value
     :func:`all_pairs` gives it (before correction) with the same ``seed``.
+
+    Parameters
+    ----------
+    scores : ScoresLike
+        Per-topic scores of the systems (anything :func:`~.inputs.score_matrix` takes).
+    pairs : sequence of (a, b)
+        System names or column indices; each pair is tested as A − B.
+    test : {'t', 'wilcoxon', 'sign', 'randomization', 'bootstrap'}
+    measure : ir_measures.Measure or str, optional
+        Which measure of ``scores`` when it holds several.
+    alternative : {'two-sided', 'greater', 'less'}
+        About A − B.
+    correction : {'holm', 'bonferroni', 'fdr_bh', 'none'} or None
+        Over the pairs tested.
+    n_resamples, seed
+        Resamples of the randomization and bootstrap tests and their seed.
+    chunk : int
+        Pairs per matrix product.
+    progress : bool or None
+        A progress bar on standard error (None: only when it is a terminal).
+
+    Returns
+    -------
+    PairwiseResult
+
+    Raises
+    ------
+    ValueError
+        An unknown test, alternative or correction, fewer than 2 systems, or scores
+        :func:`~.inputs.score_matrix` refuses.
     """
     sm = score_matrix(scores, measure)
     _alt(alternative)
@@ -358,26 +485,3 @@ def pairwise(scores, pairs, test: str = "t", *, measure=None, alternative: str =
         p = np.array([r.pvalue for r in res])
     return PairwiseResult(sm.systems, a, b, diffs.mean(axis=0), stat, p, adjust_pvalues(p, correction), test,
                           alternative, correction)
-
-
-def discriminative_power(scores_by_measure: Dict[str, object], *, alpha: float = 0.05,
-                         tests: Sequence[str] = ("t", "randomization", "bootstrap"),
-                         n_resamples: int = 10000, seed: Optional[int] = 0, correction: Optional[str] = None,
-                         progress: Optional[bool] = None, backend=None, client=None, scheduler=None, n_jobs: int = 1,
-                         store=None):
-    """Share of system pairs significantly different at ``alpha`` (Smucker & Clarke 2012, Table 2).
-
-    ``scores_by_measure``: ``{measure label: scores}`` with anything
-    :func:`score_matrix` accepts (all over the same systems and topics).
-    Returns a DataFrame, one row per measure, one column per test.
-
-    Each (measure, test) is a cell of an :mod:`irmeasures_markov.grid` grid:
-    computed in this process by default, on ``n_jobs`` local processes, or on
-    Dask (``client=``, ``scheduler=``, ``backend=``), with the same numbers on
-    every backend; ``store`` (a directory) keeps the p-values for reruns.
-    """
-    from ..grid.inference import discriminative_power_grid
-    table, _ = discriminative_power_grid(scores_by_measure, alpha=alpha, tests=tests, n_resamples=n_resamples,
-                                         seed=seed, correction=correction, progress=progress, backend=backend,
-                                         client=client, scheduler=scheduler, n_jobs=n_jobs, store=store)
-    return table

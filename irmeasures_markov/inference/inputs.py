@@ -23,12 +23,17 @@ several measures without ``measure=``.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Dict, List, Mapping, Optional, Sequence
+from typing import Any
 
 import numpy as np
 
-__all__ = ["ScoreMatrix", "score_matrix"]
+__all__ = ["ScoreMatrix", "ScoresLike", "score_matrix"]
+
+#: Per-topic scores in any form :func:`score_matrix` takes: a :class:`ScoreMatrix`, a DataFrame (long or wide),
+#: ``{system: per-query results}``, ir_measures/PyTerrier per-query results, or a 2-D array (topics × systems).
+ScoresLike = Any
 
 _QID_COLUMNS = ("query_id", "qid", "topic")
 _SYSTEM_COLUMNS = ("run_id", "name", "system", "run")
@@ -38,25 +43,35 @@ _SYSTEM_COLUMNS = ("run_id", "name", "system", "run")
 class ScoreMatrix:
     """Scores ``values[i, j]`` of system ``systems[j]`` on topic ``topics[i]`` for one measure."""
     values: np.ndarray
-    topics: List[str]
-    systems: List[str]
-    measure: Optional[str] = None
+    topics: list[str]
+    systems: list[str]
+    measure: str | None = None
 
     @property
     def n_topics(self) -> int:
+        """Number of topics (rows)."""
         return self.values.shape[0]
 
     @property
     def n_systems(self) -> int:
+        """Number of systems (columns)."""
         return self.values.shape[1]
 
-    def column(self, system) -> np.ndarray:
+    def column(self, system: str) -> np.ndarray:
+        """The per-topic scores of one system.
+
+        Raises
+        ------
+        KeyError
+            ``system`` is not one of :attr:`systems`.
+        """
         try:
             return self.values[:, self.systems.index(system)]
         except ValueError:
             raise KeyError(f"no system {system!r}; systems: {self.systems[:10]}...") from None
 
     def means(self) -> np.ndarray:
+        """Each system's mean over topics."""
         return self.values.mean(axis=0)
 
 
@@ -64,7 +79,7 @@ def _measure_name(m) -> str:
     return str(m)
 
 
-def _pick_measure(values_by_measure: Dict[str, object], measure, where: str):
+def _pick_measure(values_by_measure: dict[str, object], measure, where: str):
     if measure is None:
         if len(values_by_measure) != 1:
             raise ValueError(f"{where} holds several measures {sorted(values_by_measure)[:8]}; pass measure=")
@@ -75,7 +90,7 @@ def _pick_measure(values_by_measure: Dict[str, object], measure, where: str):
     return values_by_measure[key]
 
 
-def _per_query_from_frame(df, measure, where) -> Dict[str, float]:
+def _per_query_from_frame(df, measure, where) -> dict[str, float]:
     qcol = next((c for c in _QID_COLUMNS if c in df.columns), None)
     if qcol is None or "value" not in df.columns:
         raise ValueError(f"{where}: a per-query DataFrame needs a query column ({'/'.join(_QID_COLUMNS)}) and "
@@ -90,7 +105,7 @@ def _per_query_from_frame(df, measure, where) -> Dict[str, float]:
     return dict(zip(qids, df["value"].astype(float).tolist()))
 
 
-def _per_query(obj, measure, where) -> Dict[str, float]:
+def _per_query(obj, measure, where) -> dict[str, float]:
     import pandas as pd
     if isinstance(obj, pd.DataFrame):
         return _per_query_from_frame(obj, measure, where)
@@ -103,7 +118,7 @@ def _per_query(obj, measure, where) -> Dict[str, float]:
                 out[str(q)] = v
         return {q: float(v) for q, v in out.items()}
     # an iter_calc iterable of Metric(query_id, measure, value)
-    by_measure: Dict[str, Dict[str, float]] = {}
+    by_measure: dict[str, dict[str, float]] = {}
     for row in obj:
         by_measure.setdefault(_measure_name(row.measure), {})[str(row.query_id)] = float(row.value)
     if not by_measure:
@@ -117,7 +132,7 @@ def _is_wide(df) -> bool:
         lambda t: t.kind))
 
 
-def _per_system_from_wide(df) -> Dict[str, Dict[str, float]]:
+def _per_system_from_wide(df) -> dict[str, dict[str, float]]:
     """``{system: {topic: score}}`` of a topics × systems DataFrame (index topics, columns systems)."""
     for what, labels in (("topic (index)", df.index), ("system (column)", df.columns)):
         names = [str(x) for x in labels]
@@ -128,12 +143,31 @@ def _per_system_from_wide(df) -> Dict[str, Dict[str, float]]:
     return {str(name): dict(zip(topics, df.iloc[:, j].astype(float).tolist())) for j, name in enumerate(df.columns)}
 
 
-def score_matrix(data, measure=None, *, topics: Optional[Sequence[str]] = None,
-                 systems: Optional[Sequence[str]] = None) -> ScoreMatrix:
+def score_matrix(data: ScoresLike, measure: Any = None, *, topics: Sequence[str] | None = None,
+                 systems: Sequence[str] | None = None) -> ScoreMatrix:
     """Build a :class:`ScoreMatrix` from per-query results (module docstring lists the inputs).
 
     Topics are the union over systems, sorted (numerically when all are
     integers); every system must have every topic.
+
+    Parameters
+    ----------
+    data : ScoreMatrix, DataFrame, mapping, per-query results or 2-D array
+        The scores (a ScoreMatrix is returned as it is).
+    measure : ir_measures.Measure or str, optional
+        Which measure to take when ``data`` holds several.
+    topics, systems : sequence of str, optional
+        Labels of the rows and columns of a 2-D array (default ``0, 1, ...`` and ``system0, ...``).
+
+    Returns
+    -------
+    ScoreMatrix
+
+    Raises
+    ------
+    ValueError
+        Data of no known form, several measures without ``measure``, a system missing a topic, labels
+        that do not match the shape, or scores that are not finite.
     """
     if isinstance(data, ScoreMatrix):
         return data
@@ -147,7 +181,7 @@ def score_matrix(data, measure=None, *, topics: Optional[Sequence[str]] = None,
         if len(t) != values.shape[0] or len(s) != values.shape[1]:
             raise ValueError(f"topics/systems labels ({len(t)}, {len(s)}) do not match the shape {values.shape}")
         return _checked(values, t, s, measure)
-    per_system: Dict[str, Dict[str, float]] = {}
+    per_system: dict[str, dict[str, float]] = {}
     import pandas as pd
     is_frame = isinstance(data, pd.DataFrame)
     if is_frame and _is_wide(data):

@@ -26,9 +26,13 @@ Example::
 """
 from __future__ import annotations
 
-from typing import Callable, NamedTuple, Optional
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import numpy as np
+
+from .classic import ALTERNATIVES, TESTS
+from .gibbs import prob_better_pairs
 
 __all__ = ["PyTerrierTestResult", "pyterrier_test", "PYTERRIER_TESTS"]
 
@@ -42,7 +46,8 @@ class PyTerrierTestResult(NamedTuple):
 
 
 def pyterrier_test(test: str = "randomization", *, alternative: str = "two-sided", n_resamples: int = 10000,
-                   seed: Optional[int] = 0, draws: int = 2000, chains: int = 4) -> Callable:
+                   seed: int | None = 0, draws: int = 2000,
+                   chains: int = 4) -> Callable[[Sequence[float], Sequence[float]], PyTerrierTestResult]:
     """A callable ``f(system_scores, baseline_scores) -> PyTerrierTestResult`` for ``pt.Experiment(test=f)``.
 
     Parameters
@@ -54,8 +59,17 @@ def pyterrier_test(test: str = "randomization", *, alternative: str = "two-sided
         Resamples of the randomization and bootstrap tests; ``seed`` also seeds the Gibbs sampler.
     draws, chains
         Gibbs draws per chain (after as many tuning steps) and chains, for ``'bayes'``.
+
+    Returns
+    -------
+    callable
+        ``f(system_scores, baseline_scores)``: the per-topic scores of both, in the same topic order.
+
+    Raises
+    ------
+    ValueError
+        An unknown test or alternative, or a count that is not a positive integer.
     """
-    from .classic import ALTERNATIVES, TESTS
     if test not in PYTERRIER_TESTS:
         raise ValueError(f"`test` must be one of {list(PYTERRIER_TESTS)}, got {test!r}.")
     if alternative not in ALTERNATIVES:
@@ -65,7 +79,6 @@ def pyterrier_test(test: str = "randomization", *, alternative: str = "two-sided
 
     if test == "bayes":
         def f(system, baseline):
-            from .bayes import prob_better_pairs
             y = np.column_stack([np.asarray(system, dtype=np.float64), np.asarray(baseline, dtype=np.float64)])
             p_ab, p_ba = (float(x[0]) for x in prob_better_pairs(y, [0], [1], draws=int(draws), tune=int(draws),
                                                                  chains=int(chains), seed=seed, progress=False))

@@ -9,7 +9,6 @@ reference; both are checked against the exact expectations in the tests.
 import numpy as np
 from numba import njit
 
-
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)

@@ -73,17 +73,40 @@ at 4 (R = 1/16 at grade 1) and cutoff 20: on 0/1 grades
 """
 from __future__ import annotations
 
-import numbers
 from functools import lru_cache
-from typing import Optional
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..cutoffs import check_cutoff
-from ..rankings import segment_sum
-from ..readers.content import registration_fingerprint
-from ..segments import SegmentSums
-from ._choices import RegisteredNames
+from .._util.cutoffs import check_cutoff
+from .._util.segments import SegmentSums
+from ..ranking.prepared import segment_sum
+from .carterette_distributions import (
+    CUSTOM_DISTRIBUTIONS,
+    DEFAULT_THETA,
+    DISTRIBUTIONS,
+    DYNAMIC_DISTRIBUTIONS,
+    F_CHOICES,
+    MODELS,
+    NAMED_MEASURES,
+    PAPER_MEASURES,
+    REGISTRATION_CACHES,
+    STATIC_DISTRIBUTIONS,
+    DistributionChoices,
+    check_arguments,
+    default_norm,
+    distribution_fingerprint,
+    is_static,
+    register_distribution,
+    static_prefix,
+    static_table,
+    theta_or_default,
+)
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from ..ranking.prepared import RelevanceBatch
 
 __all__ = [
     "distribution_fingerprint",
@@ -102,162 +125,40 @@ __all__ = [
     "register_distribution",
     "CUSTOM_DISTRIBUTIONS",
     "DistributionChoices",
+    "F_CHOICES",
 ]
 
-MODELS = ("M1", "M2", "M3", "M4")
-STATIC_DISTRIBUTIONS = ("RBP", "DCG", "RR")
-DYNAMIC_DISTRIBUTIONS = ("ERR", "AP", "RRR")
-DISTRIBUTIONS = STATIC_DISTRIBUTIONS + DYNAMIC_DISTRIBUTIONS
-#: Distributions with a parameter θ, and its default.
-DEFAULT_THETA = {"RBP": 0.8, "ERR": 0.5}
-F_CHOICES = ("1/k", "k")
-
-#: The paper's 15 measures: name -> (model, dist).  Five share a name with a
-#: classic measure (RBP, DCG, RR, ERR, AP); the other ten are new names.
-PAPER_MEASURES = {
-    "RBP": ("M1", "RBP"), "CDG": ("M1", "DCG"), "RRG": ("M1", "RR"),
-    "RBTR": ("M2", "RBP"), "DCG": ("M2", "DCG"), "RR": ("M2", "RR"),
-    "ERR": ("M3", "ERR"), "ARR": ("M3", "AP"), "RRR": ("M3", "RRR"),
-    "RBAP": ("M4", "RBP"), "DAG": ("M4", "DCG"), "RAP": ("M4", "RR"),
-    "EPR": ("M4", "ERR"), "AP": ("M4", "AP"), "RRAP": ("M4", "RRR"),
-}
-#: The ten names registered as measures of their own (the others clash with ir_measures).
-NAMED_MEASURES = {k: v for k, v in PAPER_MEASURES.items() if k not in ("RBP", "DCG", "RR", "ERR", "AP")}
-
-#: name -> P(stop at rank k) function of static distributions given to :func:`register_distribution`.
-CUSTOM_DISTRIBUTIONS: dict = {}
-#: name -> fingerprint of the registered distribution (see :func:`distribution_fingerprint`)
-_DISTRIBUTION_FINGERPRINTS: dict = {}
-
-
-def register_distribution(name: str, stop_probabilities) -> str:
-    """Give a static stopping distribution a name usable as ``dist``, e.g. ``M1(dist='MYDIST')``.
-
-    ``stop_probabilities`` is a function ``f(n)`` returning P(stop at rank k)
-    for k = 1..n (an array of length n), or such an array itself (P = 0 beyond
-    its end).  Probabilities are >= 0 and sum to at most 1; the mass missing
-    from ranks 1..n is the probability of going deeper, so
-    F(k) = 1 − Σ_{i<k} P(i) as for RBP, DCG and RR.  The name is stored
-    upper-case and must not be one of the six built-in distributions;
-    registering a name again replaces its distribution.  Returns the name.
-    """
-    key = str(name).upper()
-    if key in DISTRIBUTIONS:
-        raise ValueError(f"{name!r} is a built-in distribution; choose another name")
-    if not callable(stop_probabilities):
-        table = np.asarray(stop_probabilities, dtype=np.float64).ravel()
-        _stop_table_iv(table, name)
-        _DISTRIBUTION_FINGERPRINTS[key] = registration_fingerprint(table)
-        stop_probabilities = _padded(table)
-    else:
-        _DISTRIBUTION_FINGERPRINTS[key] = registration_fingerprint(stop_probabilities)
-    CUSTOM_DISTRIBUTIONS[key] = stop_probabilities
-    for cached in (_static_tables, _static_prefix, _ideal_prefix):  # tables of an earlier distribution of that name
-        cached.cache_clear()
-    return key
-
-
-def distribution_fingerprint(name: str) -> str:
-    """What identifies the distribution registered under ``name``: its table's content for a table; for a
-    function (whose content cannot be read) this registration, so results are not kept beyond it."""
-    key = str(name).upper()
-    return _DISTRIBUTION_FINGERPRINTS.get(key) or registration_fingerprint(CUSTOM_DISTRIBUTIONS.get(key))
-
-
-def _padded(table):
-    def f(n):
-        out = np.zeros(n)
-        m = min(n, table.size)
-        out[:m] = table[:m]
-        return out
-    return f
-
-
-def _stop_table_iv(p: np.ndarray, name) -> None:
-    if not np.all(np.isfinite(p)) or np.any(p < 0):
-        raise ValueError(f"stopping distribution {name!r}: probabilities must be finite and >= 0")
-    if p.sum() > 1.0 + 1e-9:
-        raise ValueError(f"stopping distribution {name!r}: probabilities sum to {p.sum()!r} > 1")
-
-
-class DistributionChoices(RegisteredNames):
-    """The valid ``dist`` values: the six built-in distributions and registered ones."""
-
-    def __init__(self):
-        super().__init__(DISTRIBUTIONS, lambda: CUSTOM_DISTRIBUTIONS)
-
-
-def _static(dist: str) -> bool:
-    return dist in STATIC_DISTRIBUTIONS or dist in CUSTOM_DISTRIBUTIONS
-
-
-def default_norm(model: str, dist: str) -> bool:
-    """The paper's choice (§3.1): normalise the M2 family and ARR (M3 with AP)."""
-    return model == "M2" or (model == "M3" and dist == "AP")
-
-
-def _check(model: str, dist: str, theta, f: str):
-    if model not in MODELS:
-        raise ValueError(f"unknown model {model!r}; choose one of {list(MODELS)}")
-    if dist not in DISTRIBUTIONS and dist not in CUSTOM_DISTRIBUTIONS:
-        raise ValueError(f"unknown stopping distribution dist={dist!r}; choose one of {list(DistributionChoices())}")
-    if theta is not None:
-        if dist not in DEFAULT_THETA:
-            raise ValueError(f"dist={dist!r} has no parameter theta (only {sorted(DEFAULT_THETA)} do)")
-        # numpy scalars (np.float32(0.5), np.int64) are numbers.Real; bools and np.bool_ are not accepted
-        if isinstance(theta, (bool, np.bool_)) or not isinstance(theta, numbers.Real) or not (0 < theta < 1):
-            raise ValueError(f"theta must be in (0, 1), got {theta!r}")
-    if f not in F_CHOICES:
-        raise ValueError(f"f must be '1/k' (reciprocal rank) or 'k' (rank), got {f!r}")
-    if f != "1/k" and model != "M3":
-        raise ValueError(f"f only applies to M3 (got f={f!r} with {model})")
-
-
-@lru_cache(maxsize=64)
-def _static_tables(dist: str, theta: Optional[float], n: int):
-    """(P(k), F(k)) for k = 1..n of a static distribution, float64, read-only."""
-    k = np.arange(1, n + 1, dtype=np.float64)
-    if dist == "RBP":
-        tail = theta ** (k - 1)
-        p = (1.0 - theta) * tail
-    elif dist == "DCG":
-        tail = 1.0 / np.log2(k + 1.0)
-        p = tail - 1.0 / np.log2(k + 2.0)
-    elif dist == "RR":
-        tail = 1.0 / k
-        p = 1.0 / (k * (k + 1.0))
-    else:  # registered: F(k) is what P leaves for ranks >= k (summed from the end: small tails stay exact)
-        p = np.array(CUSTOM_DISTRIBUTIONS[dist](n), dtype=np.float64).reshape(-1)
-        if p.shape != (n,):
-            raise ValueError(f"stopping distribution {dist!r}: f({n}) returned shape {p.shape}, expected ({n},)")
-        _stop_table_iv(p, dist)
-        tail = np.cumsum(p[::-1])[::-1] + max(0.0, 1.0 - p.sum())
-    p.flags.writeable = False
-    tail.flags.writeable = False
-    return p, tail
-
-
-def _table(dist, theta, n):
-    size = 1 << max(4, int(n - 1).bit_length())  # few distinct cache entries
-    p, tail = _static_tables(dist, theta, size)
-    return p, tail
-
-
-def stopping_distribution(relevance, dist: str = "RBP", theta: Optional[float] = None,
-                          recall_base: Optional[int] = None):
-    """P(k) and F(k) (k = 1..N) of a stopping distribution on one ranking.
+def stopping_distribution(relevance: ArrayLike, dist: str = "RBP", theta: float | None = None,
+                          recall_base: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """P(k) and F(k) (k = 1..N) of a stopping distribution on one ranking (Carterette, SIGIR 2011).
 
     For static distributions F is the infinite tail Σ_{i≥k} P(i); for dynamic
-    ones (ERR, AP, RRR) it is the suffix sum over the ranking.  ``recall_base``
-    is needed for ``dist='AP'`` (default: the relevant documents in the ranking).
+    ones (ERR, AP, RRR) it is the suffix sum over the ranking.
+
+    Parameters
+    ----------
+    relevance : array_like of 0/1
+        Binary relevance in rank order.
+    dist : str
+        A built-in distribution (:data:`DISTRIBUTIONS`) or a registered one.
+    theta : float, optional
+        The parameter of RBP and ERR (default :data:`DEFAULT_THETA`).
+    recall_base : int, optional
+        RB, needed for ``dist='AP'`` (default: the relevant documents in the ranking).
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        ``(P, F)`` for ranks 1..N.
+
+    Raises
+    ------
+    ValueError
+        For an unknown distribution, a bad ``theta``, non-binary relevance or a too small ``recall_base``.
     """
     a = _as_relevance(relevance)
-    _check("M1", dist, theta, "1/k")
-    return _distribution(a, np.cumsum(a), dist, _theta(dist, theta), _rb(a, recall_base))
-
-
-def _theta(dist, theta):
-    return float(theta) if theta is not None else DEFAULT_THETA.get(dist)
+    check_arguments("M1", dist, theta, "1/k")
+    return _distribution(a, np.cumsum(a), dist, theta_or_default(dist, theta), _rb(a, recall_base))
 
 
 def _rb(a, recall_base):
@@ -278,8 +179,8 @@ def _as_relevance(relevance) -> np.ndarray:
 
 def _distribution(a, r, dist, theta, rb):
     n = a.size
-    if _static(dist):
-        p, tail = _table(dist, theta, n)
+    if is_static(dist):
+        p, tail = static_table(dist, theta, n)
         return p[:n].copy(), tail[:n].copy()
     if dist == "ERR":
         p = a * theta * (1.0 - theta) ** (r - a)
@@ -291,9 +192,9 @@ def _distribution(a, r, dist, theta, rb):
     return p, tail
 
 
-def user_model_measure(relevance, model: str = "M1", dist: str = "RBP", *, theta: Optional[float] = None,
-                       f: str = "1/k", norm: Optional[bool] = None, recall_base: Optional[int] = None,
-                       cutoff: Optional[int] = None) -> float:
+def user_model_measure(relevance: ArrayLike, model: str = "M1", dist: str = "RBP", *, theta: float | None = None,
+                       f: str = "1/k", norm: bool | None = None, recall_base: int | None = None,
+                       cutoff: int | None = None) -> float:
     r"""One of Carterette's measures M1–M4 for one ranking.
 
     A one-query :func:`user_model_values`: the ir_measures classes run the
@@ -336,9 +237,10 @@ def user_model_measure(relevance, model: str = "M1", dist: str = "RBP", *, theta
                                    norm=norm, cutoff=cutoff)[0])
 
 
-def user_model_values(relevance, offsets, recall_base, model: str = "M1", dist: str = "RBP", *,
-                      theta: Optional[float] = None, f: str = "1/k", norm: Optional[bool] = None,
-                      cutoff: Optional[int] = None) -> np.ndarray:
+def user_model_values(relevance: ArrayLike, offsets: ArrayLike, recall_base: ArrayLike, model: str = "M1",
+                      dist: str = "RBP", *,
+                      theta: float | None = None, f: str = "1/k", norm: bool | None = None,
+                      cutoff: int | None = None) -> np.ndarray:
     r"""Carterette's M1–M4 for many rankings stored flat, one value per ranking.
 
     Parameters
@@ -365,7 +267,7 @@ def user_model_values(relevance, offsets, recall_base, model: str = "M1", dist: 
     >>> user_model_values([1, 0, 1, 0, 1], [0, 3, 5], [3, 1], 'M4', 'AP').round(6)   # AP of two rankings
     array([0.555556, 0.5     ])
     """
-    _check(model, dist, theta, f)
+    check_arguments(model, dist, theta, f)
     cutoff = _cutoff(cutoff)
     rel = np.asarray(relevance)
     if rel.dtype != bool:
@@ -388,7 +290,7 @@ def user_model_values(relevance, offsets, recall_base, model: str = "M1", dist: 
         keep = np.arange(rel.size) - np.repeat(offsets[:-1], lengths) < cutoff
         rel = rel[keep]
         offsets = np.concatenate(([0], np.cumsum(np.minimum(lengths, cutoff))))
-    return _values(_Relevant(rel, offsets, rb), model, dist, _theta(dist, theta), f,
+    return _values(_Relevant(rel, offsets, rb), model, dist, theta_or_default(dist, theta), f,
                    default_norm(model, dist) if norm is None else bool(norm), cutoff)
 
 
@@ -412,16 +314,6 @@ def _cutoff(cutoff):
 # so a run costs O(relevant retrieved) plus one table lookup per query, instead
 # of O(ranking length) per measure.  The tests check it against brute-force
 # sums over every rank.
-
-@lru_cache(maxsize=64)
-def _static_prefix(dist, theta, weight, n):
-    """C(m) = Σ_{k≤m} P(k)·w(k), m = 0..n, for w(k) = 1/k or k."""
-    p, _ = _static_tables(dist, theta, n)
-    k = np.arange(1, n + 1, dtype=np.float64)
-    out = np.concatenate(([0.0], np.cumsum(p / k if weight == "1/k" else p * k)))
-    out.flags.writeable = False
-    return out
-
 
 class _Relevant:
     """Rankings seen at their relevant positions only (for a batch: built once, cached on it).
@@ -477,8 +369,8 @@ class _Relevant:
         key = (dist, theta)
         out = self.dists.get(key)
         if out is None:
-            if _static(dist):
-                p_tab, t_tab = _table(dist, theta, self._max_idx + 1)
+            if is_static(dist):
+                p_tab, t_tab = static_table(dist, theta, self._max_idx + 1)
                 out = (p_tab.take(self.idx), t_tab.take(self.idx))
             elif dist == "ERR":
                 out = (theta * (1.0 - theta) ** (self.count - 1.0), None)
@@ -513,9 +405,9 @@ def _ideal_prefix(model, dist, theta, f, n):
 
 def _values(v: _Relevant, model, dist, theta, f, norm, cutoff):
     """The kernel behind :func:`user_model_values` and :func:`user_model_batch` (arguments checked)."""
-    static = _static(dist)
+    static = is_static(dist)
     if static and model in ("M3", "M4"):
-        c = _static_prefix(dist, theta, f if model == "M3" else "1/k", _table_size(v._max_len))
+        c = static_prefix(dist, theta, f if model == "M3" else "1/k", _table_size(v._max_len))
         if model == "M3":
             values = c[v.lengths]
         else:
@@ -534,9 +426,9 @@ def _normalise(values, v: _Relevant, model, dist, theta, f, cutoff):
     over all N ranks; it keeps M1/M4 <= 1 and gives static M3 the value 1 once N >= min(RB, cutoff)."""
     rb = v.rb
     n_rel, n_all, top_rel, top_all = v.ideal_lengths(cutoff)     # relevant documents of the ideal, its length
-    static = _static(dist)
+    static = is_static(dist)
     if static and model in ("M3", "M4"):
-        c = _static_prefix(dist, theta, f if model == "M3" else "1/k", _table_size(top_all))
+        c = static_prefix(dist, theta, f if model == "M3" else "1/k", _table_size(top_all))
         if model == "M3":
             best = c[n_all]
         else:
@@ -551,27 +443,42 @@ def _normalise(values, v: _Relevant, model, dist, theta, f, cutoff):
     return np.divide(values, best, out=np.zeros_like(values), where=best > 0)
 
 
-def _relevant_view(batch) -> _Relevant:
+def _batch_relevant(batch) -> _Relevant:
     view = batch.cache.get("carterette-relevant")
     if view is None:
         view = batch.cache["carterette-relevant"] = _Relevant(batch.relevant, batch.offsets, batch.recall_base)
     return view
 
 
-def user_model_batch(batch, model: str, dist: str, *, theta: Optional[float] = None, f: str = "1/k",
-                     norm: Optional[bool] = None, cutoff: Optional[int] = None) -> np.ndarray:
-    """:func:`user_model_values` for every query of a :class:`~irmeasures_markov.rankings.RelevanceBatch`.
+def user_model_batch(batch: RelevanceBatch, model: str, dist: str, *, theta: float | None = None, f: str = "1/k",
+                     norm: bool | None = None, cutoff: int | None = None) -> np.ndarray:
+    """:func:`user_model_values` for every query of a :class:`~irmeasures_markov.ranking.prepared.RelevanceBatch`.
 
-    ``batch`` must already be cut at ``cutoff``; ``cutoff`` here only cuts the
-    ideal ranking used by ``norm``.  The batch is trusted (built by
-    :class:`~irmeasures_markov.rankings.PreparedRun`): its relevant-positions
-    view is built once and cached on it, shared by every measure.
+    The batch is trusted (built by :class:`~irmeasures_markov.ranking.prepared.PreparedRun`):
+    its relevant-positions view is built once and cached on it, shared by every measure.
+
+    Parameters
+    ----------
+    batch : RelevanceBatch
+        The run's rankings, already cut at ``cutoff``.
+    model, dist, theta, f, norm
+        As in :func:`user_model_measure`.
+    cutoff : int, optional
+        Cuts only the ideal ranking used by ``norm``.
+
+    Returns
+    -------
+    numpy.ndarray
+        One value per query of the batch.
     """
-    _check(model, dist, theta, f)
+    check_arguments(model, dist, theta, f)
     norm = default_norm(model, dist) if norm is None else bool(norm)
-    return _values(_relevant_view(batch), model, dist, _theta(dist, theta), f, norm, _cutoff(cutoff))
+    return _values(_batch_relevant(batch), model, dist, theta_or_default(dist, theta), f, norm, _cutoff(cutoff))
 
 
 def _table_size(n: int) -> int:
     """A power of two > n (>= 16), so lru-cached tables have few distinct sizes."""
     return 1 << max(4, int(n).bit_length())
+
+
+REGISTRATION_CACHES.append(_ideal_prefix)

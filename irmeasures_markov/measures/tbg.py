@@ -40,17 +40,24 @@ the listed grades.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Dict, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..rankings import UNJUDGED, segment_cumsum, segment_sum
-from ..segments import query_blocks
+from .._util.segments import query_blocks
+from ..ranking.prepared import segment_cumsum, segment_sum
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from ..ranking.prepared import RelevanceBatch
 
 __all__ = [
     "TBG_DEFAULTS",
     "TBGParameters",
+    "as_parameters",
     "NORMS",
     "time_to_rank",
     "holding_times",
@@ -66,7 +73,7 @@ TBG_DEFAULTS = {"halflife": 224.0, "t_summary": 4.4, "a": 0.018, "b": 7.8,
 NORMS = ("none", "constant", "ideal")
 
 
-def _parse_by_grade(spec, name) -> Dict[int, float]:
+def _parse_by_grade(spec, name) -> dict[int, float]:
     if spec is None or spec == "":
         return {}
     if isinstance(spec, Mapping):
@@ -101,8 +108,8 @@ class TBGParameters:
     pc_nonrel: float = 0.39
     ps_rel: float = 0.77
     ps_nonrel: float = 0.27
-    pc_by_grade: Optional[str] = None
-    ps_by_grade: Optional[str] = None
+    pc_by_grade: str | None = None
+    ps_by_grade: str | None = None
 
     def __post_init__(self):
         for name in TBG_DEFAULTS:
@@ -124,7 +131,7 @@ class TBGParameters:
     def decay_rate(self) -> float:
         return math.log(2.0) / self.halflife
 
-    def click_and_gain(self, grades: np.ndarray, rel: int = 1):
+    def click_and_gain(self, grades: np.ndarray, rel: int = 1) -> tuple[np.ndarray, np.ndarray]:
         """(P(C=1|r_i), g_i) per document from its grade (UNJUDGED: not relevant)."""
         grades = np.asarray(grades)
         relevant = grades >= rel
@@ -142,7 +149,14 @@ class TBGParameters:
         return pc, gain
 
 
-def _params(params) -> TBGParameters:
+def as_parameters(params: TBGParameters | Mapping[str, float] | None) -> TBGParameters:
+    """TBG's constants as a :class:`TBGParameters`: the defaults for ``None``, a mapping as keywords.
+
+    Raises
+    ------
+    TypeError
+        If a mapping names a field :class:`TBGParameters` does not have.
+    """
     if params is None:
         return TBGParameters()
     if isinstance(params, TBGParameters):
@@ -159,26 +173,55 @@ def _as_lengths(lengths, n):
     return lengths
 
 
-def holding_times(grades, lengths, params=None, rel: int = 1) -> np.ndarray:
-    """Expected time spent at each rank: T_S + T_D(l_i)·P(C=1|r_i) (seconds).
+def holding_times(grades: ArrayLike, lengths: ArrayLike, params: TBGParameters | Mapping[str, float] | None = None,
+                  rel: int = 1) -> np.ndarray:
+    r"""Expected time spent at each rank (seconds), Smucker & Clarke (SIGIR 2012):
 
-    This is also the mean holding time MPcont uses with ``time='tbg'``.
+    .. math:: h_i = T_S + (a\,l_i + b)\,P(C = 1 \mid r_i)
+
+    (summary time, then the document's reading time :math:`a l_i + b` when it is
+    clicked).  This is also the mean holding time MPcont uses with ``time='tbg'``.
+
+    Parameters
+    ----------
+    grades : array_like of int
+        Relevance grade at each rank.
+    lengths : array_like of float
+        Document length (words) at each rank.
+    params : TBGParameters or mapping, optional
+        TBG's constants (:data:`TBG_DEFAULTS` when None).
+    rel : int
+        Grades ``>= rel`` are relevant.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`h_i` per rank.
     """
-    p = _params(params)
+    p = as_parameters(params)
     grades = np.asarray(grades)
     pc, _ = p.click_and_gain(grades, rel)
     return p.t_summary + (p.a * _as_lengths(lengths, grades.size) + p.b) * pc
 
 
-def time_to_rank(grades, lengths, params=None, rel: int = 1) -> np.ndarray:
-    """T(k), the expected time (s) at which the user reaches rank k (k = 1..N; T(1) = 0)."""
+def time_to_rank(grades: ArrayLike, lengths: ArrayLike, params: TBGParameters | Mapping[str, float] | None = None,
+                 rel: int = 1) -> np.ndarray:
+    r""":math:`T(k) = \sum_{i<k} h_i`, the expected time (s) at which the user reaches rank k (T(1) = 0).
+
+    Parameters and the holding times :math:`h_i` as in :func:`holding_times`.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`T(k)` for k = 1..N.
+    """
     h = holding_times(grades, lengths, params, rel)
     return np.concatenate(([0.0], np.cumsum(h)[:-1])) if h.size else h
 
 
-def constant_normaliser(params=None) -> float:
+def constant_normaliser(params: TBGParameters | Mapping[str, float] | None = None) -> float:
     """The paper's normaliser over unlimited zero-length relevant documents (≈ 17.2 with defaults)."""
-    p = _params(params)
+    p = as_parameters(params)
     g = p.pc_rel * p.ps_rel
     tx = p.t_summary + p.b * p.pc_rel
     if tx == 0:
@@ -186,10 +229,26 @@ def constant_normaliser(params=None) -> float:
     return g / -math.expm1(-tx * p.decay_rate)
 
 
-def ideal_normaliser(relevant_grades, relevant_lengths, params=None, rel: int = 1,
-                     cutoff: Optional[int] = None) -> float:
-    """TBG of the best ordering of the query's judged relevant documents (cut at ``cutoff``)."""
-    p = _params(params)
+def ideal_normaliser(relevant_grades: ArrayLike, relevant_lengths: ArrayLike,
+                     params: TBGParameters | Mapping[str, float] | None = None, rel: int = 1,
+                     cutoff: int | None = None) -> float:
+    """TBG of the best ordering of the query's judged relevant documents (cut at ``cutoff``).
+
+    Parameters
+    ----------
+    relevant_grades, relevant_lengths : array_like
+        Grades and lengths (words) of the query's judged relevant documents.
+    params, rel
+        As in :func:`holding_times`.
+    cutoff : int, optional
+        Cut the ideal ranking at this rank.
+
+    Returns
+    -------
+    float
+        The ``norm='ideal'`` normaliser.
+    """
+    p = as_parameters(params)
     grades = np.asarray(relevant_grades)
     if grades.size == 0:
         return 0.0
@@ -216,16 +275,17 @@ def ideal_normaliser(relevant_grades, relevant_lengths, params=None, rel: int = 
     return float(best.max())
 
 
-def time_biased_gain(relevance, lengths, *, params=None, norm: str = "none", rel: int = 1,
-                     cutoff: Optional[int] = None, relevant_lengths=None, relevant_grades=None,
-                     **constants) -> float:
+def time_biased_gain(relevance: ArrayLike, lengths: ArrayLike, *,
+                     params: TBGParameters | Mapping[str, float] | None = None, norm: str = "none", rel: int = 1,
+                     cutoff: int | None = None, relevant_lengths: ArrayLike | None = None,
+                     relevant_grades: ArrayLike | None = None, **constants: float) -> float:
     """TBG of one ranking.
 
     Parameters
     ----------
     relevance : array_like of int
         Grades of the ranked documents, top first (binary 0/1 works; use
-        :data:`~irmeasures_markov.rankings.UNJUDGED` or 0 for unjudged).
+        :data:`~irmeasures_markov.ranking.prepared.UNJUDGED` or 0 for unjudged).
     lengths : array_like of float
         Length in words of each ranked document (0 for a duplicate of an earlier one).
     params : TBGParameters or dict, optional
@@ -250,7 +310,7 @@ def time_biased_gain(relevance, lengths, *, params=None, norm: str = "none", rel
     if params is not None and constants:
         raise TypeError(f"time_biased_gain: give the constants either as params= or as keywords, not both "
                         f"(got params and {sorted(constants)})")
-    p = _params(params if params is not None else (constants or None))
+    p = as_parameters(params if params is not None else (constants or None))
     if norm not in NORMS:
         raise ValueError(f"TBG: norm must be one of {list(NORMS)}, got {norm!r}")
     grades = np.asarray(relevance).ravel()
@@ -271,13 +331,25 @@ def time_biased_gain(relevance, lengths, *, params=None, norm: str = "none", rel
     return value / best if best > 0 else 0.0
 
 
-def gain_curve(grades, lengths, params=None, rel: int = 1, times=None):
-    """Cumulative gain G(t) (paper Figure 4): expected gain collected by time t, without decay.
+def gain_curve(grades: ArrayLike, lengths: ArrayLike, params: TBGParameters | Mapping[str, float] | None = None,
+               rel: int = 1, times: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
+    r"""Cumulative gain G(t) (Smucker & Clarke, SIGIR 2012, Figure 4): expected gain collected by time t,
+    without decay, :math:`G(t) = \sum_{k:\,T(k+1) \le t} g_k`.
 
-    Returns ``(times, G)``.  Without ``times``, the step points: G jumps by g_k
-    when the user has finished reading rank k, at T(k+1).
+    Parameters
+    ----------
+    grades, lengths, params, rel
+        As in :func:`holding_times`.
+    times : array_like of float, optional
+        Times (s) at which to read G; without them, the step points: G jumps
+        by :math:`g_k` when the user has finished reading rank k, at T(k+1).
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        ``(times, G)``.
     """
-    p = _params(params)
+    p = as_parameters(params)
     grades = np.asarray(grades)
     h = holding_times(grades, lengths, p, rel)
     _, gain = p.click_and_gain(grades, rel)
@@ -294,14 +366,32 @@ def gain_curve(grades, lengths, params=None, rel: int = 1, times=None):
 _BLOCK = 1 << 16
 
 
-def tbg_batch(batch, lengths_flat: np.ndarray, params=None, norm: str = "none", ideal: Optional[np.ndarray] = None):
-    """TBG for every query of a :class:`~irmeasures_markov.rankings.RelevanceBatch`.
+def tbg_batch(batch: RelevanceBatch, lengths_flat: np.ndarray,
+              params: TBGParameters | Mapping[str, float] | None = None, norm: str = "none",
+              ideal: np.ndarray | None = None) -> np.ndarray:
+    r"""TBG for every query of a :class:`~irmeasures_markov.ranking.prepared.RelevanceBatch`:
+    :math:`\sum_k g_k\, e^{-T(k) \ln 2 / h}` per query, divided by the normaliser ``norm`` names
+    (:func:`time_biased_gain`).
 
-    ``lengths_flat`` holds the lengths of the flattened rankings (duplicates
-    already applied); ``ideal`` the per-query ideal normalisers for
-    ``norm='ideal'``.
+    Parameters
+    ----------
+    batch : RelevanceBatch
+        The run's rankings and grades, flattened.
+    lengths_flat : numpy.ndarray
+        Lengths of the flattened rankings (duplicates already applied).
+    params : TBGParameters or mapping, optional
+        TBG's constants.
+    norm : str
+        One of :data:`NORMS`.
+    ideal : numpy.ndarray, optional
+        Per-query ideal normalisers, for ``norm='ideal'``.
+
+    Returns
+    -------
+    numpy.ndarray
+        One value per query of the batch.
     """
-    p = _params(params)
+    p = as_parameters(params)
     if norm not in NORMS:
         raise ValueError(f"TBG: norm must be one of {list(NORMS)}, got {norm!r}")
     offsets = batch.offsets

@@ -2,13 +2,18 @@
 
 Importing this package registers all measures with ``ir_measures`` and appends
 :data:`PROVIDER` to ``ir_measures.DefaultPipeline`` (once, even on re-import).
-Each family lives in its own module; add a family by importing it here.
+
+Each family is one module here (its ``Measure`` classes, decorated with
+:func:`register_measure`, calling the family's kernel in
+:mod:`irmeasures_markov.measures`); the import lines below are the registration
+list: a new family adds one line (and its names to ``__all__``).
 """
 from .base import (PROVIDER, FamilyMeasure, MarkovProvider, install_provider, measure_fingerprint, measure_inputs,
                    register_measure)
+
+# the registration list: one import per measure family
 from .mp import MP, MPcont
-from .carterette import (M1, M2, M3, M4, RBTR, RBAP, CDG, DAG, EPR, ARR, RRG, RAP, RRR,  # noqa: E402
-                         RRAP)
+from .carterette import M1, M2, M3, M4, RBTR, RBAP, CDG, DAG, EPR, ARR, RRG, RAP, RRR, RRAP
 from .tbg import TBG, register_lengths
 from .ph import PH
 

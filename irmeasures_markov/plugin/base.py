@@ -2,28 +2,34 @@
 
 Each measure family (MP, M1–M4, P@H, TBG) defines subclasses of
 :class:`FamilyMeasure` with ``SUPPORTED_PARAMS`` and a ``compute`` method that
-turns a :class:`~irmeasures_markov.rankings.PreparedRun` into per-query values.
+turns a :class:`~irmeasures_markov.ranking.prepared.PreparedRun` into per-query values.
 The single :class:`MarkovProvider` ranks and joins each run once and hands the
 prepared rankings to every requested measure.
 """
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from numbers import Real
-from typing import Dict, Iterator, List, Optional
+from typing import TYPE_CHECKING
 
 import numpy as np
 from ir_measures import measures as irm_measures
 from ir_measures import providers as irm_providers
 from ir_measures.util import Metric
 
-from ..cutoffs import check_cutoff
-from ..errors import InputError
-from ..inputs import to_run_dict, warn_if_nothing_to_evaluate
-from ..qrels_cache import qrels_index
-from ..readers.content import digest_value
-from ..rankings import PreparedRun, QrelsIndex
+from .._util.cutoffs import check_cutoff
+from .._util.errors import InputError
+from ..io.content import digest_value
+from ..io.normalise import to_run_dict, warn_if_nothing_to_evaluate
+from ..ranking.cache import qrels_index
+from ..ranking.prepared import PreparedRun, QrelsIndex
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..ranking.prepared import RelevanceBatch
+
 
 __all__ = ["FamilyMeasure", "MarkovProvider", "PROVIDER", "register_measure", "measure_fingerprint",
            "measure_inputs", "FLOAT", "ParamInfo"]
@@ -78,7 +84,7 @@ class FamilyMeasure(irm_measures.Measure):
     AT_PARAM = "cutoff"
     DEFAULT = 0.0
 
-    def __init__(self, **params):
+    def __init__(self, **params: object) -> None:
         # unknown names are rejected here: ir_measures' repr (used for hashing) cannot print them
         unknown = sorted(set(params) - set(self.SUPPORTED_PARAMS))
         if unknown:
@@ -89,7 +95,7 @@ class FamilyMeasure(irm_measures.Measure):
         params = {name: _canonical_value(self.SUPPORTED_PARAMS[name], params[name]) for name in sorted(params)}
         super().__init__(**params)
 
-    def validate_params(self):
+    def validate_params(self) -> None:
         if self.validated:
             return
         unknown = sorted(set(self.params) - set(self.SUPPORTED_PARAMS))
@@ -116,10 +122,10 @@ class FamilyMeasure(irm_measures.Measure):
         self.check_params()
         self.validated = True
 
-    def check_params(self):
+    def check_params(self) -> None:
         """Cross-parameter validation; raise ValueError with a clear message."""
 
-    def input_fingerprints(self) -> Dict[str, str]:
+    def input_fingerprints(self) -> dict[str, str]:
         """``{parameter: fingerprint}`` of what compute() reads besides the run and the qrels.
 
         Files are named by the digest of their bytes, registered tables,
@@ -134,7 +140,7 @@ class FamilyMeasure(irm_measures.Measure):
         parts = self.input_fingerprints()
         return digest_value(parts) if parts else ""
 
-    def aggregator(self):
+    def aggregator(self) -> irm_measures.base.MeanAgg:
         # the mean over no query (empty qrels, which MarkovEvaluator warns about) is DEFAULT, never NaN
         return irm_measures.base.MeanAgg(default=self.DEFAULT)
 
@@ -144,7 +150,7 @@ class FamilyMeasure(irm_measures.Measure):
 
     # shortcuts used by compute() implementations
     @property
-    def cutoff(self):
+    def cutoff(self) -> int | None:
         return self.params.get("cutoff")
 
     def needs_judgments(self) -> bool:
@@ -161,11 +167,11 @@ class FamilyMeasure(irm_measures.Measure):
 
         If any measure does, the evaluator has each query's docids joined
         into one string while they are still in cache (see
-        :class:`~irmeasures_markov.rankings.PreparedRun`).
+        :class:`~irmeasures_markov.ranking.prepared.PreparedRun`).
         """
         return False
 
-    def ranks_read(self) -> Optional[int]:
+    def ranks_read(self) -> int | None:
         """How many top-ranked documents of each query compute() reads, or None for all of them.
 
         compute() reads a prepared run through :meth:`batch`, so a cutoff
@@ -178,20 +184,20 @@ class FamilyMeasure(irm_measures.Measure):
         jo = self["judged_only"] if "judged_only" in self.SUPPORTED_PARAMS else False
         return None if jo else self.cutoff
 
-    def batch(self, prepared: PreparedRun, with_docids: bool = False):
+    def batch(self, prepared: PreparedRun, with_docids: bool = False) -> RelevanceBatch:
         rel = self["rel"] if "rel" in self.SUPPORTED_PARAMS else 1
         jo = self["judged_only"] if "judged_only" in self.SUPPORTED_PARAMS else False
         return prepared.batch(rel=rel, judged_only=jo, cutoff=self.cutoff, with_docids=with_docids,
                               judgments=self.needs_judgments())
 
 
-def measure_inputs(measure) -> Dict[str, str]:
+def measure_inputs(measure: irm_measures.Measure) -> dict[str, str]:
     """``{parameter: fingerprint}`` of what a measure reads besides the run and the qrels (files by their
     bytes, registered tables, kernels and fits by content); ``{}`` for every measure of other providers."""
     return measure.input_fingerprints() if isinstance(measure, FamilyMeasure) else {}
 
 
-def measure_fingerprint(measure) -> str:
+def measure_fingerprint(measure: irm_measures.Measure) -> str:
     """What a measure reads besides the run and the qrels, by content: ``''`` when nothing (every measure of
     other providers), else one digest of :func:`measure_inputs`.
 
@@ -219,20 +225,20 @@ def _check_ours(measures) -> None:
 class MarkovEvaluator(irm_providers.Evaluator):
     """Evaluates runs for fixed qrels and measures of this package.
 
-    In-memory qrels and runs follow :mod:`irmeasures_markov.inputs`: str ids,
+    In-memory qrels and runs follow :mod:`irmeasures_markov.io.normalise`: str ids,
     int32 grades.  When the run and the qrels share no query, or either is
     empty, :meth:`values` warns once (``RuntimeWarning``) naming the
     situation; every qrels query then scores the measure's DEFAULT (0), and
     aggregates are never NaN.
 
-    ``qrels`` may also be a :class:`~irmeasures_markov.rankings.QrelsIndex`.
-    Otherwise the index comes from :func:`irmeasures_markov.qrels_cache.qrels_index`:
+    ``qrels`` may also be a :class:`~irmeasures_markov.ranking.prepared.QrelsIndex`.
+    Otherwise the index comes from :func:`irmeasures_markov.ranking.cache.qrels_index`:
     ``ir_measures.calc_aggregate`` makes an evaluator per call, and the
     judgments of an unchanged qrels dict or DataFrame are indexed once, not
     once per call.
     """
 
-    def __init__(self, measures, qrels):
+    def __init__(self, measures: Iterable[irm_measures.Measure], qrels: object) -> None:
         measures = list(measures)
         _check_ours(measures)
         self.qrels_index = qrels if isinstance(qrels, QrelsIndex) else qrels_index(qrels)
@@ -243,7 +249,7 @@ class MarkovEvaluator(irm_providers.Evaluator):
         self._depth = None if not depths or None in depths else max(depths)
         super().__init__(measures, self.qrels_index.query_ids)
 
-    def prepare(self, run, ids_checked: bool = False) -> PreparedRun:
+    def prepare(self, run: object, ids_checked: bool = False) -> PreparedRun:
         """The run ranked and joined with the qrels (ids checked unless ``ids_checked``; scores always)."""
         # PreparedRun checks the ids of a dict run itself, while ranking it
         if not isinstance(run, Mapping):
@@ -251,7 +257,7 @@ class MarkovEvaluator(irm_providers.Evaluator):
         return PreparedRun(self.qrels_index, run, ids_checked=ids_checked, depth=self._depth,
                            join_docids=any(m.reads_document_values() for m in self.measures))
 
-    def values(self, run, warn_empty: bool = True) -> Dict[irm_measures.Measure, Dict[str, float]]:
+    def values(self, run: object, warn_empty: bool = True) -> dict[irm_measures.Measure, dict[str, float]]:
         """``{measure: {qid: value}}`` for the queries present in both qrels and run.
 
         ``warn_empty=False`` leaves the warning about an empty or disjoint
@@ -264,10 +270,10 @@ class MarkovEvaluator(irm_providers.Evaluator):
         except InputError as exc:
             # an input error's message names the file, field or parameter: the frames inside the evaluation
             # (a dozen, e.g. down to the length lookup of a TBG without lengths) only bury it (its cause is kept)
-            raise exc.with_traceback(None)
+            raise exc.with_traceback(None)  # noqa: B904  re-raises the caught error itself: `from` would replace its cause
 
     def prepared_values(self, prepared: PreparedRun, run: Mapping, warn_empty: bool = True
-                        ) -> Dict[irm_measures.Measure, Dict[str, float]]:
+                        ) -> dict[irm_measures.Measure, dict[str, float]]:
         """:meth:`values` of a run already ranked by :meth:`prepare` (``run``: the dict it was made from)."""
         if warn_empty and not prepared.queries:
             warn_if_nothing_to_evaluate(self.qrels_index.qrels, run, stacklevel=3)
@@ -283,7 +289,9 @@ class MarkovEvaluator(irm_providers.Evaluator):
             out[m] = dict(zip(qids, vals.tolist()))
         return out
 
-    def _iter_calc(self, run) -> Iterator[Metric]:
+    def _iter_calc(self, run: object) -> Iterator[Metric]:
+        # ir_measures' Evaluator hook: its own iter_calc/calc_aggregate call it (tests/plugin/test_one_pass.py
+        # checks ours against them), so it is not dead although ours override both
         for m, per_query in self.values(run).items():
             for qid, v in per_query.items():
                 yield Metric(query_id=qid, measure=m, value=v)
@@ -292,7 +300,7 @@ class MarkovEvaluator(irm_providers.Evaluator):
     # sums), without hashing every (measure, query) pair: a Measure hashes by its repr, rebuilt on every call,
     # which costs more than computing the measure when there are many queries.
 
-    def iter_calc(self, run) -> Iterator[Metric]:
+    def iter_calc(self, run: object) -> Iterator[Metric]:
         """Per-query metrics: the run's queries in run order, then qrels queries it did not answer at DEFAULT."""
         values = self.values(run)
         for m, per_query in values.items():
@@ -306,7 +314,7 @@ class MarkovEvaluator(irm_providers.Evaluator):
         for _, qid, m in missing:
             yield Metric(query_id=qid, measure=m, value=m.DEFAULT)
 
-    def calc_aggregate(self, run) -> Dict[irm_measures.Measure, float]:
+    def calc_aggregate(self, run: object) -> dict[irm_measures.Measure, float]:
         """Each measure's aggregate (the mean) over every qrels query, one unanswered scoring DEFAULT."""
         values = self.values(run)
         aggregators = {m: m.aggregator() for m in self.measures}
@@ -331,9 +339,9 @@ class MarkovProvider(irm_providers.Provider):
     evaluates mixtures.
     """
     NAME = "irmeasures_markov"
-    SUPPORTED_MEASURES: List[irm_measures.Measure] = []
+    SUPPORTED_MEASURES: list[irm_measures.Measure] = []
 
-    def supports(self, measure) -> bool:
+    def supports(self, measure: irm_measures.Measure) -> bool:
         """Whether ``measure`` is one of this package's (its parameters are validated: ValueError if bad)."""
         if not isinstance(measure, FamilyMeasure):
             return False
@@ -346,14 +354,14 @@ class MarkovProvider(irm_providers.Provider):
         # a measure of another provider raises a ValueError saying to use ir_measures' own functions
         return MarkovEvaluator(measures, qrels)
 
-    def install_instructions(self):
+    def install_instructions(self) -> str:
         return "pip install irmeasures-markov"
 
 
 PROVIDER = MarkovProvider()
 
 
-def register_measure(measure: FamilyMeasure, aliases=()) -> FamilyMeasure:
+def register_measure(measure: FamilyMeasure, aliases: Sequence[str] = ()) -> FamilyMeasure:
     """Register ``measure`` (and aliases) with ir_measures and our provider, once."""
     registry = irm_measures.registry
     for name in (measure.NAME, *aliases):
@@ -362,13 +370,13 @@ def register_measure(measure: FamilyMeasure, aliases=()) -> FamilyMeasure:
             registry[name] = measure
         elif type(existing).__module__.split(".")[0] != "irmeasures_markov" and \
                 type(existing).__qualname__ != type(measure).__qualname__:
-            warnings.warn(f"ir_measures already has a measure named {name!r}; not overriding it.")
+            warnings.warn(f"ir_measures already has a measure named {name!r}; not overriding it.", stacklevel=2)
     if all(m.NAME != measure.NAME for m in MarkovProvider.SUPPORTED_MEASURES):
         MarkovProvider.SUPPORTED_MEASURES.append(measure)
     return measure
 
 
-def install_provider():
+def install_provider() -> None:
     """Append our provider to ``ir_measures.DefaultPipeline`` once (idempotent)."""
     import ir_measures
     irm_providers.registry.setdefault(PROVIDER.NAME, PROVIDER)

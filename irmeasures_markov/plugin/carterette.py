@@ -13,9 +13,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..measures import carterette as _carterette
-from ..measures.carterette import (DEFAULT_THETA, DISTRIBUTIONS, F_CHOICES, MODELS, NAMED_MEASURES,
-                                   DistributionChoices, default_norm, user_model_batch)
+from ..measures.carterette import user_model_batch
+from ..measures.carterette_distributions import (
+    DEFAULT_THETA,
+    DISTRIBUTION_REGISTRY,
+    DISTRIBUTIONS,
+    F_CHOICES,
+    MODELS,
+    NAMED_MEASURES,
+    DistributionChoices,
+    default_norm,
+    distribution_fingerprint,
+)
 from .base import FLOAT, FamilyMeasure, ParamInfo, register_measure
 from .fitted import FitChoices, canonical_spec, carterette_distribution, fit_fingerprint, is_fit_spec
 
@@ -90,8 +99,8 @@ class _UserModelMeasure(FamilyMeasure):
         dist = self.dist
         if is_fit_spec(dist):
             return {"dist": fit_fingerprint(dist, "carterette", self.NAME, "dist")}
-        if isinstance(dist, str) and dist.upper() in _carterette.CUSTOM_DISTRIBUTIONS:
-            return {"dist": _carterette.distribution_fingerprint(dist)}
+        if isinstance(dist, str) and dist in DISTRIBUTION_REGISTRY:
+            return {"dist": distribution_fingerprint(dist)}
         return {}
 
     def norm(self, dist=None) -> bool:

@@ -8,7 +8,6 @@ prints it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Tuple
 
 from ir_measures import measures as irm_measures
 
@@ -33,7 +32,7 @@ class ParameterInfo:
     type: str
     default: object
     required: bool
-    choices: Tuple[object, ...]
+    choices: tuple[object, ...]
     meaning: str
 
 
@@ -42,12 +41,12 @@ class MeasureInfo:
     """A measure registered by this package: ``name``, other ``aliases`` it answers to, a one-line
     ``meaning``, its long ``title`` and its ``parameters`` in declaration order."""
     name: str
-    aliases: Tuple[str, ...]
+    aliases: tuple[str, ...]
     title: str
     meaning: str
-    parameters: Tuple[ParameterInfo, ...]
+    parameters: tuple[ParameterInfo, ...]
 
-    def parameter(self, name: str) -> Optional[ParameterInfo]:
+    def parameter(self, name: str) -> ParameterInfo | None:
         return next((p for p in self.parameters if p.name == name), None)
 
 
@@ -59,7 +58,7 @@ def _type_text(dtype) -> str:
     return dtype.__name__
 
 
-def _choices(info) -> Tuple[object, ...]:
+def _choices(info) -> tuple[object, ...]:
     choices = info.choices
     if choices is _NOT_PROVIDED or choices is None:
         return ()
@@ -75,7 +74,7 @@ def _parameter(name: str, info) -> ParameterInfo:
                          choices=_choices(info), meaning=" ".join(str(info.desc or "").split()))
 
 
-def list_measures() -> Tuple[MeasureInfo, ...]:
+def list_measures() -> tuple[MeasureInfo, ...]:
     """Every measure this package registers with ir_measures, in registration order.
 
     Aliases are the other names under which ``ir_measures`` finds the same

@@ -11,7 +11,11 @@ used.
 """
 from __future__ import annotations
 
-from typing import Dict, Tuple
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 
 __all__ = ["FitChoices", "is_fit_spec", "canonical_spec", "mp_model", "carterette_distribution", "fitted_kwargs",
            "fit_fingerprint"]
@@ -19,7 +23,7 @@ __all__ = ["FitChoices", "is_fit_spec", "canonical_spec", "mp_model", "carterett
 _PREFIXES = ("fit:", "file:")
 
 
-def is_fit_spec(value) -> bool:
+def is_fit_spec(value: object) -> bool:
     """Whether a parameter value is ``'fit:NAME'`` or ``'file:PATH'`` (prefix in any case, non-empty rest)."""
     if not isinstance(value, str):
         return False
@@ -36,7 +40,7 @@ def canonical_spec(value: str) -> str:
 class FitChoices:
     """Valid values of a model parameter: its own choices, ``'fit:NAME'`` and ``'file:PATH'``."""
 
-    def __init__(self, base):
+    def __init__(self, base: object) -> None:
         self.base = base
 
     def __contains__(self, value) -> bool:
@@ -60,7 +64,7 @@ def fit_fingerprint(spec: str, family: str, measure: str, param: str) -> str:
     return fingerprint(spec, family, _where(measure, param, spec))
 
 
-def mp_model(spec: str, measure: str = "MP") -> Tuple[object, object, str, object]:
+def mp_model(spec: str, measure: str = "MP") -> tuple[object, object, str, object]:
     """``(model name or None, kernel, states, rates)`` of the MP fit a spec names.
 
     A fit that is one of the paper models (``'model'`` in its measure
@@ -77,10 +81,10 @@ def mp_model(spec: str, measure: str = "MP") -> Tuple[object, object, str, objec
     return name, kernel, p.get("states", "AD"), p.get("rates")
 
 
-_DIST_KEYS: Dict[tuple, str] = {}
+_DIST_KEYS: dict[tuple, str] = {}
 
 
-def carterette_distribution(spec: str, measure: str = "M1") -> Tuple[str, object]:
+def carterette_distribution(spec: str, measure: str = "M1") -> tuple[str, object]:
     """``(dist, theta)`` for the measure kernel: the stopping distribution of the Carterette fit a spec names.
 
     A fit of one of the six distributions (``'dist'`` in its measure
@@ -107,7 +111,7 @@ def carterette_distribution(spec: str, measure: str = "M1") -> Tuple[str, object
     return key, None
 
 
-def fitted_kwargs(spec: str, family: str, measure: str, param: str, supported, given) -> dict:
+def fitted_kwargs(spec: str, family: str, measure: str, param: str, supported: Mapping, given: Mapping) -> dict:
     """The measure parameters a PH or TBG fit sets, checked against those the measure string gives.
 
     ``supported``: the measure's parameter names; ``given``: those written in

@@ -2,39 +2,69 @@
 from __future__ import annotations
 
 import os
-from typing import Dict
+from collections.abc import Mapping, Sequence
 
+from .._util.registry import Registry
 from ..io import read_rates
-from ..readers.content import ContentCache, digest_value
-from ..measures import markov_precision as _mp
-from ..measures.markov_precision import ModelChoices, check_rates, kernel_batch, markov_precision_batch
+from ..io.content import ContentCache, digest_value
+from ..measures.markov_precision import (
+    ModelChoices,
+    check_rates,
+    kernel_batch,
+    kernel_fingerprint,
+    markov_precision_batch,
+)
+from ..measures.markov_precision.models import KERNEL_REGISTRY
 from .base import FamilyMeasure, ParamInfo, register_measure
 from .fitted import FitChoices, canonical_spec, fit_fingerprint, is_fit_spec, mp_model
 from .tbg import LENGTH_PARAMS, TIME_MODEL_PARAMS, length_fingerprints, tbg_flat_rates, tbg_rates, time_parameters
 
-__all__ = ["MP", "MPcont", "register_rates", "REGISTERED_RATES", "load_rates", "rates_source"]
+__all__ = ["MP", "MPcont", "register_rates", "REGISTERED_RATES", "RATES_REGISTRY", "load_rates", "rates_source"]
 
 #: Rates registered by name with :func:`register_rates` (validated, normalised).
-REGISTERED_RATES: Dict[str, object] = {}
+REGISTERED_RATES: dict[str, object] = {}
 
 
-def register_rates(name: str, rates) -> str:
-    """Make in-memory holding rates usable in measure strings: ``MPcont(rates='name')``.
-
-    ``rates`` is one of
-
-    * a sequence ``[mu_1, mu_2, ...]`` for ranks 1, 2, ... of every query;
-    * a mapping ``{rank: mu}`` (1-based ranks) for every query;
-    * a mapping ``{qid: sequence or {rank: mu}}``, rates per query.
-
-    Every rate must be positive and finite (checked here); every rank of an
-    evaluated ranking needs a rate (checked when the measure runs, naming the
-    rank).  A registered name wins over a file of the same name.  Returns ``name``.
-    """
+def _plain_rates_name(name: object) -> None:
     if not isinstance(name, str) or not name or os.sep in name or "'" in name or '"' in name:
         raise ValueError(f"register_rates: name must be a plain word (not a path), got {name!r}")
-    REGISTERED_RATES[name] = check_rates(rates)
-    return name
+
+
+#: the rule of rates names: a plain word, not a path
+RATES_REGISTRY = Registry("rates", lambda: REGISTERED_RATES, name_rule=_plain_rates_name)
+
+
+def register_rates(name: str, rates: Sequence[float] | Mapping) -> str:
+    r"""Make in-memory holding rates usable in measure strings: ``MPcont(rates='name')``.
+
+    MPcont (Ferrante, Ferro & Maistro, SIGIR 2014, §4.1) weights the watched
+    invariant distribution by the mean holding times :math:`1/\mu_i`.
+
+    Parameters
+    ----------
+    name : str
+        A plain word (not a path); a registered name wins over a file of the same name.
+    rates : sequence or mapping
+        One of
+
+        * a sequence ``[mu_1, mu_2, ...]`` for ranks 1, 2, ... of every query;
+        * a mapping ``{rank: mu}`` (1-based ranks) for every query;
+        * a mapping ``{qid: sequence or {rank: mu}}``, rates per query.
+
+        Every rate must be positive and finite (checked here); every rank of an
+        evaluated ranking needs a rate (checked when the measure runs, naming the rank).
+
+    Returns
+    -------
+    str
+        ``name``.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a plain word or a rate is not positive and finite.
+    """
+    return RATES_REGISTRY.register(name, rates, check=check_rates)
 
 
 #: ``MPcont(rates='sample')``: the holding rates bundled with the sample data (the paper's Table 4, run 1,
@@ -83,8 +113,8 @@ class _MP(FamilyMeasure):
         model = self.params.get("model")
         if is_fit_spec(model):
             return {"model": fit_fingerprint(model, "mp", self.NAME, "model")}
-        if isinstance(model, str) and model.upper() in _mp.CUSTOM_KERNELS:
-            return {"model": _mp.kernel_fingerprint(model)}
+        if isinstance(model, str) and model in KERNEL_REGISTRY:
+            return {"model": kernel_fingerprint(model)}
         return {}
 
     def mp_values(self, batch, rates=None, flat_rates=None):
@@ -105,7 +135,7 @@ class _MP(FamilyMeasure):
 _RATES_FILES = ContentCache(read_rates, maxsize=32)
 
 
-def rates_source(path: str):
+def rates_source(path: str) -> tuple[str, object]:
     """``(fingerprint, rates)``: the rates registered under ``path`` with :func:`register_rates`, else those
     of the file.
 
@@ -124,7 +154,7 @@ def rates_source(path: str):
     return _RATES_FILES.get(path)
 
 
-def load_rates(path: str):
+def load_rates(path: str) -> object:
     """The rates of :func:`rates_source` (registered rates are not hashed: they are used as they are)."""
     return REGISTERED_RATES[path] if path in REGISTERED_RATES else rates_source(path)[1]
 

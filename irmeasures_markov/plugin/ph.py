@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..measures.stopping_time import BROWSING_MODELS, GAINS, USERS, _model_params_iv, _user_defaults, path_at_h_batch
+from ..measures.stopping_time import BROWSING_MODELS, GAINS, USERS, path_at_h_batch
+from ..measures.stopping_time.params import model_params_iv, user_defaults
 from .base import FLOAT, FamilyMeasure, ParamInfo, register_measure
 from .fitted import FitChoices, canonical_spec, fit_fingerprint, fitted_kwargs, is_fit_spec
 
@@ -78,7 +79,7 @@ class _PH(FamilyMeasure):
         user = params.get("user")
         implied = {}
         if isinstance(user, str) and user in USERS:
-            implied = dict(zip(("browse", "f", "order"), _user_defaults(user)))
+            implied = dict(zip(("browse", "f", "order"), user_defaults(user)))
         for name in list(params):
             value = params[name]
             info = self.SUPPORTED_PARAMS.get(name)
@@ -115,7 +116,7 @@ class _PH(FamilyMeasure):
             raise ValueError("PH: pad_to_cutoff=True completes rankings up to the cutoff; give one (@k).")
         kw = self._model_kwargs()
         try:
-            _model_params_iv(**kw, p_given="p" in self.params, q_given="q" in self.params)
+            model_params_iv(**kw, p_given="p" in self.params, q_given="q" in self.params)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"PH: {exc}") from None
 

@@ -9,55 +9,92 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Mapping
 from itertools import chain
-from typing import Dict, Mapping, Optional
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..lengths import DocumentLengths, LengthTable, length_source
-from ..readers.content import digest_value
+from .._util.registry import Registry
+from .._util.segments import query_blocks
+from ..documents.lengths import DocumentLengths, LengthTable, length_source
+from ..io.content import digest_value
 from ..measures.tbg import NORMS, TBG_DEFAULTS, TBGParameters, ideal_normaliser, tbg_batch
-from ..segments import query_blocks
 from .base import FLOAT, FamilyMeasure, ParamInfo, register_measure
 from .fitted import FitChoices, canonical_spec, fit_fingerprint, fitted_kwargs, is_fit_spec
 
-__all__ = ["TBG", "register_lengths", "REGISTERED_LENGTHS", "LENGTH_PARAMS", "TIME_MODEL_PARAMS",
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..ranking.prepared import PreparedRun, RelevanceBatch
+
+
+__all__ = ["TBG", "register_lengths", "REGISTERED_LENGTHS", "LENGTHS_REGISTRY", "LENGTH_PARAMS", "TIME_MODEL_PARAMS",
            "document_lengths", "length_fingerprints", "batch_lengths", "tbg_rates", "tbg_flat_rates", "time_parameters"]
 
 #: Length mappings registered by name with :func:`register_lengths`.
-REGISTERED_LENGTHS: Dict[str, Mapping[str, float]] = {}
-REGISTERED_DUPLICATES: Dict[str, Mapping[str, str]] = {}
+REGISTERED_LENGTHS: dict[str, Mapping[str, float]] = {}
+REGISTERED_DUPLICATES: dict[str, Mapping[str, str]] = {}
 
 
-def register_lengths(name: str, lengths: Optional[Mapping[str, float]] = None,
-                     duplicates: Optional[Mapping[str, str]] = None) -> str:
-    """Make a Python mapping usable in measure strings: ``TBG(lengths='name')``.
-
-    ``lengths`` is ``{docid: words}``; ``duplicates`` (``{docid: group}``) is
-    registered under the same name for ``duplicates='name'``.  Returns ``name``.
-    The lengths are copied into a :class:`~irmeasures_markov.lengths.LengthTable`
-    (validated once, looked up a whole run at a time) and the groups into a
-    dict: register again after changing either mapping.
-    """
+def _plain_lengths_name(name: object) -> None:
     if not isinstance(name, str) or not name or os.sep in name or name.startswith("irds:") \
             or "'" in name or '"' in name:
         raise ValueError(f"register_lengths: name must be a plain word (not a path), got {name!r}")
+
+
+#: the rule of length-source names: a plain word, not a path or an ``irds:`` id
+LENGTHS_REGISTRY = Registry("lengths", lambda: REGISTERED_LENGTHS, name_rule=_plain_lengths_name)
+DUPLICATES_REGISTRY = Registry("duplicates", lambda: REGISTERED_DUPLICATES, name_rule=_plain_lengths_name)
+
+
+def register_lengths(name: str, lengths: Mapping[str, float] | None = None,
+                     duplicates: Mapping[str, str] | None = None) -> str:
+    """Make a Python mapping usable in measure strings: ``TBG(lengths='name')``.
+
+    The lengths are copied into a :class:`~irmeasures_markov.documents.lengths.LengthTable`
+    (validated once, looked up a whole run at a time) and the groups into a
+    dict: register again after changing either mapping.
+
+    Parameters
+    ----------
+    name : str
+        A plain word (not a path, not an ``irds:`` id).
+    lengths : mapping of str to float, optional
+        ``{docid: words}``.
+    duplicates : mapping of str to str, optional
+        ``{docid: group}``, registered under the same name for ``duplicates='name'``.
+
+    Returns
+    -------
+    str
+        ``name``.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a plain word, neither mapping is given, or a length is invalid.
+    TypeError
+        If ``lengths`` or ``duplicates`` is not a mapping.
+    """
+    LENGTHS_REGISTRY.key(name)
     if lengths is None and duplicates is None:
         raise ValueError("register_lengths: give lengths and/or duplicates")
     if lengths is not None:
         if not isinstance(lengths, Mapping):
-            raise TypeError(f"register_lengths: lengths must be a mapping {{docid: words}}, got {type(lengths).__name__}")
+            raise TypeError("register_lengths: lengths must be a mapping {docid: words}, "
+                            f"got {type(lengths).__name__}")
         try:
             # registered to be reused over many runs: the vectorised table pays from the first one
-            REGISTERED_LENGTHS[name] = lengths if isinstance(lengths, LengthTable) else LengthTable(lengths,
-                                                                                                build_after=0)
+            LENGTHS_REGISTRY.register(name, lengths if isinstance(lengths, LengthTable) else LengthTable(lengths,
+                                                                                                       build_after=0))
         except ValueError as e:
             raise ValueError(f"register_lengths: {e}") from None
     if duplicates is not None:
         if not isinstance(duplicates, Mapping):
             raise TypeError(f"register_lengths: duplicates must be a mapping {{docid: group}}, "
                             f"got {type(duplicates).__name__}")
-        REGISTERED_DUPLICATES[name] = dict(duplicates)  # a snapshot, like the lengths
+        DUPLICATES_REGISTRY.register(name, dict(duplicates))  # a snapshot, like the lengths
     return name
 
 
@@ -88,7 +125,7 @@ TIME_MODEL_PARAMS = {
 
 
 #: id -> (registered duplicates mapping, its digest): registered mappings are snapshots, hashed once
-_REGISTERED_DIGESTS: Dict[int, tuple] = {}
+_REGISTERED_DIGESTS: dict[int, tuple] = {}
 
 
 def _registered_digest(mapping) -> str:
@@ -118,7 +155,7 @@ def _mapping(spec: str, registry, kind: str):
     return registry[spec] if spec in registry else _source(spec, registry, kind)[1]
 
 
-def length_fingerprints(measure) -> Dict[str, str]:
+def length_fingerprints(measure: FamilyMeasure) -> dict[str, str]:
     """``{parameter: fingerprint}`` of the lengths and duplicates a measure reads (by content)."""
     p = measure.params
     out = {}
@@ -129,7 +166,7 @@ def length_fingerprints(measure) -> Dict[str, str]:
     return out
 
 
-def document_lengths(measure) -> DocumentLengths:
+def document_lengths(measure: FamilyMeasure) -> DocumentLengths:
     """The :class:`DocumentLengths` described by a measure's lengths/duplicates/default_length params."""
     p = measure.params
     lengths = _mapping(p["lengths"], REGISTERED_LENGTHS, "lengths") if p.get("lengths") else {}
@@ -137,10 +174,11 @@ def document_lengths(measure) -> DocumentLengths:
     return DocumentLengths(lengths, dups, p.get("default_length"))
 
 
-def batch_lengths(prepared, measure, lengths: DocumentLengths, exact_tie_order: bool = True) -> np.ndarray:
+def batch_lengths(prepared: PreparedRun, measure: FamilyMeasure, lengths: DocumentLengths,
+                  exact_tie_order: bool = True) -> np.ndarray:
     """Lengths at every flat position of the measure's batch (duplicate groups applied).
 
-    ``exact_tie_order=False``: see :meth:`~irmeasures_markov.rankings.PreparedRun.document_values`.
+    ``exact_tie_order=False``: see :meth:`~irmeasures_markov.ranking.prepared.PreparedRun.document_values`.
     """
     jo = bool(measure["judged_only"]) if "judged_only" in measure.SUPPORTED_PARAMS else False
     if lengths.duplicates:
@@ -151,7 +189,7 @@ def batch_lengths(prepared, measure, lengths: DocumentLengths, exact_tie_order: 
                                     exact_tie_order=exact_tie_order)
 
 
-def time_parameters(measure, extra=()) -> TBGParameters:
+def time_parameters(measure: FamilyMeasure, extra: Sequence[str] = ()) -> TBGParameters:
     """The :class:`TBGParameters` of a measure's time-model parameters (validated)."""
     names = [n for n in (*TIME_MODEL_PARAMS, *extra) if n in measure.SUPPORTED_PARAMS]
     values = {n: measure[n] for n in names}
@@ -159,14 +197,14 @@ def time_parameters(measure, extra=()) -> TBGParameters:
     return TBGParameters(**{n: v for n, v in values.items() if isinstance(v, (int, float, str))})
 
 
-def tbg_rates(prepared, batch, measure) -> Dict[str, np.ndarray]:
+def tbg_rates(prepared: PreparedRun, batch: RelevanceBatch, measure: FamilyMeasure) -> dict[str, np.ndarray]:
     """MPcont holding rates from TBG's time model: mu_i = 1 / (T_S + T_D(l_i) P(C=1|r_i)) per query."""
     rates = tbg_flat_rates(prepared, batch, measure)
     o = batch.offsets
     return {q: rates[o[i]:o[i + 1]] for i, q in enumerate(batch.qids)}
 
 
-def tbg_flat_rates(prepared, batch, measure) -> np.ndarray:
+def tbg_flat_rates(prepared: PreparedRun, batch: RelevanceBatch, measure: FamilyMeasure) -> np.ndarray:
     """:func:`tbg_rates` at every flat position of ``batch``, with no per-query step.
 
     Besides the lengths and the rates (8 bytes per document each), the

@@ -68,16 +68,17 @@ from __future__ import annotations
 # The package splits along the seams of the computation: parameters and their validation
 # (params), result objects (results), the expectation kernels on stacked chains (expectations),
 # the model of one ranking (model), the Monte Carlo walk (simulation) and the batch path of the
-# plugin (batch).  Every name of the former single module stays importable from here.
-from .batch import _segment_cumprod_shift, _segment_cumsum, batch_transitions, pad_batch, path_at_h_batch
-from .expectations import _gain_and_steps_flat, _order1_flat
-from .model import ORDER1_METHODS, BrowsingModel, _resolve_prob, _user_transitions, browsing_model, path_at_h
-from .params import (BROWSING_MODELS, GAINS, USERS, Prob, _check_prob, _gain_values, _given, _model_params_iv,
-                     _prob_array, _tail_constants, _unused_params, _user_defaults, k_infinite, rbp_normaliser)
+# plugin (batch).  The public names are importable from here; helpers the modules share are public
+# in their own module (params.model_params_iv, expectations.order1_flat, simulation.simulate_walk).
+from .batch import batch_transitions, pad_batch, path_at_h_batch
+from .model import ORDER1_METHODS, BrowsingModel, browsing_model, path_at_h
+from .params import BROWSING_MODELS, GAINS, USERS, Prob, k_infinite, rbp_normaliser
 from .results import DominanceResult, PHDistribution, compare_distributions
-from .simulation import _SIM_CELLS, _SIM_CHUNK, DEFAULT_USERS, ENGINES, _numba_walk, _simulate, _simulate_numpy
+from .simulation import DEFAULT_USERS, ENGINES
 
 __all__ = [
-    "BROWSING_MODELS", "USERS", "BrowsingModel", "PHDistribution", "DominanceResult",
-    "browsing_model", "path_at_h", "path_at_h_batch", "pad_batch", "k_infinite", "rbp_normaliser",
+    "BROWSING_MODELS", "USERS", "GAINS", "ORDER1_METHODS", "DEFAULT_USERS", "ENGINES", "Prob",
+    "BrowsingModel", "PHDistribution", "DominanceResult", "compare_distributions",
+    "browsing_model", "path_at_h", "path_at_h_batch", "batch_transitions", "pad_batch", "k_infinite",
+    "rbp_normaliser",
 ]

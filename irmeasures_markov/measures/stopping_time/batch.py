@@ -2,17 +2,22 @@
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..._util.segments import query_blocks
 from ...core.birth_death_order1 import average_reward_groups, average_reward_starts
 from ...core.birth_death_quadrature import ranges
 from ...core.birth_death_stable import uncoupled_blocks
-from ...segments import query_blocks
 from . import expectations as _expectations
-from .expectations import _gain_and_steps_flat, _order1_flat
-from .params import _gain_values, _model_params_iv, _tail_constants
+from .expectations import gain_and_steps_flat, order1_flat
+from .params import gain_values, model_params_iv, tail_constants
+
+if TYPE_CHECKING:
+    from ...ranking.prepared import RelevanceBatch
+    from .params import Prob
+
 
 __all__ = ["batch_transitions", "pad_batch", "path_at_h_batch"]
 
@@ -29,14 +34,15 @@ def _segment_cumsum(values, offsets, reverse=False):
     return run[1:] - np.repeat(run[offsets[:-1]], lengths)
 
 
-def batch_transitions(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=None, user=None, top="stop",
-                      tail="none", gain="binary", b=2.0, g_max=None):
+def batch_transitions(batch: RelevanceBatch, *, browse: str | None = None, p: Prob = 0.8, q: Prob = 0.0,
+                      p_rel: Prob | None = None, q_rel: Prob | None = None, user: str | None = None, top: str = "stop",
+                      tail: str = "none", gain: str = "binary", b: float = 2.0, g_max: int | None = None) -> tuple:
     """Flat (forward, backward, gain, tail) arrays of every query of a RelevanceBatch."""
     offsets = batch.offsets
     lengths = np.diff(offsets)
     relevant = batch.relevant
     grades = batch.grades
-    gain_vals = _gain_values(grades, batch.rel, gain)
+    gain_vals = gain_values(grades, batch.rel, gain)
     n = grades.size
     starts, lasts = offsets[:-1][lengths > 0], offsets[1:][lengths > 0] - 1
     tail_pq = None
@@ -113,13 +119,13 @@ def _segment_cumprod_shift(values, offsets):
     return out
 
 
-def pad_batch(batch, length: int):
+def pad_batch(batch: RelevanceBatch, length: int) -> RelevanceBatch:
     """``batch`` with every ranking shorter than ``length`` completed with non-relevant documents.
 
     The padding documents have grade ``min(0, rel - 1)`` (below ``rel``, so not
     relevant and without gain); rankings of ``length`` or more are unchanged.
     """
-    from ...rankings import RelevanceBatch
+    from ...ranking.prepared import RelevanceBatch
     _check_pad_length(length)
     lengths = np.diff(batch.offsets)
     if not np.any(lengths < length):
@@ -136,10 +142,12 @@ def pad_batch(batch, length: int):
                           judgments=batch.judgments)
 
 
-def path_at_h_batch(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=None, user=None, loss=0.0,
-                    f=None, order=None, top="stop", tail="none", gain="binary", b=2.0, g_max=None,
-                    pad_to: Optional[int] = None) -> np.ndarray:
-    """P@H of every query of a :class:`~irmeasures_markov.rankings.RelevanceBatch` (plugin path).
+def path_at_h_batch(batch: RelevanceBatch, *, browse: str | None = None, p: Prob = 0.8, q: Prob = 0.0,
+                    p_rel: Prob | None = None, q_rel: Prob | None = None, user: str | None = None, loss: float = 0.0,
+                    f: str | None = None, order: int | None = None, top: str = "stop", tail: str = "none",
+                    gain: str = "binary", b: float = 2.0, g_max: int | None = None,
+                    pad_to: int | None = None) -> np.ndarray:
+    """P@H of every query of a :class:`~irmeasures_markov.ranking.prepared.RelevanceBatch` (plugin path).
 
     Same methods as :class:`BrowsingModel` (exact throughout): forward models in
     closed form; with backward moves the queries are stacked into one chain
@@ -171,7 +179,7 @@ def path_at_h_batch(batch, *, browse=None, p=0.8, q=0.0, p_rel=None, q_rel=None,
     it is integrated (:func:`_order1_in_blocks`).  Padded order 2 with backward
     moves takes the run at once.
     """
-    params = _model_params_iv(browse=browse, p=p, q=q, p_rel=p_rel, q_rel=q_rel, user=user, loss=loss, f=f,
+    params = model_params_iv(browse=browse, p=p, q=q, p_rel=p_rel, q_rel=q_rel, user=user, loss=loss, f=f,
                               order=order, top=top, tail=tail, gain=gain, b=b)
     if pad_to is not None:
         _check_pad_length(pad_to)
@@ -244,7 +252,7 @@ def _has_backward(batch, q, q_rel) -> bool:
 
 def _sub_batch(batch, a, b):
     """Queries ``a:b`` of ``batch`` as a batch of their own (views of its arrays)."""
-    from ...rankings import RelevanceBatch
+    from ...ranking.prepared import RelevanceBatch
     lo, hi = int(batch.offsets[a]), int(batch.offsets[b])
     return RelevanceBatch(batch.qids[a:b], batch.offsets[a:b + 1] - lo, batch.grades[lo:hi],
                           batch.relevant[lo:hi], batch.recall_base[a:b], batch.rel, judgments=batch.judgments)
@@ -296,14 +304,14 @@ def _path_at_h_block(batch, params, kw, g_max, pad_to, backward=None):
         fwd_c = fwd.copy()
         if tail_pq is not None:
             # the endless tail folded into each last rank (see BrowsingModel._folded_tail)
-            u, T = _tail_constants(*tail_pq)
+            u, T = tail_constants(*tail_pq)
             diag[lastpos] -= fwd[lastpos] * u
             ex[nonempty] = fwd[lastpos] * T
         fwd_c[lastpos] = 0.0          # uncouples the queries' blocks
-        eg, eh = _gain_and_steps_flat(fwd_c, bwd, diag, g, offsets, loss, ex)
+        eg, eh = gain_and_steps_flat(fwd_c, bwd, diag, g, offsets, loss, ex)
         out = eg if f == "1" else np.divide(eg, eh, out=np.zeros(nq), where=eh > 0)
     else:
-        out = _order1_flat(fwd, bwd, g, offsets, loss)
+        out = order1_flat(fwd, bwd, g, offsets, loss)
     out = np.asarray(out, dtype=np.float64)
     out[batch.recall_base == 0] = 0.0
     return out
@@ -311,7 +319,7 @@ def _path_at_h_block(batch, params, kw, g_max, pad_to, backward=None):
 
 def _select_queries(batch, qs):
     """Queries ``qs`` (increasing indices) of ``batch`` as a batch of their own."""
-    from ...rankings import RelevanceBatch
+    from ...ranking.prepared import RelevanceBatch
     if qs.size and qs[-1] - qs[0] + 1 == qs.size:
         return _sub_batch(batch, int(qs[0]), int(qs[-1]) + 1)
     lengths = np.diff(batch.offsets)[qs]

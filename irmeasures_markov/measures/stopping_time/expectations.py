@@ -9,12 +9,15 @@ import numpy as np
 
 from ...core.birth_death import birth_death_average_reward, birth_death_discounted_visits
 
+__all__ = ["GROUP_RANKS", "gain_and_steps_flat", "order1_flat"]
+
 
 #: ranks per call of the visit-count formula (its LAPACK path holds ~15 arrays of this size)
 GROUP_RANKS = 1 << 17
 
 
-def _gain_and_steps_flat(fwd, bwd, diag, gain, offsets, loss, extra):
+def gain_and_steps_flat(fwd: np.ndarray, bwd: np.ndarray, diag: np.ndarray, gain: np.ndarray, offsets: np.ndarray,
+                        loss: float, extra: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(E[Σ g], E[H]) per block of stacked uncoupled chains (visit-count formula, O(total)).
 
     ``fwd`` must be 0 at every block's last rank and ``bwd`` 0 at every first
@@ -43,7 +46,8 @@ def _gain_and_steps_flat(fwd, bwd, diag, gain, offsets, loss, extra):
     return eg, eh
 
 
-def _order1_flat(forward, backward, gain, offsets, loss):
+def order1_flat(forward: np.ndarray, backward: np.ndarray, gain: np.ndarray, offsets: np.ndarray,
+                loss: float) -> np.ndarray:
     """E[Σ g / H] per block of stacked uncoupled chains (generating function, all blocks per node)."""
     lengths = np.diff(offsets)
     nonempty = lengths > 0

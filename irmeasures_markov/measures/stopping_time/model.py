@@ -2,15 +2,18 @@
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ...core.birth_death import birth_death_average_reward, birth_death_average_reward_recursion
-from .expectations import _gain_and_steps_flat
-from .params import Prob, _check_prob, _gain_values, _model_params_iv, _prob_array, _tail_constants
+from .expectations import gain_and_steps_flat
+from .params import Prob, check_prob, gain_values, model_params_iv, prob_array, tail_constants
 from .results import DominanceResult, PHDistribution, compare_distributions
-from .simulation import DEFAULT_USERS, _simulate
+from .simulation import DEFAULT_USERS, simulate_walk
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["BrowsingModel", "browsing_model", "path_at_h", "ORDER1_METHODS"]
 
@@ -43,7 +46,8 @@ class BrowsingModel:
         these probabilities (order 2 only).
     """
 
-    def __init__(self, forward, backward, gain, *, loss=0.0, f="h", order=2, tail=None):
+    def __init__(self, forward: np.ndarray, backward: np.ndarray, gain: np.ndarray, *, loss: float = 0.0,
+                 f: str = "h", order: int = 2, tail: tuple | None = None) -> None:
         fwd = np.array(forward, dtype=np.float64, ndmin=1)
         bwd = np.array(backward, dtype=np.float64, ndmin=1)
         g = np.array(gain, dtype=np.float64, ndmin=1)
@@ -64,14 +68,14 @@ class BrowsingModel:
             raise ValueError("`forward[-1]` must be 0: forward mass at rank N stops (or give `tail`).")
         if not np.all(np.isfinite(g)) or np.any(g < 0):
             raise ValueError("`gain` must be finite and nonnegative.")
-        self.loss = _check_prob("loss", loss)
+        self.loss = check_prob("loss", loss)
         if f not in ("h", "1"):
             raise ValueError(f"`f` must be 'h' or '1', got {f!r}.")
         if order not in (1, 2):
             raise ValueError(f"`order` must be 1 or 2, got {order!r}.")
         if tail is not None:
-            tp, tq = _check_prob("tail p", tail[0]), _check_prob("tail q", tail[1])
-            _tail_constants(tp, tq)
+            tp, tq = check_prob("tail p", tail[0]), check_prob("tail q", tail[1])
+            tail_constants(tp, tq)
             tail = (tp, tq)
         self.forward, self.backward, self.gain = fwd, bwd, g
         self.f, self.order, self.tail = f, order, tail
@@ -100,7 +104,7 @@ class BrowsingModel:
         return surv * (1.0 - self.forward)
 
     # ---- expectations ----------------------------------------------------------------------
-    def expected_gain_and_steps(self):
+    def expected_gain_and_steps(self) -> tuple[float, float]:
         """``(E[Σ g], E[H])`` exactly (closed form, or the visit-count formula on the tridiagonal chain)."""
         if self.n == 0:
             return 0.0, 0.0
@@ -108,7 +112,7 @@ class BrowsingModel:
             surv = np.concatenate([[1.0], np.cumprod(self.forward[:-1])])
             return float(self.gain @ surv), float(surv.sum())
         fwd, diag, extra = self._folded_tail()
-        eg, eh = _gain_and_steps_flat(fwd, self.backward, diag, self.gain, np.array([0, self.n]), self.loss,
+        eg, eh = gain_and_steps_flat(fwd, self.backward, diag, self.gain, np.array([0, self.n]), self.loss,
                                       np.array([extra]))
         return float(eg[0]), float(eh[0])
 
@@ -122,13 +126,13 @@ class BrowsingModel:
         diag = np.ones(self.n)
         extra = 0.0
         if self.tail is not None:
-            u, T = _tail_constants(*self.tail)
+            u, T = tail_constants(*self.tail)
             diag[-1] -= fwd[-1] * u
             extra = fwd[-1] * T
         fwd[-1] = 0.0
         return fwd, diag, extra
 
-    def expectation(self, order: Optional[int] = None, method: str = "auto") -> float:
+    def expectation(self, order: int | None = None, method: str = "auto") -> float:
         r"""Order 1: :math:`E[P@H]`; order 2: :math:`E[\sum g]/E[f(H)]`; both exact.
 
         Methods (docs/stopping-time.md; ``irmeasures_markov.core.birth_death``):
@@ -202,7 +206,7 @@ class BrowsingModel:
         cum = np.cumsum(self.gain)
         return cum / np.arange(1, self.n + 1) if self.f == "h" else cum
 
-    def distribution(self, n_users: int = DEFAULT_USERS, seed=0) -> PHDistribution:
+    def distribution(self, n_users: int = DEFAULT_USERS, seed: int | None = 0) -> PHDistribution:
         """Distribution of P@H.
 
         Forward models: exact (support = P@H at each stopping rank, merged).
@@ -224,17 +228,18 @@ class BrowsingModel:
         return PHDistribution(support, probs, False, n_users=int(sample.size),
                               stderr=np.sqrt(np.clip(F * (1 - F), 0, None) / sample.size))
 
-    def variance(self, n_users: int = DEFAULT_USERS, seed=0) -> float:
+    def variance(self, n_users: int = DEFAULT_USERS, seed: int | None = 0) -> float:
         """Var[P@H]: exact for forward models, Monte Carlo (``n_users``, ``seed``) otherwise."""
         if self.is_forward or self.n == 0:
             return self.distribution().variance()
         return float(np.var(self.simulate(n_users, seed)))
 
-    def quantile(self, u, n_users: int = DEFAULT_USERS, seed=0):
+    def quantile(self, u: ArrayLike, n_users: int = DEFAULT_USERS, seed: int | None = 0) -> np.ndarray:
         """Quantiles of P@H (exact for forward models, Monte Carlo otherwise)."""
         return self.distribution(n_users, seed).quantile(u)
 
-    def simulate(self, n_users: int, seed=None, return_steps: bool = False, engine: str = "auto"):
+    def simulate(self, n_users: int, seed: int | None = None, return_steps: bool = False,
+                 engine: str = "auto") -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         """P@H of ``n_users`` simulated users (the same seed gives the same users).
 
         Returns an array of P@H values, and also the stopping times H when
@@ -249,11 +254,11 @@ class BrowsingModel:
         if self.n == 0:
             z = np.zeros(n_users)
             return (z, z.astype(np.int64)) if return_steps else z
-        values, steps = _simulate(self.forward, self.backward, self.gain, self.loss, self.f == "h",
+        values, steps = simulate_walk(self.forward, self.backward, self.gain, self.loss, self.f == "h",
                                   int(n_users), np.random.default_rng(seed), engine=engine)
         return (values, steps) if return_steps else values
 
-    def dominance(self, other: "BrowsingModel", n_users: int = DEFAULT_USERS, seed=0,
+    def dominance(self, other: BrowsingModel, n_users: int = DEFAULT_USERS, seed: int | None = 0,
                   z: float = 4.0) -> DominanceResult:
         """Order ≤3: does one run's P@H stochastically dominate the other's?
 
@@ -295,11 +300,11 @@ def _user_transitions(user, grades, relevant, gain_vals, n, p, b, g_max):
     return fwd, gain_vals
 
 
-def browsing_model(grades, *, browse: Optional[str] = None, p: Prob = 0.8, q: Prob = 0.0,
-                   p_rel: Optional[Prob] = None, q_rel: Optional[Prob] = None, user: Optional[str] = None,
-                   loss: float = 0.0, f: Optional[str] = None, order: Optional[int] = None,
+def browsing_model(grades: ArrayLike, *, browse: str | None = None, p: Prob = 0.8, q: Prob = 0.0,
+                   p_rel: Prob | None = None, q_rel: Prob | None = None, user: str | None = None,
+                   loss: float = 0.0, f: str | None = None, order: int | None = None,
                    top: str = "stop", tail: str = "none", gain: str = "binary", rel: int = 1,
-                   b: float = 2.0, g_max: Optional[int] = None) -> BrowsingModel:
+                   b: float = 2.0, g_max: int | None = None) -> BrowsingModel:
     """Build the P@H user model of one ranking (docs/stopping-time.md).
 
     Parameters
@@ -353,11 +358,11 @@ def browsing_model(grades, *, browse: Optional[str] = None, p: Prob = 0.8, q: Pr
         if grades.size and not np.all(np.equal(np.mod(grades, 1), 0)):
             raise ValueError("`grades` must be integers.")
         grades = grades.astype(np.int64)
-    params = _model_params_iv(browse=browse, p=p, q=q, p_rel=p_rel, q_rel=q_rel, user=user, loss=loss, f=f,
+    params = model_params_iv(browse=browse, p=p, q=q, p_rel=p_rel, q_rel=q_rel, user=user, loss=loss, f=f,
                               order=order, top=top, tail=tail, gain=gain, b=b)
     n = grades.size
     relevant = grades >= rel
-    gain_vals = _gain_values(grades, rel, params["gain"])
+    gain_vals = gain_values(grades, rel, params["gain"])
     ranks = np.arange(1, n + 1)
     user = params["user"]
     tail_pq = None
@@ -391,16 +396,16 @@ def browsing_model(grades, *, browse: Optional[str] = None, p: Prob = 0.8, q: Pr
 
 
 def _resolve_prob(name, base, rel_value, ranks, grades, relevant, n):
-    arr = _prob_array(name, base, ranks, grades, n)
+    arr = prob_array(name, base, ranks, grades, n)
     if arr is None:
         arr = np.full(n, float(base))
     if rel_value is not None:
-        rarr = _prob_array(name + "_rel", rel_value, ranks, grades, n)
+        rarr = prob_array(name + "_rel", rel_value, ranks, grades, n)
         arr = np.where(relevant, float(rel_value) if rarr is None else rarr, arr)
     return arr
 
 
-def path_at_h(grades, *, order: Optional[int] = None, **params) -> float:
+def path_at_h(grades: ArrayLike, *, order: int | None = None, **params: object) -> float:
     """P@H of one ranking: the expectation of order ``order`` (see :func:`browsing_model`)."""
     model = browsing_model(grades, order=order, **params)
     return model.value()

@@ -2,20 +2,30 @@
 from __future__ import annotations
 
 import math
-from typing import Callable, Optional, Sequence, Union
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["BROWSING_MODELS", "USERS", "GAINS", "Prob", "k_infinite", "rbp_normaliser"]
+__all__ = ["BROWSING_MODELS", "USERS", "GAINS", "Prob", "k_infinite", "rbp_normaliser", "check_prob", "prob_array",
+           "gain_values", "tail_constants", "user_defaults", "model_params_iv"]
 
 BROWSING_MODELS = ("DFBM", "SFBM", "RWBM")
 USERS = ("P", "AP", "RBP", "DCG", "ERR")
 GAINS = ("binary", "grade", "exp2")
 
-Prob = Union[float, Sequence[float], np.ndarray, Callable[[np.ndarray, np.ndarray], np.ndarray]]
+Prob = float | Sequence[float] | np.ndarray | Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
-def _check_prob(name, value):
+def check_prob(name: str, value: object) -> float:
+    """A probability given as a number, as ``float``.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a number (``bool`` is refused), naming the parameter ``name``.
+    ValueError
+        If it lies outside [0, 1].
+    """
     if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
         raise TypeError(f"`{name}` must be a number in [0, 1], got {value!r}.")
     if not (0.0 <= float(value) <= 1.0):
@@ -23,7 +33,14 @@ def _check_prob(name, value):
     return float(value)
 
 
-def _prob_array(name, value, ranks, grades, n):
+def prob_array(name: str, value: Prob, ranks: np.ndarray, grades: np.ndarray, n: int) -> np.ndarray | None:
+    """A per-rank probability (array or callable of ``(ranks, grades)``) as ``n`` floats; ``None`` for a scalar.
+
+    Raises
+    ------
+    ValueError
+        If the array has not ``n`` values or a value lies outside [0, 1].
+    """
     if callable(value):
         arr = np.asarray(value(ranks, grades), dtype=np.float64)
         arr = np.broadcast_to(arr, (n,)).copy()
@@ -38,7 +55,15 @@ def _prob_array(name, value, ranks, grades, n):
     return arr
 
 
-def _gain_values(grades, rel, gain):
+def gain_values(grades: np.ndarray, rel: int, gain: str) -> np.ndarray:
+    """Gain per rank: 1 (``'binary'``), the grade (``'grade'``) or :math:`2^{g} - 1` (``'exp2'``)
+    for grades ``>= rel``, 0 otherwise (Ferrante & Ferro, ICTIR 2020).
+
+    Raises
+    ------
+    ValueError
+        If ``gain`` is not one of :data:`GAINS`.
+    """
     g = np.asarray(grades)
     relevant = g >= rel
     if gain == "binary":
@@ -54,7 +79,7 @@ def k_infinite(p: float, q: float) -> float:
     r""":math:`K(p, q, \infty) = (2p - 1 + \sqrt{1-4pq}) / (2p(1-p-q))`: expected
     visits of an endless homogeneous random walk started at rank 1 (backward at
     rank 1 stops).  :math:`K(p, 0, \infty) = 1/(1-p)`."""
-    p, q = _check_prob("p", p), _check_prob("q", q)
+    p, q = check_prob("p", p), check_prob("q", q)
     if p + q >= 1:
         raise ValueError("K(p, q, inf) needs p + q < 1 (the user must stop with positive probability).")
     if p == 0:
@@ -62,7 +87,7 @@ def k_infinite(p: float, q: float) -> float:
     return (2 * p - 1 + math.sqrt(1 - 4 * p * q)) / (2 * p * (1 - p - q))
 
 
-def _tail_constants(p: float, q: float):
+def tail_constants(p: float, q: float) -> tuple[float, float]:
     """(u, T) of an endless homogeneous tail entered from its left end.
 
     u = P(ever step back out of the tail), T = expected documents visited in the
@@ -74,9 +99,9 @@ def _tail_constants(p: float, q: float):
     return u, 1.0 / (1 - p * (1 + u))
 
 
-def rbp_normaliser(p: float, n: Optional[int] = None) -> float:
+def rbp_normaliser(p: float, n: int | None = None) -> float:
     """:math:`K(p, N) = (1-p^N)/(1-p)`, or :math:`1/(1-p)` for ``n=None`` (N = ∞)."""
-    p = _check_prob("p", p)
+    p = check_prob("p", p)
     if n is None:
         if p >= 1:
             raise ValueError("K(p, inf) needs p < 1.")
@@ -84,7 +109,8 @@ def rbp_normaliser(p: float, n: Optional[int] = None) -> float:
     return float(n) if p == 1 else (1 - p ** n) / (1 - p)
 
 
-def _user_defaults(user):
+def user_defaults(user: str) -> tuple[str, str, int]:
+    """(browsing model, f, order) that the user model ``user`` (one of :data:`USERS`) fixes."""
     return {"P": ("DFBM", "h", 1), "AP": ("SFBM", "h", 1), "RBP": ("SFBM", "h", 2),
             "DCG": ("SFBM", "1", 2), "ERR": ("SFBM", "h", 1)}[user]
 
@@ -105,16 +131,23 @@ def _unused_params(*, p, q, p_rel, q_rel, loss, top, tail, p_given, q_given):
     return sorted(used)
 
 
-def _model_params_iv(*, browse, p, q, p_rel, q_rel, user, loss, f, order, top, tail, gain, b,
-                     p_given=None, q_given=None):
-    """Validate and normalise the model parameters (shared by the functional API and the plugin)."""
+def model_params_iv(*, browse: str | None, p: Prob, q: Prob, p_rel: Prob | None, q_rel: Prob | None, user: str | None,
+                    loss: float, f: str | None, order: int | None, top: str, tail: str, gain: str, b: float,
+                     p_given: bool | None = None, q_given: bool | None = None) -> dict:
+    """Validate and normalise the model parameters (shared by the functional API and the plugin).
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter and its allowed values when one is out of range or conflicts with ``user``.
+    """
     if user is not None:
         if user not in USERS:
             raise ValueError(f"`user` must be one of {list(USERS)}, got {user!r}.")
-        ubrowse, uf, uorder = _user_defaults(user)
+        ubrowse, uf, uorder = user_defaults(user)
         if browse is not None and browse != ubrowse:
             raise ValueError(f"user='{user}' is a {ubrowse} model; it conflicts with browse={browse!r}.")
-        if order is not None and order != uorder and not (user in ("P", "DCG")):
+        if order is not None and order != uorder and user not in ("P", "DCG"):
             raise ValueError(f"user='{user}' is defined with order {uorder}; it conflicts with order={order!r}.")
         if f is not None and f != uf:
             raise ValueError(f"user='{user}' uses f='{uf}'; it conflicts with f={f!r}.")
@@ -124,7 +157,7 @@ def _model_params_iv(*, browse, p, q, p_rel, q_rel, user, loss, f, order, top, t
         if extras:
             raise ValueError(f"user='{user}' fixes its browsing model; it does not take {extras}.")
         if user == "RBP":
-            p = _check_prob("p", p)
+            p = check_prob("p", p)
             if tail == "inf" and p >= 1:
                 raise ValueError("user='RBP' with tail='inf' needs p < 1.")
         if user == "DCG":
@@ -150,7 +183,7 @@ def _model_params_iv(*, browse, p, q, p_rel, q_rel, user, loss, f, order, top, t
                                  f"endless non-relevant tail); {' and '.join(varying)} vary with the rank.")
         for name, v in (("p", p), ("q", q), ("p_rel", p_rel), ("q_rel", q_rel)):
             if v is not None and np.ndim(v) == 0 and not callable(v):
-                _check_prob(name, v)
+                check_prob(name, v)
         for a, c, label in ((p, q, "p + q"), (p_rel if p_rel is not None else p,
                                               q_rel if q_rel is not None else q, "p_rel + q_rel")):
             if np.ndim(a) == 0 and np.ndim(c) == 0 and not callable(a) and not callable(c) \
@@ -174,6 +207,6 @@ def _model_params_iv(*, browse, p, q, p_rel, q_rel, user, loss, f, order, top, t
         raise ValueError("tail='inf' is defined for order 2 only (E[sum g] / E[H]).")
     if gain not in GAINS:
         raise ValueError(f"`gain` must be one of {list(GAINS)}, got {gain!r}.")
-    loss = _check_prob("loss", loss)
+    loss = check_prob("loss", loss)
     return dict(browse=browse, p=p, q=q, user=user, loss=loss, f=f, order=order, top=top, tail=tail,
                 gain=gain, b=float(b))

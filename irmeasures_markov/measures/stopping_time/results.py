@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["PHDistribution", "DominanceResult", "compare_distributions"]
 
@@ -20,19 +23,19 @@ class PHDistribution:
     support: np.ndarray
     probabilities: np.ndarray
     exact: bool
-    n_users: Optional[int] = None
-    stderr: Optional[np.ndarray] = field(default=None, repr=False)
+    n_users: int | None = None
+    stderr: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def cdf_values(self) -> np.ndarray:
         return np.minimum(np.cumsum(self.probabilities), 1.0)
 
-    def cdf(self, x) -> np.ndarray:
+    def cdf(self, x: ArrayLike) -> np.ndarray:
         """:math:`F(x) = P(P@H \\le x)`."""
         c = np.concatenate([[0.0], self.cdf_values])
         return c[np.searchsorted(self.support, np.asarray(x, dtype=np.float64), side="right")]
 
-    def quantile(self, u) -> np.ndarray:
+    def quantile(self, u: ArrayLike) -> np.ndarray:
         """Smallest support point x with :math:`F(x) \\ge u`, for u in [0, 1]."""
         u = np.asarray(u, dtype=np.float64)
         if np.any((u < 0) | (u > 1)):

@@ -1,9 +1,15 @@
 """Monte Carlo walk of P@H users: a compiled loop (numba) or numpy vectorised over users."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-__all__ = ["DEFAULT_USERS", "ENGINES"]
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+
+__all__ = ["DEFAULT_USERS", "ENGINES", "numba_walk", "simulate_walk"]
 
 #: default number of simulated users when no exact method exists
 DEFAULT_USERS = 1_000_000
@@ -12,7 +18,8 @@ _SIM_CELLS = 1 << 22
 _SIM_CHUNK = 1 << 20
 
 
-def _numba_walk():
+def numba_walk() -> Callable | None:
+    """The compiled walk of :mod:`irmeasures_markov.measures._ph_walk_numba`, or ``None`` without numba."""
     try:
         from .._ph_walk_numba import walk
     except ImportError:
@@ -23,7 +30,8 @@ def _numba_walk():
 ENGINES = ("auto", "numba", "numpy")
 
 
-def _simulate(forward, backward, gain, loss, f_is_h, n_users, rng, engine="auto"):
+def simulate_walk(forward: np.ndarray, backward: np.ndarray, gain: np.ndarray, loss: float, f_is_h: bool,
+                  n_users: int, rng: np.random.Generator, engine: str = "auto") -> tuple[np.ndarray, np.ndarray]:
     """Walk of ``n_users`` users; returns (P@H, H).
 
     ``engine='numba'`` (the default ``'auto'`` when numba is installed): a compiled
@@ -31,7 +39,7 @@ def _simulate(forward, backward, gain, loss, f_is_h, n_users, rng, engine="auto"
     """
     if engine not in ENGINES:
         raise ValueError(f"`engine` must be one of {list(ENGINES)}, got {engine!r}.")
-    walk = _numba_walk() if engine != "numpy" else None
+    walk = numba_walk() if engine != "numpy" else None
     if engine == "numba" and walk is None:
         raise ValueError("engine='numba' needs numba (pip install numba).")
     if walk is not None:

@@ -1,0 +1,144 @@
+"""Benchmark: start-up costs, each timed in fresh interpreters.
+
+    python integration/bench/bench_import.py [--rounds 7] [--no-hook]
+
+1. Wall time of fresh ``python`` processes, interleaved round by round
+   (integration/bench/benchkit.py), with ratios formed within each round:
+
+   * ``import irmeasures_markov`` against ``import ir_measures`` (target <= 2);
+   * ``irmeasures-markov --help`` against ``ir_measures --help`` (target <= 2),
+     each run exactly as its console script does;
+   * for information: ``python -c pass``, and ``import ir_measures`` with the
+     start-up hook on (ir_measures plus irmeasures_markov's registration).
+
+   The code measured is this checkout's (``PYTHONPATH`` = the repository).
+   Its bytecode is cached in a temporary ``PYTHONPYCACHEPREFIX``, filled by a
+   warm-up call, as ``pip install`` compiles it: otherwise every run would
+   compile our sources and not ir_measures' (``PYTHONDONTWRITEBYTECODE``).
+   The peers run with ``IRMEASURES_MARKOV_NO_HOOK=1``, so that they stay plain
+   ir_measures when the hook is installed.
+
+2. The cost of the start-up hook (``irmeasures_markov.pth``) in an interpreter
+   that never imports ir_measures (target < 1 ms): the import time of
+   ``_irmeasures_markov_hook`` reported by ``python -X importtime -c pass``
+   (the .pth line itself only reads one environment variable), in a venv
+   with the package installed from a freshly built wheel
+   (tests/startup_venv.py), best and range over the rounds.  ``--no-hook``
+   skips this part.
+
+Detailed import profile of one module:
+``python -X importtime -c 'import irmeasures_markov' 2>&1 | sort -t'|' -k2 -n | tail``.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+
+from benchkit import format_report, interleaved
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+IR_MEASURES_HELP = ("import sys; sys.argv = ['ir_measures', '--help']; "
+                    "from ir_measures.__main__ import main_cli; sys.exit(main_cli())")
+OURS_HELP = ("import sys; sys.argv = ['irmeasures-markov', '--help']; "
+             "from irmeasures_markov.cli import main; sys.exit(main())")
+
+
+def _env(pycache: str, hook: bool) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "IRMEASURES_MARKOV_NO_HOOK")}
+    env["PYTHONPATH"] = str(REPO)
+    env["PYTHONPYCACHEPREFIX"] = pycache
+    if not hook:
+        env["IRMEASURES_MARKOV_NO_HOOK"] = "1"
+    return env
+
+
+def _runner(code: str, env: dict, python: str = sys.executable):
+    def run():
+        subprocess.run([python, "-c", code], env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return run
+
+
+def bench_processes(rounds: int) -> None:
+    with tempfile.TemporaryDirectory(prefix="bench_import_pycache_") as pycache:
+        plain, hooked = _env(pycache, hook=False), _env(pycache, hook=True)
+        contenders = {
+            "python -c pass": _runner("pass", plain),
+            "import ir_measures": _runner("import ir_measures", plain),
+            "import irmeasures_markov": _runner("import irmeasures_markov", plain),
+            "import ir_measures (hook on)": _runner(
+                "import ir_measures, sys; assert 'irmeasures_markov' in sys.modules", hooked),
+            "ir_measures --help": _runner(IR_MEASURES_HELP, plain),
+            "irmeasures-markov --help": _runner(OURS_HELP, plain),
+        }
+        # the hook module is imported at start-up only by the installed irmeasures_markov.pth
+        hook_installed = subprocess.run([sys.executable, "-c",
+                                         "import sys; print('_irmeasures_markov_hook' in sys.modules)"],
+                                        env=hooked, capture_output=True, text=True).stdout.strip() == "True"
+        if not hook_installed:
+            # without the installed hook, `import ir_measures` would not register anything
+            contenders["import ir_measures (hook on)"] = _runner("import ir_measures, irmeasures_markov", plain)
+        times = interleaved(contenders, rounds=rounds)  # warm-up call first: fills the bytecode cache
+    print(format_report(times, peer="import ir_measures",
+                        candidates=["import irmeasures_markov", "import ir_measures (hook on)"],
+                        targets={"import irmeasures_markov": 2.0}))
+    if not hook_installed:
+        print("  (hook not installed in this interpreter: 'hook on' is `import ir_measures, irmeasures_markov`)")
+    r = [c / p for c, p in zip(times["irmeasures-markov --help"], times["ir_measures --help"])]
+    print(f"  ratio irmeasures-markov --help / ir_measures --help: best {min(r):.3f}, per-round range "
+          f"{min(r):.3f}-{max(r):.3f}  (target <= 2.0)")
+
+
+def _hook_import_us(python: str, env: dict) -> float:
+    out = subprocess.run([python, "-X", "importtime", "-c", "pass"], env=env, capture_output=True, text=True,
+                         check=True).stderr
+    for line in out.splitlines():
+        m = re.match(r"import time:\s+\d+\s+\|\s+(\d+)\s+\|\s*_irmeasures_markov_hook\s*$", line)
+        if m:
+            return float(m.group(1))
+    raise RuntimeError("_irmeasures_markov_hook was not imported at start-up: is irmeasures_markov.pth installed?")
+
+
+def bench_hook(rounds: int) -> None:
+    sys.path.insert(0, str(REPO / "tests"))
+    import startup_venv
+    why = startup_venv.build_tools_missing()
+    if why:
+        print(f"start-up hook: not measured ({why})")
+        return
+    with tempfile.TemporaryDirectory(prefix="bench_import_venv_") as tmp:
+        python = str(startup_venv.make_venv(pathlib.Path(tmp)))
+        env = startup_venv.clean_env()
+        _hook_import_us(python, env)  # warm-up: bytecode written by pip at install, page cache
+        us = [_hook_import_us(python, env) for _ in range(rounds)]
+        off = startup_venv.clean_env(IRMEASURES_MARKOV_NO_HOOK="1")
+        times = interleaved({"python -c pass (hook opted out)": _runner("pass", off, python),
+                             "python -c pass (hook on)": _runner("pass", env, python)}, rounds=rounds)
+    print(f"{datetime.date.today().isoformat()}, start-up hook, {rounds} rounds: import of _irmeasures_markov_hook "
+          f"at start-up (python -X importtime -c pass): best {min(us) / 1000:.3f} ms, range "
+          f"{min(us) / 1000:.3f}-{max(us) / 1000:.3f} ms (target < 1 ms)")
+    print(format_report(times, peer="python -c pass (hook opted out)"))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=7, help="interleaved rounds (>= 5)")
+    ap.add_argument("--no-hook", action="store_true", help="skip the measurement of the installed start-up hook")
+    args = ap.parse_args()
+    if args.rounds < 5:
+        ap.error("--rounds must be >= 5")
+    print(f"{sys.executable} {sys.version.split()[0]}, {os.cpu_count()} CPUs; load average "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    bench_processes(args.rounds)
+    if not args.no_hook:
+        bench_hook(args.rounds)
+
+
+if __name__ == "__main__":
+    main()

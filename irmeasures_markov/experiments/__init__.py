@@ -1,0 +1,68 @@
+"""Experiment harness: many measures over many runs, system rankings and their correlations.
+
+This reproduces the protocol of the papers' experimental sections (e.g. the MP
+paper §5):
+
+* :func:`evaluate` — per-topic values of many measures for many runs in one
+  pass per run (our measures and AP, P@k, Rprec, bpref, RR, nDCG and binary
+  RBP share one float64 ranking preparation per run, with trec_eval's
+  definitions; other standard measures go through
+  ``ir_measures``/``pytrec_eval``), over every qrels topic by default
+  (trec_eval ``-c``), with a tqdm progress bar and optional parallelism
+  across runs;
+* :func:`kendall_tau` — Kendall's τ-b between two score vectors (ties
+  handled as in scipy's default);
+* :func:`tau_table` — τ between the system rankings of pairs of measures
+  (the papers' Tables 2 and 3);
+* :func:`pool_reduction` — mean scores and τ (full pool vs reduced pool) for
+  each pool reduction rate (the MP paper's Figures 3 and 4);
+* :class:`EvaluationGrid` / :func:`evaluate_grid` — evaluations of runs ×
+  pool samples × collections as cells of a grid (:mod:`irmeasures_markov.grid`:
+  local processes or Dask, resumable from a Parquet store);
+* :func:`~irmeasures_markov.experiments.ph_compare.compare_runs` — two runs
+  compared topic by topic under P@H.
+
+Runs × measures with significance tests are
+:func:`irmeasures_markov.comparison.compare`.
+
+Results are small dataclasses holding numpy arrays; :class:`Evaluation`'s
+summaries (``means()``, ``column()``, ``per_topic()``) are labelled pandas
+objects, with the plain arrays under explicit names (``values``,
+``means_array()``, ``column_array()``).
+
+Modules: :mod:`.evaluation` (:func:`evaluate`), :mod:`.native` (trec_eval's
+measures on our ranking preparation), :mod:`.correlations`, :mod:`.grid`,
+:mod:`.pools`, :mod:`.ph_compare`.
+"""
+from __future__ import annotations
+
+from .._util.moved import moved_names
+from .correlations import MP_PAPER_BASELINES, kendall_tau, mp_paper_measures, system_ranking, tau_table
+from .evaluation import Evaluation, evaluate, labelled_measures, parse_measures
+from .grid import EvaluationGrid, GridResult, evaluate_grid
+from .pools import PoolReduction, pool_reduction, reduction_of
+
+__all__ = [
+    "Evaluation",
+    "EvaluationGrid",
+    "GridResult",
+    "MP_PAPER_BASELINES",
+    "PoolReduction",
+    "evaluate",
+    "evaluate_grid",
+    "kendall_tau",
+    "labelled_measures",
+    "mp_paper_measures",
+    "parse_measures",
+    "pool_reduction",
+    "reduction_of",
+    "system_ranking",
+    "tau_table",
+]
+
+#: Names this package used to export that now live in a higher layer: ``name -> module``.
+_MOVED_NAMES = {"compare": "irmeasures_markov.comparison"}
+
+
+#: the old names keep working, with a DeprecationWarning naming the new place
+__getattr__ = moved_names(__name__, _MOVED_NAMES)

@@ -1,0 +1,397 @@
+"""Per-topic values of many measures for many runs: :func:`evaluate` and its :class:`Evaluation`.
+
+Our measures and the standard measures of :mod:`.native` (AP, P@k, Rprec,
+bpref, RR, nDCG and binary RBP, with trec_eval's definitions) share one
+float64 ranking preparation per run; other standard measures go through
+``ir_measures``/``pytrec_eval``.  Topics default to every qrels topic
+(trec_eval ``-c``).
+"""
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import ir_measures
+import numpy as np
+from ir_measures import Measure
+
+from .._util.cutoffs import check_measure_cutoffs
+from .._util.progress import progress_bar
+from ..io import to_run_dict
+from ..io.normalise import to_qrels_dict
+from ..io.pytrec import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
+from ..plugin.base import FamilyMeasure, install_provider
+from ..ranking.prepared import PreparedRun, QrelsIndex
+from .native import native_kind, native_values
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["Evaluation", "MeasuresLike", "Qrels", "QrelsLike", "Run", "RunLike", "RunScorer", "default_topics",
+           "evaluate", "is_ours", "labelled_measures", "parse_measures", "warn_no_relevant"]
+
+#: Relevance judgments: ``{qid: {docid: grade}}``.
+Qrels = Mapping[str, Mapping[str, int]]
+#: A run: ``{qid: {docid: score}}``.
+Run = Mapping[str, Mapping[str, float]]
+#: Qrels in any form :func:`irmeasures_markov.io.to_qrels_dict` takes: a dict, a TREC qrels file path,
+#: a DataFrame, ``Qrel`` namedtuples.
+QrelsLike = Qrels | str | os.PathLike[str] | Iterable[Any]
+#: A run in any form :func:`irmeasures_markov.io.to_run_dict` takes (a dict, a DataFrame, ``ScoredDoc`` tuples).
+RunLike = Run | Iterable[Any]
+#: Measures as :func:`evaluate` takes them: measures or strings, or a ``{label: measure}`` mapping.
+MeasuresLike = Measure | str | Sequence[Measure | str] | Mapping[str, Measure | str]
+
+
+def parse_measures(measures: Measure | str | Sequence[Measure | str]) -> list[Measure]:
+    """Measure objects from objects or strings (``'AP'``, ``"MP(model='LO_OR_ID')"``, ``'P@10'``).
+
+    Parameters
+    ----------
+    measures : ir_measures.Measure, str, or a sequence of them
+        Strings are parsed by ``ir_measures.parse_measure`` (our families are registered).
+
+    Returns
+    -------
+    list of ir_measures.Measure
+
+    Raises
+    ------
+    ValueError
+        No measure, a measure listed twice, a string ``ir_measures`` cannot parse, or a cutoff that is not a
+        positive integer (``P@0``).
+    """
+    if isinstance(measures, (str, bytes)) or not isinstance(measures, Sequence):
+        measures = [measures]
+    out = []
+    for m in measures:
+        m = ir_measures.parse_measure(m) if isinstance(m, str) else m
+        check_measure_cutoffs(m)
+        out.append(m)
+    if not out:
+        raise ValueError("`measures` is empty.")
+    if len(set(out)) != len(out):
+        raise ValueError(f"`measures` lists a measure twice: {[str(m) for m in out]}")
+    return out
+
+
+def is_ours(m: Measure) -> bool:
+    """True for a measure of this package's families (a :class:`~irmeasures_markov.plugin.base.FamilyMeasure`).
+
+    Parameters
+    ----------
+    m : ir_measures.Measure
+        Any parsed measure.
+
+    Returns
+    -------
+    bool
+    """
+    return isinstance(m, FamilyMeasure)
+
+
+@dataclass
+class Evaluation:
+    """Per-topic values: ``values[i, j, k]`` is measure ``j`` of run ``i`` on topic ``k``.
+
+    Topics a run did not answer hold the measure's DEFAULT (0), as in
+    ``ir_measures``.  ``labels`` are the names the columns are shown with.
+
+    The summaries are labelled pandas objects (:meth:`means`, :meth:`column`,
+    :meth:`per_topic`); the same numbers as plain arrays are ``values`` and
+    :meth:`means_array` / :meth:`column_array`.
+    """
+    runs: list[str]
+    measures: list[Measure]
+    topics: list[str]
+    values: np.ndarray
+    labels: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.labels:
+            self.labels = [str(m) for m in self.measures]
+
+    def means_array(self) -> np.ndarray:
+        """Mean over topics as a plain array ``[run, measure]`` (rows ``runs``, columns ``labels``)."""
+        return self.values.mean(axis=2)
+
+    def means(self) -> pd.DataFrame:
+        """Mean over topics: a DataFrame, index ``runs`` (named ``run``), columns ``labels`` (named ``measure``)."""
+        import pandas as pd
+        return pd.DataFrame(self.means_array(), index=pd.Index(list(self.runs), name="run"),
+                            columns=pd.Index(list(self.labels), name="measure"))
+
+    def column_array(self, measure: Measure | str) -> np.ndarray:
+        """Per-run means of one measure (given as object, printed form or label), as an array in ``runs`` order."""
+        return self.means_array()[:, self.measure_index(measure)]
+
+    def column(self, measure: Measure | str) -> pd.Series:
+        """Per-run means of one measure as a Series indexed by run, named by the measure's label."""
+        import pandas as pd
+        j = self.measure_index(measure)
+        return pd.Series(self.means_array()[:, j], index=pd.Index(list(self.runs), name="run"), name=self.labels[j])
+
+    def per_topic(self, measure: Measure | str) -> pd.DataFrame:
+        """Per-topic values of one measure: a DataFrame, index ``topics`` (named ``topic``), columns ``runs``.
+
+        :func:`~irmeasures_markov.inference.score_matrix`, ``all_pairs`` and
+        ``discriminative_power`` take it as it is.
+        """
+        import pandas as pd
+        j = self.measure_index(measure)
+        return pd.DataFrame(self.values[:, j, :].T, index=pd.Index(list(self.topics), name="topic"),
+                            columns=pd.Index(list(self.runs), name="run"))
+
+    def measure_index(self, measure: Measure | str) -> int:
+        """The position of ``measure`` (an object, its printed form or its label) among :attr:`measures`.
+
+        Raises
+        ------
+        KeyError
+            ``measure`` is not one of the evaluated measures.
+        """
+        key = str(measure)
+        for j, (m, lab) in enumerate(zip(self.measures, self.labels)):
+            if measure is m or key == lab or key == str(m):
+                return j
+        raise KeyError(f"{measure!r} is not among the evaluated measures {self.labels}")
+
+    def to_frame(self) -> pd.DataFrame:
+        """Mean scores as a DataFrame (runs x measure labels); the same as :meth:`means`."""
+        return self.means()
+
+
+class RunScorer:
+    """All measures of one run, per topic: ``scorer(run)`` is an array ``[measure, topic]``.
+
+    Our measures (and the standard measures of :mod:`.native`) are computed
+    on one shared ranking preparation of the run, everything else through one
+    ``ir_measures`` evaluator; a topic the run did not answer holds the
+    measure's DEFAULT.  :func:`evaluate` and the evaluation grids score every
+    run with it.
+
+    Parameters
+    ----------
+    measures : list of ir_measures.Measure
+        Parsed measures (:func:`parse_measures`); ours are validated here.
+    qrels : dict
+        ``{qid: {docid: grade}}``.
+    topics : list of str
+        The topics, in the order of the output's columns.
+    native : bool
+        Compute the standard measures of :func:`~.native.native_kind` natively (default).
+    """
+
+    def __init__(self, measures: list[Measure], qrels: Qrels, topics: list[str], native: bool = True) -> None:
+        install_provider()
+        self.measures = measures
+        self.topics = topics
+        self.topic_index = {t: k for k, t in enumerate(topics)}
+        self.qrels_index = QrelsIndex(qrels)
+        self.native = {j: native_kind(m) for j, m in enumerate(measures) if native and native_kind(m)}
+        self.ours = [j for j, m in enumerate(measures) if is_ours(m) or j in self.native]
+        self.others = [j for j, m in enumerate(measures) if j not in set(self.ours)]
+        for j in self.ours:
+            if is_ours(measures[j]):
+                measures[j].validate_params()
+        self.other_eval = (ir_measures.evaluator([measures[j] for j in self.others], qrels_for_pytrec_eval(qrels))
+                           if self.others else None)
+        self.other_pos = {measures[j]: j for j in self.others}
+        # bpref (and our measures with per-grade parameters) read every judgment: the run is then joined with
+        # all of them once, while it is ranked, instead of with its positive judgments first and all on demand
+        self.judgments = any(self.native.get(j) == "Bpref" or (is_ours(measures[j]) and measures[j].needs_judgments())
+                             for j in self.ours)
+
+    def __call__(self, run: RunLike) -> np.ndarray:
+        """The values ``[measure, topic]`` of ``run`` (any form :func:`~irmeasures_markov.io.to_run_dict` takes)."""
+        out = np.zeros((len(self.measures), len(self.topics)))
+        for j, m in enumerate(self.measures):
+            out[j, :] = m.DEFAULT
+        run = to_run_dict(run)
+        if self.ours:
+            # to_run_dict checked the ids
+            prepared = PreparedRun(self.qrels_index, run, ids_checked=True, judgments=self.judgments)
+            cols = np.array([self.topic_index.get(q, -1) for q in prepared.qids], dtype=np.int64)
+            keep = cols >= 0
+            for j in self.ours:
+                m = self.measures[j]
+                if is_ours(m):
+                    vals = np.asarray(m.compute(prepared), dtype=np.float64)
+                else:
+                    vals = native_values(self.native[j], m, prepared)
+                out[j, cols[keep]] = vals[keep]
+        if self.other_eval is not None:
+            for metric in self.other_eval.iter_calc(run_for_pytrec_eval(run)):
+                k = self.topic_index.get(id_from_pytrec_eval(metric.query_id))
+                if k is not None:
+                    out[self.other_pos[metric.measure], k] = metric.value
+        return out
+
+
+# Worker state for fork-based parallelism: set before the pool forks, so runs are not pickled.
+_WORKER: dict[str, Any] = {}
+
+
+def _worker_eval(names: list[str]) -> list[np.ndarray]:
+    scorer = _WORKER.get("scorer")
+    if scorer is None:
+        scorer = _WORKER["scorer"] = RunScorer(_WORKER["measures"], _WORKER["qrels"], _WORKER["topics"],
+                                               _WORKER["native"])
+    runs = _WORKER["runs"]
+    return [scorer(runs[n]) for n in names]
+
+
+def default_topics(qrels: Qrels) -> list[str]:
+    """Every qrels topic, as trec_eval -c averages (a topic without relevant documents included).
+
+    Parameters
+    ----------
+    qrels : dict
+        ``{qid: {docid: grade}}``.
+
+    Returns
+    -------
+    list of str
+        The topic ids, shorter ids first, then in string order.
+    """
+    return sorted(qrels, key=lambda q: (len(q), q))
+
+
+def warn_no_relevant(qrels: Qrels, topics: Sequence[str]) -> None:
+    """A ``RuntimeWarning`` naming the ``topics`` judged in ``qrels`` without a relevant (grade >= 1) document.
+
+    They score 0 and are averaged in, as trec_eval does; the warning points at
+    the caller of the function calling this one (:func:`evaluate`, ``pool_reduction``).
+    """
+    empty = [t for t in topics if t in qrels and not any(g >= 1 for g in qrels[t].values())]
+    if empty:
+        warnings.warn(f"{len(empty)} topic{'' if len(empty) == 1 else 's'} with judgments but no relevant "
+                      f"(grade >= 1) document score 0 and are averaged in, as trec_eval does: "
+                      f"{', '.join(empty[:20])}{' ...' if len(empty) > 20 else ''}; pass topics=... to leave "
+                      "them out.", RuntimeWarning, stacklevel=3)
+
+
+def labelled_measures(measures: MeasuresLike,
+                      labels: Sequence[str] | None = None) -> tuple[list[Measure], list[str] | None]:
+    """``(parsed measures, labels)`` from a list of measures or a ``{label: measure}`` mapping.
+
+    Parameters
+    ----------
+    measures : list of measures or strings, or dict {label: measure}
+        As :func:`evaluate` takes them.
+    labels : sequence of str, optional
+        Display names; default the mapping's keys (None for a list).
+
+    Returns
+    -------
+    (list of ir_measures.Measure, list of str or None)
+
+    Raises
+    ------
+    ValueError
+        A ``labels`` list of another length than the measures, or what :func:`parse_measures` raises.
+    """
+    if isinstance(measures, Mapping):
+        labels = list(measures) if labels is None else labels
+        measures = list(measures.values())
+    measures = parse_measures(list(measures))
+    if labels is not None and len(labels) != len(measures):
+        raise ValueError(f"`labels` has {len(labels)} names for {len(measures)} measures.")
+    return measures, labels
+
+
+def evaluate(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, RunLike], *,
+             topics: Sequence[str] | None = None, labels: Sequence[str] | None = None, n_jobs: int = 1,
+             progress: bool | None = None, native: bool = True) -> Evaluation:
+    """Evaluate every measure on every run, per topic.
+
+    Parameters
+    ----------
+    measures : list of measures or strings, or dict {label: measure}
+        ``ir_measures`` measures (ours included); strings are parsed.
+    qrels : dict, path, DataFrame or Qrel namedtuples
+        ``{qid: {docid: grade}}``, a TREC qrels file (``str`` or ``os.PathLike``;
+        plain or compressed), or any form :func:`irmeasures_markov.io.to_qrels_dict` takes.
+    runs : dict
+        ``{run_name: {qid: {docid: score}}}``, e.g. from :func:`irmeasures_markov.io.datasets.load_run_dir`.
+    topics : sequence of str, optional
+        The topics to average over.  Default: every qrels topic, which is
+        trec_eval ``-c`` (and ``ir_measures.calc_aggregate``): a topic a run did
+        not answer scores the measure's DEFAULT (0), and a judged topic without
+        a relevant document scores 0 (with a ``RuntimeWarning`` naming it);
+        both are averaged in.  Topics absent from the qrels score 0.  Some
+        papers drop topics without a relevant document (Robust04: 249 of 250
+        topics); pass them explicitly for that.
+    labels : sequence of str, optional
+        Display names (default: the measures' printed forms, or the dict keys).
+    n_jobs : int
+        Processes to spread the runs over (1 = in this process).  Uses ``fork``
+        where available, so runs are shared with the workers without copying.
+    progress : bool or None
+        A progress bar on standard error: ``None`` (default) only when it is a
+        terminal, ``True`` always, ``False`` never.
+    native : bool
+        Compute AP, P@k, Rprec, bpref, RR, RR@k, nDCG, nDCG@k and binary RBP
+        on our float64 ranking preparation (default; trec_eval's definitions
+        and values, e.g. bpref ignores negative grades as trec_eval does)
+        instead of through ``ir_measures``/``pytrec_eval``, whose float32
+        scores can reorder near-ties.
+
+    Returns
+    -------
+    Evaluation
+        ``values[run, measure, topic]`` in the order of ``runs``, the measures and the topics.
+
+    Raises
+    ------
+    ValueError
+        Empty ``measures``, ``runs`` or topic set, a measure listed twice, a
+        cutoff that is not a positive integer (``P@0``), or bad ``labels``/``n_jobs``.
+    """
+    measures, labels = labelled_measures(measures, labels)
+    qrels = to_qrels_dict(qrels)
+    if not runs:
+        raise ValueError("`runs` is empty.")
+    topics = list(topics) if topics is not None else default_topics(qrels)
+    if not topics:
+        raise ValueError("no topics to evaluate: the qrels are empty and `topics` was not given.")
+    warn_no_relevant(qrels, topics)
+    names = list(runs)
+    n_jobs = int(n_jobs)
+    if n_jobs < 1:
+        raise ValueError(f"`n_jobs` must be a positive integer, got {n_jobs!r}.")
+    values = np.zeros((len(names), len(measures), len(topics)))
+    bar = progress_bar(None, progress, total=len(names), desc="evaluating", unit="run")
+    try:
+        if n_jobs == 1 or len(names) < 2 * n_jobs:
+            scorer = RunScorer(measures, qrels, topics, native)
+            for i, n in enumerate(names):
+                values[i] = scorer(runs[n])
+                bar.update(1)
+        else:
+            if "fork" not in multiprocessing.get_all_start_methods():
+                raise RuntimeError("n_jobs > 1 needs the 'fork' start method (Linux/macOS); use n_jobs=1.")
+            _WORKER.clear()
+            _WORKER.update(measures=measures, qrels=qrels, topics=topics, runs=runs, native=native)
+            chunk = max(1, math.ceil(len(names) / (n_jobs * 8)))
+            chunks = [names[a:a + chunk] for a in range(0, len(names), chunk)]
+            try:
+                with ProcessPoolExecutor(n_jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+                    i = 0
+                    for res in pool.map(_worker_eval, chunks):
+                        for v in res:
+                            values[i] = v
+                            i += 1
+                        bar.update(len(res))
+            finally:
+                _WORKER.clear()
+    finally:
+        bar.close()
+    return Evaluation(names, measures, topics, values, list(labels) if labels is not None else [])
+

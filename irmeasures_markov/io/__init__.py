@@ -1,0 +1,57 @@
+"""Reading qrels, runs and parameter files, with errors that name the file and line.
+
+The public face of the input layer: everything that parses text, normalises
+in-memory qrels and runs, converts them for pytrec_eval or loads test
+collections lives in this package.  Measures only ever see arrays.
+
+* :mod:`.text` opens files (compression by magic number, ``-`` for standard
+  input, the UTF-8 byte-order mark) and splits lines into fields;
+* :mod:`.trec` reads runs, qrels and MPcont rate files; :func:`read_trec_run`
+  is the package's one run reader (whole file at once with :mod:`.fast_run`'s
+  tokeniser, the line grammar for anything else, same result either way);
+* :mod:`.normalise` turns in-memory qrels and runs (dicts, DataFrames,
+  ``ir_measures`` namedtuples) into checked dicts; :mod:`.pytrec` hands them
+  to pytrec_eval safely;
+* :mod:`.datasets` (with :mod:`.trec_collections` and :mod:`.downloads`) and
+  :mod:`.run_files` load the papers' test collections
+  and TREC run directories; :mod:`.content` and :mod:`.atomic` identify files
+  by their bytes and write cache files atomically.
+
+The grammar (the one trec_eval applies to runs and qrels; docs/file-formats.md):
+
+* a file is UTF-8 text, plain or compressed with gzip, bzip2 or xz (recognised
+  by their first bytes, whatever the file is called); ``-`` is standard input;
+* a UTF-8 byte-order mark at the very start is ignored;
+* lines end at LF; a line's fields are separated by runs of ASCII whitespace
+  (space, tab, CR, VT, FF), so CRLF files read like LF files, and a CR inside
+  a line separates fields as it does for trec_eval: it never ends a line, so
+  a record wrapped over two lines is an error, never a record;
+* lines holding only whitespace are skipped;
+* ids are compared byte for byte: bytes that are not valid UTF-8 are decoded
+  with ``surrogateescape`` (they come back unchanged with
+  ``.encode('utf-8', 'surrogateescape')``), so distinct byte strings stay
+  distinct ids;
+* numbers (scores, grades, ranks, lengths) are ASCII, read as Python's
+  ``float()`` / ``int()`` read them; grades must fit in a signed 32-bit integer.
+
+Malformed input raises :class:`InputError` naming the file and line, quoting
+at most a short prefix of the offending text; an in-memory id or grade of the
+wrong type raises :class:`InputTypeError` (an ``InputError`` and a ``TypeError``).
+"""
+from __future__ import annotations
+
+from .._util.errors import InputError, InputTypeError
+from .normalise import to_qrels_dict, to_run_dict
+from .text import open_text
+from .trec import read_rates, read_trec_qrels, read_trec_run
+
+__all__ = [
+    "InputError",
+    "InputTypeError",
+    "open_text",
+    "read_trec_run",
+    "read_trec_qrels",
+    "read_rates",
+    "to_qrels_dict",
+    "to_run_dict",
+]

@@ -1,0 +1,52 @@
+r"""Markov Precision (MP) and continuous-time Markov Precision (MPcont).
+
+Ferrante, Ferro & Maistro, "Injecting User Models and Time into Precision via
+Markov Chains", SIGIR 2014 (docs/markov-precision.md).  A user moves among the
+ranks of a ranking as a Markov chain with
+:math:`p_{ij} = \alpha(i,j) / \sum_k \alpha(i,k)`; watched on the relevant ranks
+:math:`\mathcal R` it has invariant distribution :math:`\pi`, and
+
+.. math::
+
+    \mathrm{MP} = \sum_{i \in \mathcal R} \pi_i \,\mathrm{Prec}(i).
+
+The package: :mod:`.models` (model names, :func:`register_kernel`),
+:mod:`.kernels` (the degree kernels of the closed form), :mod:`.rates`
+(MPcont's holding rates), :mod:`.single` (one ranking, closed form and general
+solver) and :mod:`.batch` (every query of a run at once, the plugin path).
+"""
+from __future__ import annotations
+
+from .batch import kernel_batch, markov_precision_batch
+from .kernels import KERNELS
+from .models import (
+                     CUSTOM_KERNELS,
+                     MODELS,
+                     PAPER_MODELS,
+                     Model,
+                     ModelChoices,
+                     kernel_fingerprint,
+                     parse_model,
+                     register_kernel,
+)
+from .rates import check_rates, estimate_rates, rates_per_query
+from .single import markov_precision, mp_degrees
+
+__all__ = [
+    "PAPER_MODELS",
+    "MODELS",
+    "KERNELS",
+    "CUSTOM_KERNELS",
+    "Model",
+    "ModelChoices",
+    "markov_precision",
+    "markov_precision_batch",
+    "mp_degrees",
+    "estimate_rates",
+    "check_rates",
+    "rates_per_query",
+    "parse_model",
+    "register_kernel",
+    "kernel_fingerprint",
+    "kernel_batch",
+]

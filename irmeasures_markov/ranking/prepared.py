@@ -1,0 +1,369 @@
+"""Prepared runs: a run ranked and joined with its judgments once, read by every measure as relevance batches.
+
+Every measure family consumes :class:`RelevanceBatch` objects: per query, the
+grades of the retrieved documents in trec_eval order (score descending, ties
+broken by docid descending), already joined with the qrels, plus the recall
+base.  :class:`PreparedRun` does the join and the sort once per run, so many
+measures share one pass over it (docs/conventions.md, docs/design.md).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import compress, repeat
+
+import numpy as np
+
+from .._util.arrays import frozen
+
+# segment_cumsum and rank_documents are not used here: the old module irmeasures_markov.ranking.prepared (now this one)
+# offered them, and its old path keeps them until every import names their new module
+from .._util.segments import segment_cumsum, segment_sum  # noqa: F401
+from ..io.normalise import check_document_ids, check_query_id, join_document_ids
+from . import join
+from .join import SEPARATOR, FlatRun, RankedQuery, consecutive
+from .order import rank_documents, read_scores, top_order, trec_order  # noqa: F401
+from .positive_join import positive_grades
+from .qrels_index import UNJUDGED, QrelsIndex, recall_base_table
+
+__all__ = ["RelevanceBatch", "PreparedRun"]
+
+
+@dataclass
+class RelevanceBatch:
+    """Rankings of all evaluated queries of one run, flattened for vectorised kernels.
+
+    Query ``i`` occupies ``slice(offsets[i], offsets[i+1])`` of the flat
+    arrays.  Made by :meth:`PreparedRun.batch`.
+
+    Parameters
+    ----------
+    qids : list of str
+        The queries, in order.
+    offsets : numpy.ndarray
+        Query offsets (``n_queries + 1`` entries).
+    grades : numpy.ndarray
+        The grade at each rank (:data:`~irmeasures_markov.ranking.qrels_index.UNJUDGED`
+        where there is no judgment).  With ``judgments`` False, 0 wherever the
+        grade is not positive (judged non-relevant and unjudged alike).
+    relevant : numpy.ndarray
+        ``grades >= rel``.
+    recall_base : numpy.ndarray
+        Judgments with grade >= ``rel`` of each query.
+    rel : int
+        Relevance level.
+    docids : list of list of str, optional
+        Each query's docids in rank order, when asked for.
+    judgments : bool
+        Whether ``grades`` tells every judgment apart.
+    """
+    qids: list[str]
+    offsets: np.ndarray
+    grades: np.ndarray
+    relevant: np.ndarray
+    recall_base: np.ndarray
+    rel: int
+    docids: list[list[str]] | None = None
+    judgments: bool = True
+    _positions: np.ndarray | None = field(default=None, repr=False)
+    #: per-batch memo for kernels (e.g. MP caches its per-model values so the
+    #: recall-rescaled variant costs one multiplication)
+    cache: dict[object, object] = field(default_factory=dict, repr=False)
+
+    @property
+    def n_queries(self) -> int:
+        """Number of queries."""
+        return len(self.qids)
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """Number of ranked documents of each query."""
+        return np.diff(self.offsets)
+
+    @property
+    def ranks(self) -> np.ndarray:
+        """1-based rank of every flat position within its query."""
+        if self._positions is None:
+            idx = np.arange(self.offsets[-1], dtype=np.int64)
+            self._positions = idx - np.repeat(self.offsets[:-1], self.lengths) + 1
+        return self._positions
+
+    def segments(self) -> Iterator[tuple[str, np.ndarray, np.ndarray, int]]:
+        """Yield ``(qid, relevant, grades, recall_base)`` per query."""
+        for i, q in enumerate(self.qids):
+            s = slice(self.offsets[i], self.offsets[i + 1])
+            yield q, self.relevant[s], self.grades[s], int(self.recall_base[i])
+
+
+class _LazyQueries(Sequence):
+    """``PreparedRun.queries`` for a run prepared flat: each :class:`RankedQuery` is made on first access."""
+
+    def __init__(self, flat: FlatRun):
+        self._flat = flat
+        self._made: dict[int, RankedQuery] = {}
+
+    def __len__(self) -> int:
+        return len(self._flat.qids)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError("query index out of range")
+        i %= n
+        q = self._made.get(i)
+        if q is None:
+            q = self._made[i] = self._flat.query(i)
+        return q
+
+
+class PreparedRun:
+    """A run ranked and joined with qrels once, for any number of measures.
+
+    Only queries present in both the qrels and the run are kept (run queries
+    without judgments are skipped; qrels queries without results get each
+    measure's DEFAULT from the caller).  The scores of the kept queries are
+    read once, by :func:`~irmeasures_markov.ranking.order.read_scores`, which
+    checks them.
+
+    Parameters
+    ----------
+    qrels : QrelsIndex
+        The judgments.
+    run : mapping
+        ``{qid: {docid: score}}`` with str ids.
+    join_docids : bool
+        Also keep each query's docids joined by newlines, made while the
+        docids are in cache: a vectorised per-document lookup
+        (:meth:`document_values`) reads them from there.
+    ids_checked : bool
+        The caller has checked already that every id is a str
+        (:func:`~irmeasures_markov.io.normalise.to_run_dict`).
+    depth : int, optional
+        Rank only the top ``depth`` documents of each query (all of them are
+        still checked), for measures that read no further (a cutoff <=
+        ``depth``, without ``judged_only``).  The ranked arrays then hold the
+        first ``min(depth, n)`` documents of the full ranking;
+        ``batch(cutoff=c)`` with ``c <= depth`` is unchanged.
+    judgments : bool
+        A ``judgments=True`` batch (every judged grade, e.g. for bpref or
+        ``judged_only``) will be asked for: a run of long rankings is then
+        joined with all its judgments while it is ranked.  Values are the
+        same either way.
+
+    Raises
+    ------
+    TypeError
+        A query or document id that is not a str, naming it.
+    ValueError
+        A score that is not a finite number, naming the query and document;
+        a ``depth`` that is not a positive integer.
+    """
+
+    def __init__(self, qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join_docids: bool = False,
+                 ids_checked: bool = False, depth: int | None = None, judgments: bool = False) -> None:
+        if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+            raise ValueError(f"depth must be a positive integer or None, got {depth!r}")
+        self.qrels_index = qrels
+        self.depth = depth
+        self._batches: dict[tuple, RelevanceBatch] = {}
+        # all queries at once (no per-query Python work); None when an input check fails, and the per-query
+        # loop below then raises the error naming the query and document
+        flat = join.prepare_flat(qrels, run, join_docids, ids_checked, depth, judgments)
+        if flat is not None:
+            self._flat = flat
+            self.queries = _LazyQueries(flat)
+            return
+        self.queries: list[RankedQuery] = []
+        judged = qrels.qrels
+        for qid, doc_scores in run.items():
+            if not ids_checked:
+                check_query_id(qid)
+            qdocs = judged.get(qid)
+            n = len(doc_scores)
+            if qdocs is None or n == 0:
+                if not ids_checked:
+                    check_document_ids(doc_scores, qid)
+                continue
+            keys = list(doc_scores)
+            if join_docids:
+                joined = join_document_ids(SEPARATOR, keys, qid)  # the join checks the ids too
+            else:
+                joined = None
+                if not ids_checked:
+                    check_document_ids(keys, qid)
+            scores = read_scores(doc_scores, qid, keys)
+            if depth is not None and depth < n:
+                order = top_order(keys, scores, depth)
+                positive = qrels.positive(qid)
+                # k dict probes: for a small k, cheaper than placing every judged document by its score
+                grades = np.fromiter(map(positive.get, [keys[i] for i in order.tolist()], repeat(0, depth)),
+                                     dtype=np.int64, count=depth)
+                ranked = scores[order]
+            else:
+                order = trec_order(keys, scores)
+                ranked = scores[order]
+                grades = positive_grades(keys, doc_scores, order, ranked, qrels.positive(qid))
+            self.queries.append(RankedQuery(qid, keys, order, ranked, grades, qdocs, joined))
+        self._flat = FlatRun.from_queries(self.queries)
+
+    @property
+    def qids(self) -> list[str]:
+        """The prepared queries, in run order."""
+        return list(self._flat.qids)
+
+    def batch(self, rel: int = 1, judged_only: bool = False, cutoff: int | None = None,
+              with_docids: bool = False, judgments: bool = True) -> RelevanceBatch:
+        """The flattened rankings for one setting, cached.
+
+        Built with whole-array operations: no Python code runs per query.
+
+        Parameters
+        ----------
+        rel : int
+            Relevance level: ``relevant`` is ``grades >= rel``.
+        judged_only : bool
+            Remove unjudged documents before the cutoff is applied.
+        cutoff : int, optional
+            Keep the first ``cutoff`` ranks of each query.
+        with_docids : bool
+            Also give each query's docids in rank order.
+        judgments : bool
+            False says the caller needs only grades >= ``rel``: when
+            ``rel >= 1`` and not ``judged_only``, the batch is then built from
+            the positive grades, and the join with every judgment is never made.
+
+        Returns
+        -------
+        RelevanceBatch
+        """
+        judgments = bool(judgments or judged_only or rel < 1)
+        key = (rel, bool(judged_only), cutoff, with_docids, judgments)
+        b = self._batches.get(key)
+        if b is not None:
+            return b
+        flat = self._flat
+        grades = flat.grades if judgments else flat.positive_grades
+        keep, offsets = self._selection(judged_only, cutoff)
+        if keep is not None:
+            grades = grades[keep]
+        docids = None
+        if with_docids:
+            ranked = flat.docids if keep is None else list(compress(flat.docids, keep.tolist()))
+            docids = list(map(list, consecutive(ranked, np.diff(offsets).tolist())))
+        b = RelevanceBatch(list(flat.qids), offsets, grades, grades >= rel, self._recall_bases(rel), rel, docids,
+                           judgments)
+        self._batches[key] = b
+        return b
+
+    def _selection(self, judged_only: bool, cutoff: int | None):
+        """``(keep, offsets)``: which ranked positions a batch keeps (None: all) and its query offsets."""
+        flat = self._flat
+        key = ("selection", bool(judged_only), cutoff)
+        hit = self._batches.get(key)
+        if hit is not None:
+            return hit
+        offsets = flat.starts
+        keep = None
+        if judged_only:
+            keep = flat.grades != UNJUDGED
+            offsets = np.zeros_like(flat.starts)
+            np.cumsum(segment_sum(keep, flat.starts), out=offsets[1:])
+        if cutoff is not None:
+            lengths = np.diff(offsets)
+            if lengths.size and int(lengths.max()) > cutoff:
+                # rank within the (condensed) ranking of every kept position
+                rank = np.arange(offsets[-1], dtype=np.int64) - np.repeat(offsets[:-1], lengths)
+                top = rank < cutoff
+                if keep is None:
+                    keep = top
+                else:
+                    keep[np.flatnonzero(keep)[~top]] = False
+                offsets = np.zeros_like(offsets)
+                np.cumsum(np.minimum(lengths, cutoff), out=offsets[1:])
+        hit = self._batches[key] = (keep, frozen(offsets) if offsets is not flat.starts else offsets)
+        return hit
+
+    def recall_bases(self, rel: int) -> np.ndarray:
+        """Recall base of every prepared query at ``rel`` (judgments with grade >= ``rel``), in ``qids`` order.
+
+        Parameters
+        ----------
+        rel : int
+            Relevance level.
+
+        Returns
+        -------
+        numpy.ndarray
+        """
+        return self._recall_bases(rel)
+
+    def _recall_bases(self, rel: int) -> np.ndarray:
+        """Recall base of every prepared query at ``rel``, from a table made once per qrels and ``rel``."""
+        index, bases = recall_base_table(self.qrels_index, rel)
+        qids = self._flat.qids
+        return bases[np.fromiter(map(index.__getitem__, qids), dtype=np.int64, count=len(qids))]
+
+    def document_values(self, lookup_segments: Callable[[list[list[str]], list[str] | None], np.ndarray],
+                        judged_only: bool = False,
+                        cutoff: int | None = None, exact_tie_order: bool = True) -> np.ndarray:
+        """A per-document value for every flat position of ``batch(judged_only=..., cutoff=...)``.
+
+        Without a cutoff every retrieved document is looked up (an unknown
+        length is an error even where ``judged_only`` drops the document);
+        with one, only the documents kept.
+
+        Parameters
+        ----------
+        lookup_segments : callable
+            ``lookup_segments(segments, joined) -> array``, called once per
+            block of :data:`~irmeasures_markov.ranking.join.LOOKUP_BLOCK`
+            documents (one segment of the run in file order), with ``joined``
+            the same segments joined by newlines, or None; it returns the
+            values of all of them one segment after another (e.g.
+            :meth:`~irmeasures_markov.documents.lengths.DocumentLengths.lookup_segments`).
+        judged_only, cutoff
+            As for :meth:`batch`.
+        exact_tie_order : bool
+            False lets the documents of a tie group of scores that holds no
+            positive grade keep file order among themselves (the group and the
+            value at every rank with a positive grade are as in rank order),
+            for a caller that only sums the values of documents without a
+            positive grade: the sums then agree with rank order up to
+            floating-point rounding.  It applies when the batch keeps every
+            document; otherwise the values are in rank order.
+
+        Returns
+        -------
+        numpy.ndarray
+            The values in rank order, filtered like the batch.
+        """
+        flat = self._flat
+        if not flat.keys:
+            return np.zeros(0)
+        keep, _ = self._selection(judged_only, cutoff)
+        if cutoff is not None and keep is not None:
+            wanted = flat.order[keep].tolist()
+            return self._lookup_blocks(lookup_segments, list(map(flat.keys.__getitem__, wanted)), None)
+        # first: a pending docid tie-break then runs before the values take their memory
+        order = flat.order if exact_tie_order or keep is not None else flat.positive_tie_order
+        values = self._lookup_blocks(lookup_segments, flat.keys, flat.joined)[order]
+        return values if keep is None else values[keep]
+
+    def _lookup_blocks(self, lookup_segments, keys: list[str], joined: str | None) -> np.ndarray:
+        """``lookup_segments`` over ``keys`` in blocks of ``join.LOOKUP_BLOCK`` documents, concatenated.
+
+        A vectorised lookup holds several arrays per document while it works
+        (the docids' bytes, the table rows it gathers): blocks bound that
+        memory without changing a value.  Prepared one query at a time, the
+        run's docids may come joined already (``joined``).
+        """
+        n = len(keys)
+        block = join.LOOKUP_BLOCK
+        if n <= block:
+            return np.asarray(lookup_segments([keys], None if joined is None else [joined]))
+        out = np.empty(n)
+        for a in range(0, n, block):
+            out[a:a + block] = lookup_segments([keys[a:a + block]], None)
+        return out

@@ -1,0 +1,65 @@
+"""The console script."""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+from irmeasures_markov.cli import main, sample_path
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def test_demo_runs(capsys):
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert "MP\t" in out and "AP\t" in out
+    lines = dict(ln.split("\t") for ln in out.strip().splitlines())
+    assert lines["MP(model='UNIFORM',recall=True)"] == lines["AP"]  # the paper's identity
+
+
+def test_demo_prints_no_warning_and_no_path(tmp_path):
+    """A newcomer's first command: the table alone, no warning (every sample query has a relevant document)
+    and no install path (the sample's holding rates are the registered name 'sample')."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IRMEASURES_MARKOV")}
+    env.update(PYTHONPATH=str(ROOT), PYTHONWARNINGS="error")
+    proc = subprocess.run([sys.executable, "-m", "irmeasures_markov.cli", "demo"], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0 and proc.stderr == ""
+    measures = [line.split("\t")[0] for line in proc.stdout.splitlines()]
+    assert "MPcont(rates='sample')@10" in measures and len(measures) == 8
+    assert not any(sep in proc.stdout for sep in ("/", "\\", "site-packages", "sample_rates"))
+
+
+def test_sample_rates_name_is_the_bundled_file(capsys):
+    """rates='sample' evaluates as the bundled rates file read by path."""
+    q, r = sample_path("sample.qrels"), sample_path("sample.run")
+    assert main([q, r, "MPcont(rates='sample')@10", f"MPcont(rates='{sample_path('sample_rates.tsv')}')@10",
+                 "-p", "-1"]) == 0
+    by_name, by_file = (float(line.split("\t")[1]) for line in capsys.readouterr().out.splitlines())
+    assert by_name == by_file > 0
+
+
+def test_same_arguments_as_ir_measures(capsys):
+    q, r = sample_path("sample.qrels"), sample_path("sample.run")
+    assert main([q, r, "MP(model='GL_AD_LID')@100", "map", "-q", "-n", "-p", "6", "-o", "jsonl"]) == 0
+    rows = [json.loads(ln) for ln in capsys.readouterr().out.splitlines()]
+    assert {r["measure"] for r in rows} == {"MP(model='GL_AD_LID')@100", "AP"}
+    assert all("query_id" in r for r in rows) and not any(r["query_id"] == "all" for r in rows)
+
+
+def test_malformed_run_reports_file_and_line(tmp_path, capsys):
+    bad = tmp_path / "bad.run"
+    bad.write_text("q1 Q0 a 1 1.0 t\nq1 Q0 b 2 oops t\n")
+    assert main([sample_path("sample.qrels"), str(bad), "MP"]) == 2
+    assert "bad.run:2: score 'oops' is not a number" in capsys.readouterr().err
+
+
+def test_unknown_measure(capsys):
+    assert main([sample_path("sample.qrels"), sample_path("sample.run"), "Nope"]) == 2
+    assert "irmeasures-markov: error: " in capsys.readouterr().err
+
+
+def test_bad_model_parameter(capsys):
+    assert main([sample_path("sample.qrels"), sample_path("sample.run"), "MP(model='XX')"]) == 2
+    assert "not one of" in capsys.readouterr().err

@@ -1,0 +1,73 @@
+"""``irmeasures-markov pool-reduction``: the command line of the grid, checked against the Python API."""
+import pytest
+from synthetic_collection import synthetic, write_run
+
+from irmeasures_markov.cli import main
+from irmeasures_markov.experiments import pool_reduction
+
+pytest.importorskip("pyarrow")
+
+
+@pytest.fixture
+def files(tmp_path):
+    qrels, runs = synthetic(seed=8, n_runs=5, n_docs=70)
+    qpath = tmp_path / "qrels.txt"
+    qpath.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()))
+    rdir = tmp_path / "runs"
+    rdir.mkdir()
+    for name, run in runs.items():
+        write_run(rdir / f"input.{name}.gz", run, gz=True)
+    return qrels, runs, str(qpath), str(rdir)
+
+
+def _table(out):
+    return [line.split("\t") for line in out.strip().splitlines()]
+
+
+def test_pool_reduction_command_equals_the_api(files, capsys, tmp_path):
+    qrels, runs, qpath, rdir = files
+    argv = ["pool-reduction", qpath, rdir, "-m", "AP", "MP(recall=True)", "--percents", "50,10", "--seeds", "0-1",
+            "-p", "-1", "--no-progress", "--store", str(tmp_path / "store")]
+    assert main(argv) == 0
+    rows = _table(capsys.readouterr().out)
+    assert len(rows) == 2 + 2 * 2 * 2
+    measures = ["AP", "MP(recall=True)"]
+    for seed in (0, 1):
+        ref = pool_reduction(measures, qrels, runs, percents=(50, 10), seed=seed, progress=False)
+        for k, pc in enumerate((100, 50, 10)):
+            for j, m in enumerate(measures):
+                want = ["100", "-"] if pc == 100 else [str(pc), str(seed)]
+                row = next(r for r in rows if r[:3] == want + [m])
+                assert float(row[3]) == ref.mean_scores[k, j] and float(row[4]) == ref.tau[k, j]
+    # the same command again: every cell from the store, the same output
+    assert main(argv) == 0
+    assert _table(capsys.readouterr().out) == rows
+    assert main(argv[:-2] + ["-o", "jsonl"]) == 0
+    assert capsys.readouterr().out.count("\n") == len(rows)
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--seeds", "3-1"], "--seeds"),
+    (["--seeds", "0,0"], "twice"),
+    (["--percents", "100"], "in \\(0, 100\\)"),
+    (["--percents", "x"], "--percents"),
+    (["-j", "0"], "n-jobs"),
+])
+def test_pool_reduction_command_errors(files, capsys, extra, message):
+    _, _, qpath, rdir = files
+    assert main(["pool-reduction", qpath, rdir, "-m", "AP", "--no-progress"] + extra) == 2
+    err = capsys.readouterr().err
+    assert "irmeasures-markov: error:" in err
+    import re
+    assert re.search(message, err)
+
+
+def test_pool_reduction_command_needs_two_runs_and_existing_files(files, capsys, tmp_path):
+    _, _, qpath, rdir = files
+    one = sorted((tmp_path / "runs").iterdir())[0]
+    assert main(["pool-reduction", qpath, str(one), "-m", "AP", "--no-progress"]) == 2
+    assert "at least 2 runs" in capsys.readouterr().err
+    assert main(["pool-reduction", qpath, str(tmp_path / "nope"), "-m", "AP", "--no-progress"]) == 2
+    assert "no such file" in capsys.readouterr().err
+    assert main(["pool-reduction", qpath, rdir, str(one), "-m", "AP", "--no-progress"]) == 2
+    assert "two run files are named" in capsys.readouterr().err

@@ -1,0 +1,75 @@
+"""The input layer's rules: one run reader behind every path that reads a run file, one PathLike, one frozen()."""
+import ast
+import gzip
+import pathlib
+
+import numpy as np
+import pytest
+
+import irmeasures_markov  # noqa: F401
+import irmeasures_markov.io.trec as trec
+from irmeasures_markov.io import read_trec_run, to_run_dict
+from irmeasures_markov.io.run_files import load_run_dir
+
+PACKAGE = pathlib.Path(irmeasures_markov.__file__).parent
+
+RUN = b"q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1.25 t\nq2 Q0 d3 1 0.5 t\n"
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """Count the calls of the whole-file tokeniser that the one run reader uses."""
+    calls = []
+    real = trec.run_columns
+
+    def wrapper(data):
+        calls.append(len(data))
+        return real(data)
+    monkeypatch.setattr(trec, "run_columns", wrapper)
+    return calls
+
+
+def test_every_run_path_goes_through_the_one_reader(tmp_path, counted):
+    p = tmp_path / "input.r1.gz"
+    p.write_bytes(gzip.compress(RUN))
+    expected = trec.read_trec_run_lines(p)
+    assert read_trec_run(p) == expected
+    assert to_run_dict(str(p)) == expected                 # in-memory normalisation of a path
+    assert load_run_dir(tmp_path, n_jobs=1) == {"r1": expected}
+    assert len(counted) == 3, counted
+
+
+def test_the_old_fast_reader_names_are_the_one_reader():
+    from irmeasures_markov.io import datasets
+    assert datasets.read_run is read_trec_run
+
+
+def test_the_one_reader_falls_back_to_the_line_grammar_for_exact_errors(tmp_path):
+    p = tmp_path / "bad.run"
+    p.write_bytes(RUN + b"q2 Q0 d4 2 nan t\n")
+    with pytest.raises(irmeasures_markov.io.InputError, match=r"bad.run:4: score 'nan' is not finite"):
+        read_trec_run(p)
+
+
+def _assignments(name, folders):
+    found = []
+    for folder in folders:
+        for f in sorted((PACKAGE / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(f.read_text())):
+                if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+                    found.append(str(f.relative_to(PACKAGE)))
+                elif isinstance(node, ast.FunctionDef) and node.name == name:
+                    found.append(str(f.relative_to(PACKAGE)))
+    return found
+
+
+def test_pathlike_is_defined_once_in_the_lower_layers():
+    assert _assignments("PathLike", ["_util", "io"]) == ["_util/types.py"]
+
+
+def test_frozen_arrays_refuse_writes():
+    from irmeasures_markov._util.arrays import frozen
+    a = np.arange(3)
+    assert frozen(a) is a
+    with pytest.raises(ValueError):
+        a[0] = 5

@@ -1,0 +1,187 @@
+"""The whole-run join (``flat_run``): ranking, tie groups and the judgments join of every query at once.
+
+The reference is brute force, query by query, sharing nothing with the flat
+path: Python's ``sorted`` on (score desc, docid desc) gives trec_eval's order,
+tie groups are read off the stably sorted scores one neighbour at a time, and
+every retrieved document is probed in its query's judgments.  Short rankings
+(the probe-every-document join) and long ones (the positive join, whose
+docid tie-break waits for a use) both run, on scores full of ties with
+-0.0 beside 0.0.
+"""
+import numpy as np
+import pytest
+from random_runs import tied_run
+
+from irmeasures_markov._util.segments import segment_argsort_desc
+from irmeasures_markov.ranking import join as flat_run
+from irmeasures_markov.ranking import order, positive_join
+from irmeasures_markov.ranking.prepared import UNJUDGED, QrelsIndex
+
+
+def trec_order(scores):
+    """The docids of one query in trec_eval order: score descending, then docid descending."""
+    return sorted(sorted(scores, reverse=True), key=lambda d: -scores[d])
+
+
+def stable_order(scores):
+    """The docids of one query by score descending, ties in file order (what the sort gives before the tie-break)."""
+    docs = list(scores)
+    return [docs[i] for i in sorted(range(len(docs)), key=lambda i: -scores[docs[i]])]
+
+
+def brute_tie_groups(scores):
+    """Lists of the positions (0-based, in score order) of each group of >= 2 equal scores of one query."""
+    ranked = [scores[d] for d in stable_order(scores)]
+    groups, current = [], [0] if ranked else []
+    for k in range(1, len(ranked)):
+        if ranked[k] == ranked[k - 1]:   # -0.0 == 0.0: one score, as in the sort
+            current.append(k)
+        else:
+            groups.append(current)
+            current = [k]
+    groups.append(current)
+    return [g for g in groups if len(g) >= 2]
+
+
+def evaluated(qrels, run):
+    """The queries the flat layout keeps, in run order: retrieved something and judged."""
+    return [q for q, d in run.items() if d and q in qrels]
+
+
+def inputs(seed, long_rankings):
+    length = 700 if long_rankings else 40   # the positive join needs >= _FLAT_MAX_MEAN_LENGTH on average
+    assert (length >= flat_run._FLAT_MAX_MEAN_LENGTH) == long_rankings
+    qrels, run, _ = tied_run(seed, 5, length, scores=(-3, 3), step=0.5, grades=(-1, 3))
+    run["unjudged-query"] = {"D00001": 1.0, "D00002": 1.0}   # not in the qrels: not evaluated
+    run["q-empty"] = {}
+    qrels["q-empty"] = {"D00001": 1}
+    return qrels, run
+
+
+@pytest.mark.parametrize("long_rankings", [False, True])
+@pytest.mark.parametrize("seed", range(4))
+def test_join_against_brute_force_sort_and_probe(seed, long_rankings):
+    qrels, run = inputs(seed, long_rankings)
+    flat = flat_run.prepare_flat(QrelsIndex(qrels), run, join_docids=False)
+    assert flat is not None
+    qids = evaluated(qrels, run)
+    assert flat.qids == qids
+    ref_docs = [trec_order(run[q]) for q in qids]
+    # positive grades are made before (and without) the docid tie-break of the order
+    pairs = list(zip(qids, ref_docs, strict=True))
+    positive = np.concatenate([[max(qrels[q].get(d, 0), 0) for d in docs] for q, docs in pairs])
+    np.testing.assert_array_equal(flat.positive_grades, positive)
+    assert flat.docids == [d for docs in ref_docs for d in docs]
+    grades = np.concatenate([[qrels[q].get(d, UNJUDGED) for d in docs] for q, docs in pairs])
+    np.testing.assert_array_equal(flat.grades, grades)
+    np.testing.assert_array_equal(np.diff(flat.starts), [len(run[q]) for q in qids])
+    for i, q in enumerate(qids):
+        ranked = flat.query(i)
+        assert ranked.qid == q and ranked.docids == ref_docs[i]
+        np.testing.assert_array_equal(ranked.scores, [run[q][d] for d in ref_docs[i]])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_tie_slots_and_groups_are_the_brute_force_tie_groups(seed):
+    qrels, run, _ = tied_run(seed, 6, 60, scores=(-2, 2), step=0.5)
+    qids = evaluated(qrels, run)
+    scores = np.array([s for q in qids for s in run[q].values()])
+    starts = np.concatenate([[0], np.cumsum([len(run[q]) for q in qids])])
+    ranked = scores[segment_argsort_desc(scores, starts)]
+    slots, slot_scores = order.tie_slots(ranked, starts)
+    new, group_start = order.tie_groups(slots, slot_scores, starts)
+    groups = [slots[a:b].tolist() for a, b in zip(group_start, [*group_start[1:], slots.size], strict=True)]
+    expected = [[int(starts[i]) + k for k in g] for i, q in enumerate(qids) for g in brute_tie_groups(run[q])]
+    assert groups == expected
+    assert int(new.sum()) == len(expected)
+
+
+def test_no_tie_at_all_is_none():
+    ranked = np.array([3.0, 2.0, 1.0, 3.0, 2.0])   # equal scores in two queries are not a tie
+    assert order.tie_slots(ranked, np.array([0, 3, 5])) is None
+
+
+def test_a_tie_does_not_cross_queries_and_signed_zeros_tie():
+    ranked = np.array([1.0, 0.0, 0.0, -0.0, 5.0, 0.0])
+    slots, slot_scores = order.tie_slots(ranked, np.array([0, 4, 6]))
+    assert slots.tolist() == [1, 2, 3]
+    new, _ = order.tie_groups(slots, slot_scores, np.array([0, 4, 6]))
+    assert new.tolist() == [True, False, False]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_positive_tie_order_orders_only_the_groups_with_a_positive_grade(seed):
+    # many distinct scores: small tie groups, some with a positive grade and some without
+    qrels, run, _ = tied_run(seed, 5, 700, scores=(-300, 300), step=0.5, grades=(-1, 3))
+    flat = flat_run.prepare_flat(QrelsIndex(qrels), run, join_docids=False)
+    qids = evaluated(qrels, run)
+    ties = flat._ties
+    assert ties is not None   # long rankings keep the docid tie-break pending
+    in_positive = flat.in_positive_tie_groups(ties)
+    partial = [flat.keys[k] for k in flat.positive_tie_order.tolist()]
+    start = 0
+    n_kept = n_file = 0
+    for q in qids:
+        scores, judged = run[q], qrels[q]
+        stable, final = stable_order(scores), trec_order(scores)
+        mine = partial[start:start + len(scores)]
+        positive_groups = set()
+        for g in brute_tie_groups(scores):
+            has_positive = any(judged.get(stable[k], 0) > 0 for k in g)
+            expected = [final[k] for k in g] if has_positive else [stable[k] for k in g]
+            assert [mine[k] for k in g] == expected
+            n_kept, n_file = n_kept + has_positive, n_file + (not has_positive)
+            if has_positive:
+                positive_groups.update(start + k for k in g)
+        # every rank with a positive grade holds the document of the final order
+        for k, d in enumerate(final):
+            if judged.get(d, 0) > 0:
+                assert mine[k] == d
+        # in_positive_tie_groups marks exactly the tied slots of the groups with a positive grade
+        slots = ties[0]
+        here = (slots >= start) & (slots < start + len(scores))
+        assert set(slots[here & in_positive].tolist()) == positive_groups
+        start += len(scores)
+    assert n_kept and n_file   # both kinds of tie group occur
+    # the final order, asked for afterwards, breaks the remaining ties too
+    assert flat.docids == [d for q in qids for d in trec_order(run[q])]
+    assert flat.positive_tie_order is flat.order
+
+
+@pytest.mark.parametrize("long_rankings", [False, True])
+def test_depth_keeps_the_top_of_each_full_ranking(long_rankings):
+    qrels, run = inputs(7, long_rankings)
+    flat = flat_run.prepare_flat(QrelsIndex(qrels), run, join_docids=False, depth=25)
+    if long_rankings:
+        assert flat is None   # long rankings to a depth: the per-query partial sort is used instead
+        return
+    qids = evaluated(qrels, run)
+    assert flat.docids == [d for q in qids for d in trec_order(run[q])[:25]]
+    assert np.diff(flat.key_starts).tolist() == [len(run[q]) for q in qids]
+
+
+@pytest.mark.parametrize("bad", [{"q0": {"D1": float("nan")}}, {"q0": {"D1": float("inf")}}, {"q0": {1: 1.0}},
+                                 {0: {"D1": 1.0}}])
+def test_inputs_the_flat_path_refuses_fall_back_with_none(bad):
+    qrels = {"q0": {"D1": 1}}
+    assert flat_run.prepare_flat(QrelsIndex(qrels), bad, join_docids=False) is None
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_bisect_descending_is_searchsorted_of_the_negated_values(seed):
+    rng = np.random.default_rng(seed)
+    ranked = -np.sort(-rng.integers(-4, 5, size=50).astype(float))
+    ranked[ranked == 0] = rng.choice([0.0, -0.0], size=int((ranked == 0).sum()))
+    needles = rng.integers(-5, 6, size=30).astype(float)
+    lo = rng.integers(0, 25, size=30)
+    hi = lo + rng.integers(0, 26, size=30)
+    for strict in (False, True):
+        got = positive_join._bisect_descending(ranked, lo, hi, needles, strict)
+        want = [a + int(np.searchsorted(-ranked[a:b], -x, side="right" if strict else "left"))
+                for a, b, x in zip(lo.tolist(), hi.tolist(), needles.tolist(), strict=True)]
+        assert got.tolist() == want
+
+
+def test_expand_is_the_concatenated_ranges():
+    begin, size = np.array([5, 0, 9, 3]), np.array([2, 0, 3, 1])
+    assert order._expand(begin, size).tolist() == [5, 6, 9, 10, 11, 3]
