@@ -120,7 +120,13 @@ class ClickLog:
         return any(s.dwell is not None for s in self.sessions)
 
     def query_ids(self) -> list[str]:
-        """The distinct query ids, sorted."""
+        """The distinct query ids, sorted.
+
+        Returns
+        -------
+        list of str
+            Every query id of the log's sessions, once.
+        """
         return sorted({s.query_id for s in self.sessions})
 
     def subset(self, indices: Iterable[int]) -> ClickLog:

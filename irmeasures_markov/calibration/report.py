@@ -67,7 +67,18 @@ class FitReport:
 
     # -- selection ------------------------------------------------------------------------
     def family(self, family: str) -> list[FamilyFit]:
-        """The fitted candidates of one family (``'mp'``, ``'ph'``, ``'carterette'``, ``'tbg'``), in fit order."""
+        """The fitted candidates of one family (``'mp'``, ``'ph'``, ``'carterette'``, ``'tbg'``), in fit order.
+
+        Parameters
+        ----------
+        family : str
+            The family's name: ``'mp'``, ``'ph'``, ``'carterette'`` or ``'tbg'``.
+
+        Returns
+        -------
+        list of FamilyFit
+            Its fitted candidates (empty when it has none).
+        """
         return [f for f in self.fits if f.family == family]
 
     def best(self, family: str) -> FamilyFit:
@@ -102,6 +113,11 @@ class FitReport:
         sessions), ``loglik``, ``AIC``, ``BIC`` (:math:`k\\log n - 2\\log L`),
         ``heldout_loglik``, ``perplexity`` (:math:`\\exp(-\\log L / \\text{events})`,
         held out when a test log was given) and ``params`` (a short text).
+
+        Returns
+        -------
+        list of dict
+            One row per candidate.
         """
         out = []
         listed = self.fits + self.unfitted
@@ -122,7 +138,13 @@ class FitReport:
         return out
 
     def to_frame(self) -> pandas.DataFrame:
-        """:meth:`rows` as a pandas DataFrame."""
+        """:meth:`rows` as a pandas DataFrame.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per candidate, the columns the keys of :meth:`rows`.
+        """
         import pandas as pd
         return pd.DataFrame(self.rows())
 
@@ -145,7 +167,13 @@ class FitReport:
 
     # -- serialisation --------------------------------------------------------------------
     def to_dict(self) -> dict:
-        """The report as JSON-able data (fits, index of each family's best, diagnostics, notes, log, unfitted)."""
+        """The report as JSON-able data (fits, index of each family's best, diagnostics, notes, log, unfitted).
+
+        Returns
+        -------
+        dict
+            Keys ``fits``, ``best``, ``diagnostics``, ``notes``, ``log`` and ``unfitted``; :meth:`from_dict` reads it.
+        """
         best = {}
         for fam in FAMILIES:
             if self.family(fam):

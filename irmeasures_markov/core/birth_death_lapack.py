@@ -117,10 +117,26 @@ def batched_tridiagonal_solve(lower: ArrayLike, diag: ArrayLike, upper: ArrayLik
     (``upper[b, -1]`` ignored); all arrays have shape ``(B, n)`` (``lower``
     and ``upper`` broadcast).  Thomas algorithm, O(B n).
 
+    Parameters
+    ----------
+    lower : array_like, shape (B, n)
+        Subdiagonals: ``lower[b, i] = M_b[i, i-1]`` (``lower[b, 0]`` ignored); broadcast against ``diag``.
+    diag : array_like, shape (B, n)
+        Diagonals: ``diag[b, i] = M_b[i, i]``.
+    upper : array_like, shape (B, n)
+        Superdiagonals: ``upper[b, i] = M_b[i, i+1]`` (``upper[b, -1]`` ignored); broadcast against ``diag``.
+    rhs : array_like, shape (B, n)
+        Right-hand side ``b`` per row.
+
     Returns
     -------
     numpy.ndarray, shape (B, n)
         ``x`` per row.
+
+    Raises
+    ------
+    ValueError
+        ``diag`` is not 2-D, ``rhs`` has another shape, or a matrix is singular (a zero pivot).
     """
     lower, diag, upper = _parts(lower, diag, upper)
     rhs = np.asarray(rhs, dtype=np.float64)
@@ -146,9 +162,24 @@ def batched_inverse_diagonal(lower: ArrayLike, diag: ArrayLike, upper: ArrayLike
     :math:`\epsilon_i` from the bottom, :math:`(M^{-1})_{ii} = 1 / (\delta_i +
     \epsilon_i - M_{ii})` ([1]_).  Same layout as :func:`batched_tridiagonal_solve`.
 
+    Parameters
+    ----------
+    lower : array_like, shape (B, n)
+        Subdiagonals: ``lower[b, i] = M_b[i, i-1]`` (``lower[b, 0]`` ignored); broadcast against ``diag``.
+    diag : array_like, shape (B, n)
+        Diagonals: ``diag[b, i] = M_b[i, i]``.
+    upper : array_like, shape (B, n)
+        Superdiagonals: ``upper[b, i] = M_b[i, i+1]`` (``upper[b, -1]`` ignored); broadcast against ``diag``.
+
     Returns
     -------
     numpy.ndarray, shape (B, n)
+        The diagonal of :math:`M_b^{-1}` per row.
+
+    Raises
+    ------
+    ValueError
+        ``diag`` is not 2-D, or a matrix is singular (a zero pivot).
     """
     lower, diag, upper = _parts(lower, diag, upper)
     n = diag.shape[1]
@@ -269,6 +300,19 @@ def birth_death_solve_pair(forward: ArrayLike, backward: ArrayLike, rhs: ArrayLi
 
     Same arguments as :func:`birth_death_solve`; LAPACK ``?gttrf`` then two
     ``?gttrs``, cheaper than two separate solves on long chains.
+
+    Parameters
+    ----------
+    forward : array_like, shape (n,)
+        ``Q[i, i+1] = forward[i]`` (``forward[-1]`` not used).
+    backward : array_like, shape (n,)
+        ``Q[i+1, i] = backward[i+1]`` (``backward[0]`` not used).
+    rhs : array_like, shape (n,) or (n, k)
+        Right-hand side :math:`b` of :math:`M x = b`.
+    rhs_transposed : array_like, shape (n,) or (n, k)
+        Right-hand side :math:`b'` of :math:`M^T y = b'`.
+    diag : array_like, shape (n,), optional
+        The diagonal :math:`D` (default ones).
 
     Returns
     -------

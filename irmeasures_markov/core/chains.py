@@ -77,7 +77,23 @@ def _check_stochastic(P):
 
 
 def is_irreducible(P: ArrayLike) -> bool:
-    """True when the directed graph of the positive entries of ``P`` is strongly connected."""
+    """True when the directed graph of the positive entries of ``P`` is strongly connected.
+
+    Parameters
+    ----------
+    P : (n, n) array_like or sparse matrix
+        A square (transition) matrix; only where its entries are positive matters.
+
+    Returns
+    -------
+    bool
+        Whether every state reaches every other state.
+
+    Raises
+    ------
+    ValueError
+        ``P`` is not a square 2-D matrix with at least one state.
+    """
     P = _as_matrix(P)
     if P.shape[0] == 1:
         return True
@@ -93,6 +109,21 @@ def transition_matrix_from_weights(W: ArrayLike) -> np.ndarray:
     The diagonal is kept as given (MP kernels have no self-loops, so callers pass
     a zero diagonal).  A state with no outgoing weight is an error because the
     chain would have nowhere to go.
+
+    Parameters
+    ----------
+    W : (n, n) array_like or sparse matrix
+        Nonnegative, finite weights :math:`w_{ij}`.
+
+    Returns
+    -------
+    (n, n) ndarray or sparse matrix
+        The row-stochastic matrix :math:`P` (sparse when ``W`` is).
+
+    Raises
+    ------
+    ValueError
+        ``W`` is not square, has a negative or non-finite entry, or a row without positive weight.
     """
     W = _as_matrix(W, "W")
     data = W.data if scipy.sparse.issparse(W) else W
@@ -154,6 +185,21 @@ def reversible_stationary_distribution(W: ArrayLike) -> np.ndarray:
 
     :math:`\pi_i = \deg_i / \sum_k \deg_k` with :math:`\deg_i = \sum_j w_{ij}`
     (detailed balance); no linear solve.  ``W`` must be symmetric.
+
+    Parameters
+    ----------
+    W : (n, n) array_like or sparse matrix
+        Symmetric nonnegative weights :math:`w_{ij}`.
+
+    Returns
+    -------
+    pi : (n,) ndarray
+        Nonnegative, sums to 1.
+
+    Raises
+    ------
+    ValueError
+        ``W`` is not square or not symmetric, or a state has no positive total weight.
     """
     W = _as_matrix(W, "W")
     diff = (W - W.T)
@@ -266,7 +312,23 @@ class MarkovChain:
         return self._pi
 
     def censored(self, watched: ArrayLike) -> MarkovChain:
-        """The chain watched on ``watched`` (see :func:`censored_transition_matrix`)."""
+        r"""The chain watched on ``watched`` (see :func:`censored_transition_matrix`).
+
+        Parameters
+        ----------
+        watched : sequence of int or boolean mask
+            The watched set ``A``, in the order the new chain's states use.
+
+        Returns
+        -------
+        MarkovChain
+            The censored chain on ``A``; its invariant distribution is :math:`\pi|_A / \pi(A)`.
+
+        Raises
+        ------
+        ValueError
+            The chain is not irreducible, or ``watched`` is empty, out of range or repeats a state.
+        """
         if not self.is_irreducible:
             raise ValueError("Censoring needs an irreducible chain.")
         return MarkovChain(censored_transition_matrix(self.P, watched))
@@ -277,6 +339,27 @@ class MarkovChain:
 
         Returns an int array of shape ``(ts_length,)`` when ``num_reps`` is None,
         else ``(num_reps, ts_length)``.  ``rng`` is a seed or ``numpy.random.Generator``.
+
+        Parameters
+        ----------
+        ts_length : int
+            Length of each path (the initial state included).
+        init : int
+            Initial state of every path.
+        num_reps : int, optional
+            Number of paths; None for a single path as a 1-D array.
+        rng : numpy.random.Generator or int or None
+            Random generator or seed.
+
+        Returns
+        -------
+        numpy.ndarray
+            The states visited, shape ``(ts_length,)`` or ``(num_reps, ts_length)``.
+
+        Raises
+        ------
+        ValueError
+            ``ts_length`` is not a positive integer.
         """
         rng = np.random.default_rng(rng)
         if int(ts_length) < 1:

@@ -118,21 +118,65 @@ class Evaluation:
             self.labels = [str(m) for m in self.measures]
 
     def means_array(self) -> np.ndarray:
-        """Mean over topics as a plain array ``[run, measure]`` (rows ``runs``, columns ``labels``)."""
+        """Mean over topics as a plain array ``[run, measure]`` (rows ``runs``, columns ``labels``).
+
+        Returns
+        -------
+        numpy.ndarray
+            The means, shape ``(len(runs), len(measures))``.
+        """
         return self.values.mean(axis=2)
 
     def means(self) -> pd.DataFrame:
-        """Mean over topics: a DataFrame, index ``runs`` (named ``run``), columns ``labels`` (named ``measure``)."""
+        """Mean over topics: a DataFrame, index ``runs`` (named ``run``), columns ``labels`` (named ``measure``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            The mean of every measure for every run.
+        """
         import pandas as pd
         return pd.DataFrame(self.means_array(), index=pd.Index(list(self.runs), name="run"),
                             columns=pd.Index(list(self.labels), name="measure"))
 
     def column_array(self, measure: Measure | str) -> np.ndarray:
-        """Per-run means of one measure (given as object, printed form or label), as an array in ``runs`` order."""
+        """Per-run means of one measure (given as object, printed form or label), as an array in ``runs`` order.
+
+        Parameters
+        ----------
+        measure : ir_measures.Measure or str
+            The measure, its printed form or its label.
+
+        Returns
+        -------
+        numpy.ndarray
+            The means, one per run, in ``runs`` order.
+
+        Raises
+        ------
+        KeyError
+            ``measure`` is not one of the evaluated measures.
+        """
         return self.means_array()[:, self.measure_index(measure)]
 
     def column(self, measure: Measure | str) -> pd.Series:
-        """Per-run means of one measure as a Series indexed by run, named by the measure's label."""
+        """Per-run means of one measure as a Series indexed by run, named by the measure's label.
+
+        Parameters
+        ----------
+        measure : ir_measures.Measure or str
+            The measure, its printed form or its label.
+
+        Returns
+        -------
+        pandas.Series
+            The means, indexed by run (named ``run``).
+
+        Raises
+        ------
+        KeyError
+            ``measure`` is not one of the evaluated measures.
+        """
         import pandas as pd
         j = self.measure_index(measure)
         return pd.Series(self.means_array()[:, j], index=pd.Index(list(self.runs), name="run"), name=self.labels[j])
@@ -142,6 +186,21 @@ class Evaluation:
 
         :func:`~irmeasures_markov.inference.score_matrix`, ``all_pairs`` and
         ``discriminative_power`` take it as it is.
+
+        Parameters
+        ----------
+        measure : ir_measures.Measure or str
+            The measure, its printed form or its label.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The values, one row per topic and one column per run.
+
+        Raises
+        ------
+        KeyError
+            ``measure`` is not one of the evaluated measures.
         """
         import pandas as pd
         j = self.measure_index(measure)
@@ -150,6 +209,16 @@ class Evaluation:
 
     def measure_index(self, measure: Measure | str) -> int:
         """The position of ``measure`` (an object, its printed form or its label) among :attr:`measures`.
+
+        Parameters
+        ----------
+        measure : ir_measures.Measure or str
+            The measure, its printed form or its label.
+
+        Returns
+        -------
+        int
+            The index ``j`` of the measure in ``values[:, j, :]``, :attr:`measures` and :attr:`labels`.
 
         Raises
         ------
@@ -163,7 +232,13 @@ class Evaluation:
         raise KeyError(f"{measure!r} is not among the evaluated measures {self.labels}")
 
     def to_frame(self) -> pd.DataFrame:
-        """Mean scores as a DataFrame (runs x measure labels); the same as :meth:`means`."""
+        """Mean scores as a DataFrame (runs x measure labels); the same as :meth:`means`.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The mean of every measure for every run.
+        """
         return self.means()
 
 

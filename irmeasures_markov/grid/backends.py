@@ -53,7 +53,18 @@ class Task(Protocol):
     needs: list[str]
 
     def compute(self, shared: Mapping[str, Any]) -> list[np.ndarray]:
-        """One array per cell, from the shared inputs ``{name: value}`` it ``needs``."""
+        """One array per cell, from the shared inputs ``{name: value}`` it ``needs``.
+
+        Parameters
+        ----------
+        shared : mapping of str to any
+            The shared inputs ``{name: value}``, holding at least every name in ``needs``.
+
+        Returns
+        -------
+        list of numpy.ndarray
+            One array per cell, in the order of ``cells``.
+        """
         ...
 
 
@@ -68,11 +79,31 @@ class Backend(Protocol):
         ...
 
     def describe(self) -> str:
-        """One line saying where the tasks run (shown with the progress bar)."""
+        """One line saying where the tasks run (shown with the progress bar).
+
+        Returns
+        -------
+        str
+            The description.
+        """
         ...
 
     def run(self, tasks: Sequence[Task], shared: Mapping[str, Any]) -> Iterator[TaskOutcome]:
-        """Run ``tasks`` with the ``shared`` inputs, yielding each task's outcome as it finishes."""
+        """Run ``tasks`` with the ``shared`` inputs, yielding each task's outcome as it finishes.
+
+        Parameters
+        ----------
+        tasks : sequence of Task
+            The tasks to compute; outcomes name them by their index in this sequence.
+        shared : mapping of str to any
+            The shared inputs ``{name: value}`` the tasks ``need``.
+
+        Yields
+        ------
+        TaskOutcome
+            ``(task index, (arrays, seconds computing, worker pid), None)`` for a task that finished,
+            ``(task index, None, error)`` for one that raised.
+        """
         ...
 
     def close(self) -> None:
@@ -114,11 +145,30 @@ class LocalBackend:
         return f"LocalBackend(n_jobs={self.n_jobs})"
 
     def describe(self) -> str:
-        """``local backend, N processes``."""
+        """``local backend, N processes``.
+
+        Returns
+        -------
+        str
+            The description, with the number of processes.
+        """
         return f"local backend, {self.n_jobs} process{'es' if self.n_jobs > 1 else ''}"
 
     def run(self, tasks: Sequence[Task], shared: Mapping[str, Any]) -> Iterator[TaskOutcome]:
         """Yield ``(task index, (arrays, seconds, pid), None)`` or ``(index, None, error)`` as tasks finish.
+
+        Parameters
+        ----------
+        tasks : sequence of Task
+            The tasks to compute; outcomes name them by their index in this sequence.
+        shared : mapping of str to any
+            The shared inputs ``{name: value}`` the tasks ``need``.
+
+        Yields
+        ------
+        TaskOutcome
+            ``(task index, (arrays, seconds computing, worker pid), None)`` for a task that finished,
+            ``(task index, None, error)`` for one that raised.
 
         Raises
         ------
@@ -250,13 +300,33 @@ class DaskBackend:
         return max(1, sum(w.get("nthreads", 1) for w in info.get("workers", {}).values()))
 
     def describe(self) -> str:
-        """The scheduler's address, worker threads and dashboard link."""
+        """The scheduler's address, worker threads and dashboard link.
+
+        Returns
+        -------
+        str
+            The description (connecting the client, or starting its cluster, if not done yet).
+        """
         c = self.client
         return f"dask backend, scheduler {c.scheduler.address}, {self.n_workers} worker threads; " \
                f"dashboard {c.dashboard_link}"
 
     def run(self, tasks: Sequence[Task], shared: Mapping[str, Any]) -> Iterator[TaskOutcome]:
-        """Scatter the shared inputs once, submit every task, yield each outcome as its future completes."""
+        """Scatter the shared inputs once, submit every task, yield each outcome as its future completes.
+
+        Parameters
+        ----------
+        tasks : sequence of Task
+            The tasks to compute; outcomes name them by their index in this sequence.
+        shared : mapping of str to any
+            The shared inputs ``{name: value}`` the tasks ``need``.
+
+        Yields
+        ------
+        TaskOutcome
+            ``(task index, (arrays, seconds computing, worker pid), None)`` for a task that finished,
+            ``(task index, None, error)`` for one that raised.
+        """
         from distributed import as_completed
         client = self.client
         needed = sorted({n for t in tasks for n in t.needs})

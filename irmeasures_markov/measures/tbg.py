@@ -132,7 +132,25 @@ class TBGParameters:
         return math.log(2.0) / self.halflife
 
     def click_and_gain(self, grades: np.ndarray, rel: int = 1) -> tuple[np.ndarray, np.ndarray]:
-        """(P(C=1|r_i), g_i) per document from its grade (UNJUDGED: not relevant)."""
+        r"""(P(C=1|r_i), g_i) per document from its grade (UNJUDGED: not relevant).
+
+        A relevant document (grade ``>= rel``) is clicked with probability ``pc_rel`` and has gain
+        :math:`g_i = P(C{=}1 \mid R{=}1)\,P(S{=}1 \mid R{=}1)`; any other is clicked with probability
+        ``pc_nonrel`` and has gain 0; grades listed in ``pc_by_grade``/``ps_by_grade`` use those
+        probabilities instead (Smucker & Clarke, SIGIR 2012).
+
+        Parameters
+        ----------
+        grades : numpy.ndarray
+            Relevance grade of each document.
+        rel : int
+            Grades ``>= rel`` are relevant.
+
+        Returns
+        -------
+        (numpy.ndarray, numpy.ndarray)
+            ``(P(C=1|r_i), g_i)``, each of the shape of ``grades``.
+        """
         grades = np.asarray(grades)
         relevant = grades >= rel
         pc = np.where(relevant, self.pc_rel, self.pc_nonrel)
@@ -152,10 +170,22 @@ class TBGParameters:
 def as_parameters(params: TBGParameters | Mapping[str, float] | None) -> TBGParameters:
     """TBG's constants as a :class:`TBGParameters`: the defaults for ``None``, a mapping as keywords.
 
+    Parameters
+    ----------
+    params : TBGParameters or mapping of str to float or None
+        The constants: an instance (returned as it is), keywords of :class:`TBGParameters`, or None.
+
+    Returns
+    -------
+    TBGParameters
+        The validated constants.
+
     Raises
     ------
     TypeError
         If a mapping names a field :class:`TBGParameters` does not have.
+    ValueError
+        If a constant is out of its range (e.g. a probability outside [0, 1]).
     """
     if params is None:
         return TBGParameters()
@@ -208,7 +238,18 @@ def time_to_rank(grades: ArrayLike, lengths: ArrayLike, params: TBGParameters | 
                  rel: int = 1) -> np.ndarray:
     r""":math:`T(k) = \sum_{i<k} h_i`, the expected time (s) at which the user reaches rank k (T(1) = 0).
 
-    Parameters and the holding times :math:`h_i` as in :func:`holding_times`.
+    The holding times :math:`h_i` are those of :func:`holding_times` (Smucker & Clarke, SIGIR 2012).
+
+    Parameters
+    ----------
+    grades : array_like of int
+        Relevance grade at each rank.
+    lengths : array_like of float
+        Document length (words) at each rank.
+    params : TBGParameters or mapping of str to float, optional
+        TBG's constants (:data:`TBG_DEFAULTS` when None).
+    rel : int
+        Grades ``>= rel`` are relevant.
 
     Returns
     -------
@@ -220,7 +261,22 @@ def time_to_rank(grades: ArrayLike, lengths: ArrayLike, params: TBGParameters | 
 
 
 def constant_normaliser(params: TBGParameters | Mapping[str, float] | None = None) -> float:
-    """The paper's normaliser over unlimited zero-length relevant documents (≈ 17.2 with defaults)."""
+    r"""The paper's normaliser over unlimited zero-length relevant documents (≈ 17.2 with defaults).
+
+    .. math:: N = \frac{g}{1 - e^{-T_x \ln 2 / h}}, \qquad T_x = T_S + T_D(0)\,P(C{=}1 \mid R{=}1)
+
+    with :math:`g = P(C{=}1 \mid R{=}1)\,P(S{=}1 \mid R{=}1)` (Smucker & Clarke, SIGIR 2012).
+
+    Parameters
+    ----------
+    params : TBGParameters or mapping of str to float, optional
+        TBG's constants (:data:`TBG_DEFAULTS` when None).
+
+    Returns
+    -------
+    float
+        The ``norm='constant'`` normaliser N (``inf`` when :math:`T_x = 0`).
+    """
     p = as_parameters(params)
     g = p.pc_rel * p.ps_rel
     tx = p.t_summary + p.b * p.pc_rel
@@ -301,6 +357,20 @@ def time_biased_gain(relevance: ArrayLike, lengths: ArrayLike, *,
         documents that carry a gain, for ``norm='ideal'``: those with a grade
         >= ``rel``, and any other grade that ``pc_by_grade``/``ps_by_grade``
         give a gain.
+    **constants : float
+        The calibration constants as keywords (``halflife=...``), instead of ``params``.
+
+    Returns
+    -------
+    float
+        TBG of the ranking, divided by the normaliser ``norm`` names.
+
+    Raises
+    ------
+    TypeError
+        Constants given both as ``params`` and as keywords, or a constant :class:`TBGParameters` does not have.
+    ValueError
+        An unknown ``norm``, bad ``lengths`` or constants, or ``norm='ideal'`` without ``relevant_lengths``.
 
     Examples
     --------

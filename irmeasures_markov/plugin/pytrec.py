@@ -140,6 +140,18 @@ def compute_aggregated_measure(measure: str, values: list[float]) -> float:
     ``gm_*`` by geometric mean, the others by mean); the key of an ir_measures
     measure (ours included) by that measure's own aggregator, which for our
     measures is the mean (their default value when ``values`` is empty).
+
+    Parameters
+    ----------
+    measure : str
+        A result key of :meth:`RelevanceEvaluator.evaluate`: a pytrec_eval key or an ir_measures measure's name.
+    values : list of float
+        The key's per-query values.
+
+    Returns
+    -------
+    float
+        The aggregated value.
     """
     if trec_measure_parts(measure)[0] is None:
         try:
@@ -234,7 +246,23 @@ class RelevanceEvaluator:
                 judged_docs_only_flag=self.judged_docs_only_flag)
 
     def evaluate(self, scores: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float]]:
-        """Return ``{qid: {measure_name: value}}`` for queries in both qrels and run."""
+        """Return ``{qid: {measure_name: value}}`` for queries in both qrels and run.
+
+        Parameters
+        ----------
+        scores : mapping of str to mapping of str to float
+            The run, ``{qid: {docid: score}}`` (any form :func:`~irmeasures_markov.io.to_run_dict` takes).
+
+        Returns
+        -------
+        dict of str to dict of str to float
+            The value of every measure for every query with judgments and an entry in the run.
+
+        Raises
+        ------
+        ValueError
+            A bad query or document id, or a non-numeric or non-finite score of an evaluated query.
+        """
         run = to_run_dict(scores)   # every id checked, before any score
         if self._our_evaluator is not None:
             # ranking the run for our measures reads and checks the scores: the only pass over them

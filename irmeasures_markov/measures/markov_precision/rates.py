@@ -69,6 +69,21 @@ def rates_per_query(rates: object) -> bool:
 
     A mapping whose values are numbers is ``{rank: mu}``; one whose values are
     sequences or mappings is ``{qid: rates}``.
+
+    Parameters
+    ----------
+    rates : object
+        A rates source: a sequence, a ``{rank: mu}`` mapping or a ``{qid: rates}`` mapping.
+
+    Returns
+    -------
+    bool
+        Whether ``rates`` holds rates per query.
+
+    Raises
+    ------
+    ValueError
+        ``rates`` is an empty mapping, or mixes numbers and sequences among its values.
     """
     if not isinstance(rates, Mapping):
         return False
@@ -89,6 +104,23 @@ def check_rates(rates: Sequence[float] | Mapping, where: str = "") -> np.ndarray
     ``rates`` is a sequence (ranks 1, 2, ...), a ``{rank: mu}`` mapping or a
     ``{qid: sequence or {rank: mu}}`` mapping.  Query ids become strings, as
     ir_measures reads them.
+
+    Parameters
+    ----------
+    rates : sequence of float or mapping
+        The rates source.
+    where : str
+        Text naming the source in error messages (e.g. ``" of query '7'"``); empty at the top level.
+
+    Returns
+    -------
+    numpy.ndarray or dict
+        A float64 array for a sequence, ``{rank: mu}`` for a mapping of ranks, ``{qid: rates}`` per query.
+
+    Raises
+    ------
+    ValueError
+        An empty source, one that is not a 1-D sequence or mapping, or a rate that is not positive and finite.
     """
     if not where and rates_per_query(rates):
         return {str(q): check_rates(v, f" of query {str(q)!r}") for q, v in rates.items()}

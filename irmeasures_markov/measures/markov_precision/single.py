@@ -80,7 +80,31 @@ def _recall_base_iv(recall_base):
 def mp_degrees(relevant: np.ndarray, model: str) -> np.ndarray:
     r"""Degrees :math:`\deg_i` of the relevant ranks under a paper model (one ranking).
 
-    The watched invariant distribution is ``deg / deg.sum()``.
+    The watched invariant distribution is ``deg / deg.sum()``.  With :math:`d = |i - j|` in ranks,
+
+    .. math:: \deg_i = \sum_{j \ne i} \alpha(i, j)
+
+    over the states the model connects to :math:`i`; for the AD models :math:`\deg_i = C(i-1) + C(T-i)` with
+    :math:`C(m) = \sum_{d=1}^m \alpha(d)` (Ferrante, Ferro & Maistro, SIGIR 2014).
+
+    Parameters
+    ----------
+    relevant : numpy.ndarray
+        Binary (0/1 or boolean) relevance of the ranking, top first.
+    model : str
+        A paper model name (``'GL_AD_ID'``, ``'LO_OR_LID'``, ``'UNIFORM'``, ...).
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`\deg_i` for each relevant rank, top first.
+
+    Raises
+    ------
+    ValueError
+        ``relevant`` is not a 1-D binary sequence, or ``model`` is not a known model.
+    TypeError
+        ``model`` is not a string.
     """
     relevant = _relevance_iv(relevant)
     batch = single_batch(relevant)
