@@ -9,7 +9,15 @@ DATA_ENV = "IRMEASURES_MARKOV_DATA"
 
 
 def shared_data_dir() -> pathlib.Path | None:
-    """``$IRMEASURES_MARKOV_DATA`` or ``../shared/data`` beside the repository; None when absent."""
+    """``$IRMEASURES_MARKOV_DATA`` or ``../shared/data`` beside the repository; None when absent.
+
+    A candidate counts only when it holds a ``qrels`` directory.
+
+    Returns
+    -------
+    pathlib.Path or None
+        The first candidate directory found, or None.
+    """
     env = os.environ.get(DATA_ENV)
     candidates = [pathlib.Path(env)] if env else []
     repo = pathlib.Path(__file__).resolve().parents[1]

@@ -94,7 +94,13 @@ class FamilyFit:
     n_heldout_events: int = 0
 
     def to_dict(self) -> dict:
-        """The fit as plain JSON-able data (intervals as ``[low, high]`` lists); :meth:`from_dict` reads it back."""
+        """The fit as plain JSON-able data (intervals as ``[low, high]`` lists); :meth:`from_dict` reads it back.
+
+        Returns
+        -------
+        dict
+            One entry per field of the fit.
+        """
         d = asdict(self)
         d["intervals"] = {k: [float(v[0]), float(v[1])] for k, v in self.intervals.items()}
         return d

@@ -150,10 +150,29 @@ class LengthTable(abc.Mapping):
         return len(self._items)
 
     def get(self, docid: str, default: float | None = None) -> float | None:
+        """The length of ``docid``, or ``default`` when it is not held.
+
+        Parameters
+        ----------
+        docid : str
+            The document.
+        default : float or None
+            What to return for a document without a length.
+
+        Returns
+        -------
+        float or None
+            Its number of words, or ``default``.
+        """
         return self._items.get(docid, default)
 
     def content_digest(self) -> str:
-        """Digest of the lengths held (computed once: the table is a snapshot)."""
+        """Digest of the lengths held (computed once: the table is a snapshot).
+
+        Returns
+        -------
+        str
+        """
         if self._digest is None:
             self._digest = digest_value(self._items)
         return self._digest
@@ -177,13 +196,43 @@ class LengthTable(abc.Mapping):
         return self._table
 
     def lookup(self, docids: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """``(values, found)``: lengths of ``docids`` (NaN where unknown) and where they are known."""
+        """``(values, found)``: lengths of ``docids`` (NaN where unknown) and where they are known.
+
+        Parameters
+        ----------
+        docids : sequence of str
+            The documents to look up.
+
+        Returns
+        -------
+        values : numpy.ndarray
+            Float lengths in the order of ``docids``, NaN where unknown.
+        found : numpy.ndarray
+            Boolean, True where a length is known.
+        """
         table = self._table_for(len(docids))
         return lookup_in_dict(self._items, docids) if table is None else table.lookup(docids)
 
     def lookup_joined(self, joined: str | None, n: int, docids: Sequence[str] | Callable[[], Sequence[str]]
                       ) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`lookup` for ``n`` docids joined by newlines (see :meth:`DocidTable.lookup_joined`)."""
+        """:meth:`lookup` for ``n`` docids joined by newlines (see :meth:`DocidTable.lookup_joined`).
+
+        Parameters
+        ----------
+        joined : str or None
+            The ``n`` docids joined by newlines, or None (e.g. a docid that is not a str).
+        n : int
+            How many docids there are.
+        docids : sequence of str or callable
+            The docids, or a function giving them (called only when they are read one by one).
+
+        Returns
+        -------
+        values : numpy.ndarray
+            ``n`` float lengths, NaN where unknown.
+        found : numpy.ndarray
+            ``n`` booleans, True where a length is known.
+        """
         if not self._items:  # e.g. TBG(default_length=500): every length is unknown, no docid need be read
             return np.full(n, math.nan), np.zeros(n, dtype=bool)
         table = self._table_for(n)
@@ -245,7 +294,20 @@ def length_source(spec: str, kind: str = "lengths") -> tuple[str, Mapping[str, A
 
 
 def load_length_source(spec: str, kind: str = "lengths") -> Mapping[str, Any]:
-    """The mapping of :func:`length_source` (a file is re-read when its content changes)."""
+    """The mapping of :func:`length_source` (a file is re-read when its content changes).
+
+    Parameters
+    ----------
+    spec : str
+        A file path, or ``irds:<dataset id>`` for lengths.
+    kind : {'lengths', 'duplicates'}
+        What the file holds.
+
+    Returns
+    -------
+    LengthTable or dict
+        A :class:`LengthTable` of lengths, or ``{docid: group}`` (errors as :func:`length_source` raises them).
+    """
     return length_source(spec, kind)[1]
 
 
@@ -398,6 +460,23 @@ class DocumentLengths:
         The same values as :meth:`for_ranking` of each ranking, concatenated,
         with no Python step per ranking: a document is a later member of its
         group when its (ranking, group) pair occurred at an earlier position.
+
+        Parameters
+        ----------
+        docids : sequence of str
+            The docids of every ranking, one ranking after another.
+        offsets : numpy.ndarray
+            Where each ranking starts (``n_rankings + 1`` entries, the last ``len(docids)``).
+
+        Returns
+        -------
+        numpy.ndarray
+            The lengths, in the order of ``docids``.
+
+        Raises
+        ------
+        UnknownLengthError
+            A document without a length, when there is no ``default_length``.
         """
         n = len(docids)
         if not self.duplicates:

@@ -49,7 +49,15 @@ class PoolReduction:
     evaluations: list[Evaluation]
 
     def to_frames(self) -> tuple[pd.DataFrame, pd.DataFrame]:
-        """``(mean_scores, tau)`` as DataFrames indexed by percent, one column per measure label."""
+        """``(mean_scores, tau)`` as DataFrames indexed by percent, one column per measure label.
+
+        Returns
+        -------
+        mean_scores : pandas.DataFrame
+            Each measure averaged over topics and runs, one row per percent of the pool kept.
+        tau : pandas.DataFrame
+            τ-b between the run rankings on the full pool and on each reduced one, one row per percent.
+        """
         import pandas as pd
         return (pd.DataFrame(self.mean_scores, index=self.percents, columns=self.labels),
                 pd.DataFrame(self.tau, index=self.percents, columns=self.labels))

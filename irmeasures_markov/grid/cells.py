@@ -68,7 +68,18 @@ def _update_str(h, s: str):
 
 
 def qrels_hash(qrels: Mapping[str, Mapping[str, int]]) -> str:
-    """SHA-256 of the qrels' content, independent of dict order."""
+    """SHA-256 of the qrels' content, independent of dict order.
+
+    Parameters
+    ----------
+    qrels : mapping of str to mapping of str to int
+        ``{qid: {docid: grade}}``.
+
+    Returns
+    -------
+    str
+        The first 32 hex digits of the hash.
+    """
     h = hashlib.sha256(b"qrels\0")
     for q in sorted(qrels):
         _update_str(h, q)
@@ -84,6 +95,21 @@ def run_hash(run: Mapping[str, Mapping[str, float]] | str | os.PathLike[str]) ->
     """SHA-256 of a run: of the file's bytes for a path, of the content (order-free) for a dict.
 
     Scores are hashed as their float64 ``repr``, which round-trips exactly.
+
+    Parameters
+    ----------
+    run : mapping of str to mapping of str to float, or str or os.PathLike
+        ``{qid: {docid: score}}``, or the path of a run file.
+
+    Returns
+    -------
+    str
+        32 hex digits: the first 32 of the SHA-256 for a dict, :func:`file_hash` for a path.
+
+    Raises
+    ------
+    OSError
+        A run file that cannot be read.
     """
     if isinstance(run, (str, os.PathLike)):
         return file_hash(run)
@@ -99,7 +125,23 @@ def run_hash(run: Mapping[str, Mapping[str, float]] | str | os.PathLike[str]) ->
 
 
 def file_hash(path: str | os.PathLike[str]) -> str:
-    """Digest of a file's bytes (the file as stored: a ``.gz`` run is hashed compressed)."""
+    """Digest of a file's bytes (the file as stored: a ``.gz`` run is hashed compressed).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+
+    Returns
+    -------
+    str
+        The digest in hex.
+
+    Raises
+    ------
+    OSError
+        The file cannot be read.
+    """
     return file_digest(path)
 
 
@@ -112,6 +154,23 @@ def measures_key(measures: Sequence, topics: Iterable[str], native: bool = True,
     ``inputs``: each measure's :func:`~irmeasures_markov.plugin.measure_inputs`,
     when already read.  Labels are left out: they name columns and do not
     change numbers.
+
+    Parameters
+    ----------
+    measures : sequence
+        The ir_measures measures of the set, in order.
+    topics : iterable of str
+        The topics they are evaluated over, in order.
+    native : bool
+        Whether the standard measures are computed natively (see
+        :func:`~irmeasures_markov.experiments.evaluate_grid`).
+    inputs : sequence of mapping of str to str, optional
+        Each measure's ``{parameter: fingerprint}``; read from the measures when None.
+
+    Returns
+    -------
+    str
+        The key.
     """
     th = hashlib.sha256("\x1f".join(topics).encode("utf-8", "surrogateescape")).hexdigest()[:16]
     parts = []

@@ -60,6 +60,16 @@ class ScoreMatrix:
     def column(self, system: str) -> np.ndarray:
         """The per-topic scores of one system.
 
+        Parameters
+        ----------
+        system : str
+            One of :attr:`systems`.
+
+        Returns
+        -------
+        numpy.ndarray
+            Its scores, one per topic in the order of :attr:`topics`.
+
         Raises
         ------
         KeyError
@@ -71,7 +81,13 @@ class ScoreMatrix:
             raise KeyError(f"no system {system!r}; systems: {self.systems[:10]}...") from None
 
     def means(self) -> np.ndarray:
-        """Each system's mean over topics."""
+        """Each system's mean over topics.
+
+        Returns
+        -------
+        numpy.ndarray
+            One mean per system, in the order of :attr:`systems`.
+        """
         return self.values.mean(axis=0)
 
 

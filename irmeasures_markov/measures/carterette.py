@@ -198,7 +198,11 @@ def user_model_measure(relevance: ArrayLike, model: str = "M1", dist: str = "RBP
     r"""One of Carterette's measures M1–M4 for one ranking.
 
     A one-query :func:`user_model_values`: the ir_measures classes run the
-    same kernel on every query of a run.
+    same kernel on every query of a run.  The value is Σ_k a_k P(k) (M1),
+    Σ_k a_k F(k) (M2), Σ_k f(k) P(k) (M3) or Σ_k P(k) Prec(k) (M4), with P the
+    stopping distribution and F(k) = Σ_{i≥k} P(i) (B. Carterette, "System
+    effectiveness, user models, and user utility: a conceptual framework for
+    investigation", SIGIR 2011; module docstring).
 
     Parameters
     ----------
@@ -223,6 +227,18 @@ def user_model_measure(relevance: ArrayLike, model: str = "M1", dist: str = "RBP
         the ranking).  Used by ``dist='AP'`` and by ``norm``.
     cutoff : int, optional
         Evaluate the first ``cutoff`` documents (and cut the ideal ranking there).
+
+    Returns
+    -------
+    float
+        The measure's value for the ranking.
+
+    Raises
+    ------
+    ValueError
+        If an argument is invalid (unknown ``model`` or ``dist``, ``theta`` or
+        ``f`` out of place or out of range, a bad ``cutoff``), ``relevance`` is
+        not binary, or ``recall_base`` is below the relevant documents in the ranking.
 
     Examples
     --------

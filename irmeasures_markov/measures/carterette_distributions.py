@@ -69,6 +69,24 @@ def register_distribution(name: str, stop_probabilities: Callable[[int], ArrayLi
     F(k) = 1 − Σ_{i<k} P(i) as for RBP, DCG and RR.  The name is stored
     upper-case and must not be one of the six built-in distributions;
     registering a name again replaces its distribution.  Returns the name.
+
+    Parameters
+    ----------
+    name : str
+        The distribution's name (stored upper-case).
+    stop_probabilities : callable or array_like
+        ``f(n)`` giving P(stop at rank k) for k = 1..n, or that array itself.
+
+    Returns
+    -------
+    str
+        The name as stored (upper-case).
+
+    Raises
+    ------
+    ValueError
+        If the name is not allowed (e.g. a built-in distribution), or a table's
+        probabilities are not finite and >= 0 or sum to more than 1.
     """
     key = DISTRIBUTION_REGISTRY.key(name)
     if not callable(stop_probabilities):
@@ -86,7 +104,18 @@ def register_distribution(name: str, stop_probabilities: Callable[[int], ArrayLi
 
 def distribution_fingerprint(name: str) -> str:
     """What identifies the distribution registered under ``name``: its table's content for a table; for a
-    function (whose content cannot be read) this registration, so results are not kept beyond it."""
+    function (whose content cannot be read) this registration, so results are not kept beyond it.
+
+    Parameters
+    ----------
+    name : str
+        A registered distribution's name (any case).
+
+    Returns
+    -------
+    str
+        The fingerprint.
+    """
     key = str(name).upper()
     return _DISTRIBUTION_FINGERPRINTS.get(key) or registration_fingerprint(CUSTOM_DISTRIBUTIONS.get(key))
 
@@ -119,7 +148,23 @@ def is_static(dist: str) -> bool:
 
 
 def default_norm(model: str, dist: str) -> bool:
-    """The paper's choice (§3.1): normalise the M2 family and ARR (M3 with AP)."""
+    """The paper's choice (§3.1): normalise the M2 family and ARR (M3 with AP).
+
+    Carterette, "System Effectiveness, User Models, and User Utility: A
+    Conceptual Framework for Investigation", SIGIR 2011.
+
+    Parameters
+    ----------
+    model : str
+        The model, ``'M1'`` to ``'M4'``.
+    dist : str
+        The stopping distribution.
+
+    Returns
+    -------
+    bool
+        True for M2, and for M3 with ``dist='AP'``.
+    """
     return model == "M2" or (model == "M3" and dist == "AP")
 
 

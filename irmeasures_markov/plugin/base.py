@@ -96,6 +96,14 @@ class FamilyMeasure(irm_measures.Measure):
         super().__init__(**params)
 
     def validate_params(self) -> None:
+        """Check the parameters once: names, required ones, types, choices, the cutoff, then :meth:`check_params`.
+
+        Raises
+        ------
+        ValueError
+            If a parameter is unknown, missing though required, of the wrong type or not one of its choices,
+            the cutoff is invalid, or :meth:`check_params` rejects a combination.
+        """
         if self.validated:
             return
         unknown = sorted(set(self.params) - set(self.SUPPORTED_PARAMS))
@@ -132,20 +140,45 @@ class FamilyMeasure(irm_measures.Measure):
         kernels and fits by their content (never by a path, a name or a
         modification time).  Families whose parameters name such inputs
         override this; the default reads nothing else.
+
+        Returns
+        -------
+        dict of str to str
         """
         return {}
 
     def content_fingerprint(self) -> str:
-        """One digest of :meth:`input_fingerprints`, or ``''`` when the measure reads nothing else."""
+        """One digest of :meth:`input_fingerprints`, or ``''`` when the measure reads nothing else.
+
+        Returns
+        -------
+        str
+        """
         parts = self.input_fingerprints()
         return digest_value(parts) if parts else ""
 
     def aggregator(self) -> irm_measures.base.MeanAgg:
+        """The aggregator of per-query values: their mean, ``DEFAULT`` over no query (never NaN).
+
+        Returns
+        -------
+        ir_measures.measures.base.MeanAgg
+        """
         # the mean over no query (empty qrels, which MarkovEvaluator warns about) is DEFAULT, never NaN
         return irm_measures.base.MeanAgg(default=self.DEFAULT)
 
     def compute(self, prepared: PreparedRun) -> np.ndarray:
-        """Values for ``prepared.qids``, in that order."""
+        """Values for ``prepared.qids``, in that order.
+
+        Parameters
+        ----------
+        prepared : PreparedRun
+            The run ranked and joined with the qrels.
+
+        Returns
+        -------
+        numpy.ndarray
+        """
         raise NotImplementedError
 
     # shortcuts used by compute() implementations
@@ -159,6 +192,11 @@ class FamilyMeasure(irm_measures.Measure):
         Measures that read only ``grade >= rel`` keep the default False, so
         their batches skip the join with every judgment (see
         :meth:`PreparedRun.batch`); per-grade parameters may name grades <= 0.
+
+        Returns
+        -------
+        bool
+            True when a per-grade parameter (``pc_by_grade``, ``ps_by_grade``) is set.
         """
         return any(self.params.get(name) for name in ("pc_by_grade", "ps_by_grade"))
 
@@ -168,6 +206,10 @@ class FamilyMeasure(irm_measures.Measure):
         If any measure does, the evaluator has each query's docids joined
         into one string while they are still in cache (see
         :class:`~irmeasures_markov.ranking.prepared.PreparedRun`).
+
+        Returns
+        -------
+        bool
         """
         return False
 
@@ -180,11 +222,30 @@ class FamilyMeasure(irm_measures.Measure):
         evaluator ranks only that deep (``PreparedRun(depth=...)``).  A
         family that reads anything else of the prepared run beyond its
         cutoff overrides this to return None.
+
+        Returns
+        -------
+        int or None
+            The cutoff, or None when there is none or ``judged_only`` is set.
         """
         jo = self["judged_only"] if "judged_only" in self.SUPPORTED_PARAMS else False
         return None if jo else self.cutoff
 
     def batch(self, prepared: PreparedRun, with_docids: bool = False) -> RelevanceBatch:
+        """The prepared run's relevance arrays as this measure reads them (its ``rel``, ``judged_only``, cutoff).
+
+        Parameters
+        ----------
+        prepared : PreparedRun
+            The run ranked and joined with the qrels.
+        with_docids : bool
+            Also give each query's docids in rank order.
+
+        Returns
+        -------
+        RelevanceBatch
+            The batch made by :meth:`PreparedRun.batch`.
+        """
         rel = self["rel"] if "rel" in self.SUPPORTED_PARAMS else 1
         jo = self["judged_only"] if "judged_only" in self.SUPPORTED_PARAMS else False
         return prepared.batch(rel=rel, judged_only=jo, cutoff=self.cutoff, with_docids=with_docids,
@@ -193,7 +254,18 @@ class FamilyMeasure(irm_measures.Measure):
 
 def measure_inputs(measure: irm_measures.Measure) -> dict[str, str]:
     """``{parameter: fingerprint}`` of what a measure reads besides the run and the qrels (files by their
-    bytes, registered tables, kernels and fits by content); ``{}`` for every measure of other providers."""
+    bytes, registered tables, kernels and fits by content); ``{}`` for every measure of other providers.
+
+    Parameters
+    ----------
+    measure : ir_measures.measures.Measure
+        Any ir_measures measure.
+
+    Returns
+    -------
+    dict of str to str
+        ``{parameter: fingerprint}``, empty when the measure reads nothing else.
+    """
     return measure.input_fingerprints() if isinstance(measure, FamilyMeasure) else {}
 
 
@@ -203,6 +275,15 @@ def measure_fingerprint(measure: irm_measures.Measure) -> str:
 
     A stored result is the same for the same measure string, qrels, run and
     fingerprint; the grid's cell keys hold it (see docs/reliability.md).
+
+    Parameters
+    ----------
+    measure : ir_measures.measures.Measure
+        Any ir_measures measure.
+
+    Returns
+    -------
+    str
     """
     return measure.content_fingerprint() if isinstance(measure, FamilyMeasure) else ""
 
@@ -342,7 +423,22 @@ class MarkovProvider(irm_providers.Provider):
     SUPPORTED_MEASURES: list[irm_measures.Measure] = []
 
     def supports(self, measure: irm_measures.Measure) -> bool:
-        """Whether ``measure`` is one of this package's (its parameters are validated: ValueError if bad)."""
+        """Whether ``measure`` is one of this package's (its parameters are validated: ValueError if bad).
+
+        Parameters
+        ----------
+        measure : ir_measures.measures.Measure
+            Any ir_measures measure.
+
+        Returns
+        -------
+        bool
+
+        Raises
+        ------
+        ValueError
+            If the measure is one of this package's but its parameters are invalid.
+        """
         if not isinstance(measure, FamilyMeasure):
             return False
         if measure.NAME not in {m.NAME for m in self.SUPPORTED_MEASURES}:
@@ -355,6 +451,12 @@ class MarkovProvider(irm_providers.Provider):
         return MarkovEvaluator(measures, qrels)
 
     def install_instructions(self) -> str:
+        """How to install this provider (ir_measures shows it when a provider is missing).
+
+        Returns
+        -------
+        str
+        """
         return "pip install irmeasures-markov"
 
 
@@ -362,7 +464,20 @@ PROVIDER = MarkovProvider()
 
 
 def register_measure(measure: FamilyMeasure, aliases: Sequence[str] = ()) -> FamilyMeasure:
-    """Register ``measure`` (and aliases) with ir_measures and our provider, once."""
+    """Register ``measure`` (and aliases) with ir_measures and our provider, once.
+
+    Parameters
+    ----------
+    measure : FamilyMeasure
+        The measure (usually its unparameterised instance).
+    aliases : sequence of str
+        Further names in the ir_measures registry (one another package's measure holds is kept: a warning).
+
+    Returns
+    -------
+    FamilyMeasure
+        ``measure`` itself.
+    """
     registry = irm_measures.registry
     for name in (measure.NAME, *aliases):
         existing = registry.get(name)

@@ -69,7 +69,18 @@ def register_kernel(name: str, kernel: Callable | np.ndarray, states: str = "AD"
 
 def kernel_fingerprint(name: str) -> str:
     """What identifies the kernel registered under ``name``: its weights and states for a weight matrix;
-    for a function (whose content cannot be read) this registration, so results are not kept beyond it."""
+    for a function (whose content cannot be read) this registration, so results are not kept beyond it.
+
+    Parameters
+    ----------
+    name : str
+        A registered kernel's model name (any case).
+
+    Returns
+    -------
+    str
+        The fingerprint.
+    """
     key = str(name).upper()
     return _KERNEL_FINGERPRINTS.get(key) or registration_fingerprint(*CUSTOM_KERNELS.get(key, (None,)))
 
@@ -82,7 +93,28 @@ class ModelChoices(RegisteredNames):
 
 
 def parse_model(model: str) -> tuple[str, str, str]:
-    """Split a model name into ``(connectivity, states, kernel)``; ``UNIFORM`` gives ``('GL','AD','UNIFORM')``."""
+    """Split a model name into ``(connectivity, states, kernel)``; ``UNIFORM`` gives ``('GL','AD','UNIFORM')``.
+
+    Model names follow Ferrante, Ferro & Maistro, "Injecting User Models and
+    Time into Precision via Markov Chains", SIGIR 2014 (any case accepted).
+
+    Parameters
+    ----------
+    model : str
+        A model name ``CONN_STATES_KERNEL`` or ``UNIFORM``.
+
+    Returns
+    -------
+    tuple of (str, str, str)
+        Connectivity (``'GL'``/``'LO'``), states (``'AD'``/``'OR'``) and kernel, upper-case.
+
+    Raises
+    ------
+    TypeError
+        If ``model`` is not a str.
+    ValueError
+        If ``model`` is not a model name of that form.
+    """
     if not isinstance(model, str):
         raise TypeError(f"`model` must be a model name, got {type(model).__name__}.")
     name = model.upper()
