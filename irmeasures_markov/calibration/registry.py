@@ -83,14 +83,36 @@ class FitFile:
         return tuple(f for f in FAMILIES if f in self.best_index)
 
     def best(self, family: str) -> FamilyFit:
-        """The fit that measures use for ``family`` (``ValueError`` naming the file when it has none)."""
+        """The fit that measures use for ``family`` (``ValueError`` naming the file when it has none).
+
+        Parameters
+        ----------
+        family : str
+            the model family.
+
+        Returns
+        -------
+        FamilyFit
+            the file's best fit of ``family``.
+
+        Raises
+        ------
+        ValueError
+            If the file has no fit of ``family``.
+        """
         if family not in self.best_index:
             where = f"{self.path}: " if self.path else ""
             raise ValueError(f"{where}no {family!r} fit (the file has: {', '.join(self.families) or 'none'})")
         return self.fits[self.best_index[family]]
 
     def to_dict(self) -> dict:
-        """The file's JSON content (module docstring)."""
+        """The file's JSON content (module docstring).
+
+        Returns
+        -------
+        dict
+            ``format``, ``version``, ``log``, ``fits``, ``best`` and, when there are any, ``notes``.
+        """
         out = {"format": FIT_FORMAT, "version": FIT_VERSION, "log": dict(self.log),
                "fits": [f.to_dict() for f in self.fits], "best": dict(self.best_index)}
         if self.notes:
@@ -98,7 +120,13 @@ class FitFile:
         return out
 
     def to_report(self) -> FitReport:
-        """The fits as a :class:`~irmeasures_markov.calibration.FitReport` (its table; the file keeps no plot data)."""
+        """The fits as a :class:`~irmeasures_markov.calibration.FitReport` (its table; the file keeps no plot data).
+
+        Returns
+        -------
+        FitReport
+            a report of the file's fits, notes and log.
+        """
         return FitReport(self.fits, notes=self.notes, log=self.log)
 
 
@@ -156,6 +184,23 @@ def register_fitted(name: str, fit_or_report: FitReport | FitFile | FamilyFit) -
     :class:`~.result.FamilyFit` (its family).  Families already registered
     under ``name`` and not in ``fit_or_report`` are kept; the others are
     replaced.  Returns ``name``.
+
+    Parameters
+    ----------
+    name : str
+        the name used in measure strings (``'fit:NAME'``).
+    fit_or_report : FitReport or FitFile or FamilyFit
+        the fit(s) to register.
+
+    Returns
+    -------
+    str
+        ``name``.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a valid registration name, or ``fit_or_report`` holds no fit.
     """
     FIT_REGISTRY.key(name)
     ff = _as_fit_file(fit_or_report)
@@ -169,13 +214,30 @@ def register_fitted(name: str, fit_or_report: FitReport | FitFile | FamilyFit) -
 
 
 def unregister_fitted(name: str) -> None:
-    """Forget the fits registered under ``name`` (KeyError if there are none)."""
+    """Forget the fits registered under ``name`` (KeyError if there are none).
+
+    Parameters
+    ----------
+    name : str
+        the name the fits were registered under.
+
+    Raises
+    ------
+    KeyError
+        If nothing is registered under ``name``.
+    """
     FIT_REGISTRY.unregister(name)
     _VERSIONS[name] = _VERSIONS.get(name, 0) + 1
 
 
 def registered_fits() -> dict[str, tuple[str, ...]]:
-    """``{name: families}`` of the fits registered in this process."""
+    """``{name: families}`` of the fits registered in this process.
+
+    Returns
+    -------
+    dict of str to tuple of str
+        each registered name with the families registered under it.
+    """
     return {n: tuple(f for f in FAMILIES if f in e) for n, e in _REGISTERED.items()}
 
 

@@ -144,9 +144,8 @@ class Comparison:
     intervals : DataFrame or None
         With ``ci``: columns ``(measure, 'low'|'high')``.
     tests : DataFrame
-        One row per measure and pair: ``measure, run_a, run_b, mean_difference, effect_size,
-        statistic, pvalue, adjusted_pvalue, significant`` (A − B; against a baseline A is the run and B the
-        baseline).
+        One row per measure and pair: ``measure, run_a, run_b, mean_difference, effect_size, statistic, pvalue,
+        adjusted_pvalue, significant`` (A − B; against a baseline A is the run and B the baseline).
     evaluation : :class:`~irmeasures_markov.experiments.Evaluation`
         The per-topic values behind everything.
     """
@@ -193,23 +192,94 @@ class Comparison:
         return rows.set_index(["run_a", "run_b"])[col]
 
     def legend(self, effect: bool = False) -> str:
-        """The legend of the markers (and of ``effect`` sizes) printed under the text table."""
+        """The legend of the markers (and of ``effect`` sizes) printed under the text table.
+
+        Parameters
+        ----------
+        effect : bool
+            also explain the effect sizes.
+
+        Returns
+        -------
+        str
+            the legend text.
+        """
         return render.legend(self, effect)
 
     def to_text(self, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
-        """The means table as aligned text with the legend (``pairs=True``: the tests table)."""
+        """The means table as aligned text with the legend (``pairs=True``: the tests table).
+
+        Parameters
+        ----------
+        places : int
+            decimal places of the numbers.
+        pairs : bool
+            the table of pairwise tests instead of the means table.
+        effect : bool
+            also show effect sizes.
+
+        Returns
+        -------
+        str
+            the text table with its legend.
+        """
         return render.to_text(self, places, pairs, effect)
 
     def to_markdown(self, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
-        """A Markdown pipe table; best means bold, letters as ``<sup>``."""
+        """A Markdown pipe table; best means bold, letters as ``<sup>``.
+
+        Parameters
+        ----------
+        places : int
+            decimal places of the numbers.
+        pairs : bool
+            the table of pairwise tests instead of the means table.
+        effect : bool
+            also show effect sizes.
+
+        Returns
+        -------
+        str
+            the Markdown table.
+        """
         return render.to_markdown(self, places, pairs, effect)
 
     def to_latex(self, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
-        """A LaTeX ``tabular`` (``\\hline`` rules only; the triangles need amssymb), legend as comments."""
+        """A LaTeX ``tabular`` (``\\hline`` rules only; the triangles need amssymb), legend as comments.
+
+        Parameters
+        ----------
+        places : int
+            decimal places of the numbers.
+        pairs : bool
+            the table of pairwise tests instead of the means table.
+        effect : bool
+            also show effect sizes.
+
+        Returns
+        -------
+        str
+            the LaTeX table.
+        """
         return render.to_latex(self, places, pairs, effect)
 
     def to_csv(self, sep: str = ",", places: int = -1, pairs: bool = False) -> str:
-        """CSV (or TSV with ``sep='\\t'``): one row per run, or one per test with ``pairs=True``."""
+        """CSV (or TSV with ``sep='\\t'``): one row per run, or one per test with ``pairs=True``.
+
+        Parameters
+        ----------
+        sep : str
+            field delimiter.
+        places : int
+            decimal places of the numbers (negative: full precision).
+        pairs : bool
+            the table of pairwise tests instead of the means table.
+
+        Returns
+        -------
+        str
+            the delimited table.
+        """
         return render.to_delimited(self, sep, places, pairs)
 
     def __str__(self) -> str:
@@ -222,10 +292,9 @@ class Comparison:
              axes: Any = None) -> Figure:
         """Per-topic differences (run − baseline) of one measure, one panel per compared run.
 
-        Bars are the topics sorted by difference; the title gives the mean
-        difference and the test's (corrected) p-value.  ``baseline`` defaults
-        to the comparison's baseline, else the first run.  Needs matplotlib
-        (``pip install "irmeasures-markov[plot]"``).
+        Bars are the topics sorted by difference; the title gives the mean difference and the test's (corrected)
+        p-value.  ``baseline`` defaults to the comparison's baseline, else the first run.  Needs matplotlib (``pip
+        install "irmeasures-markov[plot]"``).
 
         Parameters
         ----------
@@ -266,20 +335,16 @@ def compare(qrels: QrelsLike, runs: RunsSpec, measures: MeasuresLike, *, baselin
     Parameters
     ----------
     qrels : dict or path
-        ``{qid: {docid: grade}}`` or a TREC qrels file (any form
-        :func:`~irmeasures_markov.experiments.evaluate` takes).
+        ``{qid: {docid: grade}}`` or a TREC qrels file (any form :func:`~irmeasures_markov.experiments.evaluate` takes).
     runs : mapping or paths
-        ``{name: run}`` (run dicts or file paths), or run files, directories
-        and glob patterns (names from the file names by
-        :func:`~irmeasures_markov.io.datasets.run_name`: ``input.NAME.gz``,
-        ``NAME.run``, ``NAME.txt.gz`` -> ``NAME``; two files giving one name are
-        an error naming both).
+        ``{name: run}`` (run dicts or file paths), or run files, directories and glob patterns (names from the file
+        names by :func:`~irmeasures_markov.io.datasets.run_name`: ``input.NAME.gz``, ``NAME.run``, ``NAME.txt.gz`` ->
+        ``NAME``; two files giving one name are an error naming both).
     measures : list, or dict {label: measure}
         As for :func:`~irmeasures_markov.experiments.evaluate`.
     baseline : str or path, optional
-        Test every other run against this one (A = run, B = baseline); a run
-        name, a run's file, or its file name (:func:`resolve_baseline`).  The
-        baseline comes first in the tables.  Default: every pair.
+        Test every other run against this one (A = run, B = baseline); a run name, a run's file, or its file name
+        (:func:`resolve_baseline`).  The baseline comes first in the tables.  Default: every pair.
     test : {'t', 'wilcoxon', 'sign', 'randomization', 'bootstrap', 'bayes', 'none'}
         ``'none'``: the means only.  With fewer than 2 topics no test is possible: the comparison is
         made as with ``'none'`` and a ``UserWarning`` says so.

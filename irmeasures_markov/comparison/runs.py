@@ -86,6 +86,25 @@ def resolve_baseline(baseline: str | os.PathLike[str] | None, runs: Sequence[str
     without a directory whose :func:`~irmeasures_markov.io.datasets.run_name` is
     a run name (``bm25.run`` for the run ``bm25``).  None gives None;
     anything else is a ``ValueError`` listing the runs.
+
+    Parameters
+    ----------
+    baseline : str or os.PathLike or None
+        the baseline as given by the user.
+    runs : sequence of str
+        the run names.
+    paths : mapping of str to str, optional
+        the file of each run read from one.
+
+    Returns
+    -------
+    str or None
+        the baseline's run name, or None when ``baseline`` is None.
+
+    Raises
+    ------
+    ValueError
+        If ``baseline`` designates none of the runs.
     """
     if baseline is None:
         return None

@@ -172,6 +172,22 @@ def solve_tridiagonal(lower: ArrayLike, diag: ArrayLike, upper: ArrayLike, rhs: 
 
     ``lower[i]`` is entry (i+1, i), ``upper[i]`` entry (i, i+1) (both length n-1),
     ``rhs`` has shape (n,) or (n, k).
+
+    Parameters
+    ----------
+    lower : array_like of float
+        sub-diagonal, length n-1.
+    diag : array_like of float
+        diagonal, length n.
+    upper : array_like of float
+        super-diagonal, length n-1.
+    rhs : array_like of float
+        right-hand side(s), shape (n,) or (n, k).
+
+    Returns
+    -------
+    numpy.ndarray
+        the solution, of the shape of ``rhs``.
     """
     diag = np.asarray(diag, dtype=np.float64)
     n = diag.size
@@ -201,6 +217,26 @@ def tridiagonal_expected_reward(forward: ArrayLike, backward: ArrayLike, reward:
     State ``i`` moves to ``i+1`` with probability ``forward[i]``, to ``i-1`` with
     ``backward[i]`` and is absorbed with the rest.  Solves
     :math:`(I - Q) v = \rho` with the tridiagonal :math:`Q` in O(n).
+
+    Parameters
+    ----------
+    forward : array_like of float
+        probability of moving from state i to i+1 (``forward[-1]`` must be 0).
+    backward : array_like of float
+        probability of moving from state i to i-1 (``backward[0]`` must be 0).
+    reward : array_like of float
+        reward :math:`\rho_i` collected at each visit of state i.
+
+    Returns
+    -------
+    numpy.ndarray
+        expected total reward before absorption from each start state.
+
+    Raises
+    ------
+    ValueError
+        If ``forward`` and ``backward`` differ in length, are not
+        probabilities with ``forward + backward <= 1``, or move off the list.
     """
     forward, backward, n = _tridiagonal_parts(forward, backward)
     return solve_tridiagonal(-backward[1:], np.ones(n), -forward[:-1], reward)
@@ -214,6 +250,26 @@ def tridiagonal_hitting_and_return(forward: ArrayLike, backward: ArrayLike,
     Uses :math:`h_j = N_{sj}/N_{jj}` and :math:`f_j = 1 - 1/N_{jj}`; the diagonal of
     :math:`N = (I-Q)^{-1}` comes from the two-sided elimination (LU from both
     ends) of the tridiagonal matrix, and row ``start`` from one banded solve.
+
+    Parameters
+    ----------
+    forward : array_like of float
+        probability of moving from state i to i+1 (``forward[-1]`` must be 0).
+    backward : array_like of float
+        probability of moving from state i to i-1 (``backward[0]`` must be 0).
+    start : int
+        start state.
+
+    Returns
+    -------
+    tuple of (numpy.ndarray, numpy.ndarray)
+        ``(h, f)``: hitting probabilities from ``start`` and return probabilities of every state.
+
+    Raises
+    ------
+    ValueError
+        If ``forward`` and ``backward`` differ in length, are not
+        probabilities with ``forward + backward <= 1``, or move off the list.
     """
     forward, backward, n = _tridiagonal_parts(forward, backward)
     # I - Q: diag 1, super -forward[:-1], sub -backward[1:]

@@ -79,6 +79,18 @@ def graded_gauss_legendre(levels: int, nodes_per_piece: int = 12) -> tuple[np.nd
     with a pole just beyond 1) is integrated to near machine precision when
     :math:`2^{-K} \lesssim \varepsilon / 4`: every piece then has its nearest
     singularity at least one piece-length away.
+
+    Parameters
+    ----------
+    levels : int
+        number K of geometric refinements towards 1.
+    nodes_per_piece : int
+        Gauss–Legendre nodes per piece.
+
+    Returns
+    -------
+    tuple of (numpy.ndarray, numpy.ndarray)
+        the nodes in [0, 1] and their weights.
     """
     x, w = np.polynomial.legendre.leggauss(int(nodes_per_piece))
     edges = np.concatenate([1.0 - 0.5 ** np.arange(int(levels) + 1), [1.0]])

@@ -65,11 +65,28 @@ class ParquetStore:
         return f"ParquetStore({str(self.path)!r})"
 
     def parts(self) -> list[pathlib.Path]:
-        """The finished part files, in name (= roughly write) order."""
+        """The finished part files, in name (= roughly write) order.
+
+        Returns
+        -------
+        list of pathlib.Path
+            the paths of the part files.
+        """
         return sorted(p for p in self.path.glob("part-*.parquet"))
 
     def get(self, keys: Iterable[str] | None = None) -> dict[str, np.ndarray]:
-        """``{key: array}`` for the stored cells among ``keys`` (every stored cell when None)."""
+        """``{key: array}`` for the stored cells among ``keys`` (every stored cell when None).
+
+        Parameters
+        ----------
+        keys : iterable of str or None
+            the cell keys wanted (None: all).
+
+        Returns
+        -------
+        dict of str to numpy.ndarray
+            the stored array of each key found.
+        """
         pa, pq = _pyarrow()
         want = None if keys is None else set(keys)
         out: dict[str, np.ndarray] = {}
@@ -91,7 +108,13 @@ class ParquetStore:
         return out
 
     def keys(self) -> set[str]:
-        """Keys of every stored cell."""
+        """Keys of every stored cell.
+
+        Returns
+        -------
+        set of str
+            the keys found in the part files.
+        """
         _, pq = _pyarrow()
         out = set()
         for part in self.parts():
@@ -102,7 +125,25 @@ class ParquetStore:
         return out
 
     def write(self, cells: Sequence[Cell], arrays: Sequence[np.ndarray]) -> pathlib.Path | None:
-        """Store ``cells`` with their arrays as one new part file (atomically); returns its path."""
+        """Store ``cells`` with their arrays as one new part file (atomically); returns its path.
+
+        Parameters
+        ----------
+        cells : sequence of Cell
+            the grid cells to store.
+        arrays : sequence of numpy.ndarray
+            the result array of each cell (stored as float64).
+
+        Returns
+        -------
+        pathlib.Path or None
+            the new part file, or None when ``cells`` is empty.
+
+        Raises
+        ------
+        ValueError
+            If ``cells`` and ``arrays`` differ in length.
+        """
         if len(cells) != len(arrays):
             raise ValueError(f"{len(cells)} cells but {len(arrays)} arrays.")
         if not cells:
@@ -141,6 +182,11 @@ class ParquetStore:
 
         The merged part is written (atomically) before the old parts are
         removed, so a concurrent reader sees every cell at least once.
+
+        Returns
+        -------
+        tuple of (int, int)
+            the number of parts before compaction and the number of rows kept.
         """
         pa, pq = _pyarrow()
         parts = self.parts()

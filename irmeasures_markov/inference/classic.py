@@ -1,8 +1,7 @@
 r"""Classic significance tests on paired per-topic scores, with their models stated.
 
-Every test compares two systems A and B on the same n topics through the
-differences d_i = y_iA − y_iB.  ``alternative`` is about A − B:
-``'two-sided'``, ``'greater'`` (A better) or ``'less'``.
+Every test compares two systems A and B on the same n topics through the differences d_i = y_iA − y_iB.  ``alternative``
+is about A − B: ``'two-sided'``, ``'greater'`` (A better) or ``'less'``.
 
 The model behind each test (Carterette 2011, §2.2):
 
@@ -14,16 +13,13 @@ The model behind each test (Carterette 2011, §2.2):
 * **sign test** — only the signs of d_i; P(d_i > 0) = 1/2 under H0 (ties dropped),
   a binomial test.
 * **randomization (permutation) test** — exchangeability of the two systems'
-  scores within each topic: under H0 every sign pattern of the d_i is equally
-  likely; the statistic is d̄.  Exact (all 2^n patterns) when 2^n ≤
-  ``n_resamples``, else ``n_resamples`` seeded random patterns.
+  scores within each topic: under H0 every sign pattern of the d_i is equally likely; the statistic is d̄.  Exact (all
+  2^n patterns) when 2^n ≤ ``n_resamples``, else ``n_resamples`` seeded random patterns.
 * **bootstrap test** — topics are an i.i.d. sample; the null distribution of d̄
-  is approximated by resampling the centred differences d_i − d̄ with
-  replacement (``n_resamples`` seeded resamples).
+  is approximated by resampling the centred differences d_i − d̄ with replacement (``n_resamples`` seeded resamples).
 
-Randomization and bootstrap p-values are (count + 1) / (resamples + 1) for the
-random versions, which never reports an impossible p = 0; the exact
-enumeration reports the exact proportion.
+Randomization and bootstrap p-values are (count + 1) / (resamples + 1) for the random versions, which never reports an
+impossible p = 0; the exact enumeration reports the exact proportion.
 """
 from __future__ import annotations
 
@@ -98,10 +94,9 @@ def _alt(alternative):
 def paired_t_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided") -> TestResult:
     """Paired t-test of A − B (the linear model y_ij = μ + β_j + α_i + ε_ij, ε ~ N(0, σ²)).
 
-    Differences that are all equal have no variance estimate; rather than
-    scipy's NaN this returns t = 0, p = 1 when they are all 0 (no evidence of a
-    difference) and t = ±inf, p = 0 (two-sided) otherwise (every topic moves
-    the same way by the same amount).
+    Differences that are all equal have no variance estimate; rather than scipy's NaN this returns t = 0, p = 1 when
+    they are all 0 (no evidence of a difference) and t = ±inf, p = 0 (two-sided) otherwise (every topic moves the same
+    way by the same amount).
 
     Parameters
     ----------
@@ -117,8 +112,7 @@ def paired_t_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided") ->
     Raises
     ------
     ValueError
-        Scores of different lengths, fewer than 2 topics, a value that is not finite, or an unknown
-        ``alternative``.
+        Scores of different lengths, fewer than 2 topics, a value that is not finite, or an unknown ``alternative``.
     """
     a, b = _pair(a, b)
     _alt(alternative)
@@ -159,8 +153,7 @@ def wilcoxon_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided") ->
     Raises
     ------
     ValueError
-        Scores of different lengths, fewer than 2 topics, a value that is not finite, or an unknown
-        ``alternative``.
+        Scores of different lengths, fewer than 2 topics, a value that is not finite, or an unknown ``alternative``.
     """
     a, b = _pair(a, b)
     _alt(alternative)
@@ -188,8 +181,7 @@ def sign_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided") -> Tes
     Raises
     ------
     ValueError
-        Scores of different lengths, fewer than 2 topics, a value that is not finite, or an unknown
-        ``alternative``.
+        Scores of different lengths, fewer than 2 topics, a value that is not finite, or an unknown ``alternative``.
     """
     a, b = _pair(a, b)
     _alt(alternative)
@@ -244,8 +236,7 @@ def randomization_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided
     Raises
     ------
     ValueError
-        Scores of different lengths, fewer than 2 topics, a value that is not finite, or an unknown
-        ``alternative``.
+        Scores of different lengths, fewer than 2 topics, a value that is not finite, or an unknown ``alternative``.
     """
     a, b = _pair(a, b)
     _alt(alternative)
@@ -266,11 +257,9 @@ def bootstrap_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided", n
                    seed: int | None = 0) -> TestResult:
     """Paired bootstrap test: resample the centred differences with replacement.
 
-    Model: topics are i.i.d. draws from a population and the per-topic
-    differences d_i = y_iA − y_iB follow the linear model with errors drawn
-    from their empirical distribution; under H0 the mean difference is 0, so
-    the null distribution of d̄ is that of the resampled *centred* differences.
-    p = (count + 1) / (n_resamples + 1).
+    Model: topics are i.i.d. draws from a population and the per-topic differences d_i = y_iA − y_iB follow the linear
+    model with errors drawn from their empirical distribution; under H0 the mean difference is 0, so the null
+    distribution of d̄ is that of the resampled *centred* differences. p = (count + 1) / (n_resamples + 1).
 
     Parameters
     ----------
@@ -290,8 +279,7 @@ def bootstrap_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided", n
     Raises
     ------
     ValueError
-        Scores of different lengths, fewer than 2 topics, a value that is not finite, or an unknown
-        ``alternative``.
+        Scores of different lengths, fewer than 2 topics, a value that is not finite, or an unknown ``alternative``.
     """
     a, b = _pair(a, b)
     _alt(alternative)
@@ -323,11 +311,28 @@ class PairwiseResult:
     correction: str | None
 
     def significant(self, alpha: float = 0.05) -> np.ndarray:
-        """True for each pair whose adjusted p-value is below ``alpha``."""
+        """True for each pair whose adjusted p-value is below ``alpha``.
+
+        Parameters
+        ----------
+        alpha : float
+            significance level.
+
+        Returns
+        -------
+        numpy.ndarray
+            boolean array, one entry per pair.
+        """
         return self.adjusted_pvalue < alpha
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per pair: ``system_a, system_b, mean_difference, statistic, pvalue, adjusted_pvalue``."""
+        """One row per pair: ``system_a, system_b, mean_difference, statistic, pvalue, adjusted_pvalue``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            the pairwise results, one row per pair.
+        """
         import pandas as pd
         return pd.DataFrame({"system_a": [self.systems[i] for i in self.a],
                              "system_b": [self.systems[i] for i in self.b],
@@ -369,9 +374,8 @@ def all_pairs(scores: ScoresLike, test: str = "t", *, measure: Any = None, alter
               chunk: int = 512, progress: bool | None = None) -> PairwiseResult:
     """Test every pair of systems (j < k) and correct for multiple comparisons.
 
-    The same seeded sign patterns / bootstrap resamples serve every pair, so
-    the t, randomization and bootstrap tests run as matrix products over all
-    pairs at once (``chunk`` pairs at a time).
+    The same seeded sign patterns / bootstrap resamples serve every pair, so the t, randomization and bootstrap tests
+    run as matrix products over all pairs at once (``chunk`` pairs at a time).
 
     Parameters
     ----------
@@ -414,11 +418,9 @@ def pairwise(scores: ScoresLike, pairs: Sequence[tuple[int | str, int | str]], t
              chunk: int = 512, progress: bool | None = None) -> PairwiseResult:
     """Test the given pairs of systems, ``pairs = [(a, b), ...]`` (names or column indices), A − B each.
 
-    The correction runs over these pairs only (e.g. every run against one
-    baseline).  A pair's p-value does not depend on the other pairs: the
-    randomization and bootstrap tests draw the same seeded sign patterns /
-    resamples for every pair, so a pair tested here has the p-value
-    :func:`all_pairs` gives it (before correction) with the same ``seed``.
+    The correction runs over these pairs only (e.g. every run against one baseline).  A pair's p-value does not depend
+    on the other pairs: the randomization and bootstrap tests draw the same seeded sign patterns / resamples for every
+    pair, so a pair tested here has the p-value :func:`all_pairs` gives it (before correction) with the same ``seed``.
 
     Parameters
     ----------

@@ -79,6 +79,11 @@ def list_measures() -> tuple[MeasureInfo, ...]:
 
     Aliases are the other names under which ``ir_measures`` finds the same
     measure (``PatH`` for ``PH``).
+
+    Returns
+    -------
+    tuple of MeasureInfo
+        name, aliases, title, meaning and parameters of each measure.
     """
     registry = irm_measures.registry
     out = []

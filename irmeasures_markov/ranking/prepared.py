@@ -89,7 +89,13 @@ class RelevanceBatch:
         return self._positions
 
     def segments(self) -> Iterator[tuple[str, np.ndarray, np.ndarray, int]]:
-        """Yield ``(qid, relevant, grades, recall_base)`` per query."""
+        """Yield ``(qid, relevant, grades, recall_base)`` per query.
+
+        Yields
+        ------
+        tuple of (str, numpy.ndarray, numpy.ndarray, int)
+            the query id, its relevance flags and grades in rank order, and its recall base.
+        """
         for i, q in enumerate(self.qids):
             s = slice(self.offsets[i], self.offsets[i + 1])
             yield q, self.relevant[s], self.grades[s], int(self.recall_base[i])

@@ -37,7 +37,37 @@ def _segment_cumsum(values, offsets, reverse=False):
 def batch_transitions(batch: RelevanceBatch, *, browse: str | None = None, p: Prob = 0.8, q: Prob = 0.0,
                       p_rel: Prob | None = None, q_rel: Prob | None = None, user: str | None = None, top: str = "stop",
                       tail: str = "none", gain: str = "binary", b: float = 2.0, g_max: int | None = None) -> tuple:
-    """Flat (forward, backward, gain, tail) arrays of every query of a RelevanceBatch."""
+    """Flat (forward, backward, gain, tail) arrays of every query of a RelevanceBatch.
+
+    Parameters
+    ----------
+    batch : RelevanceBatch
+        the rankings of the queries.
+    browse : {'DFBM', 'SFBM', 'RWBM'}, optional
+        browsing model (see :func:`~irmeasures_markov.measures.stopping_time.model.browsing_model`).
+    p, q : float, array or callable
+        forward / backward probabilities (at non-relevant documents when ``p_rel`` / ``q_rel`` are given).
+    p_rel, q_rel : float, optional
+        forward / backward probabilities at relevant documents.
+    user : {'P', 'AP', 'RBP', 'DCG', 'ERR'}, optional
+        a classical instantiation (sets the forward probabilities).
+    top : {'stop', 'forward'}
+        where backward mass at rank 1 goes.
+    tail : {'none', 'inf'}
+        'inf' adds an endless tail of non-relevant documents.
+    gain : {'binary', 'grade', 'exp2'}
+        gain of a relevant document.
+    b : float
+        log base of DCG (user='DCG').
+    g_max : int or array_like of int, optional
+        maximum grade of ERR's stop probabilities (per query; default 1).
+
+    Returns
+    -------
+    tuple
+        ``(forward, backward, gain, tail)``: flat float arrays over every document of the batch, and ``tail`` the ``(p,
+        q)`` of the endless tail or None.
+    """
     offsets = batch.offsets
     lengths = np.diff(offsets)
     relevant = batch.relevant
@@ -124,6 +154,23 @@ def pad_batch(batch: RelevanceBatch, length: int) -> RelevanceBatch:
 
     The padding documents have grade ``min(0, rel - 1)`` (below ``rel``, so not
     relevant and without gain); rankings of ``length`` or more are unchanged.
+
+    Parameters
+    ----------
+    batch : RelevanceBatch
+        the rankings of the queries.
+    length : int
+        the minimum ranking length (positive).
+
+    Returns
+    -------
+    RelevanceBatch
+        the padded batch (``batch`` itself when no ranking is shorter).
+
+    Raises
+    ------
+    ValueError
+        If ``length`` is not a positive integer.
     """
     from ...ranking.prepared import RelevanceBatch
     _check_pad_length(length)
@@ -149,35 +196,61 @@ def path_at_h_batch(batch: RelevanceBatch, *, browse: str | None = None, p: Prob
                     pad_to: int | None = None) -> np.ndarray:
     """P@H of every query of a :class:`~irmeasures_markov.ranking.prepared.RelevanceBatch` (plugin path).
 
-    Same methods as :class:`BrowsingModel` (exact throughout): forward models in
-    closed form; with backward moves the queries are stacked into one chain
-    of uncoupled blocks, so order 2 (visit-count formula) takes one
-    tridiagonal solve, plus two ``?pttrf`` with loss, per group of queries, and
-    order 1 (generating-function integral) cuts every ranking where the walk
-    is no longer reached and solves all its nodes in one stacked call
-    (queries with identical chains once).  Queries with no relevant document
-    (RB = 0) or an empty ranking score 0.
+    Same methods as :class:`BrowsingModel` (exact throughout): forward models in closed form; with backward moves the
+    queries are stacked into one chain of uncoupled blocks, so order 2 (visit-count formula) takes one tridiagonal
+    solve, plus two ``?pttrf`` with loss, per group of queries, and order 1 (generating-function integral) cuts every
+    ranking where the walk is no longer reached and solves all its nodes in one stacked call (queries with identical
+    chains once).  Queries with no relevant document (RB = 0) or an empty ranking score 0.
 
-    ``pad_to=k`` first completes every ranking shorter than k with
-    non-relevant documents (:func:`pad_batch`): the user then browses k
-    documents, as trec_eval's P@k divides by k.  ``None`` (the default) browses
-    the ranking as retrieved, so a DFBM user reads N documents (the paper's H = N).
+    ``pad_to=k`` first completes every ranking shorter than k with non-relevant documents (:func:`pad_batch`): the user
+    then browses k documents, as trec_eval's P@k divides by k.  ``None`` (the default) browses the ranking as retrieved,
+    so a DFBM user reads N documents (the paper's H = N).
 
-    Memory: with numbers for the probabilities the queries go in blocks, so
-    the temporaries (a handful of arrays of 8 bytes per document, and the
-    ranks) do not grow with the run: forward models (no backward move, no
-    endless tail; the default included) in blocks of about
-    :data:`BLOCK_DOCS` retrieved documents (padded per block), order 2 (and
-    f = 1) with backward moves or the tail in the groups of ``GROUP_RANKS``
-    ranks its solves use anyway (unless padded).  The values are those of one pass over all
-    queries, bit for bit: every quantity is formed per query (the running
-    sums of integer gains are exact), and the method (closed form or solves)
-    is chosen for the whole run.  Order 1 with backward moves integrates
-    groups of about ``ORDER1_GROUP_STATES`` kept states with one quadrature
-    rule each; the groups are those of one pass, found by a first pass over
-    blocks of queries, and each group reads its queries' transitions when
-    it is integrated (:func:`_order1_in_blocks`).  Padded order 2 with backward
-    moves takes the run at once.
+    Memory: with numbers for the probabilities the queries go in blocks, so the temporaries (a handful of arrays of 8
+    bytes per document, and the ranks) do not grow with the run: forward models (no backward move, no endless tail; the
+    default included) in blocks of about :data:`BLOCK_DOCS` retrieved documents (padded per block), order 2 (and f = 1)
+    with backward moves or the tail in the groups of ``GROUP_RANKS`` ranks its solves use anyway (unless padded).  The
+    values are those of one pass over all queries, bit for bit: every quantity is formed per query (the running sums of
+    integer gains are exact), and the method (closed form or solves) is chosen for the whole run.  Order 1 with backward
+    moves integrates groups of about ``ORDER1_GROUP_STATES`` kept states with one quadrature rule each; the groups are
+    those of one pass, found by a first pass over blocks of queries, and each group reads its queries' transitions when
+    it is integrated (:func:`_order1_in_blocks`).  Padded order 2 with backward moves takes the run at once.
+
+    Parameters
+    ----------
+    batch : RelevanceBatch
+        the rankings of the queries.
+    browse : {'DFBM', 'SFBM', 'RWBM'}, optional
+        browsing model (see :func:`~irmeasures_markov.measures.stopping_time.model.browsing_model`).
+    p, q : float, array or callable
+        forward / backward probabilities (at non-relevant documents when ``p_rel`` / ``q_rel`` are given).
+    p_rel, q_rel : float, optional
+        forward / backward probabilities at relevant documents.
+    user : {'P', 'AP', 'RBP', 'DCG', 'ERR'}, optional
+        a classical instantiation; fixes browse, f and order.
+    loss : float
+        utility loss λ in [0, 1] per revisit.
+    f : {'h', '1'}, optional
+        normalisation f(H) (default 'h').
+    order : {1, 2}, optional
+        order of the expectation (default 2; with ``user``, the user model's order).
+    top : {'stop', 'forward'}
+        where backward mass at rank 1 goes.
+    tail : {'none', 'inf'}
+        'inf' adds an endless tail of non-relevant documents.
+    gain : {'binary', 'grade', 'exp2'}
+        gain of a relevant document: 1, its grade, or 2^grade - 1.
+    b : float
+        log base of DCG (user='DCG').
+    g_max : int or array_like of int, optional
+        maximum grade of ERR's stop probabilities.
+    pad_to : int, optional
+        complete every shorter ranking to this length (see :func:`pad_batch`).
+
+    Returns
+    -------
+    numpy.ndarray
+        P@H of each query, in the order of ``batch.qids``.
     """
     params = model_params_iv(browse=browse, p=p, q=q, p_rel=p_rel, q_rel=q_rel, user=user, loss=loss, f=f,
                               order=order, top=top, tail=tail, gain=gain, b=b)
@@ -332,17 +405,14 @@ def _select_queries(batch, qs):
 def _order1_in_blocks(batch, params, kw, g_max, pad_to):
     """:func:`path_at_h_batch` for order 1 (f = h) without the run's transitions in memory, bit for bit.
 
-    One pass over all queries (``_path_at_h_block``) integrates groups of
-    about ``ORDER1_GROUP_STATES`` kept states, one quadrature rule (node count)
-    per group, so a query's value depends on the other queries of its group.
-    Here a first pass over blocks of queries finds the uncoupled chains and
-    their starts; the truncation and the groups then read the transitions of
-    just the queries they cover (:func:`~irmeasures_markov.core.birth_death_order1.average_reward_groups`):
-    the same states in the same groups, so the same rules and values.
-    Memory: the chains' bounds and starts (two integers per chain: one chain
-    per ranking unless a forward probability of 0 cuts it), and the
-    transitions of about ``BLOCK_DOCS`` documents at a time besides a
-    group's own solves.
+    One pass over all queries (``_path_at_h_block``) integrates groups of about ``ORDER1_GROUP_STATES`` kept states, one
+    quadrature rule (node count) per group, so a query's value depends on the other queries of its group. Here a first
+    pass over blocks of queries finds the uncoupled chains and their starts; the truncation and the groups then read the
+    transitions of just the queries they cover
+    (:func:`~irmeasures_markov.core.birth_death_order1.average_reward_groups`): the same states in the same groups, so
+    the same rules and values. Memory: the chains' bounds and starts (two integers per chain: one chain per ranking
+    unless a forward probability of 0 cuts it), and the transitions of about ``BLOCK_DOCS`` documents at a time besides
+    a group's own solves.
     """
     lengths = np.diff(batch.offsets)
     if pad_to is not None:

@@ -24,11 +24,9 @@ ORDER1_METHODS = ("auto", "generating", "recursion")
 class BrowsingModel:
     """A P@H user model on one ranking: transitions, gains, utility loss and f.
 
-    Build it with :func:`browsing_model` (from grades and named parameters) or
-    directly from effective transition arrays: ``forward[i]`` / ``backward[i]``
-    are the probabilities of moving from rank i+1 to the next / previous rank
-    after the boundary rules (so ``forward[-1] == 0`` unless ``tail`` is given,
-    and ``backward[0] == 0``).
+    Build it with :func:`browsing_model` (from grades and named parameters) or directly from effective transition
+    arrays: ``forward[i]`` / ``backward[i]`` are the probabilities of moving from rank i+1 to the next / previous rank
+    after the boundary rules (so ``forward[-1] == 0`` unless ``tail`` is given, and ``backward[0] == 0``).
 
     Parameters
     ----------
@@ -42,8 +40,7 @@ class BrowsingModel:
     order : {1, 2}
         default order used by :meth:`value`.
     tail : (p, q) or None
-        continue the ranking with endless non-relevant documents browsed with
-        these probabilities (order 2 only).
+        continue the ranking with endless non-relevant documents browsed with these probabilities (order 2 only).
     """
 
     def __init__(self, forward: np.ndarray, backward: np.ndarray, gain: np.ndarray, *, loss: float = 0.0,
@@ -105,7 +102,13 @@ class BrowsingModel:
 
     # ---- expectations ----------------------------------------------------------------------
     def expected_gain_and_steps(self) -> tuple[float, float]:
-        """``(E[Σ g], E[H])`` exactly (closed form, or the visit-count formula on the tridiagonal chain)."""
+        """``(E[Σ g], E[H])`` exactly (closed form, or the visit-count formula on the tridiagonal chain).
+
+        Returns
+        -------
+        tuple of (float, float)
+            the expected total gain E[Σ g] and the expected number of steps E[H] ((0, 0) for an empty ranking).
+        """
         if self.n == 0:
             return 0.0, 0.0
         if self.is_forward:
@@ -119,9 +122,8 @@ class BrowsingModel:
     def _folded_tail(self):
         """(forward with no coupling past rank N, diagonal of I - Q, expected tail visits per visit of rank N).
 
-        The endless tail is replaced by its effect on rank N: a return to N with
-        probability ``forward[-1] * u`` (on the diagonal) and ``T`` tail documents
-        read per excursion."""
+        The endless tail is replaced by its effect on rank N: a return to N with probability ``forward[-1] * u`` (on the
+        diagonal) and ``T`` tail documents read per excursion."""
         fwd = self.forward.copy()
         diag = np.ones(self.n)
         extra = 0.0
@@ -137,38 +139,33 @@ class BrowsingModel:
 
         Methods (docs/stopping-time.md; ``irmeasures_markov.core.birth_death``):
 
-        - order 2, and order 1 with f = 1 (where :math:`P@H = \sum g`):
-          forward models in closed form, :math:`\sum_i g_i \prod_{j<i} p_j`
-          over :math:`\sum_i \prod_{j<i} p_j`; with backward moves the
-          visit-count formula :math:`E_1[\sum g] = \sum_i g_i N_{1i} / ((1-c)
-          N_{ii} + c)`, :math:`c = 1 - \lambda`, and :math:`E_1[H] = \sum_i
-          N_{1i}`, from one tridiagonal solve for the row of the fundamental
-          matrix :math:`N` and, when λ > 0, two ``?pttrf`` for its diagonal
-          (:func:`~irmeasures_markov.core.birth_death.birth_death_discounted_visits`).
-        - order 1, f = h, forward models: closed form
-          :math:`\sum_h P(H = h) \sum_{i \le h} g_i / h`.
-        - order 1, f = h, backward moves (RWBM): the generating function of
-          :math:`H` integrated by Gauss–Legendre, exact to ~1e-15
-          (:func:`~irmeasures_markov.core.birth_death.birth_death_average_reward`);
+        - order 2, and order 1 with f = 1 (where :math:`P@H = \sum g`): forward models in closed form, :math:`\sum_i g_i
+          \prod_{j<i} p_j` over :math:`\sum_i \prod_{j<i} p_j`; with backward moves the visit-count formula
+          :math:`E_1[\sum g] = \sum_i g_i N_{1i} / ((1-c) N_{ii} + c)`, :math:`c = 1 - \lambda`, and :math:`E_1[H] =
+          \sum_i N_{1i}`, from one tridiagonal solve for the row of the fundamental matrix :math:`N` and, when λ > 0,
+          two ``?pttrf`` for its diagonal (:func:`~irmeasures_markov.core.birth_death.birth_death_discounted_visits`).
+        - order 1, f = h, forward models: closed form :math:`\sum_h P(H = h) \sum_{i \le h} g_i / h`.
+        - order 1, f = h, backward moves (RWBM): the generating function of :math:`H` integrated by Gauss–Legendre,
+          exact to ~1e-15 (:func:`~irmeasures_markov.core.birth_death.birth_death_average_reward`);
           ``method='recursion'`` uses the step recursion instead
-          (:func:`~irmeasures_markov.core.birth_death.birth_death_average_reward_recursion`:
-          per target rank a forward recursion carries the loss discount and a
-          backward one E[1/H] of the remaining steps, truncated when the
-          surviving mass is below 1e-12; O(N²·steps) with λ > 0, O(N·steps)
-          without).
+          (:func:`~irmeasures_markov.core.birth_death.birth_death_average_reward_recursion`: per target rank a forward
+          recursion carries the loss discount and a backward one E[1/H] of the remaining steps, truncated when the
+          surviving mass is below 1e-12; O(N²·steps) with λ > 0, O(N·steps) without).
 
         Parameters
         ----------
         order : {1, 2}, optional
             default: the model's ``order``.
         method : {'auto', 'generating', 'recursion'}
-            order 1 only: ``'auto'`` is the closed form for forward models and
-            ``'generating'`` otherwise; ``'generating'`` and ``'recursion'``
-            apply to any model without tail, forward or not.  With f = 1
-            (order 1 = E[Σ g]) ``'auto'`` and ``'generating'`` use the
-            visit-count formula, ``'recursion'`` the step recursion without
-            1/H.  The methods agree to ~1e-12; the generating function is
-            faster on long rankings (O(N · nodes)).
+            order 1 only: ``'auto'`` is the closed form for forward models and ``'generating'`` otherwise;
+            ``'generating'`` and ``'recursion'`` apply to any model without tail, forward or not. With f = 1 (order 1 =
+            E[Σ g]) ``'auto'`` and ``'generating'`` use the visit-count formula, ``'recursion'`` the step recursion
+            without 1/H. The methods agree to ~1e-12; the generating function is faster on long rankings (O(N · nodes)).
+
+        Returns
+        -------
+        float
+            the expectation of P@H of that order (0 for an empty ranking).
         """
         order = self.order if order is None else order
         if order not in (1, 2):
@@ -198,7 +195,13 @@ class BrowsingModel:
                                                 1.0 - self.loss).sum())
 
     def value(self) -> float:
-        """The expectation of the model's default order."""
+        """The expectation of the model's default order.
+
+        Returns
+        -------
+        float
+            :meth:`expectation` of order ``self.order``.
+        """
         return self.expectation(self.order)
 
     # ---- distributions ---------------------------------------------------------------------
@@ -209,9 +212,20 @@ class BrowsingModel:
     def distribution(self, n_users: int = DEFAULT_USERS, seed: int | None = 0) -> PHDistribution:
         """Distribution of P@H.
 
-        Forward models: exact (support = P@H at each stopping rank, merged).
-        Otherwise: empirical distribution of ``n_users`` simulated users (seeded),
-        with Monte Carlo standard errors of the CDF.
+        Forward models: exact (support = P@H at each stopping rank, merged). Otherwise: empirical distribution of
+        ``n_users`` simulated users (seeded), with Monte Carlo standard errors of the CDF.
+
+        Parameters
+        ----------
+        n_users : int
+            number of simulated users (models with backward moves only).
+        seed : int or None
+            seed of the simulation (None: fresh randomness).
+
+        Returns
+        -------
+        PHDistribution
+            the support points of P@H with their probabilities (exact, or empirical with standard errors).
         """
         if self.n == 0:
             return PHDistribution(np.zeros(1), np.ones(1), True)
@@ -229,23 +243,66 @@ class BrowsingModel:
                               stderr=np.sqrt(np.clip(F * (1 - F), 0, None) / sample.size))
 
     def variance(self, n_users: int = DEFAULT_USERS, seed: int | None = 0) -> float:
-        """Var[P@H]: exact for forward models, Monte Carlo (``n_users``, ``seed``) otherwise."""
+        """Var[P@H]: exact for forward models, Monte Carlo (``n_users``, ``seed``) otherwise.
+
+        Parameters
+        ----------
+        n_users : int
+            number of simulated users (models with backward moves only).
+        seed : int or None
+            seed of the simulation.
+
+        Returns
+        -------
+        float
+            the variance of P@H.
+        """
         if self.is_forward or self.n == 0:
             return self.distribution().variance()
         return float(np.var(self.simulate(n_users, seed)))
 
     def quantile(self, u: ArrayLike, n_users: int = DEFAULT_USERS, seed: int | None = 0) -> np.ndarray:
-        """Quantiles of P@H (exact for forward models, Monte Carlo otherwise)."""
+        """Quantiles of P@H (exact for forward models, Monte Carlo otherwise).
+
+        Parameters
+        ----------
+        u : array_like of float
+            probability levels in [0, 1].
+        n_users : int
+            number of simulated users (models with backward moves only).
+        seed : int or None
+            seed of the simulation.
+
+        Returns
+        -------
+        numpy.ndarray
+            the quantile of P@H at each level of ``u``.
+        """
         return self.distribution(n_users, seed).quantile(u)
 
     def simulate(self, n_users: int, seed: int | None = None, return_steps: bool = False,
                  engine: str = "auto") -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         """P@H of ``n_users`` simulated users (the same seed gives the same users).
 
-        Returns an array of P@H values, and also the stopping times H when
-        ``return_steps``.  ``engine``: ``'numba'`` (compiled loop; the ``'auto'``
-        choice when numba is installed) or ``'numpy'`` (vectorised over users).
-        The two engines use different random streams.  ``tail='inf'`` is not simulated.
+        Returns an array of P@H values, and also the stopping times H when ``return_steps``.  ``engine``: ``'numba'``
+        (compiled loop; the ``'auto'`` choice when numba is installed) or ``'numpy'`` (vectorised over users). The two
+        engines use different random streams.  ``tail='inf'`` is not simulated.
+
+        Parameters
+        ----------
+        n_users : int
+            number of simulated users (positive).
+        seed : int or None
+            seed of the random generator (None: fresh randomness).
+        return_steps : bool
+            also return the stopping time H of each user.
+        engine : {'auto', 'numba', 'numpy'}
+            simulation engine.
+
+        Returns
+        -------
+        numpy.ndarray or tuple of (numpy.ndarray, numpy.ndarray)
+            P@H of each user, or ``(values, steps)`` with ``return_steps``.
         """
         if isinstance(n_users, bool) or not isinstance(n_users, (int, np.integer)) or n_users < 1:
             raise ValueError(f"`n_users` must be a positive integer, got {n_users!r}.")
@@ -262,9 +319,24 @@ class BrowsingModel:
                   z: float = 4.0) -> DominanceResult:
         """Order ≤3: does one run's P@H stochastically dominate the other's?
 
-        Compares the CDFs on the union of the support points.  Exact
-        distributions are compared with tolerance 1e-12; simulated ones treat a
-        difference within ``z`` combined standard errors as a tie.
+        Compares the CDFs on the union of the support points.  Exact distributions are compared with tolerance 1e-12;
+        simulated ones treat a difference within ``z`` combined standard errors as a tie.
+
+        Parameters
+        ----------
+        other : BrowsingModel
+            the model of the other run.
+        n_users : int
+            number of simulated users per model (models with backward moves only).
+        seed : int or None
+            seed of the simulations.
+        z : float
+            number of combined standard errors within which simulated CDFs tie.
+
+        Returns
+        -------
+        DominanceResult
+            which of the two distributions, if either, dominates the other.
         """
         if not isinstance(other, BrowsingModel):
             raise TypeError("`other` must be a BrowsingModel.")
@@ -315,23 +387,20 @@ def browsing_model(grades: ArrayLike, *, browse: str | None = None, p: Prob = 0.
         browsing model (default 'SFBM'; fixed by ``user``).  DFBM takes none
         of ``p, q, p_rel, q_rel, loss, top, tail``; ``loss`` needs RWBM.
     p, q : float, array of length N, or callable ``(ranks, grades) -> array``
-        forward / backward probabilities (at non-relevant documents when
-        ``p_rel`` / ``q_rel`` are given; everywhere otherwise).  DFBM forces
-        p = 1; SFBM needs q = 0.
+        forward / backward probabilities (at non-relevant documents when ``p_rel`` / ``q_rel`` are given; everywhere
+        otherwise).  DFBM forces p = 1; SFBM needs q = 0.
     p_rel, q_rel : float, optional
         forward / backward probabilities at relevant documents.
     user : {'P', 'AP', 'RBP', 'DCG', 'ERR'}, optional
-        a classical instantiation; fixes browse, f and order (giving a
-        different one is an error; here ``None`` means unspecified, while the
-        ``PH`` measure also treats its declared defaults, e.g. ``order=2``, as
-        unspecified because its printed form omits them).
+        a classical instantiation; fixes browse, f and order (giving a different one is an error; here ``None`` means
+        unspecified, while the ``PH`` measure also treats its declared defaults, e.g. ``order=2``, as unspecified
+        because its printed form omits them).
     loss : float
         utility loss λ in [0, 1] per revisit.
     f : {'h', '1'}
         normalisation f(H) (default 'h').
     order : {1, 2}
-        default order of :meth:`BrowsingModel.value` (default 2; with
-        ``user``, the user model's order).
+        default order of :meth:`BrowsingModel.value` (default 2; with ``user``, the user model's order).
     top : {'stop', 'forward'}
         where backward mass at rank 1 goes.
     tail : {'none', 'inf'}
@@ -345,6 +414,11 @@ def browsing_model(grades: ArrayLike, *, browse: str | None = None, p: Prob = 0.
         log base of DCG (user='DCG').
     g_max : int, optional
         maximum grade of ERR's stop probabilities (default: max of ``grades``, at least 1).
+
+    Returns
+    -------
+    BrowsingModel
+        the user model of the ranking; :meth:`BrowsingModel.value` gives its P@H.
 
     Examples
     --------
@@ -406,6 +480,21 @@ def _resolve_prob(name, base, rel_value, ranks, grades, relevant, n):
 
 
 def path_at_h(grades: ArrayLike, *, order: int | None = None, **params: object) -> float:
-    """P@H of one ranking: the expectation of order ``order`` (see :func:`browsing_model`)."""
+    """P@H of one ranking: the expectation of order ``order`` (see :func:`browsing_model`).
+
+    Parameters
+    ----------
+    grades : array_like of int
+        relevance grades in rank order.
+    order : {1, 2}, optional
+        order of the expectation (default: that of the user model, see :func:`browsing_model`).
+    **params : object
+        the other keyword arguments of :func:`browsing_model`.
+
+    Returns
+    -------
+    float
+        the expectation of P@H of that order.
+    """
     model = browsing_model(grades, order=order, **params)
     return model.value()

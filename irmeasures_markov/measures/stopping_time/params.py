@@ -78,7 +78,25 @@ def gain_values(grades: np.ndarray, rel: int, gain: str) -> np.ndarray:
 def k_infinite(p: float, q: float) -> float:
     r""":math:`K(p, q, \infty) = (2p - 1 + \sqrt{1-4pq}) / (2p(1-p-q))`: expected
     visits of an endless homogeneous random walk started at rank 1 (backward at
-    rank 1 stops).  :math:`K(p, 0, \infty) = 1/(1-p)`."""
+    rank 1 stops).  :math:`K(p, 0, \infty) = 1/(1-p)`.
+
+    Parameters
+    ----------
+    p : float
+        forward probability, in [0, 1].
+    q : float
+        backward probability, in [0, 1], with p + q < 1.
+
+    Returns
+    -------
+    float
+        :math:`K(p, q, \infty)`.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` or ``q`` is not a probability, or p + q >= 1.
+    """
     p, q = check_prob("p", p), check_prob("q", q)
     if p + q >= 1:
         raise ValueError("K(p, q, inf) needs p + q < 1 (the user must stop with positive probability).")
@@ -100,7 +118,25 @@ def tail_constants(p: float, q: float) -> tuple[float, float]:
 
 
 def rbp_normaliser(p: float, n: int | None = None) -> float:
-    """:math:`K(p, N) = (1-p^N)/(1-p)`, or :math:`1/(1-p)` for ``n=None`` (N = ∞)."""
+    """:math:`K(p, N) = (1-p^N)/(1-p)`, or :math:`1/(1-p)` for ``n=None`` (N = ∞).
+
+    Parameters
+    ----------
+    p : float
+        RBP persistence, in [0, 1].
+    n : int or None
+        ranking depth N (None: infinite).
+
+    Returns
+    -------
+    float
+        :math:`K(p, N)` (N when p = 1).
+
+    Raises
+    ------
+    ValueError
+        If ``p`` is not a probability, or p = 1 with ``n=None``.
+    """
     p = check_prob("p", p)
     if n is None:
         if p >= 1:
