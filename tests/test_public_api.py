@@ -44,3 +44,28 @@ def test_public_callables_are_annotated(namespace):
 
 def test_the_check_sees_the_api():
     assert len({q for ns in NAMESPACES for q, _ in _callables(ns)}) > 200
+
+
+def _missing_sections(qualname, fn):
+    """The numpydoc sections a public callable's docstring lacks (the class docstring documents ``__init__``)."""
+    if qualname.endswith(".__init__") or not fn.__module__.startswith("irmeasures_markov"):
+        return []
+    doc = inspect.getdoc(fn) or ""
+    if not doc:
+        return ["docstring"]
+    sig = inspect.signature(fn)
+    missing = []
+    if [p for p in sig.parameters if p not in ("self", "cls")] and "Parameters\n----------" not in doc:
+        missing.append("Parameters")
+    returns = sig.return_annotation
+    if returns not in (None, "None", inspect.Signature.empty) and not any(
+            s in doc for s in ("Returns\n-------", "Yields\n------")):
+        missing.append("Returns")
+    return missing
+
+
+@pytest.mark.parametrize("namespace", NAMESPACES)
+def test_public_callables_have_numpydoc_sections(namespace):
+    """Docstrings are contracts: every public callable says what it takes and what it gives (numpydoc)."""
+    bad = {q: m for q, fn in _callables(namespace) if (m := _missing_sections(q, fn))}
+    assert bad == {}
