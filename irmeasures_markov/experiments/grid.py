@@ -253,7 +253,7 @@ class EvaluationGrid:
             A run path that is not a file.
         """
         measures, labels = labelled_measures(measures, labels)
-        qrels = to_qrels_dict(qrels)
+        qrels = self._shared_qrels(to_qrels_dict(qrels))
         if not runs:
             raise ValueError("`runs` is empty.")
         for name, r in runs.items():
@@ -275,6 +275,11 @@ class EvaluationGrid:
         self._blocks.append(_Block(str(collection), measures, list(labels) if labels is not None else
                                    [str(m) for m in measures], topics, bool(native), qrels, runs, pools))
         return len(self._blocks) - 1
+
+    def _shared_qrels(self, qrels: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+        # blocks holding equal judgments share one object, hence one token: the qrels go to the workers (and are
+        # indexed) once, not once per block; compared by content, so changed judgments are never merged
+        return next((b.qrels for b in self._blocks if b.qrels == qrels), qrels)
 
     def run(self, *, backend: Backend | str | None = None, client: Client | None = None,
             scheduler: str | None = None, n_jobs: int = 1, store: StoreLike = None, progress: bool | None = None,

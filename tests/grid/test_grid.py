@@ -74,6 +74,29 @@ def test_local_backend_equals_evaluate_bit_for_bit(data):
     assert list(evs[(30.0, 7)].labels) == list(MEASURES)
 
 
+def test_blocks_with_equal_judgments_share_their_qrels_and_changed_ones_do_not(data):
+    """One qrels object (hence one token: sent and indexed once) for blocks judging alike, compared by content."""
+    qrels, runs = data
+    changed = {q: dict(d) for q, d in qrels.items()}
+    q0 = next(iter(changed))
+    d0 = next(iter(changed[q0]))
+    changed[q0][d0] = 1 - min(changed[q0][d0], 1)
+    g = EvaluationGrid()
+    same = g.add(["AP"], qrels, runs)
+    again = g.add(["MP"], qrels, runs)
+    copy = g.add(["P@5"], {q: dict(d) for q, d in qrels.items()}, runs)
+    other = g.add(["AP"], changed, runs)
+    blocks = g._blocks
+    assert blocks[again].qrels is blocks[same].qrels and blocks[copy].qrels is blocks[same].qrels
+    assert blocks[other].qrels is not blocks[same].qrels and blocks[other].qrels == changed
+    res = g.run(progress=False)
+    topics = _topics(qrels)
+    for b, measures, q in ((same, ["AP"], qrels), (again, ["MP"], qrels), (copy, ["P@5"], qrels),
+                           (other, ["AP"], changed)):
+        ref = evaluate(measures, q, runs, topics=topics, progress=False).values
+        np.testing.assert_array_equal(res.evaluations(b)[(100.0, 0)].values, ref)
+
+
 def test_dask_backend_equals_local_bit_for_bit(data, client, tmp_path):
     qrels, runs = data
     local, _ = evaluate_grid(MEASURES, qrels, runs, pools=POOLS, progress=False)
