@@ -1,0 +1,219 @@
+"""Issue 26, holes: ``unjudged=`` and ``residual=`` of every family against explicitly judged qrels.
+
+The expectations never go through the variant engine (tests/ties_brute.py evaluates the plain measure
+on explicitly built qrels and runs):
+
+* ``unjudged='rel'``: every unjudged retrieved document judged at g_fill = max(1, highest judged grade of
+  the query) in the qrels (so it joins the recall base). For the users who read past the ranking
+  (M1-M4 with the RBP distribution and no cutoff, TBG without a cutoff, PH with tail='inf') the ranks
+  after the ranking are relevant too, as in rbp_eval's residual: the brute force appends enough
+  relevant documents that the rest of the tail weighs < 1e-13;
+* ``residual=True`` is value('rel') - value('nonrel'); for M1 with dist='RBP' it is rbp_eval's
+  (1-p) Σ_{unjudged k} p^(k-1) + p^N;
+* ``unjudged='range'``: extras 'lo'/'hi' are the min and max over all 2^u judgments (0 or g_fill) of the
+  u unjudged retrieved documents, and the value is hi - lo;
+* ``unjudged='drop'`` equals judged_only=True.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_ties_and_holes import MEASURES, assert_per_query, engine, engine_with_extras
+from ties_brute import (
+    appended,
+    brute_expected,
+    brute_range,
+    filled_qrels,
+    plain,
+    random_case,
+    trec_order,
+    unjudged_docs,
+    values,
+)
+
+pytestmark = pytest.mark.filterwarnings("ignore:.*no document with grade.*:RuntimeWarning")
+
+SEEDS = [11, 22, 33]
+#: the hole variants are about unjudged documents: the judged_only measures have none
+HOLE_MEASURES = [m for m in MEASURES if "judged_only" not in m]
+#: appended relevant documents standing for the endless tail (TBG's decay per document is the slowest)
+TAIL = {"TBG": 1500}
+DEFAULT_TAIL = 400
+
+
+def reads_past(measure) -> bool:
+    """Whether the user of ``measure`` reads past the last retrieved document (then 'rel' fills those ranks)."""
+    m = plain(measure)
+    if m.params.get("cutoff") is not None:
+        return False
+    if m.NAME in ("M1", "M2", "M3", "M4") or hasattr(m, "dist"):
+        return m.dist == "RBP"
+    if m.NAME == "TBG":
+        return True
+    if m.NAME in ("PH", "PatH"):
+        return m.params.get("tail") == "inf"
+    return False
+
+
+def brute_rel(measure, qrels, run):
+    """The value under unjudged='rel', without the engine."""
+    if reads_past(measure):
+        q2, r2 = appended(qrels, run, TAIL.get(plain(measure).NAME, DEFAULT_TAIL))
+        return values(measure, q2, r2)
+    return values(measure, filled_qrels(qrels, run), run)
+
+
+def tolerance(want):
+    return 1e-12 * max(1.0, max(abs(v) for v in want.values()))
+
+
+# --------------------------------------------------------------------------- the brute force itself
+
+def test_filled_qrels_judge_every_unjudged_retrieved_document_at_g_fill():
+    qrels = {"q": {"a": 0, "b": 2, "x": 1}, "r": {"a": 0}}
+    run = {"q": {"a": 1.0, "u": 1.0, "b": 0.5}, "r": {"a": 1.0, "v": 2.0, "w": 0.0}}
+    assert unjudged_docs(qrels["q"], run["q"]) == ["u"]
+    assert filled_qrels(qrels, run) == {"q": {"a": 0, "b": 2, "x": 1, "u": 2}, "r": {"a": 0, "v": 1, "w": 1}}
+    q2, r2 = appended(qrels, run, 3)
+    assert trec_order(r2["r"])[3:] == ["~tail00000", "~tail00001", "~tail00002"]
+    assert q2["r"]["~tail00002"] == 1 and q2["q"]["~tail00000"] == 2
+
+
+def test_reads_past():
+    assert reads_past("M1") and reads_past("M2(norm=False,theta=0.6)") and reads_past("RBTR")
+    assert not reads_past("M1@5") and not reads_past("M1(dist='DCG')") and not reads_past("M3(dist='ERR')")
+    assert reads_past("TBG(lengths='brute-all')") and not reads_past("TBG(lengths='brute-all')@4")
+    assert reads_past("PH(tail='inf')") and not reads_past("PH") and not reads_past("MP")
+
+
+# --------------------------------------------------------------------------- unjudged='rel'
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("measure", HOLE_MEASURES)
+def test_rel_is_the_value_on_filled_qrels(measure, seed):
+    qrels, run = random_case(seed)
+    want = brute_rel(measure, qrels, run)
+    assert_per_query(engine(measure, qrels, run, unjudged="rel"), want, tolerance(want),
+                     f"{measure}(unjudged='rel') seed {seed}")
+
+
+@pytest.mark.parametrize("measure", ["MP(model='LO_OR_LID')", "PH(tail='inf')", "M1", "M4(dist='ERR')@5",
+                                     "TBG(lengths='brute-all')@4"])
+def test_rel_with_expected_ties(measure):
+    qrels, run = random_case(44)
+    if reads_past(measure):
+        q2, r2 = appended(qrels, run, DEFAULT_TAIL)
+        # the tail has distinct scores below the ranking: the orders are those of the ranking's tie groups
+        want = brute_expected(measure, q2, r2)
+    else:
+        want = brute_expected(measure, filled_qrels(qrels, run), run)
+    assert_per_query(engine(measure, qrels, run, unjudged="rel", ties="expected"), want, tolerance(want),
+                     f"{measure}(unjudged='rel',ties='expected')")
+
+
+def test_rel_fills_with_at_least_grade_1():
+    # the only judged document is non-relevant: the unjudged ones count at grade 1
+    qrels = {"q": {"a": 0}}
+    run = {"q": {"a": 3.0, "u": 2.0, "v": 1.0}}
+    for measure in ["MP", "M1@3", "PH"]:
+        want = values(measure, {"q": {"a": 0, "u": 1, "v": 1}}, run)
+        assert_per_query(engine(measure, qrels, run, unjudged="rel"), want, 1e-12, measure)
+
+
+# --------------------------------------------------------------------------- residual
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("measure", HOLE_MEASURES)
+def test_residual_is_rel_minus_nonrel(measure, seed):
+    qrels, run = random_case(seed)
+    rel, nonrel = brute_rel(measure, qrels, run), values(measure, qrels, run)
+    want = {q: rel[q] - nonrel[q] for q in nonrel}
+    assert_per_query(engine(measure, qrels, run, residual=True), want, tolerance(rel),
+                     f"{measure}(residual=True) seed {seed}")
+
+
+def rbp_eval_residual(qrels_q, run_q, p):
+    """rbp_eval's residual: (1-p) Σ_{unjudged ranks k} p^(k-1) + p^N."""
+    order = trec_order(run_q)
+    return (1 - p) * sum(p ** k for k, d in enumerate(order) if d not in qrels_q) + p ** len(order)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("theta", [None, 0.5, 0.95])
+def test_m1_rbp_residual_is_rbp_evals(seed, theta):
+    qrels, run = random_case(seed)
+    measure = "M1" if theta is None else f"M1(theta={theta})"
+    p = 0.8 if theta is None else theta
+    want = {q: rbp_eval_residual(qrels[q], run[q], p) for q in run}
+    assert_per_query(engine(measure, qrels, run, residual=True), want, 1e-12, measure)
+    if p <= 0.8:  # the brute force of the reading past the ranking agrees with the formula
+        rel, nonrel = brute_rel(measure, qrels, run), values(measure, qrels, run)
+        assert_per_query({q: rel[q] - nonrel[q] for q in nonrel}, want, 1e-12, "brute " + measure)
+
+
+def test_residual_of_a_fully_judged_ranking_is_its_tail():
+    qrels = {"q": {"a": 1, "b": 0, "c": 2}}
+    run = {"q": {"a": 2.0, "b": 1.0, "c": 0.0}}
+    assert engine("M1", qrels, run, residual=True)["q"] == pytest.approx(0.8 ** 3, abs=1e-15)
+    assert engine("M1@3", qrels, run, residual=True)["q"] == 0.0
+    assert engine("MP", qrels, run, residual=True)["q"] == 0.0
+
+
+# --------------------------------------------------------------------------- unjudged='range'
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("measure", HOLE_MEASURES)
+def test_range_ends_are_min_and_max_over_every_judgment(measure, seed):
+    qrels, run = random_case(seed, max_unjudged=8, unjudged_share=0.5)
+    assert all(len(unjudged_docs(qrels[q], run[q])) <= 8 for q in run)
+    want = brute_range(measure, qrels, run)
+    got, extras = engine_with_extras(measure, qrels, run, unjudged="range")
+    tol = 1e-12 * max(1.0, max(abs(hi) for _, hi in want.values()))
+    what = f"{measure}(unjudged='range') seed {seed}"
+    assert_per_query(extras["lo"], {q: lo for q, (lo, _) in want.items()}, tol, what + " lo")
+    assert_per_query(extras["hi"], {q: hi for q, (_, hi) in want.items()}, tol, what + " hi")
+    assert_per_query(got, {q: extras["hi"][q] - extras["lo"][q] for q in want}, 0, what + " width")
+
+
+@pytest.mark.parametrize("measure", [m for m in HOLE_MEASURES if not reads_past(m)][:12])
+def test_range_holds_nonrel_and_rel(measure):
+    """'nonrel' and 'rel' (for users who stop at the ranking's end) are two of the 2^u judgments."""
+    qrels, run = random_case(9, max_unjudged=8, unjudged_share=0.5)
+    _, extras = engine_with_extras(measure, qrels, run, unjudged="range")
+    for variant in ("nonrel", "rel"):
+        v = engine(measure, qrels, run, unjudged=variant)
+        for q in v:
+            assert extras["lo"][q] - 1e-12 <= v[q] <= extras["hi"][q] + 1e-12, (measure, variant, q)
+
+
+def test_range_of_a_non_monotone_measure_can_put_nonrel_inside():
+    """MP is not monotone in relevance: an unjudged document made relevant low in the ranking can lower it,
+    so the residual can be negative while the range still holds both judgments."""
+    qrels = {"q": {"a": 1, "b": 0, "c": 0, "d": 0}}
+    run = {"q": {"a": 5.0, "b": 4.0, "c": 3.0, "d": 2.0, "u": 1.0}}
+    rel = values("MP", {"q": {**qrels["q"], "u": 1}}, run)["q"]
+    nonrel = values("MP", qrels, run)["q"]
+    assert rel < nonrel  # the brute force shows it
+    assert engine("MP", qrels, run, residual=True)["q"] == pytest.approx(rel - nonrel, abs=1e-12)
+    _, extras = engine_with_extras("MP", qrels, run, unjudged="range")
+    assert extras["lo"]["q"] == pytest.approx(rel, abs=1e-12)
+    assert extras["hi"]["q"] == pytest.approx(nonrel, abs=1e-12)
+
+
+# --------------------------------------------------------------------------- unjudged='drop'
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("measure", HOLE_MEASURES)
+def test_drop_is_judged_only(measure, seed):
+    qrels, run = random_case(seed)
+    want = values(plain(measure)(judged_only=True), qrels, run)
+    assert_per_query(engine(measure, qrels, run, unjudged="drop"), want, 0, f"{measure}(unjudged='drop')")
+
+
+def test_unjudged_and_ties_defaults_leave_values_bit_for_bit():
+    qrels, run = random_case(12)
+    for measure in HOLE_MEASURES:
+        m = plain(measure)
+        got = values(m(ties="docid", unjudged="nonrel", residual=False, seed=0), qrels, run)
+        assert got == values(m, qrels, run), measure
+    assert np.isfinite(list(values("MP", qrels, run).values())).all()

@@ -1,0 +1,226 @@
+"""Brute force for the tie and hole variants of issue 26, through the default path only.
+
+Every expectation here is computed WITHOUT the variant engine: a measure is evaluated in its plain form
+(no ``ties``/``unjudged``/``residual``/``seed``) by ``irmeasures_markov.PROVIDER.iter_calc`` on runs and
+qrels built explicitly for each scenario:
+
+* a tie order is made explicit by giving the run distinct scores in that order;
+* a judgment of the unjudged documents is made explicit by adding them to the qrels;
+* documents read after the ranking are made explicit by appending them to the run.
+
+Many scenarios are evaluated in one call: each becomes a query of its own (``c000017``), with its own
+copy of the query's qrels, so a brute force over thousands of orders costs one evaluation.
+
+The test modules import it as ``from ties_brute import ...`` (``tests`` is on ``pythonpath``).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import ir_measures
+import numpy as np
+
+import irmeasures_markov as imm
+
+#: the grade an unjudged document counts as when tie groups are sorted (optimistic/pessimistic)
+UNJUDGED_SORT_GRADE = 0
+#: a pool of document ids; per query the retrieved ones are drawn from it without replacement
+POOL = [f"D{k:03d}" for k in range(400)]
+#: lengths (words) of every pool document (registered as 'brute-all'), and of two thirds of them
+#: (registered as 'brute-part', used with default_length)
+_LENGTH_RNG = np.random.default_rng(2026)
+LENGTHS = {d: float(_LENGTH_RNG.integers(0, 3000)) for d in POOL}
+PART_LENGTHS = {d: v for i, (d, v) in enumerate(LENGTHS.items()) if i % 3}
+#: holding rates per rank (registered as 'brute')
+RATES = [float(x) for x in np.random.default_rng(7).uniform(0.2, 3.0, size=2000)]
+
+
+def register_inputs():
+    """Register the lengths and rates the measure strings of the tests name."""
+    imm.register_lengths("brute-all", LENGTHS)
+    imm.register_lengths("brute-part", PART_LENGTHS)
+    imm.register_rates("brute", RATES)
+
+
+register_inputs()
+
+
+# --------------------------------------------------------------------------- orders
+
+def trec_order(scores):
+    """Docids of ``{docid: score}`` in trec_eval order: score descending, then docid descending."""
+    return sorted(scores, key=lambda d: (scores[d], d), reverse=True)
+
+
+def tie_groups(scores):
+    """Maximal runs of equal score in trec_eval order, each a list of docids in that order."""
+    groups = []
+    for d in trec_order(scores):
+        if groups and scores[groups[-1][0]] == scores[d]:
+            groups[-1].append(d)
+        else:
+            groups.append([d])
+    return groups
+
+
+def n_orders(scores):
+    """How many orders of the ranking the tie groups allow (product of the groups' factorials)."""
+    return math.prod(math.factorial(len(g)) for g in tie_groups(scores))
+
+
+def all_orders(scores):
+    """Every order of the ranking: each tie group permuted (itertools.permutations), product over groups."""
+    groups = tie_groups(scores)
+    for combo in itertools.product(*(itertools.permutations(g) for g in groups)):
+        yield [d for g in combo for d in g]
+
+
+def explicit_run(order):
+    """``{docid: score}`` whose only order (distinct scores) is ``order``."""
+    n = len(order)
+    return {d: float(n - i) for i, d in enumerate(order)}
+
+
+def sorted_within_ties(scores, grades, how):
+    """The order 'optimistic' (grades descending) or 'pessimistic' (ascending) inside each tie group;
+    unjudged documents count as grade 0; equal grades keep trec_eval's order (docid descending)."""
+    sign = -1 if how == "optimistic" else 1
+    out = []
+    for g in tie_groups(scores):
+        # sorted() is stable: equal grades stay in trec_eval order
+        out.extend(sorted(g, key=lambda d: sign * grades.get(d, UNJUDGED_SORT_GRADE)))
+    return out
+
+
+# --------------------------------------------------------------------------- evaluation (default path)
+
+def plain(measure):
+    """A measure given as a string or object, parsed."""
+    return ir_measures.parse_measure(measure) if isinstance(measure, str) else measure
+
+
+def values(measure, qrels, run):
+    """``{qid: value}`` of ``measure`` by ``PROVIDER.iter_calc``."""
+    return {m.query_id: m.value for m in imm.PROVIDER.iter_calc([plain(measure)], qrels, run)}
+
+
+def batched(measure, scenarios):
+    """Values of ``measure`` on a list of ``(qrels of one query, run of one query)``, in one evaluation."""
+    qrels, run = {}, {}
+    for i, (q, r) in enumerate(scenarios):
+        qrels[f"c{i:06d}"] = q
+        run[f"c{i:06d}"] = r
+    got = values(measure, qrels, run)
+    return np.array([got[f"c{i:06d}"] for i in range(len(scenarios))], dtype=np.float64)
+
+
+def per_order_values(measure, qrels, run, qid):
+    """The values of every order of query ``qid``'s tie groups (explicit runs)."""
+    return batched(measure, [(qrels[qid], explicit_run(o)) for o in all_orders(run[qid])])
+
+
+def brute_expected(measure, qrels, run):
+    """``{qid: mean over every order of every tie group}``."""
+    return {q: float(np.mean(per_order_values(measure, qrels, run, q))) for q in run if q in qrels}
+
+
+def brute_sorted(measure, qrels, run, how):
+    """``{qid: value}`` on the run reordered inside its tie groups (``how`` optimistic or pessimistic)."""
+    explicit = {q: explicit_run(sorted_within_ties(run[q], qrels.get(q, {}), how)) for q in run}
+    return values(measure, qrels, explicit)
+
+
+# --------------------------------------------------------------------------- holes
+
+def g_fill(qrels_q):
+    """The grade an unjudged document gets under unjudged='rel': max(1, highest judged grade)."""
+    return max([1, *qrels_q.values()])
+
+
+def unjudged_docs(qrels_q, run_q):
+    """The retrieved documents without a judgment, in trec_eval order."""
+    return [d for d in trec_order(run_q) if d not in qrels_q]
+
+
+def filled_qrels(qrels, run):
+    """The qrels with every unjudged retrieved document judged at g_fill."""
+    out = {}
+    for q, judged in qrels.items():
+        out[q] = dict(judged)
+        for d in unjudged_docs(judged, run.get(q, {})):
+            out[q][d] = g_fill(judged)
+    return out
+
+
+def appended(qrels, run, n_tail):
+    """Run and qrels with ``n_tail`` relevant documents (at g_fill) appended after each ranking
+    (scores below every retrieved score), on top of :func:`filled_qrels`: the user who reads past the
+    ranking under unjudged='rel'. Their ids are ``~tail00000`` ... (not in the length tables)."""
+    qrels_out, run_out = filled_qrels(qrels, run), {}
+    for q, scores in run.items():
+        low = min(scores.values()) if scores else 0.0
+        run_out[q] = dict(scores)
+        for i in range(n_tail):
+            d = f"~tail{i:05d}"
+            run_out[q][d] = low - 1.0 - i
+            if q in qrels_out:
+                qrels_out[q][d] = g_fill(qrels[q])
+    return qrels_out, run_out
+
+
+def all_judgments(qrels_q, docs):
+    """Every one of the 2^u qrels in which each document of ``docs`` is judged 0 or at g_fill."""
+    fill = g_fill(qrels_q)
+    for bits in itertools.product((0, fill), repeat=len(docs)):
+        q = dict(qrels_q)
+        q.update(zip(docs, bits))
+        yield q
+
+
+def brute_range(measure, qrels, run):
+    """``{qid: (lo, hi)}``: min and max over every judgment of the query's unjudged retrieved documents."""
+    out = {}
+    for q, scores in run.items():
+        if q not in qrels:
+            continue
+        vals = batched(measure, [(j, scores) for j in all_judgments(qrels[q], unjudged_docs(qrels[q], scores))])
+        out[q] = (float(vals.min()), float(vals.max()))
+    return out
+
+
+# --------------------------------------------------------------------------- random cases
+
+def random_case(seed, *, n_queries=(1, 4), n_docs=(3, 10), n_scores=(2, 3), max_orders=2000,
+                unjudged_share=0.3, max_unjudged=None, unretrieved=(0, 2)):
+    """``(qrels, run)`` with heavy ties: per query 3-10 retrieved documents whose scores take 2-3
+    distinct values (at most ``max_orders`` orders of the tie groups), grades 0-2, about
+    ``unjudged_share`` of them unjudged (at most ``max_unjudged``), and 0-2 judged documents that the run
+    does not retrieve (grades 0-2, so the recall base exceeds what is retrieved). Every query has a
+    document of grade 1 or 2 (added unretrieved when none was drawn)."""
+    rng = np.random.default_rng(seed)
+    qrels, run = {}, {}
+    for j in range(int(rng.integers(n_queries[0], n_queries[1] + 1))):
+        qid = f"q{j}"
+        while True:
+            n = int(rng.integers(n_docs[0], n_docs[1] + 1))
+            levels = rng.choice([0.5, 1.0, 2.0, 3.25], size=int(rng.integers(n_scores[0], n_scores[1] + 1)),
+                                replace=False)
+            scores = rng.choice(levels, size=n).tolist()
+            docs = [POOL[i] for i in rng.choice(len(POOL), size=n + 3, replace=False).tolist()]
+            retrieved = dict(zip(docs[:n], scores))
+            if n_orders(retrieved) <= max_orders:
+                break
+        judged = {}
+        for d in docs[:n]:
+            if rng.random() >= unjudged_share:
+                judged[d] = int(rng.integers(0, 3))
+        if max_unjudged is not None:
+            for d in [d for d in docs[:n] if d not in judged][max_unjudged:]:
+                judged[d] = int(rng.integers(0, 3))
+        for d in docs[n:n + int(rng.integers(unretrieved[0], unretrieved[1] + 1))]:
+            judged[d] = int(rng.integers(0, 3))
+        if not any(g >= 1 for g in judged.values()):
+            judged[docs[-1]] = int(rng.integers(1, 3))  # an unretrieved relevant document
+        qrels[qid], run[qid] = judged, retrieved
+    return qrels, run
