@@ -32,6 +32,13 @@ POOL = [f"D{k:03d}" for k in range(400)]
 _LENGTH_RNG = np.random.default_rng(2026)
 LENGTHS = {d: float(_LENGTH_RNG.integers(0, 3000)) for d in POOL}
 PART_LENGTHS = {d: v for i, (d, v) in enumerate(LENGTHS.items()) if i % 3}
+#: the documents appended after a ranking to stand for the ranks a user reads past its end (unjudged='rel'):
+#: judged relevant at g_fill, and of length 0 for TBG (the filled ranks are no document of the run; a
+#: relevant document that costs no reading time is the tail norm='constant' also assumes)
+TAIL_DOCS = [f"~tail{i:05d}" for i in range(2000)]
+TAIL_LENGTH = 0.0
+LENGTHS.update(dict.fromkeys(TAIL_DOCS, TAIL_LENGTH))
+PART_LENGTHS.update(dict.fromkeys(TAIL_DOCS, TAIL_LENGTH))
 #: holding rates per rank (registered as 'brute')
 RATES = [float(x) for x in np.random.default_rng(7).uniform(0.2, 3.0, size=2000)]
 
@@ -156,13 +163,14 @@ def filled_qrels(qrels, run):
 def appended(qrels, run, n_tail):
     """Run and qrels with ``n_tail`` relevant documents (at g_fill) appended after each ranking
     (scores below every retrieved score), on top of :func:`filled_qrels`: the user who reads past the
-    ranking under unjudged='rel'. Their ids are ``~tail00000`` ... (not in the length tables)."""
+    ranking under unjudged='rel'. Their ids are :data:`TAIL_DOCS` (length :data:`TAIL_LENGTH`). Being judged,
+    they join the recall base: normalised measures get the limit of the ranking extended by ever more
+    relevant documents."""
     qrels_out, run_out = filled_qrels(qrels, run), {}
     for q, scores in run.items():
         low = min(scores.values()) if scores else 0.0
         run_out[q] = dict(scores)
-        for i in range(n_tail):
-            d = f"~tail{i:05d}"
+        for i, d in enumerate(TAIL_DOCS[:n_tail]):
             run_out[q][d] = low - 1.0 - i
             if q in qrels_out:
                 qrels_out[q][d] = g_fill(qrels[q])
