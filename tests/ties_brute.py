@@ -200,9 +200,9 @@ def brute_range(measure, qrels, run):
 # --------------------------------------------------------------------------- random cases
 
 def random_case(seed, *, n_queries=(1, 4), n_docs=(3, 10), n_scores=(2, 3), max_orders=2000,
-                unjudged_share=0.3, max_unjudged=None, unretrieved=(0, 2)):
+                unjudged_share=0.3, max_unjudged=None, unretrieved=(0, 2), grades=(0, 2)):
     """``(qrels, run)`` with heavy ties: per query 3-10 retrieved documents whose scores take 2-3
-    distinct values (at most ``max_orders`` orders of the tie groups), grades 0-2, about
+    distinct values (at most ``max_orders`` orders of the tie groups), grades 0-2 (``grades``), about
     ``unjudged_share`` of them unjudged (at most ``max_unjudged``), and 0-2 judged documents that the run
     does not retrieve (grades 0-2, so the recall base exceeds what is retrieved). Every query has a
     document of grade 1 or 2 (added unretrieved when none was drawn)."""
@@ -222,12 +222,12 @@ def random_case(seed, *, n_queries=(1, 4), n_docs=(3, 10), n_scores=(2, 3), max_
         judged = {}
         for d in docs[:n]:
             if rng.random() >= unjudged_share:
-                judged[d] = int(rng.integers(0, 3))
+                judged[d] = int(rng.integers(grades[0], grades[1] + 1))
         if max_unjudged is not None:
             for d in [d for d in docs[:n] if d not in judged][max_unjudged:]:
-                judged[d] = int(rng.integers(0, 3))
+                judged[d] = int(rng.integers(grades[0], grades[1] + 1))
         for d in docs[n:n + int(rng.integers(unretrieved[0], unretrieved[1] + 1))]:
-            judged[d] = int(rng.integers(0, 3))
+            judged[d] = int(rng.integers(grades[0], grades[1] + 1))
         if not any(g >= 1 for g in judged.values()):
             judged[docs[-1]] = int(rng.integers(1, 3))  # an unretrieved relevant document
         qrels[qid], run[qid] = judged, retrieved

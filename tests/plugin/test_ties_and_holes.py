@@ -62,6 +62,8 @@ MEASURES = [
     "M3(dist='ERR')", "M3(dist='RRR',f='k')", "M3(dist='AP')@5", "M3", "M3(dist='ERR',judged_only=True)",
     "M4", "M4(dist='AP')", "M4(dist='ERR',theta=0.7)@5", "M4(dist='RRR',rel=2)", "M4(dist='DCG',judged_only=True)",
     "M4(norm=True,theta=0.9)",
+    # aliases and the paper's named measures
+    "PatH(p=0.7)", "RBTR(theta=0.7)", "RBAP", "ARR@5", "EPR(rel=2)",
 ]
 SEEDS = [11, 22, 33]
 
@@ -143,6 +145,43 @@ def test_expected_without_ties_is_the_plain_value():
                          1e-12, measure)
 
 
+@pytest.mark.parametrize("seed", [3, 4])
+@pytest.mark.parametrize("measure", ["MP", "MP(judged_only=True)", "MP(rel=0)", "PH(gain='grade',rel=0)",
+                                     "PH(judged_only=True,tail='inf')", "TBG(lengths='brute-all',rel=0)",
+                                     "M1(judged_only=True)", "M4(dist='AP',rel=0)", "M3(dist='ERR',rel=0)@5"])
+def test_expected_with_negative_grades_and_rel_0(measure, seed):
+    """Grades -1..2: a judged document of grade -1 or 0 is not an unjudged one for judged_only or rel=0."""
+    qrels, run = random_case(seed, grades=(-1, 2))
+    assert any(g < 0 for j in qrels.values() for g in j.values())
+    want = brute_expected(measure, qrels, run)
+    assert_per_query(engine(measure, qrels, run, ties="expected"), want, 1e-12, f"{measure} seed {seed}")
+    for how in ("optimistic", "pessimistic"):
+        assert_per_query(engine(measure, qrels, run, ties=how), brute_sorted(measure, qrels, run, how), 0,
+                         f"{measure}(ties={how!r}) seed {seed}")
+
+
+def test_optimistic_puts_grade_0_above_grade_minus_1():
+    """Higher grades first: with rel=0 a grade-0 document is relevant and a grade -1 one is not, so the
+    optimistic order of the tie {'b': -1, 'a': 0} (trec order b, a) is a, b: M1(rel=0) = 1 - 0.8."""
+    qrels = {"q": {"b": -1, "a": 0}}
+    run = {"q": {"a": 1.0, "b": 1.0}}
+    assert values("M1(rel=0)", qrels, {"q": {"a": 2.0, "b": 1.0}})["q"] == pytest.approx(0.2, abs=1e-15)
+    assert engine("M1(rel=0)", qrels, run, ties="optimistic")["q"] == pytest.approx(0.2, abs=1e-15)
+    assert engine("M1(rel=0)", qrels, run, ties="pessimistic")["q"] == pytest.approx(0.16, abs=1e-15)
+
+
+def test_iter_calc_yields_the_standard_error_as_an_extra():
+    qrels, run = random_case(5)
+    m = plain("M1")(ties="expected")
+    got = list(imm.PROVIDER.iter_calc([m], qrels, run))
+    want = brute_expected("M1", qrels, run)
+    assert {r.query_id for r in got} == set(want)
+    for r in got:
+        assert r.extras == {"se": 0.0}
+        assert r == ir_measures.Metric(r.query_id, m, r.value)
+        assert r.value == pytest.approx(want[r.query_id], abs=1e-12)
+
+
 # --------------------------------------------------------------------------- optimistic / pessimistic
 
 @pytest.mark.parametrize("how", ["optimistic", "pessimistic"])
@@ -214,8 +253,8 @@ def test_monte_carlo_within_four_standard_errors_of_the_linear_mean(measure):
     exact = linear_expected(measure, qrels, run, "big")
     got, extras = engine_with_extras(measure, qrels, run, ties="expected")
     se = extras["se"]["big"]
-    assert 0 < se < 1e-3, se
     assert abs(got["big"] - exact) <= 4 * se, (measure, exact, got["big"], se)
+    assert 0 < se < 1e-3, (measure, se)
 
 
 @pytest.mark.slow
@@ -235,8 +274,8 @@ def test_monte_carlo_within_four_standard_errors_of_a_long_brute_monte_carlo(mea
     mine, mine_se = float(v.mean()), float(v.std(ddof=1) / math.sqrt(len(v)))
     got, extras = engine_with_extras(measure, qrels, run, ties="expected")
     se = extras["se"]["big"]
-    assert 0 < se < 1e-3, se
     assert abs(got["big"] - mine) <= 4 * math.hypot(se, mine_se), (measure, mine, mine_se, got["big"], se)
+    assert 0 < se < 1e-3, (measure, se)
 
 
 def test_monte_carlo_does_not_depend_on_query_order():

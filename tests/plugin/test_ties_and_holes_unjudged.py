@@ -20,12 +20,17 @@ import numpy as np
 import pytest
 from test_ties_and_holes import MEASURES, assert_per_query, engine, engine_with_extras
 from ties_brute import (
+    all_judgments,
     appended,
+    batched,
     brute_expected,
     brute_range,
+    brute_sorted,
+    explicit_run,
     filled_qrels,
     plain,
     random_case,
+    sorted_within_ties,
     trec_order,
     unjudged_docs,
     values,
@@ -111,6 +116,50 @@ def test_rel_with_expected_ties(measure):
                      f"{measure}(unjudged='rel',ties='expected')")
 
 
+def brute_rel_data(measure, qrels, run):
+    """(qrels, run) whose plain value is the value under unjudged='rel'."""
+    if reads_past(measure):
+        return appended(qrels, run, TAIL.get(plain(measure).NAME, DEFAULT_TAIL))
+    return filled_qrels(qrels, run), run
+
+
+@pytest.mark.parametrize("how", ["optimistic", "pessimistic"])
+@pytest.mark.parametrize("measure", ["MP", "MPcont(lengths='brute-all',time='tbg')", "PH(browse='RWBM',p=0.6,q=0.3)",
+                                     "TBG(lengths='brute-all')@4", "M4(dist='ERR')", "M2(dist='RRR')", "PH(tail='inf')",
+                                     "M1"])
+def test_rel_with_sorted_ties_sorts_by_the_filled_grades(measure, how):
+    """Under unjudged='rel' an unjudged document is a relevant one, for the tie order too."""
+    qrels, run = random_case(45)
+    q2, r2 = brute_rel_data(measure, qrels, run)
+    want = brute_sorted(measure, q2, r2, how)
+    assert_per_query(engine(measure, qrels, run, unjudged="rel", ties=how), want, tolerance(want),
+                     f"{measure}(unjudged='rel',ties={how!r})")
+
+
+@pytest.mark.parametrize("measure", ["MP(model='LO_OR_LID')", "PH", "TBG(lengths='brute-all')@4", "M4(dist='ERR')@5",
+                                     "M1"])
+def test_residual_with_expected_ties(measure):
+    qrels, run = random_case(46)
+    q2, r2 = brute_rel_data(measure, qrels, run)
+    rel, nonrel = brute_expected(measure, q2, r2), brute_expected(measure, qrels, run)
+    want = {q: rel[q] - nonrel[q] for q in nonrel}
+    assert_per_query(engine(measure, qrels, run, residual=True, ties="expected"), want, tolerance(rel),
+                     f"{measure}(residual=True,ties='expected')")
+
+
+@pytest.mark.parametrize("ties,want", [("optimistic", 0.2), ("pessimistic", 0.0), ("expected", 0.1)])
+def test_rel_judges_an_unjudged_document_that_ties_into_the_cutoff(ties, want):
+    """The smallest case of a tie group crossing the cutoff: in trec order 'z' (judged 0) is at rank 1 and
+    the unjudged 'u' at rank 2, below the cutoff; under unjudged='rel' 'u' is relevant, so the optimistic
+    order puts it at rank 1 (M1@1 = 1 - 0.8), the pessimistic one at rank 2 (0), and the mean is 0.1."""
+    qrels = {"q": {"z": 0}}
+    run = {"q": {"z": 1.0, "u": 1.0}}
+    judged = {"q": {"z": 0, "u": 1}}
+    assert values("M1@1", judged, {"q": {"u": 2.0, "z": 1.0}})["q"] == pytest.approx(0.2, abs=1e-15)
+    assert values("M1@1", judged, {"q": {"z": 2.0, "u": 1.0}})["q"] == 0.0
+    assert engine("M1@1", qrels, run, unjudged="rel", ties=ties)["q"] == pytest.approx(want, abs=1e-15)
+
+
 def test_rel_fills_with_at_least_grade_1():
     # the only judged document is non-relevant: the unjudged ones count at grade 1
     qrels = {"q": {"a": 0}}
@@ -173,6 +222,24 @@ def test_range_ends_are_min_and_max_over_every_judgment(measure, seed):
     assert_per_query(extras["lo"], {q: lo for q, (lo, _) in want.items()}, tol, what + " lo")
     assert_per_query(extras["hi"], {q: hi for q, (_, hi) in want.items()}, tol, what + " hi")
     assert_per_query(got, {q: extras["hi"][q] - extras["lo"][q] for q in want}, 0, what + " width")
+
+
+@pytest.mark.parametrize("how", ["optimistic", "pessimistic"])
+@pytest.mark.parametrize("measure", ["MP", "PH(browse='RWBM',p=0.6,q=0.3)", "TBG(lengths='brute-all')",
+                                     "M4(dist='ERR')", "M1(dist='DCG')", "MPcont(rates='brute')"])
+def test_range_with_sorted_ties(measure, how):
+    """Each judgment of the unjudged documents with its own optimistic/pessimistic order."""
+    qrels, run = random_case(47, max_unjudged=6, unjudged_share=0.5)
+    want = {}
+    for q, scores in run.items():
+        judgments = list(all_judgments(qrels[q], unjudged_docs(qrels[q], scores)))
+        v = batched(measure, [(j, explicit_run(sorted_within_ties(scores, j, how))) for j in judgments])
+        want[q] = (float(v.min()), float(v.max()))
+    _, extras = engine_with_extras(measure, qrels, run, unjudged="range", ties=how)
+    tol = 1e-12 * max(1.0, max(abs(hi) for _, hi in want.values()))
+    what = f"{measure}(unjudged='range',ties={how!r})"
+    assert_per_query(extras["lo"], {q: lo for q, (lo, _) in want.items()}, tol, what + " lo")
+    assert_per_query(extras["hi"], {q: hi for q, (_, hi) in want.items()}, tol, what + " hi")
 
 
 @pytest.mark.parametrize("measure", [m for m in HOLE_MEASURES if not reads_past(m)][:12])
