@@ -83,6 +83,59 @@ def all_orders(scores):
         yield [d for g in combo for d in g]
 
 
+def multiset_orders(items):
+    """Every distinct order of a multiset (a list of hashable items), each once."""
+    counts = {}
+    for x in items:
+        counts[x] = counts.get(x, 0) + 1
+    keys = sorted(counts, key=repr)
+    out, n = [], len(items)
+
+    def rec(prefix):
+        if len(prefix) == n:
+            out.append(tuple(prefix))
+            return
+        for k in keys:
+            if counts[k]:
+                counts[k] -= 1
+                prefix.append(k)
+                rec(prefix)
+                prefix.pop()
+                counts[k] += 1
+    rec([])
+    return out
+
+
+def grade_arrangements(scores, grades):
+    """Every distinct arrangement of the grades inside each tie group (unjudged, written None, apart from 0),
+    as document orders: the documents of one grade of a group fill that grade's places in trec order.
+    For a measure that reads only grades these are the tie orders up to interchangeable documents, each
+    standing for the same number of orders, so their mean is the mean over every order."""
+    per_group = []
+    for g in tie_groups(scores):
+        by_grade = {}
+        for d in g:
+            by_grade.setdefault(grades.get(d), []).append(d)
+        orders = []
+        for pattern in multiset_orders([grades.get(d) for d in g]):
+            used = {k: iter(v) for k, v in by_grade.items()}
+            orders.append([next(used[k]) for k in pattern])
+        per_group.append(orders)
+    for combo in itertools.product(*per_group):
+        yield [d for part in combo for d in part]
+
+
+def n_arrangements(scores, grades):
+    """How many distinct grade arrangements the tie groups allow (unjudged apart from 0)."""
+    total = 1
+    for g in tie_groups(scores):
+        counts = {}
+        for d in g:
+            counts[grades.get(d)] = counts.get(grades.get(d), 0) + 1
+        total *= math.factorial(len(g)) // math.prod(math.factorial(c) for c in counts.values())
+    return total
+
+
 def explicit_run(order):
     """``{docid: score}`` whose only order (distinct scores) is ``order``."""
     n = len(order)

@@ -24,9 +24,13 @@ import numpy as np
 import pytest
 from ties_brute import (
     all_orders,
+    batched,
     brute_expected,
     brute_sorted,
     explicit_run,
+    grade_arrangements,
+    multiset_orders,
+    n_arrangements,
     n_orders,
     per_order_values,
     plain,
@@ -145,6 +149,65 @@ def test_expected_without_ties_is_the_plain_value():
                          1e-12, measure)
 
 
+def test_grade_arrangements_are_the_distinct_orders():
+    assert multiset_orders(["a", "b", "a"]) == [("a", "a", "b"), ("a", "b", "a"), ("b", "a", "a")]
+    run = {"a": 1.0, "b": 1.0, "c": 1.0, "d": 0.0}
+    grades = {"a": 1, "b": 1, "c": 0}
+    orders = list(grade_arrangements(run, grades))
+    assert n_arrangements(run, grades) == len(orders) == 3
+    assert [[grades.get(d) for d in o] for o in orders] == [[0, 1, 1, None], [1, 0, 1, None], [1, 1, 0, None]]
+    # over every permutation, the mean of a grade-reading measure is the mean over the arrangements
+    qrels, case = {"q": grades}, {"q": run}
+    assert np.mean(batched("MP", [(grades, explicit_run(o)) for o in orders])) == pytest.approx(
+        brute_expected("MP", qrels, case)["q"], abs=1e-15)
+
+
+def one_big_group(counts, seed=0, extra=3):
+    """One query whose first tie group holds ``counts[g]`` documents of each grade g (None: unjudged), in a
+    shuffled docid order, followed by ``extra`` untied documents."""
+    rng = np.random.default_rng(seed)
+    grades = [g for g, c in counts.items() for _ in range(c)]
+    docs = [f"D{k:03d}" for k in rng.choice(400, size=len(grades) + extra, replace=False).tolist()]
+    run = {d: 5.0 for d in docs[:len(grades)]}
+    run.update({d: 4.0 - i for i, d in enumerate(docs[len(grades):])})
+    qrels = {d: g for d, g in zip(docs, grades) if g is not None}
+    qrels.update({d: int(rng.integers(0, 3)) for d in docs[len(grades):]})
+    return {"q": qrels}, {"q": run}
+
+
+#: measures that read grades only (no per-document value): their tie keys are grades
+GRADE_MEASURES = ["MP", "MP(model='LO_OR_LID',rel=2)", "MPcont(rates='brute')@6", "PH(browse='RWBM',p=0.6,q=0.3)",
+                  "PH(tail='inf',gain='grade')", "M3(dist='ERR')", "M4(dist='RRR')@5", "M2(theta=0.9)",
+                  "MP(judged_only=True)"]
+
+
+@pytest.mark.parametrize("measure", GRADE_MEASURES)
+def test_expected_is_exact_beyond_what_permutations_allow(measure):
+    """A group of 10 documents: 10! = 3,628,800 orders but 2,520 arrangements of the grades (0 x5, 1 x3,
+    2 x2): the exact path, checked against every arrangement."""
+    qrels, run = one_big_group({0: 5, 1: 3, 2: 2})
+    assert n_arrangements(run["q"], qrels["q"]) == 2520
+    want = float(np.mean(batched(measure, [(qrels["q"], explicit_run(o))
+                                           for o in grade_arrangements(run["q"], qrels["q"])])))
+    got, extras = engine_with_extras(measure, qrels, run, ties="expected")
+    assert got["q"] == pytest.approx(want, abs=1e-12) and extras["se"]["q"] == 0.0, (measure, want, got["q"])
+
+
+@pytest.mark.parametrize("measure", [m if m in ("MP", "M3(dist='ERR')") else pytest.param(m, marks=pytest.mark.slow)
+                                     for m in GRADE_MEASURES])
+def test_monte_carlo_within_four_standard_errors_of_the_exact_mean(measure):
+    """A group of 12 documents with 34,650 arrangements (grades 0, 1 and 2, four of each): beyond the exact path
+    (10**4); the exact mean over every arrangement is the reference."""
+    qrels, run = one_big_group({0: 4, 1: 4, 2: 4})
+    assert n_arrangements(run["q"], qrels["q"]) == 34650
+    want = float(np.mean(batched(measure, [(qrels["q"], explicit_run(o))
+                                           for o in grade_arrangements(run["q"], qrels["q"])])))
+    got, extras = engine_with_extras(measure, qrels, run, ties="expected")
+    se = extras["se"]["q"]
+    assert abs(got["q"] - want) <= 4 * se, (measure, want, got["q"], se)
+    assert 0 < se < 1e-3, (measure, se)
+
+
 @pytest.mark.parametrize("seed", [3, 4])
 @pytest.mark.parametrize("measure", ["MP", "MP(judged_only=True)", "MP(rel=0)", "PH(gain='grade',rel=0)",
                                      "PH(judged_only=True,tail='inf')", "TBG(lengths='brute-all',rel=0)",
@@ -172,6 +235,9 @@ def test_optimistic_puts_grade_0_above_grade_minus_1():
 
 def test_iter_calc_yields_the_standard_error_as_an_extra():
     qrels, run = random_case(5)
+    plain_m = plain("M1")
+    _, extras = imm.PROVIDER.evaluator([plain_m], qrels).values_with_extras(run)
+    assert extras[plain_m] == {}
     m = plain("M1")(ties="expected")
     got = list(imm.PROVIDER.iter_calc([m], qrels, run))
     want = brute_expected("M1", qrels, run)
@@ -269,7 +335,6 @@ def test_monte_carlo_within_four_standard_errors_of_a_long_brute_monte_carlo(mea
     for _ in range(40_000):
         order = [d for g in groups for d in rng.permutation(g).tolist()]
         scenarios.append((qrels["big"], explicit_run(order)))
-    from ties_brute import batched
     v = batched(measure, scenarios)
     mine, mine_se = float(v.mean()), float(v.std(ddof=1) / math.sqrt(len(v)))
     got, extras = engine_with_extras(measure, qrels, run, ties="expected")
