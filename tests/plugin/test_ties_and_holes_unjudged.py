@@ -160,6 +160,20 @@ def test_rel_judges_an_unjudged_document_that_ties_into_the_cutoff(ties, want):
     assert engine("M1@1", qrels, run, unjudged="rel", ties=ties)["q"] == pytest.approx(want, abs=1e-15)
 
 
+def test_an_unjudged_document_below_the_cutoff_joins_the_recall_base():
+    """The smallest case: 'u' is retrieved (rank 2) but below the cutoff. unjudged='rel' judges every
+    unjudged retrieved document, so 'u' is relevant and the recall base is 2: M1(dist='AP')@1 = 1/RB = 0.5;
+    over the two judgments of 'u' the value is 1.0 (non-relevant) or 0.5 (relevant)."""
+    qrels = {"q": {"a": 1}}
+    run = {"q": {"a": 2.0, "u": 1.0}}
+    measure = "M1(dist='AP')@1"
+    assert values(measure, {"q": {"a": 1, "u": 1}}, run)["q"] == 0.5
+    assert engine(measure, qrels, run, unjudged="rel")["q"] == 0.5
+    assert engine(measure, qrels, run, residual=True)["q"] == -0.5
+    got, extras = engine_with_extras(measure, qrels, run, unjudged="range")
+    assert (extras["lo"]["q"], extras["hi"]["q"], got["q"]) == (0.5, 1.0, 0.5)
+
+
 def test_rel_fills_with_at_least_grade_1():
     # the only judged document is non-relevant: the unjudged ones count at grade 1
     qrels = {"q": {"a": 0}}
