@@ -214,19 +214,16 @@ def filled_qrels(qrels, run):
 
 
 def appended(qrels, run, n_tail):
-    """Run and qrels with ``n_tail`` relevant documents (at g_fill) appended after each ranking
-    (scores below every retrieved score), on top of :func:`filled_qrels`: the user who reads past the
-    ranking under unjudged='rel'. Their ids are :data:`TAIL_DOCS` (length :data:`TAIL_LENGTH`). Being judged,
-    they join the recall base: normalised measures get the limit of the ranking extended by ever more
-    relevant documents."""
-    qrels_out, run_out = filled_qrels(qrels, run), {}
+    """Run and qrels with relevant documents (at g_fill) appended after each ranking (scores below every
+    retrieved score), on top of :func:`filled_qrels`: the user who reads past the end of the ranking under
+    unjudged='rel'. ``n_tail`` is a number of documents, or a function of the ranking's length giving it.
+    Their ids are :data:`TAIL_DOCS` (length :data:`TAIL_LENGTH`). Being judged, they join the recall base:
+    normalised measures get the limit of the ranking extended by ever more relevant documents."""
+    qrels_out, run_out = filled_qrels(qrels, run), dict(run)
     for q, scores in run.items():
-        low = min(scores.values()) if scores else 0.0
-        run_out[q] = dict(scores)
-        for i, d in enumerate(TAIL_DOCS[:n_tail]):
-            run_out[q][d] = low - 1.0 - i
-            if q in qrels_out:
-                qrels_out[q][d] = g_fill(qrels[q])
+        if q in qrels_out:
+            count = n_tail(len(scores)) if callable(n_tail) else n_tail
+            qrels_out[q], run_out[q] = with_tail(qrels_out[q], scores, count, g_fill(qrels[q]))
     return qrels_out, run_out
 
 
@@ -239,13 +236,29 @@ def all_judgments(qrels_q, docs):
         yield q
 
 
-def brute_range(measure, qrels, run):
-    """``{qid: (lo, hi)}``: min and max over every judgment of the query's unjudged retrieved documents."""
+def with_tail(qrels_q, run_q, count, fill):
+    """One query's qrels and run with ``count`` relevant documents (grade ``fill``) appended after the ranking."""
+    low = min(run_q.values()) if run_q else 0.0
+    tail = TAIL_DOCS[:count]
+    return {**qrels_q, **dict.fromkeys(tail, fill)}, {**run_q, **{d: low - 1.0 - i for i, d in enumerate(tail)}}
+
+
+def brute_range(measure, qrels, run, n_tail=None):
+    """``{qid: (lo, hi)}``: min and max over every judgment of the query's unjudged retrieved documents.
+
+    With ``n_tail`` (a function of the ranking's length, for a user who reads past the ranking) the ranks
+    after the ranking are one more unknown: each judgment is also read with that many relevant documents
+    appended (all of them, or none: the ranking ends)."""
     out = {}
     for q, scores in run.items():
         if q not in qrels:
             continue
-        vals = batched(measure, [(j, scores) for j in all_judgments(qrels[q], unjudged_docs(qrels[q], scores))])
+        judgments = list(all_judgments(qrels[q], unjudged_docs(qrels[q], scores)))
+        scenarios = [(j, scores) for j in judgments]
+        count = n_tail(len(scores)) if n_tail is not None else 0
+        if count:
+            scenarios += [with_tail(j, scores, count, g_fill(qrels[q])) for j in judgments]
+        vals = batched(measure, scenarios)
         out[q] = (float(vals.min()), float(vals.max()))
     return out
 
