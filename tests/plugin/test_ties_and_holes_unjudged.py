@@ -219,6 +219,37 @@ def test_m1_rbp_residual_is_rbp_evals(seed, theta):
         assert_per_query({q: rel[q] - nonrel[q] for q in nonrel}, want, 1e-12, "brute " + measure)
 
 
+def cwl_rbp(qrels_q, run_q, p, rel=1):
+    """cwl-eval's RBP (a test dependency) on one query, binary gains at ``rel``: (EU, residual of EU).
+    cwl-eval's residual gives unjudged items the maximum gain and pads the ranking to 1000 items."""
+    from cwl.ruler.measures.cwl_rbp import RBPCWLMetric
+    from cwl.ruler.ranking import RankingMaker
+    from cwl.seeker.trec_qrel_handler import TrecQrelHandler
+    handler = TrecQrelHandler()
+    for d, g in qrels_q.items():
+        handler.put_value("q", d, 1.0 if g >= rel else 0.0)
+    maker = RankingMaker("q", handler, None, max_gain=1.0, max_n=1000)
+    for d in trec_order(run_q):
+        maker.add(d, "D")
+    metric = RBPCWLMetric(p)
+    metric.residuals = True
+    metric.measure(maker.get_ranking())
+    return metric.expected_utility, metric.residual_expected_utility
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("theta", [None, 0.5, 0.95])
+def test_m1_rbp_value_and_residual_are_cwl_evals(seed, theta):
+    """rel=1 only: cwl-eval's unjudged items always get the maximum gain, ours g_fill, relevant at rel=1."""
+    qrels, run = random_case(seed)
+    p = 0.8 if theta is None else theta
+    measure = "M1" if theta is None else f"M1(theta={theta})"
+    want = {q: cwl_rbp(qrels[q], run[q], p) for q in run}
+    assert_per_query(values(measure, qrels, run), {q: w[0] for q, w in want.items()}, 1e-12, "cwl EU " + measure)
+    assert_per_query(engine(measure, qrels, run, residual=True), {q: w[1] for q, w in want.items()}, 1e-12,
+                     "cwl residual " + measure)
+
+
 def test_residual_of_a_fully_judged_ranking_is_its_tail():
     qrels = {"q": {"a": 1, "b": 0, "c": 2}}
     run = {"q": {"a": 2.0, "b": 1.0, "c": 0.0}}
