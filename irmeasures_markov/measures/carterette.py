@@ -93,13 +93,16 @@ from .carterette_distributions import (
     REGISTRATION_CACHES,
     STATIC_DISTRIBUTIONS,
     DistributionChoices,
+    as_binary_relevance,
     check_arguments,
+    checked_recall_base,
     default_norm,
     distribution_fingerprint,
     is_static,
     register_distribution,
     static_prefix,
     static_table,
+    stopping_distribution,
     theta_or_default,
 )
 
@@ -122,75 +125,12 @@ __all__ = [
     "user_model_measure",
     "user_model_values",
     "user_model_batch",
+    "user_model_weighted",
     "register_distribution",
     "CUSTOM_DISTRIBUTIONS",
     "DistributionChoices",
     "F_CHOICES",
 ]
-
-def stopping_distribution(relevance: ArrayLike, dist: str = "RBP", theta: float | None = None,
-                          recall_base: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """P(k) and F(k) (k = 1..N) of a stopping distribution on one ranking (Carterette, SIGIR 2011).
-
-    For static distributions F is the infinite tail Σ_{i≥k} P(i); for dynamic
-    ones (ERR, AP, RRR) it is the suffix sum over the ranking.
-
-    Parameters
-    ----------
-    relevance : array_like of 0/1
-        Binary relevance in rank order.
-    dist : str
-        A built-in distribution (:data:`DISTRIBUTIONS`) or a registered one.
-    theta : float, optional
-        The parameter of RBP and ERR (default :data:`DEFAULT_THETA`).
-    recall_base : int, optional
-        RB, needed for ``dist='AP'`` (default: the relevant documents in the ranking).
-
-    Returns
-    -------
-    (numpy.ndarray, numpy.ndarray)
-        ``(P, F)`` for ranks 1..N.
-
-    Raises
-    ------
-    ValueError
-        For an unknown distribution, a bad ``theta``, non-binary relevance or a too small ``recall_base``.
-    """
-    a = _as_relevance(relevance)
-    check_arguments("M1", dist, theta, "1/k")
-    return _distribution(a, np.cumsum(a), dist, theta_or_default(dist, theta), _rb(a, recall_base))
-
-
-def _rb(a, recall_base):
-    if recall_base is None:
-        return int(a.sum())
-    if isinstance(recall_base, bool) or int(recall_base) != recall_base or recall_base < a.sum():
-        raise ValueError(f"recall_base must be an integer >= the relevant documents in the ranking "
-                         f"({int(a.sum())}), got {recall_base!r}")
-    return int(recall_base)
-
-
-def _as_relevance(relevance) -> np.ndarray:
-    a = np.asarray(relevance, dtype=np.float64).ravel()
-    if a.size and not np.all((a == 0) | (a == 1)):
-        raise ValueError("relevance must be binary (0/1) in rank order")
-    return a
-
-
-def _distribution(a, r, dist, theta, rb):
-    n = a.size
-    if is_static(dist):
-        p, tail = static_table(dist, theta, n)
-        return p[:n].copy(), tail[:n].copy()
-    if dist == "ERR":
-        p = a * theta * (1.0 - theta) ** (r - a)
-    elif dist == "AP":
-        p = a / rb if rb > 0 else np.zeros(n)
-    else:  # RRR
-        p = np.divide(a, r * (r + 1.0), out=np.zeros(n), where=a > 0)
-    tail = np.cumsum(p[::-1])[::-1]
-    return p, tail
-
 
 def user_model_measure(relevance: ArrayLike, model: str = "M1", dist: str = "RBP", *, theta: float | None = None,
                        f: str = "1/k", norm: bool | None = None, recall_base: int | None = None,
@@ -247,8 +187,8 @@ def user_model_measure(relevance: ArrayLike, model: str = "M1", dist: str = "RBP
     >>> round(user_model_measure([1, 0, 1], 'M2', 'DCG', recall_base=2), 6)   # nDCG
     0.919721
     """
-    a = _as_relevance(relevance)
-    rb = _rb(a, recall_base)
+    a = as_binary_relevance(relevance)
+    rb = checked_recall_base(a, recall_base)
     return float(user_model_values(a, np.array([0, a.size]), np.array([rb]), model, dist, theta=theta, f=f,
                                    norm=norm, cutoff=cutoff)[0])
 
@@ -287,7 +227,7 @@ def user_model_values(relevance: ArrayLike, offsets: ArrayLike, recall_base: Arr
     cutoff = _cutoff(cutoff)
     rel = np.asarray(relevance)
     if rel.dtype != bool:
-        rel = _as_relevance(rel) > 0
+        rel = as_binary_relevance(rel) > 0
     rel = rel.ravel()
     offsets = np.asarray(offsets)
     if (offsets.ndim != 1 or offsets.size < 1 or offsets.dtype.kind not in "iu" or offsets[0] != 0
@@ -340,10 +280,12 @@ class _Relevant:
     and the relevant positions' ranking lengths.
     """
     __slots__ = ("offsets", "lengths", "rb", "ranks", "idx", "count", "rb_at", "dists",
-                 "sum", "_has_rb", "_len_at", "_max_idx", "_max_len", "_ideal")
+                 "sum", "_has_rb", "_len_at", "_max_idx", "_max_len", "_ideal", "weight")
 
-    def __init__(self, relevant, offsets, recall_base):
+    def __init__(self, relevant, offsets, recall_base, weight=None):
         pos = np.flatnonzero(relevant)
+        #: expected relevance at the positions (static distributions only: user_model_weighted), or None
+        self.weight = None if weight is None else np.asarray(weight, dtype=np.float64)[pos]
         self.offsets = np.searchsorted(pos, offsets)             # segment bounds within pos
         counts = np.diff(self.offsets)
         self.lengths = np.diff(offsets)                           # N per ranking
@@ -427,9 +369,11 @@ def _values(v: _Relevant, model, dist, theta, f, norm, cutoff):
         if model == "M3":
             values = c[v.lengths]
         else:
-            values = v.sum(c[v.len_at()] - c.take(v.idx))
+            terms = c[v.len_at()] - c.take(v.idx)
+            values = v.sum(terms if v.weight is None else terms * v.weight)
     else:
-        values = v.sum(_relevant_terms(v, model, dist, theta, f))
+        terms = _relevant_terms(v, model, dist, theta, f)
+        values = v.sum(terms if v.weight is None else terms * v.weight)
     values = np.where(v._has_rb, values, 0.0)
     if norm:
         values = _normalise(values, v, model, dist, theta, f, cutoff)
@@ -490,6 +434,50 @@ def user_model_batch(batch: RelevanceBatch, model: str, dist: str, *, theta: flo
     check_arguments(model, dist, theta, f)
     norm = default_norm(model, dist) if norm is None else bool(norm)
     return _values(_batch_relevant(batch), model, dist, theta_or_default(dist, theta), f, norm, _cutoff(cutoff))
+
+
+def user_model_weighted(weights: ArrayLike, offsets: ArrayLike, recall_base: ArrayLike, model: str, dist: str, *,
+                        theta: float | None = None, f: str = "1/k", norm: bool | None = None,
+                        cutoff: int | None = None) -> np.ndarray:
+    """M1–M4 of a static distribution with relevance ``weights`` in [0, 1] instead of 0/1.
+
+    With a static distribution every model is linear in the relevance vector
+    for a fixed ranking length and recall base (docs/user-model-framework.md,
+    "Ties and unjudged documents"), so the value at the expected relevance of
+    each rank is the expected value: ``ties='expected'`` passes each tie
+    group's mean relevance.
+
+    Parameters
+    ----------
+    weights : array_like of float
+        All rankings' relevance in [0, 1], concatenated, each top first (already cut at ``cutoff``).
+    offsets : array_like of int, length n + 1
+        Ranking i is ``weights[offsets[i]:offsets[i+1]]``.
+    recall_base : array_like of int, length n
+        RB of each ranking's query.
+    model, dist, theta, f, norm
+        As in :func:`user_model_measure`; ``dist`` must be static.
+    cutoff : int, optional
+        Cuts only the ideal ranking used by ``norm``.
+
+    Returns
+    -------
+    numpy.ndarray
+        One value per ranking.
+
+    Raises
+    ------
+    ValueError
+        If ``dist`` is dynamic (its stopping probabilities depend on the relevance) or an argument is invalid.
+    """
+    check_arguments(model, dist, theta, f)
+    if not is_static(dist):
+        raise ValueError(f"user_model_weighted: dist={dist!r} is dynamic; only static distributions are linear "
+                         "in the relevance")
+    w = np.asarray(weights, dtype=np.float64).ravel()
+    v = _Relevant(w != 0, np.asarray(offsets), np.asarray(recall_base), w)
+    norm = default_norm(model, dist) if norm is None else bool(norm)
+    return _values(v, model, dist, theta_or_default(dist, theta), f, norm, _cutoff(cutoff))
 
 
 def _table_size(n: int) -> int:
