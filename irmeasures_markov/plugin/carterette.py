@@ -137,7 +137,7 @@ class _UserModelMeasure(FamilyMeasure):
                              "feasible depth; give a cutoff (e.g. @1000): ranks are then filled up to it.")
         return np.maximum(lengths, depth)
 
-    def expected_over_ties(self, reading, keys):
+    def expected_over_ties(self, reading, keys, seed=0):
         """Closed form for static distributions: the value at each tie group's mean relevance (the measure is
         linear in the relevance vector); None for dynamic ones (the engine enumerates)."""
         dist, theta = self._distribution()
