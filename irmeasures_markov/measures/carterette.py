@@ -282,17 +282,18 @@ class _Relevant:
     __slots__ = ("offsets", "lengths", "rb", "ranks", "idx", "count", "rb_at", "dists",
                  "sum", "_has_rb", "_len_at", "_max_idx", "_max_len", "_ideal", "weight")
 
-    def __init__(self, relevant, offsets, recall_base, weight=None):
-        pos = np.flatnonzero(relevant)
-        #: expected relevance at the positions (static distributions only: user_model_weighted), or None
-        self.weight = None if weight is None else np.asarray(weight, dtype=np.float64)[pos]
+    def __init__(self, relevant, offsets, recall_base, terms=None):
+        # terms = (flat positions, sorted and repeats allowed, their R_j, their weights): user_model_weighted
+        pos = np.flatnonzero(relevant) if terms is None else np.asarray(terms[0], dtype=np.int64)
+        self.weight = None if terms is None else np.asarray(terms[2], dtype=np.float64)
         self.offsets = np.searchsorted(pos, offsets)             # segment bounds within pos
         counts = np.diff(self.offsets)
         self.lengths = np.diff(offsets)                           # N per ranking
         self.rb = np.asarray(recall_base, dtype=np.float64)
         self.idx = pos - np.repeat(np.asarray(offsets)[:-1], counts)  # 0-based rank j−1
         self.ranks = self.idx + 1.0                               # j
-        self.count = (np.arange(pos.size) - np.repeat(self.offsets[:-1], counts) + 1).astype(np.float64)  # R_j
+        self.count = (np.arange(pos.size) - np.repeat(self.offsets[:-1], counts) + 1).astype(np.float64) \
+            if terms is None else np.asarray(terms[1], dtype=np.float64)                     # R_j
         self.rb_at = np.repeat(self.rb, counts)
         self.dists = {}
         #: per-ranking sums of per-position values (segment_sum's layout made once, not once per measure)
@@ -436,27 +437,33 @@ def user_model_batch(batch: RelevanceBatch, model: str, dist: str, *, theta: flo
     return _values(_batch_relevant(batch), model, dist, theta_or_default(dist, theta), f, norm, _cutoff(cutoff))
 
 
-def user_model_weighted(weights: ArrayLike, offsets: ArrayLike, recall_base: ArrayLike, model: str, dist: str, *,
-                        theta: float | None = None, f: str = "1/k", norm: bool | None = None,
-                        cutoff: int | None = None) -> np.ndarray:
-    """M1–M4 of a static distribution with relevance ``weights`` in [0, 1] instead of 0/1.
+def user_model_weighted(positions: ArrayLike, counts: ArrayLike, weights: ArrayLike, offsets: ArrayLike,
+                        recall_base: ArrayLike, model: str, dist: str, *, theta: float | None = None,
+                        f: str = "1/k", norm: bool | None = None, cutoff: int | None = None) -> np.ndarray:
+    """M1–M4 as a weighted sum of the kernel's per-relevant-rank terms: Σ w · term(rank, R), per ranking.
 
-    With a static distribution every model is linear in the relevance vector
-    for a fixed ranking length and recall base (docs/user-model-framework.md,
-    "Ties and unjudged documents"), so the value at the expected relevance of
-    each rank is the expected value: ``ties='expected'`` passes each tie
-    group's mean relevance.
+    Each entry says "a relevant document at flat position ``positions[i]``,
+    the ``counts[i]``-th relevant one of its ranking, with probability
+    ``weights[i]``"; a position may appear several times (one entry per
+    possible R).  The mean over tie orders is such a sum
+    (:func:`irmeasures_markov.measures.carterette_ties.expected_user_model`),
+    because every model is a sum over relevant ranks of a term of the rank
+    and R (docs/user-model-framework.md, "Ties and unjudged documents").
 
     Parameters
     ----------
+    positions : array_like of int
+        Flat positions (sorted; repeats allowed) in rankings laid out by ``offsets``.
+    counts : array_like of float
+        R, the relevant documents up to and including the position, of each entry.
     weights : array_like of float
-        All rankings' relevance in [0, 1], concatenated, each top first (already cut at ``cutoff``).
+        The probability of each entry.
     offsets : array_like of int, length n + 1
-        Ranking i is ``weights[offsets[i]:offsets[i+1]]``.
+        The rankings' bounds (already cut at ``cutoff``): their lengths N.
     recall_base : array_like of int, length n
         RB of each ranking's query.
     model, dist, theta, f, norm
-        As in :func:`user_model_measure`; ``dist`` must be static.
+        As in :func:`user_model_measure`.
     cutoff : int, optional
         Cuts only the ideal ranking used by ``norm``.
 
@@ -464,18 +471,9 @@ def user_model_weighted(weights: ArrayLike, offsets: ArrayLike, recall_base: Arr
     -------
     numpy.ndarray
         One value per ranking.
-
-    Raises
-    ------
-    ValueError
-        If ``dist`` is dynamic (its stopping probabilities depend on the relevance) or an argument is invalid.
     """
     check_arguments(model, dist, theta, f)
-    if not is_static(dist):
-        raise ValueError(f"user_model_weighted: dist={dist!r} is dynamic; only static distributions are linear "
-                         "in the relevance")
-    w = np.asarray(weights, dtype=np.float64).ravel()
-    v = _Relevant(w != 0, np.asarray(offsets), np.asarray(recall_base), w)
+    v = _Relevant(None, np.asarray(offsets), np.asarray(recall_base), (positions, counts, weights))
     norm = default_norm(model, dist) if norm is None else bool(norm)
     return _values(v, model, dist, theta_or_default(dist, theta), f, norm, _cutoff(cutoff))
 

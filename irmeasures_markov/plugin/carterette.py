@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..measures.carterette import user_model_batch, user_model_weighted
+from ..measures.carterette import user_model_batch
 from ..measures.carterette_distributions import (
     DEFAULT_THETA,
     DISTRIBUTION_REGISTRY,
@@ -27,6 +27,7 @@ from ..measures.carterette_distributions import (
     is_static,
     negligible_depth,
 )
+from ..measures.carterette_ties import expected_user_model
 from ..ranking.prepared import select_positions
 from .base import FLOAT, FamilyMeasure, ParamInfo
 from .fitted import FitChoices, canonical_spec, carterette_distribution, fit_fingerprint, is_fit_spec
@@ -138,23 +139,17 @@ class _UserModelMeasure(FamilyMeasure):
         return np.maximum(lengths, depth)
 
     def expected_over_ties(self, reading, keys, seed=0):
-        """Closed form for static distributions: the value at each tie group's mean relevance (the measure is
-        linear in the relevance vector); None for dynamic ones (the engine enumerates)."""
+        """The exact mean over every tie order in closed form (measures/carterette_ties.py): for static
+        distributions the value at each tie group's mean relevance, for dynamic ones a sum over the
+        hypergeometric count of relevant documents above each rank; None if that sum is too large."""
         dist, theta = self._distribution()
-        if not is_static(dist):
-            return None
         jo = bool(self["judged_only"])
         batch = reading.batch(rel=self["rel"], judged_only=jo, cutoff=None)
-        keep, offsets = select_positions(reading.grades, reading.offsets, jo, None)
+        keep, _ = select_positions(reading.grades, reading.offsets, jo, None)
         gid = reading.group_ids if keep is None else reading.group_ids[keep]
-        size = int(gid.max()) + 1 if gid.size else 0
-        mean = np.bincount(gid, batch.relevant.astype(np.float64), size) / np.maximum(np.bincount(gid, None, size), 1)
-        weights = mean[gid]
-        cut, offsets = select_positions(None, offsets, False, self.cutoff)
-        if cut is not None:
-            weights = weights[cut]
-        return user_model_weighted(weights, offsets, batch.recall_base, self.MODEL, dist, theta=theta,
-                                   f=self.params.get("f") or "1/k", norm=self.norm(dist), cutoff=self.cutoff)
+        return expected_user_model(batch.relevant, batch.offsets, batch.recall_base, gid, self.MODEL, dist,
+                                   theta=theta, f=self.params.get("f") or "1/k", norm=self.norm(dist),
+                                   cutoff=self.cutoff)
 
 
 def _model_class(model: str, reading: str):

@@ -146,3 +146,41 @@ def test_static_expected_is_exact_on_huge_tie_groups(measure):
         want = m / n * (1 - theta ** depth)
     assert got["q"] == pytest.approx(want, abs=1e-12)
     assert extras["se"]["q"] == 0.0
+
+
+def test_dynamic_expected_is_exact_against_every_arrangement():
+    """A 14-document tie group (7 relevant, 3432 grade arrangements) below two fixed ranks, cut at 10: every
+    arrangement through the functional API, against the closed form (se 0)."""
+    import itertools
+
+    from irmeasures_markov.measures.carterette import user_model_measure
+    docs = [f"d{i:02d}" for i in range(16)]
+    grades = [1, 0] + [int(i % 2 == 0) for i in range(14)]
+    qrels = {"q": {d: g for d, g in zip(docs, grades)}}
+    qrels["q"]["unretrieved"] = 1
+    run = {"q": {d: (3.0 if i == 0 else 2.0 if i == 1 else 1.0) for i, d in enumerate(docs)}}
+    for model, dist, f in [("M3", "ERR", "1/k"), ("M4", "AP", "1/k"), ("M2", "RRR", "1/k"), ("M3", "RRR", "k"),
+                           ("M4", "ERR", "1/k"), ("M1", "ERR", "1/k")]:
+        for cutoff in (None, 10):
+            values = []
+            for chosen in itertools.combinations(range(14), 7):
+                a = [1, 0] + [int(i in chosen) for i in range(14)]
+                values.append(user_model_measure(a, model, dist, f=f, recall_base=9, cutoff=cutoff))
+            f_param = ",f='k'" if f == "k" else ""
+            measure = f"{model}(dist='{dist}'{f_param},ties='expected')" + (f"@{cutoff}" if cutoff else "")
+            got, extras = evaluate(measure, qrels, run)
+            assert got["q"] == pytest.approx(np.mean(values), abs=1e-12), measure
+            assert extras["se"]["q"] == 0.0
+
+
+def test_dynamic_expected_on_a_huge_group():
+    """80 tied documents, 30 relevant, cut at 50: E[M1(ERR)] = E[1 - (1-θ)^X] with X hypergeometric."""
+    from scipy.stats import hypergeom
+    docs = [f"d{i}" for i in range(80)]
+    qrels = {"q": {d: int(i < 30) for i, d in enumerate(docs)}}
+    run = {"q": {d: 1.0 for d in docs}}
+    got, extras = evaluate("M1(dist='ERR',ties='expected')@50", qrels, run)
+    x = np.arange(31)
+    want = float(np.sum(hypergeom(80, 30, 50).pmf(x) * (1 - 0.5 ** x)))
+    assert got["q"] == pytest.approx(want, abs=1e-12)
+    assert extras["se"]["q"] == 0.0
