@@ -184,3 +184,18 @@ def test_dynamic_expected_on_a_huge_group():
     want = float(np.sum(hypergeom(80, 30, 50).pmf(x) * (1 - 0.5 ** x)))
     assert got["q"] == pytest.approx(want, abs=1e-12)
     assert extras["se"]["q"] == 0.0
+
+
+@pytest.mark.parametrize("measure", ["M1(dist='RBP',theta=0.7", "M2(dist='RBP',norm=False", "M1(dist='DCG'"])
+def test_range_of_a_monotone_measure_is_its_residual(measure):
+    """M1 and unnormalised M2 of a static distribution only grow with relevance: the range over every judgment
+    of the unjudged documents (and of the filled ranks) runs from 'nonrel' to 'rel'."""
+    qrels, run = random_run(8, n_queries=4)
+    run = {q: dict(list(docs.items())[:12]) for q, docs in run.items()}     # at most 2**13 judgments
+    cut = "@15" if "DCG" in measure else ""
+    rng_values, extras = evaluate(measure + ",unjudged='range')" + cut, qrels, run)
+    residual, _ = evaluate(measure + ",residual=True)" + cut, qrels, run)
+    nonrel, _ = evaluate(measure + ")" + cut, qrels, run)
+    for q in run:
+        assert rng_values[q] == pytest.approx(residual[q], abs=1e-12)
+        assert extras["lo"][q] == pytest.approx(nonrel[q], abs=1e-12)
