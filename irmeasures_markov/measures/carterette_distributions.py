@@ -390,8 +390,12 @@ def negligible_depth(model: str, dist: str, theta: float | None = None, f: str =
         return depth if depth <= max_ranks else None
     n = 1 << 10
     while n <= max_ranks:
-        p, tail = static_tables(dist, theta, n)
-        beyond = float(tail[-1] - p[-1])                       # F(n+1)
+        p, _ = static_tables(dist, theta, n)
+        tail = np.cumsum(p[::-1])[::-1]                         # F(k) within the table
+        beyond = max(0.0, 1.0 - float(p.sum()))                 # F(n+1): what the table leaves
+        if beyond <= n * np.finfo(np.float64).eps:              # within the sum's rounding: none
+            beyond = 0.0
+        tail = tail + beyond
         if not steep:
             hit = np.flatnonzero(np.append(tail, beyond) < tol)   # F(L+1) at index L
             if hit.size:

@@ -199,3 +199,20 @@ def test_range_of_a_monotone_measure_is_its_residual(measure):
     for q in run:
         assert rng_values[q] == pytest.approx(residual[q], abs=1e-12)
         assert extras["lo"][q] == pytest.approx(nonrel[q], abs=1e-12)
+
+
+def test_registered_distributions_fill_like_the_built_in_ones():
+    """A registered geometric distribution fills as RBP does; a finite table needs no filling past its end."""
+    from irmeasures_markov.measures.carterette import register_distribution
+    register_distribution("FAMTIESGEO", lambda n: 0.3 * 0.7 ** np.arange(n))
+    register_distribution("FAMTIESFIN", [0.5, 0.3, 0.2])
+    qrels, run = random_run(9)
+    for model in ("M1", "M2", "M4"):
+        geo, _ = evaluate(f"{model}(dist='FAMTIESGEO',norm=False,residual=True)", qrels, run)
+        rbp, _ = evaluate(f"{model}(dist='RBP',theta=0.7,norm=False,residual=True)", qrels, run)
+        assert geo == pytest.approx(rbp, abs=1e-12)
+    assert negligible_depth("M2", "FAMTIESFIN") == 3
+    got, _ = evaluate("M2(dist='FAMTIESFIN',norm=False,unjudged='rel')", qrels, run)
+    q2, r2 = appended(qrels, run, 3)
+    want, _ = evaluate("M2(dist='FAMTIESFIN',norm=False)", q2, r2)
+    assert got == pytest.approx(want, abs=1e-12)
