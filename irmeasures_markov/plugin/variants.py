@@ -35,17 +35,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 from ir_measures.util import Metric
 
-from ..ranking.arrangements import arrangement_counts, iter_arrangements, judgment_patterns, log_limit, sample_orders
+from ..ranking.arrangements import arrangement_counts, iter_arrangements, log_limit, reorder_ties, sample_orders
+from ..ranking.holes import fill_ranks, judge_unjudged, judgment_patterns
 from ..ranking.qrels_index import UNJUDGED
-from ..ranking.scenarios import (
-    FILLED,
-    ScenarioRun,
-    fill_ranks,
-    identity_reading,
-    judge_unjudged,
-    query_rng,
-    reorder_ties,
-)
+from ..ranking.scenarios import FILLED, ScenarioRun, identity_reading, query_rng
 
 if TYPE_CHECKING:
     from ir_measures.measures import Measure as FamilyMeasure  # plugin.base.FamilyMeasure, which imports this module

@@ -6,23 +6,11 @@ import numpy as np
 import pytest
 from random_runs import tied_run
 
-from irmeasures_markov.ranking.arrangements import (
-    arrangement_counts,
-    iter_arrangements,
-    judgment_patterns,
-    sample_orders,
-)
+from irmeasures_markov.ranking.arrangements import arrangement_counts, iter_arrangements, reorder_ties, sample_orders
+from irmeasures_markov.ranking.holes import fill_ranks, judge_unjudged, judgment_patterns
 from irmeasures_markov.ranking.prepared import PreparedRun
 from irmeasures_markov.ranking.qrels_index import UNJUDGED, QrelsIndex
-from irmeasures_markov.ranking.scenarios import (
-    FILLED,
-    fill_ranks,
-    identity_reading,
-    judge_unjudged,
-    query_rng,
-    reorder_ties,
-    tie_groups_flat,
-)
+from irmeasures_markov.ranking.scenarios import FILLED, identity_reading, query_rng, tie_groups_flat
 
 
 def _prepared(seed, n_queries=3, length=7):
