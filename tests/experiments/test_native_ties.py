@@ -56,7 +56,7 @@ def _case(seed: int, n_queries: int = 4):
             docs = {f"d{j:02d}": rng.choice(values) for j in rng.sample(range(40), n)}
             if math.prod(math.factorial(len(g)) for g in _groups(docs)) <= MAX_ORDERS:
                 break
-        judged = {d: rng.choice([0, 0, 1, 2]) for d in docs if rng.random() < 0.7}
+        judged = {d: rng.choice([0, 1, 1, 2]) for d in docs if rng.random() < 0.7}
         for j in range(rng.randint(0, 3)):     # judged, not retrieved
             judged[f"x{j}"] = rng.choice([0, 1, 2])
         if not judged:
