@@ -57,12 +57,12 @@ from ir_measures import Measure
 from scipy.special import gammaln
 
 from .._util.segments import segment_cumsum, segment_sum
-from ..ranking.prepared import PreparedRun, RelevanceBatch
+from ..ranking.prepared import PreparedRun, RelevanceBatch, select_positions
 from ..ranking.qrels_index import UNJUDGED
+from ..ranking.scenarios import tie_groups_flat
 from .native import binary_kernel, bpref_kernel, ideal_dcg, native_param, native_values, ndcg_kernel
 
-__all__ = ["NATIVE_TIES", "NATIVE_UNJUDGED", "check_native_settings", "native_variant_values", "ranked_scores",
-           "tie_groups"]
+__all__ = ["NATIVE_TIES", "NATIVE_UNJUDGED", "check_native_settings", "native_variant_values"]
 
 #: the ``ties`` settings of the native measures
 NATIVE_TIES = ("docid", "optimistic", "pessimistic", "expected")
@@ -98,70 +98,27 @@ def check_native_settings(ties: str, unjudged: str, residual: bool) -> None:
                          f"it cannot be combined with unjudged={unjudged!r}.")
 
 
-def ranked_scores(prepared: PreparedRun) -> np.ndarray:
-    """The score at every flat position of ``prepared`` (its full ranking, trec_eval order), query after query.
-
-    Parameters
-    ----------
-    prepared : PreparedRun
-        A prepared run.
-
-    Returns
-    -------
-    numpy.ndarray
-        float64, aligned with ``prepared.batch().grades``.
-    """
-    parts = [q.scores for q in prepared.queries]
-    return np.concatenate(parts).astype(np.float64, copy=False) if parts else np.zeros(0)
-
-
-def tie_groups(scores: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Tie groups of a flat layout: maximal runs of equal score inside one segment.
-
-    Parameters
-    ----------
-    scores : numpy.ndarray
-        The score at every flat position, non-increasing within each segment.
-    offsets : numpy.ndarray
-        Segment offsets (``n_segments + 1`` bounds).
-
-    Returns
-    -------
-    group_id : numpy.ndarray
-        int64, the group (0 .. G-1) of every position; groups never span segments.
-    group_start : numpy.ndarray
-        int64, the first position of each group (G entries).
-    """
-    n = scores.size
-    new = np.ones(n, dtype=bool)
-    if n > 1:
-        new[1:] = scores[1:] != scores[:-1]
-    starts = offsets[:-1][np.diff(offsets) > 0]
-    new[starts] = True
-    group_start = np.flatnonzero(new)
-    return np.cumsum(new) - 1, group_start
-
-
 class _Lists:
-    """The rankings of a prepared run after the ``unjudged`` setting: grades, scores, offsets, recall counts."""
+    """The rankings of a prepared run after the ``unjudged`` setting: grades, tie groups, offsets, judgment counts."""
 
     def __init__(self, prepared: PreparedRun, unjudged: str) -> None:
-        full = prepared.batch(rel=1, judgments=True)
         self.prepared = prepared
-        self.qids = full.qids
-        grades, offsets, scores = full.grades, full.offsets, ranked_scores(prepared)
+        self.qids = prepared.qids
+        grades, offsets = prepared.full_grades, prepared.offsets
+        group_id, _ = tie_groups_flat(prepared)
         unjudged_at = grades == UNJUDGED
         self.added = np.zeros(len(self.qids), dtype=np.int64)
         self.fill = np.ones(len(self.qids), dtype=np.int64)
         if unjudged == "drop":
-            grades, scores, offsets = _condense(~unjudged_at, grades, scores, offsets)
+            grades, group_id, offsets = _condense(grades, group_id, offsets)
         elif unjudged == "rel":
             index = prepared.qrels_index
             self.fill = np.array([max(1, int(g[0])) if g.size else 1 for g in map(index.judged_grades, self.qids)],
                                  dtype=np.int64)
             self.added = segment_sum(unjudged_at, offsets).astype(np.int64)
             grades = np.where(unjudged_at, np.repeat(self.fill, np.diff(offsets)), grades)
-        self.grades, self.scores, self.offsets = grades, scores, offsets
+        #: the grade at every rank, the id of its tie group (0, 1, ... in rank order) and the query offsets
+        self.grades, self.group_id, self.offsets = grades, group_id, offsets
 
     def count_at_least(self, t: int) -> np.ndarray:
         """Judgments with grade >= ``t`` per query, those given to unjudged documents included (int64)."""
@@ -185,32 +142,25 @@ class _Lists:
         return R, N
 
 
-def _condense(keep: np.ndarray, grades: np.ndarray, scores: np.ndarray, offsets: np.ndarray):
-    """The positions ``keep`` of a flat layout, with the new offsets."""
-    new = np.zeros_like(offsets)
-    np.cumsum(segment_sum(keep, offsets).astype(np.int64), out=new[1:])
-    return grades[keep], scores[keep], new
+def _condense(grades: np.ndarray, group_id: np.ndarray, offsets: np.ndarray):
+    """The condensed list (unjudged documents removed): grades, tie groups renumbered 0, 1, ..., offsets."""
+    keep, offsets = select_positions(grades, offsets, True, None)
+    if keep is None:
+        return grades, group_id, offsets
+    kept = group_id[keep]
+    return grades[keep], np.cumsum(np.diff(kept, prepend=-1) != 0) - 1, offsets
 
 
 def _cut(grades: np.ndarray, offsets: np.ndarray, cutoff: int | None) -> tuple[np.ndarray, np.ndarray]:
-    """The first ``cutoff`` positions of each segment (as ``PreparedRun.batch(cutoff=...)`` keeps them)."""
-    lengths = np.diff(offsets)
-    if cutoff is None or not lengths.size or int(lengths.max()) <= cutoff:
-        return grades, offsets
-    rank = np.arange(offsets[-1], dtype=np.int64) - np.repeat(offsets[:-1], lengths)
-    new = np.zeros_like(offsets)
-    np.cumsum(np.minimum(lengths, cutoff), out=new[1:])
-    return grades[rank < cutoff], new
+    """The first ``cutoff`` positions of each ranking (as ``PreparedRun.batch(cutoff=...)`` keeps them)."""
+    keep, offsets = select_positions(None, offsets, False, cutoff)
+    return (grades if keep is None else grades[keep]), offsets
 
 
-def _reorder(grades: np.ndarray, scores: np.ndarray, offsets: np.ndarray, ties: str) -> np.ndarray:
+def _reorder(grades: np.ndarray, group_id: np.ndarray, ties: str) -> np.ndarray:
     """``grades`` with each tie group sorted by grade (descending for 'optimistic'), stable, unjudged as 0."""
-    if grades.size == 0:
-        return grades
-    group_id, _ = tie_groups(scores, offsets)
     key = np.where(grades == UNJUDGED, 0, grades)
-    order = np.lexsort((-key if ties == "optimistic" else key, group_id))
-    return grades[order]
+    return grades[np.lexsort((-key if ties == "optimistic" else key, group_id))]
 
 
 def _ordered_values(kind: str, m: Measure, lists: _Lists, grades: np.ndarray) -> np.ndarray:
@@ -218,9 +168,7 @@ def _ordered_values(kind: str, m: Measure, lists: _Lists, grades: np.ndarray) ->
     rel = int(native_param(m, "rel", 1))
     offsets = lists.offsets
     if kind == "Bpref":
-        keep = grades != UNJUDGED
-        if not keep.all():
-            grades, _, offsets = _condense(keep, grades, lists.scores, offsets)
+        grades, _, offsets = _condense(grades, lists.group_id, offsets)
         b = RelevanceBatch(lists.qids, offsets, grades, grades >= rel, lists.count_at_least(max(rel, 0)), rel)
         return bpref_kernel(b, *lists.bpref_counts(rel))
     cutoff = m.params.get("cutoff")
@@ -239,17 +187,15 @@ def _log_comb(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def _expected_values(kind: str, m: Measure, lists: _Lists) -> np.ndarray:
     """The mean over every order of every tie group, in closed form (module docstring)."""
     rel = int(native_param(m, "rel", 1))
-    grades, scores, offsets = lists.grades, lists.scores, lists.offsets
+    grades, group_id, offsets = lists.grades, lists.group_id, lists.offsets
     if kind == "Bpref":
-        keep = grades != UNJUDGED
-        if not keep.all():
-            grades, scores, offsets = _condense(keep, grades, scores, offsets)
+        grades, group_id, offsets = _condense(grades, group_id, offsets)
     n_q = offsets.size - 1
     size = grades.size
     if size == 0:
         return np.zeros(n_q)
     lengths = np.diff(offsets)
-    group_id, group_start = tie_groups(scores, offsets)
+    group_start = np.flatnonzero(np.diff(group_id, prepend=-1))
     n_g = np.diff(np.append(group_start, size)).astype(np.float64)
     pos = np.arange(size, dtype=np.int64)
     ranks = (pos - np.repeat(offsets[:-1], lengths) + 1).astype(np.float64)
@@ -343,5 +289,5 @@ def native_variant_values(kind: str, m: Measure, prepared: PreparedRun, ties: st
     lists = _Lists(prepared, unjudged)
     if ties == "expected":
         return _expected_values(kind, m, lists)
-    grades = lists.grades if ties == "docid" else _reorder(lists.grades, lists.scores, lists.offsets, ties)
+    grades = lists.grades if ties == "docid" else _reorder(lists.grades, lists.group_id, ties)
     return _ordered_values(kind, m, lists, grades)

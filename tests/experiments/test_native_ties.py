@@ -17,7 +17,7 @@ import pytest
 
 from irmeasures_markov.experiments import evaluate
 from irmeasures_markov.experiments.native import native_kind, native_values
-from irmeasures_markov.experiments.native_ties import native_variant_values, ranked_scores, tie_groups
+from irmeasures_markov.experiments.native_ties import native_variant_values
 from irmeasures_markov.ranking.prepared import PreparedRun, QrelsIndex
 
 MEASURES = ["AP", "AP(rel=2)", "AP@5", "P@1", "P@3", "P(rel=2)@5", "RR", "RR@3", "RR(rel=2)", "nDCG", "nDCG@3",
@@ -183,19 +183,6 @@ def test_no_ties_and_no_holes_leave_every_value_unchanged():
                 assert _variant(measure, qrels, run, ties=ties, unjudged=unjudged) == want, (measure, ties, unjudged)
         expected = _variant(measure, qrels, run, ties="expected")
         assert all(expected[q] == pytest.approx(want[q], abs=1e-13, rel=0) for q in want), measure
-
-
-def test_tie_groups_and_ranked_scores():
-    qrels = {"a": {"x": 1}, "b": {"y": 1}}
-    run = {"a": {"x": 1.0, "y": 1.0, "z": 0.5}, "b": {"u": 0.5, "v": 0.5, "w": 0.5, "y": 2.0}}
-    prepared = PreparedRun(QrelsIndex(qrels), run)
-    scores = ranked_scores(prepared)
-    assert scores.tolist() == [1.0, 1.0, 0.5, 2.0, 0.5, 0.5, 0.5]
-    gid, start = tie_groups(scores, prepared.batch().offsets)
-    assert gid.tolist() == [0, 0, 1, 2, 3, 3, 3]
-    assert start.tolist() == [0, 2, 3, 4]
-    # 0.5 ends query a and starts a group of query b: groups never span queries
-    assert tie_groups(np.array([1.0, 0.5, 0.5]), np.array([0, 2, 3]))[0].tolist() == [0, 1, 2]
 
 
 def _trec_like(measure: str, judged: dict[str, int], ranking: list[str]) -> float:
