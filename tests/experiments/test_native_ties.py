@@ -275,3 +275,51 @@ def test_evaluate_refuses_settings_a_measure_does_not_have():
         evaluate(["AP"], qrels, runs, unjudged="rel", residual=True)
     with pytest.raises(ValueError, match="native"):
         evaluate(["AP"], qrels, runs, ties="expected", native=False)
+
+
+def _family_values(measure: str, qrels, run):
+    """Per-topic values and extras of one family measure through the ir_measures provider's evaluator."""
+    from irmeasures_markov.plugin.provider import MarkovEvaluator
+    m = ir_measures.parse_measure(measure)
+    values, extras = MarkovEvaluator([m], qrels).values_with_extras(run)
+    return values[m], extras[m]
+
+
+def test_evaluate_rewrites_family_measures_and_adds_their_extras_as_columns():
+    qrels, runs = _runs_and_qrels()
+    ev = evaluate(["MP", "M1(ties='pessimistic')", "AP", "TBG(default_length=50)@5"], qrels, runs, ties="expected")
+    assert ev.labels == ["MP(ties='expected')", "M1(ties='pessimistic')", "AP(ties='expected')",
+                         "TBG(default_length=50.0,ties='expected')@5", "MP(ties='expected')_se",
+                         "TBG(default_length=50.0,ties='expected')@5_se"]
+    assert ev.extras == {4: (0, "se"), 5: (3, "se")}
+    assert ev.measures[4] is ev.measures[0] and ev.measure_index(ev.measures[0]) == 0
+    for j, label in [(0, "MP(ties='expected')"), (1, "M1(ties='pessimistic')"),
+                     (3, "TBG(default_length=50.0,ties='expected')@5")]:
+        for i, name in enumerate(ev.runs):
+            values, extras = _family_values(label, qrels, runs[name])
+            assert ev.values[i, j].tolist() == [values.get(t, 0.0) for t in ev.topics], label
+            if "se" in extras:
+                se_col = next(c for c, (k, _) in ev.extras.items() if k == j)
+                assert ev.values[i, se_col].tolist() == [extras["se"].get(t, 0.0) for t in ev.topics]
+
+
+def test_evaluate_family_orders_equal_the_explicitly_reordered_run():
+    """Before issue 26, evaluate computed MP(ties='optimistic') as plain MP (the parameter was ignored)."""
+    qrels, runs = _runs_and_qrels()
+    default = evaluate(["MP", "M2", "AP"], qrels, runs).values
+    for ties in ("optimistic", "pessimistic"):
+        ev = evaluate(["MP", "M2", "AP"], qrels, runs, ties=ties)
+        explicit = evaluate(["MP", "M2", "AP"], qrels, {n: _reordered(qrels, r, ties) for n, r in runs.items()})
+        assert np.array_equal(ev.values, explicit.values), ties
+        if ties == "optimistic":
+            assert not np.array_equal(ev.values[:, :2], default[:, :2])
+
+
+def test_evaluate_range_gives_lo_and_hi_columns():
+    qrels, runs = _runs_and_qrels()
+    ev = evaluate(["MP", "M1(unjudged='nonrel')"], qrels, runs, unjudged="range")
+    assert ev.labels == ["MP(unjudged='range')", "M1", "MP(unjudged='range')_lo", "MP(unjudged='range')_hi"]
+    lo, hi = ev.values[:, 2], ev.values[:, 3]
+    assert np.all(lo <= hi) and np.allclose(ev.values[:, 0], hi - lo, rtol=0, atol=1e-15)
+    values, extras = _family_values("MP(unjudged='range')", qrels, runs["a"])
+    assert lo[0].tolist() == [extras["lo"].get(t, 0.0) for t in ev.topics]
