@@ -96,8 +96,8 @@ def _dropped_run(qrels, run):
     return {q: {d: s for d, s in docs.items() if d in qrels.get(q, {})} for q, docs in run.items()}
 
 
-def _brute_expected(measure: str, qrels, run) -> dict[str, float]:
-    """Mean over every order of every tie group, each order evaluated by the default path."""
+def _brute_orders(measure: str, qrels, run) -> dict[str, tuple[float, float, float]]:
+    """(mean, min, max) over every order of every tie group, each order evaluated by the default path."""
     out = {}
     for q, docs in run.items():
         if not docs:
@@ -106,8 +106,13 @@ def _brute_expected(measure: str, qrels, run) -> dict[str, float]:
                   for p in itertools.product(*(itertools.permutations(g) for g in _groups(docs)))]
         virtual_run = _explicit_run({f"{q}#{j}": o for j, o in enumerate(orders)})
         values = _default(measure, {v: qrels[q] for v in virtual_run}, virtual_run)
-        out[q] = math.fsum(values.values()) / len(orders)
+        out[q] = (math.fsum(values.values()) / len(orders), min(values.values()), max(values.values()))
     return out
+
+
+def _brute_expected(measure: str, qrels, run) -> dict[str, float]:
+    """Mean over every order of every tie group."""
+    return {q: v[0] for q, v in _brute_orders(measure, qrels, run).items()}
 
 
 def _reordered(qrels, run, ties: str) -> dict[str, dict[str, float]]:
@@ -130,10 +135,15 @@ def test_expected_is_the_mean_over_every_tie_order(seed, unjudged):
         brun = _dropped_run(qrels, run)
     for measure in MEASURES:
         got = _variant(measure, qrels, run, ties="expected", unjudged=unjudged)
-        want = _brute_expected(measure, bq, brun)
+        best = _variant(measure, qrels, run, ties="optimistic", unjudged=unjudged)
+        worst = _variant(measure, qrels, run, ties="pessimistic", unjudged=unjudged)
+        want = _brute_orders(measure, bq, brun)
         assert got.keys() == want.keys()
         for q in got:
-            assert got[q] == pytest.approx(want[q], abs=1e-12, rel=0), (measure, unjudged, q)
+            mean, lo, hi = want[q]
+            assert got[q] == pytest.approx(mean, abs=1e-12, rel=0), (measure, unjudged, q)
+            # these measures are monotone in moving a higher grade up: the two orders are the bounds
+            assert (worst[q], best[q]) == pytest.approx((lo, hi), abs=1e-12, rel=0), (measure, unjudged, q)
 
 
 @pytest.mark.parametrize("seed", range(6))
