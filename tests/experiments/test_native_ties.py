@@ -170,6 +170,8 @@ def test_residual_is_filled_minus_default_qrels(seed, ties):
     filled = _filled_qrels(qrels, run)
     for measure in MEASURES:
         got = _variant(measure, qrels, run, ties=ties, residual=True)
+        if measure.startswith(("P", "RR", "RBP")):   # monotone in relevance (docs/ties-and-holes.md)
+            assert min(got.values()) >= -1e-15, measure
         if ties == "expected":
             hi, lo = _brute_expected(measure, filled, run), _brute_expected(measure, qrels, run)
             for q in got:
@@ -333,3 +335,14 @@ def test_evaluate_range_gives_lo_and_hi_columns():
     assert np.all(lo <= hi) and np.allclose(ev.values[:, 0], hi - lo, rtol=0, atol=1e-15)
     values, extras = _family_values("MP(unjudged='range')", qrels, runs["a"])
     assert lo[0].tolist() == [extras["lo"].get(t, 0.0) for t in ev.topics]
+
+
+def test_residual_is_negative_where_a_filled_document_raises_the_normaliser():
+    """One relevant document at rank 1, one unjudged at rank 4 (docs/ties-and-holes.md)."""
+    qrels = {"q": {"a": 1, "b": 0, "c": 0}}
+    run = {"q": {"a": 3.0, "b": 2.0, "c": 1.0, "d": 0.5}}
+    got = {m: _variant(m, qrels, run, residual=True)["q"] for m in ["AP", "Rprec", "Bpref", "nDCG", "P@4", "RR"]}
+    assert got["AP"] == (1.0 + 2.0 / 4.0) / 2.0 - 1.0
+    assert got["Rprec"] == -0.5 and got["Bpref"] == -0.5
+    assert got["nDCG"] == pytest.approx((1.0 + 1.0 / math.log2(5.0)) / (1.0 + 1.0 / math.log2(3.0)) - 1.0, abs=1e-15)
+    assert got["P@4"] == 0.25 and got["RR"] == 0.0
