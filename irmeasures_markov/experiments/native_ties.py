@@ -52,6 +52,8 @@ against the mean over every order of every tie group.
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 from ir_measures import Measure
 from scipy.special import gammaln
@@ -68,6 +70,8 @@ __all__ = ["NATIVE_TIES", "NATIVE_UNJUDGED", "check_native_settings", "native_va
 NATIVE_TIES = ("docid", "optimistic", "pessimistic", "expected")
 #: the ``unjudged`` settings of the native measures
 NATIVE_UNJUDGED = ("nonrel", "drop", "rel")
+#: per prepared run, its rankings after each ``unjudged`` setting: the measures of one call share them
+_MEMO: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def check_native_settings(ties: str, unjudged: str, residual: bool) -> None:
@@ -119,13 +123,25 @@ class _Lists:
             grades = np.where(unjudged_at, np.repeat(self.fill, np.diff(offsets)), grades)
         #: the grade at every rank, the id of its tie group (0, 1, ... in rank order) and the query offsets
         self.grades, self.group_id, self.offsets = grades, group_id, offsets
+        self._ordered: dict[str, np.ndarray] = {"docid": grades}
+        self._ideal: dict[int | None, np.ndarray] = {}
+
+    def ordered(self, ties: str) -> np.ndarray:
+        """The grades in the order ``ties`` (``'docid'``, ``'optimistic'``, ``'pessimistic'``), made once."""
+        g = self._ordered.get(ties)
+        if g is None:
+            g = self._ordered[ties] = _reorder(self.grades, self.group_id, ties)
+        return g
 
     def count_at_least(self, t: int) -> np.ndarray:
         """Judgments with grade >= ``t`` per query, those given to unjudged documents included (int64)."""
         return self.prepared.recall_bases(t) + np.where(self.fill >= t, self.added, 0)
 
     def ideal(self, cutoff: int | None) -> np.ndarray:
-        """Each query's ideal DCG, the documents judged at ``g_fill`` included."""
+        """Each query's ideal DCG, the documents judged at ``g_fill`` included (made once per cutoff)."""
+        hit = self._ideal.get(cutoff)
+        if hit is not None:
+            return hit
         index = self.prepared.qrels_index
         out = np.zeros(len(self.qids))
         for i, q in enumerate(self.qids):
@@ -133,6 +149,7 @@ class _Lists:
             if self.added[i]:
                 g = np.sort(np.concatenate([g, np.full(int(self.added[i]), self.fill[i], dtype=np.int64)]))[::-1]
             out[i] = ideal_dcg(g, cutoff)
+        self._ideal[cutoff] = out
         return out
 
     def bpref_counts(self, rel: int) -> tuple[np.ndarray, np.ndarray]:
@@ -286,8 +303,12 @@ def native_variant_values(kind: str, m: Measure, prepared: PreparedRun, ties: st
                 - native_variant_values(kind, m, prepared, ties, "nonrel"))
     if ties == "docid" and unjudged == "nonrel":
         return native_values(kind, m, prepared)
-    lists = _Lists(prepared, unjudged)
+    memo = _MEMO.get(prepared)
+    if memo is None:
+        memo = _MEMO[prepared] = {}
+    lists = memo.get(unjudged)
+    if lists is None:
+        lists = memo[unjudged] = _Lists(prepared, unjudged)
     if ties == "expected":
         return _expected_values(kind, m, lists)
-    grades = lists.grades if ties == "docid" else _reorder(lists.grades, lists.group_id, ties)
-    return _ordered_values(kind, m, lists, grades)
+    return _ordered_values(kind, m, lists, lists.ordered(ties))
