@@ -346,3 +346,12 @@ def test_residual_is_negative_where_a_filled_document_raises_the_normaliser():
     assert got["Rprec"] == -0.5 and got["Bpref"] == -0.5
     assert got["nDCG"] == pytest.approx((1.0 + 1.0 / math.log2(5.0)) / (1.0 + 1.0 / math.log2(3.0)) - 1.0, abs=1e-15)
     assert got["P@4"] == 0.25 and got["RR"] == 0.0
+
+
+def test_evaluate_settings_in_worker_processes():
+    qrels, runs = _runs_and_qrels()
+    runs = {f"{n}{k}": r for k in range(2) for n, r in runs.items()}
+    measures = ["MP", "AP", "nDCG@3"]
+    one = evaluate(measures, qrels, runs, ties="expected")
+    two = evaluate(measures, qrels, runs, ties="expected", n_jobs=2)
+    assert np.array_equal(one.values, two.values) and one.labels == two.labels and one.extras == two.extras
