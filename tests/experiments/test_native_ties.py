@@ -43,7 +43,7 @@ def _groups(docs: dict[str, float]) -> list[list[str]]:
     return out
 
 
-def _case(seed: int, n_queries: int = 4):
+def _case(seed: int, n_queries: int = 4, grades=(0, 1, 1, 2)):
     """A run with heavy ties (scores from 2-4 values, 3-12 documents per query), grades 0-2 and unjudged."""
     rng = random.Random(seed)
     qrels: dict[str, dict[str, int]] = {}
@@ -56,7 +56,7 @@ def _case(seed: int, n_queries: int = 4):
             docs = {f"d{j:02d}": rng.choice(values) for j in rng.sample(range(40), n)}
             if math.prod(math.factorial(len(g)) for g in _groups(docs)) <= MAX_ORDERS:
                 break
-        judged = {d: rng.choice([0, 1, 1, 2]) for d in docs if rng.random() < 0.7}
+        judged = {d: rng.choice(grades) for d in docs if rng.random() < 0.7}
         for j in range(rng.randint(0, 3)):     # judged, not retrieved
             judged[f"x{j}"] = rng.choice([0, 1, 2])
         if not judged:
@@ -355,3 +355,19 @@ def test_evaluate_settings_in_worker_processes():
     one = evaluate(measures, qrels, runs, ties="expected")
     two = evaluate(measures, qrels, runs, ties="expected", n_jobs=2)
     assert np.array_equal(one.values, two.values) and one.labels == two.labels and one.extras == two.extras
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("unjudged", ["nonrel", "drop", "rel"])
+def test_negative_grades(seed, unjudged):
+    """Judged grades below 0 (bpref's "in the pool, unjudged"; non-relevant, gain 0, for the others)."""
+    qrels, run = _case(500 + seed, grades=(-1, 0, 1, 2))
+    bq = _filled_qrels(qrels, run) if unjudged == "rel" else qrels
+    brun = _dropped_run(qrels, run) if unjudged == "drop" else run
+    for measure in MEASURES:
+        got = _variant(measure, qrels, run, ties="expected", unjudged=unjudged)
+        want = _brute_expected(measure, bq, brun)
+        assert all(got[q] == pytest.approx(want[q], abs=1e-12, rel=0) for q in got), measure
+        for ties in ("optimistic", "pessimistic"):
+            assert _variant(measure, qrels, run, ties=ties, unjudged=unjudged) == \
+                _default(measure, bq, _reordered(bq, brun, ties)), (measure, ties)
