@@ -309,8 +309,9 @@ class RunScorer:
             prepared = PreparedRun(self.qrels_index, run, ids_checked=True, judgments=self.judgments)
             cols = np.array([self.topic_index.get(q, -1) for q in prepared.qids], dtype=np.int64)
             keep = cols >= 0
+            cache: dict = {}
             for j in self.ours:
-                computed = measure_values(self.measures[j], self.native.get(j), self.settings.get(j), prepared)
+                computed = measure_values(self.measures[j], self.native.get(j), self.settings.get(j), prepared, cache)
                 out[j, cols[keep]] = computed.values[keep]
                 for row, (i, name) in enumerate(self.extra_rows, len(self.measures)):
                     if i == j and name in computed.extras:

@@ -52,8 +52,6 @@ against the mean over every order of every tie group.
 """
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 from ir_measures import Measure
 from scipy.special import gammaln
@@ -70,8 +68,6 @@ __all__ = ["NATIVE_TIES", "NATIVE_UNJUDGED", "check_native_settings", "native_va
 NATIVE_TIES = ("docid", "optimistic", "pessimistic", "expected")
 #: the ``unjudged`` settings of the native measures
 NATIVE_UNJUDGED = ("nonrel", "drop", "rel")
-#: per prepared run, its rankings after each ``unjudged`` setting: the measures of one call share them
-_MEMO: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def check_native_settings(ties: str, unjudged: str, residual: bool) -> None:
@@ -267,7 +263,7 @@ def _expected_values(kind: str, m: Measure, lists: _Lists) -> np.ndarray:
 
 
 def native_variant_values(kind: str, m: Measure, prepared: PreparedRun, ties: str = "docid",
-                          unjudged: str = "nonrel", residual: bool = False) -> np.ndarray:
+                          unjudged: str = "nonrel", residual: bool = False, cache: dict | None = None) -> np.ndarray:
     """Per-query values of a native measure with a tie order and a treatment of unjudged documents.
 
     With the defaults this is :func:`~.native.native_values` (the same call).
@@ -286,6 +282,10 @@ def native_variant_values(kind: str, m: Measure, prepared: PreparedRun, ties: st
         ``'nonrel'`` (trec_eval), ``'drop'`` or ``'rel'``.
     residual : bool
         The value with ``unjudged='rel'`` minus the value with ``'nonrel'``.
+    cache : dict, optional
+        A dict the calls on one prepared run share (empty at first): the
+        rankings of each ``unjudged`` setting, their reorderings and ideal
+        DCGs are then made once for all the measures.
 
     Returns
     -------
@@ -299,16 +299,14 @@ def native_variant_values(kind: str, m: Measure, prepared: PreparedRun, ties: st
     """
     check_native_settings(ties, unjudged, residual)
     if residual:
-        return (native_variant_values(kind, m, prepared, ties, "rel")
-                - native_variant_values(kind, m, prepared, ties, "nonrel"))
+        return (native_variant_values(kind, m, prepared, ties, "rel", cache=cache)
+                - native_variant_values(kind, m, prepared, ties, "nonrel", cache=cache))
     if ties == "docid" and unjudged == "nonrel":
         return native_values(kind, m, prepared)
-    memo = _MEMO.get(prepared)
-    if memo is None:
-        memo = _MEMO[prepared] = {}
-    lists = memo.get(unjudged)
-    if lists is None:
-        lists = memo[unjudged] = _Lists(prepared, unjudged)
+    cache = {} if cache is None else cache
+    lists = cache.get(("native_ties", unjudged))
+    if lists is None or lists.prepared is not prepared:
+        lists = cache[("native_ties", unjudged)] = _Lists(prepared, unjudged)
     if ties == "expected":
         return _expected_values(kind, m, lists)
     return _ordered_values(kind, m, lists, lists.ordered(ties))

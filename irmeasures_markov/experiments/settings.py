@@ -157,7 +157,8 @@ def apply_settings(measures: list[Measure], ties: str = "docid", unjudged: str =
     return out, settings, labels
 
 
-def measure_values(m: Measure, kind: str | None, setting: NativeSetting | None, prepared: PreparedRun) -> VariantValues:
+def measure_values(m: Measure, kind: str | None, setting: NativeSetting | None, prepared: PreparedRun,
+                   cache: dict | None = None) -> VariantValues:
     """Per-query values (and extras) of one of our measures or of a natively computed one.
 
     Parameters
@@ -170,6 +171,8 @@ def measure_values(m: Measure, kind: str | None, setting: NativeSetting | None, 
         Its tie order and unjudged documents; None for the defaults.
     prepared : PreparedRun
         The run joined with the qrels, without a ``depth``.
+    cache : dict, optional
+        Shared by the calls on one prepared run (:func:`~.native_ties.native_variant_values`).
 
     Returns
     -------
@@ -183,5 +186,6 @@ def measure_values(m: Measure, kind: str | None, setting: NativeSetting | None, 
                                  {k: np.asarray(v, dtype=np.float64) for k, v in computed.extras.items()})
         return VariantValues(np.asarray(m.compute(prepared), dtype=np.float64))
     if setting is not None:
-        return VariantValues(native_variant_values(kind, m, prepared, setting.ties, setting.unjudged, setting.residual))
+        return VariantValues(native_variant_values(kind, m, prepared, setting.ties, setting.unjudged, setting.residual,
+                                                   cache))
     return VariantValues(native_values(kind, m, prepared))
