@@ -147,12 +147,12 @@ def pairs_grid(cmp: Any, places: int, style: str = "text") -> tuple[list[str], l
     """Header and rows of the tests table (one row per measure and pair)."""
     esc = latex_escape if style == "latex" else (lambda s: s.replace("|", r"\|") if style == "md" else s)
     rows = []
-    flags = pair_flags(cmp)
+    flags, none = pair_flags(cmp), [""] * len(flag_columns(cmp))
     for r in cmp.tests.itertuples(index=False):
         rows.append([esc(str(r.measure)), esc(r.run_a), esc(r.run_b), _num(r.mean_difference, places),
                      _num(r.effect_size, places), _num(r.statistic, places), _pvalue(r.pvalue, places),
                      _pvalue(r.adjusted_pvalue, places), "yes" if r.significant else "no"]
-                    + [esc(f) for f in flags.get((r.measure, r.run_a, r.run_b), [])])
+                    + [esc(f) for f in flags.get((r.measure, r.run_a, r.run_b), none)])
     return [esc(c) for c in PAIR_COLUMNS + flag_columns(cmp)], rows
 
 
@@ -293,11 +293,11 @@ def to_delimited(cmp: Any, sep: str = ",", places: int = -1, pairs: bool = False
     w = csv.writer(buf, delimiter=sep, lineterminator="\n")
     if pairs:
         w.writerow(PAIR_COLUMNS + flag_columns(cmp))
-        flags = pair_flags(cmp)
+        flags, none = pair_flags(cmp), [""] * len(flag_columns(cmp))
         for r in cmp.tests.itertuples(index=False):
             w.writerow([r.measure, r.run_a, r.run_b] + [_num(x, places) for x in (
                 r.mean_difference, r.effect_size, r.statistic, r.pvalue, r.adjusted_pvalue)]
-                + [str(bool(r.significant)).lower()] + flags.get((r.measure, r.run_a, r.run_b), []))
+                + [str(bool(r.significant)).lower()] + flags.get((r.measure, r.run_a, r.run_b), none))
         return buf.getvalue()
     sens = getattr(cmp, "sensitivity", None)
     header = ["run"] + (["letter"] if cmp.baseline is None else [])

@@ -41,7 +41,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from ir_measures import Measure
 
-from ..experiments import evaluate
+from ..experiments import Evaluation, evaluate, labelled_measures
+from ..experiments.evaluation import default_topics
+from ..plugin.base import FamilyMeasure
+from ..plugin.variants import is_variant
 from ..ranking.order import read_scores, top_order, trec_order
 from .pairs import pair_tests
 
@@ -50,7 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = ["TIES_CHOICES", "UNJUDGED_CHOICES", "DEFAULT_JUDGED_DEPTH", "Sensitivity", "check_variant_options",
            "apply_variant_options", "supports", "judged_share", "sensitivity", "unsupported_note",
-           "evaluate_with_options"]
+           "evaluate_with_options", "evaluate_measures"]
 
 #: the values of ``ties`` (first: the default, trec_eval's order)
 TIES_CHOICES = ("docid", "optimistic", "pessimistic", "expected")
@@ -252,7 +255,7 @@ def _variant(measure: Measure, params: dict[str, object]) -> tuple[Measure | Non
         return m, {}, ""
     if set(params) <= _native_options():
         return measure, params, ""
-    return None, {}, f"{measure}: takes no {'/'.join(params)} parameter (not this package's measure)"
+    return None, {}, ""  # not this package's measure: named once by sensitivity()
 
 
 def _evaluate_variants(qrels, runs, topics, requests, n_jobs, progress):
@@ -264,7 +267,7 @@ def _evaluate_variants(qrels, runs, topics, requests, n_jobs, progress):
     for i, (m, params) in enumerate(requests):
         target, options, why = _variant(m, params)
         if target is None:
-            if why not in notes:
+            if why and why not in notes:
                 notes.append(why)
         elif options:  # a measure experiments.evaluate computes itself, with the option
             try:
@@ -277,10 +280,55 @@ def _evaluate_variants(qrels, runs, topics, requests, n_jobs, progress):
                 plain.append(target)
             where.append((i, target))
     if plain:
-        ev = evaluate(plain, qrels, runs, topics=topics, n_jobs=n_jobs, progress=progress)
+        ev = evaluate_measures(plain, qrels, runs, topics=topics, n_jobs=n_jobs, progress=progress)
         for i, target in where:
             out[i] = ev.values[:, plain.index(target), :]
     return out, notes
+
+
+def evaluate_measures(measures: Any, qrels: Mapping, runs: Mapping, *, topics: Sequence[str] | None = None,
+                      labels: Sequence[str] | None = None, n_jobs: int = 1, progress: bool | None = None) -> Evaluation:
+    """:func:`~irmeasures_markov.experiments.evaluate`, this package's measures that set ``ties``, ``unjudged`` or
+    ``residual`` computed through ir_measures.
+
+    ``experiments.evaluate`` scores this package's measures with their
+    default tie order and judgments; ir_measures (this package's provider)
+    applies the parameters, so the measures that set them are scored there,
+    per run over the same topics (a topic a run did not answer holds the
+    measure's DEFAULT, as in ``experiments.evaluate``).
+
+    Parameters
+    ----------
+    measures : list or dict {label: measure}
+    qrels, runs, topics, labels, n_jobs, progress
+        As for :func:`~irmeasures_markov.experiments.evaluate` (``runs``: ``{name: run dict}``).
+
+    Returns
+    -------
+    Evaluation
+    """
+    import ir_measures
+    measures, labels = labelled_measures(measures, labels)
+    variants = [m for m in measures if isinstance(m, FamilyMeasure) and is_variant(m)]
+    if not variants:
+        return evaluate(measures, qrels, runs, topics=topics, labels=labels, n_jobs=n_jobs, progress=progress)
+    direct = [m for m in measures if m not in variants]
+    topics = list(topics) if topics is not None else default_topics(qrels)
+    names = list(runs)
+    values = np.zeros((len(names), len(measures), len(topics)))
+    if direct:
+        ev = evaluate(direct, qrels, runs, topics=topics, n_jobs=n_jobs, progress=progress)
+        values[:, [measures.index(m) for m in direct], :] = ev.values
+    column = {m: measures.index(m) for m in variants}
+    topic_index = {t: k for k, t in enumerate(topics)}
+    for i, name in enumerate(names):
+        for m in variants:
+            values[i, column[m], :] = m.DEFAULT
+        for metric in ir_measures.iter_calc(variants, qrels, runs[name]):
+            k = topic_index.get(metric.query_id)
+            if k is not None:
+                values[i, column[metric.measure], k] = metric.value
+    return Evaluation(names, measures, topics, values, list(labels) if labels is not None else [])
 
 
 def evaluate_with_options(measures: Any, qrels: Mapping, runs: Mapping, *, ties: str | None = None,
@@ -307,10 +355,9 @@ def evaluate_with_options(measures: Any, qrels: Mapping, runs: Mapping, *, ties:
     (Evaluation, list of str)
         The evaluation and at most one line naming the measures the options do not apply to.
     """
-    from ..experiments import labelled_measures
     measures, labels = labelled_measures(measures, labels)
     measures, unsupported = apply_variant_options(measures, ties=ties, unjudged=unjudged, residual=residual)
-    ev = evaluate(measures, qrels, runs, topics=topics, labels=labels, n_jobs=n_jobs, progress=progress)
+    ev = evaluate_measures(measures, qrels, runs, topics=topics, labels=labels, n_jobs=n_jobs, progress=progress)
     given = {k: v for k, v in _given(ties, unjudged, residual).items() if v != _DEFAULTS[k]}
     native = _native_options()
     left = []
@@ -364,6 +411,10 @@ def sensitivity(cmp: Any, qrels: Mapping[str, Mapping[str, int]], runs: Mapping[
         requests += [(m, {"ties": "optimistic"}), (m, {"ties": "pessimistic"}),
                      (m, {"unjudged": "nonrel", "residual": False}), (m, {"unjudged": "nonrel", "residual": True})]
     values, notes = _evaluate_variants(qrels, ordered, topics, requests, n_jobs, progress)
+    missing = [label for j, label in enumerate(labels) if all(v is None for v in values[4 * j:4 * j + 4])]
+    if missing:
+        notes.append(f"{', '.join(missing)}: no residual, tie spread or flags (only this package's measures take "
+                     f"ties, unjudged and residual)")
     depths = {label: _cutoff(m) for label, m in zip(labels, ev.measures)}
     shares = {k: np.array([np.nanmean(s) if np.isfinite(s).any() else np.nan
                            for s in (judged_share(qrels, ordered[n], topics, k) for n in names)])

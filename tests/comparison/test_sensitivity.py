@@ -95,7 +95,8 @@ def test_pair_whose_order_flips_between_tie_orders_is_flagged():
     assert not c["order_changes"] and not c["significance_changes"] and not c["flagged"]
     assert set(cmp.sensitivity.flagged["run_a"]) == {"A"}
     text = cmp.to_text()
-    assert "MP: A vs B: order and significance can change between the optimistic and pessimistic" in text
+    assert (f"{cmp.labels[0]}: A vs B: order and significance can change between the optimistic and pessimistic"
+            in text)
     assert "C vs B" not in text.split("spread", 1)[1]
 
 
@@ -147,7 +148,8 @@ def test_measures_without_the_parameters_are_named_in_one_line(monkeypatch):
     monkeypatch.setattr(sensitivity, "_native_options", lambda: set())  # experiments.evaluate without the options
     qrels, runs = tie_collection()
     cmp = comparison.compare(qrels, runs, ["MP", "Judged@5"], test="sign", ties="expected", progress=False)
-    assert len(cmp.notes) == 1 and "Judged@5" in cmp.notes[0] and "ties='expected' not applied" in cmp.notes[0]
+    assert len(cmp.notes) == 2 and all(n.startswith("Judged@5: ") for n in cmp.notes)
+    assert "ties='expected' not applied" in cmp.notes[0] and "no residual, tie spread or flags" in cmp.notes[1]
     assert np.isnan(cmp.sensitivity.per_run[("Judged@5", "tie_spread")]).all()
     assert not cmp.sensitivity.flags["measure"].eq("Judged@5").any()
     assert "Note: Judged@5" in cmp.to_text()
