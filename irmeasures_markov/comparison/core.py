@@ -364,7 +364,7 @@ def compare(qrels: QrelsLike, runs: RunsSpec, measures: MeasuresLike, *, baselin
     cmp.notes = notes
     if ties is not None or holes:
         cmp.sensitivity = sensitivity(cmp, qrels, runs, ties=ties is not None, holes=bool(holes), n_jobs=n_jobs,
-                                      **options)
+                                      options=dict(ties=ties, unjudged=unjudged, residual=residual), **options)
         cmp.notes += [n for n in cmp.sensitivity.notes if n not in cmp.notes]
     return cmp
 

@@ -244,8 +244,10 @@ def _native_options() -> set[str]:
     return {k for k in _DEFAULTS if k in names}
 
 
-def _variant(measure: Measure, params: dict[str, object]) -> tuple[Measure | None, dict[str, object], str]:
-    """(measure to evaluate, options for evaluate, '' or why not) for ``measure`` under ``params``."""
+def _variant(measure: Measure, params: dict[str, object],
+             given: Mapping[str, object]) -> tuple[Measure | None, dict[str, object], str]:
+    """(measure to evaluate, options for evaluate, '' or why not) for ``measure`` under ``params``; ``given``: the
+    comparison's own options, which the measures evaluate computes itself get too (``params`` first)."""
     if all(supports(measure, k) for k in params):
         try:
             m = measure(**params)
@@ -254,18 +256,18 @@ def _variant(measure: Measure, params: dict[str, object]) -> tuple[Measure | Non
             return None, {}, f"{measure}: {exc}"
         return m, {}, ""
     if set(params) <= _native_options():
-        return measure, params, ""
+        return measure, {**given, **params}, ""
     return None, {}, ""  # not this package's measure: named once by sensitivity()
 
 
-def _evaluate_variants(qrels, runs, topics, requests, n_jobs, progress):
+def _evaluate_variants(qrels, runs, topics, requests, n_jobs, progress, given):
     """``[runs × topics array or None]`` for ``[(measure, params)]``, and the notes of those not computed."""
     out: list[np.ndarray | None] = [None] * len(requests)
     notes: list[str] = []
     plain: list[Measure] = []
     where: list[tuple[int, object]] = []
     for i, (m, params) in enumerate(requests):
-        target, options, why = _variant(m, params)
+        target, options, why = _variant(m, params, given)
         if target is None:
             if why and why not in notes:
                 notes.append(why)
@@ -380,7 +382,8 @@ def _significance_key(diff: np.ndarray, significant: np.ndarray) -> np.ndarray:
 
 
 def sensitivity(cmp: Any, qrels: Mapping[str, Mapping[str, int]], runs: Mapping[str, Mapping], *,
-                ties: bool = True, holes: bool = True, n_resamples: int = 10000, seed: int | None = 0,
+                ties: bool = True, holes: bool = True, options: Mapping[str, object] | None = None,
+                n_resamples: int = 10000, seed: int | None = 0,
                 n_jobs: int = 1, progress: bool | None = None, bayes_draws: int = 2000,
                 bayes_chains: int = 4) -> Sensitivity:
     """The sensitivity report of a :class:`~irmeasures_markov.comparison.Comparison` to tie order and holes.
@@ -395,6 +398,9 @@ def sensitivity(cmp: Any, qrels: Mapping[str, Mapping[str, int]], runs: Mapping[
         ``{name: run dict}``, every run of the comparison.
     ties, holes : bool
         Which pairs to flag: under the optimistic and pessimistic tie orders, within the residual.
+    options : mapping, optional
+        The comparison's ``ties``/``unjudged``/``residual`` (the values it was evaluated with), for the
+        measures ``experiments.evaluate`` computes itself; this package's measures carry theirs.
     n_resamples, seed, n_jobs, progress, bayes_draws, bayes_chains
         As for :func:`~irmeasures_markov.comparison.compare`.
 
@@ -410,7 +416,8 @@ def sensitivity(cmp: Any, qrels: Mapping[str, Mapping[str, int]], runs: Mapping[
     for m in ev.measures:
         requests += [(m, {"ties": "optimistic"}), (m, {"ties": "pessimistic"}),
                      (m, {"unjudged": "nonrel", "residual": False}), (m, {"unjudged": "nonrel", "residual": True})]
-    values, notes = _evaluate_variants(qrels, ordered, topics, requests, n_jobs, progress)
+    given = {k: v for k, v in (options or {}).items() if v is not None and v != _DEFAULTS[k]}
+    values, notes = _evaluate_variants(qrels, ordered, topics, requests, n_jobs, progress, given)
     missing = [label for j, label in enumerate(labels) if all(v is None for v in values[4 * j:4 * j + 4])]
     if missing:
         notes.append(f"{', '.join(missing)}: no residual, tie spread or flags (only this package's measures take "

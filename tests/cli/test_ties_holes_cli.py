@@ -153,3 +153,10 @@ def test_compare_note_for_measures_the_options_do_not_reach(files, capsys):
     err = capsys.readouterr().err
     assert "warning: Judged@5: ties='expected' not applied" in err
     assert "warning: Judged@5: no residual, tie spread or flags" in err
+
+
+def test_measure_string_quoting(files, capsys):
+    assert main([files["qrels"], files["A"], "MP(ties='expected', seed=3)@2 M1(residual=True)"]) == 0
+    assert list(values(capsys.readouterr().out)) == ["MP(seed=3,ties='expected')@2", "M1(residual=True)"]
+    assert main([files["qrels"], files["A"], "MP(ties=expected)"]) == 2
+    assert "string values must be quoted, e.g. ties='expected'" in capsys.readouterr().err

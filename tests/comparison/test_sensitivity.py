@@ -172,3 +172,27 @@ def test_a_parameter_the_measure_sets_itself_is_kept():
     assert [str(m) for m in measures] == ["MP(ties='expected',unjudged='rel')",
                                           "MP(ties='pessimistic',unjudged='rel')@5", "AP"]
     assert [str(m) for m in unsupported] == ["AP"]
+
+
+def test_measures_evaluate_computes_get_the_options_where_it_takes_them(monkeypatch):
+    """When experiments.evaluate takes ties/unjudged/residual, the measures it computes itself get them."""
+    calls = []
+    real = sensitivity.evaluate
+
+    def evaluate(measures, qrels, runs, *, ties="docid", unjudged="nonrel", residual=False, **kw):
+        calls.append((tuple(map(str, measures)), ties, unjudged, residual))
+        ev = real(measures, qrels, runs, **kw)
+        if any(str(m) == "AP" for m in measures):
+            ev.values[:] = {"optimistic": 0.75, "pessimistic": 0.25}.get(ties, 0.5) + (0.125 if residual else 0.0)
+        return ev
+
+    monkeypatch.setattr(sensitivity, "evaluate", evaluate)
+    qrels, runs = tie_collection()
+    cmp = comparison.compare(qrels, runs, ["AP", "MP"], test="sign", ties="optimistic", holes=True, progress=False)
+    assert cmp.notes == []
+    assert (("AP",), "optimistic", "nonrel", False) in calls  # the table's AP
+    assert (cmp.table["AP"] == 0.75).all()
+    assert (cmp.sensitivity.per_run[("AP", "tie_spread")] == 0.5).all()
+    # the fake's residual=True value, with the comparison's tie order
+    assert (cmp.sensitivity.per_run[("AP", "residual")] == 0.875).all()
+    assert (("AP",), "optimistic", "nonrel", True) in calls
