@@ -65,15 +65,15 @@ the two runs' ranges [value, value + residual] overlap, or testing one run's
 unjudged documents non-relevant against the other's relevant changes the result).
 With -o csv/tsv/jsonl the same numbers are extra columns/keys; --pairs adds a
 column per kind saying what changes.
-
-exit status: 0 success; 2 usage or input error; 1 internal error.
 """
+
+_EXIT_HELP = "exit status: 0 success; 2 usage or input error; 1 internal error.\n"
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = CliParser(
         prog=f"{PROG} compare", formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=_EPILOG + "\n" + VARIANT_HELP,
+        epilog=_EPILOG + "\n" + VARIANT_HELP + "\n" + _EXIT_HELP,
         description="Compare runs on several measures: one table of means with significance markers "
                     "against a baseline or between all pairs.")
     parser.add_argument("qrels", help="qrels file (plain, .gz, .bz2, .xz) or an ir_datasets id")
