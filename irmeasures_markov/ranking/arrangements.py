@@ -161,8 +161,7 @@ def _assemble(reading: ScenarioRun, pending: list[tuple[int, np.ndarray]]) -> tu
     lengths = np.concatenate([np.full(t.shape[0], t.shape[1], dtype=np.int64) for _, t in pending])
     offsets = np.zeros(lengths.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    chunk = ScenarioRun(reading.base, reading.query[owner], offsets, reading.source[positions],
-                        reading.grades[positions], reading.added[positions], reading.scores[positions])
+    chunk = ScenarioRun(reading.base, reading.query[owner], offsets, *reading.gathered(positions, scores=False))
     return chunk, owner
 
 
