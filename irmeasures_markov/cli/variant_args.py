@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..comparison.sensitivity import TIES_CHOICES, UNJUDGED_CHOICES, apply_variant_options, unsupported_note
+from ..comparison.options import TIES_CHOICES, UNJUDGED_CHOICES, apply_variant_options, unsupported_note
 from .errors import CliError
 
 __all__ = ["add_variant_args", "apply_variant_args", "VARIANT_HELP"]

@@ -24,10 +24,11 @@ from ..inference.classic import ALTERNATIVES
 from ..inference.corrections import CORRECTIONS  # the corrections compare() takes
 from ..io.normalise import to_qrels_dict
 from . import render
+from .options import applied_note, evaluate_with_options, unsupported_note
 from .pairs import effect_size, pair_tests
 from .render import DOWN, UP
 from .runs import RunsSpec, load_runs, resolve_baseline
-from .sensitivity import Sensitivity, evaluate_with_options, sensitivity
+from .sensitivity import Sensitivity, sensitivity
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -336,7 +337,7 @@ def compare(qrels: QrelsLike, runs: RunsSpec, measures: MeasuresLike, *, baselin
         Gibbs draws (after as many tuning steps) and chains for ``test='bayes'``.
     ties, unjudged, residual
         Tie order, unjudged documents and residual of every measure that takes them and does not set them
-        itself (:mod:`.sensitivity`); a measure that takes none is named in ``notes``.  ``ties`` (any value)
+        itself (:mod:`.options`); a measure that takes none is named in ``notes``.  ``ties`` (any value)
         also adds the sensitivity report with the tie flags (``.sensitivity``).
     holes : bool
         Add the sensitivity report with the flags within the residual.
@@ -355,17 +356,21 @@ def compare(qrels: QrelsLike, runs: RunsSpec, measures: MeasuresLike, *, baselin
     runs, paths = load_runs(runs)
     baseline = resolve_baseline(baseline, list(runs), paths)
     correction = _compare_iv(runs, baseline, test, correction, alpha, alternative, ci, n_resamples)
-    ev, notes = evaluate_with_options(measures, qrels, runs, ties=ties, unjudged=unjudged, residual=residual,
-                                      topics=topics, labels=labels, n_jobs=n_jobs, progress=progress)
+    given = dict(ties=ties, unjudged=unjudged, residual=residual)
+    ev, unsupported, applied = evaluate_with_options(measures, qrels, runs, topics=topics, labels=labels,
+                                                     n_jobs=n_jobs, progress=progress, **given)
     options = dict(n_resamples=n_resamples, seed=seed, progress=progress, bayes_draws=bayes_draws,
                    bayes_chains=bayes_chains)
     cmp = compare_evaluation(ev, baseline=baseline, test=test, correction=correction, alpha=alpha,
                              alternative=alternative, ci=ci, **options)
-    cmp.notes = notes
-    if ties is not None or holes:
+    report = ties is not None or bool(holes)
+    if report:
         cmp.sensitivity = sensitivity(cmp, qrels, runs, ties=ties is not None, holes=bool(holes), n_jobs=n_jobs,
-                                      options=dict(ties=ties, unjudged=unjudged, residual=residual), **options)
-        cmp.notes += [n for n in cmp.sensitivity.notes if n not in cmp.notes]
+                                      options=given, **options)
+        unsupported = [x for x in cmp.labels if x in unsupported or x in cmp.sensitivity.unsupported]
+    cmp.notes = [n for n in [unsupported_note(unsupported, report=report, **given),
+                             applied_note(applied, **given)] if n]
+    cmp.notes += cmp.sensitivity.notes if report else []
     return cmp
 
 

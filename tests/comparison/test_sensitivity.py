@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from irmeasures_markov import comparison, experiments
-from irmeasures_markov.comparison import judged_share, sensitivity
+from irmeasures_markov.comparison import judged_share, options
 
 N_TOPICS = 8
 
@@ -145,11 +145,12 @@ def test_both_reports_and_every_format():
 
 
 def test_measures_without_the_parameters_are_named_in_one_line(monkeypatch):
-    monkeypatch.setattr(sensitivity, "_native_options", lambda: set())  # experiments.evaluate without the options
+    monkeypatch.setattr(options, "native_options", lambda: set())  # experiments.evaluate without the options
     qrels, runs = tie_collection()
     cmp = comparison.compare(qrels, runs, ["MP", "Judged@5"], test="sign", ties="expected", progress=False)
-    assert len(cmp.notes) == 2 and all(n.startswith("Judged@5: ") for n in cmp.notes)
-    assert "ties='expected' not applied" in cmp.notes[0] and "no residual, tie spread or flags" in cmp.notes[1]
+    assert cmp.notes == ["Judged@5: ties='expected' not applied; no residual, tie spread or flags (no ties, "
+                         "unjudged or residual parameter)"]
+    assert cmp.sensitivity.unsupported == ["Judged@5"]
     assert np.isnan(cmp.sensitivity.per_run[("Judged@5", "tie_spread")]).all()
     assert not cmp.sensitivity.flags["measure"].eq("Judged@5").any()
     assert "Note: Judged@5" in cmp.to_text()
@@ -177,7 +178,7 @@ def test_a_parameter_the_measure_sets_itself_is_kept():
 def test_measures_evaluate_computes_get_the_options_where_it_takes_them(monkeypatch):
     """When experiments.evaluate takes ties/unjudged/residual, the measures it computes itself get them."""
     calls = []
-    real = sensitivity.evaluate
+    real = options.evaluate
 
     def evaluate(measures, qrels, runs, *, ties="docid", unjudged="nonrel", residual=False, **kw):
         calls.append((tuple(map(str, measures)), ties, unjudged, residual))
@@ -186,10 +187,10 @@ def test_measures_evaluate_computes_get_the_options_where_it_takes_them(monkeypa
             ev.values[:] = {"optimistic": 0.75, "pessimistic": 0.25}.get(ties, 0.5) + (0.125 if residual else 0.0)
         return ev
 
-    monkeypatch.setattr(sensitivity, "evaluate", evaluate)
+    monkeypatch.setattr(options, "evaluate", evaluate)
     qrels, runs = tie_collection()
     cmp = comparison.compare(qrels, runs, ["AP", "MP"], test="sign", ties="optimistic", holes=True, progress=False)
-    assert cmp.notes == []
+    assert cmp.notes == ["AP: computed with ties='optimistic'"]  # its label does not show it
     assert (("AP",), "optimistic", "nonrel", False) in calls  # the table's AP
     assert (cmp.table["AP"] == 0.75).all()
     assert (cmp.sensitivity.per_run[("AP", "tie_spread")] == 0.5).all()
