@@ -235,11 +235,13 @@ def evaluate_measures(measures: Any, qrels: Mapping, runs: Mapping, *, topics: S
     """:func:`~irmeasures_markov.experiments.evaluate`, this package's measures that set ``ties``, ``unjudged`` or
     ``residual`` computed through ir_measures.
 
-    ``experiments.evaluate`` scores this package's measures with their
-    default tie order and judgments; ir_measures (this package's provider)
-    applies the parameters, so the measures that set them are scored there,
-    per run over the same topics (a topic a run did not answer holds the
-    measure's DEFAULT, as in ``experiments.evaluate``).
+    An ``experiments.evaluate`` that takes no ``ties=`` scores this
+    package's measures with their default tie order and judgments; then
+    ir_measures (this package's provider), which applies the parameters,
+    scores the measures that set them, per run over the same topics (a topic
+    a run did not answer holds the measure's DEFAULT, as in
+    ``experiments.evaluate``).  One that takes ``ties=`` applies them itself
+    and evaluates everything.
 
     Parameters
     ----------
@@ -254,7 +256,7 @@ def evaluate_measures(measures: Any, qrels: Mapping, runs: Mapping, *, topics: S
     import ir_measures
     measures, labels = labelled_measures(measures, labels)
     variants = [m for m in measures if isinstance(m, FamilyMeasure) and is_variant(m)]
-    if not variants:
+    if not variants or native_options():  # an evaluate that takes the options applies the parameters too
         return evaluate(measures, qrels, runs, topics=topics, labels=labels, n_jobs=n_jobs, progress=progress)
     direct = [m for m in measures if m not in variants]
     topics = list(topics) if topics is not None else default_topics(qrels)
