@@ -22,7 +22,7 @@ from ..plugin.variants import is_variant
 
 __all__ = ["TIES_CHOICES", "UNJUDGED_CHOICES", "check_variant_options", "apply_variant_options", "supports",
            "unsupported_note", "applied_note", "native_options", "evaluate_measures", "evaluate_with_options",
-           "evaluate_variants", "DEFAULTS"]
+           "evaluate_variants", "without_extras", "DEFAULTS"]
 
 #: the values of ``ties`` (first: the default, trec_eval's order)
 TIES_CHOICES = ("docid", "optimistic", "pessimistic", "expected")
@@ -230,6 +230,27 @@ def evaluate_variants(qrels: Mapping, runs: Mapping, topics: Sequence[str], requ
     return out, notes
 
 
+def without_extras(ev: Evaluation) -> Evaluation:
+    """``ev`` without the columns of per-query extras (e.g. the standard error of ``ties='expected'``), if any.
+
+    A comparison tests and shows the measures only.
+
+    Parameters
+    ----------
+    ev : Evaluation
+
+    Returns
+    -------
+    Evaluation
+    """
+    extras = getattr(ev, "extras", None) or {}
+    if not extras:
+        return ev
+    keep = [j for j in range(len(ev.measures)) if j not in extras]
+    return Evaluation(list(ev.runs), [ev.measures[j] for j in keep], list(ev.topics), ev.values[:, keep, :],
+                      [ev.labels[j] for j in keep])
+
+
 def evaluate_measures(measures: Any, qrels: Mapping, runs: Mapping, *, topics: Sequence[str] | None = None,
                       labels: Sequence[str] | None = None, n_jobs: int = 1, progress: bool | None = None) -> Evaluation:
     """:func:`~irmeasures_markov.experiments.evaluate`, this package's measures that set ``ties``, ``unjudged`` or
@@ -257,7 +278,8 @@ def evaluate_measures(measures: Any, qrels: Mapping, runs: Mapping, *, topics: S
     measures, labels = labelled_measures(measures, labels)
     variants = [m for m in measures if isinstance(m, FamilyMeasure) and is_variant(m)]
     if not variants or native_options():  # an evaluate that takes the options applies the parameters too
-        return evaluate(measures, qrels, runs, topics=topics, labels=labels, n_jobs=n_jobs, progress=progress)
+        return without_extras(evaluate(measures, qrels, runs, topics=topics, labels=labels, n_jobs=n_jobs,
+                                       progress=progress))
     direct = [m for m in measures if m not in variants]
     topics = list(topics) if topics is not None else default_topics(qrels)
     names = list(runs)
