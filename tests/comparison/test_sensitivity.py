@@ -197,3 +197,13 @@ def test_measures_evaluate_computes_get_the_options_where_it_takes_them(monkeypa
     # the fake's residual=True value, with the comparison's tie order
     assert (cmp.sensitivity.per_run[("AP", "residual")] == 0.875).all()
     assert (("AP",), "optimistic", "nonrel", True) in calls
+
+
+def test_extra_columns_of_an_evaluation_are_not_compared():
+    """An evaluation may carry per-query extras as columns (the standard error of ties='expected')."""
+    qrels, runs = tie_collection()
+    ev = experiments.evaluate(["MP", "P@2"], qrels, runs, progress=False)
+    ev.extras = {1: (0, "se")}  # column 1 read as an extra of column 0
+    kept = options.without_extras(ev)
+    assert kept.labels == ["MP"] and kept.values.shape == (3, 1, N_TOPICS)
+    assert (kept.values[:, 0] == ev.values[:, 0]).all()
