@@ -44,10 +44,7 @@ def ranked_scores(prepared: PreparedRun) -> np.ndarray:
     -------
     numpy.ndarray
     """
-    queries = prepared.queries
-    if not len(queries):
-        return np.zeros(0)
-    return np.concatenate([np.asarray(q.scores, dtype=np.float64) for q in queries])
+    return prepared.ranked_scores()
 
 
 def _group_ids(scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
@@ -202,6 +199,11 @@ class ScenarioRun:
         self._batches: dict[tuple, RelevanceBatch] = {}
         self._values: dict[object, np.ndarray] = {}
         self._groups: np.ndarray | None = None
+
+    @property
+    def source_qids(self) -> list[str]:
+        """The base query id of each pseudo-query."""
+        return [self.base_qids[q] for q in self.query.tolist()]
 
     @property
     def source(self) -> np.ndarray:
@@ -421,19 +423,23 @@ def _expand(begin: np.ndarray, size: np.ndarray) -> np.ndarray:
     return np.arange(total, dtype=np.int64) - np.repeat(starts - begin, size)
 
 
-def identity_reading(prepared: PreparedRun) -> ScenarioRun:
+def identity_reading(prepared: PreparedRun, judgments: bool = True) -> ScenarioRun:
     """Every query of a prepared run read as it is (trec order, the qrels' judgments).
 
     Parameters
     ----------
     prepared : PreparedRun
         Prepared without a ``depth``.
+    judgments : bool
+        Keep every grade; False keeps the positive grades only (0 for judged
+        non-relevant and unjudged alike), which is all a measure reading
+        ``grade >= rel`` with ``rel >= 1`` needs and saves the join with every judgment.
 
     Returns
     -------
     ScenarioRun
     """
-    grades = prepared.full_grades
+    grades = prepared.full_grades if judgments else prepared.positive_grades
     n = grades.size
     return ScenarioRun(prepared, np.arange(len(prepared.qids)), np.asarray(prepared.offsets), np.arange(n),
                        grades, None, ranked_scores(prepared))
