@@ -46,8 +46,8 @@ if TYPE_CHECKING:
     from ..ranking.prepared import PreparedRun
 
 __all__ = ["VARIANT_DEFAULTS", "TIES", "UNJUDGED_CHOICES", "EXACT_LIMIT", "TARGET_SE", "FIRST_SAMPLES", "MAX_SAMPLES",
-           "RANGE_EXACT", "RANGE_SAMPLES", "VariantValues", "MetricWithExtras", "reported_extras", "is_variant", "base_measure",
-           "variant_values", "check_variant_params"]
+           "RANGE_EXACT", "RANGE_SAMPLES", "VariantValues", "MetricWithExtras", "reported_extras", "is_variant",
+           "base_measure", "variant_values", "check_variant_params"]
 
 #: the parameters this module reads, at their defaults (a measure at these values is unchanged)
 VARIANT_DEFAULTS = {"ties": "docid", "unjudged": "nonrel", "residual": False, "seed": 0}
