@@ -23,10 +23,9 @@ import numpy as np
 
 from .._util.segments import segment_sum
 from .prepared import PreparedRun, RelevanceBatch, select_positions
-from .qrels_index import UNJUDGED
 
-__all__ = ["ScenarioRun", "ranked_scores", "tie_groups_flat", "identity_reading", "fill_grades", "judge_unjudged",
-           "fill_ranks", "reorder_ties", "query_rng", "FILLED", "Gathered"]
+__all__ = ["ScenarioRun", "ranked_scores", "tie_groups_flat", "identity_reading", "query_rng", "expand_ranges",
+           "FILLED", "Gathered"]
 
 #: ``source`` of a filled rank past the end of a ranking (no document of the run)
 FILLED = -1
@@ -394,7 +393,7 @@ class ScenarioRun:
         lengths = self.lengths[pseudo]
         offsets = np.zeros(pseudo.size + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
-        idx = _expand(self.offsets[:-1][pseudo], lengths)
+        idx = expand_ranges(self.offsets[:-1][pseudo], lengths)
         return ScenarioRun(self.base, self.query[pseudo], offsets, *self.gathered(idx))
 
     def permuted(self, positions: np.ndarray) -> ScenarioRun:
@@ -413,8 +412,18 @@ class ScenarioRun:
         return ScenarioRun(self.base, self.query, self.offsets, *self.gathered(positions))
 
 
-def _expand(begin: np.ndarray, size: np.ndarray) -> np.ndarray:
-    """``concatenate([arange(b, b + s) for b, s in zip(begin, size)])`` without a Python loop."""
+def expand_ranges(begin: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """``concatenate([arange(b, b + s) for b, s in zip(begin, size)])`` without a Python loop.
+
+    Parameters
+    ----------
+    begin, size : numpy.ndarray
+        Start and length of each range.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     total = int(size.sum())
     if total == 0:
         return np.zeros(0, dtype=np.int64)
@@ -443,112 +452,3 @@ def identity_reading(prepared: PreparedRun, judgments: bool = True) -> ScenarioR
     n = grades.size
     return ScenarioRun(prepared, np.arange(len(prepared.qids)), np.asarray(prepared.offsets), np.arange(n),
                        grades, None, ranked_scores(prepared))
-
-
-def fill_grades(reading: ScenarioRun) -> np.ndarray:
-    """The grade an unjudged document takes when it counts as relevant: max(1, the highest judged grade).
-
-    Parameters
-    ----------
-    reading : ScenarioRun
-        The readings.
-
-    Returns
-    -------
-    numpy.ndarray
-        One grade per pseudo-query.
-    """
-    qi = reading.base.qrels_index
-    best = np.ones(len(reading.base_qids), dtype=np.int64)
-    for i, q in enumerate(reading.base_qids):
-        g = qi.judged_grades(q)
-        if g.size:
-            best[i] = max(1, int(g[0]))
-    return best[reading.query]
-
-
-def judge_unjudged(reading: ScenarioRun, read: np.ndarray) -> ScenarioRun:
-    """Every unjudged document at a rank marked in ``read`` judged relevant at :func:`fill_grades`.
-
-    Parameters
-    ----------
-    reading : ScenarioRun
-        The readings.
-    read : numpy.ndarray of bool
-        The ranks whose documents the measure reads.
-
-    Returns
-    -------
-    ScenarioRun
-    """
-    target = read & (reading.grades == UNJUDGED) & (reading.source >= 0)
-    fill = np.repeat(fill_grades(reading), reading.lengths)
-    grades = np.where(target, fill, reading.grades)
-    return ScenarioRun(reading.base, reading.query, reading.offsets, reading.source, grades,
-                       reading.added | target, reading.scores)
-
-
-def fill_ranks(reading: ScenarioRun, total: np.ndarray) -> ScenarioRun:
-    """Ranks past the end of each ranking, up to ``total[i]`` ranks in all, holding relevant documents.
-
-    The filled ranks are no document of the run and of no judgment (they do
-    not join the recall base): they are what a user who reads past the end of
-    a ranking finds when every unseen document is relevant, as rbp_eval's
-    residual assumes.
-
-    Parameters
-    ----------
-    reading : ScenarioRun
-        The readings.
-    total : numpy.ndarray
-        Ranks of each pseudo-query after filling (at least its length).
-
-    Returns
-    -------
-    ScenarioRun
-    """
-    lengths = reading.lengths
-    total = np.maximum(np.asarray(total, dtype=np.int64), lengths)
-    extra = total - lengths
-    if not extra.any():
-        return reading
-    offsets = np.zeros(total.size + 1, dtype=np.int64)
-    np.cumsum(total, out=offsets[1:])
-    old = _expand(offsets[:-1], lengths)            # where the old ranks go
-    new = np.ones(int(offsets[-1]), dtype=bool)
-    new[old] = False
-    n = int(offsets[-1])
-    source = np.full(n, FILLED, dtype=np.int64)
-    source[old] = reading.source
-    grades = np.repeat(fill_grades(reading), total)
-    grades[old] = reading.grades
-    added = None
-    if reading.has_added:
-        added = np.zeros(n, dtype=bool)
-        added[old] = reading.added
-    scores = np.full(n, np.nan)
-    scores[old] = reading.scores
-    return ScenarioRun(reading.base, reading.query, offsets, source, grades, added, scores)
-
-
-def reorder_ties(reading: ScenarioRun, keys: np.ndarray, descending: bool) -> ScenarioRun:
-    """Inside every tie group, ranks sorted by ``keys`` (descending or ascending), stable otherwise.
-
-    Parameters
-    ----------
-    reading : ScenarioRun
-        The readings.
-    keys : numpy.ndarray
-        A sort key per rank (e.g. the grade).
-    descending : bool
-        Higher keys first.
-
-    Returns
-    -------
-    ScenarioRun
-    """
-    k = -np.asarray(keys) if descending else np.asarray(keys)
-    order = np.lexsort((np.arange(k.size), k, reading.group_ids))
-    return reading.permuted(order)
-
-

@@ -81,7 +81,8 @@ class _AllDocuments:
         self.fixed_above = np.cumsum(below)[:T + 1]
         ends = np.array([a + n - 1 for a, n, _ in groups], dtype=np.int64)
         ks = np.array([k for _, _, k in groups], dtype=np.int64)
-        in_groups_above = np.array([int(ks[ends < f].sum()) for f in fixed.tolist()], dtype=np.int64)
+        # relevant documents of the groups that end above each fixed rank (groups come in rank order)
+        in_groups_above = np.concatenate(([0], np.cumsum(ks)))[np.searchsorted(ends, fixed, side="left")]
         prec = (self.fixed_above[fixed] + in_groups_above + 1) / fixed if fixed.size else np.zeros(0)
         self.A = float(np.sum(self.deg[fixed] * prec))
         self.B = float(np.sum(self.deg[fixed]))
