@@ -32,13 +32,11 @@ POOL = [f"D{k:03d}" for k in range(400)]
 _LENGTH_RNG = np.random.default_rng(2026)
 LENGTHS = {d: float(_LENGTH_RNG.integers(0, 3000)) for d in POOL}
 PART_LENGTHS = {d: v for i, (d, v) in enumerate(LENGTHS.items()) if i % 3}
-#: the documents appended after a ranking to stand for the ranks a user reads past its end (unjudged='rel'):
-#: judged relevant at g_fill, and of length 0 for TBG (the filled ranks are no document of the run; a
-#: relevant document that costs no reading time is the tail norm='constant' also assumes)
-TAIL_DOCS = [f"~tail{i:05d}" for i in range(2000)]
-TAIL_LENGTH = 0.0
-LENGTHS.update(dict.fromkeys(TAIL_DOCS, TAIL_LENGTH))
-PART_LENGTHS.update(dict.fromkeys(TAIL_DOCS, TAIL_LENGTH))
+#: the documents appended after a ranking stand for the ranks a user reads past its end (unjudged='rel'):
+#: judged relevant at g_fill; for TBG they have a length (see :func:`tail_docs`)
+_TAIL_LENGTHS = {}
+
+
 #: holding rates per rank (registered as 'brute')
 RATES = [float(x) for x in np.random.default_rng(7).uniform(0.2, 3.0, size=2000)]
 
@@ -213,17 +211,34 @@ def filled_qrels(qrels, run):
     return out
 
 
-def appended(qrels, run, n_tail):
+def tail_docs(count, length=None):
+    """``count`` document ids to append after a ranking. With a ``length`` they have that length in both
+    registered tables ('brute-all', 'brute-part'); without one they have none (TBG then reads its
+    default_length)."""
+    if length is None:
+        return [f"~free{i:05d}" for i in range(count)]
+    key = float(length)
+    docs = [f"~tail{i:05d}@{key!r}" for i in range(count)]
+    if _TAIL_LENGTHS.get(key, 0) < count:
+        LENGTHS.update(dict.fromkeys(docs, key))
+        PART_LENGTHS.update(dict.fromkeys(docs, key))
+        register_inputs()
+        _TAIL_LENGTHS[key] = count
+    return docs
+
+
+def appended(qrels, run, n_tail, tail_length=None):
     """Run and qrels with relevant documents (at g_fill) appended after each ranking (scores below every
     retrieved score), on top of :func:`filled_qrels`: the user who reads past the end of the ranking under
-    unjudged='rel'. ``n_tail`` is a number of documents, or a function of the ranking's length giving it.
-    Their ids are :data:`TAIL_DOCS` (length :data:`TAIL_LENGTH`). Being judged, they join the recall base:
-    normalised measures get the limit of the ranking extended by ever more relevant documents."""
+    unjudged='rel'. ``n_tail`` is a number of documents, or a function of the ranking's length giving it;
+    ``tail_length(run of the query)`` gives their length (None: no length, see :func:`tail_docs`). Being
+    judged, they join the recall base."""
     qrels_out, run_out = filled_qrels(qrels, run), dict(run)
     for q, scores in run.items():
         if q in qrels_out:
             count = n_tail(len(scores)) if callable(n_tail) else n_tail
-            qrels_out[q], run_out[q] = with_tail(qrels_out[q], scores, count, g_fill(qrels[q]))
+            length = tail_length(scores) if tail_length is not None else None
+            qrels_out[q], run_out[q] = with_tail(qrels_out[q], scores, count, g_fill(qrels[q]), length)
     return qrels_out, run_out
 
 
@@ -236,14 +251,15 @@ def all_judgments(qrels_q, docs):
         yield q
 
 
-def with_tail(qrels_q, run_q, count, fill):
-    """One query's qrels and run with ``count`` relevant documents (grade ``fill``) appended after the ranking."""
+def with_tail(qrels_q, run_q, count, fill, length=None):
+    """One query's qrels and run with ``count`` relevant documents (grade ``fill``, :func:`tail_docs` of
+    ``length``) appended after the ranking."""
     low = min(run_q.values()) if run_q else 0.0
-    tail = TAIL_DOCS[:count]
+    tail = tail_docs(count, length)
     return {**qrels_q, **dict.fromkeys(tail, fill)}, {**run_q, **{d: low - 1.0 - i for i, d in enumerate(tail)}}
 
 
-def brute_range(measure, qrels, run, n_tail=None):
+def brute_range(measure, qrels, run, n_tail=None, tail_length=None):
     """``{qid: (lo, hi)}``: min and max over every judgment of the query's unjudged retrieved documents.
 
     With ``n_tail`` (a function of the ranking's length, for a user who reads past the ranking) the ranks
@@ -257,7 +273,8 @@ def brute_range(measure, qrels, run, n_tail=None):
         scenarios = [(j, scores) for j in judgments]
         count = n_tail(len(scores)) if n_tail is not None else 0
         if count:
-            scenarios += [with_tail(j, scores, count, g_fill(qrels[q])) for j in judgments]
+            length = tail_length(scores) if tail_length is not None else None
+            scenarios += [with_tail(j, scores, count, g_fill(qrels[q]), length) for j in judgments]
         vals = batched(measure, scenarios)
         out[q] = (float(vals.min()), float(vals.max()))
     return out

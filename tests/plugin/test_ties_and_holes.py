@@ -54,7 +54,7 @@ MEASURES = [
     # P@H
     "PH", "PH(p=0.5)@5", "PH(browse='RWBM',p=0.6,q=0.3)", "PH(user='AP')", "PH(user='DCG')", "PH(user='ERR')",
     "PH(tail='inf')", "PH(gain='grade',p=0.6,tail='inf')", "PH(p=0.5,p_rel=0.9,rel=2)",
-    "PH(judged_only=True,order=1)", "PH(gain='exp2',rel=2,tail='inf')@6",
+    "PH(judged_only=True,order=1)", "PH(gain='exp2',rel=2,tail='inf')@6", "PH(p=0.7,pad_to_cutoff=True)@8",
     # TBG
     "TBG(lengths='brute-all')", "TBG(default_length=500,lengths='brute-part')@4",
     "TBG(lengths='brute-all',norm='ideal',rel=2)", "TBG(judged_only=True,lengths='brute-all')",

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 from test_ties_and_holes import MEASURES, assert_per_query, engine, engine_with_extras
 from ties_brute import (
+    LENGTHS,
     all_judgments,
     appended,
     batched,
@@ -30,12 +31,14 @@ from ties_brute import (
     brute_sorted,
     explicit_run,
     filled_qrels,
+    g_fill,
     plain,
     random_case,
     sorted_within_ties,
     trec_order,
     unjudged_docs,
     values,
+    with_tail,
 )
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*no document with grade.*:RuntimeWarning")
@@ -46,23 +49,38 @@ HOLE_MEASURES = [m for m in MEASURES if "judged_only" not in m]
 #: appended relevant documents standing for the endless tail (TBG's decay per document is the slowest)
 TAIL = {"TBG": 1500}
 DEFAULT_TAIL = 400
+#: static stopping distributions: their user may stop at any rank, also past the ranking
+STATIC = ("RBP", "DCG", "RR")
+
+
+def is_carterette(m) -> bool:
+    return m.NAME in ("M1", "M2", "M3", "M4") or hasattr(m, "dist")
 
 
 def reads_past(measure) -> bool:
     """Whether the user of ``measure`` reads past the last retrieved document (then 'rel' fills those ranks,
-    up to the cutoff when there is one)."""
+    up to the cutoff when there is one): M1-M4 with a static distribution, TBG, PH with tail='inf' or
+    pad_to_cutoff (docs/user-model-framework.md, docs/time-biased-gain.md, docs/stopping-time.md)."""
     m = plain(measure)
-    if m.NAME in ("M1", "M2", "M3", "M4") or hasattr(m, "dist"):
-        return m.dist == "RBP"
+    if is_carterette(m):
+        return m.dist in STATIC
     if m.NAME == "TBG":
         return True
     if m.NAME in ("PH", "PatH"):
-        return m.params.get("tail") == "inf"
+        return m.params.get("tail") == "inf" or bool(m.params.get("pad_to_cutoff"))
     return False
 
 
-def tail_length(measure):
-    """The number of relevant documents appended after a ranking of ``n`` documents, as a function of n."""
+def refused_past(measure) -> bool:
+    """DCG and RR without a cutoff: too heavy a tail to fill (M2's sum diverges); the engine refuses them
+    under unjudged='rel', residual=True and unjudged='range' with a ValueError asking for a cutoff."""
+    m = plain(measure)
+    return is_carterette(m) and m.dist in ("DCG", "RR") and m.params.get("cutoff") is None
+
+
+def tail_count(measure):
+    """The number of relevant documents appended after a ranking of ``n`` documents, as a function of n:
+    up to the cutoff, else enough that the rest weighs < 1e-13."""
     m = plain(measure)
     cutoff = m.params.get("cutoff")
     if cutoff is not None:
@@ -70,16 +88,88 @@ def tail_length(measure):
     return lambda n: TAIL.get(m.NAME, DEFAULT_TAIL)
 
 
+def tail_length(measure):
+    """The length of the appended documents for TBG, as a function of the query's run: default_length when
+    given, else the mean length of the query's retrieved documents (docs/time-biased-gain.md)."""
+    m = plain(measure)
+    if m.NAME != "TBG" or m.params.get("default_length") is not None:
+        return None
+    return lambda run_q: float(np.mean([LENGTHS[d] for d in run_q]))
+
+
+def normalised(m) -> bool:
+    if is_carterette(m):
+        return m.norm()
+    return m.NAME == "TBG" and m.params.get("norm") == "ideal"
+
+
 def brute_rel_data(measure, qrels, run):
-    """(qrels, run) whose plain value is the value under unjudged='rel'."""
+    """(qrels, run) whose plain value is the value under unjudged='rel' (for a measure whose normaliser, if
+    any, does not read the recall base: the appended documents join it, the filled ranks do not)."""
     if reads_past(measure):
-        return appended(qrels, run, tail_length(measure))
+        assert not normalised(plain(measure)), measure
+        return appended(qrels, run, tail_count(measure), tail_length(measure))
     return filled_qrels(qrels, run), run
 
 
+def ideal_values(measure, judged, run_lengths):
+    """The normaliser of ``measure`` (M1-M4 with norm, TBG with norm='ideal') for the qrels ``judged``, by
+    the plain unnormalised measure on an explicit ideal ranking: for M1-M4 the query's relevant documents,
+    then unjudged ones up to max(the ranks read, RB); for TBG the relevant documents shortest first (binary
+    gains)."""
+    m = plain(measure)
+    rel = m.params.get("rel", 1)
+    qrels, run = {}, {}
+    for q, docs in judged.items():
+        relevant = [d for d, g in docs.items() if g >= rel]
+        if m.NAME == "TBG":
+            order = sorted(relevant, key=lambda d: (LENGTHS[d], d))
+        else:
+            order = relevant + [f"~pad{i:05d}" for i in range(max(run_lengths[q], len(relevant)) - len(relevant))]
+        if relevant:  # without a relevant document the normaliser is 0
+            qrels[q], run[q] = docs, explicit_run(order)
+    base = m(norm="none") if m.NAME == "TBG" else m(norm=False)
+    got = values(base, qrels, run) if run else {}
+    return {q: got.get(q, 0.0) for q in judged}
+
+
 def brute_rel(measure, qrels, run):
-    """The value under unjudged='rel', without the engine."""
+    """The value under unjudged='rel', without the engine. For a normalised measure that reads past the
+    ranking: the unnormalised value with the filled ranks, over the normaliser of the filled qrels (the
+    filled ranks are not in the recall base: no qrels judge them)."""
+    m = plain(measure)
+    if reads_past(measure) and normalised(m):
+        q2, r2 = appended(qrels, run, tail_count(measure), tail_length(measure))
+        base = m(norm="none") if m.NAME == "TBG" else m(norm=False)
+        value = values(base, q2, r2)
+        ideal = ideal_values(measure, filled_qrels(qrels, run), {q: len(r2[q]) for q in r2})
+        return {q: value[q] / ideal[q] if ideal[q] > 0 else 0.0 for q in value}
     return values(measure, *brute_rel_data(measure, qrels, run))
+
+
+def brute_range_of(measure, qrels, run):
+    """``{qid: (lo, hi)}`` over every judgment of the unjudged retrieved documents and, for a user who reads
+    past the ranking, with and without the filled ranks (normalised measures: over the normaliser of the
+    judgment, as in :func:`brute_rel`)."""
+    m = plain(measure)
+    if not reads_past(measure):
+        return brute_range(measure, qrels, run)
+    if not normalised(m):
+        return brute_range(measure, qrels, run, tail_count(measure), tail_length(measure))
+    base = m(norm="none") if m.NAME == "TBG" else m(norm=False)
+    out = {}
+    for q, scores in run.items():
+        judgments = list(all_judgments(qrels[q], unjudged_docs(qrels[q], scores)))
+        vals = list(batched(measure, [(j, scores) for j in judgments]))
+        count = tail_count(measure)(len(scores))
+        if count:
+            length = tail_length(measure)(scores) if tail_length(measure) is not None else None
+            un = batched(base, [with_tail(j, scores, count, g_fill(qrels[q]), length) for j in judgments])
+            ideal = ideal_values(measure, {f"j{i}": j for i, j in enumerate(judgments)},
+                                 {f"j{i}": len(scores) + count for i in range(len(judgments))})
+            vals += [u / ideal[f"j{i}"] if ideal[f"j{i}"] > 0 else 0.0 for i, u in enumerate(un)]
+        out[q] = (float(min(vals)), float(max(vals)))
+    return out
 
 
 def tolerance(want):
@@ -94,16 +184,21 @@ def test_filled_qrels_judge_every_unjudged_retrieved_document_at_g_fill():
     assert unjudged_docs(qrels["q"], run["q"]) == ["u"]
     assert filled_qrels(qrels, run) == {"q": {"a": 0, "b": 2, "x": 1, "u": 2}, "r": {"a": 0, "v": 1, "w": 1}}
     q2, r2 = appended(qrels, run, 3)
-    assert trec_order(r2["r"])[3:] == ["~tail00000", "~tail00001", "~tail00002"]
-    assert q2["r"]["~tail00002"] == 1 and q2["q"]["~tail00000"] == 2
+    assert trec_order(r2["r"])[3:] == ["~free00000", "~free00001", "~free00002"]
+    assert q2["r"]["~free00002"] == 1 and q2["q"]["~free00000"] == 2 and len(q2["q"]) == 7
 
 
 def test_reads_past():
     assert reads_past("M1") and reads_past("M2(norm=False,theta=0.6)") and reads_past("RBTR") and reads_past("M1@5")
-    assert not reads_past("M1(dist='DCG')") and not reads_past("M3(dist='ERR')")
+    assert reads_past("M1(dist='DCG')") and refused_past("M1(dist='DCG')") and not refused_past("M1(dist='DCG')@5")
+    assert not reads_past("M3(dist='ERR')") and not reads_past("ARR@5") and not refused_past("M1")
     assert reads_past("TBG(lengths='brute-all')") and reads_past("TBG(lengths='brute-all')@4")
-    assert reads_past("PH(tail='inf')") and not reads_past("PH") and not reads_past("MP")
-    assert tail_length("M1@5")(3) == 2 and tail_length("M1@5")(7) == 0 and tail_length("M1")(7) == DEFAULT_TAIL
+    assert reads_past("PH(tail='inf')") and reads_past("PH(pad_to_cutoff=True)@5")
+    assert not reads_past("PH") and not reads_past("MP") and not reads_past("MPcont(rates='brute')")
+    assert tail_count("M1@5")(3) == 2 and tail_count("M1@5")(7) == 0 and tail_count("M1")(7) == DEFAULT_TAIL
+    assert tail_length("M1") is None and tail_length("TBG(default_length=5,lengths='brute-part')") is None
+    mean = (LENGTHS["D001"] + LENGTHS["D002"]) / 2
+    assert tail_length("TBG(lengths='brute-all')")({"D001": 1.0, "D002": 2.0}) == mean
 
 
 # --------------------------------------------------------------------------- unjudged='rel'
@@ -112,6 +207,10 @@ def test_reads_past():
 @pytest.mark.parametrize("measure", HOLE_MEASURES)
 def test_rel_is_the_value_on_filled_qrels(measure, seed):
     qrels, run = random_case(seed)
+    if refused_past(measure):
+        with pytest.raises(ValueError, match="cutoff"):
+            engine(measure, qrels, run, unjudged="rel")
+        return
     want = brute_rel(measure, qrels, run)
     assert_per_query(engine(measure, qrels, run, unjudged="rel"), want, tolerance(want),
                      f"{measure}(unjudged='rel') seed {seed}")
@@ -193,6 +292,10 @@ def test_rel_fills_with_at_least_grade_1():
 @pytest.mark.parametrize("measure", HOLE_MEASURES)
 def test_residual_is_rel_minus_nonrel(measure, seed):
     qrels, run = random_case(seed)
+    if refused_past(measure):
+        with pytest.raises(ValueError, match="cutoff"):
+            engine(measure, qrels, run, residual=True)
+        return
     rel, nonrel = brute_rel(measure, qrels, run), values(measure, qrels, run)
     want = {q: rel[q] - nonrel[q] for q in nonrel}
     assert_per_query(engine(measure, qrels, run, residual=True), want, tolerance(rel),
@@ -265,7 +368,11 @@ def test_residual_of_a_fully_judged_ranking_is_its_tail():
 def test_range_ends_are_min_and_max_over_every_judgment(measure, seed):
     qrels, run = random_case(seed, max_unjudged=8, unjudged_share=0.5)
     assert all(len(unjudged_docs(qrels[q], run[q])) <= 8 for q in run)
-    want = brute_range(measure, qrels, run, tail_length(measure) if reads_past(measure) else None)
+    if refused_past(measure):
+        with pytest.raises(ValueError, match="cutoff"):
+            engine(measure, qrels, run, unjudged="range")
+        return
+    want = brute_range_of(measure, qrels, run)
     got, extras = engine_with_extras(measure, qrels, run, unjudged="range")
     tol = 1e-12 * max(1.0, max(abs(hi) for _, hi in want.values()))
     what = f"{measure}(unjudged='range') seed {seed}"
@@ -276,14 +383,21 @@ def test_range_ends_are_min_and_max_over_every_judgment(measure, seed):
 
 @pytest.mark.parametrize("how", ["optimistic", "pessimistic"])
 @pytest.mark.parametrize("measure", ["MP", "PH(browse='RWBM',p=0.6,q=0.3)", "TBG(lengths='brute-all')",
-                                     "M4(dist='ERR')", "M1(dist='DCG')", "MPcont(rates='brute')"])
+                                     "M4(dist='ERR')", "M1(dist='RR')@6", "MPcont(rates='brute')"])
 def test_range_with_sorted_ties(measure, how):
-    """Each judgment of the unjudged documents with its own optimistic/pessimistic order."""
+    """Each judgment of the unjudged documents with its own optimistic/pessimistic order (and, for a user
+    who reads past the ranking, with and without the filled ranks after it)."""
     qrels, run = random_case(47, max_unjudged=6, unjudged_share=0.5)
+    assert not normalised(plain(measure))
     want = {}
     for q, scores in run.items():
         judgments = list(all_judgments(qrels[q], unjudged_docs(qrels[q], scores)))
-        v = batched(measure, [(j, explicit_run(sorted_within_ties(scores, j, how))) for j in judgments])
+        scenarios = [(j, explicit_run(sorted_within_ties(scores, j, how))) for j in judgments]
+        count = tail_count(measure)(len(scores)) if reads_past(measure) else 0
+        if count:
+            length = tail_length(measure)(scores) if tail_length(measure) is not None else None
+            scenarios += [with_tail(j, r, count, g_fill(qrels[q]), length) for j, r in scenarios]
+        v = batched(measure, scenarios)
         want[q] = (float(v.min()), float(v.max()))
     _, extras = engine_with_extras(measure, qrels, run, unjudged="range", ties=how)
     tol = 1e-12 * max(1.0, max(abs(hi) for _, hi in want.values()))
@@ -292,7 +406,7 @@ def test_range_with_sorted_ties(measure, how):
     assert_per_query(extras["hi"], {q: hi for q, (_, hi) in want.items()}, tol, what + " hi")
 
 
-@pytest.mark.parametrize("measure", HOLE_MEASURES[::3])
+@pytest.mark.parametrize("measure", [m for m in HOLE_MEASURES[::3] if not refused_past(m)])
 def test_range_holds_nonrel_and_rel(measure):
     """'nonrel' and 'rel' are two of the judgments the range runs over."""
     qrels, run = random_case(9, max_unjudged=8, unjudged_share=0.5)
