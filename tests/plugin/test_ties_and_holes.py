@@ -247,6 +247,16 @@ def test_expected_with_negative_grades_and_rel_0(measure, seed):
                          f"{measure}(ties={how!r}) seed {seed}")
 
 
+@pytest.mark.parametrize("measure", ["M1(dist='ERR')", "M3(dist='AP')", "M4(dist='RRR')", "M2(dist='ERR',rel=2)"])
+def test_expected_when_the_ranking_retrieves_no_relevant_document(measure):
+    """The smallest case: one retrieved document, non-relevant; a relevant one not retrieved. Every order
+    (there is one) gives the plain value, 0."""
+    qrels = {"q": {"a": 0, "b": 1, "x": 2}}
+    run = {"q": {"a": 1.0, "u": 1.0}}
+    assert values(measure, qrels, run)["q"] == 0.0
+    assert engine(measure, qrels, run, ties="expected") == {"q": 0.0}
+
+
 def test_optimistic_puts_grade_0_above_grade_minus_1():
     """Higher grades first: with rel=0 a grade-0 document is relevant and a grade -1 one is not, so the
     optimistic order of the tie {'b': -1, 'a': 0} (trec order b, a) is a, b: M1(rel=0) = 1 - 0.8."""
