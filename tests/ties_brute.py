@@ -23,7 +23,8 @@ import numpy as np
 
 import irmeasures_markov as imm
 
-#: the grade an unjudged document counts as when tie groups are sorted (optimistic/pessimistic)
+#: the grade an unjudged document counts as when tie groups are sorted (optimistic/pessimistic), for rel >= 1;
+#: with rel <= 0 (grade 0 relevant) it counts as rel - 1, below every relevant grade
 UNJUDGED_SORT_GRADE = 0
 #: a pool of document ids; per query the retrieved ones are drawn from it without replacement
 POOL = [f"D{k:03d}" for k in range(400)]
@@ -140,14 +141,16 @@ def explicit_run(order):
     return {d: float(n - i) for i, d in enumerate(order)}
 
 
-def sorted_within_ties(scores, grades, how):
+def sorted_within_ties(scores, grades, how, rel=1):
     """The order 'optimistic' (grades descending) or 'pessimistic' (ascending) inside each tie group;
-    unjudged documents count as grade 0; equal grades keep trec_eval's order (docid descending)."""
+    unjudged documents count as grade 0 (``rel - 1`` when ``rel <= 0``); equal grades keep trec_eval's order
+    (docid descending)."""
     sign = -1 if how == "optimistic" else 1
+    unjudged = min(UNJUDGED_SORT_GRADE, rel - 1)
     out = []
     for g in tie_groups(scores):
         # sorted() is stable: equal grades stay in trec_eval order
-        out.extend(sorted(g, key=lambda d: sign * grades.get(d, UNJUDGED_SORT_GRADE)))
+        out.extend(sorted(g, key=lambda d: sign * grades.get(d, unjudged)))
     return out
 
 
@@ -185,7 +188,8 @@ def brute_expected(measure, qrels, run):
 
 def brute_sorted(measure, qrels, run, how):
     """``{qid: value}`` on the run reordered inside its tie groups (``how`` optimistic or pessimistic)."""
-    explicit = {q: explicit_run(sorted_within_ties(run[q], qrels.get(q, {}), how)) for q in run}
+    rel = int(plain(measure).params.get("rel", 1))
+    explicit = {q: explicit_run(sorted_within_ties(run[q], qrels.get(q, {}), how, rel)) for q in run}
     return values(measure, qrels, explicit)
 
 

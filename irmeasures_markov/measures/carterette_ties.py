@@ -102,7 +102,7 @@ def expected_user_model(relevant: ArrayLike, offsets: ArrayLike, recall_base: Ar
     if total > max_terms:
         return None
     entry = np.repeat(np.arange(at.size), count)
-    first_entry = np.concatenate(([0], np.cumsum(count)[:-1]))
+    first_entry = np.cumsum(count) - count                     # (empty when no rank may hold a relevant document)
     x = lo[entry] + (np.arange(total) - np.repeat(first_entry, count))
     te, oe, re = t[entry], others[entry], others_rel[entry]
     log_p = _log_choose(re, x) + _log_choose(oe - re, te - x) - _log_choose(oe, te)

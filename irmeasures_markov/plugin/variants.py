@@ -15,7 +15,7 @@ measure without them) evaluated on other readings of the run
   by seeded Monte Carlo otherwise (standard error reported as the extra
   ``'se'``, below :data:`TARGET_SE` unless :data:`MAX_SAMPLES` is reached);
 - ``unjudged='drop'``: the condensed list (``judged_only=True``);
-  ``'rel'``: every unjudged document the measure reads judged relevant at
+  ``'rel'``: every unjudged retrieved document judged relevant at
   max(1, the query's highest judged grade), joining the recall base; a family
   whose user reads past the end of the ranking also finds relevant documents
   there (:meth:`FamilyMeasure.filled_length`); ``'range'``: the smallest and
@@ -59,7 +59,7 @@ EXACT_LIMIT = 10_000
 TARGET_SE = 1e-3
 #: Monte Carlo orders drawn at first, and at most, per query
 FIRST_SAMPLES = 256
-MAX_SAMPLES = 1 << 16
+MAX_SAMPLES = 1 << 18
 #: ``unjudged='range'`` is exact for up to this many unjudged documents read (2**16 judgments)
 RANGE_EXACT = 16
 #: judgments drawn beyond that (plus all non-relevant and all relevant)
@@ -178,15 +178,6 @@ def check_variant_params(measure: FamilyMeasure) -> None:
                          "judged_only=False.")
 
 
-def _read_mask(base: FamilyMeasure, reading: ScenarioRun) -> np.ndarray:
-    """The ranks whose documents ``base`` reads: all of them, or the top ``cutoff`` without judged_only."""
-    depth = base.ranks_read()
-    if depth is None:
-        return np.ones(reading.grades.size, dtype=bool)
-    rank = np.arange(reading.grades.size) - np.repeat(reading.offsets[:-1], reading.lengths)
-    return rank < depth
-
-
 def _tie_keys(base: FamilyMeasure, reading: ScenarioRun) -> np.ndarray:
     """int64 keys per rank: ranks with equal keys are interchangeable for ``base``."""
     judged_only = bool(base.params.get("judged_only", False))
@@ -204,9 +195,11 @@ def _tie_keys(base: FamilyMeasure, reading: ScenarioRun) -> np.ndarray:
     return codes.reshape(-1).astype(np.int64)
 
 
-def _order_keys(reading: ScenarioRun) -> np.ndarray:
-    """The grade tie orders sort by: unjudged counts as 0."""
-    return np.where(reading.grades > 0, reading.grades, 0)
+def _order_keys(base: FamilyMeasure, reading: ScenarioRun) -> np.ndarray:
+    """The grade tie orders sort by: a judged document's grade; an unjudged one counts as non-relevant and as
+    no better than a judged non-relevant one (0, or ``rel - 1`` when ``rel <= 0`` makes grade 0 relevant)."""
+    unjudged = min(0, int(base.params.get("rel", 1)) - 1)
+    return np.where(reading.grades == UNJUDGED, unjudged, reading.grades)
 
 
 def _evaluate(base: FamilyMeasure, reading: ScenarioRun) -> np.ndarray:
@@ -254,8 +247,8 @@ def _expected(base: FamilyMeasure, reading: ScenarioRun, seed: int) -> VariantVa
 
 
 def _with_judgments(base: FamilyMeasure, reading: ScenarioRun) -> ScenarioRun:
-    """The reading with every unjudged document the measure reads judged relevant, and filled ranks after it."""
-    judged = judge_unjudged(reading, _read_mask(base, reading))
+    """The reading with every unjudged retrieved document judged relevant, and filled ranks after it."""
+    judged = judge_unjudged(reading, np.ones(reading.grades.size, dtype=bool))
     return fill_ranks(judged, base.filled_length(judged.lengths))
 
 
@@ -263,27 +256,26 @@ def _with_ties(base: FamilyMeasure, reading: ScenarioRun, ties: str, seed: int) 
     if ties == "docid":
         return VariantValues(_evaluate(base, reading))
     if ties in ("optimistic", "pessimistic"):
-        return VariantValues(_evaluate(base, reorder_ties(reading, _order_keys(reading), ties == "optimistic")))
+        return VariantValues(_evaluate(base, reorder_ties(reading, _order_keys(base, reading), ties == "optimistic")))
     return _expected(base, reading, seed)
 
 
 def _range(base: FamilyMeasure, reading: ScenarioRun, ties: str, seed: int) -> VariantValues:
-    """Smallest and largest value over the judgments of the unjudged documents the measure reads."""
+    """Smallest and largest value over the judgments of the unjudged retrieved documents."""
     n = len(reading.qids)
     full = fill_ranks(reading, base.filled_length(reading.lengths))
-    read = _read_mask(base, full)
     lo, hi = np.zeros(n), np.zeros(n)
     exact = np.ones(n)
     for p in range(n):
         a, b = int(full.offsets[p]), int(full.offsets[p + 1])
         src = full.source[a:b]
-        targets = a + np.flatnonzero(read[a:b] & (full.grades[a:b] == UNJUDGED) & (src >= 0))
+        targets = a + np.flatnonzero((full.grades[a:b] == UNJUDGED) & (src >= 0))
         filled = np.flatnonzero(src == FILLED)
         fill_from = a + int(filled[0]) if filled.size else None
         rng = query_rng(seed, reading.source_qids[p], "range")
         patterns, was_exact = judgment_patterns(full, p, targets, fill_from, RANGE_EXACT, RANGE_SAMPLES, rng)
         if ties != "docid":
-            patterns = reorder_ties(patterns, _order_keys(patterns), ties == "optimistic")
+            patterns = reorder_ties(patterns, _order_keys(base, patterns), ties == "optimistic")
         v = _evaluate(base, patterns)
         lo[p], hi[p] = float(v.min()), float(v.max())
         exact[p] = float(was_exact)

@@ -44,7 +44,7 @@ def judge_unjudged(reading: ScenarioRun, read: np.ndarray) -> ScenarioRun:
     reading : ScenarioRun
         The readings.
     read : numpy.ndarray of bool
-        The ranks whose documents the measure reads.
+        The ranks whose unjudged documents are judged.
 
     Returns
     -------
@@ -116,7 +116,7 @@ def judgment_patterns(reading: ScenarioRun, p: int, targets: np.ndarray, fill_fr
     p : int
         The pseudo-query.
     targets : numpy.ndarray
-        Flat positions of its unjudged documents that the measure reads.
+        Flat positions of its unjudged documents.
     fill_from : int or None
         Flat position of its first filled rank.
     max_exact : int
