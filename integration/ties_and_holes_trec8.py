@@ -1,0 +1,401 @@
+"""Ties and holes on real runs: how much six measures depend on tie order and on unjudged documents.
+
+Over all 129 TREC-8 ad hoc runs and the 10 Robust 2004 runs of the shared data, for AP, P@10, MP, PH,
+M1 with the RBP distribution and TBG (seeded document lengths, see below):
+
+* **Ties.** Every run is evaluated with ``ties='optimistic'`` (inside each group of equal scores the
+  higher grades first) and ``ties='pessimistic'`` (lower grades first); per measure the table counts
+  the run pairs whose order (sign of the difference of their means over topics) is not the same under
+  the two, and gives the largest tie spread (optimistic - pessimistic mean) with its run.
+* **Holes.** ``residual=True`` (the value with every unjudged retrieved document relevant minus the
+  value with them non-relevant), as the per-run mean over topics: min / median / max over runs, on
+  the full qrels and on pool-reduced qrels keeping 50 %, 30 % and 10 % of each topic's judgments
+  (:func:`irmeasures_markov.io.datasets.downsample_qrels`, seeded and nested; the same reduction as the
+  MP paper's Figures 3-4), with the share of (run, topic) pairs whose residual is negative.
+
+AP and P@10 are trec_eval measures computed natively: their variants go through
+``experiments.evaluate(..., ties=, residual=)`` when this version of the package offers them, and
+otherwise (``--reorder``, or an older package) through an exact construction: the run's scores are
+rewritten so that trec_eval's own order (score desc, docid desc) is the optimistic or pessimistic
+order, and for the residual the run is scored on qrels where each unjudged document it retrieved is
+relevant at the topic's highest judged grade (at least 1), which is what ``unjudged='rel'`` means for
+measures that do not read past the ranking. The output says which path was taken.
+
+TREC-8 and Robust04 document texts are not in the shared data, so TBG's lengths are an ASSUMPTION:
+every document retrieved by a collection's runs gets a seeded log-normal length (median 300 words,
+sigma 0.8, seed 0; as docs/scripts/make_tbg_figures.py draws them), and a document with no length
+(ranks TBG adds after the ranking under ``unjudged='rel'``) is read as 300 words.
+
+Usage (from the repository root; finds the data through ``$IRMEASURES_MARKOV_DATA`` or ../shared/data)::
+
+    python integration/ties_and_holes_trec8.py [--out DIR] [--quick] [--reorder] [--n-jobs N]
+
+Writes one figure per table (``ties_<collection>.png``, ``holes_<collection>.png``) to docs/figures/,
+or with ``--out DIR`` the figures and ``tables.md`` to DIR; prints the tables, the date and the elapsed
+time. ``--quick`` evaluates every 16th TREC-8 run and 3 Robust04 runs (for tests and a first look).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import inspect
+import pathlib
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+import ir_measures  # noqa: E402
+import numpy as np  # noqa: E402
+
+import irmeasures_markov as imm  # noqa: E402
+from irmeasures_markov.experiments import evaluate  # noqa: E402
+from irmeasures_markov.io import read_trec_qrels  # noqa: E402
+from irmeasures_markov.io.datasets import downsample_qrels, load_run_dir  # noqa: E402
+from irmeasures_markov.testing import DATA_ENV, shared_data_dir  # noqa: E402
+
+#: (name, qrels file, run directory) of each collection
+COLLECTIONS = {"trec8": ("TREC-8", "trec8.qrels.gz", "trec8"),
+               "robust04": ("Robust 2004", "robust04.qrels.gz", "robust04")}
+MEASURES = ("AP", "P@10", "MP", "PH", "M1(dist='RBP')", "TBG")
+NATIVE = ("AP", "P@10")
+PERCENTS = (100, 50, 30, 10)
+SEED = 0
+MEDIAN_WORDS, SIGMA, DEFAULT_WORDS = 300, 0.8, 300
+
+
+# ---------------------------------------------------------------------------
+# data
+
+@dataclass
+class Collection:
+    """One collection's qrels, runs (name -> {qid: {docid: score}}) and topics (those with a relevant document)."""
+    key: str
+    name: str
+    qrels: dict
+    runs: dict
+    topics: list
+    lengths: str = ""
+    notes: list = field(default_factory=list)
+
+
+def load_collection(key: str, data_dir: pathlib.Path, runs: Sequence[str] | None = None) -> Collection:
+    """Read a collection of :data:`COLLECTIONS`; ``runs`` keeps only these run names (in this order)."""
+    name, qrels_file, run_dir = COLLECTIONS[key]
+    qrels = read_trec_qrels(data_dir / "qrels" / qrels_file)
+    all_runs = load_run_dir(data_dir / "runs" / run_dir, progress=False)
+    names = sorted(all_runs) if runs is None else list(runs)
+    missing = [n for n in names if n not in all_runs]
+    if missing:
+        raise ValueError(f"runs {missing} are not in {data_dir / 'runs' / run_dir}")
+    topics = sorted(q for q, docs in qrels.items() if any(g >= 1 for g in docs.values()))
+    col = Collection(key, name, qrels, {n: all_runs[n] for n in names}, topics)
+    col.lengths = register_seeded_lengths(f"ties-and-holes-{key}", all_runs.values())
+    return col
+
+
+def register_seeded_lengths(name: str, runs, seed: int = SEED) -> str:
+    """Register a seeded log-normal length (words) for every document ``runs`` retrieve (sorted docids)."""
+    docids = sorted({d for run in runs for docs in run.values() for d in docs})
+    rng = np.random.default_rng(seed)
+    lengths = np.round(rng.lognormal(np.log(MEDIAN_WORDS), SIGMA, len(docids)))
+    return imm.register_lengths(name, dict(zip(docids, lengths.tolist())))
+
+
+def measure_of(label: str, lengths: str, **params):
+    """The measure object of a label of :data:`MEASURES` with the given variant parameters."""
+    if label == "TBG":
+        return imm.TBG(lengths=lengths, default_length=float(DEFAULT_WORDS), **params)
+    m = ir_measures.parse_measure(label)
+    return m(**params) if params else m
+
+
+# ---------------------------------------------------------------------------
+# explicit constructions (the fallback for AP and P@10, and the tests' reference for every measure)
+
+def reordered_run(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]],
+                  ties: str) -> dict:
+    """The run with scores rewritten so that trec_eval's order (score desc, docid desc) is the ``ties`` order.
+
+    ``'optimistic'``: inside a group of equal scores, higher grades first, then docid desc;
+    ``'pessimistic'``: lower grades first. An unjudged document counts as grade 0 for this ordering.
+    The new score of the document at rank i (from 0) of a topic of n documents is ``float(n - i)``.
+    """
+    if ties not in ("optimistic", "pessimistic"):
+        raise ValueError(f"ties must be 'optimistic' or 'pessimistic', got {ties!r}")
+    sign = 1 if ties == "optimistic" else -1
+    out = {}
+    for qid, docs in run.items():
+        judged = qrels.get(qid, {})
+        order = sorted(docs, key=lambda d: (docs[d], sign * judged.get(d, 0), d), reverse=True)
+        n = len(order)
+        out[qid] = {d: float(n - i) for i, d in enumerate(order)}
+    return out
+
+
+def filled_qrels(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]]) -> dict:
+    """``qrels`` where every document of ``run`` without a judgment is relevant at max(1, highest judged grade)."""
+    out = {}
+    for qid, judged in qrels.items():
+        docs = run.get(qid, {})
+        fill = max([1, *judged.values()])
+        extra = {d: fill for d in docs if d not in judged}
+        out[qid] = {**judged, **extra} if extra else judged
+    return out
+
+
+def native_variants() -> bool:
+    """True when ``experiments.evaluate`` takes ``ties=`` and ``residual=`` (computes them itself)."""
+    params = inspect.signature(evaluate).parameters
+    return "ties" in params and "residual" in params
+
+
+# ---------------------------------------------------------------------------
+# per-topic values: arrays [run, topic] in the order of col.runs and col.topics
+
+def _evaluate(measure, qrels, runs, topics, n_jobs, **kw) -> np.ndarray:
+    ev = evaluate([measure], qrels, runs, topics=topics, progress=False, n_jobs=n_jobs, **kw)
+    return np.asarray(ev.values)[:, 0, :]
+
+
+def tie_values(label: str, col: Collection, ties: str, *, reorder: bool = False, n_jobs: int = 1) -> np.ndarray:
+    """Per (run, topic) value of measure ``label`` under ``ties`` ('docid', 'optimistic' or 'pessimistic')."""
+    if ties == "docid":
+        return _evaluate(measure_of(label, col.lengths), col.qrels, col.runs, col.topics, n_jobs)
+    if label in NATIVE and (reorder or not native_variants()):
+        runs = {n: reordered_run(r, col.qrels, ties) for n, r in col.runs.items()}
+        return _evaluate(measure_of(label, col.lengths), col.qrels, runs, col.topics, n_jobs)
+    if label in NATIVE:
+        return _evaluate(measure_of(label, col.lengths), col.qrels, col.runs, col.topics, n_jobs, ties=ties)
+    return _evaluate(measure_of(label, col.lengths, ties=ties), col.qrels, col.runs, col.topics, n_jobs)
+
+
+def residual_values(label: str, col: Collection, qrels: Mapping, *, reorder: bool = False,
+                    n_jobs: int = 1) -> np.ndarray:
+    """Per (run, topic) residual (value with unjudged relevant - value with them non-relevant) on ``qrels``."""
+    if label in NATIVE and (reorder or not native_variants()):
+        m = measure_of(label, col.lengths)
+        base = _evaluate(m, qrels, col.runs, col.topics, n_jobs)
+        filled = np.vstack([_evaluate(m, filled_qrels(r, qrels), {n: r}, col.topics, 1)
+                            for n, r in col.runs.items()])
+        return filled - base
+    if label in NATIVE:
+        return _evaluate(measure_of(label, col.lengths), qrels, col.runs, col.topics, n_jobs, residual=True)
+    return _evaluate(measure_of(label, col.lengths, residual=True), qrels, col.runs, col.topics, n_jobs)
+
+
+def judged_share(runs: Mapping, qrels: Mapping, topics: Sequence[str], k: int = 10) -> np.ndarray:
+    """Per run, the share of judged documents in the top ``k`` (trec_eval order), averaged over topics."""
+    out = []
+    for run in runs.values():
+        shares = []
+        for q in topics:
+            docs = run.get(q, {})
+            top = sorted(docs, key=lambda d: (docs[d], d), reverse=True)[:k]
+            judged = qrels.get(q, {})
+            shares.append(sum(d in judged for d in top) / k)
+        out.append(np.mean(shares))
+    return np.array(out)
+
+
+# ---------------------------------------------------------------------------
+# summaries
+
+def swapped_pairs(a: np.ndarray, b: np.ndarray) -> int:
+    """Pairs i < j of runs whose sign of difference differs between the means ``a`` and ``b``."""
+    sa = np.sign(a[:, None] - a[None, :])
+    sb = np.sign(b[:, None] - b[None, :])
+    return int(np.triu(sa != sb, 1).sum())
+
+
+@dataclass
+class TieResult:
+    label: str
+    docid: np.ndarray        # per-run means
+    optimistic: np.ndarray
+    pessimistic: np.ndarray
+    per_topic_opt: np.ndarray
+    per_topic_pes: np.ndarray
+
+    @property
+    def spread(self) -> np.ndarray:
+        return self.optimistic - self.pessimistic
+
+    @property
+    def swaps(self) -> int:
+        return swapped_pairs(self.optimistic, self.pessimistic)
+
+
+@dataclass
+class HoleResult:
+    label: str
+    percent: float
+    per_topic: np.ndarray    # [run, topic] residuals
+    judged10: np.ndarray     # per run judged share of the top 10
+
+    @property
+    def per_run(self) -> np.ndarray:
+        return self.per_topic.mean(axis=1)
+
+
+def run_ties(col: Collection, *, reorder: bool = False, n_jobs: int = 1, measures=MEASURES) -> list[TieResult]:
+    out = []
+    for label in measures:
+        base = tie_values(label, col, "docid", n_jobs=n_jobs)
+        opt = tie_values(label, col, "optimistic", reorder=reorder, n_jobs=n_jobs)
+        pes = tie_values(label, col, "pessimistic", reorder=reorder, n_jobs=n_jobs)
+        out.append(TieResult(label, base.mean(axis=1), opt.mean(axis=1), pes.mean(axis=1), opt, pes))
+    return out
+
+
+def run_holes(col: Collection, *, percents=PERCENTS, reorder: bool = False, n_jobs: int = 1,
+              measures=MEASURES) -> list[HoleResult]:
+    out = []
+    for pc in percents:
+        qrels = col.qrels if pc == 100 else downsample_qrels(col.qrels, pc, seed=SEED)
+        judged = judged_share(col.runs, qrels, col.topics)
+        for label in measures:
+            out.append(HoleResult(label, float(pc), residual_values(label, col, qrels, reorder=reorder,
+                                                                    n_jobs=n_jobs), judged))
+    return out
+
+
+def ties_table(col: Collection, results: list[TieResult]) -> str:
+    names = list(col.runs)
+    n = len(names)
+    lines = [f"**{col.name}** ({n} runs, {len(col.topics)} topics, {n * (n - 1) // 2} run pairs)", "",
+             "| measure | runs with ties that matter | pairs swapping (optimistic vs pessimistic) "
+             "| mean tie spread | largest tie spread (run) |",
+             "|---|---:|---:|---:|---|"]
+    for r in results:
+        s = r.spread
+        i = int(np.argmax(s))
+        lines.append(f"| {r.label} | {int((s > 0).sum())} | {r.swaps} ({100 * r.swaps / max(1, n * (n - 1) // 2):.1f} %)"
+                     f" | {s.mean():.4f} | {s[i]:.4f} ({names[i]}) |")
+    return "\n".join(lines)
+
+
+def holes_table(col: Collection, results: list[HoleResult]) -> str:
+    lines = [f"**{col.name}** ({len(col.runs)} runs; residual = per-run mean over {len(col.topics)} topics)", "",
+             "| measure | pool kept | judged in top 10 | residual min | median | max | mean | mean - full pool "
+             "| (run, topic) < 0 |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    full = {r.label: r.per_run.mean() for r in results if r.percent == 100}
+    for label in dict.fromkeys(r.label for r in results):
+        for r in (x for x in results if x.label == label):
+            v = r.per_run
+            grow = v.mean() - full[label] if label in full else float("nan")
+            neg = 100 * (r.per_topic < 0).mean()
+            lines.append(f"| {label} | {r.percent:g} % | {100 * r.judged10.mean():.1f} % | {v.min():.4f} "
+                         f"| {np.median(v):.4f} | {v.max():.4f} | {v.mean():.4f} | {grow:+.4f} | {neg:.1f} % |")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------
+# figures
+
+def plot_ties(col: Collection, results: list[TieResult], path: pathlib.Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(2, 3, figsize=(13, 7), constrained_layout=True)
+    for ax, r in zip(axes.flat, results):
+        order = np.argsort(-r.docid, kind="stable")
+        x = np.arange(len(order))
+        ax.vlines(x, r.pessimistic[order], r.optimistic[order], color="tab:red", lw=1.5,
+                  label="pessimistic .. optimistic")
+        ax.plot(x, r.docid[order], ".", color="black", ms=3, label="docid (trec_eval)")
+        ax.set_title(f"{r.label}: {r.swaps} pairs swap, max spread {r.spread.max():.3f}", fontsize=10)
+        ax.set_xlabel("run (by trec_eval-order mean)")
+        ax.set_ylabel("mean over topics")
+    axes.flat[0].legend(fontsize=8)
+    fig.suptitle(f"{col.name}: each run's mean under the pessimistic and optimistic tie orders")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_holes(col: Collection, results: list[HoleResult], path: pathlib.Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    labels = list(dict.fromkeys(r.label for r in results))
+    fig, axes = plt.subplots(2, 3, figsize=(13, 7), constrained_layout=True)
+    for ax, label in zip(axes.flat, labels):
+        rs = sorted((r for r in results if r.label == label), key=lambda r: -r.percent)
+        pcs = [r.percent for r in rs]
+        v = [r.per_run for r in rs]
+        ax.fill_between(pcs, [x.min() for x in v], [x.max() for x in v], color="tab:blue", alpha=0.2,
+                        label="min..max over runs")
+        ax.plot(pcs, [np.median(x) for x in v], "o-", color="tab:blue", label="median run")
+        ax.axhline(0, color="grey", lw=0.8)
+        ax.invert_xaxis()
+        ax.set_xticks(pcs)
+        ax.set_title(label, fontsize=10)
+        ax.set_xlabel("% of the pool kept")
+        ax.set_ylabel("mean residual")
+    axes.flat[0].legend(fontsize=8)
+    fig.suptitle(f"{col.name}: residual (unjudged relevant - unjudged non-relevant) as the pool shrinks")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# ---------------------------------------------------------------------------
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=pathlib.Path, default=None,
+                    help="write the figures and tables.md here (default: figures to docs/figures, tables printed)")
+    ap.add_argument("--quick", action="store_true", help="every 16th TREC-8 run and 3 Robust04 runs")
+    ap.add_argument("--reorder", action="store_true",
+                    help="AP and P@10 variants by explicit reordering / filled qrels even when evaluate() offers them")
+    ap.add_argument("--collections", default="trec8,robust04", help="comma-separated: trec8, robust04")
+    ap.add_argument("--measures", default=";".join(MEASURES),
+                    help=f"semicolon-separated subset of {'; '.join(MEASURES)}")
+    ap.add_argument("--n-jobs", type=int, default=1)
+    args = ap.parse_args(argv)
+    start = time.perf_counter()
+    measures = [m.strip() for m in args.measures.split(";") if m.strip()]
+    unknown = [m for m in measures if m not in MEASURES]
+    if unknown:
+        ap.error(f"--measures: unknown {unknown}; allowed: {'; '.join(MEASURES)}")
+    data = shared_data_dir()
+    if data is None:
+        sys.exit(f"shared TREC data not found: set {DATA_ENV} or place it at ../shared/data")
+    out_dir = args.out if args.out is not None else REPO / "docs" / "figures"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    native = native_variants() and not args.reorder
+    header = [f"Run {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, irmeasures_markov "
+              f"{imm.__version__}; AP and P@10 variants: "
+              + ("experiments.evaluate(ties=, residual=)" if native
+                 else "explicit reordering and filled qrels")
+              + ("; --quick subset" if args.quick else "")]
+    sections = []
+    for key in args.collections.split(","):
+        subset = None
+        if args.quick:
+            names = sorted(p.name[len("input."):-len(".gz")]
+                           for p in (data / "runs" / COLLECTIONS[key][2]).glob("input.*.gz"))
+            subset = names[::16] if key == "trec8" else names[:3]
+        col = load_collection(key, data, subset)
+        t0 = time.perf_counter()
+        ties = run_ties(col, reorder=args.reorder, n_jobs=args.n_jobs, measures=measures)
+        holes = run_holes(col, reorder=args.reorder, n_jobs=args.n_jobs, measures=measures)
+        plot_ties(col, ties, out_dir / f"ties_{key}.png")
+        plot_holes(col, holes, out_dir / f"holes_{key}.png")
+        sections.append(f"### Ties, {col.name}\n\n{ties_table(col, ties)}\n\n"
+                        f"### Holes, {col.name}\n\n{holes_table(col, holes)}\n")
+        print(f"[{key}: {time.perf_counter() - t0:.1f} s]", file=sys.stderr)
+    elapsed = time.perf_counter() - start
+    text = "\n".join(header) + f"; elapsed {elapsed:.0f} s\n\n" + "\n".join(sections)
+    print(text)
+    if args.out is not None:
+        (out_dir / "tables.md").write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
