@@ -61,7 +61,10 @@ from irmeasures_markov.testing import DATA_ENV, shared_data_dir  # noqa: E402
 #: (name, qrels file, run directory) of each collection
 COLLECTIONS = {"trec8": ("TREC-8", "trec8.qrels.gz", "trec8"),
                "robust04": ("Robust 2004", "robust04.qrels.gz", "robust04")}
-MEASURES = ("AP", "P@10", "MP", "PH", "M1(dist='RBP')", "TBG")
+#: label -> measure string (TBG gets its seeded lengths in :func:`measure_of`). The PH user is a random walk
+#: (forward 0.6, back 0.3) over an endless ranking: PH's default user (RBP, p=0.8) would repeat M1 RBP's numbers.
+MEASURES = {"AP": "AP", "P@10": "P@10", "MP": "MP", "PH": "PH(browse='RWBM',p=0.6,q=0.3,tail='inf')",
+            "M1 RBP": "M1(dist='RBP')", "TBG": "TBG"}
 NATIVE = ("AP", "P@10")
 PERCENTS = (100, 50, 30, 10)
 SEED = 0
@@ -80,7 +83,7 @@ class Collection:
     runs: dict
     topics: list
     lengths: str = ""
-    notes: list = field(default_factory=list)
+    reordered: dict = field(default_factory=dict)   # ties mode -> reordered runs (cache)
 
 
 def load_collection(key: str, data_dir: pathlib.Path, runs: Sequence[str] | None = None) -> Collection:
@@ -110,7 +113,7 @@ def measure_of(label: str, lengths: str, **params):
     """The measure object of a label of :data:`MEASURES` with the given variant parameters."""
     if label == "TBG":
         return imm.TBG(lengths=lengths, default_length=float(DEFAULT_WORDS), **params)
-    m = ir_measures.parse_measure(label)
+    m = ir_measures.parse_measure(MEASURES[label])
     return m(**params) if params else m
 
 
@@ -154,6 +157,31 @@ def native_variants() -> bool:
     return "ties" in params and "residual" in params
 
 
+def family_variants() -> bool:
+    """True when the family measures take ``ties=`` and ``residual=`` parameters."""
+    return {"ties", "residual"} <= set(imm.MP.SUPPORTED_PARAMS)
+
+
+def explicit_ties(label: str, reorder: bool) -> bool:
+    """Whether ``label``'s tie orders come from reordered runs rather than from the package itself."""
+    return reorder or not (native_variants() if label in NATIVE else family_variants())
+
+
+def paths_note(measures: Sequence[str], reorder: bool) -> str:
+    """One sentence saying where each measure's tie orders and residuals come from."""
+    explicit = [m for m in measures if explicit_ties(m, reorder)]
+    filled = [m for m in measures if m in NATIVE and (reorder or not native_variants())]
+    parts = []
+    if explicit:
+        parts.append(f"Tie orders of {', '.join(explicit)} by explicitly reordered runs")
+    if filled:
+        parts.append(f"residuals of {', '.join(filled)} by qrels filled with the unjudged retrieved documents")
+    rest = [m for m in measures if m not in explicit]
+    if rest:
+        parts.append(f"{', '.join(rest)} through the package's ties=/residual= parameters")
+    return "; ".join(parts) + "."
+
+
 # ---------------------------------------------------------------------------
 # per-topic values: arrays [run, topic] in the order of col.runs and col.topics
 
@@ -166,9 +194,10 @@ def tie_values(label: str, col: Collection, ties: str, *, reorder: bool = False,
     """Per (run, topic) value of measure ``label`` under ``ties`` ('docid', 'optimistic' or 'pessimistic')."""
     if ties == "docid":
         return _evaluate(measure_of(label, col.lengths), col.qrels, col.runs, col.topics, n_jobs)
-    if label in NATIVE and (reorder or not native_variants()):
-        runs = {n: reordered_run(r, col.qrels, ties) for n, r in col.runs.items()}
-        return _evaluate(measure_of(label, col.lengths), col.qrels, runs, col.topics, n_jobs)
+    if explicit_ties(label, reorder):
+        if ties not in col.reordered:
+            col.reordered[ties] = {n: reordered_run(r, col.qrels, ties) for n, r in col.runs.items()}
+        return _evaluate(measure_of(label, col.lengths), col.qrels, col.reordered[ties], col.topics, n_jobs)
     if label in NATIVE:
         return _evaluate(measure_of(label, col.lengths), col.qrels, col.runs, col.topics, n_jobs, ties=ties)
     return _evaluate(measure_of(label, col.lengths, ties=ties), col.qrels, col.runs, col.topics, n_jobs)
@@ -185,6 +214,9 @@ def residual_values(label: str, col: Collection, qrels: Mapping, *, reorder: boo
         return filled - base
     if label in NATIVE:
         return _evaluate(measure_of(label, col.lengths), qrels, col.runs, col.topics, n_jobs, residual=True)
+    if not family_variants():
+        raise RuntimeError(f"{label}(residual=True) needs a version of irmeasures_markov whose measures take "
+                           "`residual=` (issue 26)")
     return _evaluate(measure_of(label, col.lengths, residual=True), qrels, col.runs, col.topics, n_jobs)
 
 
@@ -242,7 +274,8 @@ class HoleResult:
         return self.per_topic.mean(axis=1)
 
 
-def run_ties(col: Collection, *, reorder: bool = False, n_jobs: int = 1, measures=MEASURES) -> list[TieResult]:
+def run_ties(col: Collection, *, reorder: bool = False, n_jobs: int = 1,
+             measures: Sequence[str] = tuple(MEASURES)) -> list[TieResult]:
     out = []
     for label in measures:
         base = tie_values(label, col, "docid", n_jobs=n_jobs)
@@ -253,7 +286,7 @@ def run_ties(col: Collection, *, reorder: bool = False, n_jobs: int = 1, measure
 
 
 def run_holes(col: Collection, *, percents=PERCENTS, reorder: bool = False, n_jobs: int = 1,
-              measures=MEASURES) -> list[HoleResult]:
+              measures: Sequence[str] = tuple(MEASURES)) -> list[HoleResult]:
     out = []
     for pc in percents:
         qrels = col.qrels if pc == 100 else downsample_qrels(col.qrels, pc, seed=SEED)
@@ -274,7 +307,8 @@ def ties_table(col: Collection, results: list[TieResult]) -> str:
     for r in results:
         s = r.spread
         i = int(np.argmax(s))
-        lines.append(f"| {r.label} | {int((s > 0).sum())} | {r.swaps} ({100 * r.swaps / max(1, n * (n - 1) // 2):.1f} %)"
+        share = 100 * r.swaps / max(1, n * (n - 1) // 2)
+        lines.append(f"| {r.label} | {int((s > 0).sum())} | {r.swaps} ({share:.1f} %)"
                      f" | {s.mean():.4f} | {s[i]:.4f} ({names[i]}) |")
     return "\n".join(lines)
 
@@ -367,12 +401,8 @@ def main(argv=None) -> int:
         sys.exit(f"shared TREC data not found: set {DATA_ENV} or place it at ../shared/data")
     out_dir = args.out if args.out is not None else REPO / "docs" / "figures"
     out_dir.mkdir(parents=True, exist_ok=True)
-    native = native_variants() and not args.reorder
     header = [f"Run {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, irmeasures_markov "
-              f"{imm.__version__}; AP and P@10 variants: "
-              + ("experiments.evaluate(ties=, residual=)" if native
-                 else "explicit reordering and filled qrels")
-              + ("; --quick subset" if args.quick else "")]
+              f"{imm.__version__}{'; --quick subset' if args.quick else ''}. {paths_note(measures, args.reorder)}"]
     sections = []
     for key in args.collections.split(","):
         subset = None

@@ -1,0 +1,94 @@
+"""integration/ties_and_holes_trec8.py on a few TREC-8 runs: identities the tables rest on.
+
+- P@10 under ties='optimistic' >= under 'pessimistic' on every run and topic, and the docid order lies between;
+- the residual of P@10 is the number of unjudged documents in the top 10 over 10, on the full and on a
+  reduced pool;
+- every measure's ties='optimistic'/'pessimistic' equals the measure on the explicitly reordered run, bit
+  for bit, and the native residual of AP/P@10 equals AP/P@10 on the qrels filled with the run's unjudged
+  documents;
+- the script runs end to end (--quick, two measures) and writes its tables and figures.
+"""
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+from irmeasures_markov.io.datasets import downsample_qrels
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import ties_and_holes_trec8 as th  # noqa: E402
+
+#: runs with many tied scores (UB99SW and uwmt8a0 have the largest tie spreads of TREC-8) and two without
+RUNS = ("UB99SW", "uwmt8a0", "CL99XT", "Flab8as")
+
+
+@pytest.fixture(scope="module")
+def col(data_dir):
+    return th.load_collection("trec8", data_dir, RUNS)
+
+
+def _unjudged_top10(run, qrels, topics):
+    out = np.zeros((len(run), len(topics)))
+    for i, r in enumerate(run.values()):
+        for j, q in enumerate(topics):
+            docs = r.get(q, {})
+            top = sorted(docs, key=lambda d: (docs[d], d), reverse=True)[:10]
+            out[i, j] = sum(d not in qrels.get(q, {}) for d in top) / 10
+    return out
+
+
+def test_p10_optimistic_dominates_pessimistic(col):
+    opt = th.tie_values("P@10", col, "optimistic")
+    pes = th.tie_values("P@10", col, "pessimistic")
+    base = th.tie_values("P@10", col, "docid")
+    assert (opt >= pes).all() and (pes <= base).all() and (base <= opt).all()
+    assert (opt > pes).any()  # UB99SW's ties reach into the top 10
+
+
+@pytest.mark.parametrize("percent", [100, 30])
+def test_p10_residual_counts_unjudged_top10(col, percent):
+    qrels = col.qrels if percent == 100 else downsample_qrels(col.qrels, percent, seed=th.SEED)
+    got = th.residual_values("P@10", col, qrels)
+    want = _unjudged_top10(col.runs, qrels, col.topics)
+    assert want.max() > 0
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+    explicit = th.residual_values("P@10", col, qrels, reorder=True)
+    np.testing.assert_allclose(explicit, want, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("label", list(th.MEASURES))
+def test_tie_orders_equal_reordered_runs(col, label):
+    for ties in ("optimistic", "pessimistic"):
+        package = th._evaluate(th.measure_of(label, col.lengths, ties=ties), col.qrels, col.runs, col.topics, 1) \
+            if label not in th.NATIVE else th.tie_values(label, col, ties)
+        explicit = th.tie_values(label, col, ties, reorder=True)
+        assert np.array_equal(package, explicit), (label, ties)
+    assert not th.explicit_ties(label, reorder=False)  # the package computed them itself
+
+
+@pytest.mark.parametrize("label", th.NATIVE)
+def test_native_residual_equals_filled_qrels(col, label):
+    qrels = downsample_qrels(col.qrels, 50, seed=th.SEED)
+    package = th.residual_values(label, col, qrels)
+    explicit = th.residual_values(label, col, qrels, reorder=True)
+    np.testing.assert_allclose(package, explicit, rtol=0, atol=1e-12)
+
+
+def test_swapped_pairs():
+    a = np.array([0.3, 0.2, 0.1])
+    assert th.swapped_pairs(a, a) == 0
+    assert th.swapped_pairs(a, np.array([0.2, 0.3, 0.1])) == 1
+    assert th.swapped_pairs(a, np.array([0.1, 0.2, 0.3])) == 3
+    assert th.swapped_pairs(a, np.array([0.3, 0.3, 0.1])) == 1  # a tie is a change of sign
+
+
+def test_script_quick(data_dir, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    assert th.main(["--quick", "--out", str(tmp_path), "--measures", "P@10;M1 RBP"]) == 0
+    text = (tmp_path / "tables.md").read_text()
+    assert "### Ties, TREC-8" in text and "### Holes, Robust 2004" in text
+    assert "| P@10 | 10 % |" in text and "| M1 RBP | 100 % |" in text
+    for name in ("ties_trec8", "ties_robust04", "holes_trec8", "holes_robust04"):
+        assert (tmp_path / f"{name}.png").stat().st_size > 10_000
+    assert "elapsed" in capsys.readouterr().out
