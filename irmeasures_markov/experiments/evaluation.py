@@ -26,7 +26,8 @@ from .._util.progress import progress_bar
 from ..io import to_run_dict
 from ..io.normalise import to_qrels_dict
 from ..io.pytrec import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
-from ..plugin.base import FamilyMeasure, install_provider
+from ..plugin.base import FamilyMeasure
+from ..plugin.provider import install_provider
 from ..ranking.prepared import PreparedRun, QrelsIndex
 from .native import native_kind, native_values
 

@@ -8,8 +8,8 @@ Each family is one module here (its ``Measure`` classes, decorated with
 :mod:`irmeasures_markov.measures`); the import lines below are the registration
 list: a new family adds one line (and its names to ``__all__``).
 """
-from .base import (PROVIDER, FamilyMeasure, MarkovProvider, install_provider, measure_fingerprint, measure_inputs,
-                   register_measure)
+from .base import FamilyMeasure, measure_fingerprint, measure_inputs
+from .provider import PROVIDER, MarkovProvider, install_provider, register_measure
 
 # the registration list: one import per measure family
 from .mp import MP, MPcont

@@ -1,43 +1,49 @@
-"""Shared ir_measures machinery: a validating Measure base and one Provider for all families.
+"""The validating Measure base class of every family.
 
 Each measure family (MP, M1–M4, P@H, TBG) defines subclasses of
 :class:`FamilyMeasure` with ``SUPPORTED_PARAMS`` and a ``compute`` method that
 turns a :class:`~irmeasures_markov.ranking.prepared.PreparedRun` into per-query values.
-The single :class:`MarkovProvider` ranks and joins each run once and hands the
-prepared rankings to every requested measure.
+The provider that hands prepared runs to the measures is in
+:mod:`irmeasures_markov.plugin.provider`.
 """
 from __future__ import annotations
 
-import warnings
-from collections.abc import Iterable, Iterator, Mapping
 from numbers import Real
 from typing import TYPE_CHECKING
 
 import numpy as np
 from ir_measures import measures as irm_measures
-from ir_measures import providers as irm_providers
-from ir_measures.util import Metric
 
 from .._util.cutoffs import check_cutoff
-from .._util.errors import InputError
+from .._util.moved import moved_names
 from ..io.content import digest_value
-from ..io.normalise import to_run_dict, warn_if_nothing_to_evaluate
-from ..ranking.cache import qrels_index
-from ..ranking.prepared import PreparedRun, QrelsIndex
+from .variants import TIES, UNJUDGED_CHOICES, check_variant_params, is_variant
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from ..ranking.prepared import PreparedRun, RelevanceBatch
+    from ..ranking.scenarios import ScenarioRun
 
-    from ..ranking.prepared import RelevanceBatch
 
-
-__all__ = ["FamilyMeasure", "MarkovProvider", "PROVIDER", "register_measure", "measure_fingerprint",
-           "measure_inputs", "FLOAT", "ParamInfo"]
+__all__ = ["FamilyMeasure", "measure_fingerprint", "measure_inputs", "FLOAT", "ParamInfo", "VARIANT_PARAMS"]
 
 ParamInfo = irm_measures.ParamInfo
 #: Float parameters accept ints too (``p=1`` parses as an int).
 FLOAT = (int, float)
 _NOT_PROVIDED = irm_measures.base._NOT_PROVIDED
+
+#: the parameters every family takes (tie order, unjudged documents; plugin/variants.py, docs/ties-and-holes.md),
+#: added to each family's ``SUPPORTED_PARAMS`` by ``register_measure``
+VARIANT_PARAMS = {
+    "ties": ParamInfo(dtype=str, default="docid", choices=TIES,
+                      desc="order inside groups of equal scores: 'docid' (trec_eval), 'optimistic' (higher grades "
+                           "first), 'pessimistic' (lower grades first), 'expected' (mean over all orders)"),
+    "unjudged": ParamInfo(dtype=str, default="nonrel", choices=UNJUDGED_CHOICES,
+                          desc="unjudged documents: 'nonrel', 'drop' (condensed list), 'rel' (relevant at the "
+                               "query's highest grade), 'range' (value = hi - lo over all their judgments)"),
+    "residual": ParamInfo(dtype=bool, default=False,
+                          desc="the value with unjudged='rel' minus the value with unjudged='nonrel'"),
+    "seed": ParamInfo(dtype=int, default=0, desc="seed of Monte Carlo tie orders and sampled judgments"),
+}
 
 
 def _type_name(dtype) -> str:
@@ -127,6 +133,7 @@ class FamilyMeasure(irm_measures.Measure):
                 raise ValueError(f"{self.NAME}: parameter `{name}`={value!r} is not one of "
                                  f"{list(info.choices)} ({info.desc}).")
         check_cutoff(self.params.get("cutoff"), self.NAME)
+        check_variant_params(self)
         self.check_params()
         self.validated = True
 
@@ -228,8 +235,65 @@ class FamilyMeasure(irm_measures.Measure):
         int or None
             The cutoff, or None when there is none or ``judged_only`` is set.
         """
+        if is_variant(self):
+            return None   # other tie orders and judgments are made from the whole ranking
         jo = self["judged_only"] if "judged_only" in self.SUPPORTED_PARAMS else False
         return None if jo else self.cutoff
+
+    def filled_length(self, lengths: np.ndarray) -> np.ndarray:
+        """How many ranks ``unjudged='rel'`` reads for rankings of ``lengths`` documents: ranks past the end
+        hold relevant documents.
+
+        A family whose user can read past the last retrieved document (e.g.
+        an RBP-type stopping distribution without a cutoff) overrides this to
+        give the ranks up to which the remaining weight is negligible (or up to
+        the cutoff); the default reads the ranking only.
+
+        Parameters
+        ----------
+        lengths : numpy.ndarray
+            Ranked documents of each query.
+
+        Returns
+        -------
+        numpy.ndarray
+            Ranks to read, at least ``lengths``.
+        """
+        return lengths
+
+    def tie_values(self, reading: ScenarioRun) -> np.ndarray | None:
+        """For a measure that reads a value per document: that value at every rank of ``reading``, or None.
+
+        ``ties='expected'`` treats documents of one tie group with equal grades
+        and equal values as interchangeable; None makes every document distinct.
+
+        Parameters
+        ----------
+        reading : ScenarioRun
+            The readings of the run.
+
+        Returns
+        -------
+        numpy.ndarray or None
+        """
+        return None
+
+    def expected_over_ties(self, reading: ScenarioRun, keys: np.ndarray) -> np.ndarray | None:
+        """The mean over every order of every tie group in closed form, or None where the family has none.
+
+        Parameters
+        ----------
+        reading : ScenarioRun
+            The readings of the run (one per query).
+        keys : numpy.ndarray
+            The tie key of every rank (ranks with equal keys are interchangeable).
+
+        Returns
+        -------
+        numpy.ndarray or None
+            One value per reading.
+        """
+        return None
 
     def batch(self, prepared: PreparedRun, with_docids: bool = False) -> RelevanceBatch:
         """The prepared run's relevance arrays as this measure reads them (its ``rel``, ``judged_only``, cutoff).
@@ -288,213 +352,7 @@ def measure_fingerprint(measure: irm_measures.Measure) -> str:
     return measure.content_fingerprint() if isinstance(measure, FamilyMeasure) else ""
 
 
-def _check_ours(measures) -> None:
-    """Refuse what :class:`MarkovProvider` does not compute, saying where to go instead."""
-    ours = {m.NAME for m in MarkovProvider.SUPPORTED_MEASURES}
-    for m in measures:
-        if not isinstance(m, irm_measures.Measure):
-            raise TypeError(f"measures must be ir_measures Measure objects, got {m!r}"
-                            + (" (parse strings with ir_measures.parse_measure)" if isinstance(m, str) else ""))
-        if not isinstance(m, FamilyMeasure) or m.NAME not in ours:
-            raise ValueError(f"{m} is not an irmeasures_markov measure: irmeasures_markov.PROVIDER computes only "
-                             f"this package's measures ({', '.join(sorted(ours))}). Evaluate other measures, or a "
-                             "mixture, with ir_measures.calc_aggregate / ir_measures.iter_calc / "
-                             "ir_measures.evaluator, which hand each measure to its provider.")
-        m.validate_params()
-
-
-class MarkovEvaluator(irm_providers.Evaluator):
-    """Evaluates runs for fixed qrels and measures of this package.
-
-    In-memory qrels and runs follow :mod:`irmeasures_markov.io.normalise`: str ids,
-    int32 grades.  When the run and the qrels share no query, or either is
-    empty, :meth:`values` warns once (``RuntimeWarning``) naming the
-    situation; every qrels query then scores the measure's DEFAULT (0), and
-    aggregates are never NaN.
-
-    ``qrels`` may also be a :class:`~irmeasures_markov.ranking.prepared.QrelsIndex`.
-    Otherwise the index comes from :func:`irmeasures_markov.ranking.cache.qrels_index`:
-    ``ir_measures.calc_aggregate`` makes an evaluator per call, and the
-    judgments of an unchanged qrels dict or DataFrame are indexed once, not
-    once per call.
-    """
-
-    def __init__(self, measures: Iterable[irm_measures.Measure], qrels: object) -> None:
-        measures = list(measures)
-        _check_ours(measures)
-        self.qrels_index = qrels if isinstance(qrels, QrelsIndex) else qrels_index(qrels)
-        # per evaluator, as when every evaluator had its own index: each warns once about queries without
-        # relevant documents, even when the index is shared
-        self._warned_empty = set()
-        depths = [m.ranks_read() for m in measures]
-        self._depth = None if not depths or None in depths else max(depths)
-        super().__init__(measures, self.qrels_index.query_ids)
-
-    def prepare(self, run: object, ids_checked: bool = False) -> PreparedRun:
-        """The run ranked and joined with the qrels (ids checked unless ``ids_checked``; scores always)."""
-        # PreparedRun checks the ids of a dict run itself, while ranking it
-        if not isinstance(run, Mapping):
-            run, ids_checked = to_run_dict(run), True
-        return PreparedRun(self.qrels_index, run, ids_checked=ids_checked, depth=self._depth,
-                           join_docids=any(m.reads_document_values() for m in self.measures))
-
-    def values(self, run: object, warn_empty: bool = True) -> dict[irm_measures.Measure, dict[str, float]]:
-        """``{measure: {qid: value}}`` for the queries present in both qrels and run.
-
-        ``warn_empty=False`` leaves the warning about an empty or disjoint
-        run/qrels pair to the caller.
-        """
-        if not isinstance(run, Mapping):
-            run = to_run_dict(run)  # once: an iterator of ScoredDoc cannot be read twice
-        try:
-            return self.prepared_values(self.prepare(run), run, warn_empty=warn_empty)
-        except InputError as exc:
-            # an input error's message names the file, field or parameter: the frames inside the evaluation
-            # (a dozen, e.g. down to the length lookup of a TBG without lengths) only bury it (its cause is kept)
-            raise exc.with_traceback(None)  # noqa: B904  re-raises the caught error itself: `from` would replace its cause
-
-    def prepared_values(self, prepared: PreparedRun, run: Mapping, warn_empty: bool = True
-                        ) -> dict[irm_measures.Measure, dict[str, float]]:
-        """:meth:`values` of a run already ranked by :meth:`prepare` (``run``: the dict it was made from)."""
-        if warn_empty and not prepared.queries:
-            warn_if_nothing_to_evaluate(self.qrels_index.qrels, run, stacklevel=3)
-        rels = {m["rel"] for m in self.measures if "rel" in m.SUPPORTED_PARAMS}
-        for rel in sorted(rels) or [1]:
-            self.qrels_index.warn_if_no_relevant(rel=rel, warned=self._warned_empty)
-        out = {}
-        qids = prepared.qids
-        for m in self.measures:
-            vals = np.asarray(m.compute(prepared), dtype=np.float64)
-            if vals.shape != (len(qids),):
-                raise RuntimeError(f"{m}: compute returned shape {vals.shape} for {len(qids)} queries")
-            out[m] = dict(zip(qids, vals.tolist()))
-        return out
-
-    def _iter_calc(self, run: object) -> Iterator[Metric]:
-        # ir_measures' Evaluator hook: its own iter_calc/calc_aggregate call it (tests/plugin/test_one_pass.py
-        # checks ours against them), so it is not dead although ours override both
-        for m, per_query in self.values(run).items():
-            for qid, v in per_query.items():
-                yield Metric(query_id=qid, measure=m, value=v)
-
-    # iter_calc and calc_aggregate give exactly what ir_measures' Evaluator gives (same metrics, same order, same
-    # sums), without hashing every (measure, query) pair: a Measure hashes by its repr, rebuilt on every call,
-    # which costs more than computing the measure when there are many queries.
-
-    def iter_calc(self, run: object) -> Iterator[Metric]:
-        """Per-query metrics: the run's queries in run order, then qrels queries it did not answer at DEFAULT."""
-        values = self.values(run)
-        for m, per_query in values.items():
-            for qid, v in per_query.items():
-                yield Metric(query_id=qid, measure=m, value=v)
-        missing = []
-        for m, per_query in values.items():
-            name = str(m)
-            missing.extend((name, qid, m) for qid in self.qrel_qids if qid not in per_query)
-        missing.sort(key=lambda item: item[:2])  # as ir_measures orders them: by (str(measure), query id)
-        for _, qid, m in missing:
-            yield Metric(query_id=qid, measure=m, value=m.DEFAULT)
-
-    def calc_aggregate(self, run: object) -> dict[irm_measures.Measure, float]:
-        """Each measure's aggregate (the mean) over every qrels query, one unanswered scoring DEFAULT."""
-        values = self.values(run)
-        aggregators = {m: m.aggregator() for m in self.measures}
-        n_qrels = len(self.qrel_qids)
-        for m, per_query in values.items():
-            agg = aggregators[m]
-            # the order of ir_measures' Evaluator: the computed values, then the unanswered queries' defaults
-            for v in per_query.values():
-                agg.add(v)
-            for _ in range(n_qrels - len(per_query)):
-                agg.add(m.DEFAULT)
-        return {m: agg.result() for m, agg in aggregators.items()}
-
-
-class MarkovProvider(irm_providers.Provider):
-    """ir_measures provider for every irmeasures_markov measure.
-
-    Usable directly, e.g. ``PROVIDER.calc_aggregate([MP], qrels, run)``, or
-    through ``ir_measures.calc_aggregate`` once registered in the DefaultPipeline.
-    Directly it computes only this package's measures: any other measure
-    (``ir_measures.AP``) raises ``ValueError``; ``ir_measures.calc_aggregate``
-    evaluates mixtures.
-    """
-    NAME = "irmeasures_markov"
-    SUPPORTED_MEASURES: list[irm_measures.Measure] = []
-
-    def supports(self, measure: irm_measures.Measure) -> bool:
-        """Whether ``measure`` is one of this package's (its parameters are validated: ValueError if bad).
-
-        Parameters
-        ----------
-        measure : ir_measures.measures.Measure
-            Any ir_measures measure.
-
-        Returns
-        -------
-        bool
-
-        Raises
-        ------
-        ValueError
-            If the measure is one of this package's but its parameters are invalid.
-        """
-        if not isinstance(measure, FamilyMeasure):
-            return False
-        if measure.NAME not in {m.NAME for m in self.SUPPORTED_MEASURES}:
-            return False
-        measure.validate_params()
-        return True
-
-    def _evaluator(self, measures, qrels):
-        # a measure of another provider raises a ValueError saying to use ir_measures' own functions
-        return MarkovEvaluator(measures, qrels)
-
-    def install_instructions(self) -> str:
-        """How to install this provider (ir_measures shows it when a provider is missing).
-
-        Returns
-        -------
-        str
-        """
-        return "pip install irmeasures-markov"
-
-
-PROVIDER = MarkovProvider()
-
-
-def register_measure(measure: FamilyMeasure, aliases: Sequence[str] = ()) -> FamilyMeasure:
-    """Register ``measure`` (and aliases) with ir_measures and our provider, once.
-
-    Parameters
-    ----------
-    measure : FamilyMeasure
-        The measure (usually its unparameterised instance).
-    aliases : sequence of str
-        Further names in the ir_measures registry (one another package's measure holds is kept: a warning).
-
-    Returns
-    -------
-    FamilyMeasure
-        ``measure`` itself.
-    """
-    registry = irm_measures.registry
-    for name in (measure.NAME, *aliases):
-        existing = registry.get(name)
-        if existing is None:
-            registry[name] = measure
-        elif type(existing).__module__.split(".")[0] != "irmeasures_markov" and \
-                type(existing).__qualname__ != type(measure).__qualname__:
-            warnings.warn(f"ir_measures already has a measure named {name!r}; not overriding it.", stacklevel=2)
-    if all(m.NAME != measure.NAME for m in MarkovProvider.SUPPORTED_MEASURES):
-        MarkovProvider.SUPPORTED_MEASURES.append(measure)
-    return measure
-
-
-def install_provider() -> None:
-    """Append our provider to ``ir_measures.DefaultPipeline`` once (idempotent)."""
-    import ir_measures
-    irm_providers.registry.setdefault(PROVIDER.NAME, PROVIDER)
-    pipeline = ir_measures.DefaultPipeline.providers
-    if not any(getattr(p, "NAME", None) == PROVIDER.NAME for p in pipeline):
-        pipeline.append(PROVIDER)
+# the evaluator, the provider and registration moved to plugin/provider.py
+__getattr__ = moved_names(__name__, {name: "irmeasures_markov.plugin.provider" for name in
+                                     ("MarkovEvaluator", "MarkovProvider", "PROVIDER", "register_measure",
+                                      "install_provider")})

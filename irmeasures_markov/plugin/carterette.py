@@ -25,8 +25,9 @@ from ..measures.carterette_distributions import (
     default_norm,
     distribution_fingerprint,
 )
-from .base import FLOAT, FamilyMeasure, ParamInfo, register_measure
+from .base import FLOAT, FamilyMeasure, ParamInfo
 from .fitted import FitChoices, canonical_spec, carterette_distribution, fit_fingerprint, is_fit_spec
+from .provider import register_measure
 
 __all__ = ["M1", "M2", "M3", "M4", *NAMED_MEASURES]
 

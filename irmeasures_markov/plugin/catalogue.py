@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from ir_measures import measures as irm_measures
 
-from .base import MarkovProvider
+from .provider import MarkovProvider
 
 __all__ = ["MeasureInfo", "ParameterInfo", "list_measures"]
 

@@ -15,8 +15,9 @@ from ..measures.markov_precision import (
     markov_precision_batch,
 )
 from ..measures.markov_precision.models import KERNEL_REGISTRY
-from .base import FamilyMeasure, ParamInfo, register_measure
+from .base import FamilyMeasure, ParamInfo
 from .fitted import FitChoices, canonical_spec, fit_fingerprint, is_fit_spec, mp_model
+from .provider import register_measure
 from .tbg import LENGTH_PARAMS, TIME_MODEL_PARAMS, length_fingerprints, tbg_flat_rates, tbg_rates, time_parameters
 
 __all__ = ["MP", "MPcont", "register_rates", "REGISTERED_RATES", "RATES_REGISTRY", "load_rates", "rates_source"]

@@ -11,8 +11,9 @@ import numpy as np
 
 from ..measures.stopping_time import BROWSING_MODELS, GAINS, USERS, path_at_h_batch
 from ..measures.stopping_time.params import model_params_iv, user_defaults
-from .base import FLOAT, FamilyMeasure, ParamInfo, register_measure
+from .base import FLOAT, FamilyMeasure, ParamInfo
 from .fitted import FitChoices, canonical_spec, fit_fingerprint, fitted_kwargs, is_fit_spec
+from .provider import register_measure
 
 __all__ = ["PH"]
 

@@ -83,7 +83,8 @@ from ..io.normalise import to_run_dict, warn_if_nothing_to_evaluate
 from ..io.pytrec import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
 from ..ranking.cache import qrels_index
 from ..ranking.prepared import read_scores
-from .base import PROVIDER, FamilyMeasure
+from .base import FamilyMeasure
+from .provider import PROVIDER
 
 __all__ = ["RelevanceEvaluator", "supported_measures", "supported_nicknames", "compute_aggregated_measure",
            "parse_run", "parse_qrel", "check_native_measure"]

@@ -20,8 +20,9 @@ from .._util.segments import query_blocks
 from ..documents.lengths import DocumentLengths, LengthTable, length_source
 from ..io.content import digest_value
 from ..measures.tbg import NORMS, TBG_DEFAULTS, TBGParameters, ideal_normaliser, tbg_batch
-from .base import FLOAT, FamilyMeasure, ParamInfo, register_measure
+from .base import FLOAT, FamilyMeasure, ParamInfo
 from .fitted import FitChoices, canonical_spec, fit_fingerprint, fitted_kwargs, is_fit_spec
+from .provider import register_measure
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -26,7 +26,7 @@ from .order import rank_documents, read_scores, top_order, trec_order  # noqa: F
 from .positive_join import positive_grades
 from .qrels_index import UNJUDGED, QrelsIndex, recall_base_table
 
-__all__ = ["RelevanceBatch", "PreparedRun"]
+__all__ = ["RelevanceBatch", "PreparedRun", "select_positions"]
 
 
 @dataclass
@@ -99,6 +99,49 @@ class RelevanceBatch:
         for i, q in enumerate(self.qids):
             s = slice(self.offsets[i], self.offsets[i + 1])
             yield q, self.relevant[s], self.grades[s], int(self.recall_base[i])
+
+
+def select_positions(grades: np.ndarray | None, starts: np.ndarray, judged_only: bool, cutoff: int | None
+                     ) -> tuple[np.ndarray | None, np.ndarray]:
+    """Which ranked positions a batch keeps, and its query offsets: the one rule for ``judged_only`` and cutoffs.
+
+    Parameters
+    ----------
+    grades : numpy.ndarray or None
+        Every grade at every rank (:data:`UNJUDGED` where there is none); read only with ``judged_only``.
+    starts : numpy.ndarray
+        Query offsets of the ranked arrays.
+    judged_only : bool
+        Remove unjudged documents (the condensed list) before the cutoff is applied.
+    cutoff : int, optional
+        Keep the first ``cutoff`` ranks of each (condensed) ranking.
+
+    Returns
+    -------
+    keep : numpy.ndarray of bool or None
+        The kept positions, None when every position is kept.
+    offsets : numpy.ndarray
+        Query offsets of the kept positions (``starts`` itself when every position is kept).
+    """
+    offsets = starts
+    keep = None
+    if judged_only:
+        keep = grades != UNJUDGED
+        offsets = np.zeros_like(starts)
+        np.cumsum(segment_sum(keep, starts), out=offsets[1:])
+    if cutoff is not None:
+        lengths = np.diff(offsets)
+        if lengths.size and int(lengths.max()) > cutoff:
+            # rank within the (condensed) ranking of every kept position
+            rank = np.arange(offsets[-1], dtype=np.int64) - np.repeat(offsets[:-1], lengths)
+            top = rank < cutoff
+            if keep is None:
+                keep = top
+            else:
+                keep[np.flatnonzero(keep)[~top]] = False
+            offsets = np.zeros_like(offsets)
+            np.cumsum(np.minimum(lengths, cutoff), out=offsets[1:])
+    return keep, (frozen(offsets) if offsets is not starts else offsets)
 
 
 class _LazyQueries(Sequence):
@@ -265,31 +308,28 @@ class PreparedRun:
 
     def _selection(self, judged_only: bool, cutoff: int | None):
         """``(keep, offsets)``: which ranked positions a batch keeps (None: all) and its query offsets."""
-        flat = self._flat
         key = ("selection", bool(judged_only), cutoff)
         hit = self._batches.get(key)
-        if hit is not None:
-            return hit
-        offsets = flat.starts
-        keep = None
-        if judged_only:
-            keep = flat.grades != UNJUDGED
-            offsets = np.zeros_like(flat.starts)
-            np.cumsum(segment_sum(keep, flat.starts), out=offsets[1:])
-        if cutoff is not None:
-            lengths = np.diff(offsets)
-            if lengths.size and int(lengths.max()) > cutoff:
-                # rank within the (condensed) ranking of every kept position
-                rank = np.arange(offsets[-1], dtype=np.int64) - np.repeat(offsets[:-1], lengths)
-                top = rank < cutoff
-                if keep is None:
-                    keep = top
-                else:
-                    keep[np.flatnonzero(keep)[~top]] = False
-                offsets = np.zeros_like(offsets)
-                np.cumsum(np.minimum(lengths, cutoff), out=offsets[1:])
-        hit = self._batches[key] = (keep, frozen(offsets) if offsets is not flat.starts else offsets)
+        if hit is None:
+            flat = self._flat
+            hit = self._batches[key] = select_positions(flat.grades if judged_only else None, flat.starts,
+                                                        judged_only, cutoff)
         return hit
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """Query offsets of the ranked flat arrays (``len(qids) + 1`` entries)."""
+        return self._flat.starts
+
+    @property
+    def full_grades(self) -> np.ndarray:
+        """Every grade at every rank, query after query, :data:`UNJUDGED` where there is no judgment."""
+        return self._flat.grades
+
+    @property
+    def ranked_docids(self) -> list[str]:
+        """The docids in rank order, query after query."""
+        return self._flat.docids
 
     def recall_bases(self, rel: int) -> np.ndarray:
         """Recall base of every prepared query at ``rel`` (judgments with grade >= ``rel``), in ``qids`` order.

@@ -1,0 +1,475 @@
+"""Other readings of a prepared run: other orders inside tie groups, other judgments of unjudged documents.
+
+A :class:`ScenarioRun` holds *pseudo-queries*, each one reading of one query
+of a :class:`~irmeasures_markov.ranking.prepared.PreparedRun`: its documents
+in some order (a permutation inside the query's groups of equal scores), with
+some grades (e.g. its unjudged documents judged relevant), possibly followed
+by filled ranks past the end of the ranking.  It offers what a measure's
+``compute`` reads of a prepared run (``qids``, ``batch``, ``recall_bases``,
+``document_values``, ``qrels_index``), so every family evaluates a reading
+exactly as it evaluates a run: the value of a reading is the value of the run
+that ranks its documents in that order, with those judgments.
+
+The functions here make readings; what they are used for (the mean over all
+tie orders, the residual, the range over judgments) lives with the measures
+(:mod:`irmeasures_markov.plugin.variants`).
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator, Mapping
+
+import numpy as np
+
+from .._util.segments import segment_sum
+from .prepared import PreparedRun, RelevanceBatch, select_positions
+from .qrels_index import UNJUDGED
+
+__all__ = ["ScenarioRun", "ranked_scores", "tie_groups_flat", "identity_reading", "fill_grades", "judge_unjudged",
+           "fill_ranks", "reorder_ties", "query_rng", "FILLED"]
+
+#: ``source`` of a filled rank past the end of a ranking (no document of the run)
+FILLED = -1
+
+
+def ranked_scores(prepared: PreparedRun) -> np.ndarray:
+    """The scores at every rank of a prepared run, query after query (float64).
+
+    Parameters
+    ----------
+    prepared : PreparedRun
+        Prepared without a ``depth`` (every document ranked).
+
+    Returns
+    -------
+    numpy.ndarray
+    """
+    queries = prepared.queries
+    if not len(queries):
+        return np.zeros(0)
+    return np.concatenate([np.asarray(q.scores, dtype=np.float64) for q in queries])
+
+
+def _group_ids(scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    n = scores.size
+    new = np.ones(n, dtype=bool)
+    if n:
+        new[1:] = scores[1:] != scores[:-1]   # -0.0 == 0.0: one group, as in the sort
+        first = starts[:-1]
+        new[first[first < n]] = True
+        # a filled rank (NaN score) is a group of its own
+        new[np.isnan(scores)] = True
+    return np.cumsum(new) - 1
+
+
+def tie_groups_flat(prepared: PreparedRun) -> tuple[np.ndarray, np.ndarray]:
+    """The tie groups of a prepared run: maximal runs of equal scores inside one query's ranking.
+
+    Parameters
+    ----------
+    prepared : PreparedRun
+        Prepared without a ``depth``.
+
+    Returns
+    -------
+    group_id : numpy.ndarray
+        Per ranked position (trec order), its group (0, 1, ...; groups never span queries).
+    group_start : numpy.ndarray
+        The first position of each group.
+    """
+    gid = _group_ids(ranked_scores(prepared), np.asarray(prepared.offsets))
+    return gid, np.flatnonzero(np.diff(gid, prepend=-1))
+
+
+def query_rng(seed: int, qid: str, salt: str = "") -> np.random.Generator:
+    """A random generator for one query, from ``seed`` and the query id (values do not depend on query order).
+
+    Parameters
+    ----------
+    seed : int
+        The user's seed.
+    qid : str
+        The query id.
+    salt : str
+        Tells apart the draws of different purposes for one query.
+
+    Returns
+    -------
+    numpy.random.Generator
+    """
+    digest = hashlib.blake2b(f"{salt}\x00{qid}".encode(), digest_size=8).digest()
+    return np.random.default_rng([int(seed) & 0xFFFFFFFF, int.from_bytes(digest, "little")])
+
+
+class _ScenarioQrels:
+    """What a measure reads of the judgments of a :class:`ScenarioRun`'s pseudo-queries."""
+
+    def __init__(self, scenario: ScenarioRun) -> None:
+        self._scenario = scenario
+        self.qrels = _PseudoQrels(scenario)
+        self._grades: dict[str, np.ndarray] = {}
+
+    def judged_grades(self, qid: str) -> np.ndarray:
+        """All judged grades of a pseudo-query, sorted descending."""
+        g = self._grades.get(qid)
+        if g is None:
+            docs = self.qrels.get(qid, {})
+            g = self._grades[qid] = np.sort(np.fromiter(docs.values(), dtype=np.int64, count=len(docs)))[::-1]
+        return g
+
+
+class _PseudoQrels(Mapping):
+    """``{pseudo qid: {docid: grade}}``: the base query's judgments plus the documents a reading judges."""
+
+    def __init__(self, scenario: ScenarioRun) -> None:
+        self._scenario = scenario
+        self._index = {q: i for i, q in enumerate(scenario.qids)}
+        self._made: dict[int, Mapping[str, int]] = {}
+
+    def __getitem__(self, qid: str) -> Mapping[str, int]:
+        i = self._index[qid]
+        docs = self._made.get(i)
+        if docs is None:
+            docs = self._made[i] = self._scenario.judgments(i)
+        return docs
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+
+class ScenarioRun:
+    """Readings of the queries of a prepared run, evaluated by a measure as if they were a run.
+
+    Pseudo-query ``i`` reads query ``query[i]`` of ``base``; its ranks are
+    ``slice(offsets[i], offsets[i+1])`` of the flat arrays.
+
+    Parameters
+    ----------
+    base : PreparedRun
+        The prepared run (without a ``depth``).
+    query : numpy.ndarray
+        The base query (index into ``base.qids``) of each pseudo-query.
+    offsets : numpy.ndarray
+        Offsets of the pseudo-queries in the flat arrays.
+    source : numpy.ndarray
+        The base flat position of the document at each rank, :data:`FILLED` for a rank past the ranking.
+    grades : numpy.ndarray
+        The grade at each rank (:data:`UNJUDGED` where there is none).
+    added : numpy.ndarray of bool
+        Ranks whose document the reading judges although the qrels do not: it joins the pseudo-query's
+        judgments (and its recall base, when its grade reaches ``rel``).
+    scores : numpy.ndarray
+        The run's score at each rank (NaN at filled ranks): what tie groups are made of.
+    """
+
+    def __init__(self, base: PreparedRun, query: np.ndarray, offsets: np.ndarray, source: np.ndarray,
+                 grades: np.ndarray, added: np.ndarray, scores: np.ndarray) -> None:
+        self.base = base
+        self.query = np.asarray(query, dtype=np.int64)
+        self.offsets = np.asarray(offsets, dtype=np.int64)
+        self.source = np.asarray(source, dtype=np.int64)
+        self.grades = np.asarray(grades, dtype=np.int64)
+        self.added = np.asarray(added, dtype=bool)
+        self.scores = np.asarray(scores, dtype=np.float64)
+        base_qids = base.qids
+        self.base_qids = base_qids
+        # distinct ids: a measure may key per-query memos by id
+        self.qids = [f"{base_qids[q]}\x1f{i}" for i, q in enumerate(self.query.tolist())]
+        self.qrels_index = _ScenarioQrels(self)
+        self._batches: dict[tuple, RelevanceBatch] = {}
+        self._values: dict[object, np.ndarray] = {}
+        self._groups: np.ndarray | None = None
+
+    # what a measure reads ------------------------------------------------------------------------------
+    @property
+    def queries(self) -> list[str]:
+        """The pseudo-queries (only their number is read)."""
+        return self.qids
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """Number of ranks of each pseudo-query."""
+        return np.diff(self.offsets)
+
+    def recall_bases(self, rel: int) -> np.ndarray:
+        """Judgments with grade >= ``rel`` of each pseudo-query: the base query's, plus the documents it judges.
+
+        Parameters
+        ----------
+        rel : int
+            Relevance level.
+
+        Returns
+        -------
+        numpy.ndarray
+        """
+        base = self.base.recall_bases(rel)[self.query]
+        extra = segment_sum((self.added & (self.grades >= rel)).astype(np.int64), self.offsets)
+        return base + extra
+
+    def batch(self, rel: int = 1, judged_only: bool = False, cutoff: int | None = None,
+              with_docids: bool = False, judgments: bool = True) -> RelevanceBatch:
+        """The readings as a :class:`~irmeasures_markov.ranking.prepared.RelevanceBatch` (as ``PreparedRun.batch``).
+
+        Parameters
+        ----------
+        rel, judged_only, cutoff, with_docids, judgments
+            As for :meth:`PreparedRun.batch`.
+
+        Returns
+        -------
+        RelevanceBatch
+        """
+        judgments = bool(judgments or judged_only or rel < 1)
+        key = (rel, bool(judged_only), cutoff, with_docids, judgments)
+        b = self._batches.get(key)
+        if b is not None:
+            return b
+        grades = self.grades if judgments else np.where(self.grades > 0, self.grades, 0)
+        keep, offsets = select_positions(self.grades, self.offsets, judged_only, cutoff)
+        source = self.source
+        if keep is not None:
+            grades, source = grades[keep], source[keep]
+        docids = None
+        if with_docids:
+            ranked = self.base.ranked_docids
+            names = [ranked[s] if s >= 0 else "" for s in source.tolist()]
+            bounds = offsets.tolist()
+            docids = [names[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+        b = RelevanceBatch(list(self.qids), offsets, grades, grades >= rel, self.recall_bases(rel), rel, docids,
+                           judgments)
+        self._batches[key] = b
+        return b
+
+    def document_values(self, lookup_segments: Callable[[list[list[str]], list[str] | None], np.ndarray],
+                        judged_only: bool = False, cutoff: int | None = None,
+                        exact_tie_order: bool = True) -> np.ndarray:
+        """A per-document value at every rank of ``batch(judged_only=..., cutoff=...)``; NaN at filled ranks.
+
+        Parameters
+        ----------
+        lookup_segments : callable
+            As for :meth:`PreparedRun.document_values`.
+        judged_only, cutoff
+            As for :meth:`batch`.
+        exact_tie_order : bool
+            Ignored: readings are always in their exact order.
+
+        Returns
+        -------
+        numpy.ndarray
+        """
+        values = self._values.get(lookup_segments)
+        if values is None:
+            values = self._values[lookup_segments] = np.asarray(
+                self.base.document_values(lookup_segments), dtype=np.float64)
+        out = np.full(self.source.size, np.nan)
+        real = self.source >= 0
+        out[real] = values[self.source[real]]
+        keep, _ = select_positions(self.grades, self.offsets, judged_only, cutoff)
+        return out if keep is None else out[keep]
+
+    def judgments(self, i: int) -> Mapping[str, int]:
+        """The judgments of pseudo-query ``i``: its base query's, plus the documents the reading judges.
+
+        Parameters
+        ----------
+        i : int
+            A pseudo-query.
+
+        Returns
+        -------
+        mapping
+        """
+        base_docs = self.base.qrels_index.qrels.get(self.base_qids[self.query[i]], {})
+        a, b = int(self.offsets[i]), int(self.offsets[i + 1])
+        added = np.flatnonzero(self.added[a:b])
+        if not added.size:
+            return base_docs
+        docs = dict(base_docs)
+        ranked = self.base.ranked_docids
+        for k in added.tolist():
+            docs[ranked[int(self.source[a + k])]] = int(self.grades[a + k])
+        return docs
+
+    # tie groups -----------------------------------------------------------------------------------------
+    @property
+    def group_ids(self) -> np.ndarray:
+        """The tie group of every rank (maximal runs of equal scores inside one pseudo-query)."""
+        if self._groups is None:
+            self._groups = _group_ids(self.scores, self.offsets)
+        return self._groups
+
+    def take(self, pseudo: np.ndarray) -> ScenarioRun:
+        """The pseudo-queries ``pseudo`` (indices, repeats allowed) as a new reading.
+
+        Parameters
+        ----------
+        pseudo : numpy.ndarray
+            Pseudo-query indices.
+
+        Returns
+        -------
+        ScenarioRun
+        """
+        pseudo = np.asarray(pseudo, dtype=np.int64)
+        lengths = self.lengths[pseudo]
+        offsets = np.zeros(pseudo.size + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        idx = _expand(self.offsets[:-1][pseudo], lengths)
+        return ScenarioRun(self.base, self.query[pseudo], offsets, self.source[idx], self.grades[idx],
+                           self.added[idx], self.scores[idx])
+
+    def permuted(self, positions: np.ndarray) -> ScenarioRun:
+        """The same pseudo-queries with their ranks taken in the order ``positions`` (a flat permutation
+        that keeps every rank inside its pseudo-query).
+
+        Parameters
+        ----------
+        positions : numpy.ndarray
+            For each new rank, the old flat position.
+
+        Returns
+        -------
+        ScenarioRun
+        """
+        return ScenarioRun(self.base, self.query, self.offsets, self.source[positions], self.grades[positions],
+                           self.added[positions], self.scores[positions])
+
+
+def _expand(begin: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """``concatenate([arange(b, b + s) for b, s in zip(begin, size)])`` without a Python loop."""
+    total = int(size.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.zeros(size.size, dtype=np.int64)
+    np.cumsum(size[:-1], out=starts[1:])
+    return np.arange(total, dtype=np.int64) - np.repeat(starts - begin, size)
+
+
+def identity_reading(prepared: PreparedRun) -> ScenarioRun:
+    """Every query of a prepared run read as it is (trec order, the qrels' judgments).
+
+    Parameters
+    ----------
+    prepared : PreparedRun
+        Prepared without a ``depth``.
+
+    Returns
+    -------
+    ScenarioRun
+    """
+    grades = prepared.full_grades
+    n = grades.size
+    return ScenarioRun(prepared, np.arange(len(prepared.qids)), np.asarray(prepared.offsets), np.arange(n),
+                       grades, np.zeros(n, dtype=bool), ranked_scores(prepared))
+
+
+def fill_grades(reading: ScenarioRun) -> np.ndarray:
+    """The grade an unjudged document takes when it counts as relevant: max(1, the highest judged grade).
+
+    Parameters
+    ----------
+    reading : ScenarioRun
+        The readings.
+
+    Returns
+    -------
+    numpy.ndarray
+        One grade per pseudo-query.
+    """
+    qi = reading.base.qrels_index
+    best = np.ones(len(reading.base_qids), dtype=np.int64)
+    for i, q in enumerate(reading.base_qids):
+        g = qi.judged_grades(q)
+        if g.size:
+            best[i] = max(1, int(g[0]))
+    return best[reading.query]
+
+
+def judge_unjudged(reading: ScenarioRun, read: np.ndarray) -> ScenarioRun:
+    """Every unjudged document at a rank marked in ``read`` judged relevant at :func:`fill_grades`.
+
+    Parameters
+    ----------
+    reading : ScenarioRun
+        The readings.
+    read : numpy.ndarray of bool
+        The ranks whose documents the measure reads.
+
+    Returns
+    -------
+    ScenarioRun
+    """
+    target = read & (reading.grades == UNJUDGED) & (reading.source >= 0)
+    fill = np.repeat(fill_grades(reading), reading.lengths)
+    grades = np.where(target, fill, reading.grades)
+    return ScenarioRun(reading.base, reading.query, reading.offsets, reading.source, grades,
+                       reading.added | target, reading.scores)
+
+
+def fill_ranks(reading: ScenarioRun, total: np.ndarray) -> ScenarioRun:
+    """Ranks past the end of each ranking, up to ``total[i]`` ranks in all, holding relevant documents.
+
+    The filled ranks are no document of the run and of no judgment (they do
+    not join the recall base): they are what a user who reads past the end of
+    a ranking finds when every unseen document is relevant, as rbp_eval's
+    residual assumes.
+
+    Parameters
+    ----------
+    reading : ScenarioRun
+        The readings.
+    total : numpy.ndarray
+        Ranks of each pseudo-query after filling (at least its length).
+
+    Returns
+    -------
+    ScenarioRun
+    """
+    lengths = reading.lengths
+    total = np.maximum(np.asarray(total, dtype=np.int64), lengths)
+    extra = total - lengths
+    if not extra.any():
+        return reading
+    offsets = np.zeros(total.size + 1, dtype=np.int64)
+    np.cumsum(total, out=offsets[1:])
+    old = _expand(offsets[:-1], lengths)            # where the old ranks go
+    new = np.ones(int(offsets[-1]), dtype=bool)
+    new[old] = False
+    n = int(offsets[-1])
+    source = np.full(n, FILLED, dtype=np.int64)
+    source[old] = reading.source
+    grades = np.repeat(fill_grades(reading), total)
+    grades[old] = reading.grades
+    added = np.zeros(n, dtype=bool)
+    added[old] = reading.added
+    scores = np.full(n, np.nan)
+    scores[old] = reading.scores
+    return ScenarioRun(reading.base, reading.query, offsets, source, grades, added, scores)
+
+
+def reorder_ties(reading: ScenarioRun, keys: np.ndarray, descending: bool) -> ScenarioRun:
+    """Inside every tie group, ranks sorted by ``keys`` (descending or ascending), stable otherwise.
+
+    Parameters
+    ----------
+    reading : ScenarioRun
+        The readings.
+    keys : numpy.ndarray
+        A sort key per rank (e.g. the grade).
+    descending : bool
+        Higher keys first.
+
+    Returns
+    -------
+    ScenarioRun
+    """
+    k = -np.asarray(keys) if descending else np.asarray(keys)
+    order = np.lexsort((np.arange(k.size), k, reading.group_ids))
+    return reading.permuted(order)
+
+
