@@ -92,3 +92,12 @@ def test_script_quick(data_dir, tmp_path, capsys):
     for name in ("ties_trec8", "ties_robust04", "holes_trec8", "holes_robust04"):
         assert (tmp_path / f"{name}.png").stat().st_size > 10_000
     assert "elapsed" in capsys.readouterr().out
+
+
+def test_evaluate_applies_family_variants(col):
+    """experiments.evaluate gives a family measure's ties/residual variants, as ir_measures' path does."""
+    from irmeasures_markov.experiments import evaluate
+    for params in ({"ties": "optimistic"}, {"residual": True}):
+        m = th.measure_of("M1 RBP", col.lengths, **params)
+        got = np.asarray(evaluate([m], col.qrels, col.runs, topics=col.topics, progress=False).values)[:, 0, :]
+        assert np.array_equal(got, th._evaluate(m, col.qrels, col.runs, col.topics, 1)), params

@@ -56,6 +56,7 @@ import irmeasures_markov as imm  # noqa: E402
 from irmeasures_markov.experiments import evaluate  # noqa: E402
 from irmeasures_markov.io import read_trec_qrels  # noqa: E402
 from irmeasures_markov.io.datasets import downsample_qrels, load_run_dir  # noqa: E402
+from irmeasures_markov.plugin.variants import is_variant  # noqa: E402
 from irmeasures_markov.testing import DATA_ENV, shared_data_dir  # noqa: E402
 
 #: (name, qrels file, run directory) of each collection
@@ -157,6 +158,9 @@ def native_variants() -> bool:
     return "ties" in params and "residual" in params
 
 
+FAMILY_NAMES = {"MP", "MPcont", "PH", "TBG", "M1", "M2", "M3", "M4"}
+
+
 def family_variants() -> bool:
     """True when the family measures take ``ties=`` and ``residual=`` parameters."""
     return {"ties", "residual"} <= set(imm.MP.SUPPORTED_PARAMS)
@@ -186,6 +190,14 @@ def paths_note(measures: Sequence[str], reorder: bool) -> str:
 # per-topic values: arrays [run, topic] in the order of col.runs and col.topics
 
 def _evaluate(measure, qrels, runs, topics, n_jobs, **kw) -> np.ndarray:
+    if family_variants() and measure.NAME in FAMILY_NAMES and is_variant(measure):
+        # the package's evaluator (ir_measures' path), which applies ties/unjudged/residual to our measures
+        evaluator = imm.PROVIDER.evaluator([measure], qrels)
+        out = np.full((len(runs), len(topics)), float(measure.DEFAULT))
+        for i, run in enumerate(runs.values()):
+            values = evaluator.values(run, warn_empty=False)[measure]
+            out[i] = [values.get(t, measure.DEFAULT) for t in topics]
+        return out
     ev = evaluate([measure], qrels, runs, topics=topics, progress=False, n_jobs=n_jobs, **kw)
     return np.asarray(ev.values)[:, 0, :]
 
