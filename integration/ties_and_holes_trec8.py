@@ -70,6 +70,8 @@ NATIVE = ("AP", "P@10")
 PERCENTS = (100, 50, 30, 10)
 SEED = 0
 MEDIAN_WORDS, SIGMA, DEFAULT_WORDS = 300, 0.8, 300
+#: a residual counts as negative below -NEGATIVE (the difference of two values rounds to about 1e-16)
+NEGATIVE = 1e-12
 
 
 # ---------------------------------------------------------------------------
@@ -326,18 +328,20 @@ def ties_table(col: Collection, results: list[TieResult]) -> str:
 
 
 def holes_table(col: Collection, results: list[HoleResult]) -> str:
+    names = list(col.runs)
     lines = [f"**{col.name}** ({len(col.runs)} runs; residual = per-run mean over {len(col.topics)} topics)", "",
-             "| measure | pool kept | judged in top 10 | residual min | median | max | mean | mean - full pool "
-             "| (run, topic) < 0 |",
+             "| measure | pool kept | judged in top 10 | residual min | median | max (run) | mean | mean - full pool "
+             "| (run, topic) < 0 |",  # below -NEGATIVE: rounding of two values ~1 apart is not a negative residual
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     full = {r.label: r.per_run.mean() for r in results if r.percent == 100}
     for label in dict.fromkeys(r.label for r in results):
         for r in (x for x in results if x.label == label):
             v = r.per_run
             grow = v.mean() - full[label] if label in full else float("nan")
-            neg = 100 * (r.per_topic < 0).mean()
+            neg = 100 * (r.per_topic < -NEGATIVE).mean()
             lines.append(f"| {label} | {r.percent:g} % | {100 * r.judged10.mean():.1f} % | {v.min():.4f} "
-                         f"| {np.median(v):.4f} | {v.max():.4f} | {v.mean():.4f} | {grow:+.4f} | {neg:.1f} % |")
+                         f"| {np.median(v):.4f} | {v.max():.4f} ({names[int(np.argmax(v))]}) | {v.mean():.4f} "
+                         f"| {grow:+.4f} | {neg:.1f} % |")
     return "\n".join(lines)
 
 
