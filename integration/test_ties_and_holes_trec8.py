@@ -19,8 +19,9 @@ from irmeasures_markov.io.datasets import downsample_qrels
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import ties_and_holes_trec8 as th  # noqa: E402
 
-#: runs with many tied scores (UB99SW and uwmt8a0 have the largest tie spreads of TREC-8) and two without
-RUNS = ("UB99SW", "uwmt8a0", "CL99XT", "Flab8as")
+#: runs with many tied scores (UB99SW and uwmt8a0 have the largest tie spreads of TREC-8), two without, and
+#: READWARE, whose rankings are short (as few as 2 documents): its user reads far past them
+RUNS = ("UB99SW", "uwmt8a0", "CL99XT", "Flab8as", "READWARE")
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +74,24 @@ def test_native_residual_equals_filled_qrels(col, label):
     package = th.residual_values(label, col, qrels)
     explicit = th.residual_values(label, col, qrels, reorder=True)
     np.testing.assert_allclose(package, explicit, rtol=0, atol=1e-12)
+
+
+def test_m1_rbp_residual_is_rbp_evals(col):
+    """M1 RBP's residual is rbp_eval's: (1 - p) * sum of p^(k-1) over unjudged ranks k <= N, plus p^N."""
+    got = th.residual_values("M1 RBP", col, col.qrels)
+    p = 0.8
+    short = 0
+    for i, run in enumerate(col.runs.values()):
+        for j, q in enumerate(col.topics):
+            docs = run.get(q)
+            if not docs:
+                continue
+            ranked = sorted(docs, key=lambda d: (docs[d], d), reverse=True)
+            unjudged = sum(p ** k for k, d in enumerate(ranked) if d not in col.qrels[q])
+            want = (1 - p) * unjudged + p ** len(ranked)
+            short += len(ranked) < 100
+            assert got[i, j] == pytest.approx(want, rel=1e-12, abs=1e-12), (list(col.runs)[i], q)
+    assert short > 0
 
 
 def test_swapped_pairs():
