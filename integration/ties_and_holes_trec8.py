@@ -86,7 +86,7 @@ class Collection:
     runs: dict
     topics: list
     lengths: str = ""
-    reordered: dict = field(default_factory=dict)   # ties mode -> reordered runs (cache)
+    reordered: dict = field(default_factory=dict)   # ties mode -> reordered runs, "top10" -> top documents
 
 
 def load_collection(key: str, data_dir: pathlib.Path, runs: Sequence[str] | None = None) -> Collection:
@@ -234,18 +234,16 @@ def residual_values(label: str, col: Collection, qrels: Mapping, *, reorder: boo
     return _evaluate(measure_of(label, col.lengths, residual=True), qrels, col.runs, col.topics, n_jobs)
 
 
-def judged_share(runs: Mapping, qrels: Mapping, topics: Sequence[str], k: int = 10) -> np.ndarray:
-    """Per run, the share of judged documents in the top ``k`` (trec_eval order), averaged over topics."""
-    out = []
-    for run in runs.values():
-        shares = []
-        for q in topics:
-            docs = run.get(q, {})
-            top = sorted(docs, key=lambda d: (docs[d], d), reverse=True)[:k]
-            judged = qrels.get(q, {})
-            shares.append(sum(d in judged for d in top) / k)
-        out.append(np.mean(shares))
-    return np.array(out)
+def top_documents(runs: Mapping, topics: Sequence[str], k: int = 10) -> list[list[list[str]]]:
+    """Per run and topic, the top ``k`` documents in trec_eval order (score desc, docid desc)."""
+    return [[sorted(docs, key=lambda d, docs=docs: (docs[d], d), reverse=True)[:k]
+             for docs in (run.get(q, {}) for q in topics)] for run in runs.values()]
+
+
+def judged_share(top: list[list[list[str]]], qrels: Mapping, topics: Sequence[str], k: int = 10) -> np.ndarray:
+    """Per run, the share of judged documents in the top ``k`` (:func:`top_documents`), averaged over topics."""
+    judged = [qrels.get(q, {}) for q in topics]
+    return np.array([np.mean([sum(d in j for d in docs) / k for docs, j in zip(run, judged)]) for run in top])
 
 
 # ---------------------------------------------------------------------------
@@ -288,26 +286,47 @@ class HoleResult:
         return self.per_topic.mean(axis=1)
 
 
+def batched(measures: Sequence[str], reorder: bool) -> bool:
+    """Whether every measure's variants come from ``experiments.evaluate`` itself: then one call per setting
+    evaluates all measures on one ranking of each run."""
+    return not reorder and native_variants() and family_variants()
+
+
+def _all_values(labels: Sequence[str], col: Collection, qrels: Mapping, n_jobs: int, **setting) -> dict:
+    """``{label: values[run, topic]}`` of every measure under one setting of ``experiments.evaluate``."""
+    measures = [measure_of(label, col.lengths) for label in labels]
+    ev = evaluate(measures, qrels, col.runs, topics=col.topics, progress=False, n_jobs=n_jobs, **setting)
+    values = np.asarray(ev.values)
+    return {label: values[:, j, :] for j, label in enumerate(labels)}
+
+
 def run_ties(col: Collection, *, reorder: bool = False, n_jobs: int = 1,
              measures: Sequence[str] = tuple(MEASURES)) -> list[TieResult]:
-    out = []
-    for label in measures:
-        base = tie_values(label, col, "docid", n_jobs=n_jobs)
-        opt = tie_values(label, col, "optimistic", reorder=reorder, n_jobs=n_jobs)
-        pes = tie_values(label, col, "pessimistic", reorder=reorder, n_jobs=n_jobs)
-        out.append(TieResult(label, base.mean(axis=1), opt.mean(axis=1), pes.mean(axis=1), opt, pes))
-    return out
+    """Per measure, the per-run means under the docid, optimistic and pessimistic tie orders."""
+    if batched(measures, reorder):
+        base, opt, pes = (_all_values(measures, col, col.qrels, n_jobs, **({"ties": t} if t != "docid" else {}))
+                          for t in ("docid", "optimistic", "pessimistic"))
+    else:
+        base, opt, pes = ({label: tie_values(label, col, t, reorder=reorder, n_jobs=n_jobs) for label in measures}
+                          for t in ("docid", "optimistic", "pessimistic"))
+    return [TieResult(label, base[label].mean(axis=1), opt[label].mean(axis=1), pes[label].mean(axis=1),
+                      opt[label], pes[label]) for label in measures]
 
 
 def run_holes(col: Collection, *, percents=PERCENTS, reorder: bool = False, n_jobs: int = 1,
               measures: Sequence[str] = tuple(MEASURES)) -> list[HoleResult]:
+    """Per pool size and measure, the residual of every run and topic, with the judged share of the top 10."""
     out = []
+    if "top10" not in col.reordered:
+        col.reordered["top10"] = top_documents(col.runs, col.topics)
     for pc in percents:
         qrels = col.qrels if pc == 100 else downsample_qrels(col.qrels, pc, seed=SEED)
-        judged = judged_share(col.runs, qrels, col.topics)
-        for label in measures:
-            out.append(HoleResult(label, float(pc), residual_values(label, col, qrels, reorder=reorder,
-                                                                    n_jobs=n_jobs), judged))
+        judged = judged_share(col.reordered["top10"], qrels, col.topics)
+        if batched(measures, reorder):
+            values = _all_values(measures, col, qrels, n_jobs, residual=True)
+        else:
+            values = {label: residual_values(label, col, qrels, reorder=reorder, n_jobs=n_jobs) for label in measures}
+        out.extend(HoleResult(label, float(pc), values[label], judged) for label in measures)
     return out
 
 
