@@ -11,7 +11,9 @@ NAMESPACES = ["irmeasures_markov", "irmeasures_markov.pytrec_eval", "irmeasures_
               "irmeasures_markov.calibration", "irmeasures_markov.core", "irmeasures_markov.measures.markov_precision",
               "irmeasures_markov.measures.carterette", "irmeasures_markov.measures.tbg",
               "irmeasures_markov.measures.stopping_time", "irmeasures_markov.testing", "irmeasures_markov.grid",
-              "irmeasures_markov.ranking", "irmeasures_markov.documents", "irmeasures_markov.plugin"]
+              "irmeasures_markov.ranking", "irmeasures_markov.documents", "irmeasures_markov.plugin",
+              "irmeasures_markov.plugin.variants", "irmeasures_markov.plugin.provider",
+              "irmeasures_markov.ranking.scenarios"]
 
 
 def _callables(namespace):

@@ -14,7 +14,8 @@ from ..io.datasets import read_run, run_names  # read_run: the fast reader, io.r
 from .errors import PROG, CliError, CliParser, reading
 from .inputs import check_overlap, load_qrels
 from .measure_args import parse_measures
-from .output import write_record
+from .output import warn, write_record
+from .variant_args import VARIANT_HELP, add_variant_args, apply_variant_args
 
 __all__ = ["compare_main"]
 
@@ -54,13 +55,25 @@ output:
   adjusted_pvalue, significant. csv, tsv and jsonl print every digit unless -p.
   Topics: every qrels topic (a topic a run did not answer scores 0, as trec_eval -c).
 
-exit status: 0 success; 2 usage or input error; 1 internal error.
+sensitivity (--ties VALUE, any value, and --holes): a second table with, per run
+and measure, judged@k (share of the top k documents that have a judgment; k the
+measure's cutoff, else 10), the mean residual (value with unjudged documents
+relevant minus non-relevant) and the tie spread (value with ties optimistic minus
+pessimistic); then the pairs whose order or significance changes between the
+optimistic and pessimistic tie orders (--ties) or within the residual (--holes:
+the two runs' ranges [value, value + residual] overlap, or testing one run's
+unjudged documents non-relevant against the other's relevant changes the result).
+With -o csv/tsv/jsonl the same numbers are extra columns/keys; --pairs adds a
+column per kind saying what changes.
 """
+
+_EXIT_HELP = "exit status: 0 success; 2 usage or input error; 1 internal error.\n"
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = CliParser(
-        prog=f"{PROG} compare", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_EPILOG,
+        prog=f"{PROG} compare", formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=_EPILOG + "\n" + VARIANT_HELP + "\n" + _EXIT_HELP,
         description="Compare runs on several measures: one table of means with significance markers "
                     "against a baseline or between all pairs.")
     parser.add_argument("qrels", help="qrels file (plain, .gz, .bz2, .xz) or an ir_datasets id")
@@ -84,6 +97,10 @@ def _parser() -> argparse.ArgumentParser:
     tests.add_argument("--resamples", type=int, default=10000,
                        help="randomization/bootstrap resamples (default 10000)")
     tests.add_argument("--seed", type=int, default=0, help="seed of the resampling tests and of bayes (default 0)")
+    variants = add_variant_args(parser)
+    variants.add_argument("--holes", action="store_true",
+                          help="add judged shares, residuals and tie spreads, and flag the pairs whose order or "
+                               "significance can change within the residual")
     out = parser.add_argument_group("output")
     out.add_argument("--output_format", "--output-format", "-o", dest="output_format", choices=_FORMATS,
                      default="table", help="table (default), md, latex, csv, tsv or jsonl")
@@ -122,6 +139,7 @@ def compare_main(argv: list[str]) -> int:
     if args.effect_size and args.baseline is None:
         raise CliError("--effect-size needs --baseline (for all pairs, --pairs prints every effect size)")
     measures = parse_measures(args.measures)  # before reading: a typo is reported at once
+    apply_variant_args(measures, args)  # the same checks, before reading; compare() applies the options
     files = _run_files(args.runs)
     with reading(files[0]):
         names = run_names(files)
@@ -144,7 +162,11 @@ def compare_main(argv: list[str]) -> int:
             bar.close()
     cmp = compare(qrels, runs, measures, baseline=baseline, test=args.test, correction=args.correction,
                   alpha=args.alpha, alternative=args.alternative, ci=args.ci, n_resamples=args.resamples,
-                  seed=args.seed, progress=progress)
+                  seed=args.seed, progress=progress, ties=args.ties, unjudged=args.unjudged,
+                  residual=args.residual, holes=args.holes)
+    if args.output_format in ("csv", "tsv", "jsonl"):  # the text formats say it in their legend
+        for note in cmp.notes:
+            warn(note)
     _print(cmp, args)
     return 0
 

@@ -10,7 +10,8 @@ from .errors import PROG, CliError, CliParser
 from .ids import evaluation_groups
 from .inputs import STDIN, check_overlap, load_qrels, load_run
 from .measure_args import parse_measures
-from .output import format_value, json_number, natural_key, write_record
+from .output import format_value, json_number, natural_key, warn, write_record
+from .variant_args import VARIANT_HELP, add_variant_args, apply_variant_args
 
 __all__ = ["SUMMARY_QID", "add_output_args", "evaluate_main", "report", "OUTPUT_HELP"]
 
@@ -47,7 +48,7 @@ def add_output_args(parser: argparse.ArgumentParser) -> None:
 
 def evaluate_main(argv: list[str], subcommands=()) -> int:
     parser = CliParser(
-        prog=PROG, formatter_class=argparse.RawDescriptionHelpFormatter, epilog=OUTPUT_HELP,
+        prog=PROG, formatter_class=argparse.RawDescriptionHelpFormatter, epilog=VARIANT_HELP + "\n" + OUTPUT_HELP,
         description="Evaluate a TREC run with ir_measures measures plus MP, MPcont, P@H, TBG and Carterette's "
                     "M1-M4.  Other commands: " + ", ".join(f"'{PROG} {c}'" for c in subcommands) +
                     f" ('{PROG} COMMAND --help' for each).")
@@ -58,12 +59,16 @@ def evaluate_main(argv: list[str], subcommands=()) -> int:
                         help="measures, e.g. AP P@10 \"MP(model='GL_AD_LID', recall=True)@100\" (quote measures "
                              "with parentheses; string values in single quotes); trec_eval names such as map and "
                              "P_10 work too; '%(prog)s measures' lists ours")
+    add_variant_args(parser)
     add_output_args(parser)
     args = parser.parse_args(argv)
     check_output_args(args)
     if args.qrels == STDIN and args.run == STDIN:
         raise CliError("qrels and run cannot both be read from standard input (-)")
     measures = parse_measures(args.measures)  # before reading: a typo is reported at once
+    measures, note = apply_variant_args(measures, args)
+    if note:
+        warn(note)
     qrels = load_qrels(args.qrels)
     run = load_run(args.run)
     check_overlap(qrels, run, args.qrels, args.run)

@@ -45,6 +45,11 @@ Markers (a pair is significant when its corrected p-value is below ``alpha``):
   significantly better than;
 * the best mean of each measure is bold in Markdown and LaTeX;
 * ``effect=True`` (baseline only) adds each run's d_z against the baseline, ``(d=+0.31)``.
+
+Tie order and unjudged documents (``ties=``, ``unjudged=``, ``residual=``
+apply to every measure that takes them, :mod:`.options`; ``ties=`` and ``holes=True`` add the
+report of :mod:`.sensitivity`: judged share of the top k, mean residual, tie
+spread, and the pairs whose order or significance changes).
 """
 from .core import (
                    COMPARE_TESTS,
@@ -56,7 +61,10 @@ from .core import (
                    mean_intervals,
                    run_letters,
 )
+from .options import TIES_CHOICES, UNJUDGED_CHOICES, apply_variant_options
 from .runs import resolve_baseline, resolve_run_paths
+from .sensitivity import Sensitivity, judged_share
 
 __all__ = ["compare", "compare_evaluation", "Comparison", "COMPARE_TESTS", "CORRECTIONS", "effect_size",
-           "mean_intervals", "resolve_baseline", "resolve_run_paths", "run_letters"]
+           "mean_intervals", "resolve_baseline", "resolve_run_paths", "run_letters", "Sensitivity", "TIES_CHOICES",
+           "UNJUDGED_CHOICES", "apply_variant_options", "judged_share"]

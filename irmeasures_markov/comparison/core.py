@@ -18,15 +18,17 @@ from ir_measures import Measure
 from numpy.typing import ArrayLike
 
 from .._util.lazy import lazy_module
-from ..experiments import Evaluation, evaluate
+from ..experiments import Evaluation
 from ..experiments.evaluation import MeasuresLike, QrelsLike
-from ..inference.classic import ALTERNATIVES, pairwise
+from ..inference.classic import ALTERNATIVES
 from ..inference.corrections import CORRECTIONS  # the corrections compare() takes
-from ..inference.gibbs import prob_better_pairs
 from ..io.normalise import to_qrels_dict
 from . import render
+from .options import applied_note, evaluate_with_options, unsupported_note
+from .pairs import effect_size, pair_tests
 from .render import DOWN, UP
 from .runs import RunsSpec, load_runs, resolve_baseline
+from .sensitivity import Sensitivity, sensitivity
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,29 +42,6 @@ __all__ = ["COMPARE_TESTS", "CORRECTIONS", "Comparison", "compare", "compare_eva
 
 #: the tests :func:`compare` knows
 COMPARE_TESTS = ("t", "wilcoxon", "sign", "randomization", "bootstrap", "bayes", "none")
-
-
-def effect_size(d: ArrayLike) -> np.ndarray:
-    """Cohen's d_z of paired differences: ``mean(d) / std(d, ddof=1)`` along axis 0 (topics).
-
-    Parameters
-    ----------
-    d : array_like
-        Paired differences, topics along axis 0.
-
-    Returns
-    -------
-    numpy.ndarray
-        d_z per column: 0 when all differences are 0, ±inf when they are all equal and non-zero, NaN
-        with fewer than 2 topics (no standard deviation to divide by).
-    """
-    d = np.asarray(d, dtype=np.float64)
-    mean = d.mean(axis=0)
-    if d.shape[0] < 2:
-        return np.full_like(mean, np.nan)
-    sd = d.std(axis=0, ddof=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(sd > 0, mean / np.where(sd > 0, sd, 1.0), np.where(mean == 0, 0.0, np.sign(mean) * np.inf))
 
 
 def mean_intervals(values: ArrayLike, level: float = 0.95) -> np.ndarray:
@@ -148,6 +127,10 @@ class Comparison:
         adjusted_pvalue, significant`` (A − B; against a baseline A is the run and B the baseline).
     evaluation : :class:`~irmeasures_markov.experiments.Evaluation`
         The per-topic values behind everything.
+    sensitivity : :class:`~irmeasures_markov.comparison.sensitivity.Sensitivity` or None
+        With ``ties`` or ``holes``: judged shares, residuals, tie spreads and the flagged pairs.
+    notes : list of str
+        Lines about measures the ``ties``/``unjudged``/``residual`` options do not apply to.
     """
     table: pd.DataFrame
     intervals: pd.DataFrame | None
@@ -161,6 +144,8 @@ class Comparison:
     ci: float | None
     markers: pd.DataFrame | None = None
     letters: dict[str, str] = field(default_factory=dict)
+    sensitivity: Sensitivity | None = None
+    notes: list[str] = field(default_factory=list)
 
     @property
     def runs(self) -> list[str]:
@@ -312,24 +297,13 @@ class Comparison:
         return render.plot(self, measure, baseline, axes)
 
 
-def _bayes_pairs(values, a, b, alternative, seed, draws, chains, progress):
-    """Posterior P(β_A > β_B) of the joint linear model and its tail "p-value" for each pair."""
-    p_ab, p_ba = prob_better_pairs(values, a, b, draws=draws, tune=draws, chains=chains, seed=seed,
-                                   progress=progress)
-    if alternative == "two-sided":
-        p = np.minimum(1.0, 2.0 * np.minimum(p_ab, p_ba))
-    elif alternative == "greater":
-        p = 1.0 - p_ab
-    else:
-        p = 1.0 - p_ba
-    return p_ab, p
-
-
 def compare(qrels: QrelsLike, runs: RunsSpec, measures: MeasuresLike, *, baseline: str | None = None, test: str = "t",
             correction: str | None = None, alpha: float = 0.05, alternative: str = "two-sided",
             ci: float | None = None, n_resamples: int = 10000, seed: int | None = 0,
             topics: Sequence[str] | None = None, labels: Sequence[str] | None = None, n_jobs: int = 1,
-            progress: bool | None = None, bayes_draws: int = 2000, bayes_chains: int = 4) -> Comparison:
+            progress: bool | None = None, bayes_draws: int = 2000, bayes_chains: int = 4,
+            ties: str | None = None, unjudged: str | None = None, residual: bool = False,
+            holes: bool = False) -> Comparison:
     """Evaluate runs on measures and test them against a baseline or pairwise.
 
     Parameters
@@ -361,6 +335,12 @@ def compare(qrels: QrelsLike, runs: RunsSpec, measures: MeasuresLike, *, baselin
         As for :func:`~irmeasures_markov.experiments.evaluate` (topics default to every qrels topic).
     bayes_draws, bayes_chains
         Gibbs draws (after as many tuning steps) and chains for ``test='bayes'``.
+    ties, unjudged, residual
+        Tie order, unjudged documents and residual of every measure that takes them and does not set them
+        itself (:mod:`.options`); a measure that takes none is named in ``notes``.  ``ties`` (any value)
+        also adds the sensitivity report with the tie flags (``.sensitivity``).
+    holes : bool
+        Add the sensitivity report with the flags within the residual.
 
     Returns
     -------
@@ -376,10 +356,22 @@ def compare(qrels: QrelsLike, runs: RunsSpec, measures: MeasuresLike, *, baselin
     runs, paths = load_runs(runs)
     baseline = resolve_baseline(baseline, list(runs), paths)
     correction = _compare_iv(runs, baseline, test, correction, alpha, alternative, ci, n_resamples)
-    ev = evaluate(measures, qrels, runs, topics=topics, labels=labels, n_jobs=n_jobs, progress=progress)
-    return compare_evaluation(ev, baseline=baseline, test=test, correction=correction, alpha=alpha,
-                              alternative=alternative, ci=ci, n_resamples=n_resamples, seed=seed,
-                              progress=progress, bayes_draws=bayes_draws, bayes_chains=bayes_chains)
+    given = dict(ties=ties, unjudged=unjudged, residual=residual)
+    ev, unsupported, applied = evaluate_with_options(measures, qrels, runs, topics=topics, labels=labels,
+                                                     n_jobs=n_jobs, progress=progress, **given)
+    options = dict(n_resamples=n_resamples, seed=seed, progress=progress, bayes_draws=bayes_draws,
+                   bayes_chains=bayes_chains)
+    cmp = compare_evaluation(ev, baseline=baseline, test=test, correction=correction, alpha=alpha,
+                             alternative=alternative, ci=ci, **options)
+    report = ties is not None or bool(holes)
+    if report:
+        cmp.sensitivity = sensitivity(cmp, qrels, runs, ties=ties is not None, holes=bool(holes), n_jobs=n_jobs,
+                                      options=given, **options)
+        unsupported = [x for x in cmp.labels if x in unsupported or x in cmp.sensitivity.unsupported]
+    cmp.notes = [n for n in [unsupported_note(unsupported, report=report, **given),
+                             applied_note(applied, **given)] if n]
+    cmp.notes += cmp.sensitivity.notes if report else []
+    return cmp
 
 
 def compare_evaluation(evaluation: Evaluation, *, baseline: str | None = None, test: str = "t",
@@ -433,16 +425,9 @@ def compare_evaluation(evaluation: Evaluation, *, baseline: str | None = None, t
     for j, label in enumerate(ev.labels):
         values = ev.values[:, j, :].T  # topics × runs
         diffs = values[:, a] - values[:, b]
-        if test == "none":
-            stat = p = adjusted = np.full(len(pairs), np.nan)
-        elif test == "bayes":
-            stat, p = _bayes_pairs(values, a, b, alternative, seed, int(bayes_draws), int(bayes_chains), progress)
-            adjusted = p.copy()
-        else:
-            res = pairwise(values, pairs, test, alternative=alternative,
-                           correction=None if correction == "none" else correction, n_resamples=n_resamples,
-                           seed=seed, progress=progress)
-            stat, p, adjusted = res.statistic, res.pvalue, res.adjusted_pvalue
+        stat, p, adjusted = pair_tests(values, a, b, test=test, correction=correction, alternative=alternative,
+                                       n_resamples=n_resamples, seed=seed, progress=progress,
+                                       bayes_draws=bayes_draws, bayes_chains=bayes_chains)
         d_z = effect_size(diffs)
         for k in range(len(pairs)):
             rows.append({"measure": label, "run_a": names[a[k]], "run_b": names[b[k]],

@@ -75,6 +75,8 @@ def legend(cmp: Any, effect: bool = False) -> str:
             (" (undefined with one topic)." if n < 2 else ".")
     if effect:
         text += " d: Cohen's d_z of the per-topic differences with the baseline (mean / standard deviation)."
+    for note in getattr(cmp, "notes", ()):
+        text += f" Note: {note}."
     return text
 
 
@@ -145,11 +147,81 @@ def pairs_grid(cmp: Any, places: int, style: str = "text") -> tuple[list[str], l
     """Header and rows of the tests table (one row per measure and pair)."""
     esc = latex_escape if style == "latex" else (lambda s: s.replace("|", r"\|") if style == "md" else s)
     rows = []
+    flags, none = pair_flags(cmp), [""] * len(flag_columns(cmp))
     for r in cmp.tests.itertuples(index=False):
         rows.append([esc(str(r.measure)), esc(r.run_a), esc(r.run_b), _num(r.mean_difference, places),
                      _num(r.effect_size, places), _num(r.statistic, places), _pvalue(r.pvalue, places),
-                     _pvalue(r.adjusted_pvalue, places), "yes" if r.significant else "no"])
-    return [esc(c) for c in PAIR_COLUMNS], rows
+                     _pvalue(r.adjusted_pvalue, places), "yes" if r.significant else "no"]
+                    + [esc(f) for f in flags.get((r.measure, r.run_a, r.run_b), none)])
+    return [esc(c) for c in PAIR_COLUMNS + flag_columns(cmp)], rows
+
+
+def flag_columns(cmp: Any) -> list[str]:
+    """The columns the sensitivity report adds to the tests table: ``ties``/``holes`` (what changes)."""
+    sens = getattr(cmp, "sensitivity", None)
+    return list(sens.kinds) if sens is not None else []
+
+
+def _flag_text(row: Any) -> str:
+    what = [w for w, on in (("order", row.order_changes), ("significance", row.significance_changes)) if on]
+    return "+".join(what) if what else "-"
+
+
+def pair_flags(cmp: Any) -> dict[tuple[str, str, str], list[str]]:
+    """``{(measure, run_a, run_b): [what changes, per kind]}``: 'order', 'significance', 'order+significance', '-'."""
+    sens = getattr(cmp, "sensitivity", None)
+    if sens is None:
+        return {}
+    cells: dict[tuple[str, str, str], dict[str, str]] = {}
+    for r in sens.flags.itertuples(index=False):
+        cells.setdefault((r.measure, r.run_a, r.run_b), {})[r.kind] = _flag_text(r)
+    return {key: [by_kind.get(k, "") for k in sens.kinds] for key, by_kind in cells.items()}
+
+
+SENSITIVITY_LEGEND = ("judged@k: share of the top k documents that have a judgment (k: the measure's cutoff, "
+                      "else 10), mean over topics; residual: mean value with the unjudged documents relevant "
+                      "minus with them non-relevant; spread: mean value with ties broken optimistically "
+                      "(higher grades first) minus pessimistically.")
+
+
+def sensitivity_grid(cmp: Any, places: int, style: str = "text") -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the sensitivity table: per run and measure, judged@k, residual and tie spread."""
+    sens = cmp.sensitivity
+    esc = latex_escape if style == "latex" else (lambda s: s.replace("|", r"\|") if style == "md" else s)
+    names = {"judged": lambda label: f"judged@{sens.depths[label]}", "residual": lambda label: "residual",
+             "tie_spread": lambda label: "spread"}
+    header = ["run"] + [esc(f"{label} {names[q](label)}") for label, q in sens.per_run.columns]
+    rows = [[esc(run)] + [_num(float(sens.per_run.loc[run, col]), places) for col in sens.per_run.columns]
+            for run in sens.per_run.index]
+    return header, rows
+
+
+def flagged_lines(cmp: Any, places: int) -> list[str]:
+    """One line per flagged pair (or one line saying no pair is), for text, Markdown and LaTeX comments."""
+    sens = cmp.sensitivity
+    what = {"ties": "between the optimistic and pessimistic tie orders", "holes": "within the residual"}
+    lines = []
+    for r in sens.flagged.itertuples(index=False):
+        change = " and ".join(w for w, on in (("order", r.order_changes), ("significance", r.significance_changes))
+                              if on)
+        lines.append(f"{r.measure}: {r.run_a} vs {r.run_b}: {change} can change {what[r.kind]} "
+                     f"(A - B = {_num(r.difference, places)}, from {_num(r.low, places)} to {_num(r.high, places)})")
+    if not lines:
+        lines.append("No pair changes order or significance " + " or ".join(what[k] for k in sens.kinds) + ".")
+    return lines
+
+
+def _sensitivity_block(cmp: Any, places: int, style: str) -> str:
+    """The sensitivity table, its legend and the flagged pairs ('' without a report)."""
+    if getattr(cmp, "sensitivity", None) is None:
+        return ""
+    table = layout(*sensitivity_grid(cmp, places, style), style)
+    lines = flagged_lines(cmp, places)
+    if style == "latex":
+        return "\n\n" + "".join(f"% {x}\n" for x in _wrap(SENSITIVITY_LEGEND, 96) + lines) + table
+    if style == "md":
+        return "\n\n" + table + "\n\n" + SENSITIVITY_LEGEND + "\n\n" + "\n".join(f"* {x}" for x in lines)
+    return "\n\n" + table + "\n\n" + "\n".join(_wrap(SENSITIVITY_LEGEND, 110) + lines)
 
 
 def _pvalue(p: float, places: int) -> str:
@@ -191,13 +263,15 @@ def to_text(cmp: Any, places: int = 4, pairs: bool = False, effect: bool = False
     See :meth:`Comparison.to_text`.
     """
     grid = pairs_grid(cmp, places) if pairs else means_grid(cmp, places, "text", effect)
-    return layout(*grid, "text") + ("" if pairs else "\n\n" + legend(cmp, effect))
+    return layout(*grid, "text") + ("" if pairs else "\n\n" + legend(cmp, effect)
+                                    + _sensitivity_block(cmp, places, "text"))
 
 
 def to_markdown(cmp: Any, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
     """A Markdown pipe table; see :meth:`Comparison.to_markdown`."""
     grid = pairs_grid(cmp, places, "md") if pairs else means_grid(cmp, places, "md", effect)
-    return layout(*grid, "md") + ("" if pairs else "\n\n" + legend(cmp, effect).replace("<", "&lt;"))
+    return layout(*grid, "md") + ("" if pairs else "\n\n" + legend(cmp, effect).replace("<", "&lt;")
+                                  + _sensitivity_block(cmp, places, "md"))
 
 
 def to_latex(cmp: Any, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
@@ -206,7 +280,7 @@ def to_latex(cmp: Any, places: int = 4, pairs: bool = False, effect: bool = Fals
     head = "" if pairs else "".join(f"% {line}\n" for line in _wrap(legend(cmp, effect), 96))
     if not pairs and cmp.baseline is not None:
         head += "% \\blacktriangle needs \\usepackage{amssymb}\n"
-    return head + layout(*grid, "latex")
+    return head + layout(*grid, "latex") + ("" if pairs else _sensitivity_block(cmp, places, "latex"))
 
 
 def _wrap(text: str, width: int) -> list[str]:
@@ -218,12 +292,14 @@ def to_delimited(cmp: Any, sep: str = ",", places: int = -1, pairs: bool = False
     buf = io.StringIO()
     w = csv.writer(buf, delimiter=sep, lineterminator="\n")
     if pairs:
-        w.writerow(PAIR_COLUMNS)
+        w.writerow(PAIR_COLUMNS + flag_columns(cmp))
+        flags, none = pair_flags(cmp), [""] * len(flag_columns(cmp))
         for r in cmp.tests.itertuples(index=False):
             w.writerow([r.measure, r.run_a, r.run_b] + [_num(x, places) for x in (
                 r.mean_difference, r.effect_size, r.statistic, r.pvalue, r.adjusted_pvalue)]
-                + [str(bool(r.significant)).lower()])
+                + [str(bool(r.significant)).lower()] + flags.get((r.measure, r.run_a, r.run_b), none))
         return buf.getvalue()
+    sens = getattr(cmp, "sensitivity", None)
     header = ["run"] + (["letter"] if cmp.baseline is None else [])
     for label in cmp.labels:
         header.append(label)
@@ -232,6 +308,8 @@ def to_delimited(cmp: Any, sep: str = ",", places: int = -1, pairs: bool = False
         header.append(f"{label} markers")
         if cmp.baseline is not None:
             header += [f"{label} effect_size", f"{label} adjusted_pvalue"]
+        if sens is not None:
+            header += [f"{label} judged@{sens.depths[label]}", f"{label} residual", f"{label} tie_spread"]
     w.writerow(header)
     vs = _versus_baseline(cmp)
     for run in cmp.runs:
@@ -244,6 +322,8 @@ def to_delimited(cmp: Any, sep: str = ",", places: int = -1, pairs: bool = False
             if cmp.baseline is not None:
                 d, p = vs.get((run, label), (None, None))
                 row += ["" if d is None else _num(d, places), "" if p is None else _num(p, places)]
+            if sens is not None:
+                row += [_num(float(sens.per_run.loc[run, (label, q)]), places) for q in _QUANTITIES]
         w.writerow(row)
     return buf.getvalue()
 
@@ -269,8 +349,10 @@ def records(cmp: Any, pairs: bool = False) -> Iterator[dict[str, object]]:
                    "mean_difference": _json(r.mean_difference), "effect_size": _json(r.effect_size),
                    "statistic": _json(r.statistic), "pvalue": _json(r.pvalue),
                    "adjusted_pvalue": _json(r.adjusted_pvalue), "significant": bool(r.significant),
-                   "test": cmp.test, "correction": cmp.correction}
+                   "test": cmp.test, "correction": cmp.correction,
+                   **_flag_record(cmp, (r.measure, r.run_a, r.run_b))}
         return
+    sens = getattr(cmp, "sensitivity", None)
     vs = _versus_baseline(cmp)
     for run in cmp.runs:
         for label in cmp.labels:
@@ -284,7 +366,28 @@ def records(cmp: Any, pairs: bool = False) -> Iterator[dict[str, object]]:
             elif run != cmp.baseline:
                 d, p = vs[run, label]
                 rec.update(effect_size=_json(d), adjusted_pvalue=_json(p))
+            if sens is not None:
+                rec["judged_depth"] = sens.depths[label]
+                rec.update({q: _json(float(sens.per_run.loc[run, (label, q)])) for q in _QUANTITIES})
             yield rec
+
+
+_QUANTITIES = ("judged", "residual", "tie_spread")
+
+
+def _flag_record(cmp: Any, key: tuple[str, str, str]) -> dict[str, object]:
+    """``{'ties_order_changes': bool, 'ties_significance_changes': bool, 'holes_...': ...}`` of one pair."""
+    sens = getattr(cmp, "sensitivity", None)
+    if sens is None:
+        return {}
+    rows = sens.flags[(sens.flags["measure"] == key[0]) & (sens.flags["run_a"] == key[1]) &
+                      (sens.flags["run_b"] == key[2])]
+    out: dict[str, object] = {}
+    for r in rows.itertuples(index=False):
+        out.update({f"{r.kind}_order_changes": bool(r.order_changes),
+                    f"{r.kind}_significance_changes": bool(r.significance_changes),
+                    f"{r.kind}_low": _json(r.low), f"{r.kind}_high": _json(r.high)})
+    return out
 
 
 def plot(cmp: Any, measure: Measure | str | None = None, baseline: str | None = None,

@@ -29,7 +29,8 @@ from ..io.pytrec import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytr
 from ..plugin.base import FamilyMeasure
 from ..plugin.provider import install_provider
 from ..ranking.prepared import PreparedRun, QrelsIndex
-from .native import native_kind, native_values
+from .native import native_kind
+from .settings import NativeSetting, apply_settings, extra_names, measure_values
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -107,12 +108,17 @@ class Evaluation:
     The summaries are labelled pandas objects (:meth:`means`, :meth:`column`,
     :meth:`per_topic`); the same numbers as plain arrays are ``values`` and
     :meth:`means_array` / :meth:`column_array`.
+
+    Per-query extras of a measure (``'se'`` of ``ties='expected'``, ``'lo'``/``'hi'`` of
+    ``unjudged='range'``) are columns after all measures', labelled ``<label>_<name>``, their
+    ``measures`` entry the measure; ``extras[j] = (i, name)``: column ``j`` is extra ``name`` of column ``i``.
     """
     runs: list[str]
     measures: list[Measure]
     topics: list[str]
     values: np.ndarray
     labels: list[str] = field(default_factory=list)
+    extras: dict[int, tuple[int, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.labels:
@@ -262,11 +268,19 @@ class RunScorer:
         The topics, in the order of the output's columns.
     native : bool
         Compute the standard measures of :func:`~.native.native_kind` natively (default).
+    settings : dict of int to NativeSetting, optional
+        Tie order and unjudged documents of natively computed measures, by position (:func:`.apply_settings`).
+    extras : bool
+        Also give the per-query extras of :func:`.extra_names` as rows after the measures' rows.
     """
 
-    def __init__(self, measures: list[Measure], qrels: Qrels, topics: list[str], native: bool = True) -> None:
+    def __init__(self, measures: list[Measure], qrels: Qrels, topics: list[str], native: bool = True,
+                 settings: Mapping[int, NativeSetting] | None = None, extras: bool = False) -> None:
         install_provider()
         self.measures = measures
+        self.settings = dict(settings or {})
+        #: (measure position, extra name) of every extra row
+        self.extra_rows = [(j, name) for j, m in enumerate(measures) for name in extra_names(m)] if extras else []
         self.topics = topics
         self.topic_index = {t: k for k, t in enumerate(topics)}
         self.qrels_index = QrelsIndex(qrels)
@@ -281,12 +295,12 @@ class RunScorer:
         self.other_pos = {measures[j]: j for j in self.others}
         # bpref (and our measures with per-grade parameters) read every judgment: the run is then joined with
         # all of them once, while it is ranked, instead of with its positive judgments first and all on demand
-        self.judgments = any(self.native.get(j) == "Bpref" or (is_ours(measures[j]) and measures[j].needs_judgments())
-                             for j in self.ours)
+        self.judgments = bool(self.settings) or any(self.native.get(j) == "Bpref" or (
+            is_ours(measures[j]) and measures[j].needs_judgments()) for j in self.ours)
 
     def __call__(self, run: RunLike) -> np.ndarray:
         """The values ``[measure, topic]`` of ``run`` (any form :func:`~irmeasures_markov.io.to_run_dict` takes)."""
-        out = np.zeros((len(self.measures), len(self.topics)))
+        out = np.zeros((len(self.measures) + len(self.extra_rows), len(self.topics)))
         for j, m in enumerate(self.measures):
             out[j, :] = m.DEFAULT
         run = to_run_dict(run)
@@ -295,13 +309,13 @@ class RunScorer:
             prepared = PreparedRun(self.qrels_index, run, ids_checked=True, judgments=self.judgments)
             cols = np.array([self.topic_index.get(q, -1) for q in prepared.qids], dtype=np.int64)
             keep = cols >= 0
+            cache: dict = {}
             for j in self.ours:
-                m = self.measures[j]
-                if is_ours(m):
-                    vals = np.asarray(m.compute(prepared), dtype=np.float64)
-                else:
-                    vals = native_values(self.native[j], m, prepared)
-                out[j, cols[keep]] = vals[keep]
+                computed = measure_values(self.measures[j], self.native.get(j), self.settings.get(j), prepared, cache)
+                out[j, cols[keep]] = computed.values[keep]
+                for row, (i, name) in enumerate(self.extra_rows, len(self.measures)):
+                    if i == j and name in computed.extras:
+                        out[row, cols[keep]] = computed.extras[name][keep]
         if self.other_eval is not None:
             for metric in self.other_eval.iter_calc(run_for_pytrec_eval(run)):
                 k = self.topic_index.get(id_from_pytrec_eval(metric.query_id))
@@ -318,7 +332,7 @@ def _worker_eval(names: list[str]) -> list[np.ndarray]:
     scorer = _WORKER.get("scorer")
     if scorer is None:
         scorer = _WORKER["scorer"] = RunScorer(_WORKER["measures"], _WORKER["qrels"], _WORKER["topics"],
-                                               _WORKER["native"])
+                                               _WORKER["native"], _WORKER["settings"], extras=True)
     runs = _WORKER["runs"]
     return [scorer(runs[n]) for n in names]
 
@@ -384,7 +398,8 @@ def labelled_measures(measures: MeasuresLike,
 
 def evaluate(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, RunLike], *,
              topics: Sequence[str] | None = None, labels: Sequence[str] | None = None, n_jobs: int = 1,
-             progress: bool | None = None, native: bool = True) -> Evaluation:
+             progress: bool | None = None, native: bool = True, ties: str = "docid", unjudged: str = "nonrel",
+             residual: bool = False) -> Evaluation:
     """Evaluate every measure on every run, per topic.
 
     Parameters
@@ -418,6 +433,10 @@ def evaluate(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, RunLik
         and values, e.g. bpref ignores negative grades as trec_eval does)
         instead of through ``ir_measures``/``pytrec_eval``, whose float32
         scores can reorder near-ties.
+    ties, unjudged, residual : str, str, bool
+        Tie order (``'docid'`` (trec_eval), ``'optimistic'``, ``'pessimistic'``, ``'expected'``), unjudged
+        documents (``'nonrel'`` (trec_eval), ``'drop'``, ``'rel'``, ``'range'``) and residual for every
+        measure (:func:`~.settings.apply_settings`, docs/ties-and-holes.md); extras become columns.
 
     Returns
     -------
@@ -428,9 +447,13 @@ def evaluate(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, RunLik
     ------
     ValueError
         Empty ``measures``, ``runs`` or topic set, a measure listed twice, a
-        cutoff that is not a positive integer (``P@0``), or bad ``labels``/``n_jobs``.
+        cutoff that is not a positive integer (``P@0``), bad ``labels``/``n_jobs``,
+        or a ``ties``/``unjudged``/``residual`` setting a measure does not support.
     """
     measures, labels = labelled_measures(measures, labels)
+    measures, settings, default_labels = apply_settings(measures, ties, unjudged, residual, native)
+    labels = list(labels) if labels is not None else default_labels
+    extra_rows = [(j, name) for j, m in enumerate(measures) for name in extra_names(m)]
     qrels = to_qrels_dict(qrels)
     if not runs:
         raise ValueError("`runs` is empty.")
@@ -442,11 +465,11 @@ def evaluate(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, RunLik
     n_jobs = int(n_jobs)
     if n_jobs < 1:
         raise ValueError(f"`n_jobs` must be a positive integer, got {n_jobs!r}.")
-    values = np.zeros((len(names), len(measures), len(topics)))
+    values = np.zeros((len(names), len(measures) + len(extra_rows), len(topics)))
     bar = progress_bar(None, progress, total=len(names), desc="evaluating", unit="run")
     try:
         if n_jobs == 1 or len(names) < 2 * n_jobs:
-            scorer = RunScorer(measures, qrels, topics, native)
+            scorer = RunScorer(measures, qrels, topics, native, settings, extras=True)
             for i, n in enumerate(names):
                 values[i] = scorer(runs[n])
                 bar.update(1)
@@ -454,7 +477,7 @@ def evaluate(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, RunLik
             if "fork" not in multiprocessing.get_all_start_methods():
                 raise RuntimeError("n_jobs > 1 needs the 'fork' start method (Linux/macOS); use n_jobs=1.")
             _WORKER.clear()
-            _WORKER.update(measures=measures, qrels=qrels, topics=topics, runs=runs, native=native)
+            _WORKER.update(measures=measures, qrels=qrels, topics=topics, runs=runs, native=native, settings=settings)
             chunk = max(1, math.ceil(len(names) / (n_jobs * 8)))
             chunks = [names[a:a + chunk] for a in range(0, len(names), chunk)]
             try:
@@ -469,5 +492,7 @@ def evaluate(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, RunLik
                 _WORKER.clear()
     finally:
         bar.close()
-    return Evaluation(names, measures, topics, values, list(labels) if labels is not None else [])
+    extras = {len(measures) + k: (j, name) for k, (j, name) in enumerate(extra_rows)}
+    return Evaluation(names, measures + [measures[j] for j, _ in extra_rows], topics, values,
+                      labels + [f"{labels[j]}_{name}" for j, name in extra_rows], extras)
 

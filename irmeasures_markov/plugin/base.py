@@ -278,8 +278,15 @@ class FamilyMeasure(irm_measures.Measure):
         """
         return None
 
-    def expected_over_ties(self, reading: ScenarioRun, keys: np.ndarray) -> np.ndarray | None:
-        """The mean over every order of every tie group in closed form, or None where the family has none.
+    def expected_over_ties(self, reading: ScenarioRun, keys: np.ndarray, seed: int = 0
+                           ) -> np.ndarray | tuple[np.ndarray, np.ndarray] | None:
+        """The mean over every order of every tie group by a method of the family's own, or None.
+
+        A closed form, or an enumeration cheaper than evaluating every
+        arrangement as a run (MP's, from the relevant ranks alone).  It keeps
+        the contract of ``ties='expected'``: exact up to
+        :data:`~irmeasures_markov.plugin.variants.EXACT_LIMIT` arrangements
+        per query, seeded Monte Carlo (from ``seed`` and the query id) beyond.
 
         Parameters
         ----------
@@ -287,11 +294,13 @@ class FamilyMeasure(irm_measures.Measure):
             The readings of the run (one per query).
         keys : numpy.ndarray
             The tie key of every rank (ranks with equal keys are interchangeable).
+        seed : int
+            The measure's ``seed``.
 
         Returns
         -------
-        numpy.ndarray or None
-            One value per reading.
+        numpy.ndarray, tuple of numpy.ndarray, or None
+            One value per reading, or ``(values, standard errors)``; None to leave it to the general method.
         """
         return None
 

@@ -15,10 +15,12 @@ from ..measures.markov_precision import (
     markov_precision_batch,
 )
 from ..measures.markov_precision.models import KERNEL_REGISTRY
+from ..measures.markov_precision.ties import expected_markov_precision
 from .base import FamilyMeasure, ParamInfo
 from .fitted import FitChoices, canonical_spec, fit_fingerprint, is_fit_spec, mp_model
 from .provider import register_measure
 from .tbg import LENGTH_PARAMS, TIME_MODEL_PARAMS, length_fingerprints, tbg_flat_rates, tbg_rates, time_parameters
+from .variants import EXACT_LIMIT, FIRST_SAMPLES, MAX_SAMPLES, TARGET_SE
 
 __all__ = ["MP", "MPcont", "register_rates", "REGISTERED_RATES", "RATES_REGISTRY", "load_rates", "rates_source"]
 
@@ -130,6 +132,18 @@ class _MP(FamilyMeasure):
 
     def compute(self, prepared):
         return self.mp_values(self.batch(prepared))
+
+    def expected_over_ties(self, reading, keys, seed=0):
+        # a paper model over whole rankings: MP reads the relevant ranks alone, so every order is enumerated there
+        model = self["model"]
+        if (type(self) is not _MP or self.cutoff is not None or self["judged_only"] or not isinstance(model, str)
+                or is_fit_spec(model) or model in KERNEL_REGISTRY):
+            return None
+        batch = self.batch(reading)
+        return expected_markov_precision(batch.relevant, batch.offsets, reading.group_ids, batch.recall_base,
+                                         reading.source_qids, model, recall=self["recall"], limit=EXACT_LIMIT,
+                                         seed=seed, target_se=TARGET_SE, first_samples=FIRST_SAMPLES,
+                                         max_samples=MAX_SAMPLES)
 
 
 #: rates files read, keyed by the digest of their bytes

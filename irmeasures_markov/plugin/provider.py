@@ -72,7 +72,19 @@ class MarkovEvaluator(irm_providers.Evaluator):
         super().__init__(measures, self.qrels_index.query_ids)
 
     def prepare(self, run: object, ids_checked: bool = False) -> PreparedRun:
-        """The run ranked and joined with the qrels (ids checked unless ``ids_checked``; scores always)."""
+        """The run ranked and joined with the qrels (ids checked unless ``ids_checked``; scores always).
+
+        Parameters
+        ----------
+        run : mapping or iterable
+            ``{qid: {docid: score}}`` or any run form of :func:`~irmeasures_markov.io.to_run_dict`.
+        ids_checked : bool
+            Every id is known to be a str already.
+
+        Returns
+        -------
+        PreparedRun
+        """
         # PreparedRun checks the ids of a dict run itself, while ranking it
         if not isinstance(run, Mapping):
             run, ids_checked = to_run_dict(run), True
@@ -82,8 +94,17 @@ class MarkovEvaluator(irm_providers.Evaluator):
     def values(self, run: object, warn_empty: bool = True) -> dict[irm_measures.Measure, dict[str, float]]:
         """``{measure: {qid: value}}`` for the queries present in both qrels and run.
 
-        ``warn_empty=False`` leaves the warning about an empty or disjoint
-        run/qrels pair to the caller.
+        Parameters
+        ----------
+        run : mapping or iterable
+            The run, in any form of :func:`~irmeasures_markov.io.to_run_dict`.
+        warn_empty : bool
+            False leaves the warning about an empty or disjoint run/qrels pair to the caller.
+
+        Returns
+        -------
+        dict
+            ``{measure: {qid: value}}``.
         """
         if not isinstance(run, Mapping):
             run = to_run_dict(run)  # once: an iterator of ScoredDoc cannot be read twice
@@ -96,7 +117,22 @@ class MarkovEvaluator(irm_providers.Evaluator):
 
     def prepared_values(self, prepared: PreparedRun, run: Mapping, warn_empty: bool = True
                         ) -> dict[irm_measures.Measure, dict[str, float]]:
-        """:meth:`values` of a run already ranked by :meth:`prepare` (``run``: the dict it was made from)."""
+        """:meth:`values` of a run already ranked by :meth:`prepare`.
+
+        Parameters
+        ----------
+        prepared : PreparedRun
+            From :meth:`prepare`.
+        run : mapping
+            The dict it was made from (named in warnings).
+        warn_empty : bool
+            As for :meth:`values`.
+
+        Returns
+        -------
+        dict
+            ``{measure: {qid: value}}``.
+        """
         if warn_empty and not prepared.queries:
             warn_if_nothing_to_evaluate(self.qrels_index.qrels, run, stacklevel=3)
         rels = {m["rel"] for m in self.measures if "rel" in m.SUPPORTED_PARAMS}
@@ -169,6 +205,15 @@ class MarkovEvaluator(irm_providers.Evaluator):
 
         A measure with per-query extras (``ties='expected'``, ``unjudged='range'``) yields
         :class:`~irmeasures_markov.plugin.variants.MetricWithExtras`, equal to the plain Metric.
+
+        Parameters
+        ----------
+        run : mapping or iterable
+            The run, in any form of :func:`~irmeasures_markov.io.to_run_dict`.
+
+        Yields
+        ------
+        ir_measures.Metric
         """
         if any(is_variant(m) for m in self.measures):
             values, extras = self.values_with_extras(run)
@@ -191,7 +236,18 @@ class MarkovEvaluator(irm_providers.Evaluator):
             yield Metric(query_id=qid, measure=m, value=m.DEFAULT)
 
     def calc_aggregate(self, run: object) -> dict[irm_measures.Measure, float]:
-        """Each measure's aggregate (the mean) over every qrels query, one unanswered scoring DEFAULT."""
+        """Each measure's aggregate (the mean) over every qrels query, one unanswered scoring DEFAULT.
+
+        Parameters
+        ----------
+        run : mapping or iterable
+            The run, in any form of :func:`~irmeasures_markov.io.to_run_dict`.
+
+        Returns
+        -------
+        dict
+            ``{measure: mean}``.
+        """
         values = self.values(run)
         aggregators = {m: m.aggregator() for m in self.measures}
         n_qrels = len(self.qrel_qids)

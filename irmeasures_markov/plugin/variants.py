@@ -35,24 +35,17 @@ from typing import TYPE_CHECKING
 import numpy as np
 from ir_measures.util import Metric
 
-from ..ranking.arrangements import arrangement_counts, iter_arrangements, judgment_patterns, log_limit, sample_orders
+from ..ranking.arrangements import arrangement_counts, iter_arrangements, log_limit, reorder_ties, sample_orders
+from ..ranking.holes import fill_ranks, judge_unjudged, judgment_patterns
 from ..ranking.qrels_index import UNJUDGED
-from ..ranking.scenarios import (
-    FILLED,
-    ScenarioRun,
-    fill_ranks,
-    identity_reading,
-    judge_unjudged,
-    query_rng,
-    reorder_ties,
-)
+from ..ranking.scenarios import FILLED, ScenarioRun, identity_reading, query_rng
 
 if TYPE_CHECKING:
     from ir_measures.measures import Measure as FamilyMeasure  # plugin.base.FamilyMeasure, which imports this module
 
     from ..ranking.prepared import PreparedRun
 
-__all__ = ["VARIANT_DEFAULTS", "TIES", "UNJUDGED_CHOICES", "EXACT_LIMIT", "TARGET_SE", "MAX_SAMPLES",
+__all__ = ["VARIANT_DEFAULTS", "TIES", "UNJUDGED_CHOICES", "EXACT_LIMIT", "TARGET_SE", "FIRST_SAMPLES", "MAX_SAMPLES",
            "RANGE_EXACT", "RANGE_SAMPLES", "VariantValues", "MetricWithExtras", "is_variant", "base_measure",
            "variant_values", "check_variant_params"]
 
@@ -206,9 +199,10 @@ def _expected(base: FamilyMeasure, reading: ScenarioRun, seed: int) -> VariantVa
     """The mean over every order of every tie group: exact up to EXACT_LIMIT arrangements, else Monte Carlo."""
     n = len(reading.qids)
     keys = _tie_keys(base, reading)
-    closed = base.expected_over_ties(reading, keys)
+    closed = base.expected_over_ties(reading, keys, seed)
     if closed is not None:
-        return VariantValues(np.asarray(closed, dtype=np.float64), {"se": np.zeros(n)})
+        values, se = closed if isinstance(closed, tuple) else (closed, np.zeros(n))
+        return VariantValues(np.asarray(values, dtype=np.float64), {"se": np.asarray(se, dtype=np.float64)})
     log_counts, groups = arrangement_counts(reading, keys)
     values = np.zeros(n)
     se = np.zeros(n)
@@ -226,7 +220,7 @@ def _expected(base: FamilyMeasure, reading: ScenarioRun, seed: int) -> VariantVa
             np.add.at(counts, owner, 1.0)
         values[exact] = sums[exact] / counts[exact]
     for p in np.flatnonzero(log_counts > limit).tolist():
-        rng = query_rng(seed, reading.qids[p].split("\x1f")[0], "ties")
+        rng = query_rng(seed, reading.source_qids[p], "ties")
         samples = _evaluate(base, sample_orders(reading, p, groups[p], FIRST_SAMPLES, rng))
         sd = float(np.std(samples, ddof=1))
         wanted = min(MAX_SAMPLES, int(np.ceil((sd / (0.9 * TARGET_SE)) ** 2)))
@@ -265,7 +259,7 @@ def _range(base: FamilyMeasure, reading: ScenarioRun, ties: str, seed: int) -> V
         targets = a + np.flatnonzero(read[a:b] & (full.grades[a:b] == UNJUDGED) & (src >= 0))
         filled = np.flatnonzero(src == FILLED)
         fill_from = a + int(filled[0]) if filled.size else None
-        rng = query_rng(seed, reading.qids[p].split("\x1f")[0], "range")
+        rng = query_rng(seed, reading.source_qids[p], "range")
         patterns, was_exact = judgment_patterns(full, p, targets, fill_from, RANGE_EXACT, RANGE_SAMPLES, rng)
         if ties != "docid":
             patterns = reorder_ties(patterns, _order_keys(patterns), ties == "optimistic")
@@ -298,7 +292,10 @@ def variant_values(measure: FamilyMeasure, prepared: PreparedRun) -> VariantValu
     if unjudged == "drop":
         base = type(base)(**{**base.params, "judged_only": True})
         base.validate_params()
-    reading = identity_reading(prepared)
+    # the join with every judgment is needed to tell unjudged documents apart, or for a measure that reads them
+    judgments = (unjudged != "nonrel" or residual or base.needs_judgments() or bool(base.params.get("judged_only"))
+                 or int(base.params.get("rel", 1)) < 1)
+    reading = identity_reading(prepared, judgments=judgments)
     if unjudged == "range":
         return _range(base, reading, ties, seed)
     if residual:

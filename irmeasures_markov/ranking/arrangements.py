@@ -1,8 +1,8 @@
-"""Every arrangement of a reading's tie groups, random orders of them, and judgments of its unjudged documents.
+"""Other orders of a reading's tie groups: sorted by grade, every distinct arrangement, random orders.
 
 The readings (:class:`~irmeasures_markov.ranking.scenarios.ScenarioRun`) these
-functions make are what ``ties='expected'`` averages over and what
-``unjudged='range'`` takes the extremes of (:mod:`irmeasures_markov.plugin.variants`).
+functions make are what ``ties='optimistic'``/``'pessimistic'`` evaluate and what
+``ties='expected'`` averages over (:mod:`irmeasures_markov.plugin.variants`).
 """
 from __future__ import annotations
 
@@ -11,9 +11,30 @@ from math import lgamma, log
 
 import numpy as np
 
-from .scenarios import ScenarioRun, fill_grades
+from .scenarios import ScenarioRun
 
-__all__ = ["arrangement_counts", "iter_arrangements", "sample_orders", "judgment_patterns", "log_limit"]
+__all__ = ["reorder_ties", "arrangement_counts", "iter_arrangements", "sample_orders", "log_limit"]
+
+
+def reorder_ties(reading: ScenarioRun, keys: np.ndarray, descending: bool) -> ScenarioRun:
+    """Inside every tie group, ranks sorted by ``keys`` (descending or ascending), stable otherwise.
+
+    Parameters
+    ----------
+    reading : ScenarioRun
+        The readings.
+    keys : numpy.ndarray
+        A sort key per rank (e.g. the grade).
+    descending : bool
+        Higher keys first.
+
+    Returns
+    -------
+    ScenarioRun
+    """
+    k = -np.asarray(keys) if descending else np.asarray(keys)
+    order = np.lexsort((np.arange(k.size), k, reading.group_ids))
+    return reading.permuted(order)
 
 
 def _mixed_groups(reading: ScenarioRun, keys: np.ndarray) -> np.ndarray:
@@ -161,8 +182,7 @@ def _assemble(reading: ScenarioRun, pending: list[tuple[int, np.ndarray]]) -> tu
     lengths = np.concatenate([np.full(t.shape[0], t.shape[1], dtype=np.int64) for _, t in pending])
     offsets = np.zeros(lengths.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    chunk = ScenarioRun(reading.base, reading.query[owner], offsets, reading.source[positions],
-                        reading.grades[positions], reading.added[positions], reading.scores[positions])
+    chunk = ScenarioRun(reading.base, reading.query[owner], offsets, *reading.gathered(positions, scores=False))
     return chunk, owner
 
 
@@ -196,67 +216,6 @@ def sample_orders(reading: ScenarioRun, p: int, groups: list[np.ndarray], n_samp
         table[:, pos - a] = pos[perm]
     chunk, _ = _assemble(reading, [(p, table)])
     return chunk
-
-
-def judgment_patterns(reading: ScenarioRun, p: int, targets: np.ndarray, fill_from: int | None,
-                      max_exact: int, n_samples: int, rng: np.random.Generator) -> tuple[ScenarioRun, bool]:
-    """Readings of pseudo-query ``p`` under judgments of its unjudged documents: every pattern, or a sample.
-
-    Each target rank is judged non-relevant (grade 0) or relevant at
-    :func:`fill_grades`; the filled ranks past the ranking (from flat
-    position ``fill_from`` on, if any) count as one more target: all absent
-    (the ranking ends) or all present.
-
-    Parameters
-    ----------
-    reading : ScenarioRun
-        The readings (with filled ranks, if the measure reads past the ranking).
-    p : int
-        The pseudo-query.
-    targets : numpy.ndarray
-        Flat positions of its unjudged documents that the measure reads.
-    fill_from : int or None
-        Flat position of its first filled rank.
-    max_exact : int
-        Enumerate every pattern when there are at most this many targets.
-    n_samples : int
-        Otherwise, patterns drawn at random (each target relevant with
-        probability 1/2), plus all-non-relevant and all-relevant.
-    rng : numpy.random.Generator
-        The draws.
-
-    Returns
-    -------
-    readings : ScenarioRun
-        One pseudo-query per pattern.
-    exact : bool
-        Whether every pattern was read.
-    """
-    a, b = int(reading.offsets[p]), int(reading.offsets[p + 1])
-    u = targets.size + (fill_from is not None)
-    exact = u <= max_exact
-    if exact:
-        bits = ((np.arange(1 << u, dtype=np.int64)[:, None] >> np.arange(u)) & 1).astype(bool)
-    else:
-        bits = rng.random((n_samples, u)) < 0.5
-        bits = np.vstack([np.zeros((1, u), dtype=bool), np.ones((1, u), dtype=bool), bits])
-    fill = int(fill_grades(reading)[p])
-    n_pat = bits.shape[0]
-    end = np.full(n_pat, b - a, dtype=np.int64)
-    if fill_from is not None:
-        end = np.where(bits[:, -1], b - a, fill_from - a)
-    grades = np.broadcast_to(reading.grades[a:b], (n_pat, b - a)).copy()
-    grades[:, targets - a] = np.where(bits[:, :targets.size], fill, 0)
-    added = np.broadcast_to(reading.added[a:b], (n_pat, b - a)).copy()
-    added[:, targets - a] = True
-    keep = np.arange(b - a)[None, :] < end[:, None]
-    offsets = np.zeros(n_pat + 1, dtype=np.int64)
-    np.cumsum(end, out=offsets[1:])
-    src = np.broadcast_to(reading.source[a:b], (n_pat, b - a))[keep]
-    scores = np.broadcast_to(reading.scores[a:b], (n_pat, b - a))[keep]
-    chunk = ScenarioRun(reading.base, np.full(n_pat, reading.query[p]), offsets, src, grades[keep],
-                        added[keep], scores)
-    return chunk, exact
 
 
 def log_limit(limit: int) -> float:

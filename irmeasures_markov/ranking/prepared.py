@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import compress, repeat
+from itertools import chain, compress, repeat
 
 import numpy as np
 
@@ -325,6 +325,29 @@ class PreparedRun:
     def full_grades(self) -> np.ndarray:
         """Every grade at every rank, query after query, :data:`UNJUDGED` where there is no judgment."""
         return self._flat.grades
+
+    def ranked_scores(self) -> np.ndarray:
+        """The score at every rank, query after query (float64; read again from the run, not kept).
+
+        Returns
+        -------
+        numpy.ndarray
+        """
+        flat = self._flat
+        if flat.runs is not None and flat.key_starts is flat.starts:
+            counts = np.diff(flat.key_starts)
+            in_file_order = np.fromiter(chain.from_iterable(d.values() for d in flat.runs), dtype=np.float64,
+                                        count=int(counts.sum()))
+            return in_file_order[flat.order]
+        queries = self.queries
+        if not len(queries):
+            return np.zeros(0)
+        return np.concatenate([np.asarray(q.scores, dtype=np.float64) for q in queries])
+
+    @property
+    def positive_grades(self) -> np.ndarray:
+        """The grade at every rank where it is positive, else 0 (judged non-relevant and unjudged alike)."""
+        return self._flat.positive_grades
 
     @property
     def ranked_docids(self) -> list[str]:

@@ -23,10 +23,9 @@ import numpy as np
 
 from .._util.segments import segment_sum
 from .prepared import PreparedRun, RelevanceBatch, select_positions
-from .qrels_index import UNJUDGED
 
-__all__ = ["ScenarioRun", "ranked_scores", "tie_groups_flat", "identity_reading", "fill_grades", "judge_unjudged",
-           "fill_ranks", "reorder_ties", "query_rng", "FILLED"]
+__all__ = ["ScenarioRun", "ranked_scores", "tie_groups_flat", "identity_reading", "query_rng", "expand_ranges",
+           "FILLED", "Gathered"]
 
 #: ``source`` of a filled rank past the end of a ranking (no document of the run)
 FILLED = -1
@@ -44,10 +43,7 @@ def ranked_scores(prepared: PreparedRun) -> np.ndarray:
     -------
     numpy.ndarray
     """
-    queries = prepared.queries
-    if not len(queries):
-        return np.zeros(0)
-    return np.concatenate([np.asarray(q.scores, dtype=np.float64) for q in queries])
+    return prepared.ranked_scores()
 
 
 def _group_ids(scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
@@ -99,6 +95,24 @@ def query_rng(seed: int, qid: str, salt: str = "") -> np.random.Generator:
     """
     digest = hashlib.blake2b(f"{salt}\x00{qid}".encode(), digest_size=8).digest()
     return np.random.default_rng([int(seed) & 0xFFFFFFFF, int.from_bytes(digest, "little")])
+
+
+class Gathered:
+    """``getattr(reading, name)[positions]``, taken when first asked for."""
+
+    __slots__ = ("reading", "name", "positions")
+
+    def __init__(self, reading: ScenarioRun, name: str, positions: np.ndarray) -> None:
+        self.reading, self.name, self.positions = reading, name, positions
+
+    def get(self) -> np.ndarray:
+        """The gathered array.
+
+        Returns
+        -------
+        numpy.ndarray
+        """
+        return getattr(self.reading, self.name)[self.positions]
 
 
 class _ScenarioQrels:
@@ -165,15 +179,17 @@ class ScenarioRun:
         The run's score at each rank (NaN at filled ranks): what tie groups are made of.
     """
 
-    def __init__(self, base: PreparedRun, query: np.ndarray, offsets: np.ndarray, source: np.ndarray,
-                 grades: np.ndarray, added: np.ndarray, scores: np.ndarray) -> None:
+    def __init__(self, base: PreparedRun, query: np.ndarray, offsets: np.ndarray, source: np.ndarray | Gathered,
+                 grades: np.ndarray, added: np.ndarray | Gathered | None, scores: np.ndarray | Gathered | None
+                 ) -> None:
         self.base = base
         self.query = np.asarray(query, dtype=np.int64)
         self.offsets = np.asarray(offsets, dtype=np.int64)
-        self.source = np.asarray(source, dtype=np.int64)
         self.grades = np.asarray(grades, dtype=np.int64)
-        self.added = np.asarray(added, dtype=bool)
-        self.scores = np.asarray(scores, dtype=np.float64)
+        # source, added and scores are gathered on first use: most readings are evaluated without them
+        self._source = source
+        self._added = added
+        self._scores = scores
         base_qids = base.qids
         self.base_qids = base_qids
         # distinct ids: a measure may key per-query memos by id
@@ -182,6 +198,60 @@ class ScenarioRun:
         self._batches: dict[tuple, RelevanceBatch] = {}
         self._values: dict[object, np.ndarray] = {}
         self._groups: np.ndarray | None = None
+
+    @property
+    def source_qids(self) -> list[str]:
+        """The base query id of each pseudo-query."""
+        return [self.base_qids[q] for q in self.query.tolist()]
+
+    @property
+    def source(self) -> np.ndarray:
+        """The base flat position of the document at each rank, :data:`FILLED` past the ranking."""
+        if isinstance(self._source, Gathered):
+            self._source = self._source.get()
+        return self._source
+
+    @property
+    def has_added(self) -> bool:
+        """Whether the reading judges any document the qrels do not."""
+        return self._added is not None
+
+    @property
+    def added(self) -> np.ndarray:
+        """Ranks whose document the reading judges although the qrels do not."""
+        if self._added is None:
+            return np.zeros(self.grades.size, dtype=bool)
+        if isinstance(self._added, Gathered):
+            self._added = self._added.get()
+        return self._added
+
+    @property
+    def scores(self) -> np.ndarray:
+        """The run's score at each rank (NaN at filled ranks)."""
+        if self._scores is None:
+            raise ValueError("this reading keeps no scores (its tie groups are arranged already)")
+        if isinstance(self._scores, Gathered):
+            self._scores = self._scores.get()
+        return self._scores
+
+    def gathered(self, positions: np.ndarray, scores: bool = True
+                 ) -> tuple[Gathered, np.ndarray, Gathered | None, Gathered | None]:
+        """``(source, grades, added, scores)`` at flat ``positions``: grades now, the others on first use.
+
+        Parameters
+        ----------
+        positions : numpy.ndarray
+            Flat positions of this reading.
+        scores : bool
+            Keep the scores (for readings whose tie groups are still to be arranged).
+
+        Returns
+        -------
+        tuple
+        """
+        return (Gathered(self, "source", positions), self.grades[positions],
+                Gathered(self, "added", positions) if self.has_added else None,
+                Gathered(self, "scores", positions) if scores and self._scores is not None else None)
 
     # what a measure reads ------------------------------------------------------------------------------
     @property
@@ -207,6 +277,8 @@ class ScenarioRun:
         numpy.ndarray
         """
         base = self.base.recall_bases(rel)[self.query]
+        if not self.has_added:
+            return base
         extra = segment_sum((self.added & (self.grades >= rel)).astype(np.int64), self.offsets)
         return base + extra
 
@@ -230,11 +302,11 @@ class ScenarioRun:
             return b
         grades = self.grades if judgments else np.where(self.grades > 0, self.grades, 0)
         keep, offsets = select_positions(self.grades, self.offsets, judged_only, cutoff)
-        source = self.source
         if keep is not None:
-            grades, source = grades[keep], source[keep]
+            grades = grades[keep]
         docids = None
         if with_docids:
+            source = self.source if keep is None else self.source[keep]
             ranked = self.base.ranked_docids
             names = [ranked[s] if s >= 0 else "" for s in source.tolist()]
             bounds = offsets.tolist()
@@ -286,6 +358,8 @@ class ScenarioRun:
         """
         base_docs = self.base.qrels_index.qrels.get(self.base_qids[self.query[i]], {})
         a, b = int(self.offsets[i]), int(self.offsets[i + 1])
+        if not self.has_added:
+            return base_docs
         added = np.flatnonzero(self.added[a:b])
         if not added.size:
             return base_docs
@@ -319,9 +393,8 @@ class ScenarioRun:
         lengths = self.lengths[pseudo]
         offsets = np.zeros(pseudo.size + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
-        idx = _expand(self.offsets[:-1][pseudo], lengths)
-        return ScenarioRun(self.base, self.query[pseudo], offsets, self.source[idx], self.grades[idx],
-                           self.added[idx], self.scores[idx])
+        idx = expand_ranges(self.offsets[:-1][pseudo], lengths)
+        return ScenarioRun(self.base, self.query[pseudo], offsets, *self.gathered(idx))
 
     def permuted(self, positions: np.ndarray) -> ScenarioRun:
         """The same pseudo-queries with their ranks taken in the order ``positions`` (a flat permutation
@@ -336,12 +409,21 @@ class ScenarioRun:
         -------
         ScenarioRun
         """
-        return ScenarioRun(self.base, self.query, self.offsets, self.source[positions], self.grades[positions],
-                           self.added[positions], self.scores[positions])
+        return ScenarioRun(self.base, self.query, self.offsets, *self.gathered(positions))
 
 
-def _expand(begin: np.ndarray, size: np.ndarray) -> np.ndarray:
-    """``concatenate([arange(b, b + s) for b, s in zip(begin, size)])`` without a Python loop."""
+def expand_ranges(begin: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """``concatenate([arange(b, b + s) for b, s in zip(begin, size)])`` without a Python loop.
+
+    Parameters
+    ----------
+    begin, size : numpy.ndarray
+        Start and length of each range.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     total = int(size.sum())
     if total == 0:
         return np.zeros(0, dtype=np.int64)
@@ -350,126 +432,23 @@ def _expand(begin: np.ndarray, size: np.ndarray) -> np.ndarray:
     return np.arange(total, dtype=np.int64) - np.repeat(starts - begin, size)
 
 
-def identity_reading(prepared: PreparedRun) -> ScenarioRun:
+def identity_reading(prepared: PreparedRun, judgments: bool = True) -> ScenarioRun:
     """Every query of a prepared run read as it is (trec order, the qrels' judgments).
 
     Parameters
     ----------
     prepared : PreparedRun
         Prepared without a ``depth``.
+    judgments : bool
+        Keep every grade; False keeps the positive grades only (0 for judged
+        non-relevant and unjudged alike), which is all a measure reading
+        ``grade >= rel`` with ``rel >= 1`` needs and saves the join with every judgment.
 
     Returns
     -------
     ScenarioRun
     """
-    grades = prepared.full_grades
+    grades = prepared.full_grades if judgments else prepared.positive_grades
     n = grades.size
     return ScenarioRun(prepared, np.arange(len(prepared.qids)), np.asarray(prepared.offsets), np.arange(n),
-                       grades, np.zeros(n, dtype=bool), ranked_scores(prepared))
-
-
-def fill_grades(reading: ScenarioRun) -> np.ndarray:
-    """The grade an unjudged document takes when it counts as relevant: max(1, the highest judged grade).
-
-    Parameters
-    ----------
-    reading : ScenarioRun
-        The readings.
-
-    Returns
-    -------
-    numpy.ndarray
-        One grade per pseudo-query.
-    """
-    qi = reading.base.qrels_index
-    best = np.ones(len(reading.base_qids), dtype=np.int64)
-    for i, q in enumerate(reading.base_qids):
-        g = qi.judged_grades(q)
-        if g.size:
-            best[i] = max(1, int(g[0]))
-    return best[reading.query]
-
-
-def judge_unjudged(reading: ScenarioRun, read: np.ndarray) -> ScenarioRun:
-    """Every unjudged document at a rank marked in ``read`` judged relevant at :func:`fill_grades`.
-
-    Parameters
-    ----------
-    reading : ScenarioRun
-        The readings.
-    read : numpy.ndarray of bool
-        The ranks whose documents the measure reads.
-
-    Returns
-    -------
-    ScenarioRun
-    """
-    target = read & (reading.grades == UNJUDGED) & (reading.source >= 0)
-    fill = np.repeat(fill_grades(reading), reading.lengths)
-    grades = np.where(target, fill, reading.grades)
-    return ScenarioRun(reading.base, reading.query, reading.offsets, reading.source, grades,
-                       reading.added | target, reading.scores)
-
-
-def fill_ranks(reading: ScenarioRun, total: np.ndarray) -> ScenarioRun:
-    """Ranks past the end of each ranking, up to ``total[i]`` ranks in all, holding relevant documents.
-
-    The filled ranks are no document of the run and of no judgment (they do
-    not join the recall base): they are what a user who reads past the end of
-    a ranking finds when every unseen document is relevant, as rbp_eval's
-    residual assumes.
-
-    Parameters
-    ----------
-    reading : ScenarioRun
-        The readings.
-    total : numpy.ndarray
-        Ranks of each pseudo-query after filling (at least its length).
-
-    Returns
-    -------
-    ScenarioRun
-    """
-    lengths = reading.lengths
-    total = np.maximum(np.asarray(total, dtype=np.int64), lengths)
-    extra = total - lengths
-    if not extra.any():
-        return reading
-    offsets = np.zeros(total.size + 1, dtype=np.int64)
-    np.cumsum(total, out=offsets[1:])
-    old = _expand(offsets[:-1], lengths)            # where the old ranks go
-    new = np.ones(int(offsets[-1]), dtype=bool)
-    new[old] = False
-    n = int(offsets[-1])
-    source = np.full(n, FILLED, dtype=np.int64)
-    source[old] = reading.source
-    grades = np.repeat(fill_grades(reading), total)
-    grades[old] = reading.grades
-    added = np.zeros(n, dtype=bool)
-    added[old] = reading.added
-    scores = np.full(n, np.nan)
-    scores[old] = reading.scores
-    return ScenarioRun(reading.base, reading.query, offsets, source, grades, added, scores)
-
-
-def reorder_ties(reading: ScenarioRun, keys: np.ndarray, descending: bool) -> ScenarioRun:
-    """Inside every tie group, ranks sorted by ``keys`` (descending or ascending), stable otherwise.
-
-    Parameters
-    ----------
-    reading : ScenarioRun
-        The readings.
-    keys : numpy.ndarray
-        A sort key per rank (e.g. the grade).
-    descending : bool
-        Higher keys first.
-
-    Returns
-    -------
-    ScenarioRun
-    """
-    k = -np.asarray(keys) if descending else np.asarray(keys)
-    order = np.lexsort((np.arange(k.size), k, reading.group_ids))
-    return reading.permuted(order)
-
-
+                       grades, None, ranked_scores(prepared))

@@ -1,0 +1,163 @@
+"""--ties, --unjudged, --residual (main command and compare) and compare --ties/--holes reports.
+
+Values are checked against the default path on runs reordered by hand (ties) and on the measure string that
+sets the parameter itself; judged shares are counted by hand.
+"""
+import csv
+import io
+import json
+
+import pytest
+
+from irmeasures_markov.cli import main
+
+N_TOPICS = 8
+
+
+def write_run(path, run):
+    path.write_text("".join(f"{q} Q0 {d} {i} {s!r} x\n" for q, docs in run.items()
+                            for i, (d, s) in enumerate(sorted(docs.items(), key=lambda x: -x[1]))))
+    return str(path)
+
+
+@pytest.fixture
+def files(tmp_path):
+    """A: the relevant d2 tied with d1, d3 (trec_eval order d3, d2, d1); B: d3, d2, d1 without ties; C: d2 first;
+    D: an unjudged document first, then d3, d2; every topic alike."""
+    qrels, runs = [], {"A": {}, "B": {}, "C": {}, "D": {}}
+    for t in range(N_TOPICS):
+        q = f"q{t + 1}"
+        qrels += [f"{q} 0 d1 0\n", f"{q} 0 d2 1\n", f"{q} 0 d3 0\n"]
+        runs["A"][q] = {"d1": 1.0, "d2": 1.0, "d3": 1.0}
+        runs["B"][q] = {"d3": 3.0, "d2": 2.0, "d1": 1.0}
+        runs["C"][q] = {"d2": 3.0, "d3": 2.0, "d1": 1.0}
+        runs["D"][q] = {f"u{t}": 3.0, "d3": 2.0, "d2": 1.0}
+    (tmp_path / "qrels").write_text("".join(qrels))
+    out = {"qrels": str(tmp_path / "qrels")}
+    out.update({name: write_run(tmp_path / f"{name}.run", run) for name, run in runs.items()})
+    # A's tie groups in the optimistic and pessimistic orders, written as distinct scores
+    out["A_opt"] = write_run(tmp_path / "A_opt.run", {q: {"d2": 3.0, "d3": 2.0, "d1": 1.0} for q in runs["A"]})
+    out["A_pess"] = write_run(tmp_path / "A_pess.run", {q: {"d3": 3.0, "d1": 2.0, "d2": 1.0} for q in runs["A"]})
+    return out
+
+
+def values(out: str) -> dict[str, float]:
+    return {line.split("\t")[0]: float(line.split("\t")[1]) for line in out.strip().splitlines()}
+
+
+def test_ties_option_applies_to_our_measures_unless_they_set_it(files, capsys):
+    assert main([files["qrels"], files["A"], "MP", "MP(ties='expected')@2", "AP", "--ties", "optimistic",
+                 "-p", "-1"]) == 0
+    got = capsys.readouterr()
+    v = values(got.out)
+    assert list(v) == ["MP(ties='optimistic')", "MP(ties='expected')@2", "AP"]
+    assert main([files["qrels"], files["A_opt"], "MP", "-p", "-1"]) == 0
+    assert v["MP(ties='optimistic')"] == values(capsys.readouterr().out)["MP"]
+    # one warning line names the measure the option does not reach
+    assert got.err == ("irmeasures-markov: warning: AP: ties='optimistic' not applied (no ties, unjudged or residual "
+                       "parameter)\n")
+    assert main([files["qrels"], files["A"], "MP", "--ties", "pessimistic", "-p", "-1"]) == 0
+    pess = values(capsys.readouterr().out)["MP(ties='pessimistic')"]
+    assert main([files["qrels"], files["A_pess"], "MP", "-p", "-1"]) == 0
+    assert pess == values(capsys.readouterr().out)["MP"] < v["MP(ties='optimistic')"]
+
+
+def test_measure_strings_with_the_new_parameters(files, capsys):
+    assert main([files["qrels"], files["D"], "M1(residual=True)", "MP(ties='expected', unjudged='rel')",
+                 "-p", "-1"]) == 0
+    v = values(capsys.readouterr().out)
+    assert list(v) == ["M1(residual=True)", "MP(ties='expected',unjudged='rel')"]
+    assert main([files["qrels"], files["D"], "M1", "MP", "--residual", "-p", "-1"]) == 0
+    w = values(capsys.readouterr().out)
+    assert w["M1(residual=True)"] == v["M1(residual=True)"] > 0
+    assert main([files["qrels"], files["D"], "MP", "MP(unjudged='rel')", "-p", "-1"]) == 0
+    base = values(capsys.readouterr().out)
+    assert w["MP(residual=True)"] == pytest.approx(base["MP(unjudged='rel')"] - base["MP"], abs=1e-15)
+
+
+@pytest.mark.parametrize("command", [[], ["compare"]])
+@pytest.mark.parametrize("option, allowed", [
+    ("--ties", "'docid', 'optimistic', 'pessimistic', 'expected'"),
+    ("--unjudged", "'nonrel', 'drop', 'rel', 'range'")])
+def test_bad_choices_name_the_option_and_the_allowed_values(files, capsys, command, option, allowed):
+    runs = [files["A"], files["B"]] if command else [files["A"]]
+    measures = ["-m", "MP"] if command else ["MP"]
+    assert main(command + [files["qrels"], *runs, *measures, option, "best"]) == 2
+    err = capsys.readouterr().err
+    assert f"argument {option}: invalid choice: 'best'" in err and allowed in err
+
+
+@pytest.mark.parametrize("command", [[], ["compare"]])
+def test_residual_with_unjudged_is_refused(files, capsys, command):
+    runs = [files["A"], files["B"]] if command else [files["A"]]
+    measures = ["-m", "MP"] if command else ["MP"]
+    assert main(command + [files["qrels"], *runs, *measures, "--residual", "--unjudged", "rel"]) == 2
+    err = capsys.readouterr().err
+    assert "error: --residual" in err and "--unjudged rel" in err and err.count("\n") == 1
+
+
+def test_a_combination_the_measure_refuses_names_the_measure(files, capsys):
+    assert main([files["qrels"], files["A"], "MP(unjudged='range')", "--ties", "expected"]) == 2
+    err = capsys.readouterr().err
+    assert "MP(" in err and "range" in err and "expected" in err and err.count("\n") == 1
+
+
+def test_measures_lists_the_new_parameters(capsys):
+    assert main(["measures", "MP"]) == 0
+    out = capsys.readouterr().out
+    assert "ties: str, default 'docid'; one of 'docid', 'optimistic', 'pessimistic', 'expected'" in out
+    assert "unjudged: str, default 'nonrel'; one of 'nonrel', 'drop', 'rel', 'range'" in out
+    assert "residual: bool, default False" in out and "seed: int, default 0" in out
+
+
+def compare(files, capsys, *extra):
+    assert main(["compare", files["qrels"], files["A"], files["B"], files["C"], files["D"], "-m", "MP",
+                 "--baseline", "B", "--test", "sign", *extra]) == 0
+    return capsys.readouterr().out
+
+
+def test_compare_ties_expected_adds_the_report_and_flags_the_pair_that_flips(files, capsys):
+    out = compare(files, capsys, "--ties", "expected")
+    assert "MP(ties='expected') judged@10" in out and "MP(ties='expected') spread" in out
+    flagged = [line for line in out.splitlines() if " vs " in line]
+    assert len(flagged) == 1 and flagged[0].startswith("MP(ties='expected'): A vs B: order and significance")
+    rows = list(csv.DictReader(io.StringIO(compare(files, capsys, "--ties", "expected", "-o", "csv"))))
+    by_run = {r["run"]: r for r in rows}
+    # A's spread: the optimistic minus the pessimistic order, through the default path on the reordered runs
+    assert main([files["qrels"], files["A_opt"], "MP", "-p", "-1"]) == 0
+    opt = values(capsys.readouterr().out)["MP"]
+    assert main([files["qrels"], files["A_pess"], "MP", "-p", "-1"]) == 0
+    pess = values(capsys.readouterr().out)["MP"]
+    assert float(by_run["A"]["MP(ties='expected') tie_spread"]) == pytest.approx(opt - pess, abs=1e-15)
+    assert float(by_run["B"]["MP(ties='expected') tie_spread"]) == 0.0
+    assert float(by_run["D"]["MP(ties='expected') judged@10"]) == pytest.approx(2 / 3)  # u, d3, d2: 2 judged
+    pairs = list(csv.DictReader(io.StringIO(compare(files, capsys, "--ties", "expected", "-o", "csv", "--pairs"))))
+    assert {(p["run_a"], p["ties"]) for p in pairs} == {("A", "order+significance"), ("C", "-"), ("D", "-")}
+
+
+def test_compare_holes_flags_the_pair_within_the_residual(files, capsys):
+    out = compare(files, capsys, "--holes")
+    assert "MP residual" in out and "spread" in out
+    flagged = [line for line in out.splitlines() if " vs " in line]
+    assert [line.split(":")[1].strip() for line in flagged] == ["D vs B"]
+    assert "within the residual" in flagged[0]
+    recs = [json.loads(line) for line in compare(files, capsys, "--holes", "-o", "jsonl").splitlines()]
+    d = next(r for r in recs if r["run"] == "D")
+    assert d["residual"] > 0 and d["judged"] == pytest.approx(2 / 3) and d["judged_depth"] == 10
+    pairs = [json.loads(line) for line in compare(files, capsys, "--holes", "-o", "jsonl", "--pairs").splitlines()]
+    assert {p["run_a"]: p["holes_order_changes"] for p in pairs} == {"A": False, "C": False, "D": True}
+
+
+def test_compare_note_for_measures_the_options_do_not_reach(files, capsys):
+    assert main(["compare", files["qrels"], files["A"], files["B"], "-m", "MP", "Judged@5", "--ties", "expected",
+                 "-o", "csv"]) == 0
+    err = capsys.readouterr().err
+    assert err == ("irmeasures-markov: warning: Judged@5: ties='expected' not applied; no residual, tie spread or "
+                   "flags (no ties, unjudged or residual parameter)\n")
+
+
+def test_measure_string_quoting(files, capsys):
+    assert main([files["qrels"], files["A"], "MP(ties='expected', seed=3)@2 M1(residual=True)"]) == 0
+    assert list(values(capsys.readouterr().out)) == ["MP(seed=3,ties='expected')@2", "M1(residual=True)"]
+    assert main([files["qrels"], files["A"], "MP(ties=expected)"]) == 2
+    assert "string values must be quoted, e.g. ties='expected'" in capsys.readouterr().err
