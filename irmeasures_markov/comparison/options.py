@@ -3,12 +3,11 @@
 This package's measures take them as parameters (:func:`apply_variant_options`
 rewrites a measure unless it sets the parameter itself);
 ``experiments.evaluate`` applies them to the standard measures it computes
-itself where it takes them (:func:`native_options`); other measures take
+itself; other measures take
 none and are named in one line (:func:`unsupported_note`).
 """
 from __future__ import annotations
 
-import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,12 +15,9 @@ import numpy as np
 from ir_measures import Measure
 
 from ..experiments import Evaluation, evaluate, labelled_measures
-from ..experiments.evaluation import default_topics
-from ..plugin.base import FamilyMeasure
-from ..plugin.variants import is_variant
 
 __all__ = ["TIES_CHOICES", "UNJUDGED_CHOICES", "check_variant_options", "apply_variant_options", "supports",
-           "unsupported_note", "applied_note", "native_options", "evaluate_measures", "evaluate_with_options",
+           "unsupported_note", "applied_note", "evaluate_measures", "evaluate_with_options",
            "evaluate_variants", "without_extras", "DEFAULTS"]
 
 #: the values of ``ties`` (first: the default, trec_eval's order)
@@ -157,17 +153,6 @@ def applied_note(labels: Sequence[str], ties: str | None = None, unjudged: str |
     return f"{', '.join(labels)}: computed with {asked}" if labels and asked else ""
 
 
-def native_options() -> set[str]:
-    """The options ``experiments.evaluate`` applies to the measures it computes itself (none before it took any).
-
-    Returns
-    -------
-    set of str
-    """
-    names = inspect.signature(evaluate).parameters
-    return {k for k in DEFAULTS if k in names}
-
-
 def _variant(measure: Measure, params: dict[str, object],
              given: Mapping[str, object]) -> tuple[Measure | None, dict[str, object], str]:
     """(measure to evaluate, options for evaluate, '' or why not) for ``measure`` under ``params``; ``given``: the
@@ -179,7 +164,7 @@ def _variant(measure: Measure, params: dict[str, object],
         except (ValueError, TypeError, AssertionError) as exc:
             return None, {}, f"{measure}: {exc}"
         return m, {}, ""
-    if set(params) <= native_options():
+    if set(params) <= set(DEFAULTS):   # experiments.evaluate applies them to the measures it computes itself
         return measure, {**given, **params}, ""
     return None, {}, ""  # not this package's measure: named once by sensitivity()
 
@@ -253,16 +238,7 @@ def without_extras(ev: Evaluation) -> Evaluation:
 
 def evaluate_measures(measures: Any, qrels: Mapping, runs: Mapping, *, topics: Sequence[str] | None = None,
                       labels: Sequence[str] | None = None, n_jobs: int = 1, progress: bool | None = None) -> Evaluation:
-    """:func:`~irmeasures_markov.experiments.evaluate`, this package's measures that set ``ties``, ``unjudged`` or
-    ``residual`` computed through ir_measures.
-
-    An ``experiments.evaluate`` that takes no ``ties=`` scores this
-    package's measures with their default tie order and judgments; then
-    ir_measures (this package's provider), which applies the parameters,
-    scores the measures that set them, per run over the same topics (a topic
-    a run did not answer holds the measure's DEFAULT, as in
-    ``experiments.evaluate``).  One that takes ``ties=`` applies them itself
-    and evaluates everything.
+    """:func:`~irmeasures_markov.experiments.evaluate` without the columns of per-query extras.
 
     Parameters
     ----------
@@ -274,29 +250,8 @@ def evaluate_measures(measures: Any, qrels: Mapping, runs: Mapping, *, topics: S
     -------
     Evaluation
     """
-    import ir_measures
-    measures, labels = labelled_measures(measures, labels)
-    variants = [m for m in measures if isinstance(m, FamilyMeasure) and is_variant(m)]
-    if not variants or native_options():  # an evaluate that takes the options applies the parameters too
-        return without_extras(evaluate(measures, qrels, runs, topics=topics, labels=labels, n_jobs=n_jobs,
-                                       progress=progress))
-    direct = [m for m in measures if m not in variants]
-    topics = list(topics) if topics is not None else default_topics(qrels)
-    names = list(runs)
-    values = np.zeros((len(names), len(measures), len(topics)))
-    if direct:
-        ev = evaluate(direct, qrels, runs, topics=topics, n_jobs=n_jobs, progress=progress)
-        values[:, [measures.index(m) for m in direct], :] = ev.values
-    column = {m: measures.index(m) for m in variants}
-    topic_index = {t: k for k, t in enumerate(topics)}
-    for i, name in enumerate(names):
-        for m in variants:
-            values[i, column[m], :] = m.DEFAULT
-        for metric in ir_measures.iter_calc(variants, qrels, runs[name]):
-            k = topic_index.get(metric.query_id)
-            if k is not None:
-                values[i, column[metric.measure], k] = metric.value
-    return Evaluation(names, measures, topics, values, list(labels) if labels is not None else [])
+    return without_extras(evaluate(measures, qrels, runs, topics=topics, labels=labels, n_jobs=n_jobs,
+                                   progress=progress))
 
 
 def evaluate_with_options(measures: Any, qrels: Mapping, runs: Mapping, *, ties: str | None = None,
@@ -331,7 +286,7 @@ def evaluate_with_options(measures: Any, qrels: Mapping, runs: Mapping, *, ties:
     left, applied = [], []
     for m in unsupported:
         j = ev.measures.index(m)
-        if set(given) <= native_options():
+        if set(given) <= set(DEFAULTS):
             try:
                 one = evaluate([m], qrels, runs, topics=ev.topics, n_jobs=n_jobs, progress=progress, **given)
                 ev.values[:, j, :] = one.values[:, 0, :]

@@ -14,7 +14,15 @@ import numpy as np
 from ir_measures import Measure
 
 from ..plugin.base import FamilyMeasure
-from ..plugin.variants import TIES, UNJUDGED_CHOICES, VARIANT_DEFAULTS, VariantValues, is_variant, variant_values
+from ..plugin.variants import (
+    TIES,
+    UNJUDGED_CHOICES,
+    VARIANT_DEFAULTS,
+    VariantValues,
+    is_variant,
+    reported_extras,
+    variant_values,
+)
 from ..ranking.prepared import PreparedRun
 from .native import native_kind, native_values
 from .native_ties import NATIVE_UNJUDGED, native_variant_values
@@ -81,14 +89,7 @@ def extra_names(m: Measure) -> list[str]:
     -------
     list of str
     """
-    if not isinstance(m, FamilyMeasure):
-        return []
-    names = []
-    if m.params.get("ties") == "expected":
-        names.append("se")
-    if m.params.get("unjudged") == "range":
-        names += ["lo", "hi"]
-    return names
+    return reported_extras(m) if isinstance(m, FamilyMeasure) else []
 
 
 def apply_settings(measures: list[Measure], ties: str = "docid", unjudged: str = "nonrel", residual: bool = False,

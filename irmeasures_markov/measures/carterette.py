@@ -93,13 +93,16 @@ from .carterette_distributions import (
     REGISTRATION_CACHES,
     STATIC_DISTRIBUTIONS,
     DistributionChoices,
+    as_binary_relevance,
     check_arguments,
+    checked_recall_base,
     default_norm,
     distribution_fingerprint,
     is_static,
     register_distribution,
     static_prefix,
     static_table,
+    stopping_distribution,
     theta_or_default,
 )
 
@@ -122,75 +125,12 @@ __all__ = [
     "user_model_measure",
     "user_model_values",
     "user_model_batch",
+    "user_model_weighted",
     "register_distribution",
     "CUSTOM_DISTRIBUTIONS",
     "DistributionChoices",
     "F_CHOICES",
 ]
-
-def stopping_distribution(relevance: ArrayLike, dist: str = "RBP", theta: float | None = None,
-                          recall_base: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """P(k) and F(k) (k = 1..N) of a stopping distribution on one ranking (Carterette, SIGIR 2011).
-
-    For static distributions F is the infinite tail Σ_{i≥k} P(i); for dynamic
-    ones (ERR, AP, RRR) it is the suffix sum over the ranking.
-
-    Parameters
-    ----------
-    relevance : array_like of 0/1
-        Binary relevance in rank order.
-    dist : str
-        A built-in distribution (:data:`DISTRIBUTIONS`) or a registered one.
-    theta : float, optional
-        The parameter of RBP and ERR (default :data:`DEFAULT_THETA`).
-    recall_base : int, optional
-        RB, needed for ``dist='AP'`` (default: the relevant documents in the ranking).
-
-    Returns
-    -------
-    (numpy.ndarray, numpy.ndarray)
-        ``(P, F)`` for ranks 1..N.
-
-    Raises
-    ------
-    ValueError
-        For an unknown distribution, a bad ``theta``, non-binary relevance or a too small ``recall_base``.
-    """
-    a = _as_relevance(relevance)
-    check_arguments("M1", dist, theta, "1/k")
-    return _distribution(a, np.cumsum(a), dist, theta_or_default(dist, theta), _rb(a, recall_base))
-
-
-def _rb(a, recall_base):
-    if recall_base is None:
-        return int(a.sum())
-    if isinstance(recall_base, bool) or int(recall_base) != recall_base or recall_base < a.sum():
-        raise ValueError(f"recall_base must be an integer >= the relevant documents in the ranking "
-                         f"({int(a.sum())}), got {recall_base!r}")
-    return int(recall_base)
-
-
-def _as_relevance(relevance) -> np.ndarray:
-    a = np.asarray(relevance, dtype=np.float64).ravel()
-    if a.size and not np.all((a == 0) | (a == 1)):
-        raise ValueError("relevance must be binary (0/1) in rank order")
-    return a
-
-
-def _distribution(a, r, dist, theta, rb):
-    n = a.size
-    if is_static(dist):
-        p, tail = static_table(dist, theta, n)
-        return p[:n].copy(), tail[:n].copy()
-    if dist == "ERR":
-        p = a * theta * (1.0 - theta) ** (r - a)
-    elif dist == "AP":
-        p = a / rb if rb > 0 else np.zeros(n)
-    else:  # RRR
-        p = np.divide(a, r * (r + 1.0), out=np.zeros(n), where=a > 0)
-    tail = np.cumsum(p[::-1])[::-1]
-    return p, tail
-
 
 def user_model_measure(relevance: ArrayLike, model: str = "M1", dist: str = "RBP", *, theta: float | None = None,
                        f: str = "1/k", norm: bool | None = None, recall_base: int | None = None,
@@ -247,8 +187,8 @@ def user_model_measure(relevance: ArrayLike, model: str = "M1", dist: str = "RBP
     >>> round(user_model_measure([1, 0, 1], 'M2', 'DCG', recall_base=2), 6)   # nDCG
     0.919721
     """
-    a = _as_relevance(relevance)
-    rb = _rb(a, recall_base)
+    a = as_binary_relevance(relevance)
+    rb = checked_recall_base(a, recall_base)
     return float(user_model_values(a, np.array([0, a.size]), np.array([rb]), model, dist, theta=theta, f=f,
                                    norm=norm, cutoff=cutoff)[0])
 
@@ -287,7 +227,7 @@ def user_model_values(relevance: ArrayLike, offsets: ArrayLike, recall_base: Arr
     cutoff = _cutoff(cutoff)
     rel = np.asarray(relevance)
     if rel.dtype != bool:
-        rel = _as_relevance(rel) > 0
+        rel = as_binary_relevance(rel) > 0
     rel = rel.ravel()
     offsets = np.asarray(offsets)
     if (offsets.ndim != 1 or offsets.size < 1 or offsets.dtype.kind not in "iu" or offsets[0] != 0
@@ -340,17 +280,20 @@ class _Relevant:
     and the relevant positions' ranking lengths.
     """
     __slots__ = ("offsets", "lengths", "rb", "ranks", "idx", "count", "rb_at", "dists",
-                 "sum", "_has_rb", "_len_at", "_max_idx", "_max_len", "_ideal")
+                 "sum", "_has_rb", "_len_at", "_max_idx", "_max_len", "_ideal", "weight")
 
-    def __init__(self, relevant, offsets, recall_base):
-        pos = np.flatnonzero(relevant)
+    def __init__(self, relevant, offsets, recall_base, terms=None):
+        # terms = (flat positions, sorted and repeats allowed, their R_j, their weights): user_model_weighted
+        pos = np.flatnonzero(relevant) if terms is None else np.asarray(terms[0], dtype=np.int64)
+        self.weight = None if terms is None else np.asarray(terms[2], dtype=np.float64)
         self.offsets = np.searchsorted(pos, offsets)             # segment bounds within pos
         counts = np.diff(self.offsets)
         self.lengths = np.diff(offsets)                           # N per ranking
         self.rb = np.asarray(recall_base, dtype=np.float64)
         self.idx = pos - np.repeat(np.asarray(offsets)[:-1], counts)  # 0-based rank j−1
         self.ranks = self.idx + 1.0                               # j
-        self.count = (np.arange(pos.size) - np.repeat(self.offsets[:-1], counts) + 1).astype(np.float64)  # R_j
+        self.count = (np.arange(pos.size) - np.repeat(self.offsets[:-1], counts) + 1).astype(np.float64) \
+            if terms is None else np.asarray(terms[1], dtype=np.float64)                     # R_j
         self.rb_at = np.repeat(self.rb, counts)
         self.dists = {}
         #: per-ranking sums of per-position values (segment_sum's layout made once, not once per measure)
@@ -427,9 +370,11 @@ def _values(v: _Relevant, model, dist, theta, f, norm, cutoff):
         if model == "M3":
             values = c[v.lengths]
         else:
-            values = v.sum(c[v.len_at()] - c.take(v.idx))
+            terms = c[v.len_at()] - c.take(v.idx)
+            values = v.sum(terms if v.weight is None else terms * v.weight)
     else:
-        values = v.sum(_relevant_terms(v, model, dist, theta, f))
+        terms = _relevant_terms(v, model, dist, theta, f)
+        values = v.sum(terms if v.weight is None else terms * v.weight)
     values = np.where(v._has_rb, values, 0.0)
     if norm:
         values = _normalise(values, v, model, dist, theta, f, cutoff)
@@ -490,6 +435,47 @@ def user_model_batch(batch: RelevanceBatch, model: str, dist: str, *, theta: flo
     check_arguments(model, dist, theta, f)
     norm = default_norm(model, dist) if norm is None else bool(norm)
     return _values(_batch_relevant(batch), model, dist, theta_or_default(dist, theta), f, norm, _cutoff(cutoff))
+
+
+def user_model_weighted(positions: ArrayLike, counts: ArrayLike, weights: ArrayLike, offsets: ArrayLike,
+                        recall_base: ArrayLike, model: str, dist: str, *, theta: float | None = None,
+                        f: str = "1/k", norm: bool | None = None, cutoff: int | None = None) -> np.ndarray:
+    """M1–M4 as a weighted sum of the kernel's per-relevant-rank terms: Σ w · term(rank, R), per ranking.
+
+    Each entry says "a relevant document at flat position ``positions[i]``,
+    the ``counts[i]``-th relevant one of its ranking, with probability
+    ``weights[i]``"; a position may appear several times (one entry per
+    possible R).  The mean over tie orders is such a sum
+    (:func:`irmeasures_markov.measures.carterette_ties.expected_user_model`),
+    because every model is a sum over relevant ranks of a term of the rank
+    and R (docs/user-model-framework.md, "Ties and unjudged documents").
+
+    Parameters
+    ----------
+    positions : array_like of int
+        Flat positions (sorted; repeats allowed) in rankings laid out by ``offsets``.
+    counts : array_like of float
+        R, the relevant documents up to and including the position, of each entry.
+    weights : array_like of float
+        The probability of each entry.
+    offsets : array_like of int, length n + 1
+        The rankings' bounds (already cut at ``cutoff``): their lengths N.
+    recall_base : array_like of int, length n
+        RB of each ranking's query.
+    model, dist, theta, f, norm
+        As in :func:`user_model_measure`.
+    cutoff : int, optional
+        Cuts only the ideal ranking used by ``norm``.
+
+    Returns
+    -------
+    numpy.ndarray
+        One value per ranking.
+    """
+    check_arguments(model, dist, theta, f)
+    v = _Relevant(None, np.asarray(offsets), np.asarray(recall_base), (positions, counts, weights))
+    norm = default_norm(model, dist) if norm is None else bool(norm)
+    return _values(v, model, dist, theta_or_default(dist, theta), f, norm, _cutoff(cutoff))
 
 
 def _table_size(n: int) -> int:

@@ -242,3 +242,167 @@ def theta_or_default(dist: str, theta: float | None) -> float | None:
 
 #: caches of tables built from a distribution, cleared when a name is registered again (the kernel adds its own)
 REGISTRATION_CACHES: list = [static_tables, static_prefix]
+
+
+def stopping_distribution(relevance: ArrayLike, dist: str = "RBP", theta: float | None = None,
+                          recall_base: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """P(k) and F(k) (k = 1..N) of a stopping distribution on one ranking (Carterette, SIGIR 2011).
+
+    For static distributions F is the infinite tail Σ_{i≥k} P(i); for dynamic
+    ones (ERR, AP, RRR) it is the suffix sum over the ranking.
+
+    Parameters
+    ----------
+    relevance : array_like of 0/1
+        Binary relevance in rank order.
+    dist : str
+        A built-in distribution (:data:`DISTRIBUTIONS`) or a registered one.
+    theta : float, optional
+        The parameter of RBP and ERR (default :data:`DEFAULT_THETA`).
+    recall_base : int, optional
+        RB, needed for ``dist='AP'`` (default: the relevant documents in the ranking).
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        ``(P, F)`` for ranks 1..N.
+
+    Raises
+    ------
+    ValueError
+        For an unknown distribution, a bad ``theta``, non-binary relevance or a too small ``recall_base``.
+    """
+    a = as_binary_relevance(relevance)
+    check_arguments("M1", dist, theta, "1/k")
+    return _distribution(a, np.cumsum(a), dist, theta_or_default(dist, theta), checked_recall_base(a, recall_base))
+
+
+def checked_recall_base(a: np.ndarray, recall_base: int | None) -> int:
+    """RB of one ranking: ``recall_base`` checked against its relevant documents, or their number.
+
+    Parameters
+    ----------
+    a : numpy.ndarray
+        Binary relevance in rank order.
+    recall_base : int, optional
+        The query's relevant documents (default: those in the ranking).
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValueError
+        If ``recall_base`` is not an integer >= the relevant documents in the ranking.
+    """
+    if recall_base is None:
+        return int(a.sum())
+    if isinstance(recall_base, bool) or int(recall_base) != recall_base or recall_base < a.sum():
+        raise ValueError(f"recall_base must be an integer >= the relevant documents in the ranking "
+                         f"({int(a.sum())}), got {recall_base!r}")
+    return int(recall_base)
+
+
+def as_binary_relevance(relevance: ArrayLike) -> np.ndarray:
+    """Relevance in rank order as a float64 vector of 0/1.
+
+    Parameters
+    ----------
+    relevance : array_like of 0/1
+        Binary relevance in rank order.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    ValueError
+        If a value is neither 0 nor 1.
+    """
+    a = np.asarray(relevance, dtype=np.float64).ravel()
+    if a.size and not np.all((a == 0) | (a == 1)):
+        raise ValueError("relevance must be binary (0/1) in rank order")
+    return a
+
+
+def _distribution(a, r, dist, theta, rb):
+    n = a.size
+    if is_static(dist):
+        p, tail = static_table(dist, theta, n)
+        return p[:n].copy(), tail[:n].copy()
+    if dist == "ERR":
+        p = a * theta * (1.0 - theta) ** (r - a)
+    elif dist == "AP":
+        p = a / rb if rb > 0 else np.zeros(n)
+    else:  # RRR
+        p = np.divide(a, r * (r + 1.0), out=np.zeros(n), where=a > 0)
+    tail = np.cumsum(p[::-1])[::-1]
+    return p, tail
+
+
+#: static distributions whose tail vanishes too slowly to fill ranks up to a negligible remaining mass
+HEAVY_TAILS = ("DCG", "RR")
+
+
+def negligible_depth(model: str, dist: str, theta: float | None = None, f: str = "1/k", tol: float = 1e-17,
+                     max_ranks: int = 1 << 20) -> int | None:
+    """The rank L past which relevant documents at every rank add less than ``tol`` to a static model.
+
+    What ranks past L can add: F(L+1) for M1, M4 and M3 with f = 1/k (their
+    per-rank terms are at most P(k)); Σ_{k>L} F(k) for M2; Σ_{k>L} k P(k) for
+    M3 with f = k.
+
+    Parameters
+    ----------
+    model : {'M1', 'M2', 'M3', 'M4'}
+        The model.
+    dist : str
+        A static distribution.
+    theta : float, optional
+        RBP's θ (default 0.8).
+    f : {'1/k', 'k'}
+        M3's effort.
+    tol : float
+        What the ranks past L may add at most.
+    max_ranks : int
+        Give up beyond this rank.
+
+    Returns
+    -------
+    int or None
+        L, or None when no L <= ``max_ranks`` is deep enough (DCG, RR, slowly vanishing registered tails).
+    """
+    if dist in HEAVY_TAILS:
+        return None
+    theta = theta_or_default(dist, theta)
+    steep = model == "M2" or (model == "M3" and f == "k")
+    if dist == "RBP":
+        def rest(depth):
+            mass = theta ** depth
+            if model == "M2":
+                return mass / (1.0 - theta)
+            return mass * (depth + 1.0 / (1.0 - theta)) if steep else mass
+        depth = max(0, int(np.floor(np.log(tol) / np.log(theta))) - 1)
+        while rest(depth) >= tol and depth <= max_ranks:
+            depth += 1
+        return depth if depth <= max_ranks else None
+    n = 1 << 10
+    while n <= max_ranks:
+        p, _ = static_tables(dist, theta, n)
+        tail = np.cumsum(p[::-1])[::-1]                         # F(k) within the table
+        beyond = max(0.0, 1.0 - float(p.sum()))                 # F(n+1): what the table leaves
+        if beyond <= n * np.finfo(np.float64).eps:              # within the sum's rounding: none
+            beyond = 0.0
+        tail = tail + beyond
+        if not steep:
+            hit = np.flatnonzero(np.append(tail, beyond) < tol)   # F(L+1) at index L
+            if hit.size:
+                return int(hit[0])
+        elif beyond == 0.0:                                     # finite support: every term is in the table
+            terms = tail if model == "M2" else p * np.arange(1, n + 1)
+            rest = np.append(np.cumsum(terms[::-1])[::-1], 0.0)   # Σ_{k>L} at index L
+            return int(np.flatnonzero(rest < tol)[0])
+        n <<= 1
+    return None

@@ -24,7 +24,11 @@ from ..measures.carterette_distributions import (
     DistributionChoices,
     default_norm,
     distribution_fingerprint,
+    is_static,
+    negligible_depth,
 )
+from ..measures.carterette_ties import expected_user_model
+from ..ranking.prepared import select_positions
 from .base import FLOAT, FamilyMeasure, ParamInfo
 from .fitted import FitChoices, canonical_spec, carterette_distribution, fit_fingerprint, is_fit_spec
 from .provider import register_measure
@@ -108,12 +112,44 @@ class _UserModelMeasure(FamilyMeasure):
         n = self.params.get("norm")
         return default_norm(self.MODEL, dist or self.dist) if n is None else n
 
-    def compute(self, prepared):
+    def _distribution(self):
         dist, theta = self.dist, self.params.get("theta")
         if is_fit_spec(dist):  # the fitted distribution (and θ), with the paper's norm default for it
             dist, theta = carterette_distribution(dist, self.NAME)
+        return dist, theta
+
+    def compute(self, prepared):
+        dist, theta = self._distribution()
         return user_model_batch(self.batch(prepared), self.MODEL, dist, theta=theta,
                                 f=self.params.get("f") or "1/k", norm=self.norm(dist), cutoff=self.cutoff)
+
+    def filled_length(self, lengths):
+        """A user of a static distribution reads past the ranking: up to the cutoff, else until relevant
+        documents at every later rank would add less than 1e-17 (docs/user-model-framework.md)."""
+        dist, theta = self._distribution()
+        if not is_static(dist):      # a dynamic user stops only at relevant documents of the ranking
+            return lengths
+        if self.cutoff is not None:
+            return np.maximum(lengths, self.cutoff)
+        depth = negligible_depth(self.MODEL, dist, theta, self.params.get("f") or "1/k")
+        if depth is None:
+            raise ValueError(f"{self}: with unjudged='rel' (or 'range', residual=True) the user reads past the "
+                             f"ranking, and the {dist} stopping distribution leaves too much weight after any "
+                             "feasible depth; give a cutoff (e.g. @1000): ranks are then filled up to it.")
+        return np.maximum(lengths, depth)
+
+    def expected_over_ties(self, reading, keys, seed=0):
+        """The exact mean over every tie order in closed form (measures/carterette_ties.py): for static
+        distributions the value at each tie group's mean relevance, for dynamic ones a sum over the
+        hypergeometric count of relevant documents above each rank; None if that sum is too large."""
+        dist, theta = self._distribution()
+        jo = bool(self["judged_only"])
+        batch = reading.batch(rel=self["rel"], judged_only=jo, cutoff=None)
+        keep, _ = select_positions(reading.grades, reading.offsets, jo, None)
+        gid = reading.group_ids if keep is None else reading.group_ids[keep]
+        return expected_user_model(batch.relevant, batch.offsets, batch.recall_base, gid, self.MODEL, dist,
+                                   theta=theta, f=self.params.get("f") or "1/k", norm=self.norm(dist),
+                                   cutoff=self.cutoff)
 
 
 def _model_class(model: str, reading: str):

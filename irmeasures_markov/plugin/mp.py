@@ -19,7 +19,15 @@ from ..measures.markov_precision.ties import expected_markov_precision
 from .base import FamilyMeasure, ParamInfo
 from .fitted import FitChoices, canonical_spec, fit_fingerprint, is_fit_spec, mp_model
 from .provider import register_measure
-from .tbg import LENGTH_PARAMS, TIME_MODEL_PARAMS, length_fingerprints, tbg_flat_rates, tbg_rates, time_parameters
+from .tbg import (
+    LENGTH_PARAMS,
+    TIME_MODEL_PARAMS,
+    document_lengths,
+    length_fingerprints,
+    tbg_flat_rates,
+    tbg_rates,
+    time_parameters,
+)
 from .variants import EXACT_LIMIT, FIRST_SAMPLES, MAX_SAMPLES, TARGET_SE
 
 __all__ = ["MP", "MPcont", "register_rates", "REGISTERED_RATES", "RATES_REGISTRY", "load_rates", "rates_source"]
@@ -231,6 +239,13 @@ class _MPcont(_MP):
 
     def reads_document_values(self) -> bool:
         return self.params.get("time", "rates") == "tbg"
+
+    def tie_values(self, reading):
+        """time='tbg': the document lengths (documents of equal grade and length have equal rates and are
+        interchangeable under ties='expected'); None with duplicate groups, whose lengths depend on the order."""
+        if self.params.get("duplicates"):
+            return None
+        return reading.document_values(document_lengths(self).lookup_segments)
 
     def input_fingerprints(self):
         out = super().input_fingerprints()

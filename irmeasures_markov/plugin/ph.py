@@ -121,6 +121,24 @@ class _PH(FamilyMeasure):
         except (TypeError, ValueError) as exc:
             raise ValueError(f"PH: {exc}") from None
 
+    def filled_length(self, lengths):
+        """With ``pad_to_cutoff`` or an endless tail the user reads past the ranking: under unjudged='rel' the
+        ranks there hold relevant documents, up to the cutoff, else until the chance of reading further is
+        negligible (docs/stopping-time.md, "Ties and unjudged documents")."""
+        if self.params.get("pad_to_cutoff") or (self.params.get("tail", "none") != "none" and self.cutoff is not None):
+            return np.maximum(lengths, self.cutoff)
+        if self.params.get("tail", "none") == "none":
+            return lengths
+        kw = self._model_kwargs()
+        p = kw["p"] if kw["p_rel"] is None or kw["user"] else kw["p_rel"]
+        q = 0.0 if kw["user"] else (kw["q"] if kw["q_rel"] is None else kw["q_rel"])
+        depth = relevant_tail_depth(float(p), float(q))
+        if depth is None:
+            raise ValueError(f"{self}: with unjudged='rel' (or 'range', residual=True) the user reads an endless "
+                             f"tail of relevant documents with forward {p} and backward {q} probabilities and may "
+                             "never stop; give a cutoff (@k): ranks are then filled up to it.")
+        return lengths + depth
+
     def compute(self, prepared):
         batch = self.batch(prepared)
         kw = self._model_kwargs()
@@ -131,6 +149,37 @@ class _PH(FamilyMeasure):
                               for q in batch.qids], dtype=np.float64)
         pad_to = self.cutoff if self.params.get("pad_to_cutoff") else None
         return path_at_h_batch(batch, g_max=g_max, pad_to=pad_to, **kw)
+
+
+def relevant_tail_depth(p: float, q: float, tol: float = 1e-17, max_ranks: int = 1 << 20) -> int | None:
+    """Ranks m past the end after which a walker (forward ``p``, backward ``q``) is negligible.
+
+    From any rank the walker ever advances one rank with probability
+    v = (1 - sqrt(1 - 4pq)) / (2q) (v = p when q = 0), so it reaches m ranks
+    further with probability at most v^m, and the expected visits of the ranks
+    beyond are at most v^m / (1 - v)^3: m is the first with that below ``tol``.
+
+    Parameters
+    ----------
+    p, q : float
+        Forward and backward probabilities at the filled (relevant) ranks.
+    tol : float
+        What the ranks beyond may add, at most.
+    max_ranks : int
+        Give up beyond this many ranks.
+
+    Returns
+    -------
+    int or None
+        m, or None when ``p + q >= 1`` (the walker may never stop) or m > ``max_ranks``.
+    """
+    if p + q >= 1.0:
+        return None
+    v = p if q == 0 else (1.0 - np.sqrt(1.0 - 4.0 * p * q)) / (2.0 * q)
+    if v <= 0.0:
+        return 0
+    depth = int(np.ceil((np.log(tol) + 3.0 * np.log1p(-v)) / np.log(v)))
+    return depth if depth <= max_ranks else None
 
 
 PH = register_measure(_PH(), aliases=["PatH"])

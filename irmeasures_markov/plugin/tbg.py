@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._util.registry import Registry
-from .._util.segments import query_blocks
+from .._util.segments import query_blocks, segment_sum
 from ..documents.lengths import DocumentLengths, LengthTable, length_source
 from ..io.content import digest_value
 from ..measures.tbg import NORMS, TBG_DEFAULTS, TBGParameters, ideal_normaliser, tbg_batch
@@ -185,7 +185,15 @@ def batch_lengths(prepared: PreparedRun, measure: FamilyMeasure, lengths: Docume
     if lengths.duplicates:
         # duplicate groups are read along each ranking
         batch = measure.batch(prepared, with_docids=True)
-        return lengths.for_flat_rankings(list(chain.from_iterable(batch.docids)), batch.offsets)
+        docids = list(chain.from_iterable(batch.docids))
+        real = np.fromiter(map(bool, docids), dtype=bool, count=len(docids))
+        if real.all():
+            return lengths.for_flat_rankings(docids, batch.offsets)
+        # filled ranks past a ranking (unjudged='rel', docid ''): NaN, as document_values gives them
+        out = np.full(len(docids), np.nan)
+        offsets = np.concatenate(([0], np.cumsum(segment_sum(real, batch.offsets))))
+        out[real] = lengths.for_flat_rankings([d for d in docids if d], offsets)
+        return out
     return prepared.document_values(lengths.lookup_segments, judged_only=jo, cutoff=measure.cutoff,
                                     exact_tie_order=exact_tie_order)
 
@@ -274,6 +282,30 @@ class _TBG(FamilyMeasure):
     def reads_document_values(self) -> bool:
         return True
 
+    def tie_values(self, reading):
+        """The document lengths at every rank: documents of equal grade and equal length are interchangeable
+        (NaN at filled ranks); None with duplicate groups, whose lengths depend on the order."""
+        if self.params.get("duplicates"):
+            return None
+        return reading.document_values(document_lengths(self).lookup_segments)
+
+    def filled_length(self, lengths):
+        """Under unjudged='rel' the user reads on past the ranking: up to the cutoff, else until the decay
+        leaves less than 1e-17 of gain (docs/time-biased-gain.md, "Ties and unjudged documents")."""
+        if self.cutoff is not None:
+            return np.maximum(lengths, self.cutoff)
+        params = self.params_object()
+        pc, _ = params.click_and_gain(np.arange(0, 101), self["rel"])
+        step = params.decay_rate * (params.t_summary + params.b * float(pc.min()))   # decay per filled rank, at least
+        depth = None
+        if step > 0:
+            depth = int(np.ceil((np.log(1e-17) + np.log(-np.expm1(-step))) / -step))
+        if depth is None or depth > 1 << 20:
+            raise ValueError(f"{self}: with unjudged='rel' (or 'range', residual=True) the user reads past the "
+                             "ranking, and with these times a filled rank costs too little time for the decay to "
+                             "end; give a cutoff (@k): ranks are then filled up to it.")
+        return lengths + depth
+
     def input_fingerprints(self):
         out = length_fingerprints(self)
         if self.params.get("user") is not None:
@@ -302,7 +334,8 @@ class _TBG(FamilyMeasure):
         # per-grade probabilities, and rel >= 1: none of them is relevant); T(k) then agrees with the docid
         # order up to rounding (a few units in the last place), for a fifth of the tie-break on TREC-8
         exact = self.needs_judgments() or self["rel"] < 1
-        flat = batch_lengths(prepared, self, lengths, exact_tie_order=exact)
+        flat = filled_lengths(batch_lengths(prepared, self, lengths, exact_tie_order=exact), batch.offsets,
+                              self.params.get("default_length"))
         ideal = None
         if self["norm"] == "ideal":
             rel = batch.rel
@@ -318,6 +351,42 @@ class _TBG(FamilyMeasure):
                     names = [d for d, u in zip(docs, useful.tolist()) if u]
                     ideal[i] = ideal_normaliser(grades[useful], lengths.lookup(names), params, rel, self.cutoff)
         return tbg_batch(batch, flat, params, self["norm"], ideal)
+
+
+def filled_lengths(flat: np.ndarray, offsets: np.ndarray, default_length: float | None) -> np.ndarray:
+    """Lengths with the filled ranks past a ranking (NaN) given ``default_length``, else the mean length of the
+    query's documents.
+
+    Parameters
+    ----------
+    flat : numpy.ndarray
+        Lengths at every rank of a batch, NaN at filled ranks.
+    offsets : numpy.ndarray
+        The batch's query offsets.
+    default_length : float, optional
+        The length of a document without one.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``flat`` itself when nothing is NaN.
+
+    Raises
+    ------
+    ValueError
+        A query with filled ranks and no document of known length, without ``default_length``.
+    """
+    missing = np.isnan(flat)
+    if not missing.any():
+        return flat
+    if default_length is not None:
+        return np.where(missing, float(default_length), flat)
+    known = segment_sum(~missing, offsets)
+    if np.any((known == 0) & (segment_sum(missing, offsets) > 0)):
+        raise ValueError("TBG: unjudged='rel' fills ranks past a ranking that has no document: give "
+                         "default_length, the length of a filled rank")
+    mean = segment_sum(np.where(missing, 0.0, flat), offsets) / np.maximum(known, 1)
+    return np.where(missing, np.repeat(mean, np.diff(offsets)), flat)
 
 
 TBG = register_measure(_TBG())

@@ -46,8 +46,8 @@ if TYPE_CHECKING:
     from ..ranking.prepared import PreparedRun
 
 __all__ = ["VARIANT_DEFAULTS", "TIES", "UNJUDGED_CHOICES", "EXACT_LIMIT", "TARGET_SE", "FIRST_SAMPLES", "MAX_SAMPLES",
-           "RANGE_EXACT", "RANGE_SAMPLES", "VariantValues", "MetricWithExtras", "is_variant", "base_measure",
-           "variant_values", "check_variant_params"]
+           "RANGE_EXACT", "RANGE_SAMPLES", "VariantValues", "MetricWithExtras", "reported_extras", "is_variant",
+           "base_measure", "variant_values", "check_variant_params"]
 
 #: the parameters this module reads, at their defaults (a measure at these values is unchanged)
 VARIANT_DEFAULTS = {"ties": "docid", "unjudged": "nonrel", "residual": False, "seed": 0}
@@ -94,6 +94,27 @@ class MetricWithExtras(Metric):
         self = super().__new__(cls, query_id, measure, value)
         self.extras = dict(extras or {})
         return self
+
+
+def reported_extras(measure: FamilyMeasure) -> list[str]:
+    """The per-query extras a measure reports besides its value: ``'se'`` for ``ties='expected'``,
+    ``'lo'`` and ``'hi'`` for ``unjudged='range'`` (in that order).
+
+    Parameters
+    ----------
+    measure : FamilyMeasure
+        A measure of this package.
+
+    Returns
+    -------
+    list of str
+    """
+    names = []
+    if measure.params.get("ties") == "expected":
+        names.append("se")
+    if measure.params.get("unjudged") == "range":
+        names += ["lo", "hi"]
+    return names
 
 
 def is_variant(measure: FamilyMeasure) -> bool:

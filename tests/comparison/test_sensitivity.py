@@ -144,8 +144,7 @@ def test_both_reports_and_every_format():
     assert ab["ties_order_changes"] is True and "holes_low" in ab
 
 
-def test_measures_without_the_parameters_are_named_in_one_line(monkeypatch):
-    monkeypatch.setattr(options, "native_options", lambda: set())  # experiments.evaluate without the options
+def test_measures_without_the_parameters_are_named_in_one_line():
     qrels, runs = tie_collection()
     cmp = comparison.compare(qrels, runs, ["MP", "Judged@5"], test="sign", ties="expected", progress=False)
     assert cmp.notes == ["Judged@5: ties='expected' not applied; no residual, tie spread or flags (no ties, "
