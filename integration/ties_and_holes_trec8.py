@@ -342,7 +342,7 @@ def ties_table(col: Collection, results: list[TieResult]) -> str:
         i = int(np.argmax(s))
         share = 100 * r.swaps / max(1, n * (n - 1) // 2)
         lines.append(f"| {r.label} | {int((s > 0).sum())} | {r.swaps} ({share:.1f} %)"
-                     f" | {s.mean():.4f} | {s[i]:.4f} ({names[i]}) |")
+                     f" | {s.mean():.4f} | {f'{s[i]:.4f} ({names[i]})' if s[i] > 0 else '0'} |")
     return "\n".join(lines)
 
 
@@ -455,7 +455,7 @@ def main(argv=None) -> int:
                         f"### Holes, {col.name}\n\n{holes_table(col, holes)}\n")
         print(f"[{key}: {time.perf_counter() - t0:.1f} s]", file=sys.stderr)
     elapsed = time.perf_counter() - start
-    text = "\n".join(header) + f"; elapsed {elapsed:.0f} s\n\n" + "\n".join(sections)
+    text = "\n".join(header) + f" Elapsed {elapsed:.0f} s.\n\n" + "\n".join(sections)
     print(text)
     if args.out is not None:
         (out_dir / "tables.md").write_text(text, encoding="utf-8")
