@@ -13,13 +13,13 @@ M1 with the RBP distribution and TBG (seeded document lengths, see below):
   (:func:`irmeasures_markov.io.datasets.downsample_qrels`, seeded and nested; the same reduction as the
   MP paper's Figures 3-4), with the share of (run, topic) pairs whose residual is negative.
 
-AP and P@10 are trec_eval measures computed natively: their variants go through
-``experiments.evaluate(..., ties=, residual=)`` when this version of the package offers them, and
-otherwise (``--reorder``, or an older package) through an exact construction: the run's scores are
-rewritten so that trec_eval's own order (score desc, docid desc) is the optimistic or pessimistic
-order, and for the residual the run is scored on qrels where each unjudged document it retrieved is
-relevant at the topic's highest judged grade (at least 1), which is what ``unjudged='rel'`` means for
-measures that do not read past the ranking. The output says which path was taken.
+Every value comes from ``experiments.evaluate(..., ties=, residual=)``, one call per setting for all six
+measures. ``--reorder`` computes the same numbers by explicit constructions instead (a cross-check; the
+integration test compares both): the run's scores are rewritten so that trec_eval's own order (score
+desc, docid desc) is the optimistic or pessimistic order, and the residual of AP and P@10 is the
+measure on qrels where each unjudged document the run retrieved is relevant at the topic's highest
+judged grade (at least 1) minus the measure on the qrels, which is what ``unjudged='rel'`` means for
+measures that do not read past the ranking (the others' residuals stay ``residual=True``).
 
 TREC-8 and Robust04 document texts are not in the shared data, so TBG's lengths are an ASSUMPTION:
 every document retrieved by a collection's runs gets a seeded log-normal length (median 300 words,
@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import inspect
 import pathlib
 import sys
 import time
@@ -56,7 +55,6 @@ import irmeasures_markov as imm  # noqa: E402
 from irmeasures_markov.experiments import evaluate  # noqa: E402
 from irmeasures_markov.io import read_trec_qrels  # noqa: E402
 from irmeasures_markov.io.datasets import downsample_qrels, load_run_dir  # noqa: E402
-from irmeasures_markov.plugin.variants import is_variant  # noqa: E402
 from irmeasures_markov.testing import DATA_ENV, shared_data_dir  # noqa: E402
 
 #: (name, qrels file, run directory) of each collection
@@ -154,84 +152,51 @@ def filled_qrels(run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Map
     return out
 
 
-def native_variants() -> bool:
-    """True when ``experiments.evaluate`` takes ``ties=`` and ``residual=`` (computes them itself)."""
-    params = inspect.signature(evaluate).parameters
-    return "ties" in params and "residual" in params
-
-
-FAMILY_NAMES = {"MP", "MPcont", "PH", "TBG", "M1", "M2", "M3", "M4"}
-
-
-def family_variants() -> bool:
-    """True when the family measures take ``ties=`` and ``residual=`` parameters."""
-    return {"ties", "residual"} <= set(imm.MP.SUPPORTED_PARAMS)
-
-
-def explicit_ties(label: str, reorder: bool) -> bool:
-    """Whether ``label``'s tie orders come from reordered runs rather than from the package itself."""
-    return reorder or not (native_variants() if label in NATIVE else family_variants())
-
-
-def paths_note(measures: Sequence[str], reorder: bool) -> str:
-    """One sentence saying where each measure's tie orders and residuals come from."""
-    explicit = [m for m in measures if explicit_ties(m, reorder)]
-    filled = [m for m in measures if m in NATIVE and (reorder or not native_variants())]
-    parts = []
-    if explicit:
-        parts.append(f"Tie orders of {', '.join(explicit)} by explicitly reordered runs")
-    if filled:
-        parts.append(f"residuals of {', '.join(filled)} by qrels filled with the unjudged retrieved documents")
-    rest = [m for m in measures if m not in explicit]
-    if rest:
-        parts.append(f"{', '.join(rest)} through the package's ties=/residual= parameters")
-    return "; ".join(parts) + "."
+def paths_note(reorder: bool) -> str:
+    """One sentence saying where the tie orders and residuals come from."""
+    if reorder:
+        return ("Tie orders by explicitly reordered runs; residuals of AP and P@10 by qrels filled with the "
+                "unjudged retrieved documents, of the others by residual=True.")
+    return "Every value through experiments.evaluate(..., ties=, residual=)."
 
 
 # ---------------------------------------------------------------------------
 # per-topic values: arrays [run, topic] in the order of col.runs and col.topics
 
-def _evaluate(measure, qrels, runs, topics, n_jobs, **kw) -> np.ndarray:
-    if family_variants() and measure.NAME in FAMILY_NAMES and is_variant(measure):
-        # the package's evaluator (ir_measures' path), which applies ties/unjudged/residual to our measures
-        evaluator = imm.PROVIDER.evaluator([measure], qrels)
-        out = np.full((len(runs), len(topics)), float(measure.DEFAULT))
-        for i, run in enumerate(runs.values()):
-            values = evaluator.values(run, warn_empty=False)[measure]
-            out[i] = [values.get(t, measure.DEFAULT) for t in topics]
-        return out
-    ev = evaluate([measure], qrels, runs, topics=topics, progress=False, n_jobs=n_jobs, **kw)
+def _evaluate(measure, qrels, runs, topics, n_jobs, **setting) -> np.ndarray:
+    ev = evaluate([measure], qrels, runs, topics=topics, progress=False, n_jobs=n_jobs, **setting)
     return np.asarray(ev.values)[:, 0, :]
 
 
 def tie_values(label: str, col: Collection, ties: str, *, reorder: bool = False, n_jobs: int = 1) -> np.ndarray:
-    """Per (run, topic) value of measure ``label`` under ``ties`` ('docid', 'optimistic' or 'pessimistic')."""
+    """Per (run, topic) value of measure ``label`` under ``ties`` ('docid', 'optimistic' or 'pessimistic').
+
+    ``reorder``: evaluate the default measure on the runs reordered by :func:`reordered_run` instead.
+    """
+    m = measure_of(label, col.lengths)
     if ties == "docid":
-        return _evaluate(measure_of(label, col.lengths), col.qrels, col.runs, col.topics, n_jobs)
-    if explicit_ties(label, reorder):
+        return _evaluate(m, col.qrels, col.runs, col.topics, n_jobs)
+    if reorder:
         if ties not in col.reordered:
             col.reordered[ties] = {n: reordered_run(r, col.qrels, ties) for n, r in col.runs.items()}
-        return _evaluate(measure_of(label, col.lengths), col.qrels, col.reordered[ties], col.topics, n_jobs)
-    if label in NATIVE:
-        return _evaluate(measure_of(label, col.lengths), col.qrels, col.runs, col.topics, n_jobs, ties=ties)
-    return _evaluate(measure_of(label, col.lengths, ties=ties), col.qrels, col.runs, col.topics, n_jobs)
+        return _evaluate(m, col.qrels, col.reordered[ties], col.topics, n_jobs)
+    return _evaluate(m, col.qrels, col.runs, col.topics, n_jobs, ties=ties)
 
 
 def residual_values(label: str, col: Collection, qrels: Mapping, *, reorder: bool = False,
                     n_jobs: int = 1) -> np.ndarray:
-    """Per (run, topic) residual (value with unjudged relevant - value with them non-relevant) on ``qrels``."""
-    if label in NATIVE and (reorder or not native_variants()):
-        m = measure_of(label, col.lengths)
+    """Per (run, topic) residual (value with unjudged relevant - value with them non-relevant) on ``qrels``.
+
+    ``reorder`` (AP and P@10 only, which do not read past the ranking): the measure on :func:`filled_qrels`
+    minus the measure on ``qrels`` instead.
+    """
+    m = measure_of(label, col.lengths)
+    if reorder and label in NATIVE:
         base = _evaluate(m, qrels, col.runs, col.topics, n_jobs)
         filled = np.vstack([_evaluate(m, filled_qrels(r, qrels), {n: r}, col.topics, 1)
                             for n, r in col.runs.items()])
         return filled - base
-    if label in NATIVE:
-        return _evaluate(measure_of(label, col.lengths), qrels, col.runs, col.topics, n_jobs, residual=True)
-    if not family_variants():
-        raise RuntimeError(f"{label}(residual=True) needs a version of irmeasures_markov whose measures take "
-                           "`residual=` (issue 26)")
-    return _evaluate(measure_of(label, col.lengths, residual=True), qrels, col.runs, col.topics, n_jobs)
+    return _evaluate(m, qrels, col.runs, col.topics, n_jobs, residual=True)
 
 
 def top_documents(runs: Mapping, topics: Sequence[str], k: int = 10) -> list[list[list[str]]]:
@@ -286,12 +251,6 @@ class HoleResult:
         return self.per_topic.mean(axis=1)
 
 
-def batched(measures: Sequence[str], reorder: bool) -> bool:
-    """Whether every measure's variants come from ``experiments.evaluate`` itself: then one call per setting
-    evaluates all measures on one ranking of each run."""
-    return not reorder and native_variants() and family_variants()
-
-
 def _all_values(labels: Sequence[str], col: Collection, qrels: Mapping, n_jobs: int, **setting) -> dict:
     """``{label: values[run, topic]}`` of every measure under one setting of ``experiments.evaluate``."""
     measures = [measure_of(label, col.lengths) for label in labels]
@@ -303,7 +262,7 @@ def _all_values(labels: Sequence[str], col: Collection, qrels: Mapping, n_jobs: 
 def run_ties(col: Collection, *, reorder: bool = False, n_jobs: int = 1,
              measures: Sequence[str] = tuple(MEASURES)) -> list[TieResult]:
     """Per measure, the per-run means under the docid, optimistic and pessimistic tie orders."""
-    if batched(measures, reorder):
+    if not reorder:
         base, opt, pes = (_all_values(measures, col, col.qrels, n_jobs, **({"ties": t} if t != "docid" else {}))
                           for t in ("docid", "optimistic", "pessimistic"))
     else:
@@ -322,7 +281,7 @@ def run_holes(col: Collection, *, percents=PERCENTS, reorder: bool = False, n_jo
     for pc in percents:
         qrels = col.qrels if pc == 100 else downsample_qrels(col.qrels, pc, seed=SEED)
         judged = judged_share(col.reordered["top10"], qrels, col.topics)
-        if batched(measures, reorder):
+        if not reorder:
             values = _all_values(measures, col, qrels, n_jobs, residual=True)
         else:
             values = {label: residual_values(label, col, qrels, reorder=reorder, n_jobs=n_jobs) for label in measures}
@@ -381,6 +340,8 @@ def plot_ties(col: Collection, results: list[TieResult], path: pathlib.Path) -> 
         ax.set_title(f"{r.label}: {r.swaps} pairs swap, max spread {r.spread.max():.3f}", fontsize=10)
         ax.set_xlabel("run (by trec_eval-order mean)")
         ax.set_ylabel("mean over topics")
+    for ax in axes.flat[len(results):]:
+        ax.set_visible(False)
     axes.flat[0].legend(fontsize=8)
     fig.suptitle(f"{col.name}: each run's mean under the pessimistic and optimistic tie orders")
     fig.savefig(path, dpi=110)
@@ -406,6 +367,8 @@ def plot_holes(col: Collection, results: list[HoleResult], path: pathlib.Path) -
         ax.set_title(label, fontsize=10)
         ax.set_xlabel("% of the pool kept")
         ax.set_ylabel("mean residual")
+    for ax in axes.flat[len(labels):]:
+        ax.set_visible(False)
     axes.flat[0].legend(fontsize=8)
     fig.suptitle(f"{col.name}: residual (unjudged relevant - unjudged non-relevant) as the pool shrinks")
     fig.savefig(path, dpi=110)
@@ -420,7 +383,7 @@ def main(argv=None) -> int:
                     help="write the figures and tables.md here (default: figures to docs/figures, tables printed)")
     ap.add_argument("--quick", action="store_true", help="every 16th TREC-8 run and 3 Robust04 runs")
     ap.add_argument("--reorder", action="store_true",
-                    help="AP and P@10 variants by explicit reordering / filled qrels even when evaluate() offers them")
+                    help="tie orders by explicitly reordered runs, AP/P@10 residuals by filled qrels (a cross-check)")
     ap.add_argument("--collections", default="trec8,robust04", help="comma-separated: trec8, robust04")
     ap.add_argument("--measures", default=";".join(MEASURES),
                     help=f"semicolon-separated subset of {'; '.join(MEASURES)}")
@@ -437,7 +400,7 @@ def main(argv=None) -> int:
     out_dir = args.out if args.out is not None else REPO / "docs" / "figures"
     out_dir.mkdir(parents=True, exist_ok=True)
     header = [f"Run {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, irmeasures_markov "
-              f"{imm.__version__}{'; --quick subset' if args.quick else ''}. {paths_note(measures, args.reorder)}"]
+              f"{imm.__version__}{'; --quick subset' if args.quick else ''}. {paths_note(args.reorder)}"]
     sections = []
     for key in args.collections.split(","):
         subset = None
