@@ -18,10 +18,10 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
+import ir_measures  # noqa: E402
 from benchkit import interleaved, print_report, ratios, trec8_inputs  # noqa: E402
 
 import irmeasures_markov  # noqa: E402,F401  registers the measures
-import ir_measures  # noqa: E402
 
 TARGET = 3.0
 
