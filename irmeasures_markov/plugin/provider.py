@@ -89,7 +89,8 @@ class MarkovEvaluator(irm_providers.Evaluator):
         if not isinstance(run, Mapping):
             run, ids_checked = to_run_dict(run), True
         return PreparedRun(self.qrels_index, run, ids_checked=ids_checked, depth=self._depth,
-                           join_docids=any(m.reads_document_values() for m in self.measures))
+                           join_docids=any(m.reads_document_values() for m in self.measures),
+                           keep_scores=any(is_variant(m) for m in self.measures))
 
     def values(self, run: object, warn_empty: bool = True) -> dict[irm_measures.Measure, dict[str, float]]:
         """``{measure: {qid: value}}`` for the queries present in both qrels and run.

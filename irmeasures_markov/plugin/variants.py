@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from ir_measures.util import Metric
 
+from .._util.sampling import mean_until_se
 from ..ranking.arrangements import arrangement_counts, iter_arrangements, log_limit, reorder_ties, sample_orders
 from ..ranking.holes import fill_ranks, judge_unjudged, judgment_patterns
 from ..ranking.qrels_index import UNJUDGED
@@ -235,14 +236,9 @@ def _expected(base: FamilyMeasure, reading: ScenarioRun, seed: int) -> VariantVa
         values[exact] = sums[exact] / counts[exact]
     for p in np.flatnonzero(log_counts > limit).tolist():
         rng = query_rng(seed, reading.source_qids[p], "ties")
-        samples = _evaluate(base, sample_orders(reading, p, groups[p], FIRST_SAMPLES, rng))
-        sd = float(np.std(samples, ddof=1))
-        wanted = min(MAX_SAMPLES, int(np.ceil((sd / (0.9 * TARGET_SE)) ** 2)))
-        while samples.size < wanted:
-            more = min(wanted - samples.size, 4096)
-            samples = np.concatenate([samples, _evaluate(base, sample_orders(reading, p, groups[p], more, rng))])
-        values[p] = float(np.mean(samples))
-        se[p] = float(np.std(samples, ddof=1) / np.sqrt(samples.size))
+        values[p], se[p] = mean_until_se(
+            lambda n, p=p, rng=rng: _evaluate(base, sample_orders(reading, p, groups[p], min(n, 4096), rng)),
+            FIRST_SAMPLES, TARGET_SE, MAX_SAMPLES)
     return VariantValues(values, {"se": se})
 
 

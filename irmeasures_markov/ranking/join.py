@@ -144,7 +144,7 @@ class FlatRun:
         Every grade at each rank, when joined already.
     """
     __slots__ = ("qids", "judged", "keys", "starts", "key_starts", "_state", "runs", "positive_grades",
-                 "joined", "joins", "_grades", "_docids")
+                 "joined", "joins", "_grades", "_docids", "ranked_scores")
 
     def __init__(self, qids: list[str], judged: list[Mapping[str, int]], keys: list[str], starts: np.ndarray,
                  order: np.ndarray, runs: list[Mapping[str, float]] | None, positive_grades: np.ndarray,
@@ -163,6 +163,8 @@ class FlatRun:
         #: hold a positive grade are in docid order already (:attr:`positive_tie_order`)
         self._state = (frozen(order), ties, ties is None)
         self.runs: list[Mapping[str, float]] | None = runs
+        #: the score at every rank, when the run was prepared with ``keep_scores`` (else None)
+        self.ranked_scores: np.ndarray | None = None
         self.positive_grades = frozen(positive_grades)
         #: all docids in file order joined by newlines, when the run was prepared with join_docids
         self.joined: str | None = joined
@@ -338,7 +340,7 @@ def _read_long_rankings(dicts: list[Mapping[str, float]], positive: list[tuple[l
 
 def prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join_docids: bool,
                   ids_checked: bool = False, depth: int | None = None,
-                  judgments: bool = False) -> FlatRun | None:
+                  judgments: bool = False, keep_scores: bool = False) -> FlatRun | None:
     """Rank and join every query of ``run`` at once, with no Python code per query or document.
 
     Long rankings (``_FLAT_MAX_MEAN_LENGTH``) are joined through their
@@ -362,6 +364,9 @@ def prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join
         Probe every retrieved document in the query's judgments at once (the
         grades every ``judgments=True`` batch reads) and read the positive
         grades from those.
+    keep_scores : bool
+        Keep the score at every rank (:attr:`FlatRun.ranked_scores`; other
+        tie orders are made from them), instead of reading them again later.
 
     Returns
     -------
@@ -441,6 +446,7 @@ def prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join
         if judgments:
             grades = positive.copy()
         np.maximum(positive, 0, out=positive)  # grade where > 0, else 0 (judged non-relevant or unjudged)
+    kept_scores = ranked if keep_scores and not cut else None
     del ranked
     key_starts = starts
     if cut:
@@ -455,5 +461,7 @@ def prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join
         starts = np.zeros_like(key_starts)
         np.cumsum(np.minimum(lengths, depth), out=starts[1:])
     # a larger run is not joined whole: document_values joins its docids block by block, which bounds its memory
-    return FlatRun(qids, judged, keys, starts, order, dicts, positive, joined, join_docids, key_starts, ties,
-                    grades)
+    flat = FlatRun(qids, judged, keys, starts, order, dicts, positive, joined, join_docids, key_starts, ties,
+                   grades)
+    flat.ranked_scores = kept_scores
+    return flat

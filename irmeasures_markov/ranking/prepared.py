@@ -200,6 +200,9 @@ class PreparedRun:
         ``judged_only``) will be asked for: a run of long rankings is then
         joined with all its judgments while it is ranked.  Values are the
         same either way.
+    keep_scores : bool
+        Keep the score at every rank (:meth:`ranked_scores` then reads no
+        score again), for measures that make other tie orders.
 
     Raises
     ------
@@ -211,7 +214,8 @@ class PreparedRun:
     """
 
     def __init__(self, qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join_docids: bool = False,
-                 ids_checked: bool = False, depth: int | None = None, judgments: bool = False) -> None:
+                 ids_checked: bool = False, depth: int | None = None, judgments: bool = False,
+                 keep_scores: bool = False) -> None:
         if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
             raise ValueError(f"depth must be a positive integer or None, got {depth!r}")
         self.qrels_index = qrels
@@ -219,7 +223,7 @@ class PreparedRun:
         self._batches: dict[tuple, RelevanceBatch] = {}
         # all queries at once (no per-query Python work); None when an input check fails, and the per-query
         # loop below then raises the error naming the query and document
-        flat = join.prepare_flat(qrels, run, join_docids, ids_checked, depth, judgments)
+        flat = join.prepare_flat(qrels, run, join_docids, ids_checked, depth, judgments, keep_scores)
         if flat is not None:
             self._flat = flat
             self.queries = _LazyQueries(flat)
@@ -334,6 +338,8 @@ class PreparedRun:
         numpy.ndarray
         """
         flat = self._flat
+        if flat.ranked_scores is not None:
+            return flat.ranked_scores
         if flat.runs is not None and flat.key_starts is flat.starts:
             counts = np.diff(flat.key_starts)
             in_file_order = np.fromiter(chain.from_iterable(d.values() for d in flat.runs), dtype=np.float64,

@@ -18,6 +18,7 @@ from math import lgamma, log
 
 import numpy as np
 
+from ..._util.sampling import mean_until_se
 from ...ranking.prepared import RelevanceBatch
 from ...ranking.scenarios import query_rng
 from .batch import markov_precision_batch
@@ -73,9 +74,12 @@ class _AllDocuments:
     """
 
     def __init__(self, parsed, T: int, fixed: np.ndarray, groups: list[tuple[int, int, int]], rb: int,
-                 recall: bool) -> None:
-        self.deg = np.concatenate(([0.0], batch_degrees(
-            _sparse_batch(np.arange(1, T + 1), np.array([T]), np.array([T])), parsed)))
+                 recall: bool, degrees: dict[int, np.ndarray]) -> None:
+        self.deg = degrees.get(T)
+        if self.deg is None:
+            # rank -> degree in a ranking of T documents (1-based; the same for every query of that length)
+            self.deg = degrees[T] = np.concatenate(([0.0], batch_degrees(
+                _sparse_batch(np.arange(1, T + 1), np.array([T]), np.array([T])), parsed)))
         below = np.zeros(T + 2, dtype=np.int64)          # fixed relevant ranks strictly above each rank
         np.add.at(below, fixed + 1, 1)
         self.fixed_above = np.cumsum(below)[:T + 1]
@@ -116,11 +120,25 @@ def _choices(groups: list[tuple[int, int, int]]) -> np.ndarray:
     return np.concatenate(parts, axis=1)
 
 
+def _floyd_subsets(n: int, k: int, n_samples: int, rng: np.random.Generator) -> np.ndarray:
+    """``n_samples`` uniformly random k-subsets of range(n), one per row, by Floyd's algorithm (O(k^2) a row)."""
+    out = np.empty((n_samples, k), dtype=np.int64)
+    for i, j in enumerate(range(n - k, n)):
+        t = rng.integers(0, j + 1, size=n_samples)
+        taken = (out[:, :i] == t[:, None]).any(axis=1)
+        out[:, i] = np.where(taken, j, t)
+    return out
+
+
 def _sampled(groups: list[tuple[int, int, int]], n_samples: int, rng: np.random.Generator) -> np.ndarray:
     """Random choices of relevant ranks inside the groups, each set of ranks equally likely: one row each."""
     parts = []
     for a, n, k in groups:
-        pick = np.argsort(rng.random((n_samples, n)), axis=1)[:, :k]
+        if k * k < n:
+            pick = _floyd_subsets(n, k, n_samples, rng)
+        else:
+            # the k smallest of n uniform keys are a uniformly random k-subset (their order is not needed)
+            pick = np.argpartition(rng.random((n_samples, n)), k - 1, axis=1)[:, :k]
         parts.append(a + pick)
     return np.concatenate(parts, axis=1)
 
@@ -198,6 +216,7 @@ def expected_markov_precision(relevant: np.ndarray, offsets: np.ndarray, group_i
 
     parsed = parse_model(model)
     all_documents = parsed[1] == "AD"
+    degrees: dict[int, np.ndarray] = {}
     mixed_of = {}
     for g in np.flatnonzero(mixed).tolist():
         mixed_of.setdefault(int(group_query[g]), []).append(g)
@@ -213,20 +232,14 @@ def expected_markov_precision(relevant: np.ndarray, offsets: np.ndarray, group_i
         fixed = np.flatnonzero(fixed_mask) + 1
         log_count = sum(_log_comb(n, k) for _, n, k in groups)
         if all_documents and groups:
-            evaluator = _AllDocuments(parsed, b - a, fixed, groups, int(recall_base[q]), recall)
+            evaluator = _AllDocuments(parsed, b - a, fixed, groups, int(recall_base[q]), recall, degrees)
             if log_count <= log_limit:
                 values[q] = float(evaluator.values(_choices(groups)).mean())
                 sums[q] = values[q]
                 continue
             rng = query_rng(seed, qids[q], "ties")
-            samples = evaluator.values(_sampled(groups, first_samples, rng))
-            sd = float(np.std(samples, ddof=1))
-            wanted = min(max_samples, int(np.ceil((sd / (0.9 * target_se)) ** 2)))
-            while samples.size < wanted:
-                more = evaluator.values(_sampled(groups, min(wanted - samples.size, 1 << 14), rng))
-                samples = np.concatenate([samples, more])
-            values[q] = float(samples.mean())
-            se[q] = float(np.std(samples, ddof=1) / np.sqrt(samples.size))
+            values[q], se[q] = mean_until_se(lambda n, e=evaluator, g=groups, r=rng: e.values(_sampled(g, n, r)),
+                                             first_samples, target_se, max_samples)
             sums[q] = values[q]
             continue
         if log_count <= log_limit:
@@ -245,13 +258,7 @@ def expected_markov_precision(relevant: np.ndarray, offsets: np.ndarray, group_i
             rows = np.sort(np.concatenate([np.broadcast_to(fixed, (n, fixed.size)), chosen], axis=1), axis=1)
             return _mp_of_rows([rows], [b - a], [int(recall_base[q])], model, recall)
 
-        samples = draw(first_samples)
-        sd = float(np.std(samples, ddof=1))
-        wanted = min(max_samples, int(np.ceil((sd / (0.9 * target_se)) ** 2)))
-        while samples.size < wanted:
-            samples = np.concatenate([samples, draw(min(wanted - samples.size, 1 << 14))])
-        values[q] = float(samples.mean())
-        se[q] = float(np.std(samples, ddof=1) / np.sqrt(samples.size))
+        values[q], se[q] = mean_until_se(draw, first_samples, target_se, max_samples)
         sums[q] = values[q]
     flush()
     exact = se == 0
