@@ -69,3 +69,22 @@ def random_tied(seed, n_queries=4, length=7, n_scores=3, judged=0.7, grades=(0, 
         judged_docs[f"unretrieved{q}"] = int(max(grades))     # a relevant document the run misses
         qrels[qid] = judged_docs
     return qrels, run
+
+
+def appended(qrels, run, extra):
+    """Unjudged documents judged relevant at max(1, top grade), and ``extra`` relevant documents appended."""
+    q2, r2 = {}, {}
+    for q, docs in run.items():
+        fill = max(1, max(qrels[q].values()))
+        q2[q] = {**qrels[q], **{d: fill for d in docs if d not in qrels[q]}}
+        order = trec_order(docs)
+        r2[q] = {d: float(len(order) + extra - i) for i, d in enumerate(order)}
+        for j in range(extra):
+            r2[q][f"zz{j}"] = float(extra - j)
+            q2[q][f"zz{j}"] = fill
+    return q2, r2
+
+
+def trec_order(doc_scores):
+    """The docids in trec_eval's order: score descending, docid descending."""
+    return sorted(doc_scores, key=lambda d: (doc_scores[d], d), reverse=True)

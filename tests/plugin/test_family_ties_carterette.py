@@ -7,13 +7,9 @@ formula, explicit runs over every tie order, and explicit runs with relevant doc
 """
 import numpy as np
 import pytest
-from family_ties_brute import brute_expected, evaluate, random_tied
+from family_ties_brute import appended, brute_expected, evaluate, random_tied, trec_order
 
 from irmeasures_markov.measures.carterette_distributions import negligible_depth
-
-
-def trec_order(doc_scores):
-    return sorted(doc_scores, key=lambda d: (doc_scores[d], d), reverse=True)
 
 
 def random_run(seed, n_queries=6):
@@ -42,20 +38,6 @@ def test_m1_rbp_residual_is_rbp_evals(theta, cutoff):
         want = (1 - theta) * sum(theta ** k for k in range(depth) if order[k] not in qrels[q])
         want += theta ** n if cutoff is None else max(0.0, theta ** n - theta ** cutoff)
         assert got[q] == pytest.approx(want, abs=1e-12), q
-
-
-def appended(qrels, run, extra):
-    """Unjudged documents judged relevant at max(1, top grade), and ``extra`` relevant documents appended."""
-    q2, r2 = {}, {}
-    for q, docs in run.items():
-        fill = max(1, max(qrels[q].values()))
-        q2[q] = {**qrels[q], **{d: fill for d in docs if d not in qrels[q]}}
-        order = trec_order(docs)
-        r2[q] = {d: float(len(order) + extra - i) for i, d in enumerate(order)}
-        for j in range(extra):
-            r2[q][f"zz{j}"] = float(extra - j)
-            q2[q][f"zz{j}"] = fill
-    return q2, r2
 
 
 @pytest.mark.parametrize("measure", ["M1(dist='RBP',theta=0.7)", "M2(dist='RBP',norm=False)",

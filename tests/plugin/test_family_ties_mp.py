@@ -4,15 +4,11 @@ import itertools
 
 import numpy as np
 import pytest
-from family_ties_brute import brute_expected, evaluate, explicit_run, random_tied
+from family_ties_brute import brute_expected, evaluate, explicit_run, random_tied, trec_order
 
 from irmeasures_markov import register_lengths, register_rates
 
 register_rates("famties_rates", [1.0, 0.5, 2.0, 0.8, 1.5, 0.3, 1.1, 0.9, 2.5, 0.7])
-
-
-def trec_order(doc_scores):
-    return sorted(doc_scores, key=lambda d: (doc_scores[d], d), reverse=True)
 
 
 def with_ties(measure, ties):

@@ -3,13 +3,9 @@ the cutoff) finds relevant documents there (issue 26); checked against explicit 
 appended.  ties='expected' against brute force over every tie order."""
 import numpy as np
 import pytest
-from family_ties_brute import brute_expected, evaluate, random_tied
+from family_ties_brute import appended, brute_expected, evaluate, random_tied, trec_order
 
 from irmeasures_markov.plugin.ph import relevant_tail_depth
-
-
-def trec_order(doc_scores):
-    return sorted(doc_scores, key=lambda d: (doc_scores[d], d), reverse=True)
 
 
 def random_run(seed, n_queries=5):
@@ -22,20 +18,6 @@ def random_run(seed, n_queries=5):
         qrels[f"q{q}"] = {d: int(rng.integers(0, 3)) for d in docs if rng.random() < 0.6}
         qrels[f"q{q}"]["missing"] = 1
     return qrels, run
-
-
-def appended(qrels, run, extra):
-    """Unjudged documents judged relevant at max(1, top grade), then ``extra`` relevant documents."""
-    q2, r2 = {}, {}
-    for q, docs in run.items():
-        fill = max(1, max(qrels[q].values()))
-        q2[q] = {**qrels[q], **{d: fill for d in docs if d not in qrels[q]}}
-        order = trec_order(docs)
-        r2[q] = {d: float(len(order) + extra - i) for i, d in enumerate(order)}
-        for j in range(extra):
-            r2[q][f"zz{j}"] = float(extra - j)
-            q2[q][f"zz{j}"] = fill
-    return q2, r2
 
 
 @pytest.mark.parametrize("measure", ["PH(user='RBP',p=0.7,tail='inf')", "PH(p=0.6,tail='inf',gain='grade')",

@@ -9,14 +9,10 @@ import itertools
 
 import numpy as np
 import pytest
-from family_ties_brute import brute_expected, evaluate, random_tied
+from family_ties_brute import brute_expected, evaluate, random_tied, trec_order
 
 from irmeasures_markov import register_lengths
 from irmeasures_markov.measures.tbg import time_biased_gain
-
-
-def trec_order(doc_scores):
-    return sorted(doc_scores, key=lambda d: (doc_scores[d], d), reverse=True)
 
 
 def lengths_for(run, seed, choices=(50, 120, 400)):
