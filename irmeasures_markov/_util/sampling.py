@@ -1,11 +1,16 @@
-"""Monte Carlo means that stop once their standard error is small enough."""
+"""Monte Carlo means that stop once their standard error is small enough, and counts of arrangements."""
 from __future__ import annotations
 
 from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["mean_until_se"]
+from .lazy import lazy_module
+
+__all__ = ["mean_until_se", "log_choose"]
+
+#: imported at first use: ``import irmeasures_markov`` stays cheap
+_special = lazy_module("scipy.special")
 
 
 def mean_until_se(draw: Callable[[int], np.ndarray], first: int, target_se: float,
@@ -42,3 +47,21 @@ def mean_until_se(draw: Callable[[int], np.ndarray], first: int, target_se: floa
         wanted = min(max_samples, int(np.ceil((sd / target_se) ** 2 * 1.05)) + 1)
         more = max(1, min(wanted - samples.size, 1 << 14))
         samples = np.concatenate([samples, np.asarray(draw(more), dtype=np.float64)])
+
+
+def log_choose(n: np.ndarray | float, k: np.ndarray | float) -> np.ndarray:
+    """``log C(n, k)`` for ``0 <= k <= n`` (float64, elementwise).
+
+    Parameters
+    ----------
+    n, k : array_like
+        Counts.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
+    gammaln = _special.gammaln
+    n = np.asarray(n, dtype=np.float64)
+    k = np.asarray(k, dtype=np.float64)
+    return gammaln(n + 1.0) - gammaln(k + 1.0) - gammaln(n - k + 1.0)

@@ -54,8 +54,8 @@ from __future__ import annotations
 
 import numpy as np
 from ir_measures import Measure
-from scipy.special import gammaln
 
+from .._util.sampling import log_choose
 from .._util.segments import segment_cumsum, segment_sum
 from ..ranking.prepared import PreparedRun, RelevanceBatch, select_positions
 from ..ranking.qrels_index import UNJUDGED
@@ -192,11 +192,6 @@ def _ordered_values(kind: str, m: Measure, lists: _Lists, grades: np.ndarray) ->
     return binary_kernel(kind, m, RelevanceBatch(lists.qids, off, g, g >= rel, lists.count_at_least(rel), rel))
 
 
-def _log_comb(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """log C(a, b) for 0 <= b <= a (float64)."""
-    return gammaln(a + 1.0) - gammaln(b + 1.0) - gammaln(a - b + 1.0)
-
-
 def _expected_values(kind: str, m: Measure, lists: _Lists) -> np.ndarray:
     """The mean over every order of every tie group, in closed form (module docstring)."""
     rel = int(native_param(m, "rel", 1))
@@ -257,7 +252,7 @@ def _expected_values(kind: str, m: Measure, lists: _Lists) -> np.ndarray:
         first = (c == 0) & (r >= 1) & (n - place >= r - 1) & in_cut
         a, k = n[first] - place[first], r[first] - 1.0
         prob = np.zeros(size)
-        prob[first] = np.exp(_log_comb(a, k) - _log_comb(n[first], r[first]))
+        prob[first] = np.exp(log_choose(a, k) - log_choose(n[first], r[first]))
         return segment_sum(prob / ranks, offsets)
     raise AssertionError(kind)
 

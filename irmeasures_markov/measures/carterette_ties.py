@@ -20,8 +20,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.special import gammaln
 
+from .._util.sampling import log_choose
 from .carterette import user_model_weighted
 from .carterette_distributions import is_static
 
@@ -30,12 +30,9 @@ if TYPE_CHECKING:
 
 __all__ = ["expected_user_model", "MAX_TERMS"]
 
+
 #: above this many (rank, x) pairs a query set is left to the general enumeration (None)
 MAX_TERMS = 1 << 25
-
-
-def _log_choose(n: np.ndarray, k: np.ndarray) -> np.ndarray:
-    return gammaln(n + 1.0) - gammaln(k + 1.0) - gammaln(n - k + 1.0)
 
 
 def expected_user_model(relevant: ArrayLike, offsets: ArrayLike, recall_base: ArrayLike, group_ids: ArrayLike,
@@ -105,7 +102,7 @@ def expected_user_model(relevant: ArrayLike, offsets: ArrayLike, recall_base: Ar
     first_entry = np.cumsum(count) - count                     # (empty when no rank may hold a relevant document)
     x = lo[entry] + (np.arange(total) - np.repeat(first_entry, count))
     te, oe, re = t[entry], others[entry], others_rel[entry]
-    log_p = _log_choose(re, x) + _log_choose(oe - re, te - x) - _log_choose(oe, te)
+    log_p = log_choose(re, x) + log_choose(oe - re, te - x) - log_choose(oe, te)
     before = (csum[starts[g]] - csum[query_start[at]]).astype(np.float64)
     return user_model_weighted(flat[entry], before[entry] + 1.0 + x, share[entry] * np.exp(log_p), cut_offsets,
                                recall_base, model, dist, theta=theta, f=f, norm=norm, cutoff=cutoff)

@@ -14,11 +14,11 @@ rankings), which is what makes ``MP(ties='expected')`` cost a few times MP.
 from __future__ import annotations
 
 from itertools import combinations
-from math import lgamma, log
+from math import log
 
 import numpy as np
 
-from ..._util.sampling import mean_until_se
+from ..._util.sampling import log_choose, mean_until_se
 from ...ranking.prepared import RelevanceBatch
 from ...ranking.scenarios import query_rng
 from .batch import markov_precision_batch
@@ -29,10 +29,6 @@ __all__ = ["expected_markov_precision"]
 
 #: relevant ranks per kernel call (bounds memory)
 _CHUNK = 1 << 20
-
-
-def _log_comb(n: int, k: int) -> float:
-    return lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1)
 
 
 def _mp_of_rows(rows: list[np.ndarray], lengths: list[int], recall_bases: list[int], model: str,
@@ -217,6 +213,10 @@ def expected_markov_precision(relevant: np.ndarray, offsets: np.ndarray, group_i
     parsed = parse_model(model)
     all_documents = parsed[1] == "AD"
     degrees: dict[int, np.ndarray] = {}
+    # log of each query's number of distinct choices: the sum over its groups of log C(size, relevant)
+    mixed_groups = np.flatnonzero(mixed)
+    log_counts = np.bincount(group_query[mixed_groups], weights=log_choose(size[mixed_groups], k_rel[mixed_groups]),
+                             minlength=n_q)
     mixed_of = {}
     for g in np.flatnonzero(mixed).tolist():
         mixed_of.setdefault(int(group_query[g]), []).append(g)
@@ -230,7 +230,7 @@ def expected_markov_precision(relevant: np.ndarray, offsets: np.ndarray, group_i
             fixed_mask[s0:s0 + int(size[g])] = False
             groups.append((s0 + 1, int(size[g]), int(k_rel[g])))
         fixed = np.flatnonzero(fixed_mask) + 1
-        log_count = sum(_log_comb(n, k) for _, n, k in groups)
+        log_count = float(log_counts[q])
         if all_documents and groups:
             evaluator = _AllDocuments(parsed, b - a, fixed, groups, int(recall_base[q]), recall, degrees)
             if log_count <= log_limit:
