@@ -45,6 +45,8 @@ _FIELD_RULES = {
     "log_description": _rule("a string", lambda v: isinstance(v, str)),
     **{n: _rule("an integer >= 0", lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0)
        for n in ("n_params", "n_sessions", "n_heldout", "n_events", "n_heldout_events")},
+    **{n: _rule("an object (ClickMetrics.as_dict()) or null", lambda v: v is None or isinstance(v, dict))
+       for n in ("heldout_metrics", "train_metrics")},
 }
 
 
@@ -78,6 +80,11 @@ class FamilyFit:
         Where the log came from (kept so a calibrated measure can cite it).
     n_heldout_events : int
         Observations the held-out likelihood counts (held-out perplexity per event).
+    heldout_metrics, train_metrics : dict or None
+        Click metrics on the held-out and the training sessions
+        (:meth:`~.click_metrics.ClickMetrics.as_dict`: log-likelihood per
+        session, click perplexity overall and per rank, CTR predicted and
+        observed); None where the model does not predict clicks.
     """
 
     family: str
@@ -92,6 +99,8 @@ class FamilyFit:
     n_events: int = 0
     log_description: str = ""
     n_heldout_events: int = 0
+    heldout_metrics: dict | None = None
+    train_metrics: dict | None = None
 
     def to_dict(self) -> dict:
         """The fit as plain JSON-able data (intervals as ``[low, high]`` lists); :meth:`from_dict` reads it back.
