@@ -190,7 +190,7 @@ class FamilyFit:
         ValueError
             When the fit depends on relevance and ``qrels`` is not given.
         """
-        from .click_probabilities import family_click_model     # the walk code imports this module
+        from .click_probabilities import family_click_model  # the walk code imports this module
         return family_click_model(self, qrels, rel)
 
     def click_probabilities(self, session, qrels: dict | None = None, rel: int = 1):
