@@ -137,7 +137,8 @@ class FitReport:
         # the candidates in the order they were fitted (fit() records it), then any added since
         ordered = [f for f in self._sequence if any(f is g for g in listed)]
         ordered += [f for f in listed if not any(f is g for g in ordered)]
-        which = "heldout" if any(getattr(f, "heldout_metrics", None) for f in listed) else "train"
+        which = "heldout" if self.log.get("n_heldout") or any(getattr(f, "heldout_metrics", None) for f in listed) \
+            else "train"
         for f in ordered:
             own = isinstance(f, FamilyFit)
             held = f.heldout_loglik if own else metric(f, "loglik")
@@ -171,7 +172,7 @@ class FitReport:
     def __str__(self) -> str:
         rows = self.rows()
         listed = self.fits + self.unfitted + self.baselines
-        held_out = any(getattr(f, "heldout_metrics", None) for f in listed)
+        held_out = bool(self.log.get("n_heldout")) or any(getattr(f, "heldout_metrics", None) for f in listed)
         head = f"{'family':10s} {'model':24s} {'k':>3s} {'loglik':>12s} {'AIC':>12s} {'BIC':>12s} " \
                f"{'held-out ll':>12s} {'ppl/event':>10s} {'LL/session':>10s} {'click ppl':>9s}  parameters"
         lines = [head, "-" * len(head)]

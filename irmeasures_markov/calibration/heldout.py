@@ -81,26 +81,31 @@ class RankCTR:
         return float(np.sum(np.where(c == 1, np.log(p), np.log1p(-p))))
 
 
-def score(model, sessions: ClickLog | Sequence[Session] | None, depth: int = DEPTH) -> ClickMetrics | None:
+def score(model, sessions: ClickLog | Sequence[Session] | None, depth: int = DEPTH, *, qrels: dict | None = None,
+          rel: int = 1) -> ClickMetrics | None:
     """:func:`click_metrics` of a model, or None when there are no sessions or the model cannot predict clicks.
 
-    A model cannot when it has no ``click_probabilities`` or raises
-    ``NotImplementedError`` (e.g. a family whose user model does not define
-    clicks); the report shows "—" for it.
+    A family's fit is scored through its ``click_model(qrels, rel)`` (one
+    predictor for all sessions); any other model directly.  A model cannot
+    predict clicks when it has no ``click_probabilities`` or raises
+    ``NotImplementedError`` (e.g. MP, which models no clicked set); the report
+    shows "—" for it.
     """
     if sessions is None or len(sessions) == 0 or not hasattr(model, "click_probabilities"):
         return None
     try:
-        return click_metrics(model, sessions, depth=depth)
+        predictor = model.click_model(qrels, rel) if isinstance(model, FamilyFit) else model
+        return click_metrics(predictor, sessions, depth=depth)
     except NotImplementedError:
         return None
 
 
-def attach_metrics(model, train: ClickLog, test: ClickLog | None, depth: int = DEPTH) -> None:
+def attach_metrics(model, train: ClickLog, test: ClickLog | None, depth: int = DEPTH, *, qrels: dict | None = None,
+                   rel: int = 1) -> None:
     """Set ``model.train_metrics`` and ``model.heldout_metrics`` (``ClickMetrics.as_dict()`` or None)."""
-    m = score(model, train, depth)
+    m = score(model, train, depth, qrels=qrels, rel=rel)
     model.train_metrics = clean(m.as_dict()) if m is not None else None
-    h = score(model, test, depth)
+    h = score(model, test, depth, qrels=qrels, rel=rel)
     model.heldout_metrics = clean(h.as_dict()) if h is not None else None
 
 
@@ -156,18 +161,21 @@ def rank_tables(models: Sequence, which: str = "heldout") -> list[str]:
     scored = [(n, d) for n, d in scored if d]
     if not scored:
         return []
-    depth = max(d["depth"] for _, d in scored)
+    # the ranks some session shows (a column no model can fill is left out)
+    seen = [r for r in range(max(d["depth"] for _, d in scored))
+            if any(r < len(d["ctr_observed"]) and d["ctr_observed"][r] is not None for _, d in scored)]
+    depth = max(seen) + 1 if seen else 1
     where = "held-out" if which == "heldout" else "training"
     ranks = "".join(f"{r:>7d}" for r in range(1, depth + 1))
     width = max(24, max(len(n) for n, _ in scored))
     lines = ["", f"click perplexity by rank ({where} sessions)", f"{'model':{width}s}{ranks}"]
     for n, d in scored:
-        lines.append(f"{n:{width}s}" + "".join(f"{_cell(x, 3):>7s}" for x in d["perplexity_per_rank"]))
+        lines.append(f"{n:{width}s}" + "".join(f"{_cell(x, 3):>7s}" for x in d["perplexity_per_rank"][:depth]))
     lines += ["", f"click-through rate by rank ({where} sessions): observed, and predicted by each model",
               f"{'model':{width}s}{ranks}",
-              f"{'observed':{width}s}" + "".join(f"{_cell(x, 3):>7s}" for x in scored[0][1]["ctr_observed"])]
+              f"{'observed':{width}s}" + "".join(f"{_cell(x, 3):>7s}" for x in scored[0][1]["ctr_observed"][:depth])]
     for n, d in scored:
-        lines.append(f"{n:{width}s}" + "".join(f"{_cell(x, 3):>7s}" for x in d["ctr_predicted"]))
+        lines.append(f"{n:{width}s}" + "".join(f"{_cell(x, 3):>7s}" for x in d["ctr_predicted"][:depth]))
     return lines
 
 

@@ -240,7 +240,7 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
             sequence.append(cm)
         baselines.append(RankCTR(train))
     for f in fits + baselines:
-        attach_metrics(f, train, test)
+        attach_metrics(f, train, test, qrels=qrels, rel=rel)
     log = {"description": train.description, "source": train.source, "n_sessions": len(train),
            "n_heldout": len(test) if test is not None else 0, "split": how}
     if "dropped_clicks" in train.meta:

@@ -50,7 +50,7 @@ def split_by_query(log: ClickLog, test_fraction: float = 0.3, seed: int = 0) -> 
     queries = log.query_ids()
     if len(queries) < 2:
         raise ValueError(f"a split by query needs at least two queries; the log has {len(queries)} "
-                         "(use the split by sessions, split='sessions')")
+                         "(split by sessions instead: split='sessions', --split sessions)")
     index: dict[str, list[int]] = {q: [] for q in queries}
     for i, s in enumerate(log.sessions):
         index[s.query_id].append(i)
