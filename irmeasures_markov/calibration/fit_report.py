@@ -179,7 +179,7 @@ class FitReport:
         for r in rows:
             held = "" if r["heldout_loglik"] is None else f"{r['heldout_loglik']:12.1f}"
             best = r["family"] != "baseline" and bool(self.family(r["family"])) \
-                and self.best(r["family"]).model == r["model"]
+                and label(self.best(r["family"])) == f"{r['family']}/{r['model']}"
             lines.append(f"{r['family']:10s} {r['model'] + (' *' if best else ''):24s} {r['k']:3d} "
                          f"{r['loglik']:12.1f} {r['AIC']:12.1f} {r['BIC']:12.1f} {held:>12s} "
                          f"{_num(r['perplexity'], 10, 4)} {_num(r['ll_per_session'], 10, 4)} "
