@@ -95,9 +95,28 @@ def score(model, sessions: ClickLog | Sequence[Session] | None, depth: int = DEP
         return None
     try:
         predictor = model.click_model(qrels, rel) if isinstance(model, FamilyFit) else model
+        if hasattr(predictor, "click_probabilities_batch") and hasattr(predictor, "session_loglik_batch"):
+            predictor = _Batched(predictor, sessions)
         return click_metrics(predictor, sessions, depth=depth)
     except NotImplementedError:
         return None
+
+
+class _Batched:
+    """A model's predictions for known sessions, computed by its batch methods in one pass (a click model's
+    ``click_probabilities_batch`` / ``session_loglik_batch``), served one session at a time to click_metrics."""
+
+    def __init__(self, model, sessions) -> None:
+        sessions = list(sessions)
+        self._pos = {id(s): i for i, s in enumerate(sessions)}
+        self._p = model.click_probabilities_batch(sessions)
+        self._ll = np.asarray(model.session_loglik_batch(sessions), dtype=np.float64)
+
+    def click_probabilities(self, session: Session) -> np.ndarray:
+        return self._p[self._pos[id(session)]]
+
+    def session_loglik(self, session: Session) -> float:
+        return float(self._ll[self._pos[id(session)]])
 
 
 def attach_metrics(model, train: ClickLog, test: ClickLog | None, depth: int = DEPTH, *, qrels: dict | None = None,
