@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .heldout import fit_from_record, fit_record, label, metric, rank_tables
+from .heldout import label, metric, rank_tables
 from .plots import PANELS, draw_panel, plot_click_metrics
 from .result import FAMILIES, FamilyFit
 from .splits import split_text
@@ -43,6 +43,10 @@ class FitReport:
         or ``{"kind": "none"}``) and, when the reader dropped clicks on documents
         that were not in the ranking shown, ``dropped_clicks`` (training sessions)
         and ``heldout_dropped_clicks``.
+    click_models : dict
+        ``name -> ClickModelFit``: the fitted click models themselves (their
+        rows in ``fits`` are FamilyFit records of family ``'clickmodel'``,
+        ``model`` the click model's name, what a fit file stores).
     baselines : list
         Reference click predictors that are not user models (the rank-CTR
         table, :class:`~.heldout.RankCTR`, fitted with the click models): rows of
@@ -57,13 +61,14 @@ class FitReport:
 
     def __init__(self, fits: list[FamilyFit], diagnostics: dict | None = None, notes: list[str] | None = None,
                  log: dict | None = None, unfitted: list[FamilyFit] | None = None,
-                 baselines: list | None = None) -> None:
+                 baselines: list | None = None, click_models: dict | None = None) -> None:
         self.fits = list(fits)
         self.diagnostics = dict(diagnostics or {})
         self.notes = list(notes or [])
         self.log = dict(log or {})
         self.unfitted = list(unfitted or [])
         self.baselines = list(baselines or [])
+        self.click_models = dict(click_models or {})
         self._sequence: list[FamilyFit] = []     # fit() sets it: every candidate in the order it was fitted
 
     @property
@@ -140,9 +145,10 @@ class FitReport:
         which = "heldout" if self.log.get("n_heldout") or any(getattr(f, "heldout_metrics", None) for f in listed) \
             else "train"
         for f in ordered:
-            own = isinstance(f, FamilyFit)
+            own = isinstance(f, FamilyFit)  # else a baseline
             held = f.heldout_loglik if own else metric(f, "loglik")
-            if own:
+            own_events = own and f.family in FAMILIES  # a click model has no events of its own
+            if own_events:
                 ev = f.n_heldout_events if held is not None else f.n_events
                 ll = held if held is not None else f.loglik
                 ppl = math.exp(-ll / ev) if ev and np.isfinite(ll) else float("inf")
@@ -150,7 +156,7 @@ class FitReport:
                 "family": f.family, "model": f.model if own else f.name, "k": f.n_params, "n": f.n_sessions,
                 "loglik": f.loglik, "AIC": _aic(f), "BIC": _bic(f),
                 "heldout_loglik": held,
-                "perplexity": ppl if own else None,
+                "perplexity": ppl if own_events else None,
                 "ll_per_session": metric(f, "loglik_per_session", which),
                 "click_perplexity": metric(f, "perplexity", which),
                 "perplexity_per_rank": metric(f, "perplexity_per_rank", which),
@@ -209,14 +215,13 @@ class FitReport:
         for fam in FAMILIES:
             if self.family(fam):
                 best[fam] = self.fits.index(self.best(fam))
-        return {"fits": [fit_record(f) for f in self.fits], "best": best, "diagnostics": self.diagnostics,
+        return {"fits": [f.to_dict() for f in self.fits], "best": best, "diagnostics": self.diagnostics,
                 "notes": self.notes, "log": self.log, "unfitted": [f.to_dict() for f in self.unfitted]}
 
     @classmethod
     def from_dict(cls, d: dict) -> FitReport:
-        """The report a :meth:`to_dict` dict describes (every fit checked by :meth:`FamilyFit.from_dict`, a click
-        model's by ``ClickModelFit.from_dict``)."""
-        return cls([fit_from_record(x) for x in d.get("fits", [])], d.get("diagnostics"), d.get("notes"),
+        """The report a :meth:`to_dict` dict describes (every fit checked by :meth:`FamilyFit.from_dict`)."""
+        return cls([FamilyFit.from_dict(x) for x in d.get("fits", [])], d.get("diagnostics"), d.get("notes"),
                    d.get("log"), [FamilyFit.from_dict(x) for x in d.get("unfitted", [])])
 
     # -- plots ----------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from .logs import ClickLog, Session
 from .result import FamilyFit
 
 __all__ = ["RankCTR", "score", "attach_metrics", "fit_click_model_rows", "CLICKMODELS", "metric", "clean", "label",
-           "rank_tables", "fit_record", "fit_from_record"]
+           "rank_tables", "click_model_record"]
 
 #: the name ``fit(families=...)`` and ``--family`` give the click models
 CLICKMODELS = "clickmodels"
@@ -198,26 +198,12 @@ def rank_tables(models: Sequence, which: str = "heldout") -> list[str]:
     return lines
 
 
-def fit_record(f) -> dict:
-    """A fit as a report or fit file stores it: its ``to_dict()`` with its click metrics."""
-    d = f.to_dict()
-    for key in ("heldout_metrics", "train_metrics"):
-        if key not in d and getattr(f, key, None) is not None:
-            d[key] = getattr(f, key)
-    return d
-
-
-def fit_from_record(d: dict):
-    """The fit a :func:`fit_record` dict describes (a click model's by its own class)."""
-    if d.get("family") != "clickmodel":
-        return FamilyFit.from_dict(d)
-    from .click_models import ClickModelFit
-    d = dict(d)
-    metrics = {k: d.pop(k, None) for k in ("heldout_metrics", "train_metrics")}
-    try:
-        f = ClickModelFit.from_dict(d)
-    except (TypeError, ValueError):
-        f = ClickModelFit.from_dict({**d, **metrics})
-    for k, v in metrics.items():
-        setattr(f, k, v)
-    return f
+def click_model_record(cm, description: str = "") -> FamilyFit:
+    """A fitted click model as a row of a report and a fit of a fit file: a :class:`FamilyFit` of family
+    ``'clickmodel'`` whose ``model`` is the click model's name, with its click metrics (those of ``cm``,
+    :func:`attach_metrics`) and its held-out log-likelihood."""
+    held = getattr(cm, "heldout_metrics", None)
+    return FamilyFit("clickmodel", cm.name, dict(cm.params), loglik=float(cm.loglik), n_params=int(cm.n_params),
+                     n_sessions=int(cm.n_sessions), log_description=description,
+                     heldout_loglik=held["loglik"] if held else None, n_heldout=held["n_sessions"] if held else 0,
+                     heldout_metrics=held, train_metrics=getattr(cm, "train_metrics", None))

@@ -15,7 +15,7 @@ from . import tbg as tbg_mod
 from ._likelihood import fit_candidate
 from ._walk import walk_data
 from .fit_report import FitReport
-from .heldout import CLICKMODELS, RankCTR, attach_metrics, fit_click_model_rows
+from .heldout import CLICKMODELS, RankCTR, attach_metrics, click_model_record, fit_click_model_rows
 from .logs import ClickLog
 from .result import FAMILIES, FamilyFit
 from .splits import SPLITS, describe_split, split_log
@@ -232,21 +232,25 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
                         survival_t=s["t"], survival_fitted=s["fitted"], survival_empirical=s["ended_only_empirical"])
         elif not timed:
             notes.append("tbg: no click timestamps in the log; half-life and summary time not fitted")
-    baselines = []
+    for f in fits:
+        attach_metrics(f, train, test, qrels=qrels, rel=rel)
+    baselines, click_models = [], {}
     if CLICKMODELS in families:
         for cm in fit_click_model_rows(train, qrels):
             progress_line(f"fitted clickmodel/{cm.name}: loglik {cm.loglik:.1f}", progress)
-            fits.append(cm)
-            sequence.append(cm)
+            attach_metrics(cm, train, test)
+            click_models[cm.name] = cm
+            rec = click_model_record(cm, desc)
+            fits.append(rec)
+            sequence.append(rec)
         baselines.append(RankCTR(train))
-    for f in fits + baselines:
-        attach_metrics(f, train, test, qrels=qrels, rel=rel)
+        attach_metrics(baselines[-1], train, test)
     log = {"description": train.description, "source": train.source, "n_sessions": len(train),
            "n_heldout": len(test) if test is not None else 0, "split": how}
     if "dropped_clicks" in train.meta:
         log["dropped_clicks"] = int(train.meta["dropped_clicks"])
     if test is not None and "dropped_clicks" in test.meta:
         log["heldout_dropped_clicks"] = int(test.meta["dropped_clicks"])
-    report = FitReport(fits, diagnostics, notes, log, unfitted, baselines)
+    report = FitReport(fits, diagnostics, notes, log, unfitted, baselines, click_models)
     report._sequence = sequence
     return report

@@ -169,7 +169,7 @@ def test_every_row_has_the_click_metrics_of_its_model(report):
     assert car.heldout_metrics["loglik"] == pytest.approx(ll, rel=1e-9)
     assert car.train_metrics["n_sessions"] == len(train)
     # the stand-in click model and the rank-CTR baseline: the same yardstick
-    pbm = next(f for f in report.fits if f.family == "clickmodel")
+    pbm = report.click_models["PBM"]
     ppl, _ = _perplexity_by_hand(pbm.click_probabilities, list(test))
     assert rows[("clickmodel", "PBM")]["click_perplexity"] == pytest.approx(ppl, rel=1e-9)
     assert rows[("clickmodel", "PBM")]["heldout_loglik"] == pytest.approx(sum(pbm.session_loglik(s) for s in test))
@@ -221,6 +221,12 @@ def test_fit_file_keeps_the_metrics(report, tmp_path):
     assert set(car.heldout_metrics) >= {"loglik_per_session", "perplexity", "perplexity_per_rank", "ctr_observed",
                                         "ctr_predicted"}
     assert [f for f in back.fits if f.family == "mp"][0].heldout_metrics is None
+    # the click model's row is a fit of family 'clickmodel' with its metrics, in the report's dict form too
+    full = FitReport.from_dict(json.loads(json.dumps(report.to_dict())))
+    (pbm,) = [f for f in full.fits if f.family == "clickmodel"]
+    assert pbm.model == "PBM" and pbm.heldout_metrics == report.click_models["PBM"].heldout_metrics
+    assert pbm.heldout_loglik == pytest.approx(pbm.heldout_metrics["loglik"])
+    assert pbm.n_heldout == report.log["n_heldout"]
     # a report's dict form round-trips through JSON (NaN stored as null)
     again = FitReport.from_dict(json.loads(json.dumps(own.to_dict(), allow_nan=False)))
     assert [f.to_dict() for f in again.fits] == [f.to_dict() for f in own.fits]
