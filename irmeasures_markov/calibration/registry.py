@@ -34,6 +34,17 @@ The fit file (JSON)::
 
 ``best`` gives, per family, the index in ``fits`` of the fit that measures use;
 ``notes`` (optional) are the report's.
+
+Click models (family ``"clickmodel"``: PBM, CM, UBM, DBN, SDBN, with the
+``params`` of :mod:`irmeasures_markov.calibration.parameters`) are fits of a
+file too, and M1–M4 take one as their stopping distribution
+(docs/user-model-framework.md, "Click models as user models"): a PBM by its
+examination probabilities, a DBN, SDBN or CM fitted with qrels by its
+stopping probability per grade.  ``dist='fit:NAME'`` / ``'file:PATH'`` uses
+the ``"carterette"`` entry of ``best``, which may name such a click model; a
+file (or registered name) without a ``"carterette"`` entry uses its best
+click model when that one can be a stopping distribution.  A UBM is not a
+user model of the measures (:data:`~.parameters.UBM_NOT_MP` says why).
 """
 from __future__ import annotations
 
@@ -52,12 +63,14 @@ from .result import FAMILIES, FamilyFit
 
 __all__ = ["register_fitted", "unregister_fitted", "registered_fits", "save_fit", "load_fit", "FitFile",
            "resolve_fit", "fit_parameters", "fit_fingerprint", "check_fit_name", "FIT_FORMAT", "FIT_VERSION",
-           "FITS_ENV"]
+           "FITS_ENV", "FIT_FAMILIES"]
 
 FIT_FORMAT = "irmeasures_markov.fit"
 FIT_VERSION = 1
 #: directories searched for ``NAME.json`` when ``fit:NAME`` is not registered in this process
 FITS_ENV = "IRMEASURES_MARKOV_FITS"
+#: the families a fit file holds: the package's user models and the click models
+FIT_FAMILIES = tuple(dict.fromkeys(FAMILIES + ("clickmodel",)))
 
 #: name -> {family: FamilyFit}
 _REGISTERED: dict[str, dict[str, FamilyFit]] = {}
@@ -80,7 +93,7 @@ class FitFile:
     @property
     def families(self) -> tuple[str, ...]:
         """The families with a best fit, in the order of ``FAMILIES``."""
-        return tuple(f for f in FAMILIES if f in self.best_index)
+        return tuple(f for f in FIT_FAMILIES if f in self.best_index)
 
     def best(self, family: str) -> FamilyFit:
         """The fit that measures use for ``family`` (``ValueError`` naming the file when it has none).
@@ -134,10 +147,11 @@ def _as_fit_file(fit_or_report) -> FitFile:
     """A :class:`FitFile` view of a FamilyFit, a FitReport (``.fits``, ``.best(family)``) or a FitFile."""
     if isinstance(fit_or_report, FitFile):
         return fit_or_report
-    if isinstance(fit_or_report, FamilyFit):
+    if isinstance(fit_or_report, FamilyFit) or getattr(fit_or_report, "family", None) == "clickmodel":
         f = fit_or_report
         _check_family(f)
-        return FitFile([f], {f.family: 0}, {"description": f.log_description, "n_sessions": f.n_sessions})
+        return FitFile([f], {f.family: 0}, {"description": getattr(f, "log_description", ""),
+                                            "n_sessions": getattr(f, "n_sessions", 0)})
     fits = getattr(fit_or_report, "fits", None)
     best = getattr(fit_or_report, "best", None)
     if fits is None or not callable(best):
@@ -145,10 +159,13 @@ def _as_fit_file(fit_or_report) -> FitFile:
                         f"got {type(fit_or_report).__name__}")
     fits = list(fits)
     index = {}
-    for family in FAMILIES:
+    for family in FIT_FAMILIES:
         if not any(f.family == family for f in fits):
             continue
-        chosen = best(family)
+        try:
+            chosen = best(family)
+        except (KeyError, ValueError):   # a report that does not rank this family
+            continue
         index[family] = next(i for i, f in enumerate(fits) if f is chosen)
     log = getattr(fit_or_report, "log", None)
     if not isinstance(log, dict):  # a report that does not describe its log: what its fits say
@@ -159,8 +176,9 @@ def _as_fit_file(fit_or_report) -> FitFile:
 
 
 def _check_family(f: FamilyFit) -> None:
-    if f.family not in FAMILIES:
-        raise ValueError(f"unknown family {f.family!r} of fit {f.model!r}; families are {list(FAMILIES)}")
+    if f.family not in FIT_FAMILIES:
+        raise ValueError(f"unknown family {f.family!r} of fit {getattr(f, 'model', '')!r}; families are "
+                         f"{list(FIT_FAMILIES)}")
 
 
 def check_fit_name(name, where: str = "register_fitted") -> str:
@@ -238,7 +256,7 @@ def registered_fits() -> dict[str, tuple[str, ...]]:
     dict of str to tuple of str
         each registered name with the families registered under it.
     """
-    return {n: tuple(f for f in FAMILIES if f in e) for n, e in _REGISTERED.items()}
+    return {n: tuple(f for f in FIT_FAMILIES if f in e) for n, e in _REGISTERED.items()}
 
 
 # ---------------------------------------------------------------------------
@@ -369,12 +387,20 @@ def _fit_file_from_dict(obj, name: str) -> FitFile:
     if not isinstance(best, dict):
         raise InputError(f"{name}: \"best\" must map each family to the index of its fit")
     for family, i in best.items():
-        if family not in FAMILIES or isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(fits) \
-                or fits[i].family != family:
-            raise InputError(f"{name}: \"best\": {family!r} -> {i!r} is not the index of a {family!r} fit")
+        if family not in FIT_FAMILIES or isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(fits) \
+                or not _serves(fits[i], family):
+            what = f"a {family!r} fit" + (" or of a click model that is a stopping distribution (PBM; DBN, SDBN "
+                                          "or CM with parameters per grade)" if family == "carterette" else "")
+            raise InputError(f"{name}: \"best\": {family!r} -> {i!r} is not the index of {what}")
     log = obj.get("log") if isinstance(obj.get("log"), dict) else {}
     notes = obj.get("notes") if isinstance(obj.get("notes"), list) else []
     return FitFile(fits, dict(best), log, name, [str(n) for n in notes])
+
+
+def _serves(fit, family: str) -> bool:
+    """Whether ``fit`` can be the fit that ``family``'s measures use: its own family's, or for M1–M4 a click
+    model that is a stopping distribution."""
+    return fit.family == family or (family == "carterette" and parameters.is_carterette_user_model(fit))
 
 
 # ---------------------------------------------------------------------------
@@ -430,14 +456,26 @@ def resolve_fit(spec: str, family: str, where: str = "") -> tuple[tuple, FamilyF
     where = where or spec
     token, source = _lookup(spec, where)
     if isinstance(source, FitFile):
-        if family not in source.best_index:
-            raise ValueError(f"{where}: the fit file {source.path} has no {family!r} fit (it has: "
-                             f"{', '.join(source.families) or 'none'})")
-        return token + (family,), source.best(family)
-    if family not in source:
-        raise ValueError(f"{where}: the fits registered under {spec.partition(':')[2]!r} have no {family!r} fit "
-                         f"(they have: {', '.join(f for f in FAMILIES if f in source)})")
-    return token + (family,), source[family]
+        entry = {f: source.best(f) for f in source.families}
+        what = f"the fit file {source.path} has"
+    else:
+        entry = source
+        what = f"the fits registered under {spec.partition(':')[2]!r} have"
+    if family in entry:
+        return token + (family,), entry[family]
+    click = entry.get("clickmodel")
+    if click is not None and _serves(click, family):
+        return token + ("clickmodel",), click
+    has = ", ".join(f for f in FIT_FAMILIES if f in entry) or "none"
+    why = ""
+    if click is not None:
+        model = getattr(click, "model", None) or getattr(click, "name", "")
+        if family == "mp" and model == "UBM":
+            why = f"; {parameters.UBM_NOT_MP}"
+        else:
+            why = (f"; its click model ({model}) is not a user model of this measure (M1-M4 take a PBM, or a DBN, "
+                   "SDBN or CM fitted with qrels)")
+    raise ValueError(f"{where}: {what} no {family!r} fit (it has: {has}){why}")
 
 
 def fit_parameters(spec: str, family: str, where: str = "") -> tuple[tuple, dict]:
@@ -447,7 +485,7 @@ def fit_parameters(spec: str, family: str, where: str = "") -> tuple[tuple, dict
     params = _PARAMS.get(token)
     if params is None:
         try:
-            params = fit.measure_parameters()
+            params = parameters.measure_parameters(fit)
         except (TypeError, ValueError, KeyError) as e:
             raise ValueError(f"{where or spec}: the {family} fit {fit.model!r} cannot be used as a measure: {e}") \
                 from None

@@ -5,7 +5,9 @@ Framework for Investigation", SIGIR 2011 (docs/user-model-framework.md).  A
 stopping distribution gives :math:`P(k)`, the probability that the user stops
 at rank :math:`k`, and :math:`F(k) = \sum_{i \ge k} P(i)`.  Static distributions
 (RBP, DCG, RR and the registered ones) depend on the rank only; dynamic ones
-(ERR, AP, RRR) on the relevant documents too.
+(ERR, AP, RRR) on the relevant documents too.  A *graded* dynamic distribution
+(:func:`register_graded_distribution`, e.g. a DBN fitted to a click log) gives
+the probability of stopping at an examined document per relevance grade.
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ __all__ = [
     "PAPER_MEASURES", "NAMED_MEASURES", "CUSTOM_DISTRIBUTIONS", "DISTRIBUTION_REGISTRY", "REGISTRATION_CACHES",
     "register_distribution", "distribution_fingerprint", "DistributionChoices", "is_static", "default_norm",
     "check_arguments", "static_tables", "static_table", "static_prefix", "theta_or_default",
+    "GradedStopping", "register_graded_distribution", "is_graded",
 ]
 
 MODELS = ("M1", "M2", "M3", "M4")
@@ -136,6 +139,64 @@ def _stop_table_iv(p: np.ndarray, name) -> None:
         raise ValueError(f"stopping distribution {name!r}: probabilities sum to {p.sum()!r} > 1")
 
 
+class GradedStopping:
+    r"""A dynamic stopping distribution from the probability :math:`h(g)` of stopping at an examined document
+    of grade g: :math:`F(k) = \prod_{j<k} (1 - h(g_j))` (the user reaches rank k),
+    :math:`P(k) = h(g_k)\,F(k)`.
+
+    A grade the table does not list takes the value of the nearest listed grade below it (the lowest listed
+    grade for grades below them all).
+
+    Parameters
+    ----------
+    table : mapping of int to float
+        :math:`h(g)` per grade, probabilities in [0, 1].
+    """
+
+    def __init__(self, table):
+        items = sorted((int(g), float(h)) for g, h in dict(table).items())
+        if not items:
+            raise ValueError("a graded stopping distribution needs a probability for at least one grade")
+        self.grades = np.array([g for g, _ in items], dtype=np.int64)
+        self.stop = np.array([h for _, h in items], dtype=np.float64)
+        if not np.all(np.isfinite(self.stop)) or np.any((self.stop < 0) | (self.stop > 1)):
+            raise ValueError(f"graded stopping distribution: probabilities must be in [0, 1], got {dict(items)}")
+
+    def hazard(self, grades: ArrayLike) -> np.ndarray:
+        """:math:`h(g)` of each grade."""
+        i = np.searchsorted(self.grades, np.asarray(grades, dtype=np.int64), side="right") - 1
+        return self.stop[np.maximum(i, 0)]
+
+
+def register_graded_distribution(name: str, stop_by_grade) -> str:
+    """Give a graded dynamic stopping distribution (:class:`GradedStopping`) a name usable as ``dist`` of the
+    M-measures (which read the grades from the qrels).  Returns the name as stored (upper-case).
+
+    Parameters
+    ----------
+    name : str
+        The distribution's name (stored upper-case; not a built-in distribution).
+    stop_by_grade : mapping of int to float
+        The probability of stopping at an examined document of each grade.
+
+    Returns
+    -------
+    str
+    """
+    key = DISTRIBUTION_REGISTRY.key(name)
+    graded = GradedStopping(stop_by_grade)
+    _DISTRIBUTION_FINGERPRINTS[key] = registration_fingerprint(graded.grades, graded.stop)
+    DISTRIBUTION_REGISTRY.register(key, graded)
+    for cached in REGISTRATION_CACHES:
+        cached.cache_clear()
+    return key
+
+
+def is_graded(dist: str) -> bool:
+    """Whether ``dist`` names a graded dynamic distribution (:func:`register_graded_distribution`)."""
+    return isinstance(CUSTOM_DISTRIBUTIONS.get(dist), GradedStopping)
+
+
 class DistributionChoices(RegisteredNames):
     """The valid ``dist`` values: the six built-in distributions and registered ones."""
 
@@ -144,7 +205,7 @@ class DistributionChoices(RegisteredNames):
 
 
 def is_static(dist: str) -> bool:
-    return dist in STATIC_DISTRIBUTIONS or dist in CUSTOM_DISTRIBUTIONS
+    return dist in STATIC_DISTRIBUTIONS or (dist in CUSTOM_DISTRIBUTIONS and not is_graded(dist))
 
 
 def default_norm(model: str, dist: str) -> bool:
@@ -163,12 +224,14 @@ def default_norm(model: str, dist: str) -> bool:
     Returns
     -------
     bool
-        True for M2, and for M3 with ``dist='AP'``.
+        True for M2, and for M3 with ``dist='AP'``; False for a graded distribution (no ideal ranking).
     """
+    if is_graded(dist):
+        return False
     return model == "M2" or (model == "M3" and dist == "AP")
 
 
-def check_arguments(model: str, dist: str, theta: float | None, f: str) -> None:
+def check_arguments(model: str, dist: str, theta: float | None, f: str, graded: bool = False) -> None:
     """Check the arguments of a measure M1–M4 (shared by the functional API and the batch kernel).
 
     Raises
@@ -182,6 +245,9 @@ def check_arguments(model: str, dist: str, theta: float | None, f: str) -> None:
         raise ValueError(f"unknown model {model!r}; choose one of {list(MODELS)}")
     if dist not in DISTRIBUTIONS and dist not in CUSTOM_DISTRIBUTIONS:
         raise ValueError(f"unknown stopping distribution dist={dist!r}; choose one of {list(DistributionChoices())}")
+    if is_graded(dist) and not graded:
+        raise ValueError(f"dist={dist!r} stops by relevance grade: evaluate it with the M-measures over qrels "
+                         "(measures.carterette_graded.graded_user_model_batch), not on binary relevance")
     if theta is not None:
         if dist not in DEFAULT_THETA:
             raise ValueError(f"dist={dist!r} has no parameter theta (only {sorted(DEFAULT_THETA)} do)")

@@ -24,9 +24,11 @@ from ..measures.carterette_distributions import (
     DistributionChoices,
     default_norm,
     distribution_fingerprint,
+    is_graded,
     is_static,
     negligible_depth,
 )
+from ..measures.carterette_graded import graded_user_model_batch
 from ..measures.carterette_ties import expected_user_model
 from ..ranking.prepared import select_positions
 from .base import FLOAT, FamilyMeasure, ParamInfo
@@ -98,7 +100,11 @@ class _UserModelMeasure(FamilyMeasure):
         if f is not None and self.MODEL != "M3":
             raise ValueError(f"{self.NAME}: f only applies to M3")
         if is_fit_spec(dist):
-            carterette_distribution(dist, self.NAME)  # an unknown name or a bad file is reported now
+            key, _ = carterette_distribution(dist, self.NAME)  # an unknown name or a bad file is reported now
+            if is_graded(key) and self.params.get("norm"):
+                raise ValueError(f"{self.NAME}: dist={dist!r} is a click model's stopping probability per grade; "
+                                 "norm is not available with it (the best ranking under it is not the "
+                                 "grade-sorted one): drop norm=True")
 
     def input_fingerprints(self):
         dist = self.dist
@@ -120,6 +126,9 @@ class _UserModelMeasure(FamilyMeasure):
 
     def compute(self, prepared):
         dist, theta = self._distribution()
+        if is_graded(dist):   # a click model's stopping probability per grade: reads the grades (carterette_graded)
+            return graded_user_model_batch(self.batch(prepared), self.MODEL, dist, f=self.params.get("f") or "1/k",
+                                           norm=self.norm(dist), cutoff=self.cutoff)
         return user_model_batch(self.batch(prepared), self.MODEL, dist, theta=theta,
                                 f=self.params.get("f") or "1/k", norm=self.norm(dist), cutoff=self.cutoff)
 
@@ -143,6 +152,8 @@ class _UserModelMeasure(FamilyMeasure):
         distributions the value at each tie group's mean relevance, for dynamic ones a sum over the
         hypergeometric count of relevant documents above each rank; None if that sum is too large."""
         dist, theta = self._distribution()
+        if is_graded(dist):   # no closed form over tie orders: the general method evaluates them
+            return None
         jo = bool(self["judged_only"])
         batch = reading.batch(rel=self["rel"], judged_only=jo, cutoff=None)
         keep, _ = select_positions(reading.grades, reading.offsets, jo, None)

@@ -91,15 +91,25 @@ def carterette_distribution(spec: str, measure: str = "M1") -> tuple[str, object
     parameters) is that distribution with its fitted θ; any other (an
     empirical distribution) is registered with
     :func:`~irmeasures_markov.measures.carterette.register_distribution` on
-    first use, under a name of its own.
+    first use, under a name of its own.  A click model (family ``clickmodel``)
+    is a PBM's static distribution or, for a DBN, SDBN or CM fitted with qrels,
+    a graded dynamic distribution
+    (:func:`~irmeasures_markov.measures.carterette_distributions.register_graded_distribution`).
     """
     from ..calibration.registry import fit_parameters
     from ..measures.carterette import DEFAULT_THETA, DISTRIBUTIONS, register_distribution
+    from ..measures.carterette_distributions import register_graded_distribution
     where = _where(measure, "dist", spec)
     token, p = fit_parameters(spec, "carterette", where)
     dist, theta = p.get("dist"), p.get("theta")
     if dist in DISTRIBUTIONS and (theta is None or dist in DEFAULT_THETA):
         return dist, theta
+    if p.get("stop_by_grade") is not None:   # a DBN, SDBN or CM click model fitted with qrels
+        key = _DIST_KEYS.get(token)
+        if key is None:
+            key = register_graded_distribution(f"{spec}#{len(_DIST_KEYS) + 1}", p["stop_by_grade"])
+            _DIST_KEYS[token] = key
+        return key, None
     if p.get("stop_probabilities") is None:
         raise ValueError(f"{where}: the fit gives neither stopping probabilities nor one of the distributions "
                          f"{list(DISTRIBUTIONS)} (it gives dist={dist!r})")
