@@ -203,7 +203,13 @@ def click_model_record(cm, description: str = "") -> FamilyFit:
     ``'clickmodel'`` whose ``model`` is the click model's name, with its click metrics (those of ``cm``,
     :func:`attach_metrics`) and its held-out log-likelihood."""
     held = getattr(cm, "heldout_metrics", None)
-    return FamilyFit("clickmodel", cm.name, dict(cm.params), loglik=float(cm.loglik), n_params=int(cm.n_params),
+    # the fit-file schema of a click model (parameters.py) names what transfers to the measures and keeps the
+    # query-document side under "per_document": the values for unseen pairs and the prior go there too
+    params = {k: v for k, v in cm.params.items() if k not in ("unseen", "prior")}
+    extra = {k: cm.params[k] for k in ("unseen", "prior") if k in cm.params}
+    if extra:
+        params["per_document"] = {**params.get("per_document", {}), **extra}
+    return FamilyFit("clickmodel", cm.name, params, loglik=float(cm.loglik), n_params=int(cm.n_params),
                      n_sessions=int(cm.n_sessions), log_description=description,
                      heldout_loglik=held["loglik"] if held else None, n_heldout=held["n_sessions"] if held else 0,
                      heldout_metrics=held, train_metrics=getattr(cm, "train_metrics", None))

@@ -209,7 +209,7 @@ def test_one_document_rankings_fit_what_can_be_fitted(tmp_path, capsys):
     assert "ph: every ranking shown has one document" in cap.out and "(SFBM and RWBM left out)" in cap.out
     assert "carterette: every ranking shown has one document" in cap.out
     saved = load_fit(out)
-    assert saved.families == ("ph", "carterette")
+    assert saved.families == ("ph", "carterette", "clickmodel")  # 'all' includes the click models
     models = {f.model for f in saved.fits}
     assert {"SFBM", "RWBM", "RBP", "empirical"}.isdisjoint(models) and {"DFBM", "DCG"} <= models
     assert saved.best("ph").params["gamma"] == pytest.approx(3 / 5, abs=1e-6)   # 3 clicks in 5 sessions
