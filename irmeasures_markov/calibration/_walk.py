@@ -176,15 +176,16 @@ def click_gammas(data: WalkData, values: dict) -> np.ndarray:
     data : WalkData
         The grouped sessions.
     values : dict
-        Natural parameters holding the names :func:`gamma_names` gives
-        (``gamma_rel``/``gamma_nonrel`` when ``data`` has relevance, else ``gamma``).
+        Natural parameters holding the names :func:`gamma_names` gives:
+        ``gamma_rel``/``gamma_nonrel`` for a model fitted with qrels (whether
+        or not ``data`` shows a relevant document), else ``gamma``.
 
     Returns
     -------
     ndarray of float64
         One probability per rank of each group.
     """
-    if data.has_relevance:
+    if "gamma_rel" in values or "gamma_nonrel" in values:
         return np.where(data.rel, values["gamma_rel"], values["gamma_nonrel"])
     return np.full(data.rel.shape, values["gamma"])
 

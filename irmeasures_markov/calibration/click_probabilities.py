@@ -40,13 +40,14 @@ import json
 
 import numpy as np
 
+from . import carterette, ph, tbg
 from ._likelihood import safe_log
-from ._walk import WalkData
+from ._walk import WalkData, click_gammas
 from .click_metrics import click_vector
 from .logs import Session
 
 __all__ = ["FamilyClickModel", "family_click_model", "walk_click_probabilities", "walk_click_vector_probability",
-           "NO_CLICKS_REASON"]
+           "NO_CLICKS_REASON", "MAX_CLICKED_RANKS"]
 
 #: why a family (or a fit) has no click probabilities
 NO_CLICKS_REASON = {
@@ -55,6 +56,12 @@ NO_CLICKS_REASON = {
     "tbg": "this TBG fit has only time parameters (halflife, t_summary); its click probabilities P(C|R) "
            "are fitted with qrels only",
 }
+
+#: most distinct clicked ranks of a session under a user who goes back (the exact sum has 2^k terms of
+#: alternating sign: beyond, its cost and its rounding error grow too large)
+MAX_CLICKED_RANKS = 16
+#: sets per batch of the inclusion-exclusion sum
+_CHUNK = 4096
 
 _REL_KEYS = ("gamma_rel", "gamma_nonrel", "p_rel", "q_rel")
 
@@ -69,18 +76,22 @@ def _boundary(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.
 
 
 def _no_click_outside(p, q, stop, gamma, inside: np.ndarray) -> np.ndarray:
-    """Q(A) for a batch of sets A (``inside``: (B, T) bool): the probability of no click at a rank outside A."""
-    T = p.size
-    P = np.zeros((T, T))
-    if T > 1:
-        P[np.arange(T - 1), np.arange(1, T)] = p[:-1]
-        P[np.arange(1, T), np.arange(T - 1)] = q[1:]
+    """Q(A) for a batch of sets A (``inside``: (B, T) bool): the probability of no click at a rank outside A.
+
+    ``Q(A)`` is the first entry of the solution of the tridiagonal system ``(I - D P) x = D s``; it is
+    eliminated from rank T up to rank 1 (Thomas's algorithm in reverse order, stable because the matrix is
+    diagonally dominant: p + q <= 1), so the answer is the last pivot step and costs O(T) per set."""
     d = np.where(inside, 1.0, 1.0 - gamma[None, :])                     # (B, T)
-    M = np.eye(T)[None] - d[:, :, None] * P[None]
-    rhs = d * stop[None, :]
-    # row 1 of (I - DP)^{-1} D s: solve (I - DP) x = D s and read x_1
-    x = np.linalg.solve(M, rhs[:, :, None])[:, :, 0]
-    return x[:, 0]
+    T = p.size
+    # row r: x_r - d_r p_r x_{r+1} - d_r q_r x_{r-1} = d_r s_r; eliminate x_{r+1} from the bottom row up
+    up = np.zeros(d.shape[0])          # coefficient of x_{r-1} after elimination (divided by the pivot)
+    y = np.zeros(d.shape[0])
+    for r in range(T - 1, -1, -1):
+        a = d[:, r] * p[r]                                                # coefficient of x_{r+1}
+        pivot = 1.0 - a * up
+        y = (d[:, r] * stop[r] + a * y) / pivot
+        up = d[:, r] * q[r] / pivot
+    return y
 
 
 def walk_click_probabilities(p, q, gamma) -> np.ndarray:
@@ -135,11 +146,18 @@ def walk_click_vector_probability(p, q, gamma, clicked) -> float:
         m = int(np.flatnonzero(c)[-1])
         return float(np.prod(obs[:m] * p[:m]) * gamma[m] * tail[m])
     S = np.flatnonzero(c)
-    subsets = ((np.arange(1 << S.size)[:, None] >> np.arange(S.size)[None, :]) & 1).astype(bool)
-    inside = np.zeros((subsets.shape[0], T), dtype=bool)
-    inside[:, S] = subsets
-    sign = np.where((S.size - subsets.sum(axis=1)) % 2 == 0, 1.0, -1.0)
-    return float(sign @ _no_click_outside(p, q, stop, gamma, inside))
+    if S.size > MAX_CLICKED_RANKS:
+        raise ValueError(f"a click vector with {S.size} clicked ranks under a user who goes back (q > 0): the "
+                         f"exact sum has 2^{S.size} terms; at most {MAX_CLICKED_RANKS} clicked ranks are supported")
+    total = 0.0
+    for start in range(0, 1 << S.size, _CHUNK):
+        codes = np.arange(start, min(start + _CHUNK, 1 << S.size))
+        subsets = ((codes[:, None] >> np.arange(S.size)[None, :]) & 1).astype(bool)
+        inside = np.zeros((codes.size, T), dtype=bool)
+        inside[:, S] = subsets
+        sign = np.where((S.size - subsets.sum(axis=1)) % 2 == 0, 1.0, -1.0)
+        total += float(sign @ _no_click_outside(p, q, stop, gamma, inside))
+    return total
 
 
 class FamilyClickModel:
@@ -216,27 +234,18 @@ class FamilyClickModel:
 
 
 def _walk_arrays(family: str, params: dict, T: int, relv: tuple[bool, ...] | None):
-    """(p, q, gamma) of one ranking of T documents (``relv``: relevance per rank, None without qrels)."""
+    """(p, q, gamma) of one ranking of T documents (``relv``: relevance per rank, None without qrels), by the
+    family's own rule (the one its likelihood uses)."""
     rel = np.array(relv if relv is not None else (False,) * T, dtype=bool)
+    data = WalkData(np.array([T]), rel, [()], [0])
     if family == "ph":
-        p = np.where(rel, params.get("p_rel", params.get("p", 1.0)), params.get("p", 1.0))
-        q = np.where(rel, params.get("q_rel", params.get("q", 0.0)), params.get("q", 0.0))
-        return p, q, _gammas(params, rel)
+        return ph.walk_arrays(data, params)
     if family == "carterette":
-        from .carterette import continuation
-        data = WalkData(np.array([T]), rel, [()], [0])
-        p = continuation(data, params["dist"], params)
-        return p, np.zeros(T), _gammas(params, rel)
+        p = carterette.continuation(data, params["dist"], params)
+        return p, np.zeros(T), click_gammas(data, params)
     if family == "tbg":
-        p = np.full(T, params["p_continue"])
-        return p, np.zeros(T), np.where(rel, params["pc_rel"], params["pc_nonrel"])
+        return tbg.walk_arrays(data, params)
     raise NotImplementedError(f"no click model for family {family!r}")
-
-
-def _gammas(params: dict, rel: np.ndarray) -> np.ndarray:
-    if "gamma_rel" in params or "gamma_nonrel" in params:
-        return np.where(rel, params["gamma_rel"], params["gamma_nonrel"])
-    return np.full(rel.shape, params["gamma"])
 
 
 _CACHE_ATTR = "_click_model_cache"

@@ -188,3 +188,39 @@ def test_fitted_models_saved_and_loaded_predict_the_same(tmp_path):
     # the loaded best P@H model scores the log through click_metrics
     m = click_metrics(loaded.best("ph").click_model(qrels), log, depth=4)
     assert 1.0 < m.perplexity < 2.0 and np.isfinite(m.loglik)
+
+
+def test_long_rankings_cost_linear_solves_and_agree_with_the_walk_diagnostics():
+    """200 documents (past the walk code's dense limit): marginals equal click_probability_by_rank's
+    tridiagonal path; a session's click-vector probability lies between 0 and its sequence probability's sum."""
+    T = 200
+    shown = [f"d{k}" for k in range(T)]
+    params = {"browse": "RWBM", "p": 0.6, "q": 0.3, "gamma": 0.3}
+    f = FamilyFit("ph", "RWBM", params)
+    s = make_session("q", shown, [1, 3, 2])
+    data = walk_data(ClickLog([s]))
+    by_rank = click_probability_by_rank(data, np.full(T, 0.6), np.full(T, 0.3), np.full(T, 0.3))
+    assert np.allclose(f.click_probabilities(s), by_rank, atol=1e-12)
+    own = walk_loglik(data, np.full(T, 0.6), np.full(T, 0.3), np.full(T, 0.3))[0]    # the order 1, 3, 2
+    assert own < f.session_loglik(s) < 0
+
+
+def test_too_many_clicked_ranks_for_a_user_who_goes_back_is_refused():
+    from irmeasures_markov.calibration.click_probabilities import MAX_CLICKED_RANKS
+    shown = [f"d{k}" for k in range(30)]
+    f = FamilyFit("ph", "RWBM", {"browse": "RWBM", "p": 0.6, "q": 0.3, "gamma": 0.3})
+    with pytest.raises(ValueError, match=f"at most {MAX_CLICKED_RANKS} clicked ranks"):
+        f.session_loglik(make_session("q", shown, list(range(1, MAX_CLICKED_RANKS + 2))))
+    sfbm = FamilyFit("ph", "SFBM", {"browse": "SFBM", "p": 0.9, "q": 0.0, "gamma": 0.5})
+    assert np.isfinite(sfbm.session_loglik(make_session("q", shown, list(range(1, 25)))))
+
+
+def test_qrels_that_judge_no_shown_document_relevant_fit_and_predict():
+    """The relevance-dependent click probabilities are chosen by the fitted parameters, not by whether some
+    shown document is relevant (a KeyError 'gamma' before)."""
+    log, _ = simulate_ph(200, browse="RWBM", p=0.6, q=0.2, gamma=0.5, n_docs=4, n_queries=3, rng=5)
+    report = fit(log, families=("ph", "carterette"), qrels={"elsewhere": {"x": 1}}, bootstrap=0, progress=False)
+    best = report.best("ph")
+    assert "gamma_rel" in best.params
+    m = click_metrics(best.click_model(qrels={}), log, depth=4)
+    assert np.isfinite(m.loglik) and m.n_sessions == 200
