@@ -9,19 +9,19 @@ probability :math:`\gamma_r`.  That defines a distribution over a session's
 quantity click models are scored on
 (:mod:`~irmeasures_markov.calibration.click_metrics`):
 
-- the unconditional click probability is
-  :math:`P(C_r=1) = 1 - Q(\{1..T\}\setminus\{r\})`, with :math:`Q(A)` the
-  probability of no click outside :math:`A`:
-  :math:`Q(A) = e_1^\top (I-D_AP)^{-1}D_A s`, :math:`D_A` the diagonal of
-  1 on :math:`A` and :math:`1-\gamma_r` elsewhere, :math:`s` the stop
-  probabilities;
-- the click vector with clicked set :math:`S` has probability
-  :math:`\sum_{A\subseteq S}(-1)^{|S\setminus A|}Q(A)` (inclusion-exclusion:
-  :math:`Q(A)` is the probability that the clicked set lies within :math:`A`).
-
-For a forward-only user (:math:`q=0`: SFBM, DFBM, Carterette, TBG) each rank is
-visited at most once, so the closed forms are :math:`P(C_r=1)=\gamma_r\prod_{i<r}p_i`
-and a product along the ranks up to the last click; they are used there.
+- the unconditional click probability :math:`P(C_r=1)` is the walk code's
+  (:func:`~._walk.click_probability_by_rank`, what the fit's CTR diagnostics use);
+- for a forward reader (:math:`q=0` past rank 1: SFBM, DFBM, Carterette,
+  TBG) each rank is visited at most once, and the probability of the click
+  vector is the walk likelihood of its clicked ranks in rank order
+  (:func:`~._walk.walk_loglik`);
+- for a user who goes back (RWBM) the click vector with clicked set :math:`S`
+  has probability :math:`\sum_{A\subseteq S}(-1)^{|S\setminus A|}Q(A)`
+  (inclusion-exclusion), with :math:`Q(A)` the probability of no click
+  outside :math:`A`: :math:`Q(A) = e_1^\top (I-D_AP)^{-1}D_A s`, :math:`D_A`
+  the diagonal of 1 on :math:`A` and :math:`1-\gamma_r` elsewhere, :math:`s`
+  the stop probabilities (one tridiagonal solve per set); at most
+  :data:`MAX_CLICKED_RANKS` clicked ranks.
 
 How this relates to the likelihood the fit maximises: Carterette and TBG are
 fitted on the set of clicked ranks, and with :math:`q=0` that likelihood *is*
@@ -42,11 +42,11 @@ import numpy as np
 
 from . import carterette, ph, tbg
 from ._likelihood import safe_log
-from ._walk import WalkData, click_gammas
+from ._walk import WalkData, click_gammas, click_probability_by_rank, walk_loglik
 from .click_metrics import click_vector
 from .logs import Session
 
-__all__ = ["FamilyClickModel", "family_click_model", "walk_click_probabilities", "walk_click_vector_probability",
+__all__ = ["FamilyClickModel", "family_click_model", "walk_click_vector_probability",
            "NO_CLICKS_REASON", "MAX_CLICKED_RANKS"]
 
 #: why a family (or a fit) has no click probabilities
@@ -94,35 +94,14 @@ def _no_click_outside(p, q, stop, gamma, inside: np.ndarray) -> np.ndarray:
     return y
 
 
-def walk_click_probabilities(p, q, gamma) -> np.ndarray:
-    """Unconditional P(rank r clicked at least once), r = 1..T, under the walk with clicks on visits.
-
-    Parameters
-    ----------
-    p, q, gamma : array_like, shape (T,)
-        Forward, backward and click probabilities per rank (the forward
-        probability at rank T and the backward one at rank 1 are ignored: the user stops).
-
-    Returns
-    -------
-    ndarray, shape (T,)
-    """
-    p, q, stop = _boundary(p, q)
-    gamma = np.asarray(gamma, dtype=np.float64)
-    if not q.any():
-        reach = np.concatenate(([1.0], np.cumprod(p[:-1])))
-        return reach * gamma
-    inside = ~np.eye(p.size, dtype=bool)
-    return 1.0 - _no_click_outside(p, q, stop, gamma, inside)
-
-
 def walk_click_vector_probability(p, q, gamma, clicked) -> float:
     """P(the set of ranks clicked at least once is exactly ``clicked``) under the walk (module docstring).
 
     Parameters
     ----------
     p, q, gamma : array_like, shape (T,)
-        As :func:`walk_click_probabilities`.
+        Forward, backward and click probabilities per rank (the forward
+        probability at rank T and the backward one at rank 1 are ignored: the user stops).
     clicked : array_like of bool or 0/1, shape (T,)
         The click vector.
 
@@ -134,17 +113,6 @@ def walk_click_vector_probability(p, q, gamma, clicked) -> float:
     gamma = np.asarray(gamma, dtype=np.float64)
     c = np.asarray(clicked).astype(bool)
     T = p.size
-    if not q.any():
-        # forward reader: ranks up to the last click m are all read (clicked or not), then the session ends
-        obs = np.where(c, gamma, 1.0 - gamma)
-        tail = np.ones(T + 1)                           # tail[k]: P(no click at ranks > k | rank k read), 0-based
-        for k in range(T - 1, -1, -1):
-            nxt = (1.0 - gamma[k + 1]) * tail[k + 1] if k + 1 < T else 0.0
-            tail[k] = stop[k] + p[k] * nxt
-        if not c.any():
-            return float((1.0 - gamma[0]) * tail[0])
-        m = int(np.flatnonzero(c)[-1])
-        return float(np.prod(obs[:m] * p[:m]) * gamma[m] * tail[m])
     S = np.flatnonzero(c)
     if S.size > MAX_CLICKED_RANKS:
         raise ValueError(f"a click vector with {S.size} clicked ranks under a user who goes back (q > 0): the "
@@ -170,7 +138,8 @@ class FamilyClickModel:
 
     def __init__(self, family: str, params: dict, qrels: dict | None = None, rel: int = 1) -> None:
         self.family, self.params, self.qrels, self.rel = family, dict(params), qrels, rel
-        self._arrays: dict = {}
+        self._rankings: dict = {}       # (length, relevance) -> (walk data, p, q, gamma); kept, so ids stay unique
+        self._marginals: dict = {}
         self._loglik: dict = {}
         self.needs_qrels = family == "tbg" or any(k in params for k in _REL_KEYS) or \
             (family == "carterette" and params.get("dist") in ("ERR", "AP", "RRR"))
@@ -185,13 +154,17 @@ class FamilyClickModel:
         judged = self.qrels.get(session.query_id, {})
         return tuple(judged.get(d, 0) >= self.rel for d in session.shown)
 
-    def arrays(self, session: Session) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Forward, backward and click probabilities at each rank shown in ``session``."""
+    def ranking(self, session: Session) -> tuple[WalkData, np.ndarray, np.ndarray, np.ndarray]:
+        """The ranking ``session`` shows as walk data (no clicks) and its forward, backward and click
+        probabilities at each rank, by the family's own rule (the one its likelihood uses)."""
         relv = self._relevance(session)
         key = (session.n_shown, relv)
-        hit = self._arrays.get(key)
+        hit = self._rankings.get(key)
         if hit is None:
-            hit = self._arrays[key] = _walk_arrays(self.family, self.params, session.n_shown, relv)
+            T = session.n_shown
+            data = WalkData(np.array([T]), np.array(relv if relv is not None else (False,) * T, dtype=bool),
+                            [()], [0])
+            hit = self._rankings[key] = (data, *_walk_arrays(self.family, self.params, data))
         return hit
 
     def click_probabilities(self, session: Session) -> np.ndarray:
@@ -205,11 +178,10 @@ class FamilyClickModel:
         -------
         ndarray of float64
         """
-        p, q, g = self.arrays(session)
-        key = (session.n_shown, self._relevance(session), "marginal")
-        hit = self._loglik.get(key)
+        data, p, q, g = self.ranking(session)
+        hit = self._marginals.get(id(data))
         if hit is None:
-            hit = self._loglik[key] = walk_click_probabilities(p, q, g)
+            hit = self._marginals[id(data)] = click_probability_by_rank(data, p, q, g)
         return hit.copy()
 
     def session_loglik(self, session: Session) -> float:
@@ -224,25 +196,29 @@ class FamilyClickModel:
         float
         """
         c = click_vector(session)
-        key = (session.n_shown, self._relevance(session), c.tobytes())
+        data, p, q, g = self.ranking(session)
+        key = (id(data), c.tobytes())
         hit = self._loglik.get(key)
         if hit is None:
-            p, q, g = self.arrays(session)
-            prob = walk_click_vector_probability(p, q, g, c)
-            hit = self._loglik[key] = float(safe_log(min(max(prob, 0.0), 1.0)))
+            if not np.any(q[1:]):      # (a backward move from rank 1 stops: q at rank 1 changes nothing)
+                # a forward reader: the walk likelihood of the clicked ranks in rank order is the vector's
+                seq = tuple(int(r) for r in np.flatnonzero(c) + 1)
+                one = WalkData(data.group_len, data.rel, [seq], [0])
+                hit = float(walk_loglik(one, p, q, g)[0])
+            else:
+                prob = walk_click_vector_probability(p, q, g, c)
+                hit = float(safe_log(min(max(prob, 0.0), 1.0)))
+            self._loglik[key] = hit
         return hit
 
 
-def _walk_arrays(family: str, params: dict, T: int, relv: tuple[bool, ...] | None):
-    """(p, q, gamma) of one ranking of T documents (``relv``: relevance per rank, None without qrels), by the
-    family's own rule (the one its likelihood uses)."""
-    rel = np.array(relv if relv is not None else (False,) * T, dtype=bool)
-    data = WalkData(np.array([T]), rel, [()], [0])
+def _walk_arrays(family: str, params: dict, data: WalkData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(p, q, gamma) of one ranking, by the family's own rule (the one its likelihood uses)."""
     if family == "ph":
         return ph.walk_arrays(data, params)
     if family == "carterette":
         p = carterette.continuation(data, params["dist"], params)
-        return p, np.zeros(T), click_gammas(data, params)
+        return p, np.zeros_like(p), click_gammas(data, params)
     if family == "tbg":
         return tbg.walk_arrays(data, params)
     raise NotImplementedError(f"no click model for family {family!r}")

@@ -13,7 +13,7 @@ import pytest
 from irmeasures_markov.calibration import FamilyFit, fit, load_fit, save_fit
 from irmeasures_markov.calibration._walk import click_probability_by_rank, walk_data, walk_loglik
 from irmeasures_markov.calibration.click_metrics import click_metrics, click_vector
-from irmeasures_markov.calibration.click_probabilities import walk_click_probabilities
+from irmeasures_markov.calibration.click_probabilities import walk_click_vector_probability
 from irmeasures_markov.calibration.logs import ClickLog, make_session
 from irmeasures_markov.calibration.simulate import simulate_ph
 
@@ -98,7 +98,17 @@ def test_a_user_who_goes_back_matches_the_chain_over_clicked_sets():
     data = walk_data(ClickLog([make_session("q", SHOWN, [])]), QRELS)
     by_rank = click_probability_by_rank(data, p, q, g)
     assert np.allclose(f.click_probabilities(make_session("q", SHOWN, []), qrels=QRELS), by_rank, atol=1e-12)
-    assert np.allclose(walk_click_probabilities(p, q, g), by_rank, atol=1e-12)
+
+
+@pytest.mark.parametrize("family,params", MODELS, ids=IDS)
+def test_the_inclusion_exclusion_sum_agrees_with_every_models_session_loglik(family, params):
+    """The sum over subsets (written for users who go back) against the forward readers' walk likelihood
+    and, for RWBM, against the same sum: one formula checked on every family's arrays."""
+    f = FamilyFit(family, "m", params)
+    for s in _all_sessions():
+        _, p, q, g = f.click_model(QRELS).ranking(s)
+        pr = walk_click_vector_probability(p, q, g, click_vector(s))
+        assert math.exp(f.session_loglik(s, qrels=QRELS)) == pytest.approx(pr, rel=1e-10, abs=1e-15)
 
 
 @pytest.mark.parametrize("family,params", [m for m in MODELS if m[0] != "ph"],
