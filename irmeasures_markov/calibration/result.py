@@ -165,6 +165,12 @@ class FamilyFit:
         """
         return parameters.measure_parameters(self)
 
+    def __getstate__(self) -> dict:
+        # the click model cached by click_model() is rebuilt on demand: never pickled or deep-copied
+        state = dict(self.__dict__)
+        state.pop("_click_model_cache", None)
+        return state
+
     def click_model(self, qrels: dict | None = None, rel: int = 1):
         """The click model this user model defines: an object with ``click_probabilities(session)`` and
         ``session_loglik(session)``, as :func:`~irmeasures_markov.calibration.click_metrics.click_metrics` takes.

@@ -234,3 +234,13 @@ def test_qrels_that_judge_no_shown_document_relevant_fit_and_predict():
     assert "gamma_rel" in best.params
     m = click_metrics(best.click_model(qrels={}), log, depth=4)
     assert np.isfinite(m.loglik) and m.n_sessions == 200
+
+
+def test_a_fit_pickles_without_its_cached_click_model():
+    import pickle
+    f = FamilyFit("carterette", "RBP", {"dist": "RBP", "theta": 0.8, "gamma": 0.3})
+    s = make_session("q", SHOWN, [2])
+    expected = f.session_loglik(s)
+    g = pickle.loads(pickle.dumps(f))
+    assert (g.family, g.params) == (f.family, f.params) and "_click_model_cache" not in g.__dict__
+    assert g.session_loglik(s) == expected
