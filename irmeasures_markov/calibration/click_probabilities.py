@@ -42,7 +42,7 @@ import numpy as np
 
 from . import carterette, ph, tbg
 from ._likelihood import safe_log
-from ._walk import WalkData, click_gammas, click_probability_by_rank, walk_loglik
+from ._walk import WalkData, boundary, click_gammas, click_probability_by_rank, walk_loglik
 from .click_metrics import click_vector
 from .logs import Session
 
@@ -64,15 +64,6 @@ MAX_CLICKED_RANKS = 16
 _CHUNK = 4096
 
 _REL_KEYS = ("gamma_rel", "gamma_nonrel", "p_rel", "q_rel")
-
-
-def _boundary(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Forward, backward and stop probabilities with the measures' rule (forward mass at T and backward at 1 stop)."""
-    p = np.array(p, dtype=np.float64)
-    q = np.array(q, dtype=np.float64)
-    p[-1] = 0.0
-    q[0] = 0.0
-    return p, q, 1.0 - p - q
 
 
 def _no_click_outside(p, q, stop, gamma, inside: np.ndarray) -> np.ndarray:
@@ -109,7 +100,8 @@ def walk_click_vector_probability(p, q, gamma, clicked) -> float:
     -------
     float
     """
-    p, q, stop = _boundary(p, q)
+    p, q = boundary(p, q)
+    stop = 1.0 - p - q
     gamma = np.asarray(gamma, dtype=np.float64)
     c = np.asarray(clicked).astype(bool)
     T = p.size
