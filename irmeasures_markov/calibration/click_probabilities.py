@@ -47,8 +47,10 @@ from .click_metrics import click_vector
 from .logs import Session
 
 __all__ = ["FamilyClickModel", "family_click_model", "walk_click_vector_probability",
-           "NO_CLICKS_REASON", "MAX_CLICKED_RANKS"]
+           "NO_CLICKS_REASON", "MAX_CLICKED_RANKS", "WALK_FAMILIES"]
 
+#: the families whose user models define clicks (a walk with clicks on visits)
+WALK_FAMILIES = ("ph", "carterette", "tbg")
 #: why a family (or a fit) has no click probabilities
 NO_CLICKS_REASON = {
     "mp": "MP models the order of the moves between the clicked ranks given which ranks were clicked "
@@ -213,7 +215,7 @@ def _walk_arrays(family: str, params: dict, data: WalkData) -> tuple[np.ndarray,
         return p, np.zeros_like(p), click_gammas(data, params)
     if family == "tbg":
         return tbg.walk_arrays(data, params)
-    raise NotImplementedError(f"no click model for family {family!r}")
+    raise NotImplementedError(f"no click model for family {family!r}")    # family_click_model checks first
 
 
 _CACHE_ATTR = "_click_model_cache"
@@ -246,6 +248,9 @@ def family_click_model(fit, qrels: dict | None = None, rel: int = 1) -> FamilyCl
     if fit.family == "mp" or (fit.family == "tbg" and "pc_rel" not in fit.params):
         raise NotImplementedError(f"{fit.family} {fit.model!r}: no click probabilities: "
                                   f"{NO_CLICKS_REASON[fit.family]}")
+    if fit.family not in WALK_FAMILIES:
+        raise NotImplementedError(f"{fit.family} {fit.model!r}: no click probabilities for family {fit.family!r} "
+                                  f"(the families with them are {', '.join(WALK_FAMILIES)})")
     key = (json.dumps(fit.params, sort_keys=True, default=str), fit.family, id(qrels), rel)
     cache = fit.__dict__.setdefault(_CACHE_ATTR, {})
     model = cache.get(key)
