@@ -195,6 +195,12 @@ def test_fitted_models_saved_and_loaded_predict_the_same(tmp_path):
             assert a.session_loglik(s, qrels=qrels) == b.session_loglik(s, qrels=qrels)
         checked += 1
     assert checked >= 8
+    # the report's CTR diagnostics are the click probabilities averaged over the training sessions
+    for key in ("ph/RWBM", "carterette/RBP", "tbg/clicks"):
+        family, model = key.split("/")
+        f = next(x for x in report.fits if (x.family, x.model) == (family, model))
+        mean = np.mean([f.click_probabilities(s, qrels=qrels) for s in log], axis=0)
+        assert np.allclose(report.diagnostics[key]["ctr_predicted"], mean, atol=1e-12), key
     # the loaded best P@H model scores the log through click_metrics
     m = click_metrics(loaded.best("ph").click_model(qrels), log, depth=4)
     assert 1.0 < m.perplexity < 2.0 and np.isfinite(m.loglik)
