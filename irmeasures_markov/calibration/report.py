@@ -14,8 +14,8 @@ from . import carterette as cart_mod
 from . import mp as mp_mod
 from . import ph as ph_mod
 from . import tbg as tbg_mod
-from ._likelihood import fit_candidate
 from ._walk import walk_data
+from .fitting import fit_candidate
 from .logs import ClickLog
 from .plots import PANELS, draw_panel
 from .result import FAMILIES, FamilyFit

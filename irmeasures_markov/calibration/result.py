@@ -11,7 +11,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 
+import numpy as np
+
 from . import parameters
+from .click_probabilities import FamilyClickModel, family_click_model
+from .logs import Session
 
 __all__ = ["FamilyFit", "FAMILIES"]
 
@@ -171,7 +175,7 @@ class FamilyFit:
         state.pop("_click_model_cache", None)
         return state
 
-    def click_model(self, qrels: dict | None = None, rel: int = 1):
+    def click_model(self, qrels: dict | None = None, rel: int = 1) -> FamilyClickModel:
         """The click model this user model defines: an object with ``click_probabilities(session)`` and
         ``session_loglik(session)``, as :func:`~irmeasures_markov.calibration.click_metrics.click_metrics` takes.
 
@@ -185,7 +189,7 @@ class FamilyFit:
 
         Returns
         -------
-        irmeasures_markov.calibration.click_probabilities.FamilyClickModel
+        FamilyClickModel
 
         Raises
         ------
@@ -196,10 +200,9 @@ class FamilyFit:
         ValueError
             When the fit depends on relevance and ``qrels`` is not given.
         """
-        from .click_probabilities import family_click_model  # the walk code imports this module
         return family_click_model(self, qrels, rel)
 
-    def click_probabilities(self, session, qrels: dict | None = None, rel: int = 1):
+    def click_probabilities(self, session: Session, qrels: dict | None = None, rel: int = 1) -> np.ndarray:
         """Unconditional P(click at rank r) for each rank r = 1..len(session.shown) under the fitted model.
 
         The marginals of the distribution over click vectors that
@@ -218,7 +221,7 @@ class FamilyFit:
         """
         return self.click_model(qrels, rel).click_probabilities(session)
 
-    def session_loglik(self, session, qrels: dict | None = None, rel: int = 1) -> float:
+    def session_loglik(self, session: Session, qrels: dict | None = None, rel: int = 1) -> float:
         """Natural log of the model's probability of the session's click vector (rank r clicked at least once).
 
         For P@H this sums the probabilities of every ordered click sequence
