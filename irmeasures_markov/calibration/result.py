@@ -5,7 +5,10 @@
 parameters into what the family's measure functions take.  The fitting code
 (``calibration`` family modules) fills ``params``; the registry
 (``register_fitted``, ``'fit:NAME'`` / ``'file:PATH'`` measure parameters)
-reads only ``measure_parameters()``.
+reads only ``measure_parameters()``.  :meth:`FamilyFit.click_probabilities`
+and :meth:`FamilyFit.session_loglik` give the clicks the fitted user model
+predicts (:mod:`.click_probabilities`; MP has none), for a fit just made or
+read from a fit file alike.
 """
 from __future__ import annotations
 
