@@ -82,6 +82,20 @@ def test_click_vector_distribution_is_exact(fits, name, shown):
     np.testing.assert_allclose(probs, [sum(p for c, p in ref.items() if c[r]) for r in range(n)], atol=1e-12)
 
 
+@pytest.mark.parametrize("name", CLICK_MODELS)
+def test_ranking_longer_than_training(fits, name):
+    """Ranks past the fitted depth reuse the deepest position parameters; still a distribution."""
+    f = fits[name]
+    shown = ("q0-d2", "q0-d0", "q0-d3", "q0-d1", "other")
+    total, marg = 0.0, np.zeros(5)
+    for c in itertools.product((0, 1), repeat=5):
+        p = np.exp(f.session_loglik(make_session("q0", shown, [r + 1 for r in range(5) if c[r]])))
+        total += p
+        marg += p * np.asarray(c)
+    assert total == pytest.approx(1.0, abs=1e-8)
+    np.testing.assert_allclose(f.click_probabilities(make_session("q0", shown, [])), marg, atol=1e-8)
+
+
 def test_repeated_clicks_count_once(fits):
     """The click vector is 'clicked at least once': a repeated click changes nothing."""
     shown = ("q0-d2", "q0-d0", "q0-d3", "q0-d1")
