@@ -140,6 +140,19 @@ def test_to_dict_from_dict_round_trip(fits, small_log, name):
         np.testing.assert_array_equal(g.click_probabilities(s), f.click_probabilities(s))
 
 
+def test_unseen_value_follows_the_prior_and_survives_a_record(small_log):
+    """prior (1, 3): unseen pairs get 1/4; a record keeping "unseen" under "per_document" predicts the same."""
+    f = fit_click_model("DBN", small_log, prior=(1.0, 3.0), iterations=5)
+    assert f.params["unseen"] == {"attractiveness": 0.25, "satisfaction": 0.25}
+    s = make_session("q0", ("new-a", "new-b"), [1])
+    assert f.click_probabilities(s)[0] == 0.25
+    d = json.loads(json.dumps(f.to_dict()))
+    d["params"]["per_document"]["unseen"] = d["params"].pop("unseen")
+    g = ClickModelFit.from_dict(d)
+    assert g.session_loglik(s) == f.session_loglik(s)
+    np.testing.assert_array_equal(g.click_probabilities(s), f.click_probabilities(s))
+
+
 def test_params_keys(fits, small_log):
     d = max(s.n_shown for s in small_log)
     assert len(fits["PBM"].params["examination"]) == d
