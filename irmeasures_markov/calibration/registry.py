@@ -35,16 +35,10 @@ The fit file (JSON)::
 ``best`` gives, per family, the index in ``fits`` of the fit that measures use;
 ``notes`` (optional) are the report's.
 
-Click models (family ``"clickmodel"``: PBM, CM, UBM, DBN, SDBN, with the
-``params`` of :mod:`irmeasures_markov.calibration.parameters`) are fits of a
-file too, and M1–M4 take one as their stopping distribution
-(docs/user-model-framework.md, "Click models as user models"): a PBM by its
-examination probabilities, a DBN, SDBN or CM fitted with qrels by its
-stopping probability per grade.  ``dist='fit:NAME'`` / ``'file:PATH'`` uses
-the ``"carterette"`` entry of ``best``, which may name such a click model; a
-file (or registered name) without a ``"carterette"`` entry uses its best
-click model when that one can be a stopping distribution.  A UBM is not a
-user model of the measures (:data:`~.parameters.UBM_NOT_MP` says why).
+Click models (family ``"clickmodel"``) are fits too; ``best["carterette"]`` may
+name a PBM, or a DBN, SDBN or CM fitted with qrels, as M1–M4's stopping
+distribution, and a file without a Carterette fit uses its best click model
+(docs/user-model-framework.md, "Click models as user models").
 """
 from __future__ import annotations
 
@@ -457,25 +451,21 @@ def resolve_fit(spec: str, family: str, where: str = "") -> tuple[tuple, FamilyF
     token, source = _lookup(spec, where)
     if isinstance(source, FitFile):
         entry = {f: source.best(f) for f in source.families}
-        what = f"the fit file {source.path} has"
+        what, it = f"the fit file {source.path} has", "it has"
     else:
         entry = source
-        what = f"the fits registered under {spec.partition(':')[2]!r} have"
+        what, it = f"the fits registered under {spec.partition(':')[2]!r} have", "they have"
     if family in entry:
         return token + (family,), entry[family]
     click = entry.get("clickmodel")
     if click is not None and _serves(click, family):
         return token + ("clickmodel",), click
     has = ", ".join(f for f in FIT_FAMILIES if f in entry) or "none"
-    why = ""
-    if click is not None:
-        model = getattr(click, "model", None) or getattr(click, "name", "")
-        if family == "mp" and model == "UBM":
-            why = f"; {parameters.UBM_NOT_MP}"
-        else:
-            why = (f"; its click model ({model}) is not a user model of this measure (M1-M4 take a PBM, or a DBN, "
-                   "SDBN or CM fitted with qrels)")
-    raise ValueError(f"{where}: {what} no {family!r} fit (it has: {has}){why}")
+    model = getattr(click, "model", None) or getattr(click, "name", "")
+    why = "" if click is None else f"; {parameters.UBM_NOT_MP}" if family == "mp" and model == "UBM" else \
+        f"; its click model ({model}) is not a user model of this measure (M1-M4 take a PBM, or a DBN, SDBN or CM " \
+        "fitted with qrels)"
+    raise ValueError(f"{where}: {what} no {family!r} fit ({it}: {has}){why}")
 
 
 def fit_parameters(spec: str, family: str, where: str = "") -> tuple[tuple, dict]:
