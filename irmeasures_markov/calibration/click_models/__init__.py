@@ -1,0 +1,156 @@
+r"""Click-model baselines: PBM, CM, UBM, DBN, SDBN (Chuklin, Markov & de Rijke, *Click Models for Web Search*, 2015).
+
+``fit_click_model(name, sessions)`` fits one model to a log and returns a
+:class:`ClickModelFit` whose ``click_probabilities(session)`` and
+``session_loglik(session)`` are what
+:func:`~irmeasures_markov.calibration.click_metrics.click_metrics` scores, so
+the click models and the package's user models compare row by row.
+
+* **PBM**, **UBM**: EM (:mod:`.examination`); **DBN**: EM (:mod:`.dbn`);
+  **CM**, **SDBN**: counting, their maximum-likelihood estimates (:mod:`.cascade`, :mod:`.dbn`).
+* A session's click vector is "rank r clicked at least once", up to the ranks
+  shown (:func:`~irmeasures_markov.calibration.click_metrics.click_vector`).
+* Query-document parameters (attractiveness; DBN/SDBN satisfaction) use the
+  pseudo-counts ``prior = (1, 1)``: one success and one failure added to every
+  pair's counts.  A pair never seen in training gets the prior mean, **0.5**,
+  for attractiveness and satisfaction (``params["unseen"]``).
+* With ``qrels``, the model is fitted a second time with attractiveness (and
+  satisfaction) tied by the document's judged grade, every unjudged pair
+  keeping a parameter of its own that is left out of the by-grade values;
+  the position parameters of that fit are dropped, those of the per-document
+  fit are reported.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from ..logs import Session
+from . import cascade, dbn, examination
+from ._core import flatten, unseen_value
+from ._data import encode, grade_index, pair_index
+from .result import CLICK_MODELS, ClickModelFit
+
+__all__ = ["fit_click_model", "fit_click_models", "ClickModelFit", "CLICK_MODELS"]
+
+_FITTERS = {"PBM": examination.fit_pbm, "UBM": examination.fit_ubm, "CM": cascade.fit_cm,
+            "DBN": dbn.fit_dbn, "SDBN": dbn.fit_sdbn}
+
+
+def _table(index: Mapping[tuple[str, str], int], values: np.ndarray) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for (q, d), k in index.items():
+        out.setdefault(q, {})[d] = float(values[k])
+    return out
+
+
+def _n_params(name: str, n_items: int, depth: int) -> int:
+    return {"PBM": depth + n_items, "UBM": depth * (depth + 1) // 2 + n_items, "CM": n_items,
+            "DBN": 2 * n_items + 1, "SDBN": 2 * n_items}[name]
+
+
+def _check(name, sessions, iterations, tol, prior):
+    if name not in CLICK_MODELS:
+        raise ValueError(f"click model name must be one of {', '.join(CLICK_MODELS)}; got {name!r}")
+    if not sessions:
+        raise ValueError("sessions: no session to fit a click model to")
+    if not isinstance(iterations, int) or iterations < 1:
+        raise ValueError(f"iterations must be an int >= 1, got {iterations!r}")
+    if not tol >= 0:
+        raise ValueError(f"tol must be >= 0, got {tol!r}")
+    if len(prior) != 2 or min(prior) < 0:
+        raise ValueError(f"prior must be two pseudo-counts (successes, failures) >= 0, got {prior!r}")
+
+
+def fit_click_model(name: str, sessions: Iterable[Session], *, qrels: Mapping[str, Mapping[str, int]] | None = None,
+                    iterations: int = 50, tol: float = 1e-6, prior: tuple[float, float] = (1.0, 1.0)
+                    ) -> ClickModelFit:
+    """Fit one click model to sessions.
+
+    Parameters
+    ----------
+    name : {'PBM', 'CM', 'UBM', 'DBN', 'SDBN'}
+    sessions : iterable of Session
+        E.g. a :class:`~irmeasures_markov.calibration.ClickLog`.
+    qrels : dict, optional
+        ``{qid: {docid: grade}}``: also estimate attractiveness (and DBN/SDBN
+        satisfaction) by grade (``params["attractiveness_by_grade"]``, keys the
+        grades as strings).
+    iterations : int
+        Maximum EM iterations (PBM, UBM, DBN).
+    tol : float
+        EM stops when the objective (log-likelihood plus log-prior) rises by
+        less than ``tol`` per session.
+    prior : (float, float)
+        Pseudo-counts (successes, failures) added to every query-document
+        parameter's counts; ``(0, 0)`` gives the plain maximum-likelihood EM.
+
+    Returns
+    -------
+    ClickModelFit
+    """
+    sessions = list(sessions)
+    prior = tuple(float(x) for x in prior)
+    _check(name, sessions, iterations, tol, prior)
+    index = pair_index(sessions)
+    enc = encode(sessions, index)
+    flat = flatten(enc, len(index))
+    st = _FITTERS[name](enc, flat, len(index), iterations=iterations, tol=tol, prior=prior)
+    unseen = unseen_value(prior)
+    params: dict = {}
+    if name == "PBM":
+        params["examination"] = [float(x) for x in st.exam]
+    elif name == "UBM":
+        params["examination"] = [[float(x) for x in row] for row in st.exam]
+    elif name in ("DBN", "SDBN"):
+        params["continuation"] = float(st.gamma)
+    if qrels is not None:
+        params.update(_by_grade(name, enc, flat, sessions, index, qrels, iterations, tol, prior))
+    params["unseen"] = {"attractiveness": unseen} | ({"satisfaction": unseen} if st.sat is not None else {})
+    params["prior"] = list(prior)
+    params["per_document"] = {"attractiveness": _table(index, st.attr)}
+    if st.sat is not None:
+        params["per_document"]["satisfaction"] = _table(index, st.sat)
+    return ClickModelFit(name=name, params=params, loglik=float(st.history[-1]),
+                         n_params=_n_params(name, len(index), enc.depth), n_sessions=len(sessions),
+                         history=[float(x) for x in st.history], objective=[float(x) for x in st.objective])
+
+
+def _by_grade(name, enc, flat, sessions, index, qrels, iterations, tol, prior) -> dict:
+    mapping, grades = grade_index(sessions, qrels, index)
+    if not grades:
+        return {"attractiveness_by_grade": {}} | ({"satisfaction_by_grade": {}} if name in ("DBN", "SDBN") else {})
+    n_tied = len(grades) + len(index)
+    tied = enc.__class__(items=np.where(enc.items >= 0, mapping[np.maximum(enc.items, 0)], -1), clicks=enc.clicks,
+                         mask=enc.mask, lengths=enc.lengths)
+    st = _FITTERS[name](tied, flatten(tied, n_tied), n_tied, iterations=iterations, tol=tol, prior=prior)
+    out = {"attractiveness_by_grade": {str(g): float(st.attr[i]) for i, g in enumerate(grades)}}
+    if st.sat is not None:
+        out["satisfaction_by_grade"] = {str(g): float(st.sat[i]) for i, g in enumerate(grades)}
+    return out
+
+
+def fit_click_models(sessions: Iterable[Session], names: Sequence[str] = CLICK_MODELS, *,
+                     qrels: Mapping[str, Mapping[str, int]] | None = None, **kwargs) -> list[ClickModelFit]:
+    """Fit several click models to the same sessions (:func:`fit_click_model` for each name, in order).
+
+    Parameters
+    ----------
+    sessions : iterable of Session
+    names : sequence of str
+        Models to fit (default: all of :data:`CLICK_MODELS`).
+    qrels : dict, optional
+        As in :func:`fit_click_model`.
+    **kwargs
+        ``iterations``, ``tol``, ``prior`` for every model.
+
+    Returns
+    -------
+    list of ClickModelFit
+    """
+    sessions = list(sessions)
+    bad = [n for n in names if n not in CLICK_MODELS]
+    if bad:
+        raise ValueError(f"click model names must be among {', '.join(CLICK_MODELS)}; got {', '.join(map(repr, bad))}")
+    return [fit_click_model(n, sessions, qrels=qrels, **kwargs) for n in names]
