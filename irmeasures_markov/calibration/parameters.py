@@ -90,7 +90,11 @@ def _schemas():
                 "halflife": _number("a number > 0", lambda v: v > 0), "t_summary": _NONNEG},
         "clickmodel": {"examination": _EXAMINATION, "continuation": _PROB, "attractiveness_by_grade": _BY_GRADE,
                        "satisfaction_by_grade": _BY_GRADE,
-                       "per_document": _Field("an object (the query-document tables)", lambda v: isinstance(v, dict))},
+                       "per_document": _Field("an object (the query-document tables)", lambda v: isinstance(v, dict)),
+                       "unseen": _Field("an object mapping 'attractiveness', 'satisfaction' to probabilities",
+                                        lambda v: isinstance(v, dict) and all(_PROB.check(x) is None
+                                                                              for x in v.values())),
+                       "prior": _list(_NONNEG)},
     }
 
 

@@ -35,9 +35,8 @@ The fit file (JSON)::
 ``best`` gives, per family, the index in ``fits`` of the fit that measures use;
 ``notes`` (optional) are the report's.
 
-Click models (family ``"clickmodel"``) are fits too; ``best["carterette"]`` may
-name a PBM, or a DBN, SDBN or CM fitted with qrels, as M1–M4's stopping
-distribution, and a file without a Carterette fit uses its best click model
+Click models (family ``"clickmodel"``) are fits too: ``best["carterette"]`` may name one that M1–M4 take
+as their stopping distribution, and a file without a Carterette fit uses its best click model
 (docs/user-model-framework.md, "Click models as user models").
 """
 from __future__ import annotations
@@ -52,6 +51,7 @@ from .._util.errors import InputError
 from .._util.registry import Registry
 from ..io.content import ContentCache, digest_value
 from . import parameters
+from .click_models import ClickModelFit
 from .report import FitReport
 from .result import FAMILIES, FamilyFit
 
@@ -171,8 +171,11 @@ def _as_fit_file(fit_or_report) -> FitFile:
 
 def _check_family(f: FamilyFit) -> None:
     if f.family not in FIT_FAMILIES:
-        raise ValueError(f"unknown family {f.family!r} of fit {getattr(f, 'model', '')!r}; families are "
-                         f"{list(FIT_FAMILIES)}")
+        raise ValueError(f"unknown family {f.family!r} of fit {_model_of(f)!r}; families are {list(FIT_FAMILIES)}")
+
+
+def _model_of(f) -> str:  # FamilyFit.model, ClickModelFit.name
+    return getattr(f, "model", None) or getattr(f, "name", "")
 
 
 def check_fit_name(name, where: str = "register_fitted") -> str:
@@ -366,7 +369,8 @@ def _fit_file_from_dict(obj, name: str) -> FitFile:
             d = dict(d)
             if d.get("loglik") is None:
                 d["loglik"] = float("nan")  # written as null: no training likelihood
-            f = FamilyFit.from_dict(d)
+            # a click model is stored as ClickModelFit.to_dict() writes it ("name" for its model)
+            f = ClickModelFit.from_dict(d) if d.get("family") == "clickmodel" else FamilyFit.from_dict(d)
             _check_family(f)
             if not isinstance(f.params, dict):
                 raise TypeError("params must be an object")
@@ -375,7 +379,7 @@ def _fit_file_from_dict(obj, name: str) -> FitFile:
         try:
             parameters.check_params(f)
         except ValueError as e:
-            raise InputError(f"{name}: fit {i} ({f.family} {f.model!r}): {e}") from None
+            raise InputError(f"{name}: fit {i} ({f.family} {_model_of(f)!r}): {e}") from None
         fits.append(f)
     best = obj.get("best")
     if not isinstance(best, dict):
@@ -392,8 +396,7 @@ def _fit_file_from_dict(obj, name: str) -> FitFile:
 
 
 def _serves(fit, family: str) -> bool:
-    """Whether ``fit`` can be the fit that ``family``'s measures use: its own family's, or for M1–M4 a click
-    model that is a stopping distribution."""
+    """Whether ``fit`` can be ``family``'s fit: its own, or for M1–M4 a click model that is a distribution."""
     return fit.family == family or (family == "carterette" and parameters.is_carterette_user_model(fit))
 
 
@@ -461,10 +464,9 @@ def resolve_fit(spec: str, family: str, where: str = "") -> tuple[tuple, FamilyF
     if click is not None and _serves(click, family):
         return token + ("clickmodel",), click
     has = ", ".join(f for f in FIT_FAMILIES if f in entry) or "none"
-    model = getattr(click, "model", None) or getattr(click, "name", "")
-    why = "" if click is None else f"; {parameters.UBM_NOT_MP}" if family == "mp" and model == "UBM" else \
-        f"; its click model ({model}) is not a user model of this measure (M1-M4 take a PBM, or a DBN, SDBN or CM " \
-        "fitted with qrels)"
+    why = "" if click is None else f"; {parameters.UBM_NOT_MP}" if family == "mp" and _model_of(click) == "UBM" \
+        else f"; its click model ({_model_of(click)}) is not a user model of this measure (M1-M4 take a PBM; a DBN, " \
+        "SDBN or CM fitted with qrels)"
     raise ValueError(f"{where}: {what} no {family!r} fit ({it}: {has}){why}")
 
 
@@ -477,7 +479,7 @@ def fit_parameters(spec: str, family: str, where: str = "") -> tuple[tuple, dict
         try:
             params = parameters.measure_parameters(fit)
         except (TypeError, ValueError, KeyError) as e:
-            raise ValueError(f"{where or spec}: the {family} fit {fit.model!r} cannot be used as a measure: {e}") \
+            raise ValueError(f"{where or spec}: the {family} fit {_model_of(fit)!r} cannot be used as a measure: {e}") \
                 from None
         if len(_PARAMS) > 256:
             _PARAMS.clear()

@@ -15,8 +15,8 @@ import pytest
 
 from irmeasures_markov._util.errors import InputError
 from irmeasures_markov.calibration import parameters, registry
+from irmeasures_markov.calibration.click_models import ClickModelFit
 from irmeasures_markov.calibration.registry import load_fit, register_fitted, unregister_fitted
-from irmeasures_markov.calibration.result import FamilyFit
 from irmeasures_markov.measures.carterette_distributions import static_tables
 from irmeasures_markov.plugin.fitted import carterette_distribution
 
@@ -29,8 +29,9 @@ DBN = {"continuation": 0.9, "attractiveness_by_grade": {"0": 0.2, "1": 0.6, "2":
        "satisfaction_by_grade": {"0": 0.1, "1": 0.5, "2": 0.7}}
 
 
-def clickmodel(model, params, **extra):
-    return {"family": "clickmodel", "model": model, "params": params, "loglik": -1.0, **extra}
+def clickmodel(model, params):
+    """A click model as ClickModelFit.to_dict() writes it."""
+    return {"name": model, "family": "clickmodel", "params": params, "loglik": -1.0, "n_params": 1, "n_sessions": 1}
 
 
 def write_fit(path, fits, best):
@@ -257,7 +258,7 @@ class TestResolution:
         assert pbm != pytest.approx(rbp_best)
 
     def test_a_registered_click_model(self):
-        fit = FamilyFit.from_dict(clickmodel("PBM", {"examination": EXAM}))
+        fit = ClickModelFit.from_dict(clickmodel("PBM", {"examination": EXAM}))
         register_fitted("pbm", fit)
         try:
             qrels, run = ranking_data([[0, 0, 1]])
@@ -267,7 +268,7 @@ class TestResolution:
             unregister_fitted("pbm")
 
     def test_ubm_is_not_an_mp_kernel(self, tmp_path):
-        ubm = clickmodel("UBM", {"examination": [[0.9], [0.5, 0.7], [0.3, 0.4, 0.6]]})
+        ubm = clickmodel("UBM", {"examination": [[0.9, 0.0, 0.0], [0.5, 0.7, 0.0], [0.3, 0.4, 0.6]]})
         spec = "file:" + write_fit(tmp_path / "ubm.json", [ubm], {"clickmodel": 0})
         with pytest.raises(ValueError, match="not an MP kernel"):
             ir_measures.calc_aggregate([ir_measures.parse_measure(f"MP(model='{spec}')")], *ranking_data([[1, 0]]))
@@ -282,7 +283,7 @@ class TestResolution:
 
     @pytest.mark.parametrize("fit, message", [
         (clickmodel("PBM", {"examination": [0.9, 1.4]}), "fit 0 (clickmodel 'PBM'): field 'examination'"),
-        (clickmodel("XYZ", {}), "'XYZ' is not a click model"),
+        (clickmodel("XYZ", {}), "click model name must be one of"),
         (clickmodel("PBM", {}), "field 'examination' is missing"),
         (clickmodel("UBM", {"examination": [0.9, 0.5]}), "examination' of a UBM fit must be a list of rows"),
         (clickmodel("SDBN", {"continuation": 0.5}), "SDBN has continuation 1"),
@@ -297,6 +298,74 @@ class TestResolution:
         assert message in str(e.value)
 
     def test_best_carterette_cannot_name_a_ubm(self, tmp_path):
-        ubm = clickmodel("UBM", {"examination": [[0.9], [0.5, 0.7]]})
+        ubm = clickmodel("UBM", {"examination": [[0.9, 0.0], [0.5, 0.7]]})
         with pytest.raises(InputError, match="'carterette' -> 0 is not the index"):
             load_fit(write_fit(tmp_path / "bad.json", [ubm], {"carterette": 0}))
+
+
+# ---------------------------------------------------------------------------
+# Fits made by calibration.click_models, through fit files
+# ---------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def fitted():
+    """The five click models fitted with qrels to a simulated DBN log whose parameters rise with the grade."""
+    from click_model_sim import docs_of, simulate
+
+    from irmeasures_markov.calibration.click_models import fit_click_model
+    rng = np.random.default_rng(5)
+    grades = {f"q{q}": {d: int(rng.integers(0, 3)) for d in docs_of(f"q{q}", 5)} for q in range(3)}
+    attr = {(q, d): 0.2 + 0.3 * g for q, docs in grades.items() for d, g in docs.items()}
+    sat = {(q, d): 0.1 + 0.35 * g for q, docs in grades.items() for d, g in docs.items()}
+    log = simulate("DBN", 3000, attr, sat=sat, gamma=0.85, rng=6)
+    fits = {name: fit_click_model(name, log, qrels=grades) for name in ("PBM", "DBN", "SDBN", "CM", "UBM")}
+    assert set(fits["DBN"].params["satisfaction_by_grade"]) == {"0", "1", "2"}
+    return fits
+
+
+class TestFittedClickModels:
+
+    def test_measures_use_the_fitted_parameters(self, fitted, tmp_path):
+        from irmeasures_markov.calibration.registry import save_fit
+        rng = np.random.default_rng(7)
+        lists = [rng.integers(-1, 3, size=n).tolist() for n in (4, 9, 25)]
+        qrels, run = ranking_data(lists)
+        for name in ("DBN", "SDBN", "CM"):
+            path = tmp_path / f"{name}.json"
+            save_fit(path, fitted[name])
+            p = fitted[name].params
+            a = {int(g): v for g, v in p["attractiveness_by_grade"].items()}
+            s = {int(g): v for g, v in p.get("satisfaction_by_grade", dict.fromkeys(p["attractiveness_by_grade"],
+                                                                                      1.0)).items()}
+            gamma = p.get("continuation", 1.0)
+            h = {g: 1 - gamma * (1 - a[g] * s[g]) for g in a}
+            for model in ("M1", "M2", "M3", "M4"):
+                got = values(f"{model}(dist='file:{path}')", qrels, run)
+                for q, grades in enumerate(lists):
+                    assert got[f"q{q}"] == pytest.approx(dense_reference(grades, h, model), rel=1e-12), (name, model)
+        path = tmp_path / "PBM.json"
+        save_fit(path, fitted["PBM"])
+        g = parameters.monotone_examination(fitted["PBM"].params["examination"])
+        D = g.size
+        qrels, run = ranking_data([[0] * k + [1] for k in range(D)])
+        got = values(f"M2(dist='file:{path}',norm=False)", qrels, run)
+        for k in range(D):
+            assert got[f"q{k}"] == pytest.approx(g[k] / g[0], rel=1e-12)
+
+    def test_a_report_file_with_every_click_model(self, fitted, tmp_path):
+        """The five click models in one file, the PBM as the Carterette measures' best: M1 reads the PBM; MP
+        refuses the UBM with the reason."""
+        from irmeasures_markov.calibration.registry import FitFile, save_fit
+        names = list(fitted)
+        ff = FitFile([fitted[n] for n in names], {"carterette": names.index("PBM"), "clickmodel": names.index("UBM")})
+        path = tmp_path / "all.json"
+        save_fit(path, ff)
+        loaded = load_fit(path)
+        assert [f.name for f in loaded.fits] == names
+        assert loaded.best("carterette").params == fitted["PBM"].params
+        qrels, run = ranking_data([[1, 0, 2, 0, 1]])
+        single = tmp_path / "pbm.json"
+        save_fit(single, fitted["PBM"])
+        assert values(f"M1(dist='file:{path}')", qrels, run) == values(f"M1(dist='file:{single}')", qrels, run)
+        with pytest.raises(ValueError, match="not an MP kernel"):
+            values(f"MP(model='file:{path}')", qrels, run)
