@@ -231,6 +231,17 @@ class TestDBN:
         h = dbn_h(DBN)
         assert got == pytest.approx(dense_reference([2, 0, 2, 1], h, "M1"), rel=1e-12)
 
+    def test_ties_expected_is_the_mean_over_tie_orders(self, tmp_path):
+        """a, b tied (grades 2, 0), x, c tied (unjudged, 1), then d (1): the mean over the four orders."""
+        spec = "file:" + write_fit(tmp_path / "dbn.json", [clickmodel("DBN", DBN)], {"clickmodel": 0})
+        qrels = [ir_measures.Qrel("q", d, g) for d, g in [("a", 2), ("b", 0), ("c", 1), ("d", 1)]]
+        run = [ir_measures.ScoredDoc("q", d, s) for d, s in [("a", 3), ("b", 3), ("x", 2), ("c", 2), ("d", 1)]]
+        h = dbn_h(DBN)
+        orders = [top + mid + [1] for top in ([0, 2], [2, 0]) for mid in ([0, 1], [1, 0])]
+        for model in ("M1", "M4"):
+            got = values(f"{model}(dist='{spec}',ties='expected')", qrels, run)["q"]
+            assert got == pytest.approx(np.mean([dense_reference(o, h, model) for o in orders]), rel=1e-12)
+
     def test_norm_is_refused(self, tmp_path):
         spec = "file:" + write_fit(tmp_path / "dbn.json", [clickmodel("DBN", DBN)], {"clickmodel": 0})
         qrels, run = ranking_data([[1, 0]])
