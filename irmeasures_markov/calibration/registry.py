@@ -369,8 +369,8 @@ def _fit_file_from_dict(obj, name: str) -> FitFile:
             d = dict(d)
             if d.get("loglik") is None:
                 d["loglik"] = float("nan")  # written as null: no training likelihood
-            # a click model is stored as ClickModelFit.to_dict() writes it ("name" for its model)
-            f = ClickModelFit.from_dict(d) if d.get("family") == "clickmodel" else FamilyFit.from_dict(d)
+            click = d.get("family") == "clickmodel" and "name" in d and "model" not in d  # ClickModelFit.to_dict()
+            f = ClickModelFit.from_dict(d) if click else FamilyFit.from_dict(d)
             _check_family(f)
             if not isinstance(f.params, dict):
                 raise TypeError("params must be an object")

@@ -268,6 +268,19 @@ class TestResolution:
         assert rbp_best == pytest.approx(values("M1(dist='RBP',theta=0.5)", qrels, run))
         assert pbm != pytest.approx(rbp_best)
 
+    def test_a_report_record_of_a_click_model(self, tmp_path):
+        """A report stores a click model as a FamilyFit record (family 'clickmodel', "model" its name, the
+        query-document side under per_document); M1 reads it as it reads ClickModelFit.to_dict()."""
+        record = {"family": "clickmodel", "model": "PBM", "loglik": -1.0, "n_sessions": 3,
+                  "params": {"examination": EXAM, "per_document": {"unseen": {"attractiveness": 0.5},
+                                                                   "prior": [1.0, 1.0]}}}
+        qrels, run = ranking_data([[1, 0, 2, 0, 1]])
+        as_record = values("M1(dist='file:" + write_fit(tmp_path / "r.json", [record], {"clickmodel": 0}) + "')",
+                           qrels, run)
+        as_click = values("M1(dist='file:" + write_fit(tmp_path / "c.json", [clickmodel("PBM", {"examination": EXAM})],
+                                                       {"clickmodel": 0}) + "')", qrels, run)
+        assert as_record == as_click
+
     def test_a_registered_click_model(self):
         fit = ClickModelFit.from_dict(clickmodel("PBM", {"examination": EXAM}))
         register_fitted("pbm", fit)
