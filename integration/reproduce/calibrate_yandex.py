@@ -1,7 +1,10 @@
 """Calibrate the user models on the Yandex WSCD 2012 sample and ask whether calibration changes conclusions.
 
-1. Fit every candidate of every family on the 35,064 training sessions; score
-   each on the 21,413 test sessions (held-out log-likelihood, perplexity).
+1. Fit every candidate of every family, the click models (PBM, CM, UBM, DBN,
+   SDBN) and the rank-CTR baseline on the 35,064 training sessions; score each
+   on the 21,413 test sessions (held-out log-likelihood, perplexity; held-out
+   log-likelihood per session and click perplexity, overall and per rank, by
+   ``click_metrics``), and again on a 30% split of train.txt by query.
 2. Evaluate the 129 TREC-8 runs with the best fitted MP and P@H models and
    with the paper defaults, and report Kendall's tau between the system
    rankings.
@@ -26,7 +29,7 @@ import numpy as np
 REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from irmeasures_markov.calibration import fit  # noqa: E402
+from irmeasures_markov.calibration import FAMILIES, fit  # noqa: E402
 from irmeasures_markov.calibration.readers import read_wscd  # noqa: E402
 from irmeasures_markov.testing import shared_data_dir  # noqa: E402
 
@@ -44,14 +47,40 @@ def fmt(x, nd=1):
 
 
 def results_table(report) -> str:
-    lines = ["| family | model | k | train loglik | AIC | held-out loglik | perplexity "
-             "| fitted parameters [95% interval] |",
-             "|---|---|---:|---:|---:|---:|---:|---|"]
+    lines = ["| family | model | k | train loglik | AIC | held-out loglik | perplexity per event "
+             "| held-out LL/session | click perplexity | fitted parameters [95% interval] |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in report.rows():
+        if r["family"] not in FAMILIES:
+            continue
         best = report.best(r["family"]).model == r["model"]
         name = f"**{r['model']}**" if best else r["model"]
         lines.append(f"| {r['family']} | {name} | {r['k']} | {fmt(r['loglik'])} | {fmt(r['AIC'])} | "
-                     f"{fmt(r['heldout_loglik'])} | {fmt(r['perplexity'], 3)} | {r['params'] or '—'} |")
+                     f"{fmt(r['heldout_loglik'])} | {fmt(r['perplexity'], 3)} | {fmt(r['ll_per_session'], 3)} | "
+                     f"{fmt(r['click_perplexity'], 4)} | {r['params'] or '—'} |")
+    return "\n".join(lines)
+
+
+def click_rows(report):
+    """The rows that predict clicks: click models, every family candidate with click metrics, the baseline;
+    sorted by held-out click perplexity."""
+    rows = [r for r in report.rows() if r["click_perplexity"] is not None]
+    return sorted(rows, key=lambda r: r["click_perplexity"])
+
+
+def click_table(report, by_query) -> str:
+    """Held-out LL/session and click perplexity of every row (test.txt), the perplexity on a split of
+    train.txt by query, and the perplexity per rank (test.txt)."""
+    q = {(r["family"], r["model"]): r for r in by_query.rows()}
+    lines = ["| model | family | k | held-out LL/session | click perplexity | split by query | "
+             + " | ".join(f"rank {r}" for r in range(1, 11)) + " |",
+             "|---|---|---:|---:|---:|---:|" + "---:|" * 10]
+    for r in click_rows(report):
+        other = q.get((r["family"], r["model"]), {}).get("click_perplexity")
+        ranks = r["perplexity_per_rank"] or []
+        lines.append(f"| {r['model']} | {r['family']} | {r['k']} | {fmt(r['ll_per_session'], 3)} | "
+                     f"{fmt(r['click_perplexity'], 4)} | {fmt(other, 4)} | "
+                     + " | ".join(fmt(x, 3) for x in ranks[:10]) + " |")
     return "\n".join(lines)
 
 
@@ -125,9 +154,17 @@ def main(argv=None):
     train = read_wscd(logdir / "train.txt")
     test = read_wscd(logdir / "test.txt")
     t0 = time.perf_counter()
-    report = fit(train, test=test, bootstrap=args.bootstrap, seed=0)
+    report = fit(train, test=test, families="all", bootstrap=args.bootstrap, seed=0)
     fit_time = time.perf_counter() - t0
     print(report)
+    # the same models fitted on 70% of train.txt's queries, scored on the other 30% (no query on both sides)
+    by_query = fit(train, test_split=0.3, split="query", families="all", bootstrap=0, seed=0)
+    print(f"split of train.txt by query: {by_query.log['n_sessions']} training, {by_query.log['n_heldout']} "
+          "held-out sessions")
+    for r in click_rows(report):
+        other = {(x["family"], x["model"]): x for x in by_query.rows()}.get((r["family"], r["model"]), {})
+        print(f"{r['family']:10s} {r['model']:22s} LL/session {r['ll_per_session']:8.4f}  click perplexity "
+              f"{r['click_perplexity']:.4f}  (split by query: {other.get('click_perplexity') or float('nan'):.4f})")
     FIGS.mkdir(parents=True, exist_ok=True)
     import matplotlib
     matplotlib.use("Agg")
@@ -148,6 +185,11 @@ def main(argv=None):
     fig.tight_layout()
     fig.savefig(FIGS / "calibration-mp-jumps.png", dpi=110)
     figs.append(("mp, default vs fitted kernels", "calibration-mp-jumps.png"))
+    shown = [f"clickmodel/{n}" for n in ("PBM", "UBM", "DBN", "CM")] + \
+        [f"{fam}/{report.best(fam).model}" for fam in ("carterette", "ph")] + ["baseline/rank-CTR"]
+    fig = report.plot_clicks(shown)
+    fig.savefig(FIGS / "calibration-clicks.png", dpi=110)
+    click_fig = ("click-through rate and click perplexity by rank, held-out sessions", "calibration-clicks.png")
 
     out = [f"<!-- {datetime.date.today().isoformat()}; do not edit by hand: rerun the script -->",
            "## Results on the Yandex WSCD 2012 sample", "",
@@ -155,10 +197,36 @@ def main(argv=None):
            f"sessions (`test.txt`); {train.meta.get('dropped_clicks', 0)} training clicks on documents "
            "not in the shown ranking were dropped by the reader.  Intervals: 95%, "
            f"{args.bootstrap} bootstrap replicates over sessions (linearised).  Best of each family in bold "
-           f"(highest held-out log-likelihood).  Fitting all families took {fit_time:.1f} s "
-           "(with the bootstrap, on a shared 2-core machine).", "",
+           f"(highest held-out log-likelihood).  Fitting all families and the click models, with the bootstrap and "
+           f"the click metrics of every row, took {fit_time:.1f} s (on a shared 2-core machine).", "",
            results_table(report), ""]
     out += ["Notes: " + "; ".join(report.notes) + ".", ""]
+    crows = click_rows(report)
+    best_cm = next(r for r in crows if r["family"] == "clickmodel")
+    best_fam = next(r for r in crows if r["family"] in FAMILIES)
+    base = next(r for r in crows if r["family"] == "baseline")
+    qrows = {(x["family"], x["model"]): x for x in by_query.rows()}
+    out += ["### Click prediction: the measures' user models next to click models", "",
+            "Every model that defines which ranks get clicked, scored on the held-out sessions of `test.txt` by "
+            "the same function (`click_metrics`): log-likelihood per session of the click vector (natural log) "
+            "and click perplexity (base 2, per rank, averaged over ranks 1–10; 1 is perfect, 2 is a coin).  "
+            "The click models are fitted by EM (CM and SDBN by counting) with per query–document parameters; "
+            "the rank-CTR baseline predicts the training click-through rate of each rank, ranks independent.  "
+            "Sorted by click perplexity on `test.txt`.  "
+            f"*split by query*: the click perplexity when the models are fitted on 70% of the queries of "
+            f"`train.txt` ({by_query.log['n_sessions']:,} sessions) and scored on the other 30% "
+            f"({by_query.log['n_heldout']:,} sessions; `--test-split 0.3`, seed 0).  MP models the order of the "
+            "moves between clicked ranks, not which ranks are clicked, so it has no row.", "",
+            click_table(report, by_query), "",
+            f"Best click model on `test.txt`: {best_cm['model']} ({best_cm['click_perplexity']:.4f}); best user "
+            f"model of a measure: {best_fam['family']} {best_fam['model']} ({best_fam['click_perplexity']:.4f}); "
+            f"rank-CTR baseline {base['click_perplexity']:.4f}.  On the split by query the click models meet "
+            "queries they never saw: "
+            + ", ".join(f"{r['model']} {qrows[(r['family'], r['model'])]['click_perplexity']:.4f}"
+                        for r in crows if r["family"] == "clickmodel" and (r["family"], r["model"]) in qrows)
+            + f"; {best_fam['model']} {qrows[(best_fam['family'], best_fam['model'])]['click_perplexity']:.4f}, "
+            f"rank-CTR {qrows[('baseline', 'rank-CTR')]['click_perplexity']:.4f}.", "",
+            f"![{click_fig[0]}](figures/{click_fig[1]})", ""]
     out += ["Reading the table (computed from it):", ""]
     for fam in ("mp", "ph", "carterette"):
         cands = [f for f in report.family(fam) if np.isfinite(f.loglik)]

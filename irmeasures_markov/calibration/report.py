@@ -1,10 +1,8 @@
-"""`fit`: every candidate of every family on a log, and the `FitReport` that compares them."""
+"""`fit`: every candidate of every family on a log (the :class:`FitReport` that compares them: fit_report.py)."""
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -16,250 +14,13 @@ from . import ph as ph_mod
 from . import tbg as tbg_mod
 from ._likelihood import fit_candidate
 from ._walk import walk_data
+from .fit_report import FitReport
+from .heldout import CLICKMODELS, RankCTR, attach_metrics, click_model_record, fit_click_model_rows
 from .logs import ClickLog
-from .plots import PANELS, draw_panel
 from .result import FAMILIES, FamilyFit
-
-if TYPE_CHECKING:
-    import matplotlib.axes
-    import matplotlib.figure
-    import pandas
+from .splits import SPLITS, describe_split, split_log
 
 __all__ = ["fit", "FitReport"]
-
-
-class FitReport:
-    """All candidates fitted to one log, with their comparison.
-
-    Attributes
-    ----------
-    fits : list of FamilyFit
-    diagnostics : dict
-        ``"family/model" -> {curve name: list}`` for the plots (CTR by rank,
-        jump distribution, stopping distribution, dwell survival).
-    notes : list of str
-        What could not be fitted and why (e.g. TBG clicks without qrels).
-    unfitted : list of FamilyFit
-        Candidates that give probability 0 to some training session whatever
-        their parameters (e.g. a forward-only user and a backward click): no
-        estimate, so they are not among ``fits`` (nor in a fit file); the table
-        lists them, and ``notes`` names them.
-    log : dict
-        What the log was: ``description``, ``source``, ``n_sessions``,
-        ``n_heldout`` and, when the reader dropped clicks on documents that were
-        not in the ranking shown, ``dropped_clicks`` (training sessions) and
-        ``heldout_dropped_clicks``.
-    """
-
-    def __init__(self, fits: list[FamilyFit], diagnostics: dict | None = None, notes: list[str] | None = None,
-                 log: dict | None = None, unfitted: list[FamilyFit] | None = None) -> None:
-        self.fits = list(fits)
-        self.diagnostics = dict(diagnostics or {})
-        self.notes = list(notes or [])
-        self.log = dict(log or {})
-        self.unfitted = list(unfitted or [])
-        self._sequence: list[FamilyFit] = []     # fit() sets it: every candidate in the order it was fitted
-
-    @property
-    def families(self) -> tuple[str, ...]:
-        """The families with at least one fitted candidate (those a fit file of this report can serve)."""
-        return tuple(f for f in FAMILIES if self.family(f))
-
-    # -- selection ------------------------------------------------------------------------
-    def family(self, family: str) -> list[FamilyFit]:
-        """The fitted candidates of one family (``'mp'``, ``'ph'``, ``'carterette'``, ``'tbg'``), in fit order.
-
-        Parameters
-        ----------
-        family : str
-            The family's name: ``'mp'``, ``'ph'``, ``'carterette'`` or ``'tbg'``.
-
-        Returns
-        -------
-        list of FamilyFit
-            Its fitted candidates (empty when it has none).
-        """
-        return [f for f in self.fits if f.family == family]
-
-    def best(self, family: str) -> FamilyFit:
-        """The family's best candidate: highest held-out log-likelihood when a test log was given, else lowest
-        AIC (:math:`2k - 2\\log L`; ties: fewer parameters).
-
-        Parameters
-        ----------
-        family : {'mp', 'ph', 'carterette', 'tbg'}
-
-        Returns
-        -------
-        FamilyFit
-
-        Raises
-        ------
-        KeyError
-            When the report has no fit of that family.
-        """
-        cands = self.family(family)
-        if not cands:
-            raise KeyError(f"no {family!r} fit in this report (fitted: {sorted({f.family for f in self.fits})})")
-        if all(f.heldout_loglik is not None for f in cands):
-            return max(cands, key=lambda f: (_finite(f.heldout_loglik), -f.n_params))
-        return min(cands, key=lambda f: (_aic(f), f.n_params))
-
-    # -- tables ---------------------------------------------------------------------------
-    def rows(self) -> list[dict]:
-        """The comparison table, one dict per candidate (fitted or not) in the order they were fitted.
-
-        Keys: ``family``, ``model``, ``k`` (free parameters), ``n`` (training
-        sessions), ``loglik``, ``AIC``, ``BIC`` (:math:`k\\log n - 2\\log L`),
-        ``heldout_loglik``, ``perplexity`` (:math:`\\exp(-\\log L / \\text{events})`,
-        held out when a test log was given) and ``params`` (a short text).
-
-        Returns
-        -------
-        list of dict
-            One row per candidate.
-        """
-        out = []
-        listed = self.fits + self.unfitted
-        # the candidates in the order they were fitted (fit() records it), then any added since
-        ordered = [f for f in self._sequence if any(f is g for g in listed)]
-        ordered += [f for f in listed if not any(f is g for g in ordered)]
-        for f in ordered:
-            held = f.heldout_loglik
-            ev = f.n_heldout_events if held is not None else f.n_events
-            ll = held if held is not None else f.loglik
-            out.append({
-                "family": f.family, "model": f.model, "k": f.n_params, "n": f.n_sessions,
-                "loglik": f.loglik, "AIC": _aic(f), "BIC": _bic(f),
-                "heldout_loglik": held,
-                "perplexity": math.exp(-ll / ev) if ev and np.isfinite(ll) else float("inf"),
-                "params": _short_params(f),
-            })
-        return out
-
-    def to_frame(self) -> pandas.DataFrame:
-        """:meth:`rows` as a pandas DataFrame.
-
-        Returns
-        -------
-        pandas.DataFrame
-            One row per candidate, the columns the keys of :meth:`rows`.
-        """
-        import pandas as pd
-        return pd.DataFrame(self.rows())
-
-    def __str__(self) -> str:
-        rows = self.rows()
-        head = f"{'family':10s} {'model':24s} {'k':>3s} {'loglik':>12s} {'AIC':>12s} {'BIC':>12s} " \
-               f"{'held-out ll':>12s} {'perplexity':>10s}  parameters"
-        lines = [head, "-" * len(head)]
-        for r in rows:
-            held = "" if r["heldout_loglik"] is None else f"{r['heldout_loglik']:12.1f}"
-            best = bool(self.family(r["family"])) and self.best(r["family"]).model == r["model"]
-            lines.append(f"{r['family']:10s} {r['model'] + (' *' if best else ''):24s} {r['k']:3d} "
-                         f"{r['loglik']:12.1f} {r['AIC']:12.1f} {r['BIC']:12.1f} {held:>12s} "
-                         f"{r['perplexity']:10.4f}  {r['params']}")
-        lines.append("* best of its family (held-out log-likelihood, else AIC)")
-        lines += [f"note: {n}" for n in self.notes]
-        return "\n".join(lines)
-
-    __repr__ = __str__
-
-    # -- serialisation --------------------------------------------------------------------
-    def to_dict(self) -> dict:
-        """The report as JSON-able data (fits, index of each family's best, diagnostics, notes, log, unfitted).
-
-        Returns
-        -------
-        dict
-            Keys ``fits``, ``best``, ``diagnostics``, ``notes``, ``log`` and ``unfitted``; :meth:`from_dict` reads it.
-        """
-        best = {}
-        for fam in FAMILIES:
-            if self.family(fam):
-                best[fam] = self.fits.index(self.best(fam))
-        return {"fits": [f.to_dict() for f in self.fits], "best": best, "diagnostics": self.diagnostics,
-                "notes": self.notes, "log": self.log, "unfitted": [f.to_dict() for f in self.unfitted]}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> FitReport:
-        """The report a :meth:`to_dict` dict describes (every fit checked by :meth:`FamilyFit.from_dict`)."""
-        return cls([FamilyFit.from_dict(x) for x in d.get("fits", [])], d.get("diagnostics"), d.get("notes"),
-                   d.get("log"), [FamilyFit.from_dict(x) for x in d.get("unfitted", [])])
-
-    # -- plots ----------------------------------------------------------------------------
-    def plot(self, family: str | None = None, *, axes: matplotlib.axes.Axes | np.ndarray | None = None
-             ) -> matplotlib.figure.Figure:
-        """Draw the diagnostics of the best fit of each family (or of one family).
-
-        Parameters
-        ----------
-        family : str, optional
-            One family; default every family with a fit.
-        axes : matplotlib Axes or array of them, optional
-            Where to draw, one panel per axes; default a new figure.
-
-        Returns
-        -------
-        matplotlib.figure.Figure
-
-        Raises
-        ------
-        ValueError
-            When the report holds no diagnostics (e.g. one read from a fit file).
-        """
-        import matplotlib.pyplot as plt
-        panels = []
-        fams = [family] if family else [f for f in FAMILIES if self.family(f)]
-        for fam in fams:
-            b = self.best(fam)
-            diag = self.diagnostics.get(f"{fam}/{b.model}", {})
-            for key in PANELS:
-                if any(k.startswith(key) for k in diag):
-                    panels.append((fam, b.model, key, diag))
-        if not panels:
-            raise ValueError("nothing to plot: the report holds no diagnostics")
-        if axes is None:
-            ncol = min(3, len(panels))
-            nrow = int(math.ceil(len(panels) / ncol))
-            fig, axes = plt.subplots(nrow, ncol, figsize=(4.2 * ncol, 3.2 * nrow), squeeze=False)
-            axes = axes.ravel()
-        else:
-            axes = np.atleast_1d(axes).ravel()
-            fig = axes[0].figure
-        for ax, (fam, model, key, d) in zip(axes, panels):
-            draw_panel(ax, fam, model, key, d)
-        for ax in axes[len(panels):]:
-            ax.set_visible(False)
-        fig.tight_layout()
-        return fig
-
-
-def _finite(x):
-    return x if x is not None and np.isfinite(x) else -np.inf
-
-
-def _aic(f: FamilyFit) -> float:
-    return 2 * f.n_params - 2 * f.loglik if np.isfinite(f.loglik) else float("inf")
-
-
-def _bic(f: FamilyFit) -> float:
-    return f.n_params * math.log(max(f.n_sessions, 1)) - 2 * f.loglik if np.isfinite(f.loglik) else float("inf")
-
-
-def _short_params(f: FamilyFit) -> str:
-    if not np.isfinite(f.loglik):
-        return "probability 0 for some sessions: no estimate"
-    parts = []
-    for k, v in f.params.items():
-        if k in ("continuation", "weights", "rates", "rates_low", "rates_high", "rates_events"):
-            continue
-        if isinstance(v, float):
-            iv = f.intervals.get(k)
-            parts.append(f"{k}={v:.3g}" + (f" [{iv[0]:.3g}, {iv[1]:.3g}]" if iv else ""))
-        elif isinstance(v, str) and k in ("browse", "dist"):
-            continue
-    return ", ".join(parts)
 
 
 def _check_log(log, name: str) -> None:
@@ -276,7 +37,8 @@ def _check_log(log, name: str) -> None:
 
 def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str] | str = FAMILIES,
         qrels: dict | str | os.PathLike | None = None,
-        bootstrap: int = 200, seed: int = 0, progress: bool | None = None, rel: int = 1) -> FitReport:
+        bootstrap: int = 200, seed: int = 0, progress: bool | None = None, rel: int = 1,
+        test_split: float | None = None, split: str = "query") -> FitReport:
     """Fit every candidate user model of the chosen families to a click log.
 
     Parameters
@@ -284,7 +46,13 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
     train : ClickLog
     test : ClickLog, optional
         Held-out sessions: each candidate's held-out log-likelihood and perplexity.
-    families : sequence of {'mp', 'ph', 'carterette', 'tbg'}, or one of them, or 'all'
+    families : sequence of {'mp', 'ph', 'carterette', 'tbg', 'clickmodels'}, or one of them, or 'all'
+        ``'clickmodels'`` adds the click models PBM, CM, UBM, DBN and SDBN
+        (:mod:`~irmeasures_markov.calibration.click_models`) and the rank-CTR
+        baseline as rows (family ``'clickmodel'`` / ``'baseline'``); ``'all'`` is
+        the four families and the click models.  Every row gets the click
+        metrics of :func:`~.click_metrics.click_metrics` (``heldout_metrics``,
+        ``train_metrics``).
     qrels : dict or path, optional
         ``{query_id: {doc_id: grade}}`` or a TREC qrels file (any form
         :func:`irmeasures_markov.io.to_qrels_dict` takes): enables P@H's p_rel/q_rel, the
@@ -295,6 +63,14 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
         (linearised: one Newton step per replicate); 0 gives Wald intervals
         from the session-clustered sandwich variance.
     seed : int
+        Seed of the bootstrap and of ``test_split``.
+    test_split : float, optional
+        Instead of ``test``: hold out this share of ``train``'s sessions, in (0, 1).
+    split : {'query', 'sessions'}
+        How ``test_split`` chooses them: ``'query'`` (default) keeps all sessions of
+        a query on one side (:func:`~.splits.split_by_query`), ``'sessions'`` draws
+        sessions at random (:meth:`ClickLog.split`).  The report's ``log["split"]``
+        says which held-out sessions were used.
     progress : bool or None
         Print ``fitted FAMILY/MODEL: loglik X`` on standard error after each
         candidate (``irmeasures-markov fit`` shows these lines as a progress bar):
@@ -314,14 +90,23 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
         When ``train`` or ``test`` is not a ClickLog.
     """
     if isinstance(families, str):
-        families = FAMILIES if families == "all" else (families,)
+        families = FAMILIES + (CLICKMODELS,) if families == "all" else (families,)
     families = tuple(families)
-    bad = [f for f in families if f not in FAMILIES]
+    bad = [f for f in families if f not in FAMILIES + (CLICKMODELS,)]
     if bad:
-        raise ValueError(f"unknown families {bad}; choose from {list(FAMILIES)}")
+        raise ValueError(f"unknown families {bad}; choose from {list(FAMILIES + (CLICKMODELS,))} or 'all'")
     if not isinstance(bootstrap, int) or bootstrap < 0:
         raise ValueError(f"`bootstrap` must be a non-negative integer, got {bootstrap!r}.")
+    if split not in SPLITS:
+        raise ValueError(f"`split` must be one of {', '.join(SPLITS)}, got {split!r}")
     _check_log(train, "train")
+    if test_split is not None:
+        if test is not None:
+            raise ValueError("give `test` or `test_split`, not both")
+        train, test = split_log(train, test_split, by=split, seed=seed)
+        how = describe_split(split, fraction=test_split, seed=seed)
+    else:
+        how = describe_split("file" if test is not None else "none", source=getattr(test, "source", None))
     if test is not None:
         _check_log(test, "test")
     if len(train) == 0:
@@ -447,12 +232,25 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
                         survival_t=s["t"], survival_fitted=s["fitted"], survival_empirical=s["ended_only_empirical"])
         elif not timed:
             notes.append("tbg: no click timestamps in the log; half-life and summary time not fitted")
+    for f in fits:
+        attach_metrics(f, train, test, qrels=qrels, rel=rel)
+    baselines, click_models = [], {}
+    if CLICKMODELS in families:
+        for cm in fit_click_model_rows(train, qrels):
+            progress_line(f"fitted clickmodel/{cm.name}: loglik {cm.loglik:.1f}", progress)
+            attach_metrics(cm, train, test)
+            click_models[cm.name] = cm
+            rec = click_model_record(cm, desc)
+            fits.append(rec)
+            sequence.append(rec)
+        baselines.append(RankCTR(train))
+        attach_metrics(baselines[-1], train, test)
     log = {"description": train.description, "source": train.source, "n_sessions": len(train),
-           "n_heldout": len(test) if test is not None else 0}
+           "n_heldout": len(test) if test is not None else 0, "split": how}
     if "dropped_clicks" in train.meta:
         log["dropped_clicks"] = int(train.meta["dropped_clicks"])
     if test is not None and "dropped_clicks" in test.meta:
         log["heldout_dropped_clicks"] = int(test.meta["dropped_clicks"])
-    report = FitReport(fits, diagnostics, notes, log, unfitted)
+    report = FitReport(fits, diagnostics, notes, log, unfitted, baselines, click_models)
     report._sequence = sequence
     return report

@@ -45,6 +45,8 @@ _FIELD_RULES = {
     "log_description": _rule("a string", lambda v: isinstance(v, str)),
     **{n: _rule("an integer >= 0", lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0)
        for n in ("n_params", "n_sessions", "n_heldout", "n_events", "n_heldout_events")},
+    **{n: _rule("an object (ClickMetrics.as_dict()) or null", lambda v: v is None or isinstance(v, dict))
+       for n in ("heldout_metrics", "train_metrics")},
 }
 
 
@@ -78,6 +80,11 @@ class FamilyFit:
         Where the log came from (kept so a calibrated measure can cite it).
     n_heldout_events : int
         Observations the held-out likelihood counts (held-out perplexity per event).
+    heldout_metrics, train_metrics : dict or None
+        Click metrics on the held-out and the training sessions
+        (:meth:`~.click_metrics.ClickMetrics.as_dict`: log-likelihood per
+        session, click perplexity overall and per rank, CTR predicted and
+        observed); None where the model does not predict clicks.
     """
 
     family: str
@@ -92,6 +99,8 @@ class FamilyFit:
     n_events: int = 0
     log_description: str = ""
     n_heldout_events: int = 0
+    heldout_metrics: dict | None = None
+    train_metrics: dict | None = None
 
     def to_dict(self) -> dict:
         """The fit as plain JSON-able data (intervals as ``[low, high]`` lists); :meth:`from_dict` reads it back.
@@ -164,3 +173,70 @@ class FamilyFit:
             value the measure reads is not finite.
         """
         return parameters.measure_parameters(self)
+
+    def click_model(self, qrels: dict | None = None, rel: int = 1):
+        """The click model this user model defines: an object with ``click_probabilities(session)`` and
+        ``session_loglik(session)``, as :func:`~irmeasures_markov.calibration.click_metrics.click_metrics` takes.
+
+        Parameters
+        ----------
+        qrels : dict, optional
+            ``{query_id: {doc_id: grade}}``; needed when the fit depends on
+            relevance (it was fitted with qrels).
+        rel : int
+            The lowest grade that counts as relevant.
+
+        Returns
+        -------
+        irmeasures_markov.calibration.click_probabilities.FamilyClickModel
+
+        Raises
+        ------
+        NotImplementedError
+            For MP (it models the order of the moves between the clicked ranks
+            given which ranks were clicked, not which ranks get clicked) and for
+            a TBG fit with time parameters only.
+        ValueError
+            When the fit depends on relevance and ``qrels`` is not given.
+        """
+        from .click_probabilities import family_click_model  # the walk code imports this module
+        return family_click_model(self, qrels, rel)
+
+    def click_probabilities(self, session, qrels: dict | None = None, rel: int = 1):
+        """Unconditional P(click at rank r) for each rank r = 1..len(session.shown) under the fitted model.
+
+        The marginals of the distribution over click vectors that
+        :meth:`session_loglik` gives (docs/calibration.md, "Click probabilities
+        of the fitted user models"); ``qrels`` and ``rel`` as in :meth:`click_model`.
+
+        Parameters
+        ----------
+        session : Session
+        qrels : dict, optional
+        rel : int
+
+        Returns
+        -------
+        numpy.ndarray of float64
+        """
+        return self.click_model(qrels, rel).click_probabilities(session)
+
+    def session_loglik(self, session, qrels: dict | None = None, rel: int = 1) -> float:
+        """Natural log of the model's probability of the session's click vector (rank r clicked at least once).
+
+        For P@H this sums the probabilities of every ordered click sequence
+        with the same clicked ranks (the fit's own likelihood is of the ordered
+        sequence); for Carterette and TBG it is the fit's likelihood of the session.
+
+        Parameters
+        ----------
+        session : Session
+        qrels : dict, optional
+        rel : int
+
+        Returns
+        -------
+        float
+            ``-inf`` when the model gives the click vector probability 0.
+        """
+        return self.click_model(qrels, rel).session_loglik(session)

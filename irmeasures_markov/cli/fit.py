@@ -1,9 +1,12 @@
-"""``irmeasures-markov fit LOG [--format F] [--test LOG2 | --test-split X] [--family F] [-o fit.json]``.
+"""``irmeasures-markov fit LOG [--format F] [--test LOG2 | --test-split X [--split query|sessions]] [--family F]
+[-o fit.json]``.
 
-Fits the user models of the chosen families to a click log by maximum
-likelihood (:func:`irmeasures_markov.calibration.fit`), prints the comparison
-table of the candidates (held-out log-likelihood and perplexity when there is
-a test log, AIC/BIC, the fitted parameters with their bootstrap intervals) and,
+Fits the user models of the chosen families (and the click models PBM, CM,
+UBM, DBN, SDBN) to a click log by maximum likelihood
+(:func:`irmeasures_markov.calibration.fit`), prints the comparison table of the
+candidates (held-out log-likelihood, log-likelihood per session and click
+perplexity when there is a test log, AIC/BIC, the fitted parameters with their
+bootstrap intervals; click perplexity and CTR by rank) and,
 with ``-o``, writes the fit file that measure strings read
 (``MP(model='file:fit.json')``; docs/interaction-logs.md).
 """
@@ -16,12 +19,13 @@ import sys
 from .. import calibration
 from ..calibration.readers import read_log, read_wscd
 from ..calibration.registry import save_fit
+from ..calibration.splits import SPLITS, describe_split, split_log
 from .errors import PROG, CliError, CliParser, reading
 from .inputs import load_qrels
 
 __all__ = ["fit_main", "FAMILY_CHOICES", "guess_format"]
 
-FAMILY_CHOICES = ("mp", "ph", "carterette", "tbg")
+FAMILY_CHOICES = ("mp", "ph", "carterette", "tbg", "clickmodels")
 _FORMATS = ("wscd", "jsonl", "tsv")
 
 #: the measure string that reads each family's fit from a fit file
@@ -37,7 +41,14 @@ tsv, anything else -> wscd.  Files may be gzip/bzip2/xz compressed; - reads
 standard input.
 
 Without --test or --test-split, candidates are compared by AIC; with them, by
-held-out log-likelihood.  The fit file written with -o is used as
+held-out log-likelihood.  --test-split holds out a share of the sessions, all
+sessions of a query on the same side (--split query, the default: models that
+learn per query and document are not scored on queries they were trained on),
+or sessions drawn one by one (--split sessions); --seed seeds the draw.  Every
+row shows the log-likelihood per session and the click perplexity (base 2,
+averaged over ranks 1-10) of the same sessions, so the families, the click
+models (--family clickmodels; all includes them) and the rank-CTR baseline
+compare row by row.  The fit file written with -o is used as
 MP(model='file:fit.json'), M1(dist='file:fit.json'), PH(browse='file:fit.json')
 and TBG(user='file:fit.json'), for the families it holds (the command names
 them); saved as NAME.json in the working directory (or in
@@ -70,10 +81,13 @@ def _parser() -> argparse.ArgumentParser:
     held = parser.add_mutually_exclusive_group()
     held.add_argument("--test", metavar="LOG2", help="held-out log (same format) for the comparison")
     held.add_argument("--test-split", "--test_split", dest="test_split", type=float, metavar="X",
-                      help="hold out a random fraction X in (0, 1) of the sessions (seeded by --seed)")
+                      help="hold out a random fraction X in (0, 1) of the sessions (seeded by --seed; see --split)")
+    parser.add_argument("--split", choices=SPLITS, default=None,
+                        help="how --test-split draws the held-out sessions: query (default: all sessions of a query "
+                             "on one side) or sessions (one by one)")
     parser.add_argument("--family", default="all",
-                        help="families to fit: mp, ph, carterette, tbg, a comma-separated list of them, or all "
-                             "(the default)")
+                        help="families to fit: mp, ph, carterette, tbg, clickmodels (PBM, CM, UBM, DBN, SDBN and "
+                             "the rank-CTR baseline), a comma-separated list of them, or all (the default)")
     parser.add_argument("--qrels", help="qrels of the logged queries and documents (for relevance-dependent "
                                         "parameters: P@H's p_rel/q_rel, TBG's click probabilities)")
     parser.add_argument("--bootstrap", type=int, default=200,
@@ -165,6 +179,8 @@ def fit_main(argv: list[str]) -> int:
     families = _families(args.family)
     if args.test_split is not None and not 0 < args.test_split < 1:
         raise CliError(f"--test-split must be in (0, 1), got {args.test_split}")
+    if args.split is not None and args.test_split is None:
+        raise CliError("--split chooses how --test-split draws the held-out sessions; give --test-split too")
     if args.bootstrap < 0:
         raise CliError(f"--bootstrap must be >= 0, got {args.bootstrap}")
     if args.test == "-" and args.log == "-":
@@ -178,7 +194,14 @@ def fit_main(argv: list[str]) -> int:
         train.description = args.description
     test = _read(args.test, args.format) if args.test else None
     if args.test_split is not None:
-        train, test = train.split(args.test_split, seed=args.seed)
+        kind = args.split or "query"
+        try:
+            train, test = split_log(train, args.test_split, by=kind, seed=args.seed)
+        except ValueError as e:
+            raise CliError(f"--test-split: {args.log}: {e}") from None
+        split = describe_split(kind, fraction=args.test_split, seed=args.seed)
+    else:
+        split = describe_split("file" if test is not None else "none", source=args.test)
     qrels = None
     if args.qrels:
         qrels = load_qrels(args.qrels)
@@ -188,9 +211,11 @@ def fit_main(argv: list[str]) -> int:
     with _progress_bar(progress) as shown:
         report = fit(train, test=test, families=families, qrels=qrels, bootstrap=args.bootstrap, seed=args.seed,
                      progress=shown)
+    if isinstance(getattr(report, "log", None), dict):
+        report.log["split"] = split  # what the report prints and the fit file keeps
     fitted = [f for f in FAMILY_CHOICES if any(x.family == f for x in report.fits)]
     notes = [str(n) for n in getattr(report, "notes", [])]
-    if not fitted:
+    if not report.fits:
         why = "; ".join(notes) or "no candidate has a finite likelihood"
         raise CliError(f"{args.log}: nothing could be fitted ({', '.join(families)}): {why}")
     sys.stdout.write(str(report).rstrip("\n") + "\n")
@@ -198,8 +223,8 @@ def fit_main(argv: list[str]) -> int:
         with reading(args.output):
             save_fit(args.output, report, description=train.description, source=train.source)
         spec = f"file:{args.output}"
-        uses = ", ".join(_MEASURE_OF[f].format(spec=spec) for f in fitted)
-        missing = [f for f in families if f not in fitted]
+        uses = ", ".join(_MEASURE_OF[f].format(spec=spec) for f in fitted if f in _MEASURE_OF) or "a fit file"
+        missing = [f for f in families if f not in fitted and f in _MEASURE_OF]
         print(f"# wrote {args.output}: use it as {uses}"
               + (f" (no {', '.join(missing)} fit in it)" if missing else ""), file=sys.stderr)
     return 0

@@ -26,7 +26,8 @@ STUB_PARAMS = {"mp": {"connectivity": "GL", "states": "AD", "kernel": "ID", "dec
 
 class StubReport:
     def __init__(self, families):
-        self.fits = [FamilyFit(f, "stub", dict(STUB_PARAMS[f]), loglik=-1.0, n_sessions=3) for f in families]
+        self.fits = [FamilyFit(f, "stub", dict(STUB_PARAMS[f]), loglik=-1.0, n_sessions=3) for f in families
+                     if f in STUB_PARAMS]  # 'clickmodels' (part of 'all'): no stub row
 
     def best(self, family):
         return next(f for f in self.fits if f.family == family)
@@ -77,8 +78,9 @@ def test_test_log_and_split(calls, log, tmp_path):
         fh.write(json.dumps({"query_id": "q1", "shown": ["d1"], "clicks": [{"rank": 1}]}) + "\n")
     assert main(["fit", log, "--test", str(test), "--format", "wscd", "--no-progress"]) == 2  # --format for both
     assert main(["fit", log, "--test", str(test)]) == 0
-    assert len(calls[-1]["test"]) == 1 and calls[-1]["families"] == ("mp", "ph", "carterette", "tbg")
-    assert main(["fit", log, "--test-split", "0.4", "--seed", "1", "--progress"]) == 0
+    assert len(calls[-1]["test"]) == 1
+    assert calls[-1]["families"] == ("mp", "ph", "carterette", "tbg", "clickmodels")
+    assert main(["fit", log, "--test-split", "0.4", "--split", "sessions", "--seed", "1", "--progress"]) == 0
     call = calls[-1]
     assert (len(call["train"]), len(call["test"])) == (3, 2) and call["progress"] is True
     ids = {s.session_id for s in call["train"]} | {s.session_id for s in call["test"]}
@@ -207,7 +209,7 @@ def test_one_document_rankings_fit_what_can_be_fitted(tmp_path, capsys):
     assert "ph: every ranking shown has one document" in cap.out and "(SFBM and RWBM left out)" in cap.out
     assert "carterette: every ranking shown has one document" in cap.out
     saved = load_fit(out)
-    assert saved.families == ("ph", "carterette")
+    assert saved.families == ("ph", "carterette", "clickmodel")  # 'all' includes the click models
     models = {f.model for f in saved.fits}
     assert {"SFBM", "RWBM", "RBP", "empirical"}.isdisjoint(models) and {"DFBM", "DCG"} <= models
     assert saved.best("ph").params["gamma"] == pytest.approx(3 / 5, abs=1e-6)   # 3 clicks in 5 sessions
@@ -247,8 +249,8 @@ def test_dropped_clicks_are_reported_and_stored(tmp_path, capsys):
     assert f"# {p}: 2 clicks on documents not in the ranking shown dropped" in capsys.readouterr().err
     assert load_fit(out).log["dropped_clicks"] == 2
     # a split counts the dropped clicks of each part's own sessions
-    assert main(["fit", str(p), "--family", "ph", "--bootstrap", "0", "--test-split", "0.34", "--seed", "0",
-                 "-o", str(out)]) == 0
+    assert main(["fit", str(p), "--family", "ph", "--bootstrap", "0", "--test-split", "0.34", "--split", "sessions",
+                 "--seed", "0", "-o", str(out)]) == 0
     log = load_fit(out).log
     assert log["dropped_clicks"] + log["heldout_dropped_clicks"] == 2 and log["n_heldout"] == 1
 
