@@ -20,7 +20,8 @@ import math
 import numpy as np
 
 __all__ = ["CLICK_MODEL_NAMES", "monotone_examination", "pbm_continuation", "stop_by_grade",
-           "is_carterette_user_model", "click_model_parameters", "check_click_model", "UBM_NOT_MP"]
+           "is_carterette_user_model", "click_model_parameters", "check_click_model", "UBM_NOT_MP",
+           "why_not_a_user_model"]
 
 #: the click models a fit file may hold (family "clickmodel"; calibration.click_models fits them)
 CLICK_MODEL_NAMES = ("PBM", "CM", "UBM", "DBN", "SDBN")
@@ -206,6 +207,36 @@ def is_carterette_user_model(fit) -> bool:
         return "examination" in p
     return model in ("DBN", "SDBN", "CM") and bool(p.get("attractiveness_by_grade")) and \
         (model == "CM" or bool(p.get("satisfaction_by_grade")))
+
+
+def why_not_a_user_model(click, family: str, fits=()) -> str:
+    """The end of the error for a measure whose fit file (or registered name) has only ``click`` as its best
+    click model and ``click`` cannot serve ``family``'s measure: why, and which of ``fits`` could.
+
+    Parameters
+    ----------
+    click : FamilyFit or ClickModelFit
+        The best click model.
+    family : str
+        The measure's family.
+    fits : sequence
+        The file's fits (empty for a registered name).
+
+    Returns
+    -------
+    str
+        Starting with ``'; '``.
+    """
+    model = _model_name(click)
+    if family == "mp" and model == "UBM":
+        return f"; {UBM_NOT_MP}"
+    out = (f"; its best click model ({model}) is not a user model of this measure (M1-M4 take a PBM, or a DBN, "
+           "SDBN or CM fitted with qrels)")
+    usable = [f"fit {i} ({_model_name(f)})" for i, f in enumerate(fits) if is_carterette_user_model(f)]
+    if family == "carterette" and usable:
+        out += (f"; the file's {', '.join(usable)} can be: save it alone (save_fit(PATH, load_fit(FILE).fits[i])) "
+                "or name it as \"best\": {\"carterette\": i}")
+    return out
 
 
 def click_model_parameters(fit) -> dict:

@@ -16,10 +16,11 @@ from .click_user_models import (
     click_model_parameters,
     is_carterette_user_model,
     monotone_examination,
+    why_not_a_user_model,
 )
 
 __all__ = ["measure_parameters", "check_params", "stop_probabilities", "PARAM_SCHEMAS", "FitLike",
-           "UBM_NOT_MP", "is_carterette_user_model", "monotone_examination"]
+           "UBM_NOT_MP", "is_carterette_user_model", "monotone_examination", "why_not_a_user_model"]
 
 
 class FitLike(Protocol):

@@ -464,9 +464,8 @@ def resolve_fit(spec: str, family: str, where: str = "") -> tuple[tuple, FamilyF
     if click is not None and _serves(click, family):
         return token + ("clickmodel",), click
     has = ", ".join(f for f in FIT_FAMILIES if f in entry) or "none"
-    why = "" if click is None else f"; {parameters.UBM_NOT_MP}" if family == "mp" and _model_of(click) == "UBM" \
-        else f"; its click model ({_model_of(click)}) is not a user model of this measure (M1-M4 take a PBM; a DBN, " \
-        "SDBN or CM fitted with qrels)"
+    why = "" if click is None else parameters.why_not_a_user_model(
+        click, family, source.fits if isinstance(source, FitFile) else ())
     raise ValueError(f"{where}: {what} no {family!r} fit ({it}: {has}){why}")
 
 

@@ -299,6 +299,13 @@ class TestResolution:
         with pytest.raises(ValueError, match="not a user model"):
             ir_measures.calc_aggregate([ir_measures.parse_measure(f"M1(dist='{spec}')")], *ranking_data([[1, 0]]))
 
+    def test_the_error_names_the_click_models_that_could_serve(self, tmp_path):
+        fits = [clickmodel("PBM", {"examination": EXAM}),
+                clickmodel("UBM", {"examination": [[0.9, 0.0], [0.5, 0.7]]})]
+        spec = "file:" + write_fit(tmp_path / "two.json", fits, {"clickmodel": 1})
+        with pytest.raises(ValueError, match=r"best click model \(UBM\) is not a user model.*fit 0 \(PBM\) can be"):
+            ir_measures.calc_aggregate([ir_measures.parse_measure(f"M1(dist='{spec}')")], *ranking_data([[1, 0]]))
+
     def test_dbn_without_grades_is_not_a_user_model(self, tmp_path):
         spec = "file:" + write_fit(tmp_path / "dbn.json", [clickmodel("DBN", {"continuation": 0.9})],
                                    {"clickmodel": 0})
