@@ -35,16 +35,9 @@ The fit file (JSON)::
 ``best`` gives, per family, the index in ``fits`` of the fit that measures use;
 ``notes`` (optional) are the report's.
 
-Click models (family ``"clickmodel"``: PBM, CM, UBM, DBN, SDBN, with the
-``params`` of :mod:`irmeasures_markov.calibration.parameters`) are fits of a
-file too, and M1–M4 take one as their stopping distribution
-(docs/user-model-framework.md, "Click models as user models"): a PBM by its
-examination probabilities, a DBN, SDBN or CM fitted with qrels by its
-stopping probability per grade.  ``dist='fit:NAME'`` / ``'file:PATH'`` uses
-the ``"carterette"`` entry of ``best``, which may name such a click model; a
-file (or registered name) without a ``"carterette"`` entry uses its best
-click model when that one can be a stopping distribution.  A UBM is not a
-user model of the measures (:data:`~.parameters.UBM_NOT_MP` says why).
+Click models (family ``"clickmodel"``) are fits too: ``best["carterette"]`` may name one that M1–M4 take
+as their stopping distribution, and a file without a Carterette fit uses its best click model
+(docs/user-model-framework.md, "Click models as user models").
 """
 from __future__ import annotations
 
@@ -58,6 +51,7 @@ from .._util.errors import InputError
 from .._util.registry import Registry
 from ..io.content import ContentCache, digest_value
 from . import parameters
+from .click_models import ClickModelFit
 from .report import FitReport
 from .result import FAMILIES, FamilyFit
 
@@ -177,8 +171,11 @@ def _as_fit_file(fit_or_report) -> FitFile:
 
 def _check_family(f: FamilyFit) -> None:
     if f.family not in FIT_FAMILIES:
-        raise ValueError(f"unknown family {f.family!r} of fit {getattr(f, 'model', '')!r}; families are "
-                         f"{list(FIT_FAMILIES)}")
+        raise ValueError(f"unknown family {f.family!r} of fit {_model_of(f)!r}; families are {list(FIT_FAMILIES)}")
+
+
+def _model_of(f) -> str:  # FamilyFit.model, ClickModelFit.name
+    return getattr(f, "model", None) or getattr(f, "name", "")
 
 
 def check_fit_name(name, where: str = "register_fitted") -> str:
@@ -372,7 +369,8 @@ def _fit_file_from_dict(obj, name: str) -> FitFile:
             d = dict(d)
             if d.get("loglik") is None:
                 d["loglik"] = float("nan")  # written as null: no training likelihood
-            f = FamilyFit.from_dict(d)
+            click = d.get("family") == "clickmodel" and "name" in d and "model" not in d  # ClickModelFit.to_dict()
+            f = ClickModelFit.from_dict(d) if click else FamilyFit.from_dict(d)
             _check_family(f)
             if not isinstance(f.params, dict):
                 raise TypeError("params must be an object")
@@ -381,7 +379,7 @@ def _fit_file_from_dict(obj, name: str) -> FitFile:
         try:
             parameters.check_params(f)
         except ValueError as e:
-            raise InputError(f"{name}: fit {i} ({f.family} {f.model!r}): {e}") from None
+            raise InputError(f"{name}: fit {i} ({f.family} {_model_of(f)!r}): {e}") from None
         fits.append(f)
     best = obj.get("best")
     if not isinstance(best, dict):
@@ -398,8 +396,7 @@ def _fit_file_from_dict(obj, name: str) -> FitFile:
 
 
 def _serves(fit, family: str) -> bool:
-    """Whether ``fit`` can be the fit that ``family``'s measures use: its own family's, or for M1–M4 a click
-    model that is a stopping distribution."""
+    """Whether ``fit`` can be ``family``'s fit: its own, or for M1–M4 a click model that is a distribution."""
     return fit.family == family or (family == "carterette" and parameters.is_carterette_user_model(fit))
 
 
@@ -457,25 +454,19 @@ def resolve_fit(spec: str, family: str, where: str = "") -> tuple[tuple, FamilyF
     token, source = _lookup(spec, where)
     if isinstance(source, FitFile):
         entry = {f: source.best(f) for f in source.families}
-        what = f"the fit file {source.path} has"
+        what, it = f"the fit file {source.path} has", "it has"
     else:
         entry = source
-        what = f"the fits registered under {spec.partition(':')[2]!r} have"
+        what, it = f"the fits registered under {spec.partition(':')[2]!r} have", "they have"
     if family in entry:
         return token + (family,), entry[family]
     click = entry.get("clickmodel")
     if click is not None and _serves(click, family):
         return token + ("clickmodel",), click
     has = ", ".join(f for f in FIT_FAMILIES if f in entry) or "none"
-    why = ""
-    if click is not None:
-        model = getattr(click, "model", None) or getattr(click, "name", "")
-        if family == "mp" and model == "UBM":
-            why = f"; {parameters.UBM_NOT_MP}"
-        else:
-            why = (f"; its click model ({model}) is not a user model of this measure (M1-M4 take a PBM, or a DBN, "
-                   "SDBN or CM fitted with qrels)")
-    raise ValueError(f"{where}: {what} no {family!r} fit (it has: {has}){why}")
+    why = "" if click is None else parameters.why_not_a_user_model(
+        click, family, source.fits if isinstance(source, FitFile) else ())
+    raise ValueError(f"{where}: {what} no {family!r} fit ({it}: {has}){why}")
 
 
 def fit_parameters(spec: str, family: str, where: str = "") -> tuple[tuple, dict]:
@@ -487,7 +478,7 @@ def fit_parameters(spec: str, family: str, where: str = "") -> tuple[tuple, dict
         try:
             params = parameters.measure_parameters(fit)
         except (TypeError, ValueError, KeyError) as e:
-            raise ValueError(f"{where or spec}: the {family} fit {fit.model!r} cannot be used as a measure: {e}") \
+            raise ValueError(f"{where or spec}: the {family} fit {_model_of(fit)!r} cannot be used as a measure: {e}") \
                 from None
         if len(_PARAMS) > 256:
             _PARAMS.clear()
