@@ -330,8 +330,15 @@ def _short_params(f: FamilyFit) -> str:
     if not np.isfinite(f.loglik):
         return "probability 0 for some sessions: no estimate"
     parts = []
+    if f.family == "clickmodel":  # what transfers to a measure: examination by rank (PBM), continuation
+        exam, gamma = f.params.get("examination"), f.params.get("continuation")
+        if exam and not isinstance(exam[0], list):
+            parts.append("examination=" + ", ".join(f"{x:.3g}" for x in exam[:5]) + (", …" if len(exam) > 5 else ""))
+        if isinstance(gamma, float):
+            parts.append(f"continuation={gamma:.3g}")
+        return ", ".join(parts)
     for k, v in f.params.items():
-        if not isinstance(f, FamilyFit):  # click models, baselines: their scalar parameters
+        if not isinstance(f, FamilyFit):  # baselines: their scalar parameters
             if isinstance(v, float):
                 parts.append(f"{k}={v:.3g}")
             continue
