@@ -94,12 +94,39 @@ def score(model, sessions: ClickLog | Sequence[Session] | None, depth: int = DEP
     if sessions is None or len(sessions) == 0 or not hasattr(model, "click_probabilities"):
         return None
     try:
-        predictor = model.click_model(qrels, rel) if isinstance(model, FamilyFit) else model
+        predictor = _Memo(model.click_model(qrels, rel)) if isinstance(model, FamilyFit) else model
         if hasattr(predictor, "click_probabilities_batch") and hasattr(predictor, "session_loglik_batch"):
             predictor = _Batched(predictor, sessions)
         return click_metrics(predictor, sessions, depth=depth)
     except NotImplementedError:
         return None
+
+
+class _Memo:
+    """A family's click model asked once per distinct session as it sees one: the ranking's length and the
+    clicked ranks, and the query and ranking when its clicks depend on relevance (``needs_qrels``)."""
+
+    def __init__(self, model) -> None:
+        self.model = model
+        self.by_docs = getattr(model, "needs_qrels", True)
+        self._p: dict = {}
+        self._ll: dict = {}
+
+    def _key(self, s: Session, clicks: bool):
+        c = tuple(sorted(set(s.clicks.tolist()))) if clicks else None
+        return (s.n_shown, c, (s.query_id, s.shown) if self.by_docs else None)
+
+    def click_probabilities(self, session: Session) -> np.ndarray:
+        k = self._key(session, False)
+        if k not in self._p:
+            self._p[k] = self.model.click_probabilities(session)
+        return self._p[k]
+
+    def session_loglik(self, session: Session) -> float:
+        k = self._key(session, True)
+        if k not in self._ll:
+            self._ll[k] = self.model.session_loglik(session)
+        return self._ll[k]
 
 
 class _Batched:
