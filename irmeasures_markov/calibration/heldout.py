@@ -147,7 +147,7 @@ class _Batched:
 
 
 def attach_metrics(model, train: ClickLog, test: ClickLog | None, depth: int = DEPTH, *, qrels: dict | None = None,
-                   rel: int = 1) -> None:
+                   rel: int = 1) -> str | None:
     """Set ``model.train_metrics`` and ``model.heldout_metrics`` (``ClickMetrics.as_dict()`` or None).
 
     Returns
