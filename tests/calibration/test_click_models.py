@@ -82,6 +82,20 @@ def test_click_vector_distribution_is_exact(fits, name, shown):
     np.testing.assert_allclose(probs, [sum(p for c, p in ref.items() if c[r]) for r in range(n)], atol=1e-12)
 
 
+@pytest.mark.parametrize("name", CLICK_MODELS)
+def test_ranking_longer_than_training(fits, name):
+    """Ranks past the fitted depth reuse the deepest position parameters; still a distribution."""
+    f = fits[name]
+    shown = ("q0-d2", "q0-d0", "q0-d3", "q0-d1", "other")
+    total, marg = 0.0, np.zeros(5)
+    for c in itertools.product((0, 1), repeat=5):
+        p = np.exp(f.session_loglik(make_session("q0", shown, [r + 1 for r in range(5) if c[r]])))
+        total += p
+        marg += p * np.asarray(c)
+    assert total == pytest.approx(1.0, abs=1e-8)
+    np.testing.assert_allclose(f.click_probabilities(make_session("q0", shown, [])), marg, atol=1e-8)
+
+
 def test_repeated_clicks_count_once(fits):
     """The click vector is 'clicked at least once': a repeated click changes nothing."""
     shown = ("q0-d2", "q0-d0", "q0-d3", "q0-d1")
@@ -124,6 +138,19 @@ def test_to_dict_from_dict_round_trip(fits, small_log, name):
     for s in list(small_log)[:50] + extra:
         assert g.session_loglik(s) == f.session_loglik(s)
         np.testing.assert_array_equal(g.click_probabilities(s), f.click_probabilities(s))
+
+
+def test_unseen_value_follows_the_prior_and_survives_a_record(small_log):
+    """prior (1, 3): unseen pairs get 1/4; a record keeping "unseen" under "per_document" predicts the same."""
+    f = fit_click_model("DBN", small_log, prior=(1.0, 3.0), iterations=5)
+    assert f.params["unseen"] == {"attractiveness": 0.25, "satisfaction": 0.25}
+    s = make_session("q0", ("new-a", "new-b"), [1])
+    assert f.click_probabilities(s)[0] == 0.25
+    d = json.loads(json.dumps(f.to_dict()))
+    d["params"]["per_document"]["unseen"] = d["params"].pop("unseen")
+    g = ClickModelFit.from_dict(d)
+    assert g.session_loglik(s) == f.session_loglik(s)
+    np.testing.assert_array_equal(g.click_probabilities(s), f.click_probabilities(s))
 
 
 def test_params_keys(fits, small_log):

@@ -29,7 +29,7 @@ import numpy as np
 from ..logs import Session
 from . import cascade, dbn, examination
 from ._core import flatten, unseen_value
-from ._data import encode, grade_index, pair_index
+from ._data import Encoded, encode, grade_index, pair_index
 from .result import CLICK_MODELS, ClickModelFit
 
 __all__ = ["fit_click_model", "fit_click_models", "ClickModelFit", "CLICK_MODELS"]
@@ -75,8 +75,9 @@ def fit_click_model(name: str, sessions: Iterable[Session], *, qrels: Mapping[st
         E.g. a :class:`~irmeasures_markov.calibration.ClickLog`.
     qrels : dict, optional
         ``{qid: {docid: grade}}``: also estimate attractiveness (and DBN/SDBN
-        satisfaction) by grade (``params["attractiveness_by_grade"]``, keys the
-        grades as strings).
+        satisfaction) by grade (``params["attractiveness_by_grade"]``,
+        ``params["satisfaction_by_grade"]``, keyed by the grades as strings;
+        documents without a judgment are left out).
     iterations : int
         Maximum EM iterations (PBM, UBM, DBN).
     tol : float
@@ -122,7 +123,7 @@ def _by_grade(name, enc, flat, sessions, index, qrels, iterations, tol, prior) -
     if not grades:
         return {"attractiveness_by_grade": {}} | ({"satisfaction_by_grade": {}} if name in ("DBN", "SDBN") else {})
     n_tied = len(grades) + len(index)
-    tied = enc.__class__(items=np.where(enc.items >= 0, mapping[np.maximum(enc.items, 0)], -1), clicks=enc.clicks,
+    tied = Encoded(items=np.where(enc.items >= 0, mapping[np.maximum(enc.items, 0)], -1), clicks=enc.clicks,
                          mask=enc.mask, lengths=enc.lengths)
     st = _FITTERS[name](tied, flatten(tied, n_tied), n_tied, iterations=iterations, tol=tol, prior=prior)
     out = {"attractiveness_by_grade": {str(g): float(st.attr[i]) for i, g in enumerate(grades)}}
@@ -131,7 +132,7 @@ def _by_grade(name, enc, flat, sessions, index, qrels, iterations, tol, prior) -
     return out
 
 
-def fit_click_models(sessions: Iterable[Session], names: Sequence[str] = CLICK_MODELS, *,
+def fit_click_models(sessions: Iterable[Session], names: Sequence[str] = CLICK_MODELS,
                      qrels: Mapping[str, Mapping[str, int]] | None = None, **kwargs) -> list[ClickModelFit]:
     """Fit several click models to the same sessions (:func:`fit_click_model` for each name, in order).
 

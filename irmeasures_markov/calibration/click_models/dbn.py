@@ -29,7 +29,7 @@ from ._data import Encoded
 __all__ = ["fit_dbn", "fit_sdbn", "loglik", "probabilities", "posteriors"]
 
 
-def posteriors(a: np.ndarray, s: np.ndarray, gamma: float, enc: Encoded):
+def posteriors(a: np.ndarray, s: np.ndarray, gamma: float, enc: Encoded, *, loglik_only: bool = False):
     """E-step of every session at once.
 
     Returns
@@ -37,7 +37,8 @@ def posteriors(a: np.ndarray, s: np.ndarray, gamma: float, enc: Encoded):
     (loglik, post_a, post_s, cont_num, cont_den)
         Per-session log-likelihood; per-cell P(A=1 | clicks) and P(S=1 | clicks)
         (the latter meaningful at clicked cells); per-session expected counts
-        of continuations and of chances to continue.
+        of continuations and of chances to continue.  With ``loglik_only``,
+        the log-likelihood alone (the forward pass is skipped).
     """
     n, d = a.shape
     mask = enc.mask
@@ -61,6 +62,8 @@ def posteriors(a: np.ndarray, s: np.ndarray, gamma: float, enc: Encoded):
     ll_cells = np.where(c, safe_log(a) + safe_log(1.0 - s), safe_log(1.0 - a)) + np.log(max(gamma, 1e-300))
     ll = np.where(above & mask, ll_cells, 0.0).sum(axis=1)
     ll += np.where(has, safe_log(a[rows, li]), 0.0) + safe_log(x)
+    if loglik_only:
+        return ll
     # examination posterior below l: forward alpha times backward z
     eps = np.zeros((n, d + 1))
     alpha = np.zeros(n)
@@ -124,7 +127,7 @@ def fit_sdbn(enc: Encoded, flat: Flat, n_items: int, *, iterations: int = 0, tol
 
 def loglik(a: np.ndarray, s: np.ndarray, gamma: float, enc: Encoded) -> np.ndarray:
     """Log-probability of each session's click vector."""
-    return posteriors(a, s, gamma, enc)[0]
+    return posteriors(a, s, gamma, enc, loglik_only=True)
 
 
 def probabilities(a: np.ndarray, s: np.ndarray, gamma: float, enc: Encoded) -> np.ndarray:

@@ -82,9 +82,10 @@ def pbm_exam(exam: np.ndarray, d: int) -> np.ndarray:
 
 
 def ubm_exam(exam: np.ndarray, d: int) -> np.ndarray:
-    """The ``d x (d+1)`` UBM matrix (past the fitted depth: the deepest row/column)."""
+    """The ``d x (d+1)`` UBM matrix; past the fitted depth ``D`` a rank takes row ``D`` and a previous
+    click below rank ``D - 1`` column ``D - 1`` (within the fitted depth no rank needs those)."""
     rows = np.minimum(np.arange(d), exam.shape[0] - 1)
-    cols = np.minimum(np.arange(d + 1), exam.shape[1] - 1)
+    cols = np.minimum(np.arange(d + 1), exam.shape[0] - 1)
     return exam[np.ix_(rows, cols)]
 
 

@@ -31,7 +31,8 @@ class ClickModelFit:
         ``"continuation"`` (DBN; 1.0 for SDBN), ``"attractiveness_by_grade"`` /
         ``"satisfaction_by_grade"`` (with qrels), ``"unseen"`` (the values used
         for query-document pairs absent from training), ``"prior"`` (pseudo-counts)
-        and ``"per_document"`` (``{"attractiveness": {qid: {docid: value}}, "satisfaction": ...}``).
+        and ``"per_document"`` (``{"attractiveness": {qid: {docid: value}}, "satisfaction": ...}``;
+        a record that keeps ``"unseen"`` inside ``"per_document"`` is read the same).
     loglik : float
         Training log-likelihood (natural log, sum over sessions).
     n_params : int
@@ -70,7 +71,8 @@ class ClickModelFit:
                 sat.append(sq.get(d, 0.0))
         self._attr = np.asarray(attr, dtype=np.float64)
         self._sat = np.asarray(sat, dtype=np.float64)
-        unseen = self.params.get("unseen", {})
+        # the unseen-pair values sit beside the tables in a report's fit-file record, at the top level here
+        unseen = self.params.get("unseen", per.get("unseen", {}))
         self._unseen_a = float(unseen.get("attractiveness", 0.5))
         self._unseen_s = float(unseen.get("satisfaction", 0.5))
         exam = self.params.get("examination")
