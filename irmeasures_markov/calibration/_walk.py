@@ -43,7 +43,7 @@ from .logs import ClickLog
 lapack = lazy_module("scipy.linalg.lapack")
 
 __all__ = ["WalkData", "walk_data", "walk_matrices", "walk_loglik", "click_probability_by_rank",
-           "click_gammas", "gamma_names", "merged_tuple", "DENSE_MAX"]
+           "click_gammas", "gamma_names", "merged_tuple", "boundary", "DENSE_MAX"]
 
 #: groups with rankings up to this length use the dense matrices (batched); longer ones the tridiagonal solves
 DENSE_MAX = 64
@@ -176,15 +176,16 @@ def click_gammas(data: WalkData, values: dict) -> np.ndarray:
     data : WalkData
         The grouped sessions.
     values : dict
-        Natural parameters holding the names :func:`gamma_names` gives
-        (``gamma_rel``/``gamma_nonrel`` when ``data`` has relevance, else ``gamma``).
+        Natural parameters holding the names :func:`gamma_names` gives:
+        ``gamma_rel``/``gamma_nonrel`` for a model fitted with qrels (whether
+        or not ``data`` shows a relevant document), else ``gamma``.
 
     Returns
     -------
     ndarray of float64
         One probability per rank of each group.
     """
-    if data.has_relevance:
+    if "gamma_rel" in values or "gamma_nonrel" in values:
         return np.where(data.rel, values["gamma_rel"], values["gamma_nonrel"])
     return np.full(data.rel.shape, values["gamma"])
 
@@ -266,7 +267,7 @@ def walk_matrices(p: np.ndarray, q: np.ndarray, gamma: np.ndarray,
     return P, a, A
 
 
-def _boundary(p, q):
+def boundary(p, q):
     """One group's forward and backward probabilities with the boundary rule (no forward at T, no backward at 1)."""
     p = np.array(p, dtype=np.float64)
     q = np.array(q, dtype=np.float64)
@@ -288,7 +289,7 @@ def _solve(lu, b, trans: str = "N"):
 
 def _long_probabilities(T, p, q, gamma, kind, i, j):
     """Event probabilities of one long group (module docstring), in O(T) memory per block of columns."""
-    p, q = _boundary(p, q)
+    p, q = boundary(p, q)
     gamma = np.asarray(gamma, dtype=np.float64)
     lu = _factor(-(1.0 - gamma[1:]) * q[1:], np.ones(T), -(1.0 - gamma[:-1]) * p[:-1])
     out = np.full(kind.size, np.nan)
@@ -399,7 +400,7 @@ def _long_click_probability(T, p, q, gamma) -> np.ndarray:
     :math:`P(\text{click at } r) = W_{1r}\gamma_r / (1 + \gamma_r (PW)_{rr})`;
     :math:`(PW)_{rr} = p_r W_{r+1,r} + q_r W_{r-1,r}` comes from the
     tridiagonal matrix's pivots (forward and backward), in O(T)."""
-    p, q = _boundary(p, q)
+    p, q = boundary(p, q)
     gamma = np.asarray(gamma, dtype=np.float64)
     lu = _factor(-q[1:], np.ones(T), -p[:-1])
     if lu is None:

@@ -9,19 +9,19 @@ probability :math:`\gamma_r`.  That defines a distribution over a session's
 quantity click models are scored on
 (:mod:`~irmeasures_markov.calibration.click_metrics`):
 
-- the unconditional click probability is
-  :math:`P(C_r=1) = 1 - Q(\{1..T\}\setminus\{r\})`, with :math:`Q(A)` the
-  probability of no click outside :math:`A`:
-  :math:`Q(A) = e_1^\top (I-D_AP)^{-1}D_A s`, :math:`D_A` the diagonal of
-  1 on :math:`A` and :math:`1-\gamma_r` elsewhere, :math:`s` the stop
-  probabilities;
-- the click vector with clicked set :math:`S` has probability
-  :math:`\sum_{A\subseteq S}(-1)^{|S\setminus A|}Q(A)` (inclusion-exclusion:
-  :math:`Q(A)` is the probability that the clicked set lies within :math:`A`).
-
-For a forward-only user (:math:`q=0`: SFBM, DFBM, Carterette, TBG) each rank is
-visited at most once, so the closed forms are :math:`P(C_r=1)=\gamma_r\prod_{i<r}p_i`
-and a product along the ranks up to the last click; they are used there.
+- the unconditional click probability :math:`P(C_r=1)` is the walk code's
+  (:func:`~._walk.click_probability_by_rank`, what the fit's CTR diagnostics use);
+- for a forward reader (:math:`q=0` past rank 1: SFBM, DFBM, Carterette,
+  TBG) each rank is visited at most once, and the probability of the click
+  vector is the walk likelihood of its clicked ranks in rank order
+  (:func:`~._walk.walk_loglik`);
+- for a user who goes back (RWBM) the click vector with clicked set :math:`S`
+  has probability :math:`\sum_{A\subseteq S}(-1)^{|S\setminus A|}Q(A)`
+  (inclusion-exclusion), with :math:`Q(A)` the probability of no click
+  outside :math:`A`: :math:`Q(A) = e_1^\top (I-D_AP)^{-1}D_A s`, :math:`D_A`
+  the diagonal of 1 on :math:`A` and :math:`1-\gamma_r` elsewhere, :math:`s`
+  the stop probabilities (one tridiagonal solve per set); at most
+  :data:`MAX_CLICKED_RANKS` clicked ranks.
 
 How this relates to the likelihood the fit maximises: Carterette and TBG are
 fitted on the set of clicked ranks, and with :math:`q=0` that likelihood *is*
@@ -40,14 +40,17 @@ import json
 
 import numpy as np
 
+from . import carterette, ph, tbg
 from ._likelihood import safe_log
-from ._walk import WalkData
+from ._walk import WalkData, boundary, click_gammas, click_probability_by_rank, walk_loglik
 from .click_metrics import click_vector
 from .logs import Session
 
-__all__ = ["FamilyClickModel", "family_click_model", "walk_click_probabilities", "walk_click_vector_probability",
-           "NO_CLICKS_REASON"]
+__all__ = ["FamilyClickModel", "family_click_model", "walk_click_vector_probability",
+           "NO_CLICKS_REASON", "MAX_CLICKED_RANKS", "WALK_FAMILIES"]
 
+#: the families whose user models define clicks (a walk with clicks on visits)
+WALK_FAMILIES = ("ph", "carterette", "tbg")
 #: why a family (or a fit) has no click probabilities
 NO_CLICKS_REASON = {
     "mp": "MP models the order of the moves between the clicked ranks given which ranks were clicked "
@@ -56,53 +59,32 @@ NO_CLICKS_REASON = {
            "are fitted with qrels only",
 }
 
+#: most distinct clicked ranks of a session under a user who goes back (the exact sum has 2^k terms of
+#: alternating sign: beyond, its cost and its rounding error grow too large)
+MAX_CLICKED_RANKS = 16
+#: sets per batch of the inclusion-exclusion sum
+_CHUNK = 4096
+
 _REL_KEYS = ("gamma_rel", "gamma_nonrel", "p_rel", "q_rel")
 
 
-def _boundary(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Forward, backward and stop probabilities with the measures' rule (forward mass at T and backward at 1 stop)."""
-    p = np.array(p, dtype=np.float64)
-    q = np.array(q, dtype=np.float64)
-    p[-1] = 0.0
-    q[0] = 0.0
-    return p, q, 1.0 - p - q
-
-
 def _no_click_outside(p, q, stop, gamma, inside: np.ndarray) -> np.ndarray:
-    """Q(A) for a batch of sets A (``inside``: (B, T) bool): the probability of no click at a rank outside A."""
-    T = p.size
-    P = np.zeros((T, T))
-    if T > 1:
-        P[np.arange(T - 1), np.arange(1, T)] = p[:-1]
-        P[np.arange(1, T), np.arange(T - 1)] = q[1:]
+    """Q(A) for a batch of sets A (``inside``: (B, T) bool): the probability of no click at a rank outside A.
+
+    ``Q(A)`` is the first entry of the solution of the tridiagonal system ``(I - D P) x = D s``; it is
+    eliminated from rank T up to rank 1 (Thomas's algorithm in reverse order, stable because the matrix is
+    diagonally dominant: p + q <= 1), so the answer is the last pivot step and costs O(T) per set."""
     d = np.where(inside, 1.0, 1.0 - gamma[None, :])                     # (B, T)
-    M = np.eye(T)[None] - d[:, :, None] * P[None]
-    rhs = d * stop[None, :]
-    # row 1 of (I - DP)^{-1} D s: solve (I - DP) x = D s and read x_1
-    x = np.linalg.solve(M, rhs[:, :, None])[:, :, 0]
-    return x[:, 0]
-
-
-def walk_click_probabilities(p, q, gamma) -> np.ndarray:
-    """Unconditional P(rank r clicked at least once), r = 1..T, under the walk with clicks on visits.
-
-    Parameters
-    ----------
-    p, q, gamma : array_like, shape (T,)
-        Forward, backward and click probabilities per rank (the forward
-        probability at rank T and the backward one at rank 1 are ignored: the user stops).
-
-    Returns
-    -------
-    ndarray, shape (T,)
-    """
-    p, q, stop = _boundary(p, q)
-    gamma = np.asarray(gamma, dtype=np.float64)
-    if not q.any():
-        reach = np.concatenate(([1.0], np.cumprod(p[:-1])))
-        return reach * gamma
-    inside = ~np.eye(p.size, dtype=bool)
-    return 1.0 - _no_click_outside(p, q, stop, gamma, inside)
+    T = p.size
+    # row r: x_r - d_r p_r x_{r+1} - d_r q_r x_{r-1} = d_r s_r; eliminate x_{r+1} from the bottom row up
+    up = np.zeros(d.shape[0])          # coefficient of x_{r-1} after elimination (divided by the pivot)
+    y = np.zeros(d.shape[0])
+    for r in range(T - 1, -1, -1):
+        a = d[:, r] * p[r]                                                # coefficient of x_{r+1}
+        pivot = 1.0 - a * up
+        y = (d[:, r] * stop[r] + a * y) / pivot
+        up = d[:, r] * q[r] / pivot
+    return y
 
 
 def walk_click_vector_probability(p, q, gamma, clicked) -> float:
@@ -111,7 +93,8 @@ def walk_click_vector_probability(p, q, gamma, clicked) -> float:
     Parameters
     ----------
     p, q, gamma : array_like, shape (T,)
-        As :func:`walk_click_probabilities`.
+        Forward, backward and click probabilities per rank (the forward
+        probability at rank T and the backward one at rank 1 are ignored: the user stops).
     clicked : array_like of bool or 0/1, shape (T,)
         The click vector.
 
@@ -119,27 +102,24 @@ def walk_click_vector_probability(p, q, gamma, clicked) -> float:
     -------
     float
     """
-    p, q, stop = _boundary(p, q)
+    p, q = boundary(p, q)
+    stop = 1.0 - p - q
     gamma = np.asarray(gamma, dtype=np.float64)
     c = np.asarray(clicked).astype(bool)
     T = p.size
-    if not q.any():
-        # forward reader: ranks up to the last click m are all read (clicked or not), then the session ends
-        obs = np.where(c, gamma, 1.0 - gamma)
-        tail = np.ones(T + 1)                           # tail[k]: P(no click at ranks > k | rank k read), 0-based
-        for k in range(T - 1, -1, -1):
-            nxt = (1.0 - gamma[k + 1]) * tail[k + 1] if k + 1 < T else 0.0
-            tail[k] = stop[k] + p[k] * nxt
-        if not c.any():
-            return float((1.0 - gamma[0]) * tail[0])
-        m = int(np.flatnonzero(c)[-1])
-        return float(np.prod(obs[:m] * p[:m]) * gamma[m] * tail[m])
     S = np.flatnonzero(c)
-    subsets = ((np.arange(1 << S.size)[:, None] >> np.arange(S.size)[None, :]) & 1).astype(bool)
-    inside = np.zeros((subsets.shape[0], T), dtype=bool)
-    inside[:, S] = subsets
-    sign = np.where((S.size - subsets.sum(axis=1)) % 2 == 0, 1.0, -1.0)
-    return float(sign @ _no_click_outside(p, q, stop, gamma, inside))
+    if S.size > MAX_CLICKED_RANKS:
+        raise ValueError(f"a click vector with {S.size} clicked ranks under a user who goes back (q > 0): the "
+                         f"exact sum has 2^{S.size} terms; at most {MAX_CLICKED_RANKS} clicked ranks are supported")
+    total = 0.0
+    for start in range(0, 1 << S.size, _CHUNK):
+        codes = np.arange(start, min(start + _CHUNK, 1 << S.size))
+        subsets = ((codes[:, None] >> np.arange(S.size)[None, :]) & 1).astype(bool)
+        inside = np.zeros((codes.size, T), dtype=bool)
+        inside[:, S] = subsets
+        sign = np.where((S.size - subsets.sum(axis=1)) % 2 == 0, 1.0, -1.0)
+        total += float(sign @ _no_click_outside(p, q, stop, gamma, inside))
+    return total
 
 
 class FamilyClickModel:
@@ -152,7 +132,8 @@ class FamilyClickModel:
 
     def __init__(self, family: str, params: dict, qrels: dict | None = None, rel: int = 1) -> None:
         self.family, self.params, self.qrels, self.rel = family, dict(params), qrels, rel
-        self._arrays: dict = {}
+        self._rankings: dict = {}       # (length, relevance) -> (walk data, p, q, gamma); kept, so ids stay unique
+        self._marginals: dict = {}
         self._loglik: dict = {}
         self.needs_qrels = family == "tbg" or any(k in params for k in _REL_KEYS) or \
             (family == "carterette" and params.get("dist") in ("ERR", "AP", "RRR"))
@@ -167,13 +148,17 @@ class FamilyClickModel:
         judged = self.qrels.get(session.query_id, {})
         return tuple(judged.get(d, 0) >= self.rel for d in session.shown)
 
-    def arrays(self, session: Session) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Forward, backward and click probabilities at each rank shown in ``session``."""
+    def ranking(self, session: Session) -> tuple[WalkData, np.ndarray, np.ndarray, np.ndarray]:
+        """The ranking ``session`` shows as walk data (no clicks) and its forward, backward and click
+        probabilities at each rank, by the family's own rule (the one its likelihood uses)."""
         relv = self._relevance(session)
         key = (session.n_shown, relv)
-        hit = self._arrays.get(key)
+        hit = self._rankings.get(key)
         if hit is None:
-            hit = self._arrays[key] = _walk_arrays(self.family, self.params, session.n_shown, relv)
+            T = session.n_shown
+            data = WalkData(np.array([T]), np.array(relv if relv is not None else (False,) * T, dtype=bool),
+                            [()], [0])
+            hit = self._rankings[key] = (data, *_walk_arrays(self.family, self.params, data))
         return hit
 
     def click_probabilities(self, session: Session) -> np.ndarray:
@@ -187,11 +172,10 @@ class FamilyClickModel:
         -------
         ndarray of float64
         """
-        p, q, g = self.arrays(session)
-        key = (session.n_shown, self._relevance(session), "marginal")
-        hit = self._loglik.get(key)
+        data, p, q, g = self.ranking(session)
+        hit = self._marginals.get(id(data))
         if hit is None:
-            hit = self._loglik[key] = walk_click_probabilities(p, q, g)
+            hit = self._marginals[id(data)] = click_probability_by_rank(data, p, q, g)
         return hit.copy()
 
     def session_loglik(self, session: Session) -> float:
@@ -206,37 +190,32 @@ class FamilyClickModel:
         float
         """
         c = click_vector(session)
-        key = (session.n_shown, self._relevance(session), c.tobytes())
+        data, p, q, g = self.ranking(session)
+        key = (id(data), c.tobytes())
         hit = self._loglik.get(key)
         if hit is None:
-            p, q, g = self.arrays(session)
-            prob = walk_click_vector_probability(p, q, g, c)
-            hit = self._loglik[key] = float(safe_log(min(max(prob, 0.0), 1.0)))
+            if not np.any(q[1:]):      # (a backward move from rank 1 stops: q at rank 1 changes nothing)
+                # a forward reader: the walk likelihood of the clicked ranks in rank order is the vector's
+                seq = tuple(int(r) for r in np.flatnonzero(c) + 1)
+                one = WalkData(data.group_len, data.rel, [seq], [0])
+                hit = float(walk_loglik(one, p, q, g)[0])
+            else:
+                prob = walk_click_vector_probability(p, q, g, c)
+                hit = float(safe_log(min(max(prob, 0.0), 1.0)))
+            self._loglik[key] = hit
         return hit
 
 
-def _walk_arrays(family: str, params: dict, T: int, relv: tuple[bool, ...] | None):
-    """(p, q, gamma) of one ranking of T documents (``relv``: relevance per rank, None without qrels)."""
-    rel = np.array(relv if relv is not None else (False,) * T, dtype=bool)
+def _walk_arrays(family: str, params: dict, data: WalkData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(p, q, gamma) of one ranking, by the family's own rule (the one its likelihood uses)."""
     if family == "ph":
-        p = np.where(rel, params.get("p_rel", params.get("p", 1.0)), params.get("p", 1.0))
-        q = np.where(rel, params.get("q_rel", params.get("q", 0.0)), params.get("q", 0.0))
-        return p, q, _gammas(params, rel)
+        return ph.walk_arrays(data, params)
     if family == "carterette":
-        from .carterette import continuation
-        data = WalkData(np.array([T]), rel, [()], [0])
-        p = continuation(data, params["dist"], params)
-        return p, np.zeros(T), _gammas(params, rel)
+        p = carterette.continuation(data, params["dist"], params)
+        return p, np.zeros_like(p), click_gammas(data, params)
     if family == "tbg":
-        p = np.full(T, params["p_continue"])
-        return p, np.zeros(T), np.where(rel, params["pc_rel"], params["pc_nonrel"])
-    raise NotImplementedError(f"no click model for family {family!r}")
-
-
-def _gammas(params: dict, rel: np.ndarray) -> np.ndarray:
-    if "gamma_rel" in params or "gamma_nonrel" in params:
-        return np.where(rel, params["gamma_rel"], params["gamma_nonrel"])
-    return np.full(rel.shape, params["gamma"])
+        return tbg.walk_arrays(data, params)
+    raise NotImplementedError(f"no click model for family {family!r}")    # family_click_model checks first
 
 
 _CACHE_ATTR = "_click_model_cache"
@@ -269,6 +248,9 @@ def family_click_model(fit, qrels: dict | None = None, rel: int = 1) -> FamilyCl
     if fit.family == "mp" or (fit.family == "tbg" and "pc_rel" not in fit.params):
         raise NotImplementedError(f"{fit.family} {fit.model!r}: no click probabilities: "
                                   f"{NO_CLICKS_REASON[fit.family]}")
+    if fit.family not in WALK_FAMILIES:
+        raise NotImplementedError(f"{fit.family} {fit.model!r}: no click probabilities for family {fit.family!r} "
+                                  f"(the families with them are {', '.join(WALK_FAMILIES)})")
     key = (json.dumps(fit.params, sort_keys=True, default=str), fit.family, id(qrels), rel)
     cache = fit.__dict__.setdefault(_CACHE_ATTR, {})
     model = cache.get(key)

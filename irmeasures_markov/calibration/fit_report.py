@@ -179,14 +179,14 @@ class FitReport:
         rows = self.rows()
         listed = self.fits + self.unfitted + self.baselines
         held_out = bool(self.log.get("n_heldout")) or any(getattr(f, "heldout_metrics", None) for f in listed)
-        head = f"{'family':10s} {'model':24s} {'k':>3s} {'loglik':>12s} {'AIC':>12s} {'BIC':>12s} " \
+        head = f"{'family':10s} {'model':24s} {'k':>5s} {'loglik':>12s} {'AIC':>12s} {'BIC':>12s} " \
                f"{'held-out ll':>12s} {'ppl/event':>10s} {'LL/session':>10s} {'click ppl':>9s}  parameters"
         lines = [head, "-" * len(head)]
         for r in rows:
             held = "" if r["heldout_loglik"] is None else f"{r['heldout_loglik']:12.1f}"
             best = r["family"] != "baseline" and bool(self.family(r["family"])) \
                 and label(self.best(r["family"])) == f"{r['family']}/{r['model']}"
-            lines.append(f"{r['family']:10s} {r['model'] + (' *' if best else ''):24s} {r['k']:3d} "
+            lines.append(f"{r['family']:10s} {r['model'] + (' *' if best else ''):24s} {r['k']:5d} "
                          f"{r['loglik']:12.1f} {r['AIC']:12.1f} {r['BIC']:12.1f} {held:>12s} "
                          f"{_num(r['perplexity'], 10, 4)} {_num(r['ll_per_session'], 10, 4)} "
                          f"{_num(r['click_perplexity'], 9, 4)}  {r['params']}")
@@ -330,8 +330,15 @@ def _short_params(f: FamilyFit) -> str:
     if not np.isfinite(f.loglik):
         return "probability 0 for some sessions: no estimate"
     parts = []
+    if f.family == "clickmodel":  # what transfers to a measure: examination by rank (PBM), continuation
+        exam, gamma = f.params.get("examination"), f.params.get("continuation")
+        if exam and not isinstance(exam[0], list):
+            parts.append("examination=" + ", ".join(f"{x:.3g}" for x in exam[:5]) + (", …" if len(exam) > 5 else ""))
+        if isinstance(gamma, float):
+            parts.append(f"continuation={gamma:.3g}")
+        return ", ".join(parts)
     for k, v in f.params.items():
-        if not isinstance(f, FamilyFit):  # click models, baselines: their scalar parameters
+        if not isinstance(f, FamilyFit):  # baselines: their scalar parameters
             if isinstance(v, float):
                 parts.append(f"{k}={v:.3g}")
             continue

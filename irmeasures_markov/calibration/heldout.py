@@ -121,11 +121,23 @@ class _Batched:
 
 def attach_metrics(model, train: ClickLog, test: ClickLog | None, depth: int = DEPTH, *, qrels: dict | None = None,
                    rel: int = 1) -> None:
-    """Set ``model.train_metrics`` and ``model.heldout_metrics`` (``ClickMetrics.as_dict()`` or None)."""
-    m = score(model, train, depth, qrels=qrels, rel=rel)
+    """Set ``model.train_metrics`` and ``model.heldout_metrics`` (``ClickMetrics.as_dict()`` or None).
+
+    Returns
+    -------
+    str or None
+        Why the metrics are None although the model predicts clicks (a session it cannot score, e.g. a
+        ``ValueError`` of its click-vector probability), for the report's notes; None otherwise.
+    """
+    model.train_metrics = model.heldout_metrics = None
+    try:
+        m = score(model, train, depth, qrels=qrels, rel=rel)
+        h = score(model, test, depth, qrels=qrels, rel=rel)
+    except ValueError as e:
+        return f"click metrics of {label(model)} not computed: {e}"
     model.train_metrics = clean(m.as_dict()) if m is not None else None
-    h = score(model, test, depth, qrels=qrels, rel=rel)
     model.heldout_metrics = clean(h.as_dict()) if h is not None else None
+    return None
 
 
 def fit_click_model_rows(train: ClickLog, qrels: dict | None = None) -> list:

@@ -12,9 +12,9 @@ from . import carterette as cart_mod
 from . import mp as mp_mod
 from . import ph as ph_mod
 from . import tbg as tbg_mod
-from ._likelihood import fit_candidate
 from ._walk import walk_data
 from .fit_report import FitReport
+from .fitting import fit_candidate
 from .heldout import CLICKMODELS, RankCTR, attach_metrics, click_model_record, fit_click_model_rows
 from .logs import ClickLog
 from .result import FAMILIES, FamilyFit
@@ -233,12 +233,16 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
         elif not timed:
             notes.append("tbg: no click timestamps in the log; half-life and summary time not fitted")
     for f in fits:
-        attach_metrics(f, train, test, qrels=qrels, rel=rel)
+        why = attach_metrics(f, train, test, qrels=qrels, rel=rel)
+        if why:
+            notes.append(why)
     baselines, click_models = [], {}
     if CLICKMODELS in families:
         for cm in fit_click_model_rows(train, qrels):
             progress_line(f"fitted clickmodel/{cm.name}: loglik {cm.loglik:.1f}", progress)
-            attach_metrics(cm, train, test)
+            why = attach_metrics(cm, train, test)
+            if why:
+                notes.append(why)
             click_models[cm.name] = cm
             rec = click_model_record(cm, desc)
             fits.append(rec)

@@ -5,13 +5,20 @@
 parameters into what the family's measure functions take.  The fitting code
 (``calibration`` family modules) fills ``params``; the registry
 (``register_fitted``, ``'fit:NAME'`` / ``'file:PATH'`` measure parameters)
-reads only ``measure_parameters()``.
+reads only ``measure_parameters()``.  :meth:`FamilyFit.click_probabilities`
+and :meth:`FamilyFit.session_loglik` give the clicks the fitted user model
+predicts (:mod:`.click_probabilities`; MP has none), for a fit just made or
+read from a fit file alike.
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 
+import numpy as np
+
 from . import parameters
+from .click_probabilities import FamilyClickModel, family_click_model
+from .logs import Session
 
 __all__ = ["FamilyFit", "FAMILIES"]
 
@@ -174,7 +181,13 @@ class FamilyFit:
         """
         return parameters.measure_parameters(self)
 
-    def click_model(self, qrels: dict | None = None, rel: int = 1):
+    def __getstate__(self) -> dict:
+        # the click model cached by click_model() is rebuilt on demand: never pickled or deep-copied
+        state = dict(self.__dict__)
+        state.pop("_click_model_cache", None)
+        return state
+
+    def click_model(self, qrels: dict | None = None, rel: int = 1) -> FamilyClickModel:
         """The click model this user model defines: an object with ``click_probabilities(session)`` and
         ``session_loglik(session)``, as :func:`~irmeasures_markov.calibration.click_metrics.click_metrics` takes.
 
@@ -188,7 +201,7 @@ class FamilyFit:
 
         Returns
         -------
-        irmeasures_markov.calibration.click_probabilities.FamilyClickModel
+        FamilyClickModel
 
         Raises
         ------
@@ -199,10 +212,9 @@ class FamilyFit:
         ValueError
             When the fit depends on relevance and ``qrels`` is not given.
         """
-        from .click_probabilities import family_click_model  # the walk code imports this module
         return family_click_model(self, qrels, rel)
 
-    def click_probabilities(self, session, qrels: dict | None = None, rel: int = 1):
+    def click_probabilities(self, session: Session, qrels: dict | None = None, rel: int = 1) -> np.ndarray:
         """Unconditional P(click at rank r) for each rank r = 1..len(session.shown) under the fitted model.
 
         The marginals of the distribution over click vectors that
@@ -221,7 +233,7 @@ class FamilyFit:
         """
         return self.click_model(qrels, rel).click_probabilities(session)
 
-    def session_loglik(self, session, qrels: dict | None = None, rel: int = 1) -> float:
+    def session_loglik(self, session: Session, qrels: dict | None = None, rel: int = 1) -> float:
         """Natural log of the model's probability of the session's click vector (rank r clicked at least once).
 
         For P@H this sums the probabilities of every ordered click sequence

@@ -30,7 +30,7 @@ from ._likelihood import Candidate, expit, logit
 from ._walk import WalkData, click_probability_by_rank, walk_loglik
 from .logs import ClickLog
 
-__all__ = ["candidates", "fit_times"]
+__all__ = ["candidates", "fit_times", "walk_arrays"]
 
 
 def _make(name: str, fixed=None) -> Candidate:
@@ -43,18 +43,21 @@ def _make(name: str, fixed=None) -> Candidate:
             out["pc_rel"], out["pc_nonrel"] = fixed
         return out
 
-    def arrays(data, v):
-        p = np.full(data.rel.shape, v["p_continue"])
-        g = np.where(data.rel, v["pc_rel"], v["pc_nonrel"])
-        return p, np.zeros_like(p), g
-
     def loglik(data, th):
-        return walk_loglik(data, *arrays(data, unpack(th)))
+        return walk_loglik(data, *walk_arrays(data, unpack(th)))
 
     x0 = [logit(0.7)] + ([logit(0.5), logit(0.3)] if fixed is None else [])
     c = Candidate(name, x0, loglik, unpack)
-    c.arrays = arrays
+    c.arrays = walk_arrays
     return c
+
+
+def walk_arrays(data: WalkData, values: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(p, q, gamma) per group and rank (flat, ``data.n_ranks``): continuation ``p_continue``, no backward
+    move, click probability ``pc_rel`` at relevant ranks and ``pc_nonrel`` at the others."""
+    p = np.full(data.rel.shape, values["p_continue"])
+    g = np.where(data.rel, values["pc_rel"], values["pc_nonrel"])
+    return p, np.zeros_like(p), g
 
 
 def candidates() -> list[Candidate]:

@@ -14,8 +14,8 @@ import pytest
 from irmeasures_markov.calibration import FitReport, fit, mp, ph
 from irmeasures_markov.calibration import carterette as cart
 from irmeasures_markov.calibration import simulate as sim
-from irmeasures_markov.calibration._likelihood import fit_candidate
 from irmeasures_markov.calibration._walk import walk_data, walk_loglik
+from irmeasures_markov.calibration.fitting import fit_candidate
 
 SEEDS = range(20)
 N = 10_000

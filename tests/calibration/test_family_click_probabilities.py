@@ -13,7 +13,7 @@ import pytest
 from irmeasures_markov.calibration import FamilyFit, fit, load_fit, save_fit
 from irmeasures_markov.calibration._walk import click_probability_by_rank, walk_data, walk_loglik
 from irmeasures_markov.calibration.click_metrics import click_metrics, click_vector
-from irmeasures_markov.calibration.click_probabilities import walk_click_probabilities
+from irmeasures_markov.calibration.click_probabilities import walk_click_vector_probability
 from irmeasures_markov.calibration.logs import ClickLog, make_session
 from irmeasures_markov.calibration.simulate import simulate_ph
 
@@ -98,7 +98,17 @@ def test_a_user_who_goes_back_matches_the_chain_over_clicked_sets():
     data = walk_data(ClickLog([make_session("q", SHOWN, [])]), QRELS)
     by_rank = click_probability_by_rank(data, p, q, g)
     assert np.allclose(f.click_probabilities(make_session("q", SHOWN, []), qrels=QRELS), by_rank, atol=1e-12)
-    assert np.allclose(walk_click_probabilities(p, q, g), by_rank, atol=1e-12)
+
+
+@pytest.mark.parametrize("family,params", MODELS, ids=IDS)
+def test_the_inclusion_exclusion_sum_agrees_with_every_models_session_loglik(family, params):
+    """The sum over subsets (written for users who go back) against the forward readers' walk likelihood
+    and, for RWBM, against the same sum: one formula checked on every family's arrays."""
+    f = FamilyFit(family, "m", params)
+    for s in _all_sessions():
+        _, p, q, g = f.click_model(QRELS).ranking(s)
+        pr = walk_click_vector_probability(p, q, g, click_vector(s))
+        assert math.exp(f.session_loglik(s, qrels=QRELS)) == pytest.approx(pr, rel=1e-10, abs=1e-15)
 
 
 @pytest.mark.parametrize("family,params", [m for m in MODELS if m[0] != "ph"],
@@ -185,6 +195,58 @@ def test_fitted_models_saved_and_loaded_predict_the_same(tmp_path):
             assert a.session_loglik(s, qrels=qrels) == b.session_loglik(s, qrels=qrels)
         checked += 1
     assert checked >= 8
+    # the report's CTR diagnostics are the click probabilities averaged over the training sessions
+    for key in ("ph/RWBM", "carterette/RBP", "tbg/clicks"):
+        family, model = key.split("/")
+        f = next(x for x in report.fits if (x.family, x.model) == (family, model))
+        mean = np.mean([f.click_probabilities(s, qrels=qrels) for s in log], axis=0)
+        assert np.allclose(report.diagnostics[key]["ctr_predicted"], mean, atol=1e-12), key
     # the loaded best P@H model scores the log through click_metrics
     m = click_metrics(loaded.best("ph").click_model(qrels), log, depth=4)
     assert 1.0 < m.perplexity < 2.0 and np.isfinite(m.loglik)
+
+
+def test_long_rankings_cost_linear_solves_and_agree_with_the_walk_diagnostics():
+    """200 documents (past the walk code's dense limit): marginals equal click_probability_by_rank's
+    tridiagonal path; a session's click-vector probability lies between 0 and its sequence probability's sum."""
+    T = 200
+    shown = [f"d{k}" for k in range(T)]
+    params = {"browse": "RWBM", "p": 0.6, "q": 0.3, "gamma": 0.3}
+    f = FamilyFit("ph", "RWBM", params)
+    s = make_session("q", shown, [1, 3, 2])
+    data = walk_data(ClickLog([s]))
+    by_rank = click_probability_by_rank(data, np.full(T, 0.6), np.full(T, 0.3), np.full(T, 0.3))
+    assert np.allclose(f.click_probabilities(s), by_rank, atol=1e-12)
+    own = walk_loglik(data, np.full(T, 0.6), np.full(T, 0.3), np.full(T, 0.3))[0]    # the order 1, 3, 2
+    assert own < f.session_loglik(s) < 0
+
+
+def test_too_many_clicked_ranks_for_a_user_who_goes_back_is_refused():
+    from irmeasures_markov.calibration.click_probabilities import MAX_CLICKED_RANKS
+    shown = [f"d{k}" for k in range(30)]
+    f = FamilyFit("ph", "RWBM", {"browse": "RWBM", "p": 0.6, "q": 0.3, "gamma": 0.3})
+    with pytest.raises(ValueError, match=f"at most {MAX_CLICKED_RANKS} clicked ranks"):
+        f.session_loglik(make_session("q", shown, list(range(1, MAX_CLICKED_RANKS + 2))))
+    sfbm = FamilyFit("ph", "SFBM", {"browse": "SFBM", "p": 0.9, "q": 0.0, "gamma": 0.5})
+    assert np.isfinite(sfbm.session_loglik(make_session("q", shown, list(range(1, 25)))))
+
+
+def test_qrels_that_judge_no_shown_document_relevant_fit_and_predict():
+    """The relevance-dependent click probabilities are chosen by the fitted parameters, not by whether some
+    shown document is relevant (a KeyError 'gamma' before)."""
+    log, _ = simulate_ph(200, browse="RWBM", p=0.6, q=0.2, gamma=0.5, n_docs=4, n_queries=3, rng=5)
+    report = fit(log, families=("ph", "carterette"), qrels={"elsewhere": {"x": 1}}, bootstrap=0, progress=False)
+    best = report.best("ph")
+    assert "gamma_rel" in best.params
+    m = click_metrics(best.click_model(qrels={}), log, depth=4)
+    assert np.isfinite(m.loglik) and m.n_sessions == 200
+
+
+def test_a_fit_pickles_without_its_cached_click_model():
+    import pickle
+    f = FamilyFit("carterette", "RBP", {"dist": "RBP", "theta": 0.8, "gamma": 0.3})
+    s = make_session("q", SHOWN, [2])
+    expected = f.session_loglik(s)
+    g = pickle.loads(pickle.dumps(f))
+    assert (g.family, g.params) == (f.family, f.params) and "_click_model_cache" not in g.__dict__
+    assert g.session_loglik(s) == expected

@@ -242,3 +242,22 @@ def test_click_plot(report, tmp_path):
     fig.savefig(tmp_path / "clicks.png")
     with pytest.raises(ValueError, match="unknown model 'clickmodel/XYZ'"):
         report.plot_clicks(["clickmodel/XYZ"])
+
+
+class Refuses(StandInPBM):
+    """A click model that cannot score some session (as a walk with too many clicked ranks refuses)."""
+
+    def session_loglik(self, s):
+        if s.n_clicks > 2 and hasattr(self, "loglik"):  # fitted: scoring refuses such sessions
+            raise ValueError("too many clicked ranks")
+        return super().session_loglik(s)
+
+
+def test_a_model_that_cannot_score_a_session_shows_a_dash_and_a_note(monkeypatch):
+    monkeypatch.setattr(report_mod, "fit_click_model_rows",
+                        lambda train, qrels=None: [StandInPBM("PBM", list(train)), Refuses("DBN", list(train))])
+    rep = fit(LOG, test_split=0.3, families=["carterette", "clickmodels"], bootstrap=0)
+    rows = {(r["family"], r["model"]): r for r in rep.rows()}
+    assert rows[("clickmodel", "DBN")]["click_perplexity"] is None
+    assert rows[("clickmodel", "PBM")]["click_perplexity"] is not None
+    assert "click metrics of clickmodel/DBN not computed: too many clicked ranks" in rep.notes
