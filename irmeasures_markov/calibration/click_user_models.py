@@ -171,8 +171,8 @@ def stop_by_grade(fit) -> dict[int, float]:
     needed = ("attractiveness_by_grade",) if model == "CM" else ("attractiveness_by_grade", "satisfaction_by_grade")
     for n in needed:
         if not p.get(n):
-            raise ValueError(f"field {n!r} is missing or empty: a {model} fit becomes a user model of the measures only "
-                             "through its parameters per relevance grade (fit it with qrels)")
+            raise ValueError(f"field {n!r} is missing or empty: a {model} fit becomes a user model of the measures "
+                             "only through its parameters per relevance grade (fit it with qrels)")
     a = {int(k): v for k, v in p["attractiveness_by_grade"].items()}
     s = {int(k): v for k, v in p["satisfaction_by_grade"].items()} if model != "CM" else dict.fromkeys(a, 1.0)
     gamma = 1.0 if model in ("SDBN", "CM") else p["continuation"]
