@@ -44,6 +44,7 @@ from . import carterette, ph, tbg
 from ._likelihood import safe_log
 from ._walk import WalkData, boundary, click_gammas, click_probability_by_rank, walk_loglik
 from .click_metrics import click_vector
+from .click_models import ClickModelFit
 from .logs import Session
 
 __all__ = ["FamilyClickModel", "family_click_model", "walk_click_vector_probability",
@@ -235,7 +236,8 @@ def family_click_model(fit, qrels: dict | None = None, rel: int = 1) -> FamilyCl
 
     Returns
     -------
-    FamilyClickModel
+    FamilyClickModel or ClickModelFit
+        For a click-model row, the click model it stores.
 
     Raises
     ------
@@ -245,6 +247,10 @@ def family_click_model(fit, qrels: dict | None = None, rel: int = 1) -> FamilyCl
     ValueError
         When the fit depends on relevance and ``qrels`` is not given.
     """
+    if fit.family == "clickmodel":
+        # a click-model row (of a report, or read back from a fit file) predicts as the click model it stores
+        return ClickModelFit.from_dict({"name": fit.model, "params": fit.params, "loglik": fit.loglik,
+                                        "n_params": fit.n_params, "n_sessions": fit.n_sessions})
     if fit.family == "mp" or (fit.family == "tbg" and "pc_rel" not in fit.params):
         raise NotImplementedError(f"{fit.family} {fit.model!r}: no click probabilities: "
                                   f"{NO_CLICKS_REASON[fit.family]}")

@@ -261,3 +261,24 @@ def test_a_model_that_cannot_score_a_session_shows_a_dash_and_a_note(monkeypatch
     assert rows[("clickmodel", "DBN")]["click_perplexity"] is None
     assert rows[("clickmodel", "PBM")]["click_perplexity"] is not None
     assert "click metrics of clickmodel/DBN not computed: too many clicked ranks" in rep.notes
+
+
+def test_a_click_model_row_read_back_from_a_fit_file_predicts_as_the_click_model(tmp_path):
+    """A report's click-model row, saved and loaded, gives the click model's own probabilities."""
+    from irmeasures_markov.calibration import load_fit, save_fit
+    from irmeasures_markov.calibration.click_models import fit_click_model
+    from irmeasures_markov.calibration.heldout import click_model_record
+    from irmeasures_markov.calibration.logs import make_session
+
+    rng = np.random.default_rng(0)
+    docs = ["a", "b", "c", "d"]
+    sessions = [make_session(f"q{i % 3}", docs, sorted({int(r) for r in rng.integers(1, 5, size=rng.integers(0, 3))}))
+                for i in range(300)]
+    for name in ("PBM", "UBM", "DBN"):
+        cm = fit_click_model(name, sessions)
+        path = tmp_path / f"{name}.json"
+        save_fit(path, click_model_record(cm))
+        row = load_fit(path).fits[0]
+        for s in sessions[:5] + [make_session("new", ["x", "a", "y"], [2])]:
+            assert np.allclose(row.click_probabilities(s), cm.click_probabilities(s), rtol=0, atol=1e-12)
+            assert row.session_loglik(s) == pytest.approx(cm.session_loglik(s), abs=1e-12)
