@@ -136,22 +136,31 @@ def click_metrics(model: ClickPredictor, sessions: Iterable[Session] | Sequence[
     """
     if depth < 1:
         raise ValueError(f"depth must be >= 1, got {depth!r}")
-    log2_sum = np.zeros(depth)
-    shown = np.zeros(depth)
-    clicked = np.zeros(depth)
-    predicted = np.zeros(depth)
-    loglik = 0.0
-    n = 0
-    for s in sessions:
-        n += 1
-        loglik += float(model.session_loglik(s))
-        c = click_vector(s, depth)
-        r = c.size
-        p = np.clip(np.asarray(model.click_probabilities(s), dtype=np.float64)[:r], EPS, 1.0 - EPS)
-        log2_sum[:r] += np.where(c == 1, np.log2(p), np.log2(1.0 - p))
-        shown[:r] += 1
-        clicked[:r] += c
-        predicted[:r] += p
+    sessions = list(sessions)
+    n = len(sessions)
+    # the click vectors of every session at once: rank r of session i clicked at least once (r < ranks shown)
+    ranks = np.minimum(np.fromiter((s.n_shown for s in sessions), dtype=np.int64, count=n), depth)
+    counts = np.fromiter((s.clicks.shape[0] for s in sessions), dtype=np.int64, count=n)
+    clicks = (np.concatenate([np.asarray(s.clicks, dtype=np.int64) for s in sessions]) if n
+              else np.zeros(0, dtype=np.int64))
+    row = np.repeat(np.arange(n), counts)
+    valid = (clicks >= 1) & (clicks <= ranks[row])
+    clicked_at = np.zeros((n, depth), dtype=bool)
+    clicked_at[row[valid], clicks[valid] - 1] = True
+    shown_at = np.arange(depth)[None, :] < ranks[:, None]
+    # the model's unconditional click probabilities, one row per session (ranks not shown: unused)
+    p = np.full((n, depth), 0.5)
+    for i, s in enumerate(sessions):
+        r = int(ranks[i])
+        if r:
+            p[i, :r] = np.asarray(model.click_probabilities(s), dtype=np.float64)[:r]
+    loglik = float(sum(float(model.session_loglik(s)) for s in sessions))
+    np.clip(p, EPS, 1.0 - EPS, out=p)
+    log2_p = np.where(clicked_at, np.log2(p), np.log2(1.0 - p))
+    log2_sum = np.where(shown_at, log2_p, 0.0).sum(axis=0)
+    shown = shown_at.sum(axis=0).astype(np.float64)
+    clicked = clicked_at.sum(axis=0).astype(np.float64)
+    predicted = np.where(shown_at, p, 0.0).sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         per_rank = np.where(shown > 0, 2.0 ** (-log2_sum / np.maximum(shown, 1)), np.nan)
         ctr_obs = np.where(shown > 0, clicked / np.maximum(shown, 1), np.nan)

@@ -111,10 +111,17 @@ class _Memo:
         self.by_docs = getattr(model, "needs_qrels", True)
         self._p: dict = {}
         self._ll: dict = {}
+        self._session_keys: dict = {}
 
     def _key(self, s: Session, clicks: bool):
-        c = tuple(sorted(set(s.clicks.tolist()))) if clicks else None
-        return (s.n_shown, c, (s.query_id, s.shown) if self.by_docs else None)
+        if not clicks:
+            return (s.n_shown, None, (s.query_id, s.shown) if self.by_docs else None)
+        # the clicked set once per session object (click_metrics asks for both of its figures)
+        k = self._session_keys.get(id(s))
+        if k is None or k[0] is not s:
+            k = self._session_keys[id(s)] = (s, (s.n_shown, tuple(sorted(set(s.clicks.tolist()))),
+                                                 (s.query_id, s.shown) if self.by_docs else None))
+        return k[1]
 
     def click_probabilities(self, session: Session) -> np.ndarray:
         k = self._key(session, False)
