@@ -1,6 +1,7 @@
 """Benchmark: start-up costs, each timed in fresh interpreters.
 
-    python integration/bench/bench_import.py [--rounds 7] [--no-hook]
+    python integration/bench/bench_import.py [--rounds 7] [--no-hook] [--no-cli] [--cli-run NAME]
+                                             [--cli-baseline DIR]
 
 1. Wall time of fresh ``python`` processes, interleaved round by round
    (integration/bench/benchkit.py), with ratios formed within each round:
@@ -26,6 +27,18 @@
    (tests/startup_venv.py), best and range over the rounds.  ``--no-hook``
    skips this part.
 
+3. The command on one TREC-8 run, ``irmeasures-markov QRELS RUN MP AP`` (target
+   <= 0.2 s), interleaved with its fixed part: ``python -c pass`` (the
+   interpreter's own start) and ``python -c "import numpy"`` (start plus
+   numpy's import, which every path of the package needs); what remains is
+   the command minus ``import numpy``, per round.  For information:
+   ``ir_measures QRELS RUN AP`` (the peer's command, plain ir_measures).
+   Inputs: ``$IRMEASURES_MARKOV_DATA/qrels/trec8.qrels.gz`` and
+   ``runs/trec8/input.NAME.gz`` (``--cli-run``).  ``--cli-baseline DIR``
+   times the same command from another checkout (e.g. the code before a
+   change) in the same rounds, after checking that it prints the same values.
+   ``--no-cli`` skips this part.
+
 Detailed import profile of one module:
 ``python -X importtime -c 'import irmeasures_markov' 2>&1 | sort -t'|' -k2 -n | tail``.
 """
@@ -46,23 +59,68 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 
 IR_MEASURES_HELP = ("import sys; sys.argv = ['ir_measures', '--help']; "
                     "from ir_measures.__main__ import main_cli; sys.exit(main_cli())")
+IR_MEASURES_CLI = ("import sys; sys.argv = ['ir_measures'] + sys.argv[1:]; "
+                   "from ir_measures.__main__ import main_cli; sys.exit(main_cli())")
+OURS_CLI = ("import sys; sys.argv = ['irmeasures-markov'] + sys.argv[1:]; "
+            "from irmeasures_markov.cli import main; sys.exit(main())")
 OURS_HELP = ("import sys; sys.argv = ['irmeasures-markov', '--help']; "
              "from irmeasures_markov.cli import main; sys.exit(main())")
 
 
-def _env(pycache: str, hook: bool) -> dict:
+def _env(pycache: str, hook: bool, repo: pathlib.Path = REPO) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "IRMEASURES_MARKOV_NO_HOOK")}
-    env["PYTHONPATH"] = str(REPO)
+    env["PYTHONPATH"] = str(repo)
     env["PYTHONPYCACHEPREFIX"] = pycache
     if not hook:
         env["IRMEASURES_MARKOV_NO_HOOK"] = "1"
     return env
 
 
-def _runner(code: str, env: dict, python: str = sys.executable):
+def _runner(code: str, env: dict, python: str = sys.executable, args=()):
     def run():
-        subprocess.run([python, "-c", code], env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run([python, "-c", code, *args], env=env, check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
     return run
+
+
+def _output(code: str, env: dict, args) -> str:
+    return subprocess.run([sys.executable, "-c", code, *args], env=env, check=True, capture_output=True,
+                          text=True).stdout
+
+
+def bench_cli(rounds: int, run_name: str, baseline: pathlib.Path | None) -> None:
+    """The main command on one TREC-8 run against its fixed part (interpreter start, numpy's import)."""
+    data = pathlib.Path(os.environ.get("IRMEASURES_MARKOV_DATA", REPO / "data"))
+    qrels, run = data / "qrels" / "trec8.qrels.gz", data / "runs" / "trec8" / f"input.{run_name}.gz"
+    for path in (qrels, run):
+        if not path.is_file():
+            print(f"command on one run: not measured ({path} not found; set IRMEASURES_MARKOV_DATA)")
+            return
+    ours_args, peer_args = [str(qrels), str(run), "MP", "AP"], [str(qrels), str(run), "AP"]
+    cli = "irmeasures-markov QRELS RUN MP AP"
+    with tempfile.TemporaryDirectory(prefix="bench_import_pycache_") as pycache:
+        plain = _env(pycache, hook=False)
+        expected = _output(OURS_CLI, plain, ours_args)
+        contenders = {
+            "python -c pass": _runner("pass", plain),
+            "import numpy": _runner("import numpy", plain),
+            cli: _runner(OURS_CLI, plain, args=ours_args),
+            "ir_measures QRELS RUN AP": _runner(IR_MEASURES_CLI, plain, args=peer_args),
+        }
+        if baseline is not None:
+            old = _env(pycache, hook=False, repo=baseline)
+            if _output(OURS_CLI, old, ours_args) != expected:
+                raise SystemExit(f"{baseline} prints other values than this checkout for {cli}")
+            contenders[f"{cli} ({baseline})"] = _runner(OURS_CLI, old, args=ours_args)
+        times = interleaved(contenders, rounds=rounds)  # warm-up call first: fills the bytecode cache
+    print(f"command on one run: {run.name}, qrels {qrels.name}; output {' '.join(expected.split())}")
+    print(format_report(times, peer="import numpy", candidates=[n for n in times if n.startswith(cli)]))
+    for name in [n for n in times if n.startswith(cli)]:
+        rest = [c - f for c, f in zip(times[name], times["import numpy"])]
+        print(f"  {name}: best {min(times[name]):.3f} s (target <= 0.2); fixed part: python start best "
+              f"{min(times['python -c pass']):.3f} s, + import numpy best {min(times['import numpy']):.3f} s; "
+              f"what remains (command - import numpy, per round): best {min(rest):.3f} s, range "
+              f"{min(rest):.3f}-{max(rest):.3f}")
 
 
 def bench_processes(rounds: int) -> None:
@@ -130,12 +188,20 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=7, help="interleaved rounds (>= 5)")
     ap.add_argument("--no-hook", action="store_true", help="skip the measurement of the installed start-up hook")
+    ap.add_argument("--no-cli", action="store_true", help="skip the command on one TREC-8 run")
+    ap.add_argument("--cli-run", default="AntHoc1", metavar="NAME",
+                    help="the TREC-8 run of the command: runs/trec8/input.NAME.gz (default AntHoc1)")
+    ap.add_argument("--cli-baseline", type=pathlib.Path, metavar="DIR",
+                    help="another checkout whose command is timed in the same rounds (same values required)")
     args = ap.parse_args()
     if args.rounds < 5:
         ap.error("--rounds must be >= 5")
     print(f"{sys.executable} {sys.version.split()[0]}, {os.cpu_count()} CPUs; load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC")
     bench_processes(args.rounds)
+    if not args.no_cli:
+        bench_cli(args.rounds, args.cli_run, args.cli_baseline)
     if not args.no_hook:
         bench_hook(args.rounds)
 
