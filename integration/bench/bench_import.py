@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import os
 import pathlib
 import re
@@ -88,6 +89,40 @@ def _output(code: str, env: dict, args) -> str:
                           text=True).stdout
 
 
+#: the command's phases in one child: numpy, the other imports, reading the qrels, the run, evaluating and printing
+PHASES = """
+import time
+t = [time.perf_counter()]
+import numpy
+t.append(time.perf_counter())
+import argparse, contextlib, io, json, sys
+import irmeasures_markov.cli as cli
+from irmeasures_markov.cli.inputs import load_qrels, load_run
+t.append(time.perf_counter())
+qrels = load_qrels(sys.argv[1])
+t.append(time.perf_counter())
+run = load_run(sys.argv[2])
+t.append(time.perf_counter())
+with contextlib.redirect_stdout(io.StringIO()):
+    cli.report(cli.parse_measures(["MP", "AP"]), qrels, run,
+               argparse.Namespace(by_query=False, no_summary=False, places=4, output_format="tsv"))
+t.append(time.perf_counter())
+print(json.dumps([b - a for a, b in zip(t, t[1:])]))
+"""
+PHASE_NAMES = ("import numpy", "other imports (ir_measures, ours)", "read qrels", "read run", "evaluate + print")
+
+
+def bench_phases(rounds: int, qrels: pathlib.Path, run: pathlib.Path) -> None:
+    with tempfile.TemporaryDirectory(prefix="bench_import_pycache_") as pycache:
+        env = _env(pycache, hook=False)
+        _output(PHASES, env, [str(qrels), str(run)])  # warm-up: bytecode cache
+        phases = [json.loads(_output(PHASES, env, [str(qrels), str(run)])) for _ in range(rounds)]
+    print(f"  phases inside the command (one child per round, {rounds} rounds; best and range):")
+    for i, name in enumerate(PHASE_NAMES):
+        ts = [p[i] for p in phases]
+        print(f"    {name:<36} {min(ts):.3f} s  ({min(ts):.3f}-{max(ts):.3f})")
+
+
 def bench_cli(rounds: int, run_name: str, baseline: pathlib.Path | None) -> None:
     """The main command on one TREC-8 run against its fixed part (interpreter start, numpy's import)."""
     data = pathlib.Path(os.environ.get("IRMEASURES_MARKOV_DATA", REPO / "data"))
@@ -121,6 +156,10 @@ def bench_cli(rounds: int, run_name: str, baseline: pathlib.Path | None) -> None
               f"{min(times['python -c pass']):.3f} s, + import numpy best {min(times['import numpy']):.3f} s; "
               f"what remains (command - import numpy, per round): best {min(rest):.3f} s, range "
               f"{min(rest):.3f}-{max(rest):.3f}")
+    if baseline is not None:
+        r = [c / b for c, b in zip(times[cli], times[f"{cli} ({baseline})"])]
+        print(f"  ratio this checkout / {baseline}: best {min(r):.3f}, per-round range {min(r):.3f}-{max(r):.3f}")
+    bench_phases(rounds, qrels, run)
 
 
 def bench_processes(rounds: int) -> None:
