@@ -37,7 +37,9 @@
    ``runs/trec8/input.NAME.gz`` (``--cli-run``).  ``--cli-baseline DIR``
    times the same command from another checkout (e.g. the code before a
    change) in the same rounds, after checking that it prints the same values.
-   ``--no-cli`` skips this part.
+   The children's CPU time (user + system) is reported too: on a shared
+   machine it moves less with the load than wall time.  ``--no-cli`` skips
+   this part.
 
 Detailed import profile of one module:
 ``python -X importtime -c 'import irmeasures_markov' 2>&1 | sort -t'|' -k2 -n | tail``.
@@ -50,6 +52,7 @@ import json
 import os
 import pathlib
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -82,6 +85,16 @@ def _runner(code: str, env: dict, python: str = sys.executable, args=()):
         subprocess.run([python, "-c", code, *args], env=env, check=True, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
     return run
+
+
+def _cpu_runner(run, sink: list):
+    """``run``, also appending the CPU time (user + system) of the child to ``sink``."""
+    def timed():
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        run()
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        sink.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return timed
 
 
 def _output(code: str, env: dict, args) -> str:
@@ -135,27 +148,40 @@ def bench_cli(rounds: int, run_name: str, baseline: pathlib.Path | None) -> None
     cli = "irmeasures-markov QRELS RUN MP AP"
     with tempfile.TemporaryDirectory(prefix="bench_import_pycache_") as pycache:
         plain = _env(pycache, hook=False)
+        one_thread = dict(plain, OPENBLAS_NUM_THREADS="1")
         expected = _output(OURS_CLI, plain, ours_args)
+        if _output(OURS_CLI, one_thread, ours_args) != expected:
+            raise SystemExit(f"{cli} prints other values with OPENBLAS_NUM_THREADS=1")
         contenders = {
             "python -c pass": _runner("pass", plain),
             "import numpy": _runner("import numpy", plain),
             cli: _runner(OURS_CLI, plain, args=ours_args),
             "ir_measures QRELS RUN AP": _runner(IR_MEASURES_CLI, plain, args=peer_args),
+            # numpy's import starts OpenBLAS' thread pool, which the command on one run never uses
+            "import numpy (OPENBLAS_NUM_THREADS=1)": _runner("import numpy", one_thread),
+            f"{cli} (OPENBLAS_NUM_THREADS=1)": _runner(OURS_CLI, one_thread, args=ours_args),
         }
         if baseline is not None:
             old = _env(pycache, hook=False, repo=baseline)
             if _output(OURS_CLI, old, ours_args) != expected:
                 raise SystemExit(f"{baseline} prints other values than this checkout for {cli}")
             contenders[f"{cli} ({baseline})"] = _runner(OURS_CLI, old, args=ours_args)
+        cpu = {name: [] for name in contenders}
+        contenders = {name: _cpu_runner(run, cpu[name]) for name, run in contenders.items()}
         times = interleaved(contenders, rounds=rounds)  # warm-up call first: fills the bytecode cache
+        cpu = {name: ts[1:] for name, ts in cpu.items()}  # without the warm-up call
     print(f"command on one run: {run.name}, qrels {qrels.name}; output {' '.join(expected.split())}")
     print(format_report(times, peer="import numpy", candidates=[n for n in times if n.startswith(cli)]))
     for name in [n for n in times if n.startswith(cli)]:
-        rest = [c - f for c, f in zip(times[name], times["import numpy"])]
+        numpy = "import numpy (OPENBLAS_NUM_THREADS=1)" if "OPENBLAS" in name else "import numpy"
+        rest = [c - f for c, f in zip(times[name], times[numpy])]
         print(f"  {name}: best {min(times[name]):.3f} s (target <= 0.2); fixed part: python start best "
-              f"{min(times['python -c pass']):.3f} s, + import numpy best {min(times['import numpy']):.3f} s; "
-              f"what remains (command - import numpy, per round): best {min(rest):.3f} s, range "
+              f"{min(times['python -c pass']):.3f} s, + {numpy} best {min(times[numpy]):.3f} s; "
+              f"what remains (command - {numpy}, per round): best {min(rest):.3f} s, range "
               f"{min(rest):.3f}-{max(rest):.3f}")
+    print("  CPU time of the child (user + system; less sensitive than wall time to a shared machine's load):")
+    for name, ts in cpu.items():
+        print(f"    {name:<{max(map(len, cpu))}}  best {min(ts):.3f} s  ({min(ts):.3f}-{max(ts):.3f})")
     if baseline is not None:
         r = [c / b for c, b in zip(times[cli], times[f"{cli} ({baseline})"])]
         print(f"  ratio this checkout / {baseline}: best {min(r):.3f}, per-round range {min(r):.3f}-{max(r):.3f}")
