@@ -1,6 +1,7 @@
 """Benchmark: start-up costs, each timed in fresh interpreters.
 
-    python integration/bench/bench_import.py [--rounds 7] [--no-hook]
+    python integration/bench/bench_import.py [--rounds 7] [--no-hook] [--no-cli] [--cli-run NAME]
+                                             [--cli-baseline DIR]
 
 1. Wall time of fresh ``python`` processes, interleaved round by round
    (integration/bench/benchkit.py), with ratios formed within each round:
@@ -26,6 +27,20 @@
    (tests/startup_venv.py), best and range over the rounds.  ``--no-hook``
    skips this part.
 
+3. The command on one TREC-8 run, ``irmeasures-markov QRELS RUN MP AP`` (target
+   <= 0.2 s), interleaved with its fixed part: ``python -c pass`` (the
+   interpreter's own start) and ``python -c "import numpy"`` (start plus
+   numpy's import, which every path of the package needs); what remains is
+   the command minus ``import numpy``, per round.  For information:
+   ``ir_measures QRELS RUN AP`` (the peer's command, plain ir_measures).
+   Inputs: ``$IRMEASURES_MARKOV_DATA/qrels/trec8.qrels.gz`` and
+   ``runs/trec8/input.NAME.gz`` (``--cli-run``).  ``--cli-baseline DIR``
+   times the same command from another checkout (e.g. the code before a
+   change) in the same rounds, after checking that it prints the same values.
+   The children's CPU time (user + system) is reported too: on a shared
+   machine it moves less with the load than wall time.  ``--no-cli`` skips
+   this part.
+
 Detailed import profile of one module:
 ``python -X importtime -c 'import irmeasures_markov' 2>&1 | sort -t'|' -k2 -n | tail``.
 """
@@ -33,9 +48,11 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import os
 import pathlib
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -46,23 +63,129 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 
 IR_MEASURES_HELP = ("import sys; sys.argv = ['ir_measures', '--help']; "
                     "from ir_measures.__main__ import main_cli; sys.exit(main_cli())")
+IR_MEASURES_CLI = ("import sys; sys.argv = ['ir_measures'] + sys.argv[1:]; "
+                   "from ir_measures.__main__ import main_cli; sys.exit(main_cli())")
+OURS_CLI = ("import sys; sys.argv = ['irmeasures-markov'] + sys.argv[1:]; "
+            "from irmeasures_markov.cli import main; sys.exit(main())")
 OURS_HELP = ("import sys; sys.argv = ['irmeasures-markov', '--help']; "
              "from irmeasures_markov.cli import main; sys.exit(main())")
 
 
-def _env(pycache: str, hook: bool) -> dict:
+def _env(pycache: str, hook: bool, repo: pathlib.Path = REPO) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "IRMEASURES_MARKOV_NO_HOOK")}
-    env["PYTHONPATH"] = str(REPO)
+    env["PYTHONPATH"] = str(repo)
     env["PYTHONPYCACHEPREFIX"] = pycache
     if not hook:
         env["IRMEASURES_MARKOV_NO_HOOK"] = "1"
     return env
 
 
-def _runner(code: str, env: dict, python: str = sys.executable):
+def _runner(code: str, env: dict, python: str = sys.executable, args=()):
     def run():
-        subprocess.run([python, "-c", code], env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run([python, "-c", code, *args], env=env, check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
     return run
+
+
+def _cpu_runner(run, sink: list):
+    """``run``, also appending the CPU time (user + system) of the child to ``sink``."""
+    def timed():
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        run()
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        sink.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return timed
+
+
+def _output(code: str, env: dict, args) -> str:
+    return subprocess.run([sys.executable, "-c", code, *args], env=env, check=True, capture_output=True,
+                          text=True).stdout
+
+
+#: the command's phases in one child: numpy, the other imports, reading the qrels, the run, evaluating and printing
+PHASES = """
+import time
+t = [time.perf_counter()]
+import numpy
+t.append(time.perf_counter())
+import argparse, contextlib, io, json, sys
+import irmeasures_markov.cli as cli
+from irmeasures_markov.cli.inputs import load_qrels, load_run
+t.append(time.perf_counter())
+qrels = load_qrels(sys.argv[1])
+t.append(time.perf_counter())
+run = load_run(sys.argv[2])
+t.append(time.perf_counter())
+with contextlib.redirect_stdout(io.StringIO()):
+    cli.report(cli.parse_measures(["MP", "AP"]), qrels, run,
+               argparse.Namespace(by_query=False, no_summary=False, places=4, output_format="tsv"))
+t.append(time.perf_counter())
+print(json.dumps([b - a for a, b in zip(t, t[1:])]))
+"""
+PHASE_NAMES = ("import numpy", "other imports (ir_measures, ours)", "read qrels", "read run", "evaluate + print")
+
+
+def bench_phases(rounds: int, qrels: pathlib.Path, run: pathlib.Path) -> None:
+    with tempfile.TemporaryDirectory(prefix="bench_import_pycache_") as pycache:
+        env = _env(pycache, hook=False)
+        _output(PHASES, env, [str(qrels), str(run)])  # warm-up: bytecode cache
+        phases = [json.loads(_output(PHASES, env, [str(qrels), str(run)])) for _ in range(rounds)]
+    print(f"  phases inside the command (one child per round, {rounds} rounds; best and range):")
+    for i, name in enumerate(PHASE_NAMES):
+        ts = [p[i] for p in phases]
+        print(f"    {name:<36} {min(ts):.3f} s  ({min(ts):.3f}-{max(ts):.3f})")
+
+
+def bench_cli(rounds: int, run_name: str, baseline: pathlib.Path | None) -> None:
+    """The main command on one TREC-8 run against its fixed part (interpreter start, numpy's import)."""
+    data = pathlib.Path(os.environ.get("IRMEASURES_MARKOV_DATA", REPO / "data"))
+    qrels, run = data / "qrels" / "trec8.qrels.gz", data / "runs" / "trec8" / f"input.{run_name}.gz"
+    for path in (qrels, run):
+        if not path.is_file():
+            print(f"command on one run: not measured ({path} not found; set IRMEASURES_MARKOV_DATA)")
+            return
+    ours_args, peer_args = [str(qrels), str(run), "MP", "AP"], [str(qrels), str(run), "AP"]
+    cli = "irmeasures-markov QRELS RUN MP AP"
+    with tempfile.TemporaryDirectory(prefix="bench_import_pycache_") as pycache:
+        plain = _env(pycache, hook=False)
+        one_thread = dict(plain, OPENBLAS_NUM_THREADS="1")
+        expected = _output(OURS_CLI, plain, ours_args)
+        if _output(OURS_CLI, one_thread, ours_args) != expected:
+            raise SystemExit(f"{cli} prints other values with OPENBLAS_NUM_THREADS=1")
+        contenders = {
+            "python -c pass": _runner("pass", plain),
+            "import numpy": _runner("import numpy", plain),
+            cli: _runner(OURS_CLI, plain, args=ours_args),
+            "ir_measures QRELS RUN AP": _runner(IR_MEASURES_CLI, plain, args=peer_args),
+            # numpy's import starts OpenBLAS' thread pool, which the command on one run never uses
+            "import numpy (OPENBLAS_NUM_THREADS=1)": _runner("import numpy", one_thread),
+            f"{cli} (OPENBLAS_NUM_THREADS=1)": _runner(OURS_CLI, one_thread, args=ours_args),
+        }
+        if baseline is not None:
+            old = _env(pycache, hook=False, repo=baseline)
+            if _output(OURS_CLI, old, ours_args) != expected:
+                raise SystemExit(f"{baseline} prints other values than this checkout for {cli}")
+            contenders[f"{cli} ({baseline})"] = _runner(OURS_CLI, old, args=ours_args)
+        cpu = {name: [] for name in contenders}
+        contenders = {name: _cpu_runner(run, cpu[name]) for name, run in contenders.items()}
+        times = interleaved(contenders, rounds=rounds)  # warm-up call first: fills the bytecode cache
+        cpu = {name: ts[1:] for name, ts in cpu.items()}  # without the warm-up call
+    print(f"command on one run: {run.name}, qrels {qrels.name}; output {' '.join(expected.split())}")
+    print(format_report(times, peer="import numpy", candidates=[n for n in times if n.startswith(cli)]))
+    for name in [n for n in times if n.startswith(cli)]:
+        numpy = "import numpy (OPENBLAS_NUM_THREADS=1)" if "OPENBLAS" in name else "import numpy"
+        rest = [c - f for c, f in zip(times[name], times[numpy])]
+        print(f"  {name}: best {min(times[name]):.3f} s (target <= 0.2); fixed part: python start best "
+              f"{min(times['python -c pass']):.3f} s, + {numpy} best {min(times[numpy]):.3f} s; "
+              f"what remains (command - {numpy}, per round): best {min(rest):.3f} s, range "
+              f"{min(rest):.3f}-{max(rest):.3f}")
+    print("  CPU time of the child (user + system; less sensitive than wall time to a shared machine's load):")
+    for name, ts in cpu.items():
+        print(f"    {name:<{max(map(len, cpu))}}  best {min(ts):.3f} s  ({min(ts):.3f}-{max(ts):.3f})")
+    if baseline is not None:
+        r = [c / b for c, b in zip(times[cli], times[f"{cli} ({baseline})"])]
+        print(f"  ratio this checkout / {baseline}: best {min(r):.3f}, per-round range {min(r):.3f}-{max(r):.3f}")
+    bench_phases(rounds, qrels, run)
 
 
 def bench_processes(rounds: int) -> None:
@@ -130,12 +253,20 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=7, help="interleaved rounds (>= 5)")
     ap.add_argument("--no-hook", action="store_true", help="skip the measurement of the installed start-up hook")
+    ap.add_argument("--no-cli", action="store_true", help="skip the command on one TREC-8 run")
+    ap.add_argument("--cli-run", default="AntHoc1", metavar="NAME",
+                    help="the TREC-8 run of the command: runs/trec8/input.NAME.gz (default AntHoc1)")
+    ap.add_argument("--cli-baseline", type=pathlib.Path, metavar="DIR",
+                    help="another checkout whose command is timed in the same rounds (same values required)")
     args = ap.parse_args()
     if args.rounds < 5:
         ap.error("--rounds must be >= 5")
     print(f"{sys.executable} {sys.version.split()[0]}, {os.cpu_count()} CPUs; load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC")
     bench_processes(args.rounds)
+    if not args.no_cli:
+        bench_cli(args.rounds, args.cli_run, args.cli_baseline)
     if not args.no_hook:
         bench_hook(args.rounds)
 

@@ -14,7 +14,6 @@ are shared, and ``from irmeasures_markov.old import name`` keeps working.
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.machinery
 import sys
 import types
@@ -55,7 +54,7 @@ MOVED: dict[str, str] = {
 }
 
 
-class _MovedModuleLoader(importlib.abc.Loader):
+class _MovedModuleLoader:  # the protocol of importlib.abc.Loader (whose import costs pathlib and more)
     def __init__(self, old: str, new: str):
         self.old, self.new = old, new
 
@@ -72,7 +71,7 @@ class _MovedModuleLoader(importlib.abc.Loader):
         module.__loader__ = self._spec.loader
 
 
-class _MovedModuleFinder(importlib.abc.MetaPathFinder):
+class _MovedModuleFinder:  # the protocol of importlib.abc.MetaPathFinder
     def find_spec(self, fullname: str, path: object = None,
                   target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
         new = MOVED.get(fullname)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 import ir_measures
 
@@ -34,6 +35,22 @@ exit status:
 """
 
 
+class VersionAction(argparse.Action):
+    """``--version``: print ``irmeasures-markov VERSION`` and exit 0.
+
+    The version is looked up only when the option is given: reading the installed metadata
+    (:func:`package_version`) costs more than the rest of building the parser.
+    """
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="show program's version number and exit"):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        sys.stdout.write(f"{PROG} {package_version()}\n")
+        parser.exit()
+
+
 def add_output_args(parser: argparse.ArgumentParser) -> None:
     """The output options, spelled as ir_measures' command spells them, kebab-case accepted too."""
     parser.add_argument("--places", "-p", type=int, default=4, metavar="N",
@@ -52,7 +69,7 @@ def evaluate_main(argv: list[str], subcommands=()) -> int:
         description="Evaluate a TREC run with ir_measures measures plus MP, MPcont, P@H, TBG and Carterette's "
                     "M1-M4.  Other commands: " + ", ".join(f"'{PROG} {c}'" for c in subcommands) +
                     f" ('{PROG} COMMAND --help' for each).")
-    parser.add_argument("--version", action="version", version=f"{PROG} {package_version()}")
+    parser.add_argument("--version", action=VersionAction)
     parser.add_argument("qrels", help="TREC qrels file (plain, .gz, .bz2, .xz) or an ir_datasets id")
     parser.add_argument("run", help="TREC run file (plain, .gz, .bz2, .xz), or - to read the run from standard input")
     parser.add_argument("measures", nargs="+",

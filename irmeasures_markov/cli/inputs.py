@@ -8,7 +8,6 @@ ir_datasets id), so the boundary prints one line instead of a traceback.
 from __future__ import annotations
 
 import os
-from importlib import resources
 
 from ..io import read_trec_qrels, read_trec_run
 from ..io.normalise import check_qrels
@@ -23,6 +22,8 @@ STDIN = "-"
 
 def sample_path(name: str) -> str:
     """Path of a file bundled in ``irmeasures_markov/data`` (sample.qrels, sample.run, sample_rates.tsv)."""
+    from importlib import resources  # here: the main command does not need it at start-up
+
     return str(resources.files("irmeasures_markov") / "data" / name)
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..comparison.options import TIES_CHOICES, UNJUDGED_CHOICES, apply_variant_options, unsupported_note
+from ..plugin.variants import TIES as TIES_CHOICES
+from ..plugin.variants import UNJUDGED_CHOICES
 from .errors import CliError
 
 __all__ = ["add_variant_args", "apply_variant_args", "VARIANT_HELP"]
@@ -48,8 +49,14 @@ def apply_variant_args(measures: list, args: argparse.Namespace) -> tuple[list, 
     if args.residual and args.unjudged not in (None, "nonrel"):
         raise CliError(f"--residual is the value with unjudged documents relevant minus non-relevant: it cannot be "
                        f"combined with --unjudged {args.unjudged} (allowed with --residual: nonrel)")
-    rewritten, unsupported = apply_variant_options(measures, ties=args.ties, unjudged=args.unjudged,
-                                                   residual=args.residual)
+    if args.ties is None and args.unjudged is None and not args.residual:
+        # nothing to apply: the measures stay as they are, and the plain command does not import the
+        # comparison package (experiments, grid, inference) only to learn that
+        rewritten, unsupported = list(measures), []
+    else:
+        from ..comparison.options import apply_variant_options
+        rewritten, unsupported = apply_variant_options(measures, ties=args.ties, unjudged=args.unjudged,
+                                                       residual=args.residual)
     errors = []
     for m in rewritten:
         try:
@@ -59,4 +66,7 @@ def apply_variant_args(measures: list, args: argparse.Namespace) -> tuple[list, 
     if errors:
         raise CliError("bad measure" + ("s" if len(errors) > 1 else "") + " with the options given: "
                        + "; ".join(errors))
+    if not unsupported:
+        return rewritten, ""
+    from ..comparison.options import unsupported_note
     return rewritten, unsupported_note(unsupported, args.ties, args.unjudged, args.residual)

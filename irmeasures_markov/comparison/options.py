@@ -15,15 +15,14 @@ import numpy as np
 from ir_measures import Measure
 
 from ..experiments import Evaluation, evaluate, labelled_measures
+from ..plugin.variants import TIES as TIES_CHOICES
+from ..plugin.variants import UNJUDGED_CHOICES
 
 __all__ = ["TIES_CHOICES", "UNJUDGED_CHOICES", "check_variant_options", "apply_variant_options", "supports",
            "unsupported_note", "applied_note", "evaluate_measures", "evaluate_with_options",
            "evaluate_variants", "without_extras", "DEFAULTS"]
 
-#: the values of ``ties`` (first: the default, trec_eval's order)
-TIES_CHOICES = ("docid", "optimistic", "pessimistic", "expected")
-#: the values of ``unjudged`` (first: the default)
-UNJUDGED_CHOICES = ("nonrel", "drop", "rel", "range")
+# TIES_CHOICES, UNJUDGED_CHOICES: the values of ``ties`` and ``unjudged`` (first: the default), the plug-in's
 
 #: the default of each option
 DEFAULTS = {"ties": "docid", "unjudged": "nonrel", "residual": False}

@@ -11,17 +11,20 @@ from __future__ import annotations
 
 import math
 import os
-import pathlib
 import warnings
 from collections.abc import Mapping, Sequence
-from urllib.parse import quote
 
 from .._util.errors import InputError
+from .._util.lazy import lazy_module
 from .._util.progress import progress_bar, show_progress
 from .._util.types import PathLike
 from ..io.atomic import replacing
 from ..io.text import decode, display_name, open_lines, short
 from ..io.trec import field_count_error
+
+# for the files of a cache only: importing the plug-in does not need them
+pathlib = lazy_module("pathlib")
+urllib_parse = lazy_module("urllib.parse")
 
 __all__ = ["read_lengths", "read_duplicates", "write_lengths", "lengths_from_ir_datasets"]
 
@@ -150,7 +153,7 @@ def _cache_file_name(dataset_id: str, text_fields: Sequence[str] | None) -> str:
     cache directory.
     """
     fields = "" if not text_fields else ".fields-" + "+".join(map(str, text_fields))
-    return quote(dataset_id.replace("/", "__") + fields, safe="+") + ".tsv.gz"
+    return urllib_parse.quote(dataset_id.replace("/", "__") + fields, safe="+") + ".tsv.gz"
 
 
 def _count_words(dataset_id: str, progress: bool | None, text_fields: Sequence[str] | None) -> dict[str, float]:

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pathlib
 import tempfile
 from collections.abc import Iterator
 
+from .._util.lazy import lazy_module
 from .._util.types import PathLike
+
+pathlib = lazy_module("pathlib")  # at the first file written: importing the package writes none
 
 __all__ = ["replacing"]
 

@@ -14,18 +14,21 @@ digest of other bytes.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
-import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Generic, TypeVar
 
 import numpy as np
 
+from .._util.lazy import lazy_module
 from .._util.types import PathLike
 from .text import read_raw
+
+# imported at the first digest: the command line's start-up computes none
+hashlib = lazy_module("hashlib")
+uuid = lazy_module("uuid")
 
 __all__ = ["DIGEST_SIZE", "REGISTRATION", "digest_bytes", "digest_value", "registration_fingerprint", "file_digest",
            "ContentCache"]

@@ -16,13 +16,15 @@ tie orders, the residual, the range over judgments) lives with the measures
 """
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterator, Mapping
 
 import numpy as np
 
+from .._util.lazy import lazy_module
 from .._util.segments import segment_sum
 from .prepared import PreparedRun, RelevanceBatch, select_positions
+
+hashlib = lazy_module("hashlib")  # for the seeds of sampled orders only: not at start-up
 
 __all__ = ["ScenarioRun", "ranked_scores", "tie_groups_flat", "identity_reading", "query_rng", "expand_ranges",
            "FILLED", "Gathered"]

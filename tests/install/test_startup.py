@@ -89,6 +89,50 @@ def test_command_line_help_loads_no_heavy_module():
     assert loaded == []
 
 
+#: What the main command on one run (``irmeasures-markov QRELS RUN MP AP``) must not load besides HEAVY: the
+#: installed metadata (read for ``--version`` only) and the packages behind ``--ties``/``--unjudged``/
+#: ``--residual`` and the other commands (comparison, experiments, grid, inference, calibration).
+ONE_RUN_DEFERRED = HEAVY + ("importlib.metadata", "irmeasures_markov.comparison", "irmeasures_markov.experiments",
+                            "irmeasures_markov.grid", "irmeasures_markov.inference", "irmeasures_markov.calibration",
+                            "multiprocessing", "concurrent.futures")
+
+
+def _one_run_files(tmp_path):
+    qrels, run = tmp_path / "q.txt", tmp_path / "r.txt"
+    qrels.write_text("1 0 d1 1\n1 0 d2 0\n1 0 d3 2\n2 0 d1 1\n2 0 d4 0\n")
+    run.write_text("".join(f"{q} Q0 d{d} {r} {10 - r} t\n" for q in (1, 2) for r, d in enumerate((3, 1, 4, 2), 1)))
+    return qrels, run
+
+
+def _one_run(tmp_path, *options):
+    qrels, run = _one_run_files(tmp_path)
+    out = run_python(f"""
+        import contextlib, io, json, sys
+        from irmeasures_markov.cli import main
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            status = main([{str(qrels)!r}, {str(run)!r}, "MP", "AP", *{list(options)!r}])
+        print(json.dumps([status, out.getvalue(),
+                          sorted(m for m in sys.modules if m.startswith({ONE_RUN_DEFERRED!r}))]))
+        """).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_one_run_command_loads_no_deferred_module(tmp_path):
+    status, out, loaded = _one_run(tmp_path)
+    assert status == 0 and [line.split("\t")[0] for line in out.splitlines()] == ["MP", "AP"]
+    assert loaded == []
+
+
+def test_one_run_command_with_ties_option_loads_comparison_options_and_same_values(tmp_path):
+    # the control: an option that does need the comparison package still gets it, and the values of a
+    # measure it leaves alone (AP) are those of the plain command
+    plain = _one_run(tmp_path)[1].splitlines()
+    status, out, loaded = _one_run(tmp_path, "--ties", "optimistic")
+    assert status == 0 and "irmeasures_markov.comparison" in loaded
+    lines = out.splitlines()
+    assert lines[0].startswith("MP(ties='optimistic')\t") and lines[1] == plain[1]
+
+
 def test_inference_import_loads_no_scipy_stats_until_a_test_runs():
     loaded = heavy_loaded_after("""
         import numpy as np
