@@ -106,3 +106,97 @@ def joined(buf, start, end):  # pragma: no cover - compiled
             out[o] = buf[j]
             o += 1
     return out
+
+
+#: 10**0 .. 10**22: the powers of ten a float64 holds exactly
+_POW10 = np.array([float(10 ** k) for k in range(23)])
+_MAX_EXACT = 2 ** 53
+
+
+@njit(cache=True, nogil=True)
+def parse_scores(buf, start, end):  # pragma: no cover - compiled
+    """``(values, slow)``: the fields ``buf[start[r]:end[r]]`` as float64, and the indices left to ``float()``.
+
+    A field of the form ``[+-]digits[.digits][(e|E)[+-]digits]`` whose
+    significant digits make an integer ``m`` <= 2**53 and whose decimal
+    exponent ``k`` is within [-22, 22] is ``m * 10**k`` (or ``m / 10**-k``):
+    one IEEE operation on two exact float64 values, so the correctly rounded
+    value, which is what ``float()`` gives (Clinger's exact case).  Every
+    other field (more digits, a larger exponent, underscores, ``inf``, not a
+    number at all) is listed in ``slow``.
+    """
+    n = start.size
+    values = np.empty(n, dtype=np.float64)
+    slow = np.empty(n, dtype=np.int64)
+    n_slow = 0
+    for r in range(n):
+        i = start[r]
+        e = end[r]
+        neg = False
+        if i < e and (buf[i] == 45 or buf[i] == 43):
+            neg = buf[i] == 45
+            i += 1
+        m = 0
+        sig = 0
+        digits = 0
+        exp10 = 0
+        ok = True
+        while i < e and 48 <= buf[i] <= 57:
+            d = buf[i] - 48
+            if m != 0 or d != 0:
+                if sig < 17:
+                    m = m * 10 + d
+                    sig += 1
+                else:
+                    ok = False
+            digits += 1
+            i += 1
+        if i < e and buf[i] == 46:
+            i += 1
+            while i < e and 48 <= buf[i] <= 57:
+                d = buf[i] - 48
+                if m != 0 or d != 0:
+                    if sig < 17:
+                        m = m * 10 + d
+                        sig += 1
+                    else:
+                        ok = False
+                exp10 -= 1
+                digits += 1
+                i += 1
+        if digits == 0:
+            ok = False
+        if ok and i < e and (buf[i] == 101 or buf[i] == 69):
+            i += 1
+            eneg = False
+            if i < e and (buf[i] == 45 or buf[i] == 43):
+                eneg = buf[i] == 45
+                i += 1
+            ev = 0
+            ed = 0
+            while i < e and 48 <= buf[i] <= 57:
+                if ev < 100000:
+                    ev = ev * 10 + (buf[i] - 48)
+                ed += 1
+                i += 1
+            if ed == 0:
+                ok = False
+            exp10 += -ev if eneg else ev
+        if i != e or m > _MAX_EXACT:
+            ok = False
+        if ok:
+            if m == 0:
+                v = 0.0
+            elif exp10 >= 0 and exp10 <= 22:
+                v = float(m) * _POW10[exp10]
+            elif exp10 < 0 and exp10 >= -22:
+                v = float(m) / _POW10[-exp10]
+            else:
+                ok = False
+        if ok:
+            values[r] = -v if neg else v
+        else:
+            values[r] = 0.0
+            slow[n_slow] = r
+            n_slow += 1
+    return values, slow[:n_slow]

@@ -173,17 +173,6 @@ def run_columns(data: bytes, engine: str = "auto") -> Columns | None:
     return order, first.tolist() + [n], decode(_joined(buf, start[:, 2], end[:, 2])), scores
 
 
-def _finish(buf: np.ndarray, n: int, qid_list: list[str], first: list[int], score_bytes: bytes,
-            docid_bytes) -> Columns | None:
-    """The columns from gathered fields: the scores parsed (None when one is not a finite number)."""
-    if not score_bytes.isascii() or b"\0" in score_bytes:
-        return None   # scores are ASCII numbers: the line reader names the bad one
-    scores = _parse_scores(score_bytes.decode("ascii"), n)
-    if scores is None or not np.isfinite(scores).all():
-        return None
-    return qid_list, first + [n], decode(docid_bytes), scores
-
-
 def _compiled_columns(buf: np.ndarray, kernels) -> Columns | None:
     """:func:`run_columns` with the compiled kernels of :mod:`._run_scan_numba`."""
     bounds, n = kernels.scan(buf)
@@ -204,9 +193,18 @@ def _compiled_columns(buf: np.ndarray, kernels) -> Columns | None:
         first = kernels.segments(buf, q_start, q_end)
         seg_qids = list(rank)
     bounds = np.ascontiguousarray(bounds.T)
-    score_bytes = kernels.joined(buf, bounds[4], bounds[5]).tobytes()
-    docid_bytes = kernels.joined(buf, bounds[2], bounds[3]).tobytes()
-    return _finish(buf, n, seg_qids, first.tolist(), score_bytes, docid_bytes)
+    scores, slow = kernels.parse_scores(buf, bounds[4], bounds[5])
+    if slow.size:
+        # the forms the compiled parser leaves to float(), which the line reader calls on the same bytes
+        try:
+            scores[slow] = [float(buf[a:b].tobytes())
+                            for a, b in zip(bounds[4][slow].tolist(), bounds[5][slow].tolist())]
+        except ValueError:
+            return None
+    if not np.isfinite(scores).all():
+        return None
+    docids = decode(kernels.joined(buf, bounds[2], bounds[3]).tobytes())
+    return seg_qids, first.tolist() + [n], docids, scores
 
 
 def _columns_by_split(data: bytes):

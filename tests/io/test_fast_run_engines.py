@@ -132,3 +132,41 @@ def test_empty_and_blank_files():
 def test_an_unknown_engine_is_named():
     with pytest.raises(ValueError, match="`engine` must be one of 'auto', 'numba', 'numpy', got 'c'"):
         fast_run.run_columns(b"q Q0 d 1 1 t\n", engine="c")
+
+
+def random_numbers(rng, n):
+    """Decimal strings of every shape float() reads, near the compiled parser's limits (2**53, 10**±22)."""
+    out = []
+    for _ in range(n):
+        kind = int(rng.integers(6))
+        if kind == 0:
+            out.append(repr(float(rng.normal() * 10.0 ** int(rng.integers(-30, 30)))))
+        elif kind == 1:   # up to 20 digits, a point anywhere
+            digits = "".join(str(int(d)) for d in rng.integers(0, 10, size=int(rng.integers(1, 21))))
+            p = int(rng.integers(0, len(digits) + 1))
+            out.append(digits[:p] + "." + digits[p:] if rng.random() < 0.7 else digits)
+        elif kind == 2:   # mantissa around 2**53, exponents around ±22
+            m = 2 ** 53 + int(rng.integers(-3, 4))
+            out.append(f"{m}e{int(rng.integers(-25, 26))}")
+        elif kind == 3:
+            out.append(f"{float(rng.random()):.{int(rng.integers(1, 20))}f}")
+        elif kind == 4:   # leading zeros, signs, exponent forms
+            out.append(rng.choice(["-", "+", ""]) + "0" * int(rng.integers(0, 4)) + str(int(rng.integers(0, 10 ** 6)))
+                       + rng.choice(["", ".", ".0", ".000125"]) + rng.choice(["", "e0", "E+3", "e-7", "e-22", "e22",
+                                                                            "e23", "e-23", "e-0"]))
+        else:             # forms left to float(): underscores, subnormal, huge
+            out.append(rng.choice(["1_000.5", "4.9e-324", "2.2250738585072014e-308", "1e308", "0.1e-400",
+                                   "123456789012345678901234567890", "-0", "0e999999999"]))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_compiled_scores_are_float_bit_for_bit(seed):
+    rng = np.random.default_rng(seed)
+    numbers = random_numbers(rng, 4000)
+    data = "".join(f"q Q0 d{i} {i} {x} t\n" for i, x in enumerate(numbers)).encode()
+    cols = fast_run.run_columns(data, engine="numba")
+    assert cols is not None
+    expected = np.array([float(x) for x in numbers])
+    assert cols[3].tobytes() == expected.tobytes()
+    assert fast_run.run_columns(data, engine="numpy")[3].tobytes() == expected.tobytes()
