@@ -1,4 +1,4 @@
-"""The whole-file tokeniser of TREC runs: a run file's bytes to compact columns at once, with numpy.
+"""The whole-file tokeniser of TREC runs: a run file's bytes to compact columns at once, with numpy or numba.
 
 The grammar is the line reader's (:mod:`irmeasures_markov.io`): every line
 holds 0 or 6 fields separated by ASCII whitespace, lines end at LF.  The
@@ -26,9 +26,9 @@ Columns = tuple[list[str], list[int], str, np.ndarray]
 _SEPARATOR = np.zeros(256, dtype=bool)
 _SEPARATOR[[9, 10, 11, 12, 13, 32]] = True
 _LF = 10
-#: tokenising engines: 'numba' scans the bytes in one compiled pass (numba installed), 'numpy' in whole-array
-#: passes; 'auto' takes numba once it is loaded in the process, or once COMPILED_AFTER bytes have been
-#: tokenised (it is then loaded).  The columns are the same.
+#: tokenising engines: 'numba' scans the bytes in one compiled pass (numba installed; numpy without it),
+#: 'numpy' in whole-array passes; 'auto' takes numba once it is loaded in the process, or once COMPILED_AFTER
+#: bytes have been tokenised (it is then loaded).  The columns are the same.
 ENGINES = ("auto", "numba", "numpy")
 #: importing numba and loading the compiled scan costs a fixed time once per process (about what the numpy
 #: path spends on this many bytes): one run file never pays it, a directory of runs does once
@@ -54,11 +54,15 @@ def _engine_kernels(engine: str, size: int):
     if engine == "numpy":
         return None
     if engine == "auto" and not _KERNELS:
-        import sys
         _TOKENISED[0] += size
-        if "numba" not in sys.modules and _TOKENISED[0] < COMPILED_AFTER:
+        if not _numba_loaded() and _TOKENISED[0] < COMPILED_AFTER:
             return None
     return _compiled_kernels()
+
+
+def _numba_loaded() -> bool:
+    import sys
+    return "numba" in sys.modules
 
 
 def _parse_scores(text: str, n: int) -> np.ndarray | None:

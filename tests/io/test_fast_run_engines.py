@@ -1,4 +1,4 @@
-"""The whole-file tokeniser's engines (numba and numpy) give the same columns, and the run reader the line reader's answer.
+"""The tokeniser's engines (numba, numpy) give the same columns, and the run reader the line reader's answer.
 
 Random run files with every kind of ASCII whitespace (tabs, CR, CRLF, VT, FF,
 blank and whitespace-only lines, no final newline), queries in pieces,
@@ -64,6 +64,13 @@ def random_file(rng, n_lines, *, pieces=True, bad=None):
     return out if rng.random() < 0.5 else out.rstrip(b"\n")
 
 
+def force_engine(monkeypatch, engine):
+    """Make the reader's 'auto' pick ``engine``: numba from the first byte, or numpy as in a process without it."""
+    numba = engine == "numba"
+    monkeypatch.setattr(fast_run, "_KERNELS", [] if numba else [None])
+    monkeypatch.setattr(fast_run, "COMPILED_AFTER", 0 if numba else 10 ** 15)
+
+
 def same_columns(a, b):
     if a is None or b is None:
         return a is b
@@ -87,8 +94,9 @@ def test_engines_agree_and_the_reader_is_the_line_reader(tmp_path, seed, monkeyp
         if cols[e] is not None:
             assert bits(fast_run.build_run(cols[e])) == bits(expected)
             assert list(fast_run.build_run(cols[e])) == list(expected)
-    monkeypatch.setattr(fast_run, "COMPILED_AFTER", 0)      # auto takes numba from the first byte
-    assert bits(read_trec_run(path)) == bits(expected)
+    for engine in ENGINES:
+        force_engine(monkeypatch, engine)
+        assert bits(read_trec_run(path)) == bits(expected)
 
 
 def test_the_numba_engine_takes_the_common_file_whole():
@@ -116,8 +124,8 @@ def test_malformed_files_raise_the_line_readers_error(tmp_path, seed, bad, monke
     with pytest.raises(InputError) as ref:
         read_trec_run_lines(path)
     assert f"{path}:" in str(ref.value)
-    for after in (0, 10 ** 12):
-        monkeypatch.setattr(fast_run, "COMPILED_AFTER", after)
+    for engine in ENGINES:
+        force_engine(monkeypatch, engine)
         with pytest.raises(InputError) as got:
             read_trec_run(path)
         assert str(got.value) == str(ref.value)
@@ -170,3 +178,16 @@ def test_compiled_scores_are_float_bit_for_bit(seed):
     expected = np.array([float(x) for x in numbers])
     assert cols[3].tobytes() == expected.tobytes()
     assert fast_run.run_columns(data, engine="numpy")[3].tobytes() == expected.tobytes()
+
+
+def test_auto_takes_the_compiled_engine_after_compiled_after_bytes(monkeypatch):
+    """One small file stays on numpy (no numba import); the bytes add up to COMPILED_AFTER, then numba."""
+    monkeypatch.setattr(fast_run, "_KERNELS", [])
+    monkeypatch.setattr(fast_run, "_TOKENISED", [0])
+    monkeypatch.setattr(fast_run, "_numba_loaded", lambda: False)
+    monkeypatch.setattr(fast_run, "COMPILED_AFTER", 100)
+    data = b"q Q0 d1 1 1.5 t\nq Q0 d2 2 0.5 t\n"   # 32 bytes
+    picked = [fast_run._engine_kernels("auto", len(data)) for _ in range(4)]
+    assert picked[:3] == [None, None, None] and picked[3] is not None
+    assert fast_run._engine_kernels("numpy", len(data)) is None
+    assert fast_run._engine_kernels("auto", len(data)) is picked[3]      # loaded: stays compiled
