@@ -12,6 +12,7 @@ round (integration/bench/benchkit.py):
 * ``ours``: the documented fast path, ``datasets.load_run_dir(n_jobs=1)`` +
   ``experiments.evaluate(["MP", "AP"])`` (qrels read inside the call);
 * ``ours read only``: ``load_run_dir(n_jobs=1)`` alone, to split read from evaluate;
+* ``ours, n_jobs=2``: the same path reading with two worker processes;
 * ``pytrec_eval map`` with a plain Python reader (``line.split()`` into dicts),
   when pytrec_eval is importable;
 * ``ir_measures``: ``calc_aggregate([AP], qrels, read_trec_run(file))`` per run
@@ -59,10 +60,10 @@ def decompress_only(files):
     return n
 
 
-def ours(qrels_path, run_dir):
+def ours(qrels_path, run_dir, n_jobs=1):
     from irmeasures_markov import experiments
     from irmeasures_markov.io import datasets
-    runs = datasets.load_run_dir(run_dir, progress=False, n_jobs=1)
+    runs = datasets.load_run_dir(run_dir, progress=False, n_jobs=n_jobs)
     ev = experiments.evaluate(["MP", "AP"], str(qrels_path), runs, progress=False)
     return ev
 
@@ -148,6 +149,7 @@ def main():
         "decompress only": lambda: decompress_only(files),
         "ours: load_run_dir + evaluate MP AP": lambda: ours(qrels_path, run_dir),
         "ours: load_run_dir only": lambda: ours_read(run_dir),
+        "ours, n_jobs=2: load_run_dir + evaluate MP AP": lambda: ours(qrels_path, run_dir, n_jobs=2),
     }
     try:
         import pytrec_eval  # noqa: F401
