@@ -199,12 +199,15 @@ def _compiled_columns(buf: np.ndarray, kernels) -> Columns | None:
     bounds = np.ascontiguousarray(bounds.T)
     scores, slow = kernels.parse_scores(buf, bounds[4], bounds[5])
     if slow.size:
-        # the forms the compiled parser leaves to float(), which the line reader calls on the same bytes
-        try:
-            scores[slow] = [float(buf[a:b].tobytes())
-                            for a, b in zip(bounds[4][slow].tolist(), bounds[5][slow].tolist())]
-        except ValueError:
+        # the forms the compiled parser leaves to float() (e.g. 17 significant digits): parsed as the numpy
+        # engine parses every score, in one call
+        text = kernels.joined(buf, bounds[4][slow], bounds[5][slow]).tobytes()
+        if not text.isascii() or b"\0" in text:
+            return None   # scores are ASCII numbers: the line reader names the bad one
+        parsed = _parse_scores(text.decode("ascii"), slow.size)
+        if parsed is None:
             return None
+        scores[slow] = parsed
     if not np.isfinite(scores).all():
         return None
     docids = decode(kernels.joined(buf, bounds[2], bounds[3]).tobytes())
