@@ -1,4 +1,4 @@
-"""The whole-file tokeniser of TREC runs: a run file's bytes to compact columns at once, with numpy.
+"""The whole-file tokeniser of TREC runs: a run file's bytes to compact columns at once, with numpy or numba.
 
 The grammar is the line reader's (:mod:`irmeasures_markov.io`): every line
 holds 0 or 6 fields separated by ASCII whitespace, lines end at LF.  The
@@ -16,7 +16,7 @@ import numpy as np
 from .._util.errors import InputError
 from .text import decode, decompress, display_name, read_raw
 
-__all__ = ["run_columns", "columns_of_file", "build_run"]
+__all__ = ["run_columns", "columns_of_file", "build_run", "ENGINES", "COMPILED_AFTER"]
 
 Run = dict[str, dict[str, float]]
 #: ``(qids, bounds, docids_joined, scores)``: see :func:`run_columns`
@@ -26,6 +26,43 @@ Columns = tuple[list[str], list[int], str, np.ndarray]
 _SEPARATOR = np.zeros(256, dtype=bool)
 _SEPARATOR[[9, 10, 11, 12, 13, 32]] = True
 _LF = 10
+#: tokenising engines: 'numba' scans the bytes in one compiled pass (numba installed; numpy without it),
+#: 'numpy' in whole-array passes; 'auto' takes numba once it is loaded in the process, or once COMPILED_AFTER
+#: bytes have been tokenised (it is then loaded).  The columns are the same.
+ENGINES = ("auto", "numba", "numpy")
+#: importing numba and loading the compiled scan costs a fixed time once per process (about what the numpy
+#: path spends on this many bytes): one run file never pays it, a directory of runs does once
+COMPILED_AFTER = 64_000_000
+_KERNELS = []  # the compiled kernels' module, or None without numba; loaded on first use
+_TOKENISED = [0]  # bytes tokenised so far by the numpy engine in this process
+
+
+def _compiled_kernels():
+    if not _KERNELS:
+        try:
+            from . import _run_scan_numba as kernels
+        except ImportError:
+            kernels = None
+        _KERNELS.append(kernels)
+    return _KERNELS[0]
+
+
+def _engine_kernels(engine: str, size: int):
+    """The compiled kernels' module when ``engine`` (see :data:`ENGINES`) picks numba for ``size`` bytes, else None."""
+    if engine not in ENGINES:
+        raise ValueError(f"`engine` must be one of {', '.join(map(repr, ENGINES))}, got {engine!r}.")
+    if engine == "numpy":
+        return None
+    if engine == "auto" and not _KERNELS:
+        _TOKENISED[0] += size
+        if not _numba_loaded() and _TOKENISED[0] < COMPILED_AFTER:
+            return None
+    return _compiled_kernels()
+
+
+def _numba_loaded() -> bool:
+    import sys
+    return "numba" in sys.modules
 
 
 def _parse_scores(text: str, n: int) -> np.ndarray | None:
@@ -71,13 +108,15 @@ def _token_bounds(buf: np.ndarray):
     # newlines between tokens fall exactly on the gaps before tokens 6, 12, ..., and each such gap has one
     gap = np.searchsorted(start, np.flatnonzero(buf == _LF))
     gap = gap[(gap > 0) & (gap < start.size)]
-    if start.size % 6 or np.any(gap % 6) or np.unique(gap).size != max(start.size // 6 - 1, 0):
+    # gap is sorted (newline positions are): its distinct values are its first and each change
+    distinct = int(gap.size > 0) + int(np.count_nonzero(gap[1:] != gap[:-1]))
+    if start.size % 6 or np.any(gap % 6) or distinct != max(start.size // 6 - 1, 0):
         return None
     n = start.size // 6
     return start.reshape(n, 6), end.reshape(n, 6)
 
 
-def run_columns(data: bytes) -> Columns | None:
+def run_columns(data: bytes, engine: str = "auto") -> Columns | None:
     """Tokenise a whole run file (decompressed, BOM removed) into compact columns, or None.
 
     Returns ``(qids, bounds, docids_joined, scores)``: query ``qids[k]`` owns
@@ -92,6 +131,8 @@ def run_columns(data: bytes) -> Columns | None:
     ----------
     data : bytes
         The file's content, decompressed, BOM removed.
+    engine : str
+        One of :data:`ENGINES` (the answer does not depend on it).
 
     Returns
     -------
@@ -100,6 +141,9 @@ def run_columns(data: bytes) -> Columns | None:
     buf = np.frombuffer(data, dtype=np.uint8)
     if buf.size == 0:
         return [], [0], "", np.zeros(0)
+    kernels = _engine_kernels(engine, buf.size)
+    if kernels is not None:
+        return _compiled_columns(buf, kernels)
     bounds = _token_bounds(buf)
     if bounds is None:
         return None
@@ -131,6 +175,43 @@ def run_columns(data: bytes) -> Columns | None:
         return None
     order = [decode(q) for q in qids[first].tolist()]
     return order, first.tolist() + [n], decode(_joined(buf, start[:, 2], end[:, 2])), scores
+
+
+def _compiled_columns(buf: np.ndarray, kernels) -> Columns | None:
+    """:func:`run_columns` with the compiled kernels of :mod:`._run_scan_numba`."""
+    bounds, n = kernels.scan(buf)
+    if n <= 0:
+        return ([], [0], "", np.zeros(0)) if n == 0 else None
+    bounds = bounds[:n]
+    q_start, q_end = bounds[:, 0], bounds[:, 1]
+    first = kernels.segments(buf, q_start, q_end)
+    seg_qids = [decode(buf[a:b].tobytes()) for a, b in zip(q_start[first].tolist(), q_end[first].tolist())]
+    if len(set(seg_qids)) != len(seg_qids):
+        # a query in several pieces: group records by query, first-seen order, file order within a query
+        rank: dict[str, int] = {}
+        seg_rank = np.array([rank.setdefault(q, len(rank)) for q in seg_qids], dtype=np.int64)
+        lengths = np.diff(np.append(first, n))
+        perm = np.argsort(np.repeat(seg_rank, lengths), kind="stable")
+        bounds = bounds[perm]
+        q_start, q_end = bounds[:, 0], bounds[:, 1]
+        first = kernels.segments(buf, q_start, q_end)
+        seg_qids = list(rank)
+    bounds = np.ascontiguousarray(bounds.T)
+    scores, slow = kernels.parse_scores(buf, bounds[4], bounds[5])
+    if slow.size:
+        # the forms the compiled parser leaves to float() (e.g. 17 significant digits): parsed as the numpy
+        # engine parses every score, in one call
+        text = kernels.joined(buf, bounds[4][slow], bounds[5][slow]).tobytes()
+        if not text.isascii() or b"\0" in text:
+            return None   # scores are ASCII numbers: the line reader names the bad one
+        parsed = _parse_scores(text.decode("ascii"), slow.size)
+        if parsed is None:
+            return None
+        scores[slow] = parsed
+    if not np.isfinite(scores).all():
+        return None
+    docids = decode(kernels.joined(buf, bounds[2], bounds[3]).tobytes())
+    return seg_qids, first.tolist() + [n], docids, scores
 
 
 def _columns_by_split(data: bytes):
