@@ -223,6 +223,13 @@ class RelevanceEvaluator:
         Drop unjudged documents before evaluating (trec_eval ``-J``), applied
         to pytrec_eval measures and as ``judged_only=True`` to other measures
         that support it and do not set it themselves.
+
+    Notes
+    -----
+    Making the evaluator and :meth:`evaluate` pause Python's cyclic garbage
+    collector while they run (``gc.isenabled()`` is as it was afterwards):
+    they allocate a container per query and no reference cycle, and on many
+    queries the collections those allocations trigger were a fifth of the time.
     """
 
     @_without_cyclic_gc
