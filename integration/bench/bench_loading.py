@@ -14,7 +14,8 @@ order that alternates between rounds; ratios are formed within a round):
 
 Prints each loader's best time and range, runs/second at the best time, and
 each ratio loader / peer: best and per-round range (target for
-``load_run_dir``: <= 0.333, i.e. >= 3x the peer's speed).
+``load_run_dir``: <= 0.333, i.e. >= 3x the peer's speed), and the ratio of
+``load_run_dir`` with 2 processes to 1 (the default ``n_jobs`` is chosen from it).
 """
 import argparse
 import glob
@@ -22,7 +23,7 @@ import os
 import sys
 
 import ir_measures
-from benchkit import format_report, interleaved
+from benchkit import format_report, interleaved, ratios
 
 from irmeasures_markov.io import read_trec_run
 from irmeasures_markov.io.datasets import load_run_dir
@@ -75,6 +76,11 @@ def main():
     }, rounds=args.rounds)
     print(format_report(times, peer=PEER, targets={"datasets.load_run_dir(n_jobs=1)": 0.333,
                                                    "datasets.load_run_dir(n_jobs=2)": 0.333}))
+    # the measurement load_run_dir's default n_jobs is chosen from: 2 processes against 1, round by round
+    one, two = "datasets.load_run_dir(n_jobs=1)", "datasets.load_run_dir(n_jobs=2)"
+    r = ratios(times, two, one)
+    print(f"  ratio {two} / {one}: best {min(r):.3f}, per-round range {min(r):.3f}-{max(r):.3f} "
+          f"(below 1: workers pay)")
     n = len(files)
     print("  runs/s at the best time: " + ", ".join(f"{name} {n / min(ts):.1f}" for name, ts in times.items()))
 

@@ -10,10 +10,14 @@ each (scores with 3 decimals, so ties occur), 10 judged documents per query
 MS MARCO's numeric passage ids.  For each size, the run is evaluated by
 pytrec_eval ``map`` and by one measure of each family, interleaved
 (integration/bench/benchkit.py): MP (GL_AD_ID), TBG (a length registered for every
-document), Carterette M1 (RBP) and P@H (order 2).  The time of each includes
-building its evaluator from the qrels (ours reuses the qrels index it made
-for the same qrels object, irmeasures_markov.ranking.cache; pytrec_eval
-rebuilds its own each time).
+document), Carterette M1 (RBP) and P@H (order 2), each through
+``irmeasures_markov.RelevanceEvaluator(qrels, [measure]).evaluate(run)``, the
+call pytrec_eval's is compared with.  The time of each includes building its
+evaluator from the qrels, the qrels index included (the cache of
+irmeasures_markov.ranking.cache is emptied before each call: what a user pays
+on a first call, and pytrec_eval rebuilds its own each time).  "MP reused"
+is MP again with the index an earlier call made for the same qrels object
+(what every later call with those qrels pays).
 
 Memory (unless --no-memory): each family, and `map`, is run in a subprocess
 of its own on the same inputs; after the inputs are built, the kernel's
@@ -22,10 +26,10 @@ while evaluating, above the RSS with the inputs loaded, is reported in
 bytes per retrieved document (also tracemalloc's peak, numpy's allocations
 included, for our families), for the timed families and MEMORY_ONLY: P@H
 order 1, P@H RWBM order 1 with loss, MPcont with TBG time, Carterette
-M2-M4.  Memory is measured at --memory-sizes, else at the --sizes given,
-else at 100,000 x 100.  Targets: time ratio MP / map <= 1.0 at
-100,000 x 100; peak memory of every family <= map's and <= 64 bytes per
-retrieved document.
+M2-M4 (the qrels index built in the call, as timed).  Memory is measured at
+--memory-sizes, else at the --sizes given, else at 100,000 x 100.  Targets:
+time ratio MP / map <= 0.8 at 100,000 x 100 (index built in the call); peak
+memory of every family <= map's and <= 64 bytes per retrieved document.
 """
 import argparse
 import gc
@@ -35,6 +39,7 @@ import subprocess
 import sys
 import time
 import tracemalloc
+import warnings
 
 import numpy as np
 
@@ -44,6 +49,8 @@ from benchkit import interleaved, print_report  # noqa: E402
 FAMILIES = ("map", "MP", "TBG", "Carterette", "PH")
 #: measured for memory only (not timed): the other variants the memory bound covers
 MEMORY_ONLY = ("PH1", "PHrw1", "MPcont", "M2", "M3", "M4")
+#: MP timed a second way: the qrels index made by an earlier call with the same qrels object, reused
+MP_REUSED = "MP reused"
 
 
 def synthetic(n_queries: int, n_docs: int, seed: int = 0):
@@ -67,6 +74,7 @@ def evaluators(qrels, run, memory_only=False):
     import pytrec_eval
 
     import irmeasures_markov as imm
+    from irmeasures_markov.ranking import cache as qrels_cache
     lengths = {d: 50.0 + int(d) % 300 for docs in run.values() for d in docs}
     imm.register_lengths("bench-queries", lengths)
     ours = {"MP": imm.MP, "TBG": imm.TBG(lengths="bench-queries"), "Carterette": imm.M1(dist="RBP"),
@@ -76,13 +84,17 @@ def evaluators(qrels, run, memory_only=False):
                      "MPcont": imm.MPcont(time="tbg", lengths="bench-queries"),
                      "M2": imm.M2(dist="RBP"), "M3": imm.M3(dist="RBP"), "M4": imm.M4(dist="RBP")})
 
-    def ours_fn(m):
+    def ours_fn(m, reuse=False):
         def run_it():
-            imm.PROVIDER.evaluator([m], qrels).values(run)
+            if not reuse:
+                qrels_cache.clear()  # the qrels index is built inside the call, as a user's first call builds it
+            imm.RelevanceEvaluator(qrels, [m]).evaluate(run)
         return run_it
 
     out = {"map": lambda: pytrec_eval.RelevanceEvaluator(qrels, {"map"}).evaluate(run)}
     out.update({name: ours_fn(m) for name, m in ours.items()})
+    if not memory_only:
+        out[MP_REUSED] = ours_fn(imm.MP, reuse=True)
     return out
 
 
@@ -141,6 +153,8 @@ def main():
                     help="families whose memory is measured (PH1 = PH(order=1); MPcont, M2-M4 memory only)")
     ap.add_argument("--memory-child", nargs=3, metavar=("FAMILY", "QUERIES", "DOCS"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    # the synthetic qrels have queries without a relevant document: every evaluator made would say so
+    warnings.simplefilter("ignore", RuntimeWarning)
     if args.memory_child:
         family, nq, nd = args.memory_child
         print(json.dumps(memory_child(family, int(nq), int(nd))))
@@ -157,7 +171,7 @@ def main():
             times = interleaved(fns, rounds=args.rounds)
             n = nq * nd
             print(f"\n{nq} queries x {nd} documents ({n:,} retrieved documents)")
-            print_report(times, peer="map", targets={"MP": 1.0} if (nq, nd) == (100_000, 100) else None)
+            print_report(times, peer="map", targets={"MP": 0.8} if (nq, nd) == (100_000, 100) else None)
             rate = {k: n / min(v) / 1e6 for k, v in times.items()}
             print("  throughput (M docs/s, best round): " + ", ".join(f"{k} {r:.2f}" for k, r in rate.items()))
             del qrels, run, fns

@@ -167,7 +167,9 @@ def complete_runs(runs: Mapping[str, Mapping[str, Mapping[str, float]]],
 
 
 def _default_jobs() -> int:
-    return max(1, min(2, os.cpu_count() or 1))
+    # measured (docs/benchmarks.md, bench_loading.py): on the 129 TREC-8 runs, 2 processes took 1.40-1.47x
+    # the time of 1, since the whole-file reader became faster than shipping a file's columns from a worker
+    return 1
 
 
 def load_run_dir(directory: PathLike, *, topics: Iterable[str] | None = None, pattern: str | None = None,
@@ -190,8 +192,10 @@ def load_run_dir(directory: PathLike, *, topics: Iterable[str] | None = None, pa
         terminal, ``True`` always, ``False`` never.
     n_jobs : int, optional
         Worker processes that read, decompress and tokenise files while this
-        process builds the dictionaries (default ``min(2, cpu_count)``; 1 reads
-        everything in this process).
+        process builds the dictionaries (default 1: everything in this
+        process).  Measured on the 129 TREC-8 runs (2 CPUs), 2 processes took
+        1.4-1.5x the time of 1: sending a file's columns back from a worker
+        costs more than reading it here.
 
     Returns
     -------

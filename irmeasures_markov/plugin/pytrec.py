@@ -70,6 +70,8 @@ descending); for trec_eval-exact AP/P@k/Rprec/bpref on real runs use
 """
 from __future__ import annotations
 
+import functools
+import gc
 from collections.abc import Iterable, Mapping
 from numbers import Integral
 from typing import Union
@@ -183,6 +185,27 @@ def _check_scores(run, qrels):
 check_native_measure = check_measure_cutoffs
 
 
+def _without_cyclic_gc(method):
+    """Run ``method`` with Python's cyclic garbage collector paused (restored after, if it was on).
+
+    Indexing qrels and evaluating a run allocate a container per query (the
+    qrels copy, the result rows, per-query probes) and no reference cycle: on
+    100,000 queries the collections these allocations trigger, each scanning
+    every live object, cost a fifth of the call, for nothing to collect.
+    Memory is unchanged (reference counting frees everything as before).
+    """
+    @functools.wraps(method)
+    def paused(*args, **kwargs):
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return method(*args, **kwargs)
+        finally:
+            if enabled:
+                gc.enable()
+    return paused
+
+
 class RelevanceEvaluator:
     """Evaluate runs against fixed qrels, like ``pytrec_eval.RelevanceEvaluator``.
 
@@ -200,8 +223,16 @@ class RelevanceEvaluator:
         Drop unjudged documents before evaluating (trec_eval ``-J``), applied
         to pytrec_eval measures and as ``judged_only=True`` to other measures
         that support it and do not set it themselves.
+
+    Notes
+    -----
+    Making the evaluator and :meth:`evaluate` pause Python's cyclic garbage
+    collector while they run (``gc.isenabled()`` is as it was afterwards):
+    they allocate a container per query and no reference cycle, and on many
+    queries the collections those allocations trigger were a fifth of the time.
     """
 
+    @_without_cyclic_gc
     def __init__(self, query_relevance: object, measures: Iterable[MeasureSpec], relevance_level: int = 1,
                  judged_docs_only_flag: bool = False):
         if isinstance(relevance_level, (bool, np.bool_)) or not isinstance(relevance_level, Integral):
@@ -246,6 +277,7 @@ class RelevanceEvaluator:
                 native_qrels, self._trec_measures, relevance_level=self.relevance_level,
                 judged_docs_only_flag=self.judged_docs_only_flag)
 
+    @_without_cyclic_gc
     def evaluate(self, scores: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float]]:
         """Return ``{qid: {measure_name: value}}`` for queries in both qrels and run.
 

@@ -172,7 +172,10 @@ class QrelsIndex:
         """
         empty = self._no_relevant.get(rel)
         if empty is None:
-            empty = self._no_relevant[rel] = [q for q in self.qrels if self.recall_base(q, rel) == 0]
+            # from the recall-base table (one vectorised count over every judgment), not a sort per query
+            index, bases = recall_base_table(self, rel)
+            qids = list(index)
+            empty = self._no_relevant[rel] = [qids[i] for i in np.flatnonzero(bases == 0).tolist()]
         return empty
 
     def warn_if_no_relevant(self, qids: Iterable[str] | None = None, rel: int = 1,
@@ -200,7 +203,8 @@ class QrelsIndex:
         if qids is None:
             candidates = self.queries_without_relevant(rel)
         else:
-            candidates = [q for q in qids if self.recall_base(q, rel) == 0]
+            index, bases = recall_base_table(self, rel)
+            candidates = [q for q in qids if q not in index or bases[index[q]] == 0]
         empty = [q for q in candidates if (q, rel) not in warned]
         if empty:
             warned.update((q, rel) for q in empty)

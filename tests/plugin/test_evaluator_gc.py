@@ -1,0 +1,51 @@
+"""RelevanceEvaluator pauses the cyclic garbage collector while it indexes qrels and evaluates (and restores it)."""
+import gc
+
+import pytest
+
+from irmeasures_markov.plugin.pytrec import RelevanceEvaluator
+
+
+def _inputs(n: int = 3000):
+    qrels = {f"q{i}": {"a": i % 3, "b": 1} for i in range(n)}
+    run = {f"q{i}": {"a": 1.0, "b": 0.5, "c": 0.25} for i in range(n)}
+    return qrels, run
+
+
+@pytest.fixture
+def collections():
+    seen = []
+
+    def callback(phase, info):
+        if phase == "start":
+            seen.append(info["generation"])
+    gc.collect()
+    gc.callbacks.append(callback)
+    yield seen
+    gc.callbacks.remove(callback)
+
+
+def test_no_collection_runs_while_indexing_and_evaluating(collections):
+    # thousands of result rows and judgment copies: enough allocations to trigger collections when not paused
+    qrels, run = _inputs()
+    assert gc.isenabled()
+    collections.clear()
+    evaluator = RelevanceEvaluator(qrels, ["MP", "P@2"])
+    results = evaluator.evaluate(run)
+    assert collections == []
+    assert gc.isenabled()
+    assert len(results) == 3000 and results["q4"]["MP"] == RelevanceEvaluator({"q4": qrels["q4"]}, ["MP"]).evaluate(
+        {"q4": run["q4"]})["q4"]["MP"]
+
+
+def test_a_collector_the_caller_disabled_stays_disabled_and_errors_restore_it():
+    qrels, run = _inputs(10)
+    gc.disable()
+    try:
+        RelevanceEvaluator(qrels, ["MP"]).evaluate(run)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    with pytest.raises(TypeError):
+        RelevanceEvaluator(qrels, ["MP"]).evaluate({"q1": {"a": 1.0, 5: 2.0}})
+    assert gc.isenabled()
