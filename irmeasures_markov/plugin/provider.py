@@ -134,12 +134,17 @@ class MarkovEvaluator(irm_providers.Evaluator):
         dict
             ``{measure: {qid: value}}``.
         """
+        self._warn(prepared, run, warn_empty, stacklevel=4)
+        return self._prepared_values_with_extras(prepared)[0]
+
+    def _warn(self, prepared: PreparedRun, run: Mapping, warn_empty: bool, stacklevel: int) -> None:
+        """The warnings of an evaluation: nothing to evaluate (unless ``warn_empty`` is False), queries without
+        a relevant document at each measure's ``rel``."""
         if warn_empty and not prepared.queries:
-            warn_if_nothing_to_evaluate(self.qrels_index.qrels, run, stacklevel=3)
+            warn_if_nothing_to_evaluate(self.qrels_index.qrels, run, stacklevel=stacklevel)
         rels = {m["rel"] for m in self.measures if "rel" in m.SUPPORTED_PARAMS}
         for rel in sorted(rels) or [1]:
             self.qrels_index.warn_if_no_relevant(rel=rel, warned=self._warned_empty)
-        return self._prepared_values_with_extras(prepared)[0]
 
     def _prepared_values_with_extras(self, prepared: PreparedRun):
         out, extras = {}, {}
@@ -183,9 +188,7 @@ class MarkovEvaluator(irm_providers.Evaluator):
             run = to_run_dict(run)
         try:
             prepared = self.prepare(run)
-            if warn_empty and not prepared.queries:
-                warn_if_nothing_to_evaluate(self.qrels_index.qrels, run, stacklevel=3)
-            self.prepared_values(prepared, run, warn_empty=False)   # the warnings about relevant documents
+            self._warn(prepared, run, warn_empty, stacklevel=4)
             return self._prepared_values_with_extras(prepared)
         except InputError as exc:
             raise exc.with_traceback(None)  # noqa: B904  as in values()
