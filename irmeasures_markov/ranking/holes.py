@@ -27,13 +27,17 @@ def fill_grades(reading: ScenarioRun) -> np.ndarray:
     numpy.ndarray
         One grade per pseudo-query.
     """
-    qi = reading.base.qrels_index
-    best = np.ones(len(reading.base_qids), dtype=np.int64)
-    for i, q in enumerate(reading.base_qids):
-        g = qi.judged_grades(q)
-        if g.size:
-            best[i] = max(1, int(g[0]))
-    return best[reading.query]
+    grades = reading.memo.get("fill_grades")
+    if grades is None:
+        # once per reading: judgment_patterns asks for one pseudo-query after another
+        qi = reading.base.qrels_index
+        best = np.ones(len(reading.base_qids), dtype=np.int64)
+        for i, q in enumerate(reading.base_qids):
+            g = qi.judged_grades(q)
+            if g.size:
+                best[i] = max(1, int(g[0]))
+        grades = reading.memo["fill_grades"] = best[reading.query]
+    return grades
 
 
 def judge_unjudged(reading: ScenarioRun, read: np.ndarray) -> ScenarioRun:

@@ -26,26 +26,11 @@ from .prepared import PreparedRun, RelevanceBatch, select_positions
 
 hashlib = lazy_module("hashlib")  # for the seeds of sampled orders only: not at start-up
 
-__all__ = ["ScenarioRun", "ranked_scores", "tie_groups_flat", "identity_reading", "query_rng", "expand_ranges",
+__all__ = ["ScenarioRun", "tie_groups_flat", "identity_reading", "query_rng", "expand_ranges",
            "FILLED", "Gathered"]
 
 #: ``source`` of a filled rank past the end of a ranking (no document of the run)
 FILLED = -1
-
-
-def ranked_scores(prepared: PreparedRun) -> np.ndarray:
-    """The scores at every rank of a prepared run, query after query (float64).
-
-    Parameters
-    ----------
-    prepared : PreparedRun
-        Prepared without a ``depth`` (every document ranked).
-
-    Returns
-    -------
-    numpy.ndarray
-    """
-    return prepared.ranked_scores()
 
 
 def _group_ids(scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
@@ -75,7 +60,7 @@ def tie_groups_flat(prepared: PreparedRun) -> tuple[np.ndarray, np.ndarray]:
     group_start : numpy.ndarray
         The first position of each group.
     """
-    gid = _group_ids(ranked_scores(prepared), np.asarray(prepared.offsets))
+    gid = _group_ids(prepared.ranked_scores(), np.asarray(prepared.offsets))
     return gid, np.flatnonzero(np.diff(gid, prepend=-1))
 
 
@@ -199,6 +184,8 @@ class ScenarioRun:
         self.qrels_index = _ScenarioQrels(self)
         self._batches: dict[tuple, RelevanceBatch] = {}
         self._values: dict[object, np.ndarray] = {}
+        #: values derived from this reading alone, made once (e.g. :func:`~.holes.fill_grades`)
+        self.memo: dict[str, object] = {}
         self._groups: np.ndarray | None = None
 
     @property
@@ -453,4 +440,4 @@ def identity_reading(prepared: PreparedRun, judgments: bool = True) -> ScenarioR
     grades = prepared.full_grades if judgments else prepared.positive_grades
     n = grades.size
     return ScenarioRun(prepared, np.arange(len(prepared.qids)), np.asarray(prepared.offsets), np.arange(n),
-                       grades, None, ranked_scores(prepared))
+                       grades, None, prepared.ranked_scores())
