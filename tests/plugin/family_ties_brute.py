@@ -1,11 +1,12 @@
 """Brute force for the families' tie and unjudged variants: explicit runs evaluated through the default path.
 
-Imported by tests/plugin/test_family_ties_*.py (pytest puts this folder on ``sys.path``).
+Imported by tests/plugin/test_family_ties_*.py (pytest puts this folder on ``sys.path``). The orders, explicit
+runs and trec order are tests/ties_brute.py's.
 """
-import itertools
 
 import ir_measures
 import numpy as np
+from ties_brute import all_orders, explicit_run, trec_order  # noqa: F401  the shared brute force (tests/); re-exported
 
 from irmeasures_markov import PROVIDER
 
@@ -17,26 +18,11 @@ def evaluate(measure, qrels, run):
     return values[m], extras[m]
 
 
-def tie_orders(doc_scores):
-    """Every order of a query's documents that keeps scores descending (each tie group permuted)."""
-    groups = {}
-    for d, s in doc_scores.items():
-        groups.setdefault(s, []).append(d)
-    ordered = [groups[s] for s in sorted(groups, reverse=True)]
-    for combo in itertools.product(*(itertools.permutations(g) for g in ordered)):
-        yield [d for g in combo for d in g]
-
-
-def explicit_run(order):
-    """A run ranking ``order`` top first with distinct scores."""
-    return {d: float(len(order) - i) for i, d in enumerate(order)}
-
-
 def brute_expected(measure, qrels, run):
     """The mean over every tie order of every query, each order evaluated as an explicit run."""
     pseudo_qrels, pseudo_run, owner = {}, {}, {}
     for q, docs in run.items():
-        for i, order in enumerate(tie_orders(docs)):
+        for i, order in enumerate(all_orders(docs)):
             pq = f"{q}#{i}"
             pseudo_qrels[pq] = dict(qrels.get(q, {}))
             pseudo_run[pq] = explicit_run(order)
@@ -83,8 +69,3 @@ def appended(qrels, run, extra):
             r2[q][f"zz{j}"] = float(extra - j)
             q2[q][f"zz{j}"] = fill
     return q2, r2
-
-
-def trec_order(doc_scores):
-    """The docids in trec_eval's order: score descending, docid descending."""
-    return sorted(doc_scores, key=lambda d: (doc_scores[d], d), reverse=True)
