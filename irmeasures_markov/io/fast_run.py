@@ -16,7 +16,7 @@ import numpy as np
 from .._util.errors import InputError
 from .text import decode, decompress, display_name, read_raw
 
-__all__ = ["run_columns", "columns_of_file", "build_run", "ENGINES", "COMPILED_AFTER"]
+__all__ = ["Columns", "run_columns", "columns_of_file", "build_run", "ENGINES", "COMPILED_AFTER"]
 
 Run = dict[str, dict[str, float]]
 #: ``(qids, bounds, docids_joined, scores)``: see :func:`run_columns`

@@ -47,6 +47,7 @@ from collections.abc import Collection, Iterable, Mapping
 import numpy as np
 
 from .._util.errors import InputError, InputTypeError
+from .run_columns import RunColumns
 from .trec import GRADE_MAX, GRADE_MIN, add_judgment, read_trec_qrels, read_trec_run
 
 __all__ = [
@@ -317,7 +318,9 @@ def to_run_dict(run: object) -> dict[str, dict[str, float]]:
     Returns
     -------
     dict
-        ``{qid: {docid: score}}`` (a dict given: that dict itself).
+        ``{qid: {docid: score}}`` (a dict given: that dict itself; a
+        :class:`~irmeasures_markov.io.run_columns.RunColumns` given, read from
+        a file and so checked already: that object itself).
 
     Raises
     ------
@@ -327,6 +330,8 @@ def to_run_dict(run: object) -> dict[str, dict[str, float]]:
         A document listed twice for a query, a DataFrame without the needed
         columns, an unsupported form, or a malformed file (naming file and line).
     """
+    if isinstance(run, RunColumns):
+        return run  # type: ignore[return-value]
     if isinstance(run, Mapping):
         check_run(run)
         return run  # type: ignore[return-value]

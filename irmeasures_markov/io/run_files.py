@@ -3,10 +3,11 @@
 * :func:`run_name` / :func:`run_names` — a run's name from its file name
   (``input.NAME.gz`` -> ``NAME``), refusing two files that give one name;
 * :func:`list_run_files` — the run files of a directory (TREC's ``input.*``);
-* :func:`load_run_dir` — every run of a directory, read with the one run
-  reader (:func:`irmeasures_markov.io.read_trec_run`), the tokenising spread
-  over worker processes, with the papers' "retrieved something for every
-  topic" filter (:func:`complete_runs`) and a progress bar.
+* :func:`load_run_dir` — every run of a directory as
+  :class:`~irmeasures_markov.io.run_columns.RunColumns` (the run reader's
+  grammar and errors, no Python object per document), optionally tokenised in
+  worker processes, with the papers' "retrieved something for every topic"
+  filter (:func:`complete_runs`) and a progress bar.
 """
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from .._util.errors import InputError
 from .._util.progress import progress_bar
 from .._util.types import PathLike
-from .fast_run import build_run, columns_of_file
-from .trec import read_trec_run
+from .fast_run import columns_of_file
+from .run_columns import RunColumns, read_run_columns, run_from_columns
 
 __all__ = [
     "COMPRESSION_SUFFIXES",
@@ -173,8 +174,8 @@ def _default_jobs() -> int:
 
 
 def load_run_dir(directory: PathLike, *, topics: Iterable[str] | None = None, pattern: str | None = None,
-                 progress: bool | None = None, n_jobs: int | None = None) -> dict[str, Run]:
-    """Load every run of a TREC run directory: ``{run_name: {qid: {docid: score}}}``.
+                 progress: bool | None = None, n_jobs: int | None = None) -> dict[str, RunColumns]:
+    """Load every run of a TREC run directory: ``{run_name: run}``, each run a read-only ``{qid: {docid: score}}``.
 
     Parameters
     ----------
@@ -192,7 +193,7 @@ def load_run_dir(directory: PathLike, *, topics: Iterable[str] | None = None, pa
         terminal, ``True`` always, ``False`` never.
     n_jobs : int, optional
         Worker processes that read, decompress and tokenise files while this
-        process builds the dictionaries (default 1: everything in this
+        process checks their columns (default 1: everything in this
         process).  Measured on the 129 TREC-8 runs (2 CPUs), 2 processes took
         1.4-1.5x the time of 1: sending a file's columns back from a worker
         costs more than reading it here.
@@ -200,9 +201,12 @@ def load_run_dir(directory: PathLike, *, topics: Iterable[str] | None = None, pa
     Returns
     -------
     dict
-        ``{run_name: {qid: {docid: score}}}``, in file-name order: what
-        reading each file with :func:`irmeasures_markov.io.read_trec_run` gives
-        (same dictionaries, same order, same errors).
+        ``{run_name: run}`` in file-name order, each run a
+        :class:`~irmeasures_markov.io.run_columns.RunColumns`: a read-only
+        mapping equal to what :func:`irmeasures_markov.io.read_trec_run` gives
+        for the file (same queries, documents and order; same errors), kept
+        as arrays, which every measure of the package ranks and joins without
+        a Python object per document.  ``run.to_dict()`` gives a dict.
 
     Raises
     ------
@@ -218,19 +222,19 @@ def load_run_dir(directory: PathLike, *, topics: Iterable[str] | None = None, pa
     n_jobs = _default_jobs() if n_jobs is None else int(n_jobs)
     if n_jobs < 1:
         raise ValueError(f"`n_jobs` must be a positive integer, got {n_jobs!r}.")
-    runs: dict[str, Run] = {}
+    runs: dict[str, RunColumns] = {}
     bar = progress_bar(None, progress, total=len(files), unit="run",
                        desc=f"runs {os.path.basename(os.fspath(directory).rstrip('/'))}")
 
     def add(path, cols):
-        run = build_run(cols) if cols is not None else None
-        runs[run_name(path)] = run if run is not None else read_trec_run(path)
+        run = run_from_columns(cols) if cols is not None else None
+        runs[run_name(path)] = run if run is not None else read_run_columns(path)
         bar.update(1)
 
     try:
         if n_jobs == 1 or len(files) < 4:
             for f in files:
-                runs[run_name(f)] = read_trec_run(f)
+                runs[run_name(f)] = read_run_columns(f)
                 bar.update(1)
         else:
             import multiprocessing

@@ -20,7 +20,9 @@ from .._util.arrays import frozen
 # offered them, and its old path keeps them until every import names their new module
 from .._util.segments import segment_cumsum, segment_sum  # noqa: F401
 from ..io.normalise import check_document_ids, check_query_id, join_document_ids
+from ..io.run_columns import RunColumns
 from . import join
+from .columnar_join import prepare_columns
 from .join import SEPARATOR, FlatRun, RankedQuery, consecutive
 from .order import rank_documents, read_scores, top_order, trec_order  # noqa: F401
 from .positive_join import positive_grades
@@ -181,7 +183,9 @@ class PreparedRun:
     qrels : QrelsIndex
         The judgments.
     run : mapping
-        ``{qid: {docid: score}}`` with str ids.
+        ``{qid: {docid: score}}`` with str ids, or a
+        :class:`~irmeasures_markov.io.run_columns.RunColumns` (ranked and
+        joined from its arrays; the same values).
     join_docids : bool
         Also keep each query's docids joined by newlines, made while the
         docids are in cache: a vectorised per-document lookup
@@ -223,7 +227,10 @@ class PreparedRun:
         self._batches: dict[tuple, RelevanceBatch] = {}
         # all queries at once (no per-query Python work); None when an input check fails, and the per-query
         # loop below then raises the error naming the query and document
-        flat = join.prepare_flat(qrels, run, join_docids, ids_checked, depth, judgments, keep_scores)
+        if isinstance(run, RunColumns):   # read from a file: checked, and ranked from its arrays
+            flat = prepare_columns(qrels, run, join_docids, depth, judgments, keep_scores)
+        else:
+            flat = join.prepare_flat(qrels, run, join_docids, ids_checked, depth, judgments, keep_scores)
         if flat is not None:
             self._flat = flat
             self.queries = _LazyQueries(flat)

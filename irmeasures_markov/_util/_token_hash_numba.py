@@ -1,0 +1,104 @@
+"""Compiled hash probes of byte tokens, segment by segment (with numba installed): :mod:`.token_sets`' fast engine.
+
+Tokens are slices ``buf[start[r]:end[r]]`` of one byte buffer, grouped in
+segments (a run's queries).  Each segment gets its own small open-addressing
+table (FNV-1a hashes, linear probing) that stays in cache while the
+segment's tokens are probed, so no token ever becomes a Python object.  The
+dictionary engine of :mod:`.token_sets` is the reference; tests compare the
+two on the same inputs.
+"""
+import numpy as np
+from numba import njit
+
+_FNV_OFFSET = np.uint64(14695981039346656037)
+_FNV_PRIME = np.uint64(1099511628211)
+
+
+@njit(cache=True, inline="always")
+def _hash(buf, a, b):  # pragma: no cover - compiled
+    h = _FNV_OFFSET
+    for i in range(a, b):
+        h = (h ^ np.uint64(buf[i])) * _FNV_PRIME
+    return h
+
+
+@njit(cache=True, inline="always")
+def _same(buf1, a1, b1, buf2, a2, b2):  # pragma: no cover - compiled
+    if b1 - a1 != b2 - a2:
+        return False
+    for k in range(b1 - a1):
+        if buf1[a1 + k] != buf2[a2 + k]:
+            return False
+    return True
+
+
+@njit(cache=True, inline="always")
+def _table_size(n):  # pragma: no cover - compiled
+    size = 16
+    while size < 2 * n:
+        size *= 2
+    return size
+
+
+@njit(cache=True, nogil=True)
+def first_repeat(buf, start, end, bounds):  # pragma: no cover - compiled
+    """Index of the first token equal to an earlier token of its segment, or -1.
+
+    Segment ``s`` is tokens ``bounds[s]:bounds[s+1]``.
+    """
+    longest = 0
+    for s in range(bounds.size - 1):
+        longest = max(longest, bounds[s + 1] - bounds[s])
+    table = np.zeros(_table_size(longest), dtype=np.int64)
+    for s in range(bounds.size - 1):
+        lo, hi = bounds[s], bounds[s + 1]
+        mask = _table_size(hi - lo) - 1
+        for r in range(lo, hi):
+            h = np.int64(_hash(buf, start[r], end[r]) & np.uint64(mask))
+            while table[h] != 0:
+                o = table[h] - 1
+                if _same(buf, start[r], end[r], buf, start[o], end[o]):
+                    return r
+                h = (h + 1) & mask
+            table[h] = r + 1
+        table[:mask + 1] = 0
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def lookup(buf, start, end, bounds, table_of, kbuf, kstart, kend, kbounds, kvalues, missing):  # pragma: no cover
+    """The value of each token in its segment's table, ``missing`` where it has none.
+
+    Segment ``s`` of the tokens is looked up among the keys of table
+    ``t = table_of[s]`` (keys ``kbounds[t]:kbounds[t+1]`` of ``kbuf``, with
+    ``kvalues``); ``t < 0``: no table, every token is ``missing``.  Keys of
+    one table are distinct.
+    """
+    out = np.full(start.size, missing, dtype=np.int64)
+    longest = 0
+    for t in range(kbounds.size - 1):
+        longest = max(longest, kbounds[t + 1] - kbounds[t])
+    table = np.zeros(_table_size(longest), dtype=np.int64)
+    for s in range(bounds.size - 1):
+        t = table_of[s]
+        if t < 0:
+            continue
+        klo, khi = kbounds[t], kbounds[t + 1]
+        if khi == klo:
+            continue
+        mask = _table_size(khi - klo) - 1
+        for k in range(klo, khi):
+            h = np.int64(_hash(kbuf, kstart[k], kend[k]) & np.uint64(mask))
+            while table[h] != 0:
+                h = (h + 1) & mask
+            table[h] = k + 1
+        for r in range(bounds[s], bounds[s + 1]):
+            h = np.int64(_hash(buf, start[r], end[r]) & np.uint64(mask))
+            while table[h] != 0:
+                k = table[h] - 1
+                if _same(buf, start[r], end[r], kbuf, kstart[k], kend[k]):
+                    out[r] = kvalues[k]
+                    break
+                h = (h + 1) & mask
+        table[:mask + 1] = 0
+    return out

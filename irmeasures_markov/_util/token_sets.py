@@ -1,0 +1,193 @@
+"""Set operations on a run's docids kept as one newline-joined string, segment (query) by segment.
+
+Two engines give the same answers:
+
+* ``'dict'`` splits the string into Python strings and uses dicts and sets
+  (C-level ``map`` calls, no Python code per token);
+* ``'numba'`` hashes the tokens' bytes in place, one small table per segment
+  (:mod:`._token_hash_numba`), so no token becomes a Python object.
+
+``'auto'`` takes numba when it is loaded in the process already (a directory
+of runs loads it to tokenise them), else the dicts: importing numba costs
+more than one run's work.
+"""
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from itertools import chain, islice, repeat
+from operator import methodcaller
+
+import numpy as np
+
+__all__ = ["ENGINES", "token_bounds", "first_repeat", "KeyTables", "lookup"]
+
+#: engines of :func:`first_repeat` and :func:`lookup` (see the module docstring)
+ENGINES = ("auto", "dict", "numba")
+_LF = 10
+_KERNELS: list = []
+
+
+def _kernels(engine: str):
+    """The compiled kernels' module for ``engine``, or None for the dict engine."""
+    if engine not in ENGINES:
+        raise ValueError(f"`engine` must be one of {', '.join(map(repr, ENGINES))}, got {engine!r}.")
+    if engine == "dict" or (engine == "auto" and "numba" not in sys.modules):
+        return None
+    if not _KERNELS:
+        try:
+            from . import _token_hash_numba as kernels
+        except ImportError:
+            kernels = None
+        _KERNELS.append(kernels)
+    return _KERNELS[0]
+
+
+def _as_bytes(joined: str) -> np.ndarray:
+    return np.frombuffer(joined.encode("utf-8", "surrogateescape"), dtype=np.uint8)
+
+
+def token_bounds(buf: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(start, end)`` of the ``n`` newline-separated tokens of ``buf`` (uint8).
+
+    Parameters
+    ----------
+    buf : numpy.ndarray
+        The tokens' bytes joined by LF.
+    n : int
+        How many tokens it holds (``buf`` empty and ``n == 1``: one empty token).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        int64 offsets.
+    """
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    newline = np.flatnonzero(buf == _LF)
+    start = np.empty(n, dtype=np.int64)
+    start[0] = 0
+    start[1:] = newline + 1
+    end = np.empty(n, dtype=np.int64)
+    end[:-1] = newline
+    end[-1] = buf.size
+    return start, end
+
+
+def _segments(keys: list[str], bounds: np.ndarray):
+    return map(islice, repeat(iter(keys)), np.diff(bounds).tolist())
+
+
+def first_repeat(joined: str, bounds: np.ndarray, keys: list[str] | None = None, engine: str = "auto") -> int:
+    """Index of the first token that repeats an earlier token of its segment, or -1.
+
+    Parameters
+    ----------
+    joined : str
+        The tokens joined by newlines (no token holds one).
+    bounds : numpy.ndarray
+        Segment ``s`` is tokens ``bounds[s]:bounds[s+1]`` (``bounds[0] == 0``).
+    keys : list of str, optional
+        ``joined.split("\\n")``, when the caller has it.
+    engine : str
+        One of :data:`ENGINES`.
+
+    Returns
+    -------
+    int
+    """
+    n = int(bounds[-1])
+    if n == 0:
+        return -1
+    kernels = _kernels(engine)
+    if kernels is not None:
+        buf = _as_bytes(joined)
+        start, end = token_bounds(buf, n)
+        return int(kernels.first_repeat(buf, start, end, np.ascontiguousarray(bounds, dtype=np.int64)))
+    if keys is None:
+        keys = joined.split("\n")
+    distinct = np.fromiter(map(len, map(set, _segments(keys, bounds))), dtype=np.int64, count=bounds.size - 1)
+    short = np.flatnonzero(distinct != np.diff(bounds))
+    if short.size == 0:
+        return -1
+    a, b = int(bounds[short[0]]), int(bounds[short[0] + 1])
+    seen: set[str] = set()
+    for r in range(a, b):
+        if keys[r] in seen:
+            return r
+        seen.add(keys[r])
+    raise AssertionError("unreachable: a segment with fewer distinct tokens has a repeat")
+
+
+class KeyTables:
+    """Tables ``{token: int value}`` looked up by :func:`lookup`, kept as dicts and, on first compiled use, as bytes.
+
+    Parameters
+    ----------
+    tables : sequence of mapping
+        ``tables[t]`` maps each key (str without newlines) to an int value
+        (values must fit in int64).
+    """
+    __slots__ = ("tables", "_packed")
+
+    def __init__(self, tables: Sequence[Mapping[str, int]]) -> None:
+        self.tables = list(tables)
+        self._packed = None
+
+    def packed(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(buf, start, end, bounds, values)``: every key's bytes joined by LF (table ``t``: keys
+        ``bounds[t]:bounds[t+1]``), made on first use."""
+        if self._packed is None:
+            counts = np.fromiter(map(len, self.tables), dtype=np.int64, count=len(self.tables))
+            bounds = np.zeros(counts.size + 1, dtype=np.int64)
+            np.cumsum(counts, out=bounds[1:])
+            n = int(bounds[-1])
+            buf = _as_bytes("\n".join(chain.from_iterable(self.tables)))
+            start, end = token_bounds(buf, n)
+            values = np.fromiter(chain.from_iterable(map(methodcaller("values"), self.tables)), dtype=np.int64, count=n)
+            self._packed = (buf, start, end, bounds, values)
+        return self._packed
+
+
+def lookup(joined: str, bounds: np.ndarray, table_of: np.ndarray, tables: KeyTables, missing: int,
+           keys: list[str] | None = None, engine: str = "auto") -> np.ndarray:
+    """Each token's value in the table of its segment, ``missing`` where the table has no such key.
+
+    Parameters
+    ----------
+    joined : str
+        The tokens joined by newlines.
+    bounds : numpy.ndarray
+        Segment ``s`` is tokens ``bounds[s]:bounds[s+1]``.
+    table_of : numpy.ndarray
+        ``table_of[s]``: the index in ``tables`` of segment ``s``'s table, or
+        -1 (no table: every token is ``missing``).
+    tables : KeyTables
+    missing : int
+    keys : list of str, optional
+        ``joined.split("\\n")``, when the caller has it.
+    engine : str
+        One of :data:`ENGINES`.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64, one value per token.
+    """
+    n = int(bounds[-1])
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    kernels = _kernels(engine)
+    table_of = np.ascontiguousarray(table_of, dtype=np.int64)
+    if kernels is not None:
+        buf = _as_bytes(joined)
+        start, end = token_bounds(buf, n)
+        return kernels.lookup(buf, start, end, np.ascontiguousarray(bounds, dtype=np.int64), table_of,
+                              *tables.packed(), np.int64(missing))
+    if keys is None:
+        keys = joined.split("\n")
+    empty: dict[str, int] = {}
+    getters = [(tables.tables[t] if t >= 0 else empty).get for t in table_of.tolist()]
+    # one C-level dict probe per token: chained maps, no Python code per segment or token
+    per_segment = map(map, getters, _segments(keys, bounds), repeat(repeat(missing)))
+    return np.fromiter(chain.from_iterable(per_segment), dtype=np.int64, count=n)

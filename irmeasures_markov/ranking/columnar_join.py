@@ -1,0 +1,228 @@
+"""A run kept as columns (:class:`~irmeasures_markov.io.run_columns.RunColumns`) ranked and joined with its judgments.
+
+:func:`prepare_columns` is :func:`~irmeasures_markov.ranking.join.prepare_flat`
+for a run read into columns: the scores are an array already, and each
+retrieved document is looked up among its query's judgments by
+:func:`~irmeasures_markov._util.token_sets.lookup`, on the docids' bytes
+when numba is loaded, so no Python object per document is made unless a
+measure asks for docids (a tie group of mixed grades, document lengths).
+The result equals what ``prepare_flat`` makes of the same run as dicts
+(tests/ranking/test_columnar_join.py).
+"""
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+
+import numpy as np
+
+from .._util.segments import segment_argsort_desc
+from .._util.token_sets import KeyTables, lookup
+from ..io.run_columns import RunColumns
+from .join import LOOKUP_BLOCK, FlatRun
+from .order import fix_ties, in_rank_order, tie_slots
+from .qrels_index import UNJUDGED, QrelsIndex
+
+__all__ = ["ColumnarFlatRun", "LazyDocids", "judgment_tables", "prepare_columns"]
+
+_TABLES: weakref.WeakKeyDictionary[QrelsIndex, tuple[dict[str, int], KeyTables]] = weakref.WeakKeyDictionary()
+
+
+def judgment_tables(qrels: QrelsIndex) -> tuple[dict[str, int], KeyTables]:
+    """Each qrels query's judgments as one :class:`~irmeasures_markov._util.token_sets.KeyTables` (made once per index).
+
+    Parameters
+    ----------
+    qrels : QrelsIndex
+
+    Returns
+    -------
+    index : dict
+        The table of each query id.
+    tables : KeyTables
+        ``{docid: grade}`` per query, in qrels order.
+    """
+    made = _TABLES.get(qrels)
+    if made is None:
+        judged = qrels.qrels
+        made = _TABLES[qrels] = ({q: t for t, q in enumerate(judged)}, KeyTables(list(judged.values())))
+    return made
+
+
+class _Scores:
+    """One query's scores in file order, read like a run's ``{docid: score}`` values (:meth:`FlatRun.query`)."""
+    __slots__ = ("_scores",)
+
+    def __init__(self, scores: np.ndarray) -> None:
+        self._scores = scores
+
+    def values(self) -> np.ndarray:
+        return self._scores
+
+    def __len__(self) -> int:
+        return self._scores.size
+
+
+class LazyDocids(Sequence):
+    """A flat layout's docids in file order, split from the run's joined docids only when a step reads one.
+
+    Parameters
+    ----------
+    run : RunColumns
+    records : numpy.ndarray or None
+        The run's records the layout holds, in order (None: all).
+    """
+
+    def __init__(self, run: RunColumns, records: np.ndarray | None) -> None:
+        self._run = run
+        self._records = records
+        self._made: list[str] | None = None
+
+    def as_list(self) -> list[str]:
+        """The docids as a list (split on first use, then kept)."""
+        if self._made is None:
+            keys = self._run.docids.split("\n") if self._run.qids else []
+            if self._records is not None:
+                keys = list(map(keys.__getitem__, self._records.tolist()))
+            self._made = keys
+        return self._made
+
+    def __getitem__(self, i):
+        return self.as_list()[i]
+
+    def __len__(self) -> int:
+        return len(self.as_list())
+
+    def __iter__(self):
+        return iter(self.as_list())
+
+
+class ColumnarFlatRun(FlatRun):
+    """A :class:`~irmeasures_markov.ranking.join.FlatRun` of a run kept as columns: docids split on first use.
+
+    Parameters
+    ----------
+    docids : LazyDocids
+        The docids in file order.
+    table_of : numpy.ndarray
+        The judgment table of each of the run's queries (-1: none).
+    tables : KeyTables
+        The judgments (:func:`judgment_tables`).
+    **flat
+        :class:`FlatRun`'s other parameters.
+    """
+    __slots__ = ("_lazy", "_table_of", "_tables")
+
+    def __init__(self, docids: LazyDocids, table_of: np.ndarray, tables: KeyTables, **flat) -> None:
+        self._lazy = docids
+        self._table_of = table_of
+        self._tables = tables
+        super().__init__(keys=None, **flat)
+
+    @property
+    def keys(self) -> list[str]:
+        """The docids in file order, query after query (split from the run's joined docids on first use)."""
+        return self._lazy.as_list()
+
+    @keys.setter
+    def keys(self, value) -> None:
+        if value is not None:
+            raise AttributeError("the docids of a ColumnarFlatRun come from its run")
+
+    @property
+    def n_documents(self) -> int:
+        """Number of documents retrieved for the prepared queries."""
+        return int(self.key_starts[-1])
+
+    @property
+    def grades(self) -> np.ndarray:
+        """Every grade at every rank, ``UNJUDGED`` where there is no judgment (joined on first use)."""
+        if self._grades is None:
+            lazy = self._lazy
+            full = _lookup_grades(lazy._run, self._table_of, self._tables, lazy._records)
+            order, ties, _ = self._state
+            grades = in_rank_order(full, order, lazy, self.key_starts, ties)
+            grades.flags.writeable = False
+            self._grades = grades
+        return self._grades
+
+
+def _lookup_grades(run: RunColumns, table_of: np.ndarray, tables: KeyTables, records: np.ndarray | None
+                   ) -> np.ndarray:
+    """Every record's grade in its query's judgments (``UNJUDGED`` where none), in file order, records kept."""
+    full = lookup(run.docids, run.bounds, table_of, tables, UNJUDGED)
+    return full if records is None else full[records]
+
+
+def _kept_records(bounds: np.ndarray, kept: np.ndarray) -> np.ndarray:
+    """Indices of the records of the queries ``kept`` (increasing), in order."""
+    begin, size = bounds[:-1][kept], np.diff(bounds)[kept]
+    return np.repeat(begin - np.cumsum(size) + size, size) + np.arange(int(size.sum()), dtype=np.int64)
+
+
+def prepare_columns(qrels: QrelsIndex, run: RunColumns, join_docids: bool, depth: int | None = None,
+                    judgments: bool = False, keep_scores: bool = False) -> FlatRun:
+    """Rank and join every query of a run kept as columns: :func:`~irmeasures_markov.ranking.join.prepare_flat`'s
+    flat layout, with no Python object per document.
+
+    Parameters
+    ----------
+    qrels : QrelsIndex
+        The judgments.
+    run : RunColumns
+        The run (ids are str, scores finite, no document twice in a query).
+    join_docids, depth, judgments, keep_scores
+        As for :func:`~irmeasures_markov.ranking.join.prepare_flat`.
+
+    Returns
+    -------
+    FlatRun
+        A :class:`ColumnarFlatRun`.
+    """
+    index, tables = judgment_tables(qrels)
+    table_of = np.fromiter(map(index.get, run.qids, [-1] * len(run.qids)), dtype=np.int64, count=len(run.qids))
+    kept = np.flatnonzero(table_of >= 0)
+    qids = [run.qids[k] for k in kept.tolist()]
+    every = kept.size == len(run.qids)
+    records = None if every else _kept_records(run.bounds, kept)
+    lengths = np.diff(run.bounds)[kept]
+    starts = np.zeros(kept.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    n = int(starts[-1])
+    scores = run.scores if every else run.scores[records]
+    order = segment_argsort_desc(scores, starts)
+    ranked = scores[order]
+    ties = tie_slots(ranked, starts)
+    cut = depth is not None and lengths.size and int(lengths.max()) > depth
+    full = _lookup_grades(run, table_of, tables, records)
+    flat_keys = LazyDocids(run, records)
+    if judgments:
+        grades = in_rank_order(full, order, flat_keys, starts, ties)
+        positive = np.maximum(grades, 0)
+    else:
+        grades = None
+        # unjudged and judged non-relevant alike are 0: tie groups holding only those need no docid order
+        positive = in_rank_order(np.maximum(full, 0, out=full), order, flat_keys, starts, ties)
+    del full
+    kept_scores = ranked if keep_scores and not cut else None
+    per_query = [_Scores(scores[a:b]) for a, b in zip(starts[:-1].tolist(), starts[1:].tolist(), strict=True)]
+    key_starts = starts
+    if cut:
+        if ties is not None:
+            order, ties = fix_ties(order, flat_keys, starts, *ties), None
+        top = np.arange(n, dtype=np.int64) - np.repeat(starts[:-1], lengths) < depth
+        order, positive = order[top], positive[top]
+        if grades is not None:
+            grades = grades[top]
+        starts = np.zeros_like(key_starts)
+        np.cumsum(np.minimum(lengths, depth), out=starts[1:])
+    joined = None
+    if join_docids and n <= LOOKUP_BLOCK:
+        joined = run.docids if every else "\n".join(flat_keys)
+    judged_all = qrels.qrels
+    flat = ColumnarFlatRun(flat_keys, table_of, tables, qids=qids,
+                           judged=list(map(judged_all.__getitem__, qids)), starts=starts, order=order,
+                           runs=per_query, positive_grades=positive, joined=joined, joins=join_docids,
+                           key_starts=key_starts, ties=ties, grades=grades)
+    flat.ranked_scores = kept_scores
+    return flat
