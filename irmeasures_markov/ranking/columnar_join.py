@@ -12,7 +12,6 @@ The result equals what ``prepare_flat`` makes of the same run as dicts
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
 
 import numpy as np
 
@@ -25,28 +24,33 @@ from .qrels_index import UNJUDGED, QrelsIndex
 
 __all__ = ["ColumnarFlatRun", "LazyDocids", "judgment_tables", "prepare_columns"]
 
-_TABLES: weakref.WeakKeyDictionary[QrelsIndex, tuple[dict[str, int], KeyTables]] = weakref.WeakKeyDictionary()
+_TABLES: weakref.WeakKeyDictionary[QrelsIndex, dict[bool, tuple[dict[str, int], KeyTables]]] = (
+    weakref.WeakKeyDictionary())
 
 
-def judgment_tables(qrels: QrelsIndex) -> tuple[dict[str, int], KeyTables]:
-    """Each qrels query's judgments as one :class:`~irmeasures_markov._util.token_sets.KeyTables` (made once per index).
+def judgment_tables(qrels: QrelsIndex, positive: bool = False) -> tuple[dict[str, int], KeyTables]:
+    """Each qrels query's judgments as :class:`~irmeasures_markov._util.token_sets.KeyTables` (made once per index).
 
     Parameters
     ----------
     qrels : QrelsIndex
+    positive : bool
+        Only the judgments with a grade > 0 (all that a measure with
+        ``rel >= 1`` reads).
 
     Returns
     -------
     index : dict
-        The table of each query id.
+        The table of each query id (qrels order).
     tables : KeyTables
-        ``{docid: grade}`` per query, in qrels order.
+        ``{docid: grade}`` per query.
     """
-    made = _TABLES.get(qrels)
-    if made is None:
+    made = _TABLES.setdefault(qrels, {})
+    if positive not in made:
         judged = qrels.qrels
-        made = _TABLES[qrels] = ({q: t for t, q in enumerate(judged)}, KeyTables(list(judged.values())))
-    return made
+        tables = [qrels.positive(q) for q in judged] if positive else list(judged.values())
+        made[positive] = ({q: t for t, q in enumerate(judged)}, KeyTables(tables))
+    return made[positive]
 
 
 class _Scores:
@@ -63,8 +67,8 @@ class _Scores:
         return self._scores.size
 
 
-class LazyDocids(Sequence):
-    """A flat layout's docids in file order, split from the run's joined docids only when a step reads one.
+class LazyDocids:
+    """A flat layout's docids in file order, split from the run's joined docids on first use.
 
     Parameters
     ----------
@@ -72,29 +76,26 @@ class LazyDocids(Sequence):
     records : numpy.ndarray or None
         The run's records the layout holds, in order (None: all).
     """
+    __slots__ = ("run", "records", "_made")
 
     def __init__(self, run: RunColumns, records: np.ndarray | None) -> None:
-        self._run = run
-        self._records = records
+        self.run = run
+        self.records = records
         self._made: list[str] | None = None
 
     def as_list(self) -> list[str]:
-        """The docids as a list (split on first use, then kept)."""
+        """The docids as a list (split on first use, then kept).
+
+        Returns
+        -------
+        list of str
+        """
         if self._made is None:
-            keys = self._run.docids.split("\n") if self._run.qids else []
-            if self._records is not None:
-                keys = list(map(keys.__getitem__, self._records.tolist()))
+            keys = self.run.docids.split("\n") if self.run.qids else []
+            if self.records is not None:
+                keys = list(map(keys.__getitem__, self.records.tolist()))
             self._made = keys
         return self._made
-
-    def __getitem__(self, i):
-        return self.as_list()[i]
-
-    def __len__(self) -> int:
-        return len(self.as_list())
-
-    def __iter__(self):
-        return iter(self.as_list())
 
 
 class ColumnarFlatRun(FlatRun):
@@ -105,18 +106,18 @@ class ColumnarFlatRun(FlatRun):
     docids : LazyDocids
         The docids in file order.
     table_of : numpy.ndarray
-        The judgment table of each of the run's queries (-1: none).
-    tables : KeyTables
-        The judgments (:func:`judgment_tables`).
+        The row of each of the run's queries in :func:`judgment_tables` (-1: none).
+    qrels : QrelsIndex
+        The judgments.
     **flat
         :class:`FlatRun`'s other parameters.
     """
-    __slots__ = ("_lazy", "_table_of", "_tables")
+    __slots__ = ("_lazy", "_table_of", "_qrels")
 
-    def __init__(self, docids: LazyDocids, table_of: np.ndarray, tables: KeyTables, **flat) -> None:
+    def __init__(self, docids: LazyDocids, table_of: np.ndarray, qrels: QrelsIndex, **flat) -> None:
         self._lazy = docids
         self._table_of = table_of
-        self._tables = tables
+        self._qrels = qrels
         super().__init__(keys=None, **flat)
 
     @property
@@ -139,18 +140,19 @@ class ColumnarFlatRun(FlatRun):
         """Every grade at every rank, ``UNJUDGED`` where there is no judgment (joined on first use)."""
         if self._grades is None:
             lazy = self._lazy
-            full = _lookup_grades(lazy._run, self._table_of, self._tables, lazy._records)
+            _, tables = judgment_tables(self._qrels)
+            full = _lookup(lazy.run, self._table_of, tables, UNJUDGED, lazy.records)
             order, ties, _ = self._state
-            grades = in_rank_order(full, order, lazy, self.key_starts, ties)
+            grades = in_rank_order(full, order, lazy.as_list, self.key_starts, ties)
             grades.flags.writeable = False
             self._grades = grades
         return self._grades
 
 
-def _lookup_grades(run: RunColumns, table_of: np.ndarray, tables: KeyTables, records: np.ndarray | None
-                   ) -> np.ndarray:
-    """Every record's grade in its query's judgments (``UNJUDGED`` where none), in file order, records kept."""
-    full = lookup(run.docids, run.bounds, table_of, tables, UNJUDGED)
+def _lookup(run: RunColumns, table_of: np.ndarray, tables: KeyTables, missing: int, records: np.ndarray | None
+            ) -> np.ndarray:
+    """Every record's grade in its query's table (``missing`` where none), in file order, records kept."""
+    full = lookup(run.docids, run.bounds, table_of, tables, missing)
     return full if records is None else full[records]
 
 
@@ -194,22 +196,23 @@ def prepare_columns(qrels: QrelsIndex, run: RunColumns, join_docids: bool, depth
     ranked = scores[order]
     ties = tie_slots(ranked, starts)
     cut = depth is not None and lengths.size and int(lengths.max()) > depth
-    full = _lookup_grades(run, table_of, tables, records)
     flat_keys = LazyDocids(run, records)
     if judgments:
-        grades = in_rank_order(full, order, flat_keys, starts, ties)
+        grades = in_rank_order(_lookup(run, table_of, tables, UNJUDGED, records), order, flat_keys.as_list, starts,
+                               ties)
         positive = np.maximum(grades, 0)
     else:
         grades = None
-        # unjudged and judged non-relevant alike are 0: tie groups holding only those need no docid order
-        positive = in_rank_order(np.maximum(full, 0, out=full), order, flat_keys, starts, ties)
-    del full
+        # only the positive judgments: unjudged and judged non-relevant are both 0 in the positive grades
+        _, positive_tables = judgment_tables(qrels, positive=True)
+        positive = in_rank_order(_lookup(run, table_of, positive_tables, 0, records), order, flat_keys.as_list,
+                                 starts, ties)
     kept_scores = ranked if keep_scores and not cut else None
     per_query = [_Scores(scores[a:b]) for a, b in zip(starts[:-1].tolist(), starts[1:].tolist(), strict=True)]
     key_starts = starts
     if cut:
         if ties is not None:
-            order, ties = fix_ties(order, flat_keys, starts, *ties), None
+            order, ties = fix_ties(order, flat_keys.as_list(), starts, *ties), None
         top = np.arange(n, dtype=np.int64) - np.repeat(starts[:-1], lengths) < depth
         order, positive = order[top], positive[top]
         if grades is not None:
@@ -218,9 +221,9 @@ def prepare_columns(qrels: QrelsIndex, run: RunColumns, join_docids: bool, depth
         np.cumsum(np.minimum(lengths, depth), out=starts[1:])
     joined = None
     if join_docids and n <= LOOKUP_BLOCK:
-        joined = run.docids if every else "\n".join(flat_keys)
+        joined = run.docids if every else "\n".join(flat_keys.as_list())
     judged_all = qrels.qrels
-    flat = ColumnarFlatRun(flat_keys, table_of, tables, qids=qids,
+    flat = ColumnarFlatRun(flat_keys, table_of, qrels, qids=qids,
                            judged=list(map(judged_all.__getitem__, qids)), starts=starts, order=order,
                            runs=per_query, positive_grades=positive, joined=joined, joins=join_docids,
                            key_starts=key_starts, ties=ties, grades=grades)

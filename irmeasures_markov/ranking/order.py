@@ -9,7 +9,7 @@ Why ties are handled this way: docs/design.md.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from operator import gt, itemgetter, lt
 
 import numpy as np
@@ -293,8 +293,8 @@ def fix_ties(order: np.ndarray, keys: list[str], starts: np.ndarray, slots: np.n
     return order
 
 
-def in_rank_order(values: np.ndarray, order: np.ndarray, keys: list[str], key_starts: np.ndarray,
-                   ties: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
+def in_rank_order(values: np.ndarray, order: np.ndarray, keys: list[str] | Callable[[], list[str]],
+                  key_starts: np.ndarray, ties: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
     """``values[order]`` as it reads once the tie groups of ``order`` are ordered by docid.
 
     Only the groups whose members have different values are ordered: a group
@@ -310,8 +310,9 @@ def in_rank_order(values: np.ndarray, order: np.ndarray, keys: list[str], key_st
         One value per document of ``keys``.
     order : numpy.ndarray
         Index into ``keys`` of the document at each rank, sorted by score.
-    keys : list of str
-        The docids in file order, query after query.
+    keys : list of str, or a callable returning it
+        The docids in file order, query after query; a callable is called
+        only when a tie group of mixed values needs them.
     key_starts : numpy.ndarray
         Query offsets of ``keys``.
     ties : tuple of numpy.ndarray or None
@@ -335,6 +336,8 @@ def in_rank_order(values: np.ndarray, order: np.ndarray, keys: list[str], key_st
     mixed = low != np.maximum.reduceat(member, group_start)
     if not mixed.any():
         return out
+    if callable(keys):
+        keys = keys()
     odd = member != low[group]
     few = mixed & (np.add.reduceat(odd, group_start) <= _ODD_COMPARE_MAX)
     many = mixed & ~few
