@@ -6,8 +6,8 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-# read_run: the fast reader, io.read_trec_run's dicts and errors
-from ..io.datasets import list_run_files, read_run, run_name, run_names
+from ..io.datasets import list_run_files, run_name, run_names
+from ..io.run_columns import read_run_columns as read_run  # arrays: read_trec_run's runs and errors
 
 __all__ = ["RunsSpec", "load_runs", "resolve_baseline", "resolve_run_paths"]
 

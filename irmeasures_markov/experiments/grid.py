@@ -30,10 +30,10 @@ from ..grid.backends import Backend, resolve_backend
 from ..grid.cells import Cell, fresh_token, measures_key, qrels_hash, run_hash
 from ..grid.runner import GridSummary, run_grid
 from ..grid.store import ParquetStore, StoreLike
-from ..io import read_trec_run as read_run
 from ..io.content import REGISTRATION
 from ..io.datasets import downsample_qrels
 from ..io.normalise import to_qrels_dict
+from ..io.run_columns import read_run_columns as read_run  # arrays: read_trec_run's runs and errors
 from ..plugin import measure_inputs
 from .evaluation import (
     Evaluation,

@@ -31,6 +31,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from .run_columns import RunColumns
+
 __all__ = [
     "ABSENT_DOCID",
     "id_for_pytrec_eval",
@@ -125,6 +127,8 @@ def run_for_pytrec_eval(run: Mapping[str, Mapping[str, float]]) -> Mapping[str, 
     mapping
         ``run`` itself, or a copy with ids as :func:`id_for_pytrec_eval` gives them.
     """
+    if isinstance(run, RunColumns):   # pytrec_eval reads dicts: the columns' dict form
+        run = run.to_dict()
     if all(q.isascii() and _ascii(docs) for q, docs in run.items()):
         return run
     return {id_for_pytrec_eval(q): _docs(docs) for q, docs in run.items()}

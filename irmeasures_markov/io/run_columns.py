@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterator, Mapping
+from types import MappingProxyType
 
 import numpy as np
 
@@ -29,6 +30,10 @@ __all__ = ["RunColumns", "read_run_columns", "columns_of_run", "run_from_columns
 
 class RunColumns(Mapping):
     """A run as columns; also a read-only mapping ``{qid: {docid: score}}``.
+
+    ``run[qid]`` is a read-only view of the query's ``{docid: score}``;
+    :meth:`to_dict` gives ordinary dicts (what pytrec_eval's own evaluator
+    needs; ir_measures' providers are handed that form by this package).
 
     Query ``qids[k]`` owns records ``bounds[k]:bounds[k+1]``: their docids
     (``docid_list()[bounds[k]:bounds[k+1]]``, in file order) and their
@@ -94,19 +99,22 @@ class RunColumns(Mapping):
             self._index = {q: k for k, q in enumerate(self.qids)}
         return self._index
 
-    def __getitem__(self, qid: str) -> dict[str, float]:
-        k = self._query_index()[qid]
+    def __getitem__(self, qid: str) -> Mapping[str, float]:
+        # read-only: an assignment to a query's documents would otherwise change a copy and be lost silently
+        return MappingProxyType(self._query_dict(self._query_index()[qid]))
+
+    def _query_dict(self, k: int) -> dict[str, float]:
         a, b = int(self.bounds[k]), int(self.bounds[k + 1])
         return dict(zip(self.docid_list()[a:b], self.scores[a:b].tolist(), strict=True))
 
     def to_dict(self) -> dict[str, dict[str, float]]:
-        """The run as ``{qid: {docid: score}}`` (what :func:`~irmeasures_markov.io.read_trec_run` gives).
+        """The run as ``{qid: {docid: score}}`` (what :func:`~irmeasures_markov.io.read_trec_run` gives), a new dict.
 
         Returns
         -------
         dict
         """
-        return {q: self[q] for q in self.qids}
+        return {q: self._query_dict(k) for k, q in enumerate(self.qids)}
 
     def __repr__(self) -> str:
         return f"RunColumns({len(self.qids)} queries, {self.n_documents} documents)"

@@ -160,7 +160,9 @@ def complete_runs(runs: Mapping[str, Mapping[str, Mapping[str, float]]],
     topics = [str(t) for t in topics]
     kept, dropped = {}, []
     for name, run in runs.items():
-        if all(len(run.get(t, ())) > 0 for t in topics):
+        # every query of a RunColumns holds a document: membership says it, without making the query's dict
+        answered = run.__contains__ if isinstance(run, RunColumns) else (lambda t, run=run: len(run.get(t, ())) > 0)
+        if all(map(answered, topics)):
             kept[name] = run
         else:
             dropped.append(name)

@@ -18,6 +18,7 @@ from ir_measures.util import Metric
 
 from .._util.errors import InputError
 from ..io.normalise import to_run_dict, warn_if_nothing_to_evaluate
+from ..io.run_columns import RunColumns
 from ..ranking.cache import qrels_index
 from ..ranking.prepared import PreparedRun, QrelsIndex
 from .base import VARIANT_PARAMS, FamilyMeasure
@@ -351,9 +352,35 @@ def register_measure(measure: FamilyMeasure, aliases: Sequence[str] = ()) -> Fam
 
 
 def install_provider() -> None:
-    """Append our provider to ``ir_measures.DefaultPipeline`` once (idempotent)."""
+    """Append our provider to ``ir_measures.DefaultPipeline`` once (idempotent), and let ir_measures read runs
+    kept as columns (:func:`accept_run_columns`)."""
     import ir_measures
     irm_providers.registry.setdefault(PROVIDER.NAME, PROVIDER)
     pipeline = ir_measures.DefaultPipeline.providers
     if not any(getattr(p, "NAME", None) == PROVIDER.NAME for p in pipeline):
         pipeline.append(PROVIDER)
+    accept_run_columns()
+
+
+def accept_run_columns() -> None:
+    """Let ir_measures' own providers read a :class:`~irmeasures_markov.io.run_columns.RunColumns` (idempotent).
+
+    ir_measures takes a run as a dict, a DataFrame or namedtuples; a run
+    loaded by this package (``load_run_dir``, ``read_run_columns``) is a
+    read-only mapping kept as arrays.  Its run converter is given the
+    columns' dict form instead, so ``ir_measures.calc_aggregate([AP, MP], qrels,
+    run)`` works as with a dict (a call that only this package's measures
+    answer reads the arrays directly).
+    """
+    from ir_measures import util
+    converter = util.RunConverter
+    if getattr(converter, "accepts_run_columns", False):
+        return
+    original = converter.__init__
+
+    def __init__(self, run, *args, **kwargs):
+        if isinstance(run, RunColumns):
+            run = run.to_dict()
+        original(self, run, *args, **kwargs)
+    converter.__init__ = __init__
+    converter.accepts_run_columns = True

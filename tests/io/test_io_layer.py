@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import irmeasures_markov  # noqa: F401
+import irmeasures_markov.io.run_columns as run_columns_module
 import irmeasures_markov.io.trec as trec
 from irmeasures_markov.io import read_trec_run, to_run_dict
 from irmeasures_markov.io.run_files import load_run_dir
@@ -18,7 +19,7 @@ RUN = b"q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1.25 t\nq2 Q0 d3 1 0.5 t\n"
 
 @pytest.fixture
 def counted(monkeypatch):
-    """Count the calls of the whole-file tokeniser that the one run reader uses."""
+    """Count the calls of the whole-file tokeniser that the run readers (dicts and columns) use."""
     calls = []
     real = trec.run_columns
 
@@ -26,6 +27,7 @@ def counted(monkeypatch):
         calls.append(len(data))
         return real(data)
     monkeypatch.setattr(trec, "run_columns", wrapper)
+    monkeypatch.setattr(run_columns_module, "run_columns", wrapper)
     return calls
 
 
