@@ -12,6 +12,8 @@ round (integration/bench/benchkit.py):
 * ``ours``: the documented fast path, ``datasets.load_run_dir(n_jobs=1)`` +
   ``experiments.evaluate(["MP", "AP"])`` (qrels read inside the call);
 * ``ours read only``: ``load_run_dir(n_jobs=1)`` alone, to split read from evaluate;
+* ``ours, dicts``: the runs read into dicts (``io.read_trec_run`` per file) +
+  the same ``evaluate``: the path of a user who holds dicts;
 * ``ours, n_jobs=2``: the same path reading with two worker processes;
 * ``pytrec_eval map`` with a plain Python reader (``line.split()`` into dicts),
   when pytrec_eval is importable;
@@ -66,6 +68,14 @@ def ours(qrels_path, run_dir, n_jobs=1):
     runs = datasets.load_run_dir(run_dir, progress=False, n_jobs=n_jobs)
     ev = experiments.evaluate(["MP", "AP"], str(qrels_path), runs, progress=False)
     return ev
+
+
+def ours_dicts(qrels_path, files):
+    from irmeasures_markov import experiments
+    from irmeasures_markov.io import read_trec_run
+    from irmeasures_markov.io.run_files import run_name
+    runs = {run_name(f): read_trec_run(f) for f in files}
+    return experiments.evaluate(["MP", "AP"], str(qrels_path), runs, progress=False)
 
 
 def ours_read(run_dir):
@@ -149,6 +159,7 @@ def main():
         "decompress only": lambda: decompress_only(files),
         "ours: load_run_dir + evaluate MP AP": lambda: ours(qrels_path, run_dir),
         "ours: load_run_dir only": lambda: ours_read(run_dir),
+        "ours, dicts: read_trec_run + evaluate MP AP": lambda: ours_dicts(qrels_path, files),
         "ours, n_jobs=2: load_run_dir + evaluate MP AP": lambda: ours(qrels_path, run_dir, n_jobs=2),
     }
     try:

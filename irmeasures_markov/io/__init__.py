@@ -7,8 +7,11 @@ collections lives in this package.  Measures only ever see arrays.
 * :mod:`.text` opens files (compression by magic number, ``-`` for standard
   input, the UTF-8 byte-order mark) and splits lines into fields;
 * :mod:`.trec` reads runs, qrels and MPcont rate files; :func:`read_trec_run`
-  is the package's one run reader (whole file at once with :mod:`.fast_run`'s
+  reads a run into dicts (whole file at once with :mod:`.fast_run`'s
   tokeniser, the line grammar for anything else, same result either way);
+  :func:`read_run_columns` reads it into :class:`RunColumns` (same tokeniser
+  and grammar, no Python object per document), the form every path of the
+  package that reads run files uses;
 * :mod:`.normalise` turns in-memory qrels and runs (dicts, DataFrames,
   ``ir_measures`` namedtuples) into checked dicts; :mod:`.pytrec` hands them
   to pytrec_eval safely;
@@ -42,6 +45,7 @@ from __future__ import annotations
 
 from .._util.errors import InputError, InputTypeError
 from .normalise import to_qrels_dict, to_run_dict
+from .run_columns import RunColumns, read_run_columns
 from .text import open_text
 from .trec import read_rates, read_trec_qrels, read_trec_run
 
@@ -50,6 +54,8 @@ __all__ = [
     "InputTypeError",
     "open_text",
     "read_trec_run",
+    "read_run_columns",
+    "RunColumns",
     "read_trec_qrels",
     "read_rates",
     "to_qrels_dict",

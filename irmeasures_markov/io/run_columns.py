@@ -76,11 +76,16 @@ class RunColumns(Mapping):
 
     @property
     def n_documents(self) -> int:
-        """Number of records (retrieved documents) of every query together."""
+        """Number of records (retrieved documents) of all queries together."""
         return int(self.bounds[-1]) if self.qids else 0
 
     def docid_list(self) -> list[str]:
-        """Every record's docid, query after query (made on first use and kept)."""
+        """Every record's docid, query after query (made on first use and kept).
+
+        Returns
+        -------
+        list of str
+        """
         if self._keys is None:
             self._keys = self.docids.split("\n") if self.qids else []
         return self._keys
