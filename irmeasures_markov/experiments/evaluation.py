@@ -22,7 +22,7 @@ from ir_measures import Measure
 
 from .._util.cutoffs import check_measure_cutoffs
 from .._util.progress import progress_bar
-from ..io import to_run_dict
+from ..io import read_run_columns, to_run_dict
 from ..io.normalise import to_qrels_dict
 from ..io.pytrec import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
 from ..plugin.base import FamilyMeasure
@@ -157,7 +157,8 @@ class RunScorer:
         out = np.zeros((len(self.measures) + len(self.extra_rows), len(self.topics)))
         for j, m in enumerate(self.measures):
             out[j, :] = m.DEFAULT
-        run = to_run_dict(run)
+        # a run file is read as arrays (the same run, no Python object per document)
+        run = read_run_columns(run) if isinstance(run, (str, os.PathLike)) else to_run_dict(run)
         if self.ours:
             # to_run_dict checked the ids
             prepared = PreparedRun(self.qrels_index, run, ids_checked=True, judgments=self.judgments,

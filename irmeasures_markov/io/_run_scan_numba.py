@@ -21,10 +21,10 @@ def _is_space(c):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def scan(buf):  # pragma: no cover - compiled
-    """``(bounds, n)``: ``bounds[r]`` = start/end of fields 1, 3, 5 of record ``r``; ``n`` < 0: bad line ``-n``.
+    """``(bounds, n)``: ``bounds[:, r]`` = start/end of fields 1, 3, 5 of record ``r``; ``n`` < 0: bad line ``-n``.
 
-    ``bounds`` has one row per line at most; only the first ``n`` rows are
-    records.  A line with a count of fields other than 0 and 6 stops the scan
+    ``bounds`` (6 rows, each contiguous) has one column per line at most;
+    only the first ``n`` columns are records.  A line with a count of fields other than 0 and 6 stops the scan
     and returns minus its line number.
     """
     size = buf.size
@@ -32,7 +32,7 @@ def scan(buf):  # pragma: no cover - compiled
     for i in range(size):
         if buf[i] == _LF:
             lines += 1
-    bounds = np.empty((lines, 6), dtype=np.int64)
+    bounds = np.empty((6, lines), dtype=np.int64)
     rec = 0
     i = 0
     line = 0
@@ -48,14 +48,14 @@ def scan(buf):  # pragma: no cover - compiled
             while i < size and not _is_space(buf[i]):
                 i += 1
             if k == 0:
-                bounds[rec, 0] = s
-                bounds[rec, 1] = i
+                bounds[0, rec] = s
+                bounds[1, rec] = i
             elif k == 2:
-                bounds[rec, 2] = s
-                bounds[rec, 3] = i
+                bounds[2, rec] = s
+                bounds[3, rec] = i
             elif k == 4:
-                bounds[rec, 4] = s
-                bounds[rec, 5] = i
+                bounds[4, rec] = s
+                bounds[5, rec] = i
             k += 1
         if k == 6:
             rec += 1

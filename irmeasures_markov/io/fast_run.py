@@ -182,8 +182,8 @@ def _compiled_columns(buf: np.ndarray, kernels) -> Columns | None:
     bounds, n = kernels.scan(buf)
     if n <= 0:
         return ([], [0], "", np.zeros(0)) if n == 0 else None
-    bounds = bounds[:n]
-    q_start, q_end = bounds[:, 0], bounds[:, 1]
+    bounds = bounds[:, :n]
+    q_start, q_end = bounds[0], bounds[1]
     first = kernels.segments(buf, q_start, q_end)
     seg_qids = [decode(buf[a:b].tobytes()) for a, b in zip(q_start[first].tolist(), q_end[first].tolist())]
     if len(set(seg_qids)) != len(seg_qids):
@@ -192,11 +192,10 @@ def _compiled_columns(buf: np.ndarray, kernels) -> Columns | None:
         seg_rank = np.array([rank.setdefault(q, len(rank)) for q in seg_qids], dtype=np.int64)
         lengths = np.diff(np.append(first, n))
         perm = np.argsort(np.repeat(seg_rank, lengths), kind="stable")
-        bounds = bounds[perm]
-        q_start, q_end = bounds[:, 0], bounds[:, 1]
+        bounds = bounds[:, perm]
+        q_start, q_end = bounds[0], bounds[1]
         first = kernels.segments(buf, q_start, q_end)
         seg_qids = list(rank)
-    bounds = np.ascontiguousarray(bounds.T)
     scores, slow = kernels.parse_scores(buf, bounds[4], bounds[5])
     if slow.size:
         # the forms the compiled parser leaves to float() (e.g. 17 significant digits): parsed as the numpy
