@@ -96,10 +96,10 @@ def first_repeat(joined: str, bounds: np.ndarray, keys: list[str] | None = None,
     -------
     int
     """
+    kernels = _kernels(engine)
     n = int(bounds[-1])
     if n == 0:
         return -1
-    kernels = _kernels(engine)
     if kernels is not None:
         buf = _as_bytes(joined)
         start, end = token_bounds(buf, n)
@@ -174,10 +174,10 @@ def lookup(joined: str, bounds: np.ndarray, table_of: np.ndarray, tables: KeyTab
     numpy.ndarray
         int64, one value per token.
     """
+    kernels = _kernels(engine)
     n = int(bounds[-1])
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    kernels = _kernels(engine)
     table_of = np.ascontiguousarray(table_of, dtype=np.int64)
     if kernels is not None:
         buf = _as_bytes(joined)
