@@ -31,6 +31,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from .run_columns import RunColumns
+
 __all__ = [
     "ABSENT_DOCID",
     "id_for_pytrec_eval",
@@ -123,8 +125,12 @@ def run_for_pytrec_eval(run: Mapping[str, Mapping[str, float]]) -> Mapping[str, 
     Returns
     -------
     mapping
-        ``run`` itself, or a copy with ids as :func:`id_for_pytrec_eval` gives them.
+        ``run`` itself, or a copy with ids as :func:`id_for_pytrec_eval` gives them;
+        a :class:`~irmeasures_markov.io.run_columns.RunColumns` as a dict
+        (pytrec_eval and ``ir_measures`` take only dicts).
     """
+    if isinstance(run, RunColumns):
+        run = run.to_dict()
     if all(q.isascii() and _ascii(docs) for q, docs in run.items()):
         return run
     return {id_for_pytrec_eval(q): _docs(docs) for q, docs in run.items()}
