@@ -1,6 +1,7 @@
 """Compare every measure of the package between two git revisions, bit for bit, on all TREC-8 runs.
 
     python integration/reproduce/compare_revisions.py REV_A REV_B [--jobs N] [--runs N] [--columns-b]
+        [--columns-engine auto|dict|numba]
 
 Each revision is exported (``git archive``) into a temporary directory.  Worker
 processes, each with ``PYTHONPATH`` set to one export, evaluate the same list
@@ -12,7 +13,11 @@ run of TREC-8, query by query, through public entry points only
 works on the package's old and new layouts alike.  ``--columns-a`` / ``--columns-b`` make that
 revision's workers read each run with ``irmeasures_markov.io.run_columns.read_run_columns``
 instead (the package's measures then get the columnar run, the ir_measures controls its
-``to_dict()``), which checks the columnar path against the dict path bit for bit.  The values of one measure
+``to_dict()``), which checks the columnar path against the dict path bit for bit;
+``--columns-engine`` picks how those workers look docids up: ``auto`` (as a user
+gets it), ``numba`` (numba imported before the first run, so the compiled
+engines run throughout) or ``dict`` (numba made unimportable in those workers,
+as in an installation without it).  The values of one measure
 form a float64 array (runs x queries, NaN where a run has no value for a
 query), saved as ``.npz`` per revision, and the two revisions are compared
 bit for bit (the arrays' 64-bit patterns).  Exit status 0 when every value is
@@ -122,18 +127,25 @@ def write_aux(aux: Path, qrels: Path, runs: list[Path]) -> None:
 # ---- worker: runs inside a subprocess whose PYTHONPATH is one exported revision -------------------------
 
 COLUMNS_MODULE = "irmeasures_markov.io.run_columns"
+#: ``--columns-engine``: how the columns' workers look docids up (see the module docstring)
+COLUMN_ENGINES = ("auto", "dict", "numba")
+#: put first on a ``dict`` worker's path: numba cannot be imported there
+_NO_NUMBA = "raise ImportError('numba is made unimportable here by compare_revisions.py --columns-engine dict')\n"
 
 
-def run_reader(columns: bool):
+def run_reader(columns: str | None):
     """``(read, as_dict)``: the worker's run reader and what gives the ir_measures controls a dict of its run.
 
-    ``columns``: read with ``read_run_columns`` of :data:`COLUMNS_MODULE` (exits with a message naming the
-    revision's package when it has none), else ``irmeasures_markov.io.read_trec_run``.
+    ``columns`` (one of :data:`COLUMN_ENGINES`): read with ``read_run_columns`` of :data:`COLUMNS_MODULE`
+    (exits with a message naming the revision's package when it has none), numba imported first for
+    ``'numba'``; None: ``irmeasures_markov.io.read_trec_run``.
     """
-    if not columns:
+    if columns is None:
         from irmeasures_markov.io import read_trec_run
         return read_trec_run, lambda run: run
     import importlib
+    if columns == "numba":
+        import numba  # noqa: F401  (loaded: every 'auto' engine of the package takes the compiled kernels)
     try:
         read = importlib.import_module(COLUMNS_MODULE).read_run_columns
     except (ImportError, AttributeError) as exc:
@@ -144,7 +156,7 @@ def run_reader(columns: bool):
 
 
 def worker(export: Path, aux: Path, qrels_path: Path, run_paths: list[Path], out: Path,
-           columns: bool = False) -> None:
+           columns: str | None = None) -> None:
     import ir_measures
 
     import irmeasures_markov
@@ -200,23 +212,34 @@ def export_revision(rev: str, dest: Path) -> str:
 
 
 def worker_command(python: str, export: Path, aux: Path, qrels: Path, chunk: list[Path], out: Path,
-                   columns: bool = False) -> list[str]:
-    """The command line of one worker (``columns``: it reads the runs with ``read_run_columns``)."""
-    return [python, str(Path(__file__).resolve()), "--worker", *(["--columns"] if columns else []), str(export),
-            str(aux), str(qrels), str(out), *map(str, chunk)]
+                   columns: str | None = None) -> list[str]:
+    """The command line of one worker (``columns``, an engine: it reads the runs with ``read_run_columns``)."""
+    return [python, str(Path(__file__).resolve()), "--worker", *([f"--columns={columns}"] if columns else []),
+            str(export), str(aux), str(qrels), str(out), *map(str, chunk)]
 
 
 def worker_main(argv: list[str]) -> None:
     """Run a worker from the arguments :func:`worker_command` gives after ``--worker``."""
-    columns = bool(argv) and argv[0] == "--columns"
+    columns = argv[0].partition("=")[2] if argv and argv[0].startswith("--columns=") else None
     export, aux, qrels, out, *chunk = argv[1:] if columns else argv
     worker(Path(export), Path(aux), Path(qrels), [Path(p) for p in chunk], Path(out), columns)
 
 
+def worker_path(export: Path, columns: str | None) -> str:
+    """A worker's ``PYTHONPATH``: the export, after a directory whose ``numba`` cannot be imported for
+    ``columns == 'dict'``."""
+    if columns != "dict":
+        return str(export)
+    blocked = export.parent / "no-numba"
+    blocked.mkdir(exist_ok=True)
+    (blocked / "numba.py").write_text(_NO_NUMBA, encoding="utf-8")
+    return os.pathsep.join([str(blocked), str(export)])
+
+
 def run_chunk(export: Path, aux: Path, qrels: Path, chunk: list[Path], out: Path, python: str,
-              columns: bool = False) -> tuple[Path, float]:
+              columns: str | None = None) -> tuple[Path, float]:
     t0 = time.perf_counter()
-    env = dict(os.environ, PYTHONPATH=str(export), PYTHONHASHSEED="0")
+    env = dict(os.environ, PYTHONPATH=worker_path(export, columns), PYTHONHASHSEED="0")
     cmd = worker_command(python, export, aux, qrels, chunk, out, columns)
     proc = subprocess.run(cmd, env=env, cwd=str(export), capture_output=True, text=True)
     if proc.returncode != 0:
@@ -289,6 +312,9 @@ def main(argv: list[str] | None = None) -> int:
                     f"{COLUMNS_MODULE}.read_run_columns instead of read_trec_run")
     ap.add_argument("--columns-b", action="store_true", help="REV_B's workers read runs with "
                     f"{COLUMNS_MODULE}.read_run_columns instead of read_trec_run")
+    ap.add_argument("--columns-engine", choices=COLUMN_ENGINES, default="auto",
+                    help="docid lookups of the workers that read columns: as a user gets them (auto), with numba "
+                    "imported first (numba), or with numba unimportable (dict)")
     args = ap.parse_args(argv)
     data = args.data or Path(os.environ.get("IRMEASURES_MARKOV_DATA") or REPO.parent / "shared" / "data")
     qrels = data / "qrels" / "trec8.qrels.gz"
@@ -301,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="compare_revisions.") as tmp:
         tmp = Path(tmp)
         shas = {}
-        columns = {"a": args.columns_a, "b": args.columns_b}
+        columns = {t: args.columns_engine if c else None for t, c in (("a", args.columns_a), ("b", args.columns_b))}
         for tag, rev in (("a", args.rev_a), ("b", args.rev_b)):
             shas[tag] = export_revision(rev, tmp / tag)
         aux = tmp / "aux"
@@ -309,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
         write_aux(aux, qrels, runs)
         print(f"{args.rev_a} = {shas['a'][:12]}, {args.rev_b} = {shas['b'][:12]}; {len(runs)} runs, "
               f"{len(measure_strings(aux))} measure strings, {args.jobs} processes"
-              f"{''.join(f'; {t.upper()} reads columns' for t, c in columns.items() if c)} "
+              f"{''.join(f'; {t.upper()} reads columns (engine {c})' for t, c in columns.items() if c)} "
               f"(set-up {time.perf_counter() - t0:.1f} s)", flush=True)
         n_chunks = max(1, min(len(runs), args.chunks or 2 * args.jobs))
         chunks = [runs[k::n_chunks] for k in range(n_chunks)]
