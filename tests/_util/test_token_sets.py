@@ -234,3 +234,17 @@ def test_auto_takes_the_compiled_engine_only_once_numba_is_loaded(monkeypatch):
         lookup("a\nb", np.array([0, 2]), np.array([0]), tables, -1, engine="auto")
     assert calls == ["first_repeat", "lookup"]
     assert token_sets.ENGINES == ENGINES
+
+
+@pytest.mark.parametrize("engine", ENGINE_NAMES)
+def test_keys_that_no_decoded_field_can_be_match_nothing(engine):
+    """Table keys from a hand-made dict: escaped bytes that spell valid UTF-8 ("\\udcc3\\udca9" is the bytes of
+    "\\u00e9"), lone surrogates outside surrogateescape's range: the compiled engine matched the first to
+    "\\u00e9" and could not encode the second; both engines now answer as a dict does."""
+    segments = [["\u00e9", "\udcc3", "b", "\udcff"], ["\u00e9"]]
+    # zip: ruff's duplicate-key check takes distinct surrogate literals for one key
+    tables = [dict(zip(["\udcc3\udca9", "\ud800", "\udc41", "b", "\udcc3", "\udcff"], [5, 6, 7, 1, 2, 3])),
+              {"\udcc3\udca9": 5, "\u00e9": 4}]
+    joined, bounds, _ = join(segments)
+    got = lookup(joined, bounds, np.array([0, 1]), KeyTables(tables), -1, engine=engine)
+    assert got.tolist() == brute_lookup(segments, [0, 1], tables, -1) == [-1, 2, 1, 3, 4]
