@@ -1,6 +1,7 @@
 """Compare every measure of the package between two git revisions, bit for bit, on all TREC-8 runs.
 
-    python integration/reproduce/compare_revisions.py REV_A REV_B [--jobs N] [--runs N]
+    python integration/reproduce/compare_revisions.py REV_A REV_B [--jobs N] [--runs N] [--columns-b]
+        [--columns-engine auto|dict|numba]
 
 Each revision is exported (``git archive``) into a temporary directory.  Worker
 processes, each with ``PYTHONPATH`` set to one export, evaluate the same list
@@ -9,7 +10,14 @@ parameterisations each, plus a few ir_measures measures as controls) on every
 run of TREC-8, query by query, through public entry points only
 (``ir_measures.iter_calc`` after ``import irmeasures_markov``, and
 ``irmeasures_markov.io.read_trec_run`` / ``read_trec_qrels``), so the script
-works on the package's old and new layouts alike.  The values of one measure
+works on the package's old and new layouts alike.  ``--columns-a`` / ``--columns-b`` make that
+revision's workers read each run with ``irmeasures_markov.io.run_columns.read_run_columns``
+instead (the package's measures then get the columnar run, the ir_measures controls its
+``to_dict()``), which checks the columnar path against the dict path bit for bit;
+``--columns-engine`` picks how those workers look docids up: ``auto`` (as a user
+gets it), ``numba`` (numba imported before the first run, so the compiled
+engines run throughout) or ``dict`` (numba made unimportable in those workers,
+as in an installation without it).  The values of one measure
 form a float64 array (runs x queries, NaN where a run has no value for a
 query), saved as ``.npz`` per revision, and the two revisions are compared
 bit for bit (the arrays' 64-bit patterns).  Exit status 0 when every value is
@@ -32,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -117,20 +126,56 @@ def write_aux(aux: Path, qrels: Path, runs: list[Path]) -> None:
 
 # ---- worker: runs inside a subprocess whose PYTHONPATH is one exported revision -------------------------
 
-def worker(export: Path, aux: Path, qrels_path: Path, run_paths: list[Path], out: Path) -> None:
+COLUMNS_MODULE = "irmeasures_markov.io.run_columns"
+#: ``--columns-engine``: how the columns' workers look docids up (see the module docstring)
+COLUMN_ENGINES = ("auto", "dict", "numba")
+#: put first on a ``dict`` worker's path: numba cannot be imported there
+_NO_NUMBA = "raise ImportError('numba is made unimportable here by compare_revisions.py --columns-engine dict')\n"
+
+
+def run_reader(columns: str | None):
+    """``(read, as_dict)``: the worker's run reader and what gives the ir_measures controls a dict of its run.
+
+    ``columns`` (one of :data:`COLUMN_ENGINES`): read with ``read_run_columns`` of :data:`COLUMNS_MODULE`
+    (exits with a message naming the revision's package when it has none), numba imported first for
+    ``'numba'``; None: ``irmeasures_markov.io.read_trec_run``.
+    """
+    if columns is None:
+        from irmeasures_markov.io import read_trec_run
+        return read_trec_run, lambda run: run
+    import importlib
+    if columns == "numba":
+        import numba  # noqa: F401  (loaded: every 'auto' engine of the package takes the compiled kernels)
+    try:
+        read = importlib.import_module(COLUMNS_MODULE).read_run_columns
+    except (ImportError, AttributeError) as exc:
+        import irmeasures_markov
+        sys.exit(f"--columns: the revision at {Path(irmeasures_markov.__file__).parent} has no "
+                 f"{COLUMNS_MODULE}.read_run_columns ({exc}); give it to a revision that has the columnar reader")
+    return read, lambda run: run.to_dict()
+
+
+def worker(export: Path, aux: Path, qrels_path: Path, run_paths: list[Path], out: Path,
+           columns: str | None = None) -> None:
     import ir_measures
 
     import irmeasures_markov
-    from irmeasures_markov.io import read_trec_qrels, read_trec_run
+    from irmeasures_markov.io import read_trec_qrels
     where = Path(irmeasures_markov.__file__).resolve()
     if export.resolve() not in where.parents:
         sys.exit(f"worker imported irmeasures_markov from {where}, not from the export {export}")
-    names, parsed = [], []
-    for s in measure_strings(aux):  # a string equal to an earlier one (a default spelled out) is dropped
+    read_run, as_dict = run_reader(columns)
+    names, parsed, controls = [], [], []
+    strings = measure_strings(aux)
+    for k, s in enumerate(strings):  # a string equal to an earlier one (a default spelled out) is dropped
         m = ir_measures.parse_measure(s)
         if m not in parsed:
             names.append(s.replace(str(aux), "<aux>"))   # the same name in both revisions' temporary paths
             parsed.append(m)
+            if k >= len(strings) - len(CONTROLS):
+                controls.append(m)
+    # the package's measures, then the ir_measures controls (which need a dict), in both modes alike
+    groups = [[m for m in parsed if m not in controls], controls]
     by_measure = {m: i for i, m in enumerate(parsed)}
     qrels = read_trec_qrels(qrels_path)
     qids = sorted(qrels)
@@ -138,8 +183,10 @@ def worker(export: Path, aux: Path, qrels_path: Path, run_paths: list[Path], out
     values = np.full((len(names), len(run_paths), len(qids)), np.nan)
     extra: dict[tuple[int, int, str], float] = {}
     for r, path in enumerate(run_paths):
-        run = read_trec_run(path)
-        for metric in ir_measures.iter_calc(parsed, qrels, run):
+        run = read_run(path)
+        metrics = chain(ir_measures.iter_calc(groups[0], qrels, run),
+                        ir_measures.iter_calc(groups[1], qrels, as_dict(run)))
+        for metric in metrics:
             i = by_measure[metric.measure]
             j = qindex.get(metric.query_id)
             if j is None:  # a value for a query without judgments (should not happen): kept apart
@@ -164,11 +211,36 @@ def export_revision(rev: str, dest: Path) -> str:
     return sha
 
 
-def run_chunk(export: Path, aux: Path, qrels: Path, chunk: list[Path], out: Path, python: str) -> tuple[Path, float]:
+def worker_command(python: str, export: Path, aux: Path, qrels: Path, chunk: list[Path], out: Path,
+                   columns: str | None = None) -> list[str]:
+    """The command line of one worker (``columns``, an engine: it reads the runs with ``read_run_columns``)."""
+    return [python, str(Path(__file__).resolve()), "--worker", *([f"--columns={columns}"] if columns else []),
+            str(export), str(aux), str(qrels), str(out), *map(str, chunk)]
+
+
+def worker_main(argv: list[str]) -> None:
+    """Run a worker from the arguments :func:`worker_command` gives after ``--worker``."""
+    columns = argv[0].partition("=")[2] if argv and argv[0].startswith("--columns=") else None
+    export, aux, qrels, out, *chunk = argv[1:] if columns else argv
+    worker(Path(export), Path(aux), Path(qrels), [Path(p) for p in chunk], Path(out), columns)
+
+
+def worker_path(export: Path, columns: str | None) -> str:
+    """A worker's ``PYTHONPATH``: the export, after a directory whose ``numba`` cannot be imported for
+    ``columns == 'dict'``."""
+    if columns != "dict":
+        return str(export)
+    blocked = export.parent / "no-numba"
+    blocked.mkdir(exist_ok=True)
+    (blocked / "numba.py").write_text(_NO_NUMBA, encoding="utf-8")
+    return os.pathsep.join([str(blocked), str(export)])
+
+
+def run_chunk(export: Path, aux: Path, qrels: Path, chunk: list[Path], out: Path, python: str,
+              columns: str | None = None) -> tuple[Path, float]:
     t0 = time.perf_counter()
-    env = dict(os.environ, PYTHONPATH=str(export), PYTHONHASHSEED="0")
-    cmd = [python, str(Path(__file__).resolve()), "--worker", str(export), str(aux), str(qrels), str(out),
-           *map(str, chunk)]
+    env = dict(os.environ, PYTHONPATH=worker_path(export, columns), PYTHONHASHSEED="0")
+    cmd = worker_command(python, export, aux, qrels, chunk, out, columns)
     proc = subprocess.run(cmd, env=env, cwd=str(export), capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"worker on {export.name} failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
@@ -236,6 +308,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--chunks", type=int, default=None, help="work units per revision (default 2 x jobs)")
     ap.add_argument("--keep", type=Path, default=None, help="keep the two .npz files in this directory")
     ap.add_argument("--python", default=sys.executable, help="interpreter of the workers (default: this one)")
+    ap.add_argument("--columns-a", action="store_true", help="REV_A's workers read runs with "
+                    f"{COLUMNS_MODULE}.read_run_columns instead of read_trec_run")
+    ap.add_argument("--columns-b", action="store_true", help="REV_B's workers read runs with "
+                    f"{COLUMNS_MODULE}.read_run_columns instead of read_trec_run")
+    ap.add_argument("--columns-engine", choices=COLUMN_ENGINES, default="auto",
+                    help="docid lookups of the workers that read columns: as a user gets them (auto), with numba "
+                    "imported first (numba), or with numba unimportable (dict)")
     args = ap.parse_args(argv)
     data = args.data or Path(os.environ.get("IRMEASURES_MARKOV_DATA") or REPO.parent / "shared" / "data")
     qrels = data / "qrels" / "trec8.qrels.gz"
@@ -248,13 +327,15 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="compare_revisions.") as tmp:
         tmp = Path(tmp)
         shas = {}
+        columns = {t: args.columns_engine if c else None for t, c in (("a", args.columns_a), ("b", args.columns_b))}
         for tag, rev in (("a", args.rev_a), ("b", args.rev_b)):
             shas[tag] = export_revision(rev, tmp / tag)
         aux = tmp / "aux"
         aux.mkdir()
         write_aux(aux, qrels, runs)
         print(f"{args.rev_a} = {shas['a'][:12]}, {args.rev_b} = {shas['b'][:12]}; {len(runs)} runs, "
-              f"{len(measure_strings(aux))} measure strings, {args.jobs} processes "
+              f"{len(measure_strings(aux))} measure strings, {args.jobs} processes"
+              f"{''.join(f'; {t.upper()} reads columns (engine {c})' for t, c in columns.items() if c)} "
               f"(set-up {time.perf_counter() - t0:.1f} s)", flush=True)
         n_chunks = max(1, min(len(runs), args.chunks or 2 * args.jobs))
         chunks = [runs[k::n_chunks] for k in range(n_chunks)]
@@ -264,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
             for k, chunk in enumerate(chunks):  # interleave the revisions so both finish together
                 for tag in ("a", "b"):
                     out = tmp / f"{tag}.{k:03d}.npz"
-                    jobs[pool.submit(run_chunk, tmp / tag, aux, qrels, chunk, out, args.python)] = tag
+                    jobs[pool.submit(run_chunk, tmp / tag, aux, qrels, chunk, out, args.python, columns[tag])] = tag
             busy = {"a": 0.0, "b": 0.0}
             for fut in concurrent.futures.as_completed(jobs):
                 _, seconds = fut.result()
@@ -285,7 +366,6 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
-        export, aux, qrels, out, *chunk = sys.argv[2:]
-        worker(Path(export), Path(aux), Path(qrels), [Path(p) for p in chunk], Path(out))
+        worker_main(sys.argv[2:])
     else:
         sys.exit(main())

@@ -96,10 +96,10 @@ def first_repeat(joined: str, bounds: np.ndarray, keys: list[str] | None = None,
     -------
     int
     """
+    kernels = _kernels(engine)
     n = int(bounds[-1])
     if n == 0:
         return -1
-    kernels = _kernels(engine)
     if kernels is not None:
         buf = _as_bytes(joined)
         start, end = token_bounds(buf, n)
@@ -127,6 +127,14 @@ class KeyTables:
     tables : sequence of mapping
         ``tables[t]`` maps each key (str without newlines) to an int value
         (values must fit in int64).
+
+    Notes
+    -----
+    The tokens looked up are fields decoded from bytes (UTF-8 with
+    ``surrogateescape``, as the readers decode them).  A key no such decoding
+    gives (a lone surrogate outside U+DC80-U+DCFF, or escaped bytes that
+    spell valid UTF-8) equals no token, and the packed form leaves it out:
+    its bytes would otherwise be missing or equal another key's.
     """
     __slots__ = ("tables", "_packed")
 
@@ -138,15 +146,28 @@ class KeyTables:
         """``(buf, start, end, bounds, values)``: every key's bytes joined by LF (table ``t``: keys
         ``bounds[t]:bounds[t+1]``), made on first use."""
         if self._packed is None:
-            counts = np.fromiter(map(len, self.tables), dtype=np.int64, count=len(self.tables))
+            tables = self.tables
+            joined = "\n".join(chain.from_iterable(tables))
+            if not _decoded(joined):     # rare (keys from a hand-made dict): only the keys a field can be
+                tables = [{k: v for k, v in t.items() if _decoded(k)} for t in tables]
+                joined = "\n".join(chain.from_iterable(tables))
+            counts = np.fromiter(map(len, tables), dtype=np.int64, count=len(tables))
             bounds = np.zeros(counts.size + 1, dtype=np.int64)
             np.cumsum(counts, out=bounds[1:])
             n = int(bounds[-1])
-            buf = _as_bytes("\n".join(chain.from_iterable(self.tables)))
+            buf = _as_bytes(joined)
             start, end = token_bounds(buf, n)
-            values = np.fromiter(chain.from_iterable(map(methodcaller("values"), self.tables)), dtype=np.int64, count=n)
+            values = np.fromiter(chain.from_iterable(map(methodcaller("values"), tables)), dtype=np.int64, count=n)
             self._packed = (buf, start, end, bounds, values)
         return self._packed
+
+
+def _decoded(text: str) -> bool:
+    """Whether ``text`` is what decoding some bytes gives (UTF-8, ``surrogateescape``): its bytes are then its own."""
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "surrogateescape") == text
+    except UnicodeEncodeError:
+        return False
 
 
 def lookup(joined: str, bounds: np.ndarray, table_of: np.ndarray, tables: KeyTables, missing: int,
@@ -174,10 +195,10 @@ def lookup(joined: str, bounds: np.ndarray, table_of: np.ndarray, tables: KeyTab
     numpy.ndarray
         int64, one value per token.
     """
+    kernels = _kernels(engine)
     n = int(bounds[-1])
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    kernels = _kernels(engine)
     table_of = np.ascontiguousarray(table_of, dtype=np.int64)
     if kernels is not None:
         buf = _as_bytes(joined)

@@ -125,9 +125,11 @@ def run_for_pytrec_eval(run: Mapping[str, Mapping[str, float]]) -> Mapping[str, 
     Returns
     -------
     mapping
-        ``run`` itself, or a copy with ids as :func:`id_for_pytrec_eval` gives them.
+        ``run`` itself, or a copy with ids as :func:`id_for_pytrec_eval` gives them;
+        a :class:`~irmeasures_markov.io.run_columns.RunColumns` as a dict
+        (pytrec_eval and ``ir_measures`` take only dicts).
     """
-    if isinstance(run, RunColumns):   # pytrec_eval reads dicts: the columns' dict form
+    if isinstance(run, RunColumns):
         run = run.to_dict()
     if all(q.isascii() and _ascii(docs) for q, docs in run.items()):
         return run
