@@ -112,8 +112,8 @@ def test_m3_err_equals_gdeval_err(trec8, data_dir):
     assert not bad, bad[:10]
     start = time.perf_counter()
     for name in sorted(runs)[::43]:
-        # dict(): load_run_dir's runs are columns, and ir_measures' own providers take only dicts
-        full = {m.query_id: m.value for m in provider.iter_calc([err20], qrels, dict(runs[name]))}
+        # to_dict(): a provider called directly (not through ir_measures.calc) takes only dicts
+        full = {m.query_id: m.value for m in provider.iter_calc([err20], qrels, runs[name].to_dict())}
         assert set(full) == set(ours[name]), name
         assert max(abs(ours[name][q] - full[q]) for q in full) <= 6e-6, name
     print(f"gdeval ERR@20: {len(runs)} runs in {t_gdeval:.1f} s (top 20, relevant judgments), "

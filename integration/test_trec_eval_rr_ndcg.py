@@ -51,8 +51,8 @@ def test_uwmt8a0_rr_per_topic_where_pytrec_eval_is_off(harness, trec8, data_dir)
     ours = dict(zip(harness.topics, harness.values[i, j].tolist()))
     for q, v in ours.items():
         assert abs(v - ref[q]["recip_rank"]) <= HALF_ULP, q
-    # dict(): load_run_dir's runs are columns, and pytrec_eval takes only dicts
-    f32 = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(dict(runs["uwmt8a0"]))
+    # to_dict(): load_run_dir's runs are columns, and pytrec_eval takes only dicts
+    f32 = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(runs["uwmt8a0"].to_dict())
     worst = max(abs(f32[q]["recip_rank"] - ours[q]) for q in ours)
     assert worst == pytest.approx(1 / 6, abs=1e-9)  # the 0.1667: what the float64 route avoids
     assert np.isclose(np.mean(list(ours.values())), np.mean([ref[q]["recip_rank"] for q in ours]), atol=HALF_ULP)

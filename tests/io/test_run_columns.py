@@ -183,8 +183,9 @@ def test_a_run_is_a_read_only_mapping(tmp_path):
     assert list(run.items()) == list(expected.items()) and list(run.values()) == list(expected.values())
     assert run == expected and expected == run and run != {"q2": expected["q2"]} and run != {**expected, "q3": {}}
     assert dict(run) == expected and type(run.to_dict()) is dict and run.to_dict() == expected
-    run["q1"]["a"] = 99.0                      # a query's dict is a new dict each time: the run does not change
-    assert run["q1"]["a"] == 1.0
+    with pytest.raises(TypeError):
+        run["q1"]["a"] = 99.0                  # a query is a read-only view: a change would otherwise be lost
+    assert run["q1"]["a"] == 1.0 and type(run.to_dict()["q1"]) is dict
     with pytest.raises(TypeError):
         run["q1"] = {}
     assert repr(run) == "RunColumns(2 queries, 4 documents)"
