@@ -90,10 +90,11 @@ def _env(pycache: str, hook: bool, repo: pathlib.Path = REPO) -> dict:
     return env
 
 
-def _runner(code: str, env: dict, python: str = sys.executable, args=()):
+def _runner(code: str, env: dict, python: str = sys.executable, args=(), cwd: str | None = None):
+    """A fresh ``python -c code``; ``cwd``: its working directory (``-c`` puts it first on ``sys.path``)."""
     def run():
         subprocess.run([python, "-c", code, *args], env=env, check=True, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL)
+                       stderr=subprocess.DEVNULL, cwd=cwd)
     return run
 
 
@@ -107,9 +108,9 @@ def _cpu_runner(run, sink: list):
     return timed
 
 
-def _output(code: str, env: dict, args) -> str:
+def _output(code: str, env: dict, args, cwd: str | None = None) -> str:
     return subprocess.run([sys.executable, "-c", code, *args], env=env, check=True, capture_output=True,
-                          text=True).stdout
+                          text=True, cwd=cwd).stdout
 
 
 #: the command's phases in one child, in the console script's order: numpy (one BLAS thread, as the launcher sets
@@ -142,10 +143,11 @@ PHASE_NAMES = ("import numpy (one BLAS thread)", "import ir_measures", "import i
 
 
 def bench_phases(rounds: int, qrels: pathlib.Path, run: pathlib.Path) -> None:
-    with tempfile.TemporaryDirectory(prefix="bench_import_pycache_") as pycache:
+    with tempfile.TemporaryDirectory(prefix="bench_import_pycache_") as pycache, \
+            tempfile.TemporaryDirectory(prefix="bench_import_cwd_") as cwd:
         env = _env(pycache, hook=False)
-        _output(PHASES, env, [str(qrels), str(run)])  # warm-up: bytecode cache
-        phases = [json.loads(_output(PHASES, env, [str(qrels), str(run)])) for _ in range(rounds)]
+        _output(PHASES, env, [str(qrels), str(run)], cwd)  # warm-up: bytecode cache
+        phases = [json.loads(_output(PHASES, env, [str(qrels), str(run)], cwd)) for _ in range(rounds)]
     print(f"  phases inside the command (one child per round, {rounds} rounds; best and range):")
     for i, name in enumerate(PHASE_NAMES):
         ts = [p[i] for p in phases]
@@ -163,24 +165,27 @@ def bench_cli(rounds: int, run_name: str, baseline: pathlib.Path | None) -> None
     ours_args, peer_args = [str(qrels), str(run), "MP", "AP"], [str(qrels), str(run), "AP"]
     cli = "irmeasures-markov QRELS RUN MP AP"
     fixed = "import numpy (OPENBLAS_NUM_THREADS=1)"
-    with tempfile.TemporaryDirectory(prefix="bench_import_pycache_") as pycache:
+    # the children run in an empty directory: from a checkout's root, `python -c` would import that checkout's
+    # package whatever PYTHONPATH says (the baseline would be this checkout)
+    with tempfile.TemporaryDirectory(prefix="bench_import_pycache_") as pycache, \
+            tempfile.TemporaryDirectory(prefix="bench_import_cwd_") as cwd:
         plain = _env(pycache, hook=False)
-        expected = _output(OURS_CLI, plain, ours_args)
-        if _output(OLD_CLI, plain, ours_args) != expected:
+        expected = _output(OURS_CLI, plain, ours_args, cwd)
+        if _output(OLD_CLI, plain, ours_args, cwd) != expected:
             raise SystemExit(f"{cli} prints other values with numpy's default BLAS threads")
         contenders = {
-            "python -c pass": _runner("pass", plain),
+            "python -c pass": _runner("pass", plain, cwd=cwd),
             # numpy's import starts OpenBLAS' thread pool, which the command never uses: the launcher sets one thread
-            fixed: _runner("import numpy", dict(plain, OPENBLAS_NUM_THREADS="1")),
-            cli: _runner(OURS_CLI, plain, args=ours_args),
-            "import numpy (default threads)": _runner("import numpy", plain),
-            "ir_measures QRELS RUN AP": _runner(IR_MEASURES_CLI, plain, args=peer_args),
+            fixed: _runner("import numpy", dict(plain, OPENBLAS_NUM_THREADS="1"), cwd=cwd),
+            cli: _runner(OURS_CLI, plain, args=ours_args, cwd=cwd),
+            "import numpy (default threads)": _runner("import numpy", plain, cwd=cwd),
+            "ir_measures QRELS RUN AP": _runner(IR_MEASURES_CLI, plain, args=peer_args, cwd=cwd),
         }
         if baseline is not None:
-            old = _env(pycache, hook=False, repo=baseline)
-            if _output(_cli_code(baseline), old, ours_args) != expected:
+            old = _env(pycache, hook=False, repo=baseline.resolve())
+            if _output(_cli_code(baseline), old, ours_args, cwd) != expected:
                 raise SystemExit(f"{baseline} prints other values than this checkout for {cli}")
-            contenders[f"{cli} ({baseline})"] = _runner(_cli_code(baseline), old, args=ours_args)
+            contenders[f"{cli} ({baseline})"] = _runner(_cli_code(baseline), old, args=ours_args, cwd=cwd)
         cpu = {name: [] for name in contenders}
         contenders = {name: _cpu_runner(run, cpu[name]) for name, run in contenders.items()}
         times = interleaved(contenders, rounds=rounds)  # warm-up call first: fills the bytecode cache

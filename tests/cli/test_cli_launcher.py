@@ -1,5 +1,7 @@
 """The console script's launcher (``_irmeasures_markov_cli``): one BLAS thread for the evaluation command only.
 
+It also freezes the objects the command made before exit (checked in each child).
+
 The launcher must set the thread variables before numpy is imported, only for
 the evaluation command, never over a variable the user set, and the command
 must print the same values with and without it.  Each run is a fresh child
@@ -23,11 +25,12 @@ QRELS, RUN = str(DATA / "sample.qrels"), str(DATA / "sample.run")
 #: the console script's code, then what the child reports: the thread variables, and whether numpy was imported
 #: after the launcher had decided (it must not be imported before)
 CHILD = f"""
-import json, os, sys
+import gc, json, os, sys
 sys.argv = ['irmeasures-markov'] + sys.argv[1:]
 import _irmeasures_markov_cli
 assert 'numpy' not in sys.modules
 status = _irmeasures_markov_cli.main()
+assert gc.get_freeze_count() > 0   # the collection at exit skips what the command made
 print(json.dumps([status, {{v: os.environ.get(v) for v in {launcher.THREAD_VARIABLES!r}}}]))
 """
 
