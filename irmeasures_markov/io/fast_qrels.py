@@ -49,7 +49,7 @@ def token_bounds(buf: np.ndarray, fields: int) -> tuple[np.ndarray, np.ndarray] 
     """
     sep = np.empty(buf.size + 2, dtype=bool)    # one separator before and after the file
     sep[0] = sep[-1] = True
-    sep[1:-1] = SEPARATOR[buf]
+    sep[1:-1] = np.take(SEPARATOR, buf)
     edge = sep[:-1] != sep[1:]                  # edge[i]: a token starts at i or ends before i
     start = np.flatnonzero(edge[:-1] & sep[:-2])
     end = np.flatnonzero(edge[1:] & sep[2:]) + 1
@@ -66,25 +66,27 @@ def token_bounds(buf: np.ndarray, fields: int) -> tuple[np.ndarray, np.ndarray] 
 
 
 def joined_tokens(buf: np.ndarray, start: np.ndarray, end: np.ndarray) -> bytes:
-    """The tokens ``buf[start[i]:end[i]]`` (at least one) joined by newlines, gathered in one numpy pass.
+    """The tokens ``buf[start[i]:end[i]]`` (at least one, in file order) joined by newlines, in one numpy pass.
 
     Parameters
     ----------
     buf : numpy.ndarray
         The file's bytes (uint8).
     start, end : numpy.ndarray
-        Each token's first byte and the byte after its last.
+        Each token's first byte and the byte after its last (a separator, or the end of the file).
 
     Returns
     -------
     bytes
     """
-    slot = end - start + 1                      # each token and the newline after it
-    slot_end = np.cumsum(slot)
-    src = np.repeat(start - (slot_end - slot), slot) + np.arange(int(slot_end[-1]))
-    out = buf[np.minimum(src, buf.size - 1)]
-    out[slot_end - 1] = _LF
-    return out[:-1].tobytes()
+    padded = np.empty(buf.size + 1, dtype=np.uint8)   # room for the newline after a token that ends the file
+    padded[:-1] = buf
+    padded[end] = _LF                                  # the separator after each token becomes its newline
+    delta = np.zeros(buf.size + 2, dtype=np.int8)
+    delta[start] = 1
+    delta[end + 1] -= 1                                # (-=: a token may start where the previous one's newline ends)
+    keep = np.cumsum(delta[:-1], dtype=np.int8).view(bool)   # each token's bytes and its newline
+    return padded[keep][:-1].tobytes()
 
 
 def _grades(buf: np.ndarray, start: np.ndarray, end: np.ndarray) -> list[int] | None:

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from irmeasures_markov._util.errors import InputError
-from irmeasures_markov.io.fast_qrels import qrels_from_bytes
+from irmeasures_markov.io.fast_qrels import joined_tokens, qrels_from_bytes, token_bounds
 from irmeasures_markov.io.text import BOM
 from irmeasures_markov.io.trec import read_trec_qrels, read_trec_qrels_lines
 
@@ -141,3 +141,13 @@ def test_truncated_and_utf16_files_give_the_line_readers_error(tmp_path):
         with pytest.raises(InputError) as got:
             read_trec_qrels(path)
         assert str(got.value) == str(ref.value) and f"{path}:" in str(got.value)
+
+
+def test_joined_tokens_gathers_any_columns():
+    data = b" 401\t0 d1 1\r\n\n402 0 \xff 2"
+    buf = np.frombuffer(data, dtype=np.uint8)
+    start, end = token_bounds(buf, 4)
+    assert joined_tokens(buf, start.ravel(), end.ravel()).split(b"\n") == data.split()
+    for k in range(4):
+        assert joined_tokens(buf, start[:, k], end[:, k]).split(b"\n") == data.split()[k::4]
+    assert token_bounds(np.frombuffer(b"401 0 d1 1 x\n", dtype=np.uint8), 4) is None
