@@ -15,14 +15,14 @@ import numpy as np
 
 from .text import decode
 
-__all__ = ["SEPARATOR", "GRADE_MIN", "GRADE_MAX", "token_bounds", "joined_tokens", "qrels_from_bytes"]
+__all__ = ["SEPARATORS", "GRADE_MIN", "GRADE_MAX", "token_bounds", "joined_tokens", "qrels_from_bytes"]
 
 Qrels = dict[str, dict[str, int]]
 
-#: bytes that separate fields: ASCII whitespace, what ``bytes.split()`` and trec_eval's isspace() split on
-SEPARATOR = np.zeros(256, dtype=bool)
-SEPARATOR[[9, 10, 11, 12, 13, 32]] = True
-_LF = 10
+#: bytes that separate fields: ASCII whitespace, what ``bytes.split()`` and trec_eval's isspace() split on:
+#: TAB, LF, VT, FF, CR (9 to 13) and space (32)
+SEPARATORS = b"\t\n\x0b\x0c\r "
+_LF, _SPACE = 10, 32
 _FIELDS = 4
 #: qids up to this many bytes are compared as fixed-width byte strings; longer ones as Python strings
 _QID_WIDTH = 64
@@ -34,7 +34,7 @@ def token_bounds(buf: np.ndarray, fields: int) -> tuple[np.ndarray, np.ndarray] 
     """``(start, end)`` of every token of ``buf``, shaped ``(records, fields)``, or None.
 
     None unless every line (ending at LF) holds 0 or ``fields`` tokens
-    separated by :data:`SEPARATOR` bytes.
+    separated by :data:`SEPARATORS` bytes.
 
     Parameters
     ----------
@@ -49,7 +49,9 @@ def token_bounds(buf: np.ndarray, fields: int) -> tuple[np.ndarray, np.ndarray] 
     """
     sep = np.empty(buf.size + 2, dtype=bool)    # one separator before and after the file
     sep[0] = sep[-1] = True
-    sep[1:-1] = np.take(SEPARATOR, buf)
+    inner = sep[1:-1]
+    np.less_equal(buf - 9, 13 - 9, out=inner)   # 9 to 13 (bytes below 9 wrap around to 247 and above)
+    inner |= buf == _SPACE
     edge = sep[:-1] != sep[1:]                  # edge[i]: a token starts at i or ends before i
     start = np.flatnonzero(edge[:-1] & sep[:-2])
     end = np.flatnonzero(edge[1:] & sep[2:]) + 1

@@ -15,11 +15,12 @@ import numpy as np
 import pytest
 
 from irmeasures_markov._util.errors import InputError
+from irmeasures_markov.io import fast_qrels
 from irmeasures_markov.io.fast_qrels import joined_tokens, qrels_from_bytes, token_bounds
 from irmeasures_markov.io.text import BOM
 from irmeasures_markov.io.trec import read_trec_qrels, read_trec_qrels_lines
 
-SEPARATORS = [b" ", b"\t", b"  ", b" \t ", b"\x0b", b"\x0c", b"\r", b"\t\r "]
+WHITESPACE = [b" ", b"\t", b"  ", b" \t ", b"\x0b", b"\x0c", b"\r", b"\t\r "]
 ENDINGS = [b"\n", b"\r\n", b" \n", b"\t\r\n", b"\n\n", b"\n \t\n"]
 GRADES = [b"0", b"1", b"2", b"3", b"-1", b"-2", b"10", b"+1", b"007", b"1_0", b"2147483647", b"-2147483648"]
 DOCIDS = [b"d1", b"FBIS4-20472", "caf\u00e9".encode(), b"\xff\xfe", b"d\x00x", b"LA010189-0001", b"#", b"0"]
@@ -62,12 +63,12 @@ def random_file(rng, n_lines, *, pieces=True, exotic=True, defect=None):
             grade = grades[int(rng.integers(len(grades)))] if rng.random() < 0.5 else b"01"[i % 2:i % 2 + 1]
             judged.append((qid, doc, grade))
         fields = [qid, str(int(rng.integers(3))).encode(), doc, grade]
-        seps = [SEPARATORS[int(rng.integers(len(SEPARATORS)))] for _ in range(3)]
+        seps = [WHITESPACE[int(rng.integers(len(WHITESPACE)))] for _ in range(3)]
         line = b"".join(f + s for f, s in zip(fields, seps)) + fields[-1]
         if rng.random() < 0.2:
-            line = SEPARATORS[int(rng.integers(len(SEPARATORS)))] + line
+            line = WHITESPACE[int(rng.integers(len(WHITESPACE)))] + line
         if rng.random() < 0.2:
-            line += SEPARATORS[int(rng.integers(len(SEPARATORS)))]
+            line += WHITESPACE[int(rng.integers(len(WHITESPACE)))]
         lines.append(line)
     if defect is not None:
         k = int(rng.integers(len(lines) + 1))
@@ -151,3 +152,11 @@ def test_joined_tokens_gathers_any_columns():
     for k in range(4):
         assert joined_tokens(buf, start[:, k], end[:, k]).split(b"\n") == data.split()[k::4]
     assert token_bounds(np.frombuffer(b"401 0 d1 1 x\n", dtype=np.uint8), 4) is None
+
+
+def test_the_separators_are_those_of_bytes_split():
+    assert fast_qrels.SEPARATORS == bytes(b for b in range(256) if len((b"a" + bytes([b]) + b"a").split()) == 2)
+    for b in range(256):   # a separator between the first two fields; LF ends the line
+        line = b"q" + bytes([b]) + b"0 d 1\n"
+        start_end = token_bounds(np.frombuffer(line, dtype=np.uint8), 4)
+        assert (start_end is not None) is (b in fast_qrels.SEPARATORS and b != 10)
