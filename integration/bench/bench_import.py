@@ -113,13 +113,16 @@ def _output(code: str, env: dict, args, cwd: str | None = None) -> str:
                           text=True, cwd=cwd).stdout
 
 
-#: the command's phases in one child, in the console script's order: numpy (one BLAS thread, as the launcher sets
-#: it), ir_measures, this package, reading the qrels, the run, evaluating and printing
+#: the command's phases in one child, in the console script's order and with its settings (_irmeasures_markov_cli:
+#: one BLAS thread, no garbage collection during the imports): numpy, ir_measures, this package, reading the qrels,
+#: the run, evaluating and printing
 PHASES = """
 import time
 t = [time.perf_counter()]
-import os
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+import gc, os
+import _irmeasures_markov_cli as launcher
+launcher.limit_threads()
+gc.disable()
 import numpy
 t.append(time.perf_counter())
 import ir_measures
@@ -127,6 +130,8 @@ t.append(time.perf_counter())
 import argparse, contextlib, io, json, sys
 import irmeasures_markov.cli as cli
 from irmeasures_markov.cli.inputs import load_qrels, load_run
+gc.enable()
+gc.freeze()
 t.append(time.perf_counter())
 qrels = load_qrels(sys.argv[1])
 t.append(time.perf_counter())
