@@ -52,9 +52,10 @@ def token_bounds(buf: np.ndarray, fields: int) -> tuple[np.ndarray, np.ndarray] 
     inner = sep[1:-1]
     np.less_equal(buf - 9, 13 - 9, out=inner)   # 9 to 13 (bytes below 9 wrap around to 247 and above)
     inner |= buf == _SPACE
-    edge = sep[:-1] != sep[1:]                  # edge[i]: a token starts at i or ends before i
-    start = np.flatnonzero(edge[:-1] & sep[:-2])
-    end = np.flatnonzero(edge[1:] & sep[2:]) + 1
+    # edge[i]: byte i starts a token or ends one (is the first byte after it); the file starts and ends outside
+    # a token, so the edges alternate: start, end, start, end...
+    bounds = np.flatnonzero(sep[:-1] != sep[1:])
+    start, end = bounds[0::2], bounds[1::2]
     # the newlines between tokens must fall exactly on the gaps before tokens fields, 2 * fields, ...,
     # each such gap holding at least one
     gap = np.searchsorted(start, np.flatnonzero(buf == _LF))
