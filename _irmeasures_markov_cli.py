@@ -78,7 +78,7 @@ def limit_threads(environ=os.environ) -> bool:
 
 
 def main() -> int:
-    """The console script: :func:`limit_threads` for the evaluation command, ``irmeasures_markov.cli.main``, then exit.
+    """The console script: :func:`limit_threads` for the evaluation command, then ``irmeasures_markov.cli.main``.
 
     Returns
     -------
