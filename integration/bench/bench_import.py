@@ -41,7 +41,11 @@
    times the same command from another checkout (e.g. the code before a
    change) in the same rounds, after checking that it prints the same values.
    The children's CPU time (user + system) is reported too: on a shared
-   machine it moves less with the load than wall time.  ``--no-cli`` skips
+   machine it moves less with the load than wall time.  Then the phases inside
+   the command, one child per round with the console script's settings:
+   numpy's import, ir_measures', this package's, reading the qrels, the run,
+   evaluating and printing.  The children run in an empty directory (``-c``
+   puts the working directory first on ``sys.path``).  ``--no-cli`` skips
    this part.
 
 Detailed import profile of one module:
