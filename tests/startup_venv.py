@@ -30,7 +30,7 @@ import sys
 REPO = pathlib.Path(__file__).resolve().parents[1]
 #: What a wheel is built from (a copy, so that the build never writes into the work tree).
 SOURCES = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE", "_irmeasures_markov_hook.py",
-           "irmeasures_markov.pth", "irmeasures_markov")
+           "_irmeasures_markov_cli.py", "irmeasures_markov.pth", "irmeasures_markov")
 
 
 def build_tools_missing() -> str | None:

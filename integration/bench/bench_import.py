@@ -28,17 +28,24 @@
    skips this part.
 
 3. The command on one TREC-8 run, ``irmeasures-markov QRELS RUN MP AP`` (target
-   <= 0.2 s), interleaved with its fixed part: ``python -c pass`` (the
-   interpreter's own start) and ``python -c "import numpy"`` (start plus
-   numpy's import, which every path of the package needs); what remains is
-   the command minus ``import numpy``, per round.  For information:
+   <= 0.2 s), run as its console script does (``_irmeasures_markov_cli``,
+   which gives numpy's BLAS one thread for this command), interleaved with its
+   fixed part: ``python -c pass`` (the interpreter's own start) and
+   ``python -c "import numpy"`` with ``OPENBLAS_NUM_THREADS=1`` (start plus
+   numpy's import as the command pays it; every path of the package needs
+   numpy); what remains is the command minus that, per round.  For
+   information: ``import numpy`` with the default threads, and
    ``ir_measures QRELS RUN AP`` (the peer's command, plain ir_measures).
    Inputs: ``$IRMEASURES_MARKOV_DATA/qrels/trec8.qrels.gz`` and
    ``runs/trec8/input.NAME.gz`` (``--cli-run``).  ``--cli-baseline DIR``
    times the same command from another checkout (e.g. the code before a
    change) in the same rounds, after checking that it prints the same values.
    The children's CPU time (user + system) is reported too: on a shared
-   machine it moves less with the load than wall time.  ``--no-cli`` skips
+   machine it moves less with the load than wall time.  Then the phases inside
+   the command, one child per round with the console script's settings:
+   numpy's import, ir_measures', this package's, reading the qrels, the run,
+   evaluating and printing.  The children run in an empty directory (``-c``
+   puts the working directory first on ``sys.path``).  ``--no-cli`` skips
    this part.
 
 Detailed import profile of one module:
@@ -65,10 +72,17 @@ IR_MEASURES_HELP = ("import sys; sys.argv = ['ir_measures', '--help']; "
                     "from ir_measures.__main__ import main_cli; sys.exit(main_cli())")
 IR_MEASURES_CLI = ("import sys; sys.argv = ['ir_measures'] + sys.argv[1:]; "
                    "from ir_measures.__main__ import main_cli; sys.exit(main_cli())")
+#: what the console script runs (pyproject.toml: irmeasures-markov = "_irmeasures_markov_cli:main")
 OURS_CLI = ("import sys; sys.argv = ['irmeasures-markov'] + sys.argv[1:]; "
-            "from irmeasures_markov.cli import main; sys.exit(main())")
+            "from _irmeasures_markov_cli import main; sys.exit(main())")
 OURS_HELP = ("import sys; sys.argv = ['irmeasures-markov', '--help']; "
-             "from irmeasures_markov.cli import main; sys.exit(main())")
+             "from _irmeasures_markov_cli import main; sys.exit(main())")
+#: the console script of a checkout from before the launcher (--cli-baseline)
+OLD_CLI = OURS_CLI.replace("from _irmeasures_markov_cli import main", "from irmeasures_markov.cli import main")
+
+
+def _cli_code(repo: pathlib.Path) -> str:
+    return OURS_CLI if (repo / "_irmeasures_markov_cli.py").is_file() else OLD_CLI
 
 
 def _env(pycache: str, hook: bool, repo: pathlib.Path = REPO) -> dict:
@@ -80,10 +94,11 @@ def _env(pycache: str, hook: bool, repo: pathlib.Path = REPO) -> dict:
     return env
 
 
-def _runner(code: str, env: dict, python: str = sys.executable, args=()):
+def _runner(code: str, env: dict, python: str = sys.executable, args=(), cwd: str | None = None):
+    """A fresh ``python -c code``; ``cwd``: its working directory (``-c`` puts it first on ``sys.path``)."""
     def run():
         subprocess.run([python, "-c", code, *args], env=env, check=True, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL)
+                       stderr=subprocess.DEVNULL, cwd=cwd)
     return run
 
 
@@ -97,20 +112,30 @@ def _cpu_runner(run, sink: list):
     return timed
 
 
-def _output(code: str, env: dict, args) -> str:
+def _output(code: str, env: dict, args, cwd: str | None = None) -> str:
     return subprocess.run([sys.executable, "-c", code, *args], env=env, check=True, capture_output=True,
-                          text=True).stdout
+                          text=True, cwd=cwd).stdout
 
 
-#: the command's phases in one child: numpy, the other imports, reading the qrels, the run, evaluating and printing
+#: the command's phases in one child, in the console script's order and with its settings (_irmeasures_markov_cli:
+#: one BLAS thread, no garbage collection during the imports): numpy, ir_measures, this package, reading the qrels,
+#: the run, evaluating and printing
 PHASES = """
 import time
 t = [time.perf_counter()]
+import gc, os
+import _irmeasures_markov_cli as launcher
+launcher.limit_threads()
+gc.disable()
 import numpy
+t.append(time.perf_counter())
+import ir_measures
 t.append(time.perf_counter())
 import argparse, contextlib, io, json, sys
 import irmeasures_markov.cli as cli
 from irmeasures_markov.cli.inputs import load_qrels, load_run
+gc.enable()
+gc.freeze()
 t.append(time.perf_counter())
 qrels = load_qrels(sys.argv[1])
 t.append(time.perf_counter())
@@ -122,14 +147,16 @@ with contextlib.redirect_stdout(io.StringIO()):
 t.append(time.perf_counter())
 print(json.dumps([b - a for a, b in zip(t, t[1:])]))
 """
-PHASE_NAMES = ("import numpy", "other imports (ir_measures, ours)", "read qrels", "read run", "evaluate + print")
+PHASE_NAMES = ("import numpy (one BLAS thread)", "import ir_measures", "import irmeasures_markov + cli",
+               "read qrels", "read run", "evaluate + print")
 
 
 def bench_phases(rounds: int, qrels: pathlib.Path, run: pathlib.Path) -> None:
-    with tempfile.TemporaryDirectory(prefix="bench_import_pycache_") as pycache:
+    with tempfile.TemporaryDirectory(prefix="bench_import_pycache_") as pycache, \
+            tempfile.TemporaryDirectory(prefix="bench_import_cwd_") as cwd:
         env = _env(pycache, hook=False)
-        _output(PHASES, env, [str(qrels), str(run)])  # warm-up: bytecode cache
-        phases = [json.loads(_output(PHASES, env, [str(qrels), str(run)])) for _ in range(rounds)]
+        _output(PHASES, env, [str(qrels), str(run)], cwd)  # warm-up: bytecode cache
+        phases = [json.loads(_output(PHASES, env, [str(qrels), str(run)], cwd)) for _ in range(rounds)]
     print(f"  phases inside the command (one child per round, {rounds} rounds; best and range):")
     for i, name in enumerate(PHASE_NAMES):
         ts = [p[i] for p in phases]
@@ -146,38 +173,39 @@ def bench_cli(rounds: int, run_name: str, baseline: pathlib.Path | None) -> None
             return
     ours_args, peer_args = [str(qrels), str(run), "MP", "AP"], [str(qrels), str(run), "AP"]
     cli = "irmeasures-markov QRELS RUN MP AP"
-    with tempfile.TemporaryDirectory(prefix="bench_import_pycache_") as pycache:
+    fixed = "import numpy (OPENBLAS_NUM_THREADS=1)"
+    # the children run in an empty directory: from a checkout's root, `python -c` would import that checkout's
+    # package whatever PYTHONPATH says (the baseline would be this checkout)
+    with tempfile.TemporaryDirectory(prefix="bench_import_pycache_") as pycache, \
+            tempfile.TemporaryDirectory(prefix="bench_import_cwd_") as cwd:
         plain = _env(pycache, hook=False)
-        one_thread = dict(plain, OPENBLAS_NUM_THREADS="1")
-        expected = _output(OURS_CLI, plain, ours_args)
-        if _output(OURS_CLI, one_thread, ours_args) != expected:
-            raise SystemExit(f"{cli} prints other values with OPENBLAS_NUM_THREADS=1")
+        expected = _output(OURS_CLI, plain, ours_args, cwd)
+        if _output(OLD_CLI, plain, ours_args, cwd) != expected:
+            raise SystemExit(f"{cli} prints other values with numpy's default BLAS threads")
         contenders = {
-            "python -c pass": _runner("pass", plain),
-            "import numpy": _runner("import numpy", plain),
-            cli: _runner(OURS_CLI, plain, args=ours_args),
-            "ir_measures QRELS RUN AP": _runner(IR_MEASURES_CLI, plain, args=peer_args),
-            # numpy's import starts OpenBLAS' thread pool, which the command on one run never uses
-            "import numpy (OPENBLAS_NUM_THREADS=1)": _runner("import numpy", one_thread),
-            f"{cli} (OPENBLAS_NUM_THREADS=1)": _runner(OURS_CLI, one_thread, args=ours_args),
+            "python -c pass": _runner("pass", plain, cwd=cwd),
+            # numpy's import starts OpenBLAS' thread pool, which the command never uses: the launcher sets one thread
+            fixed: _runner("import numpy", dict(plain, OPENBLAS_NUM_THREADS="1"), cwd=cwd),
+            cli: _runner(OURS_CLI, plain, args=ours_args, cwd=cwd),
+            "import numpy (default threads)": _runner("import numpy", plain, cwd=cwd),
+            "ir_measures QRELS RUN AP": _runner(IR_MEASURES_CLI, plain, args=peer_args, cwd=cwd),
         }
         if baseline is not None:
-            old = _env(pycache, hook=False, repo=baseline)
-            if _output(OURS_CLI, old, ours_args) != expected:
+            old = _env(pycache, hook=False, repo=baseline.resolve())
+            if _output(_cli_code(baseline), old, ours_args, cwd) != expected:
                 raise SystemExit(f"{baseline} prints other values than this checkout for {cli}")
-            contenders[f"{cli} ({baseline})"] = _runner(OURS_CLI, old, args=ours_args)
+            contenders[f"{cli} ({baseline})"] = _runner(_cli_code(baseline), old, args=ours_args, cwd=cwd)
         cpu = {name: [] for name in contenders}
         contenders = {name: _cpu_runner(run, cpu[name]) for name, run in contenders.items()}
         times = interleaved(contenders, rounds=rounds)  # warm-up call first: fills the bytecode cache
         cpu = {name: ts[1:] for name, ts in cpu.items()}  # without the warm-up call
     print(f"command on one run: {run.name}, qrels {qrels.name}; output {' '.join(expected.split())}")
-    print(format_report(times, peer="import numpy", candidates=[n for n in times if n.startswith(cli)]))
+    print(format_report(times, peer=fixed, candidates=[n for n in times if n.startswith(cli)]))
     for name in [n for n in times if n.startswith(cli)]:
-        numpy = "import numpy (OPENBLAS_NUM_THREADS=1)" if "OPENBLAS" in name else "import numpy"
-        rest = [c - f for c, f in zip(times[name], times[numpy])]
+        rest = [c - f for c, f in zip(times[name], times[fixed])]
         print(f"  {name}: best {min(times[name]):.3f} s (target <= 0.2); fixed part: python start best "
-              f"{min(times['python -c pass']):.3f} s, + {numpy} best {min(times[numpy]):.3f} s; "
-              f"what remains (command - {numpy}, per round): best {min(rest):.3f} s, range "
+              f"{min(times['python -c pass']):.3f} s, + {fixed} best {min(times[fixed]):.3f} s; "
+              f"what remains (command - {fixed}, per round): best {min(rest):.3f} s, range "
               f"{min(rest):.3f}-{max(rest):.3f}")
     print("  CPU time of the child (user + system; less sensitive than wall time to a shared machine's load):")
     for name, ts in cpu.items():

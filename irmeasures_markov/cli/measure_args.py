@@ -7,7 +7,6 @@ Names are ir_measures names (ours included) or trec_eval names (``map``, ``P_10`
 """
 from __future__ import annotations
 
-import difflib
 import re
 
 import ir_measures
@@ -52,6 +51,8 @@ def split_measure_args(args: list[str]) -> list[str]:
 
 def suggest_names(name: str, limit: int = 3) -> list[str]:
     """Registered measure names close to ``name`` (case-insensitive: ``mp`` suggests ``MP``)."""
+    import difflib  # here: only a misspelt measure needs it, and the command's start-up does not
+
     names = sorted(irm_measures.registry)
     by_lower = {}
     for n in names:

@@ -7,7 +7,6 @@ when the command returns (:func:`cli_session`), so calling
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import re
 import sys
@@ -87,4 +86,6 @@ def natural_key(qid: str):
 
 def write_record(record: dict) -> None:
     """One JSON line; ``allow_nan=False`` guarantees that no NaN reaches the output."""
+    import json  # here: only -o jsonl needs it, and the command's start-up does not
+
     print(json.dumps(record, allow_nan=False, ensure_ascii=False))

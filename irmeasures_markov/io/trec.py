@@ -6,7 +6,9 @@ command line, comparisons, grids) calls it.  It tokenises the whole file at
 once (:mod:`.fast_run`) and falls back to the line grammar of
 :func:`run_from_lines` whenever a file breaks a rule, so its dictionaries and
 error messages are exactly those of :func:`read_trec_run_lines`, the
-line-by-line reference.
+line-by-line reference.  :func:`read_trec_qrels` reads qrels the same way
+(:mod:`.fast_qrels`, then :func:`qrels_from_lines`; reference
+:func:`read_trec_qrels_lines`).
 """
 from __future__ import annotations
 
@@ -18,18 +20,16 @@ import numpy as np
 
 from .._util.errors import InputError
 from .._util.types import PathLike
+from .fast_qrels import GRADE_MAX, GRADE_MIN, qrels_from_bytes
 from .fast_run import build_run, run_columns
 from .text import decode, decompress, display_name, open_lines, read_raw, short
 
-__all__ = ["read_trec_run", "read_trec_run_lines", "read_trec_qrels", "read_rates",
-           "run_from_lines", "add_judgment", "field_count", "field_count_error", "parse_float", "parse_grade",
-           "GRADE_MIN", "GRADE_MAX"]
+__all__ = ["read_trec_run", "read_trec_run_lines", "read_trec_qrels", "read_trec_qrels_lines", "read_rates",
+           "run_from_lines", "qrels_from_lines", "add_judgment", "field_count", "field_count_error", "parse_float",
+           "parse_grade", "GRADE_MIN", "GRADE_MAX"]
 
 Lines = Iterable[tuple[int, bytes]]
 Run = dict[str, dict[str, float]]
-
-#: relevance grades are signed 32-bit integers, as trec_eval and pytrec_eval read them
-GRADE_MIN, GRADE_MAX = -(2 ** 31), 2 ** 31 - 1
 
 
 def field_count(n: int) -> str:
@@ -268,12 +268,40 @@ def read_trec_run_lines(path: PathLike) -> Run:
         return run_from_lines(lines, display_name(path))
 
 
+def qrels_from_lines(lines: Lines, name: str) -> dict[str, dict[str, int]]:
+    """``{qid: {docid: grade}}`` from ``(line number, bytes)`` pairs of a qrels file called ``name``.
+
+    Parameters
+    ----------
+    lines : iterable of (int, bytes)
+    name : str
+        The file's name in messages.
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    InputError
+    """
+    qrels: dict[str, dict[str, int]] = {}
+    for lineno, qid, parts in _records(lines, name, 4, "qid iter docid grade", qrels):
+        docid = decode(parts[2])
+        grade = parse_grade(parts[3], f"{name}:{lineno}")
+        add_judgment(qrels[qid], qid, docid, grade, f"{name}:{lineno}")
+    return qrels
+
+
 def read_trec_qrels(path: PathLike) -> dict[str, dict[str, int]]:
     """Read a TREC qrels file (``qid iter docid grade``) into ``{qid: {docid: grade}}``.
 
     Grades are integers in the signed 32-bit range (as for trec_eval); a
     document judged twice for one query with the same grade is accepted, with
-    different grades it is an error.
+    different grades it is an error.  The whole file is tokenised at once
+    (:mod:`.fast_qrels`); a file that breaks a rule is read again line by
+    line, so the result and the errors are those of
+    :func:`read_trec_qrels_lines`.
 
     Parameters
     ----------
@@ -294,14 +322,37 @@ def read_trec_qrels(path: PathLike) -> dict[str, dict[str, int]]:
     OSError
         The file cannot be read.
     """
-    name = display_name(path)
-    qrels: dict[str, dict[str, int]] = {}
-    with open_lines(path) as lines:
-        for lineno, qid, parts in _records(lines, name, 4, "qid iter docid grade", qrels):
-            docid = decode(parts[2])
-            grade = parse_grade(parts[3], f"{name}:{lineno}")
-            add_judgment(qrels[qid], qid, docid, grade, f"{name}:{lineno}")
+    raw, name = read_raw(path), display_name(path)
+    try:
+        data = decompress(raw, name)
+    except InputError:
+        with open_lines(name, raw) as lines:   # reads up to the damage: the error gets its line number
+            return qrels_from_lines(lines, name)
+    qrels = qrels_from_bytes(data)
+    if qrels is None:
+        qrels = qrels_from_lines(enumerate(io.BytesIO(data), start=1), name)
     return qrels
+
+
+def read_trec_qrels_lines(path: PathLike) -> dict[str, dict[str, int]]:
+    """:func:`read_trec_qrels` line by line: the reference reader of the qrels grammar (same result, same errors).
+
+    Reads the file as a stream, one line at a time; slower than
+    :func:`read_trec_qrels`, which is what the package uses.  Raises
+    :class:`InputError` as :func:`read_trec_qrels` does.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A qrels file, or ``-`` for standard input.
+
+    Returns
+    -------
+    dict
+        ``{qid: {docid: grade}}``.
+    """
+    with open_lines(path) as lines:
+        return qrels_from_lines(lines, display_name(path))
 
 
 def read_rates(path: PathLike, content: bytes | None = None) -> np.ndarray | dict[str, np.ndarray]:

@@ -90,11 +90,12 @@ def test_command_line_help_loads_no_heavy_module():
 
 
 #: What the main command on one run (``irmeasures-markov QRELS RUN MP AP``) must not load besides HEAVY: the
-#: installed metadata (read for ``--version`` only) and the packages behind ``--ties``/``--unjudged``/
-#: ``--residual`` and the other commands (comparison, experiments, grid, inference, calibration).
+#: installed metadata (read for ``--version`` only), the packages behind ``--ties``/``--unjudged``/
+#: ``--residual`` and the other commands (comparison, experiments, grid, inference, calibration), json (for
+#: ``-o jsonl`` only) and difflib (for a misspelt measure only).
 ONE_RUN_DEFERRED = HEAVY + ("importlib.metadata", "irmeasures_markov.comparison", "irmeasures_markov.experiments",
                             "irmeasures_markov.grid", "irmeasures_markov.inference", "irmeasures_markov.calibration",
-                            "multiprocessing", "concurrent.futures")
+                            "multiprocessing", "concurrent.futures", "json", "difflib")
 
 
 def _one_run_files(tmp_path):
@@ -107,12 +108,14 @@ def _one_run_files(tmp_path):
 def _one_run(tmp_path, *options):
     qrels, run = _one_run_files(tmp_path)
     out = run_python(f"""
-        import contextlib, io, json, sys
+        import contextlib, io, sys
         from irmeasures_markov.cli import main
         with contextlib.redirect_stdout(io.StringIO()) as out:
             status = main([{str(qrels)!r}, {str(run)!r}, "MP", "AP", *{list(options)!r}])
-        print(json.dumps([status, out.getvalue(),
-                          sorted(m for m in sys.modules if m.startswith({ONE_RUN_DEFERRED!r}))]))
+        loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("json", "difflib")
+                        or m.startswith({ONE_RUN_DEFERRED!r}))
+        import json  # after the list
+        print(json.dumps([status, out.getvalue(), loaded]))
         """).stdout
     return json.loads(out.strip().splitlines()[-1])
 

@@ -135,3 +135,17 @@ def test_wheel_ships_py_typed_and_the_installed_copy_reports_the_pyproject_versi
     assert proc.returncode == 0, proc.stderr
     pyproject = (pathlib.Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
     assert f'\nversion = "{proc.stdout.strip()}"\n' in pyproject
+
+
+def test_the_installed_irmeasures_markov_command_evaluates(venv):
+    """The console script (through ``_irmeasures_markov_cli``, shipped at the top) prints what ``-m`` prints."""
+    python, root = venv
+    (wheel,) = (root / "dist").glob("*.whl")
+    assert "_irmeasures_markov_cli.py" in zipfile.ZipFile(wheel).namelist()
+    script = python.parent / ("irmeasures-markov.exe" if python.suffix == ".exe" else "irmeasures-markov")
+    args = [QRELS, RUN, "MP", "AP", "-q", "-p", "-1"]
+    proc = subprocess.run([str(script), *args], capture_output=True, text=True, timeout=120,
+                          env=startup_venv.clean_env(), cwd=str(DATA))
+    assert proc.returncode == 0, proc.stderr
+    plain = run(python, "-m", "irmeasures_markov.cli", *args)
+    assert proc.stdout == plain.stdout and len(proc.stdout.splitlines()) > 3
