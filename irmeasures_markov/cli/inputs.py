@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from ..io import read_trec_qrels, read_trec_run
+from ..io import RunColumns, read_run_columns, read_trec_qrels
 from ..io.normalise import check_qrels
 from .errors import CliError, reading
 from .output import warn
@@ -67,10 +67,10 @@ def _qrels_from_ir_datasets(spec: str) -> dict[str, dict[str, int]]:
     return out
 
 
-def load_run(spec: str) -> dict[str, dict[str, float]]:
-    """A run from a file (plain or compressed) or ``-`` (standard input)."""
+def load_run(spec: str) -> RunColumns:
+    """A run from a file (plain or compressed) or ``-`` (standard input), kept as arrays."""
     with reading(_display(spec)):
-        return read_trec_run(spec)
+        return read_run_columns(spec)
 
 
 def check_overlap(qrels, run, qrels_name: str, run_name: str) -> None:

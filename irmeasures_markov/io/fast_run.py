@@ -15,6 +15,7 @@ import numpy as np
 
 from .._util.errors import InputError
 from .text import decode, decompress, display_name, read_raw
+from .tokens import token_bounds
 
 __all__ = ["Columns", "run_columns", "columns_of_file", "build_run", "ENGINES", "COMPILED_AFTER"]
 
@@ -22,9 +23,6 @@ Run = dict[str, dict[str, float]]
 #: ``(qids, bounds, docids_joined, scores)``: see :func:`run_columns`
 Columns = tuple[list[str], list[int], str, np.ndarray]
 
-#: bytes that separate fields: ASCII whitespace, what ``bytes.split()`` and trec_eval's isspace() split on
-_SEPARATOR = np.zeros(256, dtype=bool)
-_SEPARATOR[[9, 10, 11, 12, 13, 32]] = True
 _LF = 10
 #: tokenising engines: 'numba' scans the bytes in one compiled pass (numba installed; numpy without it),
 #: 'numpy' in whole-array passes; 'auto' takes numba once it is loaded in the process, or once COMPILED_AFTER
@@ -88,32 +86,17 @@ def _parse_scores(text: str, n: int) -> np.ndarray | None:
 
 
 def _joined(buf: np.ndarray, start: np.ndarray, end: np.ndarray) -> bytes:
-    """The tokens ``buf[start[i]:end[i]]`` joined by newlines, gathered in one numpy pass."""
+    """The tokens ``buf[start[i]:end[i]]`` joined by newlines, gathered in one numpy pass.
+
+    Unlike :func:`~irmeasures_markov.io.tokens.joined_tokens` the tokens may come in any order (a query's
+    records gathered from several places of the file).
+    """
     slot = end - start + 1                      # each token and the newline after it
     slot_end = np.cumsum(slot)
     src = np.repeat(start - (slot_end - slot), slot) + np.arange(int(slot_end[-1]))
     out = buf[np.minimum(src, buf.size - 1)]
     out[slot_end - 1] = _LF
     return out[:-1].tobytes()
-
-
-def _token_bounds(buf: np.ndarray):
-    """``(start, end)`` of every token, shaped ``(n, 6)``, or None unless every line holds 0 or 6 tokens."""
-    sep = np.empty(buf.size + 2, dtype=bool)    # one separator before and after the file
-    sep[0] = sep[-1] = True
-    sep[1:-1] = _SEPARATOR[buf]
-    edge = sep[:-1] != sep[1:]                  # edge[i]: a token starts at i or ends before i
-    start = np.flatnonzero(edge[:-1] & sep[:-2])
-    end = np.flatnonzero(edge[1:] & sep[2:]) + 1
-    # newlines between tokens fall exactly on the gaps before tokens 6, 12, ..., and each such gap has one
-    gap = np.searchsorted(start, np.flatnonzero(buf == _LF))
-    gap = gap[(gap > 0) & (gap < start.size)]
-    # gap is sorted (newline positions are): its distinct values are its first and each change
-    distinct = int(gap.size > 0) + int(np.count_nonzero(gap[1:] != gap[:-1]))
-    if start.size % 6 or np.any(gap % 6) or distinct != max(start.size // 6 - 1, 0):
-        return None
-    n = start.size // 6
-    return start.reshape(n, 6), end.reshape(n, 6)
 
 
 def run_columns(data: bytes, engine: str = "auto") -> Columns | None:
@@ -144,7 +127,7 @@ def run_columns(data: bytes, engine: str = "auto") -> Columns | None:
     kernels = _engine_kernels(engine, buf.size)
     if kernels is not None:
         return _compiled_columns(buf, kernels)
-    bounds = _token_bounds(buf)
+    bounds = token_bounds(buf, 6)
     if bounds is None:
         return None
     start, end = bounds

@@ -12,17 +12,15 @@ it gives the dict, bit for bit.
 """
 from __future__ import annotations
 
-import io
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 
 import numpy as np
 
-from .._util.errors import InputError
 from .._util.token_sets import first_repeat
 from .._util.types import PathLike
 from .fast_run import Columns, run_columns
-from .text import decompress, display_name, open_lines, read_raw
+from .text import read_whole
 from .trec import run_from_lines
 
 __all__ = ["RunColumns", "read_run_columns", "columns_of_run", "run_from_columns"]
@@ -198,13 +196,4 @@ def read_run_columns(path: PathLike) -> RunColumns:
     OSError
         The file cannot be read.
     """
-    raw, name = read_raw(path), display_name(path)
-    try:
-        data = decompress(raw, name)
-    except InputError:
-        with open_lines(name, raw) as lines:   # reads up to the damage: the error gets its line number
-            return _from_dict(run_from_lines(lines, name))
-    run = columns_of_run(data)
-    if run is None:
-        run = _from_dict(run_from_lines(enumerate(io.BytesIO(data), start=1), name))
-    return run
+    return read_whole(path, columns_of_run, lambda lines, name: _from_dict(run_from_lines(lines, name)))

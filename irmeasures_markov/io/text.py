@@ -15,13 +15,16 @@ import lzma
 import os
 import sys
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 from .._util.errors import InputError
 from .._util.types import PathLike
 
+T = TypeVar("T")
+
 __all__ = ["STDIN", "BOM", "display_name", "open_binary", "open_lines", "open_text", "read_raw", "decompress",
-           "decode", "short"]
+           "read_whole", "decode", "short"]
 
 #: the path that means standard input
 STDIN = "-"
@@ -261,6 +264,46 @@ def decompress(raw: bytes, name: str) -> bytes:
     if raw.startswith(_UTF16_BOMS):
         raise _utf16_error(name)
     return raw
+
+
+def read_whole(path: PathLike, from_bytes: Callable[[bytes], T | None],
+               from_lines: Callable[[Iterator[tuple[int, bytes]], str], T]) -> T:
+    """A file read whole at once by ``from_bytes``, and line by line by ``from_lines`` when that cannot.
+
+    The rule of every whole-file reader (runs, qrels): ``from_bytes(content)``
+    answers None for a file that breaks a rule of the grammar, which
+    ``from_lines`` then reads (and names the line of the error); damaged
+    compressed data is read by ``from_lines`` up to the damage, so the error
+    gets its line number.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A file, or ``-`` for standard input.
+    from_bytes : callable
+        ``from_bytes(content)``: the result from the decompressed content (BOM removed), or None.
+    from_lines : callable
+        ``from_lines(lines, name)``: the result from ``(line number, bytes)`` pairs.
+
+    Returns
+    -------
+    object
+        What ``from_bytes`` or ``from_lines`` gives.
+
+    Raises
+    ------
+    InputError, OSError
+    """
+    raw, name = read_raw(path), display_name(path)
+    try:
+        data = decompress(raw, name)
+    except InputError:
+        with open_lines(name, raw) as lines:   # reads up to the damage: the error gets its line number
+            return from_lines(lines, name)
+    result = from_bytes(data)
+    if result is None:
+        result = from_lines(enumerate(io.BytesIO(data), start=1), name)
+    return result
 
 
 try:  # python-isal (the 'fast' extra) decompresses gzip about twice as fast as zlib

@@ -12,7 +12,6 @@ line-by-line reference.  :func:`read_trec_qrels` reads qrels the same way
 """
 from __future__ import annotations
 
-import io
 import math
 from collections.abc import Iterable
 
@@ -22,7 +21,7 @@ from .._util.errors import InputError
 from .._util.types import PathLike
 from .fast_qrels import GRADE_MAX, GRADE_MIN, qrels_from_bytes
 from .fast_run import build_run, run_columns
-from .text import decode, decompress, display_name, open_lines, read_raw, short
+from .text import decode, display_name, open_lines, read_whole, short
 
 __all__ = ["read_trec_run", "read_trec_run_lines", "read_trec_qrels", "read_trec_qrels_lines", "read_rates",
            "run_from_lines", "qrels_from_lines", "add_judgment", "field_count", "field_count_error", "parse_float",
@@ -234,17 +233,12 @@ def read_trec_run(path: PathLike) -> Run:
     OSError
         The file cannot be read.
     """
-    raw, name = read_raw(path), display_name(path)
-    try:
-        data = decompress(raw, name)
-    except InputError:
-        with open_lines(name, raw) as lines:   # reads up to the damage: the error gets its line number
-            return run_from_lines(lines, name)
+    return read_whole(path, _run_from_bytes, run_from_lines)
+
+
+def _run_from_bytes(data: bytes) -> Run | None:
     cols = run_columns(data)
-    run = build_run(cols) if cols is not None else None
-    if run is None:
-        run = run_from_lines(enumerate(io.BytesIO(data), start=1), name)
-    return run
+    return build_run(cols) if cols is not None else None
 
 
 def read_trec_run_lines(path: PathLike) -> Run:
@@ -322,16 +316,7 @@ def read_trec_qrels(path: PathLike) -> dict[str, dict[str, int]]:
     OSError
         The file cannot be read.
     """
-    raw, name = read_raw(path), display_name(path)
-    try:
-        data = decompress(raw, name)
-    except InputError:
-        with open_lines(name, raw) as lines:   # reads up to the damage: the error gets its line number
-            return qrels_from_lines(lines, name)
-    qrels = qrels_from_bytes(data)
-    if qrels is None:
-        qrels = qrels_from_lines(enumerate(io.BytesIO(data), start=1), name)
-    return qrels
+    return read_whole(path, qrels_from_bytes, qrels_from_lines)
 
 
 def read_trec_qrels_lines(path: PathLike) -> dict[str, dict[str, int]]:

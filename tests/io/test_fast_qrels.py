@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from irmeasures_markov._util.errors import InputError
-from irmeasures_markov.io import fast_qrels
-from irmeasures_markov.io.fast_qrels import joined_tokens, qrels_from_bytes, token_bounds
+from irmeasures_markov.io.fast_qrels import qrels_from_bytes
 from irmeasures_markov.io.text import BOM
+from irmeasures_markov.io.tokens import SEPARATORS, joined_tokens, token_bounds
 from irmeasures_markov.io.trec import read_trec_qrels, read_trec_qrels_lines
 
 WHITESPACE = [b" ", b"\t", b"  ", b" \t ", b"\x0b", b"\x0c", b"\r", b"\t\r "]
@@ -155,8 +155,8 @@ def test_joined_tokens_gathers_any_columns():
 
 
 def test_the_separators_are_those_of_bytes_split():
-    assert fast_qrels.SEPARATORS == bytes(b for b in range(256) if len((b"a" + bytes([b]) + b"a").split()) == 2)
+    assert SEPARATORS == bytes(b for b in range(256) if len((b"a" + bytes([b]) + b"a").split()) == 2)
     for b in range(256):   # a separator between the first two fields; LF ends the line
         line = b"q" + bytes([b]) + b"0 d 1\n"
         start_end = token_bounds(np.frombuffer(line, dtype=np.uint8), 4)
-        assert (start_end is not None) is (b in fast_qrels.SEPARATORS and b != 10)
+        assert (start_end is not None) is (b in SEPARATORS and b != 10)
