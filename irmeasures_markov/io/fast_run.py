@@ -13,11 +13,10 @@ import warnings
 
 import numpy as np
 
-from .._util.errors import InputError
-from .text import decode, decompress, display_name, read_raw
+from .text import decode
 from .tokens import token_bounds
 
-__all__ = ["Columns", "run_columns", "columns_of_file", "build_run", "ENGINES", "COMPILED_AFTER"]
+__all__ = ["Columns", "run_columns", "build_run", "ENGINES", "COMPILED_AFTER"]
 
 Run = dict[str, dict[str, float]]
 #: ``(qids, bounds, docids_joined, scores)``: see :func:`run_columns`
@@ -264,22 +263,3 @@ def build_run(cols: Columns) -> Run | None:
             return None  # a document listed twice: let the exact reader report it
         run[q] = docs
     return run
-
-
-def columns_of_file(path: str) -> Columns | None:
-    """Worker task: read, decompress and tokenise one file (None: let the line reader read it).
-
-    Parameters
-    ----------
-    path : str
-
-    Returns
-    -------
-    tuple or None
-        :func:`run_columns`' answer for the file.
-    """
-    try:
-        return run_columns(decompress(read_raw(path), display_name(path)))
-    except (InputError, OSError):
-        return None
-

@@ -17,13 +17,14 @@ from types import MappingProxyType
 
 import numpy as np
 
+from .._util.errors import InputError
 from .._util.token_sets import first_repeat
 from .._util.types import PathLike
 from .fast_run import Columns, run_columns
-from .text import read_whole
+from .text import decompress, display_name, read_raw, read_whole
 from .trec import run_from_lines
 
-__all__ = ["RunColumns", "read_run_columns", "columns_of_run", "run_from_columns"]
+__all__ = ["RunColumns", "read_run_columns", "columns_of_run", "run_from_columns", "columns_of_file"]
 
 
 class RunColumns(Mapping):
@@ -197,3 +198,21 @@ def read_run_columns(path: PathLike) -> RunColumns:
         The file cannot be read.
     """
     return read_whole(path, columns_of_run, lambda lines, name: _from_dict(run_from_lines(lines, name)))
+
+
+def columns_of_file(path: str) -> RunColumns | None:
+    """Worker task of :func:`~irmeasures_markov.io.run_files.load_run_dir`: one file read, decompressed,
+    tokenised and checked into :class:`RunColumns`, or None (the line reader then reads it, naming any error).
+
+    Parameters
+    ----------
+    path : str
+
+    Returns
+    -------
+    RunColumns or None
+    """
+    try:
+        return columns_of_run(decompress(read_raw(path), display_name(path)))
+    except (InputError, OSError):
+        return None

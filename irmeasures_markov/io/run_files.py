@@ -19,8 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from .._util.errors import InputError
 from .._util.progress import progress_bar
 from .._util.types import PathLike
-from .fast_run import columns_of_file
-from .run_columns import RunColumns, read_run_columns, run_from_columns
+from .run_columns import RunColumns, columns_of_file, read_run_columns
 
 __all__ = [
     "COMPRESSION_SUFFIXES",
@@ -228,8 +227,7 @@ def load_run_dir(directory: PathLike, *, topics: Iterable[str] | None = None, pa
     bar = progress_bar(None, progress, total=len(files), unit="run",
                        desc=f"runs {os.path.basename(os.fspath(directory).rstrip('/'))}")
 
-    def add(path, cols):
-        run = run_from_columns(cols) if cols is not None else None
+    def add(path, run):
         runs[run_name(path)] = run if run is not None else read_run_columns(path)
         bar.update(1)
 
@@ -244,8 +242,8 @@ def load_run_dir(directory: PathLike, *, topics: Iterable[str] | None = None, pa
             methods = multiprocessing.get_all_start_methods()
             ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
             with ProcessPoolExecutor(max_workers=n_jobs, mp_context=ctx) as pool:
-                for f, cols in zip(files, pool.map(columns_of_file, files, chunksize=1)):
-                    add(f, cols)
+                for f, run in zip(files, pool.map(columns_of_file, files, chunksize=1)):
+                    add(f, run)
     finally:
         bar.close()
     if topics is not None:
