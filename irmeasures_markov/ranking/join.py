@@ -17,7 +17,7 @@ import numpy as np
 from .._util.arrays import frozen
 from .._util.segments import segment_argsort_desc
 from .order import fix_ties, in_rank_order, tie_groups, tie_slots
-from .positive_join import join_positive_flat
+from .positive_join import positive_hits
 from .qrels_index import UNJUDGED, QrelsIndex
 
 __all__ = ["SEPARATOR", "LOOKUP_BLOCK", "RankedQuery", "FlatRun", "prepare_flat",
@@ -344,7 +344,7 @@ def prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join
     """Rank and join every query of ``run`` at once, with no Python code per query or document.
 
     Long rankings (``_FLAT_MAX_MEAN_LENGTH``) are joined through their
-    positive judgments (:func:`~irmeasures_markov.ranking.positive_join.join_positive_flat`),
+    positive judgments (:func:`~irmeasures_markov.ranking.positive_join.positive_hits`),
     short ones by probing every document.  The result is the same as
     preparing each query alone.
 
@@ -401,6 +401,7 @@ def prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join
         if read is None:
             return None
         keys, scores, probed, joined = read
+        del read   # the tuple would keep the scores alive once ranked
     else:
         keys = list(chain.from_iterable(dicts))
         if n != len(keys):
@@ -420,16 +421,23 @@ def prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join
         return None
     starts = np.zeros(len(qids) + 1, dtype=np.int64)
     np.cumsum(lengths, out=starts[1:])
-    order = segment_argsort_desc(scores, starts)
-    ranked = scores[order]
+    # the scores are put in rank order in place: no second array of the run's size (nothing reads them in
+    # file order again)
+    order = segment_argsort_desc(scores, starts, sort_scores=True)
+    ranked = scores
     del scores
+    hits = None
+    if long_rankings and not judgments:
+        # the join needs only which documents tie, not their order: the docid tie-break waits for a use; only
+        # the hits' ranks are kept, so the grade at every rank is made once ``ranked`` is freed
+        hits = positive_hits(positive_lists, probed, keys, order, ranked, starts)
+        del probed, positive_lists
     ties = tie_slots(ranked, starts)
     cut = depth is not None and lengths.size and int(lengths.max()) > depth
     judged = list(map(judged_all.__getitem__, qids))
     grades = None
-    if long_rankings and not judgments:
-        # the join needs only which documents tie, not their order: the docid tie-break waits for a use
-        positive = join_positive_flat(positive_lists, probed, keys, order, ranked, starts)
+    if hits is not None:
+        positive = None   # made below, once ranked is freed
     else:
         if ties is not None and not long_rankings:
             order, ties = fix_ties(order, keys, starts, *ties), None
@@ -448,6 +456,10 @@ def prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join
         np.maximum(positive, 0, out=positive)  # grade where > 0, else 0 (judged non-relevant or unjudged)
     kept_scores = ranked if keep_scores and not cut else None
     del ranked
+    if hits is not None:
+        positive = np.zeros(n, dtype=np.int64)
+        positive[hits[0]] = hits[1]
+        del hits
     key_starts = starts
     if cut:
         if ties is not None:

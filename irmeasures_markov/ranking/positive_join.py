@@ -5,7 +5,7 @@ grade (about 100).  Probing the ranking's dict with those judgments finds them,
 and each is placed at its rank by a binary search on its score among the
 ranked scores; inside a tie group of scores, by its docid (trec_eval order).
 :func:`positive_grades` does it for one query, :func:`join_positive_flat` for
-every query of a run at once.  Why: docs/design.md, "The positive join".
+every query of a run at once (:func:`positive_hits`: only the ranks and grades of the hits).  Why: docs/design.md, "The positive join".
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import numpy as np
 
 from .._util.segments import segment_sum
 
-__all__ = ["positive_grades", "join_positive_flat"]
+__all__ = ["positive_grades", "join_positive_flat", "positive_hits"]
 
 #: tied hits times their tie group's size above which :func:`join_positive_flat` places the tied hits with
 #: one sorted docid list per tie group instead of comparing every hit with every member of its group
@@ -110,14 +110,33 @@ def join_positive_flat(positive: list[tuple[list[str], np.ndarray]], probed: np.
     numpy.ndarray
         int64, the grade where it is > 0 and 0 elsewhere, at every rank.
     """
+    rank, grades = positive_hits(positive, probed, keys, order, ranked, starts)
+    out = np.zeros(order.size, dtype=np.int64)
+    out[rank] = grades
+    return out
+
+
+def positive_hits(positive: list[tuple[list[str], np.ndarray]], probed: np.ndarray, keys: list[str],
+                  order: np.ndarray, ranked: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ranks and grades of :func:`join_positive_flat`'s hits: ``out[rank] = grades`` gives its array.
+
+    Only as many numbers as there are hits: the array of one grade per rank can then be made once
+    ``ranked`` (which the placing reads) is freed.  Parameters as :func:`join_positive_flat`.
+
+    Returns
+    -------
+    rank : numpy.ndarray
+        int64, the rank (flat index) of each hit, distinct.
+    grades : numpy.ndarray
+        int64, the grade of each hit (> 0).
+    """
     n = order.size
-    out = np.zeros(n, dtype=np.int64)
     judged_keys = [p[0] for p in positive]
     n_positive = np.fromiter(map(len, judged_keys), dtype=np.int64, count=len(judged_keys))
     found = np.flatnonzero(~np.isnan(probed))
     m = found.size
     if not m:
-        return out
+        return found, np.zeros(0, dtype=np.int64)
     hit_scores = probed[found]
     del probed
     hit_grades = np.concatenate([p[1] for p in positive])[found]
@@ -166,8 +185,7 @@ def join_positive_flat(positive: list[tuple[list[str], np.ndarray]], probed: np.
             offsets = np.zeros(tied.size + 1, dtype=np.int64)
             np.cumsum(sizes, out=offsets[1:])
             rank[tied] += segment_sum(larger, offsets)
-    out[rank] = hit_grades
-    return out
+    return rank, hit_grades
 
 
 def _bisect_descending(ranked: np.ndarray, lo: np.ndarray, hi: np.ndarray, needles: np.ndarray,

@@ -79,6 +79,10 @@ def test_join_against_brute_force_sort_and_probe(seed, long_rankings):
         ranked = flat.query(i)
         assert ranked.qid == q and ranked.docids == ref_docs[i]
         np.testing.assert_array_equal(ranked.scores, [run[q][d] for d in ref_docs[i]])
+    # the kept scores are the scores in stable score order, bit for bit (signed zeros included)
+    kept = flat_run.prepare_flat(QrelsIndex(qrels), run, join_docids=False, keep_scores=True).ranked_scores
+    stable = np.array([run[q][d] for q in qids for d in stable_order(run[q])])
+    np.testing.assert_array_equal(kept.view(np.int64), stable.view(np.int64))
 
 
 @pytest.mark.parametrize("seed", range(4))
