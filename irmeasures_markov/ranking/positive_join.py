@@ -5,7 +5,8 @@ grade (about 100).  Probing the ranking's dict with those judgments finds them,
 and each is placed at its rank by a binary search on its score among the
 ranked scores; inside a tie group of scores, by its docid (trec_eval order).
 :func:`positive_grades` does it for one query, :func:`join_positive_flat` for
-every query of a run at once (:func:`positive_hits`: only the ranks and grades of the hits).  Why: docs/design.md, "The positive join".
+every query of a run at once (:func:`positive_hits`: only the ranks and grades
+of the hits).  Why: docs/design.md, "The positive join".
 """
 from __future__ import annotations
 
