@@ -8,14 +8,14 @@ same as preparing each query alone.  How the join works: docs/design.md.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from itertools import chain, islice, repeat
 from operator import attrgetter, methodcaller
 
 import numpy as np
 
 from .._util.arrays import frozen
-from .._util.segments import segment_argsort_desc
+from .._util.segments import query_blocks, segment_argsort_desc
 from .order import fix_ties, in_rank_order, tie_groups, tie_slots
 from .positive_join import positive_hits
 from .qrels_index import UNJUDGED, QrelsIndex
@@ -239,8 +239,55 @@ class FlatRun:
     def in_positive_tie_groups(self, ties: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         """For each tied slot of ``ties`` (:func:`tie_slots`), whether its tie group holds a positive grade."""
         slots, slot_scores = ties
-        new, group_start = tie_groups(slots, slot_scores, self.key_starts)
-        return np.logical_or.reduceat(self.positive_grades[slots] > 0, group_start)[np.cumsum(new) - 1]
+        _, group_start = tie_groups(slots, slot_scores, self.key_starts)
+        # the tied slots with a positive grade, from the few ranks that hold one (slots are increasing): no
+        # temporary of a grade per tied slot
+        ranks = np.flatnonzero(self.positive_grades)
+        at = np.searchsorted(slots, ranks)
+        at = at[slots[np.minimum(at, slots.size - 1)] == ranks]   # a rank past the last slot is no slot
+        positive = np.zeros(slots.size, dtype=bool)
+        positive[at] = True
+        holds = np.logical_or.reduceat(positive, group_start)
+        return np.repeat(holds, np.diff(np.append(group_start, slots.size)))
+
+    def values_in_rank_order(self, lookup_segments: Callable[[list[list[str]], list[str] | None], np.ndarray],
+                             order: np.ndarray) -> np.ndarray:
+        """A value per document (``lookup_segments``, called on every docid in file order), at each rank of ``order``.
+
+        What ``lookup(keys)[order]`` gives, bit for bit, without a whole-run
+        array in file order beside the result: blocks of whole queries of
+        about :data:`LOOKUP_BLOCK` documents are looked up, and each block's
+        values placed at its ranks at once.  A run of one block is looked up
+        in one call (with :attr:`joined`, when kept).
+
+        Parameters
+        ----------
+        lookup_segments : callable
+            ``lookup_segments(segments, joined) -> array`` of the values of
+            the docids of ``segments`` (one list of docids here), ``joined``
+            the same docids joined by :data:`SEPARATOR`, or None.
+        order : numpy.ndarray
+            Index into :attr:`keys` of the document at each rank (:attr:`order`
+            or :attr:`positive_tie_order`); query ``i``'s ranks are
+            ``slice(starts[i], starts[i+1])``.
+
+        Returns
+        -------
+        numpy.ndarray
+            The value at each rank (float64 when the run is looked up in several blocks).
+        """
+        keys = self.keys
+        n = len(keys)
+        if n <= LOOKUP_BLOCK:
+            joined = None if self.joined is None else [self.joined]
+            return np.asarray(lookup_segments([keys], joined))[order]
+        out = np.empty(order.size)
+        key_starts, starts = self.key_starts.tolist(), self.starts.tolist()
+        for a, b in query_blocks(self.key_starts, LOOKUP_BLOCK):
+            ka, kb, ra, rb = key_starts[a], key_starts[b], starts[a], starts[b]
+            values = np.asarray(lookup_segments([keys[ka:kb]], None))
+            out[ra:rb] = values[order[ra:rb] - ka]
+        return out
 
     @property
     def n_documents(self) -> int:
@@ -432,7 +479,7 @@ def prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join
         # the hits' ranks are kept, so the grade at every rank is made once ``ranked`` is freed
         hits = positive_hits(positive_lists, probed, keys, order, ranked, starts)
         del probed, positive_lists
-    ties = tie_slots(ranked, starts)
+    ties = tie_slots(ranked, starts, compact=True)   # int32 positions and group numbers: half the memory
     cut = depth is not None and lengths.size and int(lengths.max()) > depth
     judged = list(map(judged_all.__getitem__, qids))
     grades = None

@@ -173,7 +173,8 @@ def rank_documents(doc_scores: Mapping[str, float], qid: str = "?") -> tuple[lis
     return [keys[i] for i in order.tolist()], scores[order]
 
 
-def tie_slots(ranked: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+def tie_slots(ranked: np.ndarray, starts: np.ndarray, *, compact: bool = False
+              ) -> tuple[np.ndarray, np.ndarray] | None:
     """The ranked positions inside a tie group of scores, every query of a flat layout at once.
 
     Parameters
@@ -182,12 +183,18 @@ def tie_slots(ranked: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.nd
         Scores in score order, query after query.
     starts : numpy.ndarray
         Query ``i`` occupies ``slice(starts[i], starts[i+1])``.
+    compact : bool
+        Give int32 positions and, in place of each slot's score, the number
+        of its tie group (int32, increasing), when the run has fewer than
+        2**31 documents: half the memory, and the same groups for
+        :func:`tie_groups`, :func:`fix_ties` and :func:`in_rank_order`,
+        which only compare neighbouring slots' scores for equality.
 
     Returns
     -------
     tuple of numpy.ndarray or None
-        ``(slots, scores)``: the tied positions and their scores; None when
-        no two documents of a query tie.
+        ``(slots, scores)``: the tied positions and their scores (or group
+        numbers); None when no two documents of a query tie.
     """
     tie = within_segments(ranked[1:] == ranked[:-1], starts)
     if not tie.any():
@@ -196,7 +203,13 @@ def tie_slots(ranked: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.nd
     in_group[1:] = tie
     in_group[:-1] |= tie
     slots = np.flatnonzero(in_group)
-    return slots, ranked[slots]
+    if not compact or ranked.size >= 2 ** 31:
+        return slots, ranked[slots]
+    first = in_group                         # reused: a group's first slot does not tie with the one before
+    first[1:] &= ~tie
+    del tie
+    group = np.cumsum(first[slots], dtype=np.int32)
+    return slots.astype(np.int32), group
 
 
 def tie_groups(slots: np.ndarray, slot_scores: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -218,9 +231,12 @@ def tie_groups(slots: np.ndarray, slot_scores: np.ndarray, starts: np.ndarray) -
     group_start : numpy.ndarray
         Index into ``slots`` of each group's first slot.
     """
-    query = np.searchsorted(starts, slots, side="right") - 1
     new = np.ones(slots.size, dtype=bool)
-    new[1:] = (slot_scores[1:] != slot_scores[:-1]) | (query[1:] != query[:-1])
+    new[1:] = slot_scores[1:] != slot_scores[:-1]
+    # a slot starts a new query where a query starts after the slot before it: each query start marks the
+    # first slot at or after it (one index per query, not one per slot)
+    first = np.searchsorted(slots, starts[1:-1], side="left")
+    new[first[first < slots.size]] = True
     return new, np.flatnonzero(new)
 
 
