@@ -85,14 +85,17 @@ def test_join_against_brute_force_sort_and_probe(seed, long_rankings):
     np.testing.assert_array_equal(kept.view(np.int64), stable.view(np.int64))
 
 
+@pytest.mark.parametrize("compact", [False, True])
 @pytest.mark.parametrize("seed", range(4))
-def test_tie_slots_and_groups_are_the_brute_force_tie_groups(seed):
+def test_tie_slots_and_groups_are_the_brute_force_tie_groups(seed, compact):
+    """The same groups with the compact form (int32 slots, group numbers for scores), -0.0 beside 0.0."""
     qrels, run, _ = tied_run(seed, 6, 60, scores=(-2, 2), step=0.5)
     qids = evaluated(qrels, run)
     scores = np.array([s for q in qids for s in run[q].values()])
     starts = np.concatenate([[0], np.cumsum([len(run[q]) for q in qids])])
     ranked = scores[segment_argsort_desc(scores, starts)]
-    slots, slot_scores = order.tie_slots(ranked, starts)
+    slots, slot_scores = order.tie_slots(ranked, starts, compact=compact)
+    assert slots.dtype == (np.int32 if compact else np.int64)
     new, group_start = order.tie_groups(slots, slot_scores, starts)
     groups = [slots[a:b].tolist() for a, b in zip(group_start, [*group_start[1:], slots.size], strict=True)]
     expected = [[int(starts[i]) + k for k in g] for i, q in enumerate(qids) for g in brute_tie_groups(run[q])]
@@ -189,3 +192,33 @@ def test_bisect_descending_is_searchsorted_of_the_negated_values(seed):
 def test_expand_is_the_concatenated_ranges():
     begin, size = np.array([5, 0, 9, 3]), np.array([2, 0, 3, 1])
     assert order._expand(begin, size).tolist() == [5, 6, 9, 10, 11, 3]
+
+
+@pytest.mark.parametrize("block", [1 << 18, 500, 64])
+@pytest.mark.parametrize("depth", [None, 25])
+@pytest.mark.parametrize("long_rankings", [False, True])
+def test_values_in_rank_order_is_the_lookup_gathered_in_rank_order(monkeypatch, long_rankings, depth, block):
+    """Blocks of whole queries (one block, or many: a ranking of 700 is longer than a block of 500 or 64),
+    rankings cut at a depth, and the partial tie order: ``lookup(keys)[order]`` bit for bit."""
+    if long_rankings and depth is not None:
+        return   # long rankings to a depth are prepared query by query
+    monkeypatch.setattr(flat_run, "LOOKUP_BLOCK", block)
+    qrels, run = inputs(5, long_rankings)
+    flat = flat_run.prepare_flat(QrelsIndex(qrels), run, join_docids=block > 1000, depth=depth)
+    value = {d: (int(d[1:]) * 0.37) % 11.0 - 5.0 for q in run for d in run[q]}
+    calls = []
+
+    def lookup(segments, joined):
+        (docids,) = segments
+        calls.append(len(docids))
+        if joined is not None:
+            assert joined == [flat_run.SEPARATOR.join(docids)]
+        return np.array([value[d] for d in docids])
+
+    every = np.array([value[d] for d in flat.keys])
+    for order_ in (flat.positive_tie_order, flat.order):
+        calls.clear()
+        got = flat.values_in_rank_order(lookup, order_)
+        np.testing.assert_array_equal(got.view(np.int64), every[order_].view(np.int64))
+        assert sum(calls) == len(flat.keys)   # every docid looked up once, the ones past the depth included
+        assert len(calls) == 1 if len(flat.keys) <= block else len(calls) > 1

@@ -38,10 +38,29 @@ def test_ranking_long_rankings_holds_no_second_copy_of_the_scores(monkeypatch):
     tracemalloc.start()
     try:
         flat = join.prepare_flat(qi, run, join_docids=False)
-        peak = tracemalloc.get_traced_memory()[1]
+        held, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     assert flat is not None and flat.n_documents == n
-    assert int(np.count_nonzero(flat.positive_grades)) > 0
-    # docids 9, scores 8, order 8, tie groups ~8 (half the documents tie), grades 8 at most at once
+    assert flat._ties is not None and int(np.count_nonzero(flat.positive_grades)) > 0
+    # docids 9, scores 8, order 8, tie groups ~4 (half the documents tie; int32 slots and group numbers),
+    # grades 8, at most at once (it was ~50: a second copy of the scores, and 16 bytes per tied document)
     assert peak / n < 40, f"{peak / n:.1f} bytes per document"
+    assert held / n < 32, f"{held / n:.1f} bytes per document held"   # it was ~34
+
+
+def test_values_in_rank_order_holds_one_array_of_the_run(monkeypatch):
+    """The values at each rank, looked up block by block: no whole-run array in file order beside them."""
+    monkeypatch.setattr(join, "LOOKUP_BLOCK", 1 << 12)
+    qi, run = _long_run(40, 5000, seed=1)
+    flat = join.prepare_flat(qi, run, join_docids=False)
+    n = flat.n_documents
+    order = flat.positive_tie_order
+    lookup = lambda segments, joined: np.full(len(segments[0]), 3.0)  # noqa: E731
+    tracemalloc.start()
+    try:
+        flat.values_in_rank_order(lookup, order)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak / n < 10, f"{peak / n:.1f} bytes per document"   # ``lookup(keys)[order]``: 16
