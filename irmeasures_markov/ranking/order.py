@@ -14,7 +14,7 @@ from operator import gt, itemgetter, lt
 
 import numpy as np
 
-from .._util.segments import segment_sum, within_segments
+from .._util.segments import query_blocks, segment_sum, within_segments
 
 __all__ = ["read_scores", "rank_documents", "trec_order", "top_order", "tie_slots", "tie_groups", "fix_ties",
            "in_rank_order"]
@@ -24,6 +24,9 @@ __all__ = ["read_scores", "rank_documents", "trec_order", "top_order", "tie_slot
 _ODD_COMPARE_MAX = 4
 #: tie groups of at most this many documents are ordered by comparing every pair of members (:func:`fix_ties`)
 _PAIRWISE_MAX_GROUP = 8
+#: tied slots (whole tie groups) per block of :func:`fix_ties`: its comparisons hold several numbers and Python
+#: objects per slot, for one block at a time
+_FIX_BLOCK = 1 << 16
 
 
 def trec_order(keys: list[str], scores: np.ndarray) -> np.ndarray:
@@ -247,7 +250,9 @@ def fix_ties(order: np.ndarray, keys: list[str], starts: np.ndarray, slots: np.n
     Groups already in docid order (ascending or descending) are reversed or
     kept; small groups are ordered by comparing every pair of members, groups
     larger than ``_PAIRWISE_MAX_GROUP`` by sorting their members
-    (docs/design.md, "Tie groups").
+    (docs/design.md, "Tie groups").  The groups are ordered in blocks of
+    about ``_FIX_BLOCK`` tied slots (whole groups), which bounds the memory
+    of the comparisons; each group's order is its own, whatever the blocks.
 
     Parameters
     ----------
@@ -266,6 +271,20 @@ def fix_ties(order: np.ndarray, keys: list[str], starts: np.ndarray, slots: np.n
     numpy.ndarray
         ``order``.
     """
+    m = slots.size
+    if m <= _FIX_BLOCK:
+        return _fix_ties_block(order, keys, starts, slots, slot_scores)
+    _, group_start = tie_groups(slots, slot_scores, starts)
+    bounds = np.append(group_start, m)
+    for a, b in query_blocks(bounds, _FIX_BLOCK):   # blocks of whole groups
+        sa, sb = int(bounds[a]), int(bounds[b])
+        _fix_ties_block(order, keys, starts, slots[sa:sb], slot_scores[sa:sb])
+    return order
+
+
+def _fix_ties_block(order: np.ndarray, keys: list[str], starts: np.ndarray, slots: np.ndarray,
+                    slot_scores: np.ndarray) -> np.ndarray:
+    """:func:`fix_ties` of whole tie groups at once."""
     members = order[slots]
     m = slots.size
     # a tuple from one C-level call (itemgetter of one index gives the item itself)

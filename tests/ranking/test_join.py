@@ -222,3 +222,14 @@ def test_values_in_rank_order_is_the_lookup_gathered_in_rank_order(monkeypatch, 
         np.testing.assert_array_equal(got.view(np.int64), every[order_].view(np.int64))
         assert sum(calls) == len(flat.keys)   # every docid looked up once, the ones past the depth included
         assert len(calls) == 1 if len(flat.keys) <= block else len(calls) > 1
+
+
+@pytest.mark.parametrize("fix_block", [1, 7, 64])
+@pytest.mark.parametrize("long_rankings", [False, True])
+def test_fix_ties_in_blocks_of_whole_groups_is_trec_order(monkeypatch, long_rankings, fix_block):
+    """The docid tie-break made block by block (a block of 1 slot still holds its whole group)."""
+    monkeypatch.setattr(order, "_FIX_BLOCK", fix_block)
+    qrels, run = inputs(3, long_rankings)
+    flat = flat_run.prepare_flat(QrelsIndex(qrels), run, join_docids=False)
+    qids = evaluated(qrels, run)
+    assert flat.docids == [d for q in qids for d in trec_order(run[q])]
