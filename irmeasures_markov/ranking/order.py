@@ -14,7 +14,7 @@ from operator import gt, itemgetter, lt
 
 import numpy as np
 
-from .._util.segments import query_blocks, segment_sum, within_segments
+from .._util.segments import segment_sum, within_segments
 
 __all__ = ["read_scores", "rank_documents", "trec_order", "top_order", "tie_slots", "tie_groups", "fix_ties",
            "in_rank_order"]
@@ -234,13 +234,19 @@ def tie_groups(slots: np.ndarray, slot_scores: np.ndarray, starts: np.ndarray) -
     group_start : numpy.ndarray
         Index into ``slots`` of each group's first slot.
     """
+    new = _group_firsts(slots, slot_scores, starts)
+    return new, np.flatnonzero(new)
+
+
+def _group_firsts(slots: np.ndarray, slot_scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """:func:`tie_groups`' ``new``: whether each tied slot is its group's first (a byte per slot, nothing more)."""
     new = np.ones(slots.size, dtype=bool)
     new[1:] = slot_scores[1:] != slot_scores[:-1]
     # a slot starts a new query where a query starts after the slot before it: each query start marks the
     # first slot at or after it (one index per query, not one per slot)
     first = np.searchsorted(slots, starts[1:-1], side="left")
     new[first[first < slots.size]] = True
-    return new, np.flatnonzero(new)
+    return new
 
 
 def fix_ties(order: np.ndarray, keys: list[str], starts: np.ndarray, slots: np.ndarray,
@@ -274,10 +280,19 @@ def fix_ties(order: np.ndarray, keys: list[str], starts: np.ndarray, slots: np.n
     m = slots.size
     if m <= _FIX_BLOCK:
         return _fix_ties_block(order, keys, starts, slots, slot_scores)
-    _, group_start = tie_groups(slots, slot_scores, starts)
-    bounds = np.append(group_start, m)
-    for a, b in query_blocks(bounds, _FIX_BLOCK):   # blocks of whole groups
-        sa, sb = int(bounds[a]), int(bounds[b])
+    # blocks of whole groups: each cut at a multiple of _FIX_BLOCK moves on to the next group's first slot
+    # (argmax of a bool view stops at the first True), with no array per group
+    first = _group_firsts(slots, slot_scores, starts)
+    cuts = [0]
+    for c in range(_FIX_BLOCK, m, _FIX_BLOCK):
+        j = c + int(np.argmax(first[c:]))
+        if not first[j]:
+            break          # c is inside the last group
+        if j > cuts[-1]:
+            cuts.append(j)
+    del first
+    cuts.append(m)
+    for sa, sb in zip(cuts[:-1], cuts[1:], strict=True):
         _fix_ties_block(order, keys, starts, slots[sa:sb], slot_scores[sa:sb])
     return order
 
