@@ -359,8 +359,8 @@ def _read_long_rankings(dicts: list[Mapping[str, float]], positive: list[tuple[l
         retrieved), and the joined docids or None; None when an input check
         fails.
     """
-    keys: list[str] = []
-    extend = keys.extend
+    # the list made at its final size: grown by extend, it would over-allocate up to 1/8 (a byte per document)
+    keys: list[str] = [None] * n
     scores = np.empty(n)
     probes = []
     parts: list[str] = []
@@ -369,7 +369,7 @@ def _read_long_rankings(dicts: list[Mapping[str, float]], positive: list[tuple[l
     try:
         for d, (judged, _) in zip(dicts, positive, strict=False):
             b = a + len(d)
-            extend(d)
+            keys[a:b] = d
             if join:
                 parts.append(SEPARATOR.join(d))
             elif check_ids:
@@ -379,7 +379,7 @@ def _read_long_rankings(dicts: list[Mapping[str, float]], positive: list[tuple[l
             a = b
     except (TypeError, ValueError):
         return None
-    if a != n:
+    if a != n or len(keys) != n:   # a mapping whose length disagrees with its items
         return None
     joined = SEPARATOR.join(parts) if join else None
     return keys, scores, (np.concatenate(probes) if probes else np.zeros(0)), joined

@@ -233,3 +233,17 @@ def test_fix_ties_in_blocks_of_whole_groups_is_trec_order(monkeypatch, long_rank
     flat = flat_run.prepare_flat(QrelsIndex(qrels), run, join_docids=False)
     qids = evaluated(qrels, run)
     assert flat.docids == [d for q in qids for d in trec_order(run[q])]
+
+
+class _ShortLength(dict):
+    """A ranking whose ``len`` is one less than the items it holds."""
+
+    def __len__(self):
+        return dict.__len__(self) - 1
+
+
+def test_long_rankings_whose_length_disagrees_with_their_items_fall_back_with_none():
+    qrels, run = inputs(2, True)
+    assert flat_run.prepare_flat(QrelsIndex(qrels), run, join_docids=False) is not None
+    run["q1"] = _ShortLength(run["q1"])
+    assert flat_run.prepare_flat(QrelsIndex(qrels), run, join_docids=False) is None
