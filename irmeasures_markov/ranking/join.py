@@ -17,7 +17,7 @@ import numpy as np
 from .._util.arrays import frozen
 from .._util.segments import query_blocks, segment_argsort_desc
 from .order import fix_ties, in_rank_order, tie_groups, tie_slots
-from .positive_join import positive_hits
+from .positive_join import positive_hits, read_long_rankings
 from .qrels_index import UNJUDGED, QrelsIndex
 
 __all__ = ["SEPARATOR", "LOOKUP_BLOCK", "RankedQuery", "FlatRun", "prepare_flat",
@@ -331,60 +331,6 @@ def consecutive(keys: list[str], lengths: list[int]) -> Iterator[Iterator[str]]:
     return map(islice, repeat(iter(keys)), lengths)
 
 
-def _read_long_rankings(dicts: list[Mapping[str, float]], positive: list[tuple[list[str], np.ndarray]], n: int,
-                       check_ids: bool, join: bool = False
-                       ) -> tuple[list[str], np.ndarray, np.ndarray, str | None] | None:
-    """Read a run of long rankings query by query: docids, scores, and the scores of positive judgments.
-
-    Each ranking's dict is read three times in a row, while it is in cache.
-
-    Parameters
-    ----------
-    dicts : list of mapping
-        Each query's ``{docid: score}``.
-    positive : list of tuple
-        Each query's positive judgments ``(docids, grades)``.
-    n : int
-        Total number of documents of ``dicts``.
-    check_ids : bool
-        Check that every docid is a str.
-    join : bool
-        Also join every docid by :data:`SEPARATOR` (which checks them).
-
-    Returns
-    -------
-    tuple or None
-        ``(keys, scores, probed, joined)``: the docids in file order, their
-        scores, the score of each positive judgment (NaN where not
-        retrieved), and the joined docids or None; None when an input check
-        fails.
-    """
-    # the list made at its final size: grown by extend, it would over-allocate up to 1/8 (a byte per document)
-    keys: list[str] = [None] * n
-    scores = np.empty(n)
-    probes = []
-    parts: list[str] = []
-    a = 0
-    nan = np.nan
-    try:
-        for d, (judged, _) in zip(dicts, positive, strict=False):
-            b = a + len(d)
-            keys[a:b] = d
-            if join:
-                parts.append(SEPARATOR.join(d))
-            elif check_ids:
-                "".join(d)
-            scores[a:b] = np.fromiter(d.values(), dtype=np.float64, count=b - a)
-            probes.append(np.fromiter(map(d.get, judged, repeat(nan)), dtype=np.float64, count=len(judged)))
-            a = b
-    except (TypeError, ValueError):
-        return None
-    if a != n or len(keys) != n:   # a mapping whose length disagrees with its items
-        return None
-    joined = SEPARATOR.join(parts) if join else None
-    return keys, scores, (np.concatenate(probes) if probes else np.zeros(0)), joined
-
-
 def prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join_docids: bool,
                   ids_checked: bool = False, depth: int | None = None,
                   judgments: bool = False, keep_scores: bool = False) -> FlatRun | None:
@@ -444,7 +390,8 @@ def prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join
     if long_rankings and not judgments:
         # each query's dict read once while it is in cache: its docids, its scores and its positive judgments
         positive_lists = list(map(qrels.positive_lists, qids))
-        read = _read_long_rankings(dicts, positive_lists, n, check_ids=not ids_checked, join=join)
+        read = read_long_rankings(dicts, positive_lists, n, check_ids=not ids_checked,
+                                  separator=SEPARATOR if join else None)
         if read is None:
             return None
         keys, scores, probed, joined = read

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping
-from itertools import chain
+from itertools import chain, repeat
 from operator import gt
 
 import numpy as np
 
 from .._util.segments import segment_sum
 
-__all__ = ["positive_grades", "join_positive_flat", "positive_hits"]
+__all__ = ["positive_grades", "join_positive_flat", "positive_hits", "read_long_rankings"]
 
 #: tied hits times their tie group's size above which :func:`join_positive_flat` places the tied hits with
 #: one sorted docid list per tie group instead of comparing every hit with every member of its group
@@ -77,6 +77,61 @@ def positive_grades(keys: list[str], doc_scores: Mapping[str, float], order: np.
             rank[j] = b - 1 - bisect_left(members, common[j])
     out[rank] = np.fromiter(map(positive.__getitem__, common), dtype=np.int64, count=m)
     return out
+
+
+def read_long_rankings(dicts: list[Mapping[str, float]], positive: list[tuple[list[str], np.ndarray]], n: int,
+                       check_ids: bool, separator: str | None = None
+                       ) -> tuple[list[str], np.ndarray, np.ndarray, str | None] | None:
+    """Read a run of long rankings query by query: docids, scores, and the scores of positive judgments.
+
+    Each ranking's dict is read three times in a row, while it is in cache.
+
+    Parameters
+    ----------
+    dicts : list of mapping
+        Each query's ``{docid: score}``.
+    positive : list of tuple
+        Each query's positive judgments ``(docids, grades)``.
+    n : int
+        Total number of documents of ``dicts``.
+    check_ids : bool
+        Check that every docid is a str.
+    separator : str, optional
+        Also join every docid by this separator
+        (:data:`~irmeasures_markov.ranking.join.SEPARATOR`; the join checks them).
+
+    Returns
+    -------
+    tuple or None
+        ``(keys, scores, probed, joined)``: the docids in file order, their
+        scores, the score of each positive judgment (NaN where not
+        retrieved), and the joined docids or None; None when an input check
+        fails.
+    """
+    # the list made at its final size: grown by extend, it would over-allocate up to 1/8 (a byte per document)
+    keys: list[str] = [None] * n
+    scores = np.empty(n)
+    probes = []
+    parts: list[str] = []
+    a = 0
+    nan = np.nan
+    try:
+        for d, (judged, _) in zip(dicts, positive, strict=False):
+            b = a + len(d)
+            keys[a:b] = d
+            if separator is not None:
+                parts.append(separator.join(d))
+            elif check_ids:
+                "".join(d)
+            scores[a:b] = np.fromiter(d.values(), dtype=np.float64, count=b - a)
+            probes.append(np.fromiter(map(d.get, judged, repeat(nan)), dtype=np.float64, count=len(judged)))
+            a = b
+    except (TypeError, ValueError):
+        return None
+    if a != n or len(keys) != n:   # a mapping whose length disagrees with its items
+        return None
+    joined = separator.join(parts) if separator is not None else None
+    return keys, scores, (np.concatenate(probes) if probes else np.zeros(0)), joined
 
 
 def join_positive_flat(positive: list[tuple[list[str], np.ndarray]], probed: np.ndarray, keys: list[str],
