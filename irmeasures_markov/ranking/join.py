@@ -426,7 +426,7 @@ def prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join
         # the hits' ranks are kept, so the grade at every rank is made once ``ranked`` is freed
         hits = positive_hits(positive_lists, probed, keys, order, ranked, starts)
         del probed, positive_lists
-    ties = tie_slots(ranked, starts, compact=True)   # int32 positions and group numbers: half the memory
+    ties = tie_slots(ranked, starts, compact=True)   # int32 positions and first-slot marks: 5 bytes a slot
     cut = depth is not None and lengths.size and int(lengths.max()) > depth
     judged = list(map(judged_all.__getitem__, qids))
     grades = None

@@ -88,7 +88,7 @@ def test_join_against_brute_force_sort_and_probe(seed, long_rankings):
 @pytest.mark.parametrize("compact", [False, True])
 @pytest.mark.parametrize("seed", range(4))
 def test_tie_slots_and_groups_are_the_brute_force_tie_groups(seed, compact):
-    """The same groups with the compact form (int32 slots, group numbers for scores), -0.0 beside 0.0."""
+    """The same groups with the compact form (int32 slots, first-slot marks for scores), -0.0 beside 0.0."""
     qrels, run, _ = tied_run(seed, 6, 60, scores=(-2, 2), step=0.5)
     qids = evaluated(qrels, run)
     scores = np.array([s for q in qids for s in run[q].values()])
@@ -101,6 +101,28 @@ def test_tie_slots_and_groups_are_the_brute_force_tie_groups(seed, compact):
     expected = [[int(starts[i]) + k for k in g] for i, q in enumerate(qids) for g in brute_tie_groups(run[q])]
     assert groups == expected
     assert int(new.sum()) == len(expected)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_compact_ties_select_and_order_whole_groups_as_the_scores_do(seed):
+    """Any selection of whole groups: the same groups, and fix_ties the same order, compact or not."""
+    qrels, run, _ = tied_run(seed, 6, 80, scores=(-3, 3), step=0.5)
+    qids = evaluated(qrels, run)
+    keys = [d for q in qids for d in run[q]]
+    scores = np.array([s for q in qids for s in run[q].values()])
+    starts = np.concatenate([[0], np.cumsum([len(run[q]) for q in qids])])
+    stable = segment_argsort_desc(scores, starts)
+    ranked = scores[stable]
+    full, compact = order.tie_slots(ranked, starts), order.tie_slots(ranked, starts, compact=True)
+    new, group_start = order.tie_groups(*full, starts)
+    rng = np.random.default_rng(seed)
+    for keep_group in (np.ones(group_start.size, dtype=bool), rng.random(group_start.size) < 0.5):
+        keep = keep_group[np.cumsum(new) - 1]
+        a, b = (full[0][keep], full[1][keep]), (compact[0][keep], compact[1][keep])
+        for x, y in zip(order.tie_groups(*a, starts), order.tie_groups(*b, starts), strict=True):
+            np.testing.assert_array_equal(x, y)
+        np.testing.assert_array_equal(order.fix_ties(stable.copy(), keys, starts, *a),
+                                      order.fix_ties(stable.copy(), keys, starts, *b))
 
 
 def test_no_tie_at_all_is_none():

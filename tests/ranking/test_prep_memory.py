@@ -43,7 +43,7 @@ def test_ranking_long_rankings_holds_no_second_copy_of_the_scores(monkeypatch):
         tracemalloc.stop()
     assert flat is not None and flat.n_documents == n
     assert flat._ties is not None and int(np.count_nonzero(flat.positive_grades)) > 0
-    # docids 9, scores 8, order 8, tie groups ~4 (half the documents tie; int32 slots and group numbers),
+    # docids 8, scores 8, order 8, tie groups ~3 (half the documents tie; int32 slots and a first-slot mark),
     # grades 8, at most at once (it was ~50: a second copy of the scores, and 16 bytes per tied document)
     assert peak / n < 40, f"{peak / n:.1f} bytes per document"
     assert held / n < 32, f"{held / n:.1f} bytes per document held"   # it was ~34
