@@ -64,14 +64,23 @@ def within_segments(pairs: np.ndarray, starts: np.ndarray) -> np.ndarray:
 
 
 def _unsorted_segments(scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Numbers of the segments whose scores are not already non-increasing (flat layout)."""
-    rises = np.flatnonzero(within_segments(scores[1:] > scores[:-1], starts))   # pair (i, i+1) out of order
-    if rises.size == 0:
-        return rises
-    return np.unique(np.searchsorted(starts, rises, side="right") - 1)
+    """Numbers of the segments whose scores are not already non-increasing (flat layout).
+
+    One flag per neighbouring pair (a byte per document) and one reduction per segment of two or more
+    documents: no temporary of an index per rising pair, whose count can be half the run.
+    """
+    rises = within_segments(scores[1:] > scores[:-1], starts)   # pair (i, i+1) out of order
+    lengths = np.diff(starts)
+    several = np.flatnonzero(lengths > 1)
+    if several.size == 0:
+        return several
+    # segment k's pairs start at starts[k]; the pairs between two such starts that belong to no segment of
+    # two or more (those of shorter segments, and boundaries) are cleared, so each reduction is its segment's
+    flags = np.logical_or.reduceat(rises, starts[:-1][several])
+    return several[flags]
 
 
-def segment_argsort_desc(scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
+def segment_argsort_desc(scores: np.ndarray, starts: np.ndarray, *, sort_scores: bool = False) -> np.ndarray:
     """Per query, a stable argsort of the scores, highest first, as global indices (flat layout).
 
     A query whose scores are already non-increasing keeps its file order
@@ -90,6 +99,10 @@ def segment_argsort_desc(scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
         The scores of every query, one after another.
     starts : numpy.ndarray of int
         Segment offsets (``n + 1`` bounds).
+    sort_scores : bool
+        Also put ``scores`` itself in that order, in place (what
+        ``scores[order]`` gives, bit for bit, without a second array of the
+        run's size).
 
     Returns
     -------
@@ -109,6 +122,9 @@ def segment_argsort_desc(scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
             keys = -scores[pos]
             local = np.argsort(keys, axis=1, kind="stable")
             order[pos] = local + a
+            if sort_scores:
+                # negation is exact: minus the sorted negated scores are the scores in rank order
+                scores[pos] = -np.take_along_axis(keys, local, axis=1)
         else:
             real = col < n
             keys = np.full(pos.shape, np.inf)
@@ -116,6 +132,8 @@ def segment_argsort_desc(scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
             local = np.argsort(keys, axis=1, kind="stable")
             # each row's real entries sort before its padding, so they are its first n
             order[pos[real]] = (local + a)[real]
+            if sort_scores:
+                scores[pos[real]] = -np.take_along_axis(keys, local, axis=1)[real]
     return order
 
 

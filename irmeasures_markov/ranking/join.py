@@ -8,16 +8,16 @@ same as preparing each query alone.  How the join works: docs/design.md.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from itertools import chain, islice, repeat
 from operator import attrgetter, methodcaller
 
 import numpy as np
 
 from .._util.arrays import frozen
-from .._util.segments import segment_argsort_desc
+from .._util.segments import query_blocks, segment_argsort_desc
 from .order import fix_ties, in_rank_order, tie_groups, tie_slots
-from .positive_join import join_positive_flat
+from .positive_join import positive_hits, read_long_rankings
 from .qrels_index import UNJUDGED, QrelsIndex
 
 __all__ = ["SEPARATOR", "LOOKUP_BLOCK", "RankedQuery", "FlatRun", "prepare_flat",
@@ -239,8 +239,55 @@ class FlatRun:
     def in_positive_tie_groups(self, ties: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         """For each tied slot of ``ties`` (:func:`tie_slots`), whether its tie group holds a positive grade."""
         slots, slot_scores = ties
-        new, group_start = tie_groups(slots, slot_scores, self.key_starts)
-        return np.logical_or.reduceat(self.positive_grades[slots] > 0, group_start)[np.cumsum(new) - 1]
+        _, group_start = tie_groups(slots, slot_scores, self.key_starts)
+        # the tied slots with a positive grade, from the few ranks that hold one (slots are increasing): no
+        # temporary of a grade per tied slot
+        ranks = np.flatnonzero(self.positive_grades)
+        at = np.searchsorted(slots, ranks)
+        at = at[slots[np.minimum(at, slots.size - 1)] == ranks]   # a rank past the last slot is no slot
+        positive = np.zeros(slots.size, dtype=bool)
+        positive[at] = True
+        holds = np.logical_or.reduceat(positive, group_start)
+        return np.repeat(holds, np.diff(np.append(group_start, slots.size)))
+
+    def values_in_rank_order(self, lookup_segments: Callable[[list[list[str]], list[str] | None], np.ndarray],
+                             order: np.ndarray) -> np.ndarray:
+        """A value per document (``lookup_segments``, called on every docid in file order), at each rank of ``order``.
+
+        What ``lookup(keys)[order]`` gives, bit for bit, without a whole-run
+        array in file order beside the result: blocks of whole queries of
+        about :data:`LOOKUP_BLOCK` documents are looked up, and each block's
+        values placed at its ranks at once.  A run of one block is looked up
+        in one call (with :attr:`joined`, when kept).
+
+        Parameters
+        ----------
+        lookup_segments : callable
+            ``lookup_segments(segments, joined) -> array`` of the values of
+            the docids of ``segments`` (one list of docids here), ``joined``
+            the same docids joined by :data:`SEPARATOR`, or None.
+        order : numpy.ndarray
+            Index into :attr:`keys` of the document at each rank (:attr:`order`
+            or :attr:`positive_tie_order`); query ``i``'s ranks are
+            ``slice(starts[i], starts[i+1])``.
+
+        Returns
+        -------
+        numpy.ndarray
+            The value at each rank (float64 when the run is looked up in several blocks).
+        """
+        keys = self.keys
+        n = len(keys)
+        if n <= LOOKUP_BLOCK:
+            joined = None if self.joined is None else [self.joined]
+            return np.asarray(lookup_segments([keys], joined))[order]
+        out = np.empty(order.size)
+        key_starts, starts = self.key_starts.tolist(), self.starts.tolist()
+        for a, b in query_blocks(self.key_starts, LOOKUP_BLOCK):
+            ka, kb, ra, rb = key_starts[a], key_starts[b], starts[a], starts[b]
+            values = np.asarray(lookup_segments([keys[ka:kb]], None))
+            out[ra:rb] = values[order[ra:rb] - ka]
+        return out
 
     @property
     def n_documents(self) -> int:
@@ -284,67 +331,13 @@ def consecutive(keys: list[str], lengths: list[int]) -> Iterator[Iterator[str]]:
     return map(islice, repeat(iter(keys)), lengths)
 
 
-def _read_long_rankings(dicts: list[Mapping[str, float]], positive: list[tuple[list[str], np.ndarray]], n: int,
-                       check_ids: bool, join: bool = False
-                       ) -> tuple[list[str], np.ndarray, np.ndarray, str | None] | None:
-    """Read a run of long rankings query by query: docids, scores, and the scores of positive judgments.
-
-    Each ranking's dict is read three times in a row, while it is in cache.
-
-    Parameters
-    ----------
-    dicts : list of mapping
-        Each query's ``{docid: score}``.
-    positive : list of tuple
-        Each query's positive judgments ``(docids, grades)``.
-    n : int
-        Total number of documents of ``dicts``.
-    check_ids : bool
-        Check that every docid is a str.
-    join : bool
-        Also join every docid by :data:`SEPARATOR` (which checks them).
-
-    Returns
-    -------
-    tuple or None
-        ``(keys, scores, probed, joined)``: the docids in file order, their
-        scores, the score of each positive judgment (NaN where not
-        retrieved), and the joined docids or None; None when an input check
-        fails.
-    """
-    keys: list[str] = []
-    extend = keys.extend
-    scores = np.empty(n)
-    probes = []
-    parts: list[str] = []
-    a = 0
-    nan = np.nan
-    try:
-        for d, (judged, _) in zip(dicts, positive, strict=False):
-            b = a + len(d)
-            extend(d)
-            if join:
-                parts.append(SEPARATOR.join(d))
-            elif check_ids:
-                "".join(d)
-            scores[a:b] = np.fromiter(d.values(), dtype=np.float64, count=b - a)
-            probes.append(np.fromiter(map(d.get, judged, repeat(nan)), dtype=np.float64, count=len(judged)))
-            a = b
-    except (TypeError, ValueError):
-        return None
-    if a != n:
-        return None
-    joined = SEPARATOR.join(parts) if join else None
-    return keys, scores, (np.concatenate(probes) if probes else np.zeros(0)), joined
-
-
 def prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join_docids: bool,
                   ids_checked: bool = False, depth: int | None = None,
                   judgments: bool = False, keep_scores: bool = False) -> FlatRun | None:
     """Rank and join every query of ``run`` at once, with no Python code per query or document.
 
     Long rankings (``_FLAT_MAX_MEAN_LENGTH``) are joined through their
-    positive judgments (:func:`~irmeasures_markov.ranking.positive_join.join_positive_flat`),
+    positive judgments (:func:`~irmeasures_markov.ranking.positive_join.positive_hits`),
     short ones by probing every document.  The result is the same as
     preparing each query alone.
 
@@ -397,10 +390,12 @@ def prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join
     if long_rankings and not judgments:
         # each query's dict read once while it is in cache: its docids, its scores and its positive judgments
         positive_lists = list(map(qrels.positive_lists, qids))
-        read = _read_long_rankings(dicts, positive_lists, n, check_ids=not ids_checked, join=join)
+        read = read_long_rankings(dicts, positive_lists, n, check_ids=not ids_checked,
+                                  separator=SEPARATOR if join else None)
         if read is None:
             return None
         keys, scores, probed, joined = read
+        del read   # the tuple would keep the scores alive once ranked
     else:
         keys = list(chain.from_iterable(dicts))
         if n != len(keys):
@@ -420,16 +415,23 @@ def prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join
         return None
     starts = np.zeros(len(qids) + 1, dtype=np.int64)
     np.cumsum(lengths, out=starts[1:])
-    order = segment_argsort_desc(scores, starts)
-    ranked = scores[order]
+    # the scores are put in rank order in place: no second array of the run's size (nothing reads them in
+    # file order again)
+    order = segment_argsort_desc(scores, starts, sort_scores=True)
+    ranked = scores
     del scores
-    ties = tie_slots(ranked, starts)
+    hits = None
+    if long_rankings and not judgments:
+        # the join needs only which documents tie, not their order: the docid tie-break waits for a use; only
+        # the hits' ranks are kept, so the grade at every rank is made once ``ranked`` is freed
+        hits = positive_hits(positive_lists, probed, keys, order, ranked, starts)
+        del probed, positive_lists
+    ties = tie_slots(ranked, starts, compact=True)   # int32 positions and first-slot marks: 5 bytes a slot
     cut = depth is not None and lengths.size and int(lengths.max()) > depth
     judged = list(map(judged_all.__getitem__, qids))
     grades = None
-    if long_rankings and not judgments:
-        # the join needs only which documents tie, not their order: the docid tie-break waits for a use
-        positive = join_positive_flat(positive_lists, probed, keys, order, ranked, starts)
+    if hits is not None:
+        positive = None   # made below, once ranked is freed
     else:
         if ties is not None and not long_rankings:
             order, ties = fix_ties(order, keys, starts, *ties), None
@@ -448,6 +450,10 @@ def prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join
         np.maximum(positive, 0, out=positive)  # grade where > 0, else 0 (judged non-relevant or unjudged)
     kept_scores = ranked if keep_scores and not cut else None
     del ranked
+    if hits is not None:
+        positive = np.zeros(n, dtype=np.int64)
+        positive[hits[0]] = hits[1]
+        del hits
     key_starts = starts
     if cut:
         if ties is not None:

@@ -5,20 +5,21 @@ grade (about 100).  Probing the ranking's dict with those judgments finds them,
 and each is placed at its rank by a binary search on its score among the
 ranked scores; inside a tie group of scores, by its docid (trec_eval order).
 :func:`positive_grades` does it for one query, :func:`join_positive_flat` for
-every query of a run at once.  Why: docs/design.md, "The positive join".
+every query of a run at once (:func:`positive_hits`: only the ranks and grades
+of the hits).  Why: docs/design.md, "The positive join".
 """
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping
-from itertools import chain
+from itertools import chain, repeat
 from operator import gt
 
 import numpy as np
 
 from .._util.segments import segment_sum
 
-__all__ = ["positive_grades", "join_positive_flat"]
+__all__ = ["positive_grades", "join_positive_flat", "positive_hits", "read_long_rankings"]
 
 #: tied hits times their tie group's size above which :func:`join_positive_flat` places the tied hits with
 #: one sorted docid list per tie group instead of comparing every hit with every member of its group
@@ -78,6 +79,61 @@ def positive_grades(keys: list[str], doc_scores: Mapping[str, float], order: np.
     return out
 
 
+def read_long_rankings(dicts: list[Mapping[str, float]], positive: list[tuple[list[str], np.ndarray]], n: int,
+                       check_ids: bool, separator: str | None = None
+                       ) -> tuple[list[str], np.ndarray, np.ndarray, str | None] | None:
+    """Read a run of long rankings query by query: docids, scores, and the scores of positive judgments.
+
+    Each ranking's dict is read three times in a row, while it is in cache.
+
+    Parameters
+    ----------
+    dicts : list of mapping
+        Each query's ``{docid: score}``.
+    positive : list of tuple
+        Each query's positive judgments ``(docids, grades)``.
+    n : int
+        Total number of documents of ``dicts``.
+    check_ids : bool
+        Check that every docid is a str.
+    separator : str, optional
+        Also join every docid by this separator
+        (:data:`~irmeasures_markov.ranking.join.SEPARATOR`; the join checks them).
+
+    Returns
+    -------
+    tuple or None
+        ``(keys, scores, probed, joined)``: the docids in file order, their
+        scores, the score of each positive judgment (NaN where not
+        retrieved), and the joined docids or None; None when an input check
+        fails.
+    """
+    # the list made at its final size: grown by extend, it would over-allocate up to 1/8 (a byte per document)
+    keys: list[str] = [None] * n
+    scores = np.empty(n)
+    probes = []
+    parts: list[str] = []
+    a = 0
+    nan = np.nan
+    try:
+        for d, (judged, _) in zip(dicts, positive, strict=False):
+            b = a + len(d)
+            keys[a:b] = d
+            if separator is not None:
+                parts.append(separator.join(d))
+            elif check_ids:
+                "".join(d)
+            scores[a:b] = np.fromiter(d.values(), dtype=np.float64, count=b - a)
+            probes.append(np.fromiter(map(d.get, judged, repeat(nan)), dtype=np.float64, count=len(judged)))
+            a = b
+    except (TypeError, ValueError):
+        return None
+    if a != n or len(keys) != n:   # a mapping whose length disagrees with its items
+        return None
+    joined = separator.join(parts) if separator is not None else None
+    return keys, scores, (np.concatenate(probes) if probes else np.zeros(0)), joined
+
+
 def join_positive_flat(positive: list[tuple[list[str], np.ndarray]], probed: np.ndarray, keys: list[str],
                         order: np.ndarray, ranked: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """Positive grade at every rank of every query (flat layout), joined through the positive judgments only.
@@ -110,14 +166,33 @@ def join_positive_flat(positive: list[tuple[list[str], np.ndarray]], probed: np.
     numpy.ndarray
         int64, the grade where it is > 0 and 0 elsewhere, at every rank.
     """
+    rank, grades = positive_hits(positive, probed, keys, order, ranked, starts)
+    out = np.zeros(order.size, dtype=np.int64)
+    out[rank] = grades
+    return out
+
+
+def positive_hits(positive: list[tuple[list[str], np.ndarray]], probed: np.ndarray, keys: list[str],
+                  order: np.ndarray, ranked: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ranks and grades of :func:`join_positive_flat`'s hits: ``out[rank] = grades`` gives its array.
+
+    Only as many numbers as there are hits: the array of one grade per rank can then be made once
+    ``ranked`` (which the placing reads) is freed.  Parameters as :func:`join_positive_flat`.
+
+    Returns
+    -------
+    rank : numpy.ndarray
+        int64, the rank (flat index) of each hit, distinct.
+    grades : numpy.ndarray
+        int64, the grade of each hit (> 0).
+    """
     n = order.size
-    out = np.zeros(n, dtype=np.int64)
     judged_keys = [p[0] for p in positive]
     n_positive = np.fromiter(map(len, judged_keys), dtype=np.int64, count=len(judged_keys))
     found = np.flatnonzero(~np.isnan(probed))
     m = found.size
     if not m:
-        return out
+        return found, np.zeros(0, dtype=np.int64)
     hit_scores = probed[found]
     del probed
     hit_grades = np.concatenate([p[1] for p in positive])[found]
@@ -166,8 +241,7 @@ def join_positive_flat(positive: list[tuple[list[str], np.ndarray]], probed: np.
             offsets = np.zeros(tied.size + 1, dtype=np.int64)
             np.cumsum(sizes, out=offsets[1:])
             rank[tied] += segment_sum(larger, offsets)
-    out[rank] = hit_grades
-    return out
+    return rank, hit_grades
 
 
 def _bisect_descending(ranked: np.ndarray, lo: np.ndarray, hi: np.ndarray, needles: np.ndarray,

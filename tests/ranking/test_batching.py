@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import irmeasures_markov as imm
-from irmeasures_markov._util.segments import segment_argsort_desc, segment_cumsum
+from irmeasures_markov._util.segments import _unsorted_segments, segment_argsort_desc, segment_cumsum
 from irmeasures_markov.documents.lengths import DocumentLengths
 from irmeasures_markov.measures.markov_precision import PAPER_MODELS
 from irmeasures_markov.ranking import join
@@ -218,6 +218,40 @@ def test_segment_argsort_of_runs_partly_in_rank_order(seed):
     # every segment in rank order but a rise across each boundary: the identity
     rising = np.repeat(np.arange(lengths.size, dtype=np.float64), lengths) - np.arange(offsets[-1]) * 1e-9
     np.testing.assert_array_equal(segment_argsort_desc(rising, offsets), np.arange(offsets[-1]))
+
+
+def _partly_ranked_scores(seed):
+    """Segment offsets and scores full of ties and signed zeros, a third of the segments out of rank order."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.choice([0, 1, 2, 3, 7, 64, 100, 129, 1000], size=300)
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    scores = np.round(rng.normal(size=int(offsets[-1])), 1)
+    scores[rng.random(scores.size) < 0.1] = -0.0
+    for k, (a, b) in enumerate(zip(offsets[:-1].tolist(), offsets[1:].tolist())):
+        if k % 3:
+            scores[a:b] = -np.sort(-scores[a:b], kind="stable")
+    return offsets, scores
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_unsorted_segments_are_those_with_a_rise(seed):
+    """One flag per segment from the pair flags (no index per rising pair): the segments with a rise."""
+    offsets, scores = _partly_ranked_scores(seed)
+    expected = [k for k, (a, b) in enumerate(zip(offsets[:-1].tolist(), offsets[1:].tolist()))
+                if any(scores[i] < scores[i + 1] for i in range(a, b - 1))]
+    assert _unsorted_segments(scores, offsets).tolist() == expected
+    assert _unsorted_segments(np.zeros(0), np.zeros(1, dtype=np.int64)).size == 0
+    assert _unsorted_segments(np.array([1.0, 2.0]), np.array([0, 1, 2])).size == 0   # segments of one
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_segment_argsort_sorting_the_scores_in_place_is_the_gather(seed):
+    """``sort_scores=True``: the same order, and the scores become ``scores[order]`` bit for bit (-0.0 kept)."""
+    offsets, scores = _partly_ranked_scores(seed)
+    order = segment_argsort_desc(scores, offsets)
+    sorted_in_place = scores.copy()
+    np.testing.assert_array_equal(segment_argsort_desc(sorted_in_place, offsets, sort_scores=True), order)
+    np.testing.assert_array_equal(sorted_in_place.view(np.int64), scores[order].view(np.int64))
 
 
 def test_errors_still_name_the_query_and_document():

@@ -79,21 +79,50 @@ def test_join_against_brute_force_sort_and_probe(seed, long_rankings):
         ranked = flat.query(i)
         assert ranked.qid == q and ranked.docids == ref_docs[i]
         np.testing.assert_array_equal(ranked.scores, [run[q][d] for d in ref_docs[i]])
+    # the kept scores are the scores in stable score order, bit for bit (signed zeros included)
+    kept = flat_run.prepare_flat(QrelsIndex(qrels), run, join_docids=False, keep_scores=True).ranked_scores
+    stable = np.array([run[q][d] for q in qids for d in stable_order(run[q])])
+    np.testing.assert_array_equal(kept.view(np.int64), stable.view(np.int64))
 
 
+@pytest.mark.parametrize("compact", [False, True])
 @pytest.mark.parametrize("seed", range(4))
-def test_tie_slots_and_groups_are_the_brute_force_tie_groups(seed):
+def test_tie_slots_and_groups_are_the_brute_force_tie_groups(seed, compact):
+    """The same groups with the compact form (int32 slots, first-slot marks for scores), -0.0 beside 0.0."""
     qrels, run, _ = tied_run(seed, 6, 60, scores=(-2, 2), step=0.5)
     qids = evaluated(qrels, run)
     scores = np.array([s for q in qids for s in run[q].values()])
     starts = np.concatenate([[0], np.cumsum([len(run[q]) for q in qids])])
     ranked = scores[segment_argsort_desc(scores, starts)]
-    slots, slot_scores = order.tie_slots(ranked, starts)
+    slots, slot_scores = order.tie_slots(ranked, starts, compact=compact)
+    assert slots.dtype == (np.int32 if compact else np.int64)
     new, group_start = order.tie_groups(slots, slot_scores, starts)
     groups = [slots[a:b].tolist() for a, b in zip(group_start, [*group_start[1:], slots.size], strict=True)]
     expected = [[int(starts[i]) + k for k in g] for i, q in enumerate(qids) for g in brute_tie_groups(run[q])]
     assert groups == expected
     assert int(new.sum()) == len(expected)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_compact_ties_select_and_order_whole_groups_as_the_scores_do(seed):
+    """Any selection of whole groups: the same groups, and fix_ties the same order, compact or not."""
+    qrels, run, _ = tied_run(seed, 6, 80, scores=(-3, 3), step=0.5)
+    qids = evaluated(qrels, run)
+    keys = [d for q in qids for d in run[q]]
+    scores = np.array([s for q in qids for s in run[q].values()])
+    starts = np.concatenate([[0], np.cumsum([len(run[q]) for q in qids])])
+    stable = segment_argsort_desc(scores, starts)
+    ranked = scores[stable]
+    full, compact = order.tie_slots(ranked, starts), order.tie_slots(ranked, starts, compact=True)
+    new, group_start = order.tie_groups(*full, starts)
+    rng = np.random.default_rng(seed)
+    for keep_group in (np.ones(group_start.size, dtype=bool), rng.random(group_start.size) < 0.5):
+        keep = keep_group[np.cumsum(new) - 1]
+        a, b = (full[0][keep], full[1][keep]), (compact[0][keep], compact[1][keep])
+        for x, y in zip(order.tie_groups(*a, starts), order.tie_groups(*b, starts), strict=True):
+            np.testing.assert_array_equal(x, y)
+        np.testing.assert_array_equal(order.fix_ties(stable.copy(), keys, starts, *a),
+                                      order.fix_ties(stable.copy(), keys, starts, *b))
 
 
 def test_no_tie_at_all_is_none():
@@ -185,3 +214,58 @@ def test_bisect_descending_is_searchsorted_of_the_negated_values(seed):
 def test_expand_is_the_concatenated_ranges():
     begin, size = np.array([5, 0, 9, 3]), np.array([2, 0, 3, 1])
     assert order._expand(begin, size).tolist() == [5, 6, 9, 10, 11, 3]
+
+
+@pytest.mark.parametrize("block", [1 << 18, 500, 64])
+@pytest.mark.parametrize("depth", [None, 25])
+@pytest.mark.parametrize("long_rankings", [False, True])
+def test_values_in_rank_order_is_the_lookup_gathered_in_rank_order(monkeypatch, long_rankings, depth, block):
+    """Blocks of whole queries (one block, or many: a ranking of 700 is longer than a block of 500 or 64),
+    rankings cut at a depth, and the partial tie order: ``lookup(keys)[order]`` bit for bit."""
+    if long_rankings and depth is not None:
+        return   # long rankings to a depth are prepared query by query
+    monkeypatch.setattr(flat_run, "LOOKUP_BLOCK", block)
+    qrels, run = inputs(5, long_rankings)
+    flat = flat_run.prepare_flat(QrelsIndex(qrels), run, join_docids=block > 1000, depth=depth)
+    value = {d: (int(d[1:]) * 0.37) % 11.0 - 5.0 for q in run for d in run[q]}
+    calls = []
+
+    def lookup(segments, joined):
+        (docids,) = segments
+        calls.append(len(docids))
+        if joined is not None:
+            assert joined == [flat_run.SEPARATOR.join(docids)]
+        return np.array([value[d] for d in docids])
+
+    every = np.array([value[d] for d in flat.keys])
+    for order_ in (flat.positive_tie_order, flat.order):
+        calls.clear()
+        got = flat.values_in_rank_order(lookup, order_)
+        np.testing.assert_array_equal(got.view(np.int64), every[order_].view(np.int64))
+        assert sum(calls) == len(flat.keys)   # every docid looked up once, the ones past the depth included
+        assert len(calls) == 1 if len(flat.keys) <= block else len(calls) > 1
+
+
+@pytest.mark.parametrize("fix_block", [1, 7, 64])
+@pytest.mark.parametrize("long_rankings", [False, True])
+def test_fix_ties_in_blocks_of_whole_groups_is_trec_order(monkeypatch, long_rankings, fix_block):
+    """The docid tie-break made block by block (a block of 1 slot still holds its whole group)."""
+    monkeypatch.setattr(order, "_FIX_BLOCK", fix_block)
+    qrels, run = inputs(3, long_rankings)
+    flat = flat_run.prepare_flat(QrelsIndex(qrels), run, join_docids=False)
+    qids = evaluated(qrels, run)
+    assert flat.docids == [d for q in qids for d in trec_order(run[q])]
+
+
+class _ShortLength(dict):
+    """A ranking whose ``len`` is one less than the items it holds."""
+
+    def __len__(self):
+        return dict.__len__(self) - 1
+
+
+def test_long_rankings_whose_length_disagrees_with_their_items_fall_back_with_none():
+    qrels, run = inputs(2, True)
+    assert flat_run.prepare_flat(QrelsIndex(qrels), run, join_docids=False) is not None
+    run["q1"] = _ShortLength(run["q1"])
+    assert flat_run.prepare_flat(QrelsIndex(qrels), run, join_docids=False) is None

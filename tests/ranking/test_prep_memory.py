@@ -1,0 +1,66 @@
+"""The memory of ranking a run of long rankings (the positive join): tracemalloc's peak per document.
+
+Ranking 200 queries of 5,000 documents (random order, scores with three decimals, so ties) held the docids,
+the scores, the rank order, a second copy of the scores in rank order, the tie groups and the grade at
+every rank at once (~50 bytes per document); the scores are now put in rank order in place and the grades
+made once the ranked scores are freed.  The sort's block is made small, so its fixed-size temporaries do
+not hide the ones that grow with the run.
+"""
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import irmeasures_markov._util.segments as segments
+from irmeasures_markov.ranking import join
+from irmeasures_markov.ranking.qrels_index import QrelsIndex
+
+pytestmark = pytest.mark.slow  # memory bounds (tracemalloc)
+
+
+def _long_run(n_queries, n_docs, seed=0):
+    rng = np.random.default_rng(seed)
+    run, qrels = {}, {}
+    scores = np.round(rng.normal(10.0, 2.0, size=(n_queries, n_docs)), 3)
+    for q in range(n_queries):
+        docs = [str(d) for d in rng.choice(10 * n_docs, size=n_docs, replace=False).tolist()]
+        run[f"q{q}"] = dict(zip(docs, scores[q].tolist()))
+        picks = rng.choice(n_docs, size=10, replace=False).tolist()
+        qrels[f"q{q}"] = {docs[k]: int(g) for k, g in zip(picks, rng.integers(0, 3, 10).tolist())}
+    return QrelsIndex(qrels), run
+
+
+def test_ranking_long_rankings_holds_no_second_copy_of_the_scores(monkeypatch):
+    monkeypatch.setattr(segments, "_SORT_BLOCK", 1 << 12)
+    qi, run = _long_run(200, 5000)
+    n = 200 * 5000
+    assert n >= join._FLAT_MAX_MEAN_LENGTH * 200   # the positive join
+    tracemalloc.start()
+    try:
+        flat = join.prepare_flat(qi, run, join_docids=False)
+        held, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert flat is not None and flat.n_documents == n
+    assert flat._ties is not None and int(np.count_nonzero(flat.positive_grades)) > 0
+    # docids 8, scores 8, order 8, tie groups ~3 (half the documents tie; int32 slots and a first-slot mark),
+    # grades 8, at most at once (it was ~50: a second copy of the scores, and 16 bytes per tied document)
+    assert peak / n < 40, f"{peak / n:.1f} bytes per document"
+    assert held / n < 32, f"{held / n:.1f} bytes per document held"   # it was ~34
+
+
+def test_values_in_rank_order_holds_one_array_of_the_run(monkeypatch):
+    """The values at each rank, looked up block by block: no whole-run array in file order beside them."""
+    monkeypatch.setattr(join, "LOOKUP_BLOCK", 1 << 12)
+    qi, run = _long_run(40, 5000, seed=1)
+    flat = join.prepare_flat(qi, run, join_docids=False)
+    n = flat.n_documents
+    order = flat.positive_tie_order
+    lookup = lambda segments, joined: np.full(len(segments[0]), 3.0)  # noqa: E731
+    tracemalloc.start()
+    try:
+        flat.values_in_rank_order(lookup, order)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak / n < 10, f"{peak / n:.1f} bytes per document"   # ``lookup(keys)[order]``: 16
