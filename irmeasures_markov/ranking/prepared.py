@@ -430,7 +430,9 @@ class PreparedRun:
             return self._lookup_blocks(lookup_segments, list(map(flat.keys.__getitem__, wanted)), None)
         # first: a pending docid tie-break then runs before the values take their memory
         order = flat.order if exact_tie_order or keep is not None else flat.positive_tie_order
-        values = self._lookup_blocks(lookup_segments, flat.keys, flat.joined)[order]
+        # looked up in blocks of whole queries and placed at their ranks: no whole-run array in file order beside
+        # the result
+        values = flat.values_in_rank_order(lookup_segments, order)
         return values if keep is None else values[keep]
 
     def _lookup_blocks(self, lookup_segments, keys: list[str], joined: str | None) -> np.ndarray:
