@@ -49,6 +49,19 @@ def _table_size(n):  # pragma: no cover - compiled
     return size
 
 
+@njit(cache=True, inline="always")
+def _find(buf, a, b, full, table, hashes, mask, kbuf, kstart, kend):  # pragma: no cover - compiled
+    """Where token ``buf[a:b]`` (hash ``full``) is among the keys of ``table``: ``(key index, slot)``,
+    key index -1 when absent (``slot`` is then the empty slot to insert it at)."""
+    h = np.int64(full & np.uint64(mask))
+    while table[h] != 0:
+        k = table[h] - 1
+        if hashes[h] == full and _same(buf, a, b, kbuf, kstart[k], kend[k]):
+            return k, h
+        h = (h + 1) & mask
+    return -1, h
+
+
 @njit(cache=True, nogil=True)
 def first_repeat(buf, start, end, bounds):  # pragma: no cover - compiled
     """Index of the first token equal to an earlier token of its segment, or -1.
@@ -66,12 +79,9 @@ def first_repeat(buf, start, end, bounds):  # pragma: no cover - compiled
         mask = _table_size(hi - lo) - 1
         for r in range(lo, hi):
             full = _hash(buf, start[r], end[r])
-            h = np.int64(full & np.uint64(mask))
-            while table[h] != 0:
-                o = table[h] - 1
-                if hashes[h] == full and _same(buf, start[r], end[r], buf, start[o], end[o]):
-                    return r
-                h = (h + 1) & mask
+            k, h = _find(buf, start[r], end[r], full, table, hashes, mask, buf, start, end)
+            if k >= 0:
+                return r
             table[h] = r + 1
             hashes[h] = full
         table[:mask + 1] = 0
@@ -104,19 +114,13 @@ def lookup(buf, start, end, bounds, table_of, kbuf, kstart, kend, kbounds, kvalu
         mask = _table_size(khi - klo) - 1
         for k in range(klo, khi):
             full = _hash(kbuf, kstart[k], kend[k])
-            h = np.int64(full & np.uint64(mask))
-            while table[h] != 0:
-                h = (h + 1) & mask
+            _, h = _find(kbuf, kstart[k], kend[k], full, table, hashes, mask, kbuf, kstart, kend)
             table[h] = k + 1
             hashes[h] = full
         for r in range(bounds[s], bounds[s + 1]):
-            full = _hash(buf, start[r], end[r])
-            h = np.int64(full & np.uint64(mask))
-            while table[h] != 0:
-                k = table[h] - 1
-                if hashes[h] == full and _same(buf, start[r], end[r], kbuf, kstart[k], kend[k]):
-                    out[r] = kvalues[k]
-                    break
-                h = (h + 1) & mask
+            k, _ = _find(buf, start[r], end[r], _hash(buf, start[r], end[r]), table, hashes, mask, kbuf, kstart,
+                         kend)
+            if k >= 0:
+                out[r] = kvalues[k]
         table[:mask + 1] = 0
     return out

@@ -13,12 +13,13 @@ more than one run's work.
 """
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
 from itertools import chain, islice, repeat
 from operator import methodcaller
 
 import numpy as np
+
+from .compiled import numba_loaded, optional_kernels
 
 __all__ = ["ENGINES", "token_bounds", "first_repeat", "KeyTables", "lookup"]
 
@@ -32,15 +33,9 @@ def _kernels(engine: str):
     """The compiled kernels' module for ``engine``, or None for the dict engine."""
     if engine not in ENGINES:
         raise ValueError(f"`engine` must be one of {', '.join(map(repr, ENGINES))}, got {engine!r}.")
-    if engine == "dict" or (engine == "auto" and "numba" not in sys.modules):
+    if engine == "dict" or (engine == "auto" and not numba_loaded()):
         return None
-    if not _KERNELS:
-        try:
-            from . import _token_hash_numba as kernels
-        except ImportError:
-            kernels = None
-        _KERNELS.append(kernels)
-    return _KERNELS[0]
+    return optional_kernels(_KERNELS, "irmeasures_markov._util._token_hash_numba")
 
 
 def _as_bytes(joined: str) -> np.ndarray:

@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 
+from .._util.compiled import numba_loaded, optional_kernels
 from .text import decode
 from .tokens import token_bounds
 
@@ -35,13 +36,7 @@ _TOKENISED = [0]  # bytes tokenised so far by the numpy engine in this process
 
 
 def _compiled_kernels():
-    if not _KERNELS:
-        try:
-            from . import _run_scan_numba as kernels
-        except ImportError:
-            kernels = None
-        _KERNELS.append(kernels)
-    return _KERNELS[0]
+    return optional_kernels(_KERNELS, "irmeasures_markov.io._run_scan_numba")
 
 
 def _engine_kernels(engine: str, size: int):
@@ -58,8 +53,7 @@ def _engine_kernels(engine: str, size: int):
 
 
 def _numba_loaded() -> bool:
-    import sys
-    return "numba" in sys.modules
+    return numba_loaded()
 
 
 def _parse_scores(text: str, n: int) -> np.ndarray | None:

@@ -19,7 +19,7 @@ from .._util.segments import segment_argsort_desc
 from .._util.token_sets import KeyTables, lookup
 from ..io.run_columns import RunColumns
 from .join import LOOKUP_BLOCK, FlatRun
-from .order import fix_ties, in_rank_order, tie_slots
+from .order import cut_to_depth, in_rank_order, tie_slots
 from .qrels_index import UNJUDGED, QrelsIndex
 
 __all__ = ["ColumnarFlatRun", "LazyDocids", "judgment_tables", "prepare_columns"]
@@ -211,14 +211,8 @@ def prepare_columns(qrels: QrelsIndex, run: RunColumns, join_docids: bool, depth
     per_query = [_Scores(scores[a:b]) for a, b in zip(starts[:-1].tolist(), starts[1:].tolist(), strict=True)]
     key_starts = starts
     if cut:
-        if ties is not None:
-            order, ties = fix_ties(order, flat_keys.as_list(), starts, *ties), None
-        top = np.arange(n, dtype=np.int64) - np.repeat(starts[:-1], lengths) < depth
-        order, positive = order[top], positive[top]
-        if grades is not None:
-            grades = grades[top]
-        starts = np.zeros_like(key_starts)
-        np.cumsum(np.minimum(lengths, depth), out=starts[1:])
+        order, positive, grades, starts, ties = cut_to_depth(order, positive, grades, starts, lengths, depth,
+                                                             flat_keys.as_list() if ties is not None else [], ties)
     joined = None
     if join_docids and n <= LOOKUP_BLOCK:
         joined = run.docids if every else "\n".join(flat_keys.as_list())

@@ -16,7 +16,7 @@ import numpy as np
 
 from .._util.arrays import frozen
 from .._util.segments import query_blocks, segment_argsort_desc
-from .order import fix_ties, in_rank_order, tie_groups, tie_slots
+from .order import cut_to_depth, fix_ties, in_rank_order, tie_groups, tie_slots
 from .positive_join import positive_hits, read_long_rankings
 from .qrels_index import UNJUDGED, QrelsIndex
 
@@ -456,16 +456,8 @@ def prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join
         del hits
     key_starts = starts
     if cut:
-        if ties is not None:
-            order, ties = fix_ties(order, keys, starts, *ties), None
-        # ranked to a depth: the first min(depth, n) documents of each full ranking (a full sort of short
-        # rankings costs less than a partial sort per query)
-        top = np.arange(n, dtype=np.int64) - np.repeat(starts[:-1], lengths) < depth
-        order, positive = order[top], positive[top]
-        if grades is not None:
-            grades = grades[top]
-        starts = np.zeros_like(key_starts)
-        np.cumsum(np.minimum(lengths, depth), out=starts[1:])
+        order, positive, grades, starts, ties = cut_to_depth(order, positive, grades, starts, lengths, depth,
+                                                             keys, ties)
     # a larger run is not joined whole: document_values joins its docids block by block, which bounds its memory
     flat = FlatRun(qids, judged, keys, starts, order, dicts, positive, joined, join_docids, key_starts, ties,
                    grades)

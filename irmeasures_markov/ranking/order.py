@@ -17,7 +17,7 @@ import numpy as np
 from .._util.segments import segment_sum, within_segments
 
 __all__ = ["read_scores", "rank_documents", "trec_order", "top_order", "tie_slots", "tie_groups", "fix_ties",
-           "in_rank_order"]
+           "in_rank_order", "cut_to_depth"]
 
 #: mixed-grade tie groups with at most this many members off the group's smallest grade place those members by
 #: comparing each with the whole group, instead of ordering the group (:func:`in_rank_order`)
@@ -343,6 +343,48 @@ def _fix_ties_block(order: np.ndarray, keys: list[str], starts: np.ndarray, slot
         dest[idx[by_key[np.argsort(group[by_key], kind="stable")]]] = idx
     order[slots[dest]] = members
     return order
+
+
+def cut_to_depth(order: np.ndarray, positive: np.ndarray, grades: np.ndarray | None, starts: np.ndarray,
+                 lengths: np.ndarray, depth: int, keys: list[str],
+                 ties: tuple[np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None,
+                                                                      np.ndarray, None]:
+    """Full rankings cut to their first ``min(depth, n)`` ranks: ``(order, positive, grades, starts, None)``.
+
+    A full sort of short rankings then a cut costs less than a partial sort
+    per query.  Pending tie groups are ordered first (a cut may fall inside
+    one), so the returned ties are None.
+
+    Parameters
+    ----------
+    order, positive : numpy.ndarray
+        The full rankings' order and positive grades (flat layout).
+    grades : numpy.ndarray or None
+        Every grade at each rank, when joined already.
+    starts : numpy.ndarray
+        Query offsets of the full rankings.
+    lengths : numpy.ndarray
+        Each query's number of documents.
+    depth : int
+    keys : list of str
+        The docids in file order (for the pending tie groups).
+    ties : tuple of numpy.ndarray or None
+        Pending tie groups (:func:`~irmeasures_markov.ranking.order.tie_slots`).
+
+    Returns
+    -------
+    tuple
+    """
+    if ties is not None:
+        order = fix_ties(order, keys, starts, *ties)
+    n = order.size
+    top = np.arange(n, dtype=np.int64) - np.repeat(starts[:-1], lengths) < depth
+    order, positive = order[top], positive[top]
+    if grades is not None:
+        grades = grades[top]
+    cut_starts = np.zeros_like(starts)
+    np.cumsum(np.minimum(lengths, depth), out=cut_starts[1:])
+    return order, positive, grades, cut_starts, None
 
 
 def in_rank_order(values: np.ndarray, order: np.ndarray, keys: list[str] | Callable[[], list[str]],
