@@ -50,6 +50,16 @@ def _table_size(n):  # pragma: no cover - compiled
 
 
 @njit(cache=True, inline="always")
+def _empty_table(bounds):  # pragma: no cover - compiled
+    """``(slots, hashes)`` of a table large enough for the largest segment of ``bounds``, empty."""
+    longest = 0
+    for s in range(bounds.size - 1):
+        longest = max(longest, bounds[s + 1] - bounds[s])
+    size = _table_size(longest)
+    return np.zeros(size, dtype=np.int64), np.empty(size, dtype=np.uint64)
+
+
+@njit(cache=True, inline="always")
 def _find(buf, a, b, full, table, hashes, mask, kbuf, kstart, kend):  # pragma: no cover - compiled
     """Where token ``buf[a:b]`` (hash ``full``) is among the keys of ``table``: ``(key index, slot)``,
     key index -1 when absent (``slot`` is then the empty slot to insert it at)."""
@@ -68,12 +78,7 @@ def first_repeat(buf, start, end, bounds):  # pragma: no cover - compiled
 
     Segment ``s`` is tokens ``bounds[s]:bounds[s+1]``.
     """
-    longest = 0
-    for s in range(bounds.size - 1):
-        longest = max(longest, bounds[s + 1] - bounds[s])
-    size = _table_size(longest)
-    table = np.zeros(size, dtype=np.int64)
-    hashes = np.empty(size, dtype=np.uint64)
+    table, hashes = _empty_table(bounds)
     for s in range(bounds.size - 1):
         lo, hi = bounds[s], bounds[s + 1]
         mask = _table_size(hi - lo) - 1
@@ -98,12 +103,7 @@ def lookup(buf, start, end, bounds, table_of, kbuf, kstart, kend, kbounds, kvalu
     one table are distinct.
     """
     out = np.full(start.size, missing, dtype=np.int64)
-    longest = 0
-    for t in range(kbounds.size - 1):
-        longest = max(longest, kbounds[t + 1] - kbounds[t])
-    size = _table_size(longest)
-    table = np.zeros(size, dtype=np.int64)
-    hashes = np.empty(size, dtype=np.uint64)
+    table, hashes = _empty_table(kbounds)
     for s in range(bounds.size - 1):
         t = table_of[s]
         if t < 0:
