@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["segment_cumsum", "segment_sum", "SegmentSums", "segment_argsort_desc", "query_blocks", "within_segments"]
+__all__ = ["segment_cumsum", "segment_sum", "SegmentSums", "segment_argsort_desc", "query_blocks", "within_segments",
+           "expand_ranges"]
 
 #: rows x width of one block of the per-query sort (bounds its temporary memory to about 8 MB)
 _SORT_BLOCK = 1 << 18
@@ -291,3 +292,23 @@ def query_blocks(offsets: np.ndarray, size: int) -> list[tuple[int, int]]:
     group = np.asarray(offsets[:-1]) // size
     bounds = np.concatenate([[0], np.flatnonzero(np.diff(group)) + 1, [nq]])
     return list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+
+
+def expand_ranges(begin: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """``concatenate([arange(b, b + s) for b, s in zip(begin, size)])`` without a Python loop.
+
+    Parameters
+    ----------
+    begin, size : numpy.ndarray
+        Start and length of each range (integers).
+
+    Returns
+    -------
+    numpy.ndarray
+    """
+    total = int(size.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.zeros(size.size, dtype=np.int64)
+    np.cumsum(size[:-1], out=starts[1:])
+    return np.arange(total, dtype=np.int64) - np.repeat(starts - begin, size)

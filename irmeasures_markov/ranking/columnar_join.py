@@ -15,7 +15,8 @@ import weakref
 
 import numpy as np
 
-from .._util.segments import segment_argsort_desc
+from .._util.arrays import frozen
+from .._util.segments import expand_ranges, segment_argsort_desc
 from .._util.token_sets import KeyTables, lookup
 from ..io.run_columns import RunColumns
 from .join import LOOKUP_BLOCK, FlatRun
@@ -143,9 +144,7 @@ class ColumnarFlatRun(FlatRun):
             _, tables = judgment_tables(self._qrels)
             full = _lookup(lazy.run, self._table_of, tables, UNJUDGED, lazy.records)
             order, ties, _ = self._state
-            grades = in_rank_order(full, order, lazy.as_list, self.key_starts, ties)
-            grades.flags.writeable = False
-            self._grades = grades
+            self._grades = frozen(in_rank_order(full, order, lazy.as_list, self.key_starts, ties))
         return self._grades
 
 
@@ -154,12 +153,6 @@ def _lookup(run: RunColumns, table_of: np.ndarray, tables: KeyTables, missing: i
     """Every record's grade in its query's table (``missing`` where none), in file order, records kept."""
     full = lookup(run.docids, run.bounds, table_of, tables, missing)
     return full if records is None else full[records]
-
-
-def _kept_records(bounds: np.ndarray, kept: np.ndarray) -> np.ndarray:
-    """Indices of the records of the queries ``kept`` (increasing), in order."""
-    begin, size = bounds[:-1][kept], np.diff(bounds)[kept]
-    return np.repeat(begin - np.cumsum(size) + size, size) + np.arange(int(size.sum()), dtype=np.int64)
 
 
 def prepare_columns(qrels: QrelsIndex, run: RunColumns, join_docids: bool, depth: int | None = None,
@@ -186,7 +179,7 @@ def prepare_columns(qrels: QrelsIndex, run: RunColumns, join_docids: bool, depth
     kept = np.flatnonzero(table_of >= 0)
     qids = [run.qids[k] for k in kept.tolist()]
     every = kept.size == len(run.qids)
-    records = None if every else _kept_records(run.bounds, kept)
+    records = None if every else expand_ranges(run.bounds[:-1][kept], np.diff(run.bounds)[kept])
     lengths = np.diff(run.bounds)[kept]
     starts = np.zeros(kept.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=starts[1:])

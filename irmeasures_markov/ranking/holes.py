@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._util.segments import expand_ranges
 from .qrels_index import UNJUDGED
-from .scenarios import FILLED, ScenarioRun, expand_ranges
+from .scenarios import FILLED, ScenarioRun
 
 __all__ = ["fill_grades", "judge_unjudged", "fill_ranks", "judgment_patterns"]
 

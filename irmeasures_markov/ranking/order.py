@@ -14,7 +14,7 @@ from operator import gt, itemgetter, lt
 
 import numpy as np
 
-from .._util.segments import segment_sum, within_segments
+from .._util.segments import expand_ranges, segment_sum, within_segments
 
 __all__ = ["read_scores", "rank_documents", "trec_order", "top_order", "tie_slots", "tie_groups", "fix_ties",
            "in_rank_order", "cut_to_depth"]
@@ -316,16 +316,16 @@ def _fix_ties_block(order: np.ndarray, keys: list[str], starts: np.ndarray, slot
     dest = np.arange(m, dtype=np.int64)  # where, among the slots, each member goes: kept where descending
     if ascending.any():
         g0, gs = group_start[ascending], group_size[ascending]
-        idx = _expand(g0, gs)
+        idx = expand_ranges(g0, gs)
         dest[idx] = np.repeat(2 * g0 + gs - 1, gs) - idx        # reversed: g0 + (g0 + gs - 1 - idx)
     other = (n_rises > 0) & ~ascending
     small = other & (group_size <= _PAIRWISE_MAX_GROUP)
     if small.any():
         g0, gs = group_start[small], group_size[small]
-        idx = _expand(g0, gs)                                    # the members of small groups
+        idx = expand_ranges(g0, gs)                                    # the members of small groups
         after = np.repeat(g0 + gs, gs) - idx - 1                 # members of its group after each member
         this = np.repeat(idx, after)
-        other_member = _expand(idx + 1, after)                   # every pair of a group once, this < other
+        other_member = expand_ranges(idx + 1, after)                   # every pair of a group once, this < other
         larger = np.fromiter(map(gt, map(member_keys.__getitem__, other_member.tolist()),
                                  map(member_keys.__getitem__, this.tolist())), dtype=bool, count=this.size)
         # members with a larger docid go first: each pair counts once for one of its two members
@@ -334,7 +334,7 @@ def _fix_ties_block(order: np.ndarray, keys: list[str], starts: np.ndarray, slot
     big = other & ~small
     if big.any():
         big_start, big_size = group_start[big], group_size[big]
-        idx = _expand(big_start, big_size)
+        idx = expand_ranges(big_start, big_size)
         big_keys = list(map(member_keys.__getitem__, idx.tolist()))
         by_key = np.fromiter(sorted(range(idx.size), key=big_keys.__getitem__, reverse=True), dtype=np.int64,
                              count=idx.size)
@@ -445,7 +445,7 @@ def in_rank_order(values: np.ndarray, order: np.ndarray, keys: list[str] | Calla
         mover = np.flatnonzero(odd & placed)              # members (indices into slots) to place
         begin = group_start[group[mover]]
         size = np.append(group_start[1:], m)[group[mover]] - begin
-        others = _expand(begin, size)                     # every member of each mover's group
+        others = expand_ranges(begin, size)                     # every member of each mover's group
         movers = np.repeat(mover, size)
         ranked_keys = itemgetter(*order[slots].tolist())(keys)      # slots: at least one group of two
         larger = np.fromiter(map(gt, map(ranked_keys.__getitem__, others.tolist()),
@@ -456,20 +456,3 @@ def in_rank_order(values: np.ndarray, order: np.ndarray, keys: list[str] | Calla
         # docids are distinct within a query: a mover goes after the members with a larger docid
         out[slots[begin + segment_sum(larger, offsets)]] = member[mover]
     return out
-
-
-def _expand(begin: np.ndarray, size: np.ndarray) -> np.ndarray:
-    """``concatenate([arange(b, b + s) for b, s in zip(begin, size)])`` without a Python step per range.
-
-    Parameters
-    ----------
-    begin, size : numpy.ndarray
-        Start and length of each range (int64).
-
-    Returns
-    -------
-    numpy.ndarray
-    """
-    total = int(size.sum())
-    return np.repeat(begin - np.cumsum(size) + size, size) + np.arange(total, dtype=np.int64)
-

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping
 import numpy as np
 
 from .._util.lazy import lazy_module
-from .._util.segments import segment_sum
+from .._util.segments import expand_ranges, segment_sum
 from .prepared import PreparedRun, RelevanceBatch, select_positions
 
 hashlib = lazy_module("hashlib")  # for the seeds of sampled orders only: not at start-up
@@ -399,26 +399,6 @@ class ScenarioRun:
         ScenarioRun
         """
         return ScenarioRun(self.base, self.query, self.offsets, *self.gathered(positions))
-
-
-def expand_ranges(begin: np.ndarray, size: np.ndarray) -> np.ndarray:
-    """``concatenate([arange(b, b + s) for b, s in zip(begin, size)])`` without a Python loop.
-
-    Parameters
-    ----------
-    begin, size : numpy.ndarray
-        Start and length of each range.
-
-    Returns
-    -------
-    numpy.ndarray
-    """
-    total = int(size.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    starts = np.zeros(size.size, dtype=np.int64)
-    np.cumsum(size[:-1], out=starts[1:])
-    return np.arange(total, dtype=np.int64) - np.repeat(starts - begin, size)
 
 
 def identity_reading(prepared: PreparedRun, judgments: bool = True) -> ScenarioRun:

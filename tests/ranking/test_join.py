@@ -212,8 +212,9 @@ def test_bisect_descending_is_searchsorted_of_the_negated_values(seed):
 
 
 def test_expand_is_the_concatenated_ranges():
+    from irmeasures_markov._util.segments import expand_ranges
     begin, size = np.array([5, 0, 9, 3]), np.array([2, 0, 3, 1])
-    assert order._expand(begin, size).tolist() == [5, 6, 9, 10, 11, 3]
+    assert expand_ranges(begin, size).tolist() == [5, 6, 9, 10, 11, 3]
 
 
 @pytest.mark.parametrize("block", [1 << 18, 500, 64])
