@@ -10,10 +10,13 @@ and processed as the rows of 2-D arrays, padded after each row's values
 """
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from itertools import islice, repeat
+
 import numpy as np
 
 __all__ = ["segment_cumsum", "segment_sum", "SegmentSums", "segment_argsort_desc", "query_blocks", "within_segments",
-           "expand_ranges"]
+           "expand_ranges", "consecutive"]
 
 #: rows x width of one block of the per-query sort (bounds its temporary memory to about 8 MB)
 _SORT_BLOCK = 1 << 18
@@ -312,3 +315,18 @@ def expand_ranges(begin: np.ndarray, size: np.ndarray) -> np.ndarray:
     starts = np.zeros(size.size, dtype=np.int64)
     np.cumsum(size[:-1], out=starts[1:])
     return np.arange(total, dtype=np.int64) - np.repeat(starts - begin, size)
+
+
+def consecutive(items: Sequence, lengths: list[int]) -> Iterator[Iterator]:
+    """``items`` cut into consecutive runs of the given lengths (each to be read in turn, once).
+
+    Parameters
+    ----------
+    items : sequence
+    lengths : list of int
+
+    Returns
+    -------
+    iterator of iterators
+    """
+    return map(islice, repeat(iter(items)), lengths)

@@ -14,12 +14,13 @@ more than one run's work.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from itertools import chain, islice, repeat
+from itertools import chain, repeat
 from operator import methodcaller
 
 import numpy as np
 
 from .compiled import numba_loaded, optional_kernels
+from .segments import consecutive
 
 __all__ = ["ENGINES", "token_bounds", "first_repeat", "KeyTables", "lookup"]
 
@@ -69,10 +70,6 @@ def token_bounds(buf: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     return start, end
 
 
-def _segments(keys: list[str], bounds: np.ndarray):
-    return map(islice, repeat(iter(keys)), np.diff(bounds).tolist())
-
-
 def first_repeat(joined: str, bounds: np.ndarray, keys: list[str] | None = None, engine: str = "auto") -> int:
     """Index of the first token that repeats an earlier token of its segment, or -1.
 
@@ -101,8 +98,10 @@ def first_repeat(joined: str, bounds: np.ndarray, keys: list[str] | None = None,
         return int(kernels.first_repeat(buf, start, end, np.ascontiguousarray(bounds, dtype=np.int64)))
     if keys is None:
         keys = joined.split("\n")
-    distinct = np.fromiter(map(len, map(set, _segments(keys, bounds))), dtype=np.int64, count=bounds.size - 1)
-    short = np.flatnonzero(distinct != np.diff(bounds))
+    lengths = np.diff(bounds)
+    distinct = np.fromiter(map(len, map(set, consecutive(keys, lengths.tolist()))), dtype=np.int64,
+                           count=lengths.size)
+    short = np.flatnonzero(distinct != lengths)
     if short.size == 0:
         return -1
     a, b = int(bounds[short[0]]), int(bounds[short[0] + 1])
@@ -205,5 +204,5 @@ def lookup(joined: str, bounds: np.ndarray, table_of: np.ndarray, tables: KeyTab
     empty: dict[str, int] = {}
     getters = [(tables.tables[t] if t >= 0 else empty).get for t in table_of.tolist()]
     # one C-level dict probe per token: chained maps, no Python code per segment or token
-    per_segment = map(map, getters, _segments(keys, bounds), repeat(repeat(missing)))
+    per_segment = map(map, getters, consecutive(keys, np.diff(bounds).tolist()), repeat(repeat(missing)))
     return np.fromiter(chain.from_iterable(per_segment), dtype=np.int64, count=n)

@@ -8,14 +8,14 @@ same as preparing each query alone.  How the join works: docs/design.md.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from itertools import chain, islice, repeat
+from collections.abc import Callable, Mapping
+from itertools import chain, repeat
 from operator import attrgetter, methodcaller
 
 import numpy as np
 
 from .._util.arrays import frozen
-from .._util.segments import query_blocks, segment_argsort_desc
+from .._util.segments import consecutive, query_blocks, segment_argsort_desc
 from .order import cut_to_depth, fix_ties, in_rank_order, tie_groups, tie_slots
 from .positive_join import positive_hits, read_long_rankings
 from .qrels_index import UNJUDGED, QrelsIndex
@@ -324,11 +324,6 @@ class FlatRun:
         scores = np.fromiter(self.runs[i].values(), dtype=np.float64, count=kb - ka)[order]
         return RankedQuery(self.qids[i], keys, order, scores, self.positive_grades[a:b], self.judged[i],
                            SEPARATOR.join(keys) if self.joins else None)
-
-
-def consecutive(keys: list[str], lengths: list[int]) -> Iterator[Iterator[str]]:
-    """``keys`` cut into consecutive runs of the given lengths (each to be read in turn, once)."""
-    return map(islice, repeat(iter(keys)), lengths)
 
 
 def prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join_docids: bool,
