@@ -54,8 +54,8 @@ class RunColumns(Mapping):
     -----
     Made by :func:`read_run_columns` and :func:`~irmeasures_markov.io.run_files.load_run_dir`,
     which check the rules above; the constructor trusts its caller.  The
-    object does not change; ``dict(run)`` or :meth:`to_dict` gives an
-    ordinary dict.
+    object does not change; :meth:`to_dict` gives ordinary dicts
+    (``dict(run)`` keeps each query's read-only view).
     """
     __slots__ = ("qids", "bounds", "docids", "scores", "_keys", "_index")
 
