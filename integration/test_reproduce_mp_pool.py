@@ -120,6 +120,6 @@ def test_figure_findings_follow_the_numbers():
     moved = findings(_figure_result(tau_gl_rec=res.tau[:, res.labels.index("bpref")] - 0.01))
     verdict = {f: v for f, _, v in moved}
     assert verdict[close] == "reproduced"
-    text = markdown(res, 129, 50, 0, 1.0, "f3.png", "f4.png")
+    text = markdown(res, 129, 50, 0, "f3.png", "f4.png")
     assert "third decimal" not in text and "As in the paper" not in text
     assert "| Fig. 4 (TREC 8): with @Rec(T) the GL models perform closely to bpref |" in text
