@@ -10,8 +10,8 @@ Tasks group a few runs with every pool missing for them: a worker reads each
 run once per task (from its path, or from the copy scattered once), and
 keeps the scorer of each pool in a small per-process cache (building one
 takes about as long as one cell), so a task of one TREC-8 run on 101 pools
-costs seconds (about 17 ms a cell on a quiet machine) while scheduling it
-costs milliseconds.
+costs seconds while scheduling it costs milliseconds (docs/benchmarks.md,
+``bench_grid.py``).
 """
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ PoolSpec = float | tuple[float, int]
 RunSource = RunLike | str | os.PathLike[str]
 FULL: Pool = (100.0, 0)
 
-#: Cells a task should hold at least (about 17 ms each on TREC-8), so that the
+#: Cells a task should hold at least (tens of milliseconds each on TREC-8), so that the
 #: scheduler's few milliseconds per task stay far below 5% of the work.
 MIN_CELLS_PER_TASK = 16
 #: Tasks per worker aimed at, so that workers finish together.

@@ -1,7 +1,7 @@
 r"""Carterette's user-model framework: measures M1–M4 over six stopping distributions.
 
 B. Carterette, "System effectiveness, user models, and user utility: a
-conceptual framework for investigation", SIGIR 2011 (``../shared/papers``;
+conceptual framework for investigation", SIGIR 2011 (see
 docs/user-model-framework.md).  A user stops at rank k with probability P(k); F(k) = Σ_{i≥k} P(i)
 is the probability of looking at rank k.  With binary relevance a_k, the
 relevance count R_k = Σ_{i≤k} a_i and precision Prec(k) = R_k / k:

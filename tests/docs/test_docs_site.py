@@ -1,6 +1,7 @@
 """The documentation site (mkdocs.yml): every user page is in the navigation, every API page documents a module
 that imports, and CI builds the site with --strict before the tests.  (The build itself needs the `docs` extra and
 runs in .ci/run; these checks need nothing beyond the package.)"""
+import ast
 import importlib
 import pathlib
 import re
@@ -38,3 +39,76 @@ def test_ci_builds_the_site_strictly_before_the_tests():
     build = lines.index('mkdocs build --strict --site-dir "$tmp/site"')
     tests = next(i for i, line in enumerate(lines) if "python -m pytest" in line and "tests" in line)
     assert build < tests
+
+
+#: a measured figure as the docs would quote one: a number with a unit of time or memory ("3.3 s", "1-2 s",
+#: "50–75 MB"), a speed ratio ("2.12×", "x faster") or a rate ("166 runs/s"); docs/benchmarks.md keeps them all
+TIMING = re.compile(r"""
+    (?<![\w.:])\d(?:[\d.,]*\d)?\s?(?:[-–]\s?\d(?:[\d.,]*\d)?\s?)?
+        (?:ns|µs|μs|us|ms|s|secs?|seconds?|mins?|minutes?|hours?)\b(?!\()
+  | (?<![\w.:])\d[\d.,]*\s?[KMGT]i?B\b
+  | \d×(?!\s*\d)
+  | \d\s?(?:times|x)\s+(?:faster|slower|as\s+fast)\b
+  | \bper\s+second\b
+  | \d[\d.,]*\s?[\w-]*/s\b
+""", re.X)
+#: figures in those forms that are not measurements: constants of the code or of glibc, the TBG paper's
+#: reading times and the time axis of its model
+NOT_MEASURED = {
+    "file-formats.md": ["the first 64 MB read"],  # io.fast_run.COMPILED_AFTER
+    "reproducing-the-papers.md": ["once 64 MB have been read"],
+    "scaling.md": ["over 128 KiB", "every 2 s"],  # glibc's mmap threshold; grid.runner's flush_seconds
+    "time-biased-gain.md": ["(6.8 ± 0.5 s)", "b = 7.8 ± 0.7 s", "about 55 minutes", "exceed 2 GiB"],
+    "irmeasures_markov/_util/segments.py": ["to about 8 MB"],  # rows x width x 8 bytes
+    "irmeasures_markov/documents/docid_table.py": ["need 5.4 GB"],  # 50M docids x the table's bytes each
+    "irmeasures_markov/calibration/simulate.py": ["(default 1/30 s)"],
+    "irmeasures_markov/grid/backends.py": ["above 128 KiB"],
+}
+#: a path of one machine: a home directory or a scratch or work directory
+MACHINE_PATH = re.compile(r"(?<![\w.~-])/(?:work|tmp|root|home|Users|mnt|var/folders)/|[A-Z]:\\Users\\")
+
+
+def documentation() -> dict[str, str]:
+    """The user pages, the README, and the package's docstrings and ``#:`` comments (the API pages)."""
+    texts = {p.name: p.read_text(encoding="utf-8") for p in sorted(DOCS.glob("*.md"))}
+    texts["README.md"] = (ROOT / "README.md").read_text(encoding="utf-8")
+    for path in sorted((ROOT / "irmeasures_markov").rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        nodes = [node for node in ast.walk(ast.parse(source))
+                 if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))]
+        texts[str(path.relative_to(ROOT))] = "\n".join(
+            [ast.get_docstring(node, clean=False) or "" for node in nodes]
+            + [line for line in source.splitlines() if line.lstrip().startswith("#:")])
+    return texts
+
+
+def test_measured_figures_are_only_on_the_benchmarks_page():
+    quoted = []
+    for name, text in documentation().items():
+        if name == "benchmarks.md":
+            continue
+        for allowed in NOT_MEASURED.get(name, []):
+            assert allowed in text, f"{name}: the allow-list entry {allowed!r} is gone; remove it"
+            text = text.replace(allowed, "")
+        quoted += [f"{name}: ...{text[max(m.start() - 40, 0):m.end() + 10]}..." for m in TIMING.finditer(text)]
+    assert not quoted, "move these figures to docs/benchmarks.md and link to it:\n" + "\n".join(quoted)
+
+
+def test_no_machine_paths_in_the_documentation():
+    texts = documentation()
+    texts.update({str(p.relative_to(ROOT)): p.read_text(encoding="utf-8")
+                  for p in sorted((ROOT / "irmeasures_markov").rglob("*.py"))})
+    found = [f"{name}: {m.group()}" for name, text in texts.items() for m in MACHINE_PATH.finditer(text)]
+    assert not found, found
+
+
+def test_the_rules_catch_what_they_are_for():
+    assert all(TIMING.search(s) for s in ["took 3.3 s.", "1-2 s", "1.5–2.5 s", "about 450 ns", "50–75 MB",
+                                          "2.12× as fast", "3 times faster", "3x slower", "166 runs/s",
+                                          "41 minutes"])
+    assert not any(TIMING.search(s) for s in ["runs × measures", "2 min(P(A>B), P(A<B))", "{ties:12s}",
+                                              "7 × 5 grid", "100 runs", "several times slower", "M1 × RBP",
+                                              "h ∈ {10, 50}"])
+    assert all(MACHINE_PATH.search(s) for s in ["/work/main/docs", "/tmp/x", "/home/me/data", "/root/.cache"])
+    assert not any(MACHINE_PATH.search(s) for s in ["../shared/data", "~/.cache/irmeasures_markov",
+                                                    "integration/reproduce/x.py", "/path/to/data"])
