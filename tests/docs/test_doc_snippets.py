@@ -149,17 +149,6 @@ def test_runner_finds_blocks_and_their_lines():
     assert bs[1].reason == "needs a cluster" and bs[2].code == "irmeasures-markov demo\n"
 
 
-def test_benchmark_history_lives_in_benchmarks_md():
-    """Dated measurements, per-round ranges and earlier figures are in docs/benchmarks.md only."""
-    bad = [f"{p.relative_to(REPO)}:{i}" for p in PAGES if p.name != "benchmarks.md"
-           for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
-           if re.search(r"\d\d:\d\d UTC|per-round range|earlier version of this page|other runs that night", line)]
-    assert not bad, bad
-    bench = (REPO / "docs" / "benchmarks.md").read_text(encoding="utf-8")
-    scripts = sorted(p.name for p in (REPO / "integration" / "bench").glob("bench_*.py"))
-    assert scripts and all(f"`{s}`" in bench for s in scripts), "a bench script without its table"
-
-
 def test_console_excerpts_mark_dropped_rows():
     """The ph-compare excerpt lists consecutive topics, or says with '…' that rows were left out."""
     text = (REPO / "docs" / "stopping-time.md").read_text(encoding="utf-8")

@@ -1,6 +1,7 @@
 """The documentation site (mkdocs.yml): every user page is in the navigation, every API page documents a module
 that imports, and CI builds the site with --strict before the tests.  (The build itself needs the `docs` extra and
-runs in .ci/run; these checks need nothing beyond the package.)"""
+runs in .ci/run; these checks need nothing beyond the package.)  And the docs' own rules: measured figures only on
+docs/benchmarks.md, no path of one machine in the pages or the docstrings."""
 import ast
 import importlib
 import pathlib
@@ -42,16 +43,17 @@ def test_ci_builds_the_site_strictly_before_the_tests():
 
 
 #: a measured figure as the docs would quote one: a number with a unit of time or memory ("3.3 s", "1-2 s",
-#: "50–75 MB"), a speed ratio ("2.12×", "x faster") or a rate ("166 runs/s"); docs/benchmarks.md keeps them all
+#: "50–75 MB"), a speed ratio ("2.12×", "3x faster", "ratio 0.46") or a rate ("166 runs/s"), or the history of
+#: a benchmark (a time of day, per-round ranges, earlier runs); docs/benchmarks.md keeps them all
 TIMING = re.compile(r"""
     (?<![\w.:])\d(?:[\d.,]*\d)?\s?(?:[-–]\s?\d(?:[\d.,]*\d)?\s?)?
         (?:ns|µs|μs|us|ms|s|secs?|seconds?|mins?|minutes?|hours?)\b(?!\()
   | (?<![\w.:])\d[\d.,]*\s?[KMGT]i?B\b
   | \d×(?!\s*\d)
   | \d\s?(?:times|x)\s+(?:faster|slower|as\s+fast)\b
-  | \bper\s+second\b
   | \d\s+of\s+the\s+time\b | \bratio\s+\**\d
-  | \d[\d.,]*\s?[\w-]*/s\b
+  | \bper\s+second\b | \d[\d.,]*\s?[\w-]*/s\b
+  | \d\d:\d\d\s+UTC | per-round\s+range | earlier\s+version\s+of\s+this\s+page | other\s+runs\s+that\s+night
 """, re.X)
 #: figures in those forms that are not measurements: constants of the code or of glibc, the TBG paper's
 #: reading times and the time axis of its model
@@ -95,6 +97,12 @@ def test_measured_figures_are_only_on_the_benchmarks_page():
     assert not quoted, "move these figures to docs/benchmarks.md and link to it:\n" + "\n".join(quoted)
 
 
+def test_every_bench_script_has_its_table():
+    bench = (DOCS / "benchmarks.md").read_text(encoding="utf-8")
+    scripts = sorted(p.name for p in (ROOT / "integration" / "bench").glob("bench_*.py"))
+    assert scripts and all(f"`{s}`" in bench for s in scripts), "a bench script without its table"
+
+
 def test_no_machine_paths_in_the_documentation():
     texts = documentation()
     texts.update({str(p.relative_to(ROOT)): p.read_text(encoding="utf-8")
@@ -104,12 +112,13 @@ def test_no_machine_paths_in_the_documentation():
 
 
 def test_the_rules_catch_what_they_are_for():
-    assert all(TIMING.search(s) for s in ["took 3.3 s.", "1-2 s", "1.5–2.5 s", "about 450 ns", "50–75 MB",
-                                          "2.12× as fast", "3 times faster", "3x slower", "166 runs/s", "0.39 to 0.95 of the time", "ratio **0.46**",
-                                          "41 minutes"])
-    assert not any(TIMING.search(s) for s in ["runs × measures", "2 min(P(A>B), P(A<B))", "{ties:12s}",
-                                              "7 × 5 grid", "100 runs", "several times slower", "M1 × RBP",
-                                              "h ∈ {10, 50}"])
+    assert all(TIMING.search(s) for s in [
+        "took 3.3 s.", "1-2 s", "1.5–2.5 s", "about 450 ns", "50–75 MB", "2.12× as fast", "3 times faster",
+        "3x slower", "166 runs/s", "0.39 to 0.95 of the time", "ratio **0.46**", "41 minutes",
+        "2026-11-24 01:48 UTC", "per-round range"])
+    assert not any(TIMING.search(s) for s in [
+        "runs × measures", "2 min(P(A>B), P(A<B))", "{ties:12s}", "7 × 5 grid", "100 runs",
+        "several times slower", "M1 × RBP", "h ∈ {10, 50}"])
     assert all(MACHINE_PATH.search(s) for s in ["/work/main/docs", "/tmp/x", "/home/me/data", "/root/.cache"])
     assert not any(MACHINE_PATH.search(s) for s in ["../shared/data", "~/.cache/irmeasures_markov",
                                                     "integration/reproduce/x.py", "/path/to/data"])
