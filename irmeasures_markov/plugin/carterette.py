@@ -19,8 +19,6 @@ from ..measures.carterette_distributions import (
     DISTRIBUTION_REGISTRY,
     DISTRIBUTIONS,
     F_CHOICES,
-    MODELS,
-    NAMED_MEASURES,
     DistributionChoices,
     default_norm,
     distribution_fingerprint,
@@ -31,31 +29,39 @@ from ..measures.carterette_distributions import (
 from ..measures.carterette_graded import graded_user_model_batch
 from ..measures.carterette_ties import expected_user_model
 from ..ranking.prepared import select_positions
-from .base import FLOAT, FamilyMeasure, ParamInfo
+from .base import FLOAT, FamilyMeasure, ParamInfo, family_params
 from .fitted import FitChoices, canonical_spec, carterette_distribution, fit_fingerprint, is_fit_spec
 from .provider import register_measure
 
-__all__ = ["M1", "M2", "M3", "M4", *NAMED_MEASURES]
+__all__ = ["M1", "M2", "M3", "M4", "CDG", "RRG", "RBTR", "ARR", "RRR", "RBAP", "DAG", "RAP", "EPR", "RRAP"]
 
-_COMMON = {
-    "cutoff": ParamInfo(dtype=int, required=False,
-                        desc="evaluate the first k documents; the ideal ranking for norm is cut there too"),
-    "theta": ParamInfo(dtype=FLOAT, required=False,
-                       desc="parameter of the RBP (persistence, default 0.8) or ERR (stopping probability at "
-                            "a relevant document, default 0.5) distribution; in (0, 1)"),
-    "norm": ParamInfo(dtype=bool, required=False,
-                      desc="divide by the ideal ranking's value (RB relevant documents, then non-relevant ones "
-                           "up to the run's length; default: on for M2 and ARR, off otherwise)"),
-    "rel": ParamInfo(dtype=int, default=1, desc="minimum grade counted as relevant (inclusive)"),
-    "judged_only": ParamInfo(dtype=bool, default=False,
-                             desc="drop unjudged documents before ranking (condensed list)"),
-}
 _DIST = ParamInfo(dtype=str, default="RBP", choices=FitChoices(DistributionChoices()),
                   desc="stopping distribution P(k): RBP, DCG, RR (static) or ERR, AP, RRR (dynamic), a name given "
                        "to one with register_distribution, or one fitted to a log: 'fit:NAME' "
                        "(calibration.register_fitted) or 'file:PATH' (a fit file)")
+_THETA = ParamInfo(dtype=FLOAT, required=False,
+                   desc="parameter of the RBP (persistence, default 0.8) or ERR (stopping probability at a relevant "
+                        "document, default 0.5) distribution; in (0, 1)")
+_NORM = ParamInfo(dtype=bool, required=False,
+                  desc="divide by the ideal ranking's value (RB relevant documents, then non-relevant ones up to the "
+                       "run's length, cut at the cutoff; default: on for M2 and ARR, off otherwise)")
 _F = ParamInfo(dtype=str, default="1/k", choices=F_CHOICES,
                desc="M3's effort f(k): '1/k' (expected reciprocal rank) or 'k' (expected stopping rank)")
+#: the parameters of M1, M2, M4; of M3; of a named measure whose distribution has a theta; of one without
+_MODEL_PARAMS = family_params(dist=_DIST, theta=_THETA, norm=_NORM)
+_M3_PARAMS = family_params(dist=_DIST, theta=_THETA, norm=_NORM, f=_F)
+_THETA_PARAMS = family_params(theta=_THETA, norm=_NORM)
+_PLAIN_PARAMS = family_params(norm=_NORM)
+_M3_THETA_PARAMS = family_params(theta=_THETA, norm=_NORM, f=_F)
+_M3_PLAIN_PARAMS = family_params(norm=_NORM, f=_F)
+
+#: what each model's value reads
+_READINGS = {
+    "M1": "expected relevance at the stopping rank, sum_k a_k P(k)",
+    "M2": "expected total relevance seen, sum_k a_k F(k)",
+    "M3": "expected effort at the stopping rank, sum_k f(k) P(k)",
+    "M4": "expected precision at the stopping rank, sum_k P(k) Prec(k)",
+}
 
 
 class _UserModelMeasure(FamilyMeasure):
@@ -163,43 +169,130 @@ class _UserModelMeasure(FamilyMeasure):
                                    cutoff=self.cutoff)
 
 
-def _model_class(model: str, reading: str):
-    params = {"dist": _DIST, **_COMMON}
-    if model == "M3":
-        params["f"] = _F
-    return type(f"_{model}", (_UserModelMeasure,), {
-        "__name__": model, "NAME": model, "MODEL": model,
-        "PRETTY_NAME": f"Carterette's {model}",
-        "SHORT_DESC": reading,
-        "__doc__": f"Carterette (SIGIR 2011) {model}: {reading}",
-        "SUPPORTED_PARAMS": params,
-    })
+class _M1(_UserModelMeasure):
+    """Carterette (SIGIR 2011) M1: expected relevance at the stopping rank, sum_k a_k P(k)."""
+    __name__ = NAME = MODEL = "M1"
+    PRETTY_NAME, SHORT_DESC = "Carterette's M1", _READINGS["M1"]
+    SUPPORTED_PARAMS = _MODEL_PARAMS
 
 
-_READINGS = {
-    "M1": "expected relevance at the stopping rank, sum_k a_k P(k)",
-    "M2": "expected total relevance seen, sum_k a_k F(k)",
-    "M3": "expected effort at the stopping rank, sum_k f(k) P(k)",
-    "M4": "expected precision at the stopping rank, sum_k P(k) Prec(k)",
-}
-
-M1, M2, M3, M4 = (register_measure(_model_class(m, _READINGS[m])()) for m in MODELS)
+class _M2(_UserModelMeasure):
+    """Carterette (SIGIR 2011) M2: expected total relevance seen, sum_k a_k F(k)."""
+    __name__ = NAME = MODEL = "M2"
+    PRETTY_NAME, SHORT_DESC = "Carterette's M2", _READINGS["M2"]
+    SUPPORTED_PARAMS = _MODEL_PARAMS
 
 
-def _named_class(name: str, model: str, dist: str):
-    params = dict(_COMMON)
-    if dist not in DEFAULT_THETA:
-        del params["theta"]
-    if model == "M3":
-        params["f"] = _F
-    return type(f"_{name}", (_UserModelMeasure,), {
-        "__name__": name, "NAME": name, "MODEL": model, "FIXED_DIST": dist,
-        "PRETTY_NAME": f"{name} ({model} with the {dist} stopping distribution)",
-        "SHORT_DESC": f"{model}(dist='{dist}'): {_READINGS[model]}",
-        "__doc__": f"{name} = {model}(dist='{dist}') of Carterette (SIGIR 2011): {_READINGS[model]}",
-        "SUPPORTED_PARAMS": params,
-    })
+class _M3(_UserModelMeasure):
+    """Carterette (SIGIR 2011) M3: expected effort at the stopping rank, sum_k f(k) P(k)."""
+    __name__ = NAME = MODEL = "M3"
+    PRETTY_NAME, SHORT_DESC = "Carterette's M3", _READINGS["M3"]
+    SUPPORTED_PARAMS = _M3_PARAMS
 
 
-globals().update({name: register_measure(_named_class(name, model, dist)())
-                  for name, (model, dist) in NAMED_MEASURES.items()})
+class _M4(_UserModelMeasure):
+    """Carterette (SIGIR 2011) M4: expected precision at the stopping rank, sum_k P(k) Prec(k)."""
+    __name__ = NAME = MODEL = "M4"
+    PRETTY_NAME, SHORT_DESC = "Carterette's M4", _READINGS["M4"]
+    SUPPORTED_PARAMS = _MODEL_PARAMS
+
+
+M1 = register_measure(_M1())
+M2 = register_measure(_M2())
+M3 = register_measure(_M3())
+M4 = register_measure(_M4())
+
+
+# the paper's ten new names: a model with its distribution fixed (the other five are ir_measures' own names)
+
+
+class _CDG(_UserModelMeasure):
+    """CDG = M1(dist='DCG') of Carterette (SIGIR 2011): expected relevance at the stopping rank, sum_k a_k P(k)."""
+    __name__ = NAME = "CDG"
+    MODEL, FIXED_DIST = "M1", "DCG"
+    PRETTY_NAME, SHORT_DESC = "CDG (M1 with the DCG stopping distribution)", f"M1(dist='DCG'): {_READINGS['M1']}"
+    SUPPORTED_PARAMS = _PLAIN_PARAMS
+
+
+class _RRG(_UserModelMeasure):
+    """RRG = M1(dist='RR') of Carterette (SIGIR 2011): expected relevance at the stopping rank, sum_k a_k P(k)."""
+    __name__ = NAME = "RRG"
+    MODEL, FIXED_DIST = "M1", "RR"
+    PRETTY_NAME, SHORT_DESC = "RRG (M1 with the RR stopping distribution)", f"M1(dist='RR'): {_READINGS['M1']}"
+    SUPPORTED_PARAMS = _PLAIN_PARAMS
+
+
+class _RBTR(_UserModelMeasure):
+    """RBTR = M2(dist='RBP') of Carterette (SIGIR 2011): expected total relevance seen, sum_k a_k F(k)."""
+    __name__ = NAME = "RBTR"
+    MODEL, FIXED_DIST = "M2", "RBP"
+    PRETTY_NAME, SHORT_DESC = "RBTR (M2 with the RBP stopping distribution)", f"M2(dist='RBP'): {_READINGS['M2']}"
+    SUPPORTED_PARAMS = _THETA_PARAMS
+
+
+class _ARR(_UserModelMeasure):
+    """ARR = M3(dist='AP') of Carterette (SIGIR 2011): expected effort at the stopping rank, sum_k f(k) P(k)."""
+    __name__ = NAME = "ARR"
+    MODEL, FIXED_DIST = "M3", "AP"
+    PRETTY_NAME, SHORT_DESC = "ARR (M3 with the AP stopping distribution)", f"M3(dist='AP'): {_READINGS['M3']}"
+    SUPPORTED_PARAMS = _M3_PLAIN_PARAMS
+
+
+class _RRR(_UserModelMeasure):
+    """RRR = M3(dist='RRR') of Carterette (SIGIR 2011): expected effort at the stopping rank, sum_k f(k) P(k)."""
+    __name__ = NAME = "RRR"
+    MODEL, FIXED_DIST = "M3", "RRR"
+    PRETTY_NAME, SHORT_DESC = "RRR (M3 with the RRR stopping distribution)", f"M3(dist='RRR'): {_READINGS['M3']}"
+    SUPPORTED_PARAMS = _M3_PLAIN_PARAMS
+
+
+class _RBAP(_UserModelMeasure):
+    """RBAP = M4(dist='RBP') of Carterette (SIGIR 2011): expected precision at the stopping rank, sum_k P(k) Prec(k)."""
+    __name__ = NAME = "RBAP"
+    MODEL, FIXED_DIST = "M4", "RBP"
+    PRETTY_NAME, SHORT_DESC = "RBAP (M4 with the RBP stopping distribution)", f"M4(dist='RBP'): {_READINGS['M4']}"
+    SUPPORTED_PARAMS = _THETA_PARAMS
+
+
+class _DAG(_UserModelMeasure):
+    """DAG = M4(dist='DCG') of Carterette (SIGIR 2011): expected precision at the stopping rank, sum_k P(k) Prec(k)."""
+    __name__ = NAME = "DAG"
+    MODEL, FIXED_DIST = "M4", "DCG"
+    PRETTY_NAME, SHORT_DESC = "DAG (M4 with the DCG stopping distribution)", f"M4(dist='DCG'): {_READINGS['M4']}"
+    SUPPORTED_PARAMS = _PLAIN_PARAMS
+
+
+class _RAP(_UserModelMeasure):
+    """RAP = M4(dist='RR') of Carterette (SIGIR 2011): expected precision at the stopping rank, sum_k P(k) Prec(k)."""
+    __name__ = NAME = "RAP"
+    MODEL, FIXED_DIST = "M4", "RR"
+    PRETTY_NAME, SHORT_DESC = "RAP (M4 with the RR stopping distribution)", f"M4(dist='RR'): {_READINGS['M4']}"
+    SUPPORTED_PARAMS = _PLAIN_PARAMS
+
+
+class _EPR(_UserModelMeasure):
+    """EPR = M4(dist='ERR') of Carterette (SIGIR 2011): expected precision at the stopping rank, sum_k P(k) Prec(k)."""
+    __name__ = NAME = "EPR"
+    MODEL, FIXED_DIST = "M4", "ERR"
+    PRETTY_NAME, SHORT_DESC = "EPR (M4 with the ERR stopping distribution)", f"M4(dist='ERR'): {_READINGS['M4']}"
+    SUPPORTED_PARAMS = _THETA_PARAMS
+
+
+class _RRAP(_UserModelMeasure):
+    """RRAP = M4(dist='RRR') of Carterette (SIGIR 2011): expected precision at the stopping rank, sum_k P(k) Prec(k)."""
+    __name__ = NAME = "RRAP"
+    MODEL, FIXED_DIST = "M4", "RRR"
+    PRETTY_NAME, SHORT_DESC = "RRAP (M4 with the RRR stopping distribution)", f"M4(dist='RRR'): {_READINGS['M4']}"
+    SUPPORTED_PARAMS = _PLAIN_PARAMS
+
+
+CDG = register_measure(_CDG())
+RRG = register_measure(_RRG())
+RBTR = register_measure(_RBTR())
+ARR = register_measure(_ARR())
+RRR = register_measure(_RRR())
+RBAP = register_measure(_RBAP())
+DAG = register_measure(_DAG())
+RAP = register_measure(_RAP())
+EPR = register_measure(_EPR())
+RRAP = register_measure(_RRAP())
