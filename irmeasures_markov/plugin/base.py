@@ -9,7 +9,7 @@ The provider that hands prepared runs to the measures is in
 from __future__ import annotations
 
 from numbers import Real
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from ir_measures import measures as irm_measures
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from ..ranking.scenarios import ScenarioRun
 
 
-__all__ = ["FamilyMeasure", "measure_fingerprint", "measure_inputs", "FLOAT", "ParamInfo", "COMMON_PARAMS",
+__all__ = ["Family", "FamilyMeasure", "measure_fingerprint", "measure_inputs", "FLOAT", "ParamInfo", "COMMON_PARAMS",
            "VARIANT_PARAMS", "family_params"]
 
 ParamInfo = irm_measures.ParamInfo
@@ -51,6 +51,20 @@ VARIANT_PARAMS = {
                           desc="the value with unjudged='rel' minus the value with unjudged='nonrel'"),
     "seed": ParamInfo(dtype=int, default=0, desc="seed of Monte Carlo tie orders and sampled judgments"),
 }
+
+
+class Family(NamedTuple):
+    """One measure family, as ``FAMILIES`` (:mod:`irmeasures_markov.plugin`) declares it.
+
+    ``plugin`` names its module in :mod:`irmeasures_markov.plugin` (its Measure classes, registered when
+    imported, and ``EXAMPLES``: measure strings the brute-force tie and unjudged tests evaluate, which may read
+    the inputs those tests register, rates ``'brute'``, lengths ``'brute-all'`` and ``'brute-part'``), or is
+    None for a kernel-only family, whose measures other providers name.  ``kernel`` names its modules or
+    packages under :mod:`irmeasures_markov.measures`, the main one first: the import-linter contract keeps
+    families independent of each other and lets the modules of one family import each other.
+    """
+    plugin: str | None
+    kernel: tuple[str, ...]
 
 
 def family_params(**params: ParamInfo) -> dict[str, ParamInfo]:

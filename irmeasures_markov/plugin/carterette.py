@@ -197,6 +197,17 @@ class _M4(_UserModelMeasure):
     SUPPORTED_PARAMS = _MODEL_PARAMS
 
 
+#: measure strings the brute-force tie and unjudged tests evaluate (see plugin/base.py's Family)
+EXAMPLES = (
+    "M1", "M1(theta=0.5)@5", "M1(dist='DCG')", "M1(dist='RR',rel=2)", "M1(dist='ERR')@4",
+    "M1(dist='AP',judged_only=True)",
+    "M2", "M2(norm=False,theta=0.6)", "M2(dist='DCG')@5", "M2(dist='RRR')", "M2(dist='ERR',rel=2,theta=0.3)",
+    "M3(dist='ERR')", "M3(dist='RRR',f='k')", "M3(dist='AP')@5", "M3", "M3(dist='ERR',judged_only=True)",
+    "M4", "M4(dist='AP')", "M4(dist='ERR',theta=0.7)@5", "M4(dist='RRR',rel=2)", "M4(dist='DCG',judged_only=True)",
+    "M4(norm=True,theta=0.9)",
+    "RBTR(theta=0.7)", "RBAP", "ARR@5", "EPR(rel=2)",
+)
+
 M1 = register_measure(_M1())
 M2 = register_measure(_M2())
 M3 = register_measure(_M3())

@@ -268,5 +268,13 @@ class _MPcont(_MP):
         return self.mp_values(self.batch(prepared), rates=rates)
 
 
+#: measure strings the brute-force tie and unjudged tests evaluate (see plugin/base.py's Family)
+EXAMPLES = (
+    "MP", "MP(model='LO_OR_LID')", "MP(model='GL_OR_ID')@5", "MP(model='UNIFORM',recall=True)", "MP(rel=2)",
+    "MP(judged_only=True)", "MP(model='LO_AD_LID',rel=2)@4",
+    "MPcont(rates='brute')", "MPcont(model='LO_OR_ID',rates='brute')@5",
+    "MPcont(judged_only=True,rates='brute',rel=2)", "MPcont(lengths='brute-all',time='tbg')",
+)
+
 MP = register_measure(_MP())
 MPcont = register_measure(_MPcont())

@@ -178,4 +178,12 @@ def relevant_tail_depth(p: float, q: float, tol: float = 1e-17, max_ranks: int =
     return depth if depth <= max_ranks else None
 
 
+#: measure strings the brute-force tie and unjudged tests evaluate (see plugin/base.py's Family)
+EXAMPLES = (
+    "PH", "PH(p=0.5)@5", "PH(browse='RWBM',p=0.6,q=0.3)", "PH(user='AP')", "PH(user='DCG')", "PH(user='ERR')",
+    "PH(tail='inf')", "PH(gain='grade',p=0.6,tail='inf')", "PH(p=0.5,p_rel=0.9,rel=2)",
+    "PH(judged_only=True,order=1)", "PH(gain='exp2',rel=2,tail='inf')@6", "PH(p=0.7,pad_to_cutoff=True)@8",
+    "PatH(p=0.7)",
+)
+
 PH = register_measure(_PH(), aliases=["PatH"])

@@ -385,4 +385,11 @@ def filled_lengths(flat: np.ndarray, offsets: np.ndarray, default_length: float 
     return np.where(missing, np.repeat(mean, np.diff(offsets)), flat)
 
 
+#: measure strings the brute-force tie and unjudged tests evaluate (see plugin/base.py's Family)
+EXAMPLES = (
+    "TBG(lengths='brute-all')", "TBG(default_length=500,lengths='brute-part')@4",
+    "TBG(lengths='brute-all',norm='ideal',rel=2)", "TBG(judged_only=True,lengths='brute-all')",
+    "TBG(halflife=60,lengths='brute-part',default_length=100)",
+)
+
 TBG = register_measure(_TBG())
