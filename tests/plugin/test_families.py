@@ -3,6 +3,7 @@ import-linter contract, the registration list and the brute-force test lists agr
 measure is a class statement of its own; register_measure keeps other modules' names."""
 import inspect
 import pickle
+import re
 import subprocess
 import sys
 from importlib import import_module
@@ -104,6 +105,13 @@ def test_register_measure_refuses_a_name_ir_measures_owns():
         ir_measures.measures.registry["INST"] = theirs
         imm.PROVIDER.SUPPORTED_MEASURES.remove(ours)
     assert _INST.SUPPORTED_PARAMS is params and list(params) == ["cutoff"]   # the class is left as declared
+
+
+def test_the_hook_page_lists_every_name_another_module_holds():
+    page = (ROOT / "docs" / "integration-hook.md").read_text("utf-8")
+    listed = page[page.index(f"ir_measures {ir_measures.__version__} holds"):page.index("; the snippet below")]
+    ours = {n for m in imm.list_measures() for n in (m.name, *m.aliases)}
+    assert set(re.findall(r"`([^`]+)`", listed)) == set(ir_measures.measures.registry) - ours
 
 
 def test_register_measure_again_from_the_same_module_keeps_the_first():
