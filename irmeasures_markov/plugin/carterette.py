@@ -69,6 +69,17 @@ class _UserModelMeasure(FamilyMeasure):
     MODEL = "M1"
     FIXED_DIST = None  # set by the named measures
 
+    @property
+    def PRETTY_NAME(self) -> str:  # ir_measures' attribute, from MODEL and FIXED_DIST
+        if self.FIXED_DIST is None:
+            return f"Carterette's {self.MODEL}"
+        return f"{self.NAME} ({self.MODEL} with the {self.FIXED_DIST} stopping distribution)"
+
+    @property
+    def SHORT_DESC(self) -> str:
+        reading = _READINGS[self.MODEL]
+        return reading if self.FIXED_DIST is None else f"{self.MODEL}(dist='{self.FIXED_DIST}'): {reading}"
+
     def __init__(self, **params):
         # Canonical form, so that measures equal in meaning print (and compare, hash) the same:
         # dist is upper-cased, and theta/norm are dropped when they equal the default of the
@@ -172,28 +183,24 @@ class _UserModelMeasure(FamilyMeasure):
 class _M1(_UserModelMeasure):
     """Carterette (SIGIR 2011) M1: expected relevance at the stopping rank, sum_k a_k P(k)."""
     __name__ = NAME = MODEL = "M1"
-    PRETTY_NAME, SHORT_DESC = "Carterette's M1", _READINGS["M1"]
     SUPPORTED_PARAMS = _MODEL_PARAMS
 
 
 class _M2(_UserModelMeasure):
     """Carterette (SIGIR 2011) M2: expected total relevance seen, sum_k a_k F(k)."""
     __name__ = NAME = MODEL = "M2"
-    PRETTY_NAME, SHORT_DESC = "Carterette's M2", _READINGS["M2"]
     SUPPORTED_PARAMS = _MODEL_PARAMS
 
 
 class _M3(_UserModelMeasure):
     """Carterette (SIGIR 2011) M3: expected effort at the stopping rank, sum_k f(k) P(k)."""
     __name__ = NAME = MODEL = "M3"
-    PRETTY_NAME, SHORT_DESC = "Carterette's M3", _READINGS["M3"]
     SUPPORTED_PARAMS = _M3_PARAMS
 
 
 class _M4(_UserModelMeasure):
     """Carterette (SIGIR 2011) M4: expected precision at the stopping rank, sum_k P(k) Prec(k)."""
     __name__ = NAME = MODEL = "M4"
-    PRETTY_NAME, SHORT_DESC = "Carterette's M4", _READINGS["M4"]
     SUPPORTED_PARAMS = _MODEL_PARAMS
 
 
@@ -218,82 +225,62 @@ M4 = register_measure(_M4())
 
 
 class _CDG(_UserModelMeasure):
-    """CDG = M1(dist='DCG') of Carterette (SIGIR 2011): expected relevance at the stopping rank, sum_k a_k P(k)."""
     __name__ = NAME = "CDG"
     MODEL, FIXED_DIST = "M1", "DCG"
-    PRETTY_NAME, SHORT_DESC = "CDG (M1 with the DCG stopping distribution)", f"M1(dist='DCG'): {_READINGS['M1']}"
     SUPPORTED_PARAMS = _PLAIN_PARAMS
 
 
 class _RRG(_UserModelMeasure):
-    """RRG = M1(dist='RR') of Carterette (SIGIR 2011): expected relevance at the stopping rank, sum_k a_k P(k)."""
     __name__ = NAME = "RRG"
     MODEL, FIXED_DIST = "M1", "RR"
-    PRETTY_NAME, SHORT_DESC = "RRG (M1 with the RR stopping distribution)", f"M1(dist='RR'): {_READINGS['M1']}"
     SUPPORTED_PARAMS = _PLAIN_PARAMS
 
 
 class _RBTR(_UserModelMeasure):
-    """RBTR = M2(dist='RBP') of Carterette (SIGIR 2011): expected total relevance seen, sum_k a_k F(k)."""
     __name__ = NAME = "RBTR"
     MODEL, FIXED_DIST = "M2", "RBP"
-    PRETTY_NAME, SHORT_DESC = "RBTR (M2 with the RBP stopping distribution)", f"M2(dist='RBP'): {_READINGS['M2']}"
     SUPPORTED_PARAMS = _THETA_PARAMS
 
 
 class _ARR(_UserModelMeasure):
-    """ARR = M3(dist='AP') of Carterette (SIGIR 2011): expected effort at the stopping rank, sum_k f(k) P(k)."""
     __name__ = NAME = "ARR"
     MODEL, FIXED_DIST = "M3", "AP"
-    PRETTY_NAME, SHORT_DESC = "ARR (M3 with the AP stopping distribution)", f"M3(dist='AP'): {_READINGS['M3']}"
     SUPPORTED_PARAMS = _M3_PLAIN_PARAMS
 
 
 class _RRR(_UserModelMeasure):
-    """RRR = M3(dist='RRR') of Carterette (SIGIR 2011): expected effort at the stopping rank, sum_k f(k) P(k)."""
     __name__ = NAME = "RRR"
     MODEL, FIXED_DIST = "M3", "RRR"
-    PRETTY_NAME, SHORT_DESC = "RRR (M3 with the RRR stopping distribution)", f"M3(dist='RRR'): {_READINGS['M3']}"
     SUPPORTED_PARAMS = _M3_PLAIN_PARAMS
 
 
 class _RBAP(_UserModelMeasure):
-    """RBAP = M4(dist='RBP') of Carterette (SIGIR 2011): expected precision at the stopping rank, sum_k P(k) Prec(k)."""
     __name__ = NAME = "RBAP"
     MODEL, FIXED_DIST = "M4", "RBP"
-    PRETTY_NAME, SHORT_DESC = "RBAP (M4 with the RBP stopping distribution)", f"M4(dist='RBP'): {_READINGS['M4']}"
     SUPPORTED_PARAMS = _THETA_PARAMS
 
 
 class _DAG(_UserModelMeasure):
-    """DAG = M4(dist='DCG') of Carterette (SIGIR 2011): expected precision at the stopping rank, sum_k P(k) Prec(k)."""
     __name__ = NAME = "DAG"
     MODEL, FIXED_DIST = "M4", "DCG"
-    PRETTY_NAME, SHORT_DESC = "DAG (M4 with the DCG stopping distribution)", f"M4(dist='DCG'): {_READINGS['M4']}"
     SUPPORTED_PARAMS = _PLAIN_PARAMS
 
 
 class _RAP(_UserModelMeasure):
-    """RAP = M4(dist='RR') of Carterette (SIGIR 2011): expected precision at the stopping rank, sum_k P(k) Prec(k)."""
     __name__ = NAME = "RAP"
     MODEL, FIXED_DIST = "M4", "RR"
-    PRETTY_NAME, SHORT_DESC = "RAP (M4 with the RR stopping distribution)", f"M4(dist='RR'): {_READINGS['M4']}"
     SUPPORTED_PARAMS = _PLAIN_PARAMS
 
 
 class _EPR(_UserModelMeasure):
-    """EPR = M4(dist='ERR') of Carterette (SIGIR 2011): expected precision at the stopping rank, sum_k P(k) Prec(k)."""
     __name__ = NAME = "EPR"
     MODEL, FIXED_DIST = "M4", "ERR"
-    PRETTY_NAME, SHORT_DESC = "EPR (M4 with the ERR stopping distribution)", f"M4(dist='ERR'): {_READINGS['M4']}"
     SUPPORTED_PARAMS = _THETA_PARAMS
 
 
 class _RRAP(_UserModelMeasure):
-    """RRAP = M4(dist='RRR') of Carterette (SIGIR 2011): expected precision at the stopping rank, sum_k P(k) Prec(k)."""
     __name__ = NAME = "RRAP"
     MODEL, FIXED_DIST = "M4", "RRR"
-    PRETTY_NAME, SHORT_DESC = "RRAP (M4 with the RRR stopping distribution)", f"M4(dist='RRR'): {_READINGS['M4']}"
     SUPPORTED_PARAMS = _PLAIN_PARAMS
 
 
