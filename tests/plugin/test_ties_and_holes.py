@@ -369,8 +369,7 @@ def test_monte_carlo_does_not_depend_on_query_order():
 
 # --------------------------------------------------------------------------- defaults and strings
 
-@pytest.mark.parametrize("name", ["MP", "MPcont(rates='brute')", "PH", "PatH", "TBG(lengths='brute-all')",
-                                  "M1", "M2", "M3", "M4", "RBTR"])
+@pytest.mark.parametrize("name", MEASURES)
 def test_defaults_print_as_before(name):
     m = plain(name)
     assert str(m(ties="docid", unjudged="nonrel", residual=False, seed=0)) == str(m)
