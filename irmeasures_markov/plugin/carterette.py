@@ -47,12 +47,11 @@ _NORM = ParamInfo(dtype=bool, required=False,
                        "run's length, cut at the cutoff; default: on for M2 and ARR, off otherwise)")
 _F = ParamInfo(dtype=str, default="1/k", choices=F_CHOICES,
                desc="M3's effort f(k): '1/k' (expected reciprocal rank) or 'k' (expected stopping rank)")
-#: the parameters of M1, M2, M4; of M3; of a named measure whose distribution has a theta; of one without
+#: the parameters of M1, M2, M4; of M3; of a named measure with a theta; without; of a named M3
 _MODEL_PARAMS = family_params(dist=_DIST, theta=_THETA, norm=_NORM)
 _M3_PARAMS = family_params(dist=_DIST, theta=_THETA, norm=_NORM, f=_F)
 _THETA_PARAMS = family_params(theta=_THETA, norm=_NORM)
 _PLAIN_PARAMS = family_params(norm=_NORM)
-_M3_THETA_PARAMS = family_params(theta=_THETA, norm=_NORM, f=_F)
 _M3_PLAIN_PARAMS = family_params(norm=_NORM, f=_F)
 
 #: what each model's value reads
