@@ -9,7 +9,7 @@ The provider that hands prepared runs to the measures is in
 from __future__ import annotations
 
 from numbers import Real
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from ir_measures import measures as irm_measures
@@ -24,15 +24,22 @@ if TYPE_CHECKING:
     from ..ranking.scenarios import ScenarioRun
 
 
-__all__ = ["FamilyMeasure", "measure_fingerprint", "measure_inputs", "FLOAT", "ParamInfo", "VARIANT_PARAMS"]
+__all__ = ["Family", "FamilyMeasure", "measure_fingerprint", "measure_inputs", "FLOAT", "ParamInfo", "COMMON_PARAMS",
+           "VARIANT_PARAMS", "family_params"]
 
 ParamInfo = irm_measures.ParamInfo
 #: Float parameters accept ints too (``p=1`` parses as an int).
 FLOAT = (int, float)
 _NOT_PROVIDED = irm_measures.base._NOT_PROVIDED
 
-#: the parameters every family takes (tie order, unjudged documents; plugin/variants.py, docs/ties-and-holes.md),
-#: added to each family's ``SUPPORTED_PARAMS`` by ``register_measure``
+#: the parameters :meth:`FamilyMeasure.batch` reads the ranking with, the same in every family
+COMMON_PARAMS = {
+    "cutoff": ParamInfo(dtype=int, required=False, desc="evaluate the first k documents only"),
+    "rel": ParamInfo(dtype=int, default=1, desc="minimum grade counted as relevant (inclusive)"),
+    "judged_only": ParamInfo(dtype=bool, default=False, desc="drop unjudged documents before ranking (condensed list)"),
+}
+
+#: the parameters every family takes (tie order, unjudged documents; plugin/variants.py, docs/ties-and-holes.md)
 VARIANT_PARAMS = {
     "ties": ParamInfo(dtype=str, default="docid", choices=TIES,
                       desc="order inside groups of equal scores: 'docid' (trec_eval), 'optimistic' (higher grades "
@@ -44,6 +51,36 @@ VARIANT_PARAMS = {
                           desc="the value with unjudged='rel' minus the value with unjudged='nonrel'"),
     "seed": ParamInfo(dtype=int, default=0, desc="seed of Monte Carlo tie orders and sampled judgments"),
 }
+
+
+class Family(NamedTuple):
+    """One measure family, as ``FAMILIES`` (:mod:`irmeasures_markov.plugin`) declares it.
+
+    ``plugin`` names its module in :mod:`irmeasures_markov.plugin` (its Measure classes, registered when
+    imported, and ``EXAMPLES``: measure strings the brute-force tie and unjudged tests evaluate, which may read
+    the inputs those tests register, rates ``'brute'``, lengths ``'brute-all'`` and ``'brute-part'``), or is
+    None for a kernel-only family, whose measures other providers name.  ``kernel`` names its modules or
+    packages under :mod:`irmeasures_markov.measures`, the main one first: the import-linter contract keeps
+    families independent of each other and lets the modules of one family import each other.
+    """
+    plugin: str | None
+    kernel: tuple[str, ...]
+
+
+def family_params(**params: ParamInfo) -> dict[str, ParamInfo]:
+    """A family's ``SUPPORTED_PARAMS``: its own ``params``, then :data:`COMMON_PARAMS` and :data:`VARIANT_PARAMS`.
+
+    Parameters
+    ----------
+    **params : ParamInfo
+        The family's own parameters, in the order ``irmeasures-markov measures`` lists them.
+
+    Returns
+    -------
+    dict of str to ParamInfo
+        A new dict.
+    """
+    return {**params, **COMMON_PARAMS, **VARIANT_PARAMS}
 
 
 def _type_name(dtype) -> str:

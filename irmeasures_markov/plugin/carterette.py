@@ -19,8 +19,6 @@ from ..measures.carterette_distributions import (
     DISTRIBUTION_REGISTRY,
     DISTRIBUTIONS,
     F_CHOICES,
-    MODELS,
-    NAMED_MEASURES,
     DistributionChoices,
     default_norm,
     distribution_fingerprint,
@@ -31,37 +29,55 @@ from ..measures.carterette_distributions import (
 from ..measures.carterette_graded import graded_user_model_batch
 from ..measures.carterette_ties import expected_user_model
 from ..ranking.prepared import select_positions
-from .base import FLOAT, FamilyMeasure, ParamInfo
+from .base import FLOAT, FamilyMeasure, ParamInfo, family_params
 from .fitted import FitChoices, canonical_spec, carterette_distribution, fit_fingerprint, is_fit_spec
 from .provider import register_measure
 
-__all__ = ["M1", "M2", "M3", "M4", *NAMED_MEASURES]
+__all__ = ["M1", "M2", "M3", "M4", "CDG", "RRG", "RBTR", "ARR", "RRR", "RBAP", "DAG", "RAP", "EPR", "RRAP"]
 
-_COMMON = {
-    "cutoff": ParamInfo(dtype=int, required=False,
-                        desc="evaluate the first k documents; the ideal ranking for norm is cut there too"),
-    "theta": ParamInfo(dtype=FLOAT, required=False,
-                       desc="parameter of the RBP (persistence, default 0.8) or ERR (stopping probability at "
-                            "a relevant document, default 0.5) distribution; in (0, 1)"),
-    "norm": ParamInfo(dtype=bool, required=False,
-                      desc="divide by the ideal ranking's value (RB relevant documents, then non-relevant ones "
-                           "up to the run's length; default: on for M2 and ARR, off otherwise)"),
-    "rel": ParamInfo(dtype=int, default=1, desc="minimum grade counted as relevant (inclusive)"),
-    "judged_only": ParamInfo(dtype=bool, default=False,
-                             desc="drop unjudged documents before ranking (condensed list)"),
-}
 _DIST = ParamInfo(dtype=str, default="RBP", choices=FitChoices(DistributionChoices()),
                   desc="stopping distribution P(k): RBP, DCG, RR (static) or ERR, AP, RRR (dynamic), a name given "
                        "to one with register_distribution, or one fitted to a log: 'fit:NAME' "
                        "(calibration.register_fitted) or 'file:PATH' (a fit file)")
+_THETA = ParamInfo(dtype=FLOAT, required=False,
+                   desc="parameter of the RBP (persistence, default 0.8) or ERR (stopping probability at a relevant "
+                        "document, default 0.5) distribution; in (0, 1)")
+_NORM = ParamInfo(dtype=bool, required=False,
+                  desc="divide by the ideal ranking's value (RB relevant documents, then non-relevant ones up to the "
+                       "run's length, cut at the cutoff; default: on for M2 and ARR, off otherwise)")
 _F = ParamInfo(dtype=str, default="1/k", choices=F_CHOICES,
                desc="M3's effort f(k): '1/k' (expected reciprocal rank) or 'k' (expected stopping rank)")
+#: the parameters of M1, M2, M4; of M3; of a named measure with a theta; without; of a named M3
+_MODEL_PARAMS = family_params(dist=_DIST, theta=_THETA, norm=_NORM)
+_M3_PARAMS = family_params(dist=_DIST, theta=_THETA, norm=_NORM, f=_F)
+_THETA_PARAMS = family_params(theta=_THETA, norm=_NORM)
+_PLAIN_PARAMS = family_params(norm=_NORM)
+_M3_PLAIN_PARAMS = family_params(norm=_NORM, f=_F)
+
+#: what each model's value reads
+_READINGS = {
+    "M1": "expected relevance at the stopping rank, sum_k a_k P(k)",
+    "M2": "expected total relevance seen, sum_k a_k F(k)",
+    "M3": "expected effort at the stopping rank, sum_k f(k) P(k)",
+    "M4": "expected precision at the stopping rank, sum_k P(k) Prec(k)",
+}
 
 
 class _UserModelMeasure(FamilyMeasure):
     """Base of M1–M4: value = Σ_k over the ranking under stopping distribution P(k) (docs/user-model-framework.md)."""
     MODEL = "M1"
     FIXED_DIST = None  # set by the named measures
+
+    @property
+    def PRETTY_NAME(self) -> str:  # ir_measures' attribute, from MODEL and FIXED_DIST
+        if self.FIXED_DIST is None:
+            return f"Carterette's {self.MODEL}"
+        return f"{self.NAME} ({self.MODEL} with the {self.FIXED_DIST} stopping distribution)"
+
+    @property
+    def SHORT_DESC(self) -> str:
+        reading = _READINGS[self.MODEL]
+        return reading if self.FIXED_DIST is None else f"{self.MODEL}(dist='{self.FIXED_DIST}'): {reading}"
 
     def __init__(self, **params):
         # Canonical form, so that measures equal in meaning print (and compare, hash) the same:
@@ -163,43 +179,117 @@ class _UserModelMeasure(FamilyMeasure):
                                    cutoff=self.cutoff)
 
 
-def _model_class(model: str, reading: str):
-    params = {"dist": _DIST, **_COMMON}
-    if model == "M3":
-        params["f"] = _F
-    return type(f"_{model}", (_UserModelMeasure,), {
-        "__name__": model, "NAME": model, "MODEL": model,
-        "PRETTY_NAME": f"Carterette's {model}",
-        "SHORT_DESC": reading,
-        "__doc__": f"Carterette (SIGIR 2011) {model}: {reading}",
-        "SUPPORTED_PARAMS": params,
-    })
+class _M1(_UserModelMeasure):
+    """Carterette (SIGIR 2011) M1: expected relevance at the stopping rank, sum_k a_k P(k)."""
+    __name__ = NAME = MODEL = "M1"
+    SUPPORTED_PARAMS = _MODEL_PARAMS
 
 
-_READINGS = {
-    "M1": "expected relevance at the stopping rank, sum_k a_k P(k)",
-    "M2": "expected total relevance seen, sum_k a_k F(k)",
-    "M3": "expected effort at the stopping rank, sum_k f(k) P(k)",
-    "M4": "expected precision at the stopping rank, sum_k P(k) Prec(k)",
-}
-
-M1, M2, M3, M4 = (register_measure(_model_class(m, _READINGS[m])()) for m in MODELS)
+class _M2(_UserModelMeasure):
+    """Carterette (SIGIR 2011) M2: expected total relevance seen, sum_k a_k F(k)."""
+    __name__ = NAME = MODEL = "M2"
+    SUPPORTED_PARAMS = _MODEL_PARAMS
 
 
-def _named_class(name: str, model: str, dist: str):
-    params = dict(_COMMON)
-    if dist not in DEFAULT_THETA:
-        del params["theta"]
-    if model == "M3":
-        params["f"] = _F
-    return type(f"_{name}", (_UserModelMeasure,), {
-        "__name__": name, "NAME": name, "MODEL": model, "FIXED_DIST": dist,
-        "PRETTY_NAME": f"{name} ({model} with the {dist} stopping distribution)",
-        "SHORT_DESC": f"{model}(dist='{dist}'): {_READINGS[model]}",
-        "__doc__": f"{name} = {model}(dist='{dist}') of Carterette (SIGIR 2011): {_READINGS[model]}",
-        "SUPPORTED_PARAMS": params,
-    })
+class _M3(_UserModelMeasure):
+    """Carterette (SIGIR 2011) M3: expected effort at the stopping rank, sum_k f(k) P(k)."""
+    __name__ = NAME = MODEL = "M3"
+    SUPPORTED_PARAMS = _M3_PARAMS
 
 
-globals().update({name: register_measure(_named_class(name, model, dist)())
-                  for name, (model, dist) in NAMED_MEASURES.items()})
+class _M4(_UserModelMeasure):
+    """Carterette (SIGIR 2011) M4: expected precision at the stopping rank, sum_k P(k) Prec(k)."""
+    __name__ = NAME = MODEL = "M4"
+    SUPPORTED_PARAMS = _MODEL_PARAMS
+
+
+#: measure strings the brute-force tie and unjudged tests evaluate (see plugin/base.py's Family)
+EXAMPLES = (
+    "M1", "M1(theta=0.5)@5", "M1(dist='DCG')", "M1(dist='RR',rel=2)", "M1(dist='ERR')@4",
+    "M1(dist='AP',judged_only=True)",
+    "M2", "M2(norm=False,theta=0.6)", "M2(dist='DCG')@5", "M2(dist='RRR')", "M2(dist='ERR',rel=2,theta=0.3)",
+    "M3(dist='ERR')", "M3(dist='RRR',f='k')", "M3(dist='AP')@5", "M3", "M3(dist='ERR',judged_only=True)",
+    "M4", "M4(dist='AP')", "M4(dist='ERR',theta=0.7)@5", "M4(dist='RRR',rel=2)", "M4(dist='DCG',judged_only=True)",
+    "M4(norm=True,theta=0.9)",
+    "RBTR(theta=0.7)", "RBAP", "ARR@5", "EPR(rel=2)",
+)
+
+M1 = register_measure(_M1())
+M2 = register_measure(_M2())
+M3 = register_measure(_M3())
+M4 = register_measure(_M4())
+
+
+# the paper's ten new names: a model with its distribution fixed (the other five are ir_measures' own names)
+
+
+class _CDG(_UserModelMeasure):
+    __name__ = NAME = "CDG"
+    MODEL, FIXED_DIST = "M1", "DCG"
+    SUPPORTED_PARAMS = _PLAIN_PARAMS
+
+
+class _RRG(_UserModelMeasure):
+    __name__ = NAME = "RRG"
+    MODEL, FIXED_DIST = "M1", "RR"
+    SUPPORTED_PARAMS = _PLAIN_PARAMS
+
+
+class _RBTR(_UserModelMeasure):
+    __name__ = NAME = "RBTR"
+    MODEL, FIXED_DIST = "M2", "RBP"
+    SUPPORTED_PARAMS = _THETA_PARAMS
+
+
+class _ARR(_UserModelMeasure):
+    __name__ = NAME = "ARR"
+    MODEL, FIXED_DIST = "M3", "AP"
+    SUPPORTED_PARAMS = _M3_PLAIN_PARAMS
+
+
+class _RRR(_UserModelMeasure):
+    __name__ = NAME = "RRR"
+    MODEL, FIXED_DIST = "M3", "RRR"
+    SUPPORTED_PARAMS = _M3_PLAIN_PARAMS
+
+
+class _RBAP(_UserModelMeasure):
+    __name__ = NAME = "RBAP"
+    MODEL, FIXED_DIST = "M4", "RBP"
+    SUPPORTED_PARAMS = _THETA_PARAMS
+
+
+class _DAG(_UserModelMeasure):
+    __name__ = NAME = "DAG"
+    MODEL, FIXED_DIST = "M4", "DCG"
+    SUPPORTED_PARAMS = _PLAIN_PARAMS
+
+
+class _RAP(_UserModelMeasure):
+    __name__ = NAME = "RAP"
+    MODEL, FIXED_DIST = "M4", "RR"
+    SUPPORTED_PARAMS = _PLAIN_PARAMS
+
+
+class _EPR(_UserModelMeasure):
+    __name__ = NAME = "EPR"
+    MODEL, FIXED_DIST = "M4", "ERR"
+    SUPPORTED_PARAMS = _THETA_PARAMS
+
+
+class _RRAP(_UserModelMeasure):
+    __name__ = NAME = "RRAP"
+    MODEL, FIXED_DIST = "M4", "RRR"
+    SUPPORTED_PARAMS = _PLAIN_PARAMS
+
+
+CDG = register_measure(_CDG())
+RRG = register_measure(_RRG())
+RBTR = register_measure(_RBTR())
+ARR = register_measure(_ARR())
+RRR = register_measure(_RRR())
+RBAP = register_measure(_RBAP())
+DAG = register_measure(_DAG())
+RAP = register_measure(_RAP())
+EPR = register_measure(_EPR())
+RRAP = register_measure(_RRAP())

@@ -16,7 +16,7 @@ from ..measures.markov_precision import (
 )
 from ..measures.markov_precision.models import KERNEL_REGISTRY
 from ..measures.markov_precision.ties import expected_markov_precision
-from .base import FamilyMeasure, ParamInfo
+from .base import FamilyMeasure, ParamInfo, family_params
 from .fitted import FitChoices, canonical_spec, fit_fingerprint, is_fit_spec, mp_model
 from .provider import register_measure
 from .tbg import (
@@ -83,17 +83,14 @@ def register_rates(name: str, rates: Sequence[float] | Mapping) -> str:
 register_rates("sample", read_rates(os.path.join(os.path.dirname(os.path.dirname(__file__)), "data",
                                                  "sample_rates.tsv")))
 
+#: MP's own parameters (MPcont's too)
 _MP_PARAMS = {
-    "cutoff": ParamInfo(dtype=int, required=False, desc="ranking cutoff: evaluate the first k documents only"),
     "model": ParamInfo(dtype=str, default="GL_AD_ID", choices=FitChoices(ModelChoices()),
                        desc="user model CONN_STATES_KERNEL (GL|LO, AD|OR, ID|LID), UNIFORM, a name "
                             "given to a custom kernel with irmeasures_markov.register_kernel, or a model fitted "
                             "to a log: 'fit:NAME' (calibration.register_fitted) or 'file:PATH' (a fit file)"),
     "recall": ParamInfo(dtype=bool, default=False,
                         desc="multiply by recall r/RB (the paper's @Rec(T)); UNIFORM with recall is AP"),
-    "rel": ParamInfo(dtype=int, default=1, desc="minimum grade counted as relevant (inclusive)"),
-    "judged_only": ParamInfo(dtype=bool, default=False,
-                             desc="drop unjudged documents before ranking (condensed list)"),
 }
 
 
@@ -108,7 +105,7 @@ class _MP(FamilyMeasure):
     NAME = __name__
     PRETTY_NAME = "Markov Precision"
     SHORT_DESC = "Precision averaged under the invariant distribution of a Markov-chain user model."
-    SUPPORTED_PARAMS = dict(_MP_PARAMS)
+    SUPPORTED_PARAMS = family_params(**_MP_PARAMS)
 
     def __init__(self, **params):
         if isinstance(params.get("model"), str):
@@ -194,20 +191,20 @@ class _MPcont(_MP):
     NAME = __name__
     PRETTY_NAME = "Continuous-time Markov Precision"
     SHORT_DESC = "Markov Precision weighted by expected holding time at each rank."
-    SUPPORTED_PARAMS = {
+    SUPPORTED_PARAMS = family_params(
         **_MP_PARAMS,
-        "rates": ParamInfo(dtype=str, required=False,
-                           desc="holding rates: a TSV file 'rank<TAB>mu' (1-based ranks, all queries) or "
-                                "'qid<TAB>rank<TAB>mu' (per query), or a name given to rates with "
-                                "irmeasures_markov.register_rates"),
-        "time": ParamInfo(dtype=str, default="rates", choices=("rates", "tbg"),
-                          desc="where holding times come from: 'rates' (the rates file) or 'tbg' (TBG's time "
-                               "model: mean time at rank i = t_summary + (a*l_i + b)*P(C=1|r_i), from document "
-                               "lengths l_i)"),
+        rates=ParamInfo(dtype=str, required=False,
+                        desc="holding rates: a TSV file 'rank<TAB>mu' (1-based ranks, all queries) or "
+                             "'qid<TAB>rank<TAB>mu' (per query), or a name given to rates with "
+                             "irmeasures_markov.register_rates"),
+        time=ParamInfo(dtype=str, default="rates", choices=("rates", "tbg"),
+                       desc="where holding times come from: 'rates' (the rates file) or 'tbg' (TBG's time "
+                            "model: mean time at rank i = t_summary + (a*l_i + b)*P(C=1|r_i), from document "
+                            "lengths l_i)"),
         **LENGTH_PARAMS,
         # the chain moves between relevant documents only: the click probability of a non-relevant one is inert
         **{n: p for n, p in TIME_MODEL_PARAMS.items() if n != "pc_nonrel"},
-    }
+    )
 
     def __init__(self, **params):
         if "pc_nonrel" in params:
@@ -270,6 +267,14 @@ class _MPcont(_MP):
         rates = self.holding_rates(prepared)
         return self.mp_values(self.batch(prepared), rates=rates)
 
+
+#: measure strings the brute-force tie and unjudged tests evaluate (see plugin/base.py's Family)
+EXAMPLES = (
+    "MP", "MP(model='LO_OR_LID')", "MP(model='GL_OR_ID')@5", "MP(model='UNIFORM',recall=True)", "MP(rel=2)",
+    "MP(judged_only=True)", "MP(model='LO_AD_LID',rel=2)@4",
+    "MPcont(rates='brute')", "MPcont(model='LO_OR_ID',rates='brute')@5",
+    "MPcont(judged_only=True,rates='brute',rel=2)", "MPcont(lengths='brute-all',time='tbg')",
+)
 
 MP = register_measure(_MP())
 MPcont = register_measure(_MPcont())

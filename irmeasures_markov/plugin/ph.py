@@ -11,7 +11,7 @@ import numpy as np
 
 from ..measures.stopping_time import BROWSING_MODELS, GAINS, USERS, path_at_h_batch
 from ..measures.stopping_time.params import model_params_iv, user_defaults
-from .base import FLOAT, FamilyMeasure, ParamInfo
+from .base import FLOAT, FamilyMeasure, ParamInfo, family_params
 from .fitted import FitChoices, canonical_spec, fit_fingerprint, fitted_kwargs, is_fit_spec
 from .provider import register_measure
 
@@ -28,46 +28,42 @@ class _PH(FamilyMeasure):
     NAME = __name__
     PRETTY_NAME = "P@H (stopping-time precision)"
     SHORT_DESC = "Expected gain per visited document of a user who walks the ranking as a Markov chain."
-    SUPPORTED_PARAMS = {
-        "cutoff": ParamInfo(dtype=int, required=False, desc="ranking cutoff: evaluate the first k documents only"),
-        "browse": ParamInfo(dtype=str, default="SFBM", choices=FitChoices(BROWSING_MODELS),
-                            desc="browsing model: DFBM (read all), SFBM (forward or stop), RWBM (forward, "
-                                 "backward or stop); with `user`, SFBM (the default) means the user "
-                                 "model's own (P: DFBM); 'fit:NAME' or 'file:PATH': the browsing model and "
-                                 "its p, q (p_rel, q_rel) fitted to a log"),
-        "p": ParamInfo(dtype=FLOAT, default=0.8, desc="forward probability (at non-relevant documents when "
-                                                      "p_rel is given)"),
-        "q": ParamInfo(dtype=FLOAT, default=0.0, desc="backward probability (RWBM; at non-relevant documents "
-                                                      "when q_rel is given)"),
-        "p_rel": ParamInfo(dtype=FLOAT, required=False, desc="forward probability at relevant documents"),
-        "q_rel": ParamInfo(dtype=FLOAT, required=False, desc="backward probability at relevant documents (RWBM)"),
-        "user": ParamInfo(dtype=str, required=False, choices=USERS,
-                          desc="classical instantiation: P (DFBM), AP (over retrieved relevant, order 1), "
-                               "RBP (SFBM p, order 2), DCG (f=1, discount max(1, log_b i)), ERR (E[1/H])"),
-        "loss": ParamInfo(dtype=FLOAT, default=0.0, desc="utility loss per revisit, lambda in [0, 1]"),
-        "f": ParamInfo(dtype=str, default="h", choices=("h", "1"),
-                       desc="normaliser f(H): 'h' (H) or '1'; with `user`, 'h' (the default) means the user "
-                            "model's own f (DCG: '1')"),
-        "order": ParamInfo(dtype=int, default=2, choices=(1, 2),
-                           desc="1: E[P@H]; 2: E[sum g]/E[f(H)]. With `user`, 2 (the default) means the "
-                                "user model's own order (AP, ERR: 1), since PH(user='AP',order=2) prints, "
-                                "and so compares, as PH(user='AP')"),
-        "top": ParamInfo(dtype=str, default="stop", choices=("stop", "forward"),
-                         desc="where backward mass at rank 1 goes: stop, or forward"),
-        "tail": ParamInfo(dtype=str, default="none", choices=("none", "inf"),
-                          desc="'inf': the ranking continues with endless non-relevant documents "
-                               "(RBP(inf), K(p,q,inf)); order 2 only"),
-        "gain": ParamInfo(dtype=str, default="binary", choices=GAINS,
-                          desc="gain of a relevant document: 1, its grade, or 2^grade - 1"),
-        "b": ParamInfo(dtype=FLOAT, default=2, desc="log base of user='DCG'"),
-        "rel": ParamInfo(dtype=int, default=1, desc="minimum grade counted as relevant (inclusive)"),
-        "judged_only": ParamInfo(dtype=bool, default=False,
-                                 desc="drop unjudged documents before ranking (condensed list)"),
-        "pad_to_cutoff": ParamInfo(dtype=bool, default=False,
-                                   desc="complete a ranking shorter than the cutoff k with non-relevant "
-                                        "documents, so the user browses k documents (trec_eval's P@k "
-                                        "divides by k); default: the ranking as retrieved (H = N)"),
-    }
+    SUPPORTED_PARAMS = family_params(
+        browse=ParamInfo(dtype=str, default="SFBM", choices=FitChoices(BROWSING_MODELS),
+                         desc="browsing model: DFBM (read all), SFBM (forward or stop), RWBM (forward, "
+                              "backward or stop); with `user`, SFBM (the default) means the user "
+                              "model's own (P: DFBM); 'fit:NAME' or 'file:PATH': the browsing model and "
+                              "its p, q (p_rel, q_rel) fitted to a log"),
+        p=ParamInfo(dtype=FLOAT, default=0.8, desc="forward probability (at non-relevant documents when "
+                                                   "p_rel is given)"),
+        q=ParamInfo(dtype=FLOAT, default=0.0, desc="backward probability (RWBM; at non-relevant documents "
+                                                   "when q_rel is given)"),
+        p_rel=ParamInfo(dtype=FLOAT, required=False, desc="forward probability at relevant documents"),
+        q_rel=ParamInfo(dtype=FLOAT, required=False, desc="backward probability at relevant documents (RWBM)"),
+        user=ParamInfo(dtype=str, required=False, choices=USERS,
+                       desc="classical instantiation: P (DFBM), AP (over retrieved relevant, order 1), "
+                            "RBP (SFBM p, order 2), DCG (f=1, discount max(1, log_b i)), ERR (E[1/H])"),
+        loss=ParamInfo(dtype=FLOAT, default=0.0, desc="utility loss per revisit, lambda in [0, 1]"),
+        f=ParamInfo(dtype=str, default="h", choices=("h", "1"),
+                    desc="normaliser f(H): 'h' (H) or '1'; with `user`, 'h' (the default) means the user "
+                         "model's own f (DCG: '1')"),
+        order=ParamInfo(dtype=int, default=2, choices=(1, 2),
+                        desc="1: E[P@H]; 2: E[sum g]/E[f(H)]. With `user`, 2 (the default) means the "
+                             "user model's own order (AP, ERR: 1), since PH(user='AP',order=2) prints, "
+                             "and so compares, as PH(user='AP')"),
+        top=ParamInfo(dtype=str, default="stop", choices=("stop", "forward"),
+                      desc="where backward mass at rank 1 goes: stop, or forward"),
+        tail=ParamInfo(dtype=str, default="none", choices=("none", "inf"),
+                       desc="'inf': the ranking continues with endless non-relevant documents "
+                            "(RBP(inf), K(p,q,inf)); order 2 only"),
+        gain=ParamInfo(dtype=str, default="binary", choices=GAINS,
+                       desc="gain of a relevant document: 1, its grade, or 2^grade - 1"),
+        b=ParamInfo(dtype=FLOAT, default=2, desc="log base of user='DCG'"),
+        pad_to_cutoff=ParamInfo(dtype=bool, default=False,
+                                desc="complete a ranking shorter than the cutoff k with non-relevant "
+                                     "documents, so the user browses k documents (trec_eval's P@k "
+                                     "divides by k); default: the ranking as retrieved (H = N)"),
+    )
 
     def __init__(self, **params):
         # Measures compare by their printed form, which omits parameters at their declared
@@ -181,5 +177,13 @@ def relevant_tail_depth(p: float, q: float, tol: float = 1e-17, max_ranks: int =
     depth = int(np.ceil((np.log(tol) + 3.0 * np.log1p(-v)) / np.log(v)))
     return depth if depth <= max_ranks else None
 
+
+#: measure strings the brute-force tie and unjudged tests evaluate (see plugin/base.py's Family)
+EXAMPLES = (
+    "PH", "PH(p=0.5)@5", "PH(browse='RWBM',p=0.6,q=0.3)", "PH(user='AP')", "PH(user='DCG')", "PH(user='ERR')",
+    "PH(tail='inf')", "PH(gain='grade',p=0.6,tail='inf')", "PH(p=0.5,p_rel=0.9,rel=2)",
+    "PH(judged_only=True,order=1)", "PH(gain='exp2',rel=2,tail='inf')@6", "PH(p=0.7,pad_to_cutoff=True)@8",
+    "PatH(p=0.7)",
+)
 
 PH = register_measure(_PH(), aliases=["PatH"])

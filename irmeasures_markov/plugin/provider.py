@@ -7,7 +7,6 @@ registry and to the provider.
 """
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
@@ -18,10 +17,9 @@ from ir_measures.util import Metric
 
 from .._util.errors import InputError
 from ..io.normalise import to_run_dict, warn_if_nothing_to_evaluate
-from ..io.run_columns import RunColumns
 from ..ranking.cache import qrels_index
 from ..ranking.prepared import PreparedRun, QrelsIndex
-from .base import VARIANT_PARAMS, FamilyMeasure
+from .base import FamilyMeasure
 from .variants import MetricWithExtras, is_variant, variant_values
 
 if TYPE_CHECKING:
@@ -319,68 +317,53 @@ class MarkovProvider(irm_providers.Provider):
 PROVIDER = MarkovProvider()
 
 
-def register_measure(measure: FamilyMeasure, aliases: Sequence[str] = ()) -> FamilyMeasure:
+def register_measure(measure: FamilyMeasure, aliases: Sequence[str] = (), replace: bool = False) -> FamilyMeasure:
     """Register ``measure`` (and aliases) with ir_measures and our provider, once.
+
+    A name that another module's measure holds in ir_measures' registry (ir_measures' own ``INST``, ``RBP``,
+    ``ERR``, ..., or another package's) is refused: two measures with one name would be told apart by neither
+    ``parse_measure`` nor the providers.  The same module registering again (a re-import) keeps the first
+    registration.
 
     Parameters
     ----------
     measure : FamilyMeasure
         The measure (usually its unparameterised instance).
     aliases : sequence of str
-        Further names in the ir_measures registry (one another package's measure holds is kept: a warning).
+        Further names in the ir_measures registry.
+    replace : bool
+        Take over a name another module's measure holds.
 
     Returns
     -------
     FamilyMeasure
         ``measure`` itself.
+
+    Raises
+    ------
+    ValueError
+        If a name is another module's measure and ``replace`` is False.
     """
-    cls = type(measure)
-    if not set(VARIANT_PARAMS) <= set(cls.SUPPORTED_PARAMS):
-        # every family takes the tie-order and unjudged-document parameters (plugin/variants.py)
-        cls.SUPPORTED_PARAMS = {**cls.SUPPORTED_PARAMS, **VARIANT_PARAMS}
     registry = irm_measures.registry
+    owner = type(measure).__module__
     for name in (measure.NAME, *aliases):
         existing = registry.get(name)
-        if existing is None:
+        if existing is not None and type(existing).__module__ != owner and not replace:
+            raise ValueError(f"ir_measures already has a measure named {name!r}, from {type(existing).__module__}; "
+                             f"choose another name, or pass replace=True to take it over")
+    for name in (measure.NAME, *aliases):
+        existing = registry.get(name)
+        if existing is None or type(existing).__module__ != owner:
             registry[name] = measure
-        elif type(existing).__module__.split(".")[0] != "irmeasures_markov" and \
-                type(existing).__qualname__ != type(measure).__qualname__:
-            warnings.warn(f"ir_measures already has a measure named {name!r}; not overriding it.", stacklevel=2)
     if all(m.NAME != measure.NAME for m in MarkovProvider.SUPPORTED_MEASURES):
         MarkovProvider.SUPPORTED_MEASURES.append(measure)
     return measure
 
 
 def install_provider() -> None:
-    """Append our provider to ``ir_measures.DefaultPipeline`` once (idempotent), and let ir_measures read runs
-    kept as columns (:func:`accept_run_columns`)."""
+    """Append our provider to ``ir_measures.DefaultPipeline`` once (idempotent)."""
     import ir_measures
     irm_providers.registry.setdefault(PROVIDER.NAME, PROVIDER)
     pipeline = ir_measures.DefaultPipeline.providers
     if not any(getattr(p, "NAME", None) == PROVIDER.NAME for p in pipeline):
         pipeline.append(PROVIDER)
-    accept_run_columns()
-
-
-def accept_run_columns() -> None:
-    """Let ir_measures' own providers read a :class:`~irmeasures_markov.io.run_columns.RunColumns` (idempotent).
-
-    ir_measures takes a run as a dict, a DataFrame or namedtuples; a run
-    loaded by this package (``load_run_dir``, ``read_run_columns``) is a
-    read-only mapping kept as arrays.  Its run converter is given the
-    columns' dict form instead, so ``ir_measures.calc_aggregate([AP, MP], qrels,
-    run)`` works as with a dict (a call that only this package's measures
-    answer reads the arrays directly).
-    """
-    from ir_measures import util
-    converter = util.RunConverter
-    if getattr(converter, "accepts_run_columns", False):
-        return
-    original = converter.__init__
-
-    def __init__(self, run, *args, **kwargs):
-        if isinstance(run, RunColumns):
-            run = run.to_dict()
-        original(self, run, *args, **kwargs)
-    converter.__init__ = __init__
-    converter.accepts_run_columns = True

@@ -20,7 +20,7 @@ from .._util.segments import query_blocks, segment_sum
 from ..documents.lengths import DocumentLengths, LengthTable, length_source
 from ..io.content import digest_value
 from ..measures.tbg import NORMS, TBG_DEFAULTS, TBGParameters, ideal_normaliser, tbg_batch
-from .base import FLOAT, FamilyMeasure, ParamInfo
+from .base import FLOAT, FamilyMeasure, ParamInfo, family_params
 from .fitted import FitChoices, canonical_spec, fit_fingerprint, fitted_kwargs, is_fit_spec
 from .provider import register_measure
 
@@ -252,27 +252,23 @@ class _TBG(FamilyMeasure):
     NAME = __name__
     PRETTY_NAME = "Time-Biased Gain"
     SHORT_DESC = "Gain discounted by the expected time to reach each rank (document lengths, clicks, saves)."
-    SUPPORTED_PARAMS = {
-        "cutoff": ParamInfo(dtype=int, required=False, desc="evaluate the first k documents"),
-        "halflife": ParamInfo(dtype=FLOAT, default=TBG_DEFAULTS["halflife"], desc="h, users' half-life in seconds"),
+    SUPPORTED_PARAMS = family_params(
+        halflife=ParamInfo(dtype=FLOAT, default=TBG_DEFAULTS["halflife"], desc="h, users' half-life in seconds"),
         **TIME_MODEL_PARAMS,
-        "ps_rel": ParamInfo(dtype=FLOAT, default=TBG_DEFAULTS["ps_rel"],
-                            desc="P(S=1|R=1), probability of saving a clicked relevant document"),
-        "ps_nonrel": ParamInfo(dtype=FLOAT, default=TBG_DEFAULTS["ps_nonrel"],
-                               desc="P(S=1|R=0) (calibrated but unused: non-relevant gain is 0)"),
-        "ps_by_grade": ParamInfo(dtype=str, required=False,
-                                 desc="graded save probabilities 'grade:p,...' (gain = pc*ps per grade)"),
-        "norm": ParamInfo(dtype=str, default="none", choices=NORMS,
-                          desc="normaliser: 'none' (the paper), 'constant' (unlimited zero-length relevant "
-                               "documents, ~17.2) or 'ideal' (best order of the query's relevant documents)"),
+        ps_rel=ParamInfo(dtype=FLOAT, default=TBG_DEFAULTS["ps_rel"],
+                         desc="P(S=1|R=1), probability of saving a clicked relevant document"),
+        ps_nonrel=ParamInfo(dtype=FLOAT, default=TBG_DEFAULTS["ps_nonrel"],
+                            desc="P(S=1|R=0) (calibrated but unused: non-relevant gain is 0)"),
+        ps_by_grade=ParamInfo(dtype=str, required=False,
+                              desc="graded save probabilities 'grade:p,...' (gain = pc*ps per grade)"),
+        norm=ParamInfo(dtype=str, default="none", choices=NORMS,
+                       desc="normaliser: 'none' (the paper), 'constant' (unlimited zero-length relevant "
+                            "documents, ~17.2) or 'ideal' (best order of the query's relevant documents)"),
         **LENGTH_PARAMS,
-        "rel": ParamInfo(dtype=int, default=1, desc="minimum grade counted as relevant (inclusive)"),
-        "judged_only": ParamInfo(dtype=bool, default=False,
-                                 desc="drop unjudged documents before ranking (condensed list)"),
-        "user": ParamInfo(dtype=str, required=False, choices=FitChoices(()),
-                          desc="a user model fitted to a log, 'fit:NAME' or 'file:PATH': the click probabilities, "
-                               "half-life and summary time the fit has replace the defaults"),
-    }
+        user=ParamInfo(dtype=str, required=False, choices=FitChoices(()),
+                       desc="a user model fitted to a log, 'fit:NAME' or 'file:PATH': the click probabilities, "
+                            "half-life and summary time the fit has replace the defaults"),
+    )
 
     def __init__(self, **params):
         if is_fit_spec(params.get("user")):
@@ -388,5 +384,12 @@ def filled_lengths(flat: np.ndarray, offsets: np.ndarray, default_length: float 
     mean = segment_sum(np.where(missing, 0.0, flat), offsets) / np.maximum(known, 1)
     return np.where(missing, np.repeat(mean, np.diff(offsets)), flat)
 
+
+#: measure strings the brute-force tie and unjudged tests evaluate (see plugin/base.py's Family)
+EXAMPLES = (
+    "TBG(lengths='brute-all')", "TBG(default_length=500,lengths='brute-part')@4",
+    "TBG(lengths='brute-all',norm='ideal',rel=2)", "TBG(judged_only=True,lengths='brute-all')",
+    "TBG(halflife=60,lengths='brute-part',default_length=100)",
+)
 
 TBG = register_measure(_TBG())

@@ -95,27 +95,6 @@ def test_interpreter_that_never_imports_ir_measures_loads_only_the_hook(venv):
     assert off.stdout.strip() == "False"
 
 
-def test_entry_points_list_every_registered_measure_and_the_provider(venv):
-    python, _ = venv
-    code = """
-import json, ir_measures
-from importlib.metadata import entry_points
-from irmeasures_markov.plugin import PROVIDER
-from irmeasures_markov.plugin.base import FamilyMeasure
-eps = entry_points(group="irmeasures_markov.measures")
-registered = {name for name, m in ir_measures.measures.registry.items() if isinstance(m, FamilyMeasure)}
-same = all(ep.load() is ir_measures.measures.registry[ep.name] for ep in eps if ep.name in registered)
-(provider,) = entry_points(group="irmeasures_markov.providers")
-print(json.dumps([sorted(ep.name for ep in eps), sorted(registered), same, provider.load() is PROVIDER]))
-"""
-    proc = run(python, "-c", code)
-    assert proc.returncode == 0, proc.stderr
-    import json
-    listed, registered, same, provider = json.loads(proc.stdout)
-    assert listed == registered
-    assert same and provider
-
-
 def test_editable_install_gets_the_hook_too(tmp_path):
     python = startup_venv.make_venv(tmp_path, editable=True)
     proc = run(python, "-c", PARSE + "; import sys; print(sys.modules['irmeasures_markov'].__file__)")

@@ -1,12 +1,12 @@
 """Brute force for the families' tie and unjudged variants: explicit runs evaluated through the default path.
 
-Imported by tests/plugin/test_family_ties_*.py (pytest puts this folder on ``sys.path``). The orders, explicit
-runs and trec order are tests/ties_brute.py's.
+Imported by tests/plugin/test_family_ties_*.py (pytest puts this folder on ``sys.path``); the orders, explicit
+runs and trec order are tests/ties_brute.py's, imported from there.
 """
 
 import ir_measures
 import numpy as np
-from ties_brute import all_orders, explicit_run, trec_order  # noqa: F401  the shared brute force (tests/); re-exported
+from ties_brute import all_orders, explicit_run, trec_order
 
 from irmeasures_markov import PROVIDER
 

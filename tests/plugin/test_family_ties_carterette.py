@@ -7,7 +7,8 @@ formula, explicit runs over every tie order, and explicit runs with relevant doc
 """
 import numpy as np
 import pytest
-from family_ties_brute import appended, brute_expected, evaluate, random_tied, trec_order
+from family_ties_brute import appended, brute_expected, evaluate, random_tied
+from ties_brute import trec_order
 
 from irmeasures_markov.measures.carterette_distributions import negligible_depth
 

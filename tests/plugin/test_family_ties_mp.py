@@ -4,7 +4,8 @@ import itertools
 
 import numpy as np
 import pytest
-from family_ties_brute import brute_expected, evaluate, explicit_run, random_tied, trec_order
+from family_ties_brute import brute_expected, evaluate, random_tied
+from ties_brute import explicit_run, trec_order
 
 from irmeasures_markov import register_lengths, register_rates
 

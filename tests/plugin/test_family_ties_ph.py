@@ -3,7 +3,8 @@ the cutoff) finds relevant documents there (issue 26); checked against explicit 
 appended.  ties='expected' against brute force over every tie order."""
 import numpy as np
 import pytest
-from family_ties_brute import appended, brute_expected, evaluate, random_tied, trec_order
+from family_ties_brute import appended, brute_expected, evaluate, random_tied
+from ties_brute import trec_order
 
 from irmeasures_markov.plugin.ph import relevant_tail_depth
 

@@ -9,7 +9,8 @@ import itertools
 
 import numpy as np
 import pytest
-from family_ties_brute import brute_expected, evaluate, random_tied, trec_order
+from family_ties_brute import brute_expected, evaluate, random_tied
+from ties_brute import trec_order
 
 from irmeasures_markov import register_lengths
 from irmeasures_markov.measures.tbg import time_biased_gain

@@ -18,6 +18,7 @@ The hole variants (unjudged=, residual=) are in test_ties_and_holes_unjudged.py.
 from __future__ import annotations
 
 import math
+from importlib import import_module
 
 import ir_measures
 import numpy as np
@@ -41,34 +42,13 @@ from ties_brute import (
 )
 
 import irmeasures_markov as imm
+from irmeasures_markov.plugin import FAMILIES
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*no document with grade.*:RuntimeWarning")
 
-#: every family with several parameters each: cutoffs, rel=2, judged_only, static/dynamic distributions
-MEASURES = [
-    # Markov precision
-    "MP", "MP(model='LO_OR_LID')", "MP(model='GL_OR_ID')@5", "MP(model='UNIFORM',recall=True)", "MP(rel=2)",
-    "MP(judged_only=True)", "MP(model='LO_AD_LID',rel=2)@4",
-    "MPcont(rates='brute')", "MPcont(model='LO_OR_ID',rates='brute')@5",
-    "MPcont(judged_only=True,rates='brute',rel=2)", "MPcont(lengths='brute-all',time='tbg')",
-    # P@H
-    "PH", "PH(p=0.5)@5", "PH(browse='RWBM',p=0.6,q=0.3)", "PH(user='AP')", "PH(user='DCG')", "PH(user='ERR')",
-    "PH(tail='inf')", "PH(gain='grade',p=0.6,tail='inf')", "PH(p=0.5,p_rel=0.9,rel=2)",
-    "PH(judged_only=True,order=1)", "PH(gain='exp2',rel=2,tail='inf')@6", "PH(p=0.7,pad_to_cutoff=True)@8",
-    # TBG
-    "TBG(lengths='brute-all')", "TBG(default_length=500,lengths='brute-part')@4",
-    "TBG(lengths='brute-all',norm='ideal',rel=2)", "TBG(judged_only=True,lengths='brute-all')",
-    "TBG(halflife=60,lengths='brute-part',default_length=100)",
-    # Carterette M1-M4
-    "M1", "M1(theta=0.5)@5", "M1(dist='DCG')", "M1(dist='RR',rel=2)", "M1(dist='ERR')@4",
-    "M1(dist='AP',judged_only=True)",
-    "M2", "M2(norm=False,theta=0.6)", "M2(dist='DCG')@5", "M2(dist='RRR')", "M2(dist='ERR',rel=2,theta=0.3)",
-    "M3(dist='ERR')", "M3(dist='RRR',f='k')", "M3(dist='AP')@5", "M3", "M3(dist='ERR',judged_only=True)",
-    "M4", "M4(dist='AP')", "M4(dist='ERR',theta=0.7)@5", "M4(dist='RRR',rel=2)", "M4(dist='DCG',judged_only=True)",
-    "M4(norm=True,theta=0.9)",
-    # aliases and the paper's named measures
-    "PatH(p=0.7)", "RBTR(theta=0.7)", "RBAP", "ARR@5", "EPR(rel=2)",
-]
+#: every family with several parameters each (cutoffs, rel=2, judged_only, static/dynamic distributions): the
+#: EXAMPLES of the families of FAMILIES
+MEASURES = [e for f in FAMILIES if f.plugin for e in import_module(f"irmeasures_markov.plugin.{f.plugin}").EXAMPLES]
 SEEDS = [11, 22, 33]
 
 
@@ -389,8 +369,7 @@ def test_monte_carlo_does_not_depend_on_query_order():
 
 # --------------------------------------------------------------------------- defaults and strings
 
-@pytest.mark.parametrize("name", ["MP", "MPcont(rates='brute')", "PH", "PatH", "TBG(lengths='brute-all')",
-                                  "M1", "M2", "M3", "M4", "RBTR"])
+@pytest.mark.parametrize("name", MEASURES)
 def test_defaults_print_as_before(name):
     m = plain(name)
     assert str(m(ties="docid", unjudged="nonrel", residual=False, seed=0)) == str(m)

@@ -65,6 +65,8 @@ tridiagonal solve or factorisation above serves all queries at once.
 """
 from __future__ import annotations
 
+from ...core.gains import GAINS
+
 # The package splits along the seams of the computation: parameters and their validation
 # (params), result objects (results), the expectation kernels on stacked chains (expectations),
 # the model of one ranking (model), the Monte Carlo walk (simulation) and the batch path of the
@@ -72,7 +74,7 @@ from __future__ import annotations
 # in their own module (params.model_params_iv, expectations.order1_flat, simulation.simulate_walk).
 from .batch import batch_transitions, pad_batch, path_at_h_batch
 from .model import ORDER1_METHODS, BrowsingModel, browsing_model, path_at_h
-from .params import BROWSING_MODELS, GAINS, USERS, Prob, k_infinite, rbp_normaliser
+from .params import BROWSING_MODELS, USERS, Prob, k_infinite, rbp_normaliser
 from .results import DominanceResult, PHDistribution, compare_distributions
 from .simulation import DEFAULT_USERS, ENGINES
 

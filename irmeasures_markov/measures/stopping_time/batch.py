@@ -10,9 +10,10 @@ from ..._util.segments import query_blocks
 from ...core.birth_death_order1 import average_reward_groups, average_reward_starts
 from ...core.birth_death_quadrature import ranges
 from ...core.birth_death_stable import uncoupled_blocks
+from ...core.gains import grade_gains
 from . import expectations as _expectations
 from .expectations import gain_and_steps_flat, order1_flat
-from .params import gain_values, model_params_iv, tail_constants
+from .params import model_params_iv, tail_constants
 
 if TYPE_CHECKING:
     from ...ranking.prepared import RelevanceBatch
@@ -70,9 +71,8 @@ def batch_transitions(batch: RelevanceBatch, *, browse: str | None = None, p: Pr
     """
     offsets = batch.offsets
     lengths = np.diff(offsets)
-    relevant = batch.relevant
-    grades = batch.grades
-    gain_vals = gain_values(grades, batch.rel, gain)
+    relevant, grades = batch.relevant, batch.grades
+    gain_vals = grade_gains(grades, batch.rel, gain)
     n = grades.size
     starts, lasts = offsets[:-1][lengths > 0], offsets[1:][lengths > 0] - 1
     tail_pq = None

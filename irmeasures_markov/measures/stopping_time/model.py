@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ...core.birth_death import birth_death_average_reward, birth_death_average_reward_recursion
+from ...core.gains import grade_gains
 from .expectations import gain_and_steps_flat
-from .params import Prob, check_prob, gain_values, model_params_iv, prob_array, tail_constants
+from .params import Prob, check_prob, model_params_iv, prob_array, tail_constants
 from .results import DominanceResult, PHDistribution, compare_distributions
 from .simulation import DEFAULT_USERS, simulate_walk
 
@@ -436,7 +437,7 @@ def browsing_model(grades: ArrayLike, *, browse: str | None = None, p: Prob = 0.
                               order=order, top=top, tail=tail, gain=gain, b=b)
     n = grades.size
     relevant = grades >= rel
-    gain_vals = gain_values(grades, rel, params["gain"])
+    gain_vals = grade_gains(grades, rel, params["gain"])
     ranks = np.arange(1, n + 1)
     user = params["user"]
     tail_pq = None
@@ -465,8 +466,7 @@ def browsing_model(grades: ArrayLike, *, browse: str | None = None, p: Prob = 0.
                 tail_pq = (float(p), float(q))
             else:
                 fwd[-1] = 0.0
-    return BrowsingModel(fwd, bwd, gain_vals, loss=params["loss"], f=params["f"], order=params["order"],
-                         tail=tail_pq)
+    return BrowsingModel(fwd, bwd, gain_vals, loss=params["loss"], f=params["f"], order=params["order"], tail=tail_pq)
 
 
 def _resolve_prob(name, base, rel_value, ranks, grades, relevant, n):

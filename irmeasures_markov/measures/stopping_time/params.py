@@ -6,12 +6,13 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["BROWSING_MODELS", "USERS", "GAINS", "Prob", "k_infinite", "rbp_normaliser", "check_prob", "prob_array",
-           "gain_values", "tail_constants", "user_defaults", "model_params_iv"]
+from ...core.gains import GAINS
+
+__all__ = ["BROWSING_MODELS", "USERS", "Prob", "k_infinite", "rbp_normaliser", "check_prob", "prob_array",
+           "tail_constants", "user_defaults", "model_params_iv"]
 
 BROWSING_MODELS = ("DFBM", "SFBM", "RWBM")
 USERS = ("P", "AP", "RBP", "DCG", "ERR")
-GAINS = ("binary", "grade", "exp2")
 
 Prob = float | Sequence[float] | np.ndarray | Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -53,26 +54,6 @@ def prob_array(name: str, value: Prob, ranks: np.ndarray, grades: np.ndarray, n:
     if not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(arr > 1):
         raise ValueError(f"`{name}` must lie in [0, 1] at every rank.")
     return arr
-
-
-def gain_values(grades: np.ndarray, rel: int, gain: str) -> np.ndarray:
-    """Gain per rank: 1 (``'binary'``), the grade (``'grade'``) or :math:`2^{g} - 1` (``'exp2'``)
-    for grades ``>= rel``, 0 otherwise (Ferrante & Ferro, ICTIR 2020).
-
-    Raises
-    ------
-    ValueError
-        If ``gain`` is not one of :data:`GAINS`.
-    """
-    g = np.asarray(grades)
-    relevant = g >= rel
-    if gain == "binary":
-        return relevant.astype(np.float64)
-    if gain == "grade":
-        return np.where(relevant, g, 0).astype(np.float64)
-    if gain == "exp2":
-        return np.where(relevant, np.exp2(np.where(relevant, g, 0).astype(np.float64)) - 1.0, 0.0)
-    raise ValueError(f"`gain` must be one of {list(GAINS)}, got {gain!r}.")
 
 
 def k_infinite(p: float, q: float) -> float:
