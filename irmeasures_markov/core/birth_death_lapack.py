@@ -23,9 +23,9 @@ LAPACK call serves every block.  On such stacked chains:
 - :func:`start_indicator`, :func:`ill_conditioned`: the start vector and the
   per-block condition check shared with :mod:`.birth_death_order1`.
 
-The order-1 quantities (:func:`birth_death_average_reward`,
-:func:`birth_death_average_reward_recursion`) live in :mod:`.birth_death_order1`,
-which builds on these solves; :mod:`.birth_death` is the public face of both.
+The order-1 quantities (:func:`~.birth_death_order1.birth_death_average_reward`,
+:func:`~.birth_death_order1.birth_death_average_reward_recursion`) live in
+:mod:`.birth_death_order1`, which builds on these solves.
 
 The batched functions solve a stack of systems given as rows of 2-D arrays
 (row = one system), with the Thomas algorithm vectorised over rows and a
@@ -64,7 +64,6 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._util.lazy import lazy_module
-from .birth_death_quadrature import graded_gauss_legendre
 from .birth_death_stable import (
     SINGULAR,
     block_positions,
@@ -77,7 +76,7 @@ from .birth_death_stable import (
 
 lapack = lazy_module("scipy.linalg.lapack")  # imported at the first call: `import irmeasures_markov` stays cheap
 
-__all__ = ["batched_tridiagonal_solve", "batched_inverse_diagonal", "graded_gauss_legendre",
+__all__ = ["batched_tridiagonal_solve", "batched_inverse_diagonal",
            "birth_death_inverse_diagonal", "birth_death_solve", "birth_death_solve_pair",
            "birth_death_expected_visits", "birth_death_discounted_visits", "start_indicator", "ill_conditioned",
            "WELL_CONDITIONED_VISITS"]
