@@ -143,14 +143,15 @@ class BrowsingModel:
           \prod_{j<i} p_j` over :math:`\sum_i \prod_{j<i} p_j`; with backward moves the visit-count formula
           :math:`E_1[\sum g] = \sum_i g_i N_{1i} / ((1-c) N_{ii} + c)`, :math:`c = 1 - \lambda`, and :math:`E_1[H] =
           \sum_i N_{1i}`, from one tridiagonal solve for the row of the fundamental matrix :math:`N` and, when λ > 0,
-          two ``?pttrf`` for its diagonal (:func:`~irmeasures_markov.core.birth_death_lapack.birth_death_discounted_visits`).
+          two ``?pttrf`` for its diagonal
+          (:func:`~irmeasures_markov.core.birth_death_lapack.birth_death_discounted_visits`).
         - order 1, f = h, forward models: closed form :math:`\sum_h P(H = h) \sum_{i \le h} g_i / h`.
         - order 1, f = h, backward moves (RWBM): the generating function of :math:`H` integrated by Gauss–Legendre,
           exact to ~1e-15 (:func:`~irmeasures_markov.core.birth_death_order1.birth_death_average_reward`);
           ``method='recursion'`` uses the step recursion instead
-          (:func:`~irmeasures_markov.core.birth_death_order1.birth_death_average_reward_recursion`: per target rank a forward
-          recursion carries the loss discount and a backward one E[1/H] of the remaining steps, truncated when the
-          surviving mass is below 1e-12; O(N²·steps) with λ > 0, O(N·steps) without).
+          (:func:`~irmeasures_markov.core.birth_death_order1.birth_death_average_reward_recursion`: per target rank a
+          forward recursion carries the loss discount and a backward one E[1/H] of the remaining steps, truncated when
+          the surviving mass is below 1e-12; O(N²·steps) with λ > 0, O(N·steps) without).
 
         Parameters
         ----------
