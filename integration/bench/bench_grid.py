@@ -79,7 +79,7 @@ CLASSIC_MEASURES = ["AP", "P@5", "P@10", "P@20", "P@100", "Rprec", "Bpref", "nDC
 
 
 def projection_measures():
-    from irmeasures_markov.measures.carterette import NAMED_MEASURES
+    from irmeasures_markov.measures.carterette_distributions import NAMED_MEASURES
     from irmeasures_markov.measures.markov_precision import PAPER_MODELS
     mp = [f"MP(model='{m}'{',recall=True' if r else ''})" for m in PAPER_MODELS for r in (False, True)]
     out = mp + list(NAMED_MEASURES) + CLASSIC_MEASURES

@@ -8,7 +8,7 @@ from typing import Protocol
 
 import numpy as np
 
-from ..measures.carterette import DISTRIBUTIONS
+from ..measures.carterette_distributions import DISTRIBUTIONS
 from ..measures.stopping_time.params import BROWSING_MODELS
 from .click_user_models import (
     UBM_NOT_MP,
