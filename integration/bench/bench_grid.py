@@ -57,7 +57,8 @@ from reproduce_mp_figures import MEASURES, PERCENTS  # noqa: E402
 
 from irmeasures_markov.experiments import evaluate_grid  # noqa: E402
 from irmeasures_markov.grid import DaskBackend, LocalBackend  # noqa: E402
-from irmeasures_markov.io.datasets import collection, list_run_files, load_qrels, run_name  # noqa: E402
+from irmeasures_markov.io.datasets import collection, load_qrels  # noqa: E402
+from irmeasures_markov.io.run_files import list_run_files, run_name  # noqa: E402
 from irmeasures_markov.testing import shared_data_dir  # noqa: E402
 
 

@@ -31,7 +31,8 @@ from irmeasures_markov.documents.lengths import (
     read_lengths,
 )
 from irmeasures_markov.io import InputError, datasets, read_rates, read_trec_qrels
-from irmeasures_markov.io.datasets import load_qrels, load_run_dir, read_run
+from irmeasures_markov.io.datasets import load_qrels, read_run
+from irmeasures_markov.io.run_files import load_run_dir
 
 # the line-by-line reference, to check the one run reader (read_run, io.read_trec_run) against it
 from irmeasures_markov.io.trec import read_trec_run_lines as read_trec_run
