@@ -39,7 +39,8 @@ residual=)``), :mod:`.correlations`, :mod:`.grid`, :mod:`.pools`,
 from __future__ import annotations
 
 from .correlations import MP_PAPER_BASELINES, kendall_tau, mp_paper_measures, system_ranking, tau_table
-from .evaluation import Evaluation, evaluate, labelled_measures, parse_measures
+from .evaluation import evaluate, labelled_measures, parse_measures
+from .evaluation_table import Evaluation
 from .grid import EvaluationGrid, GridResult, evaluate_grid
 from .pools import PoolReduction, pool_reduction, reduction_of
 
