@@ -12,10 +12,7 @@ chains from rankings and call these functions.  Two families use it:
   chains that are rarely absorbed (:mod:`.birth_death_stable`).
 """
 from .birth_death_lapack import (
-    batched_inverse_diagonal,
-    batched_tridiagonal_solve,
     birth_death_discounted_visits,
-    birth_death_expected_visits,
     birth_death_inverse_diagonal,
     birth_death_solve,
     birth_death_solve_pair,
@@ -25,7 +22,6 @@ from .chains import censored_transition_matrix, is_irreducible, stationary_distr
 
 __all__ = [
     "censored_transition_matrix", "is_irreducible", "stationary_distribution", "transition_matrix_from_weights",
-    "batched_inverse_diagonal", "batched_tridiagonal_solve", "birth_death_average_reward",
-    "birth_death_average_reward_recursion", "birth_death_discounted_visits", "birth_death_expected_visits",
+    "birth_death_average_reward", "birth_death_average_reward_recursion", "birth_death_discounted_visits",
     "birth_death_inverse_diagonal", "birth_death_solve", "birth_death_solve_pair",
 ]
