@@ -10,10 +10,7 @@ import numpy as np
 
 from ..measures.carterette_distributions import DISTRIBUTIONS
 from ..measures.stopping_time.params import BROWSING_MODELS
-from .click_user_models import (
-    check_click_model,
-    click_model_parameters,
-)
+from .click_user_models import check_click_model, click_model_parameters
 
 __all__ = ["measure_parameters", "check_params", "stop_probabilities", "PARAM_SCHEMAS", "FitLike"]
 

@@ -17,11 +17,8 @@ from ir_measures import Measure
 from ..experiments import Evaluation, evaluate, labelled_measures
 from ..plugin.variants import TIES, UNJUDGED_CHOICES
 
-__all__ = ["check_variant_options", "apply_variant_options", "supports",
-           "unsupported_note", "applied_note", "evaluate_measures", "evaluate_with_options",
-           "evaluate_variants", "without_extras", "DEFAULTS"]
-
-# TIES, UNJUDGED_CHOICES: the values of ``ties`` and ``unjudged`` (first: the default), the plug-in's
+__all__ = ["check_variant_options", "apply_variant_options", "supports", "unsupported_note", "applied_note",
+           "evaluate_measures", "evaluate_with_options", "evaluate_variants", "without_extras", "DEFAULTS"]
 
 #: the default of each option
 DEFAULTS = {"ties": "docid", "unjudged": "nonrel", "residual": False}

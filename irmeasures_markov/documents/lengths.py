@@ -49,7 +49,7 @@ __all__ = [
     "DocumentLengths",
     "LengthTable",
     "load_length_source",
-    "length_source"
+    "length_source",
 ]
 
 

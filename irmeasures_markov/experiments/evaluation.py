@@ -36,7 +36,7 @@ from .settings import NativeSetting, apply_settings, extra_names, measure_values
 if TYPE_CHECKING:
     pass
 
-__all__ = [ "MeasuresLike", "Qrels", "QrelsLike", "Run", "RunLike", "RunScorer", "default_topics",
+__all__ = ["MeasuresLike", "Qrels", "QrelsLike", "Run", "RunLike", "RunScorer", "default_topics",
            "evaluate", "is_ours", "labelled_measures", "parse_measures", "warn_no_relevant"]
 
 #: Relevance judgments: ``{qid: {docid: grade}}``.

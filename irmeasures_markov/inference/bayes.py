@@ -71,7 +71,7 @@ from .posterior import (
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = [ "fit_linear_model", "bayesian_linear_model", "direct_relevance_model", "rank_weights"]
+__all__ = ["fit_linear_model", "bayesian_linear_model", "direct_relevance_model", "rank_weights"]
 
 
 def _pymc():

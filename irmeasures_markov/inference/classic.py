@@ -52,7 +52,7 @@ __all__ = [
     "bootstrap_test",
     "PairwiseResult",
     "all_pairs",
-    "pairwise"
+    "pairwise",
 ]
 
 ALTERNATIVES = ("two-sided", "greater", "less")
