@@ -36,7 +36,7 @@ from .settings import NativeSetting, apply_settings, extra_names, measure_values
 if TYPE_CHECKING:
     pass
 
-__all__ = ["Evaluation", "MeasuresLike", "Qrels", "QrelsLike", "Run", "RunLike", "RunScorer", "default_topics",
+__all__ = ["MeasuresLike", "Qrels", "QrelsLike", "Run", "RunLike", "RunScorer", "default_topics",
            "evaluate", "is_ours", "labelled_measures", "parse_measures", "warn_no_relevant"]
 
 #: Relevance judgments: ``{qid: {docid: grade}}``.
@@ -266,7 +266,7 @@ def evaluate(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, RunLik
         ``{qid: {docid: grade}}``, a TREC qrels file (``str`` or ``os.PathLike``;
         plain or compressed), or any form :func:`irmeasures_markov.io.to_qrels_dict` takes.
     runs : dict
-        ``{run_name: {qid: {docid: score}}}``, e.g. from :func:`irmeasures_markov.io.datasets.load_run_dir`.
+        ``{run_name: {qid: {docid: score}}}``, e.g. from :func:`irmeasures_markov.io.run_files.load_run_dir`.
     topics : sequence of str, optional
         The topics to average over.  Default: every qrels topic, which is
         trec_eval ``-c`` (and ``ir_measures.calc_aggregate``): a topic a run did

@@ -17,15 +17,8 @@ import numpy as np
 from ..grid import Backend, StoreLike
 from ..io.normalise import to_qrels_dict
 from .correlations import kendall_tau
-from .evaluation import (
-    Evaluation,
-    MeasuresLike,
-    Qrels,
-    QrelsLike,
-    default_topics,
-    labelled_measures,
-    warn_no_relevant,
-)
+from .evaluation import MeasuresLike, Qrels, QrelsLike, default_topics, labelled_measures, warn_no_relevant
+from .evaluation_table import Evaluation
 from .grid import Pool, RunSource, evaluate_grid
 
 if TYPE_CHECKING:
