@@ -270,6 +270,11 @@ def _condense(grades: np.ndarray, group_id: np.ndarray, offsets: np.ndarray):
     return grades[keep], np.cumsum(np.diff(kept, prepend=-1) != 0) - 1, offsets
 
 
+def _ratio(x: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """``x / d`` per query, 0 where ``d`` is 0: a query with no relevant document (no ideal DCG) scores 0."""
+    return np.where(d > 0, x / np.where(d > 0, d, 1.0), 0.0)
+
+
 def _bpref(b: RelevanceBatch, R: np.ndarray, N: np.ndarray) -> np.ndarray:
     """trec_eval's bpref on a judged-only batch, with ``(R, N)`` of :meth:`_Lists.bpref_counts`."""
     counted = b.grades >= 0
@@ -281,14 +286,14 @@ def _bpref(b: RelevanceBatch, R: np.ndarray, N: np.ndarray) -> np.ndarray:
     denom = np.maximum(np.minimum(Rq, Nq), 1.0)
     term = np.where(before > 0, 1.0 - np.minimum(before, Rq) / denom, 1.0)
     total = segment_sum(np.where(relevant, term, 0.0), b.offsets)
-    return np.where(R > 0, total / np.maximum(R, 1.0), 0.0)
+    return _ratio(total, R)
 
 
 def _ndcg(b: RelevanceBatch, ideal: np.ndarray) -> np.ndarray:
     """trec_eval's ndcg on a (cut) batch, with each query's ideal DCG; a query whose ideal is 0 scores 0."""
     gain = np.maximum(b.grades, 0).astype(np.float64)
     dcg = segment_sum(np.where(gain > 0, gain / np.log2(b.ranks + 1.0), 0.0), b.offsets)
-    return np.where(ideal > 0, dcg / np.where(ideal > 0, ideal, 1.0), 0.0)
+    return _ratio(dcg, ideal)
 
 
 def _binary(s: StandardMeasure, b: RelevanceBatch) -> np.ndarray:
@@ -340,7 +345,7 @@ def _expected_values(s: StandardMeasure, lists: _Lists) -> np.ndarray:
         mean_gain = (np.add.reduceat(gain, group_start) / n_g)[group_id]
         dcg = segment_sum(np.where(in_cut, mean_gain / np.log2(ranks + 1.0), 0.0), offsets)
         ideal = lists.ideal(cutoff)
-        return np.where(ideal > 0, dcg / np.where(ideal > 0, ideal, 1.0), 0.0)
+        return _ratio(dcg, ideal)
     if s.kind == "Bpref":
         counted = grades >= 0
         relevant = counted & (grades >= rel)
@@ -354,7 +359,7 @@ def _expected_values(s: StandardMeasure, lists: _Lists) -> np.ndarray:
         sums = np.where(Rq < before, (nn + 1.0) * Rq, (before + top) * (top - before + 1.0) / 2.0 + (last - top) * Rq)
         term = 1.0 - sums / ((nn + 1.0) * np.maximum(np.minimum(Rq, np.repeat(N, lengths)), 1.0))
         total = segment_sum(np.where(relevant, term, 0.0), offsets)
-        return np.where(R > 0, total / np.maximum(R, 1.0), 0.0)
+        return _ratio(total, R)
     relevant = grades >= rel
     r_g = np.add.reduceat(relevant.astype(np.int64), group_start).astype(np.float64)
     r = r_g[group_id]
