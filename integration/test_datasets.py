@@ -7,10 +7,10 @@ import textwrap
 
 import pytest
 
-from irmeasures_markov.io import datasets, read_trec_qrels
-
 # the line-by-line reference: load_run_dir and io.read_trec_run share the whole-file tokeniser
-from irmeasures_markov.io.trec import read_trec_run_lines as read_trec_run
+from reference_readers import read_trec_run_lines as read_trec_run
+
+from irmeasures_markov.io import datasets, read_trec_qrels
 
 
 def test_fast_loader_equals_line_reader_on_all_trec8_runs(data_dir):

@@ -7,7 +7,8 @@ import numpy as np
 import irmeasures_markov as imm
 from irmeasures_markov import MP, PROVIDER
 from irmeasures_markov.ranking import cache as qrels_cache
-from irmeasures_markov.ranking.prepared import PreparedRun, QrelsIndex
+from irmeasures_markov.ranking.prepared import PreparedRun
+from irmeasures_markov.ranking.qrels_index import QrelsIndex
 
 MEASURES = [MP @ 10, MP(model="GL_AD_LID", recall=True) @ 100, MP(model="LO_OR_ID") @ 1, imm.M3 @ 20,
             imm.PH(order=2) @ 5]

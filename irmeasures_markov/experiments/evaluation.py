@@ -28,7 +28,8 @@ from ..io.pytrec import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytr
 from ..plugin.base import FamilyMeasure
 from ..plugin.provider import install_provider
 from ..plugin.variants import is_variant
-from ..ranking.prepared import PreparedRun, QrelsIndex
+from ..ranking.prepared import PreparedRun
+from ..ranking.qrels_index import QrelsIndex
 from .evaluation_table import Evaluation
 from .native import native_kind
 from .settings import NativeSetting, apply_settings, extra_names, measure_values

@@ -39,10 +39,11 @@ from .._util.errors import InputError
 from .._util.types import PathLike
 from .atomic import replacing
 from .downloads import download_failure, ir_datasets_download, ir_datasets_unavailable
+from .fast_qrels import GRADE_MAX, GRADE_MIN
 from .normalise import to_qrels_dict
 from .run_files import complete_runs, list_run_files, load_run_dir, run_name, run_names
 from .text import decode, decompress, display_name, read_raw, short
-from .trec import GRADE_MAX, GRADE_MIN, read_trec_qrels
+from .trec import read_trec_qrels
 from .trec import read_trec_run as read_run
 from .trec_collections import COLLECTIONS, Collection, collection, data_directory
 

@@ -7,7 +7,7 @@ or in memory as a dict of dicts (``{qid: {docid: grade}}``,
 (``Qrel``, ``ScoredDoc``).  In memory, every entry point applies the same
 rules: ``ir_measures.calc_aggregate`` and ``PROVIDER`` for our measures,
 :class:`~irmeasures_markov.RelevanceEvaluator`,
-``experiments.evaluate``, :class:`~irmeasures_markov.ranking.prepared.QrelsIndex`
+``experiments.evaluate``, :class:`~irmeasures_markov.ranking.qrels_index.QrelsIndex`
 and :class:`~irmeasures_markov.ranking.prepared.PreparedRun`.
 
 **Ids are ``str``.**  A query or document id of any other type (an ``int``
@@ -47,12 +47,11 @@ from collections.abc import Collection, Iterable, Mapping
 import numpy as np
 
 from .._util.errors import InputError, InputTypeError
+from .fast_qrels import GRADE_MAX, GRADE_MIN
 from .run_columns import RunColumns
-from .trec import GRADE_MAX, GRADE_MIN, add_judgment, read_trec_qrels, read_trec_run
+from .trec import add_judgment, read_trec_qrels, read_trec_run
 
 __all__ = [
-    "GRADE_MIN",
-    "GRADE_MAX",
     "check_query_id",
     "check_document_ids",
     "join_document_ids",

@@ -20,7 +20,8 @@ from .._util.errors import InputError
 from ..io.normalise import to_run_dict, warn_if_nothing_to_evaluate
 from ..io.run_columns import RunColumns
 from ..ranking.cache import qrels_index
-from ..ranking.prepared import PreparedRun, QrelsIndex
+from ..ranking.prepared import PreparedRun
+from ..ranking.qrels_index import QrelsIndex
 from .base import VARIANT_PARAMS, FamilyMeasure
 from .variants import MetricWithExtras, is_variant, variant_values
 
@@ -54,7 +55,7 @@ class MarkovEvaluator(irm_providers.Evaluator):
     situation; every qrels query then scores the measure's DEFAULT (0), and
     aggregates are never NaN.
 
-    ``qrels`` may also be a :class:`~irmeasures_markov.ranking.prepared.QrelsIndex`.
+    ``qrels`` may also be a :class:`~irmeasures_markov.ranking.qrels_index.QrelsIndex`.
     Otherwise the index comes from :func:`irmeasures_markov.ranking.cache.qrels_index`:
     ``ir_measures.calc_aggregate`` makes an evaluator per call, and the
     judgments of an unchanged qrels dict or DataFrame are indexed once, not

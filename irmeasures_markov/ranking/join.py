@@ -20,8 +20,7 @@ from .order import cut_to_depth, fix_ties, in_rank_order, tie_groups, tie_slots
 from .positive_join import positive_hits, read_long_rankings
 from .qrels_index import UNJUDGED, QrelsIndex
 
-__all__ = ["SEPARATOR", "LOOKUP_BLOCK", "RankedQuery", "FlatRun", "prepare_flat",
-           "consecutive"]
+__all__ = ["SEPARATOR", "LOOKUP_BLOCK", "RankedQuery", "FlatRun", "prepare_flat"]
 
 #: joins the docids of a ranking into one string (one docid per line), the form
 #: :class:`~irmeasures_markov.documents.docid_table.DocidTable` looks up at once

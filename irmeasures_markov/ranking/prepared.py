@@ -15,16 +15,13 @@ from itertools import chain, compress, repeat
 import numpy as np
 
 from .._util.arrays import frozen
-
-# segment_cumsum and rank_documents are not used here: the old module irmeasures_markov.ranking.prepared (now this one)
-# offered them, and its old path keeps them until every import names their new module
-from .._util.segments import segment_cumsum, segment_sum  # noqa: F401
+from .._util.segments import consecutive, segment_sum
 from ..io.normalise import check_document_ids, check_query_id, join_document_ids
 from ..io.run_columns import RunColumns
 from . import join
 from .columnar_join import prepare_columns
-from .join import SEPARATOR, FlatRun, RankedQuery, consecutive
-from .order import rank_documents, read_scores, top_order, trec_order  # noqa: F401
+from .join import SEPARATOR, FlatRun, RankedQuery
+from .order import read_scores, top_order, trec_order
 from .positive_join import positive_grades
 from .qrels_index import UNJUDGED, QrelsIndex, recall_base_table
 

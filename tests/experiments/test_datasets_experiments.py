@@ -8,6 +8,9 @@ import pytest
 import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+# the line-by-line reference, to check the one run reader (read_run, io.read_trec_run) against it
+from reference_readers import read_trec_run_lines as read_trec_run
 from synthetic_collection import synthetic, write_run  # shared with the grid, grid-command and progress tests
 
 import irmeasures_markov  # noqa: F401
@@ -34,9 +37,6 @@ from irmeasures_markov.io.datasets import (
     run_name,
 )
 from irmeasures_markov.io.fast_run import _parse_scores
-
-# the line-by-line reference, to check the one run reader (read_run, io.read_trec_run) against it
-from irmeasures_markov.io.trec import read_trec_run_lines as read_trec_run
 
 # --------------------------------------------------------------------------- datasets
 

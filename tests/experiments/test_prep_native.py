@@ -12,7 +12,8 @@ import pytest
 from random_runs import tied_run
 
 from irmeasures_markov.experiments.native import native_values as _native_values
-from irmeasures_markov.ranking.prepared import UNJUDGED, PreparedRun, QrelsIndex
+from irmeasures_markov.ranking.prepared import PreparedRun
+from irmeasures_markov.ranking.qrels_index import UNJUDGED, QrelsIndex
 
 
 def random_inputs(seed, n_queries=6, length=700):

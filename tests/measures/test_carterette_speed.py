@@ -21,7 +21,8 @@ from irmeasures_markov.measures.carterette import (
     _Relevant,
     user_model_batch,
 )
-from irmeasures_markov.ranking.prepared import PreparedRun, QrelsIndex
+from irmeasures_markov.ranking.prepared import PreparedRun
+from irmeasures_markov.ranking.qrels_index import QrelsIndex
 
 
 def reference(a, model, dist, theta, f, rb, norm, cutoff):

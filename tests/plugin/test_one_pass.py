@@ -9,7 +9,8 @@ from ir_measures import providers as irm_providers
 
 import irmeasures_markov as imm
 from irmeasures_markov import MP, PROVIDER, RelevanceEvaluator
-from irmeasures_markov.ranking.prepared import UNJUDGED, PreparedRun, QrelsIndex
+from irmeasures_markov.ranking.prepared import PreparedRun
+from irmeasures_markov.ranking.qrels_index import UNJUDGED, QrelsIndex
 
 QRELS = {"q1": {"a": 1, "b": 0, "c": 2}, "q2": {"x": 1}, "q3": {"z": 1}}
 

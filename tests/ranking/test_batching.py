@@ -19,7 +19,8 @@ from irmeasures_markov.documents.lengths import DocumentLengths
 from irmeasures_markov.measures.markov_precision import PAPER_MODELS
 from irmeasures_markov.ranking import join
 from irmeasures_markov.ranking import prepared as prepared_module
-from irmeasures_markov.ranking.prepared import UNJUDGED, PreparedRun, QrelsIndex
+from irmeasures_markov.ranking.prepared import PreparedRun
+from irmeasures_markov.ranking.qrels_index import UNJUDGED, QrelsIndex
 
 
 def random_inputs(seed, n_queries=60, max_len=40, long=False):

@@ -21,7 +21,8 @@ from irmeasures_markov.io.fast_run import run_columns
 from irmeasures_markov.io.run_columns import RunColumns, read_run_columns, run_from_columns
 from irmeasures_markov.io.trec import read_trec_run
 from irmeasures_markov.ranking.columnar_join import ColumnarFlatRun
-from irmeasures_markov.ranking.prepared import PreparedRun, QrelsIndex
+from irmeasures_markov.ranking.prepared import PreparedRun
+from irmeasures_markov.ranking.qrels_index import QrelsIndex
 
 #: (n_queries, length): short rankings, one query, long rankings (the dict path's positive join)
 SHAPES = {"short": (6, 14), "one": (1, 30), "long": (3, 800)}

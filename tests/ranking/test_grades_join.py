@@ -11,7 +11,8 @@ from random_runs import tied_run
 
 from irmeasures_markov.ranking import join, order
 from irmeasures_markov.ranking import prepared as prepared_module
-from irmeasures_markov.ranking.prepared import UNJUDGED, PreparedRun, QrelsIndex
+from irmeasures_markov.ranking.prepared import PreparedRun
+from irmeasures_markov.ranking.qrels_index import UNJUDGED, QrelsIndex
 
 
 def make_inputs(seed, n_queries=5, length=1200, n_scores=9):

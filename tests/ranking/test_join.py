@@ -15,7 +15,7 @@ from random_runs import tied_run
 from irmeasures_markov._util.segments import segment_argsort_desc
 from irmeasures_markov.ranking import join as flat_run
 from irmeasures_markov.ranking import order, positive_join
-from irmeasures_markov.ranking.prepared import UNJUDGED, QrelsIndex
+from irmeasures_markov.ranking.qrels_index import UNJUDGED, QrelsIndex
 
 
 def trec_order(scores):
