@@ -299,7 +299,7 @@ class RelevanceEvaluator:
         run = to_run_dict(scores)   # every id checked, before any score
         if self._our_evaluator is not None:
             # ranking the run for our measures reads and checks the scores: the only pass over them
-            prepared = self._our_evaluator.prepare(run, ids_checked=True)
+            prepared = self._our_evaluator.prepare(run)
         else:
             _check_scores(run, self.qrels)
         # pytrec_eval's rows: every query with judgments and an entry in the run, even an empty one (and

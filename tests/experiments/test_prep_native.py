@@ -9,6 +9,7 @@ tables or the judgments join made while ranking.
 import ir_measures
 import numpy as np
 import pytest
+from measure_needs import Needs
 from random_runs import tied_run
 
 from irmeasures_markov.experiments.native import native_values as _native_values
@@ -55,7 +56,7 @@ def reference(qrels, run, rel):
 @pytest.mark.parametrize("judgments", [False, True])
 def test_native_ap_and_bpref_match_reference(seed, rel, judgments):
     qrels, run = random_inputs(seed)
-    prepared = PreparedRun(QrelsIndex(qrels), run, judgments=judgments)
+    prepared = PreparedRun(QrelsIndex(qrels), run, [Needs(judgments=judgments)])
     ap = _native_values("AP", ir_measures.parse_measure(f"AP(rel={rel})"), prepared)
     bpref = _native_values("Bpref", ir_measures.parse_measure(f"Bpref(rel={rel})"), prepared)
     want_ap, want_bpref = reference(qrels, run, rel)

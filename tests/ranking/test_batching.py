@@ -12,6 +12,7 @@ Equality is exact (bit for bit) throughout: batching changes no arithmetic.
 """
 import numpy as np
 import pytest
+from measure_needs import Needs
 
 import irmeasures_markov as imm
 from irmeasures_markov._util.segments import _unsorted_segments, segment_argsort_desc, segment_cumsum
@@ -72,10 +73,10 @@ SETTINGS = [(rel, jo, cutoff, jm) for rel in (0, 1, 2) for jo in (False, True) f
 def test_flat_preparation_equals_per_query_preparation(seed, monkeypatch):
     qrels, run = random_inputs(seed)
     qi = QrelsIndex(qrels)
-    flat = PreparedRun(qi, run, join_docids=True)
+    flat = PreparedRun(qi, run, [Needs(document_values=True)])
     with monkeypatch.context() as m:
         per_query(m)
-        ref = PreparedRun(qi, run, join_docids=True)
+        ref = PreparedRun(qi, run, [Needs(document_values=True)])
     assert flat.qids == ref.qids and len(flat.queries) == len(ref.queries) > 20
     for a, b in zip(flat.queries, ref.queries):
         assert a.qid == b.qid and a.docids == b.docids and a.joined_keys == b.joined_keys
@@ -296,11 +297,11 @@ def test_depth_flat_equals_per_query(depth, monkeypatch):
     """Ranked to a depth: the flat path (a full sort, cut) equals the per-query partial sort."""
     qrels, run = random_inputs(300 + depth)
     qi = QrelsIndex(qrels)
-    flat = PreparedRun(qi, run, depth=depth)
+    flat = PreparedRun(qi, run, [Needs(depth=depth)])
     assert isinstance(flat.queries, prepared_module._LazyQueries)
     with monkeypatch.context() as m:
         per_query(m)
-        ref = PreparedRun(qi, run, depth=depth)
+        ref = PreparedRun(qi, run, [Needs(depth=depth)])
     for a, b in zip(flat.queries, ref.queries):
         assert a.docids == b.docids and len(a.docids) <= depth
         np.testing.assert_array_equal(a.positive_grades, b.positive_grades)

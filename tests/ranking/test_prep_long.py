@@ -7,6 +7,7 @@ join placed by binary search on complex keys).
 """
 import numpy as np
 import pytest
+from measure_needs import Needs
 from random_runs import tied_run
 
 from irmeasures_markov.ranking import join, order, positive_join
@@ -74,7 +75,7 @@ def test_long_flat_join_in_blocks_of_queries(monkeypatch):
 def test_long_preparation_with_depth_and_flat_document_values():
     qrels, run = tied_inputs(5, n_queries=3, length=900)
     ref = reference(qrels, run)
-    prepared = PreparedRun(QrelsIndex(qrels), run, depth=40)
+    prepared = PreparedRun(QrelsIndex(qrels), run, [Needs(depth=40)])
     b = prepared.batch(judgments=False)
     np.testing.assert_array_equal(b.grades, np.concatenate([ref[q][1][:40] for q in b.qids]))
     full = PreparedRun(QrelsIndex(qrels), run)
@@ -118,7 +119,7 @@ def test_tbg_with_registered_lengths_same_as_per_query(monkeypatch, seed):
         assert flat[m].keys() == ref[m].keys()
         np.testing.assert_allclose([flat[m][q] for q in ref[m]], list(ref[m].values()), rtol=1e-12, atol=1e-15)
     monkeypatch.undo()
-    prepared = PreparedRun(QrelsIndex(qrels), run, join_docids=True)
+    prepared = PreparedRun(QrelsIndex(qrels), run, [Needs(document_values=True)])
     for m in summed:
         m.compute(prepared)
     assert prepared._flat._ties is not None     # the file-order sums were in use: no whole docid tie-break
