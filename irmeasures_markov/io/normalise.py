@@ -54,7 +54,6 @@ from .trec import add_judgment, read_trec_qrels, read_trec_run
 __all__ = [
     "check_query_id",
     "check_document_ids",
-    "join_document_ids",
     "check_qrels",
     "check_run",
     "to_qrels_dict",
@@ -106,30 +105,8 @@ def check_document_ids(docids: Iterable, qid: object, what: str = "run") -> None
     ------
     InputTypeError
     """
-    join_document_ids("", docids, qid, what)
-
-
-def join_document_ids(separator: str, docids: Iterable, qid: object, what: str = "run") -> str:
-    """``separator.join(docids)``, raising :class:`InputTypeError` if an id is not a str.
-
-    Parameters
-    ----------
-    separator : str
-    docids : iterable
-    qid : object
-        The query, named in the message.
-    what : str
-
-    Returns
-    -------
-    str
-
-    Raises
-    ------
-    InputTypeError
-    """
     try:
-        return separator.join(docids)
+        "".join(docids)
     except TypeError:
         bad = next(d for d in docids if not isinstance(d, str))
         raise _id_type_error(what, qid, bad) from None

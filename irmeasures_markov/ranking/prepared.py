@@ -10,19 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, compress, repeat
+from itertools import chain, compress
 
 import numpy as np
 
 from .._util.arrays import frozen
 from .._util.segments import consecutive, segment_sum
-from ..io.normalise import check_document_ids, check_query_id, join_document_ids
+from ..io.normalise import check_document_ids, check_query_id
 from ..io.run_columns import RunColumns
 from . import join
 from .columnar_join import prepare_columns
-from .join import SEPARATOR, FlatRun, RankedQuery
-from .order import read_scores, top_order, trec_order
-from .positive_join import positive_grades
+from .join import FlatRun, RankedQuery
+from .order import read_scores
 from .qrels_index import UNJUDGED, QrelsIndex, recall_base_table
 
 __all__ = ["RelevanceBatch", "PreparedRun", "select_positions", "run_needs"]
@@ -176,6 +175,24 @@ def run_needs(measures: Iterable) -> tuple[int | None, bool, bool, bool]:
             any(says(m, "needs_judgments") for m in measures), any(says(m, "reads_scores") for m in measures))
 
 
+def _raise_input_error(run: Mapping, judged: Mapping) -> None:
+    """The validation pass of a dict run the join refused: the error naming its first bad query, document or score.
+
+    Runs the checks in run order, ids before scores, as the join reads the
+    run: scores only of the queries with judgments and documents.
+    """
+    for qid, doc_scores in run.items():
+        check_query_id(qid)
+        keys = list(doc_scores)
+        check_document_ids(keys, qid)
+        if qid in judged and keys:
+            if len(keys) != len(doc_scores):
+                raise ValueError(f"run: query {qid!r}: its mapping lists {len(keys)} documents but has length "
+                                 f"{len(doc_scores)}")
+            read_scores(doc_scores, qid, keys)
+    raise RuntimeError("the join refused a run whose every id and score is valid")
+
+
 class _LazyQueries(Sequence):
     """``PreparedRun.queries`` for a run prepared flat: each :class:`RankedQuery` is made on first access."""
 
@@ -238,45 +255,15 @@ class PreparedRun:
         #: ranks prepared per query (None: all): ``batch(cutoff=c)`` with ``c <= depth`` reads no further
         self.depth = depth
         self._batches: dict[tuple, RelevanceBatch] = {}
-        # all queries at once (no per-query Python work); None when an input check fails, and the per-query
-        # loop below then raises the error naming the query and document
         if isinstance(run, RunColumns):   # read from a file: checked, and ranked from its arrays
             flat = prepare_columns(qrels, run, join_docids, depth, judgments, keep_scores)
         else:
-            flat = join.prepare_flat(qrels, run, join_docids, False, depth, judgments, keep_scores)
-        if flat is not None:
-            self._flat = flat
-            self.queries = _LazyQueries(flat)
-            return
-        self.queries: list[RankedQuery] = []
-        judged = qrels.qrels
-        for qid, doc_scores in run.items():
-            check_query_id(qid)
-            qdocs = judged.get(qid)
-            n = len(doc_scores)
-            if qdocs is None or n == 0:
-                check_document_ids(doc_scores, qid)
-                continue
-            keys = list(doc_scores)
-            if join_docids:
-                joined = join_document_ids(SEPARATOR, keys, qid)  # the join checks the ids too
-            else:
-                joined = None
-                check_document_ids(keys, qid)
-            scores = read_scores(doc_scores, qid, keys)
-            if depth is not None and depth < n:
-                order = top_order(keys, scores, depth)
-                positive = qrels.positive(qid)
-                # k dict probes: for a small k, cheaper than placing every judged document by its score
-                grades = np.fromiter(map(positive.get, [keys[i] for i in order.tolist()], repeat(0, depth)),
-                                     dtype=np.int64, count=depth)
-                ranked = scores[order]
-            else:
-                order = trec_order(keys, scores)
-                ranked = scores[order]
-                grades = positive_grades(keys, doc_scores, order, ranked, qrels.positive(qid))
-            self.queries.append(RankedQuery(qid, keys, order, ranked, grades, qdocs, joined))
-        self._flat = FlatRun.from_queries(self.queries)
+            # all queries at once, no per-query Python work; None when an input check fails
+            flat = join.prepare_flat(qrels, run, join_docids, depth, judgments, keep_scores)
+            if flat is None:
+                _raise_input_error(run, qrels.qrels)
+        self._flat = flat
+        self.queries = _LazyQueries(flat)
 
     @property
     def qids(self) -> list[str]:
@@ -357,7 +344,7 @@ class PreparedRun:
         flat = self._flat
         if flat.ranked_scores is not None:
             return flat.ranked_scores
-        if flat.runs is not None and flat.key_starts is flat.starts:
+        if flat.key_starts is flat.starts:
             counts = np.diff(flat.key_starts)
             in_file_order = np.fromiter(chain.from_iterable(d.values() for d in flat.runs), dtype=np.float64,
                                         count=int(counts.sum()))
@@ -437,7 +424,7 @@ class PreparedRun:
         keep, _ = self._selection(judged_only, cutoff)
         if cutoff is not None and keep is not None:
             wanted = flat.order[keep].tolist()
-            return self._lookup_blocks(lookup_segments, list(map(flat.keys.__getitem__, wanted)), None)
+            return self._lookup_blocks(lookup_segments, list(map(flat.keys.__getitem__, wanted)))
         # first: a pending docid tie-break then runs before the values take their memory
         order = flat.order if exact_tie_order or keep is not None else flat.positive_tie_order
         # looked up in blocks of whole queries and placed at their ranks: no whole-run array in file order beside
@@ -445,18 +432,17 @@ class PreparedRun:
         values = flat.values_in_rank_order(lookup_segments, order)
         return values if keep is None else values[keep]
 
-    def _lookup_blocks(self, lookup_segments, keys: list[str], joined: str | None) -> np.ndarray:
+    def _lookup_blocks(self, lookup_segments, keys: list[str]) -> np.ndarray:
         """``lookup_segments`` over ``keys`` in blocks of ``join.LOOKUP_BLOCK`` documents, concatenated.
 
         A vectorised lookup holds several arrays per document while it works
         (the docids' bytes, the table rows it gathers): blocks bound that
-        memory without changing a value.  Prepared one query at a time, the
-        run's docids may come joined already (``joined``).
+        memory without changing a value.
         """
         n = len(keys)
         block = join.LOOKUP_BLOCK
         if n <= block:
-            return np.asarray(lookup_segments([keys], None if joined is None else [joined]))
+            return np.asarray(lookup_segments([keys], None))
         out = np.empty(n)
         for a in range(0, n, block):
             out[a:a + block] = lookup_segments([keys[a:a + block]], None)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from measure_needs import Needs
 from random_runs import tied_run
+from run_references import as_columns
 
 from irmeasures_markov.ranking import join, order, positive_join
 from irmeasures_markov.ranking import prepared as prepared_module
@@ -94,9 +95,9 @@ def test_single_score_everywhere_and_no_hits():
 
 
 @pytest.mark.parametrize("seed", [6, 10, 11])
-def test_tbg_with_registered_lengths_same_as_per_query(monkeypatch, seed):
-    """The flat path against the per-query one (every tie group in docid order).  TBG sums the lengths of a
-    tie group without a positive grade in file order: equal up to rounding, and bit for bit wherever the
+def test_tbg_with_registered_lengths_same_on_dicts_and_columns(seed):
+    """Dicts (joined through the positive judgments) against columns (every document probed).  TBG sums the
+    lengths of a tie group without a positive grade in file order: equal up to rounding, and bit for bit wherever the
     exact order is kept (per-grade probabilities, rel < 1, a cutoff that cuts, judged_only) and for MP."""
     import irmeasures_markov as imm
     qrels, run = tied_inputs(seed, n_queries=4, length=700, n_scores=151)
@@ -110,15 +111,13 @@ def test_tbg_with_registered_lengths_same_as_per_query(monkeypatch, seed):
              imm.MPcont(model="GL_AD_ID", time="tbg", lengths="test-prep-long")]
     measures = summed + exact
     flat = imm.PROVIDER.evaluator(measures, qrels).values(run)      # docids joined once for the whole run
-    monkeypatch.setattr(join, "prepare_flat", lambda *args: None)
-    ref = imm.PROVIDER.evaluator(measures, qrels).values(run)       # one query at a time
+    ref = imm.PROVIDER.evaluator(measures, qrels).values(as_columns(run))
     assert all(len(v) == 4 for v in ref.values())
     for m in exact:
         assert flat[m] == ref[m], m
     for m in summed:
         assert flat[m].keys() == ref[m].keys()
         np.testing.assert_allclose([flat[m][q] for q in ref[m]], list(ref[m].values()), rtol=1e-12, atol=1e-15)
-    monkeypatch.undo()
     prepared = PreparedRun(QrelsIndex(qrels), run, [Needs(document_values=True)])
     for m in summed:
         m.compute(prepared)
