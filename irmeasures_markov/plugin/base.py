@@ -241,8 +241,13 @@ class FamilyMeasure(irm_measures.Measure):
         return None if jo else self.cutoff
 
     def reads_scores(self) -> bool:
-        """Whether compute() makes other tie orders from the score at every rank (a ``ties``, ``unjudged`` or
-        ``residual`` variant): the prepared run then keeps the ranked scores."""
+        """Whether compute() makes other tie orders from the score at every rank (the prepared run then keeps them).
+
+        Returns
+        -------
+        bool
+            True for a ``ties``, ``unjudged`` or ``residual`` variant.
+        """
         return is_variant(self)
 
     def filled_length(self, lengths: np.ndarray) -> np.ndarray:
