@@ -529,7 +529,8 @@ def test_batch_kernel_equals_functional(queries, combo, cutoff, norm, rel):
     """The batch path (RelevanceBatch from a PreparedRun) against the functional API and brute force, on random
     multi-query runs (graded judgments, unjudged documents as grade 2 -> absent, empty rankings, RB = 0)."""
     from irmeasures_markov.measures.carterette import user_model_batch
-    from irmeasures_markov.ranking.prepared import PreparedRun, QrelsIndex
+    from irmeasures_markov.ranking.prepared import PreparedRun
+    from irmeasures_markov.ranking.qrels_index import QrelsIndex
     model, dist = combo
     qrels, run, want = {}, {}, []
     for i, (grades, extra) in enumerate(queries):
