@@ -115,7 +115,7 @@ def sensitivity(qrels, runs, seeds, n_jobs=1, progress=True, **grid):
     """{seed: PoolReduction} of :data:`SENSITIVITY_MEASURES` on the 30% and 10% pools for each seed.
 
     One grid holds every seed's pools, so a cluster works on all of them at
-    once; ``grid`` goes to :func:`irmeasures_markov.grid.evaluate_grid`
+    once; ``grid`` goes to :func:`irmeasures_markov.experiments.evaluate_grid`
     (``backend``, ``store``).
     """
     seeds = list(seeds)

@@ -21,7 +21,7 @@ Tests (``test=``), on the per-topic scores of one measure, A − B for each pair
   with a warning, since no paired test is possible on one topic;
 * ``'bayes'`` — Carterette's (2011) linear model
   :math:`y_{ij} = \mu + \beta_j + \alpha_i + \varepsilon_{ij}` fitted once per
-  measure to every run together (:func:`~irmeasures_markov.inference.bayes.gibbs_linear_model`,
+  measure to every run together (:func:`~irmeasures_markov.inference.gibbs.gibbs_linear_model`,
   numpy only); the statistic is the posterior probability
   :math:`P(\beta_A > \beta_B \mid y)` and the "p-value" its two-sided tail
   :math:`2\min(P(\beta_A > \beta_B), P(\beta_A < \beta_B))` (one-sided:
@@ -51,17 +51,12 @@ apply to every measure that takes them, :mod:`.options`; ``ties=`` and ``holes=T
 report of :mod:`.sensitivity`: judged share of the top k, mean residual, tie
 spread, and the pairs whose order or significance changes).
 """
-from .core import (
-                   COMPARE_TESTS,
-                   CORRECTIONS,
-                   Comparison,
-                   compare,
-                   compare_evaluation,
-                   effect_size,
-                   mean_intervals,
-                   run_letters,
-)
-from .options import TIES_CHOICES, UNJUDGED_CHOICES, apply_variant_options
+from ..inference.corrections import CORRECTIONS
+from ..plugin.variants import TIES as TIES_CHOICES
+from ..plugin.variants import UNJUDGED_CHOICES
+from .core import COMPARE_TESTS, Comparison, compare, compare_evaluation, mean_intervals, run_letters
+from .options import apply_variant_options
+from .pairs import effect_size
 from .runs import resolve_baseline, resolve_run_paths
 from .sensitivity import Sensitivity, judged_share
 

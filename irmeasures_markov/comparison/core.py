@@ -37,8 +37,7 @@ if TYPE_CHECKING:
 # imported at the first interval, so that importing the package does not load scipy.stats
 stats = lazy_module("scipy.stats")
 
-__all__ = ["COMPARE_TESTS", "CORRECTIONS", "Comparison", "compare", "compare_evaluation", "effect_size",
-           "mean_intervals", "run_letters"]
+__all__ = ["COMPARE_TESTS", "Comparison", "compare", "compare_evaluation", "mean_intervals", "run_letters"]
 
 #: the tests :func:`compare` knows
 COMPARE_TESTS = ("t", "wilcoxon", "sign", "randomization", "bootstrap", "bayes", "none")

@@ -18,7 +18,7 @@ from ..experiments import Evaluation, evaluate, labelled_measures
 from ..plugin.variants import TIES as TIES_CHOICES
 from ..plugin.variants import UNJUDGED_CHOICES
 
-__all__ = ["TIES_CHOICES", "UNJUDGED_CHOICES", "check_variant_options", "apply_variant_options", "supports",
+__all__ = ["check_variant_options", "apply_variant_options", "supports",
            "unsupported_note", "applied_note", "evaluate_measures", "evaluate_with_options",
            "evaluate_variants", "without_extras", "DEFAULTS"]
 

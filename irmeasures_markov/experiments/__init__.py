@@ -38,9 +38,9 @@ residual=)``), :mod:`.correlations`, :mod:`.grid`, :mod:`.pools`,
 """
 from __future__ import annotations
 
-from .._util.moved import moved_names
 from .correlations import MP_PAPER_BASELINES, kendall_tau, mp_paper_measures, system_ranking, tau_table
-from .evaluation import Evaluation, evaluate, labelled_measures, parse_measures
+from .evaluation import evaluate, labelled_measures, parse_measures
+from .evaluation_table import Evaluation
 from .grid import EvaluationGrid, GridResult, evaluate_grid
 from .pools import PoolReduction, pool_reduction, reduction_of
 
@@ -61,10 +61,3 @@ __all__ = [
     "system_ranking",
     "tau_table",
 ]
-
-#: Names this package used to export that now live in a higher layer: ``name -> module``.
-_MOVED_NAMES = {"compare": "irmeasures_markov.comparison"}
-
-
-#: the old names keep working, with a DeprecationWarning naming the new place
-__getattr__ = moved_names(__name__, _MOVED_NAMES)

@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike
 
 from ..measures.markov_precision import PAPER_MODELS
 from ..plugin import MP
-from .evaluation import Evaluation
+from .evaluation_table import Evaluation
 
 __all__ = ["MP_PAPER_BASELINES", "kendall_tau", "mp_paper_measures", "system_ranking", "tau_table"]
 

@@ -14,7 +14,7 @@ import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import ir_measures
 import numpy as np
@@ -33,10 +33,7 @@ from .evaluation_table import Evaluation
 from .native import native_kind
 from .settings import NativeSetting, apply_settings, extra_names, measure_values
 
-if TYPE_CHECKING:
-    pass
-
-__all__ = ["Evaluation", "MeasuresLike", "Qrels", "QrelsLike", "Run", "RunLike", "RunScorer", "default_topics",
+__all__ = ["MeasuresLike", "Qrels", "QrelsLike", "Run", "RunLike", "RunScorer", "default_topics",
            "evaluate", "is_ours", "labelled_measures", "parse_measures", "warn_no_relevant"]
 
 #: Relevance judgments: ``{qid: {docid: grade}}``.

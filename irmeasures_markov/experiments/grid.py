@@ -36,7 +36,6 @@ from ..io.normalise import to_qrels_dict
 from ..io.run_columns import read_run_columns as read_run  # arrays: read_trec_run's runs and errors
 from ..plugin import measure_inputs
 from .evaluation import (
-    Evaluation,
     MeasuresLike,
     QrelsLike,
     RunLike,
@@ -45,6 +44,7 @@ from .evaluation import (
     is_ours,
     labelled_measures,
 )
+from .evaluation_table import Evaluation
 
 if TYPE_CHECKING:
     from distributed import Client

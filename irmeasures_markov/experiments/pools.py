@@ -18,7 +18,6 @@ from ..grid import Backend, StoreLike
 from ..io.normalise import to_qrels_dict
 from .correlations import kendall_tau
 from .evaluation import (
-    Evaluation,
     MeasuresLike,
     Qrels,
     QrelsLike,
@@ -26,6 +25,7 @@ from .evaluation import (
     labelled_measures,
     warn_no_relevant,
 )
+from .evaluation_table import Evaluation
 from .grid import Pool, RunSource, evaluate_grid
 
 if TYPE_CHECKING:

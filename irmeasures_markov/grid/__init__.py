@@ -23,7 +23,6 @@ and Bayesian fits in :mod:`irmeasures_markov.inference.grid`.
 """
 from __future__ import annotations
 
-from .._util.moved import moved_names
 from .backends import Backend, DaskBackend, LocalBackend, Task, resolve_backend
 from .cells import Cell, file_hash, measures_key, qrels_hash, run_hash
 from .runner import GridError, GridSummary, run_grid
@@ -32,12 +31,3 @@ from .store import ParquetStore, StoreLike
 __all__ = ["Backend", "Cell", "DaskBackend", "GridError", "GridSummary", "LocalBackend", "ParquetStore", "StoreLike",
            "Task",
            "file_hash", "measures_key", "qrels_hash", "resolve_backend", "run_grid", "run_hash"]
-
-#: Names this package used to export that now live in a higher layer: ``name -> module``.
-_MOVED_NAMES = {"EvaluationGrid": "irmeasures_markov.experiments.grid",
-                "GridResult": "irmeasures_markov.experiments.grid",
-                "evaluate_grid": "irmeasures_markov.experiments.grid"}
-
-
-#: the old names keep working, with a DeprecationWarning naming the new place
-__getattr__ = moved_names(__name__, _MOVED_NAMES)

@@ -59,23 +59,19 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._util.progress import show_progress
-from .gibbs import gibbs_linear_model, prob_better_pairs
+from .gibbs import gibbs_linear_model
 from .inputs import ScoresLike, score_matrix
 from .posterior import (
     EFFECT_SCALE_PRIOR,
-    MAX_RHAT,
     MU_PRIOR_SD,
     BayesResult,
-    ImproperPosteriorError,
-    SamplingWarning,
     sampling_diagnostics,
 )
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["BayesResult", "SamplingWarning", "ImproperPosteriorError", "fit_linear_model", "bayesian_linear_model",
-           "gibbs_linear_model", "prob_better_pairs", "direct_relevance_model", "rank_weights", "MAX_RHAT"]
+__all__ = ["fit_linear_model", "bayesian_linear_model", "direct_relevance_model", "rank_weights"]
 
 
 def _pymc():

@@ -50,11 +50,9 @@ __all__ = [
     "sign_test",
     "randomization_test",
     "bootstrap_test",
-    "adjust_pvalues",
     "PairwiseResult",
     "all_pairs",
     "pairwise",
-    "CORRECTIONS",
 ]
 
 ALTERNATIVES = ("two-sided", "greater", "less")

@@ -28,9 +28,10 @@ from ..grid.backends import Backend, resolve_backend
 from ..grid.cells import Cell
 from ..grid.runner import GridSummary, run_grid
 from ..grid.store import ParquetStore, StoreLike
-from .bayes import BayesResult, bayesian_linear_model
+from .bayes import bayesian_linear_model
 from .classic import TESTS, all_pairs
 from .inputs import ScoreMatrix, ScoresLike, score_matrix
+from .posterior import BayesResult
 
 if TYPE_CHECKING:
     import pandas as pd

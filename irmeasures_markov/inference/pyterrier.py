@@ -11,7 +11,7 @@ the system and B the baseline:
   the tests of :mod:`irmeasures_markov.inference.classic` (seeded: the same
   call gives the same p-value);
 * ``'bayes'`` — Carterette's linear model fitted to the two systems
-  (:func:`~irmeasures_markov.inference.bayes.gibbs_linear_model`, numpy
+  (:func:`~irmeasures_markov.inference.gibbs.gibbs_linear_model`, numpy
   only); ``statistic`` is :math:`P(\beta_A > \beta_B \mid y)` and ``pvalue``
   the two-sided tail :math:`2\min(P(\beta_A > \beta_B), P(\beta_A < \beta_B))`
   (``alternative='greater'``: :math:`P(\beta_A \le \beta_B)`).  PyTerrier puts

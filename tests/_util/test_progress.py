@@ -11,7 +11,8 @@ from synthetic_collection import synthetic, write_run
 from irmeasures_markov import experiments
 from irmeasures_markov._util.progress import progress_bar, show_progress
 from irmeasures_markov.inference import all_pairs, discriminative_power, score_matrix
-from irmeasures_markov.inference.bayes import bayesian_linear_model, gibbs_linear_model
+from irmeasures_markov.inference.bayes import bayesian_linear_model
+from irmeasures_markov.inference.gibbs import gibbs_linear_model
 from irmeasures_markov.io import datasets
 
 

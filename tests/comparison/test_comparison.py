@@ -17,7 +17,7 @@ from irmeasures_markov import comparison, experiments
 from irmeasures_markov.cli import main
 from irmeasures_markov.comparison import compare_evaluation, effect_size, resolve_run_paths, run_letters
 from irmeasures_markov.inference import all_pairs, pairwise, randomization_test
-from irmeasures_markov.inference.classic import adjust_pvalues
+from irmeasures_markov.inference.corrections import adjust_pvalues
 
 # FIXTURES
 

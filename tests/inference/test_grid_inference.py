@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from irmeasures_markov.inference import all_pairs, discriminative_power, score_matrix
-from irmeasures_markov.inference.bayes import gibbs_linear_model
+from irmeasures_markov.inference.gibbs import gibbs_linear_model
 from irmeasures_markov.inference.grid import discriminative_power_grid, fit_per_collection, matrix_hash
 
 distributed = pytest.importorskip("distributed")

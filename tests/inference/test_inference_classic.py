@@ -187,7 +187,7 @@ def test_input_from_a_real_pyterrier_experiment():
     assert score_matrix(perq, measure=imm.MP).values.shape == (8, 3)
 
 
-@pytest.mark.filterwarnings("ignore::irmeasures_markov.inference.bayes.SamplingWarning")  # 20 draws: R-hat warns
+@pytest.mark.filterwarnings("ignore::irmeasures_markov.inference.posterior.SamplingWarning")  # 20 draws: R-hat warns
 def test_bayes_without_pymc_says_how_to_install(monkeypatch):
     """Without PyMC the Gibbs backend still works and the PyMC models name the extra to install."""
     import sys
