@@ -18,6 +18,7 @@ bits as the one computed.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
 import pathlib
@@ -162,18 +163,18 @@ class ParquetStore:
         now = datetime.datetime.now(datetime.timezone.utc)
         cols["written"] = pa.array([now] * len(cells), pa.timestamp("us", tz="UTC"))
         cols["writer"] = pa.array([self._writer] * len(cells), pa.string())
-        table = pa.table(cols)
+        return self._publish(pa.table(cols), pq)
+
+    def _publish(self, table, pq) -> pathlib.Path:
+        """Write ``table`` as a new part, renamed into place so that a reader never sees half a file."""
         name = f"part-{time.time_ns():020d}-{uuid.uuid4().hex[:12]}.parquet"
-        dest = self.path / name
-        tmp = self.path / f".{name}.tmp"
+        dest, tmp = self.path / name, self.path / f".{name}.tmp"
         try:
             pq.write_table(table, tmp)
             os.replace(tmp, dest)
         except BaseException:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(tmp)
-            except OSError:
-                pass
             raise
         return dest
 
@@ -199,16 +200,9 @@ class ParquetStore:
             if k not in seen:
                 seen.add(k)
                 take.append(i)
-        table = table.take(pa.array(take, pa.int64()))
-        name = f"part-{time.time_ns():020d}-{uuid.uuid4().hex[:12]}.parquet"
-        tmp = self.path / f".{name}.tmp"
-        pq.write_table(table, tmp)
-        os.replace(tmp, self.path / name)
+        self._publish(table.take(pa.array(take, pa.int64())), pq)
         for p in parts:
-            try:
-                p.unlink()
-            except FileNotFoundError:
-                pass
+            p.unlink(missing_ok=True)
         return len(parts), len(take)
 
 
