@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .._util.progress import progress_bar
 from ..comparison import COMPARE_TESTS, CORRECTIONS, compare, render, resolve_baseline, resolve_run_paths
 from ..io.datasets import run_names
 from ..io.run_columns import read_run_columns as read_run  # arrays: read_trec_run's runs and errors
@@ -150,17 +151,12 @@ def compare_main(argv: list[str]) -> int:
     progress = not args.no_progress and sys.stderr.isatty()
     qrels = load_qrels(args.qrels)
     runs = {}
-    bar = _bar(progress, len(files))
-    try:
+    with progress_bar(None, progress, total=len(files), desc="reading runs", unit="run") as bar:
         for name, path in zip(names, files):
             with reading(path):
                 runs[name] = read_run(path)
             check_overlap(qrels, runs[name], args.qrels, path)
-            if bar is not None:
-                bar.update(1)
-    finally:
-        if bar is not None:
-            bar.close()
+            bar.update(1)
     cmp = compare(qrels, runs, measures, baseline=baseline, test=args.test, correction=args.correction,
                   alpha=args.alpha, alternative=args.alternative, ci=args.ci, n_resamples=args.resamples,
                   seed=args.seed, progress=progress, ties=args.ties, unjudged=args.unjudged,
@@ -170,13 +166,6 @@ def compare_main(argv: list[str]) -> int:
             warn(note)
     _print(cmp, args)
     return 0
-
-
-def _bar(progress: bool, total: int):
-    if not progress:
-        return None
-    from tqdm.auto import tqdm
-    return tqdm(total=total, desc="reading runs", unit="run", file=sys.stderr)
 
 
 def _baseline(spec, files: list[str], names: list[str]):

@@ -26,7 +26,7 @@ from .evaluation import (
     warn_no_relevant,
 )
 from .evaluation_table import Evaluation
-from .grid import Pool, RunSource, evaluate_grid
+from .grid import RunSource, evaluate_grid
 
 if TYPE_CHECKING:
     import pandas as pd
