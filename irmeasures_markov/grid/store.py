@@ -18,7 +18,6 @@ bits as the one computed.
 """
 from __future__ import annotations
 
-import contextlib
 import datetime
 import os
 import pathlib
@@ -29,6 +28,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from ..io.atomic import replacing
 from .cells import Cell
 
 __all__ = ["ParquetStore", "StoreLike"]
@@ -167,15 +167,9 @@ class ParquetStore:
 
     def _publish(self, table, pq) -> pathlib.Path:
         """Write ``table`` as a new part, renamed into place so that a reader never sees half a file."""
-        name = f"part-{time.time_ns():020d}-{uuid.uuid4().hex[:12]}.parquet"
-        dest, tmp = self.path / name, self.path / f".{name}.tmp"
-        try:
+        dest = self.path / f"part-{time.time_ns():020d}-{uuid.uuid4().hex[:12]}.parquet"
+        with replacing(dest) as tmp:
             pq.write_table(table, tmp)
-            os.replace(tmp, dest)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
         return dest
 
     def compact(self) -> tuple[int, int]:
