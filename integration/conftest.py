@@ -22,8 +22,8 @@ def data_dir():
 
 @functools.cache
 def _trec8():
-    # datasets.load_run_dir gives exactly io.read_trec_run's dicts (integration/test_datasets.py), ~3x faster
-    from irmeasures_markov.io.datasets import load_run_dir
+    # run_files.load_run_dir gives exactly io.read_trec_run's dicts (integration/test_datasets.py), ~3x faster
+    from irmeasures_markov.io.run_files import load_run_dir
     qrels = read_trec_qrels(DATA / "qrels" / "trec8.qrels.gz")
     runs = load_run_dir(DATA / "runs" / "trec8", progress=False)
     return qrels, runs

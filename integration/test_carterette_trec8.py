@@ -157,7 +157,8 @@ def dense_normalised(a, rb, model, dist, theta, cutoff):
 
 
 def test_batch_equals_dense_sums_all_combinations(trec8):
-    from irmeasures_markov.measures.carterette import DEFAULT_THETA, DISTRIBUTIONS, MODELS, user_model_batch
+    from irmeasures_markov.measures.carterette import user_model_batch
+    from irmeasures_markov.measures.carterette_distributions import DEFAULT_THETA, DISTRIBUTIONS, MODELS
     qrels, runs = trec8
     qi = QrelsIndex(qrels)
     for name in sorted(runs)[::16]:
@@ -178,7 +179,8 @@ def test_batch_equals_dense_sums_all_combinations(trec8):
 
 
 def test_normalised_paper_measures_in_unit_interval(trec8):
-    from irmeasures_markov.measures.carterette import PAPER_MEASURES, default_norm, user_model_batch
+    from irmeasures_markov.measures.carterette import user_model_batch
+    from irmeasures_markov.measures.carterette_distributions import PAPER_MEASURES, default_norm
     qrels, runs = trec8
     qi = QrelsIndex(qrels)
     normed = [(m, d) for m, d in PAPER_MEASURES.values() if default_norm(m, d)]
@@ -193,7 +195,8 @@ def test_normalised_paper_measures_in_unit_interval(trec8):
 def test_every_normalised_combination_in_unit_interval(trec8):
     """norm=True on all 24 combinations (f = 1/k), with and without a cutoff: TREC-8 runs retrieve up to
     1000 documents for topics with a few relevant ones, where an unpadded ideal ranking was beaten."""
-    from irmeasures_markov.measures.carterette import DISTRIBUTIONS, MODELS, user_model_batch
+    from irmeasures_markov.measures.carterette import user_model_batch
+    from irmeasures_markov.measures.carterette_distributions import DISTRIBUTIONS, MODELS
     qrels, runs = trec8
     qi = QrelsIndex(qrels)
     for name, run in runs.items():

@@ -8,6 +8,7 @@ import textwrap
 import pytest
 
 from irmeasures_markov.io import datasets, read_trec_qrels
+from irmeasures_markov.io.run_files import complete_runs, load_run_dir
 
 # the line-by-line reference: load_run_dir and io.read_trec_run share the whole-file tokeniser
 from irmeasures_markov.io.trec import read_trec_run_lines as read_trec_run
@@ -15,7 +16,7 @@ from irmeasures_markov.io.trec import read_trec_run_lines as read_trec_run
 
 def test_fast_loader_equals_line_reader_on_all_trec8_runs(data_dir):
     """Same dicts, same query and document order, same float64 scores, for all 129 runs."""
-    runs = datasets.load_run_dir(data_dir / "runs" / "trec8", progress=False, n_jobs=2)
+    runs = load_run_dir(data_dir / "runs" / "trec8", progress=False, n_jobs=2)
     assert len(runs) == 129
     for name, run in runs.items():
         ref = read_trec_run(data_dir / "runs" / "trec8" / f"input.{name}.gz")
@@ -29,7 +30,7 @@ def test_loader_single_process_and_filter(data_dir):
     qrels = datasets.load_qrels("robust04", data_dir=data_dir)
     topics = [q for q, d in qrels.items() if any(g >= 1 for g in d.values())]
     assert len(topics) == 249 and "672" not in topics
-    runs = datasets.load_run_dir(data_dir / "runs" / "robust04", progress=False, n_jobs=1, topics=topics)
+    runs = load_run_dir(data_dir / "runs" / "robust04", progress=False, n_jobs=1, topics=topics)
     assert len(runs) == 10
     for name, run in runs.items():
         assert run == read_trec_run(data_dir / "runs" / "robust04" / f"input.{name}.gz")
@@ -37,7 +38,7 @@ def test_loader_single_process_and_filter(data_dir):
     runs = dict(runs)
     first = sorted(runs)[0]
     runs[first] = {q: d for q, d in runs[first].items() if q != topics[0]}
-    kept, dropped = datasets.complete_runs(runs, topics)
+    kept, dropped = complete_runs(runs, topics)
     assert dropped == [first] and len(kept) == 9
 
 
@@ -66,7 +67,7 @@ def test_trec10_without_local_file_names_the_file(tmp_path):
 
 _CHILD = textwrap.dedent("""
     import json, os, sys
-    from irmeasures_markov import datasets
+    from irmeasures_markov.io import datasets
     from irmeasures_markov.io import read_trec_qrels
     ddir = sys.argv[1]
     out = {}

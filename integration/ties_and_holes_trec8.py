@@ -54,7 +54,8 @@ import numpy as np  # noqa: E402
 import irmeasures_markov as imm  # noqa: E402
 from irmeasures_markov.experiments import evaluate  # noqa: E402
 from irmeasures_markov.io import read_trec_qrels  # noqa: E402
-from irmeasures_markov.io.datasets import downsample_qrels, load_run_dir  # noqa: E402
+from irmeasures_markov.io.datasets import downsample_qrels  # noqa: E402
+from irmeasures_markov.io.run_files import load_run_dir  # noqa: E402
 from irmeasures_markov.testing import DATA_ENV, shared_data_dir  # noqa: E402
 
 #: (name, qrels file, run directory) of each collection

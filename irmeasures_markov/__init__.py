@@ -12,7 +12,6 @@ pandas, ir_datasets, tqdm, matplotlib and numba load only when first used
 (``irmeasures_markov._util.lazy``; tests/install/test_startup.py checks it).
 """
 from . import pytrec_eval  # noqa: F401  (the drop-in module irmeasures_markov.pytrec_eval; not in __all__)
-from ._util import moved as _moved
 from ._util.version import package_version as _package_version
 from .measures.carterette import user_model_measure
 from .measures.markov_precision import estimate_rates, markov_precision, register_kernel
@@ -51,8 +50,6 @@ from .plugin.pytrec import (
     supported_measures,
     supported_nicknames,
 )
-
-_moved.install()  # old paths of moved modules keep working, with a DeprecationWarning
 
 __all__ = ["MP", "MPcont", "PROVIDER", "RelevanceEvaluator", "markov_precision", "estimate_rates", "register_kernel",
            "__version__",

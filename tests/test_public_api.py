@@ -10,7 +10,8 @@ NAMESPACES = ["irmeasures_markov", "irmeasures_markov.pytrec_eval", "irmeasures_
               "irmeasures_markov.experiments", "irmeasures_markov.inference", "irmeasures_markov.comparison",
               "irmeasures_markov.calibration", "irmeasures_markov.core", "irmeasures_markov.measures.markov_precision",
               "irmeasures_markov.measures.carterette", "irmeasures_markov.measures.tbg",
-              "irmeasures_markov.measures.stopping_time", "irmeasures_markov.testing", "irmeasures_markov.grid",
+              "irmeasures_markov.measures.stopping_time", "irmeasures_markov.measures.standard",
+              "irmeasures_markov.testing", "irmeasures_markov.grid",
               "irmeasures_markov.ranking", "irmeasures_markov.documents", "irmeasures_markov.plugin",
               "irmeasures_markov.plugin.variants", "irmeasures_markov.plugin.provider",
               "irmeasures_markov.ranking.scenarios"]

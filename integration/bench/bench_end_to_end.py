@@ -9,7 +9,7 @@ round (integration/bench/benchkit.py):
   split its bytes into tokens (``bytes.split``): the least any reader does;
 * ``decompress only``: the floor without the split (bytes.split makes a Python
   object per token, which the columnar reader does not);
-* ``ours``: the documented fast path, ``datasets.load_run_dir(n_jobs=1)`` +
+* ``ours``: the documented fast path, ``run_files.load_run_dir(n_jobs=1)`` +
   ``experiments.evaluate(["MP", "AP"])`` (qrels read inside the call);
 * ``ours read only``: ``load_run_dir(n_jobs=1)`` alone, to split read from evaluate;
 * ``ours, dicts``: the runs read into dicts (``io.read_trec_run`` per file) +
@@ -66,8 +66,8 @@ def decompress_only(files):
 
 def ours(qrels_path, run_dir, n_jobs=1):
     from irmeasures_markov import experiments
-    from irmeasures_markov.io import datasets
-    runs = datasets.load_run_dir(run_dir, progress=False, n_jobs=n_jobs)
+    from irmeasures_markov.io.run_files import load_run_dir
+    runs = load_run_dir(run_dir, progress=False, n_jobs=n_jobs)
     ev = experiments.evaluate(["MP", "AP"], str(qrels_path), runs, progress=False)
     return ev
 
@@ -81,8 +81,8 @@ def ours_dicts(qrels_path, files):
 
 
 def ours_read(run_dir):
-    from irmeasures_markov.io import datasets
-    return datasets.load_run_dir(run_dir, progress=False, n_jobs=1)
+    from irmeasures_markov.io.run_files import load_run_dir
+    return load_run_dir(run_dir, progress=False, n_jobs=1)
 
 
 def plain_run(path):

@@ -42,7 +42,7 @@ def scores(force_synthetic=False):
         return synthetic()
     from irmeasures_markov.experiments import evaluate
     from irmeasures_markov.io import read_trec_qrels
-    from irmeasures_markov.io.datasets import load_run_dir
+    from irmeasures_markov.io.run_files import load_run_dir
     qrels = read_trec_qrels(data / "qrels" / "trec8.qrels.gz")
     runs = load_run_dir(data / "runs" / "trec8", progress=False)
     ev = evaluate(["AP"], qrels, runs, n_jobs=2, progress=False)

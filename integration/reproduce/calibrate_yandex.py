@@ -89,7 +89,7 @@ def trec8_taus(report):
     import irmeasures_markov as imm
     from irmeasures_markov.experiments import evaluate, kendall_tau
     from irmeasures_markov.io import read_trec_qrels
-    from irmeasures_markov.io.datasets import load_run_dir
+    from irmeasures_markov.io.run_files import load_run_dir
     from irmeasures_markov.measures.markov_precision import register_kernel
     data = shared_data_dir()
     qrels = read_trec_qrels(data / "qrels" / "trec8.qrels.gz")

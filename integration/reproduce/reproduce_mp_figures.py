@@ -340,7 +340,8 @@ def markdown(result, n_runs, n_topics, seed, fig3, fig4, sens=None) -> str:
 
 def run_paths(data_dir, runs):
     """``{name: path}`` of the TREC-8 run files of ``runs``, in the order of ``runs``."""
-    from irmeasures_markov.io.datasets import collection, list_run_files, run_name
+    from irmeasures_markov.io.datasets import collection
+    from irmeasures_markov.io.run_files import list_run_files, run_name
     from irmeasures_markov.testing import shared_data_dir
     ddir = pathlib.Path(data_dir) if data_dir else shared_data_dir()
     files = {run_name(f): str(f) for f in list_run_files(ddir / collection("trec8").runs_dir)}

@@ -33,7 +33,7 @@ from ._likelihood import Candidate, expit, logit
 from ._walk import WalkData, click_gammas, click_probability_by_rank, gamma_names, walk_loglik
 from .parameters import stop_probabilities
 
-__all__ = ["candidates", "continuation", "stop_probabilities", "EMPIRICAL_RANKS"]
+__all__ = ["candidates", "continuation", "EMPIRICAL_RANKS"]
 
 #: ranks with a continuation probability of their own in the empirical distribution
 EMPIRICAL_RANKS = 30

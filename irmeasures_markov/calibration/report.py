@@ -20,7 +20,7 @@ from .logs import ClickLog
 from .result import FAMILIES, FamilyFit
 from .splits import SPLITS, describe_split, split_log
 
-__all__ = ["fit", "FitReport"]
+__all__ = ["fit"]
 
 
 def _check_log(log, name: str) -> None:

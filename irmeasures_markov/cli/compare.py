@@ -10,9 +10,10 @@ import argparse
 import sys
 
 from .._util.progress import progress_bar
-from ..comparison import COMPARE_TESTS, CORRECTIONS, compare, render, resolve_baseline, resolve_run_paths
-from ..io.datasets import run_names
+from ..comparison import COMPARE_TESTS, compare, render, resolve_baseline, resolve_run_paths
+from ..inference.corrections import CORRECTIONS
 from ..io.run_columns import read_run_columns as read_run  # arrays: read_trec_run's runs and errors
+from ..io.run_files import run_names
 from .errors import PROG, CliError, CliParser, reading
 from .inputs import check_overlap, load_qrels
 from .measure_args import parse_measures

@@ -15,7 +15,7 @@ import os
 import sys
 
 from ..experiments import evaluate_grid, reduction_of
-from ..io.datasets import list_run_files, run_name
+from ..io.run_files import list_run_files, run_name
 from .errors import PROG, CliError, CliParser, reading
 from .inputs import load_qrels
 from .measure_args import parse_measures

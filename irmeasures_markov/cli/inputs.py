@@ -62,7 +62,7 @@ def _qrels_from_ir_datasets(spec: str) -> dict[str, dict[str, int]]:
             out.setdefault(q.query_id, {})[q.doc_id] = q.relevance
     except Exception as exc:  # downloads fail in many ways (offline, moved, checksum): name the dataset
         # imported here, on this error path only: the command line's start-up does not load the datasets module
-        from ..io.datasets import ir_datasets_unavailable
+        from ..io.downloads import ir_datasets_unavailable
         raise CliError(ir_datasets_unavailable(spec, "qrels", exc, dataset)) from None
     return out
 

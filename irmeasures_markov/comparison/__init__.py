@@ -51,15 +51,12 @@ apply to every measure that takes them, :mod:`.options`; ``ties=`` and ``holes=T
 report of :mod:`.sensitivity`: judged share of the top k, mean residual, tie
 spread, and the pairs whose order or significance changes).
 """
-from ..inference.corrections import CORRECTIONS
-from ..plugin.variants import TIES as TIES_CHOICES
-from ..plugin.variants import UNJUDGED_CHOICES
 from .core import COMPARE_TESTS, Comparison, compare, compare_evaluation, mean_intervals, run_letters
 from .options import apply_variant_options
 from .pairs import effect_size
 from .runs import resolve_baseline, resolve_run_paths
 from .sensitivity import Sensitivity, judged_share
 
-__all__ = ["compare", "compare_evaluation", "Comparison", "COMPARE_TESTS", "CORRECTIONS", "effect_size",
-           "mean_intervals", "resolve_baseline", "resolve_run_paths", "run_letters", "Sensitivity", "TIES_CHOICES",
-           "UNJUDGED_CHOICES", "apply_variant_options", "judged_share"]
+__all__ = ["compare", "compare_evaluation", "Comparison", "COMPARE_TESTS", "effect_size", "mean_intervals",
+           "resolve_baseline", "resolve_run_paths", "run_letters", "Sensitivity", "apply_variant_options",
+           "judged_share"]

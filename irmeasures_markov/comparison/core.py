@@ -311,7 +311,7 @@ def compare(qrels: QrelsLike, runs: RunsSpec, measures: MeasuresLike, *, baselin
         ``{qid: {docid: grade}}`` or a TREC qrels file (any form :func:`~irmeasures_markov.experiments.evaluate` takes).
     runs : mapping or paths
         ``{name: run}`` (run dicts or file paths), or run files, directories and glob patterns (names from the file
-        names by :func:`~irmeasures_markov.io.datasets.run_name`: ``input.NAME.gz``, ``NAME.run``, ``NAME.txt.gz`` ->
+        names by :func:`~irmeasures_markov.io.run_files.run_name`: ``input.NAME.gz``, ``NAME.run``, ``NAME.txt.gz`` ->
         ``NAME``; two files giving one name are an error naming both).
     measures : list, or dict {label: measure}
         As for :func:`~irmeasures_markov.experiments.evaluate`.

@@ -15,14 +15,10 @@ import numpy as np
 from ir_measures import Measure
 
 from ..experiments import Evaluation, evaluate, labelled_measures
-from ..plugin.variants import TIES as TIES_CHOICES
-from ..plugin.variants import UNJUDGED_CHOICES
+from ..plugin.variants import TIES, UNJUDGED_CHOICES
 
-__all__ = ["check_variant_options", "apply_variant_options", "supports",
-           "unsupported_note", "applied_note", "evaluate_measures", "evaluate_with_options",
-           "evaluate_variants", "without_extras", "DEFAULTS"]
-
-# TIES_CHOICES, UNJUDGED_CHOICES: the values of ``ties`` and ``unjudged`` (first: the default), the plug-in's
+__all__ = ["check_variant_options", "apply_variant_options", "supports", "unsupported_note", "applied_note",
+           "evaluate_measures", "evaluate_with_options", "evaluate_variants", "without_extras", "DEFAULTS"]
 
 #: the default of each option
 DEFAULTS = {"ties": "docid", "unjudged": "nonrel", "residual": False}
@@ -49,7 +45,7 @@ def check_variant_options(ties: str | None = None, unjudged: str | None = None, 
     Parameters
     ----------
     ties : str, optional
-        One of :data:`TIES_CHOICES`.
+        One of :data:`TIES`.
     unjudged : str, optional
         One of :data:`UNJUDGED_CHOICES`.
     residual : bool
@@ -59,8 +55,8 @@ def check_variant_options(ties: str | None = None, unjudged: str | None = None, 
     ValueError
         Naming the parameter and its allowed values.
     """
-    if ties is not None and ties not in TIES_CHOICES:
-        raise ValueError(f"`ties` must be one of {list(TIES_CHOICES)}, got {ties!r}.")
+    if ties is not None and ties not in TIES:
+        raise ValueError(f"`ties` must be one of {list(TIES)}, got {ties!r}.")
     if unjudged is not None and unjudged not in UNJUDGED_CHOICES:
         raise ValueError(f"`unjudged` must be one of {list(UNJUDGED_CHOICES)}, got {unjudged!r}.")
     if residual and unjudged not in (None, "nonrel"):

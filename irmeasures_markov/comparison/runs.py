@@ -6,8 +6,8 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..io.datasets import list_run_files, run_name, run_names
 from ..io.run_columns import read_run_columns as read_run  # arrays: read_trec_run's runs and errors
+from ..io.run_files import list_run_files, run_name, run_names
 
 __all__ = ["RunsSpec", "load_runs", "resolve_baseline", "resolve_run_paths"]
 
@@ -61,7 +61,7 @@ def load_runs(runs: RunsSpec) -> tuple[dict[str, dict], dict[str, str]]:
     ----------
     runs : RunsSpec
         ``{name: run dict or path}``, or run files, directories and glob patterns (names from the file
-        names by :func:`~irmeasures_markov.io.datasets.run_names`).
+        names by :func:`~irmeasures_markov.io.run_files.run_names`).
 
     Returns
     -------
@@ -83,7 +83,7 @@ def resolve_baseline(baseline: str | os.PathLike[str] | None, runs: Sequence[str
     ``runs`` are the run names, ``paths`` the file of each run read from one
     (``{name: path}``).  ``baseline`` is, in this order: a run name; the path
     of one of the runs' files (compared as absolute paths); a file name
-    without a directory whose :func:`~irmeasures_markov.io.datasets.run_name` is
+    without a directory whose :func:`~irmeasures_markov.io.run_files.run_name` is
     a run name (``bm25.run`` for the run ``bm25``).  None gives None;
     anything else is a ``ValueError`` listing the runs.
 

@@ -15,25 +15,19 @@ LAPACK call serves every block.  On such stacked chains:
 
 - :func:`birth_death_solve`, :func:`birth_death_solve_pair`: solves with
   :math:`M` and :math:`M^T` (``?gtsv``; ``?gttrf``/``?gttrs``);
-- :func:`birth_death_expected_visits`: rows of the fundamental matrix
-  :math:`N = (I - Q)^{-1}` (expected visits from a start state);
-- :func:`birth_death_discounted_visits`: expected visits whose value decays
-  geometrically with each revisit, from the row and the diagonal of :math:`N`;
+- :func:`birth_death_discounted_visits`: expected visits from a start state
+  (a row of the fundamental matrix :math:`N = (I - Q)^{-1}`) and expected
+  visits whose value decays geometrically with each revisit, from the row and
+  the diagonal of :math:`N`;
 - :func:`birth_death_inverse_diagonal`: the diagonal of :math:`M^{-1}` (``?pttrf``);
 - :func:`start_indicator`, :func:`ill_conditioned`: the start vector and the
   per-block condition check shared with :mod:`.birth_death_order1`.
 
-The order-1 quantities (:func:`birth_death_average_reward`,
-:func:`birth_death_average_reward_recursion`) live in :mod:`.birth_death_order1`,
-which builds on these solves; :mod:`.birth_death` is the public face of both.
+The order-1 quantities (:func:`~.birth_death_order1.birth_death_average_reward`,
+:func:`~.birth_death_order1.birth_death_average_reward_recursion`) live in
+:mod:`.birth_death_order1`, which builds on these solves.
 
-The batched functions solve a stack of systems given as rows of 2-D arrays
-(row = one system), with the Thomas algorithm vectorised over rows and a
-loop over the columns.  Shorter systems are padded with identity rows
-(diagonal 1, zero couplings), which leaves the solution of the real part
-unchanged.
-
-Without pivoting the Thomas algorithm is stable for (weakly) diagonally
+Without pivoting, elimination is stable for (weakly) diagonally
 dominant matrices; :math:`I - zQ` with :math:`Q` substochastic and
 :math:`0 \le z \le 1` is one.  Stable is not exact, though: its relative
 error grows with the condition number, about the expected absorption time,
@@ -64,7 +58,6 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._util.lazy import lazy_module
-from .birth_death_quadrature import graded_gauss_legendre
 from .birth_death_stable import (
     SINGULAR,
     block_positions,
@@ -77,118 +70,13 @@ from .birth_death_stable import (
 
 lapack = lazy_module("scipy.linalg.lapack")  # imported at the first call: `import irmeasures_markov` stays cheap
 
-__all__ = ["batched_tridiagonal_solve", "batched_inverse_diagonal", "graded_gauss_legendre",
-           "birth_death_inverse_diagonal", "birth_death_solve", "birth_death_solve_pair",
-           "birth_death_expected_visits", "birth_death_discounted_visits", "start_indicator", "ill_conditioned",
-           "WELL_CONDITIONED_VISITS"]
+__all__ = ["birth_death_inverse_diagonal", "birth_death_solve", "birth_death_solve_pair",
+           "birth_death_discounted_visits", "start_indicator", "ill_conditioned", "WELL_CONDITIONED_VISITS"]
 
-_TINY = 1e-300
 #: Blocks whose expected absorption time (from some state) exceeds this go through the
 #: subtraction-free elimination of :mod:`.birth_death_stable`: the LAPACK path loses about
 #: log10 of it in digits (measured: relative error below 1e-12 up to here).
 WELL_CONDITIONED_VISITS = 1e3
-
-
-def _parts(lower, diag, upper):
-    diag = np.asarray(diag, dtype=np.float64)
-    if diag.ndim != 2:
-        raise ValueError(f"`diag` must be 2-D (rows x size), got shape {diag.shape}.")
-    lower = np.broadcast_to(np.asarray(lower, dtype=np.float64), diag.shape)
-    upper = np.broadcast_to(np.asarray(upper, dtype=np.float64), diag.shape)
-    return lower, diag, upper
-
-
-def _left_pivots(lower, diag, upper):
-    n = diag.shape[1]
-    d = np.empty_like(diag)
-    d[:, 0] = diag[:, 0]
-    for i in range(1, n):
-        d[:, i] = diag[:, i] - lower[:, i] * upper[:, i - 1] / d[:, i - 1]
-    if np.any(np.abs(d) < 1e-14):
-        raise ValueError(SINGULAR)
-    return d
-
-
-def batched_tridiagonal_solve(lower: ArrayLike, diag: ArrayLike, upper: ArrayLike, rhs: ArrayLike) -> np.ndarray:
-    """Solve ``M x = rhs`` for every row of a stack of tridiagonal matrices.
-
-    Row ``b`` describes ``M_b`` by ``diag[b, i] = M[i, i]``, ``lower[b, i] =
-    M[i, i-1]`` (``lower[b, 0]`` ignored) and ``upper[b, i] = M[i, i+1]``
-    (``upper[b, -1]`` ignored); all arrays have shape ``(B, n)`` (``lower``
-    and ``upper`` broadcast).  Thomas algorithm, O(B n).
-
-    Parameters
-    ----------
-    lower : array_like, shape (B, n)
-        Subdiagonals: ``lower[b, i] = M_b[i, i-1]`` (``lower[b, 0]`` ignored); broadcast against ``diag``.
-    diag : array_like, shape (B, n)
-        Diagonals: ``diag[b, i] = M_b[i, i]``.
-    upper : array_like, shape (B, n)
-        Superdiagonals: ``upper[b, i] = M_b[i, i+1]`` (``upper[b, -1]`` ignored); broadcast against ``diag``.
-    rhs : array_like, shape (B, n)
-        Right-hand side ``b`` per row.
-
-    Returns
-    -------
-    numpy.ndarray, shape (B, n)
-        ``x`` per row.
-
-    Raises
-    ------
-    ValueError
-        ``diag`` is not 2-D, ``rhs`` has another shape, or a matrix is singular (a zero pivot).
-    """
-    lower, diag, upper = _parts(lower, diag, upper)
-    rhs = np.asarray(rhs, dtype=np.float64)
-    if rhs.shape != diag.shape:
-        raise ValueError(f"`rhs` must have shape {diag.shape}, got {rhs.shape}.")
-    n = diag.shape[1]
-    d = _left_pivots(lower, diag, upper)
-    y = np.empty_like(rhs)
-    y[:, 0] = rhs[:, 0]
-    for i in range(1, n):
-        y[:, i] = rhs[:, i] - lower[:, i] / d[:, i - 1] * y[:, i - 1]
-    x = np.empty_like(rhs)
-    x[:, n - 1] = y[:, n - 1] / d[:, n - 1]
-    for i in range(n - 2, -1, -1):
-        x[:, i] = (y[:, i] - upper[:, i] * x[:, i + 1]) / d[:, i]
-    return x
-
-
-def batched_inverse_diagonal(lower: ArrayLike, diag: ArrayLike, upper: ArrayLike) -> np.ndarray:
-    r"""Diagonal of :math:`M^{-1}` for every row of a stack of tridiagonal matrices.
-
-    With the pivots :math:`\delta_i` of elimination from the top and
-    :math:`\epsilon_i` from the bottom, :math:`(M^{-1})_{ii} = 1 / (\delta_i +
-    \epsilon_i - M_{ii})` ([1]_).  Same layout as :func:`batched_tridiagonal_solve`.
-
-    Parameters
-    ----------
-    lower : array_like, shape (B, n)
-        Subdiagonals: ``lower[b, i] = M_b[i, i-1]`` (``lower[b, 0]`` ignored); broadcast against ``diag``.
-    diag : array_like, shape (B, n)
-        Diagonals: ``diag[b, i] = M_b[i, i]``.
-    upper : array_like, shape (B, n)
-        Superdiagonals: ``upper[b, i] = M_b[i, i+1]`` (``upper[b, -1]`` ignored); broadcast against ``diag``.
-
-    Returns
-    -------
-    numpy.ndarray, shape (B, n)
-        The diagonal of :math:`M_b^{-1}` per row.
-
-    Raises
-    ------
-    ValueError
-        ``diag`` is not 2-D, or a matrix is singular (a zero pivot).
-    """
-    lower, diag, upper = _parts(lower, diag, upper)
-    n = diag.shape[1]
-    d_top = _left_pivots(lower, diag, upper)
-    d_bot = np.empty_like(diag)
-    d_bot[:, n - 1] = diag[:, n - 1]
-    for i in range(n - 2, -1, -1):
-        d_bot[:, i] = diag[:, i] - upper[:, i] * lower[:, i + 1] / d_bot[:, i + 1]
-    return 1.0 / (d_top + d_bot - diag)
 
 
 def birth_death_inverse_diagonal(forward: ArrayLike, backward: ArrayLike, diag: ArrayLike | None = None) -> np.ndarray:
@@ -367,32 +255,6 @@ def start_indicator(starts: ArrayLike, n: int) -> np.ndarray:
     return np.bincount(starts, minlength=n).astype(np.float64)
 
 
-def birth_death_expected_visits(forward: ArrayLike, backward: ArrayLike, starts: ArrayLike, *,
-                                diag: ArrayLike | None = None) -> np.ndarray:
-    r"""Expected visits to every state before absorption, from the start states ``starts``.
-
-    On stacked chains with one start per block, the entries of a block are the
-    row :math:`N_{s\cdot}` of its fundamental matrix :math:`N = M^{-1}`
-    (:math:`M = D - Q`, :func:`birth_death_solve`): one transposed solve with
-    the indicator of the starts, O(n).
-
-    Parameters
-    ----------
-    forward, backward : array_like, shape (n,)
-        Probabilities of moving up and down at each state (stacked chains uncoupled by zeros).
-    starts : array_like of int
-        Start states (one per block of stacked chains).
-    diag : array_like, shape (n,), optional
-        The diagonal of :math:`D` (ones when None).
-
-    Returns
-    -------
-    numpy.ndarray, shape (n,)
-    """
-    _, d, _ = _chain(forward, backward, diag)
-    return birth_death_solve(forward, backward, start_indicator(starts, d.size), diag=diag, transpose=True)
-
-
 def birth_death_discounted_visits(forward: ArrayLike, backward: ArrayLike, starts: ArrayLike, discount: float = 1.0,
                                   *, diag: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
     r"""Expected visits and expected *discounted* visits to every state, from ``starts``.
@@ -408,8 +270,8 @@ def birth_death_discounted_visits(forward: ArrayLike, backward: ArrayLike, start
         E\Big[\sum_{k=1}^{V_j} c^{k-1}\Big] = \frac{h_j}{1 - c f_j}
         = \frac{N_{sj}}{(1-c) N_{jj} + c}.
 
-    The row of :math:`N` comes from :func:`birth_death_expected_visits`, its
-    diagonal from :func:`birth_death_inverse_diagonal`; O(n) in all.  Needs at
+    The row of :math:`N` comes from one transposed solve with the indicator of
+    the starts, its diagonal from :func:`birth_death_inverse_diagonal`; O(n) in all.  Needs at
     most one start per block of stacked chains.
 
     Parameters

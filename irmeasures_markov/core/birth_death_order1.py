@@ -4,7 +4,7 @@ r"""Order-1 quantities of birth–death chains: :math:`E_s[\frac1H \sum_{n \le H
 absorption time :math:`H` (cut where the walk is no longer reached, one
 Gauss–Legendre rule sized by an a-priori error bound: :mod:`.birth_death_quadrature`);
 :func:`birth_death_average_reward_recursion` runs step recursions on one
-chain.  Both are re-exported by :mod:`.birth_death`; the solves they use are
+chain.  The solves they use are
 :mod:`.birth_death_lapack`'s.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 r"""Quadrature of the order-1 integral of birth–death chains, with a-priori error bounds.
 
-:func:`~irmeasures_markov.core.birth_death.birth_death_average_reward` writes
+:func:`~.birth_death_order1.birth_death_average_reward` writes
 :math:`E_s[\frac1H \sum_{n \le H} r(X_n) c^{k(n)-1}]` as :math:`\int_0^1 G(z)\,dz`
 with
 

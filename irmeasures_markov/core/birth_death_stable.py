@@ -1,6 +1,6 @@
 r"""Subtraction-free elimination for nearly non-absorbing birth–death chains.
 
-The LAPACK path of :mod:`irmeasures_markov.core.birth_death` eliminates
+The LAPACK path of :mod:`.birth_death_lapack` eliminates
 :math:`M = D - zQ` with pivots such as :math:`\delta_i = 1 - p_{i-1} q_i /
 \delta_{i-1}` and takes the diagonal of :math:`M^{-1}` from
 :math:`\delta_i + \epsilon_i - M_{ii}`.  Both subtract numbers of similar size
@@ -32,8 +32,9 @@ probability when :math:`D = I`), the row sum of :math:`M` at :math:`z` is
   returning.
 
 Costs O(n) per node, in a Python loop over the ranks of the longest block
-(vectorised over blocks and nodes), so :mod:`birth_death` uses it only for
-the blocks whose expected absorption time makes the LAPACK path inexact.
+(vectorised over blocks and nodes), so :mod:`.birth_death_lapack` and
+:mod:`.birth_death_order1` use it only for the blocks whose expected absorption
+time makes the LAPACK path inexact.
 """
 from __future__ import annotations
 

@@ -5,11 +5,6 @@ row-stochastic matrix :math:`P` (:math:`p_{ij} \ge 0`, :math:`\sum_j p_{ij} = 1`
 It is *irreducible* when every state reaches every other state with positive
 probability; then it has a unique invariant distribution :math:`\pi = \pi P`.
 
-Reversible chains.  When :math:`p_{ij} = \alpha(i,j) / \deg_i` for a symmetric
-weight :math:`\alpha` with :math:`\deg_i = \sum_k \alpha(i,k)`, detailed balance
-:math:`\deg_i p_{ij} = \alpha(i,j) = \deg_j p_{ji}` holds, so
-:math:`\pi_i = \deg_i / \sum_k \deg_k` without any linear solve.
-
 Censored chains.  Watching a chain only while it is in a subset :math:`A`
 (Norris 1998, §1.3; Ferrante et al. 2014, eq. 8) gives a chain on :math:`A`
 with transition matrix
@@ -17,9 +12,7 @@ with transition matrix
 .. math:: \tilde P = P_{AA} + P_{AB} (I - P_{BB})^{-1} P_{BA}, \qquad B = S \setminus A,
 
 whose invariant distribution is :math:`\pi|_A / \pi(A)` for any irreducible
-chain.  Both facts are used by Markov Precision: the closed forms of the paper
-models rest on the first, the general solver for user-supplied kernels on the
-second.
+chain.  Markov Precision's general solver for user-supplied kernels rests on it.
 
 References
 ----------
@@ -37,14 +30,7 @@ from .._util.lazy import lazy_module
 # scipy.linalg and scipy.sparse(.csgraph, .linalg) load at the first call: `import irmeasures_markov` stays cheap
 scipy = lazy_module("scipy")
 
-__all__ = [
-    "MarkovChain",
-    "stationary_distribution",
-    "reversible_stationary_distribution",
-    "censored_transition_matrix",
-    "is_irreducible",
-    "transition_matrix_from_weights",
-]
+__all__ = ["stationary_distribution", "censored_transition_matrix", "is_irreducible", "transition_matrix_from_weights"]
 
 _STOCHASTIC_ATOL = 1e-10
 
@@ -180,39 +166,6 @@ def stationary_distribution(P: ArrayLike, *, check: bool = True) -> np.ndarray:
     return pi / pi.sum()
 
 
-def reversible_stationary_distribution(W: ArrayLike) -> np.ndarray:
-    r"""Invariant distribution of the random walk on a symmetric weight matrix.
-
-    :math:`\pi_i = \deg_i / \sum_k \deg_k` with :math:`\deg_i = \sum_j w_{ij}`
-    (detailed balance); no linear solve.  ``W`` must be symmetric.
-
-    Parameters
-    ----------
-    W : (n, n) array_like or sparse matrix
-        Symmetric nonnegative weights :math:`w_{ij}`.
-
-    Returns
-    -------
-    pi : (n,) ndarray
-        Nonnegative, sums to 1.
-
-    Raises
-    ------
-    ValueError
-        ``W`` is not square or not symmetric, or a state has no positive total weight.
-    """
-    W = _as_matrix(W, "W")
-    diff = (W - W.T)
-    diff = abs(diff).max() if scipy.sparse.issparse(W) else np.abs(diff).max()
-    if diff > 1e-12 * max(1.0, float(abs(W).max())):
-        raise ValueError("`W` must be symmetric for the reversible closed form; "
-                         "use stationary_distribution(transition_matrix_from_weights(W)).")
-    deg = np.asarray(W.sum(axis=1)).ravel()
-    if np.any(deg <= 0):
-        raise ValueError("Every state needs positive total weight.")
-    return deg / deg.sum()
-
-
 def censored_transition_matrix(P: ArrayLike, watched: ArrayLike) -> np.ndarray:
     r"""Transition matrix of ``P`` watched only on the states ``watched``.
 
@@ -266,112 +219,3 @@ def censored_transition_matrix(P: ArrayLike, watched: ArrayLike) -> np.ndarray:
     H = scipy.linalg.solve(np.eye(B.size) - P[np.ix_(B, B)], P[np.ix_(B, A)])
     return P_AA + P[np.ix_(A, B)] @ H
 
-
-class MarkovChain:
-    """A finite discrete-time Markov chain.
-
-    Validation happens once, here; results are cached.
-
-    Parameters
-    ----------
-    P : (n, n) array_like or sparse matrix
-        Row-stochastic transition matrix.
-
-    Examples
-    --------
-    >>> mc = MarkovChain([[0.0, 1.0], [0.5, 0.5]])
-    >>> mc.stationary_distribution
-    array([0.33333333, 0.66666667])
-    """
-
-    def __init__(self, P: ArrayLike) -> None:
-        self.P = _as_matrix(P)
-        _check_stochastic(self.P)
-        self.n = self.P.shape[0]
-        self._pi = None
-        self._irreducible = None
-
-    @classmethod
-    def from_weights(cls, W: ArrayLike) -> MarkovChain:
-        """Chain with ``p_ij = w_ij / sum_k w_ik`` (a random walk on weights ``W``)."""
-        return cls(transition_matrix_from_weights(W))
-
-    @property
-    def is_irreducible(self) -> bool:
-        if self._irreducible is None:
-            self._irreducible = is_irreducible(self.P)
-        return self._irreducible
-
-    @property
-    def stationary_distribution(self) -> np.ndarray:
-        """The unique invariant distribution (requires irreducibility)."""
-        if self._pi is None:
-            if not self.is_irreducible:
-                raise ValueError("The chain is not irreducible; its invariant distribution is not unique.")
-            self._pi = stationary_distribution(self.P, check=False)
-        return self._pi
-
-    def censored(self, watched: ArrayLike) -> MarkovChain:
-        r"""The chain watched on ``watched`` (see :func:`censored_transition_matrix`).
-
-        Parameters
-        ----------
-        watched : sequence of int or boolean mask
-            The watched set ``A``, in the order the new chain's states use.
-
-        Returns
-        -------
-        MarkovChain
-            The censored chain on ``A``; its invariant distribution is :math:`\pi|_A / \pi(A)`.
-
-        Raises
-        ------
-        ValueError
-            The chain is not irreducible, or ``watched`` is empty, out of range or repeats a state.
-        """
-        if not self.is_irreducible:
-            raise ValueError("Censoring needs an irreducible chain.")
-        return MarkovChain(censored_transition_matrix(self.P, watched))
-
-    def simulate(self, ts_length: int, init: int = 0, num_reps: int | None = None,
-                 rng: np.random.Generator | int | None = None) -> np.ndarray:
-        """Simulate paths of length ``ts_length`` (vectorised over replications).
-
-        Returns an int array of shape ``(ts_length,)`` when ``num_reps`` is None,
-        else ``(num_reps, ts_length)``.  ``rng`` is a seed or ``numpy.random.Generator``.
-
-        Parameters
-        ----------
-        ts_length : int
-            Length of each path (the initial state included).
-        init : int
-            Initial state of every path.
-        num_reps : int, optional
-            Number of paths; None for a single path as a 1-D array.
-        rng : numpy.random.Generator or int or None
-            Random generator or seed.
-
-        Returns
-        -------
-        numpy.ndarray
-            The states visited, shape ``(ts_length,)`` or ``(num_reps, ts_length)``.
-
-        Raises
-        ------
-        ValueError
-            ``ts_length`` is not a positive integer.
-        """
-        rng = np.random.default_rng(rng)
-        if int(ts_length) < 1:
-            raise ValueError("`ts_length` must be a positive integer.")
-        reps = 1 if num_reps is None else int(num_reps)
-        P = self.P.toarray() if scipy.sparse.issparse(self.P) else self.P
-        cdf = np.cumsum(P, axis=1)
-        cdf[:, -1] = 1.0
-        out = np.empty((reps, int(ts_length)), dtype=np.int64)
-        out[:, 0] = np.broadcast_to(np.asarray(init, dtype=np.int64), (reps,))
-        for t in range(1, int(ts_length)):
-            u = rng.random(reps)
-            rows = cdf[out[:, t - 1]]
-            out[:, t] = (rows < u[:, None]).sum(axis=1)
-        return out[0] if num_reps is None else out

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..ranking.join import SEPARATOR  # newline: the compiled probe (_docid_probe_numba) assumes it too
 
-__all__ = ["DocidTable", "join_docids", "encode_joined", "SEPARATOR", "SMALL_BATCH", "MAX_TABLE_BYTES", "ENGINES",
+__all__ = ["DocidTable", "join_docids", "encode_joined", "SMALL_BATCH", "MAX_TABLE_BYTES", "ENGINES",
            "COMPILED_AFTER"]
 
 _MULTIPLIERS = tuple(np.uint64(m) for m in (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F,

@@ -48,10 +48,6 @@ __all__ = [
     "HOW_TO_GIVE_LENGTHS",
     "DocumentLengths",
     "LengthTable",
-    "read_lengths",
-    "read_duplicates",
-    "write_lengths",
-    "lengths_from_ir_datasets",
     "load_length_source",
     "length_source",
 ]

@@ -30,11 +30,10 @@ summaries (``means()``, ``column()``, ``per_topic()``) are labelled pandas
 objects, with the plain arrays under explicit names (``values``,
 ``means_array()``, ``column_array()``).
 
-Modules: :mod:`.evaluation` (:func:`evaluate`), :mod:`.native` (trec_eval's
-measures on our ranking preparation), :mod:`.native_ties` (their tie orders
-and unjudged documents), :mod:`.settings` (``evaluate(ties=, unjudged=,
-residual=)``), :mod:`.correlations`, :mod:`.grid`, :mod:`.pools`,
-:mod:`.ph_compare`.
+Modules: :mod:`.evaluation` (:func:`evaluate`; the standard measures it
+computes natively are the family :mod:`irmeasures_markov.measures.standard`),
+:mod:`.settings` (``evaluate(ties=, unjudged=, residual=)``),
+:mod:`.correlations`, :mod:`.grid`, :mod:`.pools`, :mod:`.ph_compare`.
 """
 from __future__ import annotations
 

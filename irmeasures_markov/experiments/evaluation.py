@@ -1,6 +1,6 @@
 """Per-topic values of many measures for many runs: :func:`evaluate` and its :class:`Evaluation`.
 
-Our measures and the standard measures of :mod:`.native` (AP, P@k, Rprec,
+Our measures and the standard measures of :mod:`irmeasures_markov.measures.standard` (AP, P@k, Rprec,
 bpref, RR, nDCG and binary RBP, with trec_eval's definitions) share one
 float64 ranking preparation per run; other standard measures go through
 ``ir_measures``/``pytrec_eval``.  Topics default to every qrels topic
@@ -25,12 +25,12 @@ from .._util.progress import progress_bar
 from ..io import read_run_columns, to_run_dict
 from ..io.normalise import to_qrels_dict
 from ..io.pytrec import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
+from ..measures.standard import standard_measure
 from ..plugin.base import FamilyMeasure
 from ..plugin.provider import install_provider
 from ..plugin.variants import is_variant
 from ..ranking.prepared import PreparedRun, QrelsIndex
 from .evaluation_table import Evaluation
-from .native import native_kind
 from .settings import NativeSetting, apply_settings, extra_names, measure_values
 
 __all__ = ["MeasuresLike", "Qrels", "QrelsLike", "Run", "RunLike", "RunScorer", "default_topics",
@@ -99,7 +99,7 @@ def is_ours(m: Measure) -> bool:
 class RunScorer:
     """All measures of one run, per topic: ``scorer(run)`` is an array ``[measure, topic]``.
 
-    Our measures (and the standard measures of :mod:`.native`) are computed
+    Our measures (and the standard measures of :mod:`irmeasures_markov.measures.standard`) are computed
     on one shared ranking preparation of the run, everything else through one
     ``ir_measures`` evaluator; a topic the run did not answer holds the
     measure's DEFAULT.  :func:`evaluate` and the evaluation grids score every
@@ -114,7 +114,7 @@ class RunScorer:
     topics : list of str
         The topics, in the order of the output's columns.
     native : bool
-        Compute the standard measures of :func:`~.native.native_kind` natively (default).
+        Compute the standard measures of :mod:`irmeasures_markov.measures.standard` natively (default).
     settings : dict of int to NativeSetting, optional
         Tie order and unjudged documents of natively computed measures, by position (:func:`.apply_settings`).
     extras : bool
@@ -131,7 +131,7 @@ class RunScorer:
         self.topics = topics
         self.topic_index = {t: k for k, t in enumerate(topics)}
         self.qrels_index = QrelsIndex(qrels)
-        self.native = {j: native_kind(m) for j, m in enumerate(measures) if native and native_kind(m)}
+        self.native = {j: s for j, m in enumerate(measures) if native and (s := standard_measure(m))}
         self.ours = [j for j, m in enumerate(measures) if is_ours(m) or j in self.native]
         self.others = [j for j, m in enumerate(measures) if j not in set(self.ours)]
         for j in self.ours:
@@ -142,8 +142,8 @@ class RunScorer:
         self.other_pos = {measures[j]: j for j in self.others}
         # bpref (and our measures with per-grade parameters) read every judgment: the run is then joined with
         # all of them once, while it is ranked, instead of with its positive judgments first and all on demand
-        self.judgments = bool(self.settings) or any(self.native.get(j) == "Bpref" or (
-            is_ours(measures[j]) and measures[j].needs_judgments()) for j in self.ours)
+        self.judgments = bool(self.settings) or any(s.kind == "Bpref" for s in self.native.values()) or any(
+            is_ours(measures[j]) and measures[j].needs_judgments() for j in self.ours)
 
         # other tie orders are made from the score at every rank: kept while ranking, not read again
         self.keep_scores = bool(self.settings) or any(is_ours(measures[j]) and is_variant(measures[j])
@@ -263,7 +263,7 @@ def evaluate(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, RunLik
         ``{qid: {docid: grade}}``, a TREC qrels file (``str`` or ``os.PathLike``;
         plain or compressed), or any form :func:`irmeasures_markov.io.to_qrels_dict` takes.
     runs : dict
-        ``{run_name: {qid: {docid: score}}}``, e.g. from :func:`irmeasures_markov.io.datasets.load_run_dir`.
+        ``{run_name: {qid: {docid: score}}}``, e.g. from :func:`irmeasures_markov.io.run_files.load_run_dir`.
     topics : sequence of str, optional
         The topics to average over.  Default: every qrels topic, which is
         trec_eval ``-c`` (and ``ir_measures.calc_aggregate``): a topic a run did

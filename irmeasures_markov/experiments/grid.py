@@ -35,15 +35,7 @@ from ..io.datasets import downsample_qrels
 from ..io.normalise import to_qrels_dict
 from ..io.run_columns import read_run_columns as read_run  # arrays: read_trec_run's runs and errors
 from ..plugin import measure_inputs
-from .evaluation import (
-    MeasuresLike,
-    QrelsLike,
-    RunLike,
-    RunScorer,
-    default_topics,
-    is_ours,
-    labelled_measures,
-)
+from .evaluation import MeasuresLike, QrelsLike, RunLike, RunScorer, default_topics, is_ours, labelled_measures
 from .evaluation_table import Evaluation
 
 if TYPE_CHECKING:

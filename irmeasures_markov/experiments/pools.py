@@ -17,14 +17,7 @@ import numpy as np
 from ..grid import Backend, StoreLike
 from ..io.normalise import to_qrels_dict
 from .correlations import kendall_tau
-from .evaluation import (
-    MeasuresLike,
-    Qrels,
-    QrelsLike,
-    default_topics,
-    labelled_measures,
-    warn_no_relevant,
-)
+from .evaluation import MeasuresLike, Qrels, QrelsLike, default_topics, labelled_measures, warn_no_relevant
 from .evaluation_table import Evaluation
 from .grid import RunSource, evaluate_grid
 

@@ -3,7 +3,7 @@ every measure of a call.
 
 This package's families take them as parameters (each measure is rewritten
 with them, unless it carries its own); the standard measures computed
-natively (:mod:`.native`) get them through :mod:`.native_ties`; any other
+natively (:mod:`irmeasures_markov.measures.standard`) take them too; any other
 measure is refused when a setting is not the default.
 """
 from __future__ import annotations
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from ir_measures import Measure
 
+from ..measures.standard import STANDARD_UNJUDGED, StandardMeasure, standard_measure, standard_values
 from ..plugin.base import FamilyMeasure
 from ..plugin.variants import (
     TIES,
@@ -24,8 +25,6 @@ from ..plugin.variants import (
     variant_values,
 )
 from ..ranking.prepared import PreparedRun
-from .native import native_kind, native_values
-from .native_ties import NATIVE_UNJUDGED, native_variant_values
 
 __all__ = ["EXTRA_NAMES", "NativeSetting", "extra_names", "apply_settings", "measure_values"]
 
@@ -110,7 +109,8 @@ def apply_settings(measures: list[Measure], ties: str = "docid", unjudged: str =
     ties, unjudged, residual
         The settings (:func:`~irmeasures_markov.experiments.evaluate`).
     native : bool
-        Whether the standard measures of :func:`~.native.native_kind` are computed natively.
+        Whether the standard measures (:func:`~irmeasures_markov.measures.standard.standard_measure`) are
+        computed natively.
 
     Returns
     -------
@@ -146,11 +146,10 @@ def apply_settings(measures: list[Measure], ties: str = "docid", unjudged: str =
             out.append(m)
             labels.append(str(m))
             continue
-        kind = native_kind(m) if native else None
-        if kind is None or unjudged not in NATIVE_UNJUDGED:
+        if not native or standard_measure(m) is None or unjudged not in STANDARD_UNJUDGED:
             asked = ", ".join(f"{k}={v!r}" for k, v in changed.items())
-            whom = _FAMILIES if unjudged not in NATIVE_UNJUDGED else f"{_FAMILIES} and {_NATIVE}"
-            hint = " with native=False" if not native and native_kind(m) else ""
+            whom = _FAMILIES if unjudged not in STANDARD_UNJUDGED else f"{_FAMILIES} and {_NATIVE}"
+            hint = " with native=False" if not native and standard_measure(m) else ""
             raise ValueError(f"{m} does not support {asked}{hint}: only {whom} do.")
         out.append(m)
         settings[j] = NativeSetting(ties, unjudged, residual)
@@ -158,22 +157,22 @@ def apply_settings(measures: list[Measure], ties: str = "docid", unjudged: str =
     return out, settings, labels
 
 
-def measure_values(m: Measure, kind: str | None, setting: NativeSetting | None, prepared: PreparedRun,
-                   cache: dict | None = None) -> VariantValues:
+def measure_values(m: Measure, standard: StandardMeasure | None, setting: NativeSetting | None,
+                   prepared: PreparedRun, cache: dict | None = None) -> VariantValues:
     """Per-query values (and extras) of one of our measures or of a natively computed one.
 
     Parameters
     ----------
     m : ir_measures.Measure
-        A family measure (any parameters) or a measure :func:`~.native.native_kind` names.
-    kind : str or None
-        ``native_kind(m)`` for a natively computed measure.
+        A family measure (any parameters) or a standard measure computed natively.
+    standard : StandardMeasure or None
+        ``standard_measure(m)`` for a natively computed measure.
     setting : NativeSetting or None
         Its tie order and unjudged documents; None for the defaults.
     prepared : PreparedRun
         The run joined with the qrels, without a ``depth``.
     cache : dict, optional
-        Shared by the calls on one prepared run (:func:`~.native_ties.native_variant_values`).
+        Shared by the calls on one prepared run (:func:`~irmeasures_markov.measures.standard.standard_values`).
 
     Returns
     -------
@@ -186,7 +185,5 @@ def measure_values(m: Measure, kind: str | None, setting: NativeSetting | None, 
             return VariantValues(np.asarray(computed.values, dtype=np.float64),
                                  {k: np.asarray(v, dtype=np.float64) for k, v in computed.extras.items()})
         return VariantValues(np.asarray(m.compute(prepared), dtype=np.float64))
-    if setting is not None:
-        return VariantValues(native_variant_values(kind, m, prepared, setting.ties, setting.unjudged, setting.residual,
-                                                   cache))
-    return VariantValues(native_values(kind, m, prepared))
+    setting = setting or NativeSetting()
+    return VariantValues(standard_values(standard, prepared, setting.ties, setting.unjudged, setting.residual, cache))

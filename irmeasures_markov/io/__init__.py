@@ -15,7 +15,7 @@ collections lives in this package.  Measures only ever see arrays.
 * :mod:`.normalise` turns in-memory qrels and runs (dicts, DataFrames,
   ``ir_measures`` namedtuples) into checked dicts; :mod:`.pytrec` hands them
   to pytrec_eval safely;
-* :mod:`.datasets` (with :mod:`.trec_collections` and :mod:`.downloads`) and
+* :mod:`.datasets` (with :mod:`.downloads`) and
   :mod:`.run_files` load the papers' test collections
   and TREC run directories; :mod:`.content` and :mod:`.atomic` identify files
   by their bytes and write cache files atomically.

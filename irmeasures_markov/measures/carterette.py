@@ -82,27 +82,14 @@ from .._util.cutoffs import check_cutoff
 from .._util.segments import SegmentSums
 from ..ranking.prepared import segment_sum
 from .carterette_distributions import (
-    CUSTOM_DISTRIBUTIONS,
-    DEFAULT_THETA,
-    DISTRIBUTIONS,
-    DYNAMIC_DISTRIBUTIONS,
-    F_CHOICES,
-    MODELS,
-    NAMED_MEASURES,
-    PAPER_MEASURES,
     REGISTRATION_CACHES,
-    STATIC_DISTRIBUTIONS,
-    DistributionChoices,
     as_binary_relevance,
     check_arguments,
     checked_recall_base,
     default_norm,
-    distribution_fingerprint,
     is_static,
-    register_distribution,
     static_prefix,
     static_table,
-    stopping_distribution,
     theta_or_default,
 )
 
@@ -111,26 +98,7 @@ if TYPE_CHECKING:
 
     from ..ranking.prepared import RelevanceBatch
 
-__all__ = [
-    "distribution_fingerprint",
-    "MODELS",
-    "DISTRIBUTIONS",
-    "STATIC_DISTRIBUTIONS",
-    "DYNAMIC_DISTRIBUTIONS",
-    "DEFAULT_THETA",
-    "PAPER_MEASURES",
-    "NAMED_MEASURES",
-    "default_norm",
-    "stopping_distribution",
-    "user_model_measure",
-    "user_model_values",
-    "user_model_batch",
-    "user_model_weighted",
-    "register_distribution",
-    "CUSTOM_DISTRIBUTIONS",
-    "DistributionChoices",
-    "F_CHOICES",
-]
+__all__ = ["user_model_measure", "user_model_values", "user_model_batch", "user_model_weighted"]
 
 def user_model_measure(relevance: ArrayLike, model: str = "M1", dist: str = "RBP", *, theta: float | None = None,
                        f: str = "1/k", norm: bool | None = None, recall_base: int | None = None,

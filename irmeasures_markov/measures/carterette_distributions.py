@@ -31,7 +31,7 @@ __all__ = [
     "PAPER_MEASURES", "NAMED_MEASURES", "CUSTOM_DISTRIBUTIONS", "DISTRIBUTION_REGISTRY", "REGISTRATION_CACHES",
     "register_distribution", "distribution_fingerprint", "DistributionChoices", "is_static", "default_norm",
     "check_arguments", "static_tables", "static_table", "static_prefix", "theta_or_default",
-    "GradedStopping", "register_graded_distribution", "is_graded",
+    "GradedStopping", "register_graded_distribution", "is_graded", "stopping_distribution",
 ]
 
 MODELS = ("M1", "M2", "M3", "M4")

@@ -25,6 +25,7 @@ FAMILIES = (
     Family("carterette", kernel=("carterette", "carterette_distributions", "carterette_graded", "carterette_ties")),
     Family("tbg", kernel=("tbg", "time_model")),
     Family("ph", kernel=("stopping_time", "_ph_walk_numba")),
+    Family(None, kernel=("standard",)),  # trec_eval's measures in float64, for the package's own front ends
 )
 
 install_provider()

@@ -15,7 +15,6 @@ import numpy as np
 from ir_measures import measures as irm_measures
 
 from .._util.cutoffs import check_cutoff
-from .._util.moved import moved_names
 from ..io.content import digest_value
 from .variants import TIES, UNJUDGED_CHOICES, check_variant_params, is_variant
 
@@ -397,8 +396,3 @@ def measure_fingerprint(measure: irm_measures.Measure) -> str:
     """
     return measure.content_fingerprint() if isinstance(measure, FamilyMeasure) else ""
 
-
-# the evaluator, the provider and registration moved to plugin/provider.py
-__getattr__ = moved_names(__name__, {name: "irmeasures_markov.plugin.provider" for name in
-                                     ("MarkovEvaluator", "MarkovProvider", "PROVIDER", "register_measure",
-                                      "install_provider")})

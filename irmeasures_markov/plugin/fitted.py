@@ -90,15 +90,19 @@ def carterette_distribution(spec: str, measure: str = "M1") -> tuple[str, object
     A fit of one of the six distributions (``'dist'`` in its measure
     parameters) is that distribution with its fitted θ; any other (an
     empirical distribution) is registered with
-    :func:`~irmeasures_markov.measures.carterette.register_distribution` on
+    :func:`~irmeasures_markov.measures.carterette_distributions.register_distribution` on
     first use, under a name of its own.  A click model (family ``clickmodel``)
     is a PBM's static distribution or, for a DBN, SDBN or CM fitted with qrels,
     a graded dynamic distribution
     (:func:`~irmeasures_markov.measures.carterette_distributions.register_graded_distribution`).
     """
     from ..calibration.registry import fit_parameters
-    from ..measures.carterette import DEFAULT_THETA, DISTRIBUTIONS, register_distribution
-    from ..measures.carterette_distributions import register_graded_distribution
+    from ..measures.carterette_distributions import (
+        DEFAULT_THETA,
+        DISTRIBUTIONS,
+        register_distribution,
+        register_graded_distribution,
+    )
     where = _where(measure, "dist", spec)
     token, p = fit_parameters(spec, "carterette", where)
     dist, theta = p.get("dist"), p.get("theta")

@@ -9,10 +9,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._util.segments import expand_ranges
-from .qrels_index import UNJUDGED
+from .qrels_index import UNJUDGED, QrelsIndex
 from .scenarios import FILLED, ScenarioRun
 
-__all__ = ["fill_grades", "judge_unjudged", "fill_ranks", "judgment_patterns"]
+__all__ = ["fill_grades", "judge_unjudged", "fill_ranks", "judgment_patterns", "query_fill_grades"]
 
 
 def fill_grades(reading: ScenarioRun) -> np.ndarray:
@@ -31,14 +31,33 @@ def fill_grades(reading: ScenarioRun) -> np.ndarray:
     grades = reading.memo.get("fill_grades")
     if grades is None:
         # once per reading: judgment_patterns asks for one pseudo-query after another
-        qi = reading.base.qrels_index
-        best = np.ones(len(reading.base_qids), dtype=np.int64)
-        for i, q in enumerate(reading.base_qids):
-            g = qi.judged_grades(q)
-            if g.size:
-                best[i] = max(1, int(g[0]))
+        best = query_fill_grades(reading.base.qrels_index, reading.base_qids)
         grades = reading.memo["fill_grades"] = best[reading.query]
     return grades
+
+
+def query_fill_grades(qrels_index: QrelsIndex, qids: list[str]) -> np.ndarray:
+    """max(1, the highest judged grade) of each query: the grade its unjudged documents take when they count as
+    relevant (the one rule for every measure, the standard ones of :mod:`irmeasures_markov.measures.standard` too).
+
+    Parameters
+    ----------
+    qrels_index : QrelsIndex
+        The judgments.
+    qids : list of str
+        The queries.
+
+    Returns
+    -------
+    numpy.ndarray
+        One grade per query (int64).
+    """
+    best = np.ones(len(qids), dtype=np.int64)
+    for i, q in enumerate(qids):
+        g = qrels_index.judged_grades(q)
+        if g.size:
+            best[i] = max(1, int(g[0]))
+    return best
 
 
 def judge_unjudged(reading: ScenarioRun, read: np.ndarray) -> ScenarioRun:

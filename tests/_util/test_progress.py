@@ -13,7 +13,7 @@ from irmeasures_markov._util.progress import progress_bar, show_progress
 from irmeasures_markov.inference import all_pairs, discriminative_power, score_matrix
 from irmeasures_markov.inference.bayes import bayesian_linear_model
 from irmeasures_markov.inference.gibbs import gibbs_linear_model
-from irmeasures_markov.io import datasets
+from irmeasures_markov.io.run_files import load_run_dir
 
 
 class Terminal(io.StringIO):
@@ -62,7 +62,7 @@ def _calls(data, tmp_path):
         return compare(qrels, runs, ["AP"], test="bayes", bayes_draws=20, bayes_chains=2, **kw(progress))
 
     return {
-        "datasets.load_run_dir": lambda p: datasets.load_run_dir(rdir, n_jobs=1, **kw(p)),
+        "datasets.load_run_dir": lambda p: load_run_dir(rdir, n_jobs=1, **kw(p)),
         "experiments.evaluate": lambda p: experiments.evaluate(["AP", "MP"], qrels, runs, **kw(p)),
         "experiments.pool_reduction": lambda p: experiments.pool_reduction(["AP"], qrels, runs, percents=(50,),
                                                                            **kw(p)),

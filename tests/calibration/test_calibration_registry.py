@@ -368,25 +368,25 @@ class TestRegistry:
 class TestRegisterDistribution:
     def test_table_and_function(self, data):
         qrels, run = data
-        carterette.register_distribution("half", [0.5, 0.25, 0.125])  # P = 0 beyond rank 3, F(4) = 0.125
-        p, tail = carterette.stopping_distribution([1, 0, 1, 1, 0], "HALF")
+        carterette_distributions.register_distribution("half", [0.5, 0.25, 0.125])  # P = 0 beyond rank 3, F(4) = 0.125
+        p, tail = carterette_distributions.stopping_distribution([1, 0, 1, 1, 0], "HALF")
         np.testing.assert_allclose(p, [0.5, 0.25, 0.125, 0, 0])
         np.testing.assert_allclose(tail, [1, 0.5, 0.25, 0.125, 0.125])
         # M2 with it: Σ a_k F(k) over the relevant ranks 1, 3, 4
         assert carterette.user_model_measure([1, 0, 1, 1, 0], "M2", "HALF", norm=False) == pytest.approx(1.375)
-        carterette.register_distribution("r8", lambda n: 0.2 * 0.8 ** np.arange(n))
+        carterette_distributions.register_distribution("r8", lambda n: 0.2 * 0.8 ** np.arange(n))
         got = values(["M4(dist='r8')", "M4(dist='RBP')"], qrels, run)
         a, b = got
         assert a == pytest.approx(b, abs=1e-12)
 
     def test_input_validation(self):
         with pytest.raises(ValueError, match="'rbp' is a built-in distribution"):
-            carterette.register_distribution("rbp", [1.0])
+            carterette_distributions.register_distribution("rbp", [1.0])
         with pytest.raises(ValueError, match="sum to .* > 1"):
-            carterette.register_distribution("big", [0.7, 0.7])
+            carterette_distributions.register_distribution("big", [0.7, 0.7])
         with pytest.raises(ValueError, match="finite and >= 0"):
-            carterette.register_distribution("neg", [0.5, -0.1])
-        carterette.register_distribution("badf", lambda n: np.ones(n + 1))
+            carterette_distributions.register_distribution("neg", [0.5, -0.1])
+        carterette_distributions.register_distribution("badf", lambda n: np.ones(n + 1))
         with pytest.raises(ValueError, match=r"f\(16\) returned shape \(17,\)"):
             carterette.user_model_measure([1, 0], "M1", "BADF")
         with pytest.raises(ValueError, match="unknown stopping distribution"):

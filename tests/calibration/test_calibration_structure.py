@@ -14,8 +14,3 @@ def test_the_readers_public_names_stay_at_their_documented_path():
     assert readers.make_session is logs.make_session
     s = readers.make_session("q1", ["d1", "d2"], [2])
     assert s.clicks.tolist() == [2] and not s.clicks.flags.writeable
-
-
-def test_stop_probabilities_has_one_definition():
-    from irmeasures_markov.calibration import carterette, parameters
-    assert carterette.stop_probabilities is parameters.stop_probabilities

@@ -225,7 +225,7 @@ def test_offline_ir_datasets_qrels_name_the_dataset_the_cause_and_where_the_file
 
 
 def test_download_failure_reads_the_errors_ir_datasets_lists_per_mirror():
-    from irmeasures_markov.io.datasets import download_failure
+    from irmeasures_markov.io.downloads import download_failure
     listed = RuntimeError("All download sources failed", [("mirror-1", _offline_error())])
     assert download_failure(listed) == "the download failed: this machine seems to be offline (NameResolutionError)"
     checksum = RuntimeError("Expected md5 abc, got def")

@@ -228,7 +228,7 @@ def test_a_wide_table_with_a_repeated_topic_or_a_missing_score_is_refused(evalua
     ("bm25", "bm25"), (".run", ".run"), ("bm25.run.run", "bm25.run"), ("input.", "input."),
 ])
 def test_run_name_strips_compression_then_run_suffixes_then_input(file, name):
-    from irmeasures_markov.io.datasets import run_name
+    from irmeasures_markov.io.run_files import run_name
     assert run_name(file) == name
     assert run_name(pathlib.Path(file)) == name
 
@@ -293,7 +293,7 @@ def test_plot_takes_the_baseline_as_compare_does(evaluation):
 
 def test_two_files_giving_one_run_name_are_an_error_naming_both(tmp_path):
     from irmeasures_markov.comparison import compare
-    from irmeasures_markov.io.datasets import list_run_files, load_run_dir, run_names
+    from irmeasures_markov.io.run_files import list_run_files, load_run_dir, run_names
     _write_run(tmp_path / "bm25.run", RUNS["r0"])
     _write_run(tmp_path / "bm25.txt.gz", RUNS["r1"])
     a, b = str(tmp_path / "bm25.run"), str(tmp_path / "bm25.txt.gz")

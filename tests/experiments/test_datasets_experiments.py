@@ -20,20 +20,10 @@ from irmeasures_markov.experiments import (
     tau_table,
 )
 from irmeasures_markov.io import InputError
-from irmeasures_markov.io.datasets import (
-    binarize,
-    collection,
-    complete_runs,
-    downsample_qrels,
-    list_run_files,
-    load_qrels,
-    load_run_dir,
-    load_topics,
-    read_run,
-    read_topics,
-    run_name,
-)
+from irmeasures_markov.io import read_trec_run as read_run
+from irmeasures_markov.io.datasets import binarize, collection, downsample_qrels, load_qrels, load_topics, read_topics
 from irmeasures_markov.io.fast_run import _parse_scores
+from irmeasures_markov.io.run_files import complete_runs, list_run_files, load_run_dir, run_name
 
 # the line-by-line reference, to check the one run reader (read_run, io.read_trec_run) against it
 from irmeasures_markov.io.trec import read_trec_run_lines as read_trec_run

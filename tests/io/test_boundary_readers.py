@@ -22,16 +22,12 @@ from fake_ir_datasets import FakeDataset, FakeIrDatasets
 
 import irmeasures_markov as imm
 import irmeasures_markov.documents.lengths as lengths_module
-from irmeasures_markov.documents.lengths import (
-    DocumentLengths,
-    LengthTable,
-    UnknownLengthError,
-    lengths_from_ir_datasets,
-    read_duplicates,
-    read_lengths,
-)
+from irmeasures_markov.documents.length_files import lengths_from_ir_datasets, read_duplicates, read_lengths
+from irmeasures_markov.documents.lengths import DocumentLengths, LengthTable, UnknownLengthError
 from irmeasures_markov.io import InputError, datasets, read_rates, read_trec_qrels
-from irmeasures_markov.io.datasets import load_qrels, load_run_dir, read_run
+from irmeasures_markov.io import read_trec_run as read_run
+from irmeasures_markov.io.datasets import load_qrels
+from irmeasures_markov.io.run_files import load_run_dir
 
 # the line-by-line reference, to check the one run reader (read_run, io.read_trec_run) against it
 from irmeasures_markov.io.trec import read_trec_run_lines as read_trec_run

@@ -41,11 +41,6 @@ def test_every_run_path_goes_through_the_one_reader(tmp_path, counted):
     assert len(counted) == 3, counted
 
 
-def test_the_old_fast_reader_names_are_the_one_reader():
-    from irmeasures_markov.io import datasets
-    assert datasets.read_run is read_trec_run
-
-
 def test_the_one_reader_falls_back_to_the_line_grammar_for_exact_errors(tmp_path):
     p = tmp_path / "bad.run"
     p.write_bytes(RUN + b"q2 Q0 d4 2 nan t\n")
@@ -83,7 +78,7 @@ def test_load_run_dir_reads_in_this_process_by_default(tmp_path, monkeypatch):
     import concurrent.futures
     import os
 
-    from irmeasures_markov.io.datasets import load_run_dir as load
+    from irmeasures_markov.io.run_files import load_run_dir as load
 
     for i in range(5):
         (tmp_path / f"input.r{i}").write_text(f"1 Q0 d{i} 1 2.5 r{i}\n1 Q0 e 2 1.5 r{i}\n")

@@ -4,7 +4,7 @@ Hypothesis draws runs and qrels (ids with non-ASCII and non-UTF-8 bytes, tied sc
 clean (LF, single spaces) and messy (BOM, CRLF, tabs and runs of whitespace, blank lines, gzip, bzip2,
 xz), and checks:
 
-* every reader path agrees: ``io.read_trec_run`` and ``datasets.read_run`` give the same dictionaries
+* every reader path agrees: ``io.read_trec_run`` and the line-by-line reference give the same dictionaries
   in the same order, and the clean and messy files give the same dictionaries and the same measure values;
 * ids are byte-exact: each id encodes back (``surrogateescape``) to the bytes in the file;
 * one defect put into a valid file (a wrong field count, a record wrapped over two lines, a bad
@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 import irmeasures_markov as imm
 from irmeasures_markov import cli
 from irmeasures_markov.io import InputError, read_trec_qrels
-from irmeasures_markov.io.datasets import read_run
+from irmeasures_markov.io import read_trec_run as read_run
 
 # the line-by-line reference, to check the one run reader (read_run, io.read_trec_run) against it
 from irmeasures_markov.io.trec import read_trec_run_lines as read_trec_run

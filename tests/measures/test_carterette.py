@@ -9,15 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import irmeasures_markov as imm
-from irmeasures_markov.measures.carterette import (
+from irmeasures_markov.measures.carterette import user_model_measure, user_model_values
+from irmeasures_markov.measures.carterette_distributions import (
     DISTRIBUTIONS,
     MODELS,
     NAMED_MEASURES,
     PAPER_MEASURES,
     default_norm,
     stopping_distribution,
-    user_model_measure,
-    user_model_values,
 )
 
 COMBOS = [(m, d) for m in MODELS for d in DISTRIBUTIONS]

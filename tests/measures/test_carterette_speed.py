@@ -13,14 +13,8 @@ import pytest
 
 import irmeasures_markov as imm
 from irmeasures_markov._util.segments import segment_sum
-from irmeasures_markov.measures.carterette import (
-    DEFAULT_THETA,
-    DISTRIBUTIONS,
-    MODELS,
-    NAMED_MEASURES,
-    _Relevant,
-    user_model_batch,
-)
+from irmeasures_markov.measures.carterette import _Relevant, user_model_batch
+from irmeasures_markov.measures.carterette_distributions import DEFAULT_THETA, DISTRIBUTIONS, MODELS, NAMED_MEASURES
 from irmeasures_markov.ranking.prepared import PreparedRun, QrelsIndex
 
 

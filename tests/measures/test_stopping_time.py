@@ -8,18 +8,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import irmeasures_markov  # noqa: F401  (registers PH)
-from irmeasures_markov.core.absorbing import fundamental_matrix
-from irmeasures_markov.core.birth_death import (
-    batched_inverse_diagonal,
-    batched_tridiagonal_solve,
-    birth_death_average_reward,
-    birth_death_average_reward_recursion,
+from irmeasures_markov.core.birth_death_lapack import (
     birth_death_discounted_visits,
-    birth_death_expected_visits,
     birth_death_inverse_diagonal,
     birth_death_solve,
     birth_death_solve_pair,
 )
+from irmeasures_markov.core.birth_death_order1 import birth_death_average_reward, birth_death_average_reward_recursion
 from irmeasures_markov.measures.stopping_time import (
     BrowsingModel,
     browsing_model,
@@ -231,22 +226,10 @@ class TestExactMethods:
         gain = rng.integers(0, 3, n).astype(float)
         m = BrowsingModel(fw, bw, gain, loss=lam)
         Q = np.diag(fw[:-1], 1) + np.diag(bw[1:], -1)
-        N = fundamental_matrix(Q)
+        N = np.linalg.inv(np.eye(n) - Q)
         h, fret = N[0] / np.diag(N), 1 - 1 / np.diag(N)
         assert m.expected_gain_and_steps()[0] == pytest.approx(np.sum(gain * h / (1 - (1 - lam) * fret)), rel=1e-12)
         assert m.expected_gain_and_steps()[1] == pytest.approx(N[0].sum(), rel=1e-12)
-
-    def test_batched_tridiagonal_against_dense(self, rng):
-        B, n = 5, 9
-        lo, up = -rng.uniform(0, 0.4, (B, n)), -rng.uniform(0, 0.5, (B, n))
-        dg = np.ones((B, n))
-        rhs = rng.normal(size=(B, n))
-        x = batched_tridiagonal_solve(lo, dg, up, rhs)
-        d = batched_inverse_diagonal(lo, dg, up)
-        for b in range(B):
-            M = np.eye(n) + np.diag(lo[b, 1:], -1) + np.diag(up[b, :-1], 1)
-            np.testing.assert_allclose(M @ x[b], rhs[b], atol=1e-13)
-            np.testing.assert_allclose(np.diag(np.linalg.inv(M)), d[b], rtol=1e-13)
 
     def test_lapack_inverse_diagonal_of_stacked_chains(self, rng):
         n = 40
@@ -306,7 +289,6 @@ class TestExactMethods:
         np.testing.assert_allclose(x, N @ rhs[:, 0], rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(y, N.T @ rhs[:, 1], rtol=1e-12, atol=1e-14)
         row = N[starts].sum(axis=0)     # blocks are uncoupled: each block holds its start's row
-        np.testing.assert_allclose(birth_death_expected_visits(fw, bw, starts, diag=d), row, rtol=1e-12)
         visits, disc = birth_death_discounted_visits(fw, bw, starts, 0.35, diag=d)
         np.testing.assert_allclose(visits, row, rtol=1e-12)
         np.testing.assert_allclose(disc, row / (0.65 * np.diag(N) + 0.35), rtol=1e-12)
@@ -332,7 +314,7 @@ class TestExactMethods:
         with pytest.raises(ValueError, match="`discount` must be in"):
             birth_death_discounted_visits(fw, bw, [0], 1.5)
         with pytest.raises(ValueError, match="`starts` must be states"):
-            birth_death_expected_visits(fw, bw, [n])
+            birth_death_discounted_visits(fw, bw, [n])
 
     def test_singular_chain_is_rejected(self):
         m = BrowsingModel([1.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1, 0, 1])

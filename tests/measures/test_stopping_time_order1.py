@@ -7,8 +7,11 @@ import pytest
 
 import irmeasures_markov as imm
 import irmeasures_markov.core.birth_death_order1 as order1
-from irmeasures_markov.core.birth_death import birth_death_average_reward, birth_death_average_reward_recursion
-from irmeasures_markov.core.birth_death_order1 import _birth_death_average_reward_graded
+from irmeasures_markov.core.birth_death_order1 import (
+    _birth_death_average_reward_graded,
+    birth_death_average_reward,
+    birth_death_average_reward_recursion,
+)
 from irmeasures_markov.core.birth_death_quadrature import (
     gauss_nodes_for_bound,
     identical_blocks,

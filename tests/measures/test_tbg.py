@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import irmeasures_markov as imm
-from irmeasures_markov.documents.lengths import DocumentLengths, UnknownLengthError, read_duplicates, read_lengths
+from irmeasures_markov.documents.length_files import read_duplicates, read_lengths
+from irmeasures_markov.documents.lengths import DocumentLengths, UnknownLengthError
 from irmeasures_markov.io import InputError
 from irmeasures_markov.measures.markov_precision import markov_precision
 from irmeasures_markov.measures.tbg import (

@@ -186,7 +186,7 @@ def test_range_of_a_monotone_measure_is_its_residual(measure):
 
 def test_registered_distributions_fill_like_the_built_in_ones():
     """A registered geometric distribution fills as RBP does; a finite table needs no filling past its end."""
-    from irmeasures_markov.measures.carterette import register_distribution
+    from irmeasures_markov.measures.carterette_distributions import register_distribution
     register_distribution("FAMTIESGEO", lambda n: 0.3 * 0.7 ** np.arange(n))
     register_distribution("FAMTIESFIN", [0.5, 0.3, 0.2])
     qrels, run = random_run(9)

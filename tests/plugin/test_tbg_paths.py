@@ -22,7 +22,8 @@ import irmeasures_markov as imm
 import irmeasures_markov.documents.lengths as lengths_module
 import irmeasures_markov.measures.tbg as tbg_module
 import irmeasures_markov.measures.time_model as time_model_module
-from irmeasures_markov.documents.lengths import UnknownLengthError, lengths_from_ir_datasets
+from irmeasures_markov.documents.length_files import lengths_from_ir_datasets
+from irmeasures_markov.documents.lengths import UnknownLengthError
 from irmeasures_markov.plugin.tbg import REGISTERED_LENGTHS
 
 LN2 = math.log(2)

@@ -23,7 +23,7 @@ continues the ranking with infinitely many non-relevant documents browsed with
 the non-relevant ``p, q`` (RBP(∞), :math:`K(p, q, \infty)`; order 2 only).
 
 Exact methods, and where each is used (the chain algebra is in
-:mod:`irmeasures_markov.core.birth_death`; this package builds the chains and
+:mod:`irmeasures_markov.core`; this package builds the chains and
 sums per query):
 
 - **forward models** (no backward moves: DFBM, SFBM): :math:`H` is the stopping
@@ -34,13 +34,13 @@ sums per query):
   and :math:`E_1[H] = \sum_i N_{1i}` with :math:`N = (I - \tilde P)^{-1}` the
   tridiagonal fundamental matrix: its first row from one tridiagonal solve,
   its diagonal (λ > 0 only) from two ``?pttrf``
-  (``core.birth_death.birth_death_discounted_visits``).  With λ = 0 this is
+  (``core.birth_death_lapack.birth_death_discounted_visits``).  With λ = 0 this is
   :math:`((I - \tilde P)^{-1} \rho)_1`.
 - **order 1, backward moves, f = h** (with or without λ): generating function
   of the stopping time, :math:`1/H = \int_0^1 z^{H-1} dz`, so
   :math:`E[\sum g / H] = \int_0^1 \sum_i \mathrm{gain}_i\, N^z_{1i}\,
   \psi^z_i / ((1-c) N^z_{ii} + c)\, dz` with :math:`N^z = (I - z\tilde P)^{-1}`,
-  :math:`\psi^z = N^z s` (``core.birth_death.birth_death_average_reward``).
+  :math:`\psi^z = N^z s` (``core.birth_death_order1.birth_death_average_reward``).
   The ranking is first cut where the walk from rank 1 is no longer reached
   (probability below 1e-16, bounded by :math:`\prod_{j<i} p_j / (1 - q_j
   \bar a_{j-1})`), then one Gauss–Legendre rule integrates with as many
@@ -53,7 +53,7 @@ sums per query):
   per target rank a forward recursion carries the expected loss discount and
   a backward recursion :math:`E[1/H]` of the remaining steps, truncated when
   the surviving mass is below 1e-12
-  (``core.birth_death.birth_death_average_reward_recursion``); agrees with
+  (``core.birth_death_order1.birth_death_average_reward_recursion``); agrees with
   the generating function to ~1e-12 but costs O(N²·steps) with λ > 0.
 - **distribution, variance, quantiles with backward moves**: no exact method
   is implemented; they come from a seeded Monte Carlo simulation and carry

@@ -1,13 +1,14 @@
 """Expectation kernels shared by the single-ranking model and the batch (plugin) path.
 
 Both work on stacked uncoupled chains (one block per query) and call the
-chain algebra of :mod:`irmeasures_markov.core.birth_death`.
+chain algebra of :mod:`irmeasures_markov.core`.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ...core.birth_death import birth_death_average_reward, birth_death_discounted_visits
+from ...core.birth_death_lapack import birth_death_discounted_visits
+from ...core.birth_death_order1 import birth_death_average_reward
 
 __all__ = ["GROUP_RANKS", "gain_and_steps_flat", "order1_flat"]
 

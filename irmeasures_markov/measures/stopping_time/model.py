@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ...core.birth_death import birth_death_average_reward, birth_death_average_reward_recursion
+from ...core.birth_death_order1 import birth_death_average_reward, birth_death_average_reward_recursion
 from ...core.gains import grade_gains
 from .expectations import gain_and_steps_flat
 from .params import Prob, check_prob, model_params_iv, prob_array, tail_constants
@@ -138,20 +138,21 @@ class BrowsingModel:
     def expectation(self, order: int | None = None, method: str = "auto") -> float:
         r"""Order 1: :math:`E[P@H]`; order 2: :math:`E[\sum g]/E[f(H)]`; both exact.
 
-        Methods (docs/stopping-time.md; ``irmeasures_markov.core.birth_death``):
+        Methods (docs/stopping-time.md; ``irmeasures_markov.core``):
 
         - order 2, and order 1 with f = 1 (where :math:`P@H = \sum g`): forward models in closed form, :math:`\sum_i g_i
           \prod_{j<i} p_j` over :math:`\sum_i \prod_{j<i} p_j`; with backward moves the visit-count formula
           :math:`E_1[\sum g] = \sum_i g_i N_{1i} / ((1-c) N_{ii} + c)`, :math:`c = 1 - \lambda`, and :math:`E_1[H] =
           \sum_i N_{1i}`, from one tridiagonal solve for the row of the fundamental matrix :math:`N` and, when λ > 0,
-          two ``?pttrf`` for its diagonal (:func:`~irmeasures_markov.core.birth_death.birth_death_discounted_visits`).
+          two ``?pttrf`` for its diagonal
+          (:func:`~irmeasures_markov.core.birth_death_lapack.birth_death_discounted_visits`).
         - order 1, f = h, forward models: closed form :math:`\sum_h P(H = h) \sum_{i \le h} g_i / h`.
         - order 1, f = h, backward moves (RWBM): the generating function of :math:`H` integrated by Gauss–Legendre,
-          exact to ~1e-15 (:func:`~irmeasures_markov.core.birth_death.birth_death_average_reward`);
+          exact to ~1e-15 (:func:`~irmeasures_markov.core.birth_death_order1.birth_death_average_reward`);
           ``method='recursion'`` uses the step recursion instead
-          (:func:`~irmeasures_markov.core.birth_death.birth_death_average_reward_recursion`: per target rank a forward
-          recursion carries the loss discount and a backward one E[1/H] of the remaining steps, truncated when the
-          surviving mass is below 1e-12; O(N²·steps) with λ > 0, O(N·steps) without).
+          (:func:`~irmeasures_markov.core.birth_death_order1.birth_death_average_reward_recursion`: per target rank a
+          forward recursion carries the loss discount and a backward one E[1/H] of the remaining steps, truncated when
+          the surviving mass is below 1e-12; O(N²·steps) with λ > 0, O(N·steps) without).
 
         Parameters
         ----------

@@ -1,4 +1,4 @@
-"""Tie orders and unjudged documents for the native standard measures (experiments.native_ties), issue 26.
+"""Tie orders and unjudged documents for the standard measures (measures.standard), issue 26.
 
 Every check is against something computed another way: the mean over every order of every tie group
 (itertools.permutations, each order evaluated by the default native path on a run whose scores put the
@@ -16,8 +16,7 @@ import numpy as np
 import pytest
 
 from irmeasures_markov.experiments import evaluate
-from irmeasures_markov.experiments.native import native_kind, native_values
-from irmeasures_markov.experiments.native_ties import native_variant_values
+from irmeasures_markov.measures.standard import standard_measure, standard_values
 from irmeasures_markov.ranking.prepared import PreparedRun, QrelsIndex
 
 MEASURES = ["AP", "AP(rel=2)", "AP@5", "P@1", "P@3", "P(rel=2)@5", "RR", "RR@3", "RR(rel=2)", "nDCG", "nDCG@3",
@@ -74,13 +73,13 @@ def _default(measure: str, qrels, run) -> dict[str, float]:
     """The default native path (trec_eval order, unjudged non-relevant), per query."""
     m = ir_measures.parse_measure(measure)
     prepared = PreparedRun(QrelsIndex(qrels), run)
-    return dict(zip(prepared.qids, native_values(native_kind(m), m, prepared).tolist(), strict=True))
+    return dict(zip(prepared.qids, standard_values(standard_measure(m), prepared).tolist(), strict=True))
 
 
 def _variant(measure: str, qrels, run, **kw) -> dict[str, float]:
     m = ir_measures.parse_measure(measure)
     prepared = PreparedRun(QrelsIndex(qrels), run)
-    return dict(zip(prepared.qids, native_variant_values(native_kind(m), m, prepared, **kw).tolist(), strict=True))
+    return dict(zip(prepared.qids, standard_values(standard_measure(m), prepared, **kw).tolist(), strict=True))
 
 
 def _filled_qrels(qrels, run):

@@ -1,4 +1,4 @@
-"""Native AP and bpref (experiments.native.native_values) against a per-query reference written from
+"""AP and bpref of measures.standard against a per-query reference written from
 trec_eval's definitions.
 
 The reference ranks each query alone with ``sorted`` (score desc, docid
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from random_runs import tied_run
 
-from irmeasures_markov.experiments.native import native_values as _native_values
+from irmeasures_markov.measures.standard import standard_measure, standard_values
 from irmeasures_markov.ranking.prepared import UNJUDGED, PreparedRun, QrelsIndex
 
 
@@ -52,11 +52,11 @@ def reference(qrels, run, rel):
 @pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.parametrize("rel", [1, 2, 0])
 @pytest.mark.parametrize("judgments", [False, True])
-def test_native_ap_and_bpref_match_reference(seed, rel, judgments):
+def test_ap_and_bpref_match_reference(seed, rel, judgments):
     qrels, run = random_inputs(seed)
     prepared = PreparedRun(QrelsIndex(qrels), run, judgments=judgments)
-    ap = _native_values("AP", ir_measures.parse_measure(f"AP(rel={rel})"), prepared)
-    bpref = _native_values("Bpref", ir_measures.parse_measure(f"Bpref(rel={rel})"), prepared)
+    ap = standard_values(standard_measure(ir_measures.parse_measure(f"AP(rel={rel})")), prepared)
+    bpref = standard_values(standard_measure(ir_measures.parse_measure(f"Bpref(rel={rel})")), prepared)
     want_ap, want_bpref = reference(qrels, run, rel)
     assert prepared.qids == list(run)
     np.testing.assert_allclose(ap, want_ap, rtol=0, atol=1e-12)
