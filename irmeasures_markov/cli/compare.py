@@ -17,7 +17,7 @@ from ..io.run_files import run_names
 from .errors import PROG, CliError, CliParser, reading
 from .inputs import check_overlap, load_qrels
 from .measure_args import parse_measures
-from .output import warn, write_record
+from .output import check_places, warn, write_record
 from .variant_args import VARIANT_HELP, add_variant_args, apply_variant_args
 
 __all__ = ["compare_main"]
@@ -132,8 +132,7 @@ def compare_main(argv: list[str]) -> int:
         raise CliError(f"--ci must be a confidence level in (0, 1) such as 0.95, got {args.ci}")
     if args.resamples < 1:
         raise CliError(f"--resamples must be a positive integer, got {args.resamples}")
-    if args.places is not None and args.places < -1:
-        raise CliError(f"--places (-p) must be -1 or a number of decimals >= 0, got {args.places}")
+    check_places(args.places)
     if args.test == "bayes" and args.correction not in (None, "none"):
         raise CliError("--test bayes takes no correction (its posterior probabilities come from one model of "
                        "every run): drop --correction or give --correction none")
