@@ -14,7 +14,7 @@ import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import ir_measures
 import numpy as np
@@ -32,9 +32,6 @@ from ..ranking.prepared import PreparedRun
 from ..ranking.qrels_index import QrelsIndex
 from .evaluation_table import Evaluation
 from .settings import NativeSetting, apply_settings, extra_names, measure_values
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["MeasuresLike", "Qrels", "QrelsLike", "Run", "RunLike", "RunScorer", "default_topics",
            "evaluate", "is_ours", "labelled_measures", "parse_measures", "warn_no_relevant"]
