@@ -1,13 +1,17 @@
-"""Fixtures shared by every test folder, and the rule that marks whole groups of tests ``slow``.
+"""Fixtures shared by every test folder, and the two tiers of the suite.
 
-Besides the tests marked ``slow`` in their own files (wheel and venv builds, memory bounds, Bayesian
-sampling, model fits on large simulated logs, exact and high-precision references, the documentation's
-snippets), every property-based test (hypothesis) and every test on a Dask cluster (the ``client``
-fixture) is ``slow``:
-``python -m pytest -m "not slow" tests`` runs the fast core.
+``python -m pytest tests`` runs the fast tier; ``python -m pytest --runslow tests`` runs everything.  The slow
+tier is what takes seconds a test: the tests marked ``slow`` in their own files (wheel and venv builds, memory
+bounds, Bayesian sampling, model fits on large logs, exact and high-precision references, the documentation's
+snippets), every property-based test (hypothesis) and every test on a Dask cluster (the ``client`` fixture).
 """
 import numpy as np
 import pytest
+
+
+def pytest_addoption(parser):
+    parser.addoption("--runslow", action="store_true", default=False,
+                     help="also run the slow tier (tests marked slow); without it they are skipped")
 
 
 @pytest.fixture
@@ -28,8 +32,10 @@ def client():
 
 
 def pytest_collection_modifyitems(config, items):
-    slow = pytest.mark.slow
+    skip = None if config.getoption("--runslow") else pytest.mark.skip(reason="slow tier: run with --runslow")
     for item in items:
         property_based = getattr(getattr(item, "obj", None), "is_hypothesis_test", False)
         if property_based or "client" in getattr(item, "fixturenames", ()):
-            item.add_marker(slow)
+            item.add_marker(pytest.mark.slow)
+        if skip and item.get_closest_marker("slow"):
+            item.add_marker(skip)
