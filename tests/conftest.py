@@ -3,7 +3,8 @@
 ``python -m pytest tests`` runs the fast tier; ``python -m pytest --runslow tests`` runs everything.  The slow
 tier is what takes seconds a test: the tests marked ``slow`` in their own files (wheel and venv builds, memory
 bounds, Bayesian sampling, model fits on large logs, exact and high-precision references, the documentation's
-snippets), every property-based test (hypothesis) and every test on a Dask cluster (the ``client`` fixture).
+snippets), every property-based test (hypothesis), every test on a Dask cluster (the ``client`` fixture), and
+every seed but the first of a test parametrized over ``seed`` alone (the same path on other random data).
 """
 import numpy as np
 import pytest
@@ -31,11 +32,17 @@ def client():
     cluster.close()
 
 
+def _another_seed(item) -> bool:
+    callspec = getattr(item, "callspec", None)
+    return (callspec is not None and callspec.indices.get("seed", 0) > 0
+            and any(m.args and m.args[0] in ("seed", ("seed",)) for m in item.iter_markers("parametrize")))
+
+
 def pytest_collection_modifyitems(config, items):
     skip = None if config.getoption("--runslow") else pytest.mark.skip(reason="slow tier: run with --runslow")
     for item in items:
         property_based = getattr(getattr(item, "obj", None), "is_hypothesis_test", False)
-        if property_based or "client" in getattr(item, "fixturenames", ()):
+        if property_based or "client" in getattr(item, "fixturenames", ()) or _another_seed(item):
             item.add_marker(pytest.mark.slow)
         if skip and item.get_closest_marker("slow"):
             item.add_marker(skip)

@@ -15,7 +15,8 @@ def _run(code):
     return proc.stdout
 
 
-@pytest.mark.parametrize("old", sorted(MOVED))
+@pytest.mark.parametrize("old", [o if i == 0 else pytest.param(o, marks=pytest.mark.slow)  # one child each
+                                 for i, o in enumerate(sorted(MOVED))])
 def test_old_path_imports_the_moved_module_with_a_deprecation_warning(old):
     new = MOVED[old]
     out = _run(f"""

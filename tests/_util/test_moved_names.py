@@ -21,7 +21,8 @@ def _run(code):
     return proc.stdout
 
 
-@pytest.mark.parametrize("package, name, new", MOVED_NAMES)
+@pytest.mark.parametrize("package, name, new", [p if i == 0 else pytest.param(*p, marks=pytest.mark.slow)
+                                                for i, p in enumerate(MOVED_NAMES)])  # one child each
 def test_old_name_is_the_new_object_with_a_deprecation_warning(package, name, new):
     out = _run(f"""
         import importlib, warnings

@@ -43,6 +43,7 @@ def _row(out, family, model):
     raise AssertionError(f"no row {family} {model} in\n{out}")
 
 
+@pytest.mark.slow  # fits every family and click model
 def test_family_all_prints_click_metrics_for_families_and_click_models(logs, tmp_path, capsys):
     train_path, test_path = logs
     out_file = tmp_path / "fit.json"

@@ -179,6 +179,7 @@ def test_baseline_markers_and_randomization(data):
     assert (cmp.tests.significant).any() and (~cmp.tests.significant).any()
 
 
+@pytest.mark.slow  # Bayesian sampling
 def test_bayes_probabilities(data):
     qrels, runs = data
     cmp = comparison.compare(qrels, runs, ["AP"], baseline="r0", test="bayes")

@@ -307,6 +307,7 @@ def test_the_cutoff_rule_lives_in_one_place():
 
 # ----------------------------------------------------------------------------- prefix matching and hash seeds
 
+@pytest.mark.slow  # eight child interpreters, one per hash seed
 def test_our_names_never_capture_pytrec_eval_prefix_matching():
     """For every trec_eval output name the longest-common-prefix match over our supported_measures picks
     pytrec_eval's family, whatever PYTHONHASHSEED is (a plain set handed 'P_5' to 'PatH' or 'PH' under some)."""
