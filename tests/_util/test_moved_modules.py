@@ -7,6 +7,8 @@ import pytest
 
 from irmeasures_markov._util.moved import MOVED
 
+pytestmark = pytest.mark.slow  # a child interpreter per test
+
 
 def _run(code):
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
@@ -15,8 +17,7 @@ def _run(code):
     return proc.stdout
 
 
-@pytest.mark.parametrize("old", [o if i == 0 else pytest.param(o, marks=pytest.mark.slow)  # one child each
-                                 for i, o in enumerate(sorted(MOVED))])
+@pytest.mark.parametrize("old", sorted(MOVED))
 def test_old_path_imports_the_moved_module_with_a_deprecation_warning(old):
     new = MOVED[old]
     out = _run(f"""

@@ -6,6 +6,7 @@ import textwrap
 
 import pytest
 
+pytestmark = pytest.mark.slow  # a child interpreter per test
 MOVED_NAMES = [
     ("irmeasures_markov.experiments", "compare", "irmeasures_markov.comparison"),
     ("irmeasures_markov.grid", "EvaluationGrid", "irmeasures_markov.experiments.grid"),
@@ -21,8 +22,7 @@ def _run(code):
     return proc.stdout
 
 
-@pytest.mark.parametrize("package, name, new", [p if i == 0 else pytest.param(*p, marks=pytest.mark.slow)
-                                                for i, p in enumerate(MOVED_NAMES)])  # one child each
+@pytest.mark.parametrize("package, name, new", MOVED_NAMES)
 def test_old_name_is_the_new_object_with_a_deprecation_warning(package, name, new):
     out = _run(f"""
         import importlib, warnings

@@ -87,6 +87,7 @@ def test_evaluation_results_are_labelled(ev):
 
 # TESTS: corrections and pairwise
 
+@pytest.mark.slow  # external reference (statsmodels)
 def test_corrections_equal_statsmodels():
     multitest = pytest.importorskip("statsmodels.stats.multitest")
     rng = np.random.default_rng(3)

@@ -289,6 +289,7 @@ def per_query(measure, qrels, run):
     return {m.query_id: m.value for m in ir_measures.iter_calc([measure], qrels, run)}
 
 
+@pytest.mark.slow  # exhaustive: every model x distribution
 def test_plugin_equals_functional_for_all_combinations():
     qrels, run = synthetic(seed=1, graded=True)
     for model, dist in COMBOS:
@@ -500,6 +501,7 @@ def test_docstring_examples():
     assert doctest.testmod(module).failed == 0
 
 
+@pytest.mark.slow  # runs a documentation script (matplotlib)
 def test_figure_script(tmp_path):
     """docs/scripts/make_carterette_fig1.py draws the distributions the measures use."""
     import runpy
