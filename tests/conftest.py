@@ -1,11 +1,13 @@
 """Fixtures shared by every test folder, and the two tiers of the suite.
 
 ``python -m pytest tests`` runs the fast tier; ``python -m pytest --runslow tests`` runs everything.  The slow
-tier is what takes seconds a test: the tests marked ``slow`` in their own files (wheel and venv builds, memory
-bounds, Bayesian sampling, model fits on large logs, exact and high-precision references, the documentation's
-snippets), every property-based test (hypothesis), every test on a Dask cluster (the ``client`` fixture), and
-every seed but the first of a test parametrized over ``seed`` alone (the same path on other random data).
-"""
+tier is what takes seconds a test: the tests marked ``slow`` in their own files (wheel and venv builds, child
+interpreters, memory bounds, samplers, model fits on large logs, exhaustive and high-precision references, the
+documentation's snippets), every property-based test (hypothesis), every test on a Dask cluster (the ``client``
+fixture), and every seed but the first of a test parametrized over ``seed`` alone (the same path on other random
+data)."""
+import os
+
 import numpy as np
 import pytest
 
@@ -13,6 +15,18 @@ import pytest
 def pytest_addoption(parser):
     parser.addoption("--runslow", action="store_true", default=False,
                      help="also run the slow tier (tests marked slow); without it they are skipped")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """A directory run of the fast tier (``python -m pytest tests``) goes to two xdist workers, one per core.
+
+    The slow tier stays serial (its timings and memory bounds want a quiet process), so do runs of single files or
+    tests (no workers to start), ``--pdb`` and ``-n`` given by hand; without pytest-xdist every run is serial."""
+    opt = config.option
+    if (getattr(opt, "numprocesses", 0) is None and not opt.runslow and not opt.usepdb and not opt.collectonly
+            and not hasattr(config, "workerinput") and all(os.path.isdir(arg) for arg in config.args)):
+        opt.numprocesses = 2
 
 
 @pytest.fixture
