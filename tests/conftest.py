@@ -34,9 +34,9 @@ def rng():
     return np.random.default_rng(12345)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def client():
-    """A Dask client on a 2-worker LocalCluster whose workers import this checkout (one per test module)."""
+    """A Dask client on a 2-worker LocalCluster whose workers import this checkout (one for the whole run)."""
     distributed = pytest.importorskip("distributed")
     from irmeasures_markov.grid.backends import local_cluster
     cluster = local_cluster(2)
