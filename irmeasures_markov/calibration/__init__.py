@@ -3,10 +3,11 @@
 ``fit(train, test=...)`` fits every candidate user model of each family by
 maximum likelihood and returns a :class:`FitReport` (docs/calibration.md).
 """
+from .fit_report import FitReport
 from .logs import ClickLog, Session
 from .readers import from_dataframe, from_ir_datasets, read_log, read_wscd, to_dataframe, write_log
 from .registry import FitFile, load_fit, register_fitted, registered_fits, save_fit, unregister_fitted
-from .report import FitReport, fit
+from .report import fit
 from .result import FAMILIES, FamilyFit
 
 __all__ = ["ClickLog", "Session", "FamilyFit", "FAMILIES", "FitReport", "fit"]

@@ -43,7 +43,7 @@ from .logs import ClickLog
 lapack = lazy_module("scipy.linalg.lapack")
 
 __all__ = ["WalkData", "walk_data", "walk_matrices", "walk_loglik", "click_probability_by_rank",
-           "click_gammas", "gamma_names", "merged_tuple", "boundary", "DENSE_MAX"]
+           "click_gammas", "gamma_names", "merged_tuple", "boundary", "DENSE_MAX", "ctr_diagnostics"]
 
 #: groups with rankings up to this length use the dense matrices (batched); longer ones the tridiagonal solves
 DENSE_MAX = 64
@@ -188,6 +188,13 @@ def click_gammas(data: WalkData, values: dict) -> np.ndarray:
     if "gamma_rel" in values or "gamma_nonrel" in values:
         return np.where(data.rel, values["gamma_rel"], values["gamma_nonrel"])
     return np.full(data.rel.shape, values["gamma"])
+
+
+def ctr_diagnostics(data: WalkData, walk_arrays, params: dict) -> dict:
+    """Observed and predicted click probability by rank (``ctr_observed``, ``ctr_predicted``), for the plots;
+    ``walk_arrays(data, params)`` gives the family's (p, q, gamma)."""
+    return {"ctr_observed": data.observed_ctr.tolist(),
+            "ctr_predicted": click_probability_by_rank(data, *walk_arrays(data, params)).tolist()}
 
 
 def walk_data(log: ClickLog, qrels: dict[str, dict[str, int]] | None = None, rel: int = 1,

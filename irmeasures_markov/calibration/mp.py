@@ -45,7 +45,7 @@ from .logs import ClickLog
 
 stats = lazy_module("scipy.stats")
 
-__all__ = ["MPData", "mp_data", "candidates", "fit_rates", "PAPER_MODELS"]
+__all__ = ["MPData", "candidates", "fit_rates", "PAPER_MODELS"]
 
 PAPER_MODELS = tuple(f"{c}_{s}_{k}" for c in ("GL", "LO") for s in ("AD", "OR") for k in ("ID", "LID"))
 #: models whose decay changes the likelihood (LO_AD moves one rank at a time: the kernel cancels)
@@ -96,11 +96,6 @@ class MPData:
         # observed signed jumps, for the jump-distribution plot
         d = self.j - self.i
         self.observed_jumps = np.bincount(d + self.T - 1, weights=self.counts[self.owner], minlength=2 * self.T - 1)
-
-
-def mp_data(log: ClickLog) -> MPData:
-    """The log's transitions between consecutive distinct clicks (:class:`MPData`), for :func:`candidates`."""
-    return MPData(log)
 
 
 def _displacement_weights(T: int, kernel: str, decay: float = 1.0, table: np.ndarray | None = None):

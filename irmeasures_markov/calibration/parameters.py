@@ -10,17 +10,9 @@ import numpy as np
 
 from ..measures.carterette import DISTRIBUTIONS
 from ..measures.stopping_time.params import BROWSING_MODELS
-from .click_user_models import (
-    UBM_NOT_MP,
-    check_click_model,
-    click_model_parameters,
-    is_carterette_user_model,
-    monotone_examination,
-    why_not_a_user_model,
-)
+from .click_user_models import check_click_model, click_model_parameters
 
-__all__ = ["measure_parameters", "check_params", "stop_probabilities", "PARAM_SCHEMAS", "FitLike",
-           "UBM_NOT_MP", "is_carterette_user_model", "monotone_examination", "why_not_a_user_model"]
+__all__ = ["measure_parameters", "check_params", "stop_probabilities", "PARAM_SCHEMAS", "FitLike"]
 
 
 class FitLike(Protocol):

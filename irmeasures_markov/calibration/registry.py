@@ -52,7 +52,8 @@ from .._util.registry import Registry
 from ..io.content import ContentCache, digest_value
 from . import parameters
 from .click_models import ClickModelFit
-from .report import FitReport
+from .click_user_models import is_carterette_user_model, why_not_a_user_model
+from .fit_report import FitReport
 from .result import FAMILIES, FamilyFit
 
 __all__ = ["register_fitted", "unregister_fitted", "registered_fits", "save_fit", "load_fit", "FitFile",
@@ -397,7 +398,7 @@ def _fit_file_from_dict(obj, name: str) -> FitFile:
 
 def _serves(fit, family: str) -> bool:
     """Whether ``fit`` can be ``family``'s fit: its own, or for M1–M4 a click model that is a distribution."""
-    return fit.family == family or (family == "carterette" and parameters.is_carterette_user_model(fit))
+    return fit.family == family or (family == "carterette" and is_carterette_user_model(fit))
 
 
 # ---------------------------------------------------------------------------
@@ -464,7 +465,7 @@ def resolve_fit(spec: str, family: str, where: str = "") -> tuple[tuple, FamilyF
     if click is not None and _serves(click, family):
         return token + ("clickmodel",), click
     has = ", ".join(f for f in FIT_FAMILIES if f in entry) or "none"
-    why = "" if click is None else parameters.why_not_a_user_model(
+    why = "" if click is None else why_not_a_user_model(
         click, family, source.fits if isinstance(source, FitFile) else ())
     raise ValueError(f"{where}: {what} no {family!r} fit ({it}: {has}){why}")
 

@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 from irmeasures_markov._util.errors import InputError
-from irmeasures_markov.calibration import parameters, registry
+from irmeasures_markov.calibration import registry
 from irmeasures_markov.calibration.click_models import ClickModelFit
+from irmeasures_markov.calibration.click_user_models import monotone_examination
 from irmeasures_markov.calibration.registry import load_fit, register_fitted, unregister_fitted
 from irmeasures_markov.measures.carterette_distributions import static_tables
 from irmeasures_markov.plugin.fitted import carterette_distribution
@@ -128,13 +129,13 @@ class TestPBM:
 
     def test_examination_is_made_non_increasing_by_isotonic_regression(self):
         # pool adjacent violators, worked by hand: (0.6, 0.65) -> 0.625; (0.3, 0.2, 0.4) -> 0.3
-        np.testing.assert_allclose(parameters.monotone_examination([0.9, 0.6, 0.65, 0.3]), [0.9, 0.625, 0.625, 0.3])
-        np.testing.assert_allclose(parameters.monotone_examination([1.0, 0.3, 0.2, 0.4, 0.1]),
+        np.testing.assert_allclose(monotone_examination([0.9, 0.6, 0.65, 0.3]), [0.9, 0.625, 0.625, 0.3])
+        np.testing.assert_allclose(monotone_examination([1.0, 0.3, 0.2, 0.4, 0.1]),
                                    [1.0, 0.3, 0.3, 0.3, 0.1])
         rng = np.random.default_rng(0)
         for _ in range(50):
             g = rng.random(8)
-            m = parameters.monotone_examination(g)
+            m = monotone_examination(g)
             assert np.all(np.diff(m) <= 1e-15)
             assert m.sum() == pytest.approx(g.sum())      # pooling keeps the total
             # least squares among non-increasing sequences: no better one nearby
@@ -376,7 +377,7 @@ class TestFittedClickModels:
                     assert got[f"q{q}"] == pytest.approx(dense_reference(grades, h, model), rel=1e-12), (name, model)
         path = tmp_path / "PBM.json"
         save_fit(path, fitted["PBM"])
-        g = parameters.monotone_examination(fitted["PBM"].params["examination"])
+        g = monotone_examination(fitted["PBM"].params["examination"])
         D = g.size
         qrels, run = ranking_data([[0] * k + [1] for k in range(D)])
         got = values(f"M2(dist='file:{path}',norm=False)", qrels, run)

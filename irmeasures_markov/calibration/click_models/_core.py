@@ -20,8 +20,7 @@ import numpy as np
 from ..click_metrics import EPS
 from ._data import Encoded
 
-__all__ = ["State", "Flat", "flatten", "lookup", "unseen_value", "estimate", "log_prior", "run_em", "safe_log",
-           "EPS"]
+__all__ = ["State", "Flat", "flatten", "lookup", "unseen_value", "estimate", "log_prior", "run_em", "safe_log"]
 
 
 @dataclass

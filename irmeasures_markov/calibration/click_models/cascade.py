@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._core import EPS, Flat, State, estimate, log_prior
+from ..click_metrics import EPS
+from ._core import Flat, State, estimate, log_prior
 from ._data import Encoded
 
 __all__ = ["fit_cm", "loglik", "probabilities"]

@@ -13,13 +13,13 @@ import os
 import sys
 
 from ..._util.errors import InputError
+from ..._util.types import PathLike
 from ...io.text import STDIN, display_name, short
 from ..logs import ClickLog, Session, build_session
 from .rows import (
     LOG_FORMATS,
     TSV_COLUMNS,
     TSV_REQUIRED,
-    PathLike,
     check_unshown,
     click_rank,
     first_ranks,

@@ -12,7 +12,7 @@ from ...io.text import decompress, display_name, read_raw, short
 from ...io.trec import parse_float
 from ..logs import Session, build_session
 
-__all__ = ["LOG_FORMATS", "TSV_COLUMNS", "TSV_REQUIRED", "PathLike", "check_unshown", "read_text", "first_ranks",
+__all__ = ["LOG_FORMATS", "TSV_COLUMNS", "TSV_REQUIRED", "check_unshown", "read_text", "first_ranks",
            "click_rank", "sessions_from_rows"]
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..._util.errors import InputError
+from ..._util.types import PathLike
 from ...io.text import short
 from ..logs import ClickLog, Session, click_array
-from .rows import PathLike, check_unshown, first_ranks, read_text
+from .rows import check_unshown, first_ranks, read_text
 
 __all__ = ["read_wscd"]
 
