@@ -145,11 +145,6 @@ class WalkData:
         """Sessions grouped (the sum of the pattern counts)."""
         return int(self.counts.sum())
 
-    @property
-    def has_relevance(self) -> bool:
-        """Whether some rank is relevant (the data was built with qrels that judge a shown document relevant)."""
-        return bool(self.rel.any())
-
 
 def gamma_names(with_rel: bool) -> list[str]:
     r"""Names of the click probabilities :math:`\gamma` of the observation model.

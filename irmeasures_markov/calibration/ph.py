@@ -61,9 +61,7 @@ def walk_arrays(data: WalkData, values: dict) -> tuple[np.ndarray, np.ndarray, n
 
 def _make(name: str, browse: str, with_rel: bool, *, fixed_pq=None) -> Candidate:
     gnames = gamma_names(with_rel)
-    if fixed_pq is not None:
-        blocks = []
-    elif browse == "DFBM":
+    if fixed_pq is not None or browse == "DFBM":
         blocks = []
     elif browse == "SFBM":
         blocks = [("p",)] + ([("p_rel",)] if with_rel else [])
