@@ -233,15 +233,15 @@ def rank_tables(models: Sequence, which: str = "heldout") -> list[str]:
     where = "held-out" if which == "heldout" else "training"
     ranks = "".join(f"{r:>7d}" for r in range(1, depth + 1))
     width = max(24, max(len(n) for n, _ in scored))
+
+    def row(name, values):
+        return f"{name:{width}s}" + "".join(f"{_cell(x, 3):>7s}" for x in values[:depth])
+
     lines = ["", f"click perplexity by rank ({where} sessions)", f"{'model':{width}s}{ranks}"]
-    for n, d in scored:
-        lines.append(f"{n:{width}s}" + "".join(f"{_cell(x, 3):>7s}" for x in d["perplexity_per_rank"][:depth]))
+    lines += [row(n, d["perplexity_per_rank"]) for n, d in scored]
     lines += ["", f"click-through rate by rank ({where} sessions): observed, and predicted by each model",
-              f"{'model':{width}s}{ranks}",
-              f"{'observed':{width}s}" + "".join(f"{_cell(x, 3):>7s}" for x in scored[0][1]["ctr_observed"][:depth])]
-    for n, d in scored:
-        lines.append(f"{n:{width}s}" + "".join(f"{_cell(x, 3):>7s}" for x in d["ctr_predicted"][:depth]))
-    return lines
+              f"{'model':{width}s}{ranks}", row("observed", scored[0][1]["ctr_observed"])]
+    return lines + [row(n, d["ctr_predicted"]) for n, d in scored]
 
 
 def click_model_record(cm, description: str = "") -> FamilyFit:

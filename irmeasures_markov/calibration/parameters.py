@@ -13,7 +13,7 @@ from ..measures.stopping_time.params import BROWSING_MODELS
 from .click_user_models import check_click_model, click_model_parameters, is_number
 
 __all__ = ["measure_parameters", "check_params", "stop_probabilities", "PARAM_SCHEMAS", "FitLike", "Field",
-           "field_error"]
+           "field_error", "COUNT"]
 
 
 class FitLike(Protocol):
@@ -53,6 +53,8 @@ def _list(item: Field) -> Field:
                   lambda v: isinstance(v, list) and all(item.check(x) is None for x in v))
 
 
+#: a count: an integer >= 0
+COUNT = Field("an integer >= 0", lambda v: is_number(v) and isinstance(v, int) and v >= 0)
 _PROB = _number("a probability in [0, 1]", lambda v: 0 <= v <= 1)
 _ANY = _number("a number")
 _NONNEG = _number("a number >= 0", lambda v: v >= 0)
@@ -70,32 +72,29 @@ _EXAMINATION = Field("a list of probabilities in [0, 1] (PBM: one per rank) or o
                                                          or all(_list(_PROB).check(x) is None for x in v)))
 
 
-def _schemas():
-    return {
-        "mp": {"connectivity": _choice("GL", "LO"), "states": _choice("AD", "OR"),
-               "kernel": _choice("ID", "LID", "nonparametric"), "decay": _ANY, "weights": _WEIGHTS,
-               "rates": _list(_number("a rate > 0", lambda v: v > 0)), "rates_low": _list(_NONNEG),
-               "rates_high": _list(_NONNEG),
-               "rates_events": _list(Field("an integer >= 0", lambda v: isinstance(v, int)
-                                             and not isinstance(v, bool) and v >= 0))},
-        "ph": {"browse": _choice(*BROWSING_MODELS), "p": _PROB, "q": _PROB, "p_rel": _PROB, "q_rel": _PROB,
-               "gamma": _PROB, "gamma_rel": _PROB, "gamma_nonrel": _PROB},
-        "carterette": {"dist": _choice(*DISTRIBUTIONS, "empirical"), "theta": _PROB, "continuation": _list(_PROB),
-                       "continue_<k>": _PROB, "gamma": _PROB, "gamma_rel": _PROB, "gamma_nonrel": _PROB},
-        "tbg": {"p_continue": _PROB, "pc_rel": _PROB, "pc_nonrel": _PROB,
-                "halflife": _number("a number > 0", lambda v: v > 0), "t_summary": _NONNEG},
-        "clickmodel": {"examination": _EXAMINATION, "continuation": _PROB, "attractiveness_by_grade": _BY_GRADE,
-                       "satisfaction_by_grade": _BY_GRADE,
-                       "per_document": Field("an object (the query-document tables)", lambda v: isinstance(v, dict)),
-                       "unseen": Field("an object mapping 'attractiveness', 'satisfaction' to probabilities",
-                                        lambda v: isinstance(v, dict) and all(_PROB.check(x) is None
-                                                                              for x in v.values())),
-                       "prior": _list(_NONNEG)},
-    }
-
-
 #: family -> {field: what it must be} (``continue_<k>``: ``continue_1``, ``continue_2``, ...)
-PARAM_SCHEMAS = {}
+PARAM_SCHEMAS = {
+    "mp": {"connectivity": _choice("GL", "LO"), "states": _choice("AD", "OR"),
+           "kernel": _choice("ID", "LID", "nonparametric"), "decay": _ANY, "weights": _WEIGHTS,
+           "rates": _list(_number("a rate > 0", lambda v: v > 0)), "rates_low": _list(_NONNEG),
+           "rates_high": _list(_NONNEG),
+           "rates_events": _list(COUNT)},
+    "ph": {"browse": _choice(*BROWSING_MODELS), "p": _PROB, "q": _PROB, "p_rel": _PROB, "q_rel": _PROB,
+           "gamma": _PROB, "gamma_rel": _PROB, "gamma_nonrel": _PROB},
+    "carterette": {"dist": _choice(*DISTRIBUTIONS, "empirical"), "theta": _PROB, "continuation": _list(_PROB),
+                   "continue_<k>": _PROB, "gamma": _PROB, "gamma_rel": _PROB, "gamma_nonrel": _PROB},
+    "tbg": {"p_continue": _PROB, "pc_rel": _PROB, "pc_nonrel": _PROB,
+            "halflife": _number("a number > 0", lambda v: v > 0), "t_summary": _NONNEG},
+    "clickmodel": {"examination": _EXAMINATION, "continuation": _PROB, "attractiveness_by_grade": _BY_GRADE,
+                   "satisfaction_by_grade": _BY_GRADE,
+                   "per_document": Field("an object (the query-document tables)", lambda v: isinstance(v, dict)),
+                   "unseen": Field("an object mapping 'attractiveness', 'satisfaction' to probabilities",
+                                    lambda v: isinstance(v, dict) and all(_PROB.check(x) is None
+                                                                          for x in v.values())),
+                   "prior": _list(_NONNEG)},
+}
+
+
 #: the fields a family's measure needs, per value of the field that selects the model
 _REQUIRED = {
     "mp": ("kernel", {"ID": ("connectivity", "states", "decay"), "LID": ("connectivity", "states", "decay"),
@@ -125,8 +124,6 @@ def check_params(fit: FitLike) -> None:
     ValueError
         Naming the field, its value and what it may be (or the unknown family).
     """
-    if not PARAM_SCHEMAS:
-        PARAM_SCHEMAS.update(_schemas())
     schema = PARAM_SCHEMAS.get(fit.family)
     if schema is None:
         raise ValueError(f"unknown family {fit.family!r}; families are {list(PARAM_SCHEMAS)}")

@@ -20,7 +20,7 @@ from . import parameters
 from .click_probabilities import FamilyClickModel, family_click_model
 from .click_user_models import is_number
 from .logs import Session
-from .parameters import Field, field_error
+from .parameters import COUNT, Field, field_error
 
 __all__ = ["FamilyFit", "FAMILIES"]
 
@@ -46,8 +46,7 @@ _FIELD_RULES = {
                        lambda v: isinstance(v, dict) and all(isinstance(k, str) and isinstance(i, (list, tuple))
                                                              and len(i) == 2 and all(map(_number_or_null, i))
                                                              for k, i in v.items())),
-    **dict.fromkeys(("n_params", "n_sessions", "n_heldout", "n_events", "n_heldout_events"),
-                    Field("an integer >= 0", lambda v: is_number(v) and isinstance(v, int) and v >= 0)),
+    **dict.fromkeys(("n_params", "n_sessions", "n_heldout", "n_events", "n_heldout_events"), COUNT),
     **dict.fromkeys(("heldout_metrics", "train_metrics"),
                     Field("an object (ClickMetrics.as_dict()) or null", lambda v: v is None or isinstance(v, dict))),
 }

@@ -241,10 +241,6 @@ def _format_of(path: PathLike, format: str | None) -> str:
     raise ValueError(f"cannot tell the format of {display_name(path)!r} from its name: give format='jsonl' or 'tsv'")
 
 
-def _float_text(x: float) -> str:
-    return repr(float(x))
-
-
 def write_log(log: ClickLog, path: PathLike, format: str | None = None) -> None:
     """Write ``log`` in this package's JSONL or TSV format (default: from the file name's extension).
 
@@ -308,6 +304,6 @@ def _session_rows(s: Session):
         yield [s.session_id, s.query_id, shown, "", "", "", "", ended]
         return
     for k, r in enumerate(s.clicks.tolist()):
-        t = _float_text(s.times[k]) if s.times is not None else ""
-        w = _float_text(s.dwell[k]) if s.dwell is not None and not math.isnan(s.dwell[k]) else ""
+        t = repr(float(s.times[k])) if s.times is not None else ""
+        w = repr(float(s.dwell[k])) if s.dwell is not None and not math.isnan(s.dwell[k]) else ""
         yield [s.session_id, s.query_id, shown, str(r), s.shown[r - 1], t, w, ended]
