@@ -15,13 +15,14 @@ import sys
 from ..._util.errors import InputError
 from ..._util.types import PathLike
 from ...io.text import STDIN, display_name, short
-from ..logs import ClickLog, Session, build_session
+from ..logs import ClickLog, Session
 from .rows import (
     LOG_FORMATS,
     TSV_COLUMNS,
     TSV_REQUIRED,
     check_unshown,
     click_rank,
+    clicked_session,
     first_ranks,
     read_text,
     sessions_from_rows,
@@ -141,9 +142,6 @@ def _read_jsonl(text: str, name: str, unshown: str):
             ranks.append(r)
             times.append(_number(c["time"], "a click's time", where) if "time" in c else None)
             dwell.append(_number(c["dwell"], "a dwell time", where) if c.get("dwell") is not None else math.nan)
-        timed = [t is not None for t in times]
-        if any(timed) and not all(timed):
-            raise InputError(f"{where}: some clicks have a time and some do not (give every click a time, or none)")
         sid = obj.get("session_id")
         if sid is None:
             sid = str(len(sessions) + 1)
@@ -153,9 +151,9 @@ def _read_jsonl(text: str, name: str, unshown: str):
         if sid in seen:
             raise InputError(f"{where}: session_id {sid!r} was already used on line {seen[sid]}")
         seen[sid] = lineno
-        sessions.append(build_session(obj["query_id"], shown_t, ranks, times if times and all(timed) else None,
-                                 dwell if any(not math.isnan(w) for w in dwell) else None, obj.get("ended"), sid,
-                                 where))
+        sessions.append(clicked_session(obj["query_id"], shown_t, ranks, times, dwell, obj.get("ended"), sid, where,
+                                        f"{where}: some clicks have a time and some do not (give every click a time, "
+                                        "or none)"))
     return sessions, info
 
 
