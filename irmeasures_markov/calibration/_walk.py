@@ -90,15 +90,13 @@ class WalkData:
         self.i = np.array(i, dtype=np.int64)
         self.j = np.array(j, dtype=np.int64)
         self.n_events = int(np.sum(self.counts[self.owner]))
-        # observed click-through by rank: share of sessions with a click at rank r
-        ctr = np.zeros(self.T)
+        # observed click-through by rank (share of sessions with a click at rank r) and last click
+        ctr, last = np.zeros(self.T), np.zeros(self.T + 1)
         for u, (_, seq) in enumerate(self.patterns):
             for r in set(seq):
                 ctr[r - 1] += self.counts[u]
-        self.observed_ctr = ctr / max(self.counts.sum(), 1.0)
-        last = np.zeros(self.T + 1)
-        for u, (_, seq) in enumerate(self.patterns):
             last[max(seq) if seq else 0] += self.counts[u]
+        self.observed_ctr = ctr / max(self.counts.sum(), 1.0)
         self.observed_last_click = last / max(self.counts.sum(), 1.0)   # index 0: no click
 
     @property

@@ -387,9 +387,7 @@ def _fit_file_from_dict(obj, name: str) -> FitFile:
             what = f"a {family!r} fit" + (" or of a click model that is a stopping distribution (PBM; DBN, SDBN "
                                           "or CM with parameters per grade)" if family == "carterette" else "")
             raise InputError(f"{name}: \"best\": {family!r} -> {i!r} is not the index of {what}")
-    log = obj.get("log") if isinstance(obj.get("log"), dict) else {}
-    notes = obj.get("notes") if isinstance(obj.get("notes"), list) else []
-    return FitFile(fits, dict(best), log, name, [str(n) for n in notes])
+    return FitFile(fits, dict(best), obj.get("log", {}), name, [str(n) for n in obj.get("notes", [])])
 
 
 def _serves(fit, family: str) -> bool:
