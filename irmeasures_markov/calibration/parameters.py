@@ -212,12 +212,9 @@ def _ph(fit) -> dict:
 def _carterette(fit) -> dict:
     p = fit.params
     dist = p["dist"]
-    if dist in ("ERR", "AP", "RRR"):
-        out = {"stop_probabilities": None, "dist": dist}
-        if "theta" in p:
-            out["theta"] = float(p["theta"])
-        return out
-    out = {"stop_probabilities": lambda n: stop_probabilities(dist, p, int(n))}
+    # the dynamic distributions (ERR, AP, RRR) depend on relevance: the measure computes them
+    out = {"stop_probabilities": None if dist in ("ERR", "AP", "RRR")
+           else (lambda n: stop_probabilities(dist, p, int(n)))}
     if dist != "empirical":
         out["dist"] = dist
         if "theta" in p:
