@@ -243,19 +243,15 @@ def walk_data(log: ClickLog, qrels: dict[str, dict[str, int]] | None = None, rel
     return WalkData(lens, flat, seqs, group_of)
 
 
-def walk_matrices(p: np.ndarray, q: np.ndarray, gamma: np.ndarray,
-                  lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def walk_matrices(p: np.ndarray, q: np.ndarray, gamma: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per group: transitions P, first-click vector a and next-click matrix A (see module docstring).
 
-    ``p, q, gamma``: (G, T) per-rank probabilities; the boundary rules are applied here.
+    ``p, q, gamma``: (G, T) per-rank probabilities of groups of T ranks each; the boundary rule holds by
+    construction (P has no forward move from rank T, no backward move from rank 1).
     Dense: for short rankings (the batches of :func:`walk_loglik`).
     """
     G, T = p.shape
     ranks = np.arange(T)
-    inside = ranks[None, :] < lengths[:, None]
-    p = np.where(ranks[None, :] < lengths[:, None] - 1, p, 0.0)
-    q = np.where(inside & (ranks[None, :] > 0), q, 0.0)
-    gamma = np.where(inside, gamma, 0.0)
     P = np.zeros((G, T, T))
     if T > 1:
         P[:, ranks[:-1], ranks[1:]] = p[:, :-1]
@@ -360,7 +356,7 @@ def walk_loglik(data: WalkData, p: np.ndarray, q: np.ndarray, gamma: np.ndarray)
             prob[ev] = _long_probabilities(T, p[sl], q[sl], gamma[sl], kind, i, j)
             continue
         idx = data.gather(groups, T)
-        _, a, A = walk_matrices(p[idx], q[idx], gamma[idx], np.full(groups.size, T))
+        _, a, A = walk_matrices(p[idx], q[idx], gamma[idx])
         local = np.full(int(groups.max()) + 1, -1)
         local[groups] = np.arange(groups.size)
         g = local[data.g[ev]]
@@ -436,8 +432,7 @@ def click_probability_by_rank(data: WalkData, p: np.ndarray, q: np.ndarray, gamm
             total[:T] += weights[groups] * _long_click_probability(T, p[sl], q[sl], gamma[sl])
             continue
         idx = data.gather(groups, T)
-        lengths = np.full(groups.size, T)
-        P, _, _ = walk_matrices(p[idx], q[idx], gamma[idx], lengths)
+        P, _, _ = walk_matrices(p[idx], q[idx], gamma[idx])
         gam = gamma[idx]
         out = np.zeros((groups.size, T))
         for r in range(T):
