@@ -50,8 +50,10 @@ from .logs import Session
 __all__ = ["FamilyClickModel", "family_click_model", "walk_click_vector_probability",
            "NO_CLICKS_REASON", "MAX_CLICKED_RANKS", "WALK_FAMILIES"]
 
+#: each walk family's (p, q, gamma) of one ranking: the rule its likelihood uses
+_WALK_ARRAYS = {"ph": ph.walk_arrays, "carterette": carterette.walk_arrays, "tbg": tbg.walk_arrays}
 #: the families whose user models define clicks (a walk with clicks on visits)
-WALK_FAMILIES = ("ph", "carterette", "tbg")
+WALK_FAMILIES = tuple(_WALK_ARRAYS)
 #: why a family (or a fit) has no click probabilities
 NO_CLICKS_REASON = {
     "mp": "MP models the order of the moves between the clicked ranks given which ranks were clicked "
@@ -205,10 +207,6 @@ class FamilyClickModel:
                 hit = float(safe_log(min(max(prob, 0.0), 1.0)))
             self._loglik[key] = hit
         return hit
-
-
-#: each walk family's (p, q, gamma) of one ranking: the rule its likelihood uses
-_WALK_ARRAYS = {"ph": ph.walk_arrays, "carterette": carterette.walk_arrays, "tbg": tbg.walk_arrays}
 
 
 _CACHE_ATTR = "_click_model_cache"
