@@ -36,12 +36,8 @@ __all__ = ["candidates", "fit_times", "walk_arrays"]
 def _make(name: str, fixed=None) -> Candidate:
     def unpack(th):
         th = np.asarray(th, dtype=np.float64)
-        out = {"p_continue": float(expit(th[0]))}
-        if fixed is None:
-            out["pc_rel"], out["pc_nonrel"] = float(expit(th[1])), float(expit(th[2]))
-        else:
-            out["pc_rel"], out["pc_nonrel"] = fixed
-        return out
+        pc_rel, pc_nonrel = fixed if fixed is not None else (float(expit(th[1])), float(expit(th[2])))
+        return {"p_continue": float(expit(th[0])), "pc_rel": pc_rel, "pc_nonrel": pc_nonrel}
 
     def loglik(data, th):
         return walk_loglik(data, *walk_arrays(data, unpack(th)))

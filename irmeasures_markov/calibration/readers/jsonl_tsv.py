@@ -162,10 +162,7 @@ def _log_header(obj: dict, where: str) -> dict:
     if not isinstance(head, dict) or set(obj) != {"log"}:
         raise InputError(f"{where}: the header line must be {{\"log\": {{\"description\": ..., \"source\": ..., "
                          "\"meta\": {...}}}")
-    out = {}
-    for key in ("description", "source"):
-        if head.get(key) is not None:
-            out[key] = str(head[key])
+    out = {key: str(head[key]) for key in ("description", "source") if head.get(key) is not None}
     if isinstance(head.get("meta"), dict):
         out["meta"] = dict(head["meta"])
     return out
