@@ -101,17 +101,12 @@ def maximise(loglik: Callable[[np.ndarray], np.ndarray], counts: np.ndarray, x0:
 
         try:
             r = optimize.minimize_scalar(g, bracket=(x0[0] - 0.5, x0[0] + 0.5), tol=1e-6)
-            x = np.array([r.x])
         except (ValueError, RuntimeError):
             r = optimize.minimize_scalar(g, bounds=(-30.0, 30.0), method="bounded", options={"xatol": 1e-8})
-            x = np.array([r.x])
-        return x, float(counts @ loglik(x))
-    if grad is None:
-        res = optimize.minimize(f, x0, method="L-BFGS-B", options={"maxiter": 500})
+        x = np.array([r.x])
     else:
-        res = optimize.minimize(f, x0, jac=lambda x: -grad(x) / scale, method="L-BFGS-B",
-                                options={"maxiter": 500})
-    x = res.x
+        x = optimize.minimize(f, x0, jac=None if grad is None else (lambda x: -grad(x) / scale), method="L-BFGS-B",
+                              options={"maxiter": 500}).x
     return x, float(counts @ loglik(x))
 
 

@@ -43,7 +43,7 @@ from .logs import ClickLog
 lapack = lazy_module("scipy.linalg.lapack")
 
 __all__ = ["WalkData", "walk_data", "walk_matrices", "walk_loglik", "click_probability_by_rank",
-           "click_gammas", "gamma_names", "merged_tuple", "boundary", "DENSE_MAX"]
+           "click_gammas", "gamma_names", "merged_tuple", "boundary", "DENSE_MAX", "ctr_diagnostics"]
 
 #: groups with rankings up to this length use the dense matrices (batched); longer ones the tridiagonal solves
 DENSE_MAX = 64
@@ -90,15 +90,13 @@ class WalkData:
         self.i = np.array(i, dtype=np.int64)
         self.j = np.array(j, dtype=np.int64)
         self.n_events = int(np.sum(self.counts[self.owner]))
-        # observed click-through by rank: share of sessions with a click at rank r
-        ctr = np.zeros(self.T)
+        # observed click-through by rank (share of sessions with a click at rank r) and last click
+        ctr, last = np.zeros(self.T), np.zeros(self.T + 1)
         for u, (_, seq) in enumerate(self.patterns):
             for r in set(seq):
                 ctr[r - 1] += self.counts[u]
-        self.observed_ctr = ctr / max(self.counts.sum(), 1.0)
-        last = np.zeros(self.T + 1)
-        for u, (_, seq) in enumerate(self.patterns):
             last[max(seq) if seq else 0] += self.counts[u]
+        self.observed_ctr = ctr / max(self.counts.sum(), 1.0)
         self.observed_last_click = last / max(self.counts.sum(), 1.0)   # index 0: no click
 
     @property
@@ -145,11 +143,6 @@ class WalkData:
         """Sessions grouped (the sum of the pattern counts)."""
         return int(self.counts.sum())
 
-    @property
-    def has_relevance(self) -> bool:
-        """Whether some rank is relevant (the data was built with qrels that judge a shown document relevant)."""
-        return bool(self.rel.any())
-
 
 def gamma_names(with_rel: bool) -> list[str]:
     r"""Names of the click probabilities :math:`\gamma` of the observation model.
@@ -188,6 +181,13 @@ def click_gammas(data: WalkData, values: dict) -> np.ndarray:
     if "gamma_rel" in values or "gamma_nonrel" in values:
         return np.where(data.rel, values["gamma_rel"], values["gamma_nonrel"])
     return np.full(data.rel.shape, values["gamma"])
+
+
+def ctr_diagnostics(data: WalkData, walk_arrays, params: dict) -> dict:
+    """Observed and predicted click probability by rank (``ctr_observed``, ``ctr_predicted``), for the plots;
+    ``walk_arrays(data, params)`` gives the family's (p, q, gamma)."""
+    return {"ctr_observed": data.observed_ctr.tolist(),
+            "ctr_predicted": click_probability_by_rank(data, *walk_arrays(data, params)).tolist()}
 
 
 def walk_data(log: ClickLog, qrels: dict[str, dict[str, int]] | None = None, rel: int = 1,
@@ -243,19 +243,15 @@ def walk_data(log: ClickLog, qrels: dict[str, dict[str, int]] | None = None, rel
     return WalkData(lens, flat, seqs, group_of)
 
 
-def walk_matrices(p: np.ndarray, q: np.ndarray, gamma: np.ndarray,
-                  lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def walk_matrices(p: np.ndarray, q: np.ndarray, gamma: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per group: transitions P, first-click vector a and next-click matrix A (see module docstring).
 
-    ``p, q, gamma``: (G, T) per-rank probabilities; the boundary rules are applied here.
+    ``p, q, gamma``: (G, T) per-rank probabilities of groups of T ranks each; the boundary rule holds by
+    construction (P has no forward move from rank T, no backward move from rank 1).
     Dense: for short rankings (the batches of :func:`walk_loglik`).
     """
     G, T = p.shape
     ranks = np.arange(T)
-    inside = ranks[None, :] < lengths[:, None]
-    p = np.where(ranks[None, :] < lengths[:, None] - 1, p, 0.0)
-    q = np.where(inside & (ranks[None, :] > 0), q, 0.0)
-    gamma = np.where(inside, gamma, 0.0)
     P = np.zeros((G, T, T))
     if T > 1:
         P[:, ranks[:-1], ranks[1:]] = p[:, :-1]
@@ -360,7 +356,7 @@ def walk_loglik(data: WalkData, p: np.ndarray, q: np.ndarray, gamma: np.ndarray)
             prob[ev] = _long_probabilities(T, p[sl], q[sl], gamma[sl], kind, i, j)
             continue
         idx = data.gather(groups, T)
-        _, a, A = walk_matrices(p[idx], q[idx], gamma[idx], np.full(groups.size, T))
+        _, a, A = walk_matrices(p[idx], q[idx], gamma[idx])
         local = np.full(int(groups.max()) + 1, -1)
         local[groups] = np.arange(groups.size)
         g = local[data.g[ev]]
@@ -436,8 +432,7 @@ def click_probability_by_rank(data: WalkData, p: np.ndarray, q: np.ndarray, gamm
             total[:T] += weights[groups] * _long_click_probability(T, p[sl], q[sl], gamma[sl])
             continue
         idx = data.gather(groups, T)
-        lengths = np.full(groups.size, T)
-        P, _, _ = walk_matrices(p[idx], q[idx], gamma[idx], lengths)
+        P, _, _ = walk_matrices(p[idx], q[idx], gamma[idx])
         gam = gamma[idx]
         out = np.zeros((groups.size, T))
         for r in range(T):

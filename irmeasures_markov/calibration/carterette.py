@@ -30,10 +30,10 @@ from __future__ import annotations
 import numpy as np
 
 from ._likelihood import Candidate, expit, logit
-from ._walk import WalkData, click_gammas, click_probability_by_rank, gamma_names, walk_loglik
+from ._walk import WalkData, click_gammas, ctr_diagnostics, gamma_names, walk_loglik
 from .parameters import stop_probabilities
 
-__all__ = ["candidates", "continuation", "EMPIRICAL_RANKS"]
+__all__ = ["candidates", "continuation", "walk_arrays", "EMPIRICAL_RANKS"]
 
 #: ranks with a continuation probability of their own in the empirical distribution
 EMPIRICAL_RANKS = 30
@@ -88,6 +88,12 @@ def continuation(data: WalkData, dist: str, values: dict) -> np.ndarray:
     raise ValueError(f"unknown stopping distribution {dist!r}")
 
 
+def walk_arrays(data: WalkData, values: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(p, q, gamma) per group and rank (flat): the continuation of the distribution, no backward move."""
+    p = continuation(data, values["dist"], values)
+    return p, np.zeros_like(p), click_gammas(data, values)
+
+
 def _make(name: str, dist: str, with_rel: bool, *, fit_theta: bool, theta=None, T: int = 10) -> Candidate:
     gnames = gamma_names(with_rel)
     n_cont = min(T - 1, EMPIRICAL_RANKS) if dist == "empirical" else 0
@@ -110,9 +116,7 @@ def _make(name: str, dist: str, with_rel: bool, *, fit_theta: bool, theta=None, 
         return out
 
     def loglik(data, th):
-        v = unpack(th)
-        p = continuation(data, dist, v)
-        return walk_loglik(data, p, np.zeros_like(p), click_gammas(data, v))
+        return walk_loglik(data, *walk_arrays(data, unpack(th)))
 
     x0 = ([logit(0.7)] if fit_theta else []) + [logit(0.8)] * n_cont + [logit(0.3)] * len(gnames)
     return Candidate(name, x0, loglik, unpack)
@@ -154,11 +158,8 @@ def candidates(with_rel: bool = False, T: int = 10) -> list[Candidate]:
 def diagnostics(data: WalkData, params: dict) -> dict:
     """Observed and predicted click probability by rank, the observed last click and (static distributions)
     P(stop at k), for the plots."""
-    p = continuation(data, params["dist"], params)
-    g = click_gammas(data, params)
-    pred = click_probability_by_rank(data, p, np.zeros_like(p), g)
-    out = {"ctr_observed": data.observed_ctr.tolist(), "ctr_predicted": pred.tolist(),
-           "last_click_observed": data.observed_last_click.tolist()}
+    out = ctr_diagnostics(data, walk_arrays, params)
+    out["last_click_observed"] = data.observed_last_click.tolist()
     if params["dist"] in ("RBP", "DCG", "RR", "empirical"):
         out["stop_probabilities"] = stop_probabilities(params["dist"], params, data.T).tolist()
     return out

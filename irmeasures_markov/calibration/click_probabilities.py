@@ -42,7 +42,7 @@ import numpy as np
 
 from . import carterette, ph, tbg
 from ._likelihood import safe_log
-from ._walk import WalkData, boundary, click_gammas, click_probability_by_rank, walk_loglik
+from ._walk import WalkData, boundary, click_probability_by_rank, walk_loglik
 from .click_metrics import click_vector
 from .click_models import ClickModelFit
 from .logs import Session
@@ -50,8 +50,10 @@ from .logs import Session
 __all__ = ["FamilyClickModel", "family_click_model", "walk_click_vector_probability",
            "NO_CLICKS_REASON", "MAX_CLICKED_RANKS", "WALK_FAMILIES"]
 
+#: each walk family's (p, q, gamma) of one ranking: the rule its likelihood uses
+_WALK_ARRAYS = {"ph": ph.walk_arrays, "carterette": carterette.walk_arrays, "tbg": tbg.walk_arrays}
 #: the families whose user models define clicks (a walk with clicks on visits)
-WALK_FAMILIES = ("ph", "carterette", "tbg")
+WALK_FAMILIES = tuple(_WALK_ARRAYS)
 #: why a family (or a fit) has no click probabilities
 NO_CLICKS_REASON = {
     "mp": "MP models the order of the moves between the clicked ranks given which ranks were clicked "
@@ -159,7 +161,7 @@ class FamilyClickModel:
             T = session.n_shown
             data = WalkData(np.array([T]), np.array(relv if relv is not None else (False,) * T, dtype=bool),
                             [()], [0])
-            hit = self._rankings[key] = (data, *_walk_arrays(self.family, self.params, data))
+            hit = self._rankings[key] = (data, *_WALK_ARRAYS[self.family](data, self.params))
         return hit
 
     def click_probabilities(self, session: Session) -> np.ndarray:
@@ -205,18 +207,6 @@ class FamilyClickModel:
                 hit = float(safe_log(min(max(prob, 0.0), 1.0)))
             self._loglik[key] = hit
         return hit
-
-
-def _walk_arrays(family: str, params: dict, data: WalkData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(p, q, gamma) of one ranking, by the family's own rule (the one its likelihood uses)."""
-    if family == "ph":
-        return ph.walk_arrays(data, params)
-    if family == "carterette":
-        p = carterette.continuation(data, params["dist"], params)
-        return p, np.zeros_like(p), click_gammas(data, params)
-    if family == "tbg":
-        return tbg.walk_arrays(data, params)
-    raise NotImplementedError(f"no click model for family {family!r}")    # family_click_model checks first
 
 
 _CACHE_ATTR = "_click_model_cache"

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-__all__ = ["CLICK_MODEL_NAMES", "monotone_examination", "pbm_continuation", "stop_by_grade",
+__all__ = ["CLICK_MODEL_NAMES", "is_number", "model_name", "monotone_examination", "pbm_continuation", "stop_by_grade",
            "is_carterette_user_model", "click_model_parameters", "check_click_model", "UBM_NOT_MP",
            "why_not_a_user_model"]
 
@@ -30,18 +30,19 @@ _CLICK_REQUIRED = {"PBM": (("examination",), 1), "UBM": (("examination",), 2), "
                    "DBN": (("continuation",), None), "SDBN": (("continuation",), None)}
 
 
-def _is_number(v) -> bool:
+def is_number(v) -> bool:
+    """An int or a float, not a bool (a JSON number)."""
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _model_name(fit) -> str:
+def model_name(fit) -> str:
     """The click model's name: ``FamilyFit.model`` (``ClickModelFit.name``)."""
     return str(getattr(fit, "model", None) or getattr(fit, "name", None) or "")
 
 
 def check_click_model(fit) -> None:
     """The click-model part of :func:`~.parameters.check_params`: a known model with the params it needs."""
-    model = _model_name(fit)
+    model = model_name(fit)
     if model not in _CLICK_REQUIRED:
         raise ValueError(f"model {model!r} is not a click model; the click models are {', '.join(CLICK_MODEL_NAMES)}")
     needed, dim = _CLICK_REQUIRED[model]
@@ -164,7 +165,7 @@ def stop_by_grade(fit) -> dict[int, float]:
     ValueError
         For another model, or one fitted without qrels (no by-grade parameters).
     """
-    model, p = _model_name(fit), fit.params
+    model, p = model_name(fit), fit.params
     if model not in ("DBN", "SDBN", "CM"):
         raise ValueError(f"a {model} fit has no stopping probability per grade (DBN, SDBN and CM fitted with "
                          "qrels do)")
@@ -182,7 +183,7 @@ def stop_by_grade(fit) -> dict[int, float]:
     out = {}
     for g in sorted(a):
         values = (a[g], s[g], gamma)
-        if not all(_is_number(v) and math.isfinite(v) for v in values):
+        if not all(is_number(v) and math.isfinite(v) for v in values):
             raise ValueError(f"grade {g}: attractiveness {a[g]!r}, satisfaction {s[g]!r}, continuation {gamma!r}; "
                              "a measure needs finite numbers")
         out[g] = 1.0 - float(gamma) * (1.0 - float(a[g]) * float(s[g]))
@@ -202,7 +203,7 @@ def is_carterette_user_model(fit) -> bool:
     parameters per grade."""
     if getattr(fit, "family", None) != "clickmodel":
         return False
-    model, p = _model_name(fit), fit.params if isinstance(fit.params, dict) else {}
+    model, p = model_name(fit), fit.params if isinstance(fit.params, dict) else {}
     if model == "PBM":
         return "examination" in p
     return model in ("DBN", "SDBN", "CM") and bool(p.get("attractiveness_by_grade")) and \
@@ -227,12 +228,12 @@ def why_not_a_user_model(click, family: str, fits=()) -> str:
     str
         Starting with ``'; '``.
     """
-    model = _model_name(click)
+    model = model_name(click)
     if family == "mp" and model == "UBM":
         return f"; {UBM_NOT_MP}"
     out = (f"; its best click model ({model}) is not a user model of this measure (M1-M4 take a PBM, or a DBN, "
            "SDBN or CM fitted with qrels)")
-    usable = [f"fit {i} ({_model_name(f)})" for i, f in enumerate(fits) if is_carterette_user_model(f)]
+    usable = [f"fit {i} ({model_name(f)})" for i, f in enumerate(fits) if is_carterette_user_model(f)]
     if family == "carterette" and usable:
         out += (f"; the file's {', '.join(usable)} can be: save it alone (save_fit(PATH, load_fit(FILE).fits[i])) "
                 "or name it as \"best\": {\"carterette\": i}")
@@ -243,7 +244,7 @@ def click_model_parameters(fit) -> dict:
     """What a click model gives M1–M4: a PBM's continuation probabilities (``pbm_continuation``) or a stopping
     probability per grade (``stop_by_grade``: DBN, SDBN, CM); a UBM is not a user model of any measure
     (:data:`UBM_NOT_MP`)."""
-    model = _model_name(fit)
+    model = model_name(fit)
     if model == "PBM":
         return {"pbm_continuation": pbm_continuation(fit.params["examination"])}
     if model == "UBM":

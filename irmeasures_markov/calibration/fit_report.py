@@ -142,8 +142,7 @@ class FitReport:
         # the candidates in the order they were fitted (fit() records it), then any added since
         ordered = [f for f in self._sequence if any(f is g for g in listed)]
         ordered += [f for f in listed if not any(f is g for g in ordered)]
-        which = "heldout" if self.log.get("n_heldout") or any(getattr(f, "heldout_metrics", None) for f in listed) \
-            else "train"
+        which = self._which()
         for f in ordered:
             own = isinstance(f, FamilyFit)  # else a baseline
             held = f.heldout_loglik if own else metric(f, "loglik")
@@ -177,8 +176,7 @@ class FitReport:
 
     def __str__(self) -> str:
         rows = self.rows()
-        listed = self.fits + self.unfitted + self.baselines
-        held_out = bool(self.log.get("n_heldout")) or any(getattr(f, "heldout_metrics", None) for f in listed)
+        which = self._which()
         head = f"{'family':10s} {'model':24s} {'k':>5s} {'loglik':>12s} {'AIC':>12s} {'BIC':>12s} " \
                f"{'held-out ll':>12s} {'ppl/event':>10s} {'LL/session':>10s} {'click ppl':>9s}  parameters"
         lines = [head, "-" * len(head)]
@@ -190,17 +188,23 @@ class FitReport:
                          f"{r['loglik']:12.1f} {r['AIC']:12.1f} {r['BIC']:12.1f} {held:>12s} "
                          f"{_num(r['perplexity'], 10, 4)} {_num(r['ll_per_session'], 10, 4)} "
                          f"{_num(r['click_perplexity'], 9, 4)}  {r['params']}")
-        where = "held-out" if held_out else "training"
+        where = "held-out" if which == "heldout" else "training"
         lines.append("* best of its family (held-out log-likelihood, else AIC); ppl/event: exp(-loglik/events), "
                      "events as each family counts them; LL/session and click ppl: click metrics on the "
                      f"{where} sessions (the same for every row; — where the model does not predict clicks)")
         if self.log.get("split"):
             lines.append(split_text(self.log["split"]))
-        lines += rank_tables([f for f in self.fits + self.baselines], "heldout" if held_out else "train")
+        lines += rank_tables(self.fits + self.baselines, which)
         lines += [f"note: {n}" for n in self.notes]
         return "\n".join(lines)
 
     __repr__ = __str__
+
+    def _which(self) -> str:
+        """The sessions the table's click metrics are on: held out when there are any."""
+        listed = self.fits + self.unfitted + self.baselines
+        held = self.log.get("n_heldout") or any(getattr(f, "heldout_metrics", None) for f in listed)
+        return "heldout" if held else "train"
 
     # -- serialisation --------------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -211,10 +215,7 @@ class FitReport:
         dict
             Keys ``fits``, ``best``, ``diagnostics``, ``notes``, ``log`` and ``unfitted``; :meth:`from_dict` reads it.
         """
-        best = {}
-        for fam in FAMILIES:
-            if self.family(fam):
-                best[fam] = self.fits.index(self.best(fam))
+        best = {fam: self.fits.index(self.best(fam)) for fam in self.families}
         return {"fits": [f.to_dict() for f in self.fits], "best": best, "diagnostics": self.diagnostics,
                 "notes": self.notes, "log": self.log, "unfitted": [f.to_dict() for f in self.unfitted]}
 
@@ -347,6 +348,4 @@ def _short_params(f: FamilyFit) -> str:
         if isinstance(v, float):
             iv = f.intervals.get(k)
             parts.append(f"{k}={v:.3g}" + (f" [{iv[0]:.3g}, {iv[1]:.3g}]" if iv else ""))
-        elif isinstance(v, str) and k in ("browse", "dist"):
-            continue
     return ", ".join(parts)

@@ -40,12 +40,9 @@ def fit_candidate(family: str, cand: Candidate, train: PatternData, test: Patter
         parameter value has log-likelihood ``-inf`` and only its fixed parameters.
     """
     rng = np.random.default_rng(0) if rng is None else rng
-    def f(th):
-        return cand.loglik(train, th)
-
-    g = (lambda th: cand.grad(train, th)) if cand.grad is not None else None
-    sc = getattr(cand, "scores", None)
-    est = estimate(f, train.counts, cand.x0, bootstrap=bootstrap, rng=rng, grad=g, penalty=cand.penalty,
+    g, sc = cand.grad, cand.scores
+    est = estimate(lambda th: cand.loglik(train, th), train.counts, cand.x0, bootstrap=bootstrap, rng=rng,
+                   grad=(lambda th: g(train, th)) if g is not None else None, penalty=cand.penalty,
                    scores=(lambda th: sc(train, th)) if sc is not None else None)
     params = dict(cand.fixed or {})
     params.update(cand.unpack(est.theta))
@@ -80,9 +77,7 @@ def fit_candidate(family: str, cand: Candidate, train: PatternData, test: Patter
                 intervals[key] = (float(lo), float(hi))
     if extra:
         params.update(extra)
-    held = None
-    n_held = 0
-    n_held_events = 0
+    held, n_held, n_held_events = None, 0, 0
     if test is not None:
         # no estimate: no held-out value either (one at the start values would mean nothing)
         held = float(test.counts @ cand.loglik(test, est.theta)) if fitted else float("-inf")

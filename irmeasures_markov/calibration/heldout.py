@@ -109,31 +109,19 @@ class _Memo:
     def __init__(self, model) -> None:
         self.model = model
         self.by_docs = getattr(model, "needs_qrels", True)
-        self._p: dict = {}
-        self._ll: dict = {}
-        self._session_keys: dict = {}
+        self._memo: dict = {}
 
-    def _key(self, s: Session, clicks: bool):
-        if not clicks:
-            return (s.n_shown, None, (s.query_id, s.shown) if self.by_docs else None)
-        # the clicked set once per session object (click_metrics asks for both of its figures)
-        k = self._session_keys.get(id(s))
-        if k is None or k[0] is not s:
-            k = self._session_keys[id(s)] = (s, (s.n_shown, tuple(sorted(set(s.clicks.tolist()))),
-                                                 (s.query_id, s.shown) if self.by_docs else None))
-        return k[1]
+    def _ask(self, s: Session, what: str, clicked):
+        key = (what, s.n_shown, clicked, (s.query_id, s.shown) if self.by_docs else None)
+        if key not in self._memo:
+            self._memo[key] = getattr(self.model, what)(s)
+        return self._memo[key]
 
     def click_probabilities(self, session: Session) -> np.ndarray:
-        k = self._key(session, False)
-        if k not in self._p:
-            self._p[k] = self.model.click_probabilities(session)
-        return self._p[k]
+        return self._ask(session, "click_probabilities", None)
 
     def session_loglik(self, session: Session) -> float:
-        k = self._key(session, True)
-        if k not in self._ll:
-            self._ll[k] = self.model.session_loglik(session)
-        return self._ll[k]
+        return self._ask(session, "session_loglik", tuple(sorted(set(session.clicks.tolist()))))
 
 
 class _Batched:
@@ -233,15 +221,15 @@ def rank_tables(models: Sequence, which: str = "heldout") -> list[str]:
     where = "held-out" if which == "heldout" else "training"
     ranks = "".join(f"{r:>7d}" for r in range(1, depth + 1))
     width = max(24, max(len(n) for n, _ in scored))
+
+    def row(name, values):
+        return f"{name:{width}s}" + "".join(f"{_cell(x, 3):>7s}" for x in values[:depth])
+
     lines = ["", f"click perplexity by rank ({where} sessions)", f"{'model':{width}s}{ranks}"]
-    for n, d in scored:
-        lines.append(f"{n:{width}s}" + "".join(f"{_cell(x, 3):>7s}" for x in d["perplexity_per_rank"][:depth]))
+    lines += [row(n, d["perplexity_per_rank"]) for n, d in scored]
     lines += ["", f"click-through rate by rank ({where} sessions): observed, and predicted by each model",
-              f"{'model':{width}s}{ranks}",
-              f"{'observed':{width}s}" + "".join(f"{_cell(x, 3):>7s}" for x in scored[0][1]["ctr_observed"][:depth])]
-    for n, d in scored:
-        lines.append(f"{n:{width}s}" + "".join(f"{_cell(x, 3):>7s}" for x in d["ctr_predicted"][:depth]))
-    return lines
+              f"{'model':{width}s}{ranks}", row("observed", scored[0][1]["ctr_observed"])]
+    return lines + [row(n, d["ctr_predicted"]) for n, d in scored]
 
 
 def click_model_record(cm, description: str = "") -> FamilyFit:

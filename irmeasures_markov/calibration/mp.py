@@ -45,7 +45,7 @@ from .logs import ClickLog
 
 stats = lazy_module("scipy.stats")
 
-__all__ = ["MPData", "mp_data", "candidates", "fit_rates", "PAPER_MODELS"]
+__all__ = ["MPData", "candidates", "fit_rates", "PAPER_MODELS"]
 
 PAPER_MODELS = tuple(f"{c}_{s}_{k}" for c in ("GL", "LO") for s in ("AD", "OR") for k in ("ID", "LID"))
 #: models whose decay changes the likelihood (LO_AD moves one rank at a time: the kernel cancels)
@@ -96,11 +96,6 @@ class MPData:
         # observed signed jumps, for the jump-distribution plot
         d = self.j - self.i
         self.observed_jumps = np.bincount(d + self.T - 1, weights=self.counts[self.owner], minlength=2 * self.T - 1)
-
-
-def mp_data(log: ClickLog) -> MPData:
-    """The log's transitions between consecutive distinct clicks (:class:`MPData`), for :func:`candidates`."""
-    return MPData(log)
 
 
 def _displacement_weights(T: int, kernel: str, decay: float = 1.0, table: np.ndarray | None = None):
@@ -177,9 +172,7 @@ def _paper(model: str, fit_decay: bool) -> Candidate:
     conn, states, kern = model.split("_")
 
     def unpack(theta):
-        out = {"connectivity": conn, "states": states, "kernel": kern,
-               "decay": float(theta[0]) if fit_decay else 1.0}
-        return out
+        return {"connectivity": conn, "states": states, "kernel": kern, "decay": float(theta[0]) if fit_decay else 1.0}
 
     def loglik(data, theta):
         W = _displacement_weights(data.T, kern, unpack(theta)["decay"])
@@ -187,6 +180,12 @@ def _paper(model: str, fit_decay: bool) -> Candidate:
 
     name = f"{model}(decay)" if fit_decay else model
     return Candidate(name, [1.0] if fit_decay else [], loglik, unpack)
+
+
+def _central(f, theta) -> list:
+    """Central differences of ``f`` at ``theta``, one per coordinate (step 1e-5)."""
+    h = 1e-5
+    return [(f(theta + h * e) - f(theta - h * e)) / (2 * h) for e in np.eye(theta.size)]
 
 
 def _nonparametric(T: int) -> Candidate:
@@ -231,9 +230,7 @@ def _nonparametric(T: int) -> Candidate:
         return out
 
     def grad(data, theta):
-        h = 1e-5
-        gpen = np.array([(penalty(theta + h * e) - penalty(theta - h * e)) / (2 * h) for e in np.eye(theta.size)])
-        return data.counts @ scores(data, theta) - gpen
+        return data.counts @ scores(data, theta) - _central(penalty, theta)
 
     def penalty(theta):
         with np.errstate(divide="ignore"):
@@ -312,12 +309,9 @@ def _nonparametric_ad(T: int) -> Candidate:
 
     def grad(data, theta):
         sc = scores(data, theta)
-        h = 1e-5
         if sc is None:      # rankings of several lengths: central differences of the total
-            sc = np.stack([(loglik(data, theta + h * e) - loglik(data, theta - h * e)) / (2 * h)
-                           for e in np.eye(theta.size)], axis=1)
-        gpen = np.array([(penalty(theta + h * e) - penalty(theta - h * e)) / (2 * h) for e in np.eye(theta.size)])
-        return data.counts @ sc - gpen
+            sc = np.stack(_central(lambda t: loglik(data, t), theta), axis=1)
+        return data.counts @ sc - np.array(_central(penalty, theta))
 
     x0 = [-np.log(d) for d in dists]
     return Candidate("nonparametric_AD", x0, loglik, unpack, penalty=penalty, grad=grad, scores=scores)

@@ -10,9 +10,10 @@ import numpy as np
 
 from ..measures.carterette_distributions import DISTRIBUTIONS
 from ..measures.stopping_time.params import BROWSING_MODELS
-from .click_user_models import check_click_model, click_model_parameters
+from .click_user_models import check_click_model, click_model_parameters, is_number
 
-__all__ = ["measure_parameters", "check_params", "stop_probabilities", "PARAM_SCHEMAS", "FitLike"]
+__all__ = ["measure_parameters", "check_params", "stop_probabilities", "PARAM_SCHEMAS", "FitLike", "Field",
+           "field_error", "COUNT"]
 
 
 class FitLike(Protocol):
@@ -22,7 +23,7 @@ class FitLike(Protocol):
     params: dict
 
 
-class _Field:
+class Field:
     """One fitted parameter: ``check(value)`` returns None when it is valid, else what it must be."""
 
     def __init__(self, what: str, ok):
@@ -32,67 +33,68 @@ class _Field:
         return None if self.ok(value) else self.what
 
 
-def _is_number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
+def field_error(name: str, value, what: str) -> ValueError:
+    """The error for a field whose value is not what it must be (the value shown at most 40 characters long)."""
+    shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "…"
+    return ValueError(f"field {name!r} is {shown}; it must be {what}")
 
 
-def _number(what: str, ok=lambda v: True) -> _Field:
+def _number(what: str, ok=lambda v: True) -> Field:
     # null is what save_fit writes for a non-finite number (strict JSON): valid in a file, refused when used
-    return _Field(f"{what} (or null)", lambda v: v is None or (_is_number(v) and (not math.isfinite(v) or ok(v))))
+    return Field(f"{what} (or null)", lambda v: v is None or (is_number(v) and (not math.isfinite(v) or ok(v))))
 
 
-def _choice(*values) -> _Field:
-    return _Field("one of " + ", ".join(map(repr, values)), lambda v: isinstance(v, str) and v in values)
+def _choice(*values) -> Field:
+    return Field("one of " + ", ".join(map(repr, values)), lambda v: isinstance(v, str) and v in values)
 
 
-def _list(item: _Field) -> _Field:
-    return _Field(f"a list, each item {item.what}",
+def _list(item: Field) -> Field:
+    return Field(f"a list, each item {item.what}",
                   lambda v: isinstance(v, list) and all(item.check(x) is None for x in v))
 
 
+#: a count: an integer >= 0
+COUNT = Field("an integer >= 0", lambda v: is_number(v) and isinstance(v, int) and v >= 0)
 _PROB = _number("a probability in [0, 1]", lambda v: 0 <= v <= 1)
 _ANY = _number("a number")
 _NONNEG = _number("a number >= 0", lambda v: v >= 0)
-_WEIGHTS = _Field("an object mapping signed displacements ('+1', '-2', ...) to weights >= 0 (or null)",
+_WEIGHTS = Field("an object mapping signed displacements ('+1', '-2', ...) to weights >= 0 (or null)",
                   lambda v: isinstance(v, dict) and all(re.fullmatch(r"[+-][0-9]+", k) and _NONNEG.check(w) is None
                                                         for k, w in v.items()))
 
 
-_BY_GRADE = _Field("an object mapping grades ('0', '1', ...) to probabilities in [0, 1] (or null)",
+_BY_GRADE = Field("an object mapping grades ('0', '1', ...) to probabilities in [0, 1] (or null)",
                    lambda v: isinstance(v, dict) and all(re.fullmatch(r"-?[0-9]+", str(k)) and _PROB.check(w) is None
                                                          for k, w in v.items()))
-_EXAMINATION = _Field("a list of probabilities in [0, 1] (PBM: one per rank) or of such lists (UBM: one row per rank, "
+_EXAMINATION = Field("a list of probabilities in [0, 1] (PBM: one per rank) or of such lists (UBM: one row per rank, "
                       "one column per rank of the previous click, 0 = none)",
                       lambda v: isinstance(v, list) and (all(_PROB.check(x) is None for x in v)
                                                          or all(_list(_PROB).check(x) is None for x in v)))
 
 
-def _schemas():
-    return {
-        "mp": {"connectivity": _choice("GL", "LO"), "states": _choice("AD", "OR"),
-               "kernel": _choice("ID", "LID", "nonparametric"), "decay": _ANY, "weights": _WEIGHTS,
-               "rates": _list(_number("a rate > 0", lambda v: v > 0)), "rates_low": _list(_NONNEG),
-               "rates_high": _list(_NONNEG),
-               "rates_events": _list(_Field("an integer >= 0", lambda v: isinstance(v, int)
-                                             and not isinstance(v, bool) and v >= 0))},
-        "ph": {"browse": _choice(*BROWSING_MODELS), "p": _PROB, "q": _PROB, "p_rel": _PROB, "q_rel": _PROB,
-               "gamma": _PROB, "gamma_rel": _PROB, "gamma_nonrel": _PROB},
-        "carterette": {"dist": _choice(*DISTRIBUTIONS, "empirical"), "theta": _PROB, "continuation": _list(_PROB),
-                       "continue_<k>": _PROB, "gamma": _PROB, "gamma_rel": _PROB, "gamma_nonrel": _PROB},
-        "tbg": {"p_continue": _PROB, "pc_rel": _PROB, "pc_nonrel": _PROB,
-                "halflife": _number("a number > 0", lambda v: v > 0), "t_summary": _NONNEG},
-        "clickmodel": {"examination": _EXAMINATION, "continuation": _PROB, "attractiveness_by_grade": _BY_GRADE,
-                       "satisfaction_by_grade": _BY_GRADE,
-                       "per_document": _Field("an object (the query-document tables)", lambda v: isinstance(v, dict)),
-                       "unseen": _Field("an object mapping 'attractiveness', 'satisfaction' to probabilities",
-                                        lambda v: isinstance(v, dict) and all(_PROB.check(x) is None
-                                                                              for x in v.values())),
-                       "prior": _list(_NONNEG)},
-    }
-
-
 #: family -> {field: what it must be} (``continue_<k>``: ``continue_1``, ``continue_2``, ...)
-PARAM_SCHEMAS = {}
+PARAM_SCHEMAS = {
+    "mp": {"connectivity": _choice("GL", "LO"), "states": _choice("AD", "OR"),
+           "kernel": _choice("ID", "LID", "nonparametric"), "decay": _ANY, "weights": _WEIGHTS,
+           "rates": _list(_number("a rate > 0", lambda v: v > 0)), "rates_low": _list(_NONNEG),
+           "rates_high": _list(_NONNEG),
+           "rates_events": _list(COUNT)},
+    "ph": {"browse": _choice(*BROWSING_MODELS), "p": _PROB, "q": _PROB, "p_rel": _PROB, "q_rel": _PROB,
+           "gamma": _PROB, "gamma_rel": _PROB, "gamma_nonrel": _PROB},
+    "carterette": {"dist": _choice(*DISTRIBUTIONS, "empirical"), "theta": _PROB, "continuation": _list(_PROB),
+                   "continue_<k>": _PROB, "gamma": _PROB, "gamma_rel": _PROB, "gamma_nonrel": _PROB},
+    "tbg": {"p_continue": _PROB, "pc_rel": _PROB, "pc_nonrel": _PROB,
+            "halflife": _number("a number > 0", lambda v: v > 0), "t_summary": _NONNEG},
+    "clickmodel": {"examination": _EXAMINATION, "continuation": _PROB, "attractiveness_by_grade": _BY_GRADE,
+                   "satisfaction_by_grade": _BY_GRADE,
+                   "per_document": Field("an object (the query-document tables)", lambda v: isinstance(v, dict)),
+                   "unseen": Field("an object mapping 'attractiveness', 'satisfaction' to probabilities",
+                                    lambda v: isinstance(v, dict) and all(_PROB.check(x) is None
+                                                                          for x in v.values())),
+                   "prior": _list(_NONNEG)},
+}
+
+
 #: the fields a family's measure needs, per value of the field that selects the model
 _REQUIRED = {
     "mp": ("kernel", {"ID": ("connectivity", "states", "decay"), "LID": ("connectivity", "states", "decay"),
@@ -122,8 +124,6 @@ def check_params(fit: FitLike) -> None:
     ValueError
         Naming the field, its value and what it may be (or the unknown family).
     """
-    if not PARAM_SCHEMAS:
-        PARAM_SCHEMAS.update(_schemas())
     schema = PARAM_SCHEMAS.get(fit.family)
     if schema is None:
         raise ValueError(f"unknown family {fit.family!r}; families are {list(PARAM_SCHEMAS)}")
@@ -137,8 +137,7 @@ def check_params(fit: FitLike) -> None:
                              f"{', '.join(schema)}")
         what = field.check(value)
         if what is not None:
-            shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "…"
-            raise ValueError(f"field {name!r} is {shown}; it must be {what}")
+            raise field_error(name, value, what)
     if fit.family == "clickmodel":
         check_click_model(fit)
     selector, required = _REQUIRED[fit.family]
@@ -155,7 +154,7 @@ def _finite(fit, *names) -> None:
     """The fields a measure reads must be numbers (a null, i.e. a non-finite fit, cannot be evaluated)."""
     for n in names:
         v = fit.params.get(n)
-        if n in fit.params and not (_is_number(v) and math.isfinite(v)):
+        if n in fit.params and not (is_number(v) and math.isfinite(v)):
             raise ValueError(f"field {n!r} is {v!r}; a measure needs a finite number")
 
 
@@ -213,12 +212,9 @@ def _ph(fit) -> dict:
 def _carterette(fit) -> dict:
     p = fit.params
     dist = p["dist"]
-    if dist in ("ERR", "AP", "RRR"):
-        out = {"stop_probabilities": None, "dist": dist}
-        if "theta" in p:
-            out["theta"] = float(p["theta"])
-        return out
-    out = {"stop_probabilities": lambda n: stop_probabilities(dist, p, int(n))}
+    # the dynamic distributions (ERR, AP, RRR) depend on relevance: the measure computes them
+    out = {"stop_probabilities": None if dist in ("ERR", "AP", "RRR")
+           else (lambda n: stop_probabilities(dist, p, int(n)))}
     if dist != "empirical":
         out["dist"] = dist
         if "theta" in p:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._likelihood import Candidate, expit, logit
-from ._walk import WalkData, click_gammas, click_probability_by_rank, gamma_names, walk_loglik
+from ._walk import WalkData, click_gammas, gamma_names, walk_loglik
 
 __all__ = ["candidates", "walk_arrays", "DEFAULTS"]
 
@@ -61,9 +61,7 @@ def walk_arrays(data: WalkData, values: dict) -> tuple[np.ndarray, np.ndarray, n
 
 def _make(name: str, browse: str, with_rel: bool, *, fixed_pq=None) -> Candidate:
     gnames = gamma_names(with_rel)
-    if fixed_pq is not None:
-        blocks = []
-    elif browse == "DFBM":
+    if fixed_pq is not None or browse == "DFBM":
         blocks = []
     elif browse == "SFBM":
         blocks = [("p",)] + ([("p_rel",)] if with_rel else [])
@@ -123,9 +121,3 @@ def candidates(with_rel: bool = False, T: int = 2) -> list[Candidate]:
     out = [_make(b, b, with_rel) for b in (("DFBM", "SFBM", "RWBM") if T > 1 else ("DFBM",))]
     out += [_make(name, browse, with_rel, fixed_pq=(p, q)) for name, browse, p, q in DEFAULTS]
     return out
-
-
-def diagnostics(data: WalkData, params: dict) -> dict:
-    """Observed and predicted click probability by rank (``ctr_observed``, ``ctr_predicted``), for the plots."""
-    pred = click_probability_by_rank(data, *walk_arrays(data, params))
-    return {"ctr_observed": data.observed_ctr.tolist(), "ctr_predicted": pred.tolist()}

@@ -13,6 +13,11 @@ __all__ = ["draw_panel", "PANELS", "draw_click_panel", "plot_click_metrics"]
 
 #: the kinds of panel :func:`draw_panel` draws, in the order :meth:`FitReport.plot` shows them
 PANELS = ("jumps", "ctr", "stop", "survival", "rates", "dwell")
+#: each panel's axis labels (x, y)
+_AXES = {"jumps": ("jump j - i between consecutive clicks (ranks)", "share of jumps"),
+         "ctr": ("rank", "P(click at rank)"), "stop": ("rank", "probability"),
+         "survival": ("seconds after the first click", "P(still searching)"),
+         "rates": ("rank", "holding rate (1/s)"), "dwell": ("dwell time (s)", "P(dwell > t)")}
 
 
 def draw_panel(ax: matplotlib.axes.Axes, fam: str, model: str, key: str, d: dict) -> None:
@@ -29,47 +34,40 @@ def draw_panel(ax: matplotlib.axes.Axes, fam: str, model: str, key: str, d: dict
     d : dict
         The fit's entry of :attr:`FitReport.diagnostics` (``'family/model'``).
     """
+    def share(v):
+        v = np.asarray(v)
+        return v / v.sum() if v.sum() > 0 else v
+
     if key == "jumps":
-        obs, pred = np.asarray(d["jumps_observed"]), np.asarray(d["jumps_predicted"])
-        T = (obs.size + 1) // 2
+        T = (len(d["jumps_observed"]) + 1) // 2
         x = np.arange(-(T - 1), T)
-        ax.bar(x, obs / obs.sum() if obs.sum() > 0 else obs, color="0.75", label="observed")
-        ax.plot(x, pred / pred.sum() if pred.sum() > 0 else pred, "o-", color="C0", label=model)
-        ax.set_xlabel("jump j - i between consecutive clicks (ranks)")
-        ax.set_ylabel("share of jumps")
+        ax.bar(x, share(d["jumps_observed"]), color="0.75", label="observed")
+        ax.plot(x, share(d["jumps_predicted"]), "o-", color="C0", label=model)
     elif key == "ctr":
         r = np.arange(1, len(d["ctr_observed"]) + 1)
         ax.bar(r, d["ctr_observed"], color="0.75", label="observed")
         ax.plot(r, d["ctr_predicted"], "o-", color="C1", label=model)
-        ax.set_xlabel("rank")
-        ax.set_ylabel("P(click at rank)")
     elif key == "stop":
         r = np.arange(1, len(d["stop_probabilities"]) + 1)
         if "last_click_observed" in d:
-            lc = np.asarray(d["last_click_observed"])[1:]
-            ax.bar(r, lc / lc.sum() if lc.sum() > 0 else lc, color="0.75",
+            ax.bar(r, share(d["last_click_observed"][1:]), color="0.75",
                    label="last click (observed, sessions with a click)")
         ax.plot(r, d["stop_probabilities"], "o-", color="C2", label=f"P(stop at k), {model}")
-        ax.set_xlabel("rank")
-        ax.set_ylabel("probability")
     elif key == "survival":
         ax.plot(d["survival_t"], d["survival_fitted"], color="C3", label="fitted")
         ax.plot(d["survival_t"], d["survival_empirical"], color="0.5", label="observed ends")
-        ax.set_xlabel("seconds after the first click")
-        ax.set_ylabel("P(still searching)")
     elif key == "rates":
         r = np.arange(1, len(d["rates"]) + 1)
         err = [np.clip(np.subtract(d["rates"], d["rates_low"]), 0, None),
                np.clip(np.nan_to_num(np.subtract(d["rates_high"], d["rates"])), 0, None)]
         ax.errorbar(r, d["rates"], yerr=err, fmt="o", color="C4",
                     label="fitted rate, 95% interval")
-        ax.set_xlabel("rank")
-        ax.set_ylabel("holding rate (1/s)")
     elif key == "dwell":
         ax.plot(d["dwell_t"], d["dwell_km"], color="0.4", label="observed (Kaplan-Meier)")
         ax.plot(d["dwell_t"], d["dwell_fitted"], color="C4", label="exponential, pooled rate")
-        ax.set_xlabel("dwell time (s)")
-        ax.set_ylabel("P(dwell > t)")
+    if key in _AXES:
+        ax.set_xlabel(_AXES[key][0])
+        ax.set_ylabel(_AXES[key][1])
     ax.set_title(f"{fam}: {model}", fontsize=9)
     ax.legend(fontsize=7)
 

@@ -52,7 +52,7 @@ from .._util.registry import Registry
 from ..io.content import ContentCache, digest_value
 from . import parameters
 from .click_models import ClickModelFit
-from .click_user_models import is_carterette_user_model, why_not_a_user_model
+from .click_user_models import is_carterette_user_model, model_name, why_not_a_user_model
 from .fit_report import FitReport
 from .result import FAMILIES, FamilyFit
 
@@ -172,11 +172,7 @@ def _as_fit_file(fit_or_report) -> FitFile:
 
 def _check_family(f: FamilyFit) -> None:
     if f.family not in FIT_FAMILIES:
-        raise ValueError(f"unknown family {f.family!r} of fit {_model_of(f)!r}; families are {list(FIT_FAMILIES)}")
-
-
-def _model_of(f) -> str:  # FamilyFit.model, ClickModelFit.name
-    return getattr(f, "model", None) or getattr(f, "name", "")
+        raise ValueError(f"unknown family {f.family!r} of fit {model_name(f)!r}; families are {list(FIT_FAMILIES)}")
 
 
 def check_fit_name(name, where: str = "register_fitted") -> str:
@@ -380,7 +376,7 @@ def _fit_file_from_dict(obj, name: str) -> FitFile:
         try:
             parameters.check_params(f)
         except ValueError as e:
-            raise InputError(f"{name}: fit {i} ({f.family} {_model_of(f)!r}): {e}") from None
+            raise InputError(f"{name}: fit {i} ({f.family} {model_name(f)!r}): {e}") from None
         fits.append(f)
     best = obj.get("best")
     if not isinstance(best, dict):
@@ -391,9 +387,7 @@ def _fit_file_from_dict(obj, name: str) -> FitFile:
             what = f"a {family!r} fit" + (" or of a click model that is a stopping distribution (PBM; DBN, SDBN "
                                           "or CM with parameters per grade)" if family == "carterette" else "")
             raise InputError(f"{name}: \"best\": {family!r} -> {i!r} is not the index of {what}")
-    log = obj.get("log") if isinstance(obj.get("log"), dict) else {}
-    notes = obj.get("notes") if isinstance(obj.get("notes"), list) else []
-    return FitFile(fits, dict(best), log, name, [str(n) for n in notes])
+    return FitFile(fits, dict(best), obj.get("log", {}), name, [str(n) for n in obj.get("notes", [])])
 
 
 def _serves(fit, family: str) -> bool:
@@ -474,27 +468,29 @@ def fit_parameters(spec: str, family: str, where: str = "") -> tuple[tuple, dict
     """``(token, measure parameters)`` of the ``family`` fit a spec names (``FamilyFit.measure_parameters()``,
     cached per token)."""
     token, fit = resolve_fit(spec, family, where)
-    params = _PARAMS.get(token)
-    if params is None:
+
+    def make():
         try:
-            params = parameters.measure_parameters(fit)
+            return parameters.measure_parameters(fit)
         except (TypeError, ValueError, KeyError) as e:
-            raise ValueError(f"{where or spec}: the {family} fit {_model_of(fit)!r} cannot be used as a measure: {e}") \
-                from None
-        if len(_PARAMS) > 256:
-            _PARAMS.clear()
-        _PARAMS[token] = params
-    return token, params
+            raise ValueError(f"{where or spec}: the {family} fit {model_name(fit)!r} cannot be used as a measure: "
+                             f"{e}") from None
+    return token, _cached(_PARAMS, token, make)
+
+
+def _cached(store: dict, token: tuple, make):
+    """``make()`` once per token (the store is emptied past 256 entries)."""
+    value = store.get(token)
+    if value is None:
+        value = make()
+        if len(store) > 256:
+            store.clear()
+        store[token] = value
+    return value
 
 
 def fit_fingerprint(spec: str, family: str, where: str = "") -> str:
     """Digest of the content of the ``family`` fit a spec names (every field of the fit, not its name or
     path): results stored for a measure using it are reused only while the fit is the same."""
     token, fit = resolve_fit(spec, family, where)
-    digest = _FINGERPRINTS.get(token)
-    if digest is None:
-        digest = digest_value(fit.to_dict())
-        if len(_FINGERPRINTS) > 256:
-            _FINGERPRINTS.clear()
-        _FINGERPRINTS[token] = digest
-    return digest
+    return _cached(_FINGERPRINTS, token, lambda: digest_value(fit.to_dict()))

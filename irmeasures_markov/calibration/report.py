@@ -12,7 +12,7 @@ from . import carterette as cart_mod
 from . import mp as mp_mod
 from . import ph as ph_mod
 from . import tbg as tbg_mod
-from ._walk import walk_data
+from ._walk import ctr_diagnostics, walk_data
 from .fit_report import FitReport
 from .fitting import fit_candidate
 from .heldout import CLICKMODELS, RankCTR, attach_metrics, click_model_record, fit_click_model_rows
@@ -122,7 +122,7 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
     diagnostics: dict[str, dict] = {}
     notes: list[str] = []
 
-    def run(family, cand, tr, te, extra=None):
+    def run(family, cand, tr, te, diag, extra=None):
         f, _ = fit_candidate(family, cand, tr, te, bootstrap=bootstrap, rng=rng, description=desc, extra=extra)
         # one line per candidate; the command line turns these lines into a progress bar
         progress_line(f"fitted {family}/{cand.name}: loglik {f.loglik:.1f}", progress)
@@ -131,6 +131,7 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
             unfitted.append(f)
             return None
         fits.append(f)
+        diagnostics[f"{family}/{f.model}"] = diag(f.params)
         return f
 
     def left_out(family):
@@ -147,53 +148,50 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
         strain = walk_data(train, qrels, rel, order="set")
         stest = walk_data(test, qrels, rel, order="set") if test is not None else None
     if "mp" in families:
-        dtr, dte = mp_mod.mp_data(train), (mp_mod.mp_data(test) if test is not None else None)
+        dtr, dte = mp_mod.MPData(train), (mp_mod.MPData(test) if test is not None else None)
         rates = mp_mod.fit_rates(train)
         if dtr.n_long:
             notes.append(f"mp: {dtr.n_long} session{'s' if dtr.n_long != 1 else ''} on rankings longer than "
                          f"{mp_mod.MAX_RANKS} documents left out of the kernel fit (MP's chain over all ranks "
                          "needs memory in the square of the ranking's length)")
+
+        def mp_diag(params):
+            d = {"jumps_observed": dtr.observed_jumps.tolist(),
+                 "jumps_predicted": mp_mod.predicted_jumps(dtr, params).tolist()}
+            if rates:
+                d.update(rates=rates["rates"], rates_low=rates["rates_low"], rates_high=rates["rates_high"])
+                if "dwell_survival" in rates:
+                    ds = rates["dwell_survival"]
+                    d.update(dwell_t=ds["t"], dwell_km=ds["kaplan_meier"], dwell_fitted=ds["exponential"])
+            return d
+
         if dtr.n_events == 0:
             notes.append("mp: no session clicks two different ranks on a ranking of at most "
                          f"{mp_mod.MAX_RANKS} documents; the kernel cannot be fitted")
         else:
             for cand in mp_mod.candidates(dtr.T):
-                f = run("mp", cand, dtr, dte,
-                        extra={k: v for k, v in rates.items() if k != "dwell_survival"} if rates else None)
-                if f is not None:
-                    diagnostics[f"mp/{f.model}"] = {"jumps_observed": dtr.observed_jumps.tolist(),
-                                                    "jumps_predicted": mp_mod.predicted_jumps(dtr, f.params).tolist()}
-                    if rates:
-                        diagnostics[f"mp/{f.model}"].update(rates=rates["rates"], rates_low=rates["rates_low"],
-                                                            rates_high=rates["rates_high"])
-                        if "dwell_survival" in rates:
-                            ds = rates["dwell_survival"]
-                            diagnostics[f"mp/{f.model}"].update(dwell_t=ds["t"], dwell_km=ds["kaplan_meier"],
-                                                                dwell_fitted=ds["exponential"])
+                run("mp", cand, dtr, dte, mp_diag,
+                    extra={k: v for k, v in rates.items() if k != "dwell_survival"} if rates else None)
             left_out("mp")
         if rates is None:
             notes.append("mp: no dwell times in the log; MPcont holding rates not fitted")
         elif dtr.n_events == 0:
             notes.append("mp: the MPcont holding rates are stored with a kernel fit only; none was fitted")
     if "ph" in families:
-        for cand in ph_mod.candidates(with_rel, wtrain.T):
-            f = run("ph", cand, wtrain, wtest)
-            if f is not None:
-                diagnostics[f"ph/{f.model}"] = ph_mod.diagnostics(wtrain, f.params)
         if wtrain.T < 2:
             notes.append(f"ph: {one_doc}: the user never moves, so p and q cannot be fitted "
                          "(SFBM and RWBM left out)")
+        for cand in ph_mod.candidates(with_rel, wtrain.T):
+            run("ph", cand, wtrain, wtest, lambda params: ctr_diagnostics(wtrain, ph_mod.walk_arrays, params))
         left_out("ph")
     if "carterette" in families:
-        for cand in cart_mod.candidates(with_rel, strain.T):
-            f = run("carterette", cand, strain, stest)
-            if f is not None:
-                diagnostics[f"carterette/{f.model}"] = cart_mod.diagnostics(strain, f.params)
         if strain.T < 2:
             notes.append(f"carterette: {one_doc}: where a user stops cannot be seen, so no stopping parameter "
                          "is fitted (RBP and ERR with a fitted theta, and empirical, left out)")
         if not with_rel:
             notes.append("carterette: ERR, AP and RRR stop at relevant documents; they need qrels")
+        for cand in cart_mod.candidates(with_rel, strain.T):
+            run("carterette", cand, strain, stest, lambda params: cart_mod.diagnostics(strain, params))
         left_out("carterette")
     if "tbg" in families:
         times = tbg_mod.fit_times(train, bootstrap=bootstrap, rng=rng)
@@ -210,20 +208,18 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
                 times = None
         if with_rel:
             for cand in tbg_mod.candidates():
-                f = run("tbg", cand, strain, stest, extra=(times or {}).get("params"))
-                if f is None:
-                    continue
-                if times:
+                f = run("tbg", cand, strain, stest, lambda params: ctr_diagnostics(strain, tbg_mod.walk_arrays, params),
+                        extra=(times or {}).get("params"))
+                if f is not None and times:
                     f.intervals.update(times["intervals"])
-                diagnostics[f"tbg/{f.model}"] = tbg_mod.diagnostics(strain, cand, f.params)
             left_out("tbg")
         else:
             notes.append("tbg: click probabilities P(C|R) need qrels (relevance of the shown documents)")
             if times:
-                f = FamilyFit("tbg", "times", dict(times["params"]), dict(times["intervals"]),
-                              loglik=times["loglik"], n_params=len(times["params"]), n_sessions=times["n_sessions"],
-                              n_events=times["n_ended"], log_description=desc)
-                fits.append(f)
+                fits.append(FamilyFit("tbg", "times", dict(times["params"]), dict(times["intervals"]),
+                                      loglik=times["loglik"], n_params=len(times["params"]),
+                                      n_sessions=times["n_sessions"], n_events=times["n_ended"],
+                                      log_description=desc))
         if times:
             for f in fits:
                 if f.family == "tbg":

@@ -18,7 +18,9 @@ import numpy as np
 
 from . import parameters
 from .click_probabilities import FamilyClickModel, family_click_model
+from .click_user_models import is_number
 from .logs import Session
+from .parameters import COUNT, Field, field_error
 
 __all__ = ["FamilyFit", "FAMILIES"]
 
@@ -30,30 +32,23 @@ def _float(v) -> float:
     return float("nan") if v is None else float(v)
 
 
-def _is_number(v) -> bool:
-    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+def _number_or_null(v) -> bool:
+    return v is None or is_number(v)
 
 
-def _rule(what: str, ok):
-    return what, (lambda v: None if ok(v) else what)
-
-
-#: field -> (what it may be, check returning None when the value is valid)
+_STRING = Field("a string", lambda v: isinstance(v, str))
+_NUMBER = Field("a number (or null)", _number_or_null)
+#: field -> what it may be
 _FIELD_RULES = {
-    "family": _rule("a string", lambda v: isinstance(v, str)),
-    "model": _rule("a string", lambda v: isinstance(v, str)),
-    "params": _rule("an object", lambda v: isinstance(v, dict)),
-    "intervals": _rule("an object mapping names to [low, high] pairs of numbers (or null)",
+    "family": _STRING, "model": _STRING, "log_description": _STRING, "loglik": _NUMBER, "heldout_loglik": _NUMBER,
+    "params": Field("an object", lambda v: isinstance(v, dict)),
+    "intervals": Field("an object mapping names to [low, high] pairs of numbers (or null)",
                        lambda v: isinstance(v, dict) and all(isinstance(k, str) and isinstance(i, (list, tuple))
-                                                             and len(i) == 2 and all(map(_is_number, i))
+                                                             and len(i) == 2 and all(map(_number_or_null, i))
                                                              for k, i in v.items())),
-    "loglik": _rule("a number (or null)", _is_number),
-    "heldout_loglik": _rule("a number (or null)", _is_number),
-    "log_description": _rule("a string", lambda v: isinstance(v, str)),
-    **{n: _rule("an integer >= 0", lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0)
-       for n in ("n_params", "n_sessions", "n_heldout", "n_events", "n_heldout_events")},
-    **{n: _rule("an object (ClickMetrics.as_dict()) or null", lambda v: v is None or isinstance(v, dict))
-       for n in ("heldout_metrics", "train_metrics")},
+    **dict.fromkeys(("n_params", "n_sessions", "n_heldout", "n_events", "n_heldout_events"), COUNT),
+    **dict.fromkeys(("heldout_metrics", "train_metrics"),
+                    Field("an object (ClickMetrics.as_dict()) or null", lambda v: v is None or isinstance(v, dict))),
 }
 
 
@@ -150,10 +145,9 @@ class FamilyFit:
         if missing:
             raise ValueError(f"field {missing[0]!r} is missing")
         for name, value in d.items():
-            what = _FIELD_RULES[name][1](value)
+            what = _FIELD_RULES[name].check(value)
             if what is not None:
-                shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "…"
-                raise ValueError(f"field {name!r} is {shown}; it must be {_FIELD_RULES[name][0]}")
+                raise field_error(name, value, what)
         d["intervals"] = {k: (_float(v[0]), _float(v[1])) for k, v in d.get("intervals", {}).items()}
         return cls(**d)
 

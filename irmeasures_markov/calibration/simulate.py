@@ -143,13 +143,12 @@ def simulate_mp(n_sessions: int, *, model: str = "GL_AD_ID", decay: float = 1.0,
     """
     rng = np.random.default_rng(rng)
     T = n_docs
+    r = np.arange(T)
     if weights is not None:
         conn, states = "GL", (model if model in ("AD", "OR") else "OR")
-        r = np.arange(T)
         W = np.array([[weights.get(int(j - i), 0.0) for j in r] for i in r], dtype=np.float64)
     else:
         conn, states, kern = model.split("_")
-        r = np.arange(T)
         W = mp_kernel(kern, decay)(np.abs(r[:, None] - r[None, :]))
     np.fill_diagonal(W, 0.0)
     if conn == "LO" and states == "AD":

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._likelihood import Candidate, expit, logit
-from ._walk import WalkData, click_probability_by_rank, walk_loglik
+from ._walk import WalkData, walk_loglik
 from .logs import ClickLog
 
 __all__ = ["candidates", "fit_times", "walk_arrays"]
@@ -36,20 +36,14 @@ __all__ = ["candidates", "fit_times", "walk_arrays"]
 def _make(name: str, fixed=None) -> Candidate:
     def unpack(th):
         th = np.asarray(th, dtype=np.float64)
-        out = {"p_continue": float(expit(th[0]))}
-        if fixed is None:
-            out["pc_rel"], out["pc_nonrel"] = float(expit(th[1])), float(expit(th[2]))
-        else:
-            out["pc_rel"], out["pc_nonrel"] = fixed
-        return out
+        pc_rel, pc_nonrel = fixed if fixed is not None else (float(expit(th[1])), float(expit(th[2])))
+        return {"p_continue": float(expit(th[0])), "pc_rel": pc_rel, "pc_nonrel": pc_nonrel}
 
     def loglik(data, th):
         return walk_loglik(data, *walk_arrays(data, unpack(th)))
 
     x0 = [logit(0.7)] + ([logit(0.5), logit(0.3)] if fixed is None else [])
-    c = Candidate(name, x0, loglik, unpack)
-    c.arrays = walk_arrays
-    return c
+    return Candidate(name, x0, loglik, unpack)
 
 
 def walk_arrays(data: WalkData, values: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -70,12 +64,6 @@ def candidates() -> list[Candidate]:
     list of Candidate
     """
     return [_make("clicks"), _make("clicks(paper)", fixed=(0.64, 0.39))]
-
-
-def diagnostics(data: WalkData, cand: Candidate, params: dict) -> dict:
-    """Observed and predicted click probability by rank (``ctr_observed``, ``ctr_predicted``), for the plots."""
-    pred = click_probability_by_rank(data, *cand.arrays(data, params))
-    return {"ctr_observed": data.observed_ctr.tolist(), "ctr_predicted": pred.tolist()}
 
 
 def fit_times(log: ClickLog, *, bootstrap: int = 200,

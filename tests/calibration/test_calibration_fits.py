@@ -91,7 +91,7 @@ def test_mp_decay_recovery_and_selection():
         decay = 1.2 + 0.05 * (seed % 4)
         log = sim.simulate_mp(N, model="GL_AD_ID", decay=decay, rng=seed)
         test = sim.simulate_mp(N, model="GL_AD_ID", decay=decay, rng=700 + seed)
-        tr, te = mp.mp_data(log), mp.mp_data(test)
+        tr, te = mp.MPData(log), mp.MPData(test)
         fits = [fit_candidate("mp", c, tr, te, bootstrap=0, rng=np.random.default_rng(seed))[0] for c in cands]
         f = fits[0]
         assert f.model == "GL_AD_ID(decay)"
@@ -305,8 +305,8 @@ def test_mp_likelihood_with_mixed_ranking_lengths():
     for name in ("GL_AD_ID(decay)", "GL_OR_LID(decay)", "LO_OR_ID"):
         c = [c for c in mp.candidates(10) if c.name == name][0]
         th = np.array([1.3])[:len(c.x0)]
-        both = c.loglik(mp.mp_data(ClickLog(a + b)), th).sum()
-        apart = c.loglik(mp.mp_data(ClickLog(a)), th).sum() + c.loglik(mp.mp_data(ClickLog(b)), th).sum()
+        both = c.loglik(mp.MPData(ClickLog(a + b)), th).sum()
+        apart = c.loglik(mp.MPData(ClickLog(a)), th).sum() + c.loglik(mp.MPData(ClickLog(b)), th).sum()
         assert both == pytest.approx(apart, rel=1e-12) or both == apart == -np.inf
 
 
@@ -321,7 +321,7 @@ def test_nonparametric_kernels_recovered(states):
         weights = {**{d: 1.0 / d for d in range(1, 10)}, **{-d: 0.4 / d for d in range(1, 10)}}
     log = sim.simulate_mp(N, model=states, weights=weights, rng=31)
     c = [c for c in mp.candidates(10) if c.name == f"nonparametric_{states}"][0]
-    f = fit_candidate("mp", c, mp.mp_data(log), bootstrap=0)[0]
+    f = fit_candidate("mp", c, mp.MPData(log), bootstrap=0)[0]
     for d in (-1, 2, 3, -3) if states == "OR" else (2, 3, 4):
         est, (lo, hi) = f.params["weights"][f"{d:+d}"], f.intervals[f"weights[{d:+d}]"]
         assert abs(est - weights[d]) <= 3.3 * (hi - lo) / (2 * 1.96), (d, est, (lo, hi))
@@ -329,7 +329,7 @@ def test_nonparametric_kernels_recovered(states):
 
 def test_nonparametric_scores_match_differences():
     """The closed-form scores of the free kernels equal central differences of the likelihood."""
-    d = mp.mp_data(sim.simulate_mp(2000, decay=1.3, rng=3))
+    d = mp.MPData(sim.simulate_mp(2000, decay=1.3, rng=3))
     for c in (mp._nonparametric_ad(10), mp._nonparametric(10)):
         th = np.random.default_rng(0).normal(-1.0, 0.3, len(c.x0))
         h = 1e-6

@@ -100,10 +100,8 @@ def fit_click_model(name: str, sessions: Iterable[Session], *, qrels: Mapping[st
     st = _FITTERS[name](enc, flat, len(index), iterations=iterations, tol=tol, prior=prior)
     unseen = unseen_value(prior)
     params: dict = {}
-    if name == "PBM":
-        params["examination"] = [float(x) for x in st.exam]
-    elif name == "UBM":
-        params["examination"] = [[float(x) for x in row] for row in st.exam]
+    if name in ("PBM", "UBM"):     # a list by rank (PBM), a list of rows (UBM)
+        params["examination"] = st.exam.tolist()
     elif name in ("DBN", "SDBN"):
         params["continuation"] = float(st.gamma)
     if qrels is not None:

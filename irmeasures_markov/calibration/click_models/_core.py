@@ -20,7 +20,8 @@ import numpy as np
 from ..click_metrics import EPS
 from ._data import Encoded
 
-__all__ = ["State", "Flat", "flatten", "lookup", "unseen_value", "estimate", "log_prior", "run_em", "safe_log"]
+__all__ = ["State", "Flat", "flatten", "lookup", "unseen_value", "estimate", "counted_attractiveness",
+           "log_prior", "run_em", "safe_log"]
 
 
 @dataclass
@@ -70,6 +71,16 @@ def estimate(successes: np.ndarray, trials: np.ndarray, prior: tuple[float, floa
     with np.errstate(invalid="ignore", divide="ignore"):
         out = (successes + a) / den
     return np.where(den > 0, out, unseen_value(prior))
+
+
+def counted_attractiveness(deepest: np.ndarray, enc: Encoded, flat: Flat, n_items: int,
+                           prior: tuple[float, float]) -> np.ndarray:
+    """Attractiveness by counting: clicks over shows at the ranks down to each session's ``deepest`` rank
+    (1-based; every rank of a session where it is 0), the examined ranks of CM and SDBN."""
+    stop = np.where(deepest > 0, deepest, enc.lengths)[flat.session]
+    seen = flat.rank + 1 <= stop
+    return estimate(np.bincount(flat.item[seen], flat.click[seen], n_items),
+                    np.bincount(flat.item[seen], minlength=n_items).astype(np.float64), prior)
 
 
 def log_prior(values: np.ndarray | None, prior: tuple[float, float]) -> float:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..click_metrics import EPS
-from ._core import Flat, State, estimate, log_prior
+from ._core import Flat, State, counted_attractiveness, log_prior
 from ._data import Encoded
 
 __all__ = ["fit_cm", "loglik", "probabilities"]
@@ -27,12 +27,7 @@ __all__ = ["fit_cm", "loglik", "probabilities"]
 def fit_cm(enc: Encoded, flat: Flat, n_items: int, *, iterations: int = 0, tol: float = 0.0,
            prior: tuple[float, float] = (1.0, 1.0)) -> State:
     """CM by counting (``iterations`` and ``tol`` are not used)."""
-    first = enc.first_click()
-    stop = np.where(first > 0, first, enc.lengths)[flat.session]
-    seen = flat.rank + 1 <= stop
-    clicks = np.bincount(flat.item[seen], flat.click[seen], n_items)
-    shows = np.bincount(flat.item[seen], minlength=n_items).astype(np.float64)
-    st = State(attr=estimate(clicks, shows, prior))
+    st = State(attr=counted_attractiveness(enc.first_click(), enc, flat, n_items, prior))
     ll = float(loglik(st.attr[np.maximum(enc.items, 0)] * enc.mask, enc).sum())
     st.history, st.objective = [ll], [ll + log_prior(st.attr, prior)]
     return st

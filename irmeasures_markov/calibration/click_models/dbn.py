@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._core import Flat, State, estimate, log_prior, run_em, safe_log
+from ._core import Flat, State, counted_attractiveness, estimate, log_prior, run_em, safe_log
 from ._data import Encoded
 
 __all__ = ["fit_dbn", "fit_sdbn", "loglik", "probabilities", "posteriors"]
@@ -111,10 +111,7 @@ def fit_sdbn(enc: Encoded, flat: Flat, n_items: int, *, iterations: int = 0, tol
              prior: tuple[float, float] = (1.0, 1.0)) -> State:
     """SDBN by counting (``iterations`` and ``tol`` are not used)."""
     last = enc.last_click()
-    stop = np.where(last > 0, last, enc.lengths)[flat.session]
-    seen = flat.rank + 1 <= stop
-    attr = estimate(np.bincount(flat.item[seen], flat.click[seen], n_items),
-                    np.bincount(flat.item[seen], minlength=n_items).astype(np.float64), prior)
+    attr = counted_attractiveness(last, enc, flat, n_items, prior)
     is_last = (flat.click > 0) & (flat.rank + 1 == last[flat.session])
     sat = estimate(np.bincount(flat.item, is_last.astype(np.float64), n_items),
                    np.bincount(flat.item, flat.click, n_items), prior)

@@ -80,37 +80,28 @@ class ClickModelFit:
         self._gamma = float(self.params.get("continuation", 1.0))
 
     # -- predictions ---------------------------------------------------------------------------------
-    def _batch(self, sessions):
+    def _batch(self, sessions, what: str):
+        """The model module's ``what`` (``'probabilities'`` or ``'loglik'``) of the sessions, and their arrays."""
         enc = encode(sessions, self._index)
         a = lookup(self._attr, enc.items, self._unseen_a)
-        s = lookup(self._sat, enc.items, self._unseen_s)
-        return enc, a, s
+        if self.name in ("PBM", "UBM"):
+            return getattr(examination, what)(self.name, self._exam, a, enc), enc
+        if self.name == "CM":
+            return getattr(cascade, what)(a, enc), enc
+        return getattr(dbn, what)(a, lookup(self._sat, enc.items, self._unseen_s), self._gamma, enc), enc
 
     def click_probabilities_batch(self, sessions) -> list[np.ndarray]:
         """:meth:`click_probabilities` of many sessions at once (one array pass)."""
         sessions = list(sessions)
         if not sessions:
             return []
-        enc, a, s = self._batch(sessions)
-        if self.name in ("PBM", "UBM"):
-            p = examination.probabilities(self.name, self._exam, a, enc)
-        elif self.name == "CM":
-            p = cascade.probabilities(a, enc)
-        else:
-            p = dbn.probabilities(a, s, self._gamma, enc)
+        p, enc = self._batch(sessions, "probabilities")
         return [p[i, :m] for i, m in enumerate(enc.lengths)]
 
     def session_loglik_batch(self, sessions) -> np.ndarray:
         """:meth:`session_loglik` of many sessions at once."""
         sessions = list(sessions)
-        if not sessions:
-            return np.zeros(0)
-        enc, a, s = self._batch(sessions)
-        if self.name in ("PBM", "UBM"):
-            return examination.loglik(self.name, self._exam, a, enc)
-        if self.name == "CM":
-            return cascade.loglik(a, enc)
-        return dbn.loglik(a, s, self._gamma, enc)
+        return self._batch(sessions, "loglik")[0] if sessions else np.zeros(0)
 
     def click_probabilities(self, session: Session) -> np.ndarray:
         """Unconditional P(click at rank r), r = 1..len(session.shown).

@@ -56,10 +56,7 @@ def from_dataframe(df: pandas.DataFrame, *, unshown: str = "error", description:
     rows = []
     for pos, (label, *values) in enumerate(df[cols].itertuples(index=True, name=None)):
         where = f"DataFrame row {pos} (index {label!r})"
-        row = {}
-        for c, v in zip(cols, values):
-            row[c] = _cell_text(c, v, where)
-        rows.append((where, row))
+        rows.append((where, {c: _cell_text(c, v, where) for c, v in zip(cols, values)}))
     return ClickLog(sessions_from_rows(rows, unshown), description, source, {"format": "dataframe"})
 
 

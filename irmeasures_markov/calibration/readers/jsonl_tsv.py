@@ -15,13 +15,14 @@ import sys
 from ..._util.errors import InputError
 from ..._util.types import PathLike
 from ...io.text import STDIN, display_name, short
-from ..logs import ClickLog, Session, build_session
+from ..logs import ClickLog, Session
 from .rows import (
     LOG_FORMATS,
     TSV_COLUMNS,
     TSV_REQUIRED,
     check_unshown,
     click_rank,
+    clicked_session,
     first_ranks,
     read_text,
     sessions_from_rows,
@@ -141,9 +142,6 @@ def _read_jsonl(text: str, name: str, unshown: str):
             ranks.append(r)
             times.append(_number(c["time"], "a click's time", where) if "time" in c else None)
             dwell.append(_number(c["dwell"], "a dwell time", where) if c.get("dwell") is not None else math.nan)
-        timed = [t is not None for t in times]
-        if any(timed) and not all(timed):
-            raise InputError(f"{where}: some clicks have a time and some do not (give every click a time, or none)")
         sid = obj.get("session_id")
         if sid is None:
             sid = str(len(sessions) + 1)
@@ -153,9 +151,9 @@ def _read_jsonl(text: str, name: str, unshown: str):
         if sid in seen:
             raise InputError(f"{where}: session_id {sid!r} was already used on line {seen[sid]}")
         seen[sid] = lineno
-        sessions.append(build_session(obj["query_id"], shown_t, ranks, times if times and all(timed) else None,
-                                 dwell if any(not math.isnan(w) for w in dwell) else None, obj.get("ended"), sid,
-                                 where))
+        sessions.append(clicked_session(obj["query_id"], shown_t, ranks, times, dwell, obj.get("ended"), sid, where,
+                                        f"{where}: some clicks have a time and some do not (give every click a time, "
+                                        "or none)"))
     return sessions, info
 
 
@@ -164,10 +162,7 @@ def _log_header(obj: dict, where: str) -> dict:
     if not isinstance(head, dict) or set(obj) != {"log"}:
         raise InputError(f"{where}: the header line must be {{\"log\": {{\"description\": ..., \"source\": ..., "
                          "\"meta\": {...}}}")
-    out = {}
-    for key in ("description", "source"):
-        if head.get(key) is not None:
-            out[key] = str(head[key])
+    out = {key: str(head[key]) for key in ("description", "source") if head.get(key) is not None}
     if isinstance(head.get("meta"), dict):
         out["meta"] = dict(head["meta"])
     return out
@@ -241,10 +236,6 @@ def _format_of(path: PathLike, format: str | None) -> str:
     raise ValueError(f"cannot tell the format of {display_name(path)!r} from its name: give format='jsonl' or 'tsv'")
 
 
-def _float_text(x: float) -> str:
-    return repr(float(x))
-
-
 def write_log(log: ClickLog, path: PathLike, format: str | None = None) -> None:
     """Write ``log`` in this package's JSONL or TSV format (default: from the file name's extension).
 
@@ -308,6 +299,6 @@ def _session_rows(s: Session):
         yield [s.session_id, s.query_id, shown, "", "", "", "", ended]
         return
     for k, r in enumerate(s.clicks.tolist()):
-        t = _float_text(s.times[k]) if s.times is not None else ""
-        w = _float_text(s.dwell[k]) if s.dwell is not None and not math.isnan(s.dwell[k]) else ""
+        t = repr(float(s.times[k])) if s.times is not None else ""
+        w = repr(float(s.dwell[k])) if s.dwell is not None and not math.isnan(s.dwell[k]) else ""
         yield [s.session_id, s.query_id, shown, str(r), s.shown[r - 1], t, w, ended]

@@ -13,7 +13,7 @@ from ...io.trec import parse_float
 from ..logs import Session, build_session
 
 __all__ = ["LOG_FORMATS", "TSV_COLUMNS", "TSV_REQUIRED", "check_unshown", "read_text", "first_ranks",
-           "click_rank", "sessions_from_rows"]
+           "click_rank", "sessions_from_rows", "clicked_session"]
 
 
 #: the formats :func:`read_log` and :func:`write_log` know
@@ -91,6 +91,17 @@ def click_rank(click: dict, shown: tuple[str, ...], first: dict[str, int], where
     if r is None and unshown == "error":
         raise InputError(f"{where}: click on document {doc!r}, which is not in the ranking shown")
     return r
+
+
+def clicked_session(query_id, shown: tuple[str, ...], ranks: list[int], times: list, dwell: list[float], ended,
+                    session_id: str, where: str, mixed: str) -> Session:
+    """The checked session of a reader's parsed clicks: a time on every click or on none (else ``mixed`` is the
+    error), a dwell time where known (NaN elsewhere; None when none is known)."""
+    timed = [t is not None for t in times]
+    if any(timed) and not all(timed):
+        raise InputError(mixed)
+    return build_session(query_id, shown, ranks, times if times and all(timed) else None,
+                         dwell if any(not math.isnan(w) for w in dwell) else None, ended, session_id, where)
 
 
 def _parse_ended(value: str, where: str) -> bool | None:
@@ -172,16 +183,13 @@ def sessions_from_rows(rows: Sequence[tuple[str, dict[str, str]]], unshown: str)
             times.append(_parse_number(row.get("time", ""), "time", where))
             w = _parse_number(row.get("dwell", ""), "dwell", where)
             dwell.append(math.nan if w is None else w)
-        timed = [t is not None for t in times]
-        if any(timed) and not all(timed):
-            raise InputError(f"{where0}: session {sid!r}: some clicks have a time and some do not")
-        if times and all(timed) and len(times) > 1:
+        if None not in times:
             for k in range(1, len(times)):
                 if times[k] < times[k - 1]:
                     raise InputError(f"{group[k][0]}: session {sid!r}: click times are not in order ({times[k]!r} s "
                                      f"after {times[k - 1]!r} s on the previous line); list clicks in the order "
                                      "they happened")
-        sessions.append(build_session(first_row["query_id"], shown, ranks, times if times and all(timed) else None,
-                                 dwell if any(not math.isnan(w) for w in dwell) else None, ended, sid, where0))
+        sessions.append(clicked_session(first_row["query_id"], shown, ranks, times, dwell, ended, sid, where0,
+                                        f"{where0}: session {sid!r}: some clicks have a time and some do not"))
         i = j
     return sessions
