@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .params import Prob
 
 
-__all__ = ["batch_transitions", "pad_batch", "path_at_h_batch"]
+__all__ = ["batch_transitions", "pad_batch", "path_at_h_batch", "user_forward"]
 
 
 def _segment_cumsum(values, offsets, reverse=False):
@@ -78,28 +78,13 @@ def batch_transitions(batch: RelevanceBatch, *, browse: str | None = None, p: Pr
     tail_pq = None
     bwd = np.zeros(n)
     if user is not None:
-        if user == "RBP":
-            fwd = np.full(n, float(p))
-        elif user == "AP":
-            # stop at a relevant document with probability 1 / (relevant retrieved still ahead)
-            fwd = _segment_cumsum(relevant, offsets, reverse=True)
-            np.maximum(fwd, 1.0, out=fwd)
-            np.divide(-1.0, fwd, out=fwd)
-            fwd += 1.0
-            fwd[~relevant] = 1.0
-        elif user == "P":
-            fwd = np.ones(n)
-        elif user == "DCG":
-            ranks = batch.ranks.astype(np.float64)
-            fwd = np.maximum(1.0, np.log(ranks) / math.log(b)) / np.maximum(1.0, np.log(ranks + 1) / math.log(b))
-        elif user == "ERR":
-            if g_max is None:
-                g_max = np.ones(lengths.size)
-            gm = np.repeat(np.maximum(np.asarray(g_max, dtype=np.float64), 1.0), lengths)
-            g = np.where(relevant, grades, 0).astype(np.float64)
-            fwd = 1.0 - (np.exp2(g) - 1.0) / np.exp2(gm)
+        err_top = None
+        if user == "ERR":
+            gm = np.ones(lengths.size) if g_max is None else np.asarray(g_max, dtype=np.float64)
+            err_top = np.exp2(np.repeat(np.maximum(gm, 1.0), lengths))
             gain_vals = np.zeros(n)
             gain_vals[starts] = 1.0
+        fwd = user_forward(user, relevant, grades, batch.ranks, offsets, p, b, err_top)
         if user == "RBP" and tail == "inf":
             tail_pq = (float(p), 0.0)
         else:
@@ -119,6 +104,29 @@ def batch_transitions(batch: RelevanceBatch, *, browse: str | None = None, p: Pr
         else:
             fwd[lasts] = 0.0
     return fwd, bwd, gain_vals, tail_pq
+
+
+def user_forward(user: str, relevant: np.ndarray, grades: np.ndarray, ranks: np.ndarray, offsets: np.ndarray,
+                 p: float, b: float, err_top: np.ndarray | float | None) -> np.ndarray:
+    """Forward probability of a classical ``user`` at every flat position (rankings at ``offsets``), before
+    the last rank's is set; ``err_top`` is ERR's 2^g_max.  The one rule of the single and the batch path."""
+    n = relevant.size
+    if user == "RBP":
+        return np.full(n, float(p))
+    if user == "AP":
+        # stop at a relevant document with probability 1 / (relevant retrieved still ahead)
+        fwd = _segment_cumsum(relevant, offsets, reverse=True)
+        np.maximum(fwd, 1.0, out=fwd)
+        np.divide(-1.0, fwd, out=fwd)
+        fwd += 1.0
+        fwd[~relevant] = 1.0
+        return fwd
+    if user == "DCG":
+        ranks = ranks.astype(np.float64)
+        return np.maximum(1.0, np.log(ranks) / math.log(b)) / np.maximum(1.0, np.log(ranks + 1) / math.log(b))
+    if user == "ERR":
+        return 1.0 - (np.exp2(np.where(relevant, grades, 0).astype(np.float64)) - 1.0) / err_top
+    return np.ones(n)   # P
 
 
 def _segment_cumprod_shift(values, offsets):
