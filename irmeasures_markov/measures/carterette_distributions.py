@@ -92,14 +92,16 @@ def register_distribution(name: str, stop_probabilities: Callable[[int], ArrayLi
         probabilities are not finite and >= 0 or sum to more than 1.
     """
     key = DISTRIBUTION_REGISTRY.key(name)
-    if not callable(stop_probabilities):
-        table = np.asarray(stop_probabilities, dtype=np.float64).ravel()
-        _stop_table_iv(table, name)
-        _DISTRIBUTION_FINGERPRINTS[key] = registration_fingerprint(table)
-        stop_probabilities = _padded(table)
-    else:
-        _DISTRIBUTION_FINGERPRINTS[key] = registration_fingerprint(stop_probabilities)
-    DISTRIBUTION_REGISTRY.register(key, stop_probabilities)
+    if callable(stop_probabilities):
+        return _register(key, stop_probabilities, registration_fingerprint(stop_probabilities))
+    table = np.asarray(stop_probabilities, dtype=np.float64).ravel()
+    _stop_table_iv(table, name)
+    return _register(key, _padded(table), registration_fingerprint(table))
+
+
+def _register(key, stopping, fingerprint):
+    _DISTRIBUTION_FINGERPRINTS[key] = fingerprint
+    DISTRIBUTION_REGISTRY.register(key, stopping)
     for cached in REGISTRATION_CACHES:  # tables of an earlier distribution of that name
         cached.cache_clear()
     return key
@@ -185,11 +187,7 @@ def register_graded_distribution(name: str, stop_by_grade) -> str:
     """
     key = DISTRIBUTION_REGISTRY.key(name)
     graded = GradedStopping(stop_by_grade)
-    _DISTRIBUTION_FINGERPRINTS[key] = registration_fingerprint(graded.grades, graded.stop)
-    DISTRIBUTION_REGISTRY.register(key, graded)
-    for cached in REGISTRATION_CACHES:
-        cached.cache_clear()
-    return key
+    return _register(key, graded, registration_fingerprint(graded.grades, graded.stop))
 
 
 def is_graded(dist: str) -> bool:
@@ -286,9 +284,7 @@ def static_tables(dist: str, theta: float | None, n: int) -> tuple[np.ndarray, n
 
 def static_table(dist: str, theta: float | None, n: int) -> tuple[np.ndarray, np.ndarray]:
     """:func:`static_tables` for at least ``n`` ranks, at a power-of-two size (few cache entries)."""
-    size = 1 << max(4, int(n - 1).bit_length())  # few distinct cache entries
-    p, tail = static_tables(dist, theta, size)
-    return p, tail
+    return static_tables(dist, theta, 1 << max(4, int(n - 1).bit_length()))  # few distinct cache entries
 
 
 @lru_cache(maxsize=64)

@@ -101,8 +101,7 @@ class _MP(FamilyMeasure):
     distribution of the user's Markov chain watched on the relevant ranks.
     ``MP`` alone is ``MP(model='GL_AD_ID')``.  See docs/markov-precision.md.
     """
-    __name__ = "MP"
-    NAME = __name__
+    __name__ = NAME = "MP"
     PRETTY_NAME = "Markov Precision"
     SHORT_DESC = "Precision averaged under the invariant distribution of a Markov-chain user model."
     SUPPORTED_PARAMS = family_params(**_MP_PARAMS)
@@ -187,8 +186,7 @@ class _MPcont(_MP):
     from ``rates='name'`` for rates given to :func:`register_rates`, or from
     TBG's time model with ``time='tbg'``.
     """
-    __name__ = "MPcont"
-    NAME = __name__
+    __name__ = NAME = "MPcont"
     PRETTY_NAME = "Continuous-time Markov Precision"
     SHORT_DESC = "Markov Precision weighted by expected holding time at each rank."
     SUPPORTED_PARAMS = family_params(

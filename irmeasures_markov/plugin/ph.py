@@ -24,8 +24,7 @@ class _PH(FamilyMeasure):
     P@H = (1/f(H)) sum_{n<=H} gain(r[X_n]) (1-loss)^(k(n)-1).  Order 1 gives
     E[P@H], order 2 gives E[sum g]/E[f(H)]; both are computed exactly.
     """
-    __name__ = "PH"
-    NAME = __name__
+    __name__ = NAME = "PH"
     PRETTY_NAME = "P@H (stopping-time precision)"
     SHORT_DESC = "Expected gain per visited document of a user who walks the ranking as a Markov chain."
     SUPPORTED_PARAMS = family_params(

@@ -248,8 +248,7 @@ class _TBG(FamilyMeasure):
     T(k) is the expected time to reach rank k from document lengths; see
     docs/time-biased-gain.md for the calibration and length sources.
     """
-    __name__ = "TBG"
-    NAME = __name__
+    __name__ = NAME = "TBG"
     PRETTY_NAME = "Time-Biased Gain"
     SHORT_DESC = "Gain discounted by the expected time to reach each rank (document lengths, clicks, saves)."
     SUPPORTED_PARAMS = family_params(
