@@ -283,8 +283,13 @@ def path_at_h_batch(batch: RelevanceBatch, *, browse: str | None = None, p: Prob
     else:
         # padded order 2 with backward moves: padding would move the solves' groups; keep the run together
         return _path_at_h_block(batch, params, kw, g_max, pad_to)
-    out = np.zeros(offsets.size - 1)
-    for a, b in query_blocks(offsets, block):
+    return _in_blocks(batch, params, kw, g_max, pad_to, block, backward)
+
+
+def _in_blocks(batch, params, kw, g_max, pad_to, block, backward):
+    """:func:`_path_at_h_block` on blocks of about ``block`` documents, with the run's choice of ``backward``."""
+    out = np.zeros(batch.offsets.size - 1)
+    for a, b in query_blocks(batch.offsets, block):
         out[a:b] = _path_at_h_block(_sub_batch(batch, a, b), params, kw,
                                     None if g_max is None else np.asarray(g_max)[a:b], pad_to, backward)
     return out
@@ -451,11 +456,7 @@ def _order1_in_blocks(batch, params, kw, g_max, pad_to):
         starts.append(average_reward_starts(chains, sub[:-1][np.diff(sub) > 0], g))
     if not backward:
         # no backward move anywhere (e.g. rankings of one document): the closed form, as one pass chooses
-        out = np.zeros(nq)
-        for a, b in query_blocks(batch.offsets, BLOCK_DOCS):
-            out[a:b] = _path_at_h_block(_sub_batch(batch, a, b), params, kw,
-                                        None if g_max is None else np.asarray(g_max)[a:b], pad_to, False)
-        return out
+        return _in_blocks(batch, params, kw, g_max, pad_to, BLOCK_DOCS, False)
     chains = np.concatenate(heads + [offsets[-1:]])
     local = np.concatenate(starts)
 
