@@ -16,6 +16,7 @@ from ir_measures import measures as irm_measures
 
 from .._util.cutoffs import check_cutoff
 from ..io.content import digest_value
+from .fitted import FitChoices, canonical_spec, is_fit_spec
 from .variants import TIES, UNJUDGED_CHOICES, check_variant_params, is_variant
 
 if TYPE_CHECKING:
@@ -93,12 +94,15 @@ def _canonical_value(info: ParamInfo, value):
 
     A float parameter given as an int or a numpy number is stored as a Python
     float (``p=1`` and ``p=1.0`` both print ``p=1.0``; ``-0.0`` becomes
-    ``0.0``), an int parameter given as a numpy integer as an int.  Values of
+    ``0.0``), an int parameter given as a numpy integer as an int, a fitted model
+    (``'FIT:name'``, ``'File:path'``) with its prefix in lower case.  Values of
     the wrong type are left for :meth:`FamilyMeasure.validate_params` to
     report as given.
     """
     if isinstance(value, (bool, np.bool_)):
         return bool(value) if info.dtype is bool else value
+    if isinstance(info.choices, FitChoices) and is_fit_spec(value):
+        return canonical_spec(value)
     if info.dtype == FLOAT and isinstance(value, Real):
         try:
             return float(value) + 0.0

@@ -30,7 +30,7 @@ from ..measures.carterette_graded import graded_user_model_batch
 from ..measures.carterette_ties import expected_user_model
 from ..ranking.prepared import select_positions
 from .base import FLOAT, FamilyMeasure, ParamInfo, family_params
-from .fitted import FitChoices, canonical_spec, carterette_distribution, fit_fingerprint, is_fit_spec
+from .fitted import FitChoices, carterette_distribution, fit_fingerprint, is_fit_spec
 from .provider import register_measure
 
 __all__ = ["M1", "M2", "M3", "M4", "CDG", "RRG", "RBTR", "ARR", "RRR", "RBAP", "DAG", "RAP", "EPR", "RRAP"]
@@ -90,7 +90,7 @@ class _UserModelMeasure(FamilyMeasure):
         # chosen distribution/model (those defaults depend on dist, so ParamInfo cannot hold them).
         if isinstance(params.get("dist"), str):
             dist = params["dist"]
-            params["dist"] = canonical_spec(dist) if is_fit_spec(dist) else dist.upper()
+            params["dist"] = dist if is_fit_spec(dist) else dist.upper()   # a fit spec: canonical in the base
         dist = self.FIXED_DIST or params.get("dist", "RBP")
         theta = params.get("theta")
         if isinstance(theta, (np.floating, np.integer)):

@@ -17,7 +17,7 @@ from ..measures.markov_precision import (
 from ..measures.markov_precision.models import KERNEL_REGISTRY
 from ..measures.markov_precision.ties import expected_markov_precision
 from .base import FamilyMeasure, ParamInfo, family_params
-from .fitted import FitChoices, canonical_spec, fit_fingerprint, is_fit_spec, mp_model
+from .fitted import FitChoices, fit_fingerprint, is_fit_spec, mp_model
 from .provider import register_measure
 from .tbg import (
     LENGTH_PARAMS,
@@ -109,7 +109,7 @@ class _MP(FamilyMeasure):
     def __init__(self, **params):
         if isinstance(params.get("model"), str):
             model = params["model"]
-            params["model"] = canonical_spec(model) if is_fit_spec(model) else model.upper()
+            params["model"] = model if is_fit_spec(model) else model.upper()   # a fit spec: canonical in the base
         super().__init__(**params)
 
     def check_params(self):

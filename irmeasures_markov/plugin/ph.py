@@ -12,7 +12,7 @@ import numpy as np
 from ..measures.stopping_time import BROWSING_MODELS, GAINS, USERS, path_at_h_batch
 from ..measures.stopping_time.params import model_params_iv, user_defaults
 from .base import FLOAT, FamilyMeasure, ParamInfo, family_params
-from .fitted import FitChoices, canonical_spec, fit_fingerprint, fitted_kwargs, is_fit_spec
+from .fitted import FitChoices, fit_fingerprint, fitted_kwargs, is_fit_spec
 from .provider import register_measure
 
 __all__ = ["PH"]
@@ -70,8 +70,6 @@ class _PH(FamilyMeasure):
         # here makes equal measures behave identically (order=2, f='h', browse='SFBM' with a
         # `user` mean "as the user model defines").  What a user instantiation implies is
         # dropped as well, so PH(user='AP',order=1) is PH(user='AP').
-        if is_fit_spec(params.get("browse")):
-            params["browse"] = canonical_spec(params["browse"])
         user = params.get("user")
         implied = {}
         if isinstance(user, str) and user in USERS:
