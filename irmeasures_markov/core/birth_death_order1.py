@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._util.segments import expand_ranges
 from .birth_death_lapack import (
     birth_death_inverse_diagonal,
     birth_death_solve,
@@ -30,7 +31,6 @@ from .birth_death_quadrature import (
     identical_blocks,
     node_terms,
     quadrature_levels,
-    ranges,
     reach_truncation_gathered,
     spectral_radius_bound,
 )
@@ -182,7 +182,7 @@ def average_reward_groups(gather: Callable[[np.ndarray], tuple], offsets: ArrayL
     for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
         blocks = kept[a:b]
         if blocks.size:
-            mask = ranges(offsets[blocks], keep[blocks])
+            mask = expand_ranges(offsets[blocks], keep[blocks])
             f, bw, *extra = gather(mask)
             yield mask, _average_reward_kept(f, bw, keep[blocks], local_starts[blocks], c), extra
 

@@ -6,9 +6,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..._util.segments import query_blocks
+from ..._util.segments import expand_ranges, query_blocks
 from ...core.birth_death_order1 import average_reward_groups, average_reward_starts
-from ...core.birth_death_quadrature import ranges
 from ...core.birth_death_stable import uncoupled_blocks
 from ...core.gains import grade_gains
 from . import expectations as _expectations
@@ -409,7 +408,7 @@ def _select_queries(batch, qs):
     if qs.size and qs[-1] - qs[0] + 1 == qs.size:
         return _sub_batch(batch, int(qs[0]), int(qs[-1]) + 1)
     lengths = np.diff(batch.offsets)[qs]
-    at = ranges(batch.offsets[:-1][qs], lengths)
+    at = expand_ranges(batch.offsets[:-1][qs], lengths)
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(batch.offsets.dtype)
     return RelevanceBatch([batch.qids[i] for i in qs.tolist()], offsets, batch.grades[at], batch.relevant[at],
                           batch.recall_base[qs], batch.rel, judgments=batch.judgments)
