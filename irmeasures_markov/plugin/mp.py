@@ -250,11 +250,6 @@ class _MPcont(_MP):
             out.update(length_fingerprints(self))
         return out
 
-    def holding_rates(self, prepared):
-        if "rates" not in self.params and is_fit_spec(self.params.get("model")):
-            return mp_model(self["model"], self.NAME)[3]  # the fit's own rates
-        return load_rates(self["rates"])
-
     def compute(self, prepared):
         if self["time"] == "tbg":
             batch = self.batch(prepared)
@@ -262,7 +257,10 @@ class _MPcont(_MP):
                 # a fitted kernel goes to the general solver, which takes rates per query
                 return self.mp_values(batch, rates=tbg_rates(prepared, batch, self))
             return self.mp_values(batch, flat_rates=tbg_flat_rates(prepared, batch, self))
-        rates = self.holding_rates(prepared)
+        if "rates" not in self.params and is_fit_spec(self["model"]):
+            rates = mp_model(self["model"], self.NAME)[3]  # the fit's own rates
+        else:
+            rates = load_rates(self["rates"])
         return self.mp_values(self.batch(prepared), rates=rates)
 
 
