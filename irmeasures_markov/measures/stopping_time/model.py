@@ -184,15 +184,12 @@ class BrowsingModel:
         if method == "recursion":
             return birth_death_average_reward_recursion(self.forward, self.backward, self.gain, 0, 1.0 - self.loss,
                                                         average=self.f == "h")
-        if method == "generating" and self.f == "h":
-            return float(birth_death_average_reward(self.forward, self.backward, self.gain, [0],
-                                                    1.0 - self.loss).sum())
-        if order == 2 or self.f == "1":
-            eg, eh = self.expected_gain_and_steps()
-            return eg if self.f == "1" else eg / eh
-        if self.is_forward:
-            pmf = self._stopping_rank_pmf()
-            return float(pmf @ self._forward_values())
+        if method != "generating" or self.f != "h":
+            if order == 2 or self.f == "1":
+                eg, eh = self.expected_gain_and_steps()
+                return eg if self.f == "1" else eg / eh
+            if self.is_forward:
+                return float(self._stopping_rank_pmf() @ self._forward_values())
         return float(birth_death_average_reward(self.forward, self.backward, self.gain, [0],
                                                 1.0 - self.loss).sum())
 
