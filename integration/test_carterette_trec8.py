@@ -20,7 +20,9 @@ import numpy as np
 import pytest
 
 import irmeasures_markov as imm
-from irmeasures_markov.ranking.prepared import PreparedRun, QrelsIndex, segment_cumsum, segment_sum
+from irmeasures_markov._util.segments import segment_cumsum, segment_sum
+from irmeasures_markov.ranking.prepared import PreparedRun
+from irmeasures_markov.ranking.qrels_index import QrelsIndex
 
 HALF_ULP = 0.5e-4 + 1e-9
 REF = {"map": imm.M4(dist="AP"), "ndcg": imm.M2(dist="DCG"), "ndcg_cut_10": imm.M2(dist="DCG") @ 10}

@@ -7,7 +7,8 @@ import numpy as np
 import irmeasures_markov as imm
 from irmeasures_markov import MP, PROVIDER
 from irmeasures_markov.ranking import cache as qrels_cache
-from irmeasures_markov.ranking.prepared import PreparedRun, QrelsIndex
+from irmeasures_markov.ranking.prepared import PreparedRun, run_needs
+from irmeasures_markov.ranking.qrels_index import QrelsIndex
 
 MEASURES = [MP @ 10, MP(model="GL_AD_LID", recall=True) @ 100, MP(model="LO_OR_ID") @ 1, imm.M3 @ 20,
             imm.PH(order=2) @ 5]
@@ -18,7 +19,7 @@ def test_cached_depth_limited_path_equals_full_rankings(trec8):
     qrels_cache.clear()
     index = QrelsIndex(qrels)
     evaluator = PROVIDER.evaluator(MEASURES, qrels)
-    assert evaluator._depth == 100
+    assert run_needs(evaluator.measures)[0] == 100   # the deepest cutoff
     for name, run in runs.items():
         got = ir_measures.calc_aggregate(MEASURES, qrels, run)
         full = PreparedRun(index, run)

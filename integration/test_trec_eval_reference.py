@@ -14,7 +14,9 @@ import gzip
 import numpy as np
 import pytest
 
-from irmeasures_markov.ranking.prepared import PreparedRun, QrelsIndex, segment_cumsum, segment_sum
+from irmeasures_markov._util.segments import segment_cumsum, segment_sum
+from irmeasures_markov.ranking.prepared import PreparedRun
+from irmeasures_markov.ranking.qrels_index import QrelsIndex
 
 HALF_ULP = 0.5e-4 + 1e-9  # trec_eval prints 4 decimals
 MEASURES = ("map", "P_10", "Rprec", "num_ret", "num_rel_ret")

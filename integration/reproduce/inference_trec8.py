@@ -108,7 +108,7 @@ def figure1(mats, labels, n_pairs=500, seed=0, progress=True, **grid):
 
 def judgments(qrels, runs, names, topics, depth):
     """x[i, j, k] = 1 when the document run j ranks at k + 1 for topic i is relevant (trec_eval order)."""
-    from irmeasures_markov.ranking.prepared import rank_documents
+    from irmeasures_markov.ranking.order import rank_documents
     x = np.zeros((len(topics), len(names), depth))
     for j, name in enumerate(names):
         for i, q in enumerate(topics):

@@ -61,7 +61,10 @@ def fit_candidate(family: str, cand: Candidate, train: PatternData, test: Patter
         if draws is None:
             cov = 0.5 * (est.cov + est.cov.T)
             draws = rng.multivariate_normal(est.theta, cov, size=4000, check_valid="ignore")
-        nat = [cand.unpack(d) for d in draws]
+        # a draw far out on the unconstrained scale (a boundary estimate has a huge variance) maps to 0 or
+        # inf through exp: the right limits, and the intervals below keep only finite values
+        with np.errstate(over="ignore"):
+            nat = [cand.unpack(d) for d in draws]
         flat = {}
         for key, val in params.items():
             if isinstance(val, dict):       # e.g. the non-parametric kernel's weights: 'weights[+2]'

@@ -60,6 +60,3 @@ def main(argv: list[str] | None = None) -> int:
     with cli_session():
         return run_guarded(command or _evaluate, args, debug=debug)
 
-
-if __name__ == "__main__":  # pragma: no cover - `python -m irmeasures_markov.cli` runs __main__.py
-    sys.exit(main())

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .._util.progress import progress_bar
 from ..comparison import COMPARE_TESTS, compare, render, resolve_baseline, resolve_run_paths
 from ..inference.corrections import CORRECTIONS
 from ..io.run_columns import read_run_columns as read_run  # arrays: read_trec_run's runs and errors
@@ -16,7 +17,7 @@ from ..io.run_files import run_names
 from .errors import PROG, CliError, CliParser, reading
 from .inputs import check_overlap, load_qrels
 from .measure_args import parse_measures
-from .output import warn, write_record
+from .output import check_places, warn, write_record
 from .variant_args import VARIANT_HELP, add_variant_args, apply_variant_args
 
 __all__ = ["compare_main"]
@@ -131,8 +132,7 @@ def compare_main(argv: list[str]) -> int:
         raise CliError(f"--ci must be a confidence level in (0, 1) such as 0.95, got {args.ci}")
     if args.resamples < 1:
         raise CliError(f"--resamples must be a positive integer, got {args.resamples}")
-    if args.places is not None and args.places < -1:
-        raise CliError(f"--places (-p) must be -1 or a number of decimals >= 0, got {args.places}")
+    check_places(args.places)
     if args.test == "bayes" and args.correction not in (None, "none"):
         raise CliError("--test bayes takes no correction (its posterior probabilities come from one model of "
                        "every run): drop --correction or give --correction none")
@@ -151,17 +151,12 @@ def compare_main(argv: list[str]) -> int:
     progress = not args.no_progress and sys.stderr.isatty()
     qrels = load_qrels(args.qrels)
     runs = {}
-    bar = _bar(progress, len(files))
-    try:
+    with progress_bar(None, progress, total=len(files), desc="reading runs", unit="run") as bar:
         for name, path in zip(names, files):
             with reading(path):
                 runs[name] = read_run(path)
             check_overlap(qrels, runs[name], args.qrels, path)
-            if bar is not None:
-                bar.update(1)
-    finally:
-        if bar is not None:
-            bar.close()
+            bar.update(1)
     cmp = compare(qrels, runs, measures, baseline=baseline, test=args.test, correction=args.correction,
                   alpha=args.alpha, alternative=args.alternative, ci=args.ci, n_resamples=args.resamples,
                   seed=args.seed, progress=progress, ties=args.ties, unjudged=args.unjudged,
@@ -171,13 +166,6 @@ def compare_main(argv: list[str]) -> int:
             warn(note)
     _print(cmp, args)
     return 0
-
-
-def _bar(progress: bool, total: int):
-    if not progress:
-        return None
-    from tqdm.auto import tqdm
-    return tqdm(total=total, desc="reading runs", unit="run", file=sys.stderr)
 
 
 def _baseline(spec, files: list[str], names: list[str]):

@@ -119,10 +119,7 @@ def _read(path: str, fmt: str | None):
     fmt = fmt or guess_format(path)
     name = "<stdin>" if path == "-" else path
     with reading(name):
-        if fmt == "wscd":
-            log = read_wscd(path)
-        else:
-            log = read_log(path, format=fmt)
+        log = read_wscd(path) if fmt == "wscd" else read_log(path, format=fmt)
     if not len(log):
         raise CliError(f"{name}: the log holds no session")
     dropped = int(log.meta.get("dropped_clicks", 0) or 0)
@@ -202,9 +199,7 @@ def fit_main(argv: list[str]) -> int:
         split = describe_split(kind, fraction=args.test_split, seed=args.seed)
     else:
         split = describe_split("file" if test is not None else "none", source=args.test)
-    qrels = None
-    if args.qrels:
-        qrels = load_qrels(args.qrels)
+    qrels = load_qrels(args.qrels) if args.qrels else None
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     print(f"# {len(train)} training sessions" + (f", {len(test)} held out" if test is not None else "")
           + f"; families: {', '.join(families)}", file=sys.stderr)

@@ -19,7 +19,7 @@ from ..io.run_files import list_run_files, run_name
 from .errors import PROG, CliError, CliParser, reading
 from .inputs import load_qrels
 from .measure_args import parse_measures
-from .output import format_value, json_number, write_record
+from .output import check_places, format_value, json_number, write_record
 
 __all__ = ["pool_reduction_main", "parse_list", "MAX_LIST_VALUES", "MAX_POOLS"]
 
@@ -134,8 +134,7 @@ def pool_reduction_main(argv: list[str]) -> int:
                        f"samples; at most {MAX_POOLS} are allowed ({_WHY})")
     if args.n_jobs < 1:
         raise CliError(f"-j/--n-jobs must be a positive integer, got {args.n_jobs}")
-    if args.places < -1:
-        raise CliError(f"--places (-p) must be -1 or a number of decimals >= 0, got {args.places}")
+    check_places(args.places)
     measures = parse_measures(args.measures)
     runs = _run_paths(args.runs)
     with reading(args.qrels):

@@ -13,9 +13,9 @@ import sys
 import warnings
 from collections.abc import Iterator
 
-from .errors import PROG
+from .errors import PROG, CliError
 
-__all__ = ["cli_session", "json_number", "format_value", "natural_key", "write_record", "warn"]
+__all__ = ["check_places", "cli_session", "json_number", "format_value", "natural_key", "write_record", "warn"]
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
@@ -65,6 +65,12 @@ def json_number(x) -> float | None:
     """``x`` as a JSON number; NaN and infinities (which JSON cannot hold) become ``null``."""
     x = float(x)
     return x if math.isfinite(x) else None
+
+
+def check_places(places: int | None) -> None:
+    """Refuse ``--places`` below -1 (None: not given)."""
+    if places is not None and places < -1:
+        raise CliError(f"--places (-p) must be -1 or a number of decimals >= 0, got {places}")
 
 
 def format_value(x: float, places: int) -> str:

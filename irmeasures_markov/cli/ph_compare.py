@@ -20,7 +20,7 @@ from ..measures.stopping_time import BROWSING_MODELS, GAINS, USERS
 from ..plugin.ph import PH
 from .errors import PROG, CliError, CliParser
 from .inputs import STDIN, check_overlap, load_qrels, load_run
-from .output import format_value, json_number, natural_key, write_record
+from .output import check_places, format_value, json_number, natural_key, write_record
 
 __all__ = ["ph_compare_main", "MAX_USERS"]
 
@@ -135,8 +135,7 @@ def ph_compare_main(argv: list[str]) -> int:
         check_cutoff(args.cutoff, "--cutoff")
     except ValueError as exc:
         raise CliError(str(exc)) from None
-    if args.places < -1:
-        raise CliError(f"--places (-p) must be -1 or a number of decimals >= 0, got {args.places}")
+    check_places(args.places)
     if args.users > MAX_USERS:
         raise CliError(f"--users: at most {MAX_USERS} simulated users, got {args.users} (the simulation holds "
                        f"every user of a topic in memory at once, about 40 bytes each)")

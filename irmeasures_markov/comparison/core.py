@@ -413,11 +413,8 @@ def compare_evaluation(evaluation: Evaluation, *, baseline: str | None = None, t
     if baseline is not None:  # the baseline first, in every table
         ev = _baseline_first(ev, baseline)
     names = list(ev.runs)
-    if baseline is not None:
-        base = 0
-        pairs = [(j, base) for j in range(1, len(names))]
-    else:
-        pairs = list(combinations(range(len(names)), 2))
+    pairs = [(j, 0) for j in range(1, len(names))] if baseline is not None else \
+        list(combinations(range(len(names)), 2))
     a = np.array([x for x, _ in pairs], dtype=np.int64)
     b = np.array([y for _, y in pairs], dtype=np.int64)
     rows = []
@@ -433,8 +430,7 @@ def compare_evaluation(evaluation: Evaluation, *, baseline: str | None = None, t
                          "mean_difference": float(diffs[:, k].mean()), "effect_size": float(d_z[k]),
                          "statistic": float(stat[k]), "pvalue": float(p[k]), "adjusted_pvalue": float(adjusted[k]),
                          "significant": bool(adjusted[k] < alpha)})
-    tests = pd.DataFrame(rows, columns=["measure", "run_a", "run_b", "mean_difference", "effect_size", "statistic",
-                                        "pvalue", "adjusted_pvalue", "significant"])
+    tests = pd.DataFrame(rows, columns=render.PAIR_COLUMNS)
     intervals = None
     if ci is not None:
         iv = mean_intervals(np.moveaxis(ev.values, 2, 0), float(ci))  # runs × measures × 2

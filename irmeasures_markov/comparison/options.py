@@ -69,6 +69,11 @@ def _given(ties, unjudged, residual) -> dict[str, object]:
             if v is not None}
 
 
+def _asked(ties, unjudged, residual) -> dict[str, object]:
+    """The options given with a value other than their default."""
+    return {k: v for k, v in _given(ties, unjudged, residual).items() if v != DEFAULTS[k]}
+
+
 def apply_variant_options(measures: Sequence[Measure], *, ties: str | None = None, unjudged: str | None = None,
                           residual: bool = False) -> tuple[list[Measure], list[Measure]]:
     """The measures with ``ties``/``unjudged``/``residual`` added where they take them and do not set them.
@@ -122,7 +127,7 @@ def unsupported_note(measures: Sequence[Measure | str], ties: str | None = None,
     -------
     str
     """
-    asked = ", ".join(f"{k}={v!r}" for k, v in _given(ties, unjudged, residual).items() if v != DEFAULTS[k])
+    asked = ", ".join(f"{k}={v!r}" for k, v in _asked(ties, unjudged, residual).items())
     parts = ([f"{asked} not applied"] if asked else []) + (["no residual, tie spread or flags"] if report else [])
     if not measures or not parts:
         return ""
@@ -144,7 +149,7 @@ def applied_note(labels: Sequence[str], ties: str | None = None, unjudged: str |
     -------
     str
     """
-    asked = ", ".join(f"{k}={v!r}" for k, v in _given(ties, unjudged, residual).items() if v != DEFAULTS[k])
+    asked = ", ".join(f"{k}={v!r}" for k, v in _asked(ties, unjudged, residual).items())
     return f"{', '.join(labels)}: computed with {asked}" if labels and asked else ""
 
 
@@ -277,7 +282,7 @@ def evaluate_with_options(measures: Any, qrels: Mapping, runs: Mapping, *, ties:
     measures, labels = labelled_measures(measures, labels)
     measures, unsupported = apply_variant_options(measures, ties=ties, unjudged=unjudged, residual=residual)
     ev = evaluate_measures(measures, qrels, runs, topics=topics, labels=labels, n_jobs=n_jobs, progress=progress)
-    given = {k: v for k, v in _given(ties, unjudged, residual).items() if v != DEFAULTS[k]}
+    given = _asked(ties, unjudged, residual)
     left, applied = [], []
     for m in unsupported:
         j = ev.measures.index(m)

@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..inference.classic import pairwise
-from ..inference.gibbs import prob_better_pairs
+from ..inference.gibbs import posterior_pvalues, prob_better_pairs
 
 __all__ = ["effect_size", "pair_tests"]
 
@@ -20,13 +20,7 @@ def _bayes_pairs(values, a, b, alternative, seed, draws, chains, progress):
     """Posterior P(β_A > β_B) of the joint linear model and its tail "p-value" for each pair."""
     p_ab, p_ba = prob_better_pairs(values, a, b, draws=draws, tune=draws, chains=chains, seed=seed,
                                    progress=progress)
-    if alternative == "two-sided":
-        p = np.minimum(1.0, 2.0 * np.minimum(p_ab, p_ba))
-    elif alternative == "greater":
-        p = 1.0 - p_ab
-    else:
-        p = 1.0 - p_ba
-    return p_ab, p
+    return p_ab, posterior_pvalues(p_ab, p_ba, alternative)
 
 
 def pair_tests(values: np.ndarray, a: np.ndarray, b: np.ndarray, *, test: str, correction: str, alternative: str,

@@ -45,8 +45,7 @@ def latex_escape(text: str) -> str:
 
 
 def _num(x: float, places: int) -> str:
-    if not math.isfinite(x):
-        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    # Python spells the non-finite values nan, inf and -inf in either form
     return repr(float(x)) if places < 0 else f"{x:.{places}f}"
 
 
@@ -80,6 +79,11 @@ def legend(cmp: Any, effect: bool = False) -> str:
     return text
 
 
+def _escaper(style: str):
+    """Cell text made safe for ``style``: LaTeX escapes, or a Markdown pipe escaped."""
+    return latex_escape if style == "latex" else (lambda s: s.replace("|", r"\|") if style == "md" else s)
+
+
 def _run_label(cmp: Any, run: str) -> str:
     if cmp.baseline is not None:
         return f"{run} (baseline)" if run == cmp.baseline else run
@@ -88,10 +92,7 @@ def _run_label(cmp: Any, run: str) -> str:
 
 def baseline_effects(cmp: Any) -> dict[tuple[str, str], float]:
     """Cohen's d_z of each (run, measure) against the baseline."""
-    if cmp.baseline is None:
-        return {}
-    rows = cmp.tests[cmp.tests["run_b"] == cmp.baseline]
-    return {(r.run_a, r.measure): float(r.effect_size) for r in rows.itertuples(index=False)}
+    return {key: d for key, (d, _) in _versus_baseline(cmp).items()}
 
 
 def means_grid(cmp: Any, places: int, style: str, effect: bool = False) -> tuple[list[str], list[list[str]]]:
@@ -105,7 +106,7 @@ def means_grid(cmp: Any, places: int, style: str, effect: bool = False) -> tuple
     effects = baseline_effects(cmp) if effect else {}
     table = cmp.table
     best = {label: table[label].max() for label in table.columns}
-    esc = latex_escape if style == "latex" else (lambda s: s.replace("|", r"\|") if style == "md" else s)
+    esc = _escaper(style)
     header = ["run"] + [esc(str(c)) for c in table.columns]
     # text: markers left-aligned after the numbers, so the numbers of a column stay aligned
     pad = {label: max(len(m) for m in cmp.markers[label]) for label in table.columns}
@@ -145,7 +146,7 @@ PAIR_COLUMNS = ["measure", "run_a", "run_b", "mean_difference", "effect_size", "
 
 def pairs_grid(cmp: Any, places: int, style: str = "text") -> tuple[list[str], list[list[str]]]:
     """Header and rows of the tests table (one row per measure and pair)."""
-    esc = latex_escape if style == "latex" else (lambda s: s.replace("|", r"\|") if style == "md" else s)
+    esc = _escaper(style)
     rows = []
     flags, none = pair_flags(cmp), [""] * len(flag_columns(cmp))
     for r in cmp.tests.itertuples(index=False):
@@ -187,7 +188,7 @@ SENSITIVITY_LEGEND = ("judged@k: share of the top k documents that have a judgme
 def sensitivity_grid(cmp: Any, places: int, style: str = "text") -> tuple[list[str], list[list[str]]]:
     """Header and rows of the sensitivity table: per run and measure, judged@k, residual and tie spread."""
     sens = cmp.sensitivity
-    esc = latex_escape if style == "latex" else (lambda s: s.replace("|", r"\|") if style == "md" else s)
+    esc = _escaper(style)
     names = {"judged": lambda label: f"judged@{sens.depths[label]}", "residual": lambda label: "residual",
              "tie_spread": lambda label: "spread"}
     header = ["run"] + [esc(f"{label} {names[q](label)}") for label, q in sens.per_run.columns]
@@ -218,10 +219,10 @@ def _sensitivity_block(cmp: Any, places: int, style: str) -> str:
     table = layout(*sensitivity_grid(cmp, places, style), style)
     lines = flagged_lines(cmp, places)
     if style == "latex":
-        return "\n\n" + "".join(f"% {x}\n" for x in _wrap(SENSITIVITY_LEGEND, 96) + lines) + table
+        return "\n\n" + "".join(f"% {x}\n" for x in textwrap.wrap(SENSITIVITY_LEGEND, 96) + lines) + table
     if style == "md":
         return "\n\n" + table + "\n\n" + SENSITIVITY_LEGEND + "\n\n" + "\n".join(f"* {x}" for x in lines)
-    return "\n\n" + table + "\n\n" + "\n".join(_wrap(SENSITIVITY_LEGEND, 110) + lines)
+    return "\n\n" + table + "\n\n" + "\n".join(textwrap.wrap(SENSITIVITY_LEGEND, 110) + lines)
 
 
 def _pvalue(p: float, places: int) -> str:
@@ -242,19 +243,15 @@ def layout(header: list[str], rows: list[list[str]], style: str) -> str:
         lines += [" & ".join(r) + r" \\" for r in rows]
         lines += [r"\hline", r"\end{tabular}"]
         return "\n".join(lines)
-    widths = [max(_width(x) for x in col) for col in zip(header, *rows)]
+    widths = [max(len(x) for x in col) for col in zip(header, *rows)]
     out = []
     for k, r in enumerate([header] + rows):
-        cells = [r[0] + " " * (widths[0] - _width(r[0]))] + \
-                [" " * (w - _width(x)) + x for x, w in zip(r[1:], widths[1:])]
+        cells = [r[0] + " " * (widths[0] - len(r[0]))] + \
+                [" " * (w - len(x)) + x for x, w in zip(r[1:], widths[1:])]
         out.append("  ".join(cells).rstrip())
         if k == 0:
             out.append("  ".join("-" * w for w in widths))
     return "\n".join(out)
-
-
-def _width(s: str) -> int:
-    return len(s)
 
 
 def to_text(cmp: Any, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
@@ -277,14 +274,10 @@ def to_markdown(cmp: Any, places: int = 4, pairs: bool = False, effect: bool = F
 def to_latex(cmp: Any, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
     """A tabular (needs amssymb for the baseline triangles); the legend as ``%`` comment lines above it."""
     grid = pairs_grid(cmp, places, "latex") if pairs else means_grid(cmp, places, "latex", effect)
-    head = "" if pairs else "".join(f"% {line}\n" for line in _wrap(legend(cmp, effect), 96))
+    head = "" if pairs else "".join(f"% {line}\n" for line in textwrap.wrap(legend(cmp, effect), 96))
     if not pairs and cmp.baseline is not None:
         head += "% \\blacktriangle needs \\usepackage{amssymb}\n"
     return head + layout(*grid, "latex") + ("" if pairs else _sensitivity_block(cmp, places, "latex"))
-
-
-def _wrap(text: str, width: int) -> list[str]:
-    return textwrap.wrap(text, width)
 
 
 def to_delimited(cmp: Any, sep: str = ",", places: int = -1, pairs: bool = False) -> str:

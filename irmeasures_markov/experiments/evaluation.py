@@ -14,7 +14,7 @@ import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import ir_measures
 import numpy as np
@@ -28,13 +28,10 @@ from ..io.pytrec import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytr
 from ..measures.standard import standard_measure
 from ..plugin.base import FamilyMeasure
 from ..plugin.provider import install_provider
-from ..plugin.variants import is_variant
-from ..ranking.prepared import PreparedRun, QrelsIndex
+from ..ranking.prepared import PreparedRun
+from ..ranking.qrels_index import QrelsIndex
 from .evaluation_table import Evaluation
 from .settings import NativeSetting, apply_settings, extra_names, measure_values
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["MeasuresLike", "Qrels", "QrelsLike", "Run", "RunLike", "RunScorer", "default_topics",
            "evaluate", "is_ours", "labelled_measures", "parse_measures", "warn_no_relevant"]
@@ -143,14 +140,11 @@ class RunScorer:
         self.other_eval = (ir_measures.evaluator([measures[j] for j in self.others], qrels_for_pytrec_eval(qrels))
                            if self.others else None)
         self.other_pos = {measures[j]: j for j in self.others}
-        # bpref (and our measures with per-grade parameters) read every judgment: the run is then joined with
-        # all of them once, while it is ranked, instead of with its positive judgments first and all on demand
-        self.judgments = bool(self.settings) or any(s.kind == "Bpref" for s in self.native.values()) or any(
-            is_ours(measures[j]) and measures[j].needs_judgments() for j in self.ours)
-
-        # other tie orders are made from the score at every rank: kept while ranking, not read again
-        self.keep_scores = bool(self.settings) or any(is_ours(measures[j]) and is_variant(measures[j])
-                                                      for j in self.ours)
+        #: what reads the prepared run (PreparedRun prepares it for them): our measures, the native ones (which
+        #: read every rank), and for settings and bpref a reader of every judgment and of the ranked scores
+        self.readers = [measures[j] for j in self.ours]
+        if self.settings or any(s.kind == "Bpref" for s in self.native.values()):
+            self.readers.append(_ReadsEverything())
 
     def __call__(self, run: RunLike) -> np.ndarray:
         """The values ``[measure, topic]`` of ``run`` (any form :func:`~irmeasures_markov.io.to_run_dict` takes)."""
@@ -160,9 +154,7 @@ class RunScorer:
         # a run file is read as arrays (the same run, no Python object per document)
         run = read_run_columns(run) if isinstance(run, (str, os.PathLike)) else to_run_dict(run)
         if self.ours:
-            # to_run_dict checked the ids
-            prepared = PreparedRun(self.qrels_index, run, ids_checked=True, judgments=self.judgments,
-                                   keep_scores=self.keep_scores)
+            prepared = PreparedRun(self.qrels_index, run, self.readers)
             cols = np.array([self.topic_index.get(q, -1) for q in prepared.qids], dtype=np.int64)
             keep = cols >= 0
             cache: dict = {}
@@ -178,6 +170,17 @@ class RunScorer:
                 if k is not None:
                     out[self.other_pos[metric.measure], k] = metric.value
         return out
+
+
+class _ReadsEverything:
+    """Reads every rank, every judgment and the ranked scores of a prepared run (settings make other tie orders;
+    bpref counts judged non-relevant documents)."""
+
+    def needs_judgments(self) -> bool:
+        return True
+
+    def reads_scores(self) -> bool:
+        return True
 
 
 # Worker state for fork-based parallelism: set before the pool forks, so runs are not pickled.

@@ -85,10 +85,7 @@ def _scorer(measures, mkey, topics, native, qrels, qtoken, pool: Pool):
     key = (qtoken, mkey, pool)
     s = _SCORERS.get(key)
     if s is None:
-        if pool == FULL:
-            reduced = qrels
-        else:
-            reduced = downsample_qrels(qrels, pool[0], seed=pool[1])
+        reduced = qrels if pool == FULL else downsample_qrels(qrels, pool[0], seed=pool[1])
         s = _SCORERS[key] = RunScorer(list(measures), reduced, list(topics), native)
         while len(_SCORERS) > _SCORER_CACHE:
             _SCORERS.popitem(last=False)

@@ -19,7 +19,8 @@ import numpy as np
 
 from ..io.normalise import to_qrels_dict
 from ..measures.stopping_time import DominanceResult, browsing_model
-from ..ranking.prepared import UNJUDGED, PreparedRun, QrelsIndex
+from ..ranking.prepared import PreparedRun
+from ..ranking.qrels_index import UNJUDGED, QrelsIndex
 from .evaluation import QrelsLike, RunLike
 
 __all__ = ["compare_runs"]

@@ -19,7 +19,7 @@ from ..io.normalise import to_qrels_dict
 from .correlations import kendall_tau
 from .evaluation import MeasuresLike, Qrels, QrelsLike, default_topics, labelled_measures, warn_no_relevant
 from .evaluation_table import Evaluation
-from .grid import Pool, RunSource, evaluate_grid
+from .grid import RunSource, evaluate_grid
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -137,7 +137,8 @@ def pool_reduction(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, 
     qrels = to_qrels_dict(qrels)
     if full is not None:
         _check_full(full, measures, labels, qrels, runs)
-    pools = [(float(pc), int(seed)) for pc in percents]
+    # keyed as the grid keys them: the full pool has seed 0 whatever the seed
+    pools = [(float(pc), 0 if float(pc) == 100.0 else int(seed)) for pc in percents]
     if full is None:
         if not runs:
             raise ValueError("`runs` is empty.")
@@ -153,7 +154,7 @@ def pool_reduction(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, 
                            progress=progress, desc="pool reduction")
     if full is None:
         full = evs[(100.0, 0)]
-    return reduction_of(full, [evs[_pool_key(p)] for p in pools[len(pools) - len(percents):]], percents)
+    return reduction_of(full, [evs[p] for p in pools[len(pools) - len(percents):]], percents)
 
 
 def reduction_of(full: Evaluation, reduced: Sequence[Evaluation], percents: Sequence[float]) -> PoolReduction:
@@ -193,9 +194,4 @@ def reduction_of(full: Evaluation, reduced: Sequence[Evaluation], percents: Sequ
     tau = np.array([[kendall_tau(full_means[:, j], e.means_array()[:, j]) for j in range(len(full.labels))]
                     for e in evals])
     return PoolReduction([100.0] + [float(p) for p in percents], list(full.labels), mean_scores, tau, evals)
-
-
-def _pool_key(pool: Pool) -> Pool:
-    """The grid's key of a pool: the full pool (100 %) has no seed."""
-    return (100.0, 0) if pool[0] == 100.0 else pool
 

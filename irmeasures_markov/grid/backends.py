@@ -122,8 +122,16 @@ def _execute(task, *payloads):
     return out, time.perf_counter() - t0, os.getpid()
 
 
-def _execute_forked(i, task):
-    return (i,) + _execute(task, *[_SHARED[n] for n in task.needs])
+def _execute_forked(task):
+    return _execute(task, *[_SHARED[n] for n in task.needs])
+
+
+def _outcome(i, call) -> TaskOutcome:
+    """``(i, call(), None)``, or ``(i, None, error)`` when the call raises."""
+    try:
+        return i, call(), None
+    except Exception as e:
+        return i, None, e
 
 
 class LocalBackend:
@@ -177,12 +185,7 @@ class LocalBackend:
         """
         if self.n_jobs == 1 or len(tasks) < 2:
             for i, t in enumerate(tasks):
-                try:
-                    res = _execute(t, *[shared[n] for n in t.needs])
-                except Exception as e:
-                    yield i, None, e
-                else:
-                    yield i, res, None
+                yield _outcome(i, lambda t=t: _execute(t, *[shared[n] for n in t.needs]))
             return
         if "fork" not in multiprocessing.get_all_start_methods():
             raise RuntimeError("the local backend with n_jobs > 1 needs the 'fork' start method (Linux/macOS); "
@@ -191,15 +194,10 @@ class LocalBackend:
         _SHARED.update(shared)
         try:
             with ProcessPoolExecutor(self.n_jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-                futs = [pool.submit(_execute_forked, i, t) for i, t in enumerate(tasks)]
+                futs = [pool.submit(_execute_forked, t) for t in tasks]
                 index = {f: i for i, f in enumerate(futs)}
                 for f in as_completed(futs):
-                    try:
-                        res = f.result()
-                    except Exception as e:
-                        yield index[f], None, e
-                    else:
-                        yield res[0], res[1:], None
+                    yield _outcome(index[f], f.result)
         finally:
             _SHARED.clear()
 
@@ -336,13 +334,7 @@ class DaskBackend:
         index = {f.key: i for i, f in enumerate(futs)}
         try:
             for f in as_completed(futs):
-                i = index[f.key]
-                try:
-                    res = f.result()
-                except Exception as e:
-                    yield i, None, e
-                else:
-                    yield i, res, None
+                yield _outcome(index[f.key], f.result)
                 f.release()
         finally:
             for f in futs:

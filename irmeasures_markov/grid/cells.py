@@ -67,6 +67,19 @@ def _update_str(h, s: str):
     h.update(b)
 
 
+def _nested_hash(tag: bytes, nested, update_value) -> str:
+    """sha256 of ``{qid: {docid: value}}`` in sorted order, each string length-prefixed."""
+    h = hashlib.sha256(tag)
+    for q in sorted(nested):
+        _update_str(h, q)
+        docs = nested[q]
+        h.update(len(docs).to_bytes(8, "little"))
+        for d in sorted(docs):
+            _update_str(h, d)
+            update_value(h, docs[d])
+    return h.hexdigest()[:32]
+
+
 def qrels_hash(qrels: Mapping[str, Mapping[str, int]]) -> str:
     """SHA-256 of the qrels' content, independent of dict order.
 
@@ -80,15 +93,7 @@ def qrels_hash(qrels: Mapping[str, Mapping[str, int]]) -> str:
     str
         The first 32 hex digits of the hash.
     """
-    h = hashlib.sha256(b"qrels\0")
-    for q in sorted(qrels):
-        _update_str(h, q)
-        docs = qrels[q]
-        h.update(len(docs).to_bytes(8, "little"))
-        for d in sorted(docs):
-            _update_str(h, d)
-            h.update(int(docs[d]).to_bytes(8, "little", signed=True))
-    return h.hexdigest()[:32]
+    return _nested_hash(b"qrels\0", qrels, lambda h, grade: h.update(int(grade).to_bytes(8, "little", signed=True)))
 
 
 def run_hash(run: Mapping[str, Mapping[str, float]] | str | os.PathLike[str]) -> str:
@@ -113,15 +118,7 @@ def run_hash(run: Mapping[str, Mapping[str, float]] | str | os.PathLike[str]) ->
     """
     if isinstance(run, (str, os.PathLike)):
         return file_hash(run)
-    h = hashlib.sha256(b"run\0")
-    for q in sorted(run):
-        _update_str(h, q)
-        docs = run[q]
-        h.update(len(docs).to_bytes(8, "little"))
-        for d in sorted(docs):
-            _update_str(h, d)
-            _update_str(h, repr(float(docs[d])))
-    return h.hexdigest()[:32]
+    return _nested_hash(b"run\0", run, lambda h, score: _update_str(h, repr(float(score))))
 
 
 def file_hash(path: str | os.PathLike[str]) -> str:

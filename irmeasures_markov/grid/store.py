@@ -28,6 +28,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from ..io.atomic import replacing
 from .cells import Cell
 
 __all__ = ["ParquetStore", "StoreLike"]
@@ -162,19 +163,13 @@ class ParquetStore:
         now = datetime.datetime.now(datetime.timezone.utc)
         cols["written"] = pa.array([now] * len(cells), pa.timestamp("us", tz="UTC"))
         cols["writer"] = pa.array([self._writer] * len(cells), pa.string())
-        table = pa.table(cols)
-        name = f"part-{time.time_ns():020d}-{uuid.uuid4().hex[:12]}.parquet"
-        dest = self.path / name
-        tmp = self.path / f".{name}.tmp"
-        try:
+        return self._publish(pa.table(cols), pq)
+
+    def _publish(self, table, pq) -> pathlib.Path:
+        """Write ``table`` as a new part, renamed into place so that a reader never sees half a file."""
+        dest = self.path / f"part-{time.time_ns():020d}-{uuid.uuid4().hex[:12]}.parquet"
+        with replacing(dest) as tmp:
             pq.write_table(table, tmp)
-            os.replace(tmp, dest)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
         return dest
 
     def compact(self) -> tuple[int, int]:
@@ -199,16 +194,9 @@ class ParquetStore:
             if k not in seen:
                 seen.add(k)
                 take.append(i)
-        table = table.take(pa.array(take, pa.int64()))
-        name = f"part-{time.time_ns():020d}-{uuid.uuid4().hex[:12]}.parquet"
-        tmp = self.path / f".{name}.tmp"
-        pq.write_table(table, tmp)
-        os.replace(tmp, self.path / name)
+        self._publish(table.take(pa.array(take, pa.int64())), pq)
         for p in parts:
-            try:
-                p.unlink()
-            except FileNotFoundError:
-                pass
+            p.unlink(missing_ok=True)
         return len(parts), len(take)
 
 

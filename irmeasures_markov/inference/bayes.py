@@ -83,12 +83,6 @@ def _pymc():
 
 
 
-def _jeffreys_scale(pm, name):
-    """σ with p(σ) ∝ 1/σ: a flat prior on log σ."""
-    log_s = pm.Flat(f"log_{name}")
-    return pm.Deterministic(name, pm.math.exp(log_s))
-
-
 def _effect(pm, name, n, dims=None):
     scale = pm.HalfCauchy(f"sigma_{name}", EFFECT_SCALE_PRIOR)
     z = pm.Normal(f"z_{name}", 0.0, 1.0, shape=n)
@@ -199,7 +193,7 @@ def fit_linear_model(data: pd.DataFrame | Mapping[str, Sequence[Any]], *, value:
             ib, lb = codes[b]
             eff = _effect(pm, f"{a}_x_{b}", len(la) * len(lb))
             mean = mean + eff[ia * len(lb) + ib]
-        sigma = _jeffreys_scale(pm, "sigma")
+        sigma = pm.Deterministic("sigma", pm.math.exp(pm.Flat("log_sigma")))  # p(σ) ∝ 1/σ: flat on log σ
         pm.Normal("y", mean, sigma, observed=y)
     idata = _sample(pm, model, draws, tune, chains, seed, progress, cores, target_accept)
     divergences, max_rhat = sampling_diagnostics(idata, "nuts", target_accept)

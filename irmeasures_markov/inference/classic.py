@@ -71,7 +71,8 @@ class TestResult:
     exact: bool | None = None
 
 
-def _pair(a, b):
+def _differences(a, b, alternative):
+    """A − B per topic, after checking both score vectors and ``alternative``."""
     a = np.asarray(a, dtype=np.float64).ravel()
     b = np.asarray(b, dtype=np.float64).ravel()
     if a.shape != b.shape:
@@ -80,13 +81,19 @@ def _pair(a, b):
         raise ValueError(f"paired tests need at least 2 topics, got {a.size}")
     if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
         raise ValueError("scores must be finite numbers (NaN or inf found)")
-    return a, b
+    _alt(alternative)
+    return a - b
 
 
 def _alt(alternative):
     if alternative not in ALTERNATIVES:
         raise ValueError(f"alternative must be one of {list(ALTERNATIVES)}, got {alternative!r}")
-    return alternative
+
+
+def _t_pvalue(t, df, alternative):
+    if alternative == "two-sided":
+        return 2 * stats.t.sf(np.abs(t), df)
+    return stats.t.sf(t, df) if alternative == "greater" else stats.t.cdf(t, df)
 
 
 def paired_t_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided") -> TestResult:
@@ -112,9 +119,7 @@ def paired_t_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided") ->
     ValueError
         Scores of different lengths, fewer than 2 topics, a value that is not finite, or an unknown ``alternative``.
     """
-    a, b = _pair(a, b)
-    _alt(alternative)
-    d = a - b
+    d = _differences(a, b, alternative)
     n = d.size
     mean = d.mean()
     sd = d.std(ddof=1)
@@ -122,15 +127,7 @@ def paired_t_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided") ->
         t = 0.0 if mean == 0 else np.copysign(np.inf, mean)
     else:
         t = mean / (sd / np.sqrt(n))
-    df = n - 1
-    if np.isnan(t):
-        p = np.nan
-    elif alternative == "two-sided":
-        p = 2 * stats.t.sf(abs(t), df)
-    elif alternative == "greater":
-        p = stats.t.sf(t, df)
-    else:
-        p = stats.t.cdf(t, df)
+    p = np.nan if np.isnan(t) else _t_pvalue(t, n - 1, alternative)
     return TestResult("t", float(t), float(min(1.0, p)), float(mean), n, alternative)
 
 
@@ -153,9 +150,7 @@ def wilcoxon_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided") ->
     ValueError
         Scores of different lengths, fewer than 2 topics, a value that is not finite, or an unknown ``alternative``.
     """
-    a, b = _pair(a, b)
-    _alt(alternative)
-    d = a - b
+    d = _differences(a, b, alternative)
     if np.all(d == 0):
         return TestResult("wilcoxon", 0.0, 1.0, 0.0, d.size, alternative)
     r = stats.wilcoxon(d, alternative=alternative)
@@ -181,9 +176,7 @@ def sign_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided") -> Tes
     ValueError
         Scores of different lengths, fewer than 2 topics, a value that is not finite, or an unknown ``alternative``.
     """
-    a, b = _pair(a, b)
-    _alt(alternative)
-    d = a - b
+    d = _differences(a, b, alternative)
     wins, losses = int(np.sum(d > 0)), int(np.sum(d < 0))
     m = wins + losses
     p = 1.0 if m == 0 else stats.binomtest(wins, m, 0.5, alternative=alternative).pvalue
@@ -236,9 +229,7 @@ def randomization_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided
     ValueError
         Scores of different lengths, fewer than 2 topics, a value that is not finite, or an unknown ``alternative``.
     """
-    a, b = _pair(a, b)
-    _alt(alternative)
-    d = a - b
+    d = _differences(a, b, alternative)
     rng = np.random.default_rng(seed)
     signs, exact = _sign_patterns(d.size, int(n_resamples), rng)
     null = signs @ d / d.size
@@ -279,9 +270,7 @@ def bootstrap_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided", n
     ValueError
         Scores of different lengths, fewer than 2 topics, a value that is not finite, or an unknown ``alternative``.
     """
-    a, b = _pair(a, b)
-    _alt(alternative)
-    d = a - b
+    d = _differences(a, b, alternative)
     rng = np.random.default_rng(seed)
     counts = _bootstrap_counts(d.size, int(n_resamples), rng)
     null = counts @ (d - d.mean()) / d.size
@@ -346,13 +335,7 @@ def _vectorised_pairs(diffs, test, alternative, n_resamples, seed, chunk):
         sd = diffs.std(axis=0, ddof=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             t = np.where(sd > 0, mean / (sd / np.sqrt(n)), np.where(mean == 0, 0.0, np.sign(mean) * np.inf))
-        if alternative == "two-sided":
-            p = 2 * stats.t.sf(np.abs(t), n - 1)
-        elif alternative == "greater":
-            p = stats.t.sf(t, n - 1)
-        else:
-            p = stats.t.cdf(t, n - 1)
-        return t, np.minimum(p, 1.0)
+        return t, np.minimum(_t_pvalue(t, n - 1, alternative), 1.0)
     rng = np.random.default_rng(seed)
     if test == "randomization":
         weights, exact = _sign_patterns(n, int(n_resamples), rng)

@@ -40,19 +40,15 @@ def adjust_pvalues(pvalues: ArrayLike, method: str | None = "holm") -> np.ndarra
     if method is None or method == "none":
         return p.copy()
     m = p.size
-    if method == "fdr_bh":
-        order = np.argsort(p, kind="stable")
-        scaled = p[order] * m / np.arange(1, m + 1)
-        adj = np.minimum.accumulate(scaled[::-1])[::-1]
-        out = np.empty(m)
-        out[order] = np.minimum(1.0, adj)
-        return out
     if method == "bonferroni":
         return np.minimum(1.0, p * m)
-    if method == "holm":
-        order = np.argsort(p, kind="stable")
+    order = np.argsort(p, kind="stable")
+    if method == "fdr_bh":
+        adj = np.minimum.accumulate((p[order] * m / np.arange(1, m + 1))[::-1])[::-1]
+    elif method == "holm":
         adj = np.maximum.accumulate(p[order] * (m - np.arange(m)))
-        out = np.empty(m)
-        out[order] = np.minimum(1.0, adj)
-        return out
-    raise ValueError(f"correction must be one of {list(CORRECTIONS)} or None, got {method!r}")
+    else:
+        raise ValueError(f"correction must be one of {list(CORRECTIONS)} or None, got {method!r}")
+    out = np.empty(m)
+    out[order] = np.minimum(1.0, adj)
+    return out

@@ -16,7 +16,7 @@ from .._util.progress import progress_bar
 from .inputs import ScoresLike, score_matrix
 from .posterior import EFFECT_SCALE_PRIOR, MU_PRIOR_SD, BayesResult, ImproperPosteriorError, sampling_diagnostics
 
-__all__ = ["gibbs_linear_model", "prob_better_pairs"]
+__all__ = ["gibbs_linear_model", "posterior_pvalues", "prob_better_pairs"]
 
 
 def gibbs_linear_model(scores: ScoresLike, measure: Any = None, *, draws: int = 2000, tune: int = 1000, chains: int = 4,
@@ -208,3 +208,11 @@ def prob_better_pairs(scores: ScoresLike, a: ArrayLike, b: ArrayLike, *, draws: 
         return p_ab, 1.0 - p_ab
     prob = fit.prob_better_matrix()
     return prob[a, b], prob[b, a]
+
+
+def posterior_pvalues(p_ab: np.ndarray, p_ba: np.ndarray, alternative: str) -> np.ndarray:
+    """What stands for a p-value under the Bayesian model, from ``P(A > B | y)`` and ``P(A < B | y)``: two-sided
+    2 min(P(A > B), P(A < B)) (at most 1), one-sided the posterior probability that A is not better."""
+    if alternative == "two-sided":
+        return np.minimum(1.0, 2.0 * np.minimum(p_ab, p_ba))
+    return 1.0 - (p_ab if alternative == "greater" else p_ba)

@@ -78,8 +78,17 @@ class _PairsTask:
         return [res.adjusted_pvalue]
 
 
-def _store(store):
-    return store if store is None or isinstance(store, ParquetStore) else ParquetStore(store)
+def _run(cells, make_tasks, by_name, desc, backend, client, scheduler, n_jobs, store, progress):
+    """run_grid on the backend asked for (closed after if it was started here), the score matrices ``by_name``
+    shared with the tasks."""
+    be, owned = resolve_backend(backend, client=client, scheduler=scheduler, n_jobs=n_jobs)
+    try:
+        return run_grid(cells, make_tasks, lambda names: {k: v for k, v in by_name.items() if k in names},
+                        backend=be, store=store if store is None or isinstance(store, ParquetStore)
+                        else ParquetStore(store), progress=progress, desc=desc)
+    finally:
+        if owned:
+            be.close()
 
 
 def discriminative_power_grid(scores_by_measure: Mapping[str, ScoresLike], *, alpha: float = 0.05,
@@ -148,16 +157,8 @@ def discriminative_power_grid(scores_by_measure: Mapping[str, ScoresLike], *, al
                                   seed, correction))
         return out
 
-    def shared(names):
-        return {f"scores:{hashes[label]}": sm for label, sm in mats.items() if f"scores:{hashes[label]}" in names}
-
-    be, owned = resolve_backend(backend, client=client, scheduler=scheduler, n_jobs=n_jobs)
-    try:
-        arrays, summary = run_grid(list(cells.values()), make_tasks, shared, backend=be, store=_store(store),
-                                   progress=progress, desc="discriminative power")
-    finally:
-        if owned:
-            be.close()
+    arrays, summary = _run(list(cells.values()), make_tasks, {f"scores:{hashes[x]}": sm for x, sm in mats.items()},
+                           "discriminative power", backend, client, scheduler, n_jobs, store, progress)
     rows = {label: {t: float(np.mean(arrays[cells[(label, t)].key] < alpha)) for t in tests} for label in mats}
     return pd.DataFrame.from_dict(rows, orient="index")[list(tests)], summary
 
@@ -236,16 +237,9 @@ def fit_per_collection(scores_by_collection: Mapping[str, ScoresLike], *, sample
         return [_FitTask(f"grid-bayes-{cells[c][0].key}", list(cells[c]), [f"scores:{hashes[c]}"], sampler,
                          dict(fit_kwargs)) for c in todo]
 
-    def shared(names):
-        return {f"scores:{hashes[c]}": sm for c, sm in mats.items() if f"scores:{hashes[c]}" in names}
-
-    be, owned = resolve_backend(backend, client=client, scheduler=scheduler, n_jobs=n_jobs)
-    try:
-        arrays, summary = run_grid([x for pair in cells.values() for x in pair], make_tasks, shared, backend=be,
-                                   store=_store(store), progress=progress, desc="Bayesian fits")
-    finally:
-        if owned:
-            be.close()
+    arrays, summary = _run([x for pair in cells.values() for x in pair], make_tasks,
+                           {f"scores:{hashes[c]}": sm for c, sm in mats.items()}, "Bayesian fits", backend, client,
+                           scheduler, n_jobs, store, progress)
     out = {}
     for c, (ce, cd) in cells.items():
         rhat, div = arrays[cd.key]

@@ -91,16 +91,12 @@ class ScoreMatrix:
         return self.values.mean(axis=0)
 
 
-def _measure_name(m) -> str:
-    return str(m)
-
-
 def _pick_measure(values_by_measure: dict[str, object], measure, where: str):
     if measure is None:
         if len(values_by_measure) != 1:
             raise ValueError(f"{where} holds several measures {sorted(values_by_measure)[:8]}; pass measure=")
         return next(iter(values_by_measure.values()))
-    key = _measure_name(measure)
+    key = str(measure)
     if key not in values_by_measure:
         raise ValueError(f"{where} has no measure {key!r}; it has {sorted(values_by_measure)[:8]}")
     return values_by_measure[key]
@@ -112,7 +108,7 @@ def _per_query_from_frame(df, measure, where) -> dict[str, float]:
         raise ValueError(f"{where}: a per-query DataFrame needs a query column ({'/'.join(_QID_COLUMNS)}) and "
                          f"'value'; got columns {list(df.columns)}")
     if "measure" in df.columns:
-        df = df.assign(measure=df["measure"].map(_measure_name))
+        df = df.assign(measure=df["measure"].map(str))
         groups = {m: g for m, g in df.groupby("measure", sort=False)}
         df = _pick_measure(groups, measure, where)
     qids = df[qcol].astype(str).tolist()
@@ -129,14 +125,14 @@ def _per_query(obj, measure, where) -> dict[str, float]:
         out = {}
         for q, v in obj.items():
             if isinstance(v, Mapping):
-                out[str(q)] = _pick_measure({_measure_name(k): x for k, x in v.items()}, measure, f"{where}, topic {q}")
+                out[str(q)] = _pick_measure({str(k): x for k, x in v.items()}, measure, f"{where}, topic {q}")
             else:
                 out[str(q)] = v
         return {q: float(v) for q, v in out.items()}
     # an iter_calc iterable of Metric(query_id, measure, value)
     by_measure: dict[str, dict[str, float]] = {}
     for row in obj:
-        by_measure.setdefault(_measure_name(row.measure), {})[str(row.query_id)] = float(row.value)
+        by_measure.setdefault(str(row.measure), {})[str(row.query_id)] = float(row.value)
     if not by_measure:
         raise ValueError(f"{where}: no per-query results")
     return _pick_measure(by_measure, measure, where)
@@ -244,4 +240,4 @@ def _checked(values, topics, systems, measure) -> ScoreMatrix:
                          f"scores must be finite ({len(bad)} such value(s))")
     if values.shape[0] < 2:
         raise ValueError(f"inference needs at least 2 topics, got {values.shape[0]}")
-    return ScoreMatrix(values, list(topics), list(systems), None if measure is None else _measure_name(measure))
+    return ScoreMatrix(values, list(topics), list(systems), None if measure is None else str(measure))

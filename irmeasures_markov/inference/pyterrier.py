@@ -32,7 +32,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .classic import ALTERNATIVES, TESTS
-from .gibbs import prob_better_pairs
+from .gibbs import posterior_pvalues, prob_better_pairs
 
 __all__ = ["PyTerrierTestResult", "pyterrier_test", "PYTERRIER_TESTS"]
 
@@ -80,13 +80,9 @@ def pyterrier_test(test: str = "randomization", *, alternative: str = "two-sided
     if test == "bayes":
         def f(system, baseline):
             y = np.column_stack([np.asarray(system, dtype=np.float64), np.asarray(baseline, dtype=np.float64)])
-            p_ab, p_ba = (float(x[0]) for x in prob_better_pairs(y, [0], [1], draws=int(draws), tune=int(draws),
-                                                                 chains=int(chains), seed=seed, progress=False))
-            if alternative == "two-sided":
-                p = min(1.0, 2.0 * min(p_ab, p_ba))
-            else:
-                p = 1.0 - (p_ab if alternative == "greater" else p_ba)
-            return PyTerrierTestResult(p_ab, p)
+            p_ab, p_ba = prob_better_pairs(y, [0], [1], draws=int(draws), tune=int(draws), chains=int(chains),
+                                           seed=seed, progress=False)
+            return PyTerrierTestResult(float(p_ab[0]), float(posterior_pvalues(p_ab, p_ba, alternative)[0]))
     else:
         fn = TESTS[test]
         extra = {"n_resamples": int(n_resamples), "seed": seed} if test in ("randomization", "bootstrap") else {}

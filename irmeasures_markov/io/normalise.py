@@ -7,7 +7,7 @@ or in memory as a dict of dicts (``{qid: {docid: grade}}``,
 (``Qrel``, ``ScoredDoc``).  In memory, every entry point applies the same
 rules: ``ir_measures.calc_aggregate`` and ``PROVIDER`` for our measures,
 :class:`~irmeasures_markov.RelevanceEvaluator`,
-``experiments.evaluate``, :class:`~irmeasures_markov.ranking.prepared.QrelsIndex`
+``experiments.evaluate``, :class:`~irmeasures_markov.ranking.qrels_index.QrelsIndex`
 and :class:`~irmeasures_markov.ranking.prepared.PreparedRun`.
 
 **Ids are ``str``.**  A query or document id of any other type (an ``int``
@@ -47,15 +47,13 @@ from collections.abc import Collection, Iterable, Mapping
 import numpy as np
 
 from .._util.errors import InputError, InputTypeError
+from .fast_qrels import GRADE_MAX, GRADE_MIN
 from .run_columns import RunColumns
-from .trec import GRADE_MAX, GRADE_MIN, add_judgment, read_trec_qrels, read_trec_run
+from .trec import add_judgment, read_trec_qrels, read_trec_run
 
 __all__ = [
-    "GRADE_MIN",
-    "GRADE_MAX",
     "check_query_id",
     "check_document_ids",
-    "join_document_ids",
     "check_qrels",
     "check_run",
     "to_qrels_dict",
@@ -107,30 +105,8 @@ def check_document_ids(docids: Iterable, qid: object, what: str = "run") -> None
     ------
     InputTypeError
     """
-    join_document_ids("", docids, qid, what)
-
-
-def join_document_ids(separator: str, docids: Iterable, qid: object, what: str = "run") -> str:
-    """``separator.join(docids)``, raising :class:`InputTypeError` if an id is not a str.
-
-    Parameters
-    ----------
-    separator : str
-    docids : iterable
-    qid : object
-        The query, named in the message.
-    what : str
-
-    Returns
-    -------
-    str
-
-    Raises
-    ------
-    InputTypeError
-    """
     try:
-        return separator.join(docids)
+        "".join(docids)
     except TypeError:
         bad = next(d for d in docids if not isinstance(d, str))
         raise _id_type_error(what, qid, bad) from None

@@ -5,10 +5,10 @@ reads a run file (``io.read_trec_run``, ``to_run_dict``, run directories, the
 command line, comparisons, grids) calls it.  It tokenises the whole file at
 once (:mod:`.fast_run`) and falls back to the line grammar of
 :func:`run_from_lines` whenever a file breaks a rule, so its dictionaries and
-error messages are exactly those of :func:`read_trec_run_lines`, the
-line-by-line reference.  :func:`read_trec_qrels` reads qrels the same way
-(:mod:`.fast_qrels`, then :func:`qrels_from_lines`; reference
-:func:`read_trec_qrels_lines`).
+error messages are exactly those of the line grammar (tests/reference_readers.py
+reads files line by line through it, the reference the tests compare with).
+:func:`read_trec_qrels` reads qrels the same way (:mod:`.fast_qrels`, then
+:func:`qrels_from_lines`).
 """
 from __future__ import annotations
 
@@ -23,9 +23,8 @@ from .fast_qrels import GRADE_MAX, GRADE_MIN, qrels_from_bytes
 from .fast_run import build_run, run_columns
 from .text import decode, display_name, open_lines, read_whole, short
 
-__all__ = ["read_trec_run", "read_trec_run_lines", "read_trec_qrels", "read_trec_qrels_lines", "read_rates",
-           "run_from_lines", "qrels_from_lines", "add_judgment", "field_count", "field_count_error", "parse_float",
-           "parse_grade", "GRADE_MIN", "GRADE_MAX"]
+__all__ = ["read_trec_run", "read_trec_qrels", "read_rates", "run_from_lines", "qrels_from_lines", "add_judgment",
+           "field_count", "field_count_error", "parse_float", "parse_grade"]
 
 Lines = Iterable[tuple[int, bytes]]
 Run = dict[str, dict[str, float]]
@@ -211,7 +210,7 @@ def read_trec_run(path: PathLike) -> Run:
     ``float()`` reads them; the rank and tag fields are not used.  The whole
     file is tokenised at once; a file that breaks a rule of the grammar is
     read again line by line, so the result and the errors are those of
-    :func:`read_trec_run_lines`.
+    :func:`run_from_lines`.
 
     Parameters
     ----------
@@ -240,26 +239,6 @@ def _run_from_bytes(data: bytes) -> Run | None:
     cols = run_columns(data)
     return build_run(cols) if cols is not None else None
 
-
-def read_trec_run_lines(path: PathLike) -> Run:
-    """:func:`read_trec_run` line by line: the reference reader of the run grammar (same result, same errors).
-
-    Reads the file as a stream, one line at a time; slower than
-    :func:`read_trec_run`, which is what the package uses.  Raises
-    :class:`InputError` as :func:`read_trec_run` does.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        A run file, or ``-`` for standard input.
-
-    Returns
-    -------
-    dict
-        ``{qid: {docid: score}}``.
-    """
-    with open_lines(path) as lines:
-        return run_from_lines(lines, display_name(path))
 
 
 def qrels_from_lines(lines: Lines, name: str) -> dict[str, dict[str, int]]:
@@ -295,7 +274,7 @@ def read_trec_qrels(path: PathLike) -> dict[str, dict[str, int]]:
     different grades it is an error.  The whole file is tokenised at once
     (:mod:`.fast_qrels`); a file that breaks a rule is read again line by
     line, so the result and the errors are those of
-    :func:`read_trec_qrels_lines`.
+    :func:`qrels_from_lines`.
 
     Parameters
     ----------
@@ -318,26 +297,6 @@ def read_trec_qrels(path: PathLike) -> dict[str, dict[str, int]]:
     """
     return read_whole(path, qrels_from_bytes, qrels_from_lines)
 
-
-def read_trec_qrels_lines(path: PathLike) -> dict[str, dict[str, int]]:
-    """:func:`read_trec_qrels` line by line: the reference reader of the qrels grammar (same result, same errors).
-
-    Reads the file as a stream, one line at a time; slower than
-    :func:`read_trec_qrels`, which is what the package uses.  Raises
-    :class:`InputError` as :func:`read_trec_qrels` does.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        A qrels file, or ``-`` for standard input.
-
-    Returns
-    -------
-    dict
-        ``{qid: {docid: grade}}``.
-    """
-    with open_lines(path) as lines:
-        return qrels_from_lines(lines, display_name(path))
 
 
 def read_rates(path: PathLike, content: bytes | None = None) -> np.ndarray | dict[str, np.ndarray]:

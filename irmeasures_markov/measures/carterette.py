@@ -79,8 +79,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._util.cutoffs import check_cutoff
-from .._util.segments import SegmentSums
-from ..ranking.prepared import segment_sum
+from .._util.segments import SegmentSums, segment_sum
 from .carterette_distributions import (
     REGISTRATION_CACHES,
     as_binary_relevance,

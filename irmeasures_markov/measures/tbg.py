@@ -46,8 +46,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._util.segments import query_blocks
-from ..ranking.prepared import segment_cumsum, segment_sum
+from .._util.segments import query_blocks, segment_cumsum, segment_sum
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -341,7 +340,7 @@ def time_biased_gain(relevance: ArrayLike, lengths: ArrayLike, *,
     ----------
     relevance : array_like of int
         Grades of the ranked documents, top first (binary 0/1 works; use
-        :data:`~irmeasures_markov.ranking.prepared.UNJUDGED` or 0 for unjudged).
+        :data:`~irmeasures_markov.ranking.qrels_index.UNJUDGED` or 0 for unjudged).
     lengths : array_like of float
         Length in words of each ranked document (0 for a duplicate of an earlier one).
     params : TBGParameters or dict, optional

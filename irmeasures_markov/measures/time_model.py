@@ -42,7 +42,8 @@ import numpy as np
 from .._util.cutoffs import check_cutoff
 from ..documents.lengths import DocumentLengths
 from ..io import to_qrels_dict, to_run_dict
-from ..ranking.prepared import UNJUDGED, PreparedRun, QrelsIndex
+from ..ranking.prepared import PreparedRun
+from ..ranking.qrels_index import UNJUDGED, QrelsIndex
 from .tbg import TBGParameters, as_parameters  # noqa: F401  (TBGParameters: annotations)
 
 if TYPE_CHECKING:

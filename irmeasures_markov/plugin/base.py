@@ -264,7 +264,7 @@ class FamilyMeasure(irm_measures.Measure):
         compute() reads a prepared run through :meth:`batch`, so a cutoff
         bounds what it reads, unless ``judged_only`` removes unjudged
         documents first.  When every measure of an evaluator is bounded, the
-        evaluator ranks only that deep (``PreparedRun(depth=...)``).  A
+        evaluator ranks only that deep (:class:`PreparedRun` asks its measures).  A
         family that reads anything else of the prepared run beyond its
         cutoff overrides this to return None.
 
@@ -277,6 +277,16 @@ class FamilyMeasure(irm_measures.Measure):
             return None   # other tie orders and judgments are made from the whole ranking
         jo = self["judged_only"] if "judged_only" in self.SUPPORTED_PARAMS else False
         return None if jo else self.cutoff
+
+    def reads_scores(self) -> bool:
+        """Whether compute() makes other tie orders from the score at every rank (the prepared run then keeps them).
+
+        Returns
+        -------
+        bool
+            True for a ``ties``, ``unjudged`` or ``residual`` variant.
+        """
+        return is_variant(self)
 
     def filled_length(self, lengths: np.ndarray) -> np.ndarray:
         """How many ranks ``unjudged='rel'`` reads for rankings of ``lengths`` documents: ranks past the end

@@ -18,7 +18,8 @@ from ir_measures.util import Metric
 from .._util.errors import InputError
 from ..io.normalise import to_run_dict, warn_if_nothing_to_evaluate
 from ..ranking.cache import qrels_index
-from ..ranking.prepared import PreparedRun, QrelsIndex
+from ..ranking.prepared import PreparedRun
+from ..ranking.qrels_index import QrelsIndex
 from .base import FamilyMeasure
 from .variants import MetricWithExtras, is_variant, variant_values
 
@@ -52,7 +53,7 @@ class MarkovEvaluator(irm_providers.Evaluator):
     situation; every qrels query then scores the measure's DEFAULT (0), and
     aggregates are never NaN.
 
-    ``qrels`` may also be a :class:`~irmeasures_markov.ranking.prepared.QrelsIndex`.
+    ``qrels`` may also be a :class:`~irmeasures_markov.ranking.qrels_index.QrelsIndex`.
     Otherwise the index comes from :func:`irmeasures_markov.ranking.cache.qrels_index`:
     ``ir_measures.calc_aggregate`` makes an evaluator per call, and the
     judgments of an unchanged qrels dict or DataFrame are indexed once, not
@@ -66,19 +67,15 @@ class MarkovEvaluator(irm_providers.Evaluator):
         # per evaluator, as when every evaluator had its own index: each warns once about queries without
         # relevant documents, even when the index is shared
         self._warned_empty = set()
-        depths = [m.ranks_read() for m in measures]
-        self._depth = None if not depths or None in depths else max(depths)
         super().__init__(measures, self.qrels_index.query_ids)
 
-    def prepare(self, run: object, ids_checked: bool = False) -> PreparedRun:
-        """The run ranked and joined with the qrels (ids checked unless ``ids_checked``; scores always).
+    def prepare(self, run: object) -> PreparedRun:
+        """The run ranked and joined with the qrels for this evaluator's measures (ids and scores checked).
 
         Parameters
         ----------
         run : mapping or iterable
             ``{qid: {docid: score}}`` or any run form of :func:`~irmeasures_markov.io.to_run_dict`.
-        ids_checked : bool
-            Every id is known to be a str already.
 
         Returns
         -------
@@ -86,10 +83,8 @@ class MarkovEvaluator(irm_providers.Evaluator):
         """
         # PreparedRun checks the ids of a dict run itself, while ranking it
         if not isinstance(run, Mapping):
-            run, ids_checked = to_run_dict(run), True
-        return PreparedRun(self.qrels_index, run, ids_checked=ids_checked, depth=self._depth,
-                           join_docids=any(m.reads_document_values() for m in self.measures),
-                           keep_scores=any(is_variant(m) for m in self.measures))
+            run = to_run_dict(run)
+        return PreparedRun(self.qrels_index, run, self.measures)
 
     def values(self, run: object, warn_empty: bool = True) -> dict[irm_measures.Measure, dict[str, float]]:
         """``{measure: {qid: value}}`` for the queries present in both qrels and run.

@@ -84,7 +84,7 @@ from .._util.cutoffs import check_measure_cutoffs, trec_measure_parts
 from ..io.normalise import to_run_dict, warn_if_nothing_to_evaluate
 from ..io.pytrec import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
 from ..ranking.cache import qrels_index
-from ..ranking.prepared import read_scores
+from ..ranking.order import read_scores
 from .base import FamilyMeasure
 from .provider import PROVIDER
 
@@ -173,7 +173,7 @@ def _check_scores(run, qrels):
     """Raise on a non-numeric or non-finite score of an evaluated query, naming query and document.
 
     Only for evaluators without measures of ours: otherwise ranking the run
-    reads and checks the scores (:func:`~irmeasures_markov.ranking.prepared.read_scores`), in one pass.
+    reads and checks the scores (:func:`~irmeasures_markov.ranking.order.read_scores`), in one pass.
     """
     for qid, docs in run.items():
         if qid in qrels and len(docs):
@@ -299,7 +299,7 @@ class RelevanceEvaluator:
         run = to_run_dict(scores)   # every id checked, before any score
         if self._our_evaluator is not None:
             # ranking the run for our measures reads and checks the scores: the only pass over them
-            prepared = self._our_evaluator.prepare(run, ids_checked=True)
+            prepared = self._our_evaluator.prepare(run)
         else:
             _check_scores(run, self.qrels)
         # pytrec_eval's rows: every query with judgments and an entry in the run, even an empty one (and

@@ -2,9 +2,10 @@
 
 :func:`prepare_flat` ranks every query of a run and joins it with its
 judgments as one set of arrays, with no Python code per query or document;
-:class:`~irmeasures_markov.ranking.prepared.PreparedRun` uses it whenever the
-input allows (every id a str, every score a finite number).  The result is the
-same as preparing each query alone.  How the join works: docs/design.md.
+:class:`~irmeasures_markov.ranking.prepared.PreparedRun` uses it for every
+dict run (when an input check fails it returns None, and PreparedRun's
+validation pass names the culprit).  The result is the same as ranking each
+query alone.  How the join works: docs/design.md.
 """
 from __future__ import annotations
 
@@ -17,11 +18,10 @@ import numpy as np
 from .._util.arrays import frozen
 from .._util.segments import consecutive, query_blocks, segment_argsort_desc
 from .order import cut_to_depth, fix_ties, in_rank_order, tie_groups, tie_slots
-from .positive_join import positive_hits, read_long_rankings
+from .positive_join import positive_hits
 from .qrels_index import UNJUDGED, QrelsIndex
 
-__all__ = ["SEPARATOR", "LOOKUP_BLOCK", "RankedQuery", "FlatRun", "prepare_flat",
-           "consecutive"]
+__all__ = ["SEPARATOR", "LOOKUP_BLOCK", "RankedQuery", "FlatRun", "prepare_flat"]
 
 #: joins the docids of a ranking into one string (one docid per line), the form
 #: :class:`~irmeasures_markov.documents.docid_table.DocidTable` looks up at once
@@ -109,7 +109,7 @@ class FlatRun:
 
     Query ``i`` occupies ``slice(starts[i], starts[i+1])`` of every ranked
     array.  The arrays are read-only: batches share them instead of copying.
-    Made by :func:`prepare_flat` or :meth:`from_queries`.
+    Made by :func:`prepare_flat` (and :func:`~irmeasures_markov.ranking.columnar_join.prepare_columns`).
 
     Parameters
     ----------
@@ -172,31 +172,6 @@ class FlatRun:
         self.joins = joins or joined is not None
         self._grades = None if grades is None else frozen(grades)
         self._docids = None
-
-    @classmethod
-    def from_queries(cls, queries: list[RankedQuery]) -> FlatRun:
-        """The flat layout of rankings prepared one query at a time.
-
-        Parameters
-        ----------
-        queries : list of RankedQuery
-
-        Returns
-        -------
-        FlatRun
-        """
-        key_starts = np.zeros(len(queries) + 1, dtype=np.int64)
-        np.cumsum([len(q._keys) for q in queries], out=key_starts[1:])
-        starts = np.zeros(len(queries) + 1, dtype=np.int64)
-        np.cumsum([q._order.size for q in queries], out=starts[1:])
-        keys = list(chain.from_iterable(q._keys for q in queries))
-        # no whole-run joined string: document_values joins the docids block by block, in bounded memory
-        joins = bool(queries) and all(q.joined_keys is not None for q in queries)
-        def cat(arrays, dtype):
-            return np.concatenate(arrays) if arrays else np.zeros(0, dtype=dtype)
-        order = cat([q._order + s for q, s in zip(queries, key_starts.tolist(), strict=False)], np.int64)
-        return cls([q.qid for q in queries], [q._judged for q in queries], keys, starts, order, None,
-                   cat([q.positive_grades for q in queries], np.int64), None, joins, key_starts=key_starts)
 
     @property
     def _ties(self) -> tuple[np.ndarray, np.ndarray] | None:
@@ -327,8 +302,7 @@ class FlatRun:
 
 
 def prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join_docids: bool,
-                  ids_checked: bool = False, depth: int | None = None,
-                  judgments: bool = False, keep_scores: bool = False) -> FlatRun | None:
+                 depth: int | None = None, judgments: bool = False, keep_scores: bool = False) -> FlatRun | None:
     """Rank and join every query of ``run`` at once, with no Python code per query or document.
 
     Long rankings (``_FLAT_MAX_MEAN_LENGTH``) are joined through their
@@ -344,8 +318,6 @@ def prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join
         ``{qid: {docid: score}}``.
     join_docids : bool
         Keep the docids joined by :data:`SEPARATOR` (for vectorised lookups).
-    ids_checked : bool
-        The caller has checked that every id is a str.
     depth : int, optional
         Keep only the first ``depth`` ranks of each query.
     judgments : bool
@@ -360,24 +332,21 @@ def prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join
     -------
     FlatRun or None
         None when an input check fails (a non-str id, a score that is not a
-        finite number, a mapping whose length disagrees with its items), and
-        for long rankings ranked to a ``depth`` (query by query costs less):
-        the caller then prepares query by query, which names any culprit.
+        finite number, a mapping whose length disagrees with its items): the
+        caller's validation pass then names the culprit.
     """
-    if not ids_checked and not all(map(isinstance, run, repeat(str))):
+    if not all(map(isinstance, run, repeat(str))):
         return None
     judged_all = qrels.qrels
     qids = [q for q, d in run.items() if len(d) and q in judged_all]
     dicts = list(map(run.__getitem__, qids))
-    if len(qids) != len(run) and not ids_checked:
+    if len(qids) != len(run):
         kept = set(qids)
         skipped = [d for q, d in run.items() if q not in kept]
         if not set(map(type, chain.from_iterable(skipped))) <= {str}:
             return None
     lengths = np.fromiter(map(len, dicts), dtype=np.int64, count=len(dicts))
     long_rankings = int(lengths.sum()) >= _FLAT_MAX_MEAN_LENGTH * max(1, len(dicts))
-    if long_rankings and depth is not None:
-        return None  # a partial sort and a probe per ranked document, query by query, cost less
     n = int(lengths.sum())
     # a run of one lookup block keeps its docids joined (document_values reads them from there)
     join = join_docids and n <= LOOKUP_BLOCK
@@ -385,8 +354,7 @@ def prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join
     if long_rankings and not judgments:
         # each query's dict read once while it is in cache: its docids, its scores and its positive judgments
         positive_lists = list(map(qrels.positive_lists, qids))
-        read = read_long_rankings(dicts, positive_lists, n, check_ids=not ids_checked,
-                                  separator=SEPARATOR if join else None)
+        read = _read_long_rankings(dicts, positive_lists, n, SEPARATOR if join else None)
         if read is None:
             return None
         keys, scores, probed, joined = read
@@ -401,7 +369,7 @@ def prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join
             else:
                 # the join checks that every docid is a str at C speed; in blocks, so it never holds a copy of
                 # the run
-                for a in range(0, 0 if ids_checked else n, _CHECK_BLOCK):
+                for a in range(0, n, _CHECK_BLOCK):
                     "".join(keys[a:a + _CHECK_BLOCK])
             scores = np.fromiter(chain.from_iterable(map(methodcaller("values"), dicts)), dtype=np.float64, count=n)
         except (TypeError, ValueError):
@@ -458,3 +426,34 @@ def prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join
                    grades)
     flat.ranked_scores = kept_scores
     return flat
+
+
+def _read_long_rankings(dicts: list[Mapping[str, float]], positive: list[tuple[list[str], np.ndarray]], n: int,
+                        separator: str | None) -> tuple[list[str], np.ndarray, np.ndarray, str | None] | None:
+    """``(keys, scores, probed, joined)`` of a run of long rankings, each ranking's dict read three times in a row
+    while it is in cache: the docids in file order, their scores, the score of each positive judgment (NaN where
+    not retrieved), the docids joined by ``separator`` (None without one); None when an input check fails."""
+    # the list made at its final size: grown by extend, it would over-allocate up to 1/8 (a byte per document)
+    keys: list[str] = [None] * n
+    scores = np.empty(n)
+    probes = []
+    parts: list[str] = []
+    a = 0
+    nan = np.nan
+    try:
+        for d, (judged, _) in zip(dicts, positive, strict=False):
+            b = a + len(d)
+            keys[a:b] = d
+            if separator is not None:
+                parts.append(separator.join(d))
+            else:
+                "".join(d)   # checks that every docid is a str
+            scores[a:b] = np.fromiter(d.values(), dtype=np.float64, count=b - a)
+            probes.append(np.fromiter(map(d.get, judged, repeat(nan)), dtype=np.float64, count=len(judged)))
+            a = b
+    except (TypeError, ValueError):
+        return None
+    if a != n or len(keys) != n:   # a mapping whose length disagrees with its items
+        return None
+    joined = separator.join(parts) if separator is not None else None
+    return keys, scores, (np.concatenate(probes) if probes else np.zeros(0)), joined

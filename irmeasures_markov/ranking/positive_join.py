@@ -4,144 +4,40 @@ A long ranking (about 1,000 documents) holds few documents with a positive
 grade (about 100).  Probing the ranking's dict with those judgments finds them,
 and each is placed at its rank by a binary search on its score among the
 ranked scores; inside a tie group of scores, by its docid (trec_eval order).
-:func:`positive_grades` does it for one query, :func:`join_positive_flat` for
-every query of a run at once (:func:`positive_hits`: only the ranks and grades
-of the hits).  Why: docs/design.md, "The positive join".
+:func:`positive_hits` does it for every query of a run at once.  Why:
+docs/design.md, "The positive join".
 """
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
-from collections.abc import Mapping
-from itertools import chain, repeat
+from bisect import bisect_right
+from itertools import chain
 from operator import gt
 
 import numpy as np
 
 from .._util.segments import segment_sum
 
-__all__ = ["positive_grades", "join_positive_flat", "positive_hits", "read_long_rankings"]
+__all__ = ["positive_hits"]
 
-#: tied hits times their tie group's size above which :func:`join_positive_flat` places the tied hits with
+#: tied hits times their tie group's size above which :func:`positive_hits` places the tied hits with
 #: one sorted docid list per tie group instead of comparing every hit with every member of its group
 _TIE_COMPARE_MAX = 1 << 20
-#: tied hits of :func:`join_positive_flat` in a group of at least _TIE_SORT_MIN_SIZE documents holding at least
+#: tied hits of :func:`positive_hits` in a group of at least _TIE_SORT_MIN_SIZE documents holding at least
 #: _TIE_SORT_MIN_HITS hits are placed by sorting the group's docids once instead of comparing each hit with the group
 _TIE_SORT_MIN_HITS = 3
 _TIE_SORT_MIN_SIZE = 16
 
 
-def positive_grades(keys: list[str], doc_scores: Mapping[str, float], order: np.ndarray, ranked: np.ndarray,
-                     positive: Mapping[str, int]) -> np.ndarray:
-    """Grade > 0 of the document at each rank (0 elsewhere), for one query.
+def positive_hits(positive: list[tuple[list[str], np.ndarray]], probed: np.ndarray, keys: list[str],
+                  order: np.ndarray, ranked: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rank and grade of every hit (a positive judgment the ranking retrieved) of every query (flat layout).
 
-    The retrieved documents judged positive are found by intersecting the
-    judgments with the run's dict, and each is placed at its rank by a binary
-    search on its score, then inside its tie group on its docid.
-
-    Parameters
-    ----------
-    keys : list of str
-        The query's docids, in the dict's order.
-    doc_scores : mapping
-        The run's ``{docid: score}`` of the query.
-    order : numpy.ndarray
-        :func:`~irmeasures_markov.ranking.order.trec_order` of ``keys``.
-    ranked : numpy.ndarray
-        ``scores[order]``.
-    positive : mapping
-        The query's ``{docid: grade}`` with grade > 0.
-
-    Returns
-    -------
-    numpy.ndarray
-        int64, one per rank.
-    """
-    out = np.zeros(len(keys), dtype=np.int64)
-    common = list(positive.keys() & doc_scores.keys())
-    m = len(common)
-    if not m:
-        return out
-    neg_score = -np.fromiter(map(doc_scores.__getitem__, common), dtype=np.float64, count=m)
-    ascending = -ranked
-    first = np.searchsorted(ascending, neg_score, side="left")
-    past = np.searchsorted(ascending, neg_score, side="right")
-    rank = first
-    tied = np.flatnonzero(past - first > 1)
-    if tied.size:
-        groups: dict[int, list[str]] = {}
-        for j in tied.tolist():
-            a, b = int(first[j]), int(past[j])
-            members = groups.get(a)
-            if members is None:  # the group's docids, ascending (ranked descending)
-                members = groups[a] = [keys[i] for i in order[a:b][::-1].tolist()]
-            rank[j] = b - 1 - bisect_left(members, common[j])
-    out[rank] = np.fromiter(map(positive.__getitem__, common), dtype=np.int64, count=m)
-    return out
-
-
-def read_long_rankings(dicts: list[Mapping[str, float]], positive: list[tuple[list[str], np.ndarray]], n: int,
-                       check_ids: bool, separator: str | None = None
-                       ) -> tuple[list[str], np.ndarray, np.ndarray, str | None] | None:
-    """Read a run of long rankings query by query: docids, scores, and the scores of positive judgments.
-
-    Each ranking's dict is read three times in a row, while it is in cache.
-
-    Parameters
-    ----------
-    dicts : list of mapping
-        Each query's ``{docid: score}``.
-    positive : list of tuple
-        Each query's positive judgments ``(docids, grades)``.
-    n : int
-        Total number of documents of ``dicts``.
-    check_ids : bool
-        Check that every docid is a str.
-    separator : str, optional
-        Also join every docid by this separator
-        (:data:`~irmeasures_markov.ranking.join.SEPARATOR`; the join checks them).
-
-    Returns
-    -------
-    tuple or None
-        ``(keys, scores, probed, joined)``: the docids in file order, their
-        scores, the score of each positive judgment (NaN where not
-        retrieved), and the joined docids or None; None when an input check
-        fails.
-    """
-    # the list made at its final size: grown by extend, it would over-allocate up to 1/8 (a byte per document)
-    keys: list[str] = [None] * n
-    scores = np.empty(n)
-    probes = []
-    parts: list[str] = []
-    a = 0
-    nan = np.nan
-    try:
-        for d, (judged, _) in zip(dicts, positive, strict=False):
-            b = a + len(d)
-            keys[a:b] = d
-            if separator is not None:
-                parts.append(separator.join(d))
-            elif check_ids:
-                "".join(d)
-            scores[a:b] = np.fromiter(d.values(), dtype=np.float64, count=b - a)
-            probes.append(np.fromiter(map(d.get, judged, repeat(nan)), dtype=np.float64, count=len(judged)))
-            a = b
-    except (TypeError, ValueError):
-        return None
-    if a != n or len(keys) != n:   # a mapping whose length disagrees with its items
-        return None
-    joined = separator.join(parts) if separator is not None else None
-    return keys, scores, (np.concatenate(probes) if probes else np.zeros(0)), joined
-
-
-def join_positive_flat(positive: list[tuple[list[str], np.ndarray]], probed: np.ndarray, keys: list[str],
-                        order: np.ndarray, ranked: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Positive grade at every rank of every query (flat layout), joined through the positive judgments only.
-
-    Each hit (a positive judgment the ranking retrieved) is placed at its
-    rank by a binary search on its score among its query's ranked scores; a
-    hit inside a tie group of scores goes after the group members whose
-    docid is larger (trec_eval order: docid descending within a tie).
+    Each hit is placed at its rank by a binary search on its score among its
+    query's ranked scores; a hit inside a tie group of scores goes after the
+    group members whose docid is larger (trec_eval order: docid descending
+    within a tie).  Only as many numbers as there are hits: the array of one
+    grade per rank (``out[rank] = grades``) can then be made once ``ranked``
+    (which the placing reads) is freed.
 
     Parameters
     ----------
@@ -160,24 +56,6 @@ def join_positive_flat(positive: list[tuple[list[str], np.ndarray]], probed: np.
         ``scores[order]``.
     starts : numpy.ndarray
         Query ``i`` occupies ``slice(starts[i], starts[i+1])``.
-
-    Returns
-    -------
-    numpy.ndarray
-        int64, the grade where it is > 0 and 0 elsewhere, at every rank.
-    """
-    rank, grades = positive_hits(positive, probed, keys, order, ranked, starts)
-    out = np.zeros(order.size, dtype=np.int64)
-    out[rank] = grades
-    return out
-
-
-def positive_hits(positive: list[tuple[list[str], np.ndarray]], probed: np.ndarray, keys: list[str],
-                  order: np.ndarray, ranked: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The ranks and grades of :func:`join_positive_flat`'s hits: ``out[rank] = grades`` gives its array.
-
-    Only as many numbers as there are hits: the array of one grade per rank can then be made once
-    ``ranked`` (which the placing reads) is freed.  Parameters as :func:`join_positive_flat`.
 
     Returns
     -------

@@ -8,27 +8,23 @@ measures share one pass over it (docs/conventions.md, docs/design.md).
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, compress, repeat
+from itertools import chain, compress
 
 import numpy as np
 
 from .._util.arrays import frozen
-
-# segment_cumsum and rank_documents are not used here: the old module irmeasures_markov.ranking.prepared (now this one)
-# offered them, and its old path keeps them until every import names their new module
-from .._util.segments import segment_cumsum, segment_sum  # noqa: F401
-from ..io.normalise import check_document_ids, check_query_id, join_document_ids
+from .._util.segments import consecutive, segment_sum
+from ..io.normalise import check_document_ids, check_query_id
 from ..io.run_columns import RunColumns
 from . import join
 from .columnar_join import prepare_columns
-from .join import SEPARATOR, FlatRun, RankedQuery, consecutive
-from .order import rank_documents, read_scores, top_order, trec_order  # noqa: F401
-from .positive_join import positive_grades
+from .join import FlatRun, RankedQuery
+from .order import read_scores
 from .qrels_index import UNJUDGED, QrelsIndex, recall_base_table
 
-__all__ = ["RelevanceBatch", "PreparedRun", "select_positions"]
+__all__ = ["RelevanceBatch", "PreparedRun", "select_positions", "run_needs"]
 
 
 @dataclass
@@ -146,6 +142,57 @@ def select_positions(grades: np.ndarray | None, starts: np.ndarray, judged_only:
     return keep, (frozen(offsets) if offsets is not starts else offsets)
 
 
+def run_needs(measures: Iterable) -> tuple[int | None, bool, bool, bool]:
+    """What the measures that will read a prepared run read of it: how :class:`PreparedRun` prepares the run.
+
+    Each measure may say it with the methods of
+    :class:`~irmeasures_markov.plugin.base.FamilyMeasure`; a measure without
+    one of them reads every rank and nothing else.
+
+    Parameters
+    ----------
+    measures : iterable
+
+    Returns
+    -------
+    depth : int or None
+        ``max(m.ranks_read())`` when every measure reads a bounded number of
+        ranks (and there is one), else None.
+    join_docids : bool
+        Some measure looks a value up per document (``reads_document_values()``).
+    judgments : bool
+        Some measure tells judged non-relevant from unjudged (``needs_judgments()``).
+    keep_scores : bool
+        Some measure makes other tie orders from the ranked scores (``reads_scores()``).
+    """
+    def says(m, name: str) -> bool:
+        method = getattr(m, name, None)
+        return bool(method()) if method is not None else False
+    measures = list(measures)
+    depths = [m.ranks_read() if hasattr(m, "ranks_read") else None for m in measures]
+    depth = None if not depths or None in depths else max(depths)
+    return (depth, any(says(m, "reads_document_values") for m in measures),
+            any(says(m, "needs_judgments") for m in measures), any(says(m, "reads_scores") for m in measures))
+
+
+def _raise_input_error(run: Mapping, judged: Mapping) -> None:
+    """The validation pass of a dict run the join refused: the error naming its first bad query, document or score.
+
+    Runs the checks in run order, ids before scores, as the join reads the
+    run: scores only of the queries with judgments and documents.
+    """
+    for qid, doc_scores in run.items():
+        check_query_id(qid)
+        keys = list(doc_scores)
+        check_document_ids(keys, qid)
+        if qid in judged and keys:
+            if len(keys) != len(doc_scores):
+                raise ValueError(f"run: query {qid!r}: its mapping lists {len(keys)} documents but has length "
+                                 f"{len(doc_scores)}")
+            read_scores(doc_scores, qid, keys)
+    raise RuntimeError("the join refused a run whose every id and score is valid")
+
+
 class _LazyQueries(Sequence):
     """``PreparedRun.queries`` for a run prepared flat: each :class:`RankedQuery` is made on first access."""
 
@@ -186,87 +233,37 @@ class PreparedRun:
         ``{qid: {docid: score}}`` with str ids, or a
         :class:`~irmeasures_markov.io.run_columns.RunColumns` (ranked and
         joined from its arrays; the same values).
-    join_docids : bool
-        Also keep each query's docids joined by newlines, made while the
-        docids are in cache: a vectorised per-document lookup
-        (:meth:`document_values`) reads them from there.
-    ids_checked : bool
-        The caller has checked already that every id is a str
-        (:func:`~irmeasures_markov.io.normalise.to_run_dict`).
-    depth : int, optional
-        Rank only the top ``depth`` documents of each query (all of them are
-        still checked), for measures that read no further (a cutoff <=
-        ``depth``, without ``judged_only``).  The ranked arrays then hold the
-        first ``min(depth, n)`` documents of the full ranking;
-        ``batch(cutoff=c)`` with ``c <= depth`` is unchanged.
-    judgments : bool
-        A ``judgments=True`` batch (every judged grade, e.g. for bpref or
-        ``judged_only``) will be asked for: a run of long rankings is then
-        joined with all its judgments while it is ranked.  Values are the
-        same either way.
-    keep_scores : bool
-        Keep the score at every rank (:meth:`ranked_scores` then reads no
-        score again), for measures that make other tie orders.
+    measures : iterable, optional
+        The measures that will read the run (e.g. this package's
+        :class:`~irmeasures_markov.plugin.base.FamilyMeasure` objects).  What they
+        say they read (:func:`run_needs`) lets the run be prepared for it:
+        ranked only as deep as every measure reads, each query's docids
+        joined for per-document lookups, every judgment joined while ranking,
+        the ranked scores kept.  Values never depend on it.
 
     Raises
     ------
     TypeError
         A query or document id that is not a str, naming it.
     ValueError
-        A score that is not a finite number, naming the query and document;
-        a ``depth`` that is not a positive integer.
+        A score that is not a finite number, naming the query and document.
     """
 
-    def __init__(self, qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join_docids: bool = False,
-                 ids_checked: bool = False, depth: int | None = None, judgments: bool = False,
-                 keep_scores: bool = False) -> None:
-        if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
-            raise ValueError(f"depth must be a positive integer or None, got {depth!r}")
+    def __init__(self, qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], measures: Iterable = ()) -> None:
+        depth, join_docids, judgments, keep_scores = run_needs(measures)
         self.qrels_index = qrels
+        #: ranks prepared per query (None: all): ``batch(cutoff=c)`` with ``c <= depth`` reads no further
         self.depth = depth
         self._batches: dict[tuple, RelevanceBatch] = {}
-        # all queries at once (no per-query Python work); None when an input check fails, and the per-query
-        # loop below then raises the error naming the query and document
         if isinstance(run, RunColumns):   # read from a file: checked, and ranked from its arrays
             flat = prepare_columns(qrels, run, join_docids, depth, judgments, keep_scores)
         else:
-            flat = join.prepare_flat(qrels, run, join_docids, ids_checked, depth, judgments, keep_scores)
-        if flat is not None:
-            self._flat = flat
-            self.queries = _LazyQueries(flat)
-            return
-        self.queries: list[RankedQuery] = []
-        judged = qrels.qrels
-        for qid, doc_scores in run.items():
-            if not ids_checked:
-                check_query_id(qid)
-            qdocs = judged.get(qid)
-            n = len(doc_scores)
-            if qdocs is None or n == 0:
-                if not ids_checked:
-                    check_document_ids(doc_scores, qid)
-                continue
-            keys = list(doc_scores)
-            if join_docids:
-                joined = join_document_ids(SEPARATOR, keys, qid)  # the join checks the ids too
-            else:
-                joined = None
-                if not ids_checked:
-                    check_document_ids(keys, qid)
-            scores = read_scores(doc_scores, qid, keys)
-            if depth is not None and depth < n:
-                order = top_order(keys, scores, depth)
-                positive = qrels.positive(qid)
-                # k dict probes: for a small k, cheaper than placing every judged document by its score
-                grades = np.fromiter(map(positive.get, [keys[i] for i in order.tolist()], repeat(0, depth)),
-                                     dtype=np.int64, count=depth)
-                ranked = scores[order]
-            else:
-                order = trec_order(keys, scores)
-                ranked = scores[order]
-                grades = positive_grades(keys, doc_scores, order, ranked, qrels.positive(qid))
-            self.queries.append(RankedQuery(qid, keys, order, ranked, grades, qdocs, joined))
-        self._flat = FlatRun.from_queries(self.queries)
+            # all queries at once, no per-query Python work; None when an input check fails
+            flat = join.prepare_flat(qrels, run, join_docids, depth, judgments, keep_scores)
+            if flat is None:
+                _raise_input_error(run, qrels.qrels)
+        self._flat = flat
+        self.queries = _LazyQueries(flat)
 
     @property
     def qids(self) -> list[str]:
@@ -347,7 +344,7 @@ class PreparedRun:
         flat = self._flat
         if flat.ranked_scores is not None:
             return flat.ranked_scores
-        if flat.runs is not None and flat.key_starts is flat.starts:
+        if flat.key_starts is flat.starts:
             counts = np.diff(flat.key_starts)
             in_file_order = np.fromiter(chain.from_iterable(d.values() for d in flat.runs), dtype=np.float64,
                                         count=int(counts.sum()))
@@ -427,7 +424,7 @@ class PreparedRun:
         keep, _ = self._selection(judged_only, cutoff)
         if cutoff is not None and keep is not None:
             wanted = flat.order[keep].tolist()
-            return self._lookup_blocks(lookup_segments, list(map(flat.keys.__getitem__, wanted)), None)
+            return self._lookup_blocks(lookup_segments, list(map(flat.keys.__getitem__, wanted)))
         # first: a pending docid tie-break then runs before the values take their memory
         order = flat.order if exact_tie_order or keep is not None else flat.positive_tie_order
         # looked up in blocks of whole queries and placed at their ranks: no whole-run array in file order beside
@@ -435,18 +432,17 @@ class PreparedRun:
         values = flat.values_in_rank_order(lookup_segments, order)
         return values if keep is None else values[keep]
 
-    def _lookup_blocks(self, lookup_segments, keys: list[str], joined: str | None) -> np.ndarray:
+    def _lookup_blocks(self, lookup_segments, keys: list[str]) -> np.ndarray:
         """``lookup_segments`` over ``keys`` in blocks of ``join.LOOKUP_BLOCK`` documents, concatenated.
 
         A vectorised lookup holds several arrays per document while it works
         (the docids' bytes, the table rows it gathers): blocks bound that
-        memory without changing a value.  Prepared one query at a time, the
-        run's docids may come joined already (``joined``).
+        memory without changing a value.
         """
         n = len(keys)
         block = join.LOOKUP_BLOCK
         if n <= block:
-            return np.asarray(lookup_segments([keys], None if joined is None else [joined]))
+            return np.asarray(lookup_segments([keys], None))
         out = np.empty(n)
         for a in range(0, n, block):
             out[a:a + block] = lookup_segments([keys[a:a + block]], None)

@@ -26,7 +26,7 @@ from .prepared import PreparedRun, RelevanceBatch, select_positions
 
 hashlib = lazy_module("hashlib")  # for the seeds of sampled orders only: not at start-up
 
-__all__ = ["ScenarioRun", "tie_groups_flat", "identity_reading", "query_rng", "expand_ranges",
+__all__ = ["ScenarioRun", "tie_groups_flat", "identity_reading", "query_rng",
            "FILLED", "Gathered"]
 
 #: ``source`` of a filled rank past the end of a ranking (no document of the run)

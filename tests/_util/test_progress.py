@@ -79,7 +79,8 @@ def _calls(data, tmp_path):
 
 CALLS = ["datasets.load_run_dir", "experiments.evaluate", "experiments.pool_reduction",
          "inference.discriminative_power", "inference.all_pairs(wilcoxon)", "bayes.gibbs_linear_model",
-         "bayes.bayesian_linear_model", "grid.fit_per_collection", "comparison.compare(bayes)", "calibration.fit"]
+         "bayes.bayesian_linear_model", "grid.fit_per_collection", "comparison.compare(bayes)",
+         pytest.param("calibration.fit", marks=pytest.mark.slow)]  # a model fit, five times
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # tiny Gibbs fits: R-hat warnings are not the point here

@@ -118,6 +118,7 @@ def test_probabilities_of_all_click_sequences_sum_to_one(monkeypatch, dense_max)
     assert 0.99 < rest <= 1.0 + 1e-12     # sequences longer than 8 clicks carry the rest
 
 
+@pytest.mark.slow  # dense reference on 100 ranks
 def test_long_ranking_matches_dense_on_a_100_rank_group():
     """A group above DENSE_MAX (tridiagonal path) against the dense reference, clicks far apart."""
     rng = np.random.default_rng(7)

@@ -1,6 +1,6 @@
 """Click models recover the parameters of simulated logs (click_model_sim.simulate walks one user at a time).
 
-Three seeds (one in the fast suite) of 20,000 sessions each: 3 queries x 5 documents, every session a
+Three seeds of 20,000 sessions each (the slow tier): 3 queries x 5 documents, every session a
 random permutation (so position and document effects separate).  Tolerances
 are 5 binomial standard errors of the counts that inform each parameter
 (``_se``): a document's examined shows for attractiveness, its clicks for
@@ -16,9 +16,9 @@ from click_model_sim import docs_of, simulate
 
 from irmeasures_markov.calibration.click_models import fit_click_model
 
+pytestmark = pytest.mark.slow  # model fits on large simulated logs
 N = 20_000
-# seed 0 in the fast suite, two more with -m slow
-SEEDS = (0, pytest.param(1, marks=pytest.mark.slow), pytest.param(2, marks=pytest.mark.slow))
+SEEDS = (0, 1, 2)
 Z = 5.0
 
 

@@ -176,6 +176,7 @@ def test_the_cache_follows_changed_parameters():
     assert np.allclose(f.click_probabilities(s), 2 * before)
 
 
+@pytest.mark.slow  # model fits
 def test_fitted_models_saved_and_loaded_predict_the_same(tmp_path):
     log, qrels = simulate_ph(400, browse="RWBM", p=0.6, q=0.2, gamma=0.5, n_docs=4, n_queries=5, rng=3)
     report = fit(log, families=("ph", "carterette", "tbg", "mp"), qrels=qrels, bootstrap=0, progress=False)

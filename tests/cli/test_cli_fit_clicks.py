@@ -43,6 +43,7 @@ def _row(out, family, model):
     raise AssertionError(f"no row {family} {model} in\n{out}")
 
 
+@pytest.mark.slow  # fits every family and click model
 def test_family_all_prints_click_metrics_for_families_and_click_models(logs, tmp_path, capsys):
     train_path, test_path = logs
     out_file = tmp_path / "fit.json"
@@ -81,6 +82,7 @@ def test_family_all_prints_click_metrics_for_families_and_click_models(logs, tmp
     assert raw["log"]["split"] == {"kind": "file", "source": test_path}
 
 
+@pytest.mark.slow  # model fits
 def test_test_split_is_by_query_by_default(logs, tmp_path, capsys):
     train_path, _ = logs
     out_file = tmp_path / "fit.json"

@@ -87,6 +87,7 @@ def test_evaluation_results_are_labelled(ev):
 
 # TESTS: corrections and pairwise
 
+@pytest.mark.slow  # external reference (statsmodels)
 def test_corrections_equal_statsmodels():
     multitest = pytest.importorskip("statsmodels.stats.multitest")
     rng = np.random.default_rng(3)
@@ -179,6 +180,7 @@ def test_baseline_markers_and_randomization(data):
     assert (cmp.tests.significant).any() and (~cmp.tests.significant).any()
 
 
+@pytest.mark.slow  # Bayesian sampling
 def test_bayes_probabilities(data):
     qrels, runs = data
     cmp = comparison.compare(qrels, runs, ["AP"], baseline="r0", test="bayes")

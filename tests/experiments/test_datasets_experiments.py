@@ -8,6 +8,9 @@ import pytest
 import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+# the line-by-line reference, to check the one run reader (read_run, io.read_trec_run) against it
+from reference_readers import read_trec_run_lines as read_trec_run
 from synthetic_collection import synthetic, write_run  # shared with the grid, grid-command and progress tests
 
 import irmeasures_markov  # noqa: F401
@@ -24,9 +27,6 @@ from irmeasures_markov.io import read_trec_run as read_run
 from irmeasures_markov.io.datasets import binarize, collection, downsample_qrels, load_qrels, load_topics, read_topics
 from irmeasures_markov.io.fast_run import _parse_scores
 from irmeasures_markov.io.run_files import complete_runs, list_run_files, load_run_dir, run_name
-
-# the line-by-line reference, to check the one run reader (read_run, io.read_trec_run) against it
-from irmeasures_markov.io.trec import read_trec_run_lines as read_trec_run
 
 # --------------------------------------------------------------------------- datasets
 

@@ -8,11 +8,14 @@ import warnings
 import ir_measures
 import numpy as np
 import pytest
+from measure_needs import Needs
 
 from irmeasures_markov import M1, M2, M3, M4, MP, PH, PROVIDER, TBG, MPcont, RelevanceEvaluator
 from irmeasures_markov._util.errors import InputError, InputTypeError
-from irmeasures_markov.io.normalise import GRADE_MAX, GRADE_MIN, to_qrels_dict, to_run_dict
-from irmeasures_markov.ranking.prepared import PreparedRun, QrelsIndex
+from irmeasures_markov.io.fast_qrels import GRADE_MAX, GRADE_MIN
+from irmeasures_markov.io.normalise import to_qrels_dict, to_run_dict
+from irmeasures_markov.ranking.prepared import PreparedRun
+from irmeasures_markov.ranking.qrels_index import QrelsIndex
 
 QRELS = {"q1": {"a": 1, "b": 0, "c": 2}, "q2": {"x": 1}}
 RUN = {"q1": {"a": 0.5, "b": 2.0, "c": 1.0}, "q2": {"x": 1.0, "y": 3.0}}
@@ -53,7 +56,7 @@ def test_non_str_ids_raise_in_rankings_and_experiments():
     index = QrelsIndex({"q": {"1": 1}})
     for join in (False, True):  # the docid join for per-document lookups checks them too
         with pytest.raises(TypeError, match="run: query 'q': document id 1 is int"):
-            PreparedRun(index, {"q": {"0": 1.0, 1: 2.0}}, join_docids=join)
+            PreparedRun(index, {"q": {"0": 1.0, 1: 2.0}}, [Needs(document_values=join)])
     with pytest.raises(TypeError, match="run: query 'other': document id 7 is int"):
         PreparedRun(index, {"q": {"1": 1.0}, "other": {7: 1.0}})  # a run-only query too: one rule
     from irmeasures_markov.experiments import evaluate

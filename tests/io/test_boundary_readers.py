@@ -20,6 +20,9 @@ import numpy as np
 import pytest
 from fake_ir_datasets import FakeDataset, FakeIrDatasets
 
+# the line-by-line reference, to check the one run reader (read_run, io.read_trec_run) against it
+from reference_readers import read_trec_run_lines as read_trec_run
+
 import irmeasures_markov as imm
 import irmeasures_markov.documents.lengths as lengths_module
 from irmeasures_markov.documents.length_files import lengths_from_ir_datasets, read_duplicates, read_lengths
@@ -28,9 +31,6 @@ from irmeasures_markov.io import InputError, datasets, read_rates, read_trec_qre
 from irmeasures_markov.io import read_trec_run as read_run
 from irmeasures_markov.io.datasets import load_qrels
 from irmeasures_markov.io.run_files import load_run_dir
-
-# the line-by-line reference, to check the one run reader (read_run, io.read_trec_run) against it
-from irmeasures_markov.io.trec import read_trec_run_lines as read_trec_run
 
 BOM = b"\xef\xbb\xbf"
 RUN = b"q1 Q0 a 1 3.0 t\nq1 Q0 b 2 2.0 t\nq1 Q0 c 3 1.0 t\nq2 Q0 a 1 1.0 t\n"

@@ -12,10 +12,11 @@ import struct
 
 import numpy as np
 import pytest
+from reference_readers import read_trec_run_lines
 
 from irmeasures_markov._util.errors import InputError
 from irmeasures_markov.io import fast_run
-from irmeasures_markov.io.trec import read_trec_run, read_trec_run_lines
+from irmeasures_markov.io.trec import read_trec_run
 
 ENGINES = ("numpy", "numba")
 SEPARATORS = [b" ", b"\t", b"  ", b" \t ", b"\x0b", b"\x0c", b"\r", b"\t\r "]

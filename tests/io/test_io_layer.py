@@ -5,6 +5,7 @@ import pathlib
 
 import numpy as np
 import pytest
+from reference_readers import read_trec_run_lines
 
 import irmeasures_markov  # noqa: F401
 import irmeasures_markov.io.run_columns as run_columns_module
@@ -34,7 +35,7 @@ def counted(monkeypatch):
 def test_every_run_path_goes_through_the_one_reader(tmp_path, counted):
     p = tmp_path / "input.r1.gz"
     p.write_bytes(gzip.compress(RUN))
-    expected = trec.read_trec_run_lines(p)
+    expected = read_trec_run_lines(p)
     assert read_trec_run(p) == expected
     assert to_run_dict(str(p)) == expected                 # in-memory normalisation of a path
     assert load_run_dir(tmp_path, n_jobs=1) == {"r1": expected}

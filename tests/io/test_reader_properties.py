@@ -22,13 +22,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+# the line-by-line reference, to check the one run reader (read_run, io.read_trec_run) against it
+from reference_readers import read_trec_run_lines as read_trec_run
+
 import irmeasures_markov as imm
 from irmeasures_markov import cli
 from irmeasures_markov.io import InputError, read_trec_qrels
 from irmeasures_markov.io import read_trec_run as read_run
-
-# the line-by-line reference, to check the one run reader (read_run, io.read_trec_run) against it
-from irmeasures_markov.io.trec import read_trec_run_lines as read_trec_run
 
 COMPRESS = {None: lambda b: b, "gz": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress}
 MEASURES = [ir_measures.parse_measure(m) for m in ("MP", "MP(model='UNIFORM',recall=True)", "MP@5")]

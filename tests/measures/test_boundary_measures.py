@@ -186,7 +186,7 @@ def grades_for(n, seed):
     return g.tolist()
 
 
-@pytest.mark.parametrize("n", [10, 40, 50, 200])
+@pytest.mark.parametrize("n", [10, 40, 50, pytest.param(200, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("chain", CHAINS)
 def test_order2_on_nearly_non_absorbing_chains_is_exact(n, chain):
     """E[sum g] / E[H] to 1e-10 relative against exact rationals, including p + q = 1 with the drift to the top

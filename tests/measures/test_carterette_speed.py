@@ -15,7 +15,8 @@ import irmeasures_markov as imm
 from irmeasures_markov._util.segments import segment_sum
 from irmeasures_markov.measures.carterette import _Relevant, user_model_batch
 from irmeasures_markov.measures.carterette_distributions import DEFAULT_THETA, DISTRIBUTIONS, MODELS, NAMED_MEASURES
-from irmeasures_markov.ranking.prepared import PreparedRun, QrelsIndex
+from irmeasures_markov.ranking.prepared import PreparedRun
+from irmeasures_markov.ranking.qrels_index import QrelsIndex
 
 
 def reference(a, model, dist, theta, f, rb, norm, cutoff):

@@ -94,7 +94,7 @@ def test_closed_form_equals_general_solver(T, p, seed, model):
     assert abs(closed - solved) <= 1e-12
 
 
-@pytest.mark.parametrize("T", [1, 2, 3, 17, 2000])
+@pytest.mark.parametrize("T", [1, 2, 3, 17, pytest.param(2000, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("model", MODELS)
 def test_closed_form_equals_general_solver_fixed(T, model):
     rng = np.random.default_rng(T)

@@ -48,6 +48,7 @@ def test_sparse_path_equals_the_general_engine(params, seed):
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @pytest.mark.parametrize("params", MODELS[:5], ids=str)
 @pytest.mark.parametrize("seed", range(4))
+@pytest.mark.slow  # exhaustive reference over every order
 def test_sparse_path_equals_brute_force_over_every_order(params, seed):
     qrels, run, _ = tied_run(seed, 2, 7, scores=(0, 1), step=1.0, grades=(0, 1), signed_zeros=False)
     m = MP(**params, ties="expected")

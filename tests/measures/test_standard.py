@@ -9,10 +9,12 @@ tables or the judgments join made while ranking.
 import ir_measures
 import numpy as np
 import pytest
+from measure_needs import Needs
 from random_runs import tied_run
 
 from irmeasures_markov.measures.standard import standard_measure, standard_values
-from irmeasures_markov.ranking.prepared import UNJUDGED, PreparedRun, QrelsIndex
+from irmeasures_markov.ranking.prepared import PreparedRun
+from irmeasures_markov.ranking.qrels_index import UNJUDGED, QrelsIndex
 
 
 def random_inputs(seed, n_queries=6, length=700):
@@ -54,7 +56,7 @@ def reference(qrels, run, rel):
 @pytest.mark.parametrize("judgments", [False, True])
 def test_ap_and_bpref_match_reference(seed, rel, judgments):
     qrels, run = random_inputs(seed)
-    prepared = PreparedRun(QrelsIndex(qrels), run, judgments=judgments)
+    prepared = PreparedRun(QrelsIndex(qrels), run, [Needs(judgments=judgments)])
     ap = standard_values(standard_measure(ir_measures.parse_measure(f"AP(rel={rel})")), prepared)
     bpref = standard_values(standard_measure(ir_measures.parse_measure(f"Bpref(rel={rel})")), prepared)
     want_ap, want_bpref = reference(qrels, run, rel)

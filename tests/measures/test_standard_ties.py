@@ -17,7 +17,8 @@ import pytest
 
 from irmeasures_markov.experiments import evaluate
 from irmeasures_markov.measures.standard import standard_measure, standard_values
-from irmeasures_markov.ranking.prepared import PreparedRun, QrelsIndex
+from irmeasures_markov.ranking.prepared import PreparedRun
+from irmeasures_markov.ranking.qrels_index import QrelsIndex
 
 MEASURES = ["AP", "AP(rel=2)", "AP@5", "P@1", "P@3", "P(rel=2)@5", "RR", "RR@3", "RR(rel=2)", "nDCG", "nDCG@3",
             "Rprec", "Bpref", "Bpref(rel=2)", "RBP(rel=1,p=0.8)", "RBP(rel=2,p=0.5)"]

@@ -24,7 +24,8 @@ from irmeasures_markov.measures.stopping_time import (
     path_at_h_batch,
     rbp_normaliser,
 )
-from irmeasures_markov.ranking.prepared import PreparedRun, QrelsIndex
+from irmeasures_markov.ranking.prepared import PreparedRun
+from irmeasures_markov.ranking.qrels_index import QrelsIndex
 
 R = [1, 0, 0, 1, 0, 0, 1, 0, 0, 1]
 S = [0, 1, 1, 1, 1, 0, 0, 0, 0, 0]

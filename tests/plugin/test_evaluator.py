@@ -31,7 +31,8 @@ def test_our_measures_keyed_by_canonical_string():
 
 
 def test_relevance_level_applies_to_our_measures():
-    res = RelevanceEvaluator(QRELS, {"MP(model='UNIFORM',recall=True)", "map"}, relevance_level=2).evaluate(RUN)
+    with pytest.warns(RuntimeWarning, match="2 qrels queries have no document with grade >= 2"):
+        res = RelevanceEvaluator(QRELS, {"MP(model='UNIFORM',recall=True)", "map"}, relevance_level=2).evaluate(RUN)
     assert res["q1"]["MP(model='UNIFORM',recall=True)"] == pytest.approx(res["q1"]["map"])
 
 

@@ -131,6 +131,7 @@ def test_static_expected_is_exact_on_huge_tie_groups(measure):
     assert extras["se"]["q"] == 0.0
 
 
+@pytest.mark.slow  # exhaustive reference: 6 measures x 2 cutoffs x 3432 arrangements
 def test_dynamic_expected_is_exact_against_every_arrangement():
     """A 14-document tie group (7 relevant, 3432 grade arrangements) below two fixed ranks, cut at 10: every
     arrangement through the functional API, against the closed form (se 0)."""

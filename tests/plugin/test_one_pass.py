@@ -6,10 +6,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ir_measures import providers as irm_providers
+from measure_needs import Needs
 
 import irmeasures_markov as imm
 from irmeasures_markov import MP, PROVIDER, RelevanceEvaluator
-from irmeasures_markov.ranking.prepared import UNJUDGED, PreparedRun, QrelsIndex
+from irmeasures_markov.ranking.prepared import PreparedRun, run_needs
+from irmeasures_markov.ranking.qrels_index import UNJUDGED, QrelsIndex
 
 QRELS = {"q1": {"a": 1, "b": 0, "c": 2}, "q2": {"x": 1}, "q3": {"z": 1}}
 
@@ -81,7 +83,7 @@ def tied_runs(draw):
 def test_ranking_to_a_depth_keeps_the_top_of_the_full_ranking(data, depth):
     qrels, run = data
     index = QrelsIndex(qrels)
-    full, cut = PreparedRun(index, run), PreparedRun(index, run, depth=depth)
+    full, cut = PreparedRun(index, run), PreparedRun(index, run, [Needs(depth=depth)])
     assert full.qids == cut.qids
     for f, c in zip(full.queries, cut.queries):
         k = min(depth, len(f.docids))
@@ -102,12 +104,10 @@ def test_ranking_to_a_depth_keeps_the_top_of_the_full_ranking(data, depth):
 
 def test_depth_is_the_largest_cutoff_and_none_when_any_measure_reads_further():
     def depth(*measures):
-        return PROVIDER.evaluator(measures, QRELS)._depth
+        return run_needs(PROVIDER.evaluator(measures, QRELS).measures)[0]
     assert depth(MP @ 5, MP(recall=True) @ 20, imm.M2 @ 3) == 20
     assert depth(MP @ 5, MP) is None
     assert depth(MP(judged_only=True) @ 5) is None   # unjudged documents go before the cutoff applies
-    with pytest.raises(ValueError, match="depth must be a positive integer"):
-        PreparedRun(QrelsIndex(QRELS), {}, depth=0)
 
 
 @pytest.mark.filterwarnings("ignore:.*no document with grade")

@@ -2,9 +2,9 @@
 
 Three independent references:
 
-* the per-query preparation (``PreparedRun`` when the flat one is switched
-  off), with its batches rebuilt here the way they were built before, one
-  query at a time and concatenated;
+* each query ranked alone (``run_references.ranked_alone``), with its
+  batches rebuilt here the way they were built before, one query at a time
+  and concatenated;
 * every query evaluated alone, as a run of its own (a batch of one);
 * ``np.cumsum`` / ``np.argsort`` of each segment alone for the segment kernels.
 
@@ -12,6 +12,8 @@ Equality is exact (bit for bit) throughout: batching changes no arithmetic.
 """
 import numpy as np
 import pytest
+from measure_needs import Needs
+from run_references import as_columns, ranked_alone
 
 import irmeasures_markov as imm
 from irmeasures_markov._util.segments import _unsorted_segments, segment_argsort_desc, segment_cumsum
@@ -19,7 +21,8 @@ from irmeasures_markov.documents.lengths import DocumentLengths
 from irmeasures_markov.measures.markov_precision import PAPER_MODELS
 from irmeasures_markov.ranking import join
 from irmeasures_markov.ranking import prepared as prepared_module
-from irmeasures_markov.ranking.prepared import UNJUDGED, PreparedRun, QrelsIndex
+from irmeasures_markov.ranking.prepared import PreparedRun
+from irmeasures_markov.ranking.qrels_index import UNJUDGED, QrelsIndex
 
 
 def random_inputs(seed, n_queries=60, max_len=40, long=False):
@@ -45,21 +48,17 @@ def random_inputs(seed, n_queries=60, max_len=40, long=False):
     return qrels, run
 
 
-def per_query(monkeypatch):
-    monkeypatch.setattr(join, "prepare_flat", lambda *args: None)
-
-
-def old_batch(prepared, rel, judged_only, cutoff, judgments):
-    """The batch as it was built before: query by query from the RankedQuery objects, concatenated."""
+def old_batch(queries, qrels_index, rel, judged_only, cutoff, judgments):
+    """The batch as it was built before: query by query from each query ranked alone, concatenated."""
     grades = []
-    for q in prepared.queries:
+    for q in queries:
         g = q.grades if judgments else q.positive_grades
         if judged_only:
             g = g[g != UNJUDGED]
         grades.append(g[:cutoff] if cutoff is not None else g)
     offsets = np.concatenate(([0], np.cumsum([g.size for g in grades]))).astype(np.int64)
     flat = np.concatenate(grades) if grades else np.zeros(0, dtype=np.int64)
-    rb = [prepared.qrels_index.recall_base(q.qid, rel) for q in prepared.queries]
+    rb = [qrels_index.recall_base(q.qid, rel) for q in queries]
     return offsets, flat, np.array(rb, dtype=np.int64)
 
 
@@ -68,15 +67,13 @@ SETTINGS = [(rel, jo, cutoff, jm) for rel in (0, 1, 2) for jo in (False, True) f
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_flat_preparation_equals_per_query_preparation(seed, monkeypatch):
+def test_flat_preparation_equals_per_query_preparation(seed):
     qrels, run = random_inputs(seed)
     qi = QrelsIndex(qrels)
-    flat = PreparedRun(qi, run, join_docids=True)
-    with monkeypatch.context() as m:
-        per_query(m)
-        ref = PreparedRun(qi, run, join_docids=True)
-    assert flat.qids == ref.qids and len(flat.queries) == len(ref.queries) > 20
-    for a, b in zip(flat.queries, ref.queries):
+    flat = PreparedRun(qi, run, [Needs(document_values=True)])
+    ref = ranked_alone(qrels, run)
+    assert flat.qids == [q.qid for q in ref] and len(flat.queries) == len(ref) > 20
+    for a, b in zip(flat.queries, ref):
         assert a.qid == b.qid and a.docids == b.docids and a.joined_keys == b.joined_keys
         # bit for bit, the sign of a zero score included
         np.testing.assert_array_equal(a.scores.view(np.int64), b.scores.view(np.int64))
@@ -84,13 +81,13 @@ def test_flat_preparation_equals_per_query_preparation(seed, monkeypatch):
         np.testing.assert_array_equal(a.grades, b.grades)
     for rel, jo, cutoff, jm in SETTINGS:
         b = flat.batch(rel=rel, judged_only=jo, cutoff=cutoff, judgments=jm, with_docids=True)
-        offsets, grades, rb = old_batch(ref, rel, jo, cutoff, bool(jm or jo or rel < 1))
+        offsets, grades, rb = old_batch(ref, qi, rel, jo, cutoff, bool(jm or jo or rel < 1))
         np.testing.assert_array_equal(b.offsets, offsets)
         np.testing.assert_array_equal(b.grades, grades)
         np.testing.assert_array_equal(b.relevant, grades >= rel)
         np.testing.assert_array_equal(b.recall_base, rb)
         expect = [d[g != UNJUDGED] if jo else d for d, g in
-                  ((np.array(q.docids, dtype=object), q.grades) for q in ref.queries)]
+                  ((np.array(q.docids, dtype=object), q.grades) for q in ref)]
         assert [list(d[:cutoff]) for d in expect] == b.docids
 
 
@@ -102,14 +99,13 @@ def test_long_rankings_joined_through_positive_judgments_give_the_same_result(mo
     positive = flat._flat.positive_grades.copy()                    # made before the docid tie-break
     monkeypatch.setattr(join, "_FLAT_MAX_MEAN_LENGTH", 10 ** 9)
     probed = PreparedRun(qi, run)                                   # every document probed
-    per_query(monkeypatch)
-    ref = PreparedRun(qi, run)
+    ref = ranked_alone(qrels, run)
     for prepared in (flat, probed):
-        for a, b in zip(prepared.queries, ref.queries):
+        for a, b in zip(prepared.queries, ref, strict=True):
             assert a.docids == b.docids
             np.testing.assert_array_equal(a.positive_grades, b.positive_grades)
             np.testing.assert_array_equal(a.grades, b.grades)
-    np.testing.assert_array_equal(positive, np.concatenate([q.positive_grades for q in ref.queries]))
+    np.testing.assert_array_equal(positive, np.concatenate([q.positive_grades for q in ref]))
 
 
 def _measures():
@@ -145,7 +141,7 @@ def test_every_family_batched_equals_one_query_at_a_time(seed):
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_every_family_flat_equals_per_query_preparation(seed, monkeypatch):
+def test_every_family_on_dicts_equals_on_columns(seed):
     qrels, run = random_inputs(200 + seed)
     measures = _measures()
     ev = imm.PROVIDER.evaluator(measures, qrels)
@@ -153,8 +149,7 @@ def test_every_family_flat_equals_per_query_preparation(seed, monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         flat = ev.values(run)
-        per_query(monkeypatch)
-        ref = ev.values(run)
+        ref = ev.values(as_columns(run))
     for m in measures:
         assert flat[m] == ref[m], str(m)
 
@@ -291,21 +286,18 @@ def test_gl_or_degrees_grouped_by_r_equal_each_query_block(kernel):
 
 
 @pytest.mark.parametrize("depth", [1, 3, 17])
-def test_depth_flat_equals_per_query(depth, monkeypatch):
-    """Ranked to a depth: the flat path (a full sort, cut) equals the per-query partial sort."""
+def test_depth_flat_equals_per_query(depth):
+    """Ranked to a depth: the flat path (a full sort, cut) equals each query ranked alone and cut."""
     qrels, run = random_inputs(300 + depth)
     qi = QrelsIndex(qrels)
-    flat = PreparedRun(qi, run, depth=depth)
-    assert isinstance(flat.queries, prepared_module._LazyQueries)
-    with monkeypatch.context() as m:
-        per_query(m)
-        ref = PreparedRun(qi, run, depth=depth)
-    for a, b in zip(flat.queries, ref.queries):
+    flat = PreparedRun(qi, run, [Needs(depth=depth)])
+    for a, b in zip(flat.queries, ranked_alone(qrels, run, depth), strict=True):
         assert a.docids == b.docids and len(a.docids) <= depth
         np.testing.assert_array_equal(a.positive_grades, b.positive_grades)
         np.testing.assert_array_equal(a.grades, b.grades)
+    whole = PreparedRun(qi, run)
     for cutoff in (1, depth):
         for jm in (False, True):
-            fb, rb = flat.batch(cutoff=cutoff, judgments=jm), ref.batch(cutoff=cutoff, judgments=jm)
+            fb, rb = flat.batch(cutoff=cutoff, judgments=jm), whole.batch(cutoff=cutoff, judgments=jm)
             np.testing.assert_array_equal(fb.offsets, rb.offsets)
             np.testing.assert_array_equal(fb.grades, rb.grades)

@@ -14,6 +14,7 @@ of the docid lookup, and three orders of first use of the lazy arrays.
 """
 import numpy as np
 import pytest
+from measure_needs import Needs
 from random_runs import tied_run
 from token_engines import TOKEN_ENGINES, force_token_engine
 
@@ -21,7 +22,8 @@ from irmeasures_markov.io.fast_run import run_columns
 from irmeasures_markov.io.run_columns import RunColumns, read_run_columns, run_from_columns
 from irmeasures_markov.io.trec import read_trec_run
 from irmeasures_markov.ranking.columnar_join import ColumnarFlatRun
-from irmeasures_markov.ranking.prepared import PreparedRun, QrelsIndex
+from irmeasures_markov.ranking.prepared import PreparedRun
+from irmeasures_markov.ranking.qrels_index import QrelsIndex
 
 #: (n_queries, length): short rankings, one query, long rankings (the dict path's positive join)
 SHAPES = {"short": (6, 14), "one": (1, 30), "long": (3, 800)}
@@ -134,11 +136,11 @@ def test_columns_prepare_as_the_dicts(tmp_path, monkeypatch, token_engine, shape
     file_run = read_run_columns(path)
     made_run = run_from_columns(run_columns(data))
     assert isinstance(file_run, RunColumns) and isinstance(made_run, RunColumns)
-    options = dict(depth=depth, judgments=judgments, keep_scores=keep_scores, join_docids=join_docids)
+    needs = [Needs(depth, join_docids, judgments, keep_scores)]
     first = ("grades", "docids", "queries")[seed % 3]
     for run in (file_run, made_run):
-        dicts = PreparedRun(QrelsIndex(qrels), dict_run, **options)
-        columns = PreparedRun(QrelsIndex(qrels), run, **options)
+        dicts = PreparedRun(QrelsIndex(qrels), dict_run, needs)
+        columns = PreparedRun(QrelsIndex(qrels), run, needs)
         assert isinstance(columns._flat, ColumnarFlatRun)       # the columnar path, not a dict copy
         compare(columns, dicts, depth, first)
     assert asked.count("auto") >= 4     # the repeat checks and the joins asked the engine forced here
@@ -156,15 +158,16 @@ def test_one_index_serves_both_forms_and_many_runs(tmp_path, monkeypatch, token_
         lines = data.split(b"\n")[:-1]
         path.write_bytes(b"\n".join(lines[i] for i in rng.permutation(len(lines)).tolist()) + b"\n")
         for judgments in (False, True):
-            columns = PreparedRun(index, read_run_columns(path), judgments=judgments, join_docids=True)
-            dicts = PreparedRun(index, read_trec_run(path), judgments=judgments, join_docids=True)
+            columns = PreparedRun(index, read_run_columns(path), [Needs(document_values=True, judgments=judgments)])
+            dicts = PreparedRun(index, read_trec_run(path), [Needs(document_values=True, judgments=judgments)])
             compare(columns, dicts, None, ("grades", "docids", "queries")[k])
 
 
 def test_a_run_without_judged_queries_prepares_nothing(tmp_path):
     path = tmp_path / "input.run"
     path.write_text("a Q0 d1 1 1 t\nb Q0 d2 1 1 t\n", encoding="utf-8")
-    columns = PreparedRun(QrelsIndex({"c": {"d1": 1}}), read_run_columns(path), judgments=True, join_docids=True)
-    dicts = PreparedRun(QrelsIndex({"c": {"d1": 1}}), read_trec_run(path), judgments=True, join_docids=True)
+    needs = [Needs(document_values=True, judgments=True)]
+    columns = PreparedRun(QrelsIndex({"c": {"d1": 1}}), read_run_columns(path), needs)
+    dicts = PreparedRun(QrelsIndex({"c": {"d1": 1}}), read_trec_run(path), needs)
     compare(columns, dicts, None, "grades")
     assert columns.qids == [] and columns.batch().grades.size == 0

@@ -1,4 +1,5 @@
-"""Every judged grade at every rank (``_FlatRun.grades``, ``PreparedRun(judgments=True)``) vs a dict-probe reference.
+"""Every judged grade at every rank (``_FlatRun.grades``, a run prepared for ``Needs(judgments=True)``) vs a
+dict-probe reference.
 
 The reference sorts each query alone with Python's ``sorted`` on (score desc,
 docid desc) and probes every retrieved document in the query's judgments:
@@ -7,11 +8,13 @@ resolved only for tie groups of mixed grades, one join made while ranking).
 """
 import numpy as np
 import pytest
+from measure_needs import Needs
 from random_runs import tied_run
 
 from irmeasures_markov.ranking import join, order
 from irmeasures_markov.ranking import prepared as prepared_module
-from irmeasures_markov.ranking.prepared import UNJUDGED, PreparedRun, QrelsIndex
+from irmeasures_markov.ranking.prepared import PreparedRun, run_needs
+from irmeasures_markov.ranking.qrels_index import UNJUDGED, QrelsIndex
 
 
 def make_inputs(seed, n_queries=5, length=1200, n_scores=9):
@@ -55,7 +58,7 @@ def test_grades_match_dict_probe_reference(monkeypatch, seed, n_scores, judgment
     if not long_rankings:   # the path for runs of short rankings: a probe per document, ties broken first
         monkeypatch.setattr(join, "_FLAT_MAX_MEAN_LENGTH", 10 ** 9)
     qrels, run = make_inputs(seed, n_scores=n_scores)
-    prepared = PreparedRun(QrelsIndex(qrels), run, judgments=judgments)
+    prepared = PreparedRun(QrelsIndex(qrels), run, [Needs(judgments=judgments)])
     assert isinstance(prepared.queries, prepared_module._LazyQueries)     # the flat path
     ref = reference_grades(qrels, run)
     assert prepared.qids == list(ref)
@@ -82,7 +85,7 @@ def test_grades_leave_the_docid_tie_break_pending_when_groups_agree(judgments):
     # except a block of equal scores apart from the rest
     run = {"q": {d: (1.0 if k < 590 else 2.0) for k, d in enumerate(docs)}}
     qrels = {"q": {docs[-1]: 3, docs[-2]: 0, "other": 1}}
-    prepared = PreparedRun(QrelsIndex(qrels), run, judgments=judgments)
+    prepared = PreparedRun(QrelsIndex(qrels), run, [Needs(judgments=judgments)])
     flat = prepared._flat
     assert flat._ties is not None
     grades = flat.grades
@@ -97,8 +100,8 @@ def test_judgments_and_depth_give_the_same_batches_as_without():
     qrels, run = make_inputs(5, length=40)
     ref = reference_grades(qrels, run)
     for depth in (None, 5, 100):
-        a = PreparedRun(QrelsIndex(qrels), run, depth=depth, judgments=True)
-        b = PreparedRun(QrelsIndex(qrels), run, depth=depth)
+        a = PreparedRun(QrelsIndex(qrels), run, [Needs(depth=depth, judgments=True)])
+        b = PreparedRun(QrelsIndex(qrels), run, [Needs(depth=depth)])
         np.testing.assert_array_equal(a._flat.grades, b._flat.grades)
         np.testing.assert_array_equal(a._flat.positive_grades, b._flat.positive_grades)
         want = np.concatenate([g[:depth] for g in ref.values()])
@@ -113,5 +116,5 @@ def test_run_scorer_asks_for_judgments_only_when_a_measure_reads_them():
     topics = sorted(qrels)
     with_bpref = _RunScorer([ir_measures.parse_measure(s) for s in ("AP", "Bpref")], qrels, topics)
     without = _RunScorer([ir_measures.parse_measure(s) for s in ("AP", "P@10")], qrels, topics)
-    assert with_bpref.judgments and not without.judgments
+    assert run_needs(with_bpref.readers)[2] and not run_needs(without.readers)[2]
     np.testing.assert_array_equal(with_bpref(run)[0], without(run)[0])   # AP unchanged by the join used

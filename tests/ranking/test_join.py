@@ -15,7 +15,8 @@ from random_runs import tied_run
 from irmeasures_markov._util.segments import segment_argsort_desc
 from irmeasures_markov.ranking import join as flat_run
 from irmeasures_markov.ranking import order, positive_join
-from irmeasures_markov.ranking.prepared import UNJUDGED, QrelsIndex
+from irmeasures_markov.ranking.prepared import PreparedRun
+from irmeasures_markov.ranking.qrels_index import UNJUDGED, QrelsIndex
 
 
 def trec_order(scores):
@@ -181,9 +182,6 @@ def test_positive_tie_order_orders_only_the_groups_with_a_positive_grade(seed):
 def test_depth_keeps_the_top_of_each_full_ranking(long_rankings):
     qrels, run = inputs(7, long_rankings)
     flat = flat_run.prepare_flat(QrelsIndex(qrels), run, join_docids=False, depth=25)
-    if long_rankings:
-        assert flat is None   # long rankings to a depth: the per-query partial sort is used instead
-        return
     qids = evaluated(qrels, run)
     assert flat.docids == [d for q in qids for d in trec_order(run[q])[:25]]
     assert np.diff(flat.key_starts).tolist() == [len(run[q]) for q in qids]
@@ -223,8 +221,6 @@ def test_expand_is_the_concatenated_ranges():
 def test_values_in_rank_order_is_the_lookup_gathered_in_rank_order(monkeypatch, long_rankings, depth, block):
     """Blocks of whole queries (one block, or many: a ranking of 700 is longer than a block of 500 or 64),
     rankings cut at a depth, and the partial tie order: ``lookup(keys)[order]`` bit for bit."""
-    if long_rankings and depth is not None:
-        return   # long rankings to a depth are prepared query by query
     monkeypatch.setattr(flat_run, "LOOKUP_BLOCK", block)
     qrels, run = inputs(5, long_rankings)
     flat = flat_run.prepare_flat(QrelsIndex(qrels), run, join_docids=block > 1000, depth=depth)
@@ -270,3 +266,5 @@ def test_long_rankings_whose_length_disagrees_with_their_items_fall_back_with_no
     assert flat_run.prepare_flat(QrelsIndex(qrels), run, join_docids=False) is not None
     run["q1"] = _ShortLength(run["q1"])
     assert flat_run.prepare_flat(QrelsIndex(qrels), run, join_docids=False) is None
+    with pytest.raises(ValueError, match="query 'q1': its mapping lists 700 documents but has length 699"):
+        PreparedRun(QrelsIndex(qrels), run)

@@ -7,11 +7,14 @@ join placed by binary search on complex keys).
 """
 import numpy as np
 import pytest
+from measure_needs import Needs
 from random_runs import tied_run
+from run_references import as_columns
 
 from irmeasures_markov.ranking import join, order, positive_join
 from irmeasures_markov.ranking import prepared as prepared_module
-from irmeasures_markov.ranking.prepared import UNJUDGED, PreparedRun, QrelsIndex
+from irmeasures_markov.ranking.prepared import PreparedRun
+from irmeasures_markov.ranking.qrels_index import UNJUDGED, QrelsIndex
 
 
 def tied_inputs(seed, n_queries=6, length=1500, n_scores=7):
@@ -73,7 +76,7 @@ def test_long_flat_join_in_blocks_of_queries(monkeypatch):
 def test_long_preparation_with_depth_and_flat_document_values():
     qrels, run = tied_inputs(5, n_queries=3, length=900)
     ref = reference(qrels, run)
-    prepared = PreparedRun(QrelsIndex(qrels), run, depth=40)
+    prepared = PreparedRun(QrelsIndex(qrels), run, [Needs(depth=40)])
     b = prepared.batch(judgments=False)
     np.testing.assert_array_equal(b.grades, np.concatenate([ref[q][1][:40] for q in b.qids]))
     full = PreparedRun(QrelsIndex(qrels), run)
@@ -92,9 +95,9 @@ def test_single_score_everywhere_and_no_hits():
 
 
 @pytest.mark.parametrize("seed", [6, 10, 11])
-def test_tbg_with_registered_lengths_same_as_per_query(monkeypatch, seed):
-    """The flat path against the per-query one (every tie group in docid order).  TBG sums the lengths of a
-    tie group without a positive grade in file order: equal up to rounding, and bit for bit wherever the
+def test_tbg_with_registered_lengths_same_on_dicts_and_columns(seed):
+    """Dicts (joined through the positive judgments) against columns (every document probed).  TBG sums the
+    lengths of a tie group without a positive grade in file order: equal up to rounding, and bit for bit wherever the
     exact order is kept (per-grade probabilities, rel < 1, a cutoff that cuts, judged_only) and for MP."""
     import irmeasures_markov as imm
     qrels, run = tied_inputs(seed, n_queries=4, length=700, n_scores=151)
@@ -108,16 +111,14 @@ def test_tbg_with_registered_lengths_same_as_per_query(monkeypatch, seed):
              imm.MPcont(model="GL_AD_ID", time="tbg", lengths="test-prep-long")]
     measures = summed + exact
     flat = imm.PROVIDER.evaluator(measures, qrels).values(run)      # docids joined once for the whole run
-    monkeypatch.setattr(join, "prepare_flat", lambda *args: None)
-    ref = imm.PROVIDER.evaluator(measures, qrels).values(run)       # one query at a time
+    ref = imm.PROVIDER.evaluator(measures, qrels).values(as_columns(run))
     assert all(len(v) == 4 for v in ref.values())
     for m in exact:
         assert flat[m] == ref[m], m
     for m in summed:
         assert flat[m].keys() == ref[m].keys()
         np.testing.assert_allclose([flat[m][q] for q in ref[m]], list(ref[m].values()), rtol=1e-12, atol=1e-15)
-    monkeypatch.undo()
-    prepared = PreparedRun(QrelsIndex(qrels), run, join_docids=True)
+    prepared = PreparedRun(QrelsIndex(qrels), run, [Needs(document_values=True)])
     for m in summed:
         m.compute(prepared)
     assert prepared._flat._ties is not None     # the file-order sums were in use: no whole docid tie-break
