@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._util.segments import expand_ranges
 from .birth_death_lapack import (
     birth_death_inverse_diagonal,
     birth_death_solve,
@@ -30,7 +31,6 @@ from .birth_death_quadrature import (
     identical_blocks,
     node_terms,
     quadrature_levels,
-    ranges,
     reach_truncation_gathered,
     spectral_radius_bound,
 )
@@ -67,17 +67,7 @@ ORDER1_REACH_CHUNK = 1 << 17
 
 def _absorption(forward, backward):
     """``(forward, backward, stop)`` with the out-of-range moves turned into absorption."""
-    fwd = np.array(forward, dtype=np.float64)
-    bwd = np.array(backward, dtype=np.float64)
-    if fwd.ndim != 1 or fwd.shape != bwd.shape:
-        raise ValueError(f"`forward` and `backward` must be 1-D of one length, got shapes "
-                         f"{fwd.shape} and {bwd.shape}.")
-    if fwd.size:
-        fwd[-1] = 0.0
-        bwd[0] = 0.0
-    if not (np.all(np.isfinite(fwd)) and np.all(np.isfinite(bwd))) or np.any(fwd < 0) or np.any(bwd < 0) \
-            or np.any(fwd + bwd > 1 + 1e-12):
-        raise ValueError("`forward` and `backward` must be probabilities with forward + backward <= 1.")
+    fwd, bwd = _probabilities(forward, backward)
     return fwd, bwd, np.clip(1.0 - fwd - bwd, 0.0, 1.0)
 
 
@@ -192,7 +182,7 @@ def average_reward_groups(gather: Callable[[np.ndarray], tuple], offsets: ArrayL
     for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
         blocks = kept[a:b]
         if blocks.size:
-            mask = ranges(offsets[blocks], keep[blocks])
+            mask = expand_ranges(offsets[blocks], keep[blocks])
             f, bw, *extra = gather(mask)
             yield mask, _average_reward_kept(f, bw, keep[blocks], local_starts[blocks], c), extra
 
@@ -330,15 +320,21 @@ def _gauss_integral(fwd, bwd, stop, e_start, offsets, n_nodes: int, c: float):
             if terms is None:
                 # a factorisation without pivoting failed (it cannot for an absorbing chain): pivot
                 for zz, ww in zip(zk.tolist(), w[k:k + per].tolist()):
-                    psi, row = birth_death_solve_pair(zz * f, zz * b, s, e)
-                    term = row * psi
-                    if c < 1.0:
-                        term /= (1.0 - c) * birth_death_inverse_diagonal(zz * f, zz * b) + c
-                    total[lo:hi] += ww * term
+                    total[lo:hi] += ww * _node_term(zz, f, b, s, e, c)
                 continue
             total[lo:hi] += w[k:k + per] @ terms.reshape(m, size)
         lo = hi
     return total
+
+
+def _node_term(z, fwd, bwd, stop, e_start, c):
+    """The integrand at node ``z`` by two tridiagonal solves (where the stacked node terms do not apply)."""
+    zf, zb = z * fwd, z * bwd
+    psi, row = birth_death_solve_pair(zf, zb, stop, e_start)
+    term = row * psi
+    if c < 1.0:
+        term /= (1.0 - c) * birth_death_inverse_diagonal(zf, zb) + c
+    return term
 
 
 def _birth_death_average_reward_graded(forward, backward, reward, starts, discount: float = 1.0) -> np.ndarray:
@@ -368,12 +364,7 @@ def _birth_death_average_reward_graded(forward, backward, reward, starts, discou
     nodes, weights = graded_gauss_legendre(quadrature_levels(max_visits))
     total = np.zeros(n)
     for z, w in zip(nodes.tolist(), weights.tolist()):
-        zf, zb = z * fwd, z * bwd
-        psi, row = birth_death_solve_pair(zf, zb, stop, e_start)
-        term = row * psi
-        if c < 1.0:
-            term /= (1.0 - c) * birth_death_inverse_diagonal(zf, zb) + c
-        total += w * term
+        total += w * _node_term(z, fwd, bwd, stop, e_start, c)
     return reward * total
 
 

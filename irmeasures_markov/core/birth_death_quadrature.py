@@ -60,10 +60,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._util.lazy import lazy_module
+from .._util.segments import expand_ranges
 
 lapack = lazy_module("scipy.linalg.lapack")  # imported at the first call: `import irmeasures_markov` stays cheap
 
-__all__ = ["graded_gauss_legendre", "ranges", "reach_truncation", "reach_truncation_gathered", "identical_blocks",
+__all__ = ["graded_gauss_legendre", "reach_truncation", "reach_truncation_gathered", "identical_blocks",
            "spectral_radius_bound", "gauss_nodes_for_bound", "node_terms"]
 
 #: most Gauss–Legendre nodes of one rule; blocks that need more use the graded rule
@@ -105,16 +106,6 @@ def quadrature_levels(max_visits: float) -> int:
     """Pieces of :func:`graded_gauss_legendre` for a chain with :math:`\\max_i E_i[H]` = ``max_visits``."""
     # the integrand's pole lies beyond 1 + 1/max_i E_i[H]; pieces of length 2^-K <= 1/(4 max E_i[H])
     return int(np.clip(math.ceil(math.log2(max(max_visits, 1.0))) + 2, 2, 45))
-
-
-def ranges(starts: ArrayLike, counts: ArrayLike) -> np.ndarray:
-    """Concatenated ``arange(starts[k], starts[k] + counts[k])``."""
-    counts = np.asarray(counts, dtype=np.intp)
-    total = int(counts.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.intp)
-    shift = np.repeat(np.asarray(starts, dtype=np.intp) - (np.cumsum(counts) - counts), counts)
-    return np.arange(total, dtype=np.intp) + shift
 
 
 def _reach_keep(fwd, bwd, offsets, local_starts, tol):
@@ -191,7 +182,7 @@ def _keep_in_groups(gather, offsets, local_starts, tol, blocks, span, keep, chun
     bounds = np.concatenate([[0], np.flatnonzero(np.diff(group)) + 1, [blocks.size]])
     for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
         ids = blocks[a:b]
-        f, bw = gather(ranges(offsets[ids], sizes[a:b]))[:2]
+        f, bw = gather(expand_ranges(offsets[ids], sizes[a:b]))[:2]
         keep[ids] = _reach_keep(f, bw, np.concatenate([[0], np.cumsum(sizes[a:b])]).astype(np.intp),
                                 local_starts[ids], tol)
 

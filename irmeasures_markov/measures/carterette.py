@@ -191,7 +191,7 @@ def user_model_values(relevance: ArrayLike, offsets: ArrayLike, recall_base: Arr
     array([0.555556, 0.5     ])
     """
     check_arguments(model, dist, theta, f)
-    cutoff = _cutoff(cutoff)
+    cutoff = check_cutoff(cutoff, "`cutoff`")
     rel = np.asarray(relevance)
     if rel.dtype != bool:
         rel = as_binary_relevance(rel) > 0
@@ -213,12 +213,7 @@ def user_model_values(relevance: ArrayLike, offsets: ArrayLike, recall_base: Arr
         keep = np.arange(rel.size) - np.repeat(offsets[:-1], lengths) < cutoff
         rel = rel[keep]
         offsets = np.concatenate(([0], np.cumsum(np.minimum(lengths, cutoff))))
-    return _values(_Relevant(rel, offsets, rb), model, dist, theta_or_default(dist, theta), f,
-                   default_norm(model, dist) if norm is None else bool(norm), cutoff)
-
-
-def _cutoff(cutoff):
-    return check_cutoff(cutoff, "`cutoff`")
+    return _values(_Relevant(rel, offsets, rb), model, dist, theta, f, norm, cutoff)
 
 
 # ---------------------------------------------------------------------------
@@ -330,7 +325,10 @@ def _ideal_prefix(model, dist, theta, f, n):
 
 
 def _values(v: _Relevant, model, dist, theta, f, norm, cutoff):
-    """The kernel behind :func:`user_model_values` and :func:`user_model_batch` (arguments checked)."""
+    """The kernel behind :func:`user_model_values` and :func:`user_model_batch` (arguments checked; ``theta`` and
+    ``norm`` None for the defaults of ``dist`` and ``model``)."""
+    theta = theta_or_default(dist, theta)
+    norm = default_norm(model, dist) if norm is None else bool(norm)
     static = is_static(dist)
     if static and model in ("M3", "M4"):
         c = static_prefix(dist, theta, f if model == "M3" else "1/k", _table_size(v._max_len))
@@ -400,8 +398,7 @@ def user_model_batch(batch: RelevanceBatch, model: str, dist: str, *, theta: flo
         One value per query of the batch.
     """
     check_arguments(model, dist, theta, f)
-    norm = default_norm(model, dist) if norm is None else bool(norm)
-    return _values(_batch_relevant(batch), model, dist, theta_or_default(dist, theta), f, norm, _cutoff(cutoff))
+    return _values(_batch_relevant(batch), model, dist, theta, f, norm, check_cutoff(cutoff, "`cutoff`"))
 
 
 def user_model_weighted(positions: ArrayLike, counts: ArrayLike, weights: ArrayLike, offsets: ArrayLike,
@@ -441,8 +438,7 @@ def user_model_weighted(positions: ArrayLike, counts: ArrayLike, weights: ArrayL
     """
     check_arguments(model, dist, theta, f)
     v = _Relevant(None, np.asarray(offsets), np.asarray(recall_base), (positions, counts, weights))
-    norm = default_norm(model, dist) if norm is None else bool(norm)
-    return _values(v, model, dist, theta_or_default(dist, theta), f, norm, _cutoff(cutoff))
+    return _values(v, model, dist, theta, f, norm, check_cutoff(cutoff, "`cutoff`"))
 
 
 def _table_size(n: int) -> int:

@@ -16,6 +16,7 @@ from ir_measures import measures as irm_measures
 
 from .._util.cutoffs import check_cutoff
 from ..io.content import digest_value
+from .fitted import FitChoices, canonical_spec, is_fit_spec
 from .variants import TIES, UNJUDGED_CHOICES, check_variant_params, is_variant
 
 if TYPE_CHECKING:
@@ -93,12 +94,15 @@ def _canonical_value(info: ParamInfo, value):
 
     A float parameter given as an int or a numpy number is stored as a Python
     float (``p=1`` and ``p=1.0`` both print ``p=1.0``; ``-0.0`` becomes
-    ``0.0``), an int parameter given as a numpy integer as an int.  Values of
+    ``0.0``), an int parameter given as a numpy integer as an int, a fitted model
+    (``'FIT:name'``, ``'File:path'``) with its prefix in lower case.  Values of
     the wrong type are left for :meth:`FamilyMeasure.validate_params` to
     report as given.
     """
     if isinstance(value, (bool, np.bool_)):
         return bool(value) if info.dtype is bool else value
+    if isinstance(info.choices, FitChoices) and is_fit_spec(value):
+        return canonical_spec(value)
     if info.dtype == FLOAT and isinstance(value, Real):
         try:
             return float(value) + 0.0
@@ -127,11 +131,7 @@ class FamilyMeasure(irm_measures.Measure):
     DEFAULT = 0.0
 
     def __init__(self, **params: object) -> None:
-        # unknown names are rejected here: ir_measures' repr (used for hashing) cannot print them
-        unknown = sorted(set(params) - set(self.SUPPORTED_PARAMS))
-        if unknown:
-            raise ValueError(f"{self.NAME}: unknown parameter(s) {unknown}; supported: "
-                             f"{sorted(self.SUPPORTED_PARAMS)}")
+        self._reject_unknown(params)   # here: ir_measures' repr (used for hashing) cannot print them
         # ir_measures prints parameters in dict order: sorted, so the order they were written in is not part
         # of the measure
         params = {name: _canonical_value(self.SUPPORTED_PARAMS[name], params[name]) for name in sorted(params)}
@@ -148,10 +148,7 @@ class FamilyMeasure(irm_measures.Measure):
         """
         if self.validated:
             return
-        unknown = sorted(set(self.params) - set(self.SUPPORTED_PARAMS))
-        if unknown:
-            raise ValueError(f"{self.NAME}: unknown parameter(s) {unknown}; supported: "
-                             f"{sorted(self.SUPPORTED_PARAMS)}")
+        self._reject_unknown(self.params)
         for name, info in self.SUPPORTED_PARAMS.items():
             value = self.params.get(name, _NOT_PROVIDED)
             if value is _NOT_PROVIDED:
@@ -161,10 +158,9 @@ class FamilyMeasure(irm_measures.Measure):
             if info.dtype is not None and not isinstance(value, info.dtype):
                 raise ValueError(f"{self.NAME}: parameter `{name}` must be {_type_name(info.dtype)}, "
                                  f"got {value!r} ({info.desc}).")
-            if info.dtype is int and isinstance(value, bool):
-                raise ValueError(f"{self.NAME}: parameter `{name}` must be an integer, got {value!r}.")
-            if info.dtype == FLOAT and isinstance(value, bool):
-                raise ValueError(f"{self.NAME}: parameter `{name}` must be a number, got {value!r}.")
+            if isinstance(value, bool) and (info.dtype is int or info.dtype == FLOAT):
+                raise ValueError(f"{self.NAME}: parameter `{name}` must be "
+                                 f"{'an integer' if info.dtype is int else 'a number'}, got {value!r}.")
             if info.choices is not _NOT_PROVIDED and value not in info.choices:
                 raise ValueError(f"{self.NAME}: parameter `{name}`={value!r} is not one of "
                                  f"{list(info.choices)} ({info.desc}).")
@@ -172,6 +168,12 @@ class FamilyMeasure(irm_measures.Measure):
         check_variant_params(self)
         self.check_params()
         self.validated = True
+
+    def _reject_unknown(self, params) -> None:
+        unknown = sorted(set(params) - set(self.SUPPORTED_PARAMS))
+        if unknown:
+            raise ValueError(f"{self.NAME}: unknown parameter(s) {unknown}; supported: "
+                             f"{sorted(self.SUPPORTED_PARAMS)}")
 
     def check_params(self) -> None:
         """Cross-parameter validation; raise ValueError with a clear message."""

@@ -30,7 +30,7 @@ from ..measures.carterette_graded import graded_user_model_batch
 from ..measures.carterette_ties import expected_user_model
 from ..ranking.prepared import select_positions
 from .base import FLOAT, FamilyMeasure, ParamInfo, family_params
-from .fitted import FitChoices, canonical_spec, carterette_distribution, fit_fingerprint, is_fit_spec
+from .fitted import FitChoices, carterette_distribution, fit_fingerprint, is_fit_spec
 from .provider import register_measure
 
 __all__ = ["M1", "M2", "M3", "M4", "CDG", "RRG", "RBTR", "ARR", "RRR", "RBAP", "DAG", "RAP", "EPR", "RRAP"]
@@ -47,13 +47,6 @@ _NORM = ParamInfo(dtype=bool, required=False,
                        "run's length, cut at the cutoff; default: on for M2 and ARR, off otherwise)")
 _F = ParamInfo(dtype=str, default="1/k", choices=F_CHOICES,
                desc="M3's effort f(k): '1/k' (expected reciprocal rank) or 'k' (expected stopping rank)")
-#: the parameters of M1, M2, M4; of M3; of a named measure with a theta; without; of a named M3
-_MODEL_PARAMS = family_params(dist=_DIST, theta=_THETA, norm=_NORM)
-_M3_PARAMS = family_params(dist=_DIST, theta=_THETA, norm=_NORM, f=_F)
-_THETA_PARAMS = family_params(theta=_THETA, norm=_NORM)
-_PLAIN_PARAMS = family_params(norm=_NORM)
-_M3_PLAIN_PARAMS = family_params(norm=_NORM, f=_F)
-
 #: what each model's value reads
 _READINGS = {
     "M1": "expected relevance at the stopping rank, sum_k a_k P(k)",
@@ -67,6 +60,18 @@ class _UserModelMeasure(FamilyMeasure):
     """Base of M1–M4: value = Σ_k over the ranking under stopping distribution P(k) (docs/user-model-framework.md)."""
     MODEL = "M1"
     FIXED_DIST = None  # set by the named measures
+
+    def __init_subclass__(cls, **kwargs):
+        # the parameters follow from the model and the distribution: dist unless fixed, theta where the
+        # distribution has one, f for M3
+        super().__init_subclass__(**kwargs)
+        own = {} if cls.FIXED_DIST else {"dist": _DIST}
+        if cls.FIXED_DIST in (None, *DEFAULT_THETA):
+            own["theta"] = _THETA
+        own["norm"] = _NORM
+        if cls.MODEL == "M3":
+            own["f"] = _F
+        cls.SUPPORTED_PARAMS = family_params(**own)
 
     @property
     def PRETTY_NAME(self) -> str:  # ir_measures' attribute, from MODEL and FIXED_DIST
@@ -85,7 +90,7 @@ class _UserModelMeasure(FamilyMeasure):
         # chosen distribution/model (those defaults depend on dist, so ParamInfo cannot hold them).
         if isinstance(params.get("dist"), str):
             dist = params["dist"]
-            params["dist"] = canonical_spec(dist) if is_fit_spec(dist) else dist.upper()
+            params["dist"] = dist if is_fit_spec(dist) else dist.upper()   # a fit spec: canonical in the base
         dist = self.FIXED_DIST or params.get("dist", "RBP")
         theta = params.get("theta")
         if isinstance(theta, (np.floating, np.integer)):
@@ -182,25 +187,21 @@ class _UserModelMeasure(FamilyMeasure):
 class _M1(_UserModelMeasure):
     """Carterette (SIGIR 2011) M1: expected relevance at the stopping rank, sum_k a_k P(k)."""
     __name__ = NAME = MODEL = "M1"
-    SUPPORTED_PARAMS = _MODEL_PARAMS
 
 
 class _M2(_UserModelMeasure):
     """Carterette (SIGIR 2011) M2: expected total relevance seen, sum_k a_k F(k)."""
     __name__ = NAME = MODEL = "M2"
-    SUPPORTED_PARAMS = _MODEL_PARAMS
 
 
 class _M3(_UserModelMeasure):
     """Carterette (SIGIR 2011) M3: expected effort at the stopping rank, sum_k f(k) P(k)."""
     __name__ = NAME = MODEL = "M3"
-    SUPPORTED_PARAMS = _M3_PARAMS
 
 
 class _M4(_UserModelMeasure):
     """Carterette (SIGIR 2011) M4: expected precision at the stopping rank, sum_k P(k) Prec(k)."""
     __name__ = NAME = MODEL = "M4"
-    SUPPORTED_PARAMS = _MODEL_PARAMS
 
 
 #: measure strings the brute-force tie and unjudged tests evaluate (see plugin/base.py's Family)
@@ -226,61 +227,51 @@ M4 = register_measure(_M4())
 class _CDG(_UserModelMeasure):
     __name__ = NAME = "CDG"
     MODEL, FIXED_DIST = "M1", "DCG"
-    SUPPORTED_PARAMS = _PLAIN_PARAMS
 
 
 class _RRG(_UserModelMeasure):
     __name__ = NAME = "RRG"
     MODEL, FIXED_DIST = "M1", "RR"
-    SUPPORTED_PARAMS = _PLAIN_PARAMS
 
 
 class _RBTR(_UserModelMeasure):
     __name__ = NAME = "RBTR"
     MODEL, FIXED_DIST = "M2", "RBP"
-    SUPPORTED_PARAMS = _THETA_PARAMS
 
 
 class _ARR(_UserModelMeasure):
     __name__ = NAME = "ARR"
     MODEL, FIXED_DIST = "M3", "AP"
-    SUPPORTED_PARAMS = _M3_PLAIN_PARAMS
 
 
 class _RRR(_UserModelMeasure):
     __name__ = NAME = "RRR"
     MODEL, FIXED_DIST = "M3", "RRR"
-    SUPPORTED_PARAMS = _M3_PLAIN_PARAMS
 
 
 class _RBAP(_UserModelMeasure):
     __name__ = NAME = "RBAP"
     MODEL, FIXED_DIST = "M4", "RBP"
-    SUPPORTED_PARAMS = _THETA_PARAMS
 
 
 class _DAG(_UserModelMeasure):
     __name__ = NAME = "DAG"
     MODEL, FIXED_DIST = "M4", "DCG"
-    SUPPORTED_PARAMS = _PLAIN_PARAMS
 
 
 class _RAP(_UserModelMeasure):
     __name__ = NAME = "RAP"
     MODEL, FIXED_DIST = "M4", "RR"
-    SUPPORTED_PARAMS = _PLAIN_PARAMS
 
 
 class _EPR(_UserModelMeasure):
     __name__ = NAME = "EPR"
     MODEL, FIXED_DIST = "M4", "ERR"
-    SUPPORTED_PARAMS = _THETA_PARAMS
 
 
 class _RRAP(_UserModelMeasure):
     __name__ = NAME = "RRAP"
     MODEL, FIXED_DIST = "M4", "RRR"
-    SUPPORTED_PARAMS = _PLAIN_PARAMS
 
 
 CDG = register_measure(_CDG())

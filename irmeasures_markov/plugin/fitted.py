@@ -108,19 +108,15 @@ def carterette_distribution(spec: str, measure: str = "M1") -> tuple[str, object
     dist, theta = p.get("dist"), p.get("theta")
     if dist in DISTRIBUTIONS and (theta is None or dist in DEFAULT_THETA):
         return dist, theta
-    if p.get("stop_by_grade") is not None:   # a DBN, SDBN or CM click model fitted with qrels
-        key = _DIST_KEYS.get(token)
-        if key is None:
-            key = register_graded_distribution(f"{spec}#{len(_DIST_KEYS) + 1}", p["stop_by_grade"])
-            _DIST_KEYS[token] = key
-        return key, None
-    if p.get("stop_probabilities") is None:
+    graded = p.get("stop_by_grade") is not None   # a DBN, SDBN or CM click model fitted with qrels
+    if not graded and p.get("stop_probabilities") is None:
         raise ValueError(f"{where}: the fit gives neither stopping probabilities nor one of the distributions "
                          f"{list(DISTRIBUTIONS)} (it gives dist={dist!r})")
     key = _DIST_KEYS.get(token)
     if key is None:
         # one name per fit (and per version of a fit file), so tables cached for an earlier fit are never reused
-        key = register_distribution(f"{spec}#{len(_DIST_KEYS) + 1}", p["stop_probabilities"])
+        register = register_graded_distribution if graded else register_distribution
+        key = register(f"{spec}#{len(_DIST_KEYS) + 1}", p["stop_by_grade" if graded else "stop_probabilities"])
         _DIST_KEYS[token] = key
     return key, None
 

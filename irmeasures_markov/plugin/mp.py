@@ -17,7 +17,7 @@ from ..measures.markov_precision import (
 from ..measures.markov_precision.models import KERNEL_REGISTRY
 from ..measures.markov_precision.ties import expected_markov_precision
 from .base import FamilyMeasure, ParamInfo, family_params
-from .fitted import FitChoices, canonical_spec, fit_fingerprint, is_fit_spec, mp_model
+from .fitted import FitChoices, fit_fingerprint, is_fit_spec, mp_model
 from .provider import register_measure
 from .tbg import (
     LENGTH_PARAMS,
@@ -101,8 +101,7 @@ class _MP(FamilyMeasure):
     distribution of the user's Markov chain watched on the relevant ranks.
     ``MP`` alone is ``MP(model='GL_AD_ID')``.  See docs/markov-precision.md.
     """
-    __name__ = "MP"
-    NAME = __name__
+    __name__ = NAME = "MP"
     PRETTY_NAME = "Markov Precision"
     SHORT_DESC = "Precision averaged under the invariant distribution of a Markov-chain user model."
     SUPPORTED_PARAMS = family_params(**_MP_PARAMS)
@@ -110,7 +109,7 @@ class _MP(FamilyMeasure):
     def __init__(self, **params):
         if isinstance(params.get("model"), str):
             model = params["model"]
-            params["model"] = canonical_spec(model) if is_fit_spec(model) else model.upper()
+            params["model"] = model if is_fit_spec(model) else model.upper()   # a fit spec: canonical in the base
         super().__init__(**params)
 
     def check_params(self):
@@ -187,8 +186,7 @@ class _MPcont(_MP):
     from ``rates='name'`` for rates given to :func:`register_rates`, or from
     TBG's time model with ``time='tbg'``.
     """
-    __name__ = "MPcont"
-    NAME = __name__
+    __name__ = NAME = "MPcont"
     PRETTY_NAME = "Continuous-time Markov Precision"
     SHORT_DESC = "Markov Precision weighted by expected holding time at each rank."
     SUPPORTED_PARAMS = family_params(
@@ -252,11 +250,6 @@ class _MPcont(_MP):
             out.update(length_fingerprints(self))
         return out
 
-    def holding_rates(self, prepared):
-        if "rates" not in self.params and is_fit_spec(self.params.get("model")):
-            return mp_model(self["model"], self.NAME)[3]  # the fit's own rates
-        return load_rates(self["rates"])
-
     def compute(self, prepared):
         if self["time"] == "tbg":
             batch = self.batch(prepared)
@@ -264,7 +257,10 @@ class _MPcont(_MP):
                 # a fitted kernel goes to the general solver, which takes rates per query
                 return self.mp_values(batch, rates=tbg_rates(prepared, batch, self))
             return self.mp_values(batch, flat_rates=tbg_flat_rates(prepared, batch, self))
-        rates = self.holding_rates(prepared)
+        if "rates" not in self.params and is_fit_spec(self["model"]):
+            rates = mp_model(self["model"], self.NAME)[3]  # the fit's own rates
+        else:
+            rates = load_rates(self["rates"])
         return self.mp_values(self.batch(prepared), rates=rates)
 
 

@@ -12,7 +12,7 @@ import numpy as np
 from ..measures.stopping_time import BROWSING_MODELS, GAINS, USERS, path_at_h_batch
 from ..measures.stopping_time.params import model_params_iv, user_defaults
 from .base import FLOAT, FamilyMeasure, ParamInfo, family_params
-from .fitted import FitChoices, canonical_spec, fit_fingerprint, fitted_kwargs, is_fit_spec
+from .fitted import FitChoices, fit_fingerprint, fitted_kwargs, is_fit_spec
 from .provider import register_measure
 
 __all__ = ["PH"]
@@ -24,8 +24,7 @@ class _PH(FamilyMeasure):
     P@H = (1/f(H)) sum_{n<=H} gain(r[X_n]) (1-loss)^(k(n)-1).  Order 1 gives
     E[P@H], order 2 gives E[sum g]/E[f(H)]; both are computed exactly.
     """
-    __name__ = "PH"
-    NAME = __name__
+    __name__ = NAME = "PH"
     PRETTY_NAME = "P@H (stopping-time precision)"
     SHORT_DESC = "Expected gain per visited document of a user who walks the ranking as a Markov chain."
     SUPPORTED_PARAMS = family_params(
@@ -71,8 +70,6 @@ class _PH(FamilyMeasure):
         # here makes equal measures behave identically (order=2, f='h', browse='SFBM' with a
         # `user` mean "as the user model defines").  What a user instantiation implies is
         # dropped as well, so PH(user='AP',order=1) is PH(user='AP').
-        if is_fit_spec(params.get("browse")):
-            params["browse"] = canonical_spec(params["browse"])
         user = params.get("user")
         implied = {}
         if isinstance(user, str) and user in USERS:

@@ -219,12 +219,9 @@ class MarkovEvaluator(irm_providers.Evaluator):
             values, extras = self.values(run), {}
         for m, per_query in values.items():
             extra = extras.get(m)
-            if extra:
-                for qid, v in per_query.items():
-                    yield MetricWithExtras(qid, m, v, {name: e[qid] for name, e in extra.items()})
-            else:
-                for qid, v in per_query.items():
-                    yield Metric(query_id=qid, measure=m, value=v)
+            for qid, v in per_query.items():
+                yield (MetricWithExtras(qid, m, v, {name: e[qid] for name, e in extra.items()}) if extra
+                       else Metric(query_id=qid, measure=m, value=v))
         missing = []
         for m, per_query in values.items():
             name = str(m)

@@ -21,7 +21,7 @@ from ..documents.lengths import DocumentLengths, LengthTable, length_source
 from ..io.content import digest_value
 from ..measures.tbg import NORMS, TBG_DEFAULTS, TBGParameters, ideal_normaliser, tbg_batch
 from .base import FLOAT, FamilyMeasure, ParamInfo, family_params
-from .fitted import FitChoices, canonical_spec, fit_fingerprint, fitted_kwargs, is_fit_spec
+from .fitted import FitChoices, fit_fingerprint, fitted_kwargs
 from .provider import register_measure
 
 if TYPE_CHECKING:
@@ -248,8 +248,7 @@ class _TBG(FamilyMeasure):
     T(k) is the expected time to reach rank k from document lengths; see
     docs/time-biased-gain.md for the calibration and length sources.
     """
-    __name__ = "TBG"
-    NAME = __name__
+    __name__ = NAME = "TBG"
     PRETTY_NAME = "Time-Biased Gain"
     SHORT_DESC = "Gain discounted by the expected time to reach each rank (document lengths, clicks, saves)."
     SUPPORTED_PARAMS = family_params(
@@ -269,11 +268,6 @@ class _TBG(FamilyMeasure):
                        desc="a user model fitted to a log, 'fit:NAME' or 'file:PATH': the click probabilities, "
                             "half-life and summary time the fit has replace the defaults"),
     )
-
-    def __init__(self, **params):
-        if is_fit_spec(params.get("user")):
-            params["user"] = canonical_spec(params["user"])
-        super().__init__(**params)
 
     def reads_document_values(self) -> bool:
         return True

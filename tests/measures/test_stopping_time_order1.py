@@ -7,6 +7,7 @@ import pytest
 
 import irmeasures_markov as imm
 import irmeasures_markov.core.birth_death_order1 as order1
+from irmeasures_markov._util.segments import expand_ranges
 from irmeasures_markov.core.birth_death_order1 import (
     _birth_death_average_reward_graded,
     birth_death_average_reward,
@@ -15,7 +16,6 @@ from irmeasures_markov.core.birth_death_order1 import (
 from irmeasures_markov.core.birth_death_quadrature import (
     gauss_nodes_for_bound,
     identical_blocks,
-    ranges,
     reach_truncation,
     spectral_radius_bound,
 )
@@ -127,8 +127,8 @@ class TestTruncation:
         assert exact <= keep[0] <= exact + 5
 
     def test_ranges(self):
-        assert ranges([5, 0, 10], [2, 0, 3]).tolist() == [5, 6, 10, 11, 12]
-        assert ranges([], []).tolist() == []
+        assert expand_ranges(np.array([5, 0, 10]), np.array([2, 0, 3])).tolist() == [5, 6, 10, 11, 12]
+        assert expand_ranges(np.array([], dtype=np.intp), np.array([], dtype=np.intp)).tolist() == []
 
 
 class TestQuadratureRule:

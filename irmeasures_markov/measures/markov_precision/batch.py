@@ -71,8 +71,9 @@ def markov_precision_batch(batch: RelevanceBatch, model: str = "GL_AD_ID", *, re
             raise ValueError(f"`flat_rates` has shape {flat_rates.shape}; the batch has {batch.grades.size} "
                              "flat positions")
         rates = _FlatRates(flat_rates)
-    if isinstance(model, str) and model in KERNEL_REGISTRY:
-        return _custom_batch(batch, model.upper(), recall=recall, rates=rates)
+    if isinstance(model, str) and model in KERNEL_REGISTRY:   # a registered kernel: the general solver
+        kernel, states = KERNEL_REGISTRY.get(model.upper())
+        return kernel_batch(batch, kernel, states, recall=recall, rates=rates, name=model.upper())
     parsed = parse_model(model)
     key = ("mp", parsed)
     out = batch.cache.get(key) if rates is None else None
@@ -106,12 +107,6 @@ def _recall_terms(batch: RelevanceBatch):
         terms = (np.bincount(qidx, minlength=batch.n_queries), np.maximum(rb, 1), rb > 0)
         batch.cache["mp:recall"] = terms
     return terms
-
-
-def _custom_batch(batch: RelevanceBatch, name: str, *, recall: bool, rates) -> np.ndarray:
-    """A registered custom kernel: the general solver, one ranking at a time."""
-    kernel, states = KERNEL_REGISTRY.get(name)
-    return kernel_batch(batch, kernel, states, recall=recall, rates=rates, name=name)
 
 
 def kernel_batch(batch: RelevanceBatch, kernel: Callable | np.ndarray, states: str = "AD", *, recall: bool = False,

@@ -245,11 +245,7 @@ def markov_precision(relevance: ArrayLike, model: Model = "GL_AD_ID", *, recall_
         raise ValueError(f"`recall_base` ({rb}) is smaller than the {r} relevant documents in the ranking; "
                          "it must count every relevant document of the topic (retrieved or not).")
     prec = (np.cumsum(rel) / np.arange(1, T + 1))[rel]
-    if parsed is not None:
-        st = parsed[1]
-    else:
-        st = states
-    use_closed = parsed is not None and method != "solve"
+    st = parsed[1] if parsed is not None else states
     if parsed is None and method != "solve":
         # a symmetric custom kernel is reversible too
         positions = np.arange(1, T + 1) if st == "AD" else np.flatnonzero(rel) + 1
@@ -266,7 +262,7 @@ def markov_precision(relevance: ArrayLike, model: Model = "GL_AD_ID", *, recall_
             raise ValueError("`method='closed'` needs a symmetric kernel; this custom kernel is not symmetric.")
         else:
             pi = _solve_pi(model, None, rel, st)
-    elif use_closed:
+    elif parsed is not None and method != "solve":
         pi = batch_degrees(single_batch(rel), parsed)
         pi = pi / pi.sum()
     else:

@@ -6,9 +6,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..._util.segments import query_blocks
+from ..._util.segments import expand_ranges, query_blocks
 from ...core.birth_death_order1 import average_reward_groups, average_reward_starts
-from ...core.birth_death_quadrature import ranges
 from ...core.birth_death_stable import uncoupled_blocks
 from ...core.gains import grade_gains
 from . import expectations as _expectations
@@ -20,7 +19,7 @@ if TYPE_CHECKING:
     from .params import Prob
 
 
-__all__ = ["batch_transitions", "pad_batch", "path_at_h_batch"]
+__all__ = ["batch_transitions", "pad_batch", "path_at_h_batch", "user_forward"]
 
 
 def _segment_cumsum(values, offsets, reverse=False):
@@ -78,28 +77,13 @@ def batch_transitions(batch: RelevanceBatch, *, browse: str | None = None, p: Pr
     tail_pq = None
     bwd = np.zeros(n)
     if user is not None:
-        if user == "RBP":
-            fwd = np.full(n, float(p))
-        elif user == "AP":
-            # stop at a relevant document with probability 1 / (relevant retrieved still ahead)
-            fwd = _segment_cumsum(relevant, offsets, reverse=True)
-            np.maximum(fwd, 1.0, out=fwd)
-            np.divide(-1.0, fwd, out=fwd)
-            fwd += 1.0
-            fwd[~relevant] = 1.0
-        elif user == "P":
-            fwd = np.ones(n)
-        elif user == "DCG":
-            ranks = batch.ranks.astype(np.float64)
-            fwd = np.maximum(1.0, np.log(ranks) / math.log(b)) / np.maximum(1.0, np.log(ranks + 1) / math.log(b))
-        elif user == "ERR":
-            if g_max is None:
-                g_max = np.ones(lengths.size)
-            gm = np.repeat(np.maximum(np.asarray(g_max, dtype=np.float64), 1.0), lengths)
-            g = np.where(relevant, grades, 0).astype(np.float64)
-            fwd = 1.0 - (np.exp2(g) - 1.0) / np.exp2(gm)
+        err_top = None
+        if user == "ERR":
+            gm = np.ones(lengths.size) if g_max is None else np.asarray(g_max, dtype=np.float64)
+            err_top = np.exp2(np.repeat(np.maximum(gm, 1.0), lengths))
             gain_vals = np.zeros(n)
             gain_vals[starts] = 1.0
+        fwd = user_forward(user, relevant, grades, batch.ranks, offsets, p, b, err_top)
         if user == "RBP" and tail == "inf":
             tail_pq = (float(p), 0.0)
         else:
@@ -119,6 +103,29 @@ def batch_transitions(batch: RelevanceBatch, *, browse: str | None = None, p: Pr
         else:
             fwd[lasts] = 0.0
     return fwd, bwd, gain_vals, tail_pq
+
+
+def user_forward(user: str, relevant: np.ndarray, grades: np.ndarray, ranks: np.ndarray, offsets: np.ndarray,
+                 p: float, b: float, err_top: np.ndarray | float | None) -> np.ndarray:
+    """Forward probability of a classical ``user`` at every flat position (rankings at ``offsets``), before
+    the last rank's is set; ``err_top`` is ERR's 2^g_max.  The one rule of the single and the batch path."""
+    n = relevant.size
+    if user == "RBP":
+        return np.full(n, float(p))
+    if user == "AP":
+        # stop at a relevant document with probability 1 / (relevant retrieved still ahead)
+        fwd = _segment_cumsum(relevant, offsets, reverse=True)
+        np.maximum(fwd, 1.0, out=fwd)
+        np.divide(-1.0, fwd, out=fwd)
+        fwd += 1.0
+        fwd[~relevant] = 1.0
+        return fwd
+    if user == "DCG":
+        ranks = ranks.astype(np.float64)
+        return np.maximum(1.0, np.log(ranks) / math.log(b)) / np.maximum(1.0, np.log(ranks + 1) / math.log(b))
+    if user == "ERR":
+        return 1.0 - (np.exp2(np.where(relevant, grades, 0).astype(np.float64)) - 1.0) / err_top
+    return np.ones(n)   # P
 
 
 def _segment_cumprod_shift(values, offsets):
@@ -275,8 +282,13 @@ def path_at_h_batch(batch: RelevanceBatch, *, browse: str | None = None, p: Prob
     else:
         # padded order 2 with backward moves: padding would move the solves' groups; keep the run together
         return _path_at_h_block(batch, params, kw, g_max, pad_to)
-    out = np.zeros(offsets.size - 1)
-    for a, b in query_blocks(offsets, block):
+    return _in_blocks(batch, params, kw, g_max, pad_to, block, backward)
+
+
+def _in_blocks(batch, params, kw, g_max, pad_to, block, backward):
+    """:func:`_path_at_h_block` on blocks of about ``block`` documents, with the run's choice of ``backward``."""
+    out = np.zeros(batch.offsets.size - 1)
+    for a, b in query_blocks(batch.offsets, block):
         out[a:b] = _path_at_h_block(_sub_batch(batch, a, b), params, kw,
                                     None if g_max is None else np.asarray(g_max)[a:b], pad_to, backward)
     return out
@@ -396,7 +408,7 @@ def _select_queries(batch, qs):
     if qs.size and qs[-1] - qs[0] + 1 == qs.size:
         return _sub_batch(batch, int(qs[0]), int(qs[-1]) + 1)
     lengths = np.diff(batch.offsets)[qs]
-    at = ranges(batch.offsets[:-1][qs], lengths)
+    at = expand_ranges(batch.offsets[:-1][qs], lengths)
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(batch.offsets.dtype)
     return RelevanceBatch([batch.qids[i] for i in qs.tolist()], offsets, batch.grades[at], batch.relevant[at],
                           batch.recall_base[qs], batch.rel, judgments=batch.judgments)
@@ -443,11 +455,7 @@ def _order1_in_blocks(batch, params, kw, g_max, pad_to):
         starts.append(average_reward_starts(chains, sub[:-1][np.diff(sub) > 0], g))
     if not backward:
         # no backward move anywhere (e.g. rankings of one document): the closed form, as one pass chooses
-        out = np.zeros(nq)
-        for a, b in query_blocks(batch.offsets, BLOCK_DOCS):
-            out[a:b] = _path_at_h_block(_sub_batch(batch, a, b), params, kw,
-                                        None if g_max is None else np.asarray(g_max)[a:b], pad_to, False)
-        return out
+        return _in_blocks(batch, params, kw, g_max, pad_to, BLOCK_DOCS, False)
     chains = np.concatenate(heads + [offsets[-1:]])
     local = np.concatenate(starts)
 

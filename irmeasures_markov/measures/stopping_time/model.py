@@ -1,13 +1,13 @@
 """The P@H user model on one ranking (:class:`BrowsingModel`) and its construction from grades."""
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ...core.birth_death_order1 import birth_death_average_reward, birth_death_average_reward_recursion
 from ...core.gains import grade_gains
+from .batch import user_forward
 from .expectations import gain_and_steps_flat
 from .params import Prob, check_prob, model_params_iv, prob_array, tail_constants
 from .results import DominanceResult, PHDistribution, compare_distributions
@@ -184,15 +184,12 @@ class BrowsingModel:
         if method == "recursion":
             return birth_death_average_reward_recursion(self.forward, self.backward, self.gain, 0, 1.0 - self.loss,
                                                         average=self.f == "h")
-        if method == "generating" and self.f == "h":
-            return float(birth_death_average_reward(self.forward, self.backward, self.gain, [0],
-                                                    1.0 - self.loss).sum())
-        if order == 2 or self.f == "1":
-            eg, eh = self.expected_gain_and_steps()
-            return eg if self.f == "1" else eg / eh
-        if self.is_forward:
-            pmf = self._stopping_rank_pmf()
-            return float(pmf @ self._forward_values())
+        if method != "generating" or self.f != "h":
+            if order == 2 or self.f == "1":
+                eg, eh = self.expected_gain_and_steps()
+                return eg if self.f == "1" else eg / eh
+            if self.is_forward:
+                return float(self._stopping_rank_pmf() @ self._forward_values())
         return float(birth_death_average_reward(self.forward, self.backward, self.gain, [0],
                                                 1.0 - self.loss).sum())
 
@@ -345,35 +342,6 @@ class BrowsingModel:
         return compare_distributions(self.distribution(n_users, seed), other.distribution(n_users, seed), z=z)
 
 
-def _user_transitions(user, grades, relevant, gain_vals, n, p, b, g_max):
-    """(forward, gain) of the classical instantiations (all forward models)."""
-    fwd = np.ones(n)
-    if user == "P":
-        pass
-    elif user == "RBP":
-        fwd[:] = p
-    elif user == "AP":
-        rel = relevant.astype(np.int64)
-        ahead = rel[::-1].cumsum()[::-1]           # relevant retrieved at ranks >= i
-        with np.errstate(divide="ignore"):
-            stop = np.where(rel > 0, 1.0 / np.maximum(ahead, 1), 0.0)
-        fwd = 1.0 - stop
-    elif user == "DCG":
-        i = np.arange(1, n + 1, dtype=np.float64)
-        disc = np.maximum(1.0, np.log(i) / math.log(b))
-        disc_next = np.maximum(1.0, np.log(i + 1) / math.log(b))
-        fwd = disc / disc_next
-    elif user == "ERR":
-        g = np.where(relevant, np.asarray(grades, dtype=np.float64), 0.0)
-        fwd = 1.0 - (np.exp2(g) - 1.0) / 2.0 ** g_max
-        gain_vals = np.zeros(n)
-        if n:
-            gain_vals[0] = 1.0
-    if n:
-        fwd[-1] = 0.0
-    return fwd, gain_vals
-
-
 def browsing_model(grades: ArrayLike, *, browse: str | None = None, p: Prob = 0.8, q: Prob = 0.0,
                    p_rel: Prob | None = None, q_rel: Prob | None = None, user: str | None = None,
                    loss: float = 0.0, f: str | None = None, order: int | None = None,
@@ -444,8 +412,12 @@ def browsing_model(grades: ArrayLike, *, browse: str | None = None, p: Prob = 0.
     tail_pq = None
     if user is not None:
         gm = g_max if g_max is not None else max(1, int(grades.max()) if n else 1)
-        fwd, gain_vals = _user_transitions(user, grades, relevant, gain_vals, n, params["p"], params["b"], gm)
+        fwd = user_forward(user, relevant, grades, ranks, np.array([0, n]), params["p"], params["b"], 2.0 ** gm)
+        if user == "ERR":
+            gain_vals = np.zeros(n)
+            gain_vals[:1] = 1.0
         bwd = np.zeros(n)
+        fwd[-1:] = 0.0
         if user == "RBP" and params["tail"] == "inf":
             fwd[-1:] = params["p"]
             tail_pq = (params["p"], 0.0)
