@@ -23,7 +23,7 @@ def data_dir():
 @functools.cache
 def _trec8():
     # run_files.load_run_dir gives exactly io.read_trec_run's dicts (integration/test_datasets.py), ~3x faster
-    from irmeasures_markov.io.run_files import load_run_dir
+    from irmeasures_markov.io import load_run_dir
     qrels = read_trec_qrels(DATA / "qrels" / "trec8.qrels.gz")
     runs = load_run_dir(DATA / "runs" / "trec8", progress=False)
     return qrels, runs

@@ -20,9 +20,8 @@ import numpy as np
 import pytest
 
 import irmeasures_markov as imm
-from irmeasures_markov._util.segments import segment_cumsum, segment_sum
-from irmeasures_markov.ranking.prepared import PreparedRun
-from irmeasures_markov.ranking.qrels_index import QrelsIndex
+from irmeasures_markov._util._segments import segment_cumsum, segment_sum
+from irmeasures_markov.ranking import PreparedRun, QrelsIndex
 
 HALF_ULP = 0.5e-4 + 1e-9
 REF = {"map": imm.M4(dist="AP"), "ndcg": imm.M2(dist="DCG"), "ndcg_cut_10": imm.M2(dist="DCG") @ 10}
@@ -159,8 +158,7 @@ def dense_normalised(a, rb, model, dist, theta, cutoff):
 
 
 def test_batch_equals_dense_sums_all_combinations(trec8):
-    from irmeasures_markov.measures.carterette import user_model_batch
-    from irmeasures_markov.measures.carterette_distributions import DEFAULT_THETA, DISTRIBUTIONS, MODELS
+    from irmeasures_markov.measures import DEFAULT_THETA, DISTRIBUTIONS, MODELS, user_model_batch
     qrels, runs = trec8
     qi = QrelsIndex(qrels)
     for name in sorted(runs)[::16]:
@@ -181,8 +179,8 @@ def test_batch_equals_dense_sums_all_combinations(trec8):
 
 
 def test_normalised_paper_measures_in_unit_interval(trec8):
-    from irmeasures_markov.measures.carterette import user_model_batch
-    from irmeasures_markov.measures.carterette_distributions import PAPER_MEASURES, default_norm
+    from irmeasures_markov.measures import user_model_batch
+    from irmeasures_markov.measures._carterette_distributions import PAPER_MEASURES, default_norm
     qrels, runs = trec8
     qi = QrelsIndex(qrels)
     normed = [(m, d) for m, d in PAPER_MEASURES.values() if default_norm(m, d)]
@@ -197,8 +195,7 @@ def test_normalised_paper_measures_in_unit_interval(trec8):
 def test_every_normalised_combination_in_unit_interval(trec8):
     """norm=True on all 24 combinations (f = 1/k), with and without a cutoff: TREC-8 runs retrieve up to
     1000 documents for topics with a few relevant ones, where an unpadded ideal ranking was beaten."""
-    from irmeasures_markov.measures.carterette import user_model_batch
-    from irmeasures_markov.measures.carterette_distributions import DISTRIBUTIONS, MODELS
+    from irmeasures_markov.measures import DISTRIBUTIONS, MODELS, user_model_batch
     qrels, runs = trec8
     qi = QrelsIndex(qrels)
     for name, run in runs.items():

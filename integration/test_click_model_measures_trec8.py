@@ -15,9 +15,9 @@ import ir_measures
 import numpy as np
 import pytest
 
+from irmeasures_markov.calibration import save_fit
+from irmeasures_markov.calibration._logs import ClickLog, make_session
 from irmeasures_markov.calibration.click_models import fit_click_model
-from irmeasures_markov.calibration.logs import ClickLog, make_session
-from irmeasures_markov.calibration.registry import save_fit
 from irmeasures_markov.testing import shared_data_dir
 
 DATA = shared_data_dir()

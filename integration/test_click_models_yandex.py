@@ -22,7 +22,7 @@ UBM_LL = -3.239
 
 @pytest.fixture(scope="module")
 def scored():
-    from irmeasures_markov.calibration.click_metrics import click_metrics
+    from irmeasures_markov.calibration import click_metrics
     from irmeasures_markov.calibration.click_models import CLICK_MODELS, fit_click_models
     from irmeasures_markov.calibration.readers import read_wscd
     train, test = read_wscd(LOGS / "train.txt"), read_wscd(LOGS / "test.txt")

@@ -15,9 +15,7 @@ import numpy as np
 import pytest
 
 from irmeasures_markov.experiments import evaluate
-from irmeasures_markov.io import read_trec_qrels, read_trec_run
-from irmeasures_markov.io.run_columns import RunColumns
-from irmeasures_markov.io.run_files import load_run_dir
+from irmeasures_markov.io import RunColumns, load_run_dir, read_trec_qrels, read_trec_run
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
 from token_engines import TOKEN_ENGINES, force_token_engine  # noqa: E402

@@ -33,8 +33,7 @@ def test_every_family_is_compared(tmp_path):
 def test_columns_option_reaches_the_worker_and_picks_the_columnar_reader(tmp_path, monkeypatch):
     import compare_revisions as cr
 
-    from irmeasures_markov.io import read_trec_run
-    from irmeasures_markov.io.run_columns import RunColumns, read_run_columns
+    from irmeasures_markov.io import RunColumns, read_run_columns, read_trec_run
     args = ("py", tmp_path / "export", tmp_path / "aux", tmp_path / "q.gz", [tmp_path / "r1", tmp_path / "r2"],
             tmp_path / "out.npz")
     plain, columns = cr.worker_command(*args), cr.worker_command(*args, columns="dict")

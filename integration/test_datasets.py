@@ -10,8 +10,8 @@ import pytest
 # the line-by-line reference: load_run_dir and io.read_trec_run share the whole-file tokeniser
 from reference_readers import read_trec_run_lines as read_trec_run
 
-from irmeasures_markov.io import datasets, read_trec_qrels
-from irmeasures_markov.io.run_files import complete_runs, load_run_dir
+from irmeasures_markov.io import _datasets as datasets
+from irmeasures_markov.io import complete_runs, load_run_dir, read_trec_qrels
 
 
 def test_fast_loader_equals_line_reader_on_all_trec8_runs(data_dir):

@@ -25,7 +25,7 @@ def fitted():
 @pytest.mark.parametrize("family,model,expected", [("carterette", "RBP(theta=0.8)", 1.4853),
                                                    ("carterette", "empirical", 1.4860), ("ph", "RWBM", 1.5061)])
 def test_heldout_click_perplexity_matches_the_issues_figures(fitted, family, model, expected):
-    from irmeasures_markov.calibration.click_metrics import click_metrics
+    from irmeasures_markov.calibration import click_metrics
     fits, test = fitted
     m = click_metrics(fits[family, model], test)
     assert m.n_sessions == 21413
@@ -35,7 +35,7 @@ def test_heldout_click_perplexity_matches_the_issues_figures(fitted, family, mod
 def test_click_vector_likelihood_against_the_fits_own(fitted):
     """Carterette's own likelihood is of the clicked set: the same number; P@H's is of the ordered click
     sequence, a finer event, so the click vector's likelihood is at least as high."""
-    from irmeasures_markov.calibration.click_metrics import click_metrics
+    from irmeasures_markov.calibration import click_metrics
     fits, test = fitted
     for (family, model), f in fits.items():
         ll = click_metrics(f, test).loglik

@@ -5,8 +5,7 @@ import pytest
 from scipy import stats
 
 from irmeasures_markov.experiments import evaluate
-from irmeasures_markov.inference import all_pairs, discriminative_power, score_matrix
-from irmeasures_markov.inference.bayes import bayesian_linear_model
+from irmeasures_markov.inference import all_pairs, bayesian_linear_model, discriminative_power, score_matrix
 
 
 @pytest.fixture(scope="module")

@@ -6,9 +6,9 @@ import numpy as np
 
 import irmeasures_markov as imm
 from irmeasures_markov import MP, PROVIDER
-from irmeasures_markov.ranking import cache as qrels_cache
-from irmeasures_markov.ranking.prepared import PreparedRun, run_needs
-from irmeasures_markov.ranking.qrels_index import QrelsIndex
+from irmeasures_markov.ranking import QrelsIndex
+from irmeasures_markov.ranking import _cache as qrels_cache
+from irmeasures_markov.ranking._prepared import PreparedRun, run_needs
 
 MEASURES = [MP @ 10, MP(model="GL_AD_LID", recall=True) @ 100, MP(model="LO_OR_ID") @ 1, imm.M3 @ 20,
             imm.PH(order=2) @ 5]

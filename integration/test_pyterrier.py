@@ -80,8 +80,7 @@ def test_no_java_needed(experiment):
 
 def test_our_tests_as_pyterrier_callables(trec8):
     """``test=`` takes our randomization test and Bayesian P(A>B): PyTerrier calls test(system, baseline)[1]."""
-    from irmeasures_markov.inference import randomization_test
-    from irmeasures_markov.inference.pyterrier import pyterrier_test
+    from irmeasures_markov.inference import pyterrier_test, randomization_test
     qrels, runs = trec8
     qrels_df = pd.DataFrame([(q, d, g) for q, docs in qrels.items() for d, g in docs.items()],
                             columns=["qid", "docno", "label"])

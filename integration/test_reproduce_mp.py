@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from reproduce_mp_tables import BASELINES, PAPER_TABLE2_TREC8, PAPER_TABLE3_TREC8, compute_tables
 
-from irmeasures_markov.io.run_files import complete_runs
+from irmeasures_markov.io import complete_runs
 
 TOL = 0.01
 

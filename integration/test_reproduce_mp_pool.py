@@ -9,7 +9,7 @@ from reproduce_mp_figures import MEASURES as FIGURE_MEASURES
 from reproduce_mp_figures import findings, markdown
 
 from irmeasures_markov.experiments import PoolReduction, evaluate, kendall_tau, pool_reduction
-from irmeasures_markov.io.datasets import downsample_qrels
+from irmeasures_markov.io import downsample_qrels
 
 MEASURES = {"AP": "AP", "P@10": "P@10", "bpref": "Bpref", "RBP": "RBP(p=0.8,rel=1)",
             "MP GL_AD_ID": "MP", "MP GL_AD_ID@Rec(T)": "MP(recall=True)",

@@ -14,10 +14,9 @@ import numpy as np
 import pytest
 
 import irmeasures_markov as imm
-from irmeasures_markov._util.segments import segment_cumsum, segment_sum
+from irmeasures_markov._util._segments import segment_cumsum, segment_sum
 from irmeasures_markov.measures.stopping_time import browsing_model
-from irmeasures_markov.ranking.prepared import PreparedRun
-from irmeasures_markov.ranking.qrels_index import QrelsIndex
+from irmeasures_markov.ranking import PreparedRun, QrelsIndex
 
 HALF_ULP = 0.5e-4 + 1e-9
 MEASURES = {

@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 import irmeasures_markov as imm
-from irmeasures_markov.ranking.prepared import PreparedRun
-from irmeasures_markov.ranking.qrels_index import QrelsIndex
+from irmeasures_markov.ranking import PreparedRun, QrelsIndex
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "reproduce"))
 pytest.importorskip("cwl")

@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 
-from irmeasures_markov.io.datasets import downsample_qrels
+from irmeasures_markov.io import downsample_qrels
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import ties_and_holes_trec8 as th  # noqa: E402

@@ -2,7 +2,7 @@
 
 ``reference/trec8/eval.RUN.gz`` is ``trec_eval -q -m all_trec`` (4 decimals)
 for each submitted run.  AP, P@10 and Rprec are computed here with a few lines
-of numpy on :class:`~irmeasures_markov.ranking.prepared.PreparedRun` batches, so they
+of numpy on :class:`~irmeasures_markov.ranking._prepared.PreparedRun` batches, so they
 depend only on our parsing (float64), ordering (score desc, docid desc) and
 qrels join: agreement to the printed precision for all 129 x 50 queries pins
 all three.  ``uwmt8a0`` topic 441 is the float32 trap (AP 0.6326 in float64,
@@ -14,9 +14,8 @@ import gzip
 import numpy as np
 import pytest
 
-from irmeasures_markov._util.segments import segment_cumsum, segment_sum
-from irmeasures_markov.ranking.prepared import PreparedRun
-from irmeasures_markov.ranking.qrels_index import QrelsIndex
+from irmeasures_markov._util._segments import segment_cumsum, segment_sum
+from irmeasures_markov.ranking import PreparedRun, QrelsIndex
 
 HALF_ULP = 0.5e-4 + 1e-9  # trec_eval prints 4 decimals
 MEASURES = ("map", "P_10", "Rprec", "num_ret", "num_rel_ret")

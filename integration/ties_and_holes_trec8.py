@@ -10,7 +10,7 @@ M1 with the RBP distribution and TBG (seeded document lengths, see below):
 * **Holes.** ``residual=True`` (the value with every unjudged retrieved document relevant minus the
   value with them non-relevant), as the per-run mean over topics: min / median / max over runs, on
   the full qrels and on pool-reduced qrels keeping 50 %, 30 % and 10 % of each topic's judgments
-  (:func:`irmeasures_markov.io.datasets.downsample_qrels`, seeded and nested; the same reduction as the
+  (:func:`irmeasures_markov.io._datasets.downsample_qrels`, seeded and nested; the same reduction as the
   MP paper's Figures 3-4), with the share of (run, topic) pairs whose residual is negative.
 
 Every value comes from ``experiments.evaluate(..., ties=, residual=)``, one call per setting for all six
@@ -53,9 +53,7 @@ import numpy as np  # noqa: E402
 
 import irmeasures_markov as imm  # noqa: E402
 from irmeasures_markov.experiments import evaluate  # noqa: E402
-from irmeasures_markov.io import read_trec_qrels  # noqa: E402
-from irmeasures_markov.io.datasets import downsample_qrels  # noqa: E402
-from irmeasures_markov.io.run_files import load_run_dir  # noqa: E402
+from irmeasures_markov.io import downsample_qrels, load_run_dir, read_trec_qrels  # noqa: E402
 from irmeasures_markov.testing import DATA_ENV, shared_data_dir  # noqa: E402
 
 #: (name, qrels file, run directory) of each collection

@@ -9,55 +9,27 @@ command line all understand them.  Once the package is installed, importing
 
 The import is kept cheap: scipy's submodules (linalg, sparse, fft, stats),
 pandas, ir_datasets, tqdm, matplotlib and numba load only when first used
-(``irmeasures_markov._util.lazy``; tests/install/test_startup.py checks it).
+(``irmeasures_markov._util._lazy``; tests/install/test_startup.py checks it).
 """
-from . import pytrec_eval  # noqa: F401  (the drop-in module irmeasures_markov.pytrec_eval; not in __all__)
-from ._util.version import package_version as _package_version
-from .measures.carterette import user_model_measure
-from .measures.markov_precision import estimate_rates, markov_precision, register_kernel
-from .measures.stopping_time import BrowsingModel, browsing_model, path_at_h
-from .measures.tbg import time_biased_gain
-from .measures.time_model import gain_curves, mean_gain_curve, plot_gain_curves, time_models
-from .plugin import (
-    ARR,
-    CDG,
-    DAG,
-    EPR,
-    M1,
-    M2,
-    M3,
-    M4,
-    MP,
-    PH,
-    PROVIDER,
-    RAP,
-    RBAP,
-    RBTR,
-    RRAP,
-    RRG,
-    RRR,
-    TBG,
-    MPcont,
-    register_lengths,
-)
-from .plugin.catalogue import list_measures
-from .plugin.mp import register_rates
-from .plugin.pytrec import (
-    RelevanceEvaluator,
-    compute_aggregated_measure,
-    parse_qrel,
-    parse_run,
-    supported_measures,
-    supported_nicknames,
-)
+from irmeasures_markov import pytrec_eval  # noqa: F401  (the drop-in module irmeasures_markov.pytrec_eval; not in __all__)
+from irmeasures_markov._util._version import package_version as _package_version
+from irmeasures_markov.measures._carterette import user_model_measure
+from irmeasures_markov.measures._tbg import time_biased_gain
+from irmeasures_markov.measures.markov_precision import estimate_rates, markov_precision, register_kernel
+from irmeasures_markov.measures.stopping_time import BrowsingModel, browsing_model, path_at_h
+from irmeasures_markov.plugin import PROVIDER
+from irmeasures_markov.plugin._carterette import ARR, CDG, DAG, EPR, M1, M2, M3, M4, RAP, RBAP, RBTR, RRAP, RRG, RRR
+from irmeasures_markov.plugin._catalogue import list_measures
+from irmeasures_markov.plugin._mp import MP, MPcont, register_rates
+from irmeasures_markov.plugin._ph import PH
+from irmeasures_markov.plugin._pytrec import RelevanceEvaluator, supported_measures
+from irmeasures_markov.plugin._tbg import TBG, register_lengths
 
 __all__ = ["MP", "MPcont", "PROVIDER", "RelevanceEvaluator", "markov_precision", "estimate_rates", "register_kernel",
            "__version__",
-           "register_rates", "supported_measures", "supported_nicknames", "compute_aggregated_measure", "parse_run",
-           "parse_qrel",
+           "register_rates", "supported_measures",
            "M1", "M2", "M3", "M4", "RBTR", "RBAP", "CDG", "DAG", "EPR", "ARR", "RRG", "RAP", "RRR", "RRAP",
            "user_model_measure", "TBG", "register_lengths", "time_biased_gain",
-           "time_models", "gain_curves", "mean_gain_curve", "plot_gain_curves",
            "PH", "browsing_model", "path_at_h", "BrowsingModel", "list_measures"]
 
 

@@ -38,7 +38,7 @@ def rng():
 def client():
     """A Dask client on a 2-worker LocalCluster whose workers import this checkout (one for the whole run)."""
     distributed = pytest.importorskip("distributed")
-    from irmeasures_markov.grid.backends import local_cluster
+    from irmeasures_markov.grid._backends import local_cluster
     cluster = local_cluster(2)
     c = distributed.Client(cluster)
     yield c

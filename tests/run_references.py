@@ -8,9 +8,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from irmeasures_markov.io.run_columns import RunColumns
-from irmeasures_markov.ranking.order import rank_documents
-from irmeasures_markov.ranking.qrels_index import UNJUDGED
+from irmeasures_markov.io import RunColumns
+from irmeasures_markov.ranking import UNJUDGED
+from irmeasures_markov.ranking._order import rank_documents
 
 
 def ranked_alone(qrels, run, depth=None):

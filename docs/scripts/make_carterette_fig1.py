@@ -5,7 +5,7 @@
 Static distributions (RBP, DCG, RR) do not depend on the ranking; the dynamic
 ones (ERR, AP, RRR) are drawn for one example ranking (``EXAMPLE`` below, its
 relevant documents marked on the axis), with θ = 0.5 for RBP and ERR as in the
-paper.  Values come from :func:`irmeasures_markov.measures.carterette_distributions.stopping_distribution`,
+paper.  Values come from :func:`irmeasures_markov.measures._carterette_distributions.stopping_distribution`,
 so the figure shows what the measures compute.
 """
 import argparse
@@ -17,7 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from irmeasures_markov.measures.carterette_distributions import (  # noqa: E402
+from irmeasures_markov.measures._carterette_distributions import (  # noqa: E402
     DYNAMIC_DISTRIBUTIONS,
     STATIC_DISTRIBUTIONS,
     stopping_distribution,

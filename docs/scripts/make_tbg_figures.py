@@ -15,7 +15,7 @@ the 50 topics (a topic contributes its final G once its ranking is exhausted).
 Right: T(k), the expected time to reach rank k, for the top 100 ranks,
 averaged over the topics where the run has at least 100 documents (23 for
 READWARE2, 46 to 50 for the others), so that every rank has the same topics.
-Values come from :mod:`irmeasures_markov.measures.time_model`, so the figure shows
+Values come from :mod:`irmeasures_markov.measures._time_model`, so the figure shows
 what the measure computes; the legend gives each run's mean TBG (``TBG`` with
 the random lengths, N = 1).
 """
@@ -31,7 +31,7 @@ import numpy as np  # noqa: E402
 
 import irmeasures_markov as imm  # noqa: E402
 from irmeasures_markov.io import read_trec_qrels, read_trec_run  # noqa: E402
-from irmeasures_markov.measures.time_model import mean_gain_curve, plot_gain_curves, time_models  # noqa: E402
+from irmeasures_markov.measures import mean_gain_curve, plot_gain_curves, time_models  # noqa: E402
 from irmeasures_markov.testing import shared_data_dir  # noqa: E402
 
 #: four of the best TREC-8 ad hoc runs by official MAP (READWARE2 answers fewer than 1000 documents for every topic)

@@ -21,9 +21,8 @@ import pytrec_eval
 
 import irmeasures_markov as imm
 from irmeasures_markov.io import read_trec_qrels, read_trec_run
-from irmeasures_markov.measures.carterette_distributions import NAMED_MEASURES, PAPER_MEASURES
-from irmeasures_markov.ranking.prepared import PreparedRun
-from irmeasures_markov.ranking.qrels_index import QrelsIndex
+from irmeasures_markov.measures import NAMED_MEASURES, PAPER_MEASURES
+from irmeasures_markov.ranking import PreparedRun, QrelsIndex
 from irmeasures_markov.testing import shared_data_dir
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -66,7 +66,7 @@ def decompress_only(files):
 
 def ours(qrels_path, run_dir, n_jobs=1):
     from irmeasures_markov import experiments
-    from irmeasures_markov.io.run_files import load_run_dir
+    from irmeasures_markov.io import load_run_dir
     runs = load_run_dir(run_dir, progress=False, n_jobs=n_jobs)
     ev = experiments.evaluate(["MP", "AP"], str(qrels_path), runs, progress=False)
     return ev
@@ -75,13 +75,13 @@ def ours(qrels_path, run_dir, n_jobs=1):
 def ours_dicts(qrels_path, files):
     from irmeasures_markov import experiments
     from irmeasures_markov.io import read_trec_run
-    from irmeasures_markov.io.run_files import run_name
+    from irmeasures_markov.io._run_files import run_name
     runs = {run_name(f): read_trec_run(f) for f in files}
     return experiments.evaluate(["MP", "AP"], str(qrels_path), runs, progress=False)
 
 
 def ours_read(run_dir):
-    from irmeasures_markov.io.run_files import load_run_dir
+    from irmeasures_markov.io import load_run_dir
     return load_run_dir(run_dir, progress=False, n_jobs=1)
 
 

@@ -57,8 +57,8 @@ from reproduce_mp_figures import MEASURES, PERCENTS  # noqa: E402
 
 from irmeasures_markov.experiments import evaluate_grid  # noqa: E402
 from irmeasures_markov.grid import DaskBackend, LocalBackend  # noqa: E402
-from irmeasures_markov.io.datasets import collection, load_qrels  # noqa: E402
-from irmeasures_markov.io.run_files import list_run_files, run_name  # noqa: E402
+from irmeasures_markov.io._datasets import collection, load_qrels  # noqa: E402
+from irmeasures_markov.io._run_files import list_run_files, run_name  # noqa: E402
 from irmeasures_markov.testing import shared_data_dir  # noqa: E402
 
 
@@ -80,7 +80,7 @@ CLASSIC_MEASURES = ["AP", "P@5", "P@10", "P@20", "P@100", "Rprec", "Bpref", "nDC
 
 
 def projection_measures():
-    from irmeasures_markov.measures.carterette_distributions import NAMED_MEASURES
+    from irmeasures_markov.measures import NAMED_MEASURES
     from irmeasures_markov.measures.markov_precision import PAPER_MODELS
     mp = [f"MP(model='{m}'{',recall=True' if r else ''})" for m in PAPER_MODELS for r in (False, True)]
     out = mp + list(NAMED_MEASURES) + CLASSIC_MEASURES
@@ -139,7 +139,7 @@ def main(argv=None) -> int:
 
     from distributed import Client
 
-    from irmeasures_markov.grid.backends import local_cluster
+    from irmeasures_markov.grid._backends import local_cluster
     cluster = None
     if args.scheduler:
         client = Client(args.scheduler)

@@ -133,7 +133,7 @@ import ir_measures
 t.append(time.perf_counter())
 import argparse, contextlib, io, json, sys
 import irmeasures_markov.cli as cli
-from irmeasures_markov.cli.inputs import load_qrels, load_run
+from irmeasures_markov.cli._inputs import load_qrels, load_run
 gc.enable()
 gc.freeze()
 t.append(time.perf_counter())

@@ -41,8 +41,7 @@ def scores(force_synthetic=False):
     if data is None or force_synthetic:
         return synthetic()
     from irmeasures_markov.experiments import evaluate
-    from irmeasures_markov.io import read_trec_qrels
-    from irmeasures_markov.io.run_files import load_run_dir
+    from irmeasures_markov.io import load_run_dir, read_trec_qrels
     qrels = read_trec_qrels(data / "qrels" / "trec8.qrels.gz")
     runs = load_run_dir(data / "runs" / "trec8", progress=False)
     ev = evaluate(["AP"], qrels, runs, n_jobs=2, progress=False)
@@ -60,7 +59,7 @@ def main():
     sm, what = scores(args.synthetic)
     print(f"{what}: {sm.n_topics} topics × {sm.n_systems} systems, {os.cpu_count()} CPUs; load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    from irmeasures_markov.inference.bayes import bayesian_linear_model
+    from irmeasures_markov.inference import bayesian_linear_model
 
     last = {}
 

@@ -9,7 +9,7 @@ order that alternates between rounds; ratios are formed within a round):
 * ``ir_measures.read_trec_run`` consumed into ``{qid: {docid: score}}`` dicts
   (the peer);
 * ``irmeasures_markov.io.read_trec_run`` (the package's one run reader: the whole file at once);
-* ``irmeasures_markov.io.run_files.load_run_dir`` with 1 and with 2 processes
+* ``irmeasures_markov.io._run_files.load_run_dir`` with 1 and with 2 processes
   (vectorised parsing; identical dictionaries, checked here).
 
 Prints each loader's best time and range, runs/second at the best time, and
@@ -25,8 +25,7 @@ import sys
 import ir_measures
 from benchkit import format_report, interleaved, ratios
 
-from irmeasures_markov.io import read_trec_run
-from irmeasures_markov.io.run_files import load_run_dir
+from irmeasures_markov.io import load_run_dir, read_trec_run
 from irmeasures_markov.testing import shared_data_dir
 
 PEER = "ir_measures.read_trec_run -> dict"

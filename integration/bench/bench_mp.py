@@ -26,7 +26,7 @@ from benchkit import interleaved, print_report, trec8_inputs  # noqa: E402
 
 from irmeasures_markov import MP, PROVIDER, RelevanceEvaluator
 from irmeasures_markov.measures.markov_precision import PAPER_MODELS  # noqa: E402
-from irmeasures_markov.ranking import cache as qrels_cache
+from irmeasures_markov.ranking import _cache as qrels_cache
 
 
 def main():

@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchkit import interleaved, print_report, trec8_inputs  # noqa: E402
 
 from irmeasures_markov import MP
-from irmeasures_markov.ranking import cache as qrels_cache
+from irmeasures_markov.ranking import _cache as qrels_cache
 
 
 def main():

@@ -14,7 +14,7 @@ document), Carterette M1 (RBP) and P@H (order 2), each through
 ``irmeasures_markov.RelevanceEvaluator(qrels, [measure]).evaluate(run)``, the
 call pytrec_eval's is compared with.  The time of each includes building its
 evaluator from the qrels, the qrels index included (the cache of
-irmeasures_markov.ranking.cache is emptied before each call: what a user pays
+irmeasures_markov.ranking._cache is emptied before each call: what a user pays
 on a first call, and pytrec_eval rebuilds its own each time).  "MP reused"
 is MP again with the index an earlier call made for the same qrels object
 (what every later call with those qrels pays).
@@ -74,7 +74,7 @@ def evaluators(qrels, run, memory_only=False):
     import pytrec_eval
 
     import irmeasures_markov as imm
-    from irmeasures_markov.ranking import cache as qrels_cache
+    from irmeasures_markov.ranking import _cache as qrels_cache
     lengths = {d: 50.0 + int(d) % 300 for docs in run.values() for d in docs}
     imm.register_lengths("bench-queries", lengths)
     ours = {"MP": imm.MP, "TBG": imm.TBG(lengths="bench-queries"), "Carterette": imm.M1(dist="RBP"),
@@ -116,7 +116,7 @@ def memory_child(family: str, n_queries: int, n_docs: int) -> dict:
         # numba's compiled docid probe (when installed), loaded once per process ('auto' uses it from then on)
         # and its machine code, loaded on its first call: loaded first, then called once by this warm-up
         import irmeasures_markov as imm
-        from irmeasures_markov.documents import docid_table
+        from irmeasures_markov.documents import _docid_table as docid_table
         docid_table._compiled_probe()
         imm.PROVIDER.evaluator([imm.TBG(lengths="bench-queries")], qrels).values({q: run[q] for q in list(run)[:1]})
     del fns

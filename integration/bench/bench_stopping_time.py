@@ -22,9 +22,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchkit import interleaved, print_report, ratios  # noqa: E402
 
 import irmeasures_markov as imm  # noqa: E402
-from irmeasures_markov.core.birth_death_order1 import _birth_death_average_reward_graded  # noqa: E402
+from irmeasures_markov.core._birth_death_order1 import _birth_death_average_reward_graded  # noqa: E402
 from irmeasures_markov.measures.stopping_time import browsing_model  # noqa: E402
-from irmeasures_markov.measures.stopping_time.simulation import numba_walk  # noqa: E402
+from irmeasures_markov.measures.stopping_time._simulation import numba_walk  # noqa: E402
 from irmeasures_markov.testing import shared_data_dir  # noqa: E402
 
 RWBM = dict(browse="RWBM", p=0.5, q=0.25)

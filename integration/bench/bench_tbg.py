@@ -66,7 +66,7 @@ def cwl_tbg(qrels, run, lengths, halflife=224.0):
 
 def docid_table_engine():
     """The probe 'auto' uses once the table has answered COMPILED_AFTER docids (numba when installed)."""
-    from irmeasures_markov.documents import docid_table
+    from irmeasures_markov.documents import _docid_table as docid_table
     return "compiled" if docid_table._compiled_probe() is not None else "numpy"
 
 
@@ -112,7 +112,7 @@ def main():
 
     def run_lookup(subset=runs):
         # the lookup as TBG makes it: once per prepared run, from the docids joined during preparation
-        from irmeasures_markov.plugin.tbg import document_lengths
+        from irmeasures_markov.plugin._tbg import document_lengths
         ev = imm.PROVIDER.evaluator([tbg], qrels)
         lookup = document_lengths(tbg).lookup_segments
         prepared = [ev.prepare(run) for run in subset]

@@ -80,8 +80,7 @@ def trec8_inputs(n_runs: int | None = None):
     """
     import sys
 
-    from irmeasures_markov.io import read_trec_qrels
-    from irmeasures_markov.io.run_files import load_run_dir
+    from irmeasures_markov.io import load_run_dir, read_trec_qrels
     from irmeasures_markov.testing import shared_data_dir
 
     data = shared_data_dir()

@@ -88,8 +88,7 @@ def trec8_taus(report):
     """Kendall tau between TREC-8 system rankings: fitted vs default MP and P@H, at each cutoff."""
     import irmeasures_markov as imm
     from irmeasures_markov.experiments import evaluate, kendall_tau
-    from irmeasures_markov.io import read_trec_qrels
-    from irmeasures_markov.io.run_files import load_run_dir
+    from irmeasures_markov.io import load_run_dir, read_trec_qrels
     from irmeasures_markov.measures.markov_precision import register_kernel
     data = shared_data_dir()
     qrels = read_trec_qrels(data / "qrels" / "trec8.qrels.gz")
@@ -179,7 +178,7 @@ def main(argv=None):
     # the MP jump distribution of the default model next to the fitted ones
     import matplotlib.pyplot as plt
 
-    from irmeasures_markov.calibration.plots import draw_panel
+    from irmeasures_markov.calibration._plots import draw_panel
     names = list(dict.fromkeys(["GL_AD_ID", "GL_AD_ID(decay)", "nonparametric_AD", report.best("mp").model]))
     fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.2))
     for ax, n in zip(axes, names):

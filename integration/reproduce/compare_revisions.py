@@ -11,7 +11,7 @@ run of TREC-8, query by query, through public entry points only
 (``ir_measures.iter_calc`` after ``import irmeasures_markov``, and
 ``irmeasures_markov.io.read_trec_run`` / ``read_trec_qrels``), so the script
 works on the package's old and new layouts alike.  ``--columns-a`` / ``--columns-b`` make that
-revision's workers read each run with ``irmeasures_markov.io.run_columns.read_run_columns``
+revision's workers read each run with ``irmeasures_markov.io._run_columns.read_run_columns``
 instead (the package's measures then get the columnar run, the ir_measures controls its
 ``to_dict()``), which checks the columnar path against the dict path bit for bit;
 ``--columns-engine`` picks how those workers look docids up: ``auto`` (as a user
@@ -126,7 +126,7 @@ def write_aux(aux: Path, qrels: Path, runs: list[Path]) -> None:
 
 # ---- worker: runs inside a subprocess whose PYTHONPATH is one exported revision -------------------------
 
-COLUMNS_MODULE = "irmeasures_markov.io.run_columns"
+COLUMNS_MODULE = "irmeasures_markov.io._run_columns"
 #: ``--columns-engine``: how the columns' workers look docids up (see the module docstring)
 COLUMN_ENGINES = ("auto", "dict", "numba")
 #: put first on a ``dict`` worker's path: numba cannot be imported there

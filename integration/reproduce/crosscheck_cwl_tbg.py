@@ -47,8 +47,7 @@ import numpy as np
 
 import irmeasures_markov as imm
 from irmeasures_markov.io import read_trec_qrels, read_trec_run
-from irmeasures_markov.ranking.prepared import PreparedRun
-from irmeasures_markov.ranking.qrels_index import QrelsIndex
+from irmeasures_markov.ranking import PreparedRun, QrelsIndex
 from irmeasures_markov.testing import shared_data_dir
 
 MAX_N = 1000

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Mapping
 
 import irmeasures_markov as imm
-from irmeasures_markov.plugin import tbg as tbg_plugin
+from irmeasures_markov.plugin import _tbg as tbg_plugin
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))  # bench_tbg
 from bench_tbg import assumed_lengths  # noqa: E402

@@ -84,9 +84,9 @@ def figure1(mats, labels, n_pairs=500, seed=0, progress=True, **grid):
     """(pvalues, posterior probabilities, correlation) per measure label for seeded random run pairs.
 
     The Gibbs fits (one per measure) are grid cells; ``grid`` goes to
-    :func:`irmeasures_markov.inference.grid.fit_per_collection` (``backend``, ``store``, ``n_jobs``).
+    :func:`irmeasures_markov.inference._grid.fit_per_collection` (``backend``, ``store``, ``n_jobs``).
     """
-    from irmeasures_markov.inference.grid import fit_per_collection
+    from irmeasures_markov.inference import fit_per_collection
     rng = np.random.default_rng(seed)
     n = mats[labels[0]].n_systems
     pairs = set()
@@ -108,7 +108,7 @@ def figure1(mats, labels, n_pairs=500, seed=0, progress=True, **grid):
 
 def judgments(qrels, runs, names, topics, depth):
     """x[i, j, k] = 1 when the document run j ranks at k + 1 for topic i is relevant (trec_eval order)."""
-    from irmeasures_markov.ranking.order import rank_documents
+    from irmeasures_markov.ranking._order import rank_documents
     x = np.zeros((len(topics), len(names), depth))
     for j, name in enumerate(names):
         for i, q in enumerate(topics):
@@ -122,7 +122,7 @@ def judgments(qrels, runs, names, topics, depth):
 def figure1_direct(mats, qrels, runs, labels, n_runs=33, seed=0, progress=True):
     """Direct model of relevance on ``n_runs`` seeded runs: (pvalues, posterior probabilities, correlation,
     correlation of the posterior p_ij with the per-topic measure) per label, over all pairs of those runs."""
-    from irmeasures_markov.inference.bayes import direct_relevance_model
+    from irmeasures_markov.inference import direct_relevance_model
     sm0 = mats[labels[0]]
     rng = np.random.default_rng(seed)
     names = [sm0.systems[i] for i in sorted(rng.choice(sm0.n_systems, n_runs, replace=False))]
@@ -226,7 +226,7 @@ def main(argv=None) -> int:
     measures = measures_for(runs)
     ev = evaluate(measures, qrels, runs, n_jobs=args.n_jobs, progress=progress)
     mats = matrices(ev)
-    from irmeasures_markov.grid import resolve_backend
+    from irmeasures_markov.grid._backends import resolve_backend
     backend, owned = resolve_backend(scheduler=args.scheduler, n_jobs=args.n_jobs)
     try:
         table = discriminative_power(mats, n_resamples=args.resamples, progress=progress, backend=backend,

@@ -49,11 +49,8 @@ if str(REPO) not in sys.path:
 
 import numpy as np  # noqa: E402
 
-from irmeasures_markov.experiments import (  # noqa: E402
-    evaluate_grid,  # noqa: E402
-    pool_reduction,
-    reduction_of,
-)
+from irmeasures_markov.experiments import evaluate_grid, pool_reduction  # noqa: E402
+from irmeasures_markov.experiments._pools import reduction_of  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from reproduce_mp_tables import load_trec8  # noqa: E402
@@ -272,7 +269,7 @@ def markdown(result, n_runs, n_topics, seed, fig3, fig4, sens=None) -> str:
         "How long the script takes: [benchmarks.md](benchmarks.md#the-reproduction-scripts-wall-time).",
         "",
         f"TREC-8 ad hoc, {n_runs} runs, {n_topics} topics. Pools reduced with "
-        f"`irmeasures_markov.io.datasets.downsample_qrels(qrels, percent, seed={seed})` (Buckley & Voorhees "
+        f"`irmeasures_markov.io._datasets.downsample_qrels(qrels, percent, seed={seed})` (Buckley & Voorhees "
         "2004: per topic a random share of the relevant and of the non-relevant judged documents, at least 1 "
         "relevant and 10 non-relevant; pools are nested). Every run is evaluated on the full pool's topics.",
         "",
@@ -340,8 +337,8 @@ def markdown(result, n_runs, n_topics, seed, fig3, fig4, sens=None) -> str:
 
 def run_paths(data_dir, runs):
     """``{name: path}`` of the TREC-8 run files of ``runs``, in the order of ``runs``."""
-    from irmeasures_markov.io.datasets import collection
-    from irmeasures_markov.io.run_files import list_run_files, run_name
+    from irmeasures_markov.io import collection
+    from irmeasures_markov.io._run_files import list_run_files, run_name
     from irmeasures_markov.testing import shared_data_dir
     ddir = pathlib.Path(data_dir) if data_dir else shared_data_dir()
     files = {run_name(f): str(f) for f in list_run_files(ddir / collection("trec8").runs_dir)}
@@ -371,7 +368,7 @@ def main(argv=None) -> int:
     grid = {"store": args.store}
     backend = None
     if args.scheduler:
-        from irmeasures_markov.grid import resolve_backend
+        from irmeasures_markov.grid._backends import resolve_backend
         backend, _ = resolve_backend(scheduler=args.scheduler, n_jobs=args.n_jobs)
         grid["backend"] = backend
         runs = run_paths(args.data_dir, runs)  # workers read the files; nothing big leaves this process

@@ -24,8 +24,8 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from irmeasures_markov.experiments import evaluate, mp_paper_measures, tau_table  # noqa: E402
-from irmeasures_markov.io.datasets import collection, load_qrels  # noqa: E402
-from irmeasures_markov.io.run_files import load_run_dir  # noqa: E402
+from irmeasures_markov.io import load_run_dir  # noqa: E402
+from irmeasures_markov.io._datasets import collection, load_qrels  # noqa: E402
 from irmeasures_markov.testing import shared_data_dir  # noqa: E402
 
 BASELINES = ["AP", "P@10", "Rprec", "bpref", "RBP"]
@@ -82,7 +82,7 @@ def load_trec8(data_dir=None, progress=True, n_jobs=None):
     runs = load_run_dir(ddir / collection("trec8").runs_dir, progress=progress, n_jobs=n_jobs)
     n_all = len(runs)
     topics = [q for q, docs in qrels.items() if any(g >= 1 for g in docs.values())]
-    from irmeasures_markov.io.run_files import complete_runs
+    from irmeasures_markov.io import complete_runs
     runs, dropped = complete_runs(runs, topics)
     assert len(runs) + len(dropped) == n_all
     return qrels, runs, dropped, time.perf_counter() - t

@@ -29,7 +29,7 @@ from typing import Protocol
 
 import numpy as np
 
-from .._util.lazy import lazy_module
+from irmeasures_markov._util._lazy import lazy_module
 
 optimize = lazy_module("scipy.optimize")
 

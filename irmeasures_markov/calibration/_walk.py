@@ -36,9 +36,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._util.lazy import lazy_module
-from ._likelihood import group_patterns, safe_log
-from .logs import ClickLog
+from irmeasures_markov._util._lazy import lazy_module
+from irmeasures_markov.calibration._likelihood import group_patterns, safe_log
+from irmeasures_markov.calibration._logs import ClickLog
 
 lapack = lazy_module("scipy.linalg.lapack")
 

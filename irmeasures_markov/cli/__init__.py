@@ -10,34 +10,31 @@ registered.  Other commands (``irmeasures-markov COMMAND --help`` for each):
 * ``pool-reduction`` — mean scores and Kendall's τ as the pool shrinks, on local processes or Dask.
 
 Exit status: 0 success, 2 usage or input error, 1 internal error (see
-:mod:`irmeasures_markov.cli.errors`).  Library modules never import this package.
+:mod:`irmeasures_markov.cli._errors`).  Library modules never import this package.
 """
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
 
-from .. import plugin  # noqa: F401  (importing the plug-in registers our measures with ir_measures)
-from .demo import DEMO_MEASURES, demo_main
-from .errors import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, debugging, run_guarded
-from .evaluate import SUMMARY_QID, evaluate_main, report
-from .inputs import sample_path
-from .measure_args import parse_measures
-from .measures import measures_main
-from .output import cli_session
+from irmeasures_markov import plugin  # noqa: F401  (importing the plug-in registers our measures with ir_measures)
+from irmeasures_markov.cli._demo import demo_main
+from irmeasures_markov.cli._errors import debugging, run_guarded
+from irmeasures_markov.cli._evaluate import evaluate_main
+from irmeasures_markov.cli._measures import measures_main
+from irmeasures_markov.cli._output import cli_session
 
-__all__ = ["main", "SUBCOMMANDS", "sample_path", "parse_measures", "report", "SUMMARY_QID", "DEMO_MEASURES",
-           "EXIT_OK", "EXIT_USAGE", "EXIT_INTERNAL"]
+__all__ = ["main"]
 
 #: name -> function(argv) -> exit status, for the commands other than evaluation
 SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
     "demo": demo_main,
     "measures": measures_main,
-    "ph-compare": lambda argv: __import__("irmeasures_markov.cli.ph_compare",
+    "ph-compare": lambda argv: __import__("irmeasures_markov.cli._ph_compare",
                                           fromlist=["ph_compare_main"]).ph_compare_main(argv),
-    "compare": lambda argv: __import__("irmeasures_markov.cli.compare", fromlist=["compare_main"]).compare_main(argv),
-    "pool-reduction": lambda argv: __import__("irmeasures_markov.cli.grid", fromlist=["_"]).pool_reduction_main(argv),
-    "fit": lambda argv: __import__("irmeasures_markov.cli.fit", fromlist=["fit_main"]).fit_main(argv),
+    "compare": lambda argv: __import__("irmeasures_markov.cli._compare", fromlist=["compare_main"]).compare_main(argv),
+    "pool-reduction": lambda argv: __import__("irmeasures_markov.cli._grid", fromlist=["_"]).pool_reduction_main(argv),
+    "fit": lambda argv: __import__("irmeasures_markov.cli._fit", fromlist=["fit_main"]).fit_main(argv),
 }
 
 
@@ -50,6 +47,16 @@ def main(argv: list[str] | None = None) -> int:
 
     Never raises (``--help`` and usage errors included: their status is
     returned) and leaves warnings and standard output as it found them.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after the program name, as a shell would split them.
+
+    Returns
+    -------
+    int
+        The exit status: 0 success, 2 usage or input error, 1 internal error.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = debugging(argv)

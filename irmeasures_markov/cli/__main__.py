@@ -1,6 +1,6 @@
 """``python -m irmeasures_markov.cli``: the same as the ``irmeasures-markov`` command."""
 import sys
 
-from . import main
+from irmeasures_markov.cli import main
 
 sys.exit(main())

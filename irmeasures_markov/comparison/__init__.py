@@ -11,9 +11,9 @@ against every other, corrects for multiple comparisons, and returns a
 Tests (``test=``), on the per-topic scores of one measure, A − B for each pair:
 
 * ``'t'``, ``'wilcoxon'``, ``'sign'``, ``'randomization'``, ``'bootstrap'`` —
-  the classic paired tests of :mod:`irmeasures_markov.inference.classic`
+  the classic paired tests of :mod:`irmeasures_markov.inference._classic`
   (their models are stated there); every pair's p-value is the one
-  :func:`~irmeasures_markov.inference.classic.all_pairs` gives it with the
+  :func:`~irmeasures_markov.inference._classic.all_pairs` gives it with the
   same ``seed``;
 * ``'none'`` — no test: the means only (the tests table keeps each pair's
   mean difference and effect size; its p-values are NaN and no pair is
@@ -21,7 +21,7 @@ Tests (``test=``), on the per-topic scores of one measure, A − B for each pair
   with a warning, since no paired test is possible on one topic;
 * ``'bayes'`` — Carterette's (2011) linear model
   :math:`y_{ij} = \mu + \beta_j + \alpha_i + \varepsilon_{ij}` fitted once per
-  measure to every run together (:func:`~irmeasures_markov.inference.gibbs.gibbs_linear_model`,
+  measure to every run together (:func:`~irmeasures_markov.inference._gibbs.gibbs_linear_model`,
   numpy only); the statistic is the posterior probability
   :math:`P(\beta_A > \beta_B \mid y)` and the "p-value" its two-sided tail
   :math:`2\min(P(\beta_A > \beta_B), P(\beta_A < \beta_B))` (one-sided:
@@ -51,12 +51,9 @@ apply to every measure that takes them, :mod:`.options`; ``ties=`` and ``holes=T
 report of :mod:`.sensitivity`: judged share of the top k, mean residual, tie
 spread, and the pairs whose order or significance changes).
 """
-from .core import COMPARE_TESTS, Comparison, compare, compare_evaluation, mean_intervals, run_letters
-from .options import apply_variant_options
-from .pairs import effect_size
-from .runs import resolve_baseline, resolve_run_paths
-from .sensitivity import Sensitivity, judged_share
+from irmeasures_markov.comparison._core import COMPARE_TESTS, Comparison, compare, compare_evaluation, mean_intervals
+from irmeasures_markov.comparison._pairs import effect_size
+from irmeasures_markov.comparison._sensitivity import Sensitivity
 
 __all__ = ["compare", "compare_evaluation", "Comparison", "COMPARE_TESTS", "effect_size", "mean_intervals",
-           "resolve_baseline", "resolve_run_paths", "run_letters", "Sensitivity", "apply_variant_options",
-           "judged_share"]
+           "Sensitivity"]

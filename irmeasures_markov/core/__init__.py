@@ -11,14 +11,19 @@ chains from rankings and call these functions.  Two families use it:
   (:mod:`.birth_death_quadrature`), and subtraction-free elimination for
   chains that are rarely absorbed (:mod:`.birth_death_stable`).
 """
-from .birth_death_lapack import (
+from irmeasures_markov.core._birth_death_lapack import (
     birth_death_discounted_visits,
     birth_death_inverse_diagonal,
     birth_death_solve,
     birth_death_solve_pair,
 )
-from .birth_death_order1 import birth_death_average_reward, birth_death_average_reward_recursion
-from .chains import censored_transition_matrix, is_irreducible, stationary_distribution, transition_matrix_from_weights
+from irmeasures_markov.core._birth_death_order1 import birth_death_average_reward, birth_death_average_reward_recursion
+from irmeasures_markov.core._chains import (
+    censored_transition_matrix,
+    is_irreducible,
+    stationary_distribution,
+    transition_matrix_from_weights,
+)
 
 __all__ = [
     "censored_transition_matrix", "is_irreducible", "stationary_distribution", "transition_matrix_from_weights",

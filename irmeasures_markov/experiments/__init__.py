@@ -19,7 +19,7 @@ paper §5):
 * :class:`EvaluationGrid` / :func:`evaluate_grid` — evaluations of runs ×
   pool samples × collections as cells of a grid (:mod:`irmeasures_markov.grid`:
   local processes or Dask, resumable from a Parquet store);
-* :func:`~irmeasures_markov.experiments.ph_compare.compare_runs` — two runs
+* :func:`~irmeasures_markov.experiments._ph_compare.compare_runs` — two runs
   compared topic by topic under P@H.
 
 Runs × measures with significance tests are
@@ -31,32 +31,28 @@ objects, with the plain arrays under explicit names (``values``,
 ``means_array()``, ``column_array()``).
 
 Modules: :mod:`.evaluation` (:func:`evaluate`; the standard measures it
-computes natively are the family :mod:`irmeasures_markov.measures.standard`),
+computes natively are the family :mod:`irmeasures_markov.measures._standard`),
 :mod:`.settings` (``evaluate(ties=, unjudged=, residual=)``),
 :mod:`.correlations`, :mod:`.grid`, :mod:`.pools`, :mod:`.ph_compare`.
 """
 from __future__ import annotations
 
-from .correlations import MP_PAPER_BASELINES, kendall_tau, mp_paper_measures, system_ranking, tau_table
-from .evaluation import evaluate, labelled_measures, parse_measures
-from .evaluation_table import Evaluation
-from .grid import EvaluationGrid, GridResult, evaluate_grid
-from .pools import PoolReduction, pool_reduction, reduction_of
+from irmeasures_markov.experiments._correlations import kendall_tau, mp_paper_measures, system_ranking, tau_table
+from irmeasures_markov.experiments._evaluation import evaluate
+from irmeasures_markov.experiments._evaluation_table import Evaluation
+from irmeasures_markov.experiments._grid import EvaluationGrid, GridResult, evaluate_grid
+from irmeasures_markov.experiments._pools import PoolReduction, pool_reduction
 
 __all__ = [
     "Evaluation",
     "EvaluationGrid",
     "GridResult",
-    "MP_PAPER_BASELINES",
     "PoolReduction",
     "evaluate",
     "evaluate_grid",
     "kendall_tau",
-    "labelled_measures",
     "mp_paper_measures",
-    "parse_measures",
     "pool_reduction",
-    "reduction_of",
     "system_ranking",
     "tau_table",
 ]

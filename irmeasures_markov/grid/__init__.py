@@ -17,17 +17,16 @@ bit-for-bit those of the local backend (and of
 to run on a real cluster.
 
 This package is the engine only; the grids built on it live with what they
-compute: evaluation grids in :mod:`irmeasures_markov.experiments.grid`
+compute: evaluation grids in :mod:`irmeasures_markov.experiments._grid`
 (:class:`~irmeasures_markov.experiments.EvaluationGrid`), significance tests
-and Bayesian fits in :mod:`irmeasures_markov.inference.grid`.
+and Bayesian fits in :mod:`irmeasures_markov.inference._grid`.
 """
 from __future__ import annotations
 
-from .backends import Backend, DaskBackend, LocalBackend, Task, resolve_backend
-from .cells import Cell, file_hash, measures_key, qrels_hash, run_hash
-from .runner import GridError, GridSummary, run_grid
-from .store import ParquetStore, StoreLike
+from irmeasures_markov.grid._backends import Backend, DaskBackend, LocalBackend, Task
+from irmeasures_markov.grid._cells import Cell
+from irmeasures_markov.grid._runner import GridError, GridSummary, run_grid
+from irmeasures_markov.grid._store import ParquetStore
 
-__all__ = ["Backend", "Cell", "DaskBackend", "GridError", "GridSummary", "LocalBackend", "ParquetStore", "StoreLike",
-           "Task",
-           "file_hash", "measures_key", "qrels_hash", "resolve_backend", "run_grid", "run_hash"]
+__all__ = ["Backend", "Cell", "DaskBackend", "GridError", "GridSummary", "LocalBackend", "ParquetStore",
+           "Task", "run_grid"]

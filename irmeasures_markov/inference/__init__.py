@@ -7,30 +7,35 @@
   :func:`randomization_test`, :func:`bootstrap_test`; :func:`all_pairs` and
   :func:`pairwise` with Holm/Bonferroni/Benjamini–Hochberg correction;
 * :func:`discriminative_power` and the Bayesian fits per collection of
-  :mod:`irmeasures_markov.inference.grid`, on the grid engine (local
+  :mod:`irmeasures_markov.inference._grid`, on the grid engine (local
   processes or Dask, resumable from a store);
 * PyTerrier ``pt.Experiment(test=...)`` callables in
-  :mod:`irmeasures_markov.inference.pyterrier`;
-* Bayesian models in :mod:`irmeasures_markov.inference.bayes` (the PyMC
+  :mod:`irmeasures_markov.inference._pyterrier`;
+* Bayesian models in :mod:`irmeasures_markov.inference._bayes` (the PyMC
   models need the optional extra ``irmeasures-markov[bayes]``; the Gibbs
   sampler of the linear model, :mod:`.gibbs`, is numpy only).
 """
-from .classic import (
-                      TESTS,
-                      PairwiseResult,
-                      TestResult,
-                      all_pairs,
-                      bootstrap_test,
-                      paired_t_test,
-                      pairwise,
-                      randomization_test,
-                      sign_test,
-                      wilcoxon_test,
+from irmeasures_markov.inference._bayes import bayesian_linear_model, direct_relevance_model
+from irmeasures_markov.inference._classic import (
+           TESTS,
+           PairwiseResult,
+           TestResult,
+           all_pairs,
+           bootstrap_test,
+           paired_t_test,
+           pairwise,
+           randomization_test,
+           sign_test,
+           wilcoxon_test,
 )
-from .corrections import adjust_pvalues
-from .grid import discriminative_power
-from .inputs import ScoreMatrix, score_matrix
+from irmeasures_markov.inference._corrections import adjust_pvalues
+from irmeasures_markov.inference._grid import discriminative_power, fit_per_collection
+from irmeasures_markov.inference._inputs import ScoreMatrix, score_matrix
+from irmeasures_markov.inference._posterior import SamplingWarning
+from irmeasures_markov.inference._pyterrier import pyterrier_test
 
 __all__ = ["ScoreMatrix", "score_matrix", "TestResult", "PairwiseResult", "TESTS", "paired_t_test",
            "wilcoxon_test", "sign_test", "randomization_test", "bootstrap_test", "adjust_pvalues", "all_pairs",
            "pairwise", "discriminative_power"]
+__all__ += ["bayesian_linear_model", "direct_relevance_model", "fit_per_collection", "SamplingWarning",
+            "pyterrier_test"]

@@ -43,11 +43,13 @@ wrong type raises :class:`InputTypeError` (an ``InputError`` and a ``TypeError``
 """
 from __future__ import annotations
 
-from .._util.errors import InputError, InputTypeError
-from .normalise import to_qrels_dict, to_run_dict
-from .run_columns import RunColumns, read_run_columns
-from .text import open_text
-from .trec import read_rates, read_trec_qrels, read_trec_run
+from irmeasures_markov._util._errors import InputError, InputTypeError
+from irmeasures_markov.io._datasets import COLLECTIONS, collection, downsample_qrels
+from irmeasures_markov.io._normalise import to_qrels_dict, to_run_dict
+from irmeasures_markov.io._run_columns import RunColumns, read_run_columns
+from irmeasures_markov.io._run_files import complete_runs, list_run_files, load_run_dir
+from irmeasures_markov.io._text import open_text
+from irmeasures_markov.io._trec import read_rates, read_trec_qrels, read_trec_run
 
 __all__ = [
     "InputError",
@@ -61,3 +63,4 @@ __all__ = [
     "to_qrels_dict",
     "to_run_dict",
 ]
+__all__ += ["load_run_dir", "list_run_files", "complete_runs", "collection", "COLLECTIONS", "downsample_qrels"]

@@ -8,29 +8,37 @@ Each family is one module here (its ``Measure`` classes, registered with
 :mod:`irmeasures_markov.measures`) and one entry of :data:`FAMILIES`; the import
 lines below register the measures.  A new family adds its import line and its entry.
 """
-from .base import Family, FamilyMeasure, measure_fingerprint, measure_inputs
-from .provider import PROVIDER, MarkovProvider, install_provider, register_measure
+from irmeasures_markov.plugin._base import Family, FamilyMeasure, family_params, measure_fingerprint, measure_inputs
+from irmeasures_markov.plugin._provider import (
+    PROVIDER,
+    MarkovEvaluator,
+    MarkovProvider,
+    install_provider,
+    register_measure,
+)
+from irmeasures_markov.plugin._variants import MetricWithExtras, VariantValues, base_measure, is_variant, variant_values
 
 # the registration list: one import per measure family
-from .mp import MP, MPcont
-from .carterette import M1, M2, M3, M4, RBTR, RBAP, CDG, DAG, EPR, ARR, RRG, RAP, RRR, RRAP
-from .tbg import TBG, register_lengths
-from .ph import PH
+import irmeasures_markov.plugin._mp  # noqa: F401
+import irmeasures_markov.plugin._carterette  # noqa: F401
+import irmeasures_markov.plugin._tbg  # noqa: F401
+import irmeasures_markov.plugin._ph  # noqa: F401
 
 #: Every measure family of the package: its module here (None for a kernel-only family) and its kernel modules
 #: under measures/.  pyproject.toml's independence contract, the structure tests and the brute-force tie and
 #: unjudged tests (``EXAMPLES``) are checked against or made from it (tests/plugin/test_families.py).
 FAMILIES = (
-    Family("mp", kernel=("markov_precision",)),
-    Family("carterette", kernel=("carterette", "carterette_distributions", "carterette_graded", "carterette_ties")),
-    Family("tbg", kernel=("tbg", "time_model")),
-    Family("ph", kernel=("stopping_time", "_ph_walk_numba")),
-    Family(None, kernel=("standard",)),  # trec_eval's measures in float64, for the package's own front ends
+    Family("_mp", kernel=("markov_precision",)),
+    Family("_carterette", kernel=("_carterette", "_carterette_distributions", "_carterette_graded",
+                                  "_carterette_ties")),
+    Family("_tbg", kernel=("_tbg", "_time_model")),
+    Family("_ph", kernel=("stopping_time", "_ph_walk_numba")),
+    Family(None, kernel=("_standard",)),  # trec_eval's measures in float64, for the package's own front ends
 )
 
 install_provider()
 
-__all__ = ["FAMILIES", "PROVIDER", "FamilyMeasure", "MarkovProvider", "register_measure", "measure_fingerprint",
-           "measure_inputs", "MP", "MPcont",
-           "M1", "M2", "M3", "M4", "RBTR", "RBAP", "CDG", "DAG", "EPR", "ARR", "RRG", "RAP", "RRR", "RRAP",
-           "TBG", "register_lengths", "PH"]
+# the measures themselves are exported by irmeasures_markov; this namespace is for writing a family
+__all__ = ["FAMILIES", "Family", "FamilyMeasure", "family_params", "register_measure", "PROVIDER", "MarkovProvider",
+           "MarkovEvaluator", "measure_fingerprint", "measure_inputs", "variant_values", "VariantValues",
+           "MetricWithExtras", "base_measure", "is_variant"]

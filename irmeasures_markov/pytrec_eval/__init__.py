@@ -11,13 +11,13 @@ ours), ``supported_nicknames``, :func:`compute_aggregated_measure`,
 :func:`parse_run` and :func:`parse_qrel`.  The same names are attributes of
 ``irmeasures_markov`` itself.
 """
-from ..plugin.pytrec import (
-    RelevanceEvaluator,
-    compute_aggregated_measure,
-    parse_qrel,
-    parse_run,
-    supported_measures,
-    supported_nicknames,
+from irmeasures_markov.plugin._pytrec import (
+           RelevanceEvaluator,
+           compute_aggregated_measure,
+           parse_qrel,
+           parse_run,
+           supported_measures,
+           supported_nicknames,
 )
 
 __all__ = ["RelevanceEvaluator", "compute_aggregated_measure", "parse_qrel", "parse_run", "supported_measures",

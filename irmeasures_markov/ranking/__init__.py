@@ -2,19 +2,19 @@
 
 Modules, lowest first:
 
-* :mod:`~irmeasures_markov.ranking.qrels_index`: judgments by query (:class:`QrelsIndex`, :data:`UNJUDGED`);
-* :mod:`~irmeasures_markov.ranking.order`: trec_eval order (score descending, ties by docid descending);
-* :mod:`~irmeasures_markov.ranking.positive_join`: the join of long rankings through their positive judgments;
-* :mod:`~irmeasures_markov.ranking.join`: one query (:class:`RankedQuery`) or a whole run joined at once;
-* :mod:`~irmeasures_markov.ranking.prepared`: :class:`PreparedRun` and the :class:`RelevanceBatch` measures read;
-* :mod:`~irmeasures_markov.ranking.cache`: one :class:`QrelsIndex` per qrels object, reused across calls.
+* :mod:`~irmeasures_markov.ranking._qrels_index`: judgments by query (:class:`QrelsIndex`, :data:`UNJUDGED`);
+* :mod:`~irmeasures_markov.ranking._order`: trec_eval order (score descending, ties by docid descending);
+* :mod:`~irmeasures_markov.ranking._positive_join`: the join of long rankings through their positive judgments;
+* :mod:`~irmeasures_markov.ranking._join`: one query (:class:`RankedQuery`) or a whole run joined at once;
+* :mod:`~irmeasures_markov.ranking._prepared`: :class:`PreparedRun` and the :class:`RelevanceBatch` measures read;
+* :mod:`~irmeasures_markov.ranking._cache`: one :class:`QrelsIndex` per qrels object, reused across calls.
 
 How the preparation works, and why: docs/design.md.
 """
-from .join import RankedQuery
-from .order import rank_documents, read_scores
-from .prepared import PreparedRun, RelevanceBatch
-from .qrels_index import UNJUDGED, QrelsIndex
+from irmeasures_markov.ranking._cache import clear as clear_cache
+from irmeasures_markov.ranking._join import RankedQuery
+from irmeasures_markov.ranking._prepared import PreparedRun, RelevanceBatch
+from irmeasures_markov.ranking._qrels_index import UNJUDGED, QrelsIndex
 
-__all__ = ["UNJUDGED", "QrelsIndex", "RankedQuery", "RelevanceBatch", "PreparedRun", "rank_documents",
-           "read_scores"]
+__all__ = ["UNJUDGED", "QrelsIndex", "RankedQuery", "RelevanceBatch", "PreparedRun"]
+__all__ += ["clear_cache"]

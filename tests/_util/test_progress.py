@@ -1,6 +1,6 @@
 """Progress output: library calls print nothing when standard error is not a terminal (pytest's capture is
 not one), something with ``progress=True``, and a bar on a terminal by default; ``progress=False`` is silent
-even on a terminal.  One rule, in :mod:`irmeasures_markov._util.progress`."""
+even on a terminal.  One rule, in :mod:`irmeasures_markov._util._progress`."""
 import io
 import sys
 
@@ -9,11 +9,10 @@ import pytest
 from synthetic_collection import synthetic, write_run
 
 from irmeasures_markov import experiments
-from irmeasures_markov._util.progress import progress_bar, show_progress
-from irmeasures_markov.inference import all_pairs, discriminative_power, score_matrix
-from irmeasures_markov.inference.bayes import bayesian_linear_model
-from irmeasures_markov.inference.gibbs import gibbs_linear_model
-from irmeasures_markov.io.run_files import load_run_dir
+from irmeasures_markov._util._progress import progress_bar, show_progress
+from irmeasures_markov.inference import all_pairs, bayesian_linear_model, discriminative_power, score_matrix
+from irmeasures_markov.inference._gibbs import gibbs_linear_model
+from irmeasures_markov.io import load_run_dir
 
 
 class Terminal(io.StringIO):
@@ -49,12 +48,13 @@ def _calls(data, tmp_path):
         return {} if progress == "default" else {"progress": progress}
 
     def fit_log(progress):
-        from irmeasures_markov.calibration import fit, simulate
+        from irmeasures_markov.calibration import _simulate as simulate
+        from irmeasures_markov.calibration import fit
         log = simulate.simulate_mp(40, n_docs=5, rng=1)
         return fit(log, families="mp", bootstrap=0, **kw(progress))
 
     def grid_fits(progress):
-        from irmeasures_markov.inference.grid import fit_per_collection
+        from irmeasures_markov.inference import fit_per_collection
         return fit_per_collection({"c": scores["AP"]}, draws=20, tune=20, chains=2, **kw(progress))
 
     def compare(progress):

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from irmeasures_markov._util.segments import query_blocks
+from irmeasures_markov._util._segments import query_blocks
 
 
 @pytest.mark.parametrize("seed", range(200))

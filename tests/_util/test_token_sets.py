@@ -13,8 +13,9 @@ import numba  # the [test] extra installs it: the compiled engine is always chec
 import numpy as np
 import pytest
 
-from irmeasures_markov._util import _token_hash_numba, token_sets
-from irmeasures_markov._util.token_sets import ENGINES, KeyTables, first_repeat, lookup, token_bounds
+from irmeasures_markov._util import _token_hash_numba
+from irmeasures_markov._util import _token_sets as token_sets
+from irmeasures_markov._util._token_sets import ENGINES, KeyTables, first_repeat, lookup, token_bounds
 
 ENGINE_NAMES = ("dict", "numba")
 INT64_MIN, INT64_MAX = np.iinfo(np.int64).min, np.iinfo(np.int64).max

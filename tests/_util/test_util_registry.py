@@ -1,11 +1,11 @@
-"""The one name-registry helper (irmeasures_markov._util.registry) and the five registries built on it."""
+"""The one name-registry helper (irmeasures_markov._util._registry) and the five registries built on it."""
 import doctest
 
 import pytest
 
 import irmeasures_markov as imm
-from irmeasures_markov._util import registry as registry_module
-from irmeasures_markov._util.registry import Registry
+from irmeasures_markov._util import _registry as registry_module
+from irmeasures_markov._util._registry import Registry
 
 
 def test_doctest():
@@ -48,11 +48,11 @@ def test_entries_are_read_on_every_use():
 
 
 @pytest.mark.parametrize("module, attr", [
-    ("irmeasures_markov.measures.markov_precision.models", "KERNEL_REGISTRY"),
-    ("irmeasures_markov.measures.carterette_distributions", "DISTRIBUTION_REGISTRY"),
-    ("irmeasures_markov.plugin.mp", "RATES_REGISTRY"),
-    ("irmeasures_markov.plugin.tbg", "LENGTHS_REGISTRY"),
-    ("irmeasures_markov.calibration.registry", "FIT_REGISTRY"),
+    ("irmeasures_markov.measures.markov_precision._models", "KERNEL_REGISTRY"),
+    ("irmeasures_markov.measures._carterette_distributions", "DISTRIBUTION_REGISTRY"),
+    ("irmeasures_markov.plugin._mp", "RATES_REGISTRY"),
+    ("irmeasures_markov.plugin._tbg", "LENGTHS_REGISTRY"),
+    ("irmeasures_markov.calibration._registry", "FIT_REGISTRY"),
 ])
 def test_the_five_registries_use_the_helper(module, attr):
     import importlib

@@ -12,7 +12,7 @@ import itertools
 
 import numpy as np
 
-from irmeasures_markov.calibration.logs import ClickLog, make_session
+from irmeasures_markov.calibration._logs import ClickLog, make_session
 
 
 def docs_of(q: str, n_docs: int) -> list[str]:

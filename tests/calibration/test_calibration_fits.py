@@ -11,11 +11,13 @@ import json
 import numpy as np
 import pytest
 
-from irmeasures_markov.calibration import FitReport, fit, mp, ph
-from irmeasures_markov.calibration import carterette as cart
-from irmeasures_markov.calibration import simulate as sim
+from irmeasures_markov.calibration import FitReport, fit
+from irmeasures_markov.calibration import _carterette as cart
+from irmeasures_markov.calibration import _mp as mp
+from irmeasures_markov.calibration import _ph as ph
+from irmeasures_markov.calibration import _simulate as sim
+from irmeasures_markov.calibration._fitting import fit_candidate
 from irmeasures_markov.calibration._walk import walk_data, walk_loglik
-from irmeasures_markov.calibration.fitting import fit_candidate
 
 SEEDS = range(20)
 N = 10_000
@@ -128,7 +130,7 @@ def test_mpcont_rates_recovery():
 
 @pytest.mark.slow  # model fits on large simulated logs
 def test_tbg_times_recovery():
-    from irmeasures_markov.calibration import tbg
+    from irmeasures_markov.calibration import _tbg as tbg
     cover_h = cover_t = 0
     for seed in range(20):
         log, _ = sim.simulate_ph(2000, browse="RWBM", p=0.6, q=0.2, gamma=0.5, rng=seed)
@@ -151,7 +153,7 @@ def test_walk_likelihood_sums_to_one_over_sequences():
     """All click sequences of a 3-rank SFBM/RWBM user: probabilities (repeats merged) sum to 1."""
     from itertools import product
 
-    from irmeasures_markov.calibration.logs import ClickLog, Session
+    from irmeasures_markov.calibration import ClickLog, Session
     seqs = [()]
     for m in range(1, 7):
         for s in product((1, 2, 3), repeat=m):
@@ -167,7 +169,7 @@ def test_walk_likelihood_sums_to_one_over_sequences():
 
 
 def test_forward_model_cannot_explain_backward_clicks():
-    from irmeasures_markov.calibration.logs import ClickLog, Session
+    from irmeasures_markov.calibration import ClickLog, Session
     log = ClickLog([Session("q", tuple("abcde"), np.array([3, 1]))])
     d = walk_data(log)
     P = np.full(d.rel.shape, 0.8)
@@ -237,7 +239,7 @@ def test_input_validation():
         fit(log, bootstrap=-1)
     with pytest.raises(TypeError, match="ClickLog"):
         fit([1, 2])
-    from irmeasures_markov.calibration.logs import ClickLog, Session
+    from irmeasures_markov.calibration import ClickLog, Session
     bad = ClickLog([Session("q7", ("a", "b"), np.array([1, 3]), session_id="s9")])
     with pytest.raises(ValueError, match="session 's9' .*rank 3"):
         fit(bad)
@@ -247,7 +249,7 @@ def test_input_validation():
 
 def test_relevance_dependent_parameters_recovered():
     """With qrels: P@H's p_rel/q_rel and TBG's P(C|R) (one seed each, 10k sessions)."""
-    from irmeasures_markov.calibration import tbg
+    from irmeasures_markov.calibration import _tbg as tbg
     log, qrels = sim.simulate_ph(N, browse="RWBM", p=0.6, q=0.2, p_rel=0.35, q_rel=0.3, gamma=0.4, rng=21)
     c = [c for c in ph.candidates(True) if c.name == "RWBM"][0]
     f = fit_candidate("ph", c, walk_data(log, qrels), bootstrap=0)[0]
@@ -262,7 +264,7 @@ def test_relevance_dependent_parameters_recovered():
 
 def test_dynamic_stopping_matches_the_ph_users():
     """Carterette's AP stopping as continuation probabilities equals P@H's AP user (separate code)."""
-    from irmeasures_markov.calibration.logs import ClickLog, Session
+    from irmeasures_markov.calibration import ClickLog, Session
     from irmeasures_markov.measures.stopping_time import browsing_model
     grades = [1, 0, 0, 1, 1, 0, 1, 0]
     shown = tuple(f"d{k}" for k in range(len(grades)))
@@ -285,7 +287,7 @@ def test_empirical_stopping_distribution_recovered():
 def test_dwell_survival_diagnostic():
     """Kaplan-Meier of simulated dwells (last ones censored) follows the fitted exponential; with no
     censoring it is the empirical survival function."""
-    from irmeasures_markov.calibration.mp import _dwell_survival
+    from irmeasures_markov.calibration._mp import _dwell_survival
     log, _ = sim.simulate_ph(3000, browse="RWBM", p=0.6, q=0.2, gamma=0.5, rng=9)
     r = mp.fit_rates(sim.simulate_times(log, rng=9))
     ds = r["dwell_survival"]
@@ -299,7 +301,7 @@ def test_dwell_survival_diagnostic():
 def test_mp_likelihood_with_mixed_ranking_lengths():
     """Sessions over rankings of different lengths: the joint likelihood is the sum of the separate ones
     (the padded ranks of a short ranking are never entered)."""
-    from irmeasures_markov.calibration.logs import ClickLog
+    from irmeasures_markov.calibration import ClickLog
     a = sim.simulate_mp(400, n_docs=5, rng=1).sessions
     b = sim.simulate_mp(400, n_docs=10, rng=2).sessions
     for name in ("GL_AD_ID(decay)", "GL_OR_LID(decay)", "LO_OR_ID"):

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 import numpy as np
 import pytest
 
-from irmeasures_markov._util.errors import InputError
+from irmeasures_markov._util._errors import InputError
 from irmeasures_markov.calibration import ClickLog
 from irmeasures_markov.calibration.readers import (
     from_dataframe,

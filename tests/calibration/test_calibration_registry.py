@@ -15,10 +15,11 @@ import pytest
 
 import irmeasures_markov
 from irmeasures_markov import RelevanceEvaluator
-from irmeasures_markov._util.errors import InputError
-from irmeasures_markov.calibration import parameters as parameters_module
-from irmeasures_markov.calibration import registry
-from irmeasures_markov.calibration.registry import (
+from irmeasures_markov._util._errors import InputError
+from irmeasures_markov.calibration import FamilyFit
+from irmeasures_markov.calibration import _parameters as parameters_module
+from irmeasures_markov.calibration import _registry as registry
+from irmeasures_markov.calibration._registry import (
     FitFile,
     load_fit,
     register_fitted,
@@ -26,10 +27,10 @@ from irmeasures_markov.calibration.registry import (
     save_fit,
     unregister_fitted,
 )
-from irmeasures_markov.calibration.result import FamilyFit
 from irmeasures_markov.cli import main
-from irmeasures_markov.measures import carterette, carterette_distributions
-from irmeasures_markov.plugin import fitted
+from irmeasures_markov.measures import _carterette as carterette
+from irmeasures_markov.measures import _carterette_distributions as carterette_distributions
+from irmeasures_markov.plugin import _fitted as fitted
 
 # ---------------------------------------------------------------------------
 # FIXTURES

@@ -11,10 +11,9 @@ from itertools import product
 import numpy as np
 import pytest
 
-from irmeasures_markov.calibration import _walk, fit
+from irmeasures_markov.calibration import ClickLog, Session, _walk, fit
 from irmeasures_markov.calibration._likelihood import safe_log
 from irmeasures_markov.calibration._walk import click_probability_by_rank, walk_data, walk_loglik
-from irmeasures_markov.calibration.logs import ClickLog, Session
 
 
 def _padded(data, x):

@@ -1,11 +1,11 @@
-"""Click perplexity and log-likelihood (calibration/click_metrics.py) on cases worked by hand."""
+"""Click perplexity and log-likelihood (calibration/_click_metrics.py) on cases worked by hand."""
 import math
 
 import numpy as np
 import pytest
 
-from irmeasures_markov.calibration.click_metrics import click_metrics, click_vector
-from irmeasures_markov.calibration.logs import make_session
+from irmeasures_markov.calibration._click_metrics import click_metrics, click_vector
+from irmeasures_markov.calibration._logs import make_session
 
 
 class Constant:

@@ -13,13 +13,13 @@ import ir_measures
 import numpy as np
 import pytest
 
-from irmeasures_markov._util.errors import InputError
-from irmeasures_markov.calibration import registry
+from irmeasures_markov._util._errors import InputError
+from irmeasures_markov.calibration import _registry as registry
+from irmeasures_markov.calibration import load_fit, register_fitted, unregister_fitted
+from irmeasures_markov.calibration._click_user_models import monotone_examination
 from irmeasures_markov.calibration.click_models import ClickModelFit
-from irmeasures_markov.calibration.click_user_models import monotone_examination
-from irmeasures_markov.calibration.registry import load_fit, register_fitted, unregister_fitted
-from irmeasures_markov.measures.carterette_distributions import static_tables
-from irmeasures_markov.plugin.fitted import carterette_distribution
+from irmeasures_markov.measures._carterette_distributions import static_tables
+from irmeasures_markov.plugin._fitted import carterette_distribution
 
 # ---------------------------------------------------------------------------
 # FIXTURES
@@ -188,7 +188,7 @@ class TestDBN:
             assert got[f"q{k}"] == pytest.approx(expected, rel=1e-12)
         # the per-rank parameters the measure registered are those of the fit
         key, _ = carterette_distribution(spec)
-        from irmeasures_markov.measures.carterette_distributions import CUSTOM_DISTRIBUTIONS
+        from irmeasures_markov.measures._carterette_distributions import CUSTOM_DISTRIBUTIONS
         np.testing.assert_allclose(CUSTOM_DISTRIBUTIONS[key].hazard([0, 1, 2]),
                                    [dbn_h(DBN)[g] for g in (0, 1, 2)], rtol=1e-15)
 
@@ -358,7 +358,7 @@ def fitted():
 class TestFittedClickModels:
 
     def test_measures_use_the_fitted_parameters(self, fitted, tmp_path):
-        from irmeasures_markov.calibration.registry import save_fit
+        from irmeasures_markov.calibration import save_fit
         rng = np.random.default_rng(7)
         lists = [rng.integers(-1, 3, size=n).tolist() for n in (4, 9, 25)]
         qrels, run = ranking_data(lists)
@@ -387,7 +387,7 @@ class TestFittedClickModels:
     def test_a_report_file_with_every_click_model(self, fitted, tmp_path):
         """The five click models in one file, the PBM as the Carterette measures' best: M1 reads the PBM; MP
         refuses the UBM with the reason."""
-        from irmeasures_markov.calibration.registry import FitFile, save_fit
+        from irmeasures_markov.calibration import FitFile, save_fit
         names = list(fitted)
         ff = FitFile([fitted[n] for n in names], {"carterette": names.index("PBM"), "clickmodel": names.index("UBM")})
         path = tmp_path / "all.json"

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from click_model_sim import brute_force, docs_of, simulate
 
-from irmeasures_markov.calibration.click_metrics import click_metrics
+from irmeasures_markov.calibration import click_metrics
+from irmeasures_markov.calibration._logs import make_session
 from irmeasures_markov.calibration.click_models import CLICK_MODELS, ClickModelFit, fit_click_model, fit_click_models
-from irmeasures_markov.calibration.logs import make_session
 
 
 def _truth(n_queries=3, n_docs=5, seed=0):

@@ -1,4 +1,4 @@
-"""Click probabilities and click-vector likelihoods of the fitted user models (calibration/click_probabilities.py).
+"""Click probabilities and click-vector likelihoods of the fitted user models (calibration/_click_probabilities.py).
 
 Every family with clicks: on rankings of 4 documents the 16 click vectors' probabilities sum to 1 and their
 marginals are ``click_probabilities``; the probabilities equal an independent computation (the walk over
@@ -10,12 +10,11 @@ import math
 import numpy as np
 import pytest
 
-from irmeasures_markov.calibration import FamilyFit, fit, load_fit, save_fit
+from irmeasures_markov.calibration import FamilyFit, fit, load_fit, save_fit, simulate_ph
+from irmeasures_markov.calibration._click_metrics import click_metrics, click_vector
+from irmeasures_markov.calibration._click_probabilities import walk_click_vector_probability
+from irmeasures_markov.calibration._logs import ClickLog, make_session
 from irmeasures_markov.calibration._walk import click_probability_by_rank, walk_data, walk_loglik
-from irmeasures_markov.calibration.click_metrics import click_metrics, click_vector
-from irmeasures_markov.calibration.click_probabilities import walk_click_vector_probability
-from irmeasures_markov.calibration.logs import ClickLog, make_session
-from irmeasures_markov.calibration.simulate import simulate_ph
 
 SHOWN = ["d1", "d2", "d3", "d4"]
 QRELS = {"q": {"d2": 1, "d4": 2}}
@@ -115,7 +114,7 @@ def test_the_inclusion_exclusion_sum_agrees_with_every_models_session_loglik(fam
                          ids=[i for i, m in zip(IDS, MODELS) if m[0] != "ph"])
 def test_forward_readers_session_loglik_is_the_fits_own_likelihood(family, params):
     """Carterette and TBG are fitted on the set of clicked ranks: that likelihood is the click-vector one."""
-    from irmeasures_markov.calibration.carterette import continuation
+    from irmeasures_markov.calibration._carterette import continuation
     f = FamilyFit(family, "m", params)
     sessions = _all_sessions()
     data = walk_data(ClickLog(sessions), QRELS, order="set")
@@ -223,7 +222,7 @@ def test_long_rankings_cost_linear_solves_and_agree_with_the_walk_diagnostics():
 
 
 def test_too_many_clicked_ranks_for_a_user_who_goes_back_is_refused():
-    from irmeasures_markov.calibration.click_probabilities import MAX_CLICKED_RANKS
+    from irmeasures_markov.calibration._click_probabilities import MAX_CLICKED_RANKS
     shown = [f"d{k}" for k in range(30)]
     f = FamilyFit("ph", "RWBM", {"browse": "RWBM", "p": 0.6, "q": 0.3, "gamma": 0.3})
     with pytest.raises(ValueError, match=f"at most {MAX_CLICKED_RANKS} clicked ranks"):

@@ -18,7 +18,7 @@ from fake_ir_datasets import FakeDataset, FakeIrDatasets
 
 import irmeasures_markov
 from irmeasures_markov.cli import main
-from irmeasures_markov.documents import lengths as lengths_module
+from irmeasures_markov.documents import _lengths as lengths_module
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 ERROR = "irmeasures-markov: error: "
@@ -125,7 +125,7 @@ def test_bad_cutoff_of_a_native_measure_is_refused_before_pytrec_eval(files, mea
 
 
 def clear_length_caches():
-    """Forget the lengths read so far (every lru_cache of irmeasures_markov.documents.lengths)."""
+    """Forget the lengths read so far (every lru_cache of irmeasures_markov.documents._lengths)."""
     for f in vars(lengths_module).values():
         if hasattr(f, "cache_clear"):
             f.cache_clear()
@@ -364,7 +364,7 @@ def test_ph_compare_output_options(files, capsys):
 
 
 def test_ph_compare_has_help_for_every_option():
-    from irmeasures_markov.cli.ph_compare import _parser
+    from irmeasures_markov.cli._ph_compare import _parser
     assert all(action.help for action in _parser()._actions)
 
 

@@ -5,7 +5,8 @@ import pathlib
 import subprocess
 import sys
 
-from irmeasures_markov.cli import main, sample_path
+from irmeasures_markov.cli import main
+from irmeasures_markov.cli._inputs import sample_path
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 

@@ -10,10 +10,9 @@ import numpy as np
 import pytest
 
 from irmeasures_markov import calibration
-from irmeasures_markov.calibration.registry import load_fit
-from irmeasures_markov.calibration.result import FamilyFit
+from irmeasures_markov.calibration import FamilyFit, load_fit
 from irmeasures_markov.cli import main
-from irmeasures_markov.cli.fit import guess_format
+from irmeasures_markov.cli._fit import guess_format
 
 WSCD = "q1\td1,d2,d3 : d2 , d1; q1\td1,d2,d3 :; q1\td1,d2,d3 : d3;\nq2\td4,d5,d6 : d6; q2\td4,d5,d6 :;\n"
 
@@ -163,7 +162,7 @@ def test_real_fit_to_measure(tmp_path, capsys, monkeypatch):
 
     from irmeasures_markov.calibration import ClickLog
     from irmeasures_markov.calibration.readers import make_session, write_log
-    from irmeasures_markov.cli import sample_path
+    from irmeasures_markov.cli._inputs import sample_path
     rng = np.random.default_rng(0)
     sessions = []
     for i in range(3000):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from irmeasures_markov.calibration import read_wscd
-from irmeasures_markov.calibration.click_metrics import click_metrics, click_vector
+from irmeasures_markov.calibration._click_metrics import click_metrics, click_vector
 from irmeasures_markov.calibration.click_models import fit_click_model
 from irmeasures_markov.cli import main
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from irmeasures_markov.cli import SUBCOMMANDS, main
-from irmeasures_markov.cli.errors import CliError
+from irmeasures_markov.cli._errors import CliError
 
 ERROR = "irmeasures-markov: error: "
 WARNING = "irmeasures-markov: warning: "
@@ -44,7 +44,7 @@ def error_line(err):
 # --- item 12: ranges are checked before they are expanded ---------------------------------------------------
 
 def test_a_huge_seed_range_is_refused_before_it_is_expanded(tmp_path, capsys):
-    from irmeasures_markov.cli.grid import MAX_LIST_VALUES
+    from irmeasures_markov.cli._grid import MAX_LIST_VALUES
     q, runs = _files(tmp_path, ONE_TOPIC, {"a.run": RUN_A, "b.run": RUN_B})
     # 10^11 values: expanding them would need terabytes (MemoryError reported as an internal error before)
     assert main(["pool-reduction", q, *runs, "-m", "AP", "--seeds", "0-100000000000", "--no-progress"]) == 2
@@ -53,7 +53,7 @@ def test_a_huge_seed_range_is_refused_before_it_is_expanded(tmp_path, capsys):
 
 
 def test_parse_list_counts_every_range_and_item_against_the_limit():
-    from irmeasures_markov.cli.grid import parse_list
+    from irmeasures_markov.cli._grid import parse_list
     assert parse_list("0-3,7", "--seeds", int) == [0, 1, 2, 3, 7]
     assert parse_list("0-9", "--seeds", int, limit=10) == list(range(10))
     with pytest.raises(CliError, match=r"--seeds: '0-5,7-10' holds 10 values; at most 9 are allowed"):
@@ -86,7 +86,8 @@ def test_every_command_accepts_debug(command, capsys):
 @pytest.mark.parametrize("command", ["fit", "pool-reduction"])
 def test_debug_shows_the_traceback_of_an_internal_error_in_fit_and_pool_reduction(command, tmp_path, capsys,
                                                                                     monkeypatch):
-    from irmeasures_markov.cli import fit, grid
+    from irmeasures_markov.cli import _fit as fit
+    from irmeasures_markov.cli import _grid as grid
 
     def boom(*args, **kwargs):
         raise RuntimeError("boom")
@@ -160,7 +161,7 @@ def test_plain_tbg_through_ir_measures_ends_in_a_short_traceback_with_one_line_s
     assert p.returncode == 1
     lines = p.stderr.strip().splitlines()
     last = lines[-1]
-    assert last.startswith("irmeasures_markov.documents.lengths.UnknownLengthError: no document lengths were given")
+    assert last.startswith("irmeasures_markov.documents._lengths.UnknownLengthError: no document lengths were given")
     assert "lengths='FILE'" in last and "default_length=" in last
     # the frames inside the evaluation (down to the length lookup) are gone: ir_measures' own and the
     # evaluator's entry remain (38 lines before)
@@ -172,7 +173,7 @@ def test_an_input_error_inside_the_evaluation_is_raised_from_the_evaluators_entr
     import ir_measures
 
     import irmeasures_markov as imm
-    from irmeasures_markov._util.errors import InputError
+    from irmeasures_markov._util._errors import InputError
     rates = tmp_path / "rates.tsv"
     rates.write_text("a\tnot-a-number\n")
     m = ir_measures.parse_measure(f"MPcont(rates='{rates}')")
@@ -225,7 +226,7 @@ def test_offline_ir_datasets_qrels_name_the_dataset_the_cause_and_where_the_file
 
 
 def test_download_failure_reads_the_errors_ir_datasets_lists_per_mirror():
-    from irmeasures_markov.io.downloads import download_failure
+    from irmeasures_markov.io._downloads import download_failure
     listed = RuntimeError("All download sources failed", [("mirror-1", _offline_error())])
     assert download_failure(listed) == "the download failed: this machine seems to be offline (NameResolutionError)"
     checksum = RuntimeError("Expected md5 abc, got def")
@@ -254,7 +255,7 @@ def test_measures_of_ir_measures_are_named_as_such_and_unknown_ones_get_suggesti
 
 
 def test_ph_compare_users_are_bounded_before_the_simulation(tmp_path, capsys):
-    from irmeasures_markov.cli.ph_compare import MAX_USERS
+    from irmeasures_markov.cli._ph_compare import MAX_USERS
     q, runs = _files(tmp_path, ONE_TOPIC, {"a.run": RUN_A, "b.run": RUN_B})
     assert main(["ph-compare", q, *runs, "--browse", "RWBM", "--q", "0.2", "--users", str(10 ** 11)]) == 2
     line = error_line(capsys.readouterr().err)
@@ -262,7 +263,7 @@ def test_ph_compare_users_are_bounded_before_the_simulation(tmp_path, capsys):
 
 
 def test_running_out_of_memory_is_not_reported_as_a_bug(tmp_path, capsys, monkeypatch):
-    import irmeasures_markov.cli.evaluate as evaluate
+    import irmeasures_markov.cli._evaluate as evaluate
 
     def too_big(*args, **kwargs):
         raise MemoryError("Unable to allocate 745. GiB for an array with shape (100000000000,)")

@@ -15,9 +15,10 @@ import scipy.stats
 
 from irmeasures_markov import comparison, experiments
 from irmeasures_markov.cli import main
-from irmeasures_markov.comparison import compare_evaluation, effect_size, resolve_run_paths, run_letters
-from irmeasures_markov.inference import all_pairs, pairwise, randomization_test
-from irmeasures_markov.inference.corrections import adjust_pvalues
+from irmeasures_markov.comparison import compare_evaluation, effect_size
+from irmeasures_markov.comparison._core import run_letters
+from irmeasures_markov.comparison._runs import resolve_run_paths
+from irmeasures_markov.inference import adjust_pvalues, all_pairs, pairwise, randomization_test
 
 # FIXTURES
 

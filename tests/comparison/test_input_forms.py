@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from irmeasures_markov import MP, RelevanceEvaluator, experiments
-from irmeasures_markov._util.errors import InputError
+from irmeasures_markov._util._errors import InputError
 from irmeasures_markov.io import read_trec_qrels
 
 Qrel = ir_measures.Qrel
@@ -131,7 +131,7 @@ def test_pool_reduction_and_grids_take_a_qrels_file(qrels_paths):
 
 def test_compare_and_ph_compare_take_a_qrels_file(qrels_paths):
     from irmeasures_markov.comparison import compare
-    from irmeasures_markov.experiments.ph_compare import compare_runs
+    from irmeasures_markov.experiments._ph_compare import compare_runs
     ref = compare(QRELS, RUNS, MEASURES, baseline="r1", test="t")
     ref_rows = compare_runs(QRELS, RUNS["r0"], RUNS["r1"], user="RBP", p=0.5, n_users=200)
     for path in qrels_paths:
@@ -144,7 +144,7 @@ def test_compare_and_ph_compare_take_a_qrels_file(qrels_paths):
 
 
 def test_qrels_helpers_take_a_qrels_file(qrels_paths):
-    from irmeasures_markov.io.datasets import binarize, downsample_qrels
+    from irmeasures_markov.io._datasets import binarize, downsample_qrels
     for path in qrels_paths:
         assert binarize(path, rel=2) == binarize(QRELS, rel=2)
         assert downsample_qrels(path, 50, seed=3, min_nonrelevant=0) == \
@@ -152,8 +152,8 @@ def test_qrels_helpers_take_a_qrels_file(qrels_paths):
 
 
 def test_calibration_fit_takes_a_qrels_file(tmp_path):
+    from irmeasures_markov.calibration import _simulate as sim
     from irmeasures_markov.calibration import fit
-    from irmeasures_markov.calibration import simulate as sim
     log, qrels = sim.simulate_ph(300, browse="RWBM", p=0.6, q=0.2, gamma=0.4, rng=3)
     path = tmp_path / "sim.qrels"
     path.write_text(_qrels_text(qrels))
@@ -228,7 +228,7 @@ def test_a_wide_table_with_a_repeated_topic_or_a_missing_score_is_refused(evalua
     ("bm25", "bm25"), (".run", ".run"), ("bm25.run.run", "bm25.run"), ("input.", "input."),
 ])
 def test_run_name_strips_compression_then_run_suffixes_then_input(file, name):
-    from irmeasures_markov.io.run_files import run_name
+    from irmeasures_markov.io._run_files import run_name
     assert run_name(file) == name
     assert run_name(pathlib.Path(file)) == name
 
@@ -293,7 +293,7 @@ def test_plot_takes_the_baseline_as_compare_does(evaluation):
 
 def test_two_files_giving_one_run_name_are_an_error_naming_both(tmp_path):
     from irmeasures_markov.comparison import compare
-    from irmeasures_markov.io.run_files import list_run_files, load_run_dir, run_names
+    from irmeasures_markov.io._run_files import list_run_files, load_run_dir, run_names
     _write_run(tmp_path / "bm25.run", RUNS["r0"])
     _write_run(tmp_path / "bm25.txt.gz", RUNS["r1"])
     a, b = str(tmp_path / "bm25.run"), str(tmp_path / "bm25.txt.gz")

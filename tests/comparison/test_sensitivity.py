@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from irmeasures_markov import comparison, experiments
-from irmeasures_markov.comparison import judged_share, options
+from irmeasures_markov.comparison import _options as options
+from irmeasures_markov.comparison._sensitivity import judged_share
 
 N_TOPICS = 8
 

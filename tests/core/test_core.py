@@ -4,7 +4,7 @@ import pytest
 import scipy.sparse
 from numpy.testing import assert_allclose
 
-from irmeasures_markov.core.chains import (
+from irmeasures_markov.core._chains import (
     censored_transition_matrix,
     is_irreducible,
     stationary_distribution,

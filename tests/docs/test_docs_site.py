@@ -62,10 +62,10 @@ NOT_MEASURED = {
     "reproducing-the-papers.md": ["once 64 MB have been read"],
     "scaling.md": ["over 128 KiB", "every 2 s"],  # glibc's mmap threshold; grid.runner's flush_seconds
     "time-biased-gain.md": ["(6.8 ± 0.5 s)", "b = 7.8 ± 0.7 s", "about 55 minutes", "exceed 2 GiB"],
-    "irmeasures_markov/_util/segments.py": ["to about 8 MB"],  # rows x width x 8 bytes
-    "irmeasures_markov/documents/docid_table.py": ["need 5.4 GB"],  # 50M docids x the table's bytes each
-    "irmeasures_markov/calibration/simulate.py": ["(default 1/30 s)"],
-    "irmeasures_markov/grid/backends.py": ["above 128 KiB"],
+    "irmeasures_markov/_util/_segments.py": ["to about 8 MB"],  # rows x width x 8 bytes
+    "irmeasures_markov/documents/_docid_table.py": ["need 5.4 GB"],  # 50M docids x the table's bytes each
+    "irmeasures_markov/calibration/_simulate.py": ["(default 1/30 s)"],
+    "irmeasures_markov/grid/_backends.py": ["above 128 KiB"],
 }
 #: a path of one machine: a home directory or a scratch or work directory
 MACHINE_PATH = re.compile(r"(?<![\w.~-])/(?:work|tmp|root|home|Users|mnt|var/folders)/|[A-Z]:\\Users\\")

@@ -5,9 +5,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import irmeasures_markov as imm
-from irmeasures_markov.documents import docid_table
-from irmeasures_markov.documents.docid_table import DocidTable, encode_joined, join_docids
-from irmeasures_markov.documents.lengths import DocumentLengths, LengthTable, UnknownLengthError
+from irmeasures_markov.documents import DocumentLengths, LengthTable, UnknownLengthError
+from irmeasures_markov.documents import _docid_table as docid_table
+from irmeasures_markov.documents._docid_table import DocidTable, encode_joined, join_docids
 
 
 def setup_module():

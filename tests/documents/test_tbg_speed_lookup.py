@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import irmeasures_markov as imm
-from irmeasures_markov.documents import docid_table
-from irmeasures_markov.documents.docid_table import DocidTable, join_docids
+from irmeasures_markov.documents import _docid_table as docid_table
+from irmeasures_markov.documents._docid_table import DocidTable, join_docids
 
 numba = pytest.importorskip("numba")
 
@@ -150,7 +150,7 @@ def test_tbg_values_are_bit_identical_with_either_probe(monkeypatch):
     assert out[0] == out[10**12]
     # and TBG read from a plain loop over the same lengths
     m = measures[0]
-    from irmeasures_markov.measures.tbg import time_biased_gain
+    from irmeasures_markov.measures import time_biased_gain
     for q, scores in run.items():
         ranked = sorted(scores, key=lambda d: (scores[d], d), reverse=True)
         want = time_biased_gain([qrels[q].get(d, 0) for d in ranked], [lengths[d] for d in ranked])

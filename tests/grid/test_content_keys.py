@@ -15,14 +15,12 @@ import numpy as np
 import pytest
 
 import irmeasures_markov
-from irmeasures_markov import PROVIDER
-from irmeasures_markov._util.errors import InputError
-from irmeasures_markov.calibration import registry
-from irmeasures_markov.calibration.registry import load_fit, register_fitted, save_fit
-from irmeasures_markov.calibration.result import FamilyFit
-from irmeasures_markov.plugin.mp import register_rates
-from irmeasures_markov.plugin.tbg import register_lengths
-from irmeasures_markov.ranking import cache as qrels_cache
+from irmeasures_markov import PROVIDER, register_lengths
+from irmeasures_markov._util._errors import InputError
+from irmeasures_markov.calibration import FamilyFit, load_fit, register_fitted, save_fit
+from irmeasures_markov.calibration import _registry as registry
+from irmeasures_markov.plugin._mp import register_rates
+from irmeasures_markov.ranking import _cache as qrels_cache
 
 QRELS = {"q1": {"d1": 1, "d2": 0, "d3": 1, "d5": 1}, "q2": {"d2": 1, "d4": 1, "d6": 0}}
 RUNS = {"a": {"q1": {"d1": 5.0, "d2": 4.0, "d3": 3.0, "d4": 2.0, "d5": 1.0},
@@ -34,8 +32,9 @@ RUNS = {"a": {"q1": {"d1": 5.0, "d2": 4.0, "d3": 3.0, "d4": 2.0, "d5": 1.0},
 @pytest.fixture(autouse=True)
 def registries(monkeypatch):
     """Names registered by a test are forgotten after it."""
-    from irmeasures_markov.measures.markov_precision import models as markov_precision
-    from irmeasures_markov.plugin import mp, tbg
+    from irmeasures_markov.measures.markov_precision import _models as markov_precision
+    from irmeasures_markov.plugin import _mp as mp
+    from irmeasures_markov.plugin import _tbg as tbg
     for module, name in ((mp, "REGISTERED_RATES"), (tbg, "REGISTERED_LENGTHS"), (tbg, "REGISTERED_DUPLICATES"),
                          (markov_precision, "CUSTOM_KERNELS"), (registry, "_REGISTERED")):
         monkeypatch.setattr(module, name, dict(getattr(module, name)))
@@ -132,8 +131,8 @@ def test_grid_store_recomputes_cells_whose_fit_rates_or_lengths_file_changed(fil
 
 def test_a_file_changed_while_the_grid_runs_is_never_stored_under_the_old_key(files, tmp_path, monkeypatch):
     pytest.importorskip("pyarrow")
+    from irmeasures_markov.experiments import _grid as evaluation
     from irmeasures_markov.experiments import evaluate_grid
-    from irmeasures_markov.experiments import grid as evaluation
     from irmeasures_markov.grid import GridError, ParquetStore
     store = ParquetStore(tmp_path / "store")
     measures = {"MPcont": files["MPcont"]}
@@ -156,7 +155,7 @@ def test_a_file_changed_while_the_grid_runs_is_never_stored_under_the_old_key(fi
 
 
 def test_grid_store_keys_hold_one_file_each_and_the_package_version(files, tmp_path, monkeypatch):
-    from irmeasures_markov.grid import cells
+    from irmeasures_markov.grid import _cells as cells
     measures = [ir_measures.parse_measure(m) for m in files.values()]
     before = [cells.measures_key([m], ["q1", "q2"]) for m in measures]
     rewrite_keeping_size_and_mtime(tmp_path / "rates.tsv", RATES_2)  # one file: only its measure's key changes
@@ -249,7 +248,7 @@ def test_a_qrels_file_rewritten_keeping_size_and_mtime_is_read_again(tmp_path):
 
 
 def test_content_cache_parses_each_content_once_and_never_serves_other_bytes(tmp_path):
-    from irmeasures_markov.io.content import ContentCache, digest_bytes
+    from irmeasures_markov.io._content import ContentCache, digest_bytes
     parsed = []
 
     def parse(path, content):
@@ -339,8 +338,8 @@ def test_a_registered_fit_with_a_bad_kernel_is_refused_when_used():
 
 @pytest.mark.slow  # fits every model to the sample logs
 def test_real_fit_files_pass_the_schema(tmp_path):
-    from irmeasures_markov.calibration.report import fit
-    from irmeasures_markov.calibration.simulate import simulate_mp, simulate_times
+    from irmeasures_markov.calibration import fit
+    from irmeasures_markov.calibration._simulate import simulate_mp, simulate_times
     log = simulate_times(simulate_mp(30, rng=np.random.default_rng(0)), rng=np.random.default_rng(1))
     qrels = {s.query_id: {d: 1 for d in s.shown[::2]} for s in log}
     for q in (None, qrels):

@@ -18,18 +18,10 @@ import pytest
 from synthetic_collection import synthetic, write_run
 
 from irmeasures_markov.experiments import EvaluationGrid, evaluate, evaluate_grid, pool_reduction
-from irmeasures_markov.grid import (
-    Cell,
-    DaskBackend,
-    GridError,
-    LocalBackend,
-    ParquetStore,
-    qrels_hash,
-    resolve_backend,
-    run_grid,
-    run_hash,
-)
-from irmeasures_markov.io.datasets import downsample_qrels
+from irmeasures_markov.grid import Cell, DaskBackend, GridError, LocalBackend, ParquetStore, run_grid
+from irmeasures_markov.grid._backends import resolve_backend
+from irmeasures_markov.grid._cells import qrels_hash, run_hash
+from irmeasures_markov.io import downsample_qrels
 
 distributed = pytest.importorskip("distributed")
 pytest.importorskip("pyarrow")

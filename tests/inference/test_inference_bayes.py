@@ -8,7 +8,7 @@ from scipy import stats
 pm = pytest.importorskip("pymc", reason='PyMC not installed: pip install "irmeasures-markov[bayes]"')
 
 from irmeasures_markov.inference import paired_t_test  # noqa: E402
-from irmeasures_markov.inference.bayes import (  # noqa: E402
+from irmeasures_markov.inference._bayes import (  # noqa: E402
     bayesian_linear_model,
     direct_relevance_model,
     fit_linear_model,
@@ -19,7 +19,7 @@ FAST = dict(draws=300, tune=300, chains=2, progress=False, cores=1)
 PYMC = dict(FAST, backend="pymc")  # the linear model's NUTS fit (the default backend is the Gibbs sampler)
 # the fits here are kept small for speed, so their R-hat is often above 1.01: the SamplingWarning
 # that says so is tested on its own below
-pytestmark = [pytest.mark.filterwarnings("ignore::irmeasures_markov.inference.posterior.SamplingWarning"),
+pytestmark = [pytest.mark.filterwarnings("ignore::irmeasures_markov.inference._posterior.SamplingWarning"),
               pytest.mark.slow]  # Bayesian sampling (PyMC, Gibbs)
 
 
@@ -87,7 +87,7 @@ def test_default_samples_the_readme_example_cleanly_in_seconds():
 
     import arviz as az
 
-    from irmeasures_markov.inference.posterior import SamplingWarning
+    from irmeasures_markov.inference import SamplingWarning
     ap = three_runs_of_the_sample()
     with warnings.catch_warnings():
         warnings.simplefilter("error", SamplingWarning)
@@ -276,7 +276,7 @@ def three_runs_of_the_sample():
 def test_divergences_and_rhat_are_reported_and_warned():
     """3 runs x 10 topics: NUTS diverges on this hierarchical model; the result counts it and a SamplingWarning
     says what to do (it used to be silent while the docstring promised no divergences)."""
-    from irmeasures_markov.inference.posterior import SamplingWarning
+    from irmeasures_markov.inference import SamplingWarning
     ap = three_runs_of_the_sample()
     with pytest.warns(SamplingWarning, match=r"divergent transitions.*target_accept") as record:
         res = bayesian_linear_model(ap, backend="pymc", seed=0, draws=200, tune=200, chains=2, progress=False,
@@ -297,8 +297,8 @@ def test_clean_fits_do_not_warn_and_gibbs_reports_rhat():
 
     import arviz as az
 
-    from irmeasures_markov.inference.posterior import SamplingWarning
-    from irmeasures_markov.inference.posterior import sampling_diagnostics as _diagnostics
+    from irmeasures_markov.inference import SamplingWarning
+    from irmeasures_markov.inference._posterior import sampling_diagnostics as _diagnostics
     rng = np.random.default_rng(1)
     good = az.from_dict(posterior={"x": rng.normal(size=(4, 500))},
                         sample_stats={"diverging": np.zeros((4, 500), dtype=bool)})
@@ -322,8 +322,8 @@ def test_exactly_additive_scores_are_refused_and_compare_reports_the_certain_dif
     the posterior under p(σ) ∝ 1/σ is improper: a clear error instead of a LinAlgError or NaN draws, and
     compare(test='bayes') reports the limit: P(A > B) = 1 for a constant positive difference, 1/2 for none."""
     from irmeasures_markov.comparison import compare
-    from irmeasures_markov.inference.gibbs import gibbs_linear_model
-    from irmeasures_markov.inference.posterior import ImproperPosteriorError
+    from irmeasures_markov.inference._gibbs import gibbs_linear_model
+    from irmeasures_markov.inference._posterior import ImproperPosteriorError
     y = np.add.outer(np.linspace(0.1, 0.9, 8), [0.0, 0.1, 0.1])
     with pytest.raises(ImproperPosteriorError, match="no residual variation"):
         gibbs_linear_model(y, progress=False)
@@ -334,7 +334,7 @@ def test_exactly_additive_scores_are_refused_and_compare_reports_the_certain_dif
     cmp = compare(qrels, {"a": run, "b": dict(run)}, ["AP"], baseline="a", test="bayes")
     row = cmp.tests.iloc[0]
     assert row["statistic"] == 0.5 and row["pvalue"] == 1.0  # was P = 0, p = 0: "significant"
-    from irmeasures_markov.inference.pyterrier import pyterrier_test
+    from irmeasures_markov.inference import pyterrier_test
     x = np.linspace(0.1, 0.5, 6)
     assert tuple(pyterrier_test("bayes")(x + 0.05, x)) == (1.0, 0.0)
     assert tuple(pyterrier_test("bayes")(x, x)) == (0.5, 1.0)

@@ -187,12 +187,12 @@ def test_input_from_a_real_pyterrier_experiment():
     assert score_matrix(perq, measure=imm.MP).values.shape == (8, 3)
 
 
-@pytest.mark.filterwarnings("ignore::irmeasures_markov.inference.posterior.SamplingWarning")  # 20 draws: R-hat warns
+@pytest.mark.filterwarnings("ignore::irmeasures_markov.inference._posterior.SamplingWarning")  # 20 draws: R-hat warns
 def test_bayes_without_pymc_says_how_to_install(monkeypatch):
     """Without PyMC the Gibbs backend still works and the PyMC models name the extra to install."""
     import sys
 
-    from irmeasures_markov.inference.bayes import bayesian_linear_model, direct_relevance_model
+    from irmeasures_markov.inference import bayesian_linear_model, direct_relevance_model
     monkeypatch.setitem(sys.modules, "pymc", None)
     y = np.random.default_rng(0).random((5, 3))
     assert bayesian_linear_model(y, backend="gibbs", draws=20, tune=20, progress=False).system_effects.shape == (80, 3)

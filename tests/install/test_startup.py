@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-from irmeasures_markov._util.lazy import lazy_module
+from irmeasures_markov._util._lazy import lazy_module
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
@@ -144,7 +144,7 @@ class TestLazyModule:
     def test_imports_at_first_attribute_access_only(self):
         out = run_python("""
             import sys
-            from irmeasures_markov._util.lazy import lazy_module
+            from irmeasures_markov._util._lazy import lazy_module
             m = lazy_module("json.decoder")
             before = "json.decoder" in sys.modules
             r = repr(m)

@@ -11,7 +11,7 @@ import re
 import pytest
 
 import irmeasures_markov
-from irmeasures_markov._util.version import UNKNOWN_VERSION, package_version
+from irmeasures_markov._util._version import UNKNOWN_VERSION, package_version
 from irmeasures_markov.cli import main
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

@@ -24,13 +24,19 @@ from fake_ir_datasets import FakeDataset, FakeIrDatasets
 from reference_readers import read_trec_run_lines as read_trec_run
 
 import irmeasures_markov as imm
-import irmeasures_markov.documents.lengths as lengths_module
-from irmeasures_markov.documents.length_files import lengths_from_ir_datasets, read_duplicates, read_lengths
-from irmeasures_markov.documents.lengths import DocumentLengths, LengthTable, UnknownLengthError
-from irmeasures_markov.io import InputError, datasets, read_rates, read_trec_qrels
+import irmeasures_markov.documents._lengths as lengths_module
+from irmeasures_markov.documents import (
+    DocumentLengths,
+    LengthTable,
+    UnknownLengthError,
+    lengths_from_ir_datasets,
+    read_duplicates,
+    read_lengths,
+)
+from irmeasures_markov.io import InputError, load_run_dir, read_rates, read_trec_qrels
+from irmeasures_markov.io import _datasets as datasets
 from irmeasures_markov.io import read_trec_run as read_run
-from irmeasures_markov.io.datasets import load_qrels
-from irmeasures_markov.io.run_files import load_run_dir
+from irmeasures_markov.io._datasets import load_qrels
 
 BOM = b"\xef\xbb\xbf"
 RUN = b"q1 Q0 a 1 3.0 t\nq1 Q0 b 2 2.0 t\nq1 Q0 c 3 1.0 t\nq2 Q0 a 1 1.0 t\n"

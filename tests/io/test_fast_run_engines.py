@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from reference_readers import read_trec_run_lines
 
-from irmeasures_markov._util.errors import InputError
-from irmeasures_markov.io import fast_run
-from irmeasures_markov.io.trec import read_trec_run
+from irmeasures_markov._util._errors import InputError
+from irmeasures_markov.io import _fast_run as fast_run
+from irmeasures_markov.io import read_trec_run
 
 ENGINES = ("numpy", "numba")
 SEPARATORS = [b" ", b"\t", b"  ", b" \t ", b"\x0b", b"\x0c", b"\r", b"\t\r "]

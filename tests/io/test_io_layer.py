@@ -8,10 +8,9 @@ import pytest
 from reference_readers import read_trec_run_lines
 
 import irmeasures_markov  # noqa: F401
-import irmeasures_markov.io.run_columns as run_columns_module
-import irmeasures_markov.io.trec as trec
-from irmeasures_markov.io import read_trec_run, to_run_dict
-from irmeasures_markov.io.run_files import load_run_dir
+import irmeasures_markov.io._run_columns as run_columns_module
+import irmeasures_markov.io._trec as trec
+from irmeasures_markov.io import load_run_dir, read_trec_run, to_run_dict
 
 PACKAGE = pathlib.Path(irmeasures_markov.__file__).parent
 
@@ -62,11 +61,11 @@ def _assignments(name, folders):
 
 
 def test_pathlike_is_defined_once_in_the_lower_layers():
-    assert _assignments("PathLike", ["_util", "io"]) == ["_util/types.py"]
+    assert _assignments("PathLike", ["_util", "io"]) == ["_util/_types.py"]
 
 
 def test_frozen_arrays_refuse_writes():
-    from irmeasures_markov._util.arrays import frozen
+    from irmeasures_markov._util._arrays import frozen
     a = np.arange(3)
     assert frozen(a) is a
     with pytest.raises(ValueError):
@@ -79,7 +78,7 @@ def test_load_run_dir_reads_in_this_process_by_default(tmp_path, monkeypatch):
     import concurrent.futures
     import os
 
-    from irmeasures_markov.io.run_files import load_run_dir as load
+    from irmeasures_markov.io import load_run_dir as load
 
     for i in range(5):
         (tmp_path / f"input.r{i}").write_text(f"1 Q0 d{i} 1 2.5 r{i}\n1 Q0 e 2 1.5 r{i}\n")

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import textwrap
 
-from irmeasures_markov.io.pytrec import (
+from irmeasures_markov.io._pytrec import (
     ABSENT_DOCID,
     id_for_pytrec_eval,
     id_from_pytrec_eval,

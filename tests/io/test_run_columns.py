@@ -15,12 +15,11 @@ import pytest
 from test_fast_run_engines import bits, force_engine, random_file
 from token_engines import TOKEN_ENGINES, force_token_engine
 
-from irmeasures_markov._util.errors import InputError
-from irmeasures_markov.io import run_columns as run_columns_module
-from irmeasures_markov.io.fast_run import run_columns
-from irmeasures_markov.io.run_columns import RunColumns, columns_of_run, read_run_columns, run_from_columns
-from irmeasures_markov.io.run_files import load_run_dir
-from irmeasures_markov.io.trec import read_trec_run
+from irmeasures_markov._util._errors import InputError
+from irmeasures_markov.io import _run_columns as run_columns_module
+from irmeasures_markov.io import load_run_dir, read_trec_run
+from irmeasures_markov.io._fast_run import run_columns
+from irmeasures_markov.io._run_columns import RunColumns, columns_of_run, read_run_columns, run_from_columns
 
 TOKENISERS = ("numpy", "numba")
 

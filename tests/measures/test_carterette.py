@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import irmeasures_markov as imm
-from irmeasures_markov.measures.carterette import user_model_measure, user_model_values
-from irmeasures_markov.measures.carterette_distributions import (
+from irmeasures_markov.measures import user_model_measure, user_model_values
+from irmeasures_markov.measures._carterette_distributions import (
     DISTRIBUTIONS,
     MODELS,
     NAMED_MEASURES,
@@ -400,7 +400,7 @@ def test_m3_err_mapping_to_gdeval():
     """
     from pathlib import Path
 
-    import irmeasures_markov.measures.carterette as cart
+    import irmeasures_markov.measures._carterette as cart
     doc = Path(__file__).resolve().parents[2].joinpath("docs", "user-model-framework.md").read_text("utf-8")
     for text in (doc, cart.__doc__):
         assert "theta=1/16)@20" in text and "g_max = 1" in text and "g_max" in text
@@ -496,7 +496,7 @@ def test_judged_only_and_empty_condensed_rankings():
 def test_docstring_examples():
     import doctest
 
-    import irmeasures_markov.measures.carterette as module
+    import irmeasures_markov.measures._carterette as module
     assert doctest.testmod(module).failed == 0
 
 
@@ -531,9 +531,8 @@ def test_figure_script(tmp_path):
 def test_batch_kernel_equals_functional(queries, combo, cutoff, norm, rel):
     """The batch path (RelevanceBatch from a PreparedRun) against the functional API and brute force, on random
     multi-query runs (graded judgments, unjudged documents as grade 2 -> absent, empty rankings, RB = 0)."""
-    from irmeasures_markov.measures.carterette import user_model_batch
-    from irmeasures_markov.ranking.prepared import PreparedRun
-    from irmeasures_markov.ranking.qrels_index import QrelsIndex
+    from irmeasures_markov.measures import user_model_batch
+    from irmeasures_markov.ranking import PreparedRun, QrelsIndex
     model, dist = combo
     qrels, run, want = {}, {}, []
     for i, (grades, extra) in enumerate(queries):

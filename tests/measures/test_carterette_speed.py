@@ -2,7 +2,7 @@
 
 The measures of one evaluator read one relevant-positions view per batch, with
 its stopping distributions, segment layout and ideal-ranking lengths made once
-(measures/carterette.py, ``_Relevant``).  Here every measure computed among
+(measures/_carterette.py, ``_Relevant``).  Here every measure computed among
 many, in any order, must equal the same measure computed alone, bit for bit,
 and a straightforward reference within 1e-12.
 """
@@ -12,11 +12,10 @@ import numpy as np
 import pytest
 
 import irmeasures_markov as imm
-from irmeasures_markov._util.segments import segment_sum
-from irmeasures_markov.measures.carterette import _Relevant, user_model_batch
-from irmeasures_markov.measures.carterette_distributions import DEFAULT_THETA, DISTRIBUTIONS, MODELS, NAMED_MEASURES
-from irmeasures_markov.ranking.prepared import PreparedRun
-from irmeasures_markov.ranking.qrels_index import QrelsIndex
+from irmeasures_markov._util._segments import segment_sum
+from irmeasures_markov.measures import DEFAULT_THETA, DISTRIBUTIONS, MODELS, NAMED_MEASURES
+from irmeasures_markov.measures._carterette import _Relevant, user_model_batch
+from irmeasures_markov.ranking import PreparedRun, QrelsIndex
 
 
 def reference(a, model, dist, theta, f, rb, norm, cutoff):

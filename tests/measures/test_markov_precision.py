@@ -13,8 +13,8 @@ from irmeasures_markov.measures.markov_precision import (
     markov_precision_batch,
     mp_degrees,
 )
-from irmeasures_markov.measures.markov_precision import kernels as mpk
-from irmeasures_markov.ranking.prepared import RelevanceBatch
+from irmeasures_markov.measures.markov_precision import _kernels as mpk
+from irmeasures_markov.ranking import RelevanceBatch
 
 # Ferrante, Ferro & Maistro (SIGIR 2014), Table 4: GL_AD_ID, runs of length 10.
 TABLE4 = [

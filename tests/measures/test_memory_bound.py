@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 
 import irmeasures_markov as imm
-import irmeasures_markov.core.birth_death_order1 as order1
-import irmeasures_markov.measures.stopping_time.batch as batch_mod
-import irmeasures_markov.plugin.tbg as tbg_plugin
-import irmeasures_markov.ranking.join as join
+import irmeasures_markov.core._birth_death_order1 as order1
+import irmeasures_markov.measures.stopping_time._batch as batch_mod
+import irmeasures_markov.plugin._tbg as tbg_plugin
+import irmeasures_markov.ranking._join as join
+from irmeasures_markov.measures import TBGParameters, holding_times
 from irmeasures_markov.measures.stopping_time import path_at_h_batch
-from irmeasures_markov.measures.tbg import TBGParameters, holding_times
-from irmeasures_markov.ranking.prepared import RelevanceBatch
+from irmeasures_markov.ranking import RelevanceBatch
 
 pytestmark = pytest.mark.slow  # memory bounds (tracemalloc)
 

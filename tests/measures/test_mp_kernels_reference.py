@@ -11,8 +11,8 @@ import pytest
 from numpy.testing import assert_allclose
 
 from irmeasures_markov.measures.markov_precision import MODELS, markov_precision_batch
-from irmeasures_markov.measures.markov_precision import kernels as mpk
-from irmeasures_markov.ranking.prepared import RelevanceBatch
+from irmeasures_markov.measures.markov_precision import _kernels as mpk
+from irmeasures_markov.ranking import RelevanceBatch
 
 ALPHA = {"ID": lambda d: 1.0 / (d + 1.0), "LID": lambda d: 1.0 / np.log10(d + 2.0),
          "UNIFORM": lambda d: np.ones_like(d, dtype=np.float64)}

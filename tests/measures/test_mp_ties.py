@@ -1,4 +1,4 @@
-"""MP(ties='expected') from the relevant ranks alone (measures/markov_precision/ties.py) against two other
+"""MP(ties='expected') from the relevant ranks alone (measures/markov_precision/_ties.py) against two other
 algorithms: the general engine (every arrangement evaluated as a run) and brute force over every order."""
 import itertools
 
@@ -7,8 +7,8 @@ import pytest
 from random_runs import tied_run
 
 import irmeasures_markov
-from irmeasures_markov.plugin import MP
-from irmeasures_markov.plugin import mp as mp_plugin
+from irmeasures_markov import MP
+from irmeasures_markov.plugin import _mp as mp_plugin
 
 
 def _values(measure, qrels, run, general=False):

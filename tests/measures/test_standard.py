@@ -12,9 +12,8 @@ import pytest
 from measure_needs import Needs
 from random_runs import tied_run
 
-from irmeasures_markov.measures.standard import standard_measure, standard_values
-from irmeasures_markov.ranking.prepared import PreparedRun
-from irmeasures_markov.ranking.qrels_index import UNJUDGED, QrelsIndex
+from irmeasures_markov.measures import standard_measure, standard_values
+from irmeasures_markov.ranking import UNJUDGED, PreparedRun, QrelsIndex
 
 
 def random_inputs(seed, n_queries=6, length=700):

@@ -16,9 +16,8 @@ import numpy as np
 import pytest
 
 from irmeasures_markov.experiments import evaluate
-from irmeasures_markov.measures.standard import standard_measure, standard_values
-from irmeasures_markov.ranking.prepared import PreparedRun
-from irmeasures_markov.ranking.qrels_index import QrelsIndex
+from irmeasures_markov.measures import standard_measure, standard_values
+from irmeasures_markov.ranking import PreparedRun, QrelsIndex
 
 MEASURES = ["AP", "AP(rel=2)", "AP@5", "P@1", "P@3", "P(rel=2)@5", "RR", "RR@3", "RR(rel=2)", "nDCG", "nDCG@3",
             "Rprec", "Bpref", "Bpref(rel=2)", "RBP(rel=1,p=0.8)", "RBP(rel=2,p=0.5)"]
@@ -291,7 +290,7 @@ def test_evaluate_refuses_settings_a_measure_does_not_have():
 
 def _family_values(measure: str, qrels, run):
     """Per-topic values and extras of one family measure through the ir_measures provider's evaluator."""
-    from irmeasures_markov.plugin.provider import MarkovEvaluator
+    from irmeasures_markov.plugin import MarkovEvaluator
     m = ir_measures.parse_measure(measure)
     values, extras = MarkovEvaluator([m], qrels).values_with_extras(run)
     return values[m], extras[m]

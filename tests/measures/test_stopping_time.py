@@ -8,13 +8,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import irmeasures_markov  # noqa: F401  (registers PH)
-from irmeasures_markov.core.birth_death_lapack import (
+from irmeasures_markov.core import birth_death_average_reward, birth_death_average_reward_recursion
+from irmeasures_markov.core._birth_death_lapack import (
     birth_death_discounted_visits,
     birth_death_inverse_diagonal,
     birth_death_solve,
     birth_death_solve_pair,
 )
-from irmeasures_markov.core.birth_death_order1 import birth_death_average_reward, birth_death_average_reward_recursion
 from irmeasures_markov.measures.stopping_time import (
     BrowsingModel,
     browsing_model,
@@ -24,8 +24,7 @@ from irmeasures_markov.measures.stopping_time import (
     path_at_h_batch,
     rbp_normaliser,
 )
-from irmeasures_markov.ranking.prepared import PreparedRun
-from irmeasures_markov.ranking.qrels_index import QrelsIndex
+from irmeasures_markov.ranking import PreparedRun, QrelsIndex
 
 R = [1, 0, 0, 1, 0, 0, 1, 0, 0, 1]
 S = [0, 1, 1, 1, 1, 0, 0, 0, 0, 0]

@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 
 import irmeasures_markov as imm
-import irmeasures_markov.core.birth_death_order1 as order1
-from irmeasures_markov._util.segments import expand_ranges
-from irmeasures_markov.core.birth_death_order1 import (
+import irmeasures_markov.core._birth_death_order1 as order1
+from irmeasures_markov._util._segments import expand_ranges
+from irmeasures_markov.core._birth_death_order1 import (
     _birth_death_average_reward_graded,
     birth_death_average_reward,
     birth_death_average_reward_recursion,
 )
-from irmeasures_markov.core.birth_death_quadrature import (
+from irmeasures_markov.core._birth_death_quadrature import (
     gauss_nodes_for_bound,
     identical_blocks,
     reach_truncation,
@@ -66,7 +66,7 @@ class TestAgainstGradedRule:
                     imm.PH(browse="RWBM", p=0.7, q=0.29, order=1, gain="grade")]
         new = {m: {r.query_id: r.value for r in imm.PROVIDER.iter_calc([m], qrels, run)} for m in measures}
         monkeypatch.setattr(order1, "birth_death_average_reward", _birth_death_average_reward_graded)
-        import irmeasures_markov.measures.stopping_time.expectations as expectations
+        import irmeasures_markov.measures.stopping_time._expectations as expectations
         monkeypatch.setattr(expectations, "birth_death_average_reward", _birth_death_average_reward_graded)
         for m in measures:
             old = {r.query_id: r.value for r in imm.PROVIDER.iter_calc([m], qrels, run)}
@@ -235,7 +235,7 @@ class TestManySmallQueries:
     visit-count formula in groups of queries, against each query on its own."""
 
     def test_segment_sums_and_products_are_the_per_segment_ones(self):
-        from irmeasures_markov.measures.stopping_time.batch import _segment_cumprod_shift, _segment_cumsum
+        from irmeasures_markov.measures.stopping_time._batch import _segment_cumprod_shift, _segment_cumsum
         rng = np.random.default_rng(2)
         for n_segments in (3, 60):           # fewer and more segments than the longest one
             lengths = rng.integers(0, 25, n_segments)
@@ -253,9 +253,9 @@ class TestManySmallQueries:
                                         dict(browse="RWBM", p=0.5, q=0.3, loss=0.4),
                                         dict(browse="RWBM", p=0.5, q=0.3, p_rel=0.2, q_rel=0.6, loss=0.4, order=1)])
     def test_batch_equals_each_query_alone(self, params, monkeypatch):
-        import irmeasures_markov.measures.stopping_time.expectations as expectations
+        import irmeasures_markov.measures.stopping_time._expectations as expectations
         from irmeasures_markov.measures.stopping_time import path_at_h_batch
-        from irmeasures_markov.ranking.prepared import RelevanceBatch
+        from irmeasures_markov.ranking import RelevanceBatch
         monkeypatch.setattr(expectations, "GROUP_RANKS", 16)
         rng = np.random.default_rng(4)
         lengths = rng.integers(0, 9, 300)

@@ -10,11 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import irmeasures_markov as imm
-from irmeasures_markov.documents.length_files import read_duplicates, read_lengths
-from irmeasures_markov.documents.lengths import DocumentLengths, UnknownLengthError
+from irmeasures_markov.documents import DocumentLengths, UnknownLengthError, read_duplicates, read_lengths
 from irmeasures_markov.io import InputError
-from irmeasures_markov.measures.markov_precision import markov_precision
-from irmeasures_markov.measures.tbg import (
+from irmeasures_markov.measures._tbg import (
     TBGParameters,
     constant_normaliser,
     gain_curve,
@@ -23,7 +21,8 @@ from irmeasures_markov.measures.tbg import (
     time_biased_gain,
     time_to_rank,
 )
-from irmeasures_markov.plugin.tbg import tbg_rates
+from irmeasures_markov.measures.markov_precision import markov_precision
+from irmeasures_markov.plugin._tbg import tbg_rates
 
 LN2 = math.log(2)
 

@@ -1,4 +1,4 @@
-"""TBG's time model on runs (irmeasures_markov.measures.time_model): T(k), G(t), the plot, against plain loops."""
+"""TBG's time model on runs (irmeasures_markov.measures._time_model): T(k), G(t), the plot, against plain loops."""
 import math
 
 import matplotlib
@@ -8,9 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import irmeasures_markov as imm
-from irmeasures_markov.documents.lengths import DocumentLengths, UnknownLengthError
-from irmeasures_markov.measures.tbg import TBGParameters
-from irmeasures_markov.measures.time_model import gain_curves, mean_gain_curve, plot_gain_curves, time_models
+from irmeasures_markov.documents import DocumentLengths, UnknownLengthError
+from irmeasures_markov.measures import TBGParameters, gain_curves, mean_gain_curve, plot_gain_curves, time_models
 
 matplotlib.use("Agg")
 

@@ -3,7 +3,7 @@ import gc
 
 import pytest
 
-from irmeasures_markov.plugin.pytrec import RelevanceEvaluator
+from irmeasures_markov.plugin._pytrec import RelevanceEvaluator
 
 
 def _inputs(n: int = 3000):

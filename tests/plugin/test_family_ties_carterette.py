@@ -10,7 +10,7 @@ import pytest
 from family_ties_brute import appended, brute_expected, evaluate, random_tied
 from ties_brute import trec_order
 
-from irmeasures_markov.measures.carterette_distributions import negligible_depth
+from irmeasures_markov.measures._carterette_distributions import negligible_depth
 
 
 def random_run(seed, n_queries=6):
@@ -137,7 +137,7 @@ def test_dynamic_expected_is_exact_against_every_arrangement():
     arrangement through the functional API, against the closed form (se 0)."""
     import itertools
 
-    from irmeasures_markov.measures.carterette import user_model_measure
+    from irmeasures_markov.measures import user_model_measure
     docs = [f"d{i:02d}" for i in range(16)]
     grades = [1, 0] + [int(i % 2 == 0) for i in range(14)]
     qrels = {"q": {d: g for d, g in zip(docs, grades)}}
@@ -187,7 +187,7 @@ def test_range_of_a_monotone_measure_is_its_residual(measure):
 
 def test_registered_distributions_fill_like_the_built_in_ones():
     """A registered geometric distribution fills as RBP does; a finite table needs no filling past its end."""
-    from irmeasures_markov.measures.carterette_distributions import register_distribution
+    from irmeasures_markov.measures import register_distribution
     register_distribution("FAMTIESGEO", lambda n: 0.3 * 0.7 ** np.arange(n))
     register_distribution("FAMTIESFIN", [0.5, 0.3, 0.2])
     qrels, run = random_run(9)

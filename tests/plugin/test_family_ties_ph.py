@@ -6,7 +6,7 @@ import pytest
 from family_ties_brute import appended, brute_expected, evaluate, random_tied
 from ties_brute import trec_order
 
-from irmeasures_markov.plugin.ph import relevant_tail_depth
+from irmeasures_markov.plugin._ph import relevant_tail_depth
 
 
 def random_run(seed, n_queries=5):

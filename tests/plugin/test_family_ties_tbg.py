@@ -13,7 +13,7 @@ from family_ties_brute import brute_expected, evaluate, random_tied
 from ties_brute import trec_order
 
 from irmeasures_markov import register_lengths
-from irmeasures_markov.measures.tbg import time_biased_gain
+from irmeasures_markov.measures import time_biased_gain
 
 
 def lengths_for(run, seed, choices=(50, 120, 400)):

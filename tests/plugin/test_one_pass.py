@@ -10,8 +10,8 @@ from measure_needs import Needs
 
 import irmeasures_markov as imm
 from irmeasures_markov import MP, PROVIDER, RelevanceEvaluator
-from irmeasures_markov.ranking.prepared import PreparedRun, run_needs
-from irmeasures_markov.ranking.qrels_index import UNJUDGED, QrelsIndex
+from irmeasures_markov.ranking import UNJUDGED, QrelsIndex
+from irmeasures_markov.ranking._prepared import PreparedRun, run_needs
 
 QRELS = {"q1": {"a": 1, "b": 0, "c": 2}, "q2": {"x": 1}, "q3": {"z": 1}}
 

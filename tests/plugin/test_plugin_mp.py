@@ -206,7 +206,7 @@ def test_empty_run_gives_defaults():
 
 
 def test_trec_order_with_many_tie_groups():
-    from irmeasures_markov.ranking.order import rank_documents
+    from irmeasures_markov.ranking._order import rank_documents
     rng = np.random.default_rng(5)
     for _ in range(200):
         n = int(rng.integers(1, 60))

@@ -281,7 +281,7 @@ def test_no_spelling_of_any_pytrec_eval_family_aborts_the_process():
 
 
 def test_one_cutoff_rule_for_values_and_names():
-    from irmeasures_markov._util.cutoffs import check_cutoff, check_measure_cutoffs, trec_measure_parts
+    from irmeasures_markov._util._cutoffs import check_cutoff, check_measure_cutoffs, trec_measure_parts
     assert trec_measure_parts("map_cut.5,0") == ("map_cut", "5,0")
     assert trec_measure_parts("ndcg_cut_10") == ("ndcg_cut", "10")
     assert trec_measure_parts("map") == ("map", None)
@@ -298,7 +298,7 @@ def test_one_cutoff_rule_for_values_and_names():
 
 
 def test_the_cutoff_rule_lives_in_one_place():
-    """No other module of the package states the rule itself: each calls irmeasures_markov._util.cutoffs."""
+    """No other module of the package states the rule itself: each calls irmeasures_markov._util._cutoffs."""
     package = REPO / "irmeasures_markov"
     stating = [str(p.relative_to(REPO)) for p in package.rglob("*.py")
                if p.name != "cutoffs.py" and "cutoff must be a positive integer" in p.read_text(encoding="utf-8")]

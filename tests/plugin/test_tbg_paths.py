@@ -19,12 +19,11 @@ import pytest
 from fake_ir_datasets import FakeDataset, FakeIrDatasets
 
 import irmeasures_markov as imm
-import irmeasures_markov.documents.lengths as lengths_module
-import irmeasures_markov.measures.tbg as tbg_module
-import irmeasures_markov.measures.time_model as time_model_module
-from irmeasures_markov.documents.length_files import lengths_from_ir_datasets
-from irmeasures_markov.documents.lengths import UnknownLengthError
-from irmeasures_markov.plugin.tbg import REGISTERED_LENGTHS
+import irmeasures_markov.documents._lengths as lengths_module
+import irmeasures_markov.measures._tbg as tbg_module
+import irmeasures_markov.measures._time_model as time_model_module
+from irmeasures_markov.documents import UnknownLengthError, lengths_from_ir_datasets
+from irmeasures_markov.plugin._tbg import REGISTERED_LENGTHS
 
 LN2 = math.log(2)
 #: the paper's calibration (Table 1), written out independently of the code

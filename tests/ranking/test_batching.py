@@ -16,13 +16,12 @@ from measure_needs import Needs
 from run_references import as_columns, ranked_alone
 
 import irmeasures_markov as imm
-from irmeasures_markov._util.segments import _unsorted_segments, segment_argsort_desc, segment_cumsum
-from irmeasures_markov.documents.lengths import DocumentLengths
+from irmeasures_markov._util._segments import _unsorted_segments, segment_argsort_desc, segment_cumsum
+from irmeasures_markov.documents import DocumentLengths
 from irmeasures_markov.measures.markov_precision import PAPER_MODELS
-from irmeasures_markov.ranking import join
-from irmeasures_markov.ranking import prepared as prepared_module
-from irmeasures_markov.ranking.prepared import PreparedRun
-from irmeasures_markov.ranking.qrels_index import UNJUDGED, QrelsIndex
+from irmeasures_markov.ranking import UNJUDGED, PreparedRun, QrelsIndex
+from irmeasures_markov.ranking import _join as join
+from irmeasures_markov.ranking import _prepared as prepared_module
 
 
 def random_inputs(seed, n_queries=60, max_len=40, long=False):
@@ -267,7 +266,7 @@ def test_prepared_arrays_are_shared_read_only():
 @pytest.mark.parametrize("kernel", ["ID", "LID"])
 def test_gl_or_degrees_grouped_by_r_equal_each_query_block(kernel):
     """GL_OR's dense degrees, all queries' pairs at once, equal each query's own r x r block sum (to rounding)."""
-    from irmeasures_markov.measures.markov_precision import kernels as mp
+    from irmeasures_markov.measures.markov_precision import _kernels as mp
     rng = np.random.default_rng(11)
     rel = [rng.random(int(n)) < rng.uniform(0.05, 0.9) for n in rng.integers(1, 64, size=80)]  # r < 64: dense
     offsets = np.concatenate(([0], np.cumsum([r.size for r in rel]))).astype(np.int64)

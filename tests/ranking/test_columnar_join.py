@@ -1,7 +1,7 @@
 """ranking.columnar_join: a run kept as columns prepares exactly as the same run as dicts.
 
 ``PreparedRun(QrelsIndex(qrels), run)`` with ``run`` a
-:class:`~irmeasures_markov.io.run_columns.RunColumns` (read from a file by
+:class:`~irmeasures_markov.io._run_columns.RunColumns` (read from a file by
 ``read_run_columns``, or made by ``run_from_columns`` of the tokeniser's
 columns) against the same file read by ``read_trec_run``: every ranked array,
 batch, recall base, per-document lookup and per-query ranking is equal, bit
@@ -18,12 +18,11 @@ from measure_needs import Needs
 from random_runs import tied_run
 from token_engines import TOKEN_ENGINES, force_token_engine
 
-from irmeasures_markov.io.fast_run import run_columns
-from irmeasures_markov.io.run_columns import RunColumns, read_run_columns, run_from_columns
-from irmeasures_markov.io.trec import read_trec_run
-from irmeasures_markov.ranking.columnar_join import ColumnarFlatRun
-from irmeasures_markov.ranking.prepared import PreparedRun
-from irmeasures_markov.ranking.qrels_index import QrelsIndex
+from irmeasures_markov.io import read_trec_run
+from irmeasures_markov.io._fast_run import run_columns
+from irmeasures_markov.io._run_columns import RunColumns, read_run_columns, run_from_columns
+from irmeasures_markov.ranking import PreparedRun, QrelsIndex
+from irmeasures_markov.ranking._columnar_join import ColumnarFlatRun
 
 #: (n_queries, length): short rankings, one query, long rankings (the dict path's positive join)
 SHAPES = {"short": (6, 14), "one": (1, 30), "long": (3, 800)}

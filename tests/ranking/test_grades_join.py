@@ -11,10 +11,11 @@ import pytest
 from measure_needs import Needs
 from random_runs import tied_run
 
-from irmeasures_markov.ranking import join, order
-from irmeasures_markov.ranking import prepared as prepared_module
-from irmeasures_markov.ranking.prepared import PreparedRun, run_needs
-from irmeasures_markov.ranking.qrels_index import UNJUDGED, QrelsIndex
+from irmeasures_markov.ranking import UNJUDGED, QrelsIndex
+from irmeasures_markov.ranking import _join as join
+from irmeasures_markov.ranking import _order as order
+from irmeasures_markov.ranking import _prepared as prepared_module
+from irmeasures_markov.ranking._prepared import PreparedRun, run_needs
 
 
 def make_inputs(seed, n_queries=5, length=1200, n_scores=9):
@@ -111,7 +112,7 @@ def test_judgments_and_depth_give_the_same_batches_as_without():
 def test_run_scorer_asks_for_judgments_only_when_a_measure_reads_them():
     import ir_measures
 
-    from irmeasures_markov.experiments.evaluation import RunScorer as _RunScorer
+    from irmeasures_markov.experiments._evaluation import RunScorer as _RunScorer
     qrels, run = make_inputs(3, n_queries=2, length=50)
     topics = sorted(qrels)
     with_bpref = _RunScorer([ir_measures.parse_measure(s) for s in ("AP", "Bpref")], qrels, topics)

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from random_runs import tied_run
 
-from irmeasures_markov._util.segments import segment_argsort_desc
-from irmeasures_markov.ranking import join as flat_run
-from irmeasures_markov.ranking import order, positive_join
-from irmeasures_markov.ranking.prepared import PreparedRun
-from irmeasures_markov.ranking.qrels_index import UNJUDGED, QrelsIndex
+from irmeasures_markov._util._segments import segment_argsort_desc
+from irmeasures_markov.ranking import UNJUDGED, PreparedRun, QrelsIndex
+from irmeasures_markov.ranking import _join as flat_run
+from irmeasures_markov.ranking import _order as order
+from irmeasures_markov.ranking import _positive_join as positive_join
 
 
 def trec_order(scores):
@@ -210,7 +210,7 @@ def test_bisect_descending_is_searchsorted_of_the_negated_values(seed):
 
 
 def test_expand_is_the_concatenated_ranges():
-    from irmeasures_markov._util.segments import expand_ranges
+    from irmeasures_markov._util._segments import expand_ranges
     begin, size = np.array([5, 0, 9, 3]), np.array([2, 0, 3, 1])
     assert expand_ranges(begin, size).tolist() == [5, 6, 9, 10, 11, 3]
 

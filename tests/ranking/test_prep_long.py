@@ -11,10 +11,11 @@ from measure_needs import Needs
 from random_runs import tied_run
 from run_references import as_columns
 
-from irmeasures_markov.ranking import join, order, positive_join
-from irmeasures_markov.ranking import prepared as prepared_module
-from irmeasures_markov.ranking.prepared import PreparedRun
-from irmeasures_markov.ranking.qrels_index import UNJUDGED, QrelsIndex
+from irmeasures_markov.ranking import UNJUDGED, PreparedRun, QrelsIndex
+from irmeasures_markov.ranking import _join as join
+from irmeasures_markov.ranking import _order as order
+from irmeasures_markov.ranking import _positive_join as positive_join
+from irmeasures_markov.ranking import _prepared as prepared_module
 
 
 def tied_inputs(seed, n_queries=6, length=1500, n_scores=7):

@@ -11,9 +11,9 @@ import tracemalloc
 import numpy as np
 import pytest
 
-import irmeasures_markov._util.segments as segments
-from irmeasures_markov.ranking import join
-from irmeasures_markov.ranking.qrels_index import QrelsIndex
+import irmeasures_markov._util._segments as segments
+from irmeasures_markov.ranking import QrelsIndex
+from irmeasures_markov.ranking import _join as join
 
 pytestmark = pytest.mark.slow  # memory bounds (tracemalloc)
 

@@ -9,10 +9,9 @@ import pytest
 
 import irmeasures_markov as imm
 from irmeasures_markov import MP, PROVIDER, RelevanceEvaluator, markov_precision
-from irmeasures_markov._util.errors import InputError
-from irmeasures_markov.ranking import cache as qrels_cache
-from irmeasures_markov.ranking.prepared import PreparedRun
-from irmeasures_markov.ranking.qrels_index import QrelsIndex
+from irmeasures_markov._util._errors import InputError
+from irmeasures_markov.ranking import PreparedRun, QrelsIndex
+from irmeasures_markov.ranking import _cache as qrels_cache
 
 MEASURES = [MP @ 3, MP(model="LO_OR_LID", recall=True), MP(model="UNIFORM", recall=True) @ 5]
 

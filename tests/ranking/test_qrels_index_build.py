@@ -4,7 +4,7 @@ import warnings
 import numpy as np
 import pytest
 
-from irmeasures_markov.ranking.qrels_index import QrelsIndex, recall_base_table
+from irmeasures_markov.ranking._qrels_index import QrelsIndex, recall_base_table
 
 
 def _random_qrels(seed: int) -> dict:

@@ -7,8 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import irmeasures_markov as imm
-from irmeasures_markov.ranking.prepared import PreparedRun
-from irmeasures_markov.ranking.qrels_index import UNJUDGED, QrelsIndex
+from irmeasures_markov.ranking import UNJUDGED, PreparedRun, QrelsIndex
 
 
 @st.composite

@@ -1,4 +1,4 @@
-"""Readings of a prepared run (ranking/scenarios.py, ranking/arrangements.py) against direct constructions."""
+"""Readings of a prepared run (ranking/_scenarios.py, ranking/_arrangements.py) against direct constructions."""
 import itertools
 from math import factorial
 
@@ -6,11 +6,10 @@ import numpy as np
 import pytest
 from random_runs import tied_run
 
-from irmeasures_markov.ranking.arrangements import arrangement_counts, iter_arrangements, reorder_ties, sample_orders
-from irmeasures_markov.ranking.holes import fill_ranks, judge_unjudged, judgment_patterns
-from irmeasures_markov.ranking.prepared import PreparedRun
-from irmeasures_markov.ranking.qrels_index import UNJUDGED, QrelsIndex
-from irmeasures_markov.ranking.scenarios import FILLED, identity_reading, query_rng, tie_groups_flat
+from irmeasures_markov.ranking import UNJUDGED, PreparedRun, QrelsIndex
+from irmeasures_markov.ranking._arrangements import arrangement_counts, iter_arrangements, reorder_ties, sample_orders
+from irmeasures_markov.ranking._holes import fill_ranks, judge_unjudged, judgment_patterns
+from irmeasures_markov.ranking._scenarios import FILLED, identity_reading, query_rng, tie_groups_flat
 
 
 def _prepared(seed, n_queries=3, length=7):

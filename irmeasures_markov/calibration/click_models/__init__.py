@@ -3,13 +3,13 @@ r"""Click-model baselines: PBM, CM, UBM, DBN, SDBN (Chuklin, Markov & de Rijke, 
 ``fit_click_model(name, sessions)`` fits one model to a log and returns a
 :class:`ClickModelFit` whose ``click_probabilities(session)`` and
 ``session_loglik(session)`` are what
-:func:`~irmeasures_markov.calibration.click_metrics.click_metrics` scores, so
+:func:`~irmeasures_markov.calibration._click_metrics.click_metrics` scores, so
 the click models and the package's user models compare row by row.
 
 * **PBM**, **UBM**: EM (:mod:`.examination`); **DBN**: EM (:mod:`.dbn`);
   **CM**, **SDBN**: counting, their maximum-likelihood estimates (:mod:`.cascade`, :mod:`.dbn`).
 * A session's click vector is "rank r clicked at least once", up to the ranks
-  shown (:func:`~irmeasures_markov.calibration.click_metrics.click_vector`).
+  shown (:func:`~irmeasures_markov.calibration._click_metrics.click_vector`).
 * Query-document parameters (attractiveness; DBN/SDBN satisfaction) use the
   pseudo-counts ``prior = (1, 1)``: one success and one failure added to every
   pair's counts.  A pair never seen in training gets the prior mean, **0.5**,
@@ -26,11 +26,13 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..logs import Session
-from . import cascade, dbn, examination
-from ._core import flatten, unseen_value
-from ._data import Encoded, encode, grade_index, pair_index
-from .result import CLICK_MODELS, ClickModelFit
+from irmeasures_markov.calibration._logs import Session
+from irmeasures_markov.calibration.click_models import _cascade as cascade
+from irmeasures_markov.calibration.click_models import _dbn as dbn
+from irmeasures_markov.calibration.click_models import _examination as examination
+from irmeasures_markov.calibration.click_models._core import flatten, unseen_value
+from irmeasures_markov.calibration.click_models._data import Encoded, encode, grade_index, pair_index
+from irmeasures_markov.calibration.click_models._result import CLICK_MODELS, ClickModelFit
 
 __all__ = ["fit_click_model", "fit_click_models", "ClickModelFit", "CLICK_MODELS"]
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..click_metrics import EPS
-from ._data import Encoded
+from irmeasures_markov.calibration._click_metrics import EPS
+from irmeasures_markov.calibration.click_models._data import Encoded
 
 __all__ = ["State", "Flat", "flatten", "lookup", "unseen_value", "estimate", "counted_attractiveness",
            "log_prior", "run_em", "safe_log"]

@@ -3,7 +3,7 @@
 A log of ``N`` sessions becomes ``(N, D)`` arrays, ``D`` the deepest rank
 shown: the index of each (query, document) pair shown (``-1`` past the end of
 a shorter ranking), the click vector (rank clicked at least once, as
-:func:`~irmeasures_markov.calibration.click_metrics.click_vector` defines it)
+:func:`~irmeasures_markov.calibration._click_metrics.click_vector` defines it)
 and which ranks exist.  Query-document parameters are then flat arrays indexed
 by those indices, and one E-step is a handful of array operations and
 ``np.bincount`` sums.
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..click_metrics import click_vector
-from ..logs import Session
+from irmeasures_markov.calibration._click_metrics import click_vector
+from irmeasures_markov.calibration._logs import Session
 
 __all__ = ["Encoded", "encode", "pair_index", "grade_index"]
 

@@ -1,4 +1,4 @@
-"""Readers and writers of interaction logs: every one builds a :class:`~irmeasures_markov.calibration.logs.ClickLog`.
+"""Readers and writers of interaction logs: every one builds a :class:`~irmeasures_markov.calibration._logs.ClickLog`.
 
 * :func:`read_wscd` — the Yandex Relevance Prediction Challenge (WSCD 2012)
   format of the Yandex sample (PyClick's ``trainSample``);
@@ -12,17 +12,17 @@
 Every reader checks each session the same way (:func:`make_session`): a
 non-empty ranking, clicks on ranks 1..n of it (or on documents in it), one
 timestamp and at most one dwell time per click, timestamps non-decreasing.
-A malformed session is an :class:`~irmeasures_markov._util.errors.InputError` naming
+A malformed session is an :class:`~irmeasures_markov._util._errors.InputError` naming
 the file and line (the DataFrame row, the ir_datasets record).  Files may be
 gzip, bzip2 or xz compressed (recognised by their first bytes) and ``-`` is
 standard input, as for every reader of the package.
 """
-from ..logs import make_session
-from .frames import from_dataframe, to_dataframe
-from .jsonl_tsv import read_log, write_log
-from .qlogs import from_ir_datasets
-from .rows import LOG_FORMATS, TSV_COLUMNS
-from .wscd import read_wscd
+from irmeasures_markov.calibration._logs import make_session
+from irmeasures_markov.calibration.readers._frames import from_dataframe, to_dataframe
+from irmeasures_markov.calibration.readers._jsonl_tsv import read_log, write_log
+from irmeasures_markov.calibration.readers._qlogs import from_ir_datasets
+from irmeasures_markov.calibration.readers._rows import LOG_FORMATS, TSV_COLUMNS
+from irmeasures_markov.calibration.readers._wscd import read_wscd
 
 __all__ = ["read_wscd", "read_log", "write_log", "from_dataframe", "to_dataframe", "from_ir_datasets",
            "make_session", "LOG_FORMATS", "TSV_COLUMNS"]

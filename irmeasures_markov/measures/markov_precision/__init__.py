@@ -17,20 +17,20 @@ solver) and :mod:`.batch` (every query of a run at once, the plugin path).
 """
 from __future__ import annotations
 
-from .batch import kernel_batch, markov_precision_batch
-from .kernels import KERNELS
-from .models import (
-                     CUSTOM_KERNELS,
-                     MODELS,
-                     PAPER_MODELS,
-                     Model,
-                     ModelChoices,
-                     kernel_fingerprint,
-                     parse_model,
-                     register_kernel,
+from irmeasures_markov.measures.markov_precision._batch import kernel_batch, markov_precision_batch
+from irmeasures_markov.measures.markov_precision._kernels import KERNELS
+from irmeasures_markov.measures.markov_precision._models import (
+    CUSTOM_KERNELS,
+    MODELS,
+    PAPER_MODELS,
+    Model,
+    ModelChoices,
+    kernel_fingerprint,
+    parse_model,
+    register_kernel,
 )
-from .rates import check_rates, estimate_rates, rates_per_query
-from .single import markov_precision, mp_degrees
+from irmeasures_markov.measures.markov_precision._rates import check_rates, estimate_rates, rates_per_query
+from irmeasures_markov.measures.markov_precision._single import markov_precision, mp_degrees
 
 __all__ = [
     "PAPER_MODELS",

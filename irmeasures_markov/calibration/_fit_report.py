@@ -1,0 +1,351 @@
+"""The :class:`FitReport`: every candidate fitted to one log, compared (table, fit-file form, plots)."""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from irmeasures_markov.calibration._heldout import label, metric, rank_tables
+from irmeasures_markov.calibration._plots import PANELS, draw_panel, plot_click_metrics
+from irmeasures_markov.calibration._result import FAMILIES, FamilyFit
+from irmeasures_markov.calibration._splits import split_text
+
+if TYPE_CHECKING:
+    import matplotlib.axes
+    import matplotlib.figure
+    import pandas
+
+__all__ = ["FitReport"]
+
+
+class FitReport:
+    """All candidates fitted to one log, with their comparison.
+
+    Attributes
+    ----------
+    fits : list of FamilyFit
+    diagnostics : dict
+        ``"family/model" -> {curve name: list}`` for the plots (CTR by rank,
+        jump distribution, stopping distribution, dwell survival).
+    notes : list of str
+        What could not be fitted and why (e.g. TBG clicks without qrels).
+    unfitted : list of FamilyFit
+        Candidates that give probability 0 to some training session whatever
+        their parameters (e.g. a forward-only user and a backward click): no
+        estimate, so they are not among ``fits`` (nor in a fit file); the table
+        lists them, and ``notes`` names them.
+    log : dict
+        What the log was: ``description``, ``source``, ``n_sessions``,
+        ``n_heldout``, ``split`` (how the held-out sessions were chosen:
+        ``{"kind": "query"|"sessions", "fraction", "seed"}``, ``{"kind": "file"}``
+        or ``{"kind": "none"}``) and, when the reader dropped clicks on documents
+        that were not in the ranking shown, ``dropped_clicks`` (training sessions)
+        and ``heldout_dropped_clicks``.
+    click_models : dict
+        ``name -> ClickModelFit``: the fitted click models themselves (their
+        rows in ``fits`` are FamilyFit records of family ``'clickmodel'``,
+        ``model`` the click model's name, what a fit file stores).
+    baselines : list
+        Reference click predictors that are not user models (the rank-CTR
+        table, :class:`~.heldout.RankCTR`, fitted with the click models): rows of
+        the table, not written to a fit file.
+
+    Every fit (and click model, and baseline) carries ``heldout_metrics`` and
+    ``train_metrics``: :func:`~.click_metrics.click_metrics` on the held-out and
+    the training sessions as a dict (log-likelihood per session, click
+    perplexity overall and per rank, CTR predicted and observed), or None where
+    the model does not predict clicks.
+    """
+
+    def __init__(self, fits: list[FamilyFit], diagnostics: dict | None = None, notes: list[str] | None = None,
+                 log: dict | None = None, unfitted: list[FamilyFit] | None = None,
+                 baselines: list | None = None, click_models: dict | None = None) -> None:
+        self.fits = list(fits)
+        self.diagnostics = dict(diagnostics or {})
+        self.notes = list(notes or [])
+        self.log = dict(log or {})
+        self.unfitted = list(unfitted or [])
+        self.baselines = list(baselines or [])
+        self.click_models = dict(click_models or {})
+        self._sequence: list[FamilyFit] = []     # fit() sets it: every candidate in the order it was fitted
+
+    @property
+    def families(self) -> tuple[str, ...]:
+        """The families with at least one fitted candidate (those a fit file of this report can serve)."""
+        return tuple(f for f in FAMILIES if self.family(f))
+
+    # -- selection ------------------------------------------------------------------------
+    def family(self, family: str) -> list[FamilyFit]:
+        """The fitted candidates of one family (``'mp'``, ``'ph'``, ``'carterette'``, ``'tbg'``), in fit order.
+
+        Parameters
+        ----------
+        family : str
+            The family's name: ``'mp'``, ``'ph'``, ``'carterette'`` or ``'tbg'``.
+
+        Returns
+        -------
+        list of FamilyFit
+            Its fitted candidates (empty when it has none).
+        """
+        return [f for f in self.fits if f.family == family]
+
+    def best(self, family: str) -> FamilyFit:  # also 'clickmodel': the best click model
+        """The family's best candidate: highest held-out log-likelihood when a test log was given, else lowest
+        AIC (:math:`2k - 2\\log L`; ties: fewer parameters).
+
+        Parameters
+        ----------
+        family : {'mp', 'ph', 'carterette', 'tbg'}
+
+        Returns
+        -------
+        FamilyFit
+
+        Raises
+        ------
+        KeyError
+            When the report has no fit of that family.
+        """
+        cands = self.family(family)
+        if not cands:
+            raise KeyError(f"no {family!r} fit in this report (fitted: {sorted({f.family for f in self.fits})})")
+        held = [f.heldout_loglik if isinstance(f, FamilyFit) else metric(f, "loglik") for f in cands]
+        if all(h is not None for h in held):
+            return max(zip(cands, held), key=lambda fh: (_finite(fh[1]), -fh[0].n_params))[0]
+        return min(cands, key=lambda f: (_aic(f), f.n_params))
+
+    # -- tables ---------------------------------------------------------------------------
+    def rows(self) -> list[dict]:
+        """The comparison table, one dict per candidate (fitted or not) in the order they were fitted.
+
+        Keys: ``family``, ``model``, ``k`` (free parameters), ``n`` (training
+        sessions), ``loglik``, ``AIC``, ``BIC`` (:math:`k\\log n - 2\\log L`),
+        ``heldout_loglik``, ``perplexity`` (:math:`\\exp(-\\log L / \\text{events})`
+        with the family's own events, held out when a test log was given; None
+        for click models), ``ll_per_session`` and ``click_perplexity`` (from
+        :func:`~.click_metrics.click_metrics`, on the held-out sessions when there
+        are any, else on the training sessions; None where the model does not
+        predict clicks), ``perplexity_per_rank`` (list or None) and ``params``
+        (a short text).  Click models (family ``'clickmodel'``) and baselines
+        (``'baseline'``) follow the families' candidates.
+
+        Returns
+        -------
+        list of dict
+            One row per candidate.
+        """
+        out = []
+        listed = self.fits + self.unfitted + self.baselines
+        # the candidates in the order they were fitted (fit() records it), then any added since
+        ordered = [f for f in self._sequence if any(f is g for g in listed)]
+        ordered += [f for f in listed if not any(f is g for g in ordered)]
+        which = self._which()
+        for f in ordered:
+            own = isinstance(f, FamilyFit)  # else a baseline
+            held = f.heldout_loglik if own else metric(f, "loglik")
+            own_events = own and f.family in FAMILIES  # a click model has no events of its own
+            if own_events:
+                ev = f.n_heldout_events if held is not None else f.n_events
+                ll = held if held is not None else f.loglik
+                ppl = math.exp(-ll / ev) if ev and np.isfinite(ll) else float("inf")
+            out.append({
+                "family": f.family, "model": f.model if own else f.name, "k": f.n_params, "n": f.n_sessions,
+                "loglik": f.loglik, "AIC": _aic(f), "BIC": _bic(f),
+                "heldout_loglik": held,
+                "perplexity": ppl if own_events else None,
+                "ll_per_session": metric(f, "loglik_per_session", which),
+                "click_perplexity": metric(f, "perplexity", which),
+                "perplexity_per_rank": metric(f, "perplexity_per_rank", which),
+                "params": _short_params(f),
+            })
+        return out
+
+    def to_frame(self) -> pandas.DataFrame:
+        """:meth:`rows` as a pandas DataFrame.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per candidate, the columns the keys of :meth:`rows`.
+        """
+        import pandas as pd
+        return pd.DataFrame(self.rows())
+
+    def __str__(self) -> str:
+        rows = self.rows()
+        which = self._which()
+        head = f"{'family':10s} {'model':24s} {'k':>5s} {'loglik':>12s} {'AIC':>12s} {'BIC':>12s} " \
+               f"{'held-out ll':>12s} {'ppl/event':>10s} {'LL/session':>10s} {'click ppl':>9s}  parameters"
+        lines = [head, "-" * len(head)]
+        for r in rows:
+            held = "" if r["heldout_loglik"] is None else f"{r['heldout_loglik']:12.1f}"
+            best = r["family"] != "baseline" and bool(self.family(r["family"])) \
+                and label(self.best(r["family"])) == f"{r['family']}/{r['model']}"
+            lines.append(f"{r['family']:10s} {r['model'] + (' *' if best else ''):24s} {r['k']:5d} "
+                         f"{r['loglik']:12.1f} {r['AIC']:12.1f} {r['BIC']:12.1f} {held:>12s} "
+                         f"{_num(r['perplexity'], 10, 4)} {_num(r['ll_per_session'], 10, 4)} "
+                         f"{_num(r['click_perplexity'], 9, 4)}  {r['params']}")
+        where = "held-out" if which == "heldout" else "training"
+        lines.append("* best of its family (held-out log-likelihood, else AIC); ppl/event: exp(-loglik/events), "
+                     "events as each family counts them; LL/session and click ppl: click metrics on the "
+                     f"{where} sessions (the same for every row; — where the model does not predict clicks)")
+        if self.log.get("split"):
+            lines.append(split_text(self.log["split"]))
+        lines += rank_tables(self.fits + self.baselines, which)
+        lines += [f"note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+    def _which(self) -> str:
+        """The sessions the table's click metrics are on: held out when there are any."""
+        listed = self.fits + self.unfitted + self.baselines
+        held = self.log.get("n_heldout") or any(getattr(f, "heldout_metrics", None) for f in listed)
+        return "heldout" if held else "train"
+
+    # -- serialisation --------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        """The report as JSON-able data (fits, index of each family's best, diagnostics, notes, log, unfitted).
+
+        Returns
+        -------
+        dict
+            Keys ``fits``, ``best``, ``diagnostics``, ``notes``, ``log`` and ``unfitted``; :meth:`from_dict` reads it.
+        """
+        best = {fam: self.fits.index(self.best(fam)) for fam in self.families}
+        return {"fits": [f.to_dict() for f in self.fits], "best": best, "diagnostics": self.diagnostics,
+                "notes": self.notes, "log": self.log, "unfitted": [f.to_dict() for f in self.unfitted]}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> FitReport:
+        """The report a :meth:`to_dict` dict describes (every fit checked by :meth:`FamilyFit.from_dict`)."""
+        return cls([FamilyFit.from_dict(x) for x in d.get("fits", [])], d.get("diagnostics"), d.get("notes"),
+                   d.get("log"), [FamilyFit.from_dict(x) for x in d.get("unfitted", [])])
+
+    # -- plots ----------------------------------------------------------------------------
+    def plot(self, family: str | None = None, *, axes: matplotlib.axes.Axes | np.ndarray | None = None
+             ) -> matplotlib.figure.Figure:
+        """Draw the diagnostics of the best fit of each family (or of one family).
+
+        Parameters
+        ----------
+        family : str, optional
+            One family; default every family with a fit.
+        axes : matplotlib Axes or array of them, optional
+            Where to draw, one panel per axes; default a new figure.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+
+        Raises
+        ------
+        ValueError
+            When the report holds no diagnostics (e.g. one read from a fit file).
+        """
+        import matplotlib.pyplot as plt
+        panels = []
+        fams = [family] if family else [f for f in FAMILIES if self.family(f)]
+        for fam in fams:
+            b = self.best(fam)
+            diag = self.diagnostics.get(f"{fam}/{b.model}", {})
+            for key in PANELS:
+                if any(k.startswith(key) for k in diag):
+                    panels.append((fam, b.model, key, diag))
+        if not panels:
+            raise ValueError("nothing to plot: the report holds no diagnostics")
+        if axes is None:
+            ncol = min(3, len(panels))
+            nrow = int(math.ceil(len(panels) / ncol))
+            fig, axes = plt.subplots(nrow, ncol, figsize=(4.2 * ncol, 3.2 * nrow), squeeze=False)
+            axes = axes.ravel()
+        else:
+            axes = np.atleast_1d(axes).ravel()
+            fig = axes[0].figure
+        for ax, (fam, model, key, d) in zip(axes, panels):
+            draw_panel(ax, fam, model, key, d)
+        for ax in axes[len(panels):]:
+            ax.set_visible(False)
+        fig.tight_layout()
+        return fig
+
+    def plot_clicks(self, models: Sequence[str] | None = None, *, which: str = "heldout",
+                    axes: np.ndarray | None = None) -> matplotlib.figure.Figure:
+        """Per-rank click-through rate (observed and predicted) and click perplexity, one curve per model.
+
+        Parameters
+        ----------
+        models : sequence of str, optional
+            ``'family/model'`` labels (e.g. ``'clickmodel/PBM'``, ``'carterette/RBP'``); default the best
+            fit of each family, every click model and the baselines.
+        which : {'heldout', 'train'}
+            The sessions the metrics were computed on.
+        axes : two matplotlib Axes, optional
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+
+        Raises
+        ------
+        ValueError
+            When no chosen model has click metrics, or a label is unknown.
+        """
+        pool = self.fits + self.baselines
+        if models is None:
+            chosen = [self.best(f) for f in FAMILIES if self.family(f)]
+            chosen += [m for m in pool if m.family not in FAMILIES]
+        else:
+            by = {label(m): m for m in pool}
+            unknown = [m for m in models if m not in by]
+            if unknown:
+                raise ValueError(f"unknown model {unknown[0]!r}; the report has {', '.join(by)}")
+            chosen = [by[m] for m in models]
+        curves = [(label(m), getattr(m, f"{which}_metrics", None)) for m in chosen]
+        curves = [(n, d) for n, d in curves if d]
+        if not curves:
+            raise ValueError(f"nothing to plot: no chosen model has {which} click metrics")
+        return plot_click_metrics(curves, axes=axes)
+
+
+def _num(x, width: int, nd: int) -> str:
+    return f"{'—':>{width}s}" if x is None else f"{x:{width}.{nd}f}"
+
+
+def _finite(x):
+    return x if x is not None and np.isfinite(x) else -np.inf
+
+
+def _aic(f: FamilyFit) -> float:
+    return 2 * f.n_params - 2 * f.loglik if np.isfinite(f.loglik) else float("inf")
+
+
+def _bic(f: FamilyFit) -> float:
+    return f.n_params * math.log(max(f.n_sessions, 1)) - 2 * f.loglik if np.isfinite(f.loglik) else float("inf")
+
+
+def _short_params(f: FamilyFit) -> str:
+    if not np.isfinite(f.loglik):
+        return "probability 0 for some sessions: no estimate"
+    parts = []
+    if f.family == "clickmodel":  # what transfers to a measure: examination by rank (PBM), continuation
+        exam, gamma = f.params.get("examination"), f.params.get("continuation")
+        if exam and not isinstance(exam[0], list):
+            parts.append("examination=" + ", ".join(f"{x:.3g}" for x in exam[:5]) + (", …" if len(exam) > 5 else ""))
+        if isinstance(gamma, float):
+            parts.append(f"continuation={gamma:.3g}")
+        return ", ".join(parts)
+    for k, v in f.params.items():
+        if not isinstance(f, FamilyFit):  # baselines: their scalar parameters
+            if isinstance(v, float):
+                parts.append(f"{k}={v:.3g}")
+            continue
+        if k in ("continuation", "weights", "rates", "rates_low", "rates_high", "rates_events"):
+            continue
+        if isinstance(v, float):
+            iv = f.intervals.get(k)
+            parts.append(f"{k}={v:.3g}" + (f" [{iv[0]:.3g}, {iv[1]:.3g}]" if iv else ""))
+    return ", ".join(parts)

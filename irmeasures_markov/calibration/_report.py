@@ -1,0 +1,262 @@
+"""`fit`: every candidate of every family on a log (the :class:`FitReport` that compares them: fit_report.py)."""
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import numpy as np
+
+from irmeasures_markov._util._progress import progress_line, show_progress
+from irmeasures_markov.calibration import _carterette as cart_mod
+from irmeasures_markov.calibration import _mp as mp_mod
+from irmeasures_markov.calibration import _ph as ph_mod
+from irmeasures_markov.calibration import _tbg as tbg_mod
+from irmeasures_markov.calibration._fit_report import FitReport
+from irmeasures_markov.calibration._fitting import fit_candidate
+from irmeasures_markov.calibration._heldout import (
+    CLICKMODELS,
+    RankCTR,
+    attach_metrics,
+    click_model_record,
+    fit_click_model_rows,
+)
+from irmeasures_markov.calibration._logs import ClickLog
+from irmeasures_markov.calibration._result import FAMILIES, FamilyFit
+from irmeasures_markov.calibration._splits import SPLITS, describe_split, split_log
+from irmeasures_markov.calibration._walk import ctr_diagnostics, walk_data
+from irmeasures_markov.io._normalise import to_qrels_dict
+
+__all__ = ["fit"]
+
+
+def _check_log(log, name: str) -> None:
+    """Every click a rank of its session's ranking (a bad in-memory session would index out of range)."""
+    if not hasattr(log, "sessions"):
+        raise TypeError(f"`{name}` must be a ClickLog, got {type(log).__name__}.")
+    for s in log:
+        c = s.clicks
+        if c.size and (c.min() < 1 or c.max() > s.n_shown):
+            bad = int(c[(c < 1) | (c > s.n_shown)][0])
+            raise ValueError(f"`{name}` session {s.session_id!r} (query {s.query_id!r}): click on rank {bad}, "
+                             f"outside the {s.n_shown} documents shown (ranks are 1-based).")
+
+
+def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str] | str = FAMILIES,
+        qrels: dict | str | os.PathLike | None = None,
+        bootstrap: int = 200, seed: int = 0, progress: bool | None = None, rel: int = 1,
+        test_split: float | None = None, split: str = "query") -> FitReport:
+    """Fit every candidate user model of the chosen families to a click log.
+
+    Parameters
+    ----------
+    train : ClickLog
+    test : ClickLog, optional
+        Held-out sessions: each candidate's held-out log-likelihood and perplexity.
+    families : sequence of {'mp', 'ph', 'carterette', 'tbg', 'clickmodels'}, or one of them, or 'all'
+        ``'clickmodels'`` adds the click models PBM, CM, UBM, DBN and SDBN
+        (:mod:`~irmeasures_markov.calibration.click_models`) and the rank-CTR
+        baseline as rows (family ``'clickmodel'`` / ``'baseline'``); ``'all'`` is
+        the four families and the click models.  Every row gets the click
+        metrics of :func:`~.click_metrics.click_metrics` (``heldout_metrics``,
+        ``train_metrics``).
+    qrels : dict or path, optional
+        ``{query_id: {doc_id: grade}}`` or a TREC qrels file (any form
+        :func:`irmeasures_markov.io.to_qrels_dict` takes): enables P@H's p_rel/q_rel, the
+        relevance-dependent click probabilities, Carterette's dynamic
+        distributions and TBG's click probabilities.
+    bootstrap : int
+        Replicates of the bootstrap over sessions for the 95% intervals
+        (linearised: one Newton step per replicate); 0 gives Wald intervals
+        from the session-clustered sandwich variance.
+    seed : int
+        Seed of the bootstrap and of ``test_split``.
+    test_split : float, optional
+        Instead of ``test``: hold out this share of ``train``'s sessions, in (0, 1).
+    split : {'query', 'sessions'}
+        How ``test_split`` chooses them: ``'query'`` (default) keeps all sessions of
+        a query on one side (:func:`~.splits.split_by_query`), ``'sessions'`` draws
+        sessions at random (:meth:`ClickLog.split`).  The report's ``log["split"]``
+        says which held-out sessions were used.
+    progress : bool or None
+        Print ``fitted FAMILY/MODEL: loglik X`` on standard error after each
+        candidate (``irmeasures-markov fit`` shows these lines as a progress bar):
+        ``None`` (default) only when standard error is a terminal, ``True``
+        always, ``False`` never.
+
+    Returns
+    -------
+    FitReport
+
+    Raises
+    ------
+    ValueError
+        An unknown family, a negative ``bootstrap``, an empty training log, or
+        a session with a click outside its ranking.
+    TypeError
+        When ``train`` or ``test`` is not a ClickLog.
+    """
+    if isinstance(families, str):
+        families = FAMILIES + (CLICKMODELS,) if families == "all" else (families,)
+    families = tuple(families)
+    bad = [f for f in families if f not in FAMILIES + (CLICKMODELS,)]
+    if bad:
+        raise ValueError(f"unknown families {bad}; choose from {list(FAMILIES + (CLICKMODELS,))} or 'all'")
+    if not isinstance(bootstrap, int) or bootstrap < 0:
+        raise ValueError(f"`bootstrap` must be a non-negative integer, got {bootstrap!r}.")
+    if split not in SPLITS:
+        raise ValueError(f"`split` must be one of {', '.join(SPLITS)}, got {split!r}")
+    _check_log(train, "train")
+    if test_split is not None:
+        if test is not None:
+            raise ValueError("give `test` or `test_split`, not both")
+        train, test = split_log(train, test_split, by=split, seed=seed)
+        how = describe_split(split, fraction=test_split, seed=seed)
+    else:
+        how = describe_split("file" if test is not None else "none", source=getattr(test, "source", None))
+    if test is not None:
+        _check_log(test, "test")
+    if len(train) == 0:
+        raise ValueError("the training log has no sessions")
+    if qrels is not None:
+        qrels = to_qrels_dict(qrels)
+    progress = show_progress(progress)
+    rng = np.random.default_rng(seed)
+    desc = train.description
+    fits: list[FamilyFit] = []
+    unfitted: list[FamilyFit] = []
+    sequence: list[FamilyFit] = []
+    diagnostics: dict[str, dict] = {}
+    notes: list[str] = []
+
+    def run(family, cand, tr, te, diag, extra=None):
+        f, _ = fit_candidate(family, cand, tr, te, bootstrap=bootstrap, rng=rng, description=desc, extra=extra)
+        # one line per candidate; the command line turns these lines into a progress bar
+        progress_line(f"fitted {family}/{cand.name}: loglik {f.loglik:.1f}", progress)
+        sequence.append(f)
+        if not np.isfinite(f.loglik):
+            unfitted.append(f)
+            return None
+        fits.append(f)
+        diagnostics[f"{family}/{f.model}"] = diag(f.params)
+        return f
+
+    def left_out(family):
+        names = [f.model for f in unfitted if f.family == family]
+        if names:
+            notes.append(f"{family}: {', '.join(names)} give probability 0 to some training sessions whatever "
+                         "their parameters (no estimate; not written to a fit file)")
+
+    one_doc = "every ranking shown has one document"
+    with_rel = qrels is not None
+    wtrain = walk_data(train, qrels, rel) if "ph" in families else None
+    wtest = walk_data(test, qrels, rel) if "ph" in families and test is not None else None
+    if "carterette" in families or "tbg" in families:
+        strain = walk_data(train, qrels, rel, order="set")
+        stest = walk_data(test, qrels, rel, order="set") if test is not None else None
+    if "mp" in families:
+        dtr, dte = mp_mod.MPData(train), (mp_mod.MPData(test) if test is not None else None)
+        rates = mp_mod.fit_rates(train)
+        if dtr.n_long:
+            notes.append(f"mp: {dtr.n_long} session{'s' if dtr.n_long != 1 else ''} on rankings longer than "
+                         f"{mp_mod.MAX_RANKS} documents left out of the kernel fit (MP's chain over all ranks "
+                         "needs memory in the square of the ranking's length)")
+
+        def mp_diag(params):
+            d = {"jumps_observed": dtr.observed_jumps.tolist(),
+                 "jumps_predicted": mp_mod.predicted_jumps(dtr, params).tolist()}
+            if rates:
+                d.update(rates=rates["rates"], rates_low=rates["rates_low"], rates_high=rates["rates_high"])
+                if "dwell_survival" in rates:
+                    ds = rates["dwell_survival"]
+                    d.update(dwell_t=ds["t"], dwell_km=ds["kaplan_meier"], dwell_fitted=ds["exponential"])
+            return d
+
+        if dtr.n_events == 0:
+            notes.append("mp: no session clicks two different ranks on a ranking of at most "
+                         f"{mp_mod.MAX_RANKS} documents; the kernel cannot be fitted")
+        else:
+            for cand in mp_mod.candidates(dtr.T):
+                run("mp", cand, dtr, dte, mp_diag,
+                    extra={k: v for k, v in rates.items() if k != "dwell_survival"} if rates else None)
+            left_out("mp")
+        if rates is None:
+            notes.append("mp: no dwell times in the log; MPcont holding rates not fitted")
+        elif dtr.n_events == 0:
+            notes.append("mp: the MPcont holding rates are stored with a kernel fit only; none was fitted")
+    if "ph" in families:
+        if wtrain.T < 2:
+            notes.append(f"ph: {one_doc}: the user never moves, so p and q cannot be fitted "
+                         "(SFBM and RWBM left out)")
+        for cand in ph_mod.candidates(with_rel, wtrain.T):
+            run("ph", cand, wtrain, wtest, lambda params: ctr_diagnostics(wtrain, ph_mod.walk_arrays, params))
+        left_out("ph")
+    if "carterette" in families:
+        if strain.T < 2:
+            notes.append(f"carterette: {one_doc}: where a user stops cannot be seen, so no stopping parameter "
+                         "is fitted (RBP and ERR with a fitted theta, and empirical, left out)")
+        if not with_rel:
+            notes.append("carterette: ERR, AP and RRR stop at relevant documents; they need qrels")
+        for cand in cart_mod.candidates(with_rel, strain.T):
+            run("carterette", cand, strain, stest, lambda params: cart_mod.diagnostics(strain, params))
+        left_out("carterette")
+    if "tbg" in families:
+        times = tbg_mod.fit_times(train, bootstrap=bootstrap, rng=rng)
+        timed = times is not None
+        if times:
+            # a time parameter the log cannot estimate is not stored (no infinite or missing values in a fit)
+            why = {"halflife": "no session has an observed end (ended, with the last dwell known)",
+                   "t_summary": "no pair of consecutive clicks with the first one's dwell known"}
+            for key in [k for k, v in times["params"].items() if not np.isfinite(v)]:
+                notes.append(f"tbg: {key} not fitted: {why.get(key, 'not estimable from this log')}")
+                del times["params"][key]
+                times["intervals"].pop(key, None)
+            if not times["params"]:
+                times = None
+        if with_rel:
+            for cand in tbg_mod.candidates():
+                f = run("tbg", cand, strain, stest, lambda params: ctr_diagnostics(strain, tbg_mod.walk_arrays, params),
+                        extra=(times or {}).get("params"))
+                if f is not None and times:
+                    f.intervals.update(times["intervals"])
+            left_out("tbg")
+        else:
+            notes.append("tbg: click probabilities P(C|R) need qrels (relevance of the shown documents)")
+            if times:
+                fits.append(FamilyFit("tbg", "times", dict(times["params"]), dict(times["intervals"]),
+                                      loglik=times["loglik"], n_params=len(times["params"]),
+                                      n_sessions=times["n_sessions"], n_events=times["n_ended"],
+                                      log_description=desc))
+        if times:
+            for f in fits:
+                if f.family == "tbg":
+                    s = times["survival"]
+                    diagnostics.setdefault(f"tbg/{f.model}", {}).update(
+                        survival_t=s["t"], survival_fitted=s["fitted"], survival_empirical=s["ended_only_empirical"])
+        elif not timed:
+            notes.append("tbg: no click timestamps in the log; half-life and summary time not fitted")
+    for f in fits:
+        why = attach_metrics(f, train, test, qrels=qrels, rel=rel)
+        if why:
+            notes.append(why)
+    baselines, click_models = [], {}
+    if CLICKMODELS in families:
+        for cm in fit_click_model_rows(train, qrels):
+            progress_line(f"fitted clickmodel/{cm.name}: loglik {cm.loglik:.1f}", progress)
+            why = attach_metrics(cm, train, test)
+            if why:
+                notes.append(why)
+            click_models[cm.name] = cm
+            rec = click_model_record(cm, desc)
+            fits.append(rec)
+            sequence.append(rec)
+        baselines.append(RankCTR(train))
+        attach_metrics(baselines[-1], train, test)
+    log = {"description": train.description, "source": train.source, "n_sessions": len(train),
+           "n_heldout": len(test) if test is not None else 0, "split": how}
+    if "dropped_clicks" in train.meta:
+        log["dropped_clicks"] = int(train.meta["dropped_clicks"])
+    if test is not None and "dropped_clicks" in test.meta:
+        log["heldout_dropped_clicks"] = int(test.meta["dropped_clicks"])
+    report = FitReport(fits, diagnostics, notes, log, unfitted, baselines, click_models)
+    report._sequence = sequence
+    return report

@@ -1,0 +1,148 @@
+r"""The dynamic Bayesian network model, DBN (Chapelle & Zhang 2009), and its simplified form SDBN.
+
+The user examines rank 1; at an examined rank she clicks an attractive
+document (:math:`\alpha_{qd}`); after a click she is satisfied with
+probability :math:`\sigma_{qd}` and stops; otherwise she examines the next rank
+with probability :math:`\gamma` (the continuation):
+:math:`E_1=1`, :math:`C_r=E_rA_r`, :math:`S_r=C_r\,\mathrm{Bern}(\sigma)`,
+:math:`E_{r+1}=E_r(1-S_r)\,\mathrm{Bern}(\gamma)`.
+
+DBN is fitted by EM.  With ``l`` the session's last clicked rank, every rank
+down to ``l`` was examined, the unclicked ones there were unattractive, the
+clicks above ``l`` did not satisfy; what happens after ``l`` is hidden.  A
+backward pass gives ``Z_r`` = P(no click at ranks >= r | E_r = 1) and a forward
+pass the examination posteriors below ``l``; from them the expected
+attractive, satisfied and continued counts (all sessions at once, one array
+operation per rank).
+
+SDBN is DBN with :math:`\gamma = 1`, fitted by counting (Chapelle & Zhang's
+simplified estimate): ranks down to the last click were examined (every rank
+when there is no click), and the last click, only it, satisfied.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from irmeasures_markov.calibration.click_models._core import (
+    Flat,
+    State,
+    counted_attractiveness,
+    estimate,
+    log_prior,
+    run_em,
+    safe_log,
+)
+from irmeasures_markov.calibration.click_models._data import Encoded
+
+__all__ = ["fit_dbn", "fit_sdbn", "loglik", "probabilities", "posteriors"]
+
+
+def posteriors(a: np.ndarray, s: np.ndarray, gamma: float, enc: Encoded, *, loglik_only: bool = False):
+    """E-step of every session at once.
+
+    Returns
+    -------
+    (loglik, post_a, post_s, cont_num, cont_den)
+        Per-session log-likelihood; per-cell P(A=1 | clicks) and P(S=1 | clicks)
+        (the latter meaningful at clicked cells); per-session expected counts
+        of continuations and of chances to continue.  With ``loglik_only``,
+        the log-likelihood alone (the forward pass is skipped).
+    """
+    n, d = a.shape
+    mask = enc.mask
+    c = enc.clicks > 0
+    last = enc.last_click()
+    rows = np.arange(n)
+    a = np.where(mask, a, 0.0)
+    s = np.where(mask, s, 0.0)
+    z = np.ones((n, d + 1))                    # z[:, j] = P(no click at ranks j+1.. | examined rank j+1)
+    for j in range(d - 1, -1, -1):
+        z[:, j] = np.where(mask[:, j], (1.0 - a[:, j]) * (1.0 - gamma + gamma * z[:, j + 1]), 1.0)
+    has = last > 0
+    li = np.maximum(last - 1, 0)               # 0-based column of the last click
+    s_l = np.where(has, s[rows, li], 0.0)
+    w = np.where(has, (1.0 - s_l) * gamma, 1.0)   # P(examine rank l+1 | the clicks so far)
+    x = np.where(has, s_l + (1.0 - s_l) * (1.0 - gamma), 0.0) + w * z[rows, last]
+    col = np.arange(d)[None, :]
+    above = col < (last - 1)[:, None]           # ranks strictly above the last click
+    before = col < last[:, None]                # ranks down to the last click
+    # log-likelihood: ranks above l, the click at l, then P(no click after l)
+    ll_cells = np.where(c, safe_log(a) + safe_log(1.0 - s), safe_log(1.0 - a)) + np.log(max(gamma, 1e-300))
+    ll = np.where(above & mask, ll_cells, 0.0).sum(axis=1)
+    ll += np.where(has, safe_log(a[rows, li]), 0.0) + safe_log(x)
+    if loglik_only:
+        return ll
+    # examination posterior below l: forward alpha times backward z
+    eps = np.zeros((n, d + 1))
+    alpha = np.zeros(n)
+    for j in range(d):
+        alpha = np.where(j == last, w, alpha * (1.0 - a[:, j - 1]) * gamma if j else 0.0)
+        eps[:, j] = np.where(j < last, 1.0, alpha * z[:, j] / x)
+    eps = eps[:, :d]
+    post_a = np.where(c, 1.0, np.where(before, 0.0, a * (1.0 - eps)))
+    post_s = np.where(has[:, None] & (col == li[:, None]), s / x[:, None], 0.0)
+    # continuations from rank j+1 to j+2, j+1 < n: certain above l, expected from l on
+    trans = col < (enc.lengths - 1)[:, None]
+    nxt = np.concatenate([eps[:, 1:], np.zeros((n, 1))], axis=1)
+    at_click = has[:, None] & (col == li[:, None])       # the last click's rank: counted below
+    cont_den = np.where(trans, np.where(above, 1.0, np.where(at_click, 0.0, eps)), 0.0).sum(axis=1)
+    cont_num = np.where(trans, np.where(above, 1.0, np.where(at_click, 0.0, nxt)), 0.0).sum(axis=1)
+    # the step from the last click: (1 - s_l)(1 - gamma + gamma z_{l+1}) / x chances, eps_{l+1} continuations
+    at_l = has & (last < enc.lengths)
+    cont_den += np.where(at_l, (1.0 - s_l) * (1.0 - gamma + gamma * z[rows, last]) / x, 0.0)
+    cont_num += np.where(at_l, eps[rows, np.minimum(last, d - 1)], 0.0)
+    return ll, post_a, post_s, cont_num, cont_den
+
+
+def fit_dbn(enc: Encoded, flat: Flat, n_items: int, *, iterations: int, tol: float,
+            prior: tuple[float, float]) -> State:
+    """DBN by EM."""
+    items = np.maximum(enc.items, 0)
+    clicked = np.bincount(flat.item, flat.click, n_items)
+
+    def step(st: State):
+        a, s = st.attr[items], st.sat[items]
+        ll, pa, ps, num, den = posteriors(a, s, st.gamma, enc)
+        r, cidx = flat.session, flat.rank
+        attr = estimate(np.bincount(flat.item, pa[r, cidx], n_items), flat.counts, prior)
+        sat = estimate(np.bincount(flat.item, ps[r, cidx] * flat.click, n_items), clicked, prior)
+        tot = den.sum()
+        gamma = float(num.sum() / tot) if tot > 0 else st.gamma
+        return float(ll.sum()), State(attr=attr, sat=sat, gamma=gamma)
+
+    init = State(attr=np.full(n_items, 0.5), sat=np.full(n_items, 0.5), gamma=0.5)
+    return run_em(step, lambda ll, s: ll + log_prior(s.attr, prior) + log_prior(s.sat, prior), init,
+                  iterations=iterations, tol=tol, n_sessions=enc.n_sessions)
+
+
+def fit_sdbn(enc: Encoded, flat: Flat, n_items: int, *, iterations: int = 0, tol: float = 0.0,
+             prior: tuple[float, float] = (1.0, 1.0)) -> State:
+    """SDBN by counting (``iterations`` and ``tol`` are not used)."""
+    last = enc.last_click()
+    attr = counted_attractiveness(last, enc, flat, n_items, prior)
+    is_last = (flat.click > 0) & (flat.rank + 1 == last[flat.session])
+    sat = estimate(np.bincount(flat.item, is_last.astype(np.float64), n_items),
+                   np.bincount(flat.item, flat.click, n_items), prior)
+    st = State(attr=attr, sat=sat, gamma=1.0)
+    items = np.maximum(enc.items, 0)
+    ll = float(loglik(attr[items], sat[items], 1.0, enc).sum())
+    st.history, st.objective = [ll], [ll + log_prior(attr, prior) + log_prior(sat, prior)]
+    return st
+
+
+def loglik(a: np.ndarray, s: np.ndarray, gamma: float, enc: Encoded) -> np.ndarray:
+    """Log-probability of each session's click vector."""
+    return posteriors(a, s, gamma, enc, loglik_only=True)
+
+
+def probabilities(a: np.ndarray, s: np.ndarray, gamma: float, enc: Encoded) -> np.ndarray:
+    """Unconditional click probability of each cell."""
+    n, d = a.shape
+    a = np.where(enc.mask, a, 0.0)
+    s = np.where(enc.mask, s, 0.0)
+    out = np.zeros((n, d))
+    e = np.ones(n)
+    for j in range(d):
+        out[:, j] = e * a[:, j]
+        e = gamma * e * (1.0 - a[:, j] * s[:, j])
+    return out

@@ -1,0 +1,120 @@
+r"""The examination-hypothesis models: PBM and UBM (Chuklin, Markov & de Rijke 2015, §3.1, §3.4).
+
+A click happens when the user examines the rank and finds the document
+attractive: :math:`P(C_r=1) = \gamma\cdot\alpha_{qd}`, examination and
+attractiveness independent.
+
+* **PBM** (position-based model): :math:`\gamma_r`, one examination
+  probability per rank.
+* **UBM** (user browsing model, Dupret & Piwowarski 2008):
+  :math:`\gamma_{r,r'}`, by rank and the rank :math:`r'` of the previous click
+  (0 = none), stored as a ``D x (D+1)`` matrix (row ``r-1``, column ``r'``;
+  cells with ``r' >= r`` cannot occur and hold 0).  Given the click vector
+  every :math:`r'` is observed, so ranks are independent given it, as in PBM.
+
+EM: a click means E = A = 1; a skip gives
+:math:`P(A=1\mid C=0)=\alpha(1-\gamma)/(1-\gamma\alpha)` and
+:math:`P(E=1\mid C=0)=\gamma(1-\alpha)/(1-\gamma\alpha)`; the M-step averages
+these over the shows of each pair (with the pseudo-counts of ``_core``) and of
+each rank (cell).  Both models are identified only up to a common scale
+(:math:`\gamma c`, :math:`\alpha/c`): EM starts from 0.5 everywhere and keeps
+the scale it reaches; click probabilities do not depend on it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from irmeasures_markov.calibration.click_models._core import Flat, State, estimate, log_prior, run_em, safe_log
+from irmeasures_markov.calibration.click_models._data import Encoded
+
+__all__ = ["fit_pbm", "fit_ubm", "pbm_exam", "ubm_exam", "loglik", "probabilities"]
+
+
+def _exam_index(kind: str, enc: Encoded, flat: Flat) -> tuple[np.ndarray, int]:
+    d = enc.depth
+    if kind == "PBM":
+        return flat.rank, d
+    prev = enc.previous_click()[flat.session, flat.rank]
+    return flat.rank * (d + 1) + prev, d * (d + 1)
+
+
+def _fit(kind: str, enc: Encoded, flat: Flat, n_items: int, *, iterations: int, tol: float,
+         prior: tuple[float, float]) -> State:
+    ex, n_cells = _exam_index(kind, enc, flat)
+    cell_counts = np.bincount(ex, minlength=n_cells).astype(np.float64)
+    c = flat.click > 0
+
+    def step(st: State):
+        a = st.attr[flat.item]
+        g = st.exam.ravel()[ex]
+        p = g * a
+        ll = float(np.log(np.where(c, p, 1.0 - p)).sum())
+        skip = 1.0 - p
+        post_a = np.where(c, 1.0, a * (1.0 - g) / skip)
+        post_e = np.where(c, 1.0, g * (1.0 - a) / skip)
+        attr = estimate(np.bincount(flat.item, post_a, n_items), flat.counts, prior)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            exam = np.where(cell_counts > 0, np.bincount(ex, post_e, n_cells) / cell_counts, 0.0)
+        return ll, State(attr=attr, exam=exam.reshape(st.exam.shape))
+
+    shape = (enc.depth,) if kind == "PBM" else (enc.depth, enc.depth + 1)
+    init = State(attr=np.full(n_items, 0.5), exam=np.full(shape, 0.5))
+    st = run_em(step, lambda ll, s: ll + log_prior(s.attr, prior), init, iterations=iterations, tol=tol,
+                n_sessions=enc.n_sessions)
+    if kind == "UBM":  # cells that never occur (r' >= r, or unseen) hold 0
+        st.exam = np.where(cell_counts.reshape(shape) > 0, st.exam, 0.0)
+    return st
+
+
+def fit_pbm(enc, flat, n_items, **kw) -> State:
+    """PBM by EM."""
+    return _fit("PBM", enc, flat, n_items, **kw)
+
+
+def fit_ubm(enc, flat, n_items, **kw) -> State:
+    """UBM by EM."""
+    return _fit("UBM", enc, flat, n_items, **kw)
+
+
+def pbm_exam(exam: np.ndarray, d: int) -> np.ndarray:
+    """Examination of ranks 1..d (ranks past the fitted depth take the deepest value)."""
+    return exam[np.minimum(np.arange(d), exam.shape[0] - 1)]
+
+
+def ubm_exam(exam: np.ndarray, d: int) -> np.ndarray:
+    """The ``d x (d+1)`` UBM matrix; past the fitted depth ``D`` a rank takes row ``D`` and a previous
+    click below rank ``D - 1`` column ``D - 1`` (within the fitted depth no rank needs those)."""
+    rows = np.minimum(np.arange(d), exam.shape[0] - 1)
+    cols = np.minimum(np.arange(d + 1), exam.shape[0] - 1)
+    return exam[np.ix_(rows, cols)]
+
+
+def loglik(kind: str, exam: np.ndarray, a: np.ndarray, enc: Encoded) -> np.ndarray:
+    """Log-probability of each session's click vector (``a``: attractiveness per cell)."""
+    d = enc.depth
+    if kind == "PBM":
+        g = np.broadcast_to(pbm_exam(exam, d), a.shape)
+    else:
+        g = ubm_exam(exam, d)[np.arange(d)[None, :], enc.previous_click()]
+    p = g * a
+    c = enc.clicks > 0
+    return np.where(enc.mask, safe_log(np.where(c, p, 1.0 - p)), 0.0).sum(axis=1)
+
+
+def probabilities(kind: str, exam: np.ndarray, a: np.ndarray, enc: Encoded) -> np.ndarray:
+    """Unconditional click probability of each cell."""
+    d = enc.depth
+    if kind == "PBM":
+        return np.where(enc.mask, pbm_exam(exam, d)[None, :] * a, 0.0)
+    g = ubm_exam(exam, d)
+    n = a.shape[0]
+    f = np.zeros((n, d + 1))  # distribution of the previous click's rank (0 = none)
+    f[:, 0] = 1.0
+    out = np.zeros((n, d))
+    for r in range(d):
+        pe = f @ g[r]                      # P(examine r)
+        p = a[:, r] * pe
+        out[:, r] = p
+        f = f * (1.0 - a[:, r:r + 1] * g[r][None, :])
+        f[:, r + 1] += p
+    return np.where(enc.mask, out, 0.0)

@@ -1,0 +1,147 @@
+"""One exit-code scheme and one message format for the command line and every subcommand.
+
+* exit 0: success;
+* exit 2: a usage or input error (bad option, unreadable or malformed file,
+  unknown measure, nothing to evaluate).  One line on stderr:
+  ``irmeasures-markov: error: FILE:LINE: what is wrong`` (the file and line
+  when there are any: :class:`~irmeasures_markov._util._errors.InputError` messages
+  start with them);
+* exit 1: an internal error, i.e. a bug: ``irmeasures-markov: internal error: ...``
+  and a request to report it.  The traceback is printed with ``--debug`` or
+  when the environment variable ``IRMEASURES_MARKOV_DEBUG`` is set to a non-empty value.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gzip
+import lzma
+import os
+import sys
+import traceback
+import zlib
+from collections.abc import Callable, Iterator
+from typing import NoReturn
+
+from irmeasures_markov._util._errors import InputError
+from irmeasures_markov.documents._lengths import UnknownLengthError
+
+__all__ = ["PROG", "EXIT_OK", "EXIT_INTERNAL", "EXIT_USAGE", "DEBUG_ENV", "DEBUG_HELP", "CliError", "CliParser",
+           "print_error", "reading", "run_guarded"]
+
+PROG = "irmeasures-markov"
+EXIT_OK, EXIT_INTERNAL, EXIT_USAGE = 0, 1, 2
+DEBUG_ENV = "IRMEASURES_MARKOV_DEBUG"
+ISSUES_HINT = ("this is a bug in irmeasures_markov; please report it with the command line that caused it "
+               f"(run again with --debug or {DEBUG_ENV}=1 for the traceback)")
+
+#: what the decompressors raise on truncated or corrupt data (gzip.BadGzipFile is an OSError)
+DECOMPRESSION_ERRORS = (EOFError, zlib.error, lzma.LZMAError, gzip.BadGzipFile)
+
+
+class CliError(Exception):
+    """A usage or input error found by the command line itself: its message is printed, exit 2."""
+
+
+DEBUG_HELP = f"print the traceback of an internal error (also: {DEBUG_ENV}=1)"
+
+
+class CliParser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors use the command line's one prefix (and exit 2, as argparse does).
+
+    Every parser of the command line is one, so every command accepts ``--debug`` (the error text of an
+    internal error recommends it): :func:`run_guarded` reads it from the arguments, the parser only has to
+    accept it.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.add_argument("--debug", action="store_true", help=DEBUG_HELP)
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        print_error(message)
+        raise SystemExit(EXIT_USAGE)
+
+
+def print_error(message: str) -> None:
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+
+
+@contextlib.contextmanager
+def reading(name: str) -> Iterator[None]:
+    """Turn what opening or decompressing ``name`` may raise into a :class:`CliError` naming it.
+
+    Input errors (which name their file already) pass through unchanged.
+    """
+    try:
+        yield
+    except InputError:
+        raise
+    except DECOMPRESSION_ERRORS as exc:
+        raise CliError(f"{name}: not a valid compressed file: the data is truncated or corrupt "
+                       f"({type(exc).__name__}: {str(exc)[:80]})") from None
+    except IsADirectoryError:
+        raise CliError(f"{name}: is a directory, not a file") from None
+    except FileNotFoundError:
+        raise CliError(f"{name}: no such file") from None
+    except OSError as exc:
+        raise CliError(f"{name}: {exc.strerror or exc}") from None
+
+
+def _user_error_message(exc: BaseException) -> str:
+    """The one-line message of an exception that means bad usage or input, or '' for any other."""
+    if isinstance(exc, (CliError, InputError, UnknownLengthError)):
+        return str(exc)
+    if isinstance(exc, MemoryError):  # not a bug: the inputs or options ask for more than the machine has
+        detail = f" ({exc})" if str(exc) else ""
+        return (f"out of memory{detail}: the inputs or the options that set sizes (numbers of seeds, samples, "
+                "users, resamples) ask for more memory than this machine has")
+    if isinstance(exc, DECOMPRESSION_ERRORS):
+        return f"compressed input is truncated or corrupt ({type(exc).__name__}: {str(exc)[:80]})"
+    if isinstance(exc, OSError):
+        if exc.filename is not None:
+            return f"{exc.filename}: {exc.strerror or exc}"
+        return str(exc)
+    if isinstance(exc, ValueError):  # parameter validation of measures and models
+        return str(exc)
+    return ""
+
+
+def debugging(argv: list[str]) -> bool:
+    return "--debug" in argv or bool(os.environ.get(DEBUG_ENV))
+
+
+def run_guarded(command: Callable[[list[str]], int], argv: list[str], debug: bool = False) -> int:
+    """Run a subcommand, mapping every outcome onto the exit-code scheme; never lets a traceback out
+    unless ``debug``."""
+    try:
+        return command(argv)
+    except SystemExit as exc:  # argparse: --help (0) or a usage error (2), already reported
+        code = exc.code
+        return code if isinstance(code, int) else (EXIT_OK if code is None else EXIT_USAGE)
+    except BrokenPipeError:  # e.g. piped into `head`: the reader has what it wanted
+        _silence_stdout()
+        return EXIT_OK
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # the boundary: every exception becomes a message and an exit code
+        message = _user_error_message(exc)
+        if debug:
+            traceback.print_exc()
+        if message:
+            print_error(message)
+            return EXIT_USAGE
+        print(f"{PROG}: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"{PROG}: {ISSUES_HINT}", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _silence_stdout() -> None:
+    # Python flushes stdout at exit; with the pipe closed that would print another BrokenPipeError
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # stdout replaced by an object without a descriptor
+        pass

@@ -1,0 +1,148 @@
+"""The main command, ``irmeasures-markov QRELS RUN MEASURE...``, and the output options it shares with ``demo``."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+import ir_measures
+
+from irmeasures_markov._util._version import package_version
+from irmeasures_markov.cli._errors import PROG, CliError, CliParser
+from irmeasures_markov.cli._ids import evaluation_groups
+from irmeasures_markov.cli._inputs import STDIN, check_overlap, load_qrels, load_run
+from irmeasures_markov.cli._measure_args import parse_measures
+from irmeasures_markov.cli._output import format_value, json_number, natural_key, warn, write_record
+from irmeasures_markov.cli._variant_args import VARIANT_HELP, add_variant_args, apply_variant_args
+
+__all__ = ["SUMMARY_QID", "add_output_args", "evaluate_main", "report", "OUTPUT_HELP"]
+
+#: the query id of aggregate rows in per-query output
+SUMMARY_QID = "all"
+
+OUTPUT_HELP = f"""\
+output:
+  Aggregates are printed in the order the measures were given.  With -q, queries
+  come in natural order (numbers inside ids compare by value: 2 before 10), each
+  query's measures in the order given, then the '{SUMMARY_QID}' rows unless -n.
+  The order never depends on PYTHONHASHSEED or on which library computed a measure.
+  -o jsonl writes one JSON object per value; a value that is not a number (NaN,
+  e.g. a measure undefined for a query) is written as null, since JSON has no NaN.
+  Ids are written back byte for byte, even when they are not valid UTF-8.
+
+exit status:
+  0 success; 2 usage or input error (one line 'irmeasures-markov: error: FILE:LINE: ...');
+  1 internal error (a bug: please report it; --debug or IRMEASURES_MARKOV_DEBUG=1 shows the traceback).
+"""
+
+
+class VersionAction(argparse.Action):
+    """``--version``: print ``irmeasures-markov VERSION`` and exit 0.
+
+    The version is looked up only when the option is given: reading the installed metadata
+    (:func:`package_version`) costs more than the rest of building the parser.
+    """
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="show program's version number and exit"):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        sys.stdout.write(f"{PROG} {package_version()}\n")
+        parser.exit()
+
+
+def add_output_args(parser: argparse.ArgumentParser) -> None:
+    """The output options, spelled as ir_measures' command spells them, kebab-case accepted too."""
+    parser.add_argument("--places", "-p", type=int, default=4, metavar="N",
+                        help="decimal places of values (-1: every digit; default 4)")
+    parser.add_argument("--by_query", "--by-query", "-q", dest="by_query", action="store_true",
+                        help="print per-query values (then the aggregate rows, query id 'all')")
+    parser.add_argument("--no_summary", "--no-summary", "-n", dest="no_summary", action="store_true",
+                        help="with -q: omit the aggregate 'all' rows")
+    parser.add_argument("--output_format", "--output-format", "-o", dest="output_format", choices=("tsv", "jsonl"),
+                        default="tsv", help="tsv (default) or jsonl (JSON lines; NaN written as null)")
+
+
+def evaluate_main(argv: list[str], subcommands=()) -> int:
+    parser = CliParser(
+        prog=PROG, formatter_class=argparse.RawDescriptionHelpFormatter, epilog=VARIANT_HELP + "\n" + OUTPUT_HELP,
+        description="Evaluate a TREC run with ir_measures measures plus MP, MPcont, P@H, TBG and Carterette's "
+                    "M1-M4.  Other commands: " + ", ".join(f"'{PROG} {c}'" for c in subcommands) +
+                    f" ('{PROG} COMMAND --help' for each).")
+    parser.add_argument("--version", action=VersionAction)
+    parser.add_argument("qrels", help="TREC qrels file (plain, .gz, .bz2, .xz) or an ir_datasets id")
+    parser.add_argument("run", help="TREC run file (plain, .gz, .bz2, .xz), or - to read the run from standard input")
+    parser.add_argument("measures", nargs="+",
+                        help="measures, e.g. AP P@10 \"MP(model='GL_AD_LID', recall=True)@100\" (quote measures "
+                             "with parentheses; string values in single quotes); trec_eval names such as map and "
+                             "P_10 work too; '%(prog)s measures' lists ours")
+    add_variant_args(parser)
+    add_output_args(parser)
+    args = parser.parse_args(argv)
+    check_output_args(args)
+    if args.qrels == STDIN and args.run == STDIN:
+        raise CliError("qrels and run cannot both be read from standard input (-)")
+    measures = parse_measures(args.measures)  # before reading: a typo is reported at once
+    measures, note = apply_variant_args(measures, args)
+    if note:
+        warn(note)
+    qrels = load_qrels(args.qrels)
+    run = load_run(args.run)
+    check_overlap(qrels, run, args.qrels, args.run)
+    return report(measures, qrels, run, args)
+
+
+def check_output_args(args) -> None:
+    if args.no_summary and not args.by_query:
+        raise CliError("--no_summary (-n) only makes sense with --by_query (-q)")
+    if args.places < -1:
+        raise CliError(f"--places (-p) must be -1 (every digit) or a number of decimals >= 0, got {args.places}")
+
+
+def _per_query(measures, qrels, run) -> tuple[list[str], dict[object, dict[str, float]]]:
+    values: dict[object, dict[str, float]] = {m: {} for m in measures}
+    for group, q, r, original_qid in evaluation_groups(measures, qrels, run):
+        for metric in ir_measures.iter_calc(group, q, r):
+            values[metric.measure][original_qid(metric.query_id)] = metric.value
+    qids = sorted({q for per_query in values.values() for q in per_query}, key=natural_key)
+    return qids, values
+
+
+def _aggregates(measures, qrels, run) -> dict[object, float]:
+    out = {}
+    for group, q, r, _ in evaluation_groups(measures, qrels, run):
+        out.update(ir_measures.calc_aggregate(group, q, r))
+    return out
+
+
+def report(measures, qrels, run, args) -> int:
+    """Evaluate and print; ``args`` carries the output options of :func:`add_output_args`."""
+    if args.by_query:
+        qids, values = _per_query(measures, qrels, run)
+        for qid in qids:
+            for m in measures:
+                if qid in values[m]:
+                    _emit(args, qid, m, values[m][qid])
+        if not args.no_summary:
+            for m in measures:
+                aggregator = m.aggregator()
+                for qid in qids:
+                    if qid in values[m]:
+                        aggregator.add(values[m][qid])
+                _emit(args, SUMMARY_QID, m, aggregator.result())
+    else:
+        results = _aggregates(measures, qrels, run)
+        for m in measures:
+            _emit(args, SUMMARY_QID, m, results[m])
+    return 0
+
+
+def _emit(args, qid: str, measure, value: float) -> None:
+    if args.output_format == "jsonl":
+        record = {"query_id": qid} if args.by_query else {}
+        record.update(measure=str(measure), value=json_number(value))
+        write_record(record)
+    elif args.by_query:
+        print(f"{qid}\t{measure}\t{format_value(value, args.places)}")
+    else:
+        print(f"{measure}\t{format_value(value, args.places)}")

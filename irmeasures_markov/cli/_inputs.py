@@ -1,0 +1,82 @@
+"""The command line's inputs: qrels (a file or an ir_datasets id) and runs (a file, or ``-`` for stdin).
+
+Everything that can go wrong while reading becomes a
+:class:`~irmeasures_markov.cli._errors.CliError` or an
+:class:`~irmeasures_markov._util._errors.InputError` naming the file (or the
+ir_datasets id), so the boundary prints one line instead of a traceback.
+"""
+from __future__ import annotations
+
+import os
+
+from irmeasures_markov.cli._errors import CliError, reading
+from irmeasures_markov.cli._output import warn
+from irmeasures_markov.io import RunColumns, read_run_columns, read_trec_qrels
+from irmeasures_markov.io._normalise import check_qrels
+
+__all__ = ["STDIN", "sample_path", "load_qrels", "load_run", "check_overlap"]
+
+#: the run (or qrels) argument that means standard input
+STDIN = "-"
+
+
+def sample_path(name: str) -> str:
+    """Path of a file bundled in ``irmeasures_markov/data`` (sample.qrels, sample.run, sample_rates.tsv)."""
+    from importlib import resources  # here: the main command does not need it at start-up
+
+    return str(resources.files("irmeasures_markov") / "data" / name)
+
+
+def _display(spec: str) -> str:
+    return "<stdin>" if spec == STDIN else spec
+
+
+def load_qrels(spec: str) -> dict[str, dict[str, int]]:
+    """Qrels from a file (plain or compressed; ``-``: stdin) or, when no such file exists, an ir_datasets id."""
+    if spec == STDIN or os.path.exists(spec):
+        with reading(_display(spec)):
+            qrels = read_trec_qrels(spec)
+    else:
+        # the file reader checks grades as it reads; ir_datasets' grades get the same in-memory rule
+        qrels = check_qrels(_qrels_from_ir_datasets(spec), spec)
+    if not any(qrels.values()):
+        raise CliError(f"{_display(spec)}: the qrels hold no judgments: nothing can be evaluated")
+    return qrels
+
+
+def _qrels_from_ir_datasets(spec: str) -> dict[str, dict[str, int]]:
+    try:
+        import ir_datasets
+    except ImportError:
+        raise CliError(f"{spec}: no such file (and ir_datasets, which would read it as a dataset id, "
+                       f"is not installed)") from None
+    try:
+        dataset = ir_datasets.load(spec)
+    except KeyError:
+        raise CliError(f"{spec}: no such file, and not an ir_datasets id") from None
+    if not dataset.has_qrels():
+        raise CliError(f"{spec}: the ir_datasets dataset has no qrels")
+    out: dict[str, dict[str, int]] = {}
+    try:
+        for q in dataset.qrels_iter():
+            out.setdefault(q.query_id, {})[q.doc_id] = q.relevance
+    except Exception as exc:  # downloads fail in many ways (offline, moved, checksum): name the dataset
+        # imported here, on this error path only: the command line's start-up does not load the datasets module
+        from irmeasures_markov.io._downloads import ir_datasets_unavailable
+        raise CliError(ir_datasets_unavailable(spec, "qrels", exc, dataset)) from None
+    return out
+
+
+def load_run(spec: str) -> RunColumns:
+    """A run from a file (plain or compressed) or ``-`` (standard input), kept as arrays."""
+    with reading(_display(spec)):
+        return read_run_columns(spec)
+
+
+def check_overlap(qrels, run, qrels_name: str, run_name: str) -> None:
+    """Warn when the run cannot score anything: every qrels query would silently score 0."""
+    if not any(run.values()):
+        warn(f"{_display(run_name)}: the run is empty: every query of the qrels scores 0")
+    elif not any(docs for q, docs in run.items() if q in qrels):
+        warn(f"{_display(run_name)} and {_display(qrels_name)} share no query: every query of the qrels "
+             f"scores 0 (is it the right qrels for this run?)")

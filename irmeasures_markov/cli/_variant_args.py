@@ -1,0 +1,72 @@
+"""``--ties``, ``--unjudged`` and ``--residual``: tie order and unjudged documents for every measure that takes them.
+
+Shared by the main command and ``compare``.  A measure that sets the
+parameter itself (``"MP(ties='expected')"``) keeps its own value; ir_measures'
+own measures take none of them and are named in one warning line.
+"""
+from __future__ import annotations
+
+import argparse
+
+from irmeasures_markov.cli._errors import CliError
+from irmeasures_markov.plugin._variants import TIES as TIES_CHOICES
+from irmeasures_markov.plugin._variants import UNJUDGED_CHOICES
+
+__all__ = ["add_variant_args", "apply_variant_args", "VARIANT_HELP"]
+
+VARIANT_HELP = """\
+ties and unjudged documents (this package's measures; a measure that sets the
+parameter itself, e.g. "MP(ties='expected')", keeps its own value):
+  --ties docid        trec_eval's order: score descending, docid descending (default)
+  --ties optimistic   inside each group of equal scores, higher grades first
+  --ties pessimistic  lower grades first
+  --ties expected     the mean over every order of the tied documents
+  --unjudged nonrel   unjudged documents are non-relevant (default); drop: removed
+                      (judged_only); rel: relevant; range: the width of the range
+                      over every judgment of them
+  --residual          the value with unjudged documents relevant minus non-relevant
+"""
+
+
+def add_variant_args(parser: argparse.ArgumentParser):
+    """Add ``--ties``, ``--unjudged`` and ``--residual`` in their own group, which is returned."""
+    group = parser.add_argument_group("ties and unjudged documents")
+    group.add_argument("--ties", choices=TIES_CHOICES, metavar="{" + ",".join(TIES_CHOICES) + "}",
+                       help="order of documents with equal scores (default docid: trec_eval's)")
+    group.add_argument("--unjudged", choices=UNJUDGED_CHOICES, metavar="{" + ",".join(UNJUDGED_CHOICES) + "}",
+                       help="what unjudged documents count as (default nonrel)")
+    group.add_argument("--residual", action="store_true",
+                       help="each measure's residual: its value with unjudged documents relevant minus non-relevant")
+    return group
+
+
+def apply_variant_args(measures: list, args: argparse.Namespace) -> tuple[list, str]:
+    """The measures with the options applied, and '' or one line naming the measures that ignore them.
+
+    Raises :class:`CliError` for ``--residual`` with ``--unjudged`` other than nonrel, and for a measure that
+    refuses the combination (e.g. ``unjudged='range'`` with ``ties='expected'``), naming the measure.
+    """
+    if args.residual and args.unjudged not in (None, "nonrel"):
+        raise CliError(f"--residual is the value with unjudged documents relevant minus non-relevant: it cannot be "
+                       f"combined with --unjudged {args.unjudged} (allowed with --residual: nonrel)")
+    if args.ties is None and args.unjudged is None and not args.residual:
+        # nothing to apply: the measures stay as they are, and the plain command does not import the
+        # comparison package (experiments, grid, inference) only to learn that
+        rewritten, unsupported = list(measures), []
+    else:
+        from irmeasures_markov.comparison._options import apply_variant_options
+        rewritten, unsupported = apply_variant_options(measures, ties=args.ties, unjudged=args.unjudged,
+                                                       residual=args.residual)
+    errors = []
+    for m in rewritten:
+        try:
+            m.validate_params()
+        except (ValueError, AssertionError, TypeError) as exc:
+            errors.append(f"{m}: {exc}")
+    if errors:
+        raise CliError("bad measure" + ("s" if len(errors) > 1 else "") + " with the options given: "
+                       + "; ".join(errors))
+    if not unsupported:
+        return rewritten, ""
+    from irmeasures_markov.comparison._options import unsupported_note
+    return rewritten, unsupported_note(unsupported, args.ties, args.unjudged, args.residual)

@@ -1,0 +1,299 @@
+"""Tie order and unjudged documents for every measure of a comparison: ``ties=``, ``unjudged=``, ``residual=``.
+
+This package's measures take them as parameters (:func:`apply_variant_options`
+rewrites a measure unless it sets the parameter itself);
+``experiments.evaluate`` applies them to the standard measures it computes
+itself; other measures take
+none and are named in one line (:func:`unsupported_note`).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from ir_measures import Measure
+
+from irmeasures_markov.experiments import Evaluation, evaluate
+from irmeasures_markov.experiments._evaluation import labelled_measures
+from irmeasures_markov.plugin._variants import TIES, UNJUDGED_CHOICES
+
+__all__ = ["check_variant_options", "apply_variant_options", "supports", "unsupported_note", "applied_note",
+           "evaluate_measures", "evaluate_with_options", "evaluate_variants", "without_extras", "DEFAULTS"]
+
+#: the default of each option
+DEFAULTS = {"ties": "docid", "unjudged": "nonrel", "residual": False}
+
+
+def supports(measure: Measure, name: str) -> bool:
+    """Whether ``measure`` takes the parameter ``name`` (``'ties'``, ``'unjudged'``, ``'residual'``).
+
+    Parameters
+    ----------
+    measure : ir_measures.Measure
+    name : str
+
+    Returns
+    -------
+    bool
+    """
+    return name in (getattr(measure, "SUPPORTED_PARAMS", None) or {})
+
+
+def check_variant_options(ties: str | None = None, unjudged: str | None = None, residual: bool = False) -> None:
+    """Refuse an unknown ``ties``/``unjudged`` value or ``residual`` with ``unjudged`` other than 'nonrel'.
+
+    Parameters
+    ----------
+    ties : str, optional
+        One of :data:`TIES`.
+    unjudged : str, optional
+        One of :data:`UNJUDGED_CHOICES`.
+    residual : bool
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter and its allowed values.
+    """
+    if ties is not None and ties not in TIES:
+        raise ValueError(f"`ties` must be one of {list(TIES)}, got {ties!r}.")
+    if unjudged is not None and unjudged not in UNJUDGED_CHOICES:
+        raise ValueError(f"`unjudged` must be one of {list(UNJUDGED_CHOICES)}, got {unjudged!r}.")
+    if residual and unjudged not in (None, "nonrel"):
+        raise ValueError(f"`residual=True` is the value with unjudged documents relevant minus the value with them "
+                         f"non-relevant: it takes no `unjudged` (got {unjudged!r}).")
+
+
+def _given(ties, unjudged, residual) -> dict[str, object]:
+    return {k: v for k, v in (("ties", ties), ("unjudged", unjudged), ("residual", True if residual else None))
+            if v is not None}
+
+
+def _asked(ties, unjudged, residual) -> dict[str, object]:
+    """The options given with a value other than their default."""
+    return {k: v for k, v in _given(ties, unjudged, residual).items() if v != DEFAULTS[k]}
+
+
+def apply_variant_options(measures: Sequence[Measure], *, ties: str | None = None, unjudged: str | None = None,
+                          residual: bool = False) -> tuple[list[Measure], list[Measure]]:
+    """The measures with ``ties``/``unjudged``/``residual`` added where they take them and do not set them.
+
+    A parameter written in a measure itself (``MP(ties='expected')``) is
+    kept; a measure that takes none of them (ir_measures' own) is unchanged
+    and listed as unsupported when a non-default value was asked for.
+
+    Parameters
+    ----------
+    measures : sequence of ir_measures.Measure
+    ties, unjudged, residual
+        As for :func:`check_variant_options`; None (False) leaves the parameter alone.
+
+    Returns
+    -------
+    (list of Measure, list of Measure)
+        The measures (rewritten where they take the parameters) and those that ignore a non-default value.
+
+    Raises
+    ------
+    ValueError
+        A bad option value (:func:`check_variant_options`).
+    """
+    check_variant_options(ties, unjudged, residual)
+    given = _given(ties, unjudged, residual)
+    out, unsupported = [], []
+    for m in measures:
+        params = getattr(m, "params", {})
+        extra = {k: v for k, v in given.items() if supports(m, k) and k not in params}
+        if any(not supports(m, k) and v != DEFAULTS[k] for k, v in given.items()):
+            unsupported.append(m)
+        out.append(m(**extra) if extra else m)
+    return out, unsupported
+
+
+def unsupported_note(measures: Sequence[Measure | str], ties: str | None = None, unjudged: str | None = None,
+                     residual: bool = False, report: bool = False) -> str:
+    """One line naming the measures that take no ``ties``/``unjudged``/``residual`` ('' when none).
+
+    Parameters
+    ----------
+    measures : sequence of Measure or str
+        The measures (or their labels).
+    ties, unjudged, residual
+        The options asked for (a default value is not mentioned).
+    report : bool
+        Whether a sensitivity report was asked for (then they have no residual, tie spread or flags).
+
+    Returns
+    -------
+    str
+    """
+    asked = ", ".join(f"{k}={v!r}" for k, v in _asked(ties, unjudged, residual).items())
+    parts = ([f"{asked} not applied"] if asked else []) + (["no residual, tie spread or flags"] if report else [])
+    if not measures or not parts:
+        return ""
+    return f"{', '.join(map(str, measures))}: {'; '.join(parts)} (no ties, unjudged or residual parameter)"
+
+
+def applied_note(labels: Sequence[str], ties: str | None = None, unjudged: str | None = None,
+                 residual: bool = False) -> str:
+    """One line naming the measures whose label does not show the options they were computed with ('' if none).
+
+    Parameters
+    ----------
+    labels : sequence of str
+        The measures ``experiments.evaluate`` applied the options to itself (AP, P@k, ...).
+    ties, unjudged, residual
+        The options.
+
+    Returns
+    -------
+    str
+    """
+    asked = ", ".join(f"{k}={v!r}" for k, v in _asked(ties, unjudged, residual).items())
+    return f"{', '.join(labels)}: computed with {asked}" if labels and asked else ""
+
+
+def _variant(measure: Measure, params: dict[str, object],
+             given: Mapping[str, object]) -> tuple[Measure | None, dict[str, object], str]:
+    """(measure to evaluate, options for evaluate, '' or why not) for ``measure`` under ``params``; ``given``: the
+    comparison's own options, which the measures evaluate computes itself get too (``params`` first)."""
+    if all(supports(measure, k) for k in params):
+        try:
+            m = measure(**params)
+            m.validate_params()
+        except (ValueError, TypeError, AssertionError) as exc:
+            return None, {}, f"{measure}: {exc}"
+        return m, {}, ""
+    if set(params) <= set(DEFAULTS):   # experiments.evaluate applies them to the measures it computes itself
+        return measure, {**given, **params}, ""
+    return None, {}, ""  # not this package's measure: named once by sensitivity()
+
+
+def evaluate_variants(qrels: Mapping, runs: Mapping, topics: Sequence[str], requests: Sequence[tuple[Measure, dict]],
+                      n_jobs: int, progress: bool | None,
+                      given: Mapping[str, object]) -> tuple[list[np.ndarray | None], list[str]]:
+    """Per-topic values of each measure under each variant: ``requests = [(measure, params)]``.
+
+    Parameters
+    ----------
+    qrels, runs, topics, n_jobs, progress
+        As for :func:`~irmeasures_markov.experiments.evaluate` (``runs``: ``{name: run dict}``).
+    requests : sequence of (Measure, dict)
+        A measure and the parameters to set (``{'ties': 'optimistic'}``).
+    given : mapping
+        The comparison's own options, for the measures ``experiments.evaluate`` computes itself.
+
+    Returns
+    -------
+    (list, list of str)
+        A runs × topics array per request (None where the measure takes no such parameter), and one line per
+        variant a measure of this package refuses.
+    """
+    out: list[np.ndarray | None] = [None] * len(requests)
+    notes: list[str] = []
+    plain: list[Measure] = []
+    where: list[tuple[int, object]] = []
+    for i, (m, params) in enumerate(requests):
+        target, options, why = _variant(m, params, given)
+        if target is None:
+            if why and why not in notes:
+                notes.append(why)
+        elif options:  # a measure experiments.evaluate computes itself, with the option
+            try:
+                ev = evaluate([target], qrels, runs, topics=topics, n_jobs=n_jobs, progress=progress, **options)
+                out[i] = ev.values[:, 0, :]
+            except ValueError:  # a measure evaluate does not compute itself: in Sensitivity.unsupported
+                pass
+        else:
+            if target not in plain:
+                plain.append(target)
+            where.append((i, target))
+    if plain:
+        ev = evaluate_measures(plain, qrels, runs, topics=topics, n_jobs=n_jobs, progress=progress)
+        for i, target in where:
+            out[i] = ev.values[:, plain.index(target), :]
+    return out, notes
+
+
+def without_extras(ev: Evaluation) -> Evaluation:
+    """``ev`` without the columns of per-query extras (e.g. the standard error of ``ties='expected'``), if any.
+
+    A comparison tests and shows the measures only.
+
+    Parameters
+    ----------
+    ev : Evaluation
+
+    Returns
+    -------
+    Evaluation
+    """
+    extras = getattr(ev, "extras", None) or {}
+    if not extras:
+        return ev
+    keep = [j for j in range(len(ev.measures)) if j not in extras]
+    return Evaluation(list(ev.runs), [ev.measures[j] for j in keep], list(ev.topics), ev.values[:, keep, :],
+                      [ev.labels[j] for j in keep])
+
+
+def evaluate_measures(measures: Any, qrels: Mapping, runs: Mapping, *, topics: Sequence[str] | None = None,
+                      labels: Sequence[str] | None = None, n_jobs: int = 1, progress: bool | None = None) -> Evaluation:
+    """:func:`~irmeasures_markov.experiments.evaluate` without the columns of per-query extras.
+
+    Parameters
+    ----------
+    measures : list or dict {label: measure}
+    qrels, runs, topics, labels, n_jobs, progress
+        As for :func:`~irmeasures_markov.experiments.evaluate` (``runs``: ``{name: run dict}``).
+
+    Returns
+    -------
+    Evaluation
+    """
+    return without_extras(evaluate(measures, qrels, runs, topics=topics, labels=labels, n_jobs=n_jobs,
+                                   progress=progress))
+
+
+def evaluate_with_options(measures: Any, qrels: Mapping, runs: Mapping, *, ties: str | None = None,
+                          unjudged: str | None = None, residual: bool = False, topics: Sequence[str] | None = None,
+                          labels: Sequence[str] | None = None, n_jobs: int = 1,
+                          progress: bool | None = None) -> tuple[Any, list[str], list[str]]:
+    """:func:`~irmeasures_markov.experiments.evaluate` with ``ties``/``unjudged``/``residual`` on every measure.
+
+    This package's measures are rewritten (:func:`apply_variant_options`); the measures
+    ``experiments.evaluate`` computes itself get the options where it takes them; any other measure is
+    evaluated as it is.
+
+    Parameters
+    ----------
+    measures : list or dict {label: measure}
+        As for :func:`~irmeasures_markov.experiments.evaluate`.
+    qrels, runs, topics, labels, n_jobs, progress
+        As for :func:`~irmeasures_markov.experiments.evaluate` (``runs``: ``{name: run dict}``).
+    ties, unjudged, residual
+        As for :func:`apply_variant_options`.
+
+    Returns
+    -------
+    (Evaluation, list of str, list of str)
+        The evaluation, the labels of the measures the options do not apply to, and those of the
+        measures ``experiments.evaluate`` applied them to itself.
+    """
+    measures, labels = labelled_measures(measures, labels)
+    measures, unsupported = apply_variant_options(measures, ties=ties, unjudged=unjudged, residual=residual)
+    ev = evaluate_measures(measures, qrels, runs, topics=topics, labels=labels, n_jobs=n_jobs, progress=progress)
+    given = _asked(ties, unjudged, residual)
+    left, applied = [], []
+    for m in unsupported:
+        j = ev.measures.index(m)
+        if set(given) <= set(DEFAULTS):
+            try:
+                one = evaluate([m], qrels, runs, topics=ev.topics, n_jobs=n_jobs, progress=progress, **given)
+                ev.values[:, j, :] = one.values[:, 0, :]
+                applied.append(ev.labels[j])
+                continue
+            except ValueError:  # a measure evaluate does not compute itself
+                pass
+        left.append(ev.labels[j])
+    return ev, left, applied

@@ -1,0 +1,81 @@
+"""The paired test of one measure over a list of pairs: the one rule :func:`compare` and the sensitivity report share.
+
+:func:`pair_tests` dispatches on the comparison's test (the classic tests of
+:mod:`irmeasures_markov.inference._classic`, Carterette's Bayesian linear
+model, or none) and returns the statistic, the p-values and the corrected
+p-values of every pair, A − B.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from irmeasures_markov.inference._classic import pairwise
+from irmeasures_markov.inference._gibbs import posterior_pvalues, prob_better_pairs
+
+__all__ = ["effect_size", "pair_tests"]
+
+
+def _bayes_pairs(values, a, b, alternative, seed, draws, chains, progress):
+    """Posterior P(β_A > β_B) of the joint linear model and its tail "p-value" for each pair."""
+    p_ab, p_ba = prob_better_pairs(values, a, b, draws=draws, tune=draws, chains=chains, seed=seed,
+                                   progress=progress)
+    return p_ab, posterior_pvalues(p_ab, p_ba, alternative)
+
+
+def pair_tests(values: np.ndarray, a: np.ndarray, b: np.ndarray, *, test: str, correction: str, alternative: str,
+               n_resamples: int, seed: int | None, progress: bool | None, bayes_draws: int = 2000,
+               bayes_chains: int = 4) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Test the pairs ``(a[k], b[k])`` of the columns of ``values`` (topics × systems), A − B each.
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        Per-topic values, topics × systems.
+    a, b : numpy.ndarray
+        Column indices of the pairs.
+    test : str
+        One of :data:`~irmeasures_markov.comparison.COMPARE_TESTS`.
+    correction : str
+        A correction name (``'none'`` for ``'bayes'`` and ``'none'``), over these pairs.
+    alternative, n_resamples, seed, progress, bayes_draws, bayes_chains
+        As for :func:`~irmeasures_markov.comparison.compare`.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray, numpy.ndarray)
+        Statistic, p-value and corrected p-value of each pair (NaN for ``test='none'``).
+    """
+    if test == "none":
+        nan = np.full(len(a), np.nan)
+        return nan, nan, nan
+    if test == "bayes":
+        stat, p = _bayes_pairs(values, a, b, alternative, seed, int(bayes_draws), int(bayes_chains), progress)
+        return stat, p, p.copy()
+    res = pairwise(values, list(zip(a.tolist(), b.tolist())), test, alternative=alternative,
+                   correction=None if correction == "none" else correction, n_resamples=n_resamples,
+                   seed=seed, progress=progress)
+    return res.statistic, res.pvalue, res.adjusted_pvalue
+
+
+def effect_size(d: ArrayLike) -> np.ndarray:
+    """Cohen's d_z of paired differences: ``mean(d) / std(d, ddof=1)`` along axis 0 (topics).
+
+    Parameters
+    ----------
+    d : array_like
+        Paired differences, topics along axis 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        d_z per column: 0 when all differences are 0, ±inf when they are all equal and non-zero, NaN
+        with fewer than 2 topics (no standard deviation to divide by).
+    """
+    d = np.asarray(d, dtype=np.float64)
+    mean = d.mean(axis=0)
+    if d.shape[0] < 2:
+        return np.full_like(mean, np.nan)
+    sd = d.std(axis=0, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(sd > 0, mean / np.where(sd > 0, sd, 1.0), np.where(mean == 0, 0.0, np.sign(mean) * np.inf))

@@ -1,0 +1,423 @@
+"""Renderings of a :class:`~irmeasures_markov.comparison.Comparison`: text, Markdown, LaTeX, CSV/TSV, records, plot.
+
+Each function takes the :class:`~irmeasures_markov.comparison.Comparison`
+as ``cmp`` (typed ``Any`` here: this module sits below the one defining
+it).  Every table is built once as a grid of cell strings (:func:`means_grid`,
+:func:`pairs_grid`) and then laid out for its format, so the formats cannot
+disagree on a number or a marker.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import math
+import textwrap
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from irmeasures_markov.comparison._runs import resolve_baseline
+
+if TYPE_CHECKING:
+    from ir_measures import Measure
+    from matplotlib.figure import Figure
+
+__all__ = ["UP", "DOWN", "legend", "means_grid", "pairs_grid", "to_text", "to_markdown", "to_latex", "to_delimited",
+           "records", "plot", "layout", "latex_escape"]
+
+#: The markers of a run significantly better (UP) or worse (DOWN) than the baseline.
+UP, DOWN = "\u25b2", "\u25bc"
+
+TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test", "sign": "sign test",
+              "randomization": "paired randomization test", "bootstrap": "paired bootstrap test",
+              "bayes": "Bayesian linear model (Carterette 2011)", "none": "no significance test"}
+CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "fdr_bh": "Benjamini-Hochberg FDR",
+                    "none": "no"}
+
+_LATEX_ESCAPES = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
+                  "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}"}
+
+
+def latex_escape(text: str) -> str:
+    """``text`` with LaTeX's special characters escaped (``_`` -> ``\\_``, ``&`` -> ``\\&``, ...)."""
+    return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in str(text))
+
+
+def _num(x: float, places: int) -> str:
+    # Python spells the non-finite values nan, inf and -inf in either form
+    return repr(float(x)) if places < 0 else f"{x:.{places}f}"
+
+
+def legend(cmp: Any, effect: bool = False) -> str:
+    """One paragraph saying what the markers mean."""
+    test = TEST_NAMES[cmp.test]
+    if cmp.test == "bayes":
+        how = f"{test}, posterior two-sided tail 2 min(P(A>B), P(A<B)) < {cmp.alpha:g}" \
+            if cmp.alternative == "two-sided" else f"{test}, posterior P(not better) < {cmp.alpha:g}"
+    else:
+        alt = "" if cmp.alternative == "two-sided" else f", one-sided ({cmp.alternative})"
+        how = f"{test}{alt}, {CORRECTION_NAMES[cmp.correction]} correction, p < {cmp.alpha:g}"
+    n = len(cmp.evaluation.topics)
+    if cmp.test == "none":
+        why = "no test is possible with fewer than 2 topics" if n < 2 else "means only"
+        text = f"No significance test ({why}; {n} topic{'' if n == 1 else 's'})."
+    elif cmp.baseline is not None:
+        text = (f"{UP}/{DOWN}: significantly better/worse than the baseline {cmp.baseline} ({how}; "
+                f"{n} topics).")
+    else:
+        n_pairs = len(cmp.tests) // max(1, len(cmp.labels))
+        text = (f"Letters: the runs a mean is significantly better than ({how}; all {n_pairs} "
+                f"pairs; {n} topics).")
+    if cmp.ci is not None:
+        text += f" Brackets: {cmp.ci:.0%} t confidence interval of the mean" + \
+            (" (undefined with one topic)." if n < 2 else ".")
+    if effect:
+        text += " d: Cohen's d_z of the per-topic differences with the baseline (mean / standard deviation)."
+    for note in getattr(cmp, "notes", ()):
+        text += f" Note: {note}."
+    return text
+
+
+def _escaper(style: str):
+    """Cell text made safe for ``style``: LaTeX escapes, or a Markdown pipe escaped."""
+    return latex_escape if style == "latex" else (lambda s: s.replace("|", r"\|") if style == "md" else s)
+
+
+def _run_label(cmp: Any, run: str) -> str:
+    if cmp.baseline is not None:
+        return f"{run} (baseline)" if run == cmp.baseline else run
+    return f"({cmp.letters[run]}) {run}"
+
+
+def baseline_effects(cmp: Any) -> dict[tuple[str, str], float]:
+    """Cohen's d_z of each (run, measure) against the baseline."""
+    return {key: d for key, (d, _) in _versus_baseline(cmp).items()}
+
+
+def means_grid(cmp: Any, places: int, style: str, effect: bool = False) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the means table; ``style`` is 'text', 'md' or 'latex' (markers and bold differ).
+
+    ``effect``: add each run's effect size against the baseline, ``(d=+0.31)``.
+    """
+    if effect and cmp.baseline is None:
+        raise ValueError("effect sizes in the means table need a baseline; for all pairs they are in the "
+                         "tests table (pairs=True).")
+    effects = baseline_effects(cmp) if effect else {}
+    table = cmp.table
+    best = {label: table[label].max() for label in table.columns}
+    esc = _escaper(style)
+    header = ["run"] + [esc(str(c)) for c in table.columns]
+    # text: markers left-aligned after the numbers, so the numbers of a column stay aligned
+    pad = {label: max(len(m) for m in cmp.markers[label]) for label in table.columns}
+    effect_pad = {label: max([len(f"(d={d:+.2f})") for (r, m), d in effects.items() if m == label] or [0])
+                  for label in table.columns}
+    rows = []
+    for run in table.index:
+        row = [esc(_run_label(cmp, run))]
+        for label in table.columns:
+            mean = float(table.loc[run, label])
+            cell = _num(mean, places)
+            if style in ("md", "latex") and mean == best[label]:
+                cell = f"**{cell}**" if style == "md" else rf"\textbf{{{cell}}}"
+            if cmp.intervals is not None:
+                lo, hi = (float(cmp.intervals.loc[run, (label, b)]) for b in ("low", "high"))
+                cell += f" [{_num(lo, places)}, {_num(hi, places)}]"
+            mark = cmp.markers.loc[run, label]
+            if mark and style != "text":
+                if style == "latex":
+                    mark = {UP: r"\blacktriangle", DOWN: r"\blacktriangledown"}.get(mark, rf"\mathrm{{{mark}}}")
+                    cell += f"$^{{{mark}}}$"
+                elif style == "md":
+                    cell += mark if mark in (UP, DOWN) else f"<sup>{mark}</sup>"
+            if style == "text" and pad[label]:
+                cell += " " + mark.ljust(pad[label])
+            if effect:
+                text = f"(d={effects[run, label]:+.2f})" if (run, label) in effects else ""
+                cell += " " + (text.ljust(effect_pad[label]) if style == "text" else text)
+            row.append(cell.rstrip() if style != "text" else cell)
+        rows.append(row)
+    return header, rows
+
+
+PAIR_COLUMNS = ["measure", "run_a", "run_b", "mean_difference", "effect_size", "statistic", "pvalue",
+                "adjusted_pvalue", "significant"]
+
+
+def pairs_grid(cmp: Any, places: int, style: str = "text") -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the tests table (one row per measure and pair)."""
+    esc = _escaper(style)
+    rows = []
+    flags, none = pair_flags(cmp), [""] * len(flag_columns(cmp))
+    for r in cmp.tests.itertuples(index=False):
+        rows.append([esc(str(r.measure)), esc(r.run_a), esc(r.run_b), _num(r.mean_difference, places),
+                     _num(r.effect_size, places), _num(r.statistic, places), _pvalue(r.pvalue, places),
+                     _pvalue(r.adjusted_pvalue, places), "yes" if r.significant else "no"]
+                    + [esc(f) for f in flags.get((r.measure, r.run_a, r.run_b), none)])
+    return [esc(c) for c in PAIR_COLUMNS + flag_columns(cmp)], rows
+
+
+def flag_columns(cmp: Any) -> list[str]:
+    """The columns the sensitivity report adds to the tests table: ``ties``/``holes`` (what changes)."""
+    sens = getattr(cmp, "sensitivity", None)
+    return list(sens.kinds) if sens is not None else []
+
+
+def _flag_text(row: Any) -> str:
+    what = [w for w, on in (("order", row.order_changes), ("significance", row.significance_changes)) if on]
+    return "+".join(what) if what else "-"
+
+
+def pair_flags(cmp: Any) -> dict[tuple[str, str, str], list[str]]:
+    """``{(measure, run_a, run_b): [what changes, per kind]}``: 'order', 'significance', 'order+significance', '-'."""
+    sens = getattr(cmp, "sensitivity", None)
+    if sens is None:
+        return {}
+    cells: dict[tuple[str, str, str], dict[str, str]] = {}
+    for r in sens.flags.itertuples(index=False):
+        cells.setdefault((r.measure, r.run_a, r.run_b), {})[r.kind] = _flag_text(r)
+    return {key: [by_kind.get(k, "") for k in sens.kinds] for key, by_kind in cells.items()}
+
+
+SENSITIVITY_LEGEND = ("judged@k: share of the top k documents that have a judgment (k: the measure's cutoff, "
+                      "else 10), mean over topics; residual: mean value with the unjudged documents relevant "
+                      "minus with them non-relevant; spread: mean value with ties broken optimistically "
+                      "(higher grades first) minus pessimistically.")
+
+
+def sensitivity_grid(cmp: Any, places: int, style: str = "text") -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the sensitivity table: per run and measure, judged@k, residual and tie spread."""
+    sens = cmp.sensitivity
+    esc = _escaper(style)
+    names = {"judged": lambda label: f"judged@{sens.depths[label]}", "residual": lambda label: "residual",
+             "tie_spread": lambda label: "spread"}
+    header = ["run"] + [esc(f"{label} {names[q](label)}") for label, q in sens.per_run.columns]
+    rows = [[esc(run)] + [_num(float(sens.per_run.loc[run, col]), places) for col in sens.per_run.columns]
+            for run in sens.per_run.index]
+    return header, rows
+
+
+def flagged_lines(cmp: Any, places: int) -> list[str]:
+    """One line per flagged pair (or one line saying no pair is), for text, Markdown and LaTeX comments."""
+    sens = cmp.sensitivity
+    what = {"ties": "between the optimistic and pessimistic tie orders", "holes": "within the residual"}
+    lines = []
+    for r in sens.flagged.itertuples(index=False):
+        change = " and ".join(w for w, on in (("order", r.order_changes), ("significance", r.significance_changes))
+                              if on)
+        lines.append(f"{r.measure}: {r.run_a} vs {r.run_b}: {change} can change {what[r.kind]} "
+                     f"(A - B = {_num(r.difference, places)}, from {_num(r.low, places)} to {_num(r.high, places)})")
+    if not lines:
+        lines.append("No pair changes order or significance " + " or ".join(what[k] for k in sens.kinds) + ".")
+    return lines
+
+
+def _sensitivity_block(cmp: Any, places: int, style: str) -> str:
+    """The sensitivity table, its legend and the flagged pairs ('' without a report)."""
+    if getattr(cmp, "sensitivity", None) is None:
+        return ""
+    table = layout(*sensitivity_grid(cmp, places, style), style)
+    lines = flagged_lines(cmp, places)
+    if style == "latex":
+        return "\n\n" + "".join(f"% {x}\n" for x in textwrap.wrap(SENSITIVITY_LEGEND, 96) + lines) + table
+    if style == "md":
+        return "\n\n" + table + "\n\n" + SENSITIVITY_LEGEND + "\n\n" + "\n".join(f"* {x}" for x in lines)
+    return "\n\n" + table + "\n\n" + "\n".join(textwrap.wrap(SENSITIVITY_LEGEND, 110) + lines)
+
+
+def _pvalue(p: float, places: int) -> str:
+    if places >= 0 and 0 < p < 10 ** -places:
+        return f"{p:.{max(1, places - 2)}e}"  # a small p stays readable instead of 0.0000
+    return _num(p, places)
+
+
+def layout(header: list[str], rows: list[list[str]], style: str) -> str:
+    """Lay out a grid: aligned text, a Markdown pipe table or a LaTeX tabular."""
+    if style == "md":
+        lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
+        lines += ["| " + " | ".join(r) + " |" for r in rows]
+        return "\n".join(lines)
+    if style == "latex":
+        lines = [r"\begin{tabular}{l" + "r" * (len(header) - 1) + "}", r"\hline",
+                 " & ".join(header) + r" \\", r"\hline"]
+        lines += [" & ".join(r) + r" \\" for r in rows]
+        lines += [r"\hline", r"\end{tabular}"]
+        return "\n".join(lines)
+    widths = [max(len(x) for x in col) for col in zip(header, *rows)]
+    out = []
+    for k, r in enumerate([header] + rows):
+        cells = [r[0] + " " * (widths[0] - len(r[0]))] + \
+                [" " * (w - len(x)) + x for x, w in zip(r[1:], widths[1:])]
+        out.append("  ".join(cells).rstrip())
+        if k == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return "\n".join(out)
+
+
+def to_text(cmp: Any, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
+    """The means table (``pairs=True``: the tests table) as aligned text with the legend.
+
+    See :meth:`Comparison.to_text`.
+    """
+    grid = pairs_grid(cmp, places) if pairs else means_grid(cmp, places, "text", effect)
+    return layout(*grid, "text") + ("" if pairs else "\n\n" + legend(cmp, effect)
+                                    + _sensitivity_block(cmp, places, "text"))
+
+
+def to_markdown(cmp: Any, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
+    """A Markdown pipe table; see :meth:`Comparison.to_markdown`."""
+    grid = pairs_grid(cmp, places, "md") if pairs else means_grid(cmp, places, "md", effect)
+    return layout(*grid, "md") + ("" if pairs else "\n\n" + legend(cmp, effect).replace("<", "&lt;")
+                                  + _sensitivity_block(cmp, places, "md"))
+
+
+def to_latex(cmp: Any, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
+    """A tabular (needs amssymb for the baseline triangles); the legend as ``%`` comment lines above it."""
+    grid = pairs_grid(cmp, places, "latex") if pairs else means_grid(cmp, places, "latex", effect)
+    head = "" if pairs else "".join(f"% {line}\n" for line in textwrap.wrap(legend(cmp, effect), 96))
+    if not pairs and cmp.baseline is not None:
+        head += "% \\blacktriangle needs \\usepackage{amssymb}\n"
+    return head + layout(*grid, "latex") + ("" if pairs else _sensitivity_block(cmp, places, "latex"))
+
+
+def to_delimited(cmp: Any, sep: str = ",", places: int = -1, pairs: bool = False) -> str:
+    """CSV/TSV: the means table (one row per run; per measure its mean, interval and markers) or the tests."""
+    buf = io.StringIO()
+    w = csv.writer(buf, delimiter=sep, lineterminator="\n")
+    if pairs:
+        w.writerow(PAIR_COLUMNS + flag_columns(cmp))
+        flags, none = pair_flags(cmp), [""] * len(flag_columns(cmp))
+        for r in cmp.tests.itertuples(index=False):
+            w.writerow([r.measure, r.run_a, r.run_b] + [_num(x, places) for x in (
+                r.mean_difference, r.effect_size, r.statistic, r.pvalue, r.adjusted_pvalue)]
+                + [str(bool(r.significant)).lower()] + flags.get((r.measure, r.run_a, r.run_b), none))
+        return buf.getvalue()
+    sens = getattr(cmp, "sensitivity", None)
+    header = ["run"] + (["letter"] if cmp.baseline is None else [])
+    for label in cmp.labels:
+        header.append(label)
+        if cmp.intervals is not None:
+            header += [f"{label} ci_low", f"{label} ci_high"]
+        header.append(f"{label} markers")
+        if cmp.baseline is not None:
+            header += [f"{label} effect_size", f"{label} adjusted_pvalue"]
+        if sens is not None:
+            header += [f"{label} judged@{sens.depths[label]}", f"{label} residual", f"{label} tie_spread"]
+    w.writerow(header)
+    vs = _versus_baseline(cmp)
+    for run in cmp.runs:
+        row = [run] + ([cmp.letters[run]] if cmp.baseline is None else [])
+        for label in cmp.labels:
+            row.append(_num(float(cmp.table.loc[run, label]), places))
+            if cmp.intervals is not None:
+                row += [_num(float(cmp.intervals.loc[run, (label, b)]), places) for b in ("low", "high")]
+            row.append(cmp.markers.loc[run, label])
+            if cmp.baseline is not None:
+                d, p = vs.get((run, label), (None, None))
+                row += ["" if d is None else _num(d, places), "" if p is None else _num(p, places)]
+            if sens is not None:
+                row += [_num(float(sens.per_run.loc[run, (label, q)]), places) for q in _QUANTITIES]
+        w.writerow(row)
+    return buf.getvalue()
+
+
+def _versus_baseline(cmp: Any) -> dict[tuple[str, str], tuple[float, float]]:
+    """(effect size, adjusted p-value) of each (run, measure) against the baseline; the baseline has none."""
+    if cmp.baseline is None:
+        return {}
+    rows = cmp.tests[cmp.tests["run_b"] == cmp.baseline]
+    return {(r.run_a, r.measure): (float(r.effect_size), float(r.adjusted_pvalue))
+            for r in rows.itertuples(index=False)}
+
+
+def _json(x: float):
+    return float(x) if math.isfinite(x) else None
+
+
+def records(cmp: Any, pairs: bool = False) -> Iterator[dict[str, object]]:
+    """JSON-ready records: one per run and measure (mean, interval, markers) or one per test."""
+    if pairs:
+        for r in cmp.tests.itertuples(index=False):
+            yield {"measure": r.measure, "run_a": r.run_a, "run_b": r.run_b,
+                   "mean_difference": _json(r.mean_difference), "effect_size": _json(r.effect_size),
+                   "statistic": _json(r.statistic), "pvalue": _json(r.pvalue),
+                   "adjusted_pvalue": _json(r.adjusted_pvalue), "significant": bool(r.significant),
+                   "test": cmp.test, "correction": cmp.correction,
+                   **_flag_record(cmp, (r.measure, r.run_a, r.run_b))}
+        return
+    sens = getattr(cmp, "sensitivity", None)
+    vs = _versus_baseline(cmp)
+    for run in cmp.runs:
+        for label in cmp.labels:
+            rec = {"run": run, "measure": label, "mean": _json(float(cmp.table.loc[run, label]))}
+            if cmp.intervals is not None:
+                rec["ci_low"] = _json(float(cmp.intervals.loc[run, (label, "low")]))
+                rec["ci_high"] = _json(float(cmp.intervals.loc[run, (label, "high")]))
+            rec["markers"] = cmp.markers.loc[run, label]
+            if cmp.baseline is None:
+                rec["letter"] = cmp.letters[run]
+            elif run != cmp.baseline:
+                d, p = vs[run, label]
+                rec.update(effect_size=_json(d), adjusted_pvalue=_json(p))
+            if sens is not None:
+                rec["judged_depth"] = sens.depths[label]
+                rec.update({q: _json(float(sens.per_run.loc[run, (label, q)])) for q in _QUANTITIES})
+            yield rec
+
+
+_QUANTITIES = ("judged", "residual", "tie_spread")
+
+
+def _flag_record(cmp: Any, key: tuple[str, str, str]) -> dict[str, object]:
+    """``{'ties_order_changes': bool, 'ties_significance_changes': bool, 'holes_...': ...}`` of one pair."""
+    sens = getattr(cmp, "sensitivity", None)
+    if sens is None:
+        return {}
+    rows = sens.flags[(sens.flags["measure"] == key[0]) & (sens.flags["run_a"] == key[1]) &
+                      (sens.flags["run_b"] == key[2])]
+    out: dict[str, object] = {}
+    for r in rows.itertuples(index=False):
+        out.update({f"{r.kind}_order_changes": bool(r.order_changes),
+                    f"{r.kind}_significance_changes": bool(r.significance_changes),
+                    f"{r.kind}_low": _json(r.low), f"{r.kind}_high": _json(r.high)})
+    return out
+
+
+def plot(cmp: Any, measure: Measure | str | None = None, baseline: str | None = None,
+         axes: Any = None) -> Figure:
+    """See :meth:`Comparison.plot`."""
+    import matplotlib.pyplot as plt
+    ev = cmp.evaluation
+    j = 0 if measure is None else ev.measure_index(measure)
+    label = ev.labels[j]
+    if baseline is not None:
+        base = resolve_baseline(baseline, ev.runs)  # a run name or its file name, as for compare()
+    else:
+        base = cmp.baseline if cmp.baseline is not None else ev.runs[0]
+    b = ev.runs.index(base)
+    others = [i for i in range(len(ev.runs)) if i != b]
+    if axes is None:
+        ncols = min(3, len(others))
+        nrows = math.ceil(len(others) / ncols)
+        fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 2.8 * nrows), squeeze=False, sharey=True)
+        axes = axes.ravel()
+    else:
+        axes = np.atleast_1d(axes).ravel()
+        fig = axes[0].figure
+    if len(axes) < len(others):
+        raise ValueError(f"`axes` has {len(axes)} panels for {len(others)} runs.")
+    tests = cmp.tests[cmp.tests["measure"] == label]
+    for ax, i in zip(axes, others):
+        d = np.sort(ev.values[i, j, :] - ev.values[b, j, :])[::-1]
+        ax.bar(np.arange(d.size), d, width=1.0, color=np.where(d >= 0, "tab:blue", "tab:red"))
+        ax.axhline(0.0, color="black", linewidth=0.8)
+        row = tests[((tests.run_a == ev.runs[i]) & (tests.run_b == base)) |
+                    ((tests.run_a == base) & (tests.run_b == ev.runs[i]))]
+        note = f", p = {row.adjusted_pvalue.iloc[0]:.3g}" if len(row) else ""
+        ax.set_title(f"{ev.runs[i]} − {base}: {d.mean():+.4f}{note}", fontsize=9)
+        ax.set_xlabel("topics (sorted by difference)")
+    axes[0].set_ylabel(f"Δ {label}")
+    for ax in axes[len(others):]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,357 @@
+"""Per-topic values of many measures for many runs: :func:`evaluate` and its :class:`Evaluation`.
+
+Our measures and the standard measures of :mod:`irmeasures_markov.measures._standard` (AP, P@k, Rprec,
+bpref, RR, nDCG and binary RBP, with trec_eval's definitions) share one
+float64 ranking preparation per run; other standard measures go through
+``ir_measures``/``pytrec_eval``.  Topics default to every qrels topic
+(trec_eval ``-c``).
+"""
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+import ir_measures
+import numpy as np
+from ir_measures import Measure
+
+from irmeasures_markov._util._cutoffs import check_measure_cutoffs
+from irmeasures_markov._util._progress import progress_bar
+from irmeasures_markov.experiments._evaluation_table import Evaluation
+from irmeasures_markov.experiments._settings import NativeSetting, apply_settings, extra_names, measure_values
+from irmeasures_markov.io import read_run_columns, to_run_dict
+from irmeasures_markov.io._normalise import to_qrels_dict
+from irmeasures_markov.io._pytrec import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
+from irmeasures_markov.measures._standard import standard_measure
+from irmeasures_markov.plugin._base import FamilyMeasure
+from irmeasures_markov.plugin._provider import install_provider
+from irmeasures_markov.ranking._prepared import PreparedRun
+from irmeasures_markov.ranking._qrels_index import QrelsIndex
+
+__all__ = ["MeasuresLike", "Qrels", "QrelsLike", "Run", "RunLike", "RunScorer", "default_topics",
+           "evaluate", "is_ours", "labelled_measures", "parse_measures", "warn_no_relevant"]
+
+#: Relevance judgments: ``{qid: {docid: grade}}``.
+Qrels = Mapping[str, Mapping[str, int]]
+#: A run: ``{qid: {docid: score}}``.
+Run = Mapping[str, Mapping[str, float]]
+#: Qrels in any form :func:`irmeasures_markov.io.to_qrels_dict` takes: a dict, a TREC qrels file path,
+#: a DataFrame, ``Qrel`` namedtuples.
+QrelsLike = Qrels | str | os.PathLike[str] | Iterable[Any]
+#: A run in any form :func:`irmeasures_markov.io.to_run_dict` takes (a dict, a DataFrame, ``ScoredDoc`` tuples).
+RunLike = Run | Iterable[Any]
+#: Measures as :func:`evaluate` takes them: measures or strings, or a ``{label: measure}`` mapping.
+MeasuresLike = Measure | str | Sequence[Measure | str] | Mapping[str, Measure | str]
+
+
+def parse_measures(measures: Measure | str | Sequence[Measure | str]) -> list[Measure]:
+    """Measure objects from objects or strings (``'AP'``, ``"MP(model='LO_OR_ID')"``, ``'P@10'``).
+
+    Parameters
+    ----------
+    measures : ir_measures.Measure, str, or a sequence of them
+        Strings are parsed by ``ir_measures.parse_measure`` (our families are registered).
+
+    Returns
+    -------
+    list of ir_measures.Measure
+
+    Raises
+    ------
+    ValueError
+        No measure, a measure listed twice, a string ``ir_measures`` cannot parse, or a cutoff that is not a
+        positive integer (``P@0``).
+    """
+    if isinstance(measures, (str, bytes)) or not isinstance(measures, Sequence):
+        measures = [measures]
+    out = []
+    for m in measures:
+        m = ir_measures.parse_measure(m) if isinstance(m, str) else m
+        check_measure_cutoffs(m)
+        out.append(m)
+    if not out:
+        raise ValueError("`measures` is empty.")
+    if len(set(out)) != len(out):
+        raise ValueError(f"`measures` lists a measure twice: {[str(m) for m in out]}")
+    return out
+
+
+def is_ours(m: Measure) -> bool:
+    """True for a measure of this package's families (a :class:`~irmeasures_markov.plugin._base.FamilyMeasure`).
+
+    Parameters
+    ----------
+    m : ir_measures.Measure
+        Any parsed measure.
+
+    Returns
+    -------
+    bool
+    """
+    return isinstance(m, FamilyMeasure)
+
+
+class RunScorer:
+    """All measures of one run, per topic: ``scorer(run)`` is an array ``[measure, topic]``.
+
+    Our measures (and the standard measures of :mod:`irmeasures_markov.measures._standard`) are computed
+    on one shared ranking preparation of the run, everything else through one
+    ``ir_measures`` evaluator; a topic the run did not answer holds the
+    measure's DEFAULT.  :func:`evaluate` and the evaluation grids score every
+    run with it.
+
+    Parameters
+    ----------
+    measures : list of ir_measures.Measure
+        Parsed measures (:func:`parse_measures`); ours are validated here.
+    qrels : dict
+        ``{qid: {docid: grade}}``.
+    topics : list of str
+        The topics, in the order of the output's columns.
+    native : bool
+        Compute the standard measures of :mod:`irmeasures_markov.measures._standard` natively (default).
+    settings : dict of int to NativeSetting, optional
+        Tie order and unjudged documents of natively computed measures, by position (:func:`.apply_settings`).
+    extras : bool
+        Also give the per-query extras of :func:`.extra_names` as rows after the measures' rows.
+    """
+
+    def __init__(self, measures: list[Measure], qrels: Qrels, topics: list[str], native: bool = True,
+                 settings: Mapping[int, NativeSetting] | None = None, extras: bool = False) -> None:
+        install_provider()
+        self.measures = measures
+        self.settings = dict(settings or {})
+        #: (measure position, extra name) of every extra row
+        self.extra_rows = [(j, name) for j, m in enumerate(measures) for name in extra_names(m)] if extras else []
+        self.topics = topics
+        self.topic_index = {t: k for k, t in enumerate(topics)}
+        self.qrels_index = QrelsIndex(qrels)
+        self.native = {j: s for j, m in enumerate(measures) if native and (s := standard_measure(m))}
+        self.ours = [j for j, m in enumerate(measures) if is_ours(m) or j in self.native]
+        self.others = [j for j, m in enumerate(measures) if j not in set(self.ours)]
+        for j in self.ours:
+            if is_ours(measures[j]):
+                measures[j].validate_params()
+        self.other_eval = (ir_measures.evaluator([measures[j] for j in self.others], qrels_for_pytrec_eval(qrels))
+                           if self.others else None)
+        self.other_pos = {measures[j]: j for j in self.others}
+        #: what reads the prepared run (PreparedRun prepares it for them): our measures, the native ones (which
+        #: read every rank), and for settings and bpref a reader of every judgment and of the ranked scores
+        self.readers = [measures[j] for j in self.ours]
+        if self.settings or any(s.kind == "Bpref" for s in self.native.values()):
+            self.readers.append(_ReadsEverything())
+
+    def __call__(self, run: RunLike) -> np.ndarray:
+        """The values ``[measure, topic]`` of ``run`` (any form :func:`~irmeasures_markov.io.to_run_dict` takes)."""
+        out = np.zeros((len(self.measures) + len(self.extra_rows), len(self.topics)))
+        for j, m in enumerate(self.measures):
+            out[j, :] = m.DEFAULT
+        # a run file is read as arrays (the same run, no Python object per document)
+        run = read_run_columns(run) if isinstance(run, (str, os.PathLike)) else to_run_dict(run)
+        if self.ours:
+            prepared = PreparedRun(self.qrels_index, run, self.readers)
+            cols = np.array([self.topic_index.get(q, -1) for q in prepared.qids], dtype=np.int64)
+            keep = cols >= 0
+            cache: dict = {}
+            for j in self.ours:
+                computed = measure_values(self.measures[j], self.native.get(j), self.settings.get(j), prepared, cache)
+                out[j, cols[keep]] = computed.values[keep]
+                for row, (i, name) in enumerate(self.extra_rows, len(self.measures)):
+                    if i == j and name in computed.extras:
+                        out[row, cols[keep]] = computed.extras[name][keep]
+        if self.other_eval is not None:
+            for metric in self.other_eval.iter_calc(run_for_pytrec_eval(run)):
+                k = self.topic_index.get(id_from_pytrec_eval(metric.query_id))
+                if k is not None:
+                    out[self.other_pos[metric.measure], k] = metric.value
+        return out
+
+
+class _ReadsEverything:
+    """Reads every rank, every judgment and the ranked scores of a prepared run (settings make other tie orders;
+    bpref counts judged non-relevant documents)."""
+
+    def needs_judgments(self) -> bool:
+        return True
+
+    def reads_scores(self) -> bool:
+        return True
+
+
+# Worker state for fork-based parallelism: set before the pool forks, so runs are not pickled.
+_WORKER: dict[str, Any] = {}
+
+
+def _worker_eval(names: list[str]) -> list[np.ndarray]:
+    scorer = _WORKER.get("scorer")
+    if scorer is None:
+        scorer = _WORKER["scorer"] = RunScorer(_WORKER["measures"], _WORKER["qrels"], _WORKER["topics"],
+                                               _WORKER["native"], _WORKER["settings"], extras=True)
+    runs = _WORKER["runs"]
+    return [scorer(runs[n]) for n in names]
+
+
+def default_topics(qrels: Qrels) -> list[str]:
+    """Every qrels topic, as trec_eval -c averages (a topic without relevant documents included).
+
+    Parameters
+    ----------
+    qrels : dict
+        ``{qid: {docid: grade}}``.
+
+    Returns
+    -------
+    list of str
+        The topic ids, shorter ids first, then in string order.
+    """
+    return sorted(qrels, key=lambda q: (len(q), q))
+
+
+def warn_no_relevant(qrels: Qrels, topics: Sequence[str]) -> None:
+    """A ``RuntimeWarning`` naming the ``topics`` judged in ``qrels`` without a relevant (grade >= 1) document.
+
+    They score 0 and are averaged in, as trec_eval does; the warning points at
+    the caller of the function calling this one (:func:`evaluate`, ``pool_reduction``).
+    """
+    empty = [t for t in topics if t in qrels and not any(g >= 1 for g in qrels[t].values())]
+    if empty:
+        warnings.warn(f"{len(empty)} topic{'' if len(empty) == 1 else 's'} with judgments but no relevant "
+                      f"(grade >= 1) document score 0 and are averaged in, as trec_eval does: "
+                      f"{', '.join(empty[:20])}{' ...' if len(empty) > 20 else ''}; pass topics=... to leave "
+                      "them out.", RuntimeWarning, stacklevel=3)
+
+
+def labelled_measures(measures: MeasuresLike,
+                      labels: Sequence[str] | None = None) -> tuple[list[Measure], list[str] | None]:
+    """``(parsed measures, labels)`` from a list of measures or a ``{label: measure}`` mapping.
+
+    Parameters
+    ----------
+    measures : list of measures or strings, or dict {label: measure}
+        As :func:`evaluate` takes them.
+    labels : sequence of str, optional
+        Display names; default the mapping's keys (None for a list).
+
+    Returns
+    -------
+    (list of ir_measures.Measure, list of str or None)
+
+    Raises
+    ------
+    ValueError
+        A ``labels`` list of another length than the measures, or what :func:`parse_measures` raises.
+    """
+    if isinstance(measures, Mapping):
+        labels = list(measures) if labels is None else labels
+        measures = list(measures.values())
+    measures = parse_measures(list(measures))
+    if labels is not None and len(labels) != len(measures):
+        raise ValueError(f"`labels` has {len(labels)} names for {len(measures)} measures.")
+    return measures, labels
+
+
+def evaluate(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, RunLike], *,
+             topics: Sequence[str] | None = None, labels: Sequence[str] | None = None, n_jobs: int = 1,
+             progress: bool | None = None, native: bool = True, ties: str = "docid", unjudged: str = "nonrel",
+             residual: bool = False) -> Evaluation:
+    """Evaluate every measure on every run, per topic.
+
+    Parameters
+    ----------
+    measures : list of measures or strings, or dict {label: measure}
+        ``ir_measures`` measures (ours included); strings are parsed.
+    qrels : dict, path, DataFrame or Qrel namedtuples
+        ``{qid: {docid: grade}}``, a TREC qrels file (``str`` or ``os.PathLike``;
+        plain or compressed), or any form :func:`irmeasures_markov.io.to_qrels_dict` takes.
+    runs : dict
+        ``{run_name: {qid: {docid: score}}}``, e.g. from :func:`irmeasures_markov.io._run_files.load_run_dir`.
+    topics : sequence of str, optional
+        The topics to average over.  Default: every qrels topic, which is
+        trec_eval ``-c`` (and ``ir_measures.calc_aggregate``): a topic a run did
+        not answer scores the measure's DEFAULT (0), and a judged topic without
+        a relevant document scores 0 (with a ``RuntimeWarning`` naming it);
+        both are averaged in.  Topics absent from the qrels score 0.  Some
+        papers drop topics without a relevant document (Robust04: 249 of 250
+        topics); pass them explicitly for that.
+    labels : sequence of str, optional
+        Display names (default: the measures' printed forms, or the dict keys).
+    n_jobs : int
+        Processes to spread the runs over (1 = in this process).  Uses ``fork``
+        where available, so runs are shared with the workers without copying.
+    progress : bool or None
+        A progress bar on standard error: ``None`` (default) only when it is a
+        terminal, ``True`` always, ``False`` never.
+    native : bool
+        Compute AP, P@k, Rprec, bpref, RR, RR@k, nDCG, nDCG@k and binary RBP
+        on our float64 ranking preparation (default; trec_eval's definitions
+        and values, e.g. bpref ignores negative grades as trec_eval does)
+        instead of through ``ir_measures``/``pytrec_eval``, whose float32
+        scores can reorder near-ties.
+    ties, unjudged, residual : str, str, bool
+        Tie order (``'docid'`` (trec_eval), ``'optimistic'``, ``'pessimistic'``, ``'expected'``), unjudged
+        documents (``'nonrel'`` (trec_eval), ``'drop'``, ``'rel'``, ``'range'``) and residual for every
+        measure (:func:`~.settings.apply_settings`, docs/ties-and-holes.md); extras become columns.
+
+    Returns
+    -------
+    Evaluation
+        ``values[run, measure, topic]`` in the order of ``runs``, the measures and the topics.
+
+    Raises
+    ------
+    ValueError
+        Empty ``measures``, ``runs`` or topic set, a measure listed twice, a
+        cutoff that is not a positive integer (``P@0``), bad ``labels``/``n_jobs``,
+        or a ``ties``/``unjudged``/``residual`` setting a measure does not support.
+    """
+    measures, labels = labelled_measures(measures, labels)
+    measures, settings, default_labels = apply_settings(measures, ties, unjudged, residual, native)
+    labels = list(labels) if labels is not None else default_labels
+    extra_rows = [(j, name) for j, m in enumerate(measures) for name in extra_names(m)]
+    qrels = to_qrels_dict(qrels)
+    if not runs:
+        raise ValueError("`runs` is empty.")
+    topics = list(topics) if topics is not None else default_topics(qrels)
+    if not topics:
+        raise ValueError("no topics to evaluate: the qrels are empty and `topics` was not given.")
+    warn_no_relevant(qrels, topics)
+    names = list(runs)
+    n_jobs = int(n_jobs)
+    if n_jobs < 1:
+        raise ValueError(f"`n_jobs` must be a positive integer, got {n_jobs!r}.")
+    values = np.zeros((len(names), len(measures) + len(extra_rows), len(topics)))
+    bar = progress_bar(None, progress, total=len(names), desc="evaluating", unit="run")
+    try:
+        if n_jobs == 1 or len(names) < 2 * n_jobs:
+            scorer = RunScorer(measures, qrels, topics, native, settings, extras=True)
+            for i, n in enumerate(names):
+                values[i] = scorer(runs[n])
+                bar.update(1)
+        else:
+            if "fork" not in multiprocessing.get_all_start_methods():
+                raise RuntimeError("n_jobs > 1 needs the 'fork' start method (Linux/macOS); use n_jobs=1.")
+            _WORKER.clear()
+            _WORKER.update(measures=measures, qrels=qrels, topics=topics, runs=runs, native=native, settings=settings)
+            chunk = max(1, math.ceil(len(names) / (n_jobs * 8)))
+            chunks = [names[a:a + chunk] for a in range(0, len(names), chunk)]
+            try:
+                with ProcessPoolExecutor(n_jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+                    i = 0
+                    for res in pool.map(_worker_eval, chunks):
+                        for v in res:
+                            values[i] = v
+                            i += 1
+                        bar.update(len(res))
+            finally:
+                _WORKER.clear()
+    finally:
+        bar.close()
+    extras = {len(measures) + k: (j, name) for k, (j, name) in enumerate(extra_rows)}
+    return Evaluation(names, measures + [measures[j] for j, _ in extra_rows], topics, values,
+                      labels + [f"{labels[j]}_{name}" for j, name in extra_rows], extras)
+

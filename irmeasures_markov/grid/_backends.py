@@ -1,0 +1,399 @@
+"""Backends that compute the tasks of a grid: local processes or a ``dask.distributed`` cluster.
+
+A *task* computes a batch of cells (see :mod:`.runner`): an object with
+``cells`` (list of :class:`~.cells.Cell`), ``needs`` (names of shared inputs
+it reads, e.g. the qrels and in-memory runs), ``key`` (a deterministic name)
+and ``compute(shared) -> list of arrays``.  Every backend calls the same
+``compute`` on the same inputs, so the numbers do not depend on the backend.
+
+Shared inputs move once: the local backend forks its worker processes after
+publishing them (nothing is pickled); the Dask backend scatters each once and
+passes the futures to tasks, so a worker fetches each at most once.  Runs
+given as file paths are not shared at all: workers read them.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pathlib
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+from irmeasures_markov.grid._cells import Cell
+
+if TYPE_CHECKING:
+    from distributed import Client, LocalCluster
+
+__all__ = ["Backend", "DaskBackend", "LocalBackend", "Task", "TaskOutcome", "local_cluster", "resolve_backend"]
+
+#: What a backend yields per task: ``(task index, (arrays, seconds computing, worker pid), None)`` when it
+#: finished, ``(task index, None, error)`` when it raised.
+TaskOutcome = tuple[int, tuple[list, float, int] | None, BaseException | None]
+
+
+class Task(Protocol):
+    """A batch of cells computed together (the grid's unit of work).
+
+    Attributes
+    ----------
+    key : str
+        A deterministic name (the Dask key of the task).
+    cells : list of Cell
+        The cells it computes, in the order of ``compute``'s arrays.
+    needs : list of str
+        Names of the shared inputs it reads (qrels, in-memory runs, score matrices).
+    """
+
+    key: str
+    cells: list[Cell]
+    needs: list[str]
+
+    def compute(self, shared: Mapping[str, Any]) -> list[np.ndarray]:
+        """One array per cell, from the shared inputs ``{name: value}`` it ``needs``.
+
+        Parameters
+        ----------
+        shared : mapping of str to any
+            The shared inputs ``{name: value}``, holding at least every name in ``needs``.
+
+        Returns
+        -------
+        list of numpy.ndarray
+            One array per cell, in the order of ``cells``.
+        """
+        ...
+
+
+class Backend(Protocol):
+    """Where tasks run: :class:`LocalBackend`, :class:`DaskBackend` or any object with these members."""
+
+    name: str
+
+    @property
+    def n_workers(self) -> int:
+        """Tasks that can run at once."""
+        ...
+
+    def describe(self) -> str:
+        """One line saying where the tasks run (shown with the progress bar).
+
+        Returns
+        -------
+        str
+            The description.
+        """
+        ...
+
+    def run(self, tasks: Sequence[Task], shared: Mapping[str, Any]) -> Iterator[TaskOutcome]:
+        """Run ``tasks`` with the ``shared`` inputs, yielding each task's outcome as it finishes.
+
+        Parameters
+        ----------
+        tasks : sequence of Task
+            The tasks to compute; outcomes name them by their index in this sequence.
+        shared : mapping of str to any
+            The shared inputs ``{name: value}`` the tasks ``need``.
+
+        Yields
+        ------
+        TaskOutcome
+            ``(task index, (arrays, seconds computing, worker pid), None)`` for a task that finished,
+            ``(task index, None, error)`` for one that raised.
+        """
+        ...
+
+    def close(self) -> None:
+        """Release what the backend started (processes, a cluster)."""
+        ...
+
+# Inputs of the running grid, published before the local pool forks.
+_SHARED: dict[str, Any] = {}
+
+
+def _execute(task, *payloads):
+    """Run one task; returns (arrays, seconds spent computing, worker pid)."""
+    shared = dict(zip(task.needs, payloads))
+    t0 = time.perf_counter()
+    out = task.compute(shared)
+    return out, time.perf_counter() - t0, os.getpid()
+
+
+def _execute_forked(task):
+    return _execute(task, *[_SHARED[n] for n in task.needs])
+
+
+def _outcome(i, call) -> TaskOutcome:
+    """``(i, call(), None)``, or ``(i, None, error)`` when the call raises."""
+    try:
+        return i, call(), None
+    except Exception as e:
+        return i, None, e
+
+
+class LocalBackend:
+    """Today's local parallelism: ``n_jobs`` forked processes (1 = in this process, no Dask needed)."""
+
+    name = "local"
+
+    def __init__(self, n_jobs: int = 1) -> None:
+        if isinstance(n_jobs, bool) or int(n_jobs) != n_jobs or n_jobs < 1:
+            raise ValueError(f"`n_jobs` must be a positive integer, got {n_jobs!r}.")
+        self.n_jobs = int(n_jobs)
+
+    @property
+    def n_workers(self) -> int:
+        """``n_jobs``."""
+        return self.n_jobs
+
+    def __repr__(self) -> str:
+        return f"LocalBackend(n_jobs={self.n_jobs})"
+
+    def describe(self) -> str:
+        """``local backend, N processes``.
+
+        Returns
+        -------
+        str
+            The description, with the number of processes.
+        """
+        return f"local backend, {self.n_jobs} process{'es' if self.n_jobs > 1 else ''}"
+
+    def run(self, tasks: Sequence[Task], shared: Mapping[str, Any]) -> Iterator[TaskOutcome]:
+        """Yield ``(task index, (arrays, seconds, pid), None)`` or ``(index, None, error)`` as tasks finish.
+
+        Parameters
+        ----------
+        tasks : sequence of Task
+            The tasks to compute; outcomes name them by their index in this sequence.
+        shared : mapping of str to any
+            The shared inputs ``{name: value}`` the tasks ``need``.
+
+        Yields
+        ------
+        TaskOutcome
+            ``(task index, (arrays, seconds computing, worker pid), None)`` for a task that finished,
+            ``(task index, None, error)`` for one that raised.
+
+        Raises
+        ------
+        RuntimeError
+            ``n_jobs > 1`` where the ``fork`` start method is not available.
+        """
+        if self.n_jobs == 1 or len(tasks) < 2:
+            for i, t in enumerate(tasks):
+                yield _outcome(i, lambda t=t: _execute(t, *[shared[n] for n in t.needs]))
+            return
+        if "fork" not in multiprocessing.get_all_start_methods():
+            raise RuntimeError("the local backend with n_jobs > 1 needs the 'fork' start method (Linux/macOS); "
+                               "use n_jobs=1 or the Dask backend.")
+        _SHARED.clear()
+        _SHARED.update(shared)
+        try:
+            with ProcessPoolExecutor(self.n_jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+                futs = [pool.submit(_execute_forked, t) for t in tasks]
+                index = {f: i for i, f in enumerate(futs)}
+                for f in as_completed(futs):
+                    yield _outcome(index[f], f.result)
+        finally:
+            _SHARED.clear()
+
+    def close(self) -> None:
+        """Nothing to release: the processes end with each :meth:`run`."""
+
+
+def local_cluster(n_workers: int = 2, **kwargs: Any) -> LocalCluster:
+    """A ``LocalCluster`` of ``n_workers`` single-threaded worker processes that import this very package.
+
+    Workers are new processes: without help they would import
+    ``irmeasures_markov`` from wherever their ``sys.path`` finds it (e.g. an
+    installed copy while the client runs a source tree), and could compute
+    with other code.  The package's parent directory is put first on their
+    ``PYTHONPATH``.
+
+    Dask starts workers with ``MALLOC_TRIM_THRESHOLD_=65536``, which fixes
+    glibc's allocation thresholds: every array above 128 KiB is then mapped
+    and unmapped anew, and a grid cell costs about 30% more than in a plain
+    process (docs/benchmarks.md, ``bench_grid.py``).  Workers started here go
+    without it; for workers you start yourself see docs/scaling.md.
+    """
+    import dask  # optional: the [dask] extra
+    from distributed import LocalCluster
+    root = str(pathlib.Path(__file__).resolve().parents[2])
+    paths = [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != root]
+    kwargs.setdefault("dashboard_address", ":0")
+    # None drops the variable from what the nannies set before spawning a worker (also on a restart).
+    with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
+        return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                            env={"PYTHONPATH": os.pathsep.join(paths)}, **kwargs)
+
+
+class DaskBackend:
+    """Tasks on a ``dask.distributed`` cluster.
+
+    Parameters
+    ----------
+    client : distributed.Client, optional
+        An existing client (left open at the end).
+    scheduler : str, optional
+        Address of a running scheduler (``tcp://host:8786``) to connect to.
+    n_workers : int, optional
+        With neither: a ``LocalCluster`` of ``n_workers`` single-threaded
+        worker processes (default 2), closed with the backend.
+
+    Notes
+    -----
+    A worker that dies mid-grid loses its running tasks; the scheduler
+    reruns them elsewhere (Dask's ``distributed.scheduler.allowed-failures``,
+    3 by default), and each task's result is taken once, when its future
+    completes, so no cell is lost or counted twice.
+    """
+
+    name = "dask"
+
+    def __init__(self, client: Client | None = None, *, scheduler: str | None = None,
+                 n_workers: int | None = None) -> None:
+        if client is not None and scheduler is not None:
+            raise ValueError("give `client` or `scheduler`, not both.")
+        if n_workers is not None and (isinstance(n_workers, bool) or int(n_workers) != n_workers or n_workers < 1):
+            raise ValueError(f"`n_workers` must be a positive integer, got {n_workers!r}.")
+        self._client = client
+        self.scheduler = scheduler
+        self._n_workers = n_workers
+        self._own = []
+
+    def __repr__(self) -> str:
+        where = self.scheduler or ("client" if self._client is not None else f"LocalCluster({self._n_workers or 2})")
+        return f"DaskBackend({where})"
+
+    @property
+    def client(self) -> Client:
+        """The ``distributed.Client``, connected (or its ``LocalCluster`` started) at first use.
+
+        Raises
+        ------
+        ImportError
+            ``dask.distributed`` is not installed.
+        """
+        if self._client is None:
+            try:
+                from distributed import Client
+            except ImportError as e:  # pragma: no cover - depends on the installation
+                raise ImportError("the Dask backend needs dask.distributed: pip install "
+                                  "'irmeasures-markov[dask]'") from e
+            if self.scheduler:
+                self._client = Client(self.scheduler)
+            else:
+                cluster = local_cluster(self._n_workers or 2)
+                self._own.append(cluster)
+                self._client = Client(cluster)
+            self._own.insert(0, self._client)
+        return self._client
+
+    @property
+    def n_workers(self) -> int:
+        """Worker threads of the cluster (at least 1)."""
+        info = self.client.scheduler_info()
+        return max(1, sum(w.get("nthreads", 1) for w in info.get("workers", {}).values()))
+
+    def describe(self) -> str:
+        """The scheduler's address, worker threads and dashboard link.
+
+        Returns
+        -------
+        str
+            The description (connecting the client, or starting its cluster, if not done yet).
+        """
+        c = self.client
+        return f"dask backend, scheduler {c.scheduler.address}, {self.n_workers} worker threads; " \
+               f"dashboard {c.dashboard_link}"
+
+    def run(self, tasks: Sequence[Task], shared: Mapping[str, Any]) -> Iterator[TaskOutcome]:
+        """Scatter the shared inputs once, submit every task, yield each outcome as its future completes.
+
+        Parameters
+        ----------
+        tasks : sequence of Task
+            The tasks to compute; outcomes name them by their index in this sequence.
+        shared : mapping of str to any
+            The shared inputs ``{name: value}`` the tasks ``need``.
+
+        Yields
+        ------
+        TaskOutcome
+            ``(task index, (arrays, seconds computing, worker pid), None)`` for a task that finished,
+            ``(task index, None, error)`` for one that raised.
+        """
+        from distributed import as_completed
+        client = self.client
+        needed = sorted({n for t in tasks for n in t.needs})
+        futures = dict(zip(needed, client.scatter([shared[n] for n in needed], hash=False))) if needed else {}
+        futs = [client.submit(_execute, t, *[futures[n] for n in t.needs], key=t.key, pure=False)
+                for t in tasks]
+        index = {f.key: i for i, f in enumerate(futs)}
+        try:
+            for f in as_completed(futs):
+                yield _outcome(index[f.key], f.result)
+                f.release()
+        finally:
+            for f in futs:
+                f.release()
+            for f in futures.values():
+                f.release()
+
+    def close(self) -> None:
+        """Close the client and cluster this backend started (a client given to it stays open)."""
+        owned = bool(self._own)
+        for obj in self._own:
+            obj.close()
+        self._own = []
+        if owned:
+            self._client = None
+
+
+def resolve_backend(backend: Backend | str | None = None, *, client: Client | None = None,
+                    scheduler: str | None = None, n_jobs: int = 1) -> tuple[Backend, bool]:
+    """The backend asked for: an instance, ``"local"``/None, ``"dask"``, or ``client=``/``scheduler=``.
+
+    ``scheduler="local"`` (or ``backend="dask"`` without an address) starts a
+    ``LocalCluster`` of ``n_jobs`` workers (at least 2 when ``n_jobs`` is 1).
+
+    Parameters
+    ----------
+    backend : Backend, {'local', 'dask'} or None
+        An instance is used as it is; None means local unless ``client`` or ``scheduler`` is given.
+    client : distributed.Client, optional
+        Run on this client's cluster.
+    scheduler : str, optional
+        A scheduler address, or ``"local"`` for a new ``LocalCluster``.
+    n_jobs : int
+        Local processes, or the workers of a new ``LocalCluster``.
+
+    Returns
+    -------
+    (Backend, bool)
+        The backend and whether it is ``owned``: owned backends are closed by the caller.
+
+    Raises
+    ------
+    ValueError
+        An unknown backend name, or an instance together with ``client``/``scheduler``.
+    """
+    if backend is not None and not isinstance(backend, str):
+        if client is not None or scheduler is not None:
+            raise ValueError("give a backend instance or `client`/`scheduler`, not both.")
+        return backend, False
+    if client is not None or scheduler is not None or backend == "dask":
+        if backend not in (None, "dask"):
+            raise ValueError(f"backend={backend!r} with a Dask client or scheduler: use backend='dask' or None.")
+        if scheduler == "local":
+            scheduler = None
+        if client is not None:
+            return DaskBackend(client), False
+        return DaskBackend(scheduler=scheduler, n_workers=None if scheduler else max(2, int(n_jobs))), True
+    if backend in (None, "local"):
+        return LocalBackend(n_jobs), False
+    raise ValueError(f"unknown backend {backend!r}; choose 'local' or 'dask' (or pass a DaskBackend).")

@@ -1,0 +1,359 @@
+r"""Bayesian models of IR evaluation (Carterette, "Model-based inference about IR systems", ICTIR 2011).
+
+Requires PyMC: ``pip install "irmeasures-markov[bayes]"``.
+
+**Linear model (§3.1)** — the t-test's model made explicit, with priors:
+
+.. math::
+
+    y_{ij} \sim N(\mu + \beta_j + \alpha_i, \sigma^2),\quad
+    \mu \sim N(0, \sigma_{int}^2),\ \beta_j \sim N(0, \sigma_{run}^2),\ \alpha_i \sim N(0, \sigma_{topic}^2),
+
+and Jeffreys priors p(σ) ∝ 1/σ on every scale (a flat prior on log σ).
+Two deviations from the paper, both because the Jeffreys prior makes the
+posterior improper where a scale is informed by few draws or can collapse:
+a single intercept cannot inform its own scale σ_int, so μ gets a wide fixed
+prior N(0, 10²); and for the scales of the random effects (σ_run, σ_topic,
+extra effects) p(σ) ∝ 1/σ puts infinite posterior mass near σ = 0 (the
+marginal likelihood stays positive there), so they get the weakly
+informative half-Cauchy(0, 1) prior recommended by Gelman (2006) for
+hierarchical scales.  The residual σ of the linear model keeps the
+Jeffreys prior (it is informed by every observation); in the direct model
+below σ is the scale of the latent y_ij, a random effect, so it gets the
+half-Cauchy prior too.
+Inference about systems uses the posterior of β: P(A > B) = P(β_A > β_B | y).
+
+**Direct model of relevance (§3.2)** — judgments x_ijk of the document that
+system j ranks at k for topic i are Bernoulli(p_ij) with
+p_ij = logistic(y_ij) and y_ij the linear model above; a user-model rank
+distribution p_k weights rank k's evidence (weighted likelihood
+Σ_k w_k log Bernoulli(x_ijk | p_ij), w_k ∝ p_k scaled to the distribution's
+effective sample size (Σ p_k)² / Σ p_k²).  The weighted maximum-likelihood
+p_ij is Σ_k p_k x_ijk / Σ_k p_k: precision@K for p_k uniform on 1..K,
+RBP for geometric p_k = θ^{k−1}(1−θ) (normalised over the judged depth).
+
+**Extra effects (§3.3)** — :func:`fit_linear_model` takes a long table with
+any categorical columns (e.g. ``assessor``, ``corpus``) as effects plus named
+two-way interactions, each a normal effect N(0, σ_e²) with its own scale σ_e
+(half-Cauchy(0, 1), as for σ_run and σ_topic).
+
+:func:`bayesian_linear_model` samples the linear model by default with
+:func:`gibbs_linear_model` (blocked Gibbs with parameter expansion: exact
+conditionals, no divergences, seconds).  The PyMC models use a non-centred
+parametrisation (effect = scale · z, z ~ N(0, 1)), which removes most, not
+all, of NUTS's divergent transitions on hierarchical scales: with few systems
+(e.g. 3 runs × 10 topics) some remain.  Every result therefore reports
+``divergences`` (divergent transitions after tuning) and ``max_rhat`` (the
+largest split R-hat of the system contrasts and scales), and a
+:class:`SamplingWarning` is issued when there is any divergence or R-hat
+exceeds 1.01: the posterior may then be biased (raise ``target_accept``
+towards 0.99 and ``tune``, or use ``backend='gibbs'`` for the linear model).
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from irmeasures_markov._util._progress import show_progress
+from irmeasures_markov.inference._gibbs import gibbs_linear_model
+from irmeasures_markov.inference._inputs import ScoresLike, score_matrix
+from irmeasures_markov.inference._posterior import EFFECT_SCALE_PRIOR, MU_PRIOR_SD, BayesResult, sampling_diagnostics
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["fit_linear_model", "bayesian_linear_model", "direct_relevance_model", "rank_weights"]
+
+
+def _pymc():
+    try:
+        import pymc as pm
+    except ImportError:
+        raise ImportError('the Bayesian models need PyMC: pip install "irmeasures-markov[bayes]"') from None
+    return pm
+
+
+
+def _effect(pm, name, n, dims=None):
+    scale = pm.HalfCauchy(f"sigma_{name}", EFFECT_SCALE_PRIOR)
+    z = pm.Normal(f"z_{name}", 0.0, 1.0, shape=n)
+    return pm.Deterministic(name, scale * z, dims=dims)
+
+
+def _sample(pm, model, draws, tune, chains, seed, progress, cores, target_accept):
+    shown = show_progress(progress)
+    logger = logging.getLogger("pymc")
+    level = logger.level
+    if not shown:  # PyMC's own "Sampling 4 chains ..." lines are progress too; its warnings still show
+        logger.setLevel(max(level, logging.WARNING))
+    try:
+        with model:
+            return pm.sample(draws=draws, tune=tune, chains=chains, random_seed=seed, progressbar=shown,
+                             cores=cores, target_accept=target_accept, compute_convergence_checks=False)
+    finally:
+        logger.setLevel(level)
+
+
+def _codes(values) -> tuple[np.ndarray, list[str]]:
+    labels = [str(v) for v in values]
+    levels = list(dict.fromkeys(labels))
+    index = {level: i for i, level in enumerate(levels)}
+    return np.array([index[label] for label in labels], dtype=np.int64), levels
+
+
+def fit_linear_model(data: pd.DataFrame | Mapping[str, Sequence[Any]], *, value: str = "value",
+                     system: str = "system", topic: str = "topic",
+                     effects: Sequence[str] = (), interactions: Sequence[tuple[str, str]] = (),
+                     draws: int = 1000, tune: int = 1000, chains: int = 4, seed: int | None = 0,
+                     progress: bool | None = None, cores: int | None = None,
+                     target_accept: float = 0.9) -> BayesResult:
+    """The Bayesian linear model with optional extra effects and interactions (§3.1, §3.3).
+
+    ``data`` is a long table (pandas DataFrame or mapping of columns): one row
+    per observation with columns ``system``, ``topic``, ``value`` and any extra
+    categorical ``effects`` (e.g. ``'assessor'``).  ``interactions`` names
+    pairs among ``'system'``, ``'topic'`` and the extra effects, e.g.
+    ``[('topic', 'assessor'), ('system', 'assessor')]``.  Every effect and
+    interaction is N(0, σ_e²) with σ_e ~ half-Cauchy(0, 1); μ ~ N(0, 10²); the
+    residual σ has the Jeffreys prior p(σ) ∝ 1/σ.  Rows may be unbalanced
+    (any number per cell, missing cells).
+
+    Parameters
+    ----------
+    data : DataFrame or mapping of columns
+        The long table.
+    value, system, topic : str
+        Names of the score, system and topic columns.
+    effects : sequence of str
+        Extra categorical columns, each a random effect.
+    interactions : sequence of (str, str)
+        Two-way interactions among ``'system'``, ``'topic'`` and ``effects``.
+    draws, tune, chains : int
+        NUTS draws kept per chain, tuning steps, chains.
+    seed : int or None
+        ``random_seed`` of ``pymc.sample``.
+    progress : bool or None
+        PyMC's progress bar (None: only when standard error is a terminal).
+    cores : int, optional
+        Processes sampling chains in parallel (PyMC's default when None).
+    target_accept : float
+        NUTS's target acceptance rate (raise it towards 0.99 against divergences).
+
+    Returns
+    -------
+    BayesResult
+
+    Raises
+    ------
+    ValueError
+        A missing column, a value that is not finite, fewer than 2 topics, or an interaction naming an
+        unknown effect.
+    ImportError
+        PyMC is not installed.
+
+    Warns
+    -----
+    SamplingWarning
+        Divergent transitions, or R-hat above :data:`MAX_RHAT`.
+    """
+    pm = _pymc()
+    import pandas as pd
+    df = pd.DataFrame(data)
+    for col in (value, system, topic, *effects):
+        if col not in df.columns:
+            raise ValueError(f"column {col!r} not in the data (columns: {list(df.columns)})")
+    y = df[value].to_numpy(dtype=np.float64)
+    if not np.all(np.isfinite(y)):
+        raise ValueError("values must be finite (NaN or inf found)")
+    names = {"system": system, "topic": topic, **{e: e for e in effects}}
+    codes = {k: _codes(df[c]) for k, c in names.items()}
+    if len(codes["topic"][1]) < 2:
+        raise ValueError("the model needs at least 2 topics")
+    for a, b in interactions:
+        for x in (a, b):
+            if x not in names:
+                raise ValueError(f"interaction {a}×{b}: unknown effect {x!r}; effects: {list(names)}")
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0.0, MU_PRIOR_SD)
+        mean = mu
+        for k, (idx, levels) in codes.items():
+            eff = _effect(pm, k, len(levels))
+            mean = mean + eff[idx]
+        for a, b in interactions:
+            ia, la = codes[a]
+            ib, lb = codes[b]
+            eff = _effect(pm, f"{a}_x_{b}", len(la) * len(lb))
+            mean = mean + eff[ia * len(lb) + ib]
+        sigma = pm.Deterministic("sigma", pm.math.exp(pm.Flat("log_sigma")))  # p(σ) ∝ 1/σ: flat on log σ
+        pm.Normal("y", mean, sigma, observed=y)
+    idata = _sample(pm, model, draws, tune, chains, seed, progress, cores, target_accept)
+    divergences, max_rhat = sampling_diagnostics(idata, "nuts", target_accept)
+    beta = idata.posterior["system"].values.reshape(-1, len(codes["system"][1]))
+    return BayesResult(codes["system"][1], beta, idata, topics=codes["topic"][1], divergences=divergences,
+                       max_rhat=max_rhat)
+
+
+def bayesian_linear_model(scores: ScoresLike, measure: Any = None, *, backend: str = "gibbs",
+                          **kwargs: Any) -> BayesResult:
+    """§3.1 on a topics × systems score matrix (anything :func:`score_matrix` accepts).
+
+    ``backend='gibbs'`` (default) uses :func:`gibbs_linear_model`, a blocked
+    Gibbs sampler with exact conditionals (numpy only, no divergent
+    transitions), whose max R-hat and effective sample sizes are reported in
+    ``max_rhat`` and ``idata``.  ``backend='pymc'`` samples the same model with
+    PyMC's NUTS (``draws``, ``tune``, ``chains``, ``cores``, ``target_accept``):
+    it is not free of divergent transitions on this model with few systems
+    (raising ``target_accept`` towards 0.99 reduces them).  Either way the
+    result's ``divergences`` and ``max_rhat`` report the diagnostics, and a
+    :class:`SamplingWarning` says when they are bad.  docs/inference.md gives
+    the samplers' times.
+
+    Parameters
+    ----------
+    scores : ScoresLike
+        Per-topic scores of the systems.
+    measure : ir_measures.Measure or str, optional
+        Which measure of ``scores`` when it holds several.
+    backend : {'gibbs', 'pymc'}
+        The sampler.
+    **kwargs
+        For the sampler: :func:`gibbs_linear_model` or :func:`fit_linear_model`.
+
+    Returns
+    -------
+    BayesResult
+
+    Raises
+    ------
+    ValueError
+        An unknown backend, or scores :func:`score_matrix` refuses.
+    ImproperPosteriorError
+        Scores that are exactly a topic effect plus a system effect (Gibbs).
+    ImportError
+        ``backend='pymc'`` without PyMC.
+    """
+    sm = score_matrix(scores, measure)
+    if backend == "gibbs":
+        return gibbs_linear_model(sm, **kwargs)
+    if backend != "pymc":
+        raise ValueError(f"backend must be 'pymc' or 'gibbs', got {backend!r}")
+    t_idx, s_idx = np.meshgrid(np.arange(sm.n_topics), np.arange(sm.n_systems), indexing="ij")
+    data = {"system": [sm.systems[j] for j in s_idx.ravel()], "topic": [sm.topics[i] for i in t_idx.ravel()],
+            "value": sm.values.ravel()}
+    return fit_linear_model(data, **kwargs)
+
+
+def rank_weights(depth: int, user: str = "precision", theta: float = 0.8) -> np.ndarray:
+    """User-model rank distribution p_k for k = 1..depth: ``'precision'`` (uniform) or ``'rbp'`` (geometric).
+
+    Parameters
+    ----------
+    depth : int
+        The deepest rank, at least 1.
+    user : {'precision', 'rbp'}
+        Uniform 1/depth, or θ^{k−1}(1 − θ).
+    theta : float
+        RBP's persistence θ, in (0, 1).
+
+    Returns
+    -------
+    numpy.ndarray
+        p_1..p_depth.
+
+    Raises
+    ------
+    ValueError
+        ``depth < 1``, an unknown ``user``, or ``theta`` outside (0, 1).
+    """
+    if depth < 1:
+        raise ValueError(f"depth must be >= 1, got {depth}")
+    k = np.arange(1, depth + 1)
+    if user == "precision":
+        return np.full(depth, 1.0 / depth)
+    if user == "rbp":
+        if not 0 < theta < 1:
+            raise ValueError(f"theta must be in (0, 1), got {theta}")
+        return theta ** (k - 1) * (1 - theta)
+    raise ValueError(f"user must be 'precision' or 'rbp', got {user!r}")
+
+
+def direct_relevance_model(judgments: ArrayLike, *, systems: Sequence[str] | None = None,
+                           topics: Sequence[str] | None = None, user: str = "precision", theta: float = 0.8,
+                           draws: int = 1000, tune: int = 1000, chains: int = 4, seed: int | None = 0,
+                           progress: bool | None = None, cores: int | None = None,
+                           target_accept: float = 0.9) -> BayesResult:
+    """§3.2: judgments x_ijk ~ Bernoulli(logistic(y_ij)), y_ij ~ N(μ + β_j + α_i, σ²), ranks weighted by p_k.
+
+    ``judgments``: array topics × systems × depth of 0/1 (unjudged as 0).
+    ``user``: ``'precision'`` (p_ij estimates precision@depth) or ``'rbp'``
+    (geometric p_k with ``theta``; p_ij estimates RBP normalised over the depth).
+    ``cell_estimates`` of the result are the posterior means of p_ij.
+
+    Parameters
+    ----------
+    judgments : array_like
+        0/1, shape topics × systems × depth (unjudged as 0).
+    systems, topics : sequence of str, optional
+        Labels (default ``system0, ...`` and ``0, 1, ...``).
+    user : {'precision', 'rbp'}
+        The rank distribution p_k (:func:`rank_weights`).
+    theta : float
+        RBP's persistence, in (0, 1).
+    draws, tune, chains : int
+        NUTS draws kept per chain, tuning steps, chains.
+    seed : int or None
+        ``random_seed`` of ``pymc.sample``.
+    progress : bool or None
+        PyMC's progress bar (None: only when standard error is a terminal).
+    cores : int, optional
+        Processes sampling chains in parallel (PyMC's default when None).
+    target_accept : float
+        NUTS's target acceptance rate (raise it towards 0.99 against divergences).
+
+    Returns
+    -------
+    BayesResult
+        With ``cell_estimates`` (posterior means of p_ij) and ``cell_intervals`` (95% equal-tailed).
+
+    Raises
+    ------
+    ValueError
+        Judgments that are not 0/1 or not 3-D, fewer than 2 topics, or a bad ``user``/``theta``.
+    ImportError
+        PyMC is not installed.
+    """
+    pm = _pymc()
+    x = np.asarray(judgments, dtype=np.float64)
+    if x.ndim != 3:
+        raise ValueError(f"judgments must be topics × systems × depth, got shape {x.shape}")
+    if not np.all((x == 0) | (x == 1)):
+        raise ValueError("judgments must be 0/1")
+    n_t, n_s, depth = x.shape
+    if n_t < 2:
+        raise ValueError("the model needs at least 2 topics")
+    pk = rank_weights(depth, user, theta)
+    w = pk * (pk.sum() ** 2 / np.sum(pk ** 2)) / pk.sum()  # scaled to the effective sample size
+    hits = np.tensordot(x, w, axes=([2], [0]))             # Σ_k w_k x_ijk
+    total = w.sum()
+    systems = [str(s) for s in systems] if systems is not None else [f"system{j}" for j in range(n_s)]
+    topics = [str(t) for t in topics] if topics is not None else [str(i) for i in range(n_t)]
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0.0, MU_PRIOR_SD)
+        beta = _effect(pm, "system", n_s)
+        alpha = _effect(pm, "topic", n_t)
+        sigma = pm.HalfCauchy("sigma", EFFECT_SCALE_PRIOR)  # latent scale: p(σ) ∝ 1/σ would be improper here
+        z = pm.Normal("z_cell", 0.0, 1.0, shape=(n_t, n_s))
+        y = mu + beta[None, :] + alpha[:, None] + sigma * z
+        p = pm.Deterministic("p", pm.math.sigmoid(y))
+        # weighted Bernoulli log-likelihood: Σ_k w_k [x log p + (1 − x) log(1 − p)]
+        pm.Potential("relevance", pm.math.sum(hits * pm.math.log(p) + (total - hits) * pm.math.log(1.0 - p)))
+    idata = _sample(pm, model, draws, tune, chains, seed, progress, cores, target_accept)
+    divergences, max_rhat = sampling_diagnostics(idata, "nuts", target_accept)
+    beta_draws = idata.posterior["system"].values.reshape(-1, n_s)
+    p_draws = idata.posterior["p"].values.reshape(-1, n_t, n_s)
+    return BayesResult(systems, beta_draws, idata, topics, p_draws.mean(axis=0),
+                       np.quantile(p_draws, [0.025, 0.975], axis=0), divergences=divergences, max_rhat=max_rhat)

@@ -1,0 +1,301 @@
+"""Inference on the grid engine: discriminative power, and Bayesian fits per collection.
+
+Cells:
+
+* ``allpairs`` — one (measure, test) of a discriminative-power table: the
+  adjusted p-values of every system pair from
+  :func:`~irmeasures_markov.inference.all_pairs` (same seed, same resamples,
+  so the same bits on every backend); the share below ``alpha`` is taken on
+  the client, so another ``alpha`` reuses the stored cells;
+* ``bayes`` — one Bayesian linear model (Carterette 2011, §3.1) fitted to
+  one collection's score matrix: the posterior draws of the system effects
+  (draws x systems), with a second cell holding ``[max_rhat, divergences]``.
+
+Each cell is keyed by a content hash of its score matrix (values, topics,
+systems), its test or sampler settings and the seed.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from irmeasures_markov.grid._backends import Backend, resolve_backend
+from irmeasures_markov.grid._cells import Cell
+from irmeasures_markov.grid._runner import GridSummary, run_grid
+from irmeasures_markov.grid._store import ParquetStore, StoreLike
+from irmeasures_markov.inference._bayes import bayesian_linear_model
+from irmeasures_markov.inference._classic import TESTS, all_pairs
+from irmeasures_markov.inference._inputs import ScoreMatrix, ScoresLike, score_matrix
+from irmeasures_markov.inference._posterior import BayesResult
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from distributed import Client
+
+__all__ = ["discriminative_power", "discriminative_power_grid", "fit_per_collection", "matrix_hash"]
+
+
+def matrix_hash(sm: ScoreMatrix) -> str:
+    """SHA-256 of a score matrix: its float64 values, topics and systems.
+
+    Parameters
+    ----------
+    sm : ScoreMatrix
+
+    Returns
+    -------
+    str
+        The first 32 hexadecimal digits.
+    """
+    h = hashlib.sha256(b"scores\0")
+    v = np.ascontiguousarray(sm.values, dtype=np.float64)
+    h.update(repr(v.shape).encode())
+    h.update(v.tobytes())
+    h.update("\x1f".join(sm.topics).encode("utf-8", "surrogateescape") + b"\0")
+    h.update("\x1f".join(sm.systems).encode("utf-8", "surrogateescape"))
+    return h.hexdigest()[:32]
+
+
+@dataclass
+class _PairsTask:
+    key: str
+    cells: list[Cell]
+    needs: list[str]
+    test: str
+    n_resamples: int
+    seed: int | None
+    correction: str | None
+
+    def compute(self, shared):
+        sm = shared[self.needs[0]]
+        res = all_pairs(sm, self.test, alternative="two-sided", correction=self.correction,
+                        n_resamples=self.n_resamples, seed=self.seed)
+        return [res.adjusted_pvalue]
+
+
+def _run(cells, make_tasks, by_name, desc, backend, client, scheduler, n_jobs, store, progress):
+    """run_grid on the backend asked for (closed after if it was started here), the score matrices ``by_name``
+    shared with the tasks."""
+    be, owned = resolve_backend(backend, client=client, scheduler=scheduler, n_jobs=n_jobs)
+    try:
+        return run_grid(cells, make_tasks, lambda names: {k: v for k, v in by_name.items() if k in names},
+                        backend=be, store=store if store is None or isinstance(store, ParquetStore)
+                        else ParquetStore(store), progress=progress, desc=desc)
+    finally:
+        if owned:
+            be.close()
+
+
+def discriminative_power_grid(scores_by_measure: Mapping[str, ScoresLike], *, alpha: float = 0.05,
+                              tests: Sequence[str] = ("t", "randomization", "bootstrap"),
+                              n_resamples: int = 10000, seed: int | None = 0, correction: str | None = None,
+                              progress: bool | None = None, backend: Backend | str | None = None,
+                              client: Client | None = None, scheduler: str | None = None, n_jobs: int = 1,
+                              store: StoreLike = None, collection: str = "") -> tuple[pd.DataFrame, GridSummary]:
+    """:func:`~irmeasures_markov.inference.discriminative_power` with one grid cell per (measure, test).
+
+    Returns ``(table, summary)``: the DataFrame (one row per measure, one
+    column per test) and the :class:`~irmeasures_markov.grid.GridSummary`.
+
+    Parameters
+    ----------
+    scores_by_measure : mapping of str to ScoresLike
+        ``{measure label: scores}`` with anything :func:`~.inputs.score_matrix` accepts (all over the same
+        systems and topics).
+    alpha : float
+        Significance level, in (0, 1).
+    tests : sequence of str
+        Tests of :data:`~.classic.TESTS`, one column each.
+    n_resamples, seed, correction
+        As for :func:`~.classic.all_pairs` (``correction`` None: uncorrected p-values).
+    progress : bool or None
+        The grid's bar and summary on standard error (None: only when it is a terminal).
+    backend, client, scheduler, n_jobs
+        Where the cells are computed (:func:`~irmeasures_markov.grid.resolve_backend`).
+    store : ParquetStore, path or None
+        Keeps the p-values for reruns.
+    collection : str
+        The collection's name in the cells' keys.
+
+    Returns
+    -------
+    (pandas.DataFrame, GridSummary)
+
+    Raises
+    ------
+    ValueError
+        ``alpha`` outside (0, 1), an unknown test, or no measure.
+    """
+    import pandas as pd
+    if not 0 < alpha < 1:
+        raise ValueError(f"`alpha` must be in (0, 1), got {alpha!r}.")
+    for t in tests:
+        if t not in TESTS:
+            raise ValueError(f"unknown test {t!r}; choose among {list(TESTS)}")
+    mats = {str(label): score_matrix(s) for label, s in scores_by_measure.items()}
+    if not mats:
+        raise ValueError("`scores_by_measure` is empty.")
+    hashes = {label: matrix_hash(sm) for label, sm in mats.items()}
+    cells = {}
+    for label in mats:
+        for t in tests:
+            resample = f"{t}/n={int(n_resamples) if t in ('randomization', 'bootstrap') else 0}/seed={seed}" \
+                       f"/correction={correction}"
+            cells[(label, t)] = Cell("allpairs", collection, "", label, 100.0, 0, resample, hashes[label], "")
+    where = {c.key: lt for lt, c in cells.items()}
+
+    def make_tasks(missing):
+        out = []
+        for c in missing:
+            label, t = where[c.key]
+            out.append(_PairsTask(f"grid-pairs-{c.key}", [c], [f"scores:{hashes[label]}"], t, int(n_resamples),
+                                  seed, correction))
+        return out
+
+    arrays, summary = _run(list(cells.values()), make_tasks, {f"scores:{hashes[x]}": sm for x, sm in mats.items()},
+                           "discriminative power", backend, client, scheduler, n_jobs, store, progress)
+    rows = {label: {t: float(np.mean(arrays[cells[(label, t)].key] < alpha)) for t in tests} for label in mats}
+    return pd.DataFrame.from_dict(rows, orient="index")[list(tests)], summary
+
+
+@dataclass
+class _FitTask:
+    key: str
+    cells: list[Cell]
+    needs: list[str]
+    backend: str
+    kwargs: dict
+
+    def compute(self, shared):
+        sm = shared[self.needs[0]]
+        res = bayesian_linear_model(sm, backend=self.backend, progress=False, **self.kwargs)
+        diag = np.array([np.nan if res.max_rhat is None else float(res.max_rhat),
+                         np.nan if res.divergences is None else float(res.divergences)])
+        return [np.asarray(res.system_effects, dtype=np.float64), diag]
+
+
+def fit_per_collection(scores_by_collection: Mapping[str, ScoresLike], *, sampler: str = "gibbs",
+                       progress: bool | None = None, backend: Backend | str | None = None,
+                       client: Client | None = None, scheduler: str | None = None, n_jobs: int = 1,
+                       store: StoreLike = None, **fit_kwargs: Any) -> tuple[dict[str, BayesResult], GridSummary]:
+    """One Bayesian linear model per collection, each a grid cell: ``({collection: BayesResult}, summary)``.
+
+    ``scores_by_collection``: ``{collection: scores}`` (anything
+    :func:`~irmeasures_markov.inference.score_matrix` accepts, one measure).
+    ``sampler`` and ``fit_kwargs`` (``draws``, ``tune``, ``chains``, ``seed``, ...)
+    go to :func:`~irmeasures_markov.inference._bayes.bayesian_linear_model`; a
+    seed must be given for the fit to be reproducible (it is 0 by default for
+    the Gibbs sampler).  The results carry ``system_effects``, ``max_rhat`` and
+    ``divergences``; ``idata`` is None (the draws come back from the worker or
+    the store, not the sampler's InferenceData).
+
+    Parameters
+    ----------
+    scores_by_collection : mapping of str to ScoresLike
+        ``{collection: scores}``.
+    sampler : {'gibbs', 'pymc'}
+        The ``backend`` of :func:`~irmeasures_markov.inference._bayes.bayesian_linear_model`.
+    progress : bool or None
+        The grid's bar and summary on standard error (None: only when it is a terminal).
+    backend, client, scheduler, n_jobs
+        Where the cells are computed (:func:`~irmeasures_markov.grid.resolve_backend`).
+    store : ParquetStore, path or None
+        Keeps the draws for reruns.
+    **fit_kwargs
+        For the sampler (``draws``, ``tune``, ``chains``, ``seed``, ...); part of the cells' keys.
+
+    Returns
+    -------
+    (dict of str to BayesResult, GridSummary)
+
+    Raises
+    ------
+    ValueError
+        An unknown sampler or no collection.
+    """
+    if sampler not in ("gibbs", "pymc"):
+        raise ValueError(f"`sampler` must be 'gibbs' or 'pymc', got {sampler!r}")
+    mats = {str(c): score_matrix(s) for c, s in scores_by_collection.items()}
+    if not mats:
+        raise ValueError("`scores_by_collection` is empty.")
+    settings = json.dumps({"sampler": sampler, **fit_kwargs}, sort_keys=True, default=repr)
+    hashes = {c: matrix_hash(sm) for c, sm in mats.items()}
+    cells = {}
+    for c in mats:
+        seed = int(fit_kwargs.get("seed", 0) or 0)
+        cells[c] = (Cell("bayes", c, "", "effects", 100.0, seed, settings, hashes[c], ""),
+                    Cell("bayes", c, "", "diagnostics", 100.0, seed, settings, hashes[c], ""))
+    where = {cell.key: c for c, pair in cells.items() for cell in pair}
+
+    def make_tasks(missing):
+        todo = list(dict.fromkeys(where[k.key] for k in missing))
+        return [_FitTask(f"grid-bayes-{cells[c][0].key}", list(cells[c]), [f"scores:{hashes[c]}"], sampler,
+                         dict(fit_kwargs)) for c in todo]
+
+    arrays, summary = _run([x for pair in cells.values() for x in pair], make_tasks,
+                           {f"scores:{hashes[c]}": sm for c, sm in mats.items()}, "Bayesian fits", backend, client,
+                           scheduler, n_jobs, store, progress)
+    out = {}
+    for c, (ce, cd) in cells.items():
+        rhat, div = arrays[cd.key]
+        out[c] = BayesResult(list(mats[c].systems), arrays[ce.key], None, topics=list(mats[c].topics),
+                             divergences=None if np.isnan(div) else int(div),
+                             max_rhat=None if np.isnan(rhat) else float(rhat))
+    return out, summary
+
+
+def discriminative_power(scores_by_measure: Mapping[str, ScoresLike], *, alpha: float = 0.05,
+                         tests: Sequence[str] = ("t", "randomization", "bootstrap"),
+                         n_resamples: int = 10000, seed: int | None = 0, correction: str | None = None,
+                         progress: bool | None = None, backend: Backend | str | None = None,
+                         client: Client | None = None, scheduler: str | None = None, n_jobs: int = 1,
+                         store: StoreLike = None) -> pd.DataFrame:
+    """Share of system pairs significantly different at ``alpha`` (Smucker & Clarke 2012, Table 2).
+
+    ``scores_by_measure``: ``{measure label: scores}`` with anything
+    :func:`score_matrix` accepts (all over the same systems and topics).
+    Returns a DataFrame, one row per measure, one column per test.
+
+    Each (measure, test) is a cell of an :mod:`irmeasures_markov.grid` grid:
+    computed in this process by default, on ``n_jobs`` local processes, or on
+    Dask (``client=``, ``scheduler=``, ``backend=``), with the same numbers on
+    every backend; ``store`` (a directory) keeps the p-values for reruns.
+
+    Parameters
+    ----------
+    scores_by_measure : mapping of str to ScoresLike
+        ``{measure label: scores}`` with anything :func:`~.inputs.score_matrix` accepts (all over the same
+        systems and topics).
+    alpha : float
+        Significance level, in (0, 1).
+    tests : sequence of str
+        Tests of :data:`~.classic.TESTS`, one column each.
+    n_resamples, seed, correction
+        As for :func:`~.classic.all_pairs` (``correction`` None: uncorrected p-values).
+    progress : bool or None
+        The grid's bar and summary on standard error (None: only when it is a terminal).
+    backend, client, scheduler, n_jobs
+        Where the cells are computed (:func:`~irmeasures_markov.grid.resolve_backend`).
+    store : ParquetStore, path or None
+        Keeps the p-values for reruns.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The share of pairs with an (adjusted) p-value below ``alpha``: one row per measure, one column per
+        test.
+
+    Raises
+    ------
+    ValueError
+        ``alpha`` outside (0, 1), an unknown test, or no measure.
+    """
+    table, _ = discriminative_power_grid(scores_by_measure, alpha=alpha, tests=tests, n_resamples=n_resamples,
+                                         seed=seed, correction=correction, progress=progress, backend=backend,
+                                         client=client, scheduler=scheduler, n_jobs=n_jobs, store=store)
+    return table

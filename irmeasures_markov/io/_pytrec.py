@@ -1,0 +1,136 @@
+"""Qrels and runs in the form pytrec_eval can take without crashing the process.
+
+pytrec_eval (trec_eval compiled into the interpreter, which computes
+ir_measures' own AP, P@k, nDCG, ...) has two inputs that kill the whole
+process instead of raising an exception:
+
+* an id holding a lone surrogate: the readers decode bytes that are not valid
+  UTF-8 with ``surrogateescape``, so that distinct byte strings stay distinct
+  ids, and pytrec_eval segfaults on them;
+* a qrels topic whose grades are all negative: trec_eval sizes its per-grade
+  counts by the largest grade and writes out of bounds.
+
+Every place where this package hands inputs to pytrec_eval (the command line,
+:class:`~irmeasures_markov.plugin._pytrec.RelevanceEvaluator`,
+:func:`~irmeasures_markov.experiments.evaluate`) goes through
+:func:`qrels_for_pytrec_eval` and :func:`run_for_pytrec_eval`:
+
+* an id that is not ASCII is handed over as its bytes read as Latin-1, one
+  character per byte.  ASCII ids are unchanged, so the mapping needs no
+  decision per input and qrels and runs converted apart still match; it is a
+  bijection (:func:`id_from_pytrec_eval` inverts it), and pytrec_eval's
+  UTF-8 of those characters orders like the original bytes, so trec_eval's
+  docid tie-break is unchanged;
+* a topic whose grades are all negative gets one more judgment, of grade 0,
+  for :data:`ABSENT_DOCID`, a docid no TREC file can hold (it contains a
+  tab): nothing is relevant there either way, and the topic keeps its place
+  in the average with the values trec_eval gives a topic without relevant
+  documents (0).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from irmeasures_markov.io._run_columns import RunColumns
+
+__all__ = [
+    "ABSENT_DOCID",
+    "id_for_pytrec_eval",
+    "id_from_pytrec_eval",
+    "qrels_for_pytrec_eval",
+    "run_for_pytrec_eval",
+]
+
+#: Judged (grade 0) in topics whose grades are all negative; fields of TREC files never hold a tab.
+ABSENT_DOCID = "\t(judgment added so that no topic has only negative grades)"
+
+
+def id_for_pytrec_eval(text: str) -> str:
+    """``text`` as pytrec_eval can take it: unchanged if ASCII, else its bytes read as Latin-1.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    str
+    """
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "surrogateescape").decode("latin-1")
+
+
+def id_from_pytrec_eval(text: str) -> str:
+    """The original id of :func:`id_for_pytrec_eval`'s result.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    str
+    """
+    if text.isascii():
+        return text
+    return text.encode("latin-1").decode("utf-8", "surrogateescape")
+
+
+def _ascii(keys) -> bool:
+    return "".join(keys).isascii()
+
+
+def _docs(docs: Mapping[str, object]) -> Mapping[str, object]:
+    if _ascii(docs):
+        return docs
+    return {id_for_pytrec_eval(d): v for d, v in docs.items()}
+
+
+def qrels_for_pytrec_eval(qrels: Mapping[str, Mapping[str, int]]) -> dict[str, Mapping[str, int]]:
+    """The qrels with ids pytrec_eval takes and no topic whose grades are all negative.
+
+    Topics that need no change are the caller's own dicts (not copied).
+
+    Parameters
+    ----------
+    qrels : mapping
+        ``{qid: {docid: grade}}``, checked (str ids, int grades).
+
+    Returns
+    -------
+    dict
+        ``{qid: {docid: grade}}`` with ids as :func:`id_for_pytrec_eval` gives
+        them, and :data:`ABSENT_DOCID` judged 0 in topics whose grades are all
+        negative.
+    """
+    out: dict[str, Mapping[str, int]] = {}
+    for q, docs in qrels.items():
+        converted = _docs(docs)
+        if docs and max(docs.values()) < 0:
+            converted = dict(converted)
+            converted[ABSENT_DOCID] = 0
+        out[id_for_pytrec_eval(q)] = converted
+    return out
+
+
+def run_for_pytrec_eval(run: Mapping[str, Mapping[str, float]]) -> Mapping[str, Mapping[str, float]]:
+    """The run with ids pytrec_eval takes; the run itself when every id is ASCII.
+
+    Parameters
+    ----------
+    run : mapping
+        ``{qid: {docid: score}}`` with str ids.
+
+    Returns
+    -------
+    mapping
+        ``run`` itself, or a copy with ids as :func:`id_for_pytrec_eval` gives them;
+        a :class:`~irmeasures_markov.io._run_columns.RunColumns` as a dict
+        (pytrec_eval and ``ir_measures`` take only dicts).
+    """
+    if isinstance(run, RunColumns):
+        run = run.to_dict()
+    if all(q.isascii() and _ascii(docs) for q, docs in run.items()):
+        return run
+    return {id_for_pytrec_eval(q): _docs(docs) for q, docs in run.items()}

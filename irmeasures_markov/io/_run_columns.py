@@ -1,0 +1,218 @@
+"""A run kept as columns: :class:`RunColumns`, and :func:`read_run_columns`, which reads a file into one.
+
+A run read from a file need not become ``{qid: {docid: score}}``: a Python
+dict per query and a str and a float per document cost more than reading the
+file.  A :class:`RunColumns` keeps the queries in file order, where each
+query's records start and end, the docids as one newline-joined string and
+the scores as one float64 array.  The rankings (:mod:`irmeasures_markov.ranking`)
+rank and join it with the judgments as arrays; it is also a read-only mapping
+``{qid: {docid: score}}`` (each query's dict made when asked for), so any code
+written for dicts reads it unchanged, and every measure gives it the values
+it gives the dict, bit for bit.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from types import MappingProxyType
+
+import numpy as np
+
+from irmeasures_markov._util._errors import InputError
+from irmeasures_markov._util._token_sets import first_repeat
+from irmeasures_markov._util._types import PathLike
+from irmeasures_markov.io._fast_run import Columns, run_columns
+from irmeasures_markov.io._text import decompress, display_name, read_raw, read_whole
+from irmeasures_markov.io._trec import run_from_lines
+
+__all__ = ["RunColumns", "read_run_columns", "columns_of_run", "run_from_columns", "columns_of_file"]
+
+
+class RunColumns(Mapping):
+    """A run as columns; also a read-only mapping ``{qid: {docid: score}}``.
+
+    ``run[qid]`` is a read-only view of the query's ``{docid: score}``;
+    :meth:`to_dict` gives ordinary dicts (what pytrec_eval's own evaluator
+    needs; ir_measures' providers are handed that form by this package).
+
+    Query ``qids[k]`` owns records ``bounds[k]:bounds[k+1]``: their docids
+    (``docid_list()[bounds[k]:bounds[k+1]]``, in file order) and their
+    ``scores``.  Every query holds at least one record; no query lists a
+    document twice; every score is finite.
+
+    Parameters
+    ----------
+    qids : list of str
+        The queries, in order of first appearance in the file.
+    bounds : numpy.ndarray
+        ``len(qids) + 1`` record offsets (int64).
+    docids : str
+        Every record's docid, query after query, joined by newlines.
+    scores : numpy.ndarray
+        Every record's score (float64).
+
+    Notes
+    -----
+    Made by :func:`read_run_columns` and :func:`~irmeasures_markov.io._run_files.load_run_dir`,
+    which check the rules above; the constructor trusts its caller.  The
+    object does not change; :meth:`to_dict` gives ordinary dicts
+    (``dict(run)`` keeps each query's read-only view).
+    """
+    __slots__ = ("qids", "bounds", "docids", "scores", "_keys", "_index")
+
+    def __init__(self, qids: list[str], bounds: np.ndarray, docids: str, scores: np.ndarray) -> None:
+        self.qids = qids
+        self.bounds = np.asarray(bounds, dtype=np.int64)
+        self.docids = docids
+        self.scores = scores
+        self._keys: list[str] | None = None
+        self._index: dict[str, int] | None = None
+
+    def __getstate__(self):
+        return self.qids, self.bounds, self.docids, self.scores
+
+    def __setstate__(self, state) -> None:
+        self.__init__(*state)
+
+    @property
+    def n_documents(self) -> int:
+        """Number of records (retrieved documents) of all queries together."""
+        return int(self.bounds[-1]) if self.qids else 0
+
+    def docid_list(self) -> list[str]:
+        """Every record's docid, query after query (made on first use and kept).
+
+        Returns
+        -------
+        list of str
+        """
+        if self._keys is None:
+            self._keys = self.docids.split("\n") if self.qids else []
+        return self._keys
+
+    def __len__(self) -> int:
+        return len(self.qids)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.qids)
+
+    def __contains__(self, qid: object) -> bool:
+        return qid in self._query_index()
+
+    def _query_index(self) -> dict[str, int]:
+        if self._index is None:
+            self._index = {q: k for k, q in enumerate(self.qids)}
+        return self._index
+
+    def __getitem__(self, qid: str) -> Mapping[str, float]:
+        # read-only: an assignment to a query's documents would otherwise change a copy and be lost silently
+        return MappingProxyType(self._query_dict(self._query_index()[qid]))
+
+    def _query_dict(self, k: int) -> dict[str, float]:
+        a, b = int(self.bounds[k]), int(self.bounds[k + 1])
+        return dict(zip(self.docid_list()[a:b], self.scores[a:b].tolist(), strict=True))
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        """The run as ``{qid: {docid: score}}`` (what :func:`~irmeasures_markov.io.read_trec_run` gives), a new dict.
+
+        Returns
+        -------
+        dict
+        """
+        return {q: self._query_dict(k) for k, q in enumerate(self.qids)}
+
+    def __repr__(self) -> str:
+        return f"RunColumns({len(self.qids)} queries, {self.n_documents} documents)"
+
+
+def columns_of_run(data: bytes) -> RunColumns | None:
+    """:class:`RunColumns` of a run file's content (decompressed, BOM removed), or None.
+
+    None when the whole-file tokeniser leaves the file to the line reader
+    (a malformed line, a query listing a document twice, an unusual form):
+    that reader then gives the result or the error naming the line.
+
+    Parameters
+    ----------
+    data : bytes
+
+    Returns
+    -------
+    RunColumns or None
+    """
+    cols = run_columns(data)
+    return None if cols is None else run_from_columns(cols)
+
+
+def run_from_columns(cols: Columns) -> RunColumns | None:
+    """:class:`RunColumns` of :func:`~irmeasures_markov.io._fast_run.run_columns`' answer, or None when a query
+    lists a document twice (the line reader then names the line).
+
+    Parameters
+    ----------
+    cols : tuple
+        ``(qids, bounds, docids_joined, scores)``.
+
+    Returns
+    -------
+    RunColumns or None
+    """
+    qids, bounds, docids, scores = cols
+    run = RunColumns(qids, np.asarray(bounds, dtype=np.int64), docids, scores)
+    if first_repeat(docids, run.bounds) >= 0:
+        return None
+    return run
+
+
+def _from_dict(run: Mapping[str, Mapping[str, float]]) -> RunColumns:
+    """Columns of a run the line reader read (already checked: str ids, finite scores, no repeats)."""
+    qids = [q for q, docs in run.items() if docs]
+    lengths = [len(run[q]) for q in qids]
+    bounds = np.zeros(len(qids) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=bounds[1:])
+    docids = "\n".join(d for q in qids for d in run[q])
+    scores = np.fromiter((s for q in qids for s in run[q].values()), dtype=np.float64, count=int(bounds[-1]))
+    return RunColumns(qids, bounds, docids, scores)
+
+
+def read_run_columns(path: PathLike) -> RunColumns:
+    """Read a TREC run file into :class:`RunColumns`, without a Python object per document.
+
+    Same grammar, same errors and the same run as
+    :func:`~irmeasures_markov.io.read_trec_run` (``dict(read_run_columns(p))
+    == read_trec_run(p)``, queries and documents in the same order).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The run file (plain or compressed), or ``-`` for standard input.
+
+    Returns
+    -------
+    RunColumns
+
+    Raises
+    ------
+    InputError
+        Naming the file and line, as :func:`~irmeasures_markov.io.read_trec_run` does.
+    OSError
+        The file cannot be read.
+    """
+    return read_whole(path, columns_of_run, lambda lines, name: _from_dict(run_from_lines(lines, name)))
+
+
+def columns_of_file(path: str) -> RunColumns | None:
+    """Worker task of :func:`~irmeasures_markov.io._run_files.load_run_dir`: one file read, decompressed,
+    tokenised and checked into :class:`RunColumns`, or None (the line reader then reads it, naming any error).
+
+    Parameters
+    ----------
+    path : str
+
+    Returns
+    -------
+    RunColumns or None
+    """
+    try:
+        return columns_of_run(decompress(read_raw(path), display_name(path)))
+    except (InputError, OSError):
+        return None

@@ -1,0 +1,377 @@
+"""Readers of TREC runs, TREC qrels and MPcont rate files (grammar: :mod:`irmeasures_markov.io`).
+
+:func:`read_trec_run` is the one run reader of the package: every path that
+reads a run file (``io.read_trec_run``, ``to_run_dict``, run directories, the
+command line, comparisons, grids) calls it.  It tokenises the whole file at
+once (:mod:`.fast_run`) and falls back to the line grammar of
+:func:`run_from_lines` whenever a file breaks a rule, so its dictionaries and
+error messages are exactly those of the line grammar (tests/reference_readers.py
+reads files line by line through it, the reference the tests compare with).
+:func:`read_trec_qrels` reads qrels the same way (:mod:`.fast_qrels`, then
+:func:`qrels_from_lines`).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import numpy as np
+
+from irmeasures_markov._util._errors import InputError
+from irmeasures_markov._util._types import PathLike
+from irmeasures_markov.io._fast_qrels import GRADE_MAX, GRADE_MIN, qrels_from_bytes
+from irmeasures_markov.io._fast_run import build_run, run_columns
+from irmeasures_markov.io._text import decode, display_name, open_lines, read_whole, short
+
+__all__ = ["read_trec_run", "read_trec_qrels", "read_rates", "run_from_lines", "qrels_from_lines", "add_judgment",
+           "field_count", "field_count_error", "parse_float", "parse_grade"]
+
+Lines = Iterable[tuple[int, bytes]]
+Run = dict[str, dict[str, float]]
+
+
+def field_count(n: int) -> str:
+    """``'1 field'``, ``'6 fields'``: a count of fields as error messages give it.
+
+    Parameters
+    ----------
+    n : int
+
+    Returns
+    -------
+    str
+    """
+    return f"{n} field" + ("" if n == 1 else "s")
+
+
+def field_count_error(where: str, expected: str, parts: list[bytes], line: bytes) -> InputError:
+    """The error for a line with the wrong number of fields, hinting at lone CRs when they explain it.
+
+    Parameters
+    ----------
+    where : str
+        ``FILE:LINE``.
+    expected : str
+        What the line should hold.
+    parts : list of bytes
+        The line's fields.
+    line : bytes
+
+    Returns
+    -------
+    InputError
+    """
+    hint = ""
+    if b"\r" in line and len(parts) > 6:
+        hint = " (lines end at LF or CRLF; a lone CR, as in old Mac files, separates fields)"
+    return InputError(f"{where}: expected {expected}, found {field_count(len(parts))}{hint}: {short(line)}")
+
+
+def parse_float(text: bytes, what: str, where: str) -> float:
+    """An ASCII number as ``float()`` reads it; InputError when it is not one or not finite.
+
+    Parameters
+    ----------
+    text : bytes
+    what : str
+        Names the field in messages.
+    where : str
+        ``FILE:LINE``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    InputError
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError(f"{where}: {what} {short(text)} is not a number") from None
+    if not math.isfinite(value):
+        raise InputError(f"{where}: {what} {short(text)} is not finite")
+    return value
+
+
+def parse_grade(text: bytes, where: str) -> int:
+    """A relevance grade: an ASCII integer in the signed 32-bit range.
+
+    Parameters
+    ----------
+    text : bytes
+    where : str
+        ``FILE:LINE``.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    InputError
+    """
+    try:
+        grade = int(text)
+    except ValueError:
+        raise InputError(f"{where}: relevance grade {short(text)} is not an integer") from None
+    if not GRADE_MIN <= grade <= GRADE_MAX:
+        raise InputError(f"{where}: relevance grade {short(text)} is outside the 32-bit integer range "
+                         f"[{GRADE_MIN}, {GRADE_MAX}] that trec_eval and pytrec_eval read")
+    return grade
+
+
+def add_judgment(docs: dict[str, int], qid: object, docid: object, grade: int, where: str) -> None:
+    """Record ``docs[docid] = grade`` (``docs``: one query's judgments) under the rule for repeated judgments.
+
+    The one rule of every qrels form (files, ``Qrel`` namedtuples,
+    DataFrames): a document judged again with the same grade is one
+    judgment; with a different grade it is an :class:`InputError` naming
+    ``where`` (file and line, or item/row), the query, the document and both
+    grades.
+
+    Parameters
+    ----------
+    docs : dict
+        One query's judgments, updated in place.
+    qid, docid : object
+    grade : int
+    where : str
+        Names the place in messages.
+
+    Raises
+    ------
+    InputError
+    """
+    old = docs.get(docid)
+    if old is not None and old != grade:
+        raise InputError(f"{where}: document {short(docid)} judged twice for query {short(qid)} "
+                         f"with different grades ({old} and {grade})")
+    docs[docid] = grade
+
+
+def _records(lines: Lines, name: str, n_fields: int, layout: str, table: dict[str, dict]):
+    """``(where, qid, fields)`` of each non-blank line; ``table`` gets an empty dict per new query.
+
+    Query ids repeat on consecutive lines, so each distinct qid's bytes are
+    decoded once.
+    """
+    qids: dict[bytes, str] = {}
+    for lineno, line in lines:
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != n_fields:
+            raise field_count_error(f"{name}:{lineno}", f"{n_fields} fields '{layout}'", parts, line)
+        qid = qids.get(parts[0])
+        if qid is None:
+            qid = qids[parts[0]] = decode(parts[0])
+            table[qid] = {}
+        yield lineno, qid, parts
+
+
+def run_from_lines(lines: Lines, name: str) -> Run:
+    """``{qid: {docid: score}}`` from ``(line number, bytes)`` pairs of a run file called ``name``.
+
+    Parameters
+    ----------
+    lines : iterable of (int, bytes)
+    name : str
+        The file's name in messages.
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    InputError
+    """
+    run: dict[str, dict[str, float]] = {}
+    first_line: dict[str, dict[str, int]] = {}
+    for lineno, qid, parts in _records(lines, name, 6, "qid Q0 docid rank score tag", run):
+        docid = decode(parts[2])
+        value = parse_float(parts[4], "score", f"{name}:{lineno}")
+        docs = run[qid]
+        if docid in docs:
+            raise InputError(f"{name}:{lineno}: document {short(docid)} appears twice for query {short(qid)} "
+                             f"(first at line {first_line[qid][docid]})")
+        docs[docid] = value
+        first_line.setdefault(qid, {})[docid] = lineno
+    return run
+
+
+def read_trec_run(path: PathLike) -> Run:
+    """Read a TREC run file (``qid Q0 docid rank score tag``) into ``{qid: {docid: score}}``.
+
+    The package's one run reader.  Plain, gzip, bzip2 or xz (by content);
+    ``-`` reads standard input.  Scores are parsed as float64, exactly as
+    ``float()`` reads them; the rank and tag fields are not used.  The whole
+    file is tokenised at once; a file that breaks a rule of the grammar is
+    read again line by line, so the result and the errors are those of
+    :func:`run_from_lines`.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The run file, or ``-`` for standard input.
+
+    Returns
+    -------
+    dict
+        ``{qid: {docid: score}}``, queries and documents in file order
+        (a query's lines need not be consecutive).
+
+    Raises
+    ------
+    InputError
+        Naming the file and line: a line without 6 fields, a non-numeric or
+        non-finite score, a document listed twice for one query, or
+        truncated compressed data.
+    OSError
+        The file cannot be read.
+    """
+    return read_whole(path, _run_from_bytes, run_from_lines)
+
+
+def _run_from_bytes(data: bytes) -> Run | None:
+    cols = run_columns(data)
+    return build_run(cols) if cols is not None else None
+
+
+
+def qrels_from_lines(lines: Lines, name: str) -> dict[str, dict[str, int]]:
+    """``{qid: {docid: grade}}`` from ``(line number, bytes)`` pairs of a qrels file called ``name``.
+
+    Parameters
+    ----------
+    lines : iterable of (int, bytes)
+    name : str
+        The file's name in messages.
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    InputError
+    """
+    qrels: dict[str, dict[str, int]] = {}
+    for lineno, qid, parts in _records(lines, name, 4, "qid iter docid grade", qrels):
+        docid = decode(parts[2])
+        grade = parse_grade(parts[3], f"{name}:{lineno}")
+        add_judgment(qrels[qid], qid, docid, grade, f"{name}:{lineno}")
+    return qrels
+
+
+def read_trec_qrels(path: PathLike) -> dict[str, dict[str, int]]:
+    """Read a TREC qrels file (``qid iter docid grade``) into ``{qid: {docid: grade}}``.
+
+    Grades are integers in the signed 32-bit range (as for trec_eval); a
+    document judged twice for one query with the same grade is accepted, with
+    different grades it is an error.  The whole file is tokenised at once
+    (:mod:`.fast_qrels`); a file that breaks a rule is read again line by
+    line, so the result and the errors are those of
+    :func:`qrels_from_lines`.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The qrels file (plain, gzip, bzip2 or xz), or ``-`` for standard input.
+
+    Returns
+    -------
+    dict
+        ``{qid: {docid: grade}}`` in file order.
+
+    Raises
+    ------
+    InputError
+        Naming the file and line: a line without 4 fields, a grade that is not
+        an integer or is outside int32, a document judged twice with different
+        grades, or truncated compressed data.
+    OSError
+        The file cannot be read.
+    """
+    return read_whole(path, qrels_from_bytes, qrels_from_lines)
+
+
+
+def read_rates(path: PathLike, content: bytes | None = None) -> np.ndarray | dict[str, np.ndarray]:
+    """Read holding rates for MPcont (``content``: the file's bytes, when already read).
+
+    Two layouts (tab- or whitespace-separated, ``#`` comments allowed):
+
+    * ``rank mu`` — one rate per 1-based rank, for every query; returns an array;
+    * ``qid rank mu`` — per-query rates; returns ``{qid: array}``.
+
+    Ranks must be contiguous from 1 (a rank with no rate is an error) and rates
+    positive and finite.  Checking costs time and memory in proportion to the
+    file, whatever the ranks.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The rate file, or ``-`` for standard input.
+    content : bytes, optional
+        The file's stored bytes, when they have been read already.
+
+    Returns
+    -------
+    numpy.ndarray or dict
+        The rates of ranks 1..k (``rank mu`` layout), or ``{qid: rates}``
+        (``qid rank mu`` layout).
+
+    Raises
+    ------
+    InputError
+        Naming the file and line: a wrong number of fields, a rank that is not
+        a positive integer or is given twice, a rate that is not a positive
+        finite number, a missing rank, or a file holding no rate.
+    """
+    name = display_name(path)
+    ncols: int | None = None
+    by_query: dict[str | None, dict[int, tuple[float, int]]] = {}
+    with open_lines(path, content) as lines:
+        for lineno, line in lines:
+            parts = line.split(b"#", 1)[0].split()
+            if not parts:
+                continue
+            where = f"{name}:{lineno}"
+            if ncols is None:
+                ncols = len(parts)
+                if ncols not in (2, 3):
+                    raise field_count_error(where, "'rank<TAB>mu' or 'qid<TAB>rank<TAB>mu'", parts, line)
+            elif len(parts) != ncols:
+                raise field_count_error(where, f"{ncols} fields like the first line", parts, line)
+            try:
+                rank = int(parts[-2])
+            except ValueError:
+                raise InputError(f"{where}: rank {short(parts[-2])} is not an integer") from None
+            if rank < 1:
+                raise InputError(f"{where}: ranks are 1-based, got {rank}")
+            mu = parse_float(parts[-1], "rate", where)
+            if mu <= 0:
+                raise InputError(f"{where}: rate must be positive, got {short(parts[-1])}")
+            qid = decode(parts[0]) if ncols == 3 else None
+            seen = by_query.setdefault(qid, {})
+            if rank in seen:
+                raise InputError(f"{where}: rank {rank} given twice"
+                                 + (f" for query {short(qid)}" if qid is not None else "")
+                                 + f" (first at line {seen[rank][1]})")
+            seen[rank] = (mu, lineno)
+    if not by_query:
+        raise InputError(f"{name}: no rates found")
+    out = {}
+    for qid, ranks in by_query.items():
+        k = max(ranks)
+        if len(ranks) != k:  # distinct ranks >= 1: contiguous exactly when there are max-rank of them
+            # sorted distinct ranks: the i-th is at least i, and the first that is more follows a gap
+            missing = next(i for i, r in enumerate(sorted(ranks), start=1) if r != i)
+            raise InputError(f"{name}: no rate for rank {missing}"
+                             + (f" of query {short(qid)}" if qid is not None else "")
+                             + f" (ranks must be contiguous from 1 up to {k})")
+        out[qid] = np.array([ranks[r][0] for r in range(1, k + 1)])
+    return out[None] if ncols == 2 else out

@@ -1,0 +1,286 @@
+"""ir_measures Measures for Carterette's framework: ``M1``–``M4`` and the paper's ten new names.
+
+``M1(dist='RBP')`` … ``M4(dist='RRR')`` take ``dist``, ``theta`` (RBP/ERR
+only), ``f`` (M3 only), ``norm``, ``rel``, ``judged_only`` and a cutoff.  The
+names RBTR, RBAP, CDG, DAG, EPR, ARR, RRG, RAP, RRR and RRAP are measures of
+their own with the model and distribution fixed (``RBTR`` is
+``M2(dist='RBP')``), so their ``str()`` is just the name plus any non-default
+parameter: ``RBTR``, ``RBTR(theta=0.9)@10``.  Names that ir_measures already
+has (RBP, DCG, RR, ERR, AP) are reached as ``M1(dist='RBP')`` and so on.
+See docs/user-model-framework.md.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from irmeasures_markov.measures._carterette import user_model_batch
+from irmeasures_markov.measures._carterette_distributions import (
+    DEFAULT_THETA,
+    DISTRIBUTION_REGISTRY,
+    DISTRIBUTIONS,
+    F_CHOICES,
+    DistributionChoices,
+    default_norm,
+    distribution_fingerprint,
+    is_graded,
+    is_static,
+    negligible_depth,
+)
+from irmeasures_markov.measures._carterette_graded import graded_user_model_batch
+from irmeasures_markov.measures._carterette_ties import expected_user_model
+from irmeasures_markov.plugin._base import FLOAT, FamilyMeasure, ParamInfo, family_params
+from irmeasures_markov.plugin._fitted import FitChoices, carterette_distribution, fit_fingerprint, is_fit_spec
+from irmeasures_markov.plugin._provider import register_measure
+from irmeasures_markov.ranking._prepared import select_positions
+
+__all__ = ["M1", "M2", "M3", "M4", "CDG", "RRG", "RBTR", "ARR", "RRR", "RBAP", "DAG", "RAP", "EPR", "RRAP"]
+
+_DIST = ParamInfo(dtype=str, default="RBP", choices=FitChoices(DistributionChoices()),
+                  desc="stopping distribution P(k): RBP, DCG, RR (static) or ERR, AP, RRR (dynamic), a name given "
+                       "to one with register_distribution, or one fitted to a log: 'fit:NAME' "
+                       "(calibration.register_fitted) or 'file:PATH' (a fit file)")
+_THETA = ParamInfo(dtype=FLOAT, required=False,
+                   desc="parameter of the RBP (persistence, default 0.8) or ERR (stopping probability at a relevant "
+                        "document, default 0.5) distribution; in (0, 1)")
+_NORM = ParamInfo(dtype=bool, required=False,
+                  desc="divide by the ideal ranking's value (RB relevant documents, then non-relevant ones up to the "
+                       "run's length, cut at the cutoff; default: on for M2 and ARR, off otherwise)")
+_F = ParamInfo(dtype=str, default="1/k", choices=F_CHOICES,
+               desc="M3's effort f(k): '1/k' (expected reciprocal rank) or 'k' (expected stopping rank)")
+#: what each model's value reads
+_READINGS = {
+    "M1": "expected relevance at the stopping rank, sum_k a_k P(k)",
+    "M2": "expected total relevance seen, sum_k a_k F(k)",
+    "M3": "expected effort at the stopping rank, sum_k f(k) P(k)",
+    "M4": "expected precision at the stopping rank, sum_k P(k) Prec(k)",
+}
+
+
+class _UserModelMeasure(FamilyMeasure):
+    """Base of M1–M4: value = Σ_k over the ranking under stopping distribution P(k) (docs/user-model-framework.md)."""
+    MODEL = "M1"
+    FIXED_DIST = None  # set by the named measures
+
+    def __init_subclass__(cls, **kwargs):
+        # the parameters follow from the model and the distribution: dist unless fixed, theta where the
+        # distribution has one, f for M3
+        super().__init_subclass__(**kwargs)
+        own = {} if cls.FIXED_DIST else {"dist": _DIST}
+        if cls.FIXED_DIST in (None, *DEFAULT_THETA):
+            own["theta"] = _THETA
+        own["norm"] = _NORM
+        if cls.MODEL == "M3":
+            own["f"] = _F
+        cls.SUPPORTED_PARAMS = family_params(**own)
+
+    @property
+    def PRETTY_NAME(self) -> str:  # ir_measures' attribute, from MODEL and FIXED_DIST
+        if self.FIXED_DIST is None:
+            return f"Carterette's {self.MODEL}"
+        return f"{self.NAME} ({self.MODEL} with the {self.FIXED_DIST} stopping distribution)"
+
+    @property
+    def SHORT_DESC(self) -> str:
+        reading = _READINGS[self.MODEL]
+        return reading if self.FIXED_DIST is None else f"{self.MODEL}(dist='{self.FIXED_DIST}'): {reading}"
+
+    def __init__(self, **params):
+        # Canonical form, so that measures equal in meaning print (and compare, hash) the same:
+        # dist is upper-cased, and theta/norm are dropped when they equal the default of the
+        # chosen distribution/model (those defaults depend on dist, so ParamInfo cannot hold them).
+        if isinstance(params.get("dist"), str):
+            dist = params["dist"]
+            params["dist"] = dist if is_fit_spec(dist) else dist.upper()   # a fit spec: canonical in the base
+        dist = self.FIXED_DIST or params.get("dist", "RBP")
+        theta = params.get("theta")
+        if isinstance(theta, (np.floating, np.integer)):
+            # a numpy scalar would print as np.float32(0.5), which no measure string parses back
+            theta = params["theta"] = float(theta)
+        if (dist in DEFAULT_THETA and isinstance(theta, (int, float)) and not isinstance(theta, bool)
+                and theta == DEFAULT_THETA[dist]):
+            del params["theta"]
+        norm = params.get("norm")
+        if isinstance(norm, bool) and dist in DISTRIBUTIONS and norm == default_norm(self.MODEL, dist):
+            del params["norm"]
+        super().__init__(**params)
+
+    @property
+    def dist(self) -> str:
+        return self.FIXED_DIST or self["dist"]
+
+    def check_params(self):
+        dist = self.dist
+        theta = self.params.get("theta")
+        if theta is not None:
+            if dist not in DEFAULT_THETA:
+                raise ValueError(f"{self.NAME}: dist={dist!r} has no parameter theta "
+                                 f"(only {sorted(DEFAULT_THETA)} do)")
+            if not (0 < theta < 1):
+                raise ValueError(f"{self.NAME}: theta must be in (0, 1), got {theta!r}")
+        f = self.params.get("f")
+        if f is not None and self.MODEL != "M3":
+            raise ValueError(f"{self.NAME}: f only applies to M3")
+        if is_fit_spec(dist):
+            key, _ = carterette_distribution(dist, self.NAME)  # an unknown name or a bad file is reported now
+            if is_graded(key) and self.params.get("norm"):
+                raise ValueError(f"{self.NAME}: dist={dist!r} is a click model's stopping probability per grade; "
+                                 "norm is not available with it (the best ranking under it is not the "
+                                 "grade-sorted one): drop norm=True")
+
+    def input_fingerprints(self):
+        dist = self.dist
+        if is_fit_spec(dist):
+            return {"dist": fit_fingerprint(dist, "carterette", self.NAME, "dist")}
+        if isinstance(dist, str) and dist in DISTRIBUTION_REGISTRY:
+            return {"dist": distribution_fingerprint(dist)}
+        return {}
+
+    def norm(self, dist=None) -> bool:
+        n = self.params.get("norm")
+        return default_norm(self.MODEL, dist or self.dist) if n is None else n
+
+    def _distribution(self):
+        dist, theta = self.dist, self.params.get("theta")
+        if is_fit_spec(dist):  # the fitted distribution (and θ), with the paper's norm default for it
+            dist, theta = carterette_distribution(dist, self.NAME)
+        return dist, theta
+
+    def compute(self, prepared):
+        dist, theta = self._distribution()
+        if is_graded(dist):   # a click model's stopping probability per grade: reads the grades (carterette_graded)
+            return graded_user_model_batch(self.batch(prepared), self.MODEL, dist, f=self.params.get("f") or "1/k",
+                                           norm=self.norm(dist), cutoff=self.cutoff)
+        return user_model_batch(self.batch(prepared), self.MODEL, dist, theta=theta,
+                                f=self.params.get("f") or "1/k", norm=self.norm(dist), cutoff=self.cutoff)
+
+    def filled_length(self, lengths):
+        """A user of a static distribution reads past the ranking: up to the cutoff, else until relevant
+        documents at every later rank would add less than 1e-17 (docs/user-model-framework.md)."""
+        dist, theta = self._distribution()
+        if not is_static(dist):      # a dynamic user stops only at relevant documents of the ranking
+            return lengths
+        if self.cutoff is not None:
+            return np.maximum(lengths, self.cutoff)
+        depth = negligible_depth(self.MODEL, dist, theta, self.params.get("f") or "1/k")
+        if depth is None:
+            raise ValueError(f"{self}: with unjudged='rel' (or 'range', residual=True) the user reads past the "
+                             f"ranking, and the {dist} stopping distribution leaves too much weight after any "
+                             "feasible depth; give a cutoff (e.g. @1000): ranks are then filled up to it.")
+        return np.maximum(lengths, depth)
+
+    def expected_over_ties(self, reading, keys, seed=0):
+        """The exact mean over every tie order in closed form (measures/_carterette_ties.py): for static
+        distributions the value at each tie group's mean relevance, for dynamic ones a sum over the
+        hypergeometric count of relevant documents above each rank; None if that sum is too large."""
+        dist, theta = self._distribution()
+        if is_graded(dist):   # no closed form over tie orders: the general method evaluates them
+            return None
+        jo = bool(self["judged_only"])
+        batch = reading.batch(rel=self["rel"], judged_only=jo, cutoff=None)
+        keep, _ = select_positions(reading.grades, reading.offsets, jo, None)
+        gid = reading.group_ids if keep is None else reading.group_ids[keep]
+        return expected_user_model(batch.relevant, batch.offsets, batch.recall_base, gid, self.MODEL, dist,
+                                   theta=theta, f=self.params.get("f") or "1/k", norm=self.norm(dist),
+                                   cutoff=self.cutoff)
+
+
+class _M1(_UserModelMeasure):
+    """Carterette (SIGIR 2011) M1: expected relevance at the stopping rank, sum_k a_k P(k)."""
+    __name__ = NAME = MODEL = "M1"
+
+
+class _M2(_UserModelMeasure):
+    """Carterette (SIGIR 2011) M2: expected total relevance seen, sum_k a_k F(k)."""
+    __name__ = NAME = MODEL = "M2"
+
+
+class _M3(_UserModelMeasure):
+    """Carterette (SIGIR 2011) M3: expected effort at the stopping rank, sum_k f(k) P(k)."""
+    __name__ = NAME = MODEL = "M3"
+
+
+class _M4(_UserModelMeasure):
+    """Carterette (SIGIR 2011) M4: expected precision at the stopping rank, sum_k P(k) Prec(k)."""
+    __name__ = NAME = MODEL = "M4"
+
+
+#: measure strings the brute-force tie and unjudged tests evaluate (see plugin/_base.py's Family)
+EXAMPLES = (
+    "M1", "M1(theta=0.5)@5", "M1(dist='DCG')", "M1(dist='RR',rel=2)", "M1(dist='ERR')@4",
+    "M1(dist='AP',judged_only=True)",
+    "M2", "M2(norm=False,theta=0.6)", "M2(dist='DCG')@5", "M2(dist='RRR')", "M2(dist='ERR',rel=2,theta=0.3)",
+    "M3(dist='ERR')", "M3(dist='RRR',f='k')", "M3(dist='AP')@5", "M3", "M3(dist='ERR',judged_only=True)",
+    "M4", "M4(dist='AP')", "M4(dist='ERR',theta=0.7)@5", "M4(dist='RRR',rel=2)", "M4(dist='DCG',judged_only=True)",
+    "M4(norm=True,theta=0.9)",
+    "RBTR(theta=0.7)", "RBAP", "ARR@5", "EPR(rel=2)",
+)
+
+M1 = register_measure(_M1())
+M2 = register_measure(_M2())
+M3 = register_measure(_M3())
+M4 = register_measure(_M4())
+
+
+# the paper's ten new names: a model with its distribution fixed (the other five are ir_measures' own names)
+
+
+class _CDG(_UserModelMeasure):
+    __name__ = NAME = "CDG"
+    MODEL, FIXED_DIST = "M1", "DCG"
+
+
+class _RRG(_UserModelMeasure):
+    __name__ = NAME = "RRG"
+    MODEL, FIXED_DIST = "M1", "RR"
+
+
+class _RBTR(_UserModelMeasure):
+    __name__ = NAME = "RBTR"
+    MODEL, FIXED_DIST = "M2", "RBP"
+
+
+class _ARR(_UserModelMeasure):
+    __name__ = NAME = "ARR"
+    MODEL, FIXED_DIST = "M3", "AP"
+
+
+class _RRR(_UserModelMeasure):
+    __name__ = NAME = "RRR"
+    MODEL, FIXED_DIST = "M3", "RRR"
+
+
+class _RBAP(_UserModelMeasure):
+    __name__ = NAME = "RBAP"
+    MODEL, FIXED_DIST = "M4", "RBP"
+
+
+class _DAG(_UserModelMeasure):
+    __name__ = NAME = "DAG"
+    MODEL, FIXED_DIST = "M4", "DCG"
+
+
+class _RAP(_UserModelMeasure):
+    __name__ = NAME = "RAP"
+    MODEL, FIXED_DIST = "M4", "RR"
+
+
+class _EPR(_UserModelMeasure):
+    __name__ = NAME = "EPR"
+    MODEL, FIXED_DIST = "M4", "ERR"
+
+
+class _RRAP(_UserModelMeasure):
+    __name__ = NAME = "RRAP"
+    MODEL, FIXED_DIST = "M4", "RRR"
+
+
+CDG = register_measure(_CDG())
+RRG = register_measure(_RRG())
+RBTR = register_measure(_RBTR())
+ARR = register_measure(_ARR())
+RRR = register_measure(_RRR())
+RBAP = register_measure(_RBAP())
+DAG = register_measure(_DAG())
+RAP = register_measure(_RAP())
+EPR = register_measure(_EPR())
+RRAP = register_measure(_RRAP())
