@@ -67,7 +67,7 @@ def test_trec10_without_local_file_names_the_file(tmp_path):
 
 _CHILD = textwrap.dedent("""
     import json, os, sys
-    from irmeasures_markov.io import datasets
+    from irmeasures_markov.io import _datasets as datasets
     from irmeasures_markov.io import read_trec_qrels
     ddir = sys.argv[1]
     out = {}

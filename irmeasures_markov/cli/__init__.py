@@ -38,7 +38,7 @@ SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
 }
 
 
-def _evaluate(argv: list[str]) -> int:
+def _evaluation_command(argv: list[str]) -> int:
     return evaluate_main(argv, subcommands=sorted(SUBCOMMANDS))
 
 
@@ -65,5 +65,5 @@ def main(argv: list[str] | None = None) -> int:
     command = SUBCOMMANDS.get(argv[0]) if argv else None
     args = argv[1:] if command is not None else argv
     with cli_session():
-        return run_guarded(command or _evaluate, args, debug=debug)
+        return run_guarded(command or _evaluation_command, args, debug=debug)
 

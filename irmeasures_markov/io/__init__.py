@@ -44,7 +44,7 @@ wrong type raises :class:`InputTypeError` (an ``InputError`` and a ``TypeError``
 from __future__ import annotations
 
 from irmeasures_markov._util._errors import InputError, InputTypeError
-from irmeasures_markov.io._datasets import COLLECTIONS, collection, downsample_qrels
+from irmeasures_markov.io._datasets import COLLECTIONS, collection, downsample_qrels, load_qrels, load_topics
 from irmeasures_markov.io._normalise import to_qrels_dict, to_run_dict
 from irmeasures_markov.io._run_columns import RunColumns, read_run_columns
 from irmeasures_markov.io._run_files import complete_runs, list_run_files, load_run_dir
@@ -63,4 +63,5 @@ __all__ = [
     "to_qrels_dict",
     "to_run_dict",
 ]
-__all__ += ["load_run_dir", "list_run_files", "complete_runs", "collection", "COLLECTIONS", "downsample_qrels"]
+__all__ += ["load_run_dir", "list_run_files", "complete_runs", "collection", "COLLECTIONS", "downsample_qrels",
+            "load_qrels", "load_topics"]

@@ -238,6 +238,11 @@ def load_qrels(name: str, *, binary: bool = False, path: PathLike | None = None,
     data_dir : path, optional
         The data directory (default ``$IRMEASURES_MARKOV_DATA`` or ../shared/data).
 
+    Returns
+    -------
+    dict of str to dict of str to int
+        ``{qid: {docid: grade}}`` (grades 0/1 with ``binary=True``).
+
     Raises
     ------
     FileNotFoundError

@@ -12,6 +12,8 @@ import pytest
 
 from irmeasures_markov import comparison, experiments
 from irmeasures_markov.comparison import _options as options
+from irmeasures_markov.comparison import _render as comparison_render
+from irmeasures_markov.comparison._options import apply_variant_options
 from irmeasures_markov.comparison._sensitivity import judged_share
 
 N_TOPICS = 8
@@ -137,10 +139,10 @@ def test_both_reports_and_every_format():
     assert pairs[0].split(",")[-2:] == ["ties", "holes"]
     row = next(line for line in pairs[1:] if ",A,B," in line)
     assert row.split(",")[-2] == "order+significance"
-    recs = list(comparison.render.records(cmp))
+    recs = list(comparison_render.records(cmp))
     assert {"judged", "residual", "tie_spread", "judged_depth"} <= set(recs[0])
     json.dumps(recs)
-    prs = list(comparison.render.records(cmp, pairs=True))
+    prs = list(comparison_render.records(cmp, pairs=True))
     ab = next(r for r in prs if r["run_a"] == "A" and r["run_b"] == "B")
     assert ab["ties_order_changes"] is True and "holes_low" in ab
 
@@ -167,7 +169,7 @@ def test_options_are_checked_by_name():
 
 def test_a_parameter_the_measure_sets_itself_is_kept():
     from ir_measures import parse_measure
-    measures, unsupported = comparison.apply_variant_options(
+    measures, unsupported = apply_variant_options(
         [parse_measure("MP(ties='expected')"), parse_measure("MP@5"), parse_measure("AP")], ties="pessimistic",
         unjudged="rel")
     assert [str(m) for m in measures] == ["MP(ties='expected',unjudged='rel')",

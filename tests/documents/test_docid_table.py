@@ -134,7 +134,7 @@ def test_length_table_is_a_validated_snapshot():
             LengthTable({"x": bad})
     imm.register_lengths("snapshot-test", source)
     source["b"] = 1000
-    assert imm.plugin.tbg.REGISTERED_LENGTHS["snapshot-test"]["b"] == 2.5
+    assert imm.plugin._tbg.REGISTERED_LENGTHS["snapshot-test"]["b"] == 2.5
 
 
 @settings(max_examples=100, deadline=None)
@@ -177,7 +177,7 @@ def test_length_table_builds_once_lookups_add_up_to_its_size(monkeypatch):
     np.testing.assert_array_equal(values, [float(d[1:]) for d in docids])
     # sources made for reuse build at their first lookup of 64+ documents
     imm.register_lengths("eager-test", dict(table))
-    eager = imm.plugin.tbg.REGISTERED_LENGTHS["eager-test"]
+    eager = imm.plugin._tbg.REGISTERED_LENGTHS["eager-test"]
     eager.lookup(docids[:63])
     assert eager._table is None
     eager.lookup(docids[:64])

@@ -91,7 +91,7 @@ def test_mpcont_tbg_rates_in_blocks_equal_each_query_alone(mpcont_run, kw, monke
     prepared = _prepared(m, qrels, run)
     batch = m.batch(prepared, with_docids=True)
     rates = tbg_plugin.tbg_flat_rates(prepared, batch, m)
-    lengths = imm.plugin.tbg.document_lengths(m)
+    lengths = imm.plugin._tbg.document_lengths(m)
     params = TBGParameters(**{k: v for k, v in kw.items() if k != "rel"})
     for i in range(0, batch.n_queries, 37):
         a, b = batch.offsets[i], batch.offsets[i + 1]
