@@ -1,12 +1,7 @@
-"""Optional compiled tokeniser of TREC run files (with numba installed): :mod:`.fast_run`'s numba engine.
+"""Optional compiled run tokeniser (with numba installed): :mod:`.tokens`' numba engine, one pass over the bytes.
 
-One pass over the bytes finds the fields of every line (ASCII whitespace
-separates fields, LF ends a line), checks that each line holds 0 or 6 of
-them and keeps where fields 1, 3 and 5 (qid, docid, score) start and end;
-a second kernel gathers chosen fields into one newline-joined byte string.
-The numpy tokeniser of :mod:`.fast_run` stays the fallback and the
-reference (tests/io/test_fast_run_engines.py checks that both give the same
-columns).
+The numpy engine of :mod:`.tokens` stays the fallback and the reference
+(tests/io/test_fast_run_engines.py checks that both give the same columns).
 """
 import numpy as np
 from numba import njit
@@ -21,12 +16,7 @@ def _is_space(c):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def scan(buf):  # pragma: no cover - compiled
-    """``(bounds, n)``: ``bounds[:, r]`` = start/end of fields 1, 3, 5 of record ``r``; ``n`` < 0: bad line ``-n``.
-
-    ``bounds`` (6 rows, each contiguous) has one column per line at most;
-    only the first ``n`` columns are records.  A line with a count of fields other than 0 and 6 stops the scan
-    and returns minus its line number.
-    """
+    """``(bounds, n)``: start/end of fields 1, 3, 5 of the first ``n`` records (columns); ``n < 0``: bad line ``-n``."""
     size = buf.size
     lines = 1
     for i in range(size):
@@ -115,15 +105,11 @@ _MAX_EXACT = 2 ** 53
 
 @njit(cache=True, nogil=True)
 def parse_scores(buf, start, end):  # pragma: no cover - compiled
-    """``(values, slow)``: the fields ``buf[start[r]:end[r]]`` as float64, and the indices left to ``float()``.
+    """``(values, slow)``: the fields as float64 where exact, and the indices left to ``float()``.
 
-    A field of the form ``[+-]digits[.digits][(e|E)[+-]digits]`` whose
-    significant digits make an integer ``m`` <= 2**53 and whose decimal
-    exponent ``k`` is within [-22, 22] is ``m * 10**k`` (or ``m / 10**-k``):
-    one IEEE operation on two exact float64 values, so the correctly rounded
-    value, which is what ``float()`` gives (Clinger's exact case).  Every
-    other field (more digits, a larger exponent, underscores, ``inf``, not a
-    number at all) is listed in ``slow``.
+    ``[+-]digits[.digits][(e|E)[+-]digits]`` with significant digits ``m`` <= 2**53 and decimal exponent ``k``
+    in [-22, 22] is ``m * 10**k`` (or ``m / 10**-k``): one IEEE operation on two exact float64 values, so the
+    correctly rounded value ``float()`` gives (Clinger's exact case).  Everything else is listed in ``slow``.
     """
     n = start.size
     values = np.empty(n, dtype=np.float64)

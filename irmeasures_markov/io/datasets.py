@@ -36,9 +36,9 @@ from .._util.errors import InputError
 from .._util.types import PathLike
 from .atomic import replacing
 from .downloads import download_failure
-from .fast_qrels import GRADE_MAX, GRADE_MIN
 from .normalise import to_qrels_dict
 from .text import decode, decompress, display_name, read_raw, short
+from .tokens import GRADE_MAX, GRADE_MIN
 from .trec import read_trec_qrels
 
 __all__ = [

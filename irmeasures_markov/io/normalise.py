@@ -47,9 +47,9 @@ from collections.abc import Collection, Iterable, Mapping
 import numpy as np
 
 from .._util.errors import InputError, InputTypeError
-from .fast_qrels import GRADE_MAX, GRADE_MIN
-from .run_columns import RunColumns
-from .trec import add_judgment, read_trec_qrels, read_trec_run
+from .run_columns import RunColumns, read_trec_run
+from .tokens import GRADE_MAX, GRADE_MIN
+from .trec import add_judgment, read_trec_qrels
 
 __all__ = [
     "check_query_id",

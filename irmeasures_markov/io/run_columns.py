@@ -1,4 +1,4 @@
-"""A run kept as columns: :class:`RunColumns`, and :func:`read_run_columns`, which reads a file into one.
+"""The run readers: :func:`read_run_columns` reads a file into :class:`RunColumns`, :func:`read_trec_run` into dicts.
 
 A run read from a file need not become ``{qid: {docid: score}}``: a Python
 dict per query and a str and a float per document cost more than reading the
@@ -20,11 +20,12 @@ import numpy as np
 from .._util.errors import InputError
 from .._util.token_sets import first_repeat
 from .._util.types import PathLike
-from .fast_run import Columns, run_columns
 from .text import decompress, display_name, read_raw, read_whole
+from .tokens import Columns, run_columns
 from .trec import run_from_lines
 
-__all__ = ["RunColumns", "read_run_columns", "columns_of_run", "run_from_columns", "columns_of_file"]
+__all__ = ["RunColumns", "read_run_columns", "read_trec_run", "columns_of_run", "run_from_columns",
+           "columns_of_file"]
 
 
 class RunColumns(Mapping):
@@ -79,12 +80,7 @@ class RunColumns(Mapping):
         return int(self.bounds[-1]) if self.qids else 0
 
     def docid_list(self) -> list[str]:
-        """Every record's docid, query after query (made on first use and kept).
-
-        Returns
-        -------
-        list of str
-        """
+        """Every record's docid, query after query (made on first use and kept)."""
         if self._keys is None:
             self._keys = self.docids.split("\n") if self.qids else []
         return self._keys
@@ -112,106 +108,97 @@ class RunColumns(Mapping):
         return dict(zip(self.docid_list()[a:b], self.scores[a:b].tolist(), strict=True))
 
     def to_dict(self) -> dict[str, dict[str, float]]:
-        """The run as ``{qid: {docid: score}}`` (what :func:`~irmeasures_markov.io.read_trec_run` gives), a new dict.
-
-        Returns
-        -------
-        dict
-        """
+        """The run as ``{qid: {docid: score}}`` (what :func:`~irmeasures_markov.io.read_trec_run` gives), a new dict."""
         return {q: self._query_dict(k) for k, q in enumerate(self.qids)}
 
     def __repr__(self) -> str:
         return f"RunColumns({len(self.qids)} queries, {self.n_documents} documents)"
 
 
-def columns_of_run(data: bytes) -> RunColumns | None:
-    """:class:`RunColumns` of a run file's content (decompressed, BOM removed), or None.
-
-    None when the whole-file tokeniser leaves the file to the line reader
-    (a malformed line, a query listing a document twice, an unusual form):
-    that reader then gives the result or the error naming the line.
-
-    Parameters
-    ----------
-    data : bytes
-
-    Returns
-    -------
-    RunColumns or None
-    """
-    cols = run_columns(data)
-    return None if cols is None else run_from_columns(cols)
-
-
-def run_from_columns(cols: Columns) -> RunColumns | None:
-    """:class:`RunColumns` of :func:`~irmeasures_markov.io.fast_run.run_columns`' answer, or None when a query
-    lists a document twice (the line reader then names the line).
-
-    Parameters
-    ----------
-    cols : tuple
-        ``(qids, bounds, docids_joined, scores)``.
-
-    Returns
-    -------
-    RunColumns or None
-    """
+def run_from_columns(cols: Columns | None) -> RunColumns | None:
+    """:class:`RunColumns` of :func:`~irmeasures_markov.io.tokens.run_columns`' answer; None for None or when a
+    query lists a document twice (the line reader then names the line)."""
+    if cols is None:
+        return None
     qids, bounds, docids, scores = cols
     run = RunColumns(qids, np.asarray(bounds, dtype=np.int64), docids, scores)
-    if first_repeat(docids, run.bounds) >= 0:
-        return None
-    return run
+    return None if first_repeat(docids, run.bounds) >= 0 else run
+
+
+def columns_of_run(data: bytes) -> RunColumns | None:
+    """:class:`RunColumns` of a run file's content (decompressed, BOM removed), or None: read it line by line."""
+    return run_from_columns(run_columns(data))
 
 
 def _from_dict(run: Mapping[str, Mapping[str, float]]) -> RunColumns:
     """Columns of a run the line reader read (already checked: str ids, finite scores, no repeats)."""
-    qids = [q for q, docs in run.items() if docs]
-    lengths = [len(run[q]) for q in qids]
+    qids = list(run)
     bounds = np.zeros(len(qids) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=bounds[1:])
+    np.cumsum([len(run[q]) for q in qids], out=bounds[1:])
     docids = "\n".join(d for q in qids for d in run[q])
     scores = np.fromiter((s for q in qids for s in run[q].values()), dtype=np.float64, count=int(bounds[-1]))
     return RunColumns(qids, bounds, docids, scores)
 
 
 def read_run_columns(path: PathLike) -> RunColumns:
-    """Read a TREC run file into :class:`RunColumns`, without a Python object per document.
+    """Read a TREC run file (``qid Q0 docid rank score tag``) into :class:`RunColumns`.
 
-    Same grammar, same errors and the same run as
-    :func:`~irmeasures_markov.io.read_trec_run` (``dict(read_run_columns(p))
-    == read_trec_run(p)``, queries and documents in the same order).
+    The package's one run reader: every path that reads a run file (the
+    command line, comparisons, grids, run directories, :func:`read_trec_run`)
+    calls it.  Plain, gzip, bzip2 or xz (by content); ``-`` reads standard
+    input.  Scores are parsed as float64, exactly as ``float()`` reads them;
+    the rank and tag fields are not used.  The whole file is tokenised at
+    once (:mod:`.tokens`), without a Python object per document; a file that
+    breaks a rule of the grammar is read again line by line, so the run and
+    the errors are those of :func:`~irmeasures_markov.io.trec.run_from_lines`.
 
     Parameters
     ----------
     path : str or os.PathLike
-        The run file (plain or compressed), or ``-`` for standard input.
+        The run file, or ``-`` for standard input.
 
     Returns
     -------
     RunColumns
+        Queries in order of first appearance (a query's lines need not be
+        consecutive), each query's documents in file order.
 
     Raises
     ------
     InputError
-        Naming the file and line, as :func:`~irmeasures_markov.io.read_trec_run` does.
+        Naming the file and line: a line without 6 fields, a non-numeric or
+        non-finite score, a document listed twice for one query, or
+        truncated compressed data.
     OSError
         The file cannot be read.
     """
     return read_whole(path, columns_of_run, lambda lines, name: _from_dict(run_from_lines(lines, name)))
 
 
-def columns_of_file(path: str) -> RunColumns | None:
-    """Worker task of :func:`~irmeasures_markov.io.run_files.load_run_dir`: one file read, decompressed,
-    tokenised and checked into :class:`RunColumns`, or None (the line reader then reads it, naming any error).
+def read_trec_run(path: PathLike) -> dict[str, dict[str, float]]:
+    """Read a TREC run file into ``{qid: {docid: score}}``: :func:`read_run_columns` as ordinary dicts.
 
     Parameters
     ----------
-    path : str
+    path : str or os.PathLike
+        The run file, or ``-`` for standard input.
 
     Returns
     -------
-    RunColumns or None
+    dict
+        ``{qid: {docid: score}}``, queries and documents in file order.
+
+    Raises
+    ------
+    InputError, OSError
+        As :func:`read_run_columns`.
     """
+    return read_run_columns(path).to_dict()
+
+
+def columns_of_file(path: str) -> RunColumns | None:
+    """Worker task of :func:`~irmeasures_markov.io.run_files.load_run_dir` (one file read and tokenised in a
+    process), or None: the line reader then reads it, naming any error."""
     try:
         return columns_of_run(decompress(read_raw(path), display_name(path)))
     except (InputError, OSError):

@@ -12,8 +12,8 @@ from measure_needs import Needs
 
 from irmeasures_markov import M1, M2, M3, M4, MP, PH, PROVIDER, TBG, MPcont, RelevanceEvaluator
 from irmeasures_markov._util.errors import InputError, InputTypeError
-from irmeasures_markov.io.fast_qrels import GRADE_MAX, GRADE_MIN
 from irmeasures_markov.io.normalise import to_qrels_dict, to_run_dict
+from irmeasures_markov.io.tokens import GRADE_MAX, GRADE_MIN
 from irmeasures_markov.ranking.prepared import PreparedRun
 from irmeasures_markov.ranking.qrels_index import QrelsIndex
 

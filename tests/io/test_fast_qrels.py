@@ -16,9 +16,8 @@ import pytest
 from reference_readers import read_trec_qrels_lines
 
 from irmeasures_markov._util.errors import InputError
-from irmeasures_markov.io.fast_qrels import qrels_from_bytes
 from irmeasures_markov.io.text import BOM
-from irmeasures_markov.io.tokens import SEPARATORS, joined_tokens, token_bounds
+from irmeasures_markov.io.tokens import SEPARATORS, joined_tokens, qrels_from_bytes, token_bounds
 from irmeasures_markov.io.trec import read_trec_qrels
 
 WHITESPACE = [b" ", b"\t", b"  ", b" \t ", b"\x0b", b"\x0c", b"\r", b"\t\r "]

@@ -9,7 +9,6 @@ from reference_readers import read_trec_run_lines
 
 import irmeasures_markov  # noqa: F401
 import irmeasures_markov.io.run_columns as run_columns_module
-import irmeasures_markov.io.trec as trec
 from irmeasures_markov.io import read_trec_run, to_run_dict
 from irmeasures_markov.io.run_files import load_run_dir
 
@@ -22,12 +21,11 @@ RUN = b"q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1.25 t\nq2 Q0 d3 1 0.5 t\n"
 def counted(monkeypatch):
     """Count the calls of the whole-file tokeniser that the run readers (dicts and columns) use."""
     calls = []
-    real = trec.run_columns
+    real = run_columns_module.run_columns
 
     def wrapper(data):
         calls.append(len(data))
         return real(data)
-    monkeypatch.setattr(trec, "run_columns", wrapper)
     monkeypatch.setattr(run_columns_module, "run_columns", wrapper)
     return calls
 

@@ -18,9 +18,8 @@ from measure_needs import Needs
 from random_runs import tied_run
 from token_engines import TOKEN_ENGINES, force_token_engine
 
-from irmeasures_markov.io.fast_run import run_columns
-from irmeasures_markov.io.run_columns import RunColumns, read_run_columns, run_from_columns
-from irmeasures_markov.io.trec import read_trec_run
+from irmeasures_markov.io.run_columns import RunColumns, read_run_columns, read_trec_run, run_from_columns
+from irmeasures_markov.io.tokens import run_columns
 from irmeasures_markov.ranking.columnar_join import ColumnarFlatRun
 from irmeasures_markov.ranking.prepared import PreparedRun
 from irmeasures_markov.ranking.qrels_index import QrelsIndex
