@@ -127,7 +127,12 @@ def parse_scores(buf, start, end):  # pragma: no cover - compiled
         digits = 0
         exp10 = 0
         ok = True
-        while i < e and 48 <= buf[i] <= 57:
+        point = False
+        while i < e and (48 <= buf[i] <= 57 or (buf[i] == 46 and not point)):
+            if buf[i] == 46:
+                point = True
+                i += 1
+                continue
             d = buf[i] - 48
             if m != 0 or d != 0:
                 if sig < 17:
@@ -135,21 +140,10 @@ def parse_scores(buf, start, end):  # pragma: no cover - compiled
                     sig += 1
                 else:
                     ok = False
+            if point:
+                exp10 -= 1
             digits += 1
             i += 1
-        if i < e and buf[i] == 46:
-            i += 1
-            while i < e and 48 <= buf[i] <= 57:
-                d = buf[i] - 48
-                if m != 0 or d != 0:
-                    if sig < 17:
-                        m = m * 10 + d
-                        sig += 1
-                    else:
-                        ok = False
-                exp10 -= 1
-                digits += 1
-                i += 1
         if digits == 0:
             ok = False
         if ok and i < e and (buf[i] == 101 or buf[i] == 69):

@@ -1,14 +1,10 @@
 """The run readers: :func:`read_run_columns` reads a file into :class:`RunColumns`, :func:`read_trec_run` into dicts.
 
-A run read from a file need not become ``{qid: {docid: score}}``: a Python
-dict per query and a str and a float per document cost more than reading the
-file.  A :class:`RunColumns` keeps the queries in file order, where each
-query's records start and end, the docids as one newline-joined string and
-the scores as one float64 array.  The rankings (:mod:`irmeasures_markov.ranking`)
-rank and join it with the judgments as arrays; it is also a read-only mapping
-``{qid: {docid: score}}`` (each query's dict made when asked for), so any code
-written for dicts reads it unchanged, and every measure gives it the values
-it gives the dict, bit for bit.
+A Python dict per query and a str and a float per document cost more than
+reading the file: :class:`RunColumns` keeps the docids as one string and the
+scores as one float64 array, which the rankings (:mod:`irmeasures_markov.ranking`)
+join with the judgments as arrays; as a read-only mapping it gives every
+measure the values of the dicts, bit for bit.
 """
 from __future__ import annotations
 
@@ -33,12 +29,10 @@ class RunColumns(Mapping):
 
     ``run[qid]`` is a read-only view of the query's ``{docid: score}``;
     :meth:`to_dict` gives ordinary dicts (what pytrec_eval's own evaluator
-    needs; ir_measures' providers are handed that form by this package).
-
-    Query ``qids[k]`` owns records ``bounds[k]:bounds[k+1]``: their docids
-    (``docid_list()[bounds[k]:bounds[k+1]]``, in file order) and their
-    ``scores``.  Every query holds at least one record; no query lists a
-    document twice; every score is finite.
+    needs).  Query ``qids[k]`` owns records ``bounds[k]:bounds[k+1]``: their
+    docids (``docid_list()[bounds[k]:bounds[k+1]]``, in file order) and
+    their ``scores``.  Every query holds at least one record; no query lists
+    a document twice; every score is finite.
 
     Parameters
     ----------
@@ -55,8 +49,7 @@ class RunColumns(Mapping):
     -----
     Made by :func:`read_run_columns` and :func:`~irmeasures_markov.io.run_files.load_run_dir`,
     which check the rules above; the constructor trusts its caller.  The
-    object does not change; :meth:`to_dict` gives ordinary dicts
-    (``dict(run)`` keeps each query's read-only view).
+    object does not change (``dict(run)`` keeps each query's read-only view).
     """
     __slots__ = ("qids", "bounds", "docids", "scores", "_keys", "_index")
 
@@ -80,7 +73,12 @@ class RunColumns(Mapping):
         return int(self.bounds[-1]) if self.qids else 0
 
     def docid_list(self) -> list[str]:
-        """Every record's docid, query after query (made on first use and kept)."""
+        """Every record's docid, query after query (made on first use and kept).
+
+        Returns
+        -------
+        list of str
+        """
         if self._keys is None:
             self._keys = self.docids.split("\n") if self.qids else []
         return self._keys
@@ -108,7 +106,12 @@ class RunColumns(Mapping):
         return dict(zip(self.docid_list()[a:b], self.scores[a:b].tolist(), strict=True))
 
     def to_dict(self) -> dict[str, dict[str, float]]:
-        """The run as ``{qid: {docid: score}}`` (what :func:`~irmeasures_markov.io.read_trec_run` gives), a new dict."""
+        """The run as ``{qid: {docid: score}}`` (what :func:`~irmeasures_markov.io.read_trec_run` gives), a new dict.
+
+        Returns
+        -------
+        dict
+        """
         return {q: self._query_dict(k) for k, q in enumerate(self.qids)}
 
     def __repr__(self) -> str:

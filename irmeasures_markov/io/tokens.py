@@ -1,12 +1,7 @@
 """The whole-file tokeniser of runs and qrels: a file's bytes to columns at once, with numpy or numba.
 
-The grammar is the line reader's (:mod:`irmeasures_markov.io`; :mod:`.trec`
-reads it line by line): every line holds 0 or a fixed number of fields
-separated by ASCII whitespace, lines end at LF.  :func:`run_columns` and
-:func:`qrels_from_bytes` answer None whenever a file breaks a rule (or an
-unusual form makes the fast path not worth it); the readers then read the
-file line by line, so the results and the error messages are the line
-reader's.
+It answers None whenever a file breaks a rule of the grammar (:mod:`irmeasures_markov.io`); the readers
+then read the file line by line (:mod:`.trec`), so results and error messages are the line reader's.
 """
 from __future__ import annotations
 
@@ -153,24 +148,10 @@ def _joined(buf: np.ndarray, start: np.ndarray, end: np.ndarray, kernels) -> byt
 
 
 def run_columns(data: bytes, engine: str = "auto") -> Columns | None:
-    """Tokenise a whole run file (decompressed, BOM removed) into compact columns, or None.
+    """``(qids, bounds, docids_joined, scores)`` of a run file's content (decompressed, BOM removed), or None.
 
-    Returns ``(qids, bounds, docids_joined, scores)``: query ``qids[k]`` owns
-    records ``bounds[k]:bounds[k+1]`` (queries in order of first appearance,
-    records in file order); the docids are joined by newlines and the scores
-    are a float64 array.  None means "use the line reader".  A query may list
-    a document twice here (:func:`~irmeasures_markov.io.run_columns.run_from_columns` checks).
-
-    Parameters
-    ----------
-    data : bytes
-        The file's content, decompressed, BOM removed.
-    engine : str
-        One of :data:`ENGINES` (the answer does not depend on it).
-
-    Returns
-    -------
-    tuple or None
+    Query ``qids[k]`` (first-seen order) owns records ``bounds[k]:bounds[k+1]`` (file order); the answer does
+    not depend on ``engine``.  Repeated documents are left to :func:`~.run_columns.run_from_columns`.
     """
     buf = np.frombuffer(data, dtype=np.uint8)
     kernels = _engine_kernels(engine, buf.size)
@@ -219,22 +200,7 @@ def _grades(buf: np.ndarray, start: np.ndarray, end: np.ndarray) -> list[int] | 
 
 
 def qrels_from_bytes(data: bytes) -> dict[str, dict[str, int]] | None:
-    """``{qid: {docid: grade}}`` from a whole qrels file (decompressed, BOM removed), or None.
-
-    The line reader's dictionary, in the same order: queries in order of
-    first appearance, documents in order of first judgment.  None means "use
-    the line reader": a line without 4 fields, a grade that is not an integer
-    or is outside int32, a document judged twice with different grades.
-
-    Parameters
-    ----------
-    data : bytes
-        The file's content, decompressed, BOM removed.
-
-    Returns
-    -------
-    dict or None
-    """
+    """The line reader's ``{qid: {docid: grade}}`` (same order) of a qrels file's content, or None."""
     buf = np.frombuffer(data, dtype=np.uint8)
     bounds = token_bounds(buf, 4)
     if bounds is None:
@@ -250,19 +216,12 @@ def qrels_from_bytes(data: bytes) -> dict[str, dict[str, int]] | None:
     first = first.tolist()
     docids = decode(joined_tokens(buf, start[:, 2], end[:, 2])).split("\n")
     qrels: dict[str, dict[str, int]] = {}
-    for q, a, b in zip(qids, first, first[1:] + [n]):
-        docs = qrels.get(q)
-        if docs is None:
-            docs = qrels[q] = dict(zip(docids[a:b], grades[a:b]))
-            if len(docs) == b - a:
-                continue
-            # a document judged twice in this piece: the dict holds its last grade, each must equal it
-            if any(docs[d] != g for d, g in zip(docids[a:b], grades[a:b])):
-                return None
-            continue
-        for d, g in zip(docids[a:b], grades[a:b]):   # a later piece of a query seen before
-            old = docs.get(d)
-            if old is not None and old != g:
-                return None
-            docs[d] = g
+    for q, a, b in zip(qids, first, first[1:] + [n]):   # each piece of consecutive lines of one query
+        docs, piece = qrels.setdefault(q, {}), dict(zip(docids[a:b], grades[a:b]))
+        # a document judged again must get the same grade (here the piece's last one), in the piece or before it
+        if len(piece) != b - a and any(piece[d] != g for d, g in zip(docids[a:b], grades[a:b])):
+            return None
+        if docs and any(docs.get(d, g) != g for d, g in piece.items()):
+            return None
+        docs.update(piece)
     return qrels

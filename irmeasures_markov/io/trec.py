@@ -1,12 +1,9 @@
-"""The line grammar of runs and qrels (:mod:`irmeasures_markov.io`), with errors naming file and line.
+"""The line grammar of runs and qrels (:mod:`irmeasures_markov.io`), with errors naming file and line; rate files.
 
-:func:`run_from_lines` and :func:`qrels_from_lines` are the grammar: the
-whole-file readers (:func:`~irmeasures_markov.io.run_columns.read_run_columns`,
-:func:`read_trec_qrels`) tokenise the file at once (:mod:`.tokens`) and read
-it with them whenever it breaks a rule, so their results and errors are
-these functions' (tests/reference_readers.py reads files through them alone,
-the reference the tests compare with).  :func:`read_rates` reads MPcont rate
-files.
+The whole-file readers read a file with :func:`run_from_lines` or
+:func:`qrels_from_lines` whenever the tokeniser (:mod:`.tokens`) refuses it,
+so their results and errors are the grammar's (tests/reference_readers.py
+reads files through these alone).
 """
 from __future__ import annotations
 
