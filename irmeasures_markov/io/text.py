@@ -31,11 +31,16 @@ STDIN = "-"
 #: the UTF-8 byte-order mark some Windows tools put at the start of a text file
 BOM = b"\xef\xbb\xbf"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
-#: (magic bytes, name, stream class) of the compressions recognised whatever the file is called
+try:  # python-isal (the 'fast' extra) decompresses gzip about twice as fast as zlib
+    from isal.igzip import decompress as _gunzip
+except ImportError:  # pragma: no cover - optional
+    _gunzip = gzip.decompress
+#: (magic bytes, name, stream class, whole-content decompressor) of the compressions recognised whatever the
+#: file is called
 _COMPRESSIONS = (
-    (b"\x1f\x8b", "gzip", lambda raw: gzip.GzipFile(fileobj=raw, mode="rb")),
-    (b"BZh", "bzip2", lambda raw: bz2.BZ2File(raw, "rb")),
-    (b"\xfd7zXZ\x00", "xz", lambda raw: lzma.LZMAFile(raw, "rb")),
+    (b"\x1f\x8b", "gzip", lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"), _gunzip),
+    (b"BZh", "bzip2", lambda raw: bz2.BZ2File(raw, "rb"), bz2.decompress),
+    (b"\xfd7zXZ\x00", "xz", lambda raw: lzma.LZMAFile(raw, "rb"), lzma.decompress),
 )
 #: what the decompressors raise on truncated or corrupt data
 DECOMPRESSION_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError, ValueError)
@@ -87,10 +92,15 @@ def open_binary(path: PathLike, content: bytes | None = None) -> tuple[io.Buffer
                 raw = io.BytesIO(raw.read())
     head = raw.read(8)
     raw.seek(0)
-    for magic, name, opener in _COMPRESSIONS:
+    for magic, name, opener, _ in _COMPRESSIONS:
         if head.startswith(magic):
             return opener(raw), name
     return raw, None
+
+
+def _damaged(where: str, kind: str, e: Exception) -> InputError:
+    return InputError(f"{where}: not a valid {kind} file: the compressed data is truncated or corrupt "
+                      f"({type(e).__name__}: {str(e)[:80]})")
 
 
 def _utf16_error(name: str) -> InputError:
@@ -111,8 +121,7 @@ def _lines(stream, name: str, compression: str | None) -> Iterator[tuple[int, by
     except DECOMPRESSION_ERRORS as e:
         if compression is None or isinstance(e, InputError):
             raise
-        raise InputError(f"{name}:{lineno + 1}: not a valid {compression} file: the compressed data is "
-                         f"truncated or corrupt ({type(e).__name__}: {str(e)[:80]})") from None
+        raise _damaged(f"{name}:{lineno + 1}", compression, e) from None
 
 
 @contextlib.contextmanager
@@ -127,18 +136,13 @@ def open_lines(path: PathLike, content: bytes | None = None) -> Iterator[Iterato
 
 def decompress(raw: bytes, name: str) -> bytes:
     """The decompressed content of a file's bytes, BOM removed; InputError (no line number) if damaged."""
-    kind = next((name for magic, name, _ in _COMPRESSIONS if raw.startswith(magic)), None)
-    if kind is not None:
-        try:
-            if kind == "gzip":
-                raw = _gunzip(raw)
-            elif kind == "bzip2":
-                raw = bz2.decompress(raw)
-            else:
-                raw = lzma.decompress(raw)
-        except DECOMPRESSION_ERRORS as e:
-            raise InputError(f"{name}: not a valid {kind} file: the compressed data is truncated or corrupt "
-                             f"({type(e).__name__}: {str(e)[:80]})") from None
+    for magic, kind, _, whole in _COMPRESSIONS:
+        if raw.startswith(magic):
+            try:
+                raw = whole(raw)
+            except DECOMPRESSION_ERRORS as e:
+                raise _damaged(name, kind, e) from None
+            break
     if raw.startswith(BOM):
         return raw[len(BOM):]
     if raw.startswith(_UTF16_BOMS):
@@ -159,12 +163,6 @@ def read_whole(path: PathLike, from_bytes: Callable[[bytes], T | None],
     if result is None:
         result = from_lines(enumerate(io.BytesIO(data), start=1), name)
     return result
-
-
-try:  # python-isal (the 'fast' extra) decompresses gzip about twice as fast as zlib
-    from isal.igzip import decompress as _gunzip
-except ImportError:  # pragma: no cover - optional
-    _gunzip = gzip.decompress
 
 
 def open_text(path: PathLike) -> io.TextIOWrapper:

@@ -78,13 +78,9 @@ def _engine_kernels(engine: str, size: int):
         return None
     if engine == "auto" and not _KERNELS:
         _TOKENISED[0] += size
-        if not _numba_loaded() and _TOKENISED[0] < COMPILED_AFTER:
+        if not numba_loaded() and _TOKENISED[0] < COMPILED_AFTER:
             return None
     return optional_kernels(_KERNELS, "irmeasures_markov.io._run_scan_numba")
-
-
-def _numba_loaded() -> bool:
-    return numba_loaded()   # a module-level name, so a test can pretend numba is not loaded
 
 
 def _segments(buf: np.ndarray, start: np.ndarray, end: np.ndarray, kernels=None) -> tuple[list[str], np.ndarray]:

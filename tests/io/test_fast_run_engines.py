@@ -185,7 +185,7 @@ def test_auto_takes_the_compiled_engine_after_compiled_after_bytes(monkeypatch):
     """One small file stays on numpy (no numba import); the bytes add up to COMPILED_AFTER, then numba."""
     monkeypatch.setattr(tokens, "_KERNELS", [])
     monkeypatch.setattr(tokens, "_TOKENISED", [0])
-    monkeypatch.setattr(tokens, "_numba_loaded", lambda: False)
+    monkeypatch.setattr(tokens, "numba_loaded", lambda: False)
     monkeypatch.setattr(tokens, "COMPILED_AFTER", 100)
     data = b"q Q0 d1 1 1.5 t\nq Q0 d2 2 0.5 t\n"   # 32 bytes
     picked = [tokens._engine_kernels("auto", len(data)) for _ in range(4)]
