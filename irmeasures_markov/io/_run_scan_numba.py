@@ -37,15 +37,9 @@ def scan(buf):  # pragma: no cover - compiled
             s = i
             while i < size and not _is_space(buf[i]):
                 i += 1
-            if k == 0:
-                bounds[0, rec] = s
-                bounds[1, rec] = i
-            elif k == 2:
-                bounds[2, rec] = s
-                bounds[3, rec] = i
-            elif k == 4:
-                bounds[4, rec] = s
-                bounds[5, rec] = i
+            if k < 6 and k % 2 == 0:
+                bounds[k, rec] = s
+                bounds[k + 1, rec] = i
             k += 1
         if k == 6:
             rec += 1
@@ -62,17 +56,12 @@ def segments(buf, start, end):  # pragma: no cover - compiled
     first = np.empty(n, dtype=np.int64)
     m = 0
     for r in range(n):
-        new = r == 0
-        if not new:
-            a, b = start[r], start[r - 1]
-            w = end[r] - a
-            if w != end[r - 1] - b:
-                new = True
-            else:
-                for j in range(w):
-                    if buf[a + j] != buf[b + j]:
-                        new = True
-                        break
+        a, b, w = start[r], start[r - 1], end[r] - start[r]
+        new = r == 0 or w != end[r - 1] - b
+        j = 0
+        while not new and j < w:
+            new = buf[a + j] != buf[b + j]
+            j += 1
         if new:
             first[m] = r
             m += 1
