@@ -112,7 +112,8 @@ class RunColumns(Mapping):
         -------
         dict
         """
-        return {q: self._query_dict(k) for k, q in enumerate(self.qids)}
+        keys, scores, b = self.docid_list(), self.scores.tolist(), self.bounds.tolist()
+        return {q: dict(zip(keys[b[k]:b[k + 1]], scores[b[k]:b[k + 1]])) for k, q in enumerate(self.qids)}
 
     def __repr__(self) -> str:
         return f"RunColumns({len(self.qids)} queries, {self.n_documents} documents)"
