@@ -23,7 +23,7 @@ from .._util.types import PathLike
 
 T = TypeVar("T")
 
-__all__ = ["STDIN", "BOM", "display_name", "open_binary", "open_lines", "open_text", "read_raw", "decompress",
+__all__ = ["STDIN", "BOM", "display_name", "open_lines", "open_text", "read_raw", "decompress",
            "read_whole", "decode", "short"]
 
 #: the path that means standard input
@@ -79,7 +79,7 @@ def read_raw(path: PathLike) -> bytes:
         return fh.read()
 
 
-def open_binary(path: PathLike, content: bytes | None = None) -> tuple[io.BufferedIOBase, str | None]:
+def _open_binary(path: PathLike, content: bytes | None = None) -> tuple[io.BufferedIOBase, str | None]:
     """``(stream, compression)``: the decompressed bytes (pipes read into memory, their head cannot be put back)."""
     if content is not None:
         raw: io.BufferedIOBase = io.BytesIO(content)
@@ -127,7 +127,7 @@ def _lines(stream, name: str, compression: str | None) -> Iterator[tuple[int, by
 @contextlib.contextmanager
 def open_lines(path: PathLike, content: bytes | None = None) -> Iterator[Iterator[tuple[int, bytes]]]:
     """``with open_lines(path) as lines:`` ``(line number, bytes)`` pairs; InputError names where damaged data stops."""
-    stream, compression = open_binary(path, content)
+    stream, compression = _open_binary(path, content)
     try:
         yield _lines(stream, display_name(path), compression)
     finally:
@@ -187,5 +187,5 @@ def open_text(path: PathLike) -> io.TextIOWrapper:
     OSError
         The file cannot be opened.
     """
-    stream, _ = open_binary(path)
+    stream, _ = _open_binary(path)
     return io.TextIOWrapper(stream, encoding="utf-8-sig", errors="surrogateescape", newline="\n")

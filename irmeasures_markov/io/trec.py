@@ -18,7 +18,7 @@ from .text import decode, display_name, open_lines, read_whole, short
 from .tokens import GRADE_MAX, GRADE_MIN, qrels_from_bytes
 
 __all__ = ["read_trec_qrels", "read_rates", "run_from_lines", "qrels_from_lines", "add_judgment",
-           "field_count_error", "parse_float", "parse_grade"]
+           "field_count_error", "parse_float"]
 
 Lines = Iterable[tuple[int, bytes]]
 Run = dict[str, dict[str, float]]
