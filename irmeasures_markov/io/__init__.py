@@ -6,12 +6,12 @@ collections lives in this package.  Measures only ever see arrays.
 
 * :mod:`.text` opens files (compression by magic number, ``-`` for standard
   input, the UTF-8 byte-order mark) and splits lines into fields;
-* :mod:`.trec` reads runs, qrels and MPcont rate files; :func:`read_trec_run`
-  reads a run into dicts (whole file at once with :mod:`.fast_run`'s
-  tokeniser, the line grammar for anything else, same result either way);
-  :func:`read_run_columns` reads it into :class:`RunColumns` (same tokeniser
-  and grammar, no Python object per document), the form every path of the
-  package that reads run files uses;
+* :mod:`.tokens` tokenises a whole run or qrels file at once, :mod:`.trec`
+  reads them line by line (the grammar, whenever a file breaks a rule: same
+  result either way) and reads qrels and MPcont rate files;
+  :mod:`.run_columns` reads runs into :class:`RunColumns` (no Python object per
+  document, the form every path of the package that reads run files uses) or,
+  with :func:`read_trec_run`, into dicts;
 * :mod:`.normalise` turns in-memory qrels and runs (dicts, DataFrames,
   ``ir_measures`` namedtuples) into checked dicts; :mod:`.pytrec` hands them
   to pytrec_eval safely;
@@ -46,10 +46,10 @@ from __future__ import annotations
 from irmeasures_markov._util._errors import InputError, InputTypeError
 from irmeasures_markov.io._datasets import COLLECTIONS, collection, downsample_qrels, load_qrels, load_topics
 from irmeasures_markov.io._normalise import to_qrels_dict, to_run_dict
-from irmeasures_markov.io._run_columns import RunColumns, read_run_columns
+from irmeasures_markov.io._run_columns import RunColumns, read_run_columns, read_trec_run
 from irmeasures_markov.io._run_files import complete_runs, list_run_files, load_run_dir
 from irmeasures_markov.io._text import open_text
-from irmeasures_markov.io._trec import read_rates, read_trec_qrels, read_trec_run
+from irmeasures_markov.io._trec import read_rates, read_trec_qrels
 
 __all__ = [
     "InputError",
@@ -63,5 +63,7 @@ __all__ = [
     "to_qrels_dict",
     "to_run_dict",
 ]
+
+
 __all__ += ["load_run_dir", "list_run_files", "complete_runs", "collection", "COLLECTIONS", "downsample_qrels",
             "load_qrels", "load_topics"]

@@ -36,9 +36,9 @@ from irmeasures_markov._util._errors import InputError
 from irmeasures_markov._util._types import PathLike
 from irmeasures_markov.io._atomic import replacing
 from irmeasures_markov.io._downloads import download_failure
-from irmeasures_markov.io._fast_qrels import GRADE_MAX, GRADE_MIN
 from irmeasures_markov.io._normalise import to_qrels_dict
 from irmeasures_markov.io._text import decode, decompress, display_name, read_raw, short
+from irmeasures_markov.io._tokens import GRADE_MAX, GRADE_MIN
 from irmeasures_markov.io._trec import read_trec_qrels
 
 __all__ = [

@@ -47,9 +47,9 @@ from collections.abc import Collection, Iterable, Mapping
 import numpy as np
 
 from irmeasures_markov._util._errors import InputError, InputTypeError
-from irmeasures_markov.io._fast_qrels import GRADE_MAX, GRADE_MIN
-from irmeasures_markov.io._run_columns import RunColumns
-from irmeasures_markov.io._trec import add_judgment, read_trec_qrels, read_trec_run
+from irmeasures_markov.io._run_columns import RunColumns, read_trec_run
+from irmeasures_markov.io._tokens import GRADE_MAX, GRADE_MIN
+from irmeasures_markov.io._trec import add_judgment, read_trec_qrels
 
 __all__ = [
     "check_query_id",

@@ -1,14 +1,10 @@
-"""A run kept as columns: :class:`RunColumns`, and :func:`read_run_columns`, which reads a file into one.
+"""The run readers: :func:`read_run_columns` reads a file into :class:`RunColumns`, :func:`read_trec_run` into dicts.
 
-A run read from a file need not become ``{qid: {docid: score}}``: a Python
-dict per query and a str and a float per document cost more than reading the
-file.  A :class:`RunColumns` keeps the queries in file order, where each
-query's records start and end, the docids as one newline-joined string and
-the scores as one float64 array.  The rankings (:mod:`irmeasures_markov.ranking`)
-rank and join it with the judgments as arrays; it is also a read-only mapping
-``{qid: {docid: score}}`` (each query's dict made when asked for), so any code
-written for dicts reads it unchanged, and every measure gives it the values
-it gives the dict, bit for bit.
+A Python dict per query and a str and a float per document cost more than
+reading the file: :class:`RunColumns` keeps the docids as one string and the
+scores as one float64 array, which the rankings (:mod:`irmeasures_markov.ranking`)
+join with the judgments as arrays; as a read-only mapping it gives every
+measure the values of the dicts, bit for bit.
 """
 from __future__ import annotations
 
@@ -20,11 +16,12 @@ import numpy as np
 from irmeasures_markov._util._errors import InputError
 from irmeasures_markov._util._token_sets import first_repeat
 from irmeasures_markov._util._types import PathLike
-from irmeasures_markov.io._fast_run import Columns, run_columns
 from irmeasures_markov.io._text import decompress, display_name, read_raw, read_whole
+from irmeasures_markov.io._tokens import Columns, run_columns
 from irmeasures_markov.io._trec import run_from_lines
 
-__all__ = ["RunColumns", "read_run_columns", "columns_of_run", "run_from_columns", "columns_of_file"]
+__all__ = ["RunColumns", "read_run_columns", "read_trec_run", "columns_of_run", "run_from_columns",
+           "columns_of_file"]
 
 
 class RunColumns(Mapping):
@@ -32,12 +29,10 @@ class RunColumns(Mapping):
 
     ``run[qid]`` is a read-only view of the query's ``{docid: score}``;
     :meth:`to_dict` gives ordinary dicts (what pytrec_eval's own evaluator
-    needs; ir_measures' providers are handed that form by this package).
-
-    Query ``qids[k]`` owns records ``bounds[k]:bounds[k+1]``: their docids
-    (``docid_list()[bounds[k]:bounds[k+1]]``, in file order) and their
-    ``scores``.  Every query holds at least one record; no query lists a
-    document twice; every score is finite.
+    needs).  Query ``qids[k]`` owns records ``bounds[k]:bounds[k+1]``: their
+    docids (``docid_list()[bounds[k]:bounds[k+1]]``, in file order) and
+    their ``scores``.  Every query holds at least one record; no query lists
+    a document twice; every score is finite.
 
     Parameters
     ----------
@@ -54,8 +49,7 @@ class RunColumns(Mapping):
     -----
     Made by :func:`read_run_columns` and :func:`~irmeasures_markov.io._run_files.load_run_dir`,
     which check the rules above; the constructor trusts its caller.  The
-    object does not change; :meth:`to_dict` gives ordinary dicts
-    (``dict(run)`` keeps each query's read-only view).
+    object does not change (``dict(run)`` keeps each query's read-only view).
     """
     __slots__ = ("qids", "bounds", "docids", "scores", "_keys", "_index")
 
@@ -118,100 +112,97 @@ class RunColumns(Mapping):
         -------
         dict
         """
-        return {q: self._query_dict(k) for k, q in enumerate(self.qids)}
+        keys, scores, b = self.docid_list(), self.scores.tolist(), self.bounds.tolist()
+        return {q: dict(zip(keys[b[k]:b[k + 1]], scores[b[k]:b[k + 1]])) for k, q in enumerate(self.qids)}
 
     def __repr__(self) -> str:
         return f"RunColumns({len(self.qids)} queries, {self.n_documents} documents)"
 
 
-def columns_of_run(data: bytes) -> RunColumns | None:
-    """:class:`RunColumns` of a run file's content (decompressed, BOM removed), or None.
-
-    None when the whole-file tokeniser leaves the file to the line reader
-    (a malformed line, a query listing a document twice, an unusual form):
-    that reader then gives the result or the error naming the line.
-
-    Parameters
-    ----------
-    data : bytes
-
-    Returns
-    -------
-    RunColumns or None
-    """
-    cols = run_columns(data)
-    return None if cols is None else run_from_columns(cols)
-
-
-def run_from_columns(cols: Columns) -> RunColumns | None:
-    """:class:`RunColumns` of :func:`~irmeasures_markov.io._fast_run.run_columns`' answer, or None when a query
-    lists a document twice (the line reader then names the line).
-
-    Parameters
-    ----------
-    cols : tuple
-        ``(qids, bounds, docids_joined, scores)``.
-
-    Returns
-    -------
-    RunColumns or None
-    """
+def run_from_columns(cols: Columns | None) -> RunColumns | None:
+    """:class:`RunColumns` of :func:`~irmeasures_markov.io._tokens.run_columns`' answer; None for None or when a
+    query lists a document twice (the line reader then names the line)."""
+    if cols is None:
+        return None
     qids, bounds, docids, scores = cols
     run = RunColumns(qids, np.asarray(bounds, dtype=np.int64), docids, scores)
-    if first_repeat(docids, run.bounds) >= 0:
-        return None
-    return run
+    return None if first_repeat(docids, run.bounds) >= 0 else run
+
+
+def columns_of_run(data: bytes) -> RunColumns | None:
+    """:class:`RunColumns` of a run file's content (decompressed, BOM removed), or None: read it line by line."""
+    return run_from_columns(run_columns(data))
 
 
 def _from_dict(run: Mapping[str, Mapping[str, float]]) -> RunColumns:
     """Columns of a run the line reader read (already checked: str ids, finite scores, no repeats)."""
-    qids = [q for q, docs in run.items() if docs]
-    lengths = [len(run[q]) for q in qids]
+    qids = list(run)
     bounds = np.zeros(len(qids) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=bounds[1:])
+    np.cumsum([len(run[q]) for q in qids], out=bounds[1:])
     docids = "\n".join(d for q in qids for d in run[q])
     scores = np.fromiter((s for q in qids for s in run[q].values()), dtype=np.float64, count=int(bounds[-1]))
     return RunColumns(qids, bounds, docids, scores)
 
 
 def read_run_columns(path: PathLike) -> RunColumns:
-    """Read a TREC run file into :class:`RunColumns`, without a Python object per document.
+    """Read a TREC run file (``qid Q0 docid rank score tag``) into :class:`RunColumns`.
 
-    Same grammar, same errors and the same run as
-    :func:`~irmeasures_markov.io.read_trec_run` (``dict(read_run_columns(p))
-    == read_trec_run(p)``, queries and documents in the same order).
+    The package's one run reader: every path that reads a run file (the
+    command line, comparisons, grids, run directories, :func:`read_trec_run`)
+    calls it.  Plain, gzip, bzip2 or xz (by content); ``-`` reads standard
+    input.  Scores are parsed as float64, exactly as ``float()`` reads them;
+    the rank and tag fields are not used.  The whole file is tokenised at
+    once (:mod:`.tokens`), without a Python object per document; a file that
+    breaks a rule of the grammar is read again line by line, so the run and
+    the errors are those of :func:`~irmeasures_markov.io._trec.run_from_lines`.
 
     Parameters
     ----------
     path : str or os.PathLike
-        The run file (plain or compressed), or ``-`` for standard input.
+        The run file, or ``-`` for standard input.
 
     Returns
     -------
     RunColumns
+        Queries in order of first appearance (a query's lines need not be
+        consecutive), each query's documents in file order.
 
     Raises
     ------
     InputError
-        Naming the file and line, as :func:`~irmeasures_markov.io.read_trec_run` does.
+        Naming the file and line: a line without 6 fields, a non-numeric or
+        non-finite score, a document listed twice for one query, or
+        truncated compressed data.
     OSError
         The file cannot be read.
     """
     return read_whole(path, columns_of_run, lambda lines, name: _from_dict(run_from_lines(lines, name)))
 
 
-def columns_of_file(path: str) -> RunColumns | None:
-    """Worker task of :func:`~irmeasures_markov.io._run_files.load_run_dir`: one file read, decompressed,
-    tokenised and checked into :class:`RunColumns`, or None (the line reader then reads it, naming any error).
+def read_trec_run(path: PathLike) -> dict[str, dict[str, float]]:
+    """Read a TREC run file into ``{qid: {docid: score}}``: :func:`read_run_columns` as ordinary dicts.
 
     Parameters
     ----------
-    path : str
+    path : str or os.PathLike
+        The run file, or ``-`` for standard input.
 
     Returns
     -------
-    RunColumns or None
+    dict
+        ``{qid: {docid: score}}``, queries and documents in file order.
+
+    Raises
+    ------
+    InputError, OSError
+        As :func:`read_run_columns`.
     """
+    return read_run_columns(path).to_dict()
+
+
+def columns_of_file(path: str) -> RunColumns | None:
+    """Worker task of :func:`~irmeasures_markov.io._run_files.load_run_dir` (one file read and tokenised in a
+    process), or None: the line reader then reads it, naming any error."""
     try:
         return columns_of_run(decompress(read_raw(path), display_name(path)))
     except (InputError, OSError):

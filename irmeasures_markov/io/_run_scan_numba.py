@@ -1,12 +1,7 @@
-"""Optional compiled tokeniser of TREC run files (with numba installed): :mod:`.fast_run`'s numba engine.
+"""Optional compiled run tokeniser (with numba installed): :mod:`.tokens`' numba engine, one pass over the bytes.
 
-One pass over the bytes finds the fields of every line (ASCII whitespace
-separates fields, LF ends a line), checks that each line holds 0 or 6 of
-them and keeps where fields 1, 3 and 5 (qid, docid, score) start and end;
-a second kernel gathers chosen fields into one newline-joined byte string.
-The numpy tokeniser of :mod:`.fast_run` stays the fallback and the
-reference (tests/io/test_fast_run_engines.py checks that both give the same
-columns).
+The numpy engine of :mod:`.tokens` stays the fallback and the reference
+(tests/io/test_fast_run_engines.py checks that both give the same columns).
 """
 import numpy as np
 from numba import njit
@@ -21,12 +16,7 @@ def _is_space(c):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def scan(buf):  # pragma: no cover - compiled
-    """``(bounds, n)``: ``bounds[:, r]`` = start/end of fields 1, 3, 5 of record ``r``; ``n`` < 0: bad line ``-n``.
-
-    ``bounds`` (6 rows, each contiguous) has one column per line at most;
-    only the first ``n`` columns are records.  A line with a count of fields other than 0 and 6 stops the scan
-    and returns minus its line number.
-    """
+    """``(bounds, n)``: start/end of fields 1, 3, 5 of the first ``n`` records (columns); ``n < 0``: bad line ``-n``."""
     size = buf.size
     lines = 1
     for i in range(size):
@@ -47,15 +37,9 @@ def scan(buf):  # pragma: no cover - compiled
             s = i
             while i < size and not _is_space(buf[i]):
                 i += 1
-            if k == 0:
-                bounds[0, rec] = s
-                bounds[1, rec] = i
-            elif k == 2:
-                bounds[2, rec] = s
-                bounds[3, rec] = i
-            elif k == 4:
-                bounds[4, rec] = s
-                bounds[5, rec] = i
+            if k < 6 and k % 2 == 0:
+                bounds[k, rec] = s
+                bounds[k + 1, rec] = i
             k += 1
         if k == 6:
             rec += 1
@@ -72,17 +56,12 @@ def segments(buf, start, end):  # pragma: no cover - compiled
     first = np.empty(n, dtype=np.int64)
     m = 0
     for r in range(n):
-        new = r == 0
-        if not new:
-            a, b = start[r], start[r - 1]
-            w = end[r] - a
-            if w != end[r - 1] - b:
-                new = True
-            else:
-                for j in range(w):
-                    if buf[a + j] != buf[b + j]:
-                        new = True
-                        break
+        a, b, w = start[r], start[r - 1], end[r] - start[r]
+        new = r == 0 or w != end[r - 1] - b
+        j = 0
+        while not new and j < w:
+            new = buf[a + j] != buf[b + j]
+            j += 1
         if new:
             first[m] = r
             m += 1
@@ -115,15 +94,11 @@ _MAX_EXACT = 2 ** 53
 
 @njit(cache=True, nogil=True)
 def parse_scores(buf, start, end):  # pragma: no cover - compiled
-    """``(values, slow)``: the fields ``buf[start[r]:end[r]]`` as float64, and the indices left to ``float()``.
+    """``(values, slow)``: the fields as float64 where exact, and the indices left to ``float()``.
 
-    A field of the form ``[+-]digits[.digits][(e|E)[+-]digits]`` whose
-    significant digits make an integer ``m`` <= 2**53 and whose decimal
-    exponent ``k`` is within [-22, 22] is ``m * 10**k`` (or ``m / 10**-k``):
-    one IEEE operation on two exact float64 values, so the correctly rounded
-    value, which is what ``float()`` gives (Clinger's exact case).  Every
-    other field (more digits, a larger exponent, underscores, ``inf``, not a
-    number at all) is listed in ``slow``.
+    ``[+-]digits[.digits][(e|E)[+-]digits]`` with significant digits ``m`` <= 2**53 and decimal exponent ``k``
+    in [-22, 22] is ``m * 10**k`` (or ``m / 10**-k``): one IEEE operation on two exact float64 values, so the
+    correctly rounded value ``float()`` gives (Clinger's exact case).  Everything else is listed in ``slow``.
     """
     n = start.size
     values = np.empty(n, dtype=np.float64)
@@ -141,7 +116,12 @@ def parse_scores(buf, start, end):  # pragma: no cover - compiled
         digits = 0
         exp10 = 0
         ok = True
-        while i < e and 48 <= buf[i] <= 57:
+        point = False
+        while i < e and (48 <= buf[i] <= 57 or (buf[i] == 46 and not point)):
+            if buf[i] == 46:
+                point = True
+                i += 1
+                continue
             d = buf[i] - 48
             if m != 0 or d != 0:
                 if sig < 17:
@@ -149,21 +129,10 @@ def parse_scores(buf, start, end):  # pragma: no cover - compiled
                     sig += 1
                 else:
                     ok = False
+            if point:
+                exp10 -= 1
             digits += 1
             i += 1
-        if i < e and buf[i] == 46:
-            i += 1
-            while i < e and 48 <= buf[i] <= 57:
-                d = buf[i] - 48
-                if m != 0 or d != 0:
-                    if sig < 17:
-                        m = m * 10 + d
-                        sig += 1
-                    else:
-                        ok = False
-                exp10 -= 1
-                digits += 1
-                i += 1
         if digits == 0:
             ok = False
         if ok and i < e and (buf[i] == 101 or buf[i] == 69):

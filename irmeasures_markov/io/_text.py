@@ -23,7 +23,7 @@ from irmeasures_markov._util._types import PathLike
 
 T = TypeVar("T")
 
-__all__ = ["STDIN", "BOM", "display_name", "open_binary", "open_lines", "open_text", "read_raw", "decompress",
+__all__ = ["STDIN", "BOM", "display_name", "open_lines", "open_text", "read_raw", "decompress",
            "read_whole", "decode", "short"]
 
 #: the path that means standard input
@@ -31,11 +31,16 @@ STDIN = "-"
 #: the UTF-8 byte-order mark some Windows tools put at the start of a text file
 BOM = b"\xef\xbb\xbf"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
-#: (magic bytes, name, stream class) of the compressions recognised whatever the file is called
+try:  # python-isal (the 'fast' extra) decompresses gzip about twice as fast as zlib
+    from isal.igzip import decompress as _gunzip
+except ImportError:  # pragma: no cover - optional
+    _gunzip = gzip.decompress
+#: (magic bytes, name, stream class, whole-content decompressor) of the compressions recognised whatever the
+#: file is called
 _COMPRESSIONS = (
-    (b"\x1f\x8b", "gzip", lambda raw: gzip.GzipFile(fileobj=raw, mode="rb")),
-    (b"BZh", "bzip2", lambda raw: bz2.BZ2File(raw, "rb")),
-    (b"\xfd7zXZ\x00", "xz", lambda raw: lzma.LZMAFile(raw, "rb")),
+    (b"\x1f\x8b", "gzip", lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"), _gunzip),
+    (b"BZh", "bzip2", lambda raw: bz2.BZ2File(raw, "rb"), bz2.decompress),
+    (b"\xfd7zXZ\x00", "xz", lambda raw: lzma.LZMAFile(raw, "rb"), lzma.decompress),
 )
 #: what the decompressors raise on truncated or corrupt data
 DECOMPRESSION_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError, ValueError)
@@ -44,16 +49,7 @@ QUOTE_LIMIT = 40
 
 
 def display_name(path: PathLike) -> str:
-    """The name error messages give a file: its path, or ``<stdin>``.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-
-    Returns
-    -------
-    str
-    """
+    """The name error messages give a file: its path, or ``<stdin>``."""
     path = os.fspath(path)
     if isinstance(path, bytes):
         path = path.decode("utf-8", "surrogateescape")
@@ -61,35 +57,12 @@ def display_name(path: PathLike) -> str:
 
 
 def decode(field: bytes) -> str:
-    """A field as str, byte-exactly (invalid UTF-8 bytes become lone surrogates).
-
-    Parameters
-    ----------
-    field : bytes
-
-    Returns
-    -------
-    str
-    """
+    """A field as str, byte-exactly (invalid UTF-8 bytes become lone surrogates)."""
     return field.decode("utf-8", "surrogateescape")
 
 
 def short(value: object, limit: int = QUOTE_LIMIT) -> str:
-    """``repr`` of at most ``limit`` characters of ``value`` (bytes are decoded first), for error messages.
-
-    Error messages quote input, and input may be any file at all (a password
-    file given as document lengths): never more than a short prefix.
-
-    Parameters
-    ----------
-    value : object
-    limit : int
-        Characters kept.
-
-    Returns
-    -------
-    str
-    """
+    """``repr`` of at most ``limit`` characters of ``value`` (bytes decoded): input may be any file at all."""
     if isinstance(value, (bytes, bytearray)):
         value = decode(bytes(value))
     value = str(value).strip()
@@ -98,67 +71,16 @@ def short(value: object, limit: int = QUOTE_LIMIT) -> str:
     return repr(value)
 
 
-def compression_of(head: bytes) -> str | None:
-    """``'gzip'``, ``'bzip2'``, ``'xz'`` from a file's first bytes, or None.
-
-    Parameters
-    ----------
-    head : bytes
-
-    Returns
-    -------
-    str or None
-    """
-    for magic, name, _ in _COMPRESSIONS:
-        if head.startswith(magic):
-            return name
-    return None
-
-
 def read_raw(path: PathLike) -> bytes:
-    """The bytes of a file as stored (standard input for ``-``), not decompressed.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        A file, or ``-`` for standard input.
-
-    Returns
-    -------
-    bytes
-
-    Raises
-    ------
-    OSError
-    """
+    """The bytes of a file as stored (standard input for ``-``), not decompressed."""
     if os.fspath(path) == STDIN:
         return sys.stdin.buffer.read()
     with open(path, "rb") as fh:
         return fh.read()
 
 
-def open_binary(path: PathLike, content: bytes | None = None) -> tuple[io.BufferedIOBase, str | None]:
-    """``(stream, compression)``: the file's decompressed bytes and the compression's name (None: plain).
-
-    Pipes and standard input are read into memory first (their first bytes
-    cannot be looked at and put back); regular files are streamed.
-    ``content``, when given, is the file's stored bytes, already read.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        A file, or ``-`` for standard input.
-    content : bytes, optional
-
-    Returns
-    -------
-    tuple
-        ``(stream, compression)``.
-
-    Raises
-    ------
-    OSError
-    """
+def _open_binary(path: PathLike, content: bytes | None = None) -> tuple[io.BufferedIOBase, str | None]:
+    """``(stream, compression)``: the decompressed bytes (pipes read into memory, their head cannot be put back)."""
     if content is not None:
         raw: io.BufferedIOBase = io.BytesIO(content)
     elif os.fspath(path) == STDIN:
@@ -170,10 +92,15 @@ def open_binary(path: PathLike, content: bytes | None = None) -> tuple[io.Buffer
                 raw = io.BytesIO(raw.read())
     head = raw.read(8)
     raw.seek(0)
-    for magic, name, opener in _COMPRESSIONS:
+    for magic, name, opener, _ in _COMPRESSIONS:
         if head.startswith(magic):
             return opener(raw), name
     return raw, None
+
+
+def _damaged(where: str, kind: str, e: Exception) -> InputError:
+    return InputError(f"{where}: not a valid {kind} file: the compressed data is truncated or corrupt "
+                      f"({type(e).__name__}: {str(e)[:80]})")
 
 
 def _utf16_error(name: str) -> InputError:
@@ -194,33 +121,13 @@ def _lines(stream, name: str, compression: str | None) -> Iterator[tuple[int, by
     except DECOMPRESSION_ERRORS as e:
         if compression is None or isinstance(e, InputError):
             raise
-        raise InputError(f"{name}:{lineno + 1}: not a valid {compression} file: the compressed data is "
-                         f"truncated or corrupt ({type(e).__name__}: {str(e)[:80]})") from None
+        raise _damaged(f"{name}:{lineno + 1}", compression, e) from None
 
 
 @contextlib.contextmanager
 def open_lines(path: PathLike, content: bytes | None = None) -> Iterator[Iterator[tuple[int, bytes]]]:
-    """``with open_lines(path) as lines:`` — ``(line number, line bytes)`` pairs, decompressed, BOM removed.
-
-    Truncated or corrupt compressed data raises :class:`InputError` naming the
-    file and the line where reading stopped.  ``content``: the file's stored
-    bytes, when they have been read already (standard input can be read once).
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        A file, or ``-`` for standard input.
-    content : bytes, optional
-
-    Yields
-    ------
-    iterator of (int, bytes)
-
-    Raises
-    ------
-    InputError, OSError
-    """
-    stream, compression = open_binary(path, content)
+    """``with open_lines(path) as lines:`` ``(line number, bytes)`` pairs; InputError names where damaged data stops."""
+    stream, compression = _open_binary(path, content)
     try:
         yield _lines(stream, display_name(path), compression)
     finally:
@@ -228,37 +135,14 @@ def open_lines(path: PathLike, content: bytes | None = None) -> Iterator[Iterato
 
 
 def decompress(raw: bytes, name: str) -> bytes:
-    """The decompressed content of a file read whole by :func:`read_raw`, BOM removed.
-
-    Raises :class:`InputError` (no line number: the caller may re-read the
-    file line by line for one) when the compressed data is truncated or corrupt.
-
-    Parameters
-    ----------
-    raw : bytes
-    name : str
-        The file's name in messages.
-
-    Returns
-    -------
-    bytes
-
-    Raises
-    ------
-    InputError
-    """
-    kind = compression_of(raw[:8])
-    if kind is not None:
-        try:
-            if kind == "gzip":
-                raw = _gunzip(raw)
-            elif kind == "bzip2":
-                raw = bz2.decompress(raw)
-            else:
-                raw = lzma.decompress(raw)
-        except DECOMPRESSION_ERRORS as e:
-            raise InputError(f"{name}: not a valid {kind} file: the compressed data is truncated or corrupt "
-                             f"({type(e).__name__}: {str(e)[:80]})") from None
+    """The decompressed content of a file's bytes, BOM removed; InputError (no line number) if damaged."""
+    for magic, kind, _, whole in _COMPRESSIONS:
+        if raw.startswith(magic):
+            try:
+                raw = whole(raw)
+            except DECOMPRESSION_ERRORS as e:
+                raise _damaged(name, kind, e) from None
+            break
     if raw.startswith(BOM):
         return raw[len(BOM):]
     if raw.startswith(_UTF16_BOMS):
@@ -268,32 +152,7 @@ def decompress(raw: bytes, name: str) -> bytes:
 
 def read_whole(path: PathLike, from_bytes: Callable[[bytes], T | None],
                from_lines: Callable[[Iterator[tuple[int, bytes]], str], T]) -> T:
-    """A file read whole at once by ``from_bytes``, and line by line by ``from_lines`` when that cannot.
-
-    The rule of every whole-file reader (runs, qrels): ``from_bytes(content)``
-    answers None for a file that breaks a rule of the grammar, which
-    ``from_lines`` then reads (and names the line of the error); damaged
-    compressed data is read by ``from_lines`` up to the damage, so the error
-    gets its line number.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        A file, or ``-`` for standard input.
-    from_bytes : callable
-        ``from_bytes(content)``: the result from the decompressed content (BOM removed), or None.
-    from_lines : callable
-        ``from_lines(lines, name)``: the result from ``(line number, bytes)`` pairs.
-
-    Returns
-    -------
-    object
-        What ``from_bytes`` or ``from_lines`` gives.
-
-    Raises
-    ------
-    InputError, OSError
-    """
+    """``from_bytes(data)``, or ``from_lines(lines, name)`` when that gives None or the data is damaged (for lines)."""
     raw, name = read_raw(path), display_name(path)
     try:
         data = decompress(raw, name)
@@ -304,12 +163,6 @@ def read_whole(path: PathLike, from_bytes: Callable[[bytes], T | None],
     if result is None:
         result = from_lines(enumerate(io.BytesIO(data), start=1), name)
     return result
-
-
-try:  # python-isal (the 'fast' extra) decompresses gzip about twice as fast as zlib
-    from isal.igzip import decompress as _gunzip
-except ImportError:  # pragma: no cover - optional
-    _gunzip = gzip.decompress
 
 
 def open_text(path: PathLike) -> io.TextIOWrapper:
@@ -334,5 +187,5 @@ def open_text(path: PathLike) -> io.TextIOWrapper:
     OSError
         The file cannot be opened.
     """
-    stream, _ = open_binary(path)
+    stream, _ = _open_binary(path)
     return io.TextIOWrapper(stream, encoding="utf-8-sig", errors="surrogateescape", newline="\n")

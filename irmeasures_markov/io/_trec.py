@@ -1,14 +1,9 @@
-"""Readers of TREC runs, TREC qrels and MPcont rate files (grammar: :mod:`irmeasures_markov.io`).
+"""The line grammar of runs and qrels (:mod:`irmeasures_markov.io`), with errors naming file and line; rate files.
 
-:func:`read_trec_run` is the one run reader of the package: every path that
-reads a run file (``io.read_trec_run``, ``to_run_dict``, run directories, the
-command line, comparisons, grids) calls it.  It tokenises the whole file at
-once (:mod:`.fast_run`) and falls back to the line grammar of
-:func:`run_from_lines` whenever a file breaks a rule, so its dictionaries and
-error messages are exactly those of the line grammar (tests/reference_readers.py
-reads files line by line through it, the reference the tests compare with).
-:func:`read_trec_qrels` reads qrels the same way (:mod:`.fast_qrels`, then
-:func:`qrels_from_lines`).
+The whole-file readers read a file with :func:`run_from_lines` or
+:func:`qrels_from_lines` whenever the tokeniser (:mod:`.tokens`) refuses it,
+so their results and errors are the grammar's (tests/reference_readers.py
+reads files through these alone).
 """
 from __future__ import annotations
 
@@ -19,73 +14,27 @@ import numpy as np
 
 from irmeasures_markov._util._errors import InputError
 from irmeasures_markov._util._types import PathLike
-from irmeasures_markov.io._fast_qrels import GRADE_MAX, GRADE_MIN, qrels_from_bytes
-from irmeasures_markov.io._fast_run import build_run, run_columns
 from irmeasures_markov.io._text import decode, display_name, open_lines, read_whole, short
+from irmeasures_markov.io._tokens import GRADE_MAX, GRADE_MIN, qrels_from_bytes
 
-__all__ = ["read_trec_run", "read_trec_qrels", "read_rates", "run_from_lines", "qrels_from_lines", "add_judgment",
-           "field_count", "field_count_error", "parse_float", "parse_grade"]
+__all__ = ["read_trec_qrels", "read_rates", "run_from_lines", "qrels_from_lines", "add_judgment",
+           "field_count_error", "parse_float"]
 
 Lines = Iterable[tuple[int, bytes]]
 Run = dict[str, dict[str, float]]
 
 
-def field_count(n: int) -> str:
-    """``'1 field'``, ``'6 fields'``: a count of fields as error messages give it.
-
-    Parameters
-    ----------
-    n : int
-
-    Returns
-    -------
-    str
-    """
-    return f"{n} field" + ("" if n == 1 else "s")
-
-
 def field_count_error(where: str, expected: str, parts: list[bytes], line: bytes) -> InputError:
-    """The error for a line with the wrong number of fields, hinting at lone CRs when they explain it.
-
-    Parameters
-    ----------
-    where : str
-        ``FILE:LINE``.
-    expected : str
-        What the line should hold.
-    parts : list of bytes
-        The line's fields.
-    line : bytes
-
-    Returns
-    -------
-    InputError
-    """
+    """The error (at ``where``, ``FILE:LINE``) for a line with the wrong number of fields, hinting at lone CRs."""
+    found = f"{len(parts)} field" + ("" if len(parts) == 1 else "s")
     hint = ""
     if b"\r" in line and len(parts) > 6:
         hint = " (lines end at LF or CRLF; a lone CR, as in old Mac files, separates fields)"
-    return InputError(f"{where}: expected {expected}, found {field_count(len(parts))}{hint}: {short(line)}")
+    return InputError(f"{where}: expected {expected}, found {found}{hint}: {short(line)}")
 
 
 def parse_float(text: bytes, what: str, where: str) -> float:
-    """An ASCII number as ``float()`` reads it; InputError when it is not one or not finite.
-
-    Parameters
-    ----------
-    text : bytes
-    what : str
-        Names the field in messages.
-    where : str
-        ``FILE:LINE``.
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    InputError
-    """
+    """An ASCII number as ``float()`` reads it; InputError (naming ``what`` at ``where``) if not one or not finite."""
     try:
         value = float(text)
     except ValueError:
@@ -96,22 +45,7 @@ def parse_float(text: bytes, what: str, where: str) -> float:
 
 
 def parse_grade(text: bytes, where: str) -> int:
-    """A relevance grade: an ASCII integer in the signed 32-bit range.
-
-    Parameters
-    ----------
-    text : bytes
-    where : str
-        ``FILE:LINE``.
-
-    Returns
-    -------
-    int
-
-    Raises
-    ------
-    InputError
-    """
+    """A relevance grade: an ASCII integer in the signed 32-bit range; InputError naming ``where`` if not."""
     try:
         grade = int(text)
     except ValueError:
@@ -123,26 +57,10 @@ def parse_grade(text: bytes, where: str) -> int:
 
 
 def add_judgment(docs: dict[str, int], qid: object, docid: object, grade: int, where: str) -> None:
-    """Record ``docs[docid] = grade`` (``docs``: one query's judgments) under the rule for repeated judgments.
+    """Record ``docs[docid] = grade`` in one query's judgments: the rule for repeated judgments of every qrels form.
 
-    The one rule of every qrels form (files, ``Qrel`` namedtuples,
-    DataFrames): a document judged again with the same grade is one
-    judgment; with a different grade it is an :class:`InputError` naming
-    ``where`` (file and line, or item/row), the query, the document and both
-    grades.
-
-    Parameters
-    ----------
-    docs : dict
-        One query's judgments, updated in place.
-    qid, docid : object
-    grade : int
-    where : str
-        Names the place in messages.
-
-    Raises
-    ------
-    InputError
+    Judged again with the same grade: one judgment; with a different grade: an
+    InputError naming ``where`` (file and line, or item/row), both ids and both grades.
     """
     old = docs.get(docid)
     if old is not None and old != grade:
@@ -152,11 +70,7 @@ def add_judgment(docs: dict[str, int], qid: object, docid: object, grade: int, w
 
 
 def _records(lines: Lines, name: str, n_fields: int, layout: str, table: dict[str, dict]):
-    """``(where, qid, fields)`` of each non-blank line; ``table`` gets an empty dict per new query.
-
-    Query ids repeat on consecutive lines, so each distinct qid's bytes are
-    decoded once.
-    """
+    """``(lineno, qid, fields)`` of each non-blank line; ``table`` gets an empty dict per new query (decoded once)."""
     qids: dict[bytes, str] = {}
     for lineno, line in lines:
         parts = line.split()
@@ -172,22 +86,7 @@ def _records(lines: Lines, name: str, n_fields: int, layout: str, table: dict[st
 
 
 def run_from_lines(lines: Lines, name: str) -> Run:
-    """``{qid: {docid: score}}`` from ``(line number, bytes)`` pairs of a run file called ``name``.
-
-    Parameters
-    ----------
-    lines : iterable of (int, bytes)
-    name : str
-        The file's name in messages.
-
-    Returns
-    -------
-    dict
-
-    Raises
-    ------
-    InputError
-    """
+    """``{qid: {docid: score}}`` from ``(line number, bytes)`` pairs of a run file called ``name``; InputError."""
     run: dict[str, dict[str, float]] = {}
     first_line: dict[str, dict[str, int]] = {}
     for lineno, qid, parts in _records(lines, name, 6, "qid Q0 docid rank score tag", run):
@@ -202,62 +101,8 @@ def run_from_lines(lines: Lines, name: str) -> Run:
     return run
 
 
-def read_trec_run(path: PathLike) -> Run:
-    """Read a TREC run file (``qid Q0 docid rank score tag``) into ``{qid: {docid: score}}``.
-
-    The package's one run reader.  Plain, gzip, bzip2 or xz (by content);
-    ``-`` reads standard input.  Scores are parsed as float64, exactly as
-    ``float()`` reads them; the rank and tag fields are not used.  The whole
-    file is tokenised at once; a file that breaks a rule of the grammar is
-    read again line by line, so the result and the errors are those of
-    :func:`run_from_lines`.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The run file, or ``-`` for standard input.
-
-    Returns
-    -------
-    dict
-        ``{qid: {docid: score}}``, queries and documents in file order
-        (a query's lines need not be consecutive).
-
-    Raises
-    ------
-    InputError
-        Naming the file and line: a line without 6 fields, a non-numeric or
-        non-finite score, a document listed twice for one query, or
-        truncated compressed data.
-    OSError
-        The file cannot be read.
-    """
-    return read_whole(path, _run_from_bytes, run_from_lines)
-
-
-def _run_from_bytes(data: bytes) -> Run | None:
-    cols = run_columns(data)
-    return build_run(cols) if cols is not None else None
-
-
-
 def qrels_from_lines(lines: Lines, name: str) -> dict[str, dict[str, int]]:
-    """``{qid: {docid: grade}}`` from ``(line number, bytes)`` pairs of a qrels file called ``name``.
-
-    Parameters
-    ----------
-    lines : iterable of (int, bytes)
-    name : str
-        The file's name in messages.
-
-    Returns
-    -------
-    dict
-
-    Raises
-    ------
-    InputError
-    """
+    """``{qid: {docid: grade}}`` from ``(line number, bytes)`` pairs of a qrels file called ``name``; InputError."""
     qrels: dict[str, dict[str, int]] = {}
     for lineno, qid, parts in _records(lines, name, 4, "qid iter docid grade", qrels):
         docid = decode(parts[2])
@@ -272,7 +117,7 @@ def read_trec_qrels(path: PathLike) -> dict[str, dict[str, int]]:
     Grades are integers in the signed 32-bit range (as for trec_eval); a
     document judged twice for one query with the same grade is accepted, with
     different grades it is an error.  The whole file is tokenised at once
-    (:mod:`.fast_qrels`); a file that breaks a rule is read again line by
+    (:mod:`.tokens`); a file that breaks a rule is read again line by
     line, so the result and the errors are those of
     :func:`qrels_from_lines`.
 
@@ -296,7 +141,6 @@ def read_trec_qrels(path: PathLike) -> dict[str, dict[str, int]]:
         The file cannot be read.
     """
     return read_whole(path, qrels_from_bytes, qrels_from_lines)
-
 
 
 def read_rates(path: PathLike, content: bytes | None = None) -> np.ndarray | dict[str, np.ndarray]:

@@ -58,7 +58,7 @@ TIMING = re.compile(r"""
 #: figures in those forms that are not measurements: constants of the code or of glibc, the TBG paper's
 #: reading times and the time axis of its model
 NOT_MEASURED = {
-    "file-formats.md": ["the first 64 MB read"],  # io.fast_run.COMPILED_AFTER
+    "file-formats.md": ["the first 64 MB read"],  # io.tokens.COMPILED_AFTER
     "reproducing-the-papers.md": ["once 64 MB have been read"],
     "scaling.md": ["over 128 KiB", "every 2 s"],  # glibc's mmap threshold; grid.runner's flush_seconds
     "time-biased-gain.md": ["(6.8 ± 0.5 s)", "b = 7.8 ± 0.7 s", "about 55 minutes", "exceed 2 GiB"],

@@ -25,8 +25,8 @@ from irmeasures_markov.experiments import (
 from irmeasures_markov.io import InputError
 from irmeasures_markov.io import read_trec_run as read_run
 from irmeasures_markov.io._datasets import binarize, collection, downsample_qrels, load_qrels, load_topics, read_topics
-from irmeasures_markov.io._fast_run import _parse_scores
 from irmeasures_markov.io._run_files import complete_runs, list_run_files, load_run_dir, run_name
+from irmeasures_markov.io._tokens import _parse_scores
 
 # --------------------------------------------------------------------------- datasets
 

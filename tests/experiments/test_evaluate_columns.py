@@ -12,7 +12,7 @@ import pytest
 from random_runs import tied_run
 
 from irmeasures_markov.experiments import evaluate
-from irmeasures_markov.io import RunColumns, read_run_columns, read_trec_run
+from irmeasures_markov.io._run_columns import RunColumns, read_run_columns, read_trec_run
 from irmeasures_markov.pytrec_eval import RelevanceEvaluator
 
 #: native (float64 preparation), ir_measures/pytrec_eval only (R@100, Judged@10, NumRet), the package's families

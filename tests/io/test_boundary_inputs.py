@@ -12,9 +12,10 @@ from measure_needs import Needs
 
 from irmeasures_markov import M1, M2, M3, M4, MP, PH, PROVIDER, TBG, MPcont, RelevanceEvaluator
 from irmeasures_markov._util._errors import InputError, InputTypeError
-from irmeasures_markov.io import to_qrels_dict, to_run_dict
-from irmeasures_markov.io._fast_qrels import GRADE_MAX, GRADE_MIN
-from irmeasures_markov.ranking import PreparedRun, QrelsIndex
+from irmeasures_markov.io._normalise import to_qrels_dict, to_run_dict
+from irmeasures_markov.io._tokens import GRADE_MAX, GRADE_MIN
+from irmeasures_markov.ranking._prepared import PreparedRun
+from irmeasures_markov.ranking._qrels_index import QrelsIndex
 
 QRELS = {"q1": {"a": 1, "b": 0, "c": 2}, "q2": {"x": 1}}
 RUN = {"q1": {"a": 0.5, "b": 2.0, "c": 1.0}, "q2": {"x": 1.0, "y": 3.0}}

@@ -16,10 +16,9 @@ import pytest
 from reference_readers import read_trec_qrels_lines
 
 from irmeasures_markov._util._errors import InputError
-from irmeasures_markov.io import read_trec_qrels
-from irmeasures_markov.io._fast_qrels import qrels_from_bytes
 from irmeasures_markov.io._text import BOM
-from irmeasures_markov.io._tokens import SEPARATORS, joined_tokens, token_bounds
+from irmeasures_markov.io._tokens import SEPARATORS, joined_tokens, qrels_from_bytes, token_bounds
+from irmeasures_markov.io._trec import read_trec_qrels
 
 WHITESPACE = [b" ", b"\t", b"  ", b" \t ", b"\x0b", b"\x0c", b"\r", b"\t\r "]
 ENDINGS = [b"\n", b"\r\n", b" \n", b"\t\r\n", b"\n\n", b"\n \t\n"]

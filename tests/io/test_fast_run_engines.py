@@ -15,8 +15,9 @@ import pytest
 from reference_readers import read_trec_run_lines
 
 from irmeasures_markov._util._errors import InputError
-from irmeasures_markov.io import _fast_run as fast_run
+from irmeasures_markov.io import _tokens as tokens
 from irmeasures_markov.io import read_trec_run
+from irmeasures_markov.io._run_columns import run_from_columns
 
 ENGINES = ("numpy", "numba")
 SEPARATORS = [b" ", b"\t", b"  ", b" \t ", b"\x0b", b"\x0c", b"\r", b"\t\r "]
@@ -68,8 +69,8 @@ def random_file(rng, n_lines, *, pieces=True, bad=None):
 def force_engine(monkeypatch, engine):
     """Make the reader's 'auto' pick ``engine``: numba from the first byte, or numpy as in a process without it."""
     numba = engine == "numba"
-    monkeypatch.setattr(fast_run, "_KERNELS", [] if numba else [None])
-    monkeypatch.setattr(fast_run, "COMPILED_AFTER", 0 if numba else 10 ** 15)
+    monkeypatch.setattr(tokens, "_KERNELS", [] if numba else [None])
+    monkeypatch.setattr(tokens, "COMPILED_AFTER", 0 if numba else 10 ** 15)
 
 
 def same_columns(a, b):
@@ -86,15 +87,15 @@ def bits(run):
 def test_engines_agree_and_the_reader_is_the_line_reader(tmp_path, seed, monkeypatch):
     rng = np.random.default_rng(seed)
     data = random_file(rng, int(rng.integers(1, 60)), pieces=bool(seed % 2))
-    cols = {e: fast_run.run_columns(data, engine=e) for e in ENGINES}
+    cols = {e: tokens.run_columns(data, engine=e) for e in ENGINES}
     assert same_columns(cols["numpy"], cols["numba"])
     path = tmp_path / ("run.gz" if seed % 3 == 0 else "run")
     path.write_bytes(gzip.compress(data) if seed % 3 == 0 else data)
     expected = read_trec_run_lines(path)
     for e in ENGINES:
         if cols[e] is not None:
-            assert bits(fast_run.build_run(cols[e])) == bits(expected)
-            assert list(fast_run.build_run(cols[e])) == list(expected)
+            assert bits(run_from_columns(cols[e]).to_dict()) == bits(expected)
+            assert list(run_from_columns(cols[e]).to_dict()) == list(expected)
     for engine in ENGINES:
         force_engine(monkeypatch, engine)
         assert bits(read_trec_run(path)) == bits(expected)
@@ -105,7 +106,7 @@ def test_the_numba_engine_takes_the_common_file_whole():
     data = (b"401\tQ0\tFBIS4-1\t1\t3.5\tt\r\n\r\n 401 Q0 FBIS4-2 2 -0.0 t\n402 Q0 d 1 1e-300 t\n"
             b"401 Q0 FBIS4-3 3 0.1 t")
     for e in ENGINES:
-        cols = fast_run.run_columns(data, engine=e)
+        cols = tokens.run_columns(data, engine=e)
         assert cols is not None
         assert cols[0] == ["401", "402"] and cols[1] == [0, 3, 4]
         assert cols[2] == "FBIS4-1\nFBIS4-2\nFBIS4-3\nd"
@@ -119,7 +120,7 @@ def test_malformed_files_raise_the_line_readers_error(tmp_path, seed, bad, monke
     data = random_file(rng, int(rng.integers(2, 40)), bad=bad)
     if bad != "dup":
         for e in ENGINES:
-            assert fast_run.run_columns(data, engine=e) is None
+            assert tokens.run_columns(data, engine=e) is None
     path = tmp_path / "input.bad"
     path.write_bytes(data)
     with pytest.raises(InputError) as ref:
@@ -135,12 +136,12 @@ def test_malformed_files_raise_the_line_readers_error(tmp_path, seed, bad, monke
 def test_empty_and_blank_files():
     for data in (b"", b"\n", b" \t\r\n\n", b"\x0c"):
         for e in ENGINES:
-            assert same_columns(fast_run.run_columns(data, engine=e), ([], [0], "", np.zeros(0)))
+            assert same_columns(tokens.run_columns(data, engine=e), ([], [0], "", np.zeros(0)))
 
 
 def test_an_unknown_engine_is_named():
     with pytest.raises(ValueError, match="`engine` must be one of 'auto', 'numba', 'numpy', got 'c'"):
-        fast_run.run_columns(b"q Q0 d 1 1 t\n", engine="c")
+        tokens.run_columns(b"q Q0 d 1 1 t\n", engine="c")
 
 
 def random_numbers(rng, n):
@@ -174,21 +175,21 @@ def test_compiled_scores_are_float_bit_for_bit(seed):
     rng = np.random.default_rng(seed)
     numbers = random_numbers(rng, 4000)
     data = "".join(f"q Q0 d{i} {i} {x} t\n" for i, x in enumerate(numbers)).encode()
-    cols = fast_run.run_columns(data, engine="numba")
+    cols = tokens.run_columns(data, engine="numba")
     assert cols is not None
     expected = np.array([float(x) for x in numbers])
     assert cols[3].tobytes() == expected.tobytes()
-    assert fast_run.run_columns(data, engine="numpy")[3].tobytes() == expected.tobytes()
+    assert tokens.run_columns(data, engine="numpy")[3].tobytes() == expected.tobytes()
 
 
 def test_auto_takes_the_compiled_engine_after_compiled_after_bytes(monkeypatch):
     """One small file stays on numpy (no numba import); the bytes add up to COMPILED_AFTER, then numba."""
-    monkeypatch.setattr(fast_run, "_KERNELS", [])
-    monkeypatch.setattr(fast_run, "_TOKENISED", [0])
-    monkeypatch.setattr(fast_run, "_numba_loaded", lambda: False)
-    monkeypatch.setattr(fast_run, "COMPILED_AFTER", 100)
+    monkeypatch.setattr(tokens, "_KERNELS", [])
+    monkeypatch.setattr(tokens, "_TOKENISED", [0])
+    monkeypatch.setattr(tokens, "numba_loaded", lambda: False)
+    monkeypatch.setattr(tokens, "COMPILED_AFTER", 100)
     data = b"q Q0 d1 1 1.5 t\nq Q0 d2 2 0.5 t\n"   # 32 bytes
-    picked = [fast_run._engine_kernels("auto", len(data)) for _ in range(4)]
+    picked = [tokens._engine_kernels("auto", len(data)) for _ in range(4)]
     assert picked[:3] == [None, None, None] and picked[3] is not None
-    assert fast_run._engine_kernels("numpy", len(data)) is None
-    assert fast_run._engine_kernels("auto", len(data)) is picked[3]      # loaded: stays compiled
+    assert tokens._engine_kernels("numpy", len(data)) is None
+    assert tokens._engine_kernels("auto", len(data)) is picked[3]      # loaded: stays compiled

@@ -9,8 +9,8 @@ from reference_readers import read_trec_run_lines
 
 import irmeasures_markov  # noqa: F401
 import irmeasures_markov.io._run_columns as run_columns_module
-import irmeasures_markov.io._trec as trec
-from irmeasures_markov.io import load_run_dir, read_trec_run, to_run_dict
+from irmeasures_markov.io import read_trec_run, to_run_dict
+from irmeasures_markov.io._run_files import load_run_dir
 
 PACKAGE = pathlib.Path(irmeasures_markov.__file__).parent
 
@@ -21,12 +21,11 @@ RUN = b"q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1.25 t\nq2 Q0 d3 1 0.5 t\n"
 def counted(monkeypatch):
     """Count the calls of the whole-file tokeniser that the run readers (dicts and columns) use."""
     calls = []
-    real = trec.run_columns
+    real = run_columns_module.run_columns
 
     def wrapper(data):
         calls.append(len(data))
         return real(data)
-    monkeypatch.setattr(trec, "run_columns", wrapper)
     monkeypatch.setattr(run_columns_module, "run_columns", wrapper)
     return calls
 
@@ -78,7 +77,7 @@ def test_load_run_dir_reads_in_this_process_by_default(tmp_path, monkeypatch):
     import concurrent.futures
     import os
 
-    from irmeasures_markov.io import load_run_dir as load
+    from irmeasures_markov.io._run_files import load_run_dir as load
 
     for i in range(5):
         (tmp_path / f"input.r{i}").write_text(f"1 Q0 d{i} 1 2.5 r{i}\n1 Q0 e 2 1.5 r{i}\n")

@@ -12,14 +12,15 @@ import pickle
 
 import numpy as np
 import pytest
+from reference_readers import read_trec_run_lines
 from test_fast_run_engines import bits, force_engine, random_file
 from token_engines import TOKEN_ENGINES, force_token_engine
 
 from irmeasures_markov._util._errors import InputError
 from irmeasures_markov.io import _run_columns as run_columns_module
-from irmeasures_markov.io import load_run_dir, read_trec_run
-from irmeasures_markov.io._fast_run import run_columns
 from irmeasures_markov.io._run_columns import RunColumns, columns_of_run, read_run_columns, run_from_columns
+from irmeasures_markov.io._run_files import load_run_dir
+from irmeasures_markov.io._tokens import run_columns
 
 TOKENISERS = ("numpy", "numba")
 
@@ -50,12 +51,12 @@ def scores_file(rng, n):
 
 @pytest.mark.parametrize("token_engine", TOKEN_ENGINES)
 @pytest.mark.parametrize("seed", range(30))
-def test_read_run_columns_is_read_trec_run(tmp_path, seed, token_engine, monkeypatch):
+def test_read_run_columns_is_read_trec_run_lines(tmp_path, seed, token_engine, monkeypatch):
     rng = np.random.default_rng(seed)
     data = random_file(rng, int(rng.integers(1, 80)), pieces=bool(seed % 2)) if seed % 5 else scores_file(rng, 60)
     path = tmp_path / ("run.gz" if seed % 3 == 0 else "run")
     path.write_bytes(gzip.compress(data) if seed % 3 == 0 else data)
-    expected = read_trec_run(path)
+    expected = read_trec_run_lines(path)
     asked = force_token_engine(monkeypatch, token_engine)
     for tokeniser in TOKENISERS:
         force_engine(monkeypatch, tokeniser)
@@ -74,7 +75,7 @@ def test_the_line_readers_run_becomes_the_same_columns(tmp_path, monkeypatch):
         rng = np.random.default_rng(50 + seed)
         path = tmp_path / f"run{seed}"
         path.write_bytes(random_file(rng, int(rng.integers(1, 60))) if seed % 2 else scores_file(rng, 40))
-        assert_same_run(read_run_columns(path), read_trec_run(path))
+        assert_same_run(read_run_columns(path), read_trec_run_lines(path))
 
 
 @pytest.mark.parametrize("token_engine", TOKEN_ENGINES)
@@ -86,7 +87,7 @@ def test_malformed_files_raise_read_trec_runs_error(tmp_path, seed, bad, token_e
     path = tmp_path / ("input.bad.gz" if seed % 2 else "input.bad")
     path.write_bytes(gzip.compress(data) if seed % 2 else data)
     with pytest.raises(InputError) as ref:
-        read_trec_run(path)
+        read_trec_run_lines(path)
     force_token_engine(monkeypatch, token_engine)
     for tokeniser in TOKENISERS:
         force_engine(monkeypatch, tokeniser)
@@ -109,7 +110,7 @@ def test_a_document_twice_in_a_query_is_the_same_error(tmp_path, token_engine, m
         path = tmp_path / "input.dup"
         path.write_text(text, encoding="utf-8")
         with pytest.raises(InputError) as ref:
-            read_trec_run(path)
+            read_trec_run_lines(path)
         with pytest.raises(InputError) as got:
             read_run_columns(path)
         assert str(got.value) == str(ref.value) and f"{path}:" in str(got.value)
@@ -120,7 +121,7 @@ def test_truncated_compressed_data_is_read_trec_runs_answer(tmp_path):
     path = tmp_path / "input.cut.gz"
     path.write_bytes(data[: len(data) // 2])
     with pytest.raises(InputError) as ref:
-        read_trec_run(path)
+        read_trec_run_lines(path)
     with pytest.raises(InputError) as got:
         read_run_columns(path)
     assert str(got.value) == str(ref.value)
@@ -131,7 +132,7 @@ def test_an_empty_file_is_an_empty_run(tmp_path, data):
     path = tmp_path / "input.empty"
     path.write_bytes(data)
     run = read_run_columns(path)
-    assert isinstance(run, RunColumns) and len(run) == 0 and list(run) == [] and run == {} == read_trec_run(path)
+    assert isinstance(run, RunColumns) and len(run) == 0 and list(run) == [] and run == {} == read_trec_run_lines(path)
     assert run.to_dict() == {} and run.n_documents == 0 and run.docid_list() == [] and "q" not in run
     assert repr(run) == "RunColumns(0 queries, 0 documents)"
 
@@ -149,12 +150,12 @@ def write_runs(directory, seed):
 
 
 @pytest.mark.parametrize("n_jobs", [1, 2])
-def test_load_run_dir_gives_columns_equal_to_read_trec_run(tmp_path, n_jobs):
+def test_load_run_dir_gives_columns_equal_to_read_trec_run_lines(tmp_path, n_jobs):
     paths = write_runs(tmp_path / "runs", 7)
     runs = load_run_dir(tmp_path / "runs", progress=False, n_jobs=n_jobs)
     assert list(runs) == [f"r{k}" for k in range(5)]
     for path in paths:
-        assert_same_run(runs[path.name.split(".")[1]], read_trec_run(path))
+        assert_same_run(runs[path.name.split(".")[1]], read_trec_run_lines(path))
 
 
 @pytest.mark.parametrize("n_jobs", [1, 2])
@@ -163,7 +164,7 @@ def test_load_run_dir_raises_read_trec_runs_error(tmp_path, n_jobs):
     bad = tmp_path / "runs" / "input.r3"
     bad.write_bytes(bad.read_bytes() + b"\nq9 Q0 dx 1 1 t\nq9 Q0 dx 2 0 t\n")
     with pytest.raises(InputError) as ref:
-        read_trec_run(bad)
+        read_trec_run_lines(bad)
     with pytest.raises(InputError) as got:
         load_run_dir(tmp_path / "runs", progress=False, n_jobs=n_jobs)
     assert str(got.value) == str(ref.value)
@@ -172,7 +173,7 @@ def test_load_run_dir_raises_read_trec_runs_error(tmp_path, n_jobs):
 def test_a_run_is_a_read_only_mapping(tmp_path):
     path = tmp_path / "input.m"
     path.write_text("q2 Q0 b 1 2.5 t\nq1 Q0 a 1 1 t\nq2 Q0 c 2 -0.0 t\nq1 Q0 z 2 1e300 t\n", encoding="utf-8")
-    run, expected = read_run_columns(path), read_trec_run(path)
+    run, expected = read_run_columns(path), read_trec_run_lines(path)
     assert len(run) == 2 and list(run) == ["q2", "q1"] and list(run.keys()) == ["q2", "q1"]
     assert "q1" in run and "q3" not in run and 5 not in run
     assert run["q2"] == {"b": 2.5, "c": -0.0} and np.signbit(run["q2"]["c"])

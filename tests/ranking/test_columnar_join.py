@@ -18,11 +18,11 @@ from measure_needs import Needs
 from random_runs import tied_run
 from token_engines import TOKEN_ENGINES, force_token_engine
 
-from irmeasures_markov.io import read_trec_run
-from irmeasures_markov.io._fast_run import run_columns
-from irmeasures_markov.io._run_columns import RunColumns, read_run_columns, run_from_columns
-from irmeasures_markov.ranking import PreparedRun, QrelsIndex
+from irmeasures_markov.io._run_columns import RunColumns, read_run_columns, read_trec_run, run_from_columns
+from irmeasures_markov.io._tokens import run_columns
 from irmeasures_markov.ranking._columnar_join import ColumnarFlatRun
+from irmeasures_markov.ranking._prepared import PreparedRun
+from irmeasures_markov.ranking._qrels_index import QrelsIndex
 
 #: (n_queries, length): short rankings, one query, long rankings (the dict path's positive join)
 SHAPES = {"short": (6, 14), "one": (1, 30), "long": (3, 800)}
