@@ -286,7 +286,7 @@ class EvaluationGrid:
         Parameters
         ----------
         backend, client, scheduler, n_jobs
-            Where the cells are computed (:func:`~irmeasures_markov.grid.resolve_backend`).
+            Where the cells are computed (:func:`~irmeasures_markov.grid._backends.resolve_backend`).
         store : ParquetStore, path or None
             Finished cells are read from and written to it; a rerun computes only the missing ones.
         progress : bool or None

@@ -123,7 +123,7 @@ def pool_reduction(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, 
     backend, client, scheduler
         Local processes by default, or Dask with ``client=`` (a ``distributed.Client``), ``scheduler=``
         (an address; ``"local"`` starts a ``LocalCluster`` of ``n_jobs`` workers, at least 2) or
-        ``backend=`` (:func:`~irmeasures_markov.grid.resolve_backend`).
+        ``backend=`` (:func:`~irmeasures_markov.grid._backends.resolve_backend`).
     store : ParquetStore, path or None
         Keeps finished cells, so a rerun computes only what is missing.
     collection : str

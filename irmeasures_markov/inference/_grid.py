@@ -116,7 +116,7 @@ def discriminative_power_grid(scores_by_measure: Mapping[str, ScoresLike], *, al
     progress : bool or None
         The grid's bar and summary on standard error (None: only when it is a terminal).
     backend, client, scheduler, n_jobs
-        Where the cells are computed (:func:`~irmeasures_markov.grid.resolve_backend`).
+        Where the cells are computed (:func:`~irmeasures_markov.grid._backends.resolve_backend`).
     store : ParquetStore, path or None
         Keeps the p-values for reruns.
     collection : str
@@ -203,7 +203,7 @@ def fit_per_collection(scores_by_collection: Mapping[str, ScoresLike], *, sample
     progress : bool or None
         The grid's bar and summary on standard error (None: only when it is a terminal).
     backend, client, scheduler, n_jobs
-        Where the cells are computed (:func:`~irmeasures_markov.grid.resolve_backend`).
+        Where the cells are computed (:func:`~irmeasures_markov.grid._backends.resolve_backend`).
     store : ParquetStore, path or None
         Keeps the draws for reruns.
     **fit_kwargs
@@ -280,7 +280,7 @@ def discriminative_power(scores_by_measure: Mapping[str, ScoresLike], *, alpha: 
     progress : bool or None
         The grid's bar and summary on standard error (None: only when it is a terminal).
     backend, client, scheduler, n_jobs
-        Where the cells are computed (:func:`~irmeasures_markov.grid.resolve_backend`).
+        Where the cells are computed (:func:`~irmeasures_markov.grid._backends.resolve_backend`).
     store : ParquetStore, path or None
         Keeps the p-values for reruns.
 

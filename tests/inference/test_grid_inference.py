@@ -39,7 +39,7 @@ def test_discriminative_power_grid_equals_all_pairs(client, tmp_path):
     assert other.cached == 3  # only the t-test cells, which use no resamples
 
 
-@pytest.mark.filterwarnings("ignore::irmeasures_markov.inference._bayes.SamplingWarning")  # short chains
+@pytest.mark.filterwarnings("ignore::irmeasures_markov.inference.SamplingWarning")  # short chains
 def test_fit_per_collection_equals_direct_fit(client, tmp_path):
     data = {"trec7": _scores(5), "trec8": _scores(6, n_topics=30)}
     kw = dict(draws=150, tune=100, chains=2, seed=7)
