@@ -87,5 +87,6 @@ def trec8_inputs(n_runs: int | None = None):
     if data is None:
         sys.exit("shared data not found (set IRMEASURES_MARKOV_DATA)")
     qrels = read_trec_qrels(data / "qrels" / "trec8.qrels.gz")
-    runs = list(load_run_dir(data / "runs" / "trec8", progress=False).values())[:n_runs]
+    # plain dicts, as pytrec_eval needs them: every contender gets the same parsed runs
+    runs = [run.to_dict() for run in list(load_run_dir(data / "runs" / "trec8", progress=False).values())[:n_runs]]
     return qrels, runs

@@ -376,7 +376,16 @@ def cut_to_depth(order: np.ndarray, positive: np.ndarray, grades: np.ndarray | N
     tuple
     """
     if ties is not None:
-        order = fix_ties(order, keys, starts, *ties)
+        # only the groups that start above the cut matter: a group wholly below it is cut away unordered
+        slots, marks = ties
+        new, group_start = tie_groups(slots, marks, starts)
+        first = slots[group_start].astype(np.int64)
+        above = first - starts[np.searchsorted(starts, first, side="right") - 1] < depth
+        if not above.all():
+            kept = np.repeat(above, np.diff(np.append(group_start, slots.size)))
+            slots, marks = slots[kept], marks[kept]
+        if slots.size:
+            order = fix_ties(order, keys, starts, slots, marks)
     n = order.size
     top = np.arange(n, dtype=np.int64) - np.repeat(starts[:-1], lengths) < depth
     order, positive = order[top], positive[top]
