@@ -378,7 +378,7 @@ def cut_to_depth(order: np.ndarray, positive: np.ndarray, grades: np.ndarray | N
     if ties is not None:
         # only the groups that start above the cut matter: a group wholly below it is cut away unordered
         slots, marks = ties
-        new, group_start = tie_groups(slots, marks, starts)
+        _, group_start = tie_groups(slots, marks, starts)
         first = slots[group_start].astype(np.int64)
         above = first - starts[np.searchsorted(starts, first, side="right") - 1] < depth
         if not above.all():
