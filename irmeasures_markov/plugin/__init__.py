@@ -5,9 +5,11 @@ Importing this package registers all measures with ``ir_measures`` and appends
 
 Each family is one module here (its ``Measure`` classes, registered with
 :func:`register_measure`, calling the family's kernel in
-:mod:`irmeasures_markov.measures`) and one entry of :data:`FAMILIES`; the import
-lines below register the measures.  A new family adds its import line and its entry.
+:mod:`irmeasures_markov.measures`) and one entry of :data:`FAMILIES`, which
+imports the module (registering its measures) and puts its user page on the site.
 """
+from importlib import import_module
+
 from irmeasures_markov.plugin._base import Family, FamilyMeasure, family_params, measure_fingerprint, measure_inputs
 from irmeasures_markov.plugin._provider import (
     PROVIDER,
@@ -18,23 +20,24 @@ from irmeasures_markov.plugin._provider import (
 )
 from irmeasures_markov.plugin._variants import MetricWithExtras, VariantValues, base_measure, is_variant, variant_values
 
-# the registration list: one import per measure family
-import irmeasures_markov.plugin._mp  # noqa: F401
-import irmeasures_markov.plugin._carterette  # noqa: F401
-import irmeasures_markov.plugin._tbg  # noqa: F401
-import irmeasures_markov.plugin._ph  # noqa: F401
-
 #: Every measure family of the package: its module here (None for a kernel-only family) and its kernel modules
 #: under measures/.  pyproject.toml's independence contract, the structure tests and the brute-force tie and
 #: unjudged tests (``EXAMPLES``) are checked against or made from it (tests/plugin/test_families.py).
 FAMILIES = (
-    Family("_mp", kernel=("markov_precision",)),
+    Family("_mp", kernel=("markov_precision",), page="markov-precision.md"),
     Family("_carterette", kernel=("_carterette", "_carterette_distributions", "_carterette_graded",
-                                  "_carterette_ties")),
-    Family("_tbg", kernel=("_tbg", "_time_model")),
-    Family("_ph", kernel=("stopping_time", "_ph_walk_numba")),
+                                  "_carterette_ties"), page="user-model-framework.md"),
+    Family("_tbg", kernel=("_tbg", "_time_model"), page="time-biased-gain.md"),
+    Family("_ph", kernel=("stopping_time", "_ph_walk_numba"), page="stopping-time.md"),
     Family(None, kernel=("_standard",)),  # trec_eval's measures in float64, for the package's own front ends
 )
+
+# importing a family's module registers its measures, in the order of FAMILIES (``irmeasures-markov measures``
+# lists them so)
+for _family in FAMILIES:
+    if _family.plugin:
+        import_module(f"{__name__}.{_family.plugin}")
+del _family
 
 install_provider()
 

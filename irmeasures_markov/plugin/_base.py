@@ -61,10 +61,12 @@ class Family(NamedTuple):
     the inputs those tests register, rates ``'brute'``, lengths ``'brute-all'`` and ``'brute-part'``), or is
     None for a kernel-only family, whose measures other providers name.  ``kernel`` names its modules or
     packages under :mod:`irmeasures_markov.measures`, the main one first: the import-linter contract keeps
-    families independent of each other and lets the modules of one family import each other.
+    families independent of each other and lets the modules of one family import each other.  ``page`` is its
+    user page under docs/, which the site lists under "Measures" in this order (tools/mkdocs_families.py).
     """
     plugin: str | None
     kernel: tuple[str, ...]
+    page: str | None = None
 
 
 def family_params(**params: ParamInfo) -> dict[str, ParamInfo]:

@@ -6,15 +6,20 @@ import ast
 import importlib
 import pathlib
 import re
+import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
+sys.path.insert(0, str(ROOT / "tools"))
+from mkdocs_families import family_pages  # noqa: E402
 
 
 def nav_pages() -> list[str]:
+    """The nav's pages, the family pages its hook puts in place of the ``FAMILIES`` entry included."""
     config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     nav = config[config.index("\nnav:\n"):]
-    return re.findall(r":\s+(\S+\.md)\s*$", nav, flags=re.M)
+    assert len(re.findall(r"^\s+- FAMILIES\b", nav, flags=re.M)) == 1
+    return re.findall(r":\s+(\S+\.md)\s*$", nav, flags=re.M) + family_pages()
 
 
 def test_every_page_is_in_the_navigation_once():

@@ -52,8 +52,15 @@ def test_every_registering_plugin_module_is_a_family_imported_by_the_registratio
     registering = {p.stem for p in PLUGIN.glob("*.py") if "= register_measure(" in p.read_text("utf-8")}
     families = {f.plugin for f in FAMILIES if f.plugin}
     assert registering == families
-    source = (PLUGIN / "__init__.py").read_text("utf-8")
-    assert all(f"import irmeasures_markov.plugin.{name}  #" in source for name in families)
+
+
+def test_every_family_has_a_user_page_that_the_site_lists():
+    sys.path.insert(0, str(ROOT / "tools"))
+    from mkdocs_families import family_pages
+    pages = [f.page for f in FAMILIES if f.plugin]
+    assert all(pages) and family_pages() == [f.page for f in FAMILIES if f.page]
+    assert all((ROOT / "docs" / page).is_file() for page in pages)
+    assert "  - FAMILIES  #" in (ROOT / "mkdocs.yml").read_text("utf-8")
 
 
 def test_every_family_gives_examples_of_its_own_measures():
