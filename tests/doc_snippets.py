@@ -14,7 +14,9 @@ makes it). The rules, which the docs follow:
 * A block right after ``<!-- not-run: REASON -->`` is an excerpt and is not
   run; a block right after ``<!-- needs-data -->`` needs the TREC data
   (``IRMEASURES_MARKOV_DATA``, else ``../shared/data``) and is skipped, with
-  that reason, when it is absent.
+  that reason, when it is absent; a block right after
+  ``<!-- needs-module: NAME -->`` needs an optional dependency (one of the
+  test extra: CI runs it) and is skipped when NAME cannot be imported.
 
 Prints one line per block (``RAN``, ``SKIP reason`` or ``FAIL`` with the
 traceback) and exits 1 if any block failed. Python tracebacks name the page
@@ -22,6 +24,7 @@ and its line numbers (the code is compiled at its place in the page).
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -32,7 +35,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 FENCE = re.compile(r"^(\s*)```(\w*)\s*$")
-MARK = re.compile(r"^\s*<!--\s*(not-run|needs-data)\s*:?\s*(.*?)\s*-->\s*$")
+MARK = re.compile(r"^\s*<!--\s*(not-run|needs-data|needs-module)\s*:?\s*(.*?)\s*-->\s*$")
 RUN_SHELL = ("bash", "sh", "shell")
 
 
@@ -40,7 +43,7 @@ class Block(NamedTuple):
     lang: str
     line: int  # 1-based line of the first code line
     code: str
-    mark: str | None  # 'not-run' / 'needs-data' / None
+    mark: str | None  # 'not-run' / 'needs-data' / 'needs-module' / None
     reason: str
 
 
@@ -87,6 +90,9 @@ def main(argv: list[str]) -> int:
             continue
         if b.mark == "needs-data" and not data:
             print(f"SKIP {where} needs the TREC data", flush=True)
+            continue
+        if b.mark == "needs-module" and importlib.util.find_spec(b.reason) is None:
+            print(f"SKIP {where} needs {b.reason}", flush=True)
             continue
         if b.lang == "python":
             try:
