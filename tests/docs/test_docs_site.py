@@ -129,3 +129,20 @@ def test_the_rules_catch_what_they_are_for():
     assert all(MACHINE_PATH.search(s) for s in ["/work/main/docs", "/tmp/x", "/home/me/data", "/root/.cache"])
     assert not any(MACHINE_PATH.search(s) for s in ["../shared/data", "~/.cache/irmeasures_markov",
                                                     "integration/reproduce/x.py", "/path/to/data"])
+
+
+def test_each_family_page_ends_with_a_reference_of_every_measure_and_parameter():
+    """The hook appends, to each family's page, a section made from the registered measures (list_measures):
+    every measure once, on its family's page, with its aliases and every parameter."""
+    from mkdocs_families import family_reference
+
+    import irmeasures_markov as imm
+    references = {page: family_reference(page) for page in family_pages()}
+    for info in imm.list_measures():
+        pages = [page for page, text in references.items() if f"\n### {info.name}" in text]
+        assert len(pages) == 1, (info.name, pages)
+        text = references[pages[0]]
+        section = text[text.index(f"\n### {info.name}"):]
+        assert all(f"`{alias}`" in section.split("\n### ")[1] for alias in info.aliases)
+        for p in info.parameters:
+            assert ("`@k` (cutoff)" if p.name == "cutoff" else f"| `{p.name}` |") in text, (info.name, p.name)
