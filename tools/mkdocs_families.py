@@ -2,6 +2,8 @@
 
 - The "Measures" section of the site lists each family's page as ``FAMILIES`` declares it: a new family adds its
   page to the site by its ``Family(..., page=...)`` entry alone (CONTRIBUTING.md, "Adding a measure family").
+- The API page of the top level lists every measure with a link to its family's reference (the measure objects
+  are left out of its mkdocstrings block, which would show only ``MP = register_measure(_MP())``).
 - Each family page ends with a reference of every measure and alias of the family, each parameter with its
   type, default, allowed values and meaning, and example measure strings for ir_measures, the command line and
   pytrec_eval, made from the measures registered with ir_measures (``irmeasures_markov.list_measures``, which
@@ -18,6 +20,9 @@ PLUGIN_INIT = ROOT / "irmeasures_markov" / "plugin" / "__init__.py"
 #: the nav entry that stands for the family pages, in order
 PLACEHOLDER = "FAMILIES"
 REFERENCE_TITLE = "Reference: every measure and parameter"
+REFERENCE_ANCHOR = "reference-every-measure-and-parameter"
+#: where the top-level API page (api/index.md) gets its table of measures
+MEASURES_MARK = "<!-- measures -->"
 
 
 def family_pages(source: Path = PLUGIN_INIT) -> list[str]:
@@ -128,12 +133,33 @@ def family_reference(page: str) -> str:
     return "\n".join(lines)
 
 
+def measures_table() -> tuple[list[str], str]:
+    """The names of every measure and alias, and a Markdown table of the measures with links to their family's
+    reference."""
+    ir_measures, imm, families = _package()
+    page_of = {f"irmeasures_markov.plugin.{f.plugin}": f.page for f in families if f.plugin}
+    names, rows = [], ["| measure | aliases | what it is | reference |", "|---|---|---|---|"]
+    for info in imm.list_measures():
+        page = page_of[type(ir_measures.measures.registry[info.name]).__module__]
+        names += [info.name, *info.aliases]
+        aliases = ", ".join(f"`{a}`" for a in info.aliases)
+        rows.append(f"| `{info.name}` | {aliases} | {_cell(info.title)}: {_cell(info.meaning)} | "
+                    f"[its parameters](../{page}#{REFERENCE_ANCHOR}) |")
+    return names, "\n".join(rows)
+
+
 def on_config(config):
     config["nav"] = _expand(config["nav"])
     return config
 
 
 def on_page_markdown(markdown, page, config, files):
+    if MEASURES_MARK in markdown:
+        names, table = measures_table()
+        skip = "|".join(names)
+        markdown = markdown.replace("::: irmeasures_markov\n    options:\n",
+                                    f"::: irmeasures_markov\n    options:\n      filters: [\"!^_\", \"!^({skip})$\"]\n")
+        return markdown.replace(MEASURES_MARK, table)
     if page.file.src_uri in family_pages():
         return markdown.rstrip("\n") + "\n\n" + family_reference(page.file.src_uri) + "\n"
     return markdown

@@ -146,3 +146,13 @@ def test_each_family_page_ends_with_a_reference_of_every_measure_and_parameter()
         assert all(f"`{alias}`" in section.split("\n### ")[1] for alias in info.aliases)
         for p in info.parameters:
             assert ("`@k` (cutoff)" if p.name == "cutoff" else f"| `{p.name}` |") in text, (info.name, p.name)
+
+
+def test_the_top_level_api_page_lists_every_measure_and_alias():
+    from mkdocs_families import MEASURES_MARK, measures_table
+
+    import irmeasures_markov as imm
+    names, table = measures_table()
+    assert MEASURES_MARK in (DOCS / "api" / "index.md").read_text("utf-8")
+    assert sorted(names) == sorted(n for m in imm.list_measures() for n in (m.name, *m.aliases))
+    assert all(f"| `{m.name}` |" in table for m in imm.list_measures())
