@@ -13,13 +13,24 @@ spelling:
   :func:`trec_measure_parts` splits it into family and parameter;
 * either kind of measure: :func:`check_measure_cutoffs`, which every place
   that evaluates measures (RelevanceEvaluator, ``experiments.evaluate``, the
-  command line, our measures' parameter check) calls.
+  command line, our measures' parameter check) calls;
+* the pytrec_eval names given to one evaluator together, whose cutoffs
+  pytrec_eval joins per family: :func:`check_trec_measure_set`.
+
+What pytrec_eval accepts stays accepted: it reads the cutoffs at the start of
+the parameter (``[0-9]+(.[0-9]+)?`` items separated by commas: the rest is
+ignored, ``'ndcg_cut.10,20,23.4'`` is ``ndcg_cut`` at 10, 20 and 23) and
+trec_eval keeps each item's integer part; the process aborts on a cutoff whose
+integer part is 0 and on two spellings of one cutoff (``'5'`` and ``'05'``,
+``'5.2'`` and ``'5.7'``), also when they come from different names.
 
 Kept free of the package's other modules (only pytrec_eval's name list is
 read, when first needed), so that every layer can import it.
 """
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from functools import lru_cache
 from numbers import Integral
 
@@ -30,6 +41,7 @@ __all__ = [
     "TREC_NO_PARAMETER_FAMILIES",
     "check_cutoff",
     "check_measure_cutoffs",
+    "check_trec_measure_set",
     "pytrec_eval_names",
     "trec_measure_parts",
 ]
@@ -41,6 +53,9 @@ TREC_CUTOFF_FAMILIES = frozenset({"P", "recall", "map_cut", "ndcg_cut", "success
 TREC_NO_PARAMETER_FAMILIES = frozenset({"ndcg", "G", "Rndcg", "ndcg_rel"})
 #: The separators pytrec_eval accepts between a family and its parameter ('P_5' and 'P.5').
 TREC_SEPARATORS = "._"
+#: The part of a parameter pytrec_eval reads (from its start; what follows is ignored): cutoffs with an optional
+#: fraction, which trec_eval drops ('23.4' is 23).
+TREC_CUTOFFS = re.compile(r"[0-9]+(?:\.[0-9]+)?(?:,[0-9]+(?:\.[0-9]+)?)*")
 
 
 @lru_cache(maxsize=1)
@@ -111,11 +126,9 @@ def check_measure_cutoffs(measure: object) -> None:
     """Raise ``ValueError`` naming a measure whose cutoff is not a positive integer.
 
     ``measure`` is a pytrec_eval name (``'P_0'``, ``'map_cut.5,0'``,
-    ``'ndcg_5'``) or an ir_measures measure (``P@0``, ``MP@0``).  For
-    pytrec_eval names every listed cutoff must be a positive integer
-    (empty items, which pytrec_eval skips, aside: ``'ndcg_cut_5,'``), and
-    ``ndcg``, ``G``, ``Rndcg`` and ``ndcg_rel`` take no parameter.  Other
-    strings are left to whoever parses them.
+    ``'ndcg_5'``) or an ir_measures measure (``P@0``, ``MP@0``).  A pytrec_eval
+    name is checked as :func:`check_trec_measure_set` checks a set of one.
+    Other strings are left to whoever parses them.
 
     Parameters
     ----------
@@ -129,19 +142,62 @@ def check_measure_cutoffs(measure: object) -> None:
         family that takes none; the message names the measure.
     """
     if isinstance(measure, str):
-        family, param = trec_measure_parts(measure)
-        if param is None:
-            return
-        if family in TREC_CUTOFF_FAMILIES:
-            cutoffs = [c for c in param.split(",") if c]
-            if not cutoffs or not all(c.isascii() and c.isdigit() and int(c) >= 1 for c in cutoffs):
-                raise ValueError(f"measure {measure!r}: the cutoffs of {family} must be positive integers, as in "
-                                 f"'{family}_10', '{family}.10' or '{family}_5,10' (pytrec_eval would abort "
-                                 f"the process on {param!r}).")
-        elif family in TREC_NO_PARAMETER_FAMILIES:
-            alt = " ('ndcg_cut_10' for a cutoff)" if family == "ndcg" else ""
-            raise ValueError(f"measure {measure!r}: pytrec_eval evaluates {family} without a parameter only: "
-                             f"use '{family}'{alt} (pytrec_eval would abort the process on {param!r}).")
+        check_trec_measure_set([measure])
         return
     params = getattr(measure, "params", None) or {}
     check_cutoff(params.get("cutoff"), f"measure {measure}")
+
+
+def check_trec_measure_set(names: Iterable[str]) -> None:
+    """Raise ``ValueError`` for pytrec_eval names that would make pytrec_eval abort the process, given together.
+
+    pytrec_eval joins the cutoffs that several names give one family
+    (``{'P_5', 'P.10'}`` is P at 5 and 10) and reads, of each parameter, the
+    cutoffs at its start (items ``[0-9]+(.[0-9]+)?`` separated by commas;
+    trec_eval keeps their integer part).  The process aborts on a cutoff whose
+    integer part is 0 (``'P_0'``, ``'P_0.5'``, ``'map_cut.5,0'``), on two
+    spellings of one cutoff (``'P_5,05'``, or ``'P_5'`` with ``'P_5.0'``), and
+    on any parameter of ``ndcg``, ``G``, ``Rndcg`` and ``ndcg_rel``.  A
+    parameter that does not start with a cutoff (``'P_abc'``, ``'P_,5'``) is
+    refused too, as pytrec_eval refuses it.  Names that are not pytrec_eval's
+    are left to whoever parses them.
+
+    Parameters
+    ----------
+    names : iterable of str
+        The measure names given to one evaluator.
+
+    Raises
+    ------
+    ValueError
+        Naming the measure(s) and what pytrec_eval would do with them.
+    """
+    spellings: dict[str, dict[int, tuple[str, str]]] = {}
+    for name in names:
+        family, param = trec_measure_parts(name) if isinstance(name, str) else (None, None)
+        if param is None:
+            continue
+        read = TREC_CUTOFFS.match(param)
+        if family in TREC_NO_PARAMETER_FAMILIES:
+            alt = " ('ndcg_cut_10' for a cutoff)" if family == "ndcg" else ""
+            raise ValueError(f"measure {name!r}: pytrec_eval evaluates {family} without a parameter only: "
+                             f"use '{family}'{alt} (pytrec_eval would abort the process on {param!r}).")
+        if family not in TREC_CUTOFF_FAMILIES:
+            continue
+        if read is None:
+            raise ValueError(f"measure {name!r}: the cutoffs of {family} must be positive integers, as in "
+                             f"'{family}_10', '{family}.10' or '{family}_5,10' (pytrec_eval reads none in "
+                             f"{param!r}).")
+        seen = spellings.setdefault(family, {})
+        for item in read.group(0).split(","):
+            cutoff = int(item.split(".")[0])
+            if cutoff < 1:
+                raise ValueError(f"measure {name!r}: the cutoffs of {family} must be positive integers, as in "
+                                 f"'{family}_10', '{family}.10' or '{family}_5,10' (pytrec_eval would abort "
+                                 f"the process on {item!r}, read as {cutoff}).")
+            other = seen.setdefault(cutoff, (item, name))
+            if other[0] != item:
+                given = f"{name!r}" if other[1] == name else f"{other[1]!r} and {name!r}"
+                raise ValueError(f"measure {given}: {other[0]!r} and {item!r} are both {family} at cutoff {cutoff}, "
+                                 f"which pytrec_eval would abort the process on (trec_eval's 'duplicate cutoffs'): "
+                                 f"write each cutoff once, in one spelling.")

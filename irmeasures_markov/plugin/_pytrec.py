@@ -80,7 +80,7 @@ import ir_measures
 import numpy as np
 import pytrec_eval as _pytrec_eval
 
-from irmeasures_markov._util._cutoffs import check_measure_cutoffs, trec_measure_parts
+from irmeasures_markov._util._cutoffs import check_measure_cutoffs, check_trec_measure_set, trec_measure_parts
 from irmeasures_markov.io._normalise import to_run_dict, warn_if_nothing_to_evaluate
 from irmeasures_markov.io._pytrec import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
 from irmeasures_markov.plugin._base import FamilyMeasure
@@ -267,6 +267,7 @@ class RelevanceEvaluator:
             else:
                 check_measure_cutoffs(measure)
                 self._others[key] = measure
+        check_trec_measure_set(self._trec_measures)   # pytrec_eval joins their cutoffs per family
         self._our_evaluator = PROVIDER.evaluator(list(self._ours.values()), index) if self._ours else None
         native_qrels = qrels_for_pytrec_eval(self.qrels) if self._others or self._trec_measures else None
         self._other_evaluator = ir_measures.evaluator(list(self._others.values()), native_qrels) \

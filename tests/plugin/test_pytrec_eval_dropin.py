@@ -11,6 +11,7 @@ spellings next to our measures, a cutoff of 0 in every spelling refused with a
 ValueError instead of aborting the process, and prefix matching over
 ``supported_measures`` that does not depend on PYTHONHASHSEED.
 """
+import json
 import math
 import os
 import subprocess
@@ -337,3 +338,47 @@ def test_supported_measures_lists_pytrec_eval_names_first():
     assert listed[:n] == [m for m in pytrec_eval.supported_measures]
     assert listed[n:] == sorted(ours.supported_measures - pytrec_eval.supported_measures)
     assert len(listed) == len(ours.supported_measures)
+
+
+# what pytrec_eval itself does with unusual cutoff spellings: evaluates (reading the cutoffs at the start of the
+# parameter, each as its integer part), refuses (ValueError), or aborts the process; singles and pairs
+PARITY_CASES = [
+    ["ndcg_cut.10,20,23.4"], ["P_5abc"], ["P_1.9"], ["P_1e2"], ["P_5,,10"], ["P_5,"], ["P_007"], ["P_2,1,2"],
+    ["P_5;6"], ["P_5,abc"], ["P_5,6x,7"], ["P.5,6"], ["ndcg_cut_5x"], ["P_10,9"], ["P_5", "P.5"],
+    ["official", "P_05"], ["recall_5,5"], ["P_99999999999999999999"],
+    ["P_0.5"], ["P_0x10"], ["P_5,0"], ["P_1,01"], ["P_5", "P_05"], ["P_5", "P_5.0"], ["P_5.7", "P_5.2"],
+    ["ndcg_5"], ["recall.5,00"], ["success_1,00001"], ["map_cut_1,0.5"], ["ndcg_cut_5", "P_5,5.5"],
+    ["P_ 5"], ["P_+5"], ["P_-5"], ["P_,5"], ["P_abc"],
+]
+_CASE = """
+import json, sys
+import {module} as pytrec_eval
+qrels, run = {{"q": {{"a": 1, "b": 0, "c": 1}}}}, {{"q": {{"a": 3.0, "b": 2.0, "c": 1.0}}}}
+for names in json.loads(sys.argv[1]):
+    try:
+        print(json.dumps(sorted(pytrec_eval.RelevanceEvaluator(qrels, set(names)).evaluate(run)["q"].items())))
+    except ValueError:
+        print("refused")
+    sys.stdout.flush()
+"""
+
+
+@pytest.mark.slow  # a child process per case for pytrec_eval (it aborts on some)
+def test_the_drop_in_accepts_what_pytrec_eval_accepts_and_refuses_what_would_abort_it():
+    """Each case: pytrec_eval's values where it evaluates, a ValueError where it refuses or would abort."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+
+    def run(module, cases):
+        proc = subprocess.run([sys.executable, "-c", _CASE.format(module=module), json.dumps(cases)],
+                              capture_output=True, text=True, timeout=120, cwd=REPO, env=env)
+        return proc.returncode, proc.stdout.splitlines()
+
+    theirs = []
+    for case in PARITY_CASES:
+        rc, out = run("pytrec_eval", [case])
+        theirs.append(out[0] if rc == 0 else "aborted")
+    rc, ours = run("irmeasures_markov.pytrec_eval", PARITY_CASES)
+    assert rc == 0 and len(ours) == len(PARITY_CASES)
+    for case, mine, native in zip(PARITY_CASES, ours, theirs):
+        assert mine == (native if native != "aborted" else "refused"), (case, mine, native)
+    assert theirs.count("aborted") >= 10 and sum(t.startswith("[") for t in theirs) >= 15
