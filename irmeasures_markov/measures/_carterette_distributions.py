@@ -257,7 +257,8 @@ def check_arguments(model: str, dist: str, theta: float | None, f: str, graded: 
         raise ValueError(f"unknown stopping distribution dist={dist!r}; choose one of {list(DistributionChoices())}")
     if is_graded(dist) and not graded:
         raise ValueError(f"dist={dist!r} stops by relevance grade: evaluate it with the M-measures over qrels "
-                         "(measures.carterette_graded.graded_user_model_batch), not on binary relevance")
+                         f"(e.g. ir_measures.calc_aggregate([irmeasures_markov.M1(dist={dist!r})], qrels, run)), "
+                         "not on binary relevance")
     if theta is not None:
         if dist not in DEFAULT_THETA:
             raise ValueError(f"dist={dist!r} has no parameter theta (only {sorted(DEFAULT_THETA)} do)")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from irmeasures_markov.measures._carterette import user_model_batch
+from irmeasures_markov.measures._carterette import graded_user_model_batch, user_model_batch
 from irmeasures_markov.measures._carterette_distributions import (
     DEFAULT_THETA,
     DISTRIBUTION_REGISTRY,
@@ -26,7 +26,6 @@ from irmeasures_markov.measures._carterette_distributions import (
     is_static,
     negligible_depth,
 )
-from irmeasures_markov.measures._carterette_graded import graded_user_model_batch
 from irmeasures_markov.measures._carterette_ties import expected_user_model
 from irmeasures_markov.plugin._base import FLOAT, FamilyMeasure, ParamInfo, family_params
 from irmeasures_markov.plugin._fitted import FitChoices, carterette_distribution, fit_fingerprint, is_fit_spec
@@ -147,7 +146,7 @@ class _UserModelMeasure(FamilyMeasure):
 
     def compute(self, prepared):
         dist, theta = self._distribution()
-        if is_graded(dist):   # a click model's stopping probability per grade: reads the grades (carterette_graded)
+        if is_graded(dist):   # a click model's stopping probability per grade: reads the grades
             return graded_user_model_batch(self.batch(prepared), self.MODEL, dist, f=self.params.get("f") or "1/k",
                                            norm=self.norm(dist), cutoff=self.cutoff)
         return user_model_batch(self.batch(prepared), self.MODEL, dist, theta=theta,
