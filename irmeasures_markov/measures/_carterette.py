@@ -98,7 +98,8 @@ if TYPE_CHECKING:
 
     from irmeasures_markov.ranking._prepared import RelevanceBatch
 
-__all__ = ["user_model_measure", "user_model_values", "user_model_batch", "user_model_weighted", "graded_user_model_batch"]
+__all__ = ["user_model_measure", "user_model_values", "user_model_batch", "user_model_weighted",
+           "graded_user_model_batch"]
 
 def user_model_measure(relevance: ArrayLike, model: str = "M1", dist: str = "RBP", *, theta: float | None = None,
                        f: str = "1/k", norm: bool | None = None, recall_base: int | None = None,
