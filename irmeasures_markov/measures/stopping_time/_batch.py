@@ -1,4 +1,7 @@
-"""P@H of every query of a run at once (the plugin path): queries stacked as uncoupled chains."""
+"""P@H of every query of a run at once (the plugin path): queries stacked as uncoupled chains.
+
+The expectation kernels on stacked chains here serve the single-ranking model too (one chain).
+"""
 from __future__ import annotations
 
 import math
@@ -7,11 +10,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from irmeasures_markov._util._segments import expand_ranges, query_blocks
-from irmeasures_markov.core._birth_death_order1 import average_reward_groups, average_reward_starts
+from irmeasures_markov.core._birth_death_lapack import birth_death_discounted_visits
+from irmeasures_markov.core._birth_death_order1 import (
+    average_reward_groups,
+    average_reward_starts,
+    birth_death_average_reward,
+)
 from irmeasures_markov.core._birth_death_stable import uncoupled_blocks
 from irmeasures_markov.core._gains import grade_gains
-from irmeasures_markov.measures.stopping_time import _expectations as _expectations
-from irmeasures_markov.measures.stopping_time._expectations import gain_and_steps_flat, order1_flat
 from irmeasures_markov.measures.stopping_time._params import model_params_iv, tail_constants
 
 if TYPE_CHECKING:
@@ -19,7 +25,11 @@ if TYPE_CHECKING:
     from irmeasures_markov.ranking._prepared import RelevanceBatch
 
 
-__all__ = ["batch_transitions", "pad_batch", "path_at_h_batch", "user_forward"]
+__all__ = ["batch_transitions", "pad_batch", "path_at_h_batch", "user_forward", "GROUP_RANKS", "gain_and_steps_flat",
+           "order1_flat"]
+
+#: ranks per call of the visit-count formula (its LAPACK path holds ~15 arrays of this size)
+GROUP_RANKS = 1 << 17
 
 
 def _segment_cumsum(values, offsets, reverse=False):
@@ -74,7 +84,6 @@ def batch_transitions(batch: RelevanceBatch, *, browse: str | None = None, p: Pr
     gain_vals = grade_gains(grades, batch.rel, gain)
     n = grades.size
     starts, lasts = offsets[:-1][lengths > 0], offsets[1:][lengths > 0] - 1
-    tail_pq = None
     bwd = np.zeros(n)
     if user is not None:
         err_top = None
@@ -84,25 +93,20 @@ def batch_transitions(batch: RelevanceBatch, *, browse: str | None = None, p: Pr
             gain_vals = np.zeros(n)
             gain_vals[starts] = 1.0
         fwd = user_forward(user, relevant, grades, batch.ranks, offsets, p, b, err_top)
-        if user == "RBP" and tail == "inf":
-            tail_pq = (float(p), 0.0)
-        else:
-            fwd[lasts] = 0.0
+    elif browse == "DFBM":
+        fwd = np.ones(n)
     else:
-        if browse == "DFBM":
-            fwd = np.ones(n)
-        else:
-            # float64 scalars: np.where then returns float64 without a second copy
-            fwd = np.where(relevant, np.float64(p if p_rel is None else p_rel), np.float64(p))
-            bwd = np.where(relevant, np.float64(q if q_rel is None else q_rel), np.float64(q))
-        if top == "forward":
-            fwd[starts] = np.minimum(1.0, fwd[starts] + bwd[starts])
-        bwd[starts] = 0.0
-        if tail == "inf":
-            tail_pq = (float(p), float(q))
-        else:
-            fwd[lasts] = 0.0
-    return fwd, bwd, gain_vals, tail_pq
+        # float64 scalars: np.where then returns float64 without a second copy
+        fwd = np.where(relevant, np.float64(p if p_rel is None else p_rel), np.float64(p))
+        bwd = np.where(relevant, np.float64(q if q_rel is None else q_rel), np.float64(q))
+    # the boundary rules; a user model has no backward move and no top rule, and only RBP an endless tail
+    if top == "forward" and user is None:
+        fwd[starts] = np.minimum(1.0, fwd[starts] + bwd[starts])
+    bwd[starts] = 0.0
+    if tail == "inf" and user in (None, "RBP"):
+        return fwd, bwd, gain_vals, (float(p), 0.0 if user else float(q))
+    fwd[lasts] = 0.0
+    return fwd, bwd, gain_vals, None
 
 
 def user_forward(user: str, relevant: np.ndarray, grades: np.ndarray, ranks: np.ndarray, offsets: np.ndarray,
@@ -275,7 +279,7 @@ def path_at_h_batch(batch: RelevanceBatch, *, browse: str | None = None, p: Prob
         # move the first ranks).  Whether the run has backward moves at all, which selects the
         # method, is decided for the whole run.
         backward = params["tail"] != "none" or _has_backward(batch, q, q_rel)
-        block = _expectations.GROUP_RANKS if backward else BLOCK_DOCS
+        block = GROUP_RANKS if backward else BLOCK_DOCS
     elif params["order"] == 1:
         # order 1 (f = h): the quadrature's groups of states are the run's; see _order1_in_blocks
         return _order1_in_blocks(batch, params, kw, g_max, pad_to)
@@ -383,17 +387,7 @@ def _path_at_h_block(batch, params, kw, g_max, pad_to, backward=None):
             vals *= fwd
             out[nonempty] = np.add.reduceat(vals, starts[nonempty])
     elif order == 2 or f == "1":
-        lastpos = offsets[1:][nonempty] - 1
-        diag = np.ones(g.size)
-        ex = np.zeros(nq)
-        fwd_c = fwd.copy()
-        if tail_pq is not None:
-            # the endless tail folded into each last rank (see BrowsingModel._folded_tail)
-            u, T = tail_constants(*tail_pq)
-            diag[lastpos] -= fwd[lastpos] * u
-            ex[nonempty] = fwd[lastpos] * T
-        fwd_c[lastpos] = 0.0          # uncouples the queries' blocks
-        eg, eh = gain_and_steps_flat(fwd_c, bwd, diag, g, offsets, loss, ex)
+        eg, eh = gain_and_steps_flat(fwd, bwd, g, offsets, loss, tail_pq)
         out = eg if f == "1" else np.divide(eg, eh, out=np.zeros(nq), where=eh > 0)
     else:
         out = order1_flat(fwd, bwd, g, offsets, loss)
@@ -506,3 +500,57 @@ def _by_query_blocks(at, offsets, lengths):
         heads = np.concatenate([[0], np.cumsum(sizes[a:b])])
         local = at[part] - offsets[query[part]] + np.repeat(heads[:-1], ends[a:b] - first[a:b])
         yield qs[a:b], part, local, heads
+
+
+def gain_and_steps_flat(fwd: np.ndarray, bwd: np.ndarray, gain: np.ndarray, offsets: np.ndarray, loss: float,
+                        tail: tuple | None) -> tuple[np.ndarray, np.ndarray]:
+    """(E[Σ g], E[H]) per block of stacked chains (visit-count formula, O(total)): the chains of all queries.
+
+    ``bwd`` must be 0 at every first rank.  ``tail``, the ``(p, q)`` of an endless tail after every last
+    rank, is folded into that rank: a return to it with probability ``fwd * u`` (on the diagonal of I - Q)
+    and ``T`` tail documents read per excursion; ``fwd`` past each last rank is dropped, which uncouples the
+    blocks.  Queries are taken in groups of about :data:`GROUP_RANKS` ranks, which bounds the memory of the
+    solves.
+    """
+    lengths = np.diff(offsets)
+    nq = lengths.size
+    nonempty = lengths > 0
+    lastpos = offsets[1:][nonempty] - 1
+    diag = np.ones(gain.size)
+    extra = np.zeros(nq)
+    if tail is not None:
+        u, T = tail_constants(*tail)
+        diag[lastpos] -= fwd[lastpos] * u
+        extra[nonempty] = fwd[lastpos] * T
+    fwd = fwd.copy()
+    fwd[lastpos] = 0.0
+    eg = np.zeros(nq)
+    eh = np.zeros(nq)
+    group = offsets[:-1] // GROUP_RANKS
+    bounds = np.concatenate([[0], np.flatnonzero(np.diff(group)) + 1, [nq]]) if nq else np.zeros(1, np.intp)
+    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        lo, hi = int(offsets[a]), int(offsets[b])
+        sub = offsets[a:b + 1] - lo
+        nonempty = np.diff(sub) > 0
+        if not nonempty.any():
+            continue
+        starts = sub[:-1][nonempty]
+        visits, discounted = birth_death_discounted_visits(fwd[lo:hi], bwd[lo:hi], starts, 1.0 - loss,
+                                                           diag=diag[lo:hi])
+        eg[a:b][nonempty] = np.add.reduceat(gain[lo:hi] * discounted, starts)
+        eh[a:b][nonempty] = np.add.reduceat(visits, starts) + visits[sub[1:][nonempty] - 1] * extra[a:b][nonempty]
+    return eg, eh
+
+
+def order1_flat(forward: np.ndarray, backward: np.ndarray, gain: np.ndarray, offsets: np.ndarray,
+                loss: float) -> np.ndarray:
+    """E[Σ g / H] per block of stacked uncoupled chains (generating function, all blocks per node)."""
+    lengths = np.diff(offsets)
+    nonempty = lengths > 0
+    out = np.zeros(lengths.size)
+    if gain.size == 0:
+        return out
+    starts = offsets[:-1][nonempty]
+    terms = birth_death_average_reward(forward, backward, gain, starts, 1.0 - loss)
+    out[nonempty] = np.add.reduceat(terms, starts)
+    return out

@@ -7,8 +7,7 @@ import numpy as np
 
 from irmeasures_markov.core._birth_death_order1 import birth_death_average_reward, birth_death_average_reward_recursion
 from irmeasures_markov.core._gains import grade_gains
-from irmeasures_markov.measures.stopping_time._batch import user_forward
-from irmeasures_markov.measures.stopping_time._expectations import gain_and_steps_flat
+from irmeasures_markov.measures.stopping_time._batch import gain_and_steps_flat, user_forward
 from irmeasures_markov.measures.stopping_time._params import (
     Prob,
     check_prob,
@@ -121,25 +120,9 @@ class BrowsingModel:
         if self.is_forward:
             surv = np.concatenate([[1.0], np.cumprod(self.forward[:-1])])
             return float(self.gain @ surv), float(surv.sum())
-        fwd, diag, extra = self._folded_tail()
-        eg, eh = gain_and_steps_flat(fwd, self.backward, diag, self.gain, np.array([0, self.n]), self.loss,
-                                      np.array([extra]))
+        eg, eh = gain_and_steps_flat(self.forward, self.backward, self.gain, np.array([0, self.n]), self.loss,
+                                     self.tail)
         return float(eg[0]), float(eh[0])
-
-    def _folded_tail(self):
-        """(forward with no coupling past rank N, diagonal of I - Q, expected tail visits per visit of rank N).
-
-        The endless tail is replaced by its effect on rank N: a return to N with probability ``forward[-1] * u`` (on the
-        diagonal) and ``T`` tail documents read per excursion."""
-        fwd = self.forward.copy()
-        diag = np.ones(self.n)
-        extra = 0.0
-        if self.tail is not None:
-            u, T = tail_constants(*self.tail)
-            diag[-1] -= fwd[-1] * u
-            extra = fwd[-1] * T
-        fwd[-1] = 0.0
-        return fwd, diag, extra
 
     def expectation(self, order: int | None = None, method: str = "auto") -> float:
         r"""Order 1: :math:`E[P@H]`; order 2: :math:`E[\sum g]/E[f(H)]`; both exact.
