@@ -79,9 +79,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from irmeasures_markov._util._cutoffs import check_cutoff
-from irmeasures_markov._util._segments import SegmentSums, segment_cumsum, segment_sum
+from irmeasures_markov._util._sampling import log_choose
+from irmeasures_markov._util._segments import SegmentSums, segment_sum
 from irmeasures_markov.measures._carterette_distributions import (
-    CUSTOM_DISTRIBUTIONS,
     REGISTRATION_CACHES,
     as_binary_relevance,
     check_arguments,
@@ -98,8 +98,8 @@ if TYPE_CHECKING:
 
     from irmeasures_markov.ranking._prepared import RelevanceBatch
 
-__all__ = ["user_model_measure", "user_model_values", "user_model_batch", "user_model_weighted",
-           "graded_user_model_batch"]
+__all__ = ["user_model_measure", "user_model_values", "user_model_batch", "user_model_weighted", "expected_user_model",
+           "MAX_TERMS"]
 
 def user_model_measure(relevance: ArrayLike, model: str = "M1", dist: str = "RBP", *, theta: float | None = None,
                        f: str = "1/k", norm: bool | None = None, recall_base: int | None = None,
@@ -412,7 +412,7 @@ def user_model_weighted(positions: ArrayLike, counts: ArrayLike, weights: ArrayL
     the ``counts[i]``-th relevant one of its ranking, with probability
     ``weights[i]``"; a position may appear several times (one entry per
     possible R).  The mean over tie orders is such a sum
-    (:func:`irmeasures_markov.measures._carterette_ties.expected_user_model`),
+    (:func:`expected_user_model`),
     because every model is a sum over relevant ranks of a term of the rank
     and R (docs/user-model-framework.md, "Ties and unjudged documents").
 
@@ -452,78 +452,92 @@ REGISTRATION_CACHES.append(_ideal_prefix)
 
 
 # ---------------------------------------------------------------------------
-# Graded dynamic distributions (e.g. a DBN fitted to a click log)
+# The mean over tie orders
 # ---------------------------------------------------------------------------
 
-def graded_user_model_batch(batch: RelevanceBatch, model: str, dist: str, *, f: str = "1/k",
-                            norm: bool | None = None, cutoff: int | None = None) -> np.ndarray:
-    r"""M1–M4 under a graded dynamic stopping distribution for every query of a batch (its grades, cut rankings).
+#: above this many (rank, x) pairs a query set is left to the general enumeration (None)
+MAX_TERMS = 1 << 25
 
-    A :class:`~irmeasures_markov.measures._carterette_distributions.GradedStopping` distribution stops the
-    user at an examined document of grade g with probability :math:`h(g)`, so on a ranking with grades
-    :math:`g_1..g_N`
 
-    .. math::
+def expected_user_model(relevant: ArrayLike, offsets: ArrayLike, recall_base: ArrayLike, group_ids: ArrayLike,
+                        model: str, dist: str, *, theta: float | None = None, f: str = "1/k",
+                        norm: bool | None = None, cutoff: int | None = None,
+                        max_terms: int = MAX_TERMS) -> np.ndarray | None:
+    """The mean of M1–M4 over every order of every tie group, each equally likely, in closed form.
 
-        F(k) = \prod_{j<k} (1 - h(g_j)), \qquad P(k) = h(g_k)\, F(k).
-
-    :math:`F(k)` is the probability of reaching rank k (whatever lies below the ranking), as for the static
-    distributions; :math:`P(k)` is not zero at non-relevant ranks (the user may abandon there).  With binary
-    relevance :math:`a_k` (grade >= ``rel``), :math:`R_k = \sum_{i\le k} a_i`, sums over the ranks of the
-    ranking: M1 :math:`\sum_k a_k P(k)`, M2 :math:`\sum_k a_k F(k)` (relevant documents examined),
-    M3 :math:`\sum_k f(k) P(k)` with f = 1/k or k, M4 :math:`\sum_k P(k) R_k / k`.  Unjudged documents
-    and grades <= 0 read as grade 0; RB = 0 gives 0.  There is no ``norm``: the ranking that maximises
-    these values is not the grade-sorted one (a document that satisfies stops the user before the relevant
-    documents below it).  docs/user-model-framework.md, "Click models as user models".
+    Every model is a sum over the relevant ranks j of a term of j and of R_j, the relevant documents up to j
+    (:func:`user_model_weighted`); ``norm`` divides by a value that reordering does not change.  In a uniformly
+    random order of a tie group of n documents, m of them relevant, the document at its (t+1)-th place is
+    relevant with probability m/n, and then the number X of relevant documents at its t earlier places is
+    hypergeometric (t draws from n − 1 documents, m − 1 of them relevant).  So the mean is
+    Σ_j (m/n) Σ_x P(X = x) term(j, R_before + 1 + x), with R_before the relevant documents ranked above the
+    group: exact, and one pass over (rank, x) pairs.  For static distributions the term does not read R, and
+    the sum is the value at each group's mean relevance m/n.  docs/user-model-framework.md, "Ties and
+    unjudged documents", has the derivation.
 
     Parameters
     ----------
-    batch : RelevanceBatch
-        The run's rankings (already cut at the cutoff), their grades and relevance.
-    model : {'M1', 'M2', 'M3', 'M4'}
-    dist : str
-        A graded distribution's registered name.
-    f : {'1/k', 'k'}
-        M3's effort.
-    norm : bool, optional
-        Must be None or False.
+    relevant : array_like of bool
+        Relevance at every rank of every ranking (uncut), rankings one after another.
+    offsets : array_like of int, length n + 1
+        The rankings' bounds.
+    recall_base : array_like of int, length n
+        RB of each ranking's query.
+    group_ids : array_like of int
+        The tie group of every rank (equal ids on consecutive ranks of one ranking: one group).
+    model, dist, theta, f, norm
+        As in :func:`user_model_measure`.
     cutoff : int, optional
-        Checked only: the batch is already cut.
+        Read the first ``cutoff`` ranks of each ranking (a group cut by it keeps its mean over all members).
+    max_terms : int
+        Give up (None) above this many (rank, x) pairs.
 
     Returns
     -------
-    numpy.ndarray
-        One value per query of the batch.
-
-    Raises
-    ------
-    ValueError
-        For ``norm=True``.
+    numpy.ndarray or None
+        One value per ranking, or None when the sum would be too large.
     """
-    check_cutoff(cutoff, "`cutoff`")
-    if norm:
-        raise ValueError(f"norm is not available with the graded stopping distribution {dist!r}: the ranking "
-                         "that maximises it is not the grade-sorted one (give norm=False)")
-    check_arguments(model, dist, None, f, graded=True)
-    offsets = np.asarray(batch.offsets, dtype=np.int64)
-    h = CUSTOM_DISTRIBUTIONS[dist].hazard(np.maximum(np.asarray(batch.grades, dtype=np.int64), 0))
-    with np.errstate(divide="ignore"):
-        log_go_on = np.log1p(-h)                       # -inf where h = 1: nobody goes past that rank
-    through = segment_cumsum(log_go_on, offsets)       # log P(past rank k)
-    before = np.zeros_like(through)
-    if before.size:
-        before[1:] = through[:-1]
-        before[offsets[:-1][np.diff(offsets) > 0]] = 0.0   # nobody is stopped before rank 1
-    reach = np.exp(before)
-    p = h * reach
-    a = np.asarray(batch.relevant, dtype=bool)
-    ranks = batch.ranks
-    if model == "M1":
-        terms = np.where(a, p, 0.0)
-    elif model == "M2":
-        terms = np.where(a, reach, 0.0)
-    elif model == "M3":
-        terms = p / ranks if f == "1/k" else p * ranks
-    else:
-        terms = p * segment_cumsum(a.astype(np.int64), offsets) / ranks
-    return np.where(np.asarray(batch.recall_base) > 0, segment_sum(terms, offsets), 0.0)
+    rel = np.asarray(relevant, dtype=bool).ravel()
+    offsets = np.asarray(offsets, dtype=np.int64)
+    gid = np.asarray(group_ids).ravel()
+    n = rel.size
+    lengths = np.diff(offsets)
+    new = np.ones(n, dtype=bool)
+    if n:
+        new[1:] = gid[1:] != gid[:-1]
+        first = offsets[:-1]
+        new[first[first < n]] = True
+    group = np.cumsum(new) - 1
+    starts = np.flatnonzero(new)
+    size = np.diff(np.append(starts, n)).astype(np.float64)
+    csum = np.concatenate(([0], np.cumsum(rel, dtype=np.int64)))
+    n_rel = (csum[np.append(starts[1:], n)] - csum[starts]).astype(np.float64)
+    query_start = np.repeat(offsets[:-1], lengths)
+    rank = np.arange(n) - query_start
+    keep = np.ones(n, dtype=bool) if cutoff is None else rank < cutoff
+    cut_lengths = lengths if cutoff is None else np.minimum(lengths, cutoff)
+    cut_offsets = np.concatenate(([0], np.cumsum(cut_lengths)))
+    at = np.flatnonzero(keep & (n_rel[group] > 0))               # ranks that may hold a relevant document
+    g = group[at]
+    share = n_rel[g] / size[g]                                   # P(relevant at the rank)
+    flat = (cut_offsets[:-1][np.searchsorted(offsets, at, side="right") - 1] + rank[at])
+    if is_static(dist):
+        return user_model_weighted(flat, np.ones(at.size), share, cut_offsets, recall_base, model, dist,
+                                   theta=theta, f=f, norm=norm, cutoff=cutoff)
+    t = (at - starts[g]).astype(np.float64)                      # earlier places in the group
+    others, others_rel = size[g] - 1.0, n_rel[g] - 1.0
+    lo = np.maximum(0.0, t - (others - others_rel))
+    hi = np.minimum(t, others_rel)
+    count = (hi - lo + 1.0).astype(np.int64)
+    total = int(count.sum())
+    if total > max_terms:
+        return None
+    entry = np.repeat(np.arange(at.size), count)
+    first_entry = np.cumsum(count) - count                     # (empty when no rank may hold a relevant document)
+    x = lo[entry] + (np.arange(total) - np.repeat(first_entry, count))
+    te, oe, re = t[entry], others[entry], others_rel[entry]
+    log_p = log_choose(re, x) + log_choose(oe - re, te - x) - log_choose(oe, te)
+    before = (csum[starts[g]] - csum[query_start[at]]).astype(np.float64)
+    return user_model_weighted(flat[entry], before[entry] + 1.0 + x, share[entry] * np.exp(log_p), cut_offsets,
+                               recall_base, model, dist, theta=theta, f=f, norm=norm, cutoff=cutoff)
+

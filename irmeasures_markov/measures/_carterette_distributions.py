@@ -7,7 +7,8 @@ at rank :math:`k`, and :math:`F(k) = \sum_{i \ge k} P(i)`.  Static distributions
 (RBP, DCG, RR and the registered ones) depend on the rank only; dynamic ones
 (ERR, AP, RRR) on the relevant documents too.  A *graded* dynamic distribution
 (:func:`register_graded_distribution`, e.g. a DBN fitted to a click log) gives
-the probability of stopping at an examined document per relevance grade.
+the probability of stopping at an examined document per relevance grade; the measures under it read the
+grades, so their kernel (:func:`graded_user_model_batch`) is here, beside the distribution.
 """
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from irmeasures_markov._util._cutoffs import check_cutoff
 from irmeasures_markov._util._registry import RegisteredNames, Registry
+from irmeasures_markov._util._segments import segment_cumsum, segment_sum
 from irmeasures_markov.io._content import registration_fingerprint
 
 if TYPE_CHECKING:
@@ -26,13 +29,15 @@ if TYPE_CHECKING:
 
     from numpy.typing import ArrayLike
 
+    from irmeasures_markov.ranking._prepared import RelevanceBatch
+
 
 __all__ = [
     "MODELS", "DISTRIBUTIONS", "STATIC_DISTRIBUTIONS", "DYNAMIC_DISTRIBUTIONS", "DEFAULT_THETA", "F_CHOICES",
     "PAPER_MEASURES", "NAMED_MEASURES", "CUSTOM_DISTRIBUTIONS", "DISTRIBUTION_REGISTRY", "REGISTRATION_CACHES",
     "register_distribution", "distribution_fingerprint", "DistributionChoices", "is_static", "default_norm",
     "check_arguments", "static_tables", "static_table", "static_prefix", "theta_or_default",
-    "GradedStopping", "register_graded_distribution", "is_graded", "stopping_distribution",
+    "GradedStopping", "register_graded_distribution", "is_graded", "stopping_distribution", "graded_user_model_batch",
 ]
 
 MODELS = ("M1", "M2", "M3", "M4")
@@ -205,6 +210,83 @@ def register_graded_distribution(name: str, stop_by_grade: GradedStopping | Mapp
 def is_graded(dist: str) -> bool:
     """Whether ``dist`` names a graded dynamic distribution (:func:`register_graded_distribution`)."""
     return isinstance(CUSTOM_DISTRIBUTIONS.get(dist), GradedStopping)
+
+
+def graded_user_model_batch(batch: RelevanceBatch, model: str, dist: str, *, f: str = "1/k",
+                            norm: bool | None = None, cutoff: int | None = None) -> np.ndarray:
+    r"""M1–M4 under a graded dynamic stopping distribution for every query of a batch (its grades, cut rankings).
+
+    A :class:`GradedStopping` distribution stops the
+    user at an examined document of grade g with probability :math:`h(g)`, so on a ranking with grades
+    :math:`g_1..g_N`
+
+    .. math::
+
+        F(k) = \prod_{j<k} (1 - h(g_j)), \qquad P(k) = h(g_k)\, F(k).
+
+    :math:`F(k)` is the probability of reaching rank k (whatever lies below the ranking), as for the static
+    distributions; :math:`P(k)` is not zero at non-relevant ranks (the user may abandon there).  With binary
+    relevance :math:`a_k` (grade >= ``rel``), :math:`R_k = \sum_{i\le k} a_i`, sums over the ranks of the
+    ranking: M1 :math:`\sum_k a_k P(k)`, M2 :math:`\sum_k a_k F(k)` (relevant documents examined),
+    M3 :math:`\sum_k f(k) P(k)` with f = 1/k or k, M4 :math:`\sum_k P(k) R_k / k`.  Unjudged documents
+    and grades <= 0 read as grade 0; RB = 0 gives 0.  There is no ``norm``: the ranking that maximises
+    these values is not the grade-sorted one (a document that satisfies stops the user before the relevant
+    documents below it).  docs/user-model-framework.md, "Click models as user models".
+
+    Parameters
+    ----------
+    batch : RelevanceBatch
+        The run's rankings (already cut at the cutoff), their grades and relevance.
+    model : {'M1', 'M2', 'M3', 'M4'}
+    dist : str
+        A graded distribution's registered name.
+    f : {'1/k', 'k'}
+        M3's effort.
+    norm : bool, optional
+        Must be None or False.
+    cutoff : int, optional
+        Checked only: the batch is already cut.
+
+    Returns
+    -------
+    numpy.ndarray
+        One value per query of the batch.
+
+    Raises
+    ------
+    ValueError
+        For ``norm=True``.
+    """
+    check_cutoff(cutoff, "`cutoff`")
+    if norm:
+        raise ValueError(f"norm is not available with the graded stopping distribution {dist!r}: the ranking "
+                         "that maximises it is not the grade-sorted one (give norm=False)")
+    check_arguments(model, dist, None, f, graded=True)
+    offsets = np.asarray(batch.offsets, dtype=np.int64)
+    h = CUSTOM_DISTRIBUTIONS[dist].hazard(np.maximum(np.asarray(batch.grades, dtype=np.int64), 0))
+    with np.errstate(divide="ignore"):
+        log_go_on = np.log1p(-h)                       # -inf where h = 1: nobody goes past that rank
+    through = segment_cumsum(log_go_on, offsets)       # log P(past rank k)
+    before = np.zeros_like(through)
+    if before.size:
+        before[1:] = through[:-1]
+        before[offsets[:-1][np.diff(offsets) > 0]] = 0.0   # nobody is stopped before rank 1
+    reach = np.exp(before)
+    p = h * reach
+    a = np.asarray(batch.relevant, dtype=bool)
+    ranks = batch.ranks
+    if model == "M1":
+        terms = np.where(a, p, 0.0)
+    elif model == "M2":
+        terms = np.where(a, reach, 0.0)
+    elif model == "M3":
+        terms = p / ranks if f == "1/k" else p * ranks
+    else:
+        terms = p * segment_cumsum(a.astype(np.int64), offsets) / ranks
+    return np.where(np.asarray(batch.recall_base) > 0, segment_sum(terms, offsets), 0.0)
+
+
+
 
 
 class DistributionChoices(RegisteredNames):

@@ -29,7 +29,7 @@ import irmeasures_markov.plugin._ph  # noqa: F401
 #: unjudged tests (``EXAMPLES``) are checked against or made from it (tests/plugin/test_families.py).
 FAMILIES = (
     Family("_mp", kernel=("markov_precision",)),
-    Family("_carterette", kernel=("_carterette", "_carterette_distributions", "_carterette_ties")),
+    Family("_carterette", kernel=("_carterette", "_carterette_distributions")),
     Family("_tbg", kernel=("_tbg", "_time_model")),
     Family("_ph", kernel=("stopping_time", "_ph_walk_numba")),
     Family(None, kernel=("_standard",)),  # trec_eval's measures in float64, for the package's own front ends
