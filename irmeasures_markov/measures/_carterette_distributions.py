@@ -431,7 +431,18 @@ def stopping_distribution(relevance: ArrayLike, dist: str = "RBP", theta: float 
     """
     a = as_binary_relevance(relevance)
     check_arguments("M1", dist, theta, "1/k")
-    return _distribution(a, np.cumsum(a), dist, theta_or_default(dist, theta), checked_recall_base(a, recall_base))
+    theta, rb, n = theta_or_default(dist, theta), checked_recall_base(a, recall_base), a.size
+    if is_static(dist):
+        p, tail = static_table(dist, theta, n)
+        return p[:n].copy(), tail[:n].copy()
+    r = np.cumsum(a)
+    if dist == "ERR":
+        p = a * theta * (1.0 - theta) ** (r - a)
+    elif dist == "AP":
+        p = a / rb if rb > 0 else np.zeros(n)
+    else:  # RRR
+        p = np.divide(a, r * (r + 1.0), out=np.zeros(n), where=a > 0)
+    return p, np.cumsum(p[::-1])[::-1]
 
 
 def checked_recall_base(a: np.ndarray, recall_base: int | None) -> int:
@@ -482,21 +493,6 @@ def as_binary_relevance(relevance: ArrayLike) -> np.ndarray:
     if a.size and not np.all((a == 0) | (a == 1)):
         raise ValueError("relevance must be binary (0/1) in rank order")
     return a
-
-
-def _distribution(a, r, dist, theta, rb):
-    n = a.size
-    if is_static(dist):
-        p, tail = static_table(dist, theta, n)
-        return p[:n].copy(), tail[:n].copy()
-    if dist == "ERR":
-        p = a * theta * (1.0 - theta) ** (r - a)
-    elif dist == "AP":
-        p = a / rb if rb > 0 else np.zeros(n)
-    else:  # RRR
-        p = np.divide(a, r * (r + 1.0), out=np.zeros(n), where=a > 0)
-    tail = np.cumsum(p[::-1])[::-1]
-    return p, tail
 
 
 #: static distributions whose tail vanishes too slowly to fill ranks up to a negligible remaining mass

@@ -154,15 +154,14 @@ class TBGParameters:
         relevant = grades >= rel
         pc = np.where(relevant, self.pc_rel, self.pc_nonrel)
         gain = np.where(relevant, self.pc_rel * self.ps_rel, 0.0)
-        if self._pc or self._ps:
-            for g in set(self._pc) | set(self._ps):
-                at = grades == g
-                if not at.any():
-                    continue
-                pcg = self._pc.get(g, self.pc_rel if g >= rel else self.pc_nonrel)
-                psg = self._ps.get(g, self.ps_rel if g >= rel else 0.0)
-                pc = np.where(at, pcg, pc)
-                gain = np.where(at, pcg * psg, gain)
+        for g in set(self._pc) | set(self._ps):
+            at = grades == g
+            if not at.any():
+                continue
+            pcg = self._pc.get(g, self.pc_rel if g >= rel else self.pc_nonrel)
+            psg = self._ps.get(g, self.ps_rel if g >= rel else 0.0)
+            pc = np.where(at, pcg, pc)
+            gain = np.where(at, pcg * psg, gain)
         return pc, gain
 
 
@@ -451,7 +450,7 @@ def tbg_batch(batch: RelevanceBatch, lengths_flat: np.ndarray,
     params : TBGParameters or mapping, optional
         TBG's constants.
     norm : str
-        One of :data:`NORMS`.
+        One of :data:`NORMS` (checked by the caller, the ``TBG`` measure).
     ideal : numpy.ndarray, optional
         Per-query ideal normalisers, for ``norm='ideal'``.
 
@@ -461,8 +460,6 @@ def tbg_batch(batch: RelevanceBatch, lengths_flat: np.ndarray,
         One value per query of the batch.
     """
     p = as_parameters(params)
-    if norm not in NORMS:
-        raise ValueError(f"TBG: norm must be one of {list(NORMS)}, got {norm!r}")
     offsets = batch.offsets
     values = np.zeros(batch.n_queries)
     # whole queries at a time, about _BLOCK documents each: the temporaries (click probabilities, gains,

@@ -207,19 +207,6 @@ class _GLORPlan:
         self.chunks.append((np.concatenate(blocks).astype(np.int64), np.concatenate(rows),
                             np.concatenate(starts)))
 
-    @property
-    def n_pairs(self) -> int:
-        return sum(d.size for d, _, _ in self.chunks)
-
-
-def _gl_or_plan(batch: RelevanceBatch) -> _GLORPlan:
-    plan = batch.cache.get("mp:gl_or")
-    if plan is None:
-        plan = _GLORPlan(batch)
-        if plan.n_pairs <= _PAIR_CACHE_MAX:
-            batch.cache["mp:gl_or"] = plan
-    return plan
-
 
 def _gl_or_degrees(batch: RelevanceBatch, kernel: str, alpha: np.ndarray) -> np.ndarray:
     r"""GL_OR degrees :math:`\deg_i = \sum_{j \in \mathcal R, j \ne i} \alpha(|i-j|)` of every relevant position.
@@ -238,7 +225,11 @@ def _gl_or_degrees(batch: RelevanceBatch, kernel: str, alpha: np.ndarray) -> np.
     most r ulps.
     """
     ranks, _, _, _ = relevant_view(batch)
-    plan = _gl_or_plan(batch)
+    plan = batch.cache.get("mp:gl_or")
+    if plan is None:
+        plan = _GLORPlan(batch)
+        if sum(d.size for d, _, _ in plan.chunks) <= _PAIR_CACHE_MAX:
+            batch.cache["mp:gl_or"] = plan
     deg = np.zeros(ranks.size)
     for dist, rows, starts in plan.chunks:
         # alpha[0] is 0: the diagonal adds nothing (no self-loops)
