@@ -243,8 +243,8 @@ class _Relevant:
     at those positions (``dists``), the segment layout used to sum them, and
     and the relevant positions' ranking lengths.
     """
-    __slots__ = ("offsets", "lengths", "rb", "ranks", "idx", "count", "rb_at", "dists",
-                 "sum", "_has_rb", "_len_at", "_max_idx", "_max_len", "_ideal", "weight")
+    __slots__ = ("offsets", "lengths", "rb", "ranks", "idx", "count", "rb_at", "len_at", "dists",
+                 "sum", "_has_rb", "_max_idx", "_max_len", "weight")
 
     def __init__(self, relevant, offsets, recall_base, terms=None):
         # terms = (flat positions, sorted and repeats allowed, their R_j, their weights): user_model_weighted
@@ -259,33 +259,13 @@ class _Relevant:
         self.count = (np.arange(pos.size) - np.repeat(self.offsets[:-1], counts) + 1).astype(np.float64) \
             if terms is None else np.asarray(terms[1], dtype=np.float64)                     # R_j
         self.rb_at = np.repeat(self.rb, counts)
+        self.len_at = np.repeat(self.lengths, counts)             # N of each position's ranking
         self.dists = {}
         #: per-ranking sums of per-position values (segment_sum's layout made once, not once per measure)
         self.sum = SegmentSums(self.offsets)
         self._has_rb = self.rb > 0
-        self._len_at = None
-        self._ideal = {}
         self._max_idx = int(self.idx.max()) if self.idx.size else 0
         self._max_len = int(self.lengths.max()) if self.lengths.size else 0
-
-    def len_at(self):
-        """N of each relevant position's ranking."""
-        if self._len_at is None:
-            self._len_at = np.repeat(self.lengths, np.diff(self.offsets))
-        return self._len_at
-
-    def ideal_lengths(self, cutoff):
-        """(relevant documents, length) of each ranking's ideal ranking, and their maxima (see _normalise)."""
-        out = self._ideal.get(cutoff)
-        if out is None:
-            rb_int = self.rb.astype(np.int64)
-            n_rel = rb_int if cutoff is None else np.minimum(rb_int, cutoff)
-            n_all = np.maximum(self.lengths, rb_int)
-            if cutoff is not None:
-                n_all = np.minimum(n_all, cutoff)
-            out = self._ideal[cutoff] = (n_rel, n_all, int(n_rel.max()) if n_rel.size else 0,
-                                         int(n_all.max()) if n_all.size else 0)
-        return out
 
     def distribution(self, dist, theta):
         """(P(j), F(j) or None) at the relevant positions."""
@@ -337,7 +317,7 @@ def _values(v: _Relevant, model, dist, theta, f, norm, cutoff):
         if model == "M3":
             values = c[v.lengths]
         else:
-            terms = c[v.len_at()] - c.take(v.idx)
+            terms = c[v.len_at] - c.take(v.idx)
             values = v.sum(terms if v.weight is None else terms * v.weight)
     else:
         terms = _relevant_terms(v, model, dist, theta, f)
@@ -353,9 +333,14 @@ def _normalise(values, v: _Relevant, model, dist, theta, f, cutoff):
     length N, cut at the cutoff.  The non-relevant tail only matters for static M3 and M4, whose sums run
     over all N ranks; it keeps M1/M4 <= 1 and gives static M3 the value 1 once N >= min(RB, cutoff)."""
     rb = v.rb
-    n_rel, n_all, top_rel, top_all = v.ideal_lengths(cutoff)     # relevant documents of the ideal, its length
+    rb_int = rb.astype(np.int64)
+    n_rel = rb_int if cutoff is None else np.minimum(rb_int, cutoff)    # relevant documents of the ideal
+    n_all = np.maximum(v.lengths, rb_int)                               # its length
+    if cutoff is not None:
+        n_all = np.minimum(n_all, cutoff)
     static = is_static(dist)
     if static and model in ("M3", "M4"):
+        top_all = n_all.max(initial=0)
         c = static_prefix(dist, theta, f if model == "M3" else "1/k", _table_size(top_all))
         if model == "M3":
             best = c[n_all]
@@ -364,7 +349,7 @@ def _normalise(values, v: _Relevant, model, dist, theta, f, cutoff):
             stop = _ideal_prefix("M1", dist, theta, "1/k", _table_size(top_all))
             best = stop[n_rel] + n_rel * (c[n_all] - c[n_rel])
     else:
-        best = _ideal_prefix(model, dist, theta, f, _table_size(top_rel))[n_rel]
+        best = _ideal_prefix(model, dist, theta, f, _table_size(n_rel.max(initial=0)))[n_rel]
         if dist == "AP":
             best = np.divide(best, rb, out=np.zeros_like(best), where=v._has_rb)
     best = np.where(v._has_rb, best, 0.0)
