@@ -10,6 +10,7 @@ from irmeasures_markov.core._gains import grade_gains
 from irmeasures_markov.measures.stopping_time._batch import gain_and_steps_flat, user_forward
 from irmeasures_markov.measures.stopping_time._params import (
     Prob,
+    check_choice,
     check_prob,
     model_params_iv,
     prob_array,
@@ -72,10 +73,8 @@ class BrowsingModel:
         if not np.all(np.isfinite(g)) or np.any(g < 0):
             raise ValueError("`gain` must be finite and nonnegative.")
         self.loss = check_prob("loss", loss)
-        if f not in ("h", "1"):
-            raise ValueError(f"`f` must be 'h' or '1', got {f!r}.")
-        if order not in (1, 2):
-            raise ValueError(f"`order` must be 1 or 2, got {order!r}.")
+        check_choice("f", f, ("h", "1"))
+        check_choice("order", order, (1, 2))
         if tail is not None:
             tp, tq = check_prob("tail p", tail[0]), check_prob("tail q", tail[1])
             tail_constants(tp, tq)
@@ -159,8 +158,7 @@ class BrowsingModel:
             the expectation of P@H of that order (0 for an empty ranking).
         """
         order = self.order if order is None else order
-        if order not in (1, 2):
-            raise ValueError(f"`order` must be 1 or 2, got {order!r}.")
+        check_choice("order", order, (1, 2))
         if method not in ORDER1_METHODS:
             raise ValueError(f"`method` must be one of {list(ORDER1_METHODS)}, got {method!r}.")
         if method != "auto" and order != 1:

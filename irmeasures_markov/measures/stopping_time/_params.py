@@ -8,8 +8,8 @@ import numpy as np
 
 from irmeasures_markov.core._gains import GAINS
 
-__all__ = ["BROWSING_MODELS", "USERS", "Prob", "k_infinite", "rbp_normaliser", "check_prob", "prob_array",
-           "tail_constants", "user_defaults", "model_params_iv"]
+__all__ = ["BROWSING_MODELS", "USERS", "Prob", "k_infinite", "rbp_normaliser", "check_prob", "check_choice",
+           "prob_array", "tail_constants", "user_defaults", "model_params_iv"]
 
 BROWSING_MODELS = ("DFBM", "SFBM", "RWBM")
 USERS = ("P", "AP", "RBP", "DCG", "ERR")
@@ -32,6 +32,12 @@ def check_prob(name: str, value: object) -> float:
     if not (0.0 <= float(value) <= 1.0):
         raise ValueError(f"`{name}` must be in [0, 1], got {value!r}.")
     return float(value)
+
+
+def check_choice(name: str, value: object, choices: tuple) -> None:
+    """One message for a parameter outside its two or so ``choices`` (the model, the batch path, the plugin)."""
+    if value not in choices:
+        raise ValueError(f"`{name}` must be {' or '.join(map(repr, choices))}, got {value!r}.")
 
 
 def prob_array(name: str, value: Prob, ranks: np.ndarray, grades: np.ndarray, n: int) -> np.ndarray | None:
@@ -212,14 +218,10 @@ def model_params_iv(*, browse: str | None, p: Prob, q: Prob, p_rel: Prob | None,
             raise ValueError("SFBM has no backward moves: q (and q_rel) must be 0; use browse='RWBM'.")
         f = "h" if f is None else f
         order = 2 if order is None else order
-    if f not in ("h", "1"):
-        raise ValueError(f"`f` must be 'h' or '1', got {f!r}.")
-    if order not in (1, 2):
-        raise ValueError(f"`order` must be 1 or 2, got {order!r}.")
-    if top not in ("stop", "forward"):
-        raise ValueError(f"`top` must be 'stop' or 'forward', got {top!r}.")
-    if tail not in ("none", "inf"):
-        raise ValueError(f"`tail` must be 'none' or 'inf', got {tail!r}.")
+    check_choice("f", f, ("h", "1"))
+    check_choice("order", order, (1, 2))
+    check_choice("top", top, ("stop", "forward"))
+    check_choice("tail", tail, ("none", "inf"))
     if tail == "inf" and order == 1 and f == "h":
         raise ValueError("tail='inf' is defined for order 2 only (E[sum g] / E[H]).")
     if gain not in GAINS:
