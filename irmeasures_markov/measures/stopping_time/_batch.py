@@ -267,7 +267,9 @@ def path_at_h_batch(batch: RelevanceBatch, *, browse: str | None = None, p: Prob
                               order=order, top=top, tail=tail, gain=gain, b=b)
     if pad_to is not None:
         _check_pad_length(pad_to)
-    kw = dict(p=p, q=q, p_rel=p_rel, q_rel=q_rel, top=top, tail=tail, gain=gain)
+    # the keywords of batch_transitions
+    kw = dict(browse=params["browse"], p=p, q=q, p_rel=p_rel, q_rel=q_rel, user=params["user"], top=top, tail=tail,
+              gain=gain, b=params["b"])
     offsets = batch.offsets
     if offsets.size < 2 or offsets[-1] <= BLOCK_DOCS or not _scalar_probabilities(p, q, p_rel, q_rel):
         return _path_at_h_block(batch, params, kw, g_max, pad_to)
@@ -352,7 +354,6 @@ def _path_at_h_block(batch, params, kw, g_max, pad_to, backward=None):
 
     ``backward`` (None: from this batch's transitions) selects the closed form (False) or the
     chain solves (True); blocks of a run are given the run's choice."""
-    p, q, p_rel, q_rel, top, tail, gain = (kw[k] for k in ("p", "q", "p_rel", "q_rel", "top", "tail", "gain"))
     if pad_to is not None:
         batch = pad_batch(batch, pad_to)
     offsets = batch.offsets
@@ -361,37 +362,32 @@ def _path_at_h_block(batch, params, kw, g_max, pad_to, backward=None):
     out = np.zeros(nq)
     if nq == 0 or offsets[-1] == 0:
         return out
-    fwd, bwd, g, tail_pq = batch_transitions(batch, browse=params["browse"], p=p, q=q, p_rel=p_rel, q_rel=q_rel,
-                                             user=params["user"], top=top, tail=tail, gain=gain, b=params["b"],
-                                             g_max=g_max)
+    fwd, bwd, g, tail_pq = batch_transitions(batch, g_max=g_max, **kw)
     f, order, loss = params["f"], params["order"], params["loss"]
     nonempty = lengths > 0
     starts = offsets[:-1]
     if backward is None:
         backward = tail_pq is not None or bool(np.any(bwd > 0))
-    if not backward:
-        surv = _segment_cumprod_shift(fwd, offsets)
-        if order == 2 or f == "1":
+    if order == 1 and f == "h" and backward:
+        out = order1_flat(fwd, bwd, g, offsets, loss)
+    elif order == 1 and f == "h":
+        # gains are integer-valued (1, the grade or 2^grade - 1): running sums exact
+        vals = _segment_cumsum(g, offsets)
+        vals /= batch.ranks
+        vals *= _segment_cumprod_shift(fwd, offsets)
+        np.subtract(1.0, fwd, out=fwd)   # fwd is this function's own array
+        vals *= fwd
+        out[nonempty] = np.add.reduceat(vals, starts[nonempty])
+    else:
+        if backward:
+            eg, eh = gain_and_steps_flat(fwd, bwd, g, offsets, loss, tail_pq)
+        else:
+            surv = _segment_cumprod_shift(fwd, offsets)
             eg = np.zeros(nq)
             eh = np.zeros(nq)
             eg[nonempty] = np.add.reduceat(g * surv, starts[nonempty])
             eh[nonempty] = np.add.reduceat(surv, starts[nonempty])
-            out = eg if f == "1" else np.divide(eg, eh, out=np.zeros(nq), where=eh > 0)
-        else:
-            # gains are integer-valued (1, the grade or 2^grade - 1): running sums exact
-            vals = _segment_cumsum(g, offsets)
-            vals /= batch.ranks
-            vals *= surv
-            surv = None                      # (peak memory: one array per document fewer)
-            np.subtract(1.0, fwd, out=fwd)   # fwd is this function's own array
-            vals *= fwd
-            out[nonempty] = np.add.reduceat(vals, starts[nonempty])
-    elif order == 2 or f == "1":
-        eg, eh = gain_and_steps_flat(fwd, bwd, g, offsets, loss, tail_pq)
         out = eg if f == "1" else np.divide(eg, eh, out=np.zeros(nq), where=eh > 0)
-    else:
-        out = order1_flat(fwd, bwd, g, offsets, loss)
-    out = np.asarray(out, dtype=np.float64)
     out[batch.recall_base == 0] = 0.0
     return out
 
@@ -425,14 +421,12 @@ def _order1_in_blocks(batch, params, kw, g_max, pad_to):
         lengths = np.maximum(lengths, int(pad_to))
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)   # of the (padded) run
     nq = lengths.size
-    tkw = dict(browse=params["browse"], p=kw["p"], q=kw["q"], p_rel=kw["p_rel"], q_rel=kw["q_rel"],
-               user=params["user"], top=kw["top"], tail=kw["tail"], gain=kw["gain"], b=params["b"])
 
     def transitions(qs):
         sub = _select_queries(batch, qs)
         if pad_to is not None:
             sub = pad_batch(sub, pad_to)
-        fwd, bwd, g, _ = batch_transitions(sub, g_max=None if g_max is None else np.asarray(g_max)[qs], **tkw)
+        fwd, bwd, g, _ = batch_transitions(sub, g_max=None if g_max is None else np.asarray(g_max)[qs], **kw)
         return fwd, bwd, g
 
     # first pass: the uncoupled chains (every query's first and last ranks cut them) and their starts
