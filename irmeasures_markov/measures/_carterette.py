@@ -92,6 +92,7 @@ from irmeasures_markov.measures._carterette_distributions import (
     static_table,
     theta_or_default,
 )
+from irmeasures_markov.ranking._prepared import select_positions
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -210,12 +211,8 @@ def user_model_values(relevance: ArrayLike, offsets: ArrayLike, recall_base: Arr
         i = int(np.flatnonzero(rb < found)[0])
         raise ValueError(f"recall_base must be >= the relevant documents in each ranking: ranking {i} has "
                          f"{int(found[i])}, recall_base {int(rb[i])}")
-    if cutoff is not None and offsets.size > 1 and int(np.diff(offsets).max()) > cutoff:
-        lengths = np.diff(offsets)
-        keep = np.arange(rel.size) - np.repeat(offsets[:-1], lengths) < cutoff
-        rel = rel[keep]
-        offsets = np.concatenate(([0], np.cumsum(np.minimum(lengths, cutoff))))
-    return _values(_Relevant(rel, offsets, rb), model, dist, theta, f, norm, cutoff)
+    keep, offsets = select_positions(None, offsets, False, cutoff)
+    return _values(_Relevant(rel if keep is None else rel[keep], offsets, rb), model, dist, theta, f, norm, cutoff)
 
 
 # ---------------------------------------------------------------------------
@@ -499,10 +496,8 @@ def expected_user_model(relevant: ArrayLike, offsets: ArrayLike, recall_base: Ar
     n_rel = (csum[np.append(starts[1:], n)] - csum[starts]).astype(np.float64)
     query_start = np.repeat(offsets[:-1], lengths)
     rank = np.arange(n) - query_start
-    keep = np.ones(n, dtype=bool) if cutoff is None else rank < cutoff
-    cut_lengths = lengths if cutoff is None else np.minimum(lengths, cutoff)
-    cut_offsets = np.concatenate(([0], np.cumsum(cut_lengths)))
-    at = np.flatnonzero(keep & (n_rel[group] > 0))               # ranks that may hold a relevant document
+    keep, cut_offsets = select_positions(None, offsets, False, cutoff)
+    at = np.flatnonzero((n_rel[group] > 0) & (True if keep is None else keep))   # ranks that may hold a relevant one
     g = group[at]
     share = n_rel[g] / size[g]                                   # P(relevant at the rank)
     flat = (cut_offsets[:-1][np.searchsorted(offsets, at, side="right") - 1] + rank[at])
