@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from irmeasures_markov.ranking._prepared import RelevanceBatch
 
 
-__all__ = ["batch_transitions", "pad_batch", "path_at_h_batch", "user_forward", "GROUP_RANKS", "gain_and_steps_flat",
-           "order1_flat"]
+__all__ = ["batch_transitions", "pad_batch", "path_at_h_batch", "user_forward", "apply_boundaries", "GROUP_RANKS",
+           "gain_and_steps_flat", "order1_flat"]
 
 #: ranks per call of the visit-count formula (its LAPACK path holds ~15 arrays of this size)
 GROUP_RANKS = 1 << 17
@@ -99,14 +99,26 @@ def batch_transitions(batch: RelevanceBatch, *, browse: str | None = None, p: Pr
         # float64 scalars: np.where then returns float64 without a second copy
         fwd = np.where(relevant, np.float64(p if p_rel is None else p_rel), np.float64(p))
         bwd = np.where(relevant, np.float64(q if q_rel is None else q_rel), np.float64(q))
-    # the boundary rules; a user model has no backward move and no top rule, and only RBP an endless tail
-    if top == "forward" and user is None:
+    # a user model has no backward move and no top rule, and only RBP an endless tail
+    tail_pq = apply_boundaries(fwd, bwd, starts, lasts, top if user is None else "stop",
+                               tail if user in (None, "RBP") else "none", p, 0.0 if user else q)
+    return fwd, bwd, gain_vals, tail_pq
+
+
+def apply_boundaries(fwd: np.ndarray, bwd: np.ndarray, starts: np.ndarray, lasts: np.ndarray, top: str, tail: str,
+                     p: float, q: float) -> tuple[float, float] | None:
+    """The boundary rules, in place at the rankings' first and last ranks; the endless tail's ``(p, q)`` or None.
+
+    Backward mass at rank 1 stops, or goes forward with ``top='forward'``; forward mass at rank N stops unless
+    ``tail='inf'`` continues the ranking (docs/stopping-time.md).  The one rule of the single and the batch path.
+    """
+    if top == "forward":
         fwd[starts] = np.minimum(1.0, fwd[starts] + bwd[starts])
     bwd[starts] = 0.0
-    if tail == "inf" and user in (None, "RBP"):
-        return fwd, bwd, gain_vals, (float(p), 0.0 if user else float(q))
+    if tail == "inf":
+        return float(p), float(q)
     fwd[lasts] = 0.0
-    return fwd, bwd, gain_vals, None
+    return None
 
 
 def user_forward(user: str, relevant: np.ndarray, grades: np.ndarray, ranks: np.ndarray, offsets: np.ndarray,

@@ -7,7 +7,7 @@ import numpy as np
 
 from irmeasures_markov.core._birth_death_order1 import birth_death_average_reward, birth_death_average_reward_recursion
 from irmeasures_markov.core._gains import grade_gains
-from irmeasures_markov.measures.stopping_time._batch import gain_and_steps_flat, user_forward
+from irmeasures_markov.measures.stopping_time._batch import apply_boundaries, gain_and_steps_flat, user_forward
 from irmeasures_markov.measures.stopping_time._params import (
     Prob,
     check_choice,
@@ -396,7 +396,6 @@ def browsing_model(grades: ArrayLike, *, browse: str | None = None, p: Prob = 0.
     gain_vals = grade_gains(grades, rel, params["gain"])
     ranks = np.arange(1, n + 1)
     user = params["user"]
-    tail_pq = None
     if user is not None:
         gm = g_max if g_max is not None else max(1, int(grades.max()) if n else 1)
         fwd = user_forward(user, relevant, grades, ranks, np.array([0, n]), params["p"], params["b"], 2.0 ** gm)
@@ -404,10 +403,6 @@ def browsing_model(grades: ArrayLike, *, browse: str | None = None, p: Prob = 0.
             gain_vals = np.zeros(n)
             gain_vals[:1] = 1.0
         bwd = np.zeros(n)
-        fwd[-1:] = 0.0
-        if user == "RBP" and params["tail"] == "inf":
-            fwd[-1:] = params["p"]
-            tail_pq = (params["p"], 0.0)
     else:
         fwd = _resolve_prob("p", p, p_rel, ranks, grades, relevant, n)
         bwd = _resolve_prob("q", q, q_rel, ranks, grades, relevant, n)
@@ -418,14 +413,12 @@ def browsing_model(grades: ArrayLike, *, browse: str | None = None, p: Prob = 0.
             raise ValueError(f"p + q must be <= 1; it is {fwd[i] + bwd[i]} at rank {i + 1}.")
         if params["browse"] == "SFBM" and np.any(bwd > 0):
             raise ValueError("SFBM has no backward moves: q (and q_rel) must be 0; use browse='RWBM'.")
-        if n:
-            if params["top"] == "forward":
-                fwd[0] = min(1.0, fwd[0] + bwd[0])
-            bwd[0] = 0.0
-            if params["tail"] == "inf":
-                tail_pq = (float(p), float(q))
-            else:
-                fwd[-1] = 0.0
+    # an empty ranking has no boundary, but a user model keeps its endless tail (RBP) even then
+    tail_pq = None
+    if n or user is not None:
+        first = np.arange(min(n, 1))
+        tail_pq = apply_boundaries(fwd, bwd, first, first + n - 1, params["top"], params["tail"], p,
+                                   0.0 if user else q)
     return BrowsingModel(fwd, bwd, gain_vals, loss=params["loss"], f=params["f"], order=params["order"], tail=tail_pq)
 
 
