@@ -183,9 +183,8 @@ def model_params_iv(*, browse: str | None, p: Prob, q: Prob, p_rel: Prob | None,
             p = check_prob("p", p)
             if tail == "inf" and p >= 1:
                 raise ValueError("user='RBP' with tail='inf' needs p < 1.")
-        if user == "DCG":
-            if isinstance(b, bool) or not isinstance(b, (int, float)) or not b > 1:
-                raise ValueError(f"`b` (DCG log base) must be a number > 1, got {b!r}.")
+        if user == "DCG" and (isinstance(b, bool) or not isinstance(b, (int, float)) or not b > 1):
+            raise ValueError(f"`b` (DCG log base) must be a number > 1, got {b!r}.")
         browse, f, order = ubrowse, uf, uorder if order is None else order
     else:
         browse = "SFBM" if browse is None else browse
