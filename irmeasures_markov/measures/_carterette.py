@@ -353,13 +353,6 @@ def _normalise(values, v: _Relevant, model, dist, theta, f, cutoff):
     return np.divide(values, best, out=np.zeros_like(values), where=best > 0)
 
 
-def _batch_relevant(batch) -> _Relevant:
-    view = batch.cache.get("carterette-relevant")
-    if view is None:
-        view = batch.cache["carterette-relevant"] = _Relevant(batch.relevant, batch.offsets, batch.recall_base)
-    return view
-
-
 def user_model_batch(batch: RelevanceBatch, model: str, dist: str, *, theta: float | None = None, f: str = "1/k",
                      norm: bool | None = None, cutoff: int | None = None) -> np.ndarray:
     """:func:`user_model_values` for every query of a :class:`~irmeasures_markov.ranking._prepared.RelevanceBatch`.
@@ -382,7 +375,10 @@ def user_model_batch(batch: RelevanceBatch, model: str, dist: str, *, theta: flo
         One value per query of the batch.
     """
     check_arguments(model, dist, theta, f)
-    return _values(_batch_relevant(batch), model, dist, theta, f, norm, check_cutoff(cutoff, "`cutoff`"))
+    view = batch.cache.get("carterette-relevant")
+    if view is None:
+        view = batch.cache["carterette-relevant"] = _Relevant(batch.relevant, batch.offsets, batch.recall_base)
+    return _values(view, model, dist, theta, f, norm, check_cutoff(cutoff, "`cutoff`"))
 
 
 def user_model_weighted(positions: ArrayLike, counts: ArrayLike, weights: ArrayLike, offsets: ArrayLike,
@@ -443,8 +439,7 @@ MAX_TERMS = 1 << 25
 
 def expected_user_model(relevant: ArrayLike, offsets: ArrayLike, recall_base: ArrayLike, group_ids: ArrayLike,
                         model: str, dist: str, *, theta: float | None = None, f: str = "1/k",
-                        norm: bool | None = None, cutoff: int | None = None,
-                        max_terms: int = MAX_TERMS) -> np.ndarray | None:
+                        norm: bool | None = None, cutoff: int | None = None) -> np.ndarray | None:
     """The mean of M1–M4 over every order of every tie group, each equally likely, in closed form.
 
     Every model is a sum over the relevant ranks j of a term of j and of R_j, the relevant documents up to j
@@ -471,13 +466,11 @@ def expected_user_model(relevant: ArrayLike, offsets: ArrayLike, recall_base: Ar
         As in :func:`user_model_measure`.
     cutoff : int, optional
         Read the first ``cutoff`` ranks of each ranking (a group cut by it keeps its mean over all members).
-    max_terms : int
-        Give up (None) above this many (rank, x) pairs.
 
     Returns
     -------
     numpy.ndarray or None
-        One value per ranking, or None when the sum would be too large.
+        One value per ranking, or None when the sum would be too large (above :data:`MAX_TERMS` pairs).
     """
     rel = np.asarray(relevant, dtype=bool).ravel()
     offsets = np.asarray(offsets, dtype=np.int64)
@@ -510,7 +503,7 @@ def expected_user_model(relevant: ArrayLike, offsets: ArrayLike, recall_base: Ar
     hi = np.minimum(t, others_rel)
     count = (hi - lo + 1.0).astype(np.int64)
     total = int(count.sum())
-    if total > max_terms:
+    if total > MAX_TERMS:
         return None
     entry = np.repeat(np.arange(at.size), count)
     first_entry = np.cumsum(count) - count                     # (empty when no rank may hold a relevant document)
