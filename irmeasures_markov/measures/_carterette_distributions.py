@@ -102,7 +102,10 @@ def register_distribution(name: str, stop_probabilities: Callable[[int], ArrayLi
         return _register(key, stop_probabilities, registration_fingerprint(stop_probabilities))
     table = np.asarray(stop_probabilities, dtype=np.float64).ravel()
     _stop_table_iv(table, name)
-    return _register(key, _padded(table), registration_fingerprint(table))
+
+    def padded(n):  # P = 0 past the table's end
+        return np.concatenate([table[:n], np.zeros(max(0, n - table.size))])
+    return _register(key, padded, registration_fingerprint(table))
 
 
 def _register(key, stopping, fingerprint):
@@ -129,15 +132,6 @@ def distribution_fingerprint(name: str) -> str:
     """
     key = str(name).upper()
     return _DISTRIBUTION_FINGERPRINTS.get(key) or registration_fingerprint(CUSTOM_DISTRIBUTIONS.get(key))
-
-
-def _padded(table):
-    def f(n):
-        out = np.zeros(n)
-        m = min(n, table.size)
-        out[:m] = table[:m]
-        return out
-    return f
 
 
 def _stop_table_iv(p: np.ndarray, name) -> None:
