@@ -10,6 +10,7 @@ models; :mod:`.batch` and :mod:`.single` turn them into MP.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import cache
 
 import numpy as np
 
@@ -109,21 +110,17 @@ _FFT_MIN_R = 64
 _FFT_CHUNK = 1 << 21
 
 
+@cache
 def _kernel_spectrum(kernel: str, L: int) -> np.ndarray:
     """rfft of the circular kernel of length L: alpha(d) at d and at L-d, 0 at 0 (cached)."""
-    key = ("spectrum", kernel, L)
-    spec = _TABLES.get(key)
-    if spec is None:
-        half = (L - 1) // 2
-        alpha = kernel_table(kernel, half + 1)
-        k = np.zeros(L)
-        k[1:half + 1] = alpha[1:half + 1]
-        k[L - half:] = alpha[half:0:-1]
-        if L % 2 == 0:
-            k[L // 2] = alpha[L // 2]
-        spec = np.fft.rfft(k)
-        _TABLES[key] = spec
-    return spec
+    half = (L - 1) // 2
+    alpha = kernel_table(kernel, half + 1)
+    k = np.zeros(L)
+    k[1:half + 1] = alpha[1:half + 1]
+    k[L - half:] = alpha[half:0:-1]
+    if L % 2 == 0:
+        k[L // 2] = alpha[L // 2]
+    return np.fft.rfft(k)
 
 
 #: GL_OR keeps its pair distances on the batch (shared by the ID and LID kernels, and by recall on/off)
@@ -131,15 +128,10 @@ def _kernel_spectrum(kernel: str, L: int) -> np.ndarray:
 _PAIR_CACHE_MAX = 1 << 22
 
 
-_FAST_LENGTHS: dict = {}
-
-
+@cache
 def _fft_length(T: int) -> int:
     """The FFT length for a ranking of T documents: a fast size >= 2T - 1 (cached; scipy's search is slow)."""
-    L = _FAST_LENGTHS.get(T)
-    if L is None:
-        L = _FAST_LENGTHS[T] = scipy.fft.next_fast_len(2 * T - 1, real=True)
-    return L
+    return scipy.fft.next_fast_len(2 * T - 1, real=True)
 
 
 class _GLORPlan:
