@@ -312,9 +312,7 @@ def default_norm(model: str, dist: str) -> bool:
     bool
         True for M2, and for M3 with ``dist='AP'``; False for a graded distribution (no ideal ranking).
     """
-    if is_graded(dist):
-        return False
-    return model == "M2" or (model == "M3" and dist == "AP")
+    return not is_graded(dist) and (model == "M2" or (model == "M3" and dist == "AP"))
 
 
 def check_arguments(model: str, dist: str, theta: float | None, f: str, graded: bool = False) -> None:

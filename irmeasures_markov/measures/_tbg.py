@@ -78,12 +78,10 @@ def _parse_by_grade(spec, name) -> dict[int, float]:
     if isinstance(spec, Mapping):
         items = spec.items()
     else:
-        items = []
-        for part in str(spec).split(","):
-            if ":" not in part:
-                raise ValueError(f"{name} must look like '1:0.64,2:0.8' (grade:probability), got {spec!r}")
-            g, p = part.split(":", 1)
-            items.append((g, p))
+        parts = str(spec).split(",")
+        if any(":" not in part for part in parts):
+            raise ValueError(f"{name} must look like '1:0.64,2:0.8' (grade:probability), got {spec!r}")
+        items = [part.split(":", 1) for part in parts]
     out = {}
     for g, p in items:
         try:

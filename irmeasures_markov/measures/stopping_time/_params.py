@@ -147,11 +147,10 @@ def _given(value, default, flag):
 
 def _unused_params(*, p, q, p_rel, q_rel, loss, top, tail, p_given, q_given):
     """Names of the browsing parameters given to a model that fixes its own browsing."""
-    used = [name for name, given in (("p", _given(p, 0.8, p_given)), ("q", _given(q, 0.0, q_given)),
-                                     ("p_rel", p_rel is not None), ("q_rel", q_rel is not None),
-                                     ("loss", _given(loss, 0.0, None)), ("top", top != "stop"),
-                                     ("tail", tail != "none")) if given]
-    return sorted(used)
+    return sorted(name for name, given in (("p", _given(p, 0.8, p_given)), ("q", _given(q, 0.0, q_given)),
+                                           ("p_rel", p_rel is not None), ("q_rel", q_rel is not None),
+                                           ("loss", _given(loss, 0.0, None)), ("top", top != "stop"),
+                                           ("tail", tail != "none")) if given)
 
 
 def model_params_iv(*, browse: str | None, p: Prob, q: Prob, p_rel: Prob | None, q_rel: Prob | None, user: str | None,
