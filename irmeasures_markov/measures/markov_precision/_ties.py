@@ -14,7 +14,7 @@ rankings), which is what makes ``MP(ties='expected')`` cost a few times MP.
 from __future__ import annotations
 
 from itertools import combinations
-from math import log
+from math import log, prod
 
 import numpy as np
 
@@ -105,10 +105,7 @@ def _choices(groups: list[tuple[int, int, int]]) -> np.ndarray:
     """Every choice of relevant ranks inside the groups ``(first rank, size, relevant)``: one row each."""
     per_group = [np.asarray(list(combinations(range(a, a + n), k)), dtype=np.int64).reshape(-1, k)
                  for a, n, k in groups]
-    total = 1
-    for c in per_group:
-        total *= c.shape[0]
-    idx = np.arange(total, dtype=np.int64)
+    idx = np.arange(prod(c.shape[0] for c in per_group), dtype=np.int64)
     parts, stride = [], 1
     for c in per_group:
         parts.append(c[(idx // stride) % c.shape[0]])
@@ -222,14 +219,13 @@ def expected_markov_precision(relevant: np.ndarray, offsets: np.ndarray, group_i
     log_counts = np.bincount(group_query[mixed_groups], weights=log_choose(size[mixed_groups], k_rel[mixed_groups]),
                              minlength=n_q)
     mixed_of = {}
-    for g in np.flatnonzero(mixed).tolist():
+    for g in mixed_groups.tolist():
         mixed_of.setdefault(int(group_query[g]), []).append(g)
     for q in range(n_q):
         a, b = int(offsets[q]), int(offsets[q + 1])
-        gs = mixed_of.get(q, [])
         fixed_mask = rel[a:b].copy()
         groups = []
-        for g in gs:
+        for g in mixed_of.get(q, []):
             s0 = int(start[g]) - a
             fixed_mask[s0:s0 + int(size[g])] = False
             groups.append((s0 + 1, int(size[g]), int(k_rel[g])))
