@@ -92,12 +92,10 @@ from irmeasures_markov.measures._carterette_distributions import (
     static_table,
     theta_or_default,
 )
-from irmeasures_markov.ranking._prepared import select_positions
+from irmeasures_markov.ranking._prepared import RelevanceBatch, select_positions
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
-
-    from irmeasures_markov.ranking._prepared import RelevanceBatch
 
 __all__ = ["user_model_measure", "user_model_values", "user_model_batch", "user_model_weighted", "expected_user_model",
            "MAX_TERMS"]

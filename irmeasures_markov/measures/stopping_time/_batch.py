@@ -5,7 +5,6 @@ The expectation kernels on stacked chains here serve the single-ranking model to
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,12 +17,8 @@ from irmeasures_markov.core._birth_death_order1 import (
 )
 from irmeasures_markov.core._birth_death_stable import uncoupled_blocks
 from irmeasures_markov.core._gains import grade_gains
-from irmeasures_markov.measures.stopping_time._params import model_params_iv, tail_constants
-
-if TYPE_CHECKING:
-    from irmeasures_markov.measures.stopping_time._params import Prob
-    from irmeasures_markov.ranking._prepared import RelevanceBatch
-
+from irmeasures_markov.measures.stopping_time._params import Prob, model_params_iv, tail_constants
+from irmeasures_markov.ranking._prepared import RelevanceBatch
 
 __all__ = ["batch_transitions", "pad_batch", "path_at_h_batch", "user_forward", "apply_boundaries", "GROUP_RANKS",
            "gain_and_steps_flat", "order1_flat"]
@@ -195,7 +190,6 @@ def pad_batch(batch: RelevanceBatch, length: int) -> RelevanceBatch:
     ValueError
         If ``length`` is not a positive integer.
     """
-    from irmeasures_markov.ranking._prepared import RelevanceBatch
     _check_pad_length(length)
     lengths = np.diff(batch.offsets)
     if not np.any(lengths < length):
@@ -355,7 +349,6 @@ def _has_backward(batch, q, q_rel) -> bool:
 
 def _sub_batch(batch, a, b):
     """Queries ``a:b`` of ``batch`` as a batch of their own (views of its arrays)."""
-    from irmeasures_markov.ranking._prepared import RelevanceBatch
     lo, hi = int(batch.offsets[a]), int(batch.offsets[b])
     return RelevanceBatch(batch.qids[a:b], batch.offsets[a:b + 1] - lo, batch.grades[lo:hi],
                           batch.relevant[lo:hi], batch.recall_base[a:b], batch.rel, judgments=batch.judgments)
@@ -406,7 +399,6 @@ def _path_at_h_block(batch, params, kw, g_max, pad_to, backward=None):
 
 def _select_queries(batch, qs):
     """Queries ``qs`` (increasing indices) of ``batch`` as a batch of their own."""
-    from irmeasures_markov.ranking._prepared import RelevanceBatch
     if qs.size and qs[-1] - qs[0] + 1 == qs.size:
         return _sub_batch(batch, int(qs[0]), int(qs[-1]) + 1)
     lengths = np.diff(batch.offsets)[qs]
