@@ -13,7 +13,7 @@ grades, so their kernel (:func:`graded_user_model_batch`) is here, beside the di
 from __future__ import annotations
 
 import numbers
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -25,8 +25,6 @@ from irmeasures_markov._util._segments import segment_cumsum, segment_sum
 from irmeasures_markov.io._content import registration_fingerprint
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from numpy.typing import ArrayLike
 
     from irmeasures_markov.ranking._prepared import RelevanceBatch
