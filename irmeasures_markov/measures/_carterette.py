@@ -97,8 +97,7 @@ from irmeasures_markov.ranking._prepared import RelevanceBatch, select_positions
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-__all__ = ["user_model_measure", "user_model_values", "user_model_batch", "user_model_weighted", "expected_user_model",
-           "MAX_TERMS"]
+__all__ = ["user_model_measure", "user_model_values", "user_model_batch", "expected_user_model", "MAX_TERMS"]
 
 def user_model_measure(relevance: ArrayLike, model: str = "M1", dist: str = "RBP", *, theta: float | None = None,
                        f: str = "1/k", norm: bool | None = None, recall_base: int | None = None,
@@ -242,7 +241,7 @@ class _Relevant:
                  "sum", "_has_rb", "_max_idx", "_max_len", "weight")
 
     def __init__(self, relevant, offsets, recall_base, terms=None):
-        # terms = (flat positions, sorted and repeats allowed, their R_j, their weights): user_model_weighted
+        # terms = (flat positions, sorted and repeats allowed, their R_j, their weights): expected_user_model
         pos = np.flatnonzero(relevant) if terms is None else np.asarray(terms[0], dtype=np.int64)
         self.weight = None if terms is None else np.asarray(terms[2], dtype=np.float64)
         self.offsets = np.searchsorted(pos, offsets)             # segment bounds within pos
@@ -379,46 +378,6 @@ def user_model_batch(batch: RelevanceBatch, model: str, dist: str, *, theta: flo
     return _values(view, model, dist, theta, f, norm, check_cutoff(cutoff, "`cutoff`"))
 
 
-def user_model_weighted(positions: ArrayLike, counts: ArrayLike, weights: ArrayLike, offsets: ArrayLike,
-                        recall_base: ArrayLike, model: str, dist: str, *, theta: float | None = None,
-                        f: str = "1/k", norm: bool | None = None, cutoff: int | None = None) -> np.ndarray:
-    """M1–M4 as a weighted sum of the kernel's per-relevant-rank terms: Σ w · term(rank, R), per ranking.
-
-    Each entry says "a relevant document at flat position ``positions[i]``,
-    the ``counts[i]``-th relevant one of its ranking, with probability
-    ``weights[i]``"; a position may appear several times (one entry per
-    possible R).  The mean over tie orders is such a sum
-    (:func:`expected_user_model`),
-    because every model is a sum over relevant ranks of a term of the rank
-    and R (docs/user-model-framework.md, "Ties and unjudged documents").
-
-    Parameters
-    ----------
-    positions : array_like of int
-        Flat positions (sorted; repeats allowed) in rankings laid out by ``offsets``.
-    counts : array_like of float
-        R, the relevant documents up to and including the position, of each entry.
-    weights : array_like of float
-        The probability of each entry.
-    offsets : array_like of int, length n + 1
-        The rankings' bounds (already cut at ``cutoff``): their lengths N.
-    recall_base : array_like of int, length n
-        RB of each ranking's query.
-    model, dist, theta, f, norm
-        As in :func:`user_model_measure`.
-    cutoff : int, optional
-        Cuts only the ideal ranking used by ``norm``.
-
-    Returns
-    -------
-    numpy.ndarray
-        One value per ranking.
-    """
-    check_arguments(model, dist, theta, f)
-    v = _Relevant(None, np.asarray(offsets), np.asarray(recall_base), (positions, counts, weights))
-    return _values(v, model, dist, theta, f, norm, check_cutoff(cutoff, "`cutoff`"))
-
-
 def _table_size(n: int) -> int:
     """A power of two > n (>= 16), so lru-cached tables have few distinct sizes."""
     return 1 << max(4, int(n).bit_length())
@@ -440,8 +399,8 @@ def expected_user_model(relevant: ArrayLike, offsets: ArrayLike, recall_base: Ar
                         norm: bool | None = None, cutoff: int | None = None) -> np.ndarray | None:
     """The mean of M1–M4 over every order of every tie group, each equally likely, in closed form.
 
-    Every model is a sum over the relevant ranks j of a term of j and of R_j, the relevant documents up to j
-    (:func:`user_model_weighted`); ``norm`` divides by a value that reordering does not change.  In a uniformly
+    Every model is a sum over the relevant ranks j of a term of j and of R_j, the relevant documents up to j;
+    ``norm`` divides by a value that reordering does not change.  In a uniformly
     random order of a tie group of n documents, m of them relevant, the document at its (t+1)-th place is
     relevant with probability m/n, and then the number X of relevant documents at its t earlier places is
     hypergeometric (t draws from n − 1 documents, m − 1 of them relevant).  So the mean is
@@ -492,23 +451,27 @@ def expected_user_model(relevant: ArrayLike, offsets: ArrayLike, recall_base: Ar
     g = group[at]
     share = n_rel[g] / size[g]                                   # P(relevant at the rank)
     flat = (cut_offsets[:-1][np.searchsorted(offsets, at, side="right") - 1] + rank[at])
+    # the mean is a weighted sum of the kernel's per-relevant-rank terms, Σ w · term(rank, R), with entries
+    # (flat position, R, weight): one per rank that may hold a relevant document and each R it may have
     if is_static(dist):
-        return user_model_weighted(flat, np.ones(at.size), share, cut_offsets, recall_base, model, dist,
-                                   theta=theta, f=f, norm=norm, cutoff=cutoff)
-    t = (at - starts[g]).astype(np.float64)                      # earlier places in the group
-    others, others_rel = size[g] - 1.0, n_rel[g] - 1.0
-    lo = np.maximum(0.0, t - (others - others_rel))
-    hi = np.minimum(t, others_rel)
-    count = (hi - lo + 1.0).astype(np.int64)
-    total = int(count.sum())
-    if total > MAX_TERMS:
-        return None
-    entry = np.repeat(np.arange(at.size), count)
-    first_entry = np.cumsum(count) - count                     # (empty when no rank may hold a relevant document)
-    x = lo[entry] + (np.arange(total) - np.repeat(first_entry, count))
-    te, oe, re = t[entry], others[entry], others_rel[entry]
-    log_p = log_choose(re, x) + log_choose(oe - re, te - x) - log_choose(oe, te)
-    before = (csum[starts[g]] - csum[query_start[at]]).astype(np.float64)
-    return user_model_weighted(flat[entry], before[entry] + 1.0 + x, share[entry] * np.exp(log_p), cut_offsets,
-                               recall_base, model, dist, theta=theta, f=f, norm=norm, cutoff=cutoff)
+        terms = (flat, np.ones(at.size), share)
+    else:
+        t = (at - starts[g]).astype(np.float64)                      # earlier places in the group
+        others, others_rel = size[g] - 1.0, n_rel[g] - 1.0
+        lo = np.maximum(0.0, t - (others - others_rel))
+        hi = np.minimum(t, others_rel)
+        count = (hi - lo + 1.0).astype(np.int64)
+        total = int(count.sum())
+        if total > MAX_TERMS:
+            return None
+        entry = np.repeat(np.arange(at.size), count)
+        first_entry = np.cumsum(count) - count                     # (empty when no rank may hold a relevant one)
+        x = lo[entry] + (np.arange(total) - np.repeat(first_entry, count))
+        te, oe, re = t[entry], others[entry], others_rel[entry]
+        log_p = log_choose(re, x) + log_choose(oe - re, te - x) - log_choose(oe, te)
+        before = (csum[starts[g]] - csum[query_start[at]]).astype(np.float64)
+        terms = (flat[entry], before[entry] + 1.0 + x, share[entry] * np.exp(log_p))
+    check_arguments(model, dist, theta, f)
+    v = _Relevant(None, cut_offsets, np.asarray(recall_base), terms)
+    return _values(v, model, dist, theta, f, norm, check_cutoff(cutoff, "`cutoff`"))
 
