@@ -280,7 +280,10 @@ class _Relevant:
 
 
 def _relevant_terms(v: _Relevant, model, dist, theta, f):
-    """Per relevant position terms whose per-ranking sum is the measure (all but static M3/M4)."""
+    """Per relevant position terms whose per-ranking sum is the measure (all but static M3)."""
+    if model == "M4" and is_static(dist):   # C(N) − C(j−1), C the prefix sums of P(k)/k (comment above)
+        c = static_prefix(dist, theta, "1/k", _table_size(v._max_len))
+        return c[v.len_at] - c.take(v.idx)
     p, tail = v.distribution(dist, theta)
     if model == "M1":
         return p
@@ -305,14 +308,8 @@ def _values(v: _Relevant, model, dist, theta, f, norm, cutoff):
     ``norm`` None for the defaults of ``dist`` and ``model``)."""
     theta = theta_or_default(dist, theta)
     norm = default_norm(model, dist) if norm is None else bool(norm)
-    static = is_static(dist)
-    if static and model in ("M3", "M4"):
-        c = static_prefix(dist, theta, f if model == "M3" else "1/k", _table_size(v._max_len))
-        if model == "M3":
-            values = c[v.lengths]
-        else:
-            terms = c[v.len_at] - c.take(v.idx)
-            values = v.sum(terms if v.weight is None else terms * v.weight)
+    if is_static(dist) and model == "M3":
+        values = static_prefix(dist, theta, f, _table_size(v._max_len))[v.lengths]
     else:
         terms = _relevant_terms(v, model, dist, theta, f)
         values = v.sum(terms if v.weight is None else terms * v.weight)
