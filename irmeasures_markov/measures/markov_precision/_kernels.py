@@ -37,8 +37,7 @@ def kernel_table(kernel: str, max_d: int) -> np.ndarray:
         n = max(1024, 2 * max_d)
         table = np.zeros(n + 1)
         table[1:] = KERNELS[kernel](np.arange(1, n + 1, dtype=np.float64))
-        _TABLES[("alpha", kernel)] = table
-        _TABLES.pop(("prefix", kernel), None)
+        _TABLES[("alpha", kernel)] = table      # (kernel_prefix sees the new size and sums it again)
     return table
 
 
