@@ -79,6 +79,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from irmeasures_markov._util._cutoffs import check_cutoff
+from irmeasures_markov._util._sampling import log_choose
 from irmeasures_markov._util._segments import SegmentSums, segment_sum
 from irmeasures_markov.measures._carterette_distributions import (
     REGISTRATION_CACHES,
@@ -91,13 +92,12 @@ from irmeasures_markov.measures._carterette_distributions import (
     static_table,
     theta_or_default,
 )
+from irmeasures_markov.ranking._prepared import RelevanceBatch, select_positions
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-    from irmeasures_markov.ranking._prepared import RelevanceBatch
-
-__all__ = ["user_model_measure", "user_model_values", "user_model_batch", "user_model_weighted"]
+__all__ = ["user_model_measure", "user_model_values", "user_model_batch", "expected_user_model", "MAX_TERMS"]
 
 def user_model_measure(relevance: ArrayLike, model: str = "M1", dist: str = "RBP", *, theta: float | None = None,
                        f: str = "1/k", norm: bool | None = None, recall_base: int | None = None,
@@ -208,12 +208,8 @@ def user_model_values(relevance: ArrayLike, offsets: ArrayLike, recall_base: Arr
         i = int(np.flatnonzero(rb < found)[0])
         raise ValueError(f"recall_base must be >= the relevant documents in each ranking: ranking {i} has "
                          f"{int(found[i])}, recall_base {int(rb[i])}")
-    if cutoff is not None and offsets.size > 1 and int(np.diff(offsets).max()) > cutoff:
-        lengths = np.diff(offsets)
-        keep = np.arange(rel.size) - np.repeat(offsets[:-1], lengths) < cutoff
-        rel = rel[keep]
-        offsets = np.concatenate(([0], np.cumsum(np.minimum(lengths, cutoff))))
-    return _values(_Relevant(rel, offsets, rb), model, dist, theta, f, norm, cutoff)
+    keep, offsets = select_positions(None, offsets, False, cutoff)
+    return _values(_Relevant(rel if keep is None else rel[keep], offsets, rb), model, dist, theta, f, norm, cutoff)
 
 
 # ---------------------------------------------------------------------------
@@ -241,11 +237,11 @@ class _Relevant:
     at those positions (``dists``), the segment layout used to sum them, and
     and the relevant positions' ranking lengths.
     """
-    __slots__ = ("offsets", "lengths", "rb", "ranks", "idx", "count", "rb_at", "dists",
-                 "sum", "_has_rb", "_len_at", "_max_idx", "_max_len", "_ideal", "weight")
+    __slots__ = ("offsets", "lengths", "rb", "ranks", "idx", "count", "rb_at", "len_at", "dists",
+                 "sum", "_has_rb", "_max_idx", "_max_len", "weight")
 
     def __init__(self, relevant, offsets, recall_base, terms=None):
-        # terms = (flat positions, sorted and repeats allowed, their R_j, their weights): user_model_weighted
+        # terms = (flat positions, sorted and repeats allowed, their R_j, their weights): expected_user_model
         pos = np.flatnonzero(relevant) if terms is None else np.asarray(terms[0], dtype=np.int64)
         self.weight = None if terms is None else np.asarray(terms[2], dtype=np.float64)
         self.offsets = np.searchsorted(pos, offsets)             # segment bounds within pos
@@ -257,33 +253,13 @@ class _Relevant:
         self.count = (np.arange(pos.size) - np.repeat(self.offsets[:-1], counts) + 1).astype(np.float64) \
             if terms is None else np.asarray(terms[1], dtype=np.float64)                     # R_j
         self.rb_at = np.repeat(self.rb, counts)
+        self.len_at = np.repeat(self.lengths, counts)             # N of each position's ranking
         self.dists = {}
         #: per-ranking sums of per-position values (segment_sum's layout made once, not once per measure)
         self.sum = SegmentSums(self.offsets)
         self._has_rb = self.rb > 0
-        self._len_at = None
-        self._ideal = {}
         self._max_idx = int(self.idx.max()) if self.idx.size else 0
         self._max_len = int(self.lengths.max()) if self.lengths.size else 0
-
-    def len_at(self):
-        """N of each relevant position's ranking."""
-        if self._len_at is None:
-            self._len_at = np.repeat(self.lengths, np.diff(self.offsets))
-        return self._len_at
-
-    def ideal_lengths(self, cutoff):
-        """(relevant documents, length) of each ranking's ideal ranking, and their maxima (see _normalise)."""
-        out = self._ideal.get(cutoff)
-        if out is None:
-            rb_int = self.rb.astype(np.int64)
-            n_rel = rb_int if cutoff is None else np.minimum(rb_int, cutoff)
-            n_all = np.maximum(self.lengths, rb_int)
-            if cutoff is not None:
-                n_all = np.minimum(n_all, cutoff)
-            out = self._ideal[cutoff] = (n_rel, n_all, int(n_rel.max()) if n_rel.size else 0,
-                                         int(n_all.max()) if n_all.size else 0)
-        return out
 
     def distribution(self, dist, theta):
         """(P(j), F(j) or None) at the relevant positions."""
@@ -304,7 +280,10 @@ class _Relevant:
 
 
 def _relevant_terms(v: _Relevant, model, dist, theta, f):
-    """Per relevant position terms whose per-ranking sum is the measure (all but static M3/M4)."""
+    """Per relevant position terms whose per-ranking sum is the measure (all but static M3)."""
+    if model == "M4" and is_static(dist):   # C(N) − C(j−1), C the prefix sums of P(k)/k (comment above)
+        c = static_prefix(dist, theta, "1/k", _table_size(v._max_len))
+        return c[v.len_at] - c.take(v.idx)
     p, tail = v.distribution(dist, theta)
     if model == "M1":
         return p
@@ -329,14 +308,8 @@ def _values(v: _Relevant, model, dist, theta, f, norm, cutoff):
     ``norm`` None for the defaults of ``dist`` and ``model``)."""
     theta = theta_or_default(dist, theta)
     norm = default_norm(model, dist) if norm is None else bool(norm)
-    static = is_static(dist)
-    if static and model in ("M3", "M4"):
-        c = static_prefix(dist, theta, f if model == "M3" else "1/k", _table_size(v._max_len))
-        if model == "M3":
-            values = c[v.lengths]
-        else:
-            terms = c[v.len_at()] - c.take(v.idx)
-            values = v.sum(terms if v.weight is None else terms * v.weight)
+    if is_static(dist) and model == "M3":
+        values = static_prefix(dist, theta, f, _table_size(v._max_len))[v.lengths]
     else:
         terms = _relevant_terms(v, model, dist, theta, f)
         values = v.sum(terms if v.weight is None else terms * v.weight)
@@ -351,9 +324,14 @@ def _normalise(values, v: _Relevant, model, dist, theta, f, cutoff):
     length N, cut at the cutoff.  The non-relevant tail only matters for static M3 and M4, whose sums run
     over all N ranks; it keeps M1/M4 <= 1 and gives static M3 the value 1 once N >= min(RB, cutoff)."""
     rb = v.rb
-    n_rel, n_all, top_rel, top_all = v.ideal_lengths(cutoff)     # relevant documents of the ideal, its length
+    rb_int = rb.astype(np.int64)
+    n_rel = rb_int if cutoff is None else np.minimum(rb_int, cutoff)    # relevant documents of the ideal
+    n_all = np.maximum(v.lengths, rb_int)                               # its length
+    if cutoff is not None:
+        n_all = np.minimum(n_all, cutoff)
     static = is_static(dist)
     if static and model in ("M3", "M4"):
+        top_all = n_all.max(initial=0)
         c = static_prefix(dist, theta, f if model == "M3" else "1/k", _table_size(top_all))
         if model == "M3":
             best = c[n_all]
@@ -362,18 +340,11 @@ def _normalise(values, v: _Relevant, model, dist, theta, f, cutoff):
             stop = _ideal_prefix("M1", dist, theta, "1/k", _table_size(top_all))
             best = stop[n_rel] + n_rel * (c[n_all] - c[n_rel])
     else:
-        best = _ideal_prefix(model, dist, theta, f, _table_size(top_rel))[n_rel]
+        best = _ideal_prefix(model, dist, theta, f, _table_size(n_rel.max(initial=0)))[n_rel]
         if dist == "AP":
             best = np.divide(best, rb, out=np.zeros_like(best), where=v._has_rb)
     best = np.where(v._has_rb, best, 0.0)
     return np.divide(values, best, out=np.zeros_like(values), where=best > 0)
-
-
-def _batch_relevant(batch) -> _Relevant:
-    view = batch.cache.get("carterette-relevant")
-    if view is None:
-        view = batch.cache["carterette-relevant"] = _Relevant(batch.relevant, batch.offsets, batch.recall_base)
-    return view
 
 
 def user_model_batch(batch: RelevanceBatch, model: str, dist: str, *, theta: float | None = None, f: str = "1/k",
@@ -398,47 +369,10 @@ def user_model_batch(batch: RelevanceBatch, model: str, dist: str, *, theta: flo
         One value per query of the batch.
     """
     check_arguments(model, dist, theta, f)
-    return _values(_batch_relevant(batch), model, dist, theta, f, norm, check_cutoff(cutoff, "`cutoff`"))
-
-
-def user_model_weighted(positions: ArrayLike, counts: ArrayLike, weights: ArrayLike, offsets: ArrayLike,
-                        recall_base: ArrayLike, model: str, dist: str, *, theta: float | None = None,
-                        f: str = "1/k", norm: bool | None = None, cutoff: int | None = None) -> np.ndarray:
-    """M1–M4 as a weighted sum of the kernel's per-relevant-rank terms: Σ w · term(rank, R), per ranking.
-
-    Each entry says "a relevant document at flat position ``positions[i]``,
-    the ``counts[i]``-th relevant one of its ranking, with probability
-    ``weights[i]``"; a position may appear several times (one entry per
-    possible R).  The mean over tie orders is such a sum
-    (:func:`irmeasures_markov.measures._carterette_ties.expected_user_model`),
-    because every model is a sum over relevant ranks of a term of the rank
-    and R (docs/user-model-framework.md, "Ties and unjudged documents").
-
-    Parameters
-    ----------
-    positions : array_like of int
-        Flat positions (sorted; repeats allowed) in rankings laid out by ``offsets``.
-    counts : array_like of float
-        R, the relevant documents up to and including the position, of each entry.
-    weights : array_like of float
-        The probability of each entry.
-    offsets : array_like of int, length n + 1
-        The rankings' bounds (already cut at ``cutoff``): their lengths N.
-    recall_base : array_like of int, length n
-        RB of each ranking's query.
-    model, dist, theta, f, norm
-        As in :func:`user_model_measure`.
-    cutoff : int, optional
-        Cuts only the ideal ranking used by ``norm``.
-
-    Returns
-    -------
-    numpy.ndarray
-        One value per ranking.
-    """
-    check_arguments(model, dist, theta, f)
-    v = _Relevant(None, np.asarray(offsets), np.asarray(recall_base), (positions, counts, weights))
-    return _values(v, model, dist, theta, f, norm, check_cutoff(cutoff, "`cutoff`"))
+    view = batch.cache.get("carterette-relevant")
+    if view is None:
+        view = batch.cache["carterette-relevant"] = _Relevant(batch.relevant, batch.offsets, batch.recall_base)
+    return _values(view, model, dist, theta, f, norm, check_cutoff(cutoff, "`cutoff`"))
 
 
 def _table_size(n: int) -> int:
@@ -447,3 +381,94 @@ def _table_size(n: int) -> int:
 
 
 REGISTRATION_CACHES.append(_ideal_prefix)
+
+
+# ---------------------------------------------------------------------------
+# The mean over tie orders
+# ---------------------------------------------------------------------------
+
+#: above this many (rank, x) pairs a query set is left to the general enumeration (None)
+MAX_TERMS = 1 << 25
+
+
+def expected_user_model(relevant: ArrayLike, offsets: ArrayLike, recall_base: ArrayLike, group_ids: ArrayLike,
+                        model: str, dist: str, *, theta: float | None = None, f: str = "1/k",
+                        norm: bool | None = None, cutoff: int | None = None) -> np.ndarray | None:
+    """The mean of M1–M4 over every order of every tie group, each equally likely, in closed form.
+
+    Every model is a sum over the relevant ranks j of a term of j and of R_j, the relevant documents up to j;
+    ``norm`` divides by a value that reordering does not change.  In a uniformly
+    random order of a tie group of n documents, m of them relevant, the document at its (t+1)-th place is
+    relevant with probability m/n, and then the number X of relevant documents at its t earlier places is
+    hypergeometric (t draws from n − 1 documents, m − 1 of them relevant).  So the mean is
+    Σ_j (m/n) Σ_x P(X = x) term(j, R_before + 1 + x), with R_before the relevant documents ranked above the
+    group: exact, and one pass over (rank, x) pairs.  For static distributions the term does not read R, and
+    the sum is the value at each group's mean relevance m/n.  docs/user-model-framework.md, "Ties and
+    unjudged documents", has the derivation.
+
+    Parameters
+    ----------
+    relevant : array_like of bool
+        Relevance at every rank of every ranking (uncut), rankings one after another.
+    offsets : array_like of int, length n + 1
+        The rankings' bounds.
+    recall_base : array_like of int, length n
+        RB of each ranking's query.
+    group_ids : array_like of int
+        The tie group of every rank (equal ids on consecutive ranks of one ranking: one group).
+    model, dist, theta, f, norm
+        As in :func:`user_model_measure`.
+    cutoff : int, optional
+        Read the first ``cutoff`` ranks of each ranking (a group cut by it keeps its mean over all members).
+
+    Returns
+    -------
+    numpy.ndarray or None
+        One value per ranking, or None when the sum would be too large (above :data:`MAX_TERMS` pairs).
+    """
+    rel = np.asarray(relevant, dtype=bool).ravel()
+    offsets = np.asarray(offsets, dtype=np.int64)
+    gid = np.asarray(group_ids).ravel()
+    n = rel.size
+    lengths = np.diff(offsets)
+    new = np.ones(n, dtype=bool)
+    if n:
+        new[1:] = gid[1:] != gid[:-1]
+        first = offsets[:-1]
+        new[first[first < n]] = True
+    group = np.cumsum(new) - 1
+    starts = np.flatnonzero(new)
+    size = np.diff(np.append(starts, n)).astype(np.float64)
+    csum = np.concatenate(([0], np.cumsum(rel, dtype=np.int64)))
+    n_rel = (csum[np.append(starts[1:], n)] - csum[starts]).astype(np.float64)
+    query_start = np.repeat(offsets[:-1], lengths)
+    rank = np.arange(n) - query_start
+    keep, cut_offsets = select_positions(None, offsets, False, cutoff)
+    at = np.flatnonzero((n_rel[group] > 0) & (True if keep is None else keep))   # ranks that may hold a relevant one
+    g = group[at]
+    share = n_rel[g] / size[g]                                   # P(relevant at the rank)
+    flat = (cut_offsets[:-1][np.searchsorted(offsets, at, side="right") - 1] + rank[at])
+    # the mean is a weighted sum of the kernel's per-relevant-rank terms, Σ w · term(rank, R), with entries
+    # (flat position, R, weight): one per rank that may hold a relevant document and each R it may have
+    if is_static(dist):
+        terms = (flat, np.ones(at.size), share)
+    else:
+        t = (at - starts[g]).astype(np.float64)                      # earlier places in the group
+        others, others_rel = size[g] - 1.0, n_rel[g] - 1.0
+        lo = np.maximum(0.0, t - (others - others_rel))
+        hi = np.minimum(t, others_rel)
+        count = (hi - lo + 1.0).astype(np.int64)
+        total = int(count.sum())
+        if total > MAX_TERMS:
+            return None
+        entry = np.repeat(np.arange(at.size), count)
+        first_entry = np.cumsum(count) - count                     # (empty when no rank may hold a relevant one)
+        x = lo[entry] + (np.arange(total) - np.repeat(first_entry, count))
+        te, oe, re = t[entry], others[entry], others_rel[entry]
+        log_p = log_choose(re, x) + log_choose(oe - re, te - x) - log_choose(oe, te)
+        before = (csum[starts[g]] - csum[query_start[at]]).astype(np.float64)
+        terms = (flat[entry], before[entry] + 1.0 + x, share[entry] * np.exp(log_p))
+    check_arguments(model, dist, theta, f)
+    v = _Relevant(None, cut_offsets, np.asarray(recall_base), terms)
+    return _values(v, model, dist, theta, f, norm, check_cutoff(cutoff, "`cutoff`"))
+

@@ -7,24 +7,27 @@ at rank :math:`k`, and :math:`F(k) = \sum_{i \ge k} P(i)`.  Static distributions
 (RBP, DCG, RR and the registered ones) depend on the rank only; dynamic ones
 (ERR, AP, RRR) on the relevant documents too.  A *graded* dynamic distribution
 (:func:`register_graded_distribution`, e.g. a DBN fitted to a click log) gives
-the probability of stopping at an examined document per relevance grade.
+the probability of stopping at an examined document per relevance grade; the measures under it read the
+grades, so their kernel (:func:`graded_user_model_batch`) is here, beside the distribution.
 """
 from __future__ import annotations
 
 import numbers
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from irmeasures_markov._util._cutoffs import check_cutoff
 from irmeasures_markov._util._registry import RegisteredNames, Registry
+from irmeasures_markov._util._segments import segment_cumsum, segment_sum
 from irmeasures_markov.io._content import registration_fingerprint
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from numpy.typing import ArrayLike
+
+    from irmeasures_markov.ranking._prepared import RelevanceBatch
 
 
 __all__ = [
@@ -32,7 +35,7 @@ __all__ = [
     "PAPER_MEASURES", "NAMED_MEASURES", "CUSTOM_DISTRIBUTIONS", "DISTRIBUTION_REGISTRY", "REGISTRATION_CACHES",
     "register_distribution", "distribution_fingerprint", "DistributionChoices", "is_static", "default_norm",
     "check_arguments", "static_tables", "static_table", "static_prefix", "theta_or_default",
-    "GradedStopping", "register_graded_distribution", "is_graded", "stopping_distribution",
+    "GradedStopping", "register_graded_distribution", "is_graded", "stopping_distribution", "graded_user_model_batch",
 ]
 
 MODELS = ("M1", "M2", "M3", "M4")
@@ -97,7 +100,10 @@ def register_distribution(name: str, stop_probabilities: Callable[[int], ArrayLi
         return _register(key, stop_probabilities, registration_fingerprint(stop_probabilities))
     table = np.asarray(stop_probabilities, dtype=np.float64).ravel()
     _stop_table_iv(table, name)
-    return _register(key, _padded(table), registration_fingerprint(table))
+
+    def padded(n):  # P = 0 past the table's end
+        return np.concatenate([table[:n], np.zeros(max(0, n - table.size))])
+    return _register(key, padded, registration_fingerprint(table))
 
 
 def _register(key, stopping, fingerprint):
@@ -124,15 +130,6 @@ def distribution_fingerprint(name: str) -> str:
     """
     key = str(name).upper()
     return _DISTRIBUTION_FINGERPRINTS.get(key) or registration_fingerprint(CUSTOM_DISTRIBUTIONS.get(key))
-
-
-def _padded(table):
-    def f(n):
-        out = np.zeros(n)
-        m = min(n, table.size)
-        out[:m] = table[:m]
-        return out
-    return f
 
 
 def _stop_table_iv(p: np.ndarray, name) -> None:
@@ -207,6 +204,83 @@ def is_graded(dist: str) -> bool:
     return isinstance(CUSTOM_DISTRIBUTIONS.get(dist), GradedStopping)
 
 
+def graded_user_model_batch(batch: RelevanceBatch, model: str, dist: str, *, f: str = "1/k",
+                            norm: bool | None = None, cutoff: int | None = None) -> np.ndarray:
+    r"""M1–M4 under a graded dynamic stopping distribution for every query of a batch (its grades, cut rankings).
+
+    A :class:`GradedStopping` distribution stops the
+    user at an examined document of grade g with probability :math:`h(g)`, so on a ranking with grades
+    :math:`g_1..g_N`
+
+    .. math::
+
+        F(k) = \prod_{j<k} (1 - h(g_j)), \qquad P(k) = h(g_k)\, F(k).
+
+    :math:`F(k)` is the probability of reaching rank k (whatever lies below the ranking), as for the static
+    distributions; :math:`P(k)` is not zero at non-relevant ranks (the user may abandon there).  With binary
+    relevance :math:`a_k` (grade >= ``rel``), :math:`R_k = \sum_{i\le k} a_i`, sums over the ranks of the
+    ranking: M1 :math:`\sum_k a_k P(k)`, M2 :math:`\sum_k a_k F(k)` (relevant documents examined),
+    M3 :math:`\sum_k f(k) P(k)` with f = 1/k or k, M4 :math:`\sum_k P(k) R_k / k`.  Unjudged documents
+    and grades <= 0 read as grade 0; RB = 0 gives 0.  There is no ``norm``: the ranking that maximises
+    these values is not the grade-sorted one (a document that satisfies stops the user before the relevant
+    documents below it).  docs/user-model-framework.md, "Click models as user models".
+
+    Parameters
+    ----------
+    batch : RelevanceBatch
+        The run's rankings (already cut at the cutoff), their grades and relevance.
+    model : {'M1', 'M2', 'M3', 'M4'}
+    dist : str
+        A graded distribution's registered name.
+    f : {'1/k', 'k'}
+        M3's effort.
+    norm : bool, optional
+        Must be None or False.
+    cutoff : int, optional
+        Checked only: the batch is already cut.
+
+    Returns
+    -------
+    numpy.ndarray
+        One value per query of the batch.
+
+    Raises
+    ------
+    ValueError
+        For ``norm=True``.
+    """
+    check_cutoff(cutoff, "`cutoff`")
+    if norm:
+        raise ValueError(f"norm is not available with the graded stopping distribution {dist!r}: the ranking "
+                         "that maximises it is not the grade-sorted one (give norm=False)")
+    check_arguments(model, dist, None, f, graded=True)
+    offsets = np.asarray(batch.offsets, dtype=np.int64)
+    h = CUSTOM_DISTRIBUTIONS[dist].hazard(np.maximum(np.asarray(batch.grades, dtype=np.int64), 0))
+    with np.errstate(divide="ignore"):
+        log_go_on = np.log1p(-h)                       # -inf where h = 1: nobody goes past that rank
+    through = segment_cumsum(log_go_on, offsets)       # log P(past rank k)
+    before = np.zeros_like(through)
+    if before.size:
+        before[1:] = through[:-1]
+        before[offsets[:-1][np.diff(offsets) > 0]] = 0.0   # nobody is stopped before rank 1
+    reach = np.exp(before)
+    p = h * reach
+    a = np.asarray(batch.relevant, dtype=bool)
+    ranks = batch.ranks
+    if model == "M1":
+        terms = np.where(a, p, 0.0)
+    elif model == "M2":
+        terms = np.where(a, reach, 0.0)
+    elif model == "M3":
+        terms = p / ranks if f == "1/k" else p * ranks
+    else:
+        terms = p * segment_cumsum(a.astype(np.int64), offsets) / ranks
+    return np.where(np.asarray(batch.recall_base) > 0, segment_sum(terms, offsets), 0.0)
+
+
+
+
+
 class DistributionChoices(RegisteredNames):
     """The valid ``dist`` values: the six built-in distributions and registered ones."""
 
@@ -236,9 +310,7 @@ def default_norm(model: str, dist: str) -> bool:
     bool
         True for M2, and for M3 with ``dist='AP'``; False for a graded distribution (no ideal ranking).
     """
-    if is_graded(dist):
-        return False
-    return model == "M2" or (model == "M3" and dist == "AP")
+    return not is_graded(dist) and (model == "M2" or (model == "M3" and dist == "AP"))
 
 
 def check_arguments(model: str, dist: str, theta: float | None, f: str, graded: bool = False) -> None:
@@ -257,7 +329,8 @@ def check_arguments(model: str, dist: str, theta: float | None, f: str, graded: 
         raise ValueError(f"unknown stopping distribution dist={dist!r}; choose one of {list(DistributionChoices())}")
     if is_graded(dist) and not graded:
         raise ValueError(f"dist={dist!r} stops by relevance grade: evaluate it with the M-measures over qrels "
-                         "(measures.carterette_graded.graded_user_model_batch), not on binary relevance")
+                         f"(e.g. ir_measures.calc_aggregate([irmeasures_markov.M1(dist={dist!r})], qrels, run)), "
+                         "not on binary relevance")
     if theta is not None:
         if dist not in DEFAULT_THETA:
             raise ValueError(f"dist={dist!r} has no parameter theta (only {sorted(DEFAULT_THETA)} do)")
@@ -348,7 +421,18 @@ def stopping_distribution(relevance: ArrayLike, dist: str = "RBP", theta: float 
     """
     a = as_binary_relevance(relevance)
     check_arguments("M1", dist, theta, "1/k")
-    return _distribution(a, np.cumsum(a), dist, theta_or_default(dist, theta), checked_recall_base(a, recall_base))
+    theta, rb, n = theta_or_default(dist, theta), checked_recall_base(a, recall_base), a.size
+    if is_static(dist):
+        p, tail = static_table(dist, theta, n)
+        return p[:n].copy(), tail[:n].copy()
+    r = np.cumsum(a)
+    if dist == "ERR":
+        p = a * theta * (1.0 - theta) ** (r - a)
+    elif dist == "AP":
+        p = a / rb if rb > 0 else np.zeros(n)
+    else:  # RRR
+        p = np.divide(a, r * (r + 1.0), out=np.zeros(n), where=a > 0)
+    return p, np.cumsum(p[::-1])[::-1]
 
 
 def checked_recall_base(a: np.ndarray, recall_base: int | None) -> int:
@@ -399,21 +483,6 @@ def as_binary_relevance(relevance: ArrayLike) -> np.ndarray:
     if a.size and not np.all((a == 0) | (a == 1)):
         raise ValueError("relevance must be binary (0/1) in rank order")
     return a
-
-
-def _distribution(a, r, dist, theta, rb):
-    n = a.size
-    if is_static(dist):
-        p, tail = static_table(dist, theta, n)
-        return p[:n].copy(), tail[:n].copy()
-    if dist == "ERR":
-        p = a * theta * (1.0 - theta) ** (r - a)
-    elif dist == "AP":
-        p = a / rb if rb > 0 else np.zeros(n)
-    else:  # RRR
-        p = np.divide(a, r * (r + 1.0), out=np.zeros(n), where=a > 0)
-    tail = np.cumsum(p[::-1])[::-1]
-    return p, tail
 
 
 #: static distributions whose tail vanishes too slowly to fill ranks up to a negligible remaining mass

@@ -12,10 +12,6 @@ from numba import njit
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
-_S30 = np.uint64(30)
-_S27 = np.uint64(27)
-_S31 = np.uint64(31)
-_S11 = np.uint64(11)
 _SCALE = 1.0 / 9007199254740992.0  # 2**-53
 
 
@@ -41,10 +37,11 @@ def walk(t_fwd, t_any, gain, c, use_loss, n_users, seed, values, steps):  # prag
             h += 1
             state += _GOLDEN
             z = state
-            z = (z ^ (z >> _S30)) * _M1
-            z = (z ^ (z >> _S27)) * _M2
-            z = z ^ (z >> _S31)
-            r = float(z >> _S11) * _SCALE
+            # shifts by uint64 amounts: numba keeps the arithmetic in uint64
+            z = (z ^ (z >> np.uint64(30))) * _M1
+            z = (z ^ (z >> np.uint64(27))) * _M2
+            z = z ^ (z >> np.uint64(31))
+            r = float(z >> np.uint64(11)) * _SCALE
             if r < t_fwd[pos]:
                 pos += 1
             elif r < t_any[pos]:

@@ -270,6 +270,13 @@ def _condense(grades: np.ndarray, group_id: np.ndarray, offsets: np.ndarray):
     return grades[keep], np.cumsum(np.diff(kept, prepend=-1) != 0) - 1, offsets
 
 
+def _judged(grades: np.ndarray, rel: int) -> tuple[np.ndarray, np.ndarray]:
+    """bpref's relevant and judged non-relevant documents: only grades >= 0 count (a negative one is unjudged)."""
+    counted = grades >= 0
+    relevant = counted & (grades >= rel)
+    return relevant, counted & ~relevant
+
+
 def _ratio(x: np.ndarray, d: np.ndarray) -> np.ndarray:
     """``x / d`` per query, 0 where ``d`` is 0: a query with no relevant document (no ideal DCG) scores 0."""
     return np.where(d > 0, x / np.where(d > 0, d, 1.0), 0.0)
@@ -277,9 +284,7 @@ def _ratio(x: np.ndarray, d: np.ndarray) -> np.ndarray:
 
 def _bpref(b: RelevanceBatch, R: np.ndarray, N: np.ndarray) -> np.ndarray:
     """trec_eval's bpref on a judged-only batch, with ``(R, N)`` of :meth:`_Lists.bpref_counts`."""
-    counted = b.grades >= 0
-    relevant = counted & (b.grades >= b.rel)
-    nonrel = counted & ~relevant
+    relevant, nonrel = _judged(b.grades, b.rel)
     # judged non-relevant documents ranked above each one: exact integer counts
     before = (segment_cumsum(nonrel, b.offsets) - nonrel).astype(np.float64)
     Rq, Nq = np.repeat(R, b.lengths), np.repeat(N, b.lengths)
@@ -344,12 +349,9 @@ def _expected_values(s: StandardMeasure, lists: _Lists) -> np.ndarray:
         gain = np.maximum(grades, 0).astype(np.float64)
         mean_gain = (np.add.reduceat(gain, group_start) / n_g)[group_id]
         dcg = segment_sum(np.where(in_cut, mean_gain / np.log2(ranks + 1.0), 0.0), offsets)
-        ideal = lists.ideal(cutoff)
-        return _ratio(dcg, ideal)
+        return _ratio(dcg, lists.ideal(cutoff))
     if s.kind == "Bpref":
-        counted = grades >= 0
-        relevant = counted & (grades >= rel)
-        nonrel = counted & ~relevant
+        relevant, nonrel = _judged(grades, rel)
         R, N = lists.bpref_counts(rel)
         nn = np.add.reduceat(nonrel.astype(np.int64), group_start).astype(np.float64)[group_id]
         before = (segment_cumsum(nonrel, offsets) - nonrel)[group_start].astype(np.float64)[group_id]

@@ -78,12 +78,10 @@ def _parse_by_grade(spec, name) -> dict[int, float]:
     if isinstance(spec, Mapping):
         items = spec.items()
     else:
-        items = []
-        for part in str(spec).split(","):
-            if ":" not in part:
-                raise ValueError(f"{name} must look like '1:0.64,2:0.8' (grade:probability), got {spec!r}")
-            g, p = part.split(":", 1)
-            items.append((g, p))
+        parts = str(spec).split(",")
+        if any(":" not in part for part in parts):
+            raise ValueError(f"{name} must look like '1:0.64,2:0.8' (grade:probability), got {spec!r}")
+        items = [part.split(":", 1) for part in parts]
     out = {}
     for g, p in items:
         try:
@@ -154,15 +152,14 @@ class TBGParameters:
         relevant = grades >= rel
         pc = np.where(relevant, self.pc_rel, self.pc_nonrel)
         gain = np.where(relevant, self.pc_rel * self.ps_rel, 0.0)
-        if self._pc or self._ps:
-            for g in set(self._pc) | set(self._ps):
-                at = grades == g
-                if not at.any():
-                    continue
-                pcg = self._pc.get(g, self.pc_rel if g >= rel else self.pc_nonrel)
-                psg = self._ps.get(g, self.ps_rel if g >= rel else 0.0)
-                pc = np.where(at, pcg, pc)
-                gain = np.where(at, pcg * psg, gain)
+        for g in set(self._pc) | set(self._ps):
+            at = grades == g
+            if not at.any():
+                continue
+            pcg = self._pc.get(g, self.pc_rel if g >= rel else self.pc_nonrel)
+            psg = self._ps.get(g, self.ps_rel if g >= rel else 0.0)
+            pc = np.where(at, pcg, pc)
+            gain = np.where(at, pcg * psg, gain)
         return pc, gain
 
 
@@ -451,7 +448,7 @@ def tbg_batch(batch: RelevanceBatch, lengths_flat: np.ndarray,
     params : TBGParameters or mapping, optional
         TBG's constants.
     norm : str
-        One of :data:`NORMS`.
+        One of :data:`NORMS` (checked by the caller, the ``TBG`` measure).
     ideal : numpy.ndarray, optional
         Per-query ideal normalisers, for ``norm='ideal'``.
 
@@ -461,8 +458,6 @@ def tbg_batch(batch: RelevanceBatch, lengths_flat: np.ndarray,
         One value per query of the batch.
     """
     p = as_parameters(params)
-    if norm not in NORMS:
-        raise ValueError(f"TBG: norm must be one of {list(NORMS)}, got {norm!r}")
     offsets = batch.offsets
     values = np.zeros(batch.n_queries)
     # whole queries at a time, about _BLOCK documents each: the temporaries (click probabilities, gains,

@@ -216,10 +216,7 @@ def mean_gain_curve(qrels: object, run: object, lengths: LengthSource = None, ti
     curves = gain_curves(qrels, run, lengths, times, **kwargs)
     if not qrels:
         raise ValueError("`qrels` holds no query")
-    total = np.zeros(times.shape)
-    for c in curves.values():
-        total += c
-    return total / len(qrels)
+    return sum(curves.values(), np.zeros(times.shape)) / len(qrels)
 
 
 def plot_gain_curves(curves: Mapping[str, tuple[Sequence[float], Sequence[float]]], ax: object | None = None, *,

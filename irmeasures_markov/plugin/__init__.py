@@ -25,8 +25,7 @@ from irmeasures_markov.plugin._variants import MetricWithExtras, VariantValues, 
 #: unjudged tests (``EXAMPLES``) are checked against or made from it (tests/plugin/test_families.py).
 FAMILIES = (
     Family("_mp", kernel=("markov_precision",), page="markov-precision.md"),
-    Family("_carterette", kernel=("_carterette", "_carterette_distributions", "_carterette_graded",
-                                  "_carterette_ties"), page="user-model-framework.md"),
+    Family("_carterette", kernel=("_carterette", "_carterette_distributions"), page="user-model-framework.md"),
     Family("_tbg", kernel=("_tbg", "_time_model"), page="time-biased-gain.md"),
     Family("_ph", kernel=("stopping_time", "_ph_walk_numba"), page="stopping-time.md"),
     Family(None, kernel=("_standard",)),  # trec_eval's measures in float64, for the package's own front ends

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from irmeasures_markov.measures._carterette import user_model_batch
+from irmeasures_markov.measures._carterette import expected_user_model, user_model_batch
 from irmeasures_markov.measures._carterette_distributions import (
     DEFAULT_THETA,
     DISTRIBUTION_REGISTRY,
@@ -22,12 +22,11 @@ from irmeasures_markov.measures._carterette_distributions import (
     DistributionChoices,
     default_norm,
     distribution_fingerprint,
+    graded_user_model_batch,
     is_graded,
     is_static,
     negligible_depth,
 )
-from irmeasures_markov.measures._carterette_graded import graded_user_model_batch
-from irmeasures_markov.measures._carterette_ties import expected_user_model
 from irmeasures_markov.plugin._base import FLOAT, FamilyMeasure, ParamInfo, family_params
 from irmeasures_markov.plugin._fitted import FitChoices, carterette_distribution, fit_fingerprint, is_fit_spec
 from irmeasures_markov.plugin._provider import register_measure
@@ -147,7 +146,7 @@ class _UserModelMeasure(FamilyMeasure):
 
     def compute(self, prepared):
         dist, theta = self._distribution()
-        if is_graded(dist):   # a click model's stopping probability per grade: reads the grades (carterette_graded)
+        if is_graded(dist):   # a click model's stopping probability per grade: reads the grades
             return graded_user_model_batch(self.batch(prepared), self.MODEL, dist, f=self.params.get("f") or "1/k",
                                            norm=self.norm(dist), cutoff=self.cutoff)
         return user_model_batch(self.batch(prepared), self.MODEL, dist, theta=theta,
@@ -169,7 +168,7 @@ class _UserModelMeasure(FamilyMeasure):
         return np.maximum(lengths, depth)
 
     def expected_over_ties(self, reading, keys, seed=0):
-        """The exact mean over every tie order in closed form (measures/_carterette_ties.py): for static
+        """The exact mean over every tie order in closed form (measures/_carterette.py): for static
         distributions the value at each tie group's mean relevance, for dynamic ones a sum over the
         hypergeometric count of relevant documents above each rank; None if that sum is too large."""
         dist, theta = self._distribution()

@@ -342,14 +342,14 @@ class TestGLORConvolution:
         assert_allclose(fft, dense, rtol=1e-12, atol=0)
 
     def test_default_threshold_uses_fft_for_many_relevant(self):
-        mpk._TABLES.clear()
+        mpk._kernel_spectrum.cache_clear()
         rel = np.zeros(1000, bool)
         rel[::4] = True  # r = 250: r^2 is far above 8 * 2000
         mp_degrees(rel, "GL_OR_ID")
-        assert any(k[0] == "spectrum" for k in mpk._TABLES)
-        mpk._TABLES.clear()
+        assert mpk._kernel_spectrum.cache_info().currsize > 0
+        mpk._kernel_spectrum.cache_clear()
         mp_degrees(rel[:100], "GL_OR_ID")  # r = 25: dense block
-        assert not any(k[0] == "spectrum" for k in mpk._TABLES)
+        assert mpk._kernel_spectrum.cache_info().currsize == 0
 
     @pytest.mark.parametrize("model", ["GL_OR_ID", "GL_OR_LID"])
     @pytest.mark.parametrize("T,p", [(600, 0.5), (2000, 0.3), (2000, 0.9)])

@@ -116,8 +116,7 @@ def _batch_with_short_head(seed):
 @pytest.mark.parametrize("params", BACKWARD_ORDER2)
 @pytest.mark.parametrize("group", [4, 33, 500])
 def test_backward_order2_blocks_give_the_values_of_one_pass_bit_for_bit(params, group, monkeypatch):
-    import irmeasures_markov.measures.stopping_time._expectations as expectations
-    monkeypatch.setattr(expectations, "GROUP_RANKS", group)
+    monkeypatch.setattr(batch_mod, "GROUP_RANKS", group)
     batch = _batch_with_short_head(group)
     monkeypatch.setattr(batch_mod, "BLOCK_DOCS", 1 << 62, raising=False)
     whole = path_at_h_batch(batch, **params)
@@ -142,8 +141,7 @@ def test_has_backward_agrees_with_the_transitions(q, q_rel):
 
 def test_backward_order2_peak_memory_does_not_grow_with_the_run(monkeypatch):
     # its solves hold ~140 bytes per rank of a group: with groups of 2^12 ranks, ~0.6 MB
-    import irmeasures_markov.measures.stopping_time._expectations as expectations
-    monkeypatch.setattr(expectations, "GROUP_RANKS", 1 << 12)
+    monkeypatch.setattr(batch_mod, "GROUP_RANKS", 1 << 12)
     params = dict(browse="RWBM", p=0.5, q=0.25, loss=0.25)
     path_at_h_batch(_batch(20, 10, seed=1), **params)         # imports LAPACK outside the measurement
     batch = _batch(3_000, 100, seed=9)

@@ -66,8 +66,8 @@ class TestAgainstGradedRule:
                     imm.PH(browse="RWBM", p=0.7, q=0.29, order=1, gain="grade")]
         new = {m: {r.query_id: r.value for r in imm.PROVIDER.iter_calc([m], qrels, run)} for m in measures}
         monkeypatch.setattr(order1, "birth_death_average_reward", _birth_death_average_reward_graded)
-        import irmeasures_markov.measures.stopping_time._expectations as expectations
-        monkeypatch.setattr(expectations, "birth_death_average_reward", _birth_death_average_reward_graded)
+        import irmeasures_markov.measures.stopping_time._batch as batch_mod
+        monkeypatch.setattr(batch_mod, "birth_death_average_reward", _birth_death_average_reward_graded)
         for m in measures:
             old = {r.query_id: r.value for r in imm.PROVIDER.iter_calc([m], qrels, run)}
             assert old.keys() == new[m].keys()
@@ -253,10 +253,10 @@ class TestManySmallQueries:
                                         dict(browse="RWBM", p=0.5, q=0.3, loss=0.4),
                                         dict(browse="RWBM", p=0.5, q=0.3, p_rel=0.2, q_rel=0.6, loss=0.4, order=1)])
     def test_batch_equals_each_query_alone(self, params, monkeypatch):
-        import irmeasures_markov.measures.stopping_time._expectations as expectations
+        import irmeasures_markov.measures.stopping_time._batch as batch_mod
         from irmeasures_markov.measures.stopping_time import path_at_h_batch
         from irmeasures_markov.ranking import RelevanceBatch
-        monkeypatch.setattr(expectations, "GROUP_RANKS", 16)
+        monkeypatch.setattr(batch_mod, "GROUP_RANKS", 16)
         rng = np.random.default_rng(4)
         lengths = rng.integers(0, 9, 300)
         offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)

@@ -7,7 +7,7 @@ general solver one ranking at a time.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -16,10 +16,6 @@ from irmeasures_markov.measures.markov_precision._models import KERNEL_REGISTRY,
 from irmeasures_markov.measures.markov_precision._rates import rates_array, rates_per_query
 from irmeasures_markov.measures.markov_precision._single import markov_precision
 from irmeasures_markov.ranking._prepared import RelevanceBatch
-
-if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
-
 
 __all__ = ["markov_precision_batch", "kernel_batch"]
 

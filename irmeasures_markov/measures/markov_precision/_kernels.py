@@ -10,6 +10,7 @@ models; :mod:`.batch` and :mod:`.single` turn them into MP.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import cache
 
 import numpy as np
 
@@ -36,8 +37,7 @@ def kernel_table(kernel: str, max_d: int) -> np.ndarray:
         n = max(1024, 2 * max_d)
         table = np.zeros(n + 1)
         table[1:] = KERNELS[kernel](np.arange(1, n + 1, dtype=np.float64))
-        _TABLES[("alpha", kernel)] = table
-        _TABLES.pop(("prefix", kernel), None)
+        _TABLES[("alpha", kernel)] = table      # (kernel_prefix sees the new size and sums it again)
     return table
 
 
@@ -109,21 +109,17 @@ _FFT_MIN_R = 64
 _FFT_CHUNK = 1 << 21
 
 
+@cache
 def _kernel_spectrum(kernel: str, L: int) -> np.ndarray:
     """rfft of the circular kernel of length L: alpha(d) at d and at L-d, 0 at 0 (cached)."""
-    key = ("spectrum", kernel, L)
-    spec = _TABLES.get(key)
-    if spec is None:
-        half = (L - 1) // 2
-        alpha = kernel_table(kernel, half + 1)
-        k = np.zeros(L)
-        k[1:half + 1] = alpha[1:half + 1]
-        k[L - half:] = alpha[half:0:-1]
-        if L % 2 == 0:
-            k[L // 2] = alpha[L // 2]
-        spec = np.fft.rfft(k)
-        _TABLES[key] = spec
-    return spec
+    half = (L - 1) // 2
+    alpha = kernel_table(kernel, half + 1)
+    k = np.zeros(L)
+    k[1:half + 1] = alpha[1:half + 1]
+    k[L - half:] = alpha[half:0:-1]
+    if L % 2 == 0:
+        k[L // 2] = alpha[L // 2]
+    return np.fft.rfft(k)
 
 
 #: GL_OR keeps its pair distances on the batch (shared by the ID and LID kernels, and by recall on/off)
@@ -131,15 +127,10 @@ def _kernel_spectrum(kernel: str, L: int) -> np.ndarray:
 _PAIR_CACHE_MAX = 1 << 22
 
 
-_FAST_LENGTHS: dict = {}
-
-
+@cache
 def _fft_length(T: int) -> int:
     """The FFT length for a ranking of T documents: a fast size >= 2T - 1 (cached; scipy's search is slow)."""
-    L = _FAST_LENGTHS.get(T)
-    if L is None:
-        L = _FAST_LENGTHS[T] = scipy.fft.next_fast_len(2 * T - 1, real=True)
-    return L
+    return scipy.fft.next_fast_len(2 * T - 1, real=True)
 
 
 class _GLORPlan:
@@ -207,19 +198,6 @@ class _GLORPlan:
         self.chunks.append((np.concatenate(blocks).astype(np.int64), np.concatenate(rows),
                             np.concatenate(starts)))
 
-    @property
-    def n_pairs(self) -> int:
-        return sum(d.size for d, _, _ in self.chunks)
-
-
-def _gl_or_plan(batch: RelevanceBatch) -> _GLORPlan:
-    plan = batch.cache.get("mp:gl_or")
-    if plan is None:
-        plan = _GLORPlan(batch)
-        if plan.n_pairs <= _PAIR_CACHE_MAX:
-            batch.cache["mp:gl_or"] = plan
-    return plan
-
 
 def _gl_or_degrees(batch: RelevanceBatch, kernel: str, alpha: np.ndarray) -> np.ndarray:
     r"""GL_OR degrees :math:`\deg_i = \sum_{j \in \mathcal R, j \ne i} \alpha(|i-j|)` of every relevant position.
@@ -238,7 +216,11 @@ def _gl_or_degrees(batch: RelevanceBatch, kernel: str, alpha: np.ndarray) -> np.
     most r ulps.
     """
     ranks, _, _, _ = relevant_view(batch)
-    plan = _gl_or_plan(batch)
+    plan = batch.cache.get("mp:gl_or")
+    if plan is None:
+        plan = _GLORPlan(batch)
+        if sum(d.size for d, _, _ in plan.chunks) <= _PAIR_CACHE_MAX:
+            batch.cache["mp:gl_or"] = plan
     deg = np.zeros(ranks.size)
     for dist, rows, starts in plan.chunks:
         # alpha[0] is 0: the diagonal adds nothing (no self-loops)

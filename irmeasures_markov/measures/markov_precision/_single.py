@@ -130,10 +130,7 @@ def _weight_matrix(model, parsed, positions: np.ndarray) -> np.ndarray:
     n = positions.size
     if parsed is not None:
         conn, states, kernel = parsed
-        if kernel == "UNIFORM":
-            W = np.ones((n, n))
-        else:
-            W = KERNELS[kernel](np.abs(i - j))
+        W = np.ones((n, n)) if kernel == "UNIFORM" else KERNELS[kernel](np.abs(i - j))
         if conn == "LO":
             idx = np.arange(n)
             W = np.where(np.abs(idx[:, None] - idx[None, :]) == 1, W, 0.0)
@@ -241,10 +238,9 @@ def markov_precision(relevance: ArrayLike, model: Model = "GL_AD_ID", *, recall_
     T = rel.size
     mu = rates_array(rates, T) if rates is not None else None
     r = int(rel.sum())
-    if r == 0:
-        return 0.0
-    if rb is not None and rb == 0:
-        # trec_eval's convention for a topic with nothing relevant (docs/conventions.md)
+    if r == 0 or rb == 0:
+        # nothing relevant retrieved; RB = 0 is trec_eval's convention for a topic with nothing relevant
+        # (docs/conventions.md)
         return 0.0
     if rb is not None and rb < r:
         raise ValueError(f"`recall_base` ({rb}) is smaller than the {r} relevant documents in the ranking; "

@@ -14,7 +14,7 @@ rankings), which is what makes ``MP(ties='expected')`` cost a few times MP.
 from __future__ import annotations
 
 from itertools import combinations
-from math import log
+from math import log, prod
 
 import numpy as np
 
@@ -105,15 +105,17 @@ def _choices(groups: list[tuple[int, int, int]]) -> np.ndarray:
     """Every choice of relevant ranks inside the groups ``(first rank, size, relevant)``: one row each."""
     per_group = [np.asarray(list(combinations(range(a, a + n), k)), dtype=np.int64).reshape(-1, k)
                  for a, n, k in groups]
-    total = 1
-    for c in per_group:
-        total *= c.shape[0]
-    idx = np.arange(total, dtype=np.int64)
+    idx = np.arange(prod(c.shape[0] for c in per_group), dtype=np.int64)
     parts, stride = [], 1
     for c in per_group:
         parts.append(c[(idx // stride) % c.shape[0]])
         stride *= c.shape[0]
     return np.concatenate(parts, axis=1)
+
+
+def _with_fixed(fixed: np.ndarray, chosen: np.ndarray) -> np.ndarray:
+    """Each row of ``chosen`` with the ``fixed`` relevant ranks added, sorted: the relevant ranks of a choice."""
+    return np.sort(np.concatenate([np.broadcast_to(fixed, (chosen.shape[0], fixed.size)), chosen], axis=1), axis=1)
 
 
 def _floyd_subsets(n: int, k: int, n_samples: int, rng: np.random.Generator) -> np.ndarray:
@@ -196,7 +198,6 @@ def expected_markov_precision(relevant: np.ndarray, offsets: np.ndarray, group_i
     group_query = np.searchsorted(offsets, start, side="right") - 1
     pending: list[tuple[int, np.ndarray, float]] = []   # (query, rows, weight of each row)
     pending_size = 0
-    sums = np.zeros(n_q)
 
     def flush():
         nonlocal pending, pending_size
@@ -206,7 +207,7 @@ def expected_markov_precision(relevant: np.ndarray, offsets: np.ndarray, group_i
                             [int(recall_base[q]) for q, _, _ in pending], model, recall)
             at = 0
             for q, rows, w in pending:
-                sums[q] += w * float(v[at:at + rows.shape[0]].sum())
+                values[q] += w * float(v[at:at + rows.shape[0]].sum())
                 at += rows.shape[0]
         pending, pending_size = [], 0
 
@@ -218,14 +219,13 @@ def expected_markov_precision(relevant: np.ndarray, offsets: np.ndarray, group_i
     log_counts = np.bincount(group_query[mixed_groups], weights=log_choose(size[mixed_groups], k_rel[mixed_groups]),
                              minlength=n_q)
     mixed_of = {}
-    for g in np.flatnonzero(mixed).tolist():
+    for g in mixed_groups.tolist():
         mixed_of.setdefault(int(group_query[g]), []).append(g)
     for q in range(n_q):
         a, b = int(offsets[q]), int(offsets[q + 1])
-        gs = mixed_of.get(q, [])
         fixed_mask = rel[a:b].copy()
         groups = []
-        for g in gs:
+        for g in mixed_of.get(q, []):
             s0 = int(start[g]) - a
             fixed_mask[s0:s0 + int(size[g])] = False
             groups.append((s0 + 1, int(size[g]), int(k_rel[g])))
@@ -235,17 +235,13 @@ def expected_markov_precision(relevant: np.ndarray, offsets: np.ndarray, group_i
             evaluator = _AllDocuments(parsed, b - a, fixed, groups, int(recall_base[q]), recall, degrees)
             if log_count <= log_limit:
                 values[q] = float(evaluator.values(_choices(groups)).mean())
-                sums[q] = values[q]
                 continue
             rng = query_rng(seed, qids[q], "ties")
             values[q], se[q] = mean_until_se(lambda n, e=evaluator, g=groups, r=rng: e.values(_sampled(g, n, r)),
                                              first_samples, target_se, max_samples)
-            sums[q] = values[q]
             continue
         if log_count <= log_limit:
-            chosen = _choices(groups) if groups else np.zeros((1, 0), dtype=np.int64)
-            rows = np.sort(np.concatenate([np.broadcast_to(fixed, (chosen.shape[0], fixed.size)), chosen], axis=1),
-                           axis=1)
+            rows = _with_fixed(fixed, _choices(groups) if groups else np.zeros((1, 0), dtype=np.int64))
             pending.append((q, rows, 1.0 / rows.shape[0]))
             pending_size += rows.size + rows.shape[0]
             if pending_size >= _CHUNK:
@@ -254,14 +250,10 @@ def expected_markov_precision(relevant: np.ndarray, offsets: np.ndarray, group_i
         rng = query_rng(seed, qids[q], "ties")
 
         def draw(n, groups=groups, fixed=fixed, rng=rng, q=q, a=a, b=b):
-            chosen = _sampled(groups, n, rng)
-            rows = np.sort(np.concatenate([np.broadcast_to(fixed, (n, fixed.size)), chosen], axis=1), axis=1)
+            rows = _with_fixed(fixed, _sampled(groups, n, rng))
             return _mp_of_rows([rows], [b - a], [int(recall_base[q])], model, recall)
 
         values[q], se[q] = mean_until_se(draw, first_samples, target_se, max_samples)
-        sums[q] = values[q]
     flush()
-    exact = se == 0
-    values[exact] = sums[exact]
     return values, se
 

@@ -68,10 +68,10 @@ from __future__ import annotations
 from irmeasures_markov.core._gains import GAINS
 
 # The package splits along the seams of the computation: parameters and their validation
-# (params), result objects (results), the expectation kernels on stacked chains (expectations),
-# the model of one ranking (model), the Monte Carlo walk (simulation) and the batch path of the
-# plugin (batch).  The public names are importable from here; helpers the modules share are public
-# in their own module (params.model_params_iv, expectations.order1_flat, simulation.simulate_walk).
+# (params), result objects (results), the model of one ranking (model), the Monte Carlo walk
+# (simulation) and the batch path of the plugin with the expectation kernels on stacked chains
+# (batch).  The public names are importable from here; helpers the modules share are public
+# in their own module (params.model_params_iv, batch.order1_flat, simulation.simulate_walk).
 from irmeasures_markov.measures.stopping_time._batch import batch_transitions, pad_batch, path_at_h_batch
 from irmeasures_markov.measures.stopping_time._model import ORDER1_METHODS, BrowsingModel, browsing_model, path_at_h
 from irmeasures_markov.measures.stopping_time._params import BROWSING_MODELS, USERS, Prob, k_infinite, rbp_normaliser

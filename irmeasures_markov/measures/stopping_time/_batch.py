@@ -1,25 +1,30 @@
-"""P@H of every query of a run at once (the plugin path): queries stacked as uncoupled chains."""
+"""P@H of every query of a run at once (the plugin path): queries stacked as uncoupled chains.
+
+The expectation kernels on stacked chains here serve the single-ranking model too (one chain).
+"""
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from irmeasures_markov._util._segments import expand_ranges, query_blocks
-from irmeasures_markov.core._birth_death_order1 import average_reward_groups, average_reward_starts
+from irmeasures_markov.core._birth_death_lapack import birth_death_discounted_visits
+from irmeasures_markov.core._birth_death_order1 import (
+    average_reward_groups,
+    average_reward_starts,
+    birth_death_average_reward,
+)
 from irmeasures_markov.core._birth_death_stable import uncoupled_blocks
 from irmeasures_markov.core._gains import grade_gains
-from irmeasures_markov.measures.stopping_time import _expectations as _expectations
-from irmeasures_markov.measures.stopping_time._expectations import gain_and_steps_flat, order1_flat
-from irmeasures_markov.measures.stopping_time._params import model_params_iv, tail_constants
+from irmeasures_markov.measures.stopping_time._params import Prob, model_params_iv, tail_constants
+from irmeasures_markov.ranking._prepared import RelevanceBatch
 
-if TYPE_CHECKING:
-    from irmeasures_markov.measures.stopping_time._params import Prob
-    from irmeasures_markov.ranking._prepared import RelevanceBatch
+__all__ = ["batch_transitions", "pad_batch", "path_at_h_batch", "user_forward", "apply_boundaries", "GROUP_RANKS",
+           "gain_and_steps_flat", "order1_flat"]
 
-
-__all__ = ["batch_transitions", "pad_batch", "path_at_h_batch", "user_forward"]
+#: ranks per call of the visit-count formula (its LAPACK path holds ~15 arrays of this size)
+GROUP_RANKS = 1 << 17
 
 
 def _segment_cumsum(values, offsets, reverse=False):
@@ -74,7 +79,6 @@ def batch_transitions(batch: RelevanceBatch, *, browse: str | None = None, p: Pr
     gain_vals = grade_gains(grades, batch.rel, gain)
     n = grades.size
     starts, lasts = offsets[:-1][lengths > 0], offsets[1:][lengths > 0] - 1
-    tail_pq = None
     bwd = np.zeros(n)
     if user is not None:
         err_top = None
@@ -84,25 +88,32 @@ def batch_transitions(batch: RelevanceBatch, *, browse: str | None = None, p: Pr
             gain_vals = np.zeros(n)
             gain_vals[starts] = 1.0
         fwd = user_forward(user, relevant, grades, batch.ranks, offsets, p, b, err_top)
-        if user == "RBP" and tail == "inf":
-            tail_pq = (float(p), 0.0)
-        else:
-            fwd[lasts] = 0.0
+    elif browse == "DFBM":
+        fwd = np.ones(n)
     else:
-        if browse == "DFBM":
-            fwd = np.ones(n)
-        else:
-            # float64 scalars: np.where then returns float64 without a second copy
-            fwd = np.where(relevant, np.float64(p if p_rel is None else p_rel), np.float64(p))
-            bwd = np.where(relevant, np.float64(q if q_rel is None else q_rel), np.float64(q))
-        if top == "forward":
-            fwd[starts] = np.minimum(1.0, fwd[starts] + bwd[starts])
-        bwd[starts] = 0.0
-        if tail == "inf":
-            tail_pq = (float(p), float(q))
-        else:
-            fwd[lasts] = 0.0
+        # float64 scalars: np.where then returns float64 without a second copy
+        fwd = np.where(relevant, np.float64(p if p_rel is None else p_rel), np.float64(p))
+        bwd = np.where(relevant, np.float64(q if q_rel is None else q_rel), np.float64(q))
+    # a user model has no backward move and no top rule, and only RBP an endless tail
+    tail_pq = apply_boundaries(fwd, bwd, starts, lasts, top if user is None else "stop",
+                               tail if user in (None, "RBP") else "none", p, 0.0 if user else q)
     return fwd, bwd, gain_vals, tail_pq
+
+
+def apply_boundaries(fwd: np.ndarray, bwd: np.ndarray, starts: np.ndarray, lasts: np.ndarray, top: str, tail: str,
+                     p: float, q: float) -> tuple[float, float] | None:
+    """The boundary rules, in place at the rankings' first and last ranks; the endless tail's ``(p, q)`` or None.
+
+    Backward mass at rank 1 stops, or goes forward with ``top='forward'``; forward mass at rank N stops unless
+    ``tail='inf'`` continues the ranking (docs/stopping-time.md).  The one rule of the single and the batch path.
+    """
+    if top == "forward":
+        fwd[starts] = np.minimum(1.0, fwd[starts] + bwd[starts])
+    bwd[starts] = 0.0
+    if tail == "inf":
+        return float(p), float(q)
+    fwd[lasts] = 0.0
+    return None
 
 
 def user_forward(user: str, relevant: np.ndarray, grades: np.ndarray, ranks: np.ndarray, offsets: np.ndarray,
@@ -179,7 +190,6 @@ def pad_batch(batch: RelevanceBatch, length: int) -> RelevanceBatch:
     ValueError
         If ``length`` is not a positive integer.
     """
-    from irmeasures_markov.ranking._prepared import RelevanceBatch
     _check_pad_length(length)
     lengths = np.diff(batch.offsets)
     if not np.any(lengths < length):
@@ -263,7 +273,9 @@ def path_at_h_batch(batch: RelevanceBatch, *, browse: str | None = None, p: Prob
                               order=order, top=top, tail=tail, gain=gain, b=b)
     if pad_to is not None:
         _check_pad_length(pad_to)
-    kw = dict(p=p, q=q, p_rel=p_rel, q_rel=q_rel, top=top, tail=tail, gain=gain)
+    # the keywords of batch_transitions
+    kw = dict(browse=params["browse"], p=p, q=q, p_rel=p_rel, q_rel=q_rel, user=params["user"], top=top, tail=tail,
+              gain=gain, b=params["b"])
     offsets = batch.offsets
     if offsets.size < 2 or offsets[-1] <= BLOCK_DOCS or not _scalar_probabilities(p, q, p_rel, q_rel):
         return _path_at_h_block(batch, params, kw, g_max, pad_to)
@@ -275,7 +287,7 @@ def path_at_h_batch(batch: RelevanceBatch, *, browse: str | None = None, p: Prob
         # move the first ranks).  Whether the run has backward moves at all, which selects the
         # method, is decided for the whole run.
         backward = params["tail"] != "none" or _has_backward(batch, q, q_rel)
-        block = _expectations.GROUP_RANKS if backward else BLOCK_DOCS
+        block = GROUP_RANKS if backward else BLOCK_DOCS
     elif params["order"] == 1:
         # order 1 (f = h): the quadrature's groups of states are the run's; see _order1_in_blocks
         return _order1_in_blocks(batch, params, kw, g_max, pad_to)
@@ -337,7 +349,6 @@ def _has_backward(batch, q, q_rel) -> bool:
 
 def _sub_batch(batch, a, b):
     """Queries ``a:b`` of ``batch`` as a batch of their own (views of its arrays)."""
-    from irmeasures_markov.ranking._prepared import RelevanceBatch
     lo, hi = int(batch.offsets[a]), int(batch.offsets[b])
     return RelevanceBatch(batch.qids[a:b], batch.offsets[a:b + 1] - lo, batch.grades[lo:hi],
                           batch.relevant[lo:hi], batch.recall_base[a:b], batch.rel, judgments=batch.judgments)
@@ -348,7 +359,6 @@ def _path_at_h_block(batch, params, kw, g_max, pad_to, backward=None):
 
     ``backward`` (None: from this batch's transitions) selects the closed form (False) or the
     chain solves (True); blocks of a run are given the run's choice."""
-    p, q, p_rel, q_rel, top, tail, gain = (kw[k] for k in ("p", "q", "p_rel", "q_rel", "top", "tail", "gain"))
     if pad_to is not None:
         batch = pad_batch(batch, pad_to)
     offsets = batch.offsets
@@ -357,54 +367,38 @@ def _path_at_h_block(batch, params, kw, g_max, pad_to, backward=None):
     out = np.zeros(nq)
     if nq == 0 or offsets[-1] == 0:
         return out
-    fwd, bwd, g, tail_pq = batch_transitions(batch, browse=params["browse"], p=p, q=q, p_rel=p_rel, q_rel=q_rel,
-                                             user=params["user"], top=top, tail=tail, gain=gain, b=params["b"],
-                                             g_max=g_max)
+    fwd, bwd, g, tail_pq = batch_transitions(batch, g_max=g_max, **kw)
     f, order, loss = params["f"], params["order"], params["loss"]
     nonempty = lengths > 0
     starts = offsets[:-1]
     if backward is None:
         backward = tail_pq is not None or bool(np.any(bwd > 0))
-    if not backward:
-        surv = _segment_cumprod_shift(fwd, offsets)
-        if order == 2 or f == "1":
+    if order == 1 and f == "h" and backward:
+        out = order1_flat(fwd, bwd, g, offsets, loss)
+    elif order == 1 and f == "h":
+        # gains are integer-valued (1, the grade or 2^grade - 1): running sums exact
+        vals = _segment_cumsum(g, offsets)
+        vals /= batch.ranks
+        vals *= _segment_cumprod_shift(fwd, offsets)
+        np.subtract(1.0, fwd, out=fwd)   # fwd is this function's own array
+        vals *= fwd
+        out[nonempty] = np.add.reduceat(vals, starts[nonempty])
+    else:
+        if backward:
+            eg, eh = gain_and_steps_flat(fwd, bwd, g, offsets, loss, tail_pq)
+        else:
+            surv = _segment_cumprod_shift(fwd, offsets)
             eg = np.zeros(nq)
             eh = np.zeros(nq)
             eg[nonempty] = np.add.reduceat(g * surv, starts[nonempty])
             eh[nonempty] = np.add.reduceat(surv, starts[nonempty])
-            out = eg if f == "1" else np.divide(eg, eh, out=np.zeros(nq), where=eh > 0)
-        else:
-            # gains are integer-valued (1, the grade or 2^grade - 1): running sums exact
-            vals = _segment_cumsum(g, offsets)
-            vals /= batch.ranks
-            vals *= surv
-            surv = None                      # (peak memory: one array per document fewer)
-            np.subtract(1.0, fwd, out=fwd)   # fwd is this function's own array
-            vals *= fwd
-            out[nonempty] = np.add.reduceat(vals, starts[nonempty])
-    elif order == 2 or f == "1":
-        lastpos = offsets[1:][nonempty] - 1
-        diag = np.ones(g.size)
-        ex = np.zeros(nq)
-        fwd_c = fwd.copy()
-        if tail_pq is not None:
-            # the endless tail folded into each last rank (see BrowsingModel._folded_tail)
-            u, T = tail_constants(*tail_pq)
-            diag[lastpos] -= fwd[lastpos] * u
-            ex[nonempty] = fwd[lastpos] * T
-        fwd_c[lastpos] = 0.0          # uncouples the queries' blocks
-        eg, eh = gain_and_steps_flat(fwd_c, bwd, diag, g, offsets, loss, ex)
         out = eg if f == "1" else np.divide(eg, eh, out=np.zeros(nq), where=eh > 0)
-    else:
-        out = order1_flat(fwd, bwd, g, offsets, loss)
-    out = np.asarray(out, dtype=np.float64)
     out[batch.recall_base == 0] = 0.0
     return out
 
 
 def _select_queries(batch, qs):
     """Queries ``qs`` (increasing indices) of ``batch`` as a batch of their own."""
-    from irmeasures_markov.ranking._prepared import RelevanceBatch
     if qs.size and qs[-1] - qs[0] + 1 == qs.size:
         return _sub_batch(batch, int(qs[0]), int(qs[-1]) + 1)
     lengths = np.diff(batch.offsets)[qs]
@@ -431,14 +425,12 @@ def _order1_in_blocks(batch, params, kw, g_max, pad_to):
         lengths = np.maximum(lengths, int(pad_to))
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)   # of the (padded) run
     nq = lengths.size
-    tkw = dict(browse=params["browse"], p=kw["p"], q=kw["q"], p_rel=kw["p_rel"], q_rel=kw["q_rel"],
-               user=params["user"], top=kw["top"], tail=kw["tail"], gain=kw["gain"], b=params["b"])
 
     def transitions(qs):
         sub = _select_queries(batch, qs)
         if pad_to is not None:
             sub = pad_batch(sub, pad_to)
-        fwd, bwd, g, _ = batch_transitions(sub, g_max=None if g_max is None else np.asarray(g_max)[qs], **tkw)
+        fwd, bwd, g, _ = batch_transitions(sub, g_max=None if g_max is None else np.asarray(g_max)[qs], **kw)
         return fwd, bwd, g
 
     # first pass: the uncoupled chains (every query's first and last ranks cut them) and their starts
@@ -506,3 +498,57 @@ def _by_query_blocks(at, offsets, lengths):
         heads = np.concatenate([[0], np.cumsum(sizes[a:b])])
         local = at[part] - offsets[query[part]] + np.repeat(heads[:-1], ends[a:b] - first[a:b])
         yield qs[a:b], part, local, heads
+
+
+def gain_and_steps_flat(fwd: np.ndarray, bwd: np.ndarray, gain: np.ndarray, offsets: np.ndarray, loss: float,
+                        tail: tuple | None) -> tuple[np.ndarray, np.ndarray]:
+    """(E[Σ g], E[H]) per block of stacked chains (visit-count formula, O(total)): the chains of all queries.
+
+    ``bwd`` must be 0 at every first rank.  ``tail``, the ``(p, q)`` of an endless tail after every last
+    rank, is folded into that rank: a return to it with probability ``fwd * u`` (on the diagonal of I - Q)
+    and ``T`` tail documents read per excursion; ``fwd`` past each last rank is dropped, which uncouples the
+    blocks.  Queries are taken in groups of about :data:`GROUP_RANKS` ranks, which bounds the memory of the
+    solves.
+    """
+    lengths = np.diff(offsets)
+    nq = lengths.size
+    nonempty = lengths > 0
+    lastpos = offsets[1:][nonempty] - 1
+    diag = np.ones(gain.size)
+    extra = np.zeros(nq)
+    if tail is not None:
+        u, T = tail_constants(*tail)
+        diag[lastpos] -= fwd[lastpos] * u
+        extra[nonempty] = fwd[lastpos] * T
+    fwd = fwd.copy()
+    fwd[lastpos] = 0.0
+    eg = np.zeros(nq)
+    eh = np.zeros(nq)
+    group = offsets[:-1] // GROUP_RANKS
+    bounds = np.concatenate([[0], np.flatnonzero(np.diff(group)) + 1, [nq]]) if nq else np.zeros(1, np.intp)
+    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        lo, hi = int(offsets[a]), int(offsets[b])
+        sub = offsets[a:b + 1] - lo
+        nonempty = np.diff(sub) > 0
+        if not nonempty.any():
+            continue
+        starts = sub[:-1][nonempty]
+        visits, discounted = birth_death_discounted_visits(fwd[lo:hi], bwd[lo:hi], starts, 1.0 - loss,
+                                                           diag=diag[lo:hi])
+        eg[a:b][nonempty] = np.add.reduceat(gain[lo:hi] * discounted, starts)
+        eh[a:b][nonempty] = np.add.reduceat(visits, starts) + visits[sub[1:][nonempty] - 1] * extra[a:b][nonempty]
+    return eg, eh
+
+
+def order1_flat(forward: np.ndarray, backward: np.ndarray, gain: np.ndarray, offsets: np.ndarray,
+                loss: float) -> np.ndarray:
+    """E[Σ g / H] per block of stacked uncoupled chains (generating function, all blocks per node)."""
+    lengths = np.diff(offsets)
+    nonempty = lengths > 0
+    out = np.zeros(lengths.size)
+    if gain.size == 0:
+        return out
+    starts = offsets[:-1][nonempty]
+    terms = birth_death_average_reward(forward, backward, gain, starts, 1.0 - loss)
+    out[nonempty] = np.add.reduceat(terms, starts)
+    return out

@@ -7,10 +7,10 @@ import numpy as np
 
 from irmeasures_markov.core._birth_death_order1 import birth_death_average_reward, birth_death_average_reward_recursion
 from irmeasures_markov.core._gains import grade_gains
-from irmeasures_markov.measures.stopping_time._batch import user_forward
-from irmeasures_markov.measures.stopping_time._expectations import gain_and_steps_flat
+from irmeasures_markov.measures.stopping_time._batch import apply_boundaries, gain_and_steps_flat, user_forward
 from irmeasures_markov.measures.stopping_time._params import (
     Prob,
+    check_choice,
     check_prob,
     model_params_iv,
     prob_array,
@@ -73,10 +73,8 @@ class BrowsingModel:
         if not np.all(np.isfinite(g)) or np.any(g < 0):
             raise ValueError("`gain` must be finite and nonnegative.")
         self.loss = check_prob("loss", loss)
-        if f not in ("h", "1"):
-            raise ValueError(f"`f` must be 'h' or '1', got {f!r}.")
-        if order not in (1, 2):
-            raise ValueError(f"`order` must be 1 or 2, got {order!r}.")
+        check_choice("f", f, ("h", "1"))
+        check_choice("order", order, (1, 2))
         if tail is not None:
             tp, tq = check_prob("tail p", tail[0]), check_prob("tail q", tail[1])
             tail_constants(tp, tq)
@@ -121,25 +119,9 @@ class BrowsingModel:
         if self.is_forward:
             surv = np.concatenate([[1.0], np.cumprod(self.forward[:-1])])
             return float(self.gain @ surv), float(surv.sum())
-        fwd, diag, extra = self._folded_tail()
-        eg, eh = gain_and_steps_flat(fwd, self.backward, diag, self.gain, np.array([0, self.n]), self.loss,
-                                      np.array([extra]))
+        eg, eh = gain_and_steps_flat(self.forward, self.backward, self.gain, np.array([0, self.n]), self.loss,
+                                     self.tail)
         return float(eg[0]), float(eh[0])
-
-    def _folded_tail(self):
-        """(forward with no coupling past rank N, diagonal of I - Q, expected tail visits per visit of rank N).
-
-        The endless tail is replaced by its effect on rank N: a return to N with probability ``forward[-1] * u`` (on the
-        diagonal) and ``T`` tail documents read per excursion."""
-        fwd = self.forward.copy()
-        diag = np.ones(self.n)
-        extra = 0.0
-        if self.tail is not None:
-            u, T = tail_constants(*self.tail)
-            diag[-1] -= fwd[-1] * u
-            extra = fwd[-1] * T
-        fwd[-1] = 0.0
-        return fwd, diag, extra
 
     def expectation(self, order: int | None = None, method: str = "auto") -> float:
         r"""Order 1: :math:`E[P@H]`; order 2: :math:`E[\sum g]/E[f(H)]`; both exact.
@@ -176,8 +158,7 @@ class BrowsingModel:
             the expectation of P@H of that order (0 for an empty ranking).
         """
         order = self.order if order is None else order
-        if order not in (1, 2):
-            raise ValueError(f"`order` must be 1 or 2, got {order!r}.")
+        check_choice("order", order, (1, 2))
         if method not in ORDER1_METHODS:
             raise ValueError(f"`method` must be one of {list(ORDER1_METHODS)}, got {method!r}.")
         if method != "auto" and order != 1:
@@ -415,7 +396,6 @@ def browsing_model(grades: ArrayLike, *, browse: str | None = None, p: Prob = 0.
     gain_vals = grade_gains(grades, rel, params["gain"])
     ranks = np.arange(1, n + 1)
     user = params["user"]
-    tail_pq = None
     if user is not None:
         gm = g_max if g_max is not None else max(1, int(grades.max()) if n else 1)
         fwd = user_forward(user, relevant, grades, ranks, np.array([0, n]), params["p"], params["b"], 2.0 ** gm)
@@ -423,10 +403,6 @@ def browsing_model(grades: ArrayLike, *, browse: str | None = None, p: Prob = 0.
             gain_vals = np.zeros(n)
             gain_vals[:1] = 1.0
         bwd = np.zeros(n)
-        fwd[-1:] = 0.0
-        if user == "RBP" and params["tail"] == "inf":
-            fwd[-1:] = params["p"]
-            tail_pq = (params["p"], 0.0)
     else:
         fwd = _resolve_prob("p", p, p_rel, ranks, grades, relevant, n)
         bwd = _resolve_prob("q", q, q_rel, ranks, grades, relevant, n)
@@ -437,14 +413,12 @@ def browsing_model(grades: ArrayLike, *, browse: str | None = None, p: Prob = 0.
             raise ValueError(f"p + q must be <= 1; it is {fwd[i] + bwd[i]} at rank {i + 1}.")
         if params["browse"] == "SFBM" and np.any(bwd > 0):
             raise ValueError("SFBM has no backward moves: q (and q_rel) must be 0; use browse='RWBM'.")
-        if n:
-            if params["top"] == "forward":
-                fwd[0] = min(1.0, fwd[0] + bwd[0])
-            bwd[0] = 0.0
-            if params["tail"] == "inf":
-                tail_pq = (float(p), float(q))
-            else:
-                fwd[-1] = 0.0
+    # an empty ranking has no boundary, but a user model keeps its endless tail (RBP) even then
+    tail_pq = None
+    if n or user is not None:
+        first = np.arange(min(n, 1))
+        tail_pq = apply_boundaries(fwd, bwd, first, first + n - 1, params["top"], params["tail"], p,
+                                   0.0 if user else q)
     return BrowsingModel(fwd, bwd, gain_vals, loss=params["loss"], f=params["f"], order=params["order"], tail=tail_pq)
 
 

@@ -8,8 +8,8 @@ import numpy as np
 
 from irmeasures_markov.core._gains import GAINS
 
-__all__ = ["BROWSING_MODELS", "USERS", "Prob", "k_infinite", "rbp_normaliser", "check_prob", "prob_array",
-           "tail_constants", "user_defaults", "model_params_iv"]
+__all__ = ["BROWSING_MODELS", "USERS", "Prob", "k_infinite", "rbp_normaliser", "check_prob", "check_choice",
+           "prob_array", "tail_constants", "user_defaults", "model_params_iv"]
 
 BROWSING_MODELS = ("DFBM", "SFBM", "RWBM")
 USERS = ("P", "AP", "RBP", "DCG", "ERR")
@@ -32,6 +32,12 @@ def check_prob(name: str, value: object) -> float:
     if not (0.0 <= float(value) <= 1.0):
         raise ValueError(f"`{name}` must be in [0, 1], got {value!r}.")
     return float(value)
+
+
+def check_choice(name: str, value: object, choices: tuple) -> None:
+    """One message for a parameter outside its two or so ``choices`` (the model, the batch path, the plugin)."""
+    if value not in choices:
+        raise ValueError(f"`{name}` must be {' or '.join(map(repr, choices))}, got {value!r}.")
 
 
 def prob_array(name: str, value: Prob, ranks: np.ndarray, grades: np.ndarray, n: int) -> np.ndarray | None:
@@ -141,11 +147,10 @@ def _given(value, default, flag):
 
 def _unused_params(*, p, q, p_rel, q_rel, loss, top, tail, p_given, q_given):
     """Names of the browsing parameters given to a model that fixes its own browsing."""
-    used = [name for name, given in (("p", _given(p, 0.8, p_given)), ("q", _given(q, 0.0, q_given)),
-                                     ("p_rel", p_rel is not None), ("q_rel", q_rel is not None),
-                                     ("loss", _given(loss, 0.0, None)), ("top", top != "stop"),
-                                     ("tail", tail != "none")) if given]
-    return sorted(used)
+    return sorted(name for name, given in (("p", _given(p, 0.8, p_given)), ("q", _given(q, 0.0, q_given)),
+                                           ("p_rel", p_rel is not None), ("q_rel", q_rel is not None),
+                                           ("loss", _given(loss, 0.0, None)), ("top", top != "stop"),
+                                           ("tail", tail != "none")) if given)
 
 
 def model_params_iv(*, browse: str | None, p: Prob, q: Prob, p_rel: Prob | None, q_rel: Prob | None, user: str | None,
@@ -177,9 +182,8 @@ def model_params_iv(*, browse: str | None, p: Prob, q: Prob, p_rel: Prob | None,
             p = check_prob("p", p)
             if tail == "inf" and p >= 1:
                 raise ValueError("user='RBP' with tail='inf' needs p < 1.")
-        if user == "DCG":
-            if isinstance(b, bool) or not isinstance(b, (int, float)) or not b > 1:
-                raise ValueError(f"`b` (DCG log base) must be a number > 1, got {b!r}.")
+        if user == "DCG" and (isinstance(b, bool) or not isinstance(b, (int, float)) or not b > 1):
+            raise ValueError(f"`b` (DCG log base) must be a number > 1, got {b!r}.")
         browse, f, order = ubrowse, uf, uorder if order is None else order
     else:
         browse = "SFBM" if browse is None else browse
@@ -212,14 +216,10 @@ def model_params_iv(*, browse: str | None, p: Prob, q: Prob, p_rel: Prob | None,
             raise ValueError("SFBM has no backward moves: q (and q_rel) must be 0; use browse='RWBM'.")
         f = "h" if f is None else f
         order = 2 if order is None else order
-    if f not in ("h", "1"):
-        raise ValueError(f"`f` must be 'h' or '1', got {f!r}.")
-    if order not in (1, 2):
-        raise ValueError(f"`order` must be 1 or 2, got {order!r}.")
-    if top not in ("stop", "forward"):
-        raise ValueError(f"`top` must be 'stop' or 'forward', got {top!r}.")
-    if tail not in ("none", "inf"):
-        raise ValueError(f"`tail` must be 'none' or 'inf', got {tail!r}.")
+    check_choice("f", f, ("h", "1"))
+    check_choice("order", order, (1, 2))
+    check_choice("top", top, ("stop", "forward"))
+    check_choice("tail", tail, ("none", "inf"))
     if tail == "inf" and order == 1 and f == "h":
         raise ValueError("tail='inf' is defined for order 2 only (E[sum g] / E[H]).")
     if gain not in GAINS:

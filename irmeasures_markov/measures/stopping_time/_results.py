@@ -144,10 +144,7 @@ def compare_distributions(d1: PHDistribution, d2: PHDistribution, z: float = 4.0
         tol = z * np.sqrt(var) + 1e-12
     sign = np.where(diff > tol, 1, np.where(diff < -tol, -1, 0))
     nz = np.flatnonzero(sign)
-    crossings = []
-    for a, b in zip(nz[:-1], nz[1:]):
-        if sign[a] != sign[b]:
-            crossings.append(xs[b - 1] if b - 1 > a else xs[a])
+    crossings = [xs[b - 1] if b - 1 > a else xs[a] for a, b in zip(nz[:-1], nz[1:]) if sign[a] != sign[b]]
     pos, neg = np.any(sign > 0), np.any(sign < 0)
     # F1 >= F2 everywhere: run 1 is stochastically smaller
     relation = "incomparable" if (pos and neg) else "second" if pos else "first" if neg else "equal"

@@ -1,13 +1,9 @@
 """Monte Carlo walk of P@H users: a compiled loop (numba) or numpy vectorised over users."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 import numpy as np
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
 
 __all__ = ["DEFAULT_USERS", "ENGINES", "numba_walk", "simulate_walk"]
 
