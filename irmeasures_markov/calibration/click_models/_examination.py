@@ -24,8 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from irmeasures_markov.calibration.click_models._core import Flat, State, estimate, log_prior, run_em, safe_log
-from irmeasures_markov.calibration.click_models._data import Encoded
+from irmeasures_markov.calibration.click_models._core import Encoded, Flat, State, estimate, log_prior, run_em, safe_log
 
 __all__ = ["fit_pbm", "fit_ubm", "pbm_exam", "ubm_exam", "loglik", "probabilities"]
 
