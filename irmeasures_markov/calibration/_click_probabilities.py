@@ -138,6 +138,7 @@ class FamilyClickModel:
     def __init__(self, family: str, params: dict, qrels: dict | None = None, rel: int = 1) -> None:
         self.family, self.params, self.qrels, self.rel = family, dict(params), qrels, rel
         self._rankings: dict = {}       # (length, relevance) -> (walk data, p, q, gamma); kept, so ids stay unique
+        self._sessions: dict = {}       # (length, query and documents if needs_qrels) -> the same
         self._marginals: dict = {}
         self._loglik: dict = {}
         self.needs_qrels = family == "tbg" or any(k in params for k in _REL_KEYS) or \
@@ -155,7 +156,12 @@ class FamilyClickModel:
 
     def ranking(self, session: Session) -> tuple[WalkData, np.ndarray, np.ndarray, np.ndarray]:
         """The ranking ``session`` shows as walk data (no clicks) and its forward, backward and click
-        probabilities at each rank, by the family's own rule (the one its likelihood uses)."""
+        probabilities at each rank, by the family's own rule (the one its likelihood uses); looked up by the
+        ranking's length (and query and documents, when the model reads relevance) before its relevance is read."""
+        by_session = (session.n_shown, (session.query_id, session.shown) if self.needs_qrels else None)
+        hit = self._sessions.get(by_session)
+        if hit is not None:
+            return hit
         relv = self._relevance(session)
         key = (session.n_shown, relv)
         hit = self._rankings.get(key)
@@ -164,6 +170,7 @@ class FamilyClickModel:
             data = WalkData(np.array([T]), np.array(relv if relv is not None else (False,) * T, dtype=bool),
                             [()], [0])
             hit = self._rankings[key] = (data, *_WALK_ARRAYS[self.family](data, self.params))
+        self._sessions[by_session] = hit
         return hit
 
     def click_probabilities(self, session: Session) -> np.ndarray:

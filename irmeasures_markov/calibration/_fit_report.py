@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from irmeasures_markov.calibration._heldout import label, metric, rank_tables
+from irmeasures_markov.calibration._logs import split_text
 from irmeasures_markov.calibration._plots import PANELS, draw_panel, plot_click_metrics
 from irmeasures_markov.calibration._result import FAMILIES, FamilyFit
-from irmeasures_markov.calibration._splits import split_text
 
 if TYPE_CHECKING:
     import matplotlib.axes

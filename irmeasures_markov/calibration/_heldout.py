@@ -11,11 +11,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from irmeasures_markov.calibration._click_metrics import DEPTH, EPS, ClickMetrics, click_metrics, click_vector
+from irmeasures_markov.calibration._click_metrics import EPS, ClickMetrics, click_metrics, click_vector
 from irmeasures_markov.calibration._logs import ClickLog, Session
 from irmeasures_markov.calibration._result import FamilyFit
 
-__all__ = ["RankCTR", "score", "attach_metrics", "fit_click_model_rows", "CLICKMODELS", "metric", "clean", "label",
+__all__ = ["RankCTR", "score", "attach_metrics", "CLICKMODELS", "metric", "clean", "label",
            "rank_tables", "click_model_record"]
 
 #: the name ``fit(families=...)`` and ``--family`` give the click models
@@ -81,7 +81,7 @@ class RankCTR:
         return float(np.sum(np.where(c == 1, np.log(p), np.log1p(-p))))
 
 
-def score(model, sessions: ClickLog | Sequence[Session] | None, depth: int = DEPTH, *, qrels: dict | None = None,
+def score(model, sessions: ClickLog | Sequence[Session] | None, *, qrels: dict | None = None,
           rel: int = 1) -> ClickMetrics | None:
     """:func:`click_metrics` of a model, or None when there are no sessions or the model cannot predict clicks.
 
@@ -94,34 +94,12 @@ def score(model, sessions: ClickLog | Sequence[Session] | None, depth: int = DEP
     if sessions is None or len(sessions) == 0 or not hasattr(model, "click_probabilities"):
         return None
     try:
-        predictor = _Memo(model.click_model(qrels, rel)) if isinstance(model, FamilyFit) else model
+        predictor = model.click_model(qrels, rel) if isinstance(model, FamilyFit) else model
         if hasattr(predictor, "click_probabilities_batch") and hasattr(predictor, "session_loglik_batch"):
             predictor = _Batched(predictor, sessions)
-        return click_metrics(predictor, sessions, depth=depth)
+        return click_metrics(predictor, sessions)
     except NotImplementedError:
         return None
-
-
-class _Memo:
-    """A family's click model asked once per distinct session as it sees one: the ranking's length and the
-    clicked ranks, and the query and ranking when its clicks depend on relevance (``needs_qrels``)."""
-
-    def __init__(self, model) -> None:
-        self.model = model
-        self.by_docs = getattr(model, "needs_qrels", True)
-        self._memo: dict = {}
-
-    def _ask(self, s: Session, what: str, clicked):
-        key = (what, s.n_shown, clicked, (s.query_id, s.shown) if self.by_docs else None)
-        if key not in self._memo:
-            self._memo[key] = getattr(self.model, what)(s)
-        return self._memo[key]
-
-    def click_probabilities(self, session: Session) -> np.ndarray:
-        return self._ask(session, "click_probabilities", None)
-
-    def session_loglik(self, session: Session) -> float:
-        return self._ask(session, "session_loglik", tuple(sorted(set(session.clicks.tolist()))))
 
 
 class _Batched:
@@ -141,7 +119,7 @@ class _Batched:
         return float(self._ll[self._pos[id(session)]])
 
 
-def attach_metrics(model, train: ClickLog, test: ClickLog | None, depth: int = DEPTH, *, qrels: dict | None = None,
+def attach_metrics(model, train: ClickLog, test: ClickLog | None, *, qrels: dict | None = None,
                    rel: int = 1) -> str | None:
     """Set ``model.train_metrics`` and ``model.heldout_metrics`` (``ClickMetrics.as_dict()`` or None).
 
@@ -153,21 +131,13 @@ def attach_metrics(model, train: ClickLog, test: ClickLog | None, depth: int = D
     """
     model.train_metrics = model.heldout_metrics = None
     try:
-        m = score(model, train, depth, qrels=qrels, rel=rel)
-        h = score(model, test, depth, qrels=qrels, rel=rel)
+        m = score(model, train, qrels=qrels, rel=rel)
+        h = score(model, test, qrels=qrels, rel=rel)
     except ValueError as e:
         return f"click metrics of {label(model)} not computed: {e}"
     model.train_metrics = clean(m.as_dict()) if m is not None else None
     model.heldout_metrics = clean(h.as_dict()) if h is not None else None
     return None
-
-
-def fit_click_model_rows(train: ClickLog, qrels: dict | None = None) -> list:
-    """The click models (PBM, CM, UBM, DBN, SDBN) fitted to ``train`` (:mod:`.click_models`)."""
-    from irmeasures_markov.calibration.click_models import (
-        fit_click_models,  # imported when asked: the report works without them
-    )
-    return list(fit_click_models(train, qrels=qrels))
 
 
 def metric(model, key: str, which: str = "heldout"):

@@ -50,8 +50,8 @@ from dataclasses import dataclass, field
 from irmeasures_markov._util._errors import InputError
 from irmeasures_markov._util._registry import Registry
 from irmeasures_markov.calibration import _parameters as parameters
-from irmeasures_markov.calibration._click_user_models import is_carterette_user_model, model_name, why_not_a_user_model
 from irmeasures_markov.calibration._fit_report import FitReport
+from irmeasures_markov.calibration._parameters import is_carterette_user_model, model_name, why_not_a_user_model
 from irmeasures_markov.calibration._result import FAMILIES, FamilyFit
 from irmeasures_markov.calibration.click_models import ClickModelFit
 from irmeasures_markov.io._content import ContentCache, digest_value

@@ -18,13 +18,12 @@ from irmeasures_markov.calibration._heldout import (
     RankCTR,
     attach_metrics,
     click_model_record,
-    fit_click_model_rows,
 )
 from irmeasures_markov.calibration._likelihood import Candidate, PatternData, estimate
-from irmeasures_markov.calibration._logs import ClickLog
+from irmeasures_markov.calibration._logs import SPLITS, ClickLog, describe_split, split_log
 from irmeasures_markov.calibration._result import FAMILIES, FamilyFit
-from irmeasures_markov.calibration._splits import SPLITS, describe_split, split_log
 from irmeasures_markov.calibration._walk import ctr_diagnostics, walk_data
+from irmeasures_markov.calibration.click_models import fit_click_models
 from irmeasures_markov.io._normalise import to_qrels_dict
 
 __all__ = ["fit", "fit_candidate"]
@@ -241,7 +240,7 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
             notes.append(why)
     baselines, click_models = [], {}
     if CLICKMODELS in families:
-        for cm in fit_click_model_rows(train, qrels):
+        for cm in fit_click_models(train, qrels=qrels):
             progress_line(f"fitted clickmodel/{cm.name}: loglik {cm.loglik:.1f}", progress)
             why = attach_metrics(cm, train, test)
             if why:

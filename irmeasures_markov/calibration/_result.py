@@ -18,9 +18,8 @@ import numpy as np
 
 from irmeasures_markov.calibration import _parameters as parameters
 from irmeasures_markov.calibration._click_probabilities import FamilyClickModel, family_click_model
-from irmeasures_markov.calibration._click_user_models import is_number
 from irmeasures_markov.calibration._logs import Session
-from irmeasures_markov.calibration._parameters import COUNT, Field, field_error
+from irmeasures_markov.calibration._parameters import COUNT, Field, field_error, is_number
 
 __all__ = ["FamilyFit", "FAMILIES"]
 

@@ -13,7 +13,7 @@ from irmeasures_markov.calibration import ClickLog, FitReport, Session, fit, loa
 from irmeasures_markov.calibration import _report as report_mod
 from irmeasures_markov.calibration._click_metrics import click_vector
 from irmeasures_markov.calibration._heldout import RankCTR
-from irmeasures_markov.calibration._splits import split_by_query, split_log
+from irmeasures_markov.calibration._logs import split_by_query, split_log
 
 
 def _log(n_sessions=1200, n_queries=40, n_docs=6, seed=3):
@@ -147,7 +147,7 @@ class StandInPBM:
 @pytest.fixture(scope="module")
 def report():
     mp = pytest.MonkeyPatch()
-    mp.setattr(report_mod, "fit_click_model_rows", lambda train, qrels=None: [StandInPBM("PBM", list(train))])
+    mp.setattr(report_mod, "fit_click_models", lambda train, qrels=None: [StandInPBM("PBM", list(train))])
     try:
         yield fit(LOG, test_split=0.3, families="all", bootstrap=0, seed=1)
     finally:
@@ -252,7 +252,7 @@ class Refuses(StandInPBM):
 
 
 def test_a_model_that_cannot_score_a_session_shows_a_dash_and_a_note(monkeypatch):
-    monkeypatch.setattr(report_mod, "fit_click_model_rows",
+    monkeypatch.setattr(report_mod, "fit_click_models",
                         lambda train, qrels=None: [StandInPBM("PBM", list(train)), Refuses("DBN", list(train))])
     rep = fit(LOG, test_split=0.3, families=["carterette", "clickmodels"], bootstrap=0)
     rows = {(r["family"], r["model"]): r for r in rep.rows()}
