@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from irmeasures_markov.calibration._heldout import label, metric, rank_tables
 from irmeasures_markov.calibration._logs import split_text
 from irmeasures_markov.calibration._plots import PANELS, draw_panel, plot_click_metrics
 from irmeasures_markov.calibration._result import FAMILIES, FamilyFit
@@ -17,7 +16,7 @@ if TYPE_CHECKING:
     import matplotlib.figure
     import pandas
 
-__all__ = ["FitReport"]
+__all__ = ["FitReport", "label"]
 
 
 class FitReport:
@@ -309,6 +308,62 @@ class FitReport:
         if not curves:
             raise ValueError(f"nothing to plot: no chosen model has {which} click metrics")
         return plot_click_metrics(curves, axes=axes)
+
+
+def metric(model, key: str, which: str = "heldout"):
+    """One number of a model's stored metrics (``'heldout'`` or ``'train'``), None when it has none."""
+    m = getattr(model, f"{which}_metrics", None)
+    if not m:
+        return None
+    v = m.get(key)
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return None
+    return v
+
+
+def _cell(x, nd: int) -> str:
+    return "—" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.{nd}f}"
+
+
+def label(model) -> str:
+    """``family/model`` of a row (a click model's and the baseline's name)."""
+    return f"{model.family}/{getattr(model, 'model', None) or model.name}"
+
+
+def rank_tables(models: Sequence, which: str = "heldout") -> list[str]:
+    """Text tables: click perplexity per rank, and CTR predicted by each model next to the observed one.
+
+    Parameters
+    ----------
+    models : sequence
+        Fits, click models and baselines carrying ``heldout_metrics`` / ``train_metrics``.
+    which : {'heldout', 'train'}
+
+    Returns
+    -------
+    list of str
+        Lines (empty when no model has metrics).
+    """
+    scored = [(label(m), getattr(m, f"{which}_metrics", None)) for m in models]
+    scored = [(n, d) for n, d in scored if d]
+    if not scored:
+        return []
+    # the ranks some session shows (a column no model can fill is left out)
+    seen = [r for r in range(max(d["depth"] for _, d in scored))
+            if any(r < len(d["ctr_observed"]) and d["ctr_observed"][r] is not None for _, d in scored)]
+    depth = max(seen) + 1 if seen else 1
+    where = "held-out" if which == "heldout" else "training"
+    ranks = "".join(f"{r:>7d}" for r in range(1, depth + 1))
+    width = max(24, max(len(n) for n, _ in scored))
+
+    def row(name, values):
+        return f"{name:{width}s}" + "".join(f"{_cell(x, 3):>7s}" for x in values[:depth])
+
+    lines = ["", f"click perplexity by rank ({where} sessions)", f"{'model':{width}s}{ranks}"]
+    lines += [row(n, d["perplexity_per_rank"]) for n, d in scored]
+    lines += ["", f"click-through rate by rank ({where} sessions): observed, and predicted by each model",
+              f"{'model':{width}s}{ranks}", row("observed", scored[0][1]["ctr_observed"])]
+    return lines + [row(n, d["ctr_predicted"]) for n, d in scored]
 
 
 def _num(x, width: int, nd: int) -> str:
