@@ -32,7 +32,7 @@ with the same set of clicked ranks (every order, every revisit).
 
 MP defines no click probabilities: its observation model takes the clicked set
 as the chain's relevant ranks and models only the order of the moves between
-them, conditional on that set (:mod:`.mp`).
+them, conditional on that set (:mod:`._mp`).
 """
 from __future__ import annotations
 

@@ -48,11 +48,11 @@ class FitReport:
         ``model`` the click model's name, what a fit file stores).
     baselines : list
         Reference click predictors that are not user models (the rank-CTR
-        table, :class:`~.heldout.RankCTR`, fitted with the click models): rows of
+        table, :class:`~._report.RankCTR`, fitted with the click models): rows of
         the table, not written to a fit file.
 
     Every fit (and click model, and baseline) carries ``heldout_metrics`` and
-    ``train_metrics``: :func:`~.click_metrics.click_metrics` on the held-out and
+    ``train_metrics``: :func:`~._click_metrics.click_metrics` on the held-out and
     the training sessions as a dict (log-likelihood per session, click
     perplexity overall and per rank, CTR predicted and observed), or None where
     the model does not predict clicks.
@@ -125,7 +125,7 @@ class FitReport:
         ``heldout_loglik``, ``perplexity`` (:math:`\\exp(-\\log L / \\text{events})`
         with the family's own events, held out when a test log was given; None
         for click models), ``ll_per_session`` and ``click_perplexity`` (from
-        :func:`~.click_metrics.click_metrics`, on the held-out sessions when there
+        :func:`~._click_metrics.click_metrics`, on the held-out sessions when there
         are any, else on the training sessions; None where the model does not
         predict clicks), ``perplexity_per_rank`` (list or None) and ``params``
         (a short text).  Click models (family ``'clickmodel'``) and baselines

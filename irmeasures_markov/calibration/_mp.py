@@ -58,11 +58,11 @@ MAX_RANKS = 100
 class MPData:
     """Transitions between consecutive distinct clicks, grouped by (ranking length, clicked set)."""
 
-    def __init__(self, log: ClickLog, max_ranks: int = MAX_RANKS) -> None:
+    def __init__(self, log: ClickLog) -> None:
         ctx_index: dict[tuple[int, tuple[int, ...]], int] = {}
         keys = []
         cache: dict[bytes, tuple] = {}
-        self.n_long = 0         # sessions with a transition left out: ranking longer than max_ranks
+        self.n_long = 0         # sessions with a transition left out: ranking longer than MAX_RANKS
         for s in log:
             raw = s.clicks.tobytes()
             hit = cache.get(raw)
@@ -72,7 +72,7 @@ class MPData:
             seq, S = hit
             if len(S) < 2:
                 continue
-            if s.n_shown > max_ranks:
+            if s.n_shown > MAX_RANKS:
                 self.n_long += 1
                 continue
             ctx = ctx_index.setdefault((s.n_shown, S), len(ctx_index))
@@ -317,7 +317,7 @@ def _nonparametric_ad(T: int) -> Candidate:
     return Candidate("nonparametric_AD", x0, loglik, unpack, penalty=penalty, grad=grad, scores=scores)
 
 
-def candidates(T: int = 10, nonparametric: bool = True) -> list[Candidate]:
+def candidates(T: int = 10) -> list[Candidate]:
     r"""MP's candidate kernels (Ferrante, Ferro & Maistro, SIGIR 2014): the paper's models
     (``PAPER_MODELS``, :math:`\beta = 1`), the ``DECAY_MODELS`` with a fitted decay
     :math:`\beta`, and the non-parametric kernels (module docstring for the likelihood).
@@ -326,18 +326,13 @@ def candidates(T: int = 10, nonparametric: bool = True) -> list[Candidate]:
     ----------
     T : int
         The longest ranking of the log (the non-parametric kernels have a weight per displacement up to it).
-    nonparametric : bool
-        Whether to include the non-parametric kernels.
 
     Returns
     -------
     list of Candidate
     """
-    out = [_paper(m, False) for m in PAPER_MODELS]
-    out += [_paper(m, True) for m in DECAY_MODELS]
-    if nonparametric:
-        out += [_nonparametric_ad(T), _nonparametric(T)]
-    return out
+    return [_paper(m, False) for m in PAPER_MODELS] + [_paper(m, True) for m in DECAY_MODELS] + [
+        _nonparametric_ad(T), _nonparametric(T)]
 
 
 def predicted_jumps(data: MPData, params: dict) -> np.ndarray:

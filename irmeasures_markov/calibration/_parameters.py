@@ -48,7 +48,7 @@ def model_name(fit) -> str:
 
 
 def check_click_model(fit) -> None:
-    """The click-model part of :func:`~.parameters.check_params`: a known model with the params it needs."""
+    """The click-model part of :func:`~._parameters.check_params`: a known model with the params it needs."""
     model = model_name(fit)
     if model not in _CLICK_REQUIRED:
         raise ValueError(f"model {model!r} is not a click model; the click models are {', '.join(_CLICK_REQUIRED)}")
@@ -99,7 +99,7 @@ def monotone_examination(examination) -> np.ndarray:
 def pbm_continuation(examination) -> np.ndarray:
     r"""The continuation probabilities :math:`c_k = \hat g_{k+1} / \hat g_k`, k = 1..D-1, of the user whose
     examination probabilities a PBM fitted: M1–M4 use them as an empirical stopping distribution,
-    :math:`P(k) = (1 - c_k) \prod_{i<k} c_i` (:func:`~.parameters.stop_probabilities`), i.e.
+    :math:`P(k) = (1 - c_k) \prod_{i<k} c_i` (:func:`~._parameters.stop_probabilities`), i.e.
 
     With :math:`\hat g` the non-increasing fit of the examination probabilities
     (:func:`monotone_examination`), scaled so that :math:`\hat g_1 = 1`, the user
@@ -245,19 +245,6 @@ def why_not_a_user_model(click, family: str, fits=()) -> str:
         out += (f"; the file's {', '.join(usable)} can be: save it alone (save_fit(PATH, load_fit(FILE).fits[i])) "
                 "or name it as \"best\": {\"carterette\": i}")
     return out
-
-
-def click_model_parameters(fit) -> dict:
-    """What a click model gives M1–M4: a PBM's continuation probabilities (``pbm_continuation``) or a stopping
-    probability per grade (``stop_by_grade``: DBN, SDBN, CM); a UBM is not a user model of any measure
-    (:data:`UBM_NOT_MP`)."""
-    model = model_name(fit)
-    if model == "PBM":
-        return {"pbm_continuation": pbm_continuation(fit.params["examination"])}
-    if model == "UBM":
-        raise ValueError(UBM_NOT_MP + "; nor a stopping distribution of M1-M4 (its examination depends on the "
-                         "previous click, which a measure over qrels does not have)")
-    return {"stop_by_grade": stop_by_grade(fit)}
 
 
 class FitLike(Protocol):
@@ -509,11 +496,17 @@ def stop_probabilities(dist: str, values: dict, n: int) -> np.ndarray:
 
 
 def _clickmodel(fit) -> dict:
-    out = click_model_parameters(fit)
-    if "pbm_continuation" in out:   # a PBM: the empirical distribution of its continuation probabilities
-        cont = out["pbm_continuation"]
+    """What a click model gives M1–M4: a PBM's continuation probabilities (``pbm_continuation``) as an empirical
+    stopping distribution, or a stopping probability per grade (``stop_by_grade``: DBN, SDBN, CM); a UBM is not a
+    user model of any measure (:data:`UBM_NOT_MP`)."""
+    model = model_name(fit)
+    if model == "PBM":
+        cont = pbm_continuation(fit.params["examination"])
         return {"stop_probabilities": lambda n: stop_probabilities("empirical", {"continuation": cont}, int(n))}
-    return out
+    if model == "UBM":
+        raise ValueError(UBM_NOT_MP + "; nor a stopping distribution of M1-M4 (its examination depends on the "
+                         "previous click, which a measure over qrels does not have)")
+    return {"stop_by_grade": stop_by_grade(fit)}
 
 
 def _tbg(fit) -> dict:

@@ -9,7 +9,7 @@ if TYPE_CHECKING:
     import matplotlib.axes
     import matplotlib.figure
 
-__all__ = ["draw_panel", "PANELS", "draw_click_panel", "plot_click_metrics"]
+__all__ = ["draw_panel", "PANELS", "plot_click_metrics"]
 
 #: the kinds of panel :func:`draw_panel` draws, in the order :meth:`FitReport.plot` shows them
 PANELS = ("jumps", "ctr", "stop", "survival", "rates", "dwell")
@@ -72,43 +72,6 @@ def draw_panel(ax: matplotlib.axes.Axes, fam: str, model: str, key: str, d: dict
     ax.legend(fontsize=7)
 
 
-def draw_click_panel(ax: matplotlib.axes.Axes, key: str, curves: list[tuple[str, dict]]) -> None:
-    """Draw per-rank click metrics of several models on ``ax``.
-
-    Parameters
-    ----------
-    ax : matplotlib Axes
-    key : {'ctr', 'perplexity'}
-        ``'ctr'``: observed click-through rate by rank (bars, from the first
-        model's metrics: the same sessions for all) and each model's predicted
-        one; ``'perplexity'``: each model's click perplexity by rank.
-    curves : list of (label, metrics)
-        ``metrics`` a :meth:`ClickMetrics.as_dict` dict.
-    """
-    def arr(v):
-        return np.array([np.nan if x is None else x for x in v], dtype=float)
-
-    if key == "ctr":
-        obs = arr(curves[0][1]["ctr_observed"])
-        r = np.arange(1, obs.size + 1)
-        ax.bar(r, obs, color="0.8", label="observed")
-        for i, (name, d) in enumerate(curves):
-            ax.plot(r, arr(d["ctr_predicted"]), "o-", ms=3, color=f"C{i % 10}", label=name)
-        ax.set_ylabel("P(click at rank)")
-        ax.set_title("click-through rate by rank", fontsize=9)
-    elif key == "perplexity":
-        for i, (name, d) in enumerate(curves):
-            p = arr(d["perplexity_per_rank"])
-            ax.plot(np.arange(1, p.size + 1), p, "o-", ms=3, color=f"C{i % 10}",
-                    label=f"{name} ({d['perplexity']:.3f})")
-        ax.set_ylabel("click perplexity")
-        ax.set_title("click perplexity by rank (mean in brackets)", fontsize=9)
-    else:
-        raise ValueError(f"key must be 'ctr' or 'perplexity', got {key!r}")
-    ax.set_xlabel("rank")
-    ax.legend(fontsize=7)
-
-
 def plot_click_metrics(curves: list[tuple[str, dict]], *, axes=None) -> matplotlib.figure.Figure:
     """Two panels: CTR by rank (observed and predicted) and click perplexity by rank, one curve per model.
 
@@ -127,8 +90,26 @@ def plot_click_metrics(curves: list[tuple[str, dict]], *, axes=None) -> matplotl
     if axes is None:
         _, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     axes = np.atleast_1d(axes).ravel()
-    for ax, key in zip(axes, ("ctr", "perplexity")):
-        draw_click_panel(ax, key, curves)
+
+    def arr(v):
+        return np.array([np.nan if x is None else x for x in v], dtype=float)
+
+    # observed click-through rate by rank: bars, from the first model's metrics (the same sessions for all)
+    obs = arr(curves[0][1]["ctr_observed"])
+    r = np.arange(1, obs.size + 1)
+    axes[0].bar(r, obs, color="0.8", label="observed")
+    for i, (name, d) in enumerate(curves):
+        axes[0].plot(r, arr(d["ctr_predicted"]), "o-", ms=3, color=f"C{i % 10}", label=name)
+        p = arr(d["perplexity_per_rank"])
+        axes[1].plot(np.arange(1, p.size + 1), p, "o-", ms=3, color=f"C{i % 10}",
+                     label=f"{name} ({d['perplexity']:.3f})")
+    axes[0].set_ylabel("P(click at rank)")
+    axes[0].set_title("click-through rate by rank", fontsize=9)
+    axes[1].set_ylabel("click perplexity")
+    axes[1].set_title("click perplexity by rank (mean in brackets)", fontsize=9)
+    for ax in axes[:2]:
+        ax.set_xlabel("rank")
+        ax.legend(fontsize=7)
     fig = axes[0].figure
     fig.tight_layout()
     return fig

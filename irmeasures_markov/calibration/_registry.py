@@ -1,7 +1,7 @@
 """From fit to measure: fitted user models under names that measure strings accept, and fit files.
 
 ``register_fitted('yandex', report)`` keeps the best fit of each family of a
-:class:`FitReport` (or one :class:`~.result.FamilyFit`) under a name, and the
+:class:`FitReport` (or one :class:`~._result.FamilyFit`) under a name, and the
 measures read it through their model parameter:
 
 =============  ==========================  ==========================================
@@ -193,7 +193,7 @@ def register_fitted(name: str, fit_or_report: FitReport | FitFile | FamilyFit) -
 
     ``fit_or_report``: a :class:`FitReport` (its best fit of each family is
     registered), a :class:`FitFile` from :func:`load_fit` (likewise), or one
-    :class:`~.result.FamilyFit` (its family).  Families already registered
+    :class:`~._result.FamilyFit` (its family).  Families already registered
     under ``name`` and not in ``fit_or_report`` are kept; the others are
     replaced.  Returns ``name``.
 

@@ -1,4 +1,4 @@
-"""`fit`: every candidate of every family on a log (the :class:`FitReport` that compares them: fit_report.py);
+"""`fit`: every candidate of every family on a log (the :class:`FitReport` that compares them: _fit_report.py);
 :func:`fit_candidate`, one candidate fitted by the likelihood machinery of :mod:`._likelihood`; and the click
 metrics of every row of a report: the families' fits, the click models and a rank-CTR baseline.
 
@@ -19,7 +19,7 @@ from irmeasures_markov.calibration import _carterette as cart_mod
 from irmeasures_markov.calibration import _mp as mp_mod
 from irmeasures_markov.calibration import _ph as ph_mod
 from irmeasures_markov.calibration import _tbg as tbg_mod
-from irmeasures_markov.calibration._click_metrics import EPS, ClickMetrics, click_metrics, click_vector
+from irmeasures_markov.calibration._click_metrics import EPS, click_metrics, click_vector
 from irmeasures_markov.calibration._fit_report import FitReport, label
 from irmeasures_markov.calibration._likelihood import Candidate, PatternData, estimate
 from irmeasures_markov.calibration._logs import SPLITS, ClickLog, Session, describe_split, split_log
@@ -95,8 +95,9 @@ class RankCTR:
 
 
 def score(model, sessions: ClickLog | Sequence[Session] | None, *, qrels: dict | None = None,
-          rel: int = 1) -> ClickMetrics | None:
-    """:func:`click_metrics` of a model, or None when there are no sessions or the model cannot predict clicks.
+          rel: int = 1) -> dict | None:
+    """:func:`click_metrics` of a model as a dict with NaN (a rank no session shows) as None, so it survives JSON
+    unchanged; None when there are no sessions or the model cannot predict clicks.
 
     A family's fit is scored through its ``click_model(qrels, rel)`` (one
     predictor for all sessions); any other model directly.  A model cannot
@@ -110,9 +111,11 @@ def score(model, sessions: ClickLog | Sequence[Session] | None, *, qrels: dict |
         predictor = model.click_model(qrels, rel) if isinstance(model, FamilyFit) else model
         if hasattr(predictor, "click_probabilities_batch") and hasattr(predictor, "session_loglik_batch"):
             predictor = _Batched(predictor, sessions)
-        return click_metrics(predictor, sessions)
+        d = click_metrics(predictor, sessions).as_dict()
     except NotImplementedError:
         return None
+    return {k: ([None if (isinstance(x, float) and math.isnan(x)) else x for x in v] if isinstance(v, list)
+                else (None if isinstance(v, float) and math.isnan(v) else v)) for k, v in d.items()}
 
 
 class _Batched:
@@ -132,33 +135,17 @@ class _Batched:
         return float(self._ll[self._pos[id(session)]])
 
 
-def attach_metrics(model, train: ClickLog, test: ClickLog | None, *, qrels: dict | None = None,
-                   rel: int = 1) -> str | None:
-    """Set ``model.train_metrics`` and ``model.heldout_metrics`` (``ClickMetrics.as_dict()`` or None).
-
-    Returns
-    -------
-    str or None
-        Why the metrics are None although the model predicts clicks (a session it cannot score, e.g. a
-        ``ValueError`` of its click-vector probability), for the report's notes; None otherwise.
-    """
+def attach_metrics(model, train: ClickLog, test: ClickLog | None, notes: list[str], *, qrels: dict | None = None,
+                   rel: int = 1) -> None:
+    """Set ``model.train_metrics`` and ``model.heldout_metrics`` (:func:`score`); when they are None although the
+    model predicts clicks (a session it cannot score, e.g. a ``ValueError`` of its click-vector probability), say
+    why in ``notes``."""
     model.train_metrics = model.heldout_metrics = None
     try:
-        m = score(model, train, qrels=qrels, rel=rel)
-        h = score(model, test, qrels=qrels, rel=rel)
+        model.train_metrics, model.heldout_metrics = (score(model, train, qrels=qrels, rel=rel),
+                                                      score(model, test, qrels=qrels, rel=rel))
     except ValueError as e:
-        return f"click metrics of {label(model)} not computed: {e}"
-    model.train_metrics = clean(m.as_dict()) if m is not None else None
-    model.heldout_metrics = clean(h.as_dict()) if h is not None else None
-    return None
-
-
-def clean(d: dict | None) -> dict | None:
-    """A metrics dict with NaN (a rank no session shows) as None, so it survives JSON unchanged."""
-    if d is None:
-        return None
-    return {k: ([None if (isinstance(x, float) and math.isnan(x)) else x for x in v] if isinstance(v, list)
-                else (None if isinstance(v, float) and math.isnan(v) else v)) for k, v in d.items()}
+        notes.append(f"click metrics of {label(model)} not computed: {e}")
 
 
 def click_model_record(cm, description: str = "") -> FamilyFit:
@@ -206,7 +193,7 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
         (:mod:`~irmeasures_markov.calibration.click_models`) and the rank-CTR
         baseline as rows (family ``'clickmodel'`` / ``'baseline'``); ``'all'`` is
         the four families and the click models.  Every row gets the click
-        metrics of :func:`~.click_metrics.click_metrics` (``heldout_metrics``,
+        metrics of :func:`~._click_metrics.click_metrics` (``heldout_metrics``,
         ``train_metrics``).
     qrels : dict or path, optional
         ``{query_id: {doc_id: grade}}`` or a TREC qrels file (any form
@@ -223,7 +210,7 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
         Instead of ``test``: hold out this share of ``train``'s sessions, in (0, 1).
     split : {'query', 'sessions'}
         How ``test_split`` chooses them: ``'query'`` (default) keeps all sessions of
-        a query on one side (:func:`~.splits.split_by_query`), ``'sessions'`` draws
+        a query on one side (:func:`~._logs.split_by_query`), ``'sessions'`` draws
         sessions at random (:meth:`ClickLog.split`).  The report's ``log["split"]``
         says which held-out sessions were used.
     progress : bool or None
@@ -384,22 +371,18 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
         elif not timed:
             notes.append("tbg: no click timestamps in the log; half-life and summary time not fitted")
     for f in fits:
-        why = attach_metrics(f, train, test, qrels=qrels, rel=rel)
-        if why:
-            notes.append(why)
+        attach_metrics(f, train, test, notes, qrels=qrels, rel=rel)
     baselines, click_models = [], {}
     if CLICKMODELS in families:
         for cm in fit_click_models(train, qrels=qrels):
             progress_line(f"fitted clickmodel/{cm.name}: loglik {cm.loglik:.1f}", progress)
-            why = attach_metrics(cm, train, test)
-            if why:
-                notes.append(why)
+            attach_metrics(cm, train, test, notes)
             click_models[cm.name] = cm
             rec = click_model_record(cm, desc)
             fits.append(rec)
             sequence.append(rec)
         baselines.append(RankCTR(train))
-        attach_metrics(baselines[-1], train, test)
+        attach_metrics(baselines[-1], train, test, notes)
     log = {"description": train.description, "source": train.source, "n_sessions": len(train),
            "n_heldout": len(test) if test is not None else 0, "split": how}
     if "dropped_clicks" in train.meta:

@@ -7,7 +7,7 @@ parameters into what the family's measure functions take.  The fitting code
 (``register_fitted``, ``'fit:NAME'`` / ``'file:PATH'`` measure parameters)
 reads only ``measure_parameters()``.  :meth:`FamilyFit.click_probabilities`
 and :meth:`FamilyFit.session_loglik` give the clicks the fitted user model
-predicts (:mod:`.click_probabilities`; MP has none), for a fit just made or
+predicts (:mod:`._click_probabilities`; MP has none), for a fit just made or
 read from a fit file alike.
 """
 from __future__ import annotations
@@ -83,7 +83,7 @@ class FamilyFit:
         Observations the held-out likelihood counts (held-out perplexity per event).
     heldout_metrics, train_metrics : dict or None
         Click metrics on the held-out and the training sessions
-        (:meth:`~.click_metrics.ClickMetrics.as_dict`: log-likelihood per
+        (:meth:`~._click_metrics.ClickMetrics.as_dict`: log-likelihood per
         session, click perplexity overall and per rank, CTR predicted and
         observed); None where the model does not predict clicks.
     """

@@ -88,7 +88,7 @@ def test_mp_decay_recovery_and_selection():
     picked = 0
     # the closest competitors on these logs (the LID kernel, and the chain on the clicked ranks only)
     names = ("GL_AD_ID", "GL_AD_LID", "GL_OR_ID")
-    cands = [c for c in mp.candidates(10, nonparametric=False) if c.name in tuple(f"{m}(decay)" for m in names)]
+    cands = [c for c in mp.candidates(10) if c.name in tuple(f"{m}(decay)" for m in names)]
     for seed in SEEDS:
         decay = 1.2 + 0.05 * (seed % 4)
         log = sim.simulate_mp(N, model="GL_AD_ID", decay=decay, rng=seed)

@@ -119,16 +119,14 @@ def grade_index(sessions: Sequence[Session], qrels: Mapping[str, Mapping[str, in
     return mapping, grades
 
 
-def encode(sessions: Sequence[Session], index: Mapping[tuple[str, str], int], *, missing: int = -2) -> Encoded:
-    """The arrays of ``sessions``; a pair absent from ``index`` gets ``missing`` (the unseen-pair slot).
+def encode(sessions: Sequence[Session], index: Mapping[tuple[str, str], int]) -> Encoded:
+    """The arrays of ``sessions``; a pair absent from ``index`` gets ``-2`` (the unseen-pair slot: :func:`lookup`).
 
     Parameters
     ----------
     sessions : sequence of Session
     index : mapping
         (query id, document id) -> parameter index.
-    missing : int
-        Index given to pairs not in ``index``.
 
     Returns
     -------
@@ -143,7 +141,7 @@ def encode(sessions: Sequence[Session], index: Mapping[tuple[str, str], int], *,
     for i, s in enumerate(sessions):
         q = s.query_id
         m = lengths[i]
-        items[i, :m] = [get((q, doc), missing) for doc in s.shown]
+        items[i, :m] = [get((q, doc), -2) for doc in s.shown]
         if s.n_clicks:
             clicks[i, :m] = click_vector(s)
     mask = np.arange(d)[None, :] < lengths[:, None]
