@@ -256,10 +256,9 @@ def family_click_model(fit, qrels: dict | None = None, rel: int = 1) -> FamilyCl
     if fit.family not in WALK_FAMILIES:
         raise NotImplementedError(f"{fit.family} {fit.model!r}: no click probabilities for family {fit.family!r} "
                                   f"(the families with them are {', '.join(WALK_FAMILIES)})")
-    key = (json.dumps(fit.params, sort_keys=True, default=str), fit.family, id(qrels), rel)
-    cache = fit.__dict__.setdefault(_CACHE_ATTR, {})
-    model = cache.get(key)
-    if model is None or model.qrels is not qrels:
-        cache.clear()       # one model per fit: parameters changed, or other qrels
-        model = cache[key] = FamilyClickModel(fit.family, fit.params, qrels, rel)
-    return model
+    # one model per fit, made again when its parameters changed or other qrels are given
+    key = (json.dumps(fit.params, sort_keys=True, default=str), fit.family, rel)
+    cached = fit.__dict__.get(_CACHE_ATTR)
+    if cached is None or cached[0] != key or cached[1].qrels is not qrels:
+        cached = fit.__dict__[_CACHE_ATTR] = (key, FamilyClickModel(fit.family, fit.params, qrels, rel))
+    return cached[1]

@@ -303,8 +303,7 @@ class FitReport:
             if unknown:
                 raise ValueError(f"unknown model {unknown[0]!r}; the report has {', '.join(by)}")
             chosen = [by[m] for m in models]
-        curves = [(label(m), getattr(m, f"{which}_metrics", None)) for m in chosen]
-        curves = [(n, d) for n, d in curves if d]
+        curves = [(label(m), d) for m in chosen if (d := getattr(m, f"{which}_metrics", None))]
         if not curves:
             raise ValueError(f"nothing to plot: no chosen model has {which} click metrics")
         return plot_click_metrics(curves, axes=axes)
@@ -344,8 +343,7 @@ def rank_tables(models: Sequence, which: str = "heldout") -> list[str]:
     list of str
         Lines (empty when no model has metrics).
     """
-    scored = [(label(m), getattr(m, f"{which}_metrics", None)) for m in models]
-    scored = [(n, d) for n, d in scored if d]
+    scored = [(label(m), d) for m in models if (d := getattr(m, f"{which}_metrics", None))]
     if not scored:
         return []
     # the ranks some session shows (a column no model can fill is left out)

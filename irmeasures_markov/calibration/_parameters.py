@@ -27,7 +27,7 @@ import numpy as np
 from irmeasures_markov.measures._carterette_distributions import DISTRIBUTIONS
 from irmeasures_markov.measures.stopping_time._params import BROWSING_MODELS
 
-__all__ = ["measure_parameters", "check_params", "stop_probabilities", "Field", "field_error", "COUNT", "is_number",
+__all__ = ["measure_parameters", "check_params", "stop_probabilities", "Field", "field_error", "COUNT", "NUMBER",
            "model_name", "monotone_examination", "is_carterette_user_model", "why_not_a_user_model"]
 
 
@@ -287,7 +287,8 @@ def _list(item: Field) -> Field:
 #: a count: an integer >= 0
 COUNT = Field("an integer >= 0", lambda v: is_number(v) and isinstance(v, int) and v >= 0)
 _PROB = _number("a probability in [0, 1]", lambda v: 0 <= v <= 1)
-_ANY = _number("a number")
+#: a number, or null (a non-finite number, as written in a fit file)
+NUMBER = _number("a number")
 _NONNEG = _number("a number >= 0", lambda v: v >= 0)
 _WEIGHTS = Field("an object mapping signed displacements ('+1', '-2', ...) to weights >= 0 (or null)",
                   lambda v: isinstance(v, dict) and all(re.fullmatch(r"[+-][0-9]+", k) and _NONNEG.check(w) is None
@@ -306,7 +307,7 @@ _EXAMINATION = Field("a list of probabilities in [0, 1] (PBM: one per rank) or o
 #: family -> {field: what it must be} (``continue_<k>``: ``continue_1``, ``continue_2``, ...)
 PARAM_SCHEMAS = {
     "mp": {"connectivity": _choice("GL", "LO"), "states": _choice("AD", "OR"),
-           "kernel": _choice("ID", "LID", "nonparametric"), "decay": _ANY, "weights": _WEIGHTS,
+           "kernel": _choice("ID", "LID", "nonparametric"), "decay": NUMBER, "weights": _WEIGHTS,
            "rates": _list(_number("a rate > 0", lambda v: v > 0)), "rates_low": _list(_NONNEG),
            "rates_high": _list(_NONNEG),
            "rates_events": _list(COUNT)},

@@ -19,7 +19,7 @@ import numpy as np
 from irmeasures_markov.calibration import _parameters as parameters
 from irmeasures_markov.calibration._click_probabilities import FamilyClickModel, family_click_model
 from irmeasures_markov.calibration._logs import Session
-from irmeasures_markov.calibration._parameters import COUNT, Field, field_error, is_number
+from irmeasures_markov.calibration._parameters import COUNT, NUMBER, Field, field_error
 
 __all__ = ["FamilyFit", "FAMILIES"]
 
@@ -31,19 +31,14 @@ def _float(v) -> float:
     return float("nan") if v is None else float(v)
 
 
-def _number_or_null(v) -> bool:
-    return v is None or is_number(v)
-
-
 _STRING = Field("a string", lambda v: isinstance(v, str))
-_NUMBER = Field("a number (or null)", _number_or_null)
 #: field -> what it may be
 _FIELD_RULES = {
-    "family": _STRING, "model": _STRING, "log_description": _STRING, "loglik": _NUMBER, "heldout_loglik": _NUMBER,
+    "family": _STRING, "model": _STRING, "log_description": _STRING, "loglik": NUMBER, "heldout_loglik": NUMBER,
     "params": Field("an object", lambda v: isinstance(v, dict)),
     "intervals": Field("an object mapping names to [low, high] pairs of numbers (or null)",
                        lambda v: isinstance(v, dict) and all(isinstance(k, str) and isinstance(i, (list, tuple))
-                                                             and len(i) == 2 and all(map(_number_or_null, i))
+                                                             and len(i) == 2 and all(map(NUMBER.ok, i))
                                                              for k, i in v.items())),
     **dict.fromkeys(("n_params", "n_sessions", "n_heldout", "n_events", "n_heldout_events"), COUNT),
     **dict.fromkeys(("heldout_metrics", "train_metrics"),
