@@ -148,12 +148,6 @@ class FamilyClickModel:
                              "on relevance: pass "
                              "qrels={query_id: {doc_id: grade}} (and rel, the lowest relevant grade)")
 
-    def _relevance(self, session: Session) -> tuple[bool, ...] | None:
-        if not self.needs_qrels:
-            return None
-        judged = self.qrels.get(session.query_id, {})
-        return tuple(judged.get(d, 0) >= self.rel for d in session.shown)
-
     def ranking(self, session: Session) -> tuple[WalkData, np.ndarray, np.ndarray, np.ndarray]:
         """The ranking ``session`` shows as walk data (no clicks) and its forward, backward and click
         probabilities at each rank, by the family's own rule (the one its likelihood uses); looked up by the
@@ -162,7 +156,10 @@ class FamilyClickModel:
         hit = self._sessions.get(by_session)
         if hit is not None:
             return hit
-        relv = self._relevance(session)
+        relv = None
+        if self.needs_qrels:
+            judged = self.qrels.get(session.query_id, {})
+            relv = tuple(judged.get(d, 0) >= self.rel for d in session.shown)
         key = (session.n_shown, relv)
         hit = self._rankings.get(key)
         if hit is None:

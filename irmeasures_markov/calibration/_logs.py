@@ -21,6 +21,7 @@ when the same query's sessions are on both sides of a split; so
 """
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -346,9 +347,7 @@ def split_by_query(log: ClickLog, test_fraction: float = 0.3, seed: int = 0) -> 
     if len(queries) < 2:
         raise ValueError(f"a split by query needs at least two queries; the log has {len(queries)} "
                          "(split by sessions instead: split='sessions', --split sessions)")
-    index: dict[str, list[int]] = {q: [] for q in queries}
-    for i, s in enumerate(log.sessions):
-        index[s.query_id].append(i)
+    sizes = Counter(s.query_id for s in log.sessions)
     order = np.random.default_rng(seed).permutation(len(queries))
     target = max(1, int(round(test_fraction * len(log))))
     test_q: set[str] = set()
@@ -357,7 +356,7 @@ def split_by_query(log: ClickLog, test_fraction: float = 0.3, seed: int = 0) -> 
         if n_test >= target:
             break
         test_q.add(queries[k])
-        n_test += len(index[queries[k]])
+        n_test += sizes[queries[k]]
     train_i = [i for i, s in enumerate(log.sessions) if s.query_id not in test_q]
     test_i = [i for i, s in enumerate(log.sessions) if s.query_id in test_q]
     return log.subset(train_i), log.subset(test_i)

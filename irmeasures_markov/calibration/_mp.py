@@ -349,25 +349,19 @@ def predicted_jumps(data: MPData, params: dict) -> np.ndarray:
     ndarray, shape (2T - 1,)
         Index ``d + T - 1`` holds the jumps of displacement ``d``.
     """
-    Q = tables_for(data, params)
-    P = Q[data.c, data.i, :] * data.counts[data.owner][:, None]
     T = data.T
-    d = np.arange(T)[None, :] - data.i[:, None]
-    return np.bincount((d + T - 1).ravel(), weights=P.ravel(), minlength=2 * T - 1)
-
-
-def tables_for(data: MPData, params: dict) -> np.ndarray:
-    """:func:`transition_tables` of a fitted candidate's parameters."""
     if params["kernel"] == "nonparametric":
-        T = data.T
         t = np.zeros(2 * T - 1)
         for k, v in params["weights"].items():
             if abs(int(k)) < T:
                 t[int(k) + T - 1] = v
         W = _displacement_weights(T, "", table=t)
     else:
-        W = _displacement_weights(data.T, params["kernel"], params["decay"])
-    return transition_tables(data, params["connectivity"], params["states"], W)
+        W = _displacement_weights(T, params["kernel"], params["decay"])
+    Q = transition_tables(data, params["connectivity"], params["states"], W)
+    P = Q[data.c, data.i, :] * data.counts[data.owner][:, None]
+    d = np.arange(T)[None, :] - data.i[:, None]
+    return np.bincount((d + T - 1).ravel(), weights=P.ravel(), minlength=2 * T - 1)
 
 
 def fit_rates(log: ClickLog) -> dict | None:

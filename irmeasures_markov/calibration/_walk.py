@@ -138,11 +138,6 @@ class WalkData:
         """(len(groups), T) flat indices of the ranks of groups that all have T ranks."""
         return self.offsets[groups][:, None] + np.arange(T)[None, :]
 
-    @property
-    def n_sessions(self) -> int:
-        """Sessions grouped (the sum of the pattern counts)."""
-        return int(self.counts.sum())
-
 
 def gamma_names(with_rel: bool) -> list[str]:
     r"""Names of the click probabilities :math:`\gamma` of the observation model.
