@@ -29,7 +29,7 @@ import numpy as np
 
 from irmeasures_markov.calibration._likelihood import Candidate, expit, logit
 from irmeasures_markov.calibration._logs import ClickLog, Session
-from irmeasures_markov.calibration._walk import WalkData, click_gammas, gamma_names, walk_loglik
+from irmeasures_markov.calibration._walk import WalkData, click_gammas, gamma_names, walk_candidate
 from irmeasures_markov.measures.stopping_time import browsing_model
 
 __all__ = ["candidates", "walk_arrays", "DEFAULTS", "simulate_ph"]
@@ -100,10 +100,7 @@ def _make(name: str, browse: str, with_rel: bool, *, fixed_pq=None) -> Candidate
         x0 += [logit(0.7)] if len(block) == 1 else list(_inv_softmax_pq(0.6, 0.2))
     x0 += [logit(0.3)] * len(gnames)
 
-    def loglik(data, theta):
-        return walk_loglik(data, *walk_arrays(data, unpack(theta)))
-
-    return Candidate(name, x0, loglik, unpack)
+    return walk_candidate(name, x0, unpack, walk_arrays)
 
 
 def candidates(with_rel: bool = False, T: int = 2) -> list[Candidate]:

@@ -37,13 +37,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from irmeasures_markov._util._lazy import lazy_module
-from irmeasures_markov.calibration._likelihood import group_patterns, safe_log
+from irmeasures_markov.calibration._likelihood import Candidate, group_patterns, safe_log
 from irmeasures_markov.calibration._logs import ClickLog
 
 lapack = lazy_module("scipy.linalg.lapack")
 
 __all__ = ["WalkData", "walk_data", "walk_matrices", "walk_loglik", "click_probability_by_rank",
-           "click_gammas", "gamma_names", "merged_tuple", "boundary", "DENSE_MAX", "ctr_diagnostics"]
+           "click_gammas", "gamma_names", "merged_tuple", "boundary", "DENSE_MAX", "ctr_diagnostics", "walk_candidate"]
 
 #: groups with rankings up to this length use the dense matrices (batched); longer ones the tridiagonal solves
 DENSE_MAX = 64
@@ -183,6 +183,12 @@ def ctr_diagnostics(data: WalkData, walk_arrays, params: dict) -> dict:
     ``walk_arrays(data, params)`` gives the family's (p, q, gamma)."""
     return {"ctr_observed": data.observed_ctr.tolist(),
             "ctr_predicted": click_probability_by_rank(data, *walk_arrays(data, params)).tolist()}
+
+
+def walk_candidate(name: str, x0: list[float], unpack, walk_arrays) -> Candidate:
+    """A candidate of a walk family (P@H, Carterette, TBG): its likelihood is the walk likelihood of the
+    ``(p, q, gamma)`` that ``walk_arrays(data, unpack(theta))`` gives."""
+    return Candidate(name, x0, lambda data, theta: walk_loglik(data, *walk_arrays(data, unpack(theta))), unpack)
 
 
 def walk_data(log: ClickLog, qrels: dict[str, dict[str, int]] | None = None, rel: int = 1,

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
@@ -214,8 +215,8 @@ class ClickModelFit:
                    history=list(d.get("history", [])), objective=list(d.get("objective", [])))
 
 
-_FITTERS = {"PBM": examination.fit_pbm, "UBM": examination.fit_ubm, "CM": dbn.fit_cm,
-            "DBN": dbn.fit_dbn, "SDBN": dbn.fit_sdbn}
+_FITTERS = {"PBM": partial(examination.fit_examination, "PBM"), "UBM": partial(examination.fit_examination, "UBM"),
+            "CM": dbn.fit_cm, "DBN": dbn.fit_dbn, "SDBN": dbn.fit_sdbn}
 
 
 def _table(index: Mapping[tuple[str, str], int], values: np.ndarray) -> dict[str, dict[str, float]]:
