@@ -247,7 +247,7 @@ class FitReport:
         """
         import matplotlib.pyplot as plt
         panels = []
-        fams = [family] if family else [f for f in FAMILIES if self.family(f)]
+        fams = [family] if family else list(self.families)
         for fam in fams:
             b = self.best(fam)
             diag = self.diagnostics.get(f"{fam}/{b.model}", {})
@@ -295,7 +295,7 @@ class FitReport:
         """
         pool = self.fits + self.baselines
         if models is None:
-            chosen = [self.best(f) for f in FAMILIES if self.family(f)]
+            chosen = [self.best(f) for f in self.families]
             chosen += [m for m in pool if m.family not in FAMILIES]
         else:
             by = {label(m): m for m in pool}

@@ -399,11 +399,6 @@ def _serves(fit, family: str) -> bool:
 # Resolution of 'fit:NAME' / 'file:PATH'
 # ---------------------------------------------------------------------------
 
-def _search_dirs() -> list[str]:
-    env = os.environ.get(FITS_ENV)
-    return [d for d in env.split(os.pathsep) if d] if env else [os.getcwd()]
-
-
 #: fit files read, keyed by the digest of their bytes
 _FILES = ContentCache(_parse_fit, maxsize=32)
 
@@ -426,7 +421,8 @@ def _lookup(spec: str, where: str) -> tuple[tuple, object]:
     name = check_fit_name(rest, where)
     if name in _REGISTERED:
         return ("fit", name, _VERSIONS.get(name, 0)), _REGISTERED[name]
-    dirs = _search_dirs()
+    env = os.environ.get(FITS_ENV)
+    dirs = [d for d in env.split(os.pathsep) if d] if env else [os.getcwd()]
     for d in dirs:
         candidate = os.path.join(d, name + ".json")
         if os.path.isfile(candidate):

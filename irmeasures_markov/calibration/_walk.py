@@ -235,12 +235,8 @@ def walk_data(log: ClickLog, qrels: dict[str, dict[str, int]] | None = None, rel
         seqs.append(seq)
     keys = list(gindex)
     lens = np.array([k[0] for k in keys], dtype=np.int64)
-    flat = np.zeros(int(lens.sum()), dtype=bool)
-    if qrels is not None:
-        at = 0
-        for T, relv in keys:
-            flat[at:at + T] = relv
-            at += T
+    flat = (np.array([x for _, relv in keys for x in relv], dtype=bool) if qrels is not None
+            else np.zeros(int(lens.sum()), dtype=bool))
     return WalkData(lens, flat, seqs, group_of)
 
 
