@@ -309,6 +309,10 @@ class FitReport:
         return plot_click_metrics(curves, axes=axes)
 
 
+# ---------------------------------------------------------------------------
+# Tables
+# ---------------------------------------------------------------------------
+
 def metric(model, key: str, which: str = "heldout"):
     """One number of a model's stored metrics (``'heldout'`` or ``'train'``), None when it has none."""
     m = getattr(model, f"{which}_metrics", None)
@@ -403,6 +407,10 @@ def _short_params(f: FamilyFit) -> str:
             parts.append(f"{k}={v:.3g}" + (f" [{iv[0]:.3g}, {iv[1]:.3g}]" if iv else ""))
     return ", ".join(parts)
 
+
+# ---------------------------------------------------------------------------
+# Plots
+# ---------------------------------------------------------------------------
 
 #: the kinds of panel :func:`draw_panel` draws, in the order :meth:`FitReport.plot` shows them
 PANELS = ("jumps", "ctr", "stop", "survival", "rates", "dwell")

@@ -31,6 +31,10 @@ __all__ = ["measure_parameters", "check_params", "stop_probabilities", "Field", 
            "model_name", "monotone_examination", "is_carterette_user_model", "why_not_a_user_model"]
 
 
+# ---------------------------------------------------------------------------
+# Click models as user models of the measures
+# ---------------------------------------------------------------------------
+
 #: the click models a fit file may hold (family "clickmodel"; calibration.click_models fits them) -> (params it
 #: needs, the dimension of "examination": 1 per rank, 2 per rank and previous click)
 _CLICK_REQUIRED = {"PBM": (("examination",), 1), "CM": ((), None), "UBM": (("examination",), 2),
@@ -247,6 +251,10 @@ def why_not_a_user_model(click, family: str, fits=()) -> str:
     return out
 
 
+# ---------------------------------------------------------------------------
+# The parameter schema of every family
+# ---------------------------------------------------------------------------
+
 class FitLike(Protocol):
     """What the conversions read of a fit (a :class:`~irmeasures_markov.calibration.FamilyFit`)."""
 
@@ -381,6 +389,10 @@ def check_params(fit: FitLike) -> None:
             raise ValueError(f"field {missing[0]!r} is missing (a {fit.family} fit with {selector}="
                              f"{params[selector]!r} needs {', '.join(required[params[selector]])})")
 
+
+# ---------------------------------------------------------------------------
+# From fitted parameters to measure parameters
+# ---------------------------------------------------------------------------
 
 def _finite(fit, *names) -> None:
     """The fields a measure reads must be numbers (a null, i.e. a non-finite fit, cannot be evaluated)."""

@@ -35,6 +35,10 @@ __all__ = ["fit", "fit_candidate", "RankCTR", "click_model_record", "CLICKMODELS
 CLICKMODELS = "clickmodels"
 
 
+# ---------------------------------------------------------------------------
+# Click metrics of the report's rows
+# ---------------------------------------------------------------------------
+
 class RankCTR:
     """The trivial click predictor: P(click at rank r) = the training click-through rate at r, ranks independent.
 
@@ -164,6 +168,10 @@ def click_model_record(cm, description: str = "") -> FamilyFit:
                      heldout_loglik=held["loglik"] if held else None, n_heldout=held["n_sessions"] if held else 0,
                      heldout_metrics=held, train_metrics=getattr(cm, "train_metrics", None))
 
+
+# ---------------------------------------------------------------------------
+# Fitting every candidate
+# ---------------------------------------------------------------------------
 
 def _check_log(log, name: str) -> None:
     """Every click a rank of its session's ranking (a bad in-memory session would index out of range)."""

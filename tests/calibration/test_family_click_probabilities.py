@@ -1,4 +1,4 @@
-"""Click probabilities and click-vector likelihoods of the fitted user models (calibration/_click_probabilities.py).
+"""Click probabilities and click-vector likelihoods of the fitted user models (calibration/_result.py).
 
 Every family with clicks: on rankings of 4 documents the 16 click vectors' probabilities sum to 1 and their
 marginals are ``click_probabilities``; the probabilities equal an independent computation (the walk over

@@ -34,6 +34,10 @@ __all__ = ["Encoded", "encode", "pair_index", "grade_index", "State", "Flat", "f
            "estimate", "counted_attractiveness", "log_prior", "run_em", "safe_log"]
 
 
+# ---------------------------------------------------------------------------
+# Sessions as arrays
+# ---------------------------------------------------------------------------
+
 @dataclass
 class Encoded:
     """A log as arrays.
@@ -147,6 +151,10 @@ def encode(sessions: Sequence[Session], index: Mapping[tuple[str, str], int]) ->
     mask = np.arange(d)[None, :] < lengths[:, None]
     return Encoded(items=items, clicks=clicks, mask=mask, lengths=lengths)
 
+
+# ---------------------------------------------------------------------------
+# Parameters and EM
+# ---------------------------------------------------------------------------
 
 @dataclass
 class State:

@@ -56,6 +56,10 @@ from irmeasures_markov.calibration.click_models._core import (
 __all__ = ["fit_cm", "cm_loglik", "cm_probabilities", "fit_dbn", "fit_sdbn", "loglik", "probabilities", "posteriors"]
 
 
+# ---------------------------------------------------------------------------
+# DBN and SDBN
+# ---------------------------------------------------------------------------
+
 def posteriors(a: np.ndarray, s: np.ndarray, gamma: float, enc: Encoded, *, loglik_only: bool = False):
     """E-step of every session at once.
 
@@ -166,6 +170,10 @@ def probabilities(a: np.ndarray, s: np.ndarray, gamma: float, enc: Encoded) -> n
         e = gamma * e * (1.0 - a[:, j] * s[:, j])
     return out
 
+
+# ---------------------------------------------------------------------------
+# CM
+# ---------------------------------------------------------------------------
 
 def fit_cm(enc: Encoded, flat: Flat, n_items: int, *, iterations: int = 0, tol: float = 0.0,
            prior: tuple[float, float] = (1.0, 1.0)) -> State:

@@ -31,6 +31,10 @@ __all__ = ["LOG_FORMATS", "TSV_COLUMNS", "check_unshown", "read_text", "first_ra
            "from_dataframe", "to_dataframe"]
 
 
+# ---------------------------------------------------------------------------
+# What every reader shares, and click rows (TSV lines, DataFrame rows) as sessions
+# ---------------------------------------------------------------------------
+
 #: the formats :func:`read_log` and :func:`write_log` know
 LOG_FORMATS = ("jsonl", "tsv")
 #: the columns of the TSV format (and of :func:`from_dataframe`), in the order :func:`write_log` writes them
@@ -209,6 +213,10 @@ def sessions_from_rows(rows: Sequence[tuple[str, dict[str, str]]], unshown: str)
         i = j
     return sessions
 
+
+# ---------------------------------------------------------------------------
+# JSONL and TSV
+# ---------------------------------------------------------------------------
 
 def read_log(path: PathLike, format: str = "jsonl", *, unshown: str = "error",
              description: str | None = None) -> ClickLog:
@@ -482,6 +490,10 @@ def _session_rows(s: Session):
         w = repr(float(s.dwell[k])) if s.dwell is not None and not math.isnan(s.dwell[k]) else ""
         yield [s.session_id, s.query_id, shown, str(r), s.shown[r - 1], t, w, ended]
 
+
+# ---------------------------------------------------------------------------
+# DataFrames
+# ---------------------------------------------------------------------------
 
 def from_dataframe(df: pandas.DataFrame, *, unshown: str = "error", description: str = "",
                    source: str = "DataFrame") -> ClickLog:
