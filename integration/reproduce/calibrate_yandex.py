@@ -178,7 +178,7 @@ def main(argv=None):
     # the MP jump distribution of the default model next to the fitted ones
     import matplotlib.pyplot as plt
 
-    from irmeasures_markov.calibration._plots import draw_panel
+    from irmeasures_markov.calibration._fit_report import draw_panel
     names = list(dict.fromkeys(["GL_AD_ID", "GL_AD_ID(decay)", "nonparametric_AD", report.best("mp").model]))
     fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.2))
     for ax, n in zip(axes, names):

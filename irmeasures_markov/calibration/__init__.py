@@ -6,6 +6,7 @@ maximum likelihood and returns a :class:`FitReport` (docs/calibration.md).
 from irmeasures_markov.calibration._click_metrics import click_metrics
 from irmeasures_markov.calibration._fit_report import FitReport
 from irmeasures_markov.calibration._logs import ClickLog, Session
+from irmeasures_markov.calibration._ph import simulate_ph
 from irmeasures_markov.calibration._registry import (
             FitFile,
             load_fit,
@@ -16,7 +17,6 @@ from irmeasures_markov.calibration._registry import (
 )
 from irmeasures_markov.calibration._report import fit
 from irmeasures_markov.calibration._result import FAMILIES, FamilyFit
-from irmeasures_markov.calibration._simulate import simulate_ph
 from irmeasures_markov.calibration.readers import (
             from_dataframe,
             from_ir_datasets,

@@ -31,7 +31,7 @@ import numpy as np
 
 from irmeasures_markov.calibration._likelihood import Candidate, expit, logit
 from irmeasures_markov.calibration._parameters import stop_probabilities
-from irmeasures_markov.calibration._walk import WalkData, click_gammas, ctr_diagnostics, gamma_names, walk_loglik
+from irmeasures_markov.calibration._walk import WalkData, click_gammas, ctr_diagnostics, gamma_names, walk_candidate
 
 __all__ = ["candidates", "continuation", "walk_arrays", "EMPIRICAL_RANKS"]
 
@@ -115,11 +115,8 @@ def _make(name: str, dist: str, with_rel: bool, *, fit_theta: bool, theta=None, 
             out[gname] = float(expit(th[k])); k += 1
         return out
 
-    def loglik(data, th):
-        return walk_loglik(data, *walk_arrays(data, unpack(th)))
-
     x0 = ([logit(0.7)] if fit_theta else []) + [logit(0.8)] * n_cont + [logit(0.3)] * len(gnames)
-    return Candidate(name, x0, loglik, unpack)
+    return walk_candidate(name, x0, unpack, walk_arrays)
 
 
 def candidates(with_rel: bool = False, T: int = 10) -> list[Candidate]:

@@ -49,21 +49,19 @@ class ClickPredictor(Protocol):
         """Natural log of the probability of the session's click vector."""
 
 
-def click_vector(session: Session, depth: int | None = None) -> np.ndarray:
-    """Whether each rank shown (up to ``depth``) was clicked at least once: a 0/1 int array.
+def click_vector(session: Session) -> np.ndarray:
+    """Whether each rank shown was clicked at least once: a 0/1 int array.
 
     Parameters
     ----------
     session : Session
         The session.
-    depth : int, optional
-        Ranks to keep (default: every rank shown).
 
     Returns
     -------
     numpy.ndarray
     """
-    n = session.n_shown if depth is None else min(depth, session.n_shown)
+    n = session.n_shown
     out = np.zeros(n, dtype=np.int64)
     clicks = np.asarray(session.clicks, dtype=np.int64)
     clicks = clicks[(clicks >= 1) & (clicks <= n)]

@@ -1,4 +1,5 @@
-"""The :class:`FitReport`: every candidate fitted to one log, compared (table, fit-file form, plots)."""
+"""The :class:`FitReport`: every candidate fitted to one log, compared (table, fit-file form, plots: one panel per
+kind of diagnostic curve, :func:`draw_panel`, laid out by :meth:`FitReport.plot`)."""
 from __future__ import annotations
 
 import math
@@ -7,17 +8,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from irmeasures_markov.calibration._heldout import label, metric, rank_tables
-from irmeasures_markov.calibration._plots import PANELS, draw_panel, plot_click_metrics
+from irmeasures_markov.calibration._logs import split_text
 from irmeasures_markov.calibration._result import FAMILIES, FamilyFit
-from irmeasures_markov.calibration._splits import split_text
 
 if TYPE_CHECKING:
     import matplotlib.axes
     import matplotlib.figure
     import pandas
 
-__all__ = ["FitReport"]
+__all__ = ["FitReport", "label", "draw_panel"]
 
 
 class FitReport:
@@ -49,11 +48,11 @@ class FitReport:
         ``model`` the click model's name, what a fit file stores).
     baselines : list
         Reference click predictors that are not user models (the rank-CTR
-        table, :class:`~.heldout.RankCTR`, fitted with the click models): rows of
+        table, :class:`~._report.RankCTR`, fitted with the click models): rows of
         the table, not written to a fit file.
 
     Every fit (and click model, and baseline) carries ``heldout_metrics`` and
-    ``train_metrics``: :func:`~.click_metrics.click_metrics` on the held-out and
+    ``train_metrics``: :func:`~._click_metrics.click_metrics` on the held-out and
     the training sessions as a dict (log-likelihood per session, click
     perplexity overall and per rank, CTR predicted and observed), or None where
     the model does not predict clicks.
@@ -126,7 +125,7 @@ class FitReport:
         ``heldout_loglik``, ``perplexity`` (:math:`\\exp(-\\log L / \\text{events})`
         with the family's own events, held out when a test log was given; None
         for click models), ``ll_per_session`` and ``click_perplexity`` (from
-        :func:`~.click_metrics.click_metrics`, on the held-out sessions when there
+        :func:`~._click_metrics.click_metrics`, on the held-out sessions when there
         are any, else on the training sessions; None where the model does not
         predict clicks), ``perplexity_per_rank`` (list or None) and ``params``
         (a short text).  Click models (family ``'clickmodel'``) and baselines
@@ -248,7 +247,7 @@ class FitReport:
         """
         import matplotlib.pyplot as plt
         panels = []
-        fams = [family] if family else [f for f in FAMILIES if self.family(f)]
+        fams = [family] if family else list(self.families)
         for fam in fams:
             b = self.best(fam)
             diag = self.diagnostics.get(f"{fam}/{b.model}", {})
@@ -296,7 +295,7 @@ class FitReport:
         """
         pool = self.fits + self.baselines
         if models is None:
-            chosen = [self.best(f) for f in FAMILIES if self.family(f)]
+            chosen = [self.best(f) for f in self.families]
             chosen += [m for m in pool if m.family not in FAMILIES]
         else:
             by = {label(m): m for m in pool}
@@ -304,11 +303,69 @@ class FitReport:
             if unknown:
                 raise ValueError(f"unknown model {unknown[0]!r}; the report has {', '.join(by)}")
             chosen = [by[m] for m in models]
-        curves = [(label(m), getattr(m, f"{which}_metrics", None)) for m in chosen]
-        curves = [(n, d) for n, d in curves if d]
+        curves = [(label(m), d) for m in chosen if (d := getattr(m, f"{which}_metrics", None))]
         if not curves:
             raise ValueError(f"nothing to plot: no chosen model has {which} click metrics")
         return plot_click_metrics(curves, axes=axes)
+
+
+# ---------------------------------------------------------------------------
+# Tables
+# ---------------------------------------------------------------------------
+
+def metric(model, key: str, which: str = "heldout"):
+    """One number of a model's stored metrics (``'heldout'`` or ``'train'``), None when it has none."""
+    m = getattr(model, f"{which}_metrics", None)
+    if not m:
+        return None
+    v = m.get(key)
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return None
+    return v
+
+
+def _cell(x, nd: int) -> str:
+    return "—" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.{nd}f}"
+
+
+def label(model) -> str:
+    """``family/model`` of a row (a click model's and the baseline's name)."""
+    return f"{model.family}/{getattr(model, 'model', None) or model.name}"
+
+
+def rank_tables(models: Sequence, which: str = "heldout") -> list[str]:
+    """Text tables: click perplexity per rank, and CTR predicted by each model next to the observed one.
+
+    Parameters
+    ----------
+    models : sequence
+        Fits, click models and baselines carrying ``heldout_metrics`` / ``train_metrics``.
+    which : {'heldout', 'train'}
+
+    Returns
+    -------
+    list of str
+        Lines (empty when no model has metrics).
+    """
+    scored = [(label(m), d) for m in models if (d := getattr(m, f"{which}_metrics", None))]
+    if not scored:
+        return []
+    # the ranks some session shows (a column no model can fill is left out)
+    seen = [r for r in range(max(d["depth"] for _, d in scored))
+            if any(r < len(d["ctr_observed"]) and d["ctr_observed"][r] is not None for _, d in scored)]
+    depth = max(seen) + 1 if seen else 1
+    where = "held-out" if which == "heldout" else "training"
+    ranks = "".join(f"{r:>7d}" for r in range(1, depth + 1))
+    width = max(24, max(len(n) for n, _ in scored))
+
+    def row(name, values):
+        return f"{name:{width}s}" + "".join(f"{_cell(x, 3):>7s}" for x in values[:depth])
+
+    lines = ["", f"click perplexity by rank ({where} sessions)", f"{'model':{width}s}{ranks}"]
+    lines += [row(n, d["perplexity_per_rank"]) for n, d in scored]
+    lines += ["", f"click-through rate by rank ({where} sessions): observed, and predicted by each model",
+              f"{'model':{width}s}{ranks}", row("observed", scored[0][1]["ctr_observed"])]
+    return lines + [row(n, d["ctr_predicted"]) for n, d in scored]
 
 
 def _num(x, width: int, nd: int) -> str:
@@ -349,3 +406,111 @@ def _short_params(f: FamilyFit) -> str:
             iv = f.intervals.get(k)
             parts.append(f"{k}={v:.3g}" + (f" [{iv[0]:.3g}, {iv[1]:.3g}]" if iv else ""))
     return ", ".join(parts)
+
+
+# ---------------------------------------------------------------------------
+# Plots
+# ---------------------------------------------------------------------------
+
+#: the kinds of panel :func:`draw_panel` draws, in the order :meth:`FitReport.plot` shows them
+PANELS = ("jumps", "ctr", "stop", "survival", "rates", "dwell")
+#: each panel's axis labels (x, y)
+_AXES = {"jumps": ("jump j - i between consecutive clicks (ranks)", "share of jumps"),
+         "ctr": ("rank", "P(click at rank)"), "stop": ("rank", "probability"),
+         "survival": ("seconds after the first click", "P(still searching)"),
+         "rates": ("rank", "holding rate (1/s)"), "dwell": ("dwell time (s)", "P(dwell > t)")}
+
+
+def draw_panel(ax: matplotlib.axes.Axes, fam: str, model: str, key: str, d: dict) -> None:
+    """Draw one diagnostic panel of a fit on ``ax``.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+    fam, model : str
+        The fit's family and model (for the title and legend).
+    key : {'jumps', 'ctr', 'stop', 'survival', 'rates', 'dwell'}
+        Which curves: MP's jump distribution, click-through by rank, P(stop at
+        k), TBG's survival, MPcont's holding rates, the dwell-time survival.
+    d : dict
+        The fit's entry of :attr:`FitReport.diagnostics` (``'family/model'``).
+    """
+    def share(v):
+        v = np.asarray(v)
+        return v / v.sum() if v.sum() > 0 else v
+
+    if key == "jumps":
+        T = (len(d["jumps_observed"]) + 1) // 2
+        x = np.arange(-(T - 1), T)
+        ax.bar(x, share(d["jumps_observed"]), color="0.75", label="observed")
+        ax.plot(x, share(d["jumps_predicted"]), "o-", color="C0", label=model)
+    elif key == "ctr":
+        r = np.arange(1, len(d["ctr_observed"]) + 1)
+        ax.bar(r, d["ctr_observed"], color="0.75", label="observed")
+        ax.plot(r, d["ctr_predicted"], "o-", color="C1", label=model)
+    elif key == "stop":
+        r = np.arange(1, len(d["stop_probabilities"]) + 1)
+        if "last_click_observed" in d:
+            ax.bar(r, share(d["last_click_observed"][1:]), color="0.75",
+                   label="last click (observed, sessions with a click)")
+        ax.plot(r, d["stop_probabilities"], "o-", color="C2", label=f"P(stop at k), {model}")
+    elif key == "survival":
+        ax.plot(d["survival_t"], d["survival_fitted"], color="C3", label="fitted")
+        ax.plot(d["survival_t"], d["survival_empirical"], color="0.5", label="observed ends")
+    elif key == "rates":
+        r = np.arange(1, len(d["rates"]) + 1)
+        err = [np.clip(np.subtract(d["rates"], d["rates_low"]), 0, None),
+               np.clip(np.nan_to_num(np.subtract(d["rates_high"], d["rates"])), 0, None)]
+        ax.errorbar(r, d["rates"], yerr=err, fmt="o", color="C4",
+                    label="fitted rate, 95% interval")
+    elif key == "dwell":
+        ax.plot(d["dwell_t"], d["dwell_km"], color="0.4", label="observed (Kaplan-Meier)")
+        ax.plot(d["dwell_t"], d["dwell_fitted"], color="C4", label="exponential, pooled rate")
+    if key in _AXES:
+        ax.set_xlabel(_AXES[key][0])
+        ax.set_ylabel(_AXES[key][1])
+    ax.set_title(f"{fam}: {model}", fontsize=9)
+    ax.legend(fontsize=7)
+
+
+def plot_click_metrics(curves: list[tuple[str, dict]], *, axes=None) -> matplotlib.figure.Figure:
+    """Two panels: CTR by rank (observed and predicted) and click perplexity by rank, one curve per model.
+
+    Parameters
+    ----------
+    curves : list of (label, metrics)
+        ``metrics`` a :meth:`ClickMetrics.as_dict` dict (:meth:`FitReport.plot_clicks` builds them).
+    axes : two matplotlib Axes, optional
+        Default: a new figure.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    import matplotlib.pyplot as plt  # imported when a plot is asked for
+    if axes is None:
+        _, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    axes = np.atleast_1d(axes).ravel()
+
+    def arr(v):
+        return np.array([np.nan if x is None else x for x in v], dtype=float)
+
+    # observed click-through rate by rank: bars, from the first model's metrics (the same sessions for all)
+    obs = arr(curves[0][1]["ctr_observed"])
+    r = np.arange(1, obs.size + 1)
+    axes[0].bar(r, obs, color="0.8", label="observed")
+    for i, (name, d) in enumerate(curves):
+        axes[0].plot(r, arr(d["ctr_predicted"]), "o-", ms=3, color=f"C{i % 10}", label=name)
+        p = arr(d["perplexity_per_rank"])
+        axes[1].plot(np.arange(1, p.size + 1), p, "o-", ms=3, color=f"C{i % 10}",
+                     label=f"{name} ({d['perplexity']:.3f})")
+    axes[0].set_ylabel("P(click at rank)")
+    axes[0].set_title("click-through rate by rank", fontsize=9)
+    axes[1].set_ylabel("click perplexity")
+    axes[1].set_title("click perplexity by rank (mean in brackets)", fontsize=9)
+    for ax in axes[:2]:
+        ax.set_xlabel("rank")
+        ax.legend(fontsize=7)
+    fig = axes[0].figure
+    fig.tight_layout()
+    return fig

@@ -35,7 +35,7 @@ optimize = lazy_module("scipy.optimize")
 
 
 class PatternData(Protocol):
-    """What :func:`~.fitting.fit_candidate` reads of a family's prepared data (``WalkData``, ``MPData``)."""
+    """What :func:`~._report.fit_candidate` reads of a family's prepared data (``WalkData``, ``MPData``)."""
 
     counts: np.ndarray   # (U,) sessions of each pattern
     n_events: int        # observations the likelihood counts

@@ -58,11 +58,11 @@ MAX_RANKS = 100
 class MPData:
     """Transitions between consecutive distinct clicks, grouped by (ranking length, clicked set)."""
 
-    def __init__(self, log: ClickLog, max_ranks: int = MAX_RANKS) -> None:
+    def __init__(self, log: ClickLog) -> None:
         ctx_index: dict[tuple[int, tuple[int, ...]], int] = {}
         keys = []
         cache: dict[bytes, tuple] = {}
-        self.n_long = 0         # sessions with a transition left out: ranking longer than max_ranks
+        self.n_long = 0         # sessions with a transition left out: ranking longer than MAX_RANKS
         for s in log:
             raw = s.clicks.tobytes()
             hit = cache.get(raw)
@@ -72,7 +72,7 @@ class MPData:
             seq, S = hit
             if len(S) < 2:
                 continue
-            if s.n_shown > max_ranks:
+            if s.n_shown > MAX_RANKS:
                 self.n_long += 1
                 continue
             ctx = ctx_index.setdefault((s.n_shown, S), len(ctx_index))
@@ -317,7 +317,7 @@ def _nonparametric_ad(T: int) -> Candidate:
     return Candidate("nonparametric_AD", x0, loglik, unpack, penalty=penalty, grad=grad, scores=scores)
 
 
-def candidates(T: int = 10, nonparametric: bool = True) -> list[Candidate]:
+def candidates(T: int = 10) -> list[Candidate]:
     r"""MP's candidate kernels (Ferrante, Ferro & Maistro, SIGIR 2014): the paper's models
     (``PAPER_MODELS``, :math:`\beta = 1`), the ``DECAY_MODELS`` with a fitted decay
     :math:`\beta`, and the non-parametric kernels (module docstring for the likelihood).
@@ -326,18 +326,13 @@ def candidates(T: int = 10, nonparametric: bool = True) -> list[Candidate]:
     ----------
     T : int
         The longest ranking of the log (the non-parametric kernels have a weight per displacement up to it).
-    nonparametric : bool
-        Whether to include the non-parametric kernels.
 
     Returns
     -------
     list of Candidate
     """
-    out = [_paper(m, False) for m in PAPER_MODELS]
-    out += [_paper(m, True) for m in DECAY_MODELS]
-    if nonparametric:
-        out += [_nonparametric_ad(T), _nonparametric(T)]
-    return out
+    return [_paper(m, False) for m in PAPER_MODELS] + [_paper(m, True) for m in DECAY_MODELS] + [
+        _nonparametric_ad(T), _nonparametric(T)]
 
 
 def predicted_jumps(data: MPData, params: dict) -> np.ndarray:
@@ -354,25 +349,19 @@ def predicted_jumps(data: MPData, params: dict) -> np.ndarray:
     ndarray, shape (2T - 1,)
         Index ``d + T - 1`` holds the jumps of displacement ``d``.
     """
-    Q = tables_for(data, params)
-    P = Q[data.c, data.i, :] * data.counts[data.owner][:, None]
     T = data.T
-    d = np.arange(T)[None, :] - data.i[:, None]
-    return np.bincount((d + T - 1).ravel(), weights=P.ravel(), minlength=2 * T - 1)
-
-
-def tables_for(data: MPData, params: dict) -> np.ndarray:
-    """:func:`transition_tables` of a fitted candidate's parameters."""
     if params["kernel"] == "nonparametric":
-        T = data.T
         t = np.zeros(2 * T - 1)
         for k, v in params["weights"].items():
             if abs(int(k)) < T:
                 t[int(k) + T - 1] = v
         W = _displacement_weights(T, "", table=t)
     else:
-        W = _displacement_weights(data.T, params["kernel"], params["decay"])
-    return transition_tables(data, params["connectivity"], params["states"], W)
+        W = _displacement_weights(T, params["kernel"], params["decay"])
+    Q = transition_tables(data, params["connectivity"], params["states"], W)
+    P = Q[data.c, data.i, :] * data.counts[data.owner][:, None]
+    d = np.arange(T)[None, :] - data.i[:, None]
+    return np.bincount((d + T - 1).ravel(), weights=P.ravel(), minlength=2 * T - 1)
 
 
 def fit_rates(log: ClickLog) -> dict | None:

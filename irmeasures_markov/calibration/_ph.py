@@ -14,15 +14,25 @@ The parameters mean exactly the measure's ``PH(browse=..., p=..., q=...)``;
 Paper defaults are candidates too, with only :math:`\gamma` fitted: the
 measure's default SFBM :math:`p=0.8`, and the paper's Figure 1 users SFBM
 :math:`p=0.5` and RWBM :math:`p=0.5, q=0.25`.
+
+:func:`simulate_ph` makes synthetic logs of P@H users (for parameter-recovery
+tests and examples).  It walks users step by step, independently of the
+likelihood code it is used to test (which uses closed forms: fundamental
+matrices), its transitions built by the measure's own
+:func:`~irmeasures_markov.measures.stopping_time.browsing_model` (so the
+boundary rules are the measure's), each visit clicked with ``gamma``.  The
+simulators of the other families are test helpers (tests/user_model_sim.py).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from irmeasures_markov.calibration._likelihood import Candidate, expit, logit
-from irmeasures_markov.calibration._walk import WalkData, click_gammas, gamma_names, walk_loglik
+from irmeasures_markov.calibration._logs import ClickLog, Session
+from irmeasures_markov.calibration._walk import WalkData, click_gammas, gamma_names, walk_candidate
+from irmeasures_markov.measures.stopping_time import browsing_model
 
-__all__ = ["candidates", "walk_arrays", "DEFAULTS"]
+__all__ = ["candidates", "walk_arrays", "DEFAULTS", "simulate_ph"]
 
 #: (name, browse, p, q) of the default users compared with the fits.
 DEFAULTS = (("SFBM(p=0.8)", "SFBM", 0.8, 0.0), ("SFBM(p=0.5)", "SFBM", 0.5, 0.0),
@@ -90,10 +100,7 @@ def _make(name: str, browse: str, with_rel: bool, *, fixed_pq=None) -> Candidate
         x0 += [logit(0.7)] if len(block) == 1 else list(_inv_softmax_pq(0.6, 0.2))
     x0 += [logit(0.3)] * len(gnames)
 
-    def loglik(data, theta):
-        return walk_loglik(data, *walk_arrays(data, unpack(theta)))
-
-    return Candidate(name, x0, loglik, unpack)
+    return walk_candidate(name, x0, unpack, walk_arrays)
 
 
 def candidates(with_rel: bool = False, T: int = 2) -> list[Candidate]:
@@ -121,3 +128,68 @@ def candidates(with_rel: bool = False, T: int = 2) -> list[Candidate]:
     out = [_make(b, b, with_rel) for b in (("DFBM", "SFBM", "RWBM") if T > 1 else ("DFBM",))]
     out += [_make(name, browse, with_rel, fixed_pq=(p, q)) for name, browse, p, q in DEFAULTS]
     return out
+
+
+def simulate_ph(n_sessions: int, *, browse: str = "RWBM", p: float = 0.6, q: float = 0.2,
+                p_rel: float | None = None, q_rel: float | None = None,
+                gamma: float | tuple[float, float] = 0.4, n_docs: int = 10, n_queries: int = 20,
+                rel_fraction: float = 0.3, rng: np.random.Generator | int | None = None
+                ) -> tuple[ClickLog, dict[str, dict[str, int]]]:
+    """A click log of P@H users (Ferrante & Ferro, ICTIR 2020).
+
+    Parameters
+    ----------
+    n_sessions : int
+    browse : {'DFBM', 'SFBM', 'RWBM'}
+    p, q : float
+        Forward and backward probabilities (``p_rel``, ``q_rel`` at relevant ranks when given).
+    gamma : float or (float, float)
+        The click probability of a visit, or ``(gamma_rel, gamma_nonrel)``.
+    n_docs, n_queries : int
+        Ranking length and number of queries.
+    rel_fraction : float
+        Share of relevant documents.
+    rng : numpy Generator or seed, optional
+
+    Returns
+    -------
+    (ClickLog, dict)
+        The log and its qrels.
+    """
+    rng = np.random.default_rng(rng)
+    rel = rng.random((n_queries, n_docs)) < rel_fraction     # per query a fixed relevance vector: the log's qrels
+    qids = [f"q{k}" for k in range(n_queries)]
+    which = rng.integers(0, n_queries, size=n_sessions)
+    docs = {q: tuple(f"{q}-d{r}" for r in range(1, n_docs + 1)) for q in qids}
+    qrels = {q: {d: int(rel[k, r]) for r, d in enumerate(docs[q])} for k, q in enumerate(qids)}
+    g_rel, g_non = (gamma, gamma) if np.ndim(gamma) == 0 else gamma
+    sessions = []
+    kw = {} if browse == "DFBM" else {"p": p, "q": q}
+    if browse != "DFBM" and p_rel is not None:
+        kw["p_rel"] = p_rel
+    if browse != "DFBM" and q_rel is not None:
+        kw["q_rel"] = q_rel
+    for k in range(n_queries):
+        idx = np.flatnonzero(which == k)
+        m = idx.size
+        model = browsing_model(rel[k].astype(int), browse=browse, **kw)
+        fwd, bwd = model.forward, model.backward
+        clickp = np.where(rel[k], g_rel, g_non)
+        pos = np.zeros(m, dtype=np.int64)
+        alive = np.ones(m, dtype=bool)
+        clicks = [[] for _ in range(m)]
+        while alive.any():
+            live = np.flatnonzero(alive)
+            c = rng.random(live.size) < clickp[pos[live]]
+            for u in live[c]:
+                clicks[u].append(int(pos[u]) + 1)
+            x = rng.random(live.size)
+            f, b = fwd[pos[live]], bwd[pos[live]]
+            step = np.where(x < f, 1, np.where(x < f + b, -1, 0))
+            pos[live] += step
+            alive[live[step == 0]] = False
+        for u, n in enumerate(idx):
+            sessions.append((n, Session(qids[k], docs[qids[k]], np.array(clicks[u], dtype=np.int64),
+                                        session_id=str(n))))
+    sessions.sort(key=lambda t: t[0])
+    return ClickLog([s for _, s in sessions], description=f"simulated P@H {browse}", source="simulate_ph"), qrels

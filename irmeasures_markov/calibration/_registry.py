@@ -1,7 +1,7 @@
 """From fit to measure: fitted user models under names that measure strings accept, and fit files.
 
 ``register_fitted('yandex', report)`` keeps the best fit of each family of a
-:class:`FitReport` (or one :class:`~.result.FamilyFit`) under a name, and the
+:class:`FitReport` (or one :class:`~._result.FamilyFit`) under a name, and the
 measures read it through their model parameter:
 
 =============  ==========================  ==========================================
@@ -50,8 +50,8 @@ from dataclasses import dataclass, field
 from irmeasures_markov._util._errors import InputError
 from irmeasures_markov._util._registry import Registry
 from irmeasures_markov.calibration import _parameters as parameters
-from irmeasures_markov.calibration._click_user_models import is_carterette_user_model, model_name, why_not_a_user_model
 from irmeasures_markov.calibration._fit_report import FitReport
+from irmeasures_markov.calibration._parameters import is_carterette_user_model, model_name, why_not_a_user_model
 from irmeasures_markov.calibration._result import FAMILIES, FamilyFit
 from irmeasures_markov.calibration.click_models import ClickModelFit
 from irmeasures_markov.io._content import ContentCache, digest_value
@@ -193,7 +193,7 @@ def register_fitted(name: str, fit_or_report: FitReport | FitFile | FamilyFit) -
 
     ``fit_or_report``: a :class:`FitReport` (its best fit of each family is
     registered), a :class:`FitFile` from :func:`load_fit` (likewise), or one
-    :class:`~.result.FamilyFit` (its family).  Families already registered
+    :class:`~._result.FamilyFit` (its family).  Families already registered
     under ``name`` and not in ``fit_or_report`` are kept; the others are
     replaced.  Returns ``name``.
 
@@ -399,11 +399,6 @@ def _serves(fit, family: str) -> bool:
 # Resolution of 'fit:NAME' / 'file:PATH'
 # ---------------------------------------------------------------------------
 
-def _search_dirs() -> list[str]:
-    env = os.environ.get(FITS_ENV)
-    return [d for d in env.split(os.pathsep) if d] if env else [os.getcwd()]
-
-
 #: fit files read, keyed by the digest of their bytes
 _FILES = ContentCache(_parse_fit, maxsize=32)
 
@@ -426,7 +421,8 @@ def _lookup(spec: str, where: str) -> tuple[tuple, object]:
     name = check_fit_name(rest, where)
     if name in _REGISTERED:
         return ("fit", name, _VERSIONS.get(name, 0)), _REGISTERED[name]
-    dirs = _search_dirs()
+    env = os.environ.get(FITS_ENV)
+    dirs = [d for d in env.split(os.pathsep) if d] if env else [os.getcwd()]
     for d in dirs:
         candidate = os.path.join(d, name + ".json")
         if os.path.isfile(candidate):

@@ -1,6 +1,14 @@
-"""`fit`: every candidate of every family on a log (the :class:`FitReport` that compares them: fit_report.py)."""
+"""`fit`: every candidate of every family on a log (the :class:`FitReport` that compares them: _fit_report.py);
+:func:`fit_candidate`, one candidate fitted by the likelihood machinery of :mod:`._likelihood`; and the click
+metrics of every row of a report: the families' fits, the click models and a rank-CTR baseline.
+
+Every click metric comes from :func:`~._click_metrics.click_metrics` (one rule
+for every row); :func:`attach_metrics` only decides which model is scored on which
+sessions, and what a model that cannot predict clicks shows ("—").
+"""
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 
@@ -11,23 +19,159 @@ from irmeasures_markov.calibration import _carterette as cart_mod
 from irmeasures_markov.calibration import _mp as mp_mod
 from irmeasures_markov.calibration import _ph as ph_mod
 from irmeasures_markov.calibration import _tbg as tbg_mod
-from irmeasures_markov.calibration._fit_report import FitReport
-from irmeasures_markov.calibration._fitting import fit_candidate
-from irmeasures_markov.calibration._heldout import (
-    CLICKMODELS,
-    RankCTR,
-    attach_metrics,
-    click_model_record,
-    fit_click_model_rows,
-)
-from irmeasures_markov.calibration._logs import ClickLog
+from irmeasures_markov.calibration._click_metrics import EPS, click_metrics, click_vector
+from irmeasures_markov.calibration._fit_report import FitReport, label
+from irmeasures_markov.calibration._likelihood import Candidate, PatternData, estimate
+from irmeasures_markov.calibration._logs import SPLITS, ClickLog, Session, describe_split, split_log
 from irmeasures_markov.calibration._result import FAMILIES, FamilyFit
-from irmeasures_markov.calibration._splits import SPLITS, describe_split, split_log
 from irmeasures_markov.calibration._walk import ctr_diagnostics, walk_data
+from irmeasures_markov.calibration.click_models import fit_click_models
 from irmeasures_markov.io._normalise import to_qrels_dict
 
-__all__ = ["fit"]
+__all__ = ["fit", "fit_candidate", "RankCTR", "click_model_record", "CLICKMODELS"]
 
+
+#: the name ``fit(families=...)`` and ``--family`` give the click models
+CLICKMODELS = "clickmodels"
+
+
+# ---------------------------------------------------------------------------
+# Click metrics of the report's rows
+# ---------------------------------------------------------------------------
+
+class RankCTR:
+    """The trivial click predictor: P(click at rank r) = the training click-through rate at r, ranks independent.
+
+    Parameters
+    ----------
+    sessions : ClickLog or sequence of Session
+        The training sessions.
+
+    Attributes
+    ----------
+    name, family : str
+        ``'rank-CTR'``, ``'baseline'`` (how a report lists it).
+    ctr : numpy.ndarray
+        Click-through rate at ranks 1..deepest rank shown (a rank shown by no
+        session gets the rate of the rank above).
+    n_params, n_sessions : int
+    loglik : float
+        Log-likelihood of the training sessions.
+    """
+
+    name = "rank-CTR"
+    family = "baseline"
+
+    def __init__(self, sessions: ClickLog | Sequence[Session]) -> None:
+        sessions = list(sessions)
+        depth = max((s.n_shown for s in sessions), default=0)
+        shown = np.zeros(depth)
+        clicked = np.zeros(depth)
+        for s in sessions:
+            c = click_vector(s)
+            shown[:c.size] += 1
+            clicked[:c.size] += c
+        ctr = np.zeros(depth)
+        last = 0.0
+        for r in range(depth):
+            if shown[r] > 0:
+                last = clicked[r] / shown[r]
+            ctr[r] = last
+        self.ctr = ctr
+        self.n_params = int(depth)
+        self.n_sessions = len(sessions)
+        self.params = {"ctr": [float(x) for x in ctr]}
+        self.loglik = float(sum(self.session_loglik(s) for s in sessions))
+
+    def click_probabilities(self, session: Session) -> np.ndarray:
+        """The training CTR at ranks 1..len(session.shown) (deeper ranks: the deepest trained rank's)."""
+        n = session.n_shown
+        p = self.ctr[:n]
+        if p.size < n:
+            p = np.concatenate([p, np.full(n - p.size, self.ctr[-1] if self.ctr.size else 0.0)])
+        return p
+
+    def session_loglik(self, session: Session) -> float:
+        """log P(click vector) with independent ranks (probabilities clipped as click_metrics clips them)."""
+        c = click_vector(session)
+        p = np.clip(self.click_probabilities(session), EPS, 1.0 - EPS)
+        return float(np.sum(np.where(c == 1, np.log(p), np.log1p(-p))))
+
+
+def score(model, sessions: ClickLog | Sequence[Session] | None, *, qrels: dict | None = None,
+          rel: int = 1) -> dict | None:
+    """:func:`click_metrics` of a model as a dict with NaN (a rank no session shows) as None, so it survives JSON
+    unchanged; None when there are no sessions or the model cannot predict clicks.
+
+    A family's fit is scored through its ``click_model(qrels, rel)`` (one
+    predictor for all sessions); any other model directly.  A model cannot
+    predict clicks when it has no ``click_probabilities`` or raises
+    ``NotImplementedError`` (e.g. MP, which models no clicked set); the report
+    shows "—" for it.
+    """
+    if sessions is None or len(sessions) == 0 or not hasattr(model, "click_probabilities"):
+        return None
+    try:
+        predictor = model.click_model(qrels, rel) if isinstance(model, FamilyFit) else model
+        if hasattr(predictor, "click_probabilities_batch") and hasattr(predictor, "session_loglik_batch"):
+            predictor = _Batched(predictor, sessions)
+        d = click_metrics(predictor, sessions).as_dict()
+    except NotImplementedError:
+        return None
+    return {k: ([None if (isinstance(x, float) and math.isnan(x)) else x for x in v] if isinstance(v, list)
+                else (None if isinstance(v, float) and math.isnan(v) else v)) for k, v in d.items()}
+
+
+class _Batched:
+    """A model's predictions for known sessions, computed by its batch methods in one pass (a click model's
+    ``click_probabilities_batch`` / ``session_loglik_batch``), served one session at a time to click_metrics."""
+
+    def __init__(self, model, sessions) -> None:
+        sessions = list(sessions)
+        self._pos = {id(s): i for i, s in enumerate(sessions)}
+        self._p = model.click_probabilities_batch(sessions)
+        self._ll = np.asarray(model.session_loglik_batch(sessions), dtype=np.float64)
+
+    def click_probabilities(self, session: Session) -> np.ndarray:
+        return self._p[self._pos[id(session)]]
+
+    def session_loglik(self, session: Session) -> float:
+        return float(self._ll[self._pos[id(session)]])
+
+
+def attach_metrics(model, train: ClickLog, test: ClickLog | None, notes: list[str], *, qrels: dict | None = None,
+                   rel: int = 1) -> None:
+    """Set ``model.train_metrics`` and ``model.heldout_metrics`` (:func:`score`); when they are None although the
+    model predicts clicks (a session it cannot score, e.g. a ``ValueError`` of its click-vector probability), say
+    why in ``notes``."""
+    model.train_metrics = model.heldout_metrics = None
+    try:
+        model.train_metrics, model.heldout_metrics = (score(model, train, qrels=qrels, rel=rel),
+                                                      score(model, test, qrels=qrels, rel=rel))
+    except ValueError as e:
+        notes.append(f"click metrics of {label(model)} not computed: {e}")
+
+
+def click_model_record(cm, description: str = "") -> FamilyFit:
+    """A fitted click model as a row of a report and a fit of a fit file: a :class:`FamilyFit` of family
+    ``'clickmodel'`` whose ``model`` is the click model's name, with its click metrics (those of ``cm``,
+    :func:`attach_metrics`) and its held-out log-likelihood."""
+    held = getattr(cm, "heldout_metrics", None)
+    # the fit-file schema of a click model (parameters.py) names what transfers to the measures and keeps the
+    # query-document side under "per_document": the values for unseen pairs and the prior go there too
+    params = {k: v for k, v in cm.params.items() if k not in ("unseen", "prior")}
+    extra = {k: cm.params[k] for k in ("unseen", "prior") if k in cm.params}
+    if extra:
+        params["per_document"] = {**params.get("per_document", {}), **extra}
+    return FamilyFit("clickmodel", cm.name, params, loglik=float(cm.loglik), n_params=int(cm.n_params),
+                     n_sessions=int(cm.n_sessions), log_description=description,
+                     heldout_loglik=held["loglik"] if held else None, n_heldout=held["n_sessions"] if held else 0,
+                     heldout_metrics=held, train_metrics=getattr(cm, "train_metrics", None))
+
+
+# ---------------------------------------------------------------------------
+# Fitting every candidate
+# ---------------------------------------------------------------------------
 
 def _check_log(log, name: str) -> None:
     """Every click a rank of its session's ranking (a bad in-memory session would index out of range)."""
@@ -57,7 +201,7 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
         (:mod:`~irmeasures_markov.calibration.click_models`) and the rank-CTR
         baseline as rows (family ``'clickmodel'`` / ``'baseline'``); ``'all'`` is
         the four families and the click models.  Every row gets the click
-        metrics of :func:`~.click_metrics.click_metrics` (``heldout_metrics``,
+        metrics of :func:`~._click_metrics.click_metrics` (``heldout_metrics``,
         ``train_metrics``).
     qrels : dict or path, optional
         ``{query_id: {doc_id: grade}}`` or a TREC qrels file (any form
@@ -74,7 +218,7 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
         Instead of ``test``: hold out this share of ``train``'s sessions, in (0, 1).
     split : {'query', 'sessions'}
         How ``test_split`` chooses them: ``'query'`` (default) keeps all sessions of
-        a query on one side (:func:`~.splits.split_by_query`), ``'sessions'`` draws
+        a query on one side (:func:`~._logs.split_by_query`), ``'sessions'`` draws
         sessions at random (:meth:`ClickLog.split`).  The report's ``log["split"]``
         says which held-out sessions were used.
     progress : bool or None
@@ -129,7 +273,7 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
     notes: list[str] = []
 
     def run(family, cand, tr, te, diag, extra=None):
-        f, _ = fit_candidate(family, cand, tr, te, bootstrap=bootstrap, rng=rng, description=desc, extra=extra)
+        f = fit_candidate(family, cand, tr, te, bootstrap=bootstrap, rng=rng, description=desc, extra=extra)
         # one line per candidate; the command line turns these lines into a progress bar
         progress_line(f"fitted {family}/{cand.name}: loglik {f.loglik:.1f}", progress)
         sequence.append(f)
@@ -235,22 +379,18 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
         elif not timed:
             notes.append("tbg: no click timestamps in the log; half-life and summary time not fitted")
     for f in fits:
-        why = attach_metrics(f, train, test, qrels=qrels, rel=rel)
-        if why:
-            notes.append(why)
+        attach_metrics(f, train, test, notes, qrels=qrels, rel=rel)
     baselines, click_models = [], {}
     if CLICKMODELS in families:
-        for cm in fit_click_model_rows(train, qrels):
+        for cm in fit_click_models(train, qrels=qrels):
             progress_line(f"fitted clickmodel/{cm.name}: loglik {cm.loglik:.1f}", progress)
-            why = attach_metrics(cm, train, test)
-            if why:
-                notes.append(why)
+            attach_metrics(cm, train, test, notes)
             click_models[cm.name] = cm
             rec = click_model_record(cm, desc)
             fits.append(rec)
             sequence.append(rec)
         baselines.append(RankCTR(train))
-        attach_metrics(baselines[-1], train, test)
+        attach_metrics(baselines[-1], train, test, notes)
     log = {"description": train.description, "source": train.source, "n_sessions": len(train),
            "n_heldout": len(test) if test is not None else 0, "split": how}
     if "dropped_clicks" in train.meta:
@@ -260,3 +400,87 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
     report = FitReport(fits, diagnostics, notes, log, unfitted, baselines, click_models)
     report._sequence = sequence
     return report
+
+
+def fit_candidate(family: str, cand: Candidate, train: PatternData, test: PatternData | None = None, *,
+                  bootstrap: int = 0, rng: np.random.Generator | None = None, description: str = "",
+                  extra: dict | None = None) -> FamilyFit:
+    """Fit one candidate by maximum likelihood on prepared training data; score it on prepared test data.
+
+    Parameters
+    ----------
+    family : str
+    cand : Candidate
+    train, test : prepared data of the family (``test`` optional)
+    bootstrap : int
+        Linearised bootstrap replicates for the 95% intervals (0: Wald, from the sandwich covariance).
+    rng : numpy Generator, optional
+    description : str
+        The log's description, kept in the fit.
+    extra : dict, optional
+        Parameters added to the fit's (e.g. MPcont's holding rates).
+
+    Returns
+    -------
+    FamilyFit
+        A candidate that gives probability 0 to some training session at every
+        parameter value has log-likelihood ``-inf`` and only its fixed parameters.
+    """
+    rng = np.random.default_rng(0) if rng is None else rng
+    g, sc = cand.grad, cand.scores
+    est = estimate(lambda th: cand.loglik(train, th), train.counts, cand.x0, bootstrap=bootstrap, rng=rng,
+                   grad=(lambda th: g(train, th)) if g is not None else None, penalty=cand.penalty,
+                   scores=(lambda th: sc(train, th)) if sc is not None else None)
+    params = dict(cand.fixed or {})
+    params.update(cand.unpack(est.theta))
+    fitted = bool(np.isfinite(est.loglik))
+    if not fitted:
+        # probability 0 for some session at every parameter value: the fitted parameters would be the
+        # start values, which are no estimate; keep only what the candidate fixes (its name, fixed values)
+        for key in _free_keys(cand):
+            params.pop(key, None)
+    intervals = {}
+    if est.cov is not None:
+        draws = est.draws
+        if draws is None:
+            cov = 0.5 * (est.cov + est.cov.T)
+            draws = rng.multivariate_normal(est.theta, cov, size=4000, check_valid="ignore")
+        # a draw far out on the unconstrained scale (a boundary estimate has a huge variance) maps to 0 or
+        # inf through exp: the right limits, and the intervals below keep only finite values
+        with np.errstate(over="ignore"):
+            nat = [cand.unpack(d) for d in draws]
+        flat = {}
+        for key, val in params.items():
+            if isinstance(val, dict):       # e.g. the non-parametric kernel's weights: 'weights[+2]'
+                for sub in val:
+                    flat[f"{key}[{sub}]"] = (lambda d, key=key, sub=sub: d[key][sub])
+            elif isinstance(val, (float, int)) and not isinstance(val, bool) and key not in (cand.fixed or {}):
+                flat[key] = (lambda d, key=key: d[key])
+        for key, get in flat.items():
+            vals = np.array([float(get(d)) for d in nat])
+            vals = vals[np.isfinite(vals)]
+            if vals.size and np.ptp(vals) > 0:
+                lo, hi = np.percentile(vals, [2.5, 97.5])
+                intervals[key] = (float(lo), float(hi))
+    if extra:
+        params.update(extra)
+    held, n_held, n_held_events = None, 0, 0
+    if test is not None:
+        # no estimate: no held-out value either (one at the start values would mean nothing)
+        held = float(test.counts @ cand.loglik(test, est.theta)) if fitted else float("-inf")
+        n_held = int(test.counts.sum())
+        n_held_events = int(test.n_events)
+    return FamilyFit(family=family, model=cand.name, params=params, intervals=intervals,
+                     loglik=float(est.loglik), n_params=int(np.size(est.theta)),
+                     n_sessions=int(train.counts.sum()), heldout_loglik=held, n_heldout=n_held,
+                     n_events=int(train.n_events), log_description=description,
+                     n_heldout_events=n_held_events)
+
+
+def _free_keys(cand: Candidate) -> list:
+    """The parameters of ``cand.unpack`` that depend on the fitted vector (those a fit estimates)."""
+    x0 = np.asarray(cand.x0, dtype=np.float64)
+    if x0.size == 0:
+        return []
+    a, b = cand.unpack(x0), cand.unpack(x0 + 0.5)
+    return [k for k in a if k not in b or a[k] != b[k]]

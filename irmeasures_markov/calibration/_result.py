@@ -1,4 +1,4 @@
-"""A fitted user model: what every fit returns and every registry stores.
+r"""A fitted user model: what every fit returns and every registry stores.
 
 :class:`FamilyFit` is plain data (JSON round-trip through ``to_dict`` /
 ``from_dict``) plus :meth:`FamilyFit.measure_parameters`, which turns the fitted
@@ -7,22 +7,62 @@ parameters into what the family's measure functions take.  The fitting code
 (``register_fitted``, ``'fit:NAME'`` / ``'file:PATH'`` measure parameters)
 reads only ``measure_parameters()``.  :meth:`FamilyFit.click_probabilities`
 and :meth:`FamilyFit.session_loglik` give the clicks the fitted user model
-predicts (:mod:`.click_probabilities`; MP has none), for a fit just made or
-read from a fit file alike.
+predicts (MP has none), for a fit just made or read from a fit file alike:
+
+Click probabilities and click-vector likelihoods of the fitted user models (P@H, Carterette, TBG).
+Every walk family of this package (P@H's browsing models, Carterette's stopping
+distributions, TBG's reader) describes a user who visits ranks — forward with
+:math:`p_r`, backward with :math:`q_r`, stopping with :math:`1-p_r-q_r`, from
+rank 1 (:mod:`._walk`) — and clicks each visit of rank :math:`r` with
+probability :math:`\gamma_r`.  That defines a distribution over a session's
+**click vector** :math:`c_r` (rank :math:`r` clicked at least once), the
+quantity click models are scored on
+(:mod:`~irmeasures_markov.calibration._click_metrics`):
+
+- the unconditional click probability :math:`P(C_r=1)` is the walk code's
+  (:func:`~._walk.click_probability_by_rank`, what the fit's CTR diagnostics use);
+- for a forward reader (:math:`q=0` past rank 1: SFBM, DFBM, Carterette,
+  TBG) each rank is visited at most once, and the probability of the click
+  vector is the walk likelihood of its clicked ranks in rank order
+  (:func:`~._walk.walk_loglik`);
+- for a user who goes back (RWBM) the click vector with clicked set :math:`S`
+  has probability :math:`\sum_{A\subseteq S}(-1)^{|S\setminus A|}Q(A)`
+  (inclusion-exclusion), with :math:`Q(A)` the probability of no click
+  outside :math:`A`: :math:`Q(A) = e_1^\top (I-D_AP)^{-1}D_A s`, :math:`D_A`
+  the diagonal of 1 on :math:`A` and :math:`1-\gamma_r` elsewhere, :math:`s`
+  the stop probabilities (one tridiagonal solve per set); at most
+  :data:`MAX_CLICKED_RANKS` clicked ranks.
+
+How this relates to the likelihood the fit maximises: Carterette and TBG are
+fitted on the set of clicked ranks, and with :math:`q=0` that likelihood *is*
+the click-vector probability.  P@H is fitted on the ordered click sequence
+(consecutive repeats merged), a finer observation: the click-vector
+probability here is the sum of the sequence probabilities over every sequence
+with the same set of clicked ranks (every order, every revisit).
+
+MP defines no click probabilities: its observation model takes the clicked set
+as the chain's relevant ranks and models only the order of the moves between
+them, conditional on that set (:mod:`._mp`).
 """
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
 
+from irmeasures_markov.calibration import _carterette as carterette
 from irmeasures_markov.calibration import _parameters as parameters
-from irmeasures_markov.calibration._click_probabilities import FamilyClickModel, family_click_model
-from irmeasures_markov.calibration._click_user_models import is_number
+from irmeasures_markov.calibration import _ph as ph
+from irmeasures_markov.calibration import _tbg as tbg
+from irmeasures_markov.calibration._click_metrics import click_vector
+from irmeasures_markov.calibration._likelihood import safe_log
 from irmeasures_markov.calibration._logs import Session
-from irmeasures_markov.calibration._parameters import COUNT, Field, field_error
+from irmeasures_markov.calibration._parameters import COUNT, NUMBER, Field, field_error
+from irmeasures_markov.calibration._walk import WalkData, boundary, click_probability_by_rank, walk_loglik
+from irmeasures_markov.calibration.click_models import ClickModelFit
 
-__all__ = ["FamilyFit", "FAMILIES"]
+__all__ = ["FamilyFit", "FAMILIES", "FamilyClickModel", "walk_click_vector_probability", "MAX_CLICKED_RANKS"]
 
 #: The families a log can calibrate.
 FAMILIES = ("mp", "ph", "carterette", "tbg")
@@ -32,19 +72,14 @@ def _float(v) -> float:
     return float("nan") if v is None else float(v)
 
 
-def _number_or_null(v) -> bool:
-    return v is None or is_number(v)
-
-
 _STRING = Field("a string", lambda v: isinstance(v, str))
-_NUMBER = Field("a number (or null)", _number_or_null)
 #: field -> what it may be
 _FIELD_RULES = {
-    "family": _STRING, "model": _STRING, "log_description": _STRING, "loglik": _NUMBER, "heldout_loglik": _NUMBER,
+    "family": _STRING, "model": _STRING, "log_description": _STRING, "loglik": NUMBER, "heldout_loglik": NUMBER,
     "params": Field("an object", lambda v: isinstance(v, dict)),
     "intervals": Field("an object mapping names to [low, high] pairs of numbers (or null)",
                        lambda v: isinstance(v, dict) and all(isinstance(k, str) and isinstance(i, (list, tuple))
-                                                             and len(i) == 2 and all(map(_number_or_null, i))
+                                                             and len(i) == 2 and all(map(NUMBER.ok, i))
                                                              for k, i in v.items())),
     **dict.fromkeys(("n_params", "n_sessions", "n_heldout", "n_events", "n_heldout_events"), COUNT),
     **dict.fromkeys(("heldout_metrics", "train_metrics"),
@@ -84,7 +119,7 @@ class FamilyFit:
         Observations the held-out likelihood counts (held-out perplexity per event).
     heldout_metrics, train_metrics : dict or None
         Click metrics on the held-out and the training sessions
-        (:meth:`~.click_metrics.ClickMetrics.as_dict`: log-likelihood per
+        (:meth:`~._click_metrics.ClickMetrics.as_dict`: log-likelihood per
         session, click perplexity overall and per rank, CTR predicted and
         observed); None where the model does not predict clicks.
     """
@@ -195,7 +230,9 @@ class FamilyFit:
 
         Returns
         -------
-        FamilyClickModel
+        FamilyClickModel or ClickModelFit
+            Cached on the fit per parameters, qrels and ``rel``; for a click-model
+            row, the click model it stores.
 
         Raises
         ------
@@ -206,7 +243,24 @@ class FamilyFit:
         ValueError
             When the fit depends on relevance and ``qrels`` is not given.
         """
-        return family_click_model(self, qrels, rel)
+        if self.family == "clickmodel":
+            # a click-model row (of a report, or read back from a fit file) predicts as the click model it stores
+            return ClickModelFit.from_dict({"name": self.model, "params": self.params, "loglik": self.loglik,
+                                            "n_params": self.n_params, "n_sessions": self.n_sessions})
+        if self.family == "mp" or (self.family == "tbg" and "pc_rel" not in self.params):
+            raise NotImplementedError(f"{self.family} {self.model!r}: no click probabilities: "
+                                      f"{NO_CLICKS_REASON[self.family]}")
+        if self.family not in WALK_FAMILIES:
+            raise NotImplementedError(f"{self.family} {self.model!r}: no click probabilities for family "
+                                      f"{self.family!r} (the families with them are {', '.join(WALK_FAMILIES)})")
+        # one model per fit (never pickled: __getstate__), made again when its parameters changed or other qrels
+        # are given
+        key = (json.dumps(self.params, sort_keys=True, default=str), self.family, rel)
+        cached = self.__dict__.get("_click_model_cache")
+        if cached is None or cached[0] != key or cached[1].qrels is not qrels:
+            cached = (key, FamilyClickModel(self.family, self.params, qrels, rel))
+            self.__dict__["_click_model_cache"] = cached
+        return cached[1]
 
     def click_probabilities(self, session: Session, qrels: dict | None = None, rel: int = 1) -> np.ndarray:
         """Unconditional P(click at rank r) for each rank r = 1..len(session.shown) under the fitted model.
@@ -246,3 +300,170 @@ class FamilyFit:
             ``-inf`` when the model gives the click vector probability 0.
         """
         return self.click_model(qrels, rel).session_loglik(session)
+
+
+# ---------------------------------------------------------------------------
+# Click probabilities of the fitted user models
+# ---------------------------------------------------------------------------
+
+#: each walk family's (p, q, gamma) of one ranking: the rule its likelihood uses
+_WALK_ARRAYS = {"ph": ph.walk_arrays, "carterette": carterette.walk_arrays, "tbg": tbg.walk_arrays}
+#: the families whose user models define clicks (a walk with clicks on visits)
+WALK_FAMILIES = tuple(_WALK_ARRAYS)
+#: why a family (or a fit) has no click probabilities
+NO_CLICKS_REASON = {
+    "mp": "MP models the order of the moves between the clicked ranks given which ranks were clicked "
+          "(the clicked set is its relevant set), not which ranks get clicked",
+    "tbg": "this TBG fit has only time parameters (halflife, t_summary); its click probabilities P(C|R) "
+           "are fitted with qrels only",
+}
+
+#: most distinct clicked ranks of a session under a user who goes back (the exact sum has 2^k terms of
+#: alternating sign: beyond, its cost and its rounding error grow too large)
+MAX_CLICKED_RANKS = 16
+#: sets per batch of the inclusion-exclusion sum
+_CHUNK = 4096
+
+_REL_KEYS = ("gamma_rel", "gamma_nonrel", "p_rel", "q_rel")
+
+
+def _no_click_outside(p, q, stop, gamma, inside: np.ndarray) -> np.ndarray:
+    """Q(A) for a batch of sets A (``inside``: (B, T) bool): the probability of no click at a rank outside A.
+
+    ``Q(A)`` is the first entry of the solution of the tridiagonal system ``(I - D P) x = D s``; it is
+    eliminated from rank T up to rank 1 (Thomas's algorithm in reverse order, stable because the matrix is
+    diagonally dominant: p + q <= 1), so the answer is the last pivot step and costs O(T) per set."""
+    d = np.where(inside, 1.0, 1.0 - gamma[None, :])                     # (B, T)
+    T = p.size
+    # row r: x_r - d_r p_r x_{r+1} - d_r q_r x_{r-1} = d_r s_r; eliminate x_{r+1} from the bottom row up
+    up = np.zeros(d.shape[0])          # coefficient of x_{r-1} after elimination (divided by the pivot)
+    y = np.zeros(d.shape[0])
+    for r in range(T - 1, -1, -1):
+        a = d[:, r] * p[r]                                                # coefficient of x_{r+1}
+        pivot = 1.0 - a * up
+        y = (d[:, r] * stop[r] + a * y) / pivot
+        up = d[:, r] * q[r] / pivot
+    return y
+
+
+def walk_click_vector_probability(p, q, gamma, clicked) -> float:
+    """P(the set of ranks clicked at least once is exactly ``clicked``) under the walk (module docstring).
+
+    Parameters
+    ----------
+    p, q, gamma : array_like, shape (T,)
+        Forward, backward and click probabilities per rank (the forward
+        probability at rank T and the backward one at rank 1 are ignored: the user stops).
+    clicked : array_like of bool or 0/1, shape (T,)
+        The click vector.
+
+    Returns
+    -------
+    float
+    """
+    p, q = boundary(p, q)
+    stop = 1.0 - p - q
+    gamma = np.asarray(gamma, dtype=np.float64)
+    c = np.asarray(clicked).astype(bool)
+    T = p.size
+    S = np.flatnonzero(c)
+    if S.size > MAX_CLICKED_RANKS:
+        raise ValueError(f"a click vector with {S.size} clicked ranks under a user who goes back (q > 0): the "
+                         f"exact sum has 2^{S.size} terms; at most {MAX_CLICKED_RANKS} clicked ranks are supported")
+    total = 0.0
+    for start in range(0, 1 << S.size, _CHUNK):
+        codes = np.arange(start, min(start + _CHUNK, 1 << S.size))
+        subsets = ((codes[:, None] >> np.arange(S.size)[None, :]) & 1).astype(bool)
+        inside = np.zeros((codes.size, T), dtype=bool)
+        inside[:, S] = subsets
+        sign = np.where((S.size - subsets.sum(axis=1)) % 2 == 0, 1.0, -1.0)
+        total += float(sign @ _no_click_outside(p, q, stop, gamma, inside))
+    return total
+
+
+class FamilyClickModel:
+    """A fitted walk-family user model as a click model: ``click_probabilities`` and ``session_loglik``.
+
+    Build it with ``FamilyFit.click_model``.
+    Results are cached per ranking (length and relevance) and click vector,
+    so scoring a log costs its distinct sessions.
+    """
+
+    def __init__(self, family: str, params: dict, qrels: dict | None = None, rel: int = 1) -> None:
+        self.family, self.params, self.qrels, self.rel = family, dict(params), qrels, rel
+        self._rankings: dict = {}       # (length, relevance) -> (walk data, p, q, gamma); kept, so ids stay unique
+        self._sessions: dict = {}       # (length, query and documents if needs_qrels) -> the same
+        self._marginals: dict = {}
+        self._loglik: dict = {}
+        self.needs_qrels = family == "tbg" or any(k in params for k in _REL_KEYS) or \
+            (family == "carterette" and params.get("dist") in ("ERR", "AP", "RRR"))
+        if self.needs_qrels and qrels is None:
+            raise ValueError(f"this {family} fit ({params.get('browse') or params.get('dist') or 'clicks'}) depends "
+                             "on relevance: pass "
+                             "qrels={query_id: {doc_id: grade}} (and rel, the lowest relevant grade)")
+
+    def ranking(self, session: Session) -> tuple[WalkData, np.ndarray, np.ndarray, np.ndarray]:
+        """The ranking ``session`` shows as walk data (no clicks) and its forward, backward and click
+        probabilities at each rank, by the family's own rule (the one its likelihood uses); looked up by the
+        ranking's length (and query and documents, when the model reads relevance) before its relevance is read."""
+        by_session = (session.n_shown, (session.query_id, session.shown) if self.needs_qrels else None)
+        hit = self._sessions.get(by_session)
+        if hit is not None:
+            return hit
+        relv = None
+        if self.needs_qrels:
+            judged = self.qrels.get(session.query_id, {})
+            relv = tuple(judged.get(d, 0) >= self.rel for d in session.shown)
+        key = (session.n_shown, relv)
+        hit = self._rankings.get(key)
+        if hit is None:
+            T = session.n_shown
+            data = WalkData(np.array([T]), np.array(relv if relv is not None else (False,) * T, dtype=bool),
+                            [()], [0])
+            hit = self._rankings[key] = (data, *_WALK_ARRAYS[self.family](data, self.params))
+        self._sessions[by_session] = hit
+        return hit
+
+    def click_probabilities(self, session: Session) -> np.ndarray:
+        """Unconditional P(click at rank r), r = 1..len(session.shown) (module docstring).
+
+        Parameters
+        ----------
+        session : Session
+
+        Returns
+        -------
+        ndarray of float64
+        """
+        data, p, q, g = self.ranking(session)
+        hit = self._marginals.get(id(data))
+        if hit is None:
+            hit = self._marginals[id(data)] = click_probability_by_rank(data, p, q, g)
+        return hit.copy()
+
+    def session_loglik(self, session: Session) -> float:
+        """Natural log of the probability of the session's click vector (``-inf`` when the model rules it out).
+
+        Parameters
+        ----------
+        session : Session
+
+        Returns
+        -------
+        float
+        """
+        c = click_vector(session)
+        data, p, q, g = self.ranking(session)
+        key = (id(data), c.tobytes())
+        hit = self._loglik.get(key)
+        if hit is None:
+            if not np.any(q[1:]):      # (a backward move from rank 1 stops: q at rank 1 changes nothing)
+                # a forward reader: the walk likelihood of the clicked ranks in rank order is the vector's
+                seq = tuple(int(r) for r in np.flatnonzero(c) + 1)
+                one = WalkData(data.group_len, data.rel, [seq], [0])
+                hit = float(walk_loglik(one, p, q, g)[0])
+            else:
+                prob = walk_click_vector_probability(p, q, g, c)
+                hit = float(safe_log(min(max(prob, 0.0), 1.0)))
+            self._loglik[key] = hit
+        return hit

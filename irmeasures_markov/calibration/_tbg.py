@@ -28,7 +28,7 @@ import numpy as np
 
 from irmeasures_markov.calibration._likelihood import Candidate, expit, logit
 from irmeasures_markov.calibration._logs import ClickLog
-from irmeasures_markov.calibration._walk import WalkData, walk_loglik
+from irmeasures_markov.calibration._walk import WalkData, walk_candidate
 
 __all__ = ["candidates", "fit_times", "walk_arrays"]
 
@@ -39,11 +39,8 @@ def _make(name: str, fixed=None) -> Candidate:
         pc_rel, pc_nonrel = fixed if fixed is not None else (float(expit(th[1])), float(expit(th[2])))
         return {"p_continue": float(expit(th[0])), "pc_rel": pc_rel, "pc_nonrel": pc_nonrel}
 
-    def loglik(data, th):
-        return walk_loglik(data, *walk_arrays(data, unpack(th)))
-
     x0 = [logit(0.7)] + ([logit(0.5), logit(0.3)] if fixed is None else [])
-    return Candidate(name, x0, loglik, unpack)
+    return walk_candidate(name, x0, unpack, walk_arrays)
 
 
 def walk_arrays(data: WalkData, values: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

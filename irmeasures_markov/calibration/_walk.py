@@ -37,13 +37,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from irmeasures_markov._util._lazy import lazy_module
-from irmeasures_markov.calibration._likelihood import group_patterns, safe_log
+from irmeasures_markov.calibration._likelihood import Candidate, group_patterns, safe_log
 from irmeasures_markov.calibration._logs import ClickLog
 
 lapack = lazy_module("scipy.linalg.lapack")
 
 __all__ = ["WalkData", "walk_data", "walk_matrices", "walk_loglik", "click_probability_by_rank",
-           "click_gammas", "gamma_names", "merged_tuple", "boundary", "DENSE_MAX", "ctr_diagnostics"]
+           "click_gammas", "gamma_names", "merged_tuple", "boundary", "DENSE_MAX", "ctr_diagnostics", "walk_candidate"]
 
 #: groups with rankings up to this length use the dense matrices (batched); longer ones the tridiagonal solves
 DENSE_MAX = 64
@@ -138,11 +138,6 @@ class WalkData:
         """(len(groups), T) flat indices of the ranks of groups that all have T ranks."""
         return self.offsets[groups][:, None] + np.arange(T)[None, :]
 
-    @property
-    def n_sessions(self) -> int:
-        """Sessions grouped (the sum of the pattern counts)."""
-        return int(self.counts.sum())
-
 
 def gamma_names(with_rel: bool) -> list[str]:
     r"""Names of the click probabilities :math:`\gamma` of the observation model.
@@ -190,6 +185,12 @@ def ctr_diagnostics(data: WalkData, walk_arrays, params: dict) -> dict:
             "ctr_predicted": click_probability_by_rank(data, *walk_arrays(data, params)).tolist()}
 
 
+def walk_candidate(name: str, x0: list[float], unpack, walk_arrays) -> Candidate:
+    """A candidate of a walk family (P@H, Carterette, TBG): its likelihood is the walk likelihood of the
+    ``(p, q, gamma)`` that ``walk_arrays(data, unpack(theta))`` gives."""
+    return Candidate(name, x0, lambda data, theta: walk_loglik(data, *walk_arrays(data, unpack(theta))), unpack)
+
+
 def walk_data(log: ClickLog, qrels: dict[str, dict[str, int]] | None = None, rel: int = 1,
               order: str = "clicks") -> WalkData:
     """Group a ClickLog's sessions for the walk likelihood.
@@ -234,12 +235,8 @@ def walk_data(log: ClickLog, qrels: dict[str, dict[str, int]] | None = None, rel
         seqs.append(seq)
     keys = list(gindex)
     lens = np.array([k[0] for k in keys], dtype=np.int64)
-    flat = np.zeros(int(lens.sum()), dtype=bool)
-    if qrels is not None:
-        at = 0
-        for T, relv in keys:
-            flat[at:at + T] = relv
-            at += T
+    flat = (np.array([x for _, relv in keys for x in relv], dtype=bool) if qrels is not None
+            else np.zeros(int(lens.sum()), dtype=bool))
     return WalkData(lens, flat, seqs, group_of)
 
 

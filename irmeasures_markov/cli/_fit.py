@@ -17,8 +17,8 @@ import contextlib
 import sys
 
 from irmeasures_markov import calibration
+from irmeasures_markov.calibration._logs import SPLITS, describe_split, split_log
 from irmeasures_markov.calibration._registry import save_fit
-from irmeasures_markov.calibration._splits import SPLITS, describe_split, split_log
 from irmeasures_markov.calibration.readers import read_log, read_wscd
 from irmeasures_markov.cli._errors import PROG, CliError, CliParser, reading
 from irmeasures_markov.cli._inputs import load_qrels

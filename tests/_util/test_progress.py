@@ -48,9 +48,10 @@ def _calls(data, tmp_path):
         return {} if progress == "default" else {"progress": progress}
 
     def fit_log(progress):
-        from irmeasures_markov.calibration import _simulate as simulate
+        from user_model_sim import simulate_mp
+
         from irmeasures_markov.calibration import fit
-        log = simulate.simulate_mp(40, n_docs=5, rng=1)
+        log = simulate_mp(40, n_docs=5, rng=1)
         return fit(log, families="mp", bootstrap=0, **kw(progress))
 
     def grid_fits(progress):

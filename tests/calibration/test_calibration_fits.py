@@ -3,20 +3,20 @@
 Recovery: 20 seeds of 10,000 simulated sessions per family; the 95% intervals
 must cover the generating value in >= 90% of seeds (18 of 20) and held-out
 likelihood must pick the generating model in >= 95% (19 of 20).  The
-simulators walk users step by step (calibration.simulate), independently of
-the closed-form likelihoods they test.
+simulators walk users step by step (calibration.simulate_ph, tests/user_model_sim.py), independently of the
+closed-form likelihoods they test.
 """
 import json
 
 import numpy as np
 import pytest
+import user_model_sim as sim
 
-from irmeasures_markov.calibration import FitReport, fit
+from irmeasures_markov.calibration import FitReport, fit, simulate_ph
 from irmeasures_markov.calibration import _carterette as cart
 from irmeasures_markov.calibration import _mp as mp
 from irmeasures_markov.calibration import _ph as ph
-from irmeasures_markov.calibration import _simulate as sim
-from irmeasures_markov.calibration._fitting import fit_candidate
+from irmeasures_markov.calibration._report import fit_candidate
 from irmeasures_markov.calibration._walk import walk_data, walk_loglik
 
 SEEDS = range(20)
@@ -45,11 +45,11 @@ def test_ph_rwbm_recovery_and_selection():
     cands = {c.name: c for c in ph.candidates(False)}
     for seed in SEEDS:
         truth = {"p": 0.55 + 0.01 * (seed % 5), "q": 0.2, "gamma": 0.35}
-        log, _ = sim.simulate_ph(N, browse="RWBM", p=truth["p"], q=truth["q"], gamma=truth["gamma"], rng=seed)
-        test, _ = sim.simulate_ph(N // 2, browse="RWBM", p=truth["p"], q=truth["q"], gamma=truth["gamma"],
+        log, _ = simulate_ph(N, browse="RWBM", p=truth["p"], q=truth["q"], gamma=truth["gamma"], rng=seed)
+        test, _ = simulate_ph(N // 2, browse="RWBM", p=truth["p"], q=truth["q"], gamma=truth["gamma"],
                                   rng=1000 + seed)
         tr, te = walk_data(log), walk_data(test)
-        fits = {n: fit_candidate("ph", c, tr, te, bootstrap=0, rng=np.random.default_rng(seed))[0]
+        fits = {n: fit_candidate("ph", c, tr, te, bootstrap=0, rng=np.random.default_rng(seed))
                 for n, c in cands.items() if n in ("RWBM", "SFBM", "RWBM(p=0.5,q=0.25)")}
         f = fits["RWBM"]
         for k in cover:
@@ -72,7 +72,7 @@ def test_stopping_recovery_and_selection():
         test = sim.simulate_stopping(N // 2, P, gamma=0.4, rng=500 + seed)
         tr, te = walk_data(log, order="set"), walk_data(test, order="set")
         # this family's intervals are the bootstrap ones (200 replicates), the others' Wald
-        fits = [fit_candidate("carterette", c, tr, te, bootstrap=200, rng=np.random.default_rng(seed))[0]
+        fits = [fit_candidate("carterette", c, tr, te, bootstrap=200, rng=np.random.default_rng(seed))
                 for c in cands]
         f = fits[0]
         cover_t += _covers(f, "theta", theta)
@@ -88,13 +88,13 @@ def test_mp_decay_recovery_and_selection():
     picked = 0
     # the closest competitors on these logs (the LID kernel, and the chain on the clicked ranks only)
     names = ("GL_AD_ID", "GL_AD_LID", "GL_OR_ID")
-    cands = [c for c in mp.candidates(10, nonparametric=False) if c.name in tuple(f"{m}(decay)" for m in names)]
+    cands = [c for c in mp.candidates(10) if c.name in tuple(f"{m}(decay)" for m in names)]
     for seed in SEEDS:
         decay = 1.2 + 0.05 * (seed % 4)
         log = sim.simulate_mp(N, model="GL_AD_ID", decay=decay, rng=seed)
         test = sim.simulate_mp(N, model="GL_AD_ID", decay=decay, rng=700 + seed)
         tr, te = mp.MPData(log), mp.MPData(test)
-        fits = [fit_candidate("mp", c, tr, te, bootstrap=0, rng=np.random.default_rng(seed))[0] for c in cands]
+        fits = [fit_candidate("mp", c, tr, te, bootstrap=0, rng=np.random.default_rng(seed)) for c in cands]
         f = fits[0]
         assert f.model == "GL_AD_ID(decay)"
         cover += _covers(f, "decay", decay)
@@ -105,11 +105,11 @@ def test_mp_decay_recovery_and_selection():
 
 def test_bootstrap_agrees_with_wald():
     """Linearised bootstrap percentile intervals and sandwich Wald intervals: two computations, one answer."""
-    log, _ = sim.simulate_ph(N, browse="RWBM", p=0.6, q=0.2, gamma=0.4, rng=3)
+    log, _ = simulate_ph(N, browse="RWBM", p=0.6, q=0.2, gamma=0.4, rng=3)
     tr = walk_data(log)
     c = [c for c in ph.candidates(False) if c.name == "RWBM"][0]
-    a = fit_candidate("ph", c, tr, bootstrap=0, rng=np.random.default_rng(0))[0]
-    b = fit_candidate("ph", c, tr, bootstrap=2000, rng=np.random.default_rng(1))[0]
+    a = fit_candidate("ph", c, tr, bootstrap=0, rng=np.random.default_rng(0))
+    b = fit_candidate("ph", c, tr, bootstrap=2000, rng=np.random.default_rng(1))
     for k in ("p", "q", "gamma"):
         wa = a.intervals[k][1] - a.intervals[k][0]
         wb = b.intervals[k][1] - b.intervals[k][0]
@@ -121,7 +121,7 @@ def test_mpcont_rates_recovery():
     rates = np.linspace(1 / 20, 1 / 60, 10)
     cover = 0
     for seed in range(20):
-        log, _ = sim.simulate_ph(2000, browse="RWBM", p=0.6, q=0.2, gamma=0.5, rng=seed)
+        log, _ = simulate_ph(2000, browse="RWBM", p=0.6, q=0.2, gamma=0.5, rng=seed)
         timed = sim.simulate_times(log, rates=rates, rng=seed)
         r = mp.fit_rates(timed)
         cover += (r["rates_low"][0] <= rates[0] <= r["rates_high"][0])
@@ -133,7 +133,7 @@ def test_tbg_times_recovery():
     from irmeasures_markov.calibration import _tbg as tbg
     cover_h = cover_t = 0
     for seed in range(20):
-        log, _ = sim.simulate_ph(2000, browse="RWBM", p=0.6, q=0.2, gamma=0.5, rng=seed)
+        log, _ = simulate_ph(2000, browse="RWBM", p=0.6, q=0.2, gamma=0.5, rng=seed)
         timed = sim.simulate_times(log, t_summary=4.0, halflife=90.0, rng=seed)
         lo, hi = tbg.fit_times(timed, bootstrap=300, rng=seed)["intervals"]["halflife"]
         cover_h += lo <= 90.0 <= hi
@@ -182,8 +182,8 @@ def test_forward_model_cannot_explain_backward_clicks():
 
 @pytest.fixture(scope="module")
 def report():
-    log, qrels = sim.simulate_ph(3000, browse="RWBM", p=0.6, q=0.2, gamma=0.4, rng=11)
-    test, _ = sim.simulate_ph(1000, browse="RWBM", p=0.6, q=0.2, gamma=0.4, rng=12)
+    log, qrels = simulate_ph(3000, browse="RWBM", p=0.6, q=0.2, gamma=0.4, rng=11)
+    test, _ = simulate_ph(1000, browse="RWBM", p=0.6, q=0.2, gamma=0.4, rng=12)
     return fit(log, test=test, qrels=qrels, bootstrap=50, seed=0)
 
 
@@ -201,7 +201,7 @@ def test_report_table_frame_dict(report, tmp_path):
 
 
 def test_best_uses_aic_without_test():
-    log, _ = sim.simulate_ph(2000, browse="RWBM", p=0.6, q=0.2, gamma=0.4, rng=5)
+    log, _ = simulate_ph(2000, browse="RWBM", p=0.6, q=0.2, gamma=0.4, rng=5)
     r = fit(log, families=("ph",), bootstrap=0)
     assert all(f.heldout_loglik is None for f in r.fits)
     assert r.best("ph").model == "RWBM"
@@ -232,7 +232,7 @@ def test_measure_parameters(report):
 
 
 def test_input_validation():
-    log, _ = sim.simulate_ph(100, rng=0)
+    log, _ = simulate_ph(100, rng=0)
     with pytest.raises(ValueError, match="unknown families"):
         fit(log, families=("xyz",))
     with pytest.raises(ValueError, match="`bootstrap`"):
@@ -250,14 +250,14 @@ def test_input_validation():
 def test_relevance_dependent_parameters_recovered():
     """With qrels: P@H's p_rel/q_rel and TBG's P(C|R) (one seed each, 10k sessions)."""
     from irmeasures_markov.calibration import _tbg as tbg
-    log, qrels = sim.simulate_ph(N, browse="RWBM", p=0.6, q=0.2, p_rel=0.35, q_rel=0.3, gamma=0.4, rng=21)
+    log, qrels = simulate_ph(N, browse="RWBM", p=0.6, q=0.2, p_rel=0.35, q_rel=0.3, gamma=0.4, rng=21)
     c = [c for c in ph.candidates(True) if c.name == "RWBM"][0]
-    f = fit_candidate("ph", c, walk_data(log, qrels), bootstrap=0)[0]
+    f = fit_candidate("ph", c, walk_data(log, qrels), bootstrap=0)
     for k, v in (("p", 0.6), ("q", 0.2), ("p_rel", 0.35), ("q_rel", 0.3)):
         assert _near(f, k, v), (k, f.params[k], f.intervals[k])
-    log, qrels = sim.simulate_ph(N, browse="SFBM", p=0.7, q=0.0, gamma=(0.65, 0.3), rng=22)
+    log, qrels = simulate_ph(N, browse="SFBM", p=0.7, q=0.0, gamma=(0.65, 0.3), rng=22)
     c = tbg.candidates()[0]
-    f = fit_candidate("tbg", c, walk_data(log, qrels, order="set"), bootstrap=0)[0]
+    f = fit_candidate("tbg", c, walk_data(log, qrels, order="set"), bootstrap=0)
     for k, v in (("p_continue", 0.7), ("pc_rel", 0.65), ("pc_nonrel", 0.3)):
         assert _near(f, k, v), (k, f.params[k], f.intervals[k])
 
@@ -279,7 +279,7 @@ def test_empirical_stopping_distribution_recovered():
     P = np.array([0.3, 0.25, 0.15, 0.1, 0.08, 0.05, 0.03, 0.02, 0.01, 0.01])
     log = sim.simulate_stopping(N, P, gamma=0.5, rng=4)
     c = [c for c in cart.candidates(False) if c.name == "empirical"][0]
-    f = fit_candidate("carterette", c, walk_data(log, order="set"), bootstrap=0)[0]
+    f = fit_candidate("carterette", c, walk_data(log, order="set"), bootstrap=0)
     sp = f.measure_parameters()["stop_probabilities"](10)
     np.testing.assert_allclose(sp[:9], P[:9], atol=0.03)
 
@@ -288,7 +288,7 @@ def test_dwell_survival_diagnostic():
     """Kaplan-Meier of simulated dwells (last ones censored) follows the fitted exponential; with no
     censoring it is the empirical survival function."""
     from irmeasures_markov.calibration._mp import _dwell_survival
-    log, _ = sim.simulate_ph(3000, browse="RWBM", p=0.6, q=0.2, gamma=0.5, rng=9)
+    log, _ = simulate_ph(3000, browse="RWBM", p=0.6, q=0.2, gamma=0.5, rng=9)
     r = mp.fit_rates(sim.simulate_times(log, rng=9))
     ds = r["dwell_survival"]
     assert np.max(np.abs(np.subtract(ds["kaplan_meier"], ds["exponential"]))) < 0.03
@@ -323,7 +323,7 @@ def test_nonparametric_kernels_recovered(states):
         weights = {**{d: 1.0 / d for d in range(1, 10)}, **{-d: 0.4 / d for d in range(1, 10)}}
     log = sim.simulate_mp(N, model=states, weights=weights, rng=31)
     c = [c for c in mp.candidates(10) if c.name == f"nonparametric_{states}"][0]
-    f = fit_candidate("mp", c, mp.MPData(log), bootstrap=0)[0]
+    f = fit_candidate("mp", c, mp.MPData(log), bootstrap=0)
     for d in (-1, 2, 3, -3) if states == "OR" else (2, 3, 4):
         est, (lo, hi) = f.params["weights"][f"{d:+d}"], f.intervals[f"weights[{d:+d}]"]
         assert abs(est - weights[d]) <= 3.3 * (hi - lo) / (2 * 1.96), (d, est, (lo, hi))

@@ -47,4 +47,3 @@ def test_per_rank_perplexity_and_ctr_by_hand():
 
 def test_repeated_clicks_count_once():
     assert click_vector(make_session("q", ["a", "b", "c"], [2, 2, 3])).tolist() == [0, 1, 1]
-    assert click_vector(make_session("q", ["a", "b", "c"], [3]), depth=2).tolist() == [0, 0]

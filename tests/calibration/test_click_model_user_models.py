@@ -16,7 +16,7 @@ import pytest
 from irmeasures_markov._util._errors import InputError
 from irmeasures_markov.calibration import _registry as registry
 from irmeasures_markov.calibration import load_fit, register_fitted, unregister_fitted
-from irmeasures_markov.calibration._click_user_models import monotone_examination
+from irmeasures_markov.calibration._parameters import monotone_examination
 from irmeasures_markov.calibration.click_models import ClickModelFit
 from irmeasures_markov.measures._carterette_distributions import static_tables
 from irmeasures_markov.plugin._fitted import carterette_distribution

@@ -1,4 +1,4 @@
-"""Click probabilities and click-vector likelihoods of the fitted user models (calibration/_click_probabilities.py).
+"""Click probabilities and click-vector likelihoods of the fitted user models (calibration/_result.py).
 
 Every family with clicks: on rankings of 4 documents the 16 click vectors' probabilities sum to 1 and their
 marginals are ``click_probabilities``; the probabilities equal an independent computation (the walk over
@@ -12,8 +12,8 @@ import pytest
 
 from irmeasures_markov.calibration import FamilyFit, fit, load_fit, save_fit, simulate_ph
 from irmeasures_markov.calibration._click_metrics import click_metrics, click_vector
-from irmeasures_markov.calibration._click_probabilities import walk_click_vector_probability
 from irmeasures_markov.calibration._logs import ClickLog, make_session
+from irmeasures_markov.calibration._result import walk_click_vector_probability
 from irmeasures_markov.calibration._walk import click_probability_by_rank, walk_data, walk_loglik
 
 SHOWN = ["d1", "d2", "d3", "d4"]
@@ -222,7 +222,7 @@ def test_long_rankings_cost_linear_solves_and_agree_with_the_walk_diagnostics():
 
 
 def test_too_many_clicked_ranks_for_a_user_who_goes_back_is_refused():
-    from irmeasures_markov.calibration._click_probabilities import MAX_CLICKED_RANKS
+    from irmeasures_markov.calibration._result import MAX_CLICKED_RANKS
     shown = [f"d{k}" for k in range(30)]
     f = FamilyFit("ph", "RWBM", {"browse": "RWBM", "p": 0.6, "q": 0.3, "gamma": 0.3})
     with pytest.raises(ValueError, match=f"at most {MAX_CLICKED_RANKS} clicked ranks"):

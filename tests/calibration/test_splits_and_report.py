@@ -12,8 +12,8 @@ import pytest
 from irmeasures_markov.calibration import ClickLog, FitReport, Session, fit, load_fit, save_fit
 from irmeasures_markov.calibration import _report as report_mod
 from irmeasures_markov.calibration._click_metrics import click_vector
-from irmeasures_markov.calibration._heldout import RankCTR
-from irmeasures_markov.calibration._splits import split_by_query, split_log
+from irmeasures_markov.calibration._logs import split_by_query, split_log
+from irmeasures_markov.calibration._report import RankCTR
 
 
 def _log(n_sessions=1200, n_queries=40, n_docs=6, seed=3):
@@ -147,7 +147,7 @@ class StandInPBM:
 @pytest.fixture(scope="module")
 def report():
     mp = pytest.MonkeyPatch()
-    mp.setattr(report_mod, "fit_click_model_rows", lambda train, qrels=None: [StandInPBM("PBM", list(train))])
+    mp.setattr(report_mod, "fit_click_models", lambda train, qrels=None: [StandInPBM("PBM", list(train))])
     try:
         yield fit(LOG, test_split=0.3, families="all", bootstrap=0, seed=1)
     finally:
@@ -252,7 +252,7 @@ class Refuses(StandInPBM):
 
 
 def test_a_model_that_cannot_score_a_session_shows_a_dash_and_a_note(monkeypatch):
-    monkeypatch.setattr(report_mod, "fit_click_model_rows",
+    monkeypatch.setattr(report_mod, "fit_click_models",
                         lambda train, qrels=None: [StandInPBM("PBM", list(train)), Refuses("DBN", list(train))])
     rep = fit(LOG, test_split=0.3, families=["carterette", "clickmodels"], bootstrap=0)
     rows = {(r["family"], r["model"]): r for r in rep.rows()}
@@ -264,8 +264,8 @@ def test_a_model_that_cannot_score_a_session_shows_a_dash_and_a_note(monkeypatch
 def test_a_click_model_row_read_back_from_a_fit_file_predicts_as_the_click_model(tmp_path):
     """A report's click-model row, saved and loaded, gives the click model's own probabilities."""
     from irmeasures_markov.calibration import load_fit, save_fit
-    from irmeasures_markov.calibration._heldout import click_model_record
     from irmeasures_markov.calibration._logs import make_session
+    from irmeasures_markov.calibration._report import click_model_record
     from irmeasures_markov.calibration.click_models import fit_click_model
 
     rng = np.random.default_rng(0)

@@ -152,9 +152,8 @@ def test_qrels_helpers_take_a_qrels_file(qrels_paths):
 
 
 def test_calibration_fit_takes_a_qrels_file(tmp_path):
-    from irmeasures_markov.calibration import _simulate as sim
-    from irmeasures_markov.calibration import fit
-    log, qrels = sim.simulate_ph(300, browse="RWBM", p=0.6, q=0.2, gamma=0.4, rng=3)
+    from irmeasures_markov.calibration import fit, simulate_ph
+    log, qrels = simulate_ph(300, browse="RWBM", p=0.6, q=0.2, gamma=0.4, rng=3)
     path = tmp_path / "sim.qrels"
     path.write_text(_qrels_text(qrels))
     ref = fit(log, families=("ph",), qrels=qrels, bootstrap=0)

@@ -71,7 +71,6 @@ NOT_MEASURED = {
     "time-biased-gain.md": ["(6.8 ± 0.5 s)", "b = 7.8 ± 0.7 s", "about 55 minutes", "exceed 2 GiB"],
     "irmeasures_markov/_util/_segments.py": ["to about 8 MB"],  # rows x width x 8 bytes
     "irmeasures_markov/documents/_docid_table.py": ["need 5.4 GB"],  # 50M docids x the table's bytes each
-    "irmeasures_markov/calibration/_simulate.py": ["(default 1/30 s)"],
     "irmeasures_markov/grid/_backends.py": ["above 128 KiB"],
 }
 #: a path of one machine: a home directory or a scratch or work directory

@@ -338,8 +338,10 @@ def test_a_registered_fit_with_a_bad_kernel_is_refused_when_used():
 
 @pytest.mark.slow  # fits every model to the sample logs
 def test_real_fit_files_pass_the_schema(tmp_path):
+    from user_model_sim import simulate_mp, simulate_times
+
     from irmeasures_markov.calibration import fit
-    from irmeasures_markov.calibration._simulate import simulate_mp, simulate_times
+
     log = simulate_times(simulate_mp(30, rng=np.random.default_rng(0)), rng=np.random.default_rng(1))
     qrels = {s.query_id: {d: 1 for d in s.shown[::2]} for s in log}
     for q in (None, qrels):

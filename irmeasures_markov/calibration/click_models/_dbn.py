@@ -1,4 +1,22 @@
-r"""The dynamic Bayesian network model, DBN (Chapelle & Zhang 2009), and its simplified form SDBN.
+r"""The cascade family: the cascade model, CM, and the dynamic Bayesian network model, DBN, with its simplified
+form SDBN.
+
+**CM** (Craswell et al. 2008; Chuklin, Markov & de Rijke 2015, §3.2).
+
+The user examines ranks top-down, clicks an attractive document
+(:math:`\alpha_{qd}`) and stops there:
+:math:`P(C_r=1)=\alpha_r\prod_{i<r}(1-\alpha_i)`.
+
+Fitted by counting, which is the maximum-likelihood estimate of the model: the
+ranks down to a session's first click are examined (the first click's document
+was attractive, the ones above it were not); a session without clicks examined
+every rank.  Ranks below the first click are ignored when fitting.  The model
+gives a session with a second click probability 0; its log-likelihood clips
+each conditional click probability to ``[EPS, 1 - EPS]``
+(:data:`~irmeasures_markov.calibration._click_metrics.EPS`), so such a session
+scores ``log(EPS)`` per impossible click rather than minus infinity.
+
+**DBN** (Chapelle & Zhang 2009) and SDBN.
 
 The user examines rank 1; at an examined rank she clicks an attractive
 document (:math:`\alpha_{qd}`); after a click she is satisfied with
@@ -23,7 +41,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from irmeasures_markov.calibration._click_metrics import EPS
 from irmeasures_markov.calibration.click_models._core import (
+    Encoded,
     Flat,
     State,
     counted_attractiveness,
@@ -32,10 +52,13 @@ from irmeasures_markov.calibration.click_models._core import (
     run_em,
     safe_log,
 )
-from irmeasures_markov.calibration.click_models._data import Encoded
 
-__all__ = ["fit_dbn", "fit_sdbn", "loglik", "probabilities", "posteriors"]
+__all__ = ["fit_cm", "cm_loglik", "cm_probabilities", "fit_dbn", "fit_sdbn", "loglik", "probabilities", "posteriors"]
 
+
+# ---------------------------------------------------------------------------
+# DBN and SDBN
+# ---------------------------------------------------------------------------
 
 def posteriors(a: np.ndarray, s: np.ndarray, gamma: float, enc: Encoded, *, loglik_only: bool = False):
     """E-step of every session at once.
@@ -146,3 +169,34 @@ def probabilities(a: np.ndarray, s: np.ndarray, gamma: float, enc: Encoded) -> n
         out[:, j] = e * a[:, j]
         e = gamma * e * (1.0 - a[:, j] * s[:, j])
     return out
+
+
+# ---------------------------------------------------------------------------
+# CM
+# ---------------------------------------------------------------------------
+
+def fit_cm(enc: Encoded, flat: Flat, n_items: int, *, iterations: int = 0, tol: float = 0.0,
+           prior: tuple[float, float] = (1.0, 1.0)) -> State:
+    """CM by counting (``iterations`` and ``tol`` are not used)."""
+    st = State(attr=counted_attractiveness(enc.first_click(), enc, flat, n_items, prior))
+    ll = float(cm_loglik(st.attr[np.maximum(enc.items, 0)] * enc.mask, enc).sum())
+    st.history, st.objective = [ll], [ll + log_prior(st.attr, prior)]
+    return st
+
+
+def cm_loglik(a: np.ndarray, enc: Encoded) -> np.ndarray:
+    """Log-probability of each session's click vector."""
+    c = enc.clicks > 0
+    first = enc.first_click()
+    rank = np.arange(1, enc.depth + 1)[None, :]
+    f = np.where(first > 0, first, enc.depth + 1)[:, None]
+    p = np.where(rank <= f, a, 0.0)                      # conditional P(click) given the clicks above
+    p = np.clip(p, EPS, 1.0 - EPS)
+    return np.where(enc.mask, np.log(np.where(c, p, 1.0 - p)), 0.0).sum(axis=1)
+
+
+def cm_probabilities(a: np.ndarray, enc: Encoded) -> np.ndarray:
+    """Unconditional click probability of each cell."""
+    a = np.where(enc.mask, a, 0.0)
+    reach = np.cumprod(np.concatenate([np.ones((a.shape[0], 1)), 1.0 - a[:, :-1]], axis=1), axis=1)
+    return reach * a

@@ -24,10 +24,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from irmeasures_markov.calibration.click_models._core import Flat, State, estimate, log_prior, run_em, safe_log
-from irmeasures_markov.calibration.click_models._data import Encoded
+from irmeasures_markov.calibration.click_models._core import Encoded, Flat, State, estimate, log_prior, run_em, safe_log
 
-__all__ = ["fit_pbm", "fit_ubm", "pbm_exam", "ubm_exam", "loglik", "probabilities"]
+__all__ = ["fit_examination", "pbm_exam", "ubm_exam", "loglik", "probabilities"]
 
 
 def _exam_index(kind: str, enc: Encoded, flat: Flat) -> tuple[np.ndarray, int]:
@@ -38,8 +37,9 @@ def _exam_index(kind: str, enc: Encoded, flat: Flat) -> tuple[np.ndarray, int]:
     return flat.rank * (d + 1) + prev, d * (d + 1)
 
 
-def _fit(kind: str, enc: Encoded, flat: Flat, n_items: int, *, iterations: int, tol: float,
-         prior: tuple[float, float]) -> State:
+def fit_examination(kind: str, enc: Encoded, flat: Flat, n_items: int, *, iterations: int, tol: float,
+                    prior: tuple[float, float]) -> State:
+    """PBM or UBM (``kind``) by EM."""
     ex, n_cells = _exam_index(kind, enc, flat)
     cell_counts = np.bincount(ex, minlength=n_cells).astype(np.float64)
     c = flat.click > 0
@@ -64,16 +64,6 @@ def _fit(kind: str, enc: Encoded, flat: Flat, n_items: int, *, iterations: int, 
     if kind == "UBM":  # cells that never occur (r' >= r, or unseen) hold 0
         st.exam = np.where(cell_counts.reshape(shape) > 0, st.exam, 0.0)
     return st
-
-
-def fit_pbm(enc, flat, n_items, **kw) -> State:
-    """PBM by EM."""
-    return _fit("PBM", enc, flat, n_items, **kw)
-
-
-def fit_ubm(enc, flat, n_items, **kw) -> State:
-    """UBM by EM."""
-    return _fit("UBM", enc, flat, n_items, **kw)
 
 
 def pbm_exam(exam: np.ndarray, d: int) -> np.ndarray:

@@ -18,10 +18,15 @@ gzip, bzip2 or xz compressed (recognised by their first bytes) and ``-`` is
 standard input, as for every reader of the package.
 """
 from irmeasures_markov.calibration._logs import make_session
-from irmeasures_markov.calibration.readers._frames import from_dataframe, to_dataframe
-from irmeasures_markov.calibration.readers._jsonl_tsv import read_log, write_log
+from irmeasures_markov.calibration.readers._formats import (
+    LOG_FORMATS,
+    TSV_COLUMNS,
+    from_dataframe,
+    read_log,
+    to_dataframe,
+    write_log,
+)
 from irmeasures_markov.calibration.readers._qlogs import from_ir_datasets
-from irmeasures_markov.calibration.readers._rows import LOG_FORMATS, TSV_COLUMNS
 from irmeasures_markov.calibration.readers._wscd import read_wscd
 
 __all__ = ["read_wscd", "read_log", "write_log", "from_dataframe", "to_dataframe", "from_ir_datasets",

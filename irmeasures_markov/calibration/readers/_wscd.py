@@ -6,7 +6,7 @@ import numpy as np
 from irmeasures_markov._util._errors import InputError
 from irmeasures_markov._util._types import PathLike
 from irmeasures_markov.calibration._logs import ClickLog, Session, click_array
-from irmeasures_markov.calibration.readers._rows import check_unshown, first_ranks, read_text
+from irmeasures_markov.calibration.readers._formats import check_unshown, first_ranks, read_text
 from irmeasures_markov.io._text import short
 
 __all__ = ["read_wscd"]
