@@ -34,7 +34,7 @@ from irmeasures_markov.ranking._prepared import PreparedRun
 from irmeasures_markov.ranking._qrels_index import QrelsIndex
 
 __all__ = ["MeasuresLike", "Qrels", "QrelsLike", "Run", "RunLike", "RunScorer", "default_topics",
-           "evaluate", "is_ours", "labelled_measures", "parse_measures", "warn_no_relevant"]
+           "evaluate", "labelled_measures", "parse_measures", "warn_no_relevant"]
 
 #: Relevance judgments: ``{qid: {docid: grade}}``.
 Qrels = Mapping[str, Mapping[str, int]]
@@ -81,21 +81,6 @@ def parse_measures(measures: Measure | str | Sequence[Measure | str]) -> list[Me
     return out
 
 
-def is_ours(m: Measure) -> bool:
-    """True for a measure of this package's families (a :class:`~irmeasures_markov.plugin._base.FamilyMeasure`).
-
-    Parameters
-    ----------
-    m : ir_measures.Measure
-        Any parsed measure.
-
-    Returns
-    -------
-    bool
-    """
-    return isinstance(m, FamilyMeasure)
-
-
 class RunScorer:
     """All measures of one run, per topic: ``scorer(run)`` is an array ``[measure, topic]``.
 
@@ -132,10 +117,10 @@ class RunScorer:
         self.topic_index = {t: k for k, t in enumerate(topics)}
         self.qrels_index = QrelsIndex(qrels)
         self.native = {j: s for j, m in enumerate(measures) if native and (s := standard_measure(m))}
-        self.ours = [j for j, m in enumerate(measures) if is_ours(m) or j in self.native]
+        self.ours = [j for j, m in enumerate(measures) if isinstance(m, FamilyMeasure) or j in self.native]
         self.others = [j for j, m in enumerate(measures) if j not in set(self.ours)]
         for j in self.ours:
-            if is_ours(measures[j]):
+            if isinstance(measures[j], FamilyMeasure):
                 measures[j].validate_params()
         self.other_eval = (ir_measures.evaluator([measures[j] for j in self.others], qrels_for_pytrec_eval(qrels))
                            if self.others else None)

@@ -32,7 +32,6 @@ from irmeasures_markov.experiments._evaluation import (
     RunLike,
     RunScorer,
     default_topics,
-    is_ours,
     labelled_measures,
 )
 from irmeasures_markov.experiments._evaluation_table import Evaluation
@@ -44,7 +43,7 @@ from irmeasures_markov.io._content import REGISTRATION
 from irmeasures_markov.io._datasets import downsample_qrels
 from irmeasures_markov.io._normalise import to_qrels_dict
 from irmeasures_markov.io._run_columns import read_run_columns as read_run  # arrays: read_trec_run's runs and errors
-from irmeasures_markov.plugin import measure_inputs
+from irmeasures_markov.plugin import FamilyMeasure, measure_inputs
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -89,27 +88,24 @@ def _pool(p) -> Pool:
     return (pc, 0) if pc == 100.0 else (pc, int(seed))
 
 
-def _scorer(measures, mkey, topics, native, qrels, qtoken, pool: Pool):
-    key = (qtoken, mkey, pool)
-    s = _SCORERS.get(key)
-    if s is None:
-        reduced = qrels if pool == FULL else downsample_qrels(qrels, pool[0], seed=pool[1])
-        s = _SCORERS[key] = RunScorer(list(measures), reduced, list(topics), native)
-        while len(_SCORERS) > _SCORER_CACHE:
-            _SCORERS.popitem(last=False)
+def _cached(cache: OrderedDict, limit: int, key: tuple, make, *args):
+    """``cache[key]``, made by ``make(*args)`` when missing; the least recently used entries beyond ``limit`` go."""
+    value = cache.get(key)
+    if value is None:
+        value = cache[key] = make(*args)
+        while len(cache) > limit:
+            cache.popitem(last=False)
     else:
-        _SCORERS.move_to_end(key)
-    return s
+        cache.move_to_end(key)
+    return value
 
 
-def _read(path, token):
-    key = (os.fspath(path), token)
-    run = _RUNS.get(key)
-    if run is None:
-        run = _RUNS[key] = read_run(path)
-        while len(_RUNS) > _RUN_CACHE:
-            _RUNS.popitem(last=False)
-    return run
+def _scorer(measures, mkey, topics, native, qrels, qtoken, pool: Pool):
+    """The scorer of a pool, kept per process: building one takes about as long as scoring a run."""
+    def make():
+        reduced = qrels if pool == FULL else downsample_qrels(qrels, pool[0], seed=pool[1])
+        return RunScorer(list(measures), reduced, list(topics), native)
+    return _cached(_SCORERS, _SCORER_CACHE, (qtoken, mkey, pool), make)
 
 
 @dataclass
@@ -134,7 +130,7 @@ class _EvalTask:
         for r, pool in self.pairs:
             if r != current:
                 name, path, ref = self.runs[r]
-                run = _read(path, ref) if path is not None else shared[ref]
+                run = _cached(_RUNS, _RUN_CACHE, (path, ref), read_run, path) if path is not None else shared[ref]
                 current = r
             scorer = _scorer(self.measures, self.mkey, self.topics, self.native, qrels, self.qrels_token, pool)
             out.append(scorer(run))
@@ -267,7 +263,7 @@ class EvaluationGrid:
         if not pools:
             raise ValueError("`pools` is empty.")
         for m in measures:  # here, not on a worker: a bad parameter is the caller's error, not a failed task
-            if is_ours(m):
+            if isinstance(m, FamilyMeasure):
                 m.validate_params()
         self._blocks.append(_Block(str(collection), measures, list(labels) if labels is not None else
                                    [str(m) for m in measures], topics, bool(native), qrels, runs, pools))

@@ -131,7 +131,7 @@ def run_grid(cells: Sequence[Cell], make_tasks: Callable[[list[Cell]], list[Task
             missing.append(c)
     if not missing:
         summary.wall_seconds = time.perf_counter() - t0
-        _report(summary, progress)
+        progress_line(str(summary), progress)
         return results, summary
     tasks = make_tasks(missing)
     summary.tasks = len(tasks)
@@ -183,12 +183,8 @@ def run_grid(cells: Sequence[Cell], make_tasks: Callable[[list[Cell]], list[Task
         bar.close()
         summary.wall_seconds = time.perf_counter() - t0
         summary.run_seconds = time.perf_counter() - t_run
-    _report(summary, progress)
+    progress_line(str(summary), progress)
     if summary.failed:
         raise GridError(f"{summary.failed} of {summary.total} cells failed ({len(summary.errors)} tasks); "
                         f"first: {summary.errors[0]}", summary, first_error) from first_error
     return results, summary
-
-
-def _report(summary: GridSummary, progress: bool) -> None:
-    progress_line(str(summary), progress)

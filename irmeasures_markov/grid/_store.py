@@ -91,11 +91,7 @@ class ParquetStore:
         pa, pq = _pyarrow()
         want = None if keys is None else set(keys)
         out: dict[str, np.ndarray] = {}
-        for part in self.parts():
-            try:
-                table = pq.read_table(part, columns=["key", "shape", "values"])
-            except FileNotFoundError:  # compacted away by another client since listed; its rows are elsewhere
-                continue
+        for table in self._tables(pq, ["key", "shape", "values"]):
             keys_col = table.column("key").to_pylist()
             take = [i for i, k in enumerate(keys_col) if k not in out and (want is None or k in want)]
             if not take:
@@ -117,13 +113,16 @@ class ParquetStore:
             the keys found in the part files.
         """
         _, pq = _pyarrow()
-        out = set()
+        return {k for table in self._tables(pq, ["key"]) for k in table.column("key").to_pylist()}
+
+    def _tables(self, pq, columns: list[str]):
+        """``columns`` of every part, in name order, passing over a part another client compacted away since it
+        was listed (its rows are in the merged part)."""
         for part in self.parts():
             try:
-                out.update(pq.read_table(part, columns=["key"]).column("key").to_pylist())
+                yield pq.read_table(part, columns=columns)
             except FileNotFoundError:
                 continue
-        return out
 
     def write(self, cells: Sequence[Cell], arrays: Sequence[np.ndarray]) -> pathlib.Path | None:
         """Store ``cells`` with their arrays as one new part file (atomically); returns its path.

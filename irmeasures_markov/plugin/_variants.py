@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 
 __all__ = ["VARIANT_DEFAULTS", "TIES", "UNJUDGED_CHOICES", "EXACT_LIMIT", "TARGET_SE", "FIRST_SAMPLES", "MAX_SAMPLES",
            "RANGE_EXACT", "RANGE_SAMPLES", "VariantValues", "MetricWithExtras", "reported_extras", "is_variant",
-           "base_measure", "variant_values", "check_variant_params"]
+           "base_measure", "variant_values", "family_values", "check_variant_params"]
 
 #: the parameters this module reads, at their defaults (a measure at these values is unchanged)
 VARIANT_DEFAULTS = {"ties": "docid", "unjudged": "nonrel", "residual": False, "seed": 0}
@@ -209,11 +209,34 @@ def _order_keys(base: FamilyMeasure, reading: ScenarioRun) -> np.ndarray:
     return np.where(reading.grades == UNJUDGED, unjudged, reading.grades)
 
 
-def _evaluate(base: FamilyMeasure, reading: ScenarioRun) -> np.ndarray:
+def _evaluate(base: FamilyMeasure, reading: ScenarioRun | PreparedRun) -> np.ndarray:
+    """``base.compute(reading)`` as float64, refusing an array that is not one value per ranking."""
     vals = np.asarray(base.compute(reading), dtype=np.float64)
     if vals.shape != (len(reading.qids),):
-        raise RuntimeError(f"{base}: compute returned shape {vals.shape} for {len(reading.qids)} readings")
+        raise RuntimeError(f"{base}: compute returned shape {vals.shape} for {len(reading.qids)} rankings")
     return vals
+
+
+def family_values(measure: FamilyMeasure, prepared: PreparedRun) -> VariantValues:
+    """Per-query float64 values and extras of a measure of this package, whatever its parameters.
+
+    Parameters
+    ----------
+    measure : FamilyMeasure
+        A measure of this package (any parameters).
+    prepared : PreparedRun
+        The run ranked and joined with the qrels, without a ``depth``.
+
+    Returns
+    -------
+    VariantValues
+        Values in ``prepared.qids`` order; extras as :func:`variant_values` gives them, none without variant.
+    """
+    if not is_variant(measure):
+        return VariantValues(_evaluate(measure, prepared))
+    computed = variant_values(measure, prepared)
+    return VariantValues(np.asarray(computed.values, dtype=np.float64),
+                         {k: np.asarray(v, dtype=np.float64) for k, v in computed.extras.items()})
 
 
 def _expected(base: FamilyMeasure, reading: ScenarioRun, seed: int) -> VariantValues:
