@@ -9,11 +9,11 @@ float64 ranking preparation per run; other standard measures go through
 from __future__ import annotations
 
 import math
-import multiprocessing
 import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from contextlib import closing
+from dataclasses import dataclass
 from typing import Any
 
 import ir_measures
@@ -24,6 +24,7 @@ from irmeasures_markov._util._cutoffs import check_measure_cutoffs
 from irmeasures_markov._util._progress import progress_bar
 from irmeasures_markov.experiments._evaluation_table import Evaluation
 from irmeasures_markov.experiments._settings import NativeSetting, apply_settings, extra_names, measure_values
+from irmeasures_markov.grid import LocalBackend
 from irmeasures_markov.io import read_run_columns, to_run_dict
 from irmeasures_markov.io._normalise import to_qrels_dict
 from irmeasures_markov.io._pytrec import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
@@ -168,17 +169,15 @@ class _ReadsEverything:
         return True
 
 
-# Worker state for fork-based parallelism: set before the pool forks, so runs are not pickled.
-_WORKER: dict[str, Any] = {}
+@dataclass
+class _RunsTask:
+    """Runs of :func:`evaluate` scored in a worker process of the local grid backend, which forks after the
+    scorer and the runs are published (nothing is pickled)."""
+    names: list[str]
+    needs: tuple[str, ...] = ("scorer", "runs")
 
-
-def _worker_eval(names: list[str]) -> list[np.ndarray]:
-    scorer = _WORKER.get("scorer")
-    if scorer is None:
-        scorer = _WORKER["scorer"] = RunScorer(_WORKER["measures"], _WORKER["qrels"], _WORKER["topics"],
-                                               _WORKER["native"], _WORKER["settings"], extras=True)
-    runs = _WORKER["runs"]
-    return [scorer(runs[n]) for n in names]
+    def compute(self, shared: Mapping[str, Any]) -> list[np.ndarray]:
+        return [shared["scorer"](shared["runs"][n]) for n in self.names]
 
 
 def default_topics(qrels: Qrels) -> list[str]:
@@ -309,31 +308,25 @@ def evaluate(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, RunLik
     n_jobs = int(n_jobs)
     if n_jobs < 1:
         raise ValueError(f"`n_jobs` must be a positive integer, got {n_jobs!r}.")
+    scorer = RunScorer(measures, qrels, topics, native, settings, extras=True)
     values = np.zeros((len(names), len(measures) + len(extra_rows), len(topics)))
     bar = progress_bar(None, progress, total=len(names), desc="evaluating", unit="run")
     try:
         if n_jobs == 1 or len(names) < 2 * n_jobs:
-            scorer = RunScorer(measures, qrels, topics, native, settings, extras=True)
             for i, n in enumerate(names):
                 values[i] = scorer(runs[n])
                 bar.update(1)
         else:
-            if "fork" not in multiprocessing.get_all_start_methods():
-                raise RuntimeError("n_jobs > 1 needs the 'fork' start method (Linux/macOS); use n_jobs=1.")
-            _WORKER.clear()
-            _WORKER.update(measures=measures, qrels=qrels, topics=topics, runs=runs, native=native, settings=settings)
             chunk = max(1, math.ceil(len(names) / (n_jobs * 8)))
-            chunks = [names[a:a + chunk] for a in range(0, len(names), chunk)]
-            try:
-                with ProcessPoolExecutor(n_jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-                    i = 0
-                    for res in pool.map(_worker_eval, chunks):
-                        for v in res:
-                            values[i] = v
-                            i += 1
-                        bar.update(len(res))
-            finally:
-                _WORKER.clear()
+            starts = range(0, len(names), chunk)
+            outcomes = LocalBackend(n_jobs).run([_RunsTask(names[a:a + chunk]) for a in starts],
+                                                {"scorer": scorer, "runs": runs})
+            with closing(outcomes):  # on an error, the worker processes end before it is raised
+                for t, res, err in outcomes:
+                    if err is not None:
+                        raise err
+                    values[starts[t]:starts[t] + len(res[0])] = res[0]
+                    bar.update(len(res[0]))
     finally:
         bar.close()
     extras = {len(measures) + k: (j, name) for k, (j, name) in enumerate(extra_rows)}
