@@ -312,29 +312,36 @@ class EvaluationGrid:
             store = ParquetStore(store)
         hashed = store is not None
         qtokens: dict[int, str] = {}
-        rtokens: dict[tuple[int, str], str] = {}
-        cells_by_block, all_cells, where = [], [], {}
+        rtokens: dict[tuple[object, str], str] = {}
+        # the shared inputs, by the names tasks need them under: the qrels, and the runs held in memory
+        published: dict[str, object] = {}
+        refs, cells_by_block, all_cells, where = [], [], [], {}
         # what each measure reads (files by content), read once: the cell keys hold it, and a worker checks
         # that it is still what it reads before its cells are stored
         inputs = [[measure_inputs(m) for m in b.measures] for b in self._blocks]
         mkeys = [measures_key(b.measures, b.topics, b.native, inputs[bi]) for bi, b in enumerate(self._blocks)]
         for bi, b in enumerate(self._blocks):
-            qid = id(b.qrels)
-            if qid not in qtokens:
-                qtokens[qid] = qrels_hash(b.qrels) if hashed else fresh_token()
-            qt = qtokens[qid]
-            mkey = mkeys[bi]
-            cells = {}
+            if id(b.qrels) not in qtokens:
+                qtokens[id(b.qrels)] = qrels_hash(b.qrels) if hashed else fresh_token()
+            qt = qtokens[id(b.qrels)]
+            published[f"qrels:{qt}"] = b.qrels
+            cells, run_refs = {}, {}
             for name, r in b.runs.items():
-                rid = (id(r), name) if not isinstance(r, (str, os.PathLike)) else (os.fspath(r), name)
+                path = os.fspath(r) if isinstance(r, (str, os.PathLike)) else None
+                rid = (id(r) if path is None else path, name)
                 if rid not in rtokens:
                     rtokens[rid] = run_hash(r) if hashed else fresh_token()
+                # (path, its hash) for a run file the workers read, (None, its shared name) for a run held in memory
+                run_refs[name] = (path, rtokens[rid] if path is not None else f"run:{rtokens[rid]}")
+                if path is None:
+                    published.setdefault(run_refs[name][1], r)
                 for pool in b.pools:
-                    c = Cell("evaluate", b.collection, name, mkey, pool[0], pool[1], "", qt, rtokens[rid])
+                    c = Cell("evaluate", b.collection, name, mkeys[bi], pool[0], pool[1], "", qt, rtokens[rid])
                     cells[(name, pool)] = c
                     all_cells.append(c)
                     where.setdefault(c.key, (bi, name, pool))
             cells_by_block.append(cells)
+            refs.append(run_refs)
 
         be, owned = resolve_backend(backend, client=client, scheduler=scheduler, n_jobs=n_jobs)
         try:
@@ -364,11 +371,8 @@ class EvaluationGrid:
                             chunk = names[a:a + k]
                             runs, pairs, tcells, needs = [], [], [], [f"qrels:{qt}"]
                             for ri, name in enumerate(chunk):
-                                r = b.runs[name]
-                                path = os.fspath(r) if isinstance(r, (str, os.PathLike)) else None
-                                ref = cells_by_block[bi][(name, pools[0])].run_hash
+                                path, ref = refs[bi][name]
                                 if path is None:
-                                    ref = f"run:{ref}"
                                     needs.append(ref)
                                 runs.append((name, path, ref))
                                 for pool in pools:
@@ -381,16 +385,7 @@ class EvaluationGrid:
                 return tasks
 
             def shared(names):
-                out = {}
-                for bi, b in enumerate(self._blocks):
-                    qn = f"qrels:{qtokens[id(b.qrels)]}"
-                    if qn in names:
-                        out[qn] = b.qrels
-                    for (name, _pool), c in cells_by_block[bi].items():
-                        rn = f"run:{c.run_hash}"
-                        if rn in names and rn not in out:
-                            out[rn] = b.runs[name]
-                return out
+                return {n: published[n] for n in names}
 
             arrays, summary = run_grid(all_cells, make_tasks, shared, backend=be, store=store, progress=progress,
                                        desc=desc)
