@@ -180,20 +180,31 @@ class _RunsTask:
         return [shared["scorer"](shared["runs"][n]) for n in self.names]
 
 
-def default_topics(qrels: Qrels) -> list[str]:
-    """Every qrels topic, as trec_eval -c averages (a topic without relevant documents included).
+def default_topics(qrels: Qrels, topics: Sequence[str] | None = None) -> list[str]:
+    """The topics to evaluate: ``topics``, by default every qrels topic, as trec_eval -c averages (a topic without
+    relevant documents included).
 
     Parameters
     ----------
     qrels : dict
         ``{qid: {docid: grade}}``.
+    topics : sequence of str, optional
+        The topics asked for.
 
     Returns
     -------
     list of str
-        The topic ids, shorter ids first, then in string order.
+        ``topics``, or the qrels' topic ids, shorter ids first, then in string order.
+
+    Raises
+    ------
+    ValueError
+        No topic: the qrels are empty and ``topics`` was not given (or is empty).
     """
-    return sorted(qrels, key=lambda q: (len(q), q))
+    topics = list(topics) if topics is not None else sorted(qrels, key=lambda q: (len(q), q))
+    if not topics:
+        raise ValueError("no topics to evaluate: the qrels are empty and `topics` was not given.")
+    return topics
 
 
 def warn_no_relevant(qrels: Qrels, topics: Sequence[str]) -> None:
@@ -300,9 +311,7 @@ def evaluate(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, RunLik
     qrels = to_qrels_dict(qrels)
     if not runs:
         raise ValueError("`runs` is empty.")
-    topics = list(topics) if topics is not None else default_topics(qrels)
-    if not topics:
-        raise ValueError("no topics to evaluate: the qrels are empty and `topics` was not given.")
+    topics = default_topics(qrels, topics)
     warn_no_relevant(qrels, topics)
     names = list(runs)
     n_jobs = int(n_jobs)

@@ -256,9 +256,7 @@ class EvaluationGrid:
                 raise TypeError(f"run {name!r}: give a run dict or a run file path, got {type(r).__name__}.")
             if isinstance(r, (str, os.PathLike)) and not os.path.isfile(r):
                 raise FileNotFoundError(f"run {name!r}: no such file {os.fspath(r)!r}")
-        topics = list(topics) if topics is not None else default_topics(qrels)
-        if not topics:
-            raise ValueError("no topics to evaluate: the qrels are empty and `topics` was not given.")
+        topics = default_topics(qrels, topics)
         pools = list(dict.fromkeys(_pool(p) for p in pools))
         if not pools:
             raise ValueError("`pools` is empty.")

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from irmeasures_markov._util._version import package_version
 from irmeasures_markov.io._content import digest_value, file_digest
-from irmeasures_markov.plugin import measure_fingerprint
+from irmeasures_markov.plugin import measure_inputs
 
 __all__ = ["Cell", "qrels_hash", "run_hash", "measures_key", "fresh_token"]
 
@@ -151,11 +151,8 @@ def measures_key(measures: Sequence, topics: Iterable[str], native: bool = True,
     """
     th = hashlib.sha256("\x1f".join(topics).encode("utf-8", "surrogateescape")).hexdigest()[:16]
     parts = []
-    for i, m in enumerate(measures):
-        if inputs is None:
-            fp = measure_fingerprint(m)
-        else:
-            fp = digest_value(dict(inputs[i])) if inputs[i] else ""
+    for m, read in zip(measures, inputs if inputs is not None else map(measure_inputs, measures)):
+        fp = digest_value(dict(read)) if read else ""   # measure_fingerprint's digest
         parts.append(f"{m!r}#{fp}" if fp else repr(m))
     return ";".join(parts) + f"|topics={th}|native={int(bool(native))}"
 

@@ -17,7 +17,7 @@ from ir_measures.util import Metric
 from irmeasures_markov._util._errors import InputError
 from irmeasures_markov.io._normalise import to_run_dict, warn_if_nothing_to_evaluate
 from irmeasures_markov.plugin._base import FamilyMeasure
-from irmeasures_markov.plugin._variants import MetricWithExtras, family_values, is_variant
+from irmeasures_markov.plugin._variants import MetricWithExtras, family_values
 from irmeasures_markov.ranking._cache import qrels_index
 from irmeasures_markov.ranking._prepared import PreparedRun
 from irmeasures_markov.ranking._qrels_index import QrelsIndex
@@ -200,12 +200,9 @@ class MarkovEvaluator(irm_providers.Evaluator):
         ------
         ir_measures.Metric
         """
-        if any(is_variant(m) for m in self.measures):
-            values, extras = self.values_with_extras(run)
-        else:
-            values, extras = self.values(run), {}
+        values, extras = self.values_with_extras(run)
         for m, per_query in values.items():
-            extra = extras.get(m)
+            extra = extras[m]
             for qid, v in per_query.items():
                 yield (MetricWithExtras(qid, m, v, {name: e[qid] for name, e in extra.items()}) if extra
                        else Metric(query_id=qid, measure=m, value=v))
