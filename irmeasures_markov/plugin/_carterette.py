@@ -11,6 +11,8 @@ See docs/user-model-framework.md.
 """
 from __future__ import annotations
 
+from numbers import Real
+
 import numpy as np
 
 from irmeasures_markov.measures._carterette import user_model_batch
@@ -99,12 +101,9 @@ class _UserModelMeasure(FamilyMeasure):
             dist = params["dist"]
             params["dist"] = dist if is_fit_spec(dist) else dist.upper()   # a fit spec: canonical in the base
         dist = self.FIXED_DIST or params.get("dist", "RBP")
-        theta = params.get("theta")
-        if isinstance(theta, (np.floating, np.integer)):
-            # a numpy scalar would print as np.float32(0.5), which no measure string parses back
-            theta = params["theta"] = float(theta)
-        if (dist in DEFAULT_THETA and isinstance(theta, (int, float)) and not isinstance(theta, bool)
-                and theta == DEFAULT_THETA[dist]):
+        theta = params.get("theta")   # any number: the base stores it as a float
+        if dist in DEFAULT_THETA and isinstance(theta, Real) and not isinstance(theta, bool) \
+                and theta == DEFAULT_THETA[dist]:
             del params["theta"]
         norm = params.get("norm")
         if isinstance(norm, bool) and dist in DISTRIBUTIONS and norm == default_norm(self.MODEL, dist):
