@@ -140,8 +140,14 @@ def _registered_digest(mapping) -> str:
     return hit[1]
 
 
-def _source(spec: str, registry, kind: str):
+def _registered(kind: str) -> Mapping:
+    """The mappings registered for ``kind`` (``'lengths'`` or ``'duplicates'``), read from their module global."""
+    return (LENGTHS_REGISTRY if kind == "lengths" else DUPLICATES_REGISTRY).entries
+
+
+def _source(spec: str, kind: str):
     """``(fingerprint, mapping)`` of a lengths or duplicates value: a registered name, ``irds:ID`` or a file."""
+    registry = _registered(kind)
     if spec in registry:
         mapping = registry[spec]
         return _registered_digest(mapping), mapping
@@ -151,27 +157,23 @@ def _source(spec: str, registry, kind: str):
     raise FileNotFoundError(f"{kind}={spec!r} is neither a registered name nor an existing file{known}")
 
 
-def _mapping(spec: str, registry, kind: str):
+def _mapping(spec: str, kind: str):
     # a registered mapping is used as it is (its fingerprint is computed only for stored results)
-    return registry[spec] if spec in registry else _source(spec, registry, kind)[1]
+    registry = _registered(kind)
+    return registry[spec] if spec in registry else _source(spec, kind)[1]
 
 
 def length_fingerprints(measure: FamilyMeasure) -> dict[str, str]:
     """``{parameter: fingerprint}`` of the lengths and duplicates a measure reads (by content)."""
-    p = measure.params
-    out = {}
-    if p.get("lengths"):
-        out["lengths"] = _source(p["lengths"], REGISTERED_LENGTHS, "lengths")[0]
-    if p.get("duplicates"):
-        out["duplicates"] = _source(p["duplicates"], REGISTERED_DUPLICATES, "duplicates")[0]
-    return out
+    return {kind: _source(measure.params[kind], kind)[0] for kind in ("lengths", "duplicates")
+            if measure.params.get(kind)}
 
 
 def document_lengths(measure: FamilyMeasure) -> DocumentLengths:
     """The :class:`DocumentLengths` described by a measure's lengths/duplicates/default_length params."""
     p = measure.params
-    lengths = _mapping(p["lengths"], REGISTERED_LENGTHS, "lengths") if p.get("lengths") else {}
-    dups = _mapping(p["duplicates"], REGISTERED_DUPLICATES, "duplicates") if p.get("duplicates") else None
+    lengths = _mapping(p["lengths"], "lengths") if p.get("lengths") else {}
+    dups = _mapping(p["duplicates"], "duplicates") if p.get("duplicates") else None
     return DocumentLengths(lengths, dups, p.get("default_length"))
 
 
