@@ -202,8 +202,7 @@ def batch_lengths(prepared: PreparedRun, measure: FamilyMeasure, lengths: Docume
 
 def time_parameters(measure: FamilyMeasure, extra: Sequence[str] = ()) -> TBGParameters:
     """The :class:`TBGParameters` of a measure's time-model parameters (validated)."""
-    names = [n for n in (*TIME_MODEL_PARAMS, *extra) if n in measure.SUPPORTED_PARAMS]
-    values = {n: measure[n] for n in names}
+    values = {n: measure[n] for n in (*TIME_MODEL_PARAMS, *extra) if n in measure.SUPPORTED_PARAMS}
     # ir_measures returns a sentinel object for optional parameters that were not given
     return TBGParameters(**{n: v for n, v in values.items() if isinstance(v, (int, float, str))})
 
@@ -289,9 +288,7 @@ class _TBG(FamilyMeasure):
         params = self.params_object()
         pc, _ = params.click_and_gain(np.arange(0, 101), self["rel"])
         step = params.decay_rate * (params.t_summary + params.b * float(pc.min()))   # decay per filled rank, at least
-        depth = None
-        if step > 0:
-            depth = int(np.ceil((np.log(1e-17) + np.log(-np.expm1(-step))) / -step))
+        depth = int(np.ceil((np.log(1e-17) + np.log(-np.expm1(-step))) / -step)) if step > 0 else None
         if depth is None or depth > 1 << 20:
             raise ValueError(f"{self}: with unjudged='rel' (or 'range', residual=True) the user reads past the "
                              "ranking, and with these times a filled rank costs too little time for the decay to "
