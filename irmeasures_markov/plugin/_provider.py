@@ -120,20 +120,17 @@ class MarkovEvaluator(irm_providers.Evaluator):
         dict
             ``{measure: {qid: value}}``.
         """
-        self._warn(prepared, run, warn_empty, stacklevel=4)
-        return self._prepared_values_with_extras(prepared)[0]
+        return self._values(prepared, run, warn_empty)[0]
 
-    def _warn(self, prepared: PreparedRun, run: Mapping, warn_empty: bool, stacklevel: int) -> None:
-        """The warnings of an evaluation: nothing to evaluate (unless ``warn_empty`` is False), queries without
-        a relevant document at each measure's ``rel``."""
+    def _values(self, prepared: PreparedRun, run: Mapping, warn_empty: bool):
+        """``(values, extras)`` by measure and query, after the warnings of an evaluation: nothing to evaluate
+        (unless ``warn_empty`` is False), queries without a relevant document at each measure's ``rel``."""
         if warn_empty and not prepared.queries:
-            warn_if_nothing_to_evaluate(self.qrels_index.qrels, run, stacklevel=stacklevel)
+            # the warning names the caller of values()
+            warn_if_nothing_to_evaluate(self.qrels_index.qrels, run, stacklevel=4)
         rels = {m["rel"] for m in self.measures if "rel" in m.SUPPORTED_PARAMS}
         for rel in sorted(rels) or [1]:
             self.qrels_index.warn_if_no_relevant(rel=rel, warned=self._warned_empty)
-
-    def _prepared_values_with_extras(self, prepared: PreparedRun):
-        """``(values, extras)`` by measure and query: what :meth:`values_with_extras` returns."""
         out, extras = {}, {}
         qids = prepared.qids
         for m in self.measures:
@@ -166,9 +163,7 @@ class MarkovEvaluator(irm_providers.Evaluator):
         if not isinstance(run, Mapping):
             run = to_run_dict(run)
         try:
-            prepared = self.prepare(run)
-            self._warn(prepared, run, warn_empty, stacklevel=4)
-            return self._prepared_values_with_extras(prepared)
+            return self._values(self.prepare(run), run, warn_empty)
         except InputError as exc:
             # an input error's message names the file, field or parameter: the frames inside the evaluation
             # (a dozen, e.g. down to the length lookup of a TBG without lengths) only bury it (its cause is kept)
