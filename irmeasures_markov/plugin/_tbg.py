@@ -28,10 +28,12 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from irmeasures_markov.ranking._prepared import PreparedRun, RelevanceBatch
+    from irmeasures_markov.ranking._scenarios import ScenarioRun
 
 
 __all__ = ["TBG", "register_lengths", "REGISTERED_LENGTHS", "LENGTHS_REGISTRY", "LENGTH_PARAMS", "TIME_MODEL_PARAMS",
-           "document_lengths", "length_fingerprints", "batch_lengths", "tbg_rates", "tbg_flat_rates", "time_parameters"]
+           "document_lengths", "LengthTies", "length_fingerprints", "batch_lengths", "tbg_rates", "tbg_flat_rates",
+           "time_parameters"]
 
 #: Length mappings registered by name with :func:`register_lengths`.
 REGISTERED_LENGTHS: dict[str, Mapping[str, float]] = {}
@@ -177,6 +179,17 @@ def document_lengths(measure: FamilyMeasure) -> DocumentLengths:
     return DocumentLengths(lengths, dups, p.get("default_length"))
 
 
+class LengthTies:
+    """Tie keys of a measure reading document lengths (TBG, ``MPcont(time='tbg')``), as a base class."""
+
+    def tie_values(self, reading: ScenarioRun) -> np.ndarray | None:
+        """The document lengths at every rank: documents of equal grade and equal length are interchangeable
+        under ties='expected' (NaN at filled ranks); None with duplicate groups, whose lengths depend on the order."""
+        if self.params.get("duplicates"):
+            return None
+        return reading.document_values(document_lengths(self).lookup_segments)
+
+
 def batch_lengths(prepared: PreparedRun, measure: FamilyMeasure, lengths: DocumentLengths,
                   exact_tie_order: bool = True) -> np.ndarray:
     """Lengths at every flat position of the measure's batch (duplicate groups applied).
@@ -243,7 +256,7 @@ def tbg_flat_rates(prepared: PreparedRun, batch: RelevanceBatch, measure: Family
 RATE_BLOCK = 1 << 16
 
 
-class _TBG(FamilyMeasure):
+class _TBG(LengthTies, FamilyMeasure):
     """Time-Biased Gain (Smucker & Clarke, SIGIR 2012): sum_k g_k exp(-T(k) ln2 / h).
 
     T(k) is the expected time to reach rank k from document lengths; see
@@ -272,13 +285,6 @@ class _TBG(FamilyMeasure):
 
     def reads_document_values(self) -> bool:
         return True
-
-    def tie_values(self, reading):
-        """The document lengths at every rank: documents of equal grade and equal length are interchangeable
-        (NaN at filled ranks); None with duplicate groups, whose lengths depend on the order."""
-        if self.params.get("duplicates"):
-            return None
-        return reading.document_values(document_lengths(self).lookup_segments)
 
     def filled_length(self, lengths):
         """Under unjudged='rel' the user reads on past the ranking: up to the cutoff, else until the decay
