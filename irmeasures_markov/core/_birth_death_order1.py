@@ -31,11 +31,12 @@ from irmeasures_markov.core._birth_death_quadrature import (
     identical_blocks,
     node_terms,
     quadrature_levels,
-    reach_truncation_gathered,
+    reach_truncation,
     spectral_radius_bound,
 )
 from irmeasures_markov.core._birth_death_stable import (
     SINGULAR,
+    absorbed,
     block_positions,
     block_starts,
     renumber,
@@ -173,7 +174,7 @@ def average_reward_groups(gather: Callable[[np.ndarray], tuple], offsets: ArrayL
     the kept states only: the same values as one pass over the chains.
     """
     c = float(discount)
-    keep = reach_truncation_gathered(gather, offsets, local_starts, ORDER1_TRUNCATION_TOL, chunk=ORDER1_REACH_CHUNK)
+    keep = reach_truncation(gather, offsets, local_starts, ORDER1_TRUNCATION_TOL, chunk=ORDER1_REACH_CHUNK)
     kept = np.flatnonzero(keep > 0)
     # groups of about ORDER1_GROUP_STATES kept states bound the memory of everything below
     first = np.cumsum(keep[kept]) - keep[kept]
@@ -209,17 +210,8 @@ def _average_reward_kept(f_t, b_t, keep, local, c):
 
 
 def _probabilities(forward, backward):
-    """Validated ``(forward, backward)`` with the out-of-range moves absorbed, copied only when
-    that changes them (the plugin passes large arrays that already satisfy it)."""
-    fwd = np.asarray(forward, dtype=np.float64)
-    bwd = np.asarray(backward, dtype=np.float64)
-    if fwd.ndim != 1 or fwd.shape != bwd.shape:
-        raise ValueError(f"`forward` and `backward` must be 1-D of one length, got shapes "
-                         f"{fwd.shape} and {bwd.shape}.")
-    if fwd.size and (fwd[-1] != 0 or bwd[0] != 0):
-        fwd, bwd = fwd.copy(), bwd.copy()
-        fwd[-1] = 0.0
-        bwd[0] = 0.0
+    """Validated :func:`~.birth_death_stable.absorbed` ``(forward, backward)``."""
+    fwd, bwd = absorbed(forward, backward)
     lo = min(float(fwd.min()), float(bwd.min())) if fwd.size else 0.0
     hi = float(np.max(fwd + bwd)) if fwd.size else 0.0
     if not (lo >= 0 and hi <= 1 + 1e-12):          # NaN fails both comparisons

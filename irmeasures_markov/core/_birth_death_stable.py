@@ -38,10 +38,10 @@ time makes the LAPACK path inexact.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numpy.typing import ArrayLike
+
+from irmeasures_markov.core._birth_death_quadrature import graded_gauss_legendre, quadrature_levels
 
 __all__ = ["uncoupled_blocks", "stable_parts", "stable_average_reward", "SINGULAR"]
 
@@ -124,20 +124,28 @@ def stable_parts(forward: ArrayLike, backward: ArrayLike, slack: ArrayLike, offs
 # selecting blocks of stacked chains, and the order-1 integral
 # ----------------------------------------------------------------------------------------------
 
-def stacked_chain(forward: ArrayLike, backward: ArrayLike, diag: ArrayLike) -> tuple[np.ndarray, np.ndarray,
-                  np.ndarray]:
-    """Float copies with the out-of-range couplings zeroed, and the diagonal (default ones)."""
-    fwd = np.array(forward, dtype=np.float64)
-    bwd = np.array(backward, dtype=np.float64)
+def absorbed(forward: ArrayLike, backward: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """float64 ``(forward, backward)`` of one length with the out-of-range moves absorbed (``forward[-1]`` and
+    ``backward[0]`` zero), copied only when that changes them (the plugin passes large arrays that need none)."""
+    fwd = np.asarray(forward, dtype=np.float64)
+    bwd = np.asarray(backward, dtype=np.float64)
     if fwd.ndim != 1 or fwd.shape != bwd.shape:
         raise ValueError(f"`forward` and `backward` must be 1-D of one length, got shapes "
                          f"{fwd.shape} and {bwd.shape}.")
+    if fwd.size and (fwd[-1] != 0 or bwd[0] != 0):
+        fwd, bwd = fwd.copy(), bwd.copy()
+        fwd[-1] = 0.0
+        bwd[0] = 0.0
+    return fwd, bwd
+
+
+def stacked_chain(forward: ArrayLike, backward: ArrayLike, diag: ArrayLike) -> tuple[np.ndarray, np.ndarray,
+                  np.ndarray]:
+    """:func:`absorbed` chains and their diagonal (default ones)."""
+    fwd, bwd = absorbed(forward, backward)
     d = np.ones(fwd.size) if diag is None else np.array(diag, dtype=np.float64)
     if d.shape != fwd.shape:
         raise ValueError(f"`diag` must have shape ({fwd.size},), got {d.shape}.")
-    if fwd.size:
-        fwd[-1] = 0.0
-        bwd[0] = 0.0
     return fwd, bwd, d
 
 
@@ -177,11 +185,7 @@ def stable_average_reward(fwd: ArrayLike, bwd: ArrayLike, stop: ArrayLike, offse
     with np.errstate(over="ignore"):
         # max_i E_i[H] <= max over blocks of sum_j N_jj (N_ij <= N_jj)
         bound = float(np.max(np.add.reduceat(1.0 / e1, offsets[:-1])))
-    levels = int(np.clip(math.ceil(math.log2(max(bound, 1.0))) + 2 if np.isfinite(bound) else 1070, 2, 1070))
-    x, wx = np.polynomial.legendre.leggauss(12)
-    edges = np.concatenate([0.5 ** np.arange(levels + 1), [0.0]])
-    w_nodes = np.concatenate([b + (a - b) * (x + 1) / 2 for a, b in zip(edges[:-1], edges[1:])])
-    w_weights = np.concatenate([wx * (a - b) / 2 for a, b in zip(edges[:-1], edges[1:])])
+    w_nodes, w_weights = graded_gauss_legendre(quadrature_levels(bound, most=1070), in_w=True)
     total = np.zeros(fwd.size)
     chunk = max(1, STABLE_CELLS // max(1, fwd.size))
     for k in range(0, w_nodes.size, chunk):
