@@ -71,7 +71,8 @@ from irmeasures_markov.core._birth_death_stable import (
 lapack = lazy_module("scipy.linalg.lapack")  # imported at the first call: `import irmeasures_markov` stays cheap
 
 __all__ = ["birth_death_inverse_diagonal", "birth_death_solve", "birth_death_solve_pair",
-           "birth_death_discounted_visits", "start_indicator", "ill_conditioned", "WELL_CONDITIONED_VISITS"]
+           "birth_death_discounted_visits", "checked_discount", "start_indicator", "ill_conditioned",
+           "WELL_CONDITIONED_VISITS"]
 
 #: Blocks whose expected absorption time (from some state) exceeds this go through the
 #: subtraction-free elimination of :mod:`.birth_death_stable`: the LAPACK path loses about
@@ -255,6 +256,14 @@ def start_indicator(starts: ArrayLike, n: int) -> np.ndarray:
     return np.bincount(starts, minlength=n).astype(np.float64)
 
 
+def checked_discount(discount: float) -> float:
+    """The discount of a revisit as a float, checked to lie in [0, 1] (every solver that discounts takes it)."""
+    c = float(discount)
+    if not 0.0 <= c <= 1.0:
+        raise ValueError(f"`discount` must be in [0, 1], got {discount!r}.")
+    return c
+
+
 def birth_death_discounted_visits(forward: ArrayLike, backward: ArrayLike, starts: ArrayLike, discount: float = 1.0,
                                   *, diag: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
     r"""Expected visits and expected *discounted* visits to every state, from ``starts``.
@@ -290,9 +299,7 @@ def birth_death_discounted_visits(forward: ArrayLike, backward: ArrayLike, start
     visits, discounted : ndarray, shape (n,)
         ``discounted is visits`` when ``discount == 1``.
     """
-    c = float(discount)
-    if not 0.0 <= c <= 1.0:
-        raise ValueError(f"`discount` must be in [0, 1], got {discount!r}.")
+    c = checked_discount(discount)
     lower, d, upper = _chain(forward, backward, diag)
     n = d.size
     if n == 0:

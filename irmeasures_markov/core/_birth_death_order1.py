@@ -9,7 +9,6 @@ chain.  The solves they use are
 """
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Iterator
 
@@ -21,6 +20,7 @@ from irmeasures_markov.core._birth_death_lapack import (
     birth_death_inverse_diagonal,
     birth_death_solve,
     birth_death_solve_pair,
+    checked_discount,
     ill_conditioned,
     start_indicator,
 )
@@ -77,10 +77,7 @@ def _reward_and_discount(reward, discount, n: int):
     reward = np.asarray(reward, dtype=np.float64)
     if reward.shape != (n,):
         raise ValueError(f"`reward` must have shape ({n},), got {reward.shape}.")
-    c = float(discount)
-    if not 0.0 <= c <= 1.0:
-        raise ValueError(f"`discount` must be in [0, 1], got {discount!r}.")
-    return reward, c
+    return reward, checked_discount(discount)
 
 
 def birth_death_average_reward(forward: ArrayLike, backward: ArrayLike, reward: ArrayLike, starts: ArrayLike,
@@ -280,12 +277,6 @@ def _average_reward_cut(fwd, bwd, stop, offsets, starts, c):
     return total
 
 
-@functools.cache
-def _gauss_legendre_01(n_nodes: int):
-    x, w = np.polynomial.legendre.leggauss(n_nodes)
-    return (x + 1.0) / 2.0, w / 2.0
-
-
 def _gauss_integral(fwd, bwd, stop, e_start, offsets, n_nodes: int, c: float):
     """Per-state integrals over [0, 1] with an ``n_nodes``-point Gauss–Legendre rule.
 
@@ -293,7 +284,7 @@ def _gauss_integral(fwd, bwd, stop, e_start, offsets, n_nodes: int, c: float):
     chain, so one ``?pttrf``/``?gttrs`` sequence serves them all; groups hold
     about :data:`ORDER1_CELLS` states x nodes, which bounds the memory.
     """
-    z, w = _gauss_legendre_01(n_nodes)
+    z, w = graded_gauss_legendre(0, n_nodes)           # one piece: [0, 1]
     n = fwd.size
     total = np.zeros(n)
     per_group = max(1, ORDER1_CELLS // n_nodes)

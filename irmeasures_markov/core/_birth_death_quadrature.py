@@ -53,6 +53,7 @@ References
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 
@@ -71,6 +72,7 @@ __all__ = ["graded_gauss_legendre", "quadrature_levels", "reach_truncation", "id
 MAX_GAUSS_NODES = 64
 
 
+@functools.cache  # the rules are few (a level count, or one piece of up to MAX_GAUSS_NODES nodes)
 def graded_gauss_legendre(levels: int, nodes_per_piece: int = 12, in_w: bool = False) -> tuple[np.ndarray, np.ndarray]:
     r"""Nodes and weights on [0, 1], refined geometrically towards 1.
 
@@ -94,7 +96,7 @@ def graded_gauss_legendre(levels: int, nodes_per_piece: int = 12, in_w: bool = F
     Returns
     -------
     tuple of (numpy.ndarray, numpy.ndarray)
-        the nodes in [0, 1] and their weights.
+        the nodes in [0, 1] and their weights (cached: read them, never write).
     """
     x, w = np.polynomial.legendre.leggauss(int(nodes_per_piece))
     tail = 0.5 ** np.arange(int(levels) + 1)

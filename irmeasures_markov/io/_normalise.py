@@ -43,6 +43,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Collection, Iterable, Mapping
+from itertools import islice
 
 import numpy as np
 
@@ -350,12 +351,9 @@ def to_run_dict(run: object) -> dict[str, dict[str, float]]:
 
 
 def _examples(ids: Iterable[str], k: int = 3) -> str:
-    shown = []
-    for q in ids:
-        if len(shown) == k:
-            return ", ".join(shown) + ", ..."
-        shown.append(repr(q))
-    return ", ".join(shown)
+    """The first ``k`` ids, and "..." when there are more: a message names a few, never thousands."""
+    shown = [repr(q) for q in islice(ids, k + 1)]
+    return ", ".join(shown[:k]) + (", ..." if len(shown) > k else "")
 
 
 def warn_if_nothing_to_evaluate(qrels_qids: Collection[str], run: Mapping, stacklevel: int = 2) -> bool:
