@@ -5,7 +5,7 @@ absorption time :math:`H` (cut where the walk is no longer reached, one
 Gauss–Legendre rule sized by an a-priori error bound: :mod:`.birth_death_quadrature`);
 :func:`birth_death_average_reward_recursion` runs step recursions on one
 chain.  The solves they use are
-:mod:`.birth_death_lapack`'s.
+:mod:`.birth_death`'s.
 """
 from __future__ import annotations
 
@@ -16,13 +16,22 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from irmeasures_markov._util._segments import expand_ranges
-from irmeasures_markov.core._birth_death_lapack import (
+from irmeasures_markov.core._birth_death import (
+    SINGULAR,
+    absorbed,
     birth_death_inverse_diagonal,
     birth_death_solve,
     birth_death_solve_pair,
+    block_positions,
+    block_starts,
     checked_discount,
     ill_conditioned,
+    renumber,
+    stable_average_reward,
+    stable_parts,
     start_indicator,
+    sub_offsets,
+    uncoupled_blocks,
 )
 from irmeasures_markov.core._birth_death_quadrature import (
     MAX_GAUSS_NODES,
@@ -33,17 +42,6 @@ from irmeasures_markov.core._birth_death_quadrature import (
     quadrature_levels,
     reach_truncation,
     spectral_radius_bound,
-)
-from irmeasures_markov.core._birth_death_stable import (
-    SINGULAR,
-    absorbed,
-    block_positions,
-    block_starts,
-    renumber,
-    stable_average_reward,
-    stable_parts,
-    sub_offsets,
-    uncoupled_blocks,
 )
 
 __all__ = ["birth_death_average_reward", "birth_death_average_reward_recursion", "average_reward_groups",
@@ -207,7 +205,7 @@ def _average_reward_kept(f_t, b_t, keep, local, c):
 
 
 def _probabilities(forward, backward):
-    """Validated :func:`~.birth_death_stable.absorbed` ``(forward, backward)``."""
+    """Validated :func:`~.birth_death.absorbed` ``(forward, backward)``."""
     fwd, bwd = absorbed(forward, backward)
     lo = min(float(fwd.min()), float(bwd.min())) if fwd.size else 0.0
     hi = float(np.max(fwd + bwd)) if fwd.size else 0.0
