@@ -142,23 +142,6 @@ class LengthTable(abc.Mapping):
     def __len__(self) -> int:
         return len(self._items)
 
-    def get(self, docid: str, default: float | None = None) -> float | None:
-        """The length of ``docid``, or ``default`` when it is not held.
-
-        Parameters
-        ----------
-        docid : str
-            The document.
-        default : float or None
-            What to return for a document without a length.
-
-        Returns
-        -------
-        float or None
-            Its number of words, or ``default``.
-        """
-        return self._items.get(docid, default)
-
     def content_digest(self) -> str:
         """Digest of the lengths held (computed once: the table is a snapshot).
 

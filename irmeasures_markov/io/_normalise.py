@@ -192,10 +192,6 @@ def _checked_queries(data: Mapping, what: str, value: str):
         yield qid, docs
 
 
-def _is_path(x) -> bool:
-    return isinstance(x, (str, os.PathLike))
-
-
 def _check_frame_ids(frame, what: str) -> None:
     """Refuse DataFrame id columns that hold anything but str, naming the row's query (and document)."""
     for column in ("query_id", "doc_id"):
@@ -247,7 +243,7 @@ def to_qrels_dict(qrels: object) -> dict[str, dict[str, int]]:
     """
     if isinstance(qrels, Mapping):
         return check_qrels(qrels)
-    if _is_path(qrels):
+    if isinstance(qrels, (str, os.PathLike)):
         return read_trec_qrels(qrels)
     from ir_measures.util import QrelsConverter
     conv = QrelsConverter(qrels)
@@ -312,7 +308,7 @@ def to_run_dict(run: object) -> dict[str, dict[str, float]]:
     if isinstance(run, Mapping):
         check_run(run)
         return run  # type: ignore[return-value]
-    if _is_path(run):
+    if isinstance(run, (str, os.PathLike)):
         return read_trec_run(run)
     if hasattr(run, "itertuples"):
         missing = [c for c in ("query_id", "doc_id", "score") if c not in run.columns]
