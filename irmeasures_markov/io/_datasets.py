@@ -39,7 +39,6 @@ __all__ = [
     "data_directory",
     "Collection",
     "COLLECTIONS",
-    "PAPER_REDUCTION_PERCENTS",
     "collection",
     "binarize",
     "load_qrels",
@@ -149,9 +148,6 @@ def data_directory(data_dir: PathLike | None = None) -> pathlib.Path | None:
 
 
 Qrels = dict[str, dict[str, int]]
-
-#: Pool reduction rates R% of the MP paper (§5.1), after Buckley & Voorhees (2004).
-PAPER_REDUCTION_PERCENTS = (90, 70, 50, 30, 10)
 
 
 def binarize(qrels: Mapping[str, Mapping[str, int]], rel: int = 1) -> Qrels:

@@ -56,7 +56,6 @@ __all__ = [
     "check_query_id",
     "check_document_ids",
     "check_qrels",
-    "check_run",
     "to_qrels_dict",
     "to_run_dict",
     "warn_if_nothing_to_evaluate",
@@ -161,24 +160,6 @@ def check_qrels(qrels: Mapping, what: str = "qrels") -> dict[str, dict[str, int]
     InputTypeError, InputError
     """
     return {qid: _checked_grades(docs, qid, what) for qid, docs in _checked_queries(qrels, what, "grade")}
-
-
-def check_run(run: Mapping, what: str = "run") -> None:
-    """Raise :class:`InputTypeError` if a query or document id of ``{qid: {docid: score}}`` is not a str.
-
-    Parameters
-    ----------
-    run : mapping
-        ``{qid: {docid: score}}``.
-    what : str
-        Names the input in messages.
-
-    Raises
-    ------
-    InputTypeError
-    """
-    for _ in _checked_queries(run, what, "score"):
-        pass
 
 
 def _checked_queries(data: Mapping, what: str, value: str):
@@ -306,7 +287,8 @@ def to_run_dict(run: object) -> dict[str, dict[str, float]]:
     if isinstance(run, RunColumns):
         return run  # type: ignore[return-value]
     if isinstance(run, Mapping):
-        check_run(run)
+        for _ in _checked_queries(run, "run", "score"):  # ids only: a score may be any number
+            pass
         return run  # type: ignore[return-value]
     if isinstance(run, (str, os.PathLike)):
         return read_trec_run(run)
