@@ -236,11 +236,3 @@ class ContentCache(Generic[T]):
             while len(self._entries) > self._maxsize:
                 self._entries.popitem(last=False)
         return digest, value
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-            self._last.clear()
-
-    def __len__(self) -> int:
-        return len(self._entries)

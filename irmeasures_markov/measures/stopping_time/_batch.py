@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from irmeasures_markov._util._segments import expand_ranges, query_blocks
+from irmeasures_markov.core._birth_death import uncoupled_blocks
 from irmeasures_markov.core._birth_death_order1 import average_reward_groups, average_reward_starts
-from irmeasures_markov.core._birth_death_stable import uncoupled_blocks
 from irmeasures_markov.core._gains import grade_gains
 from irmeasures_markov.measures.stopping_time import _expectations as _expectations
 from irmeasures_markov.measures.stopping_time._expectations import gain_and_steps_flat, order1_flat

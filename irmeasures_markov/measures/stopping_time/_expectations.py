@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from irmeasures_markov.core._birth_death_lapack import birth_death_discounted_visits
+from irmeasures_markov.core._birth_death import birth_death_discounted_visits
 from irmeasures_markov.core._birth_death_order1 import birth_death_average_reward
 
 __all__ = ["GROUP_RANKS", "gain_and_steps_flat", "order1_flat"]
