@@ -56,6 +56,11 @@ class Registry:
         self._name_rule = name_rule
         self._builtin_message = builtin_message or "{name!r} is a built-in " + kind + "; choose another name"
 
+    @property
+    def entries(self) -> MutableMapping[str, Any]:
+        """The mapping of registered names to values (the registering module's own)."""
+        return self._entries()
+
     def key(self, name: object) -> str:
         """The stored form of ``name`` for registration, after checking it.
 
