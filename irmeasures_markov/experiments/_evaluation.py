@@ -26,6 +26,7 @@ from irmeasures_markov.experiments._evaluation_table import Evaluation
 from irmeasures_markov.experiments._settings import NativeSetting, apply_settings, extra_names, measure_values
 from irmeasures_markov.grid import LocalBackend
 from irmeasures_markov.io import read_run_columns, to_run_dict
+from irmeasures_markov.io._content import read_once
 from irmeasures_markov.io._normalise import to_qrels_dict
 from irmeasures_markov.io._pytrec import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
 from irmeasures_markov.measures._standard import standard_measure
@@ -144,12 +145,14 @@ class RunScorer:
             cols = np.array([self.topic_index.get(q, -1) for q in prepared.qids], dtype=np.int64)
             keep = cols >= 0
             cache: dict = {}
-            for j in self.ours:
-                computed = measure_values(self.measures[j], self.native.get(j), self.settings.get(j), prepared, cache)
-                out[j, cols[keep]] = computed.values[keep]
-                for row, (i, name) in enumerate(self.extra_rows, len(self.measures)):
-                    if i == j and name in computed.extras:
-                        out[row, cols[keep]] = computed.extras[name][keep]
+            with read_once():  # one content of each file for every measure of the run
+                for j in self.ours:
+                    computed = measure_values(self.measures[j], self.native.get(j), self.settings.get(j), prepared,
+                                              cache)
+                    out[j, cols[keep]] = computed.values[keep]
+                    for row, (i, name) in enumerate(self.extra_rows, len(self.measures)):
+                        if i == j and name in computed.extras:
+                            out[row, cols[keep]] = computed.extras[name][keep]
         if self.other_eval is not None:
             for metric in self.other_eval.iter_calc(run_for_pytrec_eval(run)):
                 k = self.topic_index.get(id_from_pytrec_eval(metric.query_id))

@@ -15,6 +15,7 @@ from ir_measures import providers as irm_providers
 from ir_measures.util import Metric
 
 from irmeasures_markov._util._errors import InputError
+from irmeasures_markov.io._content import read_once
 from irmeasures_markov.io._normalise import to_run_dict, warn_if_nothing_to_evaluate
 from irmeasures_markov.plugin._base import FamilyMeasure
 from irmeasures_markov.plugin._variants import MetricWithExtras, family_values
@@ -133,10 +134,11 @@ class MarkovEvaluator(irm_providers.Evaluator):
             self.qrels_index.warn_if_no_relevant(rel=rel, warned=self._warned_empty)
         out, extras = {}, {}
         qids = prepared.qids
-        for m in self.measures:
-            computed = family_values(m, prepared)
-            out[m] = dict(zip(qids, computed.values.tolist()))
-            extras[m] = {name: dict(zip(qids, v.tolist())) for name, v in computed.extras.items()}
+        with read_once():  # one content of each file for every measure of the call (e.g. TBG and MPcont)
+            for m in self.measures:
+                computed = family_values(m, prepared)
+                out[m] = dict(zip(qids, computed.values.tolist()))
+                extras[m] = {name: dict(zip(qids, v.tolist())) for name, v in computed.extras.items()}
         return out, extras
 
     def values_with_extras(self, run: object, warn_empty: bool = True

@@ -36,6 +36,7 @@ import numpy as np
 from ir_measures.util import Metric
 
 from irmeasures_markov._util._sampling import mean_until_se
+from irmeasures_markov.io._content import read_once
 from irmeasures_markov.ranking._arrangements import (
     arrangement_counts,
     iter_arrangements,
@@ -217,6 +218,7 @@ def _evaluate(base: FamilyMeasure, reading: ScenarioRun | PreparedRun) -> np.nda
     return vals
 
 
+@read_once()  # compute() may look a file up more than once (a fit file, then the lengths it times)
 def family_values(measure: FamilyMeasure, prepared: PreparedRun) -> VariantValues:
     """Per-query float64 values and extras of a measure of this package, whatever its parameters.
 
@@ -307,6 +309,7 @@ def _range(base: FamilyMeasure, reading: ScenarioRun, ties: str, seed: int) -> V
     return VariantValues(hi - lo, {"lo": lo, "hi": hi, "exact": exact})
 
 
+@read_once()  # every evaluation of the base reads the same bytes of each file: one value, never a mix
 def variant_values(measure: FamilyMeasure, prepared: PreparedRun) -> VariantValues:
     """Per-query values of a measure with ``ties``, ``unjudged`` or ``residual`` set (see the module docstring).
 
