@@ -39,7 +39,7 @@ from irmeasures_markov.grid._backends import Backend, resolve_backend
 from irmeasures_markov.grid._cells import Cell, fresh_token, measures_key, qrels_hash, run_hash
 from irmeasures_markov.grid._runner import GridSummary, run_grid
 from irmeasures_markov.grid._store import ParquetStore, StoreLike
-from irmeasures_markov.io._content import REGISTRATION
+from irmeasures_markov.io._content import REGISTRATION, read_once
 from irmeasures_markov.io._datasets import downsample_qrels
 from irmeasures_markov.io._normalise import to_qrels_dict
 from irmeasures_markov.io._run_columns import read_run_columns as read_run  # arrays: read_trec_run's runs and errors
@@ -127,21 +127,24 @@ class _EvalTask:
     def compute(self, shared) -> list[np.ndarray]:
         qrels = shared[self.qrels_name]
         out, current, run = [], None, None
-        for r, pool in self.pairs:
-            if r != current:
-                name, path, ref = self.runs[r]
-                run = _cached(_RUNS, _RUN_CACHE, (path, ref), read_run, path) if path is not None else shared[ref]
-                current = r
-            scorer = _scorer(self.measures, self.mkey, self.topics, self.native, qrels, self.qrels_token, pool)
-            out.append(scorer(run))
-        if self.inputs is not None:
-            _check_inputs(self.measures, self.inputs)
+        # every file a measure reads is read once for the whole task, first by the check: the cells' values come
+        # from the very bytes their keys name, whatever happens to the files meanwhile
+        with read_once():
+            if self.inputs is not None:
+                _check_inputs(self.measures, self.inputs)
+            for r, pool in self.pairs:
+                if r != current:
+                    name, path, ref = self.runs[r]
+                    run = _cached(_RUNS, _RUN_CACHE, (path, ref), read_run, path) if path is not None else shared[ref]
+                    current = r
+                scorer = _scorer(self.measures, self.mkey, self.topics, self.native, qrels, self.qrels_token, pool)
+                out.append(scorer(run))
         return out
 
 
 def _check_inputs(measures, keyed: list[dict[str, str]]) -> None:
-    """Refuse the cells of a task if a file a measure reads changed after its cells were keyed (their values
-    may come from the new file): they are not stored under the old content's key.
+    """Refuse the cells of a task if a file a measure reads is no longer the content its cells were keyed by:
+    their values would be another content's.
 
     Inputs identified by a registration (a kernel given as a function) are
     not compared: another process registers them under another token.
