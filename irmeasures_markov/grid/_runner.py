@@ -191,8 +191,8 @@ def run_grid(cells: Sequence[Cell], make_tasks: Callable[[list[Cell]], list[Task
         summary.run_seconds = time.perf_counter() - t_run
     progress_line(str(summary), progress)
     if isinstance(first_error, InputError):
-        raise GridInputError(f"{first_error} ({summary.failed} of {summary.total} cells not computed; the others "
-                             "are stored)", summary, first_error) from first_error
+        raise GridInputError(f"{first_error} ({summary.failed} of {summary.total} cells not computed)", summary,
+                             first_error) from first_error
     if summary.failed:
         raise GridError(f"{summary.failed} of {summary.total} cells failed ({len(summary.errors)} tasks); "
                         f"first: {summary.errors[0]}", summary, first_error) from first_error
