@@ -8,6 +8,7 @@ import textwrap
 import pytest
 
 # the line-by-line reference: load_run_dir and io.read_trec_run share the whole-file tokeniser
+from ir_datasets_home import seed_ir_datasets_home
 from reference_readers import read_trec_run_lines as read_trec_run
 
 from irmeasures_markov.io import _datasets as datasets
@@ -89,7 +90,7 @@ def test_ir_datasets_offline(data_dir, tmp_path):
     unreachable proxy, so any download attempt would fail.
     """
     pytest.importorskip("ir_datasets")
-    home = datasets.seed_ir_datasets_home(tmp_path / "ird", data_dir=data_dir)
+    home = seed_ir_datasets_home(tmp_path / "ird", data_dir=data_dir)
     env = dict(os.environ, IR_DATASETS_HOME=str(home), IRMEASURES_MARKOV_DATA=str(tmp_path / "none"),
                HTTP_PROXY="http://127.0.0.1:9", HTTPS_PROXY="http://127.0.0.1:9",
                http_proxy="http://127.0.0.1:9", https_proxy="http://127.0.0.1:9")

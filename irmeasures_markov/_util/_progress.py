@@ -67,9 +67,6 @@ class _NoBar:
     def update(self, n: float = 1) -> None:
         pass
 
-    def set_description(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
     def close(self) -> None:
         pass
 
@@ -96,7 +93,7 @@ def progress_bar(iterable: Iterable | None = None, progress: bool | None = None,
     Returns
     -------
     tqdm.tqdm or a silent stand-in
-        Iterable, with ``update``, ``set_description`` and ``close``.
+        Iterable, with ``update`` and ``close``.
 
     Raises
     ------

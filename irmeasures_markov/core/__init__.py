@@ -6,12 +6,12 @@ chains from rankings and call these functions.  Two families use it:
 - Markov Precision: stationary distributions, censored chains
   (:mod:`.chains`);
 - P@H: birth–death (tridiagonal) absorbing chains, stacked end to end and
-  solved in one pass: the LAPACK solves (:mod:`.birth_death_lapack`), the
+  solved in one pass: the LAPACK solves (:mod:`.birth_death`), the
   order-1 averaged rewards (:mod:`.birth_death_order1`) with their quadrature
   (:mod:`.birth_death_quadrature`), and subtraction-free elimination for
-  chains that are rarely absorbed (:mod:`.birth_death_stable`).
+  chains that are rarely absorbed (:mod:`.birth_death` too).
 """
-from irmeasures_markov.core._birth_death_lapack import (
+from irmeasures_markov.core._birth_death import (
     birth_death_discounted_visits,
     birth_death_inverse_diagonal,
     birth_death_solve,

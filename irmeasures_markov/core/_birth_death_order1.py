@@ -5,11 +5,10 @@ absorption time :math:`H` (cut where the walk is no longer reached, one
 Gauss–Legendre rule sized by an a-priori error bound: :mod:`.birth_death_quadrature`);
 :func:`birth_death_average_reward_recursion` runs step recursions on one
 chain.  The solves they use are
-:mod:`.birth_death_lapack`'s.
+:mod:`.birth_death`'s.
 """
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Iterator
 
@@ -17,12 +16,22 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from irmeasures_markov._util._segments import expand_ranges
-from irmeasures_markov.core._birth_death_lapack import (
+from irmeasures_markov.core._birth_death import (
+    SINGULAR,
+    absorbed,
     birth_death_inverse_diagonal,
     birth_death_solve,
     birth_death_solve_pair,
+    block_positions,
+    block_starts,
+    checked_discount,
     ill_conditioned,
+    renumber,
+    stable_average_reward,
+    stable_parts,
     start_indicator,
+    sub_offsets,
+    uncoupled_blocks,
 )
 from irmeasures_markov.core._birth_death_quadrature import (
     MAX_GAUSS_NODES,
@@ -31,18 +40,8 @@ from irmeasures_markov.core._birth_death_quadrature import (
     identical_blocks,
     node_terms,
     quadrature_levels,
-    reach_truncation_gathered,
+    reach_truncation,
     spectral_radius_bound,
-)
-from irmeasures_markov.core._birth_death_stable import (
-    SINGULAR,
-    block_positions,
-    block_starts,
-    renumber,
-    stable_average_reward,
-    stable_parts,
-    sub_offsets,
-    uncoupled_blocks,
 )
 
 __all__ = ["birth_death_average_reward", "birth_death_average_reward_recursion", "average_reward_groups",
@@ -76,10 +75,7 @@ def _reward_and_discount(reward, discount, n: int):
     reward = np.asarray(reward, dtype=np.float64)
     if reward.shape != (n,):
         raise ValueError(f"`reward` must have shape ({n},), got {reward.shape}.")
-    c = float(discount)
-    if not 0.0 <= c <= 1.0:
-        raise ValueError(f"`discount` must be in [0, 1], got {discount!r}.")
-    return reward, c
+    return reward, checked_discount(discount)
 
 
 def birth_death_average_reward(forward: ArrayLike, backward: ArrayLike, reward: ArrayLike, starts: ArrayLike,
@@ -173,7 +169,7 @@ def average_reward_groups(gather: Callable[[np.ndarray], tuple], offsets: ArrayL
     the kept states only: the same values as one pass over the chains.
     """
     c = float(discount)
-    keep = reach_truncation_gathered(gather, offsets, local_starts, ORDER1_TRUNCATION_TOL, chunk=ORDER1_REACH_CHUNK)
+    keep = reach_truncation(gather, offsets, local_starts, ORDER1_TRUNCATION_TOL, chunk=ORDER1_REACH_CHUNK)
     kept = np.flatnonzero(keep > 0)
     # groups of about ORDER1_GROUP_STATES kept states bound the memory of everything below
     first = np.cumsum(keep[kept]) - keep[kept]
@@ -209,17 +205,8 @@ def _average_reward_kept(f_t, b_t, keep, local, c):
 
 
 def _probabilities(forward, backward):
-    """Validated ``(forward, backward)`` with the out-of-range moves absorbed, copied only when
-    that changes them (the plugin passes large arrays that already satisfy it)."""
-    fwd = np.asarray(forward, dtype=np.float64)
-    bwd = np.asarray(backward, dtype=np.float64)
-    if fwd.ndim != 1 or fwd.shape != bwd.shape:
-        raise ValueError(f"`forward` and `backward` must be 1-D of one length, got shapes "
-                         f"{fwd.shape} and {bwd.shape}.")
-    if fwd.size and (fwd[-1] != 0 or bwd[0] != 0):
-        fwd, bwd = fwd.copy(), bwd.copy()
-        fwd[-1] = 0.0
-        bwd[0] = 0.0
+    """Validated :func:`~.birth_death.absorbed` ``(forward, backward)``."""
+    fwd, bwd = absorbed(forward, backward)
     lo = min(float(fwd.min()), float(bwd.min())) if fwd.size else 0.0
     hi = float(np.max(fwd + bwd)) if fwd.size else 0.0
     if not (lo >= 0 and hi <= 1 + 1e-12):          # NaN fails both comparisons
@@ -288,12 +275,6 @@ def _average_reward_cut(fwd, bwd, stop, offsets, starts, c):
     return total
 
 
-@functools.cache
-def _gauss_legendre_01(n_nodes: int):
-    x, w = np.polynomial.legendre.leggauss(n_nodes)
-    return (x + 1.0) / 2.0, w / 2.0
-
-
 def _gauss_integral(fwd, bwd, stop, e_start, offsets, n_nodes: int, c: float):
     """Per-state integrals over [0, 1] with an ``n_nodes``-point Gauss–Legendre rule.
 
@@ -301,7 +282,7 @@ def _gauss_integral(fwd, bwd, stop, e_start, offsets, n_nodes: int, c: float):
     chain, so one ``?pttrf``/``?gttrs`` sequence serves them all; groups hold
     about :data:`ORDER1_CELLS` states x nodes, which bounds the memory.
     """
-    z, w = _gauss_legendre_01(n_nodes)
+    z, w = graded_gauss_legendre(0, n_nodes)           # one piece: [0, 1]
     n = fwd.size
     total = np.zeros(n)
     per_group = max(1, ORDER1_CELLS // n_nodes)

@@ -53,6 +53,7 @@ References
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 
@@ -64,14 +65,15 @@ from irmeasures_markov._util._segments import expand_ranges
 
 lapack = lazy_module("scipy.linalg.lapack")  # imported at the first call: `import irmeasures_markov` stays cheap
 
-__all__ = ["graded_gauss_legendre", "reach_truncation", "reach_truncation_gathered", "identical_blocks",
+__all__ = ["graded_gauss_legendre", "quadrature_levels", "reach_truncation", "identical_blocks",
            "spectral_radius_bound", "gauss_nodes_for_bound", "node_terms"]
 
 #: most Gauss–Legendre nodes of one rule; blocks that need more use the graded rule
 MAX_GAUSS_NODES = 64
 
 
-def graded_gauss_legendre(levels: int, nodes_per_piece: int = 12) -> tuple[np.ndarray, np.ndarray]:
+@functools.cache  # the rules are few (a level count, or one piece of up to MAX_GAUSS_NODES nodes)
+def graded_gauss_legendre(levels: int, nodes_per_piece: int = 12, in_w: bool = False) -> tuple[np.ndarray, np.ndarray]:
     r"""Nodes and weights on [0, 1], refined geometrically towards 1.
 
     Pieces :math:`[0, 1/2], [1/2, 3/4], \dots, [1 - 2^{-K}, 1]` with
@@ -87,25 +89,30 @@ def graded_gauss_legendre(levels: int, nodes_per_piece: int = 12) -> tuple[np.nd
         number K of geometric refinements towards 1.
     nodes_per_piece : int
         Gauss–Legendre nodes per piece.
+    in_w : bool
+        Give the nodes in :math:`w = 1 - z` instead (pieces :math:`[1/2, 1], [1/4, 1/2], \dots,
+        [0, 2^{-K}]`, in that order), computed in :math:`w` so that nodes next to :math:`z = 1` stay exact.
 
     Returns
     -------
     tuple of (numpy.ndarray, numpy.ndarray)
-        the nodes in [0, 1] and their weights.
+        the nodes in [0, 1] and their weights (cached: read them, never write).
     """
     x, w = np.polynomial.legendre.leggauss(int(nodes_per_piece))
-    edges = np.concatenate([1.0 - 0.5 ** np.arange(int(levels) + 1), [1.0]])
-    nodes, weights = [], []
-    for a, b in zip(edges[:-1], edges[1:]):
-        nodes.append(a + (b - a) * (x + 1) / 2)
-        weights.append(w * (b - a) / 2)
-    return np.concatenate(nodes), np.concatenate(weights)
+    tail = 0.5 ** np.arange(int(levels) + 1)
+    edges = np.concatenate([tail, [0.0]]) if in_w else np.concatenate([1.0 - tail, [1.0]])
+    lo, hi = np.minimum(edges[:-1], edges[1:]), np.maximum(edges[:-1], edges[1:])
+    return (np.concatenate([a + (b - a) * (x + 1) / 2 for a, b in zip(lo, hi)]),
+            np.concatenate([w * (b - a) / 2 for a, b in zip(lo, hi)]))
 
 
-def quadrature_levels(max_visits: float) -> int:
-    """Pieces of :func:`graded_gauss_legendre` for a chain with :math:`\\max_i E_i[H]` = ``max_visits``."""
+def quadrature_levels(max_visits: float, most: int = 45) -> int:
+    r"""Pieces of :func:`graded_gauss_legendre` for a chain with :math:`\max_i E_i[H]` = ``max_visits``
+    (``most`` when that is not finite)."""
     # the integrand's pole lies beyond 1 + 1/max_i E_i[H]; pieces of length 2^-K <= 1/(4 max E_i[H])
-    return int(np.clip(math.ceil(math.log2(max(max_visits, 1.0))) + 2, 2, 45))
+    if not np.isfinite(max_visits):
+        return most
+    return int(np.clip(math.ceil(math.log2(max(max_visits, 1.0))) + 2, 2, most))
 
 
 def _reach_keep(fwd, bwd, offsets, local_starts, tol):
@@ -136,11 +143,13 @@ def _reach_keep(fwd, bwd, offsets, local_starts, tol):
     return np.where(has, keep, 0)
 
 
-def reach_truncation(fwd: ArrayLike, bwd: ArrayLike, offsets: ArrayLike, local_starts: ArrayLike, tol: float,
-                     window: int = 128,
-                     chunk: int = 1 << 17) -> np.ndarray:
+def reach_truncation(gather: Callable[[np.ndarray], tuple], offsets: ArrayLike, local_starts: ArrayLike,
+                     tol: float, window: int = 128, chunk: int = 1 << 17) -> np.ndarray:
     """Number of states to keep in each block so that the dropped ones are reached with probability < ``tol``.
 
+    ``gather(idx) -> (fwd[idx], bwd[idx], ...)`` reads the chains at an
+    increasing array of states (whole stretches of blocks; only the first two
+    arrays returned are read), so the caller need not hold them.
     ``local_starts[b]`` is block b's start counted from its first state (-1:
     no start, keep nothing).  States up to the start are always kept; after
     it, the first state whose reach probability is bounded by ``tol`` (see the
@@ -148,18 +157,6 @@ def reach_truncation(fwd: ArrayLike, bwd: ArrayLike, offsets: ArrayLike, local_s
     computed on the ``window`` states after each start, then on the whole of
     the blocks not settled there, so the cost follows the kept states; blocks
     are taken in groups of about ``chunk`` states, which bounds the memory.
-    """
-    return reach_truncation_gathered(lambda idx: (fwd[idx], bwd[idx]), offsets, local_starts, tol, window, chunk)
-
-
-def reach_truncation_gathered(gather: Callable[[np.ndarray], tuple], offsets: ArrayLike, local_starts: ArrayLike,
-                              tol: float, window: int = 128,
-                              chunk: int = 1 << 17) -> np.ndarray:
-    """:func:`reach_truncation` reading the chains through ``gather(idx) -> (fwd[idx], bwd[idx], ...)``.
-
-    ``idx`` is an increasing array of states (whole stretches of blocks); only
-    the first two arrays returned are read.  The caller need not hold the
-    chains: the same groups of states are gathered, so the same counts.
     """
     lengths = np.diff(offsets)
     local_starts = np.asarray(local_starts, dtype=np.intp)

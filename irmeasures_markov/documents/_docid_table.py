@@ -21,6 +21,7 @@ from itertools import repeat
 
 import numpy as np
 
+from irmeasures_markov._util._compiled import optional_kernels
 from irmeasures_markov.ranking._join import SEPARATOR  # newline: the compiled probe (_docid_probe_numba) assumes it too
 
 __all__ = ["DocidTable", "join_docids", "encode_joined", "SMALL_BATCH", "MAX_TABLE_BYTES", "ENGINES",
@@ -48,17 +49,13 @@ ENGINES = ("auto", "numba", "numpy")
 COMPILED_AFTER = 8_000_000
 _MULTIPLIER_ARRAY = np.array(_MULTIPLIERS, dtype=np.uint64)
 _PROBE_PADDING = 16  # zero bytes after the docids: every 8-byte read of the compiled probe stays inside
-_PROBE = []  # the compiled probe, or None without numba; loaded on first use
+_PROBE: list = []  # the compiled probe's module, or None without numba; loaded on first use
 
 
 def _compiled_probe():
-    if not _PROBE:
-        try:
-            from irmeasures_markov.documents._docid_probe_numba import probe_joined
-        except ImportError:
-            probe_joined = None
-        _PROBE.append(probe_joined)
-    return _PROBE[0]
+    """The compiled probe, or None without numba (a function of its own: the tests replace it)."""
+    kernels = optional_kernels(_PROBE, "irmeasures_markov.documents._docid_probe_numba")
+    return None if kernels is None else kernels.probe_joined
 
 
 def join_docids(docids: Sequence[str]) -> str | None:

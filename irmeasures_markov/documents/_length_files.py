@@ -157,10 +157,7 @@ def _cache_file_name(dataset_id: str, text_fields: Sequence[str] | None) -> str:
 
 
 def _count_words(dataset_id: str, progress: bool | None, text_fields: Sequence[str] | None) -> dict[str, float]:
-    try:
-        import ir_datasets
-    except ImportError as e:  # pragma: no cover - ir_datasets is a dependency
-        raise InputError(f"lengths='irds:{dataset_id}' needs ir_datasets: pip install ir_datasets") from e
+    import ir_datasets
     try:
         ds = ir_datasets.load(dataset_id)
     except KeyError:

@@ -33,18 +33,10 @@ from typing import Any
 import numpy as np
 
 from irmeasures_markov._util._errors import InputError
+from irmeasures_markov._util._types import PathLike
 from irmeasures_markov.documents import _docid_table as docid_table
 from irmeasures_markov.documents._docid_table import DocidTable, join_docids, lookup_in_dict
-
-# write_lengths is not used here: the old module irmeasures_markov.documents._lengths (now this one) offered it with the
-# other readers, and its old path keeps it until every import names its new module
-from irmeasures_markov.documents._length_files import (  # noqa: F401
-    PathLike,
-    lengths_from_ir_datasets,
-    read_duplicates,
-    read_lengths,
-    write_lengths,
-)
+from irmeasures_markov.documents._length_files import lengths_from_ir_datasets, read_duplicates, read_lengths
 from irmeasures_markov.io._content import ContentCache, digest_value
 from irmeasures_markov.io._text import short
 from irmeasures_markov.ranking._join import SEPARATOR
@@ -54,7 +46,6 @@ __all__ = [
     "HOW_TO_GIVE_LENGTHS",
     "DocumentLengths",
     "LengthTable",
-    "load_length_source",
     "length_source",
 ]
 
@@ -150,23 +141,6 @@ class LengthTable(abc.Mapping):
 
     def __len__(self) -> int:
         return len(self._items)
-
-    def get(self, docid: str, default: float | None = None) -> float | None:
-        """The length of ``docid``, or ``default`` when it is not held.
-
-        Parameters
-        ----------
-        docid : str
-            The document.
-        default : float or None
-            What to return for a document without a length.
-
-        Returns
-        -------
-        float or None
-            Its number of words, or ``default``.
-        """
-        return self._items.get(docid, default)
 
     def content_digest(self) -> str:
         """Digest of the lengths held (computed once: the table is a snapshot).
@@ -295,24 +269,6 @@ def length_source(spec: str, kind: str = "lengths") -> tuple[str, Mapping[str, A
     return _FILES[kind].get(spec)
 
 
-def load_length_source(spec: str, kind: str = "lengths") -> Mapping[str, Any]:
-    """The mapping of :func:`length_source` (a file is re-read when its content changes).
-
-    Parameters
-    ----------
-    spec : str
-        A file path, or ``irds:<dataset id>`` for lengths.
-    kind : {'lengths', 'duplicates'}
-        What the file holds.
-
-    Returns
-    -------
-    LengthTable or dict
-        A :class:`LengthTable` of lengths, or ``{docid: group}`` (errors as :func:`length_source` raises them).
-    """
-    return length_source(spec, kind)[1]
-
-
 class DocumentLengths:
     """Lengths in words with an explicit unknown-length policy and duplicate groups.
 
@@ -336,9 +292,9 @@ class DocumentLengths:
         if lengths is None:
             lengths = {}
         if isinstance(lengths, (str, os.PathLike)):
-            lengths = load_length_source(os.fspath(lengths), "lengths")
+            lengths = length_source(os.fspath(lengths), "lengths")[1]
         if isinstance(duplicates, (str, os.PathLike)):
-            duplicates = load_length_source(os.fspath(duplicates), "duplicates")
+            duplicates = length_source(os.fspath(duplicates), "duplicates")[1]
         if default_length is not None:
             if isinstance(default_length, bool) or not isinstance(default_length, (int, float)) \
                     or not math.isfinite(default_length) or default_length < 0:
@@ -438,23 +394,7 @@ class DocumentLengths:
         UnknownLengthError
             A document without a length, when there is no ``default_length``.
         """
-        if not self.duplicates:
-            return self.lookup(docids)
-        later = np.zeros(len(docids), dtype=bool)
-        seen = set()
-        get = self.duplicates.get
-        for i, d in enumerate(docids):
-            g = get(d)
-            if g is None:
-                continue
-            if g in seen:
-                later[i] = True
-            else:
-                seen.add(g)
-        vals = np.zeros(len(docids))
-        first = np.flatnonzero(~later)
-        vals[first] = self.lookup([docids[i] for i in first.tolist()])
-        return vals
+        return self.for_flat_rankings(docids, np.array([0, len(docids)]))
 
     def for_flat_rankings(self, docids: Sequence[str], offsets: np.ndarray) -> np.ndarray:
         """:meth:`for_ranking` of many rankings stored flat (ranking ``i`` is ``docids[offsets[i]:offsets[i+1]]``).

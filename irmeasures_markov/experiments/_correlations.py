@@ -128,11 +128,9 @@ def tau_table(evaluation: Evaluation, rows: Sequence[Measure | str] | None = Non
         ``(tau, row_labels, col_labels)`` with ``tau[a, b]`` the :func:`kendall_tau` of the
         per-run means of ``rows[a]`` and ``cols[b]``.
     """
-    rows = list(evaluation.labels if rows is None else rows)
-    cols = list(evaluation.labels if cols is None else cols)
     means = evaluation.means_array()
-    ri = [evaluation.measure_index(r) for r in rows]
-    ci = [evaluation.measure_index(c) for c in cols]
+    ri = [evaluation.measure_index(r) for r in (evaluation.labels if rows is None else rows)]
+    ci = [evaluation.measure_index(c) for c in (evaluation.labels if cols is None else cols)]
     out = np.array([[kendall_tau(means[:, a], means[:, b]) for b in ci] for a in ri])
     return out, [evaluation.labels[a] for a in ri], [evaluation.labels[b] for b in ci]
 

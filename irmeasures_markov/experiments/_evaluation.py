@@ -9,11 +9,11 @@ float64 ranking preparation per run; other standard measures go through
 from __future__ import annotations
 
 import math
-import multiprocessing
 import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from contextlib import closing
+from dataclasses import dataclass
 from typing import Any
 
 import ir_measures
@@ -24,7 +24,9 @@ from irmeasures_markov._util._cutoffs import check_measure_cutoffs
 from irmeasures_markov._util._progress import progress_bar
 from irmeasures_markov.experiments._evaluation_table import Evaluation
 from irmeasures_markov.experiments._settings import NativeSetting, apply_settings, extra_names, measure_values
+from irmeasures_markov.grid import LocalBackend
 from irmeasures_markov.io import read_run_columns, to_run_dict
+from irmeasures_markov.io._content import read_once
 from irmeasures_markov.io._normalise import to_qrels_dict
 from irmeasures_markov.io._pytrec import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
 from irmeasures_markov.measures._standard import standard_measure
@@ -34,7 +36,7 @@ from irmeasures_markov.ranking._prepared import PreparedRun
 from irmeasures_markov.ranking._qrels_index import QrelsIndex
 
 __all__ = ["MeasuresLike", "Qrels", "QrelsLike", "Run", "RunLike", "RunScorer", "default_topics",
-           "evaluate", "is_ours", "labelled_measures", "parse_measures", "warn_no_relevant"]
+           "evaluate", "labelled_measures", "parse_measures", "warn_no_relevant"]
 
 #: Relevance judgments: ``{qid: {docid: grade}}``.
 Qrels = Mapping[str, Mapping[str, int]]
@@ -81,21 +83,6 @@ def parse_measures(measures: Measure | str | Sequence[Measure | str]) -> list[Me
     return out
 
 
-def is_ours(m: Measure) -> bool:
-    """True for a measure of this package's families (a :class:`~irmeasures_markov.plugin._base.FamilyMeasure`).
-
-    Parameters
-    ----------
-    m : ir_measures.Measure
-        Any parsed measure.
-
-    Returns
-    -------
-    bool
-    """
-    return isinstance(m, FamilyMeasure)
-
-
 class RunScorer:
     """All measures of one run, per topic: ``scorer(run)`` is an array ``[measure, topic]``.
 
@@ -132,10 +119,10 @@ class RunScorer:
         self.topic_index = {t: k for k, t in enumerate(topics)}
         self.qrels_index = QrelsIndex(qrels)
         self.native = {j: s for j, m in enumerate(measures) if native and (s := standard_measure(m))}
-        self.ours = [j for j, m in enumerate(measures) if is_ours(m) or j in self.native]
+        self.ours = [j for j, m in enumerate(measures) if isinstance(m, FamilyMeasure) or j in self.native]
         self.others = [j for j, m in enumerate(measures) if j not in set(self.ours)]
         for j in self.ours:
-            if is_ours(measures[j]):
+            if isinstance(measures[j], FamilyMeasure):
                 measures[j].validate_params()
         self.other_eval = (ir_measures.evaluator([measures[j] for j in self.others], qrels_for_pytrec_eval(qrels))
                            if self.others else None)
@@ -158,12 +145,14 @@ class RunScorer:
             cols = np.array([self.topic_index.get(q, -1) for q in prepared.qids], dtype=np.int64)
             keep = cols >= 0
             cache: dict = {}
-            for j in self.ours:
-                computed = measure_values(self.measures[j], self.native.get(j), self.settings.get(j), prepared, cache)
-                out[j, cols[keep]] = computed.values[keep]
-                for row, (i, name) in enumerate(self.extra_rows, len(self.measures)):
-                    if i == j and name in computed.extras:
-                        out[row, cols[keep]] = computed.extras[name][keep]
+            with read_once():  # one content of each file for every measure of the run
+                for j in self.ours:
+                    computed = measure_values(self.measures[j], self.native.get(j), self.settings.get(j), prepared,
+                                              cache)
+                    out[j, cols[keep]] = computed.values[keep]
+                    for row, (i, name) in enumerate(self.extra_rows, len(self.measures)):
+                        if i == j and name in computed.extras:
+                            out[row, cols[keep]] = computed.extras[name][keep]
         if self.other_eval is not None:
             for metric in self.other_eval.iter_calc(run_for_pytrec_eval(run)):
                 k = self.topic_index.get(id_from_pytrec_eval(metric.query_id))
@@ -183,33 +172,42 @@ class _ReadsEverything:
         return True
 
 
-# Worker state for fork-based parallelism: set before the pool forks, so runs are not pickled.
-_WORKER: dict[str, Any] = {}
+@dataclass
+class _RunsTask:
+    """Runs of :func:`evaluate` scored in a worker process of the local grid backend, which forks after the
+    scorer and the runs are published (nothing is pickled)."""
+    names: list[str]
+    needs: tuple[str, ...] = ("scorer", "runs")
+
+    def compute(self, shared: Mapping[str, Any]) -> list[np.ndarray]:
+        return [shared["scorer"](shared["runs"][n]) for n in self.names]
 
 
-def _worker_eval(names: list[str]) -> list[np.ndarray]:
-    scorer = _WORKER.get("scorer")
-    if scorer is None:
-        scorer = _WORKER["scorer"] = RunScorer(_WORKER["measures"], _WORKER["qrels"], _WORKER["topics"],
-                                               _WORKER["native"], _WORKER["settings"], extras=True)
-    runs = _WORKER["runs"]
-    return [scorer(runs[n]) for n in names]
-
-
-def default_topics(qrels: Qrels) -> list[str]:
-    """Every qrels topic, as trec_eval -c averages (a topic without relevant documents included).
+def default_topics(qrels: Qrels, topics: Sequence[str] | None = None) -> list[str]:
+    """The topics to evaluate: ``topics``, by default every qrels topic, as trec_eval -c averages (a topic without
+    relevant documents included).
 
     Parameters
     ----------
     qrels : dict
         ``{qid: {docid: grade}}``.
+    topics : sequence of str, optional
+        The topics asked for.
 
     Returns
     -------
     list of str
-        The topic ids, shorter ids first, then in string order.
+        ``topics``, or the qrels' topic ids, shorter ids first, then in string order.
+
+    Raises
+    ------
+    ValueError
+        No topic: the qrels are empty and ``topics`` was not given (or is empty).
     """
-    return sorted(qrels, key=lambda q: (len(q), q))
+    topics = list(topics) if topics is not None else sorted(qrels, key=lambda q: (len(q), q))
+    if not topics:
+        raise ValueError("no topics to evaluate: the qrels are empty and `topics` was not given.")
+    return topics
 
 
 def warn_no_relevant(qrels: Qrels, topics: Sequence[str]) -> None:
@@ -316,39 +314,31 @@ def evaluate(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, RunLik
     qrels = to_qrels_dict(qrels)
     if not runs:
         raise ValueError("`runs` is empty.")
-    topics = list(topics) if topics is not None else default_topics(qrels)
-    if not topics:
-        raise ValueError("no topics to evaluate: the qrels are empty and `topics` was not given.")
+    topics = default_topics(qrels, topics)
     warn_no_relevant(qrels, topics)
     names = list(runs)
     n_jobs = int(n_jobs)
     if n_jobs < 1:
         raise ValueError(f"`n_jobs` must be a positive integer, got {n_jobs!r}.")
+    scorer = RunScorer(measures, qrels, topics, native, settings, extras=True)
     values = np.zeros((len(names), len(measures) + len(extra_rows), len(topics)))
     bar = progress_bar(None, progress, total=len(names), desc="evaluating", unit="run")
     try:
         if n_jobs == 1 or len(names) < 2 * n_jobs:
-            scorer = RunScorer(measures, qrels, topics, native, settings, extras=True)
             for i, n in enumerate(names):
                 values[i] = scorer(runs[n])
                 bar.update(1)
         else:
-            if "fork" not in multiprocessing.get_all_start_methods():
-                raise RuntimeError("n_jobs > 1 needs the 'fork' start method (Linux/macOS); use n_jobs=1.")
-            _WORKER.clear()
-            _WORKER.update(measures=measures, qrels=qrels, topics=topics, runs=runs, native=native, settings=settings)
             chunk = max(1, math.ceil(len(names) / (n_jobs * 8)))
-            chunks = [names[a:a + chunk] for a in range(0, len(names), chunk)]
-            try:
-                with ProcessPoolExecutor(n_jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-                    i = 0
-                    for res in pool.map(_worker_eval, chunks):
-                        for v in res:
-                            values[i] = v
-                            i += 1
-                        bar.update(len(res))
-            finally:
-                _WORKER.clear()
+            starts = range(0, len(names), chunk)
+            outcomes = LocalBackend(n_jobs).run([_RunsTask(names[a:a + chunk]) for a in starts],
+                                                {"scorer": scorer, "runs": runs})
+            with closing(outcomes):  # on an error, the worker processes end before it is raised
+                for t, res, err in outcomes:
+                    if err is not None:
+                        raise err
+                    values[starts[t]:starts[t] + len(res[0])] = res[0]
+                    bar.update(len(res[0]))
     finally:
         bar.close()
     extras = {len(measures) + k: (j, name) for k, (j, name) in enumerate(extra_rows)}

@@ -32,7 +32,6 @@ from irmeasures_markov.experiments._evaluation import (
     RunLike,
     RunScorer,
     default_topics,
-    is_ours,
     labelled_measures,
 )
 from irmeasures_markov.experiments._evaluation_table import Evaluation
@@ -40,11 +39,11 @@ from irmeasures_markov.grid._backends import Backend, resolve_backend
 from irmeasures_markov.grid._cells import Cell, fresh_token, measures_key, qrels_hash, run_hash
 from irmeasures_markov.grid._runner import GridSummary, run_grid
 from irmeasures_markov.grid._store import ParquetStore, StoreLike
-from irmeasures_markov.io._content import REGISTRATION
+from irmeasures_markov.io._content import REGISTRATION, read_once
 from irmeasures_markov.io._datasets import downsample_qrels
 from irmeasures_markov.io._normalise import to_qrels_dict
 from irmeasures_markov.io._run_columns import read_run_columns as read_run  # arrays: read_trec_run's runs and errors
-from irmeasures_markov.plugin import measure_inputs
+from irmeasures_markov.plugin import FamilyMeasure, measure_inputs
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -89,27 +88,24 @@ def _pool(p) -> Pool:
     return (pc, 0) if pc == 100.0 else (pc, int(seed))
 
 
-def _scorer(measures, mkey, topics, native, qrels, qtoken, pool: Pool):
-    key = (qtoken, mkey, pool)
-    s = _SCORERS.get(key)
-    if s is None:
-        reduced = qrels if pool == FULL else downsample_qrels(qrels, pool[0], seed=pool[1])
-        s = _SCORERS[key] = RunScorer(list(measures), reduced, list(topics), native)
-        while len(_SCORERS) > _SCORER_CACHE:
-            _SCORERS.popitem(last=False)
+def _cached(cache: OrderedDict, limit: int, key: tuple, make, *args):
+    """``cache[key]``, made by ``make(*args)`` when missing; the least recently used entries beyond ``limit`` go."""
+    value = cache.get(key)
+    if value is None:
+        value = cache[key] = make(*args)
+        while len(cache) > limit:
+            cache.popitem(last=False)
     else:
-        _SCORERS.move_to_end(key)
-    return s
+        cache.move_to_end(key)
+    return value
 
 
-def _read(path, token):
-    key = (os.fspath(path), token)
-    run = _RUNS.get(key)
-    if run is None:
-        run = _RUNS[key] = read_run(path)
-        while len(_RUNS) > _RUN_CACHE:
-            _RUNS.popitem(last=False)
-    return run
+def _scorer(measures, mkey, topics, native, qrels, qtoken, pool: Pool):
+    """The scorer of a pool, kept per process: building one takes about as long as scoring a run."""
+    def make():
+        reduced = qrels if pool == FULL else downsample_qrels(qrels, pool[0], seed=pool[1])
+        return RunScorer(list(measures), reduced, list(topics), native)
+    return _cached(_SCORERS, _SCORER_CACHE, (qtoken, mkey, pool), make)
 
 
 @dataclass
@@ -131,21 +127,24 @@ class _EvalTask:
     def compute(self, shared) -> list[np.ndarray]:
         qrels = shared[self.qrels_name]
         out, current, run = [], None, None
-        for r, pool in self.pairs:
-            if r != current:
-                name, path, ref = self.runs[r]
-                run = _read(path, ref) if path is not None else shared[ref]
-                current = r
-            scorer = _scorer(self.measures, self.mkey, self.topics, self.native, qrels, self.qrels_token, pool)
-            out.append(scorer(run))
-        if self.inputs is not None:
-            _check_inputs(self.measures, self.inputs)
+        # every file a measure reads is read once for the whole task, first by the check: the cells' values come
+        # from the very bytes their keys name, whatever happens to the files meanwhile
+        with read_once():
+            if self.inputs is not None:
+                _check_inputs(self.measures, self.inputs)
+            for r, pool in self.pairs:
+                if r != current:
+                    name, path, ref = self.runs[r]
+                    run = _cached(_RUNS, _RUN_CACHE, (path, ref), read_run, path) if path is not None else shared[ref]
+                    current = r
+                scorer = _scorer(self.measures, self.mkey, self.topics, self.native, qrels, self.qrels_token, pool)
+                out.append(scorer(run))
         return out
 
 
 def _check_inputs(measures, keyed: list[dict[str, str]]) -> None:
-    """Refuse the cells of a task if a file a measure reads changed after its cells were keyed (their values
-    may come from the new file): they are not stored under the old content's key.
+    """Refuse the cells of a task if a file a measure reads is no longer the content its cells were keyed by:
+    their values would be another content's.
 
     Inputs identified by a registration (a kernel given as a function) are
     not compared: another process registers them under another token.
@@ -260,14 +259,12 @@ class EvaluationGrid:
                 raise TypeError(f"run {name!r}: give a run dict or a run file path, got {type(r).__name__}.")
             if isinstance(r, (str, os.PathLike)) and not os.path.isfile(r):
                 raise FileNotFoundError(f"run {name!r}: no such file {os.fspath(r)!r}")
-        topics = list(topics) if topics is not None else default_topics(qrels)
-        if not topics:
-            raise ValueError("no topics to evaluate: the qrels are empty and `topics` was not given.")
+        topics = default_topics(qrels, topics)
         pools = list(dict.fromkeys(_pool(p) for p in pools))
         if not pools:
             raise ValueError("`pools` is empty.")
         for m in measures:  # here, not on a worker: a bad parameter is the caller's error, not a failed task
-            if is_ours(m):
+            if isinstance(m, FamilyMeasure):
                 m.validate_params()
         self._blocks.append(_Block(str(collection), measures, list(labels) if labels is not None else
                                    [str(m) for m in measures], topics, bool(native), qrels, runs, pools))
@@ -316,29 +313,36 @@ class EvaluationGrid:
             store = ParquetStore(store)
         hashed = store is not None
         qtokens: dict[int, str] = {}
-        rtokens: dict[tuple[int, str], str] = {}
-        cells_by_block, all_cells, where = [], [], {}
+        rtokens: dict[tuple[object, str], str] = {}
+        # the shared inputs, by the names tasks need them under: the qrels, and the runs held in memory
+        published: dict[str, object] = {}
+        refs, cells_by_block, all_cells, where = [], [], [], {}
         # what each measure reads (files by content), read once: the cell keys hold it, and a worker checks
         # that it is still what it reads before its cells are stored
         inputs = [[measure_inputs(m) for m in b.measures] for b in self._blocks]
         mkeys = [measures_key(b.measures, b.topics, b.native, inputs[bi]) for bi, b in enumerate(self._blocks)]
         for bi, b in enumerate(self._blocks):
-            qid = id(b.qrels)
-            if qid not in qtokens:
-                qtokens[qid] = qrels_hash(b.qrels) if hashed else fresh_token()
-            qt = qtokens[qid]
-            mkey = mkeys[bi]
-            cells = {}
+            if id(b.qrels) not in qtokens:
+                qtokens[id(b.qrels)] = qrels_hash(b.qrels) if hashed else fresh_token()
+            qt = qtokens[id(b.qrels)]
+            published[f"qrels:{qt}"] = b.qrels
+            cells, run_refs = {}, {}
             for name, r in b.runs.items():
-                rid = (id(r), name) if not isinstance(r, (str, os.PathLike)) else (os.fspath(r), name)
+                path = os.fspath(r) if isinstance(r, (str, os.PathLike)) else None
+                rid = (id(r) if path is None else path, name)
                 if rid not in rtokens:
                     rtokens[rid] = run_hash(r) if hashed else fresh_token()
+                # (path, its hash) for a run file the workers read, (None, its shared name) for a run held in memory
+                run_refs[name] = (path, rtokens[rid] if path is not None else f"run:{rtokens[rid]}")
+                if path is None:
+                    published.setdefault(run_refs[name][1], r)
                 for pool in b.pools:
-                    c = Cell("evaluate", b.collection, name, mkey, pool[0], pool[1], "", qt, rtokens[rid])
+                    c = Cell("evaluate", b.collection, name, mkeys[bi], pool[0], pool[1], "", qt, rtokens[rid])
                     cells[(name, pool)] = c
                     all_cells.append(c)
                     where.setdefault(c.key, (bi, name, pool))
             cells_by_block.append(cells)
+            refs.append(run_refs)
 
         be, owned = resolve_backend(backend, client=client, scheduler=scheduler, n_jobs=n_jobs)
         try:
@@ -368,11 +372,8 @@ class EvaluationGrid:
                             chunk = names[a:a + k]
                             runs, pairs, tcells, needs = [], [], [], [f"qrels:{qt}"]
                             for ri, name in enumerate(chunk):
-                                r = b.runs[name]
-                                path = os.fspath(r) if isinstance(r, (str, os.PathLike)) else None
-                                ref = cells_by_block[bi][(name, pools[0])].run_hash
+                                path, ref = refs[bi][name]
                                 if path is None:
-                                    ref = f"run:{ref}"
                                     needs.append(ref)
                                 runs.append((name, path, ref))
                                 for pool in pools:
@@ -385,16 +386,7 @@ class EvaluationGrid:
                 return tasks
 
             def shared(names):
-                out = {}
-                for bi, b in enumerate(self._blocks):
-                    qn = f"qrels:{qtokens[id(b.qrels)]}"
-                    if qn in names:
-                        out[qn] = b.qrels
-                    for (name, _pool), c in cells_by_block[bi].items():
-                        rn = f"run:{c.run_hash}"
-                        if rn in names and rn not in out:
-                            out[rn] = b.runs[name]
-                return out
+                return {n: published[n] for n in names}
 
             arrays, summary = run_grid(all_cells, make_tasks, shared, backend=be, store=store, progress=progress,
                                        desc=desc)

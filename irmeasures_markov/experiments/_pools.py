@@ -151,8 +151,7 @@ def pool_reduction(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, 
         if not runs:
             raise ValueError("`runs` is empty.")
         topics = default_topics(qrels)
-        if topics:
-            warn_no_relevant(qrels, topics)
+        warn_no_relevant(qrels, topics)
         pools = [(100.0, 0)] + pools
     else:
         topics = full.topics

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 from ir_measures import Measure
 
 from irmeasures_markov.measures._standard import STANDARD_UNJUDGED, StandardMeasure, standard_measure, standard_values
@@ -20,16 +19,12 @@ from irmeasures_markov.plugin._variants import (
     UNJUDGED_CHOICES,
     VARIANT_DEFAULTS,
     VariantValues,
-    is_variant,
+    family_values,
     reported_extras,
-    variant_values,
 )
 from irmeasures_markov.ranking._prepared import PreparedRun
 
-__all__ = ["EXTRA_NAMES", "NativeSetting", "extra_names", "apply_settings", "measure_values"]
-
-#: the per-query extras of a family measure that become columns ``<label>_<name>`` of an Evaluation
-EXTRA_NAMES = ("se", "lo", "hi")
+__all__ = ["NativeSetting", "extra_names", "apply_settings", "measure_values"]
 
 _FAMILIES = "this package's families (MP, MPcont, PH, TBG, M1-M4 and their aliases)"
 _NATIVE = "the standard measures computed natively (AP, P@k, Rprec, RR, nDCG, bpref, binary RBP; native=True)"
@@ -76,8 +71,9 @@ def _label(m: Measure, changed: dict[str, object]) -> str:
 
 
 def extra_names(m: Measure) -> list[str]:
-    """The names of :data:`EXTRA_NAMES` a measure reports per query (``'se'`` for ``ties='expected'``,
-    ``'lo'``/``'hi'`` for ``unjudged='range'``), in that order; none for a measure of another package.
+    """The per-query extras a measure reports, columns ``<label>_<name>`` of an Evaluation (``'se'`` for
+    ``ties='expected'``, ``'lo'``/``'hi'`` for ``unjudged='range'``), in that order; none for a measure of another
+    package.
 
     Parameters
     ----------
@@ -180,10 +176,6 @@ def measure_values(m: Measure, standard: StandardMeasure | None, setting: Native
         float64 values in ``prepared.qids`` order, and float64 extras by name.
     """
     if isinstance(m, FamilyMeasure):
-        if is_variant(m):
-            computed = variant_values(m, prepared)
-            return VariantValues(np.asarray(computed.values, dtype=np.float64),
-                                 {k: np.asarray(v, dtype=np.float64) for k, v in computed.extras.items()})
-        return VariantValues(np.asarray(m.compute(prepared), dtype=np.float64))
+        return family_values(m, prepared)
     setting = setting or NativeSetting()
     return VariantValues(standard_values(standard, prepared, setting.ties, setting.unjudged, setting.residual, cache))

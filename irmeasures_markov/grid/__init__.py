@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from irmeasures_markov.grid._backends import Backend, DaskBackend, LocalBackend, Task
 from irmeasures_markov.grid._cells import Cell
-from irmeasures_markov.grid._runner import GridError, GridSummary, run_grid
+from irmeasures_markov.grid._runner import GridError, GridInputError, GridSummary, run_grid
 from irmeasures_markov.grid._store import ParquetStore
 
-__all__ = ["Backend", "Cell", "DaskBackend", "GridError", "GridSummary", "LocalBackend", "ParquetStore",
-           "Task", "run_grid"]
+__all__ = ["Backend", "Cell", "DaskBackend", "GridError", "GridInputError", "GridSummary", "LocalBackend",
+           "ParquetStore", "Task", "run_grid"]

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 
 from irmeasures_markov._util._version import package_version
 from irmeasures_markov.io._content import digest_value, file_digest
-from irmeasures_markov.plugin import measure_fingerprint
+from irmeasures_markov.plugin import measure_inputs
 
-__all__ = ["Cell", "qrels_hash", "run_hash", "file_hash", "measures_key", "fresh_token"]
+__all__ = ["Cell", "qrels_hash", "run_hash", "measures_key", "fresh_token"]
 
 #: the package version, part of every cell key (a new release never serves cells of an old one)
 __version__ = package_version()
@@ -109,7 +109,8 @@ def run_hash(run: Mapping[str, Mapping[str, float]] | str | os.PathLike[str]) ->
     Returns
     -------
     str
-        32 hex digits: the first 32 of the SHA-256 for a dict, :func:`file_hash` for a path.
+        32 hex digits: the first 32 of the SHA-256 for a dict, the digest of the file's bytes as stored (a
+        ``.gz`` run is hashed compressed) for a path.
 
     Raises
     ------
@@ -117,29 +118,8 @@ def run_hash(run: Mapping[str, Mapping[str, float]] | str | os.PathLike[str]) ->
         A run file that cannot be read.
     """
     if isinstance(run, (str, os.PathLike)):
-        return file_hash(run)
+        return file_digest(run)
     return _nested_hash(b"run\0", run, lambda h, score: _update_str(h, repr(float(score))))
-
-
-def file_hash(path: str | os.PathLike[str]) -> str:
-    """Digest of a file's bytes (the file as stored: a ``.gz`` run is hashed compressed).
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The file.
-
-    Returns
-    -------
-    str
-        The digest in hex.
-
-    Raises
-    ------
-    OSError
-        The file cannot be read.
-    """
-    return file_digest(path)
 
 
 def measures_key(measures: Sequence, topics: Iterable[str], native: bool = True,
@@ -171,11 +151,8 @@ def measures_key(measures: Sequence, topics: Iterable[str], native: bool = True,
     """
     th = hashlib.sha256("\x1f".join(topics).encode("utf-8", "surrogateescape")).hexdigest()[:16]
     parts = []
-    for i, m in enumerate(measures):
-        if inputs is None:
-            fp = measure_fingerprint(m)
-        else:
-            fp = digest_value(dict(inputs[i])) if inputs[i] else ""
+    for m, read in zip(measures, inputs if inputs is not None else map(measure_inputs, measures)):
+        fp = digest_value(dict(read)) if read else ""   # measure_fingerprint's digest
         parts.append(f"{m!r}#{fp}" if fp else repr(m))
     return ";".join(parts) + f"|topics={th}|native={int(bool(native))}"
 

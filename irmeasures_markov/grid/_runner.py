@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from irmeasures_markov._util._errors import InputError
 from irmeasures_markov._util._progress import progress_bar, progress_line, show_progress
 from irmeasures_markov.grid._backends import Backend, Task
 from irmeasures_markov.grid._cells import Cell
@@ -23,7 +24,7 @@ from irmeasures_markov.grid._cells import Cell
 if TYPE_CHECKING:
     from irmeasures_markov.grid._store import ParquetStore
 
-__all__ = ["GridError", "GridSummary", "run_grid"]
+__all__ = ["GridError", "GridInputError", "GridSummary", "run_grid"]
 
 
 @dataclass
@@ -76,6 +77,11 @@ class GridError(RuntimeError):
         super().__init__(message)
         self.summary = summary
         self.first = first
+
+
+class GridInputError(GridError, InputError):
+    """A :class:`GridError` whose first failure is an input error (e.g. a file changed while the grid ran):
+    the user's to fix, not a bug (the command line exits with status 2 and its message)."""
 
 
 def run_grid(cells: Sequence[Cell], make_tasks: Callable[[list[Cell]], list[Task]],
@@ -131,7 +137,7 @@ def run_grid(cells: Sequence[Cell], make_tasks: Callable[[list[Cell]], list[Task
             missing.append(c)
     if not missing:
         summary.wall_seconds = time.perf_counter() - t0
-        _report(summary, progress)
+        progress_line(str(summary), progress)
         return results, summary
     tasks = make_tasks(missing)
     summary.tasks = len(tasks)
@@ -183,12 +189,11 @@ def run_grid(cells: Sequence[Cell], make_tasks: Callable[[list[Cell]], list[Task
         bar.close()
         summary.wall_seconds = time.perf_counter() - t0
         summary.run_seconds = time.perf_counter() - t_run
-    _report(summary, progress)
+    progress_line(str(summary), progress)
+    if isinstance(first_error, InputError):
+        raise GridInputError(f"{first_error} ({summary.failed} of {summary.total} cells not computed)", summary,
+                             first_error) from first_error
     if summary.failed:
         raise GridError(f"{summary.failed} of {summary.total} cells failed ({len(summary.errors)} tasks); "
                         f"first: {summary.errors[0]}", summary, first_error) from first_error
     return results, summary
-
-
-def _report(summary: GridSummary, progress: bool) -> None:
-    progress_line(str(summary), progress)

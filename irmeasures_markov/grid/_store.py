@@ -11,7 +11,9 @@ creates a new part under a fresh temporary name and renames it into place
   cannot corrupt each other's results;
 * a cell stored twice (two clients computed it at once, or a rerun) is read
   once: the first part in name order wins, and as a cell's numbers depend
-  only on its key, both copies hold the same numbers.
+  only on its key, both copies hold the same numbers;
+* a part that cannot be read (truncated or corrupted outside the package) is
+  passed over with a warning naming it: its cells are computed again.
 
 float64 values are stored as Parquet DOUBLE, so a value read back is the same
 bits as the one computed.
@@ -24,6 +26,7 @@ import pathlib
 import socket
 import time
 import uuid
+import warnings
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -91,11 +94,7 @@ class ParquetStore:
         pa, pq = _pyarrow()
         want = None if keys is None else set(keys)
         out: dict[str, np.ndarray] = {}
-        for part in self.parts():
-            try:
-                table = pq.read_table(part, columns=["key", "shape", "values"])
-            except FileNotFoundError:  # compacted away by another client since listed; its rows are elsewhere
-                continue
+        for _, table in self._tables(pq, ["key", "shape", "values"]):
             keys_col = table.column("key").to_pylist()
             take = [i for i, k in enumerate(keys_col) if k not in out and (want is None or k in want)]
             if not take:
@@ -117,13 +116,23 @@ class ParquetStore:
             the keys found in the part files.
         """
         _, pq = _pyarrow()
-        out = set()
+        return {k for _, table in self._tables(pq, ["key"]) for k in table.column("key").to_pylist()}
+
+    def _tables(self, pq, columns: list[str] | None):
+        """``(part, its columns)`` of every part, in name order, passing over a part another client compacted away
+        since it was listed (its rows are in the merged part) and, with a warning, a part that cannot be read."""
+        pa, _ = _pyarrow()
         for part in self.parts():
             try:
-                out.update(pq.read_table(part, columns=["key"]).column("key").to_pylist())
+                table = pq.read_table(part, columns=columns)
             except FileNotFoundError:
                 continue
-        return out
+            except (OSError, pa.ArrowException) as e:
+                warnings.warn(f"{part}: a part of the grid store that cannot be read ({type(e).__name__}: "
+                              f"{str(e)[:120]}); its cells are computed again (delete it to silence this)",
+                              RuntimeWarning, stacklevel=4)
+                continue
+            yield part, table
 
     def write(self, cells: Sequence[Cell], arrays: Sequence[np.ndarray]) -> pathlib.Path | None:
         """Store ``cells`` with their arrays as one new part file (atomically); returns its path.
@@ -176,7 +185,8 @@ class ParquetStore:
         """Merge every part into one (duplicates dropped); returns ``(parts_before, rows_kept)``.
 
         The merged part is written (atomically) before the old parts are
-        removed, so a concurrent reader sees every cell at least once.
+        removed, so a concurrent reader sees every cell at least once.  A part
+        that cannot be read is left as it is (with a warning naming it).
 
         Returns
         -------
@@ -184,20 +194,20 @@ class ParquetStore:
             the number of parts before compaction and the number of rows kept.
         """
         pa, pq = _pyarrow()
-        parts = self.parts()
-        if len(parts) <= 1:
-            return len(parts), (pq.read_metadata(parts[0]).num_rows if parts else 0)
-        tables = [pq.read_table(p) for p in parts]
-        table = pa.concat_tables(tables)
+        n_parts = len(self.parts())
+        read = list(self._tables(pq, ["key"] if n_parts <= 1 else None))
+        if len(read) <= 1:   # nothing to merge
+            return n_parts, sum(t.num_rows for _, t in read)
+        table = pa.concat_tables([t for _, t in read])
         seen, take = set(), []
         for i, k in enumerate(table.column("key").to_pylist()):
             if k not in seen:
                 seen.add(k)
                 take.append(i)
         self._publish(table.take(pa.array(take, pa.int64())), pq)
-        for p in parts:
-            p.unlink(missing_ok=True)
-        return len(parts), len(take)
+        for part, _ in read:
+            part.unlink(missing_ok=True)
+        return n_parts, len(take)
 
 
 #: Where a grid keeps finished cells: a :class:`ParquetStore`, its directory, or None (nothing kept).

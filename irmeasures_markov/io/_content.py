@@ -10,14 +10,19 @@ file it is.
 :class:`ContentCache` reads the file's bytes on every lookup, so a change is
 always seen, and parses them only when those bytes were not parsed before,
 from the very bytes it identified, so a value is never filed under the
-digest of other bytes.
+digest of other bytes.  Inside :func:`read_once` (one evaluation, one grid
+task) each file is read at its first lookup only: every later lookup of it
+there gets those same bytes' value, so all the variants and scenarios of an
+evaluation compute from one content even if the file is replaced meanwhile.
 """
 from __future__ import annotations
 
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Generic, TypeVar
 
 import numpy as np
@@ -31,7 +36,7 @@ hashlib = lazy_module("hashlib")
 uuid = lazy_module("uuid")
 
 __all__ = ["DIGEST_SIZE", "REGISTRATION", "digest_bytes", "digest_value", "registration_fingerprint", "file_digest",
-           "ContentCache"]
+           "ContentCache", "read_once"]
 
 #: bytes of a digest (hex strings are twice as long)
 DIGEST_SIZE = 16
@@ -39,6 +44,34 @@ DIGEST_SIZE = 16
 REGISTRATION = "registration-"
 
 T = TypeVar("T")
+
+#: inside :func:`read_once`: ``{(cache, absolute path): (digest, value)}`` of the files read there so far
+_READ: ContextVar[dict | None] = ContextVar("irmeasures_markov_read_once", default=None)
+
+
+@contextmanager
+def read_once() -> Iterator[None]:
+    """Within it, each file a :class:`ContentCache` reads is read once: later lookups get the first one's value.
+
+    One evaluation evaluates a measure's base several times (``ties='expected'``,
+    ``residual``, ``unjudged='rel'|'range'``) and asks for its fingerprint: inside
+    one ``read_once`` they all use the same bytes of each file, so a file
+    replaced during the evaluation gives the old content's value or the new
+    one's, never a mix.  Nested uses share the outermost; the reads are per
+    thread (and per context), so other threads read the file as it is.
+
+    Yields
+    ------
+    None
+    """
+    if _READ.get() is not None:
+        yield
+        return
+    token = _READ.set({})
+    try:
+        yield
+    finally:
+        _READ.reset(token)
 
 
 def digest_bytes(data: bytes) -> str:
@@ -198,7 +231,8 @@ class ContentCache(Generic[T]):
         self._lock = threading.Lock()
 
     def get(self, path: PathLike) -> tuple[str, T]:
-        """``(digest, parsed value)`` of the file as it is now.
+        """``(digest, parsed value)`` of the file as it is now (inside :func:`read_once`: as it was at its first
+        lookup there).
 
         Parameters
         ----------
@@ -215,8 +249,17 @@ class ContentCache(Generic[T]):
             The file cannot be read; whatever ``parse`` raises.
         """
         name = os.fspath(path)
-        content = read_raw(name)
         full = os.path.abspath(name)
+        read = _READ.get()
+        if read is None:
+            return self._get(name, full)
+        if (self, full) not in read:
+            read[self, full] = self._get(name, full)
+        return read[self, full]
+
+    def _get(self, name: str, full: str) -> tuple[str, T]:
+        """The file's bytes read now, their digest and their value (parsed when those bytes are new here)."""
+        content = read_raw(name)
         with self._lock:
             last = self._last.get(full)
         # equal bytes are the same content: the digest is known (comparing is several times faster than hashing)
@@ -236,11 +279,3 @@ class ContentCache(Generic[T]):
             while len(self._entries) > self._maxsize:
                 self._entries.popitem(last=False)
         return digest, value
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-            self._last.clear()
-
-    def __len__(self) -> int:
-        return len(self._entries)

@@ -11,22 +11,17 @@ document for every topic, graded judgments mapped to binary leniently
 * :func:`load_qrels`, :func:`load_topics` — judgments and topics, from a local
   file, the shared data directory, or ``ir_datasets`` (with a clear error
   naming the file to supply when none of those works; :mod:`.downloads`);
-* :func:`downsample_qrels` — seeded, nested pool downsampling;
-* :func:`seed_ir_datasets_home` — lay out local qrels/topics files where
-  ``ir_datasets`` expects its downloads, so it works offline.
+* :func:`downsample_qrels` — seeded, nested pool downsampling.
 
 Run directories (``load_run_dir``, ``run_name``, ...) are read by
 :mod:`.run_files`, and the download messages are in :mod:`.downloads`.
 """
 from __future__ import annotations
 
-import gzip
-import io
 import pathlib
 import re
-import tarfile
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,7 +29,6 @@ import numpy as np
 from irmeasures_markov import testing
 from irmeasures_markov._util._errors import InputError
 from irmeasures_markov._util._types import PathLike
-from irmeasures_markov.io._atomic import replacing
 from irmeasures_markov.io._downloads import download_failure
 from irmeasures_markov.io._normalise import to_qrels_dict
 from irmeasures_markov.io._text import decode, decompress, display_name, read_raw, short
@@ -45,14 +39,12 @@ __all__ = [
     "data_directory",
     "Collection",
     "COLLECTIONS",
-    "PAPER_REDUCTION_PERCENTS",
     "collection",
     "binarize",
     "load_qrels",
     "load_topics",
     "read_topics",
     "downsample_qrels",
-    "seed_ir_datasets_home",
 ]
 
 
@@ -157,9 +149,6 @@ def data_directory(data_dir: PathLike | None = None) -> pathlib.Path | None:
 
 Qrels = dict[str, dict[str, int]]
 
-#: Pool reduction rates R% of the MP paper (§5.1), after Buckley & Voorhees (2004).
-PAPER_REDUCTION_PERCENTS = (90, 70, 50, 30, 10)
-
 
 def binarize(qrels: Mapping[str, Mapping[str, int]], rel: int = 1) -> Qrels:
     """Lenient binary mapping (paper §5.1): grade ``>= rel`` becomes 1, anything else 0.
@@ -190,10 +179,6 @@ def binarize(qrels: Mapping[str, Mapping[str, int]], rel: int = 1) -> Qrels:
     return {q: {d: int(g >= rel) for d, g in docs.items()} for q, docs in qrels.items()}
 
 
-def _official_source(c: Collection, what: str) -> str | None:
-    return c.official_url if what == "qrels" else c.official_topics_url
-
-
 def _missing_message(c: Collection, what: str, data_dir: pathlib.Path | None, reason: str,
                      cause: BaseException | None = None) -> str:
     """What to do first, then why: the nested exception, if any, goes last and shortened."""
@@ -207,7 +192,7 @@ def _missing_message(c: Collection, what: str, data_dir: pathlib.Path | None, re
         place = (f" or place it at ${testing.DATA_ENV}/{rel} (set {testing.DATA_ENV} to your data directory, "
                  "or pass data_dir='...')")
     kind = "TREC qrels file" if what == "qrels" else "TREC topics file"
-    source = _official_source(c, what)
+    source = c.official_url if what == "qrels" else c.official_topics_url
     msg = (f"cannot load the {what} of {c.name} ({reason}). To fix: pass path='...' (a {kind}){place}."
            + (f" Official file: {source}." if source else ""))
     if cause is not None:
@@ -249,29 +234,26 @@ def load_qrels(name: str, *, binary: bool = False, path: PathLike | None = None,
         Nothing could provide the qrels; the message names the file to supply.
     """
     _check_source(source)
+    c = COLLECTIONS.get(name.lower()) if isinstance(name, str) else None
+    ddir = data_directory(data_dir) if c is not None else None
+    local = ddir / c.qrels_file if ddir is not None else None
     if path is not None:
         qrels = read_trec_qrels(path)
-        return binarize(qrels) if binary else qrels
-    c = COLLECTIONS.get(name.lower()) if isinstance(name, str) else None
-    if c is None:
+    elif c is None:
         if "/" not in str(name):
             raise ValueError(f"Unknown collection {name!r}; known: {', '.join(sorted(COLLECTIONS))} "
                              "(or give an ir_datasets id such as 'disks45/nocr/trec8').")
         qrels = _ir_datasets_qrels(str(name), None, None)
-        return binarize(qrels) if binary else qrels
-    ddir = data_directory(data_dir)
-    local = ddir / c.qrels_file if ddir is not None else None
-    qrels = None
-    if source in ("auto", "local") and local is not None and local.exists():
+    elif source in ("auto", "local") and local is not None and local.exists():
         qrels = read_trec_qrels(local)
     elif source == "local":
         raise FileNotFoundError(_missing_message(
             c, "qrels", ddir, f"{local} does not exist" if local is not None else "no data directory found"))
+    elif c.ir_datasets_id is None:
+        raise FileNotFoundError(_missing_message(
+            c, "qrels", ddir, "ir_datasets has no id for this collection"
+            + (f" and {local} does not exist" if local is not None else "")))
     else:
-        if c.ir_datasets_id is None:
-            raise FileNotFoundError(_missing_message(
-                c, "qrels", ddir, "ir_datasets has no id for this collection"
-                + (f" and {local} does not exist" if local is not None else "")))
         qrels = _ir_datasets_qrels(c.ir_datasets_id, c, ddir)
     return binarize(qrels) if binary else qrels
 
@@ -283,10 +265,7 @@ def _ir_datasets_qrels(dataset_id: str, c: Collection | None, ddir: pathlib.Path
         return FileNotFoundError(f"cannot load the qrels of {dataset_id!r} ({reason}). To fix: pass path='...' "
                                  "(a TREC qrels file)." + (f" [{download_failure(cause)}]" if cause else ""))
 
-    try:
-        import ir_datasets
-    except ImportError as e:  # pragma: no cover - ir_datasets is a dependency
-        raise unavailable("ir_datasets is not installed: pip install ir_datasets") from e
+    import ir_datasets
     try:
         ds = ir_datasets.load(dataset_id)
     except KeyError:
@@ -405,10 +384,7 @@ def load_topics(name: str, *, path: PathLike | None = None, source: str = "auto"
         if c.ir_datasets_id is None:
             reason += " and ir_datasets has no id for this collection"
         raise FileNotFoundError(_missing_message(c, "topics", ddir, reason))
-    try:
-        import ir_datasets
-    except ImportError as e:  # pragma: no cover - ir_datasets is a dependency
-        raise FileNotFoundError(_missing_message(c, "topics", ddir, "ir_datasets is not installed")) from e
+    import ir_datasets
     try:
         return {q.query_id: getattr(q, "title", "") for q in ir_datasets.load(c.ir_datasets_id).queries_iter()}
     except Exception as e:  # download failures come as many exception types
@@ -419,15 +395,6 @@ def load_topics(name: str, *, path: PathLike | None = None, source: str = "auto"
 # ---------------------------------------------------------------------------
 # Pool downsampling
 # ---------------------------------------------------------------------------
-
-def _topic_rng(seed: int, qid: str) -> np.random.Generator:
-    return np.random.default_rng([int(seed), zlib.crc32(str(qid).encode("utf-8"))])
-
-
-def _keep_count(n: int, percent: float, minimum: int) -> int:
-    k = int(np.floor(n * percent / 100.0 + 0.5))
-    return min(n, max(minimum, k))
-
 
 def downsample_qrels(qrels: Mapping[str, Mapping[str, int]], percent: float, *, seed: int = 0,
                      rel: int = 1, min_relevant: int = 1, min_nonrelevant: int = 10) -> Qrels:
@@ -477,96 +444,13 @@ def downsample_qrels(qrels: Mapping[str, Mapping[str, int]], percent: float, *, 
     out: Qrels = {}
     for qid, docs in qrels.items():
         items = sorted(docs.items())
-        relevant = [d for d, g in items if g >= rel]
-        nonrel = [d for d, g in items if g < rel]
-        rng = _topic_rng(seed, qid)
-        perm_r = rng.permutation(len(relevant))
-        perm_n = rng.permutation(len(nonrel))
-        keep = [relevant[i] for i in perm_r[:_keep_count(len(relevant), percent, min_relevant)]]
-        keep += [nonrel[i] for i in perm_n[:_keep_count(len(nonrel), percent, min_nonrelevant)]]
+        rng = np.random.default_rng([int(seed), zlib.crc32(str(qid).encode("utf-8"))])
+        keep = []
+        # the relevant documents' permutation is drawn first, then the non-relevant ones'
+        for docids, minimum in (([d for d, g in items if g >= rel], min_relevant),
+                                ([d for d, g in items if g < rel], min_nonrelevant)):
+            n = len(docids)
+            count = min(n, max(minimum, int(np.floor(n * percent / 100.0 + 0.5))))
+            keep += [docids[i] for i in rng.permutation(n)[:count]]
         out[qid] = {d: docs[d] for d in sorted(keep)}
     return out
-
-
-# ---------------------------------------------------------------------------
-# ir_datasets offline cache
-# ---------------------------------------------------------------------------
-
-def _gz_text(path: pathlib.Path) -> bytes:
-    return decompress(read_raw(path), display_name(path))
-
-
-def _write_tar(dest: pathlib.Path, members: Sequence[tuple[str, bytes]]):
-    with replacing(dest) as tmp, tarfile.open(tmp, "w:gz") as tar:
-        for name, payload in members:
-            info = tarfile.TarInfo(name)
-            info.size = len(payload)
-            tar.addfile(info, io.BytesIO(payload))
-
-
-def _write(dest: pathlib.Path, payload: bytes):
-    with replacing(dest) as tmp:
-        tmp.write_bytes(payload)
-
-
-def seed_ir_datasets_home(home: PathLike, data_dir: PathLike | None = None,
-                          names: Sequence[str] = ("trec7", "trec8", "robust04", "trec14")) -> pathlib.Path:
-    """Place local qrels (and topics) where ``ir_datasets`` caches its downloads.
-
-    ``ir_datasets`` does not re-check files already at their cache path, so after
-    this, with ``IR_DATASETS_HOME=home`` set *before* ``ir_datasets`` is imported,
-    ``ir_datasets.load('disks45/nocr/trec8').qrels_iter()`` works offline.
-
-    Parameters
-    ----------
-    home : str or os.PathLike
-        The ``ir_datasets`` home directory to fill.
-    data_dir : path, optional
-        The data directory holding the collections' files (default
-        ``$IRMEASURES_MARKOV_DATA`` or ../shared/data).
-    names : sequence of str
-        The collections to place.
-
-    Returns
-    -------
-    pathlib.Path
-        ``home``.
-
-    Raises
-    ------
-    FileNotFoundError
-        No data directory, or a collection's qrels file is missing.
-    ValueError
-        A collection ``ir_datasets`` has no id for.
-    """
-    ddir = data_directory(data_dir)
-    if ddir is None:
-        raise FileNotFoundError("no data directory: pass data_dir or set $IRMEASURES_MARKOV_DATA")
-    home = pathlib.Path(home)
-    for name in names:
-        c = collection(name)
-        qrels = _gz_text(ddir / c.qrels_file)
-        topics = _gz_text(ddir / c.topics_file) if c.topics_file and (ddir / c.topics_file).exists() else None
-        if c.name == "trec8":
-            _write_tar(home / "disks45" / "qrels.trec8.adhoc.parts1-5.tar.gz", [("qrels.trec8.adhoc.parts1-5", qrels)])
-            if topics:
-                _write(home / "disks45" / "topics.401-450.gz", gzip.compress(topics))
-        elif c.name == "trec7":
-            lines = qrels.splitlines(keepends=True)
-            step = -(-len(lines) // 5)
-            parts = [(f"qrels.trec7.adhoc.part{i + 1}.gz", gzip.compress(b"".join(lines[i * step:(i + 1) * step])))
-                     for i in range(5)]
-            _write_tar(home / "disks45" / "qrels.trec7.adhoc.parts1-5.tar.gz", parts)
-            if topics:
-                _write(home / "disks45" / "topics.351-400.gz", gzip.compress(topics))
-        elif c.name == "robust04":
-            _write(home / "disks45" / "qrels.robust2004.txt", qrels)
-            if topics:
-                _write(home / "disks45" / "04.testset.gz", gzip.compress(topics))
-        elif c.name == "trec14":
-            _write(home / "aquaint" / "trec-robust-2005" / "qrels", qrels)
-            if topics:
-                _write(home / "aquaint" / "trec-robust-2005" / "queries", topics)
-        else:
-            raise ValueError(f"{name}: ir_datasets has no id for this collection; nothing to seed")
-    return home

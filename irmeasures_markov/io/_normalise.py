@@ -43,6 +43,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Collection, Iterable, Mapping
+from itertools import islice
 
 import numpy as np
 
@@ -55,7 +56,6 @@ __all__ = [
     "check_query_id",
     "check_document_ids",
     "check_qrels",
-    "check_run",
     "to_qrels_dict",
     "to_run_dict",
     "warn_if_nothing_to_evaluate",
@@ -162,24 +162,6 @@ def check_qrels(qrels: Mapping, what: str = "qrels") -> dict[str, dict[str, int]
     return {qid: _checked_grades(docs, qid, what) for qid, docs in _checked_queries(qrels, what, "grade")}
 
 
-def check_run(run: Mapping, what: str = "run") -> None:
-    """Raise :class:`InputTypeError` if a query or document id of ``{qid: {docid: score}}`` is not a str.
-
-    Parameters
-    ----------
-    run : mapping
-        ``{qid: {docid: score}}``.
-    what : str
-        Names the input in messages.
-
-    Raises
-    ------
-    InputTypeError
-    """
-    for _ in _checked_queries(run, what, "score"):
-        pass
-
-
 def _checked_queries(data: Mapping, what: str, value: str):
     """``(qid, docs)`` of ``{qid: {docid: value}}`` once the query's ids are checked."""
     for qid, docs in data.items():
@@ -189,10 +171,6 @@ def _checked_queries(data: Mapping, what: str, value: str):
                                  f"{{docid: {value}}}")
         check_document_ids(docs, qid, what)
         yield qid, docs
-
-
-def _is_path(x) -> bool:
-    return isinstance(x, (str, os.PathLike))
 
 
 def _check_frame_ids(frame, what: str) -> None:
@@ -246,7 +224,7 @@ def to_qrels_dict(qrels: object) -> dict[str, dict[str, int]]:
     """
     if isinstance(qrels, Mapping):
         return check_qrels(qrels)
-    if _is_path(qrels):
+    if isinstance(qrels, (str, os.PathLike)):
         return read_trec_qrels(qrels)
     from ir_measures.util import QrelsConverter
     conv = QrelsConverter(qrels)
@@ -309,9 +287,10 @@ def to_run_dict(run: object) -> dict[str, dict[str, float]]:
     if isinstance(run, RunColumns):
         return run  # type: ignore[return-value]
     if isinstance(run, Mapping):
-        check_run(run)
+        for _ in _checked_queries(run, "run", "score"):  # ids only: a score may be any number
+            pass
         return run  # type: ignore[return-value]
-    if _is_path(run):
+    if isinstance(run, (str, os.PathLike)):
         return read_trec_run(run)
     if hasattr(run, "itertuples"):
         missing = [c for c in ("query_id", "doc_id", "score") if c not in run.columns]
@@ -350,12 +329,9 @@ def to_run_dict(run: object) -> dict[str, dict[str, float]]:
 
 
 def _examples(ids: Iterable[str], k: int = 3) -> str:
-    shown = []
-    for q in ids:
-        if len(shown) == k:
-            return ", ".join(shown) + ", ..."
-        shown.append(repr(q))
-    return ", ".join(shown)
+    """The first ``k`` ids, and "..." when there are more: a message names a few, never thousands."""
+    shown = [repr(q) for q in islice(ids, k + 1)]
+    return ", ".join(shown[:k]) + (", ..." if len(shown) > k else "")
 
 
 def warn_if_nothing_to_evaluate(qrels_qids: Collection[str], run: Mapping, stacklevel: int = 2) -> bool:

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 
 __all__ = ["Family", "FamilyMeasure", "measure_fingerprint", "measure_inputs", "FLOAT", "ParamInfo", "COMMON_PARAMS",
-           "VARIANT_PARAMS", "family_params"]
+           "VARIANT_PARAMS", "family_params", "type_name"]
 
 ParamInfo = irm_measures.ParamInfo
 #: Float parameters accept ints too (``p=1`` parses as an int).
@@ -85,7 +85,10 @@ def family_params(**params: ParamInfo) -> dict[str, ParamInfo]:
     return {**params, **COMMON_PARAMS, **VARIANT_PARAMS}
 
 
-def _type_name(dtype) -> str:
+def type_name(dtype) -> str:
+    """A parameter's accepted Python type(s) as text (``'int or float'``, ``'any'`` for None)."""
+    if dtype is None:
+        return "any"
     if isinstance(dtype, tuple):
         return " or ".join(t.__name__ for t in dtype)
     return dtype.__name__
@@ -158,7 +161,7 @@ class FamilyMeasure(irm_measures.Measure):
                     raise ValueError(f"{self.NAME}: parameter `{name}` is required ({info.desc}).")
                 continue
             if info.dtype is not None and not isinstance(value, info.dtype):
-                raise ValueError(f"{self.NAME}: parameter `{name}` must be {_type_name(info.dtype)}, "
+                raise ValueError(f"{self.NAME}: parameter `{name}` must be {type_name(info.dtype)}, "
                                  f"got {value!r} ({info.desc}).")
             if isinstance(value, bool) and (info.dtype is int or info.dtype == FLOAT):
                 raise ValueError(f"{self.NAME}: parameter `{name}` must be "

@@ -11,6 +11,8 @@ See docs/user-model-framework.md.
 """
 from __future__ import annotations
 
+from numbers import Real
+
 import numpy as np
 
 from irmeasures_markov.measures._carterette import expected_user_model, user_model_batch
@@ -56,14 +58,17 @@ _READINGS = {
 
 
 class _UserModelMeasure(FamilyMeasure):
-    """Base of M1–M4: value = Σ_k over the ranking under stopping distribution P(k) (docs/user-model-framework.md)."""
-    MODEL = "M1"
-    FIXED_DIST = None  # set by the named measures
+    """Base of M1–M4: value = Σ_k over the ranking under stopping distribution P(k) (docs/user-model-framework.md).
 
-    def __init_subclass__(cls, **kwargs):
+    A measure is a subclass ``class _NAME(_UserModelMeasure, model="M1", dist=None)``: its name is the class
+    name without the underscore, ``dist`` fixes the stopping distribution of the paper's named measures.
+    """
+
+    def __init_subclass__(cls, model: str = "M1", dist: str | None = None, **kwargs):
         # the parameters follow from the model and the distribution: dist unless fixed, theta where the
         # distribution has one, f for M3
         super().__init_subclass__(**kwargs)
+        cls.NAME, cls.MODEL, cls.FIXED_DIST = cls.__name__.lstrip("_"), model, dist
         own = {} if cls.FIXED_DIST else {"dist": _DIST}
         if cls.FIXED_DIST in (None, *DEFAULT_THETA):
             own["theta"] = _THETA
@@ -71,6 +76,10 @@ class _UserModelMeasure(FamilyMeasure):
         if cls.MODEL == "M3":
             own["f"] = _F
         cls.SUPPORTED_PARAMS = family_params(**own)
+
+    @property
+    def __name__(self) -> str:  # what ir_measures prints (the class keeps its own name, for pickling)
+        return self.NAME
 
     @property
     def PRETTY_NAME(self) -> str:  # ir_measures' attribute, from MODEL and FIXED_DIST
@@ -91,12 +100,9 @@ class _UserModelMeasure(FamilyMeasure):
             dist = params["dist"]
             params["dist"] = dist if is_fit_spec(dist) else dist.upper()   # a fit spec: canonical in the base
         dist = self.FIXED_DIST or params.get("dist", "RBP")
-        theta = params.get("theta")
-        if isinstance(theta, (np.floating, np.integer)):
-            # a numpy scalar would print as np.float32(0.5), which no measure string parses back
-            theta = params["theta"] = float(theta)
-        if (dist in DEFAULT_THETA and isinstance(theta, (int, float)) and not isinstance(theta, bool)
-                and theta == DEFAULT_THETA[dist]):
+        theta = params.get("theta")   # any number: the base stores it as a float
+        if dist in DEFAULT_THETA and isinstance(theta, Real) and not isinstance(theta, bool) \
+                and theta == DEFAULT_THETA[dist]:
             del params["theta"]
         norm = params.get("norm")
         if isinstance(norm, bool) and dist in DISTRIBUTIONS and norm == default_norm(self.MODEL, dist):
@@ -183,24 +189,20 @@ class _UserModelMeasure(FamilyMeasure):
                                    cutoff=self.cutoff)
 
 
-class _M1(_UserModelMeasure):
+class _M1(_UserModelMeasure, model="M1"):
     """Carterette (SIGIR 2011) M1: expected relevance at the stopping rank, sum_k a_k P(k)."""
-    __name__ = NAME = MODEL = "M1"
 
 
-class _M2(_UserModelMeasure):
+class _M2(_UserModelMeasure, model="M2"):
     """Carterette (SIGIR 2011) M2: expected total relevance seen, sum_k a_k F(k)."""
-    __name__ = NAME = MODEL = "M2"
 
 
-class _M3(_UserModelMeasure):
+class _M3(_UserModelMeasure, model="M3"):
     """Carterette (SIGIR 2011) M3: expected effort at the stopping rank, sum_k f(k) P(k)."""
-    __name__ = NAME = MODEL = "M3"
 
 
-class _M4(_UserModelMeasure):
+class _M4(_UserModelMeasure, model="M4"):
     """Carterette (SIGIR 2011) M4: expected precision at the stopping rank, sum_k P(k) Prec(k)."""
-    __name__ = NAME = MODEL = "M4"
 
 
 #: measure strings the brute-force tie and unjudged tests evaluate (see plugin/_base.py's Family)
@@ -223,54 +225,44 @@ M4 = register_measure(_M4())
 # the paper's ten new names: a model with its distribution fixed (the other five are ir_measures' own names)
 
 
-class _CDG(_UserModelMeasure):
-    __name__ = NAME = "CDG"
-    MODEL, FIXED_DIST = "M1", "DCG"
+class _CDG(_UserModelMeasure, model="M1", dist="DCG"):
+    """CDG: M1 with the DCG stopping distribution."""
 
 
-class _RRG(_UserModelMeasure):
-    __name__ = NAME = "RRG"
-    MODEL, FIXED_DIST = "M1", "RR"
+class _RRG(_UserModelMeasure, model="M1", dist="RR"):
+    """RRG: M1 with the RR stopping distribution."""
 
 
-class _RBTR(_UserModelMeasure):
-    __name__ = NAME = "RBTR"
-    MODEL, FIXED_DIST = "M2", "RBP"
+class _RBTR(_UserModelMeasure, model="M2", dist="RBP"):
+    """RBTR: M2 with the RBP stopping distribution."""
 
 
-class _ARR(_UserModelMeasure):
-    __name__ = NAME = "ARR"
-    MODEL, FIXED_DIST = "M3", "AP"
+class _ARR(_UserModelMeasure, model="M3", dist="AP"):
+    """ARR: M3 with the AP stopping distribution."""
 
 
-class _RRR(_UserModelMeasure):
-    __name__ = NAME = "RRR"
-    MODEL, FIXED_DIST = "M3", "RRR"
+class _RRR(_UserModelMeasure, model="M3", dist="RRR"):
+    """RRR: M3 with the RRR stopping distribution."""
 
 
-class _RBAP(_UserModelMeasure):
-    __name__ = NAME = "RBAP"
-    MODEL, FIXED_DIST = "M4", "RBP"
+class _RBAP(_UserModelMeasure, model="M4", dist="RBP"):
+    """RBAP: M4 with the RBP stopping distribution."""
 
 
-class _DAG(_UserModelMeasure):
-    __name__ = NAME = "DAG"
-    MODEL, FIXED_DIST = "M4", "DCG"
+class _DAG(_UserModelMeasure, model="M4", dist="DCG"):
+    """DAG: M4 with the DCG stopping distribution."""
 
 
-class _RAP(_UserModelMeasure):
-    __name__ = NAME = "RAP"
-    MODEL, FIXED_DIST = "M4", "RR"
+class _RAP(_UserModelMeasure, model="M4", dist="RR"):
+    """RAP: M4 with the RR stopping distribution."""
 
 
-class _EPR(_UserModelMeasure):
-    __name__ = NAME = "EPR"
-    MODEL, FIXED_DIST = "M4", "ERR"
+class _EPR(_UserModelMeasure, model="M4", dist="ERR"):
+    """EPR: M4 with the ERR stopping distribution."""
 
 
-class _RRAP(_UserModelMeasure):
-    __name__ = NAME = "RRAP"
-    MODEL, FIXED_DIST = "M4", "RRR"
+class _RRAP(_UserModelMeasure, model="M4", dist="RRR"):
+    """RRAP: M4 with the RRR stopping distribution."""
 
 
 CDG = register_measure(_CDG())

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from ir_measures import measures as irm_measures
 
+from irmeasures_markov.plugin._base import type_name
 from irmeasures_markov.plugin._provider import MarkovProvider
 
 __all__ = ["MeasureInfo", "ParameterInfo", "list_measures"]
@@ -50,14 +51,6 @@ class MeasureInfo:
         return next((p for p in self.parameters if p.name == name), None)
 
 
-def _type_text(dtype) -> str:
-    if dtype is None:
-        return "any"
-    if isinstance(dtype, tuple):
-        return " or ".join(t.__name__ for t in dtype)
-    return dtype.__name__
-
-
 def _choices(info) -> tuple[object, ...]:
     choices = info.choices
     if choices is _NOT_PROVIDED or choices is None:
@@ -70,7 +63,7 @@ def _choices(info) -> tuple[object, ...]:
 
 def _parameter(name: str, info) -> ParameterInfo:
     default = None if info.default is _NOT_PROVIDED else info.default
-    return ParameterInfo(name=name, type=_type_text(info.dtype), default=default, required=bool(info.required),
+    return ParameterInfo(name=name, type=type_name(info.dtype), default=default, required=bool(info.required),
                          choices=_choices(info), meaning=" ".join(str(info.desc or "").split()))
 
 

@@ -22,7 +22,7 @@ from irmeasures_markov.plugin._provider import register_measure
 from irmeasures_markov.plugin._tbg import (
     LENGTH_PARAMS,
     TIME_MODEL_PARAMS,
-    document_lengths,
+    LengthTies,
     length_fingerprints,
     tbg_flat_rates,
     tbg_rates,
@@ -178,13 +178,14 @@ def load_rates(path: str) -> object:
     return REGISTERED_RATES[path] if path in REGISTERED_RATES else rates_source(path)[1]
 
 
-class _MPcont(_MP):
+class _MPcont(LengthTies, _MP):
     """Continuous-time Markov Precision: MP with exponential holding times per rank.
 
     pi~_i = (pi_i / mu_i) / sum_j pi_j / mu_j;  MPcont = sum_i pi~_i Prec(i).
     Rates come from ``rates='path'`` (TSV ``rank<TAB>mu`` or ``qid<TAB>rank<TAB>mu``),
     from ``rates='name'`` for rates given to :func:`register_rates`, or from
-    TBG's time model with ``time='tbg'``.
+    TBG's time model with ``time='tbg'`` (with it, documents of equal grade and length have equal rates: the
+    length ties of :class:`LengthTies`).
     """
     __name__ = NAME = "MPcont"
     PRETTY_NAME = "Continuous-time Markov Precision"
@@ -234,13 +235,6 @@ class _MPcont(_MP):
 
     def reads_document_values(self) -> bool:
         return self.params.get("time", "rates") == "tbg"
-
-    def tie_values(self, reading):
-        """time='tbg': the document lengths (documents of equal grade and length have equal rates and are
-        interchangeable under ties='expected'); None with duplicate groups, whose lengths depend on the order."""
-        if self.params.get("duplicates"):
-            return None
-        return reading.document_values(document_lengths(self).lookup_segments)
 
     def input_fingerprints(self):
         out = super().input_fingerprints()

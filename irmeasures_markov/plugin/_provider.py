@@ -10,15 +10,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
-import numpy as np
 from ir_measures import measures as irm_measures
 from ir_measures import providers as irm_providers
 from ir_measures.util import Metric
 
 from irmeasures_markov._util._errors import InputError
+from irmeasures_markov.io._content import read_once
 from irmeasures_markov.io._normalise import to_run_dict, warn_if_nothing_to_evaluate
 from irmeasures_markov.plugin._base import FamilyMeasure
-from irmeasures_markov.plugin._variants import MetricWithExtras, is_variant, variant_values
+from irmeasures_markov.plugin._variants import MetricWithExtras, family_values
 from irmeasures_markov.ranking._cache import qrels_index
 from irmeasures_markov.ranking._prepared import PreparedRun
 from irmeasures_markov.ranking._qrels_index import QrelsIndex
@@ -101,14 +101,7 @@ class MarkovEvaluator(irm_providers.Evaluator):
         dict
             ``{measure: {qid: value}}``.
         """
-        if not isinstance(run, Mapping):
-            run = to_run_dict(run)  # once: an iterator of ScoredDoc cannot be read twice
-        try:
-            return self.prepared_values(self.prepare(run), run, warn_empty=warn_empty)
-        except InputError as exc:
-            # an input error's message names the file, field or parameter: the frames inside the evaluation
-            # (a dozen, e.g. down to the length lookup of a TBG without lengths) only bury it (its cause is kept)
-            raise exc.with_traceback(None)  # noqa: B904  re-raises the caught error itself: `from` would replace its cause
+        return self.values_with_extras(run, warn_empty)[0]
 
     def prepared_values(self, prepared: PreparedRun, run: Mapping, warn_empty: bool = True
                         ) -> dict[irm_measures.Measure, dict[str, float]]:
@@ -128,33 +121,24 @@ class MarkovEvaluator(irm_providers.Evaluator):
         dict
             ``{measure: {qid: value}}``.
         """
-        self._warn(prepared, run, warn_empty, stacklevel=4)
-        return self._prepared_values_with_extras(prepared)[0]
+        return self._values(prepared, run, warn_empty)[0]
 
-    def _warn(self, prepared: PreparedRun, run: Mapping, warn_empty: bool, stacklevel: int) -> None:
-        """The warnings of an evaluation: nothing to evaluate (unless ``warn_empty`` is False), queries without
-        a relevant document at each measure's ``rel``."""
+    def _values(self, prepared: PreparedRun, run: Mapping, warn_empty: bool):
+        """``(values, extras)`` by measure and query, after the warnings of an evaluation: nothing to evaluate
+        (unless ``warn_empty`` is False), queries without a relevant document at each measure's ``rel``."""
         if warn_empty and not prepared.queries:
-            warn_if_nothing_to_evaluate(self.qrels_index.qrels, run, stacklevel=stacklevel)
+            # the warning names the caller of values()
+            warn_if_nothing_to_evaluate(self.qrels_index.qrels, run, stacklevel=4)
         rels = {m["rel"] for m in self.measures if "rel" in m.SUPPORTED_PARAMS}
         for rel in sorted(rels) or [1]:
             self.qrels_index.warn_if_no_relevant(rel=rel, warned=self._warned_empty)
-
-    def _prepared_values_with_extras(self, prepared: PreparedRun):
         out, extras = {}, {}
         qids = prepared.qids
-        for m in self.measures:
-            extra = {}
-            if is_variant(m):
-                computed = variant_values(m, prepared)
-                vals, extra = computed.values, computed.extras
-            else:
-                vals = m.compute(prepared)
-            vals = np.asarray(vals, dtype=np.float64)
-            if vals.shape != (len(qids),):
-                raise RuntimeError(f"{m}: compute returned shape {vals.shape} for {len(qids)} queries")
-            out[m] = dict(zip(qids, vals.tolist()))
-            extras[m] = {name: dict(zip(qids, np.asarray(v, dtype=np.float64).tolist())) for name, v in extra.items()}
+        with read_once():  # one content of each file for every measure of the call (e.g. TBG and MPcont)
+            for m in self.measures:
+                computed = family_values(m, prepared)
+                out[m] = dict(zip(qids, computed.values.tolist()))
+                extras[m] = {name: dict(zip(qids, v.tolist())) for name, v in computed.extras.items()}
         return out, extras
 
     def values_with_extras(self, run: object, warn_empty: bool = True
@@ -181,11 +165,11 @@ class MarkovEvaluator(irm_providers.Evaluator):
         if not isinstance(run, Mapping):
             run = to_run_dict(run)
         try:
-            prepared = self.prepare(run)
-            self._warn(prepared, run, warn_empty, stacklevel=4)
-            return self._prepared_values_with_extras(prepared)
+            return self._values(self.prepare(run), run, warn_empty)
         except InputError as exc:
-            raise exc.with_traceback(None)  # noqa: B904  as in values()
+            # an input error's message names the file, field or parameter: the frames inside the evaluation
+            # (a dozen, e.g. down to the length lookup of a TBG without lengths) only bury it (its cause is kept)
+            raise exc.with_traceback(None)  # noqa: B904  re-raises the caught error itself: `from` would replace its cause
 
     def _iter_calc(self, run: object) -> Iterator[Metric]:
         # ir_measures' Evaluator hook: its own iter_calc/calc_aggregate call it (tests/plugin/test_one_pass.py
@@ -213,12 +197,9 @@ class MarkovEvaluator(irm_providers.Evaluator):
         ------
         ir_measures.Metric
         """
-        if any(is_variant(m) for m in self.measures):
-            values, extras = self.values_with_extras(run)
-        else:
-            values, extras = self.values(run), {}
+        values, extras = self.values_with_extras(run)
         for m, per_query in values.items():
-            extra = extras.get(m)
+            extra = extras[m]
             for qid, v in per_query.items():
                 yield (MetricWithExtras(qid, m, v, {name: e[qid] for name, e in extra.items()}) if extra
                        else Metric(query_id=qid, measure=m, value=v))

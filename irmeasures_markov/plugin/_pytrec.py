@@ -89,7 +89,7 @@ from irmeasures_markov.ranking._cache import qrels_index
 from irmeasures_markov.ranking._order import read_scores
 
 __all__ = ["RelevanceEvaluator", "supported_measures", "supported_nicknames", "compute_aggregated_measure",
-           "parse_run", "parse_qrel", "check_native_measure"]
+           "parse_run", "parse_qrel"]
 
 MeasureSpec = Union[str, "ir_measures.Measure"]
 
@@ -178,11 +178,6 @@ def _check_scores(run, qrels):
     for qid, docs in run.items():
         if qid in qrels and len(docs):
             read_scores(docs, qid)
-
-
-#: The name this module has long exported for the cutoff check; the check is
-#: :func:`irmeasures_markov._util._cutoffs.check_measure_cutoffs` (one rule for every spelling).
-check_native_measure = check_measure_cutoffs
 
 
 def _without_cyclic_gc(method):

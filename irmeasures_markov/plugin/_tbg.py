@@ -28,10 +28,12 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from irmeasures_markov.ranking._prepared import PreparedRun, RelevanceBatch
+    from irmeasures_markov.ranking._scenarios import ScenarioRun
 
 
 __all__ = ["TBG", "register_lengths", "REGISTERED_LENGTHS", "LENGTHS_REGISTRY", "LENGTH_PARAMS", "TIME_MODEL_PARAMS",
-           "document_lengths", "length_fingerprints", "batch_lengths", "tbg_rates", "tbg_flat_rates", "time_parameters"]
+           "document_lengths", "LengthTies", "length_fingerprints", "batch_lengths", "tbg_rates", "tbg_flat_rates",
+           "time_parameters"]
 
 #: Length mappings registered by name with :func:`register_lengths`.
 REGISTERED_LENGTHS: dict[str, Mapping[str, float]] = {}
@@ -140,8 +142,14 @@ def _registered_digest(mapping) -> str:
     return hit[1]
 
 
-def _source(spec: str, registry, kind: str):
+def _registered(kind: str) -> Mapping:
+    """The mappings registered for ``kind`` (``'lengths'`` or ``'duplicates'``), read from their module global."""
+    return (LENGTHS_REGISTRY if kind == "lengths" else DUPLICATES_REGISTRY).entries
+
+
+def _source(spec: str, kind: str):
     """``(fingerprint, mapping)`` of a lengths or duplicates value: a registered name, ``irds:ID`` or a file."""
+    registry = _registered(kind)
     if spec in registry:
         mapping = registry[spec]
         return _registered_digest(mapping), mapping
@@ -151,28 +159,35 @@ def _source(spec: str, registry, kind: str):
     raise FileNotFoundError(f"{kind}={spec!r} is neither a registered name nor an existing file{known}")
 
 
-def _mapping(spec: str, registry, kind: str):
+def _mapping(spec: str, kind: str):
     # a registered mapping is used as it is (its fingerprint is computed only for stored results)
-    return registry[spec] if spec in registry else _source(spec, registry, kind)[1]
+    registry = _registered(kind)
+    return registry[spec] if spec in registry else _source(spec, kind)[1]
 
 
 def length_fingerprints(measure: FamilyMeasure) -> dict[str, str]:
     """``{parameter: fingerprint}`` of the lengths and duplicates a measure reads (by content)."""
-    p = measure.params
-    out = {}
-    if p.get("lengths"):
-        out["lengths"] = _source(p["lengths"], REGISTERED_LENGTHS, "lengths")[0]
-    if p.get("duplicates"):
-        out["duplicates"] = _source(p["duplicates"], REGISTERED_DUPLICATES, "duplicates")[0]
-    return out
+    return {kind: _source(measure.params[kind], kind)[0] for kind in ("lengths", "duplicates")
+            if measure.params.get(kind)}
 
 
 def document_lengths(measure: FamilyMeasure) -> DocumentLengths:
     """The :class:`DocumentLengths` described by a measure's lengths/duplicates/default_length params."""
     p = measure.params
-    lengths = _mapping(p["lengths"], REGISTERED_LENGTHS, "lengths") if p.get("lengths") else {}
-    dups = _mapping(p["duplicates"], REGISTERED_DUPLICATES, "duplicates") if p.get("duplicates") else None
+    lengths = _mapping(p["lengths"], "lengths") if p.get("lengths") else {}
+    dups = _mapping(p["duplicates"], "duplicates") if p.get("duplicates") else None
     return DocumentLengths(lengths, dups, p.get("default_length"))
+
+
+class LengthTies:
+    """Tie keys of a measure reading document lengths (TBG, ``MPcont(time='tbg')``), as a base class."""
+
+    def tie_values(self, reading: ScenarioRun) -> np.ndarray | None:
+        """The document lengths at every rank: documents of equal grade and equal length are interchangeable
+        under ties='expected' (NaN at filled ranks); None with duplicate groups, whose lengths depend on the order."""
+        if self.params.get("duplicates"):
+            return None
+        return reading.document_values(document_lengths(self).lookup_segments)
 
 
 def batch_lengths(prepared: PreparedRun, measure: FamilyMeasure, lengths: DocumentLengths,
@@ -200,8 +215,7 @@ def batch_lengths(prepared: PreparedRun, measure: FamilyMeasure, lengths: Docume
 
 def time_parameters(measure: FamilyMeasure, extra: Sequence[str] = ()) -> TBGParameters:
     """The :class:`TBGParameters` of a measure's time-model parameters (validated)."""
-    names = [n for n in (*TIME_MODEL_PARAMS, *extra) if n in measure.SUPPORTED_PARAMS]
-    values = {n: measure[n] for n in names}
+    values = {n: measure[n] for n in (*TIME_MODEL_PARAMS, *extra) if n in measure.SUPPORTED_PARAMS}
     # ir_measures returns a sentinel object for optional parameters that were not given
     return TBGParameters(**{n: v for n, v in values.items() if isinstance(v, (int, float, str))})
 
@@ -242,7 +256,7 @@ def tbg_flat_rates(prepared: PreparedRun, batch: RelevanceBatch, measure: Family
 RATE_BLOCK = 1 << 16
 
 
-class _TBG(FamilyMeasure):
+class _TBG(LengthTies, FamilyMeasure):
     """Time-Biased Gain (Smucker & Clarke, SIGIR 2012): sum_k g_k exp(-T(k) ln2 / h).
 
     T(k) is the expected time to reach rank k from document lengths; see
@@ -272,13 +286,6 @@ class _TBG(FamilyMeasure):
     def reads_document_values(self) -> bool:
         return True
 
-    def tie_values(self, reading):
-        """The document lengths at every rank: documents of equal grade and equal length are interchangeable
-        (NaN at filled ranks); None with duplicate groups, whose lengths depend on the order."""
-        if self.params.get("duplicates"):
-            return None
-        return reading.document_values(document_lengths(self).lookup_segments)
-
     def filled_length(self, lengths):
         """Under unjudged='rel' the user reads on past the ranking: up to the cutoff, else until the decay
         leaves less than 1e-17 of gain (docs/time-biased-gain.md, "Ties and unjudged documents")."""
@@ -287,9 +294,7 @@ class _TBG(FamilyMeasure):
         params = self.params_object()
         pc, _ = params.click_and_gain(np.arange(0, 101), self["rel"])
         step = params.decay_rate * (params.t_summary + params.b * float(pc.min()))   # decay per filled rank, at least
-        depth = None
-        if step > 0:
-            depth = int(np.ceil((np.log(1e-17) + np.log(-np.expm1(-step))) / -step))
+        depth = int(np.ceil((np.log(1e-17) + np.log(-np.expm1(-step))) / -step)) if step > 0 else None
         if depth is None or depth > 1 << 20:
             raise ValueError(f"{self}: with unjudged='rel' (or 'range', residual=True) the user reads past the "
                              "ranking, and with these times a filled rank costs too little time for the decay to "

@@ -36,6 +36,7 @@ import numpy as np
 from ir_measures.util import Metric
 
 from irmeasures_markov._util._sampling import mean_until_se
+from irmeasures_markov.io._content import read_once
 from irmeasures_markov.ranking._arrangements import (
     arrangement_counts,
     iter_arrangements,
@@ -54,7 +55,7 @@ if TYPE_CHECKING:
 
 __all__ = ["VARIANT_DEFAULTS", "TIES", "UNJUDGED_CHOICES", "EXACT_LIMIT", "TARGET_SE", "FIRST_SAMPLES", "MAX_SAMPLES",
            "RANGE_EXACT", "RANGE_SAMPLES", "VariantValues", "MetricWithExtras", "reported_extras", "is_variant",
-           "base_measure", "variant_values", "check_variant_params"]
+           "base_measure", "variant_values", "family_values", "check_variant_params"]
 
 #: the parameters this module reads, at their defaults (a measure at these values is unchanged)
 VARIANT_DEFAULTS = {"ties": "docid", "unjudged": "nonrel", "residual": False, "seed": 0}
@@ -209,11 +210,35 @@ def _order_keys(base: FamilyMeasure, reading: ScenarioRun) -> np.ndarray:
     return np.where(reading.grades == UNJUDGED, unjudged, reading.grades)
 
 
-def _evaluate(base: FamilyMeasure, reading: ScenarioRun) -> np.ndarray:
+def _evaluate(base: FamilyMeasure, reading: ScenarioRun | PreparedRun) -> np.ndarray:
+    """``base.compute(reading)`` as float64, refusing an array that is not one value per ranking."""
     vals = np.asarray(base.compute(reading), dtype=np.float64)
     if vals.shape != (len(reading.qids),):
-        raise RuntimeError(f"{base}: compute returned shape {vals.shape} for {len(reading.qids)} readings")
+        raise RuntimeError(f"{base}: compute returned shape {vals.shape} for {len(reading.qids)} rankings")
     return vals
+
+
+@read_once()  # compute() may look a file up more than once (a fit file, then the lengths it times)
+def family_values(measure: FamilyMeasure, prepared: PreparedRun) -> VariantValues:
+    """Per-query float64 values and extras of a measure of this package, whatever its parameters.
+
+    Parameters
+    ----------
+    measure : FamilyMeasure
+        A measure of this package (any parameters).
+    prepared : PreparedRun
+        The run ranked and joined with the qrels, without a ``depth``.
+
+    Returns
+    -------
+    VariantValues
+        Values in ``prepared.qids`` order; extras as :func:`variant_values` gives them, none without variant.
+    """
+    if not is_variant(measure):
+        return VariantValues(_evaluate(measure, prepared))
+    computed = variant_values(measure, prepared)
+    return VariantValues(np.asarray(computed.values, dtype=np.float64),
+                         {k: np.asarray(v, dtype=np.float64) for k, v in computed.extras.items()})
 
 
 def _expected(base: FamilyMeasure, reading: ScenarioRun, seed: int) -> VariantValues:
@@ -284,6 +309,7 @@ def _range(base: FamilyMeasure, reading: ScenarioRun, ties: str, seed: int) -> V
     return VariantValues(hi - lo, {"lo": lo, "hi": hi, "exact": exact})
 
 
+@read_once()  # every evaluation of the base reads the same bytes of each file: one value, never a mix
 def variant_values(measure: FamilyMeasure, prepared: PreparedRun) -> VariantValues:
     """Per-query values of a measure with ``ties``, ``unjudged`` or ``residual`` set (see the module docstring).
 

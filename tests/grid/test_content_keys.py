@@ -129,29 +129,111 @@ def test_grid_store_recomputes_cells_whose_fit_rates_or_lengths_file_changed(fil
     assert all(abs(old - new) > 1e-6 for old, new in zip(first, second))  # each file's change shows
 
 
-def test_a_file_changed_while_the_grid_runs_is_never_stored_under_the_old_key(files, tmp_path, monkeypatch):
+def test_a_file_changed_after_the_cells_were_keyed_is_an_input_error_and_nothing_is_stored(files, tmp_path,
+                                                                                          monkeypatch):
     pytest.importorskip("pyarrow")
     from irmeasures_markov.experiments import _grid as evaluation
     from irmeasures_markov.experiments import evaluate_grid
-    from irmeasures_markov.grid import GridError, ParquetStore
+    from irmeasures_markov.grid import GridError, GridInputError, ParquetStore
     store = ParquetStore(tmp_path / "store")
     measures = {"MPcont": files["MPcont"]}
-    original = evaluation._scorer
+    original = evaluation._EvalTask.compute
 
-    def scorer_after_a_rewrite(*args, **kwargs):  # the rates file changes after the cells were keyed
+    def compute_after_a_rewrite(self, shared):  # the rates file changes after the cells were keyed
         if (tmp_path / "rates.tsv").read_text() == RATES_1:
             rewrite_keeping_size_and_mtime(tmp_path / "rates.tsv", RATES_2)
-        return original(*args, **kwargs)
-    monkeypatch.setattr(evaluation, "_scorer", scorer_after_a_rewrite)
-    with pytest.raises(GridError, match=r"rates='rates.tsv'.* changed while the grid ran"):
+        return original(self, shared)
+    monkeypatch.setattr(evaluation._EvalTask, "compute", compute_after_a_rewrite)
+    with pytest.raises(GridInputError, match=r"rates='rates.tsv'.* changed while the grid ran") as caught:
         evaluate_grid(measures, QRELS, RUNS, store=store, progress=False)
+    # an input error (the command line: status 2, this message), and a GridError as before
+    assert isinstance(caught.value, InputError) and isinstance(caught.value, GridError)
     assert store.keys() == set()  # nothing stored under the key of RATES_1
-    monkeypatch.setattr(evaluation, "_scorer", original)
+    monkeypatch.setattr(evaluation._EvalTask, "compute", original)
     evs, summary = evaluate_grid(measures, QRELS, RUNS, store=store, progress=False)
     got = [float(v) for v in evs[(100.0, 0)].values[:, 0].mean(axis=1)]
     m = ir_measures.parse_measure(files["MPcont"])
     assert summary.done == 2 and got == pytest.approx([ir_measures.calc_aggregate([m], QRELS, r)[m]
                                                          for r in RUNS.values()], abs=1e-12)
+
+
+def test_a_file_swapped_and_back_during_a_task_stores_the_values_of_the_bytes_its_key_names(files, tmp_path,
+                                                                                              monkeypatch):
+    """X -> Y -> X while a task computes: its cells hold X's values (before: Y's, stored under X's key)."""
+    pytest.importorskip("pyarrow")
+    from irmeasures_markov.experiments import _grid as evaluation
+    from irmeasures_markov.experiments import evaluate_grid
+    from irmeasures_markov.grid import ParquetStore
+    store = ParquetStore(tmp_path / "store")
+    measures = {"TBG": "TBG(lengths='lengths.tsv',residual=True)",
+                "MPcont": "MPcont(lengths='lengths.tsv',ties='expected',time='tbg')"}
+    original = evaluation._scorer
+
+    def scorer_during_a_swap(*args, **kwargs):
+        scorer = original(*args, **kwargs)
+
+        def score(run):
+            rewrite_keeping_size_and_mtime(tmp_path / "lengths.tsv", LENGTHS_2)
+            try:
+                return scorer(run)
+            finally:
+                rewrite_keeping_size_and_mtime(tmp_path / "lengths.tsv", LENGTHS_1)
+        return score
+    monkeypatch.setattr(evaluation, "_scorer", scorer_during_a_swap)
+    evs, summary = evaluate_grid(measures, QRELS, RUNS, store=store, progress=False)
+    monkeypatch.setattr(evaluation, "_scorer", original)
+    assert summary.done == 2
+    (tmp_path / "x.tsv").write_text(LENGTHS_1)
+    fresh = [ir_measures.parse_measure(m.replace("lengths.tsv", str(tmp_path / "x.tsv"))) for m in measures.values()]
+    expected = [ir_measures.calc_aggregate([m], QRELS, run)[m] for run in RUNS.values() for m in fresh]
+    assert evs[(100.0, 0)].values[:, :2].mean(axis=2).ravel().tolist() == pytest.approx(expected, abs=1e-12)
+    served, again = evaluate_grid(measures, QRELS, RUNS, store=store, progress=False)  # from the store: X's values
+    assert again.cached == 2 and served[(100.0, 0)].values.tolist() == evs[(100.0, 0)].values.tolist()
+
+
+def test_pool_reduction_exits_2_naming_a_file_that_changed_during_the_grid(files, tmp_path, monkeypatch, capsys):
+    pytest.importorskip("pyarrow")
+    from irmeasures_markov.cli import main
+    from irmeasures_markov.experiments import _grid as evaluation
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in QRELS.items() for d, g in docs.items()))
+    runs = []
+    for name, run in RUNS.items():
+        runs.append(str(tmp_path / f"{name}.run"))
+        with open(runs[-1], "w") as fh:
+            fh.writelines(f"{q} Q0 {d} 1 {s} {name}\n" for q, docs in run.items() for d, s in docs.items())
+    original = evaluation._EvalTask.compute
+
+    def compute_after_a_rewrite(self, shared):
+        if (tmp_path / "lengths.tsv").read_text() == LENGTHS_1:
+            rewrite_keeping_size_and_mtime(tmp_path / "lengths.tsv", LENGTHS_2)
+        return original(self, shared)
+    monkeypatch.setattr(evaluation._EvalTask, "compute", compute_after_a_rewrite)
+    code = main(["pool-reduction", str(qrels), *runs, "-m", "TBG(lengths='lengths.tsv',residual=True)",
+                 "--percents", "50", "--no-progress", "--store", str(tmp_path / "store")])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "lengths='lengths.tsv'" in err and "changed while the grid ran" in err and "internal error" not in err
+
+
+def test_a_truncated_or_corrupt_store_part_is_recomputed_with_a_warning_naming_it(files, tmp_path):
+    pytest.importorskip("pyarrow")
+    from irmeasures_markov.experiments import evaluate_grid
+    from irmeasures_markov.grid import ParquetStore
+    store = ParquetStore(tmp_path / "store")
+    measures = {"TBG": files["TBG"]}
+    first, _ = evaluate_grid(measures, QRELS, RUNS, store=store, progress=False)
+    for damage in ("truncate", "garbage"):
+        [part] = store.parts()
+        data = part.read_bytes()
+        part.write_bytes(data[: len(data) // 2] if damage == "truncate" else b"not parquet at all" * 10)
+        with pytest.warns(RuntimeWarning, match=part.name + ".*cannot be read.*computed again"):
+            again, summary = evaluate_grid(measures, QRELS, RUNS, store=store, progress=False)
+        assert (summary.done, summary.cached) == (2, 0)
+        assert again[(100.0, 0)].values.tolist() == first[(100.0, 0)].values.tolist()
+        with pytest.warns(RuntimeWarning, match=part.name):
+            assert store.compact() == (2, 2)   # the readable part is kept, the damaged one left as it is
+        part.unlink()
 
 
 def test_grid_store_keys_hold_one_file_each_and_the_package_version(files, tmp_path, monkeypatch):

@@ -19,6 +19,7 @@ import ir_measures
 import numpy as np
 import pytest
 from fake_ir_datasets import FakeDataset, FakeIrDatasets
+from ir_datasets_home import seed_ir_datasets_home
 
 # the line-by-line reference, to check the one run reader (read_run, io.read_trec_run) against it
 from reference_readers import read_trec_run_lines as read_trec_run
@@ -444,7 +445,7 @@ def test_two_processes_build_the_same_cache_at_once(fake_irds, tmp_path):
 def test_seeding_ir_datasets_writes_atomically(tmp_path):
     data = tmp_path / "data"
     write(data / "qrels", "robust04.qrels.gz", QRELS, "gz") if (data / "qrels").mkdir(parents=True) is None else None
-    home = datasets.seed_ir_datasets_home(tmp_path / "home", data, names=["robust04"])
+    home = seed_ir_datasets_home(tmp_path / "home", data, names=["robust04"])
     assert (home / "disks45" / "qrels.robust2004.txt").read_bytes() == QRELS
     assert not list(home.rglob("*.tmp"))
 

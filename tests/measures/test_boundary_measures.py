@@ -223,7 +223,7 @@ def exact_inverse(fwd, bwd):
 def test_subtraction_free_elimination_is_exact_at_every_node(n, chain):
     """The order-1 integrand's parts at z = 1 - w, w in {0, 2^-60, 1/1000, 1/2}: row of N^z, its diagonal and
     psi^z = N^z s, each to 1e-10 relative against exact rationals (Usmani's minors)."""
-    from irmeasures_markov.core._birth_death_stable import stable_parts
+    from irmeasures_markov.core._birth_death import stable_parts
     p, q, _, top, p_rel, q_rel = chain
     grades = grades_for(n, n)
     model = browsing_model(grades, browse="RWBM", p=p, q=q, p_rel=p_rel, q_rel=q_rel, top=top)
@@ -242,7 +242,7 @@ def test_subtraction_free_elimination_is_exact_at_every_node(n, chain):
 def test_order1_subtraction_free_path_agrees_with_lapack_where_both_are_exact(chain, monkeypatch):
     """Moderately ill-conditioned chains (expected absorption times 1e2..1e4): the w-quadrature of the
     subtraction-free path equals the LAPACK generating function, and the batch of stacked queries mixes both."""
-    import irmeasures_markov.core._birth_death_lapack as bd
+    import irmeasures_markov.core._birth_death as bd
     p, q, loss, top, p_rel, q_rel = chain
     for n in (6, 8, 12):
         grades = grades_for(n, n)

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import irmeasures_markov  # noqa: F401  (registers PH)
 from irmeasures_markov.core import birth_death_average_reward, birth_death_average_reward_recursion
-from irmeasures_markov.core._birth_death_lapack import (
+from irmeasures_markov.core._birth_death import (
     birth_death_discounted_visits,
     birth_death_inverse_diagonal,
     birth_death_solve,

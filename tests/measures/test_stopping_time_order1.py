@@ -96,6 +96,11 @@ class TestAgainstGradedRule:
                                         abs=1e-12)
 
 
+def gather(fwd, bwd):
+    """The chains as :func:`reach_truncation` reads them."""
+    return lambda idx: (fwd[idx], bwd[idx])
+
+
 class TestTruncation:
     def test_dropped_states_are_reached_with_probability_below_tol(self):
         """Exact reach probabilities h_j = N_sj / N_jj (dense inverse) of every dropped state."""
@@ -104,7 +109,7 @@ class TestTruncation:
             fwd, bwd, offsets = random_stack(rng, 3, 150, (0.2, 0.95))
             local = np.where(rng.random(offsets.size - 1) < 0.2, -1, 0)
             tol = 10.0 ** -rng.integers(3, 15)
-            keep = reach_truncation(fwd, bwd, offsets, local, tol, window=int(rng.integers(1, 64)))
+            keep = reach_truncation(gather(fwd, bwd), offsets, local, tol, window=int(rng.integers(1, 64)))
             for b, (lo, hi) in enumerate(zip(offsets[:-1], offsets[1:])):
                 if local[b] < 0:
                     assert keep[b] == 0
@@ -122,7 +127,7 @@ class TestTruncation:
         n = 1000
         fwd, bwd = np.full(n, 0.5), np.full(n, 0.25)
         fwd[-1], bwd[0] = 0.0, 0.0
-        keep = reach_truncation(fwd, bwd, np.array([0, n]), np.array([0]), 1e-16)
+        keep = reach_truncation(gather(fwd, bwd), np.array([0, n]), np.array([0]), 1e-16)
         exact = 1 + math.ceil(math.log(1e-16) / math.log((1 - math.sqrt(1 - 4 * 0.5 * 0.25)) / (2 * 0.25)))
         assert exact <= keep[0] <= exact + 5
 

@@ -224,7 +224,7 @@ def fake_irds(monkeypatch, tmp_path):
     monkeypatch.setenv("IRMEASURES_MARKOV_CACHE", str(tmp_path))
 
     def clear_caches():
-        for f in (getattr(lengths_module, "_irds_cached", None), lengths_module.load_length_source):
+        for f in (getattr(lengths_module, "_irds_cached", None),):
             if hasattr(f, "cache_clear"):
                 f.cache_clear()
 

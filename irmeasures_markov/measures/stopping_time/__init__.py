@@ -34,7 +34,7 @@ sums per query):
   and :math:`E_1[H] = \sum_i N_{1i}` with :math:`N = (I - \tilde P)^{-1}` the
   tridiagonal fundamental matrix: its first row from one tridiagonal solve,
   its diagonal (λ > 0 only) from two ``?pttrf``
-  (``core.birth_death_lapack.birth_death_discounted_visits``).  With λ = 0 this is
+  (``core._birth_death.birth_death_discounted_visits``).  With λ = 0 this is
   :math:`((I - \tilde P)^{-1} \rho)_1`.
 - **order 1, backward moves, f = h** (with or without λ): generating function
   of the stopping time, :math:`1/H = \int_0^1 z^{H-1} dz`, so

@@ -9,13 +9,12 @@ import math
 import numpy as np
 
 from irmeasures_markov._util._segments import expand_ranges, query_blocks
-from irmeasures_markov.core._birth_death_lapack import birth_death_discounted_visits
+from irmeasures_markov.core._birth_death import birth_death_discounted_visits, uncoupled_blocks
 from irmeasures_markov.core._birth_death_order1 import (
     average_reward_groups,
     average_reward_starts,
     birth_death_average_reward,
 )
-from irmeasures_markov.core._birth_death_stable import uncoupled_blocks
 from irmeasures_markov.core._gains import grade_gains
 from irmeasures_markov.measures.stopping_time._params import Prob, model_params_iv, tail_constants
 from irmeasures_markov.ranking._prepared import RelevanceBatch

@@ -133,7 +133,7 @@ class BrowsingModel:
           :math:`E_1[\sum g] = \sum_i g_i N_{1i} / ((1-c) N_{ii} + c)`, :math:`c = 1 - \lambda`, and :math:`E_1[H] =
           \sum_i N_{1i}`, from one tridiagonal solve for the row of the fundamental matrix :math:`N` and, when λ > 0,
           two ``?pttrf`` for its diagonal
-          (:func:`~irmeasures_markov.core._birth_death_lapack.birth_death_discounted_visits`).
+          (:func:`~irmeasures_markov.core._birth_death.birth_death_discounted_visits`).
         - order 1, f = h, forward models: closed form :math:`\sum_h P(H = h) \sum_{i \le h} g_i / h`.
         - order 1, f = h, backward moves (RWBM): the generating function of :math:`H` integrated by Gauss–Legendre,
           exact to ~1e-15 (:func:`~irmeasures_markov.core._birth_death_order1.birth_death_average_reward`);
