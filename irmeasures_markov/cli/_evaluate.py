@@ -11,7 +11,7 @@ from irmeasures_markov.cli._errors import PROG, CliError, CliParser
 from irmeasures_markov.cli._ids import evaluation_groups
 from irmeasures_markov.cli._inputs import STDIN, check_overlap, load_qrels, load_run
 from irmeasures_markov.cli._measure_args import parse_measures
-from irmeasures_markov.cli._output import format_value, json_number, natural_key, warn, write_record
+from irmeasures_markov.cli._output import check_places, format_value, json_number, natural_key, warn, write_record
 from irmeasures_markov.cli._variant_args import VARIANT_HELP, add_variant_args, apply_variant_args
 
 __all__ = ["SUMMARY_QID", "add_output_args", "evaluate_main", "report", "OUTPUT_HELP"]
@@ -95,8 +95,7 @@ def evaluate_main(argv: list[str], subcommands=()) -> int:
 def check_output_args(args) -> None:
     if args.no_summary and not args.by_query:
         raise CliError("--no_summary (-n) only makes sense with --by_query (-q)")
-    if args.places < -1:
-        raise CliError(f"--places (-p) must be -1 (every digit) or a number of decimals >= 0, got {args.places}")
+    check_places(args.places)
 
 
 def _per_query(measures, qrels, run) -> tuple[list[str], dict[object, dict[str, float]]]:
@@ -106,13 +105,6 @@ def _per_query(measures, qrels, run) -> tuple[list[str], dict[object, dict[str, 
             values[metric.measure][original_qid(metric.query_id)] = metric.value
     qids = sorted({q for per_query in values.values() for q in per_query}, key=natural_key)
     return qids, values
-
-
-def _aggregates(measures, qrels, run) -> dict[object, float]:
-    out = {}
-    for group, q, r, _ in evaluation_groups(measures, qrels, run):
-        out.update(ir_measures.calc_aggregate(group, q, r))
-    return out
 
 
 def report(measures, qrels, run, args) -> int:
@@ -131,7 +123,9 @@ def report(measures, qrels, run, args) -> int:
                         aggregator.add(values[m][qid])
                 _emit(args, SUMMARY_QID, m, aggregator.result())
     else:
-        results = _aggregates(measures, qrels, run)
+        results = {}
+        for group, q, r, _ in evaluation_groups(measures, qrels, run):
+            results.update(ir_measures.calc_aggregate(group, q, r))
         for m in measures:
             _emit(args, SUMMARY_QID, m, results[m])
     return 0

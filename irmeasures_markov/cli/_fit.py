@@ -182,10 +182,6 @@ def fit_main(argv: list[str]) -> int:
         raise CliError(f"--bootstrap must be >= 0, got {args.bootstrap}")
     if args.test == "-" and args.log == "-":
         raise CliError("standard input can be read once: give LOG or --test as a file")
-    fit = getattr(calibration, "fit", None)
-    if fit is None:
-        raise CliError("fitting is not available in this installation (irmeasures_markov.calibration.fit is "
-                       "missing)")
     train = _read(args.log, args.format)
     if args.description:
         train.description = args.description
@@ -204,8 +200,8 @@ def fit_main(argv: list[str]) -> int:
     print(f"# {len(train)} training sessions" + (f", {len(test)} held out" if test is not None else "")
           + f"; families: {', '.join(families)}", file=sys.stderr)
     with _progress_bar(progress) as shown:
-        report = fit(train, test=test, families=families, qrels=qrels, bootstrap=args.bootstrap, seed=args.seed,
-                     progress=shown)
+        report = calibration.fit(train, test=test, families=families, qrels=qrels, bootstrap=args.bootstrap,
+                                 seed=args.seed, progress=shown)
     if isinstance(getattr(report, "log", None), dict):
         report.log["split"] = split  # what the report prints and the fit file keeps
     fitted = [f for f in FAMILY_CHOICES if any(x.family == f for x in report.fits)]

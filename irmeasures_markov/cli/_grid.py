@@ -105,10 +105,8 @@ def _run_paths(specs: list[str]) -> dict:
     paths = {}
     for spec in specs:
         if os.path.isdir(spec):
-            with reading(spec):
+            with reading(spec):  # a directory without run files is a FileNotFoundError
                 files = list_run_files(spec)
-            if not files:
-                raise CliError(f"{spec}: no run files in this directory")
         elif os.path.isfile(spec):
             files = [spec]
         else:

@@ -90,11 +90,6 @@ def _run_label(cmp: Any, run: str) -> str:
     return f"({cmp.letters[run]}) {run}"
 
 
-def baseline_effects(cmp: Any) -> dict[tuple[str, str], float]:
-    """Cohen's d_z of each (run, measure) against the baseline."""
-    return {key: d for key, (d, _) in _versus_baseline(cmp).items()}
-
-
 def means_grid(cmp: Any, places: int, style: str, effect: bool = False) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the means table; ``style`` is 'text', 'md' or 'latex' (markers and bold differ).
 
@@ -103,7 +98,7 @@ def means_grid(cmp: Any, places: int, style: str, effect: bool = False) -> tuple
     if effect and cmp.baseline is None:
         raise ValueError("effect sizes in the means table need a baseline; for all pairs they are in the "
                          "tests table (pairs=True).")
-    effects = baseline_effects(cmp) if effect else {}
+    effects = {key: d for key, (d, _) in _versus_baseline(cmp).items()} if effect else {}
     table = cmp.table
     best = {label: table[label].max() for label in table.columns}
     esc = _escaper(style)
@@ -145,14 +140,17 @@ PAIR_COLUMNS = ["measure", "run_a", "run_b", "mean_difference", "effect_size", "
 
 
 def pairs_grid(cmp: Any, places: int, style: str = "text") -> tuple[list[str], list[list[str]]]:
-    """Header and rows of the tests table (one row per measure and pair)."""
+    """Header and rows of the tests table (one row per measure and pair); ``style`` 'csv': every p-value in
+    fixed point and ``significant`` as true/false."""
     esc = _escaper(style)
+    pvalue = _num if style == "csv" else _pvalue
+    yes, no = ("true", "false") if style == "csv" else ("yes", "no")
     rows = []
     flags, none = pair_flags(cmp), [""] * len(flag_columns(cmp))
     for r in cmp.tests.itertuples(index=False):
         rows.append([esc(str(r.measure)), esc(r.run_a), esc(r.run_b), _num(r.mean_difference, places),
-                     _num(r.effect_size, places), _num(r.statistic, places), _pvalue(r.pvalue, places),
-                     _pvalue(r.adjusted_pvalue, places), "yes" if r.significant else "no"]
+                     _num(r.effect_size, places), _num(r.statistic, places), pvalue(r.pvalue, places),
+                     pvalue(r.adjusted_pvalue, places), yes if r.significant else no]
                     + [esc(f) for f in flags.get((r.measure, r.run_a, r.run_b), none)])
     return [esc(c) for c in PAIR_COLUMNS + flag_columns(cmp)], rows
 
@@ -163,9 +161,9 @@ def flag_columns(cmp: Any) -> list[str]:
     return list(sens.kinds) if sens is not None else []
 
 
-def _flag_text(row: Any) -> str:
-    what = [w for w, on in (("order", row.order_changes), ("significance", row.significance_changes)) if on]
-    return "+".join(what) if what else "-"
+def _changes(row: Any) -> list[str]:
+    """What a flagged pair's row says can change: 'order', 'significance', both or neither."""
+    return [w for w, on in (("order", row.order_changes), ("significance", row.significance_changes)) if on]
 
 
 def pair_flags(cmp: Any) -> dict[tuple[str, str, str], list[str]]:
@@ -175,7 +173,7 @@ def pair_flags(cmp: Any) -> dict[tuple[str, str, str], list[str]]:
         return {}
     cells: dict[tuple[str, str, str], dict[str, str]] = {}
     for r in sens.flags.itertuples(index=False):
-        cells.setdefault((r.measure, r.run_a, r.run_b), {})[r.kind] = _flag_text(r)
+        cells.setdefault((r.measure, r.run_a, r.run_b), {})[r.kind] = "+".join(_changes(r)) or "-"
     return {key: [by_kind.get(k, "") for k in sens.kinds] for key, by_kind in cells.items()}
 
 
@@ -203,9 +201,7 @@ def flagged_lines(cmp: Any, places: int) -> list[str]:
     what = {"ties": "between the optimistic and pessimistic tie orders", "holes": "within the residual"}
     lines = []
     for r in sens.flagged.itertuples(index=False):
-        change = " and ".join(w for w, on in (("order", r.order_changes), ("significance", r.significance_changes))
-                              if on)
-        lines.append(f"{r.measure}: {r.run_a} vs {r.run_b}: {change} can change {what[r.kind]} "
+        lines.append(f"{r.measure}: {r.run_a} vs {r.run_b}: {' and '.join(_changes(r))} can change {what[r.kind]} "
                      f"(A - B = {_num(r.difference, places)}, from {_num(r.low, places)} to {_num(r.high, places)})")
     if not lines:
         lines.append("No pair changes order or significance " + " or ".join(what[k] for k in sens.kinds) + ".")
@@ -285,12 +281,8 @@ def to_delimited(cmp: Any, sep: str = ",", places: int = -1, pairs: bool = False
     buf = io.StringIO()
     w = csv.writer(buf, delimiter=sep, lineterminator="\n")
     if pairs:
-        w.writerow(PAIR_COLUMNS + flag_columns(cmp))
-        flags, none = pair_flags(cmp), [""] * len(flag_columns(cmp))
-        for r in cmp.tests.itertuples(index=False):
-            w.writerow([r.measure, r.run_a, r.run_b] + [_num(x, places) for x in (
-                r.mean_difference, r.effect_size, r.statistic, r.pvalue, r.adjusted_pvalue)]
-                + [str(bool(r.significant)).lower()] + flags.get((r.measure, r.run_a, r.run_b), none))
+        header, rows = pairs_grid(cmp, places, "csv")
+        w.writerows([header] + rows)
         return buf.getvalue()
     sens = getattr(cmp, "sensitivity", None)
     header = ["run"] + (["letter"] if cmp.baseline is None else [])

@@ -121,14 +121,9 @@ def _per_query(obj, measure, where) -> dict[str, float]:
     import pandas as pd
     if isinstance(obj, pd.DataFrame):
         return _per_query_from_frame(obj, measure, where)
-    if isinstance(obj, Mapping):
-        out = {}
-        for q, v in obj.items():
-            if isinstance(v, Mapping):
-                out[str(q)] = _pick_measure({str(k): x for k, x in v.items()}, measure, f"{where}, topic {q}")
-            else:
-                out[str(q)] = v
-        return {q: float(v) for q, v in out.items()}
+    if isinstance(obj, Mapping):  # {qid: value} or our evaluator's {qid: {measure_name: value}}
+        return {str(q): float(_pick_measure({str(k): x for k, x in v.items()}, measure, f"{where}, topic {q}")
+                              if isinstance(v, Mapping) else v) for q, v in obj.items()}
     # an iter_calc iterable of Metric(query_id, measure, value)
     by_measure: dict[str, dict[str, float]] = {}
     for row in obj:
