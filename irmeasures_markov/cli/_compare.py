@@ -119,13 +119,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _run_files(specs: list[str]) -> list[str]:
-    try:
-        return resolve_run_paths(specs)
-    except FileNotFoundError as exc:
-        raise CliError(str(exc).strip("'\"")) from None
-
-
 def compare_main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     if not 0 < args.alpha < 1:
@@ -144,12 +137,18 @@ def compare_main(argv: list[str]) -> int:
         raise CliError("--effect-size needs --baseline (for all pairs, --pairs prints every effect size)")
     measures = parse_measures(args.measures)  # before reading: a typo is reported at once
     apply_variant_args(measures, args)  # the same checks, before reading; compare() applies the options
-    files = _run_files(args.runs)
-    with reading(files[0]):
-        names = run_names(files)
+    try:
+        files = resolve_run_paths(args.runs)
+    except FileNotFoundError as exc:
+        raise CliError(str(exc).strip("'\"")) from None
+    names = run_names(files)  # an InputError naming both files when two give one name
     if len(files) < 2:
         raise CliError(f"compare needs at least 2 runs, got {len(files)} ({', '.join(args.runs)})")
-    baseline = _baseline(args.baseline, files, names)
+    try:
+        baseline = resolve_baseline(args.baseline, names, dict(zip(names, files)))
+    except ValueError:
+        raise CliError(f"--baseline {args.baseline}: not one of the runs ({', '.join(names[:10])}"
+                       f"{', ...' if len(names) > 10 else ''}); give a run name or one of the RUN files") from None
     progress = not args.no_progress and sys.stderr.isatty()
     qrels = load_qrels(args.qrels)
     runs = {}
@@ -168,14 +167,6 @@ def compare_main(argv: list[str]) -> int:
             warn(note)
     _print(cmp, args)
     return 0
-
-
-def _baseline(spec, files: list[str], names: list[str]):
-    try:
-        return resolve_baseline(spec, names, dict(zip(names, files)))
-    except ValueError:
-        raise CliError(f"--baseline {spec}: not one of the runs ({', '.join(names[:10])}"
-                       f"{', ...' if len(names) > 10 else ''}); give a run name or one of the RUN files") from None
 
 
 def _print(cmp, args) -> None:

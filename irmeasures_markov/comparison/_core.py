@@ -415,8 +415,7 @@ def compare_evaluation(evaluation: Evaluation, *, baseline: str | None = None, t
     names = list(ev.runs)
     pairs = [(j, 0) for j in range(1, len(names))] if baseline is not None else \
         list(combinations(range(len(names)), 2))
-    a = np.array([x for x, _ in pairs], dtype=np.int64)
-    b = np.array([y for _, y in pairs], dtype=np.int64)
+    a, b = np.array(pairs, dtype=np.int64).T
     rows = []
     for j, label in enumerate(ev.labels):
         values = ev.values[:, j, :].T  # topics × runs

@@ -449,8 +449,7 @@ def pairwise(scores: ScoresLike, pairs: Sequence[tuple[int | str, int | str]], t
     same = [sm.systems[x] for x, y in pairs if x == y]
     if same:
         raise ValueError(f"a system cannot be tested against itself: {same[:5]}")
-    a = np.array([x for x, _ in pairs], dtype=np.int64)
-    b = np.array([y for _, y in pairs], dtype=np.int64)
+    a, b = np.array(pairs, dtype=np.int64).T
     diffs = sm.values[:, a] - sm.values[:, b]
     if test in ("t", "randomization", "bootstrap"):
         stat, p = _vectorised_pairs(diffs, test, alternative, n_resamples, seed, chunk)
