@@ -17,6 +17,7 @@ import contextlib
 import sys
 
 from irmeasures_markov import calibration
+from irmeasures_markov._util._progress import show_progress
 from irmeasures_markov.calibration._registry import save_fit
 from irmeasures_markov.calibration._splits import SPLITS, describe_split, split_log
 from irmeasures_markov.calibration.readers import read_log, read_wscd
@@ -63,8 +64,7 @@ def guess_format(path: str) -> str:
     """``jsonl`` or ``tsv`` by the file name's extension (a compression suffix aside), else ``wscd``."""
     name = path.lower()
     for ext in (".gz", ".bz2", ".xz"):
-        if name.endswith(ext):
-            name = name[:-len(ext)]
+        name = name.removesuffix(ext)
     if name.endswith((".jsonl", ".json")):
         return "jsonl"
     if name.endswith(".tsv"):
@@ -196,7 +196,7 @@ def fit_main(argv: list[str]) -> int:
     else:
         split = describe_split("file" if test is not None else "none", source=args.test)
     qrels = load_qrels(args.qrels) if args.qrels else None
-    progress = sys.stderr.isatty() if args.progress is None else args.progress
+    progress = show_progress(args.progress)
     print(f"# {len(train)} training sessions" + (f", {len(test)} held out" if test is not None else "")
           + f"; families: {', '.join(families)}", file=sys.stderr)
     with _progress_bar(progress) as shown:

@@ -18,7 +18,6 @@ from irmeasures_markov.plugin._base import FamilyMeasure
 
 __all__ = ["split_measure_args", "parse_measures", "suggest_names"]
 
-_LENGTH_SOURCE_PARAMS = ("lengths",)
 _IRDS_PREFIX = "irds:"
 
 
@@ -113,14 +112,10 @@ def _check(measure, text: str) -> None:
             check_measure_cutoffs(measure)
         except ValueError as exc:
             # named as the user spelled it (P_0), not as ir_measures prints the measure it parsed (P@0)
-            message = str(exc)
-            own_name = f"measure {measure}: "
-            raise CliError(f"{text}: {message[len(own_name):] if message.startswith(own_name) else message}") \
-                from None
-    for name in _LENGTH_SOURCE_PARAMS:
-        value = params.get(name)
-        if isinstance(value, str) and value.startswith(_IRDS_PREFIX):
-            _check_irds_id(value[len(_IRDS_PREFIX):], f"{text}: {name}={value!r}")
+            raise CliError(f"{text}: {str(exc).removeprefix(f'measure {measure}: ')}") from None
+    lengths = params.get("lengths")  # the one parameter that may name an ir_datasets id
+    if isinstance(lengths, str) and lengths.startswith(_IRDS_PREFIX):
+        _check_irds_id(lengths[len(_IRDS_PREFIX):], f"{text}: lengths={lengths!r}")
 
 
 def _check_irds_id(dataset_id: str, where: str) -> None:
