@@ -10,7 +10,7 @@ import argparse
 import sys
 
 from irmeasures_markov._util._progress import progress_bar
-from irmeasures_markov.cli._errors import PROG, CliError, CliParser, reading
+from irmeasures_markov.cli._errors import EXIT_HELP, PROG, CliError, CliParser, reading
 from irmeasures_markov.cli._inputs import check_overlap, load_qrels
 from irmeasures_markov.cli._measure_args import parse_measures
 from irmeasures_markov.cli._output import check_places, warn, write_record
@@ -72,13 +72,10 @@ With -o csv/tsv/jsonl the same numbers are extra columns/keys; --pairs adds a
 column per kind saying what changes.
 """
 
-_EXIT_HELP = "exit status: 0 success; 2 usage or input error; 1 internal error.\n"
-
-
 def _parser() -> argparse.ArgumentParser:
     parser = CliParser(
         prog=f"{PROG} compare", formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=_EPILOG + "\n" + VARIANT_HELP + "\n" + _EXIT_HELP,
+        epilog=_EPILOG + "\n" + VARIANT_HELP + "\n" + EXIT_HELP,
         description="Compare runs on several measures: one table of means with significance markers "
                     "against a baseline or between all pairs.")
     parser.add_argument("qrels", help="qrels file (plain, .gz, .bz2, .xz) or an ir_datasets id")

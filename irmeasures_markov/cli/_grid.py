@@ -14,7 +14,7 @@ import argparse
 import os
 import sys
 
-from irmeasures_markov.cli._errors import PROG, CliError, CliParser, reading
+from irmeasures_markov.cli._errors import EXIT_HELP, PROG, CliError, CliParser, reading
 from irmeasures_markov.cli._inputs import load_qrels
 from irmeasures_markov.cli._measure_args import parse_measures
 from irmeasures_markov.cli._output import check_places, format_value, json_number, write_record
@@ -34,14 +34,13 @@ Parquet directory: the same command again computes only what is missing.
 Output (tsv): percent, seed, measure, mean score over topics and runs, τ-b
 with the full pool; the full pool is percent 100, seed '-'.
 
-exit status: 0 success; 2 usage or input error; 1 internal error.
 """
 
 
 def _parser() -> argparse.ArgumentParser:
     p = CliParser(prog=f"{PROG} pool-reduction", formatter_class=argparse.RawDescriptionHelpFormatter,
-                  epilog=_EPILOG, description="Mean scores and Kendall's τ-b as the pool shrinks, on local "
-                                              "processes or a Dask cluster.")
+                  epilog=_EPILOG + EXIT_HELP, description="Mean scores and Kendall's τ-b as the pool shrinks, on "
+                                                          "local processes or a Dask cluster.")
     p.add_argument("qrels", help="qrels file (plain or compressed) or an ir_datasets id")
     p.add_argument("runs", nargs="+", metavar="RUN", help="run files or directories of run files")
     p.add_argument("-m", "--measures", nargs="+", required=True, metavar="MEASURE",

@@ -16,7 +16,7 @@ from collections import Counter
 import numpy as np
 
 from irmeasures_markov._util._cutoffs import check_cutoff
-from irmeasures_markov.cli._errors import PROG, CliError, CliParser
+from irmeasures_markov.cli._errors import EXIT_HELP, PROG, CliError, CliParser
 from irmeasures_markov.cli._inputs import STDIN, check_overlap, load_qrels, load_run
 from irmeasures_markov.cli._output import check_places, format_value, json_number, natural_key, write_record
 from irmeasures_markov.experiments._ph_compare import compare_runs
@@ -38,13 +38,12 @@ endless non-relevant documents) only order 2 is defined (and order 1 when
 Topics come in natural order (2 before 10).  -o jsonl writes one JSON object
 per topic, then one with the means and the counts of wins.
 
-exit status: 0 success; 2 usage or input error; 1 internal error.
 """
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = CliParser(
-        prog=f"{PROG} ph-compare", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_EPILOG,
+        prog=f"{PROG} ph-compare", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_EPILOG + EXIT_HELP,
         description="Compare two runs topic by topic under a P@H browsing model: orders 1 and 2 "
                     "(expectations) and order 3 (stochastic dominance).")
     parser.add_argument("qrels", help="qrels file (plain, .gz, .bz2, .xz) or an ir_datasets id")
