@@ -11,16 +11,15 @@ import sys
 
 from irmeasures_markov._util._progress import progress_bar
 from irmeasures_markov.cli._errors import EXIT_HELP, PROG, CliError, CliParser, reading
-from irmeasures_markov.cli._inputs import check_overlap, load_qrels
+from irmeasures_markov.cli._inputs import check_overlap, load_qrels, run_files
 from irmeasures_markov.cli._measure_args import parse_measures
 from irmeasures_markov.cli._output import check_places, warn, write_record
 from irmeasures_markov.cli._variant_args import VARIANT_HELP, add_variant_args, apply_variant_args
 from irmeasures_markov.comparison import COMPARE_TESTS, compare
 from irmeasures_markov.comparison import _render as render
-from irmeasures_markov.comparison._runs import resolve_baseline, resolve_run_paths
+from irmeasures_markov.comparison._runs import resolve_baseline
 from irmeasures_markov.inference._corrections import CORRECTIONS
 from irmeasures_markov.io._run_columns import read_run_columns as read_run  # arrays: read_trec_run's runs and errors
-from irmeasures_markov.io._run_files import run_names
 
 __all__ = ["compare_main"]
 
@@ -134,23 +133,20 @@ def compare_main(argv: list[str]) -> int:
         raise CliError("--effect-size needs --baseline (for all pairs, --pairs prints every effect size)")
     measures = parse_measures(args.measures)  # before reading: a typo is reported at once
     apply_variant_args(measures, args)  # the same checks, before reading; compare() applies the options
+    paths = run_files(args.runs)
+    if len(paths) < 2:
+        raise CliError(f"compare needs at least 2 runs, got {len(paths)} ({', '.join(args.runs)})")
+    names = list(paths)
     try:
-        files = resolve_run_paths(args.runs)
-    except FileNotFoundError as exc:
-        raise CliError(str(exc).strip("'\"")) from None
-    names = run_names(files)  # an InputError naming both files when two give one name
-    if len(files) < 2:
-        raise CliError(f"compare needs at least 2 runs, got {len(files)} ({', '.join(args.runs)})")
-    try:
-        baseline = resolve_baseline(args.baseline, names, dict(zip(names, files)))
+        baseline = resolve_baseline(args.baseline, names, paths)
     except ValueError:
         raise CliError(f"--baseline {args.baseline}: not one of the runs ({', '.join(names[:10])}"
                        f"{', ...' if len(names) > 10 else ''}); give a run name or one of the RUN files") from None
     progress = not args.no_progress and sys.stderr.isatty()
     qrels = load_qrels(args.qrels)
     runs = {}
-    with progress_bar(None, progress, total=len(files), desc="reading runs", unit="run") as bar:
-        for name, path in zip(names, files):
+    with progress_bar(None, progress, total=len(paths), desc="reading runs", unit="run") as bar:
+        for name, path in paths.items():
             with reading(path):
                 runs[name] = read_run(path)
             check_overlap(qrels, runs[name], args.qrels, path)

@@ -11,16 +11,14 @@ cluster (``--scheduler``), resumable with ``--store``.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from irmeasures_markov.cli._errors import EXIT_HELP, PROG, CliError, CliParser, reading
-from irmeasures_markov.cli._inputs import load_qrels
+from irmeasures_markov.cli._inputs import load_qrels, run_files
 from irmeasures_markov.cli._measure_args import parse_measures
 from irmeasures_markov.cli._output import check_places, format_value, json_number, write_record
 from irmeasures_markov.experiments import evaluate_grid
 from irmeasures_markov.experiments._pools import reduction_of
-from irmeasures_markov.io._run_files import list_run_files, run_name
 
 __all__ = ["pool_reduction_main", "parse_list", "MAX_LIST_VALUES", "MAX_POOLS"]
 
@@ -100,26 +98,6 @@ def parse_list(text: str, what: str, kind=float, limit: int = MAX_LIST_VALUES) -
     return out
 
 
-def _run_paths(specs: list[str]) -> dict:
-    paths = {}
-    for spec in specs:
-        if os.path.isdir(spec):
-            with reading(spec):  # a directory without run files is a FileNotFoundError
-                files = list_run_files(spec)
-        elif os.path.isfile(spec):
-            files = [spec]
-        else:
-            raise CliError(f"{spec}: no such file or directory")
-        for f in files:
-            name = run_name(f)
-            if name in paths:
-                raise CliError(f"two run files are named {name!r}: {paths[name]} and {f}")
-            paths[name] = os.fspath(f)
-    if len(paths) < 2:
-        raise CliError("Kendall's τ needs at least 2 runs")
-    return paths
-
-
 def pool_reduction_main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     percents = parse_list(args.percents, "--percents")
@@ -134,7 +112,9 @@ def pool_reduction_main(argv: list[str]) -> int:
         raise CliError(f"-j/--n-jobs must be a positive integer, got {args.n_jobs}")
     check_places(args.places)
     measures = parse_measures(args.measures)
-    runs = _run_paths(args.runs)
+    runs = run_files(args.runs)
+    if len(runs) < 2:
+        raise CliError("Kendall's τ needs at least 2 runs")
     with reading(args.qrels):
         qrels = load_qrels(args.qrels)
     pools = [100] + [(pc, s) for s in seeds for pc in percents]

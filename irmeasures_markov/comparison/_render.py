@@ -284,33 +284,38 @@ def to_delimited(cmp: Any, sep: str = ",", places: int = -1, pairs: bool = False
         header, rows = pairs_grid(cmp, places, "csv")
         w.writerows([header] + rows)
         return buf.getvalue()
-    sens = getattr(cmp, "sensitivity", None)
+    vs = _versus_baseline(cmp)
+    per_run = ("letter", "judged_depth")  # a column of its own, and a part of the judged column's name
     header = ["run"] + (["letter"] if cmp.baseline is None else [])
     for label in cmp.labels:
-        header.append(label)
-        if cmp.intervals is not None:
-            header += [f"{label} ci_low", f"{label} ci_high"]
-        header.append(f"{label} markers")
-        if cmp.baseline is not None:
-            header += [f"{label} effect_size", f"{label} adjusted_pvalue"]
-        if sens is not None:
-            header += [f"{label} judged@{sens.depths[label]}", f"{label} residual", f"{label} tie_spread"]
+        fields = _mean_fields(cmp, cmp.runs[0], label, vs)
+        header += [label if k == "mean" else f"{label} judged@{fields['judged_depth']}" if k == "judged"
+                   else f"{label} {k}" for k in fields if k not in per_run]
     w.writerow(header)
-    vs = _versus_baseline(cmp)
     for run in cmp.runs:
         row = [run] + ([cmp.letters[run]] if cmp.baseline is None else [])
         for label in cmp.labels:
-            row.append(_num(float(cmp.table.loc[run, label]), places))
-            if cmp.intervals is not None:
-                row += [_num(float(cmp.intervals.loc[run, (label, b)]), places) for b in ("low", "high")]
-            row.append(cmp.markers.loc[run, label])
-            if cmp.baseline is not None:
-                d, p = vs.get((run, label), (None, None))
-                row += ["" if d is None else _num(d, places), "" if p is None else _num(p, places)]
-            if sens is not None:
-                row += [_num(float(sens.per_run.loc[run, (label, q)]), places) for q in _QUANTITIES]
+            row += ["" if v is None else v if isinstance(v, str) else _num(v, places)
+                    for k, v in _mean_fields(cmp, run, label, vs).items() if k not in per_run]
         w.writerow(row)
     return buf.getvalue()
+
+
+def _mean_fields(cmp: Any, run: str, label: str, vs: dict) -> dict[str, object]:
+    """One run and measure of the means table: the fields of its JSON record after ``run`` and ``measure``, in
+    order, whose numbers are also its CSV columns (None: the baseline's effect size against itself)."""
+    out: dict[str, object] = {"mean": float(cmp.table.loc[run, label])}
+    if cmp.intervals is not None:
+        out.update({f"ci_{b}": float(cmp.intervals.loc[run, (label, b)]) for b in ("low", "high")})
+    out["markers"] = cmp.markers.loc[run, label]
+    if cmp.baseline is None:
+        out["letter"] = cmp.letters[run]
+    else:
+        out["effect_size"], out["adjusted_pvalue"] = vs.get((run, label), (None, None))
+    if cmp.sensitivity is not None:
+        out["judged_depth"] = cmp.sensitivity.depths[label]
+        out.update({q: float(cmp.sensitivity.per_run.loc[run, (label, q)]) for q in _QUANTITIES})
+    return out
 
 
 def _versus_baseline(cmp: Any) -> dict[tuple[str, str], tuple[float, float]]:
@@ -329,50 +334,28 @@ def _json(x: float):
 def records(cmp: Any, pairs: bool = False) -> Iterator[dict[str, object]]:
     """JSON-ready records: one per run and measure (mean, interval, markers) or one per test."""
     if pairs:
+        flags: dict[tuple[str, str, str], dict[str, object]] = {}  # {'ties_order_changes': bool, ...} per pair
+        for f in [] if cmp.sensitivity is None else cmp.sensitivity.flags.itertuples(index=False):
+            flags.setdefault((f.measure, f.run_a, f.run_b), {}).update({
+                f"{f.kind}_order_changes": bool(f.order_changes),
+                f"{f.kind}_significance_changes": bool(f.significance_changes),
+                f"{f.kind}_low": _json(f.low), f"{f.kind}_high": _json(f.high)})
         for r in cmp.tests.itertuples(index=False):
             yield {"measure": r.measure, "run_a": r.run_a, "run_b": r.run_b,
                    "mean_difference": _json(r.mean_difference), "effect_size": _json(r.effect_size),
                    "statistic": _json(r.statistic), "pvalue": _json(r.pvalue),
                    "adjusted_pvalue": _json(r.adjusted_pvalue), "significant": bool(r.significant),
-                   "test": cmp.test, "correction": cmp.correction,
-                   **_flag_record(cmp, (r.measure, r.run_a, r.run_b))}
+                   "test": cmp.test, "correction": cmp.correction, **flags.get((r.measure, r.run_a, r.run_b), {})}
         return
-    sens = getattr(cmp, "sensitivity", None)
     vs = _versus_baseline(cmp)
     for run in cmp.runs:
         for label in cmp.labels:
-            rec = {"run": run, "measure": label, "mean": _json(float(cmp.table.loc[run, label]))}
-            if cmp.intervals is not None:
-                rec["ci_low"] = _json(float(cmp.intervals.loc[run, (label, "low")]))
-                rec["ci_high"] = _json(float(cmp.intervals.loc[run, (label, "high")]))
-            rec["markers"] = cmp.markers.loc[run, label]
-            if cmp.baseline is None:
-                rec["letter"] = cmp.letters[run]
-            elif run != cmp.baseline:
-                d, p = vs[run, label]
-                rec.update(effect_size=_json(d), adjusted_pvalue=_json(p))
-            if sens is not None:
-                rec["judged_depth"] = sens.depths[label]
-                rec.update({q: _json(float(sens.per_run.loc[run, (label, q)])) for q in _QUANTITIES})
-            yield rec
+            fields = _mean_fields(cmp, run, label, vs)
+            yield {"run": run, "measure": label, **{k: v if isinstance(v, (str, int)) else _json(v)
+                                                    for k, v in fields.items() if v is not None}}
 
 
 _QUANTITIES = ("judged", "residual", "tie_spread")
-
-
-def _flag_record(cmp: Any, key: tuple[str, str, str]) -> dict[str, object]:
-    """``{'ties_order_changes': bool, 'ties_significance_changes': bool, 'holes_...': ...}`` of one pair."""
-    sens = getattr(cmp, "sensitivity", None)
-    if sens is None:
-        return {}
-    rows = sens.flags[(sens.flags["measure"] == key[0]) & (sens.flags["run_a"] == key[1]) &
-                      (sens.flags["run_b"] == key[2])]
-    out: dict[str, object] = {}
-    for r in rows.itertuples(index=False):
-        out.update({f"{r.kind}_order_changes": bool(r.order_changes),
-                    f"{r.kind}_significance_changes": bool(r.significance_changes),
-                    f"{r.kind}_low": _json(r.low), f"{r.kind}_high": _json(r.high)})
-    return out
 
 
 def plot(cmp: Any, measure: Measure | str | None = None, baseline: str | None = None,
