@@ -42,10 +42,6 @@ class VersionAction(argparse.Action):
     (:func:`package_version`) costs more than the rest of building the parser.
     """
 
-    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
-                 help="show program's version number and exit"):
-        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
-
     def __call__(self, parser, namespace, values, option_string=None):
         sys.stdout.write(f"{PROG} {package_version()}\n")
         parser.exit()
@@ -69,7 +65,8 @@ def evaluate_main(argv: list[str], subcommands=()) -> int:
         description="Evaluate a TREC run with ir_measures measures plus MP, MPcont, P@H, TBG and Carterette's "
                     "M1-M4.  Other commands: " + ", ".join(f"'{PROG} {c}'" for c in subcommands) +
                     f" ('{PROG} COMMAND --help' for each).")
-    parser.add_argument("--version", action=VersionAction)
+    parser.add_argument("--version", action=VersionAction, nargs=0, default=argparse.SUPPRESS,
+                        help="show program's version number and exit")
     parser.add_argument("qrels", help="TREC qrels file (plain, .gz, .bz2, .xz) or an ir_datasets id")
     parser.add_argument("run", help="TREC run file (plain, .gz, .bz2, .xz), or - to read the run from standard input")
     parser.add_argument("measures", nargs="+",

@@ -52,16 +52,12 @@ def suggest_names(name: str, limit: int = 3) -> list[str]:
     """Registered measure names close to ``name`` (case-insensitive: ``mp`` suggests ``MP``)."""
     import difflib  # here: only a misspelt measure needs it, and the command's start-up does not
 
-    names = sorted(irm_measures.registry)
     by_lower = {}
-    for n in names:
+    for n in sorted(irm_measures.registry):
         by_lower.setdefault(n.lower(), []).append(n)
-    exact = by_lower.get(name.lower(), [])
+    # best first: an exact case-insensitive match has ratio 1 and comes first
     close = difflib.get_close_matches(name.lower(), list(by_lower), n=limit, cutoff=0.6)
-    out = list(exact)
-    for lower in close:
-        out += [n for n in by_lower[lower] if n not in out]
-    return out[:limit]
+    return [n for lower in close for n in by_lower[lower]][:limit]
 
 
 _NAME = re.compile(r"\s*([^\s(@]*)")

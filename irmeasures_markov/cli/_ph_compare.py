@@ -131,10 +131,7 @@ def _winner(a, b, names, tol=1e-12):
 
 def ph_compare_main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
-    try:
-        check_cutoff(args.cutoff, "--cutoff")
-    except ValueError as exc:
-        raise CliError(str(exc)) from None
+    check_cutoff(args.cutoff, "--cutoff")  # a ValueError is a usage error at the boundary
     check_places(args.places)
     if args.users > MAX_USERS:
         raise CliError(f"--users: at most {MAX_USERS} simulated users, got {args.users} (the simulation holds "
