@@ -119,13 +119,12 @@ def means_grid(cmp: Any, places: int, style: str, effect: bool = False) -> tuple
                 lo, hi = (float(cmp.intervals.loc[run, (label, b)]) for b in ("low", "high"))
                 cell += f" [{_num(lo, places)}, {_num(hi, places)}]"
             mark = cmp.markers.loc[run, label]
-            if mark and style != "text":
-                if style == "latex":
-                    mark = {UP: r"\blacktriangle", DOWN: r"\blacktriangledown"}.get(mark, rf"\mathrm{{{mark}}}")
-                    cell += f"$^{{{mark}}}$"
-                elif style == "md":
-                    cell += mark if mark in (UP, DOWN) else f"<sup>{mark}</sup>"
-            if style == "text" and pad[label]:
+            if mark and style == "latex":
+                mark = {UP: r"\blacktriangle", DOWN: r"\blacktriangledown"}.get(mark, rf"\mathrm{{{mark}}}")
+                cell += f"$^{{{mark}}}$"
+            elif mark and style == "md":
+                cell += mark if mark in (UP, DOWN) else f"<sup>{mark}</sup>"
+            elif style == "text" and pad[label]:
                 cell += " " + mark.ljust(pad[label])
             if effect:
                 text = f"(d={effects[run, label]:+.2f})" if (run, label) in effects else ""
@@ -242,8 +241,7 @@ def layout(header: list[str], rows: list[list[str]], style: str) -> str:
     widths = [max(len(x) for x in col) for col in zip(header, *rows)]
     out = []
     for k, r in enumerate([header] + rows):
-        cells = [r[0] + " " * (widths[0] - len(r[0]))] + \
-                [" " * (w - len(x)) + x for x, w in zip(r[1:], widths[1:])]
+        cells = [r[0].ljust(widths[0])] + [x.rjust(w) for x, w in zip(r[1:], widths[1:])]
         out.append("  ".join(cells).rstrip())
         if k == 0:
             out.append("  ".join("-" * w for w in widths))
