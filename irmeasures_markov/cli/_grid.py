@@ -40,7 +40,7 @@ def _parser() -> argparse.ArgumentParser:
                   epilog=_EPILOG + EXIT_HELP, description="Mean scores and Kendall's τ-b as the pool shrinks, on "
                                                           "local processes or a Dask cluster.")
     p.add_argument("qrels", help="qrels file (plain or compressed) or an ir_datasets id")
-    p.add_argument("runs", nargs="+", metavar="RUN", help="run files or directories of run files")
+    p.add_argument("runs", nargs="+", metavar="RUN", help="run files, directories of run files or quoted glob patterns")
     p.add_argument("-m", "--measures", nargs="+", required=True, metavar="MEASURE",
                    help="measures, e.g. AP P@10 Bpref \"MP(recall=True)\"")
     p.add_argument("--percents", default="90,70,50,30,10", help="pool sizes kept, in %% (default 90,70,50,30,10)")
