@@ -131,9 +131,6 @@ def report(measures, qrels, run, args) -> int:
 def _emit(args, qid: str, measure, value: float) -> None:
     if args.output_format == "jsonl":
         record = {"query_id": qid} if args.by_query else {}
-        record.update(measure=str(measure), value=json_number(value))
-        write_record(record)
-    elif args.by_query:
-        print(f"{qid}\t{measure}\t{format_value(value, args.places)}")
+        write_record({**record, "measure": str(measure), "value": json_number(value)})
     else:
-        print(f"{measure}\t{format_value(value, args.places)}")
+        print("\t".join(([qid] if args.by_query else []) + [str(measure), format_value(value, args.places)]))

@@ -113,10 +113,8 @@ def _model(args) -> dict:
 
 
 def _verdict(dom, names):
-    if dom.relation == "first":
-        return f"{names[0]} dominates"
-    if dom.relation == "second":
-        return f"{names[1]} dominates"
+    if dom.relation in ("first", "second"):
+        return f"{names[0 if dom.relation == 'first' else 1]} dominates"
     if dom.relation == "equal":
         return "="
     xs = ", ".join(f"{x:.3g}" for x in dom.crossings[:6]) + (" ..." if dom.crossings.size > 6 else "")

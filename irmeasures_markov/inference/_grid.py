@@ -222,11 +222,9 @@ def fit_per_collection(scores_by_collection: Mapping[str, ScoresLike], *, sample
         raise ValueError(f"`sampler` must be 'gibbs' or 'pymc', got {sampler!r}")
     mats, hashes = _matrices(scores_by_collection, "scores_by_collection")
     settings = json.dumps({"sampler": sampler, **fit_kwargs}, sort_keys=True, default=repr)
-    cells = {}
-    for c in mats:
-        seed = int(fit_kwargs.get("seed", 0) or 0)
-        cells[c] = (Cell("bayes", c, "", "effects", 100.0, seed, settings, hashes[c], ""),
-                    Cell("bayes", c, "", "diagnostics", 100.0, seed, settings, hashes[c], ""))
+    seed = int(fit_kwargs.get("seed", 0) or 0)
+    cells = {c: tuple(Cell("bayes", c, "", part, 100.0, seed, settings, hashes[c], "")
+                      for part in ("effects", "diagnostics")) for c in mats}
     where = {cell.key: c for c, pair in cells.items() for cell in pair}
 
     def make_tasks(missing):
