@@ -217,10 +217,9 @@ def without_extras(ev: Evaluation) -> Evaluation:
     -------
     Evaluation
     """
-    extras = getattr(ev, "extras", None) or {}
-    if not extras:
+    if not getattr(ev, "extras", None):
         return ev
-    keep = [j for j in range(len(ev.measures)) if j not in extras]
+    keep = [j for j in range(len(ev.measures)) if j not in ev.extras]
     return Evaluation(list(ev.runs), [ev.measures[j] for j in keep], list(ev.topics), ev.values[:, keep, :],
                       [ev.labels[j] for j in keep])
 
