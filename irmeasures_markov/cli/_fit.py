@@ -161,14 +161,13 @@ def _progress_bar(enabled: bool):
         return
     from tqdm import tqdm
     real = sys.stderr
-    with tqdm(desc="fitting", unit=" candidates", file=real, dynamic_ncols=True) as bar:
-        sys.stderr = _ProgressStream(bar, real)
+    with tqdm(desc="fitting", unit=" candidates", file=real, dynamic_ncols=True) as bar, \
+            contextlib.redirect_stderr(_ProgressStream(bar, real)) as stream:
         try:
             yield True
         finally:
-            if sys.stderr.pending:
-                bar.write(sys.stderr.pending, file=real)
-            sys.stderr = real
+            if stream.pending:  # a last line without its newline
+                bar.write(stream.pending, file=real)
 
 
 def fit_main(argv: list[str]) -> int:

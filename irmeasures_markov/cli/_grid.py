@@ -11,9 +11,10 @@ cluster (``--scheduler``), resumable with ``--store``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 
-from irmeasures_markov.cli._errors import EXIT_HELP, PROG, CliError, CliParser, reading
+from irmeasures_markov.cli._errors import EXIT_HELP, PROG, CliError, CliParser
 from irmeasures_markov.cli._inputs import load_qrels, run_files
 from irmeasures_markov.cli._measure_args import parse_measures
 from irmeasures_markov.cli._output import check_places, format_value, json_number, write_record
@@ -115,17 +116,12 @@ def pool_reduction_main(argv: list[str]) -> int:
     runs = run_files(args.runs)
     if len(runs) < 2:
         raise CliError("Kendall's τ needs at least 2 runs")
-    with reading(args.qrels):
-        qrels = load_qrels(args.qrels)
+    qrels = load_qrels(args.qrels)
     pools = [100] + [(pc, s) for s in seeds for pc in percents]
     progress = False if args.no_progress else None  # None: only when standard error is a terminal
-    stdout = sys.stdout
-    sys.stdout = sys.stderr  # the grid's progress lines go with the bar, not into the table
-    try:
+    with contextlib.redirect_stdout(sys.stderr):  # the grid's progress lines go with the bar, not into the table
         evs, _ = evaluate_grid(measures, qrels, runs, pools=pools, scheduler=args.scheduler, n_jobs=args.n_jobs,
                                store=args.store, progress=progress, desc="pool reduction")
-    finally:
-        sys.stdout = stdout
     full = evs[(100.0, 0)]
     reds = {s: reduction_of(full, [evs[(float(pc), s)] for pc in percents], percents) for s in seeds}
     rows = [("100", None, reds[seeds[0]], 0)]  # the full pool's row is the same for every seed
