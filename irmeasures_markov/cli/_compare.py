@@ -173,6 +173,5 @@ def _print(cmp, args) -> None:
         sys.stdout.write(render.to_delimited(cmp, "," if fmt == "csv" else "\t", places, pairs=args.pairs))
         return
     places = 4 if args.places is None else args.places
-    text = {"table": render.to_text, "md": render.to_markdown, "latex": render.to_latex}[fmt](
-        cmp, places, args.pairs, args.effect_size)
-    print(text)
+    print({"table": render.to_text, "md": render.to_markdown, "latex": render.to_latex}[fmt](
+        cmp, places, args.pairs, args.effect_size))
