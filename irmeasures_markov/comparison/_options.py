@@ -138,8 +138,9 @@ def applied_note(labels: Sequence[str], ties: str | None = None, unjudged: str |
 
 def _variant(measure: Measure, params: dict[str, object],
              given: Mapping[str, object]) -> tuple[Measure | None, dict[str, object], str]:
-    """(measure to evaluate, options for evaluate, '' or why not) for ``measure`` under ``params``; ``given``: the
-    comparison's own options, which the measures evaluate computes itself get too (``params`` first)."""
+    """(measure to evaluate, options for evaluate, '' or why not) for ``measure`` under ``params`` (among ``ties``,
+    ``unjudged``, ``residual``); ``given``: the comparison's own options, which the measures evaluate computes
+    itself get too (``params`` first)."""
     if all(supports(measure, k) for k in params):
         try:
             m = measure(**params)
@@ -147,9 +148,8 @@ def _variant(measure: Measure, params: dict[str, object],
         except (ValueError, TypeError, AssertionError) as exc:
             return None, {}, f"{measure}: {exc}"
         return m, {}, ""
-    if set(params) <= set(DEFAULTS):   # experiments.evaluate applies them to the measures it computes itself
-        return measure, {**given, **params}, ""
-    return None, {}, ""  # not this package's measure: named once by sensitivity()
+    # experiments.evaluate applies them to the measures it computes itself (and refuses any other measure)
+    return measure, {**given, **params}, ""
 
 
 def _evaluated_with(measure, qrels, runs, topics, n_jobs, progress, options) -> np.ndarray | None:
