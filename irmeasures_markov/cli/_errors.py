@@ -93,7 +93,7 @@ def reading(name: str) -> Iterator[None]:
 
 def _user_error_message(exc: BaseException) -> str:
     """The one-line message of an exception that means bad usage or input, or '' for any other."""
-    if isinstance(exc, (CliError, InputError, UnknownLengthError)):
+    if isinstance(exc, (CliError, InputError, UnknownLengthError, ValueError)):  # ValueError: parameter validation
         return str(exc)
     if isinstance(exc, MemoryError):  # not a bug: the inputs or options ask for more than the machine has
         detail = f" ({exc})" if str(exc) else ""
@@ -104,8 +104,6 @@ def _user_error_message(exc: BaseException) -> str:
     if isinstance(exc, OSError):
         if exc.filename is not None:
             return f"{exc.filename}: {exc.strerror or exc}"
-        return str(exc)
-    if isinstance(exc, ValueError):  # parameter validation of measures and models
         return str(exc)
     return ""
 
