@@ -204,9 +204,8 @@ def fit_main(argv: list[str]) -> int:
     if isinstance(getattr(report, "log", None), dict):
         report.log["split"] = split  # what the report prints and the fit file keeps
     fitted = [f for f in FAMILY_CHOICES if any(x.family == f for x in report.fits)]
-    notes = [str(n) for n in getattr(report, "notes", [])]
     if not report.fits:
-        why = "; ".join(notes) or "no candidate has a finite likelihood"
+        why = "; ".join(map(str, getattr(report, "notes", []))) or "no candidate has a finite likelihood"
         raise CliError(f"{args.log}: nothing could be fitted ({', '.join(families)}): {why}")
     sys.stdout.write(str(report).rstrip("\n") + "\n")
     if args.output:
