@@ -11,7 +11,7 @@ from irmeasures_markov.cli._errors import PROG, CliError, CliParser
 from irmeasures_markov.cli._ids import evaluation_groups
 from irmeasures_markov.cli._inputs import STDIN, check_overlap, load_qrels, load_run
 from irmeasures_markov.cli._measure_args import parse_measures
-from irmeasures_markov.cli._output import format_value, json_number, natural_key, warn, write_record
+from irmeasures_markov.cli._output import check_places, format_value, json_number, natural_key, warn, write_record
 from irmeasures_markov.cli._variant_args import VARIANT_HELP, add_variant_args, apply_variant_args
 
 __all__ = ["SUMMARY_QID", "add_output_args", "evaluate_main", "report", "OUTPUT_HELP"]
@@ -42,10 +42,6 @@ class VersionAction(argparse.Action):
     (:func:`package_version`) costs more than the rest of building the parser.
     """
 
-    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
-                 help="show program's version number and exit"):
-        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
-
     def __call__(self, parser, namespace, values, option_string=None):
         sys.stdout.write(f"{PROG} {package_version()}\n")
         parser.exit()
@@ -69,7 +65,8 @@ def evaluate_main(argv: list[str], subcommands=()) -> int:
         description="Evaluate a TREC run with ir_measures measures plus MP, MPcont, P@H, TBG and Carterette's "
                     "M1-M4.  Other commands: " + ", ".join(f"'{PROG} {c}'" for c in subcommands) +
                     f" ('{PROG} COMMAND --help' for each).")
-    parser.add_argument("--version", action=VersionAction)
+    parser.add_argument("--version", action=VersionAction, nargs=0, default=argparse.SUPPRESS,
+                        help="show program's version number and exit")
     parser.add_argument("qrels", help="TREC qrels file (plain, .gz, .bz2, .xz) or an ir_datasets id")
     parser.add_argument("run", help="TREC run file (plain, .gz, .bz2, .xz), or - to read the run from standard input")
     parser.add_argument("measures", nargs="+",
@@ -95,8 +92,7 @@ def evaluate_main(argv: list[str], subcommands=()) -> int:
 def check_output_args(args) -> None:
     if args.no_summary and not args.by_query:
         raise CliError("--no_summary (-n) only makes sense with --by_query (-q)")
-    if args.places < -1:
-        raise CliError(f"--places (-p) must be -1 (every digit) or a number of decimals >= 0, got {args.places}")
+    check_places(args.places)
 
 
 def _per_query(measures, qrels, run) -> tuple[list[str], dict[object, dict[str, float]]]:
@@ -106,13 +102,6 @@ def _per_query(measures, qrels, run) -> tuple[list[str], dict[object, dict[str, 
             values[metric.measure][original_qid(metric.query_id)] = metric.value
     qids = sorted({q for per_query in values.values() for q in per_query}, key=natural_key)
     return qids, values
-
-
-def _aggregates(measures, qrels, run) -> dict[object, float]:
-    out = {}
-    for group, q, r, _ in evaluation_groups(measures, qrels, run):
-        out.update(ir_measures.calc_aggregate(group, q, r))
-    return out
 
 
 def report(measures, qrels, run, args) -> int:
@@ -131,7 +120,9 @@ def report(measures, qrels, run, args) -> int:
                         aggregator.add(values[m][qid])
                 _emit(args, SUMMARY_QID, m, aggregator.result())
     else:
-        results = _aggregates(measures, qrels, run)
+        results = {}
+        for group, q, r, _ in evaluation_groups(measures, qrels, run):
+            results.update(ir_measures.calc_aggregate(group, q, r))
         for m in measures:
             _emit(args, SUMMARY_QID, m, results[m])
     return 0
@@ -140,9 +131,6 @@ def report(measures, qrels, run, args) -> int:
 def _emit(args, qid: str, measure, value: float) -> None:
     if args.output_format == "jsonl":
         record = {"query_id": qid} if args.by_query else {}
-        record.update(measure=str(measure), value=json_number(value))
-        write_record(record)
-    elif args.by_query:
-        print(f"{qid}\t{measure}\t{format_value(value, args.places)}")
+        write_record({**record, "measure": str(measure), "value": json_number(value)})
     else:
-        print(f"{measure}\t{format_value(value, args.places)}")
+        print("\t".join(([qid] if args.by_query else []) + [str(measure), format_value(value, args.places)]))

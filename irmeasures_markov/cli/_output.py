@@ -40,23 +40,21 @@ def cli_session() -> Iterator[None]:
     """
     stdout = sys.stdout
     old_errors = getattr(stdout, "errors", None)
-    reconfigure = getattr(stdout, "reconfigure", None)
-    if reconfigure is not None and old_errors not in (None, "surrogateescape"):
+    changed = hasattr(stdout, "reconfigure") and old_errors not in (None, "surrogateescape")
+    if changed:
         try:
-            reconfigure(errors="surrogateescape")
+            stdout.reconfigure(errors="surrogateescape")
         except (ValueError, OSError):  # a stream that cannot change its error handler
-            reconfigure = None
-    else:
-        reconfigure = None
+            changed = False
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             yield
     finally:
-        if reconfigure is not None:
+        if changed:
             try:
                 stdout.flush()
-                reconfigure(errors=old_errors)
+                stdout.reconfigure(errors=old_errors)
             except (ValueError, OSError):  # closed (e.g. by a broken pipe)
                 pass
 
@@ -70,7 +68,7 @@ def json_number(x) -> float | None:
 def check_places(places: int | None) -> None:
     """Refuse ``--places`` below -1 (None: not given)."""
     if places is not None and places < -1:
-        raise CliError(f"--places (-p) must be -1 or a number of decimals >= 0, got {places}")
+        raise CliError(f"--places (-p) must be -1 (every digit) or a number of decimals >= 0, got {places}")
 
 
 def format_value(x: float, places: int) -> str:
