@@ -56,7 +56,9 @@ output:
   object per run and measure; with --baseline also each run's effect size and
   corrected p-value against it). --pairs prints the tests instead: one row per
   measure and pair with mean_difference, effect_size, statistic, pvalue,
-  adjusted_pvalue, significant. csv, tsv and jsonl print every digit unless -p.
+  adjusted_pvalue, significant. Without -p, csv and tsv print 15 significant digits
+  in their shortest form (0.702, not the arithmetic's 0.7019999999999998), and
+  jsonl every digit. Markdown escapes only what it needs (| inside a cell).
   Topics: every qrels topic (a topic a run did not answer scores 0, as trec_eval -c).
 
 sensitivity (--ties VALUE, any value, and --holes): a second table with, per run
@@ -109,7 +111,8 @@ def _parser() -> argparse.ArgumentParser:
     out.add_argument("--effect-size", "--effect_size", dest="effect_size", action="store_true",
                      help="with --baseline, table/md/latex: add each run's Cohen's d_z against the baseline")
     out.add_argument("--places", "-p", type=int, metavar="N",
-                     help="decimal places (-1: every digit; default 4 for table/md/latex, every digit otherwise)")
+                     help="decimal places (-1: every digit; default 4 for table/md/latex, 15 significant digits "
+                          "for csv/tsv)")
     out.add_argument("--no-progress", "--no_progress", dest="no_progress", action="store_true",
                      help="no progress bar (there is none either when standard error is not a terminal)")
     return parser
@@ -169,8 +172,7 @@ def _print(cmp, args) -> None:
             write_record(rec)
         return
     if fmt in ("csv", "tsv"):
-        places = -1 if args.places is None else args.places
-        sys.stdout.write(render.to_delimited(cmp, "," if fmt == "csv" else "\t", places, pairs=args.pairs))
+        sys.stdout.write(render.to_delimited(cmp, "," if fmt == "csv" else "\t", args.places, pairs=args.pairs))
         return
     places = 4 if args.places is None else args.places
     print({"table": render.to_text, "md": render.to_markdown, "latex": render.to_latex}[fmt](

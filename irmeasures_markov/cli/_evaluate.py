@@ -3,15 +3,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 
 import ir_measures
 
+from irmeasures_markov._util._numbers import format_number
 from irmeasures_markov._util._version import package_version
 from irmeasures_markov.cli._errors import PROG, CliError, CliParser
 from irmeasures_markov.cli._ids import evaluation_groups
 from irmeasures_markov.cli._inputs import STDIN, check_overlap, load_qrels, load_run
 from irmeasures_markov.cli._measure_args import parse_measures
-from irmeasures_markov.cli._output import check_places, format_value, json_number, natural_key, warn, write_record
+from irmeasures_markov.cli._output import check_places, json_number, natural_key, warn, write_record
 from irmeasures_markov.cli._variant_args import VARIANT_HELP, add_variant_args, apply_variant_args
 
 __all__ = ["SUMMARY_QID", "add_output_args", "evaluate_main", "report", "OUTPUT_HELP"]
@@ -25,6 +27,9 @@ output:
   come in natural order (numbers inside ids compare by value: 2 before 10), each
   query's measures in the order given, then the '{SUMMARY_QID}' rows unless -n.
   The order never depends on PYTHONHASHSEED or on which library computed a measure.
+  -o csv writes a header row (query_id with -q, measure, value) and, unless -p,
+  each value with 15 significant digits in its shortest form (0.702, not the
+  arithmetic's 0.7019999999999998), as 'compare -o csv' does.
   -o jsonl writes one JSON object per value; a value that is not a number (NaN,
   e.g. a measure undefined for a query) is written as null, since JSON has no NaN.
   Ids are written back byte for byte, even when they are not valid UTF-8.
@@ -49,14 +54,17 @@ class VersionAction(argparse.Action):
 
 def add_output_args(parser: argparse.ArgumentParser) -> None:
     """The output options, spelled as ir_measures' command spells them, kebab-case accepted too."""
-    parser.add_argument("--places", "-p", type=int, default=4, metavar="N",
-                        help="decimal places of values (-1: every digit; default 4)")
+    parser.add_argument("--places", "-p", type=int, metavar="N",
+                        help="decimal places of values (-1: every digit; default 4, and for csv 15 significant "
+                             "digits in their shortest form)")
     parser.add_argument("--by_query", "--by-query", "-q", dest="by_query", action="store_true",
                         help="print per-query values (then the aggregate rows, query id 'all')")
     parser.add_argument("--no_summary", "--no-summary", "-n", dest="no_summary", action="store_true",
                         help="with -q: omit the aggregate 'all' rows")
-    parser.add_argument("--output_format", "--output-format", "-o", dest="output_format", choices=("tsv", "jsonl"),
-                        default="tsv", help="tsv (default) or jsonl (JSON lines; NaN written as null)")
+    parser.add_argument("--output_format", "--output-format", "-o", dest="output_format",
+                        choices=("tsv", "csv", "jsonl"), default="tsv",
+                        help="tsv (default), csv (with a header row, as compare's) or jsonl (JSON lines; NaN "
+                             "written as null)")
 
 
 def evaluate_main(argv: list[str], subcommands=()) -> int:
@@ -108,29 +116,47 @@ def report(measures, qrels, run, args) -> int:
     """Evaluate and print; ``args`` carries the output options of :func:`add_output_args`."""
     if args.by_query:
         qids, values = _per_query(measures, qrels, run)
+        emit = _emitter(args)
         for qid in qids:
             for m in measures:
                 if qid in values[m]:
-                    _emit(args, qid, m, values[m][qid])
+                    emit(qid, m, values[m][qid])
         if not args.no_summary:
             for m in measures:
                 aggregator = m.aggregator()
                 for qid in qids:
                     if qid in values[m]:
                         aggregator.add(values[m][qid])
-                _emit(args, SUMMARY_QID, m, aggregator.result())
+                emit(SUMMARY_QID, m, aggregator.result())
     else:
         results = {}
         for group, q, r, _ in evaluation_groups(measures, qrels, run):
             results.update(ir_measures.calc_aggregate(group, q, r))
+        emit = _emitter(args)
         for m in measures:
-            _emit(args, SUMMARY_QID, m, results[m])
+            emit(SUMMARY_QID, m, results[m])
     return 0
 
 
-def _emit(args, qid: str, measure, value: float) -> None:
+def _emitter(args) -> Callable[[str, object, float], None]:
+    """The function printing one value in the format asked for; CSV starts with its header row (once the
+    values are computed, so that an error prints no table at all)."""
     if args.output_format == "jsonl":
-        record = {"query_id": qid} if args.by_query else {}
-        write_record({**record, "measure": str(measure), "value": json_number(value)})
+        def emit(qid, measure, value):
+            record = {"query_id": qid} if args.by_query else {}
+            write_record({**record, "measure": str(measure), "value": json_number(value)})
+        return emit
+    if args.output_format == "csv":
+        import csv  # here: only -o csv needs it, and the command's start-up does not
+
+        write = csv.writer(sys.stdout, lineterminator="\n").writerow
+        write((["query_id"] if args.by_query else []) + ["measure", "value"])
+        places = args.places  # None: the shortest form of 15 significant digits, as compare's CSV
     else:
-        print("\t".join(([qid] if args.by_query else []) + [str(measure), format_value(value, args.places)]))
+        def write(cells):
+            print("\t".join(cells))
+        places = 4 if args.places is None else args.places
+
+    def emit(qid, measure, value):
+        write(([qid] if args.by_query else []) + [str(measure), format_number(value, places)])
+    return emit

@@ -14,14 +14,18 @@ import argparse
 import contextlib
 import sys
 
+from irmeasures_markov._util._numbers import format_number
 from irmeasures_markov.cli._errors import EXIT_HELP, PROG, CliError, CliParser
 from irmeasures_markov.cli._inputs import load_qrels, run_files
 from irmeasures_markov.cli._measure_args import parse_measures
-from irmeasures_markov.cli._output import check_places, format_value, json_number, write_record
+from irmeasures_markov.cli._output import check_places, json_number, write_record
 from irmeasures_markov.experiments import evaluate_grid
 from irmeasures_markov.experiments._pools import reduction_of
 
-__all__ = ["pool_reduction_main", "parse_list", "MAX_LIST_VALUES", "MAX_POOLS"]
+__all__ = ["pool_reduction_main", "parse_list", "MAX_LIST_VALUES", "MAX_POOLS", "TSV_HEADER"]
+
+#: the columns of the TSV output (the keys of the jsonl records)
+TSV_HEADER = ("percent", "seed", "measure", "mean", "tau")
 
 _EPILOG = """\
 RUN may be a run file or a directory of run files (TREC's input.NAME[.gz]);
@@ -30,8 +34,9 @@ the run files themselves: on a cluster they must be on storage every worker
 sees at the same path.  --store keeps every finished (run, pool) cell in a
 Parquet directory: the same command again computes only what is missing.
 
-Output (tsv): percent, seed, measure, mean score over topics and runs, τ-b
-with the full pool; the full pool is percent 100, seed '-'.
+Output (tsv): a header row, then one row per pool and measure: percent, seed,
+measure, mean (score over topics and runs), tau (τ-b with the full pool); the
+full pool is percent 100, seed '-'.
 
 """
 
@@ -126,6 +131,8 @@ def pool_reduction_main(argv: list[str]) -> int:
     reds = {s: reduction_of(full, [evs[(float(pc), s)] for pc in percents], percents) for s in seeds}
     rows = [("100", None, reds[seeds[0]], 0)]  # the full pool's row is the same for every seed
     rows += [(f"{pc:g}", s, reds[s], k + 1) for s in seeds for k, pc in enumerate(percents)]
+    if args.output == "tsv":
+        print("\t".join(TSV_HEADER))
     for percent, seed, red, r in rows:
         for j, lab in enumerate(str(m) for m in measures):
             mean, tau = red.mean_scores[r, j], red.tau[r, j]
@@ -133,6 +140,6 @@ def pool_reduction_main(argv: list[str]) -> int:
                 write_record({"percent": float(percent), "seed": seed, "measure": lab, "mean": json_number(mean),
                               "tau": json_number(tau)})
             else:
-                print(f"{percent}\t{'-' if seed is None else seed}\t{lab}\t{format_value(mean, args.places)}\t"
-                      f"{format_value(tau, args.places)}")
+                print(f"{percent}\t{'-' if seed is None else seed}\t{lab}\t{format_number(mean, args.places)}\t"
+                      f"{format_number(tau, args.places)}")
     return 0

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from irmeasures_markov.cli._errors import PROG, CliError
 
-__all__ = ["check_places", "cli_session", "json_number", "format_value", "natural_key", "write_record", "warn"]
+__all__ = ["check_places", "cli_session", "json_number", "natural_key", "write_record", "warn"]
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
@@ -69,11 +69,6 @@ def check_places(places: int | None) -> None:
     """Refuse ``--places`` below -1 (None: not given)."""
     if places is not None and places < -1:
         raise CliError(f"--places (-p) must be -1 (every digit) or a number of decimals >= 0, got {places}")
-
-
-def format_value(x: float, places: int) -> str:
-    """A value for TSV: ``places`` decimals (all digits, via ``repr``, when ``places`` is -1)."""
-    return repr(float(x)) if places < 0 else f"{x:.{places}f}"
 
 
 _NUMBER_RUNS = re.compile(r"(\d+)")

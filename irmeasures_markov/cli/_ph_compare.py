@@ -16,14 +16,15 @@ from collections import Counter
 import numpy as np
 
 from irmeasures_markov._util._cutoffs import check_cutoff
+from irmeasures_markov._util._numbers import format_number
 from irmeasures_markov.cli._errors import EXIT_HELP, PROG, CliError, CliParser
 from irmeasures_markov.cli._inputs import STDIN, check_overlap, load_qrels, load_run
-from irmeasures_markov.cli._output import check_places, format_value, json_number, natural_key, write_record
+from irmeasures_markov.cli._output import check_places, json_number, natural_key, write_record
 from irmeasures_markov.experiments._ph_compare import compare_runs
 from irmeasures_markov.measures.stopping_time import BROWSING_MODELS, GAINS, USERS
 from irmeasures_markov.plugin._ph import PH
 
-__all__ = ["ph_compare_main", "MAX_USERS"]
+__all__ = ["ph_compare_main", "MAX_USERS", "tie_tolerance"]
 
 #: simulated users per topic and run at most: the simulation holds them all at once (about 40 bytes each)
 MAX_USERS = 10_000_000
@@ -34,6 +35,11 @@ models (RWBM) are simulated (--users, --seed) and a CDF difference within --z
 standard errors counts as a tie.  With --tail inf (the ranking continues with
 endless non-relevant documents) only order 2 is defined (and order 1 when
 --f 1, where it equals order 2); the other columns show '-' (null in jsonl).
+
+Orders 1 and 2: two values closer than half a unit of the last printed
+decimal (5e-05 with the default -p 4; 1e-12 with -p -1) count as tied, in each
+topic's column and in the summary alike, so a winner is never named on values
+that print equal.  The tolerance is stated in the output.
 
 Topics come in natural order (2 before 10).  -o jsonl writes one JSON object
 per topic, then one with the means and the counts of wins.
@@ -121,7 +127,13 @@ def _verdict(dom, names):
     return f"x (CDFs cross at {xs})"
 
 
-def _winner(a, b, names, tol=1e-12):
+def tie_tolerance(places: int) -> float:
+    """Within it two order-1 or order-2 values count as tied: half a unit of the last printed decimal, so that
+    the winner agrees with the numbers printed; every digit (-1): only float noise."""
+    return 1e-12 if places < 0 else 0.5 * 10.0 ** -places
+
+
+def _winner(a, b, names, tol):
     if math.isnan(a) or math.isnan(b):
         return "-"
     return names[0] if a > b + tol else names[1] if b > a + tol else "="
@@ -155,16 +167,18 @@ def _print(rows, names, model, args) -> None:
     given = {k: v for k, v in model.items() if v is not None}
 
     def fmt(x):
-        return "-" if math.isnan(x) else format_value(x, args.places)
+        return "-" if math.isnan(x) else format_number(x, args.places)
 
+    tol = tie_tolerance(args.places)
     tsv = args.output_format == "tsv"
     if tsv:
         print(f"# P@H model: {', '.join(f'{k}={v}' for k, v in given.items())}")
         print(f"# {a} = {args.run_a}\n# {b} = {args.run_b}")
+        print(f"# orders 1 and 2: values within {tol:g} count as tied")
         print("\t".join(("topic", *columns, "order1", "order2", "order3")))
     counts = {1: Counter(), 2: Counter(), 3: Counter()}
     for qid, *values, dom in rows:
-        w1, w2 = _winner(values[0], values[1], names), _winner(values[2], values[3], names)
+        w1, w2 = _winner(values[0], values[1], names, tol), _winner(values[2], values[3], names, tol)
         if dom is None:
             v3 = key3 = "-"
         else:
@@ -184,7 +198,7 @@ def _print(rows, names, model, args) -> None:
     wins = {k: None if n and c["-"] == n else {a: c[a], b: c[b], "=": c["="], **({"x": c["x"]} if k == 3 else {})}
             for k, c in counts.items()}
     if not tsv:
-        summary = {"topics": n, "model": given, "runs": {a: args.run_a, b: args.run_b}}
+        summary = {"topics": n, "model": given, "runs": {a: args.run_a, b: args.run_b}, "tie_tolerance": tol}
         if means is not None:
             summary["mean"] = dict(zip(columns, map(json_number, means)))
         summary["wins"] = {f"order{k}": w for k, w in wins.items()}

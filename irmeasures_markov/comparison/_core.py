@@ -247,15 +247,16 @@ class Comparison:
         """
         return render.to_latex(self, places, pairs, effect)
 
-    def to_csv(self, sep: str = ",", places: int = -1, pairs: bool = False) -> str:
+    def to_csv(self, sep: str = ",", places: int | None = None, pairs: bool = False) -> str:
         """CSV (or TSV with ``sep='\\t'``): one row per run, or one per test with ``pairs=True``.
 
         Parameters
         ----------
         sep : str
             field delimiter.
-        places : int
-            decimal places of the numbers (negative: full precision).
+        places : int or None
+            decimal places of the numbers (-1: every digit; None: 15 significant digits in their shortest
+            form, 0.702 rather than 0.7019999999999998).
         pairs : bool
             the table of pairwise tests instead of the means table.
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from irmeasures_markov._util._numbers import format_number
 from irmeasures_markov.comparison._runs import resolve_baseline
 
 if TYPE_CHECKING:
@@ -42,11 +43,6 @@ _LATEX_ESCAPES = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{
 def latex_escape(text: str) -> str:
     """``text`` with LaTeX's special characters escaped (``_`` -> ``\\_``, ``&`` -> ``\\&``, ...)."""
     return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in str(text))
-
-
-def _num(x: float, places: int) -> str:
-    # Python spells the non-finite values nan, inf and -inf in either form
-    return repr(float(x)) if places < 0 else f"{x:.{places}f}"
 
 
 def legend(cmp: Any, effect: bool = False) -> str:
@@ -112,12 +108,12 @@ def means_grid(cmp: Any, places: int, style: str, effect: bool = False) -> tuple
         row = [esc(_run_label(cmp, run))]
         for label in table.columns:
             mean = float(table.loc[run, label])
-            cell = _num(mean, places)
+            cell = format_number(mean, places)
             if style in ("md", "latex") and mean == best[label]:
                 cell = f"**{cell}**" if style == "md" else rf"\textbf{{{cell}}}"
             if cmp.intervals is not None:
                 lo, hi = (float(cmp.intervals.loc[run, (label, b)]) for b in ("low", "high"))
-                cell += f" [{_num(lo, places)}, {_num(hi, places)}]"
+                cell += f" [{format_number(lo, places)}, {format_number(hi, places)}]"
             mark = cmp.markers.loc[run, label]
             if mark and style == "latex":
                 mark = {UP: r"\blacktriangle", DOWN: r"\blacktriangledown"}.get(mark, rf"\mathrm{{{mark}}}")
@@ -142,14 +138,14 @@ def pairs_grid(cmp: Any, places: int, style: str = "text") -> tuple[list[str], l
     """Header and rows of the tests table (one row per measure and pair); ``style`` 'csv': every p-value in
     fixed point and ``significant`` as true/false."""
     esc = _escaper(style)
-    pvalue = _num if style == "csv" else _pvalue
+    pvalue = format_number if style == "csv" else _pvalue
     yes, no = ("true", "false") if style == "csv" else ("yes", "no")
     rows = []
     flags, none = pair_flags(cmp), [""] * len(flag_columns(cmp))
     for r in cmp.tests.itertuples(index=False):
-        rows.append([esc(str(r.measure)), esc(r.run_a), esc(r.run_b), _num(r.mean_difference, places),
-                     _num(r.effect_size, places), _num(r.statistic, places), pvalue(r.pvalue, places),
-                     pvalue(r.adjusted_pvalue, places), yes if r.significant else no]
+        rows.append([esc(str(r.measure)), esc(r.run_a), esc(r.run_b), format_number(r.mean_difference, places),
+                     format_number(r.effect_size, places), format_number(r.statistic, places),
+                     pvalue(r.pvalue, places), pvalue(r.adjusted_pvalue, places), yes if r.significant else no]
                     + [esc(f) for f in flags.get((r.measure, r.run_a, r.run_b), none)])
     return [esc(c) for c in PAIR_COLUMNS + flag_columns(cmp)], rows
 
@@ -189,7 +185,7 @@ def sensitivity_grid(cmp: Any, places: int, style: str = "text") -> tuple[list[s
     names = {"judged": lambda label: f"judged@{sens.depths[label]}", "residual": lambda label: "residual",
              "tie_spread": lambda label: "spread"}
     header = ["run"] + [esc(f"{label} {names[q](label)}") for label, q in sens.per_run.columns]
-    rows = [[esc(run)] + [_num(float(sens.per_run.loc[run, col]), places) for col in sens.per_run.columns]
+    rows = [[esc(run)] + [format_number(float(sens.per_run.loc[run, col]), places) for col in sens.per_run.columns]
             for run in sens.per_run.index]
     return header, rows
 
@@ -200,8 +196,9 @@ def flagged_lines(cmp: Any, places: int) -> list[str]:
     what = {"ties": "between the optimistic and pessimistic tie orders", "holes": "within the residual"}
     lines = []
     for r in sens.flagged.itertuples(index=False):
+        low, high = format_number(r.low, places), format_number(r.high, places)
         lines.append(f"{r.measure}: {r.run_a} vs {r.run_b}: {' and '.join(_changes(r))} can change {what[r.kind]} "
-                     f"(A - B = {_num(r.difference, places)}, from {_num(r.low, places)} to {_num(r.high, places)})")
+                     f"(A - B = {format_number(r.difference, places)}, from {low} to {high})")
     if not lines:
         lines.append("No pair changes order or significance " + " or ".join(what[k] for k in sens.kinds) + ".")
     return lines
@@ -221,9 +218,9 @@ def _sensitivity_block(cmp: Any, places: int, style: str) -> str:
 
 
 def _pvalue(p: float, places: int) -> str:
-    if places >= 0 and 0 < p < 10 ** -places:
+    if places is not None and places >= 0 and 0 < p < 10 ** -places:
         return f"{p:.{max(1, places - 2)}e}"  # a small p stays readable instead of 0.0000
-    return _num(p, places)
+    return format_number(p, places)
 
 
 def layout(header: list[str], rows: list[list[str]], style: str) -> str:
@@ -261,7 +258,7 @@ def to_text(cmp: Any, places: int = 4, pairs: bool = False, effect: bool = False
 def to_markdown(cmp: Any, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
     """A Markdown pipe table; see :meth:`Comparison.to_markdown`."""
     grid = pairs_grid(cmp, places, "md") if pairs else means_grid(cmp, places, "md", effect)
-    return layout(*grid, "md") + ("" if pairs else "\n\n" + legend(cmp, effect).replace("<", "&lt;")
+    return layout(*grid, "md") + ("" if pairs else "\n\n" + legend(cmp, effect)
                                   + _sensitivity_block(cmp, places, "md"))
 
 
@@ -274,8 +271,9 @@ def to_latex(cmp: Any, places: int = 4, pairs: bool = False, effect: bool = Fals
     return head + layout(*grid, "latex") + ("" if pairs else _sensitivity_block(cmp, places, "latex"))
 
 
-def to_delimited(cmp: Any, sep: str = ",", places: int = -1, pairs: bool = False) -> str:
-    """CSV/TSV: the means table (one row per run; per measure its mean, interval and markers) or the tests."""
+def to_delimited(cmp: Any, sep: str = ",", places: int | None = None, pairs: bool = False) -> str:
+    """CSV/TSV: the means table (one row per run; per measure its mean, interval and markers) or the tests;
+    ``places`` None: 15 significant digits in their shortest form (:func:`format_number`)."""
     buf = io.StringIO()
     w = csv.writer(buf, delimiter=sep, lineterminator="\n")
     if pairs:
@@ -293,7 +291,7 @@ def to_delimited(cmp: Any, sep: str = ",", places: int = -1, pairs: bool = False
     for run in cmp.runs:
         row = [run] + ([cmp.letters[run]] if cmp.baseline is None else [])
         for label in cmp.labels:
-            row += ["" if v is None else v if isinstance(v, str) else _num(v, places)
+            row += ["" if v is None else v if isinstance(v, str) else format_number(v, places)
                     for k, v in _mean_fields(cmp, run, label, vs).items() if k not in per_run]
         w.writerow(row)
     return buf.getvalue()

@@ -29,7 +29,8 @@ def test_pool_reduction_command_equals_the_api(files, capsys, tmp_path):
     argv = ["pool-reduction", qpath, rdir, "-m", "AP", "MP(recall=True)", "--percents", "50,10", "--seeds", "0-1",
             "-p", "-1", "--no-progress", "--store", str(tmp_path / "store")]
     assert main(argv) == 0
-    rows = _table(capsys.readouterr().out)
+    header, *rows = _table(capsys.readouterr().out)
+    assert header == ["percent", "seed", "measure", "mean", "tau"]
     assert len(rows) == 2 + 2 * 2 * 2
     measures = ["AP", "MP(recall=True)"]
     for seed in (0, 1):
@@ -41,7 +42,7 @@ def test_pool_reduction_command_equals_the_api(files, capsys, tmp_path):
                 assert float(row[3]) == ref.mean_scores[k, j] and float(row[4]) == ref.tau[k, j]
     # the same command again: every cell from the store, the same output
     assert main(argv) == 0
-    assert _table(capsys.readouterr().out) == rows
+    assert _table(capsys.readouterr().out) == [header] + rows
     assert main(argv[:-2] + ["-o", "jsonl"]) == 0
     assert capsys.readouterr().out.count("\n") == len(rows)
 
