@@ -39,7 +39,10 @@ endless non-relevant documents) only order 2 is defined (and order 1 when
 Orders 1 and 2: two values closer than half a unit of the last printed
 decimal (5e-05 with the default -p 4; 1e-12 with -p -1) count as tied, in each
 topic's column and in the summary alike, so a winner is never named on values
-that print equal.  The tolerance is stated in the output.
+that print equal.  The tolerance is stated in the output ('tie_tolerance' in
+the jsonl summary).  Order 3 compares the distributions themselves (exact CDFs
+within 1e-12, simulated ones within --z standard errors), so it may still name
+a dominating run when orders 1 and 2 are tied.
 
 Topics come in natural order (2 before 10).  -o jsonl writes one JSON object
 per topic, then one with the means and the counts of wins.
@@ -88,8 +91,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="simulated CDF differences within z standard errors count as ties (default 4)")
     out = parser.add_argument_group("output")
     out.add_argument("--names", nargs=2, metavar=("A", "B"), help="labels of the runs (default: A B)")
-    out.add_argument("--places", "-p", type=int, default=4, metavar="N", help="decimal places (-1: every digit; "
-                                                                             "default 4)")
+    out.add_argument("--places", "-p", type=int, default=4, metavar="N",
+                     help="decimal places (-1: every digit; default 4); order 1 and 2 values within half a unit "
+                          "of the last decimal count as tied")
     out.add_argument("--output_format", "--output-format", "-o", dest="output_format", choices=("tsv", "jsonl"),
                      default="tsv", help="tsv (default, with '#' comment lines) or jsonl (NaN written as null)")
     return parser
@@ -174,7 +178,8 @@ def _print(rows, names, model, args) -> None:
     if tsv:
         print(f"# P@H model: {', '.join(f'{k}={v}' for k, v in given.items())}")
         print(f"# {a} = {args.run_a}\n# {b} = {args.run_b}")
-        print(f"# orders 1 and 2: values within {tol:g} count as tied")
+        print(f"# ties: orders 1 and 2 within {tol:g} (half a unit of the last decimal printed); order 3 "
+              f"compares the distributions themselves")
         print("\t".join(("topic", *columns, "order1", "order2", "order3")))
     counts = {1: Counter(), 2: Counter(), 3: Counter()}
     for qid, *values, dom in rows:
