@@ -178,8 +178,8 @@ def _print(rows, names, model, args) -> None:
     if tsv:
         print(f"# P@H model: {', '.join(f'{k}={v}' for k, v in given.items())}")
         print(f"# {a} = {args.run_a}\n# {b} = {args.run_b}")
-        print(f"# ties: orders 1 and 2 within {tol:g} (half a unit of the last decimal printed); order 3 "
-              f"compares the distributions themselves")
+        print(f"# ties: orders 1 and 2 within {tol:g} (half the last printed decimal); order 3 compares "
+              f"the distributions")
         print("\t".join(("topic", *columns, "order1", "order2", "order3")))
     counts = {1: Counter(), 2: Counter(), 3: Counter()}
     for qid, *values, dom in rows:
