@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from functools import partial
 
 from irmeasures_markov import plugin  # noqa: F401  (importing the plug-in registers our measures with ir_measures)
 from irmeasures_markov.cli._demo import demo_main
@@ -36,10 +37,6 @@ SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
     "pool-reduction": lambda argv: __import__("irmeasures_markov.cli._grid", fromlist=["_"]).pool_reduction_main(argv),
     "fit": lambda argv: __import__("irmeasures_markov.cli._fit", fromlist=["fit_main"]).fit_main(argv),
 }
-
-
-def _evaluation_command(argv: list[str]) -> int:
-    return evaluate_main(argv, subcommands=sorted(SUBCOMMANDS))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,5 +62,5 @@ def main(argv: list[str] | None = None) -> int:
     command = SUBCOMMANDS.get(argv[0]) if argv else None
     args = argv[1:] if command is not None else argv
     with cli_session():
-        return run_guarded(command or _evaluation_command, args, debug=debug)
+        return run_guarded(command or partial(evaluate_main, subcommands=sorted(SUBCOMMANDS)), args, debug=debug)
 

@@ -10,17 +10,16 @@ import argparse
 import sys
 
 from irmeasures_markov._util._progress import progress_bar
-from irmeasures_markov.cli._errors import PROG, CliError, CliParser, reading
-from irmeasures_markov.cli._inputs import check_overlap, load_qrels
+from irmeasures_markov.cli._errors import EXIT_HELP, PROG, CliError, CliParser, reading
+from irmeasures_markov.cli._inputs import check_overlap, load_qrels, run_files
 from irmeasures_markov.cli._measure_args import parse_measures
 from irmeasures_markov.cli._output import check_places, warn, write_record
 from irmeasures_markov.cli._variant_args import VARIANT_HELP, add_variant_args, apply_variant_args
 from irmeasures_markov.comparison import COMPARE_TESTS, compare
 from irmeasures_markov.comparison import _render as render
-from irmeasures_markov.comparison._runs import resolve_baseline, resolve_run_paths
+from irmeasures_markov.comparison._runs import resolve_baseline
 from irmeasures_markov.inference._corrections import CORRECTIONS
 from irmeasures_markov.io._run_columns import read_run_columns as read_run  # arrays: read_trec_run's runs and errors
-from irmeasures_markov.io._run_files import run_names
 
 __all__ = ["compare_main"]
 
@@ -57,7 +56,9 @@ output:
   object per run and measure; with --baseline also each run's effect size and
   corrected p-value against it). --pairs prints the tests instead: one row per
   measure and pair with mean_difference, effect_size, statistic, pvalue,
-  adjusted_pvalue, significant. csv, tsv and jsonl print every digit unless -p.
+  adjusted_pvalue, significant. Without -p, csv and tsv print 15 significant digits
+  in their shortest form (0.702, not the arithmetic's 0.7019999999999998), and
+  jsonl every digit. Markdown escapes only what it needs (| inside a cell).
   Topics: every qrels topic (a topic a run did not answer scores 0, as trec_eval -c).
 
 sensitivity (--ties VALUE, any value, and --holes): a second table with, per run
@@ -72,13 +73,10 @@ With -o csv/tsv/jsonl the same numbers are extra columns/keys; --pairs adds a
 column per kind saying what changes.
 """
 
-_EXIT_HELP = "exit status: 0 success; 2 usage or input error; 1 internal error.\n"
-
-
 def _parser() -> argparse.ArgumentParser:
     parser = CliParser(
         prog=f"{PROG} compare", formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=_EPILOG + "\n" + VARIANT_HELP + "\n" + _EXIT_HELP,
+        epilog=_EPILOG + "\n" + VARIANT_HELP + "\n" + EXIT_HELP,
         description="Compare runs on several measures: one table of means with significance markers "
                     "against a baseline or between all pairs.")
     parser.add_argument("qrels", help="qrels file (plain, .gz, .bz2, .xz) or an ir_datasets id")
@@ -113,17 +111,11 @@ def _parser() -> argparse.ArgumentParser:
     out.add_argument("--effect-size", "--effect_size", dest="effect_size", action="store_true",
                      help="with --baseline, table/md/latex: add each run's Cohen's d_z against the baseline")
     out.add_argument("--places", "-p", type=int, metavar="N",
-                     help="decimal places (-1: every digit; default 4 for table/md/latex, every digit otherwise)")
+                     help="decimal places (-1: every digit; default 4 for table/md/latex, 15 significant digits "
+                          "for csv/tsv)")
     out.add_argument("--no-progress", "--no_progress", dest="no_progress", action="store_true",
                      help="no progress bar (there is none either when standard error is not a terminal)")
     return parser
-
-
-def _run_files(specs: list[str]) -> list[str]:
-    try:
-        return resolve_run_paths(specs)
-    except FileNotFoundError as exc:
-        raise CliError(str(exc).strip("'\"")) from None
 
 
 def compare_main(argv: list[str]) -> int:
@@ -144,17 +136,20 @@ def compare_main(argv: list[str]) -> int:
         raise CliError("--effect-size needs --baseline (for all pairs, --pairs prints every effect size)")
     measures = parse_measures(args.measures)  # before reading: a typo is reported at once
     apply_variant_args(measures, args)  # the same checks, before reading; compare() applies the options
-    files = _run_files(args.runs)
-    with reading(files[0]):
-        names = run_names(files)
-    if len(files) < 2:
-        raise CliError(f"compare needs at least 2 runs, got {len(files)} ({', '.join(args.runs)})")
-    baseline = _baseline(args.baseline, files, names)
+    paths = run_files(args.runs)
+    if len(paths) < 2:
+        raise CliError(f"compare needs at least 2 runs, got {len(paths)} ({', '.join(args.runs)})")
+    names = list(paths)
+    try:
+        baseline = resolve_baseline(args.baseline, names, paths)
+    except ValueError:
+        raise CliError(f"--baseline {args.baseline}: not one of the runs ({', '.join(names[:10])}"
+                       f"{', ...' if len(names) > 10 else ''}); give a run name or one of the RUN files") from None
     progress = not args.no_progress and sys.stderr.isatty()
     qrels = load_qrels(args.qrels)
     runs = {}
-    with progress_bar(None, progress, total=len(files), desc="reading runs", unit="run") as bar:
-        for name, path in zip(names, files):
+    with progress_bar(None, progress, total=len(paths), desc="reading runs", unit="run") as bar:
+        for name, path in paths.items():
             with reading(path):
                 runs[name] = read_run(path)
             check_overlap(qrels, runs[name], args.qrels, path)
@@ -170,14 +165,6 @@ def compare_main(argv: list[str]) -> int:
     return 0
 
 
-def _baseline(spec, files: list[str], names: list[str]):
-    try:
-        return resolve_baseline(spec, names, dict(zip(names, files)))
-    except ValueError:
-        raise CliError(f"--baseline {spec}: not one of the runs ({', '.join(names[:10])}"
-                       f"{', ...' if len(names) > 10 else ''}); give a run name or one of the RUN files") from None
-
-
 def _print(cmp, args) -> None:
     fmt = args.output_format
     if fmt == "jsonl":
@@ -185,10 +172,8 @@ def _print(cmp, args) -> None:
             write_record(rec)
         return
     if fmt in ("csv", "tsv"):
-        places = -1 if args.places is None else args.places
-        sys.stdout.write(render.to_delimited(cmp, "," if fmt == "csv" else "\t", places, pairs=args.pairs))
+        sys.stdout.write(render.to_delimited(cmp, "," if fmt == "csv" else "\t", args.places, pairs=args.pairs))
         return
     places = 4 if args.places is None else args.places
-    text = {"table": render.to_text, "md": render.to_markdown, "latex": render.to_latex}[fmt](
-        cmp, places, args.pairs, args.effect_size)
-    print(text)
+    print({"table": render.to_text, "md": render.to_markdown, "latex": render.to_latex}[fmt](
+        cmp, places, args.pairs, args.effect_size))

@@ -26,12 +26,14 @@ from typing import NoReturn
 from irmeasures_markov._util._errors import InputError
 from irmeasures_markov.documents._lengths import UnknownLengthError
 
-__all__ = ["PROG", "EXIT_OK", "EXIT_INTERNAL", "EXIT_USAGE", "DEBUG_ENV", "DEBUG_HELP", "CliError", "CliParser",
-           "print_error", "reading", "run_guarded"]
+__all__ = ["PROG", "EXIT_OK", "EXIT_INTERNAL", "EXIT_USAGE", "DEBUG_ENV", "DEBUG_HELP", "EXIT_HELP", "CliError",
+           "CliParser", "print_error", "reading", "run_guarded"]
 
 PROG = "irmeasures-markov"
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE = 0, 1, 2
 DEBUG_ENV = "IRMEASURES_MARKOV_DEBUG"
+#: the last paragraph of a subcommand's help
+EXIT_HELP = "exit status: 0 success; 2 usage or input error; 1 internal error.\n"
 ISSUES_HINT = ("this is a bug in irmeasures_markov; please report it with the command line that caused it "
                f"(run again with --debug or {DEBUG_ENV}=1 for the traceback)")
 
@@ -91,7 +93,7 @@ def reading(name: str) -> Iterator[None]:
 
 def _user_error_message(exc: BaseException) -> str:
     """The one-line message of an exception that means bad usage or input, or '' for any other."""
-    if isinstance(exc, (CliError, InputError, UnknownLengthError)):
+    if isinstance(exc, (CliError, InputError, UnknownLengthError, ValueError)):  # ValueError: parameter validation
         return str(exc)
     if isinstance(exc, MemoryError):  # not a bug: the inputs or options ask for more than the machine has
         detail = f" ({exc})" if str(exc) else ""
@@ -102,8 +104,6 @@ def _user_error_message(exc: BaseException) -> str:
     if isinstance(exc, OSError):
         if exc.filename is not None:
             return f"{exc.filename}: {exc.strerror or exc}"
-        return str(exc)
-    if isinstance(exc, ValueError):  # parameter validation of measures and models
         return str(exc)
     return ""
 

@@ -3,15 +3,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 
 import ir_measures
 
+from irmeasures_markov._util._numbers import format_number
 from irmeasures_markov._util._version import package_version
 from irmeasures_markov.cli._errors import PROG, CliError, CliParser
 from irmeasures_markov.cli._ids import evaluation_groups
 from irmeasures_markov.cli._inputs import STDIN, check_overlap, load_qrels, load_run
 from irmeasures_markov.cli._measure_args import parse_measures
-from irmeasures_markov.cli._output import format_value, json_number, natural_key, warn, write_record
+from irmeasures_markov.cli._output import check_places, json_number, natural_key, warn, write_record
 from irmeasures_markov.cli._variant_args import VARIANT_HELP, add_variant_args, apply_variant_args
 
 __all__ = ["SUMMARY_QID", "add_output_args", "evaluate_main", "report", "OUTPUT_HELP"]
@@ -25,6 +27,9 @@ output:
   come in natural order (numbers inside ids compare by value: 2 before 10), each
   query's measures in the order given, then the '{SUMMARY_QID}' rows unless -n.
   The order never depends on PYTHONHASHSEED or on which library computed a measure.
+  -o csv writes a header row (query_id with -q, measure, value) and, unless -p,
+  each value with 15 significant digits in its shortest form (0.702, not the
+  arithmetic's 0.7019999999999998), as 'compare -o csv' does.
   -o jsonl writes one JSON object per value; a value that is not a number (NaN,
   e.g. a measure undefined for a query) is written as null, since JSON has no NaN.
   Ids are written back byte for byte, even when they are not valid UTF-8.
@@ -42,10 +47,6 @@ class VersionAction(argparse.Action):
     (:func:`package_version`) costs more than the rest of building the parser.
     """
 
-    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
-                 help="show program's version number and exit"):
-        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
-
     def __call__(self, parser, namespace, values, option_string=None):
         sys.stdout.write(f"{PROG} {package_version()}\n")
         parser.exit()
@@ -53,14 +54,17 @@ class VersionAction(argparse.Action):
 
 def add_output_args(parser: argparse.ArgumentParser) -> None:
     """The output options, spelled as ir_measures' command spells them, kebab-case accepted too."""
-    parser.add_argument("--places", "-p", type=int, default=4, metavar="N",
-                        help="decimal places of values (-1: every digit; default 4)")
+    parser.add_argument("--places", "-p", type=int, metavar="N",
+                        help="decimal places of values (-1: every digit; default 4, and for csv 15 significant "
+                             "digits in their shortest form)")
     parser.add_argument("--by_query", "--by-query", "-q", dest="by_query", action="store_true",
                         help="print per-query values (then the aggregate rows, query id 'all')")
     parser.add_argument("--no_summary", "--no-summary", "-n", dest="no_summary", action="store_true",
                         help="with -q: omit the aggregate 'all' rows")
-    parser.add_argument("--output_format", "--output-format", "-o", dest="output_format", choices=("tsv", "jsonl"),
-                        default="tsv", help="tsv (default) or jsonl (JSON lines; NaN written as null)")
+    parser.add_argument("--output_format", "--output-format", "-o", dest="output_format",
+                        choices=("tsv", "csv", "jsonl"), default="tsv",
+                        help="tsv (default), csv (with a header row, as compare's) or jsonl (JSON lines; NaN "
+                             "written as null)")
 
 
 def evaluate_main(argv: list[str], subcommands=()) -> int:
@@ -69,7 +73,8 @@ def evaluate_main(argv: list[str], subcommands=()) -> int:
         description="Evaluate a TREC run with ir_measures measures plus MP, MPcont, P@H, TBG and Carterette's "
                     "M1-M4.  Other commands: " + ", ".join(f"'{PROG} {c}'" for c in subcommands) +
                     f" ('{PROG} COMMAND --help' for each).")
-    parser.add_argument("--version", action=VersionAction)
+    parser.add_argument("--version", action=VersionAction, nargs=0, default=argparse.SUPPRESS,
+                        help="show program's version number and exit")
     parser.add_argument("qrels", help="TREC qrels file (plain, .gz, .bz2, .xz) or an ir_datasets id")
     parser.add_argument("run", help="TREC run file (plain, .gz, .bz2, .xz), or - to read the run from standard input")
     parser.add_argument("measures", nargs="+",
@@ -95,8 +100,7 @@ def evaluate_main(argv: list[str], subcommands=()) -> int:
 def check_output_args(args) -> None:
     if args.no_summary and not args.by_query:
         raise CliError("--no_summary (-n) only makes sense with --by_query (-q)")
-    if args.places < -1:
-        raise CliError(f"--places (-p) must be -1 (every digit) or a number of decimals >= 0, got {args.places}")
+    check_places(args.places)
 
 
 def _per_query(measures, qrels, run) -> tuple[list[str], dict[object, dict[str, float]]]:
@@ -108,41 +112,51 @@ def _per_query(measures, qrels, run) -> tuple[list[str], dict[object, dict[str, 
     return qids, values
 
 
-def _aggregates(measures, qrels, run) -> dict[object, float]:
-    out = {}
-    for group, q, r, _ in evaluation_groups(measures, qrels, run):
-        out.update(ir_measures.calc_aggregate(group, q, r))
-    return out
-
-
 def report(measures, qrels, run, args) -> int:
     """Evaluate and print; ``args`` carries the output options of :func:`add_output_args`."""
     if args.by_query:
         qids, values = _per_query(measures, qrels, run)
+        emit = _emitter(args)
         for qid in qids:
             for m in measures:
                 if qid in values[m]:
-                    _emit(args, qid, m, values[m][qid])
+                    emit(qid, m, values[m][qid])
         if not args.no_summary:
             for m in measures:
                 aggregator = m.aggregator()
                 for qid in qids:
                     if qid in values[m]:
                         aggregator.add(values[m][qid])
-                _emit(args, SUMMARY_QID, m, aggregator.result())
+                emit(SUMMARY_QID, m, aggregator.result())
     else:
-        results = _aggregates(measures, qrels, run)
+        results = {}
+        for group, q, r, _ in evaluation_groups(measures, qrels, run):
+            results.update(ir_measures.calc_aggregate(group, q, r))
+        emit = _emitter(args)
         for m in measures:
-            _emit(args, SUMMARY_QID, m, results[m])
+            emit(SUMMARY_QID, m, results[m])
     return 0
 
 
-def _emit(args, qid: str, measure, value: float) -> None:
+def _emitter(args) -> Callable[[str, object, float], None]:
+    """The function printing one value in the format asked for; CSV starts with its header row (once the
+    values are computed, so that an error prints no table at all)."""
     if args.output_format == "jsonl":
-        record = {"query_id": qid} if args.by_query else {}
-        record.update(measure=str(measure), value=json_number(value))
-        write_record(record)
-    elif args.by_query:
-        print(f"{qid}\t{measure}\t{format_value(value, args.places)}")
+        def emit(qid, measure, value):
+            record = {"query_id": qid} if args.by_query else {}
+            write_record({**record, "measure": str(measure), "value": json_number(value)})
+        return emit
+    if args.output_format == "csv":
+        import csv  # here: only -o csv needs it, and the command's start-up does not
+
+        write = csv.writer(sys.stdout, lineterminator="\n").writerow
+        write((["query_id"] if args.by_query else []) + ["measure", "value"])
+        places = args.places  # None: the shortest form of 15 significant digits, as compare's CSV
     else:
-        print(f"{measure}\t{format_value(value, args.places)}")
+        def write(cells):
+            print("\t".join(cells))
+        places = 4 if args.places is None else args.places
+
+    def emit(qid, measure, value):
+        write(([qid] if args.by_query else []) + [str(measure), format_number(value, places)])
+    return emit

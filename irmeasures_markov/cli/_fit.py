@@ -17,6 +17,7 @@ import contextlib
 import sys
 
 from irmeasures_markov import calibration
+from irmeasures_markov._util._progress import show_progress
 from irmeasures_markov.calibration._logs import SPLITS, describe_split, split_log
 from irmeasures_markov.calibration._registry import save_fit
 from irmeasures_markov.calibration.readers import read_log, read_wscd
@@ -63,8 +64,7 @@ def guess_format(path: str) -> str:
     """``jsonl`` or ``tsv`` by the file name's extension (a compression suffix aside), else ``wscd``."""
     name = path.lower()
     for ext in (".gz", ".bz2", ".xz"):
-        if name.endswith(ext):
-            name = name[:-len(ext)]
+        name = name.removesuffix(ext)
     if name.endswith((".jsonl", ".json")):
         return "jsonl"
     if name.endswith(".tsv"):
@@ -161,14 +161,13 @@ def _progress_bar(enabled: bool):
         return
     from tqdm import tqdm
     real = sys.stderr
-    with tqdm(desc="fitting", unit=" candidates", file=real, dynamic_ncols=True) as bar:
-        sys.stderr = _ProgressStream(bar, real)
+    with tqdm(desc="fitting", unit=" candidates", file=real, dynamic_ncols=True) as bar, \
+            contextlib.redirect_stderr(_ProgressStream(bar, real)) as stream:
         try:
             yield True
         finally:
-            if sys.stderr.pending:
-                bar.write(sys.stderr.pending, file=real)
-            sys.stderr = real
+            if stream.pending:  # a last line without its newline
+                bar.write(stream.pending, file=real)
 
 
 def fit_main(argv: list[str]) -> int:
@@ -182,10 +181,6 @@ def fit_main(argv: list[str]) -> int:
         raise CliError(f"--bootstrap must be >= 0, got {args.bootstrap}")
     if args.test == "-" and args.log == "-":
         raise CliError("standard input can be read once: give LOG or --test as a file")
-    fit = getattr(calibration, "fit", None)
-    if fit is None:
-        raise CliError("fitting is not available in this installation (irmeasures_markov.calibration.fit is "
-                       "missing)")
     train = _read(args.log, args.format)
     if args.description:
         train.description = args.description
@@ -200,18 +195,17 @@ def fit_main(argv: list[str]) -> int:
     else:
         split = describe_split("file" if test is not None else "none", source=args.test)
     qrels = load_qrels(args.qrels) if args.qrels else None
-    progress = sys.stderr.isatty() if args.progress is None else args.progress
+    progress = show_progress(args.progress)
     print(f"# {len(train)} training sessions" + (f", {len(test)} held out" if test is not None else "")
           + f"; families: {', '.join(families)}", file=sys.stderr)
     with _progress_bar(progress) as shown:
-        report = fit(train, test=test, families=families, qrels=qrels, bootstrap=args.bootstrap, seed=args.seed,
-                     progress=shown)
+        report = calibration.fit(train, test=test, families=families, qrels=qrels, bootstrap=args.bootstrap,
+                                 seed=args.seed, progress=shown)
     if isinstance(getattr(report, "log", None), dict):
         report.log["split"] = split  # what the report prints and the fit file keeps
     fitted = [f for f in FAMILY_CHOICES if any(x.family == f for x in report.fits)]
-    notes = [str(n) for n in getattr(report, "notes", [])]
     if not report.fits:
-        why = "; ".join(notes) or "no candidate has a finite likelihood"
+        why = "; ".join(map(str, getattr(report, "notes", []))) or "no candidate has a finite likelihood"
         raise CliError(f"{args.log}: nothing could be fitted ({', '.join(families)}): {why}")
     sys.stdout.write(str(report).rstrip("\n") + "\n")
     if args.output:

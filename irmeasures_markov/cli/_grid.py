@@ -11,18 +11,21 @@ cluster (``--scheduler``), resumable with ``--store``.
 from __future__ import annotations
 
 import argparse
-import os
+import contextlib
 import sys
 
-from irmeasures_markov.cli._errors import PROG, CliError, CliParser, reading
-from irmeasures_markov.cli._inputs import load_qrels
+from irmeasures_markov._util._numbers import format_number
+from irmeasures_markov.cli._errors import EXIT_HELP, PROG, CliError, CliParser
+from irmeasures_markov.cli._inputs import load_qrels, run_files
 from irmeasures_markov.cli._measure_args import parse_measures
-from irmeasures_markov.cli._output import check_places, format_value, json_number, write_record
+from irmeasures_markov.cli._output import check_places, json_number, write_record
 from irmeasures_markov.experiments import evaluate_grid
 from irmeasures_markov.experiments._pools import reduction_of
-from irmeasures_markov.io._run_files import list_run_files, run_name
 
-__all__ = ["pool_reduction_main", "parse_list", "MAX_LIST_VALUES", "MAX_POOLS"]
+__all__ = ["pool_reduction_main", "parse_list", "MAX_LIST_VALUES", "MAX_POOLS", "TSV_HEADER"]
+
+#: the columns of the TSV output (the keys of the jsonl records)
+TSV_HEADER = ("percent", "seed", "measure", "mean", "tau")
 
 _EPILOG = """\
 RUN may be a run file or a directory of run files (TREC's input.NAME[.gz]);
@@ -31,19 +34,19 @@ the run files themselves: on a cluster they must be on storage every worker
 sees at the same path.  --store keeps every finished (run, pool) cell in a
 Parquet directory: the same command again computes only what is missing.
 
-Output (tsv): percent, seed, measure, mean score over topics and runs, τ-b
-with the full pool; the full pool is percent 100, seed '-'.
+Output (tsv): a header row, then one row per pool and measure: percent, seed,
+measure, mean (score over topics and runs), tau (τ-b with the full pool); the
+full pool is percent 100, seed '-'.
 
-exit status: 0 success; 2 usage or input error; 1 internal error.
 """
 
 
 def _parser() -> argparse.ArgumentParser:
     p = CliParser(prog=f"{PROG} pool-reduction", formatter_class=argparse.RawDescriptionHelpFormatter,
-                  epilog=_EPILOG, description="Mean scores and Kendall's τ-b as the pool shrinks, on local "
-                                              "processes or a Dask cluster.")
+                  epilog=_EPILOG + EXIT_HELP, description="Mean scores and Kendall's τ-b as the pool shrinks, on "
+                                                          "local processes or a Dask cluster.")
     p.add_argument("qrels", help="qrels file (plain or compressed) or an ir_datasets id")
-    p.add_argument("runs", nargs="+", metavar="RUN", help="run files or directories of run files")
+    p.add_argument("runs", nargs="+", metavar="RUN", help="run files, directories of run files or quoted glob patterns")
     p.add_argument("-m", "--measures", nargs="+", required=True, metavar="MEASURE",
                    help="measures, e.g. AP P@10 Bpref \"MP(recall=True)\"")
     p.add_argument("--percents", default="90,70,50,30,10", help="pool sizes kept, in %% (default 90,70,50,30,10)")
@@ -101,28 +104,6 @@ def parse_list(text: str, what: str, kind=float, limit: int = MAX_LIST_VALUES) -
     return out
 
 
-def _run_paths(specs: list[str]) -> dict:
-    paths = {}
-    for spec in specs:
-        if os.path.isdir(spec):
-            with reading(spec):
-                files = list_run_files(spec)
-            if not files:
-                raise CliError(f"{spec}: no run files in this directory")
-        elif os.path.isfile(spec):
-            files = [spec]
-        else:
-            raise CliError(f"{spec}: no such file or directory")
-        for f in files:
-            name = run_name(f)
-            if name in paths:
-                raise CliError(f"two run files are named {name!r}: {paths[name]} and {f}")
-            paths[name] = os.fspath(f)
-    if len(paths) < 2:
-        raise CliError("Kendall's τ needs at least 2 runs")
-    return paths
-
-
 def pool_reduction_main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     percents = parse_list(args.percents, "--percents")
@@ -137,22 +118,21 @@ def pool_reduction_main(argv: list[str]) -> int:
         raise CliError(f"-j/--n-jobs must be a positive integer, got {args.n_jobs}")
     check_places(args.places)
     measures = parse_measures(args.measures)
-    runs = _run_paths(args.runs)
-    with reading(args.qrels):
-        qrels = load_qrels(args.qrels)
+    runs = run_files(args.runs)
+    if len(runs) < 2:
+        raise CliError("Kendall's τ needs at least 2 runs")
+    qrels = load_qrels(args.qrels)
     pools = [100] + [(pc, s) for s in seeds for pc in percents]
     progress = False if args.no_progress else None  # None: only when standard error is a terminal
-    stdout = sys.stdout
-    sys.stdout = sys.stderr  # the grid's progress lines go with the bar, not into the table
-    try:
+    with contextlib.redirect_stdout(sys.stderr):  # the grid's progress lines go with the bar, not into the table
         evs, _ = evaluate_grid(measures, qrels, runs, pools=pools, scheduler=args.scheduler, n_jobs=args.n_jobs,
                                store=args.store, progress=progress, desc="pool reduction")
-    finally:
-        sys.stdout = stdout
     full = evs[(100.0, 0)]
     reds = {s: reduction_of(full, [evs[(float(pc), s)] for pc in percents], percents) for s in seeds}
     rows = [("100", None, reds[seeds[0]], 0)]  # the full pool's row is the same for every seed
     rows += [(f"{pc:g}", s, reds[s], k + 1) for s in seeds for k, pc in enumerate(percents)]
+    if args.output == "tsv":
+        print("\t".join(TSV_HEADER))
     for percent, seed, red, r in rows:
         for j, lab in enumerate(str(m) for m in measures):
             mean, tau = red.mean_scores[r, j], red.tau[r, j]
@@ -160,6 +140,6 @@ def pool_reduction_main(argv: list[str]) -> int:
                 write_record({"percent": float(percent), "seed": seed, "measure": lab, "mean": json_number(mean),
                               "tau": json_number(tau)})
             else:
-                print(f"{percent}\t{'-' if seed is None else seed}\t{lab}\t{format_value(mean, args.places)}\t"
-                      f"{format_value(tau, args.places)}")
+                print(f"{percent}\t{'-' if seed is None else seed}\t{lab}\t{format_number(mean, args.places)}\t"
+                      f"{format_number(tau, args.places)}")
     return 0

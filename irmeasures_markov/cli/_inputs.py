@@ -13,8 +13,9 @@ from irmeasures_markov.cli._errors import CliError, reading
 from irmeasures_markov.cli._output import warn
 from irmeasures_markov.io import RunColumns, read_run_columns, read_trec_qrels
 from irmeasures_markov.io._normalise import check_qrels
+from irmeasures_markov.io._run_files import run_names
 
-__all__ = ["STDIN", "sample_path", "load_qrels", "load_run", "check_overlap"]
+__all__ = ["STDIN", "sample_path", "load_qrels", "run_files", "load_run", "check_overlap"]
 
 #: the run (or qrels) argument that means standard input
 STDIN = "-"
@@ -65,6 +66,18 @@ def _qrels_from_ir_datasets(spec: str) -> dict[str, dict[str, int]]:
         from irmeasures_markov.io._downloads import ir_datasets_unavailable
         raise CliError(ir_datasets_unavailable(spec, "qrels", exc, dataset)) from None
     return out
+
+
+def run_files(specs: list[str]) -> dict[str, str]:
+    """``{run name: file}`` of run files, directories (their input.* files, else every file) and quoted glob
+    patterns; an error names a spec that matches nothing, or two files that give one run name."""
+    from irmeasures_markov.comparison._runs import resolve_run_paths  # here: the main command does not need it
+
+    try:
+        files = resolve_run_paths(specs)
+    except FileNotFoundError as exc:
+        raise CliError(str(exc)) from None
+    return dict(zip(run_names(files), files))
 
 
 def load_run(spec: str) -> RunColumns:

@@ -18,7 +18,6 @@ from irmeasures_markov.plugin._base import FamilyMeasure
 
 __all__ = ["split_measure_args", "parse_measures", "suggest_names"]
 
-_LENGTH_SOURCE_PARAMS = ("lengths",)
 _IRDS_PREFIX = "irds:"
 
 
@@ -53,16 +52,12 @@ def suggest_names(name: str, limit: int = 3) -> list[str]:
     """Registered measure names close to ``name`` (case-insensitive: ``mp`` suggests ``MP``)."""
     import difflib  # here: only a misspelt measure needs it, and the command's start-up does not
 
-    names = sorted(irm_measures.registry)
     by_lower = {}
-    for n in names:
+    for n in sorted(irm_measures.registry):
         by_lower.setdefault(n.lower(), []).append(n)
-    exact = by_lower.get(name.lower(), [])
+    # best first: an exact case-insensitive match has ratio 1 and comes first
     close = difflib.get_close_matches(name.lower(), list(by_lower), n=limit, cutoff=0.6)
-    out = list(exact)
-    for lower in close:
-        out += [n for n in by_lower[lower] if n not in out]
-    return out[:limit]
+    return [n for lower in close for n in by_lower[lower]][:limit]
 
 
 _NAME = re.compile(r"\s*([^\s(@]*)")
@@ -113,14 +108,10 @@ def _check(measure, text: str) -> None:
             check_measure_cutoffs(measure)
         except ValueError as exc:
             # named as the user spelled it (P_0), not as ir_measures prints the measure it parsed (P@0)
-            message = str(exc)
-            own_name = f"measure {measure}: "
-            raise CliError(f"{text}: {message[len(own_name):] if message.startswith(own_name) else message}") \
-                from None
-    for name in _LENGTH_SOURCE_PARAMS:
-        value = params.get(name)
-        if isinstance(value, str) and value.startswith(_IRDS_PREFIX):
-            _check_irds_id(value[len(_IRDS_PREFIX):], f"{text}: {name}={value!r}")
+            raise CliError(f"{text}: {str(exc).removeprefix(f'measure {measure}: ')}") from None
+    lengths = params.get("lengths")  # the one parameter that may name an ir_datasets id
+    if isinstance(lengths, str) and lengths.startswith(_IRDS_PREFIX):
+        _check_irds_id(lengths[len(_IRDS_PREFIX):], f"{text}: lengths={lengths!r}")
 
 
 def _check_irds_id(dataset_id: str, where: str) -> None:

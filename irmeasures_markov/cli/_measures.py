@@ -84,12 +84,10 @@ def measures_main(argv: list[str]) -> int:
         theirs = [n for n in args.names if n not in by_name and _ir_measures_name(n)]
         unknown = [n for n in args.names if n not in by_name and n not in theirs]
         if unknown:
-            parts = []
-            for n in unknown:
-                hint = suggest_names(n)
-                parts.append(f"{n!r} is not a measure of irmeasures_markov or ir_measures" +
-                             (f" (did you mean {' or '.join(hint)}?)" if hint else ""))
-            raise CliError("; ".join(parts) + f"; '{PROG} measures' lists this package's measures")
+            hints = [(n, suggest_names(n)) for n in unknown]
+            raise CliError("; ".join(f"{n!r} is not a measure of irmeasures_markov or ir_measures"
+                                     + (f" (did you mean {' or '.join(h)}?)" if h else "") for n, h in hints)
+                           + f"; '{PROG} measures' lists this package's measures")
         chosen, verbose = [by_name.get(n, n) for n in args.names], True
     else:
         chosen, verbose = list(catalogue), args.verbose

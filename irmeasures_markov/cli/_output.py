@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from irmeasures_markov.cli._errors import PROG, CliError
 
-__all__ = ["check_places", "cli_session", "json_number", "format_value", "natural_key", "write_record", "warn"]
+__all__ = ["check_places", "cli_session", "json_number", "natural_key", "write_record", "warn"]
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
@@ -40,23 +40,21 @@ def cli_session() -> Iterator[None]:
     """
     stdout = sys.stdout
     old_errors = getattr(stdout, "errors", None)
-    reconfigure = getattr(stdout, "reconfigure", None)
-    if reconfigure is not None and old_errors not in (None, "surrogateescape"):
+    changed = hasattr(stdout, "reconfigure") and old_errors not in (None, "surrogateescape")
+    if changed:
         try:
-            reconfigure(errors="surrogateescape")
+            stdout.reconfigure(errors="surrogateescape")
         except (ValueError, OSError):  # a stream that cannot change its error handler
-            reconfigure = None
-    else:
-        reconfigure = None
+            changed = False
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             yield
     finally:
-        if reconfigure is not None:
+        if changed:
             try:
                 stdout.flush()
-                reconfigure(errors=old_errors)
+                stdout.reconfigure(errors=old_errors)
             except (ValueError, OSError):  # closed (e.g. by a broken pipe)
                 pass
 
@@ -70,12 +68,7 @@ def json_number(x) -> float | None:
 def check_places(places: int | None) -> None:
     """Refuse ``--places`` below -1 (None: not given)."""
     if places is not None and places < -1:
-        raise CliError(f"--places (-p) must be -1 or a number of decimals >= 0, got {places}")
-
-
-def format_value(x: float, places: int) -> str:
-    """A value for TSV: ``places`` decimals (all digits, via ``repr``, when ``places`` is -1)."""
-    return repr(float(x)) if places < 0 else f"{x:.{places}f}"
+        raise CliError(f"--places (-p) must be -1 (every digit) or a number of decimals >= 0, got {places}")
 
 
 _NUMBER_RUNS = re.compile(r"(\d+)")

@@ -11,18 +11,20 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections import Counter
 
 import numpy as np
 
 from irmeasures_markov._util._cutoffs import check_cutoff
-from irmeasures_markov.cli._errors import PROG, CliError, CliParser
+from irmeasures_markov._util._numbers import format_number
+from irmeasures_markov.cli._errors import EXIT_HELP, PROG, CliError, CliParser
 from irmeasures_markov.cli._inputs import STDIN, check_overlap, load_qrels, load_run
-from irmeasures_markov.cli._output import check_places, format_value, json_number, natural_key, write_record
+from irmeasures_markov.cli._output import check_places, json_number, natural_key, write_record
 from irmeasures_markov.experiments._ph_compare import compare_runs
 from irmeasures_markov.measures.stopping_time import BROWSING_MODELS, GAINS, USERS
 from irmeasures_markov.plugin._ph import PH
 
-__all__ = ["ph_compare_main", "MAX_USERS"]
+__all__ = ["ph_compare_main", "MAX_USERS", "tie_tolerance"]
 
 #: simulated users per topic and run at most: the simulation holds them all at once (about 40 bytes each)
 MAX_USERS = 10_000_000
@@ -34,16 +36,23 @@ standard errors counts as a tie.  With --tail inf (the ranking continues with
 endless non-relevant documents) only order 2 is defined (and order 1 when
 --f 1, where it equals order 2); the other columns show '-' (null in jsonl).
 
+Orders 1 and 2: two values closer than half a unit of the last printed
+decimal (5e-05 with the default -p 4; 1e-12 with -p -1) count as tied, in each
+topic's column and in the summary alike, so a winner is never named on values
+that print equal.  The tolerance is stated in the output ('tie_tolerance' in
+the jsonl summary).  Order 3 compares the distributions themselves (exact CDFs
+within 1e-12, simulated ones within --z standard errors), so it may still name
+a dominating run when orders 1 and 2 are tied.
+
 Topics come in natural order (2 before 10).  -o jsonl writes one JSON object
 per topic, then one with the means and the counts of wins.
 
-exit status: 0 success; 2 usage or input error; 1 internal error.
 """
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = CliParser(
-        prog=f"{PROG} ph-compare", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_EPILOG,
+        prog=f"{PROG} ph-compare", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_EPILOG + EXIT_HELP,
         description="Compare two runs topic by topic under a P@H browsing model: orders 1 and 2 "
                     "(expectations) and order 3 (stochastic dominance).")
     parser.add_argument("qrels", help="qrels file (plain, .gz, .bz2, .xz) or an ir_datasets id")
@@ -82,8 +91,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="simulated CDF differences within z standard errors count as ties (default 4)")
     out = parser.add_argument_group("output")
     out.add_argument("--names", nargs=2, metavar=("A", "B"), help="labels of the runs (default: A B)")
-    out.add_argument("--places", "-p", type=int, default=4, metavar="N", help="decimal places (-1: every digit; "
-                                                                             "default 4)")
+    out.add_argument("--places", "-p", type=int, default=4, metavar="N",
+                     help="decimal places (-1: every digit; default 4); order 1 and 2 values within half a unit "
+                          "of the last decimal count as tied")
     out.add_argument("--output_format", "--output-format", "-o", dest="output_format", choices=("tsv", "jsonl"),
                      default="tsv", help="tsv (default, with '#' comment lines) or jsonl (NaN written as null)")
     return parser
@@ -113,17 +123,21 @@ def _model(args) -> dict:
 
 
 def _verdict(dom, names):
-    if dom.relation == "first":
-        return f"{names[0]} dominates"
-    if dom.relation == "second":
-        return f"{names[1]} dominates"
+    if dom.relation in ("first", "second"):
+        return f"{names[0 if dom.relation == 'first' else 1]} dominates"
     if dom.relation == "equal":
         return "="
     xs = ", ".join(f"{x:.3g}" for x in dom.crossings[:6]) + (" ..." if dom.crossings.size > 6 else "")
     return f"x (CDFs cross at {xs})"
 
 
-def _winner(a, b, names, tol=1e-12):
+def tie_tolerance(places: int) -> float:
+    """Within it two order-1 or order-2 values count as tied: half a unit of the last printed decimal, so that
+    the winner agrees with the numbers printed; every digit (-1): only float noise."""
+    return 1e-12 if places < 0 else 0.5 * 10.0 ** -places
+
+
+def _winner(a, b, names, tol):
     if math.isnan(a) or math.isnan(b):
         return "-"
     return names[0] if a > b + tol else names[1] if b > a + tol else "="
@@ -131,10 +145,7 @@ def _winner(a, b, names, tol=1e-12):
 
 def ph_compare_main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
-    try:
-        check_cutoff(args.cutoff, "--cutoff")
-    except ValueError as exc:
-        raise CliError(str(exc)) from None
+    check_cutoff(args.cutoff, "--cutoff")  # a ValueError is a usage error at the boundary
     check_places(args.places)
     if args.users > MAX_USERS:
         raise CliError(f"--users: at most {MAX_USERS} simulated users, got {args.users} (the simulation holds "
@@ -156,58 +167,58 @@ def ph_compare_main(argv: list[str]) -> int:
 
 def _print(rows, names, model, args) -> None:
     a, b = names
+    columns = (f"E1[{a}]", f"E1[{b}]", f"E2[{a}]", f"E2[{b}]")
+    given = {k: v for k, v in model.items() if v is not None}
 
     def fmt(x):
-        return "-" if math.isnan(x) else format_value(x, args.places)
+        return "-" if math.isnan(x) else format_number(x, args.places)
 
+    tol = tie_tolerance(args.places)
     tsv = args.output_format == "tsv"
     if tsv:
-        print(f"# P@H model: {', '.join(f'{k}={v}' for k, v in model.items() if v is not None)}")
+        print(f"# P@H model: {', '.join(f'{k}={v}' for k, v in given.items())}")
         print(f"# {a} = {args.run_a}\n# {b} = {args.run_b}")
-        print(f"topic\tE1[{a}]\tE1[{b}]\tE2[{a}]\tE2[{b}]\torder1\torder2\torder3")
-    counts = {1: {}, 2: {}, 3: {}}
-    for qid, e1a, e1b, e2a, e2b, dom in rows:
-        w1, w2 = _winner(e1a, e1b, names), _winner(e2a, e2b, names)
+        print(f"# ties: orders 1 and 2 within {tol:g} (half the last printed decimal); order 3 compares "
+              f"the distributions")
+        print("\t".join(("topic", *columns, "order1", "order2", "order3")))
+    counts = {1: Counter(), 2: Counter(), 3: Counter()}
+    for qid, *values, dom in rows:
+        w1, w2 = _winner(values[0], values[1], names, tol), _winner(values[2], values[3], names, tol)
         if dom is None:
             v3 = key3 = "-"
         else:
             v3 = _verdict(dom, names)
             key3 = {"first": a, "second": b, "equal": "=", "incomparable": "x"}[dom.relation]
         for k, w in ((1, w1), (2, w2), (3, key3)):
-            counts[k][w] = counts[k].get(w, 0) + 1
+            counts[k][w] += 1
         if tsv:
-            print(f"{qid}\t{fmt(e1a)}\t{fmt(e1b)}\t{fmt(e2a)}\t{fmt(e2b)}\t{w1}\t{w2}\t{v3}")
+            print("\t".join((qid, *map(fmt, values), w1, w2, v3)))
         else:
-            write_record({"topic": qid, f"E1[{a}]": json_number(e1a), f"E1[{b}]": json_number(e1b),
-                          f"E2[{a}]": json_number(e2a), f"E2[{b}]": json_number(e2b),
+            write_record({"topic": qid, **dict(zip(columns, map(json_number, values))),
                           "order1": _null(w1), "order2": _null(w2), "order3": _null(v3),
                           "crossings": [] if dom is None else [float(x) for x in dom.crossings]})
     n = len(rows)
     means = np.array([r[1:5] for r in rows], dtype=np.float64).mean(axis=0) if n else None
-    labels = {1: "order 1 (E[P@H])", 2: "order 2 (E[sum g]/E[f(H)])", 3: "order 3 (dominance)"}
+    # None: the order is not defined (tail='inf'); 'x' (incomparable) only for order 3
+    wins = {k: None if n and c["-"] == n else {a: c[a], b: c[b], "=": c["="], **({"x": c["x"]} if k == 3 else {})}
+            for k, c in counts.items()}
     if not tsv:
-        summary = {"topics": n, "model": {k: v for k, v in model.items() if v is not None}, "runs": {a: args.run_a,
-                                                                                                  b: args.run_b}}
+        summary = {"topics": n, "model": given, "runs": {a: args.run_a, b: args.run_b}, "tie_tolerance": tol}
         if means is not None:
-            summary["mean"] = dict(zip((f"E1[{a}]", f"E1[{b}]", f"E2[{a}]", f"E2[{b}]"),
-                                       (json_number(x) for x in means)))
-        summary["wins"] = {f"order{k}": (None if n and counts[k].get("-", 0) == n else
-                                         {a: counts[k].get(a, 0), b: counts[k].get(b, 0), "=": counts[k].get("=", 0),
-                                          **({"x": counts[k].get("x", 0)} if k == 3 else {})}) for k in (1, 2, 3)}
+            summary["mean"] = dict(zip(columns, map(json_number, means)))
+        summary["wins"] = {f"order{k}": w for k, w in wins.items()}
         write_record({"summary": summary})
         return
     if n:
         print("mean\t" + "\t".join(fmt(x) for x in means))
     print(f"# {n} topics")
-    for k in (1, 2, 3):
-        c = counts[k]
-        if n and c.get("-", 0) == n:
+    labels = {1: "order 1 (E[P@H])", 2: "order 2 (E[sum g]/E[f(H)])", 3: "order 3 (dominance)"}
+    for k, w in wins.items():
+        if w is None:
             print(f"# {labels[k]}: not defined with tail='inf'")
             continue
-        parts = [f"{a} better {c.get(a, 0)}", f"{b} better {c.get(b, 0)}", f"tied {c.get('=', 0)}"]
-        if k == 3:
-            parts.append(f"incomparable {c.get('x', 0)}")
-        print(f"# {labels[k]}: " + ", ".join(parts))
+        parts = [f"{a} better {w[a]}", f"{b} better {w[b]}", f"tied {w['=']}"]
+        print(f"# {labels[k]}: " + ", ".join(parts + ([f"incomparable {w['x']}"] if k == 3 else [])))
 
 
 def _null(verdict: str):

@@ -52,11 +52,12 @@ def apply_variant_args(measures: list, args: argparse.Namespace) -> tuple[list, 
     if args.ties is None and args.unjudged is None and not args.residual:
         # nothing to apply: the measures stay as they are, and the plain command does not import the
         # comparison package (experiments, grid, inference) only to learn that
-        rewritten, unsupported = list(measures), []
+        rewritten, note = list(measures), ""
     else:
-        from irmeasures_markov.comparison._options import apply_variant_options
+        from irmeasures_markov.comparison._options import apply_variant_options, unsupported_note
         rewritten, unsupported = apply_variant_options(measures, ties=args.ties, unjudged=args.unjudged,
                                                        residual=args.residual)
+        note = unsupported_note(unsupported, args.ties, args.unjudged, args.residual)
     errors = []
     for m in rewritten:
         try:
@@ -66,7 +67,4 @@ def apply_variant_args(measures: list, args: argparse.Namespace) -> tuple[list, 
     if errors:
         raise CliError("bad measure" + ("s" if len(errors) > 1 else "") + " with the options given: "
                        + "; ".join(errors))
-    if not unsupported:
-        return rewritten, ""
-    from irmeasures_markov.comparison._options import unsupported_note
-    return rewritten, unsupported_note(unsupported, args.ties, args.unjudged, args.residual)
+    return rewritten, note

@@ -247,15 +247,16 @@ class Comparison:
         """
         return render.to_latex(self, places, pairs, effect)
 
-    def to_csv(self, sep: str = ",", places: int = -1, pairs: bool = False) -> str:
+    def to_csv(self, sep: str = ",", places: int | None = None, pairs: bool = False) -> str:
         """CSV (or TSV with ``sep='\\t'``): one row per run, or one per test with ``pairs=True``.
 
         Parameters
         ----------
         sep : str
             field delimiter.
-        places : int
-            decimal places of the numbers (negative: full precision).
+        places : int or None
+            decimal places of the numbers (-1: every digit; None: 15 significant digits in their shortest
+            form, 0.702 rather than 0.7019999999999998).
         pairs : bool
             the table of pairwise tests instead of the means table.
 
@@ -415,8 +416,7 @@ def compare_evaluation(evaluation: Evaluation, *, baseline: str | None = None, t
     names = list(ev.runs)
     pairs = [(j, 0) for j in range(1, len(names))] if baseline is not None else \
         list(combinations(range(len(names)), 2))
-    a = np.array([x for x, _ in pairs], dtype=np.int64)
-    b = np.array([y for _, y in pairs], dtype=np.int64)
+    a, b = np.array(pairs, dtype=np.int64).T
     rows = []
     for j, label in enumerate(ev.labels):
         values = ev.values[:, j, :].T  # topics × runs
@@ -456,23 +456,20 @@ def _baseline_first(ev, baseline: str):
 def _markers(cmp: Comparison):
     """The marker string of every (run, measure) cell, as a DataFrame shaped like ``table``."""
     import pandas as pd
-    cells: dict[tuple, list[int]] = {}
+    out = pd.DataFrame("", index=cmp.table.index, columns=cmp.table.columns)
+    beaten: dict[tuple, list[int]] = {}  # all pairs: (winner, measure) -> positions of the runs it beats
     position = {name: i for i, name in enumerate(cmp.runs)}
     for row in cmp.tests[cmp.tests["significant"]].itertuples(index=False):
         diff = row.mean_difference
         if diff == 0:
             continue
-        if cmp.baseline is not None:
-            cells.setdefault((row.run_a, row.measure), []).append(0 if diff > 0 else 1)
+        if cmp.baseline is not None:  # one test per run and measure, against the baseline
+            out.loc[row.run_a, row.measure] = UP if diff > 0 else DOWN
         else:
             winner, loser = (row.run_a, row.run_b) if diff > 0 else (row.run_b, row.run_a)
-            cells.setdefault((winner, row.measure), []).append(position[loser])
-    out = pd.DataFrame("", index=cmp.table.index, columns=cmp.table.columns)
+            beaten.setdefault((winner, row.measure), []).append(position[loser])
     letters = list(cmp.letters.values())
     sep = "," if len(letters) > 52 else ""  # beyond z and Z the names are numbers
-    for (run, label), marks in cells.items():
-        if cmp.baseline is not None:
-            out.loc[run, label] = UP if marks[0] == 0 else DOWN
-        else:
-            out.loc[run, label] = sep.join(letters[i] for i in sorted(marks))
+    for (run, label), marks in beaten.items():
+        out.loc[run, label] = sep.join(letters[i] for i in sorted(marks))
     return out

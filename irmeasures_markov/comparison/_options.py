@@ -18,8 +18,8 @@ from irmeasures_markov.experiments import Evaluation, evaluate
 from irmeasures_markov.experiments._evaluation import labelled_measures
 from irmeasures_markov.plugin._variants import TIES, UNJUDGED_CHOICES
 
-__all__ = ["check_variant_options", "apply_variant_options", "supports", "unsupported_note", "applied_note",
-           "evaluate_measures", "evaluate_with_options", "evaluate_variants", "without_extras", "DEFAULTS"]
+__all__ = ["apply_variant_options", "supports", "unsupported_note", "applied_note",
+           "evaluate_with_options", "evaluate_variants", "without_extras", "DEFAULTS"]
 
 #: the default of each option
 DEFAULTS = {"ties": "docid", "unjudged": "nonrel", "residual": False}
@@ -38,31 +38,6 @@ def supports(measure: Measure, name: str) -> bool:
     bool
     """
     return name in (getattr(measure, "SUPPORTED_PARAMS", None) or {})
-
-
-def check_variant_options(ties: str | None = None, unjudged: str | None = None, residual: bool = False) -> None:
-    """Refuse an unknown ``ties``/``unjudged`` value or ``residual`` with ``unjudged`` other than 'nonrel'.
-
-    Parameters
-    ----------
-    ties : str, optional
-        One of :data:`TIES`.
-    unjudged : str, optional
-        One of :data:`UNJUDGED_CHOICES`.
-    residual : bool
-
-    Raises
-    ------
-    ValueError
-        Naming the parameter and its allowed values.
-    """
-    if ties is not None and ties not in TIES:
-        raise ValueError(f"`ties` must be one of {list(TIES)}, got {ties!r}.")
-    if unjudged is not None and unjudged not in UNJUDGED_CHOICES:
-        raise ValueError(f"`unjudged` must be one of {list(UNJUDGED_CHOICES)}, got {unjudged!r}.")
-    if residual and unjudged not in (None, "nonrel"):
-        raise ValueError(f"`residual=True` is the value with unjudged documents relevant minus the value with them "
-                         f"non-relevant: it takes no `unjudged` (got {unjudged!r}).")
 
 
 def _given(ties, unjudged, residual) -> dict[str, object]:
@@ -87,7 +62,8 @@ def apply_variant_options(measures: Sequence[Measure], *, ties: str | None = Non
     ----------
     measures : sequence of ir_measures.Measure
     ties, unjudged, residual
-        As for :func:`check_variant_options`; None (False) leaves the parameter alone.
+        ``ties`` one of :data:`TIES`, ``unjudged`` one of :data:`UNJUDGED_CHOICES`, ``residual`` only with
+        ``unjudged`` None or 'nonrel'; None (False) leaves the parameter alone.
 
     Returns
     -------
@@ -97,9 +73,15 @@ def apply_variant_options(measures: Sequence[Measure], *, ties: str | None = Non
     Raises
     ------
     ValueError
-        A bad option value (:func:`check_variant_options`).
+        A bad option value, naming the parameter and its allowed values.
     """
-    check_variant_options(ties, unjudged, residual)
+    if ties is not None and ties not in TIES:
+        raise ValueError(f"`ties` must be one of {list(TIES)}, got {ties!r}.")
+    if unjudged is not None and unjudged not in UNJUDGED_CHOICES:
+        raise ValueError(f"`unjudged` must be one of {list(UNJUDGED_CHOICES)}, got {unjudged!r}.")
+    if residual and unjudged not in (None, "nonrel"):
+        raise ValueError(f"`residual=True` is the value with unjudged documents relevant minus the value with them "
+                         f"non-relevant: it takes no `unjudged` (got {unjudged!r}).")
     given = _given(ties, unjudged, residual)
     out, unsupported = [], []
     for m in measures:
@@ -156,8 +138,9 @@ def applied_note(labels: Sequence[str], ties: str | None = None, unjudged: str |
 
 def _variant(measure: Measure, params: dict[str, object],
              given: Mapping[str, object]) -> tuple[Measure | None, dict[str, object], str]:
-    """(measure to evaluate, options for evaluate, '' or why not) for ``measure`` under ``params``; ``given``: the
-    comparison's own options, which the measures evaluate computes itself get too (``params`` first)."""
+    """(measure to evaluate, options for evaluate, '' or why not) for ``measure`` under ``params`` (among ``ties``,
+    ``unjudged``, ``residual``); ``given``: the comparison's own options, which the measures evaluate computes
+    itself get too (``params`` first)."""
     if all(supports(measure, k) for k in params):
         try:
             m = measure(**params)
@@ -165,9 +148,18 @@ def _variant(measure: Measure, params: dict[str, object],
         except (ValueError, TypeError, AssertionError) as exc:
             return None, {}, f"{measure}: {exc}"
         return m, {}, ""
-    if set(params) <= set(DEFAULTS):   # experiments.evaluate applies them to the measures it computes itself
-        return measure, {**given, **params}, ""
-    return None, {}, ""  # not this package's measure: named once by sensitivity()
+    # experiments.evaluate applies them to the measures it computes itself (and refuses any other measure)
+    return measure, {**given, **params}, ""
+
+
+def _evaluated_with(measure, qrels, runs, topics, n_jobs, progress, options) -> np.ndarray | None:
+    """Runs × topics values of a measure ``experiments.evaluate`` computes itself with ``options`` (None for any
+    other measure, which it refuses with a ValueError)."""
+    try:
+        ev = evaluate([measure], qrels, runs, topics=topics, n_jobs=n_jobs, progress=progress, **options)
+    except ValueError:
+        return None
+    return ev.values[:, 0, :]
 
 
 def evaluate_variants(qrels: Mapping, runs: Mapping, topics: Sequence[str], requests: Sequence[tuple[Measure, dict]],
@@ -199,18 +191,14 @@ def evaluate_variants(qrels: Mapping, runs: Mapping, topics: Sequence[str], requ
         if target is None:
             if why and why not in notes:
                 notes.append(why)
-        elif options:  # a measure experiments.evaluate computes itself, with the option
-            try:
-                ev = evaluate([target], qrels, runs, topics=topics, n_jobs=n_jobs, progress=progress, **options)
-                out[i] = ev.values[:, 0, :]
-            except ValueError:  # a measure evaluate does not compute itself: in Sensitivity.unsupported
-                pass
+        elif options:  # a measure experiments.evaluate computes itself, with the option (else: unsupported)
+            out[i] = _evaluated_with(target, qrels, runs, topics, n_jobs, progress, options)
         else:
             if target not in plain:
                 plain.append(target)
             where.append((i, target))
     if plain:
-        ev = evaluate_measures(plain, qrels, runs, topics=topics, n_jobs=n_jobs, progress=progress)
+        ev = without_extras(evaluate(plain, qrels, runs, topics=topics, n_jobs=n_jobs, progress=progress))
         for i, target in where:
             out[i] = ev.values[:, plain.index(target), :]
     return out, notes
@@ -229,30 +217,11 @@ def without_extras(ev: Evaluation) -> Evaluation:
     -------
     Evaluation
     """
-    extras = getattr(ev, "extras", None) or {}
-    if not extras:
+    if not getattr(ev, "extras", None):
         return ev
-    keep = [j for j in range(len(ev.measures)) if j not in extras]
+    keep = [j for j in range(len(ev.measures)) if j not in ev.extras]
     return Evaluation(list(ev.runs), [ev.measures[j] for j in keep], list(ev.topics), ev.values[:, keep, :],
                       [ev.labels[j] for j in keep])
-
-
-def evaluate_measures(measures: Any, qrels: Mapping, runs: Mapping, *, topics: Sequence[str] | None = None,
-                      labels: Sequence[str] | None = None, n_jobs: int = 1, progress: bool | None = None) -> Evaluation:
-    """:func:`~irmeasures_markov.experiments.evaluate` without the columns of per-query extras.
-
-    Parameters
-    ----------
-    measures : list or dict {label: measure}
-    qrels, runs, topics, labels, n_jobs, progress
-        As for :func:`~irmeasures_markov.experiments.evaluate` (``runs``: ``{name: run dict}``).
-
-    Returns
-    -------
-    Evaluation
-    """
-    return without_extras(evaluate(measures, qrels, runs, topics=topics, labels=labels, n_jobs=n_jobs,
-                                   progress=progress))
 
 
 def evaluate_with_options(measures: Any, qrels: Mapping, runs: Mapping, *, ties: str | None = None,
@@ -282,18 +251,16 @@ def evaluate_with_options(measures: Any, qrels: Mapping, runs: Mapping, *, ties:
     """
     measures, labels = labelled_measures(measures, labels)
     measures, unsupported = apply_variant_options(measures, ties=ties, unjudged=unjudged, residual=residual)
-    ev = evaluate_measures(measures, qrels, runs, topics=topics, labels=labels, n_jobs=n_jobs, progress=progress)
+    ev = without_extras(evaluate(measures, qrels, runs, topics=topics, labels=labels, n_jobs=n_jobs,
+                                 progress=progress))
     given = _asked(ties, unjudged, residual)
     left, applied = [], []
     for m in unsupported:
         j = ev.measures.index(m)
-        if set(given) <= set(DEFAULTS):
-            try:
-                one = evaluate([m], qrels, runs, topics=ev.topics, n_jobs=n_jobs, progress=progress, **given)
-                ev.values[:, j, :] = one.values[:, 0, :]
-                applied.append(ev.labels[j])
-                continue
-            except ValueError:  # a measure evaluate does not compute itself
-                pass
-        left.append(ev.labels[j])
+        values = _evaluated_with(m, qrels, runs, ev.topics, n_jobs, progress, given)
+        if values is None:
+            left.append(ev.labels[j])
+        else:
+            ev.values[:, j, :] = values
+            applied.append(ev.labels[j])
     return ev, left, applied

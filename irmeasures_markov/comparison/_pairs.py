@@ -16,13 +16,6 @@ from irmeasures_markov.inference._gibbs import posterior_pvalues, prob_better_pa
 __all__ = ["effect_size", "pair_tests"]
 
 
-def _bayes_pairs(values, a, b, alternative, seed, draws, chains, progress):
-    """Posterior P(β_A > β_B) of the joint linear model and its tail "p-value" for each pair."""
-    p_ab, p_ba = prob_better_pairs(values, a, b, draws=draws, tune=draws, chains=chains, seed=seed,
-                                   progress=progress)
-    return p_ab, posterior_pvalues(p_ab, p_ba, alternative)
-
-
 def pair_tests(values: np.ndarray, a: np.ndarray, b: np.ndarray, *, test: str, correction: str, alternative: str,
                n_resamples: int, seed: int | None, progress: bool | None, bayes_draws: int = 2000,
                bayes_chains: int = 4) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -49,9 +42,11 @@ def pair_tests(values: np.ndarray, a: np.ndarray, b: np.ndarray, *, test: str, c
     if test == "none":
         nan = np.full(len(a), np.nan)
         return nan, nan, nan
-    if test == "bayes":
-        stat, p = _bayes_pairs(values, a, b, alternative, seed, int(bayes_draws), int(bayes_chains), progress)
-        return stat, p, p.copy()
+    if test == "bayes":  # the statistic: the posterior P(β_A > β_B) of the joint linear model
+        p_ab, p_ba = prob_better_pairs(values, a, b, draws=int(bayes_draws), tune=int(bayes_draws),
+                                       chains=int(bayes_chains), seed=seed, progress=progress)
+        p = posterior_pvalues(p_ab, p_ba, alternative)
+        return p_ab, p, p.copy()
     res = pairwise(values, list(zip(a.tolist(), b.tolist())), test, alternative=alternative,
                    correction=None if correction == "none" else correction, n_resamples=n_resamples,
                    seed=seed, progress=progress)

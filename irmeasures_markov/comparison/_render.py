@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from irmeasures_markov._util._numbers import format_number
 from irmeasures_markov.comparison._runs import resolve_baseline
 
 if TYPE_CHECKING:
@@ -42,11 +43,6 @@ _LATEX_ESCAPES = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{
 def latex_escape(text: str) -> str:
     """``text`` with LaTeX's special characters escaped (``_`` -> ``\\_``, ``&`` -> ``\\&``, ...)."""
     return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in str(text))
-
-
-def _num(x: float, places: int) -> str:
-    # Python spells the non-finite values nan, inf and -inf in either form
-    return repr(float(x)) if places < 0 else f"{x:.{places}f}"
 
 
 def legend(cmp: Any, effect: bool = False) -> str:
@@ -90,11 +86,6 @@ def _run_label(cmp: Any, run: str) -> str:
     return f"({cmp.letters[run]}) {run}"
 
 
-def baseline_effects(cmp: Any) -> dict[tuple[str, str], float]:
-    """Cohen's d_z of each (run, measure) against the baseline."""
-    return {key: d for key, (d, _) in _versus_baseline(cmp).items()}
-
-
 def means_grid(cmp: Any, places: int, style: str, effect: bool = False) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the means table; ``style`` is 'text', 'md' or 'latex' (markers and bold differ).
 
@@ -103,7 +94,7 @@ def means_grid(cmp: Any, places: int, style: str, effect: bool = False) -> tuple
     if effect and cmp.baseline is None:
         raise ValueError("effect sizes in the means table need a baseline; for all pairs they are in the "
                          "tests table (pairs=True).")
-    effects = baseline_effects(cmp) if effect else {}
+    effects = {key: d for key, (d, _) in _versus_baseline(cmp).items()} if effect else {}
     table = cmp.table
     best = {label: table[label].max() for label in table.columns}
     esc = _escaper(style)
@@ -117,20 +108,19 @@ def means_grid(cmp: Any, places: int, style: str, effect: bool = False) -> tuple
         row = [esc(_run_label(cmp, run))]
         for label in table.columns:
             mean = float(table.loc[run, label])
-            cell = _num(mean, places)
+            cell = format_number(mean, places)
             if style in ("md", "latex") and mean == best[label]:
                 cell = f"**{cell}**" if style == "md" else rf"\textbf{{{cell}}}"
             if cmp.intervals is not None:
                 lo, hi = (float(cmp.intervals.loc[run, (label, b)]) for b in ("low", "high"))
-                cell += f" [{_num(lo, places)}, {_num(hi, places)}]"
+                cell += f" [{format_number(lo, places)}, {format_number(hi, places)}]"
             mark = cmp.markers.loc[run, label]
-            if mark and style != "text":
-                if style == "latex":
-                    mark = {UP: r"\blacktriangle", DOWN: r"\blacktriangledown"}.get(mark, rf"\mathrm{{{mark}}}")
-                    cell += f"$^{{{mark}}}$"
-                elif style == "md":
-                    cell += mark if mark in (UP, DOWN) else f"<sup>{mark}</sup>"
-            if style == "text" and pad[label]:
+            if mark and style == "latex":
+                mark = {UP: r"\blacktriangle", DOWN: r"\blacktriangledown"}.get(mark, rf"\mathrm{{{mark}}}")
+                cell += f"$^{{{mark}}}$"
+            elif mark and style == "md":
+                cell += mark if mark in (UP, DOWN) else f"<sup>{mark}</sup>"
+            elif style == "text" and pad[label]:
                 cell += " " + mark.ljust(pad[label])
             if effect:
                 text = f"(d={effects[run, label]:+.2f})" if (run, label) in effects else ""
@@ -145,14 +135,17 @@ PAIR_COLUMNS = ["measure", "run_a", "run_b", "mean_difference", "effect_size", "
 
 
 def pairs_grid(cmp: Any, places: int, style: str = "text") -> tuple[list[str], list[list[str]]]:
-    """Header and rows of the tests table (one row per measure and pair)."""
+    """Header and rows of the tests table (one row per measure and pair); ``style`` 'csv': every p-value in
+    fixed point and ``significant`` as true/false."""
     esc = _escaper(style)
+    pvalue = format_number if style == "csv" else _pvalue
+    yes, no = ("true", "false") if style == "csv" else ("yes", "no")
     rows = []
     flags, none = pair_flags(cmp), [""] * len(flag_columns(cmp))
     for r in cmp.tests.itertuples(index=False):
-        rows.append([esc(str(r.measure)), esc(r.run_a), esc(r.run_b), _num(r.mean_difference, places),
-                     _num(r.effect_size, places), _num(r.statistic, places), _pvalue(r.pvalue, places),
-                     _pvalue(r.adjusted_pvalue, places), "yes" if r.significant else "no"]
+        rows.append([esc(str(r.measure)), esc(r.run_a), esc(r.run_b), format_number(r.mean_difference, places),
+                     format_number(r.effect_size, places), format_number(r.statistic, places),
+                     pvalue(r.pvalue, places), pvalue(r.adjusted_pvalue, places), yes if r.significant else no]
                     + [esc(f) for f in flags.get((r.measure, r.run_a, r.run_b), none)])
     return [esc(c) for c in PAIR_COLUMNS + flag_columns(cmp)], rows
 
@@ -163,9 +156,9 @@ def flag_columns(cmp: Any) -> list[str]:
     return list(sens.kinds) if sens is not None else []
 
 
-def _flag_text(row: Any) -> str:
-    what = [w for w, on in (("order", row.order_changes), ("significance", row.significance_changes)) if on]
-    return "+".join(what) if what else "-"
+def _changes(row: Any) -> list[str]:
+    """What a flagged pair's row says can change: 'order', 'significance', both or neither."""
+    return [w for w, on in (("order", row.order_changes), ("significance", row.significance_changes)) if on]
 
 
 def pair_flags(cmp: Any) -> dict[tuple[str, str, str], list[str]]:
@@ -175,7 +168,7 @@ def pair_flags(cmp: Any) -> dict[tuple[str, str, str], list[str]]:
         return {}
     cells: dict[tuple[str, str, str], dict[str, str]] = {}
     for r in sens.flags.itertuples(index=False):
-        cells.setdefault((r.measure, r.run_a, r.run_b), {})[r.kind] = _flag_text(r)
+        cells.setdefault((r.measure, r.run_a, r.run_b), {})[r.kind] = "+".join(_changes(r)) or "-"
     return {key: [by_kind.get(k, "") for k in sens.kinds] for key, by_kind in cells.items()}
 
 
@@ -192,7 +185,7 @@ def sensitivity_grid(cmp: Any, places: int, style: str = "text") -> tuple[list[s
     names = {"judged": lambda label: f"judged@{sens.depths[label]}", "residual": lambda label: "residual",
              "tie_spread": lambda label: "spread"}
     header = ["run"] + [esc(f"{label} {names[q](label)}") for label, q in sens.per_run.columns]
-    rows = [[esc(run)] + [_num(float(sens.per_run.loc[run, col]), places) for col in sens.per_run.columns]
+    rows = [[esc(run)] + [format_number(float(sens.per_run.loc[run, col]), places) for col in sens.per_run.columns]
             for run in sens.per_run.index]
     return header, rows
 
@@ -203,10 +196,9 @@ def flagged_lines(cmp: Any, places: int) -> list[str]:
     what = {"ties": "between the optimistic and pessimistic tie orders", "holes": "within the residual"}
     lines = []
     for r in sens.flagged.itertuples(index=False):
-        change = " and ".join(w for w, on in (("order", r.order_changes), ("significance", r.significance_changes))
-                              if on)
-        lines.append(f"{r.measure}: {r.run_a} vs {r.run_b}: {change} can change {what[r.kind]} "
-                     f"(A - B = {_num(r.difference, places)}, from {_num(r.low, places)} to {_num(r.high, places)})")
+        low, high = format_number(r.low, places), format_number(r.high, places)
+        lines.append(f"{r.measure}: {r.run_a} vs {r.run_b}: {' and '.join(_changes(r))} can change {what[r.kind]} "
+                     f"(A - B = {format_number(r.difference, places)}, from {low} to {high})")
     if not lines:
         lines.append("No pair changes order or significance " + " or ".join(what[k] for k in sens.kinds) + ".")
     return lines
@@ -226,9 +218,9 @@ def _sensitivity_block(cmp: Any, places: int, style: str) -> str:
 
 
 def _pvalue(p: float, places: int) -> str:
-    if places >= 0 and 0 < p < 10 ** -places:
+    if places is not None and places >= 0 and 0 < p < 10 ** -places:
         return f"{p:.{max(1, places - 2)}e}"  # a small p stays readable instead of 0.0000
-    return _num(p, places)
+    return format_number(p, places)
 
 
 def layout(header: list[str], rows: list[list[str]], style: str) -> str:
@@ -246,8 +238,7 @@ def layout(header: list[str], rows: list[list[str]], style: str) -> str:
     widths = [max(len(x) for x in col) for col in zip(header, *rows)]
     out = []
     for k, r in enumerate([header] + rows):
-        cells = [r[0] + " " * (widths[0] - len(r[0]))] + \
-                [" " * (w - len(x)) + x for x, w in zip(r[1:], widths[1:])]
+        cells = [r[0].ljust(widths[0])] + [x.rjust(w) for x, w in zip(r[1:], widths[1:])]
         out.append("  ".join(cells).rstrip())
         if k == 0:
             out.append("  ".join("-" * w for w in widths))
@@ -267,7 +258,7 @@ def to_text(cmp: Any, places: int = 4, pairs: bool = False, effect: bool = False
 def to_markdown(cmp: Any, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
     """A Markdown pipe table; see :meth:`Comparison.to_markdown`."""
     grid = pairs_grid(cmp, places, "md") if pairs else means_grid(cmp, places, "md", effect)
-    return layout(*grid, "md") + ("" if pairs else "\n\n" + legend(cmp, effect).replace("<", "&lt;")
+    return layout(*grid, "md") + ("" if pairs else "\n\n" + legend(cmp, effect)
                                   + _sensitivity_block(cmp, places, "md"))
 
 
@@ -280,45 +271,47 @@ def to_latex(cmp: Any, places: int = 4, pairs: bool = False, effect: bool = Fals
     return head + layout(*grid, "latex") + ("" if pairs else _sensitivity_block(cmp, places, "latex"))
 
 
-def to_delimited(cmp: Any, sep: str = ",", places: int = -1, pairs: bool = False) -> str:
-    """CSV/TSV: the means table (one row per run; per measure its mean, interval and markers) or the tests."""
+def to_delimited(cmp: Any, sep: str = ",", places: int | None = None, pairs: bool = False) -> str:
+    """CSV/TSV: the means table (one row per run; per measure its mean, interval and markers) or the tests;
+    ``places`` None: 15 significant digits in their shortest form (:func:`format_number`)."""
     buf = io.StringIO()
     w = csv.writer(buf, delimiter=sep, lineterminator="\n")
     if pairs:
-        w.writerow(PAIR_COLUMNS + flag_columns(cmp))
-        flags, none = pair_flags(cmp), [""] * len(flag_columns(cmp))
-        for r in cmp.tests.itertuples(index=False):
-            w.writerow([r.measure, r.run_a, r.run_b] + [_num(x, places) for x in (
-                r.mean_difference, r.effect_size, r.statistic, r.pvalue, r.adjusted_pvalue)]
-                + [str(bool(r.significant)).lower()] + flags.get((r.measure, r.run_a, r.run_b), none))
+        header, rows = pairs_grid(cmp, places, "csv")
+        w.writerows([header] + rows)
         return buf.getvalue()
-    sens = getattr(cmp, "sensitivity", None)
+    vs = _versus_baseline(cmp)
+    per_run = ("letter", "judged_depth")  # a column of its own, and a part of the judged column's name
     header = ["run"] + (["letter"] if cmp.baseline is None else [])
     for label in cmp.labels:
-        header.append(label)
-        if cmp.intervals is not None:
-            header += [f"{label} ci_low", f"{label} ci_high"]
-        header.append(f"{label} markers")
-        if cmp.baseline is not None:
-            header += [f"{label} effect_size", f"{label} adjusted_pvalue"]
-        if sens is not None:
-            header += [f"{label} judged@{sens.depths[label]}", f"{label} residual", f"{label} tie_spread"]
+        fields = _mean_fields(cmp, cmp.runs[0], label, vs)
+        header += [label if k == "mean" else f"{label} judged@{fields['judged_depth']}" if k == "judged"
+                   else f"{label} {k}" for k in fields if k not in per_run]
     w.writerow(header)
-    vs = _versus_baseline(cmp)
     for run in cmp.runs:
         row = [run] + ([cmp.letters[run]] if cmp.baseline is None else [])
         for label in cmp.labels:
-            row.append(_num(float(cmp.table.loc[run, label]), places))
-            if cmp.intervals is not None:
-                row += [_num(float(cmp.intervals.loc[run, (label, b)]), places) for b in ("low", "high")]
-            row.append(cmp.markers.loc[run, label])
-            if cmp.baseline is not None:
-                d, p = vs.get((run, label), (None, None))
-                row += ["" if d is None else _num(d, places), "" if p is None else _num(p, places)]
-            if sens is not None:
-                row += [_num(float(sens.per_run.loc[run, (label, q)]), places) for q in _QUANTITIES]
+            row += ["" if v is None else v if isinstance(v, str) else format_number(v, places)
+                    for k, v in _mean_fields(cmp, run, label, vs).items() if k not in per_run]
         w.writerow(row)
     return buf.getvalue()
+
+
+def _mean_fields(cmp: Any, run: str, label: str, vs: dict) -> dict[str, object]:
+    """One run and measure of the means table: the fields of its JSON record after ``run`` and ``measure``, in
+    order, whose numbers are also its CSV columns (None: the baseline's effect size against itself)."""
+    out: dict[str, object] = {"mean": float(cmp.table.loc[run, label])}
+    if cmp.intervals is not None:
+        out.update({f"ci_{b}": float(cmp.intervals.loc[run, (label, b)]) for b in ("low", "high")})
+    out["markers"] = cmp.markers.loc[run, label]
+    if cmp.baseline is None:
+        out["letter"] = cmp.letters[run]
+    else:
+        out["effect_size"], out["adjusted_pvalue"] = vs.get((run, label), (None, None))
+    if cmp.sensitivity is not None:
+        out["judged_depth"] = cmp.sensitivity.depths[label]
+        out.update({q: float(cmp.sensitivity.per_run.loc[run, (label, q)]) for q in _QUANTITIES})
+    return out
 
 
 def _versus_baseline(cmp: Any) -> dict[tuple[str, str], tuple[float, float]]:
@@ -337,50 +330,28 @@ def _json(x: float):
 def records(cmp: Any, pairs: bool = False) -> Iterator[dict[str, object]]:
     """JSON-ready records: one per run and measure (mean, interval, markers) or one per test."""
     if pairs:
+        flags: dict[tuple[str, str, str], dict[str, object]] = {}  # {'ties_order_changes': bool, ...} per pair
+        for f in [] if cmp.sensitivity is None else cmp.sensitivity.flags.itertuples(index=False):
+            flags.setdefault((f.measure, f.run_a, f.run_b), {}).update({
+                f"{f.kind}_order_changes": bool(f.order_changes),
+                f"{f.kind}_significance_changes": bool(f.significance_changes),
+                f"{f.kind}_low": _json(f.low), f"{f.kind}_high": _json(f.high)})
         for r in cmp.tests.itertuples(index=False):
             yield {"measure": r.measure, "run_a": r.run_a, "run_b": r.run_b,
                    "mean_difference": _json(r.mean_difference), "effect_size": _json(r.effect_size),
                    "statistic": _json(r.statistic), "pvalue": _json(r.pvalue),
                    "adjusted_pvalue": _json(r.adjusted_pvalue), "significant": bool(r.significant),
-                   "test": cmp.test, "correction": cmp.correction,
-                   **_flag_record(cmp, (r.measure, r.run_a, r.run_b))}
+                   "test": cmp.test, "correction": cmp.correction, **flags.get((r.measure, r.run_a, r.run_b), {})}
         return
-    sens = getattr(cmp, "sensitivity", None)
     vs = _versus_baseline(cmp)
     for run in cmp.runs:
         for label in cmp.labels:
-            rec = {"run": run, "measure": label, "mean": _json(float(cmp.table.loc[run, label]))}
-            if cmp.intervals is not None:
-                rec["ci_low"] = _json(float(cmp.intervals.loc[run, (label, "low")]))
-                rec["ci_high"] = _json(float(cmp.intervals.loc[run, (label, "high")]))
-            rec["markers"] = cmp.markers.loc[run, label]
-            if cmp.baseline is None:
-                rec["letter"] = cmp.letters[run]
-            elif run != cmp.baseline:
-                d, p = vs[run, label]
-                rec.update(effect_size=_json(d), adjusted_pvalue=_json(p))
-            if sens is not None:
-                rec["judged_depth"] = sens.depths[label]
-                rec.update({q: _json(float(sens.per_run.loc[run, (label, q)])) for q in _QUANTITIES})
-            yield rec
+            fields = _mean_fields(cmp, run, label, vs)
+            yield {"run": run, "measure": label, **{k: v if isinstance(v, (str, int)) else _json(v)
+                                                    for k, v in fields.items() if v is not None}}
 
 
 _QUANTITIES = ("judged", "residual", "tie_spread")
-
-
-def _flag_record(cmp: Any, key: tuple[str, str, str]) -> dict[str, object]:
-    """``{'ties_order_changes': bool, 'ties_significance_changes': bool, 'holes_...': ...}`` of one pair."""
-    sens = getattr(cmp, "sensitivity", None)
-    if sens is None:
-        return {}
-    rows = sens.flags[(sens.flags["measure"] == key[0]) & (sens.flags["run_a"] == key[1]) &
-                      (sens.flags["run_b"] == key[2])]
-    out: dict[str, object] = {}
-    for r in rows.itertuples(index=False):
-        out.update({f"{r.kind}_order_changes": bool(r.order_changes),
-                    f"{r.kind}_significance_changes": bool(r.significance_changes),
-                    f"{r.kind}_low": _json(r.low), f"{r.kind}_high": _json(r.high)})
-    return out
 
 
 def plot(cmp: Any, measure: Measure | str | None = None, baseline: str | None = None,

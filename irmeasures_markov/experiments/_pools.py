@@ -42,6 +42,8 @@ class PoolReduction:
 
     ``mean_scores[r, j]``: measure ``j`` averaged over topics and runs with pool ``percents[r]``;
     ``tau[r, j]``: τ-b between the run rankings of measure ``j`` on the full pool and on pool ``percents[r]``.
+    These stay plain arrays (positions, as ``Evaluation.means_array()``); :meth:`means`, :meth:`taus` and
+    :meth:`run_means` give the same numbers as DataFrames labelled by pool, measure and run.
     """
     percents: list[float]
     labels: list[str]
@@ -49,8 +51,46 @@ class PoolReduction:
     tau: np.ndarray
     evaluations: list[Evaluation]
 
+    def _frame(self, values: np.ndarray) -> pd.DataFrame:
+        """One row per pool (index ``percent``), one column per measure (``measure``), as ``Evaluation.means()``."""
+        import pandas as pd
+        return pd.DataFrame(values, index=pd.Index(self.percents, name="percent"),
+                            columns=pd.Index(list(self.labels), name="measure"))
+
+    def means(self) -> pd.DataFrame:
+        """``mean_scores`` labelled: index ``percent`` (the pool kept, 100 first), columns ``measure``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Each measure averaged over topics and runs, one row per pool.
+        """
+        return self._frame(self.mean_scores)
+
+    def taus(self) -> pd.DataFrame:
+        """``tau`` labelled: index ``percent``, columns ``measure``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            τ-b between the run rankings on the full pool and on each pool (1 on the full pool).
+        """
+        return self._frame(self.tau)
+
+    def run_means(self) -> pd.DataFrame:
+        """Each run's mean over topics on each pool: index (``percent``, ``run``), columns ``measure``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The ``means()`` of every evaluation, stacked pool after pool; averaging a pool's rows over the
+            runs gives :meth:`means`.
+        """
+        import pandas as pd
+        return pd.concat([e.means() for e in self.evaluations], keys=self.percents, names=["percent", "run"])
+
     def to_frames(self) -> tuple[pd.DataFrame, pd.DataFrame]:
-        """``(mean_scores, tau)`` as DataFrames indexed by percent, one column per measure label.
+        """``(means(), taus())``.
 
         Returns
         -------
@@ -59,9 +99,7 @@ class PoolReduction:
         tau : pandas.DataFrame
             τ-b between the run rankings on the full pool and on each reduced one, one row per percent.
         """
-        import pandas as pd
-        return (pd.DataFrame(self.mean_scores, index=self.percents, columns=self.labels),
-                pd.DataFrame(self.tau, index=self.percents, columns=self.labels))
+        return self.means(), self.taus()
 
 
 def _check_full(full: Evaluation, measures: list, labels, qrels: Qrels, runs: Mapping[str, RunSource]) -> None:

@@ -197,12 +197,26 @@ def _pvalue_from_null(obs, null, alternative, exact):
     return hits / b if exact else (hits + 1) / (b + 1)
 
 
-def _sign_patterns(n, n_resamples, rng):
+def _null_weights(test, n, n_resamples, rng):
+    """(weights, exact): resample counts of the bootstrap test, or sign patterns of the randomization test
+    (every one of the 2^n when there are no more than ``n_resamples``)."""
+    if test == "bootstrap":
+        return rng.multinomial(n, np.full(n, 1.0 / n), size=n_resamples).astype(np.float64), False
     if n <= 20 and 2 ** n <= n_resamples:
         codes = np.arange(2 ** n, dtype=np.int64)
         bits = (codes[:, None] >> np.arange(n)) & 1
         return 1.0 - 2.0 * bits, True
     return rng.choice(np.array([-1.0, 1.0]), size=(n_resamples, n)), False
+
+
+def _resampling_test(test, a, b, alternative, n_resamples, seed):
+    """One pair's randomization or bootstrap test: d̄ against d (bootstrap: d − d̄) under the null weights."""
+    d = _differences(a, b, alternative)
+    weights, exact = _null_weights(test, d.size, int(n_resamples), np.random.default_rng(seed))
+    null = weights @ (d if test == "randomization" else d - d.mean()) / d.size
+    p = float(_pvalue_from_null(np.array([d.mean()]), null[:, None], alternative, exact)[0])
+    return TestResult(test, float(d.mean()), p, float(d.mean()), d.size, alternative,
+                      n_resamples=weights.shape[0], exact=exact)
 
 
 def randomization_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided", n_resamples: int = 10000,
@@ -229,17 +243,7 @@ def randomization_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided
     ValueError
         Scores of different lengths, fewer than 2 topics, a value that is not finite, or an unknown ``alternative``.
     """
-    d = _differences(a, b, alternative)
-    rng = np.random.default_rng(seed)
-    signs, exact = _sign_patterns(d.size, int(n_resamples), rng)
-    null = signs @ d / d.size
-    p = float(_pvalue_from_null(np.array([d.mean()]), null[:, None], alternative, exact)[0])
-    return TestResult("randomization", float(d.mean()), p, float(d.mean()), d.size, alternative,
-                      n_resamples=signs.shape[0], exact=exact)
-
-
-def _bootstrap_counts(n, n_resamples, rng):
-    return rng.multinomial(n, np.full(n, 1.0 / n), size=n_resamples).astype(np.float64)
+    return _resampling_test("randomization", a, b, alternative, n_resamples, seed)
 
 
 def bootstrap_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided", n_resamples: int = 10000,
@@ -270,13 +274,7 @@ def bootstrap_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided", n
     ValueError
         Scores of different lengths, fewer than 2 topics, a value that is not finite, or an unknown ``alternative``.
     """
-    d = _differences(a, b, alternative)
-    rng = np.random.default_rng(seed)
-    counts = _bootstrap_counts(d.size, int(n_resamples), rng)
-    null = counts @ (d - d.mean()) / d.size
-    p = float(_pvalue_from_null(np.array([d.mean()]), null[:, None], alternative, False)[0])
-    return TestResult("bootstrap", float(d.mean()), p, float(d.mean()), d.size, alternative,
-                      n_resamples=int(n_resamples), exact=False)
+    return _resampling_test("bootstrap", a, b, alternative, n_resamples, seed)
 
 
 TESTS = {"t": paired_t_test, "wilcoxon": wilcoxon_test, "sign": sign_test,
@@ -336,13 +334,8 @@ def _vectorised_pairs(diffs, test, alternative, n_resamples, seed, chunk):
         with np.errstate(divide="ignore", invalid="ignore"):
             t = np.where(sd > 0, mean / (sd / np.sqrt(n)), np.where(mean == 0, 0.0, np.sign(mean) * np.inf))
         return t, np.minimum(_t_pvalue(t, n - 1, alternative), 1.0)
-    rng = np.random.default_rng(seed)
-    if test == "randomization":
-        weights, exact = _sign_patterns(n, int(n_resamples), rng)
-        centred = diffs
-    else:
-        weights, exact = _bootstrap_counts(n, int(n_resamples), rng), False
-        centred = diffs - mean
+    weights, exact = _null_weights(test, n, int(n_resamples), np.random.default_rng(seed))
+    centred = diffs if test == "randomization" else diffs - mean
     p = np.empty(k)
     for s in range(0, k, chunk):
         null = weights @ centred[:, s:s + chunk] / n
@@ -456,8 +449,7 @@ def pairwise(scores: ScoresLike, pairs: Sequence[tuple[int | str, int | str]], t
     same = [sm.systems[x] for x, y in pairs if x == y]
     if same:
         raise ValueError(f"a system cannot be tested against itself: {same[:5]}")
-    a = np.array([x for x, _ in pairs], dtype=np.int64)
-    b = np.array([y for _, y in pairs], dtype=np.int64)
+    a, b = np.array(pairs, dtype=np.int64).T
     diffs = sm.values[:, a] - sm.values[:, b]
     if test in ("t", "randomization", "bootstrap"):
         stat, p = _vectorised_pairs(diffs, test, alternative, n_resamples, seed, chunk)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -62,25 +62,44 @@ def matrix_hash(sm: ScoreMatrix) -> str:
 
 
 @dataclass
-class _PairsTask:
+class _MatrixTask:
+    """A grid task computing its cells' arrays from one shared score matrix: ``arrays(sm, **kwargs)``."""
     key: str
     cells: list[Cell]
     needs: list[str]
-    test: str
-    n_resamples: int
-    seed: int | None
-    correction: str | None
+    arrays: Callable[..., list[np.ndarray]]
+    kwargs: dict
 
     def compute(self, shared):
-        sm = shared[self.needs[0]]
-        res = all_pairs(sm, self.test, alternative="two-sided", correction=self.correction,
-                        n_resamples=self.n_resamples, seed=self.seed)
-        return [res.adjusted_pvalue]
+        return self.arrays(shared[self.needs[0]], **self.kwargs)
 
 
-def _run(cells, make_tasks, by_name, desc, backend, client, scheduler, n_jobs, store, progress):
-    """run_grid on the backend asked for (closed after if it was started here), the score matrices ``by_name``
-    shared with the tasks."""
+def _pair_pvalues(sm, test, n_resamples, seed, correction):
+    """The ``allpairs`` cell: the adjusted p-values of every pair."""
+    return [all_pairs(sm, test, alternative="two-sided", correction=correction, n_resamples=n_resamples,
+                      seed=seed).adjusted_pvalue]
+
+
+def _fit_arrays(sm, sampler, fit_kwargs):
+    """The two ``bayes`` cells: the system effects' draws, and ``[max_rhat, divergences]`` (NaN for None)."""
+    res = bayesian_linear_model(sm, backend=sampler, progress=False, **fit_kwargs)
+    diag = np.array([np.nan if res.max_rhat is None else float(res.max_rhat),
+                     np.nan if res.divergences is None else float(res.divergences)])
+    return [np.asarray(res.system_effects, dtype=np.float64), diag]
+
+
+def _matrices(scores_by: Mapping[str, ScoresLike], what: str) -> tuple[dict[str, ScoreMatrix], dict[str, str]]:
+    """The score matrix and :func:`matrix_hash` of each entry of ``scores_by`` (the argument named ``what``)."""
+    mats = {str(k): score_matrix(s) for k, s in scores_by.items()}
+    if not mats:
+        raise ValueError(f"`{what}` is empty.")
+    return mats, {k: matrix_hash(sm) for k, sm in mats.items()}
+
+
+def _run(cells, make_tasks, mats, hashes, desc, backend, client, scheduler, n_jobs, store, progress):
+    """run_grid on the backend asked for (closed after if it was started here), the score matrices ``mats``
+    shared with the tasks as ``scores:HASH``."""
+    by_name = {f"scores:{hashes[k]}": sm for k, sm in mats.items()}
     be, owned = resolve_backend(backend, client=client, scheduler=scheduler, n_jobs=n_jobs)
     try:
         return run_grid(cells, make_tasks, lambda names: {k: v for k, v in by_name.items() if k in names},
@@ -137,10 +156,7 @@ def discriminative_power_grid(scores_by_measure: Mapping[str, ScoresLike], *, al
     for t in tests:
         if t not in TESTS:
             raise ValueError(f"unknown test {t!r}; choose among {list(TESTS)}")
-    mats = {str(label): score_matrix(s) for label, s in scores_by_measure.items()}
-    if not mats:
-        raise ValueError("`scores_by_measure` is empty.")
-    hashes = {label: matrix_hash(sm) for label, sm in mats.items()}
+    mats, hashes = _matrices(scores_by_measure, "scores_by_measure")
     cells = {}
     for label in mats:
         for t in tests:
@@ -153,30 +169,14 @@ def discriminative_power_grid(scores_by_measure: Mapping[str, ScoresLike], *, al
         out = []
         for c in missing:
             label, t = where[c.key]
-            out.append(_PairsTask(f"grid-pairs-{c.key}", [c], [f"scores:{hashes[label]}"], t, int(n_resamples),
-                                  seed, correction))
+            out.append(_MatrixTask(f"grid-pairs-{c.key}", [c], [f"scores:{hashes[label]}"], _pair_pvalues,
+                                   dict(test=t, n_resamples=int(n_resamples), seed=seed, correction=correction)))
         return out
 
-    arrays, summary = _run(list(cells.values()), make_tasks, {f"scores:{hashes[x]}": sm for x, sm in mats.items()},
-                           "discriminative power", backend, client, scheduler, n_jobs, store, progress)
+    arrays, summary = _run(list(cells.values()), make_tasks, mats, hashes, "discriminative power", backend, client,
+                           scheduler, n_jobs, store, progress)
     rows = {label: {t: float(np.mean(arrays[cells[(label, t)].key] < alpha)) for t in tests} for label in mats}
     return pd.DataFrame.from_dict(rows, orient="index")[list(tests)], summary
-
-
-@dataclass
-class _FitTask:
-    key: str
-    cells: list[Cell]
-    needs: list[str]
-    backend: str
-    kwargs: dict
-
-    def compute(self, shared):
-        sm = shared[self.needs[0]]
-        res = bayesian_linear_model(sm, backend=self.backend, progress=False, **self.kwargs)
-        diag = np.array([np.nan if res.max_rhat is None else float(res.max_rhat),
-                         np.nan if res.divergences is None else float(res.divergences)])
-        return [np.asarray(res.system_effects, dtype=np.float64), diag]
 
 
 def fit_per_collection(scores_by_collection: Mapping[str, ScoresLike], *, sampler: str = "gibbs",
@@ -220,26 +220,20 @@ def fit_per_collection(scores_by_collection: Mapping[str, ScoresLike], *, sample
     """
     if sampler not in ("gibbs", "pymc"):
         raise ValueError(f"`sampler` must be 'gibbs' or 'pymc', got {sampler!r}")
-    mats = {str(c): score_matrix(s) for c, s in scores_by_collection.items()}
-    if not mats:
-        raise ValueError("`scores_by_collection` is empty.")
+    mats, hashes = _matrices(scores_by_collection, "scores_by_collection")
     settings = json.dumps({"sampler": sampler, **fit_kwargs}, sort_keys=True, default=repr)
-    hashes = {c: matrix_hash(sm) for c, sm in mats.items()}
-    cells = {}
-    for c in mats:
-        seed = int(fit_kwargs.get("seed", 0) or 0)
-        cells[c] = (Cell("bayes", c, "", "effects", 100.0, seed, settings, hashes[c], ""),
-                    Cell("bayes", c, "", "diagnostics", 100.0, seed, settings, hashes[c], ""))
+    seed = int(fit_kwargs.get("seed", 0) or 0)
+    cells = {c: tuple(Cell("bayes", c, "", part, 100.0, seed, settings, hashes[c], "")
+                      for part in ("effects", "diagnostics")) for c in mats}
     where = {cell.key: c for c, pair in cells.items() for cell in pair}
 
     def make_tasks(missing):
         todo = list(dict.fromkeys(where[k.key] for k in missing))
-        return [_FitTask(f"grid-bayes-{cells[c][0].key}", list(cells[c]), [f"scores:{hashes[c]}"], sampler,
-                         dict(fit_kwargs)) for c in todo]
+        return [_MatrixTask(f"grid-bayes-{cells[c][0].key}", list(cells[c]), [f"scores:{hashes[c]}"], _fit_arrays,
+                            dict(sampler=sampler, fit_kwargs=dict(fit_kwargs))) for c in todo]
 
-    arrays, summary = _run([x for pair in cells.values() for x in pair], make_tasks,
-                           {f"scores:{hashes[c]}": sm for c, sm in mats.items()}, "Bayesian fits", backend, client,
-                           scheduler, n_jobs, store, progress)
+    arrays, summary = _run([x for pair in cells.values() for x in pair], make_tasks, mats, hashes, "Bayesian fits",
+                           backend, client, scheduler, n_jobs, store, progress)
     out = {}
     for c, (ce, cd) in cells.items():
         rhat, div = arrays[cd.key]

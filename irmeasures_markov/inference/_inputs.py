@@ -121,14 +121,9 @@ def _per_query(obj, measure, where) -> dict[str, float]:
     import pandas as pd
     if isinstance(obj, pd.DataFrame):
         return _per_query_from_frame(obj, measure, where)
-    if isinstance(obj, Mapping):
-        out = {}
-        for q, v in obj.items():
-            if isinstance(v, Mapping):
-                out[str(q)] = _pick_measure({str(k): x for k, x in v.items()}, measure, f"{where}, topic {q}")
-            else:
-                out[str(q)] = v
-        return {q: float(v) for q, v in out.items()}
+    if isinstance(obj, Mapping):  # {qid: value} or our evaluator's {qid: {measure_name: value}}
+        return {str(q): float(_pick_measure({str(k): x for k, x in v.items()}, measure, f"{where}, topic {q}")
+                              if isinstance(v, Mapping) else v) for q, v in obj.items()}
     # an iter_calc iterable of Metric(query_id, measure, value)
     by_measure: dict[str, dict[str, float]] = {}
     for row in obj:
@@ -193,7 +188,6 @@ def score_matrix(data: ScoresLike, measure: Any = None, *, topics: Sequence[str]
         if len(t) != values.shape[0] or len(s) != values.shape[1]:
             raise ValueError(f"topics/systems labels ({len(t)}, {len(s)}) do not match the shape {values.shape}")
         return _checked(values, t, s, measure)
-    per_system: dict[str, dict[str, float]] = {}
     import pandas as pd
     is_frame = isinstance(data, pd.DataFrame)
     if is_frame and _is_wide(data):
@@ -204,11 +198,10 @@ def score_matrix(data: ScoresLike, measure: Any = None, *, topics: Sequence[str]
             raise ValueError(f"a DataFrame of several systems needs a system column ({'/'.join(_SYSTEM_COLUMNS)}); "
                              f"for one system pass {{'name': frame}}; a topics × systems table (as "
                              f"Evaluation.per_topic gives) has only numeric columns. Columns: {list(data.columns)}")
-        for name, group in data.groupby(scol, sort=False):
-            per_system[str(name)] = _per_query_from_frame(group, measure, f"system {name!r}")
+        per_system = {str(name): _per_query_from_frame(group, measure, f"system {name!r}")
+                      for name, group in data.groupby(scol, sort=False)}
     elif isinstance(data, Mapping):
-        for name, obj in data.items():
-            per_system[str(name)] = _per_query(obj, measure, f"system {name!r}")
+        per_system = {str(name): _per_query(obj, measure, f"system {name!r}") for name, obj in data.items()}
     else:
         raise ValueError(f"cannot read per-query scores from {type(data).__name__}: pass a DataFrame, a "
                          "{system: results} mapping or a topics × systems array")
@@ -223,8 +216,7 @@ def score_matrix(data: ScoresLike, measure: Any = None, *, topics: Sequence[str]
         all_topics = [str(t) for t in topics]
     elif all(t.isdigit() for t in all_topics):
         all_topics.sort(key=int)
-    missing = {n: sorted(set(all_topics) - set(per_system[n])) for n in names}
-    missing = {n: m for n, m in missing.items() if m}
+    missing = {n: m for n in names if (m := sorted(set(all_topics) - set(per_system[n])))}
     if missing:
         desc = "; ".join(f"{n!r} lacks {len(m)} topic(s): {m[:10]}" for n, m in list(missing.items())[:5])
         raise ValueError(f"every system must have a score for every topic: {desc}")

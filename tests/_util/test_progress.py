@@ -154,12 +154,12 @@ def test_pool_reduction_command_shows_progress_on_a_terminal_only(data, tmp_path
     argv = ["pool-reduction", qpath, rdir, "-m", "AP", "--percents", "50"]
     assert main(argv) == 0
     out, err = capsys.readouterr()
-    assert err == "" and out.count("\n") == 2
+    assert err == "" and out.count("\n") == 3  # a header and two rows
     tty = Terminal()
     monkeypatch.setattr(sys, "stderr", tty)
     assert main(argv) == 0
     assert "pool reduction" in tty.getvalue() and "cells" in tty.getvalue()
-    assert capsys.readouterr().out.count("\n") == 2  # the table alone on standard output
+    assert capsys.readouterr().out.count("\n") == 3  # the table alone on standard output
     tty.seek(0)
     tty.truncate()
     assert main(argv + ["--no-progress"]) == 0

@@ -64,3 +64,20 @@ def test_unknown_measure(capsys):
 def test_bad_model_parameter(capsys):
     assert main([sample_path("sample.qrels"), sample_path("sample.run"), "MP(model='XX')"]) == 2
     assert "not one of" in capsys.readouterr().err
+
+
+def test_main_command_writes_csv_as_compare_does(tmp_path, capsys):
+    # two topics with P@10 = 0.1 and 0.2: the mean is 0.15000000000000002 in float64
+    q, r = tmp_path / "q.txt", tmp_path / "r.txt"
+    q.write_text("".join(f"{t} 0 {t}r{i} 1\n" for t in (1, 2) for i in range(10)))
+    r.write_text("".join(f"{t} Q0 {t}{'r' if i < t else 'n'}{i} {i + 1} {10 - i} x\n" for t in (1, 2)
+                         for i in range(10)))
+    assert main([str(q), str(r), "P@10", "MP(model='GL_AD_LID',recall=True)", "-o", "csv"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:2] == ["measure,value", "P@10,0.15"]  # a header, and no float noise
+    assert lines[2].startswith('"MP(model=\'GL_AD_LID\',recall=True)",')  # quoted: a measure name may hold a comma
+    assert main([str(q), str(r), "P@10", "-o", "csv", "-q", "-p", "-1"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["query_id,measure,value", "1,P@10,0.1", "2,P@10,0.2",
+                                                     "all,P@10,0.15000000000000002"]
+    assert main([str(q), str(r), "P@10"]) == 0
+    assert capsys.readouterr().out == "P@10\t0.1500\n"  # tsv unchanged: no header, 4 places

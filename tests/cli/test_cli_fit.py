@@ -139,12 +139,6 @@ def test_input_errors(calls, tmp_path, capsys):
     assert not calls
 
 
-def test_without_fit(monkeypatch, log, capsys):
-    monkeypatch.delattr(calibration, "fit", raising=False)
-    assert main(["fit", log]) == 2
-    assert "fitting is not available" in capsys.readouterr().err
-
-
 def test_guess_format():
     assert [guess_format(n) for n in ("a.jsonl", "a.JSONL.gz", "a.tsv.xz", "train.txt", "-")] == \
         ["jsonl", "jsonl", "tsv", "wscd", "wscd"]

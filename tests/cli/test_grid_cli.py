@@ -1,11 +1,11 @@
 """``irmeasures-markov pool-reduction``: the command line of the grid, checked against the Python API."""
+import json
+
 import pytest
 from synthetic_collection import synthetic, write_run
 
 from irmeasures_markov.cli import main
 from irmeasures_markov.experiments import pool_reduction
-
-pytest.importorskip("pyarrow")
 
 
 @pytest.fixture
@@ -25,11 +25,13 @@ def _table(out):
 
 
 def test_pool_reduction_command_equals_the_api(files, capsys, tmp_path):
+    pytest.importorskip("pyarrow")  # --store
     qrels, runs, qpath, rdir = files
     argv = ["pool-reduction", qpath, rdir, "-m", "AP", "MP(recall=True)", "--percents", "50,10", "--seeds", "0-1",
             "-p", "-1", "--no-progress", "--store", str(tmp_path / "store")]
     assert main(argv) == 0
-    rows = _table(capsys.readouterr().out)
+    header, *rows = _table(capsys.readouterr().out)
+    assert header == ["percent", "seed", "measure", "mean", "tau"]
     assert len(rows) == 2 + 2 * 2 * 2
     measures = ["AP", "MP(recall=True)"]
     for seed in (0, 1):
@@ -41,9 +43,21 @@ def test_pool_reduction_command_equals_the_api(files, capsys, tmp_path):
                 assert float(row[3]) == ref.mean_scores[k, j] and float(row[4]) == ref.tau[k, j]
     # the same command again: every cell from the store, the same output
     assert main(argv) == 0
-    assert _table(capsys.readouterr().out) == rows
+    assert _table(capsys.readouterr().out) == [header] + rows
     assert main(argv[:-2] + ["-o", "jsonl"]) == 0
     assert capsys.readouterr().out.count("\n") == len(rows)
+
+
+def test_pool_reduction_tsv_has_a_header_naming_the_jsonl_keys(files, capsys):
+    _, _, qpath, rdir = files
+    argv = ["pool-reduction", qpath, rdir, "-m", "AP", "--percents", "50", "--no-progress"]
+    assert main(argv) == 0
+    header, *rows = _table(capsys.readouterr().out)
+    assert header == ["percent", "seed", "measure", "mean", "tau"] and [r[:3] for r in rows] == [
+        ["100", "-", "AP"], ["50", "0", "AP"]]
+    assert main(argv + ["-o", "jsonl"]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [list(r) for r in records] == [header] * 2  # no header line in jsonl: its keys name the values
 
 
 @pytest.mark.parametrize("extra, message", [
@@ -69,5 +83,8 @@ def test_pool_reduction_command_needs_two_runs_and_existing_files(files, capsys,
     assert "at least 2 runs" in capsys.readouterr().err
     assert main(["pool-reduction", qpath, str(tmp_path / "nope"), "-m", "AP", "--no-progress"]) == 2
     assert "no such file" in capsys.readouterr().err
-    assert main(["pool-reduction", qpath, rdir, str(one), "-m", "AP", "--no-progress"]) == 2
-    assert "two run files are named" in capsys.readouterr().err
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / one.name).write_bytes(one.read_bytes())  # another file giving the same run name
+    assert main(["pool-reduction", qpath, rdir, str(other / one.name), "-m", "AP", "--no-progress"]) == 2
+    assert f"gives the run name {one.name.removeprefix('input.').removesuffix('.gz')!r}" in capsys.readouterr().err

@@ -1,4 +1,6 @@
 """``irmeasures-markov ph-compare``: the paper's runs r and s as a one-topic collection."""
+import json
+
 import pytest
 
 from irmeasures_markov.cli import main
@@ -73,3 +75,31 @@ def test_tail_inf_with_f1_keeps_order1(files, capsys):
 def test_tail_inf_rejected_for_dfbm(files, capsys):
     assert main(["ph-compare", *files, "--browse", "DFBM", "--tail", "inf"]) == 2
     assert "does not take ['tail']" in capsys.readouterr().err
+
+
+@pytest.fixture
+def near_tie(tmp_path):
+    """Two runs whose only difference is a relevant document at rank 40 or 41: P@H values 8e-7 apart."""
+    lines = []
+    for name, pos in (("a", 39), ("b", 40)):
+        (tmp_path / f"{name}.run").write_text("".join(f"t1 Q0 {name}{i} {i + 1} {45 - i} {name}\n" for i in range(45)))
+        lines += [f"t1 0 {name}{i} {int(i in (0, pos))}\n" for i in range(45)]
+    (tmp_path / "q.qrels").write_text("".join(lines))
+    return [str(tmp_path / f) for f in ("q.qrels", "a.run", "b.run")]
+
+
+def test_one_stated_tie_tolerance_for_rows_and_summary(near_tie, capsys):
+    assert main(["ph-compare", *near_tie, "--user", "RBP", "--p", "0.8"]) == 0
+    out = capsys.readouterr().out
+    row = _topic_line(out)
+    assert row[1] == row[2] and row[5:7] == ["=", "="]  # values that print equal are tied, not won
+    assert "within 5e-05" in out
+    assert "# order 1 (E[P@H]): A better 0, B better 0, tied 1" in out
+    # every digit printed: only float noise is a tie, and the summary counts what the rows say
+    assert main(["ph-compare", *near_tie, "--user", "RBP", "--p", "0.8", "-p", "-1"]) == 0
+    out = capsys.readouterr().out
+    assert _topic_line(out)[5:7] == ["A", "A"] and "within 1e-12" in out
+    assert "# order 1 (E[P@H]): A better 1, B better 0, tied 0" in out
+    assert main(["ph-compare", *near_tie, "--user", "RBP", "--p", "0.8", "-o", "jsonl"]) == 0
+    summary = json.loads(capsys.readouterr().out.splitlines()[-1])["summary"]
+    assert summary["tie_tolerance"] == 5e-05 and summary["wins"]["order1"] == {"A": 0, "B": 0, "=": 1}

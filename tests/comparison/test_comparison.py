@@ -258,9 +258,37 @@ def test_markdown_text_and_csv(data):
     assert "Letters:" in cmp.to_text() and "Holm correction" in cmp.to_text()
     frame = pd.read_csv(io.StringIO(cmp.to_csv()), keep_default_na=False)
     assert list(frame.run) == list(runs)
+    np.testing.assert_allclose(frame["AP"].to_numpy(), cmp.table["AP"].to_numpy(), rtol=1e-14)  # 15 digits
+    frame = pd.read_csv(io.StringIO(cmp.to_csv(places=-1)), keep_default_na=False)
     np.testing.assert_array_equal(frame["AP"].to_numpy(), cmp.table["AP"].to_numpy())  # every digit
-    pairs = pd.read_csv(io.StringIO(cmp.to_csv(pairs=True)))
+    pairs = pd.read_csv(io.StringIO(cmp.to_csv(pairs=True, places=-1)))
     np.testing.assert_array_equal(pairs.pvalue.to_numpy(), cmp.tests.pvalue.to_numpy())
+
+
+def noisy_collection():
+    """Two topics on which run a's P@10 is 0.1 and 0.2: its mean is 0.15000000000000002 in float64."""
+    qrels = {q: {f"{q}r{i}": 1 for i in range(10)} for q in ("1", "2")}
+
+    def run(hits):
+        return {q: {(f"{q}r{i}" if i < k else f"{q}n{i}"): float(10 - i) for i in range(10)}
+                for q, k in zip(qrels, hits)}
+    return qrels, {"a": run((1, 2)), "b": run((3, 3))}
+
+
+def test_csv_prints_the_shortest_form_of_15_digits():
+    cmp = comparison.compare(*noisy_collection(), ["P@10"])
+    assert repr(float(cmp.table.loc["a", "P@10"])) == "0.15000000000000002"
+    assert cmp.to_csv().splitlines()[1] == "a,a,0.15,"  # not the arithmetic's noise
+    assert cmp.to_csv(places=-1).splitlines()[1] == "a,a,0.15000000000000002,"  # every digit, when asked
+    assert cmp.to_csv(places=3).splitlines()[1] == "a,a,0.150,"
+    assert cmp.to_csv(pairs=True).splitlines()[1].startswith("P@10,a,b,-0.15,")
+
+
+def test_markdown_escapes_only_what_markdown_needs():
+    qrels, runs = noisy_collection()
+    md = comparison.compare(qrels, {"a|1": runs["a"], "b": runs["b"]}, ["P@10"]).to_markdown()
+    assert "p < 0.05" in md and "&lt;" not in md  # a paragraph, not HTML
+    assert r"| (a) a\|1 |" in md  # a pipe inside a table cell is escaped
 
 
 def test_effect_sizes_against_the_baseline(data):

@@ -4,6 +4,7 @@ import math
 
 import ir_measures
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.stats
 from hypothesis import given, settings
@@ -364,6 +365,24 @@ def test_pool_reduction_synthetic():
     assert kendall_tau(full.means_array()[:, 0], reduced.means_array()[:, 0]) == pytest.approx(res.tau[2, 0])
     mean, tau = res.to_frames()
     assert list(mean.columns) == ["AP", "bpref", "MP"]
+
+
+def test_pool_reduction_labels_its_numbers():
+    qrels, runs = synthetic(seed=11, n_runs=3, n_docs=80)
+    res = pool_reduction(["AP", "P@5"], qrels, runs, percents=(50,), progress=False)
+    means, taus = res.means(), res.taus()
+    assert (means.index.name, means.columns.name) == ("percent", "measure") == (taus.index.name, taus.columns.name)
+    assert list(means.index) == [100.0, 50.0] and list(means.columns) == ["AP", "P@5"]
+    np.testing.assert_array_equal(means.to_numpy(), res.mean_scores)  # the arrays stay, with the same numbers
+    np.testing.assert_array_equal(taus.to_numpy(), res.tau)
+    assert taus.loc[100.0, "AP"] == 1.0
+    per_run = res.run_means()
+    assert per_run.index.names == ["percent", "run"] and list(per_run.loc[50.0].index) == list(runs)
+    assert per_run.loc[(50.0, "run1"), "P@5"] == res.evaluations[1].means().loc["run1", "P@5"]
+    np.testing.assert_allclose(per_run.groupby(level="percent", sort=False).mean().to_numpy(), res.mean_scores,
+                               rtol=1e-15)
+    for frame, labelled in zip(res.to_frames(), (means, taus)):
+        pd.testing.assert_frame_equal(frame, labelled)
 
 
 def test_pool_reduction_reuses_full_only_when_it_matches():
