@@ -11,6 +11,9 @@ censored chains), and returns a :class:`~irmeasures_markov.calibration.ClickLog`
   session, a walk of the MP chain (on all ranks for AD, on S for OR) started in
   S, and a click at every visit to S (the chain watched on S).
 - :func:`simulate_times`: click times and dwell times for TBG / MPcont fits.
+- :func:`simulate_graded_clicks`: PBM or DBN users whose attractiveness (and
+  satisfaction) depend on the document's grade only, with the qrels (the
+  click models' by-grade parameters).
 """
 from __future__ import annotations
 
@@ -172,3 +175,36 @@ def simulate_times(log: ClickLog, *, t_summary: float = 4.0, rates: Sequence[flo
                 ended = True                # the user finished reading and left: an observed end
         out.append(Session(s.query_id, s.shown, c, times, d, ended, s.session_id))
     return ClickLog(out, description=log.description + " with times", source=log.source, meta=dict(log.meta))
+
+
+def simulate_graded_clicks(n_sessions: int, model: str, attractiveness: dict[int, float], *,
+                           examination: Sequence[float] | None = None, satisfaction: dict[int, float] | None = None,
+                           continuation: float = 1.0, n_queries: int = 3, n_docs: int = 5, by_grade: bool = False,
+                           rng: np.random.Generator | int | None = None) -> tuple[ClickLog, dict[str, dict[str, int]]]:
+    """PBM users (examine rank r with ``examination[r-1]``) or DBN users (examine rank 1, stop satisfied after a
+    click with ``satisfaction[g]``, else go on with ``continuation``), clicking an examined document of grade g with
+    ``attractiveness[g]``; grades drawn uniformly per document.  Each session shows its query's documents in a
+    random order, or, with ``by_grade``, in one of two fixed orders by grade plus noise (as a system would)."""
+    rng = np.random.default_rng(rng)
+    grades = sorted(attractiveness)
+    qrels = {f"q{i}": {f"q{i}-d{k}": int(rng.choice(grades)) for k in range(n_docs)} for i in range(n_queries)}
+    orders = {q: [sorted(j, key=lambda d: -j[d] + rng.normal()) for _ in range(2)] for q, j in qrels.items()}
+    sessions = []
+    for n in range(n_sessions):
+        q = f"q{rng.integers(n_queries)}"
+        shown = orders[q][rng.integers(2)] if by_grade else list(rng.permutation(list(qrels[q])))
+        clicks = []
+        for r, d in enumerate(shown, start=1):
+            g = qrels[q][d]
+            if model == "PBM":
+                if rng.random() < examination[r - 1] and rng.random() < attractiveness[g]:
+                    clicks.append(r)
+                continue
+            if rng.random() < attractiveness[g]:                       # DBN: rank r is examined here
+                clicks.append(r)
+                if rng.random() < satisfaction[g]:
+                    break
+            if rng.random() >= continuation:
+                break
+        sessions.append(Session(q, tuple(shown), np.array(clicks, dtype=np.int64), session_id=str(n)))
+    return ClickLog(sessions, description=f"simulated {model} by grade", source="simulate_graded_clicks"), qrels

@@ -16,9 +16,14 @@ the click models and the package's user models compare row by row.
   for attractiveness and satisfaction (``params["unseen"]``).
 * With ``qrels``, the model is fitted a second time with attractiveness (and
   satisfaction) tied by the document's judged grade, every unjudged pair
-  keeping a parameter of its own that is left out of the by-grade values;
-  the position parameters of that fit are dropped, those of the per-document
-  fit are reported.
+  keeping a parameter of its own that is left out of the by-grade values.
+  That fit holds the position parameters (PBM/UBM examination, DBN
+  continuation) at the per-document fit's values, so every stored parameter
+  is on one scale: ``examination[r-1] * attractiveness_by_grade[g]`` is the
+  fitted P(click) of a grade-g document at rank r, and DBN's ``continuation``
+  goes with its by-grade a(g), s(g).  (Fitted separately, PBM's two fits
+  settle on different scales of its examination x attractiveness
+  indeterminacy, and DBN's two continuations differ.)
 """
 from __future__ import annotations
 
@@ -286,7 +291,7 @@ def fit_click_model(name: str, sessions: Iterable[Session], *, qrels: Mapping[st
     elif name in ("DBN", "SDBN"):
         params["continuation"] = float(st.gamma)
     if qrels is not None:
-        params.update(_by_grade(name, enc, flat, sessions, index, qrels, iterations, tol, prior))
+        params.update(_by_grade(name, enc, sessions, index, qrels, st, iterations=iterations, tol=tol, prior=prior))
     params["unseen"] = {"attractiveness": unseen} | ({"satisfaction": unseen} if st.sat is not None else {})
     params["prior"] = list(prior)
     params["per_document"] = {"attractiveness": _table(index, st.attr)}
@@ -297,14 +302,16 @@ def fit_click_model(name: str, sessions: Iterable[Session], *, qrels: Mapping[st
                          history=[float(x) for x in st.history], objective=[float(x) for x in st.objective])
 
 
-def _by_grade(name, enc, flat, sessions, index, qrels, iterations, tol, prior) -> dict:
+def _by_grade(name, enc, sessions, index, qrels, fitted, **em) -> dict:
+    """The by-grade values, fitted on the position parameters of the per-document fit ``fitted`` (one scale)."""
     mapping, grades = grade_index(sessions, qrels, index)
     if not grades:
         return {"attractiveness_by_grade": {}} | ({"satisfaction_by_grade": {}} if name in ("DBN", "SDBN") else {})
     n_tied = len(grades) + len(index)
     tied = Encoded(items=np.where(enc.items >= 0, mapping[np.maximum(enc.items, 0)], -1), clicks=enc.clicks,
                          mask=enc.mask, lengths=enc.lengths)
-    st = _FITTERS[name](tied, flatten(tied, n_tied), n_tied, iterations=iterations, tol=tol, prior=prior)
+    held = {"PBM": {"exam": fitted.exam}, "UBM": {"exam": fitted.exam}, "DBN": {"gamma": fitted.gamma}}.get(name, {})
+    st = _FITTERS[name](tied, flatten(tied, n_tied), n_tied, **em, **held)
     out = {"attractiveness_by_grade": {str(g): float(st.attr[i]) for i, g in enumerate(grades)}}
     if st.sat is not None:
         out["satisfaction_by_grade"] = {str(g): float(st.sat[i]) for i, g in enumerate(grades)}

@@ -118,8 +118,8 @@ def posteriors(a: np.ndarray, s: np.ndarray, gamma: float, enc: Encoded, *, logl
 
 
 def fit_dbn(enc: Encoded, flat: Flat, n_items: int, *, iterations: int, tol: float,
-            prior: tuple[float, float]) -> State:
-    """DBN by EM."""
+            prior: tuple[float, float], gamma: float | None = None) -> State:
+    """DBN by EM; with ``gamma``, the continuation is held at it (only attractiveness and satisfaction are fitted)."""
     items = np.maximum(enc.items, 0)
     clicked = np.bincount(flat.item, flat.click, n_items)
 
@@ -130,10 +130,10 @@ def fit_dbn(enc: Encoded, flat: Flat, n_items: int, *, iterations: int, tol: flo
         attr = estimate(np.bincount(flat.item, pa[r, cidx], n_items), flat.counts, prior)
         sat = estimate(np.bincount(flat.item, ps[r, cidx] * flat.click, n_items), clicked, prior)
         tot = den.sum()
-        gamma = float(num.sum() / tot) if tot > 0 else st.gamma
-        return float(ll.sum()), State(attr=attr, sat=sat, gamma=gamma)
+        g = float(num.sum() / tot) if tot > 0 and gamma is None else st.gamma
+        return float(ll.sum()), State(attr=attr, sat=sat, gamma=g)
 
-    init = State(attr=np.full(n_items, 0.5), sat=np.full(n_items, 0.5), gamma=0.5)
+    init = State(attr=np.full(n_items, 0.5), sat=np.full(n_items, 0.5), gamma=0.5 if gamma is None else float(gamma))
     return run_em(step, lambda ll, s: ll + log_prior(s.attr, prior) + log_prior(s.sat, prior), init,
                   iterations=iterations, tol=tol, n_sessions=enc.n_sessions)
 

@@ -18,7 +18,9 @@ EM: a click means E = A = 1; a skip gives
 these over the shows of each pair (with the pseudo-counts of ``_core``) and of
 each rank (cell).  Both models are identified only up to a common scale
 (:math:`\gamma c`, :math:`\alpha/c`): EM starts from 0.5 everywhere and keeps
-the scale it reaches; click probabilities do not depend on it.
+the scale it reaches; click probabilities do not depend on it.  A second fit
+on the same log (attractiveness by grade) is put on the first one's scale by
+holding the examination at the first fit's values (``exam``).
 """
 from __future__ import annotations
 
@@ -38,8 +40,8 @@ def _exam_index(kind: str, enc: Encoded, flat: Flat) -> tuple[np.ndarray, int]:
 
 
 def fit_examination(kind: str, enc: Encoded, flat: Flat, n_items: int, *, iterations: int, tol: float,
-                    prior: tuple[float, float]) -> State:
-    """PBM or UBM (``kind``) by EM."""
+                    prior: tuple[float, float], exam: np.ndarray | None = None) -> State:
+    """PBM or UBM (``kind``) by EM; with ``exam``, the examination is held at it (only attractiveness is fitted)."""
     ex, n_cells = _exam_index(kind, enc, flat)
     cell_counts = np.bincount(ex, minlength=n_cells).astype(np.float64)
     c = flat.click > 0
@@ -54,11 +56,11 @@ def fit_examination(kind: str, enc: Encoded, flat: Flat, n_items: int, *, iterat
         post_e = np.where(c, 1.0, g * (1.0 - a) / skip)
         attr = estimate(np.bincount(flat.item, post_a, n_items), flat.counts, prior)
         with np.errstate(invalid="ignore", divide="ignore"):
-            exam = np.where(cell_counts > 0, np.bincount(ex, post_e, n_cells) / cell_counts, 0.0)
-        return ll, State(attr=attr, exam=exam.reshape(st.exam.shape))
+            new_exam = np.where(cell_counts > 0, np.bincount(ex, post_e, n_cells) / cell_counts, 0.0)
+        return ll, State(attr=attr, exam=st.exam if exam is not None else new_exam.reshape(st.exam.shape))
 
     shape = (enc.depth,) if kind == "PBM" else (enc.depth, enc.depth + 1)
-    init = State(attr=np.full(n_items, 0.5), exam=np.full(shape, 0.5))
+    init = State(attr=np.full(n_items, 0.5), exam=np.full(shape, 0.5) if exam is None else exam)
     st = run_em(step, lambda ll, s: ll + log_prior(s.attr, prior), init, iterations=iterations, tol=tol,
                 n_sessions=enc.n_sessions)
     if kind == "UBM":  # cells that never occur (r' >= r, or unseen) hold 0
