@@ -40,8 +40,10 @@ class RunColumns(Mapping):
         The queries, in order of first appearance in the file.
     bounds : numpy.ndarray
         ``len(qids) + 1`` record offsets (int64).
-    docids : str
-        Every record's docid, query after query, joined by newlines.
+    docids : str or list of str
+        Every record's docid, query after query: joined by newlines (as read
+        from a file), or a list (as a dict run's mappings give them; a docid
+        may then hold a newline).
     scores : numpy.ndarray
         Every record's score (float64).
 
@@ -53,7 +55,7 @@ class RunColumns(Mapping):
     """
     __slots__ = ("qids", "bounds", "docids", "scores", "_keys", "_index")
 
-    def __init__(self, qids: list[str], bounds: np.ndarray, docids: str, scores: np.ndarray) -> None:
+    def __init__(self, qids: list[str], bounds: np.ndarray, docids: str | list[str], scores: np.ndarray) -> None:
         self.qids = qids
         self.bounds = np.asarray(bounds, dtype=np.int64)
         self.docids = docids
@@ -80,7 +82,8 @@ class RunColumns(Mapping):
         list of str
         """
         if self._keys is None:
-            self._keys = self.docids.split("\n") if self.qids else []
+            docids = self.docids
+            self._keys = docids if isinstance(docids, list) else docids.split("\n") if self.qids else []
         return self._keys
 
     def __len__(self) -> int:
