@@ -479,8 +479,10 @@ def prepare(qrels: QrelsIndex, run: RunColumns, join_docids: bool, depth: int | 
     scores = run.scores if every else run.scores[records]
     order = segment_argsort_desc(scores, starts)
     ranked = scores[order]
-    ties = tie_slots(ranked, starts)
+    ties = tie_slots(ranked, starts, compact=True)   # int32 positions and first-slot marks: 5 bytes a slot
     cut = depth is not None and lengths.size and int(lengths.max()) > depth
+    kept_scores = ranked if keep_scores and not cut else None
+    del ranked   # not held while the judgments are looked up
     made: list[list[str]] = []
 
     def keys() -> list[str]:
@@ -495,7 +497,6 @@ def prepare(qrels: QrelsIndex, run: RunColumns, join_docids: bool, depth: int | 
         # only the positive judgments: unjudged and judged non-relevant are both 0 in the positive grades
         _, positive_tables = judgment_tables(qrels, positive=True)
         positive = in_rank_order(_lookup(run, table_of, positive_tables, 0, records), order, keys, starts, ties)
-    kept_scores = ranked if keep_scores and not cut else None
     key_starts = starts
     if cut:
         order, positive, grades, starts, ties = cut_to_depth(order, positive, grades, starts, lengths, depth,

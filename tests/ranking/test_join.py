@@ -9,6 +9,7 @@ both run, on scores full of ties with -0.0 beside 0.0.
 """
 import numpy as np
 import pytest
+from measure_needs import Needs
 from random_runs import tied_run
 
 from irmeasures_markov._util._segments import segment_argsort_desc
@@ -255,3 +256,18 @@ def test_long_rankings_whose_length_disagrees_with_their_items_fall_back_with_no
     assert flat_run._checked_columns(qrels, run) is None
     with pytest.raises(ValueError, match="query 'q1': its mapping lists 700 documents but has length 699"):
         PreparedRun(QrelsIndex(qrels), run)
+
+
+def test_docids_holding_a_newline_or_a_lone_surrogate_stay_whole():
+    """A dict run's docids are kept as a list when made columns: a newline inside one splits nothing."""
+    run = {"q1": {"a\nb": 2.0, "a": 1.0, "b": 1.0, "\ud800": 1.0, "c\n": 0.5}, "q2": {"x\ny": 1.0, "x": 1.0}}
+    qrels = {"q1": {"a\nb": 1, "b": 2, "\ud800": 1}, "q2": {"x": 1, "x\ny": 0}}
+    for needs in ([], [Needs(document_values=True, judgments=True)]):
+        prepared = PreparedRun(QrelsIndex(qrels), run, needs)
+        assert prepared.ranked_docids == [d for q in run for d in trec_order(run[q])]
+        np.testing.assert_array_equal(prepared.full_grades, [qrels[q].get(d, UNJUDGED) for q in run
+                                                             for d in trec_order(run[q])])
+        assert [q.joined_keys for q in prepared.queries] == (["\n".join(run[q]) for q in run] if needs
+                                                             else [None, None])
+        values = prepared.document_values(lambda segments, joined: np.array([len(d) for s in segments for d in s]))
+        assert values.tolist() == [len(d) for d in prepared.ranked_docids]
