@@ -50,7 +50,8 @@ class RunColumns(Mapping):
     Notes
     -----
     Made by :func:`read_run_columns` and :func:`~irmeasures_markov.io._run_files.load_run_dir`,
-    which check the rules above; the constructor trusts its caller.  The
+    and from a dict run by :func:`~irmeasures_markov.ranking._join.columns_of_dict`, which
+    check the rules above; the constructor trusts its caller.  The
     object does not change (``dict(run)`` keeps each query's read-only view).
     """
     __slots__ = ("qids", "bounds", "docids", "scores", "_keys", "_index")
