@@ -88,16 +88,9 @@ class RankedQuery:
     def grades(self) -> np.ndarray:
         """Every grade at every rank, :data:`UNJUDGED` where there is no judgment."""
         if self._grades is None:
-            keys = self._keys
-            n = len(keys)
-            if self._order.size < n:  # ranked to a depth (PreparedRun): only the ranked documents are joined
-                keys, n = self.docids, self._order.size
-                # map() with the dict's own get keeps the join in C: one lookup per document
-                self._grades = np.fromiter(map(self._judged.get, keys, repeat(UNJUDGED, n)), dtype=np.int64,
-                                           count=n)
-            else:
-                full = np.fromiter(map(self._judged.get, keys, repeat(UNJUDGED, n)), dtype=np.int64, count=n)
-                self._grades = full[self._order]
+            # map() with the dict's own get keeps the join in C: one lookup per ranked document
+            self._grades = np.fromiter(map(self._judged.get, self.docids, repeat(UNJUDGED)), dtype=np.int64,
+                                       count=self._order.size)
         return self._grades
 
     @property
@@ -110,22 +103,8 @@ class RankedQuery:
 
 
 def judgment_tables(qrels: QrelsIndex, positive: bool = False) -> tuple[dict[str, int], KeyTables]:
-    """Each qrels query's judgments as :class:`~irmeasures_markov._util._token_sets.KeyTables` (made once per index).
-
-    Parameters
-    ----------
-    qrels : QrelsIndex
-    positive : bool
-        Only the judgments with a grade > 0 (all that a measure with
-        ``rel >= 1`` reads).
-
-    Returns
-    -------
-    index : dict
-        The table of each query id (qrels order).
-    tables : KeyTables
-        ``{docid: grade}`` per query.
-    """
+    """``(index, tables)``: each qrels query's judgments as one of ``tables``, ``index`` its row by query id (made
+    once per index); ``positive``: only the grades > 0, all that a measure with ``rel >= 1`` reads."""
     made = _TABLES.setdefault(qrels, {})
     if positive not in made:
         judged = qrels.qrels
