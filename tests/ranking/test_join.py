@@ -271,3 +271,34 @@ def test_docids_holding_a_newline_or_a_lone_surrogate_stay_whole():
                                                              else [None, None])
         values = prepared.document_values(lambda segments, joined: np.array([len(d) for s in segments for d in s]))
         assert values.tolist() == [len(d) for d in prepared.ranked_docids]
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("decimals", [1, 2, 6])
+def test_probing_the_mappings_with_the_positive_judgments_is_the_lookup(seed, decimals):
+    """A dict run's positive grades found from its mappings (hits placed by score, tied hits by docid) equal
+    the lookup of every docid in the positive tables, and a run whose tied hits' groups are too large falls
+    back to that lookup."""
+    rng = np.random.default_rng(seed)
+    run, qrels = {}, {}
+    for q in range(6):
+        docs = [f"D{d}" for d in rng.choice(5000, size=400, replace=False).tolist()]
+        scores = np.round(rng.normal(0, 1, size=400), decimals)
+        scores[scores == 0] = rng.choice([0.0, -0.0], size=int((scores == 0).sum()))
+        run[f"q{q}"] = dict(zip(docs, scores.tolist()))
+        picks = rng.choice(docs + [f"X{k}" for k in range(50)], size=80, replace=False).tolist()
+        qrels[f"q{q}"] = dict(zip(picks, rng.integers(-1, 4, size=80).tolist()))
+    qi = QrelsIndex(qrels)
+    columns = flat_run.columns_of_dict(qi, run)
+    starts, scores = columns.bounds, columns.scores
+    order_ = segment_argsort_desc(scores, starts)
+    keys, qids = columns.docids, columns.qids
+    got = flat_run._probe_positives(list(map(qi.positive, qids)), [run[q] for q in qids], keys, order_,
+                                    scores[order_], starts)
+    index, tables = flat_run.judgment_tables(qi, positive=True)
+    table_of = np.array([index[q] for q in qids])
+    want = flat_run._lookup(columns, table_of, tables, 0, None)
+    if decimals == 1:   # groups of dozens of documents, each holding hits: more than the run to compare
+        assert got is None
+    else:
+        np.testing.assert_array_equal(got, want)
