@@ -16,12 +16,12 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable, Mapping
 from itertools import chain, repeat
-from operator import attrgetter, methodcaller
+from operator import attrgetter, gt, methodcaller
 
 import numpy as np
 
 from irmeasures_markov._util._arrays import frozen
-from irmeasures_markov._util._segments import expand_ranges, query_blocks, segment_argsort_desc
+from irmeasures_markov._util._segments import expand_ranges, query_blocks, segment_argsort_desc, segment_sum
 from irmeasures_markov._util._token_sets import KeyTables, lookup
 from irmeasures_markov.io._normalise import check_document_ids, check_query_id
 from irmeasures_markov.io._run_columns import RunColumns
@@ -418,12 +418,13 @@ def _raise_input_error(run: Mapping, judged: Mapping) -> None:
 
 def _probe_positives(positive: list[dict[str, int]], mappings: list[Mapping[str, float]], keys: list[str],
                      order: np.ndarray, ranked: np.ndarray, starts: np.ndarray) -> np.ndarray | None:
-    """The positive grade of every record in file order (what the lookup in the positive tables gives), by
-    probing each ranking's mapping with its query's positive judgments: a ranking of 1,000 documents holds
-    about 100 of them, and a C-level probe per document costs more than the rest of the join.
+    """The positive grade at every rank, by probing each ranking's mapping with its query's positive judgments:
+    a ranking of 1,000 documents holds about 100 of them, and a C-level probe per document costs more than
+    the rest of the join.
 
-    Each hit is found among the ranked scores by a binary search on its score; a hit tied with other
-    documents, by its docid among theirs.  None when the tied hits' groups hold more documents than the run
+    Each hit is placed by a binary search on its score among its query's ranked scores; a hit tied with other
+    documents goes after the members of its tie group with a larger docid (trec_eval order), whatever order
+    ``order`` still lists the group in.  None when the tied hits' groups hold more documents than the run
     (the lookup per document then costs less).
     """
     n = order.size
@@ -434,22 +435,28 @@ def _probe_positives(positive: list[dict[str, int]], mappings: list[Mapping[str,
     found = np.flatnonzero(~np.isnan(probed))   # scores are finite: NaN is a positive judgment not retrieved
     query = np.repeat(np.arange(counts.size), counts)[found]
     hit_scores, end = probed[found], starts[query + 1]
-    first = _bisect_descending(ranked, starts[query], end, hit_scores, strict=False)
-    past = _bisect_descending(ranked, first, end, hit_scores, strict=True)
-    at = order[first]
-    tied = np.flatnonzero(past - first > 1)
+    rank = _bisect_descending(ranked, starts[query], end, hit_scores, strict=False)
+    sizes = _bisect_descending(ranked, rank, end, hit_scores, strict=True) - rank
+    tied = np.flatnonzero(sizes > 1)
     if tied.size:
-        if int((past - first)[tied].sum()) > n:
+        sizes = sizes[tied]
+        total = int(sizes.sum())
+        if total > n:
             return None
+        # every tied hit against every member of its group: one C-level comparison each
+        members = order[np.repeat(rank[tied] - np.cumsum(sizes) + sizes, sizes) + np.arange(total)].tolist()
         docids = list(chain.from_iterable(positive))
-        for j, a, b in zip(tied.tolist(), first[tied].tolist(), past[tied].tolist(), strict=True):
-            members = order[a:b].tolist()
-            at[j] = members[list(map(keys.__getitem__, members)).index(docids[found[j]])]
+        owner = found[np.repeat(tied, sizes)].tolist()
+        larger = np.fromiter(map(gt, map(keys.__getitem__, members), map(docids.__getitem__, owner)), dtype=bool,
+                             count=total)
+        offsets = np.zeros(tied.size + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        rank[tied] += segment_sum(larger, offsets)
     grades = np.fromiter(chain.from_iterable(map(methodcaller("values"), positive)), dtype=np.int64,
                          count=probed.size)
-    full = np.zeros(n, dtype=np.int64)
-    full[at] = grades[found]
-    return full
+    out = np.zeros(n, dtype=np.int64)
+    out[rank] = grades[found]
+    return out
 
 
 def _bisect_descending(ranked: np.ndarray, lo: np.ndarray, hi: np.ndarray, needles: np.ndarray,
@@ -538,16 +545,14 @@ def prepare(qrels: QrelsIndex, run: RunColumns, join_docids: bool, depth: int | 
     else:
         grades = None
         # only the positive judgments: unjudged and judged non-relevant are both 0 in the positive grades
-        full = None
+        positive = None
         if mappings is not None:
-            full = _probe_positives(list(map(qrels.positive, qids)), list(map(mappings.__getitem__, qids)), keys(),
-                                    order, ranked, starts)
+            positive = _probe_positives(list(map(qrels.positive, qids)), list(map(mappings.__getitem__, qids)),
+                                        keys(), order, ranked, starts)
         del ranked   # not held while the judgments are looked up
-        if full is None:
+        if positive is None:
             _, positive_tables = judgment_tables(qrels, positive=True)
-            full = _lookup(run, table_of, positive_tables, 0, records)
-        positive = in_rank_order(full, order, keys, starts, ties)
-        del full
+            positive = in_rank_order(_lookup(run, table_of, positive_tables, 0, records), order, keys, starts, ties)
     key_starts = starts
     if cut:
         order, positive, grades, starts, ties = cut_to_depth(order, positive, grades, starts, lengths, depth,

@@ -277,8 +277,8 @@ def test_docids_holding_a_newline_or_a_lone_surrogate_stay_whole():
 @pytest.mark.parametrize("decimals", [1, 2, 6])
 def test_probing_the_mappings_with_the_positive_judgments_is_the_lookup(seed, decimals):
     """A dict run's positive grades found from its mappings (hits placed by score, tied hits by docid) equal
-    the lookup of every docid in the positive tables, and a run whose tied hits' groups are too large falls
-    back to that lookup."""
+    the lookup of every docid in the positive tables put in rank order, and a run whose tied hits' groups are
+    too large falls back to that lookup."""
     rng = np.random.default_rng(seed)
     run, qrels = {}, {}
     for q in range(6):
@@ -293,11 +293,13 @@ def test_probing_the_mappings_with_the_positive_judgments_is_the_lookup(seed, de
     starts, scores = columns.bounds, columns.scores
     order_ = segment_argsort_desc(scores, starts)
     keys, qids = columns.docids, columns.qids
-    got = flat_run._probe_positives(list(map(qi.positive, qids)), [run[q] for q in qids], keys, order_,
-                                    scores[order_], starts)
+    ranked = scores[order_]
+    got = flat_run._probe_positives(list(map(qi.positive, qids)), [run[q] for q in qids], keys, order_, ranked,
+                                    starts)
     index, tables = flat_run.judgment_tables(qi, positive=True)
     table_of = np.array([index[q] for q in qids])
-    want = flat_run._lookup(columns, table_of, tables, 0, None)
+    want = order.in_rank_order(flat_run._lookup(columns, table_of, tables, 0, None), order_, keys, starts,
+                               order.tie_slots(ranked, starts))
     if decimals == 1:   # groups of dozens of documents, each holding hits: more than the run to compare
         assert got is None
     else:
