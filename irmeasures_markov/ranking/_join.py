@@ -436,10 +436,10 @@ def _probe_positives(positive: list[dict[str, int]], mappings: list[Mapping[str,
     query = np.repeat(np.arange(counts.size), counts)[found]
     hit_scores, end = probed[found], starts[query + 1]
     rank = _bisect_descending(ranked, starts[query], end, hit_scores, strict=False)
-    sizes = _bisect_descending(ranked, rank, end, hit_scores, strict=True) - rank
-    tied = np.flatnonzero(sizes > 1)
+    # a hit tied with the next ranked document: where its tie group ends, by a second search of those alone
+    tied = np.flatnonzero((rank + 1 < end) & (ranked[np.minimum(rank + 1, max(n - 1, 0))] == hit_scores))
     if tied.size:
-        sizes = sizes[tied]
+        sizes = _bisect_descending(ranked, rank[tied] + 1, end[tied], hit_scores[tied], strict=True) - rank[tied]
         total = int(sizes.sum())
         if total > n:
             return None
