@@ -131,48 +131,21 @@ def _keys_of(run: RunColumns, records: np.ndarray | None) -> list[str]:
 
 
 class FlatRun:
-    """Every evaluated query of a run in one flat layout: what a prepared run keeps.
+    """Every evaluated query of a run in one flat layout: what a prepared run keeps (made by :func:`prepare`).
 
     Query ``i`` occupies ``slice(starts[i], starts[i+1])`` of every ranked
-    array.  The arrays are read-only: batches share them instead of copying.
-    Made by :func:`prepare`.
-
-    Parameters
-    ----------
-    qrels : QrelsIndex
-        The judgments.
-    run : RunColumns
-        The run, whose docids :attr:`keys` gives on first use.
-    records : numpy.ndarray or None
-        The run's records the layout holds, in order (None: all).
-    table_of : numpy.ndarray
-        The row of each of the run's queries in :func:`judgment_tables` (-1: none).
-    qids : list of str
-        The prepared queries.
-    starts : numpy.ndarray
-        Query offsets of the ranked arrays.
-    order : numpy.ndarray
-        Index into :attr:`keys` of the document at each rank (trec_eval order,
-        except in the tie groups of ``ties``).
-    scores : numpy.ndarray
-        The scores of :attr:`keys`, in file order.
-    positive_grades : numpy.ndarray
-        The positive grade at each rank (0 where not positive).
-    joined : str, optional
-        All docids in file order joined by :data:`SEPARATOR`.
-    joins : bool
-        Whether the run was prepared with ``join_docids``.
-    key_starts : numpy.ndarray
-        Query offsets of :attr:`keys` (they differ from ``starts`` when the
-        rankings were cut at a depth).
-    ties : tuple of numpy.ndarray, optional
-        Tie groups (:func:`~irmeasures_markov.ranking._order.tie_slots`) that
-        ``order`` may still list in file order; the docid tie-break is made
-        on first use of :attr:`order`.
-    grades : numpy.ndarray, optional
-        Every grade at each rank, when joined already.
-    keys : list of str, optional
-        :attr:`keys`, when split already.
+    array, and ``slice(key_starts[i], key_starts[i+1])`` of :attr:`keys`, the
+    docids in file order of the run's ``records`` (None: all; they differ
+    when the rankings were cut at a depth).  ``order`` indexes :attr:`keys`
+    at each rank, in trec_eval order except in the tie groups of ``ties``
+    (:func:`~irmeasures_markov.ranking._order.tie_slots`), ordered by docid on
+    first use of :attr:`order`; ``scores`` are in file order;
+    ``positive_grades`` (and ``grades``, when joined already) at each rank.
+    ``table_of`` is the row of each of the run's queries in
+    :func:`judgment_tables` (-1: none); ``joined``, the docids in file order
+    joined by :data:`SEPARATOR`, when kept; ``joins``, whether the run was
+    prepared with ``join_docids``.  The arrays are read-only: batches share
+    them instead of copying.
     """
     __slots__ = ("qrels", "run", "records", "table_of", "qids", "judged", "starts", "key_starts", "_state",
                  "scores", "positive_grades", "joined", "joins", "_grades", "_docids", "_keys", "ranked_scores")
@@ -306,11 +279,6 @@ class FlatRun:
         return out
 
     @property
-    def n_documents(self) -> int:
-        """Number of documents retrieved for the prepared queries."""
-        return int(self.key_starts[-1])
-
-    @property
     def grades(self) -> np.ndarray:
         """Every grade at every rank, ``UNJUDGED`` where there is no judgment (joined on first use)."""
         if self._grades is None:
@@ -340,29 +308,12 @@ class FlatRun:
 def columns_of_dict(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]]) -> RunColumns:
     """The queries of a dict run that have judgments and documents, as :class:`RunColumns` (docids as a list).
 
-    What the join reads is checked on the way, at C speed: every query id
-    and docid is a str, every score of a kept query a finite number, and
-    each kept query's mapping has as many items as its length says.  When a
-    check fails, :func:`_raise_input_error` reads the run again and names
-    the culprit.
-
-    Parameters
-    ----------
-    qrels : QrelsIndex
-        The judgments: queries without any are left out (their scores are not read).
-    run : mapping
-        ``{qid: {docid: score}}``.
-
-    Returns
-    -------
-    RunColumns
-
-    Raises
-    ------
-    TypeError
-        A query or document id that is not a str, naming it.
-    ValueError
-        A score that is not a finite number, naming the query and document.
+    What the join reads is checked on the way, at C speed: every query id and
+    docid is a str (TypeError otherwise), every score of a kept query a
+    finite number and each kept mapping as long as its items (ValueError
+    otherwise); the scores of queries without judgments are not read.  When a
+    check fails, :func:`_raise_input_error` reads the run again and names the
+    culprit.
     """
     columns = _checked_columns(qrels.qrels, run)
     if columns is None:
@@ -487,34 +438,15 @@ def prepare(qrels: QrelsIndex, run: RunColumns, join_docids: bool, depth: int | 
             mappings: Mapping[str, Mapping[str, float]] | None = None) -> FlatRun:
     """Rank and join every query of a run with its judgments at once, with no Python code per query or document.
 
-    The result is the same as ranking each query alone (trec_eval order)
-    and probing its judgments with each retrieved docid.
-
-    Parameters
-    ----------
-    qrels : QrelsIndex
-        The judgments.
-    run : RunColumns
-        The run (ids are str, scores finite, no document twice in a query).
-    join_docids : bool
-        Keep the docids joined by :data:`SEPARATOR` (for vectorised lookups).
-    depth : int, optional
-        Keep only the first ``depth`` ranks of each query.
-    judgments : bool
-        Look every retrieved document up in all its query's judgments at
-        once (the grades every ``judgments=True`` batch reads) and read the
-        positive grades from those; else only in its positive judgments.
-    keep_scores : bool
-        Keep the score at every rank (:attr:`FlatRun.ranked_scores`; other
-        tie orders are made from them).
-    mappings : mapping, optional
-        The dict run ``run`` was made of (:func:`columns_of_dict`): its
-        mappings are probed with each query's positive judgments, a few per
-        query, instead of every docid with a probe of the judgments.
-
-    Returns
-    -------
-    FlatRun
+    The result is the same as ranking each query alone (trec_eval order) and
+    probing its judgments with each retrieved docid.  ``depth``: keep only the
+    first ranks of each query; ``judgments``: join every judgment at once
+    (the grades every ``judgments=True`` batch reads), else only the positive
+    ones; ``keep_scores``: keep the score at every rank (other tie orders are
+    made from them); ``join_docids``: keep the docids joined by
+    :data:`SEPARATOR` (for vectorised lookups); ``mappings``: the dict run
+    ``run`` was made of (:func:`columns_of_dict`), whose mappings are probed
+    with each query's positive judgments (:func:`_probe_positives`).
     """
     index, tables = judgment_tables(qrels)
     table_of = np.fromiter(map(index.get, run.qids, [-1] * len(run.qids)), dtype=np.int64, count=len(run.qids))
