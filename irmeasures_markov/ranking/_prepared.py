@@ -312,21 +312,14 @@ class PreparedRun:
         return self._flat.grades
 
     def ranked_scores(self) -> np.ndarray:
-        """The score at every rank, query after query (float64; read again from the run, not kept).
+        """The score at every rank, query after query (float64; gathered from the scores in file order, not kept).
 
         Returns
         -------
         numpy.ndarray
         """
         flat = self._flat
-        if flat.ranked_scores is not None:
-            return flat.ranked_scores
-        if flat.key_starts is flat.starts:
-            return flat.scores[flat.order]
-        queries = self.queries
-        if not len(queries):
-            return np.zeros(0)
-        return np.concatenate([np.asarray(q.scores, dtype=np.float64) for q in queries])
+        return flat.scores[flat.order] if flat.ranked_scores is None else flat.ranked_scores
 
     @property
     def positive_grades(self) -> np.ndarray:
