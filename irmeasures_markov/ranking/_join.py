@@ -33,8 +33,8 @@ __all__ = ["SEPARATOR", "LOOKUP_BLOCK", "RankedQuery", "FlatRun", "judgment_tabl
 #: joins the docids of a ranking into one string (one docid per line), the form
 #: :class:`~irmeasures_markov.documents._docid_table.DocidTable` looks up at once
 SEPARATOR = "\n"
-#: documents per block of the docid check of a dict run: a whole-run join would hold a copy of the run
-_CHECK_BLOCK = 1 << 16
+#: documents per block of a dict run made columns: a block's mappings stay in cache while read twice
+_CHECK_BLOCK = 1 << 12
 #: documents per call of a per-document lookup (:meth:`~irmeasures_markov.ranking.PreparedRun.document_values`)
 LOOKUP_BLOCK = 1 << 18
 
@@ -335,15 +335,21 @@ def _checked_columns(judged: Mapping, run: Mapping) -> RunColumns | None:
     bounds = np.zeros(len(dicts) + 1, dtype=np.int64)
     np.cumsum(np.fromiter(map(len, dicts), dtype=np.int64, count=len(dicts)), out=bounds[1:])
     n = int(bounds[-1])
-    keys = list(chain.from_iterable(dicts))
-    if n != len(keys):   # a mapping whose length disagrees with its items
-        return None
+    keys: list[str] = [None] * n   # at its final size: grown by extend, it would over-allocate up to 1/8
+    scores = np.empty(n)
+    offsets = bounds.tolist()
     try:
-        # the join checks that every docid is a str at C speed; in blocks, so it never holds a copy of the run
-        for a in range(0, n, _CHECK_BLOCK):
-            "".join(keys[a:a + _CHECK_BLOCK])
-        scores = np.fromiter(chain.from_iterable(map(methodcaller("values"), dicts)), dtype=np.float64, count=n)
+        # block by block of whole queries, each block's mappings read twice while in cache: the docids (the
+        # join checks that each is a str, at C speed) and the scores
+        for qa, qb in query_blocks(bounds, _CHECK_BLOCK):
+            a, b = offsets[qa], offsets[qb]
+            keys[a:b] = chain.from_iterable(dicts[qa:qb])
+            "".join(keys[a:b])
+            scores[a:b] = np.fromiter(chain.from_iterable(map(methodcaller("values"), dicts[qa:qb])),
+                                      dtype=np.float64, count=b - a)
     except (TypeError, ValueError):
+        return None
+    if n != len(keys):   # a mapping whose length disagrees with its items
         return None
     return RunColumns(qids, bounds, keys, scores) if np.isfinite(scores).all() else None
 
