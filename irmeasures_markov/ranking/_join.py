@@ -7,9 +7,10 @@ at the boundary by :func:`columns_of_dict` (its judged queries, its docids as
 a list: a docid may hold a newline there).  :func:`prepare` sorts the score
 array segment by segment and looks each retrieved document up among its
 query's judgments (:func:`~irmeasures_markov._util._token_sets.lookup`, on
-the docids' bytes once numba is loaded), so no Python object per document is
-made unless a measure asks for docids (a tie group of mixed grades, document
-lengths).  How and why: docs/design.md.
+the docids' bytes once numba is loaded), or, for a dict run, probes its
+mappings with the positive judgments (:func:`_probe_positives`): no Python
+object per document is made unless a measure asks for docids.  How and why:
+docs/design.md.
 """
 from __future__ import annotations
 
@@ -356,11 +357,7 @@ def _checked_columns(judged: Mapping, run: Mapping) -> RunColumns | None:
 
 def _raise_input_error(run: Mapping, judged: Mapping) -> None:
     """The validation pass of a dict run :func:`columns_of_dict` refused: the error naming its first bad query,
-    document or score.
-
-    Runs the checks in run order, ids before scores, as the join reads the
-    run: scores only of the queries with judgments and documents.
-    """
+    document or score, checked in run order, ids before scores (only of queries with judgments and documents)."""
     for qid, doc_scores in run.items():
         check_query_id(qid)
         keys = list(doc_scores)
@@ -375,15 +372,12 @@ def _raise_input_error(run: Mapping, judged: Mapping) -> None:
 
 def _probe_positives(positive: list[dict[str, int]], mappings: list[Mapping[str, float]], keys: list[str],
                      order: np.ndarray, ranked: np.ndarray, starts: np.ndarray) -> np.ndarray | None:
-    """The positive grade at every rank, by probing each ranking's mapping with its query's positive judgments:
-    a ranking of 1,000 documents holds about 100 of them, and a C-level probe per document costs more than
-    the rest of the join.
-
-    Each hit is placed by a binary search on its score among its query's ranked scores; a hit tied with other
-    documents goes after the members of its tie group with a larger docid (trec_eval order), whatever order
-    ``order`` still lists the group in.  None when the tied hits' groups hold more documents than the run
-    (the lookup per document then costs less).
-    """
+    """The positive grade at every rank, by probing each ranking's mapping with its query's positive judgments
+    (about 100 against 1,000 retrieved documents: a C-level probe per document costs more than the rest of the
+    join).  Each hit is placed by a binary search on its score among its query's ranked scores; a tied hit goes
+    after the members of its tie group with a larger docid (trec_eval order), whatever order ``order`` still
+    lists the group in.  None when the tied hits' groups hold more documents than the run (the lookup per
+    document then costs less)."""
     n = order.size
     counts = np.fromiter(map(len, positive), dtype=np.int64, count=len(positive))
     getters = map(attrgetter("get"), mappings)

@@ -173,7 +173,7 @@ def run_needs(measures: Iterable) -> tuple[int | None, bool, bool, bool]:
 
 
 class _LazyQueries(Sequence):
-    """``PreparedRun.queries`` for a run prepared flat: each :class:`RankedQuery` is made on first access."""
+    """``PreparedRun.queries``: each :class:`RankedQuery` is made on first access."""
 
     def __init__(self, flat: FlatRun):
         self._flat = flat
