@@ -7,9 +7,9 @@ at the boundary by :func:`columns_of_dict` (its judged queries, its docids as
 a list: a docid may hold a newline there).  :func:`prepare` sorts the score
 array segment by segment and looks each retrieved document up among its
 query's judgments (:func:`~irmeasures_markov._util._token_sets.lookup`, on
-the docids' bytes once numba is loaded), or, for a dict run, probes its
-mappings with the positive judgments (:func:`_probe_positives`): no Python
-object per document is made unless a measure asks for docids.  How and why:
+the docids' bytes once numba is loaded), or, for a dict run, places the
+hits of its mappings' probes by the positive judgments (:func:`_probe_positives`):
+no Python object per document is made unless a measure asks for docids.  Why:
 docs/design.md.
 """
 from __future__ import annotations
@@ -306,24 +306,25 @@ class FlatRun:
                            self.judged[i], SEPARATOR.join(keys) if self.joins else None)
 
 
-def columns_of_dict(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]]) -> RunColumns:
+def columns_of_dict(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], probe: bool = False
+                    ) -> tuple[RunColumns, np.ndarray | None]:
     """The queries of a dict run that have judgments and documents, as :class:`RunColumns` (docids as a list).
 
-    What the join reads is checked on the way, at C speed: every query id and
-    docid is a str (TypeError otherwise), every score of a kept query a
-    finite number and each kept mapping as long as its items (ValueError
-    otherwise); the scores of queries without judgments are not read.  When a
-    check fails, :func:`_raise_input_error` reads the run again and names the
-    culprit.
+    Checked on the way, at C speed: every query id and docid is a str (TypeError otherwise), every score of a
+    kept query a finite number and each kept mapping as long as its items (ValueError otherwise); when a check
+    fails, :func:`_raise_input_error` reads the run again and names the culprit.  With ``probe``, each kept
+    mapping is also probed with its positive judgments while in cache (their scores, NaN where not retrieved).
     """
-    columns = _checked_columns(qrels.qrels, run)
-    if columns is None:
+    made = _checked_columns(qrels, run, probe)
+    if made is None:
         _raise_input_error(run, qrels.qrels)
-    return columns
+    return made
 
 
-def _checked_columns(judged: Mapping, run: Mapping) -> RunColumns | None:
-    """:func:`columns_of_dict`'s columns, or None when an input check fails (no Python code per document)."""
+def _checked_columns(qrels: QrelsIndex, run: Mapping, probe: bool
+                     ) -> tuple[RunColumns, np.ndarray | None] | None:
+    """:func:`columns_of_dict`'s answer, or None when an input check fails (no Python code per document)."""
+    judged = qrels.qrels
     if not all(map(isinstance, run, repeat(str))):
         return None
     qids = [q for q, d in run.items() if len(d) and q in judged]
@@ -339,20 +340,27 @@ def _checked_columns(judged: Mapping, run: Mapping) -> RunColumns | None:
     keys: list[str] = [None] * n   # at its final size: grown by extend, it would over-allocate up to 1/8
     scores = np.empty(n)
     offsets = bounds.tolist()
+    probes = []
     try:
-        # block by block of whole queries, each block's mappings read twice while in cache: the docids (the
-        # join checks that each is a str, at C speed) and the scores
+        # block by block of whole queries, each block's mappings read while in cache: the docids (the join
+        # checks that each is a str, at C speed), the scores, and the positive judgments' scores
         for qa, qb in query_blocks(bounds, _CHECK_BLOCK):
             a, b = offsets[qa], offsets[qb]
-            keys[a:b] = chain.from_iterable(dicts[qa:qb])
+            block = dicts[qa:qb]
+            keys[a:b] = chain.from_iterable(block)
             "".join(keys[a:b])
-            scores[a:b] = np.fromiter(chain.from_iterable(map(methodcaller("values"), dicts[qa:qb])),
-                                      dtype=np.float64, count=b - a)
+            scores[a:b] = np.fromiter(chain.from_iterable(map(methodcaller("values"), block)), dtype=np.float64,
+                                      count=b - a)
+            if probe:
+                positive = map(qrels.positive, qids[qa:qb])
+                probes.append(np.fromiter(chain.from_iterable(map(map, map(attrgetter("get"), block), positive,
+                                                                  repeat(repeat(np.nan)))), dtype=np.float64))
     except (TypeError, ValueError):
         return None
-    if n != len(keys):   # a mapping whose length disagrees with its items
+    if n != len(keys) or not np.isfinite(scores).all():   # a mapping whose length disagrees with its items
         return None
-    return RunColumns(qids, bounds, keys, scores) if np.isfinite(scores).all() else None
+    probed = (np.concatenate(probes) if probes else np.zeros(0)) if probe else None
+    return RunColumns(qids, bounds, keys, scores), probed
 
 
 def _raise_input_error(run: Mapping, judged: Mapping) -> None:
@@ -370,19 +378,16 @@ def _raise_input_error(run: Mapping, judged: Mapping) -> None:
     raise RuntimeError("the join refused a run whose every id and score is valid")
 
 
-def _probe_positives(positive: list[dict[str, int]], mappings: list[Mapping[str, float]], keys: list[str],
-                     order: np.ndarray, ranked: np.ndarray, starts: np.ndarray) -> np.ndarray | None:
-    """The positive grade at every rank, by probing each ranking's mapping with its query's positive judgments
-    (about 100 against 1,000 retrieved documents: a C-level probe per document costs more than the rest of the
-    join).  Each hit is placed by a binary search on its score among its query's ranked scores; a tied hit goes
-    after the members of its tie group with a larger docid (trec_eval order), whatever order ``order`` still
-    lists the group in.  None when the tied hits' groups hold more documents than the run (the lookup per
-    document then costs less)."""
+def _probe_positives(positive: list[dict[str, int]], probed: np.ndarray, keys: list[str], order: np.ndarray,
+                     ranked: np.ndarray, starts: np.ndarray) -> np.ndarray | None:
+    """The positive grade at every rank, from each ranking's scores of its query's positive judgments (``probed``,
+    NaN where not retrieved): about 100 probes against 1,000 retrieved documents, each of whose probes costs more
+    than the rest of the join.  Each hit is placed by a binary search on its score among its query's ranked
+    scores; a tied hit goes after the members of its tie group with a larger docid (trec_eval order), whatever
+    order ``order`` still lists the group in.  None when the tied hits' groups hold more documents than the run
+    (the lookup per document then costs less)."""
     n = order.size
     counts = np.fromiter(map(len, positive), dtype=np.int64, count=len(positive))
-    getters = map(attrgetter("get"), mappings)
-    probed = np.fromiter(chain.from_iterable(map(map, getters, positive, repeat(repeat(np.nan)))), dtype=np.float64,
-                         count=int(counts.sum()))
     found = np.flatnonzero(~np.isnan(probed))   # scores are finite: NaN is a positive judgment not retrieved
     query = np.repeat(np.arange(counts.size), counts)[found]
     hit_scores, end = probed[found], starts[query + 1]
@@ -435,18 +440,14 @@ def _bisect_descending(ranked: np.ndarray, lo: np.ndarray, hi: np.ndarray, needl
 
 def prepare(qrels: QrelsIndex, run: RunColumns, join_docids: bool, depth: int | None = None,
             judgments: bool = False, keep_scores: bool = False,
-            mappings: Mapping[str, Mapping[str, float]] | None = None) -> FlatRun:
+            probed: np.ndarray | None = None) -> FlatRun:
     """Rank and join every query of a run with its judgments at once, with no Python code per query or document.
 
-    The result is the same as ranking each query alone (trec_eval order) and
-    probing its judgments with each retrieved docid.  ``depth``: keep only the
-    first ranks of each query; ``judgments``: join every judgment at once
-    (the grades every ``judgments=True`` batch reads), else only the positive
-    ones; ``keep_scores``: keep the score at every rank (other tie orders are
-    made from them); ``join_docids``: keep the docids joined by
-    :data:`SEPARATOR` (for vectorised lookups); ``mappings``: the dict run
-    ``run`` was made of (:func:`columns_of_dict`), whose mappings are probed
-    with each query's positive judgments (:func:`_probe_positives`).
+    The same as ranking each query alone (trec_eval order) and probing its judgments with each retrieved docid.
+    ``depth``: keep only the first ranks of each query; ``judgments``: join every judgment at once (what every
+    ``judgments=True`` batch reads), else only the positive ones; ``keep_scores``: keep the score at every rank
+    (other tie orders are made from them); ``join_docids``: keep the docids joined by :data:`SEPARATOR` (for
+    vectorised lookups); ``probed``: a dict run's scores of the positive judgments (:func:`columns_of_dict`).
     """
     index, tables = judgment_tables(qrels)
     table_of = np.fromiter(map(index.get, run.qids, [-1] * len(run.qids)), dtype=np.int64, count=len(run.qids))
@@ -478,9 +479,8 @@ def prepare(qrels: QrelsIndex, run: RunColumns, join_docids: bool, depth: int | 
         grades = None
         # only the positive judgments: unjudged and judged non-relevant are both 0 in the positive grades
         positive = None
-        if mappings is not None:
-            positive = _probe_positives(list(map(qrels.positive, qids)), list(map(mappings.__getitem__, qids)),
-                                        keys(), order, ranked, starts)
+        if probed is not None:
+            positive = _probe_positives(list(map(qrels.positive, qids)), probed, keys(), order, ranked, starts)
         del ranked   # not held while the judgments are looked up
         if positive is None:
             _, positive_tables = judgment_tables(qrels, positive=True)

@@ -235,10 +235,10 @@ class PreparedRun:
         #: ranks prepared per query (None: all): ``batch(cutoff=c)`` with ``c <= depth`` reads no further
         self.depth = depth
         self._batches: dict[tuple, RelevanceBatch] = {}
-        mappings = None
+        probed = None
         if not isinstance(run, RunColumns):   # a dict run becomes columns once, checked on the way
-            mappings, run = run, columns_of_dict(qrels, run)
-        flat = prepare(qrels, run, join_docids, depth, judgments, keep_scores, mappings)
+            run, probed = columns_of_dict(qrels, run, probe=not judgments)
+        flat = prepare(qrels, run, join_docids, depth, judgments, keep_scores, probed)
         self._flat = flat
         self.queries = _LazyQueries(flat)
 

@@ -20,7 +20,8 @@ from irmeasures_markov.ranking import _order as order
 
 def prepare_dict(qi, run, **options):
     """A dict run prepared as PreparedRun prepares it: made columns at the boundary, then joined."""
-    return flat_run.prepare(qi, flat_run.columns_of_dict(qi, run), **options)
+    columns, probed = flat_run.columns_of_dict(qi, run, probe=not options.get("judgments", False))
+    return flat_run.prepare(qi, columns, probed=probed, **options)
 
 
 def trec_order(scores):
@@ -194,7 +195,7 @@ def test_depth_keeps_the_top_of_each_full_ranking(long_rankings):
                                  {0: {"D1": 1.0}}])
 def test_inputs_the_flat_path_refuses_fall_back_with_none(bad):
     qrels = {"q0": {"D1": 1}}
-    assert flat_run._checked_columns(qrels, bad) is None
+    assert flat_run._checked_columns(QrelsIndex(qrels), bad, True) is None
 
 
 def test_expand_is_the_concatenated_ranges():
@@ -251,9 +252,9 @@ class _ShortLength(dict):
 
 def test_long_rankings_whose_length_disagrees_with_their_items_fall_back_with_none():
     qrels, run = inputs(2, True)
-    assert flat_run._checked_columns(qrels, run) is not None
+    assert flat_run._checked_columns(QrelsIndex(qrels), run, True) is not None
     run["q1"] = _ShortLength(run["q1"])
-    assert flat_run._checked_columns(qrels, run) is None
+    assert flat_run._checked_columns(QrelsIndex(qrels), run, True) is None
     with pytest.raises(ValueError, match="query 'q1': its mapping lists 700 documents but has length 699"):
         PreparedRun(QrelsIndex(qrels), run)
 
@@ -289,13 +290,12 @@ def test_probing_the_mappings_with_the_positive_judgments_is_the_lookup(seed, de
         picks = rng.choice(docs + [f"X{k}" for k in range(50)], size=80, replace=False).tolist()
         qrels[f"q{q}"] = dict(zip(picks, rng.integers(-1, 4, size=80).tolist()))
     qi = QrelsIndex(qrels)
-    columns = flat_run.columns_of_dict(qi, run)
+    columns, probed = flat_run.columns_of_dict(qi, run, probe=True)
     starts, scores = columns.bounds, columns.scores
     order_ = segment_argsort_desc(scores, starts)
     keys, qids = columns.docids, columns.qids
     ranked = scores[order_]
-    got = flat_run._probe_positives(list(map(qi.positive, qids)), [run[q] for q in qids], keys, order_, ranked,
-                                    starts)
+    got = flat_run._probe_positives(list(map(qi.positive, qids)), probed, keys, order_, ranked, starts)
     index, tables = flat_run.judgment_tables(qi, positive=True)
     table_of = np.array([index[q] for q in qids])
     want = order.in_rank_order(flat_run._lookup(columns, table_of, tables, 0, None), order_, keys, starts,
