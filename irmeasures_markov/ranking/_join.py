@@ -17,7 +17,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable, Mapping
 from itertools import chain, repeat
-from operator import attrgetter, gt, methodcaller
+from operator import attrgetter, gt, itemgetter, methodcaller
 
 import numpy as np
 
@@ -352,7 +352,7 @@ def _checked_columns(qrels: QrelsIndex, run: Mapping, probe: bool
             scores[a:b] = np.fromiter(chain.from_iterable(map(methodcaller("values"), block)), dtype=np.float64,
                                       count=b - a)
             if probe:
-                positive = map(qrels.positive, qids[qa:qb])
+                positive = map(itemgetter(0), map(qrels.positive_lists, qids[qa:qb]))
                 probes.append(np.fromiter(chain.from_iterable(map(map, map(attrgetter("get"), block), positive,
                                                                   repeat(repeat(np.nan)))), dtype=np.float64))
     except (TypeError, ValueError):
@@ -378,8 +378,8 @@ def _raise_input_error(run: Mapping, judged: Mapping) -> None:
     raise RuntimeError("the join refused a run whose every id and score is valid")
 
 
-def _probe_positives(positive: list[dict[str, int]], probed: np.ndarray, keys: list[str], order: np.ndarray,
-                     ranked: np.ndarray, starts: np.ndarray) -> np.ndarray | None:
+def _probe_positives(positive: list[tuple[list[str], np.ndarray]], probed: np.ndarray, keys: list[str],
+                     order: np.ndarray, ranked: np.ndarray, starts: np.ndarray) -> np.ndarray | None:
     """The positive grade at every rank, from each ranking's scores of its query's positive judgments (``probed``,
     NaN where not retrieved): about 100 probes against 1,000 retrieved documents, each of whose probes costs more
     than the rest of the join.  Each hit is placed by a binary search on its score among its query's ranked
@@ -387,7 +387,7 @@ def _probe_positives(positive: list[dict[str, int]], probed: np.ndarray, keys: l
     order ``order`` still lists the group in.  None when the tied hits' groups hold more documents than the run
     (the lookup per document then costs less)."""
     n = order.size
-    counts = np.fromiter(map(len, positive), dtype=np.int64, count=len(positive))
+    counts = np.fromiter((p[1].size for p in positive), dtype=np.int64, count=len(positive))
     found = np.flatnonzero(~np.isnan(probed))   # scores are finite: NaN is a positive judgment not retrieved
     query = np.repeat(np.arange(counts.size), counts)[found]
     hit_scores, end = probed[found], starts[query + 1]
@@ -401,17 +401,15 @@ def _probe_positives(positive: list[dict[str, int]], probed: np.ndarray, keys: l
             return None
         # every tied hit against every member of its group: one C-level comparison each
         members = order[np.repeat(rank[tied] - np.cumsum(sizes) + sizes, sizes) + np.arange(total)].tolist()
-        docids = list(chain.from_iterable(positive))
+        docids = list(chain.from_iterable(p[0] for p in positive))
         owner = found[np.repeat(tied, sizes)].tolist()
         larger = np.fromiter(map(gt, map(keys.__getitem__, members), map(docids.__getitem__, owner)), dtype=bool,
                              count=total)
         offsets = np.zeros(tied.size + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
         rank[tied] += segment_sum(larger, offsets)
-    grades = np.fromiter(chain.from_iterable(map(methodcaller("values"), positive)), dtype=np.int64,
-                         count=probed.size)
     out = np.zeros(n, dtype=np.int64)
-    out[rank] = grades[found]
+    out[rank] = np.concatenate([p[1] for p in positive])[found] if positive else 0
     return out
 
 
@@ -480,7 +478,7 @@ def prepare(qrels: QrelsIndex, run: RunColumns, join_docids: bool, depth: int | 
         # only the positive judgments: unjudged and judged non-relevant are both 0 in the positive grades
         positive = None
         if probed is not None:
-            positive = _probe_positives(list(map(qrels.positive, qids)), probed, keys(), order, ranked, starts)
+            positive = _probe_positives(list(map(qrels.positive_lists, qids)), probed, keys(), order, ranked, starts)
         del ranked   # not held while the judgments are looked up
         if positive is None:
             _, positive_tables = judgment_tables(qrels, positive=True)

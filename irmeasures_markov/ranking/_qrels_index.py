@@ -69,6 +69,7 @@ class QrelsIndex:
         self.qrels: dict[str, dict[str, int]] = qrels
         self._grades_desc: dict[str, np.ndarray] = {}
         self._positive: dict[str, dict[str, int]] = {}
+        self._positive_lists: dict[str, tuple[list[str], np.ndarray]] = {}
         self._recall_base: dict[tuple[str, int], int] = {}
         self._no_relevant: dict[int, list[str]] = {}
         self._warned_empty = set()
@@ -116,6 +117,26 @@ class QrelsIndex:
         if d is None:
             d = self._positive[qid] = {doc: g for doc, g in self.qrels.get(qid, {}).items() if g > 0}
         return d
+
+    def positive_lists(self, qid: str) -> tuple[list[str], np.ndarray]:
+        """The query's documents with a grade > 0 as two lists, in the order of :meth:`positive` (cached).
+
+        Parameters
+        ----------
+        qid : str
+            A query id; one without judgments has none.
+
+        Returns
+        -------
+        docids : list of str
+        grades : numpy.ndarray
+            int64.
+        """
+        lists = self._positive_lists.get(qid)
+        if lists is None:
+            d = self.positive(qid)
+            lists = self._positive_lists[qid] = (list(d), np.fromiter(d.values(), dtype=np.int64, count=len(d)))
+        return lists
 
     def recall_base(self, qid: str, rel: int = 1) -> int:
         """Number of the query's judgments with grade >= ``rel`` (cached: asked once per query and run).

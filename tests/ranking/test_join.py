@@ -295,7 +295,7 @@ def test_probing_the_mappings_with_the_positive_judgments_is_the_lookup(seed, de
     order_ = segment_argsort_desc(scores, starts)
     keys, qids = columns.docids, columns.qids
     ranked = scores[order_]
-    got = flat_run._probe_positives(list(map(qi.positive, qids)), probed, keys, order_, ranked, starts)
+    got = flat_run._probe_positives(list(map(qi.positive_lists, qids)), probed, keys, order_, ranked, starts)
     index, tables = flat_run.judgment_tables(qi, positive=True)
     table_of = np.array([index[q] for q in qids])
     want = order.in_rank_order(flat_run._lookup(columns, table_of, tables, 0, None), order_, keys, starts,
