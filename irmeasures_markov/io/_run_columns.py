@@ -40,20 +40,23 @@ class RunColumns(Mapping):
         The queries, in order of first appearance in the file.
     bounds : numpy.ndarray
         ``len(qids) + 1`` record offsets (int64).
-    docids : str
-        Every record's docid, query after query, joined by newlines.
+    docids : str or list of str
+        Every record's docid, query after query: joined by newlines (as read
+        from a file), or a list (as a dict run's mappings give them; a docid
+        may then hold a newline).
     scores : numpy.ndarray
         Every record's score (float64).
 
     Notes
     -----
     Made by :func:`read_run_columns` and :func:`~irmeasures_markov.io._run_files.load_run_dir`,
-    which check the rules above; the constructor trusts its caller.  The
+    and from a dict run by :func:`~irmeasures_markov.ranking._join.columns_of_dict`, which
+    check the rules above; the constructor trusts its caller.  The
     object does not change (``dict(run)`` keeps each query's read-only view).
     """
     __slots__ = ("qids", "bounds", "docids", "scores", "_keys", "_index")
 
-    def __init__(self, qids: list[str], bounds: np.ndarray, docids: str, scores: np.ndarray) -> None:
+    def __init__(self, qids: list[str], bounds: np.ndarray, docids: str | list[str], scores: np.ndarray) -> None:
         self.qids = qids
         self.bounds = np.asarray(bounds, dtype=np.int64)
         self.docids = docids
@@ -80,7 +83,8 @@ class RunColumns(Mapping):
         list of str
         """
         if self._keys is None:
-            self._keys = self.docids.split("\n") if self.qids else []
+            docids = self.docids
+            self._keys = docids if isinstance(docids, list) else docids.split("\n") if self.qids else []
         return self._keys
 
     def __len__(self) -> int:

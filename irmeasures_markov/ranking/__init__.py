@@ -4,8 +4,8 @@ Modules, lowest first:
 
 * :mod:`~irmeasures_markov.ranking._qrels_index`: judgments by query (:class:`QrelsIndex`, :data:`UNJUDGED`);
 * :mod:`~irmeasures_markov.ranking._order`: trec_eval order (score descending, ties by docid descending);
-* :mod:`~irmeasures_markov.ranking._positive_join`: the join of long rankings through their positive judgments;
-* :mod:`~irmeasures_markov.ranking._join`: one query (:class:`RankedQuery`) or a whole run joined at once;
+* :mod:`~irmeasures_markov.ranking._join`: a dict run made columns, and every run joined at once (one query:
+  :class:`RankedQuery`);
 * :mod:`~irmeasures_markov.ranking._prepared`: :class:`PreparedRun` and the :class:`RelevanceBatch` measures read;
 * :mod:`~irmeasures_markov.ranking._cache`: one :class:`QrelsIndex` per qrels object, reused across calls.
 

@@ -1,40 +1,46 @@
-"""Rankings joined with their judgments: one query (:class:`RankedQuery`) or a whole run at once (:class:`FlatRun`).
+"""A run ranked and joined with its judgments: every query at once (:func:`prepare`, :class:`FlatRun`), or one
+(:class:`RankedQuery`).
 
-:func:`prepare_flat` ranks every query of a run and joins it with its
-judgments as one set of arrays, with no Python code per query or document;
-:class:`~irmeasures_markov.ranking._prepared.PreparedRun` uses it for every
-dict run (when an input check fails it returns None, and PreparedRun's
-validation pass names the culprit).  The result is the same as ranking each
-query alone.  How the join works: docs/design.md.
+Every run is joined as :class:`~irmeasures_markov.io._run_columns.RunColumns`:
+one read from a file as it is, a dict run ``{qid: {docid: score}}`` made one
+at the boundary by :func:`columns_of_dict` (its judged queries, its docids as
+a list: a docid may hold a newline there).  :func:`prepare` sorts the score
+array segment by segment and looks each retrieved document up among its
+query's judgments (:func:`~irmeasures_markov._util._token_sets.lookup`, on
+the docids' bytes once numba is loaded), or, for a dict run, places the
+hits of its mappings' probes by the positive judgments (:func:`_probe_positives`):
+no Python object per document is made unless a measure asks for docids.  Why:
+docs/design.md.
 """
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Mapping
 from itertools import chain, repeat
-from operator import attrgetter, methodcaller
+from operator import attrgetter, gt, itemgetter, methodcaller
 
 import numpy as np
 
 from irmeasures_markov._util._arrays import frozen
-from irmeasures_markov._util._segments import consecutive, query_blocks, segment_argsort_desc
-from irmeasures_markov.ranking._order import cut_to_depth, fix_ties, in_rank_order, tie_groups, tie_slots
-from irmeasures_markov.ranking._positive_join import positive_hits
+from irmeasures_markov._util._segments import expand_ranges, query_blocks, segment_argsort_desc, segment_sum
+from irmeasures_markov._util._token_sets import KeyTables, lookup
+from irmeasures_markov.io._normalise import check_document_ids, check_query_id
+from irmeasures_markov.io._run_columns import RunColumns
+from irmeasures_markov.ranking._order import cut_to_depth, fix_ties, in_rank_order, read_scores, tie_groups, tie_slots
 from irmeasures_markov.ranking._qrels_index import UNJUDGED, QrelsIndex
 
-__all__ = ["SEPARATOR", "LOOKUP_BLOCK", "RankedQuery", "FlatRun", "prepare_flat"]
+__all__ = ["SEPARATOR", "LOOKUP_BLOCK", "RankedQuery", "FlatRun", "judgment_tables", "columns_of_dict", "prepare"]
 
 #: joins the docids of a ranking into one string (one docid per line), the form
 #: :class:`~irmeasures_markov.documents._docid_table.DocidTable` looks up at once
 SEPARATOR = "\n"
-#: runs whose rankings hold this many documents on average are joined with their judgments by probing each
-#: query's ranking with its positive judgments instead of probing the judgments with every retrieved document
-#: (docs/design.md, "The positive join")
-_FLAT_MAX_MEAN_LENGTH = 512
-#: documents per block where a whole-run step would otherwise hold a copy of the run (the docid check,
-#: the per-document lookups of document_values)
-_CHECK_BLOCK = 1 << 16
+#: documents per block of a dict run made columns: a block's mappings stay in cache while read twice
+_CHECK_BLOCK = 1 << 12
 #: documents per call of a per-document lookup (:meth:`~irmeasures_markov.ranking.PreparedRun.document_values`)
 LOOKUP_BLOCK = 1 << 18
+
+_TABLES: weakref.WeakKeyDictionary[QrelsIndex, dict[bool, tuple[dict[str, int], KeyTables]]] = (
+    weakref.WeakKeyDictionary())
 
 
 class RankedQuery:
@@ -83,16 +89,9 @@ class RankedQuery:
     def grades(self) -> np.ndarray:
         """Every grade at every rank, :data:`UNJUDGED` where there is no judgment."""
         if self._grades is None:
-            keys = self._keys
-            n = len(keys)
-            if self._order.size < n:  # ranked to a depth (PreparedRun): only the ranked documents are joined
-                keys, n = self.docids, self._order.size
-                # map() with the dict's own get keeps the join in C: one lookup per document
-                self._grades = np.fromiter(map(self._judged.get, keys, repeat(UNJUDGED, n)), dtype=np.int64,
-                                           count=n)
-            else:
-                full = np.fromiter(map(self._judged.get, keys, repeat(UNJUDGED, n)), dtype=np.int64, count=n)
-                self._grades = full[self._order]
+            # map() with the dict's own get keeps the join in C: one lookup per ranked document
+            self._grades = np.fromiter(map(self._judged.get, self.docids, repeat(UNJUDGED)), dtype=np.int64,
+                                       count=self._order.size)
         return self._grades
 
     @property
@@ -104,78 +103,94 @@ class RankedQuery:
         return self._docids
 
 
+def judgment_tables(qrels: QrelsIndex, positive: bool = False) -> tuple[dict[str, int], KeyTables]:
+    """``(index, tables)``: each qrels query's judgments as one of ``tables``, ``index`` its row by query id (made
+    once per index); ``positive``: only the grades > 0, all that a measure with ``rel >= 1`` reads."""
+    made = _TABLES.setdefault(qrels, {})
+    if positive not in made:
+        judged = qrels.qrels
+        tables = [qrels.positive(q) for q in judged] if positive else list(judged.values())
+        made[positive] = ({q: t for t, q in enumerate(judged)}, KeyTables(tables))
+    return made[positive]
+
+
+def _lookup(run: RunColumns, table_of: np.ndarray, tables: KeyTables, missing: int, records: np.ndarray | None
+            ) -> np.ndarray:
+    """Every record's grade in its query's table (``missing`` where none), in file order, records kept."""
+    if isinstance(run.docids, list):   # a dict run's docids: str objects already, probed in dicts
+        full = lookup("", run.bounds, table_of, tables, missing, keys=run.docids, engine="dict")
+    else:
+        full = lookup(run.docids, run.bounds, table_of, tables, missing)
+    return full if records is None else full[records]
+
+
+def _keys_of(run: RunColumns, records: np.ndarray | None) -> list[str]:
+    """The docids of ``records`` of ``run`` (None: all) in file order, a list the caller keeps (not the run)."""
+    docids = run.docids
+    keys = docids if isinstance(docids, list) else docids.split(SEPARATOR) if run.qids else []
+    return keys if records is None else list(map(keys.__getitem__, records.tolist()))
+
+
 class FlatRun:
-    """Every evaluated query of a run in one flat layout: what a prepared run keeps.
+    """Every evaluated query of a run in one flat layout: what a prepared run keeps (made by :func:`prepare`).
 
     Query ``i`` occupies ``slice(starts[i], starts[i+1])`` of every ranked
-    array.  The arrays are read-only: batches share them instead of copying.
-    Made by :func:`prepare_flat` (and :func:`~irmeasures_markov.ranking._columnar_join.prepare_columns`).
-
-    Parameters
-    ----------
-    qids : list of str
-        The prepared queries.
-    judged : list of mapping
-        Each query's judgments ``{docid: grade}``.
-    keys : list of str
-        The docids in file order, query after query.
-    starts : numpy.ndarray
-        Query offsets of the ranked arrays.
-    order : numpy.ndarray
-        Index into ``keys`` of the document at each rank (trec_eval order,
-        except in the tie groups of ``ties``).
-    runs : list of mapping, optional
-        The run's own mapping of each query, from which :meth:`query` reads
-        the scores again (the flat layout keeps no copy of them).
-    positive_grades : numpy.ndarray
-        The positive grade at each rank (0 where not positive).
-    joined : str, optional
-        All docids in file order joined by :data:`SEPARATOR`.
-    joins : bool
-        Whether the run was prepared with ``join_docids``.
-    key_starts : numpy.ndarray, optional
-        Query offsets of ``keys``; default ``starts`` (they differ when the
-        rankings were cut at a depth).
-    ties : tuple of numpy.ndarray, optional
-        Tie groups (:func:`~irmeasures_markov.ranking._order.tie_slots`) that
-        ``order`` may still list in file order; the docid tie-break is made
-        on first use of :attr:`order`.
-    grades : numpy.ndarray, optional
-        Every grade at each rank, when joined already.
+    array, and ``slice(key_starts[i], key_starts[i+1])`` of :attr:`keys`, the
+    docids in file order of the run's ``records`` (None: all; they differ
+    when the rankings were cut at a depth).  ``order`` indexes :attr:`keys`
+    at each rank, in trec_eval order except in the tie groups of ``ties``
+    (:func:`~irmeasures_markov.ranking._order.tie_slots`), ordered by docid on
+    first use of :attr:`order`; ``scores`` are in file order;
+    ``positive_grades`` (and ``grades``, when joined already) at each rank.
+    ``table_of`` is the row of each of the run's queries in
+    :func:`judgment_tables` (-1: none); ``joined``, the docids in file order
+    joined by :data:`SEPARATOR`, when kept; ``joins``, whether the run was
+    prepared with ``join_docids``.  The arrays are read-only: batches share
+    them instead of copying.
     """
-    __slots__ = ("qids", "judged", "keys", "starts", "key_starts", "_state", "runs", "positive_grades",
-                 "joined", "joins", "_grades", "_docids", "ranked_scores")
+    __slots__ = ("qrels", "run", "records", "table_of", "qids", "judged", "starts", "key_starts", "_state",
+                 "scores", "positive_grades", "joined", "joins", "_grades", "_docids", "_keys", "ranked_scores")
 
-    def __init__(self, qids: list[str], judged: list[Mapping[str, int]], keys: list[str], starts: np.ndarray,
-                 order: np.ndarray, runs: list[Mapping[str, float]] | None, positive_grades: np.ndarray,
-                 joined: str | None, joins: bool = False, key_starts: np.ndarray | None = None,
-                 ties: tuple[np.ndarray, np.ndarray] | None = None, grades: np.ndarray | None = None) -> None:
+    def __init__(self, qrels: QrelsIndex, run: RunColumns, records: np.ndarray | None, table_of: np.ndarray,
+                 qids: list[str], starts: np.ndarray, order: np.ndarray, scores: np.ndarray,
+                 positive_grades: np.ndarray, joined: str | None, joins: bool, key_starts: np.ndarray,
+                 ties: tuple[np.ndarray, np.ndarray] | None = None, grades: np.ndarray | None = None,
+                 keys: list[str] | None = None) -> None:
+        self.qrels, self.run, self.records, self.table_of = qrels, run, records, table_of
         self.qids: list[str] = qids
-        self.judged: list[Mapping[str, int]] = judged
-        self.keys: list[str] = keys
+        #: each query's judgments ``{docid: grade}``
+        self.judged: list[Mapping[str, int]] = list(map(qrels.qrels.__getitem__, qids))
         self.starts = frozen(starts)
         #: where each query's docids start in ``keys``: ``starts`` unless the rankings were cut at a depth
-        self.key_starts = self.starts if key_starts is None else frozen(key_starts)
+        self.key_starts = frozen(key_starts)
         #: ``(order, ties, positive_ties_ordered)``, replaced whole (so a reader in another thread always sees
         #: a consistent triple): ``ties``, the ``(slots, scores)`` of the tie groups (:func:`tie_slots`) while
         #: ``order`` may still list them in file order (the docid tie-break is made on first use of ``order``,
         #: which many measures never need), None once it is final; ``positive_ties_ordered``: the groups that
         #: hold a positive grade are in docid order already (:attr:`positive_tie_order`)
         self._state = (frozen(order), ties, ties is None)
-        self.runs: list[Mapping[str, float]] | None = runs
+        self.scores = scores
         #: the score at every rank, when the run was prepared with ``keep_scores`` (else None)
         self.ranked_scores: np.ndarray | None = None
         self.positive_grades = frozen(positive_grades)
         #: all docids in file order joined by newlines, when the run was prepared with join_docids
         self.joined: str | None = joined
         #: whether the run was prepared with join_docids (each RankedQuery then has its joined_keys)
-        self.joins = joins or joined is not None
+        self.joins = joins
         self._grades = None if grades is None else frozen(grades)
         self._docids = None
+        self._keys = keys
 
     @property
     def _ties(self) -> tuple[np.ndarray, np.ndarray] | None:
         return self._state[1]
+
+    @property
+    def keys(self) -> list[str]:
+        """The docids in file order, query after query (split from the run's docids on first use)."""
+        if self._keys is None:
+            self._keys = _keys_of(self.run, self.records)
+        return self._keys
 
     @property
     def order(self) -> np.ndarray:
@@ -265,22 +280,13 @@ class FlatRun:
         return out
 
     @property
-    def n_documents(self) -> int:
-        """Number of documents retrieved for the prepared queries."""
-        return len(self.keys)
-
-    @property
     def grades(self) -> np.ndarray:
         """Every grade at every rank, ``UNJUDGED`` where there is no judgment (joined on first use)."""
         if self._grades is None:
-            n = len(self.keys)
-            getters = [d.get for d in self.judged]
-            lengths = np.diff(self.key_starts).tolist()
-            # one C-level dict probe per document: chained maps, no Python code per query or document
-            per_query = map(map, getters, consecutive(self.keys, lengths), repeat(repeat(UNJUDGED)))
-            full = np.fromiter(chain.from_iterable(per_query), dtype=np.int64, count=n)
+            _, tables = judgment_tables(self.qrels)
+            full = _lookup(self.run, self.table_of, tables, UNJUDGED, self.records)
             order, ties, _ = self._state   # one consistent pair, whatever another thread publishes meanwhile
-            self._grades = frozen(in_rank_order(full, order, self.keys, self.key_starts, ties))
+            self._grades = frozen(in_rank_order(full, order, lambda: self.keys, self.key_starts, ties))
         return self._grades
 
     @property
@@ -291,169 +297,200 @@ class FlatRun:
         return self._docids
 
     def query(self, i: int) -> RankedQuery:
-        """Query ``i`` as a :class:`RankedQuery` (its scores read again from the run)."""
+        """Query ``i`` as a :class:`RankedQuery`."""
         a, b = int(self.starts[i]), int(self.starts[i + 1])
         ka, kb = int(self.key_starts[i]), int(self.key_starts[i + 1])
         keys = self.keys[ka:kb]
         order = self.order[a:b] - ka
-        scores = np.fromiter(self.runs[i].values(), dtype=np.float64, count=kb - ka)[order]
-        return RankedQuery(self.qids[i], keys, order, scores, self.positive_grades[a:b], self.judged[i],
-                           SEPARATOR.join(keys) if self.joins else None)
+        return RankedQuery(self.qids[i], keys, order, self.scores[ka:kb][order], self.positive_grades[a:b],
+                           self.judged[i], SEPARATOR.join(keys) if self.joins else None)
 
 
-def prepare_flat(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], join_docids: bool,
-                 depth: int | None = None, judgments: bool = False, keep_scores: bool = False) -> FlatRun | None:
-    """Rank and join every query of ``run`` at once, with no Python code per query or document.
+def columns_of_dict(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], probe: bool = False
+                    ) -> tuple[RunColumns, np.ndarray | None]:
+    """The queries of a dict run that have judgments and documents, as :class:`RunColumns` (docids as a list).
 
-    Long rankings (``_FLAT_MAX_MEAN_LENGTH``) are joined through their
-    positive judgments (:func:`~irmeasures_markov.ranking._positive_join.positive_hits`),
-    short ones by probing every document.  The result is the same as
-    preparing each query alone.
-
-    Parameters
-    ----------
-    qrels : QrelsIndex
-        The judgments.
-    run : mapping
-        ``{qid: {docid: score}}``.
-    join_docids : bool
-        Keep the docids joined by :data:`SEPARATOR` (for vectorised lookups).
-    depth : int, optional
-        Keep only the first ``depth`` ranks of each query.
-    judgments : bool
-        Probe every retrieved document in the query's judgments at once (the
-        grades every ``judgments=True`` batch reads) and read the positive
-        grades from those.
-    keep_scores : bool
-        Keep the score at every rank (:attr:`FlatRun.ranked_scores`; other
-        tie orders are made from them), instead of reading them again later.
-
-    Returns
-    -------
-    FlatRun or None
-        None when an input check fails (a non-str id, a score that is not a
-        finite number, a mapping whose length disagrees with its items): the
-        caller's validation pass then names the culprit.
+    Checked on the way, at C speed: every query id and docid is a str (TypeError otherwise), every score of a
+    kept query a finite number and each kept mapping as long as its items (ValueError otherwise); when a check
+    fails, :func:`_raise_input_error` reads the run again and names the culprit.  With ``probe``, each kept
+    mapping is also probed with its positive judgments while in cache (their scores, NaN where not retrieved).
     """
+    made = _checked_columns(qrels, run, probe)
+    if made is None:
+        _raise_input_error(run, qrels.qrels)
+    return made
+
+
+def _checked_columns(qrels: QrelsIndex, run: Mapping, probe: bool
+                     ) -> tuple[RunColumns, np.ndarray | None] | None:
+    """:func:`columns_of_dict`'s answer, or None when an input check fails (no Python code per document)."""
+    judged = qrels.qrels
     if not all(map(isinstance, run, repeat(str))):
         return None
-    judged_all = qrels.qrels
-    qids = [q for q, d in run.items() if len(d) and q in judged_all]
+    qids = [q for q, d in run.items() if len(d) and q in judged]
     dicts = list(map(run.__getitem__, qids))
     if len(qids) != len(run):
         kept = set(qids)
         skipped = [d for q, d in run.items() if q not in kept]
         if not set(map(type, chain.from_iterable(skipped))) <= {str}:
             return None
-    lengths = np.fromiter(map(len, dicts), dtype=np.int64, count=len(dicts))
-    long_rankings = int(lengths.sum()) >= _FLAT_MAX_MEAN_LENGTH * max(1, len(dicts))
-    n = int(lengths.sum())
-    # a run of one lookup block keeps its docids joined (document_values reads them from there)
-    join = join_docids and n <= LOOKUP_BLOCK
-    joined = None
-    if long_rankings and not judgments:
-        # each query's dict read once while it is in cache: its docids, its scores and its positive judgments
-        positive_lists = list(map(qrels.positive_lists, qids))
-        read = _read_long_rankings(dicts, positive_lists, n, SEPARATOR if join else None)
-        if read is None:
-            return None
-        keys, scores, probed, joined = read
-        del read   # the tuple would keep the scores alive once ranked
-    else:
-        keys = list(chain.from_iterable(dicts))
-        if n != len(keys):
-            return None
-        try:
-            if join:
-                joined = SEPARATOR.join(keys)  # the same C-level join checks the ids
-            else:
-                # the join checks that every docid is a str at C speed; in blocks, so it never holds a copy of
-                # the run
-                for a in range(0, n, _CHECK_BLOCK):
-                    "".join(keys[a:a + _CHECK_BLOCK])
-            scores = np.fromiter(chain.from_iterable(map(methodcaller("values"), dicts)), dtype=np.float64, count=n)
-        except (TypeError, ValueError):
-            return None
-    if not np.isfinite(scores).all():
+    bounds = np.zeros(len(dicts) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, dicts), dtype=np.int64, count=len(dicts)), out=bounds[1:])
+    n = int(bounds[-1])
+    keys: list[str] = [None] * n   # at its final size: grown by extend, it would over-allocate up to 1/8
+    scores = np.empty(n)
+    offsets = bounds.tolist()
+    probes = []
+    try:
+        # block by block of whole queries, each block's mappings read while in cache: the docids (the join
+        # checks that each is a str, at C speed), the scores, and the positive judgments' scores
+        for qa, qb in query_blocks(bounds, _CHECK_BLOCK):
+            a, b = offsets[qa], offsets[qb]
+            block = dicts[qa:qb]
+            keys[a:b] = chain.from_iterable(block)
+            "".join(keys[a:b])
+            scores[a:b] = np.fromiter(chain.from_iterable(map(methodcaller("values"), block)), dtype=np.float64,
+                                      count=b - a)
+            if probe:
+                positive = map(itemgetter(0), map(qrels.positive_lists, qids[qa:qb]))
+                probes.append(np.fromiter(chain.from_iterable(map(map, map(attrgetter("get"), block), positive,
+                                                                  repeat(repeat(np.nan)))), dtype=np.float64))
+    except (TypeError, ValueError):
         return None
-    starts = np.zeros(len(qids) + 1, dtype=np.int64)
+    if n != len(keys) or not np.isfinite(scores).all():   # a mapping whose length disagrees with its items
+        return None
+    probed = (np.concatenate(probes) if probes else np.zeros(0)) if probe else None
+    return RunColumns(qids, bounds, keys, scores), probed
+
+
+def _raise_input_error(run: Mapping, judged: Mapping) -> None:
+    """The validation pass of a dict run :func:`columns_of_dict` refused: the error naming its first bad query,
+    document or score, checked in run order, ids before scores (only of queries with judgments and documents)."""
+    for qid, doc_scores in run.items():
+        check_query_id(qid)
+        keys = list(doc_scores)
+        check_document_ids(keys, qid)
+        if qid in judged and keys:
+            if len(keys) != len(doc_scores):
+                raise ValueError(f"run: query {qid!r}: its mapping lists {len(keys)} documents but has length "
+                                 f"{len(doc_scores)}")
+            read_scores(doc_scores, qid, keys)
+    raise RuntimeError("the join refused a run whose every id and score is valid")
+
+
+def _probe_positives(positive: list[tuple[list[str], np.ndarray]], probed: np.ndarray, keys: list[str],
+                     order: np.ndarray, ranked: np.ndarray, starts: np.ndarray) -> np.ndarray | None:
+    """The positive grade at every rank, from each ranking's scores of its query's positive judgments (``probed``,
+    NaN where not retrieved): about 100 probes against 1,000 retrieved documents, each of whose probes costs more
+    than the rest of the join.  Each hit is placed by a binary search on its score among its query's ranked
+    scores; a tied hit goes after the members of its tie group with a larger docid (trec_eval order), whatever
+    order ``order`` still lists the group in.  None when the tied hits' groups hold more documents than the run
+    (the lookup per document then costs less)."""
+    n = order.size
+    counts = np.fromiter((p[1].size for p in positive), dtype=np.int64, count=len(positive))
+    found = np.flatnonzero(~np.isnan(probed))   # scores are finite: NaN is a positive judgment not retrieved
+    query = np.repeat(np.arange(counts.size), counts)[found]
+    hit_scores, end = probed[found], starts[query + 1]
+    rank = _bisect_descending(ranked, starts[query], end, hit_scores, strict=False)
+    # a hit tied with the next ranked document: where its tie group ends, by a second search of those alone
+    tied = np.flatnonzero((rank + 1 < end) & (ranked[np.minimum(rank + 1, max(n - 1, 0))] == hit_scores))
+    if tied.size:
+        sizes = _bisect_descending(ranked, rank[tied] + 1, end[tied], hit_scores[tied], strict=True) - rank[tied]
+        total = int(sizes.sum())
+        if total > n:
+            return None
+        # every tied hit against every member of its group: one C-level comparison each
+        members = order[np.repeat(rank[tied] - np.cumsum(sizes) + sizes, sizes) + np.arange(total)].tolist()
+        docids = list(chain.from_iterable(p[0] for p in positive))
+        owner = found[np.repeat(tied, sizes)].tolist()
+        larger = np.fromiter(map(gt, map(keys.__getitem__, members), map(docids.__getitem__, owner)), dtype=bool,
+                             count=total)
+        offsets = np.zeros(tied.size + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        rank[tied] += segment_sum(larger, offsets)
+    out = np.zeros(n, dtype=np.int64)
+    out[rank] = np.concatenate([p[1] for p in positive])[found] if positive else 0
+    return out
+
+
+def _bisect_descending(ranked: np.ndarray, lo: np.ndarray, hi: np.ndarray, needles: np.ndarray,
+                       strict: bool) -> np.ndarray:
+    """For each needle, the first index of ``ranked[lo:hi]`` (non-increasing) whose value is ``<= needle``
+    (``< needle`` when ``strict``), ``hi`` when none: a binary search of every needle at once.
+
+    The same index as ``searchsorted`` of the negated values (side left, or right when ``strict``):
+    comparisons of the same floats (-0.0 equals 0.0).
+    """
+    lo = np.array(lo, dtype=np.int64)   # a new array even when no step runs
+    if lo.size == 0:
+        return lo
+    last = ranked.size - 1
+    for _ in range(int((hi - lo).max()).bit_length()):   # each step halves every interval at least
+        mid = (lo + hi) >> 1
+        value = ranked[np.minimum(mid, last)]
+        right = (value >= needles) if strict else (value > needles)
+        right &= lo < hi
+        # lo moves past mid where the value there is still too large; elsewhere hi comes down to mid
+        lo = np.where(right, mid + 1, lo)
+        hi = np.where(right, hi, mid)
+    return lo
+
+
+def prepare(qrels: QrelsIndex, run: RunColumns, join_docids: bool, depth: int | None = None,
+            judgments: bool = False, keep_scores: bool = False,
+            probed: np.ndarray | None = None) -> FlatRun:
+    """Rank and join every query of a run with its judgments at once, with no Python code per query or document.
+
+    The same as ranking each query alone (trec_eval order) and probing its judgments with each retrieved docid.
+    ``depth``: keep only the first ranks of each query; ``judgments``: join every judgment at once (what every
+    ``judgments=True`` batch reads), else only the positive ones; ``keep_scores``: keep the score at every rank
+    (other tie orders are made from them); ``join_docids``: keep the docids joined by :data:`SEPARATOR` (for
+    vectorised lookups); ``probed``: a dict run's scores of the positive judgments (:func:`columns_of_dict`).
+    """
+    index, tables = judgment_tables(qrels)
+    table_of = np.fromiter(map(index.get, run.qids, [-1] * len(run.qids)), dtype=np.int64, count=len(run.qids))
+    kept = np.flatnonzero(table_of >= 0)
+    qids = [run.qids[k] for k in kept.tolist()]
+    every = kept.size == len(run.qids)
+    records = None if every else expand_ranges(run.bounds[:-1][kept], np.diff(run.bounds)[kept])
+    lengths = np.diff(run.bounds)[kept]
+    starts = np.zeros(kept.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=starts[1:])
-    # the scores are put in rank order in place: no second array of the run's size (nothing reads them in
-    # file order again)
-    order = segment_argsort_desc(scores, starts, sort_scores=True)
-    ranked = scores
-    del scores
-    hits = None
-    if long_rankings and not judgments:
-        # the join needs only which documents tie, not their order: the docid tie-break waits for a use; only
-        # the hits' ranks are kept, so the grade at every rank is made once ``ranked`` is freed
-        hits = positive_hits(positive_lists, probed, keys, order, ranked, starts)
-        del probed, positive_lists
+    n = int(starts[-1])
+    scores = run.scores if every else run.scores[records]
+    order = segment_argsort_desc(scores, starts)
+    ranked = scores[order]
     ties = tie_slots(ranked, starts, compact=True)   # int32 positions and first-slot marks: 5 bytes a slot
     cut = depth is not None and lengths.size and int(lengths.max()) > depth
-    judged = list(map(judged_all.__getitem__, qids))
-    grades = None
-    if hits is not None:
-        positive = None   # made below, once ranked is freed
-    else:
-        if ties is not None and not long_rankings:
-            order, ties = fix_ties(order, keys, starts, *ties), None
-        # one C-level probe of the query's judgments per retrieved document: across a run of short rankings
-        # this costs less than probing each query's ranking with its positive judgments and placing the hits
-        # by binary search (a few Python steps per query)
-        getters = list(map(attrgetter("get"), judged))
-        missing = UNJUDGED if judgments else 0
-        full = np.fromiter(chain.from_iterable(map(map, getters, dicts, repeat(repeat(missing)))), dtype=np.int64,
-                           count=n)
-        # long rankings keep their docid tie-break pending: only tie groups of mixed grades are ordered
-        positive = in_rank_order(full, order, keys, starts, ties)
-        del full
-        if judgments:
-            grades = positive.copy()
-        np.maximum(positive, 0, out=positive)  # grade where > 0, else 0 (judged non-relevant or unjudged)
     kept_scores = ranked if keep_scores and not cut else None
-    del ranked
-    if hits is not None:
-        positive = np.zeros(n, dtype=np.int64)
-        positive[hits[0]] = hits[1]
-        del hits
+    made: list[list[str]] = []
+
+    def keys() -> list[str]:
+        if not made:   # split once, and only if a tie group of mixed grades is ordered by docid
+            made.append(_keys_of(run, records))
+        return made[0]
+    if judgments:
+        del ranked
+        grades = in_rank_order(_lookup(run, table_of, tables, UNJUDGED, records), order, keys, starts, ties)
+        positive = np.maximum(grades, 0)
+    else:
+        grades = None
+        # only the positive judgments: unjudged and judged non-relevant are both 0 in the positive grades
+        positive = None
+        if probed is not None:
+            positive = _probe_positives(list(map(qrels.positive_lists, qids)), probed, keys(), order, ranked, starts)
+        del ranked   # not held while the judgments are looked up
+        if positive is None:
+            _, positive_tables = judgment_tables(qrels, positive=True)
+            positive = in_rank_order(_lookup(run, table_of, positive_tables, 0, records), order, keys, starts, ties)
     key_starts = starts
     if cut:
         order, positive, grades, starts, ties = cut_to_depth(order, positive, grades, starts, lengths, depth,
-                                                             keys, ties)
-    # a larger run is not joined whole: document_values joins its docids block by block, which bounds its memory
-    flat = FlatRun(qids, judged, keys, starts, order, dicts, positive, joined, join_docids, key_starts, ties,
-                   grades)
+                                                             keys() if ties is not None else [], ties)
+    joined = None
+    if join_docids and n <= LOOKUP_BLOCK:   # a larger run is joined block by block by document_values
+        joined = run.docids if every and isinstance(run.docids, str) else SEPARATOR.join(keys())
+    flat = FlatRun(qrels, run, records, table_of, qids, starts, order, scores, positive, joined, join_docids,
+                   key_starts, ties, grades, made[0] if made else None)
     flat.ranked_scores = kept_scores
     return flat
-
-
-def _read_long_rankings(dicts: list[Mapping[str, float]], positive: list[tuple[list[str], np.ndarray]], n: int,
-                        separator: str | None) -> tuple[list[str], np.ndarray, np.ndarray, str | None] | None:
-    """``(keys, scores, probed, joined)`` of a run of long rankings, each ranking's dict read three times in a row
-    while it is in cache: the docids in file order, their scores, the score of each positive judgment (NaN where
-    not retrieved), the docids joined by ``separator`` (None without one); None when an input check fails."""
-    # the list made at its final size: grown by extend, it would over-allocate up to 1/8 (a byte per document)
-    keys: list[str] = [None] * n
-    scores = np.empty(n)
-    probes = []
-    parts: list[str] = []
-    a = 0
-    nan = np.nan
-    try:
-        for d, (judged, _) in zip(dicts, positive, strict=False):
-            b = a + len(d)
-            keys[a:b] = d
-            if separator is not None:
-                parts.append(separator.join(d))
-            else:
-                "".join(d)   # checks that every docid is a str
-            scores[a:b] = np.fromiter(d.values(), dtype=np.float64, count=b - a)
-            probes.append(np.fromiter(map(d.get, judged, repeat(nan)), dtype=np.float64, count=len(judged)))
-            a = b
-    except (TypeError, ValueError):
-        return None
-    if a != n or len(keys) != n:   # a mapping whose length disagrees with its items
-        return None
-    joined = separator.join(parts) if separator is not None else None
-    return keys, scores, (np.concatenate(probes) if probes else np.zeros(0)), joined

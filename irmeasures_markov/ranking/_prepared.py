@@ -10,18 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, compress
+from itertools import compress
 
 import numpy as np
 
 from irmeasures_markov._util._arrays import frozen
 from irmeasures_markov._util._segments import consecutive, segment_sum
-from irmeasures_markov.io._normalise import check_document_ids, check_query_id
 from irmeasures_markov.io._run_columns import RunColumns
 from irmeasures_markov.ranking import _join as join
-from irmeasures_markov.ranking._columnar_join import prepare_columns
-from irmeasures_markov.ranking._join import FlatRun, RankedQuery
-from irmeasures_markov.ranking._order import read_scores
+from irmeasures_markov.ranking._join import FlatRun, RankedQuery, columns_of_dict, prepare
 from irmeasures_markov.ranking._qrels_index import UNJUDGED, QrelsIndex, recall_base_table
 
 __all__ = ["RelevanceBatch", "PreparedRun", "select_positions", "run_needs"]
@@ -175,26 +172,8 @@ def run_needs(measures: Iterable) -> tuple[int | None, bool, bool, bool]:
             any(says(m, "needs_judgments") for m in measures), any(says(m, "reads_scores") for m in measures))
 
 
-def _raise_input_error(run: Mapping, judged: Mapping) -> None:
-    """The validation pass of a dict run the join refused: the error naming its first bad query, document or score.
-
-    Runs the checks in run order, ids before scores, as the join reads the
-    run: scores only of the queries with judgments and documents.
-    """
-    for qid, doc_scores in run.items():
-        check_query_id(qid)
-        keys = list(doc_scores)
-        check_document_ids(keys, qid)
-        if qid in judged and keys:
-            if len(keys) != len(doc_scores):
-                raise ValueError(f"run: query {qid!r}: its mapping lists {len(keys)} documents but has length "
-                                 f"{len(doc_scores)}")
-            read_scores(doc_scores, qid, keys)
-    raise RuntimeError("the join refused a run whose every id and score is valid")
-
-
 class _LazyQueries(Sequence):
-    """``PreparedRun.queries`` for a run prepared flat: each :class:`RankedQuery` is made on first access."""
+    """``PreparedRun.queries``: each :class:`RankedQuery` is made on first access."""
 
     def __init__(self, flat: FlatRun):
         self._flat = flat
@@ -221,9 +200,11 @@ class PreparedRun:
 
     Only queries present in both the qrels and the run are kept (run queries
     without judgments are skipped; qrels queries without results get each
-    measure's DEFAULT from the caller).  The scores of the kept queries are
-    read once, by :func:`~irmeasures_markov.ranking._order.read_scores`, which
-    checks them.
+    measure's DEFAULT from the caller).  A dict run becomes
+    :class:`~irmeasures_markov.io._run_columns.RunColumns` once
+    (:func:`~irmeasures_markov.ranking._join.columns_of_dict`, which checks the
+    ids of every query and the scores of the kept ones); every run is then
+    ranked and joined from its arrays (:func:`~irmeasures_markov.ranking._join.prepare`).
 
     Parameters
     ----------
@@ -231,8 +212,7 @@ class PreparedRun:
         The judgments.
     run : mapping
         ``{qid: {docid: score}}`` with str ids, or a
-        :class:`~irmeasures_markov.io._run_columns.RunColumns` (ranked and
-        joined from its arrays; the same values).
+        :class:`~irmeasures_markov.io._run_columns.RunColumns` (the same values).
     measures : iterable, optional
         The measures that will read the run (e.g. this package's
         :class:`~irmeasures_markov.plugin._base.FamilyMeasure` objects).  What they
@@ -255,13 +235,10 @@ class PreparedRun:
         #: ranks prepared per query (None: all): ``batch(cutoff=c)`` with ``c <= depth`` reads no further
         self.depth = depth
         self._batches: dict[tuple, RelevanceBatch] = {}
-        if isinstance(run, RunColumns):   # read from a file: checked, and ranked from its arrays
-            flat = prepare_columns(qrels, run, join_docids, depth, judgments, keep_scores)
-        else:
-            # all queries at once, no per-query Python work; None when an input check fails
-            flat = join.prepare_flat(qrels, run, join_docids, depth, judgments, keep_scores)
-            if flat is None:
-                _raise_input_error(run, qrels.qrels)
+        probed = None
+        if not isinstance(run, RunColumns):   # a dict run becomes columns once, checked on the way
+            run, probed = columns_of_dict(qrels, run, probe=not judgments)
+        flat = prepare(qrels, run, join_docids, depth, judgments, keep_scores, probed)
         self._flat = flat
         self.queries = _LazyQueries(flat)
 
@@ -335,24 +312,14 @@ class PreparedRun:
         return self._flat.grades
 
     def ranked_scores(self) -> np.ndarray:
-        """The score at every rank, query after query (float64; read again from the run, not kept).
+        """The score at every rank, query after query (float64; gathered from the scores in file order, not kept).
 
         Returns
         -------
         numpy.ndarray
         """
         flat = self._flat
-        if flat.ranked_scores is not None:
-            return flat.ranked_scores
-        if flat.key_starts is flat.starts:
-            counts = np.diff(flat.key_starts)
-            in_file_order = np.fromiter(chain.from_iterable(d.values() for d in flat.runs), dtype=np.float64,
-                                        count=int(counts.sum()))
-            return in_file_order[flat.order]
-        queries = self.queries
-        if not len(queries):
-            return np.zeros(0)
-        return np.concatenate([np.asarray(q.scores, dtype=np.float64) for q in queries])
+        return flat.scores[flat.order] if flat.ranked_scores is None else flat.ranked_scores
 
     @property
     def positive_grades(self) -> np.ndarray:

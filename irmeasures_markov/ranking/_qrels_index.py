@@ -102,7 +102,7 @@ class QrelsIndex:
         """The query's documents with a grade > 0, ``{docid: grade}`` (cached).
 
         Every measure with ``rel >= 1`` needs only these (docs/design.md,
-        "The positive join").
+        "The join with the judgments").
 
         Parameters
         ----------

@@ -20,7 +20,6 @@ from irmeasures_markov._util._segments import _unsorted_segments, segment_argsor
 from irmeasures_markov.documents import DocumentLengths
 from irmeasures_markov.measures.markov_precision import PAPER_MODELS
 from irmeasures_markov.ranking import UNJUDGED, PreparedRun, QrelsIndex
-from irmeasures_markov.ranking import _join as join
 from irmeasures_markov.ranking import _prepared as prepared_module
 
 
@@ -90,16 +89,14 @@ def test_flat_preparation_equals_per_query_preparation(seed):
         assert [list(d[:cutoff]) for d in expect] == b.docids
 
 
-def test_long_rankings_joined_through_positive_judgments_give_the_same_result(monkeypatch):
+def test_long_rankings_give_the_same_result():
     qrels, run = random_inputs(7, n_queries=8, max_len=700, long=True)
     qi = QrelsIndex(qrels)
-    flat = PreparedRun(qi, run)                                     # long on average: joined by intersection
+    flat = PreparedRun(qi, run)
     assert isinstance(flat.queries, prepared_module._LazyQueries) and flat._flat._ties is not None
     positive = flat._flat.positive_grades.copy()                    # made before the docid tie-break
-    monkeypatch.setattr(join, "_FLAT_MAX_MEAN_LENGTH", 10 ** 9)
-    probed = PreparedRun(qi, run)                                   # every document probed
     ref = ranked_alone(qrels, run)
-    for prepared in (flat, probed):
+    for prepared in (flat, PreparedRun(qi, run, [Needs(judgments=True)])):
         for a, b in zip(prepared.queries, ref, strict=True):
             assert a.docids == b.docids
             np.testing.assert_array_equal(a.positive_grades, b.positive_grades)

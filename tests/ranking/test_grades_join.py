@@ -12,7 +12,6 @@ from measure_needs import Needs
 from random_runs import tied_run
 
 from irmeasures_markov.ranking import UNJUDGED, QrelsIndex
-from irmeasures_markov.ranking import _join as join
 from irmeasures_markov.ranking import _order as order
 from irmeasures_markov.ranking import _prepared as prepared_module
 from irmeasures_markov.ranking._prepared import PreparedRun, run_needs
@@ -51,13 +50,10 @@ def reference_batch(ref, rel, judged_only, cutoff):
 
 @pytest.mark.parametrize("seed,n_scores", [(0, 9), (1, 3), (2, 4001)])
 @pytest.mark.parametrize("judgments", [False, True])
-@pytest.mark.parametrize("long_rankings", [True, False])
 @pytest.mark.parametrize("odd_compare_max", [None, 0, 10 ** 6])
-def test_grades_match_dict_probe_reference(monkeypatch, seed, n_scores, judgments, long_rankings, odd_compare_max):
+def test_grades_match_dict_probe_reference(monkeypatch, seed, n_scores, judgments, odd_compare_max):
     if odd_compare_max is not None:   # every mixed tie group ordered by _fix_ties (0), or placed by comparisons
         monkeypatch.setattr(order, "_ODD_COMPARE_MAX", odd_compare_max)
-    if not long_rankings:   # the path for runs of short rankings: a probe per document, ties broken first
-        monkeypatch.setattr(join, "_FLAT_MAX_MEAN_LENGTH", 10 ** 9)
     qrels, run = make_inputs(seed, n_scores=n_scores)
     prepared = PreparedRun(QrelsIndex(qrels), run, [Needs(judgments=judgments)])
     assert isinstance(prepared.queries, prepared_module._LazyQueries)     # the flat path

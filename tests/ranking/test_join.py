@@ -3,20 +3,25 @@
 The reference is brute force, query by query, sharing nothing with the flat
 path: Python's ``sorted`` on (score desc, docid desc) gives trec_eval's order,
 tie groups are read off the stably sorted scores one neighbour at a time, and
-every retrieved document is probed in its query's judgments.  Short rankings
-(the probe-every-document join) and long ones (the positive join, whose
-docid tie-break waits for a use) both run, on scores full of ties with
--0.0 beside 0.0.
+every retrieved document is probed in its query's judgments.  A dict run is
+made columns (``columns_of_dict``) and prepared; short rankings and long ones
+both run, on scores full of ties with -0.0 beside 0.0.
 """
 import numpy as np
 import pytest
+from measure_needs import Needs
 from random_runs import tied_run
 
 from irmeasures_markov._util._segments import segment_argsort_desc
 from irmeasures_markov.ranking import UNJUDGED, PreparedRun, QrelsIndex
 from irmeasures_markov.ranking import _join as flat_run
 from irmeasures_markov.ranking import _order as order
-from irmeasures_markov.ranking import _positive_join as positive_join
+
+
+def prepare_dict(qi, run, **options):
+    """A dict run prepared as PreparedRun prepares it: made columns at the boundary, then joined."""
+    columns, probed = flat_run.columns_of_dict(qi, run, probe=not options.get("judgments", False))
+    return flat_run.prepare(qi, columns, probed=probed, **options)
 
 
 def trec_order(scores):
@@ -50,8 +55,7 @@ def evaluated(qrels, run):
 
 
 def inputs(seed, long_rankings):
-    length = 700 if long_rankings else 40   # the positive join needs >= _FLAT_MAX_MEAN_LENGTH on average
-    assert (length >= flat_run._FLAT_MAX_MEAN_LENGTH) == long_rankings
+    length = 700 if long_rankings else 40
     qrels, run, _ = tied_run(seed, 5, length, scores=(-3, 3), step=0.5, grades=(-1, 3))
     run["unjudged-query"] = {"D00001": 1.0, "D00002": 1.0}   # not in the qrels: not evaluated
     run["q-empty"] = {}
@@ -63,7 +67,7 @@ def inputs(seed, long_rankings):
 @pytest.mark.parametrize("seed", range(4))
 def test_join_against_brute_force_sort_and_probe(seed, long_rankings):
     qrels, run = inputs(seed, long_rankings)
-    flat = flat_run.prepare_flat(QrelsIndex(qrels), run, join_docids=False)
+    flat = prepare_dict(QrelsIndex(qrels), run, join_docids=False)
     assert flat is not None
     qids = evaluated(qrels, run)
     assert flat.qids == qids
@@ -81,7 +85,7 @@ def test_join_against_brute_force_sort_and_probe(seed, long_rankings):
         assert ranked.qid == q and ranked.docids == ref_docs[i]
         np.testing.assert_array_equal(ranked.scores, [run[q][d] for d in ref_docs[i]])
     # the kept scores are the scores in stable score order, bit for bit (signed zeros included)
-    kept = flat_run.prepare_flat(QrelsIndex(qrels), run, join_docids=False, keep_scores=True).ranked_scores
+    kept = prepare_dict(QrelsIndex(qrels), run, join_docids=False, keep_scores=True).ranked_scores
     stable = np.array([run[q][d] for q in qids for d in stable_order(run[q])])
     np.testing.assert_array_equal(kept.view(np.int64), stable.view(np.int64))
 
@@ -143,7 +147,7 @@ def test_a_tie_does_not_cross_queries_and_signed_zeros_tie():
 def test_positive_tie_order_orders_only_the_groups_with_a_positive_grade(seed):
     # many distinct scores: small tie groups, some with a positive grade and some without
     qrels, run, _ = tied_run(seed, 5, 700, scores=(-300, 300), step=0.5, grades=(-1, 3))
-    flat = flat_run.prepare_flat(QrelsIndex(qrels), run, join_docids=False)
+    flat = prepare_dict(QrelsIndex(qrels), run, join_docids=False)
     qids = evaluated(qrels, run)
     ties = flat._ties
     assert ties is not None   # long rankings keep the docid tie-break pending
@@ -181,7 +185,7 @@ def test_positive_tie_order_orders_only_the_groups_with_a_positive_grade(seed):
 @pytest.mark.parametrize("long_rankings", [False, True])
 def test_depth_keeps_the_top_of_each_full_ranking(long_rankings):
     qrels, run = inputs(7, long_rankings)
-    flat = flat_run.prepare_flat(QrelsIndex(qrels), run, join_docids=False, depth=25)
+    flat = prepare_dict(QrelsIndex(qrels), run, join_docids=False, depth=25)
     qids = evaluated(qrels, run)
     assert flat.docids == [d for q in qids for d in trec_order(run[q])[:25]]
     assert np.diff(flat.key_starts).tolist() == [len(run[q]) for q in qids]
@@ -191,22 +195,7 @@ def test_depth_keeps_the_top_of_each_full_ranking(long_rankings):
                                  {0: {"D1": 1.0}}])
 def test_inputs_the_flat_path_refuses_fall_back_with_none(bad):
     qrels = {"q0": {"D1": 1}}
-    assert flat_run.prepare_flat(QrelsIndex(qrels), bad, join_docids=False) is None
-
-
-@pytest.mark.parametrize("seed", range(5))
-def test_bisect_descending_is_searchsorted_of_the_negated_values(seed):
-    rng = np.random.default_rng(seed)
-    ranked = -np.sort(-rng.integers(-4, 5, size=50).astype(float))
-    ranked[ranked == 0] = rng.choice([0.0, -0.0], size=int((ranked == 0).sum()))
-    needles = rng.integers(-5, 6, size=30).astype(float)
-    lo = rng.integers(0, 25, size=30)
-    hi = lo + rng.integers(0, 26, size=30)
-    for strict in (False, True):
-        got = positive_join._bisect_descending(ranked, lo, hi, needles, strict)
-        want = [a + int(np.searchsorted(-ranked[a:b], -x, side="right" if strict else "left"))
-                for a, b, x in zip(lo.tolist(), hi.tolist(), needles.tolist(), strict=True)]
-        assert got.tolist() == want
+    assert flat_run._checked_columns(QrelsIndex(qrels), bad, True) is None
 
 
 def test_expand_is_the_concatenated_ranges():
@@ -223,7 +212,7 @@ def test_values_in_rank_order_is_the_lookup_gathered_in_rank_order(monkeypatch, 
     rankings cut at a depth, and the partial tie order: ``lookup(keys)[order]`` bit for bit."""
     monkeypatch.setattr(flat_run, "LOOKUP_BLOCK", block)
     qrels, run = inputs(5, long_rankings)
-    flat = flat_run.prepare_flat(QrelsIndex(qrels), run, join_docids=block > 1000, depth=depth)
+    flat = prepare_dict(QrelsIndex(qrels), run, join_docids=block > 1000, depth=depth)
     value = {d: (int(d[1:]) * 0.37) % 11.0 - 5.0 for q in run for d in run[q]}
     calls = []
 
@@ -249,7 +238,7 @@ def test_fix_ties_in_blocks_of_whole_groups_is_trec_order(monkeypatch, long_rank
     """The docid tie-break made block by block (a block of 1 slot still holds its whole group)."""
     monkeypatch.setattr(order, "_FIX_BLOCK", fix_block)
     qrels, run = inputs(3, long_rankings)
-    flat = flat_run.prepare_flat(QrelsIndex(qrels), run, join_docids=False)
+    flat = prepare_dict(QrelsIndex(qrels), run, join_docids=False)
     qids = evaluated(qrels, run)
     assert flat.docids == [d for q in qids for d in trec_order(run[q])]
 
@@ -263,8 +252,55 @@ class _ShortLength(dict):
 
 def test_long_rankings_whose_length_disagrees_with_their_items_fall_back_with_none():
     qrels, run = inputs(2, True)
-    assert flat_run.prepare_flat(QrelsIndex(qrels), run, join_docids=False) is not None
+    assert flat_run._checked_columns(QrelsIndex(qrels), run, True) is not None
     run["q1"] = _ShortLength(run["q1"])
-    assert flat_run.prepare_flat(QrelsIndex(qrels), run, join_docids=False) is None
+    assert flat_run._checked_columns(QrelsIndex(qrels), run, True) is None
     with pytest.raises(ValueError, match="query 'q1': its mapping lists 700 documents but has length 699"):
         PreparedRun(QrelsIndex(qrels), run)
+
+
+def test_docids_holding_a_newline_or_a_lone_surrogate_stay_whole():
+    """A dict run's docids are kept as a list when made columns: a newline inside one splits nothing."""
+    run = {"q1": {"a\nb": 2.0, "a": 1.0, "b": 1.0, "\ud800": 1.0, "c\n": 0.5}, "q2": {"x\ny": 1.0, "x": 1.0}}
+    qrels = {"q1": {"a\nb": 1, "b": 2, "\ud800": 1}, "q2": {"x": 1, "x\ny": 0}}
+    for needs in ([], [Needs(document_values=True, judgments=True)]):
+        prepared = PreparedRun(QrelsIndex(qrels), run, needs)
+        assert prepared.ranked_docids == [d for q in run for d in trec_order(run[q])]
+        np.testing.assert_array_equal(prepared.full_grades, [qrels[q].get(d, UNJUDGED) for q in run
+                                                             for d in trec_order(run[q])])
+        assert [q.joined_keys for q in prepared.queries] == (["\n".join(run[q]) for q in run] if needs
+                                                             else [None, None])
+        values = prepared.document_values(lambda segments, joined: np.array([len(d) for s in segments for d in s]))
+        assert values.tolist() == [len(d) for d in prepared.ranked_docids]
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("decimals", [1, 2, 6])
+def test_probing_the_mappings_with_the_positive_judgments_is_the_lookup(seed, decimals):
+    """A dict run's positive grades found from its mappings (hits placed by score, tied hits by docid) equal
+    the lookup of every docid in the positive tables put in rank order, and a run whose tied hits' groups are
+    too large falls back to that lookup."""
+    rng = np.random.default_rng(seed)
+    run, qrels = {}, {}
+    for q in range(6):
+        docs = [f"D{d}" for d in rng.choice(5000, size=400, replace=False).tolist()]
+        scores = np.round(rng.normal(0, 1, size=400), decimals)
+        scores[scores == 0] = rng.choice([0.0, -0.0], size=int((scores == 0).sum()))
+        run[f"q{q}"] = dict(zip(docs, scores.tolist()))
+        picks = rng.choice(docs + [f"X{k}" for k in range(50)], size=80, replace=False).tolist()
+        qrels[f"q{q}"] = dict(zip(picks, rng.integers(-1, 4, size=80).tolist()))
+    qi = QrelsIndex(qrels)
+    columns, probed = flat_run.columns_of_dict(qi, run, probe=True)
+    starts, scores = columns.bounds, columns.scores
+    order_ = segment_argsort_desc(scores, starts)
+    keys, qids = columns.docids, columns.qids
+    ranked = scores[order_]
+    got = flat_run._probe_positives(list(map(qi.positive_lists, qids)), probed, keys, order_, ranked, starts)
+    index, tables = flat_run.judgment_tables(qi, positive=True)
+    table_of = np.array([index[q] for q in qids])
+    want = order.in_rank_order(flat_run._lookup(columns, table_of, tables, 0, None), order_, keys, starts,
+                               order.tie_slots(ranked, starts))
+    if decimals == 1:   # groups of dozens of documents, each holding hits: more than the run to compare
+        assert got is None
+    else:
+        np.testing.assert_array_equal(got, want)

@@ -3,7 +3,7 @@
 The reference ranks each query with Python's ``sorted`` on (score desc,
 docid desc) and joins every document with one dict probe: nothing shared
 with the flat path (segment sorts, lazy docid tie-break, the intersection
-join placed by binary search on complex keys).
+join by a lookup per document).
 """
 import numpy as np
 import pytest
@@ -14,7 +14,6 @@ from run_references import as_columns
 from irmeasures_markov.ranking import UNJUDGED, PreparedRun, QrelsIndex
 from irmeasures_markov.ranking import _join as join
 from irmeasures_markov.ranking import _order as order
-from irmeasures_markov.ranking import _positive_join as positive_join
 from irmeasures_markov.ranking import _prepared as prepared_module
 
 
@@ -39,14 +38,8 @@ def reference(qrels, run):
 
 
 @pytest.mark.parametrize("seed,n_scores", [(0, 7), (1, 7), (2, 301), (3, 2001)])
-@pytest.mark.parametrize("tie_compare_max", [None, 0, "compare"])
 @pytest.mark.parametrize("pairwise_max_group", [None, 1, 10 ** 6])
-def test_long_flat_preparation_matches_sorted_reference(monkeypatch, seed, n_scores, tie_compare_max,
-                                                        pairwise_max_group):
-    if tie_compare_max == "compare":   # every tied hit compared with its whole group, however large
-        monkeypatch.setattr(positive_join, "_TIE_SORT_MIN_HITS", 10 ** 9)
-    elif tie_compare_max is not None:   # the per-group sorted-list placement of tied hits
-        monkeypatch.setattr(positive_join, "_TIE_COMPARE_MAX", tie_compare_max)
+def test_long_flat_preparation_matches_sorted_reference(monkeypatch, seed, n_scores, pairwise_max_group):
     if pairwise_max_group is not None:   # every tie group sorted (1), or every one ordered pairwise
         monkeypatch.setattr(order, "_PAIRWISE_MAX_GROUP", pairwise_max_group)
     qrels, run = tied_inputs(seed, n_scores=n_scores)
@@ -202,22 +195,3 @@ def test_tie_groups_listed_in_docid_order(monkeypatch, length, pairwise_max_grou
     assert flat.docids == [d for q in flat.qids for d in ref[q][0]]
     np.testing.assert_array_equal(flat.positive_grades, np.concatenate([ref[q][1] for q in flat.qids]))
     np.testing.assert_array_equal(flat.grades, np.concatenate([ref[q][2] for q in flat.qids]))
-
-
-@pytest.mark.parametrize("seed", range(4))
-def test_bisect_descending_equals_searchsorted_of_each_interval(seed):
-    rng = np.random.default_rng(seed)
-    lengths = rng.choice([0, 1, 2, 5, 40, 1000], size=60)
-    starts = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
-    ranked = np.concatenate([-np.sort(-rng.integers(-3, 4, size=k) * 0.5) for k in lengths.tolist()])
-    ranked[ranked == 0] = rng.choice([0.0, -0.0], size=int((ranked == 0).sum()))
-    query = rng.integers(0, lengths.size, size=3000)
-    lo, hi = starts[query], starts[query + 1]
-    inner = rng.integers(0, np.maximum(hi - lo, 1))
-    lo = np.where(rng.random(query.size) < 0.3, np.minimum(lo + inner, hi), lo)   # intervals that start inside
-    needles = rng.integers(-4, 5, size=query.size) * 0.5
-    needles[needles == 0] = rng.choice([0.0, -0.0], size=int((needles == 0).sum()))
-    for strict, side in ((False, "left"), (True, "right")):
-        got = positive_join._bisect_descending(ranked, lo, hi, needles, strict)
-        want = [a + np.searchsorted(-ranked[a:b], -x, side=side) for a, b, x in zip(lo, hi, needles)]
-        np.testing.assert_array_equal(got, want)

@@ -1,4 +1,4 @@
-"""ranking.columnar_join: a run kept as columns prepares exactly as the same run as dicts.
+"""ranking's one join: a run read into columns prepares exactly as the same run given as dicts.
 
 ``PreparedRun(QrelsIndex(qrels), run)`` with ``run`` a
 :class:`~irmeasures_markov.io._run_columns.RunColumns` (read from a file by
@@ -9,8 +9,9 @@ for bit.  Runs full of ties (across judged, unjudged and relevant documents,
 -0.0 beside 0.0), graded judgments with zero and negative grades, run queries
 without judgments, judged queries the run lacks, one-query runs, queries in
 several pieces of the file, non-ASCII and invalid UTF-8 docids; short and long
-rankings (the dict path's two joins), every preparation option, both engines
-of the docid lookup, and three orders of first use of the lazy arrays.
+rankings, every preparation option, both engines of the docid lookup (a dict
+run, made columns with its docids as a list, is always probed in dicts), and
+three orders of first use of the lazy arrays.
 """
 import numpy as np
 import pytest
@@ -20,11 +21,10 @@ from token_engines import TOKEN_ENGINES, force_token_engine
 
 from irmeasures_markov.io._run_columns import RunColumns, read_run_columns, read_trec_run, run_from_columns
 from irmeasures_markov.io._tokens import run_columns
-from irmeasures_markov.ranking._columnar_join import ColumnarFlatRun
 from irmeasures_markov.ranking._prepared import PreparedRun
 from irmeasures_markov.ranking._qrels_index import QrelsIndex
 
-#: (n_queries, length): short rankings, one query, long rankings (the dict path's positive join)
+#: (n_queries, length): short rankings, one query, long rankings
 SHAPES = {"short": (6, 14), "one": (1, 30), "long": (3, 800)}
 
 
@@ -140,7 +140,8 @@ def test_columns_prepare_as_the_dicts(tmp_path, monkeypatch, token_engine, shape
     for run in (file_run, made_run):
         dicts = PreparedRun(QrelsIndex(qrels), dict_run, needs)
         columns = PreparedRun(QrelsIndex(qrels), run, needs)
-        assert isinstance(columns._flat, ColumnarFlatRun)       # the columnar path, not a dict copy
+        # the file's docids stay one string; the dict run's were made a list at the boundary
+        assert isinstance(columns._flat.run.docids, str) and isinstance(dicts._flat.run.docids, list)
         compare(columns, dicts, depth, first)
     assert asked.count("auto") >= 4     # the repeat checks and the joins asked the engine forced here
 
