@@ -19,6 +19,9 @@ import pytest
 from test_ties_and_holes import MEASURES
 from ties_brute import POOL, plain, register_inputs
 
+from irmeasures_markov.measures import standard_measure, standard_values
+from irmeasures_markov.ranking import PreparedRun, QrelsIndex
+
 pytestmark = pytest.mark.filterwarnings("ignore:.*no document with grade.*:RuntimeWarning")
 
 #: issue 34 item 2: a is pooled but unjudged (grade -1), d is not in the qrels at all, e is never retrieved
@@ -119,3 +122,22 @@ def test_residual_is_rel_minus_nonrel_when_nothing_is_relevant(measure, qrels, r
     nonrel = one(type(m)(**params), qrels, run, "q")
     assert nonrel == 0.0
     assert one(m, qrels, run, "q") == pytest.approx(rel - nonrel, abs=1e-12)
+
+
+@pytest.mark.parametrize("measure", ["AP", "P@3", "nDCG", "nDCG@2", "R@3", "RR", "Bpref"])
+@pytest.mark.parametrize("setting", [{"unjudged": "drop"}, {"unjudged": "rel"}, {"residual": True},
+                                     {"ties": "optimistic"}, {"ties": "expected", "unjudged": "rel"}])
+def test_standard_measures_evaluate_a_negative_grade_as_no_judgment(measure, setting):
+    s = standard_measure(ir_measures.parse_measure(measure))
+
+    def value(qrels):
+        return standard_values(s, PreparedRun(QrelsIndex(qrels), RUN), **setting).tolist()
+
+    assert value(QRELS) == pytest.approx(value(QRELS_ABSENT), abs=1e-12)
+
+
+def test_standard_unjudged_rel_judges_a_negative_grade():
+    # a and d judged relevant: a(1) b(1) c(0) d(1), 4 relevant: AP = (1 + 1 + 3/4) / 4
+    s = standard_measure(ir_measures.parse_measure("AP"))
+    got = standard_values(s, PreparedRun(QrelsIndex(QRELS), RUN), unjudged="rel")
+    assert got.tolist() == pytest.approx([0.6875], abs=1e-12)
