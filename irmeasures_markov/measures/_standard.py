@@ -82,7 +82,7 @@ from irmeasures_markov._util._sampling import log_choose
 from irmeasures_markov._util._segments import segment_cumsum, segment_sum
 from irmeasures_markov.ranking._holes import query_fill_grades
 from irmeasures_markov.ranking._prepared import PreparedRun, RelevanceBatch, select_positions
-from irmeasures_markov.ranking._qrels_index import UNJUDGED
+from irmeasures_markov.ranking._qrels_index import judged
 from irmeasures_markov.ranking._scenarios import tie_groups_flat
 
 if TYPE_CHECKING:
@@ -203,7 +203,7 @@ class _Lists:
         self.fill = np.ones(len(self.qids), dtype=np.int64)
         if unjudged == "rel":
             self.fill = query_fill_grades(prepared.qrels_index, self.qids)
-            self.added = segment_sum(prepared.full_grades == UNJUDGED, prepared.offsets).astype(np.int64)
+            self.added = segment_sum(~judged(prepared.full_grades), prepared.offsets).astype(np.int64)
         self._ordered: dict[str, np.ndarray] = {}
         self._ideal: dict[int | None, np.ndarray] = {}
 
@@ -215,7 +215,7 @@ class _Lists:
         if self.unjudged == "drop":
             return _condense(grades, group_id, offsets)
         if self.unjudged == "rel":
-            grades = np.where(grades == UNJUDGED, np.repeat(self.fill, np.diff(offsets)), grades)
+            grades = np.where(judged(grades), grades, np.repeat(self.fill, np.diff(offsets)))
         return grades, group_id, offsets
 
     def batch(self, s: StandardMeasure, ties: str) -> RelevanceBatch:
@@ -226,7 +226,7 @@ class _Lists:
         if ties != "docid":
             if ties not in self._ordered:
                 # each tie group sorted by grade (descending for 'optimistic'), stable, unjudged as 0
-                key = np.where(grades == UNJUDGED, 0, grades)
+                key = np.where(judged(grades), grades, 0)
                 self._ordered[ties] = grades[np.lexsort((-key if ties == "optimistic" else key, group_id))]
             grades = self._ordered[ties]
         if s.kind == "Bpref":

@@ -44,7 +44,7 @@ from irmeasures_markov.documents._lengths import DocumentLengths
 from irmeasures_markov.io import to_qrels_dict, to_run_dict
 from irmeasures_markov.measures._tbg import TBGParameters, as_parameters  # noqa: F401  (TBGParameters: annotations)
 from irmeasures_markov.ranking._prepared import PreparedRun
-from irmeasures_markov.ranking._qrels_index import UNJUDGED, QrelsIndex
+from irmeasures_markov.ranking._qrels_index import QrelsIndex, judged
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -148,7 +148,7 @@ def time_models(qrels: object, run: object, lengths: LengthSource = None, *,
     for q in prepared.queries:
         docids, grades = q.docids, q.grades
         if judged_only:
-            keep = grades != UNJUDGED
+            keep = judged(grades)
             docids = [d for d, k in zip(docids, keep.tolist()) if k]
             grades = grades[keep]
         docids, grades = docids[:cutoff], grades[:cutoff]

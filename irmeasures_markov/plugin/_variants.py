@@ -45,7 +45,7 @@ from irmeasures_markov.ranking._arrangements import (
     sample_orders,
 )
 from irmeasures_markov.ranking._holes import fill_ranks, judge_unjudged, judgment_patterns
-from irmeasures_markov.ranking._qrels_index import UNJUDGED
+from irmeasures_markov.ranking._qrels_index import judged
 from irmeasures_markov.ranking._scenarios import FILLED, ScenarioRun, identity_reading, query_rng
 
 if TYPE_CHECKING:
@@ -207,7 +207,7 @@ def _order_keys(base: FamilyMeasure, reading: ScenarioRun) -> np.ndarray:
     """The grade tie orders sort by: a judged document's grade; an unjudged one counts as non-relevant and as
     no better than a judged non-relevant one (0, or ``rel - 1`` when ``rel <= 0`` makes grade 0 relevant)."""
     unjudged = min(0, int(base.params.get("rel", 1)) - 1)
-    return np.where(reading.grades == UNJUDGED, unjudged, reading.grades)
+    return np.where(judged(reading.grades), reading.grades, unjudged)
 
 
 def _evaluate(base: FamilyMeasure, reading: ScenarioRun | PreparedRun) -> np.ndarray:
@@ -296,7 +296,7 @@ def _range(base: FamilyMeasure, reading: ScenarioRun, ties: str, seed: int) -> V
     for p in range(n):
         a, b = int(full.offsets[p]), int(full.offsets[p + 1])
         src = full.source[a:b]
-        targets = a + np.flatnonzero((full.grades[a:b] == UNJUDGED) & (src >= 0))
+        targets = a + np.flatnonzero(~judged(full.grades[a:b]) & (src >= 0))
         filled = np.flatnonzero(src == FILLED)
         fill_from = a + int(filled[0]) if filled.size else None
         rng = query_rng(seed, reading.source_qids[p], "range")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from irmeasures_markov._util._segments import expand_ranges
-from irmeasures_markov.ranking._qrels_index import UNJUDGED, QrelsIndex
+from irmeasures_markov.ranking._qrels_index import QrelsIndex, judged
 from irmeasures_markov.ranking._scenarios import FILLED, ScenarioRun
 
 __all__ = ["fill_grades", "judge_unjudged", "fill_ranks", "judgment_patterns", "query_fill_grades"]
@@ -74,7 +74,7 @@ def judge_unjudged(reading: ScenarioRun, read: np.ndarray) -> ScenarioRun:
     -------
     ScenarioRun
     """
-    target = read & (reading.grades == UNJUDGED) & (reading.source >= 0)
+    target = read & ~judged(reading.grades) & (reading.source >= 0)
     fill = np.repeat(fill_grades(reading), reading.lengths)
     grades = np.where(target, fill, reading.grades)
     return ScenarioRun(reading.base, reading.query, reading.offsets, reading.source, grades,

@@ -19,7 +19,7 @@ from irmeasures_markov._util._segments import consecutive, segment_sum
 from irmeasures_markov.io._run_columns import RunColumns
 from irmeasures_markov.ranking import _join as join
 from irmeasures_markov.ranking._join import FlatRun, RankedQuery, columns_of_dict, prepare
-from irmeasures_markov.ranking._qrels_index import UNJUDGED, QrelsIndex, recall_base_table
+from irmeasures_markov.ranking._qrels_index import QrelsIndex, judged, recall_base_table
 
 __all__ = ["RelevanceBatch", "PreparedRun", "select_positions", "run_needs"]
 
@@ -107,7 +107,8 @@ def select_positions(grades: np.ndarray | None, starts: np.ndarray, judged_only:
     starts : numpy.ndarray
         Query offsets of the ranked arrays.
     judged_only : bool
-        Remove unjudged documents (the condensed list) before the cutoff is applied.
+        Remove unjudged documents (:func:`~irmeasures_markov.ranking._qrels_index.judged`: no grade or a negative
+        one; the condensed list) before the cutoff is applied.
     cutoff : int, optional
         Keep the first ``cutoff`` ranks of each (condensed) ranking.
 
@@ -121,7 +122,7 @@ def select_positions(grades: np.ndarray | None, starts: np.ndarray, judged_only:
     offsets = starts
     keep = None
     if judged_only:
-        keep = grades != UNJUDGED
+        keep = judged(grades)
         offsets = np.zeros_like(starts)
         np.cumsum(segment_sum(keep, starts), out=offsets[1:])
     if cutoff is not None:

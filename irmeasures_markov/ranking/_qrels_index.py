@@ -17,11 +17,31 @@ import numpy as np
 from irmeasures_markov._util._segments import segment_sum
 from irmeasures_markov.io._normalise import check_qrels
 
-__all__ = ["UNJUDGED", "QrelsIndex", "recall_base_table"]
+__all__ = ["UNJUDGED", "QrelsIndex", "judged", "recall_base_table"]
 
 #: Grade given to retrieved documents that have no judgment.  Smaller than any
 #: real grade, so ``grade >= rel`` is False for every sensible ``rel``.
 UNJUDGED = np.iinfo(np.int64).min
+
+
+def judged(grades: np.ndarray) -> np.ndarray:
+    """Where a grade is a judgment: the one rule of ``judged_only``, ``unjudged=`` and ``residual``.
+
+    A negative grade is trec_eval's "pooled but unjudged" document: like a
+    document without judgment (:data:`UNJUDGED`), it is not judged (and never
+    relevant at ``rel >= 0``).
+
+    Parameters
+    ----------
+    grades : numpy.ndarray
+        Grades, :data:`UNJUDGED` where there is none.
+
+    Returns
+    -------
+    numpy.ndarray of bool
+        ``grades >= 0``.
+    """
+    return grades >= 0
 
 
 class QrelsIndex:

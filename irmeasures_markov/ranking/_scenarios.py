@@ -256,6 +256,8 @@ class ScenarioRun:
     def recall_bases(self, rel: int) -> np.ndarray:
         """Judgments with grade >= ``rel`` of each pseudo-query: the base query's, plus the documents it judges.
 
+        Where that is 0, the relevant filled ranks past the ranking, if any.
+
         Parameters
         ----------
         rel : int
@@ -266,10 +268,14 @@ class ScenarioRun:
         numpy.ndarray
         """
         base = self.base.recall_bases(rel)[self.query]
-        if not self.has_added:
+        if self.has_added:
+            base = base + segment_sum((self.added & (self.grades >= rel)).astype(np.int64), self.offsets)
+        if base.all():
             return base
-        extra = segment_sum((self.added & (self.grades >= rel)).astype(np.int64), self.offsets)
-        return base + extra
+        # a reading that finds relevant documents only past its ranking is no query without relevant
+        # documents (those score 0): its recall base is what it finds there
+        past = segment_sum(((self.source == FILLED) & (self.grades >= rel)).astype(np.int64), self.offsets)
+        return np.where(base == 0, past, base)
 
     def batch(self, rel: int = 1, judged_only: bool = False, cutoff: int | None = None,
               with_docids: bool = False, judgments: bool = True) -> RelevanceBatch:

@@ -115,11 +115,11 @@ def _brute_expected(measure: str, qrels, run) -> dict[str, float]:
 
 
 def _reordered(qrels, run, ties: str) -> dict[str, dict[str, float]]:
-    """The run whose order is each tie group sorted by grade (unjudged as 0), stably."""
+    """The run whose order is each tie group sorted by grade (unjudged, a negative grade too, as 0), stably."""
     orders = {}
     for q, docs in run.items():
         sign = -1 if ties == "optimistic" else 1
-        orders[q] = [d for g in _groups(docs) for d in sorted(g, key=lambda d: sign * qrels[q].get(d, 0))]
+        orders[q] = [d for g in _groups(docs) for d in sorted(g, key=lambda d: sign * max(qrels[q].get(d, 0), 0))]
     return _explicit_run(orders)
 
 
@@ -359,10 +359,12 @@ def test_evaluate_settings_in_worker_processes():
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("unjudged", ["nonrel", "drop", "rel"])
 def test_negative_grades(seed, unjudged):
-    """Judged grades below 0 (bpref's "in the pool, unjudged"; non-relevant, gain 0, for the others)."""
+    """Judged grades below 0 (bpref's "in the pool, unjudged"; non-relevant, gain 0, for the others): unjudged
+    for 'drop' and 'rel' (trec_eval's -J), like a document absent from the qrels."""
     qrels, run = _case(500 + seed, grades=(-1, 0, 1, 2))
-    bq = _filled_qrels(qrels, run) if unjudged == "rel" else qrels
-    brun = _dropped_run(qrels, run) if unjudged == "drop" else run
+    absent = {q: {d: g for d, g in judged.items() if g >= 0} for q, judged in qrels.items()}
+    bq = _filled_qrels(absent, run) if unjudged == "rel" else qrels
+    brun = _dropped_run(absent, run) if unjudged == "drop" else run
     for measure in MEASURES:
         got = _variant(measure, qrels, run, ties="expected", unjudged=unjudged)
         want = _brute_expected(measure, bq, brun)

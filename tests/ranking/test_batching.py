@@ -19,7 +19,7 @@ import irmeasures_markov as imm
 from irmeasures_markov._util._segments import _unsorted_segments, segment_argsort_desc, segment_cumsum
 from irmeasures_markov.documents import DocumentLengths
 from irmeasures_markov.measures.markov_precision import PAPER_MODELS
-from irmeasures_markov.ranking import UNJUDGED, PreparedRun, QrelsIndex
+from irmeasures_markov.ranking import PreparedRun, QrelsIndex
 from irmeasures_markov.ranking import _prepared as prepared_module
 
 
@@ -52,7 +52,7 @@ def old_batch(queries, qrels_index, rel, judged_only, cutoff, judgments):
     for q in queries:
         g = q.grades if judgments else q.positive_grades
         if judged_only:
-            g = g[g != UNJUDGED]
+            g = g[g >= 0]   # a negative grade is unjudged too (pooled, not judged)
         grades.append(g[:cutoff] if cutoff is not None else g)
     offsets = np.concatenate(([0], np.cumsum([g.size for g in grades]))).astype(np.int64)
     flat = np.concatenate(grades) if grades else np.zeros(0, dtype=np.int64)
@@ -84,7 +84,7 @@ def test_flat_preparation_equals_per_query_preparation(seed):
         np.testing.assert_array_equal(b.grades, grades)
         np.testing.assert_array_equal(b.relevant, grades >= rel)
         np.testing.assert_array_equal(b.recall_base, rb)
-        expect = [d[g != UNJUDGED] if jo else d for d, g in
+        expect = [d[g >= 0] if jo else d for d, g in
                   ((np.array(q.docids, dtype=object), q.grades) for q in ref)]
         assert [list(d[:cutoff]) for d in expect] == b.docids
 
