@@ -42,8 +42,8 @@ def reference_grades(qrels, run):
 def reference_batch(ref, rel, judged_only, cutoff):
     grades = []
     for g in ref.values():
-        if judged_only:
-            g = g[g != UNJUDGED]
+        if judged_only:   # a negative grade is pooled but unjudged (trec_eval's rule): dropped too
+            g = g[g >= 0]
         grades.append(g[:cutoff])
     return np.concatenate(grades), np.cumsum([0] + [g.size for g in grades])
 
