@@ -91,6 +91,7 @@ the mean over every order of every tie group.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -106,7 +107,7 @@ from irmeasures_markov.ranking._scenarios import tie_groups_flat
 if TYPE_CHECKING:
     from ir_measures import Measure
 
-__all__ = ["STANDARD_UNJUDGED", "StandardMeasure", "standard_measure", "standard_values"]
+__all__ = ["STANDARD_UNJUDGED", "StandardMeasure", "float32_note", "standard_measure", "standard_values"]
 
 #: the ``unjudged`` settings of the standard measures
 STANDARD_UNJUDGED = ("nonrel", "drop", "rel")
@@ -174,6 +175,28 @@ def standard_measure(m: Measure) -> StandardMeasure | None:
     if name == "NumRet":
         return StandardMeasure("NumRet") if params.get("rel") is None else StandardMeasure("NumRelRet", rel)
     return None
+
+
+def float32_note(measures: Iterable[Measure]) -> str:
+    """One line naming the measures of ``ir_measures`` this family does not compute ('' when there is none).
+
+    They are left to ``ir_measures``' own providers; pytrec_eval's hold scores
+    as float32, so near-tied documents may be ordered otherwise than in the
+    float64 ranking every other value is computed on.
+
+    Parameters
+    ----------
+    measures : iterable of ir_measures.Measure
+
+    Returns
+    -------
+    str
+    """
+    left = [str(m) for m in measures if type(m).__module__.startswith("ir_measures") and standard_measure(m) is None]
+    if not left:
+        return ""
+    return (f"{', '.join(left)}: computed by ir_measures (pytrec_eval holds scores as float32, which can reorder "
+            "near-tied documents), not on the float64 ranking in trec_eval's order of the other measures")
 
 
 def standard_values(s: StandardMeasure, prepared: PreparedRun, ties: str = "docid", unjudged: str = "nonrel",
