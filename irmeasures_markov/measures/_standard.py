@@ -34,7 +34,8 @@ and :math:`K` the cutoff:
   ``ir_measures`` defines it, here on trec_eval's order.
 - IPrec@r (trec_eval 9, as pytrec_eval): with :math:`c = \lfloor r R + 0.9 \rfloor` (at least 1), the
   largest :math:`j / k_j` over :math:`j \ge c`, :math:`k_j` the rank of the :math:`j`-th relevant document;
-  0 when fewer than :math:`c` relevant documents are retrieved.
+  0 when fewer than :math:`c` relevant documents are retrieved.  (trec_eval 10 rounds :math:`r R` to the
+  nearest integer instead; integration/test_trec_eval_counting.py compares where the two agree.)
 - A ratio whose denominator is 0 is 0.
 
 Tie orders and unjudged documents (the conventions of this package's families,
