@@ -53,3 +53,17 @@ def test_measures_left_to_ir_measures_are_named_in_one_warning(files, capsys):
     assert main([*files, "AP", "infAP", "SetAP"]) == 0
     err = capsys.readouterr().err
     assert err.count("warning") == 1 and "infAP, SetAP: computed by ir_measures" in err and "float32" in err
+
+
+def test_compare_and_pool_reduction_print_the_same_values(files, tmp_path, capsys):
+    other = tmp_path / "B.run"
+    other.write_text("q1 Q0 c 1 2 t\nq2 Q0 a 1 1 t\n")
+    assert main([*files, "AP", "R@1", "-p", "-1"]) == 0
+    single = _table(capsys.readouterr().out)
+    assert main(["compare", files[0], files[1], str(other), "-m", "AP", "R@1", "-o", "csv"]) == 0
+    rows = [line.split(",") for line in capsys.readouterr().out.splitlines()]
+    assert (float(rows[1][2]), float(rows[1][4])) == (single["AP"], single["R@1"]) == (0.375, 0.25)
+    assert main(["pool-reduction", files[0], files[1], str(other), "-m", "AP", "R@1", "--percents", "50",
+                 "--no-progress", "-p", "-1"]) == 0
+    full = [line.split("\t") for line in capsys.readouterr().out.splitlines()[1:3]]
+    assert [float(row[3]) for row in full] == [(0.375 + 0.75) / 2, (0.25 + 0.75) / 2]
