@@ -63,3 +63,10 @@ def test_every_run_every_topic(data_dir, evaluation):
 def test_uwmt8a0_recall_at_100_is_trec_eval_s(evaluation):
     i, j = evaluation.runs.index("uwmt8a0"), evaluation.labels.index("R@100")
     assert round(float(np.mean(evaluation.values[i, j])), 4) == 0.3402
+
+
+def test_main_command_prints_trec_eval_s_values(data_dir, capsys):
+    from irmeasures_markov.cli import main
+    assert main([str(data_dir / "qrels" / "trec8.qrels.gz"), str(data_dir / "runs" / "trec8" / "input.uwmt8a0.gz"),
+                 "AP", "R@100", "P@10", "MP"]) == 0
+    assert capsys.readouterr().out.split() == ["AP", "0.2142", "R@100", "0.3402", "P@10", "0.4040", "MP", "0.2897"]
