@@ -15,6 +15,9 @@ from irmeasures_markov.cli._inputs import STDIN, check_overlap, load_qrels, load
 from irmeasures_markov.cli._measure_args import parse_measures
 from irmeasures_markov.cli._output import check_places, json_number, natural_key, warn, write_record
 from irmeasures_markov.cli._variant_args import VARIANT_HELP, add_variant_args, apply_variant_args
+from irmeasures_markov.measures._standard import float32_note, standard_measure, standard_values
+from irmeasures_markov.ranking._cache import qrels_index
+from irmeasures_markov.ranking._prepared import PreparedRun
 
 __all__ = ["SUMMARY_QID", "add_output_args", "evaluate_main", "report", "OUTPUT_HELP"]
 
@@ -103,9 +106,27 @@ def check_output_args(args) -> None:
     check_places(args.places)
 
 
-def _per_query(measures, qrels, run) -> tuple[list[str], dict[object, dict[str, float]]]:
+def _float64_values(measures, qrels, run) -> dict[object, dict[str, float]]:
+    """``{measure: {qid: value}}`` of the standard measures among ``measures``, on the float64 ranking in
+    trec_eval's order (:mod:`irmeasures_markov.measures._standard`), for every qrels query as ir_measures gives
+    them: the run's queries in run order, then the others at the measure's DEFAULT."""
+    standard = {m: s for m in measures if (s := standard_measure(m)) is not None}
+    if not standard:
+        return {}
+    prepared = PreparedRun(qrels_index(qrels), run, list(standard))
+    answered = set(prepared.qids)
+    missing = [q for q in qrels if q not in answered]
+    out, cache = {}, {}
+    for m, s in standard.items():
+        out[m] = dict(zip(prepared.qids, standard_values(s, prepared, cache=cache).tolist()))
+        out[m].update((q, m.DEFAULT) for q in missing)
+    return out
+
+
+def _per_query(measures, qrels, run, float64) -> tuple[list[str], dict[object, dict[str, float]]]:
     values: dict[object, dict[str, float]] = {m: {} for m in measures}
-    for group, q, r, original_qid in evaluation_groups(measures, qrels, run):
+    values.update(float64)
+    for group, q, r, original_qid in evaluation_groups([m for m in measures if m not in float64], qrels, run):
         for metric in ir_measures.iter_calc(group, q, r):
             values[metric.measure][original_qid(metric.query_id)] = metric.value
     qids = sorted({q for per_query in values.values() for q in per_query}, key=natural_key)
@@ -113,9 +134,18 @@ def _per_query(measures, qrels, run) -> tuple[list[str], dict[object, dict[str, 
 
 
 def report(measures, qrels, run, args) -> int:
-    """Evaluate and print; ``args`` carries the output options of :func:`add_output_args`."""
+    """Evaluate and print; ``args`` carries the output options of :func:`add_output_args`.
+
+    The standard measures are computed on the float64 ranking in trec_eval's order, as ``compare`` and
+    ``experiments.evaluate`` compute them; the other measures of ``ir_measures`` by ir_measures, named in
+    one warning line.
+    """
+    note = float32_note(measures)
+    if note:
+        warn(note)
+    float64 = _float64_values(measures, qrels, run)
     if args.by_query:
-        qids, values = _per_query(measures, qrels, run)
+        qids, values = _per_query(measures, qrels, run, float64)
         emit = _emitter(args)
         for qid in qids:
             for m in measures:
@@ -130,7 +160,12 @@ def report(measures, qrels, run, args) -> int:
                 emit(SUMMARY_QID, m, aggregator.result())
     else:
         results = {}
-        for group, q, r, _ in evaluation_groups(measures, qrels, run):
+        for m, per_query in float64.items():
+            aggregator = m.aggregator()
+            for v in per_query.values():
+                aggregator.add(v)
+            results[m] = aggregator.result()
+        for group, q, r, _ in evaluation_groups([m for m in measures if m not in float64], qrels, run):
             results.update(ir_measures.calc_aggregate(group, q, r))
         emit = _emitter(args)
         for m in measures:

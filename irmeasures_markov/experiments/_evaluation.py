@@ -1,10 +1,10 @@
 """Per-topic values of many measures for many runs: :func:`evaluate` and its :class:`Evaluation`.
 
 Our measures and the standard measures of :mod:`irmeasures_markov.measures._standard` (AP, P@k, Rprec,
-bpref, RR, nDCG and binary RBP, with trec_eval's definitions) share one
-float64 ranking preparation per run; other standard measures go through
-``ir_measures``/``pytrec_eval``.  Topics default to every qrels topic
-(trec_eval ``-c``).
+bpref, RR, nDCG, binary RBP, R@k, Success@k, SetP, SetR, SetF, IPrec@r, NumRet, NumRel and Judged@k, with
+trec_eval's definitions) share one float64 ranking preparation per run; other measures of ``ir_measures`` go
+through ``ir_measures`` (pytrec_eval's float32 scores), named in one warning.  Topics default to every qrels
+topic (trec_eval ``-c``).
 """
 from __future__ import annotations
 
@@ -29,14 +29,14 @@ from irmeasures_markov.io import read_run_columns, to_run_dict
 from irmeasures_markov.io._content import read_once
 from irmeasures_markov.io._normalise import to_qrels_dict
 from irmeasures_markov.io._pytrec import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
-from irmeasures_markov.measures._standard import standard_measure
+from irmeasures_markov.measures._standard import float32_note, standard_measure
 from irmeasures_markov.plugin._base import FamilyMeasure
 from irmeasures_markov.plugin._provider import install_provider
 from irmeasures_markov.ranking._prepared import PreparedRun
 from irmeasures_markov.ranking._qrels_index import QrelsIndex
 
 __all__ = ["MeasuresLike", "Qrels", "QrelsLike", "Run", "RunLike", "RunScorer", "default_topics",
-           "evaluate", "labelled_measures", "parse_measures", "warn_no_relevant"]
+           "evaluate", "labelled_measures", "parse_measures", "warn_float32", "warn_no_relevant"]
 
 #: Relevance judgments: ``{qid: {docid: grade}}``.
 Qrels = Mapping[str, Mapping[str, int]]
@@ -130,7 +130,7 @@ class RunScorer:
         #: what reads the prepared run (PreparedRun prepares it for them): our measures, the native ones (which
         #: read every rank), and for settings and bpref a reader of every judgment and of the ranked scores
         self.readers = [measures[j] for j in self.ours]
-        if self.settings or any(s.kind == "Bpref" for s in self.native.values()):
+        if self.settings or any(s.kind in ("Bpref", "Judged") for s in self.native.values()):
             self.readers.append(_ReadsEverything())
 
     def __call__(self, run: RunLike) -> np.ndarray:
@@ -163,7 +163,7 @@ class RunScorer:
 
 class _ReadsEverything:
     """Reads every rank, every judgment and the ranked scores of a prepared run (settings make other tie orders;
-    bpref counts judged non-relevant documents)."""
+    bpref counts judged non-relevant documents, Judged@k judged documents)."""
 
     def needs_judgments(self) -> bool:
         return True
@@ -222,6 +222,15 @@ def warn_no_relevant(qrels: Qrels, topics: Sequence[str]) -> None:
                       f"(grade >= 1) document score 0 and are averaged in, as trec_eval does: "
                       f"{', '.join(empty[:20])}{' ...' if len(empty) > 20 else ''}; pass topics=... to leave "
                       "them out.", RuntimeWarning, stacklevel=3)
+
+
+def warn_float32(measures: Sequence[Measure]) -> None:
+    """A ``RuntimeWarning`` naming the measures of ``ir_measures`` computed by ``ir_measures``, not on the float64
+    ranking (:func:`~irmeasures_markov.measures._standard.float32_note`); it points at the caller of the
+    function calling this one (:func:`evaluate`, ``evaluate_grid``)."""
+    note = float32_note(measures)
+    if note:
+        warnings.warn(note, RuntimeWarning, stacklevel=3)
 
 
 def labelled_measures(measures: MeasuresLike,
@@ -285,11 +294,13 @@ def evaluate(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, RunLik
         A progress bar on standard error: ``None`` (default) only when it is a
         terminal, ``True`` always, ``False`` never.
     native : bool
-        Compute AP, P@k, Rprec, bpref, RR, RR@k, nDCG, nDCG@k and binary RBP
-        on our float64 ranking preparation (default; trec_eval's definitions
-        and values, e.g. bpref ignores negative grades as trec_eval does)
-        instead of through ``ir_measures``/``pytrec_eval``, whose float32
-        scores can reorder near-ties.
+        Compute AP, P@k, Rprec, bpref, RR, RR@k, nDCG, nDCG@k, binary RBP,
+        R@k, Success@k, SetP, SetR, SetF, IPrec@r, NumRet, NumRel, NumRelRet
+        and Judged@k on our float64 ranking preparation (default; trec_eval's
+        definitions and values, e.g. bpref ignores negative grades as trec_eval
+        does) instead of through ``ir_measures``/``pytrec_eval``, whose float32
+        scores can reorder near-ties.  Any other measure of ``ir_measures``
+        goes through ``ir_measures``, named in one ``RuntimeWarning``.
     ties, unjudged, residual : str, str, bool
         Tie order (``'docid'`` (trec_eval), ``'optimistic'``, ``'pessimistic'``, ``'expected'``), unjudged
         documents (``'nonrel'`` (trec_eval), ``'drop'``, ``'rel'``, ``'range'``) and residual for every
@@ -310,6 +321,7 @@ def evaluate(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, RunLik
     measures, labels = labelled_measures(measures, labels)
     measures, settings, default_labels = apply_settings(measures, ties, unjudged, residual, native)
     labels = list(labels) if labels is not None else default_labels
+    warn_float32(measures)
     extra_rows = [(j, name) for j, m in enumerate(measures) for name in extra_names(m)]
     qrels = to_qrels_dict(qrels)
     if not runs:

@@ -33,6 +33,7 @@ from irmeasures_markov.experiments._evaluation import (
     RunScorer,
     default_topics,
     labelled_measures,
+    warn_float32,
 )
 from irmeasures_markov.experiments._evaluation_table import Evaluation
 from irmeasures_markov.grid._backends import Backend, resolve_backend
@@ -249,6 +250,7 @@ class EvaluationGrid:
             A run path that is not a file.
         """
         measures, labels = labelled_measures(measures, labels)
+        warn_float32(measures)
         qrels = self._shared_qrels(to_qrels_dict(qrels))
         if not runs:
             raise ValueError("`runs` is empty.")

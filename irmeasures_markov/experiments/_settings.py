@@ -27,7 +27,8 @@ from irmeasures_markov.ranking._prepared import PreparedRun
 __all__ = ["NativeSetting", "extra_names", "apply_settings", "measure_values"]
 
 _FAMILIES = "this package's families (MP, MPcont, PH, TBG, M1-M4 and their aliases)"
-_NATIVE = "the standard measures computed natively (AP, P@k, Rprec, RR, nDCG, bpref, binary RBP; native=True)"
+_NATIVE = ("the standard measures computed natively (AP, P@k, Rprec, RR, nDCG, bpref, binary RBP, R@k, Success@k, "
+           "SetP, SetR, SetF, IPrec@r, NumRet, NumRel, Judged@k; native=True)")
 
 
 @dataclass(frozen=True)

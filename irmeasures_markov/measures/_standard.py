@@ -1,8 +1,9 @@
-r"""The standard measures in float64: AP, P@k, Rprec, bpref, RR, nDCG and binary RBP, with trec_eval's definitions.
+r"""The standard measures in float64, with trec_eval's definitions: AP, P@k, Rprec, bpref, RR, nDCG, binary RBP,
+R@k, Success@k, SetP, SetR, SetF, IPrec@r, NumRet, NumRel, NumRelRet and Judged@k.
 
 ``pytrec_eval`` (0.5.x) holds scores as float32, which reorders near-ties, so
 the front ends that evaluate many runs (:func:`~irmeasures_markov.experiments.evaluate`,
-``compare``, ``pool-reduction``) compute these measures here, on the package's
+``compare``, ``pool-reduction``, the main command) compute these measures here, on the package's
 float64 ranking (:class:`~irmeasures_markov.ranking._prepared.PreparedRun`,
 trec_eval's order: score descending, docid descending).
 :func:`standard_measure` says whether an ``ir_measures`` measure is one of
@@ -24,6 +25,18 @@ and :math:`K` the cutoff:
   :math:`1 - \min(n, R) / \min(R, N)` with :math:`n` the judged non-relevant
   documents ranked above it (1 when :math:`n = 0`), :math:`N` the judgments
   with grade in ``[0, rel)``; the sum is divided by :math:`R`.
+- With :math:`n_{ret}` the documents retrieved (cut at :math:`K`) and :math:`n_{rr}` the relevant ones among
+  them: R@k :math:`= n_{rr} / R`; Success@k :math:`= [n_{rr} > 0]`; SetP :math:`= n_{rr} / n_{ret}`
+  (``relative=True``: :math:`n_{rr} / \min(n_{ret}, R)`); SetR :math:`= n_{rr} / R`; SetF with
+  :math:`x` = ``beta`` :math:`= (x+1) P R / (x P + R)` (trec_eval's weight: ``beta`` itself, not squared);
+  NumRet, NumRelRet (``NumRet(rel=...)``) and NumRel are :math:`n_{ret}`, :math:`n_{rr}` and :math:`R`;
+  Judged@k is the share of the retrieved documents with a judgment (any grade, a negative one included), as
+  ``ir_measures`` defines it, here on trec_eval's order.
+- IPrec@r (trec_eval 9, as pytrec_eval): with :math:`c = \lfloor r R + 0.9 \rfloor` (at least 1), the
+  largest :math:`j / k_j` over :math:`j \ge c`, :math:`k_j` the rank of the :math:`j`-th relevant document;
+  0 when fewer than :math:`c` relevant documents are retrieved.  (trec_eval 10 rounds :math:`r R` to the
+  nearest integer instead; integration/test_trec_eval_counting.py compares where the two agree.)
+- A ratio whose denominator is 0 is 0.
 
 Tie orders and unjudged documents (the conventions of this package's families,
 docs/ties-and-holes.md):
@@ -62,6 +75,12 @@ with mean ``(i-1)(r-1)/(n-1)``.  Hence, by linearity:
   over the ranks within the cutoff.
 - nDCG: ``E[gain_k]`` is the group's mean gain; the ideal ranking does not
   depend on the order.
+- R@k, Judged@k: as P@k, with ``E[judged_k]`` the group's share of judged documents for Judged@k.
+- Success@k: 1 minus the probability that no relevant document is in the cut, the product over the groups
+  of ``C(n-r, m) / C(n, m)``, ``m`` the group's places inside the cut (only one group is cut, the others
+  give 0 or 1, so the product is their minimum).
+- The set measures and NumRet, NumRel, NumRelRet do not depend on the order; IPrec@r has no closed form
+  and does not take ``ties='expected'``.
 - bpref: a relevant document of a group holding ``nn`` judged non-relevant
   documents, with ``B`` judged non-relevant documents ranked before the
   group, has ``B + t`` of them ranked above it, ``t`` uniform on ``0 .. nn``;
@@ -73,6 +92,7 @@ the mean over every order of every tie group.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -88,26 +108,38 @@ from irmeasures_markov.ranking._scenarios import tie_groups_flat
 if TYPE_CHECKING:
     from ir_measures import Measure
 
-__all__ = ["STANDARD_UNJUDGED", "StandardMeasure", "standard_measure", "standard_values"]
+__all__ = ["STANDARD_UNJUDGED", "StandardMeasure", "float32_note", "standard_measure", "standard_values"]
 
 #: the ``unjudged`` settings of the standard measures
 STANDARD_UNJUDGED = ("nonrel", "drop", "rel")
 
 
+#: the kinds whose value does not depend on the order of the ranking
+_ORDER_FREE = ("SetP", "SetRelP", "SetR", "SetF", "NumRet", "NumRelRet", "NumRel")
+#: the kinds that count documents of the whole (cut) ranking
+_COUNTING = ("R", "Success", "Judged") + _ORDER_FREE
+#: ir_measures' names of the measures with a parameter read by :func:`standard_measure` besides rel and cutoff
+_LEVEL = {"SetF": "beta", "IPrec": "recall"}
+
+
 class StandardMeasure(NamedTuple):
-    """One measure of this family: ``kind`` (``'AP'``, ``'P'``, ``'Rprec'``, ``'Bpref'``, ``'RR'``, ``'nDCG'`` or
-    ``'RBP'``), the relevance level ``rel`` (1 for nDCG), the ``cutoff`` (None for none) and RBP's ``p``."""
+    """One measure of this family: ``kind`` (``'AP'``, ``'P'``, ``'Rprec'``, ``'Bpref'``, ``'RR'``, ``'nDCG'``,
+    ``'RBP'``, ``'R'``, ``'Success'``, ``'Judged'``, ``'SetP'``, ``'SetRelP'``, ``'SetR'``, ``'SetF'``,
+    ``'IPrec'``, ``'NumRet'``, ``'NumRelRet'`` or ``'NumRel'``), the relevance level ``rel`` (1 for nDCG), the
+    ``cutoff`` (None for none), RBP's ``p``, and ``level``: SetF's ``beta`` or IPrec's recall level."""
     kind: str
     rel: int = 1
     cutoff: int | None = None
     p: float | None = None
+    level: float | None = None
 
 
 def standard_measure(m: Measure) -> StandardMeasure | None:
     """The measure of this family that ``m`` is, or None for one left to ``ir_measures``.
 
     AP, P@k, Rprec, bpref, RR (also RR@k), nDCG and nDCG@k with the default
-    gains and ``log2`` discount, and binary RBP (``rel`` given), all of
+    gains and ``log2`` discount, binary RBP (``rel`` given), R@k, Success@k,
+    SetP, SetR, SetF, IPrec@r, NumRet, NumRel and Judged, all of
     ``ir_measures``; not those with ``judged_only=True`` or a negative ``rel``.
 
     Parameters
@@ -135,7 +167,37 @@ def standard_measure(m: Measure) -> StandardMeasure | None:
         return StandardMeasure(name, rel, cutoff, float(m["p"]) if name == "RBP" else None)
     if name == "nDCG" and params.get("gains") is None and param("dcg", "log2") == "log2":
         return StandardMeasure(name, 1, cutoff)
+    if name in ("R", "Success") and cutoff is not None or name in ("Judged", "SetR", "NumRel"):
+        return StandardMeasure(name, rel, cutoff)
+    if name == "SetP":
+        return StandardMeasure("SetRelP" if param("relative", False) else "SetP", rel)
+    if name in _LEVEL:
+        return StandardMeasure(name, rel, level=float(param(_LEVEL[name], 1.0)))
+    if name == "NumRet":
+        return StandardMeasure("NumRet") if params.get("rel") is None else StandardMeasure("NumRelRet", rel)
     return None
+
+
+def float32_note(measures: Iterable[Measure]) -> str:
+    """One line naming the measures of ``ir_measures`` this family does not compute ('' when there is none).
+
+    They are left to ``ir_measures``' own providers; pytrec_eval's hold scores
+    as float32, so near-tied documents may be ordered otherwise than in the
+    float64 ranking every other value is computed on.
+
+    Parameters
+    ----------
+    measures : iterable of ir_measures.Measure
+
+    Returns
+    -------
+    str
+    """
+    left = [str(m) for m in measures if type(m).__module__.startswith("ir_measures") and standard_measure(m) is None]
+    if not left:
+        return ""
+    return (f"{', '.join(left)}: computed by ir_measures (pytrec_eval holds scores as float32, which can reorder "
+            "near-tied documents), not on the float64 ranking in trec_eval's order of the other measures")
 
 
 def standard_values(s: StandardMeasure, prepared: PreparedRun, ties: str = "docid", unjudged: str = "nonrel",
@@ -183,13 +245,17 @@ def standard_values(s: StandardMeasure, prepared: PreparedRun, ties: str = "doci
         return _expected_values(s, lists)
     if ties == "docid" and unjudged == "nonrel":
         b = prepared.batch(rel=s.rel, judged_only=True) if s.kind == "Bpref" else \
-            prepared.batch(rel=s.rel, cutoff=s.cutoff, judgments=False)
+            prepared.batch(rel=s.rel, cutoff=s.cutoff, judgments=s.kind == "Judged")
     else:
         b = lists.batch(s, ties)
     if s.kind == "Bpref":
         return _bpref(b, *lists.bpref_counts(s.rel))
     if s.kind == "nDCG":
         return _ndcg(b, lists.ideal(s.cutoff))
+    if s.kind == "IPrec":
+        return _iprec(b, s.level)
+    if s.kind in _COUNTING:
+        return _counting(s, b)
     return _binary(s, b)
 
 
@@ -301,6 +367,45 @@ def _ndcg(b: RelevanceBatch, ideal: np.ndarray) -> np.ndarray:
     return _ratio(dcg, ideal)
 
 
+def _counting(s: StandardMeasure, b: RelevanceBatch) -> np.ndarray:
+    """R@k, Success@k, Judged@k, the set measures and the counts on a batch cut at the cutoff (module docstring)."""
+    ret = b.lengths.astype(np.float64)
+    if s.kind == "Judged":
+        return _ratio(segment_sum(b.grades != UNJUDGED, b.offsets).astype(np.float64), ret)
+    rel_ret = segment_sum(b.relevant, b.offsets).astype(np.float64)
+    R = b.recall_base.astype(np.float64)
+    if s.kind == "Success":
+        return (rel_ret > 0).astype(np.float64)
+    if s.kind in ("R", "SetR"):
+        return _ratio(rel_ret, R)
+    if s.kind == "SetP":
+        return _ratio(rel_ret, ret)
+    if s.kind == "SetRelP":
+        return _ratio(rel_ret, np.minimum(ret, R))
+    if s.kind == "SetF":
+        precision, recall = _ratio(rel_ret, ret), _ratio(rel_ret, R)
+        return _ratio((s.level + 1.0) * precision * recall, s.level * precision + recall)
+    return {"NumRet": ret, "NumRelRet": rel_ret, "NumRel": R}[s.kind]
+
+
+def _iprec(b: RelevanceBatch, level: float) -> np.ndarray:
+    """trec_eval 9's interpolated precision at recall ``level`` on a whole ranking (module docstring)."""
+    counts = segment_sum(b.relevant, b.offsets).astype(np.int64)
+    at = np.flatnonzero(b.relevant)
+    # j / k_j at the j-th relevant document, query after query, then a 0 that the last range may end on
+    precision = np.append(segment_cumsum(b.relevant, b.offsets)[at] / b.ranks[at], 0.0)
+    # the relevant documents to reach, as trec_eval 9 counts them (truncated, not rounded)
+    c = np.maximum((level * b.recall_base.astype(np.float64) + 0.9).astype(np.int64), 1)
+    out = np.zeros(len(b.qids))
+    ok = c <= counts
+    if ok.any():
+        starts = np.concatenate([[0], np.cumsum(counts)])
+        bounds = np.empty(2 * int(ok.sum()), dtype=np.int64)
+        bounds[0::2], bounds[1::2] = starts[:-1][ok] + c[ok] - 1, starts[1:][ok]
+        out[ok] = np.maximum.reduceat(precision, bounds)[0::2]
+    return out
+
+
 def _binary(s: StandardMeasure, b: RelevanceBatch) -> np.ndarray:
     """AP, P@k, Rprec, RR or binary RBP on a batch cut at the cutoff, ``relevant`` and ``recall_base`` at ``rel``."""
     relv = b.relevant.astype(np.float64)
@@ -362,13 +467,32 @@ def _expected_values(s: StandardMeasure, lists: _Lists) -> np.ndarray:
         term = 1.0 - sums / ((nn + 1.0) * np.maximum(np.minimum(Rq, np.repeat(N, lengths)), 1.0))
         total = segment_sum(np.where(relevant, term, 0.0), offsets)
         return _ratio(total, R)
-    relevant = grades >= rel
+    if s.kind == "IPrec":
+        raise ValueError(f"IPrec@{s.level:g} has no closed form for ties='expected': use 'docid', 'optimistic' "
+                         "or 'pessimistic'.")
+    if s.kind in _ORDER_FREE:
+        return _counting(s, lists.batch(s, "docid"))
+    relevant = (grades != UNJUDGED) if s.kind == "Judged" else grades >= rel
     r_g = np.add.reduceat(relevant.astype(np.int64), group_start).astype(np.float64)
     r = r_g[group_id]
     p_rel = r / n
     R = lists.count_at_least(rel).astype(np.float64)
     if s.kind == "P":
         return segment_sum(np.where(in_cut, p_rel, 0.0), offsets) / float(cutoff)
+    if s.kind in ("R", "Judged"):
+        hits = segment_sum(np.where(in_cut, p_rel, 0.0), offsets)
+        return _ratio(hits, R if s.kind == "R" else segment_sum(in_cut, offsets).astype(np.float64))
+    if s.kind == "Success":
+        m = np.add.reduceat(in_cut.astype(np.int64), group_start).astype(np.float64)
+        n_r = n_g - r_g
+        none = np.ones(group_start.size)     # P(no relevant document of the group inside the cut)
+        none[(r_g > 0) & (m > n_r)] = 0.0
+        part = (r_g > 0) & (m > 0) & (m <= n_r)
+        none[part] = np.exp(log_choose(n_r[part], m[part]) - log_choose(n_g[part], m[part]))
+        out = np.zeros(n_q)
+        nonempty = lengths > 0
+        out[nonempty] = 1.0 - np.minimum.reduceat(none[group_id], offsets[:-1][nonempty])
+        return out
     if s.kind == "Rprec":
         return segment_sum(np.where(ranks <= np.repeat(R, lengths), p_rel, 0.0), offsets) / np.maximum(R, 1.0)
     if s.kind == "RBP":

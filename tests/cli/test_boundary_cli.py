@@ -171,14 +171,14 @@ def test_internal_error_is_status_1_with_a_report_hint_and_debug_shows_the_trace
 
     monkeypatch.setattr(ir_measures, "calc_aggregate", broken)
     monkeypatch.delenv("IRMEASURES_MARKOV_DEBUG", raising=False)
-    assert main([*files, "AP"]) == 1
+    assert main([*files, "MP"]) == 1
     err = capsys.readouterr().err
     assert "irmeasures-markov: internal error: RuntimeError: boom" in err
     assert "report" in err and "Traceback" not in err
-    assert main([*files, "AP", "--debug"]) == 1
+    assert main([*files, "MP", "--debug"]) == 1
     assert "Traceback" in capsys.readouterr().err
     monkeypatch.setenv("IRMEASURES_MARKOV_DEBUG", "1")
-    assert main([*files, "AP"]) == 1
+    assert main([*files, "MP"]) == 1
     assert "Traceback" in capsys.readouterr().err
 
 
@@ -246,7 +246,7 @@ def test_json_output_has_no_nan(files, capsys, monkeypatch):
     real = ir_measures.calc_aggregate
     monkeypatch.setattr(ir_measures, "calc_aggregate",
                         lambda ms, q, r: {m: float("nan") for m in real(ms, q, r)})
-    assert main([*files, "AP", "MP", "-o", "jsonl"]) == 0
+    assert main([*files, "infAP", "MP", "-o", "jsonl"]) == 0  # both through calc_aggregate (AP: float64 path)
     lines = capsys.readouterr().out.splitlines()
     assert [json.loads(ln)["value"] for ln in lines] == [None, None]
     assert "NaN" not in "".join(lines)

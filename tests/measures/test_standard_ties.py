@@ -20,7 +20,11 @@ from irmeasures_markov.measures import standard_measure, standard_values
 from irmeasures_markov.ranking import PreparedRun, QrelsIndex
 
 MEASURES = ["AP", "AP(rel=2)", "AP@5", "P@1", "P@3", "P(rel=2)@5", "RR", "RR@3", "RR(rel=2)", "nDCG", "nDCG@3",
-            "Rprec", "Bpref", "Bpref(rel=2)", "RBP(rel=1,p=0.8)", "RBP(rel=2,p=0.5)"]
+            "Rprec", "Bpref", "Bpref(rel=2)", "RBP(rel=1,p=0.8)", "RBP(rel=2,p=0.5)", "R@3", "R(rel=2)@5",
+            "Success@1", "Success@4", "Success(rel=2)@3", "SetP", "SetP(relative=True)", "SetR", "SetF(beta=2.0)",
+            "NumRet", "NumRet(rel=2)", "NumRel"]
+#: not monotone in moving a higher grade up (Judged@k), or without ties='expected' (IPrec@r)
+OTHERS = ["Judged@3", "Judged", "IPrec@0.3", "IPrec(rel=2)@0.6"]
 MAX_ORDERS = 2000
 
 
@@ -143,6 +147,9 @@ def test_expected_is_the_mean_over_every_tie_order(seed, unjudged):
             assert got[q] == pytest.approx(mean, abs=1e-12, rel=0), (measure, unjudged, q)
             # these measures are monotone in moving a higher grade up: the two orders are the bounds
             assert (worst[q], best[q]) == pytest.approx((lo, hi), abs=1e-12, rel=0), (measure, unjudged, q)
+    for measure in OTHERS[:2]:
+        got = _variant(measure, qrels, run, ties="expected", unjudged=unjudged)
+        assert got == pytest.approx(_brute_expected(measure, bq, brun), abs=1e-12, rel=0), (measure, unjudged)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -156,7 +163,7 @@ def test_orders_equal_the_explicitly_reordered_run_bit_for_bit(seed, ties, unjud
     elif unjudged == "drop":
         brun = _dropped_run(qrels, run)
     explicit = brun if ties == "docid" else _reordered(bq, brun, ties)
-    for measure in MEASURES:
+    for measure in MEASURES + OTHERS:
         got = _variant(measure, qrels, run, ties=ties, unjudged=unjudged)
         want = _default(measure, bq, explicit)
         assert got == want, (measure, ties, unjudged)
