@@ -102,7 +102,7 @@ from irmeasures_markov._util._sampling import log_choose
 from irmeasures_markov._util._segments import segment_cumsum, segment_sum
 from irmeasures_markov.ranking._holes import query_fill_grades
 from irmeasures_markov.ranking._prepared import PreparedRun, RelevanceBatch, select_positions
-from irmeasures_markov.ranking._qrels_index import judged
+from irmeasures_markov.ranking._qrels_index import UNJUDGED, judged
 from irmeasures_markov.ranking._scenarios import tie_groups_flat
 
 if TYPE_CHECKING:
