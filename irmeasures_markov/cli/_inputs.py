@@ -8,11 +8,12 @@ ir_datasets id), so the boundary prints one line instead of a traceback.
 from __future__ import annotations
 
 import os
+import warnings
 
 from irmeasures_markov.cli._errors import CliError, reading
 from irmeasures_markov.cli._output import warn
 from irmeasures_markov.io import RunColumns, read_run_columns, read_trec_qrels
-from irmeasures_markov.io._normalise import check_qrels
+from irmeasures_markov.io._normalise import OverlapWarning, check_qrels, overlap_problem
 from irmeasures_markov.io._run_files import run_names
 
 __all__ = ["STDIN", "sample_path", "load_qrels", "run_files", "load_run", "check_overlap"]
@@ -87,9 +88,10 @@ def load_run(spec: str) -> RunColumns:
 
 
 def check_overlap(qrels, run, qrels_name: str, run_name: str) -> None:
-    """Warn when the run cannot score anything: every qrels query would silently score 0."""
-    if not any(run.values()):
-        warn(f"{_display(run_name)}: the run is empty: every query of the qrels scores 0")
-    elif not any(docs for q, docs in run.items() if q in qrels):
-        warn(f"{_display(run_name)} and {_display(qrels_name)} share no query: every query of the qrels "
-             f"scores 0 (is it the right qrels for this run?)")
+    """Warn once, naming the files, when the run cannot score anything or answers less than half of the qrels'
+    queries (:func:`~irmeasures_markov.io._normalise.overlap_problem`, the rule of every front end); the
+    library's own warning of the same is then not repeated."""
+    problem = overlap_problem(qrels, run)
+    if problem is not None:
+        warn(f"{_display(run_name)} and {_display(qrels_name)}: {problem}")
+        warnings.simplefilter("ignore", OverlapWarning)  # the command line restores the filters on exit
