@@ -17,7 +17,7 @@ from irmeasures_markov._util._errors import InputError
 from irmeasures_markov.cli._errors import CliError, reading
 from irmeasures_markov.cli._output import warn
 from irmeasures_markov.io import RunColumns, read_run_columns, read_trec_qrels
-from irmeasures_markov.io._normalise import OverlapWarning, check_qrels, overlap_problem
+from irmeasures_markov.io._normalise import MEAN_OVER_QRELS, OverlapWarning, check_qrels, overlap_problem
 from irmeasures_markov.io._run_files import run_names
 
 __all__ = ["STDIN", "sample_path", "load_qrels", "run_files", "load_run", "check_overlap", "hinting"]
@@ -114,11 +114,11 @@ def load_run(spec: str) -> RunColumns:
         return read_run_columns(spec)
 
 
-def check_overlap(qrels, run, qrels_name: str, run_name: str) -> None:
+def check_overlap(qrels, run, qrels_name: str, run_name: str, mean_over: str = MEAN_OVER_QRELS) -> None:
     """Warn once, naming the files, when the run cannot score anything or answers less than half of the qrels'
     queries (:func:`~irmeasures_markov.io._normalise.overlap_problem`, the rule of every front end); the
     library's own warning of the same is then not repeated."""
-    problem = overlap_problem(qrels, run)
+    problem = overlap_problem(qrels, run, mean_over)
     if problem is not None:
         warn(f"{_display(run_name)} and {_display(qrels_name)}: {problem}")
         warnings.simplefilter("ignore", OverlapWarning)  # the command line restores the filters on exit
