@@ -8,6 +8,7 @@ none and are named in one line (:func:`unsupported_note`).
 """
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -17,6 +18,7 @@ from ir_measures import Measure
 from irmeasures_markov.experiments import Evaluation, evaluate
 from irmeasures_markov.experiments._evaluation import labelled_measures
 from irmeasures_markov.experiments._settings import with_settings
+from irmeasures_markov.io._normalise import OverlapWarning
 from irmeasures_markov.plugin._variants import TIES, UNJUDGED_CHOICES
 
 __all__ = ["apply_variant_options", "supports", "unsupported_note", "applied_note",
@@ -153,6 +155,14 @@ def _variant(measure: Measure, params: dict[str, object],
     return measure, {**given, **params}, ""
 
 
+def _evaluate_again(*args, **kwargs) -> Evaluation:
+    """:func:`~irmeasures_markov.experiments.evaluate` of runs the comparison has evaluated once already: the
+    warning about a run answering few queries was given then, and is not repeated for each variant."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OverlapWarning)
+        return evaluate(*args, **kwargs)
+
+
 def _refused(measure: Measure, variant: Measure, params: Mapping[str, object], exc: Exception) -> str:
     """The note for a variant the sensitivity report needs and ``variant``'s family refuses: what is missing,
     the measure it needs and why (the family's message says how to get it)."""
@@ -166,7 +176,7 @@ def _evaluated_with(measure, qrels, runs, topics, n_jobs, progress, options) -> 
     """Runs × topics values of a measure ``experiments.evaluate`` computes itself with ``options`` (None for any
     other measure, which it refuses with a ValueError)."""
     try:
-        ev = evaluate([measure], qrels, runs, topics=topics, n_jobs=n_jobs, progress=progress, **options)
+        ev = _evaluate_again([measure], qrels, runs, topics=topics, n_jobs=n_jobs, progress=progress, **options)
     except ValueError:
         return None
     return ev.values[:, 0, :]
@@ -218,7 +228,7 @@ def _family_values(qrels, runs, topics, plain, n_jobs, progress, notes) -> dict[
     family refuses one only once it reads the runs (a user reading past the ranking without a cutoff), each is
     evaluated alone and the refused ones get a note instead of values."""
     def values(targets):
-        ev = without_extras(evaluate(targets, qrels, runs, topics=topics, n_jobs=n_jobs, progress=progress))
+        ev = without_extras(_evaluate_again(targets, qrels, runs, topics=topics, n_jobs=n_jobs, progress=progress))
         return {t: ev.values[:, j, :] for j, t in enumerate(targets)}
     try:
         return values(list(plain))

@@ -289,13 +289,15 @@ def test_evaluate_and_pool_reduction_warn_of_a_run_answering_few_topics():
     counts and what the mean is over (they gave the mean without a word)."""
     import warnings as _warnings
 
+    from irmeasures_markov.comparison import compare
     from irmeasures_markov.experiments import evaluate, pool_reduction
     qrels = {f"q{i}": {"a": 1, "b": 0} for i in range(5)}
     runs = {"few": {"q1": {"a": 1.0}, "q2": {"b": 1.0}}, "full": {f"q{i}": {"a": 1.0} for i in range(5)}}
     want = ("run 'few': the run answers 2 of the 5 qrels queries (less than half: is it the right qrels for this "
             "run?); means are over all 5 (trec_eval -c), the other 3 scoring 0")
     for call in (lambda: evaluate(["AP", "MP"], qrels, runs),
-                 lambda: pool_reduction(["AP"], qrels, runs, percents=[50])):
+                 lambda: pool_reduction(["AP"], qrels, runs, percents=[50]),
+                 lambda: compare(qrels, runs, ["AP", "MP"], ties="optimistic", holes=True)):  # once, not per variant
         with _warnings.catch_warnings(record=True) as caught:
             _warnings.simplefilter("always")
             call()
