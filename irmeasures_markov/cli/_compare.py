@@ -11,8 +11,8 @@ import sys
 
 from irmeasures_markov._util._progress import progress_bar
 from irmeasures_markov.cli._errors import EXIT_HELP, PROG, CliError, CliParser, reading
-from irmeasures_markov.cli._inputs import check_overlap, load_qrels, run_files
-from irmeasures_markov.cli._measure_args import parse_measures
+from irmeasures_markov.cli._inputs import check_overlap, hinting, load_qrels, run_files
+from irmeasures_markov.cli._measure_args import check_gdeval_ids, parse_measures
 from irmeasures_markov.cli._output import check_places, warn, write_record
 from irmeasures_markov.cli._variant_args import VARIANT_HELP, add_variant_args, apply_variant_args
 from irmeasures_markov.comparison import COMPARE_TESTS, compare
@@ -150,9 +150,10 @@ def compare_main(argv: list[str]) -> int:
     runs = {}
     with progress_bar(None, progress, total=len(paths), desc="reading runs", unit="run") as bar:
         for name, path in paths.items():
-            with reading(path):
+            with reading(path), hinting("run"):
                 runs[name] = read_run(path)
             check_overlap(qrels, runs[name], args.qrels, path)
+            check_gdeval_ids(measures, qrels, runs[name])
             bar.update(1)
     cmp = compare(qrels, runs, measures, baseline=baseline, test=args.test, correction=args.correction,
                   alpha=args.alpha, alternative=args.alternative, ci=args.ci, n_resamples=args.resamples,

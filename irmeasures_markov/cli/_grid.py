@@ -16,7 +16,7 @@ import sys
 
 from irmeasures_markov._util._numbers import format_number
 from irmeasures_markov.cli._errors import EXIT_HELP, PROG, CliError, CliParser
-from irmeasures_markov.cli._inputs import load_qrels, run_files
+from irmeasures_markov.cli._inputs import check_overlap, load_qrels, load_run, run_files
 from irmeasures_markov.cli._measure_args import parse_measures
 from irmeasures_markov.cli._output import check_places, json_number, write_record
 from irmeasures_markov.experiments import evaluate_grid
@@ -122,6 +122,8 @@ def pool_reduction_main(argv: list[str]) -> int:
     if len(runs) < 2:
         raise CliError("Kendall's τ needs at least 2 runs")
     qrels = load_qrels(args.qrels)
+    for path in runs.values():  # read here for the check only: the grid's workers read the runs themselves
+        check_overlap(qrels, load_run(path), args.qrels, path)
     pools = [100] + [(pc, s) for s in seeds for pc in percents]
     progress = False if args.no_progress else None  # None: only when standard error is a terminal
     with contextlib.redirect_stdout(sys.stderr):  # the grid's progress lines go with the bar, not into the table

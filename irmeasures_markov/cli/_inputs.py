@@ -7,15 +7,20 @@ ir_datasets id), so the boundary prints one line instead of a traceback.
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import re
+import warnings
+from collections.abc import Iterator
 
+from irmeasures_markov._util._errors import InputError
 from irmeasures_markov.cli._errors import CliError, reading
 from irmeasures_markov.cli._output import warn
 from irmeasures_markov.io import RunColumns, read_run_columns, read_trec_qrels
-from irmeasures_markov.io._normalise import check_qrels
+from irmeasures_markov.io._normalise import MEAN_OVER_QRELS, OverlapWarning, check_qrels, overlap_problem
 from irmeasures_markov.io._run_files import run_names
 
-__all__ = ["STDIN", "sample_path", "load_qrels", "run_files", "load_run", "check_overlap"]
+__all__ = ["STDIN", "sample_path", "load_qrels", "run_files", "load_run", "check_overlap", "hinting"]
 
 #: the run (or qrels) argument that means standard input
 STDIN = "-"
@@ -32,10 +37,33 @@ def _display(spec: str) -> str:
     return "<stdin>" if spec == STDIN else spec
 
 
+#: (what a reader's message says, what it likely means) for each file kind: a header line, or the other kind
+_HINTS = {
+    "qrels": ((re.compile(r":1: relevance grade .* is not an integer$"),
+               "a header line? qrels lines are 'qid iter docid grade', with no header"),
+              (re.compile(r"expected 4 fields .*, found 6 fields"), "a run? give the qrels first, then the run")),
+    "run": ((re.compile(r":1: score .* is not a number$"),
+             "a header line? run lines are 'qid Q0 docid rank score tag', with no header"),
+            (re.compile(r"expected 6 fields .*, found 4 fields"), "a qrels file? give the qrels first, then the run")),
+}
+
+
+@contextlib.contextmanager
+def hinting(kind: str) -> Iterator[None]:
+    """A reader's InputError with what it likely means added: a header line, or qrels and run swapped."""
+    try:
+        yield
+    except InputError as exc:
+        hint = next((h for pattern, h in _HINTS[kind] if pattern.search(str(exc))), None)
+        if hint is None:
+            raise
+        raise InputError(f"{exc} ({hint})") from None
+
+
 def load_qrels(spec: str) -> dict[str, dict[str, int]]:
     """Qrels from a file (plain or compressed; ``-``: stdin) or, when no such file exists, an ir_datasets id."""
     if spec == STDIN or os.path.exists(spec):
-        with reading(_display(spec)):
+        with reading(_display(spec)), hinting("qrels"):
             qrels = read_trec_qrels(spec)
     else:
         # the file reader checks grades as it reads; ir_datasets' grades get the same in-memory rule
@@ -82,14 +110,15 @@ def run_files(specs: list[str]) -> dict[str, str]:
 
 def load_run(spec: str) -> RunColumns:
     """A run from a file (plain or compressed) or ``-`` (standard input), kept as arrays."""
-    with reading(_display(spec)):
+    with reading(_display(spec)), hinting("run"):
         return read_run_columns(spec)
 
 
-def check_overlap(qrels, run, qrels_name: str, run_name: str) -> None:
-    """Warn when the run cannot score anything: every qrels query would silently score 0."""
-    if not any(run.values()):
-        warn(f"{_display(run_name)}: the run is empty: every query of the qrels scores 0")
-    elif not any(docs for q, docs in run.items() if q in qrels):
-        warn(f"{_display(run_name)} and {_display(qrels_name)} share no query: every query of the qrels "
-             f"scores 0 (is it the right qrels for this run?)")
+def check_overlap(qrels, run, qrels_name: str, run_name: str, mean_over: str = MEAN_OVER_QRELS) -> None:
+    """Warn once, naming the files, when the run cannot score anything or answers less than half of the qrels'
+    queries (:func:`~irmeasures_markov.io._normalise.overlap_problem`, the rule of every front end); the
+    library's own warning of the same is then not repeated."""
+    problem = overlap_problem(qrels, run, mean_over)
+    if problem is not None:
+        warn(f"{_display(run_name)} and {_display(qrels_name)}: {problem}")
+        warnings.simplefilter("ignore", OverlapWarning)  # the command line restores the filters on exit

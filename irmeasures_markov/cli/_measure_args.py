@@ -8,6 +8,7 @@ Names are ir_measures names (ours included) or trec_eval names (``map``, ``P_10`
 from __future__ import annotations
 
 import re
+from itertools import chain
 
 import ir_measures
 from ir_measures import measures as irm_measures
@@ -16,7 +17,10 @@ from irmeasures_markov._util._cutoffs import check_measure_cutoffs
 from irmeasures_markov.cli._errors import CliError
 from irmeasures_markov.plugin._base import FamilyMeasure
 
-__all__ = ["split_measure_args", "parse_measures", "suggest_names"]
+__all__ = ["split_measure_args", "parse_measures", "suggest_names", "check_gdeval_ids"]
+
+#: a query id gdeval.pl reads: digits after the last '-' (it dies on any other, "format error on line N")
+_GDEVAL_TOPIC = re.compile(r"[0-9]+")
 
 _IRDS_PREFIX = "irds:"
 
@@ -83,6 +87,22 @@ def _syntax_message(text: str, exc: Exception) -> str:
     return f"cannot parse measure {text!r}: {exc}"
 
 
+# a keyword argument whose value is a negative number, which ir_measures' parser does not read (`p=-0.1`)
+_NEGATIVE_VALUE = re.compile(r"([(,]\s*(\w+)\s*=\s*)-\s*([0-9.]+(?:[eE][-+]?[0-9]+)?)(?=\s*[,)])")
+
+
+def _with_negative_values(text: str):
+    """The measure of ``text`` whose negative numbers ir_measures' parser cannot read, or None if there are
+    none: parsed with their absolute values, then given them, so that the measure's own check (:func:`_check`)
+    says which value is out of range instead of "problem parsing measure values"."""
+    values = {name: -(float(number) if any(c in number for c in ".eE") else int(number))
+              for _, name, number in _NEGATIVE_VALUE.findall(text)}
+    if not values:
+        return None
+    measure = ir_measures.parse_measure(_NEGATIVE_VALUE.sub(r"\1\3", text))
+    return measure(**values)
+
+
 def _parse_one(text: str) -> list:
     try:
         return [ir_measures.parse_measure(text)]
@@ -93,6 +113,12 @@ def _parse_one(text: str) -> list:
             raise CliError(_unknown_name_message(text)) from None
     except (ValueError, SyntaxError, TypeError) as exc:
         if str(exc).startswith("problem parsing measure"):
+            try:
+                negative = _with_negative_values(text)
+            except (ValueError, SyntaxError, TypeError, NameError):
+                negative = None
+            if negative is not None:
+                return [negative]
             raise CliError(_syntax_message(text, exc)) from None
         raise CliError(f"{text}: {exc}") from None  # refused by the measure itself (e.g. an unknown parameter)
 
@@ -150,3 +176,17 @@ def parse_measures(specs: list[str]) -> list:
     if not measures:
         raise CliError("no measure given")
     return measures
+
+
+def check_gdeval_ids(measures, qrels, run) -> None:
+    """A :class:`CliError` naming gdeval's restriction when a measure ir_measures computes with gdeval (ERR@k,
+    ``nDCG(dcg='exp-log2')@k``) would get a query id gdeval.pl cannot read: it would die, and the command with it,
+    with an error that looks like a bug of this package."""
+    gdeval = [m for m in measures if not isinstance(m, FamilyMeasure)
+              and next((p.NAME for p in ir_measures.DefaultPipeline.providers if p.supports(m)), None) == "gdeval"]
+    ids = chain(qrels, (q for q, docs in run.items() if len(docs)))
+    bad = next((q for q in ids if not _GDEVAL_TOPIC.fullmatch(q.rsplit("-", 1)[-1])), None) if gdeval else None
+    if bad is not None:
+        raise CliError(f"{', '.join(map(str, gdeval))}: ir_measures computes {'it' if len(gdeval) == 1 else 'them'} "
+                       f"with gdeval, which reads numeric query ids only (digits after the last '-'), and query "
+                       f"{bad!r} is not one; number the queries, in qrels and run alike")

@@ -157,7 +157,8 @@ def ph_compare_main(argv: list[str]) -> int:
     qrels = load_qrels(args.qrels)
     runs = [load_run(args.run_a), load_run(args.run_b)]
     for path, run in zip((args.run_a, args.run_b), runs):
-        check_overlap(qrels, run, args.qrels, path)
+        check_overlap(qrels, run, args.qrels, path, mean_over="means are over the qrels queries with a relevant "
+                      "document, a query the run does not answer scoring 0")
     rows = compare_runs(qrels, *runs, rel=args.rel, judged_only=args.judged_only, cutoff=args.cutoff,
                         n_users=args.users, seed=args.seed, z=args.z, **model)
     rows.sort(key=lambda r: natural_key(r[0]))

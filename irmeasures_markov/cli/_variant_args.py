@@ -16,7 +16,8 @@ __all__ = ["add_variant_args", "apply_variant_args", "VARIANT_HELP"]
 
 VARIANT_HELP = """\
 ties and unjudged documents (this package's measures; a measure that sets the
-parameter itself, e.g. "MP(ties='expected')", keeps its own value):
+parameter itself, e.g. "MP(ties='expected')", keeps its own value, and one that
+sets unjudged or residual keeps both, as experiments.evaluate does):
   --ties docid        trec_eval's order: score descending, docid descending (default)
   --ties optimistic   inside each group of equal scores, higher grades first
   --ties pessimistic  lower grades first

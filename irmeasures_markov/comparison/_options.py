@@ -8,6 +8,7 @@ none and are named in one line (:func:`unsupported_note`).
 """
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,6 +17,8 @@ from ir_measures import Measure
 
 from irmeasures_markov.experiments import Evaluation, evaluate
 from irmeasures_markov.experiments._evaluation import labelled_measures
+from irmeasures_markov.experiments._settings import with_settings
+from irmeasures_markov.io._normalise import OverlapWarning
 from irmeasures_markov.plugin._variants import TIES, UNJUDGED_CHOICES
 
 __all__ = ["apply_variant_options", "supports", "unsupported_note", "applied_note",
@@ -55,8 +58,10 @@ def apply_variant_options(measures: Sequence[Measure], *, ties: str | None = Non
     """The measures with ``ties``/``unjudged``/``residual`` added where they take them and do not set them.
 
     A parameter written in a measure itself (``MP(ties='expected')``) is
-    kept; a measure that takes none of them (ir_measures' own) is unchanged
-    and listed as unsupported when a non-default value was asked for.
+    kept, and a measure's own ``unjudged`` or ``residual`` keeps both
+    (:func:`~irmeasures_markov.experiments._settings.with_settings`, the rule of every front end); a measure
+    that takes none of them (ir_measures' own) is unchanged and listed as unsupported when a non-default value
+    was asked for.
 
     Parameters
     ----------
@@ -85,11 +90,9 @@ def apply_variant_options(measures: Sequence[Measure], *, ties: str | None = Non
     given = _given(ties, unjudged, residual)
     out, unsupported = [], []
     for m in measures:
-        params = getattr(m, "params", {})
-        extra = {k: v for k, v in given.items() if supports(m, k) and k not in params}
         if any(not supports(m, k) and v != DEFAULTS[k] for k, v in given.items()):
             unsupported.append(m)
-        out.append(m(**extra) if extra else m)
+        out.append(with_settings(m, given))
     return out, unsupported
 
 
@@ -142,21 +145,38 @@ def _variant(measure: Measure, params: dict[str, object],
     ``unjudged``, ``residual``); ``given``: the comparison's own options, which the measures evaluate computes
     itself get too (``params`` first)."""
     if all(supports(measure, k) for k in params):
+        m = measure(**params)
         try:
-            m = measure(**params)
             m.validate_params()
         except (ValueError, TypeError, AssertionError) as exc:
-            return None, {}, f"{measure}: {exc}"
+            return None, {}, _refused(measure, m, params, exc)
         return m, {}, ""
     # experiments.evaluate applies them to the measures it computes itself (and refuses any other measure)
     return measure, {**given, **params}, ""
+
+
+def _evaluate_again(*args, **kwargs) -> Evaluation:
+    """:func:`~irmeasures_markov.experiments.evaluate` of runs the comparison has evaluated once already: the
+    warning about a run answering few queries was given then, and is not repeated for each variant."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OverlapWarning)
+        return evaluate(*args, **kwargs)
+
+
+def _refused(measure: Measure, variant: Measure, params: Mapping[str, object], exc: Exception) -> str:
+    """The note for a variant the sensitivity report needs and ``variant``'s family refuses: what is missing,
+    the measure it needs and why (the family's message says how to get it)."""
+    need = "residual" if params.get("residual") else \
+        ", ".join(f"{k}={v!r}" for k, v in params.items() if v != DEFAULTS[k]) or "value"
+    why = str(exc).removeprefix(f"{variant}: ").removeprefix(f"{variant.NAME}: ").rstrip(".")
+    return f"{measure}: no {need} in the sensitivity report, which needs {variant}: {why}"
 
 
 def _evaluated_with(measure, qrels, runs, topics, n_jobs, progress, options) -> np.ndarray | None:
     """Runs × topics values of a measure ``experiments.evaluate`` computes itself with ``options`` (None for any
     other measure, which it refuses with a ValueError)."""
     try:
-        ev = evaluate([measure], qrels, runs, topics=topics, n_jobs=n_jobs, progress=progress, **options)
+        ev = _evaluate_again([measure], qrels, runs, topics=topics, n_jobs=n_jobs, progress=progress, **options)
     except ValueError:
         return None
     return ev.values[:, 0, :]
@@ -184,7 +204,7 @@ def evaluate_variants(qrels: Mapping, runs: Mapping, topics: Sequence[str], requ
     """
     out: list[np.ndarray | None] = [None] * len(requests)
     notes: list[str] = []
-    plain: list[Measure] = []
+    plain: dict[Measure, tuple[Measure, dict]] = {}
     where: list[tuple[int, object]] = []
     for i, (m, params) in enumerate(requests):
         target, options, why = _variant(m, params, given)
@@ -194,14 +214,34 @@ def evaluate_variants(qrels: Mapping, runs: Mapping, topics: Sequence[str], requ
         elif options:  # a measure experiments.evaluate computes itself, with the option (else: unsupported)
             out[i] = _evaluated_with(target, qrels, runs, topics, n_jobs, progress, options)
         else:
-            if target not in plain:
-                plain.append(target)
+            plain.setdefault(target, (m, params))
             where.append((i, target))
     if plain:
-        ev = without_extras(evaluate(plain, qrels, runs, topics=topics, n_jobs=n_jobs, progress=progress))
+        columns = _family_values(qrels, runs, topics, plain, n_jobs, progress, notes)
         for i, target in where:
-            out[i] = ev.values[:, plain.index(target), :]
+            out[i] = columns.get(target)
     return out, notes
+
+
+def _family_values(qrels, runs, topics, plain, n_jobs, progress, notes) -> dict[Measure, np.ndarray]:
+    """Runs × topics values of the variants ``plain`` (``{variant: (measure, params)}``) in one evaluation; if a
+    family refuses one only once it reads the runs (a user reading past the ranking without a cutoff), each is
+    evaluated alone and the refused ones get a note instead of values."""
+    def values(targets):
+        ev = without_extras(_evaluate_again(targets, qrels, runs, topics=topics, n_jobs=n_jobs, progress=progress))
+        return {t: ev.values[:, j, :] for j, t in enumerate(targets)}
+    try:
+        return values(list(plain))
+    except ValueError:
+        pass
+    out = {}
+    for target, (m, params) in plain.items():
+        try:
+            out.update(values([target]))
+        except ValueError as exc:
+            if (why := _refused(m, target, params, exc)) not in notes:
+                notes.append(why)
+    return out
 
 
 def without_extras(ev: Evaluation) -> Evaluation:

@@ -27,7 +27,7 @@ from irmeasures_markov.experiments._settings import NativeSetting, apply_setting
 from irmeasures_markov.grid import LocalBackend
 from irmeasures_markov.io import read_run_columns, to_run_dict
 from irmeasures_markov.io._content import read_once
-from irmeasures_markov.io._normalise import to_qrels_dict
+from irmeasures_markov.io._normalise import OverlapWarning, overlap_problem, to_qrels_dict
 from irmeasures_markov.io._pytrec import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
 from irmeasures_markov.measures._standard import float32_note, standard_measure
 from irmeasures_markov.plugin._base import FamilyMeasure
@@ -36,7 +36,7 @@ from irmeasures_markov.ranking._prepared import PreparedRun
 from irmeasures_markov.ranking._qrels_index import QrelsIndex
 
 __all__ = ["MeasuresLike", "Qrels", "QrelsLike", "Run", "RunLike", "RunScorer", "default_topics",
-           "evaluate", "labelled_measures", "parse_measures", "warn_float32", "warn_no_relevant"]
+           "evaluate", "labelled_measures", "parse_measures", "warn_float32", "warn_no_relevant", "warn_overlap"]
 
 #: Relevance judgments: ``{qid: {docid: grade}}``.
 Qrels = Mapping[str, Mapping[str, int]]
@@ -233,6 +233,17 @@ def warn_float32(measures: Sequence[Measure]) -> None:
         warnings.warn(note, RuntimeWarning, stacklevel=3)
 
 
+def warn_overlap(topics: Sequence[str], runs: Mapping[str, RunLike]) -> None:
+    """An :class:`~irmeasures_markov.io._normalise.OverlapWarning` naming each run (given as a mapping) that
+    answers none or less than half of the ``topics`` (:func:`~irmeasures_markov.io._normalise.overlap_problem`,
+    the rule of every front end); the warning points at the caller of the function calling this one."""
+    topic_set = set(topics)
+    for name, run in runs.items():
+        problem = overlap_problem(topic_set, run) if isinstance(run, Mapping) else None
+        if problem is not None:
+            warnings.warn(f"run {name!r}: {problem}", OverlapWarning, stacklevel=3)
+
+
 def labelled_measures(measures: MeasuresLike,
                       labels: Sequence[str] | None = None) -> tuple[list[Measure], list[str] | None]:
     """``(parsed measures, labels)`` from a list of measures or a ``{label: measure}`` mapping.
@@ -328,6 +339,7 @@ def evaluate(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, RunLik
         raise ValueError("`runs` is empty.")
     topics = default_topics(qrels, topics)
     warn_no_relevant(qrels, topics)
+    warn_overlap(topics, runs)
     names = list(runs)
     n_jobs = int(n_jobs)
     if n_jobs < 1:

@@ -22,6 +22,7 @@ from irmeasures_markov.experiments._evaluation import (
     default_topics,
     labelled_measures,
     warn_no_relevant,
+    warn_overlap,
 )
 from irmeasures_markov.experiments._evaluation_table import Evaluation
 from irmeasures_markov.experiments._grid import RunSource, evaluate_grid
@@ -190,6 +191,7 @@ def pool_reduction(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, 
             raise ValueError("`runs` is empty.")
         topics = default_topics(qrels)
         warn_no_relevant(qrels, topics)
+        warn_overlap(topics, runs)
         pools = [(100.0, 0)] + pools
     else:
         topics = full.topics

@@ -8,6 +8,7 @@ measure is refused when a setting is not the default.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ir_measures import Measure
@@ -24,7 +25,7 @@ from irmeasures_markov.plugin._variants import (
 )
 from irmeasures_markov.ranking._prepared import PreparedRun
 
-__all__ = ["NativeSetting", "extra_names", "apply_settings", "measure_values"]
+__all__ = ["NativeSetting", "extra_names", "apply_settings", "measure_values", "with_settings"]
 
 _FAMILIES = "this package's families (MP, MPcont, PH, TBG, M1-M4 and their aliases)"
 _NATIVE = ("the standard measures computed natively (AP, P@k, Rprec, RR, nDCG, bpref, binary RBP, R@k, Success@k, "
@@ -63,6 +64,32 @@ def _check(ties: str, unjudged: str, residual: bool) -> None:
         raise ValueError("`unjudged='range'` takes ties='docid', 'optimistic' or 'pessimistic', not 'expected'.")
 
 
+def with_settings(m: Measure, settings: Mapping[str, object]) -> Measure:
+    """``m`` with the ``settings`` (``ties``, ``unjudged``, ``residual``) it does not carry itself: the rule of
+    every front end (:func:`~irmeasures_markov.experiments.evaluate`, ``compare``, the command line).
+
+    A family measure's own ``ties`` wins over the call's; its own ``unjudged`` or ``residual`` (one choice:
+    what its unjudged documents count as) wins over both of the call's.  Any other measure is returned as it is.
+
+    Parameters
+    ----------
+    m : ir_measures.Measure
+        A parsed measure.
+    settings : mapping
+        The call's settings, by name.
+
+    Returns
+    -------
+    ir_measures.Measure
+    """
+    if not isinstance(m, FamilyMeasure):
+        return m
+    own = set(m.params)
+    new = {k: v for k, v in settings.items()
+           if not (k == "ties" and "ties" in own) and not (k != "ties" and own & {"unjudged", "residual"})}
+    return type(m)(**{**m.params, **new}) if new else m
+
+
 def _label(m: Measure, changed: dict[str, object]) -> str:
     """``str(m)`` with the settings written in its parameters, as a family measure prints them."""
     head, at, tail = str(m).partition("@")
@@ -95,7 +122,7 @@ def apply_settings(measures: list[Measure], ties: str = "docid", unjudged: str =
     A family measure is rewritten with the settings that are not the
     default (``MP`` with ``ties='expected'`` is ``MP(ties='expected')``);
     one that carries its own ``ties`` keeps it, and one that carries its own
-    ``unjudged`` or ``residual`` keeps both.  A natively computed measure
+    ``unjudged`` or ``residual`` keeps both (:func:`with_settings`).  A natively computed measure
     keeps its object and gets a :class:`NativeSetting`; its label shows the
     settings as a family measure prints them (``AP(ties='expected')``).
 
@@ -133,15 +160,11 @@ def apply_settings(measures: list[Measure], ties: str = "docid", unjudged: str =
     out, settings, labels = [], {}, []
     for j, m in enumerate(measures):
         if isinstance(m, FamilyMeasure):
-            own = set(m.params)
-            new = {k: v for k, v in changed.items()
-                   if not (k == "ties" and "ties" in own)
-                   and not (k != "ties" and own & {"unjudged", "residual"})}
-            if new:
-                m = type(m)(**{**m.params, **new})
-                m.validate_params()
-            out.append(m)
-            labels.append(str(m))
+            rewritten = with_settings(m, changed)
+            if rewritten is not m:
+                rewritten.validate_params()
+            out.append(rewritten)
+            labels.append(str(rewritten))
             continue
         if not native or standard_measure(m) is None or unjudged not in STANDARD_UNJUDGED:
             asked = ", ".join(f"{k}={v!r}" for k, v in changed.items())

@@ -59,6 +59,9 @@ __all__ = [
     "to_qrels_dict",
     "to_run_dict",
     "warn_if_nothing_to_evaluate",
+    "overlap_problem",
+    "OverlapWarning",
+    "MEAN_OVER_QRELS",
 ]
 
 _ID_HINT = "query and document ids must be str (as in pytrec_eval): convert them with str()"
@@ -334,14 +337,62 @@ def _examples(ids: Iterable[str], k: int = 3) -> str:
     return ", ".join(shown[:k]) + (", ..." if len(shown) > k else "")
 
 
-def warn_if_nothing_to_evaluate(qrels_qids: Collection[str], run: Mapping, stacklevel: int = 2) -> bool:
-    """Warn (once per call, ``RuntimeWarning``) when no query of the run can be evaluated.
+class OverlapWarning(RuntimeWarning):
+    """What :func:`warn_if_nothing_to_evaluate` warns: a front end that has said it already (the command line,
+    naming the files) ignores the repeats."""
 
-    The three situations are told apart: the qrels hold no query (an
-    aggregate over no query is the measure's default, 0), the run holds no
-    document, or run and qrels share no query (every qrels query scores 0;
-    the message shows a few ids of each side, which is how '401' vs 'q401'
-    shows up).
+
+#: what a mean is over, for the front ends that average over every qrels query (``{n}``: the qrels' queries,
+#: ``{shared}``: those the run answers, ``{others}``: the rest)
+MEAN_OVER_QRELS = "means are over all {n} (trec_eval -c), the other {others} scoring 0"
+
+
+def overlap_problem(qrels_qids: Collection[str], run: Mapping, mean_over: str = MEAN_OVER_QRELS) -> str | None:
+    """What is wrong with the queries ``run`` answers, or None: the one rule of every front end.
+
+    Four situations are told apart: the qrels hold no query (an aggregate
+    over no query is the measure's default, 0), the run holds no document,
+    run and qrels share no query (every qrels query scores 0; the message
+    shows a few ids of each side, which is how '401' vs 'q401' shows up), or
+    the run answers less than half of the qrels' queries (with the counts
+    and ``mean_over``, what a mean is over).
+
+    Parameters
+    ----------
+    qrels_qids : collection of str
+        The queries evaluated (the qrels', or the topics asked for); must support ``in``.
+    run : mapping
+        ``{qid: {docid: score}}``.
+    mean_over : str
+        What a mean over the queries is, for the last situation: a format string (:data:`MEAN_OVER_QRELS`).
+
+    Returns
+    -------
+    str or None
+    """
+    unanswered = "a qrels query the run does not answer scores 0"
+    if not len(qrels_qids):
+        return "the qrels hold no query: nothing can be evaluated (an aggregate over no query is the measure's " \
+               "default, 0)"
+    answered = [q for q, docs in run.items() if len(docs)]
+    if not answered:
+        return f"the run holds no document: no query can be evaluated ({unanswered})"
+    shared = sum(q in qrels_qids for q in answered)
+    if not shared:
+        return (f"the run and the qrels share no query: no query can be evaluated ({unanswered}); run queries: "
+                f"{_examples(answered)}; qrels queries: {_examples(qrels_qids)}")
+    if 2 * shared < len(qrels_qids):
+        n = len(qrels_qids)
+        return (f"the run answers {shared} of the {n} qrels queries (less than half: is it the right qrels for "
+                f"this run?); {mean_over.format(n=n, shared=shared, others=n - shared)}")
+    return None
+
+
+def warn_if_nothing_to_evaluate(qrels_qids: Collection[str], run: Mapping, stacklevel: int = 2,
+                                mean_over: str = MEAN_OVER_QRELS) -> bool:
+    """Warn (once per call, :class:`OverlapWarning`, a ``RuntimeWarning``) when no query of the run can be
+    evaluated or the run answers less than half of the qrels' queries (:func:`overlap_problem`).
+
     Returns whether it warned.  ``qrels_qids`` must support ``in``.
 
     Parameters
@@ -351,21 +402,15 @@ def warn_if_nothing_to_evaluate(qrels_qids: Collection[str], run: Mapping, stack
         ``{qid: {docid: score}}``.
     stacklevel : int
         Of the warning, counted from the caller.
+    mean_over : str
+        What a mean over the queries is (:func:`overlap_problem`).
 
     Returns
     -------
     bool
     """
-    unanswered = "a qrels query the run does not answer scores 0"
-    if not len(qrels_qids):
-        msg = "the qrels hold no query: nothing can be evaluated (an aggregate over no query is the measure's " \
-              "default, 0)"
-    elif not any(len(docs) for docs in run.values()):
-        msg = f"the run holds no document: no query can be evaluated ({unanswered})"
-    elif not any(q in qrels_qids for q, docs in run.items() if len(docs)):
-        msg = (f"the run and the qrels share no query: no query can be evaluated ({unanswered}); run queries: "
-               f"{_examples(q for q, docs in run.items() if len(docs))}; qrels queries: {_examples(qrels_qids)}")
-    else:
+    msg = overlap_problem(qrels_qids, run, mean_over)
+    if msg is None:
         return False
-    warnings.warn(msg, RuntimeWarning, stacklevel=stacklevel + 1)
+    warnings.warn(msg, OverlapWarning, stacklevel=stacklevel + 1)
     return True

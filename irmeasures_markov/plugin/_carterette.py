@@ -131,6 +131,9 @@ class _UserModelMeasure(FamilyMeasure):
                 raise ValueError(f"{self.NAME}: dist={dist!r} is a click model's stopping probability per grade; "
                                  "norm is not available with it (the best ranking under it is not the "
                                  "grade-sorted one): drop norm=True")
+        if (self.params.get("residual") or self.params.get("unjudged") in ("rel", "range")) \
+                and is_static(self._distribution()[0]):
+            self._fill_depth()  # refused now, not once the run is read
 
     def input_fingerprints(self):
         dist = self.dist
@@ -164,14 +167,20 @@ class _UserModelMeasure(FamilyMeasure):
         dist, theta = self._distribution()
         if not is_static(dist):      # a dynamic user stops only at relevant documents of the ranking
             return lengths
+        return np.maximum(lengths, self._fill_depth())
+
+    def _fill_depth(self) -> int:
+        """The depth a static user reads to when unjudged documents may be relevant: the cutoff, else the
+        rank past which the distribution's weight is negligible (a ValueError saying how to get one if none)."""
+        dist, theta = self._distribution()
         if self.cutoff is not None:
-            return np.maximum(lengths, self.cutoff)
+            return self.cutoff
         depth = negligible_depth(self.MODEL, dist, theta, self.params.get("f") or "1/k")
         if depth is None:
             raise ValueError(f"{self}: with unjudged='rel' (or 'range', residual=True) the user reads past the "
                              f"ranking, and the {dist} stopping distribution leaves too much weight after any "
                              "feasible depth; give a cutoff (e.g. @1000): ranks are then filled up to it.")
-        return np.maximum(lengths, depth)
+        return depth
 
     def expected_over_ties(self, reading, keys, seed=0):
         """The exact mean over every tie order in closed form (measures/_carterette.py): for static

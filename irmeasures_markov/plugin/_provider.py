@@ -94,7 +94,7 @@ class MarkovEvaluator(irm_providers.Evaluator):
         run : mapping or iterable
             The run, in any form of :func:`~irmeasures_markov.io.to_run_dict`.
         warn_empty : bool
-            False leaves the warning about an empty or disjoint run/qrels pair to the caller.
+            False leaves the warning about an empty, disjoint or barely overlapping run/qrels pair to the caller.
 
         Returns
         -------
@@ -125,8 +125,9 @@ class MarkovEvaluator(irm_providers.Evaluator):
 
     def _values(self, prepared: PreparedRun, run: Mapping, warn_empty: bool):
         """``(values, extras)`` by measure and query, after the warnings of an evaluation: nothing to evaluate
-        (unless ``warn_empty`` is False), queries without a relevant document at each measure's ``rel``."""
-        if warn_empty and not prepared.queries:
+        or a run answering less than half of the qrels' queries (unless ``warn_empty`` is False), queries
+        without a relevant document at each measure's ``rel``."""
+        if warn_empty:
             # the warning names the caller of values()
             warn_if_nothing_to_evaluate(self.qrels_index.qrels, run, stacklevel=4)
         rels = {m["rel"] for m in self.measures if "rel" in m.SUPPORTED_PARAMS}

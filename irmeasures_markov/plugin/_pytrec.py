@@ -94,6 +94,8 @@ __all__ = ["RelevanceEvaluator", "supported_measures", "supported_nicknames", "c
 MeasureSpec = Union[str, "ir_measures.Measure"]
 
 #: Our measures that need data to evaluate (a bare name is an error), kept out of supported_measures.
+#: what the drop-in gives for a run answering few qrels queries (it computes no mean)
+_VALUES_FOR = "values are given for those {shared} only, as pytrec_eval does (trec_eval -c averages over all {n})"
 _NEED_PARAMETERS = {"MPcont": "rates", "TBG": "lengths"}
 
 #: pytrec_eval's own readers of TREC run and qrels lines (``parse_run(open('x.run'))``), unchanged.
@@ -301,8 +303,7 @@ class RelevanceEvaluator:
         # pytrec_eval's rows: every query with judgments and an entry in the run, even an empty one (and
         # empty rows when no measure is asked for)
         results: dict[str, dict[str, float]] = {q: {} for q in run if self.qrels.get(q)}
-        if not any(len(run[q]) for q in results):
-            warn_if_nothing_to_evaluate(self.qrels, run, stacklevel=2)
+        warn_if_nothing_to_evaluate(self.qrels, run, stacklevel=2, mean_over=_VALUES_FOR)
         native_run = run_for_pytrec_eval(run) if self._others or self._trec_measures else None
         if self._trec_evaluator is not None:
             for qid, vals in self._trec_evaluator.evaluate(native_run).items():

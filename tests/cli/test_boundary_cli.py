@@ -384,3 +384,28 @@ def test_main_restores_warning_display(files, capsys):
     assert main([str(q), files[1], "MP"]) == 0
     assert "irmeasures-markov: warning: " in capsys.readouterr().err  # the no-relevant warning, our format
     assert (warnings.formatwarning, warnings.showwarning) == before
+
+
+def test_a_run_answering_few_qrels_queries_warns_once_in_every_command(tmp_path, capsys):
+    """The main command, compare and pool-reduction each say it once per run, naming the files (the main command
+    said nothing: the mean was over every qrels query, most of them 0)."""
+    qrels = tmp_path / "q.qrels"
+    qrels.write_text("".join(f"q{i} 0 a 1\nq{i} 0 b 0\n" for i in range(5)))
+    few, full = tmp_path / "few.run", tmp_path / "full.run"
+    few.write_text("q1 Q0 a 1 2.0 t\nq2 Q0 b 1 2.0 t\n")
+    full.write_text("".join(f"q{i} Q0 a 1 2.0 t\n" for i in range(5)))
+    want = (f"irmeasures-markov: warning: {few} and {qrels}: the run answers 2 of the 5 qrels queries (less than "
+            "half: is it the right qrels for this run?); means are over all 5 (trec_eval -c), the other 3 scoring 0\n")
+    for argv in ([str(qrels), str(few), "AP", "MP"], ["compare", str(qrels), str(few), str(full), "-m", "AP", "MP"],
+                 ["pool-reduction", str(qrels), str(few), str(full), "-m", "AP", "MP", "--percents", "50",
+                  "--no-progress"]):
+        assert main(argv) == 0
+        assert capsys.readouterr().err == want, argv
+
+
+def test_empty_run_warns_once(files, tmp_path, capsys):
+    """One warning, not the command's and the library's both."""
+    empty = tmp_path / "empty.run"
+    empty.write_text("")
+    assert main([files[0], str(empty), "AP", "MP"]) == 0
+    assert capsys.readouterr().err.count("warning") == 1

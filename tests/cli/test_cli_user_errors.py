@@ -273,3 +273,53 @@ def test_running_out_of_memory_is_not_reported_as_a_bug(tmp_path, capsys, monkey
     assert main([q, r, "AP"]) == 2
     line = error_line(capsys.readouterr().err)
     assert "out of memory" in line and "745. GiB" in line
+
+
+# --- issue 34 item 10: messages that name the cause --------------------------------------------------------------
+
+def test_gdeval_measure_on_non_numeric_query_ids_names_gdeval(tmp_path, capsys):
+    """ERR@10 is gdeval's, which reads numeric query ids only: exit 2 saying so (it was exit 1, "a bug")."""
+    q, (a, b) = _files(tmp_path, ONE_TOPIC, {"a.run": RUN_A, "b.run": RUN_B})
+    for argv in ([q, a, "AP", "ERR@10"], ["compare", q, a, b, "-m", "ERR@10"]):
+        assert main(argv) == 2
+        assert error_line(capsys.readouterr().err) == (
+            f"{ERROR}ERR@10: ir_measures computes it with gdeval, which reads numeric query ids only (digits after "
+            "the last '-'), and query 'q1' is not one; number the queries, in qrels and run alike")
+    q, (a,) = _files(tmp_path, ONE_TOPIC.replace("q1", "401"), {"n.run": RUN_A.replace("q1", "401")})
+    assert main([q, a, "ERR@10"]) == 0
+
+
+@pytest.mark.parametrize("measure,message", [
+    ("PH(p=-0.1)", "PH(p=-0.1): PH: `p` must be in [0, 1], got -0.1."),
+    ("TBG(halflife=-1,default_length=10)", "TBG(halflife=-1,default_length=10): TBG: halflife must be > 0 seconds, "
+                                           "got -1.0"),
+])
+def test_a_negative_value_says_what_is_out_of_range(tmp_path, capsys, measure, message):
+    """ir_measures' parser reads no negative number: the measure's own range check speaks (it was "problem
+    parsing measure values")."""
+    q, (a,) = _files(tmp_path, ONE_TOPIC, {"a.run": RUN_A})
+    assert main([q, a, measure]) == 2
+    assert error_line(capsys.readouterr().err) == f"{ERROR}bad measure: {message}"
+
+
+def test_header_lines_and_swapped_files_are_named(tmp_path, capsys):
+    q, (a, hq, hr) = _files(tmp_path, ONE_TOPIC, {"a.run": RUN_A, "h.qrels": "qid iter docno relevance\n" + ONE_TOPIC,
+                                                   "h.run": "qid Q0 docno rank score tag\n" + RUN_A})
+    cases = [([hq, a, "AP"], "relevance grade 'relevance' is not an integer (a header line? qrels lines are 'qid "
+                             "iter docid grade', with no header)"),
+             ([q, hr, "AP"], "score 'score' is not a number (a header line? run lines are 'qid Q0 docid rank "
+                             "score tag', with no header)"),
+             ([a, q, "AP"], "(a run? give the qrels first, then the run)"),
+             ([q, q, "AP"], "(a qrels file? give the qrels first, then the run)"),
+             (["compare", q, q, a, "-m", "AP"], "(a qrels file? give the qrels first, then the run)")]
+    for argv, end in cases:
+        assert main(argv) == 2
+        assert error_line(capsys.readouterr().err).endswith(end), argv
+
+
+def test_an_empty_run_directory_is_quoted(tmp_path, capsys, monkeypatch):
+    q, _ = _files(tmp_path, ONE_TOPIC, {})
+    (tmp_path / "emptydir").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert main(["compare", q, "emptydir", "-m", "AP"]) == 2
+    assert error_line(capsys.readouterr().err) == f"{ERROR}no run files in 'emptydir'"

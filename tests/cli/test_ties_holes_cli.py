@@ -164,3 +164,39 @@ def test_measure_string_quoting(files, capsys):
     assert list(values(capsys.readouterr().out)) == ["MP(seed=3,ties='expected')@2", "M1(residual=True)"]
     assert main([files["qrels"], files["A"], "MP(ties=expected)"]) == 2
     assert "string values must be quoted, e.g. ties='expected'" in capsys.readouterr().err
+
+
+def test_front_ends_agree_a_measure_keeps_its_own_unjudged_and_residual(files, capsys):
+    """The measure's own residual keeps --unjudged off it in the main command, compare and evaluate alike (the
+    command line refused what evaluate computed)."""
+    from irmeasures_markov import experiments
+    m = "M1(residual=True)@5"
+    ev = experiments.evaluate([m], files["qrels"], {"D": files["D"], "A": files["A"]}, ties="optimistic",
+                              unjudged="rel")
+    assert ev.labels == ["M1(residual=True,ties='optimistic')@5"]
+    assert main([files["qrels"], files["D"], m, "--ties", "optimistic", "--unjudged", "rel", "-p", "-1"]) == 0
+    assert values(capsys.readouterr().out) == {ev.labels[0]: pytest.approx(ev.values[0, 0].mean(), abs=1e-12)}
+    assert main(["compare", files["qrels"], files["D"], files["A"], "-m", m, "--ties", "optimistic",
+                 "--unjudged", "rel", "-o", "csv", "-p", "-1"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out.split("\n\n")[0])))
+    assert [float(r[ev.labels[0]]) for r in rows] == pytest.approx(list(ev.values[:, 0].mean(axis=1)), abs=1e-12)
+
+
+def test_sensitivity_report_says_what_it_needs(files, capsys):
+    """M1(dist='RR') has no residual without a cutoff: --ties (which adds the report) names what the report
+    needs and how to get it, and the comparison goes on (it exited 2 on residuals never asked for)."""
+    assert main(["compare", files["qrels"], files["A"], files["B"], "-m", "M1(dist='RR')", "--ties", "docid"]) == 0
+    out = capsys.readouterr().out
+    assert ("M1(dist='RR'): no residual in the sensitivity report, which needs M1(dist='RR',residual=True)"
+            in out)
+    assert "give a cutoff (e.g. @1000)" in out
+
+
+@pytest.mark.parametrize("measure", ["TBG(a=0.0,b=0.0,default_length=10.0,t_summary=0.0)",
+                                     "PH(browse='RWBM',p=0.5,p_rel=0.7,q=0.3,q_rel=0.3,tail='inf')"])
+def test_sensitivity_report_notes_a_residual_refused_on_reading(files, capsys, measure):
+    """A residual a family refuses only once it reads the runs is a note too, and the other measures keep theirs."""
+    assert main(["compare", files["qrels"], files["A"], files["D"], "-m", measure, "AP", "--holes"]) == 0
+    out = capsys.readouterr().out
+    assert f"{measure}: no residual in the sensitivity report, which needs" in out
+    assert "give a cutoff" in out

@@ -282,3 +282,23 @@ def test_license_and_citation():
     for r in refs:
         assert r["type"] in ("conference-paper", "article") and r["title"] and r["authors"] and r["year"]
     assert {r["year"] for r in refs} == {2011, 2012, 2014, 2020}
+
+
+def test_evaluate_and_pool_reduction_warn_of_a_run_answering_few_topics():
+    """experiments.evaluate and pool_reduction name the run answering less than half of the topics, with the
+    counts and what the mean is over (they gave the mean without a word)."""
+    import warnings as _warnings
+
+    from irmeasures_markov.comparison import compare
+    from irmeasures_markov.experiments import evaluate, pool_reduction
+    qrels = {f"q{i}": {"a": 1, "b": 0} for i in range(5)}
+    runs = {"few": {"q1": {"a": 1.0}, "q2": {"b": 1.0}}, "full": {f"q{i}": {"a": 1.0} for i in range(5)}}
+    want = ("run 'few': the run answers 2 of the 5 qrels queries (less than half: is it the right qrels for this "
+            "run?); means are over all 5 (trec_eval -c), the other 3 scoring 0")
+    for call in (lambda: evaluate(["AP", "MP"], qrels, runs),
+                 lambda: pool_reduction(["AP"], qrels, runs, percents=[50]),
+                 lambda: compare(qrels, runs, ["AP", "MP"], ties="optimistic", holes=True)):  # once, not per variant
+        with _warnings.catch_warnings(record=True) as caught:
+            _warnings.simplefilter("always")
+            call()
+        assert [str(w.message) for w in caught if "qrels queries" in str(w.message)] == [want]

@@ -303,3 +303,23 @@ def test_shared_queries_do_not_warn_and_relevance_evaluator_warns_too():
             warnings.simplefilter("always")
             assert RelevanceEvaluator(QRELS, measures).evaluate({"x": {"a": 1.0}}) == {}
         assert len([w for w in caught if "share no query" in str(w.message)]) == 1
+
+
+def test_a_run_answering_less_than_half_of_the_qrels_warns_with_the_counts():
+    """ir_measures through our provider and the pytrec_eval drop-in: 1 of 3 qrels queries answered is not a quiet
+    number (it was), and each says what its values are over; half of them is enough to stay quiet."""
+    qrels = {"q1": {"a": 1}, "q2": {"a": 1}, "q3": {"a": 1}}
+    res, messages = _calc_with_warnings(qrels, {"q1": {"a": 1.0}})
+    assert res == {MP: pytest.approx(1 / 3), PH: pytest.approx(1 / 3)}
+    assert [m for m in messages if "the run answers 1 of the 3 qrels queries" in m] == [
+        "the run answers 1 of the 3 qrels queries (less than half: is it the right qrels for this run?); means "
+        "are over all 3 (trec_eval -c), the other 2 scoring 0"]
+    for measures in ({"map"}, {"MP"}):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert list(RelevanceEvaluator(qrels, measures).evaluate({"q1": {"a": 1.0}})) == ["q1"]
+        assert [str(w.message) for w in caught if "1 of the 3" in str(w.message)] == [
+            "the run answers 1 of the 3 qrels queries (less than half: is it the right qrels for this run?); "
+            "values are given for those 1 only, as pytrec_eval does (trec_eval -c averages over all 3)"]
+    _, messages = _calc_with_warnings({"q1": {"a": 1}, "q2": {"a": 1}}, {"q1": {"a": 1.0}})
+    assert not [m for m in messages if "qrels queries" in m]

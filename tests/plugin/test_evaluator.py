@@ -90,6 +90,7 @@ class TestPytrecEvalArguments:
             # MP(UNIFORM, recall) is AP, so it follows both the level and the flag
             assert ours[q]["MP(model='UNIFORM',recall=True)"] == pytest.approx(ref[q]["map"], abs=1e-15)
 
+    @pytest.mark.filterwarnings("ignore:the run answers:RuntimeWarning")  # one of the qrels' queries, on purpose
     def test_judged_only_for_our_measures(self):
         # q1 ranking: u (unjudged), b (0), c (2), a (1); condensed: b, c, a
         res = RelevanceEvaluator(QRELS, {"MP(model='LO_OR_ID')", "MP(judged_only=False)"},
