@@ -7,15 +7,15 @@ on a bad one, it aborts the whole process (an assertion, SIGABRT, exit status
 spelling:
 
 * a cutoff given as a value (``MP@0``, ``P@0`` from ir_measures, a ``cutoff=``
-  argument): :func:`check_cutoff`;
+  argument): `check_cutoff`;
 * a pytrec_eval name, with either of pytrec_eval's separators and any list of
   cutoffs (``'P_0'``, ``'map_cut.0'``, ``'map_cut.5,0'``, ``'ndcg_cut_1,4'``):
-  :func:`trec_measure_parts` splits it into family and parameter;
-* either kind of measure: :func:`check_measure_cutoffs`, which every place
+  `trec_measure_parts` splits it into family and parameter;
+* either kind of measure: `check_measure_cutoffs`, which every place
   that evaluates measures (RelevanceEvaluator, ``experiments.evaluate``, the
   command line, our measures' parameter check) calls;
 * the pytrec_eval names given to one evaluator together, whose cutoffs
-  pytrec_eval joins per family: :func:`check_trec_measure_set`.
+  pytrec_eval joins per family: `check_trec_measure_set`.
 
 What pytrec_eval accepts stays accepted: it reads the cutoffs at the start of
 the parameter (``[0-9]+(.[0-9]+)?`` items separated by commas: the rest is
@@ -127,7 +127,7 @@ def check_measure_cutoffs(measure: object) -> None:
 
     ``measure`` is a pytrec_eval name (``'P_0'``, ``'map_cut.5,0'``,
     ``'ndcg_5'``) or an ir_measures measure (``P@0``, ``MP@0``).  A pytrec_eval
-    name is checked as :func:`check_trec_measure_set` checks a set of one.
+    name is checked as `check_trec_measure_set` checks a set of one.
     Other strings are left to whoever parses them.
 
     Parameters

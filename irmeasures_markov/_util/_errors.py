@@ -17,5 +17,5 @@ class InputTypeError(InputError, TypeError):
     """An in-memory id or grade of the wrong type (e.g. an int docid, a float grade).
 
     A ``TypeError``, as pytrec_eval raises for the same inputs, and an
-    :class:`InputError`, so code that reports malformed input catches it too.
+    [`InputError`][irmeasures_markov.io.InputError], so code that reports malformed input catches it too.
     """

@@ -15,7 +15,7 @@ does the same for ``lapack.dgtsv(...)``.  The first attribute access imports
 the module (SciPy >= 1.9 then imports a subpackage such as ``scipy.linalg`` on
 first access too).
 
-The proxy never enters :data:`sys.modules`; the real module does, at the first
+The proxy never enters `sys.modules`; the real module does, at the first
 access, exactly as an ordinary import puts it there.  An import error is
 raised at that first access, naming the module.
 """

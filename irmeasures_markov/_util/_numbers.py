@@ -10,7 +10,7 @@ SIGNIFICANT = 15
 
 def format_number(x: float, places: int | None) -> str:
     """``x`` with ``places`` decimals; -1: every digit (``repr``); None: the shortest ``repr`` of ``x`` rounded to
-    :data:`SIGNIFICANT` significant digits.  Non-finite values are spelled as Python spells them (nan, inf, -inf)."""
+    `SIGNIFICANT` significant digits.  Non-finite values are spelled as Python spells them (nan, inf, -inf)."""
     x = float(x)
     if places is None:
         return repr(float(f"{x:.{SIGNIFICANT}g}"))

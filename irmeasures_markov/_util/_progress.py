@@ -8,7 +8,7 @@ Every function of the package that can show progress takes ``progress=``:
 * ``True``: show it anyway (on standard error);
 * ``False``: never.
 
-:func:`show_progress` makes that choice and :func:`progress_bar` wraps an
+`show_progress` makes that choice and `progress_bar` wraps an
 iterable (or counts updates) with a tqdm bar when the choice is yes.  The
 command line passes its own choice (``--no-progress``, a terminal check)
 through the same parameter.  tqdm is imported only when a bar is shown.
@@ -79,14 +79,14 @@ class _NoBar:
 
 def progress_bar(iterable: Iterable | None = None, progress: bool | None = None, **kwargs: Any) -> Any:
     """A tqdm bar on standard error over ``iterable`` (or with ``total=`` and ``update()``), when
-    :func:`show_progress` says so; else an object with the same ``update``/``close`` that prints nothing.
+    `show_progress` says so; else an object with the same ``update``/``close`` that prints nothing.
 
     Parameters
     ----------
     iterable : iterable, optional
         What the bar iterates over (else count with ``update()``).
     progress : bool or None
-        As for :func:`show_progress`.
+        As for `show_progress`.
     **kwargs
         Passed to tqdm (``desc``, ``total``, ``unit``, ...).
 
@@ -98,7 +98,7 @@ def progress_bar(iterable: Iterable | None = None, progress: bool | None = None,
     Raises
     ------
     ValueError
-        A bad ``progress`` (see :func:`show_progress`).
+        A bad ``progress`` (see `show_progress`).
     """
     if not show_progress(progress):
         return _NoBar(iterable)
@@ -108,14 +108,14 @@ def progress_bar(iterable: Iterable | None = None, progress: bool | None = None,
 
 
 def progress_line(text: str, progress: bool | None = None) -> None:
-    """Print one progress line (e.g. a grid's summary) to standard error when :func:`show_progress` says so.
+    """Print one progress line (e.g. a grid's summary) to standard error when `show_progress` says so.
 
     Parameters
     ----------
     text : str
         The line.
     progress : bool or None
-        As for :func:`show_progress`.
+        As for `show_progress`.
     """
     if show_progress(progress):
         print(text, file=sys.stderr, flush=True)

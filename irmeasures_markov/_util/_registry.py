@@ -1,6 +1,6 @@
 """One helper for the package's name registries (kernels, distributions, lengths, rates, fits).
 
-A :class:`Registry` knows the rule its names follow, the built-in names they
+A `Registry` knows the rule its names follow, the built-in names they
 must not take, and where its entries live.  The entries stay a plain mapping
 owned by the registering module (``CUSTOM_KERNELS``, ``REGISTERED_RATES``...),
 read through a function on every use, so a mapping replaced later (e.g. by a
@@ -85,7 +85,7 @@ class Registry:
         Raises
         ------
         ValueError
-            If the name is not allowed (see :meth:`key`), or as ``check`` raises.
+            If the name is not allowed (see `key`), or as ``check`` raises.
         """
         key = self.key(name)
         self._entries()[key] = value if check is None else check(value)

@@ -54,7 +54,9 @@ def log_choose(n: np.ndarray | float, k: np.ndarray | float) -> np.ndarray:
 
     Parameters
     ----------
-    n, k : array_like
+    n : array_like
+        Counts.
+    k : array_like
         Counts.
 
     Returns

@@ -1,7 +1,7 @@
 """Kernels on the flat layout of many rankings: per-segment sums, prefix sums and sorts.
 
 A run's rankings are stored one after another in flat arrays, ranking ``i``
-at ``slice(offsets[i], offsets[i+1])`` (:class:`~irmeasures_markov.ranking._prepared.RelevanceBatch`).
+at ``slice(offsets[i], offsets[i+1])`` ([`RelevanceBatch`][irmeasures_markov.ranking.RelevanceBatch]).
 These kernels work on every segment at once, with no Python step per
 segment, and give the numbers the same operation gives on each segment
 alone, bit for bit: segments are grouped by length (within a factor of 2)
@@ -228,7 +228,7 @@ def segment_sum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
 
 class SegmentSums:
-    """:func:`segment_sum` over fixed ``offsets``, its layout (the non-empty segments) worked out once.
+    """`segment_sum` over fixed ``offsets``, its layout (the non-empty segments) worked out once.
 
     For many value arrays over the same segments (e.g. every measure of one
     evaluation summing over the same relevant positions); each call gives
@@ -302,7 +302,9 @@ def expand_ranges(begin: np.ndarray, size: np.ndarray) -> np.ndarray:
 
     Parameters
     ----------
-    begin, size : numpy.ndarray
+    begin : numpy.ndarray
+        Start and length of each range (integers).
+    size : numpy.ndarray
         Start and length of each range (integers).
 
     Returns

@@ -1,11 +1,11 @@
-"""Compiled hash probes of byte tokens, segment by segment (with numba installed): :mod:`.token_sets`' fast engine.
+"""Compiled hash probes of byte tokens, segment by segment (with numba installed): `token_sets`' fast engine.
 
 Tokens are slices ``buf[start[r]:end[r]]`` of one byte buffer, grouped in
 segments (a run's queries).  Each segment gets its own small open-addressing
 table (FNV-1a hashes of 4-byte words, linear probing, the full hash
 kept beside each slot) that stays in cache while the
 segment's tokens are probed, so no token ever becomes a Python object.  The
-dictionary engine of :mod:`.token_sets` is the reference; tests compare the
+dictionary engine of `token_sets` is the reference; tests compare the
 two on the same inputs.
 """
 import numpy as np

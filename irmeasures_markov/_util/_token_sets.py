@@ -5,7 +5,7 @@ Two engines give the same answers:
 * ``'dict'`` splits the string into Python strings and uses dicts and sets
   (C-level ``map`` calls, no Python code per token);
 * ``'numba'`` hashes the tokens' bytes in place, one small table per segment
-  (:mod:`._token_hash_numba`), so no token becomes a Python object.
+  (`_token_hash_numba`), so no token becomes a Python object.
 
 ``'auto'`` takes numba when it is loaded in the process already (a directory
 of runs loads it to tokenise them), else the dicts: importing numba costs
@@ -82,7 +82,7 @@ def first_repeat(joined: str, bounds: np.ndarray, keys: list[str] | None = None,
     keys : list of str, optional
         ``joined.split("\\n")``, when the caller has it.
     engine : str
-        One of :data:`ENGINES`.
+        One of `ENGINES`.
 
     Returns
     -------
@@ -114,7 +114,7 @@ def first_repeat(joined: str, bounds: np.ndarray, keys: list[str] | None = None,
 
 
 class KeyTables:
-    """Tables ``{token: int value}`` looked up by :func:`lookup`, kept as dicts and, on first compiled use, as bytes.
+    """Tables ``{token: int value}`` looked up by `lookup`, kept as dicts and, on first compiled use, as bytes.
 
     Parameters
     ----------
@@ -182,7 +182,7 @@ def lookup(joined: str, bounds: np.ndarray, table_of: np.ndarray, tables: KeyTab
     keys : list of str, optional
         ``joined.split("\\n")``, when the caller has it.
     engine : str
-        One of :data:`ENGINES`.
+        One of `ENGINES`.
 
     Returns
     -------

@@ -1,7 +1,7 @@
 """The package's version, single-sourced: ``version`` in pyproject.toml, read back from the installed metadata.
 
 ``irmeasures_markov.__version__`` and ``irmeasures-markov --version`` both answer
-:func:`package_version`.  CITATION.cff repeats the number for citation tools;
+`package_version`.  CITATION.cff repeats the number for citation tools;
 tests/install/test_version.py checks that it agrees with pyproject.toml.
 """
 from __future__ import annotations

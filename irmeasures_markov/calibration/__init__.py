@@ -1,7 +1,7 @@
 """User models calibrated from interaction logs (MP, P@H, M1-M4, TBG).
 
 ``fit(train, test=...)`` fits every candidate user model of each family by
-maximum likelihood and returns a :class:`FitReport` (docs/calibration.md).
+maximum likelihood and returns a [`FitReport`][irmeasures_markov.calibration.FitReport] (docs/calibration.md).
 """
 from irmeasures_markov.calibration._click_metrics import click_metrics
 from irmeasures_markov.calibration._fit_report import FitReport

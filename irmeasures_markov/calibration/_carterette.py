@@ -1,26 +1,26 @@
 r"""Carterette's stopping distributions (M1-M4, SIGIR 2011) fitted to click logs.
 
-Observation model: the user reads ranks :math:`1..K` and stops, :math:`P(K=k)`
+Observation model: the user reads ranks $1..K$ and stops, $P(K=k)$
 the stopping distribution; each read document is clicked with probability
-:math:`\gamma` (``gamma``; ``gamma_rel``/``gamma_nonrel`` with qrels).  The
-last click is therefore a lower bound of the stop, :math:`K \ge` last click,
+$\gamma$ (``gamma``; ``gamma_rel``/``gamma_nonrel`` with qrels).  The
+last click is therefore a lower bound of the stop, $K \ge$ last click,
 and the unclicked ranks between tell how far the user read.  A top-down reader clicks in rank
 order, so the observation is the set of clicked ranks (the logged click order is not used).  Mass beyond the
-ranking's length :math:`T` reads all :math:`T` documents.  This is the walk
-likelihood of :mod:`._walk` with forward probability
-:math:`p_k = F(k+1)/F(k)` (the continuation :math:`F(k)=\sum_{i\ge k}P(i)`).
+ranking's length $T$ reads all $T$ documents.  This is the walk
+likelihood of `_walk` with forward probability
+$p_k = F(k+1)/F(k)$ (the continuation $F(k)=\sum_{i\ge k}P(i)$).
 
 Candidates (``theta`` fitted where the distribution has one; the paper
-defaults :math:`\theta_{RBP}=0.8`, :math:`\theta_{ERR}=0.5` are candidates too):
+defaults $\theta_{RBP}=0.8$, $\theta_{ERR}=0.5$ are candidates too):
 
-- static: ``RBP`` :math:`(1-\theta)\theta^{k-1}`, ``DCG``
-  :math:`1/\log_2(k+1)-1/\log_2(k+2)`, ``RR`` :math:`1/(k(k+1))`;
-- dynamic (need qrels; :math:`a_k` relevance, :math:`R_k` relevant up to
-  :math:`k`, RB the relevant shown documents): ``ERR`` stops at a relevant
-  rank with :math:`\theta`; ``AP`` with :math:`1/(\text{relevant at ranks}\ge k)`;
-  ``RRR`` with :math:`1/(R_k+1)`;
+- static: ``RBP`` $(1-\theta)\theta^{k-1}$, ``DCG``
+  $1/\log_2(k+1)-1/\log_2(k+2)$, ``RR`` $1/(k(k+1))$;
+- dynamic (need qrels; $a_k$ relevance, $R_k$ relevant up to
+  $k$, RB the relevant shown documents): ``ERR`` stops at a relevant
+  rank with $\theta$; ``AP`` with $1/(\text{relevant at ranks}\ge k)$;
+  ``RRR`` with $1/(R_k+1)$;
 - ``empirical``: a free continuation probability per rank, i.e. a free
-  :math:`P(k)`, usable as a new stopping distribution: one per rank up to rank
+  $P(k)$, usable as a new stopping distribution: one per rank up to rank
   ``EMPIRICAL_RANKS`` (30), the last one repeated beyond (a geometric tail), so
   the parameters do not grow with the longest ranking; none when every
   ranking shows one document (there is no continuation to fit).
@@ -40,7 +40,7 @@ EMPIRICAL_RANKS = 30
 
 
 def continuation(data: WalkData, dist: str, values: dict) -> np.ndarray:
-    r"""Forward probability :math:`p_k = F(k+1)/F(k)` at each rank of each group (flat, ``data.n_ranks``).
+    r"""Forward probability $p_k = F(k+1)/F(k)$ at each rank of each group (flat, ``data.n_ranks``).
 
     Parameters
     ----------

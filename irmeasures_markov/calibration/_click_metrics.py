@@ -3,21 +3,21 @@ r"""How well a model predicts clicks: held-out log-likelihood, click perplexity,
 The standard definitions of the click-model literature (Chuklin, Markov & de
 Rijke, *Click Models for Web Search*, 2015, §4; PyClick's implementation), the
 same for this package's user models and for the click models
-(:mod:`irmeasures_markov.calibration.click_models`), so their rows compare:
+(`irmeasures_markov.calibration.click_models`), so their rows compare:
 
-* a session's **click vector** :math:`c_r\in\{0,1\}`: whether rank ``r``
+* a session's **click vector** $c_r\in\{0,1\}$: whether rank ``r``
   (1-based) was clicked at least once, for the ranks shown up to ``depth``;
-* **log-likelihood** of a session: :math:`\log P(C_1=c_1,\dots,C_R=c_R)`,
+* **log-likelihood** of a session: $\log P(C_1=c_1,\dots,C_R=c_R)$,
   natural log, the model's joint probability of the observed click vector;
 * **perplexity at rank r**:
-  :math:`p_r = 2^{-\frac{1}{N_r}\sum_s \log_2 P_s(C_r=c^s_r)}`, with
-  :math:`P_s(C_r=1)` the model's *unconditional* click probability at rank
-  ``r`` in session ``s`` and :math:`N_r` the sessions that show rank ``r``;
-  the **perplexity** is the mean of :math:`p_r` over ranks 1..``depth``.
+  $p_r = 2^{-\frac{1}{N_r}\sum_s \log_2 P_s(C_r=c^s_r)}$, with
+  $P_s(C_r=1)$ the model's *unconditional* click probability at rank
+  ``r`` in session ``s`` and $N_r$ the sessions that show rank ``r``;
+  the **perplexity** is the mean of $p_r$ over ranks 1..``depth``.
   A model that always predicts 0.5 has perplexity 2; a perfect one 1.
 
-A model is anything with two methods (:class:`ClickPredictor`):
-``click_probabilities(session)``, the unconditional :math:`P(C_r=1)` for each
+A model is anything with two methods (`ClickPredictor`):
+``click_probabilities(session)``, the unconditional $P(C_r=1)$ for each
 rank shown, and ``session_loglik(session)``, the log-likelihood above.
 """
 from __future__ import annotations
@@ -40,7 +40,7 @@ EPS = 1e-10
 
 
 class ClickPredictor(Protocol):
-    """What :func:`click_metrics` reads of a model."""
+    """What [`click_metrics`][irmeasures_markov.calibration.click_metrics] reads of a model."""
 
     def click_probabilities(self, session: Session) -> np.ndarray:
         """Unconditional P(click at rank r), r = 1..len(session.shown)."""

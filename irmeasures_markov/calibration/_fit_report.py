@@ -1,5 +1,7 @@
-"""The :class:`FitReport`: every candidate fitted to one log, compared (table, fit-file form, plots: one panel per
-kind of diagnostic curve, :func:`draw_panel`, laid out by :meth:`FitReport.plot`)."""
+"""The [`FitReport`][irmeasures_markov.calibration.FitReport]: every candidate fitted to one log, compared (table,
+fit-file form, plots: one panel per
+kind of diagnostic curve, `draw_panel`, laid out by
+[`FitReport.plot`][irmeasures_markov.calibration.FitReport.plot])."""
 from __future__ import annotations
 
 import math
@@ -48,11 +50,11 @@ class FitReport:
         ``model`` the click model's name, what a fit file stores).
     baselines : list
         Reference click predictors that are not user models (the rank-CTR
-        table, :class:`~._report.RankCTR`, fitted with the click models): rows of
+        table, `RankCTR`, fitted with the click models): rows of
         the table, not written to a fit file.
 
     Every fit (and click model, and baseline) carries ``heldout_metrics`` and
-    ``train_metrics``: :func:`~._click_metrics.click_metrics` on the held-out and
+    ``train_metrics``: [`click_metrics`][irmeasures_markov.calibration.click_metrics] on the held-out and
     the training sessions as a dict (log-likelihood per session, click
     perplexity overall and per rank, CTR predicted and observed), or None where
     the model does not predict clicks.
@@ -93,7 +95,7 @@ class FitReport:
 
     def best(self, family: str) -> FamilyFit:  # also 'clickmodel': the best click model
         """The family's best candidate: highest held-out log-likelihood when a test log was given, else lowest
-        AIC (:math:`2k - 2\\log L`; ties: fewer parameters).
+        AIC ($2k - 2\\log L$; ties: fewer parameters).
 
         Parameters
         ----------
@@ -121,11 +123,11 @@ class FitReport:
         """The comparison table, one dict per candidate (fitted or not) in the order they were fitted.
 
         Keys: ``family``, ``model``, ``k`` (free parameters), ``n`` (training
-        sessions), ``loglik``, ``AIC``, ``BIC`` (:math:`k\\log n - 2\\log L`),
-        ``heldout_loglik``, ``perplexity`` (:math:`\\exp(-\\log L / \\text{events})`
+        sessions), ``loglik``, ``AIC``, ``BIC`` ($k\\log n - 2\\log L$),
+        ``heldout_loglik``, ``perplexity`` ($\\exp(-\\log L / \\text{events})$
         with the family's own events, held out when a test log was given; None
         for click models), ``ll_per_session`` and ``click_perplexity`` (from
-        :func:`~._click_metrics.click_metrics`, on the held-out sessions when there
+        [`click_metrics`][irmeasures_markov.calibration.click_metrics], on the held-out sessions when there
         are any, else on the training sessions; None where the model does not
         predict clicks), ``perplexity_per_rank`` (list or None) and ``params``
         (a short text).  Click models (family ``'clickmodel'``) and baselines
@@ -163,12 +165,12 @@ class FitReport:
         return out
 
     def to_frame(self) -> pandas.DataFrame:
-        """:meth:`rows` as a pandas DataFrame.
+        """[`rows`][irmeasures_markov.calibration.FitReport.rows] as a pandas DataFrame.
 
         Returns
         -------
         pandas.DataFrame
-            One row per candidate, the columns the keys of :meth:`rows`.
+            One row per candidate, the columns the keys of [`rows`][irmeasures_markov.calibration.FitReport.rows].
         """
         import pandas as pd
         return pd.DataFrame(self.rows())
@@ -212,7 +214,8 @@ class FitReport:
         Returns
         -------
         dict
-            Keys ``fits``, ``best``, ``diagnostics``, ``notes``, ``log`` and ``unfitted``; :meth:`from_dict` reads it.
+            Keys ``fits``, ``best``, ``diagnostics``, ``notes``, ``log`` and ``unfitted``;
+            [`from_dict`][irmeasures_markov.calibration.FitReport.from_dict] reads it.
         """
         best = {fam: self.fits.index(self.best(fam)) for fam in self.families}
         return {"fits": [f.to_dict() for f in self.fits], "best": best, "diagnostics": self.diagnostics,
@@ -220,7 +223,8 @@ class FitReport:
 
     @classmethod
     def from_dict(cls, d: dict) -> FitReport:
-        """The report a :meth:`to_dict` dict describes (every fit checked by :meth:`FamilyFit.from_dict`)."""
+        """The report a [`to_dict`][irmeasures_markov.calibration.FitReport.to_dict] dict describes (every fit checked
+        by [`FamilyFit.from_dict`][irmeasures_markov.calibration.FamilyFit.from_dict])."""
         return cls([FamilyFit.from_dict(x) for x in d.get("fits", [])], d.get("diagnostics"), d.get("notes"),
                    d.get("log"), [FamilyFit.from_dict(x) for x in d.get("unfitted", [])])
 
@@ -427,13 +431,15 @@ def draw_panel(ax: matplotlib.axes.Axes, fam: str, model: str, key: str, d: dict
     Parameters
     ----------
     ax : matplotlib Axes
-    fam, model : str
+    fam : str
+        The fit's family and model (for the title and legend).
+    model : str
         The fit's family and model (for the title and legend).
     key : {'jumps', 'ctr', 'stop', 'survival', 'rates', 'dwell'}
         Which curves: MP's jump distribution, click-through by rank, P(stop at
         k), TBG's survival, MPcont's holding rates, the dwell-time survival.
     d : dict
-        The fit's entry of :attr:`FitReport.diagnostics` (``'family/model'``).
+        The fit's entry of `FitReport.diagnostics` (``'family/model'``).
     """
     def share(v):
         v = np.asarray(v)
@@ -479,7 +485,8 @@ def plot_click_metrics(curves: list[tuple[str, dict]], *, axes=None) -> matplotl
     Parameters
     ----------
     curves : list of (label, metrics)
-        ``metrics`` a :meth:`ClickMetrics.as_dict` dict (:meth:`FitReport.plot_clicks` builds them).
+        ``metrics`` a `ClickMetrics.as_dict` dict
+        ([`FitReport.plot_clicks`][irmeasures_markov.calibration.FitReport.plot_clicks] builds them).
     axes : two matplotlib Axes, optional
         Default: a new figure.
 

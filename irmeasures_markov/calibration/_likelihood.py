@@ -12,11 +12,11 @@ vector ``theta``; the total is ``counts @ loglik(theta)``.
 Intervals.  Resampling sessions with replacement is a multinomial draw of
 pattern counts with probabilities ``counts / n``.  Re-fitting every replicate
 is replaced by one Newton step from the full-data estimate (the linearised
-bootstrap): :math:`\theta^*_b = \hat\theta + H^{-1} g_b`, with
-:math:`g_b = \sum_u w_{bu} s_u` the replicate's score at :math:`\hat\theta`
-(:math:`s_u` the score of one session of pattern u) and :math:`H` the observed
+bootstrap): $\theta^*_b = \hat\theta + H^{-1} g_b$, with
+$g_b = \sum_u w_{bu} s_u$ the replicate's score at $\hat\theta$
+($s_u$ the score of one session of pattern u) and $H$ the observed
 information.  Its variance is the session-clustered sandwich
-:math:`H^{-1}(\sum_u c_u s_u s_u^\top)H^{-1}`, which stays valid when events
+$H^{-1}(\sum_u c_u s_u s_u^\top)H^{-1}$, which stays valid when events
 within a session are dependent; ``bootstrap=0`` gives that Wald interval
 directly.  Both are computed on the unconstrained scale (logit, log) and
 mapped back, so an interval never leaves the parameter space.
@@ -35,7 +35,7 @@ optimize = lazy_module("scipy.optimize")
 
 
 class PatternData(Protocol):
-    """What :func:`~._report.fit_candidate` reads of a family's prepared data (``WalkData``, ``MPData``)."""
+    """What `fit_candidate` reads of a family's prepared data (``WalkData``, ``MPData``)."""
 
     counts: np.ndarray   # (U,) sessions of each pattern
     n_events: int        # observations the likelihood counts
@@ -184,18 +184,18 @@ def estimate(loglik: Callable[[np.ndarray], np.ndarray], counts: np.ndarray, x0:
 
 
 def logit(x: float | np.ndarray) -> np.ndarray:
-    """:math:`\\log(x/(1-x))`, with ``x`` clipped to :math:`[10^{-12}, 1-10^{-12}]`."""
+    """$\\log(x/(1-x))$, with ``x`` clipped to $[10^{-12}, 1-10^{-12}]$."""
     x = np.clip(np.asarray(x, dtype=np.float64), 1e-12, 1 - 1e-12)
     return np.log(x) - np.log1p(-x)
 
 
 def expit(t: float | np.ndarray) -> np.ndarray:
-    """:math:`1/(1+e^{-t})`, the inverse of :func:`logit`."""
+    """$1/(1+e^{-t})$, the inverse of `logit`."""
     return 1.0 / (1.0 + np.exp(-np.asarray(t, dtype=np.float64)))
 
 
 def safe_log(x: float | np.ndarray) -> np.ndarray:
-    """:math:`\\log x` with ``-inf`` (no warning) where ``x <= 0``."""
+    """$\\log x$ with ``-inf`` (no warning) where ``x <= 0``."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.log(np.where(np.asarray(x) > 0, x, 0.0))
 

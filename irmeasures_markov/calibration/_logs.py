@@ -1,23 +1,23 @@
 """The in-memory form of an interaction log: sessions of clicks on ranked lists.
 
-A :class:`Session` is one query issued once: the ranked list shown, the clicks
+A [`Session`][irmeasures_markov.calibration.Session] is one query issued once: the ranked list shown, the clicks
 in the order they happened (as 1-based ranks into that list, so a click model
 never looks document ids up again), and, when the log has them, click times
 and dwell times in seconds and whether the session's end was observed.
-A :class:`ClickLog` is a sequence of sessions with a description of where they
+A [`ClickLog`][irmeasures_markov.calibration.ClickLog] is a sequence of sessions with a description of where they
 came from (kept with every fit made from it, so a calibrated measure can cite
 its log).
 
 Every reader of this package (WSCD, our JSONL/TSV, pandas, ir_datasets query
 logs) builds these objects, and every fit reads only them.
 
-Train/test splits of a log that compare models fairly (:func:`split_log`).
+Train/test splits of a log that compare models fairly (`split_log`).
 
 A model that learns per query-document parameters (a click model) is favoured
 when the same query's sessions are on both sides of a split; so
-:func:`split_log` keeps all sessions of a query on one side by default
+`split_log` keeps all sessions of a query on one side by default
 (``by='query'``).  ``by='sessions'`` is the per-session split of
-:meth:`ClickLog.split`.  Both are seeded: the same seed gives the same split.
+[`ClickLog.split`][irmeasures_markov.calibration.ClickLog.split].  Both are seeded: the same seed gives the same split.
 """
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ class Session:
 
 @dataclass
 class ClickLog:
-    """A sequence of :class:`Session` with a description of its source.
+    """A sequence of [`Session`][irmeasures_markov.calibration.Session] with a description of its source.
 
     Attributes
     ----------
@@ -197,12 +197,13 @@ _NO_CLICKS = frozen(np.zeros(0, dtype=np.int64))
 
 
 def click_array(ranks: Sequence[int]) -> np.ndarray:
-    """Clicked ranks as :attr:`Session.clicks` holds them: a read-only int64 array.
+    """Clicked ranks as `Session.clicks` holds them: a read-only int64 array.
 
     Parameters
     ----------
     ranks : sequence of int
-        1-based ranks in click order (not checked here: see :func:`make_session`).
+        1-based ranks in click order (not checked here: see
+        [`make_session`][irmeasures_markov.calibration.readers.make_session]).
 
     Returns
     -------
@@ -215,7 +216,7 @@ def click_array(ranks: Sequence[int]) -> np.ndarray:
 def make_session(query_id: str, shown: Sequence[str], clicks: Sequence[int], *,
                  times: Sequence[float] | np.ndarray | None = None, dwell: Sequence[float] | np.ndarray | None = None,
                  ended: bool | None = None, session_id: str = "", where: str = "") -> Session:
-    """A checked :class:`Session` (what every reader builds).
+    """A checked [`Session`][irmeasures_markov.calibration.Session] (what every reader builds).
 
     Parameters
     ----------
@@ -259,9 +260,11 @@ def make_session(query_id: str, shown: Sequence[str], clicks: Sequence[int], *,
 def build_session(query_id: str, shown: tuple[str, ...], clicks: Sequence[int] | np.ndarray,
                   times: Sequence[float] | np.ndarray | None, dwell: Sequence[float] | np.ndarray | None,
                   ended: bool | None, session_id: str | int, where: str) -> Session:
-    """:func:`make_session` for a ranking already known to be a tuple of str (the readers' own).
+    """[`make_session`][irmeasures_markov.calibration.readers.make_session] for a ranking already known to be a tuple of
+    str (the readers' own).
 
-    Same checks and result as :func:`make_session` except that the ids of
+    Same checks and result as [`make_session`][irmeasures_markov.calibration.readers.make_session] except that the ids
+    of
     ``shown`` are not checked one by one (a reader that built the tuple from
     its file knows them to be strings).
     """
@@ -372,8 +375,9 @@ def split_log(log: ClickLog, test_fraction: float = 0.3, *, by: str = "query",
     test_fraction : float
         Share of the sessions held out, in (0, 1).
     by : {'query', 'sessions'}
-        ``'query'``: all sessions of a query on one side (:func:`split_by_query`);
-        ``'sessions'``: a random share of the sessions (:meth:`ClickLog.split`).
+        ``'query'``: all sessions of a query on one side (`split_by_query`);
+        ``'sessions'``: a random share of the sessions
+        ([`ClickLog.split`][irmeasures_markov.calibration.ClickLog.split]).
     seed : int
 
     Returns
@@ -401,7 +405,9 @@ def describe_split(kind: str, *, fraction: float | None = None, seed: int | None
     ----------
     kind : {'query', 'sessions', 'file', 'none'}
         How the held-out sessions were chosen.
-    fraction, seed : optional
+    fraction : optional
+        The split's share and seed (``'query'``/``'sessions'``).
+    seed : optional
         The split's share and seed (``'query'``/``'sessions'``).
     source : str, optional
         The test file (``'file'``).

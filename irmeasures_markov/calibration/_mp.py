@@ -1,34 +1,34 @@
 r"""Markov Precision's transition kernel (and MPcont's holding rates) fitted to click sequences.
 
 MP (Ferrante, Ferro & Maistro, SIGIR 2014) moves a user among ranks with
-:math:`p_{ij} = \alpha(i,j)/\sum_k \alpha(i,k)` and *watches* the chain on the
-relevant ranks :math:`\mathcal R`.  A click log shows exactly such a watched
+$p_{ij} = \alpha(i,j)/\sum_k \alpha(i,k)$ and *watches* the chain on the
+relevant ranks $\mathcal R$.  A click log shows exactly such a watched
 walk if clicks are the visits to the documents the user found worth opening:
-the observation model here takes the set :math:`S` of ranks a session clicked
-as :math:`\mathcal R` and the click sequence (consecutive repeats merged) as
-the watched chain's path.  Conditional on :math:`S` and on the first click,
-each next click :math:`j \ne i` has probability
+the observation model here takes the set $S$ of ranks a session clicked
+as $\mathcal R$ and the click sequence (consecutive repeats merged) as
+the watched chain's path.  Conditional on $S$ and on the first click,
+each next click $j \ne i$ has probability
 
-- ``AD`` (chain on all ranks :math:`1..T`): the censored chain on :math:`S`,
-  :math:`\bar P = P_{SS} + P_{SN}(I-P_{NN})^{-1}P_{NS}`, renormalised without
-  its diagonal (a return to :math:`i` through unclicked ranks is no new click);
-- ``OR`` (chain on :math:`S` only): :math:`\alpha(i,j)/\sum_{k\in S\setminus i}\alpha(i,k)`;
+- ``AD`` (chain on all ranks $1..T$): the censored chain on $S$,
+  $\bar P = P_{SS} + P_{SN}(I-P_{NN})^{-1}P_{NS}$, renormalised without
+  its diagonal (a return to $i$ through unclicked ranks is no new click);
+- ``OR`` (chain on $S$ only): $\alpha(i,j)/\sum_{k\in S\setminus i}\alpha(i,k)$;
 
 with ``GL`` every pair connected and ``LO`` neighbours only (in ranks for AD,
-in the list :math:`S` for OR).  Kernels of the displacement :math:`d=|i-j|`
-with a fitted decay :math:`\beta` (the paper's models are :math:`\beta = 1`):
-``ID`` :math:`(d+1)^{-\beta}`, ``LID`` :math:`\log_{10}(d+2)^{-\beta}`; and two
+in the list $S$ for OR).  Kernels of the displacement $d=|i-j|$
+with a fitted decay $\beta$ (the paper's models are $\beta = 1$):
+``ID`` $(d+1)^{-\beta}$, ``LID`` $\log_{10}(d+2)^{-\beta}$; and two
 non-parametric kernels, smoothed by a small penalty on the second differences
 of their logarithm: ``nonparametric_OR`` a free weight per signed displacement
-:math:`j-i` (forward and backward jumps may differ), ``nonparametric_AD`` a
-free weight per distance :math:`|j-i|` on all ranks.  Sessions with fewer than two distinct
+$j-i$ (forward and backward jumps may differ), ``nonparametric_AD`` a
+free weight per distance $|j-i|$ on all ranks.  Sessions with fewer than two distinct
 clicked ranks carry no transition and are left out, and so are sessions on
 rankings longer than ``MAX_RANKS`` documents (the chain on all ranks costs
 memory in the square of the ranking's length; ``fit`` says how many).
 
-MPcont's holding rates :math:`\mu_r` are exponential rates of the dwell times
-per rank, where the log has them: :math:`\hat\mu_r = n_r / \sum d`, with
-:math:`n_r` the uncensored dwells at rank :math:`r` and the sum over all
+MPcont's holding rates $\mu_r$ are exponential rates of the dwell times
+per rank, where the log has them: $\hat\mu_r = n_r / \sum d$, with
+$n_r$ the uncensored dwells at rank $r$ and the sum over all
 dwells there; the last click's dwell of a session is right-censored (the log
 does not see the user finish reading), so it adds time but not a count —
 unless the session's end is observed (``ended=True``: the last dwell ran to
@@ -125,7 +125,7 @@ def transition_tables(data: MPData, conn: str, states: str, W: np.ndarray) -> np
     states : {'AD', 'OR'}
         The chain on all ranks (censored on the clicked set), or on the clicked set only.
     W : ndarray, shape (T, T)
-        Kernel weights :math:`\\alpha(i, j)`, zero diagonal.
+        Kernel weights $\\alpha(i, j)$, zero diagonal.
 
     Returns
     -------
@@ -246,9 +246,9 @@ def _nonparametric_ad(T: int) -> Candidate:
     r"""A free weight per distance |j - i| (distance 1 fixed at 1), chain on all ranks watched on the clicks.
 
     Symmetric, so the chain stays reversible as in the paper's AD models.  The
-    score has a closed form: with :math:`Y = (I - D_N P)^{-1}` and
-    :math:`X = PY`, a change :math:`dP` of the transitions changes the
-    censored chain by :math:`dX = (I + X D_N)\,dP\,Y`."""
+    score has a closed form: with $Y = (I - D_N P)^{-1}$ and
+    $X = PY$, a change $dP$ of the transitions changes the
+    censored chain by $dX = (I + X D_N)\,dP\,Y$."""
     dists = np.arange(2, T)
 
     def weights(theta):
@@ -319,8 +319,8 @@ def _nonparametric_ad(T: int) -> Candidate:
 
 def candidates(T: int = 10) -> list[Candidate]:
     r"""MP's candidate kernels (Ferrante, Ferro & Maistro, SIGIR 2014): the paper's models
-    (``PAPER_MODELS``, :math:`\beta = 1`), the ``DECAY_MODELS`` with a fitted decay
-    :math:`\beta`, and the non-parametric kernels (module docstring for the likelihood).
+    (``PAPER_MODELS``, $\beta = 1$), the ``DECAY_MODELS`` with a fitted decay
+    $\beta$, and the non-parametric kernels (module docstring for the likelihood).
 
     Parameters
     ----------
@@ -370,7 +370,7 @@ def fit_rates(log: ClickLog) -> dict | None:
     Returns None when the log has no dwell times.  A rank without an uncensored
     dwell gets the pooled rate of all ranks.  The interval is the exact
     chi-square interval of an exponential rate from ``n`` events in a total
-    time (censored times included): :math:`[\\chi^2_{2n,0.025}, \\chi^2_{2n,0.975}]/(2\\sum d)`.
+    time (censored times included): $[\\chi^2_{2n,0.025}, \\chi^2_{2n,0.975}]/(2\\sum d)$.
     """
     if not log.has_dwell:
         return None

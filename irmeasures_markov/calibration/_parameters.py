@@ -1,17 +1,17 @@
 r"""From fitted parameters to measure parameters, per family (see FamilyFit.measure_parameters),
-and the schema every fit's parameters follow (:func:`check_params`).
+and the schema every fit's parameters follow (`check_params`).
 
 Click models as user models of the measures: what a fitted click model (family ``"clickmodel"``) gives
 M1–M4 (docs/user-model-framework.md, "Click models as user models").
 
 - PBM: its examination probabilities, made non-increasing (isotonic regression)
-  and scaled to :math:`g_1 = 1`, are a static stopping distribution,
-  :math:`P(k) = \hat g_k - \hat g_{k+1}`, with a geometric tail below the log's
-  deepest rank (:func:`pbm_continuation`);
+  and scaled to $g_1 = 1$, are a static stopping distribution,
+  $P(k) = \hat g_k - \hat g_{k+1}$, with a geometric tail below the log's
+  deepest rank (`pbm_continuation`);
 - DBN, SDBN, CM fitted with qrels: the probability of stopping at an examined
-  document of grade g, :math:`h(g) = 1 - \gamma(1 - a(g)s(g))`, a graded dynamic
-  distribution (:func:`stop_by_grade`);
-- UBM: not a user model of any measure (:data:`UBM_NOT_MP`).
+  document of grade g, $h(g) = 1 - \gamma(1 - a(g)s(g))$, a graded dynamic
+  distribution (`stop_by_grade`);
+- UBM: not a user model of any measure (`UBM_NOT_MP`).
 
 Per-document attractiveness and satisfaction do not transfer (a measure over
 qrels sees grades, not the log's documents); parameters per grade do.
@@ -52,7 +52,7 @@ def model_name(fit) -> str:
 
 
 def check_click_model(fit) -> None:
-    """The click-model part of :func:`~._parameters.check_params`: a known model with the params it needs."""
+    """The click-model part of `check_params`: a known model with the params it needs."""
     model = model_name(fit)
     if model not in _CLICK_REQUIRED:
         raise ValueError(f"model {model!r} is not a click model; the click models are {', '.join(_CLICK_REQUIRED)}")
@@ -75,19 +75,19 @@ def monotone_examination(examination) -> np.ndarray:
     adjacent violators, equal weights per rank).
 
     A PBM fitted by EM may examine rank k+1 slightly more often than rank k
-    (noise at deep ranks); a stopping distribution needs :math:`g_1 \ge g_2 \ge \dots`.
+    (noise at deep ranks); a stopping distribution needs $g_1 \ge g_2 \ge \dots$.
     Runs of violating ranks are replaced by their mean, which keeps the fit's
     overall level (a running minimum would bias every rank after a dip downward).
 
     Parameters
     ----------
     examination : array_like of float
-        :math:`g_1, \dots, g_D`.
+        $g_1, \dots, g_D$.
 
     Returns
     -------
     numpy.ndarray
-        The non-increasing :math:`\hat g_1 \ge \dots \ge \hat g_D`.
+        The non-increasing $\hat g_1 \ge \dots \ge \hat g_D$.
     """
     g = np.asarray(examination, dtype=np.float64).ravel()
     blocks: list[list[float]] = []          # [mean, size]
@@ -101,31 +101,31 @@ def monotone_examination(examination) -> np.ndarray:
 
 
 def pbm_continuation(examination) -> np.ndarray:
-    r"""The continuation probabilities :math:`c_k = \hat g_{k+1} / \hat g_k`, k = 1..D-1, of the user whose
+    r"""The continuation probabilities $c_k = \hat g_{k+1} / \hat g_k$, k = 1..D-1, of the user whose
     examination probabilities a PBM fitted: M1–M4 use them as an empirical stopping distribution,
-    :math:`P(k) = (1 - c_k) \prod_{i<k} c_i` (:func:`~._parameters.stop_probabilities`), i.e.
+    $P(k) = (1 - c_k) \prod_{i<k} c_i$ (`stop_probabilities`), i.e.
 
-    With :math:`\hat g` the non-increasing fit of the examination probabilities
-    (:func:`monotone_examination`), scaled so that :math:`\hat g_1 = 1`, the user
-    examines rank k with probability :math:`\hat g_k` and stops at k with
-    probability :math:`P(k) = \hat g_k - \hat g_{k+1}`.  Below the log's deepest
-    rank D the last observed continuation :math:`\rho = \hat g_D / \hat g_{D-1}`
-    is kept (a geometric tail :math:`\hat g_{D+j} = \hat g_D \rho^j`, as the
+    With $\hat g$ the non-increasing fit of the examination probabilities
+    (`monotone_examination`), scaled so that $\hat g_1 = 1$, the user
+    examines rank k with probability $\hat g_k$ and stops at k with
+    probability $P(k) = \hat g_k - \hat g_{k+1}$.  Below the log's deepest
+    rank D the last observed continuation $\rho = \hat g_D / \hat g_{D-1}$
+    is kept (a geometric tail $\hat g_{D+j} = \hat g_D \rho^j$, as the
     package's empirical Carterette fits repeat their last continuation), so
-    :math:`P(k) = \hat g_k (1 - \rho)` for k >= D.  The scaling is the PBM's
-    own indeterminacy: :math:`g_r \alpha_{qd}` is unchanged when every
-    :math:`g_r` is multiplied and every attractiveness divided by one constant,
-    so only the ratios :math:`g_k / g_1` are identified.
+    $P(k) = \hat g_k (1 - \rho)$ for k >= D.  The scaling is the PBM's
+    own indeterminacy: $g_r \alpha_{qd}$ is unchanged when every
+    $g_r$ is multiplied and every attractiveness divided by one constant,
+    so only the ratios $g_k / g_1$ are identified.
 
     Parameters
     ----------
     examination : array_like of float
-        The PBM's ``"examination"`` (:math:`g_1..g_D`).
+        The PBM's ``"examination"`` ($g_1..g_D$).
 
     Returns
     -------
     numpy.ndarray
-        :math:`c_1..c_{D-1}` (:math:`c_{D-1}` is kept below rank D).
+        $c_1..c_{D-1}$ ($c_{D-1}$ is kept below rank D).
 
     Raises
     ------
@@ -146,20 +146,20 @@ def stop_by_grade(fit) -> dict[int, float]:
     with qrels (Chapelle & Zhang, WWW 2009; Chapelle et al., CIKM 2009).
 
     The DBN user examines rank 1; at an examined document of grade g they click
-    with probability :math:`a(g)` (``attractiveness_by_grade``), are satisfied
-    after a click with probability :math:`s(g)` (``satisfaction_by_grade``) and
+    with probability $a(g)$ (``attractiveness_by_grade``), are satisfied
+    after a click with probability $s(g)$ (``satisfaction_by_grade``) and
     then stop; otherwise they go on to the next rank with probability
-    :math:`\gamma` (``continuation``) and abandon with :math:`1-\gamma`.  So,
-    with :math:`r(g) = a(g)\,s(g)`,
+    $\gamma$ (``continuation``) and abandon with $1-\gamma$.  So,
+    with $r(g) = a(g)\,s(g)$,
 
-    .. math::
+    $$
+    h(g) = P(\text{stop at } k \mid \text{examine } k) = 1 - \gamma\,(1 - r(g_k)),\qquad
+    P(k) = h(g_k) \prod_{j<k} \gamma\,(1 - r(g_j)).
+    $$
 
-        h(g) = P(\text{stop at } k \mid \text{examine } k) = 1 - \gamma\,(1 - r(g_k)),\qquad
-        P(k) = h(g_k) \prod_{j<k} \gamma\,(1 - r(g_j)).
-
-    SDBN is :math:`\gamma = 1`, where :math:`P(k) = r(g_k)\prod_{j<k}(1 - r(g_j))` is
-    ERR's distribution with :math:`R = r(g)`; the cascade model (CM) is
-    :math:`\gamma = 1, s = 1`, so :math:`h = a(g)`.
+    SDBN is $\gamma = 1$, where $P(k) = r(g_k)\prod_{j<k}(1 - r(g_j))$ is
+    ERR's distribution with $R = r(g)$; the cascade model (CM) is
+    $\gamma = 1, s = 1$, so $h = a(g)$.
 
     Parameters
     ----------
@@ -169,7 +169,7 @@ def stop_by_grade(fit) -> dict[int, float]:
     Returns
     -------
     dict of int to float
-        :math:`h(g)` per grade.
+        $h(g)$ per grade.
 
     Raises
     ------
@@ -256,7 +256,7 @@ def why_not_a_user_model(click, family: str, fits=()) -> str:
 # ---------------------------------------------------------------------------
 
 class FitLike(Protocol):
-    """What the conversions read of a fit (a :class:`~irmeasures_markov.calibration.FamilyFit`)."""
+    """What the conversions read of a fit (a [`FamilyFit`][irmeasures_markov.calibration.FamilyFit])."""
 
     family: str
     params: dict
@@ -349,7 +349,7 @@ _REQUIRED = {
 
 
 def check_params(fit: FitLike) -> None:
-    """Check a fit's ``params`` against its family's schema (:data:`PARAM_SCHEMAS`).
+    """Check a fit's ``params`` against its family's schema (`PARAM_SCHEMAS`).
 
     Every field must be known, every value of the type and in the range the
     field allows, and the fields that select the model present.
@@ -469,10 +469,10 @@ def _carterette(fit) -> dict:
 def stop_probabilities(dist: str, values: dict, n: int) -> np.ndarray:
     r"""P(stop at k), k = 1..n, of a static or empirical stopping distribution (Carterette, SIGIR 2011).
 
-    ``RBP`` :math:`(1-\theta)\theta^{k-1}`; ``DCG``
-    :math:`1/\log_2(k+1) - 1/\log_2(k+2)`; ``RR`` :math:`1/(k(k+1))`;
-    ``empirical`` :math:`P(k) = (1-c_k)\prod_{i<k} c_i` from the fitted
-    continuation probabilities :math:`c_k` (the last one repeated beyond them).
+    ``RBP`` $(1-\theta)\theta^{k-1}$; ``DCG``
+    $1/\log_2(k+1) - 1/\log_2(k+2)$; ``RR`` $1/(k(k+1))$;
+    ``empirical`` $P(k) = (1-c_k)\prod_{i<k} c_i$ from the fitted
+    continuation probabilities $c_k$ (the last one repeated beyond them).
 
     Parameters
     ----------
@@ -511,7 +511,7 @@ def stop_probabilities(dist: str, values: dict, n: int) -> np.ndarray:
 def _clickmodel(fit) -> dict:
     """What a click model gives M1–M4: a PBM's continuation probabilities (``pbm_continuation``) as an empirical
     stopping distribution, or a stopping probability per grade (``stop_by_grade``: DBN, SDBN, CM); a UBM is not a
-    user model of any measure (:data:`UBM_NOT_MP`)."""
+    user model of any measure (`UBM_NOT_MP`)."""
     model = model_name(fit)
     if model == "PBM":
         cont = pbm_continuation(fit.params["examination"])
@@ -527,9 +527,10 @@ def _tbg(fit) -> dict:
 
 
 def measure_parameters(fit: FitLike) -> dict:
-    """What the family's measure takes (shapes documented in :meth:`FamilyFit.measure_parameters`).
+    """What the family's measure takes (shapes documented in
+    [`FamilyFit.measure_parameters`][irmeasures_markov.calibration.FamilyFit.measure_parameters]).
 
-    The fit is checked first (:func:`check_params`): a value outside its
+    The fit is checked first (`check_params`): a value outside its
     field's choices is an error, never read as another model.
 
     Parameters

@@ -1,25 +1,25 @@
 r"""P@H browsing models fitted to click sequences (Ferrante & Ferro, ICTIR 2020).
 
-The P@H user (:mod:`irmeasures_markov.measures.stopping_time`) starts at rank 1
-and, at rank :math:`i`, moves forward with :math:`p`, backward with :math:`q`
-or stops with :math:`1-p-q`; DFBM reads every document (:math:`p=1`), SFBM has
-:math:`q=0`, RWBM both.  The log shows clicks, not visits: each visit is
-clicked with probability :math:`\gamma` (``gamma``; ``gamma_rel`` /
+The P@H user (`irmeasures_markov.measures.stopping_time`) starts at rank 1
+and, at rank $i$, moves forward with $p$, backward with $q$
+or stops with $1-p-q$; DFBM reads every document ($p=1$), SFBM has
+$q=0$, RWBM both.  The log shows clicks, not visits: each visit is
+clicked with probability $\gamma$ (``gamma``; ``gamma_rel`` /
 ``gamma_nonrel`` with qrels) and the likelihood of a session's click sequence
-is the walk likelihood of :mod:`._walk`.  With qrels, ``p_rel`` / ``q_rel``
+is the walk likelihood of `_walk`.  With qrels, ``p_rel`` / ``q_rel``
 apply at relevant documents, ``p`` / ``q`` at the others, as in the measure.
 
 The parameters mean exactly the measure's ``PH(browse=..., p=..., q=...)``;
-:math:`\gamma` belongs to the observation model and is not a measure parameter.
-Paper defaults are candidates too, with only :math:`\gamma` fitted: the
-measure's default SFBM :math:`p=0.8`, and the paper's Figure 1 users SFBM
-:math:`p=0.5` and RWBM :math:`p=0.5, q=0.25`.
+$\gamma$ belongs to the observation model and is not a measure parameter.
+Paper defaults are candidates too, with only $\gamma$ fitted: the
+measure's default SFBM $p=0.8$, and the paper's Figure 1 users SFBM
+$p=0.5$ and RWBM $p=0.5, q=0.25$.
 
-:func:`simulate_ph` makes synthetic logs of P@H users (for parameter-recovery
+[`simulate_ph`][irmeasures_markov.calibration.simulate_ph] makes synthetic logs of P@H users (for parameter-recovery
 tests and examples).  It walks users step by step, independently of the
 likelihood code it is used to test (which uses closed forms: fundamental
 matrices), its transitions built by the measure's own
-:func:`~irmeasures_markov.measures.stopping_time.browsing_model` (so the
+[`browsing_model`][irmeasures_markov.browsing_model] (so the
 boundary rules are the measure's), each visit clicked with ``gamma``.  The
 simulators of the other families are test helpers (tests/user_model_sim.py).
 """
@@ -56,7 +56,7 @@ def walk_arrays(data: WalkData, values: dict) -> tuple[np.ndarray, np.ndarray, n
     """(p, q, gamma) per group and rank (flat, ``data.n_ranks``) for the natural parameters ``values``.
 
     ``p_rel``/``q_rel`` apply at relevant ranks, ``p``/``q`` at the others
-    (DFBM: :math:`p = 1, q = 0`); :math:`\\gamma` from :func:`~._walk.click_gammas`.
+    (DFBM: $p = 1, q = 0$); $\\gamma$ from `click_gammas`.
     """
     shape = data.rel.shape
     rel = data.rel
@@ -106,10 +106,10 @@ def _make(name: str, browse: str, with_rel: bool, *, fixed_pq=None) -> Candidate
 def candidates(with_rel: bool = False, T: int = 2) -> list[Candidate]:
     r"""The P@H browsing models of Ferrante & Ferro (ICTIR 2020) as candidates.
 
-    DFBM, SFBM, RWBM fitted, and the paper-default users (:data:`DEFAULTS`,
+    DFBM, SFBM, RWBM fitted, and the paper-default users (`DEFAULTS`,
     with only the click probability fitted).  The likelihood of a session is
-    the walk likelihood (:mod:`._walk`) with forward :math:`p`, backward
-    :math:`q`, stop :math:`1-p-q` and click probability :math:`\gamma` per visit.
+    the walk likelihood (`_walk`) with forward $p$, backward
+    $q$, stop $1-p-q$ and click probability $\gamma$ per visit.
 
     Parameters
     ----------
@@ -141,11 +141,15 @@ def simulate_ph(n_sessions: int, *, browse: str = "RWBM", p: float = 0.6, q: flo
     ----------
     n_sessions : int
     browse : {'DFBM', 'SFBM', 'RWBM'}
-    p, q : float
+    p : float
+        Forward and backward probabilities (``p_rel``, ``q_rel`` at relevant ranks when given).
+    q : float
         Forward and backward probabilities (``p_rel``, ``q_rel`` at relevant ranks when given).
     gamma : float or (float, float)
         The click probability of a visit, or ``(gamma_rel, gamma_nonrel)``.
-    n_docs, n_queries : int
+    n_docs : int
+        Ranking length and number of queries.
+    n_queries : int
         Ranking length and number of queries.
     rel_fraction : float
         Share of relevant documents.

@@ -1,7 +1,8 @@
 """From fit to measure: fitted user models under names that measure strings accept, and fit files.
 
 ``register_fitted('yandex', report)`` keeps the best fit of each family of a
-:class:`FitReport` (or one :class:`~._result.FamilyFit`) under a name, and the
+[`FitReport`][irmeasures_markov.calibration.FitReport] (or one [`FamilyFit`][irmeasures_markov.calibration.FamilyFit])
+under a name, and the
 measures read it through their model parameter:
 
 =============  ==========================  ==========================================
@@ -17,7 +18,7 @@ TBG            ``user='fit:yandex'``       click probabilities, half-life, summa
 =============  ==========================  ==========================================
 
 ``'file:PATH'`` in place of ``'fit:NAME'`` reads a fit file written by
-:func:`save_fit` (a path relative to the working directory; the file is read
+[`save_fit`][irmeasures_markov.calibration.save_fit] (a path relative to the working directory; the file is read
 again when it changes).  A name that is not registered in this process is
 looked up as the file ``NAME.json`` in the directories of the environment
 variable ``IRMEASURES_MARKOV_FITS`` (separated by ``os.pathsep``; default:
@@ -128,7 +129,8 @@ class FitFile:
         return out
 
     def to_report(self) -> FitReport:
-        """The fits as a :class:`~irmeasures_markov.calibration.FitReport` (its table; the file keeps no plot data).
+        """The fits as a [`FitReport`][irmeasures_markov.calibration.FitReport] (its table; the file keeps no plot
+        data).
 
         Returns
         -------
@@ -139,7 +141,8 @@ class FitFile:
 
 
 def _as_fit_file(fit_or_report) -> FitFile:
-    """A :class:`FitFile` view of a FamilyFit, a FitReport (``.fits``, ``.best(family)``) or a FitFile."""
+    """A [`FitFile`][irmeasures_markov.calibration.FitFile] view of a FamilyFit, a FitReport (``.fits``,
+    ``.best(family)``) or a FitFile."""
     if isinstance(fit_or_report, FitFile):
         return fit_or_report
     if isinstance(fit_or_report, FamilyFit) or getattr(fit_or_report, "family", None) == "clickmodel":
@@ -191,9 +194,10 @@ FIT_REGISTRY = Registry("fit", lambda: _REGISTERED, name_rule=check_fit_name)
 def register_fitted(name: str, fit_or_report: FitReport | FitFile | FamilyFit) -> str:
     """Make a fitted model usable in measure strings as ``'fit:NAME'`` (module docstring).
 
-    ``fit_or_report``: a :class:`FitReport` (its best fit of each family is
-    registered), a :class:`FitFile` from :func:`load_fit` (likewise), or one
-    :class:`~._result.FamilyFit` (its family).  Families already registered
+    ``fit_or_report``: a [`FitReport`][irmeasures_markov.calibration.FitReport] (its best fit of each family is
+    registered), a [`FitFile`][irmeasures_markov.calibration.FitFile] from
+    [`load_fit`][irmeasures_markov.calibration.load_fit] (likewise), or one
+    [`FamilyFit`][irmeasures_markov.calibration.FamilyFit] (its family).  Families already registered
     under ``name`` and not in ``fit_or_report`` are kept; the others are
     replaced.  Returns ``name``.
 
@@ -278,7 +282,10 @@ def save_fit(path: str | os.PathLike, fit_or_report: FitReport | FitFile | Famil
     ----------
     path : str or os.PathLike
     fit_or_report : FitReport, FitFile or FamilyFit
-    description, source : str, optional
+    description : str, optional
+        Replace those the fits carry (say where the log came from: the file
+        is how a calibrated measure is shared and cited).
+    source : str, optional
         Replace those the fits carry (say where the log came from: the file
         is how a calibrated measure is shared and cited).
 
@@ -297,7 +304,7 @@ def save_fit(path: str | os.PathLike, fit_or_report: FitReport | FitFile | Famil
 
 
 def load_fit(path: str | os.PathLike) -> FitFile:
-    """Read a fit file written by :func:`save_fit`.
+    """Read a fit file written by [`save_fit`][irmeasures_markov.calibration.save_fit].
 
     Parameters
     ----------
@@ -306,7 +313,8 @@ def load_fit(path: str | os.PathLike) -> FitFile:
     Returns
     -------
     FitFile
-        Every fit checked (:meth:`FamilyFit.from_dict`, the family's parameter schema).
+        Every fit checked ([`FamilyFit.from_dict`][irmeasures_markov.calibration.FamilyFit.from_dict], the family's
+        parameter schema).
 
     Raises
     ------
@@ -413,7 +421,8 @@ def _file(path: str) -> tuple[tuple, FitFile]:
 
 
 def _lookup(spec: str, where: str) -> tuple[tuple, object]:
-    """``(token, source)``: the registered entry ``{family: fit}`` or the :class:`FitFile` a spec names."""
+    """``(token, source)``: the registered entry ``{family: fit}`` or the
+    [`FitFile`][irmeasures_markov.calibration.FitFile] a spec names."""
     kind, _, rest = spec.partition(":")
     kind = kind.lower()
     if kind == "file":

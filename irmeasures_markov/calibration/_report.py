@@ -1,9 +1,10 @@
-"""`fit`: every candidate of every family on a log (the :class:`FitReport` that compares them: _fit_report.py);
-:func:`fit_candidate`, one candidate fitted by the likelihood machinery of :mod:`._likelihood`; and the click
+"""`fit`: every candidate of every family on a log (the [`FitReport`][irmeasures_markov.calibration.FitReport] that
+compares them: _fit_report.py);
+`fit_candidate`, one candidate fitted by the likelihood machinery of `_likelihood`; and the click
 metrics of every row of a report: the families' fits, the click models and a rank-CTR baseline.
 
-Every click metric comes from :func:`~._click_metrics.click_metrics` (one rule
-for every row); :func:`attach_metrics` only decides which model is scored on which
+Every click metric comes from [`click_metrics`][irmeasures_markov.calibration.click_metrics] (one rule
+for every row); `attach_metrics` only decides which model is scored on which
 sessions, and what a model that cannot predict clicks shows ("—").
 """
 from __future__ import annotations
@@ -49,12 +50,15 @@ class RankCTR:
 
     Attributes
     ----------
-    name, family : str
+    name : str
+        ``'rank-CTR'``, ``'baseline'`` (how a report lists it).
+    family : str
         ``'rank-CTR'``, ``'baseline'`` (how a report lists it).
     ctr : numpy.ndarray
         Click-through rate at ranks 1..deepest rank shown (a rank shown by no
         session gets the rate of the rank above).
-    n_params, n_sessions : int
+    n_params : int
+    n_sessions : int
     loglik : float
         Log-likelihood of the training sessions.
     """
@@ -100,7 +104,8 @@ class RankCTR:
 
 def score(model, sessions: ClickLog | Sequence[Session] | None, *, qrels: dict | None = None,
           rel: int = 1) -> dict | None:
-    """:func:`click_metrics` of a model as a dict with NaN (a rank no session shows) as None, so it survives JSON
+    """[`click_metrics`][irmeasures_markov.calibration.click_metrics] of a model as a dict with NaN (a rank no session
+    shows) as None, so it survives JSON
     unchanged; None when there are no sessions or the model cannot predict clicks.
 
     A family's fit is scored through its ``click_model(qrels, rel)`` (one
@@ -141,7 +146,7 @@ class _Batched:
 
 def attach_metrics(model, train: ClickLog, test: ClickLog | None, notes: list[str], *, qrels: dict | None = None,
                    rel: int = 1) -> None:
-    """Set ``model.train_metrics`` and ``model.heldout_metrics`` (:func:`score`); when they are None although the
+    """Set ``model.train_metrics`` and ``model.heldout_metrics`` (`score`); when they are None although the
     model predicts clicks (a session it cannot score, e.g. a ``ValueError`` of its click-vector probability), say
     why in ``notes``."""
     model.train_metrics = model.heldout_metrics = None
@@ -153,9 +158,10 @@ def attach_metrics(model, train: ClickLog, test: ClickLog | None, notes: list[st
 
 
 def click_model_record(cm, description: str = "") -> FamilyFit:
-    """A fitted click model as a row of a report and a fit of a fit file: a :class:`FamilyFit` of family
+    """A fitted click model as a row of a report and a fit of a fit file: a
+    [`FamilyFit`][irmeasures_markov.calibration.FamilyFit] of family
     ``'clickmodel'`` whose ``model`` is the click model's name, with its click metrics (those of ``cm``,
-    :func:`attach_metrics`) and its held-out log-likelihood."""
+    `attach_metrics`) and its held-out log-likelihood."""
     held = getattr(cm, "heldout_metrics", None)
     # the fit-file schema of a click model (parameters.py) names what transfers to the measures and keeps the
     # query-document side under "per_document": the values for unseen pairs and the prior go there too
@@ -198,14 +204,15 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
         Held-out sessions: each candidate's held-out log-likelihood and perplexity.
     families : sequence of {'mp', 'ph', 'carterette', 'tbg', 'clickmodels'}, or one of them, or 'all'
         ``'clickmodels'`` adds the click models PBM, CM, UBM, DBN and SDBN
-        (:mod:`~irmeasures_markov.calibration.click_models`) and the rank-CTR
+        (`click_models`) and the rank-CTR
         baseline as rows (family ``'clickmodel'`` / ``'baseline'``); ``'all'`` is
         the four families and the click models.  Every row gets the click
-        metrics of :func:`~._click_metrics.click_metrics` (``heldout_metrics``,
+        metrics of [`click_metrics`][irmeasures_markov.calibration.click_metrics] (``heldout_metrics``,
         ``train_metrics``).
     qrels : dict or path, optional
         ``{query_id: {doc_id: grade}}`` or a TREC qrels file (any form
-        :func:`irmeasures_markov.io.to_qrels_dict` takes): enables P@H's p_rel/q_rel, the
+        [`irmeasures_markov.io.to_qrels_dict`][irmeasures_markov.io.to_qrels_dict] takes): enables P@H's p_rel/q_rel,
+        the
         relevance-dependent click probabilities, Carterette's dynamic
         distributions and TBG's click probabilities.
     bootstrap : int
@@ -218,8 +225,9 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
         Instead of ``test``: hold out this share of ``train``'s sessions, in (0, 1).
     split : {'query', 'sessions'}
         How ``test_split`` chooses them: ``'query'`` (default) keeps all sessions of
-        a query on one side (:func:`~._logs.split_by_query`), ``'sessions'`` draws
-        sessions at random (:meth:`ClickLog.split`).  The report's ``log["split"]``
+        a query on one side (`split_by_query`), ``'sessions'`` draws
+        sessions at random ([`ClickLog.split`][irmeasures_markov.calibration.ClickLog.split]).  The report's
+        ``log["split"]``
         says which held-out sessions were used.
     progress : bool or None
         Print ``fitted FAMILY/MODEL: loglik X`` on standard error after each
@@ -411,7 +419,8 @@ def fit_candidate(family: str, cand: Candidate, train: PatternData, test: Patter
     ----------
     family : str
     cand : Candidate
-    train, test : prepared data of the family (``test`` optional)
+    train : prepared data of the family (``test`` optional)
+    test : prepared data of the family (``test`` optional)
     bootstrap : int
         Linearised bootstrap replicates for the 95% intervals (0: Wald, from the sandwich covariance).
     rng : numpy Generator, optional

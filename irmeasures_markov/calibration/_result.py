@@ -1,40 +1,43 @@
 r"""A fitted user model: what every fit returns and every registry stores.
 
-:class:`FamilyFit` is plain data (JSON round-trip through ``to_dict`` /
-``from_dict``) plus :meth:`FamilyFit.measure_parameters`, which turns the fitted
+[`FamilyFit`][irmeasures_markov.calibration.FamilyFit] is plain data (JSON round-trip through ``to_dict`` /
+``from_dict``) plus [`FamilyFit.measure_parameters`][irmeasures_markov.calibration.FamilyFit.measure_parameters], which
+turns the fitted
 parameters into what the family's measure functions take.  The fitting code
 (``calibration`` family modules) fills ``params``; the registry
 (``register_fitted``, ``'fit:NAME'`` / ``'file:PATH'`` measure parameters)
-reads only ``measure_parameters()``.  :meth:`FamilyFit.click_probabilities`
-and :meth:`FamilyFit.session_loglik` give the clicks the fitted user model
+reads only ``measure_parameters()``.
+[`FamilyFit.click_probabilities`][irmeasures_markov.calibration.FamilyFit.click_probabilities]
+and [`FamilyFit.session_loglik`][irmeasures_markov.calibration.FamilyFit.session_loglik] give the clicks the fitted user
+model
 predicts (MP has none), for a fit just made or read from a fit file alike:
 
 Click probabilities and click-vector likelihoods of the fitted user models (P@H, Carterette, TBG).
 Every walk family of this package (P@H's browsing models, Carterette's stopping
 distributions, TBG's reader) describes a user who visits ranks — forward with
-:math:`p_r`, backward with :math:`q_r`, stopping with :math:`1-p_r-q_r`, from
-rank 1 (:mod:`._walk`) — and clicks each visit of rank :math:`r` with
-probability :math:`\gamma_r`.  That defines a distribution over a session's
-**click vector** :math:`c_r` (rank :math:`r` clicked at least once), the
+$p_r$, backward with $q_r$, stopping with $1-p_r-q_r$, from
+rank 1 (`_walk`) — and clicks each visit of rank $r$ with
+probability $\gamma_r$.  That defines a distribution over a session's
+**click vector** $c_r$ (rank $r$ clicked at least once), the
 quantity click models are scored on
-(:mod:`~irmeasures_markov.calibration._click_metrics`):
+(`_click_metrics`):
 
-- the unconditional click probability :math:`P(C_r=1)` is the walk code's
-  (:func:`~._walk.click_probability_by_rank`, what the fit's CTR diagnostics use);
-- for a forward reader (:math:`q=0` past rank 1: SFBM, DFBM, Carterette,
+- the unconditional click probability $P(C_r=1)$ is the walk code's
+  (`click_probability_by_rank`, what the fit's CTR diagnostics use);
+- for a forward reader ($q=0$ past rank 1: SFBM, DFBM, Carterette,
   TBG) each rank is visited at most once, and the probability of the click
   vector is the walk likelihood of its clicked ranks in rank order
-  (:func:`~._walk.walk_loglik`);
-- for a user who goes back (RWBM) the click vector with clicked set :math:`S`
-  has probability :math:`\sum_{A\subseteq S}(-1)^{|S\setminus A|}Q(A)`
-  (inclusion-exclusion), with :math:`Q(A)` the probability of no click
-  outside :math:`A`: :math:`Q(A) = e_1^\top (I-D_AP)^{-1}D_A s`, :math:`D_A`
-  the diagonal of 1 on :math:`A` and :math:`1-\gamma_r` elsewhere, :math:`s`
+  (`walk_loglik`);
+- for a user who goes back (RWBM) the click vector with clicked set $S$
+  has probability $\sum_{A\subseteq S}(-1)^{|S\setminus A|}Q(A)$
+  (inclusion-exclusion), with $Q(A)$ the probability of no click
+  outside $A$: $Q(A) = e_1^\top (I-D_AP)^{-1}D_A s$, $D_A$
+  the diagonal of 1 on $A$ and $1-\gamma_r$ elsewhere, $s$
   the stop probabilities (one tridiagonal solve per set); at most
-  :data:`MAX_CLICKED_RANKS` clicked ranks.
+  `MAX_CLICKED_RANKS` clicked ranks.
 
 How this relates to the likelihood the fit maximises: Carterette and TBG are
-fitted on the set of clicked ranks, and with :math:`q=0` that likelihood *is*
+fitted on the set of clicked ranks, and with $q=0$ that likelihood *is*
 the click-vector probability.  P@H is fitted on the ordered click sequence
 (consecutive repeats merged), a finer observation: the click-vector
 probability here is the sum of the sequence probabilities over every sequence
@@ -42,7 +45,7 @@ with the same set of clicked ranks (every order, every revisit).
 
 MP defines no click probabilities: its observation model takes the clicked set
 as the chain's relevant ranks and models only the order of the moves between
-them, conditional on that set (:mod:`._mp`).
+them, conditional on that set (`_mp`).
 """
 from __future__ import annotations
 
@@ -117,9 +120,14 @@ class FamilyFit:
         Where the log came from (kept so a calibrated measure can cite it).
     n_heldout_events : int
         Observations the held-out likelihood counts (held-out perplexity per event).
-    heldout_metrics, train_metrics : dict or None
+    heldout_metrics : dict or None
         Click metrics on the held-out and the training sessions
-        (:meth:`~._click_metrics.ClickMetrics.as_dict`: log-likelihood per
+        (`as_dict`: log-likelihood per
+        session, click perplexity overall and per rank, CTR predicted and
+        observed); None where the model does not predict clicks.
+    train_metrics : dict or None
+        Click metrics on the held-out and the training sessions
+        (`as_dict`: log-likelihood per
         session, click perplexity overall and per rank, CTR predicted and
         observed); None where the model does not predict clicks.
     """
@@ -140,7 +148,8 @@ class FamilyFit:
     train_metrics: dict | None = None
 
     def to_dict(self) -> dict:
-        """The fit as plain JSON-able data (intervals as ``[low, high]`` lists); :meth:`from_dict` reads it back.
+        """The fit as plain JSON-able data (intervals as ``[low, high]`` lists);
+        [`from_dict`][irmeasures_markov.calibration.FamilyFit.from_dict] reads it back.
 
         Returns
         -------
@@ -153,12 +162,12 @@ class FamilyFit:
 
     @classmethod
     def from_dict(cls, d: dict) -> FamilyFit:
-        """The fit a :meth:`to_dict` dict describes, every field checked.
+        """The fit a [`to_dict`][irmeasures_markov.calibration.FamilyFit.to_dict] dict describes, every field checked.
 
         Parameters
         ----------
         d : dict
-            As :meth:`to_dict` writes it; a number written as null (not
+            As [`to_dict`][irmeasures_markov.calibration.FamilyFit.to_dict] writes it; a number written as null (not
             finite) reads as NaN.
 
         Returns
@@ -191,7 +200,7 @@ class FamilyFit:
 
         - ``mp``: ``{'kernel': alpha, 'states': 'AD'|'OR', 'rates': None}``,
           ``alpha(i, j)`` a vectorised weight function of 1-based rank arrays
-          (as :func:`~irmeasures_markov.measures.markov_precision.register_kernel` takes);
+          (as [`register_kernel`][irmeasures_markov.register_kernel] takes);
         - ``carterette``: ``{'stop_probabilities': f}``, ``f(n)`` an array of
           P(stop at rank k), k = 1..n (the mass beyond n is the remainder);
         - ``ph``: keyword arguments of the PH measure (``browse``, ``p``, ``q``, ...);
@@ -205,7 +214,7 @@ class FamilyFit:
         ------
         ValueError
             When ``params`` break the family's schema
-            (:func:`~irmeasures_markov.calibration._parameters.check_params`) or a
+            (`check_params`) or a
             value the measure reads is not finite.
         """
         return parameters.measure_parameters(self)
@@ -218,7 +227,7 @@ class FamilyFit:
 
     def click_model(self, qrels: dict | None = None, rel: int = 1) -> FamilyClickModel:
         """The click model this user model defines: an object with ``click_probabilities(session)`` and
-        ``session_loglik(session)``, as :func:`~irmeasures_markov.calibration._click_metrics.click_metrics` takes.
+        ``session_loglik(session)``, as [`click_metrics`][irmeasures_markov.calibration.click_metrics] takes.
 
         Parameters
         ----------
@@ -266,8 +275,10 @@ class FamilyFit:
         """Unconditional P(click at rank r) for each rank r = 1..len(session.shown) under the fitted model.
 
         The marginals of the distribution over click vectors that
-        :meth:`session_loglik` gives (docs/calibration.md, "Click probabilities
-        of the fitted user models"); ``qrels`` and ``rel`` as in :meth:`click_model`.
+        [`session_loglik`][irmeasures_markov.calibration.FamilyFit.session_loglik] gives (docs/calibration.md, "Click
+        probabilities
+        of the fitted user models"); ``qrels`` and ``rel`` as in
+        [`click_model`][irmeasures_markov.calibration.FamilyFit.click_model].
 
         Parameters
         ----------
@@ -351,7 +362,13 @@ def walk_click_vector_probability(p, q, gamma, clicked) -> float:
 
     Parameters
     ----------
-    p, q, gamma : array_like, shape (T,)
+    p : array_like, shape (T,)
+        Forward, backward and click probabilities per rank (the forward
+        probability at rank T and the backward one at rank 1 are ignored: the user stops).
+    q : array_like, shape (T,)
+        Forward, backward and click probabilities per rank (the forward
+        probability at rank T and the backward one at rank 1 are ignored: the user stops).
+    gamma : array_like, shape (T,)
         Forward, backward and click probabilities per rank (the forward
         probability at rank T and the backward one at rank 1 are ignored: the user stops).
     clicked : array_like of bool or 0/1, shape (T,)

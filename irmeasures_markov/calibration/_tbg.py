@@ -1,24 +1,24 @@
 r"""Time-Biased Gain's click probabilities and time parameters (Smucker & Clarke, SIGIR 2012) from logs.
 
 Click probabilities (need qrels).  TBG's user reads summaries top-down and
-clicks a relevant one with :math:`P(C{=}1|R{=}1)` (``pc_rel``), a
-non-relevant one with :math:`P(C{=}1|R{=}0)` (``pc_nonrel``).  How far the user
+clicks a relevant one with $P(C{=}1|R{=}1)$ (``pc_rel``), a
+non-relevant one with $P(C{=}1|R{=}0)$ (``pc_nonrel``).  How far the user
 reads is a nuisance here: a forward walk with a constant continuation
-:math:`p` (the SFBM walk likelihood of :mod:`._walk`), so unclicked documents
+$p$ (the SFBM walk likelihood of `_walk`), so unclicked documents
 above the last click count as read and not clicked, and those below it as
 possibly unread.  Candidates: the fit, and the paper's calibration
-(0.64, 0.39) with only :math:`p` fitted.
+(0.64, 0.39) with only $p$ fitted.
 
-Time (needs click timestamps).  Half-life :math:`h`: TBG's user is still
-reading at time :math:`t` with probability :math:`e^{-t\ln 2/h}`.  A session
+Time (needs click timestamps).  Half-life $h$: TBG's user is still
+reading at time $t$ with probability $e^{-t\ln 2/h}$.  A session
 whose end is observed (``ended`` and a known last dwell: the session ends when
 the last dwell does) gives an exact leaving time; by memorylessness the time
 from the first click to the end is exponential, so
-:math:`\hat h = \ln 2 \sum (t_{end}-t_1) / n_{ended}`, where sessions without an
+$\hat h = \ln 2 \sum (t_{end}-t_1) / n_{ended}$, where sessions without an
 observed end add their observed span as right-censored time.  Summary time
-:math:`T_S`: the gap between consecutive clicks minus the first one's dwell is
-:math:`T_S` per rank moved (and the first click's time is :math:`T_S` per rank
-down to it): :math:`\hat T_S = \sum \text{gap} / \sum \text{ranks moved}`.
+$T_S$: the gap between consecutive clicks minus the first one's dwell is
+$T_S$ per rank moved (and the first click's time is $T_S$ per rank
+down to it): $\hat T_S = \sum \text{gap} / \sum \text{ranks moved}$.
 Intervals: bootstrap over sessions (the estimates are ratios of sums, so a
 replicate costs one weighted sum).
 """
@@ -53,7 +53,7 @@ def walk_arrays(data: WalkData, values: dict) -> tuple[np.ndarray, np.ndarray, n
 
 def candidates() -> list[Candidate]:
     r"""TBG's click model (Smucker & Clarke, SIGIR 2012) as candidates: the user reads on with a constant fitted
-    continuation :math:`p_\text{continue}` and clicks a read document with :math:`P(C|R)` (``pc_rel``,
+    continuation $p_\text{continue}$ and clicks a read document with $P(C|R)$ (``pc_rel``,
     ``pc_nonrel``): fitted (``clicks``) or the paper's 0.64 and 0.39 (``clicks(paper)``).
 
     Returns
@@ -65,7 +65,7 @@ def candidates() -> list[Candidate]:
 
 def fit_times(log: ClickLog, *, bootstrap: int = 200,
               rng: np.random.Generator | int | None = None) -> dict | None:
-    r"""Half-life :math:`\hat h` and summary time :math:`\hat T_S` from click timestamps (module docstring).
+    r"""Half-life $\hat h$ and summary time $\hat T_S$ from click timestamps (module docstring).
 
     Parameters
     ----------

@@ -1,34 +1,34 @@
 r"""Likelihood of a click sequence under a browsing walk with clicks on visited documents.
 
 Shared by the P@H, Carterette and TBG fits.  The user starts at rank 1 and
-walks among ranks :math:`1..T` as a substochastic chain :math:`P` (forward
-:math:`p_i`, backward :math:`q_i`, stop :math:`1-p_i-q_i`; backward mass at
-rank 1 and forward mass at rank :math:`T` stop, the measures' ``top='stop'``
-rule).  Each visit to rank :math:`r` yields a click with probability
-:math:`\gamma_r` (the observation model: clicks show some of the visits, never
-a document that was not visited).  With :math:`D_0 = \mathrm{diag}(1-\gamma)`
-and :math:`Z = (I - D_0 P)^{-1}` (visits without a click in between):
+walks among ranks $1..T$ as a substochastic chain $P$ (forward
+$p_i$, backward $q_i$, stop $1-p_i-q_i$; backward mass at
+rank 1 and forward mass at rank $T$ stop, the measures' ``top='stop'``
+rule).  Each visit to rank $r$ yields a click with probability
+$\gamma_r$ (the observation model: clicks show some of the visits, never
+a document that was not visited).  With $D_0 = \mathrm{diag}(1-\gamma)$
+and $Z = (I - D_0 P)^{-1}$ (visits without a click in between):
 
-- first click at :math:`j`: :math:`a_j = Z_{1j}\gamma_j`; no click at all:
-  :math:`1 - \sum_j a_j`;
-- next click at :math:`j` after a click at :math:`i`:
-  :math:`A_{ij} = (PZ)_{ij}\gamma_j`; no further click: :math:`1-\sum_j A_{ij}`.
+- first click at $j$: $a_j = Z_{1j}\gamma_j$; no click at all:
+  $1 - \sum_j a_j$;
+- next click at $j$ after a click at $i$:
+  $A_{ij} = (PZ)_{ij}\gamma_j$; no further click: $1-\sum_j A_{ij}$.
 
 A re-click on the document just clicked (a double click, or a return with no
 click in between) is merged into one click, in the data and in the model:
-after a click at :math:`i` the next *different* click is at :math:`j` with
-:math:`A_{ij}/(1-A_{ii})` and the session ends with
-:math:`(1-\sum_j A_{ij})/(1-A_{ii})`.
+after a click at $i$ the next *different* click is at $j$ with
+$A_{ij}/(1-A_{ii})$ and the session ends with
+$(1-\sum_j A_{ij})/(1-A_{ii})$.
 
 The sequence probability is the product of these.  Sessions are grouped by
 their ranking (same length and, with qrels, same relevance pattern).  Per-rank
 arrays are flat, one entry per rank of each group (``WalkData.offsets``): they
 cost the sum of the groups' lengths, never groups x the longest ranking.
-Groups of up to ``DENSE_MAX`` ranks use the dense :math:`T\times T` matrices
+Groups of up to ``DENSE_MAX`` ranks use the dense $T\times T$ matrices
 above, batched by length a bounded number of groups at a time; longer ones a
-tridiagonal LU factorisation of :math:`I - D_0P`, solved only for
-:math:`Z\gamma` (the row sums) and for the columns of :math:`Z` their clicks
-need, so a ranking of :math:`T` documents costs memory in :math:`O(T)`.
+tridiagonal LU factorisation of $I - D_0P$, solved only for
+$Z\gamma$ (the row sums) and for the columns of $Z$ their clicks
+need, so a ranking of $T$ documents costs memory in $O(T)$.
 """
 from __future__ import annotations
 
@@ -140,7 +140,7 @@ class WalkData:
 
 
 def gamma_names(with_rel: bool) -> list[str]:
-    r"""Names of the click probabilities :math:`\gamma` of the observation model.
+    r"""Names of the click probabilities $\gamma$ of the observation model.
 
     Parameters
     ----------
@@ -157,14 +157,14 @@ def gamma_names(with_rel: bool) -> list[str]:
 
 
 def click_gammas(data: WalkData, values: dict) -> np.ndarray:
-    r"""Click probability :math:`\gamma_r` of a visit at each rank of each group (flat, ``data.n_ranks``).
+    r"""Click probability $\gamma_r$ of a visit at each rank of each group (flat, ``data.n_ranks``).
 
     Parameters
     ----------
     data : WalkData
         The grouped sessions.
     values : dict
-        Natural parameters holding the names :func:`gamma_names` gives:
+        Natural parameters holding the names `gamma_names` gives:
         ``gamma_rel``/``gamma_nonrel`` for a model fitted with qrels (whether
         or not ``data`` shows a relevant document), else ``gamma``.
 
@@ -245,7 +245,7 @@ def walk_matrices(p: np.ndarray, q: np.ndarray, gamma: np.ndarray) -> tuple[np.n
 
     ``p, q, gamma``: (G, T) per-rank probabilities of groups of T ranks each; the boundary rule holds by
     construction (P has no forward move from rank T, no backward move from rank 1).
-    Dense: for short rankings (the batches of :func:`walk_loglik`).
+    Dense: for short rankings (the batches of `walk_loglik`).
     """
     G, T = p.shape
     ranks = np.arange(T)
@@ -334,7 +334,11 @@ def walk_loglik(data: WalkData, p: np.ndarray, q: np.ndarray, gamma: np.ndarray)
     Parameters
     ----------
     data : WalkData
-    p, q, gamma : ndarray
+    p : ndarray
+        Forward, backward and click probabilities, flat (``data.n_ranks``,).
+    q : ndarray
+        Forward, backward and click probabilities, flat (``data.n_ranks``,).
+    gamma : ndarray
         Forward, backward and click probabilities, flat (``data.n_ranks``,).
 
     Returns
@@ -388,10 +392,10 @@ def _pivots(c: list[float], T: int) -> list[float]:
 def _long_click_probability(T, p, q, gamma) -> np.ndarray:
     r"""P(a click at r) for one long group, r = 1..T.
 
-    With :math:`W = (I-P)^{-1}`, a clicked visit of r absorbing is a rank-one
-    change of :math:`I-P`, so (Sherman-Morrison)
-    :math:`P(\text{click at } r) = W_{1r}\gamma_r / (1 + \gamma_r (PW)_{rr})`;
-    :math:`(PW)_{rr} = p_r W_{r+1,r} + q_r W_{r-1,r}` comes from the
+    With $W = (I-P)^{-1}$, a clicked visit of r absorbing is a rank-one
+    change of $I-P$, so (Sherman-Morrison)
+    $P(\text{click at } r) = W_{1r}\gamma_r / (1 + \gamma_r (PW)_{rr})$;
+    $(PW)_{rr} = p_r W_{r+1,r} + q_r W_{r-1,r}$ comes from the
     tridiagonal matrix's pivots (forward and backward), in O(T)."""
     p, q = boundary(p, q)
     gamma = np.asarray(gamma, dtype=np.float64)

@@ -10,7 +10,7 @@ registered.  Other commands (``irmeasures-markov COMMAND --help`` for each):
 * ``pool-reduction`` — mean scores and Kendall's τ as the pool shrinks, on local processes or Dask.
 
 Exit status: 0 success, 2 usage or input error, 1 internal error (see
-:mod:`irmeasures_markov.cli._errors`).  Library modules never import this package.
+`irmeasures_markov.cli._errors`).  Library modules never import this package.
 """
 from __future__ import annotations
 

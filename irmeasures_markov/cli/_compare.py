@@ -1,6 +1,6 @@
 """``irmeasures-markov compare QRELS RUN... -m MEASURE...``: runs × measures with significance markers.
 
-The command line face of :func:`irmeasures_markov.comparison.compare`: the
+The command line face of [`irmeasures_markov.comparison.compare`][irmeasures_markov.comparison.compare]: the
 same evaluation (trec_eval's float64 values for AP, P@k, nDCG, ...), the same
 tests and corrections, the same renderings.
 """

@@ -4,7 +4,7 @@
 * exit 2: a usage or input error (bad option, unreadable or malformed file,
   unknown measure, nothing to evaluate).  One line on stderr:
   ``irmeasures-markov: error: FILE:LINE: what is wrong`` (the file and line
-  when there are any: :class:`~irmeasures_markov._util._errors.InputError` messages
+  when there are any: [`InputError`][irmeasures_markov.io.InputError] messages
   start with them);
 * exit 1: an internal error, i.e. a bug: ``irmeasures-markov: internal error: ...``
   and a request to report it.  The traceback is printed with ``--debug`` or
@@ -52,7 +52,7 @@ class CliParser(argparse.ArgumentParser):
     """An ArgumentParser whose errors use the command line's one prefix (and exit 2, as argparse does).
 
     Every parser of the command line is one, so every command accepts ``--debug`` (the error text of an
-    internal error recommends it): :func:`run_guarded` reads it from the arguments, the parser only has to
+    internal error recommends it): `run_guarded` reads it from the arguments, the parser only has to
     accept it.
     """
 
@@ -72,7 +72,7 @@ def print_error(message: str) -> None:
 
 @contextlib.contextmanager
 def reading(name: str) -> Iterator[None]:
-    """Turn what opening or decompressing ``name`` may raise into a :class:`CliError` naming it.
+    """Turn what opening or decompressing ``name`` may raise into a `CliError` naming it.
 
     Input errors (which name their file already) pass through unchanged.
     """

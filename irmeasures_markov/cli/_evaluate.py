@@ -47,7 +47,7 @@ class VersionAction(argparse.Action):
     """``--version``: print ``irmeasures-markov VERSION`` and exit 0.
 
     The version is looked up only when the option is given: reading the installed metadata
-    (:func:`package_version`) costs more than the rest of building the parser.
+    (`package_version`) costs more than the rest of building the parser.
     """
 
     def __call__(self, parser, namespace, values, option_string=None):
@@ -109,7 +109,7 @@ def check_output_args(args) -> None:
 
 def _float64_values(measures, qrels, run) -> dict[object, dict[str, float]]:
     """``{measure: {qid: value}}`` of the standard measures among ``measures``, on the float64 ranking in
-    trec_eval's order (:mod:`irmeasures_markov.measures._standard`), for every qrels query as ir_measures gives
+    trec_eval's order (`irmeasures_markov.measures._standard`), for every qrels query as ir_measures gives
     them: the run's queries in run order, then the others at the measure's DEFAULT."""
     standard = {m: s for m in measures if (s := standard_measure(m)) is not None}
     if not standard:
@@ -135,7 +135,7 @@ def _per_query(measures, qrels, run, float64) -> tuple[list[str], dict[object, d
 
 
 def report(measures, qrels, run, args) -> int:
-    """Evaluate and print; ``args`` carries the output options of :func:`add_output_args`.
+    """Evaluate and print; ``args`` carries the output options of `add_output_args`.
 
     The standard measures are computed on the float64 ranking in trec_eval's order, as ``compare`` and
     ``experiments.evaluate`` compute them; the other measures of ``ir_measures`` by ir_measures, named in

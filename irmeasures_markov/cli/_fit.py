@@ -3,7 +3,7 @@
 
 Fits the user models of the chosen families (and the click models PBM, CM,
 UBM, DBN, SDBN) to a click log by maximum likelihood
-(:func:`irmeasures_markov.calibration.fit`), prints the comparison table of the
+([`irmeasures_markov.calibration.fit`][irmeasures_markov.calibration.fit]), prints the comparison table of the
 candidates (held-out log-likelihood, log-likelihood per session and click
 perplexity when there is a test log, AIC/BIC, the fitted parameters with their
 bootstrap intervals; click perplexity and CTR by rank) and,

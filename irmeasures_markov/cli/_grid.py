@@ -5,7 +5,7 @@ For each pool size and seed the qrels are downsampled (Buckley & Voorhees
 full pool's topics, and one line per (pool, seed, measure) gives the mean
 score over topics and runs and Kendall's τ-b between the run rankings on the
 full and on the reduced pool.  Each (run, pool) is a cell of an
-:mod:`irmeasures_markov.grid` grid: local processes (``-j``), or a Dask
+`irmeasures_markov.grid` grid: local processes (``-j``), or a Dask
 cluster (``--scheduler``), resumable with ``--store``.
 """
 from __future__ import annotations
@@ -74,7 +74,7 @@ def parse_list(text: str, what: str, kind=float, limit: int = MAX_LIST_VALUES) -
     """The values of a comma-separated list argument; with ``kind=int`` an item may be a range ``A-B``.
 
     The size of a range is checked from its ends before it is expanded: an
-    argument holding more than ``limit`` values is a :class:`CliError`
+    argument holding more than ``limit`` values is a `CliError`
     naming the limit (``--seeds 0-100000000000`` is refused at once instead
     of filling the memory).
     """

@@ -1,5 +1,5 @@
 """Which inputs each measure gets: this package's measures the ids as read, ir_measures' own
-measures (computed by pytrec_eval) the form of :mod:`irmeasures_markov.io._pytrec`."""
+measures (computed by pytrec_eval) the form of `irmeasures_markov.io._pytrec`."""
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -1,8 +1,8 @@
 """The command line's inputs: qrels (a file or an ir_datasets id) and runs (a file, or ``-`` for stdin).
 
 Everything that can go wrong while reading becomes a
-:class:`~irmeasures_markov.cli._errors.CliError` or an
-:class:`~irmeasures_markov._util._errors.InputError` naming the file (or the
+`CliError` or an
+[`InputError`][irmeasures_markov.io.InputError] naming the file (or the
 ir_datasets id), so the boundary prints one line instead of a traceback.
 """
 from __future__ import annotations
@@ -116,7 +116,7 @@ def load_run(spec: str) -> RunColumns:
 
 def check_overlap(qrels, run, qrels_name: str, run_name: str, mean_over: str = MEAN_OVER_QRELS) -> None:
     """Warn once, naming the files, when the run cannot score anything or answers less than half of the qrels'
-    queries (:func:`~irmeasures_markov.io._normalise.overlap_problem`, the rule of every front end); the
+    queries (`overlap_problem`, the rule of every front end); the
     library's own warning of the same is then not repeated."""
     problem = overlap_problem(qrels, run, mean_over)
     if problem is not None:

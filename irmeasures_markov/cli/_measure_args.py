@@ -93,7 +93,7 @@ _NEGATIVE_VALUE = re.compile(r"([(,]\s*(\w+)\s*=\s*)-\s*([0-9.]+(?:[eE][-+]?[0-9
 
 def _with_negative_values(text: str):
     """The measure of ``text`` whose negative numbers ir_measures' parser cannot read, or None if there are
-    none: parsed with their absolute values, then given them, so that the measure's own check (:func:`_check`)
+    none: parsed with their absolute values, then given them, so that the measure's own check (`_check`)
     says which value is out of range instead of "problem parsing measure values"."""
     values = {name: -(float(number) if any(c in number for c in ".eE") else int(number))
               for _, name, number in _NEGATIVE_VALUE.findall(text)}
@@ -159,7 +159,7 @@ def _check_irds_id(dataset_id: str, where: str) -> None:
 def parse_measures(specs: list[str]) -> list:
     """Measures of the command-line arguments, deduplicated in the order given, every one validated.
 
-    Raises :class:`CliError` listing every bad measure at once.
+    Raises `CliError` listing every bad measure at once.
     """
     measures, errors = [], []
     for text in split_measure_args(specs):
@@ -179,7 +179,7 @@ def parse_measures(specs: list[str]) -> list:
 
 
 def check_gdeval_ids(measures, qrels, run) -> None:
-    """A :class:`CliError` naming gdeval's restriction when a measure ir_measures computes with gdeval (ERR@k,
+    """A `CliError` naming gdeval's restriction when a measure ir_measures computes with gdeval (ERR@k,
     ``nDCG(dcg='exp-log2')@k``) would get a query id gdeval.pl cannot read: it would die, and the command with it,
     with an error that looks like a bug of this package."""
     gdeval = [m for m in measures if not isinstance(m, FamilyMeasure)

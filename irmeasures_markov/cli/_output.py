@@ -1,8 +1,8 @@
 """Writing results: TSV or JSON lines, ids byte-exact, warnings in the command line's own format.
 
 Everything that changes the process's streams or warning display is undone
-when the command returns (:func:`cli_session`), so calling
-:func:`irmeasures_markov.cli.main` from Python leaves no trace.
+when the command returns (`cli_session`), so calling
+[`irmeasures_markov.cli.main`][irmeasures_markov.cli.main] from Python leaves no trace.
 """
 from __future__ import annotations
 

@@ -44,7 +44,7 @@ def add_variant_args(parser: argparse.ArgumentParser):
 def apply_variant_args(measures: list, args: argparse.Namespace) -> tuple[list, str]:
     """The measures with the options applied, and '' or one line naming the measures that ignore them.
 
-    Raises :class:`CliError` for ``--residual`` with ``--unjudged`` other than nonrel, and for a measure that
+    Raises `CliError` for ``--residual`` with ``--unjudged`` other than nonrel, and for a measure that
     refuses the combination (e.g. ``unjudged='range'`` with ``ties='expected'``), naming the measure.
     """
     if args.residual and args.unjudged not in (None, "nonrel"):

@@ -1,7 +1,9 @@
-"""Runs × measures with significance tests: :func:`compare`, :func:`compare_evaluation` and :class:`Comparison`.
+"""Runs × measures with significance tests: [`compare`][irmeasures_markov.comparison.compare],
+[`compare_evaluation`][irmeasures_markov.comparison.compare_evaluation] and
+[`Comparison`][irmeasures_markov.comparison.Comparison].
 
 The tests, corrections, effect sizes, intervals and markers are stated in
-:mod:`irmeasures_markov.comparison`; the renderings are in :mod:`.render`.
+[`irmeasures_markov.comparison`][irmeasures_markov.comparison]; the renderings are in `render`.
 """
 from __future__ import annotations
 
@@ -44,7 +46,7 @@ COMPARE_TESTS = ("t", "wilcoxon", "sign", "randomization", "bootstrap", "bayes",
 
 
 def mean_intervals(values: ArrayLike, level: float = 0.95) -> np.ndarray:
-    r"""t intervals of the means over axis 0: :math:`\bar y \pm t_{(1+\ell)/2,\,n-1}\, s/\sqrt n`.
+    r"""t intervals of the means over axis 0: $\bar y \pm t_{(1+\ell)/2,\,n-1}\, s/\sqrt n$.
 
     Parameters
     ----------
@@ -124,9 +126,9 @@ class Comparison:
     tests : DataFrame
         One row per measure and pair: ``measure, run_a, run_b, mean_difference, effect_size, statistic, pvalue,
         adjusted_pvalue, significant`` (A − B; against a baseline A is the run and B the baseline).
-    evaluation : :class:`~irmeasures_markov.experiments.Evaluation`
+    evaluation : [`Evaluation`][irmeasures_markov.experiments.Evaluation]
         The per-topic values behind everything.
-    sensitivity : :class:`~irmeasures_markov.comparison._sensitivity.Sensitivity` or None
+    sensitivity : [`Sensitivity`][irmeasures_markov.comparison.Sensitivity] or None
         With ``ties`` or ``holes``: judged shares, residuals, tie spreads and the flagged pairs.
     notes : list of str
         Lines about measures the ``ties``/``unjudged``/``residual`` options do not apply to.
@@ -309,16 +311,17 @@ def compare(qrels: QrelsLike, runs: RunsSpec, measures: MeasuresLike, *, baselin
     Parameters
     ----------
     qrels : dict or path
-        ``{qid: {docid: grade}}`` or a TREC qrels file (any form :func:`~irmeasures_markov.experiments.evaluate` takes).
+        ``{qid: {docid: grade}}`` or a TREC qrels file (any form [`evaluate`][irmeasures_markov.experiments.evaluate]
+        takes).
     runs : mapping or paths
         ``{name: run}`` (run dicts or file paths), or run files, directories and glob patterns (names from the file
-        names by :func:`~irmeasures_markov.io._run_files.run_name`: ``input.NAME.gz``, ``NAME.run``, ``NAME.txt.gz`` ->
+        names by `run_name`: ``input.NAME.gz``, ``NAME.run``, ``NAME.txt.gz`` ->
         ``NAME``; two files giving one name are an error naming both).
     measures : list, or dict {label: measure}
-        As for :func:`~irmeasures_markov.experiments.evaluate`.
+        As for [`evaluate`][irmeasures_markov.experiments.evaluate].
     baseline : str or path, optional
         Test every other run against this one (A = run, B = baseline); a run name, a run's file, or its file name
-        (:func:`resolve_baseline`).  The baseline comes first in the tables.  Default: every pair.
+        (`resolve_baseline`).  The baseline comes first in the tables.  Default: every pair.
     test : {'t', 'wilcoxon', 'sign', 'randomization', 'bootstrap', 'bayes', 'none'}
         ``'none'``: the means only.  With fewer than 2 topics no test is possible: the comparison is
         made as with ``'none'`` and a ``UserWarning`` says so.
@@ -332,12 +335,12 @@ def compare(qrels: QrelsLike, runs: RunsSpec, measures: MeasuresLike, *, baselin
     n_resamples, seed
         Randomization/bootstrap resamples and their seed (``seed`` also seeds the Bayesian sampler).
     topics, labels, n_jobs, progress
-        As for :func:`~irmeasures_markov.experiments.evaluate` (topics default to every qrels topic).
+        As for [`evaluate`][irmeasures_markov.experiments.evaluate] (topics default to every qrels topic).
     bayes_draws, bayes_chains
         Gibbs draws (after as many tuning steps) and chains for ``test='bayes'``.
     ties, unjudged, residual
         Tie order, unjudged documents and residual of every measure that takes them and does not set them
-        itself (:mod:`.options`); a measure that takes none is named in ``notes``.  ``ties`` (any value)
+        itself (`options`); a measure that takes none is named in ``notes``.  ``ties`` (any value)
         also adds the sensitivity report with the tie flags (``.sensitivity``).
     holes : bool
         Add the sensitivity report with the flags within the residual.
@@ -378,14 +381,15 @@ def compare_evaluation(evaluation: Evaluation, *, baseline: str | None = None, t
                        correction: str | None = None, alpha: float = 0.05, alternative: str = "two-sided",
                        ci: float | None = None, n_resamples: int = 10000, seed: int | None = 0,
                        progress: bool | None = None, bayes_draws: int = 2000, bayes_chains: int = 4) -> Comparison:
-    """:func:`compare` on an :class:`~irmeasures_markov.experiments.Evaluation` already computed.
+    """[`compare`][irmeasures_markov.comparison.compare] on an [`Evaluation`][irmeasures_markov.experiments.Evaluation]
+    already computed.
 
     Parameters
     ----------
     evaluation : Evaluation
-        Per-topic values of the runs (from :func:`~irmeasures_markov.experiments.evaluate`).
+        Per-topic values of the runs (from [`evaluate`][irmeasures_markov.experiments.evaluate]).
     baseline, test, correction, alpha, alternative, ci, n_resamples, seed, progress, bayes_draws, bayes_chains
-        As for :func:`compare`; ``baseline`` is a run name or a run's file name.
+        As for [`compare`][irmeasures_markov.comparison.compare]; ``baseline`` is a run name or a run's file name.
 
     Returns
     -------
@@ -394,7 +398,7 @@ def compare_evaluation(evaluation: Evaluation, *, baseline: str | None = None, t
     Raises
     ------
     ValueError
-        As for :func:`compare`.
+        As for [`compare`][irmeasures_markov.comparison.compare].
 
     Warns
     -----

@@ -1,10 +1,10 @@
 """Tie order and unjudged documents for every measure of a comparison: ``ties=``, ``unjudged=``, ``residual=``.
 
-This package's measures take them as parameters (:func:`apply_variant_options`
+This package's measures take them as parameters (`apply_variant_options`
 rewrites a measure unless it sets the parameter itself);
 ``experiments.evaluate`` applies them to the standard measures it computes
 itself; other measures take
-none and are named in one line (:func:`unsupported_note`).
+none and are named in one line (`unsupported_note`).
 """
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def apply_variant_options(measures: Sequence[Measure], *, ties: str | None = Non
 
     A parameter written in a measure itself (``MP(ties='expected')``) is
     kept, and a measure's own ``unjudged`` or ``residual`` keeps both
-    (:func:`~irmeasures_markov.experiments._settings.with_settings`, the rule of every front end); a measure
+    (`with_settings`, the rule of every front end); a measure
     that takes none of them (ir_measures' own) is unchanged and listed as unsupported when a non-default value
     was asked for.
 
@@ -67,7 +67,7 @@ def apply_variant_options(measures: Sequence[Measure], *, ties: str | None = Non
     ----------
     measures : sequence of ir_measures.Measure
     ties, unjudged, residual
-        ``ties`` one of :data:`TIES`, ``unjudged`` one of :data:`UNJUDGED_CHOICES`, ``residual`` only with
+        ``ties`` one of `TIES`, ``unjudged`` one of `UNJUDGED_CHOICES`, ``residual`` only with
         ``unjudged`` None or 'nonrel'; None (False) leaves the parameter alone.
 
     Returns
@@ -156,7 +156,7 @@ def _variant(measure: Measure, params: dict[str, object],
 
 
 def _evaluate_again(*args, **kwargs) -> Evaluation:
-    """:func:`~irmeasures_markov.experiments.evaluate` of runs the comparison has evaluated once already: the
+    """[`evaluate`][irmeasures_markov.experiments.evaluate] of runs the comparison has evaluated once already: the
     warning about a run answering few queries was given then, and is not repeated for each variant."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OverlapWarning)
@@ -190,7 +190,7 @@ def evaluate_variants(qrels: Mapping, runs: Mapping, topics: Sequence[str], requ
     Parameters
     ----------
     qrels, runs, topics, n_jobs, progress
-        As for :func:`~irmeasures_markov.experiments.evaluate` (``runs``: ``{name: run dict}``).
+        As for [`evaluate`][irmeasures_markov.experiments.evaluate] (``runs``: ``{name: run dict}``).
     requests : sequence of (Measure, dict)
         A measure and the parameters to set (``{'ties': 'optimistic'}``).
     given : mapping
@@ -268,20 +268,20 @@ def evaluate_with_options(measures: Any, qrels: Mapping, runs: Mapping, *, ties:
                           unjudged: str | None = None, residual: bool = False, topics: Sequence[str] | None = None,
                           labels: Sequence[str] | None = None, n_jobs: int = 1,
                           progress: bool | None = None) -> tuple[Any, list[str], list[str]]:
-    """:func:`~irmeasures_markov.experiments.evaluate` with ``ties``/``unjudged``/``residual`` on every measure.
+    """[`evaluate`][irmeasures_markov.experiments.evaluate] with ``ties``/``unjudged``/``residual`` on every measure.
 
-    This package's measures are rewritten (:func:`apply_variant_options`); the measures
+    This package's measures are rewritten (`apply_variant_options`); the measures
     ``experiments.evaluate`` computes itself get the options where it takes them; any other measure is
     evaluated as it is.
 
     Parameters
     ----------
     measures : list or dict {label: measure}
-        As for :func:`~irmeasures_markov.experiments.evaluate`.
+        As for [`evaluate`][irmeasures_markov.experiments.evaluate].
     qrels, runs, topics, labels, n_jobs, progress
-        As for :func:`~irmeasures_markov.experiments.evaluate` (``runs``: ``{name: run dict}``).
+        As for [`evaluate`][irmeasures_markov.experiments.evaluate] (``runs``: ``{name: run dict}``).
     ties, unjudged, residual
-        As for :func:`apply_variant_options`.
+        As for `apply_variant_options`.
 
     Returns
     -------

@@ -1,7 +1,8 @@
-"""The paired test of one measure over a list of pairs: the one rule :func:`compare` and the sensitivity report share.
+"""The paired test of one measure over a list of pairs: the one rule [`compare`][irmeasures_markov.comparison.compare]
+and the sensitivity report share.
 
-:func:`pair_tests` dispatches on the comparison's test (the classic tests of
-:mod:`irmeasures_markov.inference._classic`, Carterette's Bayesian linear
+`pair_tests` dispatches on the comparison's test (the classic tests of
+`irmeasures_markov.inference._classic`, Carterette's Bayesian linear
 model, or none) and returns the statistic, the p-values and the corrected
 p-values of every pair, A − B.
 """
@@ -25,14 +26,16 @@ def pair_tests(values: np.ndarray, a: np.ndarray, b: np.ndarray, *, test: str, c
     ----------
     values : numpy.ndarray
         Per-topic values, topics × systems.
-    a, b : numpy.ndarray
+    a : numpy.ndarray
+        Column indices of the pairs.
+    b : numpy.ndarray
         Column indices of the pairs.
     test : str
-        One of :data:`~irmeasures_markov.comparison.COMPARE_TESTS`.
+        One of [`COMPARE_TESTS`][irmeasures_markov.comparison.COMPARE_TESTS].
     correction : str
         A correction name (``'none'`` for ``'bayes'`` and ``'none'``), over these pairs.
     alternative, n_resamples, seed, progress, bayes_draws, bayes_chains
-        As for :func:`~irmeasures_markov.comparison.compare`.
+        As for [`compare`][irmeasures_markov.comparison.compare].
 
     Returns
     -------

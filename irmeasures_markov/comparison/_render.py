@@ -1,9 +1,10 @@
-"""Renderings of a :class:`~irmeasures_markov.comparison.Comparison`: text, Markdown, LaTeX, CSV/TSV, records, plot.
+"""Renderings of a [`Comparison`][irmeasures_markov.comparison.Comparison]: text, Markdown, LaTeX, CSV/TSV, records,
+plot.
 
-Each function takes the :class:`~irmeasures_markov.comparison.Comparison`
+Each function takes the [`Comparison`][irmeasures_markov.comparison.Comparison]
 as ``cmp`` (typed ``Any`` here: this module sits below the one defining
-it).  Every table is built once as a grid of cell strings (:func:`means_grid`,
-:func:`pairs_grid`) and then laid out for its format, so the formats cannot
+it).  Every table is built once as a grid of cell strings (`means_grid`,
+`pairs_grid`) and then laid out for its format, so the formats cannot
 disagree on a number or a marker.
 """
 from __future__ import annotations
@@ -248,7 +249,7 @@ def layout(header: list[str], rows: list[list[str]], style: str) -> str:
 def to_text(cmp: Any, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
     """The means table (``pairs=True``: the tests table) as aligned text with the legend.
 
-    See :meth:`Comparison.to_text`.
+    See [`Comparison.to_text`][irmeasures_markov.comparison.Comparison.to_text].
     """
     grid = pairs_grid(cmp, places) if pairs else means_grid(cmp, places, "text", effect)
     return layout(*grid, "text") + ("" if pairs else "\n\n" + legend(cmp, effect)
@@ -256,7 +257,7 @@ def to_text(cmp: Any, places: int = 4, pairs: bool = False, effect: bool = False
 
 
 def to_markdown(cmp: Any, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
-    """A Markdown pipe table; see :meth:`Comparison.to_markdown`."""
+    """A Markdown pipe table; see [`Comparison.to_markdown`][irmeasures_markov.comparison.Comparison.to_markdown]."""
     grid = pairs_grid(cmp, places, "md") if pairs else means_grid(cmp, places, "md", effect)
     return layout(*grid, "md") + ("" if pairs else "\n\n" + legend(cmp, effect)
                                   + _sensitivity_block(cmp, places, "md"))
@@ -273,7 +274,7 @@ def to_latex(cmp: Any, places: int = 4, pairs: bool = False, effect: bool = Fals
 
 def to_delimited(cmp: Any, sep: str = ",", places: int | None = None, pairs: bool = False) -> str:
     """CSV/TSV: the means table (one row per run; per measure its mean, interval and markers) or the tests;
-    ``places`` None: 15 significant digits in their shortest form (:func:`format_number`)."""
+    ``places`` None: 15 significant digits in their shortest form (`format_number`)."""
     buf = io.StringIO()
     w = csv.writer(buf, delimiter=sep, lineterminator="\n")
     if pairs:
@@ -356,7 +357,7 @@ _QUANTITIES = ("judged", "residual", "tie_spread")
 
 def plot(cmp: Any, measure: Measure | str | None = None, baseline: str | None = None,
          axes: Any = None) -> Figure:
-    """See :meth:`Comparison.plot`."""
+    """See [`Comparison.plot`][irmeasures_markov.comparison.Comparison.plot]."""
     import matplotlib.pyplot as plt
     ev = cmp.evaluation
     j = 0 if measure is None else ev.measure_index(measure)

@@ -61,7 +61,7 @@ def load_runs(runs: RunsSpec) -> tuple[dict[str, dict], dict[str, str]]:
     ----------
     runs : RunsSpec
         ``{name: run dict or path}``, or run files, directories and glob patterns (names from the file
-        names by :func:`~irmeasures_markov.io._run_files.run_names`).
+        names by `run_names`).
 
     Returns
     -------
@@ -83,7 +83,7 @@ def resolve_baseline(baseline: str | os.PathLike[str] | None, runs: Sequence[str
     ``runs`` are the run names, ``paths`` the file of each run read from one
     (``{name: path}``).  ``baseline`` is, in this order: a run name; the path
     of one of the runs' files (compared as absolute paths); a file name
-    without a directory whose :func:`~irmeasures_markov.io._run_files.run_name` is
+    without a directory whose `run_name` is
     a run name (``bm25.run`` for the run ``bm25``).  None gives None;
     anything else is a ``ValueError`` listing the runs.
 

@@ -1,6 +1,6 @@
 """How much a comparison depends on tie order and on unjudged documents (``compare(..., ties=..., holes=True)``).
 
-Per run and measure (:attr:`Sensitivity.per_run`):
+Per run and measure (`Sensitivity.per_run`):
 
 * ``judged``: the judged share of the top k, k the measure's cutoff or 10 —
   the fraction of the run's top-k documents (trec_eval order: score
@@ -12,7 +12,7 @@ Per run and measure (:attr:`Sensitivity.per_run`):
 * ``tie_spread``: the mean over topics of the value with ``ties='optimistic'``
   minus the value with ``ties='pessimistic'``.
 
-Pairs (:attr:`Sensitivity.flags`, one row per measure, tested pair and kind),
+Pairs (`Sensitivity.flags`, one row per measure, tested pair and kind),
 A − B as in the comparison's tests, with the comparison's test, correction
 and ``alpha``:
 
@@ -29,8 +29,8 @@ and ``alpha``:
   non-relevant, is not what the test of ``v`` against ``v`` says.
 
 Measures that take no ``ties``/``unjudged``/``residual`` parameter get NaN
-and are listed in :attr:`Sensitivity.unsupported`.  The options themselves
-are applied by :mod:`.options`.
+and are listed in `Sensitivity.unsupported`.  The options themselves
+are applied by `options`.
 """
 from __future__ import annotations
 
@@ -95,7 +95,7 @@ def judged_share(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mappi
 
 @dataclass(eq=False)
 class Sensitivity:
-    """What :func:`sensitivity` found (see the module docstring).
+    """What `sensitivity` found (see the module docstring).
 
     Attributes
     ----------
@@ -124,7 +124,7 @@ class Sensitivity:
 
     @property
     def flagged(self) -> pd.DataFrame:
-        """The rows of :attr:`flags` whose ordering or significance changes."""
+        """The rows of `flags` whose ordering or significance changes."""
         return self.flags[self.flags["flagged"]]
 
 
@@ -138,7 +138,7 @@ def sensitivity(cmp: Any, qrels: Mapping[str, Mapping[str, int]], runs: Mapping[
                 n_resamples: int = 10000, seed: int | None = 0,
                 n_jobs: int = 1, progress: bool | None = None, bayes_draws: int = 2000,
                 bayes_chains: int = 4) -> Sensitivity:
-    """The sensitivity report of a :class:`~irmeasures_markov.comparison.Comparison` to tie order and holes.
+    """The sensitivity report of a [`Comparison`][irmeasures_markov.comparison.Comparison] to tie order and holes.
 
     Parameters
     ----------
@@ -148,13 +148,15 @@ def sensitivity(cmp: Any, qrels: Mapping[str, Mapping[str, int]], runs: Mapping[
         ``{qid: {docid: grade}}``, the comparison's.
     runs : dict
         ``{name: run dict}``, every run of the comparison.
-    ties, holes : bool
+    ties : bool
+        Which pairs to flag: under the optimistic and pessimistic tie orders, within the residual.
+    holes : bool
         Which pairs to flag: under the optimistic and pessimistic tie orders, within the residual.
     options : mapping, optional
         The comparison's ``ties``/``unjudged``/``residual`` (the values it was evaluated with), for the
         measures ``experiments.evaluate`` computes itself; this package's measures carry theirs.
     n_resamples, seed, n_jobs, progress, bayes_draws, bayes_chains
-        As for :func:`~irmeasures_markov.comparison.compare`.
+        As for [`compare`][irmeasures_markov.comparison.compare].
 
     Returns
     -------

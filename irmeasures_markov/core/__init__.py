@@ -4,12 +4,12 @@ Nothing here knows about queries, documents or ir_measures; measures build
 chains from rankings and call these functions.  Two families use it:
 
 - Markov Precision: stationary distributions, censored chains
-  (:mod:`.chains`);
+  (`chains`);
 - P@H: birth–death (tridiagonal) absorbing chains, stacked end to end and
-  solved in one pass: the LAPACK solves (:mod:`.birth_death`), the
-  order-1 averaged rewards (:mod:`.birth_death_order1`) with their quadrature
-  (:mod:`.birth_death_quadrature`), and subtraction-free elimination for
-  chains that are rarely absorbed (:mod:`.birth_death` too).
+  solved in one pass: the LAPACK solves (`birth_death`), the
+  order-1 averaged rewards (`birth_death_order1`) with their quadrature
+  (`birth_death_quadrature`), and subtraction-free elimination for
+  chains that are rarely absorbed (`birth_death` too).
 """
 from irmeasures_markov.core._birth_death import (
     birth_death_discounted_visits,

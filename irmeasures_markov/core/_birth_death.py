@@ -2,45 +2,49 @@ r"""Birth–death (tridiagonal) absorbing chains: the LAPACK solves, their condi
 subtraction-free elimination for the blocks where LAPACK is inexact.
 
 A birth–death chain moves only between neighbouring states: from state
-:math:`i` to :math:`i+1` with probability ``forward[i]``, to :math:`i-1` with
+$i$ to $i+1$ with probability ``forward[i]``, to $i-1$ with
 ``backward[i]``, and it is absorbed with the rest,
-:math:`s_i = 1 - \mathrm{forward}_i - \mathrm{backward}_i` (mass that would
+$s_i = 1 - \mathrm{forward}_i - \mathrm{backward}_i$ (mass that would
 leave the range, ``forward[-1]`` and ``backward[0]``, is absorbed too).  Its
-transient part :math:`Q` is tridiagonal, and so is :math:`M = D - zQ`
-(:math:`D = I` unless a caller folds something into the diagonal).
+transient part $Q$ is tridiagonal, and so is $M = D - zQ$
+($D = I$ unless a caller folds something into the diagonal).
 
 Several independent chains can be laid end to end in one array: a zero
 ``forward`` at the last state of a block and a zero ``backward`` at the first
-state of the next uncouple them, so :math:`M` is block diagonal and one O(n)
+state of the next uncouple them, so $M$ is block diagonal and one O(n)
 LAPACK call serves every block.  On such stacked chains:
 
-- :func:`birth_death_solve`, :func:`birth_death_solve_pair`: solves with
-  :math:`M` and :math:`M^T` (``?gtsv``; ``?gttrf``/``?gttrs``);
-- :func:`birth_death_discounted_visits`: expected visits from a start state
-  (a row of the fundamental matrix :math:`N = (I - Q)^{-1}`) and expected
+- [`birth_death_solve`][irmeasures_markov.core.birth_death_solve],
+[`birth_death_solve_pair`][irmeasures_markov.core.birth_death_solve_pair]: solves with
+  $M$ and $M^T$ (``?gtsv``; ``?gttrf``/``?gttrs``);
+- [`birth_death_discounted_visits`][irmeasures_markov.core.birth_death_discounted_visits]: expected visits from a start
+state
+  (a row of the fundamental matrix $N = (I - Q)^{-1}$) and expected
   visits whose value decays geometrically with each revisit, from the row and
-  the diagonal of :math:`N`;
-- :func:`birth_death_inverse_diagonal`: the diagonal of :math:`M^{-1}` (``?pttrf``);
-- :func:`start_indicator`, :func:`ill_conditioned`: the start vector and the
-  per-block condition check shared with :mod:`.birth_death_order1`.
+  the diagonal of $N$;
+- [`birth_death_inverse_diagonal`][irmeasures_markov.core.birth_death_inverse_diagonal]: the diagonal of $M^{-1}$
+(``?pttrf``);
+- `start_indicator`, `ill_conditioned`: the start vector and the
+  per-block condition check shared with `birth_death_order1`.
 
-The order-1 quantities (:func:`~.birth_death_order1.birth_death_average_reward`,
-:func:`~.birth_death_order1.birth_death_average_reward_recursion`) live in
-:mod:`.birth_death_order1`, which builds on these solves.
+The order-1 quantities (`birth_death_average_reward`,
+`birth_death_average_reward_recursion`) live in
+`birth_death_order1`, which builds on these solves.
 
 Without pivoting, elimination is stable for (weakly) diagonally
-dominant matrices; :math:`I - zQ` with :math:`Q` substochastic and
-:math:`0 \le z \le 1` is one.  Stable is not exact, though: its relative
+dominant matrices; $I - zQ$ with $Q$ substochastic and
+$0 \le z \le 1$ is one.  Stable is not exact, though: its relative
 error grows with the condition number, about the expected absorption time,
 which for a walk that rarely stops (p + q = 1 with the drift towards the top,
-``top='forward'``: about :math:`(q/p)^N` steps) loses every digit and can
+``top='forward'``: about $(q/p)^N$ steps) loses every digit and can
 produce zero pivots for a chain that is absorbed.  So
-:func:`birth_death_discounted_visits` and :func:`birth_death_average_reward`
+[`birth_death_discounted_visits`][irmeasures_markov.core.birth_death_discounted_visits] and
+[`birth_death_average_reward`][irmeasures_markov.core.birth_death_average_reward]
 check every uncoupled block (from the same LAPACK solve: the column or row
-sums of :math:`N`) and send the blocks where they exceed
-:data:`WELL_CONDITIONED_VISITS` to the subtraction-free elimination below,
+sums of $N$) and send the blocks where they exceed
+`WELL_CONDITIONED_VISITS` to the subtraction-free elimination below,
 exact to ~1e-13 relative however ill-conditioned, for values down to the smallest double (order 1 integrates there in
-:math:`w = 1 - z` with the pieces graded down to :math:`1/(4 \max_i E_i[H])`,
+$w = 1 - z$ with the pieces graded down to $1/(4 \max_i E_i[H])$,
 so absorption times up to ~1e300 are resolved).  The other functions here
 (solves, rows, inverse diagonals) are the LAPACK path only.  A chain with
 states that are never absorbed (e.g. forward 1 at rank i and backward 1 at
@@ -49,44 +53,44 @@ rank i+1) raises.
 Subtraction-free elimination
 ----------------------------
 The LAPACK path above eliminates
-:math:`M = D - zQ` with pivots such as :math:`\delta_i = 1 - p_{i-1} q_i /
-\delta_{i-1}` and takes the diagonal of :math:`M^{-1}` from
-:math:`\delta_i + \epsilon_i - M_{ii}`.  Both subtract numbers of similar size
-when the chain is rarely absorbed (e.g. :math:`p + q = 1` with the drift
+$M = D - zQ$ with pivots such as $\delta_i = 1 - p_{i-1} q_i /
+\delta_{i-1}$ and takes the diagonal of $M^{-1}$ from
+$\delta_i + \epsilon_i - M_{ii}$.  Both subtract numbers of similar size
+when the chain is rarely absorbed (e.g. $p + q = 1$ with the drift
 towards the top and ``top='forward'``: the walk only stops past rank N, after
-about :math:`(q/p)^N` steps): relative errors then grow like the expected
+about $(q/p)^N$ steps): relative errors then grow like the expected
 absorption time, and the pivots can even vanish in floating point although the
 exact ones do not.
 
 Here every quantity is a ratio of sums of nonnegative terms, so it keeps full
-relative precision however small it is.  With :math:`w = 1 - z` given
-directly (so :math:`z` arbitrarily close to 1 is represented exactly) and the
-*slack* :math:`\sigma_i = D_{ii} - p_i - q_i \ge 0` of each row (the stop
-probability when :math:`D = I`), the row sum of :math:`M` at :math:`z` is
-:math:`\sigma_i + w (p_i + q_i)`, and for a start state :math:`s`:
+relative precision however small it is.  With $w = 1 - z$ given
+directly (so $z$ arbitrarily close to 1 is represented exactly) and the
+*slack* $\sigma_i = D_{ii} - p_i - q_i \ge 0$ of each row (the stop
+probability when $D = I$), the row sum of $M$ at $z$ is
+$\sigma_i + w (p_i + q_i)$, and for a start state $s$:
 
-- :math:`\bar a_j = 1 - a_j`, :math:`a_j` the (z-weighted) probability of
-  ever stepping from :math:`j+1` down to :math:`j`:
-  :math:`\bar a_j = (\sigma' + w(p' + q') + z p' \bar a_{j+1}) / d_j`,
-  :math:`d_j = \sigma' + q' + w p' + z p' \bar a_{j+1}` (primes: state j+1);
-- :math:`\bar b_j`, :math:`b_j` the same from :math:`j-1` up to :math:`j`;
-- the escape probability :math:`e_j = 1/N_{jj} = \sigma_j + w(p_j + q_j) + z p_j
-  \bar a_j + z q_j \bar b_j`;
-- :math:`h_j = N_{sj} / N_{jj}`, the probability of ever reaching :math:`j`
-  from :math:`s`, a product of :math:`b` (right of :math:`s`) or :math:`a`
+- $\bar a_j = 1 - a_j$, $a_j$ the (z-weighted) probability of
+  ever stepping from $j+1$ down to $j$:
+  $\bar a_j = (\sigma' + w(p' + q') + z p' \bar a_{j+1}) / d_j$,
+  $d_j = \sigma' + q' + w p' + z p' \bar a_{j+1}$ (primes: state j+1);
+- $\bar b_j$, $b_j$ the same from $j-1$ up to $j$;
+- the escape probability $e_j = 1/N_{jj} = \sigma_j + w(p_j + q_j) + z p_j
+  \bar a_j + z q_j \bar b_j$;
+- $h_j = N_{sj} / N_{jj}$, the probability of ever reaching $j$
+  from $s$, a product of $b$ (right of $s$) or $a$
   (left of it);
-- :math:`g_j = \psi_j / N_{jj}`, :math:`\psi = M^{-1}\sigma` (absorption),
-  from the analogous sums :math:`\alpha, \beta` of absorption before
+- $g_j = \psi_j / N_{jj}$, $\psi = M^{-1}\sigma$ (absorption),
+  from the analogous sums $\alpha, \beta$ of absorption before
   returning.
 
 Costs O(n) per node, in a Python loop over the ranks of the longest block
 (vectorised over blocks and nodes), so the LAPACK path and
-:mod:`.birth_death_order1` use it only for the blocks whose expected absorption
+`birth_death_order1` use it only for the blocks whose expected absorption
 time makes the LAPACK path inexact.
 
 References
 ----------
-.. [1] G. Meurant, "A review on the inverse of symmetric tridiagonal and block
+[1] G. Meurant, "A review on the inverse of symmetric tridiagonal and block
    tridiagonal matrices", SIAM J. Matrix Anal. Appl. 13 (1992) 707–728
    (diagonal of the inverse from the two one-sided eliminations).
 """
@@ -114,23 +118,25 @@ STABLE_CELLS = 1 << 20
 
 
 def birth_death_inverse_diagonal(forward: ArrayLike, backward: ArrayLike, diag: ArrayLike | None = None) -> np.ndarray:
-    r"""Diagonal of :math:`(D - Q)^{-1}` for a birth–death chain, with LAPACK (O(n)).
+    r"""Diagonal of $(D - Q)^{-1}$ for a birth–death chain, with LAPACK (O(n)).
 
     ``Q[i, i+1] = forward[i]``, ``Q[i+1, i] = backward[i+1]``; ``diag`` defaults
     to ones.  The elimination pivots of a tridiagonal matrix depend on the
     off-diagonals only through the products ``forward[i] * backward[i+1]``, so
     they equal those of the symmetric matrix with off-diagonal
-    :math:`-\sqrt{p_i q_{i+1}}`, which is positive definite when the chain is
-    absorbing; ``?pttrf`` (:math:`LDL^T`, no pivoting) gives them from the top,
+    $-\sqrt{p_i q_{i+1}}$, which is positive definite when the chain is
+    absorbing; ``?pttrf`` ($LDL^T$, no pivoting) gives them from the top,
     and again on the reversed chain from the bottom.  Independent chains can
     be stacked into one array: a zero product uncouples them.
 
     Parameters
     ----------
-    forward, backward : array_like, shape (n,)
+    forward : array_like, shape (n,)
+        Probabilities of moving up and down at each state (stacked chains uncoupled by zeros).
+    backward : array_like, shape (n,)
         Probabilities of moving up and down at each state (stacked chains uncoupled by zeros).
     diag : array_like, shape (n,), optional
-        The diagonal of :math:`D` (ones when None).
+        The diagonal of $D$ (ones when None).
 
     Returns
     -------
@@ -162,7 +168,7 @@ def birth_death_inverse_diagonal(forward: ArrayLike, backward: ArrayLike, diag: 
 # ----------------------------------------------------------------------------------------------
 
 def _chain(forward, backward, diag):
-    """``(lower, diag, upper)`` of :math:`M = D - Q` in LAPACK's tridiagonal layout."""
+    """``(lower, diag, upper)`` of $M = D - Q$ in LAPACK's tridiagonal layout."""
     forward, backward, d = stacked_chain(forward, backward, diag)
     return -backward[1:], d, -forward[:-1]
 
@@ -176,20 +182,24 @@ def _rhs(rhs, n, name="rhs"):
 
 def birth_death_solve(forward: ArrayLike, backward: ArrayLike, rhs: ArrayLike, *, diag: ArrayLike | None = None,
                       transpose: bool = False) -> np.ndarray:
-    r"""Solve :math:`M x = b` (or :math:`M^T x = b`), :math:`M = D - Q`, for a birth–death chain.
+    r"""Solve $M x = b$ (or $M^T x = b$), $M = D - Q$, for a birth–death chain.
 
     Parameters
     ----------
-    forward, backward : array_like, shape (n,)
+    forward : array_like, shape (n,)
+        ``Q[i, i+1] = forward[i]``, ``Q[i+1, i] = backward[i+1]``;
+        ``forward[-1]`` and ``backward[0]`` are not used.  Stacked chains
+        (see the module doc) are solved together.
+    backward : array_like, shape (n,)
         ``Q[i, i+1] = forward[i]``, ``Q[i+1, i] = backward[i+1]``;
         ``forward[-1]`` and ``backward[0]`` are not used.  Stacked chains
         (see the module doc) are solved together.
     rhs : array_like, shape (n,) or (n, k)
     diag : array_like, shape (n,), optional
-        the diagonal :math:`D` (default ones).
+        the diagonal $D$ (default ones).
     transpose : bool
-        solve with :math:`M^T`.  With ``rhs`` the indicator of a start state,
-        :math:`x` is that row of the fundamental matrix :math:`M^{-1}`.
+        solve with $M^T$.  With ``rhs`` the indicator of a start state,
+        $x$ is that row of the fundamental matrix $M^{-1}$.
 
     Returns
     -------
@@ -198,7 +208,7 @@ def birth_death_solve(forward: ArrayLike, backward: ArrayLike, rhs: ArrayLike, *
     Notes
     -----
     LAPACK ``?gtsv`` (Gaussian elimination with partial pivoting), O(n k).
-    A singular :math:`M` (states from which the chain is never absorbed)
+    A singular $M$ (states from which the chain is never absorbed)
     raises ``ValueError``.
     """
     lower, d, upper = _chain(forward, backward, diag)
@@ -218,9 +228,9 @@ def birth_death_solve(forward: ArrayLike, backward: ArrayLike, rhs: ArrayLike, *
 
 def birth_death_solve_pair(forward: ArrayLike, backward: ArrayLike, rhs: ArrayLike, rhs_transposed: ArrayLike, *,
                            diag: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
-    r"""``(x, y)`` with :math:`M x = b` and :math:`M^T y = b'` from one LU factorisation.
+    r"""``(x, y)`` with $M x = b$ and $M^T y = b'$ from one LU factorisation.
 
-    Same arguments as :func:`birth_death_solve`; LAPACK ``?gttrf`` then two
+    Same arguments as [`birth_death_solve`][irmeasures_markov.core.birth_death_solve]; LAPACK ``?gttrf`` then two
     ``?gttrs``, cheaper than two separate solves on long chains.
 
     Parameters
@@ -230,11 +240,11 @@ def birth_death_solve_pair(forward: ArrayLike, backward: ArrayLike, rhs: ArrayLi
     backward : array_like, shape (n,)
         ``Q[i+1, i] = backward[i+1]`` (``backward[0]`` not used).
     rhs : array_like, shape (n,) or (n, k)
-        Right-hand side :math:`b` of :math:`M x = b`.
+        Right-hand side $b$ of $M x = b$.
     rhs_transposed : array_like, shape (n,) or (n, k)
-        Right-hand side :math:`b'` of :math:`M^T y = b'`.
+        Right-hand side $b'$ of $M^T y = b'$.
     diag : array_like, shape (n,), optional
-        The diagonal :math:`D` (default ones).
+        The diagonal $D$ (default ones).
 
     Returns
     -------
@@ -301,35 +311,40 @@ def birth_death_discounted_visits(forward: ArrayLike, backward: ArrayLike, start
                                   *, diag: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
     r"""Expected visits and expected *discounted* visits to every state, from ``starts``.
 
-    The :math:`k`-th visit to state :math:`j` counts :math:`c^{k-1}`
-    (:math:`c` = ``discount``).  With :math:`h_j = N_{sj}/N_{jj}` the
-    probability of ever reaching :math:`j` and :math:`f_j = 1 - 1/N_{jj}` that
-    of returning to it, the visit count :math:`V_j` has
-    :math:`P(V_j \ge k) = h_j f_j^{k-1}`, so
+    The $k$-th visit to state $j$ counts $c^{k-1}$
+    ($c$ = ``discount``).  With $h_j = N_{sj}/N_{jj}$ the
+    probability of ever reaching $j$ and $f_j = 1 - 1/N_{jj}$ that
+    of returning to it, the visit count $V_j$ has
+    $P(V_j \ge k) = h_j f_j^{k-1}$, so
 
-    .. math::
+    $$
+    E\Big[\sum_{k=1}^{V_j} c^{k-1}\Big] = \frac{h_j}{1 - c f_j}
+    = \frac{N_{sj}}{(1-c) N_{jj} + c}.
+    $$
 
-        E\Big[\sum_{k=1}^{V_j} c^{k-1}\Big] = \frac{h_j}{1 - c f_j}
-        = \frac{N_{sj}}{(1-c) N_{jj} + c}.
-
-    The row of :math:`N` comes from one transposed solve with the indicator of
-    the starts, its diagonal from :func:`birth_death_inverse_diagonal`; O(n) in all.  Needs at
+    The row of $N$ comes from one transposed solve with the indicator of
+    the starts, its diagonal from [`birth_death_inverse_diagonal`][irmeasures_markov.core.birth_death_inverse_diagonal];
+    O(n) in all.  Needs at
     most one start per block of stacked chains.
 
     Parameters
     ----------
-    forward, backward : array_like, shape (n,)
+    forward : array_like, shape (n,)
+        Probabilities of moving up and down at each state (stacked chains uncoupled by zeros).
+    backward : array_like, shape (n,)
         Probabilities of moving up and down at each state (stacked chains uncoupled by zeros).
     starts : array_like of int
         Start states (at most one per block).
     discount : float
-        :math:`c`, the value of a revisit relative to the visit before.
+        $c$, the value of a revisit relative to the visit before.
     diag : array_like, shape (n,), optional
-        The diagonal of :math:`D` (ones when None).
+        The diagonal of $D$ (ones when None).
 
     Returns
     -------
-    visits, discounted : ndarray, shape (n,)
+    visits : ndarray, shape (n,)
+        ``discounted is visits`` when ``discount == 1``.
+    discounted : ndarray, shape (n,)
         ``discounted is visits`` when ``discount == 1``.
     """
     c = checked_discount(discount)
@@ -383,7 +398,7 @@ def ill_conditioned(offsets: np.ndarray, load: np.ndarray) -> np.ndarray:
 
     ``load`` holds expected visit counts summed over start states or over
     targets (row or column sums of N) from a LAPACK solve: a block is
-    ill-conditioned when one exceeds :data:`WELL_CONDITIONED_VISITS`, or is
+    ill-conditioned when one exceeds `WELL_CONDITIONED_VISITS`, or is
     not finite or below 1 (the solve already failed), since the LAPACK
     path's relative error grows with it.
     """
@@ -417,14 +432,14 @@ def _padded(values, offsets, fill):
 
 def stable_parts(forward: ArrayLike, backward: ArrayLike, slack: ArrayLike, offsets: ArrayLike, local_starts: ArrayLike,
                  w: ArrayLike, need_absorption: bool = False) -> tuple:
-    r"""``(h, e, g)`` of the blocks ``offsets`` at the nodes :math:`z = 1 - w`, each shaped (nodes, n).
+    r"""``(h, e, g)`` of the blocks ``offsets`` at the nodes $z = 1 - w$, each shaped (nodes, n).
 
     ``h[:, j]`` is the probability of reaching state j from its block's start
     (``local_starts[b]``, counted from the block's first state; -1: the block
     has no start and h is 0 there), ``e[:, j] = 1/N_jj`` the escape
     probability, ``g[:, j] = ψ_j / N_jj`` (``None`` unless
     ``need_absorption``); ``N = (D - zQ)^{-1}``, ``ψ = N slack``.  So the row
-    of N from the start is ``h / e`` and :math:`\psi_j = g_j / e_j`.  A state
+    of N from the start is ``h / e`` and $\psi_j = g_j / e_j$.  A state
     that is never absorbed gives e = 0 (or NaN): the caller raises.
     """
     fwd = _padded(forward, offsets, 0.0)
@@ -491,7 +506,7 @@ def absorbed(forward: ArrayLike, backward: ArrayLike) -> tuple[np.ndarray, np.nd
 
 def stacked_chain(forward: ArrayLike, backward: ArrayLike, diag: ArrayLike) -> tuple[np.ndarray, np.ndarray,
                   np.ndarray]:
-    """:func:`absorbed` chains and their diagonal (default ones)."""
+    """`absorbed` chains and their diagonal (default ones)."""
     fwd, bwd = absorbed(forward, backward)
     d = np.ones(fwd.size) if diag is None else np.array(diag, dtype=np.float64)
     if d.shape != fwd.shape:
@@ -525,9 +540,9 @@ def block_starts(starts: ArrayLike, offsets: ArrayLike, block_mask: ArrayLike) -
 
 def stable_average_reward(fwd: ArrayLike, bwd: ArrayLike, stop: ArrayLike, offsets: ArrayLike,
                           local_starts: ArrayLike, c: float) -> np.ndarray:
-    r"""Per-state integrals :math:`\int_0^1 N^z_{sj} \psi^z_j / ((1-c) N^z_{jj} + c)\, dz` by the
-    subtraction-free elimination, in :math:`w = 1 - z` (nodes graded towards w = 0, down to
-    a quarter of :math:`1/\max_i E_i[H]`, which bounds the integrand's pole away from [0, 1])."""
+    r"""Per-state integrals $\int_0^1 N^z_{sj} \psi^z_j / ((1-c) N^z_{jj} + c)\, dz$ by the
+    subtraction-free elimination, in $w = 1 - z$ (nodes graded towards w = 0, down to
+    a quarter of $1/\max_i E_i[H]$, which bounds the integrand's pole away from [0, 1])."""
     _, e1, _ = stable_parts(fwd, bwd, stop, offsets, local_starts, np.zeros(1))
     e1 = e1[0]
     if not np.all(e1 > 0):

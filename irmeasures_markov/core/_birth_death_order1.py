@@ -1,11 +1,13 @@
-r"""Order-1 quantities of birth–death chains: :math:`E_s[\frac1H \sum_{n \le H} r(X_n) c^{k(n)-1}]`.
+r"""Order-1 quantities of birth–death chains: $E_s[\frac1H \sum_{n \le H} r(X_n) c^{k(n)-1}]$.
 
-:func:`birth_death_average_reward` integrates the generating function of the
-absorption time :math:`H` (cut where the walk is no longer reached, one
-Gauss–Legendre rule sized by an a-priori error bound: :mod:`.birth_death_quadrature`);
-:func:`birth_death_average_reward_recursion` runs step recursions on one
+[`birth_death_average_reward`][irmeasures_markov.core.birth_death_average_reward] integrates the generating function of
+the
+absorption time $H$ (cut where the walk is no longer reached, one
+Gauss–Legendre rule sized by an a-priori error bound: `birth_death_quadrature`);
+[`birth_death_average_reward_recursion`][irmeasures_markov.core.birth_death_average_reward_recursion] runs step
+recursions on one
 chain.  The solves they use are
-:mod:`.birth_death`'s.
+`birth_death`'s.
 """
 from __future__ import annotations
 
@@ -80,38 +82,42 @@ def _reward_and_discount(reward, discount, n: int):
 
 def birth_death_average_reward(forward: ArrayLike, backward: ArrayLike, reward: ArrayLike, starts: ArrayLike,
                                discount: float = 1.0) -> np.ndarray:
-    r"""Terms of :math:`E_s[\frac1H \sum_{n=1}^{H} r(X_n)\, c^{k(n)-1}]` by the generating function of H.
+    r"""Terms of $E_s[\frac1H \sum_{n=1}^{H} r(X_n)\, c^{k(n)-1}]$ by the generating function of H.
 
-    :math:`H` is the number of states visited before absorption (the
-    absorption time), :math:`X_n` the :math:`n`-th state and :math:`k(n)` how
-    many times it has been visited so far; :math:`c` = ``discount``.  Since
-    :math:`1/H = \int_0^1 z^{H-1} dz`,
+    $H$ is the number of states visited before absorption (the
+    absorption time), $X_n$ the $n$-th state and $k(n)$ how
+    many times it has been visited so far; $c$ = ``discount``.  Since
+    $1/H = \int_0^1 z^{H-1} dz$,
 
-    .. math::
+    $$
+    E_s\Big[\frac1H \sum_{n \le H} r(X_n) c^{k(n)-1}\Big] = \int_0^1 \sum_j r_j\,
+    \frac{N^z_{sj}\, \psi^z_j}{(1-c) N^z_{jj} + c}\, dz,
+    \qquad N^z = (I - zQ)^{-1},\ \psi^z = N^z s,
+    $$
 
-        E_s\Big[\frac1H \sum_{n \le H} r(X_n) c^{k(n)-1}\Big] = \int_0^1 \sum_j r_j\,
-        \frac{N^z_{sj}\, \psi^z_j}{(1-c) N^z_{jj} + c}\, dz,
-        \qquad N^z = (I - zQ)^{-1},\ \psi^z = N^z s,
-
-    where :math:`N^z_{sj}` carries :math:`z` per step up to a visit of
-    :math:`j`, :math:`\psi^z_j` per remaining step after it, and the
-    denominator discounts revisits as in :func:`birth_death_discounted_visits`.
+    where $N^z_{sj}$ carries $z$ per step up to a visit of
+    $j$, $\psi^z_j$ per remaining step after it, and the
+    denominator discounts revisits as in
+    [`birth_death_discounted_visits`][irmeasures_markov.core.birth_death_discounted_visits].
 
     Each block is first cut where the walk from its start is reached with
-    probability below :data:`ORDER1_TRUNCATION_TOL` (a bound from the forward
+    probability below `ORDER1_TRUNCATION_TOL` (a bound from the forward
     and backward probabilities alone), then integrated by one Gauss–Legendre
     rule with as many nodes as Trefethen's a-priori bound asks for an error
-    below :data:`ORDER1_QUADRATURE_TOL` (both relative to the block's largest
-    :math:`|r_j|`; :mod:`.birth_death_quadrature`).  Each node costs two
+    below `ORDER1_QUADRATURE_TOL` (both relative to the block's largest
+    $|r_j|$; `birth_death_quadrature`).  Each node costs two
     ``?pttrf`` and two ``?gttrs``, O(n) for all blocks and all nodes stacked
     together.  Blocks that need more than
-    :data:`~.birth_death_quadrature.MAX_GAUSS_NODES` nodes take the graded
-    rule (pieces refined towards 1, :func:`graded_gauss_legendre`), nearly
+    `MAX_GAUSS_NODES` nodes take the graded
+    rule (pieces refined towards 1, `graded_gauss_legendre`), nearly
     non-absorbing ones the subtraction-free elimination (module doc).
 
     Parameters
     ----------
-    forward, backward : array_like, shape (n,)
+    forward : array_like, shape (n,)
+        transition probabilities (out-of-range moves are absorbed); stacked
+        chains need zero couplings at their block boundaries.
+    backward : array_like, shape (n,)
         transition probabilities (out-of-range moves are absorbed); stacked
         chains need zero couplings at their block boundaries.
     reward : array_like, shape (n,)
@@ -156,14 +162,15 @@ def average_reward_starts(offsets: ArrayLike, starts: ArrayLike, reward: ArrayLi
 
 def average_reward_groups(gather: Callable[[np.ndarray], tuple], offsets: ArrayLike, local_starts: ArrayLike,
                           discount: float = 1.0) -> Iterator[tuple[np.ndarray, np.ndarray, list]]:
-    """:func:`birth_death_average_reward`'s per-state integrals (reward excluded), group by group.
+    """[`birth_death_average_reward`][irmeasures_markov.core.birth_death_average_reward]'s per-state integrals (reward
+    excluded), group by group.
 
     ``offsets`` are the uncoupled blocks of the stacked chains and
-    ``local_starts`` their starts (:func:`average_reward_starts`);
+    ``local_starts`` their starts (`average_reward_starts`);
     ``gather(idx) -> (fwd[idx], bwd[idx], *extra)`` reads the chains (after
-    :func:`_probabilities`) at an increasing array of states, so the caller
+    `_probabilities`) at an increasing array of states, so the caller
     need not hold them.  Yields ``(states, values, extra)`` for groups of about
-    :data:`ORDER1_GROUP_STATES` kept states (0 elsewhere), in order of state;
+    `ORDER1_GROUP_STATES` kept states (0 elsewhere), in order of state;
     ``extra`` is what ``gather`` returned for ``states`` besides the chains.
     The groups, hence the quadrature rule of each, depend on ``offsets`` and
     the kept states only: the same values as one pass over the chains.
@@ -205,7 +212,7 @@ def _average_reward_kept(f_t, b_t, keep, local, c):
 
 
 def _probabilities(forward, backward):
-    """Validated :func:`~.birth_death.absorbed` ``(forward, backward)``."""
+    """Validated `absorbed` ``(forward, backward)``."""
     fwd, bwd = absorbed(forward, backward)
     lo = min(float(fwd.min()), float(bwd.min())) if fwd.size else 0.0
     hi = float(np.max(fwd + bwd)) if fwd.size else 0.0
@@ -226,7 +233,8 @@ def _expected_steps(fwd, bwd, offsets):
 
 
 def _average_reward_cut(fwd, bwd, stop, offsets, starts, c):
-    """Per-state integrals of :func:`birth_death_average_reward` (reward excluded) on cut blocks,
+    """Per-state integrals of [`birth_death_average_reward`][irmeasures_markov.core.birth_death_average_reward] (reward
+    excluded) on cut blocks,
     one start per block: one Gauss rule for all well-conditioned blocks, the other paths for the rest."""
     n = fwd.size
     e_start = start_indicator(starts, n)
@@ -280,7 +288,7 @@ def _gauss_integral(fwd, bwd, stop, e_start, offsets, n_nodes: int, c: float):
 
     The nodes of a group of blocks are stacked as uncoupled copies of the
     chain, so one ``?pttrf``/``?gttrs`` sequence serves them all; groups hold
-    about :data:`ORDER1_CELLS` states x nodes, which bounds the memory.
+    about `ORDER1_CELLS` states x nodes, which bounds the memory.
     """
     z, w = graded_gauss_legendre(0, n_nodes)           # one piece: [0, 1]
     n = fwd.size
@@ -319,9 +327,10 @@ def _node_term(z, fwd, bwd, stop, e_start, c):
 
 
 def _birth_death_average_reward_graded(forward, backward, reward, starts, discount: float = 1.0) -> np.ndarray:
-    """The order-1 integral of :func:`birth_death_average_reward` without truncation, by the graded
-    Gauss–Legendre rule (:math:`\\log_2 \\max_i E_i[H] + 2` pieces of 12 nodes, the integrand's pole
-    lying beyond :math:`1 + 1/\\max_i E_i[H]`): the method before the a-priori rule, kept for blocks
+    """The order-1 integral of [`birth_death_average_reward`][irmeasures_markov.core.birth_death_average_reward] without
+    truncation, by the graded
+    Gauss–Legendre rule ($\\log_2 \\max_i E_i[H] + 2$ pieces of 12 nodes, the integrand's pole
+    lying beyond $1 + 1/\\max_i E_i[H]$): the method before the a-priori rule, kept for blocks
     that need more nodes than one rule allows and as an independent check."""
     fwd, bwd, stop = _absorption(forward, backward)
     n = fwd.size
@@ -352,45 +361,50 @@ def _birth_death_average_reward_graded(forward, backward, reward, starts, discou
 def birth_death_average_reward_recursion(forward: ArrayLike, backward: ArrayLike, reward: ArrayLike, start: int = 0,
                                          discount: float = 1.0, *,
                                          average: bool = True, tol: float = 1e-12) -> float:
-    r""":math:`E_s[\frac1H \sum_{n=1}^{H} r(X_n)\, c^{k(n)-1}]` on one chain by step recursions.
+    r"""$E_s[\frac1H \sum_{n=1}^{H} r(X_n)\, c^{k(n)-1}]$ on one chain by step recursions.
 
-    Notation of :func:`birth_death_average_reward`.  By the Markov property at
-    step :math:`n`,
+    Notation of [`birth_death_average_reward`][irmeasures_markov.core.birth_death_average_reward].  By the Markov
+    property at
+    step $n$,
 
-    .. math::
+    $$
+    E\Big[\frac1H \sum_{n \le H} r(X_n) c^{k(n)-1}\Big] = \sum_j r_j \sum_{n \ge 1}
+    w_n(j)\, \phi_n(j),
+    $$
 
-        E\Big[\frac1H \sum_{n \le H} r(X_n) c^{k(n)-1}\Big] = \sum_j r_j \sum_{n \ge 1}
-        w_n(j)\, \phi_n(j),
-
-    with :math:`w_n(j) = E[1\{X_n = j\}\, c^{k(n)-1}]` and :math:`\phi_n(j) =
-    E[1/H \mid X_n = j, H \ge n]`.  For every target :math:`j` with
-    :math:`r_j \ne 0`, a forward recursion carries the distribution of
-    :math:`X_n` with mass discounted by :math:`c` at each pass through
-    :math:`j` (so :math:`w_n(j)` is its mass at :math:`j`); a backward
-    recursion gives :math:`\phi_n = s/n + Q \phi_{n+1}`.  The steps stop at
-    the first :math:`T` with :math:`P(H > T) <` ``tol`` (the stopping rule: surviving
+    with $w_n(j) = E[1\{X_n = j\}\, c^{k(n)-1}]$ and $\phi_n(j) =
+    E[1/H \mid X_n = j, H \ge n]$.  For every target $j$ with
+    $r_j \ne 0$, a forward recursion carries the distribution of
+    $X_n$ with mass discounted by $c$ at each pass through
+    $j$ (so $w_n(j)$ is its mass at $j$); a backward
+    recursion gives $\phi_n = s/n + Q \phi_{n+1}$.  The steps stop at
+    the first $T$ with $P(H > T) <$ ``tol`` (the stopping rule: surviving
     mass below 1e-12) and start the backward recursion from
-    :math:`\phi_{T+1} = 0`, which makes :math:`\phi_n(j) = E[1\{H \le T\}/H
-    \mid X_n = j, H \ge n]`: the result is exactly the expectation restricted
-    to :math:`\{H \le T\}`, so it differs by at most :math:`\max_j |r_j| \cdot`
+    $\phi_{T+1} = 0$, which makes $\phi_n(j) = E[1\{H \le T\}/H
+    \mid X_n = j, H \ge n]$: the result is exactly the expectation restricted
+    to $\{H \le T\}$, so it differs by at most $\max_j |r_j| \cdot$
     ``tol``.  With ``average=False`` the neglected part is at most
-    :math:`\max_j |r_j|\, E[H; H > T] \le \max_j |r_j|\, P(H > T)\, (T + m)`,
-    :math:`m = \max_i E_i[H]`, so the steps stop when :math:`P(H > T)(T + m)
-    <` ``tol``.  O(n · targets · T) with discounting, O(n · T) without (every
+    $\max_j |r_j|\, E[H; H > T] \le \max_j |r_j|\, P(H > T)\, (T + m)$,
+    $m = \max_i E_i[H]$, so the steps stop when $P(H > T)(T + m)
+    <$ ``tol``.  O(n · targets · T) with discounting, O(n · T) without (every
     target shares one distribution); no quadrature.
 
     Parameters
     ----------
-    forward, backward, reward : array_like, shape (n,)
+    forward : array_like, shape (n,)
+        one chain (out-of-range moves are absorbed).
+    backward : array_like, shape (n,)
+        one chain (out-of-range moves are absorbed).
+    reward : array_like, shape (n,)
         one chain (out-of-range moves are absorbed).
     start : int
         the start state.
     discount : float in [0, 1]
     average : bool
-        ``False`` drops the :math:`1/H` (then :math:`\phi \equiv 1` up to the
-        truncation): :math:`E_s[\sum_{n \le H} r(X_n) c^{k(n)-1}]`.
+        ``False`` drops the $1/H$ (then $\phi \equiv 1$ up to the
+        truncation): $E_s[\sum_{n \le H} r(X_n) c^{k(n)-1}]$.
     tol : float
-        truncation: surviving mass :math:`P(H > T)` below which steps stop.
+        truncation: surviving mass $P(H > T)$ below which steps stop.
 
     Returns
     -------

@@ -1,45 +1,45 @@
 r"""Quadrature of the order-1 integral of birth–death chains, with a-priori error bounds.
 
-:func:`~.birth_death_order1.birth_death_average_reward` writes
-:math:`E_s[\frac1H \sum_{n \le H} r(X_n) c^{k(n)-1}]` as :math:`\int_0^1 G(z)\,dz`
+`birth_death_average_reward` writes
+$E_s[\frac1H \sum_{n \le H} r(X_n) c^{k(n)-1}]$ as $\int_0^1 G(z)\,dz$
 with
 
-.. math::
+$$
+G(z) = \sum_j r_j \frac{N^z_{sj}\, \psi^z_j}{(1-c) N^z_{jj} + c}
+= E_s\Big[\Big(\sum_{n \le H} r(X_n) c^{k(n)-1}\Big) z^{H-1}\Big],
+$$
 
-    G(z) = \sum_j r_j \frac{N^z_{sj}\, \psi^z_j}{(1-c) N^z_{jj} + c}
-         = E_s\Big[\Big(\sum_{n \le H} r(X_n) c^{k(n)-1}\Big) z^{H-1}\Big],
+a power series in $z$ whose coefficients $a_h = E_s[\sum r c^{k-1};
+H = h]$ are nonnegative when the rewards are.  Two facts make it cheap:
 
-a power series in :math:`z` whose coefficients :math:`a_h = E_s[\sum r c^{k-1};
-H = h]` are nonnegative when the rewards are.  Two facts make it cheap:
+**Truncation** (`reach_truncation`).  A walk from $s$ reaches
+state $j > s$ only through $s+1, \dots, j-1$, so
+$P_s(\text{reach } j) = \prod_{s \le k < j} a_k$, $a_k$ the
+probability of ever stepping from $k$ to $k+1$.  From the first step,
+$a_k = p_k / (1 - q_k a_{k-1})$, hence $a_k \le p_k/(1 - q_k)$ and,
+iterating once more with that bound, $a_k \le p_k / (1 - q_k
+\bar a_{k-1})$.  Until the walk first reaches a state $D+1$ it is the
+same walk as on the chain cut after $D$ (forward mass at $D$
+stopping), and the averaged reward lies in $[0, \max_j |r_j|]$ on both, so
+cutting where the bound on $P_s(\text{reach } D+1)$ falls below
+``tol`` changes the expectation by at most ``tol`` $\cdot \max_j |r_j|$.
 
-**Truncation** (:func:`reach_truncation`).  A walk from :math:`s` reaches
-state :math:`j > s` only through :math:`s+1, \dots, j-1`, so
-:math:`P_s(\text{reach } j) = \prod_{s \le k < j} a_k`, :math:`a_k` the
-probability of ever stepping from :math:`k` to :math:`k+1`.  From the first step,
-:math:`a_k = p_k / (1 - q_k a_{k-1})`, hence :math:`a_k \le p_k/(1 - q_k)` and,
-iterating once more with that bound, :math:`a_k \le p_k / (1 - q_k
-\bar a_{k-1})`.  Until the walk first reaches a state :math:`D+1` it is the
-same walk as on the chain cut after :math:`D` (forward mass at :math:`D`
-stopping), and the averaged reward lies in :math:`[0, \max_j |r_j|]` on both, so
-cutting where the bound on :math:`P_s(\text{reach } D+1)` falls below
-``tol`` changes the expectation by at most ``tol`` :math:`\cdot \max_j |r_j|`.
-
-**Gauss–Legendre with an error bound** (:func:`gauss_nodes_for_bound`).
-:math:`G` is analytic in the disc :math:`|z| < R`, :math:`R \ge 1/\rho(Q)`
-(:math:`N^z` has its poles at the reciprocals of the eigenvalues of :math:`Q`),
-and :math:`|G(z)| \le G(|z|)` there (nonnegative coefficients, with
-:math:`|r_j|` in place of :math:`r_j`).  The Bernstein ellipse of
-:math:`[0, 1]` with parameter :math:`\varrho` reaches out to
-:math:`|z| = \frac12 + \frac14(\varrho + \varrho^{-1})`; if that is
-:math:`\le \bar r < R`, the :math:`n`-point Gauss–Legendre error is at most
-:math:`\frac{64}{15} \frac{M}{(\varrho^2 - 1)\varrho^{2n}}` with
-:math:`M = G(\bar r)` ([1]_, Theorem 19.3), which one evaluation of the
-integrand at the real point :math:`z = \bar r` gives.  :math:`\rho(Q)` is
-bounded without eigenvalues (:func:`spectral_radius_bound`): :math:`Q` is
-similar to the symmetric matrix with off-diagonal :math:`\sqrt{p_i q_{i+1}}`,
+**Gauss–Legendre with an error bound** (`gauss_nodes_for_bound`).
+$G$ is analytic in the disc $|z| < R$, $R \ge 1/\rho(Q)$
+($N^z$ has its poles at the reciprocals of the eigenvalues of $Q$),
+and $|G(z)| \le G(|z|)$ there (nonnegative coefficients, with
+$|r_j|$ in place of $r_j$).  The Bernstein ellipse of
+$[0, 1]$ with parameter $\varrho$ reaches out to
+$|z| = \frac12 + \frac14(\varrho + \varrho^{-1})$; if that is
+$\le \bar r < R$, the $n$-point Gauss–Legendre error is at most
+$\frac{64}{15} \frac{M}{(\varrho^2 - 1)\varrho^{2n}}$ with
+$M = G(\bar r)$ ([1], Theorem 19.3), which one evaluation of the
+integrand at the real point $z = \bar r$ gives.  $\rho(Q)$ is
+bounded without eigenvalues (`spectral_radius_bound`): $Q$ is
+similar to the symmetric matrix with off-diagonal $\sqrt{p_i q_{i+1}}$,
 so Gershgorin's discs of that matrix bound it, as do the row sums
-:math:`p_i + q_i` and :math:`1 - 1/\max_i E_i[H]` (the norm of
-:math:`(I - Q)^{-1}` is :math:`\max_i E_i[H]`).
+$p_i + q_i$ and $1 - 1/\max_i E_i[H]$ (the norm of
+$(I - Q)^{-1}$ is $\max_i E_i[H]$).
 
 On a walk that stops with probability 1/4 per step (RWBM p = 0.5, q = 0.25)
 this means about 75 ranks per query instead of 1000 and some 20 nodes instead
@@ -47,7 +47,7 @@ of 60, each node solving all queries together.
 
 References
 ----------
-.. [1] L. N. Trefethen, *Approximation Theory and Approximation Practice*,
+[1] L. N. Trefethen, *Approximation Theory and Approximation Practice*,
    SIAM 2013, Chapter 19 (Gauss quadrature for functions analytic in a
    Bernstein ellipse).
 """
@@ -76,11 +76,11 @@ MAX_GAUSS_NODES = 64
 def graded_gauss_legendre(levels: int, nodes_per_piece: int = 12, in_w: bool = False) -> tuple[np.ndarray, np.ndarray]:
     r"""Nodes and weights on [0, 1], refined geometrically towards 1.
 
-    Pieces :math:`[0, 1/2], [1/2, 3/4], \dots, [1 - 2^{-K}, 1]` with
+    Pieces $[0, 1/2], [1/2, 3/4], \dots, [1 - 2^{-K}, 1]$ with
     ``levels`` = K, each with a Gauss–Legendre rule.  A function analytic in
-    a disc of radius :math:`1 + \varepsilon` around 0 (a generating function
+    a disc of radius $1 + \varepsilon$ around 0 (a generating function
     with a pole just beyond 1) is integrated to near machine precision when
-    :math:`2^{-K} \lesssim \varepsilon / 4`: every piece then has its nearest
+    $2^{-K} \lesssim \varepsilon / 4$: every piece then has its nearest
     singularity at least one piece-length away.
 
     Parameters
@@ -90,8 +90,8 @@ def graded_gauss_legendre(levels: int, nodes_per_piece: int = 12, in_w: bool = F
     nodes_per_piece : int
         Gauss–Legendre nodes per piece.
     in_w : bool
-        Give the nodes in :math:`w = 1 - z` instead (pieces :math:`[1/2, 1], [1/4, 1/2], \dots,
-        [0, 2^{-K}]`, in that order), computed in :math:`w` so that nodes next to :math:`z = 1` stay exact.
+        Give the nodes in $w = 1 - z$ instead (pieces $[1/2, 1], [1/4, 1/2], \dots,
+        [0, 2^{-K}]$, in that order), computed in $w$ so that nodes next to $z = 1$ stay exact.
 
     Returns
     -------
@@ -107,7 +107,7 @@ def graded_gauss_legendre(levels: int, nodes_per_piece: int = 12, in_w: bool = F
 
 
 def quadrature_levels(max_visits: float, most: int = 45) -> int:
-    r"""Pieces of :func:`graded_gauss_legendre` for a chain with :math:`\max_i E_i[H]` = ``max_visits``
+    r"""Pieces of `graded_gauss_legendre` for a chain with $\max_i E_i[H]$ = ``max_visits``
     (``most`` when that is not finite)."""
     # the integrand's pole lies beyond 1 + 1/max_i E_i[H]; pieces of length 2^-K <= 1/(4 max E_i[H])
     if not np.isfinite(max_visits):
@@ -209,8 +209,8 @@ def identical_blocks(fwd: ArrayLike, bwd: ArrayLike, offsets: ArrayLike, local_s
 
 
 def spectral_radius_bound(fwd: ArrayLike, bwd: ArrayLike, offsets: ArrayLike, max_visits: ArrayLike) -> np.ndarray:
-    r"""Upper bound on :math:`\rho(Q)` of every block (see the module doc); ``max_visits[b]`` is
-    :math:`\max_i E_i[H]` over block b."""
+    r"""Upper bound on $\rho(Q)$ of every block (see the module doc); ``max_visits[b]`` is
+    $\max_i E_i[H]$ over block b."""
     n = fwd.size
     g = np.sqrt(fwd[:-1] * bwd[1:]) if n > 1 else np.zeros(0)
     sym = np.zeros(n)
@@ -225,7 +225,7 @@ def spectral_radius_bound(fwd: ArrayLike, bwd: ArrayLike, offsets: ArrayLike, ma
 
 
 def gauss_nodes_for_bound(radius: ArrayLike, bound_value: ArrayLike, tol: float) -> np.ndarray:
-    r"""Gauss–Legendre nodes needed on [0, 1] for an error below ``tol`` given :math:`|G| \le`
+    r"""Gauss–Legendre nodes needed on [0, 1] for an error below ``tol`` given $|G| \le$
     ``bound_value`` on the disc of ``radius`` (> 1) about 0 (Trefethen's bound, module doc)."""
     x = 2.0 * np.asarray(radius, dtype=np.float64) - 1.0       # the ellipse reaching |z| = radius
     rho = x + np.sqrt(np.maximum(x * x - 1.0, 0.0))
@@ -239,14 +239,14 @@ def gauss_nodes_for_bound(radius: ArrayLike, bound_value: ArrayLike, tol: float)
 
 def node_terms(fwd: ArrayLike, bwd: ArrayLike, stop: ArrayLike, e_start: ArrayLike, z: ArrayLike,
                c: float) -> np.ndarray | None:
-    r""":math:`N^z_{sj} \psi^z_j / ((1-c) N^z_{jj} + c)` at every state of stacked chains, with ``z`` per state.
+    r"""$N^z_{sj} \psi^z_j / ((1-c) N^z_{jj} + c)$ at every state of stacked chains, with ``z`` per state.
 
-    :math:`M = I - zQ` is an M-matrix for :math:`z \rho(Q) < 1`, so elimination
+    $M = I - zQ$ is an M-matrix for $z \rho(Q) < 1$, so elimination
     needs no pivoting and its pivots are those of the symmetric matrix with
-    off-diagonal :math:`-z\sqrt{p_i q_{i+1}}` (LAPACK ``?pttrf``, from the top
+    off-diagonal $-z\sqrt{p_i q_{i+1}}$ (LAPACK ``?pttrf``, from the top
     and, reversed, from the bottom).  The top pivots give the LU factors that
-    ``?gttrs`` takes for :math:`M \psi = s` and :math:`M^T x = e_s`; both
-    pivot sweeps give the diagonal of :math:`M^{-1}`.  Returns ``None`` when a
+    ``?gttrs`` takes for $M \psi = s$ and $M^T x = e_s$; both
+    pivot sweeps give the diagonal of $M^{-1}$.  Returns ``None`` when a
     factorisation fails (the caller then uses a pivoting path).
     """
     zf = z * fwd

@@ -1,23 +1,25 @@
 r"""Finite Markov chains: invariant distributions and censored ("watched") chains.
 
-A discrete-time chain on states :math:`S = \{0, \dots, n-1\}` is given by a
-row-stochastic matrix :math:`P` (:math:`p_{ij} \ge 0`, :math:`\sum_j p_{ij} = 1`).
+A discrete-time chain on states $S = \{0, \dots, n-1\}$ is given by a
+row-stochastic matrix $P$ ($p_{ij} \ge 0$, $\sum_j p_{ij} = 1$).
 It is *irreducible* when every state reaches every other state with positive
-probability; then it has a unique invariant distribution :math:`\pi = \pi P`.
+probability; then it has a unique invariant distribution $\pi = \pi P$.
 
-Censored chains.  Watching a chain only while it is in a subset :math:`A`
-(Norris 1998, §1.3; Ferrante et al. 2014, eq. 8) gives a chain on :math:`A`
+Censored chains.  Watching a chain only while it is in a subset $A$
+(Norris 1998, §1.3; Ferrante et al. 2014, eq. 8) gives a chain on $A$
 with transition matrix
 
-.. math:: \tilde P = P_{AA} + P_{AB} (I - P_{BB})^{-1} P_{BA}, \qquad B = S \setminus A,
+$$
+\tilde P = P_{AA} + P_{AB} (I - P_{BB})^{-1} P_{BA}, \qquad B = S \setminus A,
+$$
 
-whose invariant distribution is :math:`\pi|_A / \pi(A)` for any irreducible
+whose invariant distribution is $\pi|_A / \pi(A)$ for any irreducible
 chain.  Markov Precision's general solver for user-supplied kernels rests on it.
 
 References
 ----------
-.. [1] J. R. Norris, *Markov Chains*, Cambridge University Press, 1998.
-.. [2] M. Ferrante, N. Ferro, M. Maistro, "Injecting User Models and Time into
+[1] J. R. Norris, *Markov Chains*, Cambridge University Press, 1998.
+[2] M. Ferrante, N. Ferro, M. Maistro, "Injecting User Models and Time into
        Precision via Markov Chains", SIGIR 2014.
 """
 from __future__ import annotations
@@ -90,7 +92,7 @@ def is_irreducible(P: ArrayLike) -> bool:
 
 
 def transition_matrix_from_weights(W: ArrayLike) -> np.ndarray:
-    r"""Row-normalise a nonnegative weight matrix: :math:`p_{ij} = w_{ij} / \sum_k w_{ik}`.
+    r"""Row-normalise a nonnegative weight matrix: $p_{ij} = w_{ij} / \sum_k w_{ik}$.
 
     The diagonal is kept as given (MP kernels have no self-loops, so callers pass
     a zero diagonal).  A state with no outgoing weight is an error because the
@@ -99,12 +101,12 @@ def transition_matrix_from_weights(W: ArrayLike) -> np.ndarray:
     Parameters
     ----------
     W : (n, n) array_like or sparse matrix
-        Nonnegative, finite weights :math:`w_{ij}`.
+        Nonnegative, finite weights $w_{ij}$.
 
     Returns
     -------
     (n, n) ndarray or sparse matrix
-        The row-stochastic matrix :math:`P` (sparse when ``W`` is).
+        The row-stochastic matrix $P$ (sparse when ``W`` is).
 
     Raises
     ------
@@ -127,8 +129,8 @@ def transition_matrix_from_weights(W: ArrayLike) -> np.ndarray:
 def stationary_distribution(P: ArrayLike, *, check: bool = True) -> np.ndarray:
     r"""Invariant distribution of an irreducible chain by a direct linear solve.
 
-    Solves :math:`\pi (I - P) = 0` with one balance equation replaced by
-    :math:`\sum_i \pi_i = 1`, which is nonsingular exactly when ``P`` is
+    Solves $\pi (I - P) = 0$ with one balance equation replaced by
+    $\sum_i \pi_i = 1$, which is nonsingular exactly when ``P`` is
     irreducible.  Dense input uses LAPACK; ``scipy.sparse`` input uses SuperLU.
 
     Parameters
@@ -169,9 +171,9 @@ def stationary_distribution(P: ArrayLike, *, check: bool = True) -> np.ndarray:
 def censored_transition_matrix(P: ArrayLike, watched: ArrayLike) -> np.ndarray:
     r"""Transition matrix of ``P`` watched only on the states ``watched``.
 
-    Computes :math:`\tilde P = P_{AA} + P_{AB} H` where :math:`H = (I - P_{BB})^{-1} P_{BA}`
-    is the minimal nonnegative solution of :math:`h = P_{\cdot A} + P_{\cdot B} h`
-    restricted to :math:`B` (paper eq. 8).  Row ``i`` of the result is the law of
+    Computes $\tilde P = P_{AA} + P_{AB} H$ where $H = (I - P_{BB})^{-1} P_{BA}$
+    is the minimal nonnegative solution of $h = P_{\cdot A} + P_{\cdot B} h$
+    restricted to $B$ (paper eq. 8).  Row ``i`` of the result is the law of
     the next watched state after leaving watched state ``i``.
 
     Parameters

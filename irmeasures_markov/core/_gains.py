@@ -10,7 +10,7 @@ GAINS = ("binary", "grade", "exp2")
 
 
 def grade_gains(grades: np.ndarray, rel: int, gain: str) -> np.ndarray:
-    """Gain per rank: 1 (``'binary'``), the grade (``'grade'``) or :math:`2^{g} - 1` (``'exp2'``)
+    """Gain per rank: 1 (``'binary'``), the grade (``'grade'``) or $2^{g} - 1$ (``'exp2'``)
     for grades ``>= rel``, 0 otherwise.
 
     Parameters
@@ -30,7 +30,7 @@ def grade_gains(grades: np.ndarray, rel: int, gain: str) -> np.ndarray:
     Raises
     ------
     ValueError
-        If ``gain`` is not one of :data:`GAINS`.
+        If ``gain`` is not one of [`GAINS`][irmeasures_markov.measures.stopping_time.GAINS].
     """
     g = np.asarray(grades)
     relevant = g >= rel

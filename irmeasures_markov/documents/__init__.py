@@ -1,8 +1,9 @@
 """Documents: their lengths in words (for time-based measures) and the vectorised docid table that looks them up.
 
-* :mod:`~irmeasures_markov.documents._lengths`: :class:`DocumentLengths`, :class:`LengthTable`, length sources;
-* :mod:`~irmeasures_markov.documents._length_files`: lengths and duplicate-group files, and ir_datasets counts;
-* :mod:`~irmeasures_markov.documents._docid_table`: :class:`DocidTable`, exact lookups of many docids at once.
+* `_lengths`: [`DocumentLengths`][irmeasures_markov.documents.DocumentLengths],
+[`LengthTable`][irmeasures_markov.documents.LengthTable], length sources;
+* `_length_files`: lengths and duplicate-group files, and ir_datasets counts;
+* `_docid_table`: [`DocidTable`][irmeasures_markov.documents.DocidTable], exact lookups of many docids at once.
 """
 from irmeasures_markov.documents._docid_table import DocidTable
 from irmeasures_markov.documents._length_files import (

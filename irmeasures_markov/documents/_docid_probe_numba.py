@@ -1,4 +1,4 @@
-"""Optional compiled probe of a :class:`~irmeasures_markov.documents._docid_table.DocidTable` (with numba installed).
+"""Optional compiled probe of a [`DocidTable`][irmeasures_markov.documents.DocidTable] (with numba installed).
 
 The numpy lookup makes about a dozen passes over arrays of one entry per
 docid (cutting the joined bytes into words, hashing, gathering rows,

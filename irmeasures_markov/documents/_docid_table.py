@@ -242,7 +242,8 @@ class DocidTable:
     def lookup_joined(self, joined: str | None, n: int,
                       docids: Sequence[str] | Callable[[], Sequence[str]],
                       engine: str = "auto") -> tuple[np.ndarray, np.ndarray]:
-        """Like :meth:`lookup`, for ``n`` docids given joined by newlines (:func:`join_docids`).
+        """Like [`lookup`][irmeasures_markov.documents.DocidTable.lookup], for ``n`` docids given joined by newlines
+        (`join_docids`).
 
         Parameters
         ----------
@@ -255,7 +256,7 @@ class DocidTable:
             read only when the table cannot answer: ``joined`` is None, or it
             does not split into ``n`` docids because one holds a newline.
         engine : {'auto', 'numba', 'numpy'}
-            See :data:`ENGINES` (the answers are the same).
+            See `ENGINES` (the answers are the same).
 
         Returns
         -------

@@ -1,9 +1,10 @@
 """Files of document lengths and duplicate groups: reading and writing them, and counting lengths with ir_datasets.
 
 * a file of ``docid<TAB>length`` lines (plain or compressed; ``#`` comments
-  and blank lines skipped): :func:`read_lengths`, errors name the file and line;
-* a file of ``docid<TAB>group`` lines: :func:`read_duplicates`;
-* an ``ir_datasets`` docs store: :func:`lengths_from_ir_datasets` counts the
+  and blank lines skipped): [`read_lengths`][irmeasures_markov.documents.read_lengths], errors name the file and line;
+* a file of ``docid<TAB>group`` lines: [`read_duplicates`][irmeasures_markov.documents.read_duplicates];
+* an ``ir_datasets`` docs store: [`lengths_from_ir_datasets`][irmeasures_markov.documents.lengths_from_ir_datasets]
+counts the
   whitespace-separated words of each document's text once, with a progress
   bar, and caches the result on disk as a lengths file.
 """

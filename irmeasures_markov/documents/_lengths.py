@@ -4,19 +4,19 @@ Sources:
 
 * a Python mapping ``{docid: words}``;
 * a file of ``docid<TAB>length`` lines (plain or compressed; ``#`` comments
-  and blank lines skipped): :func:`~irmeasures_markov.documents._length_files.read_lengths`,
+  and blank lines skipped): [`read_lengths`][irmeasures_markov.documents.read_lengths],
   errors name the file and line;
 * an ``ir_datasets`` docs store:
-  :func:`~irmeasures_markov.documents._length_files.lengths_from_ir_datasets`
+  [`lengths_from_ir_datasets`][irmeasures_markov.documents.lengths_from_ir_datasets]
   counts whitespace-separated words of each document's text once, with a
   progress bar, and caches the result on disk as such a file.
 
 Duplicate groups (Smucker & Clarke 2012, §3: a document that duplicates an
 earlier-ranked one is read as length 0) come from a mapping ``{docid: group}``
-or a ``docid<TAB>group`` file (:func:`~irmeasures_markov.documents._length_files.read_duplicates`).
+or a ``docid<TAB>group`` file ([`read_duplicates`][irmeasures_markov.documents.read_duplicates]).
 
-An unknown length is never silently guessed: :class:`DocumentLengths` raises
-:class:`UnknownLengthError` naming the missing documents, unless a
+An unknown length is never silently guessed: [`DocumentLengths`][irmeasures_markov.documents.DocumentLengths] raises
+[`UnknownLengthError`][irmeasures_markov.documents.UnknownLengthError] naming the missing documents, unless a
 ``default_length`` is given explicitly.
 """
 from __future__ import annotations
@@ -61,7 +61,7 @@ HOW_TO_GIVE_LENGTHS = ("give lengths='FILE' (lines 'docid<TAB>words'), lengths='
 class UnknownLengthError(InputError, KeyError):
     """A document's length is needed but unknown and no ``default_length`` was given.
 
-    An :class:`~irmeasures_markov._util._errors.InputError` (so every handler of bad
+    An [`InputError`][irmeasures_markov.io.InputError] (so every handler of bad
     input catches it) and, as before, a ``KeyError``.
     """
 
@@ -96,10 +96,10 @@ class LengthTable(abc.Mapping):
     """A read-only snapshot of ``{docid: words}`` that looks up whole runs at once.
 
     Every length source (files, ``irds:`` ids, mappings registered with
-    :func:`irmeasures_markov.register_lengths`, mappings given to
-    :class:`DocumentLengths`) is held as a ``LengthTable``.  Once lookups add
+    [`irmeasures_markov.register_lengths`][irmeasures_markov.register_lengths], mappings given to
+    [`DocumentLengths`][irmeasures_markov.documents.DocumentLengths]) is held as a ``LengthTable``.  Once lookups add
     up to ``build_after`` times as many documents as it holds, it builds a
-    :class:`~irmeasures_markov.documents._docid_table.DocidTable` (exact,
+    [`DocidTable`][irmeasures_markov.documents.DocidTable] (exact,
     vectorised) that answers every later lookup of 64 or more documents;
     until then the dict answers.  It is a snapshot: changing the original
     mapping afterwards changes nothing here.
@@ -191,7 +191,8 @@ class LengthTable(abc.Mapping):
 
     def lookup_joined(self, joined: str | None, n: int, docids: Sequence[str] | Callable[[], Sequence[str]]
                       ) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`lookup` for ``n`` docids joined by newlines (see :meth:`DocidTable.lookup_joined`).
+        """[`lookup`][irmeasures_markov.documents.LengthTable.lookup] for ``n`` docids joined by newlines (see
+        [`DocidTable.lookup_joined`][irmeasures_markov.documents.DocidTable.lookup_joined]).
 
         Parameters
         ----------
@@ -252,7 +253,7 @@ def length_source(spec: str, kind: str = "lengths") -> tuple[str, Mapping[str, A
     -------
     fingerprint : str
     mapping : LengthTable or dict
-        A :class:`LengthTable` of lengths, or ``{docid: group}``.
+        A [`LengthTable`][irmeasures_markov.documents.LengthTable] of lengths, or ``{docid: group}``.
 
     Raises
     ------
@@ -276,14 +277,14 @@ class DocumentLengths:
     ----------
     lengths : mapping or path
         ``{docid: words}``, or a ``docid<TAB>length`` file, or ``'irds:<id>'``.
-        A mapping is validated and copied into a :class:`LengthTable`
+        A mapping is validated and copied into a [`LengthTable`][irmeasures_markov.documents.LengthTable]
         (lengths must be non-negative finite numbers).
     duplicates : mapping or path, optional
         ``{docid: group}``; within one ranking, a document whose group already
         appeared at an earlier rank gets length 0.
     default_length : float, optional
         Length used for documents missing from ``lengths``.  Without it a
-        missing length raises :class:`UnknownLengthError`.
+        missing length raises [`UnknownLengthError`][irmeasures_markov.documents.UnknownLengthError].
     """
 
     def __init__(self, lengths: Mapping[str, float] | PathLike | None = None,
@@ -326,7 +327,7 @@ class DocumentLengths:
                         joined_segments: Sequence[str] | None = None) -> np.ndarray:
         """Lengths of the documents of every segment (e.g. every query of a run), one after another.
 
-        The same values as :meth:`lookup` on the concatenation, in one
+        The same values as [`lookup`][irmeasures_markov.documents.DocumentLengths.lookup] on the concatenation, in one
         vectorised lookup.
 
         Parameters
@@ -397,9 +398,11 @@ class DocumentLengths:
         return self.for_flat_rankings(docids, np.array([0, len(docids)]))
 
     def for_flat_rankings(self, docids: Sequence[str], offsets: np.ndarray) -> np.ndarray:
-        """:meth:`for_ranking` of many rankings stored flat (ranking ``i`` is ``docids[offsets[i]:offsets[i+1]]``).
+        """[`for_ranking`][irmeasures_markov.documents.DocumentLengths.for_ranking] of many rankings stored flat
+        (ranking ``i`` is ``docids[offsets[i]:offsets[i+1]]``).
 
-        The same values as :meth:`for_ranking` of each ranking, concatenated,
+        The same values as [`for_ranking`][irmeasures_markov.documents.DocumentLengths.for_ranking] of each ranking,
+        concatenated,
         with no Python step per ranking: a document is a later member of its
         group when its (ranking, group) pair occurred at an earlier position.
 

@@ -3,37 +3,38 @@
 This reproduces the protocol of the papers' experimental sections (e.g. the MP
 paper §5):
 
-* :func:`evaluate` — per-topic values of many measures for many runs in one
+* [`evaluate`][irmeasures_markov.experiments.evaluate] — per-topic values of many measures for many runs in one
   pass per run (our measures and AP, P@k, Rprec, bpref, RR, nDCG and binary
   RBP share one float64 ranking preparation per run, with trec_eval's
   definitions; other standard measures go through
   ``ir_measures``/``pytrec_eval``), over every qrels topic by default
   (trec_eval ``-c``), with a tqdm progress bar and optional parallelism
   across runs;
-* :func:`kendall_tau` — Kendall's τ-b between two score vectors (ties
+* [`kendall_tau`][irmeasures_markov.experiments.kendall_tau] — Kendall's τ-b between two score vectors (ties
   handled as in scipy's default);
-* :func:`tau_table` — τ between the system rankings of pairs of measures
+* [`tau_table`][irmeasures_markov.experiments.tau_table] — τ between the system rankings of pairs of measures
   (the papers' Tables 2 and 3);
-* :func:`pool_reduction` — mean scores and τ (full pool vs reduced pool) for
+* [`pool_reduction`][irmeasures_markov.experiments.pool_reduction] — mean scores and τ (full pool vs reduced pool) for
   each pool reduction rate (the MP paper's Figures 3 and 4);
-* :class:`EvaluationGrid` / :func:`evaluate_grid` — evaluations of runs ×
-  pool samples × collections as cells of a grid (:mod:`irmeasures_markov.grid`:
+* [`EvaluationGrid`][irmeasures_markov.experiments.EvaluationGrid] /
+[`evaluate_grid`][irmeasures_markov.experiments.evaluate_grid] — evaluations of runs ×
+  pool samples × collections as cells of a grid (`irmeasures_markov.grid`:
   local processes or Dask, resumable from a Parquet store);
-* :func:`~irmeasures_markov.experiments._ph_compare.compare_runs` — two runs
+* `compare_runs` — two runs
   compared topic by topic under P@H.
 
 Runs × measures with significance tests are
-:func:`irmeasures_markov.comparison.compare`.
+[`irmeasures_markov.comparison.compare`][irmeasures_markov.comparison.compare].
 
-Results are small dataclasses holding numpy arrays; :class:`Evaluation`'s
+Results are small dataclasses holding numpy arrays; [`Evaluation`][irmeasures_markov.experiments.Evaluation]'s
 summaries (``means()``, ``column()``, ``per_topic()``) are labelled pandas
 objects, with the plain arrays under explicit names (``values``,
 ``means_array()``, ``column_array()``).
 
-Modules: :mod:`.evaluation` (:func:`evaluate`; the standard measures it
-computes natively are the family :mod:`irmeasures_markov.measures._standard`),
-:mod:`.settings` (``evaluate(ties=, unjudged=, residual=)``),
-:mod:`.correlations`, :mod:`.grid`, :mod:`.pools`, :mod:`.ph_compare`.
+Modules: `evaluation` ([`evaluate`][irmeasures_markov.experiments.evaluate]; the standard measures it
+computes natively are the family `irmeasures_markov.measures._standard`),
+`settings` (``evaluate(ties=, unjudged=, residual=)``),
+`correlations`, `grid`, `pools`, `ph_compare`.
 """
 from __future__ import annotations
 

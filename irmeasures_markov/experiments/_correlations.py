@@ -1,11 +1,11 @@
 """Agreement between system rankings: Kendall's τ-b, and the measures of the MP paper's tables.
 
-* :func:`kendall_tau` — τ-b between two score vectors (ties handled as in
+* [`kendall_tau`][irmeasures_markov.experiments.kendall_tau] — τ-b between two score vectors (ties handled as in
   scipy's default);
-* :func:`system_ranking` — runs from best to worst by one measure;
-* :func:`tau_table` — τ between the system rankings of pairs of measures
+* [`system_ranking`][irmeasures_markov.experiments.system_ranking] — runs from best to worst by one measure;
+* [`tau_table`][irmeasures_markov.experiments.tau_table] — τ between the system rankings of pairs of measures
   (the MP paper's Tables 2 and 3);
-* :func:`mp_paper_measures` — the 21 measures of those tables.
+* [`mp_paper_measures`][irmeasures_markov.experiments.mp_paper_measures] — the 21 measures of those tables.
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def mp_paper_measures() -> dict[str, Measure]:
     dict of str to ir_measures.Measure
         ``AP, P@10, Rprec, bpref, RBP`` and the 16 MP variants
         ``MP <model>`` / ``MP <model>@Rec(T)`` for the 8 models of
-        :data:`~irmeasures_markov.measures.markov_precision.PAPER_MODELS`.
+        `PAPER_MODELS`.
     """
     labels = ["AP", "P@10", "Rprec", "bpref", "RBP"]
     out = {lab: ir_measures.parse_measure(m) for lab, m in zip(labels, MP_PAPER_BASELINES)}
@@ -49,17 +49,19 @@ def mp_paper_measures() -> dict[str, Measure]:
 def kendall_tau(x: ArrayLike, y: ArrayLike) -> float:
     r"""Kendall's rank correlation τ-b between two score vectors.
 
-    .. math::
+    $$
+    \tau_b = \frac{C - D}{\sqrt{(n_0 - n_1)(n_0 - n_2)}}
+    $$
 
-        \tau_b = \frac{C - D}{\sqrt{(n_0 - n_1)(n_0 - n_2)}}
-
-    with C/D the concordant/discordant pairs, :math:`n_0 = n(n-1)/2` and
-    :math:`n_1, n_2` the pairs tied in ``x`` and in ``y``.  Without ties this is
+    with C/D the concordant/discordant pairs, $n_0 = n(n-1)/2$ and
+    $n_1, n_2$ the pairs tied in ``x`` and in ``y``.  Without ties this is
     the τ of the papers.
 
     Parameters
     ----------
-    x, y : array_like
+    x : array_like
+        Scores of the same systems, 1-D, finite, at least 2 each.
+    y : array_like
         Scores of the same systems, 1-D, finite, at least 2 each.
 
     Returns
@@ -119,13 +121,16 @@ def tau_table(evaluation: Evaluation, rows: Sequence[Measure | str] | None = Non
     ----------
     evaluation : Evaluation
         Per-topic values of the runs; rankings are by the mean over topics.
-    rows, cols : sequence of measures or labels, optional
+    rows : sequence of measures or labels, optional
+        Default: every measure of ``evaluation``.
+    cols : sequence of measures or labels, optional
         Default: every measure of ``evaluation``.
 
     Returns
     -------
     (numpy.ndarray, list of str, list of str)
-        ``(tau, row_labels, col_labels)`` with ``tau[a, b]`` the :func:`kendall_tau` of the
+        ``(tau, row_labels, col_labels)`` with ``tau[a, b]`` the
+        [`kendall_tau`][irmeasures_markov.experiments.kendall_tau] of the
         per-run means of ``rows[a]`` and ``cols[b]``.
     """
     means = evaluation.means_array()

@@ -1,6 +1,7 @@
-"""Per-topic values of many measures for many runs: :func:`evaluate` and its :class:`Evaluation`.
+"""Per-topic values of many measures for many runs: [`evaluate`][irmeasures_markov.experiments.evaluate] and its
+[`Evaluation`][irmeasures_markov.experiments.Evaluation].
 
-Our measures and the standard measures of :mod:`irmeasures_markov.measures._standard` (AP, P@k, Rprec,
+Our measures and the standard measures of `irmeasures_markov.measures._standard` (AP, P@k, Rprec,
 bpref, RR, nDCG, binary RBP, R@k, Success@k, SetP, SetR, SetF, IPrec@r, NumRet, NumRel and Judged@k, with
 trec_eval's definitions) share one float64 ranking preparation per run; other measures of ``ir_measures`` go
 through ``ir_measures`` (pytrec_eval's float32 scores), named in one warning.  Topics default to every qrels
@@ -86,26 +87,26 @@ def parse_measures(measures: Measure | str | Sequence[Measure | str]) -> list[Me
 class RunScorer:
     """All measures of one run, per topic: ``scorer(run)`` is an array ``[measure, topic]``.
 
-    Our measures (and the standard measures of :mod:`irmeasures_markov.measures._standard`) are computed
+    Our measures (and the standard measures of `irmeasures_markov.measures._standard`) are computed
     on one shared ranking preparation of the run, everything else through one
     ``ir_measures`` evaluator; a topic the run did not answer holds the
-    measure's DEFAULT.  :func:`evaluate` and the evaluation grids score every
+    measure's DEFAULT.  [`evaluate`][irmeasures_markov.experiments.evaluate] and the evaluation grids score every
     run with it.
 
     Parameters
     ----------
     measures : list of ir_measures.Measure
-        Parsed measures (:func:`parse_measures`); ours are validated here.
+        Parsed measures (`parse_measures`); ours are validated here.
     qrels : dict
         ``{qid: {docid: grade}}``.
     topics : list of str
         The topics, in the order of the output's columns.
     native : bool
-        Compute the standard measures of :mod:`irmeasures_markov.measures._standard` natively (default).
+        Compute the standard measures of `irmeasures_markov.measures._standard` natively (default).
     settings : dict of int to NativeSetting, optional
-        Tie order and unjudged documents of natively computed measures, by position (:func:`.apply_settings`).
+        Tie order and unjudged documents of natively computed measures, by position (`apply_settings`).
     extras : bool
-        Also give the per-query extras of :func:`.extra_names` as rows after the measures' rows.
+        Also give the per-query extras of `extra_names` as rows after the measures' rows.
     """
 
     def __init__(self, measures: list[Measure], qrels: Qrels, topics: list[str], native: bool = True,
@@ -134,7 +135,8 @@ class RunScorer:
             self.readers.append(_ReadsEverything())
 
     def __call__(self, run: RunLike) -> np.ndarray:
-        """The values ``[measure, topic]`` of ``run`` (any form :func:`~irmeasures_markov.io.to_run_dict` takes)."""
+        """The values ``[measure, topic]`` of ``run`` (any form [`to_run_dict`][irmeasures_markov.io.to_run_dict]
+        takes)."""
         out = np.zeros((len(self.measures) + len(self.extra_rows), len(self.topics)))
         for j, m in enumerate(self.measures):
             out[j, :] = m.DEFAULT
@@ -174,7 +176,8 @@ class _ReadsEverything:
 
 @dataclass
 class _RunsTask:
-    """Runs of :func:`evaluate` scored in a worker process of the local grid backend, which forks after the
+    """Runs of [`evaluate`][irmeasures_markov.experiments.evaluate] scored in a worker process of the local grid
+    backend, which forks after the
     scorer and the runs are published (nothing is pickled)."""
     names: list[str]
     needs: tuple[str, ...] = ("scorer", "runs")
@@ -214,7 +217,8 @@ def warn_no_relevant(qrels: Qrels, topics: Sequence[str]) -> None:
     """A ``RuntimeWarning`` naming the ``topics`` judged in ``qrels`` without a relevant (grade >= 1) document.
 
     They score 0 and are averaged in, as trec_eval does; the warning points at
-    the caller of the function calling this one (:func:`evaluate`, ``pool_reduction``).
+    the caller of the function calling this one ([`evaluate`][irmeasures_markov.experiments.evaluate],
+    ``pool_reduction``).
     """
     empty = [t for t in topics if t in qrels and not any(g >= 1 for g in qrels[t].values())]
     if empty:
@@ -226,16 +230,16 @@ def warn_no_relevant(qrels: Qrels, topics: Sequence[str]) -> None:
 
 def warn_float32(measures: Sequence[Measure]) -> None:
     """A ``RuntimeWarning`` naming the measures of ``ir_measures`` computed by ``ir_measures``, not on the float64
-    ranking (:func:`~irmeasures_markov.measures._standard.float32_note`); it points at the caller of the
-    function calling this one (:func:`evaluate`, ``evaluate_grid``)."""
+    ranking (`float32_note`); it points at the caller of the
+    function calling this one ([`evaluate`][irmeasures_markov.experiments.evaluate], ``evaluate_grid``)."""
     note = float32_note(measures)
     if note:
         warnings.warn(note, RuntimeWarning, stacklevel=3)
 
 
 def warn_overlap(topics: Sequence[str], runs: Mapping[str, RunLike]) -> None:
-    """An :class:`~irmeasures_markov.io._normalise.OverlapWarning` naming each run (given as a mapping) that
-    answers none or less than half of the ``topics`` (:func:`~irmeasures_markov.io._normalise.overlap_problem`,
+    """An `OverlapWarning` naming each run (given as a mapping) that
+    answers none or less than half of the ``topics`` (`overlap_problem`,
     the rule of every front end); the warning points at the caller of the function calling this one."""
     topic_set = set(topics)
     for name, run in runs.items():
@@ -251,7 +255,7 @@ def labelled_measures(measures: MeasuresLike,
     Parameters
     ----------
     measures : list of measures or strings, or dict {label: measure}
-        As :func:`evaluate` takes them.
+        As [`evaluate`][irmeasures_markov.experiments.evaluate] takes them.
     labels : sequence of str, optional
         Display names; default the mapping's keys (None for a list).
 
@@ -262,7 +266,7 @@ def labelled_measures(measures: MeasuresLike,
     Raises
     ------
     ValueError
-        A ``labels`` list of another length than the measures, or what :func:`parse_measures` raises.
+        A ``labels`` list of another length than the measures, or what `parse_measures` raises.
     """
     if isinstance(measures, Mapping):
         labels = list(measures) if labels is None else labels
@@ -285,9 +289,11 @@ def evaluate(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, RunLik
         ``ir_measures`` measures (ours included); strings are parsed.
     qrels : dict, path, DataFrame or Qrel namedtuples
         ``{qid: {docid: grade}}``, a TREC qrels file (``str`` or ``os.PathLike``;
-        plain or compressed), or any form :func:`irmeasures_markov.io.to_qrels_dict` takes.
+        plain or compressed), or any form [`irmeasures_markov.io.to_qrels_dict`][irmeasures_markov.io.to_qrels_dict]
+        takes.
     runs : dict
-        ``{run_name: {qid: {docid: score}}}``, e.g. from :func:`irmeasures_markov.io._run_files.load_run_dir`.
+        ``{run_name: {qid: {docid: score}}}``, e.g. from
+        [`irmeasures_markov.io._run_files.load_run_dir`][irmeasures_markov.io.load_run_dir].
     topics : sequence of str, optional
         The topics to average over.  Default: every qrels topic, which is
         trec_eval ``-c`` (and ``ir_measures.calc_aggregate``): a topic a run did
@@ -312,10 +318,18 @@ def evaluate(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, RunLik
         does) instead of through ``ir_measures``/``pytrec_eval``, whose float32
         scores can reorder near-ties.  Any other measure of ``ir_measures``
         goes through ``ir_measures``, named in one ``RuntimeWarning``.
-    ties, unjudged, residual : str, str, bool
+    ties : str
         Tie order (``'docid'`` (trec_eval), ``'optimistic'``, ``'pessimistic'``, ``'expected'``), unjudged
         documents (``'nonrel'`` (trec_eval), ``'drop'``, ``'rel'``, ``'range'``) and residual for every
-        measure (:func:`~.settings.apply_settings`, docs/ties-and-holes.md); extras become columns.
+        measure (`apply_settings`, docs/ties-and-holes.md); extras become columns.
+    unjudged : str
+        Tie order (``'docid'`` (trec_eval), ``'optimistic'``, ``'pessimistic'``, ``'expected'``), unjudged
+        documents (``'nonrel'`` (trec_eval), ``'drop'``, ``'rel'``, ``'range'``) and residual for every
+        measure (`apply_settings`, docs/ties-and-holes.md); extras become columns.
+    residual : bool
+        Tie order (``'docid'`` (trec_eval), ``'optimistic'``, ``'pessimistic'``, ``'expected'``), unjudged
+        documents (``'nonrel'`` (trec_eval), ``'drop'``, ``'rel'``, ``'range'``) and residual for every
+        measure (`apply_settings`, docs/ties-and-holes.md); extras become columns.
 
     Returns
     -------

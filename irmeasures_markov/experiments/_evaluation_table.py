@@ -1,4 +1,4 @@
-"""The result of :func:`~irmeasures_markov.experiments.evaluate`: per-topic values of every run and measure."""
+"""The result of [`evaluate`][irmeasures_markov.experiments.evaluate]: per-topic values of every run and measure."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -20,9 +20,12 @@ class Evaluation:
     Topics a run did not answer hold the measure's DEFAULT (0), as in
     ``ir_measures``.  ``labels`` are the names the columns are shown with.
 
-    The summaries are labelled pandas objects (:meth:`means`, :meth:`column`,
-    :meth:`per_topic`); the same numbers as plain arrays are ``values`` and
-    :meth:`means_array` / :meth:`column_array`.
+    The summaries are labelled pandas objects ([`means`][irmeasures_markov.experiments.Evaluation.means],
+    [`column`][irmeasures_markov.experiments.Evaluation.column],
+    [`per_topic`][irmeasures_markov.experiments.Evaluation.per_topic]); the same numbers as plain arrays are ``values``
+    and
+    [`means_array`][irmeasures_markov.experiments.Evaluation.means_array] /
+    [`column_array`][irmeasures_markov.experiments.Evaluation.column_array].
 
     Per-query extras of a measure (``'se'`` of ``ties='expected'``, ``'lo'``/``'hi'`` of
     ``unjudged='range'``) are columns after all measures', labelled ``<label>_<name>``, their
@@ -106,7 +109,7 @@ class Evaluation:
     def per_topic(self, measure: Measure | str) -> pd.DataFrame:
         """Per-topic values of one measure: a DataFrame, index ``topics`` (named ``topic``), columns ``runs``.
 
-        :func:`~irmeasures_markov.inference.score_matrix`, ``all_pairs`` and
+        [`score_matrix`][irmeasures_markov.inference.score_matrix], ``all_pairs`` and
         ``discriminative_power`` take it as it is.
 
         Parameters
@@ -130,7 +133,7 @@ class Evaluation:
                             columns=pd.Index(list(self.runs), name="run"))
 
     def measure_index(self, measure: Measure | str) -> int:
-        """The position of ``measure`` (an object, its printed form or its label) among :attr:`measures`.
+        """The position of ``measure`` (an object, its printed form or its label) among `measures`.
 
         Parameters
         ----------
@@ -140,7 +143,7 @@ class Evaluation:
         Returns
         -------
         int
-            The index ``j`` of the measure in ``values[:, j, :]``, :attr:`measures` and :attr:`labels`.
+            The index ``j`` of the measure in ``values[:, j, :]``, `measures` and `labels`.
 
         Raises
         ------
@@ -154,7 +157,8 @@ class Evaluation:
         raise KeyError(f"{measure!r} is not among the evaluated measures {self.labels}")
 
     def to_frame(self) -> pd.DataFrame:
-        """Mean scores as a DataFrame (runs x measure labels); the same as :meth:`means`.
+        """Mean scores as a DataFrame (runs x measure labels); the same as
+        [`means`][irmeasures_markov.experiments.Evaluation.means].
 
         Returns
         -------

@@ -1,9 +1,9 @@
 """Evaluation grids: per-topic values of a measure set for runs x pool samples x collections.
 
 A cell is one run evaluated on one pool (the full qrels, or
-:func:`~irmeasures_markov.io._datasets.downsample_qrels` at ``pool`` percent with
+[`downsample_qrels`][irmeasures_markov.io.downsample_qrels] at ``pool`` percent with
 ``seed``): an array ``[measure, topic]``, computed by the same
-``experiments.evaluation.RunScorer`` as :func:`~irmeasures_markov.experiments.evaluate`,
+``experiments.evaluation.RunScorer`` as [`evaluate`][irmeasures_markov.experiments.evaluate],
 so the numbers are those of ``evaluate`` bit for bit on every backend.
 
 Tasks group a few runs with every pool missing for them: a worker reads each
@@ -171,7 +171,8 @@ class _Block:
 
 
 class GridResult:
-    """Evaluations of an :class:`EvaluationGrid`: ``result.evaluations(block)[(pool, seed)]``."""
+    """Evaluations of an [`EvaluationGrid`][irmeasures_markov.experiments.EvaluationGrid]:
+    ``result.evaluations(block)[(pool, seed)]``."""
 
     def __init__(self, blocks: list[_Block], arrays: Mapping[str, np.ndarray],
                  cells: list[dict[tuple[str, Pool], Cell]], summary: GridSummary) -> None:
@@ -186,7 +187,7 @@ class GridResult:
         Parameters
         ----------
         block : int
-            What :meth:`EvaluationGrid.add` returned for the block.
+            What [`EvaluationGrid.add`][irmeasures_markov.experiments.EvaluationGrid.add] returned for the block.
 
         Returns
         -------
@@ -221,12 +222,13 @@ class EvaluationGrid:
     def add(self, measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, RunSource], *,
             pools: Sequence[PoolSpec] = (100,), topics: Sequence[str] | None = None,
             labels: Sequence[str] | None = None, native: bool = True, collection: str = "") -> int:
-        """Add a block; returns its index for :meth:`GridResult.evaluations`.
+        """Add a block; returns its index for
+        [`GridResult.evaluations`][irmeasures_markov.experiments.GridResult.evaluations].
 
         Parameters
         ----------
         measures, qrels, topics, labels, native
-            As for :func:`~irmeasures_markov.experiments.evaluate`: ``qrels`` may be any form it takes
+            As for [`evaluate`][irmeasures_markov.experiments.evaluate]: ``qrels`` may be any form it takes
             (a dict, a qrels file path, ...), ``topics`` default to every qrels topic (trec_eval ``-c``).
         runs : mapping of str to run or path
             Run names to run dicts or to run file paths (read by the workers).
@@ -285,7 +287,7 @@ class EvaluationGrid:
         Parameters
         ----------
         backend, client, scheduler, n_jobs
-            Where the cells are computed (:func:`~irmeasures_markov.grid._backends.resolve_backend`).
+            Where the cells are computed (`resolve_backend`).
         store : ParquetStore, path or None
             Finished cells are read from and written to it; a rerun computes only the missing ones.
         progress : bool or None
@@ -402,14 +404,16 @@ def evaluate_grid(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, R
                   pools: Sequence[PoolSpec] = (100,), topics: Sequence[str] | None = None,
                   labels: Sequence[str] | None = None, native: bool = True, collection: str = "",
                   **run_kwargs: Any) -> tuple[dict[Pool, Evaluation], GridSummary]:
-    """One block's evaluations ``{(percent, seed): Evaluation}`` and the :class:`GridSummary`.
+    """One block's evaluations ``{(percent, seed): Evaluation}`` and the
+    [`GridSummary`][irmeasures_markov.grid.GridSummary].
 
     Parameters
     ----------
     measures, qrels, runs, pools, topics, labels, native, collection
-        As for :meth:`EvaluationGrid.add`.
+        As for [`EvaluationGrid.add`][irmeasures_markov.experiments.EvaluationGrid.add].
     **run_kwargs
-        For :meth:`EvaluationGrid.run` (``backend``, ``client``, ``scheduler``, ``n_jobs``, ``store``,
+        For [`EvaluationGrid.run`][irmeasures_markov.experiments.EvaluationGrid.run] (``backend``, ``client``,
+        ``scheduler``, ``n_jobs``, ``store``,
         ``progress``, ``desc``).
 
     Returns

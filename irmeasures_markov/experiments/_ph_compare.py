@@ -1,4 +1,4 @@
-"""Two runs compared topic by topic under P@H: :func:`compare_runs` (``irmeasures-markov ph-compare`` prints it).
+"""Two runs compared topic by topic under P@H: `compare_runs` (``irmeasures-markov ph-compare`` prints it).
 
 For every qrels topic it gives the order-1 and order-2 values of both runs
 and the order-3 verdict (first-order stochastic dominance of the P@H
@@ -43,8 +43,10 @@ def compare_runs(qrels: QrelsLike, run_a: RunLike, run_b: RunLike, *, rel: int =
     ----------
     qrels : dict or path
         ``{qid: {docid: grade}}``, a TREC qrels file or any form
-        :func:`irmeasures_markov.io.to_qrels_dict` takes.
-    run_a, run_b : dict
+        [`irmeasures_markov.io.to_qrels_dict`][irmeasures_markov.io.to_qrels_dict] takes.
+    run_a : dict
+        The two runs, ``{qid: {docid: score}}``.
+    run_b : dict
         The two runs, ``{qid: {docid: score}}``.
     rel : int
         The lowest relevant grade.
@@ -56,7 +58,7 @@ def compare_runs(qrels: QrelsLike, run_a: RunLike, run_b: RunLike, *, rel: int =
         Simulated users (random-walk models), their seed, and the standard errors within which two
         simulated CDFs count as tied.
     **model
-        The browsing model (:func:`~irmeasures_markov.measures.stopping_time.browsing_model`:
+        The browsing model ([`browsing_model`][irmeasures_markov.browsing_model]:
         ``f``, ``user``, ``tail``, ``p``, ``q``, ...).
 
     Returns

@@ -1,10 +1,10 @@
 """Pool reduction (MP paper §5.3–5.4, after Buckley & Voorhees 2004): scores and τ on downsampled qrels.
 
-:func:`pool_reduction` evaluates every run on the full pool and on seeded,
-nested reductions of it (an evaluation grid, :mod:`.grid`), and returns the
+[`pool_reduction`][irmeasures_markov.experiments.pool_reduction] evaluates every run on the full pool and on seeded,
+nested reductions of it (an evaluation grid, `grid`), and returns the
 mean scores and Kendall's τ between the full-pool and reduced-pool run
 rankings of each measure (the MP paper's Figures 3 and 4);
-:func:`reduction_of` does the same for evaluations already computed.
+`reduction_of` does the same for evaluations already computed.
 """
 from __future__ import annotations
 
@@ -39,12 +39,15 @@ __all__ = ["PoolReduction", "pool_reduction", "reduction_of"]
 
 @dataclass
 class PoolReduction:
-    """Results of :func:`pool_reduction`, one row per pool (100 % first).
+    """Results of [`pool_reduction`][irmeasures_markov.experiments.pool_reduction], one row per pool (100 % first).
 
     ``mean_scores[r, j]``: measure ``j`` averaged over topics and runs with pool ``percents[r]``;
     ``tau[r, j]``: τ-b between the run rankings of measure ``j`` on the full pool and on pool ``percents[r]``.
-    These stay plain arrays (positions, as ``Evaluation.means_array()``); :meth:`means`, :meth:`taus` and
-    :meth:`run_means` give the same numbers as DataFrames labelled by pool, measure and run.
+    These stay plain arrays (positions, as ``Evaluation.means_array()``);
+    [`means`][irmeasures_markov.experiments.PoolReduction.means],
+    [`taus`][irmeasures_markov.experiments.PoolReduction.taus] and
+    [`run_means`][irmeasures_markov.experiments.PoolReduction.run_means] give the same numbers as DataFrames labelled by
+    pool, measure and run.
     """
     percents: list[float]
     labels: list[str]
@@ -85,7 +88,7 @@ class PoolReduction:
         -------
         pandas.DataFrame
             The ``means()`` of every evaluation, stacked pool after pool; averaging a pool's rows over the
-            runs gives :meth:`means`.
+            runs gives [`means`][irmeasures_markov.experiments.PoolReduction.means].
         """
         import pandas as pd
         return pd.concat([e.means() for e in self.evaluations], keys=self.percents, names=["percent", "run"])
@@ -137,15 +140,15 @@ def pool_reduction(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, 
     """Effect of pool downsampling (MP paper §5.3–5.4, after Buckley & Voorhees 2004).
 
     For each ``percent`` the qrels are reduced with
-    :func:`irmeasures_markov.io._datasets.downsample_qrels` (seeded, nested) and all
+    [`irmeasures_markov.io._datasets.downsample_qrels`][irmeasures_markov.io.downsample_qrels] (seeded, nested) and all
     runs re-evaluated over the same topics as the full pool.  Every (run, pool)
-    pair is a cell of an evaluation grid (:class:`~.grid.EvaluationGrid`): the
-    numbers are the same bits on every backend and equal :func:`evaluate`'s.
+    pair is a cell of an evaluation grid (`EvaluationGrid`): the
+    numbers are the same bits on every backend and equal [`evaluate`][irmeasures_markov.experiments.evaluate]'s.
 
     Parameters
     ----------
     measures, qrels, labels, native
-        As for :func:`evaluate` (``qrels`` may be a dict, a qrels file path, ...).
+        As for [`evaluate`][irmeasures_markov.experiments.evaluate] (``qrels`` may be a dict, a qrels file path, ...).
     runs : mapping of str to run or path
         Run names to run dicts or to run file paths (which the workers read).
     percents : sequence of float
@@ -155,14 +158,15 @@ def pool_reduction(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, 
     n_jobs : int
         Local processes, or the workers of a ``LocalCluster``.
     progress : bool or None
-        The grid's bar and summary on standard error, as for :func:`evaluate`.
+        The grid's bar and summary on standard error, as for [`evaluate`][irmeasures_markov.experiments.evaluate].
     full : Evaluation, optional
-        An :func:`evaluate` result on the complete qrels, not computed again; it must hold the same
+        An [`evaluate`][irmeasures_markov.experiments.evaluate] result on the complete qrels, not computed again; it
+        must hold the same
         measures (and labels, when given) and the same runs in the same order, on topics of ``qrels``.
     backend, client, scheduler
         Local processes by default, or Dask with ``client=`` (a ``distributed.Client``), ``scheduler=``
         (an address; ``"local"`` starts a ``LocalCluster`` of ``n_jobs`` workers, at least 2) or
-        ``backend=`` (:func:`~irmeasures_markov.grid._backends.resolve_backend`).
+        ``backend=`` (`resolve_backend`).
     store : ParquetStore, path or None
         Keeps finished cells, so a rerun computes only what is missing.
     collection : str
@@ -175,10 +179,11 @@ def pool_reduction(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, 
     Raises
     ------
     ValueError
-        No run, a ``full`` evaluation of other measures, labels, runs or qrels, or what :func:`evaluate`
+        No run, a ``full`` evaluation of other measures, labels, runs or qrels, or what
+        [`evaluate`][irmeasures_markov.experiments.evaluate]
         raises for its arguments.
     TypeError
-        ``full`` is not an :class:`Evaluation`.
+        ``full`` is not an [`Evaluation`][irmeasures_markov.experiments.Evaluation].
     """
     measures, labels = labelled_measures(measures, labels)
     qrels = to_qrels_dict(qrels)
@@ -205,10 +210,11 @@ def pool_reduction(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, 
 
 
 def reduction_of(full: Evaluation, reduced: Sequence[Evaluation], percents: Sequence[float]) -> PoolReduction:
-    """The :class:`PoolReduction` of evaluations already computed: ``reduced[i]`` on the pool ``percents[i]``.
+    """The [`PoolReduction`][irmeasures_markov.experiments.PoolReduction] of evaluations already computed:
+    ``reduced[i]`` on the pool ``percents[i]``.
 
     For grids holding many pool samples at once (e.g. an
-    :class:`~irmeasures_markov.experiments.EvaluationGrid` over several seeds).
+    [`EvaluationGrid`][irmeasures_markov.experiments.EvaluationGrid] over several seeds).
 
     Parameters
     ----------

@@ -1,9 +1,9 @@
-"""``ties=``, ``unjudged=`` and ``residual=`` of :func:`~irmeasures_markov.experiments.evaluate`: one setting for
+"""``ties=``, ``unjudged=`` and ``residual=`` of [`evaluate`][irmeasures_markov.experiments.evaluate]: one setting for
 every measure of a call.
 
 This package's families take them as parameters (each measure is rewritten
 with them, unless it carries its own); the standard measures computed
-natively (:mod:`irmeasures_markov.measures._standard`) take them too; any other
+natively (`irmeasures_markov.measures._standard`) take them too; any other
 measure is refused when a setting is not the default.
 """
 from __future__ import annotations
@@ -66,7 +66,7 @@ def _check(ties: str, unjudged: str, residual: bool) -> None:
 
 def with_settings(m: Measure, settings: Mapping[str, object]) -> Measure:
     """``m`` with the ``settings`` (``ties``, ``unjudged``, ``residual``) it does not carry itself: the rule of
-    every front end (:func:`~irmeasures_markov.experiments.evaluate`, ``compare``, the command line).
+    every front end ([`evaluate`][irmeasures_markov.experiments.evaluate], ``compare``, the command line).
 
     A family measure's own ``ties`` wins over the call's; its own ``unjudged`` or ``residual`` (one choice:
     what its unjudged documents count as) wins over both of the call's.  Any other measure is returned as it is.
@@ -122,8 +122,8 @@ def apply_settings(measures: list[Measure], ties: str = "docid", unjudged: str =
     A family measure is rewritten with the settings that are not the
     default (``MP`` with ``ties='expected'`` is ``MP(ties='expected')``);
     one that carries its own ``ties`` keeps it, and one that carries its own
-    ``unjudged`` or ``residual`` keeps both (:func:`with_settings`).  A natively computed measure
-    keeps its object and gets a :class:`NativeSetting`; its label shows the
+    ``unjudged`` or ``residual`` keeps both (`with_settings`).  A natively computed measure
+    keeps its object and gets a `NativeSetting`; its label shows the
     settings as a family measure prints them (``AP(ties='expected')``).
 
     Parameters
@@ -131,9 +131,9 @@ def apply_settings(measures: list[Measure], ties: str = "docid", unjudged: str =
     measures : list of ir_measures.Measure
         Parsed measures.
     ties, unjudged, residual
-        The settings (:func:`~irmeasures_markov.experiments.evaluate`).
+        The settings ([`evaluate`][irmeasures_markov.experiments.evaluate]).
     native : bool
-        Whether the standard measures (:func:`~irmeasures_markov.measures._standard.standard_measure`) are
+        Whether the standard measures ([`standard_measure`][irmeasures_markov.measures.standard_measure]) are
         computed natively.
 
     Returns
@@ -192,7 +192,7 @@ def measure_values(m: Measure, standard: StandardMeasure | None, setting: Native
     prepared : PreparedRun
         The run joined with the qrels, without a ``depth``.
     cache : dict, optional
-        Shared by the calls on one prepared run (:func:`~irmeasures_markov.measures._standard.standard_values`).
+        Shared by the calls on one prepared run ([`standard_values`][irmeasures_markov.measures.standard_values]).
 
     Returns
     -------

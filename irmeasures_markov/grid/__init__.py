@@ -4,22 +4,22 @@ An evaluation study is a grid of *cells* — (collection, run, measure set,
 pool sample, resample) — each one array.  This package computes such grids
 on a *backend* and keeps finished cells in a *store*:
 
-* :class:`LocalBackend` — local processes (``n_jobs``; 1 = this process),
+* [`LocalBackend`][irmeasures_markov.grid.LocalBackend] — local processes (``n_jobs``; 1 = this process),
   the default, needs no Dask;
-* :class:`DaskBackend` — a ``dask.distributed`` cluster: ``client=``, a
+* [`DaskBackend`][irmeasures_markov.grid.DaskBackend] — a ``dask.distributed`` cluster: ``client=``, a
   scheduler address, or a ``LocalCluster`` when neither is given;
-* :class:`ParquetStore` — finished cells keyed by the cell and by content
+* [`ParquetStore`][irmeasures_markov.grid.ParquetStore] — finished cells keyed by the cell and by content
   hashes of its qrels and run; a rerun computes only the missing cells.
 
 Every backend runs the same cell code on the same inputs, so the numbers are
 bit-for-bit those of the local backend (and of
-:func:`irmeasures_markov.experiments.evaluate`).  ``docs/scaling.md`` says how
+[`irmeasures_markov.experiments.evaluate`][irmeasures_markov.experiments.evaluate]).  ``docs/scaling.md`` says how
 to run on a real cluster.
 
 This package is the engine only; the grids built on it live with what they
-compute: evaluation grids in :mod:`irmeasures_markov.experiments._grid`
-(:class:`~irmeasures_markov.experiments.EvaluationGrid`), significance tests
-and Bayesian fits in :mod:`irmeasures_markov.inference._grid`.
+compute: evaluation grids in `irmeasures_markov.experiments._grid`
+([`EvaluationGrid`][irmeasures_markov.experiments.EvaluationGrid]), significance tests
+and Bayesian fits in `irmeasures_markov.inference._grid`.
 """
 from __future__ import annotations
 

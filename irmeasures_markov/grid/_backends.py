@@ -1,7 +1,7 @@
 """Backends that compute the tasks of a grid: local processes or a ``dask.distributed`` cluster.
 
-A *task* computes a batch of cells (see :mod:`.runner`): an object with
-``cells`` (list of :class:`~.cells.Cell`), ``needs`` (names of shared inputs
+A *task* computes a batch of cells (see `runner`): an object with
+``cells`` (list of `Cell`), ``needs`` (names of shared inputs
 it reads, e.g. the qrels and in-memory runs), ``key`` (a deterministic name)
 and ``compute(shared) -> list of arrays``.  Every backend calls the same
 ``compute`` on the same inputs, so the numbers do not depend on the backend.
@@ -69,7 +69,8 @@ class Task(Protocol):
 
 
 class Backend(Protocol):
-    """Where tasks run: :class:`LocalBackend`, :class:`DaskBackend` or any object with these members."""
+    """Where tasks run: [`LocalBackend`][irmeasures_markov.grid.LocalBackend],
+    [`DaskBackend`][irmeasures_markov.grid.DaskBackend] or any object with these members."""
 
     name: str
 
@@ -202,7 +203,7 @@ class LocalBackend:
             _SHARED.clear()
 
     def close(self) -> None:
-        """Nothing to release: the processes end with each :meth:`run`."""
+        """Nothing to release: the processes end with each [`run`][irmeasures_markov.grid.LocalBackend.run]."""
 
 
 def local_cluster(n_workers: int = 2, **kwargs: Any) -> LocalCluster:

@@ -3,7 +3,7 @@
 A *cell* is the smallest result a grid stores: one array computed for one
 (collection, run, measure set, pool sample, resample) combination, e.g. the
 per-topic values ``[measure, topic]`` of one run on one reduced pool.  Its
-:attr:`Cell.key` hashes every field, including content hashes of the qrels
+`Cell.key` hashes every field, including content hashes of the qrels
 and of the run, the content fingerprint of every file, table, kernel or fit a
 measure reads, and the package version, so a result read back from a store
 is reused only when the inputs that produced it are byte-for-byte the same
@@ -37,11 +37,11 @@ class Cell:
 
     ``kind`` names the computation (``"evaluate"``, ``"allpairs"``, ...);
     ``collection`` and ``run`` name the data; ``measures`` is the canonical
-    measure-set key (:func:`measures_key`); ``pool`` the percent of the pool
+    measure-set key (`measures_key`); ``pool`` the percent of the pool
     kept (100 = the full qrels) and ``seed`` the pool sample; ``resample``
     describes a resampling (test, number of resamples, seed), empty when none.
-    ``qrels_hash`` and ``run_hash`` are content hashes (:func:`qrels_hash`,
-    :func:`run_hash`).
+    ``qrels_hash`` and ``run_hash`` are content hashes (`qrels_hash`,
+    `run_hash`).
     """
     kind: str
     collection: str
@@ -125,10 +125,11 @@ def run_hash(run: Mapping[str, Mapping[str, float]] | str | os.PathLike[str]) ->
 def measures_key(measures: Sequence, topics: Iterable[str], native: bool = True,
                  inputs: Sequence[Mapping[str, str]] | None = None) -> str:
     """Canonical key of a measure set evaluated over ``topics``: measure reprs with the content fingerprint of
-    what each reads besides the run and qrels (:func:`~irmeasures_markov.plugin.measure_fingerprint`: files by
+    what each reads besides the run and qrels ([`measure_fingerprint`][irmeasures_markov.plugin.measure_fingerprint]:
+    files by
     their bytes, registered tables, kernels and fits by content), a hash of the topics, ``native``.
 
-    ``inputs``: each measure's :func:`~irmeasures_markov.plugin.measure_inputs`,
+    ``inputs``: each measure's [`measure_inputs`][irmeasures_markov.plugin.measure_inputs],
     when already read.  Labels are left out: they name columns and do not
     change numbers.
 
@@ -140,7 +141,7 @@ def measures_key(measures: Sequence, topics: Iterable[str], native: bool = True,
         The topics they are evaluated over, in order.
     native : bool
         Whether the standard measures are computed natively (see
-        :func:`~irmeasures_markov.experiments.evaluate_grid`).
+        [`evaluate_grid`][irmeasures_markov.experiments.evaluate_grid]).
     inputs : sequence of mapping of str to str, optional
         Each measure's ``{parameter: fingerprint}``; read from the measures when None.
 

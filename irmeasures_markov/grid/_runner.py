@@ -1,11 +1,11 @@
 """Running a grid: skip the cells a store already holds, compute the rest on a backend, store them.
 
-:func:`run_grid` is the one loop every grid goes through (evaluation grids,
+[`run_grid`][irmeasures_markov.grid.run_grid] is the one loop every grid goes through (evaluation grids,
 all-pairs tests, Bayesian fits): it reads the stored cells, asks the caller to
 group the missing ones into tasks, runs the tasks on the backend, writes each
 finished batch to the store (every ``flush_seconds``, and at the end or on an
 error, so an interrupted grid keeps what it finished) and returns every
-cell's array with a :class:`GridSummary`.
+cell's array with a [`GridSummary`][irmeasures_markov.grid.GridSummary].
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ class GridSummary:
     ``failed``: cells whose task raised.  ``compute_seconds`` is the time
     tasks spent computing (summed over workers), ``wall_seconds`` the grid's
     wall time and ``workers`` the backend's parallelism, so
-    :attr:`overhead` is the share of worker time not spent computing cells
+    [`overhead`][irmeasures_markov.grid.GridSummary.overhead] is the share of worker time not spent computing cells
     (scheduling, data movement, idle workers at the end).
     """
     total: int = 0
@@ -80,7 +80,8 @@ class GridError(RuntimeError):
 
 
 class GridInputError(GridError, InputError):
-    """A :class:`GridError` whose first failure is an input error (e.g. a file changed while the grid ran):
+    """A [`GridError`][irmeasures_markov.grid.GridError] whose first failure is an input error (e.g. a file changed
+    while the grid ran):
     the user's to fix, not a bug (the command line exits with status 2 and its message)."""
 
 
@@ -88,25 +89,25 @@ def run_grid(cells: Sequence[Cell], make_tasks: Callable[[list[Cell]], list[Task
              shared: Callable[[set[str]], Mapping[str, Any]], *, backend: Backend,
              store: ParquetStore | None = None, progress: bool | None = None, desc: str = "grid",
              flush_seconds: float = 2.0) -> tuple[dict[str, np.ndarray], GridSummary]:
-    """Every cell's array, ``{cell.key: array}``, and a :class:`GridSummary`.
+    """Every cell's array, ``{cell.key: array}``, and a [`GridSummary`][irmeasures_markov.grid.GridSummary].
 
     Parameters
     ----------
     cells : sequence of Cell
         The grid's cells (a key listed twice is computed once).
     make_tasks : callable
-        ``make_tasks(missing)`` groups the cells to compute into tasks (see :class:`~.backends.Task`).
+        ``make_tasks(missing)`` groups the cells to compute into tasks (see `Task`).
     shared : callable
         ``shared(names)`` returns the shared inputs the tasks name in ``needs`` (called only when
         something is to be computed, so a fully cached grid loads nothing).
     backend : Backend
-        Where the tasks run (:func:`~.backends.resolve_backend`).
+        Where the tasks run (`resolve_backend`).
     store : ParquetStore, optional
         Cells read from it are not computed; computed cells are written to it every
         ``flush_seconds``, at the end and on an error.
     progress : bool or None
         A bar, the number of cells to compute and the summary on standard error; ``None`` only when it
-        is a terminal (:func:`irmeasures_markov._util._progress.show_progress`).
+        is a terminal (`irmeasures_markov._util._progress.show_progress`).
     desc : str
         The bar's label.
     flush_seconds : float

@@ -49,7 +49,7 @@ def _pyarrow():
 
 
 class ParquetStore:
-    """Finished cells of experiment grids, keyed by :attr:`Cell.key`.
+    """Finished cells of experiment grids, keyed by `Cell.key`.
 
     Parameters
     ----------

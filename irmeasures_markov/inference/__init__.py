@@ -1,19 +1,22 @@
 """Inference about systems from per-topic scores: classic tests and Bayesian models (Carterette 2011).
 
-* :func:`score_matrix` — per-query results (ir_measures, PyTerrier, our
+* [`score_matrix`][irmeasures_markov.inference.score_matrix] — per-query results (ir_measures, PyTerrier, our
   evaluator, arrays) to a topics × systems matrix, with clear errors;
 * classic paired tests with their model assumptions stated:
-  :func:`paired_t_test`, :func:`wilcoxon_test`, :func:`sign_test`,
-  :func:`randomization_test`, :func:`bootstrap_test`; :func:`all_pairs` and
-  :func:`pairwise` with Holm/Bonferroni/Benjamini–Hochberg correction;
-* :func:`discriminative_power` and the Bayesian fits per collection of
-  :mod:`irmeasures_markov.inference._grid`, on the grid engine (local
+  [`paired_t_test`][irmeasures_markov.inference.paired_t_test],
+  [`wilcoxon_test`][irmeasures_markov.inference.wilcoxon_test], [`sign_test`][irmeasures_markov.inference.sign_test],
+  [`randomization_test`][irmeasures_markov.inference.randomization_test],
+  [`bootstrap_test`][irmeasures_markov.inference.bootstrap_test]; [`all_pairs`][irmeasures_markov.inference.all_pairs]
+  and
+  [`pairwise`][irmeasures_markov.inference.pairwise] with Holm/Bonferroni/Benjamini–Hochberg correction;
+* [`discriminative_power`][irmeasures_markov.inference.discriminative_power] and the Bayesian fits per collection of
+  `irmeasures_markov.inference._grid`, on the grid engine (local
   processes or Dask, resumable from a store);
 * PyTerrier ``pt.Experiment(test=...)`` callables in
-  :mod:`irmeasures_markov.inference._pyterrier`;
-* Bayesian models in :mod:`irmeasures_markov.inference._bayes` (the PyMC
+  `irmeasures_markov.inference._pyterrier`;
+* Bayesian models in `irmeasures_markov.inference._bayes` (the PyMC
   models need the optional extra ``irmeasures-markov[bayes]``; the Gibbs
-  sampler of the linear model, :mod:`.gibbs`, is numpy only).
+  sampler of the linear model, `gibbs`, is numpy only).
 """
 from irmeasures_markov.inference._bayes import bayesian_linear_model, direct_relevance_model
 from irmeasures_markov.inference._classic import (

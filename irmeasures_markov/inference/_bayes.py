@@ -4,10 +4,10 @@ Requires PyMC: ``pip install "irmeasures-markov[bayes]"``.
 
 **Linear model (§3.1)** — the t-test's model made explicit, with priors:
 
-.. math::
-
-    y_{ij} \sim N(\mu + \beta_j + \alpha_i, \sigma^2),\quad
-    \mu \sim N(0, \sigma_{int}^2),\ \beta_j \sim N(0, \sigma_{run}^2),\ \alpha_i \sim N(0, \sigma_{topic}^2),
+$$
+y_{ij} \sim N(\mu + \beta_j + \alpha_i, \sigma^2),\quad
+\mu \sim N(0, \sigma_{int}^2),\ \beta_j \sim N(0, \sigma_{run}^2),\ \alpha_i \sim N(0, \sigma_{topic}^2),
+$$
 
 and Jeffreys priors p(σ) ∝ 1/σ on every scale (a flat prior on log σ).
 Two deviations from the paper, both because the Jeffreys prior makes the
@@ -32,20 +32,20 @@ effective sample size (Σ p_k)² / Σ p_k²).  The weighted maximum-likelihood
 p_ij is Σ_k p_k x_ijk / Σ_k p_k: precision@K for p_k uniform on 1..K,
 RBP for geometric p_k = θ^{k−1}(1−θ) (normalised over the judged depth).
 
-**Extra effects (§3.3)** — :func:`fit_linear_model` takes a long table with
+**Extra effects (§3.3)** — `fit_linear_model` takes a long table with
 any categorical columns (e.g. ``assessor``, ``corpus``) as effects plus named
 two-way interactions, each a normal effect N(0, σ_e²) with its own scale σ_e
 (half-Cauchy(0, 1), as for σ_run and σ_topic).
 
-:func:`bayesian_linear_model` samples the linear model by default with
-:func:`gibbs_linear_model` (blocked Gibbs with parameter expansion: exact
+[`bayesian_linear_model`][irmeasures_markov.inference.bayesian_linear_model] samples the linear model by default with
+`gibbs_linear_model` (blocked Gibbs with parameter expansion: exact
 conditionals, no divergences, seconds).  The PyMC models use a non-centred
 parametrisation (effect = scale · z, z ~ N(0, 1)), which removes most, not
 all, of NUTS's divergent transitions on hierarchical scales: with few systems
 (e.g. 3 runs × 10 topics) some remain.  Every result therefore reports
 ``divergences`` (divergent transitions after tuning) and ``max_rhat`` (the
 largest split R-hat of the system contrasts and scales), and a
-:class:`SamplingWarning` is issued when there is any divergence or R-hat
+[`SamplingWarning`][irmeasures_markov.inference.SamplingWarning] is issued when there is any divergence or R-hat
 exceeds 1.01: the posterior may then be biased (raise ``target_accept``
 towards 0.99 and ``tune``, or use ``backend='gibbs'`` for the linear model).
 """
@@ -126,13 +126,21 @@ def fit_linear_model(data: pd.DataFrame | Mapping[str, Sequence[Any]], *, value:
     ----------
     data : DataFrame or mapping of columns
         The long table.
-    value, system, topic : str
+    value : str
+        Names of the score, system and topic columns.
+    system : str
+        Names of the score, system and topic columns.
+    topic : str
         Names of the score, system and topic columns.
     effects : sequence of str
         Extra categorical columns, each a random effect.
     interactions : sequence of (str, str)
         Two-way interactions among ``'system'``, ``'topic'`` and ``effects``.
-    draws, tune, chains : int
+    draws : int
+        NUTS draws kept per chain, tuning steps, chains.
+    tune : int
+        NUTS draws kept per chain, tuning steps, chains.
+    chains : int
         NUTS draws kept per chain, tuning steps, chains.
     seed : int or None
         ``random_seed`` of ``pymc.sample``.
@@ -158,7 +166,7 @@ def fit_linear_model(data: pd.DataFrame | Mapping[str, Sequence[Any]], *, value:
     Warns
     -----
     SamplingWarning
-        Divergent transitions, or R-hat above :data:`MAX_RHAT`.
+        Divergent transitions, or R-hat above `MAX_RHAT`.
     """
     pm = _pymc()
     import pandas as pd
@@ -199,9 +207,10 @@ def fit_linear_model(data: pd.DataFrame | Mapping[str, Sequence[Any]], *, value:
 
 def bayesian_linear_model(scores: ScoresLike, measure: Any = None, *, backend: str = "gibbs",
                           **kwargs: Any) -> BayesResult:
-    """§3.1 on a topics × systems score matrix (anything :func:`score_matrix` accepts).
+    """§3.1 on a topics × systems score matrix (anything [`score_matrix`][irmeasures_markov.inference.score_matrix]
+    accepts).
 
-    ``backend='gibbs'`` (default) uses :func:`gibbs_linear_model`, a blocked
+    ``backend='gibbs'`` (default) uses `gibbs_linear_model`, a blocked
     Gibbs sampler with exact conditionals (numpy only, no divergent
     transitions), whose max R-hat and effective sample sizes are reported in
     ``max_rhat`` and ``idata``.  ``backend='pymc'`` samples the same model with
@@ -209,7 +218,7 @@ def bayesian_linear_model(scores: ScoresLike, measure: Any = None, *, backend: s
     it is not free of divergent transitions on this model with few systems
     (raising ``target_accept`` towards 0.99 reduces them).  Either way the
     result's ``divergences`` and ``max_rhat`` report the diagnostics, and a
-    :class:`SamplingWarning` says when they are bad.  docs/inference.md gives
+    [`SamplingWarning`][irmeasures_markov.inference.SamplingWarning] says when they are bad.  docs/inference.md gives
     the samplers' times.
 
     Parameters
@@ -221,7 +230,7 @@ def bayesian_linear_model(scores: ScoresLike, measure: Any = None, *, backend: s
     backend : {'gibbs', 'pymc'}
         The sampler.
     **kwargs
-        For the sampler: :func:`gibbs_linear_model` or :func:`fit_linear_model`.
+        For the sampler: `gibbs_linear_model` or `fit_linear_model`.
 
     Returns
     -------
@@ -230,7 +239,7 @@ def bayesian_linear_model(scores: ScoresLike, measure: Any = None, *, backend: s
     Raises
     ------
     ValueError
-        An unknown backend, or scores :func:`score_matrix` refuses.
+        An unknown backend, or scores [`score_matrix`][irmeasures_markov.inference.score_matrix] refuses.
     ImproperPosteriorError
         Scores that are exactly a topic effect plus a system effect (Gibbs).
     ImportError
@@ -297,13 +306,19 @@ def direct_relevance_model(judgments: ArrayLike, *, systems: Sequence[str] | Non
     ----------
     judgments : array_like
         0/1, shape topics × systems × depth (unjudged as 0).
-    systems, topics : sequence of str, optional
+    systems : sequence of str, optional
+        Labels (default ``system0, ...`` and ``0, 1, ...``).
+    topics : sequence of str, optional
         Labels (default ``system0, ...`` and ``0, 1, ...``).
     user : {'precision', 'rbp'}
-        The rank distribution p_k (:func:`rank_weights`).
+        The rank distribution p_k (`rank_weights`).
     theta : float
         RBP's persistence, in (0, 1).
-    draws, tune, chains : int
+    draws : int
+        NUTS draws kept per chain, tuning steps, chains.
+    tune : int
+        NUTS draws kept per chain, tuning steps, chains.
+    chains : int
         NUTS draws kept per chain, tuning steps, chains.
     seed : int or None
         ``random_seed`` of ``pymc.sample``.

@@ -105,7 +105,9 @@ def paired_t_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided") ->
 
     Parameters
     ----------
-    a, b : array_like
+    a : array_like
+        Per-topic scores of systems A and B, in the same topic order (at least 2 topics, finite).
+    b : array_like
         Per-topic scores of systems A and B, in the same topic order (at least 2 topics, finite).
     alternative : {'two-sided', 'greater', 'less'}
         About A − B ('greater': A better).
@@ -136,7 +138,9 @@ def wilcoxon_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided") ->
 
     Parameters
     ----------
-    a, b : array_like
+    a : array_like
+        Per-topic scores of systems A and B, in the same topic order (at least 2 topics, finite).
+    b : array_like
         Per-topic scores of systems A and B, in the same topic order (at least 2 topics, finite).
     alternative : {'two-sided', 'greater', 'less'}
         About A − B ('greater': A better).
@@ -162,7 +166,9 @@ def sign_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided") -> Tes
 
     Parameters
     ----------
-    a, b : array_like
+    a : array_like
+        Per-topic scores of systems A and B, in the same topic order (at least 2 topics, finite).
+    b : array_like
         Per-topic scores of systems A and B, in the same topic order (at least 2 topics, finite).
     alternative : {'two-sided', 'greater', 'less'}
         About A − B ('greater': A better).
@@ -225,7 +231,9 @@ def randomization_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided
 
     Parameters
     ----------
-    a, b : array_like
+    a : array_like
+        Per-topic scores of systems A and B, in the same topic order (at least 2 topics, finite).
+    b : array_like
         Per-topic scores of systems A and B, in the same topic order (at least 2 topics, finite).
     alternative : {'two-sided', 'greater', 'less'}
         About A − B ('greater': A better).
@@ -256,7 +264,9 @@ def bootstrap_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided", n
 
     Parameters
     ----------
-    a, b : array_like
+    a : array_like
+        Per-topic scores of systems A and B, in the same topic order (at least 2 topics, finite).
+    b : array_like
         Per-topic scores of systems A and B, in the same topic order (at least 2 topics, finite).
     alternative : {'two-sided', 'greater', 'less'}
         About A − B ('greater': A better).
@@ -354,7 +364,7 @@ def all_pairs(scores: ScoresLike, test: str = "t", *, measure: Any = None, alter
     Parameters
     ----------
     scores : ScoresLike
-        Per-topic scores of the systems (anything :func:`~.inputs.score_matrix` takes).
+        Per-topic scores of the systems (anything `score_matrix` takes).
     test : {'t', 'wilcoxon', 'sign', 'randomization', 'bootstrap'}
     measure : ir_measures.Measure or str, optional
         Which measure of ``scores`` when it holds several.
@@ -377,7 +387,7 @@ def all_pairs(scores: ScoresLike, test: str = "t", *, measure: Any = None, alter
     ------
     ValueError
         An unknown test, alternative or correction, fewer than 2 systems, or scores
-        :func:`~.inputs.score_matrix` refuses.
+        `score_matrix` refuses.
     """
     sm = score_matrix(scores, measure)
     if sm.n_systems < 2:
@@ -394,12 +404,13 @@ def pairwise(scores: ScoresLike, pairs: Sequence[tuple[int | str, int | str]], t
 
     The correction runs over these pairs only (e.g. every run against one baseline).  A pair's p-value does not depend
     on the other pairs: the randomization and bootstrap tests draw the same seeded sign patterns / resamples for every
-    pair, so a pair tested here has the p-value :func:`all_pairs` gives it (before correction) with the same ``seed``.
+    pair, so a pair tested here has the p-value [`all_pairs`][irmeasures_markov.inference.all_pairs] gives it (before
+    correction) with the same ``seed``.
 
     Parameters
     ----------
     scores : ScoresLike
-        Per-topic scores of the systems (anything :func:`~.inputs.score_matrix` takes).
+        Per-topic scores of the systems (anything `score_matrix` takes).
     pairs : sequence of (a, b)
         System names or column indices; each pair is tested as A − B.
     test : {'t', 'wilcoxon', 'sign', 'randomization', 'bootstrap'}
@@ -424,7 +435,7 @@ def pairwise(scores: ScoresLike, pairs: Sequence[tuple[int | str, int | str]], t
     ------
     ValueError
         An unknown test, alternative or correction, fewer than 2 systems, or scores
-        :func:`~.inputs.score_matrix` refuses.
+        `score_matrix` refuses.
     """
     sm = score_matrix(scores, measure)
     _alt(alternative)

@@ -1,9 +1,9 @@
 r"""The Bayesian linear model (Carterette 2011, §3.1) sampled by a blocked Gibbs sampler (numpy only).
 
-:func:`gibbs_linear_model` is the default sampler of
-:func:`~irmeasures_markov.inference._bayes.bayesian_linear_model` and the one
-behind ``compare(test='bayes')`` (:func:`prob_better_pairs`).  The model and
-its priors are stated in :mod:`irmeasures_markov.inference._bayes`.
+`gibbs_linear_model` is the default sampler of
+[`bayesian_linear_model`][irmeasures_markov.inference.bayesian_linear_model] and the one
+behind ``compare(test='bayes')`` (`prob_better_pairs`).  The model and
+its priors are stated in `irmeasures_markov.inference._bayes`.
 """
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def gibbs_linear_model(scores: ScoresLike, measure: Any = None, *, draws: int = 
     chains are drawn at once, seeded by ``seed``.
 
     ``progress``: a progress bar on standard error; ``None`` (default) shows it
-    only when standard error is a terminal (:func:`irmeasures_markov._util._progress.show_progress`).
+    only when standard error is a terminal (`irmeasures_markov._util._progress.show_progress`).
 
     Parameters
     ----------
@@ -61,7 +61,11 @@ def gibbs_linear_model(scores: ScoresLike, measure: Any = None, *, draws: int = 
         Per-topic scores of the systems (a complete topics × systems matrix).
     measure : ir_measures.Measure or str, optional
         Which measure of ``scores`` when it holds several.
-    draws, tune, chains : int
+    draws : int
+        Kept draws per chain, discarded draws before them, and independent chains.
+    tune : int
+        Kept draws per chain, discarded draws before them, and independent chains.
+    chains : int
         Kept draws per chain, discarded draws before them, and independent chains.
     seed : int or None
         Seed of the chains.
@@ -80,7 +84,7 @@ def gibbs_linear_model(scores: ScoresLike, measure: Any = None, *, draws: int = 
     ImproperPosteriorError
         Scores that are exactly a topic effect plus a system effect (no residual variation).
     ValueError
-        Scores :func:`~.inputs.score_matrix` refuses.
+        Scores `score_matrix` refuses.
     """
     sm = score_matrix(scores, measure)
     y = sm.values
@@ -183,7 +187,7 @@ def prob_better_pairs(scores: ScoresLike, a: ArrayLike, b: ArrayLike, *, draws: 
                       chains: int = 4, seed: int | None = 0,
                       progress: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(P(β_a > β_b | y), P(β_a < β_b | y))`` for the column indices ``a[k]``, ``b[k]`` of a topics × systems
-    matrix, from one :func:`gibbs_linear_model` fit of all its columns.
+    matrix, from one `gibbs_linear_model` fit of all its columns.
 
     Scores that are exactly μ + β_j + α_i (e.g. identical runs) have an improper
     posterior; every pair then differs by the same amount on every topic, and the
@@ -194,10 +198,12 @@ def prob_better_pairs(scores: ScoresLike, a: ArrayLike, b: ArrayLike, *, draws: 
     ----------
     scores : ScoresLike
         Per-topic scores (topics × systems).
-    a, b : array_like of int
+    a : array_like of int
+        Column indices of the pairs.
+    b : array_like of int
         Column indices of the pairs.
     draws, tune, chains, seed, progress
-        As for :func:`gibbs_linear_model`.
+        As for `gibbs_linear_model`.
 
     Returns
     -------

@@ -4,7 +4,7 @@ Cells:
 
 * ``allpairs`` — one (measure, test) of a discriminative-power table: the
   adjusted p-values of every system pair from
-  :func:`~irmeasures_markov.inference.all_pairs` (same seed, same resamples,
+  [`all_pairs`][irmeasures_markov.inference.all_pairs] (same seed, same resamples,
   so the same bits on every backend); the share below ``alpha`` is taken on
   the client, so another ``alpha`` reuses the stored cells;
 * ``bayes`` — one Bayesian linear model (Carterette 2011, §3.1) fitted to
@@ -89,7 +89,7 @@ def _fit_arrays(sm, sampler, fit_kwargs):
 
 
 def _matrices(scores_by: Mapping[str, ScoresLike], what: str) -> tuple[dict[str, ScoreMatrix], dict[str, str]]:
-    """The score matrix and :func:`matrix_hash` of each entry of ``scores_by`` (the argument named ``what``)."""
+    """The score matrix and `matrix_hash` of each entry of ``scores_by`` (the argument named ``what``)."""
     mats = {str(k): score_matrix(s) for k, s in scores_by.items()}
     if not mats:
         raise ValueError(f"`{what}` is empty.")
@@ -116,26 +116,27 @@ def discriminative_power_grid(scores_by_measure: Mapping[str, ScoresLike], *, al
                               progress: bool | None = None, backend: Backend | str | None = None,
                               client: Client | None = None, scheduler: str | None = None, n_jobs: int = 1,
                               store: StoreLike = None, collection: str = "") -> tuple[pd.DataFrame, GridSummary]:
-    """:func:`~irmeasures_markov.inference.discriminative_power` with one grid cell per (measure, test).
+    """[`discriminative_power`][irmeasures_markov.inference.discriminative_power] with one grid cell per (measure,
+    test).
 
     Returns ``(table, summary)``: the DataFrame (one row per measure, one
-    column per test) and the :class:`~irmeasures_markov.grid.GridSummary`.
+    column per test) and the [`GridSummary`][irmeasures_markov.grid.GridSummary].
 
     Parameters
     ----------
     scores_by_measure : mapping of str to ScoresLike
-        ``{measure label: scores}`` with anything :func:`~.inputs.score_matrix` accepts (all over the same
+        ``{measure label: scores}`` with anything `score_matrix` accepts (all over the same
         systems and topics).
     alpha : float
         Significance level, in (0, 1).
     tests : sequence of str
-        Tests of :data:`~.classic.TESTS`, one column each.
+        Tests of `TESTS`, one column each.
     n_resamples, seed, correction
-        As for :func:`~.classic.all_pairs` (``correction`` None: uncorrected p-values).
+        As for `all_pairs` (``correction`` None: uncorrected p-values).
     progress : bool or None
         The grid's bar and summary on standard error (None: only when it is a terminal).
     backend, client, scheduler, n_jobs
-        Where the cells are computed (:func:`~irmeasures_markov.grid._backends.resolve_backend`).
+        Where the cells are computed (`resolve_backend`).
     store : ParquetStore, path or None
         Keeps the p-values for reruns.
     collection : str
@@ -186,9 +187,9 @@ def fit_per_collection(scores_by_collection: Mapping[str, ScoresLike], *, sample
     """One Bayesian linear model per collection, each a grid cell: ``({collection: BayesResult}, summary)``.
 
     ``scores_by_collection``: ``{collection: scores}`` (anything
-    :func:`~irmeasures_markov.inference.score_matrix` accepts, one measure).
+    [`score_matrix`][irmeasures_markov.inference.score_matrix] accepts, one measure).
     ``sampler`` and ``fit_kwargs`` (``draws``, ``tune``, ``chains``, ``seed``, ...)
-    go to :func:`~irmeasures_markov.inference._bayes.bayesian_linear_model`; a
+    go to [`bayesian_linear_model`][irmeasures_markov.inference.bayesian_linear_model]; a
     seed must be given for the fit to be reproducible (it is 0 by default for
     the Gibbs sampler).  The results carry ``system_effects``, ``max_rhat`` and
     ``divergences``; ``idata`` is None (the draws come back from the worker or
@@ -199,11 +200,11 @@ def fit_per_collection(scores_by_collection: Mapping[str, ScoresLike], *, sample
     scores_by_collection : mapping of str to ScoresLike
         ``{collection: scores}``.
     sampler : {'gibbs', 'pymc'}
-        The ``backend`` of :func:`~irmeasures_markov.inference._bayes.bayesian_linear_model`.
+        The ``backend`` of [`bayesian_linear_model`][irmeasures_markov.inference.bayesian_linear_model].
     progress : bool or None
         The grid's bar and summary on standard error (None: only when it is a terminal).
     backend, client, scheduler, n_jobs
-        Where the cells are computed (:func:`~irmeasures_markov.grid._backends.resolve_backend`).
+        Where the cells are computed (`resolve_backend`).
     store : ParquetStore, path or None
         Keeps the draws for reruns.
     **fit_kwargs
@@ -252,10 +253,10 @@ def discriminative_power(scores_by_measure: Mapping[str, ScoresLike], *, alpha: 
     """Share of system pairs significantly different at ``alpha`` (Smucker & Clarke 2012, Table 2).
 
     ``scores_by_measure``: ``{measure label: scores}`` with anything
-    :func:`score_matrix` accepts (all over the same systems and topics).
+    [`score_matrix`][irmeasures_markov.inference.score_matrix] accepts (all over the same systems and topics).
     Returns a DataFrame, one row per measure, one column per test.
 
-    Each (measure, test) is a cell of an :mod:`irmeasures_markov.grid` grid:
+    Each (measure, test) is a cell of an `irmeasures_markov.grid` grid:
     computed in this process by default, on ``n_jobs`` local processes, or on
     Dask (``client=``, ``scheduler=``, ``backend=``), with the same numbers on
     every backend; ``store`` (a directory) keeps the p-values for reruns.
@@ -263,18 +264,18 @@ def discriminative_power(scores_by_measure: Mapping[str, ScoresLike], *, alpha: 
     Parameters
     ----------
     scores_by_measure : mapping of str to ScoresLike
-        ``{measure label: scores}`` with anything :func:`~.inputs.score_matrix` accepts (all over the same
+        ``{measure label: scores}`` with anything `score_matrix` accepts (all over the same
         systems and topics).
     alpha : float
         Significance level, in (0, 1).
     tests : sequence of str
-        Tests of :data:`~.classic.TESTS`, one column each.
+        Tests of `TESTS`, one column each.
     n_resamples, seed, correction
-        As for :func:`~.classic.all_pairs` (``correction`` None: uncorrected p-values).
+        As for `all_pairs` (``correction`` None: uncorrected p-values).
     progress : bool or None
         The grid's bar and summary on standard error (None: only when it is a terminal).
     backend, client, scheduler, n_jobs
-        Where the cells are computed (:func:`~irmeasures_markov.grid._backends.resolve_backend`).
+        Where the cells are computed (`resolve_backend`).
     store : ParquetStore, path or None
         Keeps the p-values for reruns.
 

@@ -12,7 +12,7 @@ Accepted inputs (one measure at a time):
   the system column, our evaluator's ``{qid: {measure_name: value}}``, or
   plain ``{qid: value}``;
 * a wide DataFrame, one row per topic and one column per system, as
-  :meth:`Evaluation.per_topic <irmeasures_markov.experiments.Evaluation.per_topic>`
+  [`Evaluation.per_topic`][irmeasures_markov.experiments.Evaluation.per_topic]
   gives it (index: topics, columns: runs): recognised by having no ``value``
   column and only numeric columns;
 * a 2-D array (topics × systems) with optional ``topics=`` and ``systems=``.
@@ -63,17 +63,17 @@ class ScoreMatrix:
         Parameters
         ----------
         system : str
-            One of :attr:`systems`.
+            One of `systems`.
 
         Returns
         -------
         numpy.ndarray
-            Its scores, one per topic in the order of :attr:`topics`.
+            Its scores, one per topic in the order of `topics`.
 
         Raises
         ------
         KeyError
-            ``system`` is not one of :attr:`systems`.
+            ``system`` is not one of `systems`.
         """
         try:
             return self.values[:, self.systems.index(system)]
@@ -86,7 +86,7 @@ class ScoreMatrix:
         Returns
         -------
         numpy.ndarray
-            One mean per system, in the order of :attr:`systems`.
+            One mean per system, in the order of `systems`.
         """
         return self.values.mean(axis=0)
 
@@ -152,7 +152,8 @@ def _per_system_from_wide(df) -> dict[str, dict[str, float]]:
 
 def score_matrix(data: ScoresLike, measure: Any = None, *, topics: Sequence[str] | None = None,
                  systems: Sequence[str] | None = None) -> ScoreMatrix:
-    """Build a :class:`ScoreMatrix` from per-query results (module docstring lists the inputs).
+    """Build a [`ScoreMatrix`][irmeasures_markov.inference.ScoreMatrix] from per-query results (module docstring lists
+    the inputs).
 
     Topics are the union over systems, sorted (numerically when all are
     integers); every system must have every topic.
@@ -163,7 +164,9 @@ def score_matrix(data: ScoresLike, measure: Any = None, *, topics: Sequence[str]
         The scores (a ScoreMatrix is returned as it is).
     measure : ir_measures.Measure or str, optional
         Which measure to take when ``data`` holds several.
-    topics, systems : sequence of str, optional
+    topics : sequence of str, optional
+        Labels of the rows and columns of a 2-D array (default ``0, 1, ...`` and ``system0, ...``).
+    systems : sequence of str, optional
         Labels of the rows and columns of a 2-D array (default ``0, 1, ...`` and ``system0, ...``).
 
     Returns

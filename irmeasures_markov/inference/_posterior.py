@@ -1,7 +1,7 @@
-"""Posterior of the Bayesian models: :class:`BayesResult`, the sampler diagnostics and their warning.
+"""Posterior of the Bayesian models: `BayesResult`, the sampler diagnostics and their warning.
 
-Shared by the PyMC models (:mod:`.bayes`) and the Gibbs sampler (:mod:`.gibbs`);
-the priors' constants live here too (see :mod:`.bayes` for the models).
+Shared by the PyMC models (`bayes`) and the Gibbs sampler (`gibbs`);
+the priors' constants live here too (see `bayes` for the models).
 """
 from __future__ import annotations
 
@@ -47,8 +47,8 @@ class BayesResult:
     R-hat over the identified quantities, i.e. the system contrasts β_j − β̄,
     every scale σ and the direct model's p_ij (μ, β_j and α_i are only
     identified through their sum); ``None`` with one chain, where it is not defined.
-    Any divergence, or ``max_rhat`` above :data:`MAX_RHAT`, issues a
-    :class:`SamplingWarning` when the model is fitted.
+    Any divergence, or ``max_rhat`` above `MAX_RHAT`, issues a
+    [`SamplingWarning`][irmeasures_markov.inference.SamplingWarning] when the model is fitted.
     """
     systems: list[str]
     system_effects: np.ndarray
@@ -104,7 +104,8 @@ def identified_quantities(posterior: Any) -> list[Any]:
 
 def sampling_diagnostics(idata: Any, sampler: str = "nuts",
                          target_accept: float | None = None) -> tuple[int | None, float | None]:
-    """``(divergences, max_rhat)`` of a fit, with a :class:`SamplingWarning` when either is bad.
+    """``(divergences, max_rhat)`` of a fit, with a [`SamplingWarning`][irmeasures_markov.inference.SamplingWarning]
+    when either is bad.
 
     Parameters
     ----------
@@ -119,12 +120,12 @@ def sampling_diagnostics(idata: Any, sampler: str = "nuts",
     -------
     (int or None, float or None)
         Divergent transitions after tuning (None without NUTS statistics) and the largest split R-hat of
-        the :func:`identified_quantities` (None with one chain or fewer than 4 draws).
+        the `identified_quantities` (None with one chain or fewer than 4 draws).
 
     Warns
     -----
     SamplingWarning
-        Any divergence, or R-hat above :data:`MAX_RHAT`.
+        Any divergence, or R-hat above `MAX_RHAT`.
     """
     divergences = None
     stats = getattr(idata, "sample_stats", None) if sampler == "nuts" else None

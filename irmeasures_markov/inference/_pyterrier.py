@@ -3,18 +3,18 @@ r"""Our tests as PyTerrier significance tests: ``pt.Experiment(..., baseline=0, 
 PyTerrier (1.x) calls ``test(system_scores, baseline_scores)`` with the
 per-topic values of one measure (the topics in the baseline's order) and
 reads element ``[1]`` of the result as the p-value, as with
-``scipy.stats.ttest_rel``.  :func:`pyterrier_test` returns such a callable;
-its result is a :class:`PyTerrierTestResult` ``(statistic, pvalue)``, so A is
+``scipy.stats.ttest_rel``.  [`pyterrier_test`][irmeasures_markov.inference.pyterrier_test] returns such a callable;
+its result is a `PyTerrierTestResult` ``(statistic, pvalue)``, so A is
 the system and B the baseline:
 
 * ``'randomization'``, ``'bootstrap'``, ``'t'``, ``'wilcoxon'``, ``'sign'`` —
-  the tests of :mod:`irmeasures_markov.inference._classic` (seeded: the same
+  the tests of `irmeasures_markov.inference._classic` (seeded: the same
   call gives the same p-value);
 * ``'bayes'`` — Carterette's linear model fitted to the two systems
-  (:func:`~irmeasures_markov.inference._gibbs.gibbs_linear_model`, numpy
-  only); ``statistic`` is :math:`P(\beta_A > \beta_B \mid y)` and ``pvalue``
-  the two-sided tail :math:`2\min(P(\beta_A > \beta_B), P(\beta_A < \beta_B))`
-  (``alternative='greater'``: :math:`P(\beta_A \le \beta_B)`).  PyTerrier puts
+  (`gibbs_linear_model`, numpy
+  only); ``statistic`` is $P(\beta_A > \beta_B \mid y)$ and ``pvalue``
+  the two-sided tail $2\min(P(\beta_A > \beta_B), P(\beta_A < \beta_B))$
+  (``alternative='greater'``: $P(\beta_A \le \beta_B)$).  PyTerrier puts
   it in its ``p-value`` column; its ``correction=`` then treats it as a p-value.
 
 Example::

@@ -4,20 +4,20 @@ The public face of the input layer: everything that parses text, normalises
 in-memory qrels and runs, converts them for pytrec_eval or loads test
 collections lives in this package.  Measures only ever see arrays.
 
-* :mod:`.text` opens files (compression by magic number, ``-`` for standard
+* `text` opens files (compression by magic number, ``-`` for standard
   input, the UTF-8 byte-order mark) and splits lines into fields;
-* :mod:`.tokens` tokenises a whole run or qrels file at once, :mod:`.trec`
+* `tokens` tokenises a whole run or qrels file at once, `trec`
   reads them line by line (the grammar, whenever a file breaks a rule: same
   result either way) and reads qrels and MPcont rate files;
-  :mod:`.run_columns` reads runs into :class:`RunColumns` (no Python object per
+  `run_columns` reads runs into [`RunColumns`][irmeasures_markov.io.RunColumns] (no Python object per
   document, the form every path of the package that reads run files uses) or,
-  with :func:`read_trec_run`, into dicts;
-* :mod:`.normalise` turns in-memory qrels and runs (dicts, DataFrames,
-  ``ir_measures`` namedtuples) into checked dicts; :mod:`.pytrec` hands them
+  with [`read_trec_run`][irmeasures_markov.io.read_trec_run], into dicts;
+* `normalise` turns in-memory qrels and runs (dicts, DataFrames,
+  ``ir_measures`` namedtuples) into checked dicts; `pytrec` hands them
   to pytrec_eval safely;
-* :mod:`.datasets` (with :mod:`.downloads`) and
-  :mod:`.run_files` load the papers' test collections
-  and TREC run directories; :mod:`.content` and :mod:`.atomic` identify files
+* `datasets` (with `downloads`) and
+  `run_files` load the papers' test collections
+  and TREC run directories; `content` and `atomic` identify files
   by their bytes and write cache files atomically.
 
 The grammar (the one trec_eval applies to runs and qrels; docs/file-formats.md):
@@ -37,9 +37,9 @@ The grammar (the one trec_eval applies to runs and qrels; docs/file-formats.md):
 * numbers (scores, grades, ranks, lengths) are ASCII, read as Python's
   ``float()`` / ``int()`` read them; grades must fit in a signed 32-bit integer.
 
-Malformed input raises :class:`InputError` naming the file and line, quoting
+Malformed input raises [`InputError`][irmeasures_markov.io.InputError] naming the file and line, quoting
 at most a short prefix of the offending text; an in-memory id or grade of the
-wrong type raises :class:`InputTypeError` (an ``InputError`` and a ``TypeError``).
+wrong type raises [`InputTypeError`][irmeasures_markov.io.InputTypeError] (an ``InputError`` and a ``TypeError``).
 """
 from __future__ import annotations
 

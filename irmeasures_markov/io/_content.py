@@ -7,10 +7,10 @@ or modification time: a file rewritten with the same size and an old
 modification time (``cp -p``, ``rsync -t``, ``touch -r``) is read as the new
 file it is.
 
-:class:`ContentCache` reads the file's bytes on every lookup, so a change is
+`ContentCache` reads the file's bytes on every lookup, so a change is
 always seen, and parses them only when those bytes were not parsed before,
 from the very bytes it identified, so a value is never filed under the
-digest of other bytes.  Inside :func:`read_once` (one evaluation, one grid
+digest of other bytes.  Inside `read_once` (one evaluation, one grid
 task) each file is read at its first lookup only: every later lookup of it
 there gets those same bytes' value, so all the variants and scenarios of an
 evaluation compute from one content even if the file is replaced meanwhile.
@@ -51,7 +51,7 @@ _READ: ContextVar[dict | None] = ContextVar("irmeasures_markov_read_once", defau
 
 @contextmanager
 def read_once() -> Iterator[None]:
-    """Within it, each file a :class:`ContentCache` reads is read once: later lookups get the first one's value.
+    """Within it, each file a `ContentCache` reads is read once: later lookups get the first one's value.
 
     One evaluation evaluates a measure's base several times (``ties='expected'``,
     ``residual``, ``unjudged='rel'|'range'``) and asks for its fingerprint: inside
@@ -75,7 +75,7 @@ def read_once() -> Iterator[None]:
 
 
 def digest_bytes(data: bytes) -> str:
-    """BLAKE2b digest of ``data`` (hex, :data:`DIGEST_SIZE` bytes).
+    """BLAKE2b digest of ``data`` (hex, `DIGEST_SIZE` bytes).
 
     Parameters
     ----------
@@ -159,7 +159,7 @@ def digest_value(obj: object) -> str:
 
 
 def registration_fingerprint(*parts: object) -> str:
-    """What identifies something registered under a name: :func:`digest_value` of ``parts`` when they are
+    """What identifies something registered under a name: `digest_value` of ``parts`` when they are
     plain data (a weight matrix, a table), else a token unique to this registration (a Python function's
     content cannot be read: results computed with it are not reused beyond it, e.g. by a new process).
 
@@ -171,7 +171,7 @@ def registration_fingerprint(*parts: object) -> str:
     Returns
     -------
     str
-        A digest, or a token starting with :data:`REGISTRATION`.
+        A digest, or a token starting with `REGISTRATION`.
     """
     try:
         return digest_value(parts)
@@ -180,7 +180,7 @@ def registration_fingerprint(*parts: object) -> str:
 
 
 def file_digest(path: PathLike) -> str:
-    """:func:`digest_bytes` of a file's bytes as stored (a compressed file is hashed compressed), read in blocks.
+    """`digest_bytes` of a file's bytes as stored (a compressed file is hashed compressed), read in blocks.
 
     Parameters
     ----------
@@ -206,7 +206,7 @@ def file_digest(path: PathLike) -> str:
 class ContentCache(Generic[T]):
     """``parse(path, content)`` of files, kept per (absolute path, digest of the bytes).
 
-    :meth:`get` reads the file and returns ``(digest, value)``; ``parse`` runs
+    `get` reads the file and returns ``(digest, value)``; ``parse`` runs
     only for bytes not seen before at that path.  The bytes last read at each
     path are kept, so a file read again unchanged is recognised by comparing
     its bytes with them (no hashing); changed bytes are
@@ -231,7 +231,7 @@ class ContentCache(Generic[T]):
         self._lock = threading.Lock()
 
     def get(self, path: PathLike) -> tuple[str, T]:
-        """``(digest, parsed value)`` of the file as it is now (inside :func:`read_once`: as it was at its first
+        """``(digest, parsed value)`` of the file as it is now (inside `read_once`: as it was at its first
         lookup there).
 
         Parameters

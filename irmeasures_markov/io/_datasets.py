@@ -5,16 +5,17 @@ The experiments of the papers use the TREC 7, 8, 10 (2001 Web) and 14 (Robust
 document for every topic, graded judgments mapped to binary leniently
 (grade >= 1), and pools downsampled as in Buckley & Voorhees (2004).
 
-* :data:`COLLECTIONS` / :func:`collection` — named collections and where
+* `COLLECTIONS` / [`collection`][irmeasures_markov.io.collection] — named collections and where
   their qrels come from (an ``ir_datasets`` id where one exists, else a local
   file);
-* :func:`load_qrels`, :func:`load_topics` — judgments and topics, from a local
+* [`load_qrels`][irmeasures_markov.io.load_qrels], [`load_topics`][irmeasures_markov.io.load_topics] — judgments and
+topics, from a local
   file, the shared data directory, or ``ir_datasets`` (with a clear error
-  naming the file to supply when none of those works; :mod:`.downloads`);
-* :func:`downsample_qrels` — seeded, nested pool downsampling.
+  naming the file to supply when none of those works; `downloads`);
+* [`downsample_qrels`][irmeasures_markov.io.downsample_qrels] — seeded, nested pool downsampling.
 
 Run directories (``load_run_dir``, ``run_name``, ...) are read by
-:mod:`.run_files`, and the download messages are in :mod:`.downloads`.
+`run_files`, and the download messages are in `downloads`.
 """
 from __future__ import annotations
 
@@ -106,7 +107,7 @@ _add(Collection("robust03", "TREC 2003 Robust track, 100 topics (local files onl
 
 
 def collection(name: str) -> Collection:
-    """The :class:`Collection` called ``name``.
+    """The `Collection` called ``name``.
 
     Parameters
     ----------
@@ -131,7 +132,7 @@ def collection(name: str) -> Collection:
 
 def data_directory(data_dir: PathLike | None = None) -> pathlib.Path | None:
     """The data directory: ``data_dir`` when given, else the shared one (``$IRMEASURES_MARKOV_DATA`` or
-    ../shared/data, :func:`irmeasures_markov.testing.shared_data_dir`), or None when there is none.
+    ../shared/data, `irmeasures_markov.testing.shared_data_dir`), or None when there is none.
 
     Parameters
     ----------
@@ -160,7 +161,7 @@ def binarize(qrels: Mapping[str, Mapping[str, int]], rel: int = 1) -> Qrels:
     ----------
     qrels : mapping or path
         ``{qid: {docid: grade}}``, a qrels file path, or any form
-        :func:`irmeasures_markov.io.to_qrels_dict` takes.
+        [`irmeasures_markov.io.to_qrels_dict`][irmeasures_markov.io.to_qrels_dict] takes.
     rel : int
         The smallest grade counted as relevant.
 
@@ -172,7 +173,7 @@ def binarize(qrels: Mapping[str, Mapping[str, int]], rel: int = 1) -> Qrels:
     Raises
     ------
     InputError
-        Malformed qrels (see :func:`irmeasures_markov.io.to_qrels_dict`).
+        Malformed qrels (see [`irmeasures_markov.io.to_qrels_dict`][irmeasures_markov.io.to_qrels_dict]).
     """
     if not isinstance(qrels, Mapping):
         qrels = to_qrels_dict(qrels)
@@ -212,9 +213,9 @@ def load_qrels(name: str, *, binary: bool = False, path: PathLike | None = None,
     Parameters
     ----------
     name : str
-        A key of :data:`COLLECTIONS`, or any ``ir_datasets`` id with qrels.
+        A key of `COLLECTIONS`, or any ``ir_datasets`` id with qrels.
     binary : bool
-        Apply the lenient binary mapping (grade >= 1 -> 1) of :func:`binarize`.
+        Apply the lenient binary mapping (grade >= 1 -> 1) of `binarize`.
     path : path, optional
         A local TREC qrels file (plain or ``.gz``); overrides everything else.
     source : {'auto', 'local', 'ir_datasets'}
@@ -352,11 +353,11 @@ def load_topics(name: str, *, path: PathLike | None = None, source: str = "auto"
     Parameters
     ----------
     name : str
-        A key of :data:`COLLECTIONS`.
+        A key of `COLLECTIONS`.
     path : path, optional
         A local TREC topics file; overrides everything else.
     source : {'auto', 'local', 'ir_datasets'}
-        As for :func:`load_qrels`.
+        As for [`load_qrels`][irmeasures_markov.io.load_qrels].
     data_dir : path, optional
         The data directory (default ``$IRMEASURES_MARKOV_DATA`` or ../shared/data).
 
@@ -414,14 +415,16 @@ def downsample_qrels(qrels: Mapping[str, Mapping[str, int]], percent: float, *, 
     ----------
     qrels : mapping or path
         ``{qid: {docid: grade}}``, a qrels file path, or any form
-        :func:`irmeasures_markov.io.to_qrels_dict` takes.
+        [`irmeasures_markov.io.to_qrels_dict`][irmeasures_markov.io.to_qrels_dict] takes.
     percent : float
         The share of each topic's judgments kept, in (0, 100].
     seed : int
         Seeds every topic's shuffle (with the topic id).
     rel : int
         The smallest grade counted as relevant.
-    min_relevant, min_nonrelevant : int
+    min_relevant : int
+        The fewest relevant and non-relevant judgments kept per topic.
+    min_nonrelevant : int
         The fewest relevant and non-relevant judgments kept per topic.
 
     Returns

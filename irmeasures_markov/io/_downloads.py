@@ -1,10 +1,10 @@
 """Why ``ir_datasets`` could not provide a file, in one line, and how to provide it by hand.
 
 Download errors from ``ir_datasets`` come as many exception types, nested and
-sometimes listing one error per mirror; :func:`download_failure` reduces them
-to one line (offline or the innermost error), :func:`ir_datasets_download`
+sometimes listing one error per mirror; `download_failure` reduces them
+to one line (offline or the innermost error), `ir_datasets_download`
 finds where ``ir_datasets`` keeps a file and where it downloads it from, and
-:func:`ir_datasets_unavailable` combines both into the message the loaders
+`ir_datasets_unavailable` combines both into the message the loaders
 and the command line give.
 """
 from __future__ import annotations

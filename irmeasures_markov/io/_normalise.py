@@ -1,18 +1,18 @@
 """In-memory qrels and runs: one rule for ids and one for grades, on every entry point.
 
-Qrels and runs reach the measures from files (:mod:`irmeasures_markov.io`),
+Qrels and runs reach the measures from files ([`irmeasures_markov.io`][irmeasures_markov.io]),
 or in memory as a dict of dicts (``{qid: {docid: grade}}``,
 ``{qid: {docid: score}}``), a pandas DataFrame (columns ``query_id``,
 ``doc_id``, ``relevance`` / ``score``) or ``ir_measures`` namedtuples
 (``Qrel``, ``ScoredDoc``).  In memory, every entry point applies the same
 rules: ``ir_measures.calc_aggregate`` and ``PROVIDER`` for our measures,
-:class:`~irmeasures_markov.RelevanceEvaluator`,
-``experiments.evaluate``, :class:`~irmeasures_markov.ranking._qrels_index.QrelsIndex`
-and :class:`~irmeasures_markov.ranking._prepared.PreparedRun`.
+[`RelevanceEvaluator`][irmeasures_markov.RelevanceEvaluator],
+``experiments.evaluate``, [`QrelsIndex`][irmeasures_markov.ranking.QrelsIndex]
+and [`PreparedRun`][irmeasures_markov.ranking.PreparedRun].
 
 **Ids are ``str``.**  A query or document id of any other type (an ``int``
 docid, an ``int64`` ``query_id`` column of a DataFrame) raises
-:class:`~irmeasures_markov._util._errors.InputTypeError`, a ``TypeError`` as in
+[`InputTypeError`][irmeasures_markov.io.InputTypeError], a ``TypeError`` as in
 pytrec_eval, naming the query (and document); convert the ids with ``str()``
 (``df["query_id"] = df["query_id"].astype(str)`` for a DataFrame).  Ids are
 never converted for you: pytrec_eval and the other ir_measures providers
@@ -25,12 +25,12 @@ that trec_eval and pytrec_eval read (pytrec_eval silently reads a larger
 grade as 0).  ``int``, ``bool`` and numpy integers are accepted and stored as
 ``int``; a float (even ``1.0``) or str grade raises ``InputTypeError`` (a
 ``TypeError``, as in pytrec_eval), a grade out of range raises
-:class:`~irmeasures_markov.io.InputError`; both name query and document.
+[`InputError`][irmeasures_markov.io.InputError]; both name query and document.
 
 **A document judged twice** for one query (rows of a DataFrame, ``Qrel``
 namedtuples) follows the rule of the qrels file reader: with the same grade it
 is one judgment, with different grades an
-:class:`~irmeasures_markov.io.InputError` naming the row or item, the
+[`InputError`][irmeasures_markov.io.InputError] naming the row or item, the
 query, the document and both grades.  (A dict cannot hold a repeat; a run
 refuses any repeated document.)
 
@@ -76,7 +76,8 @@ def _id_type_error(what: str, qid, docid=_NO_DOCUMENT) -> InputTypeError:
 
 
 def check_query_id(qid: object, what: str = "run") -> None:
-    """Raise :class:`InputTypeError` unless ``qid`` is a str (``what`` names the input: 'run', 'qrels').
+    """Raise [`InputTypeError`][irmeasures_markov.io.InputTypeError] unless ``qid`` is a str (``what`` names the input:
+    'run', 'qrels').
 
     Parameters
     ----------
@@ -92,7 +93,8 @@ def check_query_id(qid: object, what: str = "run") -> None:
 
 
 def check_document_ids(docids: Iterable, qid: object, what: str = "run") -> None:
-    """Raise :class:`InputTypeError` naming the first document id of ``qid`` that is not a str.
+    """Raise [`InputTypeError`][irmeasures_markov.io.InputTypeError] naming the first document id of ``qid`` that is not
+    a str.
 
     ``docids`` is iterated twice at most (a dict, its keys or a list): once at
     C speed by ``str.join``, and again only to find the culprit.
@@ -143,8 +145,8 @@ def _checked_grades(docs: Mapping, qid, what: str) -> dict[str, int]:
 def check_qrels(qrels: Mapping, what: str = "qrels") -> dict[str, dict[str, int]]:
     """A checked copy of ``{qid: {docid: grade}}``: str ids and int grades (see the module docstring).
 
-    Raises :class:`InputTypeError` for an id that is not a str or a grade
-    that is not an integer, :class:`InputError` for a grade outside int32.
+    Raises [`InputTypeError`][irmeasures_markov.io.InputTypeError] for an id that is not a str or a grade
+    that is not an integer, [`InputError`][irmeasures_markov.io.InputError] for a grade outside int32.
 
     Parameters
     ----------
@@ -196,13 +198,13 @@ def to_qrels_dict(qrels: object) -> dict[str, dict[str, int]]:
 
     The one conversion of qrels for every entry point.  A path (``str`` or
     ``os.PathLike``; plain or compressed) is read with
-    :func:`~irmeasures_markov.io.read_trec_qrels`.  In-memory qrels are
+    [`read_trec_qrels`][irmeasures_markov.io.read_trec_qrels].  In-memory qrels are
     checked and copied: ids must be str and grades integers in int32 (see
     the module docstring for the rule and its errors).  A document judged
     twice for one query (rows of a DataFrame, namedtuples) follows the file
-    reader's rule (:func:`~irmeasures_markov.io._trec.add_judgment`): the
+    reader's rule (`add_judgment`): the
     same grade again is one judgment, a different grade an
-    :class:`~irmeasures_markov.io.InputError` naming the row or item, the
+    [`InputError`][irmeasures_markov.io.InputError] naming the row or item, the
     query, the document and both grades.
 
     Parameters
@@ -263,7 +265,7 @@ def to_run_dict(run: object) -> dict[str, dict[str, float]]:
     Ids must be str (see the module docstring); a dict is checked and returned
     as it is.  Unlike a plain dict conversion, a document listed twice for a
     query is an error rather than silently overwritten.  A path is read with
-    :func:`~irmeasures_markov.io.read_trec_run`, the one run reader.
+    [`read_trec_run`][irmeasures_markov.io.read_trec_run], the one run reader.
 
     Parameters
     ----------
@@ -276,7 +278,7 @@ def to_run_dict(run: object) -> dict[str, dict[str, float]]:
     -------
     dict
         ``{qid: {docid: score}}`` (a dict given: that dict itself; a
-        :class:`~irmeasures_markov.io._run_columns.RunColumns` given, read from
+        [`RunColumns`][irmeasures_markov.io.RunColumns] given, read from
         a file and so checked already: that object itself).
 
     Raises
@@ -338,7 +340,7 @@ def _examples(ids: Iterable[str], k: int = 3) -> str:
 
 
 class OverlapWarning(RuntimeWarning):
-    """What :func:`warn_if_nothing_to_evaluate` warns: a front end that has said it already (the command line,
+    """What `warn_if_nothing_to_evaluate` warns: a front end that has said it already (the command line,
     naming the files) ignores the repeats."""
 
 
@@ -364,7 +366,7 @@ def overlap_problem(qrels_qids: Collection[str], run: Mapping, mean_over: str = 
     run : mapping
         ``{qid: {docid: score}}``.
     mean_over : str
-        What a mean over the queries is, for the last situation: a format string (:data:`MEAN_OVER_QRELS`).
+        What a mean over the queries is, for the last situation: a format string (`MEAN_OVER_QRELS`).
 
     Returns
     -------
@@ -390,8 +392,8 @@ def overlap_problem(qrels_qids: Collection[str], run: Mapping, mean_over: str = 
 
 def warn_if_nothing_to_evaluate(qrels_qids: Collection[str], run: Mapping, stacklevel: int = 2,
                                 mean_over: str = MEAN_OVER_QRELS) -> bool:
-    """Warn (once per call, :class:`OverlapWarning`, a ``RuntimeWarning``) when no query of the run can be
-    evaluated or the run answers less than half of the qrels' queries (:func:`overlap_problem`).
+    """Warn (once per call, `OverlapWarning`, a ``RuntimeWarning``) when no query of the run can be
+    evaluated or the run answers less than half of the qrels' queries (`overlap_problem`).
 
     Returns whether it warned.  ``qrels_qids`` must support ``in``.
 
@@ -403,7 +405,7 @@ def warn_if_nothing_to_evaluate(qrels_qids: Collection[str], run: Mapping, stack
     stacklevel : int
         Of the warning, counted from the caller.
     mean_over : str
-        What a mean over the queries is (:func:`overlap_problem`).
+        What a mean over the queries is (`overlap_problem`).
 
     Returns
     -------

@@ -11,18 +11,18 @@ process instead of raising an exception:
   counts by the largest grade and writes out of bounds.
 
 Every place where this package hands inputs to pytrec_eval (the command line,
-:class:`~irmeasures_markov.plugin._pytrec.RelevanceEvaluator`,
-:func:`~irmeasures_markov.experiments.evaluate`) goes through
-:func:`qrels_for_pytrec_eval` and :func:`run_for_pytrec_eval`:
+[`RelevanceEvaluator`][irmeasures_markov.RelevanceEvaluator],
+[`evaluate`][irmeasures_markov.experiments.evaluate]) goes through
+`qrels_for_pytrec_eval` and `run_for_pytrec_eval`:
 
 * an id that is not ASCII is handed over as its bytes read as Latin-1, one
   character per byte.  ASCII ids are unchanged, so the mapping needs no
   decision per input and qrels and runs converted apart still match; it is a
-  bijection (:func:`id_from_pytrec_eval` inverts it), and pytrec_eval's
+  bijection (`id_from_pytrec_eval` inverts it), and pytrec_eval's
   UTF-8 of those characters orders like the original bytes, so trec_eval's
   docid tie-break is unchanged;
 * a topic whose grades are all negative gets one more judgment, of grade 0,
-  for :data:`ABSENT_DOCID`, a docid no TREC file can hold (it contains a
+  for `ABSENT_DOCID`, a docid no TREC file can hold (it contains a
   tab): nothing is relevant there either way, and the topic keeps its place
   in the average with the values trec_eval gives a topic without relevant
   documents (0).
@@ -62,7 +62,7 @@ def id_for_pytrec_eval(text: str) -> str:
 
 
 def id_from_pytrec_eval(text: str) -> str:
-    """The original id of :func:`id_for_pytrec_eval`'s result.
+    """The original id of `id_for_pytrec_eval`'s result.
 
     Parameters
     ----------
@@ -100,8 +100,8 @@ def qrels_for_pytrec_eval(qrels: Mapping[str, Mapping[str, int]]) -> dict[str, M
     Returns
     -------
     dict
-        ``{qid: {docid: grade}}`` with ids as :func:`id_for_pytrec_eval` gives
-        them, and :data:`ABSENT_DOCID` judged 0 in topics whose grades are all
+        ``{qid: {docid: grade}}`` with ids as `id_for_pytrec_eval` gives
+        them, and `ABSENT_DOCID` judged 0 in topics whose grades are all
         negative.
     """
     out: dict[str, Mapping[str, int]] = {}
@@ -125,8 +125,8 @@ def run_for_pytrec_eval(run: Mapping[str, Mapping[str, float]]) -> Mapping[str, 
     Returns
     -------
     mapping
-        ``run`` itself, or a copy with ids as :func:`id_for_pytrec_eval` gives them;
-        a :class:`~irmeasures_markov.io._run_columns.RunColumns` as a dict
+        ``run`` itself, or a copy with ids as `id_for_pytrec_eval` gives them;
+        a [`RunColumns`][irmeasures_markov.io.RunColumns] as a dict
         (pytrec_eval and ``ir_measures`` take only dicts).
     """
     if isinstance(run, RunColumns):

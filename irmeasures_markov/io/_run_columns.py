@@ -1,8 +1,9 @@
-"""The run readers: :func:`read_run_columns` reads a file into :class:`RunColumns`, :func:`read_trec_run` into dicts.
+"""The run readers: [`read_run_columns`][irmeasures_markov.io.read_run_columns] reads a file into
+[`RunColumns`][irmeasures_markov.io.RunColumns], [`read_trec_run`][irmeasures_markov.io.read_trec_run] into dicts.
 
 A Python dict per query and a str and a float per document cost more than
-reading the file: :class:`RunColumns` keeps the docids as one string and the
-scores as one float64 array, which the rankings (:mod:`irmeasures_markov.ranking`)
+reading the file: [`RunColumns`][irmeasures_markov.io.RunColumns] keeps the docids as one string and the
+scores as one float64 array, which the rankings ([`irmeasures_markov.ranking`][irmeasures_markov.ranking])
 join with the judgments as arrays; as a read-only mapping it gives every
 measure the values of the dicts, bit for bit.
 """
@@ -28,7 +29,7 @@ class RunColumns(Mapping):
     """A run as columns; also a read-only mapping ``{qid: {docid: score}}``.
 
     ``run[qid]`` is a read-only view of the query's ``{docid: score}``;
-    :meth:`to_dict` gives ordinary dicts (what pytrec_eval's own evaluator
+    [`to_dict`][irmeasures_markov.io.RunColumns.to_dict] gives ordinary dicts (what pytrec_eval's own evaluator
     needs).  Query ``qids[k]`` owns records ``bounds[k]:bounds[k+1]``: their
     docids (``docid_list()[bounds[k]:bounds[k+1]]``, in file order) and
     their ``scores``.  Every query holds at least one record; no query lists
@@ -49,8 +50,9 @@ class RunColumns(Mapping):
 
     Notes
     -----
-    Made by :func:`read_run_columns` and :func:`~irmeasures_markov.io._run_files.load_run_dir`,
-    and from a dict run by :func:`~irmeasures_markov.ranking._join.columns_of_dict`, which
+    Made by [`read_run_columns`][irmeasures_markov.io.read_run_columns] and
+    [`load_run_dir`][irmeasures_markov.io.load_run_dir],
+    and from a dict run by `columns_of_dict`, which
     check the rules above; the constructor trusts its caller.  The
     object does not change (``dict(run)`` keeps each query's read-only view).
     """
@@ -110,7 +112,8 @@ class RunColumns(Mapping):
         return dict(zip(self.docid_list()[a:b], self.scores[a:b].tolist(), strict=True))
 
     def to_dict(self) -> dict[str, dict[str, float]]:
-        """The run as ``{qid: {docid: score}}`` (what :func:`~irmeasures_markov.io.read_trec_run` gives), a new dict.
+        """The run as ``{qid: {docid: score}}`` (what [`read_trec_run`][irmeasures_markov.io.read_trec_run] gives), a
+        new dict.
 
         Returns
         -------
@@ -124,7 +127,7 @@ class RunColumns(Mapping):
 
 
 def run_from_columns(cols: Columns | None) -> RunColumns | None:
-    """:class:`RunColumns` of :func:`~irmeasures_markov.io._tokens.run_columns`' answer; None for None or when a
+    """[`RunColumns`][irmeasures_markov.io.RunColumns] of `run_columns`' answer; None for None or when a
     query lists a document twice (the line reader then names the line)."""
     if cols is None:
         return None
@@ -134,7 +137,8 @@ def run_from_columns(cols: Columns | None) -> RunColumns | None:
 
 
 def columns_of_run(data: bytes) -> RunColumns | None:
-    """:class:`RunColumns` of a run file's content (decompressed, BOM removed), or None: read it line by line."""
+    """[`RunColumns`][irmeasures_markov.io.RunColumns] of a run file's content (decompressed, BOM removed), or None:
+    read it line by line."""
     return run_from_columns(run_columns(data))
 
 
@@ -149,16 +153,16 @@ def _from_dict(run: Mapping[str, Mapping[str, float]]) -> RunColumns:
 
 
 def read_run_columns(path: PathLike) -> RunColumns:
-    """Read a TREC run file (``qid Q0 docid rank score tag``) into :class:`RunColumns`.
+    """Read a TREC run file (``qid Q0 docid rank score tag``) into [`RunColumns`][irmeasures_markov.io.RunColumns].
 
     The package's one run reader: every path that reads a run file (the
-    command line, comparisons, grids, run directories, :func:`read_trec_run`)
+    command line, comparisons, grids, run directories, [`read_trec_run`][irmeasures_markov.io.read_trec_run])
     calls it.  Plain, gzip, bzip2 or xz (by content); ``-`` reads standard
     input.  Scores are parsed as float64, exactly as ``float()`` reads them;
     the rank and tag fields are not used.  The whole file is tokenised at
-    once (:mod:`.tokens`), without a Python object per document; a file that
+    once (`tokens`), without a Python object per document; a file that
     breaks a rule of the grammar is read again line by line, so the run and
-    the errors are those of :func:`~irmeasures_markov.io._trec.run_from_lines`.
+    the errors are those of `run_from_lines`.
 
     Parameters
     ----------
@@ -184,7 +188,8 @@ def read_run_columns(path: PathLike) -> RunColumns:
 
 
 def read_trec_run(path: PathLike) -> dict[str, dict[str, float]]:
-    """Read a TREC run file into ``{qid: {docid: score}}``: :func:`read_run_columns` as ordinary dicts.
+    """Read a TREC run file into ``{qid: {docid: score}}``: [`read_run_columns`][irmeasures_markov.io.read_run_columns]
+    as ordinary dicts.
 
     Parameters
     ----------
@@ -199,13 +204,13 @@ def read_trec_run(path: PathLike) -> dict[str, dict[str, float]]:
     Raises
     ------
     InputError, OSError
-        As :func:`read_run_columns`.
+        As [`read_run_columns`][irmeasures_markov.io.read_run_columns].
     """
     return read_run_columns(path).to_dict()
 
 
 def columns_of_file(path: str) -> RunColumns | None:
-    """Worker task of :func:`~irmeasures_markov.io._run_files.load_run_dir` (one file read and tokenised in a
+    """Worker task of [`load_run_dir`][irmeasures_markov.io.load_run_dir] (one file read and tokenised in a
     process), or None: the line reader then reads it, naming any error."""
     try:
         return columns_of_run(decompress(read_raw(path), display_name(path)))

@@ -1,13 +1,13 @@
 """TREC run directories: run names from file names, the files of a directory, and loading them all.
 
-* :func:`run_name` / :func:`run_names` — a run's name from its file name
+* `run_name` / `run_names` — a run's name from its file name
   (``input.NAME.gz`` -> ``NAME``), refusing two files that give one name;
-* :func:`list_run_files` — the run files of a directory (TREC's ``input.*``);
-* :func:`load_run_dir` — every run of a directory as
-  :class:`~irmeasures_markov.io._run_columns.RunColumns` (the run reader's
+* [`list_run_files`][irmeasures_markov.io.list_run_files] — the run files of a directory (TREC's ``input.*``);
+* [`load_run_dir`][irmeasures_markov.io.load_run_dir] — every run of a directory as
+  [`RunColumns`][irmeasures_markov.io.RunColumns] (the run reader's
   grammar and errors, no Python object per document), optionally tokenised in
   worker processes, with the papers' "retrieved something for every topic"
-  filter (:func:`complete_runs`) and a progress bar.
+  filter ([`complete_runs`][irmeasures_markov.io.complete_runs]) and a progress bar.
 """
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ def run_name(path: PathLike) -> str:
 
 
 def run_names(paths: Sequence[PathLike]) -> list[str]:
-    """:func:`run_name` of every path, refusing two paths that give one name.
+    """`run_name` of every path, refusing two paths that give one name.
 
     Parameters
     ----------
@@ -119,7 +119,7 @@ def list_run_files(directory: PathLike, pattern: str | None = None) -> list[str]
     FileNotFoundError
         The directory does not exist or holds no run file (matching ``pattern``).
     InputError
-        Two files give one run name (:func:`run_names`).
+        Two files give one run name (`run_names`).
     """
     directory = os.fspath(directory)
     if not os.path.isdir(directory):
@@ -182,7 +182,7 @@ def load_run_dir(directory: PathLike, *, topics: Iterable[str] | None = None, pa
     ----------
     directory : path
         A directory of run files (``input.NAME`` or ``input.NAME.gz``, TREC's
-        naming; any file names otherwise).  Names come from :func:`run_name`.
+        naming; any file names otherwise).  Names come from `run_name`.
     topics : iterable of str, optional
         When given (e.g. the qrels' topic ids), keep only runs that retrieved at
         least one document for every topic (paper §5.1); dropped runs are named
@@ -203,8 +203,8 @@ def load_run_dir(directory: PathLike, *, topics: Iterable[str] | None = None, pa
     -------
     dict
         ``{run_name: run}`` in file-name order, each run a
-        :class:`~irmeasures_markov.io._run_columns.RunColumns`: a read-only
-        mapping equal to what :func:`irmeasures_markov.io.read_trec_run` gives
+        [`RunColumns`][irmeasures_markov.io.RunColumns]: a read-only
+        mapping equal to what [`irmeasures_markov.io.read_trec_run`][irmeasures_markov.io.read_trec_run] gives
         for the file (same queries, documents and order; same errors), kept
         as arrays, which every measure of the package ranks and joins without
         a Python object per document.  ``run.to_dict()`` gives a dict.

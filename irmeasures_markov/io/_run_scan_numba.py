@@ -1,6 +1,6 @@
-"""Optional compiled run tokeniser (with numba installed): :mod:`.tokens`' numba engine, one pass over the bytes.
+"""Optional compiled run tokeniser (with numba installed): `tokens`' numba engine, one pass over the bytes.
 
-The numpy engine of :mod:`.tokens` stays the fallback and the reference
+The numpy engine of `tokens` stays the fallback and the reference
 (tests/io/test_fast_run_engines.py checks that both give the same columns).
 """
 import numpy as np

@@ -1,7 +1,8 @@
 """The whole-file tokeniser of runs and qrels: a file's bytes to columns at once, with numpy or numba.
 
-It answers None whenever a file breaks a rule of the grammar (:mod:`irmeasures_markov.io`); the readers
-then read the file line by line (:mod:`.trec`), so results and error messages are the line reader's.
+It answers None whenever a file breaks a rule of the grammar ([`irmeasures_markov.io`][irmeasures_markov.io]); the
+readers
+then read the file line by line (`trec`), so results and error messages are the line reader's.
 """
 from __future__ import annotations
 
@@ -147,7 +148,7 @@ def run_columns(data: bytes, engine: str = "auto") -> Columns | None:
     """``(qids, bounds, docids_joined, scores)`` of a run file's content (decompressed, BOM removed), or None.
 
     Query ``qids[k]`` (first-seen order) owns records ``bounds[k]:bounds[k+1]`` (file order); the answer does
-    not depend on ``engine``.  Repeated documents are left to :func:`~.run_columns.run_from_columns`.
+    not depend on ``engine``.  Repeated documents are left to `run_from_columns`.
     """
     buf = np.frombuffer(data, dtype=np.uint8)
     kernels = _engine_kernels(engine, buf.size)

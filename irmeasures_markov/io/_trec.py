@@ -1,7 +1,8 @@
-"""The line grammar of runs and qrels (:mod:`irmeasures_markov.io`), with errors naming file and line; rate files.
+"""The line grammar of runs and qrels ([`irmeasures_markov.io`][irmeasures_markov.io]), with errors naming file and
+line; rate files.
 
-The whole-file readers read a file with :func:`run_from_lines` or
-:func:`qrels_from_lines` whenever the tokeniser (:mod:`.tokens`) refuses it,
+The whole-file readers read a file with `run_from_lines` or
+`qrels_from_lines` whenever the tokeniser (`tokens`) refuses it,
 so their results and errors are the grammar's (tests/reference_readers.py
 reads files through these alone).
 """
@@ -117,9 +118,9 @@ def read_trec_qrels(path: PathLike) -> dict[str, dict[str, int]]:
     Grades are integers in the signed 32-bit range (as for trec_eval); a
     document judged twice for one query with the same grade is accepted, with
     different grades it is an error.  The whole file is tokenised at once
-    (:mod:`.tokens`); a file that breaks a rule is read again line by
+    (`tokens`); a file that breaks a rule is read again line by
     line, so the result and the errors are those of
-    :func:`qrels_from_lines`.
+    `qrels_from_lines`.
 
     Parameters
     ----------

@@ -1,13 +1,13 @@
 """Measure kernels, one family per package or private module, on prepared rankings (no file parsing here).
 
-- :mod:`irmeasures_markov.measures.markov_precision`: MP and MPcont (Ferrante, Ferro & Maistro, SIGIR 2014);
-- :mod:`irmeasures_markov.measures.stopping_time`: P@H (Ferrante & Ferro, ICTIR 2020);
+- `irmeasures_markov.measures.markov_precision`: MP and MPcont (Ferrante, Ferro & Maistro, SIGIR 2014);
+- `irmeasures_markov.measures.stopping_time`: P@H (Ferrante & Ferro, ICTIR 2020);
 - here: Carterette's M1–M4 (SIGIR 2011) and their stopping distributions, Time-Biased Gain and its time model
   (Smucker & Clarke, SIGIR 2012), and AP, P@k, Rprec, bpref, RR, nDCG, binary RBP, R@k, Success@k, the set
   measures, IPrec@r, the counts and Judged@k in float64 with trec_eval's definitions (the standard family the
   package's own front ends compute them with).
 
-The ``ir_measures`` Measure objects that call these kernels live in :mod:`irmeasures_markov.plugin` (the
+The ``ir_measures`` Measure objects that call these kernels live in `irmeasures_markov.plugin` (the
 standard measures are ``ir_measures``' own).
 """
 from irmeasures_markov.measures._carterette import user_model_batch, user_model_measure, user_model_values

@@ -104,7 +104,7 @@ def user_model_measure(relevance: ArrayLike, model: str = "M1", dist: str = "RBP
                        cutoff: int | None = None) -> float:
     r"""One of Carterette's measures M1–M4 for one ranking.
 
-    A one-query :func:`user_model_values`: the ir_measures classes run the
+    A one-query [`user_model_values`][irmeasures_markov.measures.user_model_values]: the ir_measures classes run the
     same kernel on every query of a run.  The value is Σ_k a_k P(k) (M1),
     Σ_k a_k F(k) (M2), Σ_k f(k) P(k) (M3) or Σ_k P(k) Prec(k) (M4), with P the
     stopping distribution and F(k) = Σ_{i≥k} P(i) (B. Carterette, "System
@@ -128,7 +128,7 @@ def user_model_measure(relevance: ArrayLike, model: str = "M1", dist: str = "RBP
         M3's effort function (only for M3).
     norm : bool, optional
         Divide by the ideal ranking's value (module docstring); default
-        :func:`default_norm`.
+        `default_norm`.
     recall_base : int, optional
         RB, the number of relevant documents for the query (default: those in
         the ranking).  Used by ``dist='AP'`` and by ``norm``.
@@ -176,7 +176,7 @@ def user_model_values(relevance: ArrayLike, offsets: ArrayLike, recall_base: Arr
     recall_base : array_like of int, length n
         RB of each ranking's query, at least its relevant documents.
     model, dist, theta, f, norm
-        As in :func:`user_model_measure`.
+        As in [`user_model_measure`][irmeasures_markov.measures.user_model_measure].
     cutoff : int, optional
         Evaluate the first ``cutoff`` documents of each ranking (and cut the
         ideal rankings there).
@@ -304,7 +304,8 @@ def _ideal_prefix(model, dist, theta, f, n):
 
 
 def _values(v: _Relevant, model, dist, theta, f, norm, cutoff):
-    """The kernel behind :func:`user_model_values` and :func:`user_model_batch` (arguments checked; ``theta`` and
+    """The kernel behind [`user_model_values`][irmeasures_markov.measures.user_model_values] and
+    [`user_model_batch`][irmeasures_markov.measures.user_model_batch] (arguments checked; ``theta`` and
     ``norm`` None for the defaults of ``dist`` and ``model``)."""
     theta = theta_or_default(dist, theta)
     norm = default_norm(model, dist) if norm is None else bool(norm)
@@ -349,9 +350,10 @@ def _normalise(values, v: _Relevant, model, dist, theta, f, cutoff):
 
 def user_model_batch(batch: RelevanceBatch, model: str, dist: str, *, theta: float | None = None, f: str = "1/k",
                      norm: bool | None = None, cutoff: int | None = None) -> np.ndarray:
-    """:func:`user_model_values` for every query of a :class:`~irmeasures_markov.ranking._prepared.RelevanceBatch`.
+    """[`user_model_values`][irmeasures_markov.measures.user_model_values] for every query of a
+    [`RelevanceBatch`][irmeasures_markov.ranking.RelevanceBatch].
 
-    The batch is trusted (built by :class:`~irmeasures_markov.ranking._prepared.PreparedRun`):
+    The batch is trusted (built by [`PreparedRun`][irmeasures_markov.ranking.PreparedRun]):
     its relevant-positions view is built once and cached on it, shared by every measure.
 
     Parameters
@@ -359,7 +361,7 @@ def user_model_batch(batch: RelevanceBatch, model: str, dist: str, *, theta: flo
     batch : RelevanceBatch
         The run's rankings, already cut at ``cutoff``.
     model, dist, theta, f, norm
-        As in :func:`user_model_measure`.
+        As in [`user_model_measure`][irmeasures_markov.measures.user_model_measure].
     cutoff : int, optional
         Cuts only the ideal ranking used by ``norm``.
 
@@ -417,14 +419,14 @@ def expected_user_model(relevant: ArrayLike, offsets: ArrayLike, recall_base: Ar
     group_ids : array_like of int
         The tie group of every rank (equal ids on consecutive ranks of one ranking: one group).
     model, dist, theta, f, norm
-        As in :func:`user_model_measure`.
+        As in [`user_model_measure`][irmeasures_markov.measures.user_model_measure].
     cutoff : int, optional
         Read the first ``cutoff`` ranks of each ranking (a group cut by it keeps its mean over all members).
 
     Returns
     -------
     numpy.ndarray or None
-        One value per ranking, or None when the sum would be too large (above :data:`MAX_TERMS` pairs).
+        One value per ranking, or None when the sum would be too large (above `MAX_TERMS` pairs).
     """
     rel = np.asarray(relevant, dtype=bool).ravel()
     offsets = np.asarray(offsets, dtype=np.int64)

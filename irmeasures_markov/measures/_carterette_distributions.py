@@ -2,13 +2,14 @@ r"""The stopping distributions of Carterette's user-model measures: names, table
 
 Carterette, "System Effectiveness, User Models, and User Utility: A Conceptual
 Framework for Investigation", SIGIR 2011 (docs/user-model-framework.md).  A
-stopping distribution gives :math:`P(k)`, the probability that the user stops
-at rank :math:`k`, and :math:`F(k) = \sum_{i \ge k} P(i)`.  Static distributions
+stopping distribution gives $P(k)$, the probability that the user stops
+at rank $k$, and $F(k) = \sum_{i \ge k} P(i)$.  Static distributions
 (RBP, DCG, RR and the registered ones) depend on the rank only; dynamic ones
 (ERR, AP, RRR) on the relevant documents too.  A *graded* dynamic distribution
-(:func:`register_graded_distribution`, e.g. a DBN fitted to a click log) gives
+([`register_graded_distribution`][irmeasures_markov.measures.register_graded_distribution], e.g. a DBN fitted to a click
+log) gives
 the probability of stopping at an examined document per relevance grade; the measures under it read the
-grades, so their kernel (:func:`graded_user_model_batch`) is here, beside the distribution.
+grades, so their kernel (`graded_user_model_batch`) is here, beside the distribution.
 """
 from __future__ import annotations
 
@@ -140,9 +141,9 @@ def _stop_table_iv(p: np.ndarray, name) -> None:
 
 
 class GradedStopping:
-    r"""A dynamic stopping distribution from the probability :math:`h(g)` of stopping at an examined document
-    of grade g: :math:`F(k) = \prod_{j<k} (1 - h(g_j))` (the user reaches rank k),
-    :math:`P(k) = h(g_k)\,F(k)`.
+    r"""A dynamic stopping distribution from the probability $h(g)$ of stopping at an examined document
+    of grade g: $F(k) = \prod_{j<k} (1 - h(g_j))$ (the user reaches rank k),
+    $P(k) = h(g_k)\,F(k)$.
 
     A grade the table does not list takes the value of the nearest listed grade below it (the lowest listed
     grade for grades below them all).
@@ -150,7 +151,7 @@ class GradedStopping:
     Parameters
     ----------
     table : mapping of int to float
-        :math:`h(g)` per grade, probabilities in [0, 1].
+        $h(g)$ per grade, probabilities in [0, 1].
     """
 
     def __init__(self, table: Mapping[int, float]):
@@ -163,7 +164,7 @@ class GradedStopping:
             raise ValueError(f"graded stopping distribution: probabilities must be in [0, 1], got {dict(items)}")
 
     def hazard(self, grades: ArrayLike) -> np.ndarray:
-        """:math:`h(g)` of each grade.
+        """$h(g)$ of each grade.
 
         Parameters
         ----------
@@ -180,7 +181,8 @@ class GradedStopping:
 
 
 def register_graded_distribution(name: str, stop_by_grade: GradedStopping | Mapping[int, float]) -> str:
-    """Give a graded dynamic stopping distribution (:class:`GradedStopping`) a name usable as ``dist`` of the
+    """Give a graded dynamic stopping distribution ([`GradedStopping`][irmeasures_markov.measures.GradedStopping]) a
+    name usable as ``dist`` of the
     M-measures (which read the grades from the qrels).  Returns the name as stored (upper-case).
 
     Parameters
@@ -200,7 +202,8 @@ def register_graded_distribution(name: str, stop_by_grade: GradedStopping | Mapp
 
 
 def is_graded(dist: str) -> bool:
-    """Whether ``dist`` names a graded dynamic distribution (:func:`register_graded_distribution`)."""
+    """Whether ``dist`` names a graded dynamic distribution
+    ([`register_graded_distribution`][irmeasures_markov.measures.register_graded_distribution])."""
     return isinstance(CUSTOM_DISTRIBUTIONS.get(dist), GradedStopping)
 
 
@@ -208,19 +211,19 @@ def graded_user_model_batch(batch: RelevanceBatch, model: str, dist: str, *, f: 
                             norm: bool | None = None, cutoff: int | None = None) -> np.ndarray:
     r"""M1–M4 under a graded dynamic stopping distribution for every query of a batch (its grades, cut rankings).
 
-    A :class:`GradedStopping` distribution stops the
-    user at an examined document of grade g with probability :math:`h(g)`, so on a ranking with grades
-    :math:`g_1..g_N`
+    A [`GradedStopping`][irmeasures_markov.measures.GradedStopping] distribution stops the
+    user at an examined document of grade g with probability $h(g)$, so on a ranking with grades
+    $g_1..g_N$
 
-    .. math::
+    $$
+    F(k) = \prod_{j<k} (1 - h(g_j)), \qquad P(k) = h(g_k)\, F(k).
+    $$
 
-        F(k) = \prod_{j<k} (1 - h(g_j)), \qquad P(k) = h(g_k)\, F(k).
-
-    :math:`F(k)` is the probability of reaching rank k (whatever lies below the ranking), as for the static
-    distributions; :math:`P(k)` is not zero at non-relevant ranks (the user may abandon there).  With binary
-    relevance :math:`a_k` (grade >= ``rel``), :math:`R_k = \sum_{i\le k} a_i`, sums over the ranks of the
-    ranking: M1 :math:`\sum_k a_k P(k)`, M2 :math:`\sum_k a_k F(k)` (relevant documents examined),
-    M3 :math:`\sum_k f(k) P(k)` with f = 1/k or k, M4 :math:`\sum_k P(k) R_k / k`.  Unjudged documents
+    $F(k)$ is the probability of reaching rank k (whatever lies below the ranking), as for the static
+    distributions; $P(k)$ is not zero at non-relevant ranks (the user may abandon there).  With binary
+    relevance $a_k$ (grade >= ``rel``), $R_k = \sum_{i\le k} a_i$, sums over the ranks of the
+    ranking: M1 $\sum_k a_k P(k)$, M2 $\sum_k a_k F(k)$ (relevant documents examined),
+    M3 $\sum_k f(k) P(k)$ with f = 1/k or k, M4 $\sum_k P(k) R_k / k$.  Unjudged documents
     and grades <= 0 read as grade 0; RB = 0 gives 0.  There is no ``norm``: the ranking that maximises
     these values is not the grade-sorted one (a document that satisfies stops the user before the relevant
     documents below it).  docs/user-model-framework.md, "Click models as user models".
@@ -319,7 +322,8 @@ def check_arguments(model: str, dist: str, theta: float | None, f: str, graded: 
     Raises
     ------
     ValueError
-        Naming the argument and its allowed values: ``model`` not in :data:`MODELS`, ``dist``
+        Naming the argument and its allowed values: ``model`` not in [`MODELS`][irmeasures_markov.measures.MODELS],
+        ``dist``
         neither built in nor registered, ``theta`` outside (0, 1) or given to a distribution
         without one, ``f`` not ``'1/k'`` or ``'k'`` or given to a model other than M3.
     """
@@ -368,7 +372,7 @@ def static_tables(dist: str, theta: float | None, n: int) -> tuple[np.ndarray, n
 
 
 def static_table(dist: str, theta: float | None, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`static_tables` for at least ``n`` ranks, at a power-of-two size (few cache entries)."""
+    """`static_tables` for at least ``n`` ranks, at a power-of-two size (few cache entries)."""
     return static_tables(dist, theta, 1 << max(4, int(n - 1).bit_length()))  # few distinct cache entries
 
 
@@ -383,7 +387,8 @@ def static_prefix(dist: str, theta: float | None, weight: str, n: int) -> np.nda
 
 
 def theta_or_default(dist: str, theta: float | None) -> float | None:
-    """``theta`` as a float, or the distribution's default (:data:`DEFAULT_THETA`; None without a parameter)."""
+    """``theta`` as a float, or the distribution's default ([`DEFAULT_THETA`][irmeasures_markov.measures.DEFAULT_THETA];
+    None without a parameter)."""
     return float(theta) if theta is not None else DEFAULT_THETA.get(dist)
 
 
@@ -403,9 +408,9 @@ def stopping_distribution(relevance: ArrayLike, dist: str = "RBP", theta: float 
     relevance : array_like of 0/1
         Binary relevance in rank order.
     dist : str
-        A built-in distribution (:data:`DISTRIBUTIONS`) or a registered one.
+        A built-in distribution ([`DISTRIBUTIONS`][irmeasures_markov.measures.DISTRIBUTIONS]) or a registered one.
     theta : float, optional
-        The parameter of RBP and ERR (default :data:`DEFAULT_THETA`).
+        The parameter of RBP and ERR (default [`DEFAULT_THETA`][irmeasures_markov.measures.DEFAULT_THETA]).
     recall_base : int, optional
         RB, needed for ``dist='AP'`` (default: the relevant documents in the ranking).
 

@@ -3,7 +3,7 @@
 One user at a time.  Uniforms come from SplitMix64 (Steele, Lea & Flood,
 OOPSLA 2014; passes BigCrush) seeded from the caller's
 ``numpy.random.Generator``, so the same seed gives the same users.  The
-vectorised numpy walk in :mod:`.stopping_time` is the fallback and the
+vectorised numpy walk in `stopping_time` is the fallback and the
 reference; both are checked against the exact expectations in the tests.
 """
 import numpy as np

@@ -2,39 +2,39 @@ r"""The standard measures in float64, with trec_eval's definitions: AP, P@k, Rpr
 R@k, Success@k, SetP, SetR, SetF, IPrec@r, NumRet, NumRel, NumRelRet and Judged@k.
 
 ``pytrec_eval`` (0.5.x) holds scores as float32, which reorders near-ties, so
-the front ends that evaluate many runs (:func:`~irmeasures_markov.experiments.evaluate`,
+the front ends that evaluate many runs ([`evaluate`][irmeasures_markov.experiments.evaluate],
 ``compare``, ``pool-reduction``, the main command) compute these measures here, on the package's
-float64 ranking (:class:`~irmeasures_markov.ranking._prepared.PreparedRun`,
+float64 ranking ([`PreparedRun`][irmeasures_markov.ranking.PreparedRun],
 trec_eval's order: score descending, docid descending).
-:func:`standard_measure` says whether an ``ir_measures`` measure is one of
-them, :func:`standard_values` computes its per-query values.
+[`standard_measure`][irmeasures_markov.measures.standard_measure] says whether an ``ir_measures`` measure is one of
+them, [`standard_values`][irmeasures_markov.measures.standard_values] computes its per-query values.
 
 Definitions (trec_eval's, checked against trec_eval's output for every TREC-8
-run in integration/), with :math:`rel_k` whether the document at rank
-:math:`k` has grade >= ``rel``, :math:`R` the judgments with grade >= ``rel``
-and :math:`K` the cutoff:
+run in integration/), with $rel_k$ whether the document at rank
+$k$ has grade >= ``rel``, $R$ the judgments with grade >= ``rel``
+and $K$ the cutoff:
 
-- AP :math:`= \frac{1}{R} \sum_{k \le K} rel_k \, \frac{\sum_{i \le k} rel_i}{k}`;
-  P@k :math:`= \frac{1}{K} \sum_{k \le K} rel_k`; Rprec :math:`= \frac{1}{R} \sum_{k \le R} rel_k`;
-  RR :math:`= 1 / \min\{k \le K : rel_k\}`; binary RBP :math:`= \sum_{k \le K} (1-p) p^{k-1} rel_k`.
-- nDCG: gain = grade (0 for grades <= 0), discount :math:`\log_2(k+1)`; the
+- AP $= \frac{1}{R} \sum_{k \le K} rel_k \, \frac{\sum_{i \le k} rel_i}{k}$;
+  P@k $= \frac{1}{K} \sum_{k \le K} rel_k$; Rprec $= \frac{1}{R} \sum_{k \le R} rel_k$;
+  RR $= 1 / \min\{k \le K : rel_k\}$; binary RBP $= \sum_{k \le K} (1-p) p^{k-1} rel_k$.
+- nDCG: gain = grade (0 for grades <= 0), discount $\log_2(k+1)$; the
   ideal ranking holds every judged document with a positive grade, grades
-  descending, cut at :math:`K`; a query with none scores 0.
+  descending, cut at $K$; a query with none scores 0.
 - bpref (Buckley & Voorhees, SIGIR 2004): only grades >= 0 count (a negative
   grade means "in the pool, unjudged"); each relevant document scores
-  :math:`1 - \min(n, R) / \min(R, N)` with :math:`n` the judged non-relevant
-  documents ranked above it (1 when :math:`n = 0`), :math:`N` the judgments
-  with grade in ``[0, rel)``; the sum is divided by :math:`R`.
-- With :math:`n_{ret}` the documents retrieved (cut at :math:`K`) and :math:`n_{rr}` the relevant ones among
-  them: R@k :math:`= n_{rr} / R`; Success@k :math:`= [n_{rr} > 0]`; SetP :math:`= n_{rr} / n_{ret}`
-  (``relative=True``: :math:`n_{rr} / \min(n_{ret}, R)`); SetR :math:`= n_{rr} / R`; SetF with
-  :math:`x` = ``beta`` :math:`= (x+1) P R / (x P + R)` (trec_eval's weight: ``beta`` itself, not squared);
-  NumRet, NumRelRet (``NumRet(rel=...)``) and NumRel are :math:`n_{ret}`, :math:`n_{rr}` and :math:`R`;
+  $1 - \min(n, R) / \min(R, N)$ with $n$ the judged non-relevant
+  documents ranked above it (1 when $n = 0$), $N$ the judgments
+  with grade in ``[0, rel)``; the sum is divided by $R$.
+- With $n_{ret}$ the documents retrieved (cut at $K$) and $n_{rr}$ the relevant ones among
+  them: R@k $= n_{rr} / R$; Success@k $= [n_{rr} > 0]$; SetP $= n_{rr} / n_{ret}$
+  (``relative=True``: $n_{rr} / \min(n_{ret}, R)$); SetR $= n_{rr} / R$; SetF with
+  $x$ = ``beta`` $= (x+1) P R / (x P + R)$ (trec_eval's weight: ``beta`` itself, not squared);
+  NumRet, NumRelRet (``NumRet(rel=...)``) and NumRel are $n_{ret}$, $n_{rr}$ and $R$;
   Judged@k is the share of the retrieved documents with a judgment (any grade, a negative one included), as
   ``ir_measures`` defines it, here on trec_eval's order.
-- IPrec@r (trec_eval 9, as pytrec_eval): with :math:`c = \lfloor r R + 0.9 \rfloor` (at least 1), the
-  largest :math:`j / k_j` over :math:`j \ge c`, :math:`k_j` the rank of the :math:`j`-th relevant document;
-  0 when fewer than :math:`c` relevant documents are retrieved.  (trec_eval 10 rounds :math:`r R` to the
+- IPrec@r (trec_eval 9, as pytrec_eval): with $c = \lfloor r R + 0.9 \rfloor$ (at least 1), the
+  largest $j / k_j$ over $j \ge c$, $k_j$ the rank of the $j$-th relevant document;
+  0 when fewer than $c$ relevant documents are retrieved.  (trec_eval 10 rounds $r R$ to the
   nearest integer instead; integration/test_trec_eval_counting.py compares where the two agree.)
 - A ratio whose denominator is 0 is 0.
 
@@ -207,7 +207,7 @@ def standard_values(s: StandardMeasure, prepared: PreparedRun, ties: str = "doci
     Parameters
     ----------
     s : StandardMeasure
-        What :func:`standard_measure` returned.
+        What [`standard_measure`][irmeasures_markov.measures.standard_measure] returned.
     prepared : PreparedRun
         The run joined with the qrels; other ``ties`` than ``'docid'`` need it prepared with ``keep_scores``.
     ties : str
@@ -307,7 +307,7 @@ class _Lists:
         return self.prepared.recall_bases(t) + np.where(self.fill >= t, self.added, 0)
 
     def bpref_counts(self, rel: int) -> tuple[np.ndarray, np.ndarray]:
-        """``(R, N)`` of :func:`_bpref`: judgments with grade >= ``rel`` and in ``[0, rel)`` (float64)."""
+        """``(R, N)`` of `_bpref`: judgments with grade >= ``rel`` and in ``[0, rel)`` (float64)."""
         R = self.count_at_least(max(rel, 0)).astype(np.float64)
         N = (self.count_at_least(0) - self.count_at_least(rel)).astype(np.float64) if rel > 0 else np.zeros(R.size)
         return R, N
@@ -349,7 +349,7 @@ def _ratio(x: np.ndarray, d: np.ndarray) -> np.ndarray:
 
 
 def _bpref(b: RelevanceBatch, R: np.ndarray, N: np.ndarray) -> np.ndarray:
-    """trec_eval's bpref on a judged-only batch, with ``(R, N)`` of :meth:`_Lists.bpref_counts`."""
+    """trec_eval's bpref on a judged-only batch, with ``(R, N)`` of `_Lists.bpref_counts`."""
     relevant, nonrel = _judged(b.grades, b.rel)
     # judged non-relevant documents ranked above each one: exact integer counts
     before = (segment_cumsum(nonrel, b.offsets) - nonrel).astype(np.float64)

@@ -1,9 +1,9 @@
 r"""Time-Biased Gain (Smucker & Clarke, SIGIR 2012; docs/time-biased-gain.md).
 
-.. math::
-
-    TBG = \frac{1}{N} \sum_k g_k \, e^{-T(k) \ln 2 / h}, \qquad
-    T(k) = \sum_{i<k} \big[T_S + T_D(l_i)\, P(C{=}1 \mid r_i)\big], \qquad T_D(l) = a\,l + b
+$$
+TBG = \frac{1}{N} \sum_k g_k \, e^{-T(k) \ln 2 / h}, \qquad
+T(k) = \sum_{i<k} \big[T_S + T_D(l_i)\, P(C{=}1 \mid r_i)\big], \qquad T_D(l) = a\,l + b
+$$
 
 with g_k = P(C=1|R=1)·P(S=1|R=1) for a relevant document and 0 otherwise,
 l_i the length in words of the document at rank i (0 for a duplicate of an
@@ -132,7 +132,7 @@ class TBGParameters:
         r"""(P(C=1|r_i), g_i) per document from its grade (UNJUDGED: not relevant).
 
         A relevant document (grade ``>= rel``) is clicked with probability ``pc_rel`` and has gain
-        :math:`g_i = P(C{=}1 \mid R{=}1)\,P(S{=}1 \mid R{=}1)`; any other is clicked with probability
+        $g_i = P(C{=}1 \mid R{=}1)\,P(S{=}1 \mid R{=}1)$; any other is clicked with probability
         ``pc_nonrel`` and has gain 0; grades listed in ``pc_by_grade``/``ps_by_grade`` use those
         probabilities instead (Smucker & Clarke, SIGIR 2012).
 
@@ -164,12 +164,14 @@ class TBGParameters:
 
 
 def as_parameters(params: TBGParameters | Mapping[str, float] | None) -> TBGParameters:
-    """TBG's constants as a :class:`TBGParameters`: the defaults for ``None``, a mapping as keywords.
+    """TBG's constants as a [`TBGParameters`][irmeasures_markov.measures.TBGParameters]: the defaults for ``None``, a
+    mapping as keywords.
 
     Parameters
     ----------
     params : TBGParameters or mapping of str to float or None
-        The constants: an instance (returned as it is), keywords of :class:`TBGParameters`, or None.
+        The constants: an instance (returned as it is), keywords of
+        [`TBGParameters`][irmeasures_markov.measures.TBGParameters], or None.
 
     Returns
     -------
@@ -179,7 +181,7 @@ def as_parameters(params: TBGParameters | Mapping[str, float] | None) -> TBGPara
     Raises
     ------
     TypeError
-        If a mapping names a field :class:`TBGParameters` does not have.
+        If a mapping names a field [`TBGParameters`][irmeasures_markov.measures.TBGParameters] does not have.
     ValueError
         If a constant is out of its range (e.g. a probability outside [0, 1]).
     """
@@ -203,9 +205,11 @@ def holding_times(grades: ArrayLike, lengths: ArrayLike, params: TBGParameters |
                   rel: int = 1) -> np.ndarray:
     r"""Expected time spent at each rank (seconds), Smucker & Clarke (SIGIR 2012):
 
-    .. math:: h_i = T_S + (a\,l_i + b)\,P(C = 1 \mid r_i)
+    $$
+    h_i = T_S + (a\,l_i + b)\,P(C = 1 \mid r_i)
+    $$
 
-    (summary time, then the document's reading time :math:`a l_i + b` when it is
+    (summary time, then the document's reading time $a l_i + b$ when it is
     clicked).  This is also the mean holding time MPcont uses with ``time='tbg'``.
 
     Parameters
@@ -215,14 +219,14 @@ def holding_times(grades: ArrayLike, lengths: ArrayLike, params: TBGParameters |
     lengths : array_like of float
         Document length (words) at each rank.
     params : TBGParameters or mapping, optional
-        TBG's constants (:data:`TBG_DEFAULTS` when None).
+        TBG's constants ([`TBG_DEFAULTS`][irmeasures_markov.measures.TBG_DEFAULTS] when None).
     rel : int
         Grades ``>= rel`` are relevant.
 
     Returns
     -------
     numpy.ndarray
-        :math:`h_i` per rank.
+        $h_i$ per rank.
     """
     p = as_parameters(params)
     grades = np.asarray(grades)
@@ -232,9 +236,10 @@ def holding_times(grades: ArrayLike, lengths: ArrayLike, params: TBGParameters |
 
 def time_to_rank(grades: ArrayLike, lengths: ArrayLike, params: TBGParameters | Mapping[str, float] | None = None,
                  rel: int = 1) -> np.ndarray:
-    r""":math:`T(k) = \sum_{i<k} h_i`, the expected time (s) at which the user reaches rank k (T(1) = 0).
+    r"""$T(k) = \sum_{i<k} h_i$, the expected time (s) at which the user reaches rank k (T(1) = 0).
 
-    The holding times :math:`h_i` are those of :func:`holding_times` (Smucker & Clarke, SIGIR 2012).
+    The holding times $h_i$ are those of [`holding_times`][irmeasures_markov.measures.holding_times] (Smucker & Clarke,
+    SIGIR 2012).
 
     Parameters
     ----------
@@ -243,14 +248,14 @@ def time_to_rank(grades: ArrayLike, lengths: ArrayLike, params: TBGParameters | 
     lengths : array_like of float
         Document length (words) at each rank.
     params : TBGParameters or mapping of str to float, optional
-        TBG's constants (:data:`TBG_DEFAULTS` when None).
+        TBG's constants ([`TBG_DEFAULTS`][irmeasures_markov.measures.TBG_DEFAULTS] when None).
     rel : int
         Grades ``>= rel`` are relevant.
 
     Returns
     -------
     numpy.ndarray
-        :math:`T(k)` for k = 1..N.
+        $T(k)$ for k = 1..N.
     """
     h = holding_times(grades, lengths, params, rel)
     return np.concatenate(([0.0], np.cumsum(h)[:-1])) if h.size else h
@@ -259,19 +264,21 @@ def time_to_rank(grades: ArrayLike, lengths: ArrayLike, params: TBGParameters | 
 def constant_normaliser(params: TBGParameters | Mapping[str, float] | None = None) -> float:
     r"""The paper's normaliser over unlimited zero-length relevant documents (≈ 17.2 with defaults).
 
-    .. math:: N = \frac{g}{1 - e^{-T_x \ln 2 / h}}, \qquad T_x = T_S + T_D(0)\,P(C{=}1 \mid R{=}1)
+    $$
+    N = \frac{g}{1 - e^{-T_x \ln 2 / h}}, \qquad T_x = T_S + T_D(0)\,P(C{=}1 \mid R{=}1)
+    $$
 
-    with :math:`g = P(C{=}1 \mid R{=}1)\,P(S{=}1 \mid R{=}1)` (Smucker & Clarke, SIGIR 2012).
+    with $g = P(C{=}1 \mid R{=}1)\,P(S{=}1 \mid R{=}1)$ (Smucker & Clarke, SIGIR 2012).
 
     Parameters
     ----------
     params : TBGParameters or mapping of str to float, optional
-        TBG's constants (:data:`TBG_DEFAULTS` when None).
+        TBG's constants ([`TBG_DEFAULTS`][irmeasures_markov.measures.TBG_DEFAULTS] when None).
 
     Returns
     -------
     float
-        The ``norm='constant'`` normaliser N (``inf`` when :math:`T_x = 0`).
+        The ``norm='constant'`` normaliser N (``inf`` when $T_x = 0$).
     """
     p = as_parameters(params)
     g = p.pc_rel * p.ps_rel
@@ -288,10 +295,12 @@ def ideal_normaliser(relevant_grades: ArrayLike, relevant_lengths: ArrayLike,
 
     Parameters
     ----------
-    relevant_grades, relevant_lengths : array_like
+    relevant_grades : array_like
+        Grades and lengths (words) of the query's judged relevant documents.
+    relevant_lengths : array_like
         Grades and lengths (words) of the query's judged relevant documents.
     params, rel
-        As in :func:`holding_times`.
+        As in [`holding_times`][irmeasures_markov.measures.holding_times].
     cutoff : int, optional
         Cut the ideal ranking at this rank.
 
@@ -337,7 +346,7 @@ def time_biased_gain(relevance: ArrayLike, lengths: ArrayLike, *,
     ----------
     relevance : array_like of int
         Grades of the ranked documents, top first (binary 0/1 works; use
-        :data:`~irmeasures_markov.ranking._qrels_index.UNJUDGED` or 0 for unjudged).
+        `UNJUDGED` or 0 for unjudged).
     lengths : array_like of float
         Length in words of each ranked document (0 for a duplicate of an earlier one).
     params : TBGParameters or dict, optional
@@ -348,7 +357,12 @@ def time_biased_gain(relevance: ArrayLike, lengths: ArrayLike, *,
         Minimum grade counted as relevant.
     cutoff : int, optional
         Evaluate the first ``cutoff`` documents.
-    relevant_lengths, relevant_grades : array_like, optional
+    relevant_lengths : array_like, optional
+        Lengths (and grades; default: all ``rel``) of the query's judged
+        documents that carry a gain, for ``norm='ideal'``: those with a grade
+        >= ``rel``, and any other grade that ``pc_by_grade``/``ps_by_grade``
+        give a gain.
+    relevant_grades : array_like, optional
         Lengths (and grades; default: all ``rel``) of the query's judged
         documents that carry a gain, for ``norm='ideal'``: those with a grade
         >= ``rel``, and any other grade that ``pc_by_grade``/``ps_by_grade``
@@ -364,7 +378,8 @@ def time_biased_gain(relevance: ArrayLike, lengths: ArrayLike, *,
     Raises
     ------
     TypeError
-        Constants given both as ``params`` and as keywords, or a constant :class:`TBGParameters` does not have.
+        Constants given both as ``params`` and as keywords, or a constant
+        [`TBGParameters`][irmeasures_markov.measures.TBGParameters] does not have.
     ValueError
         An unknown ``norm``, bad ``lengths`` or constants, or ``norm='ideal'`` without ``relevant_lengths``.
 
@@ -400,15 +415,15 @@ def time_biased_gain(relevance: ArrayLike, lengths: ArrayLike, *,
 def gain_curve(grades: ArrayLike, lengths: ArrayLike, params: TBGParameters | Mapping[str, float] | None = None,
                rel: int = 1, times: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
     r"""Cumulative gain G(t) (Smucker & Clarke, SIGIR 2012, Figure 4): expected gain collected by time t,
-    without decay, :math:`G(t) = \sum_{k:\,T(k+1) \le t} g_k`.
+    without decay, $G(t) = \sum_{k:\,T(k+1) \le t} g_k$.
 
     Parameters
     ----------
     grades, lengths, params, rel
-        As in :func:`holding_times`.
+        As in [`holding_times`][irmeasures_markov.measures.holding_times].
     times : array_like of float, optional
         Times (s) at which to read G; without them, the step points: G jumps
-        by :math:`g_k` when the user has finished reading rank k, at T(k+1).
+        by $g_k$ when the user has finished reading rank k, at T(k+1).
 
     Returns
     -------
@@ -435,9 +450,9 @@ _BLOCK = 1 << 16
 def tbg_batch(batch: RelevanceBatch, lengths_flat: np.ndarray,
               params: TBGParameters | Mapping[str, float] | None = None, norm: str = "none",
               ideal: np.ndarray | None = None) -> np.ndarray:
-    r"""TBG for every query of a :class:`~irmeasures_markov.ranking._prepared.RelevanceBatch`:
-    :math:`\sum_k g_k\, e^{-T(k) \ln 2 / h}` per query, divided by the normaliser ``norm`` names
-    (:func:`time_biased_gain`).
+    r"""TBG for every query of a [`RelevanceBatch`][irmeasures_markov.ranking.RelevanceBatch]:
+    $\sum_k g_k\, e^{-T(k) \ln 2 / h}$ per query, divided by the normaliser ``norm`` names
+    ([`time_biased_gain`][irmeasures_markov.time_biased_gain]).
 
     Parameters
     ----------
@@ -448,7 +463,7 @@ def tbg_batch(batch: RelevanceBatch, lengths_flat: np.ndarray,
     params : TBGParameters or mapping, optional
         TBG's constants.
     norm : str
-        One of :data:`NORMS` (checked by the caller, the ``TBG`` measure).
+        One of `NORMS` (checked by the caller, the ``TBG`` measure).
     ideal : numpy.ndarray, optional
         Per-query ideal normalisers, for ``norm='ideal'``.
 

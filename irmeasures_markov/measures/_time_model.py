@@ -5,19 +5,19 @@ Smucker & Clarke (SIGIR 2012) model a user who reads the summary at rank i
 T_D(l_i) = a·l_i + b seconds on the document.  The expected time to reach
 rank k is
 
-.. math::
-
-    T(k) = \\sum_{i<k} \\big[T_S + T_D(l_i)\\, P(C{=}1 \\mid r_i)\\big],
+$$
+T(k) = \\sum_{i<k} \\big[T_S + T_D(l_i)\\, P(C{=}1 \\mid r_i)\\big],
+$$
 
 and the cumulative gain G(t) (their Figure 4) is the expected gain collected
 by time t *without* decay: G jumps by g_k = P(C=1|R=1)·P(S=1|R=1) when the
 user has finished rank k, at T(k+1).  TBG itself is Σ_k g_k e^{−T(k) ln2/h}.
 
-The per-ranking formulas are in :mod:`irmeasures_markov.measures._tbg`
-(:func:`~irmeasures_markov.measures._tbg.time_to_rank`,
-:func:`~irmeasures_markov.measures._tbg.gain_curve`); this module applies them
+The per-ranking formulas are in `irmeasures_markov.measures._tbg`
+([`time_to_rank`][irmeasures_markov.measures.time_to_rank],
+[`gain_curve`][irmeasures_markov.measures.gain_curve]); this module applies them
 to a run in trec_eval ranking order with document lengths from any source of
-:class:`~irmeasures_markov.documents._lengths.DocumentLengths`, and draws G(t).
+[`DocumentLengths`][irmeasures_markov.documents.DocumentLengths], and draws G(t).
 
 Examples
 --------
@@ -126,14 +126,14 @@ def time_models(qrels: object, run: object, lengths: LengthSource = None, *,
     lengths : DocumentLengths, mapping, path or None
         Document lengths in words (a ``docid<TAB>length`` file, ``'irds:<id>'``,
         or ``{docid: words}``); duplicate groups go through a
-        :class:`~irmeasures_markov.documents._lengths.DocumentLengths`.
+        [`DocumentLengths`][irmeasures_markov.documents.DocumentLengths].
     params : TBGParameters or dict, optional
         Calibration constants (defaults: the paper's Table 1).
     rel, judged_only, cutoff
         As for the ``TBG`` measure.
     default_length : float, optional
         Words assumed for documents without a length; without it a missing
-        length raises :class:`~irmeasures_markov.documents._lengths.UnknownLengthError`.
+        length raises [`UnknownLengthError`][irmeasures_markov.documents.UnknownLengthError].
 
     Returns
     -------
@@ -164,20 +164,20 @@ def gain_curves(qrels: object, run: object, lengths: LengthSource = None, times:
                 ) -> dict[str, np.ndarray]:
     r"""G(t) at ``times`` (seconds) for every query in both qrels and run.
 
-    :math:`G(t) = \sum_{k:\,T(k) \le t} g_k`, the gain collected by time :math:`t`
+    $G(t) = \sum_{k:\,T(k) \le t} g_k$, the gain collected by time $t$
     without decay (Smucker & Clarke, "Time-Based Calibration of Effectiveness
     Measures", SIGIR 2012, Figure 4).
 
     Parameters
     ----------
     qrels, run
-        Qrels and run in any form :func:`time_models` takes.
+        Qrels and run in any form [`time_models`][irmeasures_markov.measures.time_models] takes.
     lengths
         Document lengths (a file, ``'irds:<id>'``, a mapping or a registered name).
     times : sequence of float
         The times (seconds) at which G is read.
     **kwargs
-        The keyword arguments of :func:`time_models`.
+        The keyword arguments of [`time_models`][irmeasures_markov.measures.time_models].
 
     Returns
     -------
@@ -199,12 +199,12 @@ def mean_gain_curve(qrels: object, run: object, lengths: LengthSource = None, ti
     Parameters
     ----------
     qrels, run, lengths, times, **kwargs
-        As in :func:`gain_curves`.
+        As in [`gain_curves`][irmeasures_markov.measures.gain_curves].
 
     Returns
     -------
     numpy.ndarray
-        :math:`\frac{1}{|Q|}\sum_{q \in Q} G_q(t)` at ``times``, :math:`Q` the qrels queries.
+        $\frac{1}{|Q|}\sum_{q \in Q} G_q(t)$ at ``times``, $Q$ the qrels queries.
 
     Raises
     ------

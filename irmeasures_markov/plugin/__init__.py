@@ -1,11 +1,11 @@
 """ir_measures integration: Measure classes of every family, one provider, registration.
 
 Importing this package registers all measures with ``ir_measures`` and appends
-:data:`PROVIDER` to ``ir_measures.DefaultPipeline`` (once, even on re-import).
+[`PROVIDER`][irmeasures_markov.PROVIDER] to ``ir_measures.DefaultPipeline`` (once, even on re-import).
 
 Each family is one module here (its ``Measure`` classes, registered with
-:func:`register_measure`, calling the family's kernel in
-:mod:`irmeasures_markov.measures`) and one entry of :data:`FAMILIES`, which
+[`register_measure`][irmeasures_markov.plugin.register_measure], calling the family's kernel in
+`irmeasures_markov.measures`) and one entry of `FAMILIES`, which
 imports the module (registering its measures) and puts its user page on the site.
 """
 from importlib import import_module

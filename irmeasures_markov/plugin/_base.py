@@ -1,10 +1,10 @@
 """The validating Measure base class of every family.
 
 Each measure family (MP, M1–M4, P@H, TBG) defines subclasses of
-:class:`FamilyMeasure` with ``SUPPORTED_PARAMS`` and a ``compute`` method that
-turns a :class:`~irmeasures_markov.ranking._prepared.PreparedRun` into per-query values.
+[`FamilyMeasure`][irmeasures_markov.plugin.FamilyMeasure] with ``SUPPORTED_PARAMS`` and a ``compute`` method that
+turns a [`PreparedRun`][irmeasures_markov.ranking.PreparedRun] into per-query values.
 The provider that hands prepared runs to the measures is in
-:mod:`irmeasures_markov.plugin._provider`.
+`irmeasures_markov.plugin._provider`.
 """
 from __future__ import annotations
 
@@ -54,13 +54,13 @@ VARIANT_PARAMS = {
 
 
 class Family(NamedTuple):
-    """One measure family, as ``FAMILIES`` (:mod:`irmeasures_markov.plugin`) declares it.
+    """One measure family, as ``FAMILIES`` (`irmeasures_markov.plugin`) declares it.
 
-    ``plugin`` names its module in :mod:`irmeasures_markov.plugin` (its Measure classes, registered when
+    ``plugin`` names its module in `irmeasures_markov.plugin` (its Measure classes, registered when
     imported, and ``EXAMPLES``: measure strings the brute-force tie and unjudged tests evaluate, which may read
     the inputs those tests register, rates ``'brute'``, lengths ``'brute-all'`` and ``'brute-part'``), or is
     None for a kernel-only family, whose measures other providers name.  ``kernel`` names its modules or
-    packages under :mod:`irmeasures_markov.measures`, the main one first: the import-linter contract keeps
+    packages under `irmeasures_markov.measures`, the main one first: the import-linter contract keeps
     families independent of each other and lets the modules of one family import each other.  ``page`` is its
     user page under docs/, which the site lists under "Measures" in this order (tools/mkdocs_families.py).
     """
@@ -70,7 +70,7 @@ class Family(NamedTuple):
 
 
 def family_params(**params: ParamInfo) -> dict[str, ParamInfo]:
-    """A family's ``SUPPORTED_PARAMS``: its own ``params``, then :data:`COMMON_PARAMS` and :data:`VARIANT_PARAMS`.
+    """A family's ``SUPPORTED_PARAMS``: its own ``params``, then `COMMON_PARAMS` and `VARIANT_PARAMS`.
 
     Parameters
     ----------
@@ -101,7 +101,8 @@ def _canonical_value(info: ParamInfo, value):
     float (``p=1`` and ``p=1.0`` both print ``p=1.0``; ``-0.0`` becomes
     ``0.0``), an int parameter given as a numpy integer as an int, a fitted model
     (``'FIT:name'``, ``'File:path'``) with its prefix in lower case.  Values of
-    the wrong type are left for :meth:`FamilyMeasure.validate_params` to
+    the wrong type are left for
+    [`FamilyMeasure.validate_params`][irmeasures_markov.plugin.FamilyMeasure.validate_params] to
     report as given.
     """
     if isinstance(value, (bool, np.bool_)):
@@ -122,7 +123,8 @@ class FamilyMeasure(irm_measures.Measure):
     """A Measure whose parameters are validated with clear ``ValueError`` messages.
 
     Subclasses set ``__name__``/``NAME``, ``SUPPORTED_PARAMS`` and implement
-    :meth:`compute`; :meth:`check_params` adds cross-parameter rules.
+    [`compute`][irmeasures_markov.plugin.FamilyMeasure.compute];
+    [`check_params`][irmeasures_markov.plugin.FamilyMeasure.check_params] adds cross-parameter rules.
 
     Measures compare, hash and print by their ``str()`` (ir_measures), so the
     constructor stores parameters in one canonical form: float parameters as
@@ -143,13 +145,15 @@ class FamilyMeasure(irm_measures.Measure):
         super().__init__(**params)
 
     def validate_params(self) -> None:
-        """Check the parameters once: names, required ones, types, choices, the cutoff, then :meth:`check_params`.
+        """Check the parameters once: names, required ones, types, choices, the cutoff, then
+        [`check_params`][irmeasures_markov.plugin.FamilyMeasure.check_params].
 
         Raises
         ------
         ValueError
             If a parameter is unknown, missing though required, of the wrong type or not one of its choices,
-            the cutoff is invalid, or :meth:`check_params` rejects a combination.
+            the cutoff is invalid, or [`check_params`][irmeasures_markov.plugin.FamilyMeasure.check_params] rejects a
+            combination.
         """
         if self.validated:
             return
@@ -198,7 +202,8 @@ class FamilyMeasure(irm_measures.Measure):
         return {}
 
     def content_fingerprint(self) -> str:
-        """One digest of :meth:`input_fingerprints`, or ``''`` when the measure reads nothing else.
+        """One digest of [`input_fingerprints`][irmeasures_markov.plugin.FamilyMeasure.input_fingerprints], or ``''``
+        when the measure reads nothing else.
 
         Returns
         -------
@@ -241,7 +246,7 @@ class FamilyMeasure(irm_measures.Measure):
 
         Measures that read only ``grade >= rel`` keep the default False, so
         their batches skip the join with every judgment (see
-        :meth:`PreparedRun.batch`); per-grade parameters may name grades <= 0.
+        `PreparedRun.batch`); per-grade parameters may name grades <= 0.
 
         Returns
         -------
@@ -255,7 +260,7 @@ class FamilyMeasure(irm_measures.Measure):
 
         If any measure does, the evaluator has each query's docids joined
         into one string while they are still in cache (see
-        :class:`~irmeasures_markov.ranking._prepared.PreparedRun`).
+        [`PreparedRun`][irmeasures_markov.ranking.PreparedRun]).
 
         Returns
         -------
@@ -266,10 +271,10 @@ class FamilyMeasure(irm_measures.Measure):
     def ranks_read(self) -> int | None:
         """How many top-ranked documents of each query compute() reads, or None for all of them.
 
-        compute() reads a prepared run through :meth:`batch`, so a cutoff
+        compute() reads a prepared run through [`batch`][irmeasures_markov.plugin.FamilyMeasure.batch], so a cutoff
         bounds what it reads, unless ``judged_only`` removes unjudged
         documents first.  When every measure of an evaluator is bounded, the
-        evaluator ranks only that deep (:class:`PreparedRun` asks its measures).  A
+        evaluator ranks only that deep (`PreparedRun` asks its measures).  A
         family that reads anything else of the prepared run beyond its
         cutoff overrides this to return None.
 
@@ -338,7 +343,7 @@ class FamilyMeasure(irm_measures.Measure):
         A closed form, or an enumeration cheaper than evaluating every
         arrangement as a run (MP's, from the relevant ranks alone).  It keeps
         the contract of ``ties='expected'``: exact up to
-        :data:`~irmeasures_markov.plugin._variants.EXACT_LIMIT` arrangements
+        `EXACT_LIMIT` arrangements
         per query, seeded Monte Carlo (from ``seed`` and the query id) beyond.
 
         Parameters
@@ -370,7 +375,7 @@ class FamilyMeasure(irm_measures.Measure):
         Returns
         -------
         RelevanceBatch
-            The batch made by :meth:`PreparedRun.batch`.
+            The batch made by `PreparedRun.batch`.
         """
         rel = self["rel"] if "rel" in self.SUPPORTED_PARAMS else 1
         jo = self["judged_only"] if "judged_only" in self.SUPPORTED_PARAMS else False
@@ -397,7 +402,7 @@ def measure_inputs(measure: irm_measures.Measure) -> dict[str, str]:
 
 def measure_fingerprint(measure: irm_measures.Measure) -> str:
     """What a measure reads besides the run and the qrels, by content: ``''`` when nothing (every measure of
-    other providers), else one digest of :func:`measure_inputs`.
+    other providers), else one digest of [`measure_inputs`][irmeasures_markov.plugin.measure_inputs].
 
     A stored result is the same for the same measure string, qrels, run and
     fingerprint; the grid's cell keys hold it (see docs/reliability.md).

@@ -1,6 +1,6 @@
 """What this package registers with ir_measures: every measure, its aliases and its parameters.
 
-:func:`list_measures` reads the registered Measure objects themselves
+[`list_measures`][irmeasures_markov.list_measures] reads the registered Measure objects themselves
 (``SUPPORTED_PARAMS`` and ``SHORT_DESC``), so the catalogue cannot drift from
 what ``ir_measures.parse_measure`` accepts.  ``irmeasures-markov measures``
 prints it.

@@ -3,8 +3,8 @@
 ``MP(model='fit:yandex')``, ``M1(dist='fit:yandex')``, ``PH(browse='fit:yandex')``,
 ``TBG(user='fit:yandex')`` (and ``'file:fit.json'`` for a fit file) take the
 family's parameters from a fit registered with
-:func:`irmeasures_markov.calibration.register_fitted` or saved with
-:func:`~irmeasures_markov.calibration.save_fit` (docs/interaction-logs.md).
+[`irmeasures_markov.calibration.register_fitted`][irmeasures_markov.calibration.register_fitted] or saved with
+[`save_fit`][irmeasures_markov.calibration.save_fit] (docs/interaction-logs.md).
 The prefix is case-insensitive and stored lower-case; the name or path keeps
 its case.  The calibration package is imported only when such a parameter is
 used.
@@ -59,7 +59,7 @@ def _where(measure: str, param: str, spec: str) -> str:
 
 def fit_fingerprint(spec: str, family: str, measure: str, param: str) -> str:
     """Digest of the content of the ``family`` fit a spec names (see
-    :func:`~irmeasures_markov.calibration._registry.fit_fingerprint`)."""
+    `fit_fingerprint`)."""
     from irmeasures_markov.calibration._registry import fit_fingerprint as fingerprint
     return fingerprint(spec, family, _where(measure, param, spec))
 
@@ -90,11 +90,11 @@ def carterette_distribution(spec: str, measure: str = "M1") -> tuple[str, object
     A fit of one of the six distributions (``'dist'`` in its measure
     parameters) is that distribution with its fitted θ; any other (an
     empirical distribution) is registered with
-    :func:`~irmeasures_markov.measures._carterette_distributions.register_distribution` on
+    [`register_distribution`][irmeasures_markov.measures.register_distribution] on
     first use, under a name of its own.  A click model (family ``clickmodel``)
     is a PBM's static distribution or, for a DBN, SDBN or CM fitted with qrels,
     a graded dynamic distribution
-    (:func:`~irmeasures_markov.measures._carterette_distributions.register_graded_distribution`).
+    ([`register_graded_distribution`][irmeasures_markov.measures.register_graded_distribution]).
     """
     from irmeasures_markov.calibration._registry import fit_parameters
     from irmeasures_markov.measures._carterette_distributions import (

@@ -49,7 +49,7 @@ def register_rates(name: str, rates: Sequence[float] | Mapping) -> str:
     r"""Make in-memory holding rates usable in measure strings: ``MPcont(rates='name')``.
 
     MPcont (Ferrante, Ferro & Maistro, SIGIR 2014, §4.1) weights the watched
-    invariant distribution by the mean holding times :math:`1/\mu_i`.
+    invariant distribution by the mean holding times $1/\mu_i$.
 
     Parameters
     ----------
@@ -155,7 +155,8 @@ _RATES_FILES = ContentCache(read_rates, maxsize=32)
 
 
 def rates_source(path: str) -> tuple[str, object]:
-    """``(fingerprint, rates)``: the rates registered under ``path`` with :func:`register_rates`, else those
+    """``(fingerprint, rates)``: the rates registered under ``path`` with
+    [`register_rates`][irmeasures_markov.register_rates], else those
     of the file.
 
     Files hold ``rank<TAB>mu`` or ``qid<TAB>rank<TAB>mu`` lines; a file is
@@ -174,7 +175,7 @@ def rates_source(path: str) -> tuple[str, object]:
 
 
 def load_rates(path: str) -> object:
-    """The rates of :func:`rates_source` (registered rates are not hashed: they are used as they are)."""
+    """The rates of `rates_source` (registered rates are not hashed: they are used as they are)."""
     return REGISTERED_RATES[path] if path in REGISTERED_RATES else rates_source(path)[1]
 
 
@@ -183,9 +184,9 @@ class _MPcont(LengthTies, _MP):
 
     pi~_i = (pi_i / mu_i) / sum_j pi_j / mu_j;  MPcont = sum_i pi~_i Prec(i).
     Rates come from ``rates='path'`` (TSV ``rank<TAB>mu`` or ``qid<TAB>rank<TAB>mu``),
-    from ``rates='name'`` for rates given to :func:`register_rates`, or from
+    from ``rates='name'`` for rates given to [`register_rates`][irmeasures_markov.register_rates], or from
     TBG's time model with ``time='tbg'`` (with it, documents of equal grade and length have equal rates: the
-    length ties of :class:`LengthTies`).
+    length ties of `LengthTies`).
     """
     __name__ = NAME = "MPcont"
     PRETTY_NAME = "Continuous-time Markov Precision"

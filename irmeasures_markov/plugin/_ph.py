@@ -154,7 +154,9 @@ def relevant_tail_depth(p: float, q: float, tol: float = 1e-17, max_ranks: int =
 
     Parameters
     ----------
-    p, q : float
+    p : float
+        Forward and backward probabilities at the filled (relevant) ranks.
+    q : float
         Forward and backward probabilities at the filled (relevant) ranks.
     tol : float
         What the ranks beyond may add, at most.

@@ -1,8 +1,8 @@
 """The ir_measures provider of this package: the evaluator, the provider, registration.
 
-:class:`MarkovProvider` ranks and joins each run once and hands the prepared
-rankings to every requested measure (:class:`~irmeasures_markov.plugin._base.FamilyMeasure`);
-:func:`register_measure` adds a family's measures to ``ir_measures``'
+[`MarkovProvider`][irmeasures_markov.plugin.MarkovProvider] ranks and joins each run once and hands the prepared
+rankings to every requested measure ([`FamilyMeasure`][irmeasures_markov.plugin.FamilyMeasure]);
+[`register_measure`][irmeasures_markov.plugin.register_measure] adds a family's measures to ``ir_measures``'
 registry and to the provider.
 """
 from __future__ import annotations
@@ -30,7 +30,8 @@ __all__ = ["MarkovEvaluator", "MarkovProvider", "PROVIDER", "register_measure", 
 
 
 def _check_ours(measures) -> None:
-    """Refuse what :class:`MarkovProvider` does not compute, saying where to go instead."""
+    """Refuse what [`MarkovProvider`][irmeasures_markov.plugin.MarkovProvider] does not compute, saying where to go
+    instead."""
     ours = {m.NAME for m in MarkovProvider.SUPPORTED_MEASURES}
     for m in measures:
         if not isinstance(m, irm_measures.Measure):
@@ -47,14 +48,14 @@ def _check_ours(measures) -> None:
 class MarkovEvaluator(irm_providers.Evaluator):
     """Evaluates runs for fixed qrels and measures of this package.
 
-    In-memory qrels and runs follow :mod:`irmeasures_markov.io._normalise`: str ids,
+    In-memory qrels and runs follow `irmeasures_markov.io._normalise`: str ids,
     int32 grades.  When the run and the qrels share no query, or either is
-    empty, :meth:`values` warns once (``RuntimeWarning``) naming the
+    empty, [`values`][irmeasures_markov.plugin.MarkovEvaluator.values] warns once (``RuntimeWarning``) naming the
     situation; every qrels query then scores the measure's DEFAULT (0), and
     aggregates are never NaN.
 
-    ``qrels`` may also be a :class:`~irmeasures_markov.ranking._qrels_index.QrelsIndex`.
-    Otherwise the index comes from :func:`irmeasures_markov.ranking._cache.qrels_index`:
+    ``qrels`` may also be a [`QrelsIndex`][irmeasures_markov.ranking.QrelsIndex].
+    Otherwise the index comes from `irmeasures_markov.ranking._cache.qrels_index`:
     ``ir_measures.calc_aggregate`` makes an evaluator per call, and the
     judgments of an unchanged qrels dict or DataFrame are indexed once, not
     once per call.
@@ -75,7 +76,7 @@ class MarkovEvaluator(irm_providers.Evaluator):
         Parameters
         ----------
         run : mapping or iterable
-            ``{qid: {docid: score}}`` or any run form of :func:`~irmeasures_markov.io.to_run_dict`.
+            ``{qid: {docid: score}}`` or any run form of [`to_run_dict`][irmeasures_markov.io.to_run_dict].
 
         Returns
         -------
@@ -92,7 +93,7 @@ class MarkovEvaluator(irm_providers.Evaluator):
         Parameters
         ----------
         run : mapping or iterable
-            The run, in any form of :func:`~irmeasures_markov.io.to_run_dict`.
+            The run, in any form of [`to_run_dict`][irmeasures_markov.io.to_run_dict].
         warn_empty : bool
             False leaves the warning about an empty, disjoint or barely overlapping run/qrels pair to the caller.
 
@@ -105,16 +106,17 @@ class MarkovEvaluator(irm_providers.Evaluator):
 
     def prepared_values(self, prepared: PreparedRun, run: Mapping, warn_empty: bool = True
                         ) -> dict[irm_measures.Measure, dict[str, float]]:
-        """:meth:`values` of a run already ranked by :meth:`prepare`.
+        """[`values`][irmeasures_markov.plugin.MarkovEvaluator.values] of a run already ranked by
+        [`prepare`][irmeasures_markov.plugin.MarkovEvaluator.prepare].
 
         Parameters
         ----------
         prepared : PreparedRun
-            From :meth:`prepare`.
+            From [`prepare`][irmeasures_markov.plugin.MarkovEvaluator.prepare].
         run : mapping
             The dict it was made from (named in warnings).
         warn_empty : bool
-            As for :meth:`values`.
+            As for [`values`][irmeasures_markov.plugin.MarkovEvaluator.values].
 
         Returns
         -------
@@ -145,7 +147,8 @@ class MarkovEvaluator(irm_providers.Evaluator):
     def values_with_extras(self, run: object, warn_empty: bool = True
                            ) -> tuple[dict[irm_measures.Measure, dict[str, float]],
                                       dict[irm_measures.Measure, dict[str, dict[str, float]]]]:
-        """:meth:`values`, and each measure's per-query extras: ``{measure: {name: {qid: value}}}``.
+        """[`values`][irmeasures_markov.plugin.MarkovEvaluator.values], and each measure's per-query extras: ``{measure:
+        {name: {qid: value}}}``.
 
         Extras are ``'se'`` (the Monte Carlo standard error of ``ties='expected'``,
         0.0 where exact) and ``'lo'``/``'hi'``/``'exact'`` (``unjudged='range'``);
@@ -154,9 +157,9 @@ class MarkovEvaluator(irm_providers.Evaluator):
         Parameters
         ----------
         run : mapping or iterable
-            The run, in any form :meth:`values` takes.
+            The run, in any form [`values`][irmeasures_markov.plugin.MarkovEvaluator.values] takes.
         warn_empty : bool
-            As for :meth:`values`.
+            As for [`values`][irmeasures_markov.plugin.MarkovEvaluator.values].
 
         Returns
         -------
@@ -187,12 +190,12 @@ class MarkovEvaluator(irm_providers.Evaluator):
         """Per-query metrics: the run's queries in run order, then qrels queries it did not answer at DEFAULT.
 
         A measure with per-query extras (``ties='expected'``, ``unjudged='range'``) yields
-        :class:`~irmeasures_markov.plugin._variants.MetricWithExtras`, equal to the plain Metric.
+        [`MetricWithExtras`][irmeasures_markov.plugin.MetricWithExtras], equal to the plain Metric.
 
         Parameters
         ----------
         run : mapping or iterable
-            The run, in any form of :func:`~irmeasures_markov.io.to_run_dict`.
+            The run, in any form of [`to_run_dict`][irmeasures_markov.io.to_run_dict].
 
         Yields
         ------
@@ -218,7 +221,7 @@ class MarkovEvaluator(irm_providers.Evaluator):
         Parameters
         ----------
         run : mapping or iterable
-            The run, in any form of :func:`~irmeasures_markov.io.to_run_dict`.
+            The run, in any form of [`to_run_dict`][irmeasures_markov.io.to_run_dict].
 
         Returns
         -------

@@ -7,7 +7,7 @@ A script written for pytrec_eval switches by changing one import::
     ev = pytrec_eval.RelevanceEvaluator(qrels, {'map', 'P.10', "MP(model='GL_AD_LID')@100"})
     results = ev.evaluate(run)          # {qid: {name: value}}
 
-The module surface is pytrec_eval's (:mod:`irmeasures_markov.pytrec_eval`
+The module surface is pytrec_eval's ([`irmeasures_markov.pytrec_eval`][irmeasures_markov.pytrec_eval]
 re-exports it; the same names are attributes of ``irmeasures_markov``):
 ``RelevanceEvaluator``, ``supported_measures``, ``supported_nicknames``,
 ``compute_aggregated_measure``, ``parse_run`` and ``parse_qrel``.  Strings are
@@ -48,16 +48,16 @@ error naming the query and the document (pytrec_eval would silently rank it).
 The check is part of ranking the run for our measures, so every score is
 read once.
 
-Inputs follow one rule on every path (:mod:`irmeasures_markov.io._normalise`): query
+Inputs follow one rule on every path (`irmeasures_markov.io._normalise`): query
 and document ids must be ``str`` (any other type raises ``TypeError`` naming
 the query and document, as pytrec_eval does for its measures), and grades
 integers in the signed 32-bit range (a grade outside it raises
 ``InputError``, a ``ValueError``, before pytrec_eval could read it as 0).
 The qrels are checked and indexed when the evaluator is made, once per
-qrels object while it is unchanged (:mod:`irmeasures_markov.ranking._cache`).  A
+qrels object while it is unchanged (`irmeasures_markov.ranking._cache`).  A
 pytrec_eval measure that would abort the process (``'P_0'``, ``'map_cut.0'``,
 ``'map_cut.5,0'``, ``P@0``, ``'ndcg_5'``) is refused with a ``ValueError``
-naming it (:func:`irmeasures_markov._util._cutoffs.check_measure_cutoffs`, the one
+naming it (`irmeasures_markov._util._cutoffs.check_measure_cutoffs`, the one
 cutoff check).  A run that shares no query with the qrels (or an empty run or
 qrels) gives ``{}`` and a ``RuntimeWarning`` saying so.
 
@@ -66,7 +66,7 @@ as float32, so near-tied scores can be reordered relative to trec_eval (TREC-8
 run ``uwmt8a0``, topic 441: ``map`` 0.6105 here, 0.6326 in trec_eval). Our
 measures rank with float64 scores in trec_eval's order (score descending, docid
 descending); for trec_eval-exact AP/P@k/Rprec/bpref on real runs use
-:func:`irmeasures_markov.experiments.evaluate`.
+[`irmeasures_markov.experiments.evaluate`][irmeasures_markov.experiments.evaluate].
 """
 from __future__ import annotations
 
@@ -149,7 +149,8 @@ def compute_aggregated_measure(measure: str, values: list[float]) -> float:
     Parameters
     ----------
     measure : str
-        A result key of :meth:`RelevanceEvaluator.evaluate`: a pytrec_eval key or an ir_measures measure's name.
+        A result key of [`RelevanceEvaluator.evaluate`][irmeasures_markov.RelevanceEvaluator.evaluate]: a pytrec_eval
+        key or an ir_measures measure's name.
     values : list of float
         The key's per-query values.
 
@@ -175,7 +176,7 @@ def _check_scores(run, qrels):
     """Raise on a non-numeric or non-finite score of an evaluated query, naming query and document.
 
     Only for evaluators without measures of ours: otherwise ranking the run
-    reads and checks the scores (:func:`~irmeasures_markov.ranking._order.read_scores`), in one pass.
+    reads and checks the scores (`read_scores`), in one pass.
     """
     for qid, docs in run.items():
         if qid in qrels and len(docs):
@@ -223,7 +224,7 @@ class RelevanceEvaluator:
 
     Notes
     -----
-    Making the evaluator and :meth:`evaluate` pause Python's cyclic garbage
+    Making the evaluator and [`evaluate`][irmeasures_markov.RelevanceEvaluator.evaluate] pause Python's cyclic garbage
     collector while they run (``gc.isenabled()`` is as it was afterwards):
     they allocate a container per query and no reference cycle, and on many
     queries the collections those allocations trigger were a fifth of the time.
@@ -282,7 +283,7 @@ class RelevanceEvaluator:
         Parameters
         ----------
         scores : mapping of str to mapping of str to float
-            The run, ``{qid: {docid: score}}`` (any form :func:`~irmeasures_markov.io.to_run_dict` takes).
+            The run, ``{qid: {docid: score}}`` (any form [`to_run_dict`][irmeasures_markov.io.to_run_dict] takes).
 
         Returns
         -------

@@ -3,7 +3,7 @@
 ``TBG(lengths='doclen.tsv.gz')``, ``TBG(lengths='irds:disks45/nocr', norm='constant')@100``,
 ``TBG(default_length=500)`` (every document assumed 500 words: stated, not
 guessed), ``TBG(lengths='mydocs')`` for a mapping registered with
-:func:`register_lengths`.  See docs/time-biased-gain.md.
+[`register_lengths`][irmeasures_markov.register_lengths].  See docs/time-biased-gain.md.
 """
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def register_lengths(name: str, lengths: Mapping[str, float] | None = None,
                      duplicates: Mapping[str, str] | None = None) -> str:
     """Make a Python mapping usable in measure strings: ``TBG(lengths='name')``.
 
-    The lengths are copied into a :class:`~irmeasures_markov.documents._lengths.LengthTable`
+    The lengths are copied into a [`LengthTable`][irmeasures_markov.documents.LengthTable]
     (validated once, looked up a whole run at a time) and the groups into a
     dict: register again after changing either mapping.
 
@@ -172,7 +172,8 @@ def length_fingerprints(measure: FamilyMeasure) -> dict[str, str]:
 
 
 def document_lengths(measure: FamilyMeasure) -> DocumentLengths:
-    """The :class:`DocumentLengths` described by a measure's lengths/duplicates/default_length params."""
+    """The [`DocumentLengths`][irmeasures_markov.documents.DocumentLengths] described by a measure's
+    lengths/duplicates/default_length params."""
     p = measure.params
     lengths = _mapping(p["lengths"], "lengths") if p.get("lengths") else {}
     dups = _mapping(p["duplicates"], "duplicates") if p.get("duplicates") else None
@@ -194,7 +195,7 @@ def batch_lengths(prepared: PreparedRun, measure: FamilyMeasure, lengths: Docume
                   exact_tie_order: bool = True) -> np.ndarray:
     """Lengths at every flat position of the measure's batch (duplicate groups applied).
 
-    ``exact_tie_order=False``: see :meth:`~irmeasures_markov.ranking._prepared.PreparedRun.document_values`.
+    ``exact_tie_order=False``: see [`document_values`][irmeasures_markov.ranking.PreparedRun.document_values].
     """
     jo = bool(measure["judged_only"]) if "judged_only" in measure.SUPPORTED_PARAMS else False
     if lengths.duplicates:
@@ -214,7 +215,8 @@ def batch_lengths(prepared: PreparedRun, measure: FamilyMeasure, lengths: Docume
 
 
 def time_parameters(measure: FamilyMeasure, extra: Sequence[str] = ()) -> TBGParameters:
-    """The :class:`TBGParameters` of a measure's time-model parameters (validated)."""
+    """The [`TBGParameters`][irmeasures_markov.measures.TBGParameters] of a measure's time-model parameters
+    (validated)."""
     values = {n: measure[n] for n in (*TIME_MODEL_PARAMS, *extra) if n in measure.SUPPORTED_PARAMS}
     # ir_measures returns a sentinel object for optional parameters that were not given
     return TBGParameters(**{n: v for n, v in values.items() if isinstance(v, (int, float, str))})
@@ -228,11 +230,11 @@ def tbg_rates(prepared: PreparedRun, batch: RelevanceBatch, measure: FamilyMeasu
 
 
 def tbg_flat_rates(prepared: PreparedRun, batch: RelevanceBatch, measure: FamilyMeasure) -> np.ndarray:
-    """:func:`tbg_rates` at every flat position of ``batch``, with no per-query step.
+    """`tbg_rates` at every flat position of ``batch``, with no per-query step.
 
     Besides the lengths and the rates (8 bytes per document each), the
     arithmetic holds its temporaries for blocks of whole queries of about
-    :data:`RATE_BLOCK` documents only (elementwise, so the same values).
+    `RATE_BLOCK` documents only (elementwise, so the same values).
     """
     params = time_parameters(measure)
     flat = batch_lengths(prepared, measure, document_lengths(measure))

@@ -2,7 +2,7 @@
 
 A measure with one of these parameters set is its *base measure* (the same
 measure without them) evaluated on other readings of the run
-(:mod:`irmeasures_markov.ranking._scenarios`):
+(`irmeasures_markov.ranking._scenarios`):
 
 - ``ties='optimistic'`` / ``'pessimistic'``: inside every group of equal
   scores, higher (lower) grades first, docid order otherwise: the value of the
@@ -11,17 +11,18 @@ measure without them) evaluated on other readings of the run
   equally likely.  Only the pattern of what the measure reads matters, so the
   mean runs over the distinct arrangements of the tie keys (grades; for a
   measure that reads a value per document, such as TBG's lengths, the
-  documents), exactly when a query has at most :data:`EXACT_LIMIT` of them,
+  documents), exactly when a query has at most `EXACT_LIMIT` of them,
   by seeded Monte Carlo otherwise (standard error reported as the extra
-  ``'se'``, below :data:`TARGET_SE` unless :data:`MAX_SAMPLES` is reached);
+  ``'se'``, below `TARGET_SE` unless `MAX_SAMPLES` is reached);
 - ``unjudged='drop'``: the condensed list (``judged_only=True``);
   ``'rel'``: every unjudged retrieved document judged relevant at
   max(1, the query's highest judged grade), joining the recall base; a family
   whose user reads past the end of the ranking also finds relevant documents
-  there (:meth:`FamilyMeasure.filled_length`); ``'range'``: the smallest and
+  there ([`FamilyMeasure.filled_length`][irmeasures_markov.plugin.FamilyMeasure.filled_length]); ``'range'``: the
+  smallest and
   largest value over every judgment of those documents (extras ``'lo'`` and
   ``'hi'``; the value is ``hi - lo``), exact for up to
-  :data:`RANGE_EXACT` of them, a seeded sample beyond;
+  `RANGE_EXACT` of them, a seeded sample beyond;
 - ``residual=True``: the value with ``unjudged='rel'`` minus the value with
   ``'nonrel'``.
 
@@ -232,7 +233,8 @@ def family_values(measure: FamilyMeasure, prepared: PreparedRun) -> VariantValue
     Returns
     -------
     VariantValues
-        Values in ``prepared.qids`` order; extras as :func:`variant_values` gives them, none without variant.
+        Values in ``prepared.qids`` order; extras as [`variant_values`][irmeasures_markov.plugin.variant_values] gives
+        them, none without variant.
     """
     if not is_variant(measure):
         return VariantValues(_evaluate(measure, prepared))

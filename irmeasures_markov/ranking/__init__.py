@@ -2,12 +2,13 @@
 
 Modules, lowest first:
 
-* :mod:`~irmeasures_markov.ranking._qrels_index`: judgments by query (:class:`QrelsIndex`, :data:`UNJUDGED`);
-* :mod:`~irmeasures_markov.ranking._order`: trec_eval order (score descending, ties by docid descending);
-* :mod:`~irmeasures_markov.ranking._join`: a dict run made columns, and every run joined at once (one query:
-  :class:`RankedQuery`);
-* :mod:`~irmeasures_markov.ranking._prepared`: :class:`PreparedRun` and the :class:`RelevanceBatch` measures read;
-* :mod:`~irmeasures_markov.ranking._cache`: one :class:`QrelsIndex` per qrels object, reused across calls.
+* `_qrels_index`: judgments by query ([`QrelsIndex`][irmeasures_markov.ranking.QrelsIndex], `UNJUDGED`);
+* `_order`: trec_eval order (score descending, ties by docid descending);
+* `_join`: a dict run made columns, and every run joined at once (one query:
+  [`RankedQuery`][irmeasures_markov.ranking.RankedQuery]);
+* `_prepared`: [`PreparedRun`][irmeasures_markov.ranking.PreparedRun] and the
+[`RelevanceBatch`][irmeasures_markov.ranking.RelevanceBatch] measures read;
+* `_cache`: one [`QrelsIndex`][irmeasures_markov.ranking.QrelsIndex] per qrels object, reused across calls.
 
 How the preparation works, and why: docs/design.md.
 """

@@ -1,8 +1,8 @@
 """Other orders of a reading's tie groups: sorted by grade, every distinct arrangement, random orders.
 
-The readings (:class:`~irmeasures_markov.ranking._scenarios.ScenarioRun`) these
+The readings (`ScenarioRun`) these
 functions make are what ``ties='optimistic'``/``'pessimistic'`` evaluate and what
-``ties='expected'`` averages over (:mod:`irmeasures_markov.plugin._variants`).
+``ties='expected'`` averages over (`irmeasures_markov.plugin._variants`).
 """
 from __future__ import annotations
 
@@ -138,7 +138,7 @@ def iter_arrangements(reading: ScenarioRun, keys: np.ndarray, pseudo: list[int],
     pseudo : list of int
         The pseudo-queries to arrange.
     groups : list of list of numpy.ndarray
-        As :func:`arrangement_counts` returns it.
+        As `arrangement_counts` returns it.
     max_ranks : int
         Ranks per chunk (bounds memory).
 
@@ -197,7 +197,7 @@ def sample_orders(reading: ScenarioRun, p: int, groups: list[np.ndarray], n_samp
     p : int
         The pseudo-query.
     groups : list of numpy.ndarray
-        Its groups to shuffle (flat positions), e.g. from :func:`arrangement_counts`.
+        Its groups to shuffle (flat positions), e.g. from `arrangement_counts`.
     n_samples : int
         Orders to draw.
     rng : numpy.random.Generator
@@ -219,5 +219,5 @@ def sample_orders(reading: ScenarioRun, p: int, groups: list[np.ndarray], n_samp
 
 
 def log_limit(limit: int) -> float:
-    """The natural log of an arrangement limit, with room for rounding of :func:`arrangement_counts`."""
+    """The natural log of an arrangement limit, with room for rounding of `arrangement_counts`."""
     return log(limit) + 1e-9

@@ -1,9 +1,9 @@
-"""One :class:`~irmeasures_markov.ranking._qrels_index.QrelsIndex` per qrels object, reused across calls.
+"""One [`QrelsIndex`][irmeasures_markov.ranking.QrelsIndex] per qrels object, reused across calls.
 
 ``ir_measures.calc_aggregate(measures, qrels, run)`` and ``ir_measures.iter_calc``
 make a new evaluator on every call.  Evaluating many runs against the same
 qrels that way would check, copy and index every judgment once per run.  Evaluators made by
-this package therefore take their index from :func:`qrels_index`, which
+this package therefore take their index from `qrels_index`, which
 builds it once per qrels object and reuses it while the object is unchanged.
 
 The rule, by kind of qrels:
@@ -30,8 +30,8 @@ The rule, by kind of qrels:
   and pass the dict, or make one evaluator
   (``ir_measures.evaluator(measures, qrels)``) and call it per run.
 
-The cache holds the indexes of the :data:`MAX_ENTRIES` qrels used last (each
-index is a copy of the judgments); :func:`clear` empties it.  An index's
+The cache holds the indexes of the `MAX_ENTRIES` qrels used last (each
+index is a copy of the judgments); [`clear`][irmeasures_markov.ranking.clear_cache] empties it.  An index's
 ``qrels`` is shared by every evaluator that gets it: treat it as read-only.
 """
 from __future__ import annotations
@@ -58,7 +58,8 @@ _FRAME_COLUMNS = ("query_id", "doc_id", "relevance")
 
 
 class CacheInfo(NamedTuple):
-    """What :func:`cache_info` returns: hits and misses since the last :func:`clear`, and indexes held."""
+    """What `cache_info` returns: hits and misses since the last [`clear`][irmeasures_markov.ranking.clear_cache], and
+    indexes held."""
 
     hits: int
     misses: int
@@ -83,7 +84,7 @@ _misses = 0
 
 
 def _integer_grades(qrels) -> bool:
-    """Whether every grade is of a type :func:`~irmeasures_markov.io._normalise.check_qrels` accepts as an integer."""
+    """Whether every grade is of a type `check_qrels` accepts as an integer."""
     for docs in qrels.values():
         # a sum of ints and bools is an int, and one float (or numpy value) anywhere makes it something else:
         # summing in C is cheaper than collecting every grade's type, which is done only when the sum is not an int
@@ -142,12 +143,13 @@ def _is_frame(qrels) -> bool:
 
 
 def qrels_index(qrels: object) -> QrelsIndex:
-    """The :class:`QrelsIndex` of ``qrels``, built once per dict or DataFrame and reused while it is unchanged.
+    """The [`QrelsIndex`][irmeasures_markov.ranking.QrelsIndex] of ``qrels``, built once per dict or DataFrame and
+    reused while it is unchanged.
 
     Parameters
     ----------
     qrels : object
-        Any form :func:`~irmeasures_markov.io._normalise.to_qrels_dict` takes; forms
+        Any form [`to_qrels_dict`][irmeasures_markov.io.to_qrels_dict] takes; forms
         other than a dict or a DataFrame are read on every call (see the
         module docstring).
 
@@ -159,7 +161,7 @@ def qrels_index(qrels: object) -> QrelsIndex:
     Raises
     ------
     InputError, TypeError, ValueError
-        As :func:`~irmeasures_markov.io._normalise.to_qrels_dict` raises them.
+        As [`to_qrels_dict`][irmeasures_markov.io.to_qrels_dict] raises them.
     """
     global _hits, _misses
     if isinstance(qrels, dict):
@@ -208,7 +210,7 @@ def _forget(key: int, ref: weakref.ref) -> None:
 
 
 def clear() -> None:
-    """Forget every cached index (and reset the counts of :func:`cache_info`)."""
+    """Forget every cached index (and reset the counts of `cache_info`)."""
     global _hits, _misses
     with _lock:
         _entries.clear()

@@ -1,8 +1,8 @@
 """Other judgments of a reading's unjudged documents: judged relevant, ranks filled past the ranking, every pattern.
 
-The readings (:class:`~irmeasures_markov.ranking._scenarios.ScenarioRun`) these
+The readings (`ScenarioRun`) these
 functions make are what ``unjudged='rel'``, ``residual=True`` and
-``unjudged='range'`` evaluate (:mod:`irmeasures_markov.plugin._variants`).
+``unjudged='range'`` evaluate (`irmeasures_markov.plugin._variants`).
 """
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def fill_grades(reading: ScenarioRun) -> np.ndarray:
 
 def query_fill_grades(qrels_index: QrelsIndex, qids: list[str]) -> np.ndarray:
     """max(1, the highest judged grade) of each query: the grade its unjudged documents take when they count as
-    relevant (the one rule for every measure, the standard ones of :mod:`irmeasures_markov.measures._standard` too).
+    relevant (the one rule for every measure, the standard ones of `irmeasures_markov.measures._standard` too).
 
     Parameters
     ----------
@@ -61,7 +61,7 @@ def query_fill_grades(qrels_index: QrelsIndex, qids: list[str]) -> np.ndarray:
 
 
 def judge_unjudged(reading: ScenarioRun, read: np.ndarray) -> ScenarioRun:
-    """Every unjudged document at a rank marked in ``read`` judged relevant at :func:`fill_grades`.
+    """Every unjudged document at a rank marked in ``read`` judged relevant at `fill_grades`.
 
     Parameters
     ----------
@@ -129,7 +129,7 @@ def judgment_patterns(reading: ScenarioRun, p: int, targets: np.ndarray, fill_fr
     """Readings of pseudo-query ``p`` under judgments of its unjudged documents: every pattern, or a sample.
 
     Each target rank is judged non-relevant (grade 0) or relevant at
-    :func:`fill_grades`; the filled ranks past the ranking (from flat
+    `fill_grades`; the filled ranks past the ranking (from flat
     position ``fill_from`` on, if any) count as one more target: all absent
     (the ranking ends) or all present.
 

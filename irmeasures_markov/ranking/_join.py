@@ -1,14 +1,14 @@
-"""A run ranked and joined with its judgments: every query at once (:func:`prepare`, :class:`FlatRun`), or one
-(:class:`RankedQuery`).
+"""A run ranked and joined with its judgments: every query at once (`prepare`, `FlatRun`), or one
+([`RankedQuery`][irmeasures_markov.ranking.RankedQuery]).
 
-Every run is joined as :class:`~irmeasures_markov.io._run_columns.RunColumns`:
+Every run is joined as [`RunColumns`][irmeasures_markov.io.RunColumns]:
 one read from a file as it is, a dict run ``{qid: {docid: score}}`` made one
-at the boundary by :func:`columns_of_dict` (its judged queries, its docids as
-a list: a docid may hold a newline there).  :func:`prepare` sorts the score
+at the boundary by `columns_of_dict` (its judged queries, its docids as
+a list: a docid may hold a newline there).  `prepare` sorts the score
 array segment by segment and looks each retrieved document up among its
-query's judgments (:func:`~irmeasures_markov._util._token_sets.lookup`, on
+query's judgments (`lookup`, on
 the docids' bytes once numba is loaded), or, for a dict run, places the
-hits of its mappings' probes by the positive judgments (:func:`_probe_positives`):
+hits of its mappings' probes by the positive judgments (`_probe_positives`):
 no Python object per document is made unless a measure asks for docids.  Why:
 docs/design.md.
 """
@@ -66,7 +66,7 @@ class RankedQuery:
     judged : mapping
         The query's judgments ``{docid: grade}``.
     joined_keys : str, optional
-        ``keys`` joined by :data:`SEPARATOR`, when the run was prepared with
+        ``keys`` joined by `SEPARATOR`, when the run was prepared with
         ``join_docids``.
     """
     __slots__ = ("qid", "scores", "positive_grades", "joined_keys", "_keys", "_order", "_docids", "_judged",
@@ -87,7 +87,7 @@ class RankedQuery:
 
     @property
     def grades(self) -> np.ndarray:
-        """Every grade at every rank, :data:`UNJUDGED` where there is no judgment."""
+        """Every grade at every rank, `UNJUDGED` where there is no judgment."""
         if self._grades is None:
             # map() with the dict's own get keeps the join in C: one lookup per ranked document
             self._grades = np.fromiter(map(self._judged.get, self.docids, repeat(UNJUDGED)), dtype=np.int64,
@@ -132,19 +132,19 @@ def _keys_of(run: RunColumns, records: np.ndarray | None) -> list[str]:
 
 
 class FlatRun:
-    """Every evaluated query of a run in one flat layout: what a prepared run keeps (made by :func:`prepare`).
+    """Every evaluated query of a run in one flat layout: what a prepared run keeps (made by `prepare`).
 
     Query ``i`` occupies ``slice(starts[i], starts[i+1])`` of every ranked
-    array, and ``slice(key_starts[i], key_starts[i+1])`` of :attr:`keys`, the
+    array, and ``slice(key_starts[i], key_starts[i+1])`` of `keys`, the
     docids in file order of the run's ``records`` (None: all; they differ
-    when the rankings were cut at a depth).  ``order`` indexes :attr:`keys`
+    when the rankings were cut at a depth).  ``order`` indexes `keys`
     at each rank, in trec_eval order except in the tie groups of ``ties``
-    (:func:`~irmeasures_markov.ranking._order.tie_slots`), ordered by docid on
-    first use of :attr:`order`; ``scores`` are in file order;
+    (`tie_slots`), ordered by docid on
+    first use of `order`; ``scores`` are in file order;
     ``positive_grades`` (and ``grades``, when joined already) at each rank.
     ``table_of`` is the row of each of the run's queries in
-    :func:`judgment_tables` (-1: none); ``joined``, the docids in file order
-    joined by :data:`SEPARATOR`, when kept; ``joins``, whether the run was
+    `judgment_tables` (-1: none); ``joined``, the docids in file order
+    joined by `SEPARATOR`, when kept; ``joins``, whether the run was
     prepared with ``join_docids``.  The arrays are read-only: batches share
     them instead of copying.
     """
@@ -227,7 +227,7 @@ class FlatRun:
         return order
 
     def in_positive_tie_groups(self, ties: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-        """For each tied slot of ``ties`` (:func:`tie_slots`), whether its tie group holds a positive grade."""
+        """For each tied slot of ``ties`` (`tie_slots`), whether its tie group holds a positive grade."""
         slots, slot_scores = ties
         _, group_start = tie_groups(slots, slot_scores, self.key_starts)
         # the tied slots with a positive grade, from the few ranks that hold one (slots are increasing): no
@@ -246,19 +246,19 @@ class FlatRun:
 
         What ``lookup(keys)[order]`` gives, bit for bit, without a whole-run
         array in file order beside the result: blocks of whole queries of
-        about :data:`LOOKUP_BLOCK` documents are looked up, and each block's
+        about `LOOKUP_BLOCK` documents are looked up, and each block's
         values placed at its ranks at once.  A run of one block is looked up
-        in one call (with :attr:`joined`, when kept).
+        in one call (with `joined`, when kept).
 
         Parameters
         ----------
         lookup_segments : callable
             ``lookup_segments(segments, joined) -> array`` of the values of
             the docids of ``segments`` (one list of docids here), ``joined``
-            the same docids joined by :data:`SEPARATOR`, or None.
+            the same docids joined by `SEPARATOR`, or None.
         order : numpy.ndarray
-            Index into :attr:`keys` of the document at each rank (:attr:`order`
-            or :attr:`positive_tie_order`); query ``i``'s ranks are
+            Index into `keys` of the document at each rank (`order`
+            or `positive_tie_order`); query ``i``'s ranks are
             ``slice(starts[i], starts[i+1])``.
 
         Returns
@@ -297,7 +297,7 @@ class FlatRun:
         return self._docids
 
     def query(self, i: int) -> RankedQuery:
-        """Query ``i`` as a :class:`RankedQuery`."""
+        """Query ``i`` as a [`RankedQuery`][irmeasures_markov.ranking.RankedQuery]."""
         a, b = int(self.starts[i]), int(self.starts[i + 1])
         ka, kb = int(self.key_starts[i]), int(self.key_starts[i + 1])
         keys = self.keys[ka:kb]
@@ -308,11 +308,12 @@ class FlatRun:
 
 def columns_of_dict(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], probe: bool = False
                     ) -> tuple[RunColumns, np.ndarray | None]:
-    """The queries of a dict run that have judgments and documents, as :class:`RunColumns` (docids as a list).
+    """The queries of a dict run that have judgments and documents, as [`RunColumns`][irmeasures_markov.io.RunColumns]
+    (docids as a list).
 
     Checked on the way, at C speed: every query id and docid is a str (TypeError otherwise), every score of a
     kept query a finite number and each kept mapping as long as its items (ValueError otherwise); when a check
-    fails, :func:`_raise_input_error` reads the run again and names the culprit.  With ``probe``, each kept
+    fails, `_raise_input_error` reads the run again and names the culprit.  With ``probe``, each kept
     mapping is also probed with its positive judgments while in cache (their scores, NaN where not retrieved).
     """
     made = _checked_columns(qrels, run, probe)
@@ -323,7 +324,7 @@ def columns_of_dict(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], p
 
 def _checked_columns(qrels: QrelsIndex, run: Mapping, probe: bool
                      ) -> tuple[RunColumns, np.ndarray | None] | None:
-    """:func:`columns_of_dict`'s answer, or None when an input check fails (no Python code per document)."""
+    """`columns_of_dict`'s answer, or None when an input check fails (no Python code per document)."""
     judged = qrels.qrels
     if not all(map(isinstance, run, repeat(str))):
         return None
@@ -364,7 +365,7 @@ def _checked_columns(qrels: QrelsIndex, run: Mapping, probe: bool
 
 
 def _raise_input_error(run: Mapping, judged: Mapping) -> None:
-    """The validation pass of a dict run :func:`columns_of_dict` refused: the error naming its first bad query,
+    """The validation pass of a dict run `columns_of_dict` refused: the error naming its first bad query,
     document or score, checked in run order, ids before scores (only of queries with judgments and documents)."""
     for qid, doc_scores in run.items():
         check_query_id(qid)
@@ -444,8 +445,8 @@ def prepare(qrels: QrelsIndex, run: RunColumns, join_docids: bool, depth: int | 
     The same as ranking each query alone (trec_eval order) and probing its judgments with each retrieved docid.
     ``depth``: keep only the first ranks of each query; ``judgments``: join every judgment at once (what every
     ``judgments=True`` batch reads), else only the positive ones; ``keep_scores``: keep the score at every rank
-    (other tie orders are made from them); ``join_docids``: keep the docids joined by :data:`SEPARATOR` (for
-    vectorised lookups); ``probed``: a dict run's scores of the positive judgments (:func:`columns_of_dict`).
+    (other tie orders are made from them); ``join_docids``: keep the docids joined by `SEPARATOR` (for
+    vectorised lookups); ``probed``: a dict run's scores of the positive judgments (`columns_of_dict`).
     """
     index, tables = judgment_tables(qrels)
     table_of = np.fromiter(map(index.get, run.qids, [-1] * len(run.qids)), dtype=np.int64, count=len(run.qids))

@@ -1,9 +1,9 @@
 """trec_eval order: scores read and checked, sorted descending, ties broken by docid descending.
 
-For one query (:func:`rank_documents`, :func:`trec_order`, :func:`top_order`)
+For one query (`rank_documents`, `trec_order`, `top_order`)
 and for every query of a run stored flat (query ``i`` occupies
-``slice(starts[i], starts[i+1])``): :func:`tie_slots` finds the tie groups of
-scores, :func:`fix_ties` orders them by docid, and :func:`in_rank_order` puts
+``slice(starts[i], starts[i+1])``): `tie_slots` finds the tie groups of
+scores, `fix_ties` orders them by docid, and `in_rank_order` puts
 per-document values in rank order ordering only the groups where it matters.
 Why ties are handled this way: docs/design.md.
 """
@@ -69,7 +69,7 @@ def trec_order(keys: list[str], scores: np.ndarray) -> np.ndarray:
 
 
 def top_order(keys: list[str], scores: np.ndarray, k: int) -> np.ndarray:
-    """The first ``k`` indices of :func:`trec_order`, without sorting the rest.
+    """The first ``k`` indices of `trec_order`, without sorting the rest.
 
     Every document of the top k scores at least the k-th largest score t,
     so ranking just the documents scoring >= t (a whole tie group at t
@@ -190,8 +190,8 @@ def tie_slots(ranked: np.ndarray, starts: np.ndarray, *, compact: bool = False
         Give int32 positions and, in place of the slots' scores, a bool per
         slot marking each group's first slot, when the run has fewer than
         2**31 documents: 5 bytes per tied document instead of 16, and the
-        same groups for :func:`tie_groups`, :func:`fix_ties` and
-        :func:`in_rank_order` (also for any selection of whole groups).
+        same groups for `tie_groups`, `fix_ties` and
+        `in_rank_order` (also for any selection of whole groups).
 
     Returns
     -------
@@ -215,14 +215,17 @@ def tie_slots(ranked: np.ndarray, starts: np.ndarray, *, compact: bool = False
 
 
 def tie_groups(slots: np.ndarray, slot_scores: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The tie groups of :func:`tie_slots`: consecutive tied slots of one query with one score.
+    """The tie groups of `tie_slots`: consecutive tied slots of one query with one score.
 
     -0.0 and 0.0 are one score, as in the sort.
 
     Parameters
     ----------
-    slots, slot_scores : numpy.ndarray
-        As :func:`tie_slots` returns them (compact or not), or a selection of
+    slots : numpy.ndarray
+        As `tie_slots` returns them (compact or not), or a selection of
+        whole groups of them.
+    slot_scores : numpy.ndarray
+        As `tie_slots` returns them (compact or not), or a selection of
         whole groups of them.
     starts : numpy.ndarray
         Query offsets of the flat layout.
@@ -239,7 +242,7 @@ def tie_groups(slots: np.ndarray, slot_scores: np.ndarray, starts: np.ndarray) -
 
 
 def _group_firsts(slots: np.ndarray, slot_scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """:func:`tie_groups`' ``new``: whether each tied slot is its group's first (a byte per slot, nothing more)."""
+    """`tie_groups`' ``new``: whether each tied slot is its group's first (a byte per slot, nothing more)."""
     if slot_scores.dtype == bool:   # the compact form of tie_slots marks them already (whole groups only)
         return slot_scores.copy()
     new = np.ones(slots.size, dtype=bool)
@@ -271,8 +274,10 @@ def fix_ties(order: np.ndarray, keys: list[str], starts: np.ndarray, slots: np.n
         The docids in file order, query after query.
     starts : numpy.ndarray
         Query offsets of the flat layout.
-    slots, slot_scores : numpy.ndarray
-        The tie groups to order, as :func:`tie_slots` gives them.
+    slots : numpy.ndarray
+        The tie groups to order, as `tie_slots` gives them.
+    slot_scores : numpy.ndarray
+        The tie groups to order, as `tie_slots` gives them.
 
     Returns
     -------
@@ -301,7 +306,7 @@ def fix_ties(order: np.ndarray, keys: list[str], starts: np.ndarray, slots: np.n
 
 def _fix_ties_block(order: np.ndarray, keys: list[str], starts: np.ndarray, slots: np.ndarray,
                     slot_scores: np.ndarray) -> np.ndarray:
-    """:func:`fix_ties` of whole tie groups at once."""
+    """`fix_ties` of whole tie groups at once."""
     members = order[slots]
     m = slots.size
     # a tuple from one C-level call (itemgetter of one index gives the item itself)
@@ -357,7 +362,9 @@ def cut_to_depth(order: np.ndarray, positive: np.ndarray, grades: np.ndarray | N
 
     Parameters
     ----------
-    order, positive : numpy.ndarray
+    order : numpy.ndarray
+        The full rankings' order and positive grades (flat layout).
+    positive : numpy.ndarray
         The full rankings' order and positive grades (flat layout).
     grades : numpy.ndarray or None
         Every grade at each rank, when joined already.
@@ -369,7 +376,7 @@ def cut_to_depth(order: np.ndarray, positive: np.ndarray, grades: np.ndarray | N
     keys : list of str
         The docids in file order (for the pending tie groups).
     ties : tuple of numpy.ndarray or None
-        Pending tie groups (:func:`~irmeasures_markov.ranking._order.tie_slots`).
+        Pending tie groups (`tie_slots`).
 
     Returns
     -------
@@ -404,7 +411,7 @@ def in_rank_order(values: np.ndarray, order: np.ndarray, keys: list[str] | Calla
     of equal values reads the same in any order.  In a group where at most
     ``_ODD_COMPARE_MAX`` members differ from the group's smallest value, each
     of those is placed by counting the members with a larger docid; other
-    mixed groups are ordered by :func:`fix_ties` (docs/design.md, "Tie groups").
+    mixed groups are ordered by `fix_ties` (docs/design.md, "Tie groups").
     ``order`` itself is left as it is.
 
     Parameters
@@ -419,7 +426,7 @@ def in_rank_order(values: np.ndarray, order: np.ndarray, keys: list[str] | Calla
     key_starts : numpy.ndarray
         Query offsets of ``keys``.
     ties : tuple of numpy.ndarray or None
-        The tie groups still in file order (:func:`tie_slots`), or None when
+        The tie groups still in file order (`tie_slots`), or None when
         ``order`` is final.
 
     Returns

@@ -1,9 +1,9 @@
 """Prepared runs: a run ranked and joined with its judgments once, read by every measure as relevance batches.
 
-Every measure family consumes :class:`RelevanceBatch` objects: per query, the
+Every measure family consumes [`RelevanceBatch`][irmeasures_markov.ranking.RelevanceBatch] objects: per query, the
 grades of the retrieved documents in trec_eval order (score descending, ties
 broken by docid descending), already joined with the qrels, plus the recall
-base.  :class:`PreparedRun` does the join and the sort once per run, so many
+base.  [`PreparedRun`][irmeasures_markov.ranking.PreparedRun] does the join and the sort once per run, so many
 measures share one pass over it (docs/conventions.md, docs/design.md).
 """
 from __future__ import annotations
@@ -29,7 +29,7 @@ class RelevanceBatch:
     """Rankings of all evaluated queries of one run, flattened for vectorised kernels.
 
     Query ``i`` occupies ``slice(offsets[i], offsets[i+1])`` of the flat
-    arrays.  Made by :meth:`PreparedRun.batch`.
+    arrays.  Made by [`PreparedRun.batch`][irmeasures_markov.ranking.PreparedRun.batch].
 
     Parameters
     ----------
@@ -38,7 +38,7 @@ class RelevanceBatch:
     offsets : numpy.ndarray
         Query offsets (``n_queries + 1`` entries).
     grades : numpy.ndarray
-        The grade at each rank (:data:`~irmeasures_markov.ranking._qrels_index.UNJUDGED`
+        The grade at each rank (`UNJUDGED`
         where there is no judgment).  With ``judgments`` False, 0 wherever the
         grade is not positive (judged non-relevant and unjudged alike).
     relevant : numpy.ndarray
@@ -103,11 +103,11 @@ def select_positions(grades: np.ndarray | None, starts: np.ndarray, judged_only:
     Parameters
     ----------
     grades : numpy.ndarray or None
-        Every grade at every rank (:data:`UNJUDGED` where there is none); read only with ``judged_only``.
+        Every grade at every rank (`UNJUDGED` where there is none); read only with ``judged_only``.
     starts : numpy.ndarray
         Query offsets of the ranked arrays.
     judged_only : bool
-        Remove unjudged documents (:func:`~irmeasures_markov.ranking._qrels_index.judged`: no grade or a negative
+        Remove unjudged documents (`judged`: no grade or a negative
         one; the condensed list) before the cutoff is applied.
     cutoff : int, optional
         Keep the first ``cutoff`` ranks of each (condensed) ranking.
@@ -141,10 +141,11 @@ def select_positions(grades: np.ndarray | None, starts: np.ndarray, judged_only:
 
 
 def run_needs(measures: Iterable) -> tuple[int | None, bool, bool, bool]:
-    """What the measures that will read a prepared run read of it: how :class:`PreparedRun` prepares the run.
+    """What the measures that will read a prepared run read of it: how
+    [`PreparedRun`][irmeasures_markov.ranking.PreparedRun] prepares the run.
 
     Each measure may say it with the methods of
-    :class:`~irmeasures_markov.plugin._base.FamilyMeasure`; a measure without
+    [`FamilyMeasure`][irmeasures_markov.plugin.FamilyMeasure]; a measure without
     one of them reads every rank and nothing else.
 
     Parameters
@@ -174,7 +175,7 @@ def run_needs(measures: Iterable) -> tuple[int | None, bool, bool, bool]:
 
 
 class _LazyQueries(Sequence):
-    """``PreparedRun.queries``: each :class:`RankedQuery` is made on first access."""
+    """``PreparedRun.queries``: each [`RankedQuery`][irmeasures_markov.ranking.RankedQuery] is made on first access."""
 
     def __init__(self, flat: FlatRun):
         self._flat = flat
@@ -202,10 +203,10 @@ class PreparedRun:
     Only queries present in both the qrels and the run are kept (run queries
     without judgments are skipped; qrels queries without results get each
     measure's DEFAULT from the caller).  A dict run becomes
-    :class:`~irmeasures_markov.io._run_columns.RunColumns` once
-    (:func:`~irmeasures_markov.ranking._join.columns_of_dict`, which checks the
+    [`RunColumns`][irmeasures_markov.io.RunColumns] once
+    (`columns_of_dict`, which checks the
     ids of every query and the scores of the kept ones); every run is then
-    ranked and joined from its arrays (:func:`~irmeasures_markov.ranking._join.prepare`).
+    ranked and joined from its arrays (`prepare`).
 
     Parameters
     ----------
@@ -213,11 +214,11 @@ class PreparedRun:
         The judgments.
     run : mapping
         ``{qid: {docid: score}}`` with str ids, or a
-        :class:`~irmeasures_markov.io._run_columns.RunColumns` (the same values).
+        [`RunColumns`][irmeasures_markov.io.RunColumns] (the same values).
     measures : iterable, optional
         The measures that will read the run (e.g. this package's
-        :class:`~irmeasures_markov.plugin._base.FamilyMeasure` objects).  What they
-        say they read (:func:`run_needs`) lets the run be prepared for it:
+        [`FamilyMeasure`][irmeasures_markov.plugin.FamilyMeasure] objects).  What they
+        say they read (`run_needs`) lets the run be prepared for it:
         ranked only as deep as every measure reads, each query's docids
         joined for per-document lookups, every judgment joined while ranking,
         the ranked scores kept.  Values never depend on it.
@@ -309,7 +310,7 @@ class PreparedRun:
 
     @property
     def full_grades(self) -> np.ndarray:
-        """Every grade at every rank, query after query, :data:`UNJUDGED` where there is no judgment."""
+        """Every grade at every rank, query after query, `UNJUDGED` where there is no judgment."""
         return self._flat.grades
 
     def ranked_scores(self) -> np.ndarray:
@@ -365,13 +366,13 @@ class PreparedRun:
         ----------
         lookup_segments : callable
             ``lookup_segments(segments, joined) -> array``, called once per
-            block of :data:`~irmeasures_markov.ranking._join.LOOKUP_BLOCK`
+            block of `LOOKUP_BLOCK`
             documents (one segment of the run in file order), with ``joined``
             the same segments joined by newlines, or None; it returns the
             values of all of them one segment after another (e.g.
-            :meth:`~irmeasures_markov.documents._lengths.DocumentLengths.lookup_segments`).
+            [`lookup_segments`][irmeasures_markov.documents.DocumentLengths.lookup_segments]).
         judged_only, cutoff
-            As for :meth:`batch`.
+            As for [`batch`][irmeasures_markov.ranking.PreparedRun.batch].
         exact_tie_order : bool
             False lets the documents of a tie group of scores that holds no
             positive grade keep file order among themselves (the group and the

@@ -1,6 +1,7 @@
-"""Judgments by query: :class:`QrelsIndex`, and the grade :data:`UNJUDGED` of documents without one.
+"""Judgments by query: [`QrelsIndex`][irmeasures_markov.ranking.QrelsIndex], and the grade `UNJUDGED` of documents
+without one.
 
-A :class:`QrelsIndex` holds a checked copy of the qrels and caches what every
+A [`QrelsIndex`][irmeasures_markov.ranking.QrelsIndex] holds a checked copy of the qrels and caches what every
 run evaluated against them asks for: the positive judgments of each query, its
 judged grades in ideal order, and its recall base at each relevance level.
 """
@@ -28,13 +29,13 @@ def judged(grades: np.ndarray) -> np.ndarray:
     """Where a grade is a judgment: the one rule of ``judged_only``, ``unjudged=`` and ``residual``.
 
     A negative grade is trec_eval's "pooled but unjudged" document: like a
-    document without judgment (:data:`UNJUDGED`), it is not judged (and never
+    document without judgment (`UNJUDGED`), it is not judged (and never
     relevant at ``rel >= 0``).
 
     Parameters
     ----------
     grades : numpy.ndarray
-        Grades, :data:`UNJUDGED` where there is none.
+        Grades, `UNJUDGED` where there is none.
 
     Returns
     -------
@@ -48,7 +49,7 @@ class QrelsIndex:
     """Judgments by query, with recall bases cached per relevance level.
 
     The index holds a checked copy: later changes to ``qrels`` do not reach
-    it.  :func:`irmeasures_markov.ranking._cache.qrels_index` gives one index
+    it.  `irmeasures_markov.ranking._cache.qrels_index` gives one index
     per qrels object, for callers that are handed the same qrels many times.
 
     Parameters
@@ -70,7 +71,7 @@ class QrelsIndex:
 
     @classmethod
     def from_checked(cls, qrels: dict[str, dict[str, int]]) -> QrelsIndex:
-        """An index over the result of :func:`~irmeasures_markov.io._normalise.check_qrels`, not checked again.
+        """An index over the result of `check_qrels`, not checked again.
 
         Parameters
         ----------
@@ -139,7 +140,8 @@ class QrelsIndex:
         return d
 
     def positive_lists(self, qid: str) -> tuple[list[str], np.ndarray]:
-        """The query's documents with a grade > 0 as two lists, in the order of :meth:`positive` (cached).
+        """The query's documents with a grade > 0 as two lists, in the order of
+        [`positive`][irmeasures_markov.ranking.QrelsIndex.positive] (cached).
 
         Parameters
         ----------
@@ -241,7 +243,7 @@ def recall_base_table(qrels: QrelsIndex, rel: int) -> tuple[dict[str, int], np.n
     Parameters
     ----------
     qrels : QrelsIndex
-        The judgments; like the other caches of :class:`QrelsIndex`, the
+        The judgments; like the other caches of [`QrelsIndex`][irmeasures_markov.ranking.QrelsIndex], the
         table assumes they are not changed.
     rel : int
         Relevance level.

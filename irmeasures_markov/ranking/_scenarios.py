@@ -1,7 +1,7 @@
 """Other readings of a prepared run: other orders inside tie groups, other judgments of unjudged documents.
 
-A :class:`ScenarioRun` holds *pseudo-queries*, each one reading of one query
-of a :class:`~irmeasures_markov.ranking._prepared.PreparedRun`: its documents
+A `ScenarioRun` holds *pseudo-queries*, each one reading of one query
+of a [`PreparedRun`][irmeasures_markov.ranking.PreparedRun]: its documents
 in some order (a permutation inside the query's groups of equal scores), with
 some grades (e.g. its unjudged documents judged relevant), possibly followed
 by filled ranks past the end of the ranking.  It offers what a measure's
@@ -12,7 +12,7 @@ that ranks its documents in that order, with those judgments.
 
 The functions here make readings; what they are used for (the mean over all
 tie orders, the residual, the range over judgments) lives with the measures
-(:mod:`irmeasures_markov.plugin._variants`).
+(`irmeasures_markov.plugin._variants`).
 """
 from __future__ import annotations
 
@@ -103,7 +103,7 @@ class Gathered:
 
 
 class _ScenarioQrels:
-    """What a measure reads of the judgments of a :class:`ScenarioRun`'s pseudo-queries."""
+    """What a measure reads of the judgments of a `ScenarioRun`'s pseudo-queries."""
 
     def __init__(self, scenario: ScenarioRun) -> None:
         self._scenario = scenario
@@ -156,9 +156,9 @@ class ScenarioRun:
     offsets : numpy.ndarray
         Offsets of the pseudo-queries in the flat arrays.
     source : numpy.ndarray
-        The base flat position of the document at each rank, :data:`FILLED` for a rank past the ranking.
+        The base flat position of the document at each rank, `FILLED` for a rank past the ranking.
     grades : numpy.ndarray
-        The grade at each rank (:data:`UNJUDGED` where there is none).
+        The grade at each rank (`UNJUDGED` where there is none).
     added : numpy.ndarray of bool
         Ranks whose document the reading judges although the qrels do not: it joins the pseudo-query's
         judgments (and its recall base, when its grade reaches ``rel``).
@@ -195,7 +195,7 @@ class ScenarioRun:
 
     @property
     def source(self) -> np.ndarray:
-        """The base flat position of the document at each rank, :data:`FILLED` past the ranking."""
+        """The base flat position of the document at each rank, `FILLED` past the ranking."""
         if isinstance(self._source, Gathered):
             self._source = self._source.get()
         return self._source
@@ -279,12 +279,12 @@ class ScenarioRun:
 
     def batch(self, rel: int = 1, judged_only: bool = False, cutoff: int | None = None,
               with_docids: bool = False, judgments: bool = True) -> RelevanceBatch:
-        """The readings as a :class:`~irmeasures_markov.ranking._prepared.RelevanceBatch` (as ``PreparedRun.batch``).
+        """The readings as a [`RelevanceBatch`][irmeasures_markov.ranking.RelevanceBatch] (as ``PreparedRun.batch``).
 
         Parameters
         ----------
         rel, judged_only, cutoff, with_docids, judgments
-            As for :meth:`PreparedRun.batch`.
+            As for [`PreparedRun.batch`][irmeasures_markov.ranking.PreparedRun.batch].
 
         Returns
         -------
@@ -319,9 +319,9 @@ class ScenarioRun:
         Parameters
         ----------
         lookup_segments : callable
-            As for :meth:`PreparedRun.document_values`.
+            As for [`PreparedRun.document_values`][irmeasures_markov.ranking.PreparedRun.document_values].
         judged_only, cutoff
-            As for :meth:`batch`.
+            As for `batch`.
         exact_tie_order : bool
             Ignored: readings are always in their exact order.
 

@@ -155,3 +155,25 @@ def test_the_top_level_api_page_lists_every_measure_and_alias():
     assert MEASURES_MARK in (DOCS / "api" / "index.md").read_text("utf-8")
     assert sorted(names) == sorted(n for m in imm.list_measures() for n in (m.name, *m.aliases))
     assert all(f"| `{m.name}` |" in table for m in imm.list_measures())
+
+
+SPHINX_MARKUP = re.compile(r":(func|class|meth|attr|data|mod|exc|obj|math):`|^\s*\.\. [a-z]+::|^\s*\.\. \[\d+\]", re.M)
+COMBINED_ENTRY = re.compile(r"^\s+\*{0,2}\w+(, \*{0,2}\w+)+ : ", re.M)
+
+
+def _docstrings():
+    for path in sorted((ROOT / "irmeasures_markov").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                doc = ast.get_docstring(node, clean=False)
+                if doc:
+                    yield f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 1)}", doc
+
+
+def test_docstrings_are_markdown_with_one_entry_per_parameter():
+    """What the site renders: no Sphinx role or directive (it would show as raw text), and no entry naming
+    several parameters (the page would show one type and one default for all of them)."""
+    raw = [where for where, doc in _docstrings() if SPHINX_MARKUP.search(doc)]
+    combined = [where for where, doc in _docstrings() if COMBINED_ENTRY.search(doc)]
+    assert raw == [] and combined == []

@@ -1,15 +1,15 @@
 r"""Click-model baselines: PBM, CM, UBM, DBN, SDBN (Chuklin, Markov & de Rijke, *Click Models for Web Search*, 2015).
 
 ``fit_click_model(name, sessions)`` fits one model to a log and returns a
-:class:`ClickModelFit` whose ``click_probabilities(session)`` and
+[`ClickModelFit`][irmeasures_markov.calibration.click_models.ClickModelFit] whose ``click_probabilities(session)`` and
 ``session_loglik(session)`` are what
-:func:`~irmeasures_markov.calibration._click_metrics.click_metrics` scores, so
+[`click_metrics`][irmeasures_markov.calibration.click_metrics] scores, so
 the click models and the package's user models compare row by row.
 
-* **PBM**, **UBM**: EM (:mod:`._examination`); **DBN**: EM (:mod:`._dbn`);
-  **CM**, **SDBN**: counting, their maximum-likelihood estimates (:mod:`._dbn`).
+* **PBM**, **UBM**: EM (`_examination`); **DBN**: EM (`_dbn`);
+  **CM**, **SDBN**: counting, their maximum-likelihood estimates (`_dbn`).
 * A session's click vector is "rank r clicked at least once", up to the ranks
-  shown (:func:`~irmeasures_markov.calibration._click_metrics.click_vector`).
+  shown (`click_vector`).
 * Query-document parameters (attractiveness; DBN/SDBN satisfaction) use the
   pseudo-counts ``prior = (1, 1)``: one success and one failure added to every
   pair's counts.  A pair never seen in training gets the prior mean, **0.5**,
@@ -54,12 +54,13 @@ CLICK_MODELS = ("PBM", "CM", "UBM", "DBN", "SDBN")
 
 @dataclass
 class ClickModelFit:
-    """One click model fitted to a log (:func:`~irmeasures_markov.calibration.click_models.fit_click_model`).
+    """One click model fitted to a log
+    ([`fit_click_model`][irmeasures_markov.calibration.click_models.fit_click_model]).
 
     Attributes
     ----------
     name : str
-        One of :data:`CLICK_MODELS`.
+        One of `CLICK_MODELS`.
     params : dict
         JSON-able parameters: ``"examination"`` (PBM: list by rank; UBM: matrix,
         row ``r-1`` = rank ``r``, column = rank of the previous click, 0 = none),
@@ -126,7 +127,8 @@ class ClickModelFit:
         return getattr(dbn, what)(a, lookup(self._sat, enc.items, self._unseen_s), self._gamma, enc), enc
 
     def click_probabilities_batch(self, sessions: Iterable[Session]) -> list[np.ndarray]:
-        """:meth:`click_probabilities` of many sessions at once (one array pass).
+        """[`click_probabilities`][irmeasures_markov.calibration.click_models.ClickModelFit.click_probabilities] of many
+        sessions at once (one array pass).
 
         Parameters
         ----------
@@ -145,7 +147,8 @@ class ClickModelFit:
         return [p[i, :m] for i, m in enumerate(enc.lengths)]
 
     def session_loglik_batch(self, sessions: Iterable[Session]) -> np.ndarray:
-        """:meth:`session_loglik` of many sessions at once.
+        """[`session_loglik`][irmeasures_markov.calibration.click_models.ClickModelFit.session_loglik] of many sessions
+        at once.
 
         Parameters
         ----------
@@ -188,7 +191,8 @@ class ClickModelFit:
 
     # -- JSON ----------------------------------------------------------------------------------------
     def to_dict(self) -> dict:
-        """A JSON-able form; :meth:`from_dict` rebuilds an identical fit.
+        """A JSON-able form; [`from_dict`][irmeasures_markov.calibration.click_models.ClickModelFit.from_dict] rebuilds
+        an identical fit.
 
         Returns
         -------
@@ -200,7 +204,7 @@ class ClickModelFit:
 
     @classmethod
     def from_dict(cls, d: Mapping) -> ClickModelFit:
-        """The fit :meth:`to_dict` stored.
+        """The fit [`to_dict`][irmeasures_markov.calibration.click_models.ClickModelFit.to_dict] stored.
 
         Parameters
         ----------
@@ -258,7 +262,7 @@ def fit_click_model(name: str, sessions: Iterable[Session], *, qrels: Mapping[st
     ----------
     name : {'PBM', 'CM', 'UBM', 'DBN', 'SDBN'}
     sessions : iterable of Session
-        E.g. a :class:`~irmeasures_markov.calibration.ClickLog`.
+        E.g. a [`ClickLog`][irmeasures_markov.calibration.ClickLog].
     qrels : dict, optional
         ``{qid: {docid: grade}}``: also estimate attractiveness (and DBN/SDBN
         satisfaction) by grade (``params["attractiveness_by_grade"]``,
@@ -320,15 +324,16 @@ def _by_grade(name, enc, sessions, index, qrels, fitted, **em) -> dict:
 
 def fit_click_models(sessions: Iterable[Session], names: Sequence[str] = CLICK_MODELS,
                      qrels: Mapping[str, Mapping[str, int]] | None = None, **kwargs) -> list[ClickModelFit]:
-    """Fit several click models to the same sessions (:func:`fit_click_model` for each name, in order).
+    """Fit several click models to the same sessions
+    ([`fit_click_model`][irmeasures_markov.calibration.click_models.fit_click_model] for each name, in order).
 
     Parameters
     ----------
     sessions : iterable of Session
     names : sequence of str
-        Models to fit (default: all of :data:`CLICK_MODELS`).
+        Models to fit (default: all of `CLICK_MODELS`).
     qrels : dict, optional
-        As in :func:`fit_click_model`.
+        As in [`fit_click_model`][irmeasures_markov.calibration.click_models.fit_click_model].
     **kwargs
         ``iterations``, ``tol``, ``prior`` for every model.
 

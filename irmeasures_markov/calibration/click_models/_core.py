@@ -15,7 +15,7 @@ Sessions as arrays: what every click model's EM reads.
 A log of ``N`` sessions becomes ``(N, D)`` arrays, ``D`` the deepest rank
 shown: the index of each (query, document) pair shown (``-1`` past the end of
 a shorter ranking), the click vector (rank clicked at least once, as
-:func:`~irmeasures_markov.calibration._click_metrics.click_vector` defines it)
+`click_vector` defines it)
 and which ranks exist.  Query-document parameters are then flat arrays indexed
 by those indices, and one E-step is a handful of array operations and
 ``np.bincount`` sums.
@@ -124,7 +124,7 @@ def grade_index(sessions: Sequence[Session], qrels: Mapping[str, Mapping[str, in
 
 
 def encode(sessions: Sequence[Session], index: Mapping[tuple[str, str], int]) -> Encoded:
-    """The arrays of ``sessions``; a pair absent from ``index`` gets ``-2`` (the unseen-pair slot: :func:`lookup`).
+    """The arrays of ``sessions``; a pair absent from ``index`` gets ``-2`` (the unseen-pair slot: `lookup`).
 
     Parameters
     ----------
@@ -169,7 +169,7 @@ class State:
 
 @dataclass
 class Flat:
-    """The shown (session, rank) cells of an :class:`Encoded` log, flattened."""
+    """The shown (session, rank) cells of an `Encoded` log, flattened."""
     session: np.ndarray
     rank: np.ndarray        # 0-based
     item: np.ndarray

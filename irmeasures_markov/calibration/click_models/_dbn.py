@@ -4,8 +4,8 @@ form SDBN.
 **CM** (Craswell et al. 2008; Chuklin, Markov & de Rijke 2015, §3.2).
 
 The user examines ranks top-down, clicks an attractive document
-(:math:`\alpha_{qd}`) and stops there:
-:math:`P(C_r=1)=\alpha_r\prod_{i<r}(1-\alpha_i)`.
+($\alpha_{qd}$) and stops there:
+$P(C_r=1)=\alpha_r\prod_{i<r}(1-\alpha_i)$.
 
 Fitted by counting, which is the maximum-likelihood estimate of the model: the
 ranks down to a session's first click are examined (the first click's document
@@ -13,17 +13,17 @@ was attractive, the ones above it were not); a session without clicks examined
 every rank.  Ranks below the first click are ignored when fitting.  The model
 gives a session with a second click probability 0; its log-likelihood clips
 each conditional click probability to ``[EPS, 1 - EPS]``
-(:data:`~irmeasures_markov.calibration._click_metrics.EPS`), so such a session
+(`EPS`), so such a session
 scores ``log(EPS)`` per impossible click rather than minus infinity.
 
 **DBN** (Chapelle & Zhang 2009) and SDBN.
 
 The user examines rank 1; at an examined rank she clicks an attractive
-document (:math:`\alpha_{qd}`); after a click she is satisfied with
-probability :math:`\sigma_{qd}` and stops; otherwise she examines the next rank
-with probability :math:`\gamma` (the continuation):
-:math:`E_1=1`, :math:`C_r=E_rA_r`, :math:`S_r=C_r\,\mathrm{Bern}(\sigma)`,
-:math:`E_{r+1}=E_r(1-S_r)\,\mathrm{Bern}(\gamma)`.
+document ($\alpha_{qd}$); after a click she is satisfied with
+probability $\sigma_{qd}$ and stops; otherwise she examines the next rank
+with probability $\gamma$ (the continuation):
+$E_1=1$, $C_r=E_rA_r$, $S_r=C_r\,\mathrm{Bern}(\sigma)$,
+$E_{r+1}=E_r(1-S_r)\,\mathrm{Bern}(\gamma)$.
 
 DBN is fitted by EM.  With ``l`` the session's last clicked rank, every rank
 down to ``l`` was examined, the unclicked ones there were unattractive, the
@@ -33,7 +33,7 @@ pass the examination posteriors below ``l``; from them the expected
 attractive, satisfied and continued counts (all sessions at once, one array
 operation per rank).
 
-SDBN is DBN with :math:`\gamma = 1`, fitted by counting (Chapelle & Zhang's
+SDBN is DBN with $\gamma = 1$, fitted by counting (Chapelle & Zhang's
 simplified estimate): ranks down to the last click were examined (every rank
 when there is no click), and the last click, only it, satisfied.
 """

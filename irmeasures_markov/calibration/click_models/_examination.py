@@ -1,23 +1,23 @@
 r"""The examination-hypothesis models: PBM and UBM (Chuklin, Markov & de Rijke 2015, §3.1, §3.4).
 
 A click happens when the user examines the rank and finds the document
-attractive: :math:`P(C_r=1) = \gamma\cdot\alpha_{qd}`, examination and
+attractive: $P(C_r=1) = \gamma\cdot\alpha_{qd}$, examination and
 attractiveness independent.
 
-* **PBM** (position-based model): :math:`\gamma_r`, one examination
+* **PBM** (position-based model): $\gamma_r$, one examination
   probability per rank.
 * **UBM** (user browsing model, Dupret & Piwowarski 2008):
-  :math:`\gamma_{r,r'}`, by rank and the rank :math:`r'` of the previous click
+  $\gamma_{r,r'}$, by rank and the rank $r'$ of the previous click
   (0 = none), stored as a ``D x (D+1)`` matrix (row ``r-1``, column ``r'``;
   cells with ``r' >= r`` cannot occur and hold 0).  Given the click vector
-  every :math:`r'` is observed, so ranks are independent given it, as in PBM.
+  every $r'$ is observed, so ranks are independent given it, as in PBM.
 
 EM: a click means E = A = 1; a skip gives
-:math:`P(A=1\mid C=0)=\alpha(1-\gamma)/(1-\gamma\alpha)` and
-:math:`P(E=1\mid C=0)=\gamma(1-\alpha)/(1-\gamma\alpha)`; the M-step averages
+$P(A=1\mid C=0)=\alpha(1-\gamma)/(1-\gamma\alpha)$ and
+$P(E=1\mid C=0)=\gamma(1-\alpha)/(1-\gamma\alpha)$; the M-step averages
 these over the shows of each pair (with the pseudo-counts of ``_core``) and of
 each rank (cell).  Both models are identified only up to a common scale
-(:math:`\gamma c`, :math:`\alpha/c`): EM starts from 0.5 everywhere and keeps
+($\gamma c$, $\alpha/c$): EM starts from 0.5 everywhere and keeps
 the scale it reaches; click probabilities do not depend on it.  A second fit
 on the same log (attractiveness by grade) is put on the first one's scale by
 holding the examination at the first fit's values (``exam``).

@@ -1,6 +1,10 @@
-"""This package's own log formats (docs/interaction-logs.md): JSONL, one session per line (:func:`read_log`,
-:func:`write_log`), and one row per click, as TSV lines (the same two functions) or pandas DataFrame rows
-(:func:`from_dataframe`, :func:`to_dataframe`); and what every reader of logs shares: the ``unshown`` rule, a
+"""This package's own log formats (docs/interaction-logs.md): JSONL, one session per line
+([`read_log`][irmeasures_markov.calibration.read_log],
+[`write_log`][irmeasures_markov.calibration.write_log]), and one row per click, as TSV lines (the same two functions) or
+pandas DataFrame rows
+([`from_dataframe`][irmeasures_markov.calibration.from_dataframe],
+[`to_dataframe`][irmeasures_markov.calibration.to_dataframe]); and what every reader of logs shares: the ``unshown``
+rule, a
 click's rank, the text of a (compressed) file."""
 from __future__ import annotations
 
@@ -75,7 +79,7 @@ def click_rank(click: dict, shown: tuple[str, ...], first: dict[str, int], where
     shown : tuple of str
         The session's ranking.
     first : dict
-        :func:`first_ranks` of ``shown``.
+        `first_ranks` of ``shown``.
     where : str
         ``FILE:LINE`` that starts every error message.
     unshown : {'error', 'drop'}
@@ -144,7 +148,7 @@ def sessions_from_rows(rows: Sequence[tuple[str, dict[str, str]]], unshown: str)
 
     The rows of a session are consecutive, in click order; a row without
     ``rank`` and ``doc`` is a session without clicks.  Errors are
-    :class:`~irmeasures_markov._util._errors.InputError` naming the row's ``where``.
+    [`InputError`][irmeasures_markov.io.InputError] naming the row's ``where``.
     """
     sessions: list[Session] = []
     done: dict[str, str] = {}
@@ -427,7 +431,7 @@ def write_log(log: ClickLog, path: PathLike, format: str | None = None) -> None:
     """Write ``log`` in this package's JSONL or TSV format (default: from the file name's extension).
 
     ``.gz``/``.bz2``/``.xz`` names are compressed; ``-`` writes to standard
-    output.  :func:`read_log` reads the file back to an equal log (same
+    output.  [`read_log`][irmeasures_markov.calibration.read_log] reads the file back to an equal log (same
     sessions, description and meta for JSONL; TSV keeps no description).
     Document ids of the TSV format must not hold whitespace.
 
@@ -584,7 +588,8 @@ def _cell_text(column: str, v, where: str) -> str:
 def to_dataframe(log: ClickLog) -> pandas.DataFrame:
     """The log as a DataFrame, one row per click (a session without clicks: one row with rank None).
 
-    Columns are the TSV format's; ``shown`` holds tuples.  :func:`from_dataframe`
+    Columns are the TSV format's; ``shown`` holds tuples.
+    [`from_dataframe`][irmeasures_markov.calibration.from_dataframe]
     reads it back.
 
     Parameters

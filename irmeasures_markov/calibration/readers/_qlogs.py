@@ -1,4 +1,4 @@
-"""Query logs of ir_datasets (TripClick, AOL): :func:`from_ir_datasets`."""
+"""Query logs of ir_datasets (TripClick, AOL): [`from_ir_datasets`][irmeasures_markov.calibration.from_ir_datasets]."""
 from __future__ import annotations
 
 from datetime import datetime

@@ -1,4 +1,5 @@
-"""The WSCD 2012 log format (Yandex Relevance Prediction Challenge sample): :func:`read_wscd`."""
+"""The WSCD 2012 log format (Yandex Relevance Prediction Challenge sample):
+[`read_wscd`][irmeasures_markov.calibration.read_wscd]."""
 from __future__ import annotations
 
 import numpy as np
@@ -25,7 +26,7 @@ def read_wscd(path: PathLike, *, unshown: str = "drop", description: str | None 
     A clicked id that is not in the ranking shown (the Yandex sample has 417
     such clicks in ``train.txt`` and 276 in ``test.txt``, on results of other
     result pages) is dropped with ``unshown='drop'`` (the default; the count
-    is kept in ``log.meta['dropped_clicks']``) or an :class:`InputError`
+    is kept in ``log.meta['dropped_clicks']``) or an [`InputError`][irmeasures_markov.io.InputError]
     naming the file, line and session with ``unshown='error'``.  A clicked id
     shown twice counts as a click on its first rank.
 

@@ -3,17 +3,17 @@ r"""Markov Precision (MP) and continuous-time Markov Precision (MPcont).
 Ferrante, Ferro & Maistro, "Injecting User Models and Time into Precision via
 Markov Chains", SIGIR 2014 (docs/markov-precision.md).  A user moves among the
 ranks of a ranking as a Markov chain with
-:math:`p_{ij} = \alpha(i,j) / \sum_k \alpha(i,k)`; watched on the relevant ranks
-:math:`\mathcal R` it has invariant distribution :math:`\pi`, and
+$p_{ij} = \alpha(i,j) / \sum_k \alpha(i,k)$; watched on the relevant ranks
+$\mathcal R$ it has invariant distribution $\pi$, and
 
-.. math::
+$$
+\mathrm{MP} = \sum_{i \in \mathcal R} \pi_i \,\mathrm{Prec}(i).
+$$
 
-    \mathrm{MP} = \sum_{i \in \mathcal R} \pi_i \,\mathrm{Prec}(i).
-
-The package: :mod:`.models` (model names, :func:`register_kernel`),
-:mod:`.kernels` (the degree kernels of the closed form), :mod:`.rates`
-(MPcont's holding rates), :mod:`.single` (one ranking, closed form and general
-solver) and :mod:`.batch` (every query of a run at once, the plugin path).
+The package: `models` (model names, [`register_kernel`][irmeasures_markov.register_kernel]),
+`kernels` (the degree kernels of the closed form), `rates`
+(MPcont's holding rates), `single` (one ranking, closed form and general
+solver) and `batch` (every query of a run at once, the plugin path).
 """
 from __future__ import annotations
 

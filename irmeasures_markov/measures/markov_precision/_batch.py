@@ -1,7 +1,7 @@
 r"""Markov Precision and MPcont of every query of a batch, vectorised (the plugin path).
 
 For a symmetric kernel the MP chain is reversible, so
-:math:`\mathrm{MP} = \sum_{i\in\mathcal R}\deg_i\,\mathrm{Prec}(i) / \sum_{i\in\mathcal R}\deg_i`
+$\mathrm{MP} = \sum_{i\in\mathcal R}\deg_i\,\mathrm{Prec}(i) / \sum_{i\in\mathcal R}\deg_i$
 (Ferrante, Ferro & Maistro, SIGIR 2014); registered kernels go through the
 general solver one ranking at a time.
 """
@@ -25,10 +25,10 @@ def markov_precision_batch(batch: RelevanceBatch, model: str = "GL_AD_ID", *, re
                            flat_rates: np.ndarray | None = None) -> np.ndarray:
     r"""MP (or MPcont when ``rates`` is given) of every query of a batch, vectorised.
 
-    .. math::
-
-        \mathrm{MP} = \frac{\sum_{i\in\mathcal R}\deg_i\,\mathrm{Prec}(i)}{\sum_{i\in\mathcal R}\deg_i},
-        \qquad \mathrm{MPcont}: \deg_i \to \deg_i / \mu_i
+    $$
+    \mathrm{MP} = \frac{\sum_{i\in\mathcal R}\deg_i\,\mathrm{Prec}(i)}{\sum_{i\in\mathcal R}\deg_i},
+    \qquad \mathrm{MPcont}: \deg_i \to \deg_i / \mu_i
+    $$
 
     (Ferrante, Ferro & Maistro, SIGIR 2014; the closed form of a reversible chain).
     Without rates the per-model values are memoised on the batch, so
@@ -39,9 +39,9 @@ def markov_precision_batch(batch: RelevanceBatch, model: str = "GL_AD_ID", *, re
     batch : RelevanceBatch
         The run's rankings, flattened.
     model : str
-        A paper model, ``'UNIFORM'`` or a name given with :func:`~.models.register_kernel`.
+        A paper model, ``'UNIFORM'`` or a name given with `register_kernel`.
     recall : bool
-        Multiply by :math:`r / RB` (the paper's ``@Rec(T)``; RB = 0 gives 0).
+        Multiply by $r / RB$ (the paper's ``@Rec(T)``; RB = 0 gives 0).
     rates : sequence, mapping or None
         Holding rates per rank for every query (a sequence or a ``{rank: mu}``
         mapping), or a mapping ``{qid: rates}``.
@@ -110,7 +110,7 @@ def kernel_batch(batch: RelevanceBatch, kernel: Callable | np.ndarray, states: s
                  name: str = "custom") -> np.ndarray:
     """MP of every query of a batch under a kernel given as a function or matrix (e.g. one fitted to a log).
 
-    The general solver (:func:`~.single.markov_precision`), one ranking at a time.
+    The general solver (`markov_precision`), one ranking at a time.
 
     Parameters
     ----------
@@ -121,9 +121,10 @@ def kernel_batch(batch: RelevanceBatch, kernel: Callable | np.ndarray, states: s
     states : {'AD', 'OR'}
         Whether the chain lives on all ranks or on the relevant ranks only.
     recall : bool
-        Multiply by :math:`r / RB`.
+        Multiply by $r / RB$.
     rates : sequence, mapping or None
-        Holding rates (MPcont), as in :func:`markov_precision_batch`.
+        Holding rates (MPcont), as in
+        [`markov_precision_batch`][irmeasures_markov.measures.markov_precision.markov_precision_batch].
     name : str
         Labels errors.
 

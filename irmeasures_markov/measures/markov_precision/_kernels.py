@@ -1,11 +1,11 @@
-r"""Degree kernels of Markov Precision's closed form: the weights :math:`\deg_i` of the relevant ranks.
+r"""Degree kernels of Markov Precision's closed form: the weights $\deg_i$ of the relevant ranks.
 
-For a symmetric kernel :math:`\alpha` the MP chain is reversible and the
-watched invariant distribution is :math:`\pi_i = \deg_i / \sum_{j\in\mathcal R}\deg_j`
+For a symmetric kernel $\alpha$ the MP chain is reversible and the
+watched invariant distribution is $\pi_i = \deg_i / \sum_{j\in\mathcal R}\deg_j$
 (docs/markov-precision.md, Ferrante, Ferro & Maistro, SIGIR 2014).  This module
-computes :math:`\deg_i` of every relevant position of a whole
-:class:`~irmeasures_markov.ranking._prepared.RelevanceBatch` at once, for the paper
-models; :mod:`.batch` and :mod:`.single` turn them into MP.
+computes $\deg_i$ of every relevant position of a whole
+[`RelevanceBatch`][irmeasures_markov.ranking.RelevanceBatch] at once, for the paper
+models; `batch` and `single` turn them into MP.
 """
 from __future__ import annotations
 
@@ -137,8 +137,8 @@ class _GLORPlan:
     """How GL_OR's degrees of one batch are computed, kernel-independent (memoised on the batch).
 
     ``chunks``: for the queries done densely, ``(dist, rows, starts)`` with
-    ``dist`` the rank distances :math:`|i-j|` of every ordered pair of relevant
-    ranks of a query (the diagonal included: :math:`\alpha(0) = 0`), laid out
+    ``dist`` the rank distances $|i-j|$ of every ordered pair of relevant
+    ranks of a query (the diagonal included: $\alpha(0) = 0$), laid out
     row by row, ``starts`` where each row begins and ``rows`` the flat relevant
     position whose degree the row sums.  ``by_length``: the queries done by
     FFT, by FFT length.
@@ -200,12 +200,12 @@ class _GLORPlan:
 
 
 def _gl_or_degrees(batch: RelevanceBatch, kernel: str, alpha: np.ndarray) -> np.ndarray:
-    r"""GL_OR degrees :math:`\deg_i = \sum_{j \in \mathcal R, j \ne i} \alpha(|i-j|)` of every relevant position.
+    r"""GL_OR degrees $\deg_i = \sum_{j \in \mathcal R, j \ne i} \alpha(|i-j|)$ of every relevant position.
 
     The degree is the convolution of the 0/1 relevance indicator with the
     kernel, evaluated at the relevant ranks.  Small r: the r x r pairs of a
     query, O(r^2): the pair distances are computed once per batch
-    (:class:`_GLORPlan`), then each kernel is one table lookup over all pairs
+    (`_GLORPlan`), then each kernel is one table lookup over all pairs
     of all queries and one segmented sum (``np.add.reduceat``, left to right
     along each row).  Large r: FFT convolution, O(T log T), batched over the
     queries that share an FFT length.  With a circular kernel of length

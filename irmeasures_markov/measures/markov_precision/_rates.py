@@ -1,7 +1,7 @@
 r"""Holding rates of MPcont (Ferrante, Ferro & Maistro, SIGIR 2014, §4.1 and §5.5): validation and estimation.
 
 MPcont weights the watched invariant distribution by the mean holding times
-:math:`1/\mu_i`: :math:`\tilde\pi_i = (\pi_i/\mu_i)/\sum_{j\in\mathcal R}\pi_j/\mu_j`.
+$1/\mu_i$: $\tilde\pi_i = (\pi_i/\mu_i)/\sum_{j\in\mathcal R}\pi_j/\mu_j$.
 """
 from __future__ import annotations
 
@@ -138,9 +138,11 @@ def check_rates(rates: Sequence[float] | Mapping, where: str = "") -> np.ndarray
 def estimate_rates(dwell_times: Mapping[int, Sequence[float]] | Sequence[Sequence[float]]) -> np.ndarray:
     r"""Estimate exponential holding rates per rank from observed dwell times (paper §5.5).
 
-    For rank :math:`k` with :math:`n \ge 2` observations :math:`t_1..t_n`,
+    For rank $k$ with $n \ge 2$ observations $t_1..t_n$,
 
-    .. math:: \hat\mu_k = \frac{n-1}{n\,\bar t} = \frac{n-1}{\sum_m t_m},
+    $$
+    \hat\mu_k = \frac{n-1}{n\,\bar t} = \frac{n-1}{\sum_m t_m},
+    $$
 
     the unbiased estimator of an exponential rate.
 

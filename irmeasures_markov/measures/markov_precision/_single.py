@@ -3,39 +3,39 @@ r"""Markov Precision (MP) and MPcont of one ranking: the closed form and the gen
 Ferrante, Ferro & Maistro, "Injecting User Models and Time into Precision via
 Markov Chains", SIGIR 2014 (docs/markov-precision.md).
 
-A user moves among the ranks of a ranking of length :math:`T` as a Markov chain
-with :math:`p_{ij} = \alpha(i,j) / \sum_k \alpha(i,k)` (no self-loops).  Watching
-the chain only on the ranks :math:`\mathcal R` of the relevant retrieved
-documents gives a chain with invariant distribution :math:`\pi`, and
+A user moves among the ranks of a ranking of length $T$ as a Markov chain
+with $p_{ij} = \alpha(i,j) / \sum_k \alpha(i,k)$ (no self-loops).  Watching
+the chain only on the ranks $\mathcal R$ of the relevant retrieved
+documents gives a chain with invariant distribution $\pi$, and
 
-.. math::
-
-    \mathrm{MP} = \sum_{i \in \mathcal R} \pi_i \,\mathrm{Prec}(i), \qquad
-    \mathrm{Prec}(i) = \frac{1}{i}\sum_{m \le i} a_m .
+$$
+\mathrm{MP} = \sum_{i \in \mathcal R} \pi_i \,\mathrm{Prec}(i), \qquad
+\mathrm{Prec}(i) = \frac{1}{i}\sum_{m \le i} a_m .
+$$
 
 Models ``CONN_STATES_KERNEL``:
 
-* STATES ``AD`` — the chain lives on all ranks and is watched on :math:`\mathcal R`;
-  ``OR`` — it lives on :math:`\mathcal R` only (distances are still rank distances).
+* STATES ``AD`` — the chain lives on all ranks and is watched on $\mathcal R$;
+  ``OR`` — it lives on $\mathcal R$ only (distances are still rank distances).
 * CONN ``GL`` — every pair of distinct states is connected; ``LO`` — only
   neighbours in the state list.
-* KERNEL, with :math:`d = |i-j|` in ranks: ``ID`` :math:`\alpha = 1/(d+1)`;
-  ``LID`` :math:`\alpha = 1/\log_{10}(d+2)`.
+* KERNEL, with $d = |i-j|$ in ranks: ``ID`` $\alpha = 1/(d+1)$;
+  ``LID`` $\alpha = 1/\log_{10}(d+2)$.
 * ``UNIFORM`` (paper §4.2): constant transitions among all ranks; with
   ``recall_base`` this is exactly AP.
 
-Why the closed form is exact.  A symmetric :math:`\alpha` makes the chain a
+Why the closed form is exact.  A symmetric $\alpha$ makes the chain a
 random walk on a weighted graph, which is reversible with
-:math:`\pi_i \propto \deg_i = \sum_j \alpha(i,j)`.  The chain watched on a subset
-:math:`A` of an irreducible chain has invariant distribution
-:math:`\pi|_A / \pi(A)`.  Hence :math:`\mathrm{MP} = \sum_{i\in\mathcal R}\deg_i
-\mathrm{Prec}(i) / \sum_{i\in\mathcal R}\deg_i`, and for the AD models
-:math:`\deg_i = C(i-1) + C(T-i)` with :math:`C(m) = \sum_{d=1}^m \alpha(d)`, a
+$\pi_i \propto \deg_i = \sum_j \alpha(i,j)$.  The chain watched on a subset
+$A$ of an irreducible chain has invariant distribution
+$\pi|_A / \pi(A)$.  Hence $\mathrm{MP} = \sum_{i\in\mathcal R}\deg_i
+\mathrm{Prec}(i) / \sum_{i\in\mathcal R}\deg_i$, and for the AD models
+$\deg_i = C(i-1) + C(T-i)$ with $C(m) = \sum_{d=1}^m \alpha(d)$, a
 prefix sum: O(T) per ranking.  Non-symmetric custom kernels use the general
-censored-chain solve (paper eq. 8) in :mod:`irmeasures_markov.core`.
+censored-chain solve (paper eq. 8) in `irmeasures_markov.core`.
 
 MPcont weights the watched invariant distribution by the mean holding times
-:math:`1/\mu_i`: :math:`\tilde\pi_i = (\pi_i/\mu_i)/\sum_{j\in\mathcal R}\pi_j/\mu_j`.
+$1/\mu_i$: $\tilde\pi_i = (\pi_i/\mu_i)/\sum_{j\in\mathcal R}\pi_j/\mu_j$.
 """
 from __future__ import annotations
 
@@ -83,14 +83,16 @@ def _recall_base_iv(recall_base):
 
 
 def mp_degrees(relevant: np.ndarray, model: str) -> np.ndarray:
-    r"""Degrees :math:`\deg_i` of the relevant ranks under a paper model (one ranking).
+    r"""Degrees $\deg_i$ of the relevant ranks under a paper model (one ranking).
 
-    The watched invariant distribution is ``deg / deg.sum()``.  With :math:`d = |i - j|` in ranks,
+    The watched invariant distribution is ``deg / deg.sum()``.  With $d = |i - j|$ in ranks,
 
-    .. math:: \deg_i = \sum_{j \ne i} \alpha(i, j)
+    $$
+    \deg_i = \sum_{j \ne i} \alpha(i, j)
+    $$
 
-    over the states the model connects to :math:`i`; for the AD models :math:`\deg_i = C(i-1) + C(T-i)` with
-    :math:`C(m) = \sum_{d=1}^m \alpha(d)` (Ferrante, Ferro & Maistro, SIGIR 2014).
+    over the states the model connects to $i$; for the AD models $\deg_i = C(i-1) + C(T-i)$ with
+    $C(m) = \sum_{d=1}^m \alpha(d)$ (Ferrante, Ferro & Maistro, SIGIR 2014).
 
     Parameters
     ----------
@@ -102,7 +104,7 @@ def mp_degrees(relevant: np.ndarray, model: str) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
-        :math:`\deg_i` for each relevant rank, top first.
+        $\deg_i$ for each relevant rank, top first.
 
     Raises
     ------
@@ -117,7 +119,7 @@ def mp_degrees(relevant: np.ndarray, model: str) -> np.ndarray:
 
 
 def single_batch(relevant: np.ndarray, recall_base: int = 0) -> RelevanceBatch:
-    """One ranking's binary relevance as a one-query :class:`~irmeasures_markov.ranking._prepared.RelevanceBatch`."""
+    """One ranking's binary relevance as a one-query [`RelevanceBatch`][irmeasures_markov.ranking.RelevanceBatch]."""
     rel = relevant.astype(bool)
     return RelevanceBatch(["q"], np.array([0, rel.size]), rel.astype(np.int64), rel,
                           np.array([recall_base]), 1)
@@ -182,7 +184,9 @@ def markov_precision(relevance: ArrayLike, model: Model = "GL_AD_ID", *, recall_
                      method: str = "auto") -> float:
     r"""Markov Precision of one ranking (MPcont when ``rates`` is given).
 
-    .. math:: \mathrm{MP} = \sum_{i\in\mathcal R}\pi_i\,\mathrm{Prec}(i)
+    $$
+    \mathrm{MP} = \sum_{i\in\mathcal R}\pi_i\,\mathrm{Prec}(i)
+    $$
 
     Parameters
     ----------
@@ -191,17 +195,17 @@ def markov_precision(relevance: ArrayLike, model: Model = "GL_AD_ID", *, recall_
     model : str, callable or (n, n) array
         A paper model ``'GL_AD_ID'``, ``'GL_AD_LID'``, ``'GL_OR_ID'``, ``'GL_OR_LID'``,
         ``'LO_AD_ID'``, ``'LO_AD_LID'``, ``'LO_OR_ID'``, ``'LO_OR_LID'``, or ``'UNIFORM'``;
-        a name given to a kernel with :func:`register_kernel` (case-insensitive);
+        a name given to a kernel with [`register_kernel`][irmeasures_markov.register_kernel] (case-insensitive);
         or a custom kernel: a function ``alpha(i, j)`` of 1-based ranks (called
         with broadcastable arrays) or a weight matrix indexed by rank-1.  Custom
         kernels may be non-symmetric; the diagonal is ignored (no self-loops).
     recall_base : int, optional
         The number RB of relevant documents for the topic.  When given the
-        value is multiplied by :math:`r/RB` (the paper's ``@Rec(T)``); RB = 0 gives 0
+        value is multiplied by $r/RB$ (the paper's ``@Rec(T)``); RB = 0 gives 0
         (trec_eval's convention), and RB smaller than the number r of relevant
         documents in the ranking is an error.
     rates : sequence of float or mapping {rank: float}, optional
-        Holding-time rates :math:`\mu_1, \mu_2, \dots` per rank (MPcont, paper §4.1):
+        Holding-time rates $\mu_1, \mu_2, \dots$ per rank (MPcont, paper §4.1):
         a sequence for ranks 1, 2, ... or a mapping from 1-based rank to rate.
         Every rank of the ranking needs a positive, finite rate.
     states : {'AD', 'OR'}

@@ -2,9 +2,9 @@ r"""Markov Precision averaged over every order of the tie groups, from the relev
 
 With a paper model, MP of a ranking depends only on the ranks of its relevant
 documents, the ranking's length and the recall base
-(:func:`~.batch.markov_precision_batch`).  Inside a group of ``n`` equal
+(`markov_precision_batch`).  Inside a group of ``n`` equal
 scores holding ``k`` relevant documents, every order puts the relevant ones
-on one of the :math:`\binom{n}{k}` sets of ranks of the group, each set
+on one of the $\binom{n}{k}$ sets of ranks of the group, each set
 equally likely.  The mean over all orders is therefore the mean over the
 products of these choices, one per group: enumerated when a query has at most
 ``limit`` of them, sampled otherwise.  Only the relevant ranks of each choice
@@ -148,10 +148,10 @@ def expected_markov_precision(relevant: np.ndarray, offsets: np.ndarray, group_i
                               ) -> tuple[np.ndarray, np.ndarray]:
     r"""MP of every query averaged over all orders of its groups of equal scores.
 
-    .. math::
-
-        \mathbb{E}[\mathrm{MP}] = \frac{1}{\prod_g \binom{n_g}{k_g}}
-        \sum_{\text{choices}} \mathrm{MP}(\text{relevant ranks of the choice})
+    $$
+    \mathbb{E}[\mathrm{MP}] = \frac{1}{\prod_g \binom{n_g}{k_g}}
+    \sum_{\text{choices}} \mathrm{MP}(\text{relevant ranks of the choice})
+    $$
 
     (Ferrante, Ferro & Maistro, SIGIR 2014, for MP; the mean over tie orders
     after McSherry & Najork, ECIR 2008), exact when the product is at most
@@ -172,9 +172,9 @@ def expected_markov_precision(relevant: np.ndarray, offsets: np.ndarray, group_i
     qids : list of str
         The query ids (seed the draws).
     model : str
-        A paper model of :func:`~.batch.markov_precision_batch`.
+        A paper model of `markov_precision_batch`.
     recall : bool
-        Multiply by :math:`r / RB`.
+        Multiply by $r / RB$.
     limit, seed, target_se, first_samples, max_samples
         As described above.
 

@@ -48,10 +48,14 @@ def batch_transitions(batch: RelevanceBatch, *, browse: str | None = None, p: Pr
     batch : RelevanceBatch
         the rankings of the queries.
     browse : {'DFBM', 'SFBM', 'RWBM'}, optional
-        browsing model (see :func:`~irmeasures_markov.measures.stopping_time._model.browsing_model`).
-    p, q : float, array or callable
+        browsing model (see [`browsing_model`][irmeasures_markov.browsing_model]).
+    p : float, array or callable
         forward / backward probabilities (at non-relevant documents when ``p_rel`` / ``q_rel`` are given).
-    p_rel, q_rel : float, optional
+    q : float, array or callable
+        forward / backward probabilities (at non-relevant documents when ``p_rel`` / ``q_rel`` are given).
+    p_rel : float, optional
+        forward / backward probabilities at relevant documents.
+    q_rel : float, optional
         forward / backward probabilities at relevant documents.
     user : {'P', 'AP', 'RBP', 'DCG', 'ERR'}, optional
         a classical instantiation (sets the forward probabilities).
@@ -210,37 +214,43 @@ def path_at_h_batch(batch: RelevanceBatch, *, browse: str | None = None, p: Prob
                     f: str | None = None, order: int | None = None, top: str = "stop", tail: str = "none",
                     gain: str = "binary", b: float = 2.0, g_max: int | None = None,
                     pad_to: int | None = None) -> np.ndarray:
-    """P@H of every query of a :class:`~irmeasures_markov.ranking._prepared.RelevanceBatch` (plugin path).
+    """P@H of every query of a [`RelevanceBatch`][irmeasures_markov.ranking.RelevanceBatch] (plugin path).
 
-    Same methods as :class:`BrowsingModel` (exact throughout): forward models in closed form; with backward moves the
+    Same methods as [`BrowsingModel`][irmeasures_markov.BrowsingModel] (exact throughout): forward models in closed
+    form; with backward moves the
     queries are stacked into one chain of uncoupled blocks, so order 2 (visit-count formula) takes one tridiagonal
     solve, plus two ``?pttrf`` with loss, per group of queries, and order 1 (generating-function integral) cuts every
     ranking where the walk is no longer reached and solves all its nodes in one stacked call (queries with identical
     chains once).  Queries with no relevant document (RB = 0) or an empty ranking score 0.
 
-    ``pad_to=k`` first completes every ranking shorter than k with non-relevant documents (:func:`pad_batch`): the user
+    ``pad_to=k`` first completes every ranking shorter than k with non-relevant documents
+    ([`pad_batch`][irmeasures_markov.measures.stopping_time.pad_batch]): the user
     then browses k documents, as trec_eval's P@k divides by k.  ``None`` (the default) browses the ranking as retrieved,
     so a DFBM user reads N documents (the paper's H = N).
 
     Memory: with numbers for the probabilities the queries go in blocks, so the temporaries (a handful of arrays of 8
     bytes per document, and the ranks) do not grow with the run: forward models (no backward move, no endless tail; the
-    default included) in blocks of about :data:`BLOCK_DOCS` retrieved documents (padded per block), order 2 (and f = 1)
+    default included) in blocks of about `BLOCK_DOCS` retrieved documents (padded per block), order 2 (and f = 1)
     with backward moves or the tail in the groups of ``GROUP_RANKS`` ranks its solves use anyway (unless padded).  The
     values are those of one pass over all queries, bit for bit: every quantity is formed per query (the running sums of
     integer gains are exact), and the method (closed form or solves) is chosen for the whole run.  Order 1 with backward
     moves integrates groups of about ``ORDER1_GROUP_STATES`` kept states with one quadrature rule each; the groups are
     those of one pass, found by a first pass over blocks of queries, and each group reads its queries' transitions when
-    it is integrated (:func:`_order1_in_blocks`).  Padded order 2 with backward moves takes the run at once.
+    it is integrated (`_order1_in_blocks`).  Padded order 2 with backward moves takes the run at once.
 
     Parameters
     ----------
     batch : RelevanceBatch
         the rankings of the queries.
     browse : {'DFBM', 'SFBM', 'RWBM'}, optional
-        browsing model (see :func:`~irmeasures_markov.measures.stopping_time._model.browsing_model`).
-    p, q : float, array or callable
+        browsing model (see [`browsing_model`][irmeasures_markov.browsing_model]).
+    p : float, array or callable
         forward / backward probabilities (at non-relevant documents when ``p_rel`` / ``q_rel`` are given).
-    p_rel, q_rel : float, optional
+    q : float, array or callable
+        forward / backward probabilities (at non-relevant documents when ``p_rel`` / ``q_rel`` are given).
+    p_rel : float, optional
+        forward / backward probabilities at relevant documents.
+    q_rel : float, optional
         forward / backward probabilities at relevant documents.
     user : {'P', 'AP', 'RBP', 'DCG', 'ERR'}, optional
         a classical instantiation; fixes browse, f and order.
@@ -261,7 +271,8 @@ def path_at_h_batch(batch: RelevanceBatch, *, browse: str | None = None, p: Prob
     g_max : int or array_like of int, optional
         maximum grade of ERR's stop probabilities.
     pad_to : int, optional
-        complete every shorter ranking to this length (see :func:`pad_batch`).
+        complete every shorter ranking to this length (see
+        [`pad_batch`][irmeasures_markov.measures.stopping_time.pad_batch]).
 
     Returns
     -------
@@ -297,7 +308,7 @@ def path_at_h_batch(batch: RelevanceBatch, *, browse: str | None = None, p: Prob
 
 
 def _in_blocks(batch, params, kw, g_max, pad_to, block, backward):
-    """:func:`_path_at_h_block` on blocks of about ``block`` documents, with the run's choice of ``backward``."""
+    """`_path_at_h_block` on blocks of about ``block`` documents, with the run's choice of ``backward``."""
     out = np.zeros(batch.offsets.size - 1)
     for a, b in query_blocks(batch.offsets, block):
         out[a:b] = _path_at_h_block(_sub_batch(batch, a, b), params, kw,
@@ -330,7 +341,8 @@ def _forward_only(params, q, q_rel) -> bool:
 
 
 def _has_backward(batch, q, q_rel) -> bool:
-    """Whether :func:`batch_transitions` gives a backward probability > 0 anywhere in ``batch``
+    """Whether [`batch_transitions`][irmeasures_markov.measures.stopping_time.batch_transitions] gives a backward
+    probability > 0 anywhere in ``batch``
     (RWBM, scalar q and q_rel): at every rank but a query's first, q_rel where relevant, q elsewhere."""
     q_rel = q if q_rel is None else q_rel
     lengths = np.diff(batch.offsets)
@@ -354,7 +366,8 @@ def _sub_batch(batch, a, b):
 
 
 def _path_at_h_block(batch, params, kw, g_max, pad_to, backward=None):
-    """:func:`path_at_h_batch` on validated parameters, all of ``batch``'s queries at once.
+    """[`path_at_h_batch`][irmeasures_markov.measures.stopping_time.path_at_h_batch] on validated parameters, all of
+    ``batch``'s queries at once.
 
     ``backward`` (None: from this batch's transitions) selects the closed form (False) or the
     chain solves (True); blocks of a run are given the run's choice."""
@@ -408,13 +421,14 @@ def _select_queries(batch, qs):
 
 
 def _order1_in_blocks(batch, params, kw, g_max, pad_to):
-    """:func:`path_at_h_batch` for order 1 (f = h) without the run's transitions in memory, bit for bit.
+    """[`path_at_h_batch`][irmeasures_markov.measures.stopping_time.path_at_h_batch] for order 1 (f = h) without the
+    run's transitions in memory, bit for bit.
 
     One pass over all queries (``_path_at_h_block``) integrates groups of about ``ORDER1_GROUP_STATES`` kept states, one
     quadrature rule (node count) per group, so a query's value depends on the other queries of its group. Here a first
     pass over blocks of queries finds the uncoupled chains and their starts; the truncation and the groups then read the
     transitions of just the queries they cover
-    (:func:`~irmeasures_markov.core._birth_death_order1.average_reward_groups`): the same states in the same groups, so
+    (`average_reward_groups`): the same states in the same groups, so
     the same rules and values. Memory: the chains' bounds and starts (two integers per chain: one chain per ranking
     unless a forward probability of 0 cuts it), and the transitions of about ``BLOCK_DOCS`` documents at a time besides
     a group's own solves.
@@ -482,7 +496,7 @@ def _query_sums(at, terms, offsets, lengths, out):
 
 def _by_query_blocks(at, offsets, lengths):
     """For increasing positions ``at`` of the run (``offsets``, ``lengths`` per query), blocks of about
-    :data:`BLOCK_DOCS` documents of the queries they fall in: ``(queries, part, local, heads)``, the
+    `BLOCK_DOCS` documents of the queries they fall in: ``(queries, part, local, heads)``, the
     slice of ``at`` in those queries, its positions counted in the queries' concatenation and the
     queries' offsets there."""
     if at.size == 0:
@@ -506,7 +520,7 @@ def gain_and_steps_flat(fwd: np.ndarray, bwd: np.ndarray, gain: np.ndarray, offs
     ``bwd`` must be 0 at every first rank.  ``tail``, the ``(p, q)`` of an endless tail after every last
     rank, is folded into that rank: a return to it with probability ``fwd * u`` (on the diagonal of I - Q)
     and ``T`` tail documents read per excursion; ``fwd`` past each last rank is dropped, which uncouples the
-    blocks.  Queries are taken in groups of about :data:`GROUP_RANKS` ranks, which bounds the memory of the
+    blocks.  Queries are taken in groups of about `GROUP_RANKS` ranks, which bounds the memory of the
     solves.
     """
     lengths = np.diff(offsets)

@@ -1,4 +1,5 @@
-"""The P@H user model on one ranking (:class:`BrowsingModel`) and its construction from grades."""
+"""The P@H user model on one ranking ([`BrowsingModel`][irmeasures_markov.BrowsingModel]) and its construction from
+grades."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -31,13 +32,15 @@ ORDER1_METHODS = ("auto", "generating", "recursion")
 class BrowsingModel:
     """A P@H user model on one ranking: transitions, gains, utility loss and f.
 
-    Build it with :func:`browsing_model` (from grades and named parameters) or directly from effective transition
+    Build it with [`browsing_model`][irmeasures_markov.browsing_model] (from grades and named parameters) or directly
+    from effective transition
     arrays: ``forward[i]`` / ``backward[i]`` are the probabilities of moving from rank i+1 to the next / previous rank
     after the boundary rules (so ``forward[-1] == 0`` unless ``tail`` is given, and ``backward[0] == 0``).
 
     Parameters
     ----------
-    forward, backward : array_like, shape (N,)
+    forward : array_like, shape (N,)
+    backward : array_like, shape (N,)
     gain : array_like, shape (N,)
         ``gain(r[i])`` per rank (the utility of a first visit).
     loss : float
@@ -45,7 +48,7 @@ class BrowsingModel:
     f : {'h', '1'}
         ``f(H) = H`` or ``1``.
     order : {1, 2}
-        default order used by :meth:`value`.
+        default order used by [`value`][irmeasures_markov.BrowsingModel.value].
     tail : (p, q) or None
         continue the ranking with endless non-relevant documents browsed with these probabilities (order 2 only).
     """
@@ -124,21 +127,22 @@ class BrowsingModel:
         return float(eg[0]), float(eh[0])
 
     def expectation(self, order: int | None = None, method: str = "auto") -> float:
-        r"""Order 1: :math:`E[P@H]`; order 2: :math:`E[\sum g]/E[f(H)]`; both exact.
+        r"""Order 1: $E[P@H]$; order 2: $E[\sum g]/E[f(H)]$; both exact.
 
         Methods (docs/stopping-time.md; ``irmeasures_markov.core``):
 
-        - order 2, and order 1 with f = 1 (where :math:`P@H = \sum g`): forward models in closed form, :math:`\sum_i g_i
-          \prod_{j<i} p_j` over :math:`\sum_i \prod_{j<i} p_j`; with backward moves the visit-count formula
-          :math:`E_1[\sum g] = \sum_i g_i N_{1i} / ((1-c) N_{ii} + c)`, :math:`c = 1 - \lambda`, and :math:`E_1[H] =
-          \sum_i N_{1i}`, from one tridiagonal solve for the row of the fundamental matrix :math:`N` and, when λ > 0,
+        - order 2, and order 1 with f = 1 (where $P@H = \sum g$): forward models in closed form, $\sum_i g_i
+          \prod_{j<i} p_j$ over $\sum_i \prod_{j<i} p_j$; with backward moves the visit-count formula
+          $E_1[\sum g] = \sum_i g_i N_{1i} / ((1-c) N_{ii} + c)$, $c = 1 - \lambda$, and $E_1[H] =
+          \sum_i N_{1i}$, from one tridiagonal solve for the row of the fundamental matrix $N$ and, when λ > 0,
           two ``?pttrf`` for its diagonal
-          (:func:`~irmeasures_markov.core._birth_death.birth_death_discounted_visits`).
-        - order 1, f = h, forward models: closed form :math:`\sum_h P(H = h) \sum_{i \le h} g_i / h`.
-        - order 1, f = h, backward moves (RWBM): the generating function of :math:`H` integrated by Gauss–Legendre,
-          exact to ~1e-15 (:func:`~irmeasures_markov.core._birth_death_order1.birth_death_average_reward`);
+          ([`birth_death_discounted_visits`][irmeasures_markov.core.birth_death_discounted_visits]).
+        - order 1, f = h, forward models: closed form $\sum_h P(H = h) \sum_{i \le h} g_i / h$.
+        - order 1, f = h, backward moves (RWBM): the generating function of $H$ integrated by Gauss–Legendre,
+          exact to ~1e-15 ([`birth_death_average_reward`][irmeasures_markov.core.birth_death_average_reward]);
           ``method='recursion'`` uses the step recursion instead
-          (:func:`~irmeasures_markov.core._birth_death_order1.birth_death_average_reward_recursion`: per target rank a
+          ([`birth_death_average_reward_recursion`][irmeasures_markov.core.birth_death_average_reward_recursion]: per
+          target rank a
           forward recursion carries the loss discount and a backward one E[1/H] of the remaining steps, truncated when
           the surviving mass is below 1e-12; O(N²·steps) with λ > 0, O(N·steps) without).
 
@@ -186,7 +190,7 @@ class BrowsingModel:
         Returns
         -------
         float
-            :meth:`expectation` of order ``self.order``.
+            [`expectation`][irmeasures_markov.BrowsingModel.expectation] of order ``self.order``.
         """
         return self.expectation(self.order)
 
@@ -343,10 +347,15 @@ def browsing_model(grades: ArrayLike, *, browse: str | None = None, p: Prob = 0.
     browse : {'DFBM', 'SFBM', 'RWBM'}
         browsing model (default 'SFBM'; fixed by ``user``).  DFBM takes none
         of ``p, q, p_rel, q_rel, loss, top, tail``; ``loss`` needs RWBM.
-    p, q : float, array of length N, or callable ``(ranks, grades) -> array``
+    p : float, array of length N, or callable ``(ranks, grades) -> array``
         forward / backward probabilities (at non-relevant documents when ``p_rel`` / ``q_rel`` are given; everywhere
         otherwise).  DFBM forces p = 1; SFBM needs q = 0.
-    p_rel, q_rel : float, optional
+    q : float, array of length N, or callable ``(ranks, grades) -> array``
+        forward / backward probabilities (at non-relevant documents when ``p_rel`` / ``q_rel`` are given; everywhere
+        otherwise).  DFBM forces p = 1; SFBM needs q = 0.
+    p_rel : float, optional
+        forward / backward probabilities at relevant documents.
+    q_rel : float, optional
         forward / backward probabilities at relevant documents.
     user : {'P', 'AP', 'RBP', 'DCG', 'ERR'}, optional
         a classical instantiation; fixes browse, f and order (giving a different one is an error; here ``None`` means
@@ -357,7 +366,8 @@ def browsing_model(grades: ArrayLike, *, browse: str | None = None, p: Prob = 0.
     f : {'h', '1'}
         normalisation f(H) (default 'h').
     order : {1, 2}
-        default order of :meth:`BrowsingModel.value` (default 2; with ``user``, the user model's order).
+        default order of [`BrowsingModel.value`][irmeasures_markov.BrowsingModel.value] (default 2; with ``user``, the
+        user model's order).
     top : {'stop', 'forward'}
         where backward mass at rank 1 goes.
     tail : {'none', 'inf'}
@@ -375,7 +385,7 @@ def browsing_model(grades: ArrayLike, *, browse: str | None = None, p: Prob = 0.
     Returns
     -------
     BrowsingModel
-        the user model of the ranking; :meth:`BrowsingModel.value` gives its P@H.
+        the user model of the ranking; [`BrowsingModel.value`][irmeasures_markov.BrowsingModel.value] gives its P@H.
 
     Examples
     --------
@@ -433,16 +443,18 @@ def _resolve_prob(name, base, rel_value, ranks, grades, relevant, n):
 
 
 def path_at_h(grades: ArrayLike, *, order: int | None = None, **params: object) -> float:
-    """P@H of one ranking: the expectation of order ``order`` (see :func:`browsing_model`).
+    """P@H of one ranking: the expectation of order ``order`` (see
+    [`browsing_model`][irmeasures_markov.browsing_model]).
 
     Parameters
     ----------
     grades : array_like of int
         relevance grades in rank order.
     order : {1, 2}, optional
-        order of the expectation (default: that of the user model, see :func:`browsing_model`).
+        order of the expectation (default: that of the user model, see
+        [`browsing_model`][irmeasures_markov.browsing_model]).
     **params : object
-        the other keyword arguments of :func:`browsing_model`.
+        the other keyword arguments of [`browsing_model`][irmeasures_markov.browsing_model].
 
     Returns
     -------

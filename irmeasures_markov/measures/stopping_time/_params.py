@@ -63,9 +63,9 @@ def prob_array(name: str, value: Prob, ranks: np.ndarray, grades: np.ndarray, n:
 
 
 def k_infinite(p: float, q: float) -> float:
-    r""":math:`K(p, q, \infty) = (2p - 1 + \sqrt{1-4pq}) / (2p(1-p-q))`: expected
+    r"""$K(p, q, \infty) = (2p - 1 + \sqrt{1-4pq}) / (2p(1-p-q))$: expected
     visits of an endless homogeneous random walk started at rank 1 (backward at
-    rank 1 stops).  :math:`K(p, 0, \infty) = 1/(1-p)`.
+    rank 1 stops).  $K(p, 0, \infty) = 1/(1-p)$.
 
     Parameters
     ----------
@@ -77,7 +77,7 @@ def k_infinite(p: float, q: float) -> float:
     Returns
     -------
     float
-        :math:`K(p, q, \infty)`.
+        $K(p, q, \infty)$.
 
     Raises
     ------
@@ -105,7 +105,7 @@ def tail_constants(p: float, q: float) -> tuple[float, float]:
 
 
 def rbp_normaliser(p: float, n: int | None = None) -> float:
-    """:math:`K(p, N) = (1-p^N)/(1-p)`, or :math:`1/(1-p)` for ``n=None`` (N = ∞).
+    """$K(p, N) = (1-p^N)/(1-p)$, or $1/(1-p)$ for ``n=None`` (N = ∞).
 
     Parameters
     ----------
@@ -117,7 +117,7 @@ def rbp_normaliser(p: float, n: int | None = None) -> float:
     Returns
     -------
     float
-        :math:`K(p, N)` (N when p = 1).
+        $K(p, N)$ (N when p = 1).
 
     Raises
     ------
@@ -133,7 +133,8 @@ def rbp_normaliser(p: float, n: int | None = None) -> float:
 
 
 def user_defaults(user: str) -> tuple[str, str, int]:
-    """(browsing model, f, order) that the user model ``user`` (one of :data:`USERS`) fixes."""
+    """(browsing model, f, order) that the user model ``user`` (one of
+    [`USERS`][irmeasures_markov.measures.stopping_time.USERS]) fixes."""
     return {"P": ("DFBM", "h", 1), "AP": ("SFBM", "h", 1), "RBP": ("SFBM", "h", 2),
             "DCG": ("SFBM", "1", 2), "ERR": ("SFBM", "h", 1)}[user]
 

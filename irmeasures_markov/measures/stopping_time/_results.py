@@ -18,7 +18,7 @@ class PHDistribution:
 
     ``exact=True``: closed form (forward models).  ``exact=False``: empirical
     distribution of ``n_users`` simulated users; ``stderr[k]`` is the Monte Carlo
-    standard error :math:`\\sqrt{F(1-F)/n}` of the CDF at ``support[k]``.
+    standard error $\\sqrt{F(1-F)/n}$ of the CDF at ``support[k]``.
     """
     support: np.ndarray
     probabilities: np.ndarray
@@ -31,7 +31,7 @@ class PHDistribution:
         return np.minimum(np.cumsum(self.probabilities), 1.0)
 
     def cdf(self, x: ArrayLike) -> np.ndarray:
-        """:math:`F(x) = P(P@H \\le x)`.
+        """$F(x) = P(P@H \\le x)$.
 
         Parameters
         ----------
@@ -41,13 +41,13 @@ class PHDistribution:
         Returns
         -------
         numpy.ndarray
-            :math:`F(x)`, with the shape of ``x``.
+            $F(x)$, with the shape of ``x``.
         """
         c = np.concatenate([[0.0], self.cdf_values])
         return c[np.searchsorted(self.support, np.asarray(x, dtype=np.float64), side="right")]
 
     def quantile(self, u: ArrayLike) -> np.ndarray:
-        """Smallest support point x with :math:`F(x) \\ge u`, for u in [0, 1].
+        """Smallest support point x with $F(x) \\ge u$, for u in [0, 1].
 
         Parameters
         ----------
@@ -71,7 +71,7 @@ class PHDistribution:
         return self.support[np.minimum(k, self.support.size - 1)]
 
     def mean(self) -> float:
-        """Expected P@H: :math:`\\sum_k x_k p_k` over the support points :math:`x_k`.
+        """Expected P@H: $\\sum_k x_k p_k$ over the support points $x_k$.
 
         Returns
         -------
@@ -81,7 +81,8 @@ class PHDistribution:
         return float(self.support @ self.probabilities)
 
     def variance(self) -> float:
-        """Variance of P@H: :math:`\\sum_k (x_k - \\mu)^2 p_k`, :math:`\\mu` the :meth:`mean`.
+        """Variance of P@H: $\\sum_k (x_k - \\mu)^2 p_k$, $\\mu$ the
+        [`mean`][irmeasures_markov.measures.stopping_time.PHDistribution.mean].
 
         Returns
         -------
@@ -98,8 +99,8 @@ class DominanceResult:
 
     ``relation``: ``'first'`` (the first run's P@H is stochastically larger),
     ``'second'``, ``'equal'`` or ``'incomparable'``; ``crossings``: values x where
-    :math:`F_1 - F_2` changes sign (CDFs cross); ``exact``: both distributions
-    exact; ``max_diff``: :math:`\\max_x |F_1(x) - F_2(x)|`.
+    $F_1 - F_2$ changes sign (CDFs cross); ``exact``: both distributions
+    exact; ``max_diff``: $\\max_x |F_1(x) - F_2(x)|$.
     """
     relation: str
     crossings: np.ndarray
@@ -108,11 +109,12 @@ class DominanceResult:
 
 
 def compare_distributions(d1: PHDistribution, d2: PHDistribution, z: float = 4.0) -> DominanceResult:
-    """First-order stochastic dominance between two P@H distributions (see :class:`DominanceResult`).
+    """First-order stochastic dominance between two P@H distributions (see
+    [`DominanceResult`][irmeasures_markov.measures.stopping_time.DominanceResult]).
 
     The CDFs are compared at every support point of either distribution; a
     difference counts only beyond a tolerance: 1e-12 when both are exact,
-    else ``z`` Monte Carlo standard errors :math:`\\sqrt{F(1-F)/n}` of the
+    else ``z`` Monte Carlo standard errors $\\sqrt{F(1-F)/n}$ of the
     simulated distributions.
 
     Parameters

@@ -15,7 +15,7 @@ _SIM_CHUNK = 1 << 20
 
 
 def numba_walk() -> Callable | None:
-    """The compiled walk of :mod:`irmeasures_markov.measures._ph_walk_numba`, or ``None`` without numba."""
+    """The compiled walk of `irmeasures_markov.measures._ph_walk_numba`, or ``None`` without numba."""
     try:
         from irmeasures_markov.measures._ph_walk_numba import walk
     except ImportError:
