@@ -38,7 +38,7 @@ except ImportError:  # pragma: no cover - optional
 #: (magic bytes, name, stream class, whole-content decompressor) of the compressions recognised whatever the
 #: file is called
 _COMPRESSIONS = (
-    (b"\x1f\x8b", "gzip", lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"), _gunzip),
+    (b"\x1f\x8b", "gzip", lambda raw: gzip.open(raw, "rb"), _gunzip),
     (b"BZh", "bzip2", lambda raw: bz2.BZ2File(raw, "rb"), bz2.decompress),
     (b"\xfd7zXZ\x00", "xz", lambda raw: lzma.LZMAFile(raw, "rb"), lzma.decompress),
 )
@@ -94,7 +94,10 @@ def _open_binary(path: PathLike, content: bytes | None = None) -> tuple[io.Buffe
     raw.seek(0)
     for magic, name, opener, _ in _COMPRESSIONS:
         if head.startswith(magic):
-            return opener(raw), name
+            if isinstance(raw, io.BytesIO):
+                return opener(raw), name
+            raw.close()  # opened by name, the decompressor closes the file with itself (a file object it leaves open)
+            return opener(path), name
     return raw, None
 
 

@@ -105,6 +105,7 @@ def same_run(a, b):
 
 @pytest.mark.filterwarnings("ignore:.*no document with grade:RuntimeWarning")
 @pytest.mark.filterwarnings("ignore:the run and the qrels share no query:RuntimeWarning")  # random collections
+@pytest.mark.filterwarnings("ignore::irmeasures_markov.io._normalise.OverlapWarning")  # random collections
 @settings(**SETTINGS)
 @given(collections(), styles(), styles())
 def test_messy_valid_files_read_as_the_clean_version(tmp_path_factory, coll, run_style, qrels_style):
