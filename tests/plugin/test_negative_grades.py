@@ -68,18 +68,22 @@ def test_trec_eval_suite_topic_303_rbp_resid():
     assert abs(got - 0.4226) < 1e-4
 
 
-@pytest.mark.parametrize("measure", MEASURES)
-@pytest.mark.parametrize("variant", [{}, {"judged_only": True}, {"unjudged": "rel"}, {"unjudged": "range"},
-                                     {"residual": True}])
+VARIANTS = [{}, {"judged_only": True}, {"unjudged": "rel"}, {"unjudged": "range"}, {"residual": True}]
+
+
+def _applicable(measure, variant):
+    """Whether ``variant`` is a setting ``measure`` takes (judged_only where it is not set already and is a
+    parameter; unjudged='range' without expected ties)."""
+    m = plain(measure)
+    if "judged_only" in variant and (m.params.get("judged_only") or "judged_only" not in type(m).SUPPORTED_PARAMS):
+        return False
+    return not (variant.get("unjudged") == "range" and m.params.get("ties") == "expected")
+
+
+@pytest.mark.parametrize("measure,variant", [(m, v) for m in MEASURES for v in VARIANTS if _applicable(m, v)])
 def test_every_family_evaluates_a_negative_grade_as_no_judgment(measure, variant):
     m = plain(measure)
-    if variant and "judged_only" in m.params and m.params["judged_only"]:
-        pytest.skip("judged_only measure")
-    if "judged_only" in variant and "judged_only" not in type(m).SUPPORTED_PARAMS:
-        pytest.skip("no judged_only")
     params = {**m.params, **variant}
-    if variant.get("unjudged") == "range" and params.get("ties") == "expected":
-        pytest.skip("range takes no expected ties")
     mv = type(m)(**params)
     register_inputs()
     # the pool's document ids: their lengths are registered
