@@ -132,9 +132,9 @@ def birth_death_inverse_diagonal(forward: ArrayLike, backward: ArrayLike, diag: 
     Parameters
     ----------
     forward : array_like, shape (n,)
-        Probabilities of moving up and down at each state (stacked chains uncoupled by zeros).
+        Probability of moving up (to the next state) at each state (stacked chains uncoupled by zeros).
     backward : array_like, shape (n,)
-        Probabilities of moving up and down at each state (stacked chains uncoupled by zeros).
+        Probability of moving down (to the previous state) at each state (stacked chains uncoupled by zeros).
     diag : array_like, shape (n,), optional
         The diagonal of $D$ (ones when None).
 
@@ -330,9 +330,9 @@ def birth_death_discounted_visits(forward: ArrayLike, backward: ArrayLike, start
     Parameters
     ----------
     forward : array_like, shape (n,)
-        Probabilities of moving up and down at each state (stacked chains uncoupled by zeros).
+        Probability of moving up (to the next state) at each state (stacked chains uncoupled by zeros).
     backward : array_like, shape (n,)
-        Probabilities of moving up and down at each state (stacked chains uncoupled by zeros).
+        Probability of moving down (to the previous state) at each state (stacked chains uncoupled by zeros).
     starts : array_like of int
         Start states (at most one per block).
     discount : float
