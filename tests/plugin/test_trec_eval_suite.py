@@ -2,22 +2,25 @@
 
 Issue 34, item 2.  For each ``out.test*`` file of trec_eval's ``quicktest`` (the command line it comes from is in
 ``CASES``), every printed value (per topic and ``all``) of every trec_eval measure this package computes itself
-(the float64 standard family of ``measures.standard_values``, and the measures of our families that equal a
-trec_eval measure: ``M4(dist='AP')`` and ``MP(model='UNIFORM',recall=True)`` = ``map``, ``M2(dist='DCG',norm=True)``
-= ``ndcg`` on binary grades, ``M1(theta=0.9)`` = ``rbp`` on binary grades, ``M1(theta=0.9,residual=True)`` =
-``rbp_resid``) is compared, at trec_eval's 4 printed decimals, with what four front ends give on the same inputs and
-options: ``experiments.evaluate``, the ``irmeasures-markov`` main command (its printed output), the pytrec_eval
-drop-in ``RelevanceEvaluator`` and ``ir_measures.iter_calc`` / ``calc_aggregate`` with this package registered.
+(the float64 standard family of ``measures.standard_values``, Judged@k as 1 - ``unj_k``, and the measures of our
+families that equal a trec_eval measure: ``M4(dist='AP')`` and ``MP(model='UNIFORM',recall=True)`` = ``map``,
+``M2(dist='DCG',norm=True)`` = ``ndcg`` on binary grades, ``M1(theta=0.9)`` = ``rbp`` on binary grades,
+``M1(theta=0.9,residual=True)`` = ``rbp_resid``) is compared, at trec_eval's 4 printed decimals, with what four
+front ends give on the same inputs and options: ``experiments.evaluate``, the ``irmeasures-markov`` main command
+(its printed output), the pytrec_eval drop-in ``RelevanceEvaluator`` (trec_eval's names where pytrec_eval has them)
+and ``ir_measures.iter_calc`` / ``calc_aggregate`` with this package registered.
 
 trec_eval's options become: ``-c`` the mean over every qrels topic (the front ends' rule; the drop-in's dict is
 averaged so by the test, a topic it lacks counting 0), ``-M100`` the first 100 documents of each topic in
 trec_eval's order (score descending, docid descending) handed over, ``-l2`` ``rel=2`` (``relevance_level=2``).
-trec_eval prints the sum over topics, not the mean, for ``num_ret``, ``num_rel`` and ``num_rel_ret``: their
-``all`` is compared as the mean, trec_eval's sum divided by its ``num_q``.
+trec_eval prints the sum over topics, not the mean, for ``num_ret``, ``num_rel`` and ``num_rel_ret``, and so do
+ir_measures, the main command and pytrec_eval's ``compute_aggregated_measure``; ``Evaluation.means()`` is a mean,
+compared with trec_eval's sum divided by its ``num_q``.
 
-The comparison takes about 10 s (slow tier: ``--runslow``).  Every difference must be listed in ``KNOWN`` with its reason, every trec_eval measure of the files not computed
-here in ``NOT_COMPUTED``; an entry that matches nothing fails too, so the table stays what the suite shows.  Both
-tables are printed in docs/conventions.md (checked below).
+The comparison takes about 10 s (slow tier: ``--runslow``).  Every difference must be listed in ``KNOWN`` with its
+reason, every trec_eval measure of the files not computed here in ``NOT_COMPUTED``; an entry that matches nothing
+fails too, so the table stays what the suite shows.  Both tables are printed in docs/conventions.md (checked
+below).
 """
 from __future__ import annotations
 
@@ -98,8 +101,13 @@ KNOWN = [
           "trec_eval 10.0's rbp is graded: a document's gain is its grade, scaled into [0, 1] when the topic's "
           "grades leave it (topic 301 of qrels.rel_level: grade/4); RBP(rel=...) and M1 are binary (grade >= rel)",
           files=("out.test.aql",), topics=("301", "all")),
-    Known("rbp", "RBP*", "pytrec_eval has no rbp, so the drop-in does not take the name",
-          front_ends=("RelevanceEvaluator",)),
+    Known("unj_*", "Judged@*",
+          "compared as 1 - unj: a topic the run lacks has unj 0 in trec_eval -c (nothing retrieved) and Judged@k 0 "
+          "here (every measure's score for a topic the run lacks)",
+          files=("out.test.aqc", "out.test.aqcM"), topics=("302", "all")),
+    Known("unj_*", "Judged@*",
+          "ir_measures' Judged@k counts a document graded negative as judged (it is in the qrels), trec_eval's unj "
+          "as unjudged; the package computes Judged@k as ir_measures defines it", files=("out.test.aql",)),
 ]
 
 #: the trec_eval measures of the suite's output that this package does not compute itself, and why
@@ -109,7 +117,6 @@ NOT_COMPUTED = {
     "infAP": "ir_measures' infAP, computed by pytrec_eval",
     "set_map": "ir_measures' SetAP, computed by pytrec_eval",
     "ndcg_1=3,2=9,4=4.5": "nDCG with custom gains: computed by ir_measures (pytrec_eval), named in one warning line",
-    "unj_*": "ir_measures' Judged@k counts a negative grade as judged, trec_eval's unj as unjudged",
     "relative_P_*": "not a measure of ir_measures (pytrec_eval's through the drop-in)",
     "Rprec_mult_*": "as relative_P",
     "11pt_avg*": "as relative_P",
@@ -143,6 +150,8 @@ def our_measures(name: str, rel: int, binary: bool) -> list[str] | None:
     }
     if name in simple:
         return simple[name]
+    if name.startswith("unj_"):  # compared as 1 - unj
+        return [f"Judged@{int(name[4:])}"]
     m = _CUT.match(name)
     if m is None:
         return None
@@ -186,9 +195,9 @@ def read_run(path: Path, max_docs: int | None) -> dict[str, dict[str, float]]:
     return run
 
 
-def ours(measure: str) -> bool:
-    """Whether ``measure`` is one of this package's families (not one of ir_measures' own measures)."""
-    return type(ir_measures.parse_measure(measure)).__module__.startswith("irmeasures_markov")
+def pytrec_eval_name(name: str) -> bool:
+    """Whether pytrec_eval knows trec_eval measure ``name`` (``P_5``: ``P`` with a cutoff)."""
+    return any(name == s or name.startswith(f"{s}_") for s in dropin.supported_measures)
 
 
 def through_front_ends(case: Case, measures: list[str], trec_names: dict[str, str],
@@ -208,33 +217,26 @@ def through_front_ends(case: Case, measures: list[str], trec_names: dict[str, st
     run_file.write_text("".join(f"{q} Q0 {d} 0 {s!r} t\n" for q, docs in run.items() for d, s in docs.items()))
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
-        assert main([str(DATA / case.qrels), str(run_file), *measures, "-q", "-p", "-1"]) == 0
+        assert main([str(DATA / case.qrels), str(run_file), *measures, "-q"]) == 0
     lines = buf.getvalue().splitlines()
     assert len(lines) % len(measures) == 0
     for i, line in enumerate(lines):  # per topic, the measures in the order given (printed in their own spelling)
         topic, _, value = line.split("\t")
         out["cli"].setdefault(measures[i % len(measures)], {})[topic] = float(value)
 
-    # a pytrec_eval script asks for ir_measures' (trec_eval's) measures by trec_eval's names, for ours by their
-    # strings; the dict holds the topics of the run, a qrels topic it lacks counts 0 (-c)
-    keys = {m: str(ir_measures.parse_measure(m)) if ours(m) else trec_names[m] for m in measures}
-    keys = {m: k for m, k in keys.items()
-            if ours(m) or any(k == s or k.startswith(f"{s}_") for s in dropin.supported_measures)}
+    # a pytrec_eval script asks for trec_eval's measures by trec_eval's names where pytrec_eval has them, for the
+    # others by their ir_measures strings; the dict holds the topics of the run, a qrels topic it lacks counts 0 (-c)
+    keys = {m: trec_names[m] if pytrec_eval_name(trec_names.get(m, "")) else str(ir_measures.parse_measure(m))
+            for m in measures}
     per_query = dropin.RelevanceEvaluator(qrels, set(keys.values()), relevance_level=case.rel).evaluate(run)
     for m in measures:
-        if m not in keys:
-            out["RelevanceEvaluator"][m] = None
-            continue
         values = {t: per_query[t][keys[m]] if t in per_query else 0.0 for t in topics}
         out["RelevanceEvaluator"][m] = {**values,
                                         "all": dropin.compute_aggregated_measure(keys[m], list(values.values()))}
 
     parsed = {m: ir_measures.parse_measure(m) for m in measures}
     for m in measures:  # a measure no provider of ir_measures computes with these parameters is left out
-        try:
-            ir_measures.evaluator([parsed[m]], qrels)
-        except ValueError as e:
-            assert "Unsupported measures" in str(e)
+        if not any(p.supports(parsed[m]) and p.is_available() for p in ir_measures.DefaultPipeline.providers):
             out["ir_measures"][m] = None
     taken = [p for m, p in parsed.items() if m not in out["ir_measures"]]
     per: dict = {}
@@ -283,6 +285,8 @@ def comparison(tmp_path_factory):
                         mine = None if values[m] is None else values[m].get(topic)
                         if front_end == "evaluate" and topic == "all" and name in _SUMMED:  # a mean, not the sum
                             value = repr(float(value) / float(expected[("num_q", "all")]))
+                        if name.startswith("unj_"):
+                            value = f"{1 - float(value):.4f}"
                         rows.append((file, front_end, name, m, topic, value, mine))
     return rows, skipped
 
