@@ -3,9 +3,9 @@
 Issue 34, item 2.  For each ``out.test*`` file of trec_eval's ``quicktest`` (the command line it comes from is in
 ``CASES``), every printed value (per topic and ``all``) of every trec_eval measure this package computes itself
 (the float64 standard family of ``measures.standard_values``, Judged@k as 1 - ``unj_k``, and the measures of our
-families that equal a trec_eval measure: ``M4(dist='AP')`` and ``MP(model='UNIFORM',recall=True)`` = ``map``,
-``M2(dist='DCG',norm=True)`` = ``ndcg`` on binary grades, ``M1(theta=0.9)`` = ``rbp`` on binary grades,
-``M1(theta=0.9,residual=True)`` = ``rbp_resid``) is compared, at trec_eval's 4 printed decimals, with what four
+families that equal a trec_eval measure: ``M4(dist='AP')`` and ``MP(model='UNIFORM',recall=True)`` = ``map`` (also
+at a cutoff: ``map_cut``), ``M2(dist='DCG',norm=True)`` = ``ndcg`` on binary grades, ``M1(theta=0.9)`` = ``rbp``
+on binary grades, ``M1(theta=0.9,residual=True)`` = ``rbp_resid``) is compared, at trec_eval's 4 printed decimals, with what four
 front ends give on the same inputs and options: ``experiments.evaluate``, the ``irmeasures-markov`` main command
 (its printed output), the pytrec_eval drop-in ``RelevanceEvaluator`` (trec_eval's names where pytrec_eval has them)
 and ``ir_measures.iter_calc`` / ``calc_aggregate`` with this package registered.
@@ -160,7 +160,7 @@ def our_measures(name: str, rel: int, binary: bool) -> list[str] | None:
         return [f"IPrec({r})@{float(k)}"]
     k = int(k)
     return {"P": [f"P({r})@{k}"], "recall": [f"R({r})@{k}"], "success": [f"Success({r})@{k}"],
-            "map_cut": [f"AP({r})@{k}", f"M4(dist='AP',{r})@{k}"],
+            "map_cut": [f"AP({r})@{k}", f"M4(dist='AP',{r})@{k}", f"MP(model='UNIFORM',recall=True,{r})@{k}"],
             "ndcg_cut": [f"nDCG@{k}"] + ([f"M2(dist='DCG',norm=True)@{k}"] if binary else [])}[base]
 
 
