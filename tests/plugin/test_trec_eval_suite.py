@@ -1,14 +1,14 @@
 """trec_eval's own test suite (usnistgov/trec_eval, test/; tests/data/trec_eval/README.md) through every front end.
 
-Issue 34, item 2.  For each ``out.test*`` file of trec_eval's ``quicktest`` (the command line it comes from is in
-``CASES``), every printed value (per topic and ``all``) of every trec_eval measure this package computes itself
-(the float64 standard family of ``measures.standard_values``, Judged@k as 1 - ``unj_k``, and the measures of our
-families that equal a trec_eval measure: ``M4(dist='AP')`` and ``MP(model='UNIFORM',recall=True)`` = ``map`` (also
-at a cutoff: ``map_cut``), ``M2(dist='DCG',norm=True)`` = ``ndcg`` on binary grades, ``M1(theta=0.9)`` = ``rbp``
-on binary grades, ``M1(theta=0.9,residual=True)`` = ``rbp_resid``) is compared, at trec_eval's 4 printed decimals, with what four
-front ends give on the same inputs and options: ``experiments.evaluate``, the ``irmeasures-markov`` main command
-(its printed output), the pytrec_eval drop-in ``RelevanceEvaluator`` (trec_eval's names where pytrec_eval has them)
-and ``ir_measures.iter_calc`` / ``calc_aggregate`` with this package registered.
+Issue 34, item 2. For each ``out.test*`` file of trec_eval's ``quicktest`` (the command line it comes from is in
+``CASES``), every printed value (per topic and ``all``) of every trec_eval measure this package computes itself (the
+float64 standard family of ``measures.standard_values``, Judged@k as 1 - ``unj_k``, and the measures of our families
+that equal a trec_eval measure: ``M4(dist='AP')`` and ``MP(model='UNIFORM',recall=True)`` = ``map`` (also at a
+cutoff: ``map_cut``), ``M2(dist='DCG',norm=True)`` = ``ndcg`` on binary grades, ``M1(theta=0.9)`` = ``rbp`` on
+binary grades, ``M1(theta=0.9,residual=True)`` = ``rbp_resid``) is compared, at trec_eval's 4 printed decimals, with
+what four front ends give on the same inputs and options: ``experiments.evaluate``, the ``irmeasures-markov`` main
+command (its printed output), the pytrec_eval drop-in ``RelevanceEvaluator`` (trec_eval's names where pytrec_eval
+has them) and ``ir_measures.iter_calc`` / ``calc_aggregate`` with this package registered.
 
 trec_eval's options become: ``-c`` the mean over every qrels topic (the front ends' rule; the drop-in's dict is
 averaged so by the test, a topic it lacks counting 0), ``-M100`` the first 100 documents of each topic in
