@@ -464,15 +464,15 @@ def write_log(log: ClickLog, path: PathLike, format: str | None = None) -> None:
                     out.write("\t".join(row) + "\n")
 
 
-def _session_json(s: Session) -> dict:
-    clicks = []
+def _click_values(s: Session):
+    """(rank, time, dwell) of each click as both formats write it: None for no time, an unknown dwell (not written)."""
     for k, r in enumerate(s.clicks.tolist()):
-        c: dict = {"rank": r}
-        if s.times is not None:
-            c["time"] = float(s.times[k])
-        if s.dwell is not None and not math.isnan(s.dwell[k]):
-            c["dwell"] = float(s.dwell[k])
-        clicks.append(c)
+        yield (r, float(s.times[k]) if s.times is not None else None,
+               float(s.dwell[k]) if s.dwell is not None and not math.isnan(s.dwell[k]) else None)
+
+
+def _session_json(s: Session) -> dict:
+    clicks = [{key: v for key, v in zip(("rank", "time", "dwell"), c) if v is not None} for c in _click_values(s)]
     out = {"session_id": s.session_id, "query_id": s.query_id, "shown": list(s.shown), "clicks": clicks}
     if s.ended is not None:
         out["ended"] = s.ended
@@ -489,10 +489,9 @@ def _session_rows(s: Session):
     if not s.n_clicks:
         yield [s.session_id, s.query_id, shown, "", "", "", "", ended]
         return
-    for k, r in enumerate(s.clicks.tolist()):
-        t = repr(float(s.times[k])) if s.times is not None else ""
-        w = repr(float(s.dwell[k])) if s.dwell is not None and not math.isnan(s.dwell[k]) else ""
-        yield [s.session_id, s.query_id, shown, str(r), s.shown[r - 1], t, w, ended]
+    for r, t, w in _click_values(s):
+        yield [s.session_id, s.query_id, shown, str(r), s.shown[r - 1], "" if t is None else repr(t),
+               "" if w is None else repr(w), ended]
 
 
 # ---------------------------------------------------------------------------
