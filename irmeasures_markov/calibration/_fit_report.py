@@ -263,11 +263,9 @@ class FitReport:
         if axes is None:
             ncol = min(3, len(panels))
             nrow = int(math.ceil(len(panels) / ncol))
-            fig, axes = plt.subplots(nrow, ncol, figsize=(4.2 * ncol, 3.2 * nrow), squeeze=False)
-            axes = axes.ravel()
-        else:
-            axes = np.atleast_1d(axes).ravel()
-            fig = axes[0].figure
+            _, axes = plt.subplots(nrow, ncol, figsize=(4.2 * ncol, 3.2 * nrow), squeeze=False)
+        axes = np.atleast_1d(axes).ravel()
+        fig = axes[0].figure
         for ax, (fam, model, key, d) in zip(axes, panels):
             draw_panel(ax, fam, model, key, d)
         for ax in axes[len(panels):]:
@@ -400,14 +398,10 @@ def _short_params(f: FamilyFit) -> str:
             parts.append(f"continuation={gamma:.3g}")
         return ", ".join(parts)
     for k, v in f.params.items():
-        if not isinstance(f, FamilyFit):  # baselines: their scalar parameters
-            if isinstance(v, float):
-                parts.append(f"{k}={v:.3g}")
-            continue
         if k in ("continuation", "weights", "rates", "rates_low", "rates_high", "rates_events"):
             continue
         if isinstance(v, float):
-            iv = f.intervals.get(k)
+            iv = getattr(f, "intervals", {}).get(k)  # a baseline has no intervals
             parts.append(f"{k}={v:.3g}" + (f" [{iv[0]:.3g}, {iv[1]:.3g}]" if iv else ""))
     return ", ".join(parts)
 

@@ -39,6 +39,10 @@ __all__ = ["measure_parameters", "check_params", "stop_probabilities", "Field", 
 #: needs, the dimension of "examination": 1 per rank, 2 per rank and previous click)
 _CLICK_REQUIRED = {"PBM": (("examination",), 1), "CM": ((), None), "UBM": (("examination",), 2),
                    "DBN": (("continuation",), None), "SDBN": (("continuation",), None)}
+#: the click models with a stopping probability per grade -> the by-grade fields it is made of (CM: satisfied
+#: by every click)
+_BY_GRADE_FIELDS = {"DBN": ("attractiveness_by_grade", "satisfaction_by_grade"),
+                    "SDBN": ("attractiveness_by_grade", "satisfaction_by_grade"), "CM": ("attractiveness_by_grade",)}
 
 
 def is_number(v) -> bool:
@@ -177,11 +181,10 @@ def stop_by_grade(fit) -> dict[int, float]:
         For another model, or one fitted without qrels (no by-grade parameters).
     """
     model, p = model_name(fit), fit.params
-    if model not in ("DBN", "SDBN", "CM"):
+    if model not in _BY_GRADE_FIELDS:
         raise ValueError(f"a {model} fit has no stopping probability per grade (DBN, SDBN and CM fitted with "
                          "qrels do)")
-    needed = ("attractiveness_by_grade",) if model == "CM" else ("attractiveness_by_grade", "satisfaction_by_grade")
-    for n in needed:
+    for n in _BY_GRADE_FIELDS[model]:
         if not p.get(n):
             raise ValueError(f"field {n!r} is missing or empty: a {model} fit becomes a user model of the measures "
                              "only through its parameters per relevance grade (fit it with qrels)")
@@ -217,8 +220,7 @@ def is_carterette_user_model(fit) -> bool:
     model, p = model_name(fit), fit.params if isinstance(fit.params, dict) else {}
     if model == "PBM":
         return "examination" in p
-    return model in ("DBN", "SDBN", "CM") and bool(p.get("attractiveness_by_grade")) and \
-        (model == "CM" or bool(p.get("satisfaction_by_grade")))
+    return model in _BY_GRADE_FIELDS and all(p.get(n) for n in _BY_GRADE_FIELDS[model])
 
 
 def why_not_a_user_model(click, family: str, fits=()) -> str:

@@ -294,10 +294,8 @@ def save_fit(path: str | os.PathLike, fit_or_report: FitReport | FitFile | Famil
     Non-finite numbers are written as ``null`` (strict JSON).
     """
     ff = _as_fit_file(fit_or_report)
-    if description is not None:
-        ff = dataclasses.replace(ff, log={**ff.log, "description": description})
-    if source is not None:
-        ff = dataclasses.replace(ff, log={**ff.log, "source": source})
+    given = {k: v for k, v in (("description", description), ("source", source)) if v is not None}
+    ff = dataclasses.replace(ff, log={**ff.log, **given})
     text = json.dumps(_jsonable(ff.to_dict()), indent=1, allow_nan=False)
     with open(path, "w", encoding="utf-8") as out:
         out.write(text + "\n")

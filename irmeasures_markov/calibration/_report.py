@@ -55,8 +55,8 @@ class RankCTR:
     family : str
         ``'rank-CTR'``, ``'baseline'`` (how a report lists it).
     ctr : numpy.ndarray
-        Click-through rate at ranks 1..deepest rank shown (a rank shown by no
-        session gets the rate of the rank above).
+        Click-through rate at ranks 1..deepest rank shown (every such rank is
+        shown by some session: a ranking shown starts at rank 1).
     n_params : int
     n_sessions : int
     loglik : float
@@ -75,13 +75,8 @@ class RankCTR:
             c = click_vector(s)
             shown[:c.size] += 1
             clicked[:c.size] += c
-        ctr = np.zeros(depth)
-        last = 0.0
-        for r in range(depth):
-            if shown[r] > 0:
-                last = clicked[r] / shown[r]
-            ctr[r] = last
-        self.ctr = ctr
+        # the session that shows the deepest rank shows every rank above it: no rank has shown == 0
+        self.ctr = ctr = clicked / shown
         self.n_params = int(depth)
         self.n_sessions = len(sessions)
         self.params = {"ctr": [float(x) for x in ctr]}
@@ -280,19 +275,18 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
     diagnostics: dict[str, dict] = {}
     notes: list[str] = []
 
-    def run(family, cand, tr, te, diag, extra=None):
-        f = fit_candidate(family, cand, tr, te, bootstrap=bootstrap, rng=rng, description=desc, extra=extra)
-        # one line per candidate; the command line turns these lines into a progress bar
-        progress_line(f"fitted {family}/{cand.name}: loglik {f.loglik:.1f}", progress)
-        sequence.append(f)
-        if not np.isfinite(f.loglik):
-            unfitted.append(f)
-            return None
-        fits.append(f)
-        diagnostics[f"{family}/{f.model}"] = diag(f.params)
-        return f
-
-    def left_out(family):
+    def run(family, cands, tr, te, diag, extra=None):
+        """Fit a family's candidates in turn; a note names those without an estimate."""
+        for cand in cands:
+            f = fit_candidate(family, cand, tr, te, bootstrap=bootstrap, rng=rng, description=desc, extra=extra)
+            # one line per candidate; the command line turns these lines into a progress bar
+            progress_line(f"fitted {family}/{cand.name}: loglik {f.loglik:.1f}", progress)
+            sequence.append(f)
+            if not np.isfinite(f.loglik):
+                unfitted.append(f)
+                continue
+            fits.append(f)
+            diagnostics[f"{family}/{f.model}"] = diag(f.params)
         names = [f.model for f in unfitted if f.family == family]
         if names:
             notes.append(f"{family}: {', '.join(names)} give probability 0 to some training sessions whatever "
@@ -327,10 +321,8 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
             notes.append("mp: no session clicks two different ranks on a ranking of at most "
                          f"{mp_mod.MAX_RANKS} documents; the kernel cannot be fitted")
         else:
-            for cand in mp_mod.candidates(dtr.T):
-                run("mp", cand, dtr, dte, mp_diag,
-                    extra={k: v for k, v in rates.items() if k != "dwell_survival"} if rates else None)
-            left_out("mp")
+            run("mp", mp_mod.candidates(dtr.T), dtr, dte, mp_diag,
+                extra={k: v for k, v in rates.items() if k != "dwell_survival"} if rates else None)
         if rates is None:
             notes.append("mp: no dwell times in the log; MPcont holding rates not fitted")
         elif dtr.n_events == 0:
@@ -339,18 +331,16 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
         if wtrain.T < 2:
             notes.append(f"ph: {one_doc}: the user never moves, so p and q cannot be fitted "
                          "(SFBM and RWBM left out)")
-        for cand in ph_mod.candidates(with_rel, wtrain.T):
-            run("ph", cand, wtrain, wtest, lambda params: ctr_diagnostics(wtrain, ph_mod.walk_arrays, params))
-        left_out("ph")
+        run("ph", ph_mod.candidates(with_rel, wtrain.T), wtrain, wtest,
+            lambda params: ctr_diagnostics(wtrain, ph_mod.walk_arrays, params))
     if "carterette" in families:
         if strain.T < 2:
             notes.append(f"carterette: {one_doc}: where a user stops cannot be seen, so no stopping parameter "
                          "is fitted (RBP and ERR with a fitted theta, and empirical, left out)")
         if not with_rel:
             notes.append("carterette: ERR, AP and RRR stop at relevant documents; they need qrels")
-        for cand in cart_mod.candidates(with_rel, strain.T):
-            run("carterette", cand, strain, stest, lambda params: cart_mod.diagnostics(strain, params))
-        left_out("carterette")
+        run("carterette", cart_mod.candidates(with_rel, strain.T), strain, stest,
+            lambda params: cart_mod.diagnostics(strain, params))
     if "tbg" in families:
         times = tbg_mod.fit_times(train, bootstrap=bootstrap, rng=rng)
         timed = times is not None
@@ -365,12 +355,8 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
             if not times["params"]:
                 times = None
         if with_rel:
-            for cand in tbg_mod.candidates():
-                f = run("tbg", cand, strain, stest, lambda params: ctr_diagnostics(strain, tbg_mod.walk_arrays, params),
-                        extra=(times or {}).get("params"))
-                if f is not None and times:
-                    f.intervals.update(times["intervals"])
-            left_out("tbg")
+            run("tbg", tbg_mod.candidates(), strain, stest,
+                lambda params: ctr_diagnostics(strain, tbg_mod.walk_arrays, params), extra=(times or {}).get("params"))
         else:
             notes.append("tbg: click probabilities P(C|R) need qrels (relevance of the shown documents)")
             if times:
@@ -381,6 +367,7 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
         if times:
             for f in fits:
                 if f.family == "tbg":
+                    f.intervals.update(times["intervals"])  # the time parameters' (a no-op for the "times" fit)
                     s = times["survival"]
                     diagnostics.setdefault(f"tbg/{f.model}", {}).update(
                         survival_t=s["t"], survival_fitted=s["fitted"], survival_empirical=s["ended_only_empirical"])

@@ -12,6 +12,7 @@ import bz2
 import contextlib
 import gzip
 import io
+import itertools
 import json
 import lzma
 import math
@@ -153,19 +154,14 @@ def sessions_from_rows(rows: Sequence[tuple[str, dict[str, str]]], unshown: str)
     sessions: list[Session] = []
     done: dict[str, str] = {}
     rankings: dict[str, tuple] = {}
-    i = 0
-    while i < len(rows):
-        where0, first_row = rows[i]
-        sid = first_row["session_id"]
+    for sid, lines in itertools.groupby(rows, key=lambda row: row[1]["session_id"]):
+        group = list(lines)
+        where0, first_row = group[0]
         if not sid:
             raise InputError(f"{where0}: empty session_id")
         if sid in done:
             raise InputError(f"{where0}: session {sid!r} continues here after other sessions (it began at "
                              f"{done[sid]}); the lines of a session must be together")
-        j = i
-        while j < len(rows) and rows[j][1]["session_id"] == sid:
-            j += 1
-        group = rows[i:j]
         done[sid] = where0
         known = rankings.get(first_row["shown"])
         if known is None:
@@ -214,7 +210,6 @@ def sessions_from_rows(rows: Sequence[tuple[str, dict[str, str]]], unshown: str)
                                      "they happened")
         sessions.append(clicked_session(first_row["query_id"], shown, ranks, times, dwell, ended, sid, where0,
                                         f"{where0}: session {sid!r}: some clicks have a time and some do not"))
-        i = j
     return sessions
 
 
@@ -372,7 +367,6 @@ def _read_tsv(text: str, name: str, unshown: str):
         raise InputError(f"{where}: the header must name tab-separated columns {list(TSV_REQUIRED)} and "
                          f"optionally {list(c for c in TSV_COLUMNS if c not in TSV_REQUIRED)}, each once; got "
                          f"{columns}" + (f" (unknown: {unknown})" if unknown else ""))
-    col = {c: i for i, c in enumerate(columns)}
     rows = []
     for i in range(header_at + 1, len(lines)):
         line = lines[i].rstrip("\r")
@@ -382,7 +376,7 @@ def _read_tsv(text: str, name: str, unshown: str):
         if len(fields) != len(columns):
             raise InputError(f"{name}:{i + 1}: expected {len(columns)} tab-separated fields (the header's), "
                              f"found {len(fields)}: {short(line)}")
-        rows.append((f"{name}:{i + 1}", {c: fields[j].strip() for c, j in col.items()}))
+        rows.append((f"{name}:{i + 1}", dict(zip(columns, (f.strip() for f in fields)))))
     return sessions_from_rows(rows, unshown), {}
 
 
@@ -464,15 +458,15 @@ def write_log(log: ClickLog, path: PathLike, format: str | None = None) -> None:
                     out.write("\t".join(row) + "\n")
 
 
-def _session_json(s: Session) -> dict:
-    clicks = []
+def _click_values(s: Session):
+    """(rank, time, dwell) of each click as both formats write it: None for no time, an unknown dwell (not written)."""
     for k, r in enumerate(s.clicks.tolist()):
-        c: dict = {"rank": r}
-        if s.times is not None:
-            c["time"] = float(s.times[k])
-        if s.dwell is not None and not math.isnan(s.dwell[k]):
-            c["dwell"] = float(s.dwell[k])
-        clicks.append(c)
+        yield (r, float(s.times[k]) if s.times is not None else None,
+               float(s.dwell[k]) if s.dwell is not None and not math.isnan(s.dwell[k]) else None)
+
+
+def _session_json(s: Session) -> dict:
+    clicks = [{key: v for key, v in zip(("rank", "time", "dwell"), c) if v is not None} for c in _click_values(s)]
     out = {"session_id": s.session_id, "query_id": s.query_id, "shown": list(s.shown), "clicks": clicks}
     if s.ended is not None:
         out["ended"] = s.ended
@@ -489,10 +483,9 @@ def _session_rows(s: Session):
     if not s.n_clicks:
         yield [s.session_id, s.query_id, shown, "", "", "", "", ended]
         return
-    for k, r in enumerate(s.clicks.tolist()):
-        t = repr(float(s.times[k])) if s.times is not None else ""
-        w = repr(float(s.dwell[k])) if s.dwell is not None and not math.isnan(s.dwell[k]) else ""
-        yield [s.session_id, s.query_id, shown, str(r), s.shown[r - 1], t, w, ended]
+    for r, t, w in _click_values(s):
+        yield [s.session_id, s.query_id, shown, str(r), s.shown[r - 1], "" if t is None else repr(t),
+               "" if w is None else repr(w), ended]
 
 
 # ---------------------------------------------------------------------------
