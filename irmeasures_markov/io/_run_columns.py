@@ -184,12 +184,23 @@ def read_run_columns(path: PathLike) -> RunColumns:
     OSError
         The file cannot be read.
     """
-    return read_whole(path, columns_of_run, lambda lines, name: _from_dict(run_from_lines(lines, name)))
+    return read_whole(path, columns_of_run, _columns_of_lines)
+
+
+def _columns_of_lines(lines, name: str) -> RunColumns:
+    """The line reader's run as columns (a file the tokeniser refused)."""
+    return _from_dict(run_from_lines(lines, name))
 
 
 def read_trec_run(path: PathLike) -> dict[str, dict[str, float]]:
     """Read a TREC run file into ``{qid: {docid: score}}``: [`read_run_columns`][irmeasures_markov.io.read_run_columns]
-    as ordinary dicts.
+    as ordinary dicts, refusing ids that are not valid UTF-8.
+
+    pytrec_eval, which computes ir_measures' own measures, kills the process
+    on the lone surrogates that would carry such an id in a dict;
+    [`read_run_columns`][irmeasures_markov.io.read_run_columns] and the
+    ``irmeasures-markov`` command read such files byte-exactly
+    (docs/conventions.md).
 
     Parameters
     ----------
@@ -203,10 +214,14 @@ def read_trec_run(path: PathLike) -> dict[str, dict[str, float]]:
 
     Raises
     ------
-    InputError, OSError
-        As [`read_run_columns`][irmeasures_markov.io.read_run_columns].
+    InputError
+        As [`read_run_columns`][irmeasures_markov.io.read_run_columns], and a
+        query or document id that is not valid UTF-8 (naming the file and line
+        and quoting its bytes).
+    OSError
+        The file cannot be read.
     """
-    return read_run_columns(path).to_dict()
+    return read_whole(path, columns_of_run, _columns_of_lines, lambda run: [*run.qids, run.docids]).to_dict()
 
 
 def columns_of_file(path: str) -> RunColumns | None:
