@@ -105,11 +105,9 @@ class RunColumns(Mapping):
 
     def __getitem__(self, qid: str) -> Mapping[str, float]:
         # read-only: an assignment to a query's documents would otherwise change a copy and be lost silently
-        return MappingProxyType(self._query_dict(self._query_index()[qid]))
-
-    def _query_dict(self, k: int) -> dict[str, float]:
+        k = self._query_index()[qid]
         a, b = int(self.bounds[k]), int(self.bounds[k + 1])
-        return dict(zip(self.docid_list()[a:b], self.scores[a:b].tolist(), strict=True))
+        return MappingProxyType(dict(zip(self.docid_list()[a:b], self.scores[a:b].tolist(), strict=True)))
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         """The run as ``{qid: {docid: score}}`` (what [`read_trec_run`][irmeasures_markov.io.read_trec_run] gives), a
@@ -132,7 +130,7 @@ def run_from_columns(cols: Columns | None) -> RunColumns | None:
     if cols is None:
         return None
     qids, bounds, docids, scores = cols
-    run = RunColumns(qids, np.asarray(bounds, dtype=np.int64), docids, scores)
+    run = RunColumns(qids, bounds, docids, scores)   # the constructor makes bounds int64
     return None if first_repeat(docids, run.bounds) >= 0 else run
 
 

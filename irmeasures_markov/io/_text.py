@@ -179,26 +179,21 @@ def refuse_non_utf8(ids: Iterable[str], name: str, raw: bytes) -> None:
     Such bytes become lone surrogates, on which pytrec_eval (where ir_measures sends a dict) kills the process;
     the package's own paths read them byte-exactly and hand them on in a form pytrec_eval takes (`pytrec`).
     """
-    if all(text.isascii() or not _has_surrogate(text) for text in ids):
+    try:
+        for text in ids:
+            text.encode("utf-8")    # fails on a lone surrogate
         return
+    except UnicodeEncodeError:
+        pass
     with open_lines(name, raw) as lines:
         for lineno, line in lines:
             for field in line.split()[0:3:2]:    # the query and document ids of a run or qrels line
-                if _has_surrogate(decode(field)):
+                if decode(field) != field.decode("utf-8", "replace"):   # the two agree on UTF-8 alone
                     quoted = repr(field[:QUOTE_LIMIT]) + ("…" if len(field) > QUOTE_LIMIT else "")
                     raise InputError(
                         f"{name}:{lineno}: id {quoted} is not valid UTF-8: a dict holding it would crash "
                         "pytrec_eval (ir_measures' AP, nDCG, ...); the irmeasures-markov command (and "
                         "read_run_columns, for a run) reads such files byte-exactly")
-
-
-def _has_surrogate(text: str) -> bool:
-    """Whether ``text`` holds a lone surrogate (what an invalid UTF-8 byte decodes to)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 def open_text(path: PathLike) -> io.TextIOWrapper:

@@ -18,7 +18,7 @@ from irmeasures_markov._util._types import PathLike
 from irmeasures_markov.io._text import decode, display_name, open_lines, read_whole, short
 from irmeasures_markov.io._tokens import GRADE_MAX, GRADE_MIN, qrels_from_bytes
 
-__all__ = ["read_trec_qrels", "qrels_of_file", "qrels_ids", "read_rates", "run_from_lines", "qrels_from_lines",
+__all__ = ["read_trec_qrels", "qrels_of_file", "read_rates", "run_from_lines", "qrels_from_lines",
            "add_judgment", "field_count_error", "parse_float"]
 
 Lines = Iterable[tuple[int, bytes]]
@@ -146,12 +146,7 @@ def read_trec_qrels(path: PathLike) -> dict[str, dict[str, int]]:
     OSError
         The file cannot be read.
     """
-    return read_whole(path, qrels_from_bytes, qrels_from_lines, qrels_ids)
-
-
-def qrels_ids(qrels: dict[str, dict[str, int]]) -> list[str]:
-    """The ids of qrels, a few strings (for `refuse_non_utf8`)."""
-    return [*qrels, *map("".join, qrels.values())]
+    return read_whole(path, qrels_from_bytes, qrels_from_lines, lambda qrels: [*qrels, *map("".join, qrels.values())])
 
 
 def qrels_of_file(path: PathLike) -> dict[str, dict[str, int]]:
