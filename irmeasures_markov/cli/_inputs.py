@@ -16,9 +16,10 @@ from collections.abc import Iterator
 from irmeasures_markov._util._errors import InputError
 from irmeasures_markov.cli._errors import CliError, reading
 from irmeasures_markov.cli._output import warn
-from irmeasures_markov.io import RunColumns, read_run_columns, read_trec_qrels
+from irmeasures_markov.io import RunColumns, read_run_columns
 from irmeasures_markov.io._normalise import MEAN_OVER_QRELS, OverlapWarning, check_qrels, overlap_problem
 from irmeasures_markov.io._run_files import run_names
+from irmeasures_markov.io._trec import qrels_of_file
 
 __all__ = ["STDIN", "sample_path", "load_qrels", "run_files", "load_run", "check_overlap", "hinting"]
 
@@ -64,7 +65,7 @@ def load_qrels(spec: str) -> dict[str, dict[str, int]]:
     """Qrels from a file (plain or compressed; ``-``: stdin) or, when no such file exists, an ir_datasets id."""
     if spec == STDIN or os.path.exists(spec):
         with reading(_display(spec)), hinting("qrels"):
-            qrels = read_trec_qrels(spec)
+            qrels = qrels_of_file(spec)   # byte-exact ids, printed back as read
     else:
         # the file reader checks grades as it reads; ir_datasets' grades get the same in-memory rule
         qrels = check_qrels(_qrels_from_ir_datasets(spec), spec)

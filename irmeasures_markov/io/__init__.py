@@ -33,7 +33,10 @@ The grammar (the one trec_eval applies to runs and qrels; docs/file-formats.md):
 * ids are compared byte for byte: bytes that are not valid UTF-8 are decoded
   with ``surrogateescape`` (they come back unchanged with
   ``.encode('utf-8', 'surrogateescape')``), so distinct byte strings stay
-  distinct ids;
+  distinct ids; the readers that return plain dicts for other tools
+  ([`read_trec_run`][irmeasures_markov.io.read_trec_run],
+  [`read_trec_qrels`][irmeasures_markov.io.read_trec_qrels], `load_qrels`)
+  refuse such ids instead, since pytrec_eval kills the process on them;
 * numbers (scores, grades, ranks, lengths) are ASCII, read as Python's
   ``float()`` / ``int()`` read them; grades must fit in a signed 32-bit integer.
 

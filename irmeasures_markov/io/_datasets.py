@@ -233,6 +233,9 @@ def load_qrels(name: str, *, binary: bool = False, path: PathLike | None = None,
     ------
     FileNotFoundError
         Nothing could provide the qrels; the message names the file to supply.
+    InputError
+        A malformed qrels file, or one holding an id that is not valid UTF-8
+        (as [`read_trec_qrels`][irmeasures_markov.io.read_trec_qrels]).
     """
     _check_source(source)
     c = COLLECTIONS.get(name.lower()) if isinstance(name, str) else None

@@ -48,9 +48,9 @@ from itertools import islice
 import numpy as np
 
 from irmeasures_markov._util._errors import InputError, InputTypeError
-from irmeasures_markov.io._run_columns import RunColumns, read_trec_run
+from irmeasures_markov.io._run_columns import RunColumns, read_run_columns
 from irmeasures_markov.io._tokens import GRADE_MAX, GRADE_MIN
-from irmeasures_markov.io._trec import add_judgment, read_trec_qrels
+from irmeasures_markov.io._trec import add_judgment, qrels_of_file
 
 __all__ = [
     "check_query_id",
@@ -197,8 +197,12 @@ def to_qrels_dict(qrels: object) -> dict[str, dict[str, int]]:
     """``{qid: {docid: grade}}`` from a dict-of-dict, a path, a DataFrame or ``Qrel`` namedtuples.
 
     The one conversion of qrels for every entry point.  A path (``str`` or
-    ``os.PathLike``; plain or compressed) is read with
-    [`read_trec_qrels`][irmeasures_markov.io.read_trec_qrels].  In-memory qrels are
+    ``os.PathLike``; plain or compressed) is read as
+    [`read_trec_qrels`][irmeasures_markov.io.read_trec_qrels] reads it, but
+    byte-exactly, as every evaluation path of the package reads files: an id
+    that is not valid UTF-8 keeps its bytes as lone surrogates, which the
+    package hands to pytrec_eval in a form it takes (to give the dict to
+    other tools, read it with ``read_trec_qrels``).  In-memory qrels are
     checked and copied: ids must be str and grades integers in int32 (see
     the module docstring for the rule and its errors).  A document judged
     twice for one query (rows of a DataFrame, namedtuples) follows the file
@@ -230,7 +234,7 @@ def to_qrels_dict(qrels: object) -> dict[str, dict[str, int]]:
     if isinstance(qrels, Mapping):
         return check_qrels(qrels)
     if isinstance(qrels, (str, os.PathLike)):
-        return read_trec_qrels(qrels)
+        return qrels_of_file(qrels)
     from ir_measures.util import QrelsConverter
     conv = QrelsConverter(qrels)
     kind, err = conv.predict_type()
@@ -265,7 +269,11 @@ def to_run_dict(run: object) -> dict[str, dict[str, float]]:
     Ids must be str (see the module docstring); a dict is checked and returned
     as it is.  Unlike a plain dict conversion, a document listed twice for a
     query is an error rather than silently overwritten.  A path is read with
-    [`read_trec_run`][irmeasures_markov.io.read_trec_run], the one run reader.
+    [`read_run_columns`][irmeasures_markov.io.read_run_columns], the one run
+    reader, byte-exactly as every evaluation path of the package reads files
+    (to give the dict to other tools, read it with
+    [`read_trec_run`][irmeasures_markov.io.read_trec_run], which refuses ids
+    that are not valid UTF-8).
 
     Parameters
     ----------
@@ -296,7 +304,7 @@ def to_run_dict(run: object) -> dict[str, dict[str, float]]:
             pass
         return run  # type: ignore[return-value]
     if isinstance(run, (str, os.PathLike)):
-        return read_trec_run(run)
+        return read_run_columns(run).to_dict()
     if hasattr(run, "itertuples"):
         missing = [c for c in ("query_id", "doc_id", "score") if c not in run.columns]
         if missing:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from irmeasures_markov._util._errors import InputError
 from irmeasures_markov.io._run_columns import RunColumns
 
 __all__ = [
@@ -55,10 +56,23 @@ def id_for_pytrec_eval(text: str) -> str:
     Returns
     -------
     str
+
+    Raises
+    ------
+    InputError
+        ``text`` holds a lone surrogate that stands for no byte (outside
+        U+DC80..U+DCFF, what ``surrogateescape`` makes of bytes that are not
+        UTF-8): it has no bytes to hand over, and pytrec_eval would kill the
+        process on it.
     """
     if text.isascii():
         return text
-    return text.encode("utf-8", "surrogateescape").decode("latin-1")
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("latin-1")
+    except UnicodeEncodeError:
+        raise InputError(f"id {text!r} holds a lone surrogate that stands for no byte, which pytrec_eval cannot "
+                         "take (an id read from a file carries each byte that is not UTF-8 as one of "
+                         "U+DC80..U+DCFF)") from None
 
 
 def id_from_pytrec_eval(text: str) -> str:

@@ -105,11 +105,9 @@ class RunColumns(Mapping):
 
     def __getitem__(self, qid: str) -> Mapping[str, float]:
         # read-only: an assignment to a query's documents would otherwise change a copy and be lost silently
-        return MappingProxyType(self._query_dict(self._query_index()[qid]))
-
-    def _query_dict(self, k: int) -> dict[str, float]:
+        k = self._query_index()[qid]
         a, b = int(self.bounds[k]), int(self.bounds[k + 1])
-        return dict(zip(self.docid_list()[a:b], self.scores[a:b].tolist(), strict=True))
+        return MappingProxyType(dict(zip(self.docid_list()[a:b], self.scores[a:b].tolist(), strict=True)))
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         """The run as ``{qid: {docid: score}}`` (what [`read_trec_run`][irmeasures_markov.io.read_trec_run] gives), a
@@ -132,7 +130,7 @@ def run_from_columns(cols: Columns | None) -> RunColumns | None:
     if cols is None:
         return None
     qids, bounds, docids, scores = cols
-    run = RunColumns(qids, np.asarray(bounds, dtype=np.int64), docids, scores)
+    run = RunColumns(qids, bounds, docids, scores)   # the constructor makes bounds int64
     return None if first_repeat(docids, run.bounds) >= 0 else run
 
 
@@ -184,12 +182,23 @@ def read_run_columns(path: PathLike) -> RunColumns:
     OSError
         The file cannot be read.
     """
-    return read_whole(path, columns_of_run, lambda lines, name: _from_dict(run_from_lines(lines, name)))
+    return read_whole(path, columns_of_run, _columns_of_lines)
+
+
+def _columns_of_lines(lines, name: str) -> RunColumns:
+    """The line reader's run as columns (a file the tokeniser refused)."""
+    return _from_dict(run_from_lines(lines, name))
 
 
 def read_trec_run(path: PathLike) -> dict[str, dict[str, float]]:
     """Read a TREC run file into ``{qid: {docid: score}}``: [`read_run_columns`][irmeasures_markov.io.read_run_columns]
-    as ordinary dicts.
+    as ordinary dicts, refusing ids that are not valid UTF-8.
+
+    pytrec_eval, which computes ir_measures' own measures, kills the process
+    on the lone surrogates that would carry such an id in a dict;
+    [`read_run_columns`][irmeasures_markov.io.read_run_columns] and the
+    ``irmeasures-markov`` command read such files byte-exactly
+    (docs/conventions.md).
 
     Parameters
     ----------
@@ -203,10 +212,14 @@ def read_trec_run(path: PathLike) -> dict[str, dict[str, float]]:
 
     Raises
     ------
-    InputError, OSError
-        As [`read_run_columns`][irmeasures_markov.io.read_run_columns].
+    InputError
+        As [`read_run_columns`][irmeasures_markov.io.read_run_columns], and a
+        query or document id that is not valid UTF-8 (naming the file and line
+        and quoting its bytes).
+    OSError
+        The file cannot be read.
     """
-    return read_run_columns(path).to_dict()
+    return read_whole(path, columns_of_run, _columns_of_lines, lambda run: [*run.qids, run.docids]).to_dict()
 
 
 def columns_of_file(path: str) -> RunColumns | None:

@@ -15,7 +15,7 @@ import lzma
 import os
 import sys
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
 from irmeasures_markov._util._errors import InputError
@@ -24,7 +24,7 @@ from irmeasures_markov._util._types import PathLike
 T = TypeVar("T")
 
 __all__ = ["STDIN", "BOM", "display_name", "open_lines", "open_text", "read_raw", "decompress",
-           "read_whole", "decode", "short"]
+           "read_whole", "decode", "short", "refuse_non_utf8"]
 
 #: the path that means standard input
 STDIN = "-"
@@ -154,18 +154,46 @@ def decompress(raw: bytes, name: str) -> bytes:
 
 
 def read_whole(path: PathLike, from_bytes: Callable[[bytes], T | None],
-               from_lines: Callable[[Iterator[tuple[int, bytes]], str], T]) -> T:
-    """``from_bytes(data)``, or ``from_lines(lines, name)`` when that gives None or the data is damaged (for lines)."""
+               from_lines: Callable[[Iterator[tuple[int, bytes]], str], T],
+               ids: Callable[[T], Iterable[str]] | None = None) -> T:
+    """``from_bytes(data)``, or ``from_lines(lines, name)`` when that gives None or the data is damaged (for lines);
+    with ``ids`` (the result's ids), `refuse_non_utf8` then applies."""
     raw, name = read_raw(path), display_name(path)
     try:
         data = decompress(raw, name)
     except InputError:
         with open_lines(name, raw) as lines:   # reads up to the damage: the error gets its line number
-            return from_lines(lines, name)
-    result = from_bytes(data)
-    if result is None:
-        result = from_lines(enumerate(io.BytesIO(data), start=1), name)
+            result = from_lines(lines, name)
+    else:
+        result = from_bytes(data)
+        if result is None:
+            result = from_lines(enumerate(io.BytesIO(data), start=1), name)
+    if ids is not None:
+        refuse_non_utf8(ids(result), name, raw)
     return result
+
+
+def refuse_non_utf8(ids: Iterable[str], name: str, raw: bytes) -> None:
+    """The dict readers' rule: InputError naming the first line whose query or document id is not UTF-8.
+
+    Such bytes become lone surrogates, on which pytrec_eval (where ir_measures sends a dict) kills the process;
+    the package's own paths read them byte-exactly and hand them on in a form pytrec_eval takes (`pytrec`).
+    """
+    try:
+        for text in ids:
+            text.encode("utf-8")    # fails on a lone surrogate
+        return
+    except UnicodeEncodeError:
+        pass
+    with open_lines(name, raw) as lines:
+        for lineno, line in lines:
+            for field in line.split()[0:3:2]:    # the query and document ids of a run or qrels line
+                if decode(field) != field.decode("utf-8", "replace"):   # the two agree on UTF-8 alone
+                    quoted = repr(field[:QUOTE_LIMIT]) + ("…" if len(field) > QUOTE_LIMIT else "")
+                    raise InputError(
+                        f"{name}:{lineno}: id {quoted} is not valid UTF-8: a dict holding it would crash "
+                        "pytrec_eval (ir_measures' AP, nDCG, ...); the irmeasures-markov command (and "
+                        "read_run_columns, for a run) reads such files byte-exactly")
 
 
 def open_text(path: PathLike) -> io.TextIOWrapper:

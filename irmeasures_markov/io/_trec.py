@@ -18,8 +18,8 @@ from irmeasures_markov._util._types import PathLike
 from irmeasures_markov.io._text import decode, display_name, open_lines, read_whole, short
 from irmeasures_markov.io._tokens import GRADE_MAX, GRADE_MIN, qrels_from_bytes
 
-__all__ = ["read_trec_qrels", "read_rates", "run_from_lines", "qrels_from_lines", "add_judgment",
-           "field_count_error", "parse_float"]
+__all__ = ["read_trec_qrels", "qrels_of_file", "read_rates", "run_from_lines", "qrels_from_lines",
+           "add_judgment", "field_count_error", "parse_float"]
 
 Lines = Iterable[tuple[int, bytes]]
 Run = dict[str, dict[str, float]]
@@ -117,7 +117,11 @@ def read_trec_qrels(path: PathLike) -> dict[str, dict[str, int]]:
 
     Grades are integers in the signed 32-bit range (as for trec_eval); a
     document judged twice for one query with the same grade is accepted, with
-    different grades it is an error.  The whole file is tokenised at once
+    different grades it is an error.  A query or document id that is not
+    valid UTF-8 is an error: pytrec_eval, which computes ir_measures' own
+    measures, kills the process on the lone surrogates that would carry it
+    in a dict (the ``irmeasures-markov`` command reads such files
+    byte-exactly, docs/conventions.md).  The whole file is tokenised at once
     (`tokens`); a file that breaks a rule is read again line by
     line, so the result and the errors are those of
     `qrels_from_lines`.
@@ -137,10 +141,16 @@ def read_trec_qrels(path: PathLike) -> dict[str, dict[str, int]]:
     InputError
         Naming the file and line: a line without 4 fields, a grade that is not
         an integer or is outside int32, a document judged twice with different
-        grades, or truncated compressed data.
+        grades, an id that is not valid UTF-8 (quoting its bytes), or
+        truncated compressed data.
     OSError
         The file cannot be read.
     """
+    return read_whole(path, qrels_from_bytes, qrels_from_lines, lambda qrels: [*qrels, *map("".join, qrels.values())])
+
+
+def qrels_of_file(path: PathLike) -> dict[str, dict[str, int]]:
+    """`read_trec_qrels` with ids byte-exact: the package's own evaluation hands them to pytrec_eval safely."""
     return read_whole(path, qrels_from_bytes, qrels_from_lines)
 
 

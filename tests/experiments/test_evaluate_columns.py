@@ -10,9 +10,10 @@ import warnings
 import numpy as np
 import pytest
 from random_runs import tied_run
+from reference_readers import read_trec_run_lines  # byte-exact dicts, as the package evaluates them
 
 from irmeasures_markov.experiments import evaluate
-from irmeasures_markov.io._run_columns import RunColumns, read_run_columns, read_trec_run
+from irmeasures_markov.io._run_columns import RunColumns, read_run_columns
 from irmeasures_markov.pytrec_eval import RelevanceEvaluator
 
 #: native (float64 preparation), ir_measures/pytrec_eval only (R@100, Judged@10, NumRet), the package's families
@@ -36,7 +37,7 @@ def write_run(tmp_path, seed, ascii_ids):
 @pytest.mark.parametrize("ascii_ids", [True, False])
 def test_evaluate_takes_columns_for_every_measure(tmp_path, native, ascii_ids):
     qrels, path = write_run(tmp_path, 3, ascii_ids)
-    columns, dicts = read_run_columns(path), read_trec_run(path)
+    columns, dicts = read_run_columns(path), read_trec_run_lines(path)
     assert isinstance(columns, RunColumns)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)     # a topic without a relevant document, named
@@ -53,5 +54,5 @@ def test_the_pytrec_eval_compatible_evaluator_takes_columns(tmp_path, ascii_ids)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         got = evaluator.evaluate(read_run_columns(path))
-        want = evaluator.evaluate(read_trec_run(path))
+        want = evaluator.evaluate(read_trec_run_lines(path))
     assert got == want and list(got) == list(want) and len(got) == 5

@@ -34,10 +34,11 @@ from irmeasures_markov.documents import (
     read_duplicates,
     read_lengths,
 )
-from irmeasures_markov.io import InputError, load_run_dir, read_rates, read_trec_qrels
+from irmeasures_markov.io import InputError, load_run_dir, read_rates, read_run_columns, read_trec_qrels
 from irmeasures_markov.io import _datasets as datasets
 from irmeasures_markov.io import read_trec_run as read_run
 from irmeasures_markov.io._datasets import load_qrels
+from irmeasures_markov.io._trec import qrels_of_file
 
 BOM = b"\xef\xbb\xbf"
 RUN = b"q1 Q0 a 1 3.0 t\nq1 Q0 b 2 2.0 t\nq1 Q0 c 3 1.0 t\nq2 Q0 a 1 1.0 t\n"
@@ -53,9 +54,14 @@ def write(tmp_path, name, data: bytes, compression=None):
     return p
 
 
-def both_readers(path):
+def byte_exact_run(path):
+    """The run as the package's evaluation reads it (ids that are not UTF-8 kept), as dicts."""
+    return read_run_columns(path).to_dict()
+
+
+def both_readers(path, fast_reader=read_run):
     """The run as the line reader and the fast reader read it; they must agree, order included."""
-    exact, fast = read_trec_run(path), read_run(path)
+    exact, fast = read_trec_run(path), fast_reader(path)
     assert exact == fast and list(exact) == list(fast)
     assert all(list(exact[q]) == list(fast[q]) for q in exact)
     return exact
@@ -104,24 +110,24 @@ def test_utf16_files_are_refused_clearly(tmp_path):
 # --------------------------------------------------------------------------- 2. bytes that are not UTF-8
 
 def test_non_utf8_docids_match_byte_exactly(tmp_path):
-    qrels = read_trec_qrels(write(tmp_path, "qrels", b"q 0 d\xff 1\n"))
+    qrels = qrels_of_file(write(tmp_path, "qrels", b"q 0 d\xff 1\n"))
     for run_bytes in (b"q Q0 d\xfe 1 1.0 t\n", b"q Q0 d\xef\xbf\xbd 1 1.0 t\n"):  # another byte; U+FFFD itself
-        run = both_readers(write(tmp_path, "run", run_bytes))
+        run = both_readers(write(tmp_path, "run", run_bytes), byte_exact_run)
         assert value(qrels, run) == 0.0
-    run = both_readers(write(tmp_path, "run", b"q Q0 d\xff 1 1.0 t\n"))
+    run = both_readers(write(tmp_path, "run", b"q Q0 d\xff 1 1.0 t\n"), byte_exact_run)
     assert value(qrels, run) == 1.0
     (docid,) = qrels["q"]
     assert docid.encode("utf-8", "surrogateescape") == b"d\xff"
 
 
 def test_distinct_non_utf8_docids_are_no_duplicates(tmp_path):
-    run = both_readers(write(tmp_path, "run", b"q Q0 d\xff 1 2.0 t\nq Q0 d\xfe 2 1.0 t\n"))
+    run = both_readers(write(tmp_path, "run", b"q Q0 d\xff 1 2.0 t\nq Q0 d\xfe 2 1.0 t\n"), byte_exact_run)
     assert [d.encode("utf-8", "surrogateescape") for d in run["q"]] == [b"d\xff", b"d\xfe"]
     both_errors(write(tmp_path, "dup", b"q Q0 d\xff 1 2.0 t\nq Q0 d\xff 2 1.0 t\n"), r"dup:2: .*twice")
 
 
 def test_non_utf8_qids_and_lengths_match_byte_exactly(tmp_path):
-    run = both_readers(write(tmp_path, "run", b"\xe9 Q0 a 1 1 t\n\xe8 Q0 a 1 1 t\n"))
+    run = both_readers(write(tmp_path, "run", b"\xe9 Q0 a 1 1 t\n\xe8 Q0 a 1 1 t\n"), byte_exact_run)
     assert len(run) == 2
     lengths = read_lengths(write(tmp_path, "len", b"d\xff\t10\nd\xfe\t20\n"))
     assert len(lengths) == 2
@@ -137,8 +143,8 @@ def test_non_utf8_qids_and_lengths_match_byte_exactly(tmp_path):
 def test_tbg_reads_non_utf8_lengths_files(tmp_path):
     long_first = write(tmp_path, "len1", b"d\xff\t100\nd\xfe\t1\n")
     short_first = write(tmp_path, "len2", b"d\xff\t1\nd\xfe\t100\n")
-    run = read_trec_run(write(tmp_path, "run", b"q Q0 d\xff 1 2.0 t\nq Q0 d\xfe 2 1.0 t\n"))
-    qrels = read_trec_qrels(write(tmp_path, "qrels", b"q 0 d\xfe 1\n"))
+    run = byte_exact_run(write(tmp_path, "run", b"q Q0 d\xff 1 2.0 t\nq Q0 d\xfe 2 1.0 t\n"))
+    qrels = qrels_of_file(write(tmp_path, "qrels", b"q 0 d\xfe 1\n"))
     slow, fast = (value(qrels, run, ir_measures.parse_measure(f"TBG(lengths='{p}')"))
                   for p in (long_first, short_first))
     assert 0 < slow < fast  # reading the long first document delays the relevant second one

@@ -3,7 +3,7 @@
 ``PreparedRun(QrelsIndex(qrels), run)`` with ``run`` a
 :class:`~irmeasures_markov.io._run_columns.RunColumns` (read from a file by
 ``read_run_columns``, or made by ``run_from_columns`` of the tokeniser's
-columns) against the same file read by ``read_trec_run``: every ranked array,
+columns) against the same file read by the line reader: every ranked array,
 batch, recall base, per-document lookup and per-query ranking is equal, bit
 for bit.  Runs full of ties (across judged, unjudged and relevant documents,
 -0.0 beside 0.0), graded judgments with zero and negative grades, run queries
@@ -17,9 +17,10 @@ import numpy as np
 import pytest
 from measure_needs import Needs
 from random_runs import tied_run
+from reference_readers import read_trec_run_lines  # byte-exact dicts, as the package evaluates them
 from token_engines import TOKEN_ENGINES, force_token_engine
 
-from irmeasures_markov.io._run_columns import RunColumns, read_run_columns, read_trec_run, run_from_columns
+from irmeasures_markov.io._run_columns import RunColumns, read_run_columns, run_from_columns
 from irmeasures_markov.io._tokens import run_columns
 from irmeasures_markov.ranking._prepared import PreparedRun
 from irmeasures_markov.ranking._qrels_index import QrelsIndex
@@ -130,7 +131,7 @@ def test_columns_prepare_as_the_dicts(tmp_path, monkeypatch, token_engine, shape
     qrels, data = make_file(seed, shape)
     path = tmp_path / "input.run"
     path.write_bytes(data)
-    dict_run = read_trec_run(path)
+    dict_run = read_trec_run_lines(path)
     asked = force_token_engine(monkeypatch, token_engine)
     file_run = read_run_columns(path)
     made_run = run_from_columns(run_columns(data))
@@ -159,7 +160,7 @@ def test_one_index_serves_both_forms_and_many_runs(tmp_path, monkeypatch, token_
         path.write_bytes(b"\n".join(lines[i] for i in rng.permutation(len(lines)).tolist()) + b"\n")
         for judgments in (False, True):
             columns = PreparedRun(index, read_run_columns(path), [Needs(document_values=True, judgments=judgments)])
-            dicts = PreparedRun(index, read_trec_run(path), [Needs(document_values=True, judgments=judgments)])
+            dicts = PreparedRun(index, read_trec_run_lines(path), [Needs(document_values=True, judgments=judgments)])
             compare(columns, dicts, None, ("grades", "docids", "queries")[k])
 
 
@@ -168,6 +169,6 @@ def test_a_run_without_judged_queries_prepares_nothing(tmp_path):
     path.write_text("a Q0 d1 1 1 t\nb Q0 d2 1 1 t\n", encoding="utf-8")
     needs = [Needs(document_values=True, judgments=True)]
     columns = PreparedRun(QrelsIndex({"c": {"d1": 1}}), read_run_columns(path), needs)
-    dicts = PreparedRun(QrelsIndex({"c": {"d1": 1}}), read_trec_run(path), needs)
+    dicts = PreparedRun(QrelsIndex({"c": {"d1": 1}}), read_trec_run_lines(path), needs)
     compare(columns, dicts, None, "grades")
     assert columns.qids == [] and columns.batch().grades.size == 0
