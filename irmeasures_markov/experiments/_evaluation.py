@@ -24,7 +24,13 @@ from ir_measures import Measure
 from irmeasures_markov._util._cutoffs import check_measure_cutoffs
 from irmeasures_markov._util._progress import progress_bar
 from irmeasures_markov.experiments._evaluation_table import Evaluation
-from irmeasures_markov.experiments._settings import NativeSetting, apply_settings, extra_names, measure_values
+from irmeasures_markov.experiments._settings import (
+    NativeSetting,
+    ReadsEverything,
+    apply_settings,
+    extra_names,
+    measure_values,
+)
 from irmeasures_markov.grid import LocalBackend
 from irmeasures_markov.io import read_run_columns, to_run_dict
 from irmeasures_markov.io._content import read_once
@@ -132,7 +138,7 @@ class RunScorer:
         #: read every rank), and for settings and bpref a reader of every judgment and of the ranked scores
         self.readers = [measures[j] for j in self.ours]
         if self.settings or any(s.kind in ("Bpref", "Judged") for s in self.native.values()):
-            self.readers.append(_ReadsEverything())
+            self.readers.append(ReadsEverything())
 
     def __call__(self, run: RunLike) -> np.ndarray:
         """The values ``[measure, topic]`` of ``run`` (any form [`to_run_dict`][irmeasures_markov.io.to_run_dict]
@@ -161,17 +167,6 @@ class RunScorer:
                 if k is not None:
                     out[self.other_pos[metric.measure], k] = metric.value
         return out
-
-
-class _ReadsEverything:
-    """Reads every rank, every judgment and the ranked scores of a prepared run (settings make other tie orders;
-    bpref counts judged non-relevant documents, Judged@k judged documents)."""
-
-    def needs_judgments(self) -> bool:
-        return True
-
-    def reads_scores(self) -> bool:
-        return True
 
 
 @dataclass
