@@ -12,9 +12,10 @@ from irmeasures_markov._util._version import package_version
 from irmeasures_markov.cli._errors import PROG, CliError, CliParser
 from irmeasures_markov.cli._ids import evaluation_groups
 from irmeasures_markov.cli._inputs import STDIN, check_overlap, load_qrels, load_run
-from irmeasures_markov.cli._measure_args import check_gdeval_ids, parse_measures
+from irmeasures_markov.cli._measure_args import parse_measures
 from irmeasures_markov.cli._output import check_places, json_number, natural_key, warn, write_record
 from irmeasures_markov.cli._variant_args import VARIANT_HELP, add_variant_args, apply_variant_args
+from irmeasures_markov.io._pytrec import check_gdeval_ids, gdeval_measures
 from irmeasures_markov.measures._standard import float32_note, standard_measure, standard_values
 from irmeasures_markov.ranking._cache import qrels_index
 from irmeasures_markov.ranking._prepared import PreparedRun
@@ -97,7 +98,7 @@ def evaluate_main(argv: list[str], subcommands=()) -> int:
     qrels = load_qrels(args.qrels)
     run = load_run(args.run)
     check_overlap(qrels, run, args.qrels, args.run)
-    check_gdeval_ids(measures, qrels, run)
+    check_gdeval_ids(gdeval_measures(measures), qrels, run)
     return report(measures, qrels, run, args, settings)
 
 
