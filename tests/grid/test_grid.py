@@ -312,7 +312,10 @@ def test_backend_validation(data, tmp_path):
     with pytest.raises(ValueError, match="not both"):
         DaskBackend(object(), scheduler="tcp://x:1")
     be, owned = resolve_backend(scheduler="local", n_jobs=1)
-    assert isinstance(be, DaskBackend) and owned
+    try:
+        assert isinstance(be, DaskBackend) and owned
+    finally:
+        be.close()  # a cluster it owns, if it started one, stops with it
     with pytest.raises(ValueError, match="percent"):
         evaluate_grid(["AP"], qrels, runs, pools=[0], progress=False)
     with pytest.raises(FileNotFoundError, match="no such file"):
