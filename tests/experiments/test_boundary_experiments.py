@@ -324,7 +324,8 @@ def test_overlap_warning_for_every_run_form(tmp_path):
     want = f"run 'r': {overlap_problem(set(qrels), run)}"
     assert "answers 2 of the 5 qrels queries" in want
     forms = {"dict": {"r": run}, "path": {"r": str(path)}, "PathLike": {"r": path},
-             "RunColumns": {"r": read_run_columns(path)}, "DataFrame": {"r": frame}, "run directory": load_run_dir(rdir)}
+             "RunColumns": {"r": read_run_columns(path)}, "DataFrame": {"r": frame},
+             "run directory": load_run_dir(rdir)}
     expected = None
     for form, runs in forms.items():
         with pytest.warns(OverlapWarning) as record:
