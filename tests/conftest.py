@@ -34,9 +34,15 @@ def rng():
     return np.random.default_rng(12345)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def client():
-    """A Dask client on a 2-worker LocalCluster whose workers import this checkout (one for the whole run)."""
+    """A Dask client on a 2-worker LocalCluster whose workers import this checkout (one per test module).
+
+    Closed when the module's tests are done, not at the end of the run: the client's IO loop thread keeps
+    talking to the cluster, and its messages are unpacked by msgpack, which switches the cyclic garbage collector
+    off and on again process-wide; alive during later tests it switched the collector on under
+    tests/plugin/test_evaluator_gc.py.
+    """
     distributed = pytest.importorskip("distributed")
     from irmeasures_markov.grid._backends import local_cluster
     cluster = local_cluster(2)

@@ -12,13 +12,14 @@ import sys
 from irmeasures_markov._util._progress import progress_bar
 from irmeasures_markov.cli._errors import EXIT_HELP, PROG, CliError, CliParser, reading
 from irmeasures_markov.cli._inputs import check_overlap, hinting, load_qrels, run_files
-from irmeasures_markov.cli._measure_args import check_gdeval_ids, parse_measures
+from irmeasures_markov.cli._measure_args import parse_measures
 from irmeasures_markov.cli._output import check_places, warn, write_record
 from irmeasures_markov.cli._variant_args import VARIANT_HELP, add_variant_args, apply_variant_args
 from irmeasures_markov.comparison import COMPARE_TESTS, compare
 from irmeasures_markov.comparison import _render as render
 from irmeasures_markov.comparison._runs import resolve_baseline
 from irmeasures_markov.inference._corrections import CORRECTIONS
+from irmeasures_markov.io._pytrec import check_gdeval_ids, gdeval_measures
 from irmeasures_markov.io._run_columns import read_run_columns as read_run  # arrays: read_trec_run's runs and errors
 
 __all__ = ["compare_main"]
@@ -147,13 +148,13 @@ def compare_main(argv: list[str]) -> int:
                        f"{', ...' if len(names) > 10 else ''}); give a run name or one of the RUN files") from None
     progress = not args.no_progress and sys.stderr.isatty()
     qrels = load_qrels(args.qrels)
-    runs = {}
+    runs, gdeval = {}, gdeval_measures(measures)
     with progress_bar(None, progress, total=len(paths), desc="reading runs", unit="run") as bar:
         for name, path in paths.items():
             with reading(path), hinting("run"):
                 runs[name] = read_run(path)
             check_overlap(qrels, runs[name], args.qrels, path)
-            check_gdeval_ids(measures, qrels, runs[name])
+            check_gdeval_ids(gdeval, qrels, runs[name])
             bar.update(1)
     cmp = compare(qrels, runs, measures, baseline=baseline, test=args.test, correction=args.correction,
                   alpha=args.alpha, alternative=args.alternative, ci=args.ci, n_resamples=args.resamples,

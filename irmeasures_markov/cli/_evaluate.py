@@ -12,9 +12,10 @@ from irmeasures_markov._util._version import package_version
 from irmeasures_markov.cli._errors import PROG, CliError, CliParser
 from irmeasures_markov.cli._ids import evaluation_groups
 from irmeasures_markov.cli._inputs import STDIN, check_overlap, load_qrels, load_run
-from irmeasures_markov.cli._measure_args import check_gdeval_ids, parse_measures
+from irmeasures_markov.cli._measure_args import parse_measures
 from irmeasures_markov.cli._output import check_places, json_number, natural_key, warn, write_record
 from irmeasures_markov.cli._variant_args import VARIANT_HELP, add_variant_args, apply_variant_args
+from irmeasures_markov.io._pytrec import check_gdeval_ids, gdeval_measures
 from irmeasures_markov.measures._standard import float32_note, standard_measure, standard_values
 from irmeasures_markov.ranking._cache import qrels_index
 from irmeasures_markov.ranking._prepared import PreparedRun
@@ -91,14 +92,14 @@ def evaluate_main(argv: list[str], subcommands=()) -> int:
     if args.qrels == STDIN and args.run == STDIN:
         raise CliError("qrels and run cannot both be read from standard input (-)")
     measures = parse_measures(args.measures)  # before reading: a typo is reported at once
-    measures, note = apply_variant_args(measures, args)
-    if note:
+    measures, settings, notes = apply_variant_args(measures, args)
+    for note in notes:
         warn(note)
     qrels = load_qrels(args.qrels)
     run = load_run(args.run)
     check_overlap(qrels, run, args.qrels, args.run)
-    check_gdeval_ids(measures, qrels, run)
-    return report(measures, qrels, run, args)
+    check_gdeval_ids(gdeval_measures(measures), qrels, run)
+    return report(measures, qrels, run, args, settings)
 
 
 def check_output_args(args) -> None:
@@ -107,19 +108,26 @@ def check_output_args(args) -> None:
     check_places(args.places)
 
 
-def _float64_values(measures, qrels, run) -> dict[object, dict[str, float]]:
+def _float64_values(measures, qrels, run, settings) -> dict[object, dict[str, float]]:
     """``{measure: {qid: value}}`` of the standard measures among ``measures``, on the float64 ranking in
-    trec_eval's order (`irmeasures_markov.measures._standard`), for every qrels query as ir_measures gives
-    them: the run's queries in run order, then the others at the measure's DEFAULT."""
+    trec_eval's order (`irmeasures_markov.measures._standard`) with their ``settings`` (tie order, unjudged
+    documents), for every qrels query as ir_measures gives them: the run's queries in run order, then the others
+    at the measure's DEFAULT."""
     standard = {m: s for m in measures if (s := standard_measure(m)) is not None}
     if not standard:
         return {}
-    prepared = PreparedRun(qrels_index(qrels), run, list(standard))
+    readers = list(standard)
+    if settings:  # other tie orders and unjudged documents read the scores and every judgment
+        from irmeasures_markov.experiments._settings import ReadsEverything
+        readers.append(ReadsEverything())
+    prepared = PreparedRun(qrels_index(qrels), run, readers)
     answered = set(prepared.qids)
     missing = [q for q in qrels if q not in answered]
     out, cache = {}, {}
     for m, s in standard.items():
-        out[m] = dict(zip(prepared.qids, standard_values(s, prepared, cache=cache).tolist()))
+        setting = settings.get(m)
+        options = (setting.ties, setting.unjudged, setting.residual) if setting is not None else ()
+        out[m] = dict(zip(prepared.qids, standard_values(s, prepared, *options, cache=cache).tolist()))
         out[m].update((q, m.DEFAULT) for q in missing)
     return out
 
@@ -134,17 +142,17 @@ def _per_query(measures, qrels, run, float64) -> tuple[list[str], dict[object, d
     return qids, values
 
 
-def report(measures, qrels, run, args) -> int:
+def report(measures, qrels, run, args, settings=None) -> int:
     """Evaluate and print; ``args`` carries the output options of `add_output_args`.
 
     The standard measures are computed on the float64 ranking in trec_eval's order, as ``compare`` and
-    ``experiments.evaluate`` compute them; the other measures of ``ir_measures`` by ir_measures, named in
-    one warning line.
+    ``experiments.evaluate`` compute them, with their ``settings`` (``{measure: NativeSetting}``, of
+    `apply_variant_args`); the other measures of ``ir_measures`` by ir_measures, named in one warning line.
     """
     note = float32_note(measures)
     if note:
         warn(note)
-    float64 = _float64_values(measures, qrels, run)
+    float64 = _float64_values(measures, qrels, run, settings or {})
     if args.by_query:
         qids, values = _per_query(measures, qrels, run, float64)
         emit = _emitter(args)

@@ -21,6 +21,7 @@ from irmeasures_markov.cli._measure_args import parse_measures
 from irmeasures_markov.cli._output import check_places, json_number, write_record
 from irmeasures_markov.experiments import evaluate_grid
 from irmeasures_markov.experiments._pools import reduction_of
+from irmeasures_markov.io._pytrec import check_gdeval_ids, gdeval_measures
 
 __all__ = ["pool_reduction_main", "parse_list", "MAX_LIST_VALUES", "MAX_POOLS", "TSV_HEADER"]
 
@@ -29,10 +30,12 @@ TSV_HEADER = ("percent", "seed", "measure", "mean", "tau")
 
 _EPILOG = """\
 RUN may be a run file or a directory of run files (TREC's input.NAME[.gz]);
-run names drop the input. prefix and the compression suffix.  Workers read
-the run files themselves: on a cluster they must be on storage every worker
-sees at the same path.  --store keeps every finished (run, pool) cell in a
-Parquet directory: the same command again computes only what is missing.
+run names drop the input. prefix and the compression suffix.  Each run file
+is read once, by this process: local workers share what it read, a Dask
+cluster gets each run sent once (the files need not be on storage the
+workers see).  --store keeps every finished (run, pool) cell in a Parquet
+directory, keyed by the content of the runs and qrels: the same command
+again computes only what is missing.
 
 Output (tsv): a header row, then one row per pool and measure: percent, seed,
 measure, mean (score over topics and runs), tau (τ-b with the full pool); the
@@ -122,12 +125,16 @@ def pool_reduction_main(argv: list[str]) -> int:
     if len(runs) < 2:
         raise CliError("Kendall's τ needs at least 2 runs")
     qrels = load_qrels(args.qrels)
-    for path in runs.values():  # read here for the check only: the grid's workers read the runs themselves
-        check_overlap(qrels, load_run(path), args.qrels, path)
+    gdeval = gdeval_measures(measures)
+    loaded = {}
+    for name, path in runs.items():  # each run file is read once, here: the checks and every cell use this copy
+        loaded[name] = load_run(path)
+        check_overlap(qrels, loaded[name], args.qrels, path)
+        check_gdeval_ids(gdeval, qrels, loaded[name])
     pools = [100] + [(pc, s) for s in seeds for pc in percents]
     progress = False if args.no_progress else None  # None: only when standard error is a terminal
     with contextlib.redirect_stdout(sys.stderr):  # the grid's progress lines go with the bar, not into the table
-        evs, _ = evaluate_grid(measures, qrels, runs, pools=pools, scheduler=args.scheduler, n_jobs=args.n_jobs,
+        evs, _ = evaluate_grid(measures, qrels, loaded, pools=pools, scheduler=args.scheduler, n_jobs=args.n_jobs,
                                store=args.store, progress=progress, desc="pool reduction")
     full = evs[(100.0, 0)]
     reds = {s: reduction_of(full, [evs[(float(pc), s)] for pc in percents], percents) for s in seeds}

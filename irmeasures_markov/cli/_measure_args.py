@@ -8,7 +8,6 @@ Names are ir_measures names (ours included) or trec_eval names (``map``, ``P_10`
 from __future__ import annotations
 
 import re
-from itertools import chain
 
 import ir_measures
 from ir_measures import measures as irm_measures
@@ -17,10 +16,7 @@ from irmeasures_markov._util._cutoffs import check_measure_cutoffs
 from irmeasures_markov.cli._errors import CliError
 from irmeasures_markov.plugin._base import FamilyMeasure
 
-__all__ = ["split_measure_args", "parse_measures", "suggest_names", "check_gdeval_ids"]
-
-#: a query id gdeval.pl reads: digits after the last '-' (it dies on any other, "format error on line N")
-_GDEVAL_TOPIC = re.compile(r"[0-9]+")
+__all__ = ["split_measure_args", "parse_measures", "suggest_names"]
 
 _IRDS_PREFIX = "irds:"
 
@@ -176,17 +172,3 @@ def parse_measures(specs: list[str]) -> list:
     if not measures:
         raise CliError("no measure given")
     return measures
-
-
-def check_gdeval_ids(measures, qrels, run) -> None:
-    """A `CliError` naming gdeval's restriction when a measure ir_measures computes with gdeval (ERR@k,
-    ``nDCG(dcg='exp-log2')@k``) would get a query id gdeval.pl cannot read: it would die, and the command with it,
-    with an error that looks like a bug of this package."""
-    gdeval = [m for m in measures if not isinstance(m, FamilyMeasure)
-              and next((p.NAME for p in ir_measures.DefaultPipeline.providers if p.supports(m)), None) == "gdeval"]
-    ids = chain(qrels, (q for q, docs in run.items() if len(docs)))
-    bad = next((q for q in ids if not _GDEVAL_TOPIC.fullmatch(q.rsplit("-", 1)[-1])), None) if gdeval else None
-    if bad is not None:
-        raise CliError(f"{', '.join(map(str, gdeval))}: ir_measures computes {'it' if len(gdeval) == 1 else 'them'} "
-                       f"with gdeval, which reads numeric query ids only (digits after the last '-'), and query "
-                       f"{bad!r} is not one; number the queries, in qrels and run alike")

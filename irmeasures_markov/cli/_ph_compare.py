@@ -36,13 +36,13 @@ standard errors counts as a tie.  With --tail inf (the ranking continues with
 endless non-relevant documents) only order 2 is defined (and order 1 when
 --f 1, where it equals order 2); the other columns show '-' (null in jsonl).
 
-Orders 1 and 2: two values closer than half a unit of the last printed
-decimal (5e-05 with the default -p 4; 1e-12 with -p -1) count as tied, in each
-topic's column and in the summary alike, so a winner is never named on values
-that print equal.  The tolerance is stated in the output ('tie_tolerance' in
-the jsonl summary).  Order 3 compares the distributions themselves (exact CDFs
-within 1e-12, simulated ones within --z standard errors), so it may still name
-a dominating run when orders 1 and 2 are tied.
+One tie tolerance for every order: half a unit of the last printed decimal
+(5e-05 with the default -p 4; 1e-12 with -p -1).  Two order-1 or order-2
+values closer than it, and two CDFs (order 3) that differ by no more than it
+at every point, count as tied, in each topic's column and in the summary
+alike, so a winner is never named on a difference the printed numbers do not
+show; simulated CDFs (RWBM) are tied within it plus --z standard errors.  The
+tolerance is stated in the output ('tie_tolerance' in the jsonl summary).
 
 Topics come in natural order (2 before 10).  -o jsonl writes one JSON object
 per topic, then one with the means and the counts of wins.
@@ -132,8 +132,8 @@ def _verdict(dom, names):
 
 
 def tie_tolerance(places: int) -> float:
-    """Within it two order-1 or order-2 values count as tied: half a unit of the last printed decimal, so that
-    the winner agrees with the numbers printed; every digit (-1): only float noise."""
+    """Within it two order-1 or order-2 values, and two CDFs (order 3), count as tied: half a unit of the last
+    printed decimal, so that the winner agrees with the numbers printed; every digit (-1): only float noise."""
     return 1e-12 if places < 0 else 0.5 * 10.0 ** -places
 
 
@@ -160,7 +160,7 @@ def ph_compare_main(argv: list[str]) -> int:
         check_overlap(qrels, run, args.qrels, path, mean_over="means are over the qrels queries with a relevant "
                       "document, a query the run does not answer scoring 0")
     rows = compare_runs(qrels, *runs, rel=args.rel, judged_only=args.judged_only, cutoff=args.cutoff,
-                        n_users=args.users, seed=args.seed, z=args.z, **model)
+                        n_users=args.users, seed=args.seed, z=args.z, tol=tie_tolerance(args.places), **model)
     rows.sort(key=lambda r: natural_key(r[0]))
     _print(rows, names, model, args)
     return 0
@@ -179,8 +179,8 @@ def _print(rows, names, model, args) -> None:
     if tsv:
         print(f"# P@H model: {', '.join(f'{k}={v}' for k, v in given.items())}")
         print(f"# {a} = {args.run_a}\n# {b} = {args.run_b}")
-        print(f"# ties: orders 1 and 2 within {tol:g} (half the last printed decimal); order 3 compares "
-              f"the distributions")
+        print(f"# ties: within {tol:g} (half the last printed decimal) for every order: values (orders 1 and 2) "
+              f"and CDFs (order 3; simulated ones within it plus --z standard errors)")
         print("\t".join(("topic", *columns, "order1", "order2", "order3")))
     counts = {1: Counter(), 2: Counter(), 3: Counter()}
     for qid, *values, dom in rows:

@@ -24,19 +24,31 @@ from ir_measures import Measure
 from irmeasures_markov._util._cutoffs import check_measure_cutoffs
 from irmeasures_markov._util._progress import progress_bar
 from irmeasures_markov.experiments._evaluation_table import Evaluation
-from irmeasures_markov.experiments._settings import NativeSetting, apply_settings, extra_names, measure_values
+from irmeasures_markov.experiments._settings import (
+    NativeSetting,
+    ReadsEverything,
+    apply_settings,
+    extra_names,
+    measure_values,
+)
 from irmeasures_markov.grid import LocalBackend
 from irmeasures_markov.io import read_run_columns, to_run_dict
 from irmeasures_markov.io._content import read_once
 from irmeasures_markov.io._normalise import OverlapWarning, overlap_problem, to_qrels_dict
-from irmeasures_markov.io._pytrec import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
+from irmeasures_markov.io._pytrec import (
+    check_gdeval_ids,
+    gdeval_measures,
+    id_from_pytrec_eval,
+    qrels_for_pytrec_eval,
+    run_for_pytrec_eval,
+)
 from irmeasures_markov.measures._standard import float32_note, standard_measure
 from irmeasures_markov.plugin._base import FamilyMeasure
 from irmeasures_markov.plugin._provider import install_provider
 from irmeasures_markov.ranking._prepared import PreparedRun
 from irmeasures_markov.ranking._qrels_index import QrelsIndex
 
-__all__ = ["MeasuresLike", "Qrels", "QrelsLike", "Run", "RunLike", "RunScorer", "default_topics",
+__all__ = ["MeasuresLike", "Qrels", "QrelsLike", "Run", "RunLike", "RunScorer", "as_run", "default_topics",
            "evaluate", "labelled_measures", "parse_measures", "warn_float32", "warn_no_relevant", "warn_overlap"]
 
 #: Relevance judgments: ``{qid: {docid: grade}}``.
@@ -125,6 +137,8 @@ class RunScorer:
         for j in self.ours:
             if isinstance(measures[j], FamilyMeasure):
                 measures[j].validate_params()
+        self.gdeval = gdeval_measures([measures[j] for j in self.others])
+        check_gdeval_ids(self.gdeval, qrels)
         self.other_eval = (ir_measures.evaluator([measures[j] for j in self.others], qrels_for_pytrec_eval(qrels))
                            if self.others else None)
         self.other_pos = {measures[j]: j for j in self.others}
@@ -132,7 +146,7 @@ class RunScorer:
         #: read every rank), and for settings and bpref a reader of every judgment and of the ranked scores
         self.readers = [measures[j] for j in self.ours]
         if self.settings or any(s.kind in ("Bpref", "Judged") for s in self.native.values()):
-            self.readers.append(_ReadsEverything())
+            self.readers.append(ReadsEverything())
 
     def __call__(self, run: RunLike) -> np.ndarray:
         """The values ``[measure, topic]`` of ``run`` (any form [`to_run_dict`][irmeasures_markov.io.to_run_dict]
@@ -140,8 +154,7 @@ class RunScorer:
         out = np.zeros((len(self.measures) + len(self.extra_rows), len(self.topics)))
         for j, m in enumerate(self.measures):
             out[j, :] = m.DEFAULT
-        # a run file is read as arrays (the same run, no Python object per document)
-        run = read_run_columns(run) if isinstance(run, (str, os.PathLike)) else to_run_dict(run)
+        run = as_run(run)
         if self.ours:
             prepared = PreparedRun(self.qrels_index, run, self.readers)
             cols = np.array([self.topic_index.get(q, -1) for q in prepared.qids], dtype=np.int64)
@@ -156,6 +169,7 @@ class RunScorer:
                         if i == j and name in computed.extras:
                             out[row, cols[keep]] = computed.extras[name][keep]
         if self.other_eval is not None:
+            check_gdeval_ids(self.gdeval, (), run)
             for metric in self.other_eval.iter_calc(run_for_pytrec_eval(run)):
                 k = self.topic_index.get(id_from_pytrec_eval(metric.query_id))
                 if k is not None:
@@ -163,15 +177,10 @@ class RunScorer:
         return out
 
 
-class _ReadsEverything:
-    """Reads every rank, every judgment and the ranked scores of a prepared run (settings make other tie orders;
-    bpref counts judged non-relevant documents, Judged@k judged documents)."""
-
-    def needs_judgments(self) -> bool:
-        return True
-
-    def reads_scores(self) -> bool:
-        return True
+def as_run(run: RunLike) -> Run:
+    """A run of any form [`to_run_dict`][irmeasures_markov.io.to_run_dict] takes, as a mapping; a run file is read as
+    arrays (the same run, no Python object per document)."""
+    return read_run_columns(run) if isinstance(run, (str, os.PathLike)) else to_run_dict(run)
 
 
 @dataclass
@@ -238,7 +247,8 @@ def warn_float32(measures: Sequence[Measure]) -> None:
 
 
 def warn_overlap(topics: Sequence[str], runs: Mapping[str, RunLike]) -> None:
-    """An `OverlapWarning` naming each run (given as a mapping) that
+    """An `OverlapWarning` naming each run held as a mapping (a run file or a DataFrame is not read here:
+    [`evaluate`][irmeasures_markov.experiments.evaluate] reads it first) that
     answers none or less than half of the ``topics`` (`overlap_problem`,
     the rule of every front end); the warning points at the caller of the function calling this one."""
     topic_set = set(topics)
@@ -292,8 +302,11 @@ def evaluate(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, RunLik
         plain or compressed), or any form [`irmeasures_markov.io.to_qrels_dict`][irmeasures_markov.io.to_qrels_dict]
         takes.
     runs : dict
-        ``{run_name: {qid: {docid: score}}}``, e.g. from
-        [`irmeasures_markov.io._run_files.load_run_dir`][irmeasures_markov.io.load_run_dir].
+        ``{run_name: run}``, each run ``{qid: {docid: score}}`` (e.g. from
+        [`irmeasures_markov.io._run_files.load_run_dir`][irmeasures_markov.io.load_run_dir]), a run file path, a
+        DataFrame or any form [`to_run_dict`][irmeasures_markov.io.to_run_dict] takes; each is read once.  A run
+        that answers less than half of the topics gets an ``OverlapWarning`` (a ``RuntimeWarning``) with the
+        counts and what the mean is over.
     topics : sequence of str, optional
         The topics to average over.  Default: every qrels topic, which is
         trec_eval ``-c`` (and ``ir_measures.calc_aggregate``): a topic a run did
@@ -341,7 +354,8 @@ def evaluate(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, RunLik
     ValueError
         Empty ``measures``, ``runs`` or topic set, a measure listed twice, a
         cutoff that is not a positive integer (``P@0``), bad ``labels``/``n_jobs``,
-        or a ``ties``/``unjudged``/``residual`` setting a measure does not support.
+        or a ``ties``/``unjudged``/``residual`` setting a measure does not support; an ``InputError`` for a query
+        id gdeval cannot read when ir_measures computes a measure with gdeval (ERR@k).
     """
     measures, labels = labelled_measures(measures, labels)
     measures, settings, default_labels = apply_settings(measures, ties, unjudged, residual, native)
@@ -353,6 +367,8 @@ def evaluate(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, RunLik
         raise ValueError("`runs` is empty.")
     topics = default_topics(qrels, topics)
     warn_no_relevant(qrels, topics)
+    # every form read once, here: the overlap warning and the scores come from the same copy
+    runs = {n: r if isinstance(r, Mapping) else as_run(r) for n, r in runs.items()}
     warn_overlap(topics, runs)
     names = list(runs)
     n_jobs = int(n_jobs)

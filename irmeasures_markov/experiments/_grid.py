@@ -43,6 +43,7 @@ from irmeasures_markov.grid._store import ParquetStore, StoreLike
 from irmeasures_markov.io._content import REGISTRATION, read_once
 from irmeasures_markov.io._datasets import downsample_qrels
 from irmeasures_markov.io._normalise import to_qrels_dict
+from irmeasures_markov.io._pytrec import check_gdeval_ids, gdeval_measures
 from irmeasures_markov.io._run_columns import read_run_columns as read_run  # arrays: read_trec_run's runs and errors
 from irmeasures_markov.plugin import FamilyMeasure, measure_inputs
 
@@ -250,6 +251,8 @@ class EvaluationGrid:
             A run name that is not a str, or a run that is neither a mapping nor a path.
         FileNotFoundError
             A run path that is not a file.
+        irmeasures_markov.io.InputError
+            A query id gdeval cannot read when ir_measures computes a measure with gdeval (ERR@k).
         """
         measures, labels = labelled_measures(measures, labels)
         warn_float32(measures)
@@ -270,6 +273,11 @@ class EvaluationGrid:
         for m in measures:  # here, not on a worker: a bad parameter is the caller's error, not a failed task
             if isinstance(m, FamilyMeasure):
                 m.validate_params()
+        gdeval = gdeval_measures(measures)  # so are ids gdeval cannot read (a run file's: when a worker reads it)
+        check_gdeval_ids(gdeval, qrels)
+        for r in runs.values():
+            if isinstance(r, Mapping):
+                check_gdeval_ids(gdeval, (), r)
         self._blocks.append(_Block(str(collection), measures, list(labels) if labels is not None else
                                    [str(m) for m in measures], topics, bool(native), qrels, runs, pools))
         return len(self._blocks) - 1

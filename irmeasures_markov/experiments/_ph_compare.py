@@ -19,7 +19,7 @@ import numpy as np
 
 from irmeasures_markov.experiments._evaluation import QrelsLike, RunLike
 from irmeasures_markov.io._normalise import to_qrels_dict
-from irmeasures_markov.measures.stopping_time import DominanceResult, browsing_model
+from irmeasures_markov.measures.stopping_time import DominanceResult, browsing_model, compare_distributions
 from irmeasures_markov.ranking._prepared import PreparedRun
 from irmeasures_markov.ranking._qrels_index import UNJUDGED, QrelsIndex
 
@@ -36,6 +36,7 @@ def _grades(ranked, rel, judged_only, cutoff):
 
 def compare_runs(qrels: QrelsLike, run_a: RunLike, run_b: RunLike, *, rel: int = 1, judged_only: bool = False,
                  cutoff: int | None = None, n_users: int = 100_000, seed: int | None = 0, z: float = 4.0,
+                 tol: float = 1e-12,
                  **model: Any) -> list[tuple[str, float, float, float, float, DominanceResult | None]]:
     """Per-topic comparison rows: ``(qid, e1_a, e1_b, e2_a, e2_b, DominanceResult)``.
 
@@ -57,6 +58,10 @@ def compare_runs(qrels: QrelsLike, run_a: RunLike, run_b: RunLike, *, rel: int =
     n_users, seed, z
         Simulated users (random-walk models), their seed, and the standard errors within which two
         simulated CDFs count as tied.
+    tol : float
+        Two CDF values within it count as equal in the order-3 verdict
+        ([`compare_distributions`][irmeasures_markov.measures.stopping_time.compare_distributions]'s ``atol``;
+        default 1e-12, float noise); ``ph-compare`` passes its one tie tolerance.
     **model
         The browsing model ([`browsing_model`][irmeasures_markov.browsing_model]:
         ``f``, ``user``, ``tail``, ``p``, ``q``, ...).
@@ -86,7 +91,8 @@ def compare_runs(qrels: QrelsLike, run_a: RunLike, run_b: RunLike, *, rel: int =
             continue
         a, b = models
         finite = model.get("tail", "none") == "none"
-        dom = a.dominance(b, n_users=n_users, seed=seed, z=z) if finite else None
+        dom = (compare_distributions(a.distribution(n_users, seed), b.distribution(n_users, seed), z=z, atol=tol)
+               if finite else None)
         e1 = [m.expectation(1) if finite or m.f == "1" else math.nan for m in models]
         rows.append((qid, e1[0], e1[1], a.expectation(2), b.expectation(2), dom))
     return rows

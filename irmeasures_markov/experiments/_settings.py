@@ -25,7 +25,8 @@ from irmeasures_markov.plugin._variants import (
 )
 from irmeasures_markov.ranking._prepared import PreparedRun
 
-__all__ = ["NativeSetting", "extra_names", "apply_settings", "measure_values", "with_settings"]
+__all__ = ["NativeSetting", "ReadsEverything", "extra_names", "apply_settings", "measure_values", "native_setting",
+           "with_settings"]
 
 _FAMILIES = "this package's families (MP, MPcont, PH, TBG, M1-M4 and their aliases)"
 _NATIVE = ("the standard measures computed natively (AP, P@k, Rprec, RR, nDCG, bpref, binary RBP, R@k, Success@k, "
@@ -48,6 +49,43 @@ class NativeSetting:
     ties: str = "docid"
     unjudged: str = "nonrel"
     residual: bool = False
+
+
+class ReadsEverything:
+    """A reader of a prepared run that reads every rank, every judgment and the ranked scores (settings make
+    other tie orders; bpref counts judged non-relevant documents, Judged@k judged documents)."""
+
+    def needs_judgments(self) -> bool:
+        return True
+
+    def reads_scores(self) -> bool:
+        return True
+
+
+def native_setting(m: Measure, ties: str = "docid", unjudged: str = "nonrel", residual: bool = False,
+                   native: bool = True) -> NativeSetting | None:
+    """The setting a measure computed natively gets from a call's ``ties``/``unjudged``/``residual``, or None when
+    it takes none: the one rule of every front end ([`evaluate`][irmeasures_markov.experiments.evaluate],
+    ``compare``, the command line).
+
+    Parameters
+    ----------
+    m : ir_measures.Measure
+        A parsed measure.
+    ties, unjudged, residual
+        The call's settings (checked by the caller).
+    native : bool
+        Whether the standard measures are computed natively.
+
+    Returns
+    -------
+    NativeSetting or None
+        None for a family measure (it takes the settings as parameters, `with_settings`), a measure not
+        computed natively, and ``unjudged='range'``, which the standard measures do not have.
+    """
+    if isinstance(m, FamilyMeasure) or not native or standard_measure(m) is None or unjudged not in STANDARD_UNJUDGED:
+        return None
+    return NativeSetting(ties, unjudged, residual)
 
 
 def _check(ties: str, unjudged: str, residual: bool) -> None:
@@ -166,13 +204,14 @@ def apply_settings(measures: list[Measure], ties: str = "docid", unjudged: str =
             out.append(rewritten)
             labels.append(str(rewritten))
             continue
-        if not native or standard_measure(m) is None or unjudged not in STANDARD_UNJUDGED:
+        setting = native_setting(m, ties, unjudged, residual, native)
+        if setting is None:
             asked = ", ".join(f"{k}={v!r}" for k, v in changed.items())
             whom = _FAMILIES if unjudged not in STANDARD_UNJUDGED else f"{_FAMILIES} and {_NATIVE}"
             hint = " with native=False" if not native and standard_measure(m) else ""
             raise ValueError(f"{m} does not support {asked}{hint}: only {whom} do.")
         out.append(m)
-        settings[j] = NativeSetting(ties, unjudged, residual)
+        settings[j] = setting
         labels.append(_label(m, changed))
     return out, settings, labels
 

@@ -26,9 +26,12 @@ __all__ = ["Cell", "qrels_hash", "run_hash", "measures_key", "fresh_token"]
 #: the package version, part of every cell key (a new release never serves cells of an old one)
 __version__ = package_version()
 
-#: Bumped when a change of the cell key changes; the package version is part of every key as well, so a store
-#: written by another version of the package is never reused.
-CELL_FORMAT = "2"
+#: Bumped when a change of the cell key changes, or when a code path of a released version starts giving other
+#: values under the same key (the version stays the same between releases): a store written before is then
+#: recomputed, never served.  The package version is part of every key as well, so a store written by another
+#: version of the package is never reused.  "3": the standard measures (R@k, SetP, Success@k, ...) moved from
+#: pytrec_eval's float32 scores to the float64 ranking.
+CELL_FORMAT = "3"
 
 
 @dataclass(frozen=True)

@@ -26,16 +26,24 @@ Every place where this package hands inputs to pytrec_eval (the command line,
   tab): nothing is relevant there either way, and the topic keeps its place
   in the average with the values trec_eval gives a topic without relevant
   documents (0).
+
+ir_measures hands ERR@k and ``nDCG(dcg='exp-log2')@k`` to gdeval.pl, which reads
+numeric query ids only and dies on any other ("format error on line N", a
+``CalledProcessError`` that looks like a bug of the caller): `check_gdeval_ids`
+refuses such ids first, with gdeval's restriction, on every front end.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
 
 from irmeasures_markov._util._errors import InputError
 from irmeasures_markov.io._run_columns import RunColumns
 
 __all__ = [
     "ABSENT_DOCID",
+    "check_gdeval_ids",
+    "gdeval_measures",
     "id_for_pytrec_eval",
     "id_from_pytrec_eval",
     "qrels_for_pytrec_eval",
@@ -148,3 +156,44 @@ def run_for_pytrec_eval(run: Mapping[str, Mapping[str, float]]) -> Mapping[str, 
     if all(q.isascii() and _ascii(docs) for q, docs in run.items()):
         return run
     return {id_for_pytrec_eval(q): _docs(docs) for q, docs in run.items()}
+
+
+#: a query id gdeval.pl reads: digits after the last '-' (it dies on any other, "format error on line N")
+_GDEVAL_TOPIC = re.compile(r"[0-9]+")
+
+
+def gdeval_measures(measures: Iterable) -> list:
+    """The measures among ``measures`` that ir_measures computes with gdeval.pl (ERR@k, ``nDCG(dcg='exp-log2')@k``):
+    those `check_gdeval_ids` is about."""
+    import ir_measures  # here: most callers have no such measure, and io's import stays light
+
+    providers = ir_measures.DefaultPipeline.providers
+    return [m for m in measures if next((p.NAME for p in providers if p.supports(m)), None) == "gdeval"]
+
+
+def check_gdeval_ids(gdeval: Sequence, qrels: Iterable[str] = (), run: Mapping | None = None) -> None:
+    """Refuse query ids gdeval.pl cannot read, for the measures ``gdeval`` (`gdeval_measures`): the one rule of
+    every front end (the command line, ``compare``, ``experiments.evaluate``, grids, ``RelevanceEvaluator``).
+
+    Parameters
+    ----------
+    gdeval : sequence of ir_measures.Measure
+        The measures ir_measures computes with gdeval (nothing is checked when empty).
+    qrels : iterable of str
+        The qrels' query ids (a qrels mapping will do).
+    run : mapping, optional
+        ``{qid: {docid: score}}``: the ids of its queries with a document (gdeval is given no other).
+
+    Raises
+    ------
+    InputError
+        An id that is not digits after its last ``-``, naming the measures and the id.
+    """
+    if not gdeval:
+        return
+    ids = list(qrels) + ([q for q, docs in run.items() if len(docs)] if run is not None else [])
+    bad = next((q for q in ids if not _GDEVAL_TOPIC.fullmatch(q.rsplit("-", 1)[-1])), None)
+    if bad is not None:
+        raise InputError(f"{', '.join(map(str, gdeval))}: ir_measures computes {'it' if len(gdeval) == 1 else 'them'} "
+                         f"with gdeval, which reads numeric query ids only (digits after the last '-'), and query "
+                         f"{bad!r} is not one; number the queries, in qrels and run alike")

@@ -82,7 +82,13 @@ import pytrec_eval as _pytrec_eval
 
 from irmeasures_markov._util._cutoffs import check_measure_cutoffs, check_trec_measure_set, trec_measure_parts
 from irmeasures_markov.io._normalise import to_run_dict, warn_if_nothing_to_evaluate
-from irmeasures_markov.io._pytrec import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
+from irmeasures_markov.io._pytrec import (
+    check_gdeval_ids,
+    gdeval_measures,
+    id_from_pytrec_eval,
+    qrels_for_pytrec_eval,
+    run_for_pytrec_eval,
+)
 from irmeasures_markov.plugin._base import FamilyMeasure
 from irmeasures_markov.plugin._provider import PROVIDER
 from irmeasures_markov.ranking._cache import qrels_index
@@ -267,6 +273,8 @@ class RelevanceEvaluator:
                 self._others[key] = measure
         check_trec_measure_set(self._trec_measures)   # pytrec_eval joins their cutoffs per family
         self._our_evaluator = PROVIDER.evaluator(list(self._ours.values()), index) if self._ours else None
+        self._gdeval = gdeval_measures(self._others.values())
+        check_gdeval_ids(self._gdeval, self.qrels)
         native_qrels = qrels_for_pytrec_eval(self.qrels) if self._others or self._trec_measures else None
         self._other_evaluator = ir_measures.evaluator(list(self._others.values()), native_qrels) \
             if self._others else None
@@ -321,6 +329,7 @@ class RelevanceEvaluator:
                 for row in results.values():   # an empty ranking scores as an unanswered query (iter_calc)
                     row.setdefault(key, measure.DEFAULT)
         if self._other_evaluator is not None:
+            check_gdeval_ids(self._gdeval, (), run)
             inverse = {m: k for k, m in self._others.items()}
             for metric in self._other_evaluator.iter_calc(native_run):
                 row = results.get(id_from_pytrec_eval(metric.query_id))

@@ -280,7 +280,8 @@ def test_running_out_of_memory_is_not_reported_as_a_bug(tmp_path, capsys, monkey
 def test_gdeval_measure_on_non_numeric_query_ids_names_gdeval(tmp_path, capsys):
     """ERR@10 is gdeval's, which reads numeric query ids only: exit 2 saying so (it was exit 1, "a bug")."""
     q, (a, b) = _files(tmp_path, ONE_TOPIC, {"a.run": RUN_A, "b.run": RUN_B})
-    for argv in ([q, a, "AP", "ERR@10"], ["compare", q, a, b, "-m", "ERR@10"]):
+    for argv in ([q, a, "AP", "ERR@10"], ["compare", q, a, b, "-m", "ERR@10"],
+                 ["pool-reduction", q, a, b, "-m", "ERR@10", "--percents", "50", "--no-progress"]):
         assert main(argv) == 2
         assert error_line(capsys.readouterr().err) == (
             f"{ERROR}ERR@10: ir_measures computes it with gdeval, which reads numeric query ids only (digits after "

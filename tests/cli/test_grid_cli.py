@@ -88,3 +88,27 @@ def test_pool_reduction_command_needs_two_runs_and_existing_files(files, capsys,
     (other / one.name).write_bytes(one.read_bytes())  # another file giving the same run name
     assert main(["pool-reduction", qpath, rdir, str(other / one.name), "-m", "AP", "--no-progress"]) == 2
     assert f"gives the run name {one.name.removeprefix('input.').removesuffix('.gz')!r}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("store", [False, True])
+def test_pool_reduction_reads_each_run_file_once(files, capsys, tmp_path, monkeypatch, store):
+    """The overlap check and the cells use one read of each run file (issue 34 item 5: the command read every run
+    for the check, then the grid's workers read it again; with --store the key hashed its bytes a third time)."""
+    import builtins
+    import os
+
+    if store:
+        pytest.importorskip("pyarrow")
+    _, runs, qpath, rdir = files
+    opened = []
+    real_open = builtins.open
+
+    def counting_open(file, *args, **kwargs):
+        if isinstance(file, (str, os.PathLike)) and os.fspath(file).startswith(rdir):
+            opened.append(os.path.basename(os.fspath(file)))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", counting_open)
+    argv = ["pool-reduction", qpath, rdir, "-m", "AP", "--percents", "50", "-j", "1", "--no-progress"]
+    assert main(argv + (["--store", str(tmp_path / "store")] if store else [])) == 0
+    assert sorted(opened) == sorted(f"input.{name}.gz" for name in runs)

@@ -103,3 +103,21 @@ def test_one_stated_tie_tolerance_for_rows_and_summary(near_tie, capsys):
     assert main(["ph-compare", *near_tie, "--user", "RBP", "--p", "0.8", "-o", "jsonl"]) == 0
     summary = json.loads(capsys.readouterr().out.splitlines()[-1])["summary"]
     assert summary["tie_tolerance"] == 5e-05 and summary["wins"]["order1"] == {"A": 0, "B": 0, "=": 1}
+
+
+def test_order_3_uses_the_one_stated_tolerance(near_tie, capsys):
+    """The CDFs of the near tie differ by less than the stated tolerance: order 3 is tied with orders 1 and 2
+    (issue 34 item 12: it compared CDFs within its own 1e-12 and named A while the others said tied)."""
+    from irmeasures_markov.experiments._ph_compare import compare_runs
+    from irmeasures_markov.io import read_run_columns
+
+    _, a, b = near_tie
+    (row,) = compare_runs(near_tie[0], read_run_columns(a), read_run_columns(b), user="RBP", p=0.8)
+    assert row[5].relation == "first" and 1e-12 < row[5].max_diff < 5e-05  # A dominates, by less than 5e-05
+    assert main(["ph-compare", *near_tie, "--user", "RBP", "--p", "0.8"]) == 0
+    out = capsys.readouterr().out
+    assert _topic_line(out)[5:8] == ["=", "=", "="]
+    assert "# ties: within 5e-05 (half the last printed decimal) for every order" in out
+    assert "# order 3 (dominance): A better 0, B better 0, tied 1, incomparable 0" in out
+    assert main(["ph-compare", *near_tie, "--user", "RBP", "--p", "0.8", "-p", "-1"]) == 0
+    assert _topic_line(capsys.readouterr().out)[5:8] == ["A", "A", "A dominates"]

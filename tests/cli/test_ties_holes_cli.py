@@ -46,16 +46,20 @@ def values(out: str) -> dict[str, float]:
 
 
 def test_ties_option_applies_to_our_measures_unless_they_set_it(files, capsys):
-    assert main([files["qrels"], files["A"], "MP", "MP(ties='expected')@2", "AP", "--ties", "optimistic",
+    assert main([files["qrels"], files["A"], "MP", "MP(ties='expected')@2", "AP", "SetAP", "--ties", "optimistic",
                  "-p", "-1"]) == 0
     got = capsys.readouterr()
     v = values(got.out)
-    assert list(v) == ["MP(ties='optimistic')", "MP(ties='expected')@2", "AP"]
-    assert main([files["qrels"], files["A_opt"], "MP", "-p", "-1"]) == 0
-    assert v["MP(ties='optimistic')"] == values(capsys.readouterr().out)["MP"]
-    # one warning line names the measure the option does not reach
-    assert got.err == ("irmeasures-markov: warning: AP: ties='optimistic' not applied (no ties, unjudged or residual "
-                       "parameter)\n")
+    assert list(v) == ["MP(ties='optimistic')", "MP(ties='expected')@2", "AP", "SetAP"]
+    assert main([files["qrels"], files["A_opt"], "MP", "AP", "-p", "-1"]) == 0
+    reordered = values(capsys.readouterr().out)
+    assert v["MP(ties='optimistic')"] == reordered["MP"]
+    # the standard measures on the float64 ranking take the option too (issue 34 item 6: as compare applies it)
+    assert v["AP"] == reordered["AP"] == 1.0
+    # one warning line names the standard measures computed with it, one the measure the option does not reach
+    assert got.err.splitlines()[:2] == ["irmeasures-markov: warning: AP: computed with ties='optimistic'",
+                                        "irmeasures-markov: warning: SetAP: ties='optimistic' not applied (no ties, "
+                                        "unjudged or residual parameter)"]
     assert main([files["qrels"], files["A"], "MP", "--ties", "pessimistic", "-p", "-1"]) == 0
     pess = values(capsys.readouterr().out)["MP(ties='pessimistic')"]
     assert main([files["qrels"], files["A_pess"], "MP", "-p", "-1"]) == 0
@@ -200,3 +204,30 @@ def test_sensitivity_report_notes_a_residual_refused_on_reading(files, capsys, m
     out = capsys.readouterr().out
     assert f"{measure}: no residual in the sensitivity report, which needs" in out
     assert "give a cutoff" in out
+
+
+def test_main_command_compare_and_evaluate_agree_with_ties_and_unjudged(files, capsys):
+    """AP, P@10 and MP with --ties optimistic --unjudged rel: one value in the main command, compare and
+    experiments.evaluate (the main command left AP and P@10 at ties='docid', unjudged='nonrel')."""
+    from irmeasures_markov.experiments import evaluate
+    from irmeasures_markov.io import read_run_columns
+
+    options = ["--ties", "optimistic", "--unjudged", "rel"]
+    assert main([files["qrels"], files["D"], "AP", "P@10", "MP", *options, "-p", "-1"]) == 0
+    cli = values(capsys.readouterr().out)
+    assert main(["compare", files["qrels"], files["D"], files["A"], "-m", "AP", "P@10", "MP", *options,
+                 "-o", "jsonl", "--test", "none"]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    cmp = {r["measure"]: r["mean"] for r in records if r["run"] == "D"}
+    ev = evaluate(["AP", "P@10", "MP"], files["qrels"], {"D": read_run_columns(files["D"])}, ties="optimistic",
+                  unjudged="rel", progress=False)
+    means = dict(zip(["AP", "P@10", "MP"], ev.means_array()[0][:3]))
+    mp = "MP(ties='optimistic',unjudged='rel')"
+    # the main command averages as ir_measures does (a running sum), compare and evaluate by numpy: the same
+    # values to the last bits of the mean
+    same = {"AP": "AP", "P@10": "P@10", mp: "MP"}
+    for label, name in same.items():
+        assert cli[label] == pytest.approx(cmp[label], abs=1e-15) and cmp[label] == pytest.approx(means[name],
+                                                                                                abs=1e-15)
+    # by hand: u (unjudged, relevant with --unjudged rel), d3, d2: AP (1 + 2/3) / 2, P@10 2/10
+    assert cli["AP"] == pytest.approx(5 / 6, abs=1e-15) and cli["P@10"] == pytest.approx(0.2, abs=1e-15)

@@ -302,3 +302,63 @@ def test_evaluate_and_pool_reduction_warn_of_a_run_answering_few_topics():
             _warnings.simplefilter("always")
             call()
         assert [str(w.message) for w in caught if "qrels queries" in str(w.message)] == [want]
+
+
+def test_overlap_warning_for_every_run_form(tmp_path):
+    """A run answering less than half of the qrels' topics gets the one OverlapWarning of every front end, whatever
+    form it is given in (issue 34 item 8: only dict runs were checked)."""
+    import pandas as pd
+
+    from irmeasures_markov.io import load_run_dir, read_run_columns
+    from irmeasures_markov.io._normalise import OverlapWarning, overlap_problem
+
+    qrels = {q: {"a": 1, "b": 0} for q in ("1", "2", "3", "4", "5")}
+    run = {"1": {"a": 2.0, "b": 1.0}, "2": {"b": 2.0, "a": 1.0}}
+    rdir = tmp_path / "runs"
+    rdir.mkdir()
+    path = rdir / "input.r"
+    path.write_text("".join(f"{q} Q0 {d} {i} {s} r\n" for q, docs in run.items()
+                            for i, (d, s) in enumerate(docs.items())))
+    frame = pd.DataFrame([(q, d, s) for q, docs in run.items() for d, s in docs.items()],
+                         columns=["query_id", "doc_id", "score"])
+    want = f"run 'r': {overlap_problem(set(qrels), run)}"
+    assert "answers 2 of the 5 qrels queries" in want
+    forms = {"dict": {"r": run}, "path": {"r": str(path)}, "PathLike": {"r": path},
+             "RunColumns": {"r": read_run_columns(path)}, "DataFrame": {"r": frame},
+             "run directory": load_run_dir(rdir)}
+    expected = None
+    for form, runs in forms.items():
+        with pytest.warns(OverlapWarning) as record:
+            ev = evaluate(["AP"], qrels, runs, progress=False)
+        assert [str(w.message) for w in record if w.category is OverlapWarning] == [want], form
+        expected = ev.values if expected is None else expected
+        np.testing.assert_array_equal(ev.values, expected, err_msg=form)
+
+
+def test_gdeval_restriction_on_every_front_end():
+    """ERR@10 goes to gdeval.pl, which reads numeric query ids only: every front end refuses other ids with gdeval's
+    restriction (issue 34 item 10: evaluate, compare and RelevanceEvaluator died in gdeval, CalledProcessError)."""
+    import irmeasures_markov
+    from irmeasures_markov.comparison import compare
+    from irmeasures_markov.experiments import evaluate_grid
+    from irmeasures_markov.io import InputError
+
+    qrels = {"qa": {"d1": 1, "d2": 0}, "qb": {"d1": 1}}
+    run, other = {"qa": {"d1": 1.0, "d2": 0.5}, "qb": {"d1": 2.0}}, {"qa": {"d2": 1.0}, "qb": {"d1": 1.0}}
+    message = ("ERR@10: ir_measures computes it with gdeval, which reads numeric query ids only (digits after the "
+               "last '-'), and query 'qa' is not one; number the queries, in qrels and run alike")
+    calls = {"evaluate": lambda: evaluate(["ERR@10"], qrels, {"a": run}, progress=False),
+             "evaluate_grid": lambda: evaluate_grid(["ERR@10"], qrels, {"a": run}, progress=False),
+             "compare": lambda: compare(qrels, {"a": run, "b": other}, ["ERR@10"], progress=False),
+             "RelevanceEvaluator": lambda: irmeasures_markov.RelevanceEvaluator(qrels, ["ERR@10"]).evaluate(run)}
+    for name, call in calls.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # ERR@10 is computed by ir_measures: said in a warning
+            with pytest.raises(InputError) as info:
+                call()
+        assert str(info.value) == message, name
+    # the run's ids too, once the qrels' are numeric
+    numeric = {"401": qrels["qa"]}
+    evaluator = irmeasures_markov.RelevanceEvaluator(numeric, ["ERR@10"])
+    with pytest.raises(InputError, match="query 'x1' is not one"):
+        evaluator.evaluate({"401": {"d1": 1.0}, "x1": {"d1": 1.0}})

@@ -312,7 +312,10 @@ def test_backend_validation(data, tmp_path):
     with pytest.raises(ValueError, match="not both"):
         DaskBackend(object(), scheduler="tcp://x:1")
     be, owned = resolve_backend(scheduler="local", n_jobs=1)
-    assert isinstance(be, DaskBackend) and owned
+    try:
+        assert isinstance(be, DaskBackend) and owned
+    finally:
+        be.close()  # a cluster it owns, if it started one, stops with it
     with pytest.raises(ValueError, match="percent"):
         evaluate_grid(["AP"], qrels, runs, pools=[0], progress=False)
     with pytest.raises(FileNotFoundError, match="no such file"):
@@ -334,3 +337,22 @@ def test_without_dask_or_pyarrow_the_local_backend_still_works(data, monkeypatch
         evaluate_grid(["AP"], qrels, runs, store=tmp_path / "s", progress=False)
     with pytest.raises(ImportError, match=r"irmeasures-markov\[dask\]"):
         evaluate_grid(["AP"], qrels, runs, scheduler="local", progress=False)
+
+
+def test_cells_of_a_store_written_before_the_float64_standard_measures_are_recomputed(data, tmp_path, monkeypatch):
+    """A store written when R@k, SetP, ... went through pytrec_eval's float32 scores (cell format 2, the same
+    package version) holds other values under the same keys: they are recomputed, never served."""
+    from irmeasures_markov.experiments import _grid as grid_module
+    from irmeasures_markov.grid import _cells
+
+    qrels, runs = data
+    measures = ["R@10", "SetP", "AP"]
+    store = ParquetStore(tmp_path / "s")
+    fresh = _reference(qrels, runs, [100], measures)[(100.0, 0)]
+    with monkeypatch.context() as m:  # the store as format 2 wrote it: other values (stand-ins for float32's)
+        m.setattr(_cells, "CELL_FORMAT", "2")
+        m.setattr(grid_module.RunScorer, "__call__", lambda self, run: np.full((3, len(self.topics)), -1.0))
+        evaluate_grid(measures, qrels, runs, store=store, progress=False)
+    evs, summary = evaluate_grid(measures, qrels, runs, store=store, progress=False)
+    assert (summary.cached, summary.done) == (0, len(runs))
+    np.testing.assert_array_equal(evs[(100.0, 0)].values, fresh)

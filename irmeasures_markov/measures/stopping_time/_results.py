@@ -108,14 +108,15 @@ class DominanceResult:
     max_diff: float
 
 
-def compare_distributions(d1: PHDistribution, d2: PHDistribution, z: float = 4.0) -> DominanceResult:
+def compare_distributions(d1: PHDistribution, d2: PHDistribution, z: float = 4.0,
+                          atol: float = 1e-12) -> DominanceResult:
     """First-order stochastic dominance between two P@H distributions (see
     [`DominanceResult`][irmeasures_markov.measures.stopping_time.DominanceResult]).
 
     The CDFs are compared at every support point of either distribution; a
-    difference counts only beyond a tolerance: 1e-12 when both are exact,
-    else ``z`` Monte Carlo standard errors $\\sqrt{F(1-F)/n}$ of the
-    simulated distributions.
+    difference counts only beyond a tolerance: ``atol`` when both are exact,
+    else ``atol`` plus ``z`` Monte Carlo standard errors $\\sqrt{F(1-F)/n}$ of
+    the simulated distributions.
 
     Parameters
     ----------
@@ -125,6 +126,9 @@ def compare_distributions(d1: PHDistribution, d2: PHDistribution, z: float = 4.0
         The second run's distribution.
     z : float
         Standard errors a difference of simulated CDFs must exceed to count.
+    atol : float
+        A difference of CDFs within it is a tie (default 1e-12: float noise; ``ph-compare`` gives the one
+        tolerance it also applies to the expectations).
 
     Returns
     -------
@@ -137,13 +141,13 @@ def compare_distributions(d1: PHDistribution, d2: PHDistribution, z: float = 4.0
     diff = F1 - F2
     exact = d1.exact and d2.exact
     if exact:
-        tol = np.full(xs.shape, 1e-12)
+        tol = np.full(xs.shape, atol)
     else:
         var = np.zeros(xs.shape)
         for d, F in ((d1, F1), (d2, F2)):
             if not d.exact:
                 var += F * (1 - F) / d.n_users
-        tol = z * np.sqrt(var) + 1e-12
+        tol = z * np.sqrt(var) + atol
     sign = np.where(diff > tol, 1, np.where(diff < -tol, -1, 0))
     nz = np.flatnonzero(sign)
     crossings = [xs[b - 1] if b - 1 > a else xs[a] for a, b in zip(nz[:-1], nz[1:]) if sign[a] != sign[b]]
