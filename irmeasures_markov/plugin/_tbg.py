@@ -21,7 +21,7 @@ from irmeasures_markov.documents._lengths import DocumentLengths, LengthTable, l
 from irmeasures_markov.io._content import digest_value
 from irmeasures_markov.measures._tbg import NORMS, TBG_DEFAULTS, TBGParameters, ideal_normaliser, tbg_batch
 from irmeasures_markov.plugin._base import FLOAT, FamilyMeasure, ParamInfo, family_params
-from irmeasures_markov.plugin._fitted import FitChoices, fit_fingerprint, fitted_kwargs
+from irmeasures_markov.plugin._fitted import FitChoices, fitted_kwargs
 from irmeasures_markov.plugin._provider import register_measure
 
 if TYPE_CHECKING:
@@ -280,7 +280,7 @@ class _TBG(LengthTies, FamilyMeasure):
                        desc="normaliser: 'none' (the paper), 'constant' (unlimited zero-length relevant "
                             "documents, ~17.2) or 'ideal' (best order of the query's relevant documents)"),
         **LENGTH_PARAMS,
-        user=ParamInfo(dtype=str, required=False, choices=FitChoices(()),
+        user=ParamInfo(dtype=str, required=False, choices=FitChoices((), "tbg"),
                        desc="a user model fitted to a log, 'fit:NAME' or 'file:PATH': the click probabilities, "
                             "half-life and summary time the fit has replace the defaults"),
     )
@@ -304,10 +304,7 @@ class _TBG(LengthTies, FamilyMeasure):
         return lengths + depth
 
     def input_fingerprints(self):
-        out = length_fingerprints(self)
-        if self.params.get("user") is not None:
-            out["user"] = fit_fingerprint(self["user"], "tbg", self.NAME, "user")
-        return out
+        return {**length_fingerprints(self), **super().input_fingerprints()}
 
     def params_object(self) -> TBGParameters:
         extra = ("halflife", "ps_rel", "ps_nonrel", "ps_by_grade")
