@@ -66,18 +66,18 @@ ORDER1_GROUP_STATES = 1 << 17
 ORDER1_REACH_CHUNK = 1 << 17
 
 
-def _absorption(forward, backward):
-    """``(forward, backward, stop)`` with the out-of-range moves turned into absorption."""
-    fwd, bwd = _probabilities(forward, backward)
-    return fwd, bwd, np.clip(1.0 - fwd - bwd, 0.0, 1.0)
-
-
-def _reward_and_discount(reward, discount, n: int):
-    """Validated per-state reward (shape (n,)) and visit discount c in [0, 1]."""
+def _chain_inputs(forward, backward, reward, discount):
+    """The validated inputs of every order-1 method: ``(forward, backward, stop, reward, c)``, the out-of-range
+    moves turned into absorption, a reward per state and the visit discount c in [0, 1]."""
+    fwd, bwd = absorbed(forward, backward)
+    lo = min(float(fwd.min()), float(bwd.min())) if fwd.size else 0.0
+    hi = float(np.max(fwd + bwd)) if fwd.size else 0.0
+    if not (lo >= 0 and hi <= 1 + 1e-12):          # NaN fails both comparisons
+        raise ValueError("`forward` and `backward` must be probabilities with forward + backward <= 1.")
     reward = np.asarray(reward, dtype=np.float64)
-    if reward.shape != (n,):
-        raise ValueError(f"`reward` must have shape ({n},), got {reward.shape}.")
-    return reward, checked_discount(discount)
+    if reward.shape != fwd.shape:
+        raise ValueError(f"`reward` must have shape ({fwd.size},), got {reward.shape}.")
+    return fwd, bwd, np.clip(1.0 - fwd - bwd, 0.0, 1.0), reward, checked_discount(discount)
 
 
 def birth_death_average_reward(forward: ArrayLike, backward: ArrayLike, reward: ArrayLike, starts: ArrayLike,
@@ -135,9 +135,8 @@ def birth_death_average_reward(forward: ArrayLike, backward: ArrayLike, reward: 
     --------
     birth_death_average_reward_recursion : the same expectation by step recursions.
     """
-    fwd, bwd = _probabilities(forward, backward)
+    fwd, bwd, _, reward, c = _chain_inputs(forward, backward, reward, discount)
     n = fwd.size
-    reward, c = _reward_and_discount(reward, discount, n)
     if n == 0:
         return np.zeros(0)
     starts = np.asarray(starts, dtype=np.intp).ravel()
@@ -168,7 +167,7 @@ def average_reward_groups(gather: Callable[[np.ndarray], tuple], offsets: ArrayL
     ``offsets`` are the uncoupled blocks of the stacked chains and
     ``local_starts`` their starts (`average_reward_starts`);
     ``gather(idx) -> (fwd[idx], bwd[idx], *extra)`` reads the chains (after
-    `_probabilities`) at an increasing array of states, so the caller
+    `_chain_inputs`) at an increasing array of states, so the caller
     need not hold them.  Yields ``(states, values, extra)`` for groups of about
     `ORDER1_GROUP_STATES` kept states (0 elsewhere), in order of state;
     ``extra`` is what ``gather`` returned for ``states`` besides the chains.
@@ -209,16 +208,6 @@ def _average_reward_kept(f_t, b_t, keep, local, c):
     once[at] = _average_reward_cut(f_t[at], b_t[at], s_t[at], sub_offsets(sub, unique),
                                    sub_offsets(sub, unique)[:-1] + local[unique], c)
     return once[np.arange(f_t.size) + np.repeat(sub[rep] - sub[:-1], np.diff(sub))]
-
-
-def _probabilities(forward, backward):
-    """Validated `absorbed` ``(forward, backward)``."""
-    fwd, bwd = absorbed(forward, backward)
-    lo = min(float(fwd.min()), float(bwd.min())) if fwd.size else 0.0
-    hi = float(np.max(fwd + bwd)) if fwd.size else 0.0
-    if not (lo >= 0 and hi <= 1 + 1e-12):          # NaN fails both comparisons
-        raise ValueError("`forward` and `backward` must be probabilities with forward + backward <= 1.")
-    return fwd, bwd
 
 
 def _expected_steps(fwd, bwd, offsets):
@@ -332,9 +321,8 @@ def _birth_death_average_reward_graded(forward, backward, reward, starts, discou
     Gauss–Legendre rule ($\\log_2 \\max_i E_i[H] + 2$ pieces of 12 nodes, the integrand's pole
     lying beyond $1 + 1/\\max_i E_i[H]$): the method before the a-priori rule, kept for blocks
     that need more nodes than one rule allows and as an independent check."""
-    fwd, bwd, stop = _absorption(forward, backward)
+    fwd, bwd, stop, reward, c = _chain_inputs(forward, backward, reward, discount)
     n = fwd.size
-    reward, c = _reward_and_discount(reward, discount, n)
     if n == 0:
         return np.zeros(0)
     starts = np.asarray(starts, dtype=np.intp).ravel()
@@ -410,9 +398,8 @@ def birth_death_average_reward_recursion(forward: ArrayLike, backward: ArrayLike
     -------
     float
     """
-    fwd, bwd, stop = _absorption(forward, backward)
+    fwd, bwd, stop, reward, c = _chain_inputs(forward, backward, reward, discount)
     n = fwd.size
-    reward, c = _reward_and_discount(reward, discount, n)
     if not (isinstance(tol, (int, float)) and 0 < tol < 1):
         raise ValueError(f"`tol` must be in (0, 1), got {tol!r}.")
     if n == 0:
