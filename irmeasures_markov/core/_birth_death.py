@@ -348,12 +348,12 @@ def birth_death_discounted_visits(forward: ArrayLike, backward: ArrayLike, start
         ``discounted is visits`` when ``discount == 1``.
     """
     c = checked_discount(discount)
-    lower, d, upper = _chain(forward, backward, diag)
+    fwd, bwd, d = stacked_chain(forward, backward, diag)
     n = d.size
     if n == 0:
         return np.zeros(0), np.zeros(0)
     starts = np.asarray(starts, dtype=np.intp).ravel()
-    offsets = uncoupled_blocks(np.asarray(forward, dtype=np.float64), np.asarray(backward, dtype=np.float64))
+    offsets = uncoupled_blocks(fwd, bwd)
     visits, ill = None, np.ones(offsets.size - 1, dtype=bool)
     if n > 1:
         # one transposed solve gives the row of N from the starts and N's column sums 1^T N, whose
@@ -361,7 +361,7 @@ def birth_death_discounted_visits(forward: ArrayLike, backward: ArrayLike, start
         # path apart
         rhs = np.ones((n, 2), order="F")          # LAPACK's column-major layout: no copy
         rhs[:, 0] = start_indicator(starts, n)
-        _, _, _, both, info = lapack.dgtsv(upper, d, lower, rhs, overwrite_b=True)
+        _, _, _, both, info = lapack.dgtsv(-fwd[:-1], d, -bwd[1:], rhs, overwrite_b=True)   # M^T
         if info == 0:
             visits = np.ascontiguousarray(both[:, 0])
             # an overflow in one block can reach its neighbour through a zero coupling (0 * inf)
@@ -372,9 +372,8 @@ def birth_death_discounted_visits(forward: ArrayLike, backward: ArrayLike, start
     if not ill.any():
         if c == 1.0:
             return visits, visits
-        n_jj = birth_death_inverse_diagonal(forward, backward, d)
+        n_jj = birth_death_inverse_diagonal(fwd, bwd, d)
         return visits, visits / ((1.0 - c) * n_jj + c)
-    fwd, bwd, d = stacked_chain(forward, backward, d)
     good = block_positions(offsets, ~ill)
     visits = np.where(good, visits, 0.0) if visits is not None else np.zeros(n)
     discounted = visits if c == 1.0 else np.zeros(n)

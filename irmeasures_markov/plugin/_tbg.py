@@ -242,8 +242,7 @@ def tbg_flat_rates(prepared: PreparedRun, batch: RelevanceBatch, measure: Family
     offsets = batch.offsets
     for qa, qb in query_blocks(offsets, RATE_BLOCK):
         a, b = int(offsets[qa]), int(offsets[qb])
-        pc, _ = params.click_and_gain(batch.grades[a:b], batch.rel)
-        mean_time = params.t_summary + (params.a * flat[a:b] + params.b) * pc
+        mean_time, _ = params.holding_and_gain(batch.grades[a:b], flat[a:b], batch.rel)
         relevant = batch.relevant[a:b]
         if np.any(mean_time[relevant] <= 0):
             raise ValueError("MPcont(time='tbg'): the holding time at a relevant rank is 0 (t_summary = 0 and "
