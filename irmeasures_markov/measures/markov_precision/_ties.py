@@ -236,24 +236,21 @@ def expected_markov_precision(relevant: np.ndarray, offsets: np.ndarray, group_i
             if log_count <= log_limit:
                 values[q] = float(evaluator.values(_choices(groups)).mean())
                 continue
-            rng = query_rng(seed, qids[q], "ties")
-            values[q], se[q] = mean_until_se(lambda n, e=evaluator, g=groups, r=rng: e.values(_sampled(g, n, r)),
-                                             first_samples, target_se, max_samples)
-            continue
-        if log_count <= log_limit:
+            value_of = evaluator.values
+        elif log_count <= log_limit:
             rows = _with_fixed(fixed, _choices(groups) if groups else np.zeros((1, 0), dtype=np.int64))
             pending.append((q, rows, 1.0 / rows.shape[0]))
             pending_size += rows.size + rows.shape[0]
             if pending_size >= _CHUNK:
                 flush()
             continue
+        else:
+            def value_of(chosen, fixed=fixed, q=q, n_docs=b - a):
+                return _mp_of_rows([_with_fixed(fixed, chosen)], [n_docs], [int(recall_base[q])], model, recall)
+        # too many choices: a mean over random ones, seeded by the query
         rng = query_rng(seed, qids[q], "ties")
-
-        def draw(n, groups=groups, fixed=fixed, rng=rng, q=q, a=a, b=b):
-            rows = _with_fixed(fixed, _sampled(groups, n, rng))
-            return _mp_of_rows([rows], [b - a], [int(recall_base[q])], model, recall)
-
-        values[q], se[q] = mean_until_se(draw, first_samples, target_se, max_samples)
+        values[q], se[q] = mean_until_se(lambda n, v=value_of, g=groups, r=rng: v(_sampled(g, n, r)),
+                                         first_samples, target_se, max_samples)
     flush()
     return values, se
 
