@@ -25,7 +25,6 @@ from irmeasures_markov.plugin._tbg import (
     LengthTies,
     length_fingerprints,
     tbg_flat_rates,
-    tbg_rates,
     time_parameters,
 )
 from irmeasures_markov.plugin._variants import EXACT_LIMIT, FIRST_SAMPLES, MAX_SAMPLES, TARGET_SE
@@ -117,6 +116,9 @@ class _MP(FamilyMeasure):
         if is_fit_spec(model):
             name, kernel, states, _ = mp_model(model, self.NAME)
             if name is None:
+                if flat_rates is not None:   # the general solver takes rates per query
+                    o = batch.offsets
+                    rates = {q: flat_rates[o[i]:o[i + 1]] for i, q in enumerate(batch.qids)}
                 return kernel_batch(batch, kernel, states, recall=self["recall"], rates=rates, name=model)
             model = name
         return markov_precision_batch(batch, model, recall=self["recall"], rates=rates, flat_rates=flat_rates)
@@ -235,9 +237,6 @@ class _MPcont(LengthTies, _MP):
     def compute(self, prepared):
         if self["time"] == "tbg":
             batch = self.batch(prepared)
-            if is_fit_spec(self["model"]) and mp_model(self["model"], self.NAME)[0] is None:
-                # a fitted kernel goes to the general solver, which takes rates per query
-                return self.mp_values(batch, rates=tbg_rates(prepared, batch, self))
             return self.mp_values(batch, flat_rates=tbg_flat_rates(prepared, batch, self))
         if "rates" not in self.params and is_fit_spec(self["model"]):
             rates = mp_model(self["model"], self.NAME)[3]  # the fit's own rates

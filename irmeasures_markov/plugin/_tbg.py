@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 
 __all__ = ["TBG", "register_lengths", "REGISTERED_LENGTHS", "LENGTHS_REGISTRY", "LENGTH_PARAMS", "TIME_MODEL_PARAMS",
-           "document_lengths", "LengthTies", "length_fingerprints", "batch_lengths", "tbg_rates", "tbg_flat_rates",
+           "document_lengths", "LengthTies", "length_fingerprints", "batch_lengths", "tbg_flat_rates",
            "time_parameters"]
 
 #: Length mappings registered by name with :func:`register_lengths`.
@@ -222,15 +222,9 @@ def time_parameters(measure: FamilyMeasure, extra: Sequence[str] = ()) -> TBGPar
     return TBGParameters(**{n: v for n, v in values.items() if isinstance(v, (int, float, str))})
 
 
-def tbg_rates(prepared: PreparedRun, batch: RelevanceBatch, measure: FamilyMeasure) -> dict[str, np.ndarray]:
-    """MPcont holding rates from TBG's time model: mu_i = 1 / (T_S + T_D(l_i) P(C=1|r_i)) per query."""
-    rates = tbg_flat_rates(prepared, batch, measure)
-    o = batch.offsets
-    return {q: rates[o[i]:o[i + 1]] for i, q in enumerate(batch.qids)}
-
-
 def tbg_flat_rates(prepared: PreparedRun, batch: RelevanceBatch, measure: FamilyMeasure) -> np.ndarray:
-    """`tbg_rates` at every flat position of ``batch``, with no per-query step.
+    """MPcont holding rates from TBG's time model, mu_i = 1 / (T_S + T_D(l_i) P(C=1|r_i)), at every flat
+    position of ``batch``, with no per-query step.
 
     Besides the lengths and the rates (8 bytes per document each), the
     arithmetic holds its temporaries for blocks of whole queries of about
