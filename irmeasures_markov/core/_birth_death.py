@@ -480,8 +480,7 @@ def stable_parts(forward: ArrayLike, backward: ArrayLike, slack: ArrayLike, offs
         g = slk + z[:, :, None] * (fwd * alpha + bwd * beta) if need_absorption else None
     h = h_left + h_right
     valid = np.arange(width)[None, :] < np.diff(offsets)[:, None]
-    out = [x[:, valid] if x is not None else None for x in (h, e, g)]
-    return tuple(out)
+    return tuple(x[:, valid] if x is not None else None for x in (h, e, g))
 
 
 # ----------------------------------------------------------------------------------------------

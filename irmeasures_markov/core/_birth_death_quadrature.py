@@ -262,12 +262,9 @@ def node_terms(fwd: ArrayLike, bwd: ArrayLike, stop: ArrayLike, e_start: ArrayLi
     du = -zf[:-1]
     du2 = np.zeros(max(n - 2, 0))
     ipiv = np.arange(1, n + 1, dtype=np.int32)
-    rhs = np.empty((n, 1))
-    rhs[:, 0] = stop
-    psi, info1 = lapack.dgttrs(dl, top, du, du2, ipiv, rhs, overwrite_b=True)
-    rhs = np.empty((n, 1))
-    rhs[:, 0] = e_start
-    row, info2 = lapack.dgttrs(dl, top, du, du2, ipiv, rhs, trans="T", overwrite_b=True)
+    # right-hand sides as fresh (n, 1) columns, which the solves overwrite
+    psi, info1 = lapack.dgttrs(dl, top, du, du2, ipiv, np.array(stop[:, None]), overwrite_b=True)
+    row, info2 = lapack.dgttrs(dl, top, du, du2, ipiv, np.array(e_start[:, None]), trans="T", overwrite_b=True)
     if info1 != 0 or info2 != 0:
         return None
     term = psi[:, 0] * row[:, 0]
