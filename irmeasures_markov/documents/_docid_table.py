@@ -96,12 +96,8 @@ def encode_joined(joined: str, n: int, n_words: int | None) -> tuple[list[np.nda
     ends = np.flatnonzero(raw == ord(SEPARATOR))
     if ends.size != n - 1:
         return None
-    starts = np.empty(n, dtype=np.intp)
-    starts[0] = 0
-    starts[1:] = ends + 1
-    lengths = np.empty(n, dtype=np.intp)
-    lengths[:-1] = ends - starts[:-1]
-    lengths[-1] = size - starts[-1]
+    starts = np.concatenate(([0], ends + 1)).astype(np.intp)
+    lengths = np.append(ends, size) - starts
     if n_words is None:
         n_words = (int(lengths.max()) + 7) // 8 or 1
     _, at = _words_at_every_byte(raw, 8 * n_words + 8)
