@@ -123,14 +123,10 @@ def _reach_keep(fwd, bwd, offsets, local_starts, tol):
     # (q_k = 0 at a block's first state, so the neighbour block's bound plays no part)
     with np.errstate(divide="ignore", invalid="ignore"):
         bound = np.where(fwd > 0, fwd / (1.0 - bwd), 0.0)
-        prev = np.empty(n)
-        prev[0] = 0.0
-        prev[1:] = bound[:-1]
+        prev = np.concatenate(([0.0], bound[:-1]))
         bound = np.where(fwd > 0, fwd / (1.0 - bwd * prev), 0.0)
         logb = np.log(np.clip(bound, 1e-300, 1.0))
-    cum = np.empty(n + 1)
-    cum[0] = 0.0
-    np.cumsum(logb, out=cum[1:])                     # cum[j] = sum_{k<j} log bound_k
+    cum = np.concatenate(([0.0], np.cumsum(logb)))   # cum[j] = sum_{k<j} log bound_k
     lengths = np.diff(offsets)
     has = local_starts >= 0
     start = np.where(has, offsets[:-1] + local_starts, offsets[:-1])
