@@ -147,10 +147,8 @@ def birth_death_inverse_diagonal(forward: ArrayLike, backward: ArrayLike, diag: 
     ValueError
         If the chain is not absorbing (the matrix is singular).
     """
-    forward = np.asarray(forward, dtype=np.float64)
-    backward = np.asarray(backward, dtype=np.float64)
+    forward, backward, d = stacked_chain(forward, backward, diag)
     n = forward.size
-    d = np.ones(n) if diag is None else np.asarray(diag, dtype=np.float64)
     if n <= 1:
         if n == 1 and not d[0] > 0:
             raise ValueError(SINGULAR)
