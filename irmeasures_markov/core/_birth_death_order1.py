@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 from numpy.typing import ArrayLike
 
-from irmeasures_markov._util._segments import expand_ranges
+from irmeasures_markov._util._segments import expand_ranges, query_blocks
 from irmeasures_markov.core._birth_death import (
     SINGULAR,
     absorbed,
@@ -178,15 +178,11 @@ def average_reward_groups(gather: Callable[[np.ndarray], tuple], offsets: ArrayL
     keep = reach_truncation(gather, offsets, local_starts, ORDER1_TRUNCATION_TOL, chunk=ORDER1_REACH_CHUNK)
     kept = np.flatnonzero(keep > 0)
     # groups of about ORDER1_GROUP_STATES kept states bound the memory of everything below
-    first = np.cumsum(keep[kept]) - keep[kept]
-    group = first // ORDER1_GROUP_STATES
-    bounds = np.concatenate([[0], np.flatnonzero(np.diff(group)) + 1, [kept.size]])
-    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+    for a, b in query_blocks(np.concatenate([[0], np.cumsum(keep[kept])]), ORDER1_GROUP_STATES):
         blocks = kept[a:b]
-        if blocks.size:
-            mask = expand_ranges(offsets[blocks], keep[blocks])
-            f, bw, *extra = gather(mask)
-            yield mask, _average_reward_kept(f, bw, keep[blocks], local_starts[blocks], c), extra
+        mask = expand_ranges(offsets[blocks], keep[blocks])
+        f, bw, *extra = gather(mask)
+        yield mask, _average_reward_kept(f, bw, keep[blocks], local_starts[blocks], c), extra
 
 
 def _average_reward_kept(f_t, b_t, keep, local, c):
@@ -280,13 +276,9 @@ def _gauss_integral(fwd, bwd, stop, e_start, offsets, n_nodes: int, c: float):
     about `ORDER1_CELLS` states x nodes, which bounds the memory.
     """
     z, w = graded_gauss_legendre(0, n_nodes)           # one piece: [0, 1]
-    n = fwd.size
-    total = np.zeros(n)
-    per_group = max(1, ORDER1_CELLS // n_nodes)
-    group = offsets[:-1] // per_group
-    cuts = np.concatenate([offsets[:-1][np.flatnonzero(np.diff(group)) + 1], [n]]) if n else np.zeros(0, np.intp)
-    lo = 0
-    for hi in cuts.tolist():
+    total = np.zeros(fwd.size)
+    for a, b in query_blocks(offsets, max(1, ORDER1_CELLS // n_nodes)):
+        lo, hi = int(offsets[a]), int(offsets[b])
         size = hi - lo
         per = max(1, ORDER1_CELLS // size)            # nodes at once (all of them unless a block is huge)
         f, b, s, e = fwd[lo:hi], bwd[lo:hi], stop[lo:hi], e_start[lo:hi]
@@ -301,7 +293,6 @@ def _gauss_integral(fwd, bwd, stop, e_start, offsets, n_nodes: int, c: float):
                     total[lo:hi] += ww * _node_term(zz, f, b, s, e, c)
                 continue
             total[lo:hi] += w[k:k + per] @ terms.reshape(m, size)
-        lo = hi
     return total
 
 

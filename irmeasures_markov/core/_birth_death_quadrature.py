@@ -61,7 +61,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from irmeasures_markov._util._lazy import lazy_module
-from irmeasures_markov._util._segments import expand_ranges
+from irmeasures_markov._util._segments import expand_ranges, query_blocks
 
 lapack = lazy_module("scipy.linalg.lapack")  # imported at the first call: `import irmeasures_markov` stays cheap
 
@@ -171,9 +171,7 @@ def _keep_in_groups(gather, offsets, local_starts, tol, blocks, span, keep, chun
     if blocks.size == 0:
         return
     sizes = span[blocks]
-    group = (np.cumsum(sizes) - sizes) // max(int(chunk), 1)
-    bounds = np.concatenate([[0], np.flatnonzero(np.diff(group)) + 1, [blocks.size]])
-    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+    for a, b in query_blocks(np.concatenate([[0], np.cumsum(sizes)]), max(int(chunk), 1)):
         ids = blocks[a:b]
         f, bw = gather(expand_ranges(offsets[ids], sizes[a:b]))[:2]
         keep[ids] = _reach_keep(f, bw, np.concatenate([[0], np.cumsum(sizes[a:b])]).astype(np.intp),

@@ -527,9 +527,7 @@ def gain_and_steps_flat(fwd: np.ndarray, bwd: np.ndarray, gain: np.ndarray, offs
     fwd[lastpos] = 0.0
     eg = np.zeros(nq)
     eh = np.zeros(nq)
-    group = offsets[:-1] // GROUP_RANKS
-    bounds = np.concatenate([[0], np.flatnonzero(np.diff(group)) + 1, [nq]]) if nq else np.zeros(1, np.intp)
-    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+    for a, b in query_blocks(offsets, GROUP_RANKS):
         lo, hi = int(offsets[a]), int(offsets[b])
         sub = offsets[a:b + 1] - lo
         nonempty = np.diff(sub) > 0
