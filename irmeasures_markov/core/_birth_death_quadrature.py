@@ -61,7 +61,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from irmeasures_markov._util._lazy import lazy_module
-from irmeasures_markov._util._segments import expand_ranges, query_blocks
+from irmeasures_markov._util._segments import expand_ranges, query_blocks, segment_sum
 
 lapack = lazy_module("scipy.linalg.lapack")  # imported at the first call: `import irmeasures_markov` stays cheap
 
@@ -133,10 +133,7 @@ def _reach_keep(fwd, bwd, offsets, local_starts, tol):
     st = np.repeat(start, lengths)
     # within a block the log bound of reaching j from the start is cum[j] - cum[start], nonincreasing
     reached = (np.arange(n) <= st) | (cum[:-1] - cum[st] >= math.log(tol))
-    keep = np.zeros(lengths.size, dtype=np.intp)
-    nonempty = lengths > 0
-    keep[nonempty] = np.add.reduceat(reached.astype(np.intp), offsets[:-1][nonempty])
-    return np.where(has, keep, 0)
+    return np.where(has, segment_sum(reached, offsets), 0)
 
 
 def reach_truncation(gather: Callable[[np.ndarray], tuple], offsets: ArrayLike, local_starts: ArrayLike,

@@ -371,8 +371,6 @@ def _path_at_h_block(batch, params, kw, g_max, pad_to, backward=None):
         return out
     fwd, bwd, g, tail_pq = batch_transitions(batch, g_max=g_max, **kw)
     f, order, loss = params["f"], params["order"], params["loss"]
-    nonempty = lengths > 0
-    starts = offsets[:-1]
     if backward is None:
         backward = tail_pq is not None or bool(np.any(bwd > 0))
     if order == 1 and f == "h" and backward:
@@ -384,16 +382,14 @@ def _path_at_h_block(batch, params, kw, g_max, pad_to, backward=None):
         vals *= _segment_cumprod_shift(fwd, offsets)
         np.subtract(1.0, fwd, out=fwd)   # fwd is this function's own array
         vals *= fwd
-        out[nonempty] = np.add.reduceat(vals, starts[nonempty])
+        out = segment_sum(vals, offsets)
     else:
         if backward:
             eg, eh = gain_and_steps_flat(fwd, bwd, g, offsets, loss, tail_pq)
         else:
             surv = _segment_cumprod_shift(fwd, offsets)
-            eg = np.zeros(nq)
-            eh = np.zeros(nq)
-            eg[nonempty] = np.add.reduceat(g * surv, starts[nonempty])
-            eh[nonempty] = np.add.reduceat(surv, starts[nonempty])
+            eg = segment_sum(g * surv, offsets)
+            eh = segment_sum(surv, offsets)
         out = eg if f == "1" else np.divide(eg, eh, out=np.zeros(nq), where=eh > 0)
     out[batch.recall_base == 0] = 0.0
     return out
@@ -544,12 +540,6 @@ def gain_and_steps_flat(fwd: np.ndarray, bwd: np.ndarray, gain: np.ndarray, offs
 def order1_flat(forward: np.ndarray, backward: np.ndarray, gain: np.ndarray, offsets: np.ndarray,
                 loss: float) -> np.ndarray:
     """E[Σ g / H] per block of stacked uncoupled chains (generating function, all blocks per node)."""
-    lengths = np.diff(offsets)
-    nonempty = lengths > 0
-    out = np.zeros(lengths.size)
-    if gain.size == 0:
-        return out
-    starts = offsets[:-1][nonempty]
-    terms = birth_death_average_reward(forward, backward, gain, starts, 1.0 - loss)
-    out[nonempty] = np.add.reduceat(terms, starts)
-    return out
+    # one start per non-empty ranking, then the sum of each ranking's terms
+    terms = birth_death_average_reward(forward, backward, gain, offsets[:-1][np.diff(offsets) > 0], 1.0 - loss)
+    return segment_sum(terms, offsets)
