@@ -46,11 +46,9 @@ def _sparse_batch(ranks: np.ndarray, counts: np.ndarray, T: np.ndarray) -> Relev
     """A batch that holds only the relevant ranks (1-based, sorted within each ranking) of rankings of length T."""
     n_rank = counts.size
     qidx = np.repeat(np.arange(n_rank), counts)
-    first = np.zeros(n_rank, dtype=np.int64)
-    np.cumsum(counts[:-1], out=first[1:])
+    first = np.cumsum(counts) - counts
     found = np.arange(ranks.size) - np.repeat(first, counts) + 1
-    offsets = np.zeros(n_rank + 1, dtype=np.int64)
-    np.cumsum(T, out=offsets[1:])
+    offsets = np.concatenate(([0], np.cumsum(T))).astype(np.int64)
     empty = np.zeros(0, dtype=np.int64)
     batch = RelevanceBatch([""] * n_rank, offsets, empty, empty.astype(bool), np.zeros(n_rank, dtype=np.int64), 1)
     # the kernel reads MP from the relevant ranks alone: hand them over instead of whole rankings
