@@ -402,11 +402,8 @@ def birth_death_average_reward_recursion(forward: ArrayLike, backward: ArrayLike
         return 0.0
     # P(H > 2m) <= 1/2 from any state (Markov's inequality), m = max_i E_i[H]: the
     # surviving mass halves every 2m steps, which bounds T (and raises on singular chains)
-    try:
-        with np.errstate(all="ignore"):
-            m = float(birth_death_solve(fwd, bwd, np.ones(n)).max())
-    except ValueError:
-        m = math.inf
+    steps, _ = _expected_steps(fwd, bwd, np.array([0, n]))
+    m = math.inf if steps is None else float(steps.max())
     if not m <= MAX_RECURSION_VISITS:
         # nearly non-absorbing (or singular): the recursion would need about m steps
         _, e, _ = stable_parts(fwd, bwd, stop, np.array([0, n]), np.array([start]), np.zeros(1))
