@@ -106,7 +106,8 @@ lapack = lazy_module("scipy.linalg.lapack")  # imported at the first call: `impo
 
 __all__ = ["birth_death_inverse_diagonal", "birth_death_solve", "birth_death_solve_pair",
            "birth_death_discounted_visits", "checked_discount", "start_indicator", "ill_conditioned",
-           "WELL_CONDITIONED_VISITS", "uncoupled_blocks", "stable_parts", "stable_average_reward", "SINGULAR"]
+           "WELL_CONDITIONED_VISITS", "uncoupled_blocks", "stable_parts", "stable_parts_at_one",
+           "stable_average_reward", "SINGULAR"]
 
 #: Blocks whose expected absorption time (from some state) exceeds this go through the
 #: subtraction-free elimination (module doc): the LAPACK path loses about
@@ -379,11 +380,8 @@ def birth_death_discounted_visits(forward: ArrayLike, backward: ArrayLike, start
         discounted[good] = visits[good] / ((1.0 - c) * birth_death_inverse_diagonal(fwd[good], bwd[good], d[good])
                                            + c)
     bad = ~good
-    h, e, _ = stable_parts(fwd[bad], bwd[bad], np.clip(d - fwd - bwd, 0.0, None)[bad], sub_offsets(offsets, ill),
-                           block_starts(starts, offsets, ill), np.zeros(1))
-    h, e = h[0], e[0]
-    if not np.all(e > 0):
-        raise ValueError(SINGULAR)
+    h, e = stable_parts_at_one(fwd[bad], bwd[bad], np.clip(d - fwd - bwd, 0.0, None)[bad],
+                               sub_offsets(offsets, ill), block_starts(starts, offsets, ill))
     visits[bad] = h / e
     if c < 1.0:
         discounted[bad] = h / ((1.0 - c) + c * e)
@@ -481,6 +479,16 @@ def stable_parts(forward: ArrayLike, backward: ArrayLike, slack: ArrayLike, offs
     return tuple(x[:, valid] if x is not None else None for x in (h, e, g))
 
 
+def stable_parts_at_one(forward: ArrayLike, backward: ArrayLike, slack: ArrayLike, offsets: ArrayLike,
+                        local_starts: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """``(h, e)`` of `stable_parts` at z = 1 (one node, w = 0), refusing a chain with states that are never
+    absorbed (an escape probability e that is not positive)."""
+    h, e, _ = stable_parts(forward, backward, slack, offsets, local_starts, np.zeros(1))
+    if not np.all(e[0] > 0):
+        raise ValueError(SINGULAR)
+    return h[0], e[0]
+
+
 # ----------------------------------------------------------------------------------------------
 # selecting blocks of stacked chains, and the order-1 integral
 # ----------------------------------------------------------------------------------------------
@@ -539,10 +547,7 @@ def stable_average_reward(fwd: ArrayLike, bwd: ArrayLike, stop: ArrayLike, offse
     r"""Per-state integrals $\int_0^1 N^z_{sj} \psi^z_j / ((1-c) N^z_{jj} + c)\, dz$ by the
     subtraction-free elimination, in $w = 1 - z$ (nodes graded towards w = 0, down to
     a quarter of $1/\max_i E_i[H]$, which bounds the integrand's pole away from [0, 1])."""
-    _, e1, _ = stable_parts(fwd, bwd, stop, offsets, local_starts, np.zeros(1))
-    e1 = e1[0]
-    if not np.all(e1 > 0):
-        raise ValueError(SINGULAR)
+    _, e1 = stable_parts_at_one(fwd, bwd, stop, offsets, local_starts)
     with np.errstate(over="ignore"):
         # max_i E_i[H] <= max over blocks of sum_j N_jj (N_ij <= N_jj)
         bound = float(np.max(np.add.reduceat(1.0 / e1, offsets[:-1])))

@@ -19,7 +19,6 @@ from numpy.typing import ArrayLike
 
 from irmeasures_markov._util._segments import expand_ranges, query_blocks
 from irmeasures_markov.core._birth_death import (
-    SINGULAR,
     absorbed,
     birth_death_inverse_diagonal,
     birth_death_solve,
@@ -30,7 +29,7 @@ from irmeasures_markov.core._birth_death import (
     ill_conditioned,
     renumber,
     stable_average_reward,
-    stable_parts,
+    stable_parts_at_one,
     start_indicator,
     sub_offsets,
     uncoupled_blocks,
@@ -406,11 +405,9 @@ def birth_death_average_reward_recursion(forward: ArrayLike, backward: ArrayLike
     m = math.inf if steps is None else float(steps.max())
     if not m <= MAX_RECURSION_VISITS:
         # nearly non-absorbing (or singular): the recursion would need about m steps
-        _, e, _ = stable_parts(fwd, bwd, stop, np.array([0, n]), np.array([start]), np.zeros(1))
-        if not np.all(e[0] > 0):
-            raise ValueError(SINGULAR)
+        _, e = stable_parts_at_one(fwd, bwd, stop, np.array([0, n]), np.array([start]))
         with np.errstate(over="ignore"):
-            m = float(np.sum(1.0 / e[0]))
+            m = float(np.sum(1.0 / e))
         raise ValueError(f"the step recursion would take about {m:.3g} steps (the expected absorption time "
                          f"reaches that order); use the generating function (method='generating'), which "
                          f"is exact here.")
