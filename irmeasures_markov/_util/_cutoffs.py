@@ -184,17 +184,15 @@ def check_trec_measure_set(names: Iterable[str]) -> None:
                              f"use '{family}'{alt} (pytrec_eval would abort the process on {param!r}).")
         if family not in TREC_CUTOFF_FAMILIES:
             continue
+        rule = (f"measure {name!r}: the cutoffs of {family} must be positive integers, as in '{family}_10', "
+                f"'{family}.10' or '{family}_5,10'")
         if read is None:
-            raise ValueError(f"measure {name!r}: the cutoffs of {family} must be positive integers, as in "
-                             f"'{family}_10', '{family}.10' or '{family}_5,10' (pytrec_eval reads none in "
-                             f"{param!r}).")
+            raise ValueError(f"{rule} (pytrec_eval reads none in {param!r}).")
         seen = spellings.setdefault(family, {})
         for item in read.group(0).split(","):
             cutoff = int(item.split(".")[0])
             if cutoff < 1:
-                raise ValueError(f"measure {name!r}: the cutoffs of {family} must be positive integers, as in "
-                                 f"'{family}_10', '{family}.10' or '{family}_5,10' (pytrec_eval would abort "
-                                 f"the process on {item!r}, read as {cutoff}).")
+                raise ValueError(f"{rule} (pytrec_eval would abort the process on {item!r}, read as {cutoff}).")
             other = seen.setdefault(cutoff, (item, name))
             if other[0] != item:
                 given = f"{name!r}" if other[1] == name else f"{other[1]!r} and {name!r}"

@@ -39,8 +39,11 @@ def _kernels(engine: str):
     return optional_kernels(_KERNELS, "irmeasures_markov._util._token_hash_numba")
 
 
-def _as_bytes(joined: str) -> np.ndarray:
-    return np.frombuffer(joined.encode("utf-8", "surrogateescape"), dtype=np.uint8)
+def _tokens(joined: str, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(buf, start, end)``: the bytes of ``joined`` (UTF-8, ``surrogateescape``, as the readers decode fields)
+    and the bounds of its ``n`` tokens."""
+    buf = np.frombuffer(joined.encode("utf-8", "surrogateescape"), dtype=np.uint8)
+    return (buf, *token_bounds(buf, n))
 
 
 def token_bounds(buf: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -93,8 +96,7 @@ def first_repeat(joined: str, bounds: np.ndarray, keys: list[str] | None = None,
     if n == 0:
         return -1
     if kernels is not None:
-        buf = _as_bytes(joined)
-        start, end = token_bounds(buf, n)
+        buf, start, end = _tokens(joined, n)
         return int(kernels.first_repeat(buf, start, end, np.ascontiguousarray(bounds, dtype=np.int64)))
     if keys is None:
         keys = joined.split("\n")
@@ -149,8 +151,7 @@ class KeyTables:
             bounds = np.zeros(counts.size + 1, dtype=np.int64)
             np.cumsum(counts, out=bounds[1:])
             n = int(bounds[-1])
-            buf = _as_bytes(joined)
-            start, end = token_bounds(buf, n)
+            buf, start, end = _tokens(joined, n)
             values = np.fromiter(chain.from_iterable(map(methodcaller("values"), tables)), dtype=np.int64, count=n)
             self._packed = (buf, start, end, bounds, values)
         return self._packed
@@ -195,8 +196,7 @@ def lookup(joined: str, bounds: np.ndarray, table_of: np.ndarray, tables: KeyTab
         return np.zeros(0, dtype=np.int64)
     table_of = np.ascontiguousarray(table_of, dtype=np.int64)
     if kernels is not None:
-        buf = _as_bytes(joined)
-        start, end = token_bounds(buf, n)
+        buf, start, end = _tokens(joined, n)
         return kernels.lookup(buf, start, end, np.ascontiguousarray(bounds, dtype=np.int64), table_of,
                               *tables.packed(), np.int64(missing))
     if keys is None:

@@ -106,7 +106,8 @@ lapack = lazy_module("scipy.linalg.lapack")  # imported at the first call: `impo
 
 __all__ = ["birth_death_inverse_diagonal", "birth_death_solve", "birth_death_solve_pair",
            "birth_death_discounted_visits", "checked_discount", "start_indicator", "ill_conditioned",
-           "WELL_CONDITIONED_VISITS", "uncoupled_blocks", "stable_parts", "stable_average_reward", "SINGULAR"]
+           "WELL_CONDITIONED_VISITS", "uncoupled_blocks", "stable_parts", "stable_parts_at_one",
+           "stable_average_reward", "SINGULAR"]
 
 #: Blocks whose expected absorption time (from some state) exceeds this go through the
 #: subtraction-free elimination (module doc): the LAPACK path loses about
@@ -147,10 +148,8 @@ def birth_death_inverse_diagonal(forward: ArrayLike, backward: ArrayLike, diag: 
     ValueError
         If the chain is not absorbing (the matrix is singular).
     """
-    forward = np.asarray(forward, dtype=np.float64)
-    backward = np.asarray(backward, dtype=np.float64)
+    forward, backward, d = stacked_chain(forward, backward, diag)
     n = forward.size
-    d = np.ones(n) if diag is None else np.asarray(diag, dtype=np.float64)
     if n <= 1:
         if n == 1 and not d[0] > 0:
             raise ValueError(SINGULAR)
@@ -348,12 +347,12 @@ def birth_death_discounted_visits(forward: ArrayLike, backward: ArrayLike, start
         ``discounted is visits`` when ``discount == 1``.
     """
     c = checked_discount(discount)
-    lower, d, upper = _chain(forward, backward, diag)
+    fwd, bwd, d = stacked_chain(forward, backward, diag)
     n = d.size
     if n == 0:
         return np.zeros(0), np.zeros(0)
     starts = np.asarray(starts, dtype=np.intp).ravel()
-    offsets = uncoupled_blocks(np.asarray(forward, dtype=np.float64), np.asarray(backward, dtype=np.float64))
+    offsets = uncoupled_blocks(fwd, bwd)
     visits, ill = None, np.ones(offsets.size - 1, dtype=bool)
     if n > 1:
         # one transposed solve gives the row of N from the starts and N's column sums 1^T N, whose
@@ -361,7 +360,7 @@ def birth_death_discounted_visits(forward: ArrayLike, backward: ArrayLike, start
         # path apart
         rhs = np.ones((n, 2), order="F")          # LAPACK's column-major layout: no copy
         rhs[:, 0] = start_indicator(starts, n)
-        _, _, _, both, info = lapack.dgtsv(upper, d, lower, rhs, overwrite_b=True)
+        _, _, _, both, info = lapack.dgtsv(-fwd[:-1], d, -bwd[1:], rhs, overwrite_b=True)   # M^T
         if info == 0:
             visits = np.ascontiguousarray(both[:, 0])
             # an overflow in one block can reach its neighbour through a zero coupling (0 * inf)
@@ -372,9 +371,8 @@ def birth_death_discounted_visits(forward: ArrayLike, backward: ArrayLike, start
     if not ill.any():
         if c == 1.0:
             return visits, visits
-        n_jj = birth_death_inverse_diagonal(forward, backward, d)
+        n_jj = birth_death_inverse_diagonal(fwd, bwd, d)
         return visits, visits / ((1.0 - c) * n_jj + c)
-    fwd, bwd, d = stacked_chain(forward, backward, d)
     good = block_positions(offsets, ~ill)
     visits = np.where(good, visits, 0.0) if visits is not None else np.zeros(n)
     discounted = visits if c == 1.0 else np.zeros(n)
@@ -382,11 +380,8 @@ def birth_death_discounted_visits(forward: ArrayLike, backward: ArrayLike, start
         discounted[good] = visits[good] / ((1.0 - c) * birth_death_inverse_diagonal(fwd[good], bwd[good], d[good])
                                            + c)
     bad = ~good
-    h, e, _ = stable_parts(fwd[bad], bwd[bad], np.clip(d - fwd - bwd, 0.0, None)[bad], sub_offsets(offsets, ill),
-                           block_starts(starts, offsets, ill), np.zeros(1))
-    h, e = h[0], e[0]
-    if not np.all(e > 0):
-        raise ValueError(SINGULAR)
+    h, e = stable_parts_at_one(fwd[bad], bwd[bad], np.clip(d - fwd - bwd, 0.0, None)[bad],
+                               sub_offsets(offsets, ill), block_starts(starts, offsets, ill))
     visits[bad] = h / e
     if c < 1.0:
         discounted[bad] = h / ((1.0 - c) + c * e)
@@ -481,8 +476,17 @@ def stable_parts(forward: ArrayLike, backward: ArrayLike, slack: ArrayLike, offs
         g = slk + z[:, :, None] * (fwd * alpha + bwd * beta) if need_absorption else None
     h = h_left + h_right
     valid = np.arange(width)[None, :] < np.diff(offsets)[:, None]
-    out = [x[:, valid] if x is not None else None for x in (h, e, g)]
-    return tuple(out)
+    return tuple(x[:, valid] if x is not None else None for x in (h, e, g))
+
+
+def stable_parts_at_one(forward: ArrayLike, backward: ArrayLike, slack: ArrayLike, offsets: ArrayLike,
+                        local_starts: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """``(h, e)`` of `stable_parts` at z = 1 (one node, w = 0), refusing a chain with states that are never
+    absorbed (an escape probability e that is not positive)."""
+    h, e, _ = stable_parts(forward, backward, slack, offsets, local_starts, np.zeros(1))
+    if not np.all(e[0] > 0):
+        raise ValueError(SINGULAR)
+    return h[0], e[0]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -543,10 +547,7 @@ def stable_average_reward(fwd: ArrayLike, bwd: ArrayLike, stop: ArrayLike, offse
     r"""Per-state integrals $\int_0^1 N^z_{sj} \psi^z_j / ((1-c) N^z_{jj} + c)\, dz$ by the
     subtraction-free elimination, in $w = 1 - z$ (nodes graded towards w = 0, down to
     a quarter of $1/\max_i E_i[H]$, which bounds the integrand's pole away from [0, 1])."""
-    _, e1, _ = stable_parts(fwd, bwd, stop, offsets, local_starts, np.zeros(1))
-    e1 = e1[0]
-    if not np.all(e1 > 0):
-        raise ValueError(SINGULAR)
+    _, e1 = stable_parts_at_one(fwd, bwd, stop, offsets, local_starts)
     with np.errstate(over="ignore"):
         # max_i E_i[H] <= max over blocks of sum_j N_jj (N_ij <= N_jj)
         bound = float(np.max(np.add.reduceat(1.0 / e1, offsets[:-1])))

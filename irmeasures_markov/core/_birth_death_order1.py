@@ -17,9 +17,8 @@ from collections.abc import Callable, Iterator
 import numpy as np
 from numpy.typing import ArrayLike
 
-from irmeasures_markov._util._segments import expand_ranges
+from irmeasures_markov._util._segments import expand_ranges, query_blocks
 from irmeasures_markov.core._birth_death import (
-    SINGULAR,
     absorbed,
     birth_death_inverse_diagonal,
     birth_death_solve,
@@ -30,7 +29,7 @@ from irmeasures_markov.core._birth_death import (
     ill_conditioned,
     renumber,
     stable_average_reward,
-    stable_parts,
+    stable_parts_at_one,
     start_indicator,
     sub_offsets,
     uncoupled_blocks,
@@ -66,18 +65,18 @@ ORDER1_GROUP_STATES = 1 << 17
 ORDER1_REACH_CHUNK = 1 << 17
 
 
-def _absorption(forward, backward):
-    """``(forward, backward, stop)`` with the out-of-range moves turned into absorption."""
-    fwd, bwd = _probabilities(forward, backward)
-    return fwd, bwd, np.clip(1.0 - fwd - bwd, 0.0, 1.0)
-
-
-def _reward_and_discount(reward, discount, n: int):
-    """Validated per-state reward (shape (n,)) and visit discount c in [0, 1]."""
+def _chain_inputs(forward, backward, reward, discount):
+    """The validated inputs of every order-1 method: ``(forward, backward, stop, reward, c)``, the out-of-range
+    moves turned into absorption, a reward per state and the visit discount c in [0, 1]."""
+    fwd, bwd = absorbed(forward, backward)
+    lo = min(float(fwd.min()), float(bwd.min())) if fwd.size else 0.0
+    hi = float(np.max(fwd + bwd)) if fwd.size else 0.0
+    if not (lo >= 0 and hi <= 1 + 1e-12):          # NaN fails both comparisons
+        raise ValueError("`forward` and `backward` must be probabilities with forward + backward <= 1.")
     reward = np.asarray(reward, dtype=np.float64)
-    if reward.shape != (n,):
-        raise ValueError(f"`reward` must have shape ({n},), got {reward.shape}.")
-    return reward, checked_discount(discount)
+    if reward.shape != fwd.shape:
+        raise ValueError(f"`reward` must have shape ({fwd.size},), got {reward.shape}.")
+    return fwd, bwd, np.clip(1.0 - fwd - bwd, 0.0, 1.0), reward, checked_discount(discount)
 
 
 def birth_death_average_reward(forward: ArrayLike, backward: ArrayLike, reward: ArrayLike, starts: ArrayLike,
@@ -135,9 +134,8 @@ def birth_death_average_reward(forward: ArrayLike, backward: ArrayLike, reward: 
     --------
     birth_death_average_reward_recursion : the same expectation by step recursions.
     """
-    fwd, bwd = _probabilities(forward, backward)
+    fwd, bwd, _, reward, c = _chain_inputs(forward, backward, reward, discount)
     n = fwd.size
-    reward, c = _reward_and_discount(reward, discount, n)
     if n == 0:
         return np.zeros(0)
     starts = np.asarray(starts, dtype=np.intp).ravel()
@@ -168,7 +166,7 @@ def average_reward_groups(gather: Callable[[np.ndarray], tuple], offsets: ArrayL
     ``offsets`` are the uncoupled blocks of the stacked chains and
     ``local_starts`` their starts (`average_reward_starts`);
     ``gather(idx) -> (fwd[idx], bwd[idx], *extra)`` reads the chains (after
-    `_probabilities`) at an increasing array of states, so the caller
+    `_chain_inputs`) at an increasing array of states, so the caller
     need not hold them.  Yields ``(states, values, extra)`` for groups of about
     `ORDER1_GROUP_STATES` kept states (0 elsewhere), in order of state;
     ``extra`` is what ``gather`` returned for ``states`` besides the chains.
@@ -179,15 +177,11 @@ def average_reward_groups(gather: Callable[[np.ndarray], tuple], offsets: ArrayL
     keep = reach_truncation(gather, offsets, local_starts, ORDER1_TRUNCATION_TOL, chunk=ORDER1_REACH_CHUNK)
     kept = np.flatnonzero(keep > 0)
     # groups of about ORDER1_GROUP_STATES kept states bound the memory of everything below
-    first = np.cumsum(keep[kept]) - keep[kept]
-    group = first // ORDER1_GROUP_STATES
-    bounds = np.concatenate([[0], np.flatnonzero(np.diff(group)) + 1, [kept.size]])
-    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+    for a, b in query_blocks(np.concatenate([[0], np.cumsum(keep[kept])]), ORDER1_GROUP_STATES):
         blocks = kept[a:b]
-        if blocks.size:
-            mask = expand_ranges(offsets[blocks], keep[blocks])
-            f, bw, *extra = gather(mask)
-            yield mask, _average_reward_kept(f, bw, keep[blocks], local_starts[blocks], c), extra
+        mask = expand_ranges(offsets[blocks], keep[blocks])
+        f, bw, *extra = gather(mask)
+        yield mask, _average_reward_kept(f, bw, keep[blocks], local_starts[blocks], c), extra
 
 
 def _average_reward_kept(f_t, b_t, keep, local, c):
@@ -209,16 +203,6 @@ def _average_reward_kept(f_t, b_t, keep, local, c):
     once[at] = _average_reward_cut(f_t[at], b_t[at], s_t[at], sub_offsets(sub, unique),
                                    sub_offsets(sub, unique)[:-1] + local[unique], c)
     return once[np.arange(f_t.size) + np.repeat(sub[rep] - sub[:-1], np.diff(sub))]
-
-
-def _probabilities(forward, backward):
-    """Validated `absorbed` ``(forward, backward)``."""
-    fwd, bwd = absorbed(forward, backward)
-    lo = min(float(fwd.min()), float(bwd.min())) if fwd.size else 0.0
-    hi = float(np.max(fwd + bwd)) if fwd.size else 0.0
-    if not (lo >= 0 and hi <= 1 + 1e-12):          # NaN fails both comparisons
-        raise ValueError("`forward` and `backward` must be probabilities with forward + backward <= 1.")
-    return fwd, bwd
 
 
 def _expected_steps(fwd, bwd, offsets):
@@ -291,13 +275,9 @@ def _gauss_integral(fwd, bwd, stop, e_start, offsets, n_nodes: int, c: float):
     about `ORDER1_CELLS` states x nodes, which bounds the memory.
     """
     z, w = graded_gauss_legendre(0, n_nodes)           # one piece: [0, 1]
-    n = fwd.size
-    total = np.zeros(n)
-    per_group = max(1, ORDER1_CELLS // n_nodes)
-    group = offsets[:-1] // per_group
-    cuts = np.concatenate([offsets[:-1][np.flatnonzero(np.diff(group)) + 1], [n]]) if n else np.zeros(0, np.intp)
-    lo = 0
-    for hi in cuts.tolist():
+    total = np.zeros(fwd.size)
+    for a, b in query_blocks(offsets, max(1, ORDER1_CELLS // n_nodes)):
+        lo, hi = int(offsets[a]), int(offsets[b])
         size = hi - lo
         per = max(1, ORDER1_CELLS // size)            # nodes at once (all of them unless a block is huge)
         f, b, s, e = fwd[lo:hi], bwd[lo:hi], stop[lo:hi], e_start[lo:hi]
@@ -312,7 +292,6 @@ def _gauss_integral(fwd, bwd, stop, e_start, offsets, n_nodes: int, c: float):
                     total[lo:hi] += ww * _node_term(zz, f, b, s, e, c)
                 continue
             total[lo:hi] += w[k:k + per] @ terms.reshape(m, size)
-        lo = hi
     return total
 
 
@@ -332,9 +311,8 @@ def _birth_death_average_reward_graded(forward, backward, reward, starts, discou
     Gauss–Legendre rule ($\\log_2 \\max_i E_i[H] + 2$ pieces of 12 nodes, the integrand's pole
     lying beyond $1 + 1/\\max_i E_i[H]$): the method before the a-priori rule, kept for blocks
     that need more nodes than one rule allows and as an independent check."""
-    fwd, bwd, stop = _absorption(forward, backward)
+    fwd, bwd, stop, reward, c = _chain_inputs(forward, backward, reward, discount)
     n = fwd.size
-    reward, c = _reward_and_discount(reward, discount, n)
     if n == 0:
         return np.zeros(0)
     starts = np.asarray(starts, dtype=np.intp).ravel()
@@ -410,9 +388,8 @@ def birth_death_average_reward_recursion(forward: ArrayLike, backward: ArrayLike
     -------
     float
     """
-    fwd, bwd, stop = _absorption(forward, backward)
+    fwd, bwd, stop, reward, c = _chain_inputs(forward, backward, reward, discount)
     n = fwd.size
-    reward, c = _reward_and_discount(reward, discount, n)
     if not (isinstance(tol, (int, float)) and 0 < tol < 1):
         raise ValueError(f"`tol` must be in (0, 1), got {tol!r}.")
     if n == 0:
@@ -424,18 +401,13 @@ def birth_death_average_reward_recursion(forward: ArrayLike, backward: ArrayLike
         return 0.0
     # P(H > 2m) <= 1/2 from any state (Markov's inequality), m = max_i E_i[H]: the
     # surviving mass halves every 2m steps, which bounds T (and raises on singular chains)
-    try:
-        with np.errstate(all="ignore"):
-            m = float(birth_death_solve(fwd, bwd, np.ones(n)).max())
-    except ValueError:
-        m = math.inf
+    steps, _ = _expected_steps(fwd, bwd, np.array([0, n]))
+    m = math.inf if steps is None else float(steps.max())
     if not m <= MAX_RECURSION_VISITS:
         # nearly non-absorbing (or singular): the recursion would need about m steps
-        _, e, _ = stable_parts(fwd, bwd, stop, np.array([0, n]), np.array([start]), np.zeros(1))
-        if not np.all(e[0] > 0):
-            raise ValueError(SINGULAR)
+        _, e = stable_parts_at_one(fwd, bwd, stop, np.array([0, n]), np.array([start]))
         with np.errstate(over="ignore"):
-            m = float(np.sum(1.0 / e[0]))
+            m = float(np.sum(1.0 / e))
         raise ValueError(f"the step recursion would take about {m:.3g} steps (the expected absorption time "
                          f"reaches that order); use the generating function (method='generating'), which "
                          f"is exact here.")

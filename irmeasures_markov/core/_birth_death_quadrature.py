@@ -61,7 +61,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from irmeasures_markov._util._lazy import lazy_module
-from irmeasures_markov._util._segments import expand_ranges
+from irmeasures_markov._util._segments import expand_ranges, query_blocks, segment_sum
 
 lapack = lazy_module("scipy.linalg.lapack")  # imported at the first call: `import irmeasures_markov` stays cheap
 
@@ -123,24 +123,17 @@ def _reach_keep(fwd, bwd, offsets, local_starts, tol):
     # (q_k = 0 at a block's first state, so the neighbour block's bound plays no part)
     with np.errstate(divide="ignore", invalid="ignore"):
         bound = np.where(fwd > 0, fwd / (1.0 - bwd), 0.0)
-        prev = np.empty(n)
-        prev[0] = 0.0
-        prev[1:] = bound[:-1]
+        prev = np.concatenate(([0.0], bound[:-1]))
         bound = np.where(fwd > 0, fwd / (1.0 - bwd * prev), 0.0)
         logb = np.log(np.clip(bound, 1e-300, 1.0))
-    cum = np.empty(n + 1)
-    cum[0] = 0.0
-    np.cumsum(logb, out=cum[1:])                     # cum[j] = sum_{k<j} log bound_k
+    cum = np.concatenate(([0.0], np.cumsum(logb)))   # cum[j] = sum_{k<j} log bound_k
     lengths = np.diff(offsets)
     has = local_starts >= 0
     start = np.where(has, offsets[:-1] + local_starts, offsets[:-1])
     st = np.repeat(start, lengths)
     # within a block the log bound of reaching j from the start is cum[j] - cum[start], nonincreasing
     reached = (np.arange(n) <= st) | (cum[:-1] - cum[st] >= math.log(tol))
-    keep = np.zeros(lengths.size, dtype=np.intp)
-    nonempty = lengths > 0
-    keep[nonempty] = np.add.reduceat(reached.astype(np.intp), offsets[:-1][nonempty])
-    return np.where(has, keep, 0)
+    return np.where(has, segment_sum(reached, offsets), 0)
 
 
 def reach_truncation(gather: Callable[[np.ndarray], tuple], offsets: ArrayLike, local_starts: ArrayLike,
@@ -175,9 +168,7 @@ def _keep_in_groups(gather, offsets, local_starts, tol, blocks, span, keep, chun
     if blocks.size == 0:
         return
     sizes = span[blocks]
-    group = (np.cumsum(sizes) - sizes) // max(int(chunk), 1)
-    bounds = np.concatenate([[0], np.flatnonzero(np.diff(group)) + 1, [blocks.size]])
-    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+    for a, b in query_blocks(np.concatenate([[0], np.cumsum(sizes)]), max(int(chunk), 1)):
         ids = blocks[a:b]
         f, bw = gather(expand_ranges(offsets[ids], sizes[a:b]))[:2]
         keep[ids] = _reach_keep(f, bw, np.concatenate([[0], np.cumsum(sizes[a:b])]).astype(np.intp),
@@ -262,12 +253,9 @@ def node_terms(fwd: ArrayLike, bwd: ArrayLike, stop: ArrayLike, e_start: ArrayLi
     du = -zf[:-1]
     du2 = np.zeros(max(n - 2, 0))
     ipiv = np.arange(1, n + 1, dtype=np.int32)
-    rhs = np.empty((n, 1))
-    rhs[:, 0] = stop
-    psi, info1 = lapack.dgttrs(dl, top, du, du2, ipiv, rhs, overwrite_b=True)
-    rhs = np.empty((n, 1))
-    rhs[:, 0] = e_start
-    row, info2 = lapack.dgttrs(dl, top, du, du2, ipiv, rhs, trans="T", overwrite_b=True)
+    # right-hand sides as fresh (n, 1) columns, which the solves overwrite
+    psi, info1 = lapack.dgttrs(dl, top, du, du2, ipiv, np.array(stop[:, None]), overwrite_b=True)
+    row, info2 = lapack.dgttrs(dl, top, du, du2, ipiv, np.array(e_start[:, None]), trans="T", overwrite_b=True)
     if info1 != 0 or info2 != 0:
         return None
     term = psi[:, 0] * row[:, 0]

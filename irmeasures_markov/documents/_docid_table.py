@@ -96,23 +96,24 @@ def encode_joined(joined: str, n: int, n_words: int | None) -> tuple[list[np.nda
     ends = np.flatnonzero(raw == ord(SEPARATOR))
     if ends.size != n - 1:
         return None
-    starts = np.empty(n, dtype=np.intp)
-    starts[0] = 0
-    starts[1:] = ends + 1
-    lengths = np.empty(n, dtype=np.intp)
-    lengths[:-1] = ends - starts[:-1]
-    lengths[-1] = size - starts[-1]
+    starts = np.concatenate(([0], ends + 1)).astype(np.intp)
+    lengths = np.append(ends, size) - starts
     if n_words is None:
         n_words = (int(lengths.max()) + 7) // 8 or 1
-    buf = np.zeros(size + 8 * n_words + 8, dtype=np.uint8)
-    buf[:size] = raw
-    # every byte offset of buf as the start of an (unaligned) little-endian word
-    at = np.ndarray((buf.size - 7,), dtype="<u8", buffer=buf, strides=(1,))
+    _, at = _words_at_every_byte(raw, 8 * n_words + 8)
     columns = []
     for k in range(n_words):
         rest = np.clip(lengths - 8 * k, 0, 8)
         columns.append(at[starts + 8 * k] & _LOW_BYTES[rest])
     return columns, lengths
+
+
+def _words_at_every_byte(raw: np.ndarray, padding: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(buf, at)``: the bytes ``raw`` followed by ``padding`` zero bytes, and the (unaligned) little-endian
+    8-byte word starting at every byte offset of ``buf``, a strided view of it."""
+    buf = np.zeros(raw.size + padding, dtype=np.uint8)
+    buf[:raw.size] = raw
+    return buf, np.ndarray((buf.size - 7,), dtype="<u8", buffer=buf, strides=(1,))
 
 
 def _slot_hash(columns: list[np.ndarray], shift: np.uint64) -> np.ndarray:
@@ -282,12 +283,8 @@ class DocidTable:
                 if probe is None and engine == "numba":
                     raise RuntimeError("DocidTable: engine='numba' needs numba: pip install numba")
                 if probe is not None:
-                    raw = joined.encode("ascii")
-                    buf = np.zeros(len(raw) + _PROBE_PADDING, dtype=np.uint8)
-                    buf[:len(raw)] = np.frombuffer(raw, dtype=np.uint8)
-                    del raw
-                    # a little-endian word at every byte offset (unaligned reads, as in encode_joined)
-                    at = np.ndarray((buf.size - 7,), dtype="<u8", buffer=buf, strides=(1,))
+                    buf, at = _words_at_every_byte(np.frombuffer(joined.encode("ascii"), dtype=np.uint8),
+                                                   _PROBE_PADDING)
                     values = np.empty(n)
                     table = self._table
                     if probe(at, buf.size - _PROBE_PADDING, n, table, table[:, self._n_words].view(np.float64),

@@ -296,10 +296,8 @@ class DocumentLengths:
             lengths = length_source(os.fspath(lengths), "lengths")[1]
         if isinstance(duplicates, (str, os.PathLike)):
             duplicates = length_source(os.fspath(duplicates), "duplicates")[1]
-        if default_length is not None:
-            if isinstance(default_length, bool) or not isinstance(default_length, (int, float)) \
-                    or not math.isfinite(default_length) or default_length < 0:
-                raise ValueError(f"default_length must be a non-negative number of words, got {default_length!r}")
+        if default_length is not None and not _is_length(default_length):   # the rule of every length
+            raise ValueError(f"default_length must be a non-negative number of words, got {default_length!r}")
         self.lengths = lengths if isinstance(lengths, LengthTable) else LengthTable(lengths)
         self.duplicates = duplicates or None
         self.default_length = default_length

@@ -162,6 +162,27 @@ class TBGParameters:
             gain = np.where(at, pcg * psg, gain)
         return pc, gain
 
+    def holding_and_gain(self, grades: np.ndarray, lengths: np.ndarray, rel: int = 1) -> tuple[np.ndarray, np.ndarray]:
+        r"""(h_i, g_i) per document: the expected time spent at it, $T_S + (a\,l_i + b)\,P(C{=}1 \mid r_i)$
+        (its summary, then its reading time when clicked; Smucker & Clarke, SIGIR 2012), and its gain.
+
+        Parameters
+        ----------
+        grades : numpy.ndarray
+            Relevance grade of each document.
+        lengths : numpy.ndarray
+            Length (words) of each document, validated.
+        rel : int
+            Grades ``>= rel`` are relevant.
+
+        Returns
+        -------
+        (numpy.ndarray, numpy.ndarray)
+            ``(h_i, g_i)``, each of the shape of ``grades``.
+        """
+        pc, gain = self.click_and_gain(grades, rel)
+        return self.t_summary + (self.a * lengths + self.b) * pc, gain
+
 
 def as_parameters(params: TBGParameters | Mapping[str, float] | None) -> TBGParameters:
     """TBG's constants as a [`TBGParameters`][irmeasures_markov.measures.TBGParameters]: the defaults for ``None``, a
@@ -230,8 +251,7 @@ def holding_times(grades: ArrayLike, lengths: ArrayLike, params: TBGParameters |
     """
     p = as_parameters(params)
     grades = np.asarray(grades)
-    pc, _ = p.click_and_gain(grades, rel)
-    return p.t_summary + (p.a * _as_lengths(lengths, grades.size) + p.b) * pc
+    return p.holding_and_gain(grades, _as_lengths(lengths, grades.size), rel)[0]
 
 
 def time_to_rank(grades: ArrayLike, lengths: ArrayLike, params: TBGParameters | Mapping[str, float] | None = None,
@@ -480,8 +500,7 @@ def tbg_batch(batch: RelevanceBatch, lengths_flat: np.ndarray,
     for q0, q1 in query_blocks(offsets, _BLOCK):
         a, b = int(offsets[q0]), int(offsets[q1])
         o = offsets[q0:q1 + 1] - a
-        pc, gain = p.click_and_gain(batch.grades[a:b], batch.rel)
-        h = p.t_summary + (p.a * lengths_flat[a:b] + p.b) * pc
+        h, gain = p.holding_and_gain(batch.grades[a:b], lengths_flat[a:b], batch.rel)
         # T(k), the time before rank k, and its discount only where there is a gain (a few percent of the
         # ranks): elsewhere the term is 0 * a discount in [0, 1], which is 0.0, as written here
         useful = np.flatnonzero(gain)

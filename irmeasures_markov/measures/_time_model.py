@@ -153,8 +153,7 @@ def time_models(qrels: object, run: object, lengths: LengthSource = None, *,
             grades = grades[keep]
         docids, grades = docids[:cutoff], grades[:cutoff]
         lens = dl.for_ranking(docids)
-        pc, gain = p.click_and_gain(grades, rel)
-        holding = p.t_summary + (p.a * lens + p.b) * pc
+        holding, gain = p.holding_and_gain(grades, lens, rel)
         reach = np.concatenate(([0.0], np.cumsum(holding)[:-1])) if holding.size else holding
         out[q.qid] = QueryTimeModel(q.qid, list(docids), grades, lens, holding, reach, gain)
     return out

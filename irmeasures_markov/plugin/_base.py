@@ -15,6 +15,7 @@ import numpy as np
 from ir_measures import measures as irm_measures
 
 from irmeasures_markov._util._cutoffs import check_cutoff
+from irmeasures_markov._util._registry import RegisteredNames
 from irmeasures_markov.io._content import digest_value
 from irmeasures_markov.plugin._fitted import FitChoices, canonical_spec, is_fit_spec
 from irmeasures_markov.plugin._variants import TIES, UNJUDGED_CHOICES, check_variant_params, is_variant
@@ -100,7 +101,8 @@ def _canonical_value(info: ParamInfo, value):
     A float parameter given as an int or a numpy number is stored as a Python
     float (``p=1`` and ``p=1.0`` both print ``p=1.0``; ``-0.0`` becomes
     ``0.0``), an int parameter given as a numpy integer as an int, a fitted model
-    (``'FIT:name'``, ``'File:path'``) with its prefix in lower case.  Values of
+    (``'FIT:name'``, ``'File:path'``) with its prefix in lower case, any other value of a
+    parameter whose names may be registered (MP's ``model``, M1-M4's ``dist``) in upper case.  Values of
     the wrong type are left for
     [`FamilyMeasure.validate_params`][irmeasures_markov.plugin.FamilyMeasure.validate_params] to
     report as given.
@@ -109,6 +111,9 @@ def _canonical_value(info: ParamInfo, value):
         return bool(value) if info.dtype is bool else value
     if isinstance(info.choices, FitChoices) and is_fit_spec(value):
         return canonical_spec(value)
+    if isinstance(info.choices, FitChoices) and isinstance(info.choices.base, RegisteredNames) \
+            and isinstance(value, str):
+        return value.upper()
     if info.dtype == FLOAT and isinstance(value, Real):
         try:
             return float(value) + 0.0
@@ -192,14 +197,21 @@ class FamilyMeasure(irm_measures.Measure):
 
         Files are named by the digest of their bytes, registered tables,
         kernels and fits by their content (never by a path, a name or a
-        modification time).  Families whose parameters name such inputs
-        override this; the default reads nothing else.
+        modification time).  The default reads the parameters whose choices are a
+        `FitChoices` (a fit or a registered name); families whose parameters name
+        other inputs add them.
 
         Returns
         -------
         dict of str to str
         """
-        return {}
+        out = {}
+        for name, info in self.SUPPORTED_PARAMS.items():
+            if isinstance(info.choices, FitChoices):
+                digest = info.choices.fingerprint(self.params.get(name), self.NAME, name)
+                if digest is not None:
+                    out[name] = digest
+        return out
 
     def content_fingerprint(self) -> str:
         """One digest of [`input_fingerprints`][irmeasures_markov.plugin.FamilyMeasure.input_fingerprints], or ``''``

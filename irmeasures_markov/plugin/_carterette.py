@@ -30,13 +30,15 @@ from irmeasures_markov.measures._carterette_distributions import (
     negligible_depth,
 )
 from irmeasures_markov.plugin._base import FLOAT, FamilyMeasure, ParamInfo, family_params
-from irmeasures_markov.plugin._fitted import FitChoices, carterette_distribution, fit_fingerprint, is_fit_spec
+from irmeasures_markov.plugin._fitted import FitChoices, carterette_distribution, is_fit_spec
 from irmeasures_markov.plugin._provider import register_measure
 from irmeasures_markov.ranking._prepared import select_positions
 
 __all__ = ["M1", "M2", "M3", "M4", "CDG", "RRG", "RBTR", "ARR", "RRR", "RBAP", "DAG", "RAP", "EPR", "RRAP"]
 
-_DIST = ParamInfo(dtype=str, default="RBP", choices=FitChoices(DistributionChoices()),
+_DIST = ParamInfo(dtype=str, default="RBP",
+                  choices=FitChoices(DistributionChoices(), "carterette", DISTRIBUTION_REGISTRY,
+                                     distribution_fingerprint),
                   desc="stopping distribution P(k): RBP, DCG, RR (static) or ERR, AP, RRR (dynamic), a name given "
                        "to one with register_distribution, or one fitted to a log: 'fit:NAME' "
                        "(calibration.register_fitted) or 'file:PATH' (a fit file)")
@@ -94,12 +96,10 @@ class _UserModelMeasure(FamilyMeasure):
 
     def __init__(self, **params):
         # Canonical form, so that measures equal in meaning print (and compare, hash) the same:
-        # dist is upper-cased, and theta/norm are dropped when they equal the default of the
-        # chosen distribution/model (those defaults depend on dist, so ParamInfo cannot hold them).
-        if isinstance(params.get("dist"), str):
-            dist = params["dist"]
-            params["dist"] = dist if is_fit_spec(dist) else dist.upper()   # a fit spec: canonical in the base
+        # theta/norm are dropped when they equal the default of the chosen distribution/model (those
+        # defaults depend on dist, so ParamInfo cannot hold them); the base upper-cases dist
         dist = self.FIXED_DIST or params.get("dist", "RBP")
+        dist = dist.upper() if isinstance(dist, str) else dist
         theta = params.get("theta")   # any number: the base stores it as a float
         if dist in DEFAULT_THETA and isinstance(theta, Real) and not isinstance(theta, bool) \
                 and theta == DEFAULT_THETA[dist]:
@@ -122,9 +122,6 @@ class _UserModelMeasure(FamilyMeasure):
                                  f"(only {sorted(DEFAULT_THETA)} do)")
             if not (0 < theta < 1):
                 raise ValueError(f"{self.NAME}: theta must be in (0, 1), got {theta!r}")
-        f = self.params.get("f")
-        if f is not None and self.MODEL != "M3":
-            raise ValueError(f"{self.NAME}: f only applies to M3")
         if is_fit_spec(dist):
             key, _ = carterette_distribution(dist, self.NAME)  # an unknown name or a bad file is reported now
             if is_graded(key) and self.params.get("norm"):
@@ -134,14 +131,6 @@ class _UserModelMeasure(FamilyMeasure):
         if (self.params.get("residual") or self.params.get("unjudged") in ("rel", "range")) \
                 and is_static(self._distribution()[0]):
             self._fill_depth()  # refused now, not once the run is read
-
-    def input_fingerprints(self):
-        dist = self.dist
-        if is_fit_spec(dist):
-            return {"dist": fit_fingerprint(dist, "carterette", self.NAME, "dist")}
-        if isinstance(dist, str) and dist in DISTRIBUTION_REGISTRY:
-            return {"dist": distribution_fingerprint(dist)}
-        return {}
 
     def norm(self, dist=None) -> bool:
         n = self.params.get("norm")

@@ -38,10 +38,18 @@ def canonical_spec(value: str) -> str:
 
 
 class FitChoices:
-    """Valid values of a model parameter: its own choices, ``'fit:NAME'`` and ``'file:PATH'``."""
+    """Valid values of a model parameter: its own choices, ``'fit:NAME'`` and ``'file:PATH'``.
 
-    def __init__(self, base: object) -> None:
+    ``family`` names the fits the parameter takes; ``registry`` holds the names registered for it and
+    ``fingerprint`` gives the digest of a registered name's content (what
+    [`FamilyMeasure.input_fingerprints`][irmeasures_markov.plugin.FamilyMeasure.input_fingerprints] reads).
+    """
+
+    def __init__(self, base: object, family: str, registry: object = (), fingerprint=None) -> None:
         self.base = base
+        self.family = family
+        self.registry = registry
+        self.registered_fingerprint = fingerprint
 
     def __contains__(self, value) -> bool:
         return is_fit_spec(value) or value in self.base
@@ -51,6 +59,12 @@ class FitChoices:
 
     def __repr__(self):
         return repr(list(self))
+
+    def fingerprint(self, value: object, measure: str, param: str) -> str | None:
+        """Digest of the content ``value`` names: a fit, or a registered name; None for anything else."""
+        if is_fit_spec(value):
+            return fit_fingerprint(value, self.family, measure, param)
+        return self.registered_fingerprint(value) if value in self.registry else None
 
 
 def _where(measure: str, param: str, spec: str) -> str:

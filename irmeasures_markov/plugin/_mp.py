@@ -17,7 +17,7 @@ from irmeasures_markov.measures.markov_precision import (
 from irmeasures_markov.measures.markov_precision._models import KERNEL_REGISTRY
 from irmeasures_markov.measures.markov_precision._ties import expected_markov_precision
 from irmeasures_markov.plugin._base import FamilyMeasure, ParamInfo, family_params
-from irmeasures_markov.plugin._fitted import FitChoices, fit_fingerprint, is_fit_spec, mp_model
+from irmeasures_markov.plugin._fitted import FitChoices, is_fit_spec, mp_model
 from irmeasures_markov.plugin._provider import register_measure
 from irmeasures_markov.plugin._tbg import (
     LENGTH_PARAMS,
@@ -25,7 +25,6 @@ from irmeasures_markov.plugin._tbg import (
     LengthTies,
     length_fingerprints,
     tbg_flat_rates,
-    tbg_rates,
     time_parameters,
 )
 from irmeasures_markov.plugin._variants import EXACT_LIMIT, FIRST_SAMPLES, MAX_SAMPLES, TARGET_SE
@@ -85,7 +84,8 @@ register_rates("sample", read_rates(os.path.join(os.path.dirname(os.path.dirname
 
 #: MP's own parameters (MPcont's too)
 _MP_PARAMS = {
-    "model": ParamInfo(dtype=str, default="GL_AD_ID", choices=FitChoices(ModelChoices()),
+    "model": ParamInfo(dtype=str, default="GL_AD_ID", choices=FitChoices(ModelChoices(), "mp", KERNEL_REGISTRY,
+                                                                         kernel_fingerprint),
                        desc="user model CONN_STATES_KERNEL (GL|LO, AD|OR, ID|LID), UNIFORM, a name "
                             "given to a custom kernel with irmeasures_markov.register_kernel, or a model fitted "
                             "to a log: 'fit:NAME' (calibration.register_fitted) or 'file:PATH' (a fit file)"),
@@ -106,23 +106,9 @@ class _MP(FamilyMeasure):
     SHORT_DESC = "Precision averaged under the invariant distribution of a Markov-chain user model."
     SUPPORTED_PARAMS = family_params(**_MP_PARAMS)
 
-    def __init__(self, **params):
-        if isinstance(params.get("model"), str):
-            model = params["model"]
-            params["model"] = model if is_fit_spec(model) else model.upper()   # a fit spec: canonical in the base
-        super().__init__(**params)
-
     def check_params(self):
         if is_fit_spec(self.params.get("model")):
             mp_model(self["model"], self.NAME)  # an unknown name or a bad file is reported now
-
-    def input_fingerprints(self):
-        model = self.params.get("model")
-        if is_fit_spec(model):
-            return {"model": fit_fingerprint(model, "mp", self.NAME, "model")}
-        if isinstance(model, str) and model in KERNEL_REGISTRY:
-            return {"model": kernel_fingerprint(model)}
-        return {}
 
     def mp_values(self, batch, rates=None, flat_rates=None):
         """MP of a batch under this measure's model (a fitted kernel goes to the general solver)."""
@@ -130,6 +116,9 @@ class _MP(FamilyMeasure):
         if is_fit_spec(model):
             name, kernel, states, _ = mp_model(model, self.NAME)
             if name is None:
+                if flat_rates is not None:   # the general solver takes rates per query
+                    o = batch.offsets
+                    rates = {q: flat_rates[o[i]:o[i + 1]] for i, q in enumerate(batch.qids)}
                 return kernel_batch(batch, kernel, states, recall=self["recall"], rates=rates, name=model)
             model = name
         return markov_precision_batch(batch, model, recall=self["recall"], rates=rates, flat_rates=flat_rates)
@@ -248,9 +237,6 @@ class _MPcont(LengthTies, _MP):
     def compute(self, prepared):
         if self["time"] == "tbg":
             batch = self.batch(prepared)
-            if is_fit_spec(self["model"]) and mp_model(self["model"], self.NAME)[0] is None:
-                # a fitted kernel goes to the general solver, which takes rates per query
-                return self.mp_values(batch, rates=tbg_rates(prepared, batch, self))
             return self.mp_values(batch, flat_rates=tbg_flat_rates(prepared, batch, self))
         if "rates" not in self.params and is_fit_spec(self["model"]):
             rates = mp_model(self["model"], self.NAME)[3]  # the fit's own rates

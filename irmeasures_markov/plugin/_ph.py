@@ -12,7 +12,7 @@ import numpy as np
 from irmeasures_markov.measures.stopping_time import BROWSING_MODELS, GAINS, USERS, path_at_h_batch
 from irmeasures_markov.measures.stopping_time._params import model_params_iv, user_defaults
 from irmeasures_markov.plugin._base import FLOAT, FamilyMeasure, ParamInfo, family_params
-from irmeasures_markov.plugin._fitted import FitChoices, fit_fingerprint, fitted_kwargs, is_fit_spec
+from irmeasures_markov.plugin._fitted import FitChoices, fitted_kwargs, is_fit_spec
 from irmeasures_markov.plugin._provider import register_measure
 
 __all__ = ["PH"]
@@ -28,7 +28,7 @@ class _PH(FamilyMeasure):
     PRETTY_NAME = "P@H (stopping-time precision)"
     SHORT_DESC = "Expected gain per visited document of a user who walks the ranking as a Markov chain."
     SUPPORTED_PARAMS = family_params(
-        browse=ParamInfo(dtype=str, default="SFBM", choices=FitChoices(BROWSING_MODELS),
+        browse=ParamInfo(dtype=str, default="SFBM", choices=FitChoices(BROWSING_MODELS, "ph"),
                          desc="browsing model: DFBM (read all), SFBM (forward or stop), RWBM (forward, "
                               "backward or stop); with `user`, SFBM (the default) means the user "
                               "model's own (P: DFBM); 'fit:NAME' or 'file:PATH': the browsing model and "
@@ -83,10 +83,6 @@ class _PH(FamilyMeasure):
             if value == info.default or (name in implied and value == implied[name]):
                 del params[name]
         super().__init__(**params)
-
-    def input_fingerprints(self):
-        browse = self.params.get("browse")
-        return {"browse": fit_fingerprint(browse, "ph", "PH", "browse")} if is_fit_spec(browse) else {}
 
     def _model_kwargs(self):
         P = self.params

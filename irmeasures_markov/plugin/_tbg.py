@@ -21,7 +21,7 @@ from irmeasures_markov.documents._lengths import DocumentLengths, LengthTable, l
 from irmeasures_markov.io._content import digest_value
 from irmeasures_markov.measures._tbg import NORMS, TBG_DEFAULTS, TBGParameters, ideal_normaliser, tbg_batch
 from irmeasures_markov.plugin._base import FLOAT, FamilyMeasure, ParamInfo, family_params
-from irmeasures_markov.plugin._fitted import FitChoices, fit_fingerprint, fitted_kwargs
+from irmeasures_markov.plugin._fitted import FitChoices, fitted_kwargs
 from irmeasures_markov.plugin._provider import register_measure
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 
 __all__ = ["TBG", "register_lengths", "REGISTERED_LENGTHS", "LENGTHS_REGISTRY", "LENGTH_PARAMS", "TIME_MODEL_PARAMS",
-           "document_lengths", "LengthTies", "length_fingerprints", "batch_lengths", "tbg_rates", "tbg_flat_rates",
+           "document_lengths", "LengthTies", "length_fingerprints", "batch_lengths", "tbg_flat_rates",
            "time_parameters"]
 
 #: Length mappings registered by name with :func:`register_lengths`.
@@ -222,15 +222,9 @@ def time_parameters(measure: FamilyMeasure, extra: Sequence[str] = ()) -> TBGPar
     return TBGParameters(**{n: v for n, v in values.items() if isinstance(v, (int, float, str))})
 
 
-def tbg_rates(prepared: PreparedRun, batch: RelevanceBatch, measure: FamilyMeasure) -> dict[str, np.ndarray]:
-    """MPcont holding rates from TBG's time model: mu_i = 1 / (T_S + T_D(l_i) P(C=1|r_i)) per query."""
-    rates = tbg_flat_rates(prepared, batch, measure)
-    o = batch.offsets
-    return {q: rates[o[i]:o[i + 1]] for i, q in enumerate(batch.qids)}
-
-
 def tbg_flat_rates(prepared: PreparedRun, batch: RelevanceBatch, measure: FamilyMeasure) -> np.ndarray:
-    """`tbg_rates` at every flat position of ``batch``, with no per-query step.
+    """MPcont holding rates from TBG's time model, mu_i = 1 / (T_S + T_D(l_i) P(C=1|r_i)), at every flat
+    position of ``batch``, with no per-query step.
 
     Besides the lengths and the rates (8 bytes per document each), the
     arithmetic holds its temporaries for blocks of whole queries of about
@@ -242,8 +236,7 @@ def tbg_flat_rates(prepared: PreparedRun, batch: RelevanceBatch, measure: Family
     offsets = batch.offsets
     for qa, qb in query_blocks(offsets, RATE_BLOCK):
         a, b = int(offsets[qa]), int(offsets[qb])
-        pc, _ = params.click_and_gain(batch.grades[a:b], batch.rel)
-        mean_time = params.t_summary + (params.a * flat[a:b] + params.b) * pc
+        mean_time, _ = params.holding_and_gain(batch.grades[a:b], flat[a:b], batch.rel)
         relevant = batch.relevant[a:b]
         if np.any(mean_time[relevant] <= 0):
             raise ValueError("MPcont(time='tbg'): the holding time at a relevant rank is 0 (t_summary = 0 and "
@@ -280,7 +273,7 @@ class _TBG(LengthTies, FamilyMeasure):
                        desc="normaliser: 'none' (the paper), 'constant' (unlimited zero-length relevant "
                             "documents, ~17.2) or 'ideal' (best order of the query's relevant documents)"),
         **LENGTH_PARAMS,
-        user=ParamInfo(dtype=str, required=False, choices=FitChoices(()),
+        user=ParamInfo(dtype=str, required=False, choices=FitChoices((), "tbg"),
                        desc="a user model fitted to a log, 'fit:NAME' or 'file:PATH': the click probabilities, "
                             "half-life and summary time the fit has replace the defaults"),
     )
@@ -304,10 +297,7 @@ class _TBG(LengthTies, FamilyMeasure):
         return lengths + depth
 
     def input_fingerprints(self):
-        out = length_fingerprints(self)
-        if self.params.get("user") is not None:
-            out["user"] = fit_fingerprint(self["user"], "tbg", self.NAME, "user")
-        return out
+        return {**length_fingerprints(self), **super().input_fingerprints()}
 
     def params_object(self) -> TBGParameters:
         extra = ("halflife", "ps_rel", "ps_nonrel", "ps_by_grade")

@@ -138,9 +138,8 @@ def is_variant(measure: FamilyMeasure) -> bool:
     -------
     bool
     """
-    params = measure.params
-    return (params.get("ties", "docid") != "docid" or params.get("unjudged", "nonrel") != "nonrel"
-            or bool(params.get("residual", False)))
+    return any(measure.params.get(name, default) != default for name, default in VARIANT_DEFAULTS.items()
+               if name != "seed")   # a seed alone changes nothing
 
 
 def base_measure(measure: FamilyMeasure) -> FamilyMeasure:

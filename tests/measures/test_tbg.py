@@ -22,7 +22,7 @@ from irmeasures_markov.measures._tbg import (
     time_to_rank,
 )
 from irmeasures_markov.measures.markov_precision import markov_precision
-from irmeasures_markov.plugin._tbg import tbg_rates
+from irmeasures_markov.plugin._tbg import tbg_flat_rates
 
 LN2 = math.log(2)
 
@@ -238,7 +238,9 @@ def test_mpcont_time_tbg_equals_explicit_rates():
                 assert got[q] == pytest.approx(want, abs=1e-12), (str(m), q)
                 # and the rates themselves, at the ranks the chain visits
                 prepared = imm.PROVIDER.evaluator([m], qrels).prepare(run)
-                rates = tbg_rates(prepared, m.batch(prepared), m)[q]
+                batch = m.batch(prepared)
+                i = batch.qids.index(q)
+                rates = tbg_flat_rates(prepared, batch, m)[batch.offsets[i]:batch.offsets[i + 1]]
                 visited = np.flatnonzero(rel)
                 np.testing.assert_allclose(rates[visited], [1 / mean[i] for i in visited], rtol=1e-14)
 

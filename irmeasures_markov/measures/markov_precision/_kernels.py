@@ -86,14 +86,11 @@ def batch_degrees(batch: RelevanceBatch, parsed: tuple[str, str, str]) -> np.nda
     else:
         alpha = kernel_table(kernel, int(batch.lengths.max()))
         if conn == "LO":
-            same_prev = np.zeros(n_rel, dtype=bool)
-            same_prev[1:] = qidx[1:] == qidx[:-1]
-            gap = np.zeros(n_rel, dtype=np.int64)
-            gap[1:] = ranks[1:] - ranks[:-1]
+            # the weight to the previous relevant rank of the same query, then to the next one
+            same_prev = np.concatenate(([False], qidx[1:] == qidx[:-1]))
+            gap = np.concatenate(([0], np.diff(ranks)))
             left = np.where(same_prev, alpha[gap], 0.0)
-            right = np.zeros(n_rel)
-            right[:-1] = left[1:]
-            deg = left + right
+            deg = left + np.append(left[1:], 0.0)
         else:
             deg = _gl_or_degrees(batch, kernel, alpha)
     # a single-state chain (T = 1, or OR with r = 1) has no transitions: pi = 1

@@ -46,11 +46,9 @@ def _sparse_batch(ranks: np.ndarray, counts: np.ndarray, T: np.ndarray) -> Relev
     """A batch that holds only the relevant ranks (1-based, sorted within each ranking) of rankings of length T."""
     n_rank = counts.size
     qidx = np.repeat(np.arange(n_rank), counts)
-    first = np.zeros(n_rank, dtype=np.int64)
-    np.cumsum(counts[:-1], out=first[1:])
+    first = np.cumsum(counts) - counts
     found = np.arange(ranks.size) - np.repeat(first, counts) + 1
-    offsets = np.zeros(n_rank + 1, dtype=np.int64)
-    np.cumsum(T, out=offsets[1:])
+    offsets = np.concatenate(([0], np.cumsum(T))).astype(np.int64)
     empty = np.zeros(0, dtype=np.int64)
     batch = RelevanceBatch([""] * n_rank, offsets, empty, empty.astype(bool), np.zeros(n_rank, dtype=np.int64), 1)
     # the kernel reads MP from the relevant ranks alone: hand them over instead of whole rankings
@@ -236,24 +234,21 @@ def expected_markov_precision(relevant: np.ndarray, offsets: np.ndarray, group_i
             if log_count <= log_limit:
                 values[q] = float(evaluator.values(_choices(groups)).mean())
                 continue
-            rng = query_rng(seed, qids[q], "ties")
-            values[q], se[q] = mean_until_se(lambda n, e=evaluator, g=groups, r=rng: e.values(_sampled(g, n, r)),
-                                             first_samples, target_se, max_samples)
-            continue
-        if log_count <= log_limit:
+            value_of = evaluator.values
+        elif log_count <= log_limit:
             rows = _with_fixed(fixed, _choices(groups) if groups else np.zeros((1, 0), dtype=np.int64))
             pending.append((q, rows, 1.0 / rows.shape[0]))
             pending_size += rows.size + rows.shape[0]
             if pending_size >= _CHUNK:
                 flush()
             continue
+        else:
+            def value_of(chosen, fixed=fixed, q=q, n_docs=b - a):
+                return _mp_of_rows([_with_fixed(fixed, chosen)], [n_docs], [int(recall_base[q])], model, recall)
+        # too many choices: a mean over random ones, seeded by the query
         rng = query_rng(seed, qids[q], "ties")
-
-        def draw(n, groups=groups, fixed=fixed, rng=rng, q=q, a=a, b=b):
-            rows = _with_fixed(fixed, _sampled(groups, n, rng))
-            return _mp_of_rows([rows], [b - a], [int(recall_base[q])], model, recall)
-
-        values[q], se[q] = mean_until_se(draw, first_samples, target_se, max_samples)
+        values[q], se[q] = mean_until_se(lambda n, v=value_of, g=groups, r=rng: v(_sampled(g, n, r)),
+                                         first_samples, target_se, max_samples)
     flush()
     return values, se
 

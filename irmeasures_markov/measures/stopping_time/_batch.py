@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from irmeasures_markov._util._segments import expand_ranges, query_blocks
+from irmeasures_markov._util._segments import expand_ranges, query_blocks, segment_cumsum, segment_sum
 from irmeasures_markov.core._birth_death import birth_death_discounted_visits, uncoupled_blocks
 from irmeasures_markov.core._birth_death_order1 import (
     average_reward_groups,
@@ -24,18 +24,6 @@ __all__ = ["batch_transitions", "pad_batch", "path_at_h_batch", "user_forward", 
 
 #: ranks per call of the visit-count formula (its LAPACK path holds ~15 arrays of this size)
 GROUP_RANKS = 1 << 17
-
-
-def _segment_cumsum(values, offsets, reverse=False):
-    """Per segment, the running sum of integer-valued ``values`` (from the segment's end with
-    ``reverse``): differences of one running sum over all segments, exact below 2^53."""
-    run = np.empty(values.size + 1)
-    run[0] = 0.0
-    np.cumsum(values, dtype=np.float64, out=run[1:])
-    lengths = np.diff(offsets)
-    if reverse:
-        return np.repeat(run[offsets[1:]], lengths) - run[:-1]
-    return run[1:] - np.repeat(run[offsets[:-1]], lengths)
 
 
 def batch_transitions(batch: RelevanceBatch, *, browse: str | None = None, p: Prob = 0.8, q: Prob = 0.0,
@@ -128,7 +116,9 @@ def user_forward(user: str, relevant: np.ndarray, grades: np.ndarray, ranks: np.
         return np.full(n, float(p))
     if user == "AP":
         # stop at a relevant document with probability 1 / (relevant retrieved still ahead)
-        fwd = _segment_cumsum(relevant, offsets, reverse=True)
+        # relevant ranks at and after each rank of its ranking (integer sums: exact)
+        fwd = (np.repeat(segment_sum(relevant, offsets), np.diff(offsets)) - segment_cumsum(relevant, offsets)
+               + relevant).astype(np.float64)
         np.maximum(fwd, 1.0, out=fwd)
         np.divide(-1.0, fwd, out=fwd)
         fwd += 1.0
@@ -381,29 +371,25 @@ def _path_at_h_block(batch, params, kw, g_max, pad_to, backward=None):
         return out
     fwd, bwd, g, tail_pq = batch_transitions(batch, g_max=g_max, **kw)
     f, order, loss = params["f"], params["order"], params["loss"]
-    nonempty = lengths > 0
-    starts = offsets[:-1]
     if backward is None:
         backward = tail_pq is not None or bool(np.any(bwd > 0))
     if order == 1 and f == "h" and backward:
         out = order1_flat(fwd, bwd, g, offsets, loss)
     elif order == 1 and f == "h":
-        # gains are integer-valued (1, the grade or 2^grade - 1): running sums exact
-        vals = _segment_cumsum(g, offsets)
+        # per ranking, the sums np.cumsum gives of it alone (the single-ranking path's)
+        vals = segment_cumsum(g, offsets)
         vals /= batch.ranks
         vals *= _segment_cumprod_shift(fwd, offsets)
         np.subtract(1.0, fwd, out=fwd)   # fwd is this function's own array
         vals *= fwd
-        out[nonempty] = np.add.reduceat(vals, starts[nonempty])
+        out = segment_sum(vals, offsets)
     else:
         if backward:
             eg, eh = gain_and_steps_flat(fwd, bwd, g, offsets, loss, tail_pq)
         else:
             surv = _segment_cumprod_shift(fwd, offsets)
-            eg = np.zeros(nq)
-            eh = np.zeros(nq)
-            eg[nonempty] = np.add.reduceat(g * surv, starts[nonempty])
-            eh[nonempty] = np.add.reduceat(surv, starts[nonempty])
+            eg = segment_sum(g * surv, offsets)
+            eh = segment_sum(surv, offsets)
         out = eg if f == "1" else np.divide(eg, eh, out=np.zeros(nq), where=eh > 0)
     out[batch.recall_base == 0] = 0.0
     return out
@@ -537,9 +523,7 @@ def gain_and_steps_flat(fwd: np.ndarray, bwd: np.ndarray, gain: np.ndarray, offs
     fwd[lastpos] = 0.0
     eg = np.zeros(nq)
     eh = np.zeros(nq)
-    group = offsets[:-1] // GROUP_RANKS
-    bounds = np.concatenate([[0], np.flatnonzero(np.diff(group)) + 1, [nq]]) if nq else np.zeros(1, np.intp)
-    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+    for a, b in query_blocks(offsets, GROUP_RANKS):
         lo, hi = int(offsets[a]), int(offsets[b])
         sub = offsets[a:b + 1] - lo
         nonempty = np.diff(sub) > 0
@@ -556,12 +540,6 @@ def gain_and_steps_flat(fwd: np.ndarray, bwd: np.ndarray, gain: np.ndarray, offs
 def order1_flat(forward: np.ndarray, backward: np.ndarray, gain: np.ndarray, offsets: np.ndarray,
                 loss: float) -> np.ndarray:
     """E[Σ g / H] per block of stacked uncoupled chains (generating function, all blocks per node)."""
-    lengths = np.diff(offsets)
-    nonempty = lengths > 0
-    out = np.zeros(lengths.size)
-    if gain.size == 0:
-        return out
-    starts = offsets[:-1][nonempty]
-    terms = birth_death_average_reward(forward, backward, gain, starts, 1.0 - loss)
-    out[nonempty] = np.add.reduceat(terms, starts)
-    return out
+    # one start per non-empty ranking, then the sum of each ranking's terms
+    terms = birth_death_average_reward(forward, backward, gain, offsets[:-1][np.diff(offsets) > 0], 1.0 - loss)
+    return segment_sum(terms, offsets)

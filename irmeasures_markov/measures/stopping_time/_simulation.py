@@ -5,6 +5,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from irmeasures_markov._util._compiled import optional_kernels
+
 __all__ = ["DEFAULT_USERS", "ENGINES", "numba_walk", "simulate_walk"]
 
 #: default number of simulated users when no exact method exists
@@ -14,13 +16,13 @@ _SIM_CELLS = 1 << 22
 _SIM_CHUNK = 1 << 20
 
 
+_WALK: list = []   # the compiled walk's module, or None without numba; loaded on first use
+
+
 def numba_walk() -> Callable | None:
     """The compiled walk of `irmeasures_markov.measures._ph_walk_numba`, or ``None`` without numba."""
-    try:
-        from irmeasures_markov.measures._ph_walk_numba import walk
-    except ImportError:
-        return None
-    return walk
+    kernels = optional_kernels(_WALK, "irmeasures_markov.measures._ph_walk_numba")
+    return None if kernels is None else kernels.walk
 
 
 ENGINES = ("auto", "numba", "numpy")
