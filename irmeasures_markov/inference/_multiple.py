@@ -57,7 +57,8 @@ interpolate = lazy_module("scipy.interpolate")
 optimize = lazy_module("scipy.optimize")
 
 __all__ = ["AnovaResult", "TukeyResult", "two_way_anova", "tukey_hsd", "topic_set_size", "range_null",
-           "studentized_range_sf", "studentized_range_ppf", "letter_groups", "format_groups", "TUKEY_METHODS"]
+           "studentized_range_sf", "studentized_range_ppf", "letter_groups", "format_groups", "TUKEY_METHODS",
+           "tukey_from_matrix", "tukey_measures", "pair_positions"]
 
 TUKEY_METHODS = ("randomized", "parametric")
 _ENGINES = ("auto", "numpy", "numba")
@@ -627,6 +628,26 @@ def tukey_from_matrix(y: np.ndarray, systems: list[str], method: str, level: flo
                        level=float(level), n_topics=n, residual_ms=float(v_e), critical=critical,
                        n_resamples=int(n_resamples) if method == "randomized" else None,
                        null=null if method == "randomized" else None)
+
+
+def tukey_measures(values: np.ndarray, systems: list[str], method: str, level: float, n_resamples: int,
+                   seed: int | None, engine: str = "auto") -> list[TukeyResult]:
+    """`tukey_hsd` of each measure of ``values`` (measures × topics × systems), the randomized test drawing its
+    permutations once for all of them (the same ones `tukey_hsd` draws for each with the same ``seed``)."""
+    _check_options(method, level, n_resamples)
+    values = np.asarray(values, dtype=np.float64)
+    null = range_null(values, n_resamples, seed, engine) if method == "randomized" else [None] * len(values)
+    return [tukey_from_matrix(y, systems, method, level, n_resamples, seed, engine, null=z)
+            for y, z in zip(values, null)]
+
+
+def pair_positions(result: TukeyResult, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(index into the result's pairs, sign) of each pair ``(a[k], b[k])``: sign −1 where the result holds (b, a)."""
+    m = len(result.systems)
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    # position of (lo, hi) among combinations(range(m), 2), in order
+    index = lo * m - lo * (lo + 1) // 2 + (hi - lo - 1)
+    return index.astype(np.int64), np.where(a < b, 1.0, -1.0)
 
 
 def tukey_hsd(scores: ScoresLike, method: str = "randomized", *, measure: Any = None, level: float = 0.95,
