@@ -374,8 +374,8 @@ def compare(qrels: QrelsLike, runs: RunsSpec, measures: MeasuresLike, *, baselin
     test : {'t', 'wilcoxon', 'sign', 'randomization', 'bootstrap', 'bayes', 'none', 'tukey', 'anova'}
         ``'none'``: the means only; ``'tukey'``: randomized Tukey HSD, ``'anova'``: Tukey HSD over the two-way
         ANOVA (both over every pair, grouping letters in the table; see
-        [`tukey_hsd`][irmeasures_markov.inference.tukey_hsd]).  With fewer than 2 topics no test is possible: the comparison is
-        made as with ``'none'`` and a ``UserWarning`` says so.
+        [`tukey_hsd`][irmeasures_markov.inference.tukey_hsd]).  With fewer than 2 topics no test is possible:
+        the comparison is made as with ``'none'`` and a ``UserWarning`` says so.
     correction : {'holm', 'bonferroni', 'fdr_bh', 'none'}, optional
         Over the pairs of one measure.  Default ``'holm'`` (``'none'`` for ``'bayes'``, ``'none'``, ``'tukey'``
         and ``'anova'``, which take no other).

@@ -3,8 +3,8 @@ and the sensitivity report share.
 
 `pair_tests` dispatches on the comparison's test (the classic tests of
 `irmeasures_markov.inference._classic`, Carterette's Bayesian linear
-model, Tukey's HSD of `irmeasures_markov.inference._multiple`, or none) and returns the statistic, the p-values and the corrected
-p-values of every pair, A − B.
+model, Tukey's HSD of `irmeasures_markov.inference._multiple`, or none) and returns the statistic, the
+p-values and the corrected p-values of every pair, A − B.
 """
 from __future__ import annotations
 

@@ -202,8 +202,9 @@ def two_way_anova(scores: ScoresLike, *, measure: Any = None) -> AnovaResult:
 
 @functools.lru_cache(maxsize=16)
 def _range_cdf_spline(k: int):
-    """Spline of the CDF of the range of k standard normals, $P(W \\le w) = k\\int\\varphi(z)[\\Phi(z)-\\Phi(z-w)]^{k-1}dz$,
-    on w ∈ [0, 40] (trapezoid rule in z, exponentially accurate for this smooth, fast-decaying integrand)."""
+    """Spline of the CDF of the range of k standard normals on w ∈ [0, 40],
+    $P(W \\le w) = k\\int\\varphi(z)[\\Phi(z)-\\Phi(z-w)]^{k-1}dz$ (trapezoid rule in z: exponentially
+    accurate for this smooth, fast-decaying integrand)."""
     z = np.linspace(-12.0, 12.0, 961)
     w = np.linspace(0.0, 40.0, 1601)
     phi = np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi)

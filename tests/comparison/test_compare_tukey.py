@@ -11,8 +11,8 @@ import pytest
 from test_comparison import collection
 
 from irmeasures_markov import comparison, experiments
-from irmeasures_markov.comparison import compare_evaluation
 from irmeasures_markov.comparison import _render as render
+from irmeasures_markov.comparison import compare_evaluation
 from irmeasures_markov.experiments import Evaluation
 from irmeasures_markov.inference import tukey_hsd
 
