@@ -33,9 +33,7 @@ estimates σ²; every parametric result here is built on it.
 """
 from __future__ import annotations
 
-import functools
 import math
-import string
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
@@ -45,6 +43,8 @@ import numpy as np
 from irmeasures_markov._util._compiled import numba_loaded, optional_kernels
 from irmeasures_markov._util._lazy import lazy_module
 from irmeasures_markov.inference._inputs import ScoresLike, score_matrix
+from irmeasures_markov.inference._letters import format_groups, letter_groups
+from irmeasures_markov.inference._studentized import studentized_range_ppf, studentized_range_sf
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -52,13 +52,9 @@ if TYPE_CHECKING:
 
 # imported at the first test, so that importing the package does not load scipy
 stats = lazy_module("scipy.stats")
-special = lazy_module("scipy.special")
-interpolate = lazy_module("scipy.interpolate")
-optimize = lazy_module("scipy.optimize")
 
 __all__ = ["AnovaResult", "TukeyResult", "two_way_anova", "tukey_hsd", "topic_set_size", "range_null",
-           "studentized_range_sf", "studentized_range_ppf", "letter_groups", "format_groups", "TUKEY_METHODS",
-           "tukey_from_matrix", "tukey_measures", "pair_positions"]
+           "TUKEY_METHODS", "tukey_from_matrix", "tukey_measures", "pair_positions"]
 
 TUKEY_METHODS = ("randomized", "parametric")
 _ENGINES = ("auto", "numpy", "numba")
@@ -198,79 +194,6 @@ def two_way_anova(scores: ScoresLike, *, measure: Any = None) -> AnovaResult:
                                                               "total": ss_t}, df, ms, float(f_a), p_a, float(f_b), p_b)
 
 
-# --- the studentized range distribution, vectorised over q ----------------------------------------------------------
-
-@functools.lru_cache(maxsize=16)
-def _range_cdf_spline(k: int):
-    """Spline of the CDF of the range of k standard normals on w ∈ [0, 40],
-    $P(W \\le w) = k\\int\\varphi(z)[\\Phi(z)-\\Phi(z-w)]^{k-1}dz$ (trapezoid rule in z: exponentially
-    accurate for this smooth, fast-decaying integrand)."""
-    z = np.linspace(-12.0, 12.0, 961)
-    w = np.linspace(0.0, 40.0, 1601)
-    phi = np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi)
-    cdf = np.empty_like(w)
-    big = special.ndtr(z)
-    for s in range(0, w.size, 500):  # 500 × 2401 floats at a time
-        diff = big - special.ndtr(z - w[s:s + 500, None])
-        with np.errstate(divide="ignore"):
-            integrand = phi * np.exp((k - 1) * np.log(np.maximum(diff, 0.0)))
-        cdf[s:s + 500] = k * np.trapezoid(integrand, z, axis=1)
-    cdf[0] = 0.0
-    return interpolate.CubicSpline(w, np.clip(cdf, 0.0, 1.0))
-
-
-@functools.lru_cache(maxsize=16)
-def _scale_nodes(df: float):
-    """Nodes and weights of $s = \\sqrt{\\chi^2_\\nu/\\nu}$ on a grid of log s (trapezoid: the density of log s is
-    smooth and decays at both ends)."""
-    lo = 0.5 * math.log(stats.chi2.ppf(1e-16, df) / df)
-    hi = 0.5 * math.log(stats.chi2.isf(1e-16, df) / df)
-    x = np.linspace(lo, hi, 801)
-    v = df * np.exp(2 * x)
-    logpdf = stats.chi2.logpdf(v, df) + np.log(2 * v)  # density of x = log s
-    w = np.exp(logpdf) * (x[1] - x[0])
-    w[[0, -1]] *= 0.5
-    return np.exp(x), w / w.sum()
-
-
-def studentized_range_sf(q: Any, k: int, df: float) -> np.ndarray:
-    """Survival function of the studentized range of ``k`` means with ``df`` degrees of freedom, vectorised.
-
-    $P(Q > q) = 1 - \\int_0^\\infty P(W \\le q s)\\, f_\\nu(s)\\, ds$ with W the range of k standard normals and
-    $s = \\sqrt{\\chi^2_\\nu/\\nu}$.  scipy's ``studentized_range.sf`` gives the same values (to about 1e-9) but takes
-    tens of milliseconds per value, too slow for the thousands of pairs of many runs.
-
-    Parameters
-    ----------
-    q : array_like
-        Statistics (≥ 0).
-    k : int
-        Number of means (≥ 2).
-    df : float
-        Degrees of freedom of the variance estimate (> 0).
-
-    Returns
-    -------
-    numpy.ndarray
-    """
-    q = np.asarray(q, dtype=np.float64)
-    spline = _range_cdf_spline(int(k))
-    s, w = _scale_nodes(float(df))
-    flat = q.reshape(-1)
-    out = np.empty(flat.size)
-    for i in range(0, flat.size, 2048):
-        arg = flat[i:i + 2048, None] * s
-        cdf = np.where(arg >= 40.0, 1.0, spline(np.minimum(arg, 40.0))) @ w
-        out[i:i + 2048] = 1.0 - cdf
-    out = np.where(np.isinf(flat), 0.0, np.clip(out, 0.0, 1.0))
-    return out.reshape(q.shape)
-
-
-def studentized_range_ppf(level: float, k: int, df: float) -> float:
-    """The ``level`` quantile of the studentized range of ``k`` means with ``df`` degrees of freedom."""
-    return float(optimize.brentq(lambda x: 1.0 - studentized_range_sf(x, k, df) - level, 0.0, 200.0, xtol=1e-10))
-
-
 # --- the randomized test's null distribution -------------------------------------------------------------------------
 
 def _numpy_ranges(x, raw, out, start):
@@ -337,84 +260,6 @@ def range_null(x: np.ndarray, n_resamples: int, seed: int | None, engine: str = 
             _numpy_ranges(x, raw, out, start)
         else:
             kernels.permuted_ranges(x, raw, out, start)
-    return out
-
-
-# --- compact letter display ------------------------------------------------------------------------------------------
-
-def letter_groups(means: np.ndarray, significant: np.ndarray) -> list[list[int]]:
-    """Groups of systems no two of which differ significantly (compact letter display; Piepho, *J. Comput. Graph.
-    Stat.* 13(2), 2004, insert-and-absorb), ordered by their best mean (the first group holds the best system).
-
-    Parameters
-    ----------
-    means : numpy.ndarray
-        Mean of each system.
-    significant : numpy.ndarray
-        Symmetric boolean matrix, True where two systems differ significantly.
-
-    Returns
-    -------
-    list of list of int
-        Each group's system positions, best mean first.
-    """
-    m = len(means)
-    cols = [(1 << m) - 1]
-    for i, j in zip(*np.nonzero(np.triu(significant, 1))):
-        i, j = int(i), int(j)
-        kept, split = [], []
-        for c in cols:
-            if (c >> i) & 1 and (c >> j) & 1:
-                split += [c & ~(1 << j), c & ~(1 << i)]
-            else:
-                kept.append(c)
-        # before a split no column is inside another; only the new ones can be inside one now
-        for c in split:
-            if not any(c != d and c & d == c for d in kept) and c not in kept:
-                kept.append(c)
-        cols = kept
-    order = np.argsort(-np.asarray(means), kind="stable")
-    rank = np.empty(m, dtype=np.int64)
-    rank[order] = np.arange(m)
-    groups = [sorted((p for p in range(m) if (c >> p) & 1), key=lambda p: rank[p]) for c in cols]
-    groups.sort(key=lambda g: [rank[p] for p in g])
-    return groups
-
-
-def _group_names(n: int) -> list[str]:
-    """a..z, A..Z, then 53, 54, ... (as the all-pairs run letters)."""
-    alphabet = string.ascii_lowercase + string.ascii_uppercase
-    return [alphabet[i] if i < len(alphabet) else str(i + 1) for i in range(n)]
-
-
-def format_groups(groups: list[list[int]], n_systems: int, compact: bool = False) -> list[str]:
-    """Each system's group letters: ``'ab'``; ``compact``: three or more consecutive letters as a range ``'a-d'``;
-    beyond 52 groups the names are numbers, joined by commas.
-
-    Returns
-    -------
-    list of str
-        One string per system position.
-    """
-    names = _group_names(len(groups))
-    member: list[list[int]] = [[] for _ in range(n_systems)]
-    for g, members in enumerate(groups):
-        for p in members:
-            member[p].append(g)
-    sep = "," if len(groups) > 52 else ""
-    out = []
-    for gs in member:
-        parts, i = [], 0
-        while i < len(gs):
-            j = i
-            while compact and j + 1 < len(gs) and gs[j + 1] == gs[j] + 1:
-                j += 1
-            if j - i >= 2:
-                parts.append(f"{names[gs[i]]}-{names[gs[j]]}")
-            else:
-                parts += [names[g] for g in gs[i:j + 1]]
-            i = j + 1
-        out.append(sep.join(parts))
     return out
 
 

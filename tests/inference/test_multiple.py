@@ -11,13 +11,9 @@ import numpy as np
 import pytest
 
 from irmeasures_markov.inference import AnovaResult, TukeyResult, topic_set_size, tukey_hsd, two_way_anova
-from irmeasures_markov.inference._multiple import (
-    format_groups,
-    letter_groups,
-    range_null,
-    studentized_range_ppf,
-    studentized_range_sf,
-)
+from irmeasures_markov.inference._letters import format_groups, letter_groups
+from irmeasures_markov.inference._multiple import range_null
+from irmeasures_markov.inference._studentized import studentized_range_ppf, studentized_range_sf
 
 # Sakai (2015), Table 5.1: systems A, B, C on 20 topics
 SAKAI = np.array([
