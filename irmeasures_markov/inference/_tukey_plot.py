@@ -50,7 +50,7 @@ def tukey_panel(result: Any, alpha: float = 0.05, ax: Any = None, title: str | N
         ax.errorbar(m, y, xerr=half, fmt="o", markersize=3, color="tab:blue", ecolor="tab:blue", capsize=1.5)
         ax.set_yticks(y, [f"{result.systems[i]} ({groups[result.systems[i]]})" for i in order],
                       fontsize=max(3, min(8, 400 // max(1, order.size))))
-        ax.set_xlabel("mean ± half of Tukey's critical difference (no overlap: significantly different)")
+        ax.set_xlabel("mean ± half Tukey's critical difference\n(no overlap: significantly different)")
     ax.set_title(title or f"Tukey HSD ({result.method})", fontsize=9)
     fig.tight_layout()
     return fig

@@ -239,3 +239,22 @@ def test_plot_panels():
     fig = tukey_hsd(_scores(10, 14), "parametric").plot()
     assert len(fig.axes[0].get_yticklabels()) == 14  # 91 pairs: one interval per system
     plt.close(fig)
+
+
+@pytest.mark.slow  # a peer tool's numba compile and 20,000 permutations per pair
+def test_randomized_tukey_against_ranx():
+    """ranx's Tukey is scipy's one-way ``tukey_hsd`` (no topic blocking), not comparable; its Fisher randomization
+    test is: with two systems, permuting a topic's scores is flipping the sign of its difference and the range of
+    two means is their |difference|, so the randomized Tukey HSD is that test.  With more systems the range is the
+    largest of the pairs' statistics, so no pair's Tukey p-value falls below its own randomization p-value."""
+    pytest.importorskip("ranx")
+    from ranx.statistical_tests.fisher_randomization_test import fisher_randomization_test
+    b = 20000
+    y = _scores(30, 4, seed=5)
+    ours = tukey_hsd(y, n_resamples=b, seed=2)
+    for k in range(len(ours.a)):
+        i, j = int(ours.a[k]), int(ours.b[k])
+        pair = tukey_hsd(y[:, [i, j]], n_resamples=b, seed=2).pvalue[0]
+        peer = fisher_randomization_test(y[:, i].copy(), y[:, j].copy(), b, 0.05, 42)[0]
+        assert abs(pair - peer) <= 4 * np.sqrt(2 * peer * (1 - peer) / b) + 3 / b, (i, j, pair, peer)
+        assert ours.pvalue[k] >= peer - 4 * np.sqrt(2 * peer * (1 - peer) / b) - 3 / b
