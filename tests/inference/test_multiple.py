@@ -76,7 +76,8 @@ def test_anova_matches_statsmodels():
     assert r.df["residual"] == table.loc["Residual", "df"]
 
 
-@pytest.mark.parametrize("k, df", [(2, 1), (3, 38), (5, 10), (20, 400), (129, 6272)])
+@pytest.mark.parametrize("k, df", [(2, 1), (3, 38), (5, 10), pytest.param(20, 400, marks=pytest.mark.slow),
+                                   pytest.param(129, 6272, marks=pytest.mark.slow)])
 def test_studentized_range_matches_scipy(k, df):
     from scipy.stats import studentized_range
     q = np.array([0.2, 1.0, 2.5, 3.7, 5.0, 7.5])
