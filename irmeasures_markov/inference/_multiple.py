@@ -100,10 +100,20 @@ class AnovaResult:
         Mean score of each system over the topics.
     n_topics : int
         Topics (rows).
-    sum_sq, df, mean_sq : dict
-        Keyed ``'system'``, ``'topic'``, ``'residual'`` (``sum_sq`` also ``'total'``).
-    f_system, p_system, f_topic, p_topic : float
-        F statistics (effect mean square over the residual one) and their p-values.
+    sum_sq : dict
+        Sums of squares keyed ``'system'``, ``'topic'``, ``'residual'``, ``'total'``.
+    df : dict
+        Degrees of freedom keyed ``'system'``, ``'topic'``, ``'residual'``.
+    mean_sq : dict
+        Mean squares (sum of squares over degrees of freedom), the same keys.
+    f_system : float
+        F of the systems (their mean square over the residual one).
+    p_system : float
+        Its p-value.
+    f_topic : float
+        F of the topics.
+    p_topic : float
+        Its p-value.
     """
     systems: list[str]
     means: np.ndarray
@@ -272,24 +282,41 @@ class TukeyResult:
     Attributes
     ----------
     systems : list of str
+        The systems, in the order of ``means``.
     means : numpy.ndarray
         Each system's mean over the topics.
-    a, b : numpy.ndarray
-        Positions of the pairs (a < b); differences are A − B.
-    mean_difference, statistic, pvalue : numpy.ndarray
-        Per pair; ``statistic`` is $|\\bar d|$ (randomized) or $q = |\\bar d|/\\sqrt{V_E/n}$ (parametric); the
-        p-values are already family-wise (no further correction).
-    low, high : numpy.ndarray
-        Simultaneous ``level`` interval of each mean difference.
-    effect_paired, effect_paired_low, effect_paired_high : numpy.ndarray
-        $d_z = \\bar d/s_d$ and the interval divided by $s_d$ (±inf / NaN as for ``effect_size`` when $s_d = 0$).
-    effect_residual, effect_residual_low, effect_residual_high : numpy.ndarray
-        $ES_E = \\bar d/\\sqrt{V_E}$ and the interval divided by $\\sqrt{V_E}$.
+    a : numpy.ndarray
+        First system of each pair (position; a < b); differences are A − B.
+    b : numpy.ndarray
+        Second system of each pair.
+    mean_difference : numpy.ndarray
+        $\\bar d$ of each pair.
+    statistic : numpy.ndarray
+        $|\\bar d|$ (randomized) or $q = |\\bar d|/\\sqrt{V_E/n}$ (parametric).
+    pvalue : numpy.ndarray
+        Already family-wise over every pair (no further correction).
+    low : numpy.ndarray
+        Lower end of the simultaneous ``level`` interval of each mean difference.
+    high : numpy.ndarray
+        Its upper end.
+    effect_paired : numpy.ndarray
+        $d_z = \\bar d/s_d$ (±inf when $s_d = 0$ and $\\bar d \\ne 0$, 0 when both are 0).
+    effect_paired_low : numpy.ndarray
+        ``low`` divided by $s_d$.
+    effect_paired_high : numpy.ndarray
+        ``high`` divided by $s_d$.
+    effect_residual : numpy.ndarray
+        $ES_E = \\bar d/\\sqrt{V_E}$.
+    effect_residual_low : numpy.ndarray
+        ``low`` divided by $\\sqrt{V_E}$.
+    effect_residual_high : numpy.ndarray
+        ``high`` divided by $\\sqrt{V_E}$.
     method : str
         ``'randomized'`` or ``'parametric'``.
     level : float
         Confidence level of the intervals.
     n_topics : int
+        Topics (rows).
     residual_ms : float
         $V_E$ of the two-way ANOVA.
     critical : float
@@ -297,6 +324,8 @@ class TukeyResult:
         $q_\\ell\\sqrt{V_E/n}$ (parametric).
     n_resamples : int or None
         Permutations of the randomized test.
+    null : numpy.ndarray or None
+        The randomized test's ranges of the permuted means, one per permutation.
     """
     systems: list[str]
     means: np.ndarray
