@@ -259,3 +259,13 @@ def test_randomized_tukey_against_ranx():
         peer = fisher_randomization_test(y[:, i].copy(), y[:, j].copy(), b, 0.05, 42)[0]
         assert abs(pair - peer) <= 4 * np.sqrt(2 * peer * (1 - peer) / b) + 3 / b, (i, j, pair, peer)
         assert ours.pvalue[k] >= peer - 4 * np.sqrt(2 * peer * (1 - peer) / b) - 3 / b
+
+
+def test_without_numba_the_numpy_engine_serves(monkeypatch):
+    from irmeasures_markov.inference import _multiple
+    monkeypatch.setattr(_multiple, "_KERNELS", [None])  # as optional_kernels leaves it when numba is missing
+    monkeypatch.setattr(_multiple, "_NUMBA_WORK", 0)  # 'auto' would reach for numba here
+    y = _scores(8, 3)
+    assert np.array_equal(tukey_hsd(y, n_resamples=300).pvalue, tukey_hsd(y, n_resamples=300, engine="numpy").pvalue)
+    with pytest.raises(ImportError, match="needs numba"):
+        tukey_hsd(y, n_resamples=10, engine="numba")
