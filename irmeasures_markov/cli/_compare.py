@@ -39,7 +39,10 @@ markers (a pair is significant when its corrected p-value is below --alpha):
   with --baseline: ▲ significantly better than the baseline, ▼ worse
                    (LaTeX: $^{\\blacktriangle}$ / $^{\\blacktriangledown}$, package amssymb);
   all pairs:       each run gets a letter (a, b, ...); a mean carries the letters of
-                   the runs it is significantly better than.
+                   the runs it is significantly better than;
+  tukey, anova:    Tukey groups instead: runs sharing a letter do not differ
+                   significantly, a holds the best mean; beyond 12 runs three or more
+                   consecutive letters are written as a range (a-d for abcd).
   The best mean of each measure is bold in md and latex.
 
 tests (paired, per topic; A - B, A the run and B the baseline):
@@ -47,6 +50,11 @@ tests (paired, per topic; A - B, A the run and B the baseline):
   bootstrap seeded by --seed, with --resamples draws); bayes: Carterette's linear
   model fitted to all runs at once, reporting P(A > B) as the statistic and
   2 min(P(A>B), P(A<B)) as the p-value, uncorrected (--correction none);
+  tukey: randomized Tukey HSD (each of --resamples draws permutes every topic's
+  scores among the runs; p = share of draws whose range of means reaches the
+  pair's difference, (count + 1) / (draws + 1)); anova: Tukey HSD over the
+  two-way ANOVA's residual mean square (studentized range). Both test every
+  pair at once, family-wise, so they take no --correction.
   none: no test, the means only.  With one topic no test is possible: the
   means are printed with a one-line warning saying so.
   Effect size: Cohen's d_z = mean(d) / sd(d) of the per-topic differences.
@@ -61,6 +69,10 @@ output:
   in their shortest form (0.702, not the arithmetic's 0.7019999999999998), and
   jsonl every digit. Markdown escapes only what it needs (| inside a cell).
   Topics: every qrels topic (a topic a run did not answer scores 0, as trec_eval -c).
+  --matrix FILE writes the (corrected) p-values as a runs x runs matrix per measure
+  (CSV; TSV when FILE ends in .tsv). --plot FILE draws the pairwise differences with
+  Tukey's simultaneous intervals and the groups, one panel per measure (the
+  comparison's own with tukey/anova, else Tukey HSD over the ANOVA; matplotlib).
 
 sensitivity (--ties VALUE, any value, and --holes): a second table with, per run
 and measure, judged@k (share of the top k documents that have a judgment; k the
@@ -114,6 +126,12 @@ def _parser() -> argparse.ArgumentParser:
     out.add_argument("--places", "-p", type=int, metavar="N",
                      help="decimal places (-1: every digit; default 4 for table/md/latex, 15 significant digits "
                           "for csv/tsv)")
+    out.add_argument("--matrix", metavar="FILE",
+                     help="also write the pairwise p-values as a runs x runs matrix per measure (CSV, or TSV for "
+                          ".tsv)")
+    out.add_argument("--plot", metavar="FILE",
+                     help="also draw the pairwise differences with Tukey intervals and groups (png, pdf, svg, ...; "
+                          "needs matplotlib)")
     out.add_argument("--no-progress", "--no_progress", dest="no_progress", action="store_true",
                      help="no progress bar (there is none either when standard error is not a terminal)")
     return parser
@@ -133,6 +151,17 @@ def compare_main(argv: list[str]) -> int:
                        "every run): drop --correction or give --correction none")
     if args.test == "none" and args.correction not in (None, "none"):
         raise CliError("--test none runs no test, so it takes no correction: drop --correction")
+    if args.test in ("tukey", "anova") and args.correction not in (None, "none"):
+        raise CliError(f"--test {args.test} takes no correction (Tukey's HSD p-values are already family-wise over "
+                       "every pair): drop --correction")
+    if args.test in ("tukey", "anova") and args.alternative != "two-sided":
+        raise CliError(f"--test {args.test} is two-sided: drop --alternative")
+    if args.plot is not None:
+        try:
+            import matplotlib
+        except ImportError:
+            raise CliError("--plot needs matplotlib: pip install 'irmeasures-markov[plot]'") from None
+        matplotlib.use("Agg")
     if args.effect_size and args.baseline is None:
         raise CliError("--effect-size needs --baseline (for all pairs, --pairs prints every effect size)")
     measures = parse_measures(args.measures)  # before reading: a typo is reported at once
@@ -164,6 +193,12 @@ def compare_main(argv: list[str]) -> int:
         for note in cmp.notes:
             warn(note)
     _print(cmp, args)
+    if args.matrix is not None:
+        with reading(args.matrix), open(args.matrix, "w", encoding="utf-8", newline="") as f:
+            f.write(render.significance_matrix(cmp, "\t" if args.matrix.endswith(".tsv") else ","))
+    if args.plot is not None:
+        with reading(args.plot):
+            cmp.plot_pairs(args.plot)
     return 0
 
 

@@ -19,6 +19,11 @@ Tests (``test=``), on the per-topic scores of one measure, A − B for each pair
   mean difference and effect size; its p-values are NaN and no pair is
   significant).  It is also what a comparison on fewer than 2 topics does,
   with a warning, since no paired test is possible on one topic;
+* ``'tukey'``, ``'anova'`` — Tukey's HSD over every pair at once (randomized, Carterette 2012; or over the
+  two-way ANOVA's residual mean square), from
+  [`tukey_hsd`][irmeasures_markov.inference.tukey_hsd]: family-wise p-values, so ``correction`` must be
+  ``'none'``/None, and two-sided only; each measure's
+  [`TukeyResult`][irmeasures_markov.inference.TukeyResult] is kept in ``Comparison.tukey``;
 * ``'bayes'`` — Carterette's (2011) linear model
   $y_{ij} = \mu + \beta_j + \alpha_i + \varepsilon_{ij}$ fitted once per
   measure to every run together (`gibbs_linear_model`,
@@ -43,6 +48,9 @@ Markers (a pair is significant when its corrected p-value is below ``alpha``):
 * all pairs: every run gets a letter (``a``, ``b``, ... in the order given;
   ``A``.. after ``z``), and a mean carries the letters of the runs it is
   significantly better than;
+* all pairs with ``'tukey'``/``'anova'``: Tukey groups instead (a compact letter display): runs sharing a
+  letter do not differ significantly, ``a`` holds the best mean; beyond 12 runs three or more consecutive
+  letters are written as a range (``a-d``);
 * the best mean of each measure is bold in Markdown and LaTeX;
 * ``effect=True`` (baseline only) adds each run's d_z against the baseline, ``(d=+0.31)``.
 

@@ -22,7 +22,7 @@ from numpy.typing import ArrayLike
 from irmeasures_markov._util._lazy import lazy_module
 from irmeasures_markov.comparison import _render as render
 from irmeasures_markov.comparison._options import applied_note, evaluate_with_options, unsupported_note
-from irmeasures_markov.comparison._pairs import effect_size, pair_tests
+from irmeasures_markov.comparison._pairs import TUKEY_TESTS, effect_size, pair_tests, tukey_pairs
 from irmeasures_markov.comparison._render import DOWN, UP
 from irmeasures_markov.comparison._runs import RunsSpec, load_runs, resolve_baseline
 from irmeasures_markov.comparison._sensitivity import Sensitivity, sensitivity
@@ -30,6 +30,7 @@ from irmeasures_markov.experiments import Evaluation
 from irmeasures_markov.experiments._evaluation import MeasuresLike, QrelsLike
 from irmeasures_markov.inference._classic import ALTERNATIVES
 from irmeasures_markov.inference._corrections import CORRECTIONS  # the corrections compare() takes
+from irmeasures_markov.inference._multiple import TukeyResult, tukey_from_matrix, tukey_measures
 from irmeasures_markov.io._normalise import to_qrels_dict
 
 if TYPE_CHECKING:
@@ -42,7 +43,9 @@ stats = lazy_module("scipy.stats")
 __all__ = ["COMPARE_TESTS", "Comparison", "compare", "compare_evaluation", "mean_intervals", "run_letters"]
 
 #: the tests :func:`compare` knows
-COMPARE_TESTS = ("t", "wilcoxon", "sign", "randomization", "bootstrap", "bayes", "none")
+COMPARE_TESTS = ("t", "wilcoxon", "sign", "randomization", "bootstrap", "bayes", "none", "tukey", "anova")
+#: runs beyond which Tukey groups are written compactly (a-d for abcd)
+COMPACT_RUNS = 12
 
 
 def mean_intervals(values: ArrayLike, level: float = 0.95) -> np.ndarray:
@@ -90,7 +93,7 @@ def _compare_iv(runs, baseline, test, correction, alpha, alternative, ci, n_resa
     if test not in COMPARE_TESTS:
         raise ValueError(f"`test` must be one of {list(COMPARE_TESTS)}, got {test!r}.")
     if correction is None:
-        correction = "none" if test in ("bayes", "none") else "holm"
+        correction = "none" if test in ("bayes", "none", *TUKEY_TESTS) else "holm"
     if correction not in CORRECTIONS:
         raise ValueError(f"`correction` must be one of {list(CORRECTIONS)}, got {correction!r}.")
     if test == "bayes" and correction != "none":
@@ -98,6 +101,11 @@ def _compare_iv(runs, baseline, test, correction, alpha, alternative, ci, n_resa
                          "hierarchical model of every run, which already pools them; use correction='none'.")
     if test == "none" and correction != "none":
         raise ValueError("`test='none'` runs no test, so it takes no correction; use correction='none'.")
+    if test in TUKEY_TESTS and correction != "none":
+        raise ValueError(f"`test={test!r}` takes no correction: Tukey's HSD p-values are already family-wise over "
+                         "every pair; use correction='none'.")
+    if test in TUKEY_TESTS and alternative != "two-sided":
+        raise ValueError(f"`test={test!r}` is two-sided (the range of the means); use alternative='two-sided'.")
     if alternative not in ALTERNATIVES:
         raise ValueError(f"`alternative` must be one of {list(ALTERNATIVES)}, got {alternative!r}.")
     if isinstance(alpha, bool) or not (0.0 < float(alpha) < 1.0):
@@ -132,6 +140,10 @@ class Comparison:
         With ``ties`` or ``holes``: judged shares, residuals, tie spreads and the flagged pairs.
     notes : list of str
         Lines about measures the ``ties``/``unjudged``/``residual`` options do not apply to.
+    tukey : dict
+        With ``test='tukey'`` or ``'anova'``: the
+        [`TukeyResult`][irmeasures_markov.inference.TukeyResult] of each measure label (intervals at level
+        1 − ``alpha``, effect sizes, groups).
     """
     table: pd.DataFrame
     intervals: pd.DataFrame | None
@@ -147,6 +159,7 @@ class Comparison:
     letters: dict[str, str] = field(default_factory=dict)
     sensitivity: Sensitivity | None = None
     notes: list[str] = field(default_factory=list)
+    tukey: dict[str, TukeyResult] = field(default_factory=dict)
 
     @property
     def runs(self) -> list[str]:
@@ -298,6 +311,42 @@ class Comparison:
         """
         return render.plot(self, measure, baseline, axes)
 
+    def tukey_results(self) -> dict[str, TukeyResult]:
+        """Tukey's HSD of every measure: the comparison's own with ``test='tukey'``/``'anova'``, else the parametric
+        test over the two-way ANOVA (intervals at level 1 − ``alpha``).
+
+        Returns
+        -------
+        dict
+            ``{measure label: TukeyResult}``.
+        """
+        if self.tukey:
+            return dict(self.tukey)
+        ev = self.evaluation
+        return {label: tukey_from_matrix(ev.values[:, j, :].T, list(ev.runs), "parametric", 1 - self.alpha, 1,
+                                         None, "numpy") for j, label in enumerate(ev.labels)}
+
+    def plot_pairs(self, path: str | None = None, *, kind: str = "auto") -> Figure:
+        """Pairwise differences with their simultaneous intervals and the Tukey groups, one panel per measure.
+
+        With ``test='tukey'``/``'anova'`` the comparison's own Tukey results, else the parametric Tukey HSD over the
+        two-way ANOVA; beyond 45 pairs a panel shows each run's comparison interval, mean ± half the critical
+        difference (two runs differ significantly exactly when theirs do not overlap).  Needs matplotlib (``pip
+        install "irmeasures-markov[plot]"``).
+
+        Parameters
+        ----------
+        path : str, optional
+            Also save the figure there (the format from the suffix: .png, .pdf, .svg, ...).
+        kind : {'auto', 'pairs', 'systems'}
+            Every pair, one interval per run, or the first up to 45 pairs.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
+        return render.plot_pairs(self, self.tukey_results(), path, kind)
+
 
 def compare(qrels: QrelsLike, runs: RunsSpec, measures: MeasuresLike, *, baseline: str | None = None, test: str = "t",
             correction: str | None = None, alpha: float = 0.05, alternative: str = "two-sided",
@@ -322,11 +371,14 @@ def compare(qrels: QrelsLike, runs: RunsSpec, measures: MeasuresLike, *, baselin
     baseline : str or path, optional
         Test every other run against this one (A = run, B = baseline); a run name, a run's file, or its file name
         (`resolve_baseline`).  The baseline comes first in the tables.  Default: every pair.
-    test : {'t', 'wilcoxon', 'sign', 'randomization', 'bootstrap', 'bayes', 'none'}
-        ``'none'``: the means only.  With fewer than 2 topics no test is possible: the comparison is
-        made as with ``'none'`` and a ``UserWarning`` says so.
+    test : {'t', 'wilcoxon', 'sign', 'randomization', 'bootstrap', 'bayes', 'none', 'tukey', 'anova'}
+        ``'none'``: the means only; ``'tukey'``: randomized Tukey HSD, ``'anova'``: Tukey HSD over the two-way
+        ANOVA (both over every pair, grouping letters in the table; see
+        [`tukey_hsd`][irmeasures_markov.inference.tukey_hsd]).  With fewer than 2 topics no test is possible:
+        the comparison is made as with ``'none'`` and a ``UserWarning`` says so.
     correction : {'holm', 'bonferroni', 'fdr_bh', 'none'}, optional
-        Over the pairs of one measure.  Default ``'holm'`` (``'none'`` for ``'bayes'`` and ``'none'``).
+        Over the pairs of one measure.  Default ``'holm'`` (``'none'`` for ``'bayes'``, ``'none'``, ``'tukey'``
+        and ``'anova'``, which take no other).
     alpha : float
         Significance level of the markers (on the corrected p-values).
     alternative : {'two-sided', 'greater', 'less'}
@@ -422,12 +474,21 @@ def compare_evaluation(evaluation: Evaluation, *, baseline: str | None = None, t
         list(combinations(range(len(names)), 2))
     a, b = np.array(pairs, dtype=np.int64).T
     rows = []
+    tukey = {}
+    if test in TUKEY_TESTS:  # every measure at once: the randomized test draws its permutations once
+        results = tukey_measures(np.transpose(ev.values, (1, 2, 0)), names, TUKEY_TESTS[test], 1 - float(alpha),
+                                 int(n_resamples), seed)
+        tukey = dict(zip(ev.labels, results))
     for j, label in enumerate(ev.labels):
         values = ev.values[:, j, :].T  # topics × runs
         diffs = values[:, a] - values[:, b]
-        stat, p, adjusted = pair_tests(values, a, b, test=test, correction=correction, alternative=alternative,
-                                       n_resamples=n_resamples, seed=seed, progress=progress,
-                                       bayes_draws=bayes_draws, bayes_chains=bayes_chains)
+        if tukey:
+            stat, p = tukey_pairs(tukey[label], a, b)
+            adjusted = p
+        else:
+            stat, p, adjusted = pair_tests(values, a, b, test=test, correction=correction, alternative=alternative,
+                                           n_resamples=n_resamples, seed=seed, progress=progress,
+                                           bayes_draws=bayes_draws, bayes_chains=bayes_chains)
         d_z = effect_size(diffs)
         for k in range(len(pairs)):
             rows.append({"measure": label, "run_a": names[a[k]], "run_b": names[b[k]],
@@ -440,9 +501,10 @@ def compare_evaluation(evaluation: Evaluation, *, baseline: str | None = None, t
         iv = mean_intervals(np.moveaxis(ev.values, 2, 0), float(ci))  # runs × measures × 2
         cols = pd.MultiIndex.from_product([list(ev.labels), ["low", "high"]], names=["measure", "bound"])
         intervals = pd.DataFrame(iv.reshape(len(names), -1), index=pd.Index(names, name="run"), columns=cols)
-    letters = dict(zip(names, run_letters(len(names)))) if baseline is None else {}
+    letters = dict(zip(names, run_letters(len(names)))) if baseline is None and not tukey else {}
     cmp = Comparison(ev.means(), intervals, tests, ev, None if baseline is None else str(baseline), test,
-                     correction, float(alpha), alternative, None if ci is None else float(ci), letters=letters)
+                     correction, float(alpha), alternative, None if ci is None else float(ci), letters=letters,
+                     tukey=tukey)
     cmp.markers = _markers(cmp)
     return cmp
 
@@ -461,6 +523,11 @@ def _markers(cmp: Comparison):
     """The marker string of every (run, measure) cell, as a DataFrame shaped like ``table``."""
     import pandas as pd
     out = pd.DataFrame("", index=cmp.table.index, columns=cmp.table.columns)
+    if cmp.tukey and cmp.baseline is None:  # grouping letters: runs sharing one do not differ significantly
+        for label, result in cmp.tukey.items():
+            groups = result.groups(cmp.alpha, compact=len(cmp.runs) > COMPACT_RUNS)
+            out[label] = [groups[run] for run in out.index]
+        return out
     beaten: dict[tuple, list[int]] = {}  # all pairs: (winner, measure) -> positions of the runs it beats
     position = {name: i for i, name in enumerate(cmp.runs)}
     for row in cmp.tests[cmp.tests["significant"]].itertuples(index=False):

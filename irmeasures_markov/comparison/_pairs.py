@@ -3,8 +3,8 @@ and the sensitivity report share.
 
 `pair_tests` dispatches on the comparison's test (the classic tests of
 `irmeasures_markov.inference._classic`, Carterette's Bayesian linear
-model, or none) and returns the statistic, the p-values and the corrected
-p-values of every pair, A − B.
+model, Tukey's HSD of `irmeasures_markov.inference._multiple`, or none) and returns the statistic, the
+p-values and the corrected p-values of every pair, A − B.
 """
 from __future__ import annotations
 
@@ -13,8 +13,18 @@ from numpy.typing import ArrayLike
 
 from irmeasures_markov.inference._classic import pairwise
 from irmeasures_markov.inference._gibbs import posterior_pvalues, prob_better_pairs
+from irmeasures_markov.inference._multiple import pair_positions, tukey_from_matrix
 
-__all__ = ["effect_size", "pair_tests"]
+__all__ = ["effect_size", "pair_tests", "tukey_pairs", "TUKEY_TESTS"]
+
+#: compare()'s Tukey tests and the method of each
+TUKEY_TESTS = {"tukey": "randomized", "anova": "parametric"}
+
+
+def tukey_pairs(result, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Statistic and p-value of the pairs ``(a[k], b[k])`` from a ``TukeyResult`` of every pair."""
+    k, _ = pair_positions(result, a, b)
+    return result.statistic[k], result.pvalue[k]
 
 
 def pair_tests(values: np.ndarray, a: np.ndarray, b: np.ndarray, *, test: str, correction: str, alternative: str,
@@ -50,6 +60,11 @@ def pair_tests(values: np.ndarray, a: np.ndarray, b: np.ndarray, *, test: str, c
                                        chains=int(bayes_chains), seed=seed, progress=progress)
         p = posterior_pvalues(p_ab, p_ba, alternative)
         return p_ab, p, p.copy()
+    if test in TUKEY_TESTS:  # family-wise over every pair of the columns given: no correction
+        result = tukey_from_matrix(values, [str(j) for j in range(values.shape[1])], TUKEY_TESTS[test], 0.95,
+                                   int(n_resamples), seed, "auto")
+        stat, p = tukey_pairs(result, a, b)
+        return stat, p, p.copy()
     res = pairwise(values, list(zip(a.tolist(), b.tolist())), test, alternative=alternative,
                    correction=None if correction == "none" else correction, n_resamples=n_resamples,
                    seed=seed, progress=progress)

@@ -26,14 +26,15 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = ["UP", "DOWN", "legend", "means_grid", "pairs_grid", "to_text", "to_markdown", "to_latex", "to_delimited",
-           "records", "plot", "layout", "latex_escape"]
+           "records", "plot", "layout", "latex_escape", "plot_pairs", "significance_matrix"]
 
 #: The markers of a run significantly better (UP) or worse (DOWN) than the baseline.
 UP, DOWN = "\u25b2", "\u25bc"
 
 TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test", "sign": "sign test",
               "randomization": "paired randomization test", "bootstrap": "paired bootstrap test",
-              "bayes": "Bayesian linear model (Carterette 2011)", "none": "no significance test"}
+              "bayes": "Bayesian linear model (Carterette 2011)", "none": "no significance test",
+              "tukey": "randomized Tukey HSD", "anova": "Tukey HSD over the two-way ANOVA"}
 CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "fdr_bh": "Benjamini-Hochberg FDR",
                     "none": "no"}
 
@@ -52,6 +53,10 @@ def legend(cmp: Any, effect: bool = False) -> str:
     if cmp.test == "bayes":
         how = f"{test}, posterior two-sided tail 2 min(P(A>B), P(A<B)) < {cmp.alpha:g}" \
             if cmp.alternative == "two-sided" else f"{test}, posterior P(not better) < {cmp.alpha:g}"
+    elif getattr(cmp, "tukey", None):
+        first = next(iter(cmp.tukey.values()))
+        draws = f", {first.n_resamples} permutations" if first.n_resamples else ""
+        how = f"{test}{draws}, family-wise p < {cmp.alpha:g}"
     else:
         alt = "" if cmp.alternative == "two-sided" else f", one-sided ({cmp.alternative})"
         how = f"{test}{alt}, {CORRECTION_NAMES[cmp.correction]} correction, p < {cmp.alpha:g}"
@@ -62,6 +67,11 @@ def legend(cmp: Any, effect: bool = False) -> str:
     elif cmp.baseline is not None:
         text = (f"{UP}/{DOWN}: significantly better/worse than the baseline {cmp.baseline} ({how}; "
                 f"{n} topics).")
+    elif getattr(cmp, "tukey", None):
+        n_pairs = len(cmp.tests) // max(1, len(cmp.labels))
+        compact = ", a-d stands for abcd" if any("-" in m for m in cmp.markers.to_numpy().ravel()) else ""
+        text = (f"Letters: Tukey groups; runs sharing a letter do not differ significantly, a holds the best "
+                f"mean{compact} ({how}; all {n_pairs} pairs; {n} topics).")
     else:
         n_pairs = len(cmp.tests) // max(1, len(cmp.labels))
         text = (f"Letters: the runs a mean is significantly better than ({how}; all {n_pairs} "
@@ -84,7 +94,7 @@ def _escaper(style: str):
 def _run_label(cmp: Any, run: str) -> str:
     if cmp.baseline is not None:
         return f"{run} (baseline)" if run == cmp.baseline else run
-    return f"({cmp.letters[run]}) {run}"
+    return f"({cmp.letters[run]}) {run}" if run in cmp.letters else run
 
 
 def means_grid(cmp: Any, places: int, style: str, effect: bool = False) -> tuple[list[str], list[list[str]]]:
@@ -283,14 +293,14 @@ def to_delimited(cmp: Any, sep: str = ",", places: int | None = None, pairs: boo
         return buf.getvalue()
     vs = _versus_baseline(cmp)
     per_run = ("letter", "judged_depth")  # a column of its own, and a part of the judged column's name
-    header = ["run"] + (["letter"] if cmp.baseline is None else [])
+    header = ["run"] + (["letter"] if cmp.letters else [])
     for label in cmp.labels:
         fields = _mean_fields(cmp, cmp.runs[0], label, vs)
         header += [label if k == "mean" else f"{label} judged@{fields['judged_depth']}" if k == "judged"
                    else f"{label} {k}" for k in fields if k not in per_run]
     w.writerow(header)
     for run in cmp.runs:
-        row = [run] + ([cmp.letters[run]] if cmp.baseline is None else [])
+        row = [run] + ([cmp.letters[run]] if cmp.letters else [])
         for label in cmp.labels:
             row += ["" if v is None else v if isinstance(v, str) else format_number(v, places)
                     for k, v in _mean_fields(cmp, run, label, vs).items() if k not in per_run]
@@ -306,7 +316,8 @@ def _mean_fields(cmp: Any, run: str, label: str, vs: dict) -> dict[str, object]:
         out.update({f"ci_{b}": float(cmp.intervals.loc[run, (label, b)]) for b in ("low", "high")})
     out["markers"] = cmp.markers.loc[run, label]
     if cmp.baseline is None:
-        out["letter"] = cmp.letters[run]
+        if run in cmp.letters:
+            out["letter"] = cmp.letters[run]
     else:
         out["effect_size"], out["adjusted_pvalue"] = vs.get((run, label), (None, None))
     if cmp.sensitivity is not None:
@@ -392,4 +403,41 @@ def plot(cmp: Any, measure: Measure | str | None = None, baseline: str | None = 
     for ax in axes[len(others):]:
         ax.set_visible(False)
     fig.tight_layout()
+    return fig
+
+
+def significance_matrix(cmp: Any, sep: str = ",") -> str:
+    """The pairwise adjusted p-values as one runs × runs block per measure (``measure,run,<runs>...``; empty cells
+    for the pairs not tested and the diagonal), in the order of the table, every digit."""
+    buf = io.StringIO()
+    w = csv.writer(buf, delimiter=sep, lineterminator="\n")
+    runs = cmp.runs
+    position = {r: i for i, r in enumerate(runs)}
+    w.writerow(["measure", "run"] + runs)
+    for label in cmp.labels:
+        grid = [[""] * len(runs) for _ in runs]
+        for r in cmp.tests[cmp.tests["measure"] == label].itertuples(index=False):
+            cell = "" if math.isnan(r.adjusted_pvalue) else repr(float(r.adjusted_pvalue))
+            i, j = position[r.run_a], position[r.run_b]
+            grid[i][j] = grid[j][i] = cell
+        for run, row in zip(runs, grid):
+            w.writerow([label, run] + row)
+    return buf.getvalue()
+
+
+def plot_pairs(cmp: Any, results: dict, path: str | None = None, kind: str = "auto") -> Figure:
+    """See [`Comparison.plot_pairs`][irmeasures_markov.comparison.Comparison.plot_pairs]."""
+    import matplotlib.pyplot as plt
+
+    from irmeasures_markov.inference._tukey_plot import PAIRS_SHOWN, tukey_panel
+    n_pairs = max(len(r.a) for r in results.values())
+    n_runs = len(cmp.runs)
+    pairs = kind == "pairs" or (kind == "auto" and n_pairs <= PAIRS_SHOWN)
+    height = max(2.5, 0.22 * (n_pairs if pairs else n_runs) + 1.2)
+    fig, axes = plt.subplots(1, len(results), figsize=(5.5 * len(results), height), squeeze=False)
+    for ax, (label, result) in zip(axes[0], results.items()):
+        tukey_panel(result, cmp.alpha, ax, f"{label}: Tukey HSD ({result.method})", kind)
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path)
     return fig

@@ -9,6 +9,10 @@
   [`bootstrap_test`][irmeasures_markov.inference.bootstrap_test]; [`all_pairs`][irmeasures_markov.inference.all_pairs]
   and
   [`pairwise`][irmeasures_markov.inference.pairwise] with Holm/Bonferroni/Benjamini–Hochberg correction;
+* many systems at once (`irmeasures_markov.inference._multiple`):
+  [`two_way_anova`][irmeasures_markov.inference.two_way_anova] (systems × topics, no replication),
+  [`tukey_hsd`][irmeasures_markov.inference.tukey_hsd] (randomized or parametric, with effect sizes, intervals and
+  grouping letters) and [`topic_set_size`][irmeasures_markov.inference.topic_set_size] (Sakai's design);
 * [`discriminative_power`][irmeasures_markov.inference.discriminative_power] and the Bayesian fits per collection of
   `irmeasures_markov.inference._grid`, on the grid engine (local
   processes or Dask, resumable from a store);
@@ -34,6 +38,7 @@ from irmeasures_markov.inference._classic import (
 from irmeasures_markov.inference._corrections import adjust_pvalues
 from irmeasures_markov.inference._grid import discriminative_power, fit_per_collection
 from irmeasures_markov.inference._inputs import ScoreMatrix, score_matrix
+from irmeasures_markov.inference._multiple import AnovaResult, TukeyResult, topic_set_size, tukey_hsd, two_way_anova
 from irmeasures_markov.inference._posterior import SamplingWarning
 from irmeasures_markov.inference._pyterrier import pyterrier_test
 
@@ -42,3 +47,4 @@ __all__ = ["ScoreMatrix", "score_matrix", "TestResult", "PairwiseResult", "TESTS
            "pairwise", "discriminative_power"]
 __all__ += ["bayesian_linear_model", "direct_relevance_model", "fit_per_collection", "SamplingWarning",
             "pyterrier_test"]
+__all__ += ["two_way_anova", "AnovaResult", "tukey_hsd", "TukeyResult", "topic_set_size"]
