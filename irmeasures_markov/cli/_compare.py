@@ -94,7 +94,7 @@ def _parser() -> argparse.ArgumentParser:
                     "against a baseline or between all pairs.")
     parser.add_argument("qrels", help="qrels file (plain, .gz, .bz2, .xz) or an ir_datasets id")
     parser.add_argument("runs", nargs="+", metavar="RUN", help="run files, directories or quoted glob patterns")
-    parser.add_argument("-m", "--measures", nargs="+", required=True, metavar="MEASURE",
+    parser.add_argument("-m", "--measures", nargs="+", action="extend", required=True, metavar="MEASURE",
                         help="measures, e.g. AP P@10 \"MP(model='GL_AD_LID')\" (as for the main command)")
     tests = parser.add_argument_group("tests")
     tests.add_argument("--baseline", "-b", metavar="RUN",

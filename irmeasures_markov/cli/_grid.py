@@ -50,7 +50,7 @@ def _parser() -> argparse.ArgumentParser:
                                                           "local processes or a Dask cluster.")
     p.add_argument("qrels", help="qrels file (plain or compressed) or an ir_datasets id")
     p.add_argument("runs", nargs="+", metavar="RUN", help="run files, directories of run files or quoted glob patterns")
-    p.add_argument("-m", "--measures", nargs="+", required=True, metavar="MEASURE",
+    p.add_argument("-m", "--measures", nargs="+", action="extend", required=True, metavar="MEASURE",
                    help="measures, e.g. AP P@10 Bpref \"MP(recall=True)\"")
     p.add_argument("--percents", default="90,70,50,30,10", help="pool sizes kept, in %% (default 90,70,50,30,10)")
     p.add_argument("--seeds", default="0", help="pool samples: a list (0,3,7) or a range (0-19); default 0")

@@ -112,3 +112,16 @@ def test_pool_reduction_reads_each_run_file_once(files, capsys, tmp_path, monkey
     argv = ["pool-reduction", qpath, rdir, "-m", "AP", "--percents", "50", "-j", "1", "--no-progress"]
     assert main(argv + (["--store", str(tmp_path / "store")] if store else [])) == 0
     assert sorted(opened) == sorted(f"input.{name}.gz" for name in runs)
+
+
+def test_repeated_measure_options_add_up(files, capsys):
+    # `-m AP -m P@10` used to keep only the last list (argparse's default 'store'): a measure dropped unsaid
+    qrels, runs, qpath, rdir = files
+    base = ["pool-reduction", qpath, rdir, "--percents", "50", "--seeds", "0", "--no-progress"]
+    assert main(base + ["-m", "AP", "-m", "P@10"]) == 0
+    repeated = capsys.readouterr().out
+    assert main(base + ["-m", "AP", "P@10"]) == 0
+    assert repeated == capsys.readouterr().out and "P@10" in repeated and "\tAP\t" in repeated
+    assert main(["compare", qpath, rdir, "-m", "AP", "-m", "P@10", "--no-progress", "-o", "csv"]) == 0
+    header = capsys.readouterr().out.splitlines()[0]
+    assert "AP" in header and "P@10" in header
