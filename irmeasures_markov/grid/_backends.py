@@ -314,6 +314,7 @@ def close_local_clusters() -> None:
 SCATTER_KEEP_BYTES = 512 * 2**20
 # Inputs scattered per open client, by content key: {client: {key: (future, bytes)}}, least recently used first.
 _SCATTERED: dict[Any, OrderedDict[str, tuple[Any, int]]] = {}
+_SCATTERED_LOCK = threading.Lock()  # grids may run from several threads of one process
 
 
 def content_key(value: Any) -> tuple[str, int]:
@@ -331,30 +332,36 @@ def scatter_shared(client: Client, shared: Mapping[str, Any], uses: Mapping[str,
     task goes to one worker.  Futures are kept for later grids up to
     `SCATTER_KEEP_BYTES` per client.
     """
-    for c in [c for c in _SCATTERED if c.status in ("closing", "closed")]:
-        del _SCATTERED[c]  # its futures are gone with it
-    kept = _SCATTERED.setdefault(client, OrderedDict())
-    out, todo = {}, {}
-    for name, value in shared.items():
-        key, size = content_key(value)
-        held = kept.get(key)
-        if held is not None and held[0].status == "finished":
-            kept.move_to_end(key)
-            out[name] = held[0]
-        else:
-            todo.setdefault(uses.get(name, 0) > 1 and n_workers > 1, {})[key] = (name, value, size)
-    for broadcast, items in todo.items():
-        futures = client.scatter({k: v for k, (_, v, _) in items.items()}, broadcast=broadcast, hash=False)
-        for k, (name, _, size) in items.items():
-            kept[k] = (futures[k], size)
-            out[name] = futures[k]
-    total = sum(size for _, size in kept.values())
-    current = {f.key for f in out.values()}
-    for k in list(kept):
-        if total <= SCATTER_KEEP_BYTES:
-            break
-        if k not in current:
-            total -= kept.pop(k)[1]
+    with _SCATTERED_LOCK:
+        for c in [c for c in _SCATTERED if c.status in ("closing", "closed")]:
+            del _SCATTERED[c]  # its futures are gone with it
+        kept = _SCATTERED.setdefault(client, OrderedDict())
+        out, todo = {}, {}  # todo: {key: [value, size, names, tasks using it]}
+        for name, value in shared.items():
+            key, size = content_key(value)
+            held = kept.get(key)
+            if held is not None and held[0].status == "finished":
+                kept.move_to_end(key)
+                out[name] = held[0]
+            else:
+                entry = todo.setdefault(key, [value, size, [], 0])
+                entry[2].append(name)
+                entry[3] += uses.get(name, 0)
+        for broadcast in (False, True):
+            items = {k: e for k, e in todo.items() if (e[3] > 1 and n_workers > 1) == broadcast}
+            if not items:
+                continue
+            futures = client.scatter({k: e[0] for k, e in items.items()}, broadcast=broadcast, hash=False)
+            for k, (_, size, names, _) in items.items():
+                kept[k] = (futures[k], size)
+                out.update(dict.fromkeys(names, futures[k]))
+        total = sum(size for _, size in kept.values())
+        current = {f.key for f in out.values()}
+        for k in list(kept):
+            if total <= SCATTER_KEEP_BYTES:
+                break
+            if k not in current:
+                total -= kept.pop(k)[1]
     return out
 
 
@@ -481,7 +488,8 @@ class DaskBackend:
         stay)."""
         owned = bool(self._own)
         for obj in self._own:
-            _SCATTERED.pop(obj, None)
+            with _SCATTERED_LOCK:
+                _SCATTERED.pop(obj, None)
             obj.close()
         self._own = []
         if owned:

@@ -58,6 +58,11 @@ def test_inputs_are_shipped_once_per_content_and_client(data, client, monkeypatc
     evs, _ = evaluate_grid(MEASURES, changed, runs, pools=POOLS, client=client, progress=False)
     assert len(shipped) == 2 + len(runs)
     _same(evs, evaluate_grid(MEASURES, changed, runs, pools=POOLS, progress=False)[0])
+    # two names for equal runs: one copy on the cluster, both names served
+    first = next(iter(runs))
+    twins = {"a": runs[first], "b": {q: dict(d) for q, d in runs[first].items()}}
+    evs, _ = evaluate_grid(MEASURES, qrels, twins, pools=POOLS, client=client, progress=False)
+    _same(evs, evaluate_grid(MEASURES, qrels, twins, pools=POOLS, progress=False)[0])
 
 
 @pytest.mark.slow  # starts a LocalCluster
