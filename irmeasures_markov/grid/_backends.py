@@ -473,7 +473,7 @@ class DaskBackend:
         index = {f.key: i for i, f in enumerate(futs)}
         try:
             # results are fetched by the event loop as tasks finish, all at once, not one blocking call each
-            for f, value in as_completed(futs, with_results=True, raise_errors=False):
+            for f, value in as_completed(futs, with_results=True, raise_errors=False, loop=client.loop):
                 if f.status == "finished":
                     yield index[f.key], value, None
                 else:
