@@ -12,7 +12,7 @@ key naming its content, to every worker when several tasks need it, and keeps
 it there for the next grid on the same client, so a worker receives and
 unpickles each input once per content, not once per grid.  Runs given as
 file paths are not shared at all: workers read them.  Results come back as
-tasks finish, fetched concurrently rather than one round trip at a time.
+tasks finish, those finished together in one call.
 
 ``scheduler="local"`` starts one ``LocalCluster`` per (process, worker count)
 in a child process and keeps it for the next grid; each grid connects a client
@@ -472,13 +472,16 @@ class DaskBackend:
                 for t in tasks]
         index = {f.key: i for i, f in enumerate(futs)}
         try:
-            # results are fetched by the event loop as tasks finish, all at once, not one blocking call each
-            for f, value in as_completed(futs, with_results=True, raise_errors=False, loop=client.loop):
-                if f.status == "finished":
+            # the tasks finished since the last look are fetched in one call, not one round trip each
+            for batch in as_completed(futs, loop=client.loop).batches():
+                done = [f for f in batch if f.status == "finished"]
+                for f in batch:
+                    if f.status != "finished":
+                        yield _outcome(index[f.key], f.result)
+                values = client.gather(done) if done else []
+                for f, value in zip(done, values):
                     yield index[f.key], value, None
-                else:
-                    yield _outcome(index[f.key], f.result)
-                f.release()
+                    f.release()
         finally:
             for f in futs:
                 f.release()
