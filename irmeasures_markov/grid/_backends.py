@@ -253,11 +253,16 @@ def local_cluster(n_workers: int = 2, **kwargs: Any) -> LocalCluster:
 
 def serve_local_cluster(n_workers: int) -> None:
     """Child-process side of ``scheduler="local"``: start a `local_cluster`, print its address, hold it until the
-    parent closes our standard input (at its exit, or when it dies)."""
+    parent closes our standard input (at its exit) or dies."""
+    parent = os.getppid()
     cluster = local_cluster(n_workers)
     print(cluster.scheduler_address, flush=True)
+    reader = threading.Thread(target=sys.stdin.read, daemon=True)
+    reader.start()
     try:
-        sys.stdin.read()
+        # the parent's death is watched too: a process it forked may still hold our input open
+        while reader.is_alive() and os.getppid() == parent:
+            reader.join(1.0)
     finally:
         cluster.close()
 
