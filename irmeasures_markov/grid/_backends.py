@@ -7,16 +7,33 @@ and ``compute(shared) -> list of arrays``.  Every backend calls the same
 ``compute`` on the same inputs, so the numbers do not depend on the backend.
 
 Shared inputs move once: the local backend forks its worker processes after
-publishing them (nothing is pickled); the Dask backend scatters each once and
-passes the futures to tasks, so a worker fetches each at most once.  Runs
-given as file paths are not shared at all: workers read them.
+publishing them (nothing is pickled); the Dask backend scatters each under a
+key naming its content, to every worker when several tasks need it, and keeps
+it there for the next grid on the same client, so a worker receives and
+unpickles each input once per content, not once per grid.  Runs given as
+file paths are not shared at all: workers read them.  Results come back as
+tasks finish, those finished together in one call.
+
+``scheduler="local"`` starts one ``LocalCluster`` per (process, worker count)
+in a child process and keeps it for the next grid; each grid connects a client
+and closes it, so no Dask thread outlives the call in this process (a thread
+left running here pauses and restores the garbage collector under other code).
+The cluster ends with this process.
 """
 from __future__ import annotations
 
+import atexit
+import hashlib
 import multiprocessing
 import os
 import pathlib
+import pickle
+import subprocess
+import sys
+import tempfile
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import TYPE_CHECKING, Any, Protocol
@@ -26,9 +43,11 @@ import numpy as np
 from irmeasures_markov.grid._cells import Cell
 
 if TYPE_CHECKING:
-    from distributed import Client, LocalCluster
+    from distributed import Client, Future, LocalCluster
 
-__all__ = ["Backend", "DaskBackend", "LocalBackend", "Task", "TaskOutcome", "local_cluster", "resolve_backend"]
+__all__ = ["Backend", "DaskBackend", "LocalBackend", "SCATTER_KEEP_BYTES", "Task", "TaskOutcome",
+           "close_local_clusters", "content_key", "local_cluster", "resolve_backend", "scatter_shared",
+           "serve_local_cluster", "shared_local_cluster"]
 
 #: What a backend yields per task: ``(task index, (arrays, seconds computing, worker pid), None)`` when it
 #: finished, ``(task index, None, error)`` when it raised.
@@ -232,6 +251,125 @@ def local_cluster(n_workers: int = 2, **kwargs: Any) -> LocalCluster:
                             env={"PYTHONPATH": os.pathsep.join(paths)}, **kwargs)
 
 
+def serve_local_cluster(n_workers: int) -> None:
+    """Child-process side of ``scheduler="local"``: start a `local_cluster`, print its address, hold it until the
+    parent closes our standard input (at its exit) or dies."""
+    parent = os.getppid()
+    cluster = local_cluster(n_workers)
+    print(cluster.scheduler_address, flush=True)
+    reader = threading.Thread(target=sys.stdin.read, daemon=True)
+    reader.start()
+    try:
+        # the parent's death is watched too: a process it forked may still hold our input open
+        while reader.is_alive() and os.getppid() == parent:
+            reader.join(1.0)
+    finally:
+        cluster.close()
+
+
+# The clusters of ``scheduler="local"``, by worker count: {n: (child process, scheduler address)}.
+_CLUSTERS: dict[int, tuple[subprocess.Popen, str]] = {}
+_CLUSTERS_LOCK = threading.Lock()
+
+
+def shared_local_cluster(n_workers: int) -> str:
+    """Scheduler address of this process's ``LocalCluster`` of ``n_workers``, started in a child process at first
+    use (a second one is not started: each start costs seconds, more than a small grid)."""
+    with _CLUSTERS_LOCK:
+        known = _CLUSTERS.get(n_workers)
+        if known is not None and known[0].poll() is None:
+            return known[1]
+        root = str(pathlib.Path(__file__).resolve().parents[2])
+        paths = [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != root]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+        code = ("import sys; from irmeasures_markov.grid._backends import serve_local_cluster; "
+                "serve_local_cluster(int(sys.argv[1]))")
+        log = tempfile.TemporaryFile()  # Dask's log lines stay out of the user's terminal; shown if the start fails
+        # its own session: a Ctrl-C meant for this process does not tear the cluster down under a running grid
+        proc = subprocess.Popen([sys.executable, "-c", code, str(n_workers)], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=log, env=env, text=True, start_new_session=True)
+        address = proc.stdout.readline().strip()
+        if not address:
+            proc.wait()
+            log.seek(0)
+            tail = log.read().decode(errors="replace")[-2000:]
+            raise RuntimeError(f"the LocalCluster of {n_workers} workers did not start (exit status "
+                               f"{proc.returncode}):\n{tail}")
+        if not _CLUSTERS:
+            atexit.register(close_local_clusters)
+        _CLUSTERS[n_workers] = (proc, address)
+        return address
+
+
+def close_local_clusters() -> None:
+    """Stop the clusters of ``scheduler="local"`` (at exit; a later call starts a new one)."""
+    with _CLUSTERS_LOCK:
+        procs = [proc for proc, _ in _CLUSTERS.values()]
+        _CLUSTERS.clear()
+    for proc in procs:
+        try:
+            proc.stdin.close()  # the child closes its cluster on end of input
+            proc.wait(timeout=20)
+        except (OSError, subprocess.TimeoutExpired):
+            proc.kill()
+            proc.wait()
+
+
+#: Bytes of inputs kept scattered per client for later grids (least recently used beyond it are released).
+SCATTER_KEEP_BYTES = 512 * 2**20
+# Inputs scattered per open client, by content key: {client: {key: (future, bytes)}}, least recently used first.
+_SCATTERED: dict[Any, OrderedDict[str, tuple[Any, int]]] = {}
+_SCATTERED_LOCK = threading.Lock()  # grids may run from several threads of one process
+
+
+def content_key(value: Any) -> tuple[str, int]:
+    """A Dask key naming ``value``'s content (its pickle's hash) and the pickle's size: equal bytes, equal data."""
+    blob = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    return "grid-input-" + hashlib.sha256(blob).hexdigest()[:32], len(blob)
+
+
+def scatter_shared(client: Client, shared: Mapping[str, Any], uses: Mapping[str, int],
+                   n_workers: int) -> dict[str, Future]:
+    """Futures of the inputs ``shared``, each scattered once per content and client.
+
+    An input that several tasks use (``uses[name]``) goes to every worker at
+    once, so no worker waits for a copy from a busy peer; one used by a single
+    task goes to one worker.  Futures are kept for later grids up to
+    `SCATTER_KEEP_BYTES` per client.
+    """
+    with _SCATTERED_LOCK:
+        for c in [c for c in _SCATTERED if c.status in ("closing", "closed")]:
+            del _SCATTERED[c]  # its futures are gone with it
+        kept = _SCATTERED.setdefault(client, OrderedDict())
+        out, todo = {}, {}  # todo: {key: [value, size, names, tasks using it]}
+        for name, value in shared.items():
+            key, size = content_key(value)
+            held = kept.get(key)
+            if held is not None and held[0].status == "finished":
+                kept.move_to_end(key)
+                out[name] = held[0]
+            else:
+                entry = todo.setdefault(key, [value, size, [], 0])
+                entry[2].append(name)
+                entry[3] += uses.get(name, 0)
+        for broadcast in (False, True):
+            items = {k: e for k, e in todo.items() if (e[3] > 1 and n_workers > 1) == broadcast}
+            if not items:
+                continue
+            futures = client.scatter({k: e[0] for k, e in items.items()}, broadcast=broadcast, hash=False)
+            for k, (_, size, names, _) in items.items():
+                kept[k] = (futures[k], size)
+                out.update(dict.fromkeys(names, futures[k]))
+        total = sum(size for _, size in kept.values())
+        current = {f.key for f in out.values()}
+        for k in list(kept):
+            if total <= SCATTER_KEEP_BYTES:
+                break
+            if k not in current:
+                total -= kept.pop(k)[1]
+    return out
+
+
 class DaskBackend:
     """Tasks on a ``dask.distributed`` cluster.
 
@@ -242,15 +380,18 @@ class DaskBackend:
     scheduler : str, optional
         Address of a running scheduler (``tcp://host:8786``) to connect to.
     n_workers : int, optional
-        With neither: a ``LocalCluster`` of ``n_workers`` single-threaded
-        worker processes (default 2), closed with the backend.
+        With neither: this process's ``LocalCluster`` of ``n_workers`` single-threaded worker processes (default
+        2), started at first use and kept for later grids until the process exits; the backend's client is closed
+        with the backend.
 
     Notes
     -----
     A worker that dies mid-grid loses its running tasks; the scheduler
     reruns them elsewhere (Dask's ``distributed.scheduler.allowed-failures``,
     3 by default), and each task's result is taken once, when its future
-    completes, so no cell is lost or counted twice.
+    completes, so no cell is lost or counted twice.  Shared inputs stay
+    scattered on the cluster for the next grid on the same client (up to
+    `SCATTER_KEEP_BYTES`).
     """
 
     name = "dask"
@@ -272,7 +413,8 @@ class DaskBackend:
 
     @property
     def client(self) -> Client:
-        """The ``distributed.Client``, connected (or its ``LocalCluster`` started) at first use.
+        """The ``distributed.Client``, connected (to this process's ``LocalCluster``, started if needed) at first
+        use.
 
         Raises
         ------
@@ -285,20 +427,15 @@ class DaskBackend:
             except ImportError as e:  # pragma: no cover - depends on the installation
                 raise ImportError("the Dask backend needs dask.distributed: pip install "
                                   "'irmeasures-markov[dask]'") from e
-            if self.scheduler:
-                self._client = Client(self.scheduler)
-            else:
-                cluster = local_cluster(self._n_workers or 2)
-                self._own.append(cluster)
-                self._client = Client(cluster)
+            self._client = Client(self.scheduler or shared_local_cluster(self._n_workers or 2),
+                                  set_as_default=False)
             self._own.insert(0, self._client)
         return self._client
 
     @property
     def n_workers(self) -> int:
         """Worker threads of the cluster (at least 1)."""
-        info = self.client.scheduler_info()
-        return max(1, sum(w.get("nthreads", 1) for w in info.get("workers", {}).values()))
+        return max(1, sum(self.client.nthreads().values()))
 
     def describe(self) -> str:
         """The scheduler's address, worker threads and dashboard link.
@@ -313,7 +450,7 @@ class DaskBackend:
                f"dashboard {c.dashboard_link}"
 
     def run(self, tasks: Sequence[Task], shared: Mapping[str, Any]) -> Iterator[TaskOutcome]:
-        """Scatter the shared inputs once, submit every task, yield each outcome as its future completes.
+        """Scatter the shared inputs (once per content), submit every task, yield each outcome as it completes.
 
         Parameters
         ----------
@@ -330,25 +467,37 @@ class DaskBackend:
         """
         from distributed import as_completed
         client = self.client
-        needed = sorted({n for t in tasks for n in t.needs})
-        futures = dict(zip(needed, client.scatter([shared[n] for n in needed], hash=False))) if needed else {}
+        uses: dict[str, int] = {}
+        for t in tasks:
+            for n in t.needs:
+                uses[n] = uses.get(n, 0) + 1
+        futures = scatter_shared(client, {n: shared[n] for n in sorted(uses)}, uses,
+                                 self.n_workers) if uses else {}
         futs = [client.submit(_execute, t, *[futures[n] for n in t.needs], key=t.key, pure=False)
                 for t in tasks]
         index = {f.key: i for i, f in enumerate(futs)}
         try:
-            for f in as_completed(futs):
-                yield _outcome(index[f.key], f.result)
-                f.release()
+            # the tasks finished since the last look are fetched in one call, not one round trip each
+            for batch in as_completed(futs, loop=client.loop).batches():
+                done = [f for f in batch if f.status == "finished"]
+                for f in batch:
+                    if f.status != "finished":
+                        yield _outcome(index[f.key], f.result)
+                values = client.gather(done) if done else []
+                for f, value in zip(done, values):
+                    yield index[f.key], value, None
+                    f.release()
         finally:
             for f in futs:
                 f.release()
-            for f in futures.values():
-                f.release()
 
     def close(self) -> None:
-        """Close the client and cluster this backend started (a client given to it stays open)."""
+        """Close the client this backend connected (a client given to it, and the process's ``LocalCluster``,
+        stay)."""
         owned = bool(self._own)
         for obj in self._own:
+            with _SCATTERED_LOCK:
+                _SCATTERED.pop(obj, None)
             obj.close()
         self._own = []
         if owned:
@@ -359,8 +508,9 @@ def resolve_backend(backend: Backend | str | None = None, *, client: Client | No
                     scheduler: str | None = None, n_jobs: int = 1) -> tuple[Backend, bool]:
     """The backend asked for: an instance, ``"local"``/None, ``"dask"``, or ``client=``/``scheduler=``.
 
-    ``scheduler="local"`` (or ``backend="dask"`` without an address) starts a
-    ``LocalCluster`` of ``n_jobs`` workers (at least 2 when ``n_jobs`` is 1).
+    ``scheduler="local"`` (or ``backend="dask"`` without an address) runs on this
+    process's ``LocalCluster`` of ``n_jobs`` workers (at least 2 when ``n_jobs`` is 1),
+    started at the first such call and kept until the process exits.
 
     Parameters
     ----------
@@ -369,9 +519,9 @@ def resolve_backend(backend: Backend | str | None = None, *, client: Client | No
     client : distributed.Client, optional
         Run on this client's cluster.
     scheduler : str, optional
-        A scheduler address, or ``"local"`` for a new ``LocalCluster``.
+        A scheduler address, or ``"local"`` for this process's ``LocalCluster``.
     n_jobs : int
-        Local processes, or the workers of a new ``LocalCluster``.
+        Local processes, or the workers of the ``LocalCluster``.
 
     Returns
     -------

