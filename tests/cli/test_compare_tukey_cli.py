@@ -5,7 +5,7 @@ from contextlib import redirect_stdout
 
 import pandas as pd
 import pytest
-from test_comparison import collection, write_collection
+from comparison_inputs import collection, write_collection
 
 from irmeasures_markov import comparison
 from irmeasures_markov.cli import main

@@ -8,7 +8,7 @@ import io
 import numpy as np
 import pandas as pd
 import pytest
-from test_comparison import collection
+from comparison_inputs import collection
 
 from irmeasures_markov import comparison, experiments
 from irmeasures_markov.comparison import _render as render
