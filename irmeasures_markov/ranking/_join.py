@@ -17,7 +17,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable, Mapping
 from itertools import chain, repeat
-from operator import attrgetter, gt, itemgetter, methodcaller
+from operator import gt, itemgetter
 
 import numpy as np
 
@@ -34,8 +34,6 @@ __all__ = ["SEPARATOR", "LOOKUP_BLOCK", "RankedQuery", "FlatRun", "judgment_tabl
 #: joins the docids of a ranking into one string (one docid per line), the form
 #: :class:`~irmeasures_markov.documents._docid_table.DocidTable` looks up at once
 SEPARATOR = "\n"
-#: documents per block of a dict run made columns: a block's mappings stay in cache while read twice
-_CHECK_BLOCK = 1 << 12
 #: documents per call of a per-document lookup (:meth:`~irmeasures_markov.ranking.PreparedRun.document_values`)
 LOOKUP_BLOCK = 1 << 18
 
@@ -341,26 +339,26 @@ def _checked_columns(qrels: QrelsIndex, run: Mapping, probe: bool
     keys: list[str] = [None] * n   # at its final size: grown by extend, it would over-allocate up to 1/8
     scores = np.empty(n)
     offsets = bounds.tolist()
-    probes = []
+    positive = list(map(itemgetter(0), map(qrels.positive_lists, qids))) if probe else []
+    probed = np.empty(sum(map(len, positive))) if probe else None
+    nan, p = np.nan, 0
     try:
-        # block by block of whole queries, each block's mappings read while in cache: the docids (the join
-        # checks that each is a str, at C speed), the scores, and the positive judgments' scores
-        for qa, qb in query_blocks(bounds, _CHECK_BLOCK):
-            a, b = offsets[qa], offsets[qb]
-            block = dicts[qa:qb]
-            keys[a:b] = chain.from_iterable(block)
-            "".join(keys[a:b])
-            scores[a:b] = np.fromiter(chain.from_iterable(map(methodcaller("values"), block)), dtype=np.float64,
-                                      count=b - a)
+        # query by query, each mapping read while in cache: its docids, its scores (counted: a shorter mapping
+        # raises), its scores of the positive judgments; a C-level loop over the documents each
+        for k, d in enumerate(dicts):
+            a, b = offsets[k], offsets[k + 1]
+            keys[a:b] = d
+            scores[a:b] = np.fromiter(d.values(), dtype=np.float64, count=b - a)
             if probe:
-                positive = map(itemgetter(0), map(qrels.positive_lists, qids[qa:qb]))
-                probes.append(np.fromiter(chain.from_iterable(map(map, map(attrgetter("get"), block), positive,
-                                                                  repeat(repeat(np.nan)))), dtype=np.float64))
+                judged_docids = positive[k]
+                probed[p:p + len(judged_docids)] = np.fromiter(map(d.get, judged_docids, repeat(nan)),
+                                                               dtype=np.float64, count=len(judged_docids))
+                p += len(judged_docids)
+        "".join(keys)   # every docid a str, checked at C speed (TypeError otherwise)
     except (TypeError, ValueError):
         return None
     if n != len(keys) or not np.isfinite(scores).all():   # a mapping whose length disagrees with its items
         return None
-    probed = (np.concatenate(probes) if probes else np.zeros(0)) if probe else None
     return RunColumns(qids, bounds, keys, scores), probed
 
 
