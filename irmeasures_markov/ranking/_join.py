@@ -15,6 +15,7 @@ docs/design.md.
 from __future__ import annotations
 
 import weakref
+from bisect import bisect_right
 from collections.abc import Callable, Mapping
 from itertools import chain, repeat
 from operator import gt, itemgetter
@@ -378,13 +379,12 @@ def _raise_input_error(run: Mapping, judged: Mapping) -> None:
 
 
 def _probe_positives(positive: list[tuple[list[str], np.ndarray]], probed: np.ndarray, keys: list[str],
-                     order: np.ndarray, ranked: np.ndarray, starts: np.ndarray) -> np.ndarray | None:
+                     order: np.ndarray, ranked: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """The positive grade at every rank, from each ranking's scores of its query's positive judgments (``probed``,
     NaN where not retrieved): about 100 probes against 1,000 retrieved documents, each of whose probes costs more
     than the rest of the join.  Each hit is placed by a binary search on its score among its query's ranked
     scores; a tied hit goes after the members of its tie group with a larger docid (trec_eval order), whatever
-    order ``order`` still lists the group in.  None when the tied hits' groups hold more documents than the run
-    (the lookup per document then costs less)."""
+    order ``order`` still lists the group in."""
     n = order.size
     counts = np.fromiter((p[1].size for p in positive), dtype=np.int64, count=len(positive))
     found = np.flatnonzero(~np.isnan(probed))   # scores are finite: NaN is a positive judgment not retrieved
@@ -396,17 +396,21 @@ def _probe_positives(positive: list[tuple[list[str], np.ndarray]], probed: np.nd
     if tied.size:
         sizes = _bisect_descending(ranked, rank[tied] + 1, end[tied], hit_scores[tied], strict=True) - rank[tied]
         total = int(sizes.sum())
-        if total > n:
-            return None
-        # every tied hit against every member of its group: one C-level comparison each
-        members = order[np.repeat(rank[tied] - np.cumsum(sizes) + sizes, sizes) + np.arange(total)].tolist()
         docids = list(chain.from_iterable(p[0] for p in positive))
-        owner = found[np.repeat(tied, sizes)].tolist()
-        larger = np.fromiter(map(gt, map(keys.__getitem__, members), map(docids.__getitem__, owner)), dtype=bool,
-                             count=total)
-        offsets = np.zeros(tied.size + 1, dtype=np.int64)
-        np.cumsum(sizes, out=offsets[1:])
-        rank[tied] += segment_sum(larger, offsets)
+        if total > n:   # groups larger than the run in all: each sorted once, each of its hits placed by bisection
+            groups: dict[int, list[str]] = {}
+            for j, a, size in zip(tied.tolist(), rank[tied].tolist(), sizes.tolist(), strict=True):
+                if a not in groups:
+                    groups[a] = sorted(map(keys.__getitem__, order[a:a + size].tolist()))
+                rank[j] += size - bisect_right(groups[a], docids[found[j]])
+        else:   # every tied hit against every member of its group: one C-level comparison each
+            members = order[np.repeat(rank[tied] - np.cumsum(sizes) + sizes, sizes) + np.arange(total)].tolist()
+            owner = found[np.repeat(tied, sizes)].tolist()
+            larger = np.fromiter(map(gt, map(keys.__getitem__, members), map(docids.__getitem__, owner)),
+                                 dtype=bool, count=total)
+            offsets = np.zeros(tied.size + 1, dtype=np.int64)
+            np.cumsum(sizes, out=offsets[1:])
+            rank[tied] += segment_sum(larger, offsets)
     out = np.zeros(n, dtype=np.int64)
     out[rank] = np.concatenate([p[1] for p in positive])[found] if positive else 0
     return out
