@@ -15,9 +15,10 @@ docs/design.md.
 from __future__ import annotations
 
 import weakref
+from bisect import bisect_right
 from collections.abc import Callable, Mapping
 from itertools import chain, repeat
-from operator import attrgetter, gt, itemgetter, methodcaller
+from operator import gt, itemgetter
 
 import numpy as np
 
@@ -34,8 +35,6 @@ __all__ = ["SEPARATOR", "LOOKUP_BLOCK", "RankedQuery", "FlatRun", "judgment_tabl
 #: joins the docids of a ranking into one string (one docid per line), the form
 #: :class:`~irmeasures_markov.documents._docid_table.DocidTable` looks up at once
 SEPARATOR = "\n"
-#: documents per block of a dict run made columns: a block's mappings stay in cache while read twice
-_CHECK_BLOCK = 1 << 12
 #: documents per call of a per-document lookup (:meth:`~irmeasures_markov.ranking.PreparedRun.document_values`)
 LOOKUP_BLOCK = 1 << 18
 
@@ -341,26 +340,26 @@ def _checked_columns(qrels: QrelsIndex, run: Mapping, probe: bool
     keys: list[str] = [None] * n   # at its final size: grown by extend, it would over-allocate up to 1/8
     scores = np.empty(n)
     offsets = bounds.tolist()
-    probes = []
+    positive = list(map(itemgetter(0), map(qrels.positive_lists, qids))) if probe else []
+    probed = np.empty(sum(map(len, positive))) if probe else None
+    nan, p = np.nan, 0
     try:
-        # block by block of whole queries, each block's mappings read while in cache: the docids (the join
-        # checks that each is a str, at C speed), the scores, and the positive judgments' scores
-        for qa, qb in query_blocks(bounds, _CHECK_BLOCK):
-            a, b = offsets[qa], offsets[qb]
-            block = dicts[qa:qb]
-            keys[a:b] = chain.from_iterable(block)
-            "".join(keys[a:b])
-            scores[a:b] = np.fromiter(chain.from_iterable(map(methodcaller("values"), block)), dtype=np.float64,
-                                      count=b - a)
+        # query by query, each mapping read while in cache: its docids, its scores (counted: a shorter mapping
+        # raises), its scores of the positive judgments; a C-level loop over the documents each
+        for k, d in enumerate(dicts):
+            a, b = offsets[k], offsets[k + 1]
+            keys[a:b] = d
+            scores[a:b] = np.fromiter(d.values(), dtype=np.float64, count=b - a)
             if probe:
-                positive = map(itemgetter(0), map(qrels.positive_lists, qids[qa:qb]))
-                probes.append(np.fromiter(chain.from_iterable(map(map, map(attrgetter("get"), block), positive,
-                                                                  repeat(repeat(np.nan)))), dtype=np.float64))
+                judged_docids = positive[k]
+                probed[p:p + len(judged_docids)] = np.fromiter(map(d.get, judged_docids, repeat(nan)),
+                                                               dtype=np.float64, count=len(judged_docids))
+                p += len(judged_docids)
+        "".join(keys)   # every docid a str, checked at C speed (TypeError otherwise)
     except (TypeError, ValueError):
         return None
     if n != len(keys) or not np.isfinite(scores).all():   # a mapping whose length disagrees with its items
         return None
-    probed = (np.concatenate(probes) if probes else np.zeros(0)) if probe else None
     return RunColumns(qids, bounds, keys, scores), probed
 
 
@@ -380,13 +379,12 @@ def _raise_input_error(run: Mapping, judged: Mapping) -> None:
 
 
 def _probe_positives(positive: list[tuple[list[str], np.ndarray]], probed: np.ndarray, keys: list[str],
-                     order: np.ndarray, ranked: np.ndarray, starts: np.ndarray) -> np.ndarray | None:
+                     order: np.ndarray, ranked: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """The positive grade at every rank, from each ranking's scores of its query's positive judgments (``probed``,
     NaN where not retrieved): about 100 probes against 1,000 retrieved documents, each of whose probes costs more
     than the rest of the join.  Each hit is placed by a binary search on its score among its query's ranked
     scores; a tied hit goes after the members of its tie group with a larger docid (trec_eval order), whatever
-    order ``order`` still lists the group in.  None when the tied hits' groups hold more documents than the run
-    (the lookup per document then costs less)."""
+    order ``order`` still lists the group in."""
     n = order.size
     counts = np.fromiter((p[1].size for p in positive), dtype=np.int64, count=len(positive))
     found = np.flatnonzero(~np.isnan(probed))   # scores are finite: NaN is a positive judgment not retrieved
@@ -398,17 +396,21 @@ def _probe_positives(positive: list[tuple[list[str], np.ndarray]], probed: np.nd
     if tied.size:
         sizes = _bisect_descending(ranked, rank[tied] + 1, end[tied], hit_scores[tied], strict=True) - rank[tied]
         total = int(sizes.sum())
-        if total > n:
-            return None
-        # every tied hit against every member of its group: one C-level comparison each
-        members = order[np.repeat(rank[tied] - np.cumsum(sizes) + sizes, sizes) + np.arange(total)].tolist()
         docids = list(chain.from_iterable(p[0] for p in positive))
-        owner = found[np.repeat(tied, sizes)].tolist()
-        larger = np.fromiter(map(gt, map(keys.__getitem__, members), map(docids.__getitem__, owner)), dtype=bool,
-                             count=total)
-        offsets = np.zeros(tied.size + 1, dtype=np.int64)
-        np.cumsum(sizes, out=offsets[1:])
-        rank[tied] += segment_sum(larger, offsets)
+        if total > n:   # groups larger than the run in all: each sorted once, each of its hits placed by bisection
+            groups: dict[int, list[str]] = {}
+            for j, a, size in zip(tied.tolist(), rank[tied].tolist(), sizes.tolist(), strict=True):
+                if a not in groups:
+                    groups[a] = sorted(map(keys.__getitem__, order[a:a + size].tolist()))
+                rank[j] += size - bisect_right(groups[a], docids[found[j]])
+        else:   # every tied hit against every member of its group: one C-level comparison each
+            members = order[np.repeat(rank[tied] - np.cumsum(sizes) + sizes, sizes) + np.arange(total)].tolist()
+            owner = found[np.repeat(tied, sizes)].tolist()
+            larger = np.fromiter(map(gt, map(keys.__getitem__, members), map(docids.__getitem__, owner)),
+                                 dtype=bool, count=total)
+            offsets = np.zeros(tied.size + 1, dtype=np.int64)
+            np.cumsum(sizes, out=offsets[1:])
+            rank[tied] += segment_sum(larger, offsets)
     out = np.zeros(n, dtype=np.int64)
     out[rank] = np.concatenate([p[1] for p in positive])[found] if positive else 0
     return out

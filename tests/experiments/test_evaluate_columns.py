@@ -56,3 +56,28 @@ def test_the_pytrec_eval_compatible_evaluator_takes_columns(tmp_path, ascii_ids)
         got = evaluator.evaluate(read_run_columns(path))
         want = evaluator.evaluate(read_trec_run_lines(path))
     assert got == want and list(got) == list(want) and len(got) == 5
+
+
+def test_overlap_warning_of_columns_as_of_dicts_without_a_dict_per_query(monkeypatch):
+    """A run kept as columns gets the overlap warnings of the same run as dicts, counted from its bounds: its
+    mapping view (a dict per query) is never made (it cost 0.4 s of 1 s evaluating 20 TREC-8 runs)."""
+    qrels = {f"q{i}": {"a": 1, "b": 0} for i in range(5)}
+    few = {"q1": {"a": 1.0, "b": 0.5}, "q2": {"b": 1.0}}
+    disjoint = {"x1": {"a": 1.0}}
+
+    def caught(runs):
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            evaluate(["AP"], qrels, runs, progress=False)
+        return [str(w.message) for w in got if "run '" in str(w.message)]
+    as_dicts = caught({"few": few, "disjoint": disjoint})
+    assert len(as_dicts) == 2
+    columns = {name: RunColumns(list(run), np.array([0, *np.cumsum([len(d) for d in run.values()])]),
+                                "\n".join(d for docs in run.values() for d in docs),
+                                np.array([s for docs in run.values() for s in docs.values()]))
+               for name, run in (("few", few), ("disjoint", disjoint))}
+
+    def no_dict(self, k):
+        raise AssertionError("a query's dict was made")
+    monkeypatch.setattr(RunColumns, "_query_dict", no_dict)
+    assert caught(columns) == as_dicts
