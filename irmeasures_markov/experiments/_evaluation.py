@@ -32,7 +32,7 @@ from irmeasures_markov.experiments._settings import (
     measure_values,
 )
 from irmeasures_markov.grid import LocalBackend
-from irmeasures_markov.io import RunColumns, read_run_columns, to_run_dict
+from irmeasures_markov.io import read_run_columns, to_run_dict
 from irmeasures_markov.io._content import read_once
 from irmeasures_markov.io._normalise import OverlapWarning, overlap_problem, to_qrels_dict
 from irmeasures_markov.io._pytrec import (
@@ -253,8 +253,6 @@ def warn_overlap(topics: Sequence[str], runs: Mapping[str, RunLike]) -> None:
     the rule of every front end); the warning points at the caller of the function calling this one."""
     topic_set = set(topics)
     for name, run in runs.items():
-        if isinstance(run, RunColumns):   # its queries' sizes: as a mapping it would make a dict per query
-            run = dict(zip(run.qids, map(range, np.diff(run.bounds).tolist())))
         problem = overlap_problem(topic_set, run) if isinstance(run, Mapping) else None
         if problem is not None:
             warnings.warn(f"run {name!r}: {problem}", OverlapWarning, stacklevel=3)

@@ -384,7 +384,10 @@ def overlap_problem(qrels_qids: Collection[str], run: Mapping, mean_over: str = 
     if not len(qrels_qids):
         return "the qrels hold no query: nothing can be evaluated (an aggregate over no query is the measure's " \
                "default, 0)"
-    answered = [q for q, docs in run.items() if len(docs)]
+    if isinstance(run, RunColumns):   # sizes from its bounds: read as a mapping it would make a dict per query
+        answered = [q for q, n in zip(run.qids, np.diff(run.bounds).tolist()) if n]
+    else:
+        answered = [q for q, docs in run.items() if len(docs)]
     if not answered:
         return f"the run holds no document: no query can be evaluated ({unanswered})"
     shared = sum(q in qrels_qids for q in answered)

@@ -77,7 +77,7 @@ def test_overlap_warning_of_columns_as_of_dicts_without_a_dict_per_query(monkeyp
                                 np.array([s for docs in run.values() for s in docs.values()]))
                for name, run in (("few", few), ("disjoint", disjoint))}
 
-    def no_dict(self, k):
+    def no_dict(self, qid):
         raise AssertionError("a query's dict was made")
-    monkeypatch.setattr(RunColumns, "_query_dict", no_dict)
+    monkeypatch.setattr(RunColumns, "__getitem__", no_dict)
     assert caught(columns) == as_dicts
