@@ -27,7 +27,7 @@ from irmeasures_markov.calibration._logs import SPLITS, ClickLog, Session, descr
 from irmeasures_markov.calibration._result import FAMILIES, FamilyFit
 from irmeasures_markov.calibration._walk import ctr_diagnostics, walk_data
 from irmeasures_markov.calibration.click_models import fit_click_models
-from irmeasures_markov.io._normalise import to_qrels_dict
+from irmeasures_markov.io._normalise import qrels_dict
 
 __all__ = ["fit", "fit_candidate", "RankCTR", "click_model_record", "CLICKMODELS"]
 
@@ -265,7 +265,7 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
     if len(train) == 0:
         raise ValueError("the training log has no sessions")
     if qrels is not None:
-        qrels = to_qrels_dict(qrels)
+        qrels = qrels_dict(qrels)
     progress = show_progress(progress)
     rng = np.random.default_rng(seed)
     desc = train.description

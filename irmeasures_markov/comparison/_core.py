@@ -31,7 +31,7 @@ from irmeasures_markov.experiments._evaluation import MeasuresLike, QrelsLike
 from irmeasures_markov.inference._classic import ALTERNATIVES
 from irmeasures_markov.inference._corrections import CORRECTIONS  # the corrections compare() takes
 from irmeasures_markov.inference._multiple import TukeyResult, tukey_from_matrix, tukey_measures
-from irmeasures_markov.io._normalise import to_qrels_dict
+from irmeasures_markov.io._normalise import qrels_dict
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -407,7 +407,7 @@ def compare(qrels: QrelsLike, runs: RunsSpec, measures: MeasuresLike, *, baselin
         An unknown test or correction, ``alpha``/``ci`` outside (0, 1), fewer than 2 runs, a baseline that is
         not a run, a correction with ``test='bayes'``.
     """
-    qrels = to_qrels_dict(qrels)
+    qrels = qrels_dict(qrels)
     runs, paths = load_runs(runs)
     baseline = resolve_baseline(baseline, list(runs), paths)
     correction = _compare_iv(runs, baseline, test, correction, alpha, alternative, ci, n_resamples)

@@ -32,9 +32,9 @@ from irmeasures_markov.experiments._settings import (
     measure_values,
 )
 from irmeasures_markov.grid import LocalBackend
-from irmeasures_markov.io import read_run_columns, to_run_dict
+from irmeasures_markov.io import read_run_columns
 from irmeasures_markov.io._content import read_once
-from irmeasures_markov.io._normalise import OverlapWarning, overlap_problem, to_qrels_dict
+from irmeasures_markov.io._normalise import OverlapWarning, overlap_problem, qrels_dict, run_dict
 from irmeasures_markov.io._pytrec import (
     check_gdeval_ids,
     gdeval_measures,
@@ -180,7 +180,7 @@ class RunScorer:
 def as_run(run: RunLike) -> Run:
     """A run of any form [`to_run_dict`][irmeasures_markov.io.to_run_dict] takes, as a mapping; a run file is read as
     arrays (the same run, no Python object per document)."""
-    return read_run_columns(run) if isinstance(run, (str, os.PathLike)) else to_run_dict(run)
+    return read_run_columns(run) if isinstance(run, (str, os.PathLike)) else run_dict(run)
 
 
 @dataclass
@@ -362,7 +362,7 @@ def evaluate(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, RunLik
     labels = list(labels) if labels is not None else default_labels
     warn_float32(measures)
     extra_rows = [(j, name) for j, m in enumerate(measures) for name in extra_names(m)]
-    qrels = to_qrels_dict(qrels)
+    qrels = qrels_dict(qrels)
     if not runs:
         raise ValueError("`runs` is empty.")
     topics = default_topics(qrels, topics)

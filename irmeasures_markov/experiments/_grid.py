@@ -42,7 +42,7 @@ from irmeasures_markov.grid._runner import GridSummary, run_grid
 from irmeasures_markov.grid._store import ParquetStore, StoreLike
 from irmeasures_markov.io._content import REGISTRATION, read_once
 from irmeasures_markov.io._datasets import downsample_qrels
-from irmeasures_markov.io._normalise import to_qrels_dict
+from irmeasures_markov.io._normalise import qrels_dict
 from irmeasures_markov.io._pytrec import check_gdeval_ids, gdeval_measures
 from irmeasures_markov.io._run_columns import read_run_columns as read_run  # arrays: read_trec_run's runs and errors
 from irmeasures_markov.plugin import FamilyMeasure, measure_inputs
@@ -256,7 +256,7 @@ class EvaluationGrid:
         """
         measures, labels = labelled_measures(measures, labels)
         warn_float32(measures)
-        qrels = self._shared_qrels(to_qrels_dict(qrels))
+        qrels = self._shared_qrels(qrels_dict(qrels))
         if not runs:
             raise ValueError("`runs` is empty.")
         for name, r in runs.items():

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from irmeasures_markov.experiments._evaluation import QrelsLike, RunLike
-from irmeasures_markov.io._normalise import to_qrels_dict
+from irmeasures_markov.io._normalise import qrels_dict
 from irmeasures_markov.measures.stopping_time import DominanceResult, browsing_model, compare_distributions
 from irmeasures_markov.ranking._prepared import PreparedRun
 from irmeasures_markov.ranking._qrels_index import UNJUDGED, QrelsIndex
@@ -73,7 +73,7 @@ def compare_runs(qrels: QrelsLike, run_a: RunLike, run_b: RunLike, *, rel: int =
         are NaN unless f = 1, and the dominance result is None (no distribution is defined for the
         endless tail).
     """
-    index = QrelsIndex.from_checked(to_qrels_dict(qrels))
+    index = QrelsIndex.from_checked(qrels_dict(qrels))
     prepared = [PreparedRun(index, run) for run in (run_a, run_b)]
     by_qid = [{q.qid: q for q in p.queries} for p in prepared]
     rows = []

@@ -28,7 +28,7 @@ from irmeasures_markov.experiments._evaluation_table import Evaluation
 from irmeasures_markov.experiments._grid import RunSource, evaluate_grid
 from irmeasures_markov.grid import Backend
 from irmeasures_markov.grid._store import StoreLike
-from irmeasures_markov.io._normalise import to_qrels_dict
+from irmeasures_markov.io._normalise import qrels_dict
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -186,7 +186,7 @@ def pool_reduction(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, 
         ``full`` is not an [`Evaluation`][irmeasures_markov.experiments.Evaluation].
     """
     measures, labels = labelled_measures(measures, labels)
-    qrels = to_qrels_dict(qrels)
+    qrels = qrels_dict(qrels)
     if full is not None:
         _check_full(full, measures, labels, qrels, runs)
     # keyed as the grid keys them: the full pool has seed 0 whatever the seed

@@ -31,7 +31,7 @@ from irmeasures_markov import testing
 from irmeasures_markov._util._errors import InputError
 from irmeasures_markov._util._types import PathLike
 from irmeasures_markov.io._downloads import download_failure
-from irmeasures_markov.io._normalise import to_qrels_dict
+from irmeasures_markov.io._normalise import qrels_dict
 from irmeasures_markov.io._text import decode, decompress, display_name, read_raw, short
 from irmeasures_markov.io._tokens import GRADE_MAX, GRADE_MIN
 from irmeasures_markov.io._trec import read_trec_qrels
@@ -176,7 +176,7 @@ def binarize(qrels: Mapping[str, Mapping[str, int]], rel: int = 1) -> Qrels:
         Malformed qrels (see [`irmeasures_markov.io.to_qrels_dict`][irmeasures_markov.io.to_qrels_dict]).
     """
     if not isinstance(qrels, Mapping):
-        qrels = to_qrels_dict(qrels)
+        qrels = qrels_dict(qrels)
     return {q: {d: int(g >= rel) for d, g in docs.items()} for q, docs in qrels.items()}
 
 
@@ -441,7 +441,7 @@ def downsample_qrels(qrels: Mapping[str, Mapping[str, int]], percent: float, *, 
         ``percent`` outside (0, 100], or a negative minimum.
     """
     if not isinstance(qrels, Mapping):
-        qrels = to_qrels_dict(qrels)
+        qrels = qrels_dict(qrels)
     if isinstance(percent, bool) or not isinstance(percent, (int, float)) or not (0 < percent <= 100):
         raise ValueError(f"`percent` must be in (0, 100], got {percent!r} "
                          "(the paper's rates are 90, 70, 50, 30, 10).")

@@ -48,9 +48,9 @@ from itertools import islice
 import numpy as np
 
 from irmeasures_markov._util._errors import InputError, InputTypeError
-from irmeasures_markov.io._run_columns import RunColumns, read_run_columns
+from irmeasures_markov.io._run_columns import RunColumns, exact_dict, read_run_columns, read_trec_run
 from irmeasures_markov.io._tokens import GRADE_MAX, GRADE_MIN
-from irmeasures_markov.io._trec import add_judgment, qrels_of_file
+from irmeasures_markov.io._trec import add_judgment, qrels_of_file, read_trec_qrels
 
 __all__ = [
     "check_query_id",
@@ -58,6 +58,8 @@ __all__ = [
     "check_qrels",
     "to_qrels_dict",
     "to_run_dict",
+    "qrels_dict",
+    "run_dict",
     "warn_if_nothing_to_evaluate",
     "overlap_problem",
     "OverlapWarning",
@@ -197,12 +199,11 @@ def to_qrels_dict(qrels: object) -> dict[str, dict[str, int]]:
     """``{qid: {docid: grade}}`` from a dict-of-dict, a path, a DataFrame or ``Qrel`` namedtuples.
 
     The one conversion of qrels for every entry point.  A path (``str`` or
-    ``os.PathLike``; plain or compressed) is read as
-    [`read_trec_qrels`][irmeasures_markov.io.read_trec_qrels] reads it, but
-    byte-exactly, as every evaluation path of the package reads files: an id
-    that is not valid UTF-8 keeps its bytes as lone surrogates, which the
-    package hands to pytrec_eval in a form it takes (to give the dict to
-    other tools, read it with ``read_trec_qrels``).  In-memory qrels are
+    ``os.PathLike``; plain or compressed) is read with
+    [`read_trec_qrels`][irmeasures_markov.io.read_trec_qrels], which refuses an
+    id that is not valid UTF-8 (a dict holding it would kill the process in
+    pytrec_eval, where ir_measures sends it); the package's functions and the
+    command line take the path itself and read such ids byte-exactly.  In-memory qrels are
     checked and copied: ids must be str and grades integers in int32 (see
     the module docstring for the rule and its errors).  A document judged
     twice for one query (rows of a DataFrame, namedtuples) follows the file
@@ -229,8 +230,17 @@ def to_qrels_dict(qrels: object) -> dict[str, dict[str, int]]:
         An id that is not a str, or a grade that is not an integer.
     InputError
         A grade outside int32, a document judged twice with different grades,
-        an unsupported form, or a malformed file (naming file and line).
+        an unsupported form, a malformed file or an id in it that is not
+        valid UTF-8 (naming file and line).
     """
+    if isinstance(qrels, (str, os.PathLike)):
+        return read_trec_qrels(qrels)
+    return qrels_dict(qrels)
+
+
+def qrels_dict(qrels: object) -> dict[str, dict[str, int]]:
+    """`to_qrels_dict` with a path read byte-exactly: the package's own entry points, which read files as the
+    command line does and hand ids to pytrec_eval in a form it takes (`pytrec`)."""
     if isinstance(qrels, Mapping):
         return check_qrels(qrels)
     if isinstance(qrels, (str, os.PathLike)):
@@ -269,11 +279,10 @@ def to_run_dict(run: object) -> dict[str, dict[str, float]]:
     Ids must be str (see the module docstring); a dict is checked and returned
     as it is.  Unlike a plain dict conversion, a document listed twice for a
     query is an error rather than silently overwritten.  A path is read with
-    [`read_run_columns`][irmeasures_markov.io.read_run_columns], the one run
-    reader, byte-exactly as every evaluation path of the package reads files
-    (to give the dict to other tools, read it with
-    [`read_trec_run`][irmeasures_markov.io.read_trec_run], which refuses ids
-    that are not valid UTF-8).
+    [`read_trec_run`][irmeasures_markov.io.read_trec_run], which refuses an id
+    that is not valid UTF-8 (a dict holding it would kill the process in
+    pytrec_eval, where ir_measures sends it); the package's functions and the
+    command line take the path itself and read such ids byte-exactly.
 
     Parameters
     ----------
@@ -295,8 +304,16 @@ def to_run_dict(run: object) -> dict[str, dict[str, float]]:
         A query or document id that is not a str.
     InputError
         A document listed twice for a query, a DataFrame without the needed
-        columns, an unsupported form, or a malformed file (naming file and line).
+        columns, an unsupported form, a malformed file or an id in it that is
+        not valid UTF-8 (naming file and line).
     """
+    if isinstance(run, (str, os.PathLike)):
+        return read_trec_run(run)
+    return run_dict(run)
+
+
+def run_dict(run: object) -> dict[str, dict[str, float]]:
+    """`to_run_dict` with a path read byte-exactly: the package's own entry points (see `qrels_dict`)."""
     if isinstance(run, RunColumns):
         return run  # type: ignore[return-value]
     if isinstance(run, Mapping):
@@ -304,7 +321,7 @@ def to_run_dict(run: object) -> dict[str, dict[str, float]]:
             pass
         return run  # type: ignore[return-value]
     if isinstance(run, (str, os.PathLike)):
-        return read_run_columns(run).to_dict()
+        return exact_dict(read_run_columns(run))
     if hasattr(run, "itertuples"):
         missing = [c for c in ("query_id", "doc_id", "score") if c not in run.columns]
         if missing:

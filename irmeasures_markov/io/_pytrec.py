@@ -38,7 +38,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from irmeasures_markov._util._errors import InputError
-from irmeasures_markov.io._run_columns import RunColumns
+from irmeasures_markov.io._run_columns import RunColumns, exact_dict
 
 __all__ = [
     "ABSENT_DOCID",
@@ -152,7 +152,7 @@ def run_for_pytrec_eval(run: Mapping[str, Mapping[str, float]]) -> Mapping[str, 
         (pytrec_eval and ``ir_measures`` take only dicts).
     """
     if isinstance(run, RunColumns):
-        run = run.to_dict()
+        run = exact_dict(run)
     if all(q.isascii() and _ascii(docs) for q, docs in run.items()):
         return run
     return {id_for_pytrec_eval(q): _docs(docs) for q, docs in run.items()}

@@ -17,12 +17,12 @@ import numpy as np
 from irmeasures_markov._util._errors import InputError
 from irmeasures_markov._util._token_sets import first_repeat
 from irmeasures_markov._util._types import PathLike
-from irmeasures_markov.io._text import decompress, display_name, read_raw, read_whole
+from irmeasures_markov.io._text import decompress, display_name, lone_surrogate_id, read_raw, read_whole
 from irmeasures_markov.io._tokens import Columns, run_columns
 from irmeasures_markov.io._trec import run_from_lines
 
 __all__ = ["RunColumns", "read_run_columns", "read_trec_run", "columns_of_run", "run_from_columns",
-           "columns_of_file"]
+           "columns_of_file", "exact_dict"]
 
 
 class RunColumns(Mapping):
@@ -116,12 +116,30 @@ class RunColumns(Mapping):
         Returns
         -------
         dict
+
+        Raises
+        ------
+        InputError
+            An id that is not valid UTF-8 (read byte-exactly from a file): a dict holding it would kill the process
+            in pytrec_eval, where ir_measures sends a dict; the package's functions take the ``RunColumns`` itself.
         """
-        keys, scores, b = self.docid_list(), self.scores.tolist(), self.bounds.tolist()
-        return {q: dict(zip(keys[b[k]:b[k + 1]], scores[b[k]:b[k + 1]])) for k, q in enumerate(self.qids)}
+        bad = lone_surrogate_id([*self.qids, *([self.docids] if isinstance(self.docids, str) else self.docids)])
+        if bad is not None:
+            bad = next(i for i in [*self.qids, *self.docid_list()] if lone_surrogate_id([i]) is not None)
+            raise InputError(f"id {bad.encode('utf-8', 'surrogateescape')!r} is not valid UTF-8: a dict holding it "
+                             "would crash pytrec_eval (ir_measures' AP, nDCG, ...); give the RunColumns itself to the "
+                             "package's functions, which read it byte-exactly")
+        return exact_dict(self)
 
     def __repr__(self) -> str:
         return f"RunColumns({len(self.qids)} queries, {self.n_documents} documents)"
+
+
+def exact_dict(run: RunColumns) -> dict[str, dict[str, float]]:
+    """``run`` as dicts with its ids as read, lone surrogates kept: the package's own hand-offs (`pytrec` maps such
+    ids to a form pytrec_eval takes), which `RunColumns.to_dict` refuses to give a user."""
+    keys, scores, b = run.docid_list(), run.scores.tolist(), run.bounds.tolist()
+    return {q: dict(zip(keys[b[k]:b[k + 1]], scores[b[k]:b[k + 1]])) for k, q in enumerate(run.qids)}
 
 
 def run_from_columns(cols: Columns | None) -> RunColumns | None:
@@ -219,7 +237,7 @@ def read_trec_run(path: PathLike) -> dict[str, dict[str, float]]:
     OSError
         The file cannot be read.
     """
-    return read_whole(path, columns_of_run, _columns_of_lines, lambda run: [*run.qids, run.docids]).to_dict()
+    return exact_dict(read_whole(path, columns_of_run, _columns_of_lines, lambda run: [*run.qids, run.docids]))
 
 
 def columns_of_file(path: str) -> RunColumns | None:

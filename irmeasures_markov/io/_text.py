@@ -24,7 +24,7 @@ from irmeasures_markov._util._types import PathLike
 T = TypeVar("T")
 
 __all__ = ["STDIN", "BOM", "display_name", "open_lines", "open_text", "read_raw", "decompress",
-           "read_whole", "decode", "short", "refuse_non_utf8"]
+           "read_whole", "decode", "short", "refuse_non_utf8", "lone_surrogate_id"]
 
 #: the path that means standard input
 STDIN = "-"
@@ -179,12 +179,8 @@ def refuse_non_utf8(ids: Iterable[str], name: str, raw: bytes) -> None:
     Such bytes become lone surrogates, on which pytrec_eval (where ir_measures sends a dict) kills the process;
     the package's own paths read them byte-exactly and hand them on in a form pytrec_eval takes (`pytrec`).
     """
-    try:
-        for text in ids:
-            text.encode("utf-8")    # fails on a lone surrogate
+    if lone_surrogate_id(ids) is None:
         return
-    except UnicodeEncodeError:
-        pass
     with open_lines(name, raw) as lines:
         for lineno, line in lines:
             for field in line.split()[0:3:2]:    # the query and document ids of a run or qrels line
@@ -194,6 +190,17 @@ def refuse_non_utf8(ids: Iterable[str], name: str, raw: bytes) -> None:
                         f"{name}:{lineno}: id {quoted} is not valid UTF-8: a dict holding it would crash "
                         "pytrec_eval (ir_measures' AP, nDCG, ...); the irmeasures-markov command (and "
                         "read_run_columns, for a run) reads such files byte-exactly")
+
+
+def lone_surrogate_id(ids: Iterable[str]) -> str | None:
+    """The first of ``ids`` holding a lone surrogate (bytes that were not UTF-8, kept byte-exactly), or None:
+    what a dict handed to other tools must not hold."""
+    for text in ids:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return text
+    return None
 
 
 def open_text(path: PathLike) -> io.TextIOWrapper:

@@ -41,7 +41,7 @@ import numpy as np
 
 from irmeasures_markov._util._cutoffs import check_cutoff
 from irmeasures_markov.documents._lengths import DocumentLengths
-from irmeasures_markov.io import to_qrels_dict, to_run_dict
+from irmeasures_markov.io._normalise import qrels_dict, run_dict
 from irmeasures_markov.measures._tbg import TBGParameters, as_parameters  # noqa: F401  (TBGParameters: annotations)
 from irmeasures_markov.ranking._prepared import PreparedRun
 from irmeasures_markov.ranking._qrels_index import QrelsIndex, judged
@@ -143,7 +143,7 @@ def time_models(qrels: object, run: object, lengths: LengthSource = None, *,
     cutoff = check_cutoff(cutoff, "`cutoff`")
     p = as_parameters(params)
     dl = _lengths_iv(lengths, default_length)
-    prepared = PreparedRun(QrelsIndex(to_qrels_dict(qrels)), to_run_dict(run))
+    prepared = PreparedRun(QrelsIndex(qrels_dict(qrels)), run_dict(run))
     out = {}
     for q in prepared.queries:
         docids, grades = q.docids, q.grades
@@ -210,7 +210,7 @@ def mean_gain_curve(qrels: object, run: object, lengths: LengthSource = None, ti
     ValueError
         If ``qrels`` holds no query.
     """
-    qrels = to_qrels_dict(qrels)
+    qrels = qrels_dict(qrels)
     times = np.asarray(times, dtype=np.float64)
     curves = gain_curves(qrels, run, lengths, times, **kwargs)
     if not qrels:

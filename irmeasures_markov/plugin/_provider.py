@@ -16,7 +16,7 @@ from ir_measures.util import Metric
 
 from irmeasures_markov._util._errors import InputError
 from irmeasures_markov.io._content import read_once
-from irmeasures_markov.io._normalise import to_run_dict, warn_if_nothing_to_evaluate
+from irmeasures_markov.io._normalise import run_dict, warn_if_nothing_to_evaluate
 from irmeasures_markov.plugin._base import FamilyMeasure
 from irmeasures_markov.plugin._variants import MetricWithExtras, family_values
 from irmeasures_markov.ranking._cache import qrels_index
@@ -84,7 +84,7 @@ class MarkovEvaluator(irm_providers.Evaluator):
         """
         # PreparedRun checks the ids of a dict run itself, while ranking it
         if not isinstance(run, Mapping):
-            run = to_run_dict(run)
+            run = run_dict(run)
         return PreparedRun(self.qrels_index, run, self.measures)
 
     def values(self, run: object, warn_empty: bool = True) -> dict[irm_measures.Measure, dict[str, float]]:
@@ -167,7 +167,7 @@ class MarkovEvaluator(irm_providers.Evaluator):
             ``(values, extras)``.
         """
         if not isinstance(run, Mapping):
-            run = to_run_dict(run)
+            run = run_dict(run)
         try:
             return self._values(self.prepare(run), run, warn_empty)
         except InputError as exc:

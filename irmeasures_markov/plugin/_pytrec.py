@@ -81,7 +81,7 @@ import numpy as np
 import pytrec_eval as _pytrec_eval
 
 from irmeasures_markov._util._cutoffs import check_measure_cutoffs, check_trec_measure_set, trec_measure_parts
-from irmeasures_markov.io._normalise import to_run_dict, warn_if_nothing_to_evaluate
+from irmeasures_markov.io._normalise import run_dict, warn_if_nothing_to_evaluate
 from irmeasures_markov.io._pytrec import (
     check_gdeval_ids,
     gdeval_measures,
@@ -303,7 +303,7 @@ class RelevanceEvaluator:
         ValueError
             A bad query or document id, or a non-numeric or non-finite score of an evaluated query.
         """
-        run = to_run_dict(scores)   # every id checked, before any score
+        run = run_dict(scores)   # every id checked, before any score
         if self._our_evaluator is not None:
             # ranking the run for our measures reads and checks the scores: the only pass over them
             prepared = self._our_evaluator.prepare(run)

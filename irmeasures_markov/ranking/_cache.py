@@ -45,7 +45,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from irmeasures_markov.io._normalise import to_qrels_dict
+from irmeasures_markov.io._normalise import qrels_dict
 from irmeasures_markov.ranking._qrels_index import QrelsIndex
 
 __all__ = ["MAX_ENTRIES", "CacheInfo", "qrels_index", "clear", "cache_info"]
@@ -169,7 +169,7 @@ def qrels_index(qrels: object) -> QrelsIndex:
     elif _is_frame(qrels):
         kind = "frame"
     else:
-        return QrelsIndex.from_checked(to_qrels_dict(qrels))
+        return QrelsIndex.from_checked(qrels_dict(qrels))
     key = id(qrels)
     with _lock:
         entry = _entries.get(key)
@@ -181,7 +181,7 @@ def qrels_index(qrels: object) -> QrelsIndex:
         return entry.index
     with _lock:
         _misses += 1
-    index = QrelsIndex.from_checked(to_qrels_dict(qrels))
+    index = QrelsIndex.from_checked(qrels_dict(qrels))
     if kind == "dict":
         entry = _Entry(index, _dict_check(index.qrels))
     else:

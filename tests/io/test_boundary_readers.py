@@ -38,6 +38,7 @@ from irmeasures_markov.io import InputError, load_run_dir, read_rates, read_run_
 from irmeasures_markov.io import _datasets as datasets
 from irmeasures_markov.io import read_trec_run as read_run
 from irmeasures_markov.io._datasets import load_qrels
+from irmeasures_markov.io._run_columns import exact_dict
 from irmeasures_markov.io._trec import qrels_of_file
 
 BOM = b"\xef\xbb\xbf"
@@ -56,7 +57,7 @@ def write(tmp_path, name, data: bytes, compression=None):
 
 def byte_exact_run(path):
     """The run as the package's evaluation reads it (ids that are not UTF-8 kept), as dicts."""
-    return read_run_columns(path).to_dict()
+    return exact_dict(read_run_columns(path))
 
 
 def both_readers(path, fast_reader=read_run):

@@ -24,7 +24,9 @@ from irmeasures_markov.io import (
     to_qrels_dict,
     to_run_dict,
 )
+from irmeasures_markov.io._normalise import qrels_dict, run_dict
 from irmeasures_markov.io._pytrec import id_for_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
+from irmeasures_markov.io._run_columns import exact_dict
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 RUN = b"q1 Q0 d\xff 1 1.0 t\nq1 Q0 e 2 0.5 t\n"
@@ -81,18 +83,25 @@ def test_the_old_crash_path_is_a_clean_error(tmp_path):
     status, err = child(textwrap.dedent(f"""
         import sys
         import ir_measures
-        from irmeasures_markov.io import read_trec_qrels, read_trec_run
-        for run, qrels, _ in {cases!r}:
-            try:
-                print(ir_measures.calc_aggregate([ir_measures.AP], read_trec_qrels(qrels), read_trec_run(run)))
-            except ValueError as e:
-                print(type(e).__name__, e, file=sys.stderr)
+        from irmeasures_markov.io import read_run_columns, read_trec_qrels, read_trec_run, to_qrels_dict, to_run_dict
+        readers = [(read_trec_qrels, read_trec_run), (to_qrels_dict, to_run_dict),
+                   (read_trec_qrels, lambda path: read_run_columns(path).to_dict())]
+        for read_qrels, read_run in readers:
+            for run, qrels, _ in {cases!r}:
+                try:
+                    print(ir_measures.calc_aggregate([ir_measures.AP], read_qrels(qrels), read_run(run)))
+                except ValueError as e:
+                    print(type(e).__name__, e, file=sys.stderr)
     """) + IN_MEMORY)
     assert status == 0, (status, err)     # -11 (SIGSEGV) before
     lines = [line for line in err.splitlines() if line.startswith("InputError")]
-    assert len(lines) == len(cases), err
-    for line, (_, _, name) in zip(lines, cases):
-        assert line.startswith("InputError ") and f"{name}:1: id b'd\\xff' is not valid UTF-8" in line, line
+    assert len(lines) == 3 * len(cases), err
+    for k, line in enumerate(lines):
+        run, qrels, name = cases[k % len(cases)]
+        if k >= 2 * len(cases) and ".run" in name:   # RunColumns.to_dict: no file to name
+            assert line.startswith("InputError id b'd\\xff' is not valid UTF-8"), line
+        else:
+            assert line.startswith("InputError ") and f"{name}:1: id b'd\\xff' is not valid UTF-8" in line, line
         assert "byte-exactly" in line
 
 
@@ -122,12 +131,20 @@ def test_grammar_errors_come_first_and_other_fields_do_not_count(tmp_path):
         read_trec_run(write(tmp_path, "long", b"q Q0 " + long_id + b" 1 1.0 t\n", False))
 
 
-def test_the_evaluation_paths_stay_byte_exact(tmp_path):
+def test_the_evaluation_paths_stay_byte_exact_and_dicts_for_users_refuse(tmp_path):
     run, qrels = write(tmp_path, "run", RUN, True), write(tmp_path, "qrels", QRELS, False)
     docids = [d.encode("utf-8", "surrogateescape") for d in read_run_columns(run)["q1"]]
     assert docids == [b"d\xff", b"e"]
-    assert to_run_dict(run) == read_run_columns(run).to_dict()
-    assert [d.encode("utf-8", "surrogateescape") for d in to_qrels_dict(qrels)["q1"]] == [b"d\xff", b"e"]
+    assert run_dict(run) == exact_dict(read_run_columns(run))
+    assert [d.encode("utf-8", "surrogateescape") for d in qrels_dict(qrels)["q1"]] == [b"d\xff", b"e"]
+    # what a user gets as dicts refuses, as the dict readers do
+    for make in (lambda: to_run_dict(run), lambda: to_qrels_dict(qrels)):
+        with pytest.raises(InputError, match=r":1: id b'd\\xff' is not valid UTF-8"):
+            make()
+    with pytest.raises(InputError, match=r"^id b'd\\xff' is not valid UTF-8"):
+        read_run_columns(run).to_dict()
+    good = write(tmp_path, "good", GOOD_RUN, False)
+    assert to_run_dict(good) == read_run_columns(good).to_dict() == exact_dict(read_run_columns(good))
 
 
 def test_ids_for_pytrec_eval_never_hold_a_lone_surrogate():

@@ -18,7 +18,7 @@ from token_engines import TOKEN_ENGINES, force_token_engine
 
 from irmeasures_markov._util._errors import InputError
 from irmeasures_markov.io import _run_columns as run_columns_module
-from irmeasures_markov.io._run_columns import RunColumns, columns_of_run, read_run_columns, run_from_columns
+from irmeasures_markov.io._run_columns import RunColumns, columns_of_run, exact_dict, read_run_columns, run_from_columns
 from irmeasures_markov.io._run_files import load_run_dir
 from irmeasures_markov.io._tokens import run_columns
 
@@ -30,8 +30,8 @@ def assert_same_run(got, expected):
     assert isinstance(got, RunColumns)
     assert list(got) == list(expected)
     assert {q: list(got[q]) for q in got} == {q: list(d) for q, d in expected.items()}
-    assert bits(got) == bits(expected) and bits(got.to_dict()) == bits(expected)
-    assert got == expected and got.to_dict() == expected
+    assert bits(got) == bits(expected) and bits(exact_dict(got)) == bits(expected)
+    assert got == expected and exact_dict(got) == expected
     assert got.n_documents == sum(map(len, expected.values()))
     assert got.docid_list() == [d for docs in expected.values() for d in docs]
 

@@ -24,7 +24,7 @@ def test_the_collector_is_paused_while_indexing_and_evaluating(monkeypatch):
             return original(*args, **kwargs)
         return probed
     monkeypatch.setattr(_pytrec, "qrels_index", probe(_pytrec.qrels_index))
-    monkeypatch.setattr(_pytrec, "to_run_dict", probe(_pytrec.to_run_dict))
+    monkeypatch.setattr(_pytrec, "run_dict", probe(_pytrec.run_dict))
     qrels, run = _inputs()
     assert gc.isenabled()
     evaluator = RelevanceEvaluator(qrels, ["MP", "P@2"])
