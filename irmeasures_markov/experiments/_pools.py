@@ -19,6 +19,7 @@ from irmeasures_markov.experiments._evaluation import (
     MeasuresLike,
     Qrels,
     QrelsLike,
+    as_run,
     default_topics,
     labelled_measures,
     warn_no_relevant,
@@ -150,7 +151,8 @@ def pool_reduction(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, 
     measures, qrels, labels, native
         As for [`evaluate`][irmeasures_markov.experiments.evaluate] (``qrels`` may be a dict, a qrels file path, ...).
     runs : mapping of str to run or path
-        Run names to run dicts or to run file paths (which the workers read).
+        Run names to run dicts or to run file paths (each read once, here: the overlap warning and every cell
+        use that copy).
     percents : sequence of float
         Pool sizes, in percent of the judged documents kept.
     seed : int
@@ -191,6 +193,7 @@ def pool_reduction(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, 
         _check_full(full, measures, labels, qrels, runs)
     # keyed as the grid keys them: the full pool has seed 0 whatever the seed
     pools = [(float(pc), 0 if float(pc) == 100.0 else int(seed)) for pc in percents]
+    runs = {name: run if isinstance(run, Mapping) else as_run(run) for name, run in runs.items()}
     if full is None:
         if not runs:
             raise ValueError("`runs` is empty.")

@@ -309,6 +309,7 @@ def test_overlap_warning_for_every_run_form(tmp_path):
     form it is given in (issue 34 item 8: only dict runs were checked)."""
     import pandas as pd
 
+    from irmeasures_markov.experiments import pool_reduction
     from irmeasures_markov.io import load_run_dir, read_run_columns
     from irmeasures_markov.io._normalise import OverlapWarning, overlap_problem
 
@@ -333,6 +334,13 @@ def test_overlap_warning_for_every_run_form(tmp_path):
         assert [str(w.message) for w in record if w.category is OverlapWarning] == [want], form
         expected = ev.values if expected is None else expected
         np.testing.assert_array_equal(ev.values, expected, err_msg=form)
+        if form == "DataFrame":   # pool_reduction's runs are dicts or paths
+            continue
+        with pytest.warns(OverlapWarning) as record:   # before, path runs went unwarned (the workers read them)
+            reduced = pool_reduction(["AP"], qrels, {**runs, "other": run}, percents=(50,), progress=False)
+        assert [str(w.message) for w in record if w.category is OverlapWarning] == [want, want.replace("'r'",
+                                                                                                        "'other'")]
+        assert reduced.mean_scores[0, 0] == expected.mean()
 
 
 def test_gdeval_restriction_on_every_front_end():
