@@ -23,11 +23,17 @@ from irmeasures_markov.experiments import (
     system_ranking,
     tau_table,
 )
-from irmeasures_markov.io import InputError
-from irmeasures_markov.io import read_trec_run as read_run
+from irmeasures_markov.io import InputError, read_run_columns
 from irmeasures_markov.io._datasets import binarize, collection, downsample_qrels, load_qrels, load_topics, read_topics
+from irmeasures_markov.io._run_columns import exact_dict
 from irmeasures_markov.io._run_files import complete_runs, list_run_files, load_run_dir, run_name
 from irmeasures_markov.io._tokens import _parse_scores
+
+
+def read_run(path):
+    """The run as the package's evaluation reads it, as dicts: byte-exact, ids that are not UTF-8 kept (the public
+    dict reader refuses them; tests/io/test_non_utf8_ids.py)."""
+    return exact_dict(read_run_columns(path))
 
 # --------------------------------------------------------------------------- datasets
 
