@@ -48,7 +48,7 @@ from irmeasures_markov.plugin._provider import install_provider
 from irmeasures_markov.ranking._prepared import PreparedRun
 from irmeasures_markov.ranking._qrels_index import QrelsIndex
 
-__all__ = ["MeasuresLike", "Qrels", "QrelsLike", "Run", "RunLike", "RunScorer", "as_run", "default_topics",
+__all__ = ["MeasuresLike", "Qrels", "QrelsLike", "Run", "RunLike", "RunScorer", "as_run", "read_runs", "default_topics",
            "evaluate", "labelled_measures", "parse_measures", "warn_float32", "warn_no_relevant", "warn_overlap"]
 
 #: Relevance judgments: ``{qid: {docid: grade}}``.
@@ -175,6 +175,12 @@ class RunScorer:
                 if k is not None:
                     out[self.other_pos[metric.measure], k] = metric.value
         return out
+
+
+def read_runs(runs: Mapping[str, RunLike]) -> dict[str, RunLike]:
+    """Every run that is not a mapping read once, here (a mapping is kept as given): the overlap warning and the
+    scores of every front end that takes run files then come from the same copy."""
+    return {name: run if isinstance(run, Mapping) else as_run(run) for name, run in runs.items()}
 
 
 def as_run(run: RunLike) -> Run:
@@ -368,7 +374,7 @@ def evaluate(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, RunLik
     topics = default_topics(qrels, topics)
     warn_no_relevant(qrels, topics)
     # every form read once, here: the overlap warning and the scores come from the same copy
-    runs = {n: r if isinstance(r, Mapping) else as_run(r) for n, r in runs.items()}
+    runs = read_runs(runs)
     warn_overlap(topics, runs)
     names = list(runs)
     n_jobs = int(n_jobs)

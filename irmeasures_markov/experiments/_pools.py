@@ -19,9 +19,9 @@ from irmeasures_markov.experiments._evaluation import (
     MeasuresLike,
     Qrels,
     QrelsLike,
-    as_run,
     default_topics,
     labelled_measures,
+    read_runs,
     warn_no_relevant,
     warn_overlap,
 )
@@ -193,7 +193,7 @@ def pool_reduction(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, 
         _check_full(full, measures, labels, qrels, runs)
     # keyed as the grid keys them: the full pool has seed 0 whatever the seed
     pools = [(float(pc), 0 if float(pc) == 100.0 else int(seed)) for pc in percents]
-    runs = {name: run if isinstance(run, Mapping) else as_run(run) for name, run in runs.items()}
+    runs = read_runs(runs)
     if full is None:
         if not runs:
             raise ValueError("`runs` is empty.")

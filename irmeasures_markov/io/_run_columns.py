@@ -125,7 +125,7 @@ class RunColumns(Mapping):
         """
         bad = lone_surrogate_id([*self.qids, *([self.docids] if isinstance(self.docids, str) else self.docids)])
         if bad is not None:
-            bad = next(i for i in [*self.qids, *self.docid_list()] if lone_surrogate_id([i]) is not None)
+            bad = lone_surrogate_id([*self.qids, *self.docid_list()])   # the id itself, for the message
             raise InputError(f"id {bad.encode('utf-8', 'surrogateescape')!r} is not valid UTF-8: a dict holding it "
                              "would crash pytrec_eval (ir_measures' AP, nDCG, ...); give the RunColumns itself to the "
                              "package's functions, which read it byte-exactly")
