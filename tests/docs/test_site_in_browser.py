@@ -116,13 +116,32 @@ def _browser_missing() -> str | None:
     return ", ".join(missing) or None
 
 
+def no_browser() -> tuple[str, str] | None:
+    """What to do without the browser: ``('fail', why)``, or ``('skip', why)`` where a developer asked for it
+    outside CI; None when it is there."""
+    if not (missing := _browser_missing()):
+        return None
+    message = f"no browser to check the site: {missing} missing (apt-get install chromium chromium-driver)"
+    if os.environ.get(SKIP_VARIABLE) and not os.environ.get("CI"):
+        return "skip", f"{message}; skipped as {SKIP_VARIABLE} asks"
+    return "fail", f"{message}; a developer may skip this test with {SKIP_VARIABLE}=1, never in CI"
+
+
+def test_without_the_browser_the_check_fails_unless_a_developer_skips_it(monkeypatch):
+    monkeypatch.setattr(sys.modules[__name__], "CHROMEDRIVER", "/nonexistent/chromedriver")
+    for ci, skip, action in [(None, None, "fail"), ("true", "1", "fail"), (None, "1", "skip"), ("true", None, "fail")]:
+        for name, value in (("CI", ci), (SKIP_VARIABLE, skip)):
+            if value is None:
+                monkeypatch.delenv(name, raising=False)
+            else:
+                monkeypatch.setenv(name, value)
+        assert no_browser()[0] == action and "/nonexistent/chromedriver" in no_browser()[1]
+
+
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    if missing := _browser_missing():
-        message = f"no browser to check the site: {missing} missing (apt-get install chromium chromium-driver)"
-        if os.environ.get(SKIP_VARIABLE) and not os.environ.get("CI"):
-            pytest.skip(f"{message}; skipped as {SKIP_VARIABLE} asks")
-        pytest.fail(message + f"; a developer may skip this test with {SKIP_VARIABLE}=1, never in CI")
+    if outcome := no_browser():
+        (pytest.skip if outcome[0] == "skip" else pytest.fail)(outcome[1])
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -204,7 +223,7 @@ def test_every_page_in_a_browser(site, server, browser):
         name, section = where[0]
         reference = states[name]["text"][states[name]["text"].index("Reference: every measure"):]
         problems += [f"{name}: {info.name}'s alias {alias} missing" for alias in info.aliases
-                     if alias not in section["text"]]
+                     if alias not in section["title"] + "\n" + section["text"]]
         problems += [f"{name}: {info.name}'s parameter {p.name} missing" for p in info.parameters
                      if not re.search(rf"(?<![\w@]){re.escape(p.name)}\b", reference)]
     print(f"\n{len(names)} pages opened in Chromium in {time.perf_counter() - started:.1f} s")
