@@ -249,7 +249,8 @@ class FitReport:
         Raises
         ------
         ValueError
-            When the report holds no diagnostics (e.g. one read from a fit file).
+            When the report holds no diagnostics (e.g. one read from a fit file written before fit files kept
+            the best fits' curves).
         """
         plt = pyplot("FitReport.plot")
         panels = []

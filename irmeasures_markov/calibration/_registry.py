@@ -80,7 +80,8 @@ _FINGERPRINTS: dict[tuple, str] = {}
 
 @dataclass
 class FitFile:
-    """The content of a fit file: every fit, which one is best per family, and the log's description."""
+    """The content of a fit file: every fit, which one is best per family, the log's description, and the curves
+    of the best fits (``FitReport.diagnostics``)."""
 
     fits: list[FamilyFit]
     best_index: dict[str, int]

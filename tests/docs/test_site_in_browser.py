@@ -138,6 +138,13 @@ def test_without_the_browser_the_check_fails_unless_a_developer_skips_it(monkeyp
         assert no_browser()[0] == action and "/nonexistent/chromedriver" in no_browser()[1]
 
 
+def test_ci_installs_the_browser_before_the_tests():
+    lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
+    install = next(i for i, line in enumerate(lines) if "apt-get install -y -qq chromium chromium-driver" in line)
+    tests = next(i for i, line in enumerate(lines) if "python -m pytest" in line and "--runslow tests" in line)
+    assert install < tests
+
+
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
     if outcome := no_browser():
