@@ -163,11 +163,14 @@ def browser(tmp_path_factory):
                  f"--proxy-server=http://127.0.0.1:{refuse.getsockname()[1]}", "--window-size=1280,1024"]:
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
-    driver.set_page_load_timeout(60)
-    yield driver
-    driver.quit()
-    refuse.close()
+    try:
+        # the driver's path given: selenium looks for (and downloads) nothing
+        driver = webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
+        driver.set_page_load_timeout(60)
+        yield driver
+        driver.quit()
+    finally:
+        refuse.close()
 
 
 #: run in the page: what the reader sees, what the page fetched, and its formulas as drawn
