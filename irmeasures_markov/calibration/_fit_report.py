@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from irmeasures_markov._util._plotting import pyplot
 from irmeasures_markov.calibration._logs import split_text
 from irmeasures_markov.calibration._result import FAMILIES, FamilyFit
 
@@ -23,6 +24,12 @@ __all__ = ["FitReport", "label", "draw_panel"]
 
 class FitReport:
     """All candidates fitted to one log, with their comparison.
+
+    Every fit (and click model, and baseline) carries ``heldout_metrics`` and
+    ``train_metrics``: [`click_metrics`][irmeasures_markov.calibration.click_metrics] on the held-out and
+    the training sessions as a dict (log-likelihood per session, click
+    perplexity overall and per rank, CTR predicted and observed), or None where
+    the model does not predict clicks.
 
     Attributes
     ----------
@@ -53,11 +60,6 @@ class FitReport:
         table, `RankCTR`, fitted with the click models): rows of
         the table, not written to a fit file.
 
-    Every fit (and click model, and baseline) carries ``heldout_metrics`` and
-    ``train_metrics``: [`click_metrics`][irmeasures_markov.calibration.click_metrics] on the held-out and
-    the training sessions as a dict (log-likelihood per session, click
-    perplexity overall and per rank, CTR predicted and observed), or None where
-    the model does not predict clicks.
     """
 
     def __init__(self, fits: list[FamilyFit], diagnostics: dict | None = None, notes: list[str] | None = None,
@@ -247,9 +249,10 @@ class FitReport:
         Raises
         ------
         ValueError
-            When the report holds no diagnostics (e.g. one read from a fit file).
+            When the report holds no diagnostics (e.g. one read from a fit file written before fit files kept
+            the best fits' curves).
         """
-        import matplotlib.pyplot as plt
+        plt = pyplot("FitReport.plot")
         panels = []
         fams = [family] if family else list(self.families)
         for fam in fams:
@@ -488,7 +491,7 @@ def plot_click_metrics(curves: list[tuple[str, dict]], *, axes=None) -> matplotl
     -------
     matplotlib.figure.Figure
     """
-    import matplotlib.pyplot as plt  # imported when a plot is asked for
+    plt = pyplot("plot_click_metrics")
     if axes is None:
         _, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     axes = np.atleast_1d(axes).ravel()

@@ -31,10 +31,12 @@ The fit file (JSON)::
      "log": {"description": ..., "source": ..., "n_sessions": ...},
      "fits": [FamilyFit.to_dict(), ...],
      "best": {"mp": 0, "carterette": 3, ...},
-     "notes": ["what could not be fitted and why", ...]}
+     "notes": ["what could not be fitted and why", ...],
+     "diagnostics": {"mp/GL_AD_ID": {"jumps_observed": [...], ...}, ...}}
 
 ``best`` gives, per family, the index in ``fits`` of the fit that measures use;
-``notes`` (optional) are the report's.
+``notes`` (optional) are the report's; ``diagnostics`` (optional) are the report's curves of each family's best
+fit, so that ``load_fit(path).to_report().plot()`` draws what the report drew.
 
 Click models (family ``"clickmodel"``) are fits too: ``best["carterette"]`` may name one that M1–M4 take
 as their stopping distribution, and a file without a Carterette fit uses its best click model
@@ -78,13 +80,15 @@ _FINGERPRINTS: dict[tuple, str] = {}
 
 @dataclass
 class FitFile:
-    """The content of a fit file: every fit, which one is best per family, and the log's description."""
+    """The content of a fit file: every fit, which one is best per family, the log's description, and the curves
+    of the best fits (``FitReport.diagnostics``)."""
 
     fits: list[FamilyFit]
     best_index: dict[str, int]
     log: dict = field(default_factory=dict)
     path: str = ""
     notes: list[str] = field(default_factory=list)
+    diagnostics: dict = field(default_factory=dict)
 
     @property
     def families(self) -> tuple[str, ...]:
@@ -120,24 +124,27 @@ class FitFile:
         Returns
         -------
         dict
-            ``format``, ``version``, ``log``, ``fits``, ``best`` and, when there are any, ``notes``.
+            ``format``, ``version``, ``log``, ``fits``, ``best`` and, when there are any, ``notes`` and
+            ``diagnostics``.
         """
         out = {"format": FIT_FORMAT, "version": FIT_VERSION, "log": dict(self.log),
                "fits": [f.to_dict() for f in self.fits], "best": dict(self.best_index)}
         if self.notes:
             out["notes"] = list(self.notes)
+        if self.diagnostics:
+            out["diagnostics"] = dict(self.diagnostics)
         return out
 
     def to_report(self) -> FitReport:
-        """The fits as a [`FitReport`][irmeasures_markov.calibration.FitReport] (its table; the file keeps no plot
-        data).
+        """The fits as a [`FitReport`][irmeasures_markov.calibration.FitReport]: its table, and the plots of the
+        best fits when the file keeps their diagnostics (files written since fit files keep them).
 
         Returns
         -------
         FitReport
-            a report of the file's fits, notes and log.
+            a report of the file's fits, notes, log and diagnostics.
         """
-        return FitReport(self.fits, notes=self.notes, log=self.log)
+        return FitReport(self.fits, self.diagnostics, notes=self.notes, log=self.log)
 
 
 def _as_fit_file(fit_or_report) -> FitFile:
@@ -170,7 +177,13 @@ def _as_fit_file(fit_or_report) -> FitFile:
         log = {"description": fits[0].log_description if fits else "", "source": "",
                "n_sessions": max((f.n_sessions for f in fits), default=0)}
     notes = getattr(fit_or_report, "notes", None)
-    return FitFile(fits, index, dict(log), notes=[str(n) for n in notes] if isinstance(notes, list) else [])
+    # the plot data of the fits that measures use (what FitReport.plot draws), not of every candidate
+    diagnostics = getattr(fit_or_report, "diagnostics", None)
+    best_labels = {f"{family}/{getattr(fits[i], 'model', None)}" for family, i in index.items()}
+    diagnostics = ({k: v for k, v in diagnostics.items() if k in best_labels} if isinstance(diagnostics, dict)
+                   else {})
+    return FitFile(fits, index, dict(log), notes=[str(n) for n in notes] if isinstance(notes, list) else [],
+                   diagnostics=diagnostics)
 
 
 def _check_family(f: FamilyFit) -> None:
@@ -342,7 +355,7 @@ def _parse_fit(name: str, content: bytes) -> FitFile:
     return _fit_file_from_dict(obj, name)
 
 
-_FILE_FIELDS = ("format", "version", "log", "fits", "best", "notes")
+_FILE_FIELDS = ("format", "version", "log", "fits", "best", "notes", "diagnostics")
 
 
 def _fit_file_from_dict(obj, name: str) -> FitFile:
@@ -361,6 +374,8 @@ def _fit_file_from_dict(obj, name: str) -> FitFile:
         raise InputError(f"{name}: field 'log' must be an object (the log's description, source, ...)")
     if not isinstance(obj.get("notes", []), list):
         raise InputError(f"{name}: field 'notes' must be a list of strings")
+    if not isinstance(obj.get("diagnostics", {}), dict):
+        raise InputError(f"{name}: field 'diagnostics' must be an object (\"family/model\" -> its curves)")
     raw = obj.get("fits")
     if not isinstance(raw, list):
         raise InputError(f"{name}: \"fits\" must be a list of fits")
@@ -393,7 +408,8 @@ def _fit_file_from_dict(obj, name: str) -> FitFile:
             what = f"a {family!r} fit" + (" or of a click model that is a stopping distribution (PBM; DBN, SDBN "
                                           "or CM with parameters per grade)" if family == "carterette" else "")
             raise InputError(f"{name}: \"best\": {family!r} -> {i!r} is not the index of {what}")
-    return FitFile(fits, dict(best), obj.get("log", {}), name, [str(n) for n in obj.get("notes", [])])
+    return FitFile(fits, dict(best), obj.get("log", {}), name, [str(n) for n in obj.get("notes", [])],
+                   obj.get("diagnostics", {}))
 
 
 def _serves(fit, family: str) -> bool:

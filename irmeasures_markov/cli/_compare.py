@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from irmeasures_markov._util._plotting import PLOT_EXTRA
 from irmeasures_markov._util._progress import progress_bar
 from irmeasures_markov.cli._errors import EXIT_HELP, PROG, CliError, CliParser, reading
 from irmeasures_markov.cli._inputs import check_overlap, hinting, load_qrels, run_files
@@ -160,7 +161,7 @@ def compare_main(argv: list[str]) -> int:
         try:
             import matplotlib
         except ImportError:
-            raise CliError("--plot needs matplotlib: pip install 'irmeasures-markov[plot]'") from None
+            raise CliError(f"--plot needs matplotlib: {PLOT_EXTRA}") from None
         matplotlib.use("Agg")
     if args.effect_size and args.baseline is None:
         raise CliError("--effect-size needs --baseline (for all pairs, --pairs prints every effect size)")

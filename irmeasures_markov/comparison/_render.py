@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from irmeasures_markov._util._numbers import format_number
+from irmeasures_markov._util._plotting import pyplot
 from irmeasures_markov.comparison._runs import resolve_baseline
 
 if TYPE_CHECKING:
@@ -369,7 +370,7 @@ _QUANTITIES = ("judged", "residual", "tie_spread")
 def plot(cmp: Any, measure: Measure | str | None = None, baseline: str | None = None,
          axes: Any = None) -> Figure:
     """See [`Comparison.plot`][irmeasures_markov.comparison.Comparison.plot]."""
-    import matplotlib.pyplot as plt
+    plt = pyplot("Comparison.plot")
     ev = cmp.evaluation
     j = 0 if measure is None else ev.measure_index(measure)
     label = ev.labels[j]
@@ -427,7 +428,7 @@ def significance_matrix(cmp: Any, sep: str = ",") -> str:
 
 def plot_pairs(cmp: Any, results: dict, path: str | None = None, kind: str = "auto") -> Figure:
     """See [`Comparison.plot_pairs`][irmeasures_markov.comparison.Comparison.plot_pairs]."""
-    import matplotlib.pyplot as plt
+    plt = pyplot("Comparison.plot_pairs")
 
     from irmeasures_markov.inference._tukey_plot import PAIRS_SHOWN, tukey_panel
     n_pairs = max(len(r.a) for r in results.values())

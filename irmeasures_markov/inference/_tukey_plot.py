@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from irmeasures_markov._util._plotting import pyplot
+
 __all__ = ["tukey_panel", "PAIRS_SHOWN"]
 
 #: up to this many pairs a panel shows every pair; beyond, one comparison interval per system
@@ -20,7 +22,7 @@ PAIRS_SHOWN = 45
 def tukey_panel(result: Any, alpha: float = 0.05, ax: Any = None, title: str | None = None,
                 kind: str = "auto") -> Any:
     """Draw ``result`` (a ``TukeyResult``) on ``ax`` (default: a new figure); returns the figure."""
-    import matplotlib.pyplot as plt
+    plt = pyplot("the Tukey plot")
     if kind not in ("auto", "pairs", "systems"):
         raise ValueError(f"kind must be 'auto', 'pairs' or 'systems', got {kind!r}")
     pairs = kind == "pairs" or (kind == "auto" and len(result.a) <= PAIRS_SHOWN)

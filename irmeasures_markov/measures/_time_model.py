@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from irmeasures_markov._util._cutoffs import check_cutoff
+from irmeasures_markov._util._plotting import pyplot
 from irmeasures_markov.documents._lengths import DocumentLengths
 from irmeasures_markov.io._normalise import qrels_dict, run_dict
 from irmeasures_markov.measures._tbg import TBGParameters, as_parameters  # noqa: F401  (TBGParameters: annotations)
@@ -237,7 +238,7 @@ def plot_gain_curves(curves: Mapping[str, tuple[Sequence[float], Sequence[float]
     -------
     matplotlib.axes.Axes
     """
-    import matplotlib.pyplot as plt
+    plt = pyplot("plot_gain_curves")
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 4.5))
     scale = 60.0 if minutes else 1.0

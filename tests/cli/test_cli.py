@@ -13,10 +13,26 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 def test_demo_runs(capsys):
     assert main(["demo"]) == 0
-    out = capsys.readouterr().out
-    assert "MP\t" in out and "AP\t" in out
-    lines = dict(ln.split("\t") for ln in out.strip().splitlines())
+    header, *table = capsys.readouterr().out.strip().splitlines()
+    assert "MP\t" in "\n".join(table) and "AP\t" in "\n".join(table)
+    lines = dict(ln.split("\t") for ln in table)
     assert lines["MP(model='UNIFORM',recall=True)"] == lines["AP"]  # the paper's identity
+    # one header line: the bundled data, the measures, what each column is
+    assert header == ("# the bundled sample qrels (10 queries) and run (9 queries); AP and P@10 beside five variants "
+                      "of MP (user models, recall) and MPcont with the sample's holding rates; columns: measure, the "
+                      "mean over the 10 qrels queries (a query the run misses scores 0)")
+
+
+def test_demo_header_follows_the_options(capsys):
+    assert main(["demo", "AP", "-q"]) == 0
+    header = capsys.readouterr().out.splitlines()[0]
+    assert header.endswith("; the measures given; columns: query id, measure, value; the rows of query all: the mean "
+                           "over the 10 qrels queries (a query the run misses scores 0)")
+    assert main(["demo", "AP", "-q", "-n"]) == 0
+    assert capsys.readouterr().out.splitlines()[0].endswith("columns: query id, measure, value")
+    for fmt, first in (("csv", "measure,value"), ("jsonl", '{"measure": "AP"')):  # machine-readable: no header
+        assert main(["demo", "AP", "-o", fmt]) == 0
+        assert capsys.readouterr().out.startswith(first)
 
 
 def test_demo_prints_no_warning_and_no_path(tmp_path):
@@ -27,8 +43,9 @@ def test_demo_prints_no_warning_and_no_path(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "irmeasures_markov.cli", "demo"], capture_output=True, text=True,
                           env=env, cwd=tmp_path, timeout=300)
     assert proc.returncode == 0 and proc.stderr == ""
-    measures = [line.split("\t")[0] for line in proc.stdout.splitlines()]
-    assert "MPcont(rates='sample')@10" in measures and len(measures) == 8
+    header, *rows = proc.stdout.splitlines()
+    measures = [line.split("\t")[0] for line in rows]
+    assert header.startswith("# the bundled sample") and "MPcont(rates='sample')@10" in measures and len(measures) == 8
     assert not any(sep in proc.stdout for sep in ("/", "\\", "site-packages", "sample_rates"))
 
 
