@@ -183,3 +183,14 @@ def test_pool_depth_arguments_are_checked(data, kwargs, match):
     qrels, runs = data
     with pytest.raises(ValueError, match=match):
         pool_depth_robustness(["AP"], qrels, runs, progress=False, **kwargs)
+
+
+@pytest.mark.slow
+def test_a_dask_client_gives_the_same_numbers(data, client):
+    qrels, runs = data
+    local = pool_depth_robustness(MEASURES, qrels, runs, depths=[1, 3], progress=False)
+    dask = pool_depth_robustness(MEASURES, qrels, runs, depths=[1, 3], client=client, progress=False)
+    np.testing.assert_array_equal(local.to_numpy(), dask.to_numpy())
+    local = topic_sample_stability(MEASURES, qrels, runs, sizes=[3], trials=5, progress=False)
+    dask = topic_sample_stability(MEASURES, qrels, runs, sizes=[3], trials=5, client=client, progress=False)
+    np.testing.assert_array_equal(local.to_numpy(), dask.to_numpy())
