@@ -33,7 +33,7 @@ __all__ = ["main", "COMMANDS", "THREAD_VARIABLES", "ONE_THREAD", "evaluation_com
 
 #: the commands other than evaluation: the keys of ``irmeasures_markov.cli.SUBCOMMANDS`` (a test checks that
 #: they agree; that module cannot be imported here without importing numpy)
-COMMANDS = frozenset({"demo", "measures", "ph-compare", "compare", "pool-reduction", "fit"})
+COMMANDS = frozenset({"demo", "measures", "ph-compare", "compare", "pool-reduction", "robustness", "fit"})
 #: the variables that set the threads of numpy's BLAS (OpenBLAS reads the first three, MKL the last two):
 #: when the user has set any of them, none is touched
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")

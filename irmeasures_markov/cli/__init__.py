@@ -7,7 +7,8 @@ registered.  Other commands (``irmeasures-markov COMMAND --help`` for each):
 * ``measures [NAME]`` — list this package's measures, their parameters and defaults;
 * ``ph-compare`` — compare two runs topic by topic under a P@H browsing model;
 * ``compare`` — runs × measures with significance markers (baseline or all pairs);
-* ``pool-reduction`` — mean scores and Kendall's τ as the pool shrinks, on local processes or Dask.
+* ``pool-reduction`` — mean scores and Kendall's τ as the pool shrinks, on local processes or Dask;
+* ``robustness`` — Kendall's τ on topic samples and on shallower pools (Carterette 2011), on the same grids.
 
 Exit status: 0 success, 2 usage or input error, 1 internal error (see
 `irmeasures_markov.cli._errors`).  Library modules never import this package.
@@ -35,6 +36,8 @@ SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
                                           fromlist=["ph_compare_main"]).ph_compare_main(argv),
     "compare": lambda argv: __import__("irmeasures_markov.cli._compare", fromlist=["compare_main"]).compare_main(argv),
     "pool-reduction": lambda argv: __import__("irmeasures_markov.cli._grid", fromlist=["_"]).pool_reduction_main(argv),
+    "robustness": lambda argv: __import__("irmeasures_markov.cli._robustness",
+                                          fromlist=["_"]).robustness_main(argv),
     "fit": lambda argv: __import__("irmeasures_markov.cli._fit", fromlist=["fit_main"]).fit_main(argv),
 }
 

@@ -20,6 +20,10 @@ paper §5):
 [`evaluate_grid`][irmeasures_markov.experiments.evaluate_grid] — evaluations of runs ×
   pool samples × collections as cells of a grid (`irmeasures_markov.grid`:
   local processes or Dask, resumable from a Parquet store);
+* [`topic_sample_stability`][irmeasures_markov.experiments.topic_sample_stability] /
+  [`pool_depth_robustness`][irmeasures_markov.experiments.pool_depth_robustness] — τ between the ranking on
+  every topic and on topic samples, and with the full qrels and with shallower pools (Carterette 2011's
+  Figures 3 and 4), on the same grids;
 * `compare_runs` — two runs
   compared topic by topic under P@H.
 
@@ -34,7 +38,7 @@ objects, with the plain arrays under explicit names (``values``,
 Modules: `evaluation` ([`evaluate`][irmeasures_markov.experiments.evaluate]; the standard measures it
 computes natively are the family `irmeasures_markov.measures._standard`),
 `settings` (``evaluate(ties=, unjudged=, residual=)``),
-`correlations`, `grid`, `pools`, `ph_compare`.
+`correlations`, `grid`, `pools`, `robustness`, `ph_compare`.
 """
 from __future__ import annotations
 
@@ -43,6 +47,7 @@ from irmeasures_markov.experiments._evaluation import evaluate
 from irmeasures_markov.experiments._evaluation_table import Evaluation
 from irmeasures_markov.experiments._grid import EvaluationGrid, GridResult, evaluate_grid
 from irmeasures_markov.experiments._pools import PoolReduction, pool_reduction
+from irmeasures_markov.experiments._robustness import pool_depth_robustness, topic_sample_stability
 
 __all__ = [
     "Evaluation",
@@ -53,7 +58,9 @@ __all__ = [
     "evaluate_grid",
     "kendall_tau",
     "mp_paper_measures",
+    "pool_depth_robustness",
     "pool_reduction",
     "system_ranking",
     "tau_table",
+    "topic_sample_stability",
 ]
