@@ -84,14 +84,9 @@ class MPData:
         self.mask = np.zeros((len(ctxs), self.T), dtype=bool)
         for n, (_, S) in enumerate(ctxs):
             self.mask[n, np.array(S) - 1] = True
-        owner, c, i, j = [], [], [], []
-        for u, (ctx, seq) in enumerate(self.patterns):
-            for a, b in zip(seq[:-1], seq[1:]):
-                owner.append(u); c.append(ctx); i.append(a - 1); j.append(b - 1)
-        self.owner = np.array(owner, dtype=np.int64)
-        self.c = np.array(c, dtype=np.int64)
-        self.i = np.array(i, dtype=np.int64)
-        self.j = np.array(j, dtype=np.int64)
+        moves = [(u, ctx, a - 1, b - 1) for u, (ctx, seq) in enumerate(self.patterns)
+                 for a, b in zip(seq[:-1], seq[1:])]
+        self.owner, self.c, self.i, self.j = (np.array(x, dtype=np.int64) for x in list(zip(*moves)) or [()] * 4)
         self.n_events = int(self.counts[self.owner].sum()) if self.owner.size else 0
         # observed signed jumps, for the jump-distribution plot
         d = self.j - self.i

@@ -269,11 +269,7 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
     progress = show_progress(progress)
     rng = np.random.default_rng(seed)
     desc = train.description
-    fits: list[FamilyFit] = []
-    unfitted: list[FamilyFit] = []
-    sequence: list[FamilyFit] = []
-    diagnostics: dict[str, dict] = {}
-    notes: list[str] = []
+    fits, unfitted, sequence, notes, diagnostics = [], [], [], [], {}   # sequence: every candidate, in fit order
 
     def run(family, cands, tr, te, diag, extra=None):
         """Fit a family's candidates in turn; a note names those without an estimate."""
@@ -294,11 +290,10 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
 
     one_doc = "every ranking shown has one document"
     with_rel = qrels is not None
-    wtrain = walk_data(train, qrels, rel) if "ph" in families else None
-    wtest = walk_data(test, qrels, rel) if "ph" in families and test is not None else None
+    if "ph" in families:
+        wtrain, wtest = (walk_data(x, qrels, rel) if x is not None else None for x in (train, test))
     if "carterette" in families or "tbg" in families:
-        strain = walk_data(train, qrels, rel, order="set")
-        stest = walk_data(test, qrels, rel, order="set") if test is not None else None
+        strain, stest = (walk_data(x, qrels, rel, order="set") if x is not None else None for x in (train, test))
     if "mp" in families:
         dtr, dte = mp_mod.MPData(train), (mp_mod.MPData(test) if test is not None else None)
         rates = mp_mod.fit_rates(train)
@@ -344,7 +339,7 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
     if "tbg" in families:
         times = tbg_mod.fit_times(train, bootstrap=bootstrap, rng=rng)
         timed = times is not None
-        if times:
+        if timed:
             # a time parameter the log cannot estimate is not stored (no infinite or missing values in a fit)
             why = {"halflife": "no session has an observed end (ended, with the last dwell known)",
                    "t_summary": "no pair of consecutive clicks with the first one's dwell known"}
@@ -388,10 +383,9 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
         attach_metrics(baselines[-1], train, test, notes)
     log = {"description": train.description, "source": train.source, "n_sessions": len(train),
            "n_heldout": len(test) if test is not None else 0, "split": how}
-    if "dropped_clicks" in train.meta:
-        log["dropped_clicks"] = int(train.meta["dropped_clicks"])
-    if test is not None and "dropped_clicks" in test.meta:
-        log["heldout_dropped_clicks"] = int(test.meta["dropped_clicks"])
+    for key, part in (("dropped_clicks", train), ("heldout_dropped_clicks", test)):
+        if part is not None and "dropped_clicks" in part.meta:
+            log[key] = int(part.meta["dropped_clicks"])
     report = FitReport(fits, diagnostics, notes, log, unfitted, baselines, click_models)
     report._sequence = sequence
     return report

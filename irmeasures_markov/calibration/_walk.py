@@ -75,20 +75,17 @@ class WalkData:
         self.gid = np.repeat(np.arange(self.group_len.size), self.group_len)
         self.rank = np.arange(self.rel.size) - self.offsets[self.gid]
         self.T = int(self.group_len.max()) if self.group_len.size else 1
-        owner, kind, g, i, j = [], [], [], [], []
+        # one event per (owner pattern, kind, group, i, j): no click (0), first click (1), next click (2), end (3)
+        events = []
         for u, (gg, seq) in enumerate(self.patterns):
             if not seq:
-                owner.append(u); kind.append(0); g.append(gg); i.append(0); j.append(0)
+                events.append((u, 0, gg, 0, 0))
                 continue
-            owner.append(u); kind.append(1); g.append(gg); i.append(0); j.append(seq[0] - 1)
-            for a, b in zip(seq[:-1], seq[1:]):
-                owner.append(u); kind.append(2); g.append(gg); i.append(a - 1); j.append(b - 1)
-            owner.append(u); kind.append(3); g.append(gg); i.append(seq[-1] - 1); j.append(0)
-        self.owner = np.array(owner, dtype=np.int64)
-        self.kind = np.array(kind, dtype=np.int64)
-        self.g = np.array(g, dtype=np.int64)
-        self.i = np.array(i, dtype=np.int64)
-        self.j = np.array(j, dtype=np.int64)
+            events.append((u, 1, gg, 0, seq[0] - 1))
+            events += [(u, 2, gg, a - 1, b - 1) for a, b in zip(seq[:-1], seq[1:])]
+            events.append((u, 3, gg, seq[-1] - 1, 0))
+        self.owner, self.kind, self.g, self.i, self.j = (np.array(c, dtype=np.int64)
+                                                         for c in list(zip(*events)) or [()] * 5)
         self.n_events = int(np.sum(self.counts[self.owner]))
         # observed click-through by rank (share of sessions with a click at rank r) and last click
         ctr, last = np.zeros(self.T), np.zeros(self.T + 1)
