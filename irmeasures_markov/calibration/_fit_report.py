@@ -63,13 +63,9 @@ class FitReport:
     def __init__(self, fits: list[FamilyFit], diagnostics: dict | None = None, notes: list[str] | None = None,
                  log: dict | None = None, unfitted: list[FamilyFit] | None = None,
                  baselines: list | None = None, click_models: dict | None = None) -> None:
-        self.fits = list(fits)
-        self.diagnostics = dict(diagnostics or {})
-        self.notes = list(notes or [])
-        self.log = dict(log or {})
-        self.unfitted = list(unfitted or [])
-        self.baselines = list(baselines or [])
-        self.click_models = dict(click_models or {})
+        self.fits, self.notes, self.unfitted, self.baselines = (list(x or []) for x in
+                                                                (fits, notes, unfitted, baselines))
+        self.diagnostics, self.log, self.click_models = (dict(x or {}) for x in (diagnostics, log, click_models))
         self._sequence: list[FamilyFit] = []     # fit() sets it: every candidate in the order it was fitted
 
     @property
@@ -146,22 +142,15 @@ class FitReport:
         which = self._which()
         for f in ordered:
             own = isinstance(f, FamilyFit)  # else a baseline
-            held = f.heldout_loglik if own else metric(f, "loglik")
-            own_events = own and f.family in FAMILIES  # a click model has no events of its own
-            if own_events:
-                ev = f.n_heldout_events if held is not None else f.n_events
-                ll = held if held is not None else f.loglik
+            held, ppl = f.heldout_loglik if own else metric(f, "loglik"), None
+            if own and f.family in FAMILIES:  # a click model has no events of its own
+                ev, ll = (f.n_heldout_events, held) if held is not None else (f.n_events, f.loglik)
                 ppl = math.exp(-ll / ev) if ev and np.isfinite(ll) else float("inf")
-            out.append({
-                "family": f.family, "model": f.model if own else f.name, "k": f.n_params, "n": f.n_sessions,
-                "loglik": f.loglik, "AIC": _aic(f), "BIC": _bic(f),
-                "heldout_loglik": held,
-                "perplexity": ppl if own_events else None,
-                "ll_per_session": metric(f, "loglik_per_session", which),
-                "click_perplexity": metric(f, "perplexity", which),
-                "perplexity_per_rank": metric(f, "perplexity_per_rank", which),
-                "params": _short_params(f),
-            })
+            out.append({"family": f.family, "model": f.model if own else f.name, "k": f.n_params, "n": f.n_sessions,
+                        "loglik": f.loglik, "AIC": _aic(f), "BIC": _bic(f), "heldout_loglik": held, "perplexity": ppl,
+                        "ll_per_session": metric(f, "loglik_per_session", which),
+                        "click_perplexity": metric(f, "perplexity", which),
+                        "perplexity_per_rank": metric(f, "perplexity_per_rank", which), "params": _short_params(f)})
         return out
 
     def to_frame(self) -> pandas.DataFrame:
@@ -317,13 +306,8 @@ class FitReport:
 
 def metric(model, key: str, which: str = "heldout"):
     """One number of a model's stored metrics (``'heldout'`` or ``'train'``), None when it has none."""
-    m = getattr(model, f"{which}_metrics", None)
-    if not m:
-        return None
-    v = m.get(key)
-    if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return None
-    return v
+    v = (getattr(model, f"{which}_metrics", None) or {}).get(key)
+    return None if isinstance(v, float) and not math.isfinite(v) else v
 
 
 def _cell(x, nd: int) -> str:

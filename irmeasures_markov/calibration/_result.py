@@ -61,7 +61,7 @@ from irmeasures_markov.calibration import _tbg as tbg
 from irmeasures_markov.calibration._click_metrics import click_vector
 from irmeasures_markov.calibration._likelihood import safe_log
 from irmeasures_markov.calibration._logs import Session
-from irmeasures_markov.calibration._parameters import COUNT, NUMBER, Field, field_error
+from irmeasures_markov.calibration._parameters import COUNT, NUMBER, Field, check_fields
 from irmeasures_markov.calibration._walk import WalkData, boundary, click_probability_by_rank, walk_loglik
 from irmeasures_markov.calibration.click_models import ClickModelFit
 
@@ -181,17 +181,10 @@ class FamilyFit:
             the field, its value and what it may be.
         """
         d = dict(d)
-        known = [f.name for f in fields(cls)]
-        unknown = [k for k in d if k not in known]
-        if unknown:
-            raise ValueError(f"unknown field {unknown[0]!r}; the fields of a fit are {', '.join(known)}")
+        check_fields(d, _FIELD_RULES.get, f"; the fields of a fit are {', '.join(f.name for f in fields(cls))}")
         missing = [k for k in ("family", "model", "params") if k not in d]
         if missing:
             raise ValueError(f"field {missing[0]!r} is missing")
-        for name, value in d.items():
-            what = _FIELD_RULES[name].check(value)
-            if what is not None:
-                raise field_error(name, value, what)
         d["intervals"] = {k: (_float(v[0]), _float(v[1])) for k, v in d.get("intervals", {}).items()}
         return cls(**d)
 
