@@ -408,4 +408,5 @@ def _dwell_survival(d: np.ndarray, event: np.ndarray, rate: float, points: int =
     grid = np.linspace(0.0, float(np.percentile(d, 99)) if d.size else 1.0, points)
     idx = np.searchsorted(d, grid, side="right") - 1
     s = np.where(idx >= 0, km[np.maximum(idx, 0)], 1.0)
-    return {"t": grid.tolist(), "kaplan_meier": s.tolist(), "exponential": np.exp(-rate * grid).tolist()}
+    # named as FitReport.diagnostics names them
+    return {"dwell_t": grid.tolist(), "dwell_km": s.tolist(), "dwell_fitted": np.exp(-rate * grid).tolist()}

@@ -168,11 +168,8 @@ def simulate_ph(n_sessions: int, *, browse: str = "RWBM", p: float = 0.6, q: flo
     qrels = {q: {d: int(rel[k, r]) for r, d in enumerate(docs[q])} for k, q in enumerate(qids)}
     g_rel, g_non = (gamma, gamma) if np.ndim(gamma) == 0 else gamma
     sessions = []
-    kw = {} if browse == "DFBM" else {"p": p, "q": q}
-    if browse != "DFBM" and p_rel is not None:
-        kw["p_rel"] = p_rel
-    if browse != "DFBM" and q_rel is not None:
-        kw["q_rel"] = q_rel
+    kw = {} if browse == "DFBM" else {"p": p, "q": q, **{k: v for k, v in (("p_rel", p_rel), ("q_rel", q_rel))
+                                                          if v is not None}}
     for k in range(n_queries):
         idx = np.flatnonzero(which == k)
         m = idx.size

@@ -157,9 +157,7 @@ def _as_fit_file(fit_or_report) -> FitFile:
                         f"got {type(fit_or_report).__name__}")
     fits = list(fits)
     index = {}
-    for family in FIT_FAMILIES:
-        if not any(f.family == family for f in fits):
-            continue
+    for family in [f for f in FIT_FAMILIES if any(x.family == f for x in fits)]:
         try:
             chosen = best(family)
         except (KeyError, ValueError):   # a report that does not rank this family
@@ -295,10 +293,9 @@ def save_fit(path: str | os.PathLike, fit_or_report: FitReport | FitFile | Famil
     """
     ff = _as_fit_file(fit_or_report)
     given = {k: v for k, v in (("description", description), ("source", source)) if v is not None}
-    ff = dataclasses.replace(ff, log={**ff.log, **given})
-    text = json.dumps(_jsonable(ff.to_dict()), indent=1, allow_nan=False)
+    content = _jsonable(dataclasses.replace(ff, log={**ff.log, **given}).to_dict())
     with open(path, "w", encoding="utf-8") as out:
-        out.write(text + "\n")
+        out.write(json.dumps(content, indent=1, allow_nan=False) + "\n")
 
 
 def load_fit(path: str | os.PathLike) -> FitFile:
@@ -373,10 +370,8 @@ def _fit_file_from_dict(obj, name: str) -> FitFile:
             if d.get("loglik") is None:
                 d["loglik"] = float("nan")  # written as null: no training likelihood
             click = d.get("family") == "clickmodel" and "name" in d and "model" not in d  # ClickModelFit.to_dict()
-            f = ClickModelFit.from_dict(d) if click else FamilyFit.from_dict(d)
+            f = ClickModelFit.from_dict(d) if click else FamilyFit.from_dict(d)   # params: an object (dict)
             _check_family(f)
-            if not isinstance(f.params, dict):
-                raise TypeError("params must be an object")
         except (TypeError, ValueError, KeyError, IndexError) as e:
             raise InputError(f"{name}: fit {i} is not a valid fit ({e})") from None
         try:

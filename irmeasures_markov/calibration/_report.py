@@ -306,10 +306,8 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
             d = {"jumps_observed": dtr.observed_jumps.tolist(),
                  "jumps_predicted": mp_mod.predicted_jumps(dtr, params).tolist()}
             if rates:
-                d.update(rates=rates["rates"], rates_low=rates["rates_low"], rates_high=rates["rates_high"])
-                if "dwell_survival" in rates:
-                    ds = rates["dwell_survival"]
-                    d.update(dwell_t=ds["t"], dwell_km=ds["kaplan_meier"], dwell_fitted=ds["exponential"])
+                d.update(rates=rates["rates"], rates_low=rates["rates_low"], rates_high=rates["rates_high"],
+                         **rates.get("dwell_survival", {}))
             return d
 
         if dtr.n_events == 0:
@@ -363,9 +361,7 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
             for f in fits:
                 if f.family == "tbg":
                     f.intervals.update(times["intervals"])  # the time parameters' (a no-op for the "times" fit)
-                    s = times["survival"]
-                    diagnostics.setdefault(f"tbg/{f.model}", {}).update(
-                        survival_t=s["t"], survival_fitted=s["fitted"], survival_empirical=s["ended_only_empirical"])
+                    diagnostics.setdefault(f"tbg/{f.model}", {}).update(times["survival"])
         elif not timed:
             notes.append("tbg: no click timestamps in the log; half-life and summary time not fitted")
     for f in fits:

@@ -131,5 +131,5 @@ def fit_times(log: ClickLog, *, bootstrap: int = 200,
     ends = np.sort(span[ended > 0])
     surv_emp = 1.0 - np.searchsorted(ends, grid, side="right") / max(ends.size, 1)
     return {"params": params, "intervals": intervals, "n_sessions": int(n), "n_ended": int(ended.sum()),
-            "loglik": ll, "survival": {"t": grid.tolist(), "fitted": np.exp(-lam * grid).tolist(),
-                                       "ended_only_empirical": surv_emp.tolist()}}
+            "loglik": ll, "survival": {"survival_t": grid.tolist(), "survival_fitted": np.exp(-lam * grid).tolist(),
+                                       "survival_empirical": surv_emp.tolist()}}

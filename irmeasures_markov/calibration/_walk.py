@@ -108,22 +108,16 @@ class WalkData:
             order = np.argsort(self.g, kind="stable")
             bounds = np.searchsorted(self.g[order], np.arange(self.group_len.size + 1))
 
-            def events_of(gs):
-                if len(gs):
-                    return np.concatenate([order[bounds[x]:bounds[x + 1]] for x in gs])
-                return np.zeros(0, dtype=np.int64)
+            def events_of(gs):    # gs: never empty (a length of some group; one long group)
+                return np.concatenate([order[bounds[x]:bounds[x + 1]] for x in gs])
 
-            for T in np.unique(self.group_len):
-                T = int(T)
+            for T in np.unique(self.group_len).tolist():
                 gs = np.flatnonzero(self.group_len == T)
                 if T <= max(DENSE_MAX, 2):
                     step = max(1, _BATCH_ELEMENTS // (T * T))
-                    for s in range(0, gs.size, step):
-                        part = gs[s:s + step]
-                        plan.append(("dense", T, part, events_of(part)))
+                    plan += [("dense", T, gs[s:s + step], events_of(gs[s:s + step])) for s in range(0, gs.size, step)]
                 else:
-                    for x in gs:
-                        plan.append(("long", T, int(x), events_of([x])))
+                    plan += [("long", T, int(x), events_of([x])) for x in gs]
             self._units = plan
         return self._units
 
@@ -273,8 +267,7 @@ def _factor(sub, diag, sup):
 
 
 def _solve(lu, b, trans: str = "N"):
-    x, info = lapack.dgttrs(*lu, b, trans=trans)
-    return x
+    return lapack.dgttrs(*lu, b, trans=trans)[0]
 
 
 def _long_probabilities(T, p, q, gamma, kind, i, j):
