@@ -423,15 +423,11 @@ def draw_panel(ax: matplotlib.axes.Axes, fam: str, model: str, key: str, d: dict
         v = np.asarray(v)
         return v / v.sum() if v.sum() > 0 else v
 
-    if key == "jumps":
-        T = (len(d["jumps_observed"]) + 1) // 2
-        x = np.arange(-(T - 1), T)
-        ax.bar(x, share(d["jumps_observed"]), color="0.75", label="observed")
-        ax.plot(x, share(d["jumps_predicted"]), "o-", color="C0", label=model)
-    elif key == "ctr":
-        r = np.arange(1, len(d["ctr_observed"]) + 1)
-        ax.bar(r, d["ctr_observed"], color="0.75", label="observed")
-        ax.plot(r, d["ctr_predicted"], "o-", color="C1", label=model)
+    if key in ("jumps", "ctr"):   # observed (bars) and predicted: jumps j - i as shares, click-through by rank
+        n, jumps = len(d[f"{key}_observed"]), key == "jumps"
+        x, values = (np.arange(n) - (n - 1) // 2, share) if jumps else (np.arange(1, n + 1), lambda v: v)
+        ax.bar(x, values(d[f"{key}_observed"]), color="0.75", label="observed")
+        ax.plot(x, values(d[f"{key}_predicted"]), "o-", color="C0" if jumps else "C1", label=model)
     elif key == "stop":
         r = np.arange(1, len(d["stop_probabilities"]) + 1)
         if "last_click_observed" in d:

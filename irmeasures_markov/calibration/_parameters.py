@@ -407,8 +407,7 @@ def _mp(fit) -> dict:
     states = p["states"]
     if p["kernel"] == "nonparametric":
         w = {int(k): float(v) for k, v in p["weights"].items()}
-        far_fwd = w[max(w)]
-        far_bwd = w[min(w)]
+        far_fwd, far_bwd = w[max(w)], w[min(w)]
 
         def alpha(i, j):
             # displacements beyond the log's ranking keep the weight of the longest observed jump
@@ -440,15 +439,9 @@ def _mp(fit) -> dict:
 
 def _ph(fit) -> dict:
     p = fit.params
-    out = {"browse": p["browse"]}
-    if p["browse"] != "DFBM":
-        out["p"] = float(p["p"])
-        if p["browse"] == "RWBM":
-            out["q"] = float(p["q"])
-        for k in ("p_rel", "q_rel"):
-            if k in p and (k != "q_rel" or p["browse"] == "RWBM"):
-                out[k] = float(p[k])
-    return out
+    # what each browsing model reads (check_params made sure the fields it needs are there)
+    keys = {"DFBM": (), "SFBM": ("p", "p_rel"), "RWBM": ("p", "q", "p_rel", "q_rel")}[p["browse"]]
+    return {"browse": p["browse"], **{k: float(p[k]) for k in keys if k in p}}
 
 
 def _carterette(fit) -> dict:
