@@ -77,18 +77,14 @@ class RankCTR:
             clicked[:c.size] += c
         # the session that shows the deepest rank shows every rank above it: no rank has shown == 0
         self.ctr = ctr = clicked / shown
-        self.n_params = int(depth)
-        self.n_sessions = len(sessions)
+        self.n_params, self.n_sessions = int(depth), len(sessions)
         self.params = {"ctr": [float(x) for x in ctr]}
         self.loglik = float(sum(self.session_loglik(s) for s in sessions))
 
     def click_probabilities(self, session: Session) -> np.ndarray:
         """The training CTR at ranks 1..len(session.shown) (deeper ranks: the deepest trained rank's)."""
         n = session.n_shown
-        p = self.ctr[:n]
-        if p.size < n:
-            p = np.concatenate([p, np.full(n - p.size, self.ctr[-1] if self.ctr.size else 0.0)])
-        return p
+        return self.ctr[np.minimum(np.arange(n), self.ctr.size - 1)] if self.ctr.size else np.zeros(n)
 
     def session_loglik(self, session: Session) -> float:
         """log P(click vector) with independent ranks (probabilities clipped as click_metrics clips them)."""
@@ -372,9 +368,8 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
             progress_line(f"fitted clickmodel/{cm.name}: loglik {cm.loglik:.1f}", progress)
             attach_metrics(cm, train, test, notes)
             click_models[cm.name] = cm
-            rec = click_model_record(cm, desc)
-            fits.append(rec)
-            sequence.append(rec)
+            fits.append(click_model_record(cm, desc))
+            sequence.append(fits[-1])
         baselines.append(RankCTR(train))
         attach_metrics(baselines[-1], train, test, notes)
     log = {"description": train.description, "source": train.source, "n_sessions": len(train),
@@ -417,8 +412,8 @@ def fit_candidate(family: str, cand: Candidate, train: PatternData, test: Patter
     est = estimate(lambda th: cand.loglik(train, th), train.counts, cand.x0, bootstrap=bootstrap, rng=rng,
                    grad=(lambda th: g(train, th)) if g is not None else None, penalty=cand.penalty,
                    scores=(lambda th: sc(train, th)) if sc is not None else None)
-    params = dict(cand.fixed or {})
-    params.update(cand.unpack(est.theta))
+    fixed = cand.fixed or {}
+    params = {**fixed, **cand.unpack(est.theta)}
     fitted = bool(np.isfinite(est.loglik))
     if not fitted:
         # probability 0 for some session at every parameter value: the fitted parameters would be the
@@ -435,19 +430,15 @@ def fit_candidate(family: str, cand: Candidate, train: PatternData, test: Patter
         # inf through exp: the right limits, and the intervals below keep only finite values
         with np.errstate(over="ignore"):
             nat = [cand.unpack(d) for d in draws]
-        flat = {}
         for key, val in params.items():
-            if isinstance(val, dict):       # e.g. the non-parametric kernel's weights: 'weights[+2]'
-                for sub in val:
-                    flat[f"{key}[{sub}]"] = (lambda d, key=key, sub=sub: d[key][sub])
-            elif isinstance(val, (float, int)) and not isinstance(val, bool) and key not in (cand.fixed or {}):
-                flat[key] = (lambda d, key=key: d[key])
-        for key, get in flat.items():
-            vals = np.array([float(get(d)) for d in nat])
-            vals = vals[np.isfinite(vals)]
-            if vals.size and np.ptp(vals) > 0:
-                lo, hi = np.percentile(vals, [2.5, 97.5])
-                intervals[key] = (float(lo), float(hi))
+            # a dict of values (e.g. the non-parametric kernel's weights) has one interval per entry: 'weights[+2]'
+            number = isinstance(val, (float, int)) and not isinstance(val, bool) and key not in fixed
+            for sub in list(val) if isinstance(val, dict) else [None] if number else []:
+                vals = np.array([float(d[key] if sub is None else d[key][sub]) for d in nat])
+                vals = vals[np.isfinite(vals)]
+                if vals.size and np.ptp(vals) > 0:
+                    lo, hi = np.percentile(vals, [2.5, 97.5])
+                    intervals[key if sub is None else f"{key}[{sub}]"] = (float(lo), float(hi))
     if extra:
         params.update(extra)
     held, n_held, n_held_events = None, 0, 0
