@@ -122,11 +122,9 @@ class FitFile:
         dict
             ``format``, ``version``, ``log``, ``fits``, ``best`` and, when there are any, ``notes``.
         """
-        out = {"format": FIT_FORMAT, "version": FIT_VERSION, "log": dict(self.log),
-               "fits": [f.to_dict() for f in self.fits], "best": dict(self.best_index)}
-        if self.notes:
-            out["notes"] = list(self.notes)
-        return out
+        return {"format": FIT_FORMAT, "version": FIT_VERSION, "log": dict(self.log),
+                "fits": [f.to_dict() for f in self.fits], "best": dict(self.best_index),
+                **({"notes": list(self.notes)} if self.notes else {})}
 
     def to_report(self) -> FitReport:
         """The fits as a [`FitReport`][irmeasures_markov.calibration.FitReport] (its table; the file keeps no plot
@@ -220,9 +218,7 @@ def register_fitted(name: str, fit_or_report: FitReport | FitFile | FamilyFit) -
     ff = _as_fit_file(fit_or_report)
     if not ff.best_index:
         raise ValueError("register_fitted: nothing to register (no fit)")
-    entry = _REGISTERED.setdefault(name, {})
-    for family in ff.families:
-        entry[family] = ff.best(family)
+    _REGISTERED.setdefault(name, {}).update({family: ff.best(family) for family in ff.families})
     _VERSIONS[name] = _VERSIONS.get(name, 0) + 1
     return name
 
@@ -417,8 +413,7 @@ def _lookup(spec: str, where: str) -> tuple[tuple, object]:
     """``(token, source)``: the registered entry ``{family: fit}`` or the
     [`FitFile`][irmeasures_markov.calibration.FitFile] a spec names."""
     kind, _, rest = spec.partition(":")
-    kind = kind.lower()
-    if kind == "file":
+    if kind.lower() == "file":
         return _file(rest)
     name = check_fit_name(rest, where)
     if name in _REGISTERED:

@@ -401,16 +401,15 @@ class FamilyClickModel:
 
     def __init__(self, family: str, params: dict, qrels: dict | None = None, rel: int = 1) -> None:
         self.family, self.params, self.qrels, self.rel = family, dict(params), qrels, rel
-        self._rankings: dict = {}       # (length, relevance) -> (walk data, p, q, gamma); kept, so ids stay unique
-        self._sessions: dict = {}       # (length, query and documents if needs_qrels) -> the same
-        self._marginals: dict = {}
-        self._loglik: dict = {}
+        # (length, relevance) -> (walk data, p, q, gamma), kept so that ids stay unique; (length, query and
+        # documents if needs_qrels) -> the same; click probabilities by id(data); log-likelihoods by (id, clicks)
+        self._rankings, self._sessions, self._marginals, self._loglik = {}, {}, {}, {}
         self.needs_qrels = family == "tbg" or any(k in params for k in _REL_KEYS) or \
             (family == "carterette" and params.get("dist") in ("ERR", "AP", "RRR"))
         if self.needs_qrels and qrels is None:
-            raise ValueError(f"this {family} fit ({params.get('browse') or params.get('dist') or 'clicks'}) depends "
-                             "on relevance: pass "
-                             "qrels={query_id: {doc_id: grade}} (and rel, the lowest relevant grade)")
+            what = params.get('browse') or params.get('dist') or 'clicks'
+            raise ValueError(f"this {family} fit ({what}) depends on relevance: pass qrels={{query_id: {{doc_id: "
+                             "grade}} (and rel, the lowest relevant grade)")
 
     def ranking(self, session: Session) -> tuple[WalkData, np.ndarray, np.ndarray, np.ndarray]:
         """The ranking ``session`` shows as walk data (no clicks) and its forward, backward and click
@@ -420,10 +419,8 @@ class FamilyClickModel:
         hit = self._sessions.get(by_session)
         if hit is not None:
             return hit
-        relv = None
-        if self.needs_qrels:
-            judged = self.qrels.get(session.query_id, {})
-            relv = tuple(judged.get(d, 0) >= self.rel for d in session.shown)
+        judged = self.qrels.get(session.query_id, {}) if self.needs_qrels else None
+        relv = tuple(judged.get(d, 0) >= self.rel for d in session.shown) if self.needs_qrels else None
         key = (session.n_shown, relv)
         hit = self._rankings.get(key)
         if hit is None:
