@@ -270,8 +270,7 @@ def read_log(path: PathLike, format: str = "jsonl", *, unshown: str = "error",
     if format not in LOG_FORMATS:
         raise ValueError(f"`format` must be one of {list(LOG_FORMATS)}, got {format!r} (WSCD logs: read_wscd)")
     text, name = read_text(path)
-    reader = _read_jsonl if format == "jsonl" else _read_tsv
-    sessions, info = reader(text, name, unshown)
+    sessions, info = (_read_jsonl if format == "jsonl" else _read_tsv)(text, name, unshown)
     meta = {"format": format, **info.get("meta", {})}
     desc = description if description is not None else info.get("description", f"click log {name}")
     return ClickLog(sessions, desc, info.get("source", name), meta)
@@ -467,10 +466,8 @@ def _click_values(s: Session):
 
 def _session_json(s: Session) -> dict:
     clicks = [{key: v for key, v in zip(("rank", "time", "dwell"), c) if v is not None} for c in _click_values(s)]
-    out = {"session_id": s.session_id, "query_id": s.query_id, "shown": list(s.shown), "clicks": clicks}
-    if s.ended is not None:
-        out["ended"] = s.ended
-    return out
+    return {"session_id": s.session_id, "query_id": s.query_id, "shown": list(s.shown), "clicks": clicks,
+            **({"ended": s.ended} if s.ended is not None else {})}
 
 
 def _session_rows(s: Session):
@@ -563,13 +560,9 @@ def _cell_text(column: str, v, where: str) -> str:
     if _missing(v):
         return ""
     if column == "ended":
-        if isinstance(v, (bool, np.bool_)):
-            return "1" if v else "0"
-        return str(v)
-    if column == "rank":
-        if isinstance(v, (float, np.floating)) and float(v).is_integer():
-            return str(int(v))  # a rank column with missing values is float in pandas
-        return str(v)
+        return ("1" if v else "0") if isinstance(v, (bool, np.bool_)) else str(v)
+    if column == "rank":  # a rank column with missing values is float in pandas
+        return str(int(v)) if isinstance(v, (float, np.floating)) and float(v).is_integer() else str(v)
     if column in ("time", "dwell"):
         return repr(float(v)) if isinstance(v, (int, float, np.integer, np.floating)) else str(v)
     if not isinstance(v, str):
