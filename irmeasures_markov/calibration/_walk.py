@@ -351,20 +351,12 @@ def walk_loglik(data: WalkData, p: np.ndarray, q: np.ndarray, gamma: np.ndarray)
         local = np.full(int(groups.max()) + 1, -1)
         local[groups] = np.arange(groups.size)
         g = local[data.g[ev]]
-        stay = np.einsum("gii->gi", A)
-        leave = 1.0 - stay
+        leave = 1.0 - np.einsum("gii->gi", A)
         leave = np.where(leave > 0, leave, 1.0)
         end = (1.0 - A.sum(axis=2)) / leave
-        out = np.empty(ev.size)
-        m = kind == 0
-        out[m] = 1.0 - a.sum(axis=1)[g[m]]
-        m = kind == 1
-        out[m] = a[g[m], j[m]]
-        m = kind == 2
-        out[m] = A[g[m], i[m], j[m]] / leave[g[m], i[m]]
-        m = kind == 3
-        out[m] = end[g[m], i[m]]
-        prob[ev] = out
+        # each event's probability by its kind: no click, first click, next click, end (module docstring)
+        prob[ev] = np.select([kind == 0, kind == 1, kind == 2],
+                             [1.0 - a.sum(axis=1)[g], a[g, j], A[g, i, j] / leave[g, i]], end[g, i])
     logp = safe_log(np.clip(prob, 0.0, 1.0))
     return np.bincount(data.owner, weights=logp, minlength=len(data.patterns))
 
