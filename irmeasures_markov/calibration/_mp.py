@@ -144,12 +144,10 @@ def transition_tables(data: MPData, conn: str, states: str, W: np.ndarray) -> np
         X = np.matmul(P, np.linalg.inv(np.eye(T)[None] - hidden[:, :, None] * P))
         X *= data.mask[:, None, :]
     else:
-        both = data.mask[:, :, None] & data.mask[:, None, :]
-        Wc = np.broadcast_to(W, (C, T, T)) * both
+        X = np.broadcast_to(W, (C, T, T)) * (data.mask[:, :, None] & data.mask[:, None, :])
         if conn == "LO":
             pos = np.cumsum(data.mask, axis=1) - 1
-            Wc = Wc * (np.abs(pos[:, :, None] - pos[:, None, :]) == 1)
-        X = Wc
+            X = X * (np.abs(pos[:, :, None] - pos[:, None, :]) == 1)
     X = np.array(X, dtype=np.float64)
     r = np.arange(T)
     X[:, r, r] = 0.0            # a return to the current rank is no new click
