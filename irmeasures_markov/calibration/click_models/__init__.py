@@ -279,14 +279,11 @@ def fit_click_model(name: str, sessions: Iterable[Session], *, qrels: Mapping[st
     _check(name, sessions, iterations, tol, prior)
     index = pair_index(sessions)
     enc = encode(sessions, index)
-    flat = flatten(enc, len(index))
-    st = _FITTERS[name](enc, flat, len(index), iterations=iterations, tol=tol, prior=prior)
+    st = _FITTERS[name](enc, flatten(enc, len(index)), len(index), iterations=iterations, tol=tol, prior=prior)
     unseen = unseen_value(prior)
-    params: dict = {}
-    if name in ("PBM", "UBM"):     # a list by rank (PBM), a list of rows (UBM)
-        params["examination"] = st.exam.tolist()
-    elif name in ("DBN", "SDBN"):
-        params["continuation"] = float(st.gamma)
+    # the position parameters: examination, a list by rank (PBM) or of rows (UBM); continuation (DBN, SDBN)
+    params = ({"examination": st.exam.tolist()} if st.exam is not None else
+              {"continuation": float(st.gamma)} if st.gamma is not None else {})
     if qrels is not None:
         params.update(_by_grade(name, enc, sessions, index, qrels, st, iterations=iterations, tol=tol, prior=prior))
     params["unseen"] = {"attractiveness": unseen} | ({"satisfaction": unseen} if st.sat is not None else {})
