@@ -239,14 +239,9 @@ class FitReport:
             When the report holds no diagnostics (e.g. one read from a fit file).
         """
         import matplotlib.pyplot as plt
-        panels = []
-        fams = [family] if family else list(self.families)
-        for fam in fams:
-            b = self.best(fam)
-            diag = self.diagnostics.get(f"{fam}/{b.model}", {})
-            for key in PANELS:
-                if any(k.startswith(key) for k in diag):
-                    panels.append((fam, b.model, key, diag))
+        best = [self.best(fam) for fam in ([family] if family else self.families)]
+        panels = [(b.family, b.model, key, diag) for b in best for diag in [self.diagnostics.get(label(b), {})]
+                  for key in PANELS if any(k.startswith(key) for k in diag)]
         if not panels:
             raise ValueError("nothing to plot: the report holds no diagnostics")
         if axes is None:

@@ -207,17 +207,10 @@ def walk_data(log: ClickLog, qrels: dict[str, dict[str, int]] | None = None, rel
     seqs, group_of = [], []
     cache: dict[bytes, tuple] = {}
     for s in log:
-        T = s.n_shown
-        if qrels is not None:
-            judged = qrels.get(s.query_id, {})
-            relv = tuple(judged.get(d, 0) >= rel for d in s.shown)
-        else:
-            relv = T     # no relevance: the length alone identifies the group
-        key = (T, relv)
-        gg = gindex.get(key)
-        if gg is None:
-            gg = gindex[key] = len(gindex)
-        group_of.append(gg)
+        # the group: the ranking's length and its relevance (without qrels the length alone)
+        judged = qrels.get(s.query_id, {}) if qrels is not None else None
+        relv = tuple(judged.get(d, 0) >= rel for d in s.shown) if qrels is not None else s.n_shown
+        group_of.append(gindex.setdefault((s.n_shown, relv), len(gindex)))
         raw = s.clicks.tobytes()
         seq = cache.get(raw)
         if seq is None:
