@@ -376,13 +376,10 @@ def _short_params(f: FamilyFit) -> str:
         if isinstance(gamma, float):
             parts.append(f"continuation={gamma:.3g}")
         return ", ".join(parts)
-    for k, v in f.params.items():
-        if k in ("continuation", "weights", "rates", "rates_low", "rates_high", "rates_events"):
-            continue
-        if isinstance(v, float):
-            iv = getattr(f, "intervals", {}).get(k)  # a baseline has no intervals
-            parts.append(f"{k}={v:.3g}" + (f" [{iv[0]:.3g}, {iv[1]:.3g}]" if iv else ""))
-    return ", ".join(parts)
+    ivs = getattr(f, "intervals", {})  # a baseline has no intervals
+    return ", ".join(f"{k}={v:.3g}" + (f" [{ivs[k][0]:.3g}, {ivs[k][1]:.3g}]" if ivs.get(k) else "")
+                     for k, v in f.params.items() if isinstance(v, float)
+                     and k not in ("continuation", "weights", "rates", "rates_low", "rates_high", "rates_events"))
 
 
 # ---------------------------------------------------------------------------
