@@ -69,8 +69,7 @@ class RankCTR:
     def __init__(self, sessions: ClickLog | Sequence[Session]) -> None:
         sessions = list(sessions)
         depth = max((s.n_shown for s in sessions), default=0)
-        shown = np.zeros(depth)
-        clicked = np.zeros(depth)
+        shown, clicked = np.zeros(depth), np.zeros(depth)
         for s in sessions:
             c = click_vector(s)
             shown[:c.size] += 1

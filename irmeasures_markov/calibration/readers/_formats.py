@@ -207,12 +207,10 @@ def sessions_from_rows(rows: Sequence[tuple[str, dict[str, str]]], unshown: str)
             times.append(_parse_number(row.get("time", ""), "time", where))
             w = _parse_number(row.get("dwell", ""), "dwell", where)
             dwell.append(math.nan if w is None else w)
-        if None not in times:
-            for k in range(1, len(times)):
-                if times[k] < times[k - 1]:
-                    raise InputError(f"{group[k][0]}: session {sid!r}: click times are not in order ({times[k]!r} s "
-                                     f"after {times[k - 1]!r} s on the previous line); list clicks in the order "
-                                     "they happened")
+        k = next((k for k in range(1, len(times)) if times[k] < times[k - 1]), None) if None not in times else None
+        if k is not None:
+            raise InputError(f"{group[k][0]}: session {sid!r}: click times are not in order ({times[k]!r} s after "
+                             f"{times[k - 1]!r} s on the previous line); list clicks in the order they happened")
         sessions.append(clicked_session(first_row["query_id"], shown, ranks, times, dwell, ended, sid, where0,
                                         f"{where0}: session {sid!r}: some clicks have a time and some do not"))
     return sessions
