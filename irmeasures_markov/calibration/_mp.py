@@ -368,8 +368,7 @@ def fit_rates(log: ClickLog) -> dict | None:
     if not log.has_dwell:
         return None
     T = max(s.n_shown for s in log)
-    n = np.zeros(T)
-    total = np.zeros(T)
+    n, total = np.zeros(T), np.zeros(T)
     all_d, all_event = [], []
     for s in log:
         if s.dwell is None or s.n_clicks == 0:

@@ -246,10 +246,8 @@ def walk_matrices(p: np.ndarray, q: np.ndarray, gamma: np.ndarray) -> tuple[np.n
 
 def boundary(p, q):
     """One group's forward and backward probabilities with the boundary rule (no forward at T, no backward at 1)."""
-    p = np.array(p, dtype=np.float64)
-    q = np.array(q, dtype=np.float64)
-    p[-1] = 0.0
-    q[0] = 0.0
+    p, q = np.array(p, dtype=np.float64), np.array(q, dtype=np.float64)
+    p[-1] = q[0] = 0.0
     return p, q
 
 
