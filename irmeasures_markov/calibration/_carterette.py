@@ -137,19 +137,14 @@ def candidates(with_rel: bool = False, T: int = 10) -> list[Candidate]:
     -------
     list of Candidate
     """
-    moves = T > 1
-    out = ([_make("RBP", "RBP", with_rel, fit_theta=True)] if moves else []) + [
-        _make("RBP(theta=0.8)", "RBP", with_rel, fit_theta=False, theta=0.8),
-        _make("DCG", "DCG", with_rel, fit_theta=False),
-        _make("RR", "RR", with_rel, fit_theta=False)]
-    if moves:
-        out.append(_make("empirical", "empirical", with_rel, fit_theta=False, T=T))
-    if with_rel:
-        out += ([_make("ERR", "ERR", True, fit_theta=True)] if moves else []) + [
-            _make("ERR(theta=0.5)", "ERR", True, fit_theta=False, theta=0.5),
-            _make("AP", "AP", True, fit_theta=False),
-            _make("RRR", "RRR", True, fit_theta=False)]
-    return out
+    # (name, distribution, theta: fitted (True) or fixed, fits a stopping parameter, needs qrels), in report order
+    table = (("RBP", "RBP", True, True, False), ("RBP(theta=0.8)", "RBP", 0.8, False, False),
+             ("DCG", "DCG", None, False, False), ("RR", "RR", None, False, False),
+             ("empirical", "empirical", None, True, False), ("ERR", "ERR", True, True, True),
+             ("ERR(theta=0.5)", "ERR", 0.5, False, True), ("AP", "AP", None, False, True),
+             ("RRR", "RRR", None, False, True))
+    return [_make(name, dist, with_rel, fit_theta=theta is True, theta=None if theta is True else theta, T=T)
+            for name, dist, theta, stops, rel in table if (T > 1 or not stops) and (with_rel or not rel)]
 
 
 def diagnostics(data: WalkData, params: dict) -> dict:

@@ -108,11 +108,7 @@ class ClickMetrics:
         -------
         dict
         """
-        return {"n_sessions": self.n_sessions, "loglik": self.loglik,
-                "loglik_per_session": self.loglik_per_session, "perplexity": self.perplexity,
-                "perplexity_per_rank": [float(x) for x in self.perplexity_per_rank],
-                "ctr_observed": [float(x) for x in self.ctr_observed],
-                "ctr_predicted": [float(x) for x in self.ctr_predicted], "depth": self.depth}
+        return {k: [float(x) for x in v] if isinstance(v, np.ndarray) else v for k, v in vars(self).items()}
 
 
 def click_metrics(model: ClickPredictor, sessions: Iterable[Session] | Sequence[Session],

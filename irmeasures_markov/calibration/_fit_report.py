@@ -65,13 +65,9 @@ class FitReport:
     def __init__(self, fits: list[FamilyFit], diagnostics: dict | None = None, notes: list[str] | None = None,
                  log: dict | None = None, unfitted: list[FamilyFit] | None = None,
                  baselines: list | None = None, click_models: dict | None = None) -> None:
-        self.fits = list(fits)
-        self.diagnostics = dict(diagnostics or {})
-        self.notes = list(notes or [])
-        self.log = dict(log or {})
-        self.unfitted = list(unfitted or [])
-        self.baselines = list(baselines or [])
-        self.click_models = dict(click_models or {})
+        self.fits, self.notes, self.unfitted, self.baselines = (list(x or []) for x in
+                                                                (fits, notes, unfitted, baselines))
+        self.diagnostics, self.log, self.click_models = (dict(x or {}) for x in (diagnostics, log, click_models))
         self._sequence: list[FamilyFit] = []     # fit() sets it: every candidate in the order it was fitted
 
     @property
@@ -148,22 +144,15 @@ class FitReport:
         which = self._which()
         for f in ordered:
             own = isinstance(f, FamilyFit)  # else a baseline
-            held = f.heldout_loglik if own else metric(f, "loglik")
-            own_events = own and f.family in FAMILIES  # a click model has no events of its own
-            if own_events:
-                ev = f.n_heldout_events if held is not None else f.n_events
-                ll = held if held is not None else f.loglik
+            held, ppl = f.heldout_loglik if own else metric(f, "loglik"), None
+            if own and f.family in FAMILIES:  # a click model has no events of its own
+                ev, ll = (f.n_heldout_events, held) if held is not None else (f.n_events, f.loglik)
                 ppl = math.exp(-ll / ev) if ev and np.isfinite(ll) else float("inf")
-            out.append({
-                "family": f.family, "model": f.model if own else f.name, "k": f.n_params, "n": f.n_sessions,
-                "loglik": f.loglik, "AIC": _aic(f), "BIC": _bic(f),
-                "heldout_loglik": held,
-                "perplexity": ppl if own_events else None,
-                "ll_per_session": metric(f, "loglik_per_session", which),
-                "click_perplexity": metric(f, "perplexity", which),
-                "perplexity_per_rank": metric(f, "perplexity_per_rank", which),
-                "params": _short_params(f),
-            })
+            out.append({"family": f.family, "model": f.model if own else f.name, "k": f.n_params, "n": f.n_sessions,
+                        "loglik": f.loglik, "AIC": _aic(f), "BIC": _bic(f), "heldout_loglik": held, "perplexity": ppl,
+                        "ll_per_session": metric(f, "loglik_per_session", which),
+                        "click_perplexity": metric(f, "perplexity", which),
+                        "perplexity_per_rank": metric(f, "perplexity_per_rank", which), "params": _short_params(f)})
         return out
 
     def to_frame(self) -> pandas.DataFrame:
@@ -253,14 +242,9 @@ class FitReport:
             the best fits' curves).
         """
         plt = pyplot("FitReport.plot")
-        panels = []
-        fams = [family] if family else list(self.families)
-        for fam in fams:
-            b = self.best(fam)
-            diag = self.diagnostics.get(f"{fam}/{b.model}", {})
-            for key in PANELS:
-                if any(k.startswith(key) for k in diag):
-                    panels.append((fam, b.model, key, diag))
+        best = [self.best(fam) for fam in ([family] if family else self.families)]
+        panels = [(b.family, b.model, key, diag) for b in best for diag in [self.diagnostics.get(label(b), {})]
+                  for key in PANELS if any(k.startswith(key) for k in diag)]
         if not panels:
             raise ValueError("nothing to plot: the report holds no diagnostics")
         if axes is None:
@@ -320,13 +304,8 @@ class FitReport:
 
 def metric(model, key: str, which: str = "heldout"):
     """One number of a model's stored metrics (``'heldout'`` or ``'train'``), None when it has none."""
-    m = getattr(model, f"{which}_metrics", None)
-    if not m:
-        return None
-    v = m.get(key)
-    if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return None
-    return v
+    v = (getattr(model, f"{which}_metrics", None) or {}).get(key)
+    return None if isinstance(v, float) and not math.isfinite(v) else v
 
 
 def _cell(x, nd: int) -> str:
@@ -400,13 +379,10 @@ def _short_params(f: FamilyFit) -> str:
         if isinstance(gamma, float):
             parts.append(f"continuation={gamma:.3g}")
         return ", ".join(parts)
-    for k, v in f.params.items():
-        if k in ("continuation", "weights", "rates", "rates_low", "rates_high", "rates_events"):
-            continue
-        if isinstance(v, float):
-            iv = getattr(f, "intervals", {}).get(k)  # a baseline has no intervals
-            parts.append(f"{k}={v:.3g}" + (f" [{iv[0]:.3g}, {iv[1]:.3g}]" if iv else ""))
-    return ", ".join(parts)
+    ivs = getattr(f, "intervals", {})  # a baseline has no intervals
+    return ", ".join(f"{k}={v:.3g}" + (f" [{ivs[k][0]:.3g}, {ivs[k][1]:.3g}]" if ivs.get(k) else "")
+                     for k, v in f.params.items() if isinstance(v, float)
+                     and k not in ("continuation", "weights", "rates", "rates_low", "rates_high", "rates_events"))
 
 
 # ---------------------------------------------------------------------------
@@ -442,15 +418,11 @@ def draw_panel(ax: matplotlib.axes.Axes, fam: str, model: str, key: str, d: dict
         v = np.asarray(v)
         return v / v.sum() if v.sum() > 0 else v
 
-    if key == "jumps":
-        T = (len(d["jumps_observed"]) + 1) // 2
-        x = np.arange(-(T - 1), T)
-        ax.bar(x, share(d["jumps_observed"]), color="0.75", label="observed")
-        ax.plot(x, share(d["jumps_predicted"]), "o-", color="C0", label=model)
-    elif key == "ctr":
-        r = np.arange(1, len(d["ctr_observed"]) + 1)
-        ax.bar(r, d["ctr_observed"], color="0.75", label="observed")
-        ax.plot(r, d["ctr_predicted"], "o-", color="C1", label=model)
+    if key in ("jumps", "ctr"):   # observed (bars) and predicted: jumps j - i as shares, click-through by rank
+        n, jumps = len(d[f"{key}_observed"]), key == "jumps"
+        x, values = (np.arange(n) - (n - 1) // 2, share) if jumps else (np.arange(1, n + 1), lambda v: v)
+        ax.bar(x, values(d[f"{key}_observed"]), color="0.75", label="observed")
+        ax.plot(x, values(d[f"{key}_predicted"]), "o-", color="C0" if jumps else "C1", label=model)
     elif key == "stop":
         r = np.arange(1, len(d["stop_probabilities"]) + 1)
         if "last_click_observed" in d:

@@ -59,12 +59,7 @@ def group_patterns(keys: Sequence[Hashable]) -> tuple[list, np.ndarray, np.ndarr
         Each input's pattern index.
     """
     index: dict[object, int] = {}
-    inverse = np.empty(len(keys), dtype=np.int64)
-    for n, k in enumerate(keys):
-        u = index.get(k)
-        if u is None:
-            u = index[k] = len(index)
-        inverse[n] = u
+    inverse = np.fromiter((index.setdefault(k, len(index)) for k in keys), dtype=np.int64, count=len(keys))
     counts = np.bincount(inverse, minlength=len(index)).astype(np.float64)
     return list(index), counts, inverse
 
@@ -112,13 +107,7 @@ def maximise(loglik: Callable[[np.ndarray], np.ndarray], counts: np.ndarray, x0:
 
 def _pattern_scores(loglik, theta, step):
     """(U, k) scores of one session of each pattern, by central differences."""
-    k = theta.size
-    cols = []
-    for a in range(k):
-        e = np.zeros(k)
-        e[a] = step[a]
-        cols.append((loglik(theta + e) - loglik(theta - e)) / (2 * step[a]))
-    return np.stack(cols, axis=1)
+    return np.stack([(loglik(theta + e) - loglik(theta - e)) / (2 * h) for e, h in zip(np.diag(step), step)], axis=1)
 
 
 def estimate(loglik: Callable[[np.ndarray], np.ndarray], counts: np.ndarray, x0: Sequence[float], *,
@@ -148,9 +137,7 @@ def estimate(loglik: Callable[[np.ndarray], np.ndarray], counts: np.ndarray, x0:
     if k <= 4 and scores is None:
         H = np.empty((k, k))
         s0 = counts @ S
-        for a in range(k):
-            e = np.zeros(k)
-            e[a] = 10 * step[a]
+        for a, e in enumerate(np.diag(10 * step)):
             sp = counts @ _pattern_scores(loglik, theta + e, step)
             H[:, a] = -(sp - s0) / e[a]
     else:
@@ -159,8 +146,7 @@ def estimate(loglik: Callable[[np.ndarray], np.ndarray], counts: np.ndarray, x0:
         h = 1e-3
         for a in range(k):
             for b in range(a, k):
-                ea, eb = np.zeros(k), np.zeros(k)
-                ea[a], eb[b] = h, h
+                ea, eb = np.diag(np.full(k, h))[[a, b]]
                 v = (penalty(theta + ea + eb) - penalty(theta + ea - eb) - penalty(theta - ea + eb)
                      + penalty(theta - ea - eb)) / (4 * h * h)
                 H[a, b] += v

@@ -181,8 +181,7 @@ class ClickLog:
         ValueError
             When ``test_fraction`` is not in (0, 1).
         """
-        if not 0.0 < test_fraction < 1.0:
-            raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
+        check_fraction(test_fraction)
         n = len(self.sessions)
         perm = np.random.default_rng(seed).permutation(n)
         n_test = int(round(test_fraction * n))
@@ -271,41 +270,38 @@ def build_session(query_id: str, shown: tuple[str, ...], clicks: Sequence[int] |
     at = f"{where}: " if where else ""
     if not isinstance(query_id, str) or not query_id:
         raise InputError(f"{at}the query id must be a non-empty string, got {short(query_id)}")
+    who = f"{at}session {session_id or '?'}"
     if not shown:
-        raise InputError(f"{at}session {session_id or '?'} of query {query_id!r}: the ranking shown is empty")
+        raise InputError(f"{who} of query {query_id!r}: the ranking shown is empty")
     n = len(shown)
     # sessions have a few clicks: Python's min/max on the list cost less than numpy's reductions
     ranks = clicks.tolist() if isinstance(clicks, np.ndarray) else list(clicks)
     if ranks and (min(ranks) < 1 or max(ranks) > n):
         bad = next(r for r in ranks if not 1 <= r <= n)
-        raise InputError(f"{at}session {session_id or '?'}: click on rank {bad}, outside the ranking shown "
-                         f"(ranks 1..{n})")
+        raise InputError(f"{who}: click on rank {bad}, outside the ranking shown (ranks 1..{n})")
     c = click_array(ranks)
-    t = None
+    t = w = None
     if times is not None:
         t = np.asarray(times, dtype=np.float64).reshape(-1)
         if t.size != c.size:
-            raise InputError(f"{at}session {session_id or '?'}: {t.size} timestamps for {c.size} clicks "
-                             "(give every click a time, or none)")
+            raise InputError(f"{who}: {t.size} timestamps for {c.size} clicks (give every click a time, or none)")
         if not np.all(np.isfinite(t)):
-            raise InputError(f"{at}session {session_id or '?'}: click times must be finite numbers")
+            raise InputError(f"{who}: click times must be finite numbers")
         if t.size > 1 and np.any(np.diff(t) < 0):
             k = int(np.flatnonzero(np.diff(t) < 0)[0])
-            raise InputError(f"{at}session {session_id or '?'}: click times are not in order: click {k + 2} at "
-                             f"{float(t[k + 1])!r} s comes before click {k + 1} at {float(t[k])!r} s (clicks are "
-                             "listed in the order they happened)")
+            raise InputError(f"{who}: click times are not in order: click {k + 2} at {float(t[k + 1])!r} s comes "
+                             f"before click {k + 1} at {float(t[k])!r} s (clicks are listed in the order they "
+                             "happened)")
         t = frozen(t)
-    w = None
     if dwell is not None:
         w = np.asarray(dwell, dtype=np.float64).reshape(-1)
         if w.size != c.size:
-            raise InputError(f"{at}session {session_id or '?'}: {w.size} dwell times for {c.size} clicks")
+            raise InputError(f"{who}: {w.size} dwell times for {c.size} clicks")
         if np.any(w < 0) or np.any(np.isinf(w)):
-            raise InputError(f"{at}session {session_id or '?'}: dwell times must be >= 0 seconds (NaN: unknown)")
+            raise InputError(f"{who}: dwell times must be >= 0 seconds (NaN: unknown)")
         w = frozen(w)
     if ended is not None and not isinstance(ended, (bool, np.bool_)):
-        raise InputError(f"{at}session {session_id or '?'}: `ended` must be true, false or absent, "
-                         f"got {short(ended)}")
+        raise InputError(f"{who}: `ended` must be true, false or absent, got {short(ended)}")
     return Session(query_id, shown, c, t, w, None if ended is None else bool(ended), str(session_id))
 
 
@@ -315,6 +311,12 @@ def build_session(query_id: str, shown: tuple[str, ...], clicks: Sequence[int] |
 
 #: the kinds of split :func:`split_log` makes
 SPLITS = ("query", "sessions")
+
+
+def check_fraction(test_fraction: float) -> None:
+    """The share of a log held out must leave sessions on both sides: in (0, 1)."""
+    if not 0.0 < test_fraction < 1.0:
+        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
 
 
 def split_by_query(log: ClickLog, test_fraction: float = 0.3, seed: int = 0) -> tuple[ClickLog, ClickLog]:
@@ -344,8 +346,7 @@ def split_by_query(log: ClickLog, test_fraction: float = 0.3, seed: int = 0) -> 
         When ``test_fraction`` is not in (0, 1), or the log has fewer than two
         queries (one side would be empty).
     """
-    if not 0.0 < test_fraction < 1.0:
-        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
+    check_fraction(test_fraction)
     queries = log.query_ids()
     if len(queries) < 2:
         raise ValueError(f"a split by query needs at least two queries; the log has {len(queries)} "

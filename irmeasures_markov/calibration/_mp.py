@@ -84,14 +84,9 @@ class MPData:
         self.mask = np.zeros((len(ctxs), self.T), dtype=bool)
         for n, (_, S) in enumerate(ctxs):
             self.mask[n, np.array(S) - 1] = True
-        owner, c, i, j = [], [], [], []
-        for u, (ctx, seq) in enumerate(self.patterns):
-            for a, b in zip(seq[:-1], seq[1:]):
-                owner.append(u); c.append(ctx); i.append(a - 1); j.append(b - 1)
-        self.owner = np.array(owner, dtype=np.int64)
-        self.c = np.array(c, dtype=np.int64)
-        self.i = np.array(i, dtype=np.int64)
-        self.j = np.array(j, dtype=np.int64)
+        moves = [(u, ctx, a - 1, b - 1) for u, (ctx, seq) in enumerate(self.patterns)
+                 for a, b in zip(seq[:-1], seq[1:])]
+        self.owner, self.c, self.i, self.j = (np.array(x, dtype=np.int64) for x in list(zip(*moves)) or [()] * 4)
         self.n_events = int(self.counts[self.owner].sum()) if self.owner.size else 0
         # observed signed jumps, for the jump-distribution plot
         d = self.j - self.i
@@ -149,12 +144,10 @@ def transition_tables(data: MPData, conn: str, states: str, W: np.ndarray) -> np
         X = np.matmul(P, np.linalg.inv(np.eye(T)[None] - hidden[:, :, None] * P))
         X *= data.mask[:, None, :]
     else:
-        both = data.mask[:, :, None] & data.mask[:, None, :]
-        Wc = np.broadcast_to(W, (C, T, T)) * both
+        X = np.broadcast_to(W, (C, T, T)) * (data.mask[:, :, None] & data.mask[:, None, :])
         if conn == "LO":
             pos = np.cumsum(data.mask, axis=1) - 1
-            Wc = Wc * (np.abs(pos[:, :, None] - pos[:, None, :]) == 1)
-        X = Wc
+            X = X * (np.abs(pos[:, :, None] - pos[:, None, :]) == 1)
     X = np.array(X, dtype=np.float64)
     r = np.arange(T)
     X[:, r, r] = 0.0            # a return to the current rank is no new click
@@ -375,8 +368,7 @@ def fit_rates(log: ClickLog) -> dict | None:
     if not log.has_dwell:
         return None
     T = max(s.n_shown for s in log)
-    n = np.zeros(T)
-    total = np.zeros(T)
+    n, total = np.zeros(T), np.zeros(T)
     all_d, all_event = [], []
     for s in log:
         if s.dwell is None or s.n_clicks == 0:
@@ -413,4 +405,5 @@ def _dwell_survival(d: np.ndarray, event: np.ndarray, rate: float, points: int =
     grid = np.linspace(0.0, float(np.percentile(d, 99)) if d.size else 1.0, points)
     idx = np.searchsorted(d, grid, side="right") - 1
     s = np.where(idx >= 0, km[np.maximum(idx, 0)], 1.0)
-    return {"t": grid.tolist(), "kaplan_meier": s.tolist(), "exponential": np.exp(-rate * grid).tolist()}
+    # named as FitReport.diagnostics names them
+    return {"dwell_t": grid.tolist(), "dwell_km": s.tolist(), "dwell_fitted": np.exp(-rate * grid).tolist()}

@@ -20,14 +20,15 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Protocol
+from collections.abc import Callable
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
 from irmeasures_markov.measures._carterette_distributions import DISTRIBUTIONS
 from irmeasures_markov.measures.stopping_time._params import BROWSING_MODELS
 
-__all__ = ["measure_parameters", "check_params", "stop_probabilities", "Field", "field_error", "COUNT", "NUMBER",
+__all__ = ["measure_parameters", "check_params", "stop_probabilities", "Field", "check_fields", "COUNT", "NUMBER",
            "model_name", "monotone_examination", "is_carterette_user_model", "why_not_a_user_model"]
 
 
@@ -264,20 +265,23 @@ class FitLike(Protocol):
     params: dict
 
 
-class Field:
-    """One fitted parameter: ``check(value)`` returns None when it is valid, else what it must be."""
+class Field(NamedTuple):
+    """One field of a fit (or of its parameters): what it must be, in words, and the test of a value."""
 
-    def __init__(self, what: str, ok):
-        self.what, self.ok = what, ok
-
-    def check(self, value):
-        return None if self.ok(value) else self.what
+    what: str
+    ok: Callable[[object], bool]
 
 
-def field_error(name: str, value, what: str) -> ValueError:
-    """The error for a field whose value is not what it must be (the value shown at most 40 characters long)."""
-    shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "…"
-    return ValueError(f"field {name!r} is {shown}; it must be {what}")
+def check_fields(values: dict, rules, unknown: str) -> None:
+    """Every field of ``values`` known to ``rules`` (a field's name -> its `Field` or None) and valid: else a
+    ValueError naming the first field that is not (``unknown`` ends the message for an unknown one)."""
+    for name, value in values.items():
+        field = rules(name)
+        if field is None:
+            raise ValueError(f"unknown field {name!r}{unknown}")
+        if not field.ok(value):
+            shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "…"
+            raise ValueError(f"field {name!r} is {shown}; it must be {field.what}")
 
 
 def _number(what: str, ok=lambda v: True) -> Field:
@@ -291,7 +295,7 @@ def _choice(*values) -> Field:
 
 def _list(item: Field) -> Field:
     return Field(f"a list, each item {item.what}",
-                  lambda v: isinstance(v, list) and all(item.check(x) is None for x in v))
+                  lambda v: isinstance(v, list) and all(map(item.ok, v)))
 
 
 #: a count: an integer >= 0
@@ -301,17 +305,16 @@ _PROB = _number("a probability in [0, 1]", lambda v: 0 <= v <= 1)
 NUMBER = _number("a number")
 _NONNEG = _number("a number >= 0", lambda v: v >= 0)
 _WEIGHTS = Field("an object mapping signed displacements ('+1', '-2', ...) to weights >= 0 (or null)",
-                  lambda v: isinstance(v, dict) and all(re.fullmatch(r"[+-][0-9]+", k) and _NONNEG.check(w) is None
+                  lambda v: isinstance(v, dict) and all(re.fullmatch(r"[+-][0-9]+", k) and _NONNEG.ok(w)
                                                         for k, w in v.items()))
 
 
 _BY_GRADE = Field("an object mapping grades ('0', '1', ...) to probabilities in [0, 1] (or null)",
-                   lambda v: isinstance(v, dict) and all(re.fullmatch(r"-?[0-9]+", str(k)) and _PROB.check(w) is None
+                   lambda v: isinstance(v, dict) and all(re.fullmatch(r"-?[0-9]+", str(k)) and _PROB.ok(w)
                                                          for k, w in v.items()))
 _EXAMINATION = Field("a list of probabilities in [0, 1] (PBM: one per rank) or of such lists (UBM: one row per rank, "
                       "one column per rank of the previous click, 0 = none)",
-                      lambda v: isinstance(v, list) and (all(_PROB.check(x) is None for x in v)
-                                                         or all(_list(_PROB).check(x) is None for x in v)))
+                      lambda v: isinstance(v, list) and (all(map(_PROB.ok, v)) or all(map(_list(_PROB).ok, v))))
 
 
 #: family -> {field: what it must be} (``continue_<k>``: ``continue_1``, ``continue_2``, ...)
@@ -331,8 +334,7 @@ PARAM_SCHEMAS = {
                    "satisfaction_by_grade": _BY_GRADE,
                    "per_document": Field("an object (the query-document tables)", lambda v: isinstance(v, dict)),
                    "unseen": Field("an object mapping 'attractiveness', 'satisfaction' to probabilities",
-                                    lambda v: isinstance(v, dict) and all(_PROB.check(x) is None
-                                                                          for x in v.values())),
+                                    lambda v: isinstance(v, dict) and all(map(_PROB.ok, v.values()))),
                    "prior": _list(_NONNEG)},
 }
 
@@ -372,14 +374,8 @@ def check_params(fit: FitLike) -> None:
     params = fit.params
     if not isinstance(params, dict):
         raise ValueError(f"params must be an object, got {type(params).__name__}")
-    for name, value in params.items():
-        field = schema.get("continue_<k>" if re.fullmatch(r"continue_[0-9]+", str(name)) else name)
-        if field is None:
-            raise ValueError(f"unknown field {name!r} in the {fit.family} params; the fields are "
-                             f"{', '.join(schema)}")
-        what = field.check(value)
-        if what is not None:
-            raise field_error(name, value, what)
+    check_fields(params, lambda n: schema.get("continue_<k>" if re.fullmatch(r"continue_[0-9]+", str(n)) else n),
+                 f" in the {fit.family} params; the fields are {', '.join(schema)}")
     if fit.family == "clickmodel":
         check_click_model(fit)
     selector, required = _REQUIRED[fit.family]
@@ -411,8 +407,7 @@ def _mp(fit) -> dict:
     states = p["states"]
     if p["kernel"] == "nonparametric":
         w = {int(k): float(v) for k, v in p["weights"].items()}
-        far_fwd = w[max(w)]
-        far_bwd = w[min(w)]
+        far_fwd, far_bwd = w[max(w)], w[min(w)]
 
         def alpha(i, j):
             # displacements beyond the log's ranking keep the weight of the longest observed jump
@@ -444,15 +439,9 @@ def _mp(fit) -> dict:
 
 def _ph(fit) -> dict:
     p = fit.params
-    out = {"browse": p["browse"]}
-    if p["browse"] != "DFBM":
-        out["p"] = float(p["p"])
-        if p["browse"] == "RWBM":
-            out["q"] = float(p["q"])
-        for k in ("p_rel", "q_rel"):
-            if k in p and (k != "q_rel" or p["browse"] == "RWBM"):
-                out[k] = float(p[k])
-    return out
+    # what each browsing model reads (check_params made sure the fields it needs are there)
+    keys = {"DFBM": (), "SFBM": ("p", "p_rel"), "RWBM": ("p", "q", "p_rel", "q_rel")}[p["browse"]]
+    return {"browse": p["browse"], **{k: float(p[k]) for k in keys if k in p}}
 
 
 def _carterette(fit) -> dict:

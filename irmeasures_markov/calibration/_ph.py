@@ -71,20 +71,15 @@ def walk_arrays(data: WalkData, values: dict) -> tuple[np.ndarray, np.ndarray, n
 
 def _make(name: str, browse: str, with_rel: bool, *, fixed_pq=None) -> Candidate:
     gnames = gamma_names(with_rel)
-    if fixed_pq is not None or browse == "DFBM":
-        blocks = []
-    elif browse == "SFBM":
-        blocks = [("p",)] + ([("p_rel",)] if with_rel else [])
-    else:
-        blocks = [("p", "q")] + ([("p_rel", "q_rel")] if with_rel else [])
+    # the fitted (p,) or (p, q), and with qrels their values at relevant ranks; none for DFBM and a fixed user
+    pq = {"SFBM": ("p",), "RWBM": ("p", "q")}.get(browse) if fixed_pq is None else None
+    blocks = [pq] + ([tuple(f"{x}_rel" for x in pq)] if with_rel else []) if pq else []
 
     def unpack(theta):
         theta = np.asarray(theta, dtype=np.float64)
         out, k = {"browse": browse}, 0
-        if fixed_pq is not None:
-            out["p"], out["q"] = fixed_pq
-        elif browse == "DFBM":
-            out["p"], out["q"] = 1.0, 0.0
+        if not blocks:
+            out["p"], out["q"] = fixed_pq or (1.0, 0.0)
         for block in blocks:
             if len(block) == 1:
                 out[block[0]] = float(expit(theta[k])); k += 1
@@ -168,11 +163,8 @@ def simulate_ph(n_sessions: int, *, browse: str = "RWBM", p: float = 0.6, q: flo
     qrels = {q: {d: int(rel[k, r]) for r, d in enumerate(docs[q])} for k, q in enumerate(qids)}
     g_rel, g_non = (gamma, gamma) if np.ndim(gamma) == 0 else gamma
     sessions = []
-    kw = {} if browse == "DFBM" else {"p": p, "q": q}
-    if browse != "DFBM" and p_rel is not None:
-        kw["p_rel"] = p_rel
-    if browse != "DFBM" and q_rel is not None:
-        kw["q_rel"] = q_rel
+    kw = {} if browse == "DFBM" else {"p": p, "q": q, **{k: v for k, v in (("p_rel", p_rel), ("q_rel", q_rel))
+                                                          if v is not None}}
     for k in range(n_queries):
         idx = np.flatnonzero(which == k)
         m = idx.size

@@ -127,13 +127,10 @@ class FitFile:
             ``format``, ``version``, ``log``, ``fits``, ``best`` and, when there are any, ``notes`` and
             ``diagnostics``.
         """
-        out = {"format": FIT_FORMAT, "version": FIT_VERSION, "log": dict(self.log),
-               "fits": [f.to_dict() for f in self.fits], "best": dict(self.best_index)}
-        if self.notes:
-            out["notes"] = list(self.notes)
-        if self.diagnostics:
-            out["diagnostics"] = dict(self.diagnostics)
-        return out
+        return {"format": FIT_FORMAT, "version": FIT_VERSION, "log": dict(self.log),
+                "fits": [f.to_dict() for f in self.fits], "best": dict(self.best_index),
+                **({"notes": list(self.notes)} if self.notes else {}),
+                **({"diagnostics": dict(self.diagnostics)} if self.diagnostics else {})}
 
     def to_report(self) -> FitReport:
         """The fits as a [`FitReport`][irmeasures_markov.calibration.FitReport]: its table, and the plots of the
@@ -164,9 +161,7 @@ def _as_fit_file(fit_or_report) -> FitFile:
                         f"got {type(fit_or_report).__name__}")
     fits = list(fits)
     index = {}
-    for family in FIT_FAMILIES:
-        if not any(f.family == family for f in fits):
-            continue
+    for family in [f for f in FIT_FAMILIES if any(x.family == f for x in fits)]:
         try:
             chosen = best(family)
         except (KeyError, ValueError):   # a report that does not rank this family
@@ -235,9 +230,7 @@ def register_fitted(name: str, fit_or_report: FitReport | FitFile | FamilyFit) -
     ff = _as_fit_file(fit_or_report)
     if not ff.best_index:
         raise ValueError("register_fitted: nothing to register (no fit)")
-    entry = _REGISTERED.setdefault(name, {})
-    for family in ff.families:
-        entry[family] = ff.best(family)
+    _REGISTERED.setdefault(name, {}).update({family: ff.best(family) for family in ff.families})
     _VERSIONS[name] = _VERSIONS.get(name, 0) + 1
     return name
 
@@ -308,10 +301,9 @@ def save_fit(path: str | os.PathLike, fit_or_report: FitReport | FitFile | Famil
     """
     ff = _as_fit_file(fit_or_report)
     given = {k: v for k, v in (("description", description), ("source", source)) if v is not None}
-    ff = dataclasses.replace(ff, log={**ff.log, **given})
-    text = json.dumps(_jsonable(ff.to_dict()), indent=1, allow_nan=False)
+    content = _jsonable(dataclasses.replace(ff, log={**ff.log, **given}).to_dict())
     with open(path, "w", encoding="utf-8") as out:
-        out.write(text + "\n")
+        out.write(json.dumps(content, indent=1, allow_nan=False) + "\n")
 
 
 def load_fit(path: str | os.PathLike) -> FitFile:
@@ -388,10 +380,8 @@ def _fit_file_from_dict(obj, name: str) -> FitFile:
             if d.get("loglik") is None:
                 d["loglik"] = float("nan")  # written as null: no training likelihood
             click = d.get("family") == "clickmodel" and "name" in d and "model" not in d  # ClickModelFit.to_dict()
-            f = ClickModelFit.from_dict(d) if click else FamilyFit.from_dict(d)
+            f = ClickModelFit.from_dict(d) if click else FamilyFit.from_dict(d)   # params: an object (dict)
             _check_family(f)
-            if not isinstance(f.params, dict):
-                raise TypeError("params must be an object")
         except (TypeError, ValueError, KeyError, IndexError) as e:
             raise InputError(f"{name}: fit {i} is not a valid fit ({e})") from None
         try:
@@ -438,8 +428,7 @@ def _lookup(spec: str, where: str) -> tuple[tuple, object]:
     """``(token, source)``: the registered entry ``{family: fit}`` or the
     [`FitFile`][irmeasures_markov.calibration.FitFile] a spec names."""
     kind, _, rest = spec.partition(":")
-    kind = kind.lower()
-    if kind == "file":
+    if kind.lower() == "file":
         return _file(rest)
     name = check_fit_name(rest, where)
     if name in _REGISTERED:

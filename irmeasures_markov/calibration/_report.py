@@ -69,26 +69,21 @@ class RankCTR:
     def __init__(self, sessions: ClickLog | Sequence[Session]) -> None:
         sessions = list(sessions)
         depth = max((s.n_shown for s in sessions), default=0)
-        shown = np.zeros(depth)
-        clicked = np.zeros(depth)
+        shown, clicked = np.zeros(depth), np.zeros(depth)
         for s in sessions:
             c = click_vector(s)
             shown[:c.size] += 1
             clicked[:c.size] += c
         # the session that shows the deepest rank shows every rank above it: no rank has shown == 0
         self.ctr = ctr = clicked / shown
-        self.n_params = int(depth)
-        self.n_sessions = len(sessions)
+        self.n_params, self.n_sessions = int(depth), len(sessions)
         self.params = {"ctr": [float(x) for x in ctr]}
         self.loglik = float(sum(self.session_loglik(s) for s in sessions))
 
     def click_probabilities(self, session: Session) -> np.ndarray:
         """The training CTR at ranks 1..len(session.shown) (deeper ranks: the deepest trained rank's)."""
         n = session.n_shown
-        p = self.ctr[:n]
-        if p.size < n:
-            p = np.concatenate([p, np.full(n - p.size, self.ctr[-1] if self.ctr.size else 0.0)])
-        return p
+        return self.ctr[np.minimum(np.arange(n), self.ctr.size - 1)] if self.ctr.size else np.zeros(n)
 
     def session_loglik(self, session: Session) -> float:
         """log P(click vector) with independent ranks (probabilities clipped as click_metrics clips them)."""
@@ -269,11 +264,7 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
     progress = show_progress(progress)
     rng = np.random.default_rng(seed)
     desc = train.description
-    fits: list[FamilyFit] = []
-    unfitted: list[FamilyFit] = []
-    sequence: list[FamilyFit] = []
-    diagnostics: dict[str, dict] = {}
-    notes: list[str] = []
+    fits, unfitted, sequence, notes, diagnostics = [], [], [], [], {}   # sequence: every candidate, in fit order
 
     def run(family, cands, tr, te, diag, extra=None):
         """Fit a family's candidates in turn; a note names those without an estimate."""
@@ -294,11 +285,10 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
 
     one_doc = "every ranking shown has one document"
     with_rel = qrels is not None
-    wtrain = walk_data(train, qrels, rel) if "ph" in families else None
-    wtest = walk_data(test, qrels, rel) if "ph" in families and test is not None else None
+    if "ph" in families:
+        wtrain, wtest = (walk_data(x, qrels, rel) if x is not None else None for x in (train, test))
     if "carterette" in families or "tbg" in families:
-        strain = walk_data(train, qrels, rel, order="set")
-        stest = walk_data(test, qrels, rel, order="set") if test is not None else None
+        strain, stest = (walk_data(x, qrels, rel, order="set") if x is not None else None for x in (train, test))
     if "mp" in families:
         dtr, dte = mp_mod.MPData(train), (mp_mod.MPData(test) if test is not None else None)
         rates = mp_mod.fit_rates(train)
@@ -311,10 +301,8 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
             d = {"jumps_observed": dtr.observed_jumps.tolist(),
                  "jumps_predicted": mp_mod.predicted_jumps(dtr, params).tolist()}
             if rates:
-                d.update(rates=rates["rates"], rates_low=rates["rates_low"], rates_high=rates["rates_high"])
-                if "dwell_survival" in rates:
-                    ds = rates["dwell_survival"]
-                    d.update(dwell_t=ds["t"], dwell_km=ds["kaplan_meier"], dwell_fitted=ds["exponential"])
+                d.update(rates=rates["rates"], rates_low=rates["rates_low"], rates_high=rates["rates_high"],
+                         **rates.get("dwell_survival", {}))
             return d
 
         if dtr.n_events == 0:
@@ -344,7 +332,7 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
     if "tbg" in families:
         times = tbg_mod.fit_times(train, bootstrap=bootstrap, rng=rng)
         timed = times is not None
-        if times:
+        if timed:
             # a time parameter the log cannot estimate is not stored (no infinite or missing values in a fit)
             why = {"halflife": "no session has an observed end (ended, with the last dwell known)",
                    "t_summary": "no pair of consecutive clicks with the first one's dwell known"}
@@ -368,9 +356,7 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
             for f in fits:
                 if f.family == "tbg":
                     f.intervals.update(times["intervals"])  # the time parameters' (a no-op for the "times" fit)
-                    s = times["survival"]
-                    diagnostics.setdefault(f"tbg/{f.model}", {}).update(
-                        survival_t=s["t"], survival_fitted=s["fitted"], survival_empirical=s["ended_only_empirical"])
+                    diagnostics.setdefault(f"tbg/{f.model}", {}).update(times["survival"])
         elif not timed:
             notes.append("tbg: no click timestamps in the log; half-life and summary time not fitted")
     for f in fits:
@@ -381,17 +367,15 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
             progress_line(f"fitted clickmodel/{cm.name}: loglik {cm.loglik:.1f}", progress)
             attach_metrics(cm, train, test, notes)
             click_models[cm.name] = cm
-            rec = click_model_record(cm, desc)
-            fits.append(rec)
-            sequence.append(rec)
+            fits.append(click_model_record(cm, desc))
+            sequence.append(fits[-1])
         baselines.append(RankCTR(train))
         attach_metrics(baselines[-1], train, test, notes)
     log = {"description": train.description, "source": train.source, "n_sessions": len(train),
            "n_heldout": len(test) if test is not None else 0, "split": how}
-    if "dropped_clicks" in train.meta:
-        log["dropped_clicks"] = int(train.meta["dropped_clicks"])
-    if test is not None and "dropped_clicks" in test.meta:
-        log["heldout_dropped_clicks"] = int(test.meta["dropped_clicks"])
+    for key, part in (("dropped_clicks", train), ("heldout_dropped_clicks", test)):
+        if part is not None and "dropped_clicks" in part.meta:
+            log[key] = int(part.meta["dropped_clicks"])
     report = FitReport(fits, diagnostics, notes, log, unfitted, baselines, click_models)
     report._sequence = sequence
     return report
@@ -427,8 +411,8 @@ def fit_candidate(family: str, cand: Candidate, train: PatternData, test: Patter
     est = estimate(lambda th: cand.loglik(train, th), train.counts, cand.x0, bootstrap=bootstrap, rng=rng,
                    grad=(lambda th: g(train, th)) if g is not None else None, penalty=cand.penalty,
                    scores=(lambda th: sc(train, th)) if sc is not None else None)
-    params = dict(cand.fixed or {})
-    params.update(cand.unpack(est.theta))
+    fixed = cand.fixed or {}
+    params = {**fixed, **cand.unpack(est.theta)}
     fitted = bool(np.isfinite(est.loglik))
     if not fitted:
         # probability 0 for some session at every parameter value: the fitted parameters would be the
@@ -445,19 +429,15 @@ def fit_candidate(family: str, cand: Candidate, train: PatternData, test: Patter
         # inf through exp: the right limits, and the intervals below keep only finite values
         with np.errstate(over="ignore"):
             nat = [cand.unpack(d) for d in draws]
-        flat = {}
         for key, val in params.items():
-            if isinstance(val, dict):       # e.g. the non-parametric kernel's weights: 'weights[+2]'
-                for sub in val:
-                    flat[f"{key}[{sub}]"] = (lambda d, key=key, sub=sub: d[key][sub])
-            elif isinstance(val, (float, int)) and not isinstance(val, bool) and key not in (cand.fixed or {}):
-                flat[key] = (lambda d, key=key: d[key])
-        for key, get in flat.items():
-            vals = np.array([float(get(d)) for d in nat])
-            vals = vals[np.isfinite(vals)]
-            if vals.size and np.ptp(vals) > 0:
-                lo, hi = np.percentile(vals, [2.5, 97.5])
-                intervals[key] = (float(lo), float(hi))
+            # a dict of values (e.g. the non-parametric kernel's weights) has one interval per entry: 'weights[+2]'
+            number = isinstance(val, (float, int)) and not isinstance(val, bool) and key not in fixed
+            for sub in list(val) if isinstance(val, dict) else [None] if number else []:
+                vals = np.array([float(d[key] if sub is None else d[key][sub]) for d in nat])
+                vals = vals[np.isfinite(vals)]
+                if vals.size and np.ptp(vals) > 0:
+                    lo, hi = np.percentile(vals, [2.5, 97.5])
+                    intervals[key if sub is None else f"{key}[{sub}]"] = (float(lo), float(hi))
     if extra:
         params.update(extra)
     held, n_held, n_held_events = None, 0, 0

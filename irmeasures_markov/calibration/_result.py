@@ -61,7 +61,7 @@ from irmeasures_markov.calibration import _tbg as tbg
 from irmeasures_markov.calibration._click_metrics import click_vector
 from irmeasures_markov.calibration._likelihood import safe_log
 from irmeasures_markov.calibration._logs import Session
-from irmeasures_markov.calibration._parameters import COUNT, NUMBER, Field, field_error
+from irmeasures_markov.calibration._parameters import COUNT, NUMBER, Field, check_fields
 from irmeasures_markov.calibration._walk import WalkData, boundary, click_probability_by_rank, walk_loglik
 from irmeasures_markov.calibration.click_models import ClickModelFit
 
@@ -181,17 +181,10 @@ class FamilyFit:
             the field, its value and what it may be.
         """
         d = dict(d)
-        known = [f.name for f in fields(cls)]
-        unknown = [k for k in d if k not in known]
-        if unknown:
-            raise ValueError(f"unknown field {unknown[0]!r}; the fields of a fit are {', '.join(known)}")
+        check_fields(d, _FIELD_RULES.get, f"; the fields of a fit are {', '.join(f.name for f in fields(cls))}")
         missing = [k for k in ("family", "model", "params") if k not in d]
         if missing:
             raise ValueError(f"field {missing[0]!r} is missing")
-        for name, value in d.items():
-            what = _FIELD_RULES[name].check(value)
-            if what is not None:
-                raise field_error(name, value, what)
         d["intervals"] = {k: (_float(v[0]), _float(v[1])) for k, v in d.get("intervals", {}).items()}
         return cls(**d)
 
@@ -408,16 +401,15 @@ class FamilyClickModel:
 
     def __init__(self, family: str, params: dict, qrels: dict | None = None, rel: int = 1) -> None:
         self.family, self.params, self.qrels, self.rel = family, dict(params), qrels, rel
-        self._rankings: dict = {}       # (length, relevance) -> (walk data, p, q, gamma); kept, so ids stay unique
-        self._sessions: dict = {}       # (length, query and documents if needs_qrels) -> the same
-        self._marginals: dict = {}
-        self._loglik: dict = {}
+        # (length, relevance) -> (walk data, p, q, gamma), kept so that ids stay unique; (length, query and
+        # documents if needs_qrels) -> the same; click probabilities by id(data); log-likelihoods by (id, clicks)
+        self._rankings, self._sessions, self._marginals, self._loglik = {}, {}, {}, {}
         self.needs_qrels = family == "tbg" or any(k in params for k in _REL_KEYS) or \
             (family == "carterette" and params.get("dist") in ("ERR", "AP", "RRR"))
         if self.needs_qrels and qrels is None:
-            raise ValueError(f"this {family} fit ({params.get('browse') or params.get('dist') or 'clicks'}) depends "
-                             "on relevance: pass "
-                             "qrels={query_id: {doc_id: grade}} (and rel, the lowest relevant grade)")
+            what = params.get('browse') or params.get('dist') or 'clicks'
+            raise ValueError(f"this {family} fit ({what}) depends on relevance: pass qrels={{query_id: {{doc_id: "
+                             "grade}} (and rel, the lowest relevant grade)")
 
     def ranking(self, session: Session) -> tuple[WalkData, np.ndarray, np.ndarray, np.ndarray]:
         """The ranking ``session`` shows as walk data (no clicks) and its forward, backward and click
@@ -427,10 +419,8 @@ class FamilyClickModel:
         hit = self._sessions.get(by_session)
         if hit is not None:
             return hit
-        relv = None
-        if self.needs_qrels:
-            judged = self.qrels.get(session.query_id, {})
-            relv = tuple(judged.get(d, 0) >= self.rel for d in session.shown)
+        judged = self.qrels.get(session.query_id, {}) if self.needs_qrels else None
+        relv = tuple(judged.get(d, 0) >= self.rel for d in session.shown) if self.needs_qrels else None
         key = (session.n_shown, relv)
         hit = self._rankings.get(key)
         if hit is None:

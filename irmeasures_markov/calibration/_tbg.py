@@ -90,10 +90,8 @@ def fit_times(log: ClickLog, *, bootstrap: int = 200,
         t = np.asarray(s.times, dtype=np.float64)
         d = np.asarray(s.dwell, dtype=np.float64) if s.dwell is not None else np.full(t.size, np.nan)
         c = s.clicks
-        end_known = bool(s.ended) and np.isfinite(d[-1])
-        last = t[-1] + (d[-1] if np.isfinite(d[-1]) else 0.0)
-        span.append(last - t[0])
-        ended.append(1.0 if end_known else 0.0)
+        span.append(t[-1] + (d[-1] if np.isfinite(d[-1]) else 0.0) - t[0])   # to the end of the last known dwell
+        ended.append(1.0 if bool(s.ended) and np.isfinite(d[-1]) else 0.0)
         g, m = float(t[0]), float(c[0])
         for k in range(1, t.size):
             if np.isfinite(d[k - 1]):
@@ -105,14 +103,10 @@ def fit_times(log: ClickLog, *, bootstrap: int = 200,
     n = span.size
     if n == 0:
         return None
-
-    def est(w):
-        ne = w @ ended
-        h = np.log(2.0) * (w @ span) / ne if ne > 0 else np.inf
-        ts = (w @ gap) / (w @ moved) if w @ moved > 0 else np.nan
-        return h, ts
-
-    h, ts = est(np.ones(n))
+    one = np.ones(n)   # the estimates are the bootstrap's below with every session once
+    ne = one @ ended
+    h = np.log(2.0) * (one @ span) / ne if ne > 0 else np.inf
+    ts = (one @ gap) / (one @ moved) if one @ moved > 0 else np.nan
     params = {"halflife": float(h), "t_summary": float(ts)}
     intervals = {}
     if bootstrap > 0:
@@ -131,5 +125,5 @@ def fit_times(log: ClickLog, *, bootstrap: int = 200,
     ends = np.sort(span[ended > 0])
     surv_emp = 1.0 - np.searchsorted(ends, grid, side="right") / max(ends.size, 1)
     return {"params": params, "intervals": intervals, "n_sessions": int(n), "n_ended": int(ended.sum()),
-            "loglik": ll, "survival": {"t": grid.tolist(), "fitted": np.exp(-lam * grid).tolist(),
-                                       "ended_only_empirical": surv_emp.tolist()}}
+            "loglik": ll, "survival": {"survival_t": grid.tolist(), "survival_fitted": np.exp(-lam * grid).tolist(),
+                                       "survival_empirical": surv_emp.tolist()}}

@@ -75,20 +75,17 @@ class WalkData:
         self.gid = np.repeat(np.arange(self.group_len.size), self.group_len)
         self.rank = np.arange(self.rel.size) - self.offsets[self.gid]
         self.T = int(self.group_len.max()) if self.group_len.size else 1
-        owner, kind, g, i, j = [], [], [], [], []
+        # one event per (owner pattern, kind, group, i, j): no click (0), first click (1), next click (2), end (3)
+        events = []
         for u, (gg, seq) in enumerate(self.patterns):
             if not seq:
-                owner.append(u); kind.append(0); g.append(gg); i.append(0); j.append(0)
+                events.append((u, 0, gg, 0, 0))
                 continue
-            owner.append(u); kind.append(1); g.append(gg); i.append(0); j.append(seq[0] - 1)
-            for a, b in zip(seq[:-1], seq[1:]):
-                owner.append(u); kind.append(2); g.append(gg); i.append(a - 1); j.append(b - 1)
-            owner.append(u); kind.append(3); g.append(gg); i.append(seq[-1] - 1); j.append(0)
-        self.owner = np.array(owner, dtype=np.int64)
-        self.kind = np.array(kind, dtype=np.int64)
-        self.g = np.array(g, dtype=np.int64)
-        self.i = np.array(i, dtype=np.int64)
-        self.j = np.array(j, dtype=np.int64)
+            events.append((u, 1, gg, 0, seq[0] - 1))
+            events += [(u, 2, gg, a - 1, b - 1) for a, b in zip(seq[:-1], seq[1:])]
+            events.append((u, 3, gg, seq[-1] - 1, 0))
+        self.owner, self.kind, self.g, self.i, self.j = (np.array(c, dtype=np.int64)
+                                                         for c in list(zip(*events)) or [()] * 5)
         self.n_events = int(np.sum(self.counts[self.owner]))
         # observed click-through by rank (share of sessions with a click at rank r) and last click
         ctr, last = np.zeros(self.T), np.zeros(self.T + 1)
@@ -111,22 +108,16 @@ class WalkData:
             order = np.argsort(self.g, kind="stable")
             bounds = np.searchsorted(self.g[order], np.arange(self.group_len.size + 1))
 
-            def events_of(gs):
-                if len(gs):
-                    return np.concatenate([order[bounds[x]:bounds[x + 1]] for x in gs])
-                return np.zeros(0, dtype=np.int64)
+            def events_of(gs):    # gs: never empty (a length of some group; one long group)
+                return np.concatenate([order[bounds[x]:bounds[x + 1]] for x in gs])
 
-            for T in np.unique(self.group_len):
-                T = int(T)
+            for T in np.unique(self.group_len).tolist():
                 gs = np.flatnonzero(self.group_len == T)
                 if T <= max(DENSE_MAX, 2):
                     step = max(1, _BATCH_ELEMENTS // (T * T))
-                    for s in range(0, gs.size, step):
-                        part = gs[s:s + step]
-                        plan.append(("dense", T, part, events_of(part)))
+                    plan += [("dense", T, gs[s:s + step], events_of(gs[s:s + step])) for s in range(0, gs.size, step)]
                 else:
-                    for x in gs:
-                        plan.append(("long", T, int(x), events_of([x])))
+                    plan += [("long", T, int(x), events_of([x])) for x in gs]
             self._units = plan
         return self._units
 
@@ -216,17 +207,10 @@ def walk_data(log: ClickLog, qrels: dict[str, dict[str, int]] | None = None, rel
     seqs, group_of = [], []
     cache: dict[bytes, tuple] = {}
     for s in log:
-        T = s.n_shown
-        if qrels is not None:
-            judged = qrels.get(s.query_id, {})
-            relv = tuple(judged.get(d, 0) >= rel for d in s.shown)
-        else:
-            relv = T     # no relevance: the length alone identifies the group
-        key = (T, relv)
-        gg = gindex.get(key)
-        if gg is None:
-            gg = gindex[key] = len(gindex)
-        group_of.append(gg)
+        # the group: the ranking's length and its relevance (without qrels the length alone)
+        judged = qrels.get(s.query_id, {}) if qrels is not None else None
+        relv = tuple(judged.get(d, 0) >= rel for d in s.shown) if qrels is not None else s.n_shown
+        group_of.append(gindex.setdefault((s.n_shown, relv), len(gindex)))
         raw = s.clicks.tobytes()
         seq = cache.get(raw)
         if seq is None:
@@ -262,10 +246,8 @@ def walk_matrices(p: np.ndarray, q: np.ndarray, gamma: np.ndarray) -> tuple[np.n
 
 def boundary(p, q):
     """One group's forward and backward probabilities with the boundary rule (no forward at T, no backward at 1)."""
-    p = np.array(p, dtype=np.float64)
-    q = np.array(q, dtype=np.float64)
-    p[-1] = 0.0
-    q[0] = 0.0
+    p, q = np.array(p, dtype=np.float64), np.array(q, dtype=np.float64)
+    p[-1] = q[0] = 0.0
     return p, q
 
 
@@ -276,8 +258,7 @@ def _factor(sub, diag, sup):
 
 
 def _solve(lu, b, trans: str = "N"):
-    x, info = lapack.dgttrs(*lu, b, trans=trans)
-    return x
+    return lapack.dgttrs(*lu, b, trans=trans)[0]
 
 
 def _long_probabilities(T, p, q, gamma, kind, i, j):
@@ -361,20 +342,12 @@ def walk_loglik(data: WalkData, p: np.ndarray, q: np.ndarray, gamma: np.ndarray)
         local = np.full(int(groups.max()) + 1, -1)
         local[groups] = np.arange(groups.size)
         g = local[data.g[ev]]
-        stay = np.einsum("gii->gi", A)
-        leave = 1.0 - stay
+        leave = 1.0 - np.einsum("gii->gi", A)
         leave = np.where(leave > 0, leave, 1.0)
         end = (1.0 - A.sum(axis=2)) / leave
-        out = np.empty(ev.size)
-        m = kind == 0
-        out[m] = 1.0 - a.sum(axis=1)[g[m]]
-        m = kind == 1
-        out[m] = a[g[m], j[m]]
-        m = kind == 2
-        out[m] = A[g[m], i[m], j[m]] / leave[g[m], i[m]]
-        m = kind == 3
-        out[m] = end[g[m], i[m]]
-        prob[ev] = out
+        # each event's probability by its kind: no click, first click, next click, end (module docstring)
+        prob[ev] = np.select([kind == 0, kind == 1, kind == 2],
+                             [1.0 - a.sum(axis=1)[g], a[g, j], A[g, i, j] / leave[g, i]], end[g, i])
     logp = safe_log(np.clip(prob, 0.0, 1.0))
     return np.bincount(data.owner, weights=logp, minlength=len(data.patterns))
 

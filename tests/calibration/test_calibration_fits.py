@@ -291,11 +291,11 @@ def test_dwell_survival_diagnostic():
     log, _ = simulate_ph(3000, browse="RWBM", p=0.6, q=0.2, gamma=0.5, rng=9)
     r = mp.fit_rates(sim.simulate_times(log, rng=9))
     ds = r["dwell_survival"]
-    assert np.max(np.abs(np.subtract(ds["kaplan_meier"], ds["exponential"]))) < 0.03
+    assert np.max(np.abs(np.subtract(ds["dwell_km"], ds["dwell_fitted"]))) < 0.03
     d = np.array([3.0, 1.0, 2.0, 5.0])
     s = _dwell_survival(d, np.ones(4, dtype=bool), 1.0, points=6)
-    emp = [(d > t).mean() for t in s["t"]]
-    np.testing.assert_allclose(s["kaplan_meier"], emp, atol=1e-12)
+    emp = [(d > t).mean() for t in s["dwell_t"]]
+    np.testing.assert_allclose(s["dwell_km"], emp, atol=1e-12)
 
 
 def test_mp_likelihood_with_mixed_ranking_lengths():

@@ -96,21 +96,14 @@ class ClickModelFit:
         if self.name not in CLICK_MODELS:
             raise ValueError(f"click model name must be one of {', '.join(CLICK_MODELS)}; got {self.name!r}")
         per = self.params.get("per_document", {})
-        self._index: dict[tuple[str, str], int] = {}
-        attr, sat = [], []
-        sat_table = per.get("satisfaction", {})
-        for q, docs in per.get("attractiveness", {}).items():
-            sq = sat_table.get(q, {})
-            for d, v in docs.items():
-                self._index[(q, d)] = len(attr)
-                attr.append(v)
-                sat.append(sq.get(d, 0.0))
-        self._attr = np.asarray(attr, dtype=np.float64)
-        self._sat = np.asarray(sat, dtype=np.float64)
+        sat = per.get("satisfaction", {})
+        pairs = [((q, d), v, sat.get(q, {}).get(d, 0.0)) for q, docs in per.get("attractiveness", {}).items()
+                 for d, v in docs.items()]
+        self._index = {key: k for k, (key, _, _) in enumerate(pairs)}
+        self._attr, self._sat = (np.array([p[c] for p in pairs], dtype=np.float64) for c in (1, 2))
         # the unseen-pair values sit beside the tables in a report's fit-file record, at the top level here
         unseen = self.params.get("unseen", per.get("unseen", {}))
-        self._unseen_a = float(unseen.get("attractiveness", 0.5))
-        self._unseen_s = float(unseen.get("satisfaction", 0.5))
+        self._unseen_a, self._unseen_s = (float(unseen.get(k, 0.5)) for k in ("attractiveness", "satisfaction"))
         exam = self.params.get("examination")
         self._exam = None if exam is None else np.asarray(exam, dtype=np.float64)
         self._gamma = float(self.params.get("continuation", 1.0))
@@ -286,21 +279,17 @@ def fit_click_model(name: str, sessions: Iterable[Session], *, qrels: Mapping[st
     _check(name, sessions, iterations, tol, prior)
     index = pair_index(sessions)
     enc = encode(sessions, index)
-    flat = flatten(enc, len(index))
-    st = _FITTERS[name](enc, flat, len(index), iterations=iterations, tol=tol, prior=prior)
+    st = _FITTERS[name](enc, flatten(enc, len(index)), len(index), iterations=iterations, tol=tol, prior=prior)
     unseen = unseen_value(prior)
-    params: dict = {}
-    if name in ("PBM", "UBM"):     # a list by rank (PBM), a list of rows (UBM)
-        params["examination"] = st.exam.tolist()
-    elif name in ("DBN", "SDBN"):
-        params["continuation"] = float(st.gamma)
+    # the position parameters: examination, a list by rank (PBM) or of rows (UBM); continuation (DBN, SDBN)
+    params = ({"examination": st.exam.tolist()} if st.exam is not None else
+              {"continuation": float(st.gamma)} if st.gamma is not None else {})
     if qrels is not None:
         params.update(_by_grade(name, enc, sessions, index, qrels, st, iterations=iterations, tol=tol, prior=prior))
     params["unseen"] = {"attractiveness": unseen} | ({"satisfaction": unseen} if st.sat is not None else {})
     params["prior"] = list(prior)
-    params["per_document"] = {"attractiveness": _table(index, st.attr)}
-    if st.sat is not None:
-        params["per_document"]["satisfaction"] = _table(index, st.sat)
+    params["per_document"] = {k: _table(index, v) for k, v in (("attractiveness", st.attr), ("satisfaction", st.sat))
+                              if v is not None}
     return ClickModelFit(name=name, params=params, loglik=float(st.history[-1]),
                          n_params=_n_params(name, len(index), enc.depth), n_sessions=len(sessions),
                          history=[float(x) for x in st.history], objective=[float(x) for x in st.objective])
@@ -316,10 +305,8 @@ def _by_grade(name, enc, sessions, index, qrels, fitted, **em) -> dict:
                          mask=enc.mask, lengths=enc.lengths)
     held = {"PBM": {"exam": fitted.exam}, "UBM": {"exam": fitted.exam}, "DBN": {"gamma": fitted.gamma}}.get(name, {})
     st = _FITTERS[name](tied, flatten(tied, n_tied), n_tied, **em, **held)
-    out = {"attractiveness_by_grade": {str(g): float(st.attr[i]) for i, g in enumerate(grades)}}
-    if st.sat is not None:
-        out["satisfaction_by_grade"] = {str(g): float(st.sat[i]) for i, g in enumerate(grades)}
-    return out
+    return {f"{k}_by_grade": {str(g): float(v[i]) for i, g in enumerate(grades)}
+            for k, v in (("attractiveness", st.attr), ("satisfaction", st.sat)) if v is not None}
 
 
 def fit_click_models(sessions: Iterable[Session], names: Sequence[str] = CLICK_MODELS,

@@ -93,9 +93,8 @@ def pair_index(sessions: Sequence[Session]) -> dict[tuple[str, str], int]:
     """An index for every (query id, document id) pair shown, in order of first appearance."""
     index: dict[tuple[str, str], int] = {}
     for s in sessions:
-        q = s.query_id
         for d in s.shown:
-            index.setdefault((q, d), len(index))
+            index.setdefault((s.query_id, d), len(index))
     return index
 
 
@@ -110,16 +109,11 @@ def grade_index(sessions: Sequence[Session], qrels: Mapping[str, Mapping[str, in
         ``G`` grades judged (sorted, listed in ``grades``), ``G + k`` for an
         unjudged pair (it keeps a parameter of its own, left out of the by-grade values).
     """
-    judged = {}
-    for (q, d), k in pairs.items():
-        g = qrels.get(q, {}).get(d)
-        if g is not None:
-            judged[k] = int(g)
+    judged = {k: int(g) for (q, d), k in pairs.items() if (g := qrels.get(q, {}).get(d)) is not None}
     grades = sorted(set(judged.values()))
     pos = {g: i for i, g in enumerate(grades)}
     mapping = np.arange(len(pairs), dtype=np.int64) + len(grades)
-    for k, g in judged.items():
-        mapping[k] = pos[g]
+    mapping[list(judged)] = [pos[g] for g in judged.values()]
     return mapping, grades
 
 
@@ -192,8 +186,7 @@ def unseen_value(prior: tuple[float, float]) -> float:
 
 def lookup(table: np.ndarray, items: np.ndarray, unseen: float) -> np.ndarray:
     """``table[items]`` with ``-1`` (past the ranking's end) -> 0 and ``-2`` (unseen pair) -> ``unseen``."""
-    ext = np.concatenate([table, [unseen, 0.0]])
-    return ext[items]
+    return np.concatenate([table, [unseen, 0.0]])[items]
 
 
 def estimate(successes: np.ndarray, trials: np.ndarray, prior: tuple[float, float]) -> np.ndarray:

@@ -71,6 +71,16 @@ def first_ranks(shown: Sequence[str]) -> dict[str, int]:
     return first
 
 
+def cached_ranking(cache: dict, key: str | tuple[str, ...]) -> tuple[tuple[str, ...], dict[str, int]]:
+    """The ranking ``key`` (a tuple of ids, or their text separated by whitespace) with its `first_ranks`, made
+    once per distinct ranking: many sessions share one (one tuple, one rank index)."""
+    hit = cache.get(key)
+    if hit is None:
+        ids = tuple(key.split()) if isinstance(key, str) else key
+        hit = cache[key] = (ids, first_ranks(ids))
+    return hit
+
+
 def click_rank(click: dict, shown: tuple[str, ...], first: dict[str, int], where: str, unshown: str) -> int | None:
     """The 1-based rank of a click ``{'rank': r}``, ``{'doc': d}`` or both (which must agree).
 
@@ -128,14 +138,15 @@ def clicked_session(query_id, shown: tuple[str, ...], ranks: list[int], times: l
                          dwell if any(not math.isnan(w) for w in dwell) else None, ended, session_id, where)
 
 
+#: the texts of the ``ended`` column and what they say (empty or a missing-value marker: unknown)
+_ENDED = {**dict.fromkeys(("", "NA", "nan", "None")), **dict.fromkeys(("1", "true", "True"), True),
+          **dict.fromkeys(("0", "false", "False"), False)}
+
+
 def _parse_ended(value: str, where: str) -> bool | None:
-    if value in ("", "NA", "nan", "None"):
-        return None
-    if value in ("1", "true", "True"):
-        return True
-    if value in ("0", "false", "False"):
-        return False
-    raise InputError(f"{where}: 'ended' must be 1, 0 or empty, got {short(value)}")
+    if value not in _ENDED:
+        raise InputError(f"{where}: 'ended' must be 1, 0 or empty, got {short(value)}")
+    return _ENDED[value]
 
 
 def _parse_number(value: str, what: str, where: str) -> float | None:
@@ -163,11 +174,7 @@ def sessions_from_rows(rows: Sequence[tuple[str, dict[str, str]]], unshown: str)
             raise InputError(f"{where0}: session {sid!r} continues here after other sessions (it began at "
                              f"{done[sid]}); the lines of a session must be together")
         done[sid] = where0
-        known = rankings.get(first_row["shown"])
-        if known is None:
-            ids = tuple(first_row["shown"].split())
-            known = rankings[first_row["shown"]] = (ids, first_ranks(ids))
-        shown, first = known
+        shown, first = cached_ranking(rankings, first_row["shown"])
         ranks, times, dwell, ended = [], [], [], None
         for where, row in group:
             for key in ("query_id", "shown"):
@@ -187,14 +194,12 @@ def sessions_from_rows(rows: Sequence[tuple[str, dict[str, str]]], unshown: str)
                 if row.get("time", "") or row.get("dwell", ""):
                     raise InputError(f"{where}: a time or dwell on a line without a click")
                 continue
-            click: dict = {}
+            click = {"doc": doc} if doc else {}
             if rank_text:
                 try:
                     click["rank"] = int(rank_text)
                 except ValueError:
                     raise InputError(f"{where}: rank {short(rank_text)} is not an integer") from None
-            if doc:
-                click["doc"] = doc
             r = click_rank(click, shown, first, where, unshown)
             if r is None:
                 continue
@@ -202,12 +207,10 @@ def sessions_from_rows(rows: Sequence[tuple[str, dict[str, str]]], unshown: str)
             times.append(_parse_number(row.get("time", ""), "time", where))
             w = _parse_number(row.get("dwell", ""), "dwell", where)
             dwell.append(math.nan if w is None else w)
-        if None not in times:
-            for k in range(1, len(times)):
-                if times[k] < times[k - 1]:
-                    raise InputError(f"{group[k][0]}: session {sid!r}: click times are not in order ({times[k]!r} s "
-                                     f"after {times[k - 1]!r} s on the previous line); list clicks in the order "
-                                     "they happened")
+        k = next((k for k in range(1, len(times)) if times[k] < times[k - 1]), None) if None not in times else None
+        if k is not None:
+            raise InputError(f"{group[k][0]}: session {sid!r}: click times are not in order ({times[k]!r} s after "
+                             f"{times[k - 1]!r} s on the previous line); list clicks in the order they happened")
         sessions.append(clicked_session(first_row["query_id"], shown, ranks, times, dwell, ended, sid, where0,
                                         f"{where0}: session {sid!r}: some clicks have a time and some do not"))
     return sessions
@@ -265,8 +268,7 @@ def read_log(path: PathLike, format: str = "jsonl", *, unshown: str = "error",
     if format not in LOG_FORMATS:
         raise ValueError(f"`format` must be one of {list(LOG_FORMATS)}, got {format!r} (WSCD logs: read_wscd)")
     text, name = read_text(path)
-    reader = _read_jsonl if format == "jsonl" else _read_tsv
-    sessions, info = reader(text, name, unshown)
+    sessions, info = (_read_jsonl if format == "jsonl" else _read_tsv)(text, name, unshown)
     meta = {"format": format, **info.get("meta", {})}
     desc = description if description is not None else info.get("description", f"click log {name}")
     return ClickLog(sessions, desc, info.get("source", name), meta)
@@ -310,13 +312,9 @@ def _read_jsonl(text: str, name: str, unshown: str):
         if not isinstance(clicks, list) or not all(isinstance(c, dict) for c in clicks):
             raise InputError(f"{where}: 'clicks' must be a list of objects {{\"doc\" or \"rank\", \"time\"?, "
                              f"\"dwell\"?}}, got {short(json.dumps(clicks))}")
-        shown_t = tuple(shown) if all(isinstance(d, str) for d in shown) else None
-        if shown_t is None:
+        if not all(isinstance(d, str) for d in shown):
             raise InputError(f"{where}: document ids in 'shown' must be strings")
-        known = rankings.get(shown_t)  # many sessions share a ranking: one tuple, one rank index
-        if known is None:
-            known = rankings[shown_t] = (shown_t, first_ranks(shown_t))
-        shown_t, first = known
+        shown_t, first = cached_ranking(rankings, tuple(shown))
         ranks, times, dwell = [], [], []
         for c in clicks:
             unknown = sorted(set(c) - {"doc", "rank", "time", "dwell"})
@@ -329,9 +327,8 @@ def _read_jsonl(text: str, name: str, unshown: str):
             times.append(_number(c["time"], "a click's time", where) if "time" in c else None)
             dwell.append(_number(c["dwell"], "a dwell time", where) if c.get("dwell") is not None else math.nan)
         sid = obj.get("session_id")
-        if sid is None:
-            sid = str(len(sessions) + 1)
-        elif not isinstance(sid, (str, int)) or isinstance(sid, bool):
+        sid = len(sessions) + 1 if sid is None else sid
+        if not isinstance(sid, (str, int)) or isinstance(sid, bool):
             raise InputError(f"{where}: 'session_id' must be a string, got {short(sid)}")
         sid = str(sid)
         if sid in seen:
@@ -467,10 +464,8 @@ def _click_values(s: Session):
 
 def _session_json(s: Session) -> dict:
     clicks = [{key: v for key, v in zip(("rank", "time", "dwell"), c) if v is not None} for c in _click_values(s)]
-    out = {"session_id": s.session_id, "query_id": s.query_id, "shown": list(s.shown), "clicks": clicks}
-    if s.ended is not None:
-        out["ended"] = s.ended
-    return out
+    return {"session_id": s.session_id, "query_id": s.query_id, "shown": list(s.shown), "clicks": clicks,
+            **({"ended": s.ended} if s.ended is not None else {})}
 
 
 def _session_rows(s: Session):
@@ -563,13 +558,9 @@ def _cell_text(column: str, v, where: str) -> str:
     if _missing(v):
         return ""
     if column == "ended":
-        if isinstance(v, (bool, np.bool_)):
-            return "1" if v else "0"
-        return str(v)
-    if column == "rank":
-        if isinstance(v, (float, np.floating)) and float(v).is_integer():
-            return str(int(v))  # a rank column with missing values is float in pandas
-        return str(v)
+        return ("1" if v else "0") if isinstance(v, (bool, np.bool_)) else str(v)
+    if column == "rank":  # a rank column with missing values is float in pandas
+        return str(int(v)) if isinstance(v, (float, np.floating)) and float(v).is_integer() else str(v)
     if column in ("time", "dwell"):
         return repr(float(v)) if isinstance(v, (int, float, np.integer, np.floating)) else str(v)
     if not isinstance(v, str):

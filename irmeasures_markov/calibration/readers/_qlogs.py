@@ -1,6 +1,7 @@
 """Query logs of ir_datasets (TripClick, AOL): [`from_ir_datasets`][irmeasures_markov.calibration.from_ir_datasets]."""
 from __future__ import annotations
 
+import itertools
 from datetime import datetime
 
 from irmeasures_markov._util._errors import InputError
@@ -54,69 +55,51 @@ def from_ir_datasets(source: object, *, depth: int = 10, description: str | None
         raise ValueError(f"`depth` must be a positive integer, got {depth!r}")
     records = source.qlogs_iter() if hasattr(source, "qlogs_iter") else source
     name = getattr(source, "dataset_id", None) or type(source).__name__
+
+    def parsed():
+        """(search key, where, items, ranked, time) of each record; the key is (session, query, ranking)."""
+        for i, rec in enumerate(records, start=1):
+            where = f"{name}: qlogs record {i}"
+            try:
+                qid, items = str(rec.query_id), tuple(rec.items)
+            except (AttributeError, TypeError) as e:
+                raise InputError(f"{where}: not an ir_datasets qlog record (needs query_id and items): {e}") from None
+            sid = getattr(rec, "session_id", None)
+            sid = getattr(rec, "user_id", None) if sid is None else sid
+            t = getattr(rec, "time", None)
+            ranked = all(hasattr(it, "rank") for it in items)  # AOL (also a record without items)
+            shown = None if ranked else tuple(str(it.doc_id) for it in items)
+            yield ((str(i) if sid is None else str(sid), qid, shown), where, items, ranked,
+                   t.timestamp() if isinstance(t, datetime) else None)
+
     sessions: list[Session] = []
     searches: dict[str, int] = {}
-    group: _Search | None = None
-    for i, rec in enumerate(records, start=1):
-        where = f"{name}: qlogs record {i}"
-        try:
-            qid = str(rec.query_id)
-            items = tuple(rec.items)
-        except (AttributeError, TypeError) as e:
-            raise InputError(f"{where}: not an ir_datasets qlog record (needs query_id and items): {e}") from None
-        sid = getattr(rec, "session_id", None)
-        if sid is None:
-            sid = getattr(rec, "user_id", None)
-        sid = str(i) if sid is None else str(sid)
-        t = getattr(rec, "time", None)
-        t = t.timestamp() if isinstance(t, datetime) else None
-        ranked = all(hasattr(it, "rank") for it in items)  # AOL (also a record without items)
-        shown = None if ranked else tuple(str(it.doc_id) for it in items)
-        key = (sid, qid, shown)
-        if group is None or group.key != key:
-            if group is not None:
-                sessions.append(group.session(searches))
-            group = _Search(key, where, depth if ranked else 0, t)
-        group.add(items, ranked, t, where)
-    if group is not None:
-        sessions.append(group.session(searches))
+    # one search: consecutive records of one session, query and ranking (read lazily: errors in record order)
+    for (sid, qid, shown), group in itertools.groupby(parsed(), key=lambda r: r[0]):
+        head = next(group)
+        where0, t0 = head[1], head[4]
+        docs = list(shown) if shown is not None else [""] * depth
+        ranks, times = [], []
+        for _, where, items, ranked, t in itertools.chain([head], group):
+            for pos, it in enumerate(items, start=1):
+                if not getattr(it, "clicked", True):
+                    continue
+                doc = str(it.doc_id)
+                r = _item_rank(it, where) if ranked else pos
+                if ranked:
+                    docs += [""] * (r - len(docs))
+                    if docs[r - 1] not in ("", doc):
+                        raise InputError(f"{where}: rank {r} was clicked as document {docs[r - 1]!r} earlier in "
+                                         f"this search and as {doc!r} here")
+                    docs[r - 1] = doc
+                ranks.append(r)
+                times.append(None if t is None or t0 is None else t - t0)
+        n = searches[sid] = searches.get(sid, 0) + 1
+        timed = bool(times) and all(x is not None for x in times)
+        sessions.append(make_session(qid, docs, ranks, times=times if timed else None,
+                                     session_id=sid if n == 1 else f"{sid}#{n}", where=where0))
     return ClickLog(sessions, description if description is not None else f"ir_datasets query log {name}",
                     str(name), {"format": "ir_datasets"})
-
-
-class _Search:
-    """The records of one search (consecutive records of one session, query and ranking)."""
-
-    def __init__(self, key, where: str, depth: int, t0: float | None):
-        self.key, self.where, self.t0 = key, where, t0
-        sid, qid, shown = key
-        self.docs = list(shown) if shown is not None else [""] * depth
-        self.ranks: list[int] = []
-        self.times: list[float | None] = []
-
-    def add(self, items, ranked: bool, t: float | None, where: str):
-        for pos, it in enumerate(items, start=1):
-            if not getattr(it, "clicked", True):
-                continue
-            doc = str(it.doc_id)
-            r = _item_rank(it, where) if ranked else pos
-            if ranked:
-                if r > len(self.docs):
-                    self.docs += [""] * (r - len(self.docs))
-                if self.docs[r - 1] not in ("", doc):
-                    raise InputError(f"{where}: rank {r} was clicked as document {self.docs[r - 1]!r} earlier in "
-                                     f"this search and as {doc!r} here")
-                self.docs[r - 1] = doc
-            self.ranks.append(r)
-            self.times.append(None if t is None or self.t0 is None else t - self.t0)
-
-    def session(self, searches: dict[str, int]) -> Session:
-        sid, qid, _ = self.key
-        n = searches.get(sid, 0) + 1
-        searches[sid] = n
-        timed = bool(self.times) and all(x is not None for x in self.times)
-        return make_session(qid, self.docs, self.ranks, times=self.times if timed else None,
-                            session_id=sid if n == 1 else f"{sid}#{n}", where=self.where)
 
 
 def _item_rank(item, where: str) -> int:

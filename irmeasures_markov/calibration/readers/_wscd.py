@@ -70,9 +70,8 @@ def read_wscd(path: PathLike, *, unshown: str = "drop", description: str | None 
             qid, shown, clicks, n_dropped = hit
             dropped += n_dropped
             sessions.append(Session(qid, shown, clicks, None, None, None, str(len(sessions) + 1), n_dropped))
-    meta = {"format": "wscd", "dropped_clicks": dropped}
     return ClickLog(sessions, description if description is not None else f"WSCD 2012 click log {name}",
-                    name, meta)
+                    name, {"format": "wscd", "dropped_clicks": dropped})
 
 
 def _wscd_session(segment: str, rankings: dict[str, tuple], unshown: str, where: str):
@@ -93,8 +92,7 @@ def _wscd_session(segment: str, rankings: dict[str, tuple], unshown: str, where:
             raise InputError(f"{where}: the documents shown must be comma-separated ids, got {short(docs)}")
         known = rankings[docs] = (shown, first_ranks(shown))
     shown, first = known
-    ranks = []
-    dropped = 0
+    ranks, dropped = [], 0
     if right.strip():
         for d in right.split(","):
             d = d.strip()
