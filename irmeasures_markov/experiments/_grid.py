@@ -38,7 +38,7 @@ from irmeasures_markov.experiments._evaluation import (
     warn_float32,
 )
 from irmeasures_markov.experiments._evaluation_table import Evaluation
-from irmeasures_markov.grid._backends import Backend, content_key, resolve_backend
+from irmeasures_markov.grid._backends import Backend, LocalBackend, content_key, resolve_backend
 from irmeasures_markov.grid._cells import Cell, fresh_token, measures_key, qrels_hash, run_hash
 from irmeasures_markov.grid._runner import GridSummary, run_grid
 from irmeasures_markov.grid._store import ParquetStore, StoreLike
@@ -327,9 +327,6 @@ class EvaluationGrid:
             store = ParquetStore(store)
         hashed = store is not None
         qtokens: dict[int, str] = {}
-        # the qrels' content, naming the scorers a worker keeps: the next grid on the same judgments (another seed's
-        # pools, a rerun) reuses them on a Dask worker or in this process, also when no store keys the cells
-        ctokens: dict[int, str] = {}
         rtokens: dict[tuple[object, str], str] = {}
         # the shared inputs, by the names tasks need them under: the qrels, and the runs held in memory
         published: dict[str, object] = {}
@@ -341,7 +338,6 @@ class EvaluationGrid:
         for bi, b in enumerate(self._blocks):
             if id(b.qrels) not in qtokens:
                 qtokens[id(b.qrels)] = qrels_hash(b.qrels) if hashed else fresh_token()
-                ctokens[id(b.qrels)] = qtokens[id(b.qrels)] if hashed else content_key(b.qrels)[0]
             qt = qtokens[id(b.qrels)]
             published[f"qrels:{qt}"] = b.qrels
             cells, run_refs = {}, {}
@@ -363,7 +359,14 @@ class EvaluationGrid:
             refs.append(run_refs)
 
         be, owned = resolve_backend(backend, client=client, scheduler=scheduler, n_jobs=n_jobs)
+        # the qrels' content names the scorers a worker keeps: the next grid on the same judgments (another seed's
+        # pools, a rerun) reuses them on a Dask worker or in this process, also when no store keys the cells;
+        # processes forked for this grid end with it, and hashing the qrels (20 ms for TREC-8's) would buy nothing
         try:
+            forked = isinstance(be, LocalBackend) and be.n_jobs > 1
+            ctokens = {id(b.qrels): qtokens[id(b.qrels)] if hashed or forked else content_key(b.qrels)[0]
+                       for b in {id(b.qrels): b for b in self._blocks}.values()}
+
             def make_tasks(missing: list[Cell]):
                 workers = be.n_workers
                 by_block: dict[int, dict[str, list[Pool]]] = {}
