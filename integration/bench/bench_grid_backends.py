@@ -1,7 +1,9 @@
 """Benchmark: one pool-reduction study on local processes and on Dask, 1 to ``--max-workers`` workers.
 
-The grid of the Dask-scaling issue: ``--runs`` TREC-8 run files (read by the
-workers from their paths) x 5 measures (AP, MP, MP(recall=True),
+The grid of the Dask-scaling issue: ``--runs`` TREC-8 run files (read once per
+call by ``pool_reduction`` in this process, which hands the runs in memory to
+the backend: forked into local processes, scattered to the Dask workers once
+per content and client) x 5 measures (AP, MP, MP(recall=True),
 MP(model='GL_AD_LID'), PH(browse='RWBM',p=0.5,q=0.25)) x the full pool and 5
 pool sizes, ``experiments.pool_reduction`` once per seed for ``--seeds``
 seeds, so ``runs x 6 x seeds`` cells.  For each worker count ``w`` it runs on
@@ -19,6 +21,15 @@ with as many workers (best and per-round range), and the per-cell overhead of
 each Dask backend, ``(T_dask - T_local) x w / cells`` per round (the worker
 time a cell costs beyond the local processes' cost; target <= 5 ms).  Every
 contender's means and tau equal the local processes' bit for bit (checked).
+The load average before and after is printed: on a shared machine it, not
+the backends, may set the times.
+
+A Dask worker outlives the call: it keeps the scattered inputs and each
+pool's scorer (keyed by the qrels' content) for the next call on the same
+judgments, where forked local processes start afresh every call.  The
+rounds repeat the same grids, so after the warm-up the Dask workers build no
+scorer; a study that calls ``pool_reduction`` once per seed gains the full
+pool's only.
 
     python integration/bench/bench_grid_backends.py [--data-dir ../shared/data] [--runs 8] [--seeds 3]
         [--rounds 5] [--max-workers N]
@@ -99,7 +110,7 @@ def main(argv=None) -> int:
             contender(f'dask scheduler="local" {w}', scheduler="local", n_jobs=w)
     print(f"{datetime.date.today().isoformat()}: TREC-8, {len(runs)} runs x {len(MEASURES)} measures x "
           f"{len(PERCENTS) + 1} pools x {args.seeds} seeds = {cells} cells; {args.rounds} interleaved rounds, "
-          f"{os.cpu_count()} cores", flush=True)
+          f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} (1 min)", flush=True)
     try:
         times = interleaved(contenders, rounds=args.rounds)  # the warm-up call starts scheduler="local"'s cluster
     finally:
@@ -110,7 +121,8 @@ def main(argv=None) -> int:
         for (m, t), (m0, t0) in zip(res, results["local 1"]):
             if not (np.array_equal(m, m0) and np.array_equal(t, t0, equal_nan=True)):
                 raise SystemExit(f"{name} differs from local 1")
-    print("(every backend's means and tau equal bit for bit)\n")
+    print(f"(every backend's means and tau equal bit for bit; load average at the end "
+          f"{os.getloadavg()[0]:.1f} (1 min), {os.getloadavg()[2]:.1f} (15 min))\n")
 
     def best(ts):
         return f"{min(ts):.2f} s ({min(ts):.2f}-{max(ts):.2f})"

@@ -8,10 +8,12 @@ so the numbers are those of ``evaluate`` bit for bit on every backend.
 
 Tasks group a few runs with every pool missing for them: a worker reads each
 run once per task (from its path, or from the copy scattered once), and
-keeps the scorer of each pool in a small per-process cache (building one
-takes about as long as one cell), so a task of one TREC-8 run on 101 pools
-costs seconds while scheduling it costs milliseconds (docs/benchmarks.md,
-``bench_grid.py``).
+keeps the scorer of each pool in a small per-process cache keyed by the
+qrels' content (building one, with its reduced pool, takes about as long as
+two cells), so a task of one TREC-8 run on 101 pools costs seconds while
+scheduling it costs milliseconds (docs/benchmarks.md, ``bench_grid.py``), and
+a Dask worker, which outlives the grid, reuses its scorers in the next grid
+on the same judgments (another seed's pools share the full pool, a rerun all).
 """
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ from irmeasures_markov.experiments._evaluation import (
     warn_float32,
 )
 from irmeasures_markov.experiments._evaluation_table import Evaluation
-from irmeasures_markov.grid._backends import Backend, resolve_backend
+from irmeasures_markov.grid._backends import Backend, LocalBackend, content_key, resolve_backend
 from irmeasures_markov.grid._cells import Cell, fresh_token, measures_key, qrels_hash, run_hash
 from irmeasures_markov.grid._runner import GridSummary, run_grid
 from irmeasures_markov.grid._store import ParquetStore, StoreLike
@@ -121,7 +123,7 @@ class _EvalTask:
     topics: list[str]
     native: bool
     qrels_name: str
-    qrels_token: str
+    qrels_token: str  # names the qrels by content: the key of the scorers a worker keeps from grid to grid
     runs: list[tuple[str, str | None, str]]  # (name, path or None, shared name or hash)
     pairs: list[tuple[int, Pool]]
     inputs: list[dict[str, str]] | None = None  # measure_inputs of each measure when the cells were keyed
@@ -357,7 +359,14 @@ class EvaluationGrid:
             refs.append(run_refs)
 
         be, owned = resolve_backend(backend, client=client, scheduler=scheduler, n_jobs=n_jobs)
+        # the qrels' content names the scorers a worker keeps: the next grid on the same judgments (another seed's
+        # pools, a rerun) reuses them on a Dask worker or in this process, also when no store keys the cells;
+        # processes forked for this grid end with it, and hashing the qrels (20 ms for TREC-8's) would buy nothing
         try:
+            forked = isinstance(be, LocalBackend) and be.n_jobs > 1
+            ctokens = {id(b.qrels): qtokens[id(b.qrels)] if hashed or forked else content_key(b.qrels)[0]
+                       for b in {id(b.qrels): b for b in self._blocks}.values()}
+
             def make_tasks(missing: list[Cell]):
                 workers = be.n_workers
                 by_block: dict[int, dict[str, list[Pool]]] = {}
@@ -394,7 +403,8 @@ class EvaluationGrid:
                             key = "grid-eval-" + hashlib.sha256("".join(c.key for c in tcells).encode()
                                                                 ).hexdigest()[:24]
                             tasks.append(_EvalTask(key, tcells, needs, b.measures, mkey, b.topics, b.native,
-                                                   f"qrels:{qt}", qt, runs, pairs, inputs[bi] if hashed else None))
+                                                   f"qrels:{qt}", ctokens[id(b.qrels)], runs, pairs,
+                                                   inputs[bi] if hashed else None))
                 return tasks
 
             def shared(names):

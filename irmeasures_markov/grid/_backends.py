@@ -8,8 +8,10 @@ and ``compute(shared) -> list of arrays``.  Every backend calls the same
 
 Shared inputs move once: the local backend forks its worker processes after
 publishing them (nothing is pickled); the Dask backend scatters each under a
-key naming its content, to every worker when several tasks need it, and keeps
-it there for the next grid on the same client, so a worker receives and
+key naming its content, to every worker (all of a grid's inputs up to
+`BROADCAST_BYTES`, beyond it those several tasks need, so any worker can take
+any task), and keeps it there for the next grid on the same client, so a
+worker receives and
 unpickles each input once per content, not once per grid.  Runs given as
 file paths are not shared at all: workers read them.  Results come back as
 tasks finish, those finished together in one call.
@@ -45,7 +47,7 @@ from irmeasures_markov.grid._cells import Cell
 if TYPE_CHECKING:
     from distributed import Client, Future, LocalCluster
 
-__all__ = ["Backend", "DaskBackend", "LocalBackend", "SCATTER_KEEP_BYTES", "Task", "TaskOutcome",
+__all__ = ["BROADCAST_BYTES", "Backend", "DaskBackend", "LocalBackend", "SCATTER_KEEP_BYTES", "Task", "TaskOutcome",
            "close_local_clusters", "content_key", "local_cluster", "resolve_backend", "scatter_shared",
            "serve_local_cluster", "shared_local_cluster"]
 
@@ -315,6 +317,8 @@ def close_local_clusters() -> None:
             proc.wait()
 
 
+#: Inputs of a grid (pickled bytes, together) sent to every worker, so that any worker can take any task.
+BROADCAST_BYTES = 256 * 2**20
 #: Bytes of inputs kept scattered per client for later grids (least recently used beyond it are released).
 SCATTER_KEEP_BYTES = 512 * 2**20
 # Inputs scattered per open client, by content key: {client: {key: (future, bytes)}}, least recently used first.
@@ -332,9 +336,13 @@ def scatter_shared(client: Client, shared: Mapping[str, Any], uses: Mapping[str,
                    n_workers: int) -> dict[str, Future]:
     """Futures of the inputs ``shared``, each scattered once per content and client.
 
-    An input that several tasks use (``uses[name]``) goes to every worker at
-    once, so no worker waits for a copy from a busy peer; one used by a single
-    task goes to one worker.  Futures are kept for later grids up to
+    Inputs go to every worker at once when the grid's inputs together hold at
+    most `BROADCAST_BYTES`, and any input several tasks use (``uses[name]``)
+    does in any case: no worker waits for a copy from a busy peer, and a task
+    is not tied to the worker holding its run, so the scheduler spreads the
+    tasks by load alone (pinned to their runs, 8 tasks went 5 and 3 to two
+    workers, the second then idle for most of a task).  Larger inputs used by
+    one task go to one worker.  Futures are kept for later grids up to
     `SCATTER_KEEP_BYTES` per client.
     """
     with _SCATTERED_LOCK:
@@ -342,8 +350,10 @@ def scatter_shared(client: Client, shared: Mapping[str, Any], uses: Mapping[str,
             del _SCATTERED[c]  # its futures are gone with it
         kept = _SCATTERED.setdefault(client, OrderedDict())
         out, todo = {}, {}  # todo: {key: [value, size, names, tasks using it]}
+        everywhere, grid_bytes = n_workers > 1, 0
         for name, value in shared.items():
             key, size = content_key(value)
+            grid_bytes += size
             held = kept.get(key)
             if held is not None and held[0].status == "finished":
                 kept.move_to_end(key)
@@ -353,7 +363,8 @@ def scatter_shared(client: Client, shared: Mapping[str, Any], uses: Mapping[str,
                 entry[2].append(name)
                 entry[3] += uses.get(name, 0)
         for broadcast in (False, True):
-            items = {k: e for k, e in todo.items() if (e[3] > 1 and n_workers > 1) == broadcast}
+            items = {k: e for k, e in todo.items()
+                     if (everywhere and (e[3] > 1 or grid_bytes <= BROADCAST_BYTES)) == broadcast}
             if not items:
                 continue
             futures = client.scatter({k: e[0] for k, e in items.items()}, broadcast=broadcast, hash=False)

@@ -121,3 +121,30 @@ def test_a_killed_worker_mid_grid_is_survived_and_the_store_resumes(data, tmp_pa
                                    progress=False)
         assert (again.done, again.cached) == (0, len(runs) * len(POOLS))
         _same(evs, local)
+
+
+def _cached_scorers(client):
+    """Scorers each worker keeps, by worker."""
+    def count():
+        from irmeasures_markov.experiments import _grid
+        return len(_grid._SCORERS)
+    return client.run(count)
+
+
+def test_workers_keep_their_scorers_from_grid_to_grid_by_the_qrels_content(data, client):
+    qrels, runs = data
+    local, _ = evaluate_grid(MEASURES, qrels, runs, pools=POOLS, progress=False)
+    evs, _ = evaluate_grid(MEASURES, qrels, runs, pools=POOLS, client=client, progress=False)
+    _same(evs, local)
+    kept = _cached_scorers(client)
+    # equal judgments in another dict (a new grid, no store): every pool's scorer is taken from the cache
+    copy = {q: dict(d) for q, d in qrels.items()}
+    evs, _ = evaluate_grid(MEASURES, copy, runs, pools=POOLS, client=client, progress=False)
+    _same(evs, local)
+    assert _cached_scorers(client) == kept
+    # changed judgments are other content (unlike any of the module's earlier grids): new scorers, and the values
+    # are the changed qrels'
+    copy[next(reversed(copy))]["D-new"] = 2
+    evs, _ = evaluate_grid(MEASURES, copy, runs, pools=POOLS, client=client, progress=False)
+    _same(evs, evaluate_grid(MEASURES, copy, runs, pools=POOLS, progress=False)[0])
+    assert sum(_cached_scorers(client).values()) > sum(kept.values())

@@ -89,6 +89,21 @@ def test_blocks_with_equal_judgments_share_their_qrels_and_changed_ones_do_not(d
         np.testing.assert_array_equal(res.evaluations(b)[(100.0, 0)].values, ref)
 
 
+def test_scorers_kept_in_this_process_are_keyed_by_the_qrels_content(data):
+    """A scorer kept from an earlier grid serves only judgments of the same content: qrels changed in place
+    between two grids (the same dict) are scored anew."""
+    qrels, runs = data
+    qrels = {q: dict(d) for q, d in qrels.items()}
+    pools = [100, (30, 0)]
+    _assert_same(evaluate_grid(["AP", "MP"], qrels, runs, pools=pools, progress=False)[0],
+                 _reference(qrels, runs, pools, ["AP", "MP"]))
+    q0 = next(iter(qrels))
+    for d in qrels[q0]:
+        qrels[q0][d] = 1 - min(1, qrels[q0][d])
+    _assert_same(evaluate_grid(["AP", "MP"], qrels, runs, pools=pools, progress=False)[0],
+                 _reference(qrels, runs, pools, ["AP", "MP"]))
+
+
 def test_dask_backend_equals_local_bit_for_bit(data, client, tmp_path):
     qrels, runs = data
     local, _ = evaluate_grid(MEASURES, qrels, runs, pools=POOLS, progress=False)
