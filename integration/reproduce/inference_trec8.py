@@ -261,11 +261,11 @@ def _save(fig, path):
 def plot_figure1(pvals, probs, corr, label, path, direct=None):
     """Panel (a): the linear model; then one panel per direct-model variant (``direct``: {variant: result})."""
     plt = _plt()
-    panels = [(pvals, probs, f"(a) TREC-8 {label}: linear model, 500 random run pairs (r = {corr:.3f})",
+    panels = [(pvals, probs, f"(a) TREC-8 {label}: linear model,\n500 random run pairs (r = {corr:.3f})",
                "posterior P(β_A > β_B), linear model")]
     for variant, d in (direct or {}).items():
         n = int(round((1 + np.sqrt(1 + 8 * len(d["pvals"]))) / 2))
-        panels.append((d["pvals"], d["probs"], f"(b) {label}: direct model, variant='{variant}', all "
+        panels.append((d["pvals"], d["probs"], f"(b) {label}: direct model, variant='{variant}',\nall "
                        f"{len(d['pvals'])} pairs of {n} runs (r = {d['r']:.3f})",
                        f"posterior P(β_A > β_B), direct model ({variant})"))
     fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 5), squeeze=False)
@@ -291,7 +291,7 @@ def plot_figure3a(res, path):
     """Fig. 3(a) analogue: t-test p-value against the corpus model's posterior."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(5, 5))
-    _scatter(ax, res["pvals"], res["probs"], f"(3a) TREC-8 P@10, corpus effect: {len(res['pvals'])} pairs of "
+    _scatter(ax, res["pvals"], res["probs"], f"(3a) TREC-8 P@10, corpus effect:\n{len(res['pvals'])} pairs of "
              f"{len(res['runs'])} runs (r = {res['r']:.3f})", "posterior P(β_A > β_B), linear model + corpus")
     _save(fig, path)
 
