@@ -43,16 +43,52 @@ def test_posterior_tracks_the_t_test(mats):
     assert np.corrcoef(pvals, probs)[0, 1] < -0.98
 
 
-def test_direct_model_on_real_judgments(mats, trec8):
-    """§3.2 on TREC-8 top-10 judgments of 8 runs: p_ij estimates P@10 and P(A > B) tracks the t-test."""
-    pytest.importorskip("pymc", reason='PyMC not installed: pip install "irmeasures-markov[bayes]"')
+def _reproduce():
+    """The reproduction script's module (integration/reproduce/inference_trec8.py)."""
     import pathlib
     import sys
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "reproduce"))
-    from inference_trec8 import figure1_direct
+    import inference_trec8
+    return inference_trec8
+
+
+@pytest.mark.filterwarnings("ignore::irmeasures_markov.inference.SamplingWarning")  # short chains
+def test_direct_model_on_real_judgments(mats, trec8):
+    """§3.2 on TREC-8 top-10 judgments of 6 runs, both variants (a small version of the script's Fig. 1b/2a):
+    p_ij estimates P@10 and P(A > B) tracks the t-test; the page's table has a row per variant."""
+    pytest.importorskip("pymc", reason='PyMC not installed: pip install "irmeasures-markov[bayes]"')
+    script = _reproduce()
     qrels, runs = trec8
-    out = figure1_direct(mats, qrels, runs, ["P@10"], n_runs=8, progress=False)
-    pvals, probs, corr, measure_corr = out["P@10"]
-    assert len(pvals) == 28
-    assert measure_corr > 0.9
-    assert corr < -0.9
+    out = script.figure1_direct(mats, qrels, runs, ["P@10"], n_runs=6, progress=False, draws=200)
+    for variant in ("package", "paper"):
+        d = out["P@10", variant]
+        assert len(d["pvals"]) == 15
+        assert d["measure_r"] > 0.9
+        assert d["r"] < -0.8
+    # the full-run P@10 of the judgments the model sees is the evaluator's P@10
+    names = script.seeded_runs(mats["P@10"].systems, 6)
+    x = script.judgments(qrels, runs, names, mats["P@10"].topics, 10)
+    sm = mats["P@10"]
+    np.testing.assert_allclose(x.mean(axis=2), sm.values[:, [sm.systems.index(n) for n in names]], atol=1e-12)
+    fig = {"P@10": (out["P@10", "package"]["pvals"], out["P@10", "package"]["probs"], out["P@10", "package"]["r"])}
+    import pandas as pd
+    text = script.markdown(pd.DataFrame({"t": [0.5]}, index=["P@10"]), fig, 129, 50, 100, True, out)
+    assert "variant='paper'" in text and "variant='package'" in text
+
+
+@pytest.mark.filterwarnings("ignore::irmeasures_markov.inference.SamplingWarning")  # short chains
+def test_corpus_effect_analogue(mats, trec8):
+    """The Figure 3(a) analogue, small: 3 runs split by sub-collection; every row's P@10 is the run restricted to
+    that sub-collection's documents, the four sub-collections cover every retrieved document, and the fit
+    returns one posterior probability per pair."""
+    pytest.importorskip("pymc", reason='PyMC not installed: pip install "irmeasures-markov[bayes]"')
+    script = _reproduce()
+    qrels, runs = trec8
+    prefixes = tuple(script.CORPORA.values())
+    assert all(d.startswith(prefixes) for run in runs.values() for docs in run.values() for d in docs)
+    names = script.seeded_runs(mats["P@10"].systems, 3, 1)
+    rows = script.corpus_table(qrels, runs, names, mats["P@10"].topics)
+    assert set(rows["corpus"]) == set(script.CORPORA)
+    assert len(rows["value"]) <= 3 * 50 * 4 and all(0 <= v <= 1 for v in rows["value"])
+    res = script.figure3a(mats, qrels, runs, n_runs=3, progress=False, draws=100)
+    assert len(res["probs"]) == 3 and all(0 <= p <= 1 for p in res["probs"])

@@ -12,15 +12,26 @@
   t-test p-value of "A better than B" against the Bayesian linear model's
   posterior P(β_A > β_B) (one model over all 129 runs, conjugate Gibbs
   sampler, 4 chains × 1000 draws), for P@10 and RBP(0.8), with their correlation.
-  Panel (b), as the paper's Figure 1(b): the direct model of relevance (§3.2,
-  PyMC NUTS, 2 chains × 500 draws) on the top-ranked judgments of 33 seeded
-  runs (all their 528 pairs; user model uniform on ranks 1..10 for P@10,
-  geometric θ = 0.8 to depth 25 for RBP), against the same one-sided t-test,
-  and how well its p_ij estimates the per-topic measure (the paper's Fig. 2a).
-  About a minute; ``--direct-runs 0`` skips it (and needs no PyMC).
+* Figures 1(b), 2(a), 2(b): the direct model of relevance (§3.2, PyMC NUTS,
+  2 chains × ``--direct-draws``) in both variants (``variant='package'``, the
+  package's default, and ``variant='paper'``, the model as published) on the
+  top-ranked judgments of ``--direct-runs`` seeded runs (all their pairs; user
+  model uniform on ranks 1..10 for P@10, geometric θ = 0.8 to depth 25 for
+  RBP), against the same one-sided t-test, and how well its p_ij estimates the
+  per-topic measure (Fig. 2a).  ``--direct-runs 0`` skips it (and needs no PyMC).
+* Figure 3(a) analogue (corpus effects): every run of ``--corpus-runs`` seeded
+  runs split into its four TREC-8 sub-collections by docid prefix (FBIS, FR94,
+  FT, LA); P@10 of each run × topic × sub-collection (rows where the run
+  retrieved nothing from a sub-collection are left out: unbalanced, as in the
+  paper); ``fit_linear_model(effects=['corpus'])`` on that long table against
+  the one-sided t-test on the runs' whole P@10.  The sampler is
+  ``--corpus-backend`` (default `CORPUS_BACKEND`: fit_linear_model's NUTS).
+  ``--corpus-runs 0`` skips it.
 
     python integration/reproduce/inference_trec8.py [--data-dir ../shared/data] [--n-jobs 2] [--resamples 10000]
-                                          [--direct-runs 33] [--scheduler ADDRESS|local] [--store DIR]
+                                          [--direct-runs 12] [--direct-draws 300] [--corpus-runs 4]
+                                          [--corpus-draws 300] [--corpus-backend nuts]
+                                          [--scheduler ADDRESS|local] [--store DIR]
 
 The discriminative-power table (one cell per measure and test) and the
 Bayesian linear model fits (one cell per measure) are :mod:`irmeasures_markov.grid`
@@ -28,7 +39,8 @@ cells: on ``--n-jobs`` local processes by default, on a Dask cluster with
 ``--scheduler`` (``local`` starts a LocalCluster), resumable with ``--store``.
 The numbers do not depend on the backend.
 
-Writes docs/inference-trec8.md and docs/figures/inference_fig1_{p10,rbp}.png.
+Writes docs/inference-trec8.md and docs/figures/inference_fig1_{p10,rbp}.png (Fig. 1 and 2b),
+inference_fig2a_rbp.png and inference_fig3a_corpus.png.
 """
 from __future__ import annotations
 
@@ -54,6 +66,14 @@ from irmeasures_markov.inference import discriminative_power, paired_t_test, sco
 PH_MODEL = "PH(browse='RWBM',p=0.7,q=0.2)"
 #: user model (rank distribution) and judged depth of the direct model per measure
 DIRECT_USERS = {"P@10": ("precision", 10), "RBP(0.8)": ("rbp", 25)}
+#: the direct model's variants, drawn side by side (direct_relevance_model(variant=...))
+DIRECT_VARIANTS = ("package", "paper")
+#: TREC-8's sub-collections by docid prefix (FR94 documents start "FR9")
+CORPORA = {"FBIS": "FBIS", "FR94": "FR", "FT": "FT", "LA": "LA"}
+#: The sampler of the Figure 3(a) analogue's fit_linear_model: "nuts" is fit_linear_model as it is (PyMC NUTS,
+#: no backend keyword); any other value is passed as fit_linear_model(backend=...), e.g. "gibbs" once a Gibbs
+#: backend for extra effects exists.
+CORPUS_BACKEND = "nuts"
 
 
 def assumed_lengths(runs, seed=0):
@@ -119,13 +139,30 @@ def judgments(qrels, runs, names, topics, depth):
     return x
 
 
-def figure1_direct(mats, qrels, runs, labels, n_runs=33, seed=0, progress=True):
-    """Direct model of relevance on ``n_runs`` seeded runs: (pvalues, posterior probabilities, correlation,
-    correlation of the posterior p_ij with the per-topic measure) per label, over all pairs of those runs."""
-    from irmeasures_markov.inference import direct_relevance_model
-    sm0 = mats[labels[0]]
+def agreement(pvals, probs):
+    """How a posterior P(A > B) agrees with the one-sided p-value: Pearson r, mean |P − 0.5| against
+    mean |(1 − p) − 0.5| (their difference is the shrinkage towards 0.5: positive = more conservative),
+    and the share of pairs with P > 0.95 against the share with p < 0.05."""
+    pvals, probs = np.asarray(pvals), np.asarray(probs)
+    return {"r": float(np.corrcoef(pvals, probs)[0, 1]), "dist_p": float(np.mean(np.abs(0.5 - pvals))),
+            "dist_post": float(np.mean(np.abs(probs - 0.5))),
+            "shrinkage": float(np.mean(np.abs(0.5 - pvals)) - np.mean(np.abs(probs - 0.5))),
+            "share_p": float(np.mean(pvals < 0.05)), "share_post": float(np.mean(probs > 0.95))}
+
+
+def seeded_runs(systems, n_runs, seed=0):
+    """``n_runs`` run names drawn without replacement (seeded), in the matrix's order."""
     rng = np.random.default_rng(seed)
-    names = [sm0.systems[i] for i in sorted(rng.choice(sm0.n_systems, n_runs, replace=False))]
+    return [systems[i] for i in sorted(rng.choice(len(systems), n_runs, replace=False))]
+
+
+def figure1_direct(mats, qrels, runs, labels, n_runs=33, seed=0, progress=True, variants=DIRECT_VARIANTS,
+                   draws=500):
+    """Direct model of relevance on ``n_runs`` seeded runs, per label and variant: {'pvals', 'probs', 'r',
+    'measure_r' (posterior p_ij against the per-topic measure), 'cells', 'measure', 'divergences',
+    'max_rhat', 'seconds'} over all pairs of those runs."""
+    from irmeasures_markov.inference import direct_relevance_model
+    names = seeded_runs(mats[labels[0]].systems, n_runs, seed)
     pairs = list(combinations(range(n_runs), 2))
     out = {}
     for lab in labels:
@@ -133,40 +170,147 @@ def figure1_direct(mats, qrels, runs, labels, n_runs=33, seed=0, progress=True):
         sm = mats[lab]
         y = sm.values[:, [sm.systems.index(n) for n in names]]
         x = judgments(qrels, runs, names, sm.topics, depth)
-        post = direct_relevance_model(x, systems=names, topics=sm.topics, user=user, theta=0.8, draws=500,
-                                      tune=500, chains=2, cores=2, seed=seed, progress=progress)
-        beta = post.system_effects
-        probs = np.array([np.mean(beta[:, a] > beta[:, b]) for a, b in pairs])
         pvals = np.array([paired_t_test(y[:, a], y[:, b], "greater").pvalue for a, b in pairs])
-        out[lab] = (pvals, probs, float(np.corrcoef(pvals, probs)[0, 1]),
-                    float(np.corrcoef(post.cell_estimates.ravel(), y.ravel())[0, 1]))
+        for variant in variants:
+            t = time.perf_counter()
+            post = direct_relevance_model(x, systems=names, topics=sm.topics, user=user, theta=0.8, draws=draws,
+                                          tune=draws, chains=2, cores=2, seed=seed, progress=progress,
+                                          variant=variant)
+            beta = post.system_effects
+            probs = np.array([np.mean(beta[:, a] > beta[:, b]) for a, b in pairs])
+            out[lab, variant] = {"pvals": pvals, "probs": probs, "r": float(np.corrcoef(pvals, probs)[0, 1]),
+                                 "measure_r": float(np.corrcoef(post.cell_estimates.ravel(), y.ravel())[0, 1]),
+                                 "cells": post.cell_estimates, "measure": y, "divergences": post.divergences,
+                                 "max_rhat": post.max_rhat, "seconds": time.perf_counter() - t}
     return out
 
 
-def plot_figure1(pvals, probs, corr, label, path, direct=None):
+def corpus_table(qrels, runs, names, topics, depth=10):
+    """Long table of P@``depth`` per run × topic × sub-collection (the run restricted to the sub-collection's
+    documents, in the run's order); rows where the run retrieved nothing there are left out."""
+    rows = {"system": [], "topic": [], "corpus": [], "value": []}
+    for corpus, prefix in CORPORA.items():
+        sub = {n: {q: {d: sc for d, sc in runs[n].get(q, {}).items() if d.startswith(prefix)} for q in topics}
+               for n in names}
+        x = judgments(qrels, sub, names, topics, depth)
+        for j, n in enumerate(names):
+            for i, q in enumerate(topics):
+                if sub[n][q]:
+                    rows["system"].append(n)
+                    rows["topic"].append(q)
+                    rows["corpus"].append(corpus)
+                    rows["value"].append(float(x[i, j].mean()))
+    return rows
+
+
+def figure3a(mats, qrels, runs, n_runs=6, seed=0, progress=True, draws=400, backend=CORPUS_BACKEND,
+             target_accept=0.95):
+    """The Figure 3(a) analogue on ``n_runs`` seeded runs: the one-sided t-test on the runs' P@10 against
+    P(β_A > β_B) of the linear model with a corpus effect; {'pvals', 'probs', 'r', 'rows', 'divergences',
+    'max_rhat', 'seconds', 'corpus_effects'}."""
+    from irmeasures_markov.inference._bayes import fit_linear_model
+    sm = mats["P@10"]
+    names = seeded_runs(sm.systems, n_runs, seed + 1)
+    data = corpus_table(qrels, runs, names, sm.topics)
+    kwargs = {} if backend == "nuts" else {"backend": backend}
+    t = time.perf_counter()
+    post = fit_linear_model(data, effects=["corpus"], draws=draws, tune=draws, chains=2, cores=2, seed=seed,
+                            progress=progress, target_accept=target_accept, **kwargs)
+    pairs = list(combinations(range(n_runs), 2))
+    y = sm.values[:, [sm.systems.index(n) for n in names]]
+    pvals = np.array([paired_t_test(y[:, a], y[:, b], "greater").pvalue for a, b in pairs])
+    beta = post.system_effects
+    probs = np.array([np.mean(beta[:, a] > beta[:, b]) for a, b in pairs])
+    corpus = post.idata.posterior["corpus"].values.reshape(-1, len(CORPORA)).mean(axis=0)
+    return {"pvals": pvals, "probs": probs, "r": float(np.corrcoef(pvals, probs)[0, 1]), "rows": len(data["value"]),
+            "runs": names, "divergences": post.divergences, "max_rhat": post.max_rhat,
+            "seconds": time.perf_counter() - t, "corpus_effects": dict(zip(post_levels(data), corpus))}
+
+
+def post_levels(data):
+    """The corpus levels in fit_linear_model's order (first appearance)."""
+    return list(dict.fromkeys(data["corpus"]))
+
+
+def _scatter(ax, pv, pr, title, ylabel):
+    """One p-value against posterior panel, with the P = 1 − p line."""
+    ax.scatter(pv, pr, s=8, alpha=0.6)
+    ax.plot([0, 1], [1, 0], "k--", lw=0.8, label="P = 1 − p")
+    ax.set_xlabel("one-sided paired t-test p-value (A > B)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=9)
+    ax.legend(loc="upper right")
+
+
+def _plt():
+    """matplotlib without a display."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    panels = [(pvals, probs, corr, "Bayesian linear model", "500 random run pairs")]
-    if direct is not None:
-        dp, dq, dc, _ = direct
-        n = int(round((1 + np.sqrt(1 + 8 * len(dp))) / 2))
-        panels.append((dp, dq, dc, "direct model of relevance", f"all {len(dp)} pairs of {n} runs"))
-    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 5), squeeze=False)
-    for ax, (pv, pr, r, model, what), tag in zip(axes[0], panels, "ab"):
-        ax.scatter(pv, pr, s=8, alpha=0.6)
-        ax.plot([0, 1], [1, 0], "k--", lw=0.8, label="P = 1 − p")
-        ax.set_xlabel("one-sided paired t-test p-value (A > B)")
-        ax.set_ylabel(f"posterior P(β_A > β_B) ({model})")
-        ax.set_title(f"({tag}) TREC-8 {label}: {what} (r = {r:.3f})", fontsize=10)
-        ax.legend(loc="upper right")
+    return plt
+
+
+def _save(fig, path):
+    """Write a figure, creating its folder."""
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    fig.savefig(path, dpi=110)
+    _plt().close(fig)
 
 
-def markdown(table, fig, n_runs, n_topics, resamples, ph_included, direct=None) -> str:
+def plot_figure1(pvals, probs, corr, label, path, direct=None):
+    """Panel (a): the linear model; then one panel per direct-model variant (``direct``: {variant: result})."""
+    plt = _plt()
+    panels = [(pvals, probs, f"(a) TREC-8 {label}: linear model,\n500 random run pairs (r = {corr:.3f})",
+               "posterior P(β_A > β_B), linear model")]
+    for variant, d in (direct or {}).items():
+        n = int(round((1 + np.sqrt(1 + 8 * len(d["pvals"]))) / 2))
+        panels.append((d["pvals"], d["probs"], f"(b) {label}: direct model, variant='{variant}',\nall "
+                       f"{len(d['pvals'])} pairs of {n} runs (r = {d['r']:.3f})",
+                       f"posterior P(β_A > β_B), direct model ({variant})"))
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 5), squeeze=False)
+    for ax, (pv, pr, title, ylabel) in zip(axes[0], panels):
+        _scatter(ax, pv, pr, title, ylabel)
+    _save(fig, path)
+
+
+def plot_figure2a(direct, label, path):
+    """Fig. 2(a): the posterior mean p_ij against the per-topic measure, one panel per variant."""
+    plt = _plt()
+    fig, axes = plt.subplots(1, len(direct), figsize=(5 * len(direct), 5), squeeze=False)
+    for ax, (variant, d) in zip(axes[0], direct.items()):
+        ax.scatter(d["measure"].ravel(), d["cells"].ravel(), s=5, alpha=0.4)
+        ax.plot([0, 1], [0, 1], "k--", lw=0.8)
+        ax.set_xlabel(f"per-topic {label}")
+        ax.set_ylabel("posterior mean p_ij")
+        ax.set_title(f"(2a) variant='{variant}': r = {d['measure_r']:.3f}", fontsize=9)
+    _save(fig, path)
+
+
+def plot_figure3a(res, path):
+    """Fig. 3(a) analogue: t-test p-value against the corpus model's posterior."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(5, 5))
+    _scatter(ax, res["pvals"], res["probs"], f"(3a) TREC-8 P@10, corpus effect:\n{len(res['pvals'])} pairs of "
+             f"{len(res['runs'])} runs (r = {res['r']:.3f})", "posterior P(β_A > β_B), linear model + corpus")
+    _save(fig, path)
+
+
+def _agreement_rows(name, pvals, probs, extra=""):
+    """A markdown row of `agreement`."""
+    a = agreement(pvals, probs)
+    return (f"| {name} | {len(pvals)} | {a['r']:.3f} | {a['dist_p']:.3f} | {a['dist_post']:.3f} | "
+            f"{a['shrinkage']:+.3f} | {a['share_p']:.3f} | {a['share_post']:.3f} |{extra}")
+
+
+def _diag(d):
+    """Divergences and max R-hat as table text."""
+    rhat = "—" if d["max_rhat"] is None else f"{d['max_rhat']:.3f}"
+    return f" {d['divergences']} | {rhat} |"
+
+
+def markdown(table, fig, n_runs, n_topics, resamples, ph_included, direct=None, corpus=None, sizes=None) -> str:
+    sizes = sizes or {}
     lines = [
         "# Inference on TREC-8 (reproduced)",
         "",
@@ -187,20 +331,53 @@ def markdown(table, fig, n_runs, n_topics, resamples, ph_included, direct=None) 
     ]
     for lab, row in table.iterrows():
         lines.append(f"| {lab} | " + " | ".join(f"{v:.3f}" for v in row) + " |")
-    lines += ["", "## Figure 1 analogue: t-test p-value vs posterior probability", ""]
-    for lab, (_pvals, _probs, corr) in fig.items():
-        lines.append(f"* {lab}: Pearson r = {corr:.3f} between the one-sided p-value and P(β_A > β_B) over 500 "
-                     "random run pairs (a perfect negative relation would be r = −1).")
+    lines += ["", "## Figures 1, 2 and 3(a) of Carterette (2011): t-test p-value vs posterior probability", "",
+              "Each row compares the one-sided paired t-test p-value of \"A better than B\" with the posterior "
+              "P(β_A > β_B) over the pairs named. *mean \\|1−p−½\\|* and *mean \\|P−½\\|* are how far the two "
+              "lie from indifference; *shrinkage* is their difference (positive: the posterior is more "
+              "conservative than the t-test). The last two columns are the share of pairs with p < 0.05 and "
+              "with P > 0.95.", "",
+              "| model | pairs | Pearson r | mean \\|1−p−½\\| | mean \\|P−½\\| | shrinkage | p < 0.05 | "
+              "P > 0.95 | divergences | max R-hat |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+    for lab, (pvals, probs, _corr) in fig.items():
+        lines.append(_agreement_rows(f"(1a) linear model, {lab} (Gibbs, 129 runs)", pvals, probs,
+                                     " none (Gibbs) | — |"))
+    for (lab, variant), d in (direct or {}).items():
+        tag = "1b" if lab == "P@10" else "2b"
+        lines.append(_agreement_rows(f"({tag}) direct model, {lab}, variant='{variant}'", d["pvals"], d["probs"],
+                                     _diag(d)))
+    if corpus:
+        lines.append(_agreement_rows("(3a) linear model + corpus effect, P@10", corpus["pvals"], corpus["probs"],
+                                     _diag(corpus)))
+    lines += ["", "Sizes: the linear model (Fig. 1a) over all 129 runs, 500 seeded pairs, Gibbs 4 chains × 1000 "
+              "draws."]
     if direct:
-        m = len(next(iter(direct.values()))[0])
+        m = len(next(iter(direct.values()))["pvals"])
         n = int(round((1 + np.sqrt(1 + 8 * m)) / 2))
-        lines += ["", f"Direct model of relevance (§3.2; panel b), {n} seeded runs, all {m} pairs; the user model "
-                  "weights rank k by p_k (uniform on 1..10 for P@10, geometric θ = 0.8 to depth 25 for RBP):", ""]
-        for lab, (_, _, corr, mcorr) in direct.items():
-            lines.append(f"* {lab}: Pearson r = {corr:.3f} between the one-sided p-value and P(β_A > β_B); "
-                         f"the posterior mean of p_ij correlates with the per-topic {lab} at {mcorr:.3f} "
-                         "(the paper's Figure 2a).")
-    lines += ["", "![P@10](figures/inference_fig1_p10.png) ![RBP](figures/inference_fig1_rbp.png)", ""]
+        lines += [f"The direct model of relevance (§3.2; Fig. 1b, 2a, 2b): {n} seeded runs, all {m} pairs, PyMC "
+                  f"NUTS 2 chains × {sizes.get('direct_draws', 500)} draws after as many tuning steps; the user "
+                  "model weights rank k by p_k (uniform on 1..10 for P@10, geometric θ = 0.8 to depth 25 for "
+                  "RBP). Fig. 2(a), how well the posterior mean of p_ij estimates the per-topic measure:", ""]
+        for (lab, variant), d in direct.items():
+            lines.append(f"* {lab}, variant='{variant}': Pearson r = {d['measure_r']:.3f} between p_ij and the "
+                         f"per-topic {lab}.")
+    if corpus:
+        eff = ", ".join(f"{k} {v:+.3f}" for k, v in corpus["corpus_effects"].items())
+        lines += ["", f"The Figure 3(a) analogue: {len(corpus['runs'])} seeded runs split into TREC-8's four "
+                  f"sub-collections by docid prefix (FBIS, FR94, FT, LA), P@10 per run × topic × sub-collection "
+                  f"({corpus['rows']:,} rows; a run that retrieved nothing from a sub-collection for a topic has no "
+                  f"row there), `fit_linear_model(effects=['corpus'])` with "
+                  f"{sizes.get('corpus_backend', CORPUS_BACKEND)} 2 chains × {sizes.get('corpus_draws', 400)} "
+                  f"draws (target_accept 0.95); the t-test is on the runs' whole P@10. Posterior mean corpus "
+                  f"effects: {eff}. The package's linear model has one variant (its departures from the paper's "
+                  "priors are in [inference.md](inference.md#bayesian-models)), so Fig. 1(a) and 3(a) show it "
+                  "alone."]
+    lines += ["", "![P@10](figures/inference_fig1_p10.png)", "", "![RBP](figures/inference_fig1_rbp.png)", ""]
+    if direct:
+        lines += ["![Fig. 2a](figures/inference_fig2a_rbp.png)", ""]
+    if corpus:
+        lines += ["![Fig. 3a](figures/inference_fig3a_corpus.png)", ""]
     return "\n".join(lines)
 
 
@@ -212,8 +389,16 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(REPO / "docs" / "inference-trec8.md"))
     ap.add_argument("--figures", default=str(REPO / "docs" / "figures"))
     ap.add_argument("--no-progress", action="store_true")
-    ap.add_argument("--direct-runs", type=int, default=33,
+    ap.add_argument("--direct-runs", type=int, default=12,
                     help="runs for the direct model of relevance (PyMC; 0 skips it)")
+    ap.add_argument("--direct-draws", type=int, default=300, help="NUTS draws (and tuning steps) per chain")
+    ap.add_argument("--direct-variants", default=",".join(DIRECT_VARIANTS),
+                    help="comma-separated variants of the direct model")
+    ap.add_argument("--corpus-runs", type=int, default=4,
+                    help="runs for the Figure 3(a) analogue, split by sub-collection (0 skips it)")
+    ap.add_argument("--corpus-draws", type=int, default=300, help="draws (and tuning steps) per chain")
+    ap.add_argument("--corpus-backend", default=CORPUS_BACKEND,
+                    help="'nuts' (fit_linear_model as it is) or a fit_linear_model backend= value")
     ap.add_argument("--scheduler", default=None,
                     help="run the tests and fits on a Dask cluster: a scheduler address, or 'local' for a "
                          "LocalCluster of --n-jobs workers (default: --n-jobs local processes)")
@@ -236,21 +421,39 @@ def main(argv=None) -> int:
         if owned:
             backend.close()
     direct = None
+    variants = tuple(v for v in args.direct_variants.split(",") if v)
     if args.direct_runs > 0:
         direct = figure1_direct(mats, qrels, runs, ["P@10", "RBP(0.8)"], n_runs=args.direct_runs,
-                                progress=progress)
+                                progress=progress, variants=variants, draws=args.direct_draws)
+    corpus = None
+    if args.corpus_runs > 0:
+        corpus = figure3a(mats, qrels, runs, n_runs=args.corpus_runs, progress=progress, draws=args.corpus_draws,
+                          backend=args.corpus_backend)
     figdir = pathlib.Path(args.figures)
     for lab, name in (("P@10", "p10"), ("RBP(0.8)", "rbp")):
         plot_figure1(*fig[lab], lab, figdir / f"inference_fig1_{name}.png",
-                     direct=None if direct is None else direct[lab])
+                     direct=None if direct is None else {v: direct[lab, v] for v in variants})
+    if direct is not None:
+        plot_figure2a({v: direct["RBP(0.8)", v] for v in variants}, "RBP(0.8)", figdir / "inference_fig2a_rbp.png")
+    if corpus is not None:
+        plot_figure3a(corpus, figdir / "inference_fig3a_corpus.png")
     seconds = time.perf_counter() - t0
-    text = markdown(table, fig, len(runs), len(ev.topics), args.resamples, "P@H (RWBM)" in measures, direct)
+    sizes = {"direct_draws": args.direct_draws, "corpus_draws": args.corpus_draws,
+             "corpus_backend": "NUTS" if args.corpus_backend == "nuts" else f"backend={args.corpus_backend!r}"}
+    text = markdown(table, fig, len(runs), len(ev.topics), args.resamples, "P@H (RWBM)" in measures, direct,
+                    corpus, sizes)
     pathlib.Path(args.out).write_text(text)
     print(table.round(3).to_string())
     for lab, (_, _, corr) in fig.items():
         print(f"{lab}: r(p-value, posterior) = {corr:.3f}")
-    for lab, (_, _, corr, mcorr) in (direct or {}).items():
-        print(f"{lab}, direct model: r(p-value, posterior) = {corr:.3f}; r(p_ij, measure) = {mcorr:.3f}")
+    for (lab, variant), d in (direct or {}).items():
+        a = agreement(d["pvals"], d["probs"])
+        print(f"{lab}, direct model ({variant}): r = {d['r']:.3f}; shrinkage {a['shrinkage']:+.4f}; "
+              f"P>0.95 {a['share_post']:.3f} vs p<0.05 {a['share_p']:.3f}; r(p_ij, measure) = {d['measure_r']:.3f}; "
+              f"{d['divergences']} divergences, max R-hat {d['max_rhat']}; {d['seconds']:.0f} s")
+    if corpus:
+        print(f"corpus model: r = {corpus['r']:.3f}; {corpus['divergences']} divergences, max R-hat "
+              f"{corpus['max_rhat']}; {corpus['seconds']:.0f} s")
     print(f"total {seconds:.0f} s; wrote {args.out}")
     return 0
 

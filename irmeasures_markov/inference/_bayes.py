@@ -32,6 +32,13 @@ effective sample size (Σ p_k)² / Σ p_k²).  The weighted maximum-likelihood
 p_ij is Σ_k p_k x_ijk / Σ_k p_k: precision@K for p_k uniform on 1..K,
 RBP for geometric p_k = θ^{k−1}(1−θ) (normalised over the judged depth).
 
+``variant='paper'`` fits §3.2 as published, read where it is improper or
+ambiguous (see `direct_relevance_model`): every scale (σ, σ_int, σ_run,
+σ_topic) gets the paper's p(σ) ∝ 1/σ truncated to ``jeffreys_bounds``
+(the untruncated posterior is improper), μ ~ N(0, σ_int²), and rank k's
+Bernoulli log-likelihood counts with the paper's own weight p_k (1 on ranks
+1..K for precision@K, θ^{k−1}(1−θ) for RBP: not rescaled).
+
 **Extra effects (§3.3)** — `fit_linear_model` takes a long table with
 any categorical columns (e.g. ``assessor``, ``corpus``) as effects plus named
 two-way interactions, each a normal effect N(0, σ_e²) with its own scale σ_e
@@ -66,7 +73,8 @@ from irmeasures_markov.inference._posterior import EFFECT_SCALE_PRIOR, MU_PRIOR_
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["fit_linear_model", "bayesian_linear_model", "direct_relevance_model", "rank_weights"]
+__all__ = ["fit_linear_model", "bayesian_linear_model", "direct_relevance_model", "rank_weights", "direct_model",
+           "direct_model_weights", "DIRECT_VARIANTS", "JEFFREYS_BOUNDS"]
 
 
 def _pymc():
@@ -290,17 +298,123 @@ def rank_weights(depth: int, user: str = "precision", theta: float = 0.8) -> np.
     raise ValueError(f"user must be 'precision' or 'rbp', got {user!r}")
 
 
+#: Variants of `direct_relevance_model`: the package's (default) and the paper's as published.
+DIRECT_VARIANTS = ("package", "paper")
+#: Truncation of the paper's p(σ) ∝ 1/σ in ``variant='paper'`` (logit scale): six orders of magnitude
+#: around 1, wide enough that σ_run, σ_topic and σ_int sit well inside on TREC data.
+JEFFREYS_BOUNDS = (1e-3, 1e3)
+
+
+def _jeffreys_scale(pm, name, bounds):
+    """The paper's p(σ) ∝ 1/σ is flat on log σ; truncated to ``bounds`` it is proper (the paper's is not)."""
+    log_scale = pm.Uniform(f"log_{name}", np.log(bounds[0]), np.log(bounds[1]))
+    return pm.Deterministic(name, pm.math.exp(log_scale))
+
+
+def direct_model_weights(depth: int, user: str = "precision", theta: float = 0.8,
+                         variant: str = "package") -> np.ndarray:
+    """w_k, the weight of rank k's log Bernoulli(x_ijk | p_ij) in the likelihood of `direct_relevance_model`.
+
+    ``'package'``: p_k of `rank_weights` scaled to the distribution's effective sample size
+    (Σ p_k)² / Σ p_k²; ``'paper'``: the paper's own p_k (§3.2), 1 on ranks 1..depth for precision (as the
+    paper writes it, not the distribution 1/depth) and θ^{k−1}(1 − θ) for RBP (adding up to 1 − θ^depth).
+    """
+    if variant not in DIRECT_VARIANTS:
+        raise ValueError(f"variant must be one of {DIRECT_VARIANTS}, got {variant!r}")
+    pk = rank_weights(depth, user, theta)
+    if variant == "paper":
+        return np.ones(depth) if user == "precision" else pk
+    return pk * (pk.sum() ** 2 / np.sum(pk ** 2)) / pk.sum()  # scaled to the effective sample size
+
+
+def direct_model(judgments: ArrayLike, *, user: str = "precision", theta: float = 0.8, variant: str = "package",
+                 jeffreys_bounds: tuple[float, float] = JEFFREYS_BOUNDS):
+    """The PyMC model of `direct_relevance_model` (unsampled; its arguments), for checking its log density."""
+    pm = _pymc()
+    x = np.asarray(judgments, dtype=np.float64)
+    if x.ndim != 3:
+        raise ValueError(f"judgments must be topics × systems × depth, got shape {x.shape}")
+    if not np.all((x == 0) | (x == 1)):
+        raise ValueError("judgments must be 0/1")
+    n_t, n_s, depth = x.shape
+    if n_t < 2:
+        raise ValueError("the model needs at least 2 topics")
+    low, high = (float(b) for b in jeffreys_bounds)
+    if not 0 < low < high < np.inf:
+        raise ValueError(f"jeffreys_bounds must be 0 < low < high < inf, got {jeffreys_bounds!r}")
+    w = direct_model_weights(depth, user, theta, variant)
+    hits = np.tensordot(x, w, axes=([2], [0]))             # Σ_k w_k x_ijk
+    total = w.sum()
+    with pm.Model() as model:
+        if variant == "package":
+            mu = pm.Normal("mu", 0.0, MU_PRIOR_SD)
+            beta = _effect(pm, "system", n_s)
+            alpha = _effect(pm, "topic", n_t)
+            sigma = pm.HalfCauchy("sigma", EFFECT_SCALE_PRIOR)  # latent scale: p(σ) ∝ 1/σ would be improper here
+            z = pm.Normal("z_cell", 0.0, 1.0, shape=(n_t, n_s))
+        else:
+            # the paper's priors: μ ~ N(0, σ_int²) and every σ ~ 1/σ, truncated (see the docstring)
+            mu = pm.Normal("mu", 0.0, _jeffreys_scale(pm, "sigma_int", (low, high)))
+            effects = []
+            for name, n in (("system", n_s), ("topic", n_t)):
+                scale = _jeffreys_scale(pm, f"sigma_{name}", (low, high))
+                effects.append(pm.Deterministic(name, scale * pm.Normal(f"z_{name}", 0.0, 1.0, shape=n)))
+            beta, alpha = effects
+            sigma = _jeffreys_scale(pm, "sigma", (low, high))
+            z = pm.Normal("z_cell", 0.0, 1.0, shape=(n_t, n_s))
+        y = mu + beta[None, :] + alpha[:, None] + sigma * z
+        p = pm.Deterministic("p", pm.math.sigmoid(y))
+        # weighted Bernoulli log-likelihood: Σ_k w_k [x log p + (1 − x) log(1 − p)]
+        pm.Potential("relevance", pm.math.sum(hits * pm.math.log(p) + (total - hits) * pm.math.log(1.0 - p)))
+    return model
+
+
 def direct_relevance_model(judgments: ArrayLike, *, systems: Sequence[str] | None = None,
                            topics: Sequence[str] | None = None, user: str = "precision", theta: float = 0.8,
                            draws: int = 1000, tune: int = 1000, chains: int = 4, seed: int | None = 0,
                            progress: bool | None = None, cores: int | None = None,
-                           target_accept: float = 0.9) -> BayesResult:
-    """§3.2: judgments x_ijk ~ Bernoulli(logistic(y_ij)), y_ij ~ N(μ + β_j + α_i, σ²), ranks weighted by p_k.
+                           target_accept: float = 0.9, variant: str = "package",
+                           jeffreys_bounds: tuple[float, float] = JEFFREYS_BOUNDS) -> BayesResult:
+    r"""§3.2: judgments x_ijk ~ Bernoulli(logistic(y_ij)), y_ij ~ N(μ + β_j + α_i, σ²), ranks weighted by p_k.
 
     ``judgments``: array topics × systems × depth of 0/1 (unjudged as 0).
     ``user``: ``'precision'`` (p_ij estimates precision@depth) or ``'rbp'``
     (geometric p_k with ``theta``; p_ij estimates RBP normalised over the depth).
-    ``cell_estimates`` of the result are the posterior means of p_ij.
+    ``cell_estimates`` of the result are the posterior means of p_ij.  The
+    log-likelihood is
+
+    $$
+    \sum_{i,j,k} w_k \left[x_{ijk} \log p_{ij} + (1 - x_{ijk}) \log(1 - p_{ij})\right],
+    $$
+
+    maximised at p_ij = Σ_k w_k x_ijk / Σ_k w_k, the user-model measure, in both variants.
+
+    **``variant='package'``** (default): μ ~ N(0, 10²); σ_run, σ_topic and the
+    latent σ ~ half-Cauchy(0, 1); w_k = p_k of `rank_weights` scaled to the
+    distribution's effective sample size (Σ p_k)² / Σ p_k² (precision@K: w_k = 1;
+    RBP θ = 0.8: Σ w_k ≈ 9).
+
+    **``variant='paper'``**: Carterette (2011, §3.2) as published, with its two
+    gaps filled by the closest proper reading, named here:
+
+    * *Priors.* The paper gives μ ~ N(0, σ_int²) and p(σ) ∝ 1/σ for σ_int,
+      σ_run, σ_topic and σ. That posterior is improper: the likelihood stays
+      positive as a scale goes to 0, where ∫ dσ/σ diverges. *Truncated-Jeffreys
+      reading:* each scale has density ∝ 1/σ on ``jeffreys_bounds`` (flat on
+      log σ; default 10⁻³ to 10³).  Where the data inform a scale the bounds do
+      not matter; where they barely do (the latent σ under RBP's weights, which
+      add up to one judgment per cell), the posterior mass near the lower bound
+      depends on it.
+    * *Likelihood.* The paper writes P(x_ijk) = p_ij p_k with p_k = 1 on ranks
+      1..K for precision@K and p_k = θ^{k−1}(1−θ) for RBP, and says p_ij then
+      estimates precision@K and RBP. Read literally (x_ijk ~ Bernoulli(p_ij p_k))
+      the maximum-likelihood p_ij is not RBP (it exceeds 1 as soon as a
+      relevant document is found below the first ranks). *Power-likelihood
+      reading:* rank k's Bernoulli term counts p_k times, w_k = p_k
+      (`direct_model_weights`), under which the paper's claim holds. For
+      precision@K this is the plain Bernoulli model and equals the package's
+      likelihood; for RBP the weights add up to 1 − θ^K (about one judgment per
+      cell), not to the effective sample size.
 
     Parameters
     ----------
@@ -328,6 +442,11 @@ def direct_relevance_model(judgments: ArrayLike, *, systems: Sequence[str] | Non
         Processes sampling chains in parallel (PyMC's default when None).
     target_accept : float
         NUTS's target acceptance rate (raise it towards 0.99 against divergences).
+    variant : {'package', 'paper'}
+        The package's model (default) or the paper's as published (above).
+    jeffreys_bounds : (float, float)
+        ``variant='paper'``: the range (low, high) of every scale's truncated p(σ) ∝ 1/σ
+        (default `JEFFREYS_BOUNDS`, 10⁻³ to 10³); ignored by the package's variant.
 
     Returns
     -------
@@ -337,35 +456,23 @@ def direct_relevance_model(judgments: ArrayLike, *, systems: Sequence[str] | Non
     Raises
     ------
     ValueError
-        Judgments that are not 0/1 or not 3-D, fewer than 2 topics, or a bad ``user``/``theta``.
+        Judgments that are not 0/1 or not 3-D, fewer than 2 topics, a bad ``user``/``theta``, an unknown
+        ``variant``, or ``jeffreys_bounds`` not 0 < low < high < ∞.
     ImportError
         PyMC is not installed.
+
+    Warns
+    -----
+    SamplingWarning
+        Divergent transitions, or R-hat above `MAX_RHAT`.
     """
     pm = _pymc()
-    x = np.asarray(judgments, dtype=np.float64)
-    if x.ndim != 3:
-        raise ValueError(f"judgments must be topics × systems × depth, got shape {x.shape}")
-    if not np.all((x == 0) | (x == 1)):
-        raise ValueError("judgments must be 0/1")
-    n_t, n_s, depth = x.shape
-    if n_t < 2:
-        raise ValueError("the model needs at least 2 topics")
-    pk = rank_weights(depth, user, theta)
-    w = pk * (pk.sum() ** 2 / np.sum(pk ** 2)) / pk.sum()  # scaled to the effective sample size
-    hits = np.tensordot(x, w, axes=([2], [0]))             # Σ_k w_k x_ijk
-    total = w.sum()
+    if variant not in DIRECT_VARIANTS:
+        raise ValueError(f"variant must be one of {DIRECT_VARIANTS}, got {variant!r}")
+    model = direct_model(judgments, user=user, theta=theta, variant=variant, jeffreys_bounds=jeffreys_bounds)
+    n_t, n_s, _ = np.shape(judgments)
     systems = [str(s) for s in systems] if systems is not None else [f"system{j}" for j in range(n_s)]
     topics = [str(t) for t in topics] if topics is not None else [str(i) for i in range(n_t)]
-    with pm.Model() as model:
-        mu = pm.Normal("mu", 0.0, MU_PRIOR_SD)
-        beta = _effect(pm, "system", n_s)
-        alpha = _effect(pm, "topic", n_t)
-        sigma = pm.HalfCauchy("sigma", EFFECT_SCALE_PRIOR)  # latent scale: p(σ) ∝ 1/σ would be improper here
-        z = pm.Normal("z_cell", 0.0, 1.0, shape=(n_t, n_s))
-        y = mu + beta[None, :] + alpha[:, None] + sigma * z
-        p = pm.Deterministic("p", pm.math.sigmoid(y))
-        # weighted Bernoulli log-likelihood: Σ_k w_k [x log p + (1 − x) log(1 − p)]
-        pm.Potential("relevance", pm.math.sum(hits * pm.math.log(p) + (total - hits) * pm.math.log(1.0 - p)))
     idata = _sample(pm, model, draws, tune, chains, seed, progress, cores, target_accept)
     divergences, max_rhat = sampling_diagnostics(idata, "nuts", target_accept)
     beta_draws = idata.posterior["system"].values.reshape(-1, n_s)
