@@ -349,13 +349,13 @@ def _checked_columns(qrels: QrelsIndex, run: Mapping, probe: bool
         for k, d in enumerate(dicts):
             a, b = offsets[k], offsets[k + 1]
             keys[a:b] = d
-            "".join(d)   # every docid a str, checked at C speed while in cache (TypeError otherwise)
             scores[a:b] = np.fromiter(d.values(), dtype=np.float64, count=b - a)
             if probe:
                 judged_docids = positive[k]
                 probed[p:p + len(judged_docids)] = np.fromiter(map(d.get, judged_docids, repeat(nan)),
                                                                dtype=np.float64, count=len(judged_docids))
                 p += len(judged_docids)
+        "".join(keys)   # every docid a str, checked at C speed (TypeError otherwise)
     except (TypeError, ValueError):
         return None
     if n != len(keys) or not np.isfinite(scores).all():   # a mapping whose length disagrees with its items
