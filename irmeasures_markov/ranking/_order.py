@@ -393,13 +393,14 @@ def cut_to_depth(order: np.ndarray, positive: np.ndarray, grades: np.ndarray | N
             slots, marks = slots[kept], marks[kept]
         if slots.size:
             order = fix_ties(order, keys, starts, slots, marks)
-    n = order.size
-    top = np.arange(n, dtype=np.int64) - np.repeat(starts[:-1], lengths) < depth
+    # the kept positions themselves: no temporary of an index per ranked document (most are cut away)
+    kept_lengths = np.minimum(lengths, depth)
+    top = expand_ranges(starts[:-1], kept_lengths)
     order, positive = order[top], positive[top]
     if grades is not None:
         grades = grades[top]
     cut_starts = np.zeros_like(starts)
-    np.cumsum(np.minimum(lengths, depth), out=cut_starts[1:])
+    np.cumsum(kept_lengths, out=cut_starts[1:])
     return order, positive, grades, cut_starts, None
 
 
