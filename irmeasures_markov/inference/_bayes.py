@@ -60,6 +60,7 @@ from numpy.typing import ArrayLike
 
 from irmeasures_markov._util._progress import show_progress
 from irmeasures_markov.inference._gibbs import gibbs_linear_model
+from irmeasures_markov.inference._gibbs_crossed import gibbs_fit
 from irmeasures_markov.inference._inputs import ScoresLike, score_matrix
 from irmeasures_markov.inference._posterior import EFFECT_SCALE_PRIOR, MU_PRIOR_SD, BayesResult, sampling_diagnostics
 
@@ -110,7 +111,7 @@ def fit_linear_model(data: pd.DataFrame | Mapping[str, Sequence[Any]], *, value:
                      effects: Sequence[str] = (), interactions: Sequence[tuple[str, str]] = (),
                      draws: int = 1000, tune: int = 1000, chains: int = 4, seed: int | None = 0,
                      progress: bool | None = None, cores: int | None = None,
-                     target_accept: float = 0.9) -> BayesResult:
+                     target_accept: float = 0.9, backend: str = "pymc") -> BayesResult:
     """The Bayesian linear model with optional extra effects and interactions (§3.1, §3.3).
 
     ``data`` is a long table (pandas DataFrame or mapping of columns): one row
@@ -150,25 +151,36 @@ def fit_linear_model(data: pd.DataFrame | Mapping[str, Sequence[Any]], *, value:
         Processes sampling chains in parallel (PyMC's default when None).
     target_accept : float
         NUTS's target acceptance rate (raise it towards 0.99 against divergences).
+    backend : {'pymc', 'gibbs'}
+        The sampler: PyMC's NUTS (default, non-centred effects), or ``'gibbs'``, a blocked Gibbs sampler of the
+        same model (`sample_crossed_effects`: numpy only, exact conditional draws, no divergent transitions;
+        ``cores`` and ``target_accept`` do not apply).  NUTS stays the default so that existing fits keep
+        their draws; with extra effects or interactions on large tables it often does not converge, where
+        ``'gibbs'`` does (docs/inference.md, "Other evidence").  With ``'gibbs'``, μ and the levels of every
+        effect but the one with most levels are drawn jointly: at most 2,000 of them.
 
     Returns
     -------
     BayesResult
+        With ``'gibbs'``, ``divergences`` is None and ``idata`` holds ``mu``, every effect, its scale
+        ``sigma_<effect>`` and ``sigma``, as with NUTS (without the non-centred ``z_<effect>``).
 
     Raises
     ------
     ValueError
-        A missing column, a value that is not finite, fewer than 2 topics, or an interaction naming an
-        unknown effect.
+        A missing column, a value that is not finite, fewer than 2 topics, an interaction naming an
+        unknown effect, an unknown backend, or (``'gibbs'``) more than 2,000 jointly drawn levels.
     ImportError
-        PyMC is not installed.
+        PyMC is not installed (``'pymc'``), or ArviZ is not installed (``'gibbs'``).
 
     Warns
     -----
     SamplingWarning
         Divergent transitions, or R-hat above `MAX_RHAT`.
     """
-    pm = _pymc()
+    if backend not in ("pymc", "gibbs"):
+        raise ValueError(f"backend must be 'pymc' or 'gibbs', got {backend!r}")
+    pm = _pymc() if backend == "pymc" else None
     import pandas as pd
     df = pd.DataFrame(data)
     for col in (value, system, topic, *effects):
@@ -185,6 +197,9 @@ def fit_linear_model(data: pd.DataFrame | Mapping[str, Sequence[Any]], *, value:
         for x in (a, b):
             if x not in names:
                 raise ValueError(f"interaction {a}×{b}: unknown effect {x!r}; effects: {list(names)}")
+    if backend == "gibbs":
+        return gibbs_fit(y, codes, interactions, draws=draws, tune=tune, chains=chains, seed=seed,
+                         progress=progress)
     with pm.Model() as model:
         mu = pm.Normal("mu", 0.0, MU_PRIOR_SD)
         mean = mu
