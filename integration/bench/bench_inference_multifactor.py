@@ -1,12 +1,13 @@
 """Benchmark: the linear model with a corpus effect and its interactions on TREC-8's four sub-collections.
 
     IRMEASURES_MARKOV_DATA=../shared/data python integration/bench/bench_inference_multifactor.py \\
-        [--measure AP] [--draws 1000] [--tune 500] [--nuts-runs 12] [--skip-pymc]
+        [--measure AP] [--all-topics] [--draws 1000] [--tune 500] [--nuts-runs 12] [--skip-pymc]
 
 TREC-8's documents come from four sub-collections, named by the docid prefix: FBIS, FR94, FT, LA.  For each, the
 qrels and every run are restricted to its documents and ``--measure`` is computed per run and topic, over the
 topics with a relevant document there (a topic without one has no AP: the cell is left out, so the table is
-unbalanced).  The model (`fit_linear_model`, Carterette 2011 §3.3) is
+unbalanced; ``--all-topics`` scores such a topic 0 instead, trec_eval's ``-c``, for the full 129 × 50 × 4 =
+25,800 rows).  The model (`fit_linear_model`, Carterette 2011 §3.3) is
 
     score ~ μ + system + topic + corpus + system×corpus + topic×corpus,
 
@@ -35,7 +36,7 @@ INTERACTIONS = [("system", "corpus"), ("topic", "corpus")]
 TARGET_S, TARGET_RHAT, TARGET_ESS = 60.0, 1.01, 400
 
 
-def subcollection_table(measure: str = "AP", n_runs: int | None = None):
+def subcollection_table(measure: str = "AP", n_runs: int | None = None, all_topics: bool = False):
     """Long table (system, topic, corpus, value) of ``measure`` per run, topic and TREC-8 sub-collection."""
     import pandas as pd
 
@@ -54,7 +55,9 @@ def subcollection_table(measure: str = "AP", n_runs: int | None = None):
         topics = [q for q, docs in sub_qrels.items() if any(g > 0 for g in docs.values())]
         sub_runs = {name: {q: {d: s for d, s in ranked.items() if d.startswith(prefix)} for q, ranked in run.items()}
                     for name, run in runs.items()}
-        ev = evaluate([measure], sub_qrels, sub_runs, topics=topics, progress=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")       # with --all-topics: one warning per topic without a relevant doc
+            ev = evaluate([measure], sub_qrels, sub_runs, topics=None if all_topics else topics, progress=False)
         values = ev.values[:, 0, :]                                  # runs × topics
         frames.append(pd.DataFrame({"system": np.repeat(ev.runs, len(ev.topics)),
                                     "topic": np.tile(ev.topics, len(ev.runs)), "corpus": prefix,
@@ -103,6 +106,8 @@ def report(name, table, res, seconds):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--measure", default="AP")
+    ap.add_argument("--all-topics", action="store_true",
+                    help="keep the topics without a relevant document in a sub-collection, scored 0")
     ap.add_argument("--draws", type=int, default=1000, help="kept draws per chain (4 chains)")
     ap.add_argument("--tune", type=int, default=500)
     ap.add_argument("--nuts-runs", type=int, default=12, help="runs in the (smaller) NUTS fit")
@@ -111,7 +116,7 @@ def main():
     print(f"{datetime.date.today().isoformat()}, {os.cpu_count()} CPUs; load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; {args.measure}, 4 chains × {args.draws} draws "
           f"(+{args.tune} tune)")
-    table = subcollection_table(args.measure)
+    table = subcollection_table(args.measure, all_topics=args.all_topics)
     res, seconds = fit(table, "gibbs", args.draws, args.tune)
     rhat, ess = report("Gibbs", table, res, seconds)
     met = seconds <= TARGET_S and rhat <= TARGET_RHAT and ess >= TARGET_ESS
