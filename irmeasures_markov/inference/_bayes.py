@@ -138,15 +138,15 @@ def fit_linear_model(data: pd.DataFrame | Mapping[str, Sequence[Any]], *, value:
     interactions : sequence of (str, str)
         Two-way interactions among ``'system'``, ``'topic'`` and ``effects``.
     draws : int
-        NUTS draws kept per chain, tuning steps, chains.
+        Draws kept per chain (either sampler).
     tune : int
-        NUTS draws kept per chain, tuning steps, chains.
+        NUTS's tuning steps, or the Gibbs sweeps discarded before the kept draws.
     chains : int
-        NUTS draws kept per chain, tuning steps, chains.
+        Independent chains.
     seed : int or None
-        ``random_seed`` of ``pymc.sample``.
+        ``random_seed`` of ``pymc.sample``, or the Gibbs sampler's seed.
     progress : bool or None
-        PyMC's progress bar (None: only when standard error is a terminal).
+        The sampler's progress bar (None: only when standard error is a terminal).
     cores : int, optional
         Processes sampling chains in parallel (PyMC's default when None).
     target_accept : float

@@ -38,8 +38,8 @@ from irmeasures_markov.inference._posterior import EFFECT_SCALE_PRIOR, MU_PRIOR_
 
 __all__ = ["MAX_DENSE_LEVELS", "gibbs_fit", "sample_crossed_effects"]
 
-#: The dense block of step 1 (μ and the levels of every effect but the largest) is refused beyond this size: its
-#: Cholesky factor, once per draw, would take seconds.
+#: A block of step 1 whose dense part (μ and the levels of its effects but the largest) is larger is refused: its
+#: Cholesky factor, once per draw and chain, would take seconds.
 MAX_DENSE_LEVELS = 2000
 #: Up to this many levels besides the largest effect's, every location is drawn in one block (step 1).
 JOINT_LEVELS = 300
