@@ -17,7 +17,9 @@ of levels), and ℓ_k(r) is row r's level of effect k.  One sweep, each step an 
    two main effects (`location_blocks`).  Drawing μ, the main effects and their interactions together removes
    the ridges (μ against an effect's mean, a main effect against its interactions' means) along which
    one-effect-at-a-time Gibbs crawls;
-2. each scale s_k given its effect, through the half-Cauchy's inverse-gamma mixture (Wand et al. 2011);
+2. each scale s_k given its effect, through the half-Cauchy's inverse-gamma mixture (Wand et al. 2011), then
+   each (s_k, μ, b_k) jointly given the rest: s_k from its law with μ and b_k integrated out (`collapsed_scale`:
+   slice sampling on log s_k), μ and b_k given it;
 3. a parameter-expanded move of all the scales at once (Gelman 2006; Gelman, van Dyk, Huang & Boscardin 2008),
    b_k = ξ_k η_k with (ξ_1..ξ_K) drawn jointly as a regression, which keeps a scale whose effect the data hardly
    inform from sticking near 0;
@@ -92,6 +94,7 @@ def sample_crossed_effects(y: np.ndarray, factors: Sequence[tuple[str, np.ndarra
         raise ValueError(f"the model needs at least one effect and 2 rows (got {n_k} effects, {n} rows)")
     c, draws, tune = int(chains), int(draws), int(tune)
     blocks = [LocationBlock(b, idx, sizes, names) for b in location_blocks(sizes, interactions)]
+    level_rows = [np.bincount(idx[k], minlength=sizes[k]).astype(np.float64) for k in range(n_k)]
     a2 = EFFECT_SCALE_PRIOR ** 2
     rng = np.random.default_rng(seed)
 
@@ -118,6 +121,15 @@ def sample_crossed_effects(y: np.ndarray, factors: Sequence[tuple[str, np.ndarra
         # 2. centred scale updates through the half-Cauchy mixture s | a ~ InvGamma(1/2, 1/a), a ~ InvGamma(1/2, 1/A²)
         ss = np.column_stack([(e ** 2).sum(axis=1) for e in eff])
         s = inv_gamma((sizes + 1) / 2.0, ss / 2.0 + 1.0 / inv_gamma(np.ones_like(s), 1.0 / s + 1.0 / a2))
+        #    then each (s_k, μ, b_k) given the rest: s_k from its law with μ and b_k integrated out (a few levels
+        #    pin s_k only loosely, and given b_k it moves slowly along the ridge of μ and b_k's mean), then μ, b_k
+        fitted = mu[:, None] + sum(eff[k][:, idx[k]] for k in range(n_k))
+        for k in range(n_k):
+            part = y[None, :] - fitted + mu[:, None] + eff[k][:, idx[k]]
+            sums = np.stack([np.bincount(idx[k], weights=part[i], minlength=sizes[k]) for i in range(c)])
+            s[:, k], new_mu, new_b = collapsed_scale(sums, level_rows[k], s[:, k], var, rng)
+            fitted += (new_mu - mu)[:, None] + new_b[:, idx[k]] - eff[k][:, idx[k]]
+            mu, eff[k] = new_mu, new_b
         # 3. expanded move: ξ_k | s_k has density ∝ |ξ| exp(−ξ² (1/s_k + 1/A²)/2) (ξ² exponential); η_k = b_k/ξ_k,
         #    τ_k² = s_k/ξ_k²; then (ξ_1..ξ_K) | η, μ, σ²: a regression of y − μ on the columns η_k[ℓ_k(r)]
         xi = np.sqrt(rng.exponential(2.0 / (1.0 / s + 1.0 / a2))) * rng.choice((-1.0, 1.0), size=s.shape)
@@ -259,3 +271,63 @@ class LocationBlock:
         drawn[self.big] = (w_b * (r_b - theta @ self.c_db)
                            + np.sqrt(var[:, None] * w_b) * rng.standard_normal(r_b.shape))
         return theta[:, 0], drawn
+
+
+def collapsed_scale(sums: np.ndarray, rows: np.ndarray, s: np.ndarray, var: np.ndarray,
+                    rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(s_k, μ, b_k) drawn given the partial residual of the other effects (its level ``sums``, ``rows`` per
+    level), σ² and the current s_k (chains first): s_k from p(s_k | ·) with μ ~ N(0, 10²) and b_k ~ N(0, s_k)
+    integrated out, by slice sampling on u = log s_k (Neal 2003, stepping out); then μ, then b_k.
+
+    With m_ℓ the level means and d_ℓ = s + σ²/n_ℓ over the levels with rows, m ~ N(0, diag(d) + v 11') with
+    v = 10², whose density Sherman–Morrison gives per level; the half-Cauchy(0, A) prior on √s is
+    ∝ √s/(1 + s/A²) in u."""
+    c = sums.shape[0]
+    has = rows > 0
+    n_l = rows[has]
+    m = sums[:, has] / n_l[None, :]
+    v = MU_PRIOR_SD ** 2
+    a2 = EFFECT_SCALE_PRIOR ** 2
+
+    def log_density(u):
+        e = np.exp(u)
+        d = e[:, None] + var[:, None] / n_l[None, :]
+        inv = 1.0 / d
+        t = 1.0 + v * inv.sum(axis=1)
+        quad = (m ** 2 * inv).sum(axis=1) - v * (m * inv).sum(axis=1) ** 2 / t
+        return 0.5 * u - np.log1p(e / a2) - 0.5 * (np.log(d).sum(axis=1) + np.log(t) + quad)
+
+    u = np.log(s)
+    level = log_density(u) - rng.exponential(size=c)
+    width = 2.0
+    lo = u - width * rng.random(c)
+    hi = lo + width
+    for _ in range(20):    # step out until both ends are below the slice (or 40 widths: a far tail)
+        out = log_density(lo) > level
+        if not out.any():
+            break
+        lo = np.where(out, lo - width, lo)
+    for _ in range(20):
+        out = log_density(hi) > level
+        if not out.any():
+            break
+        hi = np.where(out, hi + width, hi)
+    new = u.copy()
+    todo = np.ones(c, dtype=bool)
+    for _ in range(100):   # shrinkage: each rejected point narrows the interval towards u
+        cand = lo + (hi - lo) * rng.random(c)
+        ok = todo & (log_density(cand) > level)
+        new = np.where(ok, cand, new)
+        todo &= ~ok
+        if not todo.any():
+            break
+        hi = np.where(todo & (cand > u), cand, hi)
+        lo = np.where(todo & (cand <= u), cand, lo)
+    s = np.exp(new)
+    d = s[:, None] + var[:, None] / n_l[None, :]
+    precision = 1.0 / v + (1.0 / d).sum(axis=1)
+    mu = (m / d).sum(axis=1) / precision + rng.standard_normal(c) / np.sqrt(precision)
+    level_precision = rows[None, :] / var[:, None] + 1.0 / s[:, None]
+    b = ((sums - rows[None, :] * mu[:, None]) / var[:, None] / level_precision
+         + rng.standard_normal((c, rows.size)) / np.sqrt(level_precision))
+    return s, mu, b
