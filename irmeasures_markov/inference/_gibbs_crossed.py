@@ -184,10 +184,15 @@ def gibbs_fit(y: np.ndarray, codes: Mapping[str, tuple[np.ndarray, list[str]]],
 
 
 def gaussian(precision: np.ndarray, linear: np.ndarray, sd: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Draws of N(precision⁻¹ linear, sd² precision⁻¹), one per chain, through the Cholesky factor (one
-    factorisation per chain: numpy's batched one is no faster and scipy's triangular solves need one matrix)."""
-    out = np.empty_like(linear)
+    """Draws of N(precision⁻¹ linear, sd² precision⁻¹), one per chain, through the Cholesky factor L: L'⁻¹(L⁻¹
+    linear + sd z).  Small systems at once through L⁻¹ (the calls, not the flops, cost there); large ones one
+    chain at a time through triangular solves (L⁻¹ would cost a factorisation's flops again)."""
     z = rng.standard_normal(linear.shape)
+    if linear.shape[1] <= 64:
+        inv_l = np.linalg.inv(np.linalg.cholesky(precision))
+        w = (inv_l @ linear[:, :, None])[:, :, 0] + sd[:, None] * z
+        return (np.swapaxes(inv_l, 1, 2) @ w[:, :, None])[:, :, 0]
+    out = np.empty_like(linear)
     for i in range(linear.shape[0]):
         chol = scipy.linalg.cholesky(precision[i], lower=True, check_finite=False)
         w = scipy.linalg.solve_triangular(chol, linear[i], lower=True, check_finite=False)

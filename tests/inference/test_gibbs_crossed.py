@@ -5,7 +5,13 @@ import pandas as pd
 import pytest
 
 from irmeasures_markov.inference._bayes import fit_linear_model
-from irmeasures_markov.inference._gibbs_crossed import MAX_DENSE_LEVELS, location_blocks, sample_crossed_effects
+from irmeasures_markov.inference._gibbs_crossed import (
+    MAX_DENSE_LEVELS,
+    collapsed_scale,
+    gaussian,
+    location_blocks,
+    sample_crossed_effects,
+)
 
 SCALES = ("sigma", "sigma_system", "sigma_topic", "sigma_corpus", "sigma_system_x_corpus", "sigma_topic_x_corpus")
 
@@ -50,6 +56,40 @@ def test_dense_blocks_are_bounded_with_a_clear_message():
         sample_crossed_effects(np.zeros(n), factors, draws=1, tune=0)
     with pytest.raises(ValueError, match="at least one effect"):
         sample_crossed_effects(np.zeros(3), [], draws=1, tune=0)
+
+
+@pytest.mark.parametrize("p", [5, 70])   # the batched path and the per-chain triangular solves
+def test_gaussian_draws_have_the_stated_moments(p):
+    """N(Q⁻¹ l, sd² Q⁻¹) per chain: sample means within 5 standard errors of Q⁻¹ l (numpy's solve)."""
+    rng = np.random.default_rng(p)
+    a = rng.normal(size=(2, p, p + 3))
+    q, lin, sd = a @ a.transpose(0, 2, 1), rng.normal(size=(2, p)), np.array([1.0, 2.0])
+    draws = np.array([gaussian(q, lin, sd, rng) for _ in range(1000)])
+    mean = np.linalg.solve(q, lin[:, :, None])[:, :, 0]
+    se = sd[:, None] * np.sqrt(np.diagonal(np.linalg.inv(q), axis1=1, axis2=2) / 1000)
+    assert np.all(np.abs(draws.mean(axis=0) - mean) < 5 * se)
+
+
+@pytest.mark.slow
+def test_collapsed_scale_leaves_its_target_invariant():
+    """One effect with 3 levels, μ and σ² fixed apart: repeated collapsed draws of (s, μ, b) from a start in
+    the far tail reach the same law of s as a brute-force grid of p(s | level sums) (median within 10%)."""
+    rng = np.random.default_rng(0)
+    rows, sums = np.array([4.0, 4.0, 4.0]), np.array([[2.0, -1.0, 0.4]])
+    var = np.array([0.25])
+    s, kept = np.array([1e4]), []
+    for step in range(3000):
+        s, _, _ = collapsed_scale(sums, rows, s, var, rng)
+        kept.append(s[0]) if step >= 200 else None
+    grid = np.exp(np.linspace(-12, 10, 20001))
+    d = grid[:, None] + 0.25 / rows
+    m = sums[0] / rows
+    t = 1 + 100 * (1 / d).sum(1)
+    log_p = (-np.log1p(grid) - 0.5 * (np.log(d).sum(1) + np.log(t) + (m ** 2 / d).sum(1)
+                                      - 100 * (m / d).sum(1) ** 2 / t) - 0.5 * np.log(grid))
+    w = np.exp(log_p - log_p.max()) * np.gradient(grid)
+    median = grid[np.searchsorted(np.cumsum(w) / w.sum(), 0.5)]
+    assert abs(np.median(kept) / median - 1) < 0.1
 
 
 def test_location_blocks():
