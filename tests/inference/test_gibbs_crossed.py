@@ -182,15 +182,17 @@ def test_gibbs_variance_components_agree_with_reml():
 def test_gibbs_agrees_with_nuts_on_a_small_table():
     """5 systems × 10 topics × 3 corpora, corpus effect and system × corpus interaction: the posterior means of
     the system contrasts, the corpus contrasts and the residual σ, and the medians of every scale, from Gibbs
-    and NUTS (target_accept 0.95, no divergence) agree within 4 combined Monte Carlo standard errors (ArviZ's
+    and NUTS (target_accept 0.99, no divergence) agree within 4 combined Monte Carlo standard errors (ArviZ's
     MCSE from each sampler's own ESS)."""
     import arviz as az
     pytest.importorskip("pymc")
     rng = np.random.default_rng(5)
-    df, _ = simulate(rng, n_systems=5, n_topics=10, n_corpora=3, sd=dict(system=0.08, sigma=0.06))
+    # an interaction scale well above 0: where the data barely inform it, NUTS diverges (40 at 0.95 with 0.03)
+    df, _ = simulate(rng, n_systems=5, n_topics=10, n_corpora=3, sd=dict(system=0.08, system_x_corpus=0.06,
+                                                                       sigma=0.06))
     kw = dict(effects=["corpus"], interactions=[("system", "corpus")], progress=False, seed=2)
     g = fit_linear_model(df, **kw, backend="gibbs", draws=2000, tune=500)
-    p = fit_linear_model(df, **kw, draws=1000, tune=1000, cores=1, target_accept=0.95)
+    p = fit_linear_model(df, **kw, draws=1000, tune=1000, cores=1, target_accept=0.99)
     assert p.divergences == 0
 
     def quantities(res):
