@@ -208,7 +208,7 @@ def figure3a(mats, qrels, runs, n_runs=6, seed=0, progress=True, draws=400, back
     """The Figure 3(a) analogue on ``n_runs`` seeded runs: the one-sided t-test on the runs' P@10 against
     P(β_A > β_B) of the linear model with a corpus effect; {'pvals', 'probs', 'r', 'rows', 'divergences',
     'max_rhat', 'seconds', 'corpus_effects'}."""
-    from irmeasures_markov.inference._bayes import fit_linear_model
+    from irmeasures_markov.inference import fit_linear_model
     sm = mats["P@10"]
     names = seeded_runs(sm.systems, n_runs, seed + 1)
     data = corpus_table(qrels, runs, names, sm.topics)

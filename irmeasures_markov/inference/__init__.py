@@ -22,7 +22,7 @@
   models need the optional extra ``irmeasures-markov[bayes]``; the Gibbs
   sampler of the linear model, `gibbs`, is numpy only).
 """
-from irmeasures_markov.inference._bayes import bayesian_linear_model, direct_relevance_model
+from irmeasures_markov.inference._bayes import bayesian_linear_model, direct_relevance_model, fit_linear_model
 from irmeasures_markov.inference._classic import (
            TESTS,
            PairwiseResult,
@@ -45,6 +45,6 @@ from irmeasures_markov.inference._pyterrier import pyterrier_test
 __all__ = ["ScoreMatrix", "score_matrix", "TestResult", "PairwiseResult", "TESTS", "paired_t_test",
            "wilcoxon_test", "sign_test", "randomization_test", "bootstrap_test", "adjust_pvalues", "all_pairs",
            "pairwise", "discriminative_power"]
-__all__ += ["bayesian_linear_model", "direct_relevance_model", "fit_per_collection", "SamplingWarning",
-            "pyterrier_test"]
+__all__ += ["bayesian_linear_model", "direct_relevance_model", "fit_linear_model", "fit_per_collection",
+            "SamplingWarning", "pyterrier_test"]
 __all__ += ["two_way_anova", "AnovaResult", "tukey_hsd", "TukeyResult", "topic_set_size"]

@@ -67,6 +67,7 @@ from numpy.typing import ArrayLike
 
 from irmeasures_markov._util._progress import show_progress
 from irmeasures_markov.inference._gibbs import gibbs_linear_model
+from irmeasures_markov.inference._gibbs_crossed import gibbs_fit
 from irmeasures_markov.inference._inputs import ScoresLike, score_matrix
 from irmeasures_markov.inference._posterior import EFFECT_SCALE_PRIOR, MU_PRIOR_SD, BayesResult, sampling_diagnostics
 
@@ -118,7 +119,7 @@ def fit_linear_model(data: pd.DataFrame | Mapping[str, Sequence[Any]], *, value:
                      effects: Sequence[str] = (), interactions: Sequence[tuple[str, str]] = (),
                      draws: int = 1000, tune: int = 1000, chains: int = 4, seed: int | None = 0,
                      progress: bool | None = None, cores: int | None = None,
-                     target_accept: float = 0.9) -> BayesResult:
+                     target_accept: float = 0.9, backend: str = "pymc") -> BayesResult:
     """The Bayesian linear model with optional extra effects and interactions (§3.1, §3.3).
 
     ``data`` is a long table (pandas DataFrame or mapping of columns): one row
@@ -145,38 +146,50 @@ def fit_linear_model(data: pd.DataFrame | Mapping[str, Sequence[Any]], *, value:
     interactions : sequence of (str, str)
         Two-way interactions among ``'system'``, ``'topic'`` and ``effects``.
     draws : int
-        NUTS draws kept per chain, tuning steps, chains.
+        Draws kept per chain (either sampler).
     tune : int
-        NUTS draws kept per chain, tuning steps, chains.
+        NUTS's tuning steps, or the Gibbs sweeps discarded before the kept draws.
     chains : int
-        NUTS draws kept per chain, tuning steps, chains.
+        Independent chains.
     seed : int or None
-        ``random_seed`` of ``pymc.sample``.
+        ``random_seed`` of ``pymc.sample``, or the Gibbs sampler's seed.
     progress : bool or None
-        PyMC's progress bar (None: only when standard error is a terminal).
+        The sampler's progress bar (None: only when standard error is a terminal).
     cores : int, optional
         Processes sampling chains in parallel (PyMC's default when None).
     target_accept : float
         NUTS's target acceptance rate (raise it towards 0.99 against divergences).
+    backend : {'pymc', 'gibbs'}
+        The sampler: PyMC's NUTS (default, non-centred effects), or ``'gibbs'``, a blocked Gibbs sampler of the
+        same model (`sample_crossed_effects`: numpy only, exact conditional draws, no divergent transitions;
+        ``cores`` and ``target_accept`` do not apply).  NUTS stays the default so that existing fits keep
+        their draws; with extra effects or interactions on large tables it often does not converge, where
+        ``'gibbs'`` does (docs/inference.md, "Other evidence").  With ``'gibbs'``, μ is drawn jointly with
+        the levels of a block of effects (all of them, or each interaction with its two main effects), and the
+        levels of a block but its largest effect's are limited to 2,000.
 
     Returns
     -------
     BayesResult
+        With ``'gibbs'``, ``divergences`` is None and ``idata`` holds ``mu``, every effect, its scale
+        ``sigma_<effect>`` and ``sigma``, as with NUTS (without the non-centred ``z_<effect>``).
 
     Raises
     ------
     ValueError
-        A missing column, a value that is not finite, fewer than 2 topics, or an interaction naming an
-        unknown effect.
+        A missing column, a value that is not finite, fewer than 2 topics, an interaction naming an
+        unknown effect, an unknown backend, or (``'gibbs'``) more than 2,000 jointly drawn levels.
     ImportError
-        PyMC is not installed.
+        PyMC is not installed (``'pymc'``), or ArviZ is not installed (``'gibbs'``).
 
     Warns
     -----
     SamplingWarning
         Divergent transitions, or R-hat above `MAX_RHAT`.
     """
-    pm = _pymc()
+    if backend not in ("pymc", "gibbs"):
+        raise ValueError(f"backend must be 'pymc' or 'gibbs', got {backend!r}")
+    pm = _pymc() if backend == "pymc" else None
     import pandas as pd
     df = pd.DataFrame(data)
     for col in (value, system, topic, *effects):
@@ -193,6 +206,9 @@ def fit_linear_model(data: pd.DataFrame | Mapping[str, Sequence[Any]], *, value:
         for x in (a, b):
             if x not in names:
                 raise ValueError(f"interaction {a}×{b}: unknown effect {x!r}; effects: {list(names)}")
+    if backend == "gibbs":
+        return gibbs_fit(y, codes, interactions, draws=draws, tune=tune, chains=chains, seed=seed,
+                         progress=progress)
     with pm.Model() as model:
         mu = pm.Normal("mu", 0.0, MU_PRIOR_SD)
         mean = mu
