@@ -18,10 +18,11 @@ from irmeasures_markov.cli._errors import CliError, reading
 from irmeasures_markov.cli._output import warn
 from irmeasures_markov.io import RunColumns, read_run_columns
 from irmeasures_markov.io._normalise import MEAN_OVER_QRELS, OverlapWarning, check_qrels, overlap_problem
+from irmeasures_markov.io._pytrec import check_gdeval_ids, gdeval_measures
 from irmeasures_markov.io._run_files import run_names
 from irmeasures_markov.io._trec import qrels_of_file
 
-__all__ = ["STDIN", "sample_path", "load_qrels", "run_files", "load_run", "check_overlap", "hinting"]
+__all__ = ["STDIN", "sample_path", "load_qrels", "run_files", "load_run", "load_tau_inputs", "check_overlap", "hinting"]
 
 #: the run (or qrels) argument that means standard input
 STDIN = "-"
@@ -113,6 +114,22 @@ def load_run(spec: str) -> RunColumns:
     """A run from a file (plain or compressed) or ``-`` (standard input), kept as arrays."""
     with reading(_display(spec)), hinting("run"):
         return read_run_columns(spec)
+
+
+def load_tau_inputs(qrels_spec: str, run_specs: list[str], measures: list) -> tuple[dict, dict[str, RunColumns]]:
+    """The qrels and runs of a τ experiment (pool-reduction, robustness): at least two runs, each file read once
+    here and checked against the qrels and the measures, so that every cell uses this copy."""
+    files = run_files(run_specs)
+    if len(files) < 2:
+        raise CliError("Kendall's τ needs at least 2 runs")
+    qrels = load_qrels(qrels_spec)
+    gdeval = gdeval_measures(measures)
+    runs = {}
+    for name, path in files.items():
+        runs[name] = run = load_run(path)
+        check_overlap(qrels, run, qrels_spec, path)
+        check_gdeval_ids(gdeval, qrels, run)
+    return qrels, runs
 
 
 def check_overlap(qrels, run, qrels_name: str, run_name: str, mean_over: str = MEAN_OVER_QRELS) -> None:

@@ -15,12 +15,11 @@ import sys
 from irmeasures_markov._util._numbers import format_number
 from irmeasures_markov.cli._errors import EXIT_HELP, PROG, CliError, CliParser
 from irmeasures_markov.cli._grid import parse_list
-from irmeasures_markov.cli._inputs import check_overlap, load_qrels, load_run, run_files
+from irmeasures_markov.cli._inputs import load_tau_inputs
 from irmeasures_markov.cli._measure_args import parse_measures
 from irmeasures_markov.cli._output import check_places, json_number, write_record
 from irmeasures_markov.experiments import pool_depth_robustness, topic_sample_stability
 from irmeasures_markov.experiments._robustness import DEPTHS, UNJUDGED_CUT
-from irmeasures_markov.io._pytrec import check_gdeval_ids, gdeval_measures
 
 __all__ = ["robustness_main", "TSV_HEADER"]
 
@@ -95,16 +94,7 @@ def robustness_main(argv: list[str]) -> int:
         raise CliError(f"-j/--n-jobs must be a positive integer, got {args.n_jobs}")
     check_places(args.places)
     measures = parse_measures(args.measures)
-    runs = run_files(args.runs)
-    if len(runs) < 2:
-        raise CliError("Kendall's τ needs at least 2 runs")
-    qrels = load_qrels(args.qrels)
-    gdeval = gdeval_measures(measures)
-    loaded = {}
-    for name, path in runs.items():  # each run file is read once, here: the checks and every cell use this copy
-        loaded[name] = load_run(path)
-        check_overlap(qrels, loaded[name], args.qrels, path)
-        check_gdeval_ids(gdeval, qrels, loaded[name])
+    qrels, loaded = load_tau_inputs(args.qrels, args.runs, measures)
     grid = dict(scheduler=args.scheduler, n_jobs=args.n_jobs, store=args.store,
                 progress=False if args.no_progress else None)
     rows = []

@@ -53,9 +53,8 @@ MAX_SUBSETS = 1_000_000
 UNJUDGED_CUT = ("nonrel", "drop")
 
 
-def _full_evaluation(measures, labels, qrels: Qrels, runs: Mapping, native: bool, collection: str,
-                     run_kwargs: dict, desc: str) -> Evaluation:
-    """The full-qrels evaluation both experiments start from, with pool_reduction's checks and warnings."""
+def _checked_topics(qrels: Qrels, runs: Mapping) -> list[str]:
+    """The topics both experiments rank runs on, after pool_reduction's checks and warnings."""
     if not runs:
         raise ValueError("`runs` is empty.")
     if len(runs) < 2:
@@ -63,6 +62,13 @@ def _full_evaluation(measures, labels, qrels: Qrels, runs: Mapping, native: bool
     topics = default_topics(qrels)
     warn_no_relevant(qrels, topics)
     warn_overlap(topics, runs)
+    return topics
+
+
+def _full_evaluation(measures, labels, qrels: Qrels, runs: Mapping, native: bool, collection: str,
+                     run_kwargs: dict, desc: str) -> Evaluation:
+    """The full-qrels evaluation topic_sample_stability starts from."""
+    topics = _checked_topics(qrels, runs)
     evs, _ = evaluate_grid(measures, qrels, runs, pools=[FULL], topics=topics, native=native, labels=labels,
                            collection=collection, desc=desc, **run_kwargs)
     return evs[FULL]
@@ -253,13 +259,7 @@ def pool_depth_robustness(measures: MeasuresLike, qrels: QrelsLike, runs: Mappin
     runs = read_runs(runs)
     run_kwargs = dict(n_jobs=n_jobs, progress=progress, backend=backend, client=client, scheduler=scheduler,
                       store=store)
-    if not runs:
-        raise ValueError("`runs` is empty.")
-    if len(runs) < 2:
-        raise ValueError("Kendall's τ needs at least 2 runs.")
-    topics = default_topics(qrels)
-    warn_no_relevant(qrels, topics)
-    warn_overlap(topics, runs)
+    topics = _checked_topics(qrels, runs)
     cut = depth_pools(qrels, runs, depths)
     grid = EvaluationGrid()
     blocks = {d: grid.add(measures, cut[d], runs, pools=[FULL], topics=topics, labels=labels, native=native,
