@@ -143,8 +143,13 @@ def sampling_diagnostics(idata: Any, sampler: str = "nuts",
         max_rhat = float(values.max()) if values.size else None
     problems = []
     if divergences:
-        hint = f"raise target_accept (it is {target_accept}; try 0.99) and tune" if target_accept else \
-            "raise target_accept (try 0.99) and tune"
+        if not target_accept:
+            hint = "raise target_accept (try 0.99) and tune"
+        elif target_accept < 0.99:
+            hint = f"raise target_accept (it is {target_accept}; try 0.99) and tune"
+        else:   # already high: more of the same will not help, the model's geometry is the problem
+            hint = (f"target_accept is already {target_accept}: reparameterise the model, or use backend='gibbs' "
+                    "for the linear model")
         problems.append(f"{divergences} divergent transitions after tuning ({hint}; divergences mean "
                         f"the sampler missed part of the posterior)")
     if max_rhat is not None and max_rhat > MAX_RHAT:

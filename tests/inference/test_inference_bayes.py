@@ -421,3 +421,20 @@ def test_default_direct_model_is_the_package_variant():
         direct_relevance_model(x, variant="jags", **tiny)
     with pytest.raises(ValueError, match="jeffreys_bounds"):
         direct_relevance_model(x, variant="paper", jeffreys_bounds=(1.0, 0.1), **tiny)
+
+
+@pytest.mark.parametrize(("target_accept", "hint"), [(None, r"raise target_accept \(try 0.99\)"),
+                                                     (0.9, r"it is 0.9; try 0.99"),
+                                                     (0.99, r"already 0.99: reparameterise")])
+def test_divergence_hint_fits_the_target_accept_in_use(target_accept, hint):
+    """The warning never tells a user at target_accept 0.99 to try 0.99."""
+    import arviz as az
+
+    from irmeasures_markov.inference import SamplingWarning
+    from irmeasures_markov.inference._posterior import sampling_diagnostics
+    diverging = np.zeros((4, 200), dtype=bool)
+    diverging[0, :3] = True
+    fit = az.from_dict(posterior={"x": np.random.default_rng(0).normal(size=(4, 200))},
+                       sample_stats={"diverging": diverging})
+    with pytest.warns(SamplingWarning, match=hint):
+        sampling_diagnostics(fit, target_accept=target_accept)
