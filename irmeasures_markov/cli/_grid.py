@@ -22,7 +22,7 @@ from irmeasures_markov.cli._output import check_places, json_number, write_recor
 from irmeasures_markov.experiments import evaluate_grid
 from irmeasures_markov.experiments._pools import reduction_of
 
-__all__ = ["pool_reduction_main", "parse_list", "MAX_LIST_VALUES", "MAX_POOLS", "TSV_HEADER"]
+__all__ = ["pool_reduction_main", "add_grid_options", "parse_list", "MAX_LIST_VALUES", "MAX_POOLS", "TSV_HEADER"]
 
 #: the columns of the TSV output (the keys of the jsonl records)
 TSV_HEADER = ("percent", "seed", "measure", "mean", "tau")
@@ -53,6 +53,12 @@ def _parser() -> argparse.ArgumentParser:
                    help="measures, e.g. AP P@10 Bpref \"MP(recall=True)\"")
     p.add_argument("--percents", default="90,70,50,30,10", help="pool sizes kept, in %% (default 90,70,50,30,10)")
     p.add_argument("--seeds", default="0", help="pool samples: a list (0,3,7) or a range (0-19); default 0")
+    add_grid_options(p)
+    return p
+
+
+def add_grid_options(p: argparse.ArgumentParser) -> None:
+    """The options of every command that runs an evaluation grid (where it runs, its store, its output)."""
     p.add_argument("--scheduler", default=None,
                    help="Dask scheduler address (tcp://host:8786), or 'local' for a LocalCluster of -j workers")
     p.add_argument("-j", "--n-jobs", type=int, default=1, help="local processes, or LocalCluster workers")
@@ -61,7 +67,6 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", choices=("tsv", "jsonl"), default="tsv")
     p.add_argument("--no-progress", action="store_true", help="no progress bar or summary on standard error "
                    "(there is none either when it is not a terminal)")
-    return p
 
 
 #: values one list or range argument may hold (--seeds, --percents): every value is a pool sample that

@@ -14,7 +14,7 @@ import sys
 
 from irmeasures_markov._util._numbers import format_number
 from irmeasures_markov.cli._errors import EXIT_HELP, PROG, CliError, CliParser
-from irmeasures_markov.cli._grid import parse_list
+from irmeasures_markov.cli._grid import add_grid_options, parse_list
 from irmeasures_markov.cli._inputs import load_tau_inputs
 from irmeasures_markov.cli._measure_args import parse_measures
 from irmeasures_markov.cli._output import check_places, json_number, write_record
@@ -59,14 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--unjudged", choices=UNJUDGED_CUT, default="nonrel",
                    help="documents outside the cut pool: not relevant (default, as trec_eval) or dropped from the "
                         "rankings (condensed lists; this package's families only)")
-    p.add_argument("--scheduler", default=None,
-                   help="Dask scheduler address (tcp://host:8786), or 'local' for a LocalCluster of -j workers")
-    p.add_argument("-j", "--n-jobs", type=int, default=1, help="local processes, or LocalCluster workers")
-    p.add_argument("--store", default=None, help="Parquet directory of finished cells (resumable)")
-    p.add_argument("-p", "--places", type=int, default=4, help="decimals (-1: all digits); default 4")
-    p.add_argument("-o", "--output", choices=("tsv", "jsonl"), default="tsv")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar or summary on standard error "
-                   "(there is none either when it is not a terminal)")
+    add_grid_options(p)
     return p
 
 
