@@ -15,30 +15,29 @@ Exit status: 0 success, 2 usage or input error, 1 internal error (see
 """
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Callable
 from functools import partial
 
 from irmeasures_markov import plugin  # noqa: F401  (importing the plug-in registers our measures with ir_measures)
-from irmeasures_markov.cli._demo import demo_main
-from irmeasures_markov.cli._errors import debugging, run_guarded
-from irmeasures_markov.cli._evaluate import evaluate_main
-from irmeasures_markov.cli._measures import measures_main
-from irmeasures_markov.cli._output import cli_session
+from irmeasures_markov.cli._errors import cli_session, debugging, run_guarded
+from irmeasures_markov.cli._evaluate import demo_main, evaluate_main
+from irmeasures_markov.cli._measure_args import measures_main
 
 __all__ = ["main"]
 
+
+def _lazy(module: str, name: str) -> Callable[[list[str]], int]:
+    """A command imported when it runs: the main command's start-up does not load compare, fit or the grids."""
+    return lambda argv: getattr(importlib.import_module(f"irmeasures_markov.cli.{module}"), name)(argv)
+
+
 #: name -> function(argv) -> exit status, for the commands other than evaluation
 SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
-    "demo": demo_main,
-    "measures": measures_main,
-    "ph-compare": lambda argv: __import__("irmeasures_markov.cli._ph_compare",
-                                          fromlist=["ph_compare_main"]).ph_compare_main(argv),
-    "compare": lambda argv: __import__("irmeasures_markov.cli._compare", fromlist=["compare_main"]).compare_main(argv),
-    "pool-reduction": lambda argv: __import__("irmeasures_markov.cli._grid", fromlist=["_"]).pool_reduction_main(argv),
-    "robustness": lambda argv: __import__("irmeasures_markov.cli._robustness",
-                                          fromlist=["_"]).robustness_main(argv),
-    "fit": lambda argv: __import__("irmeasures_markov.cli._fit", fromlist=["fit_main"]).fit_main(argv),
+    "demo": demo_main, "measures": measures_main, "ph-compare": _lazy("_ph_compare", "ph_compare_main"),
+    "compare": _lazy("_compare", "compare_main"), "pool-reduction": _lazy("_grid", "pool_reduction_main"),
+    "robustness": _lazy("_grid", "robustness_main"), "fit": _lazy("_fit", "fit_main"),
 }
 
 

@@ -6,22 +6,16 @@ tests and corrections, the same renderings.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 
 from irmeasures_markov._util._plotting import PLOT_EXTRA
-from irmeasures_markov._util._progress import progress_bar
-from irmeasures_markov.cli._errors import EXIT_HELP, PROG, CliError, CliParser, reading
-from irmeasures_markov.cli._inputs import check_overlap, hinting, load_qrels, run_files
-from irmeasures_markov.cli._measure_args import parse_measures
-from irmeasures_markov.cli._output import check_places, warn, write_record
-from irmeasures_markov.cli._variant_args import VARIANT_HELP, add_variant_args, apply_variant_args
+from irmeasures_markov.cli._errors import EXIT_HELP, CliError, CliParser, check_places, reading, warn, write_record
+from irmeasures_markov.cli._inputs import load_qrels, load_runs, run_files
+from irmeasures_markov.cli._measure_args import VARIANT_HELP, add_variant_args, apply_variant_args, parse_measures
 from irmeasures_markov.comparison import COMPARE_TESTS, compare
 from irmeasures_markov.comparison import _render as render
 from irmeasures_markov.comparison._runs import resolve_baseline
 from irmeasures_markov.inference._corrections import CORRECTIONS
-from irmeasures_markov.io._pytrec import check_gdeval_ids, gdeval_measures
-from irmeasures_markov.io._run_columns import read_run_columns as read_run  # arrays: read_trec_run's runs and errors
 
 __all__ = ["compare_main"]
 
@@ -87,10 +81,9 @@ With -o csv/tsv/jsonl the same numbers are extra columns/keys; --pairs adds a
 column per kind saying what changes.
 """
 
-def _parser() -> argparse.ArgumentParser:
+def _parser() -> CliParser:
     parser = CliParser(
-        prog=f"{PROG} compare", formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=_EPILOG + "\n" + VARIANT_HELP + "\n" + EXIT_HELP,
+        "compare", epilog=_EPILOG + "\n" + VARIANT_HELP + "\n" + EXIT_HELP,
         description="Compare runs on several measures: one table of means with significance markers "
                     "against a baseline or between all pairs.")
     parser.add_argument("qrels", help="qrels file (plain, .gz, .bz2, .xz) or an ir_datasets id")
@@ -178,14 +171,7 @@ def compare_main(argv: list[str]) -> int:
                        f"{', ...' if len(names) > 10 else ''}); give a run name or one of the RUN files") from None
     progress = not args.no_progress and sys.stderr.isatty()
     qrels = load_qrels(args.qrels)
-    runs, gdeval = {}, gdeval_measures(measures)
-    with progress_bar(None, progress, total=len(paths), desc="reading runs", unit="run") as bar:
-        for name, path in paths.items():
-            with reading(path), hinting("run"):
-                runs[name] = read_run(path)
-            check_overlap(qrels, runs[name], args.qrels, path)
-            check_gdeval_ids(gdeval, qrels, runs[name])
-            bar.update(1)
+    runs = load_runs(qrels, args.qrels, paths, measures, progress)
     cmp = compare(qrels, runs, measures, baseline=baseline, test=args.test, correction=args.correction,
                   alpha=args.alpha, alternative=args.alternative, ci=args.ci, n_resamples=args.resamples,
                   seed=args.seed, progress=progress, ties=args.ties, unjudged=args.unjudged,

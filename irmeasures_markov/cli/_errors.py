@@ -1,4 +1,4 @@
-"""One exit-code scheme and one message format for the command line and every subcommand.
+"""One exit-code scheme, one message format and one output convention for the command line and every subcommand.
 
 * exit 0: success;
 * exit 2: a usage or input error (bad option, unreadable or malformed file,
@@ -9,6 +9,11 @@
 * exit 1: an internal error, i.e. a bug: ``irmeasures-markov: internal error: ...``
   and a request to report it.  The traceback is printed with ``--debug`` or
   when the environment variable ``IRMEASURES_MARKOV_DEBUG`` is set to a non-empty value.
+
+Results are written as TSV or JSON lines, ids byte-exact, warnings in the command line's own format.
+Everything that changes the process's streams or warning display is undone
+when the command returns (`cli_session`), so calling
+[`irmeasures_markov.cli.main`][irmeasures_markov.cli.main] from Python leaves no trace.
 """
 from __future__ import annotations
 
@@ -16,9 +21,11 @@ import argparse
 import contextlib
 import gzip
 import lzma
+import math
 import os
 import sys
 import traceback
+import warnings
 import zlib
 from collections.abc import Callable, Iterator
 from typing import NoReturn
@@ -27,7 +34,8 @@ from irmeasures_markov._util._errors import InputError
 from irmeasures_markov.documents._lengths import UnknownLengthError
 
 __all__ = ["PROG", "EXIT_OK", "EXIT_INTERNAL", "EXIT_USAGE", "DEBUG_ENV", "DEBUG_HELP", "EXIT_HELP", "CliError",
-           "CliParser", "print_error", "reading", "run_guarded"]
+           "CliParser", "print_error", "reading", "run_guarded", "check_places", "cli_session", "json_number",
+           "write_record", "warn"]
 
 PROG = "irmeasures-markov"
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE = 0, 1, 2
@@ -49,15 +57,18 @@ DEBUG_HELP = f"print the traceback of an internal error (also: {DEBUG_ENV}=1)"
 
 
 class CliParser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors use the command line's one prefix (and exit 2, as argparse does).
+    """The ArgumentParser of ``irmeasures-markov COMMAND`` (``command`` '' for the main command): its errors use
+    the command line's one prefix (and exit 2, as argparse does), its description and epilog keep their line
+    breaks unless another ``formatter_class`` is given.
 
     Every parser of the command line is one, so every command accepts ``--debug`` (the error text of an
     internal error recommends it): `run_guarded` reads it from the arguments, the parser only has to
     accept it.
     """
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, command: str = "", **kwargs):
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        super().__init__(prog=f"{PROG} {command}".rstrip(), **kwargs)
         self.add_argument("--debug", action="store_true", help=DEBUG_HELP)
 
     def error(self, message: str) -> NoReturn:
@@ -145,3 +156,60 @@ def _silence_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError, AttributeError):  # stdout replaced by an object without a descriptor
         pass
+
+
+def warn(message, category=None, filename=None, lineno=None, file=None, line=None) -> None:
+    """A warning about the input (printed as ``irmeasures-markov: warning: ...``, never an error); during a command
+    also the display of every Python warning (`cli_session`), hence the signature of ``warnings.showwarning``."""
+    print(f"{PROG}: warning: {message}", file=sys.stderr if file is None else file)
+
+
+@contextlib.contextmanager
+def cli_session() -> Iterator[None]:
+    """The command line's output conventions, for the duration of one command.
+
+    * standard output writes ids decoded with ``surrogateescape`` back as the
+      bytes they came from (a docid or qid that was not valid UTF-8 prints
+      byte-exactly instead of raising UnicodeEncodeError);
+    * warnings print as ``irmeasures-markov: warning: MESSAGE`` (no source
+      line); ``warnings.catch_warnings`` restores the display function and the
+      filters on exit, and ``warnings.formatwarning`` is never touched.
+    """
+    stdout = sys.stdout
+    old_errors = getattr(stdout, "errors", None)
+    changed = hasattr(stdout, "reconfigure") and old_errors not in (None, "surrogateescape")
+    if changed:
+        try:
+            stdout.reconfigure(errors="surrogateescape")
+        except (ValueError, OSError):  # a stream that cannot change its error handler
+            changed = False
+    try:
+        with warnings.catch_warnings():
+            warnings.showwarning = warn
+            yield
+    finally:
+        if changed:
+            try:
+                stdout.flush()
+                stdout.reconfigure(errors=old_errors)
+            except (ValueError, OSError):  # closed (e.g. by a broken pipe)
+                pass
+
+
+def json_number(x) -> float | None:
+    """``x`` as a JSON number; NaN and infinities (which JSON cannot hold) become ``null``."""
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def check_places(places: int | None) -> None:
+    """Refuse ``--places`` below -1 (None: not given)."""
+    if places is not None and places < -1:
+        raise CliError(f"--places (-p) must be -1 (every digit) or a number of decimals >= 0, got {places}")
+
+
+def write_record(record: dict) -> None:
+    """One JSON line; ``allow_nan=False`` guarantees that no NaN reaches the output."""
+    import json  # here: only -o jsonl needs it, and the command's start-up does not
+
+    print(json.dumps(record, allow_nan=False, ensure_ascii=False))

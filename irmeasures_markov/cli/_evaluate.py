@@ -1,4 +1,9 @@
-"""The main command, ``irmeasures-markov QRELS RUN MEASURE...``, and the output options it shares with ``demo``."""
+"""The main command, ``irmeasures-markov QRELS RUN MEASURE...``, and ``irmeasures-markov demo``, which evaluates the
+synthetic sample qrels and run bundled with the package under one header line that says what the table shows.
+
+Which inputs each measure gets: this package's measures the ids as read, ir_measures' own measures (computed by
+pytrec_eval) the form of `irmeasures_markov.io._pytrec` (`evaluation_groups`).
+"""
 from __future__ import annotations
 
 import argparse
@@ -9,18 +14,17 @@ import ir_measures
 
 from irmeasures_markov._util._numbers import format_number
 from irmeasures_markov._util._version import package_version
-from irmeasures_markov.cli._errors import PROG, CliError, CliParser
-from irmeasures_markov.cli._ids import evaluation_groups
-from irmeasures_markov.cli._inputs import STDIN, check_overlap, load_qrels, load_run
-from irmeasures_markov.cli._measure_args import parse_measures
-from irmeasures_markov.cli._output import check_places, json_number, natural_key, warn, write_record
-from irmeasures_markov.cli._variant_args import VARIANT_HELP, add_variant_args, apply_variant_args
-from irmeasures_markov.io._pytrec import check_gdeval_ids, gdeval_measures
+from irmeasures_markov.cli._errors import CliError, CliParser, check_places, json_number, warn, write_record
+from irmeasures_markov.cli._inputs import STDIN, load_qrels, load_run, load_runs, natural_key, sample_path
+from irmeasures_markov.cli._measure_args import VARIANT_HELP, add_variant_args, apply_variant_args, parse_measures
+from irmeasures_markov.io._pytrec import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
 from irmeasures_markov.measures._standard import float32_note, standard_measure, standard_values
+from irmeasures_markov.plugin._base import FamilyMeasure
 from irmeasures_markov.ranking._cache import qrels_index
 from irmeasures_markov.ranking._prepared import PreparedRun
 
-__all__ = ["SUMMARY_QID", "add_output_args", "evaluate_main", "report", "OUTPUT_HELP"]
+__all__ = ["SUMMARY_QID", "add_output_args", "evaluate_main", "report", "OUTPUT_HELP", "evaluation_groups",
+           "DEMO_MEASURES", "demo_header", "demo_main"]
 
 #: the query id of aggregate rows in per-query output
 SUMMARY_QID = "all"
@@ -52,7 +56,7 @@ class VersionAction(argparse.Action):
     """
 
     def __call__(self, parser, namespace, values, option_string=None):
-        sys.stdout.write(f"{PROG} {package_version()}\n")
+        sys.stdout.write(f"{parser.prog} {package_version()}\n")
         parser.exit()
 
 
@@ -73,10 +77,10 @@ def add_output_args(parser: argparse.ArgumentParser) -> None:
 
 def evaluate_main(argv: list[str], subcommands=()) -> int:
     parser = CliParser(
-        prog=PROG, formatter_class=argparse.RawDescriptionHelpFormatter, epilog=VARIANT_HELP + "\n" + OUTPUT_HELP,
+        epilog=VARIANT_HELP + "\n" + OUTPUT_HELP,
         description="Evaluate a TREC run with ir_measures measures plus MP, MPcont, P@H, TBG and Carterette's "
-                    "M1-M4.  Other commands: " + ", ".join(f"'{PROG} {c}'" for c in subcommands) +
-                    f" ('{PROG} COMMAND --help' for each).")
+                    "M1-M4.  Other commands: " + ", ".join(f"'%(prog)s {c}'" for c in subcommands) +
+                    " ('%(prog)s COMMAND --help' for each).")
     parser.add_argument("--version", action=VersionAction, nargs=0, default=argparse.SUPPRESS,
                         help="show program's version number and exit")
     parser.add_argument("qrels", help="TREC qrels file (plain, .gz, .bz2, .xz) or an ir_datasets id")
@@ -96,10 +100,8 @@ def evaluate_main(argv: list[str], subcommands=()) -> int:
     for note in notes:
         warn(note)
     qrels = load_qrels(args.qrels)
-    run = load_run(args.run)
-    check_overlap(qrels, run, args.qrels, args.run)
-    check_gdeval_ids(gdeval_measures(measures), qrels, run)
-    return report(measures, qrels, run, args, settings)
+    return report(measures, qrels, load_runs(qrels, args.qrels, {args.run: args.run}, measures)[args.run], args,
+                  settings)
 
 
 def check_output_args(args) -> None:
@@ -204,3 +206,54 @@ def _emitter(args) -> Callable[[str, object, float], None]:
     def emit(qid, measure, value):
         write(([qid] if args.by_query else []) + [str(measure), format_number(value, places)])
     return emit
+
+
+def evaluation_groups(measures, qrels, run) -> list[tuple[list, dict, dict, Callable[[str], str]]]:
+    """``[(measures, qrels, run, original_qid), ...]``: what to hand to ir_measures, in groups.
+
+    This package's measures get the inputs as they are (their length files,
+    rate files and duplicate groups name the original ids); the other measures
+    get what pytrec_eval can take, and ``original_qid`` maps their query ids back.
+    """
+    ours = [m for m in measures if isinstance(m, FamilyMeasure)]
+    native = [m for m in measures if not isinstance(m, FamilyMeasure)]
+    groups = [(ours, qrels, run, str)] if ours else []
+    if native:
+        groups.append((native, qrels_for_pytrec_eval(qrels), run_for_pytrec_eval(run), id_from_pytrec_eval))
+    return groups
+
+
+DEMO_MEASURES = [
+    "AP", "P@10", "MP", "MP(recall=True)", "MP(model='GL_AD_LID',recall=True)@100",
+    "MP(model='LO_OR_ID')", "MP(model='UNIFORM',recall=True)",
+    "MPcont(rates='sample')@10",
+]
+#: what DEMO_MEASURES are, for the header line
+DEMO_TOUR = "AP and P@10 beside five variants of MP (user models, recall) and MPcont with the sample's holding rates"
+
+
+def demo_header(n_qrels_queries: int, n_run_queries: int, given: bool, by_query: bool, summary: bool) -> str:
+    """The line above the demo's table (tab-separated output only): the data, the measures, the columns."""
+    measures = "the measures given" if given else DEMO_TOUR
+    mean = f"the mean over the {n_qrels_queries} qrels queries (a query the run misses scores 0)"
+    columns = (f"query id, measure, value{f'; the rows of query all: {mean}' if summary else ''}" if by_query
+               else f"measure, {mean}")
+    return (f"# the bundled sample qrels ({n_qrels_queries} queries) and run ({n_run_queries} queries); "
+            f"{measures}; columns: {columns}")
+
+
+def demo_main(argv: list[str]) -> int:
+    parser = CliParser("demo", epilog=OUTPUT_HELP,
+                       description="Evaluate the synthetic sample qrels/run bundled with the package.\n"
+                                   "rates='sample' names its holding rates (the MP paper's Table 4, run 1).\n"
+                                   "The tab-separated table comes under one '#' line saying what it shows.")
+    parser.add_argument("measures", nargs="*", help="measures (default: a tour of MP variants)")
+    add_output_args(parser)
+    args = parser.parse_args(argv)
+    check_output_args(args)
+    measures = parse_measures(args.measures or DEMO_MEASURES)
+    qrels, run = load_qrels(sample_path("sample.qrels")), load_run(sample_path("sample.run"))
+    if args.output_format == "tsv":  # csv and jsonl stay machine-readable: their own header row, or none
+        print(demo_header(len(qrels), len(run), bool(args.measures), args.by_query,
+                          not args.no_summary), flush=True)
+    return report(measures, qrels, run, args)

@@ -12,7 +12,6 @@ with ``-o``, writes the fit file that measure strings read
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import sys
 
@@ -21,7 +20,7 @@ from irmeasures_markov._util._progress import show_progress
 from irmeasures_markov.calibration._logs import SPLITS, describe_split, split_log
 from irmeasures_markov.calibration._registry import save_fit
 from irmeasures_markov.calibration.readers import read_log, read_wscd
-from irmeasures_markov.cli._errors import PROG, CliError, CliParser, reading
+from irmeasures_markov.cli._errors import CliError, CliParser, reading
 from irmeasures_markov.cli._inputs import load_qrels
 
 __all__ = ["fit_main", "FAMILY_CHOICES", "guess_format"]
@@ -72,8 +71,8 @@ def guess_format(path: str) -> str:
     return "wscd"
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = CliParser(prog=f"{PROG} fit", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_EPILOG,
+def _parser() -> CliParser:
+    parser = CliParser("fit", epilog=_EPILOG,
                        description="Fit the user models of MP, P@H, M1-M4 and TBG to an interaction log and "
                                    "compare the candidates.")
     parser.add_argument("log", help="the training log (- reads standard input)")

@@ -14,15 +14,16 @@ import warnings
 from collections.abc import Iterator
 
 from irmeasures_markov._util._errors import InputError
-from irmeasures_markov.cli._errors import CliError, reading
-from irmeasures_markov.cli._output import warn
+from irmeasures_markov._util._progress import progress_bar
+from irmeasures_markov.cli._errors import CliError, reading, warn
 from irmeasures_markov.io import RunColumns, read_run_columns
 from irmeasures_markov.io._normalise import MEAN_OVER_QRELS, OverlapWarning, check_qrels, overlap_problem
 from irmeasures_markov.io._pytrec import check_gdeval_ids, gdeval_measures
 from irmeasures_markov.io._run_files import run_names
 from irmeasures_markov.io._trec import qrels_of_file
 
-__all__ = ["STDIN", "sample_path", "load_qrels", "run_files", "load_run", "load_tau_inputs", "check_overlap", "hinting"]
+__all__ = ["STDIN", "sample_path", "load_qrels", "run_files", "load_run", "load_runs", "check_overlap", "hinting",
+           "natural_key"]
 
 #: the run (or qrels) argument that means standard input
 STDIN = "-"
@@ -116,20 +117,18 @@ def load_run(spec: str) -> RunColumns:
         return read_run_columns(spec)
 
 
-def load_tau_inputs(qrels_spec: str, run_specs: list[str], measures: list) -> tuple[dict, dict[str, RunColumns]]:
-    """The qrels and runs of a τ experiment (pool-reduction, robustness): at least two runs, each file read once
-    here and checked against the qrels and the measures, so that every cell uses this copy."""
-    files = run_files(run_specs)
-    if len(files) < 2:
-        raise CliError("Kendall's τ needs at least 2 runs")
-    qrels = load_qrels(qrels_spec)
-    gdeval = gdeval_measures(measures)
-    runs = {}
-    for name, path in files.items():
-        runs[name] = run = load_run(path)
-        check_overlap(qrels, run, qrels_spec, path)
-        check_gdeval_ids(gdeval, qrels, run)
-    return qrels, runs
+def load_runs(qrels, qrels_spec: str, paths: dict[str, str], measures=(), progress: bool = False
+              ) -> dict[str, RunColumns]:
+    """``{name: run}`` of ``{name: path}``: each file read once and checked against the qrels (`check_overlap`)
+    and the measures (gdeval's numeric query ids), so that every evaluation uses this copy."""
+    gdeval, runs = gdeval_measures(measures), {}
+    with progress_bar(None, progress, total=len(paths), desc="reading runs", unit="run") as bar:
+        for name, path in paths.items():
+            runs[name] = load_run(path)
+            check_overlap(qrels, runs[name], qrels_spec, path)
+            check_gdeval_ids(gdeval, qrels, runs[name])
+            bar.update(1)
+    return runs
 
 
 def check_overlap(qrels, run, qrels_name: str, run_name: str, mean_over: str = MEAN_OVER_QRELS) -> None:
@@ -140,3 +139,15 @@ def check_overlap(qrels, run, qrels_name: str, run_name: str, mean_over: str = M
     if problem is not None:
         warn(f"{_display(run_name)} and {_display(qrels_name)}: {problem}")
         warnings.simplefilter("ignore", OverlapWarning)  # the command line restores the filters on exit
+
+
+_NUMBER_RUNS = re.compile(r"(\d+)")
+
+
+def natural_key(qid: str):
+    """Sort key putting ids in natural order: numbers inside ids compare by value (``2`` before ``10``,
+    ``q2`` before ``q10``), the rest by code point; equal-valued spellings (``01``, ``1``) by code point."""
+    parts = _NUMBER_RUNS.split(qid)
+    # every chunk becomes (kind, number, text) so that any two keys compare without type errors
+    key = tuple((0, int(p), "") if i % 2 else (1, 0, p) for i, p in enumerate(parts) if p or i == 0)
+    return key, qid

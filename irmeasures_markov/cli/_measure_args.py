@@ -4,19 +4,30 @@ A command-line argument may hold several measures separated by whitespace
 (``"AP P@10"``, as ir_measures' own command accepts); whitespace inside
 parentheses or quotes belongs to the measure (``"MP(model='GL_AD_LID', recall=True)@100"``).
 Names are ir_measures names (ours included) or trec_eval names (``map``, ``P_10``).
+
+``--ties``, ``--unjudged`` and ``--residual`` (the main command and ``compare``) apply to every measure that
+takes them: a measure that sets the parameter itself (``"MP(ties='expected')"``) keeps its own value; the standard
+measures computed on the float64 ranking (AP, P@k, nDCG, ...) take them as ``experiments.evaluate`` applies them;
+ir_measures' other measures take none of them and are named in one warning line.
+
+``irmeasures-markov measures [NAME]`` lists this package's measures, their parameters, types and defaults.
 """
 from __future__ import annotations
 
+import argparse
 import re
 
 import ir_measures
 from ir_measures import measures as irm_measures
 
 from irmeasures_markov._util._cutoffs import check_measure_cutoffs
-from irmeasures_markov.cli._errors import CliError
+from irmeasures_markov.cli._errors import PROG, CliError, CliParser
 from irmeasures_markov.plugin._base import FamilyMeasure
+from irmeasures_markov.plugin._catalogue import MeasureInfo, list_measures
+from irmeasures_markov.plugin._variants import TIES, UNJUDGED_CHOICES
 
-__all__ = ["split_measure_args", "parse_measures", "suggest_names"]
+__all__ = ["split_measure_args", "parse_measures", "suggest_names", "add_variant_args", "apply_variant_args",
+           "VARIANT_HELP", "measures_main", "describe", "IR_MEASURES_DOCS"]
 
 _IRDS_PREFIX = "irds:"
 
@@ -172,3 +183,166 @@ def parse_measures(specs: list[str]) -> list:
     if not measures:
         raise CliError("no measure given")
     return measures
+
+
+VARIANT_HELP = """\
+ties and unjudged documents (this package's measures and the standard measures
+computed on the float64 ranking: AP, P@k, Rprec, RR, nDCG, bpref, binary RBP,
+R@k, Success@k, SetP/SetR/SetF, IPrec@r, NumRet/NumRel, Judged@k, except
+--unjudged range; a measure that sets the parameter itself, e.g.
+"MP(ties='expected')", keeps its own value, and one that sets unjudged or
+residual keeps both, as experiments.evaluate does):
+  --ties docid        trec_eval's order: score descending, docid descending (default)
+  --ties optimistic   inside each group of equal scores, higher grades first
+  --ties pessimistic  lower grades first
+  --ties expected     the mean over every order of the tied documents
+  --unjudged nonrel   unjudged documents are non-relevant (default); drop: removed
+                      (judged_only); rel: relevant; range: the width of the range
+                      over every judgment of them
+  --residual          the value with unjudged documents relevant minus non-relevant
+"""
+
+
+def add_variant_args(parser: argparse.ArgumentParser):
+    """Add ``--ties``, ``--unjudged`` and ``--residual`` in their own group, which is returned."""
+    group = parser.add_argument_group("ties and unjudged documents")
+    group.add_argument("--ties", choices=TIES, help="order of documents with equal scores (default docid: trec_eval's)")
+    group.add_argument("--unjudged", choices=UNJUDGED_CHOICES, help="what unjudged documents count as (default nonrel)")
+    group.add_argument("--residual", action="store_true",
+                       help="each measure's residual: its value with unjudged documents relevant minus non-relevant")
+    return group
+
+
+def apply_variant_args(measures: list, args: argparse.Namespace) -> tuple[list, dict, list[str]]:
+    """The measures with the options applied, the settings of the standard measures computed natively, and the
+    warning lines: the measures computed with the options although their names do not show them, and those that
+    ignore them.
+
+    One rule with ``compare`` and ``experiments.evaluate``: this package's measures take the options as
+    parameters (`apply_variant_options`), the standard measures computed on the float64 ranking (AP, P@k, nDCG,
+    ...) get a `NativeSetting` (`native_setting`), any other measure ignores them.  Raises `CliError` for
+    ``--residual`` with ``--unjudged`` other than nonrel, and for a measure that refuses the combination (e.g.
+    ``unjudged='range'`` with ``ties='expected'``), naming the measure.
+    """
+    if args.residual and args.unjudged not in (None, "nonrel"):
+        raise CliError(f"--residual is the value with unjudged documents relevant minus non-relevant: it cannot be "
+                       f"combined with --unjudged {args.unjudged} (allowed with --residual: nonrel)")
+    settings, notes = {}, []
+    if args.ties is None and args.unjudged is None and not args.residual:
+        # nothing to apply: the measures stay as they are, and the plain command does not import the
+        # comparison package (experiments, grid, inference) only to learn that
+        rewritten = list(measures)
+    else:
+        from irmeasures_markov.comparison._options import applied_note, apply_variant_options, unsupported_note
+        from irmeasures_markov.experiments._settings import native_setting
+        rewritten, unsupported = apply_variant_options(measures, ties=args.ties, unjudged=args.unjudged,
+                                                       residual=args.residual)
+        for m in unsupported:
+            setting = native_setting(m, args.ties or "docid", args.unjudged or "nonrel", args.residual)
+            if setting is not None:
+                settings[m] = setting
+        notes = [note for note in (
+            applied_note([str(m) for m in settings], args.ties, args.unjudged, args.residual),
+            unsupported_note([m for m in unsupported if m not in settings], args.ties, args.unjudged, args.residual))
+            if note]
+    errors = []
+    for m in rewritten:
+        try:
+            m.validate_params()
+        except (ValueError, AssertionError, TypeError) as exc:
+            errors.append(f"{m}: {exc}")
+    if errors:
+        raise CliError("bad measure" + ("s" if len(errors) > 1 else "") + " with the options given: "
+                       + "; ".join(errors))
+    return rewritten, settings, notes
+
+
+IR_MEASURES_DOCS = "https://ir-measur.es"
+
+
+def _default_text(p) -> str:
+    if p.required:
+        return "required"
+    if p.default is None:
+        return "optional"
+    return f"default {p.default!r}"
+
+
+def _compact(p) -> str:
+    name = "@k" if p.name == "cutoff" else p.name
+    default = "" if p.default is None else f"={p.default!r}"
+    return f"{name}: {p.type.replace(' or ', '|')}{default}"
+
+
+def _wrap(items: list[str], width: int = 100, indent: str = "    ") -> list[str]:
+    """Items joined by commas into lines of at most ``width`` characters, never breaking an item."""
+    lines, line = [], ""
+    for item in items:
+        if line and len(indent) + len(line) + 2 + len(item) > width:
+            lines.append(indent + line + ",")
+            line = item
+        else:
+            line = f"{line}, {item}" if line else item
+    return lines + ([indent + line] if line else [])
+
+
+def describe(info: MeasureInfo, verbose: bool) -> list[str]:
+    """Text lines for one measure: a summary line and its parameters (type=default), or with ``verbose``
+    two lines per parameter (type, default, choices; meaning)."""
+    aliases = f" (alias {', '.join(info.aliases)})" if info.aliases else ""
+    lines = [f"{info.name}{aliases}: {info.meaning}"]
+    if not verbose:
+        return lines + _wrap([_compact(p) for p in info.parameters])
+    lines.append(f"  {info.title}")
+    for p in info.parameters:
+        name = "@k" if p.name == "cutoff" else p.name
+        choices = f"; one of {', '.join(repr(c) for c in p.choices)}" if p.choices else ""
+        lines.append(f"  {name}: {p.type}, {_default_text(p)}{choices}")
+        lines.append(f"      {p.meaning}")
+    return lines
+
+
+def _ir_measures_name(name: str) -> str:
+    """What ``name`` is when ir_measures knows it but this package does not define it ('' otherwise)."""
+    if name in irm_measures.registry:
+        return (f"ir_measures' own measure, not one of this package's: it works in measure strings as usual, "
+                f"evaluated by ir_measures (documented at {IR_MEASURES_DOCS})")
+    try:
+        parsed = list(ir_measures.parse_trec_measure(name))
+    except Exception:  # noqa: BLE001 - ir_measures refuses an unknown trec_eval name with a bare ValueError
+        return ""
+    return (f"trec_eval's name for {', '.join(map(str, parsed))} (ir_measures' measures): it works in measure "
+            f"strings as usual, evaluated by ir_measures (documented at {IR_MEASURES_DOCS})")
+
+
+def measures_main(argv: list[str]) -> int:
+    parser = CliParser("measures", formatter_class=argparse.HelpFormatter,
+                       description="List the measures irmeasures_markov adds to ir_measures (name, aliases, "
+                                   "one-line meaning, parameters with their types and defaults); with NAME, "
+                                   "or -v, also each parameter's choices and meaning.  "
+                                   "ir_measures' own measures (AP, P, nDCG, ...) "
+                                   f"are documented at {IR_MEASURES_DOCS}.")
+    parser.add_argument("names", nargs="*", metavar="NAME", help="measures to describe in full (or aliases)")
+    parser.add_argument("--verbose", "-v", action="store_true", help="describe every measure in full")
+    args = parser.parse_args(argv)
+    catalogue = list_measures()
+    by_name = {n: info for info in catalogue for n in (info.name, *info.aliases)}
+    if args.names:
+        theirs = [n for n in args.names if n not in by_name and _ir_measures_name(n)]
+        unknown = [n for n in args.names if n not in by_name and n not in theirs]
+        if unknown:
+            hints = [(n, suggest_names(n)) for n in unknown]
+            raise CliError("; ".join(f"{n!r} is not a measure of irmeasures_markov or ir_measures"
+                                     + (f" (did you mean {' or '.join(h)}?)" if h else "") for n, h in hints)
+                           + f"; '{PROG} measures' lists this package's measures")
+        chosen, verbose = [by_name.get(n, n) for n in args.names], True
+    else:
+        chosen, verbose = list(catalogue), args.verbose
+    for i, info in enumerate(chosen):
+        if verbose and i:
+            print()
+        if isinstance(info, str):  # a name of ir_measures' own
+            print(f"{info}: {_ir_measures_name(info)}")
+        else:
+            print("\n".join(describe(info, verbose)))
+    return 0

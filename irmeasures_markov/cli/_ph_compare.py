@@ -9,7 +9,6 @@ measure validates them (``--user AP`` refuses ``--p``, as ``PH(user='AP',p=0.5)`
 """
 from __future__ import annotations
 
-import argparse
 import math
 from collections import Counter
 
@@ -17,9 +16,8 @@ import numpy as np
 
 from irmeasures_markov._util._cutoffs import check_cutoff
 from irmeasures_markov._util._numbers import format_number
-from irmeasures_markov.cli._errors import EXIT_HELP, PROG, CliError, CliParser
-from irmeasures_markov.cli._inputs import STDIN, check_overlap, load_qrels, load_run
-from irmeasures_markov.cli._output import check_places, json_number, natural_key, write_record
+from irmeasures_markov.cli._errors import EXIT_HELP, CliError, CliParser, check_places, json_number, write_record
+from irmeasures_markov.cli._inputs import STDIN, check_overlap, load_qrels, load_run, natural_key
 from irmeasures_markov.experiments._ph_compare import compare_runs
 from irmeasures_markov.measures.stopping_time import BROWSING_MODELS, GAINS, USERS
 from irmeasures_markov.plugin._ph import PH
@@ -50,9 +48,9 @@ per topic, then one with the means and the counts of wins.
 """
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser() -> CliParser:
     parser = CliParser(
-        prog=f"{PROG} ph-compare", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_EPILOG + EXIT_HELP,
+        "ph-compare", epilog=_EPILOG + EXIT_HELP,
         description="Compare two runs topic by topic under a P@H browsing model: orders 1 and 2 "
                     "(expectations) and order 3 (stochastic dominance).")
     parser.add_argument("qrels", help="qrels file (plain, .gz, .bz2, .xz) or an ir_datasets id")
