@@ -14,6 +14,7 @@ from irmeasures_markov.cli._inputs import load_qrels, load_runs, run_files
 from irmeasures_markov.cli._measure_args import VARIANT_HELP, add_variant_args, apply_variant_args, parse_measures
 from irmeasures_markov.comparison import COMPARE_TESTS, compare
 from irmeasures_markov.comparison import _render as render
+from irmeasures_markov.comparison._core import check_test_options
 from irmeasures_markov.comparison._runs import resolve_baseline
 from irmeasures_markov.inference._corrections import CORRECTIONS
 
@@ -133,23 +134,9 @@ def _parser() -> CliParser:
 
 def compare_main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
-    if not 0 < args.alpha < 1:
-        raise CliError(f"--alpha must be in (0, 1), got {args.alpha}")
-    if args.ci is not None and not 0 < args.ci < 1:
-        raise CliError(f"--ci must be a confidence level in (0, 1) such as 0.95, got {args.ci}")
-    if args.resamples < 1:
-        raise CliError(f"--resamples must be a positive integer, got {args.resamples}")
+    # compare()'s own checks, before any file is read (a ValueError is a usage error at the boundary)
+    check_test_options(args.test, args.correction, args.alpha, args.alternative, args.ci, args.resamples)
     check_places(args.places)
-    if args.test == "bayes" and args.correction not in (None, "none"):
-        raise CliError("--test bayes takes no correction (its posterior probabilities come from one model of "
-                       "every run): drop --correction or give --correction none")
-    if args.test == "none" and args.correction not in (None, "none"):
-        raise CliError("--test none runs no test, so it takes no correction: drop --correction")
-    if args.test in ("tukey", "anova") and args.correction not in (None, "none"):
-        raise CliError(f"--test {args.test} takes no correction (Tukey's HSD p-values are already family-wise over "
-                       "every pair): drop --correction")
-    if args.test in ("tukey", "anova") and args.alternative != "two-sided":
-        raise CliError(f"--test {args.test} is two-sided: drop --alternative")
     if args.plot is not None:
         try:
             import matplotlib
@@ -199,5 +186,4 @@ def _print(cmp, args) -> None:
         sys.stdout.write(render.to_delimited(cmp, "," if fmt == "csv" else "\t", args.places, pairs=args.pairs))
         return
     places = 4 if args.places is None else args.places
-    print({"table": render.to_text, "md": render.to_markdown, "latex": render.to_latex}[fmt](
-        cmp, places, args.pairs, args.effect_size))
+    print(render.table(cmp, "text" if fmt == "table" else fmt, places, args.pairs, args.effect_size))

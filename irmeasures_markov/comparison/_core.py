@@ -23,7 +23,6 @@ from irmeasures_markov._util._lazy import lazy_module
 from irmeasures_markov.comparison import _render as render
 from irmeasures_markov.comparison._options import applied_note, evaluate_with_options, unsupported_note
 from irmeasures_markov.comparison._pairs import TUKEY_TESTS, effect_size, pair_tests, tukey_pairs
-from irmeasures_markov.comparison._render import DOWN, UP
 from irmeasures_markov.comparison._runs import RunsSpec, load_runs, resolve_baseline
 from irmeasures_markov.comparison._sensitivity import Sensitivity, sensitivity
 from irmeasures_markov.experiments import Evaluation
@@ -40,7 +39,8 @@ if TYPE_CHECKING:
 # imported at the first interval, so that importing the package does not load scipy.stats
 stats = lazy_module("scipy.stats")
 
-__all__ = ["COMPARE_TESTS", "Comparison", "compare", "compare_evaluation", "mean_intervals", "run_letters"]
+__all__ = ["COMPARE_TESTS", "Comparison", "compare", "compare_evaluation", "mean_intervals", "run_letters",
+           "check_test_options"]
 
 #: the tests :func:`compare` knows
 COMPARE_TESTS = ("t", "wilcoxon", "sign", "randomization", "bootstrap", "bayes", "none", "tukey", "anova")
@@ -88,8 +88,9 @@ def run_letters(n: int) -> list[str]:
     return [alphabet[i] if i < len(alphabet) else str(i + 1) for i in range(n)]
 
 
-def _compare_iv(runs, baseline, test, correction, alpha, alternative, ci, n_resamples):
-    """Validated options; ``correction`` normalised to a name."""
+def check_test_options(test, correction, alpha, alternative, ci, n_resamples) -> str:
+    """The test options of `compare` checked (by the command line too, before it reads a run); returns
+    ``correction`` normalised to a name."""
     if test not in COMPARE_TESTS:
         raise ValueError(f"`test` must be one of {list(COMPARE_TESTS)}, got {test!r}.")
     if correction is None:
@@ -114,6 +115,12 @@ def _compare_iv(runs, baseline, test, correction, alpha, alternative, ci, n_resa
         raise ValueError(f"`ci` must be a confidence level in (0, 1) (e.g. 0.95) or None, got {ci!r}.")
     if int(n_resamples) < 1:
         raise ValueError(f"`n_resamples` must be a positive integer, got {n_resamples!r}.")
+    return correction
+
+
+def _compare_iv(runs, baseline, test, correction, alpha, alternative, ci, n_resamples):
+    """Validated options; ``correction`` normalised to a name."""
+    correction = check_test_options(test, correction, alpha, alternative, ci, n_resamples)
     if len(runs) < 2:
         raise ValueError(f"comparing needs at least 2 runs, got {len(runs)}.")
     if baseline is not None and str(baseline) not in runs:
@@ -222,7 +229,7 @@ class Comparison:
         str
             the text table with its legend.
         """
-        return render.to_text(self, places, pairs, effect)
+        return render.table(self, "text", places, pairs, effect)
 
     def to_markdown(self, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
         """A Markdown pipe table; best means bold, letters as ``<sup>``.
@@ -241,7 +248,7 @@ class Comparison:
         str
             the Markdown table.
         """
-        return render.to_markdown(self, places, pairs, effect)
+        return render.table(self, "md", places, pairs, effect)
 
     def to_latex(self, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
         """A LaTeX ``tabular`` (``\\hline`` rules only; the triangles need amssymb), legend as comments.
@@ -260,7 +267,7 @@ class Comparison:
         str
             the LaTeX table.
         """
-        return render.to_latex(self, places, pairs, effect)
+        return render.table(self, "latex", places, pairs, effect)
 
     def to_csv(self, sep: str = ",", places: int | None = None, pairs: bool = False) -> str:
         """CSV (or TSV with ``sep='\\t'``): one row per run, or one per test with ``pairs=True``.
@@ -535,7 +542,7 @@ def _markers(cmp: Comparison):
         if diff == 0:
             continue
         if cmp.baseline is not None:  # one test per run and measure, against the baseline
-            out.loc[row.run_a, row.measure] = UP if diff > 0 else DOWN
+            out.loc[row.run_a, row.measure] = render.UP if diff > 0 else render.DOWN
         else:
             winner, loser = (row.run_a, row.run_b) if diff > 0 else (row.run_b, row.run_a)
             beaten.setdefault((winner, row.measure), []).append(position[loser])

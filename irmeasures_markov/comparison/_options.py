@@ -19,13 +19,11 @@ from irmeasures_markov.experiments import Evaluation, evaluate
 from irmeasures_markov.experiments._evaluation import labelled_measures
 from irmeasures_markov.experiments._settings import with_settings
 from irmeasures_markov.io._normalise import OverlapWarning
-from irmeasures_markov.plugin._variants import TIES, UNJUDGED_CHOICES
+from irmeasures_markov.plugin._variants import TIES, UNJUDGED_CHOICES, VARIANT_DEFAULTS
 
 __all__ = ["apply_variant_options", "supports", "unsupported_note", "applied_note",
-           "evaluate_with_options", "evaluate_variants", "without_extras", "DEFAULTS"]
+           "evaluate_with_options", "evaluate_variants", "without_extras"]
 
-#: the default of each option
-DEFAULTS = {"ties": "docid", "unjudged": "nonrel", "residual": False}
 
 
 def supports(measure: Measure, name: str) -> bool:
@@ -50,7 +48,7 @@ def _given(ties, unjudged, residual) -> dict[str, object]:
 
 def _asked(ties, unjudged, residual) -> dict[str, object]:
     """The options given with a value other than their default."""
-    return {k: v for k, v in _given(ties, unjudged, residual).items() if v != DEFAULTS[k]}
+    return {k: v for k, v in _given(ties, unjudged, residual).items() if v != VARIANT_DEFAULTS[k]}
 
 
 def apply_variant_options(measures: Sequence[Measure], *, ties: str | None = None, unjudged: str | None = None,
@@ -90,7 +88,7 @@ def apply_variant_options(measures: Sequence[Measure], *, ties: str | None = Non
     given = _given(ties, unjudged, residual)
     out, unsupported = [], []
     for m in measures:
-        if any(not supports(m, k) and v != DEFAULTS[k] for k, v in given.items()):
+        if any(not supports(m, k) and v != VARIANT_DEFAULTS[k] for k, v in given.items()):
             unsupported.append(m)
         out.append(with_settings(m, given))
     return out, unsupported
@@ -167,7 +165,7 @@ def _refused(measure: Measure, variant: Measure, params: Mapping[str, object], e
     """The note for a variant the sensitivity report needs and ``variant``'s family refuses: what is missing,
     the measure it needs and why (the family's message says how to get it)."""
     need = "residual" if params.get("residual") else \
-        ", ".join(f"{k}={v!r}" for k, v in params.items() if v != DEFAULTS[k]) or "value"
+        ", ".join(f"{k}={v!r}" for k, v in params.items() if v != VARIANT_DEFAULTS[k]) or "value"
     why = str(exc).removeprefix(f"{variant}: ").removeprefix(f"{variant.NAME}: ").rstrip(".")
     return f"{measure}: no {need} in the sensitivity report, which needs {variant}: {why}"
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ir_measures import Measure
     from matplotlib.figure import Figure
 
-__all__ = ["UP", "DOWN", "legend", "means_grid", "pairs_grid", "to_text", "to_markdown", "to_latex", "to_delimited",
+__all__ = ["UP", "DOWN", "legend", "means_grid", "pairs_grid", "table", "to_delimited",
            "records", "plot", "layout", "latex_escape", "plot_pairs", "significance_matrix"]
 
 #: The markers of a run significantly better (UP) or worse (DOWN) than the baseline.
@@ -257,30 +257,19 @@ def layout(header: list[str], rows: list[list[str]], style: str) -> str:
     return "\n".join(out)
 
 
-def to_text(cmp: Any, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
-    """The means table (``pairs=True``: the tests table) as aligned text with the legend.
-
-    See [`Comparison.to_text`][irmeasures_markov.comparison.Comparison.to_text].
-    """
-    grid = pairs_grid(cmp, places) if pairs else means_grid(cmp, places, "text", effect)
-    return layout(*grid, "text") + ("" if pairs else "\n\n" + legend(cmp, effect)
-                                    + _sensitivity_block(cmp, places, "text"))
-
-
-def to_markdown(cmp: Any, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
-    """A Markdown pipe table; see [`Comparison.to_markdown`][irmeasures_markov.comparison.Comparison.to_markdown]."""
-    grid = pairs_grid(cmp, places, "md") if pairs else means_grid(cmp, places, "md", effect)
-    return layout(*grid, "md") + ("" if pairs else "\n\n" + legend(cmp, effect)
-                                  + _sensitivity_block(cmp, places, "md"))
-
-
-def to_latex(cmp: Any, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
-    """A tabular (needs amssymb for the baseline triangles); the legend as ``%`` comment lines above it."""
-    grid = pairs_grid(cmp, places, "latex") if pairs else means_grid(cmp, places, "latex", effect)
-    head = "" if pairs else "".join(f"% {line}\n" for line in textwrap.wrap(legend(cmp, effect), 96))
-    if not pairs and cmp.baseline is not None:
-        head += "% \\blacktriangle needs \\usepackage{amssymb}\n"
-    return head + layout(*grid, "latex") + ("" if pairs else _sensitivity_block(cmp, places, "latex"))
+def table(cmp: Any, style: str, places: int = 4, pairs: bool = False, effect: bool = False) -> str:
+    """The means table (``pairs=True``: the tests table) in ``style``, 'text', 'md' or 'latex', with the legend
+    and the sensitivity report: below the table, or as ``%`` comment lines above a LaTeX tabular (whose baseline
+    triangles need amssymb).  See [`Comparison.to_text`][irmeasures_markov.comparison.Comparison.to_text]."""
+    if pairs:
+        return layout(*pairs_grid(cmp, places, style), style)
+    grid = layout(*means_grid(cmp, places, style, effect), style)
+    report = _sensitivity_block(cmp, places, style)
+    if style != "latex":
+        return grid + "\n\n" + legend(cmp, effect) + report
+    head = "".join(f"% {line}\n" for line in textwrap.wrap(legend(cmp, effect), 96))
+    amssymb = "% \\blacktriangle needs \\usepackage{amssymb}\n" if cmp.baseline is not None else ""
+    return head + amssymb + grid + report
 
 
 def to_delimited(cmp: Any, sep: str = ",", places: int | None = None, pairs: bool = False) -> str:

@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from irmeasures_markov.io._run_columns import read_run_columns as read_run  # arrays: read_trec_run's runs and errors
+from irmeasures_markov.io._run_columns import read_run_columns
 from irmeasures_markov.io._run_files import list_run_files, run_name, run_names
 
 __all__ = ["RunsSpec", "load_runs", "resolve_baseline", "resolve_run_paths"]
@@ -70,10 +70,10 @@ def load_runs(runs: RunsSpec) -> tuple[dict[str, dict], dict[str, str]]:
     """
     if isinstance(runs, Mapping):
         paths = {str(k): os.fspath(v) for k, v in runs.items() if isinstance(v, (str, os.PathLike))}
-        return {str(k): (read_run(paths[str(k)]) if str(k) in paths else v) for k, v in runs.items()}, paths
+        return {str(k): (read_run_columns(paths[str(k)]) if str(k) in paths else v) for k, v in runs.items()}, paths
     files = resolve_run_paths(runs)
     paths = dict(zip(run_names(files), files))
-    return {name: read_run(p) for name, p in paths.items()}, paths
+    return {name: read_run_columns(p) for name, p in paths.items()}, paths
 
 
 def resolve_baseline(baseline: str | os.PathLike[str] | None, runs: Sequence[str],

@@ -42,8 +42,8 @@ import numpy as np
 from ir_measures import Measure
 
 from irmeasures_markov.comparison import _options as variant_options
-from irmeasures_markov.comparison._options import DEFAULTS
 from irmeasures_markov.comparison._pairs import pair_tests
+from irmeasures_markov.plugin._variants import VARIANT_DEFAULTS
 from irmeasures_markov.ranking._order import read_scores, top_order, trec_order
 
 if TYPE_CHECKING:
@@ -170,7 +170,7 @@ def sensitivity(cmp: Any, qrels: Mapping[str, Mapping[str, int]], runs: Mapping[
     for m in ev.measures:
         requests += [(m, {"ties": "optimistic"}), (m, {"ties": "pessimistic"}),
                      (m, {"unjudged": "nonrel", "residual": False}), (m, {"unjudged": "nonrel", "residual": True})]
-    given = {k: v for k, v in (options or {}).items() if v is not None and v != DEFAULTS[k]}
+    given = {k: v for k, v in (options or {}).items() if v is not None and v != VARIANT_DEFAULTS[k]}
     values, notes = variant_options.evaluate_variants(qrels, ordered, topics, requests, n_jobs, progress, given)
     missing = [label for j, label in enumerate(labels) if all(v is None for v in values[4 * j:4 * j + 4])]
     depths = {label: _cutoff(m) for label, m in zip(labels, ev.measures)}
