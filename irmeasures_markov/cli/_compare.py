@@ -150,12 +150,7 @@ def compare_main(argv: list[str]) -> int:
     paths = run_files(args.runs)
     if len(paths) < 2:
         raise CliError(f"compare needs at least 2 runs, got {len(paths)} ({', '.join(args.runs)})")
-    names = list(paths)
-    try:
-        baseline = resolve_baseline(args.baseline, names, paths)
-    except ValueError:
-        raise CliError(f"--baseline {args.baseline}: not one of the runs ({', '.join(names[:10])}"
-                       f"{', ...' if len(names) > 10 else ''}); give a run name or one of the RUN files") from None
+    baseline = resolve_baseline(args.baseline, list(paths), paths)  # before reading, as the test options
     progress = not args.no_progress and sys.stderr.isatty()
     qrels = load_qrels(args.qrels)
     runs = load_runs(qrels, args.qrels, paths, measures, progress)
@@ -166,7 +161,15 @@ def compare_main(argv: list[str]) -> int:
     if args.output_format in ("csv", "tsv", "jsonl"):  # the text formats say it in their legend
         for note in cmp.notes:
             warn(note)
-    _print(cmp, args)
+    fmt = args.output_format
+    if fmt == "jsonl":
+        for record in render.records(cmp, pairs=args.pairs):
+            write_record(record)
+    elif fmt in ("csv", "tsv"):
+        sys.stdout.write(render.to_delimited(cmp, "," if fmt == "csv" else "\t", args.places, pairs=args.pairs))
+    else:
+        print(render.table(cmp, "text" if fmt == "table" else fmt, 4 if args.places is None else args.places,
+                           args.pairs, args.effect_size))
     if args.matrix is not None:
         with reading(args.matrix), open(args.matrix, "w", encoding="utf-8", newline="") as f:
             f.write(render.significance_matrix(cmp, "\t" if args.matrix.endswith(".tsv") else ","))
@@ -174,16 +177,3 @@ def compare_main(argv: list[str]) -> int:
         with reading(args.plot):
             cmp.plot_pairs(args.plot)
     return 0
-
-
-def _print(cmp, args) -> None:
-    fmt = args.output_format
-    if fmt == "jsonl":
-        for rec in render.records(cmp, pairs=args.pairs):
-            write_record(rec)
-        return
-    if fmt in ("csv", "tsv"):
-        sys.stdout.write(render.to_delimited(cmp, "," if fmt == "csv" else "\t", args.places, pairs=args.pairs))
-        return
-    places = 4 if args.places is None else args.places
-    print(render.table(cmp, "text" if fmt == "table" else fmt, places, args.pairs, args.effect_size))

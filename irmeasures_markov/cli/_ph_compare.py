@@ -182,19 +182,16 @@ def _print(rows, names, model, args) -> None:
         print("\t".join(("topic", *columns, "order1", "order2", "order3")))
     counts = {1: Counter(), 2: Counter(), 3: Counter()}
     for qid, *values, dom in rows:
-        w1, w2 = _winner(values[0], values[1], names, tol), _winner(values[2], values[3], names, tol)
-        if dom is None:
-            v3 = key3 = "-"
-        else:
-            v3 = _verdict(dom, names)
-            key3 = {"first": a, "second": b, "equal": "=", "incomparable": "x"}[dom.relation]
-        for k, w in ((1, w1), (2, w2), (3, key3)):
+        verdicts = (_winner(values[0], values[1], names, tol), _winner(values[2], values[3], names, tol),
+                    "-" if dom is None else _verdict(dom, names))
+        key3 = "-" if dom is None else {"first": a, "second": b, "equal": "=", "incomparable": "x"}[dom.relation]
+        for k, w in zip((1, 2, 3), (*verdicts[:2], key3)):
             counts[k][w] += 1
         if tsv:
-            print("\t".join((qid, *map(fmt, values), w1, w2, v3)))
-        else:
+            print("\t".join((qid, *map(fmt, values), *verdicts)))
+        else:  # '-' (not defined) is null
             write_record({"topic": qid, **dict(zip(columns, map(json_number, values))),
-                          "order1": _null(w1), "order2": _null(w2), "order3": _null(v3),
+                          **{f"order{k}": None if v == "-" else v for k, v in zip((1, 2, 3), verdicts)},
                           "crossings": [] if dom is None else [float(x) for x in dom.crossings]})
     n = len(rows)
     means = np.array([r[1:5] for r in rows], dtype=np.float64).mean(axis=0) if n else None
@@ -218,7 +215,3 @@ def _print(rows, names, model, args) -> None:
             continue
         parts = [f"{a} better {w[a]}", f"{b} better {w[b]}", f"tied {w['=']}"]
         print(f"# {labels[k]}: " + ", ".join(parts + ([f"incomparable {w['x']}"] if k == 3 else [])))
-
-
-def _null(verdict: str):
-    return None if verdict == "-" else verdict
