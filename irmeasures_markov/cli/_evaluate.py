@@ -164,24 +164,23 @@ def report(measures, qrels, run, args, settings=None) -> int:
                     emit(qid, m, values[m][qid])
         if not args.no_summary:
             for m in measures:
-                aggregator = m.aggregator()
-                for qid in qids:
-                    if qid in values[m]:
-                        aggregator.add(values[m][qid])
-                emit(SUMMARY_QID, m, aggregator.result())
+                emit(SUMMARY_QID, m, _aggregate(m, (values[m][qid] for qid in qids if qid in values[m])))
     else:
-        results = {}
-        for m, per_query in float64.items():
-            aggregator = m.aggregator()
-            for v in per_query.values():
-                aggregator.add(v)
-            results[m] = aggregator.result()
+        results = {m: _aggregate(m, per_query.values()) for m, per_query in float64.items()}
         for group, q, r, _ in evaluation_groups([m for m in measures if m not in float64], qrels, run):
             results.update(ir_measures.calc_aggregate(group, q, r))
         emit = _emitter(args)
         for m in measures:
             emit(SUMMARY_QID, m, results[m])
     return 0
+
+
+def _aggregate(measure, values) -> float:
+    """The measure's own aggregate (ir_measures' aggregator, a mean for most) of per-query values, in their order."""
+    aggregator = measure.aggregator()
+    for v in values:
+        aggregator.add(v)
+    return aggregator.result()
 
 
 def _emitter(args) -> Callable[[str, object, float], None]:
