@@ -132,10 +132,16 @@ def _parser() -> CliParser:
     return parser
 
 
+def _option(name: str, value: object = None) -> str:
+    """compare()'s parameter as its option is typed (``n_resamples`` is ``--resamples``), for its messages."""
+    flag = "--resamples" if name == "n_resamples" else f"--{name}"
+    return flag if value is None else f"{flag} {value}"
+
+
 def compare_main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     # compare()'s own checks, before any file is read (a ValueError is a usage error at the boundary)
-    check_test_options(args.test, args.correction, args.alpha, args.alternative, args.ci, args.resamples)
+    check_test_options(args.test, args.correction, args.alpha, args.alternative, args.ci, args.resamples, _option)
     check_places(args.places)
     if args.plot is not None:
         try:
@@ -150,7 +156,12 @@ def compare_main(argv: list[str]) -> int:
     paths = run_files(args.runs)
     if len(paths) < 2:
         raise CliError(f"compare needs at least 2 runs, got {len(paths)} ({', '.join(args.runs)})")
-    baseline = resolve_baseline(args.baseline, list(paths), paths)  # before reading, as the test options
+    names = list(paths)
+    try:
+        baseline = resolve_baseline(args.baseline, names, paths)
+    except ValueError:
+        raise CliError(f"--baseline {args.baseline}: not one of the runs ({', '.join(names[:10])}"
+                       f"{', ...' if len(names) > 10 else ''}); give a run name or one of the RUN files") from None
     progress = not args.no_progress and sys.stderr.isatty()
     qrels = load_qrels(args.qrels)
     runs = load_runs(qrels, args.qrels, paths, measures, progress)

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 stats = lazy_module("scipy.stats")
 
 __all__ = ["COMPARE_TESTS", "Comparison", "compare", "compare_evaluation", "mean_intervals", "run_letters",
-           "check_test_options"]
+           "check_test_options", "python_spelling"]
 
 #: the tests :func:`compare` knows
 COMPARE_TESTS = ("t", "wilcoxon", "sign", "randomization", "bootstrap", "bayes", "none", "tukey", "anova")
@@ -88,33 +88,41 @@ def run_letters(n: int) -> list[str]:
     return [alphabet[i] if i < len(alphabet) else str(i + 1) for i in range(n)]
 
 
-def check_test_options(test, correction, alpha, alternative, ci, n_resamples) -> str:
-    """The test options of `compare` checked (by the command line too, before it reads a run); returns
-    ``correction`` normalised to a name."""
+def python_spelling(name: str, value: object = None) -> str:
+    """A parameter as a Python caller writes it, `` `name` `` or `` `name='value'` ``: the messages of
+    `check_test_options` name what the caller typed."""
+    return f"`{name}`" if value is None else f"`{name}={value!r}`"
+
+
+def check_test_options(test, correction, alpha, alternative, ci, n_resamples, spell=python_spelling) -> str:
+    """The test options of `compare` checked (by the command line too, before it reads a run, with its own
+    ``spell``ing of the options); returns ``correction`` normalised to a name."""
     if test not in COMPARE_TESTS:
-        raise ValueError(f"`test` must be one of {list(COMPARE_TESTS)}, got {test!r}.")
+        raise ValueError(f"{spell('test')} must be one of {list(COMPARE_TESTS)}, got {test!r}.")
     if correction is None:
         correction = "none" if test in ("bayes", "none", *TUKEY_TESTS) else "holm"
     if correction not in CORRECTIONS:
-        raise ValueError(f"`correction` must be one of {list(CORRECTIONS)}, got {correction!r}.")
+        raise ValueError(f"{spell('correction')} must be one of {list(CORRECTIONS)}, got {correction!r}.")
+    no_correction = f"use {spell('correction', 'none')}."
     if test == "bayes" and correction != "none":
-        raise ValueError("`test='bayes'` takes no correction: its posterior probabilities come from one "
-                         "hierarchical model of every run, which already pools them; use correction='none'.")
+        raise ValueError(f"{spell('test', test)} takes no correction: its posterior probabilities come from one "
+                         f"hierarchical model of every run, which already pools them; {no_correction}")
     if test == "none" and correction != "none":
-        raise ValueError("`test='none'` runs no test, so it takes no correction; use correction='none'.")
+        raise ValueError(f"{spell('test', test)} runs no test, so it takes no correction; {no_correction}")
     if test in TUKEY_TESTS and correction != "none":
-        raise ValueError(f"`test={test!r}` takes no correction: Tukey's HSD p-values are already family-wise over "
-                         "every pair; use correction='none'.")
+        raise ValueError(f"{spell('test', test)} takes no correction: Tukey's HSD p-values are already family-wise "
+                         f"over every pair; {no_correction}")
     if test in TUKEY_TESTS and alternative != "two-sided":
-        raise ValueError(f"`test={test!r}` is two-sided (the range of the means); use alternative='two-sided'.")
+        raise ValueError(f"{spell('test', test)} is two-sided (the range of the means); use "
+                         f"{spell('alternative', 'two-sided')}.")
     if alternative not in ALTERNATIVES:
-        raise ValueError(f"`alternative` must be one of {list(ALTERNATIVES)}, got {alternative!r}.")
+        raise ValueError(f"{spell('alternative')} must be one of {list(ALTERNATIVES)}, got {alternative!r}.")
     if isinstance(alpha, bool) or not (0.0 < float(alpha) < 1.0):
-        raise ValueError(f"`alpha` must be in (0, 1), got {alpha!r}.")
+        raise ValueError(f"{spell('alpha')} must be in (0, 1), got {alpha!r}.")
     if ci is not None and (isinstance(ci, bool) or not (0.0 < float(ci) < 1.0)):
-        raise ValueError(f"`ci` must be a confidence level in (0, 1) (e.g. 0.95) or None, got {ci!r}.")
+        raise ValueError(f"{spell('ci')} must be a confidence level in (0, 1) (e.g. 0.95), got {ci!r}.")
     if int(n_resamples) < 1:
-        raise ValueError(f"`n_resamples` must be a positive integer, got {n_resamples!r}.")
+        raise ValueError(f"{spell('n_resamples')} must be a positive integer, got {n_resamples!r}.")
     return correction
 
 
