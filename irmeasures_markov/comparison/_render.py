@@ -61,7 +61,7 @@ def legend(cmp: Any, effect: bool = False) -> str:
     else:
         alt = "" if cmp.alternative == "two-sided" else f", one-sided ({cmp.alternative})"
         how = f"{test}{alt}, {CORRECTION_NAMES[cmp.correction]} correction, p < {cmp.alpha:g}"
-    n = len(cmp.evaluation.topics)
+    n, n_pairs = len(cmp.evaluation.topics), len(cmp.tests) // max(1, len(cmp.labels))
     if cmp.test == "none":
         why = "no test is possible with fewer than 2 topics" if n < 2 else "means only"
         text = f"No significance test ({why}; {n} topic{'' if n == 1 else 's'})."
@@ -69,12 +69,10 @@ def legend(cmp: Any, effect: bool = False) -> str:
         text = (f"{UP}/{DOWN}: significantly better/worse than the baseline {cmp.baseline} ({how}; "
                 f"{n} topics).")
     elif getattr(cmp, "tukey", None):
-        n_pairs = len(cmp.tests) // max(1, len(cmp.labels))
         compact = ", a-d stands for abcd" if any("-" in m for m in cmp.markers.to_numpy().ravel()) else ""
         text = (f"Letters: Tukey groups; runs sharing a letter do not differ significantly, a holds the best "
                 f"mean{compact} ({how}; all {n_pairs} pairs; {n} topics).")
     else:
-        n_pairs = len(cmp.tests) // max(1, len(cmp.labels))
         text = (f"Letters: the runs a mean is significantly better than ({how}; all {n_pairs} "
                 f"pairs; {n} topics).")
     if cmp.ci is not None:
@@ -338,12 +336,11 @@ def records(cmp: Any, pairs: bool = False) -> Iterator[dict[str, object]]:
                 f"{f.kind}_order_changes": bool(f.order_changes),
                 f"{f.kind}_significance_changes": bool(f.significance_changes),
                 f"{f.kind}_low": _json(f.low), f"{f.kind}_high": _json(f.high)})
+        names, numbers = PAIR_COLUMNS[:3], PAIR_COLUMNS[3:-1]  # then 'significant'
         for r in cmp.tests.itertuples(index=False):
-            yield {"measure": r.measure, "run_a": r.run_a, "run_b": r.run_b,
-                   "mean_difference": _json(r.mean_difference), "effect_size": _json(r.effect_size),
-                   "statistic": _json(r.statistic), "pvalue": _json(r.pvalue),
-                   "adjusted_pvalue": _json(r.adjusted_pvalue), "significant": bool(r.significant),
-                   "test": cmp.test, "correction": cmp.correction, **flags.get((r.measure, r.run_a, r.run_b), {})}
+            yield {**{c: getattr(r, c) for c in names}, **{c: _json(getattr(r, c)) for c in numbers},
+                   "significant": bool(r.significant), "test": cmp.test, "correction": cmp.correction,
+                   **flags.get((r.measure, r.run_a, r.run_b), {})}
         return
     vs = _versus_baseline(cmp)
     for run in cmp.runs:
