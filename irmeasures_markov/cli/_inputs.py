@@ -19,7 +19,6 @@ from irmeasures_markov.cli._errors import CliError, reading, warn
 from irmeasures_markov.io import RunColumns, read_run_columns
 from irmeasures_markov.io._normalise import MEAN_OVER_QRELS, OverlapWarning, check_qrels, overlap_problem
 from irmeasures_markov.io._pytrec import check_gdeval_ids, gdeval_measures
-from irmeasures_markov.io._run_files import run_names
 from irmeasures_markov.io._trec import qrels_of_file
 
 __all__ = ["STDIN", "sample_path", "load_qrels", "run_files", "load_run", "load_runs", "check_overlap", "hinting",
@@ -105,10 +104,9 @@ def run_files(specs: list[str]) -> dict[str, str]:
     from irmeasures_markov.comparison._runs import resolve_run_paths  # here: the main command does not need it
 
     try:
-        files = resolve_run_paths(specs)
+        return resolve_run_paths(specs)
     except FileNotFoundError as exc:
         raise CliError(str(exc)) from None
-    return dict(zip(run_names(files), files))
 
 
 def load_run(spec: str) -> RunColumns:

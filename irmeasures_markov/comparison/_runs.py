@@ -17,8 +17,8 @@ RunsSpec = Mapping[str, Any] | str | os.PathLike | Sequence[str | os.PathLike]
 _GLOB_CHARS = set("*?[")
 
 
-def resolve_run_paths(specs: str | os.PathLike | Sequence[str | os.PathLike]) -> list[str]:
-    """Run files from files, directories (their ``input.*`` files, else every file) and glob patterns.
+def resolve_run_paths(specs: str | os.PathLike | Sequence[str | os.PathLike]) -> dict[str, str]:
+    """Run files from files, directories (their ``input.*`` files, else every file) and glob patterns, by run name.
 
     Parameters
     ----------
@@ -27,13 +27,16 @@ def resolve_run_paths(specs: str | os.PathLike | Sequence[str | os.PathLike]) ->
 
     Returns
     -------
-    list of str
-        The specs in the order given, files of one directory or pattern sorted, each file once.
+    dict of str to str
+        ``{run name: file}`` (`run_names`), in the order of the specs given, the files of one directory or
+        pattern sorted, each file once.
 
     Raises
     ------
     FileNotFoundError
         A spec that matches nothing (named in the message).
+    InputError
+        Two files that give one run name.
     """
     if isinstance(specs, (str, os.PathLike)):
         specs = [specs]
@@ -51,7 +54,7 @@ def resolve_run_paths(specs: str | os.PathLike | Sequence[str | os.PathLike]) ->
         else:
             raise FileNotFoundError(f"{spec}: no such file or directory")
         out += [f for f in found if f not in out]
-    return out
+    return dict(zip(run_names(out), out))
 
 
 def load_runs(runs: RunsSpec) -> tuple[dict[str, dict], dict[str, str]]:
@@ -71,8 +74,7 @@ def load_runs(runs: RunsSpec) -> tuple[dict[str, dict], dict[str, str]]:
     if isinstance(runs, Mapping):
         paths = {str(k): os.fspath(v) for k, v in runs.items() if isinstance(v, (str, os.PathLike))}
         return {str(k): (read_run_columns(paths[str(k)]) if str(k) in paths else v) for k, v in runs.items()}, paths
-    files = resolve_run_paths(runs)
-    paths = dict(zip(run_names(files), files))
+    paths = resolve_run_paths(runs)
     return {name: read_run_columns(p) for name, p in paths.items()}, paths
 
 

@@ -344,6 +344,7 @@ def test_resolve_run_paths(tmp_path):
     (sub / "input.x.gz").write_text("")
     (sub / "notes").write_text("")
     got = resolve_run_paths([str(tmp_path / "b"), str(sub), str(tmp_path / "[ab]")])
-    assert got == [str(tmp_path / "b"), str(sub / "input.x.gz"), str(tmp_path / "a")]
+    assert got == {"b": str(tmp_path / "b"), "x": str(sub / "input.x.gz"), "a": str(tmp_path / "a")}
+    assert list(got) == ["b", "x", "a"]
     with pytest.raises(FileNotFoundError, match="no such file or directory"):
         resolve_run_paths([str(tmp_path / "zz")])
