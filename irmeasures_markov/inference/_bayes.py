@@ -87,8 +87,9 @@ def _pymc():
 
 
 
-def _effect(pm, name, n, dims=None):
-    scale = pm.HalfCauchy(f"sigma_{name}", EFFECT_SCALE_PRIOR)
+def _effect(pm, name, n, dims=None, bounds=None):
+    """A non-centred normal effect: its scale half-Cauchy, or the paper's truncated 1/σ within ``bounds``."""
+    scale = _scale(pm, f"sigma_{name}", bounds)
     z = pm.Normal(f"z_{name}", 0.0, 1.0, shape=n)
     return pm.Deterministic(name, scale * z, dims=dims)
 
@@ -321,10 +322,12 @@ DIRECT_VARIANTS = ("package", "paper")
 JEFFREYS_BOUNDS = (1e-3, 1e3)
 
 
-def _jeffreys_scale(pm, name, bounds):
-    """The paper's p(σ) ∝ 1/σ is flat on log σ; truncated to ``bounds`` it is proper (the paper's is not)."""
-    log_scale = pm.Uniform(f"log_{name}", np.log(bounds[0]), np.log(bounds[1]))
-    return pm.Deterministic(name, pm.math.exp(log_scale))
+def _scale(pm, name, bounds=None):
+    """A scale's prior: half-Cauchy, or within ``bounds`` the paper's p(σ) ∝ 1/σ, flat on log σ (truncated, it is
+    proper; the paper's is not)."""
+    if bounds is None:
+        return pm.HalfCauchy(name, EFFECT_SCALE_PRIOR)
+    return pm.Deterministic(name, pm.math.exp(pm.Uniform(f"log_{name}", np.log(bounds[0]), np.log(bounds[1]))))
 
 
 def direct_model_weights(depth: int, user: str = "precision", theta: float = 0.8,
@@ -361,23 +364,15 @@ def direct_model(judgments: ArrayLike, *, user: str = "precision", theta: float 
     w = direct_model_weights(depth, user, theta, variant)
     hits = np.tensordot(x, w, axes=([2], [0]))             # Σ_k w_k x_ijk
     total = w.sum()
+    # the paper's priors: μ ~ N(0, σ_int²) and every σ ~ 1/σ, truncated (see the docstring); the package's: the latent
+    # scale σ half-Cauchy as the effects' (p(σ) ∝ 1/σ would be improper here)
+    bounds = None if variant == "package" else (low, high)
     with pm.Model() as model:
-        if variant == "package":
-            mu = pm.Normal("mu", 0.0, MU_PRIOR_SD)
-            beta = _effect(pm, "system", n_s)
-            alpha = _effect(pm, "topic", n_t)
-            sigma = pm.HalfCauchy("sigma", EFFECT_SCALE_PRIOR)  # latent scale: p(σ) ∝ 1/σ would be improper here
-            z = pm.Normal("z_cell", 0.0, 1.0, shape=(n_t, n_s))
-        else:
-            # the paper's priors: μ ~ N(0, σ_int²) and every σ ~ 1/σ, truncated (see the docstring)
-            mu = pm.Normal("mu", 0.0, _jeffreys_scale(pm, "sigma_int", (low, high)))
-            effects = []
-            for name, n in (("system", n_s), ("topic", n_t)):
-                scale = _jeffreys_scale(pm, f"sigma_{name}", (low, high))
-                effects.append(pm.Deterministic(name, scale * pm.Normal(f"z_{name}", 0.0, 1.0, shape=n)))
-            beta, alpha = effects
-            sigma = _jeffreys_scale(pm, "sigma", (low, high))
-            z = pm.Normal("z_cell", 0.0, 1.0, shape=(n_t, n_s))
+        mu = pm.Normal("mu", 0.0, MU_PRIOR_SD if bounds is None else _scale(pm, "sigma_int", bounds))
+        beta = _effect(pm, "system", n_s, bounds=bounds)
+        alpha = _effect(pm, "topic", n_t, bounds=bounds)
+        sigma = _scale(pm, "sigma", bounds)
+        z = pm.Normal("z_cell", 0.0, 1.0, shape=(n_t, n_s))
         y = mu + beta[None, :] + alpha[:, None] + sigma * z
         p = pm.Deterministic("p", pm.math.sigmoid(y))
         # weighted Bernoulli log-likelihood: Σ_k w_k [x log p + (1 − x) log(1 − p)]

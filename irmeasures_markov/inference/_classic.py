@@ -42,18 +42,8 @@ if TYPE_CHECKING:
 # imported at the first test, so that importing the package does not load scipy.stats
 stats = lazy_module("scipy.stats")
 
-__all__ = [
-    "TestResult",
-    "TESTS",
-    "paired_t_test",
-    "wilcoxon_test",
-    "sign_test",
-    "randomization_test",
-    "bootstrap_test",
-    "PairwiseResult",
-    "all_pairs",
-    "pairwise",
-]
+__all__ = ["TestResult", "TESTS", "paired_t_test", "wilcoxon_test", "sign_test", "randomization_test",
+           "bootstrap_test", "PairwiseResult", "all_pairs", "pairwise"]
 
 ALTERNATIVES = ("two-sided", "greater", "less")
 
@@ -90,6 +80,13 @@ def _alt(alternative):
         raise ValueError(f"alternative must be one of {list(ALTERNATIVES)}, got {alternative!r}")
 
 
+def _t_statistic(mean, sd, n):
+    """d̄ / (s_d/√n), elementwise; differences that are all equal (s_d = 0) give 0 when they are 0 and ±inf
+    otherwise, rather than scipy's NaN."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(sd > 0, mean / (sd / np.sqrt(n)), np.where(mean == 0, 0.0, np.sign(mean) * np.inf))
+
+
 def _t_pvalue(t, df, alternative):
     if alternative == "two-sided":
         return 2 * stats.t.sf(np.abs(t), df)
@@ -122,15 +119,10 @@ def paired_t_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided") ->
         Scores of different lengths, fewer than 2 topics, a value that is not finite, or an unknown ``alternative``.
     """
     d = _differences(a, b, alternative)
-    n = d.size
     mean = d.mean()
-    sd = d.std(ddof=1)
-    if sd == 0:
-        t = 0.0 if mean == 0 else np.copysign(np.inf, mean)
-    else:
-        t = mean / (sd / np.sqrt(n))
-    p = np.nan if np.isnan(t) else _t_pvalue(t, n - 1, alternative)
-    return TestResult("t", float(t), float(min(1.0, p)), float(mean), n, alternative)
+    t = _t_statistic(mean, d.std(ddof=1), d.size)
+    return TestResult("t", float(t), float(min(1.0, _t_pvalue(t, d.size - 1, alternative))), float(mean), d.size,
+                      alternative)
 
 
 def wilcoxon_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided") -> TestResult:
@@ -340,9 +332,7 @@ def _vectorised_pairs(diffs, test, alternative, n_resamples, seed, chunk):
     n, k = diffs.shape
     mean = diffs.mean(axis=0)
     if test == "t":
-        sd = diffs.std(axis=0, ddof=1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = np.where(sd > 0, mean / (sd / np.sqrt(n)), np.where(mean == 0, 0.0, np.sign(mean) * np.inf))
+        t = _t_statistic(mean, diffs.std(axis=0, ddof=1), n)
         return t, np.minimum(_t_pvalue(t, n - 1, alternative), 1.0)
     weights, exact = _null_weights(test, n, int(n_resamples), np.random.default_rng(seed))
     centred = diffs if test == "randomization" else diffs - mean
