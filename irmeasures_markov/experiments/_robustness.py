@@ -52,6 +52,11 @@ MAX_SUBSETS = 1_000_000
 UNJUDGED_CUT = ("nonrel", "drop")
 
 
+def _integers(values: Sequence, low: int, high: float = math.inf) -> bool:
+    """Whether every value is an integer in [low, high], bools refused: the rule of sizes, trials and depths."""
+    return all(not isinstance(v, bool) and int(v) == v and low <= v <= high for v in values)
+
+
 def topic_samples(n_topics: int, size: int, trials: int | None, rng: np.random.Generator) -> np.ndarray:
     """The topic indices of each trial, ``[trial, size]``: ``trials`` seeded draws without replacement, or every
     subset in ``itertools.combinations`` order when ``trials`` is None (the exact mean the tests check)."""
@@ -115,14 +120,13 @@ def topic_sample_stability(measures: MeasuresLike, qrels: QrelsLike, runs: Mappi
         than `MAX_SUBSETS` subsets, or what [`evaluate`][irmeasures_markov.experiments.evaluate] raises.
     """
     import pandas as pd
-    if trials is not None and (isinstance(trials, bool) or int(trials) != trials or trials < 1):
+    if trials is not None and not _integers([trials], 1):
         raise ValueError(f"`trials` must be a positive integer or None (every subset), got {trials!r}.")
     measures, labels = labelled_measures(measures, labels)
     qrels = qrels_dict(qrels)
     n = len(default_topics(qrels))
     sizes = list(range(5, n, 5)) if sizes is None else list(sizes)
-    bad = [s for s in sizes if isinstance(s, bool) or int(s) != s or not 1 <= s <= n]
-    if not sizes or bad:
+    if not sizes or not _integers(sizes, 1, n):
         raise ValueError(f"`sizes` must be integers in [1, {n}] (the number of topics), got {sizes!r}.")
     if trials is None:
         count = sum(math.comb(n, int(s)) for s in sizes)
@@ -218,8 +222,7 @@ def pool_depth_robustness(measures: MeasuresLike, qrels: QrelsLike, runs: Mappin
     """
     import pandas as pd
     depths = sorted(dict.fromkeys(depths)) if depths is not None else []
-    bad = [d for d in depths if isinstance(d, bool) or int(d) != d or d < 1]
-    if not depths or bad:
+    if not depths or not _integers(depths, 1):
         raise ValueError(f"`depths` must be positive integers, got {list(depths)!r}.")
     depths = [int(d) for d in depths]
     if unjudged not in UNJUDGED_CUT:

@@ -68,7 +68,7 @@ from numpy.typing import ArrayLike
 from irmeasures_markov._util._progress import show_progress
 from irmeasures_markov.inference._gibbs import gibbs_linear_model
 from irmeasures_markov.inference._gibbs_crossed import gibbs_fit
-from irmeasures_markov.inference._inputs import ScoresLike, score_matrix
+from irmeasures_markov.inference._inputs import ScoresLike, check_choice, score_matrix
 from irmeasures_markov.inference._posterior import EFFECT_SCALE_PRIOR, MU_PRIOR_SD, BayesResult, sampling_diagnostics
 
 if TYPE_CHECKING:
@@ -271,12 +271,11 @@ def bayesian_linear_model(scores: ScoresLike, measure: Any = None, *, backend: s
         ``backend='pymc'`` without PyMC.
     """
     sm = score_matrix(scores, measure)
+    check_choice("backend", backend, ("gibbs", "pymc"))
     if backend == "gibbs":
         return gibbs_linear_model(sm, **kwargs)
-    if backend != "pymc":
-        raise ValueError(f"backend must be 'pymc' or 'gibbs', got {backend!r}")
-    t_idx, s_idx = np.meshgrid(np.arange(sm.n_topics), np.arange(sm.n_systems), indexing="ij")
-    data = {"system": [sm.systems[j] for j in s_idx.ravel()], "topic": [sm.topics[i] for i in t_idx.ravel()],
+    # the long table in the order of sm.values.ravel(): topic by topic, every system in each
+    data = {"system": sm.systems * sm.n_topics, "topic": [t for t in sm.topics for _ in sm.systems],
             "value": sm.values.ravel()}
     return fit_linear_model(data, **kwargs)
 
@@ -306,13 +305,12 @@ def rank_weights(depth: int, user: str = "precision", theta: float = 0.8) -> np.
     if depth < 1:
         raise ValueError(f"depth must be >= 1, got {depth}")
     k = np.arange(1, depth + 1)
+    check_choice("user", user, ("precision", "rbp"))
     if user == "precision":
         return np.full(depth, 1.0 / depth)
-    if user == "rbp":
-        if not 0 < theta < 1:
-            raise ValueError(f"theta must be in (0, 1), got {theta}")
-        return theta ** (k - 1) * (1 - theta)
-    raise ValueError(f"user must be 'precision' or 'rbp', got {user!r}")
+    if not 0 < theta < 1:
+        raise ValueError(f"theta must be in (0, 1), got {theta}")
+    return theta ** (k - 1) * (1 - theta)
 
 
 #: Variants of `direct_relevance_model`: the package's (default) and the paper's as published.
@@ -338,8 +336,7 @@ def direct_model_weights(depth: int, user: str = "precision", theta: float = 0.8
     (Σ p_k)² / Σ p_k²; ``'paper'``: the paper's own p_k (§3.2), 1 on ranks 1..depth for precision (as the
     paper writes it, not the distribution 1/depth) and θ^{k−1}(1 − θ) for RBP (adding up to 1 − θ^depth).
     """
-    if variant not in DIRECT_VARIANTS:
-        raise ValueError(f"variant must be one of {DIRECT_VARIANTS}, got {variant!r}")
+    check_choice("variant", variant, DIRECT_VARIANTS)
     pk = rank_weights(depth, user, theta)
     if variant == "paper":
         return np.ones(depth) if user == "precision" else pk
@@ -478,8 +475,7 @@ def direct_relevance_model(judgments: ArrayLike, *, systems: Sequence[str] | Non
         Divergent transitions, or R-hat above `MAX_RHAT`.
     """
     pm = _pymc()
-    if variant not in DIRECT_VARIANTS:
-        raise ValueError(f"variant must be one of {DIRECT_VARIANTS}, got {variant!r}")
+    check_choice("variant", variant, DIRECT_VARIANTS)
     model = direct_model(judgments, user=user, theta=theta, variant=variant, jeffreys_bounds=jeffreys_bounds)
     n_t, n_s, _ = np.shape(judgments)
     systems = [str(s) for s in systems] if systems is not None else [f"system{j}" for j in range(n_s)]

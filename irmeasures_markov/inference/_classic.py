@@ -34,7 +34,7 @@ from numpy.typing import ArrayLike
 from irmeasures_markov._util._lazy import lazy_module
 from irmeasures_markov._util._progress import progress_bar
 from irmeasures_markov.inference._corrections import CORRECTIONS, adjust_pvalues
-from irmeasures_markov.inference._inputs import ScoresLike, score_matrix
+from irmeasures_markov.inference._inputs import ScoresLike, check_choice, score_matrix
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -71,13 +71,8 @@ def _differences(a, b, alternative):
         raise ValueError(f"paired tests need at least 2 topics, got {a.size}")
     if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
         raise ValueError("scores must be finite numbers (NaN or inf found)")
-    _alt(alternative)
+    check_choice("alternative", alternative, ALTERNATIVES)
     return a - b
-
-
-def _alt(alternative):
-    if alternative not in ALTERNATIVES:
-        raise ValueError(f"alternative must be one of {list(ALTERNATIVES)}, got {alternative!r}")
 
 
 def _t_statistic(mean, sd, n):
@@ -428,11 +423,9 @@ def pairwise(scores: ScoresLike, pairs: Sequence[tuple[int | str, int | str]], t
         `score_matrix` refuses.
     """
     sm = score_matrix(scores, measure)
-    _alt(alternative)
-    if test not in TESTS:
-        raise ValueError(f"unknown test {test!r}; choose one of {list(TESTS)}")
-    if correction is not None and correction not in CORRECTIONS:
-        raise ValueError(f"correction must be one of {list(CORRECTIONS)} or None, got {correction!r}")
+    check_choice("alternative", alternative, ALTERNATIVES)
+    check_choice("test", test, list(TESTS))
+    check_choice("correction", correction, (*CORRECTIONS, None))
     index = {name: j for j, name in enumerate(sm.systems)}
 
     def position(x):

@@ -30,7 +30,7 @@ from irmeasures_markov.grid._runner import GridSummary, run_grid
 from irmeasures_markov.grid._store import ParquetStore, StoreLike
 from irmeasures_markov.inference._bayes import bayesian_linear_model
 from irmeasures_markov.inference._classic import TESTS, all_pairs
-from irmeasures_markov.inference._inputs import ScoreMatrix, ScoresLike, score_matrix
+from irmeasures_markov.inference._inputs import ScoreMatrix, ScoresLike, check_choice, score_matrix
 from irmeasures_markov.inference._posterior import BayesResult
 
 if TYPE_CHECKING:
@@ -163,8 +163,7 @@ def discriminative_power_grid(scores_by_measure: Mapping[str, ScoresLike], *, al
     if not 0 < alpha < 1:
         raise ValueError(f"`alpha` must be in (0, 1), got {alpha!r}.")
     for t in tests:
-        if t not in TESTS:
-            raise ValueError(f"unknown test {t!r}; choose among {list(TESTS)}")
+        check_choice("test", t, list(TESTS))
     mats, hashes = _matrices(scores_by_measure, "scores_by_measure")
     cells = {(label, t): Cell("allpairs", collection, "", label, 100.0, 0,
                               f"{t}/n={int(n_resamples) if t in ('randomization', 'bootstrap') else 0}/seed={seed}"
@@ -216,8 +215,7 @@ def fit_per_collection(scores_by_collection: Mapping[str, ScoresLike], *, sample
     ValueError
         An unknown sampler or no collection.
     """
-    if sampler not in ("gibbs", "pymc"):
-        raise ValueError(f"`sampler` must be 'gibbs' or 'pymc', got {sampler!r}")
+    check_choice("sampler", sampler, ("gibbs", "pymc"))
     mats, hashes = _matrices(scores_by_collection, "scores_by_collection")
     settings = json.dumps({"sampler": sampler, **fit_kwargs}, sort_keys=True, default=repr)
     seed = int(fit_kwargs.get("seed", 0) or 0)

@@ -42,7 +42,7 @@ import numpy as np
 
 from irmeasures_markov._util._compiled import numba_loaded, optional_kernels
 from irmeasures_markov._util._lazy import lazy_module
-from irmeasures_markov.inference._inputs import ScoresLike, score_matrix
+from irmeasures_markov.inference._inputs import ScoresLike, check_choice, score_matrix
 from irmeasures_markov.inference._letters import format_groups, letter_groups
 from irmeasures_markov.inference._studentized import studentized_range_ppf, studentized_range_sf
 
@@ -229,8 +229,7 @@ def _numpy_ranges(x, raw, out, start):
 
 def _engine_kernels(engine, work):
     """The numba kernels to use, or None for the numpy engine."""
-    if engine not in _ENGINES:
-        raise ValueError(f"engine must be one of {list(_ENGINES)}, got {engine!r}")
+    check_choice("engine", engine, _ENGINES)
     if engine == "numpy":
         return None
     if engine == "auto" and not (numba_loaded() or work >= _NUMBA_WORK):
@@ -456,14 +455,12 @@ class TukeyResult:
 
 def _check_options(method, level, n_resamples, engine):
     """Validated Tukey options."""
-    if method not in TUKEY_METHODS:
-        raise ValueError(f"method must be one of {list(TUKEY_METHODS)}, got {method!r}")
+    check_choice("method", method, TUKEY_METHODS)
     if isinstance(level, bool) or not 0.0 < float(level) < 1.0:
         raise ValueError(f"level must be a confidence level in (0, 1), got {level!r}")
     if isinstance(n_resamples, bool) or int(n_resamples) < 1:
         raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
-    if engine not in _ENGINES:
-        raise ValueError(f"engine must be one of {list(_ENGINES)}, got {engine!r}")
+    check_choice("engine", engine, _ENGINES)
 
 
 def tukey_from_matrix(y: np.ndarray, systems: list[str], method: str, level: float, n_resamples: int,
