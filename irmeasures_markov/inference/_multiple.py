@@ -622,10 +622,9 @@ def topic_set_size(min_difference: float, variance: float, n_systems: int = 2, *
     >>> topic_set_size(0.1, 0.02, 2)
     33
     """
-    if not (math.isfinite(min_difference) and min_difference > 0):
-        raise ValueError(f"min_difference must be a positive number, got {min_difference!r}")
-    if not (math.isfinite(variance) and variance > 0):
-        raise ValueError(f"variance must be a positive number, got {variance!r}")
+    for name, x in (("min_difference", min_difference), ("variance", variance)):
+        if not (math.isfinite(x) and x > 0):
+            raise ValueError(f"{name} must be a positive number, got {x!r}")
     if isinstance(n_systems, bool) or int(n_systems) != n_systems or n_systems < 2:
         raise ValueError(f"n_systems must be an integer ≥ 2, got {n_systems!r}")
     for name, x in (("alpha", alpha), ("beta", beta)):
