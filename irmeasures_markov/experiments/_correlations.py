@@ -21,7 +21,7 @@ from irmeasures_markov.experiments._evaluation_table import Evaluation
 from irmeasures_markov.measures.markov_precision import PAPER_MODELS
 from irmeasures_markov.plugin._mp import MP
 
-__all__ = ["MP_PAPER_BASELINES", "kendall_tau", "mp_paper_measures", "system_ranking", "tau_table"]
+__all__ = ["MP_PAPER_BASELINES", "column_taus", "kendall_tau", "mp_paper_measures", "system_ranking", "tau_table"]
 
 #: The comparison measures of the MP paper (Table 2): AP, P@10, Rprec, bpref, RBP with p = 0.8.
 MP_PAPER_BASELINES = ("AP", "P@10", "Rprec", "Bpref", "RBP(p=0.8,rel=1)")
@@ -43,7 +43,6 @@ def mp_paper_measures() -> dict[str, Measure]:
         out[f"MP {model}"] = MP(model=model)
         out[f"MP {model}@Rec(T)"] = MP(model=model, recall=True)
     return out
-
 
 
 def kendall_tau(x: ArrayLike, y: ArrayLike) -> float:
@@ -91,6 +90,12 @@ def kendall_tau(x: ArrayLike, y: ArrayLike) -> float:
     ty = n0 - np.count_nonzero(sy)
     denom = math.sqrt((n0 - tx) * (n0 - ty))
     return s / denom if denom > 0 else float("nan")
+
+
+def column_taus(x: np.ndarray, y: np.ndarray) -> list[float]:
+    """τ-b of each measure's per-run means in two ``[run, measure]`` tables: the row of every stability
+    experiment (topic samples, pool depths, pool reductions)."""
+    return [kendall_tau(x[:, j], y[:, j]) for j in range(x.shape[1])]
 
 
 def system_ranking(evaluation: Evaluation, measure: Measure | str) -> list[str]:

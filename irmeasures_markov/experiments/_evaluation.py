@@ -49,7 +49,8 @@ from irmeasures_markov.ranking._prepared import PreparedRun
 from irmeasures_markov.ranking._qrels_index import QrelsIndex
 
 __all__ = ["MeasuresLike", "Qrels", "QrelsLike", "Run", "RunLike", "RunScorer", "as_run", "read_runs", "default_topics",
-           "evaluate", "labelled_measures", "parse_measures", "warn_float32", "warn_no_relevant", "warn_overlap"]
+           "checked_topics", "evaluate", "labelled_measures", "parse_measures", "warn_float32", "warn_no_relevant",
+           "warn_overlap"]
 
 #: Relevance judgments: ``{qid: {docid: grade}}``.
 Qrels = Mapping[str, Mapping[str, int]]
@@ -152,8 +153,7 @@ class RunScorer:
         """The values ``[measure, topic]`` of ``run`` (any form [`to_run_dict`][irmeasures_markov.io.to_run_dict]
         takes)."""
         out = np.zeros((len(self.measures) + len(self.extra_rows), len(self.topics)))
-        for j, m in enumerate(self.measures):
-            out[j, :] = m.DEFAULT
+        out[:len(self.measures)] = np.array([m.DEFAULT for m in self.measures], dtype=np.float64)[:, None]
         run = as_run(run)
         if self.ours:
             prepared = PreparedRun(self.qrels_index, run, self.readers)
@@ -228,7 +228,7 @@ def default_topics(qrels: Qrels, topics: Sequence[str] | None = None) -> list[st
     return topics
 
 
-def warn_no_relevant(qrels: Qrels, topics: Sequence[str]) -> None:
+def warn_no_relevant(qrels: Qrels, topics: Sequence[str], stacklevel: int = 3) -> None:
     """A ``RuntimeWarning`` naming the ``topics`` judged in ``qrels`` without a relevant (grade >= 1) document.
 
     They score 0 and are averaged in, as trec_eval does; the warning points at
@@ -240,7 +240,7 @@ def warn_no_relevant(qrels: Qrels, topics: Sequence[str]) -> None:
         warnings.warn(f"{len(empty)} topic{'' if len(empty) == 1 else 's'} with judgments but no relevant "
                       f"(grade >= 1) document score 0 and are averaged in, as trec_eval does: "
                       f"{', '.join(empty[:20])}{' ...' if len(empty) > 20 else ''}; pass topics=... to leave "
-                      "them out.", RuntimeWarning, stacklevel=3)
+                      "them out.", RuntimeWarning, stacklevel=stacklevel)
 
 
 def warn_float32(measures: Sequence[Measure]) -> None:
@@ -252,7 +252,7 @@ def warn_float32(measures: Sequence[Measure]) -> None:
         warnings.warn(note, RuntimeWarning, stacklevel=3)
 
 
-def warn_overlap(topics: Sequence[str], runs: Mapping[str, RunLike]) -> None:
+def warn_overlap(topics: Sequence[str], runs: Mapping[str, RunLike], stacklevel: int = 3) -> None:
     """An `OverlapWarning` naming each run held as a mapping (a run file or a DataFrame is not read here:
     [`evaluate`][irmeasures_markov.experiments.evaluate] reads it first) that
     answers none or less than half of the ``topics`` (`overlap_problem`,
@@ -261,7 +261,21 @@ def warn_overlap(topics: Sequence[str], runs: Mapping[str, RunLike]) -> None:
     for name, run in runs.items():
         problem = overlap_problem(topic_set, run) if isinstance(run, Mapping) else None
         if problem is not None:
-            warnings.warn(f"run {name!r}: {problem}", OverlapWarning, stacklevel=3)
+            warnings.warn(f"run {name!r}: {problem}", OverlapWarning, stacklevel=stacklevel)
+
+
+def checked_topics(qrels: Qrels, runs: Mapping[str, RunLike], min_runs: int = 1,
+                   topics: Sequence[str] | None = None) -> list[str]:
+    """`default_topics`, after the checks and warnings of every experiment on read runs (at least ``min_runs``
+    runs: 2 for a τ); the warnings point at the caller of the function calling this one."""
+    if not runs:
+        raise ValueError("`runs` is empty.")
+    if len(runs) < min_runs:
+        raise ValueError("Kendall's τ needs at least 2 runs.")
+    topics = default_topics(qrels, topics)
+    warn_no_relevant(qrels, topics, stacklevel=4)
+    warn_overlap(topics, runs, stacklevel=4)
+    return topics
 
 
 def labelled_measures(measures: MeasuresLike,
@@ -367,20 +381,16 @@ def evaluate(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, RunLik
     measures, settings, default_labels = apply_settings(measures, ties, unjudged, residual, native)
     labels = list(labels) if labels is not None else default_labels
     warn_float32(measures)
-    extra_rows = [(j, name) for j, m in enumerate(measures) for name in extra_names(m)]
     qrels = qrels_dict(qrels)
-    if not runs:
-        raise ValueError("`runs` is empty.")
-    topics = default_topics(qrels, topics)
-    warn_no_relevant(qrels, topics)
     # every form read once, here: the overlap warning and the scores come from the same copy
     runs = read_runs(runs)
-    warn_overlap(topics, runs)
+    topics = checked_topics(qrels, runs, topics=topics)
     names = list(runs)
     n_jobs = int(n_jobs)
     if n_jobs < 1:
         raise ValueError(f"`n_jobs` must be a positive integer, got {n_jobs!r}.")
     scorer = RunScorer(measures, qrels, topics, native, settings, extras=True)
+    extra_rows = scorer.extra_rows
     values = np.zeros((len(names), len(measures) + len(extra_rows), len(topics)))
     bar = progress_bar(None, progress, total=len(names), desc="evaluating", unit="run")
     try:

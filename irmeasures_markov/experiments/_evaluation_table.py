@@ -10,7 +10,7 @@ from ir_measures import Measure
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Evaluation"]
+__all__ = ["Evaluation", "measure_frame"]
 
 
 @dataclass
@@ -61,8 +61,7 @@ class Evaluation:
             The mean of every measure for every run.
         """
         import pandas as pd
-        return pd.DataFrame(self.means_array(), index=pd.Index(list(self.runs), name="run"),
-                            columns=pd.Index(list(self.labels), name="measure"))
+        return measure_frame(self.means_array(), pd.Index(list(self.runs), name="run"), self.labels)
 
     def column_array(self, measure: Measure | str) -> np.ndarray:
         """Per-run means of one measure (given as object, printed form or label), as an array in ``runs`` order.
@@ -166,3 +165,10 @@ class Evaluation:
             The mean of every measure for every run.
         """
         return self.means()
+
+
+def measure_frame(values: np.ndarray, index: pd.Index, labels: list[str]) -> pd.DataFrame:
+    """``values`` with one column per measure label (columns named ``measure``): the layout of every table of
+    means and τ's of the experiments."""
+    import pandas as pd
+    return pd.DataFrame(values, index=index, columns=pd.Index(list(labels), name="measure"))

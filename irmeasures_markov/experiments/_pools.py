@@ -14,18 +14,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from irmeasures_markov.experiments._correlations import kendall_tau
+from irmeasures_markov.experiments._correlations import column_taus
 from irmeasures_markov.experiments._evaluation import (
     MeasuresLike,
     Qrels,
     QrelsLike,
-    default_topics,
+    checked_topics,
     labelled_measures,
     read_runs,
-    warn_no_relevant,
-    warn_overlap,
 )
-from irmeasures_markov.experiments._evaluation_table import Evaluation
+from irmeasures_markov.experiments._evaluation_table import Evaluation, measure_frame
 from irmeasures_markov.experiments._grid import RunSource, evaluate_grid
 from irmeasures_markov.grid import Backend
 from irmeasures_markov.grid._store import StoreLike
@@ -59,8 +57,7 @@ class PoolReduction:
     def _frame(self, values: np.ndarray) -> pd.DataFrame:
         """One row per pool (index ``percent``), one column per measure (``measure``), as ``Evaluation.means()``."""
         import pandas as pd
-        return pd.DataFrame(values, index=pd.Index(self.percents, name="percent"),
-                            columns=pd.Index(list(self.labels), name="measure"))
+        return measure_frame(values, pd.Index(self.percents, name="percent"), self.labels)
 
     def means(self) -> pd.DataFrame:
         """``mean_scores`` labelled: index ``percent`` (the pool kept, 100 first), columns ``measure``.
@@ -195,11 +192,7 @@ def pool_reduction(measures: MeasuresLike, qrels: QrelsLike, runs: Mapping[str, 
     pools = [(float(pc), 0 if float(pc) == 100.0 else int(seed)) for pc in percents]
     runs = read_runs(runs)
     if full is None:
-        if not runs:
-            raise ValueError("`runs` is empty.")
-        topics = default_topics(qrels)
-        warn_no_relevant(qrels, topics)
-        warn_overlap(topics, runs)
+        topics = checked_topics(qrels, runs)
         pools = [(100.0, 0)] + pools
     else:
         topics = full.topics
@@ -247,7 +240,6 @@ def reduction_of(full: Evaluation, reduced: Sequence[Evaluation], percents: Sequ
                              "in the same order.")
     full_means = full.means_array()
     mean_scores = np.array([e.means_array().mean(axis=0) for e in evals])
-    tau = np.array([[kendall_tau(full_means[:, j], e.means_array()[:, j]) for j in range(len(full.labels))]
-                    for e in evals])
+    tau = np.array([column_taus(full_means, e.means_array()) for e in evals])
     return PoolReduction([100.0] + [float(p) for p in percents], list(full.labels), mean_scores, tau, evals)
 

@@ -18,18 +18,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from irmeasures_markov.experiments._correlations import kendall_tau
+from irmeasures_markov.experiments._correlations import column_taus
 from irmeasures_markov.experiments._evaluation import (
     MeasuresLike,
     Qrels,
     QrelsLike,
+    checked_topics,
     default_topics,
     labelled_measures,
     read_runs,
-    warn_no_relevant,
-    warn_overlap,
 )
-from irmeasures_markov.experiments._evaluation_table import Evaluation
+from irmeasures_markov.experiments._evaluation_table import measure_frame
 from irmeasures_markov.experiments._grid import FULL, EvaluationGrid, RunSource, evaluate_grid
 from irmeasures_markov.experiments._settings import apply_settings
 from irmeasures_markov.grid import Backend
@@ -53,25 +52,9 @@ MAX_SUBSETS = 1_000_000
 UNJUDGED_CUT = ("nonrel", "drop")
 
 
-def _checked_topics(qrels: Qrels, runs: Mapping) -> list[str]:
-    """The topics both experiments rank runs on, after pool_reduction's checks and warnings."""
-    if not runs:
-        raise ValueError("`runs` is empty.")
-    if len(runs) < 2:
-        raise ValueError("Kendall's τ needs at least 2 runs.")
-    topics = default_topics(qrels)
-    warn_no_relevant(qrels, topics)
-    warn_overlap(topics, runs)
-    return topics
-
-
-def _full_evaluation(measures, labels, qrels: Qrels, runs: Mapping, native: bool, collection: str,
-                     run_kwargs: dict, desc: str) -> Evaluation:
-    """The full-qrels evaluation topic_sample_stability starts from."""
-    topics = _checked_topics(qrels, runs)
-    evs, _ = evaluate_grid(measures, qrels, runs, pools=[FULL], topics=topics, native=native, labels=labels,
-                           collection=collection, desc=desc, **run_kwargs)
-    return evs[FULL]
+def _integers(values: Sequence, low: int, high: float = math.inf) -> bool:
+    """Whether every value is an integer in [low, high], bools refused: the rule of sizes, trials and depths."""
+    return all(not isinstance(v, bool) and int(v) == v and low <= v <= high for v in values)
 
 
 def topic_samples(n_topics: int, size: int, trials: int | None, rng: np.random.Generator) -> np.ndarray:
@@ -137,35 +120,33 @@ def topic_sample_stability(measures: MeasuresLike, qrels: QrelsLike, runs: Mappi
         than `MAX_SUBSETS` subsets, or what [`evaluate`][irmeasures_markov.experiments.evaluate] raises.
     """
     import pandas as pd
-    if trials is not None and (isinstance(trials, bool) or int(trials) != trials or trials < 1):
+    if trials is not None and not _integers([trials], 1):
         raise ValueError(f"`trials` must be a positive integer or None (every subset), got {trials!r}.")
     measures, labels = labelled_measures(measures, labels)
     qrels = qrels_dict(qrels)
     n = len(default_topics(qrels))
     sizes = list(range(5, n, 5)) if sizes is None else list(sizes)
-    bad = [s for s in sizes if isinstance(s, bool) or int(s) != s or not 1 <= s <= n]
-    if not sizes or bad:
+    if not sizes or not _integers(sizes, 1, n):
         raise ValueError(f"`sizes` must be integers in [1, {n}] (the number of topics), got {sizes!r}.")
     if trials is None:
         count = sum(math.comb(n, int(s)) for s in sizes)
         if count > MAX_SUBSETS:
             raise ValueError(f"trials=None enumerates {count} topic subsets for sizes {sizes}; at most {MAX_SUBSETS} "
                              "are allowed: give a number of trials.")
-    full = _full_evaluation(measures, labels, qrels, read_runs(runs), native, collection,
-                            dict(n_jobs=n_jobs, progress=progress, backend=backend, client=client,
-                                 scheduler=scheduler, store=store), "topic samples")
-    values = full.values
-    full_means = values.mean(axis=2)
+    runs = read_runs(runs)
+    evs, _ = evaluate_grid(measures, qrels, runs, pools=[FULL], topics=checked_topics(qrels, runs, 2), native=native,
+                           labels=labels, collection=collection, desc="topic samples", n_jobs=n_jobs,
+                           progress=progress, backend=backend, client=client, scheduler=scheduler, store=store)
+    full = evs[FULL]
+    full_means = full.values.mean(axis=2)
     rng = np.random.default_rng(seed)
     rows, index = [], []
     for s in sizes:
         for t, sample in enumerate(topic_samples(n, int(s), trials, rng)):
-            means = values[:, :, sample].mean(axis=2)
-            rows.append([kendall_tau(full_means[:, j], means[:, j]) for j in range(len(full.labels))])
+            rows.append(column_taus(full_means, full.values[:, :, sample].mean(axis=2)))
             index.append((int(s), t))
-    return pd.DataFrame(np.array(rows, dtype=np.float64).reshape(len(rows), len(full.labels)),
-                        index=pd.MultiIndex.from_tuples(index, names=["size", "trial"]),
-                        columns=pd.Index(list(full.labels), name="measure"))
+    return measure_frame(np.array(rows, dtype=np.float64).reshape(len(rows), len(full.labels)),
+                         pd.MultiIndex.from_tuples(index, names=["size", "trial"]), full.labels)
 
 
 def depth_pools(qrels: Qrels, runs: Mapping[str, Mapping[str, Mapping[str, float]]],
@@ -241,8 +222,7 @@ def pool_depth_robustness(measures: MeasuresLike, qrels: QrelsLike, runs: Mappin
     """
     import pandas as pd
     depths = sorted(dict.fromkeys(depths)) if depths is not None else []
-    bad = [d for d in depths if isinstance(d, bool) or int(d) != d or d < 1]
-    if not depths or bad:
+    if not depths or not _integers(depths, 1):
         raise ValueError(f"`depths` must be positive integers, got {list(depths)!r}.")
     depths = [int(d) for d in depths]
     if unjudged not in UNJUDGED_CUT:
@@ -257,24 +237,18 @@ def pool_depth_robustness(measures: MeasuresLike, qrels: QrelsLike, runs: Mappin
         labels = labels if labels is not None else default_labels
     qrels = qrels_dict(qrels)
     runs = read_runs(runs)
-    run_kwargs = dict(n_jobs=n_jobs, progress=progress, backend=backend, client=client, scheduler=scheduler,
-                      store=store)
-    topics = _checked_topics(qrels, runs)
+    topics = checked_topics(qrels, runs, 2)
     cut = depth_pools(qrels, runs, depths)
     grid = EvaluationGrid()
     blocks = {d: grid.add(measures, cut[d], runs, pools=[FULL], topics=topics, labels=labels, native=native,
                           collection=collection) for d in depths}
     whole = grid.add(measures, qrels, runs, pools=[FULL], topics=topics, labels=labels, native=native,
                      collection=collection)
-    res = grid.run(desc="pool depths", **run_kwargs)
+    res = grid.run(desc="pool depths", n_jobs=n_jobs, progress=progress, backend=backend, client=client,
+                   scheduler=scheduler, store=store)
     full = res.evaluations(whole)[FULL]
-    full_means = full.means_array()
-    rows = []
-    for d in depths:
-        means = res.evaluations(blocks[d])[FULL].means_array()
-        rows.append([kendall_tau(full_means[:, j], means[:, j]) for j in range(len(full.labels))])
-    out = pd.DataFrame(np.array(rows, dtype=np.float64), index=pd.Index(depths, name="depth"),
-                       columns=pd.Index(list(full.labels), name="measure"))
+    rows = [column_taus(full.means_array(), res.evaluations(blocks[d])[FULL].means_array()) for d in depths]
+    out = measure_frame(np.array(rows, dtype=np.float64), pd.Index(depths, name="depth"), full.labels)
     out.attrs["judgments"] = {d: sum(map(len, cut[d].values())) for d in depths}
     out.attrs["full_judgments"] = sum(map(len, qrels.values()))
     return out

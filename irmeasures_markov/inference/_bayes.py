@@ -68,7 +68,7 @@ from numpy.typing import ArrayLike
 from irmeasures_markov._util._progress import show_progress
 from irmeasures_markov.inference._gibbs import gibbs_linear_model
 from irmeasures_markov.inference._gibbs_crossed import gibbs_fit
-from irmeasures_markov.inference._inputs import ScoresLike, score_matrix
+from irmeasures_markov.inference._inputs import ScoresLike, check_choice, score_matrix
 from irmeasures_markov.inference._posterior import EFFECT_SCALE_PRIOR, MU_PRIOR_SD, BayesResult, sampling_diagnostics
 
 if TYPE_CHECKING:
@@ -87,8 +87,9 @@ def _pymc():
 
 
 
-def _effect(pm, name, n, dims=None):
-    scale = pm.HalfCauchy(f"sigma_{name}", EFFECT_SCALE_PRIOR)
+def _effect(pm, name, n, dims=None, bounds=None):
+    """A non-centred normal effect: its scale half-Cauchy, or the paper's truncated 1/σ within ``bounds``."""
+    scale = _scale(pm, f"sigma_{name}", bounds)
     z = pm.Normal(f"z_{name}", 0.0, 1.0, shape=n)
     return pm.Deterministic(name, scale * z, dims=dims)
 
@@ -270,12 +271,11 @@ def bayesian_linear_model(scores: ScoresLike, measure: Any = None, *, backend: s
         ``backend='pymc'`` without PyMC.
     """
     sm = score_matrix(scores, measure)
+    check_choice("backend", backend, ("gibbs", "pymc"))
     if backend == "gibbs":
         return gibbs_linear_model(sm, **kwargs)
-    if backend != "pymc":
-        raise ValueError(f"backend must be 'pymc' or 'gibbs', got {backend!r}")
-    t_idx, s_idx = np.meshgrid(np.arange(sm.n_topics), np.arange(sm.n_systems), indexing="ij")
-    data = {"system": [sm.systems[j] for j in s_idx.ravel()], "topic": [sm.topics[i] for i in t_idx.ravel()],
+    # the long table in the order of sm.values.ravel(): topic by topic, every system in each
+    data = {"system": sm.systems * sm.n_topics, "topic": [t for t in sm.topics for _ in sm.systems],
             "value": sm.values.ravel()}
     return fit_linear_model(data, **kwargs)
 
@@ -305,13 +305,12 @@ def rank_weights(depth: int, user: str = "precision", theta: float = 0.8) -> np.
     if depth < 1:
         raise ValueError(f"depth must be >= 1, got {depth}")
     k = np.arange(1, depth + 1)
+    check_choice("user", user, ("precision", "rbp"))
     if user == "precision":
         return np.full(depth, 1.0 / depth)
-    if user == "rbp":
-        if not 0 < theta < 1:
-            raise ValueError(f"theta must be in (0, 1), got {theta}")
-        return theta ** (k - 1) * (1 - theta)
-    raise ValueError(f"user must be 'precision' or 'rbp', got {user!r}")
+    if not 0 < theta < 1:
+        raise ValueError(f"theta must be in (0, 1), got {theta}")
+    return theta ** (k - 1) * (1 - theta)
 
 
 #: Variants of `direct_relevance_model`: the package's (default) and the paper's as published.
@@ -321,10 +320,12 @@ DIRECT_VARIANTS = ("package", "paper")
 JEFFREYS_BOUNDS = (1e-3, 1e3)
 
 
-def _jeffreys_scale(pm, name, bounds):
-    """The paper's p(σ) ∝ 1/σ is flat on log σ; truncated to ``bounds`` it is proper (the paper's is not)."""
-    log_scale = pm.Uniform(f"log_{name}", np.log(bounds[0]), np.log(bounds[1]))
-    return pm.Deterministic(name, pm.math.exp(log_scale))
+def _scale(pm, name, bounds=None):
+    """A scale's prior: half-Cauchy, or within ``bounds`` the paper's p(σ) ∝ 1/σ, flat on log σ (truncated, it is
+    proper; the paper's is not)."""
+    if bounds is None:
+        return pm.HalfCauchy(name, EFFECT_SCALE_PRIOR)
+    return pm.Deterministic(name, pm.math.exp(pm.Uniform(f"log_{name}", np.log(bounds[0]), np.log(bounds[1]))))
 
 
 def direct_model_weights(depth: int, user: str = "precision", theta: float = 0.8,
@@ -335,8 +336,7 @@ def direct_model_weights(depth: int, user: str = "precision", theta: float = 0.8
     (Σ p_k)² / Σ p_k²; ``'paper'``: the paper's own p_k (§3.2), 1 on ranks 1..depth for precision (as the
     paper writes it, not the distribution 1/depth) and θ^{k−1}(1 − θ) for RBP (adding up to 1 − θ^depth).
     """
-    if variant not in DIRECT_VARIANTS:
-        raise ValueError(f"variant must be one of {DIRECT_VARIANTS}, got {variant!r}")
+    check_choice("variant", variant, DIRECT_VARIANTS)
     pk = rank_weights(depth, user, theta)
     if variant == "paper":
         return np.ones(depth) if user == "precision" else pk
@@ -361,23 +361,15 @@ def direct_model(judgments: ArrayLike, *, user: str = "precision", theta: float 
     w = direct_model_weights(depth, user, theta, variant)
     hits = np.tensordot(x, w, axes=([2], [0]))             # Σ_k w_k x_ijk
     total = w.sum()
+    # the paper's priors: μ ~ N(0, σ_int²) and every σ ~ 1/σ, truncated (see the docstring); the package's: the latent
+    # scale σ half-Cauchy as the effects' (p(σ) ∝ 1/σ would be improper here)
+    bounds = None if variant == "package" else (low, high)
     with pm.Model() as model:
-        if variant == "package":
-            mu = pm.Normal("mu", 0.0, MU_PRIOR_SD)
-            beta = _effect(pm, "system", n_s)
-            alpha = _effect(pm, "topic", n_t)
-            sigma = pm.HalfCauchy("sigma", EFFECT_SCALE_PRIOR)  # latent scale: p(σ) ∝ 1/σ would be improper here
-            z = pm.Normal("z_cell", 0.0, 1.0, shape=(n_t, n_s))
-        else:
-            # the paper's priors: μ ~ N(0, σ_int²) and every σ ~ 1/σ, truncated (see the docstring)
-            mu = pm.Normal("mu", 0.0, _jeffreys_scale(pm, "sigma_int", (low, high)))
-            effects = []
-            for name, n in (("system", n_s), ("topic", n_t)):
-                scale = _jeffreys_scale(pm, f"sigma_{name}", (low, high))
-                effects.append(pm.Deterministic(name, scale * pm.Normal(f"z_{name}", 0.0, 1.0, shape=n)))
-            beta, alpha = effects
-            sigma = _jeffreys_scale(pm, "sigma", (low, high))
-            z = pm.Normal("z_cell", 0.0, 1.0, shape=(n_t, n_s))
+        mu = pm.Normal("mu", 0.0, MU_PRIOR_SD if bounds is None else _scale(pm, "sigma_int", bounds))
+        beta = _effect(pm, "system", n_s, bounds=bounds)
+        alpha = _effect(pm, "topic", n_t, bounds=bounds)
+        sigma = _scale(pm, "sigma", bounds)
+        z = pm.Normal("z_cell", 0.0, 1.0, shape=(n_t, n_s))
         y = mu + beta[None, :] + alpha[:, None] + sigma * z
         p = pm.Deterministic("p", pm.math.sigmoid(y))
         # weighted Bernoulli log-likelihood: Σ_k w_k [x log p + (1 − x) log(1 − p)]
@@ -483,8 +475,7 @@ def direct_relevance_model(judgments: ArrayLike, *, systems: Sequence[str] | Non
         Divergent transitions, or R-hat above `MAX_RHAT`.
     """
     pm = _pymc()
-    if variant not in DIRECT_VARIANTS:
-        raise ValueError(f"variant must be one of {DIRECT_VARIANTS}, got {variant!r}")
+    check_choice("variant", variant, DIRECT_VARIANTS)
     model = direct_model(judgments, user=user, theta=theta, variant=variant, jeffreys_bounds=jeffreys_bounds)
     n_t, n_s, _ = np.shape(judgments)
     systems = [str(s) for s in systems] if systems is not None else [f"system{j}" for j in range(n_s)]

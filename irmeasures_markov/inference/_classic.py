@@ -34,7 +34,7 @@ from numpy.typing import ArrayLike
 from irmeasures_markov._util._lazy import lazy_module
 from irmeasures_markov._util._progress import progress_bar
 from irmeasures_markov.inference._corrections import CORRECTIONS, adjust_pvalues
-from irmeasures_markov.inference._inputs import ScoresLike, score_matrix
+from irmeasures_markov.inference._inputs import ScoresLike, check_choice, score_matrix
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -42,18 +42,8 @@ if TYPE_CHECKING:
 # imported at the first test, so that importing the package does not load scipy.stats
 stats = lazy_module("scipy.stats")
 
-__all__ = [
-    "TestResult",
-    "TESTS",
-    "paired_t_test",
-    "wilcoxon_test",
-    "sign_test",
-    "randomization_test",
-    "bootstrap_test",
-    "PairwiseResult",
-    "all_pairs",
-    "pairwise",
-]
+__all__ = ["TestResult", "TESTS", "paired_t_test", "wilcoxon_test", "sign_test", "randomization_test",
+           "bootstrap_test", "PairwiseResult", "all_pairs", "pairwise"]
 
 ALTERNATIVES = ("two-sided", "greater", "less")
 
@@ -81,13 +71,15 @@ def _differences(a, b, alternative):
         raise ValueError(f"paired tests need at least 2 topics, got {a.size}")
     if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
         raise ValueError("scores must be finite numbers (NaN or inf found)")
-    _alt(alternative)
+    check_choice("alternative", alternative, ALTERNATIVES)
     return a - b
 
 
-def _alt(alternative):
-    if alternative not in ALTERNATIVES:
-        raise ValueError(f"alternative must be one of {list(ALTERNATIVES)}, got {alternative!r}")
+def _t_statistic(mean, sd, n):
+    """d̄ / (s_d/√n), elementwise; differences that are all equal (s_d = 0) give 0 when they are 0 and ±inf
+    otherwise, rather than scipy's NaN."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(sd > 0, mean / (sd / np.sqrt(n)), np.where(mean == 0, 0.0, np.sign(mean) * np.inf))
 
 
 def _t_pvalue(t, df, alternative):
@@ -122,15 +114,10 @@ def paired_t_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided") ->
         Scores of different lengths, fewer than 2 topics, a value that is not finite, or an unknown ``alternative``.
     """
     d = _differences(a, b, alternative)
-    n = d.size
     mean = d.mean()
-    sd = d.std(ddof=1)
-    if sd == 0:
-        t = 0.0 if mean == 0 else np.copysign(np.inf, mean)
-    else:
-        t = mean / (sd / np.sqrt(n))
-    p = np.nan if np.isnan(t) else _t_pvalue(t, n - 1, alternative)
-    return TestResult("t", float(t), float(min(1.0, p)), float(mean), n, alternative)
+    t = _t_statistic(mean, d.std(ddof=1), d.size)
+    return TestResult("t", float(t), float(min(1.0, _t_pvalue(t, d.size - 1, alternative))), float(mean), d.size,
+                      alternative)
 
 
 def wilcoxon_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided") -> TestResult:
@@ -340,9 +327,7 @@ def _vectorised_pairs(diffs, test, alternative, n_resamples, seed, chunk):
     n, k = diffs.shape
     mean = diffs.mean(axis=0)
     if test == "t":
-        sd = diffs.std(axis=0, ddof=1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = np.where(sd > 0, mean / (sd / np.sqrt(n)), np.where(mean == 0, 0.0, np.sign(mean) * np.inf))
+        t = _t_statistic(mean, diffs.std(axis=0, ddof=1), n)
         return t, np.minimum(_t_pvalue(t, n - 1, alternative), 1.0)
     weights, exact = _null_weights(test, n, int(n_resamples), np.random.default_rng(seed))
     centred = diffs if test == "randomization" else diffs - mean
@@ -438,11 +423,9 @@ def pairwise(scores: ScoresLike, pairs: Sequence[tuple[int | str, int | str]], t
         `score_matrix` refuses.
     """
     sm = score_matrix(scores, measure)
-    _alt(alternative)
-    if test not in TESTS:
-        raise ValueError(f"unknown test {test!r}; choose one of {list(TESTS)}")
-    if correction is not None and correction not in CORRECTIONS:
-        raise ValueError(f"correction must be one of {list(CORRECTIONS)} or None, got {correction!r}")
+    check_choice("alternative", alternative, ALTERNATIVES)
+    check_choice("test", test, list(TESTS))
+    check_choice("correction", correction, (*CORRECTIONS, None))
     index = {name: j for j, name in enumerate(sm.systems)}
 
     def position(x):

@@ -4,6 +4,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
+from irmeasures_markov.inference._inputs import check_choice
+
 __all__ = ["CORRECTIONS", "adjust_pvalues"]
 
 
@@ -36,6 +38,7 @@ def adjust_pvalues(pvalues: ArrayLike, method: str | None = "holm") -> np.ndarra
     ValueError
         An unknown ``method``.
     """
+    check_choice("correction", method, (*CORRECTIONS, None))
     p = np.asarray(pvalues, dtype=np.float64)
     if method is None or method == "none":
         return p.copy()
@@ -45,10 +48,8 @@ def adjust_pvalues(pvalues: ArrayLike, method: str | None = "holm") -> np.ndarra
     order = np.argsort(p, kind="stable")
     if method == "fdr_bh":
         adj = np.minimum.accumulate((p[order] * m / np.arange(1, m + 1))[::-1])[::-1]
-    elif method == "holm":
-        adj = np.maximum.accumulate(p[order] * (m - np.arange(m)))
     else:
-        raise ValueError(f"correction must be one of {list(CORRECTIONS)} or None, got {method!r}")
+        adj = np.maximum.accumulate(p[order] * (m - np.arange(m)))  # holm
     out = np.empty(m)
     out[order] = np.minimum(1.0, adj)
     return out

@@ -30,7 +30,7 @@ from irmeasures_markov.grid._runner import GridSummary, run_grid
 from irmeasures_markov.grid._store import ParquetStore, StoreLike
 from irmeasures_markov.inference._bayes import bayesian_linear_model
 from irmeasures_markov.inference._classic import TESTS, all_pairs
-from irmeasures_markov.inference._inputs import ScoreMatrix, ScoresLike, score_matrix
+from irmeasures_markov.inference._inputs import ScoreMatrix, ScoresLike, check_choice, score_matrix
 from irmeasures_markov.inference._posterior import BayesResult
 
 if TYPE_CHECKING:
@@ -96,13 +96,21 @@ def _matrices(scores_by: Mapping[str, ScoresLike], what: str) -> tuple[dict[str,
     return mats, {k: matrix_hash(sm) for k, sm in mats.items()}
 
 
-def _run(cells, make_tasks, mats, hashes, desc, backend, client, scheduler, n_jobs, store, progress):
-    """run_grid on the backend asked for (closed after if it was started here), the score matrices ``mats``
-    shared with the tasks as ``scores:HASH``."""
+def _run(jobs, prefix, arrays, mats, hashes, desc, backend, client, scheduler, n_jobs, store, progress):
+    """run_grid of ``jobs`` (``{job: (matrix name, cells, kwargs)}``, a task ``arrays(sm, **kwargs)`` each) on the
+    backend asked for (closed after if it was started here), the score matrices ``mats`` shared with the tasks
+    as ``scores:HASH``."""
     by_name = {f"scores:{hashes[k]}": sm for k, sm in mats.items()}
+    where = {c.key: j for j, (_, cells, _) in jobs.items() for c in cells}
+
+    def make_tasks(missing):
+        return [_MatrixTask(f"{prefix}-{jobs[j][1][0].key}", list(jobs[j][1]), [f"scores:{hashes[jobs[j][0]]}"],
+                            arrays, jobs[j][2]) for j in dict.fromkeys(where[c.key] for c in missing)]
+
     be, owned = resolve_backend(backend, client=client, scheduler=scheduler, n_jobs=n_jobs)
     try:
-        return run_grid(cells, make_tasks, lambda names: {k: v for k, v in by_name.items() if k in names},
+        return run_grid([c for _, cells, _ in jobs.values() for c in cells], make_tasks,
+                        lambda names: {k: v for k, v in by_name.items() if k in names},
                         backend=be, store=store if store is None or isinstance(store, ParquetStore)
                         else ParquetStore(store), progress=progress, desc=desc)
     finally:
@@ -155,26 +163,14 @@ def discriminative_power_grid(scores_by_measure: Mapping[str, ScoresLike], *, al
     if not 0 < alpha < 1:
         raise ValueError(f"`alpha` must be in (0, 1), got {alpha!r}.")
     for t in tests:
-        if t not in TESTS:
-            raise ValueError(f"unknown test {t!r}; choose among {list(TESTS)}")
+        check_choice("test", t, list(TESTS))
     mats, hashes = _matrices(scores_by_measure, "scores_by_measure")
-    cells = {}
-    for label in mats:
-        for t in tests:
-            resample = f"{t}/n={int(n_resamples) if t in ('randomization', 'bootstrap') else 0}/seed={seed}" \
-                       f"/correction={correction}"
-            cells[(label, t)] = Cell("allpairs", collection, "", label, 100.0, 0, resample, hashes[label], "")
-    where = {c.key: lt for lt, c in cells.items()}
-
-    def make_tasks(missing):
-        out = []
-        for c in missing:
-            label, t = where[c.key]
-            out.append(_MatrixTask(f"grid-pairs-{c.key}", [c], [f"scores:{hashes[label]}"], _pair_pvalues,
-                                   dict(test=t, n_resamples=int(n_resamples), seed=seed, correction=correction)))
-        return out
-
-    arrays, summary = _run(list(cells.values()), make_tasks, mats, hashes, "discriminative power", backend, client,
+    cells = {(label, t): Cell("allpairs", collection, "", label, 100.0, 0,
+                              f"{t}/n={int(n_resamples) if t in ('randomization', 'bootstrap') else 0}/seed={seed}"
+                              f"/correction={correction}", hashes[label], "") for label in mats for t in tests}
+    jobs = {(label, t): (label, (c,), dict(test=t, n_resamples=int(n_resamples), seed=seed, correction=correction))
+            for (label, t), c in cells.items()}
+    arrays, summary = _run(jobs, "grid-pairs", _pair_pvalues, mats, hashes, "discriminative power", backend, client,
                            scheduler, n_jobs, store, progress)
     rows = {label: {t: float(np.mean(arrays[cells[(label, t)].key] < alpha)) for t in tests} for label in mats}
     return pd.DataFrame.from_dict(rows, orient="index")[list(tests)], summary
@@ -219,22 +215,15 @@ def fit_per_collection(scores_by_collection: Mapping[str, ScoresLike], *, sample
     ValueError
         An unknown sampler or no collection.
     """
-    if sampler not in ("gibbs", "pymc"):
-        raise ValueError(f"`sampler` must be 'gibbs' or 'pymc', got {sampler!r}")
+    check_choice("sampler", sampler, ("gibbs", "pymc"))
     mats, hashes = _matrices(scores_by_collection, "scores_by_collection")
     settings = json.dumps({"sampler": sampler, **fit_kwargs}, sort_keys=True, default=repr)
     seed = int(fit_kwargs.get("seed", 0) or 0)
     cells = {c: tuple(Cell("bayes", c, "", part, 100.0, seed, settings, hashes[c], "")
                       for part in ("effects", "diagnostics")) for c in mats}
-    where = {cell.key: c for c, pair in cells.items() for cell in pair}
-
-    def make_tasks(missing):
-        todo = list(dict.fromkeys(where[k.key] for k in missing))
-        return [_MatrixTask(f"grid-bayes-{cells[c][0].key}", list(cells[c]), [f"scores:{hashes[c]}"], _fit_arrays,
-                            dict(sampler=sampler, fit_kwargs=dict(fit_kwargs))) for c in todo]
-
-    arrays, summary = _run([x for pair in cells.values() for x in pair], make_tasks, mats, hashes, "Bayesian fits",
-                           backend, client, scheduler, n_jobs, store, progress)
+    jobs = {c: (c, pair, dict(sampler=sampler, fit_kwargs=dict(fit_kwargs))) for c, pair in cells.items()}
+    arrays, summary = _run(jobs, "grid-bayes", _fit_arrays, mats, hashes, "Bayesian fits", backend, client, scheduler,
+                           n_jobs, store, progress)
     out = {}
     for c, (ce, cd) in cells.items():
         rhat, div = arrays[cd.key]

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ScoreMatrix", "ScoresLike", "score_matrix"]
+__all__ = ["ScoreMatrix", "ScoresLike", "check_choice", "score_matrix"]
 
 #: Per-topic scores in any form :func:`score_matrix` takes: a :class:`ScoreMatrix`, a DataFrame (long or wide),
 #: ``{system: per-query results}``, ir_measures/PyTerrier per-query results, or a 2-D array (topics × systems).
@@ -37,6 +37,12 @@ ScoresLike = Any
 
 _QID_COLUMNS = ("query_id", "qid", "topic")
 _SYSTEM_COLUMNS = ("run_id", "name", "system", "run")
+
+
+def check_choice(name: str, value: Any, choices: Sequence[Any]) -> None:
+    """The one check, and wording, of an option of the inference functions outside its choices."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
 
 
 @dataclass

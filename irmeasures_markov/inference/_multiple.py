@@ -42,7 +42,7 @@ import numpy as np
 
 from irmeasures_markov._util._compiled import numba_loaded, optional_kernels
 from irmeasures_markov._util._lazy import lazy_module
-from irmeasures_markov.inference._inputs import ScoresLike, score_matrix
+from irmeasures_markov.inference._inputs import ScoresLike, check_choice, score_matrix
 from irmeasures_markov.inference._letters import format_groups, letter_groups
 from irmeasures_markov.inference._studentized import studentized_range_ppf, studentized_range_sf
 
@@ -196,12 +196,11 @@ def two_way_anova(scores: ScoresLike, *, measure: Any = None) -> AnovaResult:
     df = {"system": m - 1, "topic": n - 1, "residual": (m - 1) * (n - 1)}
     ms = {"system": ss_a / df["system"], "topic": ss_b / df["topic"], "residual": ss_e / df["residual"]}
     with np.errstate(divide="ignore", invalid="ignore"):
-        f_a = np.float64(ms["system"]) / ms["residual"]
-        f_b = np.float64(ms["topic"]) / ms["residual"]
-    p_a = float(stats.f.sf(f_a, df["system"], df["residual"])) if np.isfinite(f_a) else (0.0 if f_a > 0 else 1.0)
-    p_b = float(stats.f.sf(f_b, df["topic"], df["residual"])) if np.isfinite(f_b) else (0.0 if f_b > 0 else 1.0)
+        f = {k: np.float64(ms[k]) / ms["residual"] for k in ("system", "topic")}
+    p = {k: float(stats.f.sf(x, df[k], df["residual"])) if np.isfinite(x) else (0.0 if x > 0 else 1.0)
+         for k, x in f.items()}
     return AnovaResult(list(sm.systems), y.mean(axis=0), n, {"system": ss_a, "topic": ss_b, "residual": ss_e,
-                                                              "total": ss_t}, df, ms, float(f_a), p_a, float(f_b), p_b)
+                       "total": ss_t}, df, ms, float(f["system"]), p["system"], float(f["topic"]), p["topic"])
 
 
 # --- the randomized test's null distribution -------------------------------------------------------------------------
@@ -230,8 +229,7 @@ def _numpy_ranges(x, raw, out, start):
 
 def _engine_kernels(engine, work):
     """The numba kernels to use, or None for the numpy engine."""
-    if engine not in _ENGINES:
-        raise ValueError(f"engine must be one of {list(_ENGINES)}, got {engine!r}")
+    check_choice("engine", engine, _ENGINES)
     if engine == "numpy":
         return None
     if engine == "auto" and not (numba_loaded() or work >= _NUMBA_WORK):
@@ -372,11 +370,7 @@ class TukeyResult:
         pandas.DataFrame
         """
         import pandas as pd
-        m = len(self.systems)
-        out = np.ones((m, m))
-        out[self.a, self.b] = self.pvalue
-        out[self.b, self.a] = self.pvalue
-        return pd.DataFrame(out, index=self.systems, columns=self.systems)
+        return pd.DataFrame(self._square(1.0, self.pvalue), index=self.systems, columns=self.systems)
 
     def groups(self, alpha: float = 0.05, compact: bool = False) -> dict[str, str]:
         """Grouping letters: systems sharing a letter do not differ significantly at ``alpha``; ``a`` holds the best.
@@ -393,13 +387,14 @@ class TukeyResult:
         dict
             ``{system: letters}``, in the order of ``systems``.
         """
-        m = len(self.systems)
-        sig = np.zeros((m, m), dtype=bool)
-        s = self.significant(alpha)
-        sig[self.a[s], self.b[s]] = True
-        sig[self.b[s], self.a[s]] = True
-        letters = format_groups(letter_groups(self.means, sig), m, compact)
-        return dict(zip(self.systems, letters))
+        sig = self._square(False, self.significant(alpha))
+        return dict(zip(self.systems, format_groups(letter_groups(self.means, sig), len(self.systems), compact)))
+
+    def _square(self, diagonal: Any, values: np.ndarray) -> np.ndarray:
+        """systems × systems with the value of each pair in both of its cells and ``diagonal`` on the diagonal."""
+        out = np.full((len(self.systems),) * 2, diagonal)
+        out[self.a, self.b] = out[self.b, self.a] = values
+        return out
 
     def to_frame(self) -> pd.DataFrame:
         """One row per pair: ``system_a, system_b, mean_difference, low, high, statistic, pvalue`` and the effect
@@ -458,14 +453,14 @@ class TukeyResult:
         return "\n".join(lines)
 
 
-def _check_options(method, level, n_resamples):
+def _check_options(method, level, n_resamples, engine):
     """Validated Tukey options."""
-    if method not in TUKEY_METHODS:
-        raise ValueError(f"method must be one of {list(TUKEY_METHODS)}, got {method!r}")
+    check_choice("method", method, TUKEY_METHODS)
     if isinstance(level, bool) or not 0.0 < float(level) < 1.0:
         raise ValueError(f"level must be a confidence level in (0, 1), got {level!r}")
     if isinstance(n_resamples, bool) or int(n_resamples) < 1:
         raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
+    check_choice("engine", engine, _ENGINES)
 
 
 def tukey_from_matrix(y: np.ndarray, systems: list[str], method: str, level: float, n_resamples: int,
@@ -509,7 +504,7 @@ def tukey_measures(values: np.ndarray, systems: list[str], method: str, level: f
                    seed: int | None, engine: str = "auto") -> list[TukeyResult]:
     """`tukey_hsd` of each measure of ``values`` (measures × topics × systems), the randomized test drawing its
     permutations once for all of them (the same ones `tukey_hsd` draws for each with the same ``seed``)."""
-    _check_options(method, level, n_resamples)
+    _check_options(method, level, n_resamples, engine)
     values = np.asarray(values, dtype=np.float64)
     null = range_null(values, n_resamples, seed, engine) if method == "randomized" else [None] * len(values)
     return [tukey_from_matrix(y, systems, method, level, n_resamples, seed, engine, null=z)
@@ -579,9 +574,7 @@ def tukey_hsd(scores: ScoresLike, method: str = "randomized", *, measure: Any = 
     >>> r.pvalue.shape
     (3,)
     """
-    _check_options(method, level, n_resamples)
-    if engine not in _ENGINES:
-        raise ValueError(f"engine must be one of {list(_ENGINES)}, got {engine!r}")
+    _check_options(method, level, n_resamples, engine)
     sm = _matrix(scores, measure)
     return tukey_from_matrix(sm.values, sm.systems, method, float(level), int(n_resamples), seed, engine)
 
@@ -629,10 +622,9 @@ def topic_set_size(min_difference: float, variance: float, n_systems: int = 2, *
     >>> topic_set_size(0.1, 0.02, 2)
     33
     """
-    if not (math.isfinite(min_difference) and min_difference > 0):
-        raise ValueError(f"min_difference must be a positive number, got {min_difference!r}")
-    if not (math.isfinite(variance) and variance > 0):
-        raise ValueError(f"variance must be a positive number, got {variance!r}")
+    for name, x in (("min_difference", min_difference), ("variance", variance)):
+        if not (math.isfinite(x) and x > 0):
+            raise ValueError(f"{name} must be a positive number, got {x!r}")
     if isinstance(n_systems, bool) or int(n_systems) != n_systems or n_systems < 2:
         raise ValueError(f"n_systems must be an integer ≥ 2, got {n_systems!r}")
     for name, x in (("alpha", alpha), ("beta", beta)):

@@ -33,6 +33,7 @@ import numpy as np
 
 from irmeasures_markov.inference._classic import ALTERNATIVES, TESTS
 from irmeasures_markov.inference._gibbs import posterior_pvalues, prob_better_pairs
+from irmeasures_markov.inference._inputs import check_choice
 
 __all__ = ["PyTerrierTestResult", "pyterrier_test", "PYTERRIER_TESTS"]
 
@@ -70,10 +71,8 @@ def pyterrier_test(test: str = "randomization", *, alternative: str = "two-sided
     ValueError
         An unknown test or alternative, or a count that is not a positive integer.
     """
-    if test not in PYTERRIER_TESTS:
-        raise ValueError(f"`test` must be one of {list(PYTERRIER_TESTS)}, got {test!r}.")
-    if alternative not in ALTERNATIVES:
-        raise ValueError(f"`alternative` must be one of {list(ALTERNATIVES)}, got {alternative!r}.")
+    check_choice("test", test, PYTERRIER_TESTS)
+    check_choice("alternative", alternative, ALTERNATIVES)
     if int(n_resamples) < 1 or int(draws) < 1 or int(chains) < 1:
         raise ValueError("`n_resamples`, `draws` and `chains` must be positive integers.")
 

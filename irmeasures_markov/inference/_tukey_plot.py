@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from irmeasures_markov._util._plotting import pyplot
+from irmeasures_markov.inference._inputs import check_choice
 
 __all__ = ["tukey_panel", "PAIRS_SHOWN"]
 
@@ -23,8 +24,7 @@ def tukey_panel(result: Any, alpha: float = 0.05, ax: Any = None, title: str | N
                 kind: str = "auto") -> Any:
     """Draw ``result`` (a ``TukeyResult``) on ``ax`` (default: a new figure); returns the figure."""
     plt = pyplot("the Tukey plot")
-    if kind not in ("auto", "pairs", "systems"):
-        raise ValueError(f"kind must be 'auto', 'pairs' or 'systems', got {kind!r}")
+    check_choice("kind", kind, ("auto", "pairs", "systems"))
     pairs = kind == "pairs" or (kind == "auto" and len(result.a) <= PAIRS_SHOWN)
     groups = result.groups(alpha, compact=len(result.systems) > 12)
     rows = len(result.a) if pairs else len(result.systems)

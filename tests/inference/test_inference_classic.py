@@ -150,7 +150,8 @@ def test_bad_input():
     with pytest.raises(ValueError, match=r"systems \['C'\] are not in the input"):
         score_matrix(good, systems=["A", "C"])
     assert score_matrix(good, systems=["B", "A"]).systems == ["B", "A"]
-    with pytest.raises(ValueError, match="unknown test"):
+    with pytest.raises(ValueError, match=r"test must be one of \['t', 'wilcoxon', 'sign', 'randomization', "
+                       r"'bootstrap'\], got 'anova'"):
         all_pairs(score_matrix(good), "anova")
 
 
