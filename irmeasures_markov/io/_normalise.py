@@ -236,24 +236,31 @@ def qrels_dict(qrels: object) -> dict[str, dict[str, int]]:
     if kind == "pd_dataframe":
         _check_frame_ids(qrels, "qrels")
         rows = zip(qrels["query_id"].tolist(), qrels["doc_id"].tolist(), qrels["relevance"].tolist())
-        return check_qrels(_judgments(rows, "qrels DataFrame, row {}", 0), "qrels DataFrame")
+        return check_qrels(_table(enumerate(rows), "qrels DataFrame, row {}", add_judgment), "qrels DataFrame")
     # namedtuples: predict_type read the first one through a copy of the iterator, kept as conv.qrels
     rows = ((q.query_id, q.doc_id, q.relevance) for q in conv.qrels)
-    return check_qrels(_judgments(rows, "qrels item {}", 1))
+    return check_qrels(_table(enumerate(rows, start=1), "qrels item {}", add_judgment))
 
 
-def _judgments(rows: Iterable, where: str, start: int) -> dict[str, dict[object, object]]:
-    """``{qid: {docid: grade}}`` from ``(qid, docid, grade)`` rows, a repeated judgment as the file reader has it."""
-    out: dict[str, dict[object, object]] = {}
-    for n, (qid, docid, grade) in enumerate(rows, start=start):
-        docs = out.get(qid)
-        if docs is None:
-            docs = out[qid] = {}
-        elif docid in docs:
-            add_judgment(docs, qid, docid, grade, where.format(n))
-            continue
-        docs[docid] = grade
+def _table(rows: Iterable, where: str, repeat) -> dict[str, dict[str, object]]:
+    """``{qid: {docid: value}}`` of numbered ``(n, (qid, docid, value))`` rows (DataFrame rows, namedtuples), str ids;
+    ``repeat(docs, qid, docid, value, where)`` rules on a document met again (qrels: `add_judgment`, runs: never)."""
+    out: dict[str, dict[str, object]] = {}
+    for n, (q, d, v) in rows:
+        if not isinstance(q, str):
+            raise _id_type_error(where.format(n), q)
+        if not isinstance(d, str):
+            raise _id_type_error(where.format(n), q, d)
+        docs = out.setdefault(q, {})
+        if d in docs:
+            repeat(docs, q, d, v, where.format(n))
+        docs[d] = v
     return out
+
+
+def _listed_twice(docs, qid: str, docid: str, score, where: str) -> None:
+    """A run's rule for a document met again: an error."""
+    raise InputError(f"{where}: document {docid!r} appears twice for query {qid!r}")
 
 
 def to_run_dict(run: object) -> dict[str, dict[str, float]]:
@@ -312,9 +319,9 @@ def run_dict(run: object) -> dict[str, dict[str, float]]:
                              "expected query_id, doc_id, score")
         _check_frame_ids(run, "run")
         rows = zip(run["query_id"].tolist(), run["doc_id"].tolist(), run["score"].astype(float).tolist())
-        return _scored_docs(enumerate(rows), "run DataFrame, row {}")
+        return _table(enumerate(rows), "run DataFrame, row {}", _listed_twice)
     if isinstance(run, Iterable):
-        return _scored_docs(((n, _scored_doc(item, n)) for n, item in enumerate(run, start=1)), "run item {}")
+        return _table(((n, _scored_doc(item, n)) for n, item in enumerate(run, start=1)), "run item {}", _listed_twice)
     raise InputError(_UNSUPPORTED_RUN)
 
 
@@ -328,21 +335,6 @@ def _scored_doc(item, n: int) -> tuple:
         return item.query_id, item.doc_id, item.score
     except AttributeError:
         raise InputError(f"{_UNSUPPORTED_RUN}; item {n} is {type(item).__name__}") from None
-
-
-def _scored_docs(rows: Iterable, where: str) -> dict[str, dict[str, float]]:
-    """``{qid: {docid: score}}`` from numbered ``(n, (qid, docid, score))`` rows: str ids, no document twice."""
-    out: dict[str, dict[str, float]] = {}
-    for n, (q, d, s) in rows:
-        if not isinstance(q, str):
-            raise _id_type_error(where.format(n), q)
-        if not isinstance(d, str):
-            raise _id_type_error(where.format(n), q, d)
-        docs = out.setdefault(q, {})
-        if d in docs:
-            raise InputError(f"{where.format(n)}: document {d!r} appears twice for query {q!r}")
-        docs[d] = s
-    return out
 
 
 def _examples(ids: Iterable[str], k: int = 3) -> str:
