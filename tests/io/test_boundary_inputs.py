@@ -93,7 +93,7 @@ def test_namedtuples_with_int_ids_raise():
         to_run_dict([ir_measures.ScoredDoc("q", "a", 1.0), ir_measures.ScoredDoc("q", 3, 1.0)])
     with pytest.raises(TypeError, match=r"run item 1: query id 3 is int"):
         to_run_dict([ir_measures.ScoredDoc(3, "a", 1.0)])
-    with pytest.raises(TypeError, match=r"qrels item 1: query 'q': document id 3 is int"):
+    with pytest.raises(TypeError, match=r"qrels: query 'q': document id 3 is int"):
         to_qrels_dict([ir_measures.Qrel("q", 3, 1)])
 
 
