@@ -52,19 +52,8 @@ from irmeasures_markov.io._run_columns import RunColumns, exact_dict, read_run_c
 from irmeasures_markov.io._tokens import GRADE_MAX, GRADE_MIN
 from irmeasures_markov.io._trec import add_judgment, qrels_of_file, read_trec_qrels
 
-__all__ = [
-    "check_query_id",
-    "check_document_ids",
-    "check_qrels",
-    "to_qrels_dict",
-    "to_run_dict",
-    "qrels_dict",
-    "run_dict",
-    "warn_if_nothing_to_evaluate",
-    "overlap_problem",
-    "OverlapWarning",
-    "MEAN_OVER_QRELS",
-]
+__all__ = ["check_query_id", "check_document_ids", "check_qrels", "to_qrels_dict", "to_run_dict", "qrels_dict",
+           "run_dict", "warn_if_nothing_to_evaluate", "overlap_problem", "OverlapWarning", "MEAN_OVER_QRELS"]
 
 _ID_HINT = "query and document ids must be str (as in pytrec_eval): convert them with str()"
 _NO_DOCUMENT = object()
@@ -119,17 +108,10 @@ def check_document_ids(docids: Iterable, qid: object, what: str = "run") -> None
         raise _id_type_error(what, qid, bad) from None
 
 
-def _grade_range_error(what: str, qid, docid, grade) -> InputError:
-    return InputError(f"{what}: query {qid!r}, document {docid!r}: grade {grade} is outside the signed 32-bit "
-                      f"range [{GRADE_MIN}, {GRADE_MAX}] of trec_eval and pytrec_eval grades")
-
-
 def _checked_grades(docs: Mapping, qid, what: str) -> dict[str, int]:
+    """The query's grades as int; the loop below runs only to name a bad one (the common dict is all int, in range)."""
     grades = list(docs.values())
-    if set(map(type, grades)) <= {int}:
-        if grades and (min(grades) < GRADE_MIN or max(grades) > GRADE_MAX):
-            docid, grade = next((d, g) for d, g in docs.items() if not GRADE_MIN <= g <= GRADE_MAX)
-            raise _grade_range_error(what, qid, docid, grade)
+    if set(map(type, grades)) <= {int} and (not grades or GRADE_MIN <= min(grades) <= max(grades) <= GRADE_MAX):
         return dict(docs)
     out = {}
     for docid, grade in docs.items():
@@ -139,7 +121,8 @@ def _checked_grades(docs: Mapping, qid, what: str) -> dict[str, int]:
                                  "pytrec_eval): convert whole-number grades with int()")
         grade = int(grade)
         if not GRADE_MIN <= grade <= GRADE_MAX:
-            raise _grade_range_error(what, qid, docid, grade)
+            raise InputError(f"{what}: query {qid!r}, document {docid!r}: grade {grade} is outside the signed "
+                             f"32-bit range [{GRADE_MIN}, {GRADE_MAX}] of trec_eval and pytrec_eval grades")
         out[docid] = grade
     return out
 
@@ -333,7 +316,8 @@ def run_dict(run: object) -> dict[str, dict[str, float]]:
             row = run[dup].iloc[0]
             raise InputError(f"run DataFrame: document {row['doc_id']!r} appears twice for query {row['query_id']!r}")
         out: dict[str, dict[str, float]] = {}
-        for q, d, s in zip(run["query_id"], run["doc_id"], run["score"].astype(float)):
+        # lists: iterating a Series makes a Python object per value slowly (3x the time on 10 TREC-8 runs)
+        for q, d, s in zip(run["query_id"].tolist(), run["doc_id"].tolist(), run["score"].astype(float).tolist()):
             out.setdefault(q, {})[d] = s
         return out
     if isinstance(run, Iterable):

@@ -11,6 +11,7 @@
 """
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import warnings
@@ -21,15 +22,8 @@ from irmeasures_markov._util._progress import progress_bar
 from irmeasures_markov._util._types import PathLike
 from irmeasures_markov.io._run_columns import RunColumns, columns_of_file, read_run_columns
 
-__all__ = [
-    "COMPRESSION_SUFFIXES",
-    "RUN_FILE_SUFFIXES",
-    "run_name",
-    "run_names",
-    "list_run_files",
-    "complete_runs",
-    "load_run_dir",
-]
+__all__ = ["COMPRESSION_SUFFIXES", "RUN_FILE_SUFFIXES", "run_name", "run_names", "list_run_files", "complete_runs",
+           "load_run_dir"]
 
 Run = dict[str, dict[str, float]]
 
@@ -168,10 +162,9 @@ def complete_runs(runs: Mapping[str, Mapping[str, Mapping[str, float]]],
     return kept, dropped
 
 
-def _default_jobs() -> int:
-    # measured (docs/benchmarks.md, bench_loading.py): on the 129 TREC-8 runs, 2 processes took 1.40-1.47x
-    # the time of 1, since the whole-file reader became faster than shipping a file's columns from a worker
-    return 1
+#: measured (docs/benchmarks.md, bench_loading.py): on the 129 TREC-8 runs, 2 processes took 1.40-1.47x
+#: the time of 1, since the whole-file reader became faster than shipping a file's columns from a worker
+_DEFAULT_JOBS = 1
 
 
 def load_run_dir(directory: PathLike, *, topics: Iterable[str] | None = None, pattern: str | None = None,
@@ -220,32 +213,26 @@ def load_run_dir(directory: PathLike, *, topics: Iterable[str] | None = None, pa
         ``n_jobs`` is not a positive integer.
     """
     files = list_run_files(directory, pattern)
-    n_jobs = _default_jobs() if n_jobs is None else int(n_jobs)
+    n_jobs = _DEFAULT_JOBS if n_jobs is None else int(n_jobs)
     if n_jobs < 1:
         raise ValueError(f"`n_jobs` must be a positive integer, got {n_jobs!r}.")
     runs: dict[str, RunColumns] = {}
-    bar = progress_bar(None, progress, total=len(files), unit="run",
-                       desc=f"runs {os.path.basename(os.fspath(directory).rstrip('/'))}")
-
-    def add(path, run):
-        runs[run_name(path)] = run if run is not None else read_run_columns(path)
-        bar.update(1)
-
-    try:
-        if n_jobs == 1 or len(files) < 4:
-            for f in files:
-                runs[run_name(f)] = read_run_columns(f)
-                bar.update(1)
-        else:
+    with contextlib.ExitStack() as stack:
+        bar = stack.enter_context(progress_bar(None, progress, total=len(files), unit="run",
+                                               desc=f"runs {os.path.basename(os.fspath(directory).rstrip('/'))}"))
+        read = map(read_run_columns, files)
+        if n_jobs > 1 and len(files) >= 4:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
             methods = multiprocessing.get_all_start_methods()
             ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
-            with ProcessPoolExecutor(max_workers=n_jobs, mp_context=ctx) as pool:
-                for f, run in zip(files, pool.map(columns_of_file, files, chunksize=1)):
-                    add(f, run)
-    finally:
-        bar.close()
+            pool = stack.enter_context(ProcessPoolExecutor(max_workers=n_jobs, mp_context=ctx))
+            # a worker answers None for a file the tokeniser refuses: read here, the error names its line
+            read = (read_run_columns(f) if run is None else run
+                    for f, run in zip(files, pool.map(columns_of_file, files, chunksize=1)))
+        for f, run in zip(files, read):
+            runs[run_name(f)] = run
+            bar.update(1)
     if topics is not None:
         runs, dropped = complete_runs(runs, topics)
         if dropped:
