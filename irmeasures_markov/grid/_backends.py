@@ -47,8 +47,8 @@ from irmeasures_markov.grid._cells import Cell
 if TYPE_CHECKING:
     from distributed import Client, Future, LocalCluster
 
-__all__ = ["BROADCAST_BYTES", "Backend", "DaskBackend", "LocalBackend", "SCATTER_KEEP_BYTES", "Task", "TaskOutcome",
-           "close_local_clusters", "content_key", "local_cluster", "resolve_backend", "scatter_shared",
+__all__ = ["BROADCAST_BYTES", "Backend", "DaskBackend", "LocalBackend", "QUIET_WORKERS", "SCATTER_KEEP_BYTES", "Task",
+           "TaskOutcome", "close_local_clusters", "content_key", "local_cluster", "resolve_backend", "scatter_shared",
            "serve_local_cluster", "shared_local_cluster"]
 
 #: What a backend yields per task: ``(task index, (arrays, seconds computing, worker pid), None)`` when it
@@ -227,6 +227,15 @@ class LocalBackend:
         """Nothing to release: the processes end with each [`run`][irmeasures_markov.grid.LocalBackend.run]."""
 
 
+#: Dask settings of the workers (and scheduler) of `local_cluster`: a grid's cells are Python code holding the GIL,
+#: and Dask's sampling profiler (every 10 ms on the worker's event loop) walked the running cell's stack under that
+#: GIL: it took 10-15% of a busy worker's CPU on the evaluation grid (a third of its 5% when idle), the event-loop
+#: tick and system monitor most of the rest (docs/benchmarks.md, ``bench_grid_backends.py``).  The profile only
+#: feeds the dashboard's profile page; the tick only warns of a blocked event loop.
+QUIET_WORKERS = {"distributed.worker.profile.enabled": False, "distributed.admin.tick.interval": "200ms",
+                 "distributed.admin.system-monitor.interval": "2s"}
+
+
 def local_cluster(n_workers: int = 2, **kwargs: Any) -> LocalCluster:
     """A ``LocalCluster`` of ``n_workers`` single-threaded worker processes that import this very package.
 
@@ -240,7 +249,8 @@ def local_cluster(n_workers: int = 2, **kwargs: Any) -> LocalCluster:
     glibc's allocation thresholds: every array above 128 KiB is then mapped
     and unmapped anew, and a grid cell costs about 30% more than in a plain
     process (docs/benchmarks.md, ``bench_grid.py``).  Workers started here go
-    without it; for workers you start yourself see docs/scaling.md.
+    without it, and without Dask's statistical profiler (`QUIET_WORKERS`); for
+    workers you start yourself see docs/scaling.md.
     """
     import dask  # optional: the [dask] extra
     from distributed import LocalCluster
@@ -248,7 +258,7 @@ def local_cluster(n_workers: int = 2, **kwargs: Any) -> LocalCluster:
     paths = [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != root]
     kwargs.setdefault("dashboard_address", ":0")
     # None drops the variable from what the nannies set before spawning a worker (also on a restart).
-    with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
+    with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None, **QUIET_WORKERS}):
         return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
                             env={"PYTHONPATH": os.pathsep.join(paths)}, **kwargs)
 
