@@ -25,6 +25,7 @@ The cluster ends with this process.
 from __future__ import annotations
 
 import atexit
+import copy
 import hashlib
 import importlib
 import multiprocessing
@@ -279,8 +280,10 @@ def local_cluster(n_workers: int = 2, **kwargs: Any) -> LocalCluster:
     kwargs.setdefault("dashboard_address", ":0")
     # None drops the variable from what the nannies set before spawning a worker (also on a restart).
     with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None, **QUIET_WORKERS}):
+        # a copy for the nannies: they keep the settings they were started with for the workers they restart
+        settings = {"distributed": copy.deepcopy(dask.config.get("distributed"))}
         return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                            env={"PYTHONPATH": os.pathsep.join(paths)}, **kwargs)
+                            env={"PYTHONPATH": os.pathsep.join(paths)}, config=settings, **kwargs)
 
 
 def serve_local_cluster(n_workers: int) -> None:
