@@ -249,10 +249,10 @@ class LocalBackend:
 
 
 #: Dask settings of the workers (and scheduler) of `local_cluster`: a grid's cells are Python code holding the GIL,
-#: and Dask's sampling profiler (every 10 ms on the worker's event loop) walked the running cell's stack under that
-#: GIL: it took 10-15% of a busy worker's CPU on the evaluation grid (a third of its 5% when idle), the event-loop
-#: tick and system monitor most of the rest (docs/benchmarks.md, ``bench_grid_backends.py``).  The profile only
-#: feeds the dashboard's profile page; the tick only warns of a blocked event loop.
+#: and Dask's sampling profiler (many times a second, on the worker's event loop) walked the running cell's stack
+#: under that GIL: it took a tenth or more of a busy worker's CPU on the evaluation grid, the event-loop tick and
+#: system monitor most of the rest of Dask's own share (docs/benchmarks.md, ``bench_grid_backends.py``).  The
+#: profile only feeds the dashboard's profile page; the tick only warns of a blocked event loop.
 QUIET_WORKERS = {"distributed.worker.profile.enabled": False, "distributed.admin.tick.interval": "200ms",
                  "distributed.admin.system-monitor.interval": "2s"}
 
