@@ -22,7 +22,12 @@ each Dask backend, ``(T_dask - T_local) x w / cells`` per round (the worker
 time a cell costs beyond the local processes' cost; target <= 5 ms).  Every
 contender's means and tau equal the local processes' bit for bit (checked).
 The load average before and after is printed: on a shared machine it, not
-the backends, may set the times.
+the backends, may set the times.  So the table also gives what a loaded
+machine moves far less: the CPU seconds per cell of each contender's own
+processes (this process, which holds the client, the nannies and, for
+``client=``, the scheduler; the forked processes, or that cluster's workers,
+or ``scheduler="local"``'s child process), and the Dask contenders' CPU per
+cell beyond the local processes' in the same round.
 
 A Dask worker outlives the call: it keeps the scattered inputs and each
 pool's scorer (keyed by the qrels' content) for the next call on the same
@@ -50,6 +55,7 @@ if str(REPO) not in sys.path:
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
+import psutil  # noqa: E402  (Dask's own dependency)
 from benchkit import interleaved  # noqa: E402
 
 from irmeasures_markov.experiments import pool_reduction  # noqa: E402
@@ -69,6 +75,28 @@ def study(qrels, runs, seeds, **where):
         r = pool_reduction(MEASURES, qrels, runs, percents=PERCENTS, seed=seed, progress=False, **where)
         out.append((r.mean_scores, r.tau))
     return out
+
+
+def cpu_seconds(pids) -> float:
+    """CPU seconds so far of this process, of its children it has waited for (the forked local processes) and of
+    the processes ``pids`` and their descendants (a cluster's workers)."""
+    import resource
+    total = sum(psutil.Process().cpu_times()[:2])
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    total += usage.ru_utime + usage.ru_stime
+    for pid in pids:
+        try:
+            proc = psutil.Process(pid)
+            total += sum(sum(p.cpu_times()[:2]) for p in [proc, *proc.children(recursive=True)])
+        except psutil.Error:
+            pass  # ended meanwhile
+    return total
+
+
+def served_cluster(n_workers: int) -> list[int]:
+    """Pid of the child process holding ``scheduler="local"``'s cluster of ``n_workers`` (none before it starts)."""
+    return [p.pid for p in psutil.Process().children()
+            if "serve_local_cluster" in " ".join(p.cmdline()) and p.cmdline()[-1] == str(n_workers)]
 
 
 def main(argv=None) -> int:
@@ -95,19 +123,23 @@ def main(argv=None) -> int:
     clusters, contenders = [], {}
     results = {}
 
-    def contender(name, **where):
+    cpu: dict[str, list[float]] = {}
+
+    def contender(name, pids, **where):
         def call():
+            before = cpu_seconds(pids())
             results[name] = study(qrels, runs, args.seeds, **where)
+            cpu.setdefault(name, []).append(cpu_seconds(pids()) - before)
         contenders[name] = call
 
     for w in counts:
-        contender(f"local {w}", n_jobs=w)
+        contender(f"local {w}", list, n_jobs=w)
         cluster = local_cluster(w)
         client = Client(cluster, set_as_default=False)
         clusters.append((client, cluster))
-        contender(f"dask client= {w}", client=client)
+        contender(f"dask client= {w}", lambda c=client: list(c.run(os.getpid).values()), client=client)
         if w >= 2:
-            contender(f'dask scheduler="local" {w}', scheduler="local", n_jobs=w)
+            contender(f'dask scheduler="local" {w}', lambda w=w: served_cluster(w), scheduler="local", n_jobs=w)
     print(f"{datetime.date.today().isoformat()}: TREC-8, {len(runs)} runs x {len(MEASURES)} measures x "
           f"{len(PERCENTS) + 1} pools x {args.seeds} seeds = {cells} cells; {args.rounds} interleaved rounds, "
           f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} (1 min)", flush=True)
@@ -130,23 +162,32 @@ def main(argv=None) -> int:
     header = "| backend | " + " | ".join(f"{w} worker{'s' if w > 1 else ''}" for w in counts) + " |"
     lines = [header, "|---" * (len(counts) + 1) + "|"]
     kinds = ["local", "dask client=", 'dask scheduler="local"']
+    timed_cpu = {name: c[1:] for name, c in cpu.items()}  # the warm-up call first
     for kind in kinds:
         row = [best(times[f"{kind} {w}"]) if f"{kind} {w}" in times else "—" for w in counts]
         lines.append(f"| {kind} | " + " | ".join(row) + " |")
+    for kind in kinds:
+        row = [f"{1e3 * min(timed_cpu[n]) / cells:.1f} ms ({1e3 * min(timed_cpu[n]) / cells:.1f}-"
+               f"{1e3 * max(timed_cpu[n]) / cells:.1f})" if (n := f"{kind} {w}") in timed_cpu else "—" for w in counts]
+        lines.append(f"| {kind}: CPU per cell, all its processes | " + " | ".join(row) + " |")
     for kind in kinds[1:]:
-        ratio, over = [], []
+        ratio, over, extra = [], [], []
         for w in counts:
             name = f"{kind} {w}"
             if name not in times:
                 ratio.append("—")
                 over.append("—")
+                extra.append("—")
                 continue
             r = [d / loc for d, loc in zip(times[name], times[f"local {w}"])]
             o = [1e3 * (d - loc) * w / cells for d, loc in zip(times[name], times[f"local {w}"])]
+            c = [1e3 * (d - loc) / cells for d, loc in zip(timed_cpu[name], timed_cpu[f"local {w}"])]
             ratio.append(f"{min(r):.2f}× ({min(r):.2f}-{max(r):.2f})")
             over.append(f"{min(o):.1f} ms ({min(o):.1f} to {max(o):.1f})")
+            extra.append(f"{min(c):.1f} ms ({min(c):.1f} to {max(c):.1f})")
         lines.append(f"| {kind} / local, same round | " + " | ".join(ratio) + " |")
         lines.append(f"| {kind}: overhead per cell (target ≤ {TARGET_MS:g} ms) | " + " | ".join(over) + " |")
+        lines.append(f"| {kind}: CPU per cell beyond local's, same round | " + " | ".join(extra) + " |")
     print("\n".join(lines))
     return 0
 

@@ -25,7 +25,9 @@ The cluster ends with this process.
 from __future__ import annotations
 
 import atexit
+import copy
 import hashlib
+import importlib
 import multiprocessing
 import os
 import pathlib
@@ -42,13 +44,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from irmeasures_markov._util._compiled import numba_loaded
 from irmeasures_markov.grid._cells import Cell
 
 if TYPE_CHECKING:
     from distributed import Client, Future, LocalCluster
 
-__all__ = ["BROADCAST_BYTES", "Backend", "DaskBackend", "LocalBackend", "SCATTER_KEEP_BYTES", "Task", "TaskOutcome",
-           "close_local_clusters", "content_key", "local_cluster", "resolve_backend", "scatter_shared",
+__all__ = ["BROADCAST_BYTES", "Backend", "DaskBackend", "LocalBackend", "QUIET_WORKERS", "SCATTER_KEEP_BYTES", "Task",
+           "TaskOutcome", "close_local_clusters", "content_key", "local_cluster", "resolve_backend", "scatter_shared",
            "serve_local_cluster", "shared_local_cluster"]
 
 #: What a backend yields per task: ``(task index, (arrays, seconds computing, worker pid), None)`` when it
@@ -144,6 +147,24 @@ def _execute(task, *payloads):
     return out, time.perf_counter() - t0, os.getpid()
 
 
+def _execute_like_caller(compiled: bool, task, *payloads):
+    """`_execute` on a Dask worker with numba loaded when the caller (``compiled``) has it loaded.
+
+    The package takes its compiled kernels (the join of a run with its qrels
+    among them) once numba is loaded in the process, and a forked local
+    process inherits the caller's modules; a Dask worker that gets its runs
+    in memory never loaded numba and joined through dict probes: twice a
+    cell's CPU on the benchmark's grid (docs/benchmarks.md).  Loaded here, a
+    worker computes with the engines a local process would use.
+    """
+    if compiled and not numba_loaded():
+        try:
+            importlib.import_module("numba")
+        except ImportError:  # not installed on this worker: the other engines give the same values
+            pass
+    return _execute(task, *payloads)
+
+
 def _execute_forked(task):
     return _execute(task, *[_SHARED[n] for n in task.needs])
 
@@ -227,6 +248,15 @@ class LocalBackend:
         """Nothing to release: the processes end with each [`run`][irmeasures_markov.grid.LocalBackend.run]."""
 
 
+#: Dask settings of the workers (and scheduler) of `local_cluster`: a grid's cells are Python code holding the GIL,
+#: and Dask's sampling profiler (many times a second, on the worker's event loop) walked the running cell's stack
+#: under that GIL: it took a tenth or more of a busy worker's CPU on the evaluation grid, the event-loop tick and
+#: system monitor most of the rest of Dask's own share (docs/benchmarks.md, ``bench_grid_backends.py``).  The
+#: profile only feeds the dashboard's profile page; the tick only warns of a blocked event loop.
+QUIET_WORKERS = {"distributed.worker.profile.enabled": False, "distributed.admin.tick.interval": "200ms",
+                 "distributed.admin.system-monitor.interval": "2s"}
+
+
 def local_cluster(n_workers: int = 2, **kwargs: Any) -> LocalCluster:
     """A ``LocalCluster`` of ``n_workers`` single-threaded worker processes that import this very package.
 
@@ -240,7 +270,8 @@ def local_cluster(n_workers: int = 2, **kwargs: Any) -> LocalCluster:
     glibc's allocation thresholds: every array above 128 KiB is then mapped
     and unmapped anew, and a grid cell costs about 30% more than in a plain
     process (docs/benchmarks.md, ``bench_grid.py``).  Workers started here go
-    without it; for workers you start yourself see docs/scaling.md.
+    without it, and without Dask's statistical profiler (`QUIET_WORKERS`); for
+    workers you start yourself see docs/scaling.md.
     """
     import dask  # optional: the [dask] extra
     from distributed import LocalCluster
@@ -248,9 +279,11 @@ def local_cluster(n_workers: int = 2, **kwargs: Any) -> LocalCluster:
     paths = [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != root]
     kwargs.setdefault("dashboard_address", ":0")
     # None drops the variable from what the nannies set before spawning a worker (also on a restart).
-    with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
+    with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None, **QUIET_WORKERS}):
+        # a copy for the nannies: they keep the settings they were started with for the workers they restart
+        settings = {"distributed": copy.deepcopy(dask.config.get("distributed"))}
         return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                            env={"PYTHONPATH": os.pathsep.join(paths)}, **kwargs)
+                            env={"PYTHONPATH": os.pathsep.join(paths)}, config=settings, **kwargs)
 
 
 def serve_local_cluster(n_workers: int) -> None:
@@ -484,8 +517,9 @@ class DaskBackend:
                 uses[n] = uses.get(n, 0) + 1
         futures = scatter_shared(client, {n: shared[n] for n in sorted(uses)}, uses,
                                  self.n_workers) if uses else {}
-        futs = [client.submit(_execute, t, *[futures[n] for n in t.needs], key=t.key, pure=False)
-                for t in tasks]
+        compiled = numba_loaded()
+        futs = [client.submit(_execute_like_caller, compiled, t, *[futures[n] for n in t.needs], key=t.key,
+                              pure=False) for t in tasks]
         index = {f.key: i for i, f in enumerate(futs)}
         try:
             # the tasks finished since the last look are fetched in one call, not one round trip each

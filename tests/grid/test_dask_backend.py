@@ -66,6 +66,25 @@ def test_inputs_are_shipped_once_per_content_and_client(data, client, monkeypatc
 
 
 @pytest.mark.slow  # starts a LocalCluster
+def test_workers_load_numba_when_the_client_has_it_and_values_stay(data):
+    """The package takes its compiled kernels (the run-qrels join) once numba is loaded; forked local processes
+    inherit it from the client, a Dask worker given its runs in memory loads it before its task (without it a
+    cell cost twice its CPU on the benchmark's grid). The values are the same bits either way."""
+    pytest.importorskip("numba")
+    import sys
+    qrels, runs = data
+    local, _ = evaluate_grid(MEASURES, qrels, runs, pools=POOLS, progress=False)
+    from irmeasures_markov.grid._backends import local_cluster
+    with local_cluster(1) as cluster, distributed.Client(cluster, set_as_default=False) as client:
+        def loaded():
+            return "numba" in sys.modules
+        assert set(client.run(loaded).values()) == {False}
+        evs, _ = evaluate_grid(MEASURES, qrels, runs, pools=POOLS, client=client, progress=False)
+        _same(evs, local)
+        assert set(client.run(loaded).values()) == {True}
+
+
+@pytest.mark.slow  # starts a LocalCluster
 def test_scheduler_local_reuses_one_cluster_and_leaves_no_thread(data):
     qrels, runs = data
     local, _ = evaluate_grid(MEASURES, qrels, runs, pools=POOLS, progress=False)

@@ -320,6 +320,18 @@ def test_local_cluster_workers_keep_glibc_allocation_thresholds(client):
     assert set(client.run(os.environ.get, "OPENBLAS_NUM_THREADS").values()) == {"1"}
 
 
+def test_local_cluster_workers_run_without_the_sampling_profiler(client):
+    """Dask's profiler sampled the running cell's stack every 10 ms under the GIL (10-15% of a busy worker's CPU on
+    an evaluation grid); the workers of local_cluster go without it, and with a slower event-loop tick."""
+    import dask
+    assert dask.config.get("distributed.worker.profile.enabled")  # Dask's default, left alone in this process
+
+    def housekeeping(dask_worker):
+        return len(set(dask_worker.periodic_callbacks) & {"profile", "profile-cycle"}), dask_worker._tick_interval
+
+    assert set(map(tuple, client.run(housekeeping).values())) == {(0, 0.2)}
+
+
 def test_backend_validation(data, tmp_path):
     qrels, runs = data
     with pytest.raises(ValueError, match="n_jobs"):
