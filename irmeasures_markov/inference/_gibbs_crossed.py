@@ -95,6 +95,12 @@ def sample_crossed_effects(y: np.ndarray, factors: Sequence[tuple[str, np.ndarra
     c, draws, tune = int(chains), int(draws), int(tune)
     blocks = [LocationBlock(b, idx, sizes, names) for b in location_blocks(sizes, interactions)]
     level_rows = [np.bincount(idx[k], minlength=sizes[k]).astype(np.float64) for k in range(n_k)]
+    nested_steps = []
+    for k, *pair in interactions:
+        for a in dict.fromkeys(pair):
+            parent = np.zeros(int(sizes[k]), dtype=np.int64)
+            parent[idx[k]] = idx[a]
+            nested_steps.append((k, a, NestedScales(parent, level_rows[k], int(sizes[a]))))
     a2 = EFFECT_SCALE_PRIOR ** 2
     rng = np.random.default_rng(seed)
 
@@ -130,6 +136,13 @@ def sample_crossed_effects(y: np.ndarray, factors: Sequence[tuple[str, np.ndarra
             s[:, k], new_mu, new_b = collapsed_scale(sums, level_rows[k], s[:, k], var, rng)
             fitted += (new_mu - mu)[:, None] + new_b[:, idx[k]] - eff[k][:, idx[k]]
             mu, eff[k] = new_mu, new_b
+        #    then each main effect a and each of its interactions ab: (s_a, s_ab, μ, b_a, b_ab) jointly
+        for k, a, nested in nested_steps:
+            part = y[None, :] - fitted + mu[:, None] + eff[a][:, idx[a]] + eff[k][:, idx[k]]
+            sums = np.stack([np.bincount(idx[k], weights=part[i], minlength=sizes[k]) for i in range(c)])
+            s[:, a], s[:, k], new_mu, new_a, new_ab = nested.draw(sums, s[:, a], s[:, k], var, rng)
+            fitted += ((new_mu - mu)[:, None] + (new_a - eff[a])[:, idx[a]] + (new_ab - eff[k])[:, idx[k]])
+            mu, eff[a], eff[k] = new_mu, new_a, new_ab
         # 3. expanded move: ξ_k | s_k has density ∝ |ξ| exp(−ξ² (1/s_k + 1/A²)/2) (ξ² exponential); η_k = b_k/ξ_k,
         #    τ_k² = s_k/ξ_k²; then (ξ_1..ξ_K) | η, μ, σ²: a regression of y − μ on the columns η_k[ℓ_k(r)]
         xi = np.sqrt(rng.exponential(2.0 / (1.0 / s + 1.0 / a2))) * rng.choice((-1.0, 1.0), size=s.shape)
@@ -336,3 +349,90 @@ def collapsed_scale(sums: np.ndarray, rows: np.ndarray, s: np.ndarray, var: np.n
     b = ((sums - rows[None, :] * mu[:, None]) / var[:, None] / level_precision
          + rng.standard_normal((c, rows.size)) / np.sqrt(level_precision))
     return s, mu, b
+
+
+def slice_log_scale(log_density, u: np.ndarray, rng: np.random.Generator, width: float = 2.0) -> np.ndarray:
+    """One slice-sampling update of u = log s per chain (Neal 2003: stepping out, then shrinkage), for the
+    collapsed scale steps, whose targets have no closed form."""
+    c = u.size
+    level = log_density(u) - rng.exponential(size=c)
+    lo = u - width * rng.random(c)
+    hi = lo + width
+    for _ in range(20):    # step out until both ends are below the slice (or 40 widths: a far tail)
+        out = log_density(lo) > level
+        if not out.any():
+            break
+        lo = np.where(out, lo - width, lo)
+    for _ in range(20):
+        out = log_density(hi) > level
+        if not out.any():
+            break
+        hi = np.where(out, hi + width, hi)
+    new = u.copy()
+    todo = np.ones(c, dtype=bool)
+    for _ in range(100):   # shrinkage: each rejected point narrows the interval towards u
+        cand = lo + (hi - lo) * rng.random(c)
+        ok = todo & (log_density(cand) > level)
+        new = np.where(ok, cand, new)
+        todo &= ~ok
+        if not todo.any():
+            break
+        hi = np.where(todo & (cand > u), cand, hi)
+        lo = np.where(todo & (cand <= u), cand, lo)
+    return new
+
+
+class NestedScales:
+    """(s_a, s_ab, μ, b_a, b_ab) drawn jointly given the other effects and σ², for a main effect a and an
+    interaction ab of a with another effect: each level of ab lies in one level of a, so with its partial
+    residual's level means m (n rows each) and d = s_ab + σ²/n, the means of a's level p are
+    N(μ1, diag(d) + s_a 11'), and μ ~ N(0, 10²) adds v 11' over all of them.  Both scales are drawn from their
+    law with μ, b_a and b_ab integrated out (slice sampling on log s, one scale given the other), then μ, b_a,
+    b_ab.  Given b_ab, s_a is pinned by a few cells per level (a topic's 3 or 4 corpora) and mixes slowly when
+    s_a is small beside s_ab; given b_a, b_ab's means carry b_a."""
+
+    def __init__(self, parent: np.ndarray, rows: np.ndarray, n_parent: int):
+        self.rows = rows
+        self.has = rows > 0
+        self.n_l = rows[self.has]
+        self.parent = parent                               # a's level of each level of ab
+        self.member = np.zeros((int(self.has.sum()), n_parent))
+        self.member[np.arange(self.member.shape[0]), parent[self.has]] = 1.0
+
+    def moments(self, m, s_a, s_ab, var):
+        """Per chain: w = 1/d per cell, W and M (Σ w, Σ w m per level of a), and the log density of m."""
+        v = MU_PRIOR_SD ** 2
+        d = s_ab[:, None] + var[:, None] / self.n_l[None, :]
+        w = 1.0 / d
+        big_w, big_m = w @ self.member, (w * m) @ self.member
+        g = 1.0 + s_a[:, None] * big_w
+        one_one = (big_w / g).sum(axis=1)                  # 1'A⁻¹1 and 1'A⁻¹m with A = blocks diag(d) + s_a 11'
+        one_m = (big_m / g).sum(axis=1)
+        t = 1.0 + v * one_one
+        log_det = np.log(d).sum(axis=1) + np.log(g).sum(axis=1) + np.log(t)
+        quad = (w * m * m).sum(axis=1) - (s_a[:, None] * big_m ** 2 / g).sum(axis=1) - v * one_m ** 2 / t
+        return w, big_w, big_m, g, one_one, one_m, -0.5 * (log_det + quad)
+
+    def draw(self, sums, s_a, s_ab, var, rng):
+        """(s_a, s_ab, μ, b_a, b_ab) given the partial residual's sums per level of ab (chains × levels)."""
+        a2 = EFFECT_SCALE_PRIOR ** 2
+        m = sums[:, self.has] / self.n_l[None, :]
+
+        def prior(u):
+            return 0.5 * u - np.log1p(np.exp(u) / a2)
+
+        u_a = slice_log_scale(lambda u: prior(u) + self.moments(m, np.exp(u), s_ab, var)[-1], np.log(s_a), rng)
+        s_a = np.exp(u_a)
+        u_ab = slice_log_scale(lambda u: prior(u) + self.moments(m, s_a, np.exp(u), var)[-1], np.log(s_ab), rng)
+        s_ab = np.exp(u_ab)
+        w, big_w, big_m, g, one_one, one_m, _ = self.moments(m, s_a, s_ab, var)
+        c = sums.shape[0]
+        precision = 1.0 / MU_PRIOR_SD ** 2 + one_one
+        mu = one_m / precision + rng.standard_normal(c) / np.sqrt(precision)
+        a_precision = 1.0 / s_a[:, None] + big_w
+        b_a = (big_m - mu[:, None] * big_w) / a_precision + rng.standard_normal(big_w.shape) / np.sqrt(a_precision)
+        level_precision = self.rows[None, :] / var[:, None] + 1.0 / s_ab[:, None]
+        fixed = mu[:, None] + b_a[:, self.parent]
+        b_ab = ((sums - self.rows[None, :] * fixed) / var[:, None] / level_precision
+                + rng.standard_normal(sums.shape) / np.sqrt(level_precision))
+        return s_a, s_ab, mu, b_a, b_ab
