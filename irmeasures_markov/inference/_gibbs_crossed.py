@@ -8,7 +8,12 @@ y_r \sim N\Big(\mu + \sum_{k} b_k[\ell_k(r)],\ \sigma^2\Big),\quad b_k \sim N(0,
 $$
 
 where k runs over the effects (system, topic, extra columns) and the two-way interactions (one level per pair
-of levels), and ℓ_k(r) is row r's level of effect k.  One sweep, each step an exact conditional draw:
+of levels), and ℓ_k(r) is row r's level of effect k.
+
+When every effect is in an interaction, one sweep is: for each interaction ab and each of its main effects a,
+(s_a, s_ab) drawn with μ, b_a and b_ab integrated out, then μ, b_a, b_ab given them (`NestedScales`: a main
+effect's scale given its interaction's levels crawls when it is the smaller, as σ_topic beside σ_topic×corpus
+on TREC-8 P@10); then σ² (step 4 below).  Otherwise one sweep, each step an exact conditional draw:
 
 1. μ and the levels of a block of effects jointly given the scales and the other effects — a Gaussian linear
    model whose precision is X'X/σ² + prior: the block's effect with most levels (its block of X'X is diagonal) is

@@ -176,3 +176,25 @@ def test_gibbs_variance_components_agree_with_reml():
     for scale, ref in pairs.items():
         draws = post[scale].values.ravel()
         assert abs(np.median(draws) - ref) < draws.std(), (scale, np.median(draws), ref)
+
+
+@pytest.mark.slow
+def test_gibbs_agrees_with_nuts_on_a_small_table():
+    """A small simulated table (6 systems × 8 topics × 4 corpora) with every effect of the model: PyMC's NUTS
+    (the package's non-centred model, target_accept 0.95, no divergence allowed) and the Gibbs backend give
+    posterior means within 4 Monte Carlo standard errors (ArviZ's, of both fits combined) for μ, every scale,
+    every corpus effect and every system effect."""
+    pytest.importorskip("pymc")
+    import arviz as az
+    rng = np.random.default_rng(5)
+    sd = dict(system=0.1, topic=0.2, corpus=0.15, system_x_corpus=0.05, topic_x_corpus=0.1, sigma=0.05)
+    df, _ = simulate(rng, n_systems=6, n_topics=8, n_corpora=4, sd=sd)
+    nuts = fit_linear_model(df, **FULL, draws=600, tune=600, chains=2, cores=1, seed=1, target_accept=0.95,
+                            progress=False)
+    assert nuts.divergences == 0 and nuts.max_rhat <= 1.01
+    gibbs = fit_linear_model(df, **FULL, backend="gibbs", draws=2000, tune=500, seed=1, progress=False)
+    for name in ("mu", *SCALES, "corpus", "system"):
+        a, b = nuts.idata.posterior[[name]], gibbs.idata.posterior[[name]]
+        se = np.hypot(np.ravel(az.mcse(a)[name].values), np.ravel(az.mcse(b)[name].values))
+        gap = np.abs(np.ravel((a[name].mean(("chain", "draw")) - b[name].mean(("chain", "draw"))).values))
+        assert np.all(gap < 4 * se), (name, gap / se)
