@@ -400,17 +400,19 @@ class NestedScales:
         self.has = rows > 0
         self.n_l = rows[self.has]
         self.parent = parent                               # a's level of each level of ab
-        self.member = np.zeros((int(self.has.sum()), n_parent))
-        self.member[np.arange(self.member.shape[0]), parent[self.has]] = 1.0
+        cells = int(self.has.sum())
+        # sums over the cells of each level of a, as a sparse product (a system × topic interaction has thousands)
+        self.members = scipy.sparse.csr_matrix((np.ones(cells), (parent[self.has], np.arange(cells))),
+                                               shape=(n_parent, cells))
         # slice widths near 2.5 posterior sds of log s (about √(2/levels)): fewer shrinkage steps; any width is valid
-        self.width_a = min(2.0, 3.5 / np.sqrt(max(np.count_nonzero(self.member.sum(axis=0)), 1)))
-        self.width_ab = min(2.0, 3.5 / np.sqrt(max(self.member.shape[0], 1)))
+        self.width_a = min(2.0, 3.5 / np.sqrt(max(np.unique(parent[self.has]).size, 1)))
+        self.width_ab = min(2.0, 3.5 / np.sqrt(max(cells, 1)))
 
     def cells(self, m, s_ab, var):
         """What does not depend on s_a: w = 1/d per cell, W and M (Σ w, Σ w m per level of a), Σ log d + w m²."""
         d = s_ab[:, None] + var[:, None] / self.n_l[None, :]
         w = 1.0 / d
-        return w, w @ self.member, (w * m) @ self.member, (np.log(d) + w * m * m).sum(axis=1)
+        return w, (self.members @ w.T).T, (self.members @ (w * m).T).T, (np.log(d) + w * m * m).sum(axis=1)
 
     @staticmethod
     def log_density(s_a, big_w, big_m, cell_part):
