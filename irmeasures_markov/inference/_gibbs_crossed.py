@@ -416,8 +416,9 @@ class NestedScales:
 
     @staticmethod
     def log_density(s_a, big_w, big_m, cell_part):
-        """log N(m; μ-free) given the scales, from `cells`'s sums; also 1'A⁻¹1, 1'A⁻¹m and 1 + s_a W, with
-        A = blocks diag(d) + s_a 11' (Sherman–Morrison per level of a, then once more for μ's v 11')."""
+        """The log density of the cell means m with μ, b_a and b_ab integrated out (up to a constant), from
+        `cells`'s sums, and 1'A⁻¹1, 1'A⁻¹m for μ's draw, with A = blocks diag(d) + s_a 11' (Sherman–Morrison per
+        level of a, then once more for μ's v 11'): closed forms instead of a dense factor per evaluation."""
         v = MU_PRIOR_SD ** 2
         g = 1.0 + s_a[:, None] * big_w
         one_one, one_m = (big_w / g).sum(axis=1), (big_m / g).sum(axis=1)
