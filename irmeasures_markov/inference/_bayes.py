@@ -165,9 +165,9 @@ def fit_linear_model(data: pd.DataFrame | Mapping[str, Sequence[Any]], *, value:
         same model (`sample_crossed_effects`: numpy only, exact conditional draws, no divergent transitions;
         ``cores`` and ``target_accept`` do not apply).  NUTS stays the default so that existing fits keep
         their draws; with extra effects or interactions on large tables it often does not converge, where
-        ``'gibbs'`` does (docs/inference.md, "Other evidence").  With ``'gibbs'``, μ is drawn jointly with
-        the levels of a block of effects (all of them, or each interaction with its two main effects), and the
-        levels of a block but its largest effect's are limited to 2,000.
+        ``'gibbs'`` does (docs/inference.md, "Other evidence").  With ``'gibbs'`` and an effect in no
+        interaction, μ is drawn jointly with the levels of a block of effects (all of them, or each interaction
+        with its two main effects), and the levels of a block but its largest effect's are limited to 2,000.
 
     Returns
     -------
