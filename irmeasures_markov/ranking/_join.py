@@ -18,7 +18,7 @@ import weakref
 from bisect import bisect_right
 from collections.abc import Callable, Mapping
 from itertools import chain, repeat
-from operator import gt, itemgetter
+from operator import gt, itemgetter, methodcaller
 
 import numpy as np
 
@@ -305,6 +305,11 @@ class FlatRun:
                            self.judged[i], SEPARATOR.join(keys) if self.joins else None)
 
 
+#: a dict run's positive judgments are probed in its mappings (`columns_of_dict`) when its rankings average at
+#: least this many documents; below it the per-query probes cost more than the vectorised lookup of `prepare`
+PROBE_MIN_LENGTH = 256
+
+
 def columns_of_dict(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], probe: bool = False
                     ) -> tuple[RunColumns, np.ndarray | None]:
     """The queries of a dict run that have judgments and documents, as [`RunColumns`][irmeasures_markov.io.RunColumns]
@@ -312,8 +317,9 @@ def columns_of_dict(qrels: QrelsIndex, run: Mapping[str, Mapping[str, float]], p
 
     Checked on the way, at C speed: every query id and docid is a str (TypeError otherwise), every score of a
     kept query a finite number and each kept mapping as long as its items (ValueError otherwise); when a check
-    fails, `_raise_input_error` reads the run again and names the culprit.  With ``probe``, each kept
-    mapping is also probed with its positive judgments while in cache (their scores, NaN where not retrieved).
+    fails, `_raise_input_error` reads the run again and names the culprit.  With ``probe`` and rankings of
+    `PROBE_MIN_LENGTH` documents or more on average, each kept mapping is also probed with its positive
+    judgments while in cache (their scores, NaN where not retrieved).
     """
     made = _checked_columns(qrels, run, probe)
     if made is None:
@@ -340,21 +346,27 @@ def _checked_columns(qrels: QrelsIndex, run: Mapping, probe: bool
     keys: list[str] = [None] * n   # at its final size: grown by extend, it would over-allocate up to 1/8
     scores = np.empty(n)
     offsets = bounds.tolist()
+    probe = probe and n >= PROBE_MIN_LENGTH * len(dicts)
     positive = list(map(itemgetter(0), map(qrels.positive_lists, qids))) if probe else []
     probed = np.empty(sum(map(len, positive))) if probe else None
     nan, p = np.nan, 0
     try:
-        # query by query, each mapping read while in cache: its docids, its scores (counted: a shorter mapping
-        # raises), its scores of the positive judgments; a C-level loop over the documents each
-        for k, d in enumerate(dicts):
-            a, b = offsets[k], offsets[k + 1]
-            keys[a:b] = d
-            scores[a:b] = np.fromiter(d.values(), dtype=np.float64, count=b - a)
-            if probe:
+        if probe:
+            # query by query, each mapping read while in cache: its docids, its scores (counted: a shorter
+            # mapping raises), its scores of the positive judgments; a C-level loop over the documents each
+            for k, d in enumerate(dicts):
+                a, b = offsets[k], offsets[k + 1]
+                keys[a:b] = d
+                scores[a:b] = np.fromiter(d.values(), dtype=np.float64, count=b - a)
                 judged_docids = positive[k]
                 probed[p:p + len(judged_docids)] = np.fromiter(map(d.get, judged_docids, repeat(nan)),
                                                                dtype=np.float64, count=len(judged_docids))
                 p += len(judged_docids)
+        else:   # short rankings: one C-level pass over every score (a step per query would cost more)
+            for k, d in enumerate(dicts):
+                keys[offsets[k]:offsets[k + 1]] = d
+            scores = np.fromiter(chain.from_iterable(map(methodcaller("values"), dicts)), dtype=np.float64,
+                                 count=n)
         "".join(keys)   # every docid a str, checked at C speed (TypeError otherwise)
     except (TypeError, ValueError):
         return None
