@@ -60,3 +60,16 @@ def test_cli_means_equal_trec_eval(data_dir, paths):
         assert round(rec["mean"], 4) == pytest.approx(ref, abs=1e-12), rec
     # uwmt8a0 is the float32 trap: trec_eval's 0.2142, not pytrec_eval's 0.2143
     assert round(next(r["mean"] for r in got if r["run"] == "uwmt8a0" and r["measure"] == "AP"), 4) == 0.2142
+
+
+def test_tukey_example_of_the_docs(paths):
+    """docs/comparing-systems.md's randomized Tukey example on the ten runs is what the command prints."""
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "comparing-systems.md").read_text(encoding="utf-8")
+    block = page.split("-m AP P@10 --test tukey\n", 1)[1].split("\n```", 1)[0]
+    qrels_path, files = paths
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["compare", qrels_path, *files, "-m", "AP", "P@10", "--test", "tukey", "--no-progress"]) == 0
+    assert out.getvalue().rstrip("\n") == block
