@@ -495,7 +495,12 @@ def prepare(qrels: QrelsIndex, run: RunColumns, join_docids: bool, depth: int | 
         if probed is not None:
             positive = _probe_positives(list(map(qrels.positive_lists, qids)), probed, keys(), order, ranked, starts)
         del ranked   # not held while the judgments are looked up
-        if positive is None:
+        if positive is None and isinstance(run.docids, list):
+            # a dict run's docids are probed in dicts: the query's own judgments serve, clipped at 0, without
+            # first building a table of positive judgments per query (most of a first call on many short queries)
+            found = np.maximum(_lookup(run, table_of, tables, 0, records), 0)
+            positive = in_rank_order(found, order, keys, starts, ties)
+        elif positive is None:
             _, positive_tables = judgment_tables(qrels, positive=True)
             positive = in_rank_order(_lookup(run, table_of, positive_tables, 0, records), order, keys, starts, ties)
     key_starts = starts
