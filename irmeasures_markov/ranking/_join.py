@@ -498,7 +498,8 @@ def prepare(qrels: QrelsIndex, run: RunColumns, join_docids: bool, depth: int | 
         if positive is None and isinstance(run.docids, list):
             # a dict run's docids are probed in dicts: the query's own judgments serve, clipped at 0, without
             # first building a table of positive judgments per query (most of a first call on many short queries)
-            found = np.maximum(_lookup(run, table_of, tables, 0, records), 0)
+            found = _lookup(run, table_of, tables, 0, records)
+            np.maximum(found, 0, out=found)   # in place: no second array of the run's size
             positive = in_rank_order(found, order, keys, starts, ties)
         elif positive is None:
             _, positive_tables = judgment_tables(qrels, positive=True)
