@@ -344,7 +344,6 @@ def _checked_columns(qrels: QrelsIndex, run: Mapping, probe: bool
     np.cumsum(np.fromiter(map(len, dicts), dtype=np.int64, count=len(dicts)), out=bounds[1:])
     n = int(bounds[-1])
     keys: list[str] = [None] * n   # at its final size: grown by extend, it would over-allocate up to 1/8
-    scores = np.empty(n)
     offsets = bounds.tolist()
     probe = probe and n >= PROBE_MIN_LENGTH * len(dicts)
     positive = list(map(itemgetter(0), map(qrels.positive_lists, qids))) if probe else []
@@ -354,6 +353,7 @@ def _checked_columns(qrels: QrelsIndex, run: Mapping, probe: bool
         if probe:
             # query by query, each mapping read while in cache: its docids, its scores (counted: a shorter
             # mapping raises), its scores of the positive judgments; a C-level loop over the documents each
+            scores = np.empty(n)
             for k, d in enumerate(dicts):
                 a, b = offsets[k], offsets[k + 1]
                 keys[a:b] = d
@@ -495,15 +495,15 @@ def prepare(qrels: QrelsIndex, run: RunColumns, join_docids: bool, depth: int | 
         if probed is not None:
             positive = _probe_positives(list(map(qrels.positive_lists, qids)), probed, keys(), order, ranked, starts)
         del ranked   # not held while the judgments are looked up
-        if positive is None and isinstance(run.docids, list):
-            # a dict run's docids are probed in dicts: the query's own judgments serve, clipped at 0, without
-            # first building a table of positive judgments per query (most of a first call on many short queries)
-            found = _lookup(run, table_of, tables, 0, records)
-            np.maximum(found, 0, out=found)   # in place: no second array of the run's size
+        if positive is None:
+            if isinstance(run.docids, list):
+                # a dict run's docids are probed in dicts: the query's own judgments serve, clipped at 0, without
+                # first building a table of positive judgments per query (most of a first call on many queries)
+                found = _lookup(run, table_of, tables, 0, records)
+                np.maximum(found, 0, out=found)   # in place: no second array of the run's size
+            else:
+                found = _lookup(run, table_of, judgment_tables(qrels, positive=True)[1], 0, records)
             positive = in_rank_order(found, order, keys, starts, ties)
-        elif positive is None:
-            _, positive_tables = judgment_tables(qrels, positive=True)
-            positive = in_rank_order(_lookup(run, table_of, positive_tables, 0, records), order, keys, starts, ties)
     key_starts = starts
     if cut:
         order, positive, grades, starts, ties = cut_to_depth(order, positive, grades, starts, lengths, depth,
