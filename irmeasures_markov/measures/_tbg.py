@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -59,6 +59,8 @@ __all__ = [
     "as_parameters",
     "NORMS",
     "time_to_rank",
+    "reach_times",
+    "gain_at",
     "holding_times",
     "time_biased_gain",
     "constant_normaliser",
@@ -67,8 +69,6 @@ __all__ = [
     "tbg_batch",
 ]
 
-TBG_DEFAULTS = {"halflife": 224.0, "t_summary": 4.4, "a": 0.018, "b": 7.8,
-                "pc_rel": 0.64, "pc_nonrel": 0.39, "ps_rel": 0.77, "ps_nonrel": 0.27}
 NORMS = ("none", "constant", "ideal")
 
 
@@ -184,6 +184,10 @@ class TBGParameters:
         return self.t_summary + (self.a * lengths + self.b) * pc, gain
 
 
+#: the paper's calibration (Table 1), read from the fields of TBGParameters: the defaults are declared once
+TBG_DEFAULTS = {f.name: f.default for f in fields(TBGParameters) if f.default is not None}
+
+
 def as_parameters(params: TBGParameters | Mapping[str, float] | None) -> TBGParameters:
     """TBG's constants as a [`TBGParameters`][irmeasures_markov.measures.TBGParameters]: the defaults for ``None``, a
     mapping as keywords.
@@ -277,8 +281,17 @@ def time_to_rank(grades: ArrayLike, lengths: ArrayLike, params: TBGParameters | 
     numpy.ndarray
         $T(k)$ for k = 1..N.
     """
-    h = holding_times(grades, lengths, params, rel)
-    return np.concatenate(([0.0], np.cumsum(h)[:-1])) if h.size else h
+    return reach_times(holding_times(grades, lengths, params, rel))
+
+
+def reach_times(holding: np.ndarray) -> np.ndarray:
+    """T(k) from the holding times: the one running sum every per-ranking function and the time model read."""
+    return np.concatenate(([0.0], np.cumsum(holding)[:-1])) if holding.size else holding
+
+
+def gain_at(done: np.ndarray, gain: np.ndarray, times: np.ndarray) -> np.ndarray:
+    """G(t) at ``times``: the gains of the ranks finished (``done``) by then, for `gain_curve` and the time model."""
+    return np.concatenate(([0.0], np.cumsum(gain)))[np.searchsorted(done, times, side="right")]
 
 
 def constant_normaliser(params: TBGParameters | Mapping[str, float] | None = None) -> float:
@@ -333,8 +346,7 @@ def ideal_normaliser(relevant_grades: ArrayLike, relevant_lengths: ArrayLike,
     grades = np.asarray(relevant_grades)
     if grades.size == 0:
         return 0.0
-    h = holding_times(grades, relevant_lengths, p, rel)
-    _, gain = p.click_and_gain(grades, rel)
+    h, gain = p.holding_and_gain(grades, _as_lengths(relevant_lengths, grades.size), rel)
     c = p.decay_rate
     # exchange argument: i before j iff g_i / (1 - e^{-c t_i}) >= g_j / (1 - e^{-c t_j})
     with np.errstate(divide="ignore"):
@@ -343,9 +355,7 @@ def ideal_normaliser(relevant_grades: ArrayLike, relevant_lengths: ArrayLike,
     h, gain = h[order], gain[order]
     if cutoff is None or cutoff >= h.size or np.all(gain == gain[0]):
         # all documents fit (or equal gains: the `cutoff` shortest, shortest first, are best)
-        h, gain = h[:cutoff], gain[:cutoff]
-        t = np.concatenate(([0.0], np.cumsum(h)[:-1]))
-        return float(np.dot(gain, np.exp(-c * t)))
+        return float(np.dot(gain[:cutoff], np.exp(-c * reach_times(h[:cutoff]))))
     # Graded gains under a cutoff: the best k-subset, read in index order (the exchange argument holds
     # within any subset).  Backwards over the index order, best[j] is the best value of j documents
     # chosen among those seen so far; putting document i in front of them gives g_i + e^{-c h_i} best[j].
@@ -418,9 +428,8 @@ def time_biased_gain(relevance: ArrayLike, lengths: ArrayLike, *,
     lengths = _as_lengths(lengths, grades.size)
     if cutoff is not None:
         grades, lengths = grades[:cutoff], lengths[:cutoff]
-    t = time_to_rank(grades, lengths, p, rel)
-    _, gain = p.click_and_gain(grades, rel)
-    value = float(np.dot(gain, np.exp(-p.decay_rate * t)))
+    h, gain = p.holding_and_gain(grades, lengths, rel)
+    value = float(np.dot(gain, np.exp(-p.decay_rate * reach_times(h))))
     if norm == "none":
         return value
     if norm == "constant":
@@ -452,15 +461,12 @@ def gain_curve(grades: ArrayLike, lengths: ArrayLike, params: TBGParameters | Ma
     """
     p = as_parameters(params)
     grades = np.asarray(grades)
-    h = holding_times(grades, lengths, p, rel)
-    _, gain = p.click_and_gain(grades, rel)
+    h, gain = p.holding_and_gain(grades, _as_lengths(lengths, grades.size), rel)
     done = np.cumsum(h)
-    cum = np.cumsum(gain)
     if times is None:
-        return done, cum
+        return done, np.cumsum(gain)
     times = np.asarray(times, dtype=np.float64)
-    idx = np.searchsorted(done, times, side="right")
-    return times, np.concatenate(([0.0], cum))[idx]
+    return times, gain_at(done, gain, times)
 
 
 #: documents per block of :func:`tbg_batch`

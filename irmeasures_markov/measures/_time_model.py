@@ -43,7 +43,7 @@ from irmeasures_markov._util._cutoffs import check_cutoff
 from irmeasures_markov._util._plotting import pyplot
 from irmeasures_markov.documents._lengths import DocumentLengths
 from irmeasures_markov.io._normalise import qrels_dict, run_dict
-from irmeasures_markov.measures._tbg import TBGParameters, as_parameters  # noqa: F401  (TBGParameters: annotations)
+from irmeasures_markov.measures._tbg import TBGParameters, as_parameters, gain_at, reach_times  # noqa: F401
 from irmeasures_markov.ranking._prepared import PreparedRun
 from irmeasures_markov.ranking._qrels_index import QrelsIndex, judged
 
@@ -101,9 +101,7 @@ class QueryTimeModel:
         numpy.ndarray
             The gain collected by each time.
         """
-        times = np.asarray(times, dtype=np.float64)
-        idx = np.searchsorted(self.done, times, side="right")
-        return np.concatenate(([0.0], np.cumsum(self.gain)))[idx]
+        return gain_at(self.done, self.gain, np.asarray(times, dtype=np.float64))
 
 
 def _lengths_iv(lengths: LengthSource, default_length: float | None) -> DocumentLengths:
@@ -155,8 +153,7 @@ def time_models(qrels: object, run: object, lengths: LengthSource = None, *,
         docids, grades = docids[:cutoff], grades[:cutoff]
         lens = dl.for_ranking(docids)
         holding, gain = p.holding_and_gain(grades, lens, rel)
-        reach = np.concatenate(([0.0], np.cumsum(holding)[:-1])) if holding.size else holding
-        out[q.qid] = QueryTimeModel(q.qid, list(docids), grades, lens, holding, reach, gain)
+        out[q.qid] = QueryTimeModel(q.qid, list(docids), grades, lens, holding, reach_times(holding), gain)
     return out
 
 
