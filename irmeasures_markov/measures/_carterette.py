@@ -82,6 +82,7 @@ from irmeasures_markov._util._cutoffs import check_cutoff
 from irmeasures_markov._util._sampling import log_choose
 from irmeasures_markov._util._segments import SegmentSums, segment_sum
 from irmeasures_markov.measures._carterette_distributions import (
+    DYNAMIC_STOP,
     REGISTRATION_CACHES,
     as_binary_relevance,
     check_arguments,
@@ -269,12 +270,8 @@ class _Relevant:
             if is_static(dist):
                 p_tab, t_tab = static_table(dist, theta, self._max_idx + 1)
                 out = (p_tab.take(self.idx), t_tab.take(self.idx))
-            elif dist == "ERR":
-                out = (theta * (1.0 - theta) ** (self.count - 1.0), None)
-            elif dist == "AP":
-                out = (1.0 / self.rb_at, None)
             else:
-                out = (1.0 / (self.count * (self.count + 1.0)), None)
+                out = (DYNAMIC_STOP[dist](theta, self.count, self.rb_at), None)
             self.dists[key] = out
         return out
 

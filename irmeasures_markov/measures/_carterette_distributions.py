@@ -32,16 +32,29 @@ if TYPE_CHECKING:
 
 
 __all__ = [
-    "MODELS", "DISTRIBUTIONS", "STATIC_DISTRIBUTIONS", "DYNAMIC_DISTRIBUTIONS", "DEFAULT_THETA", "F_CHOICES",
-    "PAPER_MEASURES", "NAMED_MEASURES", "CUSTOM_DISTRIBUTIONS", "DISTRIBUTION_REGISTRY", "REGISTRATION_CACHES",
-    "register_distribution", "distribution_fingerprint", "DistributionChoices", "is_static", "default_norm",
-    "check_arguments", "static_tables", "static_table", "static_prefix", "theta_or_default",
-    "GradedStopping", "register_graded_distribution", "is_graded", "stopping_distribution", "graded_user_model_batch",
+    "MODELS", "STATIC_STOP", "DYNAMIC_STOP", "DISTRIBUTIONS", "STATIC_DISTRIBUTIONS", "DYNAMIC_DISTRIBUTIONS",
+    "DEFAULT_THETA", "F_CHOICES", "PAPER_MEASURES", "NAMED_MEASURES", "CUSTOM_DISTRIBUTIONS",
+    "DISTRIBUTION_REGISTRY", "REGISTRATION_CACHES", "register_distribution", "distribution_fingerprint",
+    "DistributionChoices", "is_static", "default_norm", "check_arguments", "static_tables", "static_table",
+    "static_prefix", "theta_or_default", "GradedStopping", "register_graded_distribution", "is_graded",
+    "stopping_distribution", "graded_user_model_batch",
 ]
 
 MODELS = ("M1", "M2", "M3", "M4")
-STATIC_DISTRIBUTIONS = ("RBP", "DCG", "RR")
-DYNAMIC_DISTRIBUTIONS = ("ERR", "AP", "RRR")
+#: (P(k), F(k)) of the built-in static distributions at the ranks k (float64) and θ
+STATIC_STOP = {
+    "RBP": lambda k, theta: ((1.0 - theta) * theta ** (k - 1), theta ** (k - 1)),
+    "DCG": lambda k, theta: (1.0 / np.log2(k + 1.0) - 1.0 / np.log2(k + 2.0), 1.0 / np.log2(k + 1.0)),
+    "RR": lambda k, theta: (1.0 / (k * (k + 1.0)), 1.0 / k),
+}
+#: P(k) of the dynamic distributions at a relevant rank k (0 elsewhere), from θ, R_k and RB
+DYNAMIC_STOP = {
+    "ERR": lambda theta, count, rb: theta * (1.0 - theta) ** (count - 1.0),
+    "AP": lambda theta, count, rb: 1.0 / rb,
+    "RRR": lambda theta, count, rb: 1.0 / (count * (count + 1.0)),
+}
+STATIC_DISTRIBUTIONS = tuple(STATIC_STOP)
+DYNAMIC_DISTRIBUTIONS = tuple(DYNAMIC_STOP)
 DISTRIBUTIONS = STATIC_DISTRIBUTIONS + DYNAMIC_DISTRIBUTIONS
 #: Distributions with a parameter θ, and its default.
 DEFAULT_THETA = {"RBP": 0.8, "ERR": 0.5}
@@ -350,16 +363,8 @@ def check_arguments(model: str, dist: str, theta: float | None, f: str, graded: 
 @lru_cache(maxsize=64)
 def static_tables(dist: str, theta: float | None, n: int) -> tuple[np.ndarray, np.ndarray]:
     """(P(k), F(k)) for k = 1..n of a static distribution, float64, read-only."""
-    k = np.arange(1, n + 1, dtype=np.float64)
-    if dist == "RBP":
-        tail = theta ** (k - 1)
-        p = (1.0 - theta) * tail
-    elif dist == "DCG":
-        tail = 1.0 / np.log2(k + 1.0)
-        p = tail - 1.0 / np.log2(k + 2.0)
-    elif dist == "RR":
-        tail = 1.0 / k
-        p = 1.0 / (k * (k + 1.0))
+    if dist in STATIC_STOP:
+        p, tail = STATIC_STOP[dist](np.arange(1, n + 1, dtype=np.float64), theta)
     else:  # registered: F(k) is what P leaves for ranks >= k (summed from the end: small tails stay exact)
         p = np.array(CUSTOM_DISTRIBUTIONS[dist](n), dtype=np.float64).reshape(-1)
         if p.shape != (n,):
@@ -430,13 +435,8 @@ def stopping_distribution(relevance: ArrayLike, dist: str = "RBP", theta: float 
     if is_static(dist):
         p, tail = static_table(dist, theta, n)
         return p[:n].copy(), tail[:n].copy()
-    r = np.cumsum(a)
-    if dist == "ERR":
-        p = a * theta * (1.0 - theta) ** (r - a)
-    elif dist == "AP":
-        p = a / rb if rb > 0 else np.zeros(n)
-    else:  # RRR
-        p = np.divide(a, r * (r + 1.0), out=np.zeros(n), where=a > 0)
+    p, at = np.zeros(n), a > 0
+    p[at] = DYNAMIC_STOP[dist](theta, np.cumsum(a)[at], rb)
     return p, np.cumsum(p[::-1])[::-1]
 
 
