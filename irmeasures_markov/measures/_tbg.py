@@ -426,8 +426,7 @@ def time_biased_gain(relevance: ArrayLike, lengths: ArrayLike, *,
         raise ValueError(f"TBG: norm must be one of {list(NORMS)}, got {norm!r}")
     grades = np.asarray(relevance).ravel()
     lengths = _as_lengths(lengths, grades.size)
-    if cutoff is not None:
-        grades, lengths = grades[:cutoff], lengths[:cutoff]
+    grades, lengths = grades[:cutoff], lengths[:cutoff]   # all of them for cutoff=None
     h, gain = p.holding_and_gain(grades, lengths, rel)
     value = float(np.dot(gain, np.exp(-p.decay_rate * reach_times(h))))
     if norm == "none":
