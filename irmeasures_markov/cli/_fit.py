@@ -21,7 +21,7 @@ from irmeasures_markov.calibration._logs import SPLITS, describe_split, split_lo
 from irmeasures_markov.calibration._registry import save_fit
 from irmeasures_markov.calibration.readers import read_log, read_wscd
 from irmeasures_markov.cli._errors import CliError, CliParser, reading
-from irmeasures_markov.cli._inputs import load_qrels
+from irmeasures_markov.cli._inputs import display_name, load_qrels
 
 __all__ = ["fit_main", "FAMILY_CHOICES", "guess_format"]
 
@@ -116,7 +116,7 @@ def _families(spec: str) -> tuple:
 
 def _read(path: str, fmt: str | None):
     fmt = fmt or guess_format(path)
-    name = "<stdin>" if path == "-" else path
+    name = display_name(path)
     with reading(name):
         log = read_wscd(path) if fmt == "wscd" else read_log(path, format=fmt)
     if not len(log):

@@ -21,8 +21,8 @@ from irmeasures_markov.io._normalise import MEAN_OVER_QRELS, OverlapWarning, che
 from irmeasures_markov.io._pytrec import check_gdeval_ids, gdeval_measures
 from irmeasures_markov.io._trec import qrels_of_file
 
-__all__ = ["STDIN", "sample_path", "load_qrels", "run_files", "load_run", "load_runs", "check_overlap", "hinting",
-           "natural_key"]
+__all__ = ["STDIN", "display_name", "sample_path", "load_qrels", "run_files", "load_run", "load_runs",
+           "check_overlap", "hinting", "natural_key"]
 
 #: the run (or qrels) argument that means standard input
 STDIN = "-"
@@ -35,7 +35,8 @@ def sample_path(name: str) -> str:
     return str(resources.files("irmeasures_markov") / "data" / name)
 
 
-def _display(spec: str) -> str:
+def display_name(spec: str) -> str:
+    """How messages name an input: ``<stdin>`` for ``-``, else the path or id as given."""
     return "<stdin>" if spec == STDIN else spec
 
 
@@ -65,13 +66,13 @@ def hinting(kind: str) -> Iterator[None]:
 def load_qrels(spec: str) -> dict[str, dict[str, int]]:
     """Qrels from a file (plain or compressed; ``-``: stdin) or, when no such file exists, an ir_datasets id."""
     if spec == STDIN or os.path.exists(spec):
-        with reading(_display(spec)), hinting("qrels"):
+        with reading(display_name(spec)), hinting("qrels"):
             qrels = qrels_of_file(spec)   # byte-exact ids, printed back as read
     else:
         # the file reader checks grades as it reads; ir_datasets' grades get the same in-memory rule
         qrels = check_qrels(_qrels_from_ir_datasets(spec), spec)
     if not any(qrels.values()):
-        raise CliError(f"{_display(spec)}: the qrels hold no judgments: nothing can be evaluated")
+        raise CliError(f"{display_name(spec)}: the qrels hold no judgments: nothing can be evaluated")
     return qrels
 
 
@@ -111,7 +112,7 @@ def run_files(specs: list[str]) -> dict[str, str]:
 
 def load_run(spec: str) -> RunColumns:
     """A run from a file (plain or compressed) or ``-`` (standard input), kept as arrays."""
-    with reading(_display(spec)), hinting("run"):
+    with reading(display_name(spec)), hinting("run"):
         return read_run_columns(spec)
 
 
@@ -135,7 +136,7 @@ def check_overlap(qrels, run, qrels_name: str, run_name: str, mean_over: str = M
     library's own warning of the same is then not repeated."""
     problem = overlap_problem(qrels, run, mean_over)
     if problem is not None:
-        warn(f"{_display(run_name)} and {_display(qrels_name)}: {problem}")
+        warn(f"{display_name(run_name)} and {display_name(qrels_name)}: {problem}")
         warnings.simplefilter("ignore", OverlapWarning)  # the command line restores the filters on exit
 
 

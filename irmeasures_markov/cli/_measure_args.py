@@ -304,15 +304,14 @@ def describe(info: MeasureInfo, verbose: bool) -> list[str]:
 
 def _ir_measures_name(name: str) -> str:
     """What ``name`` is when ir_measures knows it but this package does not define it ('' otherwise)."""
+    usable = f"it works in measure strings as usual, evaluated by ir_measures (documented at {IR_MEASURES_DOCS})"
     if name in irm_measures.registry:
-        return (f"ir_measures' own measure, not one of this package's: it works in measure strings as usual, "
-                f"evaluated by ir_measures (documented at {IR_MEASURES_DOCS})")
+        return f"ir_measures' own measure, not one of this package's: {usable}"
     try:
         parsed = list(ir_measures.parse_trec_measure(name))
     except Exception:  # noqa: BLE001 - ir_measures refuses an unknown trec_eval name with a bare ValueError
         return ""
-    return (f"trec_eval's name for {', '.join(map(str, parsed))} (ir_measures' measures): it works in measure "
-            f"strings as usual, evaluated by ir_measures (documented at {IR_MEASURES_DOCS})")
+    return f"trec_eval's name for {', '.join(map(str, parsed))} (ir_measures' measures): {usable}"
 
 
 def measures_main(argv: list[str]) -> int:

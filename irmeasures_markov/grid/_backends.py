@@ -37,7 +37,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import TYPE_CHECKING, Any, Protocol
@@ -257,6 +257,13 @@ QUIET_WORKERS = {"distributed.worker.profile.enabled": False, "distributed.admin
                  "distributed.admin.system-monitor.interval": "2s"}
 
 
+def _worker_pythonpath() -> str:
+    """The ``PYTHONPATH`` of a cluster's processes: this package's root first, so that they import this copy."""
+    root = str(pathlib.Path(__file__).resolve().parents[2])
+    paths = [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != root]
+    return os.pathsep.join(paths)
+
+
 def local_cluster(n_workers: int = 2, **kwargs: Any) -> LocalCluster:
     """A ``LocalCluster`` of ``n_workers`` single-threaded worker processes that import this very package.
 
@@ -275,15 +282,13 @@ def local_cluster(n_workers: int = 2, **kwargs: Any) -> LocalCluster:
     """
     import dask  # optional: the [dask] extra
     from distributed import LocalCluster
-    root = str(pathlib.Path(__file__).resolve().parents[2])
-    paths = [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != root]
     kwargs.setdefault("dashboard_address", ":0")
     # None drops the variable from what the nannies set before spawning a worker (also on a restart).
     with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None, **QUIET_WORKERS}):
         # a copy for the nannies: they keep the settings they were started with for the workers they restart
         settings = {"distributed": copy.deepcopy(dask.config.get("distributed"))}
         return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                            env={"PYTHONPATH": os.pathsep.join(paths)}, config=settings, **kwargs)
+                            env={"PYTHONPATH": _worker_pythonpath()}, config=settings, **kwargs)
 
 
 def serve_local_cluster(n_workers: int) -> None:
@@ -314,9 +319,7 @@ def shared_local_cluster(n_workers: int) -> str:
         known = _CLUSTERS.get(n_workers)
         if known is not None and known[0].poll() is None:
             return known[1]
-        root = str(pathlib.Path(__file__).resolve().parents[2])
-        paths = [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != root]
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+        env = {**os.environ, "PYTHONPATH": _worker_pythonpath()}
         code = ("import sys; from irmeasures_markov.grid._backends import serve_local_cluster; "
                 "serve_local_cluster(int(sys.argv[1]))")
         log = tempfile.TemporaryFile()  # Dask's log lines stay out of the user's terminal; shown if the start fails
@@ -511,10 +514,7 @@ class DaskBackend:
         """
         from distributed import as_completed
         client = self.client
-        uses: dict[str, int] = {}
-        for t in tasks:
-            for n in t.needs:
-                uses[n] = uses.get(n, 0) + 1
+        uses = Counter(n for t in tasks for n in t.needs)
         futures = scatter_shared(client, {n: shared[n] for n in sorted(uses)}, uses,
                                  self.n_workers) if uses else {}
         compiled = numba_loaded()
