@@ -287,10 +287,8 @@ def _long_probabilities(T, p, q, gamma, kind, i, j):
             X = _solve(lu, E)
             sel = (where >= s) & (where < s + cs.size)
             vals[sel] = X[rows[sel], where[sel] - s]
-    n1, n2, nm = int(k1.sum()), int(k2.sum()), int(moved.sum())
-    z0j = vals[:n1]
-    zup_j, zdown_j = vals[n1:n1 + n2], vals[n1 + n2:n1 + 2 * n2]
-    zup_i, zdown_i = vals[n1 + 2 * n2:n1 + 2 * n2 + nm], vals[n1 + 2 * n2 + nm:]
+    n1, n2 = int(k1.sum()), int(k2.sum())
+    z0j, zup_j, zdown_j, zup_i, zdown_i = np.split(vals, np.cumsum([n1, n2, n2, int(moved.sum())]))
     im = i[moved]
     stay = (p[im] * zup_i + q[im] * zdown_i) * gamma[im]
     leave = 1.0 - stay
@@ -300,12 +298,9 @@ def _long_probabilities(T, p, q, gamma, kind, i, j):
     out[kind == 0] = 1.0 - y[0]
     out[k1] = z0j * gamma[j[k1]]
     i2, j2 = i[k2], j[k2]
-    leave_m = np.empty(kind.size)
-    leave_m[moved] = leave
-    out[k2] = (p[i2] * zup_j + q[i2] * zdown_j) * gamma[j2] / leave_m[k2]
-    end = np.empty(kind.size)
-    end[moved] = (1.0 - (p[im] * y_up + q[im] * y_down)) / leave
-    out[k3] = end[k3]
+    # leave and end are computed for the moved events (next clicks and ends): pick the next clicks', the ends'
+    out[k2] = (p[i2] * zup_j + q[i2] * zdown_j) * gamma[j2] / leave[k2[moved]]
+    out[k3] = ((1.0 - (p[im] * y_up + q[im] * y_down)) / leave)[k3[moved]]
     return out
 
 
