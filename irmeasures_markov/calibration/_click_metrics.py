@@ -132,21 +132,15 @@ def click_metrics(model: ClickPredictor, sessions: Iterable[Session] | Sequence[
         raise ValueError(f"depth must be >= 1, got {depth!r}")
     sessions = list(sessions)
     n = len(sessions)
-    # the click vectors of every session at once: rank r of session i clicked at least once (r < ranks shown)
     ranks = np.minimum(np.fromiter((s.n_shown for s in sessions), dtype=np.int64, count=n), depth)
-    counts = np.fromiter((s.clicks.shape[0] for s in sessions), dtype=np.int64, count=n)
-    clicks = (np.concatenate([np.asarray(s.clicks, dtype=np.int64) for s in sessions]) if n
-              else np.zeros(0, dtype=np.int64))
-    row = np.repeat(np.arange(n), counts)
-    valid = (clicks >= 1) & (clicks <= ranks[row])
-    clicked_at = np.zeros((n, depth), dtype=bool)
-    clicked_at[row[valid], clicks[valid] - 1] = True
     shown_at = np.arange(depth)[None, :] < ranks[:, None]
-    # the model's unconditional click probabilities, one row per session (ranks not shown: unused)
+    # each session's click vector and the model's unconditional click probabilities (ranks not shown: unused)
+    clicked_at = np.zeros((n, depth), dtype=bool)
     p = np.full((n, depth), 0.5)
     for i, s in enumerate(sessions):
         r = int(ranks[i])
         if r:
+            clicked_at[i, :r] = click_vector(s)[:r]
             p[i, :r] = np.asarray(model.click_probabilities(s), dtype=np.float64)[:r]
     loglik = float(sum(float(model.session_loglik(s)) for s in sessions))
     np.clip(p, EPS, 1.0 - EPS, out=p)

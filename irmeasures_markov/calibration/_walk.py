@@ -287,10 +287,8 @@ def _long_probabilities(T, p, q, gamma, kind, i, j):
             X = _solve(lu, E)
             sel = (where >= s) & (where < s + cs.size)
             vals[sel] = X[rows[sel], where[sel] - s]
-    n1, n2, nm = int(k1.sum()), int(k2.sum()), int(moved.sum())
-    z0j = vals[:n1]
-    zup_j, zdown_j = vals[n1:n1 + n2], vals[n1 + n2:n1 + 2 * n2]
-    zup_i, zdown_i = vals[n1 + 2 * n2:n1 + 2 * n2 + nm], vals[n1 + 2 * n2 + nm:]
+    n1, n2 = int(k1.sum()), int(k2.sum())
+    z0j, zup_j, zdown_j, zup_i, zdown_i = np.split(vals, np.cumsum([n1, n2, n2, int(moved.sum())]))
     im = i[moved]
     stay = (p[im] * zup_i + q[im] * zdown_i) * gamma[im]
     leave = 1.0 - stay
@@ -300,12 +298,9 @@ def _long_probabilities(T, p, q, gamma, kind, i, j):
     out[kind == 0] = 1.0 - y[0]
     out[k1] = z0j * gamma[j[k1]]
     i2, j2 = i[k2], j[k2]
-    leave_m = np.empty(kind.size)
-    leave_m[moved] = leave
-    out[k2] = (p[i2] * zup_j + q[i2] * zdown_j) * gamma[j2] / leave_m[k2]
-    end = np.empty(kind.size)
-    end[moved] = (1.0 - (p[im] * y_up + q[im] * y_down)) / leave
-    out[k3] = end[k3]
+    # leave and end are computed for the moved events (next clicks and ends): pick the next clicks', the ends'
+    out[k2] = (p[i2] * zup_j + q[i2] * zdown_j) * gamma[j2] / leave[k2[moved]]
+    out[k3] = ((1.0 - (p[im] * y_up + q[im] * y_down)) / leave)[k3[moved]]
     return out
 
 
@@ -339,9 +334,7 @@ def walk_loglik(data: WalkData, p: np.ndarray, q: np.ndarray, gamma: np.ndarray)
             continue
         idx = data.gather(groups, T)
         _, a, A = walk_matrices(p[idx], q[idx], gamma[idx])
-        local = np.full(int(groups.max()) + 1, -1)
-        local[groups] = np.arange(groups.size)
-        g = local[data.g[ev]]
+        g = np.searchsorted(groups, data.g[ev])     # each event's position in the batch (groups ascend)
         leave = 1.0 - np.einsum("gii->gi", A)
         leave = np.where(leave > 0, leave, 1.0)
         end = (1.0 - A.sum(axis=2)) / leave
@@ -375,21 +368,15 @@ def _long_click_probability(T, p, q, gamma) -> np.ndarray:
     lu = _factor(-q[1:], np.ones(T), -p[:-1])
     if lu is None:
         return np.full(T, np.nan)
-    e0 = np.zeros((T, 1))
-    e0[0, 0] = 1.0
-    w0 = _solve(lu, e0, trans="T")[:, 0]                          # first row of W
+    w0 = _solve(lu, np.eye(T, 1), trans="T")[:, 0]                # first row of W
     c = np.zeros(T)
     c[1:] = q[1:] * p[:-1]                                        # sub * super of I - P
     fwd = np.array(_pivots(c.tolist(), T))
-    cb = np.zeros(T)
-    cb[1:] = c[1:][::-1]
-    bwd = np.array(_pivots(cb.tolist(), T))[::-1]
+    bwd = np.array(_pivots([0.0] + c[1:][::-1].tolist(), T))[::-1]   # the same from rank T up
     with np.errstate(divide="ignore", invalid="ignore"):
         wrr = 1.0 / (fwd + bwd - 1.0)
-        below = np.zeros(T)
-        below[:-1] = wrr[:-1] * q[1:] / bwd[1:]                   # W[r+1, r]
-        above = np.zeros(T)
-        above[1:] = wrr[1:] * p[:-1] / fwd[:-1]                   # W[r-1, r]
+        below = np.concatenate((wrr[:-1] * q[1:] / bwd[1:], [0.0]))   # W[r+1, r]; none below rank T
+        above = np.concatenate(([0.0], wrr[1:] * p[:-1] / fwd[:-1]))   # W[r-1, r]; none above rank 1
         pw = p * below + q * above
         return w0 * gamma / (1.0 + gamma * pw)
 

@@ -28,7 +28,7 @@ the click models and the package's user models compare row by row.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 import numpy as np
@@ -37,7 +37,6 @@ from irmeasures_markov.calibration._logs import Session
 from irmeasures_markov.calibration.click_models import _dbn as dbn
 from irmeasures_markov.calibration.click_models import _examination as examination
 from irmeasures_markov.calibration.click_models._core import (
-    Encoded,
     encode,
     flatten,
     grade_index,
@@ -301,8 +300,7 @@ def _by_grade(name, enc, sessions, index, qrels, fitted, **em) -> dict:
     if not grades:
         return {"attractiveness_by_grade": {}} | ({"satisfaction_by_grade": {}} if name in ("DBN", "SDBN") else {})
     n_tied = len(grades) + len(index)
-    tied = Encoded(items=np.where(enc.items >= 0, mapping[np.maximum(enc.items, 0)], -1), clicks=enc.clicks,
-                         mask=enc.mask, lengths=enc.lengths)
+    tied = replace(enc, items=np.where(enc.items >= 0, mapping[np.maximum(enc.items, 0)], -1))
     held = {"PBM": {"exam": fitted.exam}, "UBM": {"exam": fitted.exam}, "DBN": {"gamma": fitted.gamma}}.get(name, {})
     st = _FITTERS[name](tied, flatten(tied, n_tied), n_tied, **em, **held)
     return {f"{k}_by_grade": {str(g): float(v[i]) for i, g in enumerate(grades)}

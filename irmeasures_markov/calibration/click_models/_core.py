@@ -31,7 +31,7 @@ from irmeasures_markov.calibration._click_metrics import EPS, click_vector
 from irmeasures_markov.calibration._logs import Session
 
 __all__ = ["Encoded", "encode", "pair_index", "grade_index", "State", "Flat", "flatten", "lookup", "unseen_value",
-           "estimate", "counted_attractiveness", "log_prior", "run_em", "safe_log"]
+           "estimate", "counted_attractiveness", "log_prior", "objective", "counted", "run_em", "safe_log"]
 
 
 # ---------------------------------------------------------------------------
@@ -217,31 +217,43 @@ def log_prior(values: np.ndarray | None, prior: tuple[float, float]) -> float:
     return float(a * np.log(v).sum() + b * np.log1p(-v).sum())
 
 
+def objective(ll: float, state: State, prior: tuple[float, float]) -> float:
+    """What EM never decreases: the log-likelihood plus the log-prior of the fitted tables (attractiveness and,
+    where the model has it, satisfaction)."""
+    return ll + log_prior(state.attr, prior) + log_prior(state.sat, prior)
+
+
+def counted(state: State, ll: float, prior: tuple[float, float]) -> State:
+    """A counting model's fit (CM, SDBN): its history and objective hold the one log-likelihood it has."""
+    state.history, state.objective = [ll], [objective(ll, state, prior)]
+    return state
+
+
 def safe_log(p: np.ndarray) -> np.ndarray:
     """``log`` of probabilities clipped to [EPS, 1] (click_metrics' EPS)."""
     return np.log(np.clip(p, EPS, 1.0))
 
 
-def run_em(step: Callable[[State], tuple[float, State]], objective: Callable[[float, State], float],
-           state: State, *, iterations: int, tol: float, n_sessions: int) -> State:
+def run_em(step: Callable[[State], tuple[float, State]], state: State, *, prior: tuple[float, float],
+           iterations: int, tol: float, n_sessions: int) -> State:
     """Iterate ``step`` (E-step at the current parameters -> their log-likelihood, M-step -> new ones).
 
     Stops after ``iterations`` M-steps or when the objective rises by less than
     ``tol`` per session.  The returned state's ``history`` holds the training
     log-likelihood of every iterate (initial parameters first, final last) and
-    ``objective`` the log-likelihood plus log-prior that EM never decreases.
+    ``objective`` the log-likelihood plus log-prior that EM never decreases (`objective`).
     """
     history: list[float] = []
     obj: list[float] = []
     for _ in range(iterations):
         ll, new = step(state)
         history.append(ll)
-        obj.append(objective(ll, state))
+        obj.append(objective(ll, state, prior))
         state = new
         if len(obj) > 1 and obj[-1] - obj[-2] < tol * max(n_sessions, 1):
             break
     ll, _ = step(state)
     history.append(ll)
-    obj.append(objective(ll, state))
+    obj.append(objective(ll, state, prior))
     state.history, state.objective = history, obj
     return state

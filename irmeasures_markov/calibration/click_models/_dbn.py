@@ -46,9 +46,9 @@ from irmeasures_markov.calibration.click_models._core import (
     Encoded,
     Flat,
     State,
+    counted,
     counted_attractiveness,
     estimate,
-    log_prior,
     run_em,
     safe_log,
 )
@@ -134,8 +134,7 @@ def fit_dbn(enc: Encoded, flat: Flat, n_items: int, *, iterations: int, tol: flo
         return float(ll.sum()), State(attr=attr, sat=sat, gamma=g)
 
     init = State(attr=np.full(n_items, 0.5), sat=np.full(n_items, 0.5), gamma=0.5 if gamma is None else float(gamma))
-    return run_em(step, lambda ll, s: ll + log_prior(s.attr, prior) + log_prior(s.sat, prior), init,
-                  iterations=iterations, tol=tol, n_sessions=enc.n_sessions)
+    return run_em(step, init, prior=prior, iterations=iterations, tol=tol, n_sessions=enc.n_sessions)
 
 
 def fit_sdbn(enc: Encoded, flat: Flat, n_items: int, *, iterations: int = 0, tol: float = 0.0,
@@ -146,11 +145,9 @@ def fit_sdbn(enc: Encoded, flat: Flat, n_items: int, *, iterations: int = 0, tol
     is_last = (flat.click > 0) & (flat.rank + 1 == last[flat.session])
     sat = estimate(np.bincount(flat.item, is_last.astype(np.float64), n_items),
                    np.bincount(flat.item, flat.click, n_items), prior)
-    st = State(attr=attr, sat=sat, gamma=1.0)
     items = np.maximum(enc.items, 0)
     ll = float(loglik(attr[items], sat[items], 1.0, enc).sum())
-    st.history, st.objective = [ll], [ll + log_prior(attr, prior) + log_prior(sat, prior)]
-    return st
+    return counted(State(attr=attr, sat=sat, gamma=1.0), ll, prior)
 
 
 def loglik(a: np.ndarray, s: np.ndarray, gamma: float, enc: Encoded) -> np.ndarray:
@@ -178,10 +175,9 @@ def probabilities(a: np.ndarray, s: np.ndarray, gamma: float, enc: Encoded) -> n
 def fit_cm(enc: Encoded, flat: Flat, n_items: int, *, iterations: int = 0, tol: float = 0.0,
            prior: tuple[float, float] = (1.0, 1.0)) -> State:
     """CM by counting (``iterations`` and ``tol`` are not used)."""
-    st = State(attr=counted_attractiveness(enc.first_click(), enc, flat, n_items, prior))
-    ll = float(cm_loglik(st.attr[np.maximum(enc.items, 0)] * enc.mask, enc).sum())
-    st.history, st.objective = [ll], [ll + log_prior(st.attr, prior)]
-    return st
+    attr = counted_attractiveness(enc.first_click(), enc, flat, n_items, prior)
+    ll = float(cm_loglik(attr[np.maximum(enc.items, 0)] * enc.mask, enc).sum())
+    return counted(State(attr=attr), ll, prior)
 
 
 def cm_loglik(a: np.ndarray, enc: Encoded) -> np.ndarray:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from irmeasures_markov.calibration.click_models._core import Encoded, Flat, State, estimate, log_prior, run_em, safe_log
+from irmeasures_markov.calibration.click_models._core import Encoded, Flat, State, estimate, run_em, safe_log
 
 __all__ = ["fit_examination", "pbm_exam", "ubm_exam", "loglik", "probabilities"]
 
@@ -61,8 +61,7 @@ def fit_examination(kind: str, enc: Encoded, flat: Flat, n_items: int, *, iterat
 
     shape = (enc.depth,) if kind == "PBM" else (enc.depth, enc.depth + 1)
     init = State(attr=np.full(n_items, 0.5), exam=np.full(shape, 0.5) if exam is None else exam)
-    st = run_em(step, lambda ll, s: ll + log_prior(s.attr, prior), init, iterations=iterations, tol=tol,
-                n_sessions=enc.n_sessions)
+    st = run_em(step, init, prior=prior, iterations=iterations, tol=tol, n_sessions=enc.n_sessions)
     if kind == "UBM":  # cells that never occur (r' >= r, or unseen) hold 0
         st.exam = np.where(cell_counts.reshape(shape) > 0, st.exam, 0.0)
     return st

@@ -456,14 +456,20 @@ def write_log(log: ClickLog, path: PathLike, format: str | None = None) -> None:
 
 
 def _click_values(s: Session):
-    """(rank, time, dwell) of each click as both formats write it: None for no time, an unknown dwell (not written)."""
+    """(rank, time, dwell) of each click, as every writer reads them: None for no time or no dwell (a dwell may be
+    NaN, unknown, which the JSONL and TSV writers leave out)."""
     for k, r in enumerate(s.clicks.tolist()):
         yield (r, float(s.times[k]) if s.times is not None else None,
-               float(s.dwell[k]) if s.dwell is not None and not math.isnan(s.dwell[k]) else None)
+               float(s.dwell[k]) if s.dwell is not None else None)
+
+
+def _known(value) -> bool:
+    """Whether the JSONL and TSV writers write a click value (not None, not an unknown NaN dwell)."""
+    return value is not None and not math.isnan(value)
 
 
 def _session_json(s: Session) -> dict:
-    clicks = [{key: v for key, v in zip(("rank", "time", "dwell"), c) if v is not None} for c in _click_values(s)]
+    clicks = [{key: v for key, v in zip(("rank", "time", "dwell"), c) if _known(v)} for c in _click_values(s)]
     return {"session_id": s.session_id, "query_id": s.query_id, "shown": list(s.shown), "clicks": clicks,
             **({"ended": s.ended} if s.ended is not None else {})}
 
@@ -479,8 +485,8 @@ def _session_rows(s: Session):
         yield [s.session_id, s.query_id, shown, "", "", "", "", ended]
         return
     for r, t, w in _click_values(s):
-        yield [s.session_id, s.query_id, shown, str(r), s.shown[r - 1], "" if t is None else repr(t),
-               "" if w is None else repr(w), ended]
+        yield [s.session_id, s.query_id, shown, str(r), s.shown[r - 1], repr(t) if _known(t) else "",
+               repr(w) if _known(w) else "", ended]
 
 
 # ---------------------------------------------------------------------------
@@ -591,10 +597,8 @@ def to_dataframe(log: ClickLog) -> pandas.DataFrame:
         base = {"session_id": s.session_id, "query_id": s.query_id, "shown": s.shown, "ended": s.ended}
         if not s.n_clicks:
             records.append({**base, "rank": None, "doc": None, "time": None, "dwell": None})
-        for k, r in enumerate(s.clicks.tolist()):
-            records.append({**base, "rank": r, "doc": s.shown[r - 1],
-                            "time": float(s.times[k]) if s.times is not None else None,
-                            "dwell": float(s.dwell[k]) if s.dwell is not None else None})
+        for r, t, w in _click_values(s):
+            records.append({**base, "rank": r, "doc": s.shown[r - 1], "time": t, "dwell": w})
     frame = pd.DataFrame.from_records(records, columns=list(TSV_COLUMNS))
     frame["rank"] = frame["rank"].astype("Int64")
     return frame
