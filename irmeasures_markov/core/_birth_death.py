@@ -25,11 +25,11 @@ state
 - [`birth_death_inverse_diagonal`][irmeasures_markov.core.birth_death_inverse_diagonal]: the diagonal of $M^{-1}$
 (``?pttrf``);
 - `start_indicator`, `ill_conditioned`: the start vector and the
-  per-block condition check shared with `birth_death_order1`.
+  per-block condition check shared with `_birth_death_order1`.
 
 The order-1 quantities (`birth_death_average_reward`,
 `birth_death_average_reward_recursion`) live in
-`birth_death_order1`, which builds on these solves.
+`_birth_death_order1`, which builds on these solves.
 
 Without pivoting, elimination is stable for (weakly) diagonally
 dominant matrices; $I - zQ$ with $Q$ substochastic and
@@ -85,7 +85,7 @@ $\sigma_i + w (p_i + q_i)$, and for a start state $s$:
 
 Costs O(n) per node, in a Python loop over the ranks of the longest block
 (vectorised over blocks and nodes), so the LAPACK path and
-`birth_death_order1` use it only for the blocks whose expected absorption
+`_birth_death_order1` use it only for the blocks whose expected absorption
 time makes the LAPACK path inexact.
 
 References
@@ -100,22 +100,19 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from irmeasures_markov._util._lazy import lazy_module
-from irmeasures_markov.core._birth_death_quadrature import graded_gauss_legendre, quadrature_levels
 
 lapack = lazy_module("scipy.linalg.lapack")  # imported at the first call: `import irmeasures_markov` stays cheap
 
 __all__ = ["birth_death_inverse_diagonal", "birth_death_solve", "birth_death_solve_pair",
            "birth_death_discounted_visits", "checked_discount", "start_indicator", "ill_conditioned",
            "WELL_CONDITIONED_VISITS", "uncoupled_blocks", "stable_parts", "stable_parts_at_one",
-           "stable_average_reward", "SINGULAR"]
+           "SINGULAR"]
 
 #: Blocks whose expected absorption time (from some state) exceeds this go through the
 #: subtraction-free elimination (module doc): the LAPACK path loses about
 #: log10 of it in digits (measured: relative error below 1e-12 up to here).
 WELL_CONDITIONED_VISITS = 1e3
 SINGULAR = "singular birth–death system: some states are never absorbed (from them the walk never stops)."
-#: nodes x states held at once by the subtraction-free quadrature
-STABLE_CELLS = 1 << 20
 
 
 def birth_death_inverse_diagonal(forward: ArrayLike, backward: ArrayLike, diag: ArrayLike | None = None) -> np.ndarray:
@@ -540,26 +537,3 @@ def block_starts(starts: ArrayLike, offsets: ArrayLike, block_mask: ArrayLike) -
     chosen = np.full(offsets.size - 1, -1, dtype=np.intp)
     chosen[block_of] = starts - offsets[block_of]
     return chosen[block_mask]
-
-
-def stable_average_reward(fwd: ArrayLike, bwd: ArrayLike, stop: ArrayLike, offsets: ArrayLike,
-                          local_starts: ArrayLike, c: float) -> np.ndarray:
-    r"""Per-state integrals $\int_0^1 N^z_{sj} \psi^z_j / ((1-c) N^z_{jj} + c)\, dz$ by the
-    subtraction-free elimination, in $w = 1 - z$ (nodes graded towards w = 0, down to
-    a quarter of $1/\max_i E_i[H]$, which bounds the integrand's pole away from [0, 1])."""
-    _, e1 = stable_parts_at_one(fwd, bwd, stop, offsets, local_starts)
-    with np.errstate(over="ignore"):
-        # max_i E_i[H] <= max over blocks of sum_j N_jj (N_ij <= N_jj)
-        bound = float(np.max(np.add.reduceat(1.0 / e1, offsets[:-1])))
-    w_nodes, w_weights = graded_gauss_legendre(quadrature_levels(bound, most=1070), in_w=True)
-    total = np.zeros(fwd.size)
-    chunk = max(1, STABLE_CELLS // max(1, fwd.size))
-    for k in range(0, w_nodes.size, chunk):
-        h, e, g = stable_parts(fwd, bwd, stop, offsets, local_starts, w_nodes[k:k + chunk], need_absorption=True)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
-            term = h * g / (e * ((1.0 - c) + c * e))
-        term = np.where(h > 0, term, 0.0)       # unreachable states add nothing (even with e = 0)
-        if not np.all(np.isfinite(term)):
-            raise ValueError(SINGULAR)
-        total += w_weights[k:k + chunk] @ term
-    return total
