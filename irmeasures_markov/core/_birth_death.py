@@ -437,43 +437,39 @@ def stable_parts(forward: ArrayLike, backward: ArrayLike, slack: ArrayLike, offs
     fwd = _padded(forward, offsets, 0.0)
     bwd = _padded(backward, offsets, 0.0)
     slk = _padded(slack, offsets, 1.0)          # padding states are isolated and absorbing
-    n_blocks, width = fwd.shape
+    width = fwd.shape[1]
     w = np.asarray(w, dtype=np.float64).reshape(-1, 1)
     z = 1.0 - w
-    shape = (w.shape[0], n_blocks, width)
     local_start = np.asarray(local_starts, dtype=np.intp)
-    abar = np.ones(shape)
-    alpha = np.zeros(shape)
-    h_left = np.zeros(shape)                    # reaching j from the start on its left (products of a)
     with np.errstate(divide="ignore", invalid="ignore"):
-        for j in range(width - 2, -1, -1):
-            p, q, s = fwd[:, j + 1], bwd[:, j + 1], slk[:, j + 1]
-            zp = z * p
-            den = s + q + w * p + zp * abar[:, :, j + 1]
-            abar[:, :, j] = (s + w * (p + q) + zp * abar[:, :, j + 1]) / den
-            if need_absorption:
-                alpha[:, :, j] = (s + zp * alpha[:, :, j + 1]) / den
-            a = z * q / den
-            h_left[:, :, j] = np.where(local_start == j, 0.0, a * np.where(local_start == j + 1, 1.0,
-                                                                         h_left[:, :, j + 1]))
-        bbar = np.ones(shape)
-        beta = np.zeros(shape)
-        h_right = np.zeros(shape)               # reaching j from the start on its right (products of b)
-        h_right[:, :, 0] = local_start == 0
-        for j in range(1, width):
-            p, q, s = fwd[:, j - 1], bwd[:, j - 1], slk[:, j - 1]
-            zq = z * q
-            den = s + p + w * q + zq * bbar[:, :, j - 1]
-            bbar[:, :, j] = (s + w * (p + q) + zq * bbar[:, :, j - 1]) / den
-            if need_absorption:
-                beta[:, :, j] = (s + zq * beta[:, :, j - 1]) / den
-            b = z * p / den
-            h_right[:, :, j] = np.where(local_start == j, 1.0, b * h_right[:, :, j - 1])
+        # a (from j+1 down to j) is b of the mirrored chain: the same sweep on the reversed arrays, forward and
+        # backward swapped; its reach counts the start, which the sum below takes from the upward sweep
+        abar, alpha, reach_down = (x[:, :, ::-1] for x in _sweep(bwd[:, ::-1], fwd[:, ::-1], slk[:, ::-1], z, w,
+                                                                 width - 1 - local_start, need_absorption))
+        bbar, beta, reach_up = _sweep(fwd, bwd, slk, z, w, local_start, need_absorption)
         e = slk + w[:, :, None] * (fwd + bwd) + z[:, :, None] * (fwd * abar + bwd * bbar)
         g = slk + z[:, :, None] * (fwd * alpha + bwd * beta) if need_absorption else None
-    h = h_left + h_right
+    h = np.where(np.arange(width) == local_start[:, None], 0.0, reach_down) + reach_up
     valid = np.arange(width)[None, :] < np.diff(offsets)[:, None]
     return tuple(x[:, valid] if x is not None else None for x in (h, e, g))
+
+
+def _sweep(toward, away, slack, z, w, local_start, need_absorption):
+    """One elimination of `stable_parts`, from each block's first state up: ``b̄``, the sums β of absorption
+    and the probabilities of reaching each state from the start (1 there); written once for both directions."""
+    shape = (w.shape[0],) + toward.shape
+    bar, absorption, reach = np.ones(shape), np.zeros(shape), np.zeros(shape)
+    reach[:, :, 0] = local_start == 0
+    for j in range(1, toward.shape[1]):
+        p, q, s = toward[:, j - 1], away[:, j - 1], slack[:, j - 1]
+        zq = z * q
+        den = s + p + w * q + zq * bar[:, :, j - 1]
+        bar[:, :, j] = (s + w * (p + q) + zq * bar[:, :, j - 1]) / den
+        if need_absorption:
+            absorption[:, :, j] = (s + zq * absorption[:, :, j - 1]) / den
+        b = z * p / den
+        reach[:, :, j] = np.where(local_start == j, 1.0, b * reach[:, :, j - 1])
+    return bar, absorption, reach
 
 
 def stable_parts_at_one(forward: ArrayLike, backward: ArrayLike, slack: ArrayLike, offsets: ArrayLike,
