@@ -6,10 +6,10 @@ chains from rankings and call these functions.  Two families use it:
 - Markov Precision: stationary distributions, censored chains
   (`chains`);
 - P@H: birth–death (tridiagonal) absorbing chains, stacked end to end and
-  solved in one pass: the LAPACK solves (`birth_death`), the
-  order-1 averaged rewards (`birth_death_order1`) with their quadrature
-  (`birth_death_quadrature`), and subtraction-free elimination for
-  chains that are rarely absorbed (`birth_death` too).
+  solved in one pass: the LAPACK solves and the subtraction-free
+  elimination for chains that are rarely absorbed (`_birth_death`), the
+  order-1 averaged rewards with their truncation and quadrature
+  (`_birth_death_order1`).
 """
 from irmeasures_markov.core._birth_death import (
     birth_death_discounted_visits,

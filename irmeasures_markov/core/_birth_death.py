@@ -25,11 +25,11 @@ state
 - [`birth_death_inverse_diagonal`][irmeasures_markov.core.birth_death_inverse_diagonal]: the diagonal of $M^{-1}$
 (``?pttrf``);
 - `start_indicator`, `ill_conditioned`: the start vector and the
-  per-block condition check shared with `birth_death_order1`.
+  per-block condition check shared with `_birth_death_order1`.
 
 The order-1 quantities (`birth_death_average_reward`,
 `birth_death_average_reward_recursion`) live in
-`birth_death_order1`, which builds on these solves.
+`_birth_death_order1`, which builds on these solves.
 
 Without pivoting, elimination is stable for (weakly) diagonally
 dominant matrices; $I - zQ$ with $Q$ substochastic and
@@ -85,7 +85,7 @@ $\sigma_i + w (p_i + q_i)$, and for a start state $s$:
 
 Costs O(n) per node, in a Python loop over the ranks of the longest block
 (vectorised over blocks and nodes), so the LAPACK path and
-`birth_death_order1` use it only for the blocks whose expected absorption
+`_birth_death_order1` use it only for the blocks whose expected absorption
 time makes the LAPACK path inexact.
 
 References
@@ -100,22 +100,19 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from irmeasures_markov._util._lazy import lazy_module
-from irmeasures_markov.core._birth_death_quadrature import graded_gauss_legendre, quadrature_levels
 
 lapack = lazy_module("scipy.linalg.lapack")  # imported at the first call: `import irmeasures_markov` stays cheap
 
 __all__ = ["birth_death_inverse_diagonal", "birth_death_solve", "birth_death_solve_pair",
            "birth_death_discounted_visits", "checked_discount", "start_indicator", "ill_conditioned",
            "WELL_CONDITIONED_VISITS", "uncoupled_blocks", "stable_parts", "stable_parts_at_one",
-           "stable_average_reward", "SINGULAR"]
+           "SINGULAR"]
 
 #: Blocks whose expected absorption time (from some state) exceeds this go through the
 #: subtraction-free elimination (module doc): the LAPACK path loses about
 #: log10 of it in digits (measured: relative error below 1e-12 up to here).
 WELL_CONDITIONED_VISITS = 1e3
 SINGULAR = "singular birth–death system: some states are never absorbed (from them the walk never stops)."
-#: nodes x states held at once by the subtraction-free quadrature
-STABLE_CELLS = 1 << 20
 
 
 def birth_death_inverse_diagonal(forward: ArrayLike, backward: ArrayLike, diag: ArrayLike | None = None) -> np.ndarray:
@@ -440,43 +437,39 @@ def stable_parts(forward: ArrayLike, backward: ArrayLike, slack: ArrayLike, offs
     fwd = _padded(forward, offsets, 0.0)
     bwd = _padded(backward, offsets, 0.0)
     slk = _padded(slack, offsets, 1.0)          # padding states are isolated and absorbing
-    n_blocks, width = fwd.shape
+    width = fwd.shape[1]
     w = np.asarray(w, dtype=np.float64).reshape(-1, 1)
     z = 1.0 - w
-    shape = (w.shape[0], n_blocks, width)
     local_start = np.asarray(local_starts, dtype=np.intp)
-    abar = np.ones(shape)
-    alpha = np.zeros(shape)
-    h_left = np.zeros(shape)                    # reaching j from the start on its left (products of a)
     with np.errstate(divide="ignore", invalid="ignore"):
-        for j in range(width - 2, -1, -1):
-            p, q, s = fwd[:, j + 1], bwd[:, j + 1], slk[:, j + 1]
-            zp = z * p
-            den = s + q + w * p + zp * abar[:, :, j + 1]
-            abar[:, :, j] = (s + w * (p + q) + zp * abar[:, :, j + 1]) / den
-            if need_absorption:
-                alpha[:, :, j] = (s + zp * alpha[:, :, j + 1]) / den
-            a = z * q / den
-            h_left[:, :, j] = np.where(local_start == j, 0.0, a * np.where(local_start == j + 1, 1.0,
-                                                                         h_left[:, :, j + 1]))
-        bbar = np.ones(shape)
-        beta = np.zeros(shape)
-        h_right = np.zeros(shape)               # reaching j from the start on its right (products of b)
-        h_right[:, :, 0] = local_start == 0
-        for j in range(1, width):
-            p, q, s = fwd[:, j - 1], bwd[:, j - 1], slk[:, j - 1]
-            zq = z * q
-            den = s + p + w * q + zq * bbar[:, :, j - 1]
-            bbar[:, :, j] = (s + w * (p + q) + zq * bbar[:, :, j - 1]) / den
-            if need_absorption:
-                beta[:, :, j] = (s + zq * beta[:, :, j - 1]) / den
-            b = z * p / den
-            h_right[:, :, j] = np.where(local_start == j, 1.0, b * h_right[:, :, j - 1])
+        # a (from j+1 down to j) is b of the mirrored chain: the same sweep on the reversed arrays, forward and
+        # backward swapped; its reach counts the start, which the sum below takes from the upward sweep
+        abar, alpha, reach_down = (x[:, :, ::-1] for x in _sweep(bwd[:, ::-1], fwd[:, ::-1], slk[:, ::-1], z, w,
+                                                                 width - 1 - local_start, need_absorption))
+        bbar, beta, reach_up = _sweep(fwd, bwd, slk, z, w, local_start, need_absorption)
         e = slk + w[:, :, None] * (fwd + bwd) + z[:, :, None] * (fwd * abar + bwd * bbar)
         g = slk + z[:, :, None] * (fwd * alpha + bwd * beta) if need_absorption else None
-    h = h_left + h_right
+    h = np.where(np.arange(width) == local_start[:, None], 0.0, reach_down) + reach_up
     valid = np.arange(width)[None, :] < np.diff(offsets)[:, None]
     return tuple(x[:, valid] if x is not None else None for x in (h, e, g))
+
+
+def _sweep(toward, away, slack, z, w, local_start, need_absorption):
+    """One elimination of `stable_parts`, from each block's first state up: ``b̄``, the sums β of absorption
+    and the probabilities of reaching each state from the start (1 there); written once for both directions."""
+    shape = (w.shape[0],) + toward.shape
+    bar, absorption, reach = np.ones(shape), np.zeros(shape), np.zeros(shape)
+    reach[:, :, 0] = local_start == 0
+    for j in range(1, toward.shape[1]):
+        p, q, s = toward[:, j - 1], away[:, j - 1], slack[:, j - 1]
+        zq = z * q
+        den = s + p + w * q + zq * bar[:, :, j - 1]
+        bar[:, :, j] = (s + w * (p + q) + zq * bar[:, :, j - 1]) / den
+        if need_absorption:
+            absorption[:, :, j] = (s + zq * absorption[:, :, j - 1]) / den
+        b = z * p / den
+        reach[:, :, j] = np.where(local_start == j, 1.0, b * reach[:, :, j - 1])
+    return bar, absorption, reach
 
 
 def stable_parts_at_one(forward: ArrayLike, backward: ArrayLike, slack: ArrayLike, offsets: ArrayLike,
@@ -540,26 +533,3 @@ def block_starts(starts: ArrayLike, offsets: ArrayLike, block_mask: ArrayLike) -
     chosen = np.full(offsets.size - 1, -1, dtype=np.intp)
     chosen[block_of] = starts - offsets[block_of]
     return chosen[block_mask]
-
-
-def stable_average_reward(fwd: ArrayLike, bwd: ArrayLike, stop: ArrayLike, offsets: ArrayLike,
-                          local_starts: ArrayLike, c: float) -> np.ndarray:
-    r"""Per-state integrals $\int_0^1 N^z_{sj} \psi^z_j / ((1-c) N^z_{jj} + c)\, dz$ by the
-    subtraction-free elimination, in $w = 1 - z$ (nodes graded towards w = 0, down to
-    a quarter of $1/\max_i E_i[H]$, which bounds the integrand's pole away from [0, 1])."""
-    _, e1 = stable_parts_at_one(fwd, bwd, stop, offsets, local_starts)
-    with np.errstate(over="ignore"):
-        # max_i E_i[H] <= max over blocks of sum_j N_jj (N_ij <= N_jj)
-        bound = float(np.max(np.add.reduceat(1.0 / e1, offsets[:-1])))
-    w_nodes, w_weights = graded_gauss_legendre(quadrature_levels(bound, most=1070), in_w=True)
-    total = np.zeros(fwd.size)
-    chunk = max(1, STABLE_CELLS // max(1, fwd.size))
-    for k in range(0, w_nodes.size, chunk):
-        h, e, g = stable_parts(fwd, bwd, stop, offsets, local_starts, w_nodes[k:k + chunk], need_absorption=True)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
-            term = h * g / (e * ((1.0 - c) + c * e))
-        term = np.where(h > 0, term, 0.0)       # unreachable states add nothing (even with e = 0)
-        if not np.all(np.isfinite(term)):
-            raise ValueError(SINGULAR)
-        total += w_weights[k:k + chunk] @ term
-    return total

@@ -12,8 +12,6 @@ from irmeasures_markov.core._birth_death_order1 import (
     _birth_death_average_reward_graded,
     birth_death_average_reward,
     birth_death_average_reward_recursion,
-)
-from irmeasures_markov.core._birth_death_quadrature import (
     gauss_nodes_for_bound,
     identical_blocks,
     reach_truncation,

@@ -12,12 +12,11 @@ $$
 
 The package: `models` (model names, [`register_kernel`][irmeasures_markov.register_kernel]),
 `kernels` (the degree kernels of the closed form), `rates`
-(MPcont's holding rates), `single` (one ranking, closed form and general
-solver) and `batch` (every query of a run at once, the plugin path).
+(MPcont's holding rates), `mp` (one ranking, closed form and general
+solver, and every query of a run at once, the plugin path) and `ties` (the mean over tie orders).
 """
 from __future__ import annotations
 
-from irmeasures_markov.measures.markov_precision._batch import kernel_batch, markov_precision_batch
 from irmeasures_markov.measures.markov_precision._kernels import KERNELS
 from irmeasures_markov.measures.markov_precision._models import (
     CUSTOM_KERNELS,
@@ -29,8 +28,13 @@ from irmeasures_markov.measures.markov_precision._models import (
     parse_model,
     register_kernel,
 )
+from irmeasures_markov.measures.markov_precision._mp import (
+    kernel_batch,
+    markov_precision,
+    markov_precision_batch,
+    mp_degrees,
+)
 from irmeasures_markov.measures.markov_precision._rates import check_rates, estimate_rates, rates_per_query
-from irmeasures_markov.measures.markov_precision._single import markov_precision, mp_degrees
 
 __all__ = [
     "PAPER_MODELS",

@@ -19,9 +19,9 @@ from math import log, prod
 import numpy as np
 
 from irmeasures_markov._util._sampling import log_choose, mean_until_se
-from irmeasures_markov.measures.markov_precision._batch import markov_precision_batch
 from irmeasures_markov.measures.markov_precision._kernels import batch_degrees
 from irmeasures_markov.measures.markov_precision._models import parse_model
+from irmeasures_markov.measures.markov_precision._mp import markov_precision_batch
 from irmeasures_markov.ranking._prepared import RelevanceBatch
 from irmeasures_markov.ranking._scenarios import query_rng
 
