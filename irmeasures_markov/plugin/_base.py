@@ -8,6 +8,7 @@ The provider that hands prepared runs to the measures is in
 """
 from __future__ import annotations
 
+import os
 from numbers import Real
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 
 
 __all__ = ["Family", "FamilyMeasure", "measure_fingerprint", "measure_inputs", "FLOAT", "ParamInfo", "COMMON_PARAMS",
-           "VARIANT_PARAMS", "family_params", "type_name"]
+           "VARIANT_PARAMS", "family_params", "plain_name_rule", "type_name"]
 
 ParamInfo = irm_measures.ParamInfo
 #: Float parameters accept ints too (``p=1`` parses as an int).
@@ -84,6 +85,15 @@ def family_params(**params: ParamInfo) -> dict[str, ParamInfo]:
         A new dict.
     """
     return {**params, **COMMON_PARAMS, **VARIANT_PARAMS}
+
+
+def plain_name_rule(function: str, reserved_prefixes: tuple[str, ...] = ()):
+    """The name rule of a registry whose names a measure string quotes: a plain word, not a path."""
+    def rule(name: object) -> None:
+        if not isinstance(name, str) or not name or os.sep in name or name.startswith(reserved_prefixes) \
+                or "'" in name or '"' in name:
+            raise ValueError(f"{function}: name must be a plain word (not a path), got {name!r}")
+    return rule
 
 
 def type_name(dtype) -> str:

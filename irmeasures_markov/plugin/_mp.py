@@ -16,7 +16,7 @@ from irmeasures_markov.measures.markov_precision import (
 )
 from irmeasures_markov.measures.markov_precision._models import KERNEL_REGISTRY
 from irmeasures_markov.measures.markov_precision._ties import expected_markov_precision
-from irmeasures_markov.plugin._base import FamilyMeasure, ParamInfo, family_params
+from irmeasures_markov.plugin._base import FamilyMeasure, ParamInfo, family_params, plain_name_rule
 from irmeasures_markov.plugin._fitted import FitChoices, is_fit_spec, mp_model
 from irmeasures_markov.plugin._provider import register_measure
 from irmeasures_markov.plugin._tbg import (
@@ -35,13 +35,8 @@ __all__ = ["MP", "MPcont", "register_rates", "REGISTERED_RATES", "RATES_REGISTRY
 REGISTERED_RATES: dict[str, object] = {}
 
 
-def _plain_rates_name(name: object) -> None:
-    if not isinstance(name, str) or not name or os.sep in name or "'" in name or '"' in name:
-        raise ValueError(f"register_rates: name must be a plain word (not a path), got {name!r}")
-
-
 #: the rule of rates names: a plain word, not a path
-RATES_REGISTRY = Registry("rates", lambda: REGISTERED_RATES, name_rule=_plain_rates_name)
+RATES_REGISTRY = Registry("rates", lambda: REGISTERED_RATES, name_rule=plain_name_rule("register_rates"))
 
 
 def register_rates(name: str, rates: Sequence[float] | Mapping) -> str:
