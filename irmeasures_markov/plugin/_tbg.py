@@ -137,14 +137,13 @@ def _registered_digest(mapping) -> str:
     return hit[1]
 
 
-def _registered(kind: str) -> Mapping:
-    """The mappings registered for ``kind`` (``'lengths'`` or ``'duplicates'``), read from their module global."""
-    return (LENGTHS_REGISTRY if kind == "lengths" else DUPLICATES_REGISTRY).entries
+#: the registry of each kind of parameter value
+_REGISTRIES = {"lengths": LENGTHS_REGISTRY, "duplicates": DUPLICATES_REGISTRY}
 
 
 def _source(spec: str, kind: str):
     """``(fingerprint, mapping)`` of a lengths or duplicates value: a registered name, ``irds:ID`` or a file."""
-    registry = _registered(kind)
+    registry = _REGISTRIES[kind].entries
     if spec in registry:
         mapping = registry[spec]
         return _registered_digest(mapping), mapping
@@ -156,7 +155,7 @@ def _source(spec: str, kind: str):
 
 def _mapping(spec: str, kind: str):
     # a registered mapping is used as it is (its fingerprint is computed only for stored results)
-    registry = _registered(kind)
+    registry = _REGISTRIES[kind].entries
     return registry[spec] if spec in registry else _source(spec, kind)[1]
 
 
