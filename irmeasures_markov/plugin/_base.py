@@ -26,13 +26,15 @@ if TYPE_CHECKING:
     from irmeasures_markov.ranking._scenarios import ScenarioRun
 
 
-__all__ = ["Family", "FamilyMeasure", "measure_fingerprint", "measure_inputs", "FLOAT", "ParamInfo", "COMMON_PARAMS",
+__all__ = ["Family", "FamilyMeasure", "measure_fingerprint", "measure_inputs", "FLOAT", "NOT_PROVIDED", "ParamInfo",
+           "COMMON_PARAMS",
            "VARIANT_PARAMS", "family_params", "plain_name_rule", "type_name"]
 
 ParamInfo = irm_measures.ParamInfo
 #: Float parameters accept ints too (``p=1`` parses as an int).
 FLOAT = (int, float)
-_NOT_PROVIDED = irm_measures.base._NOT_PROVIDED
+#: ir_measures' marker of a parameter without a value (its ParamInfo default and choices use it too)
+NOT_PROVIDED = irm_measures.base._NOT_PROVIDED
 
 #: the parameters :meth:`FamilyMeasure.batch` reads the ranking with, the same in every family
 COMMON_PARAMS = {
@@ -174,8 +176,8 @@ class FamilyMeasure(irm_measures.Measure):
             return
         self._reject_unknown(self.params)
         for name, info in self.SUPPORTED_PARAMS.items():
-            value = self.params.get(name, _NOT_PROVIDED)
-            if value is _NOT_PROVIDED:
+            value = self.params.get(name, NOT_PROVIDED)
+            if value is NOT_PROVIDED:
                 if info.required:
                     raise ValueError(f"{self.NAME}: parameter `{name}` is required ({info.desc}).")
                 continue
@@ -185,7 +187,7 @@ class FamilyMeasure(irm_measures.Measure):
             if isinstance(value, bool) and (info.dtype is int or info.dtype == FLOAT):
                 raise ValueError(f"{self.NAME}: parameter `{name}` must be "
                                  f"{'an integer' if info.dtype is int else 'a number'}, got {value!r}.")
-            if info.choices is not _NOT_PROVIDED and value not in info.choices:
+            if info.choices is not NOT_PROVIDED and value not in info.choices:
                 raise ValueError(f"{self.NAME}: parameter `{name}`={value!r} is not one of "
                                  f"{list(info.choices)} ({info.desc}).")
         check_cutoff(self.params.get("cutoff"), self.NAME)
