@@ -155,26 +155,31 @@ class FamilyMeasure(irm_measures.Measure):
     DEFAULT = 0.0
 
     def __init__(self, **params: object) -> None:
-        self._reject_unknown(params)   # here: ir_measures' repr (used for hashing) cannot print them
+        # refused here, where every measure is made (ir_measures' __call__ and @ too): its repr, used for
+        # hashing, cannot print an unknown parameter
+        unknown = sorted(set(params) - set(self.SUPPORTED_PARAMS))
+        if unknown:
+            raise ValueError(f"{self.NAME}: unknown parameter(s) {unknown}; supported: "
+                             f"{sorted(self.SUPPORTED_PARAMS)}")
         # ir_measures prints parameters in dict order: sorted, so the order they were written in is not part
         # of the measure
         params = {name: _canonical_value(self.SUPPORTED_PARAMS[name], params[name]) for name in sorted(params)}
         super().__init__(**params)
 
     def validate_params(self) -> None:
-        """Check the parameters once: names, required ones, types, choices, the cutoff, then
-        [`check_params`][irmeasures_markov.plugin.FamilyMeasure.check_params].
+        """Check the parameters once: required ones, types, choices, the cutoff, then
+        [`check_params`][irmeasures_markov.plugin.FamilyMeasure.check_params] (an unknown name is refused when the
+        measure is made).
 
         Raises
         ------
         ValueError
-            If a parameter is unknown, missing though required, of the wrong type or not one of its choices,
+            If a parameter is missing though required, of the wrong type or not one of its choices,
             the cutoff is invalid, or [`check_params`][irmeasures_markov.plugin.FamilyMeasure.check_params] rejects a
             combination.
         """
         if self.validated:
             return
-        self._reject_unknown(self.params)
         for name, info in self.SUPPORTED_PARAMS.items():
             value = self.params.get(name, NOT_PROVIDED)
             if value is NOT_PROVIDED:
@@ -194,12 +199,6 @@ class FamilyMeasure(irm_measures.Measure):
         check_variant_params(self)
         self.check_params()
         self.validated = True
-
-    def _reject_unknown(self, params) -> None:
-        unknown = sorted(set(params) - set(self.SUPPORTED_PARAMS))
-        if unknown:
-            raise ValueError(f"{self.NAME}: unknown parameter(s) {unknown}; supported: "
-                             f"{sorted(self.SUPPORTED_PARAMS)}")
 
     def check_params(self) -> None:
         """Cross-parameter validation; raise ValueError with a clear message."""
