@@ -233,10 +233,8 @@ class _MPcont(LengthTies, _MP):
         if self["time"] == "tbg":
             batch = self.batch(prepared)
             return self.mp_values(batch, flat_rates=tbg_flat_rates(prepared, batch, self))
-        if "rates" not in self.params and is_fit_spec(self["model"]):
-            rates = mp_model(self["model"], self.NAME)[3]  # the fit's own rates
-        else:
-            rates = load_rates(self["rates"])
+        # without rates, check_params has seen a fitted model with rates of its own
+        rates = load_rates(self["rates"]) if "rates" in self.params else mp_model(self["model"], self.NAME)[3]
         return self.mp_values(self.batch(prepared), rates=rates)
 
 
