@@ -269,9 +269,7 @@ class MarkovProvider(irm_providers.Provider):
         ValueError
             If the measure is one of this package's but its parameters are invalid.
         """
-        if not isinstance(measure, FamilyMeasure):
-            return False
-        if measure.NAME not in {m.NAME for m in self.SUPPORTED_MEASURES}:
+        if not isinstance(measure, FamilyMeasure) or measure.NAME not in {m.NAME for m in self.SUPPORTED_MEASURES}:
             return False
         measure.validate_params()
         return True
