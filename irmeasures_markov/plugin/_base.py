@@ -8,6 +8,7 @@ The provider that hands prepared runs to the measures is in
 """
 from __future__ import annotations
 
+import os
 from numbers import Real
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -25,13 +26,15 @@ if TYPE_CHECKING:
     from irmeasures_markov.ranking._scenarios import ScenarioRun
 
 
-__all__ = ["Family", "FamilyMeasure", "measure_fingerprint", "measure_inputs", "FLOAT", "ParamInfo", "COMMON_PARAMS",
-           "VARIANT_PARAMS", "family_params", "type_name"]
+__all__ = ["Family", "FamilyMeasure", "measure_fingerprint", "measure_inputs", "FLOAT", "NOT_PROVIDED", "ParamInfo",
+           "COMMON_PARAMS",
+           "VARIANT_PARAMS", "family_params", "plain_name_rule", "type_name"]
 
 ParamInfo = irm_measures.ParamInfo
 #: Float parameters accept ints too (``p=1`` parses as an int).
 FLOAT = (int, float)
-_NOT_PROVIDED = irm_measures.base._NOT_PROVIDED
+#: ir_measures' marker of a parameter without a value (its ParamInfo default and choices use it too)
+NOT_PROVIDED = irm_measures.base._NOT_PROVIDED
 
 #: the parameters :meth:`FamilyMeasure.batch` reads the ranking with, the same in every family
 COMMON_PARAMS = {
@@ -84,6 +87,15 @@ def family_params(**params: ParamInfo) -> dict[str, ParamInfo]:
         A new dict.
     """
     return {**params, **COMMON_PARAMS, **VARIANT_PARAMS}
+
+
+def plain_name_rule(function: str, reserved_prefixes: tuple[str, ...] = ()):
+    """The name rule of a registry whose names a measure string quotes: a plain word, not a path."""
+    def rule(name: object) -> None:
+        if not isinstance(name, str) or not name or os.sep in name or name.startswith(reserved_prefixes) \
+                or "'" in name or '"' in name:
+            raise ValueError(f"{function}: name must be a plain word (not a path), got {name!r}")
+    return rule
 
 
 def type_name(dtype) -> str:
@@ -143,29 +155,34 @@ class FamilyMeasure(irm_measures.Measure):
     DEFAULT = 0.0
 
     def __init__(self, **params: object) -> None:
-        self._reject_unknown(params)   # here: ir_measures' repr (used for hashing) cannot print them
+        # refused here, where every measure is made (ir_measures' __call__ and @ too): its repr, used for
+        # hashing, cannot print an unknown parameter
+        unknown = sorted(set(params) - set(self.SUPPORTED_PARAMS))
+        if unknown:
+            raise ValueError(f"{self.NAME}: unknown parameter(s) {unknown}; supported: "
+                             f"{sorted(self.SUPPORTED_PARAMS)}")
         # ir_measures prints parameters in dict order: sorted, so the order they were written in is not part
         # of the measure
         params = {name: _canonical_value(self.SUPPORTED_PARAMS[name], params[name]) for name in sorted(params)}
         super().__init__(**params)
 
     def validate_params(self) -> None:
-        """Check the parameters once: names, required ones, types, choices, the cutoff, then
-        [`check_params`][irmeasures_markov.plugin.FamilyMeasure.check_params].
+        """Check the parameters once: required ones, types, choices, the cutoff, then
+        [`check_params`][irmeasures_markov.plugin.FamilyMeasure.check_params] (an unknown name is refused when the
+        measure is made).
 
         Raises
         ------
         ValueError
-            If a parameter is unknown, missing though required, of the wrong type or not one of its choices,
+            If a parameter is missing though required, of the wrong type or not one of its choices,
             the cutoff is invalid, or [`check_params`][irmeasures_markov.plugin.FamilyMeasure.check_params] rejects a
             combination.
         """
         if self.validated:
             return
-        self._reject_unknown(self.params)
         for name, info in self.SUPPORTED_PARAMS.items():
-            value = self.params.get(name, _NOT_PROVIDED)
-            if value is _NOT_PROVIDED:
+            value = self.params.get(name, NOT_PROVIDED)
+            if value is NOT_PROVIDED:
                 if info.required:
                     raise ValueError(f"{self.NAME}: parameter `{name}` is required ({info.desc}).")
                 continue
@@ -175,19 +192,13 @@ class FamilyMeasure(irm_measures.Measure):
             if isinstance(value, bool) and (info.dtype is int or info.dtype == FLOAT):
                 raise ValueError(f"{self.NAME}: parameter `{name}` must be "
                                  f"{'an integer' if info.dtype is int else 'a number'}, got {value!r}.")
-            if info.choices is not _NOT_PROVIDED and value not in info.choices:
+            if info.choices is not NOT_PROVIDED and value not in info.choices:
                 raise ValueError(f"{self.NAME}: parameter `{name}`={value!r} is not one of "
                                  f"{list(info.choices)} ({info.desc}).")
         check_cutoff(self.params.get("cutoff"), self.NAME)
         check_variant_params(self)
         self.check_params()
         self.validated = True
-
-    def _reject_unknown(self, params) -> None:
-        unknown = sorted(set(params) - set(self.SUPPORTED_PARAMS))
-        if unknown:
-            raise ValueError(f"{self.NAME}: unknown parameter(s) {unknown}; supported: "
-                             f"{sorted(self.SUPPORTED_PARAMS)}")
 
     def check_params(self) -> None:
         """Cross-parameter validation; raise ValueError with a clear message."""

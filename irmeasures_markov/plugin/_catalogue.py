@@ -11,12 +11,10 @@ from dataclasses import dataclass
 
 from ir_measures import measures as irm_measures
 
-from irmeasures_markov.plugin._base import type_name
+from irmeasures_markov.plugin._base import NOT_PROVIDED, type_name
 from irmeasures_markov.plugin._provider import MarkovProvider
 
 __all__ = ["MeasureInfo", "ParameterInfo", "list_measures"]
-
-_NOT_PROVIDED = irm_measures.base._NOT_PROVIDED
 
 
 @dataclass(frozen=True)
@@ -53,7 +51,7 @@ class MeasureInfo:
 
 def _choices(info) -> tuple[object, ...]:
     choices = info.choices
-    if choices is _NOT_PROVIDED or choices is None:
+    if choices is NOT_PROVIDED or choices is None:
         return ()
     try:
         return tuple(choices)
@@ -62,7 +60,7 @@ def _choices(info) -> tuple[object, ...]:
 
 
 def _parameter(name: str, info) -> ParameterInfo:
-    default = None if info.default is _NOT_PROVIDED else info.default
+    default = None if info.default is NOT_PROVIDED else info.default
     return ParameterInfo(name=name, type=type_name(info.dtype), default=default, required=bool(info.required),
                          choices=_choices(info), meaning=" ".join(str(info.desc or "").split()))
 

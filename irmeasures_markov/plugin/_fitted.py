@@ -17,8 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 
-__all__ = ["FitChoices", "is_fit_spec", "canonical_spec", "mp_model", "carterette_distribution", "fitted_kwargs",
-           "fit_fingerprint"]
+__all__ = ["FitChoices", "is_fit_spec", "canonical_spec", "mp_model", "carterette_distribution", "fitted_kwargs"]
 
 _PREFIXES = ("fit:", "file:")
 
@@ -63,19 +62,13 @@ class FitChoices:
     def fingerprint(self, value: object, measure: str, param: str) -> str | None:
         """Digest of the content ``value`` names: a fit, or a registered name; None for anything else."""
         if is_fit_spec(value):
-            return fit_fingerprint(value, self.family, measure, param)
+            from irmeasures_markov.calibration._registry import fit_fingerprint
+            return fit_fingerprint(value, self.family, _where(measure, param, value))
         return self.registered_fingerprint(value) if value in self.registry else None
 
 
 def _where(measure: str, param: str, spec: str) -> str:
     return f"{measure}: {param}={spec!r}"
-
-
-def fit_fingerprint(spec: str, family: str, measure: str, param: str) -> str:
-    """Digest of the content of the ``family`` fit a spec names (see
-    `fit_fingerprint`)."""
-    from irmeasures_markov.calibration._registry import fit_fingerprint as fingerprint
-    return fingerprint(spec, family, _where(measure, param, spec))
 
 
 def mp_model(spec: str, measure: str = "MP") -> tuple[object, object, str, object]:

@@ -16,7 +16,7 @@ from irmeasures_markov.measures.markov_precision import (
 )
 from irmeasures_markov.measures.markov_precision._models import KERNEL_REGISTRY
 from irmeasures_markov.measures.markov_precision._ties import expected_markov_precision
-from irmeasures_markov.plugin._base import FamilyMeasure, ParamInfo, family_params
+from irmeasures_markov.plugin._base import FamilyMeasure, ParamInfo, family_params, plain_name_rule
 from irmeasures_markov.plugin._fitted import FitChoices, is_fit_spec, mp_model
 from irmeasures_markov.plugin._provider import register_measure
 from irmeasures_markov.plugin._tbg import (
@@ -35,13 +35,8 @@ __all__ = ["MP", "MPcont", "register_rates", "REGISTERED_RATES", "RATES_REGISTRY
 REGISTERED_RATES: dict[str, object] = {}
 
 
-def _plain_rates_name(name: object) -> None:
-    if not isinstance(name, str) or not name or os.sep in name or "'" in name or '"' in name:
-        raise ValueError(f"register_rates: name must be a plain word (not a path), got {name!r}")
-
-
 #: the rule of rates names: a plain word, not a path
-RATES_REGISTRY = Registry("rates", lambda: REGISTERED_RATES, name_rule=_plain_rates_name)
+RATES_REGISTRY = Registry("rates", lambda: REGISTERED_RATES, name_rule=plain_name_rule("register_rates"))
 
 
 def register_rates(name: str, rates: Sequence[float] | Mapping) -> str:
@@ -238,10 +233,8 @@ class _MPcont(LengthTies, _MP):
         if self["time"] == "tbg":
             batch = self.batch(prepared)
             return self.mp_values(batch, flat_rates=tbg_flat_rates(prepared, batch, self))
-        if "rates" not in self.params and is_fit_spec(self["model"]):
-            rates = mp_model(self["model"], self.NAME)[3]  # the fit's own rates
-        else:
-            rates = load_rates(self["rates"])
+        # without rates, check_params has seen a fitted model with rates of its own
+        rates = load_rates(self["rates"]) if "rates" in self.params else mp_model(self["model"], self.NAME)[3]
         return self.mp_values(self.batch(prepared), rates=rates)
 
 

@@ -95,11 +95,11 @@ class _PH(FamilyMeasure):
                 raise ValueError(f"PH: browse={P['browse']!r} sets the browsing model; `user` cannot be given too")
             P = {**P, **fitted_kwargs(P["browse"], "ph", "PH", "browse", ("browse", "p", "q", "p_rel", "q_rel"),
                                       self.params)}
-        return dict(browse=P.get("browse") if "browse" in P or user is None else None,
-                    p=P.get("p", 0.8), q=P.get("q", 0.0), p_rel=P.get("p_rel"), q_rel=P.get("q_rel"),
-                    user=user, loss=P.get("loss", 0.0), f=P.get("f") if "f" in P or user is None else None,
-                    order=P.get("order") if "order" in P or user is None else None, top=P.get("top", "stop"),
-                    tail=P.get("tail", "none"), gain=P.get("gain", "binary"), b=P.get("b", 2))
+        # browse, f and order not given are None: the user model's own with `user`, the kernel's default without
+        kw = {name: P.get(name) for name in ("browse", "p_rel", "q_rel", "user", "f", "order")}
+        kw.update({name: P.get(name, self.SUPPORTED_PARAMS[name].default)
+                   for name in ("p", "q", "loss", "top", "tail", "gain", "b")})
+        return kw
 
     def check_params(self):
         if self.params.get("pad_to_cutoff") and self.cutoff is None:

@@ -32,17 +32,16 @@ __all__ = ["MarkovEvaluator", "MarkovProvider", "PROVIDER", "register_measure", 
 def _check_ours(measures) -> None:
     """Refuse what [`MarkovProvider`][irmeasures_markov.plugin.MarkovProvider] does not compute, saying where to go
     instead."""
-    ours = {m.NAME for m in MarkovProvider.SUPPORTED_MEASURES}
     for m in measures:
         if not isinstance(m, irm_measures.Measure):
             raise TypeError(f"measures must be ir_measures Measure objects, got {m!r}"
                             + (" (parse strings with ir_measures.parse_measure)" if isinstance(m, str) else ""))
-        if not isinstance(m, FamilyMeasure) or m.NAME not in ours:
+        if not PROVIDER.supports(m):   # which validates the parameters of ours
+            ours = sorted(o.NAME for o in MarkovProvider.SUPPORTED_MEASURES)
             raise ValueError(f"{m} is not an irmeasures_markov measure: irmeasures_markov.PROVIDER computes only "
-                             f"this package's measures ({', '.join(sorted(ours))}). Evaluate other measures, or a "
+                             f"this package's measures ({', '.join(ours)}). Evaluate other measures, or a "
                              "mixture, with ir_measures.calc_aggregate / ir_measures.iter_calc / "
                              "ir_measures.evaluator, which hand each measure to its provider.")
-        m.validate_params()
 
 
 class MarkovEvaluator(irm_providers.Evaluator):
@@ -270,9 +269,7 @@ class MarkovProvider(irm_providers.Provider):
         ValueError
             If the measure is one of this package's but its parameters are invalid.
         """
-        if not isinstance(measure, FamilyMeasure):
-            return False
-        if measure.NAME not in {m.NAME for m in self.SUPPORTED_MEASURES}:
+        if not isinstance(measure, FamilyMeasure) or measure.NAME not in {m.NAME for m in self.SUPPORTED_MEASURES}:
             return False
         measure.validate_params()
         return True

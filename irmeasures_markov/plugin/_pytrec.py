@@ -99,19 +99,14 @@ __all__ = ["RelevanceEvaluator", "supported_measures", "supported_nicknames", "c
 
 MeasureSpec = Union[str, "ir_measures.Measure"]
 
-#: Our measures that need data to evaluate (a bare name is an error), kept out of supported_measures.
 #: what the drop-in gives for a run answering few qrels queries (it computes no mean)
 _VALUES_FOR = "values are given for those {shared} only, as pytrec_eval does (trec_eval -c averages over all {n})"
+#: Our measures that need data to evaluate (a bare name is an error), kept out of supported_measures.
 _NEED_PARAMETERS = {"MPcont": "rates", "TBG": "lengths"}
 
 #: pytrec_eval's own readers of TREC run and qrels lines (``parse_run(open('x.run'))``), unchanged.
 parse_run = _pytrec_eval.parse_run
 parse_qrel = _pytrec_eval.parse_qrel
-
-
-def _our_names():
-    return {name for name, m in ir_measures.measures.registry.items()
-            if isinstance(m, FamilyMeasure) and m.NAME not in _NEED_PARAMETERS}
 
 
 class MeasureNames(set):
@@ -133,7 +128,9 @@ class MeasureNames(set):
 
 #: Like ``pytrec_eval.supported_measures``: every name that RelevanceEvaluator accepts as it is
 #: (pytrec_eval's, in pytrec_eval's order, then ours).
-supported_measures = MeasureNames(set(_pytrec_eval.supported_measures) | _our_names())
+supported_measures = MeasureNames(set(_pytrec_eval.supported_measures) | {
+    name for name, m in ir_measures.measures.registry.items()
+    if isinstance(m, FamilyMeasure) and m.NAME not in _NEED_PARAMETERS})
 
 #: pytrec_eval's nicknames (``'all_trec'``, ``'set'``, ``'official'``, ...), each a set of pytrec_eval names.
 supported_nicknames = {name: set(names) for name, names in _pytrec_eval.supported_nicknames.items()}
@@ -167,14 +164,12 @@ def compute_aggregated_measure(measure: str, values: list[float]) -> float:
     """
     if trec_measure_parts(measure)[0] is None:
         try:
-            parsed = ir_measures.parse_measure(measure)
+            agg = ir_measures.parse_measure(measure).aggregator()
         except Exception:  # not an ir_measures name either: pytrec_eval's rule (the mean)
-            parsed = None
-        if parsed is not None:
-            agg = parsed.aggregator()
-            for v in values:
-                agg.add(v)
-            return float(agg.result())
+            return _pytrec_eval.compute_aggregated_measure(measure, values)
+        for v in values:
+            agg.add(v)
+        return float(agg.result())
     return _pytrec_eval.compute_aggregated_measure(measure, values)
 
 
@@ -278,11 +273,9 @@ class RelevanceEvaluator:
         native_qrels = qrels_for_pytrec_eval(self.qrels) if self._others or self._trec_measures else None
         self._other_evaluator = ir_measures.evaluator(list(self._others.values()), native_qrels) \
             if self._others else None
-        self._trec_evaluator = None
-        if self._trec_measures:
-            self._trec_evaluator = _pytrec_eval.RelevanceEvaluator(
-                native_qrels, self._trec_measures, relevance_level=self.relevance_level,
-                judged_docs_only_flag=self.judged_docs_only_flag)
+        self._trec_evaluator = _pytrec_eval.RelevanceEvaluator(
+            native_qrels, self._trec_measures, relevance_level=self.relevance_level,
+            judged_docs_only_flag=self.judged_docs_only_flag) if self._trec_measures else None
 
     @_without_cyclic_gc
     def evaluate(self, scores: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float]]:

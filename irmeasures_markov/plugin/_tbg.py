@@ -20,7 +20,7 @@ from irmeasures_markov._util._segments import query_blocks, segment_sum
 from irmeasures_markov.documents._lengths import DocumentLengths, LengthTable, length_source
 from irmeasures_markov.io._content import digest_value
 from irmeasures_markov.measures._tbg import NORMS, TBG_DEFAULTS, TBGParameters, ideal_normaliser, tbg_batch
-from irmeasures_markov.plugin._base import FLOAT, FamilyMeasure, ParamInfo, family_params
+from irmeasures_markov.plugin._base import FLOAT, FamilyMeasure, ParamInfo, family_params, plain_name_rule
 from irmeasures_markov.plugin._fitted import FitChoices, fitted_kwargs
 from irmeasures_markov.plugin._provider import register_measure
 
@@ -40,15 +40,10 @@ REGISTERED_LENGTHS: dict[str, Mapping[str, float]] = {}
 REGISTERED_DUPLICATES: dict[str, Mapping[str, str]] = {}
 
 
-def _plain_lengths_name(name: object) -> None:
-    if not isinstance(name, str) or not name or os.sep in name or name.startswith("irds:") \
-            or "'" in name or '"' in name:
-        raise ValueError(f"register_lengths: name must be a plain word (not a path), got {name!r}")
-
-
 #: the rule of length-source names: a plain word, not a path or an ``irds:`` id
-LENGTHS_REGISTRY = Registry("lengths", lambda: REGISTERED_LENGTHS, name_rule=_plain_lengths_name)
-DUPLICATES_REGISTRY = Registry("duplicates", lambda: REGISTERED_DUPLICATES, name_rule=_plain_lengths_name)
+_LENGTHS_NAME = plain_name_rule("register_lengths", reserved_prefixes=("irds:",))
+LENGTHS_REGISTRY = Registry("lengths", lambda: REGISTERED_LENGTHS, name_rule=_LENGTHS_NAME)
+DUPLICATES_REGISTRY = Registry("duplicates", lambda: REGISTERED_DUPLICATES, name_rule=_LENGTHS_NAME)
 
 
 def register_lengths(name: str, lengths: Mapping[str, float] | None = None,
@@ -142,14 +137,13 @@ def _registered_digest(mapping) -> str:
     return hit[1]
 
 
-def _registered(kind: str) -> Mapping:
-    """The mappings registered for ``kind`` (``'lengths'`` or ``'duplicates'``), read from their module global."""
-    return (LENGTHS_REGISTRY if kind == "lengths" else DUPLICATES_REGISTRY).entries
+#: the registry of each kind of parameter value
+_REGISTRIES = {"lengths": LENGTHS_REGISTRY, "duplicates": DUPLICATES_REGISTRY}
 
 
 def _source(spec: str, kind: str):
     """``(fingerprint, mapping)`` of a lengths or duplicates value: a registered name, ``irds:ID`` or a file."""
-    registry = _registered(kind)
+    registry = _REGISTRIES[kind].entries
     if spec in registry:
         mapping = registry[spec]
         return _registered_digest(mapping), mapping
@@ -161,7 +155,7 @@ def _source(spec: str, kind: str):
 
 def _mapping(spec: str, kind: str):
     # a registered mapping is used as it is (its fingerprint is computed only for stored results)
-    registry = _registered(kind)
+    registry = _REGISTRIES[kind].entries
     return registry[spec] if spec in registry else _source(spec, kind)[1]
 
 

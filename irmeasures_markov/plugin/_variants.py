@@ -235,11 +235,8 @@ def family_values(measure: FamilyMeasure, prepared: PreparedRun) -> VariantValue
         Values in ``prepared.qids`` order; extras as [`variant_values`][irmeasures_markov.plugin.variant_values] gives
         them, none without variant.
     """
-    if not is_variant(measure):
-        return VariantValues(_evaluate(measure, prepared))
-    computed = variant_values(measure, prepared)
-    return VariantValues(np.asarray(computed.values, dtype=np.float64),
-                         {k: np.asarray(v, dtype=np.float64) for k, v in computed.extras.items()})
+    # every path of variant_values gives float64 arrays already (_evaluate, _expected, _range)
+    return variant_values(measure, prepared) if is_variant(measure) else VariantValues(_evaluate(measure, prepared))
 
 
 def _expected(base: FamilyMeasure, reading: ScenarioRun, seed: int) -> VariantValues:
