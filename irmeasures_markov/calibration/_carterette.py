@@ -94,14 +94,15 @@ def walk_arrays(data: WalkData, values: dict) -> tuple[np.ndarray, np.ndarray, n
     return p, np.zeros_like(p), click_gammas(data, values)
 
 
-def _make(name: str, dist: str, with_rel: bool, *, fit_theta: bool, theta=None, T: int = 10) -> Candidate:
+def _make(name: str, dist: str, with_rel: bool, *, theta=None, T: int = 10) -> Candidate:
+    """One distribution as a candidate; ``theta`` True is fitted, a number is fixed, None has none."""
     gnames = gamma_names(with_rel)
     n_cont = min(T - 1, EMPIRICAL_RANKS) if dist == "empirical" else 0
 
     def unpack(th):
         th = np.asarray(th, dtype=np.float64)
         out, k = {"dist": dist}, 0
-        if fit_theta:
+        if theta is True:
             out["theta"] = float(expit(th[0])); k = 1
         elif theta is not None:
             out["theta"] = theta
@@ -115,7 +116,7 @@ def _make(name: str, dist: str, with_rel: bool, *, fit_theta: bool, theta=None, 
             out[gname] = float(expit(th[k])); k += 1
         return out
 
-    x0 = ([logit(0.7)] if fit_theta else []) + [logit(0.8)] * n_cont + [logit(0.3)] * len(gnames)
+    x0 = ([logit(0.7)] if theta is True else []) + [logit(0.8)] * n_cont + [logit(0.3)] * len(gnames)
     return walk_candidate(name, x0, unpack, walk_arrays)
 
 
@@ -143,7 +144,7 @@ def candidates(with_rel: bool = False, T: int = 10) -> list[Candidate]:
              ("empirical", "empirical", None, True, False), ("ERR", "ERR", True, True, True),
              ("ERR(theta=0.5)", "ERR", 0.5, False, True), ("AP", "AP", None, False, True),
              ("RRR", "RRR", None, False, True))
-    return [_make(name, dist, with_rel, fit_theta=theta is True, theta=None if theta is True else theta, T=T)
+    return [_make(name, dist, with_rel, theta=theta, T=T)
             for name, dist, theta, stops, rel in table if (T > 1 or not stops) and (with_rel or not rel)]
 
 

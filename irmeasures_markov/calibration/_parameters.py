@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
 
 import numpy as np
 
@@ -258,13 +258,6 @@ def why_not_a_user_model(click, family: str, fits=()) -> str:
 # The parameter schema of every family
 # ---------------------------------------------------------------------------
 
-class FitLike(Protocol):
-    """What the conversions read of a fit (a [`FamilyFit`][irmeasures_markov.calibration.FamilyFit])."""
-
-    family: str
-    params: dict
-
-
 class Field(NamedTuple):
     """One field of a fit (or of its parameters): what it must be, in words, and the test of a value."""
 
@@ -352,7 +345,7 @@ _REQUIRED = {
 
 
 
-def check_params(fit: FitLike) -> None:
+def check_params(fit) -> None:
     """Check a fit's ``params`` against its family's schema (`PARAM_SCHEMAS`).
 
     Every field must be known, every value of the type and in the range the
@@ -517,7 +510,7 @@ def _tbg(fit) -> dict:
     return {k: float(fit.params[k]) for k in ("pc_rel", "pc_nonrel", "halflife", "t_summary") if k in fit.params}
 
 
-def measure_parameters(fit: FitLike) -> dict:
+def measure_parameters(fit) -> dict:
     """What the family's measure takes (shapes documented in
     [`FamilyFit.measure_parameters`][irmeasures_markov.calibration.FamilyFit.measure_parameters]).
 
@@ -541,10 +534,6 @@ def measure_parameters(fit: FitLike) -> dict:
         measure reads, or an MP fit that is not a kernel of rank pairs (LO_OR
         with a fitted decay).
     """
-    conv = {"mp": _mp, "ph": _ph, "carterette": _carterette, "tbg": _tbg,
-            "clickmodel": _clickmodel}.get(fit.family)
-    if conv is None:
-        raise ValueError(f"unknown family {fit.family!r}")
-    check_params(fit)
+    check_params(fit)   # an unknown family is refused here, naming the families
     _finite(fit, "decay", "p", "q", "p_rel", "q_rel", "theta", "pc_rel", "pc_nonrel", "halflife", "t_summary")
-    return conv(fit)
+    return {"mp": _mp, "ph": _ph, "carterette": _carterette, "tbg": _tbg, "clickmodel": _clickmodel}[fit.family](fit)

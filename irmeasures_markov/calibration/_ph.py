@@ -58,14 +58,8 @@ def walk_arrays(data: WalkData, values: dict) -> tuple[np.ndarray, np.ndarray, n
     ``p_rel``/``q_rel`` apply at relevant ranks, ``p``/``q`` at the others
     (DFBM: $p = 1, q = 0$); $\\gamma$ from `click_gammas`.
     """
-    shape = data.rel.shape
-    rel = data.rel
-    p = np.full(shape, values.get("p", 1.0))
-    q = np.full(shape, values.get("q", 0.0))
-    if "p_rel" in values:
-        p = np.where(rel, values["p_rel"], p)
-    if "q_rel" in values:
-        q = np.where(rel, values["q_rel"], q)
+    p, q = (np.where(data.rel, values.get(f"{k}_rel", values.get(k, v)), np.full(data.rel.shape, values.get(k, v)))
+            for k, v in (("p", 1.0), ("q", 0.0)))
     return p, q, click_gammas(data, values)
 
 

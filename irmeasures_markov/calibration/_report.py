@@ -285,8 +285,6 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
 
     one_doc = "every ranking shown has one document"
     with_rel = qrels is not None
-    if "ph" in families:
-        wtrain, wtest = (walk_data(x, qrels, rel) if x is not None else None for x in (train, test))
     if "carterette" in families or "tbg" in families:
         strain, stest = (walk_data(x, qrels, rel, order="set") if x is not None else None for x in (train, test))
     if "mp" in families:
@@ -316,6 +314,7 @@ def fit(train: ClickLog, *, test: ClickLog | None = None, families: Sequence[str
         elif dtr.n_events == 0:
             notes.append("mp: the MPcont holding rates are stored with a kernel fit only; none was fitted")
     if "ph" in families:
+        wtrain, wtest = (walk_data(x, qrels, rel) if x is not None else None for x in (train, test))
         if wtrain.T < 2:
             notes.append(f"ph: {one_doc}: the user never moves, so p and q cannot be fitted "
                          "(SFBM and RWBM left out)")
