@@ -15,6 +15,7 @@ from types import MappingProxyType
 import numpy as np
 
 from irmeasures_markov._util._errors import InputError
+from irmeasures_markov._util._segments import offsets_of
 from irmeasures_markov._util._token_sets import first_repeat
 from irmeasures_markov._util._types import PathLike
 from irmeasures_markov.io._text import decompress, display_name, lone_surrogate_id, read_raw, read_whole
@@ -161,8 +162,7 @@ def columns_of_run(data: bytes) -> RunColumns | None:
 def _from_dict(run: Mapping[str, Mapping[str, float]]) -> RunColumns:
     """Columns of a run the line reader read (already checked: str ids, finite scores, no repeats)."""
     qids = list(run)
-    bounds = np.zeros(len(qids) + 1, dtype=np.int64)
-    np.cumsum([len(run[q]) for q in qids], out=bounds[1:])
+    bounds = offsets_of([len(run[q]) for q in qids])
     docids = "\n".join(d for q in qids for d in run[q])
     scores = np.fromiter((s for q in qids for s in run[q].values()), dtype=np.float64, count=int(bounds[-1]))
     return RunColumns(qids, bounds, docids, scores)

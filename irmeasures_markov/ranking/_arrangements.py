@@ -11,6 +11,7 @@ from math import lgamma, log
 
 import numpy as np
 
+from irmeasures_markov._util._segments import offsets_of
 from irmeasures_markov.ranking._scenarios import ScenarioRun
 
 __all__ = ["reorder_ties", "arrangement_counts", "iter_arrangements", "sample_orders", "log_limit"]
@@ -180,8 +181,7 @@ def _assemble(reading: ScenarioRun, pending: list[tuple[int, np.ndarray]]) -> tu
     owner = np.concatenate([np.full(t.shape[0], p, dtype=np.int64) for p, t in pending])
     positions = np.concatenate([t.ravel() for _, t in pending])
     lengths = np.concatenate([np.full(t.shape[0], t.shape[1], dtype=np.int64) for _, t in pending])
-    offsets = np.zeros(lengths.size + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
+    offsets = offsets_of(lengths)
     chunk = ScenarioRun(reading.base, reading.query[owner], offsets, *reading.gathered(positions, scores=False))
     return chunk, owner
 

@@ -14,7 +14,7 @@ from operator import gt, itemgetter, lt
 
 import numpy as np
 
-from irmeasures_markov._util._segments import expand_ranges, segment_sum, within_segments
+from irmeasures_markov._util._segments import expand_ranges, offsets_of, segment_sum, within_segments
 
 __all__ = ["read_scores", "rank_documents", "trec_order", "top_order", "tie_slots", "tie_groups", "fix_ties",
            "in_rank_order", "cut_to_depth"]
@@ -445,8 +445,7 @@ def in_rank_order(values: np.ndarray, order: np.ndarray, keys: list[str] | Calla
         ranked_keys = itemgetter(*order[slots].tolist())(keys)      # slots: at least one group of two
         larger = np.fromiter(map(gt, map(ranked_keys.__getitem__, others.tolist()),
                                  map(ranked_keys.__getitem__, movers.tolist())), dtype=bool, count=others.size)
-        offsets = np.zeros(mover.size + 1, dtype=np.int64)
-        np.cumsum(size, out=offsets[1:])
+        offsets = offsets_of(size)
         out[slots[placed]] = low[group[placed]]
         # docids are distinct within a query: a mover goes after the members with a larger docid
         out[slots[begin + segment_sum(larger, offsets)]] = member[mover]

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping
 import numpy as np
 
 from irmeasures_markov._util._lazy import lazy_module
-from irmeasures_markov._util._segments import expand_ranges, segment_sum
+from irmeasures_markov._util._segments import expand_ranges, offsets_of, segment_sum
 from irmeasures_markov.ranking._prepared import PreparedRun, RelevanceBatch, select_positions
 from irmeasures_markov.ranking._qrels_index import QrelsIndex
 
@@ -371,8 +371,7 @@ class ScenarioRun:
         """
         pseudo = np.asarray(pseudo, dtype=np.int64)
         lengths = self.lengths[pseudo]
-        offsets = np.zeros(pseudo.size + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
+        offsets = offsets_of(lengths)
         idx = expand_ranges(self.offsets[:-1][pseudo], lengths)
         return ScenarioRun(self.base, self.query[pseudo], offsets, *self.gathered(idx))
 
