@@ -329,10 +329,8 @@ def run_dict(run: object) -> dict[str, dict[str, float]]:
                 raise InputError("Unsupported run format: expected a dict-of-dict {qid: {docid: score}}, a path "
                                  "to a TREC run file, a DataFrame with query_id/doc_id/score, or ScoredDoc "
                                  f"namedtuples; item {n} is {type(item).__name__}") from None
-            if not isinstance(q, str):
-                raise _id_type_error(f"run item {n}", q)
-            if not isinstance(d, str):
-                raise _id_type_error(f"run item {n}", q, d)
+            check_query_id(q, f"run item {n}")
+            check_document_ids((d,), q, f"run item {n}")
             docs = out.setdefault(q, {})
             if d in docs:
                 raise InputError(f"run item {n}: document {d!r} appears twice for query {q!r}")
