@@ -246,13 +246,11 @@ def _judgments(rows: Iterable, where: str, start: int) -> dict[str, dict[object,
     """``{qid: {docid: grade}}`` from ``(qid, docid, grade)`` rows, a repeated judgment as the file reader has it."""
     out: dict[str, dict[object, object]] = {}
     for n, (qid, docid, grade) in enumerate(rows, start=start):
-        docs = out.get(qid)
-        if docs is None:
-            docs = out[qid] = {}
-        elif docid in docs:
+        docs = out.setdefault(qid, {})
+        if docid in docs:
             add_judgment(docs, qid, docid, grade, where.format(n))
-            continue
-        docs[docid] = grade
+        else:
+            docs[docid] = grade
     return out
 
 
