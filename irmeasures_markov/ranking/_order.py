@@ -377,9 +377,7 @@ def cut_to_depth(order: np.ndarray, positive: np.ndarray, grades: np.ndarray | N
     order, positive = order[top], positive[top]
     if grades is not None:
         grades = grades[top]
-    cut_starts = np.zeros_like(starts)
-    np.cumsum(kept_lengths, out=cut_starts[1:])
-    return order, positive, grades, cut_starts, None
+    return order, positive, grades, offsets_of(kept_lengths), None
 
 
 def in_rank_order(values: np.ndarray, order: np.ndarray, keys: list[str] | Callable[[], list[str]],
