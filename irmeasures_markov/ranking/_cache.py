@@ -126,12 +126,8 @@ def _frame_check(frame) -> Callable[[object], bool] | None:
                 now_dtype, now = _column_values(current, name)
             except KeyError:
                 return False
-            if now_dtype != dtype:
-                return False
-            if isinstance(values, list):
-                if now != values:
-                    return False
-            elif not np.array_equal(now, values):
+            # the dtype first: a column of another dtype is not compared value by value
+            if now_dtype != dtype or not (now == values if isinstance(values, list) else np.array_equal(now, values)):
                 return False
         return True
     return unchanged
