@@ -16,7 +16,7 @@ from itertools import islice, repeat
 import numpy as np
 
 __all__ = ["segment_cumsum", "segment_sum", "SegmentSums", "segment_argsort_desc", "query_blocks", "within_segments",
-           "expand_ranges", "consecutive"]
+           "expand_ranges", "consecutive", "offsets_of"]
 
 #: rows x width of one block of the per-query sort (bounds its temporary memory to about 8 MB)
 _SORT_BLOCK = 1 << 18
@@ -295,6 +295,14 @@ def query_blocks(offsets: np.ndarray, size: int) -> list[tuple[int, int]]:
     group = np.asarray(offsets[:-1]) // size
     bounds = np.concatenate([[0], np.flatnonzero(np.diff(group)) + 1, [nq]])
     return list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+
+
+def offsets_of(lengths) -> np.ndarray:
+    """The ``n + 1`` int64 offsets of segments of the given lengths (0, then their running total): the flat
+    layout's one rule."""
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return offsets
 
 
 def expand_ranges(begin: np.ndarray, size: np.ndarray) -> np.ndarray:

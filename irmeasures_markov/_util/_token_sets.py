@@ -20,7 +20,7 @@ from operator import methodcaller
 import numpy as np
 
 from irmeasures_markov._util._compiled import numba_loaded, optional_kernels
-from irmeasures_markov._util._segments import consecutive
+from irmeasures_markov._util._segments import consecutive, offsets_of
 
 __all__ = ["ENGINES", "token_bounds", "first_repeat", "KeyTables", "lookup"]
 
@@ -148,8 +148,7 @@ class KeyTables:
                 tables = [{k: v for k, v in t.items() if _decoded(k)} for t in tables]
                 joined = "\n".join(chain.from_iterable(tables))
             counts = np.fromiter(map(len, tables), dtype=np.int64, count=len(tables))
-            bounds = np.zeros(counts.size + 1, dtype=np.int64)
-            np.cumsum(counts, out=bounds[1:])
+            bounds = offsets_of(counts)
             n = int(bounds[-1])
             buf, start, end = _tokens(joined, n)
             values = np.fromiter(chain.from_iterable(map(methodcaller("values"), tables)), dtype=np.int64, count=n)

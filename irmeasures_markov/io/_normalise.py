@@ -246,13 +246,11 @@ def _judgments(rows: Iterable, where: str, start: int) -> dict[str, dict[object,
     """``{qid: {docid: grade}}`` from ``(qid, docid, grade)`` rows, a repeated judgment as the file reader has it."""
     out: dict[str, dict[object, object]] = {}
     for n, (qid, docid, grade) in enumerate(rows, start=start):
-        docs = out.get(qid)
-        if docs is None:
-            docs = out[qid] = {}
-        elif docid in docs:
+        docs = out.setdefault(qid, {})
+        if docid in docs:
             add_judgment(docs, qid, docid, grade, where.format(n))
-            continue
-        docs[docid] = grade
+        else:
+            docs[docid] = grade
     return out
 
 
@@ -329,10 +327,8 @@ def run_dict(run: object) -> dict[str, dict[str, float]]:
                 raise InputError("Unsupported run format: expected a dict-of-dict {qid: {docid: score}}, a path "
                                  "to a TREC run file, a DataFrame with query_id/doc_id/score, or ScoredDoc "
                                  f"namedtuples; item {n} is {type(item).__name__}") from None
-            if not isinstance(q, str):
-                raise _id_type_error(f"run item {n}", q)
-            if not isinstance(d, str):
-                raise _id_type_error(f"run item {n}", q, d)
+            check_query_id(q, f"run item {n}")
+            check_document_ids((d,), q, f"run item {n}")
             docs = out.setdefault(q, {})
             if d in docs:
                 raise InputError(f"run item {n}: document {d!r} appears twice for query {q!r}")

@@ -15,6 +15,7 @@ from types import MappingProxyType
 import numpy as np
 
 from irmeasures_markov._util._errors import InputError
+from irmeasures_markov._util._segments import offsets_of
 from irmeasures_markov._util._token_sets import first_repeat
 from irmeasures_markov._util._types import PathLike
 from irmeasures_markov.io._text import decompress, display_name, lone_surrogate_id, read_raw, read_whole
@@ -158,16 +159,6 @@ def columns_of_run(data: bytes) -> RunColumns | None:
     return run_from_columns(run_columns(data))
 
 
-def _from_dict(run: Mapping[str, Mapping[str, float]]) -> RunColumns:
-    """Columns of a run the line reader read (already checked: str ids, finite scores, no repeats)."""
-    qids = list(run)
-    bounds = np.zeros(len(qids) + 1, dtype=np.int64)
-    np.cumsum([len(run[q]) for q in qids], out=bounds[1:])
-    docids = "\n".join(d for q in qids for d in run[q])
-    scores = np.fromiter((s for q in qids for s in run[q].values()), dtype=np.float64, count=int(bounds[-1]))
-    return RunColumns(qids, bounds, docids, scores)
-
-
 def read_run_columns(path: PathLike) -> RunColumns:
     """Read a TREC run file (``qid Q0 docid rank score tag``) into [`RunColumns`][irmeasures_markov.io.RunColumns].
 
@@ -204,8 +195,13 @@ def read_run_columns(path: PathLike) -> RunColumns:
 
 
 def _columns_of_lines(lines, name: str) -> RunColumns:
-    """The line reader's run as columns (a file the tokeniser refused)."""
-    return _from_dict(run_from_lines(lines, name))
+    """The line reader's run as columns (a file the tokeniser refused; the reader checked ids, scores, repeats)."""
+    run = run_from_lines(lines, name)
+    qids = list(run)
+    bounds = offsets_of([len(run[q]) for q in qids])
+    docids = "\n".join(d for q in qids for d in run[q])
+    scores = np.fromiter((s for q in qids for s in run[q].values()), dtype=np.float64, count=int(bounds[-1]))
+    return RunColumns(qids, bounds, docids, scores)
 
 
 def read_trec_run(path: PathLike) -> dict[str, dict[str, float]]:

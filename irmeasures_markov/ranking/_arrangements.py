@@ -11,6 +11,7 @@ from math import lgamma, log
 
 import numpy as np
 
+from irmeasures_markov._util._segments import offsets_of
 from irmeasures_markov.ranking._scenarios import ScenarioRun
 
 __all__ = ["reorder_ties", "arrangement_counts", "iter_arrangements", "sample_orders", "log_limit"]
@@ -35,19 +36,6 @@ def reorder_ties(reading: ScenarioRun, keys: np.ndarray, descending: bool) -> Sc
     k = -np.asarray(keys) if descending else np.asarray(keys)
     order = np.lexsort((np.arange(k.size), k, reading.group_ids))
     return reading.permuted(order)
-
-
-def _mixed_groups(reading: ScenarioRun, keys: np.ndarray) -> np.ndarray:
-    """The groups that hold more than one distinct key (the only ones whose order can matter)."""
-    gid = reading.group_ids
-    if not gid.size:
-        return np.zeros(0, dtype=np.int64)
-    n_groups = int(gid[-1]) + 1
-    lo = np.full(n_groups, np.iinfo(np.int64).max)
-    hi = np.full(n_groups, np.iinfo(np.int64).min)
-    np.minimum.at(lo, gid, keys)
-    np.maximum.at(hi, gid, keys)
-    return np.flatnonzero(lo != hi)
 
 
 def _log_multinomial(counts: np.ndarray) -> float:
@@ -75,11 +63,12 @@ def arrangement_counts(reading: ScenarioRun, keys: np.ndarray) -> tuple[np.ndarr
     n_pseudo = reading.offsets.size - 1
     log_counts = np.zeros(n_pseudo)
     groups: list[list[np.ndarray]] = [[] for _ in range(n_pseudo)]
-    mixed = _mixed_groups(reading, keys)
-    if not mixed.size:
-        return log_counts, groups
     gid = reading.group_ids
     starts = np.flatnonzero(np.diff(gid, prepend=-1))
+    # only a group holding more than one distinct key has orders that can matter (groups are contiguous)
+    mixed = np.flatnonzero(np.minimum.reduceat(keys, starts) != np.maximum.reduceat(keys, starts))
+    if not mixed.size:
+        return log_counts, groups
     ends = np.append(starts[1:], gid.size)
     owner = np.searchsorted(reading.offsets, starts[mixed], side="right") - 1
     for g, p in zip(mixed.tolist(), owner.tolist()):
@@ -180,8 +169,7 @@ def _assemble(reading: ScenarioRun, pending: list[tuple[int, np.ndarray]]) -> tu
     owner = np.concatenate([np.full(t.shape[0], p, dtype=np.int64) for p, t in pending])
     positions = np.concatenate([t.ravel() for _, t in pending])
     lengths = np.concatenate([np.full(t.shape[0], t.shape[1], dtype=np.int64) for _, t in pending])
-    offsets = np.zeros(lengths.size + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
+    offsets = offsets_of(lengths)
     chunk = ScenarioRun(reading.base, reading.query[owner], offsets, *reading.gathered(positions, scores=False))
     return chunk, owner
 

@@ -126,12 +126,8 @@ def _frame_check(frame) -> Callable[[object], bool] | None:
                 now_dtype, now = _column_values(current, name)
             except KeyError:
                 return False
-            if now_dtype != dtype:
-                return False
-            if isinstance(values, list):
-                if now != values:
-                    return False
-            elif not np.array_equal(now, values):
+            # the dtype first: a column of another dtype is not compared value by value
+            if now_dtype != dtype or not (now == values if isinstance(values, list) else np.array_equal(now, values)):
                 return False
         return True
     return unchanged
@@ -164,11 +160,8 @@ def qrels_index(qrels: object) -> QrelsIndex:
         As [`to_qrels_dict`][irmeasures_markov.io.to_qrels_dict] raises them.
     """
     global _hits, _misses
-    if isinstance(qrels, dict):
-        kind = "dict"
-    elif _is_frame(qrels):
-        kind = "frame"
-    else:
+    is_dict = isinstance(qrels, dict)
+    if not (is_dict or _is_frame(qrels)):
         return QrelsIndex.from_checked(qrels_dict(qrels))
     key = id(qrels)
     with _lock:
@@ -182,7 +175,7 @@ def qrels_index(qrels: object) -> QrelsIndex:
     with _lock:
         _misses += 1
     index = QrelsIndex.from_checked(qrels_dict(qrels))
-    if kind == "dict":
+    if is_dict:
         entry = _Entry(index, _dict_check(index.qrels))
     else:
         unchanged = _frame_check(qrels)

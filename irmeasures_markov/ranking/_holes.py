@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from irmeasures_markov._util._segments import expand_ranges
+from irmeasures_markov._util._segments import expand_ranges, offsets_of
 from irmeasures_markov.ranking._qrels_index import QrelsIndex, judged
 from irmeasures_markov.ranking._scenarios import FILLED, ScenarioRun
 
@@ -105,8 +105,7 @@ def fill_ranks(reading: ScenarioRun, total: np.ndarray) -> ScenarioRun:
     extra = total - lengths
     if not extra.any():
         return reading
-    offsets = np.zeros(total.size + 1, dtype=np.int64)
-    np.cumsum(total, out=offsets[1:])
+    offsets = offsets_of(total)
     old = expand_ranges(offsets[:-1], lengths)            # where the old ranks go
     new = np.ones(int(offsets[-1]), dtype=bool)
     new[old] = False
@@ -176,8 +175,7 @@ def judgment_patterns(reading: ScenarioRun, p: int, targets: np.ndarray, fill_fr
     added = np.broadcast_to(reading.added[a:b], (n_pat, b - a)).copy()
     added[:, targets - a] = True
     keep = np.arange(b - a)[None, :] < end[:, None]
-    offsets = np.zeros(n_pat + 1, dtype=np.int64)
-    np.cumsum(end, out=offsets[1:])
+    offsets = offsets_of(end)
     src = np.broadcast_to(reading.source[a:b], (n_pat, b - a))[keep]
     scores = np.broadcast_to(reading.scores[a:b], (n_pat, b - a))[keep]
     chunk = ScenarioRun(reading.base, np.full(n_pat, reading.query[p]), offsets, src, grades[keep],

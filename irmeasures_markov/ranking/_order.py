@@ -14,7 +14,7 @@ from operator import gt, itemgetter, lt
 
 import numpy as np
 
-from irmeasures_markov._util._segments import expand_ranges, segment_sum, within_segments
+from irmeasures_markov._util._segments import expand_ranges, offsets_of, segment_sum, within_segments
 
 __all__ = ["read_scores", "rank_documents", "trec_order", "top_order", "tie_slots", "tie_groups", "fix_ties",
            "in_rank_order", "cut_to_depth"]
@@ -45,27 +45,10 @@ def trec_order(keys: list[str], scores: np.ndarray) -> np.ndarray:
         ``order``: ``keys[order[k]]`` is the document at rank k+1.
     """
     order = np.argsort(-scores, kind="stable")
-    ranked = scores[order]
-    tie = ranked[1:] == ranked[:-1]
-    if tie.any():
-        # Only documents inside tie groups need the docid tie-break.  Tie groups are
-        # contiguous in score order, so sorting just those documents by (score desc,
-        # docid desc) and writing them back into the same slots gives trec_eval's
-        # order.  Python orders str by code point, like strcmp on ASCII docnos;
-        # ranking the member docids with one C-level sort is cheaper than building
-        # a numpy string array for np.lexsort.
-        in_group = np.zeros(ranked.size, dtype=bool)
-        in_group[1:] = tie
-        in_group[:-1] |= tie
-        slots = np.flatnonzero(in_group)
-        members = order[slots]
-        member_keys = [keys[i] for i in members.tolist()]
-        m = len(member_keys)
-        key_rank = np.empty(m, dtype=np.int64)
-        key_rank[np.fromiter(sorted(range(m), key=member_keys.__getitem__), dtype=np.int64, count=m)] = \
-            np.arange(m)
-        order[slots] = members[np.lexsort((key_rank, ranked[slots]))[::-1]]
-    return order
+    # one query is a flat layout of one segment: its tie groups are ordered as every run's are
+    starts = np.array([0, scores.size])
+    ties = tie_slots(scores[order], starts)
+    return order if ties is None else fix_ties(order, keys, starts, *ties)
 
 
 def top_order(keys: list[str], scores: np.ndarray, k: int) -> np.ndarray:
@@ -97,18 +80,6 @@ def top_order(keys: list[str], scores: np.ndarray, k: int) -> np.ndarray:
         return trec_order(keys, scores)[:k]
     sub = trec_order([keys[i] for i in candidates.tolist()], scores[candidates])
     return candidates[sub[:k]]
-
-
-def _check_finite(keys, scores: np.ndarray, qid: str, doc_scores: Mapping[str, float]):
-    if not np.all(np.isfinite(scores)):
-        bad = int(np.flatnonzero(~np.isfinite(scores))[0])
-        docid = keys[bad]
-        given = doc_scores[docid]
-        if given is None or isinstance(given, (str, bytes)):
-            # numpy reads None as NaN: name what the run holds, not the NaN it became
-            raise ValueError(f"query {qid!r}: document {docid!r} has score {given!r}, which is not a number.")
-        raise ValueError(f"query {qid!r}: document {docid!r} has a non-finite score "
-                         f"({float(scores[bad])!r}); scores must be finite numbers.")
 
 
 def read_scores(doc_scores: Mapping[str, float], qid: str, keys: list[str] | None = None) -> np.ndarray:
@@ -144,7 +115,14 @@ def read_scores(doc_scores: Mapping[str, float], qid: str, keys: list[str] | Non
                                  "which is not a number.") from None
         raise
     if not np.isfinite(scores).all():
-        _check_finite(list(doc_scores) if keys is None else keys, scores, qid, doc_scores)
+        bad = int(np.flatnonzero(~np.isfinite(scores))[0])
+        docid = (list(doc_scores) if keys is None else keys)[bad]
+        given = doc_scores[docid]
+        if given is None or isinstance(given, (str, bytes)):
+            # numpy reads None as NaN: name what the run holds, not the NaN it became
+            raise ValueError(f"query {qid!r}: document {docid!r} has score {given!r}, which is not a number.")
+        raise ValueError(f"query {qid!r}: document {docid!r} has a non-finite score "
+                         f"({float(scores[bad])!r}); scores must be finite numbers.")
     return scores
 
 
@@ -399,9 +377,7 @@ def cut_to_depth(order: np.ndarray, positive: np.ndarray, grades: np.ndarray | N
     order, positive = order[top], positive[top]
     if grades is not None:
         grades = grades[top]
-    cut_starts = np.zeros_like(starts)
-    np.cumsum(kept_lengths, out=cut_starts[1:])
-    return order, positive, grades, cut_starts, None
+    return order, positive, grades, offsets_of(kept_lengths), None
 
 
 def in_rank_order(values: np.ndarray, order: np.ndarray, keys: list[str] | Callable[[], list[str]],
@@ -467,8 +443,7 @@ def in_rank_order(values: np.ndarray, order: np.ndarray, keys: list[str] | Calla
         ranked_keys = itemgetter(*order[slots].tolist())(keys)      # slots: at least one group of two
         larger = np.fromiter(map(gt, map(ranked_keys.__getitem__, others.tolist()),
                                  map(ranked_keys.__getitem__, movers.tolist())), dtype=bool, count=others.size)
-        offsets = np.zeros(mover.size + 1, dtype=np.int64)
-        np.cumsum(size, out=offsets[1:])
+        offsets = offsets_of(size)
         out[slots[placed]] = low[group[placed]]
         # docids are distinct within a query: a mover goes after the members with a larger docid
         out[slots[begin + segment_sum(larger, offsets)]] = member[mover]

@@ -15,7 +15,7 @@ from operator import methodcaller
 
 import numpy as np
 
-from irmeasures_markov._util._segments import segment_sum
+from irmeasures_markov._util._segments import offsets_of, segment_sum
 from irmeasures_markov.io._normalise import check_qrels
 
 __all__ = ["UNJUDGED", "QrelsIndex", "judged", "recall_base_table"]
@@ -260,8 +260,7 @@ def recall_base_table(qrels: QrelsIndex, rel: int) -> tuple[dict[str, int], np.n
     if table is None:
         judged = qrels.qrels
         counts = np.fromiter(map(len, judged.values()), dtype=np.int64, count=len(judged))
-        offsets = np.zeros(counts.size + 1, dtype=np.int64)
-        np.cumsum(counts, out=offsets[1:])
+        offsets = offsets_of(counts)
         grades = np.fromiter(chain.from_iterable(map(methodcaller("values"), judged.values())), dtype=np.int64,
                              count=int(offsets[-1]))
         table = tables[rel] = (dict(zip(judged, range(len(judged)), strict=False)), segment_sum(grades >= rel, offsets))

@@ -21,8 +21,9 @@ from collections.abc import Callable, Iterator, Mapping
 import numpy as np
 
 from irmeasures_markov._util._lazy import lazy_module
-from irmeasures_markov._util._segments import expand_ranges, segment_sum
+from irmeasures_markov._util._segments import expand_ranges, offsets_of, segment_sum
 from irmeasures_markov.ranking._prepared import PreparedRun, RelevanceBatch, select_positions
+from irmeasures_markov.ranking._qrels_index import QrelsIndex
 
 hashlib = lazy_module("hashlib")  # for the seeds of sampled orders only: not at start-up
 
@@ -102,23 +103,6 @@ class Gathered:
         return getattr(self.reading, self.name)[self.positions]
 
 
-class _ScenarioQrels:
-    """What a measure reads of the judgments of a `ScenarioRun`'s pseudo-queries."""
-
-    def __init__(self, scenario: ScenarioRun) -> None:
-        self._scenario = scenario
-        self.qrels = _PseudoQrels(scenario)
-        self._grades: dict[str, np.ndarray] = {}
-
-    def judged_grades(self, qid: str) -> np.ndarray:
-        """All judged grades of a pseudo-query, sorted descending."""
-        g = self._grades.get(qid)
-        if g is None:
-            docs = self.qrels.get(qid, {})
-            g = self._grades[qid] = np.sort(np.fromiter(docs.values(), dtype=np.int64, count=len(docs)))[::-1]
-        return g
-
-
 class _PseudoQrels(Mapping):
     """``{pseudo qid: {docid: grade}}``: the base query's judgments plus the documents a reading judges."""
 
@@ -181,7 +165,8 @@ class ScenarioRun:
         self.base_qids = base_qids
         # distinct ids: a measure may key per-query memos by id
         self.qids = [f"{base_qids[q]}\x1f{i}" for i, q in enumerate(self.query.tolist())]
-        self.qrels_index = _ScenarioQrels(self)
+        # what a measure reads of the judgments: the pseudo-queries' own, indexed as the qrels of a run are
+        self.qrels_index = QrelsIndex.from_checked(_PseudoQrels(self))
         self._batches: dict[tuple, RelevanceBatch] = {}
         self._values: dict[object, np.ndarray] = {}
         #: values derived from this reading alone, made once (e.g. :func:`~.holes.fill_grades`)
@@ -386,8 +371,7 @@ class ScenarioRun:
         """
         pseudo = np.asarray(pseudo, dtype=np.int64)
         lengths = self.lengths[pseudo]
-        offsets = np.zeros(pseudo.size + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
+        offsets = offsets_of(lengths)
         idx = expand_ranges(self.offsets[:-1][pseudo], lengths)
         return ScenarioRun(self.base, self.query[pseudo], offsets, *self.gathered(idx))
 
