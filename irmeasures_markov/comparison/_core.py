@@ -474,15 +474,13 @@ def compare_evaluation(evaluation: Evaluation, *, baseline: str | None = None, t
     rows = []
     tukey = {}
     if test in TUKEY_TESTS:  # every measure at once: the randomized test draws its permutations once
-        results = tukey_measures(np.transpose(ev.values, (1, 2, 0)), names, TUKEY_TESTS[test], 1 - float(alpha),
-                                 int(n_resamples), seed)
-        tukey = dict(zip(ev.labels, results))
+        tukey = dict(zip(ev.labels, tukey_measures(np.transpose(ev.values, (1, 2, 0)), names, TUKEY_TESTS[test],
+                                                   1 - float(alpha), int(n_resamples), seed)))
     for j, label in enumerate(ev.labels):
         values = ev.values[:, j, :].T  # topics × runs
         diffs = values[:, a] - values[:, b]
         if tukey:
-            stat, p = tukey_pairs(tukey[label], a, b)
-            adjusted = p
+            stat, p, adjusted = tukey_pairs(tukey[label], a, b)
         else:
             stat, p, adjusted = pair_tests(values, a, b, test=test, correction=correction, alternative=alternative,
                                            n_resamples=n_resamples, seed=seed, progress=progress,
