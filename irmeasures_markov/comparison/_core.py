@@ -8,7 +8,6 @@ The tests, corrections, effect sizes, intervals and markers are stated in
 from __future__ import annotations
 
 import math
-import string
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from irmeasures_markov.experiments import Evaluation
 from irmeasures_markov.experiments._evaluation import MeasuresLike, QrelsLike
 from irmeasures_markov.inference._classic import ALTERNATIVES
 from irmeasures_markov.inference._corrections import CORRECTIONS  # the corrections compare() takes
+from irmeasures_markov.inference._letters import letter_names
 from irmeasures_markov.inference._multiple import TukeyResult, tukey_from_matrix, tukey_measures
 from irmeasures_markov.io._normalise import qrels_dict
 
@@ -39,13 +39,19 @@ if TYPE_CHECKING:
 # imported at the first interval, so that importing the package does not load scipy.stats
 stats = lazy_module("scipy.stats")
 
-__all__ = ["COMPARE_TESTS", "Comparison", "compare", "compare_evaluation", "mean_intervals", "run_letters",
+__all__ = ["COMPARE_TESTS", "Comparison", "compare", "compare_evaluation", "mean_intervals",
            "check_test_options", "python_spelling"]
 
 #: the tests :func:`compare` knows
 COMPARE_TESTS = ("t", "wilcoxon", "sign", "randomization", "bootstrap", "bayes", "none", "tukey", "anova")
 #: runs beyond which Tukey groups are written compactly (a-d for abcd)
 COMPACT_RUNS = 12
+#: the tests that take no correction (it defaults to 'none' for them), and why
+UNCORRECTED = {"bayes": "takes no correction: its posterior probabilities come from one hierarchical model of every "
+                        "run, which already pools them",
+               "none": "runs no test, so it takes no correction",
+               **dict.fromkeys(TUKEY_TESTS, "takes no correction: Tukey's HSD p-values are already family-wise over "
+                                            "every pair")}
 
 
 def mean_intervals(values: ArrayLike, level: float = 0.95) -> np.ndarray:
@@ -72,22 +78,6 @@ def mean_intervals(values: ArrayLike, level: float = 0.95) -> np.ndarray:
     return np.stack([mean - half, mean + half], axis=-1)
 
 
-def run_letters(n: int) -> list[str]:
-    """Letters naming n runs in all-pairs markers: a..z, then A..Z, then 53, 54, ... as numbers.
-
-    Parameters
-    ----------
-    n : int
-        Number of runs.
-
-    Returns
-    -------
-    list of str
-    """
-    alphabet = string.ascii_lowercase + string.ascii_uppercase
-    return [alphabet[i] if i < len(alphabet) else str(i + 1) for i in range(n)]
-
-
 def python_spelling(name: str, value: object = None) -> str:
     """A parameter as a Python caller writes it, `` `name` `` or `` `name='value'` ``: the messages of
     `check_test_options` name what the caller typed."""
@@ -100,18 +90,11 @@ def check_test_options(test, correction, alpha, alternative, ci, n_resamples, sp
     if test not in COMPARE_TESTS:
         raise ValueError(f"{spell('test')} must be one of {list(COMPARE_TESTS)}, got {test!r}.")
     if correction is None:
-        correction = "none" if test in ("bayes", "none", *TUKEY_TESTS) else "holm"
+        correction = "none" if test in UNCORRECTED else "holm"
     if correction not in CORRECTIONS:
         raise ValueError(f"{spell('correction')} must be one of {list(CORRECTIONS)}, got {correction!r}.")
-    no_correction = f"use {spell('correction', 'none')}."
-    if test == "bayes" and correction != "none":
-        raise ValueError(f"{spell('test', test)} takes no correction: its posterior probabilities come from one "
-                         f"hierarchical model of every run, which already pools them; {no_correction}")
-    if test == "none" and correction != "none":
-        raise ValueError(f"{spell('test', test)} runs no test, so it takes no correction; {no_correction}")
-    if test in TUKEY_TESTS and correction != "none":
-        raise ValueError(f"{spell('test', test)} takes no correction: Tukey's HSD p-values are already family-wise "
-                         f"over every pair; {no_correction}")
+    if test in UNCORRECTED and correction != "none":
+        raise ValueError(f"{spell('test', test)} {UNCORRECTED[test]}; use {spell('correction', 'none')}.")
     if test in TUKEY_TESTS and alternative != "two-sided":
         raise ValueError(f"{spell('test', test)} is two-sided (the range of the means); use "
                          f"{spell('alternative', 'two-sided')}.")
@@ -491,15 +474,13 @@ def compare_evaluation(evaluation: Evaluation, *, baseline: str | None = None, t
     rows = []
     tukey = {}
     if test in TUKEY_TESTS:  # every measure at once: the randomized test draws its permutations once
-        results = tukey_measures(np.transpose(ev.values, (1, 2, 0)), names, TUKEY_TESTS[test], 1 - float(alpha),
-                                 int(n_resamples), seed)
-        tukey = dict(zip(ev.labels, results))
+        tukey = dict(zip(ev.labels, tukey_measures(np.transpose(ev.values, (1, 2, 0)), names, TUKEY_TESTS[test],
+                                                   1 - float(alpha), int(n_resamples), seed)))
     for j, label in enumerate(ev.labels):
         values = ev.values[:, j, :].T  # topics × runs
         diffs = values[:, a] - values[:, b]
         if tukey:
-            stat, p = tukey_pairs(tukey[label], a, b)
-            adjusted = p
+            stat, p, adjusted = tukey_pairs(tukey[label], a, b)
         else:
             stat, p, adjusted = pair_tests(values, a, b, test=test, correction=correction, alternative=alternative,
                                            n_resamples=n_resamples, seed=seed, progress=progress,
@@ -516,7 +497,7 @@ def compare_evaluation(evaluation: Evaluation, *, baseline: str | None = None, t
         iv = mean_intervals(np.moveaxis(ev.values, 2, 0), float(ci))  # runs × measures × 2
         cols = pd.MultiIndex.from_product([list(ev.labels), ["low", "high"]], names=["measure", "bound"])
         intervals = pd.DataFrame(iv.reshape(len(names), -1), index=pd.Index(names, name="run"), columns=cols)
-    letters = dict(zip(names, run_letters(len(names)))) if baseline is None and not tukey else {}
+    letters = dict(zip(names, letter_names(len(names)))) if baseline is None and not tukey else {}
     cmp = Comparison(ev.means(), intervals, tests, ev, None if baseline is None else str(baseline), test,
                      correction, float(alpha), alternative, None if ci is None else float(ci), letters=letters,
                      tukey=tukey)

@@ -137,22 +137,6 @@ def applied_note(labels: Sequence[str], ties: str | None = None, unjudged: str |
     return f"{', '.join(labels)}: computed with {asked}" if labels and asked else ""
 
 
-def _variant(measure: Measure, params: dict[str, object],
-             given: Mapping[str, object]) -> tuple[Measure | None, dict[str, object], str]:
-    """(measure to evaluate, options for evaluate, '' or why not) for ``measure`` under ``params`` (among ``ties``,
-    ``unjudged``, ``residual``); ``given``: the comparison's own options, which the measures evaluate computes
-    itself get too (``params`` first)."""
-    if all(supports(measure, k) for k in params):
-        m = measure(**params)
-        try:
-            m.validate_params()
-        except (ValueError, TypeError, AssertionError) as exc:
-            return None, {}, _refused(measure, m, params, exc)
-        return m, {}, ""
-    # experiments.evaluate applies them to the measures it computes itself (and refuses any other measure)
-    return measure, {**given, **params}, ""
-
-
 def _evaluate_again(*args, **kwargs) -> Evaluation:
     """[`evaluate`][irmeasures_markov.experiments.evaluate] of runs the comparison has evaluated once already: the
     warning about a run answering few queries was given then, and is not repeated for each variant."""
@@ -205,15 +189,20 @@ def evaluate_variants(qrels: Mapping, runs: Mapping, topics: Sequence[str], requ
     plain: dict[Measure, tuple[Measure, dict]] = {}
     where: list[tuple[int, object]] = []
     for i, (m, params) in enumerate(requests):
-        target, options, why = _variant(m, params, given)
-        if target is None:
-            if why and why not in notes:
+        if not all(supports(m, k) for k in params):
+            # experiments.evaluate applies them to the measures it computes itself, the comparison's own options
+            # too (``params`` first), and refuses any other measure (unsupported)
+            out[i] = _evaluated_with(m, qrels, runs, topics, n_jobs, progress, {**given, **params})
+            continue
+        target = m(**params)
+        try:
+            target.validate_params()
+        except (ValueError, TypeError, AssertionError) as exc:
+            if (why := _refused(m, target, params, exc)) not in notes:
                 notes.append(why)
-        elif options:  # a measure experiments.evaluate computes itself, with the option (else: unsupported)
-            out[i] = _evaluated_with(target, qrels, runs, topics, n_jobs, progress, options)
-        else:
-            plain.setdefault(target, (m, params))
-            where.append((i, target))
+            continue
+        plain.setdefault(target, (m, params))
+        where.append((i, target))
     if plain:
         columns = _family_values(qrels, runs, topics, plain, n_jobs, progress, notes)
         for i, target in where:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from irmeasures_markov.inference._classic import pairwise
-from irmeasures_markov.inference._gibbs import posterior_pvalues, prob_better_pairs
-from irmeasures_markov.inference._multiple import pair_positions, tukey_from_matrix
+from irmeasures_markov.inference._classic import pairwise, standardised
+from irmeasures_markov.inference._gibbs import bayes_pair_tests
+from irmeasures_markov.inference._multiple import tukey_from_matrix
 
 __all__ = ["effect_size", "pair_tests", "tukey_pairs", "TUKEY_TESTS"]
 
@@ -21,10 +21,13 @@ __all__ = ["effect_size", "pair_tests", "tukey_pairs", "TUKEY_TESTS"]
 TUKEY_TESTS = {"tukey": "randomized", "anova": "parametric"}
 
 
-def tukey_pairs(result, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Statistic and p-value of the pairs ``(a[k], b[k])`` from a ``TukeyResult`` of every pair."""
-    k, _ = pair_positions(result, a, b)
-    return result.statistic[k], result.pvalue[k]
+def tukey_pairs(result, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Statistic, p-value and corrected p-value (the same: family-wise already) of the pairs ``(a[k], b[k])``
+    (either order) from a ``TukeyResult`` of every pair, as `pair_tests` gives them."""
+    m = len(result.systems)
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    k = lo * m - lo * (lo + 1) // 2 + (hi - lo - 1)  # the position of (lo, hi) in combinations(range(m), 2)
+    return result.statistic[k], result.pvalue[k], result.pvalue[k]
 
 
 def pair_tests(values: np.ndarray, a: np.ndarray, b: np.ndarray, *, test: str, correction: str, alternative: str,
@@ -56,15 +59,13 @@ def pair_tests(values: np.ndarray, a: np.ndarray, b: np.ndarray, *, test: str, c
         nan = np.full(len(a), np.nan)
         return nan, nan, nan
     if test == "bayes":  # the statistic: the posterior P(β_A > β_B) of the joint linear model
-        p_ab, p_ba = prob_better_pairs(values, a, b, draws=int(bayes_draws), tune=int(bayes_draws),
-                                       chains=int(bayes_chains), seed=seed, progress=progress)
-        p = posterior_pvalues(p_ab, p_ba, alternative)
+        p_ab, p = bayes_pair_tests(values, a, b, alternative, draws=bayes_draws, chains=bayes_chains, seed=seed,
+                                   progress=progress)
         return p_ab, p, p.copy()
     if test in TUKEY_TESTS:  # family-wise over every pair of the columns given: no correction
         result = tukey_from_matrix(values, [str(j) for j in range(values.shape[1])], TUKEY_TESTS[test], 0.95,
                                    int(n_resamples), seed, "auto")
-        stat, p = tukey_pairs(result, a, b)
-        return stat, p, p.copy()
+        return tukey_pairs(result, a, b)
     res = pairwise(values, list(zip(a.tolist(), b.tolist())), test, alternative=alternative,
                    correction=None if correction == "none" else correction, n_resamples=n_resamples,
                    seed=seed, progress=progress)
@@ -89,6 +90,4 @@ def effect_size(d: ArrayLike) -> np.ndarray:
     mean = d.mean(axis=0)
     if d.shape[0] < 2:
         return np.full_like(mean, np.nan)
-    sd = d.std(axis=0, ddof=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(sd > 0, mean / np.where(sd > 0, sd, 1.0), np.where(mean == 0, 0.0, np.sign(mean) * np.inf))
+    return standardised(mean, d.std(axis=0, ddof=1))

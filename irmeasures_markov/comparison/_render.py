@@ -21,6 +21,7 @@ import numpy as np
 from irmeasures_markov._util._numbers import format_number
 from irmeasures_markov._util._plotting import pyplot
 from irmeasures_markov.comparison._runs import resolve_baseline
+from irmeasures_markov.comparison._sensitivity import QUANTITIES
 
 if TYPE_CHECKING:
     from ir_measures import Measure
@@ -146,40 +147,34 @@ PAIR_COLUMNS = ["measure", "run_a", "run_b", "mean_difference", "effect_size", "
 
 def pairs_grid(cmp: Any, places: int, style: str = "text") -> tuple[list[str], list[list[str]]]:
     """Header and rows of the tests table (one row per measure and pair); ``style`` 'csv': every p-value in
-    fixed point and ``significant`` as true/false."""
+    fixed point and ``significant`` as true/false.  A sensitivity report adds a column per kind of flag, saying
+    what changes: 'order', 'significance', 'order+significance' or '-'."""
     esc = _escaper(style)
     pvalue = format_number if style == "csv" else _pvalue
     yes, no = ("true", "false") if style == "csv" else ("yes", "no")
+    kinds = [] if cmp.sensitivity is None else list(cmp.sensitivity.kinds)
+    flags = _flags_by_pair(cmp)
     rows = []
-    flags, none = pair_flags(cmp), [""] * len(flag_columns(cmp))
     for r in cmp.tests.itertuples(index=False):
+        by_kind = flags.get((r.measure, r.run_a, r.run_b), {})
         rows.append([esc(str(r.measure)), esc(r.run_a), esc(r.run_b), format_number(r.mean_difference, places),
                      format_number(r.effect_size, places), format_number(r.statistic, places),
                      pvalue(r.pvalue, places), pvalue(r.adjusted_pvalue, places), yes if r.significant else no]
-                    + [esc(f) for f in flags.get((r.measure, r.run_a, r.run_b), none)])
-    return [esc(c) for c in PAIR_COLUMNS + flag_columns(cmp)], rows
+                    + [esc("+".join(_changes(by_kind[k])) or "-") if k in by_kind else "" for k in kinds])
+    return [esc(c) for c in PAIR_COLUMNS + kinds], rows
 
 
-def flag_columns(cmp: Any) -> list[str]:
-    """The columns the sensitivity report adds to the tests table: ``ties``/``holes`` (what changes)."""
-    sens = getattr(cmp, "sensitivity", None)
-    return list(sens.kinds) if sens is not None else []
+def _flags_by_pair(cmp: Any) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """``{(measure, run_a, run_b): {kind: its row of the sensitivity flags}}``, for the tests table and records."""
+    out: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for r in [] if cmp.sensitivity is None else cmp.sensitivity.flags.itertuples(index=False):
+        out.setdefault((r.measure, r.run_a, r.run_b), {})[r.kind] = r
+    return out
 
 
 def _changes(row: Any) -> list[str]:
     """What a flagged pair's row says can change: 'order', 'significance', both or neither."""
     return [w for w, on in (("order", row.order_changes), ("significance", row.significance_changes)) if on]
-
-
-def pair_flags(cmp: Any) -> dict[tuple[str, str, str], list[str]]:
-    """``{(measure, run_a, run_b): [what changes, per kind]}``: 'order', 'significance', 'order+significance', '-'."""
-    sens = getattr(cmp, "sensitivity", None)
-    if sens is None:
-        return {}
-    cells: dict[tuple[str, str, str], dict[str, str]] = {}
-    for r in sens.flags.itertuples(index=False):
-        cells.setdefault((r.measure, r.run_a, r.run_b), {})[r.kind] = "+".join(_changes(r)) or "-"
-    return {key: [by_kind.get(k, "") for k in sens.kinds] for key, by_kind in cells.items()}
 
 
 SENSITIVITY_LEGEND = ("judged@k: share of the top k documents that have a judgment (k: the measure's cutoff, "
@@ -192,9 +187,8 @@ def sensitivity_grid(cmp: Any, places: int, style: str = "text") -> tuple[list[s
     """Header and rows of the sensitivity table: per run and measure, judged@k, residual and tie spread."""
     sens = cmp.sensitivity
     esc = _escaper(style)
-    names = {"judged": lambda label: f"judged@{sens.depths[label]}", "residual": lambda label: "residual",
-             "tie_spread": lambda label: "spread"}
-    header = ["run"] + [esc(f"{label} {names[q](label)}") for label, q in sens.per_run.columns]
+    header = ["run"] + [esc(f"{label} judged@{sens.depths[label]}" if q == "judged" else
+                            f"{label} {'spread' if q == 'tie_spread' else q}") for label, q in sens.per_run.columns]
     rows = [[esc(run)] + [format_number(float(sens.per_run.loc[run, col]), places) for col in sens.per_run.columns]
             for run in sens.per_run.index]
     return header, rows
@@ -216,7 +210,7 @@ def flagged_lines(cmp: Any, places: int) -> list[str]:
 
 def _sensitivity_block(cmp: Any, places: int, style: str) -> str:
     """The sensitivity table, its legend and the flagged pairs ('' without a report)."""
-    if getattr(cmp, "sensitivity", None) is None:
+    if cmp.sensitivity is None:
         return ""
     table = layout(*sensitivity_grid(cmp, places, style), style)
     lines = flagged_lines(cmp, places)
@@ -310,7 +304,7 @@ def _mean_fields(cmp: Any, run: str, label: str, vs: dict) -> dict[str, object]:
         out["effect_size"], out["adjusted_pvalue"] = vs.get((run, label), (None, None))
     if cmp.sensitivity is not None:
         out["judged_depth"] = cmp.sensitivity.depths[label]
-        out.update({q: float(cmp.sensitivity.per_run.loc[run, (label, q)]) for q in _QUANTITIES})
+        out.update({q: float(cmp.sensitivity.per_run.loc[run, (label, q)]) for q in QUANTITIES})
     return out
 
 
@@ -330,17 +324,15 @@ def _json(x: float):
 def records(cmp: Any, pairs: bool = False) -> Iterator[dict[str, object]]:
     """JSON-ready records: one per run and measure (mean, interval, markers) or one per test."""
     if pairs:
-        flags: dict[tuple[str, str, str], dict[str, object]] = {}  # {'ties_order_changes': bool, ...} per pair
-        for f in [] if cmp.sensitivity is None else cmp.sensitivity.flags.itertuples(index=False):
-            flags.setdefault((f.measure, f.run_a, f.run_b), {}).update({
-                f"{f.kind}_order_changes": bool(f.order_changes),
-                f"{f.kind}_significance_changes": bool(f.significance_changes),
-                f"{f.kind}_low": _json(f.low), f"{f.kind}_high": _json(f.high)})
+        flags = _flags_by_pair(cmp)
         names, numbers = PAIR_COLUMNS[:3], PAIR_COLUMNS[3:-1]  # then 'significant'
         for r in cmp.tests.itertuples(index=False):
             yield {**{c: getattr(r, c) for c in names}, **{c: _json(getattr(r, c)) for c in numbers},
                    "significant": bool(r.significant), "test": cmp.test, "correction": cmp.correction,
-                   **flags.get((r.measure, r.run_a, r.run_b), {})}
+                   **{f"{kind}_{key}": value for kind, f in flags.get((r.measure, r.run_a, r.run_b), {}).items()
+                      for key, value in (("order_changes", bool(f.order_changes)),
+                                         ("significance_changes", bool(f.significance_changes)),
+                                         ("low", _json(f.low)), ("high", _json(f.high)))}}
         return
     vs = _versus_baseline(cmp)
     for run in cmp.runs:
@@ -350,9 +342,6 @@ def records(cmp: Any, pairs: bool = False) -> Iterator[dict[str, object]]:
                                                     for k, v in fields.items() if v is not None}}
 
 
-_QUANTITIES = ("judged", "residual", "tie_spread")
-
-
 def plot(cmp: Any, measure: Measure | str | None = None, baseline: str | None = None,
          axes: Any = None) -> Figure:
     """See [`Comparison.plot`][irmeasures_markov.comparison.Comparison.plot]."""
@@ -360,20 +349,17 @@ def plot(cmp: Any, measure: Measure | str | None = None, baseline: str | None = 
     ev = cmp.evaluation
     j = 0 if measure is None else ev.measure_index(measure)
     label = ev.labels[j]
-    if baseline is not None:
-        base = resolve_baseline(baseline, ev.runs)  # a run name or its file name, as for compare()
-    else:
-        base = cmp.baseline if cmp.baseline is not None else ev.runs[0]
+    base = resolve_baseline(baseline, ev.runs)  # a run name or its file name, as for compare()
+    if base is None:
+        base = ev.runs[0] if cmp.baseline is None else cmp.baseline
     b = ev.runs.index(base)
     others = [i for i in range(len(ev.runs)) if i != b]
     if axes is None:
         ncols = min(3, len(others))
         nrows = math.ceil(len(others) / ncols)
-        fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 2.8 * nrows), squeeze=False, sharey=True)
-        axes = axes.ravel()
-    else:
-        axes = np.atleast_1d(axes).ravel()
-        fig = axes[0].figure
+        axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 2.8 * nrows), squeeze=False, sharey=True)[1]
+    axes = np.atleast_1d(axes).ravel()
+    fig = axes[0].figure
     if len(axes) < len(others):
         raise ValueError(f"`axes` has {len(axes)} panels for {len(others)} runs.")
     tests = cmp.tests[cmp.tests["measure"] == label]
@@ -418,9 +404,8 @@ def plot_pairs(cmp: Any, results: dict, path: str | None = None, kind: str = "au
 
     from irmeasures_markov.inference._tukey_plot import PAIRS_SHOWN, tukey_panel
     n_pairs = max(len(r.a) for r in results.values())
-    n_runs = len(cmp.runs)
     pairs = kind == "pairs" or (kind == "auto" and n_pairs <= PAIRS_SHOWN)
-    height = max(2.5, 0.22 * (n_pairs if pairs else n_runs) + 1.2)
+    height = max(2.5, 0.22 * (n_pairs if pairs else len(cmp.runs)) + 1.2)
     fig, axes = plt.subplots(1, len(results), figsize=(5.5 * len(results), height), squeeze=False)
     for ax, (label, result) in zip(axes[0], results.items()):
         tukey_panel(result, cmp.alpha, ax, f"{label}: Tukey HSD ({result.method})", kind)

@@ -49,10 +49,12 @@ from irmeasures_markov.ranking._order import read_scores, top_order, trec_order
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["DEFAULT_JUDGED_DEPTH", "Sensitivity", "judged_share", "sensitivity"]
+__all__ = ["DEFAULT_JUDGED_DEPTH", "QUANTITIES", "Sensitivity", "judged_share", "sensitivity"]
 
 #: k of the judged share for a measure without a cutoff
 DEFAULT_JUDGED_DEPTH = 10
+#: what `Sensitivity.per_run` holds of each measure, in the order of its columns
+QUANTITIES = ("judged", "residual", "tie_spread")
 
 
 def _cutoff(measure: Measure) -> int:
@@ -128,11 +130,6 @@ class Sensitivity:
         return self.flags[self.flags["flagged"]]
 
 
-def _significance_key(diff: np.ndarray, significant: np.ndarray) -> np.ndarray:
-    """0 for a pair that is not significant, else the sign of its mean difference."""
-    return np.where(significant, np.sign(diff), 0.0)
-
-
 def sensitivity(cmp: Any, qrels: Mapping[str, Mapping[str, int]], runs: Mapping[str, Mapping], *,
                 ties: bool = True, holes: bool = True, options: Mapping[str, object] | None = None,
                 n_resamples: int = 10000, seed: int | None = 0,
@@ -182,38 +179,35 @@ def sensitivity(cmp: Any, qrels: Mapping[str, Mapping[str, int]], runs: Mapping[
     position = {n: i for i, n in enumerate(names)}
     options = dict(test=cmp.test, correction=cmp.correction, alternative=cmp.alternative, n_resamples=n_resamples,
                    seed=seed, progress=progress, bayes_draws=bayes_draws, bayes_chains=bayes_chains)
+
+    def key(values, pa, pb, diff):
+        """0 for a pair not significant under ``values`` (topics × systems), else the sign of its ``diff``."""
+        _, _, adjusted = pair_tests(values, pa, pb, **options)
+        return np.where(adjusted < cmp.alpha, np.sign(diff), 0.0)
+
     for j, label in enumerate(labels):
         opt, pess, nonrel, resid = values[4 * j:4 * j + 4]
         spread = nan if opt is None or pess is None else (opt - pess).mean(axis=1)
         residual = nan if resid is None else resid.mean(axis=1)
-        for quantity, v in (("judged", shares[depths[label]]), ("residual", residual), ("tie_spread", spread)):
-            columns.append((label, quantity))
-            data.append(v)
+        columns += [(label, quantity) for quantity in QUANTITIES]
+        data += [shares[depths[label]], residual, spread]
         tests = cmp.tests[cmp.tests["measure"] == label]
         a = np.array([position[r] for r in tests["run_a"]], dtype=np.int64)
         b = np.array([position[r] for r in tests["run_b"]], dtype=np.int64)
         base = tests["mean_difference"].to_numpy(dtype=np.float64)
         if ties and opt is not None and pess is not None:
-            keys, diffs = [], []
-            for v in (opt, pess):
-                _, _, adj = pair_tests(v.T, a, b, **options)
-                d = v.mean(axis=1)[a] - v.mean(axis=1)[b]
-                diffs.append(d)
-                keys.append(_significance_key(d, adj < cmp.alpha))
-            order = np.sign(diffs[0]) != np.sign(diffs[1])
-            rows += _flag_rows(label, tests, "ties", base, np.minimum(*diffs), np.maximum(*diffs), order,
-                               keys[0] != keys[1])
+            diffs = [v.mean(axis=1)[a] - v.mean(axis=1)[b] for v in (opt, pess)]
+            keys = [key(v.T, a, b, d) for v, d in zip((opt, pess), diffs)]
+            rows += _flag_rows(label, tests, "ties", base, np.minimum(*diffs), np.maximum(*diffs),
+                               np.sign(diffs[0]) != np.sign(diffs[1]), keys[0] != keys[1])
         if holes and nonrel is not None and resid is not None:
             v, r = nonrel.mean(axis=1), resid.mean(axis=1)
             lo, hi = v + np.minimum(r, 0.0), v + np.maximum(r, 0.0)
             low, high = lo[a] - hi[b], hi[a] - lo[b]
             stacked = np.concatenate([nonrel, nonrel + resid], axis=0).T  # topics × (runs nonrel, runs rel)
             n = len(names)
-            keys = []
-            for pa, pb in ((a, b), (a, b + n), (a + n, b)):
-                _, _, adj = pair_tests(stacked, pa, pb, **options)
-                d = stacked[:, pa].mean(axis=0) - stacked[:, pb].mean(axis=0)
-                keys.append(_significance_key(d, adj < cmp.alpha))
+            keys = [key(stacked, pa, pb, stacked[:, pa].mean(axis=0) - stacked[:, pb].mean(axis=0))
+                    for pa, pb in ((a, b), (a, b + n), (a + n, b))]
             changes = (keys[0] != keys[1]) | (keys[0] != keys[2])
             rows += _flag_rows(label, tests, "holes", base, low, high, (low < 0) & (high > 0), changes)
     per_run = pd.DataFrame(np.array(data).T.reshape(len(names), -1), index=pd.Index(names, name="run"),

@@ -108,13 +108,6 @@ def _sample(pm, model, draws, tune, chains, seed, progress, cores, target_accept
         logger.setLevel(level)
 
 
-def _codes(values) -> tuple[np.ndarray, list[str]]:
-    labels = [str(v) for v in values]
-    levels = list(dict.fromkeys(labels))
-    index = {level: i for i, level in enumerate(levels)}
-    return np.array([index[label] for label in labels], dtype=np.int64), levels
-
-
 def fit_linear_model(data: pd.DataFrame | Mapping[str, Sequence[Any]], *, value: str = "value",
                      system: str = "system", topic: str = "topic",
                      effects: Sequence[str] = (), interactions: Sequence[tuple[str, str]] = (),
@@ -188,8 +181,7 @@ def fit_linear_model(data: pd.DataFrame | Mapping[str, Sequence[Any]], *, value:
     SamplingWarning
         Divergent transitions, or R-hat above `MAX_RHAT`.
     """
-    if backend not in ("pymc", "gibbs"):
-        raise ValueError(f"backend must be 'pymc' or 'gibbs', got {backend!r}")
+    check_choice("backend", backend, ("pymc", "gibbs"))
     pm = _pymc() if backend == "pymc" else None
     import pandas as pd
     df = pd.DataFrame(data)
@@ -200,34 +192,35 @@ def fit_linear_model(data: pd.DataFrame | Mapping[str, Sequence[Any]], *, value:
     if not np.all(np.isfinite(y)):
         raise ValueError("values must be finite (NaN or inf found)")
     names = {"system": system, "topic": topic, **{e: e for e in effects}}
-    codes = {k: _codes(df[c]) for k, c in names.items()}
-    if len(codes["topic"][1]) < 2:
+    # each effect's level per row and its levels, in the order they first appear
+    codes = {k: pd.factorize(np.array([str(v) for v in df[c]], dtype=object)) for k, c in names.items()}
+    systems, topics = list(codes["system"][1]), list(codes["topic"][1])
+    if len(topics) < 2:
         raise ValueError("the model needs at least 2 topics")
+    # (name, level per row, levels) of every effect, then of every interaction (level i_a * levels_b + i_b), and
+    # (its position, those of its two effects) for each interaction
+    factors = [(k, idx, len(levels)) for k, (idx, levels) in codes.items()]
+    pairs = []
     for a, b in interactions:
         for x in (a, b):
             if x not in names:
                 raise ValueError(f"interaction {a}×{b}: unknown effect {x!r}; effects: {list(names)}")
+        (ia, la), (ib, lb) = codes[a], codes[b]
+        pairs.append((len(factors), list(codes).index(a), list(codes).index(b)))
+        factors.append((f"{a}_x_{b}", ia * len(lb) + ib, len(la) * len(lb)))
     if backend == "gibbs":
-        return gibbs_fit(y, codes, interactions, draws=draws, tune=tune, chains=chains, seed=seed,
+        return gibbs_fit(y, factors, pairs, systems, topics, draws=draws, tune=tune, chains=chains, seed=seed,
                          progress=progress)
     with pm.Model() as model:
-        mu = pm.Normal("mu", 0.0, MU_PRIOR_SD)
-        mean = mu
-        for k, (idx, levels) in codes.items():
-            eff = _effect(pm, k, len(levels))
-            mean = mean + eff[idx]
-        for a, b in interactions:
-            ia, la = codes[a]
-            ib, lb = codes[b]
-            eff = _effect(pm, f"{a}_x_{b}", len(la) * len(lb))
-            mean = mean + eff[ia * len(lb) + ib]
+        mean = pm.Normal("mu", 0.0, MU_PRIOR_SD)
+        for name, idx, n_levels in factors:
+            mean = mean + _effect(pm, name, n_levels)[idx]
         sigma = pm.Deterministic("sigma", pm.math.exp(pm.Flat("log_sigma")))  # p(σ) ∝ 1/σ: flat on log σ
         pm.Normal("y", mean, sigma, observed=y)
     idata = _sample(pm, model, draws, tune, chains, seed, progress, cores, target_accept)
     divergences, max_rhat = sampling_diagnostics(idata, "nuts", target_accept)
-    beta = idata.posterior["system"].values.reshape(-1, len(codes["system"][1]))
-    return BayesResult(codes["system"][1], beta, idata, topics=codes["topic"][1], divergences=divergences,
-                       max_rhat=max_rhat)
+    beta = idata.posterior["system"].values.reshape(-1, len(systems))
+    return BayesResult(systems, beta, idata, topics=topics, divergences=divergences, max_rhat=max_rhat)
 
 
 def bayesian_linear_model(scores: ScoresLike, measure: Any = None, *, backend: str = "gibbs",

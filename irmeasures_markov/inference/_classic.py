@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 stats = lazy_module("scipy.stats")
 
 __all__ = ["TestResult", "TESTS", "paired_t_test", "wilcoxon_test", "sign_test", "randomization_test",
-           "bootstrap_test", "PairwiseResult", "all_pairs", "pairwise"]
+           "bootstrap_test", "PairwiseResult", "all_pairs", "pairwise", "standardised"]
 
 ALTERNATIVES = ("two-sided", "greater", "less")
 
@@ -75,11 +75,11 @@ def _differences(a, b, alternative):
     return a - b
 
 
-def _t_statistic(mean, sd, n):
-    """d̄ / (s_d/√n), elementwise; differences that are all equal (s_d = 0) give 0 when they are 0 and ±inf
-    otherwise, rather than scipy's NaN."""
+def standardised(x, by):
+    """``x / by`` elementwise, where ``by`` = 0 gives 0 for x = 0 and ±inf otherwise rather than NaN: the rule of
+    the t statistic d̄ / (s_d/√n) and of every effect size when all the differences are equal."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(sd > 0, mean / (sd / np.sqrt(n)), np.where(mean == 0, 0.0, np.sign(mean) * np.inf))
+        return np.where(by > 0, x / np.where(by > 0, by, 1.0), np.where(x == 0, 0.0, np.sign(x) * np.inf))
 
 
 def _t_pvalue(t, df, alternative):
@@ -115,7 +115,7 @@ def paired_t_test(a: ArrayLike, b: ArrayLike, alternative: str = "two-sided") ->
     """
     d = _differences(a, b, alternative)
     mean = d.mean()
-    t = _t_statistic(mean, d.std(ddof=1), d.size)
+    t = standardised(mean, d.std(ddof=1) / np.sqrt(d.size))
     return TestResult("t", float(t), float(min(1.0, _t_pvalue(t, d.size - 1, alternative))), float(mean), d.size,
                       alternative)
 
@@ -327,7 +327,7 @@ def _vectorised_pairs(diffs, test, alternative, n_resamples, seed, chunk):
     n, k = diffs.shape
     mean = diffs.mean(axis=0)
     if test == "t":
-        t = _t_statistic(mean, diffs.std(axis=0, ddof=1), n)
+        t = standardised(mean, diffs.std(axis=0, ddof=1) / np.sqrt(n))
         return t, np.minimum(_t_pvalue(t, n - 1, alternative), 1.0)
     weights, exact = _null_weights(test, n, int(n_resamples), np.random.default_rng(seed))
     centred = diffs if test == "randomization" else diffs - mean

@@ -2,7 +2,7 @@ r"""The Bayesian linear model (Carterette 2011, §3.1) sampled by a blocked Gibb
 
 `gibbs_linear_model` is the default sampler of
 [`bayesian_linear_model`][irmeasures_markov.inference.bayesian_linear_model] and the one
-behind ``compare(test='bayes')`` (`prob_better_pairs`).  The model and
+behind ``compare(test='bayes')`` (`bayes_pair_tests`).  The model and
 its priors are stated in `irmeasures_markov.inference._bayes`.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ from irmeasures_markov.inference._posterior import (
     sampling_diagnostics,
 )
 
-__all__ = ["gibbs_linear_model", "posterior_pvalues", "prob_better_pairs"]
+__all__ = ["bayes_pair_tests", "gibbs_linear_model"]
 
 
 def gibbs_linear_model(scores: ScoresLike, measure: Any = None, *, draws: int = 2000, tune: int = 1000, chains: int = 4,
@@ -183,11 +183,13 @@ def gibbs_linear_model(scores: ScoresLike, measure: Any = None, *, draws: int = 
     return BayesResult(sm.systems, keep.reshape(-1, n_s), idata, topics=sm.topics, max_rhat=max_rhat)
 
 
-def prob_better_pairs(scores: ScoresLike, a: ArrayLike, b: ArrayLike, *, draws: int = 2000, tune: int = 1000,
-                      chains: int = 4, seed: int | None = 0,
-                      progress: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """``(P(β_a > β_b | y), P(β_a < β_b | y))`` for the column indices ``a[k]``, ``b[k]`` of a topics × systems
-    matrix, from one `gibbs_linear_model` fit of all its columns.
+def bayes_pair_tests(scores: ScoresLike, a: ArrayLike, b: ArrayLike, alternative: str, *, draws: int = 2000,
+                     chains: int = 4, seed: int | None = 0,
+                     progress: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+    r"""The Bayesian test of the column pairs ``a[k]``, ``b[k]`` of a topics × systems matrix, from one
+    `gibbs_linear_model` fit of all its columns (``draws`` after as many tuning steps): the statistic
+    $P(\beta_a > \beta_b \mid y)$ and what stands for a p-value, two-sided $2\min(P(\beta_a > \beta_b),
+    P(\beta_a < \beta_b))$ (at most 1), one-sided the posterior probability that A is not better.
 
     Scores that are exactly μ + β_j + α_i (e.g. identical runs) have an improper
     posterior; every pair then differs by the same amount on every topic, and the
@@ -202,29 +204,27 @@ def prob_better_pairs(scores: ScoresLike, a: ArrayLike, b: ArrayLike, *, draws: 
         Column indices of the pairs.
     b : array_like of int
         Column indices of the pairs.
-    draws, tune, chains, seed, progress
+    alternative : {'two-sided', 'greater', 'less'}
+        About A − B.
+    draws, chains, seed, progress
         As for `gibbs_linear_model`.
 
     Returns
     -------
     (numpy.ndarray, numpy.ndarray)
-        ``P(β_a > β_b | y)`` and ``P(β_a < β_b | y)`` of each pair.
+        ``P(β_a > β_b | y)`` and the p-value of each pair.
     """
     a, b = np.atleast_1d(np.asarray(a)), np.atleast_1d(np.asarray(b))
     sm = score_matrix(scores)
     try:
-        fit = gibbs_linear_model(sm, draws=draws, tune=tune, chains=chains, seed=seed, progress=progress)
+        fit = gibbs_linear_model(sm, draws=int(draws), tune=int(draws), chains=int(chains), seed=seed,
+                                 progress=progress)
+        prob = fit.prob_better_matrix()
+        p_ab, p_ba = prob[a, b], prob[b, a]
     except ImproperPosteriorError:
         d = (sm.values[:, a] - sm.values[:, b]).mean(axis=0)
         p_ab = np.where(d > 0, 1.0, np.where(d < 0, 0.0, 0.5))
-        return p_ab, 1.0 - p_ab
-    prob = fit.prob_better_matrix()
-    return prob[a, b], prob[b, a]
-
-
-def posterior_pvalues(p_ab: np.ndarray, p_ba: np.ndarray, alternative: str) -> np.ndarray:
-    """What stands for a p-value under the Bayesian model, from ``P(A > B | y)`` and ``P(A < B | y)``: two-sided
-    2 min(P(A > B), P(A < B)) (at most 1), one-sided the posterior probability that A is not better."""
+        p_ba = 1.0 - p_ab
     if alternative == "two-sided":
-        return np.minimum(1.0, 2.0 * np.minimum(p_ab, p_ba))
-    return 1.0 - (p_ab if alternative == "greater" else p_ba)
+        return p_ab, np.minimum(1.0, 2.0 * np.minimum(p_ab, p_ba))
+    return p_ab, 1.0 - (p_ab if alternative == "greater" else p_ba)

@@ -35,7 +35,7 @@ effects on an unbalanced table (cells with several rows or none).
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import scipy.linalg
@@ -199,30 +199,21 @@ def sample_crossed_effects(y: np.ndarray, factors: Sequence[tuple[str, np.ndarra
     return out
 
 
-def gibbs_fit(y: np.ndarray, codes: Mapping[str, tuple[np.ndarray, list[str]]],
-              interactions: Sequence[tuple[str, str]], *, draws: int, tune: int, chains: int, seed: int | None,
-              progress: bool | None) -> BayesResult:
-    """`fit_linear_model`'s ``backend='gibbs'``: its validated columns (``codes``: effect name to (level index per
-    row, level labels), system and topic first) to a `BayesResult` whose posterior names the effects as the
-    PyMC model does (an interaction ``a_x_b`` has level ``i_a * levels_b + i_b``)."""
+def gibbs_fit(y: np.ndarray, factors: Sequence[tuple[str, np.ndarray, int]],
+              interactions: Sequence[tuple[int, int, int]], systems: list[str], topics: list[str], *, draws: int,
+              tune: int, chains: int, seed: int | None, progress: bool | None) -> BayesResult:
+    """`fit_linear_model`'s ``backend='gibbs'``: its validated effects (`sample_crossed_effects`'s ``factors`` and
+    ``interactions``, system and topic first, named as in the PyMC model) to a `BayesResult`."""
     try:
         import arviz as az
     except ImportError:
         raise ImportError('backend="gibbs" reports its draws through ArviZ: pip install "irmeasures-markov[bayes]"') \
             from None
-    factors = [(name, idx, len(levels)) for name, (idx, levels) in codes.items()]
-    position = {name: k for k, name in enumerate(codes)}
-    pairs = []
-    for a, b in interactions:
-        (ia, la), (ib, lb) = codes[a], codes[b]
-        pairs.append((len(factors), position[a], position[b]))
-        factors.append((f"{a}_x_{b}", ia * len(lb) + ib, len(la) * len(lb)))
-    posterior = sample_crossed_effects(y, factors, pairs, draws=draws, tune=tune, chains=chains, seed=seed,
+    posterior = sample_crossed_effects(y, factors, interactions, draws=draws, tune=tune, chains=chains, seed=seed,
                                        progress=progress)
     idata = az.from_dict(posterior=posterior)
     max_rhat = sampling_diagnostics(idata, "gibbs")[1]
-    systems = codes["system"][1]
-    return BayesResult(systems, posterior["system"].reshape(-1, len(systems)), idata, topics=codes["topic"][1],
+    return BayesResult(systems, posterior["system"].reshape(-1, len(systems)), idata, topics=topics,
                        max_rhat=max_rhat)
 
 

@@ -5,7 +5,7 @@ import string
 
 import numpy as np
 
-__all__ = ["letter_groups", "format_groups"]
+__all__ = ["letter_groups", "format_groups", "letter_names"]
 
 
 def letter_groups(means: np.ndarray, significant: np.ndarray) -> list[list[int]]:
@@ -47,8 +47,9 @@ def letter_groups(means: np.ndarray, significant: np.ndarray) -> list[list[int]]
     return groups
 
 
-def _group_names(n: int) -> list[str]:
-    """a..z, A..Z, then 53, 54, ... (as the all-pairs run letters)."""
+def letter_names(n: int) -> list[str]:
+    """The names of n groups, and of n runs in the all-pairs markers of a comparison: a..z, A..Z, then 53, 54, ...
+    as numbers."""
     alphabet = string.ascii_lowercase + string.ascii_uppercase
     return [alphabet[i] if i < len(alphabet) else str(i + 1) for i in range(n)]
 
@@ -62,7 +63,7 @@ def format_groups(groups: list[list[int]], n_systems: int, compact: bool = False
     list of str
         One string per system position.
     """
-    names = _group_names(len(groups))
+    names = letter_names(len(groups))
     member: list[list[int]] = [[] for _ in range(n_systems)]
     for g, members in enumerate(groups):
         for p in members:

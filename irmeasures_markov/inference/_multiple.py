@@ -33,6 +33,7 @@ estimates σ²; every parametric result here is built on it.
 """
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass, field
 from itertools import combinations
@@ -42,6 +43,7 @@ import numpy as np
 
 from irmeasures_markov._util._compiled import numba_loaded, optional_kernels
 from irmeasures_markov._util._lazy import lazy_module
+from irmeasures_markov.inference._classic import standardised
 from irmeasures_markov.inference._inputs import ScoresLike, check_choice, score_matrix
 from irmeasures_markov.inference._letters import format_groups, letter_groups
 from irmeasures_markov.inference._studentized import studentized_range_ppf, studentized_range_sf
@@ -54,7 +56,7 @@ if TYPE_CHECKING:
 stats = lazy_module("scipy.stats")
 
 __all__ = ["AnovaResult", "TukeyResult", "two_way_anova", "tukey_hsd", "topic_set_size", "range_null",
-           "TUKEY_METHODS", "tukey_from_matrix", "tukey_measures", "pair_positions"]
+           "TUKEY_METHODS", "tukey_from_matrix", "tukey_measures"]
 
 TUKEY_METHODS = ("randomized", "parametric")
 _ENGINES = ("auto", "numpy", "numba")
@@ -487,13 +489,9 @@ def tukey_from_matrix(y: np.ndarray, systems: list[str], method: str, level: flo
         p = studentized_range_sf(stat, m, (m - 1) * (n - 1))
         critical = studentized_range_ppf(level, m, (m - 1) * (n - 1)) * se
     low, high = diff - critical, diff + critical
-    d = y[:, a] - y[:, b]
-    sd = d.std(axis=0, ddof=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        def scaled(x, by):
-            return np.where(by > 0, x / np.where(by > 0, by, 1.0), np.where(x == 0, 0.0, np.sign(x) * np.inf))
-        root = np.full_like(diff, math.sqrt(v_e))
-        es = [scaled(x, sd) for x in (diff, low, high)] + [scaled(x, root) for x in (diff, low, high)]
+    sd = (y[:, a] - y[:, b]).std(axis=0, ddof=1)
+    root = np.full_like(diff, math.sqrt(v_e))
+    es = [standardised(x, by) for by in (sd, root) for x in (diff, low, high)]
     return TukeyResult(list(systems), means, a, b, diff, stat, np.minimum(p, 1.0), low, high, *es, method=method,
                        level=float(level), n_topics=n, residual_ms=float(v_e), critical=critical,
                        n_resamples=int(n_resamples) if method == "randomized" else None,
@@ -509,15 +507,6 @@ def tukey_measures(values: np.ndarray, systems: list[str], method: str, level: f
     null = range_null(values, n_resamples, seed, engine) if method == "randomized" else [None] * len(values)
     return [tukey_from_matrix(y, systems, method, level, n_resamples, seed, engine, null=z)
             for y, z in zip(values, null)]
-
-
-def pair_positions(result: TukeyResult, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(index into the result's pairs, sign) of each pair ``(a[k], b[k])``: sign −1 where the result holds (b, a)."""
-    m = len(result.systems)
-    lo, hi = np.minimum(a, b), np.maximum(a, b)
-    # position of (lo, hi) among combinations(range(m), 2), in order
-    index = lo * m - lo * (lo + 1) // 2 + (hi - lo - 1)
-    return index.astype(np.int64), np.where(a < b, 1.0, -1.0)
 
 
 def tukey_hsd(scores: ScoresLike, method: str = "randomized", *, measure: Any = None, level: float = 0.95,
@@ -642,12 +631,7 @@ def topic_set_size(min_difference: float, variance: float, n_systems: int = 2, *
         lo, hi = hi, hi * 2
         if hi > 2 * max_topics:
             raise ValueError(f"no topic set size up to {max_topics} reaches power {1 - beta:g}")
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if power(mid) >= 1 - beta:
-            hi = mid
-        else:
-            lo = mid + 1
+    lo = bisect.bisect_left(range(hi + 1), True, lo, hi, key=lambda n: power(n) >= 1 - beta)
     if lo > max_topics:
         raise ValueError(f"no topic set size up to {max_topics} reaches power {1 - beta:g}")
     return lo

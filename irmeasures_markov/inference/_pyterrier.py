@@ -32,7 +32,7 @@ from typing import NamedTuple
 import numpy as np
 
 from irmeasures_markov.inference._classic import ALTERNATIVES, TESTS
-from irmeasures_markov.inference._gibbs import posterior_pvalues, prob_better_pairs
+from irmeasures_markov.inference._gibbs import bayes_pair_tests
 from irmeasures_markov.inference._inputs import check_choice
 
 __all__ = ["PyTerrierTestResult", "pyterrier_test", "PYTERRIER_TESTS"]
@@ -79,9 +79,8 @@ def pyterrier_test(test: str = "randomization", *, alternative: str = "two-sided
     if test == "bayes":
         def f(system, baseline):
             y = np.column_stack([np.asarray(system, dtype=np.float64), np.asarray(baseline, dtype=np.float64)])
-            p_ab, p_ba = prob_better_pairs(y, [0], [1], draws=int(draws), tune=int(draws), chains=int(chains),
-                                           seed=seed, progress=False)
-            return PyTerrierTestResult(float(p_ab[0]), float(posterior_pvalues(p_ab, p_ba, alternative)[0]))
+            p_ab, p = bayes_pair_tests(y, [0], [1], alternative, draws=draws, chains=chains, seed=seed, progress=False)
+            return PyTerrierTestResult(float(p_ab[0]), float(p[0]))
     else:
         fn = TESTS[test]
         extra = {"n_resamples": int(n_resamples), "seed": seed} if test in ("randomization", "bootstrap") else {}

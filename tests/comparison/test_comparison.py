@@ -17,9 +17,9 @@ from comparison_inputs import collection, write_collection
 from irmeasures_markov import comparison, experiments
 from irmeasures_markov.cli import main
 from irmeasures_markov.comparison import compare_evaluation, effect_size
-from irmeasures_markov.comparison._core import run_letters
 from irmeasures_markov.comparison._runs import resolve_run_paths
 from irmeasures_markov.inference import adjust_pvalues, all_pairs, pairwise, randomization_test
+from irmeasures_markov.inference._letters import letter_names
 
 # FIXTURES
 
@@ -126,7 +126,7 @@ def test_all_pairs_markers_name_the_runs_beaten(data):
     qrels, runs = data
     cmp = comparison.compare(qrels, runs, ["AP"], correction="none", alpha=0.2)
     letters = cmp.letters
-    assert list(letters.values()) == run_letters(len(runs))[:len(runs)] == ["a", "b", "c", "d", "e"]
+    assert list(letters.values()) == letter_names(len(runs))[:len(runs)] == ["a", "b", "c", "d", "e"]
     expected = {r: set() for r in runs}
     for t in cmp.tests.itertuples():
         if t.pvalue < 0.2:
