@@ -23,7 +23,13 @@ from operator import gt, itemgetter, methodcaller
 import numpy as np
 
 from irmeasures_markov._util._arrays import frozen
-from irmeasures_markov._util._segments import expand_ranges, query_blocks, segment_argsort_desc, segment_sum
+from irmeasures_markov._util._segments import (
+    expand_ranges,
+    offsets_of,
+    query_blocks,
+    segment_argsort_desc,
+    segment_sum,
+)
 from irmeasures_markov._util._token_sets import KeyTables, lookup
 from irmeasures_markov.io._normalise import check_document_ids, check_query_id
 from irmeasures_markov.io._run_columns import RunColumns
@@ -340,8 +346,7 @@ def _checked_columns(qrels: QrelsIndex, run: Mapping, probe: bool
         skipped = [d for q, d in run.items() if q not in kept]
         if not set(map(type, chain.from_iterable(skipped))) <= {str}:
             return None
-    bounds = np.zeros(len(dicts) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, dicts), dtype=np.int64, count=len(dicts)), out=bounds[1:])
+    bounds = offsets_of(np.fromiter(map(len, dicts), dtype=np.int64, count=len(dicts)))
     n = int(bounds[-1])
     keys: list[str] = [None] * n   # at its final size: grown by extend, it would over-allocate up to 1/8
     offsets = bounds.tolist()
@@ -420,9 +425,7 @@ def _probe_positives(positive: list[tuple[list[str], np.ndarray]], probed: np.nd
             owner = found[np.repeat(tied, sizes)].tolist()
             larger = np.fromiter(map(gt, map(keys.__getitem__, members), map(docids.__getitem__, owner)),
                                  dtype=bool, count=total)
-            offsets = np.zeros(tied.size + 1, dtype=np.int64)
-            np.cumsum(sizes, out=offsets[1:])
-            rank[tied] += segment_sum(larger, offsets)
+            rank[tied] += segment_sum(larger, offsets_of(sizes))
     out = np.zeros(n, dtype=np.int64)
     out[rank] = np.concatenate([p[1] for p in positive])[found] if positive else 0
     return out
@@ -467,10 +470,9 @@ def prepare(qrels: QrelsIndex, run: RunColumns, join_docids: bool, depth: int | 
     kept = np.flatnonzero(table_of >= 0)
     qids = [run.qids[k] for k in kept.tolist()]
     every = kept.size == len(run.qids)
-    records = None if every else expand_ranges(run.bounds[:-1][kept], np.diff(run.bounds)[kept])
     lengths = np.diff(run.bounds)[kept]
-    starts = np.zeros(kept.size + 1, dtype=np.int64)
-    np.cumsum(lengths, out=starts[1:])
+    records = None if every else expand_ranges(run.bounds[:-1][kept], lengths)
+    starts = offsets_of(lengths)
     n = int(starts[-1])
     scores = run.scores if every else run.scores[records]
     order = segment_argsort_desc(scores, starts)
