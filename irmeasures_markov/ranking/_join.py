@@ -351,13 +351,14 @@ def _checked_columns(qrels: QrelsIndex, run: Mapping, probe: bool
     keys: list[str] = [None] * n   # at its final size: grown by extend, it would over-allocate up to 1/8
     offsets = bounds.tolist()
     probe = probe and n >= PROBE_MIN_LENGTH * len(dicts)
-    positive = list(map(itemgetter(0), map(qrels.positive_lists, qids))) if probe else []
-    probed = np.empty(sum(map(len, positive))) if probe else None
-    nan, p = np.nan, 0
+    probed = None
     try:
         if probe:
             # query by query, each mapping read while in cache: its docids, its scores (counted: a shorter
             # mapping raises), its scores of the positive judgments; a C-level loop over the documents each
+            positive = list(map(itemgetter(0), map(qrels.positive_lists, qids)))
+            probed = np.empty(sum(map(len, positive)))
+            nan, p = np.nan, 0
             scores = np.empty(n)
             for k, d in enumerate(dicts):
                 a, b = offsets[k], offsets[k + 1]
@@ -421,11 +422,12 @@ def _probe_positives(positive: list[tuple[list[str], np.ndarray]], probed: np.nd
                     groups[a] = sorted(map(keys.__getitem__, order[a:a + size].tolist()))
                 rank[j] += size - bisect_right(groups[a], docids[found[j]])
         else:   # every tied hit against every member of its group: one C-level comparison each
-            members = order[np.repeat(rank[tied] - np.cumsum(sizes) + sizes, sizes) + np.arange(total)].tolist()
+            offsets = offsets_of(sizes)   # where each hit's comparisons start
+            members = order[np.repeat(rank[tied] - offsets[:-1], sizes) + np.arange(total)].tolist()
             owner = found[np.repeat(tied, sizes)].tolist()
             larger = np.fromiter(map(gt, map(keys.__getitem__, members), map(docids.__getitem__, owner)),
                                  dtype=bool, count=total)
-            rank[tied] += segment_sum(larger, offsets_of(sizes))
+            rank[tied] += segment_sum(larger, offsets)
     out = np.zeros(n, dtype=np.int64)
     out[rank] = np.concatenate([p[1] for p in positive])[found] if positive else 0
     return out
@@ -498,13 +500,13 @@ def prepare(qrels: QrelsIndex, run: RunColumns, join_docids: bool, depth: int | 
             positive = _probe_positives(list(map(qrels.positive_lists, qids)), probed, keys(), order, ranked, starts)
         del ranked   # not held while the judgments are looked up
         if positive is None:
-            if isinstance(run.docids, list):
-                # a dict run's docids are probed in dicts: the query's own judgments serve, clipped at 0, without
-                # first building a table of positive judgments per query (most of a first call on many queries)
-                found = _lookup(run, table_of, tables, 0, records)
+            # a dict run's docids are probed in dicts: the query's own judgments serve, clipped at 0, without
+            # first building a table of positive judgments per query (most of a first call on many queries)
+            dict_run = isinstance(run.docids, list)
+            found = _lookup(run, table_of, tables if dict_run else judgment_tables(qrels, positive=True)[1], 0,
+                            records)
+            if dict_run:
                 np.maximum(found, 0, out=found)   # in place: no second array of the run's size
-            else:
-                found = _lookup(run, table_of, judgment_tables(qrels, positive=True)[1], 0, records)
             positive = in_rank_order(found, order, keys, starts, ties)
     key_starts = starts
     if cut:

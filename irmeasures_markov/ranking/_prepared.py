@@ -15,7 +15,7 @@ from itertools import compress
 import numpy as np
 
 from irmeasures_markov._util._arrays import frozen
-from irmeasures_markov._util._segments import consecutive, offsets_of, segment_sum
+from irmeasures_markov._util._segments import consecutive, segment_sum
 from irmeasures_markov.io._run_columns import RunColumns
 from irmeasures_markov.ranking import _join as join
 from irmeasures_markov.ranking._join import FlatRun, RankedQuery, columns_of_dict, prepare
@@ -123,7 +123,8 @@ def select_positions(grades: np.ndarray | None, starts: np.ndarray, judged_only:
     keep = None
     if judged_only:
         keep = judged(grades)
-        offsets = offsets_of(segment_sum(keep, starts))
+        offsets = np.zeros_like(starts)
+        np.cumsum(segment_sum(keep, starts), out=offsets[1:])
     if cutoff is not None:
         lengths = np.diff(offsets)
         if lengths.size and int(lengths.max()) > cutoff:
@@ -134,7 +135,8 @@ def select_positions(grades: np.ndarray | None, starts: np.ndarray, judged_only:
                 keep = top
             else:
                 keep[np.flatnonzero(keep)[~top]] = False
-            offsets = offsets_of(np.minimum(lengths, cutoff))
+            offsets = np.zeros_like(offsets)
+            np.cumsum(np.minimum(lengths, cutoff), out=offsets[1:])
     return keep, (frozen(offsets) if offsets is not starts else offsets)
 
 
