@@ -441,8 +441,9 @@ def draw_panel(ax: matplotlib.axes.Axes, fam: str, model: str, key: str, d: dict
     elif key == "dwell":
         ax.plot(d["dwell_t"], d["dwell_km"], color="0.4", label="observed (Kaplan-Meier)")
         ax.plot(d["dwell_t"], d["dwell_fitted"], color="C4", label="exponential, pooled rate")
-    ax.set_xlabel(_AXES[key][0])
-    ax.set_ylabel(_AXES[key][1])
+    if key in _AXES:   # a panel kind without axis names is drawn unlabelled
+        ax.set_xlabel(_AXES[key][0])
+        ax.set_ylabel(_AXES[key][1])
     ax.set_title(f"{fam}: {model}", fontsize=9)
     ax.legend(fontsize=7)
 

@@ -58,8 +58,13 @@ def walk_arrays(data: WalkData, values: dict) -> tuple[np.ndarray, np.ndarray, n
     ``p_rel``/``q_rel`` apply at relevant ranks, ``p``/``q`` at the others
     (DFBM: $p = 1, q = 0$); $\\gamma$ from `click_gammas`.
     """
-    p, q = (np.where(data.rel, values.get(f"{k}_rel", values.get(k, v)), np.full(data.rel.shape, values.get(k, v)))
-            for k, v in (("p", 1.0), ("q", 0.0)))
+    # called on every step of the optimiser: the relevant ranks are overwritten only when a value is given for them
+    p = np.full(data.rel.shape, values.get("p", 1.0))
+    q = np.full(data.rel.shape, values.get("q", 0.0))
+    if "p_rel" in values:
+        p = np.where(data.rel, values["p_rel"], p)
+    if "q_rel" in values:
+        q = np.where(data.rel, values["q_rel"], q)
     return p, q, click_gammas(data, values)
 
 

@@ -290,7 +290,7 @@ class DocidTable:
                     if probe(at, buf.size - _PROBE_PADDING, n, table, table[:, self._n_words].view(np.float64),
                              self._n_words, _MULTIPLIER_ARRAY, self._shift, values):
                         return values, ~np.isnan(values)
-                    # False: a docid holds a newline, which encode_joined finds too, so the dict answers below
+                    return lookup_in_dict(self._dict, docids() if callable(docids) else docids)
             encoded = encode_joined(joined, n, self._n_words)
         if encoded is None:
             return lookup_in_dict(self._dict, docids() if callable(docids) else docids)

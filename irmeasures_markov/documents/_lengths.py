@@ -39,6 +39,7 @@ from irmeasures_markov.documents._docid_table import DocidTable, join_docids, lo
 from irmeasures_markov.documents._length_files import lengths_from_ir_datasets, read_duplicates, read_lengths
 from irmeasures_markov.io._content import ContentCache, digest_value
 from irmeasures_markov.io._text import short
+from irmeasures_markov.ranking._join import SEPARATOR
 
 __all__ = [
     "UnknownLengthError",
@@ -345,10 +346,14 @@ class DocumentLengths:
             A document without a length, when there is no ``default_length``.
         """
         n = sum(map(len, segments))
-        if joined_segments is None:
-            joined_segments = [join_docids(s) for s in segments]
-        # a segment that could not be joined (None: a non-str docid) leaves the whole lookup to the dict
-        joined = join_docids([j for j, s in zip(joined_segments, segments, strict=False) if len(s)])
+        joined = None
+        try:
+            if joined_segments is None:
+                joined_segments = [SEPARATOR.join(s) for s in segments]
+        except TypeError:  # a non-str docid: the dict answers
+            pass
+        else:
+            joined = join_docids([j for j, s in zip(joined_segments, segments, strict=False) if len(s)])
         docids = lambda: list(chain.from_iterable(segments))  # noqa: E731 - only on the slow paths
         vals, found = self.lengths.lookup_joined(joined, n, docids)
         return self._unknown_policy(docids, vals, ~found)

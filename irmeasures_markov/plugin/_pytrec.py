@@ -164,12 +164,14 @@ def compute_aggregated_measure(measure: str, values: list[float]) -> float:
     """
     if trec_measure_parts(measure)[0] is None:
         try:
-            agg = ir_measures.parse_measure(measure).aggregator()
-        except Exception:  # not an ir_measures name either: pytrec_eval's rule (the mean)
-            return _pytrec_eval.compute_aggregated_measure(measure, values)
-        for v in values:
-            agg.add(v)
-        return float(agg.result())
+            parsed = ir_measures.parse_measure(measure)
+        except Exception:  # not an ir_measures name either: pytrec_eval's rule (the mean), below
+            parsed = None
+        if parsed is not None:   # an aggregator's own error is raised, not taken for an unknown name
+            agg = parsed.aggregator()
+            for v in values:
+                agg.add(v)
+            return float(agg.result())
     return _pytrec_eval.compute_aggregated_measure(measure, values)
 
 
