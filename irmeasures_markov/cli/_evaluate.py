@@ -15,9 +15,10 @@ import ir_measures
 from irmeasures_markov._util._numbers import format_number
 from irmeasures_markov._util._version import package_version
 from irmeasures_markov.cli._errors import CliError, CliParser, check_places, json_number, warn, write_record
-from irmeasures_markov.cli._inputs import STDIN, load_qrels, load_run, load_runs, natural_key, sample_path
+from irmeasures_markov.cli._inputs import load_qrels, load_run, load_runs, natural_key, sample_path
 from irmeasures_markov.cli._measure_args import VARIANT_HELP, add_variant_args, apply_variant_args, parse_measures
 from irmeasures_markov.io._pytrec import id_from_pytrec_eval, qrels_for_pytrec_eval, run_for_pytrec_eval
+from irmeasures_markov.io._text import STDIN
 from irmeasures_markov.measures._standard import float32_note, standard_measure, standard_values
 from irmeasures_markov.plugin._base import FamilyMeasure
 from irmeasures_markov.ranking._cache import qrels_index

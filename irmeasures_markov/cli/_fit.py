@@ -21,7 +21,8 @@ from irmeasures_markov.calibration._logs import SPLITS, describe_split, split_lo
 from irmeasures_markov.calibration._registry import save_fit
 from irmeasures_markov.calibration.readers import read_log, read_wscd
 from irmeasures_markov.cli._errors import CliError, CliParser, reading
-from irmeasures_markov.cli._inputs import display_name, load_qrels
+from irmeasures_markov.cli._inputs import load_qrels
+from irmeasures_markov.io._text import display_name
 
 __all__ = ["fit_main", "FAMILY_CHOICES", "guess_format"]
 

@@ -19,25 +19,17 @@ from irmeasures_markov.cli._errors import CliError, reading, warn
 from irmeasures_markov.io import RunColumns, read_run_columns
 from irmeasures_markov.io._normalise import MEAN_OVER_QRELS, OverlapWarning, check_qrels, overlap_problem
 from irmeasures_markov.io._pytrec import check_gdeval_ids, gdeval_measures
+from irmeasures_markov.io._text import STDIN, display_name
 from irmeasures_markov.io._trec import qrels_of_file
 
-__all__ = ["STDIN", "display_name", "sample_path", "load_qrels", "run_files", "load_run", "load_runs",
+__all__ = ["sample_path", "load_qrels", "run_files", "load_run", "load_runs",
            "check_overlap", "hinting", "natural_key"]
-
-#: the run (or qrels) argument that means standard input
-STDIN = "-"
-
 
 def sample_path(name: str) -> str:
     """Path of a file bundled in ``irmeasures_markov/data`` (sample.qrels, sample.run, sample_rates.tsv)."""
     from importlib import resources  # here: the main command does not need it at start-up
 
     return str(resources.files("irmeasures_markov") / "data" / name)
-
-
-def display_name(spec: str) -> str:
-    """How messages name an input: ``<stdin>`` for ``-``, else the path or id as given."""
-    return "<stdin>" if spec == STDIN else spec
 
 
 #: (what a reader's message says, what it likely means) for each file kind: a header line, or the other kind

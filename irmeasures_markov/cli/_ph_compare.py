@@ -17,8 +17,9 @@ import numpy as np
 from irmeasures_markov._util._cutoffs import check_cutoff
 from irmeasures_markov._util._numbers import format_number
 from irmeasures_markov.cli._errors import EXIT_HELP, CliError, CliParser, check_places, json_number, write_record
-from irmeasures_markov.cli._inputs import STDIN, check_overlap, load_qrels, load_run, natural_key
+from irmeasures_markov.cli._inputs import check_overlap, load_qrels, load_run, natural_key
 from irmeasures_markov.experiments._ph_compare import compare_runs
+from irmeasures_markov.io._text import STDIN
 from irmeasures_markov.measures.stopping_time import BROWSING_MODELS, GAINS, USERS
 from irmeasures_markov.plugin._ph import PH
 
