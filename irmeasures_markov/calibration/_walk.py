@@ -274,7 +274,8 @@ def _long_probabilities(T, p, q, gamma, kind, i, j):
     up, down = np.minimum(i + 1, T - 1), np.maximum(i - 1, 0)
     k1, k2, k3 = kind == 1, kind == 2, kind == 3
     moved = k2 | k3
-    rows = np.concatenate([np.zeros(k1.sum(), dtype=np.int64), up[k2], down[k2], up[moved], down[moved]])
+    n1, n2 = int(k1.sum()), int(k2.sum())
+    rows = np.concatenate([np.zeros(n1, dtype=np.int64), up[k2], down[k2], up[moved], down[moved]])
     cols = np.concatenate([j[k1], j[k2], j[k2], i[moved], i[moved]])
     vals = np.zeros(rows.size)
     if cols.size:
@@ -287,7 +288,6 @@ def _long_probabilities(T, p, q, gamma, kind, i, j):
             X = _solve(lu, E)
             sel = (where >= s) & (where < s + cs.size)
             vals[sel] = X[rows[sel], where[sel] - s]
-    n1, n2 = int(k1.sum()), int(k2.sum())
     z0j, zup_j, zdown_j, zup_i, zdown_i = np.split(vals, np.cumsum([n1, n2, n2, int(moved.sum())]))
     im = i[moved]
     stay = (p[im] * zup_i + q[im] * zdown_i) * gamma[im]

@@ -196,7 +196,7 @@ def sensitivity(cmp: Any, qrels: Mapping[str, Mapping[str, int]], runs: Mapping[
         b = np.array([position[r] for r in tests["run_b"]], dtype=np.int64)
         base = tests["mean_difference"].to_numpy(dtype=np.float64)
         if ties and opt is not None and pess is not None:
-            diffs = [v.mean(axis=1)[a] - v.mean(axis=1)[b] for v in (opt, pess)]
+            diffs = [m[a] - m[b] for m in (opt.mean(axis=1), pess.mean(axis=1))]
             keys = [key(v.T, a, b, d) for v, d in zip((opt, pess), diffs)]
             rows += _flag_rows(label, tests, "ties", base, np.minimum(*diffs), np.maximum(*diffs),
                                np.sign(diffs[0]) != np.sign(diffs[1]), keys[0] != keys[1])

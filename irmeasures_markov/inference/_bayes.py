@@ -201,12 +201,13 @@ def fit_linear_model(data: pd.DataFrame | Mapping[str, Sequence[Any]], *, value:
     # (its position, those of its two effects) for each interaction
     factors = [(k, idx, len(levels)) for k, (idx, levels) in codes.items()]
     pairs = []
+    position = {k: i for i, k in enumerate(codes)}   # each effect's place in factors
     for a, b in interactions:
         for x in (a, b):
             if x not in names:
                 raise ValueError(f"interaction {a}×{b}: unknown effect {x!r}; effects: {list(names)}")
         (ia, la), (ib, lb) = codes[a], codes[b]
-        pairs.append((len(factors), list(codes).index(a), list(codes).index(b)))
+        pairs.append((len(factors), position[a], position[b]))
         factors.append((f"{a}_x_{b}", ia * len(lb) + ib, len(la) * len(lb)))
     if backend == "gibbs":
         return gibbs_fit(y, factors, pairs, systems, topics, draws=draws, tune=tune, chains=chains, seed=seed,

@@ -43,7 +43,12 @@ from irmeasures_markov._util._cutoffs import check_cutoff
 from irmeasures_markov._util._plotting import pyplot
 from irmeasures_markov.documents._lengths import DocumentLengths
 from irmeasures_markov.io._normalise import qrels_dict, run_dict
-from irmeasures_markov.measures._tbg import TBGParameters, as_parameters, gain_at, reach_times  # noqa: F401
+from irmeasures_markov.measures._tbg import (
+    TBGParameters,  # noqa: F401  (annotations only)
+    as_parameters,
+    gain_at,
+    reach_times,
+)
 from irmeasures_markov.ranking._prepared import PreparedRun
 from irmeasures_markov.ranking._qrels_index import QrelsIndex, judged
 

@@ -5,7 +5,7 @@ watched invariant distribution is $\pi_i = \deg_i / \sum_{j\in\mathcal R}\deg_j$
 (docs/markov-precision.md, Ferrante, Ferro & Maistro, SIGIR 2014).  This module
 computes $\deg_i$ of every relevant position of a whole
 [`RelevanceBatch`][irmeasures_markov.ranking.RelevanceBatch] at once, for the paper
-models; `_mp` turns them into MP.
+models; `mp` turns them into MP.
 """
 from __future__ import annotations
 
